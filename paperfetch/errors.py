@@ -1,0 +1,156 @@
+"""Every exception paperfetch raises, in one place.
+
+The hierarchy::
+
+    PaperfetchError
+     ├── InvalidIdentifier (also ValueError)      a DOI / PMID / PMCID / arXiv ID that does not parse
+     ├── ConfigurationError (also ValueError)     a setting that cannot work (unknown option, bad range)
+     ├── InvalidURL (also ValueError)             not http(s), or no host
+     ├── DisallowedByRobots                       robots.txt forbids the URL for our User-Agent
+     └── ServiceError                             a service (or the network to it) failed the request
+          ├── NotFoundError                       the service says the record does not exist (ABSENT)
+          ├── RateLimited                         the host is held: no request until ``held_until``
+          ├── HostSuppressed                      the host answered 403 earlier and is suppressed
+          ├── TooManyRedirects (also requests.TooManyRedirects)   a redirect loop or chain too long
+          ├── NetworkError (also requests.ConnectionError)        nothing arrived: connection failed
+          │    └── RequestTimeout (also requests.Timeout)          nothing arrived in time
+          └── DownloadError                       a body arrived but cannot be kept
+               ├── TruncatedDownload              fewer bytes than Content-Length promised
+               ├── DownloadTooLarge               more bytes than the configured limit
+               └── InvalidPDF                     the body is not a PDF (an HTML page, a bot challenge …)
+
+Every :class:`ServiceError` carries ``status_code``, ``url`` and ``response``;
+``status_code`` and ``response`` are ``None`` when nothing arrived (a timeout,
+a refused connection). ``url`` never contains a secret: query parameters that
+carry an e-mail address or an API key are masked before the error is built.
+
+Errors that callers traditionally catch as builtins also subclass them, so
+``except ValueError`` still catches a malformed identifier, and code written
+for plain ``requests`` still catches our network errors.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import requests
+
+__all__ = [
+    "ConfigurationError",
+    "DisallowedByRobots",
+    "DownloadError",
+    "DownloadTooLarge",
+    "HostSuppressed",
+    "InvalidIdentifier",
+    "InvalidPDF",
+    "InvalidURL",
+    "NetworkError",
+    "NotFoundError",
+    "PaperfetchError",
+    "RateLimited",
+    "RequestTimeout",
+    "ServiceError",
+    "TooManyRedirects",
+    "TruncatedDownload",
+]
+
+
+class PaperfetchError(Exception):
+    """Root of every exception raised by paperfetch."""
+
+
+class InvalidIdentifier(PaperfetchError, ValueError):
+    """An input that is not a DOI, PMID, PMCID or arXiv identifier."""
+
+    def __init__(self, message: str, *, value: Any = None) -> None:
+        super().__init__(message)
+        self.value = value
+
+
+class ConfigurationError(PaperfetchError, ValueError):
+    """A setting that cannot work; the message lists the valid choices."""
+
+
+class InvalidURL(PaperfetchError, ValueError):
+    """A URL paperfetch will not request (not http/https, or no host)."""
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class DisallowedByRobots(PaperfetchError):
+    """robots.txt of the host forbids this URL for our User-Agent."""
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+        self.status_code = None
+        self.response = None
+
+
+class ServiceError(PaperfetchError):
+    """A service, or the network on the way to it, failed the request."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        url: str | None = None,
+        response: requests.Response | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.url = url
+        self.response = response
+
+
+class NotFoundError(ServiceError):
+    """The service says the record does not exist; asking again will not change that."""
+
+
+class RateLimited(ServiceError):
+    """The host asked for no requests until ``held_until`` (a UTC datetime)."""
+
+    def __init__(self, message: str, *, held_until: datetime | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.held_until = held_until
+
+
+class HostSuppressed(ServiceError):
+    """The host answered 403 Forbidden earlier; requests to it are short-circuited."""
+
+    def __init__(self, message: str, *, reason: str = "", suppressed_until: datetime | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.reason = reason
+        self.suppressed_until = suppressed_until
+
+
+class TooManyRedirects(ServiceError, requests.TooManyRedirects):
+    """A redirect loop, or a chain longer than ``max_redirects``."""
+
+
+class NetworkError(ServiceError, requests.ConnectionError):
+    """Nothing arrived: the connection failed, was reset, or the name did not resolve."""
+
+
+class RequestTimeout(NetworkError, requests.Timeout):
+    """Nothing arrived within the timeout."""
+
+
+class DownloadError(ServiceError):
+    """A body arrived but cannot be kept."""
+
+
+class TruncatedDownload(DownloadError):
+    """The body ended before the length the server announced."""
+
+
+class DownloadTooLarge(DownloadError):
+    """The body is larger than the configured limit."""
+
+
+class InvalidPDF(DownloadError):
+    """The body is not a PDF: an HTML page, a bot challenge, an empty file …"""
