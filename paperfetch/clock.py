@@ -1,0 +1,83 @@
+"""Time, injected: a clock that reads the time and a sleep that waits.
+
+Everything time-dependent in paperfetch takes a :class:`Clock`, so the unit
+tests run on a :class:`FakeClock` that only advances when something sleeps
+(or the test advances it) and never waits in real time.
+
+A clock has two readings: ``monotonic()`` for measuring intervals (pacing,
+holds, budgets) and ``time()`` for the wall clock (HTTP dates, epoch reset
+headers, the times shown to people).
+"""
+
+from __future__ import annotations
+
+import threading
+import time as _time
+from typing import Protocol
+
+__all__ = ["Clock", "FakeClock", "SystemClock", "SYSTEM_CLOCK"]
+
+
+class Clock(Protocol):
+    def monotonic(self) -> float: ...
+
+    def time(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """The real clock: :func:`time.monotonic`, :func:`time.time`, :func:`time.sleep`."""
+
+    def monotonic(self) -> float:
+        return _time.monotonic()
+
+    def time(self) -> float:
+        return _time.time()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            _time.sleep(seconds)
+
+    def __repr__(self) -> str:
+        return "SystemClock()"
+
+
+SYSTEM_CLOCK = SystemClock()
+
+
+class FakeClock:
+    """A clock that only moves when told to: ``sleep(s)`` advances it by *s* at once.
+
+    ``sleeps`` lists every sleep asked for, so a test can assert how long the
+    code under test would have waited.
+    """
+
+    def __init__(self, start_wall: float = 1_700_000_000.0, start_monotonic: float = 1_000.0) -> None:
+        self._offset = start_wall - start_monotonic
+        self._now = start_monotonic
+        self._lock = threading.Lock()
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self._now
+
+    def time(self) -> float:
+        return self._now + self._offset
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.sleeps.append(seconds)
+            if seconds > 0:
+                self._now += seconds
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._now += seconds
+
+    @property
+    def slept(self) -> float:
+        return sum(s for s in self.sleeps if s > 0)
+
+    def __repr__(self) -> str:
+        return f"FakeClock(monotonic={self._now:.3f})"

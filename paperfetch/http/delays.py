@@ -1,0 +1,150 @@
+"""Pacing arithmetic: delay ranges, the Crawl-delay floor, exponential backoff. Pure values.
+
+The rules are PyPaperRetriever's, as its documentation tables give them.
+
+Resolving the configured range (``delay_min_s`` / ``delay_max_s``):
+
+=====================================  ============================
+You set                                Resolved range
+=====================================  ============================
+``delay_min_s=1.0, delay_max_s=5.0``   1–5 s
+``delay_min_s=2.0`` only               2–6 s (max = 3 × min)
+``delay_max_s=4.0`` only               0–4 s (min = 0)
+neither                                off: no delay
+=====================================  ============================
+
+A Crawl-delay (with ``respect_robots_txt``), the host's backoff and a
+per-host minimum interval each act as a *floor*: larger than the current
+minimum, it raises the minimum (and the maximum, so that max ≥ min); smaller,
+it changes nothing. With no range at all, a floor becomes a fixed delay.
+With robots respected, no explicit range and no Crawl-delay, the fallback
+range ``rate_limit_min_s``–``rate_limit_max_s`` applies.
+
+Nothing here sleeps or reads a clock.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+from paperfetch.errors import ConfigurationError
+
+__all__ = ["BackoffPolicy", "DelayRange", "RetrySchedule", "effective_range", "resolve_configured_range"]
+
+
+@dataclass(frozen=True)
+class DelayRange:
+    """A range of seconds between two consecutive requests to one host."""
+
+    low: float
+    high: float
+
+    def raise_floor(self, floor: float | None) -> "DelayRange":
+        """The range with *floor* as its minimum when *floor* is larger (max follows so max ≥ min)."""
+        if floor is None or floor <= self.low:
+            return self
+        return DelayRange(floor, max(self.high, floor))
+
+    def sample(self, fraction: float) -> float:
+        """The delay at *fraction* ∈ [0, 1) of the way from low to high."""
+        return self.low + fraction * (self.high - self.low)
+
+    def __str__(self) -> str:
+        if self.low == self.high:
+            return f"{self.low:g} s"
+        return f"{self.low:g}–{self.high:g} s"
+
+
+def _check_seconds(name: str, value: float | None) -> None:
+    if value is not None and (not isinstance(value, (int, float)) or math.isnan(value) or value < 0):
+        raise ConfigurationError(f"{name} must be a number of seconds >= 0, not {value!r}")
+
+
+def resolve_configured_range(delay_min_s: float | None, delay_max_s: float | None) -> DelayRange | None:
+    """The explicit inter-request range, or ``None`` when neither bound is set."""
+    _check_seconds("delay_min_s", delay_min_s)
+    _check_seconds("delay_max_s", delay_max_s)
+    if delay_min_s is None and delay_max_s is None:
+        return None
+    low = 0.0 if delay_min_s is None else float(delay_min_s)
+    high = 3.0 * low if delay_max_s is None else float(delay_max_s)
+    if high < low:
+        raise ConfigurationError(f"delay_max_s ({high:g}) must not be smaller than delay_min_s ({low:g})")
+    return DelayRange(low, high)
+
+
+def _floor(current: DelayRange | None, floor: float | None) -> DelayRange | None:
+    if floor is None or floor <= 0:
+        return current
+    if current is None:
+        return DelayRange(floor, floor)
+    return current.raise_floor(floor)
+
+
+def effective_range(
+    *,
+    configured: DelayRange | None,
+    respect_robots_txt: bool,
+    crawl_delay: float | None,
+    fallback: DelayRange,
+    backoff: float = 0.0,
+    min_interval: float = 0.0,
+) -> DelayRange | None:
+    """The range that applies to the next request to one host, or ``None`` for no delay."""
+    current = configured
+    if respect_robots_txt:
+        if crawl_delay is not None:
+            current = _floor(current, crawl_delay) if crawl_delay > 0 else (current or DelayRange(0.0, 0.0))
+        elif current is None:
+            current = fallback
+    current = _floor(current, backoff)
+    current = _floor(current, min_interval)
+    return current
+
+
+@dataclass(frozen=True)
+class BackoffPolicy:
+    """Per-host exponential backoff with linear recovery.
+
+    The first error sets ``base_s``; each further error multiplies by
+    ``multiplier``, capped at ``max_s``. Each success (2xx) subtracts
+    ``decay_s``; at zero the backoff is cleared.
+    """
+
+    base_s: float = 1.0
+    multiplier: float = 2.0
+    max_s: float = 300.0
+    decay_s: float = 1.0
+
+    def increase(self, current: float) -> float:
+        if current <= 0:
+            return min(self.base_s, self.max_s)
+        return min(current * self.multiplier, self.max_s)
+
+    def decrease(self, current: float) -> float:
+        if current <= 0:
+            return 0.0
+        remaining = current - self.decay_s
+        return remaining if remaining > 0 else 0.0
+
+
+class RetrySchedule(str, Enum):
+    """How the wait grows between retries after a timeout or a connection error."""
+
+    LINEAR = "linear"            #: base × (attempt + 1): 1, 2, 3 … (the arXiv client's rule)
+    EXPONENTIAL = "exponential"  #: base × 2 ** attempt: 1, 2, 4 …
+
+    @classmethod
+    def parse(cls, value: "RetrySchedule | str") -> "RetrySchedule":
+        try:
+            return cls(value)
+        except ValueError:
+            choices = ", ".join(repr(m.value) for m in cls)
+            raise ConfigurationError(f"network_retry_schedule must be one of {choices}, not {value!r}") from None
+
+    def wait(self, attempt: int, base: float, cap: float) -> float:
+        if self is RetrySchedule.LINEAR:
+            return min(base * (attempt + 1), cap)
+        return min(base * (2 ** attempt), cap)

@@ -1,0 +1,79 @@
+"""Events: everything the transport does, published to whoever listens.
+
+The dashboard, logging and the resume ledger subscribe; the transport does
+not know them. A subscriber that raises is logged and skipped: a broken
+listener never breaks a request. URLs in events are already redacted.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+
+__all__ = ["Event", "EventBus", "EventKind"]
+
+logger = logging.getLogger("paperfetch.http.events")
+
+
+class EventKind(str, Enum):
+    REQUEST = "request"              #: a request is about to be sent
+    RESPONSE = "response"            #: a response arrived (status set)
+    NETWORK_ERROR = "network_error"  #: nothing arrived (timeout, connection error)
+    REDIRECT = "redirect"            #: a redirect is being followed
+    WAIT = "wait"                    #: the caller sleeps (pacing, hold, retry)
+    RETRY = "retry"                  #: the same request will be sent again
+    BACKOFF = "backoff"              #: the host's backoff changed (seconds = new value)
+    HOLD = "hold"                    #: the host is held until a time (seconds = hold length)
+    HOLD_RELEASED = "hold_released"  #: a hold was cleared by hand
+    HELD = "held"                    #: a request was not sent because the host is held
+    SUPPRESS = "suppress"            #: the host is suppressed after a 403
+    SUPPRESSED = "suppressed"        #: a request was not sent because the host is suppressed
+    ROBOTS = "robots"                #: robots.txt fetched (detail: its status)
+    DISALLOWED = "disallowed"        #: robots.txt forbids the URL
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: EventKind
+    host: str
+    at: float                    #: wall-clock time (epoch seconds)
+    url: str | None = None       #: redacted
+    status: int | None = None
+    seconds: float | None = None
+    detail: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    """A thread-safe list of subscribers; ``publish`` calls each in turn."""
+
+    def __init__(self) -> None:
+        self._subscribers: tuple[Subscriber, ...] = ()
+        self._lock = threading.Lock()
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Add *subscriber*; returns a function that removes it again."""
+        with self._lock:
+            self._subscribers = self._subscribers + (subscriber,)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._subscribers = tuple(s for s in self._subscribers if s is not subscriber)
+
+        return unsubscribe
+
+    def publish(self, event: Event) -> None:
+        for subscriber in self._subscribers:
+            try:
+                subscriber(event)
+            except Exception:  # noqa: BLE001
+                logger.exception("event subscriber %r failed on %s", subscriber, event.kind.value)
+
+    def __len__(self) -> int:
+        return len(self._subscribers)

@@ -1,0 +1,136 @@
+"""How long did the server ask us to wait? Pure functions of (header value, now).
+
+Priority, as PyPaperRetriever documents it:
+
+====  ==========================================  =========================================
+ 1    ``Retry-After`` (RFC 9110)                   delta-seconds or an HTTP-date
+ 2    ``RateLimit-Reset`` / ``X-RateLimit-Reset``  epoch seconds (> 1 000 000 000) or delta
+ 3    ``RateLimit`` (IETF draft, structured)       ``reset=N`` or ``t=N`` delta-seconds
+====  ==========================================  =========================================
+
+A value that does not parse is ignored and the next header is tried; a date
+or epoch in the past means "now" (0 s). Nothing here clamps: what to do with
+a long wait is the client's decision, not the parser's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import timezone
+from email.utils import parsedate_to_datetime
+from typing import Mapping
+
+__all__ = [
+    "EPOCH_THRESHOLD",
+    "ServerWait",
+    "has_rate_limit_headers",
+    "parse_rate_limit_reset",
+    "parse_retry_after",
+    "parse_structured_rate_limit",
+    "server_requested_wait",
+]
+
+#: A reset value above this is a Unix timestamp, below it a number of seconds.
+EPOCH_THRESHOLD = 1_000_000_000
+
+_NUMBER = re.compile(r"^\s*\+?(\d+(?:\.\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class ServerWait:
+    """A wait the server asked for: *seconds* from now, read from *header*."""
+
+    seconds: float
+    header: str
+
+
+def _number(value: str) -> float | None:
+    match = _NUMBER.match(value)
+    if not match:
+        return None
+    number = float(match.group(1))
+    return number if math.isfinite(number) else None
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value, or ``None`` if it does not parse.
+
+    *now* is the wall clock (epoch seconds), used for the HTTP-date form.
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    number = _number(value)
+    if number is not None:
+        return number
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    try:
+        return max(0.0, when.timestamp() - now)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def parse_rate_limit_reset(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a ``RateLimit-Reset`` / ``X-RateLimit-Reset`` value.
+
+    Values above :data:`EPOCH_THRESHOLD` are Unix timestamps (a past one gives 0);
+    smaller ones are seconds until the reset.
+    """
+    if value is None:
+        return None
+    number = _number(value)
+    if number is None:
+        return None
+    if number > EPOCH_THRESHOLD:
+        return max(0.0, number - now)
+    return number
+
+
+_STRUCTURED_RESET = re.compile(r"(?:^|[;,\s])(?:reset|t)\s*=\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def parse_structured_rate_limit(value: str | None) -> float | None:
+    """Seconds until reset from the draft ``RateLimit`` header (``limit=10, remaining=0, reset=5``
+    or ``"default";r=0;t=5``)."""
+    if not value:
+        return None
+    match = _STRUCTURED_RESET.search(value)
+    if not match:
+        return None
+    return float(match.group(1))
+
+
+def server_requested_wait(headers: Mapping[str, str], now: float) -> ServerWait | None:
+    """The wait the response's headers ask for, by priority, or ``None`` when none parses."""
+    seconds = parse_retry_after(headers.get("Retry-After"), now)
+    if seconds is not None:
+        return ServerWait(seconds, "Retry-After")
+    for name in ("RateLimit-Reset", "X-RateLimit-Reset"):
+        seconds = parse_rate_limit_reset(headers.get(name), now)
+        if seconds is not None:
+            return ServerWait(seconds, name)
+    seconds = parse_structured_rate_limit(headers.get("RateLimit"))
+    if seconds is not None:
+        return ServerWait(seconds, "RateLimit")
+    return None
+
+
+def has_rate_limit_headers(headers: Mapping[str, str], now: float) -> bool:
+    """True when the response speaks of a rate limit: a parseable wait, or a remaining quota of 0."""
+    if server_requested_wait(headers, now) is not None:
+        return True
+    for name in ("X-RateLimit-Remaining", "RateLimit-Remaining"):
+        if (headers.get(name) or "").strip() == "0":
+            return True
+    return False

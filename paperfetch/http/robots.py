@@ -1,0 +1,103 @@
+"""robots.txt rules for one host, parsed by Protego (an RFC 9309 parser).
+
+Why Protego and not :mod:`urllib.robotparser`: the standard library parser
+drops fractional Crawl-delay values (``Crawl-delay: 0.5`` becomes "none"),
+knows no wildcards and no longest-match rule. Protego does all three and
+reads ``Request-rate``.
+
+What this module decides (and what it leaves to the client):
+
+* how a fetched robots.txt becomes :class:`RobotsRules` — the status rules of
+  RFC 9309: 2xx parse; 4xx "unavailable", so everything is allowed; 5xx or a
+  network failure "unreachable", allowed by default (PyPaperRetriever's
+  rule) or disallowed for now under ``robots_unreachable="disallow"``;
+* how much is read (at most :data:`MAX_ROBOTS_BYTES`, the rest ignored);
+* the Crawl-delay a host may impose, capped so that a hostile file cannot
+  stall a batch for hours.
+
+Fetching (through the polite transport) and caching are the client's job.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import Enum
+
+from protego import Protego
+
+from paperfetch.errors import ConfigurationError
+
+__all__ = ["MAX_ROBOTS_BYTES", "RobotsRules", "RobotsStatus", "UnreachablePolicy"]
+
+logger = logging.getLogger("paperfetch.http.robots")
+
+#: RFC 9309 asks parsers to read at least 500 KiB; we read exactly that much.
+MAX_ROBOTS_BYTES = 500 * 1024
+
+
+class RobotsStatus(str, Enum):
+    PARSED = "parsed"            #: a robots.txt was fetched and parsed
+    UNAVAILABLE = "unavailable"  #: 4xx: no robots.txt, everything allowed
+    UNREACHABLE = "unreachable"  #: 5xx or network failure: see UnreachablePolicy
+
+
+class UnreachablePolicy(str, Enum):
+    ALLOW = "allow"        #: treat the host as fully permissive (PyPaperRetriever)
+    DISALLOW = "disallow"  #: RFC 9309 §2.3.1.4: assume complete disallow, for now
+
+    @classmethod
+    def parse(cls, value: "UnreachablePolicy | str") -> "UnreachablePolicy":
+        try:
+            return cls(value)
+        except ValueError:
+            choices = ", ".join(repr(m.value) for m in cls)
+            raise ConfigurationError(f"robots_unreachable must be one of {choices}, not {value!r}") from None
+
+
+@dataclass(frozen=True)
+class RobotsRules:
+    """What one host's robots.txt says, as of ``fetched_at`` (monotonic seconds)."""
+
+    status: RobotsStatus
+    fetched_at: float
+    expires_at: float
+    parser: Protego | None = None
+    unreachable_policy: UnreachablePolicy = UnreachablePolicy.ALLOW
+    truncated: bool = False
+    detail: str = ""
+
+    @classmethod
+    def parse(
+        cls, body: bytes, *, fetched_at: float, expires_at: float, truncated: bool = False
+    ) -> "RobotsRules":
+        text = body[:MAX_ROBOTS_BYTES].decode("utf-8", errors="replace")
+        try:
+            parser = Protego.parse(text)
+        except Exception as exc:  # noqa: BLE001 - a file we cannot parse allows everything, as a 4xx would
+            logger.warning("robots.txt could not be parsed (%s); treating the host as permissive", exc)
+            return cls(RobotsStatus.UNAVAILABLE, fetched_at, expires_at, detail=f"unparseable: {exc}")
+        return cls(RobotsStatus.PARSED, fetched_at, expires_at, parser=parser, truncated=truncated)
+
+    def can_fetch(self, url: str, user_agent: str) -> bool:
+        if self.status is RobotsStatus.UNREACHABLE:
+            return self.unreachable_policy is UnreachablePolicy.ALLOW
+        if self.parser is None:
+            return True
+        return bool(self.parser.can_fetch(url, user_agent))
+
+    def crawl_delay(self, user_agent: str, cap: float) -> float | None:
+        """The interval this host asks of *user_agent*: the larger of Crawl-delay and
+        Request-rate's seconds/requests, capped at *cap*; ``None`` when it asks none."""
+        if self.parser is None:
+            return None
+        delays: list[float] = []
+        delay = self.parser.crawl_delay(user_agent)
+        if delay is not None:
+            delays.append(float(delay))
+        rate = self.parser.request_rate(user_agent)
+        if rate is not None and rate.requests:
+            delays.append(float(rate.seconds) / float(rate.requests))
+        if not delays:
+            return None
+        return min(max(delays), cap)

@@ -1,0 +1,211 @@
+"""Fakes that ship with paperfetch, for its own tests, the demo and the benchmarks.
+
+* :class:`ScriptedAdapter` — a ``requests`` transport adapter that answers from a
+  script instead of the network, and records what was asked and when (on the
+  injected clock). Mount it on a ``requests.Session`` given to ``HttpClient``.
+* :class:`LoopbackHost` — a real threaded HTTP server on a loopback address
+  (127.0.0.0/8), answering from Python handlers, recording the arrival time of
+  every request. Nothing here talks to any other address.
+
+Neither is needed at run time by the library itself.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Iterable, Mapping
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import BaseAdapter
+from requests.structures import CaseInsensitiveDict
+from urllib3.response import HTTPResponse
+
+from paperfetch.clock import Clock
+
+__all__ = ["LoopbackHost", "Reply", "ScriptedAdapter", "scripted_session"]
+
+
+@dataclass
+class Reply:
+    """One scripted answer."""
+
+    status: int = 200
+    body: bytes | str = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    raise_exc: BaseException | None = None  #: raise this instead of answering (a timeout, a reset)
+
+    def body_bytes(self) -> bytes:
+        return self.body.encode() if isinstance(self.body, str) else self.body
+
+
+Script = Callable[[requests.PreparedRequest], Reply]
+
+
+class ScriptedAdapter(BaseAdapter):
+    """Answers requests from a script: ``{url_or_path: Reply | [Reply, ...] | callable}``.
+
+    A list is consumed in order, its last item repeated. Keys are full URLs
+    (without query) or paths; unmatched URLs answer 404. ``calls`` lists
+    ``(clock.monotonic(), url)`` for every request that reached the adapter.
+    """
+
+    def __init__(self, routes: Mapping[str, Reply | list[Reply] | Script], clock: Clock | None = None) -> None:
+        super().__init__()
+        self.routes = {k: (list(v) if isinstance(v, list) else v) for k, v in routes.items()}
+        self.clock = clock
+        self.calls: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+
+    def _reply_for(self, request: requests.PreparedRequest) -> Reply:
+        url = request.url or ""
+        parts = urlsplit(url)
+        bare = f"{parts.scheme}://{parts.netloc}{parts.path}"
+        with self._lock:
+            route = self.routes.get(url, self.routes.get(bare, self.routes.get(parts.path)))
+            if route is None:
+                return Reply(404, b"not found")
+            if isinstance(route, list):
+                return route.pop(0) if len(route) > 1 else route[0]
+        if isinstance(route, Reply):
+            return route
+        return route(request)
+
+    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout=None, verify=True, cert=None, proxies=None):  # noqa: ANN001
+        now = self.clock.monotonic() if self.clock else time.monotonic()
+        with self._lock:
+            self.calls.append((now, request.url or ""))
+        reply = self._reply_for(request)
+        if reply.raise_exc is not None:
+            raise reply.raise_exc
+        body = reply.body_bytes()
+        headers = {"Content-Length": str(len(body)), **dict(reply.headers)}
+        raw = HTTPResponse(body=io.BytesIO(body), headers=headers, status=reply.status, preload_content=False)
+        response = requests.Response()
+        response.status_code = reply.status
+        response.headers = CaseInsensitiveDict(headers)
+        response.raw = raw
+        response.url = request.url or ""
+        response.request = request
+        response.reason = "scripted"
+        response.encoding = "utf-8"
+        if not stream:
+            _ = response.content
+        return response
+
+    def close(self) -> None:
+        pass
+
+    def urls(self) -> list[str]:
+        return [u for _, u in self.calls]
+
+
+def scripted_session(routes: Mapping[str, Reply | list[Reply] | Script], clock: Clock | None = None) -> tuple[requests.Session, ScriptedAdapter]:
+    """A session whose http and https traffic is answered by a :class:`ScriptedAdapter`."""
+    adapter = ScriptedAdapter(routes, clock)
+    session = requests.Session()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session, adapter
+
+
+Handler = Callable[["Request"], Reply]
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str
+    query: str
+    headers: Mapping[str, str]
+    arrived: float  #: time.monotonic() when the request line was read
+
+
+class LoopbackHost:
+    """A real HTTP server on a loopback address, answering from Python handlers.
+
+    ``routes`` maps a path (without query) to a :class:`Reply` or a handler
+    ``f(request) -> Reply``; ``"*"`` is the fallback. Every request's arrival
+    is recorded in ``log`` as ``(time.monotonic(), path)``.
+    """
+
+    def __init__(self, address: str = "127.0.0.1", routes: Mapping[str, Reply | Handler] | None = None, port: int = 0) -> None:
+        if not address.startswith("127.") and address not in ("::1", "localhost"):
+            raise ValueError(f"LoopbackHost only binds loopback addresses, not {address!r}")
+        self.routes: dict[str, Reply | Handler] = dict(routes or {})
+        self.log: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+        host = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802
+                arrived = time.monotonic()
+                parts = urlsplit(self.path)
+                with host._lock:
+                    host.log.append((arrived, parts.path))
+                route = host.routes.get(parts.path, host.routes.get("*"))
+                if route is None:
+                    reply = Reply(404, b"not found", {"Content-Type": "text/plain"})
+                elif isinstance(route, Reply):
+                    reply = route
+                else:
+                    reply = route(Request(parts.path, parts.query, dict(self.headers), arrived))
+                body = reply.body_bytes()
+                self.send_response(reply.status)
+                headers = {"Content-Length": str(len(body)), **dict(reply.headers)}
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                pass
+
+        self._server = ThreadingHTTPServer((address, port), _Handler)
+        self._server.daemon_threads = True
+        self.address = address
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.address}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def start(self) -> "LoopbackHost":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "LoopbackHost":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def arrivals(self, path_prefix: str = "") -> list[float]:
+        with self._lock:
+            return [t for t, p in self.log if p.startswith(path_prefix)]
+
+    def hits(self, path: str | None = None) -> int:
+        with self._lock:
+            return sum(1 for _, p in self.log if path is None or p == path)
+
+
+def gaps(times: Iterable[float]) -> list[float]:
+    """Differences between consecutive times."""
+    ordered = sorted(times)
+    return [b - a for a, b in zip(ordered, ordered[1:])]

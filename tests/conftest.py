@@ -1,0 +1,58 @@
+"""Shared fixtures. Tests never leave the machine: sockets may only reach loopback."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+
+import pytest
+
+from paperfetch.http.hosts import default_registry
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _shared_fixtures() -> Path | None:
+    for candidate in (REPO.parent / "shared" / "fixtures" / "real", Path("/work/shared/fixtures/real")):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def real_fixtures() -> Path:
+    path = _shared_fixtures()
+    if path is None:
+        pytest.skip("shared/fixtures/real is not beside this checkout")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _fresh_default_registry():
+    """Each test starts with no per-host state in the process-wide registry."""
+    default_registry().clear()
+    yield
+    default_registry().clear()
+
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only_connect(self, address):  # noqa: ANN001
+    host = address[0] if isinstance(address, tuple) else None
+    if host is not None:
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            ip = None
+        if ip is None or not ip.is_loopback:
+            raise OSError(f"tests may only connect to loopback addresses, not {host!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch):
+    """Any connection to a non-loopback address fails loudly instead of leaving the machine."""
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only_connect)
+    yield
