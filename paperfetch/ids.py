@@ -1,0 +1,617 @@
+"""Recognise, normalise and name paper identifiers: DOIs, PMIDs, PMCIDs and arXiv IDs.
+
+:func:`parse_identifier` turns what a person pastes or a spreadsheet holds
+(``doi:10.1038/NATURE12373``, ``https://doi.org/10.1002%2F...``, ``PMID: 31452104``,
+``31452104.0`` from a pandas column, ``PMC3531190``, ``arXiv:1706.03762v5`` ...)
+into one canonical :class:`Identifier`, or raises
+:class:`~paperfetch.errors.InvalidIdentifier` with a message that names the value
+and says what was expected. :func:`parse_many` does the same for a column and
+marks blanks, errors and duplicates row by row. :func:`filename_for` turns an
+identifier into a stable file name that is safe on every operating system.
+
+What this module deliberately does not do: it never touches the network. It
+checks *syntax* only, so a well-formed DOI that no registry knows still parses,
+and it does not convert between identifier types (a PMID is not looked up to
+find its DOI); that is the job of the resolvers.
+
+Canonical forms (``Identifier.value``):
+
+* DOI: lower case (DOIs compare case-insensitively), ``10.<registrant>/<suffix>``,
+  percent-escapes decoded, copy-paste punctuation removed.
+* PMID: digits without leading zeros.
+* PMCID: ``PMC`` followed by digits without leading zeros.
+* arXiv: the ID without its version (``1706.03762``, ``hep-th/9901001``); the version
+  (``v2``) is kept separately in ``Identifier.version``. Old-style IDs drop the optional
+  subject class (``math.GT/0309136`` becomes ``math/0309136``, the form arXiv itself
+  treats as canonical). A DataCite DOI of arXiv (``10.48550/arXiv.1706.03762``) is an
+  arXiv identifier.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+import re
+import string
+import sys
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+from urllib.parse import unquote
+
+from paperfetch.errors import ConfigurationError, InvalidIdentifier
+
+__all__ = [
+    "FILENAME_FIELDS",
+    "IdType",
+    "Identifier",
+    "ParsedInput",
+    "filename_for",
+    "parse_identifier",
+    "parse_many",
+]
+
+
+class IdType(str, Enum):
+    """The kinds of identifier paperfetch understands."""
+
+    DOI = "doi"
+    PMID = "pmid"
+    PMCID = "pmcid"
+    ARXIV = "arxiv"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: Registrant of the DataCite DOIs that arXiv assigns (``10.48550/arXiv.<id>``).
+ARXIV_DOI_PREFIX = "10.48550/arxiv."
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """One identifier in canonical form; build it with :func:`parse_identifier`."""
+
+    type: IdType
+    value: str
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.type, IdType):
+            object.__setattr__(self, "type", IdType(self.type))
+
+    @property
+    def key(self) -> str:
+        """Canonical string such as ``doi:10.1038/nature12373`` or ``arxiv:1706.03762`` (no version)."""
+        return f"{self.type.value}:{self.value}"
+
+    @property
+    def doi(self) -> str | None:
+        """The DOI: the value for a DOI, the DataCite DOI for arXiv, else ``None``."""
+        if self.type is IdType.DOI:
+            return self.value
+        if self.type is IdType.ARXIV:
+            return ARXIV_DOI_PREFIX + self.value
+        return None
+
+    def __str__(self) -> str:
+        return self.key
+
+
+@dataclass(frozen=True)
+class ParsedInput:
+    """The outcome of parsing one item of :func:`parse_many`."""
+
+    position: int
+    input: object
+    identifier: Identifier | None
+    error: str | None
+    duplicate_of: int | None
+
+    @property
+    def ok(self) -> bool:
+        """True when the item parsed (duplicates included)."""
+        return self.identifier is not None
+
+
+# --------------------------------------------------------------------------- messages
+
+_NAME = {
+    IdType.DOI: "a DOI",
+    IdType.PMID: "a PMID",
+    IdType.PMCID: "a PMCID",
+    IdType.ARXIV: "an arXiv ID",
+}
+_EXPECT = {
+    IdType.DOI: "a DOI is '10.<registrant>/<suffix>', e.g. '10.1038/nature12373'",
+    IdType.PMID: "a PMID is a positive number of 1 to 9 digits, e.g. '31452104'",
+    IdType.PMCID: "a PMCID is 'PMC' followed by digits, e.g. 'PMC3531190'",
+    IdType.ARXIV: (
+        "an arXiv ID is 'YYMM.NNNNN' (e.g. '1706.03762') or 'archive/YYMMNNN' "
+        "(e.g. 'hep-th/9901001'), optionally followed by a version such as 'v2'"
+    ),
+}
+_EXPECT_ANY = (
+    "expected a DOI, PMID, PMCID or arXiv ID, e.g. '10.1038/nature12373', "
+    "'PMID:31452104', 'PMC3531190' or 'arXiv:1706.03762'"
+)
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _fail(value: object, idtype: IdType, detail: str | None = None) -> InvalidIdentifier:
+    reason = f"{detail}; " if detail else ""
+    return InvalidIdentifier(f"{_show(value)} is not {_NAME[idtype]}: {reason}{_EXPECT[idtype]}", value=value)
+
+
+def _fail_any(value: object, detail: str) -> InvalidIdentifier:
+    return InvalidIdentifier(f"{_show(value)} is not an identifier: {detail}; {_EXPECT_ANY}", value=value)
+
+
+# --------------------------------------------------------------------------- patterns
+
+# Invisible characters that copy-paste (web pages, PDFs) leaves inside identifiers.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"))
+_WRAPPERS = {"(": ")", "[": "]", "{": "}", "<": ">", '"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
+_TRAILING_PUNCT = ".,;:"
+
+_DOI_URL_RE = re.compile(r"^(?:https?://)?(?:dx\.|www\.)?doi\.org/+", re.I)
+_ARXIV_URL_RE = re.compile(r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/+(?:abs|pdf|html)/+(.*)$", re.I | re.S)
+_PUBMED_URL_RE = re.compile(
+    r"^(?:https?://)?(?:pubmed\.ncbi\.nlm\.nih\.gov|(?:www\.)?ncbi\.nlm\.nih\.gov/pubmed)/+([^/?#]*)/*(?:[?#].*)?$",
+    re.I | re.S,
+)
+_PMC_URL_RE = re.compile(
+    r"^(?:https?://)?(?:(?:www\.)?ncbi\.nlm\.nih\.gov/pmc|pmc\.ncbi\.nlm\.nih\.gov)/+articles/+([^/?#]*)/*(?:[?#].*)?$",
+    re.I | re.S,
+)
+_ANY_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
+_LABEL_RE = re.compile(r"^(doi|pmcid|pmid|arxiv)(?:\s*[:\-]\s*|\s+|(?=[0-9])|$)(.*)$", re.I | re.S)
+_LABEL_TYPE = {"doi": IdType.DOI, "pmid": IdType.PMID, "pmcid": IdType.PMCID, "arxiv": IdType.ARXIV}
+
+_DOI_RE = re.compile(r"^10\.([0-9]{4,9}(?:\.[0-9]+)*)/(.+)$", re.S)
+_PERCENT_RE = re.compile(r"%[0-9A-Fa-f]{2}")
+_DIGITS_RE = re.compile(r"^[0-9]+$")
+_PMCID_RE = re.compile(r"^(?:pmc\s*[:\-]?\s*)?([0-9]+)$", re.I)
+_ARXIV_NEW_RE = re.compile(r"^([0-9]{2})([0-9]{2})\.([0-9]{4,5})(?:v([0-9]+))?$", re.I)
+_ARXIV_OLD_RE = re.compile(
+    r"^([a-z]+(?:-[a-z]+)?)(?:\.[a-z]+(?:-[a-z]+)?)?/([0-9]{2})([0-9]{2})([0-9]{3})(?:v([0-9]+))?$", re.I
+)
+_ARXIV_LIKE_NEW_RE = re.compile(r"^[0-9]{4}\.[0-9]+(?:v[0-9]*)?$", re.I)
+_ARXIV_LIKE_OLD_RE = re.compile(r"^[a-z]+(?:-[a-z]+)?(?:\.[a-z-]+)?/[0-9]+(?:v[0-9]*)?$", re.I)
+
+#: Archives of old-style arXiv identifiers (the scheme ended in March 2007).
+_ARXIV_ARCHIVES = frozenset(
+    """acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas
+    cond-mat cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex
+    nucl-th patt-sol physics plasm-ph q-alg q-bio quant-ph solv-int supr-con""".split()
+)
+
+_MAX_NUMBER = 999_999_999
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _coerce_hint(hint: IdType | str | None) -> IdType | None:
+    if hint is None or isinstance(hint, IdType):
+        return hint
+    if isinstance(hint, str):
+        try:
+            return IdType(hint.strip().lower())
+        except ValueError:
+            pass
+    valid = ", ".join(repr(t.value) for t in IdType)
+    raise ConfigurationError(f"unknown identifier type {hint!r} for hint: expected one of {valid} or None")
+
+
+def _is_missing(value: object) -> bool:
+    """None, NaN, pandas NA/NaT, numpy NaT."""
+    if value is None:
+        return True
+    if isinstance(value, (str, bytes, bool, numbers.Integral)):
+        return False
+    if isinstance(value, numbers.Real):
+        try:
+            return math.isnan(value)
+        except (TypeError, ValueError):
+            return False
+    pd = sys.modules.get("pandas")  # if pandas was never imported, the value cannot be a pandas NA
+    if pd is not None:
+        try:
+            if pd.api.types.is_scalar(value):
+                return bool(pd.isna(value))
+        except (TypeError, ValueError):
+            return False
+    return False
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"))
+
+
+def _clean(text: str) -> str:
+    text = text.translate(_INVISIBLE).strip()
+    while len(text) >= 2 and _WRAPPERS.get(text[0]) == text[-1]:
+        text = text[1:-1].translate(_INVISIBLE).strip()
+    return text
+
+
+def _strip_trailing(text: str) -> str:
+    """Drop copy-paste punctuation and unbalanced closing brackets/quotes from the end."""
+    while text:
+        last = text[-1]
+        if last in _TRAILING_PUNCT or last.isspace():
+            text = text[:-1]
+            continue
+        opener = {")": "(", "]": "[", "}": "{", ">": "<"}.get(last)
+        if opener is not None and text.count(opener) < text.count(last):
+            text = text[:-1]
+            continue
+        if last in "\"'\u201d\u2019" and last not in text[:-1]:
+            text = text[:-1]
+            continue
+        break
+    return text
+
+
+# --------------------------------------------------------------------------- per-type parsers
+
+
+def _parse_doi(rest: str, original: object) -> Identifier:
+    text = _DOI_URL_RE.sub("", rest.strip(), count=1)
+    if not text:
+        raise _fail(original, IdType.DOI, "nothing follows the prefix")
+    if _PERCENT_RE.search(text):
+        text = unquote(text)
+    text = _strip_trailing(text.strip())
+    match = _DOI_RE.match(text)
+    if match is None:
+        if text.startswith("10.") and "/" not in text:
+            raise _fail(original, IdType.DOI, "the '/<suffix>' part is missing")
+        raise _fail(original, IdType.DOI)
+    suffix = match.group(2)
+    if any(ch.isspace() for ch in suffix):
+        raise _fail(original, IdType.DOI, "it contains whitespace")
+    if any(unicodedata.category(ch) == "Cc" for ch in suffix):
+        raise _fail(original, IdType.DOI, "it contains a control character")
+    doi = text.lower()
+    if doi.startswith(ARXIV_DOI_PREFIX):
+        try:
+            return _parse_arxiv(doi[len(ARXIV_DOI_PREFIX):], original)
+        except InvalidIdentifier:
+            pass  # a 10.48550 DOI that is not an arXiv ID is still a well-formed DOI
+    return Identifier(IdType.DOI, doi)
+
+
+def _number(digits: str, original: object, idtype: IdType) -> int:
+    number = int(digits)
+    if number == 0:
+        raise _fail(original, idtype, "it is zero")
+    if number > _MAX_NUMBER:
+        raise _fail(original, idtype, "it has too many digits")
+    return number
+
+
+def _parse_pmid(rest: str, original: object) -> Identifier:
+    text = rest.strip()
+    if not text:
+        raise _fail(original, IdType.PMID, "nothing follows the prefix")
+    if text.startswith("-") and _DIGITS_RE.match(text[1:]):
+        raise _fail(original, IdType.PMID, "it is negative")
+    if not _DIGITS_RE.match(text):
+        raise _fail(original, IdType.PMID)
+    return Identifier(IdType.PMID, str(_number(text, original, IdType.PMID)))
+
+
+def _parse_pmcid(rest: str, original: object) -> Identifier:
+    text = rest.strip()
+    if not text:
+        raise _fail(original, IdType.PMCID, "nothing follows the prefix")
+    match = _PMCID_RE.match(text)
+    if match is None:
+        raise _fail(original, IdType.PMCID)
+    return Identifier(IdType.PMCID, f"PMC{_number(match.group(1), original, IdType.PMCID)}")
+
+
+def _version(raw: str | None, original: object) -> str | None:
+    if raw is None:
+        return None
+    number = int(raw)
+    if number == 0:
+        raise _fail(original, IdType.ARXIV, "versions start at v1")
+    return f"v{number}"
+
+
+def _parse_arxiv(rest: str, original: object) -> Identifier:
+    text = rest.strip()
+    if not text:
+        raise _fail(original, IdType.ARXIV, "nothing follows the prefix")
+    if text.lower().startswith(ARXIV_DOI_PREFIX):
+        text = text[len(ARXIV_DOI_PREFIX):]
+    match = _ARXIV_NEW_RE.match(text)
+    if match is not None:
+        yy, mm, number, version = match.groups()
+        if not 1 <= int(mm) <= 12:
+            raise _fail(original, IdType.ARXIV, f"'{yy}{mm}' is not a year and month (YYMM)")
+        return Identifier(IdType.ARXIV, f"{yy}{mm}.{number}", _version(version, original))
+    match = _ARXIV_OLD_RE.match(text)
+    if match is not None:
+        archive, yy, mm, number, version = match.groups()
+        archive = archive.lower()
+        if archive not in _ARXIV_ARCHIVES:
+            raise _fail(original, IdType.ARXIV, f"'{archive}' is not an arXiv archive")
+        if not (1 <= int(mm) <= 12 and (int(yy) >= 91 or int(yy) <= 7)):
+            raise _fail(original, IdType.ARXIV, f"'{yy}{mm}' is not a year and month of the old scheme (1991-2007)")
+        return Identifier(IdType.ARXIV, f"{archive}/{yy}{mm}{number}", _version(version, original))
+    raise _fail(original, IdType.ARXIV)
+
+
+_PARSERS = {
+    IdType.DOI: _parse_doi,
+    IdType.PMID: _parse_pmid,
+    IdType.PMCID: _parse_pmcid,
+    IdType.ARXIV: _parse_arxiv,
+}
+
+
+def _detect(text: str) -> IdType | None:
+    lowered = text.lower()
+    if lowered.startswith("10."):
+        return IdType.DOI
+    if lowered.startswith("pmc"):
+        return IdType.PMCID
+    if _DIGITS_RE.match(text.lstrip("+-")):
+        return IdType.PMID
+    if _ARXIV_LIKE_NEW_RE.match(text) or _ARXIV_LIKE_OLD_RE.match(text):
+        return IdType.ARXIV
+    return None
+
+
+def _split(text: str) -> tuple[IdType | None, str, str | None]:
+    """Return (type announced by a URL or label, the rest, the label seen)."""
+    if _DOI_URL_RE.match(text):
+        return IdType.DOI, _DOI_URL_RE.sub("", text, count=1), "doi.org URL"
+    match = _ARXIV_URL_RE.match(text)
+    if match is not None:
+        rest = re.sub(r"[?#].*$", "", match.group(1), flags=re.S).rstrip("/")
+        if rest.lower().endswith(".pdf"):
+            rest = rest[:-4]
+        return IdType.ARXIV, _strip_trailing(rest), "arXiv URL"
+    match = _PUBMED_URL_RE.match(text)
+    if match is not None:
+        return IdType.PMID, match.group(1), "PubMed URL"
+    match = _PMC_URL_RE.match(text)
+    if match is not None:
+        return IdType.PMCID, match.group(1), "PMC URL"
+    match = _LABEL_RE.match(text)
+    if match is not None:
+        label = match.group(1)
+        return _LABEL_TYPE[label.lower()], _strip_trailing(match.group(2).strip()), f"'{label}' label"
+    return None, _strip_trailing(text), None
+
+
+def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
+    cleaned = _clean(text)
+    if not cleaned:
+        raise InvalidIdentifier(f"{_show(original)} is blank input: {_EXPECT_ANY}", value=original)
+    announced, rest, how = _split(cleaned)
+    if announced is None and _ANY_URL_RE.match(cleaned):
+        target = _NAME[hint] if hint else "an identifier"
+        raise InvalidIdentifier(
+            f"{_show(original)} is not {target}: it is a URL, but not a doi.org, arxiv.org, PubMed or PMC "
+            f"address; paste the identifier itself; {_EXPECT[hint] if hint else _EXPECT_ANY}",
+            value=original,
+        )
+    if hint is not None and announced is not None and announced is not hint:
+        # A DOI of arXiv is acceptable where arXiv IDs are expected.
+        if not (announced is IdType.DOI and hint is IdType.ARXIV):
+            raise _fail(original, hint, f"it carries a {how} for {_NAME[announced]}")
+    kind = announced
+    if kind is None:
+        detected = _detect(rest)
+        if hint is not None:
+            kind = IdType.DOI if detected is IdType.DOI and hint in (IdType.DOI, IdType.ARXIV) else hint
+        elif detected is None:
+            raise _fail_any(original, "it does not look like any known identifier")
+        else:
+            kind = detected
+    result = _PARSERS[kind](rest, original)
+    if hint is IdType.ARXIV and result.type is not IdType.ARXIV:
+        raise _fail(original, IdType.ARXIV, "it is a DOI, but not an arXiv DOI (10.48550/arXiv.<id>)")
+    return result
+
+
+def _parse_number(number: int, original: object, hint: IdType | None) -> Identifier:
+    if hint in (IdType.DOI, IdType.ARXIV):
+        raise _fail(original, hint, "a number on its own cannot be one")
+    idtype = hint or IdType.PMID
+    if number < 0:
+        raise _fail(original, idtype, "it is negative")
+    return _PARSERS[idtype](str(number), original)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def parse_identifier(text: object, *, hint: IdType | str | None = None) -> Identifier:
+    """Parse one DOI, PMID, PMCID or arXiv ID into its canonical :class:`Identifier`.
+
+    *text* is usually a string (bare, labelled like ``PMID: 123`` or a doi.org /
+    arxiv.org / PubMed / PMC URL) but may be an integer (a PMID), an integral float
+    (pandas stores integer columns with blanks as floats), or an :class:`Identifier`.
+    Without *hint* the type is recognised from the syntax; bare digits are a PMID and
+    ``YYMM.NNNNN`` is an arXiv ID. *hint* forces the type: the input is parsed as that
+    type or rejected (with ``hint="pmcid"``, bare digits become ``PMC<digits>``; with
+    ``hint="arxiv"`` or ``"doi"``, an arXiv DOI is accepted and yields an arXiv ID).
+
+    Raises :class:`InvalidIdentifier` (a ``ValueError``) naming the value and the
+    expected form; never returns ``None``. An unknown *hint* raises
+    :class:`ConfigurationError`.
+    """
+    kind = _coerce_hint(hint)
+    if isinstance(text, Identifier):
+        if kind is not None and text.type is not kind:
+            raise _fail(text, kind, f"it is {_NAME[text.type]}")
+        return text
+    if _is_missing(text):
+        raise InvalidIdentifier(f"{_show(text)} is blank input (a missing value): {_EXPECT_ANY}", value=text)
+    if _is_bool(text):
+        raise _fail_any(text, "it is a boolean")
+    if isinstance(text, str):
+        return _parse_text(str(text), text, kind)
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            decoded = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            raise _fail_any(text, "its bytes are not UTF-8 text") from None
+        return _parse_text(decoded, text, kind)
+    if isinstance(text, numbers.Integral):
+        return _parse_number(int(text), text, kind)
+    if isinstance(text, numbers.Real):
+        number = float(text)
+        if math.isinf(number) or not number.is_integer():
+            detail = "it is a number with a fractional part"
+            if kind in (None, IdType.ARXIV):
+                detail += " (an arXiv ID read as a number loses trailing zeros: read the column as text, dtype=str)"
+            raise (_fail(text, kind, detail) if kind else _fail_any(text, detail))
+        return _parse_number(int(number), text, kind)
+    raise _fail_any(text, f"expected a string or an integer, got {type(text).__name__}")
+
+
+def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None = None) -> list[ParsedInput]:
+    """Parse every item of *values*, keeping order, errors and duplicates per item.
+
+    *values* may be a list, tuple, generator, numpy array or pandas Series (its values,
+    in order; the index is ignored). A single string, bytes, number or
+    :class:`Identifier` is one item. Invalid and blank items get ``identifier=None``
+    and an ``error`` message; ``duplicate_of`` is the position of the first item with
+    the same :attr:`Identifier.key` (DOIs compare case-insensitively; arXiv versions
+    of one paper are duplicates).
+    """
+    kind = _coerce_hint(hint)
+    if hasattr(values, "columns") and hasattr(values, "iloc"):
+        raise TypeError("parse_many takes one column, not a DataFrame: pass e.g. df['doi']")
+    items: Iterable[object]
+    if isinstance(values, (str, bytes, bytearray, Identifier, numbers.Number)) or values is None:
+        items = [values]
+    elif hasattr(values, "tolist") and hasattr(values, "__len__"):
+        items = values.tolist()  # pandas Series / numpy array: values in order, numpy scalars unboxed
+    elif isinstance(values, Iterable):
+        items = values
+    else:
+        items = [values]
+    results: list[ParsedInput] = []
+    first: dict[str, int] = {}
+    for position, item in enumerate(items):
+        try:
+            identifier = parse_identifier(item, hint=kind)
+        except InvalidIdentifier as exc:
+            results.append(ParsedInput(position, item, None, str(exc), None))
+            continue
+        duplicate_of = first.setdefault(identifier.key, position)
+        results.append(
+            ParsedInput(position, item, identifier, None, None if duplicate_of == position else duplicate_of)
+        )
+    return results
+
+
+# --------------------------------------------------------------------------- file names
+
+#: Fields a :func:`filename_for` template may use.
+FILENAME_FIELDS = ("type", "value", "key", "version")
+
+#: Characters kept as they are in file names; everything else becomes ``_``.
+_SAFE_CHARS = frozenset(string.ascii_letters + string.digits + "-._+()[],;=@")
+_WINDOWS_RESERVED = frozenset(
+    ["CON", "PRN", "AUX", "NUL"] + [f"COM{i}" for i in range(10)] + [f"LPT{i}" for i in range(10)]
+)
+_EXTENSION_RE = re.compile(r"^(?:\.[A-Za-z0-9_-]+)*$")
+_HASH_LENGTH = 8
+_MIN_STEM = 8
+
+
+def _check_template(template: str) -> None:
+    valid = ", ".join("{" + name + "}" for name in FILENAME_FIELDS)
+    if not isinstance(template, str):
+        raise ConfigurationError(f"file name template must be a string using {valid}, got {template!r}")
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ConfigurationError(f"malformed file name template {template!r} ({exc}); valid fields: {valid}") from None
+    for _, field, _, _ in parsed:
+        if field is not None and field not in FILENAME_FIELDS:
+            raise ConfigurationError(f"unknown field {{{field}}} in file name template {template!r}; valid fields: {valid}")
+
+
+def _identifier_hash(identifier: Identifier) -> str:
+    return hashlib.sha256(identifier.key.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
+
+
+def filename_for(
+    identifier: Identifier,
+    template: str = "{type}_{value}",
+    *,
+    extension: str = ".pdf",
+    max_length: int = 150,
+) -> str:
+    """A single, stable, portable file name (one path component) for *identifier*.
+
+    The template is filled with ``{type}``, ``{value}``, ``{key}`` and ``{version}``
+    (``""`` when there is none). The result is plain ASCII: any character other than
+    letters, digits and ``-._+()[],;=@`` becomes ``_`` (so ``/ \\ : * ? " < > |``,
+    control characters, whitespace and non-ASCII text all do); leading dots and
+    hyphens become ``_``, trailing dots are dropped, and Windows device names (CON,
+    NUL, COM1, ...) get ``_`` after the device name.
+
+    Hashing rule: whenever the rendered template had to be changed in any way (a
+    character replaced, dots trimmed, a device name, or truncation to *max_length*),
+    ``_`` plus the first 8 hex digits of SHA-256 of :attr:`Identifier.key` is appended
+    before the extension (an empty rendering becomes the hash alone). Two identifiers whose names differ only in replaced
+    characters therefore still get different files. Names that needed no change
+    (``pmid_31452104.pdf``, ``pmcid_PMC3531190.pdf``, ``arxiv_1706.03762.pdf``) carry
+    no hash; DOIs always contain ``/`` so their names always do
+    (``doi_10.1038_nature12373_<hash>.pdf``).
+
+    Raises :class:`ConfigurationError` for an unknown template field, a malformed
+    extension, or a *max_length* too small for a name.
+    """
+    if not isinstance(identifier, Identifier):
+        raise TypeError(f"filename_for needs an Identifier (see parse_identifier), got {type(identifier).__name__}")
+    _check_template(template)
+    if extension and not extension.startswith("."):
+        extension = "." + extension
+    if not _EXTENSION_RE.match(extension) or len(extension) > 20:
+        raise ConfigurationError(f"extension {extension!r} must be empty or like '.pdf' (dot, letters and digits)")
+    minimum = len(extension) + 1 + _HASH_LENGTH + _MIN_STEM
+    if max_length < minimum:
+        raise ConfigurationError(f"max_length={max_length} is too small: with extension {extension!r} it must be >= {minimum}")
+    try:
+        rendered = template.format(
+            type=identifier.type.value,
+            value=identifier.value,
+            key=identifier.key,
+            version=identifier.version or "",
+        )
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        raise ConfigurationError(f"cannot fill file name template {template!r}: {exc}") from None
+
+    stem = "".join(ch if ch in _SAFE_CHARS else "_" for ch in rendered)
+    stem = re.sub(r"^[.\-]+", lambda m: "_" * len(m.group()), stem)
+    stem = stem.rstrip(".")
+    base = stem.split(".", 1)[0]
+    if base.upper() in _WINDOWS_RESERVED:
+        stem = base + "_" + stem[len(base):]
+    altered = stem != rendered or not stem
+    if altered or len(stem) + len(extension) > max_length:
+        room = max_length - len(extension) - 1 - _HASH_LENGTH
+        stem = stem[:room]
+        digest = _identifier_hash(identifier)
+        stem = f"{stem}_{digest}" if stem else digest
+    return stem + extension
