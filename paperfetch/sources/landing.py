@@ -1,0 +1,216 @@
+"""Find the PDF link a publisher's landing page advertises for machines.
+
+Most publishers and repositories put the full-text PDF's address in the page
+head for indexers (Google Scholar's Highwire tags)::
+
+    <meta name="citation_pdf_url" content="https://…/article.pdf">
+    <link rel="alternate" type="application/pdf" href="/article.pdf">
+
+:func:`find_pdf_links` reads those tags with the standard library's
+:mod:`html.parser` (tolerant of malformed markup, no extra dependency) and
+returns absolute http(s) URLs, best first.
+
+What it deliberately does not do:
+
+* no network: it is handed the page, it does not fetch it or the PDF;
+* no guessing: it does not scrape "Download PDF" buttons, rewrite URLs by
+  publisher-specific rules, or follow JavaScript; only declared metadata counts;
+* no getting round bot challenges: :func:`is_bot_challenge` only recognises
+  one, so the caller can stop and report it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import html as html_module
+import logging
+import re
+from html.entities import html5 as _HTML5_ENTITIES
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+
+from paperfetch.validate import detect_bot_challenge
+
+__all__ = ["PDF_META_NAMES", "decode_html", "find_pdf_links", "is_bot_challenge"]
+
+logger = logging.getLogger("paperfetch.sources.landing")
+
+#: ``<meta>`` names (or properties) that carry a PDF URL, best first, compared case-insensitively.
+#: ``citation_pdf_url`` is the Highwire/Google Scholar tag nearly everyone uses; the
+#: bepress and EPrints variants are older repository conventions.
+PDF_META_NAMES: tuple[str, ...] = ("citation_pdf_url", "bepress_citation_pdf_url", "eprints.document_url")
+
+# Priority groups: a lower number is a better link.
+_PRIORITY_CITATION_META = 0
+_PRIORITY_ALTERNATE_LINK = 1
+_PRIORITY_OTHER_META = 2
+
+_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
+_CHARSET_SNIFF_BYTES = 4096
+
+
+def decode_html(page: str | bytes) -> str:
+    """Text of an HTML page: a BOM wins, then a ``<meta charset>`` in the first 4 KiB, else UTF-8.
+
+    Undecodable bytes are replaced, never raised on. A charset the codec
+    registry does not know (``"utf-8,iso-8859-1"`` exists in the wild) falls
+    back to UTF-8.
+    """
+    if isinstance(page, str):
+        return page
+    for bom, encoding in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if page.startswith(bom):
+            return page[len(bom):].decode(encoding, errors="replace")
+    encoding = "utf-8"
+    declared = _CHARSET_RE.search(page[:_CHARSET_SNIFF_BYTES])
+    if declared:
+        name = declared.group(1).decode("ascii", errors="replace")
+        try:
+            encoding = codecs.lookup(name).name
+        except LookupError:
+            logger.debug("unknown charset %r declared in page; decoding as UTF-8", name)
+    if encoding.startswith("utf-16"):
+        # A UTF-16 page cannot declare itself in ASCII-compatible bytes; the declaration lies.
+        encoding = "utf-8"
+    return page.decode(encoding, errors="replace")
+
+
+_CHARREF_RE = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
+
+
+def _unescape_attribute(value: str) -> str:
+    """Decode character references in an attribute value the way HTML5 does.
+
+    :func:`html.unescape` decodes ``&sect`` in ``?a=1&section=2`` to ``§ion=2``;
+    inside an attribute HTML5 leaves a reference alone unless it is a complete
+    entity name (and, without its semicolon, not followed by ``=``), so query
+    strings in PDF URLs survive.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        reference = match.group(1)
+        if reference.startswith("#"):
+            return html_module.unescape(match.group(0))
+        if reference.endswith(";"):
+            return _HTML5_ENTITIES.get(reference, match.group(0))
+        if reference in _HTML5_ENTITIES and value[match.end():match.end() + 1] != "=":
+            return _HTML5_ENTITIES[reference]
+        return match.group(0)
+
+    return _CHARREF_RE.sub(replace, value)
+
+
+def _placeholder_for_ampersand(text: str) -> str:
+    """A character absent from *text*, to hide ``&`` from html.parser's own (non-HTML5) unescaping."""
+    for code_point in range(0xE000, 0xF8FF):
+        if chr(code_point) not in text:
+            return chr(code_point)
+    raise ValueError("page uses every private-use character")  # pragma: no cover - 6400 distinct PUA characters
+
+
+class _PdfLinkParser(HTMLParser):
+    """Collects PDF-link candidates and the first ``<base href>`` in document order.
+
+    The page is fed with every ``&`` replaced by *ampersand_placeholder*, so
+    attribute values arrive raw and are decoded by :func:`_unescape_attribute`.
+    """
+
+    def __init__(self, ampersand_placeholder: str) -> None:
+        super().__init__(convert_charrefs=False)
+        self.ampersand_placeholder = ampersand_placeholder
+        self.candidates: list[tuple[int, int, str]] = []  # (priority, document order, raw URL)
+        self.base_href: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in ("meta", "link", "base"):
+            return
+        attributes: dict[str, str] = {}
+        for name, value in attrs:
+            raw_value = (value or "").replace(self.ampersand_placeholder, "&")
+            attributes.setdefault(name.lower(), _unescape_attribute(raw_value))
+        if tag == "base":
+            if self.base_href is None and attributes.get("href", "").strip():
+                self.base_href = attributes["href"].strip()
+        elif tag == "meta":
+            self._meta(attributes)
+        else:
+            self._link(attributes)
+
+    handle_startendtag = handle_starttag
+
+    def _meta(self, attributes: dict[str, str]) -> None:
+        content = attributes.get("content", "").strip()
+        if not content:
+            return
+        for key in ("name", "property"):
+            label = attributes.get(key, "").strip().lower()
+            if label == "citation_pdf_url":
+                self._add(_PRIORITY_CITATION_META, content)
+                return
+            if label in PDF_META_NAMES:
+                self._add(_PRIORITY_OTHER_META, content)
+                return
+
+    def _link(self, attributes: dict[str, str]) -> None:
+        rel_tokens = attributes.get("rel", "").lower().split()
+        media_type = attributes.get("type", "").split(";")[0].strip().lower()
+        href = attributes.get("href", "").strip()
+        if "alternate" in rel_tokens and media_type == "application/pdf" and href:
+            self._add(_PRIORITY_ALTERNATE_LINK, href)
+
+    def _add(self, priority: int, raw_url: str) -> None:
+        self.candidates.append((priority, len(self.candidates), raw_url))
+
+
+def _absolute_http_url(raw_url: str, base: str) -> str | None:
+    """*raw_url* resolved against *base*, or None when it is not an http(s) URL with a host."""
+    cleaned = "".join(raw_url.split()) if "\n" in raw_url or "\t" in raw_url else raw_url.strip()
+    try:
+        absolute = urljoin(base, cleaned)
+        parts = urlsplit(absolute)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    return absolute
+
+
+def find_pdf_links(html: str | bytes, base_url: str) -> list[str]:
+    """Absolute http(s) PDF URLs a landing page declares, best first, without duplicates.
+
+    Order: ``<meta name|property="citation_pdf_url">``, then
+    ``<link rel="alternate" type="application/pdf">``, then
+    ``bepress_citation_pdf_url`` / ``eprints.document_url`` metas; within each
+    group, document order. Relative URLs are resolved against the page's
+    first ``<base href>`` (itself resolved against *base_url*) or *base_url*.
+    An empty list means the page declares no PDF (or is a bot challenge).
+    """
+    text = decode_html(html)
+    placeholder = _placeholder_for_ampersand(text)
+    parser = _PdfLinkParser(placeholder)
+    try:
+        parser.feed(text.replace("&", placeholder))
+        parser.close()
+    except Exception as exc:  # noqa: BLE001 - html.parser can still trip on pathological markup; keep what it found
+        logger.debug("HTML parser stopped early on %s: %s", base_url, exc)
+
+    base = base_url
+    if parser.base_href:
+        base = urljoin(base_url, parser.base_href)
+
+    links: list[str] = []
+    seen: set[str] = set()
+    for _priority, _order, raw_url in sorted(parser.candidates):
+        absolute = _absolute_http_url(raw_url, base)
+        if absolute is None:
+            logger.debug("ignoring non-http(s) PDF link %r on %s", raw_url, base_url)
+            continue
+        if absolute not in seen:
+            seen.add(absolute)
+            links.append(absolute)
+    return links
+
+
+def is_bot_challenge(html: str | bytes) -> bool:
+    """True when the page is a bot challenge (Cloudflare "Just a moment...", PerimeterX, DataDome …)."""
+    return detect_bot_challenge(decode_html(html)) is not None
