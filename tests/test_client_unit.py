@@ -36,6 +36,7 @@ def make(routes, **kwargs):
     clock = kwargs.pop("clock", None) or FakeClock()
     session, adapter = scripted_session(routes, clock)
     kwargs.setdefault("rng", random.Random(7))
+    kwargs.setdefault("pacing_margin_s", 0.0)  # the seed's tables, exactly
     client = HttpClient(session=session, clock=clock, **kwargs)
     return client, adapter, clock
 
@@ -552,3 +553,12 @@ def test_verbosity_maps_onto_the_logger_and_nothing_is_printed(caplog, capsys):
 def test_fake_clock_client_keeps_its_own_registry():
     client, _, _ = make({})
     assert client.registry is not HttpClient().registry
+
+
+def test_pacing_margin_is_added_to_every_nonzero_gap_only():
+    client, adapter, clock = make({f"{A}/x": Reply(200), f"{B}/x": Reply(200)}, host_intervals={"a.example": 1.0}, pacing_margin_s=0.002)
+    for _ in range(3):
+        client.get(f"{A}/x")
+        client.get(f"{B}/x")
+    assert gaps(starts(adapter, A)) == [pytest.approx(1.002), pytest.approx(1.002)]
+    assert len(clock.sleeps) == 2  # B has no delay, so no margin either: only A's two requests waited

@@ -192,6 +192,7 @@ class HttpClient:
         max_crawl_delay_s: float = 60.0,
         network_retry_schedule: RetrySchedule | str = RetrySchedule.EXPONENTIAL,
         network_retry_base_s: float = 1.0,
+        pacing_margin_s: float = 0.002,
         session: requests.Session | None = None,
         clock: Clock | None = None,
         sleep: Callable[[float], None] | None = None,
@@ -244,6 +245,9 @@ class HttpClient:
         self.max_crawl_delay_s = float(max_crawl_delay_s)
         self.network_retry_schedule = RetrySchedule.parse(network_retry_schedule)
         self.network_retry_base_s = float(network_retry_base_s)
+        # Added to every non-zero gap: the server sees our requests through a network whose
+        # latency varies, so a gap exactly at the floor on our side can arrive below it.
+        self.pacing_margin_s = float(pacing_margin_s)
 
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         self._sleep: Callable[[float], None] = sleep if sleep is not None else self._clock.sleep
@@ -399,8 +403,7 @@ class HttpClient:
                 crawl = self._crawl_delay(host)
                 next_at = None
                 if host.last_start is not None:
-                    gap = rng.sample(host.gap_fraction) if rng else 0.0
-                    next_at = max(host.last_start + gap, host.hold_until or 0.0)
+                    next_at = max(host.last_start + self._gap(host), host.hold_until or 0.0)
                 elif hold > 0:
                     next_at = host.hold_until
                 rows.append(
@@ -479,11 +482,7 @@ class HttpClient:
             return math.inf
         with host.cond:
             hold = host.hold_remaining(now)
-            if host.last_start is None:
-                pace = 0.0
-            else:
-                rng = self._range_for(host)
-                pace = host.last_start + (rng.sample(host.gap_fraction) if rng else 0.0) - now
+            pace = 0.0 if host.last_start is None else host.last_start + self._gap(host) - now
             busy = 0.0 if host.in_flight < self.max_in_flight_per_host else 0.001
             return max(0.0, hold, pace, busy) if self.polite_mode else 0.0
 
@@ -684,9 +683,7 @@ class HttpClient:
                 else:
                     seconds = 0.0
                     if host.last_start is not None:
-                        rng = self._range_for(host)
-                        if rng is not None:
-                            seconds = host.last_start + rng.sample(host.gap_fraction) - now
+                        seconds = host.last_start + self._gap(host) - now
                     if seconds <= 0:
                         with self._rng_lock:
                             fraction = self._rng.random()
@@ -696,6 +693,14 @@ class HttpClient:
             if kind == "hold" and seconds > min(self.max_retry_after_s, call.remaining()):
                 return False
             self._wait(seconds, host, url, call, kind)
+
+    def _gap(self, host: HostLimiter) -> float:
+        """Seconds required between the host's last request start and the next one."""
+        rng = self._range_for(host)
+        if rng is None:
+            return 0.0
+        gap = rng.sample(host.gap_fraction)
+        return gap + self.pacing_margin_s if gap > 0 else 0.0
 
     def _range_for(self, host: HostLimiter) -> DelayRange | None:
         interval = max(host.min_interval_s, self.host_intervals.get(host.key, 0.0))
