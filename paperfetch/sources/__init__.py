@@ -1,0 +1,54 @@
+"""The metadata services paperfetch asks for open-access copies, one small module each.
+
+``SOURCES`` maps each service name to its :class:`~paperfetch.sources.base.Source`
+class; :func:`get_source` looks one up by name. Landing-page scanning
+(``landing.py``) is not a metadata service and is not registered here.
+"""
+
+from __future__ import annotations
+
+from paperfetch.errors import ConfigurationError
+from paperfetch.sources.arxiv import ArxivSource
+from paperfetch.sources.base import Candidate, Record, RequestSpec, Source
+from paperfetch.sources.crossref import CrossrefSource
+from paperfetch.sources.europepmc import EuropePMCSource
+from paperfetch.sources.ncbi import NCBIEutilsSource, NCBIIdConvSource
+from paperfetch.sources.openalex import OpenAlexSource
+from paperfetch.sources.unpaywall import UnpaywallSource
+
+__all__ = [
+    "SOURCES",
+    "ArxivSource",
+    "Candidate",
+    "CrossrefSource",
+    "EuropePMCSource",
+    "NCBIEutilsSource",
+    "NCBIIdConvSource",
+    "OpenAlexSource",
+    "Record",
+    "RequestSpec",
+    "Source",
+    "UnpaywallSource",
+    "get_source",
+]
+
+SOURCES: dict[str, type[Source]] = {
+    cls.name: cls
+    for cls in (
+        UnpaywallSource,
+        OpenAlexSource,
+        CrossrefSource,
+        EuropePMCSource,
+        NCBIIdConvSource,
+        NCBIEutilsSource,
+        ArxivSource,
+    )
+}
+
+
+def get_source(name: str) -> type[Source]:
+    """The source class registered under *name*; the error lists the valid names."""
+    try:
+        return SOURCES[name]
+    except KeyError:
+        raise ConfigurationError(f"unknown source {name!r}; choose one of: {', '.join(sorted(SOURCES))}") from None

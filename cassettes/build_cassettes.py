@@ -1,0 +1,648 @@
+#!/usr/bin/env python
+"""Generate the vcrpy cassettes in ``cassettes/`` from the real recorded fixtures.
+
+Offline (the default) every cassette — and ``cassettes/README.md`` — is rebuilt
+from the real response bodies in the shared fixture folder, with request URIs
+taken from the sources' own ``url_for`` (identity parameters removed, exactly as
+vcrpy's ``filter_query_parameters`` stores them). The output is deterministic:
+``tests/test_sources.py`` rebuilds into a temporary folder and compares byte for
+byte with what is committed.
+
+``--live`` re-records the same cases against the real services with vcrpy
+(``record_mode="all"``, the same filters the tests replay with) into
+``cassettes/live/`` unless ``--out`` says otherwise; replay them with
+``PAPERFETCH_CASSETTE_DIR=cassettes/live``. It needs network access and a real
+contact e-mail, and cannot run in the offline build environment.
+
+    python cassettes/build_cassettes.py [--fixtures DIR] [--out DIR]
+    python cassettes/build_cassettes.py --live --email you@example.com [--openalex-key K] [--ncbi-key K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import requests
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run from a checkout without installing
+
+from paperfetch.config import Identification  # noqa: E402
+from paperfetch.errors import NotFoundError, ServiceError  # noqa: E402
+from paperfetch.http.outcome import Outcome  # noqa: E402
+from paperfetch.ids import Identifier, IdType  # noqa: E402
+from paperfetch.sources import SOURCES  # noqa: E402
+from paperfetch.sources.base import RequestSpec  # noqa: E402
+
+#: The vcrpy settings every replay and every live recording uses.
+FILTER_QUERY_PARAMETERS = ["email", "mailto", "api_key", "tool"]
+FILTER_HEADERS = ["authorization", "user-agent"]
+MATCH_ON = ["method", "scheme", "host", "port", "path", "query"]
+
+PLACEHOLDER_EMAIL = "you@example.com"
+_SECRETS = re.compile(r"you(?:@|%40)example\.com|<<ncbi-key>>")
+_DROPPED_HEADERS = {"content-encoding", "transfer-encoding", "content-length", "set-cookie", "status"}
+
+
+# --------------------------------------------------------------------------- identifiers and URIs
+
+
+def ident(key: str) -> Identifier:
+    """An Identifier from its canonical key, without validation (cassettes include malformed ids on purpose)."""
+    id_type, value = key.split(":", 1)
+    version = None
+    if id_type == "arxiv" and (m := re.fullmatch(r"(.+?)(v\d+)", value)):
+        value, version = m.groups()
+    return Identifier(IdType(id_type), value, version)
+
+
+def scrub_uri(uri: str) -> str:
+    """What vcrpy stores with ``filter_query_parameters``: the URI minus identity parameters."""
+    parts = urlsplit(uri)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in FILTER_QUERY_PARAMETERS]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
+
+
+def uris_for(source_name: str, keys: list[str]) -> list[str]:
+    """Every request URI the source sends for *keys*, as the cassette stores it."""
+    source = SOURCES[source_name](identification=Identification(email=PLACEHOLDER_EMAIL))
+    return [_spec_uri(source, spec) for spec in source.requests_for([ident(k) for k in keys])]
+
+
+def _spec_uri(source: Any, spec: RequestSpec) -> str:
+    url, params = source.url_for(spec)
+    return scrub_uri(requests.Request("GET", url, params=params).prepare().url)
+
+
+def uri_for_spec(source_name: str, path: str, params: dict[str, str], keys: list[str]) -> str:
+    """The URI for a hand-made spec (a request the sources would not build, recorded for its error)."""
+    source = SOURCES[source_name](identification=Identification(email=PLACEHOLDER_EMAIL))
+    return _spec_uri(source, RequestSpec(path=path, params=params, ids=tuple(ident(k) for k in keys)))
+
+
+# --------------------------------------------------------------------------- reading the fixture formats
+
+
+def _decode(body: Any, headers: dict[str, list[str]]) -> bytes:
+    data = body.encode("utf-8") if isinstance(body, str) else (body or b"")
+    encoding = next((v[0] for k, v in headers.items() if k.lower() == "content-encoding"), "")
+    if "gzip" in encoding and data[:2] == b"\x1f\x8b":
+        return gzip.decompress(data)
+    if "deflate" in encoding:
+        return zlib.decompress(data)
+    return data
+
+
+def vcr_responses(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(request uri, response) pairs of a vcrpy cassette, bodies decompressed."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    out = []
+    for item in doc["interactions"]:
+        resp = item["response"]
+        headers = {k: list(v) for k, v in resp["headers"].items()}
+        body = _decode(resp["body"]["string"], headers)
+        out.append((item["request"]["uri"], _response(resp["status"]["code"], resp["status"]["message"], headers, body)))
+    return out
+
+
+def rvcr_responses(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(request uri, response) pairs of an R-vcr cassette (``http_interactions``)."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    out = []
+    for item in doc["http_interactions"]:
+        resp = item["response"]
+        headers = {k: [str(v)] for k, v in (resp.get("headers") or {}).items()}
+        body = _decode(resp["body"]["string"], {})  # R-vcr stores the decoded text
+        status = resp["status"]
+        out.append((item["request"]["uri"], _response(int(status["status_code"]), status.get("message", ""), headers, body)))
+    return out
+
+
+def sidecar_response(body_path: Path, meta_path: Path) -> dict[str, Any]:
+    """An Unpaywall body with its ``response_meta.json`` (status line and headers)."""
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    headers = {k: [v] for k, v in meta["headers"].items()}
+    return _response(meta["status_code"], meta["reason"], headers, body_path.read_bytes())
+
+
+def arxiv_recorded(path: Path) -> tuple[str, dict[str, Any]]:
+    """arxiv.py's ``{url, status_code, body}`` recording; it kept no headers, so Content-Type is supplied."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return doc["url"], _atom(doc["status_code"], doc["body"].encode("utf-8"))
+
+
+def _atom(status: int, body: bytes) -> dict[str, Any]:
+    message = {200: "OK", 400: "Bad Request"}[status]
+    return _response(status, message, {"Content-Type": ["application/atom+xml; charset=utf-8"]}, body)
+
+
+def _response(code: int, message: str, headers: dict[str, list[str]], body: bytes) -> dict[str, Any]:
+    kept = {k: v for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS}
+    kept["Content-Length"] = [str(len(body))]
+    return {"status": {"code": int(code), "message": message}, "headers": kept, "body": body}
+
+
+def interaction(uri: str, response: dict[str, Any]) -> dict[str, Any]:
+    body = response["body"].decode("utf-8")
+    return {
+        "request": {"body": None, "headers": {}, "method": "GET", "uri": uri},
+        "response": {"body": {"string": body}, "headers": response["headers"], "status": response["status"]},
+    }
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SECRETS.sub("REDACTED", value)
+    if isinstance(value, dict):
+        return {k: _scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def _with_body(response: dict[str, Any], body: bytes) -> dict[str, Any]:
+    return _response(response["status"]["code"], response["status"]["message"], response["headers"], body)
+
+
+# --------------------------------------------------------------------------- the cases
+
+
+@dataclass(frozen=True)
+class Case:
+    """One cassette: where it goes, what it is made of, and how to re-record it live."""
+
+    path: str
+    origin: str  # "recorded" | "converted" | "assembled"
+    fixtures: tuple[str, ...]
+    note: str
+    build: Callable[[Path], list[dict[str, Any]]]
+    source: str | None = None  # for --live; None: cannot be provoked on demand, offline only
+    live_ids: tuple[str, ...] = ()
+
+
+UNPAYWALL_DOIS = [
+    "10.1038/nature12373",
+    "10.1103/physreve.88.012814",
+    "10.1016/j.tmaid.2020.101663",
+    "10.1016/j.envint.2020.105730",
+    "10.1016/j.jns.2020.116832",
+]
+
+
+def build_unpaywall(fx: Path) -> list[dict[str, Any]]:
+    keys = [f"doi:{d}" for d in UNPAYWALL_DOIS]
+    out = []
+    for doi, uri in zip(UNPAYWALL_DOIS, uris_for("unpaywall", keys)):
+        stem = f"unpaywall/v2_{doi.replace('/', '_')}"
+        out.append(interaction(uri, sidecar_response(fx / f"{stem}.body.json", fx / f"{stem}.response_meta.json")))
+    return out
+
+
+OPENALEX_SINGLE = [
+    "10.1371/journal.pone.0000030",
+    "10.1101/097196",
+    "10.1007/s00120-007-1345-2",
+    "10.1155/2012/291294",
+    "10.1038/hdy.2013.26",
+    "10.4018/978-1-4666-1891-6.ch004",
+]
+
+
+def openalex_single(doi: str) -> Callable[[Path], list[dict[str, Any]]]:
+    def build(fx: Path) -> list[dict[str, Any]]:
+        [(recorded_uri, response)] = vcr_responses(fx / f"openalex/works_doi_{doi.replace('/', '_')}.vcr.yaml")
+        [uri] = uris_for("openalex", [f"doi:{doi}"])
+        assert uri == recorded_uri, (uri, recorded_uri)  # the recorded request is exactly ours
+        return [interaction(uri, response)]
+
+    return build
+
+
+OPENALEX_BATCH = ["10.7717/peerj.4375", "10.1038/hdy.2013.26", "10.1007/s00120-007-1345-2", "10.1371/notarealdoi"]
+
+
+def build_openalex_batch(fx: Path) -> list[dict[str, Any]]:
+    # Real work bodies spliced byte for byte into OpenAlex's documented list envelope, in an order
+    # other than the request's (OpenAlex does not keep it); the unknown DOI simply has no result.
+    works = [
+        (fx / "openalex/works_doi_10.1038_hdy.2013.26.body.json").read_bytes().strip(),
+        (fx / "openalex/work_W2741809807_doi_10.7717_peerj.4375.json").read_bytes().strip(),
+        (fx / "openalex/works_doi_10.1007_s00120-007-1345-2.body.json").read_bytes().strip(),
+    ]
+    meta = b'{"meta":{"count":3,"db_response_time_ms":0,"page":1,"per_page":50,"groups_count":null},"results":['
+    body = meta + b",".join(works) + b'],"group_by":[]}'
+    [(_, template)] = vcr_responses(fx / "openalex/works_doi_10.1038_hdy.2013.26.vcr.yaml")
+    [uri] = uris_for("openalex", [f"doi:{d}" for d in OPENALEX_BATCH])
+    return [interaction(uri, _with_body(template, body))]
+
+
+CROSSREF_FIVE = [
+    "10.1016/j.neurobiolaging.2010.03.024",
+    "10.1002/jor.1100150407",
+    "10.1038/srep16696",
+    "10.1109/icdcsw.2003.1203662",
+    "10.3892/ijo_00000353",
+]
+
+
+def crossref_recorded(fixture: str, dois: list[str]) -> Callable[[Path], list[dict[str, Any]]]:
+    def build(fx: Path) -> list[dict[str, Any]]:
+        recorded = dict(vcr_responses(fx / fixture)) if fixture.endswith(".vcr.yaml") else dict(rvcr_responses(fx / fixture))
+        out = []
+        for uri in uris_for("crossref", [f"doi:{d}" for d in dois]):
+            out.append(interaction(uri, recorded[uri]))  # KeyError if the source's URI ever drifts from the recording
+        return out
+
+    return build
+
+
+def crossref_raw(fixture: str) -> Callable[[Path], list[dict[str, Any]]]:
+    """A real Crossref 5xx on another endpoint; kept with its own URI (no source would send it)."""
+
+    def build(fx: Path) -> list[dict[str, Any]]:
+        reader = vcr_responses if fixture.endswith(".vcr.yaml") else rvcr_responses
+        return [interaction(scrub_uri(uri), response) for uri, response in reader(fx / fixture)]
+
+    return build
+
+
+EUROPEPMC_IDS = ["doi:10.1002/hpja.70059", "pmid:39709208", "pmcid:PMC12174270", "doi:10.1371/notarealdoi"]
+
+
+def build_europepmc(fx: Path) -> list[dict[str, Any]]:
+    # Europe PMC was recorded only for query=cancer (25 core records) and for a query with no hits.
+    # Each interaction here is one real core record (or the real empty answer) in the real envelope.
+    core = json.loads((fx / "europepmc/search_cancer_resultType-core_pageSize25.json").read_text(encoding="utf-8"))
+    empty = json.loads((fx / "europepmc/search_no_results_resultType-lite.json").read_text(encoding="utf-8"))
+    by_field = {
+        "doi": {r.get("doi"): r for r in core["resultList"]["result"]},
+        "pmid": {r.get("pmid"): r for r in core["resultList"]["result"]},
+        "pmcid": {r.get("pmcid"): r for r in core["resultList"]["result"]},
+    }
+    out = []
+    for key, uri in zip(EUROPEPMC_IDS, uris_for("europepmc", EUROPEPMC_IDS)):
+        id_type, value = key.split(":", 1)
+        query = dict(parse_qsl(urlsplit(uri).query))["query"]
+        found = by_field[id_type].get(value)
+        envelope = {
+            "version": core["version"],
+            "hitCount": 1 if found else 0,
+            "request": {**core["request"], "queryString": query, "resultType": "core"},
+            "resultList": {"result": [found] if found else empty["resultList"]["result"]},
+        }
+        body = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        headers = {"Content-Type": ["application/json;charset=UTF-8"]}  # the fixture kept no headers
+        out.append(interaction(uri, _response(200, "OK", headers, body)))
+    return out
+
+
+def build_idconv_doi(fx: Path) -> list[dict[str, Any]]:
+    [(_, response)] = rvcr_responses(fx / "ncbi_idconv/idconv_doi_10.1038_ng.590.rvcr.yml")
+    [uri] = uris_for("ncbi_idconv", ["doi:10.1038/ng.590"])
+    return [interaction(uri, response)]
+
+
+def build_idconv_mismatch(fx: Path) -> list[dict[str, Any]]:
+    [(_, response)] = rvcr_responses(fx / "ncbi_idconv/idconv_error_idtype_mismatch_28371833.rvcr.yml")
+    params = {"ids": "28371833", "idtype": "doi", "format": "json"}  # a PMID sent as idtype=doi, as recorded
+    uri = uri_for_spec("ncbi_idconv", "/pmc/utils/idconv/v1.0/", params, ["pmid:28371833"])
+    return [interaction(uri, response)]
+
+
+def efetch_recorded(pmid: str) -> Callable[[Path], list[dict[str, Any]]]:
+    def build(fx: Path) -> list[dict[str, Any]]:
+        # Recorded as a POST with a form body; the source sends the same parameters as a GET query.
+        [(_, response)] = vcr_responses(fx / f"ncbi_eutils/efetch_pubmed_{pmid}.vcr.yaml")
+        [uri] = uris_for("ncbi_eutils", [f"pmid:{pmid}"])
+        return [interaction(uri, response)]
+
+    return build
+
+
+EFETCH_BATCH = ["34709863", "34529508", "35108047"]
+
+
+def build_efetch_batch(fx: Path) -> list[dict[str, Any]]:
+    # Three real single-article efetch bodies (metapub) joined into one PubmedArticleSet.
+    articles = []
+    head = b""
+    for pmid in EFETCH_BATCH:
+        xml = (fx / f"ncbi_eutils/efetch_pubmed_{pmid}.xml").read_bytes()
+        start, end = xml.index(b"<PubmedArticle>"), xml.rindex(b"</PubmedArticle>") + len(b"</PubmedArticle>")
+        head = head or xml[:start]
+        articles.append(xml[start:end])
+    body = head + b"\n".join(articles) + b"</PubmedArticleSet>"
+    [(_, template)] = vcr_responses(fx / "ncbi_eutils/efetch_pubmed_29915538.vcr.yaml")
+    [uri] = uris_for("ncbi_eutils", [f"pmid:{p}" for p in EFETCH_BATCH])
+    return [interaction(uri, _with_body(template, body))]
+
+
+def build_esummary_414(fx: Path) -> list[dict[str, Any]]:
+    pairs = rvcr_responses(fx / "ncbi_eutils/esummary_414_request_uri_too_long.rvcr.yml")
+    return [interaction(scrub_uri(uri), response) for uri, response in pairs if response["status"]["code"] == 414]
+
+
+def arxiv_case(stem: str, key: str) -> Callable[[Path], list[dict[str, Any]]]:
+    def build(fx: Path) -> list[dict[str, Any]]:
+        if stem.endswith("2016format"):  # a raw body saved by the 2016 test suite: no status, no headers
+            response = _atom(200, (fx / f"arxiv/query_id_list_{stem}.atom.xml").read_bytes())
+        else:
+            _, response = arxiv_recorded(fx / f"arxiv/query_id_list_{stem}.recorded.json")
+        [uri] = uris_for("arxiv", [key])
+        return [interaction(uri, response)]
+
+    return build
+
+
+ARXIV_BATCH = ["arxiv:1605.08386", "arxiv:1707.08567", "arxiv:astro-ph/0601001"]
+
+
+def build_arxiv_batch(fx: Path) -> list[dict[str, Any]]:
+    # The three real single-id feeds' <entry> elements under the 1605.08386 feed head.
+    entries = []
+    head = tail = ""
+    for stem in ("1605.08386", "1707.08567", "astro-ph_0601001"):
+        _, response = arxiv_recorded(fx / f"arxiv/query_id_list_{stem}.recorded.json")
+        text = response["body"].decode("utf-8")
+        start, end = text.index("  <entry>"), text.rindex("</entry>") + len("</entry>\n")
+        head, tail = head or text[:start], tail or text[end:]
+        entries.append(text[start:end])
+    head = head.replace("<opensearch:totalResults>1<", "<opensearch:totalResults>3<")
+    [uri] = uris_for("arxiv", ARXIV_BATCH)
+    return [interaction(uri, _atom(200, (head + "".join(entries) + tail).encode("utf-8")))]
+
+
+CASES: list[Case] = [
+    Case("unpaywall/v2_five_dois.yaml", "converted",
+         tuple(f"unpaywall/v2_{d.replace('/', '_')}.body.json (+ .response_meta.json)" for d in UNPAYWALL_DOIS),
+         "five real 200 answers (green, hybrid, two bronze, gold), one interaction each",
+         build_unpaywall, "unpaywall", tuple(f"doi:{d}" for d in UNPAYWALL_DOIS)),
+    *[
+        Case(f"openalex/works_doi_{d.replace('/', '_')}.yaml", "recorded",
+             (f"openalex/works_doi_{d.replace('/', '_')}.vcr.yaml",),
+             "single-work lookup; the recorded URI is exactly the source's",
+             openalex_single(d), "openalex", (f"doi:{d}",))
+        for d in OPENALEX_SINGLE
+    ],
+    Case("openalex/works_filter_four_dois.yaml", "assembled",
+         ("openalex/works_doi_10.1038_hdy.2013.26.body.json", "openalex/work_W2741809807_doi_10.7717_peerj.4375.json",
+          "openalex/works_doi_10.1007_s00120-007-1345-2.body.json", "openalex/works_doi_10.1038_hdy.2013.26.vcr.yaml (headers)"),
+         "batched /works?filter=doi:a|b|c|d: three real work bodies in the documented {meta, results} envelope; "
+         "10.1371/notarealdoi has no result", build_openalex_batch, "openalex", tuple(f"doi:{d}" for d in OPENALEX_BATCH)),
+    Case("crossref/works_five_dois.yaml", "recorded", ("crossref/works_five_dois.vcr.yaml",),
+         "five real 200 answers (Elsevier TDM text/xml links, Wiley unspecified links, Nature application/pdf, IEEE, Spandidos)",
+         crossref_recorded("crossref/works_five_dois.vcr.yaml", CROSSREF_FIVE), "crossref",
+         tuple(f"doi:{d}" for d in CROSSREF_FIVE)),
+    Case("crossref/works_10.1371_journal.pone.0033693.yaml", "recorded",
+         ("crossref/works_10.1371_journal.pone.0033693.vcr.yaml",), "PLOS; only an `unspecified` similarity-checking link",
+         crossref_recorded("crossref/works_10.1371_journal.pone.0033693.vcr.yaml", ["10.1371/journal.pone.0033693"]),
+         "crossref", ("doi:10.1371/journal.pone.0033693",)),
+    Case("crossref/works_10.7554_elife.01567.yaml", "recorded", ("crossref/works_10.7554_elife.01567.vcr.yaml",),
+         "eLife; application/pdf + application/xml links (the doi.org/ra interaction is dropped)",
+         crossref_recorded("crossref/works_10.7554_elife.01567.vcr.yaml", ["10.7554/elife.01567"]),
+         "crossref", ("doi:10.7554/elife.01567",)),
+    Case("crossref/works_10.1038_nnano.2014.279.yaml", "converted", ("crossref/works_10.1038_nnano.2014.279_and_404.rvcr.yml",),
+         "R-vcr; the 200 for nnano.2014.279 once (the repeats and /works/blblbl, not a DOI, are dropped)",
+         crossref_recorded("crossref/works_10.1038_nnano.2014.279_and_404.rvcr.yml", ["10.1038/nnano.2014.279"]),
+         "crossref", ("doi:10.1038/nnano.2014.279",)),
+    Case("crossref/works_404_notarealdoi.yaml", "recorded", ("crossref/works_404_notarealdoi.vcr.yaml",),
+         "404 text/plain `Resource not found.`",
+         crossref_recorded("crossref/works_404_notarealdoi.vcr.yaml", ["10.1371/notarealdoi"]),
+         "crossref", ("doi:10.1371/notarealdoi",)),
+    Case("crossref/funders_500_server_error.yaml", "recorded", ("crossref/funders_500_server_error.vcr.yaml",),
+         "real Crossref 500 on /funders, kept with its own URI (replayed directly, not through a source)",
+         crossref_raw("crossref/funders_500_server_error.vcr.yaml")),
+    Case("crossref/journals_504_gateway_timeout.yaml", "converted", ("crossref/journals_504_gateway_timeout.rvcr.yml",),
+         "real 504 from Crossref's load balancer on /journals/…/works, kept with its own URI",
+         crossref_raw("crossref/journals_504_gateway_timeout.rvcr.yml")),
+    Case("europepmc/search_core_four_ids.yaml", "assembled",
+         ("europepmc/search_cancer_resultType-core_pageSize25.json", "europepmc/search_no_results_resultType-lite.json"),
+         "one search per id (DOI, PMID, PMCID, unknown DOI): each a real core record from the query=cancer answer, "
+         "or the real empty resultList, in the real envelope with hitCount/queryString set; headers supplied",
+         build_europepmc, "europepmc", tuple(EUROPEPMC_IDS)),
+    Case("ncbi_idconv/idconv_doi_10.1038_ng.590.yaml", "converted", ("ncbi_idconv/idconv_doi_10.1038_ng.590.rvcr.yml",),
+         "R-vcr; request URI rewritten to the source's (adds idtype=doi); the echoed e-mail in the body is REDACTED",
+         build_idconv_doi, "ncbi_idconv", ("doi:10.1038/ng.590",)),
+    Case("ncbi_idconv/idconv_error_idtype_mismatch_28371833.yaml", "converted",
+         ("ncbi_idconv/idconv_error_idtype_mismatch_28371833.rvcr.yml",),
+         "HTTP 404 {status: error, ID type 'doi' mismatch}; URI as recorded minus tool/email",
+         build_idconv_mismatch),
+    Case("ncbi_eutils/efetch_pubmed_29915538.yaml", "converted", ("ncbi_eutils/efetch_pubmed_29915538.vcr.yaml",),
+         "recorded as POST with a form body; stored as the GET the source sends",
+         efetch_recorded("29915538"), "ncbi_eutils", ("pmid:29915538",)),
+    Case("ncbi_eutils/efetch_pubmed_22528466.yaml", "converted", ("ncbi_eutils/efetch_pubmed_22528466.vcr.yaml",),
+         "recorded as POST with a form body; stored as the GET the source sends",
+         efetch_recorded("22528466"), "ncbi_eutils", ("pmid:22528466",)),
+    Case("ncbi_eutils/efetch_pubmed_three_pmids.yaml", "assembled",
+         tuple(f"ncbi_eutils/efetch_pubmed_{p}.xml" for p in EFETCH_BATCH) + ("ncbi_eutils/efetch_pubmed_29915538.vcr.yaml (headers)",),
+         "batched efetch id=a,b,c: three real PubmedArticle elements in one PubmedArticleSet",
+         build_efetch_batch, "ncbi_eutils", tuple(f"pmid:{p}" for p in EFETCH_BATCH)),
+    Case("ncbi_eutils/esummary_414_request_uri_too_long.yaml", "converted",
+         ("ncbi_eutils/esummary_414_request_uri_too_long.rvcr.yml",),
+         "R-vcr; the 414 for a 20 kB esummary URI (2,000 ids), own URI minus email/tool/api_key",
+         build_esummary_414),
+    *[
+        Case(f"arxiv/query_id_list_{stem}.yaml", "converted",
+             (f"arxiv/query_id_list_{stem}{'.atom.xml' if stem.endswith('2016format') else '.recorded.json'}",),
+             note, arxiv_case(stem, key), "arxiv", (key,))
+        for stem, key, note in [
+            ("1605.08386", "arxiv:1605.08386", "one entry"),
+            ("1707.08567", "arxiv:1707.08567", "one entry; the recording's author names are mojibake (UTF-8 read as Latin-1)"),
+            ("astro-ph_0601001", "arxiv:astro-ph/0601001", "old-style id, one entry"),
+            ("0000.0000_empty", "arxiv:0000.0000", "well-formed unknown id: 200, no entry"),
+            ("abc_error_400", "arxiv:abc", "malformed id: 400 with an Atom error entry"),
+            ("1111.2011v2_2016format", "arxiv:1111.2011v2", "2016 schema with `arxiv:doi`; raw body, no status/headers recorded (200 and Content-Type supplied)"),
+        ]
+    ],
+    Case("arxiv/query_id_list_three.yaml", "assembled",
+         ("arxiv/query_id_list_1605.08386.recorded.json", "arxiv/query_id_list_1707.08567.recorded.json",
+          "arxiv/query_id_list_astro-ph_0601001.recorded.json"),
+         "batched id_list=a,b,c: the three real entries under the 1605.08386 feed head (totalResults set to 3)",
+         build_arxiv_batch, "arxiv", tuple(ARXIV_BATCH)),
+]
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def dump(interactions: list[dict[str, Any]]) -> str:
+    doc = _scrub({"interactions": interactions, "version": 1})
+    return yaml.dump(doc, Dumper=yaml.SafeDumper, allow_unicode=True, sort_keys=True, width=120)
+
+
+def build_offline(fixtures: Path, out: Path) -> list[Path]:
+    written = []
+    for case in CASES:
+        target = out / case.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(dump(case.build(fixtures)), encoding="utf-8", newline="\n")
+        written.append(target)
+    readme = out / "README.md"
+    readme.write_text(render_readme(), encoding="utf-8", newline="\n")
+    return [*written, readme]
+
+
+def render_readme() -> str:
+    rows = "\n".join(
+        f"| `{c.path}` | {c.origin} | {'<br>'.join(f'`{f}`' for f in c.fixtures)} | "
+        f"{c.note.replace('|', chr(92) + '|')}{'' if c.source else ' *(offline only)*'} |"
+        for c in CASES
+    )
+    return README_TEMPLATE.format(rows=rows, filters=", ".join(f'"{p}"' for p in FILTER_QUERY_PARAMETERS))
+
+
+README_TEMPLATE = """\
+# Cassettes
+
+vcrpy cassettes for `tests/test_sources.py`, **generated** by `cassettes/build_cassettes.py` from the real
+recorded responses in the shared fixture folder (`fixtures/real`, see its `PROVENANCE.md`). This README is
+generated too; edit the script, not the output. Rebuild (offline, deterministic):
+
+    python cassettes/build_cassettes.py            # --fixtures DIR, default <repo>/../shared/fixtures/real, then /work/shared/fixtures/real
+
+`tests/test_sources.py::test_committed_cassettes_are_reproducible` rebuilds into a temporary folder and
+requires every file here to match byte for byte, so a cassette cannot drift from its fixture or from the
+request the source actually builds.
+
+## How they are made
+
+* Request URIs are what the source's `url_for` produces for the case, with the identity query parameters
+  ({filters}) removed — exactly what vcrpy stores with `filter_query_parameters`. Replay uses
+  `record_mode="none"`, `match_on=["method", "scheme", "host", "port", "path", "query"]`,
+  `filter_headers=["authorization", "user-agent"]`; vcrpy applies the same filters to the live request before
+  matching, so a request that carries `email=`/`mailto=`/`tool=`/`api_key=` still finds its interaction.
+* Secrets are scrubbed: no request headers are stored; e-mail placeholders and key markers that the recordings
+  carried (`you@example.com`, `you%40example.com`, `<<ncbi-key>>`, e.g. NCBI's echo of the request in the ID
+  converter body) are replaced by `REDACTED`. No requester's e-mail address or key is in any cassette (author
+  addresses that are part of the published metadata in response bodies are left as recorded).
+* Bodies are stored decompressed as plain strings. `Content-Encoding`, `Transfer-Encoding`, `Set-Cookie` and
+  R-vcr's `status` pseudo-header are dropped; `Content-Length` is set to the stored body's length.
+* Origin: **recorded** = a real vcrpy interaction, only normalised as above; **converted** = a real response
+  from another recording format (R-vcr, arxiv.py's JSON, Unpaywall's body + sidecar) or with its request
+  rewritten to the one the source sends; **assembled** = a synthetic response put together from real parts
+  because no recording of that request exists (the parts are named).
+
+## Cassettes
+
+| cassette | origin | from fixture(s) | what |
+|---|---|---|---|
+{rows}
+
+*(offline only)*: error responses that cannot be provoked on demand; `--live` skips them.
+
+## Re-recording against the live services
+
+    python cassettes/build_cassettes.py --live --email you@example.com
+
+re-records every case not marked offline-only with vcrpy (`record_mode="all"`, the same filters, compressed
+bodies decoded), pacing each service at its `interval_s`, into `cassettes/live/` (`--out DIR` to change;
+`--openalex-key`/`--ncbi-key` to send keys, which are filtered out like the e-mail). Replay the contract tests
+against that recording with `PAPERFETCH_CASSETTE_DIR=cassettes/live pytest tests/test_sources.py`. Fresh
+answers can differ from the pinned values (a new OA location, a changed title); the fixture-derived cassettes
+here stay the reference. This needs network access: in the offline build environment it was exercised only
+against a loopback stub (all `PAPERFETCH_<NAME>_URL` pointed at 127.0.0.1), never against the real services.
+"""
+
+
+# --------------------------------------------------------------------------- live re-recording
+
+
+class LiveFetcher:
+    """A plain requests session with the transport's ``fetch`` contract and the source's pacing."""
+
+    def __init__(self, interval_s: float) -> None:
+        self.session = requests.Session()
+        self.session.headers["User-Agent"] = "paperfetch-cassette-recorder"
+        self.interval_s = interval_s
+        self._last = 0.0
+
+    def fetch(self, url: str, *, classify: Any, params: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> requests.Response:
+        time.sleep(max(0.0, self._last + self.interval_s - time.monotonic()))
+        self._last = time.monotonic()
+        response = self.session.get(url, params=params, headers=headers, timeout=30)
+        outcome = classify(response)
+        if outcome is Outcome.ABSENT:
+            raise NotFoundError("not found", status_code=response.status_code, url=url, response=response)
+        if outcome is not Outcome.OK:
+            raise ServiceError(f"{outcome.value}: HTTP {response.status_code}", status_code=response.status_code, url=url, response=response)
+        return response
+
+
+def record_live(out: Path, identification: Identification) -> None:
+    import vcr
+
+    def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
+        body = response["body"]["string"]
+        for secret in identification.secrets():
+            for form in {secret, secret.replace("@", "%40")}:
+                body = body.replace(form.encode(), b"REDACTED") if isinstance(body, bytes) else body.replace(form, "REDACTED")
+        response["body"]["string"] = body
+        return response
+
+    recorder = vcr.VCR(
+        record_mode="all",
+        filter_query_parameters=FILTER_QUERY_PARAMETERS,
+        filter_headers=FILTER_HEADERS,
+        match_on=MATCH_ON,
+        decode_compressed_response=True,
+        before_record_response=scrub_response,
+    )
+    for case in CASES:
+        if case.source is None:
+            print(f"skip {case.path} (offline only)")
+            continue
+        source = SOURCES[case.source](identification=identification)
+        with recorder.use_cassette(str(out / case.path)):
+            try:
+                source.lookup(LiveFetcher(source.interval_s), [ident(k) for k in case.live_ids])
+            except ServiceError as exc:  # the error response is recorded all the same
+                print(f"{case.path}: {exc}")
+        print(f"recorded {case.path}")
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def find_fixtures(explicit: str | None) -> Path:
+    candidates = [Path(explicit)] if explicit else [REPO.parent / "shared/fixtures/real", Path("/work/shared/fixtures/real")]
+    for candidate in candidates:
+        if (candidate / "PROVENANCE.md").is_file():
+            return candidate
+    raise SystemExit(f"fixture folder not found (tried {', '.join(map(str, candidates))}); pass --fixtures DIR")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fixtures", help="the fixtures/real folder (default: <repo>/../shared/fixtures/real)")
+    parser.add_argument("--out", help="output folder (default: cassettes/, or cassettes/live/ with --live)")
+    parser.add_argument("--live", action="store_true", help="re-record against the live services (needs network)")
+    parser.add_argument("--email", help="contact e-mail for --live (required by Unpaywall)")
+    parser.add_argument("--openalex-key", help="OpenAlex api_key for --live")
+    parser.add_argument("--ncbi-key", help="NCBI api_key for --live")
+    args = parser.parse_args(argv)
+    if args.live:
+        if not args.email:
+            parser.error("--live needs --email")
+        out = Path(args.out) if args.out else REPO / "cassettes/live"
+        record_live(out, Identification(email=args.email, openalex_api_key=args.openalex_key, ncbi_api_key=args.ncbi_key))
+        return 0
+    out = Path(args.out) if args.out else REPO / "cassettes"
+    for path in build_offline(find_fixtures(args.fixtures), out):
+        print(path.relative_to(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

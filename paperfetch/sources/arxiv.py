@@ -1,0 +1,101 @@
+"""arXiv: the PDF address follows from the id; the Atom API only adds metadata.
+
+:meth:`ArxivSource.candidates_for` maps an arXiv id (or a ``10.48550/arXiv.*``
+DataCite DOI) straight to ``https://arxiv.org/pdf/{id}{version}`` without any
+request. :meth:`ArxivSource.requests_for` / :meth:`ArxivSource.parse` use
+``export.arxiv.org/api/query?id_list=…`` for title, year and the journal DOI.
+
+Responses, as recorded in ``fixtures/real/arxiv``: an unknown but well-formed
+id gives 200 with no ``<entry>``; a malformed id gives **400** with an Atom feed
+whose single entry has an ``…/api/errors#…`` id. The 400 is FATAL (the default
+reading): the request is malformed, asking again cannot help, and calling it
+"not found" would hide a bad input. Error entries inside a 200 are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import ClassVar
+
+from paperfetch.ids import Identifier, IdType
+from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe
+
+__all__ = ["ArxivSource"]
+
+_ATOM = "{http://www.w3.org/2005/Atom}"
+_ARXIV = "{http://arxiv.org/schemas/atom}"
+_ARXIV_DOI_PREFIX = "10.48550/arxiv."
+_ABS_ID = re.compile(r"/abs/(?P<id>.+?)(?P<version>v\d+)?$")
+
+
+class ArxivSource(Source):
+    name = "arxiv"
+    default_base_url = "https://export.arxiv.org"
+    pdf_base_url: ClassVar[str] = "https://arxiv.org"
+    # arXiv API terms of use: "make no more than one request every three seconds".
+    min_interval_s = 3.0
+    batch_size = 100
+    accepts = frozenset({IdType.ARXIV, IdType.DOI})
+
+    def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
+        usable = [i for i in self.accepted(ids) if arxiv_id(i) is not None]
+        return [self.spec_for(batch) for batch in batched(usable, self.batch_size)]
+
+    def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
+        id_list = ",".join(f"{arxiv_id(i)}{_version(i)}" for i in ids)
+        return RequestSpec(
+            path="/api/query", params={"id_list": id_list, "start": "0", "max_results": str(self.batch_size)}, ids=ids
+        )
+
+    def candidates_for(self, identifier: Identifier) -> list[Candidate]:
+        """The direct PDF for an arXiv id or arXiv DOI, without any request; [] for anything else."""
+        paper = arxiv_id(identifier)
+        if paper is None:
+            return []
+        url = f"{self.service_url(self.pdf_base_url)}/pdf/{paper}{_version(identifier)}"
+        return [Candidate(url=url, source=self.name, kind="pdf", version="submittedVersion", host_type="repository")]
+
+    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
+        wanted = {arxiv_id(i).lower(): i for i in spec.ids}  # type: ignore[union-attr]
+        records = {}
+        for entry in ET.fromstring(body).iter(f"{_ATOM}entry"):
+            match = _ABS_ID.search(entry.findtext(f"{_ATOM}id") or "")
+            if match is None:  # an error entry (…/api/errors#…) has no /abs/ id
+                continue
+            ident = wanted.get(match.group("id").lower())
+            if ident is None:
+                continue
+            published = entry.findtext(f"{_ATOM}published") or ""
+            doi = entry.findtext(f"{_ARXIV}doi")
+            pdf_links = [
+                link.get("href")
+                for link in entry.findall(f"{_ATOM}link")
+                if link.get("title") == "pdf" or link.get("type") == "application/pdf"
+            ]
+            records[ident.key] = Record(
+                doi=doi.strip().lower() if doi else None,
+                arxiv_id=match.group("id"),
+                title=" ".join((entry.findtext(f"{_ATOM}title") or "").split()) or None,
+                year=int(published[:4]) if published[:4].isdigit() else None,
+                candidates=dedupe(
+                    [*self.candidates_for(ident)]
+                    + [self.candidate(u, kind="pdf", version="submittedVersion", host_type="repository") for u in pdf_links]
+                ),
+            )
+        return records
+
+
+def arxiv_id(identifier: Identifier) -> str | None:
+    """The arXiv id behind an arXiv identifier or a 10.48550/arXiv.* DOI (no version)."""
+    if identifier.type == IdType.ARXIV:
+        return identifier.value
+    if identifier.type == IdType.DOI and identifier.value.lower().startswith(_ARXIV_DOI_PREFIX):
+        return identifier.value[len(_ARXIV_DOI_PREFIX) :]
+    return None
+
+
+def _version(identifier: Identifier) -> str:
+    version = identifier.version or ""
+    return f"v{version}" if version and not version.lower().startswith("v") else version

@@ -1,0 +1,227 @@
+"""What every metadata source is: a host, an endpoint, a parser — nothing else.
+
+A :class:`Source` turns identifiers into :class:`RequestSpec` values (a service
+path and its query, batched as the service allows), applies identification in
+exactly one place (:meth:`Source.url_for`), reads one response body into
+:class:`Record` values (:meth:`Source.parse`) and says what a response means
+(:meth:`Source.classify`). It never sends anything itself: the transport does,
+through :meth:`Source.lookup`, which only wires these pieces together.
+
+Deliberately not here: pacing, retries, robots.txt, redirects, downloading.
+``min_interval_s`` / :meth:`Source.interval_for` only *state* each host's
+published limit so the transport can honour it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from urllib.parse import quote, urlsplit
+
+import requests
+
+from paperfetch.config import Identification
+from paperfetch.errors import ConfigurationError, NotFoundError
+from paperfetch.http.outcome import Outcome, default_classify
+
+if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
+    from paperfetch.ids import Identifier, IdType
+
+__all__ = ["Candidate", "Fetcher", "Record", "RequestSpec", "Source", "batched", "dedupe", "quote_path"]
+
+logger = logging.getLogger("paperfetch")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One URL a service proposes for the full text."""
+
+    url: str
+    source: str  #: name of the service that proposed it
+    kind: str = "pdf"  #: "pdf" (a direct PDF link) or "landing" (an HTML page to scan for citation_pdf_url)
+    version: str | None = None  #: publishedVersion / acceptedVersion / submittedVersion
+    license: str | None = None
+    host_type: str | None = None  #: "publisher" / "repository"
+
+
+@dataclass
+class Record:
+    """What one service learned about one work."""
+
+    doi: str | None = None
+    pmid: str | None = None
+    pmcid: str | None = None
+    arxiv_id: str | None = None
+    title: str | None = None
+    year: int | None = None
+    journal: str | None = None
+    oa_status: str | None = None
+    license: str | None = None
+    is_oa: bool | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """One request a source wants sent, before identification is applied."""
+
+    path: str  #: service path joined onto the base URL, already percent-quoted
+    params: dict[str, str]  #: query parameters WITHOUT identification
+    ids: tuple[Identifier, ...]  #: the identifiers this request covers
+
+
+class Fetcher(Protocol):
+    """The transport as a source sees it (``paperfetch.HttpClient`` has this shape)."""
+
+    def fetch(
+        self,
+        url: str,
+        *,
+        classify: Any,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> requests.Response: ...
+
+
+class Source:
+    """Base class: subclasses declare their service and implement :meth:`parse`."""
+
+    name: ClassVar[str]
+    default_base_url: ClassVar[str]  #: scheme://host only
+    min_interval_s: ClassVar[float]  #: the host's published limit, as the default pause between requests
+    batch_size: ClassVar[int] = 1  #: how many ids one request may carry
+    accepts: ClassVar[frozenset[IdType]]
+    requires_email: ClassVar[bool] = False
+
+    def __init__(self, *, base_url: str | None = None, identification: Identification = Identification()) -> None:
+        if self.requires_email and not identification.email:
+            raise ConfigurationError(
+                f"{self.name} requires a contact e-mail address: pass "
+                f"identification=Identification(email='you@example.org')"
+            )
+        self.identification = identification
+        override = base_url if base_url is not None else os.environ.get(self.env_var) or None
+        self.base_url_overridden = override is not None
+        self.base_url = _origin(override, self.env_var) if override is not None else self.default_base_url
+
+    # -- declarative surface --------------------------------------------------------------
+
+    @property
+    def env_var(self) -> str:
+        """Environment variable that overrides the base URL (scheme, host and port only)."""
+        return f"PAPERFETCH_{self.name.upper()}_URL"
+
+    @classmethod
+    def interval_for(cls, identification: Identification) -> float:
+        """Seconds between requests for this identification (sources with key-dependent limits override)."""
+        return cls.min_interval_s
+
+    @property
+    def interval_s(self) -> float:
+        """The pause this instance should get, given its identification."""
+        return self.interval_for(self.identification)
+
+    def identity_params(self) -> dict[str, str]:
+        """Query parameters that say who is asking; empty for services that only read the User-Agent."""
+        return {}
+
+    def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
+        """One spec per id (``batch_size == 1``); batching sources override. Ids it cannot take are skipped."""
+        return [self.spec_for(batch) for batch in batched(self.accepted(ids), self.batch_size)]
+
+    def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
+        """The request for one batch of accepted ids."""
+        raise NotImplementedError
+
+    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
+        """Records keyed by ``Identifier.key`` of the ids in *spec*; unknown ids are simply absent."""
+        raise NotImplementedError
+
+    def classify(self, response: requests.Response) -> Outcome:
+        """Per-service reading of a response; most services use status codes honestly."""
+        return default_classify(response)
+
+    # -- the one place identification and base URL are applied ---------------------------
+
+    def url_for(self, spec: RequestSpec) -> tuple[str, dict[str, str]]:
+        """Full URL (base + service path) and query parameters including identification."""
+        return self.base_url + spec.path, {**spec.params, **self.identity_params()}
+
+    def lookup(self, http: Fetcher, ids: Sequence[Identifier]) -> dict[str, Record]:
+        """Send every request through *http* and merge the parsed records; ABSENT means no record."""
+        records: dict[str, Record] = {}
+        for spec in self.requests_for(ids):
+            url, params = self.url_for(spec)
+            try:
+                response = http.fetch(url, classify=self.classify, params=params)
+            except NotFoundError:
+                logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
+                continue
+            records.update(self.parse(response.content, spec))
+        return records
+
+    # -- helpers for subclasses ------------------------------------------------------------
+
+    def accepted(self, ids: Iterable[Identifier]) -> list[Identifier]:
+        """The ids this source can look up, in order, without duplicates."""
+        seen: set[str] = set()
+        kept = []
+        for ident in ids:
+            if ident.type in self.accepts and ident.key not in seen:
+                seen.add(ident.key)
+                kept.append(ident)
+        return kept
+
+    def candidate(self, url: Any, **kwargs: Any) -> Candidate | None:
+        """A candidate from this source, or None when *url* is not an http(s) URL."""
+        if not isinstance(url, str) or urlsplit(url.strip()).scheme not in ("http", "https"):
+            return None
+        return Candidate(url=url.strip(), source=self.name, **kwargs)
+
+    def service_url(self, real_base: str) -> str:
+        """A second host of the same service (e.g. europepmc.org beside www.ebi.ac.uk).
+
+        It follows the base-URL override when one is given, so a test double or
+        mirror serves both; otherwise it is *real_base*.
+        """
+        return self.base_url if self.base_url_overridden else real_base
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, identification={self.identification!r})"
+
+
+def _origin(url: str, env_var: str) -> str:
+    """``scheme://host[:port]`` of an override; anything else there would be silently lost, so refuse it."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"base URL override {url!r} must be http(s)://host[:port] (also settable via {env_var})")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigurationError(
+            f"base URL override {url!r} may only give scheme, host and port; the service's own paths are kept"
+        )
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def batched(items: Sequence[Identifier], size: int) -> Iterator[tuple[Identifier, ...]]:
+    """Consecutive tuples of at most *size* items."""
+    for start in range(0, len(items), size):
+        yield tuple(items[start : start + size])
+
+
+def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
+    """Drop Nones and repeated URLs, keeping the first (best-ranked) occurrence."""
+    seen: set[str] = set()
+    kept = []
+    for cand in candidates:
+        if cand is not None and cand.url not in seen:
+            seen.add(cand.url)
+            kept.append(cand)
+    return kept
+
+
+def quote_path(value: str) -> str:
+    """Percent-quote an identifier for use inside a URL path, keeping ``/`` and DOI punctuation readable."""
+    return quote(value, safe="/:@!$&'()*+,;=-._~")

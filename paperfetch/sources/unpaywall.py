@@ -1,0 +1,66 @@
+"""Unpaywall v2: one DOI per request, OA locations ranked by Unpaywall itself.
+
+Field names follow the recorded v2 bodies in ``fixtures/real/unpaywall`` (2020
+schema: ``best_oa_location``, ``oa_locations``, ``url_for_pdf``,
+``url_for_landing_page``, ``journal_name``; the licence lives on each location,
+there is no top-level ``license``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import requests
+
+from paperfetch.http.outcome import Outcome, default_classify
+from paperfetch.ids import Identifier, IdType
+from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
+
+__all__ = ["UnpaywallSource"]
+
+
+class UnpaywallSource(Source):
+    name = "unpaywall"
+    default_base_url = "https://api.unpaywall.org"
+    # Unpaywall publishes a daily quota (100,000 calls/day, https://unpaywall.org/products/api),
+    # not a per-second one. 0.1 s (10/s) keeps bursts modest; the daily quota is the caller's to budget.
+    min_interval_s = 0.1
+    accepts = frozenset({IdType.DOI})
+    requires_email = True
+
+    def identity_params(self) -> dict[str, str]:
+        return {"email": self.identification.email or ""}
+
+    def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
+        return RequestSpec(path=f"/v2/{quote_path(ids[0].value)}", params={}, ids=ids)
+
+    def classify(self, response: requests.Response) -> Outcome:
+        # 422 is Unpaywall's answer to a string that is not a DOI it can look up: no such record.
+        if response.status_code == 422:
+            return Outcome.ABSENT
+        return default_classify(response)
+
+    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
+        work = json.loads(body)
+        if not isinstance(work, dict) or not work.get("doi"):
+            return {}
+        best = work.get("best_oa_location") or None
+        locations = [best] + [loc for loc in work.get("oa_locations") or [] if loc != best]
+        candidates = []
+        for loc in filter(None, locations):
+            meta = {"version": loc.get("version"), "license": loc.get("license"), "host_type": loc.get("host_type")}
+            candidates.append(self.candidate(loc.get("url_for_pdf"), kind="pdf", **meta))
+            # `url` is url_for_pdf when there is one, else the landing page; dedupe drops the repeat.
+            candidates.append(self.candidate(loc.get("url"), kind="pdf" if loc.get("url") == loc.get("url_for_pdf") else "landing", **meta))
+            candidates.append(self.candidate(loc.get("url_for_landing_page"), kind="landing", **meta))
+        record = Record(
+            doi=work["doi"].lower(),
+            title=work.get("title"),
+            year=work.get("year"),
+            journal=work.get("journal_name"),
+            oa_status=work.get("oa_status"),
+            license=(best or {}).get("license"),
+            is_oa=work.get("is_oa"),
+            candidates=dedupe(candidates),
+        )
+        return {spec.ids[0].key: record}
