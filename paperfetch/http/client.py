@@ -291,6 +291,25 @@ class HttpClient:
             return None
         return exchange.response
 
+    def get_many(
+        self,
+        urls: Iterable[str],
+        *,
+        workers: int | None = None,
+        return_exceptions: bool = True,
+        **kwargs: Any,
+    ) -> list[requests.Response | BaseException | None]:
+        """``[self.get(url, **kwargs) for url in urls]``, in input order, with hosts served side by side.
+
+        Each host stays exactly as polite as with ``get``; the batch takes about as long
+        as its busiest host needs. Where ``get`` would raise, the slot holds the exception
+        (``return_exceptions=True``) or the first one stops the batch and is raised.
+        See :func:`paperfetch.batch.get_many`.
+        """
+        from paperfetch.batch import get_many  # here: paperfetch.batch imports this module
+
+        return get_many(self, urls, workers=workers, return_exceptions=return_exceptions, **kwargs)
+
     def fetch(
         self,
         url: str,
@@ -350,13 +369,14 @@ class HttpClient:
         max_bytes: int | None = None,
         chunk_size: int = 64 * 1024,
         max_elapsed: float | None = None,
+        validate_bytes: int = 2048,
         **kwargs: Any,
     ) -> DownloadResult:
         """Stream *url* into *dest*, atomically.
 
         The body is written in chunks to a temporary file beside *dest* while its
         SHA-256 is computed; ``validate(first_bytes, response)`` may raise to reject
-        it (it sees at least 2 KiB, or the whole body if shorter); the length must
+        it (it sees the first *validate_bytes*, or the whole body if shorter); the length must
         match Content-Length when given and stay within *max_bytes*; only then is the
         file renamed to *dest*. Timeouts, connection errors and truncated bodies are
         retried (``max_retries``, ``network_retry_schedule``). Nothing is ever left
@@ -370,7 +390,7 @@ class HttpClient:
         while True:
             response = self.fetch(url, classify=classify, max_elapsed=max_elapsed, stream=True, **kwargs)
             try:
-                result = self._stream_to(response, dest, validate, max_bytes, chunk_size, shown)
+                result = self._stream_to(response, dest, validate, max_bytes, chunk_size, shown, validate_bytes)
                 return DownloadResult(
                     path=result[0], bytes=result[1], sha256=result[2], url=redact_url(response.url or url),
                     status_code=response.status_code, content_type=response.headers.get("Content-Type"),
@@ -902,6 +922,7 @@ class HttpClient:
         max_bytes: int | None,
         chunk_size: int,
         shown: str,
+        validate_bytes: int = 2048,
     ) -> tuple[Path, int, str]:
         expected = None
         if (response.headers.get("Content-Encoding") or "identity").lower() == "identity":
@@ -933,7 +954,7 @@ class HttpClient:
                         )
                     if not validated:
                         head.extend(chunk)
-                        if len(head) >= 2048:
+                        if len(head) >= validate_bytes:
                             validate(bytes(head), response)  # type: ignore[misc]
                             validated = True
                     digest.update(chunk)

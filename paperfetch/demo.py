@@ -1,0 +1,298 @@
+"""An offline world for the demo and the end-to-end tests: services and publishers on loopback.
+
+:class:`DemoWorld` starts real HTTP servers on loopback addresses (127.0.0.x)
+that answer like the metadata services (Unpaywall, OpenAlex, Crossref, Europe
+PMC, the NCBI ID converter, the DOI resolver, arXiv) and a few publishers:
+one fast, one slow (Crawl-delay 0.5 s), one that rate-limits (429 with
+Retry-After), one forbidden (403), one that serves an HTML landing page
+instead of the PDF, one behind a bot challenge, one whose robots.txt
+disallows its PDFs, one held (503 with a long Retry-After), one whose PDFs are gone (410) and
+one that is down (connection refused). Its JSON bodies
+have the shape of the real services' answers (see ``shared/fixtures/real``),
+reduced to the fields paperfetch reads.
+
+Nothing here reaches beyond the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+from paperfetch.testing import LoopbackHost, Reply, Request
+
+__all__ = ["DEMO_INPUTS", "DemoWorld", "fake_pdf"]
+
+
+def fake_pdf(name: str, size: int = 4000) -> bytes:
+    """A small well-formed-looking PDF whose bytes depend on *name*."""
+    filler = (name.encode() * (size // max(1, len(name)) + 1))[:size]
+    return b"%PDF-1.4\n% paperfetch demo\n1 0 obj <<>> endobj\n" + filler + b"\ntrailer <<>>\n%%EOF\n"
+
+
+LANDING = """<!doctype html><html><head><title>{title}</title>
+<meta name="citation_title" content="{title}">
+<meta name="citation_pdf_url" content="{pdf}">
+</head><body><h1>{title}</h1><p>Landing page.</p></body></html>"""
+
+CHALLENGE = """<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title>
+<meta http-equiv="refresh" content="390"></head><body><div id="challenge-running">
+Checking if the site connection is secure</div><script src="/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1"></script>
+</body></html>"""
+
+
+@dataclass(frozen=True)
+class _Paper:
+    doi: str
+    title: str
+    year: int
+    journal: str
+    publisher: str | None      # which publisher host serves its PDF (None: no open copy)
+    via: str                   # "openalex" | "unpaywall" | "europepmc" | "landing" | "none"
+    known: bool = True
+
+
+PAPERS = [
+    _Paper("10.5555/demo.fast", "A fast publisher's paper", 2021, "Journal of Fast Results", "fast", "openalex"),
+    _Paper("10.5555/demo.fast2", "Another fast paper", 2022, "Journal of Fast Results", "fast", "openalex"),
+    _Paper("10.5555/demo.slow1", "Slow but steady I", 2019, "Slow Letters", "slow", "unpaywall"),
+    _Paper("10.5555/demo.slow2", "Slow but steady II", 2019, "Slow Letters", "slow", "unpaywall"),
+    _Paper("10.5555/demo.slow3", "Slow but steady III", 2020, "Slow Letters", "slow", "unpaywall"),
+    _Paper("10.5555/demo.limited", "Rate limits in practice", 2023, "Limited Review", "limited", "openalex"),
+    _Paper("10.5555/demo.limited2", "Rate limits, again", 2023, "Limited Review", "limited", "openalex"),
+    _Paper("10.5555/demo.forbidden", "Behind a locked door", 2018, "Forbidden Annals", "forbidden", "unpaywall"),
+    _Paper("10.5555/demo.html", "A landing page in disguise", 2020, "HTML Quarterly", "html", "unpaywall"),
+    _Paper("10.5555/demo.challenge", "Bots not welcome", 2021, "Challenge Journal", "challenge", "openalex"),
+    _Paper("10.5555/demo.robots", "Disallowed by robots", 2017, "Robots Weekly", "robots", "openalex"),
+    _Paper("10.5555/demo.held", "Come back tomorrow", 2022, "Held Proceedings", "held", "openalex"),
+    _Paper("10.5555/demo.landing", "Only the landing page knows", 2016, "Landing Letters", "fast", "landing"),
+    _Paper("10.5555/demo.gone", "Retracted and removed", 2014, "Gone Journal", "gone", "openalex"),
+    _Paper("10.5555/demo.down", "A server that is down", 2013, "Down Journal", "down", "openalex"),
+    _Paper("10.5555/demo.closed", "A closed-access paper", 2015, "Closed Journal", None, "none"),
+    _Paper("10.5555/demo.pmc", "A paper in PubMed Central", 2020, "PMC Reports", "europepmc", "europepmc"),
+]
+_BY_DOI = {p.doi: p for p in PAPERS}
+PMID_OF = {"10.5555/demo.pmc": "90000001"}
+PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}
+
+#: The demo batch: every identifier type and every outcome.
+DEMO_INPUTS: list[Any] = [
+    "10.5555/demo.fast",
+    "https://doi.org/10.5555/DEMO.FAST",      # a duplicate, written differently
+    "doi:10.5555/demo.fast2",
+    "10.5555/demo.slow1",
+    "10.5555/demo.slow2",
+    "10.5555/demo.slow3",
+    "10.5555/demo.limited",
+    "10.5555/demo.limited2",
+    "10.5555/demo.forbidden",
+    "10.5555/demo.html",
+    "10.5555/demo.challenge",
+    "10.5555/demo.robots",
+    "10.5555/demo.held",
+    "10.5555/demo.landing",
+    "10.5555/demo.gone",
+    "10.5555/demo.down",
+    "10.5555/demo.closed",
+    "10.5555/demo.unknown",
+    "PMID:90000001",
+    "arXiv:2101.00001v2",
+    "not an identifier",
+    None,
+]
+
+
+class DemoWorld:
+    """Start with ``with DemoWorld() as world:``; pass ``world.endpoints`` to the Retriever."""
+
+    def __init__(self, base_ip: int = 40) -> None:
+        self._ip = base_ip
+        self.hosts: dict[str, LoopbackHost] = {}
+        self._lock = threading.Lock()
+        self._last_limited = 0.0
+
+    # -- lifecycle ------------------------------------------------------------
+    def start(self) -> "DemoWorld":
+        names = ["unpaywall", "openalex", "crossref", "europepmc", "ncbi", "doi", "arxiv",
+                 "fast", "slow", "limited", "forbidden", "html", "challenge", "robots", "held", "gone"]
+        for offset, name in enumerate(names):
+            self.hosts[name] = LoopbackHost(f"127.0.0.{self._ip + offset}", {"*": self._router(name)}).start()
+        return self
+
+    def stop(self) -> None:
+        for host in self.hosts.values():
+            host.stop()
+
+    def __enter__(self) -> "DemoWorld":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def endpoints(self) -> dict[str, str]:
+        h = self.hosts
+        return {
+            "unpaywall": h["unpaywall"].base_url, "openalex": h["openalex"].base_url, "crossref": h["crossref"].base_url,
+            "europepmc": h["europepmc"].base_url, "ncbi_idconv": h["ncbi"].base_url, "ncbi_eutils": h["ncbi"].base_url,
+            "arxiv": h["arxiv"].base_url, "doi": h["doi"].base_url,
+        }
+
+    def requests_served(self) -> int:
+        return sum(host.hits() for host in self.hosts.values())
+
+    # -- routing --------------------------------------------------------------
+    def _router(self, name: str):
+        def route(request: Request) -> Reply:
+            handler = getattr(self, f"_serve_{name}", None)
+            if handler is None:
+                return self._publisher(name, request)
+            return handler(request)
+
+        return route
+
+    def pdf_url(self, paper: _Paper) -> str:
+        if paper.publisher == "down":  # nothing listens on port 9 of this loopback address: connection refused
+            return f"http://127.0.0.{self._ip + 30}:9/pdf/{paper.doi.split('/', 1)[1]}.pdf"
+        return self.hosts[paper.publisher].url(f"/pdf/{paper.doi.split('/', 1)[1]}.pdf")
+
+    def landing_url(self, paper: _Paper) -> str:
+        host = paper.publisher if paper.publisher in self.hosts else "gone"
+        return self.hosts[host].url(f"/article/{paper.doi.split('/', 1)[1]}")
+
+    def _json(self, data: Any, status: int = 200) -> Reply:
+        return Reply(status, json.dumps(data).encode(), {"Content-Type": "application/json"})
+
+    def _serve_unpaywall(self, request: Request) -> Reply:
+        doi = unquote(request.path[len("/v2/"):]).lower()
+        paper = _BY_DOI.get(doi)
+        if paper is None:
+            return self._json({"HTTP_status_code": 404, "error": True, "message": f"'{doi}' isn't in Unpaywall"}, 404)
+        location = None
+        if paper.via == "unpaywall":
+            location = {"url": self.pdf_url(paper), "url_for_pdf": self.pdf_url(paper), "url_for_landing_page": self.landing_url(paper),
+                        "host_type": "publisher", "license": "cc-by", "version": "publishedVersion"}
+        return self._json({
+            "doi": doi, "title": paper.title, "year": paper.year, "journal_name": paper.journal, "is_oa": location is not None,
+            "oa_status": "gold" if location else "closed", "best_oa_location": location, "oa_locations": [location] if location else [],
+        })
+
+    def _work(self, paper: _Paper) -> dict[str, Any]:
+        best = None
+        if paper.via == "openalex":
+            best = {"is_oa": True, "pdf_url": self.pdf_url(paper), "landing_page_url": self.landing_url(paper),
+                    "license": "cc-by", "version": "publishedVersion", "source": {"type": "journal", "display_name": paper.journal}}
+        ids = {"doi": f"https://doi.org/{paper.doi}"}
+        if paper.doi in PMID_OF:
+            ids["pmid"] = f"https://pubmed.ncbi.nlm.nih.gov/{PMID_OF[paper.doi]}"
+        return {
+            "id": "https://openalex.org/W0", "doi": f"https://doi.org/{paper.doi}", "title": paper.title, "display_name": paper.title,
+            "publication_year": paper.year, "ids": ids,
+            "primary_location": {"source": {"display_name": paper.journal}, "license": None},
+            "open_access": {"is_oa": best is not None, "oa_status": "gold" if best else "closed", "oa_url": best["pdf_url"] if best else None},
+            "best_oa_location": best, "locations": [best] if best else [],
+        }
+
+    def _serve_openalex(self, request: Request) -> Reply:
+        if request.path.startswith("/works/https://doi.org/"):
+            doi = unquote(request.path[len("/works/https://doi.org/"):]).lower()
+            paper = _BY_DOI.get(doi)
+            return self._json(self._work(paper)) if paper else self._json({"error": "not found"}, 404)
+        query = parse_qs(request.query)
+        wanted = (query.get("filter", [""])[0]).removeprefix("doi:").split("|")
+        results = [self._work(_BY_DOI[d.lower()]) for d in wanted if d.lower() in _BY_DOI]
+        return self._json({"meta": {"count": len(results), "page": 1, "per_page": 50}, "results": results, "group_by": []})
+
+    def _serve_crossref(self, request: Request) -> Reply:
+        doi = unquote(request.path[len("/works/"):]).lower()
+        paper = _BY_DOI.get(doi)
+        if paper is None:
+            return Reply(404, b"Resource not found.", {"Content-Type": "text/plain"})
+        return self._json({"status": "ok", "message-type": "work", "message": {
+            "DOI": paper.doi, "title": [paper.title], "container-title": [paper.journal],
+            "issued": {"date-parts": [[paper.year]]}, "link": []}})
+
+    def _serve_europepmc(self, request: Request) -> Reply:
+        if request.path.startswith("/articles/"):
+            return self._pdf_reply("pmc:" + request.path)
+        query = parse_qs(request.query).get("query", [""])[0]
+        results = []
+        for doi, pmid in PMID_OF.items():
+            if pmid in query or PMCID_OF[doi] in query or doi in query.lower():
+                paper = _BY_DOI[doi]
+                results.append({"id": pmid, "source": "MED", "pmid": pmid, "pmcid": PMCID_OF[doi], "doi": doi, "title": paper.title,
+                                "pubYear": str(paper.year), "journalInfo": {"journal": {"title": paper.journal}},
+                                "isOpenAccess": "Y", "license": "cc by"})
+        return self._json({"version": "6.9", "hitCount": len(results), "resultList": {"result": results}})
+
+    def _serve_ncbi(self, request: Request) -> Reply:
+        query = parse_qs(request.query)
+        if request.path.startswith("/pmc/utils/idconv"):
+            records = []
+            for value in query.get("ids", [""])[0].split(","):
+                match = [d for d in PMID_OF if value in (PMID_OF[d], PMCID_OF[d], d)]
+                if match:
+                    d = match[0]
+                    records.append({"pmcid": PMCID_OF[d], "pmid": int(PMID_OF[d]), "doi": d, "requested-id": value})
+                else:
+                    records.append({"requested-id": value, "status": "error", "errmsg": "invalid article id"})
+            return self._json({"status": "ok", "responseDate": "2026-11-29 00:00:00", "request": "demo", "records": records})
+        return Reply(200, b"<?xml version=\"1.0\"?><PubmedArticleSet></PubmedArticleSet>", {"Content-Type": "text/xml"})
+
+    def _serve_doi(self, request: Request) -> Reply:
+        doi = unquote(request.path.lstrip("/")).lower()
+        paper = _BY_DOI.get(doi)
+        if paper is None:
+            return Reply(404, b"DOI not found", {"Content-Type": "text/html"})
+        return Reply(302, b"", {"Location": self.landing_url(paper)})
+
+    def _serve_arxiv(self, request: Request) -> Reply:
+        if request.path == "/robots.txt":
+            return Reply(200, "User-agent: *\nDisallow: /search\n")
+        return self._pdf_reply("arxiv:" + request.path)
+
+    def _pdf_reply(self, name: str) -> Reply:
+        return Reply(200, fake_pdf(name), {"Content-Type": "application/pdf"})
+
+    def _publisher(self, name: str, request: Request) -> Reply:
+        path = request.path
+        if path == "/robots.txt":
+            if name == "slow":
+                return Reply(200, "User-agent: *\nCrawl-delay: 0.5\n")
+            if name == "robots":
+                return Reply(200, "User-agent: *\nDisallow: /pdf/\n")
+            return Reply(404, b"no robots.txt")
+        if name == "forbidden":
+            return Reply(403, b"<html><body>Forbidden</body></html>", {"Content-Type": "text/html"})
+        if name == "gone":
+            return Reply(410, b"gone", {"Content-Type": "text/plain"})
+        if name == "held":
+            return Reply(503, b"maintenance", {"Retry-After": "3600"})
+        if name == "challenge":
+            return Reply(403 if path.startswith("/article") else 200, CHALLENGE, {"Content-Type": "text/html"})
+        if path.startswith("/article/"):
+            doi = "10.5555/" + path[len("/article/"):]
+            paper = _BY_DOI.get(doi)
+            if paper is None:
+                return Reply(404, b"no such article", {"Content-Type": "text/html"})
+            if paper.publisher is None:  # a closed paper: the landing page offers no PDF
+                return Reply(200, LANDING.replace('<meta name="citation_pdf_url" content="{pdf}">', "").format(title=paper.title),
+                             {"Content-Type": "text/html"})
+            pdf = self.hosts[name].url(f"/pdf/{doi.split('/', 1)[1]}.pdf")
+            return Reply(200, LANDING.format(title=paper.title, pdf=pdf), {"Content-Type": "text/html"})
+        if name == "html" and path.startswith("/pdf/"):  # an HTML page served where the PDF should be
+            stem = path[len("/pdf/"):-4]
+            pdf = self.hosts["html"].url(f"/files/{stem}.pdf")
+            return Reply(200, LANDING.format(title=stem, pdf=pdf), {"Content-Type": "application/pdf"})
+        if name == "limited":
+            with self._lock:
+                now = time.monotonic()
+                too_fast = now - self._last_limited < 1.0
+                self._last_limited = now
+            if too_fast:
+                return Reply(429, b"slow down", {"Retry-After": "1"})
+        return self._pdf_reply(f"{name}:{path}")
