@@ -36,6 +36,9 @@ from paperfetch.http import (
     is_synthetic,
     release_holds,
 )
+from paperfetch.ids import Identifier, IdType, parse_identifier
+from paperfetch.outcomes import Status
+from paperfetch.retriever import Retriever
 
 __all__ = [
     "ConfigurationError",
@@ -49,7 +52,9 @@ __all__ = [
     "HostRegistry",
     "HostSuppressed",
     "HttpClient",
+    "IdType",
     "Identification",
+    "Identifier",
     "InvalidIdentifier",
     "InvalidPDF",
     "InvalidURL",
@@ -59,7 +64,9 @@ __all__ = [
     "PaperfetchError",
     "RateLimited",
     "RequestTimeout",
+    "Retriever",
     "ServiceError",
+    "Status",
     "SystemClock",
     "TooManyRedirects",
     "TruncatedDownload",
@@ -67,5 +74,6 @@ __all__ = [
     "default_classify",
     "host_limiter",
     "is_synthetic",
+    "parse_identifier",
     "release_holds",
 ]

@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _summary(outcomes: pd.DataFrame, status: pd.DataFrame, out=sys.stdout) -> None:
+def _summary(outcomes: pd.DataFrame, status: pd.DataFrame, out=None) -> None:
+    out = out or sys.stdout
     counts = outcomes["status"].value_counts()
     counts = counts[counts > 0]
     print("\nOutcomes by status:", file=out)

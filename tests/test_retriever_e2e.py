@@ -1,0 +1,151 @@
+"""End to end: the Retriever against the offline demo world (real HTTP servers on loopback)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from paperfetch import Retriever
+from paperfetch.cli import main
+from paperfetch.demo import DEMO_INPUTS, DemoWorld
+from paperfetch.outcomes import COLUMNS, Status
+
+FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
+
+GOLDEN = pd.DataFrame(
+    [
+        ("10.5555/demo.fast", "doi", "downloaded", "openalex", "10.5555/demo.fast"),
+        ("https://doi.org/10.5555/DEMO.FAST", "doi", "downloaded", "openalex", "10.5555/demo.fast"),
+        ("doi:10.5555/demo.fast2", "doi", "downloaded", "openalex", "10.5555/demo.fast2"),
+        ("10.5555/demo.slow1", "doi", "downloaded", "unpaywall", "10.5555/demo.slow1"),
+        ("10.5555/demo.slow2", "doi", "downloaded", "unpaywall", "10.5555/demo.slow2"),
+        ("10.5555/demo.slow3", "doi", "downloaded", "unpaywall", "10.5555/demo.slow3"),
+        ("10.5555/demo.limited", "doi", "downloaded", "openalex", "10.5555/demo.limited"),
+        ("10.5555/demo.limited2", "doi", "downloaded", "openalex", "10.5555/demo.limited2"),
+        ("10.5555/demo.forbidden", "doi", "host_suppressed", "unpaywall", "10.5555/demo.forbidden"),
+        ("10.5555/demo.html", "doi", "downloaded", "unpaywall", "10.5555/demo.html"),
+        ("10.5555/demo.challenge", "doi", "invalid_pdf", "openalex", "10.5555/demo.challenge"),
+        ("10.5555/demo.robots", "doi", "disallowed_by_robots", "openalex", "10.5555/demo.robots"),
+        ("10.5555/demo.held", "doi", "host_held", "openalex", "10.5555/demo.held"),
+        ("10.5555/demo.landing", "doi", "downloaded", "landing", "10.5555/demo.landing"),
+        ("10.5555/demo.gone", "doi", "http_error", "openalex", "10.5555/demo.gone"),
+        ("10.5555/demo.down", "doi", "network_error", "openalex", "10.5555/demo.down"),
+        ("10.5555/demo.closed", "doi", "no_open_copy", None, "10.5555/demo.closed"),
+        ("10.5555/demo.unknown", "doi", "not_found", None, "10.5555/demo.unknown"),
+        ("PMID:90000001", "pmid", "downloaded", "europepmc", "10.5555/demo.pmc"),
+        ("arXiv:2101.00001v2", "arxiv", "downloaded", "arxiv", "10.48550/arxiv.2101.00001"),
+        ("not an identifier", None, "invalid_identifier", None, None),
+        (None, None, "invalid_identifier", None, None),
+    ],
+    columns=["input", "id_type", "status", "source", "doi"],
+)
+
+
+@pytest.fixture(scope="module")
+def world():
+    with DemoWorld(base_ip=60) as w:
+        yield w
+
+
+def retriever(world, out_dir, **kwargs):
+    kwargs.setdefault("http_options", FAST)
+    return Retriever(email="tester@example.org", out_dir=out_dir, endpoints=world.endpoints, progress=False, verbosity=0, **kwargs)
+
+
+def test_mixed_batch_matches_the_golden_outcomes_and_resumes(world, tmp_path):
+    with retriever(world, tmp_path) as r:
+        first = r.download(DEMO_INPUTS)
+        requests_first = r.requests()
+    assert list(first.columns) == list(COLUMNS)
+    assert first["status"].dtype == "category"
+    assert set(first["status"].cat.categories) == {s.value for s in Status}
+    got = first[["input", "id_type", "status", "source", "doi"]].astype(object).where(first[["input", "id_type", "status", "source", "doi"]].notna(), None)
+    expected = GOLDEN.astype(object).where(GOLDEN.notna(), None)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected, check_dtype=False)
+
+    downloaded = first[first["status"] == "downloaded"]
+    for _, row in downloaded.iterrows():
+        data = open(row["path"], "rb").read()
+        assert data.startswith(b"%PDF-") and len(data) == row["bytes"] and len(row["sha256"]) == 64
+    assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob(".*.part"))
+    assert first.loc[first["input"] == "PMID:90000001", "pmcid"].item() == "PMC9000001"
+    assert first.loc[first["input"] == "10.5555/demo.fast", "title"].item() == "A fast publisher's paper"
+    assert "Cloudflare" in first.loc[first["input"] == "10.5555/demo.challenge", "error"].item()
+    assert len(requests_first) > 0 and not requests_first["url"].str.contains("tester@example.org").any()
+
+    # A re-run never downloads twice and does not ask again what the services called absent.
+    served_before = world.requests_served()
+    with retriever(world, tmp_path) as r:
+        second = r.download(DEMO_INPUTS)
+    again = second.set_index("input", drop=False)
+    for inp in downloaded["input"]:
+        assert again.loc[inp, "status"] == "already_downloaded"
+    assert again.loc["10.5555/demo.unknown", "status"] == "not_found"
+    assert again.loc["10.5555/demo.closed", "status"] == "no_open_copy"
+    retried = {"10.5555/demo.forbidden", "10.5555/demo.challenge", "10.5555/demo.robots", "10.5555/demo.held",
+               "10.5555/demo.gone", "10.5555/demo.down"}
+    assert set(second.loc[second["status"].isin(["downloaded", "already_downloaded", "not_found", "no_open_copy", "invalid_identifier"]) == False, "input"]) == retried  # noqa: E712
+    assert world.requests_served() - served_before < 40  # only the failures were retried
+
+
+def test_a_modified_file_is_downloaded_again(world, tmp_path):
+    with retriever(world, tmp_path) as r:
+        first = r.download(["10.5555/demo.fast2"])
+    path = first.loc[0, "path"]
+    with open(path, "ab") as handle:
+        handle.write(b"tampered")
+    with retriever(world, tmp_path) as r:
+        second = r.download(["10.5555/demo.fast2"])
+    assert second.loc[0, "status"] == "downloaded"
+
+
+def test_download_frame_leaves_the_input_untouched_and_joins_outcomes(world, tmp_path):
+    df = pd.DataFrame({"doi": ["10.5555/demo.slow1", "nonsense", None], "note": ["a", "b", "c"]}, index=[10, 20, 30])
+    before = df.copy()
+    with retriever(world, tmp_path) as r:
+        joined = r.download_frame(df, column="doi")
+    pd.testing.assert_frame_equal(df, before)
+    assert list(joined.index) == [10, 20, 30]
+    assert list(joined["status"]) == ["downloaded", "invalid_identifier", "invalid_identifier"]
+    assert list(joined["note"]) == ["a", "b", "c"]
+
+
+def test_unknown_source_or_endpoint_names_are_refused(world, tmp_path):
+    with pytest.raises(ValueError, match="choose from"):
+        Retriever(out_dir=tmp_path, sources=["scihub"])
+    with pytest.raises(ValueError, match="choose from"):
+        Retriever(out_dir=tmp_path, endpoints={"scihub": "http://127.0.0.1:1"})
+
+
+def test_retriever_repr_hides_the_email(tmp_path):
+    r = Retriever(email="secret.person@uni.edu", out_dir=tmp_path, progress=False)
+    assert "secret.person" not in repr(r)
+
+
+def test_cli_download_against_loopback_endpoints(world, tmp_path, monkeypatch, capsys):
+    for name, url in world.endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    report = tmp_path / "outcomes.csv"
+    code = main(["download", "10.5555/demo.fast", "PMID:90000001", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
+                 "--report", str(report), "--no-progress", "--delay-min", "0.01"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "downloaded" in out and "Per-host table" in out and "cli@example.org" not in out
+    frame = pd.read_csv(report)
+    assert list(frame["status"]) == ["downloaded", "downloaded"]
+
+
+def test_cli_reads_a_csv_column_and_accepts_pypaperretriever_flags(world, tmp_path, monkeypatch, capsys):
+    for name, url in world.endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    csv = tmp_path / "in.csv"
+    pd.DataFrame({"doi": ["10.5555/demo.slow2", "junk"]}).to_csv(csv, index=False)
+    assert main(["download", "--input", str(csv), "--column", "doi", "--dwn-dir", str(tmp_path / "o"), "--no-progress",
+                 "--email", "x@example.org"]) == 0
+    assert main(["download", "--doi", "10.5555/demo.fast", "--dwn-dir", str(tmp_path / "o2"), "--no-progress"]) == 0
+
+
+def test_cli_usage_errors_exit_2(tmp_path, capsys):
+    assert main(["download"]) == 2
+    assert main(["download", "--input", str(tmp_path / "missing.csv")]) == 2
+    assert main(["frobnicate"]) == 2
