@@ -1,4 +1,4 @@
-"""Metadata sources against real recorded responses (cassettes built from fixtures/real).
+"""Metadata sources against real recorded responses (cassettes built from fixtures/real), through the real transport.
 
 1. ``SourceContract``: one contract every source passes, subclassed per source with its cassette
    (the shape of requests-cache's ``tests/integration/base_storage_test.py``).
@@ -25,6 +25,7 @@ import requests
 import vcr
 import yaml
 
+from paperfetch import FakeClock, HttpClient
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, NotFoundError, ServiceError
 from paperfetch.http.outcome import Outcome
@@ -62,23 +63,15 @@ EMAIL = "you@example.com"
 IDENTIFICATION = Identification(email=EMAIL, openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key")
 
 
-class SessionFetcher:
-    """The transport's ``fetch`` contract over a plain session (``paperfetch.HttpClient.fetch`` replaces it)."""
+class SessionFetcher(HttpClient):
+    """The real transport (``paperfetch.HttpClient.fetch``) on a fake clock, so pacing never waits in real
+    time; ``sent`` lists every URL put on the wire, query included. One attempt per request: each cassette
+    holds one recorded answer per request."""
 
     def __init__(self) -> None:
-        self.session = requests.Session()
+        super().__init__(clock=FakeClock(), max_retries=0, verbosity=0)
         self.sent: list[str] = []
-
-    def fetch(self, url: str, *, classify: Any, params: dict[str, str] | None = None,
-              headers: dict[str, str] | None = None) -> requests.Response:
-        response = self.session.get(url, params=params, headers=headers, timeout=5)
-        self.sent.append(response.request.url or "")
-        outcome = classify(response)
-        if outcome is Outcome.OK:
-            return response
-        error = NotFoundError if outcome is Outcome.ABSENT else ServiceError
-        raise error(f"{outcome.value}: HTTP {response.status_code}", status_code=response.status_code,
-                    url=redact_url(response.url), response=response)
+        self._session.hooks["response"].append(lambda r, *args, **kwargs: self.sent.append(r.request.url or ""))
 
 
 def ident(key: str) -> Identifier:
