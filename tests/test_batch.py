@@ -1,0 +1,338 @@
+"""HostScheduler and HttpClient.get_many against real HTTP servers on loopback addresses.
+
+Real time, kept short. Gaps are measured from the servers' own arrival logs. The
+transport stamps a request's start (its pacing clock) before the request is prepared
+and sent, the server stamps the arrival after reading it: the difference varies by a
+millisecond or so between two requests on a warm connection (``TOLERANCE``, 2 ms), but
+the first request to a host also opens the connection (and, with many workers starting
+at once, waits for the GIL), which was measured to arrive up to ~8 ms later than its
+stamp. The gap after it therefore reads short by that much; it is checked against
+``FIRST_GAP_TOLERANCE`` (10 ms). That is a property of the transport's start stamp,
+not of the scheduler (see ``benchmarks/batch.py``, which reports it separately).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from paperfetch import FakeClock, HttpClient, InvalidURL, is_synthetic
+from paperfetch.batch import NO_REQUEST, HostScheduler, default_workers, get_many
+from paperfetch.http.hosts import HostRegistry, host_key
+from paperfetch.testing import LoopbackHost, Reply, gaps, scripted_session
+
+TOLERANCE = 0.002
+FIRST_GAP_TOLERANCE = 0.010
+PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n"
+
+
+@pytest.fixture
+def hosts():
+    started: list[LoopbackHost] = []
+
+    def make(address, routes):
+        host = LoopbackHost(address, routes).start()
+        started.append(host)
+        return host
+
+    yield make
+    for host in started:
+        host.stop()
+
+
+def client(**kwargs) -> HttpClient:
+    kwargs.setdefault("registry", HostRegistry())
+    kwargs.setdefault("timeout", (2.0, 5.0))
+    return HttpClient(**kwargs)
+
+
+def robots(delay: float, extra: str = "") -> Reply:
+    return Reply(200, f"User-agent: *\nCrawl-delay: {delay}\n{extra}")
+
+
+def assert_paced(arrivals, floor):
+    """Every gap at least *floor* (the first within FIRST_GAP_TOLERANCE, the others within TOLERANCE)."""
+    measured = gaps(arrivals)
+    assert measured, "fewer than two requests"
+    assert measured[0] >= floor - FIRST_GAP_TOLERANCE, measured
+    assert min(measured[1:], default=floor) >= floor - TOLERANCE, measured
+
+
+def summary(response):
+    if response is None or isinstance(response, BaseException):
+        return response if response is None else type(response)
+    return (response.status_code, response.content, is_synthetic(response))
+
+
+class Hop:
+    """A job of several requests: its URL list may span hosts."""
+
+    def __init__(self, client: HttpClient, urls: list[str]) -> None:
+        self.client = client
+        self.todo = list(urls)
+        self.statuses: list[int] = []
+        self.error: BaseException | None = None
+
+    @property
+    def url(self) -> str | None:
+        return self.todo[0] if self.todo else None
+
+    def advance(self) -> None:
+        response = self.client.get(self.todo.pop(0))
+        self.statuses.append(response.status_code)
+
+
+# ---------------------------------------------------------------- get_many
+def test_get_many_returns_what_get_returns_in_input_order(hosts):
+    a = hosts("127.0.0.2", {"/robots.txt": Reply(200, "User-agent: *\nCrawl-delay: 0.05\nDisallow: /private\n"),
+                            "/pdf": Reply(200, PDF), "/gone": Reply(404, b"no"), "/boom": Reply(500, b"err")})
+    b = hosts("127.0.0.3", {"/robots.txt": Reply(404), "/go": Reply(302, headers={"Location": a.url("/pdf")}),
+                            "*": Reply(200, b"b")})
+    urls = [a.url("/pdf"), b.url("/x"), a.url("/private/1"), a.url("/gone"), b.url("/go"), "ftp://127.0.0.2/x",
+            a.url("/boom"), b.url("/y"), a.url("/private/2"), a.url("/pdf")]
+    config = dict(respect_robots_txt=True, rate_limit_min_s=0.05, rate_limit_max_s=0.05)
+
+    many = client(**config).get_many(urls)
+    single = client(**config)
+    expected = []
+    for url in urls:
+        try:
+            expected.append(single.get(url))
+        except Exception as exc:  # noqa: BLE001
+            expected.append(exc)
+
+    assert [summary(r) for r in many] == [summary(r) for r in expected]
+    assert many[2] is None and many[8] is None and isinstance(many[5], InvalidURL)
+    assert many[4].status_code == 200 and many[4].content == PDF and len(many[4].history) == 1
+    assert a.hits("/private/1") == a.hits("/private/2") == 0
+
+
+def test_get_many_return_exceptions_false_raises_the_first_error(hosts):
+    a = hosts("127.0.0.2", {"*": Reply(200, b"ok")})
+    c = client()
+    with pytest.raises(InvalidURL):
+        c.get_many([a.url("/1"), "mailto:someone@example.org", a.url("/2")], return_exceptions=False)
+    assert c.get_many([]) == []
+
+
+# ---------------------------------------------------------------- pacing and makespan
+def test_hosts_are_served_side_by_side_each_at_its_own_pace(hosts):
+    delay, per_host = 0.2, 8
+    servers = [hosts(f"127.0.0.{i}", {"/robots.txt": robots(delay), "*": Reply(200, PDF)}) for i in (2, 3, 4)]
+    urls = [s.url(f"/paper/{n}") for n in range(per_host) for s in servers]
+    c = client(respect_robots_txt=True)
+    scheduler_stats = {}
+
+    started = time.perf_counter()
+    jobs = [Hop(c, [u]) for u in urls]
+    scheduler = HostScheduler(c)
+    scheduler.run(jobs)
+    makespan = time.perf_counter() - started
+    scheduler_stats = scheduler.stats
+
+    assert all(job.statuses == [200] for job in jobs)
+    for server in servers:
+        arrivals = server.arrivals()
+        assert len(arrivals) == per_host + 1  # robots.txt + the papers
+        assert_paced(arrivals, delay)
+    bound = per_host * delay             # robots.txt + 8 papers: 8 gaps on the busiest host
+    total = len(servers) * bound         # what a host-after-host loop needs at least
+    assert bound - TOLERANCE <= makespan < 0.6 * total
+    assert makespan < 1.3 * bound
+    assert scheduler_stats["requests_started"] == len(urls)
+    assert sorted(scheduler_stats["per_host"].values()) == [per_host] * 3
+    assert scheduler_stats["workers"] == default_workers(3) == 12
+    # waiting is done on a condition with a timeout, not by spinning
+    assert scheduler_stats["wakeups"] < 400
+    assert scheduler_stats["scheduling_cpu_s"] < 0.5
+
+
+def test_concurrency_per_host_never_exceeds_max_in_flight(hosts):
+    lock = threading.Lock()
+    current: dict[str, int] = {}
+    peak: dict[str, int] = {}
+
+    def slow(name):
+        def handler(request):
+            with lock:
+                current[name] = current.get(name, 0) + 1
+                peak[name] = max(peak.get(name, 0), current[name])
+            time.sleep(0.03)
+            with lock:
+                current[name] -= 1
+            return Reply(200, b"ok")
+        return handler
+
+    servers = [hosts(f"127.0.0.{i}", {"*": slow(str(i))}) for i in (2, 3)]
+    c = client(max_in_flight_per_host=2)
+    urls = [s.url(f"/{n}") for s in servers for n in range(12)]
+    results = c.get_many(urls, workers=8)
+    assert [r.status_code for r in results] == [200] * len(urls)
+    assert peak == {"2": 2, "3": 2}
+
+
+# ---------------------------------------------------------------- holds, suppression, robots
+def test_a_long_hold_neither_slows_the_others_nor_costs_more_than_two_requests(hosts):
+    held = hosts("127.0.0.2", {"*": Reply(503, b"busy", {"Retry-After": "30"})})
+    paced = hosts("127.0.0.3", {"*": Reply(200, PDF)})
+    interval = 0.1
+    c = client(max_retry_after_s=1, host_intervals={host_key(paced.base_url): interval})
+    urls = [held.url(f"/h{n}") for n in range(10)] + [paced.url(f"/p{n}") for n in range(6)]
+
+    started = time.perf_counter()
+    results = c.get_many(urls)
+    makespan = time.perf_counter() - started
+
+    assert held.hits() <= 2
+    assert [r.status_code for r in results[:10]] == [503] * 10
+    assert [is_synthetic(r) for r in results[1:10]] == ["held"] * 9
+    assert [r.status_code for r in results[10:]] == [200] * 6
+    assert_paced(paced.arrivals(), interval)
+    assert makespan < 5 * interval + 0.4  # the paced host's own need, not the hold's 30 s
+
+
+def test_a_suppressed_host_drains_at_once(hosts):
+    forbidden = hosts("127.0.0.2", {"*": Reply(403, b"no")})
+    paced = hosts("127.0.0.3", {"*": Reply(200, b"ok")})
+    c = client(host_intervals={host_key(paced.base_url): 0.1, host_key(forbidden.base_url): 0.1})
+    finished_at: dict[int, list[float]] = {200: [], 403: []}
+    jobs = [Hop(c, [forbidden.url(f"/f{n}")]) for n in range(200)] + [Hop(c, [paced.url(f"/p{n}")]) for n in range(4)]
+
+    started = time.perf_counter()
+    HostScheduler(c, on_finished=lambda job: finished_at[job.statuses[0]].append(time.perf_counter() - started)).run(jobs)
+
+    assert forbidden.hits() == 1
+    assert all(job.statuses == [403] for job in jobs[:200])
+    assert max(finished_at[403]) < 0.5  # 199 synthetic 403s, no pacing gap between them
+    assert max(finished_at[200]) >= 0.3 - TOLERANCE
+
+
+def test_robots_disallowed_urls_wait_for_no_pacing_gap(hosts):
+    delay = 0.2
+    server = hosts("127.0.0.2", {"/robots.txt": robots(delay, "Disallow: /private\n"), "*": Reply(200, b"ok")})
+    c = client(respect_robots_txt=True)
+    urls = [server.url("/a"), *[server.url(f"/private/{n}") for n in range(5)], server.url("/b")]
+    started = time.perf_counter()
+    scheduler = HostScheduler(c)
+    jobs = [Hop(c, [u]) for u in urls]
+    scheduler.run(jobs)
+    makespan = time.perf_counter() - started
+    assert server.hits() == 3 and server.hits("/private/0") == 0
+    assert makespan < 3 * delay  # robots.txt, /a, /b: two gaps, not seven
+    assert scheduler.stats["per_host"][NO_REQUEST] >= 4
+
+
+# ---------------------------------------------------------------- jobs
+def test_jobs_that_move_host_are_requeued_and_finish(hosts):
+    a = hosts("127.0.0.2", {"*": Reply(200, b"a")})
+    b = hosts("127.0.0.3", {"*": Reply(200, b"b")})
+    interval = 0.05
+    c = client(host_intervals={host_key(a.base_url): interval, host_key(b.base_url): interval})
+    jobs = [Hop(c, [a.url(f"/{n}"), b.url(f"/{n}"), a.url(f"/{n}/again")]) for n in range(5)]
+    done = []
+    scheduler = HostScheduler(c, on_finished=done.append)
+    scheduler.run(jobs)
+    assert all(job.statuses == [200, 200, 200] and job.url is None for job in jobs)
+    assert sorted(map(id, done)) == sorted(map(id, jobs))
+    assert a.hits() == 10 and b.hits() == 5
+    assert_paced(a.arrivals(), interval)
+    assert scheduler.stats["per_host"] == {host_key(a.base_url): 10, host_key(b.base_url): 5}
+
+
+class Exploding:
+    __slots__ = ("url",)  # no room for ``error``: the failure is logged instead
+
+    def __init__(self, url):
+        self.url = url
+
+    def advance(self):
+        raise RuntimeError("job bug")
+
+
+def test_an_exception_in_advance_does_not_stop_the_batch(hosts, caplog):
+    server = hosts("127.0.0.2", {"*": Reply(200, b"ok")})
+    c = client()
+
+    class Failing(Hop):
+        def advance(self):
+            super().advance()
+            raise ValueError("parse failed")
+
+    good = [Hop(c, [server.url(f"/g{n}")]) for n in range(5)]
+    bad = [Failing(c, [server.url(f"/b{n}"), server.url("/never")]) for n in range(3)]
+    slotted = Exploding(server.url("/x"))
+    done = []
+    scheduler = HostScheduler(c, workers=2, on_finished=done.append)
+    with caplog.at_level("WARNING", logger="paperfetch.batch"):
+        scheduler.run([*bad, slotted, *good])
+    assert all(job.statuses == [200] and job.error is None for job in good)
+    assert all(isinstance(job.error, ValueError) for job in bad)
+    assert server.hits("/never") == 0
+    assert len(done) == 9 and scheduler.stats["errors"] == 4
+    assert "job bug" in caplog.text
+
+
+def test_stop_from_another_thread_ends_run_promptly(hosts):
+    release = threading.Event()
+
+    def stuck(request):
+        release.wait(5)
+        return Reply(200, b"late")
+
+    slow = hosts("127.0.0.2", {"*": stuck})
+    paced = hosts("127.0.0.3", {"*": Reply(200, b"ok")})
+    c = client(host_intervals={host_key(paced.base_url): 0.1})
+    jobs = [Hop(c, [slow.url(f"/{n}")]) for n in range(5)] + [Hop(c, [paced.url(f"/{n}")]) for n in range(50)]
+    scheduler = HostScheduler(c)
+    timer = threading.Timer(0.35, scheduler.stop)
+    try:
+        timer.start()
+        started = time.perf_counter()
+        scheduler.run(jobs)
+        elapsed = time.perf_counter() - started
+    finally:
+        release.set()
+        timer.cancel()
+    assert elapsed < 0.35 + 1.0
+    assert paced.hits() < 10 and slow.hits() == 1
+    stats = scheduler.stats
+    assert stats["unfinished"] > 40 and stats["finished"] == 55 - stats["unfinished"]
+
+
+def test_run_keyboard_interrupt_stops_and_reraises(hosts):
+    server = hosts("127.0.0.2", {"*": Reply(200, b"ok")})
+    c = client(host_intervals={host_key(server.base_url): 0.05})
+
+    def jobs():
+        yield Hop(c, [server.url("/1")])
+        raise KeyboardInterrupt
+
+    scheduler = HostScheduler(c)
+    with pytest.raises(KeyboardInterrupt):
+        scheduler.run(jobs())
+    assert server.hits() == 0
+
+
+def test_finished_jobs_and_an_empty_batch():
+    c = client()
+    done = []
+    job = Hop(c, [])
+    scheduler = HostScheduler(c, on_finished=done.append)
+    scheduler.run(iter([job]))
+    assert done == [job] and scheduler.stats["workers"] == 0
+    scheduler.run([])
+
+
+def test_fake_clock_batch_takes_the_busiest_hosts_time_not_the_sum():
+    clock = FakeClock()
+    session, adapter = scripted_session({"https://a.example/x": Reply(200), "https://b.example/x": Reply(200)}, clock)
+    c = HttpClient(session=session, clock=clock, host_intervals={"a.example": 1.0, "b.example": 1.0}, pacing_margin_s=0.0)
+    start = clock.monotonic()
+    results = get_many(c, ["https://a.example/x", "https://b.example/x"] * 5)
+    assert [r.status_code for r in results] == [200] * 10
+    for host in ("https://a.example", "https://b.example"):
+        starts = [t for t, u in adapter.calls if u.startswith(host)]
+        assert min(gaps(starts)) >= 1.0
+    assert clock.monotonic() - start < 6.0  # 4 s for each host, side by side; 8 s in a row
