@@ -291,6 +291,8 @@ class _ItemJob:
         if action.kind in ("lookup", "landing") and isinstance(exc, NotFoundError):
             return  # the service (or the DOI resolver) does not know the work: absent, not a failure
         status = _status_for(exc)
+        if status is Status.HOST_SUPPRESSED and not self.retriever.web.suppress_on_403:
+            status = Status.HTTP_ERROR
         message = redact_text(str(exc))
         self.failures.append(_Failure(status, action.source, redact_url(action.url), message, getattr(exc, "status_code", None)))
         logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
@@ -386,6 +388,7 @@ class Retriever:
             source = cls(base_url=endpoints.get(name), identification=self.identification)
             self._sources[name] = source
             self.api.host_intervals.setdefault(host_key(source.base_url), source.interval_s)
+            self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
         arxiv = self._sources["arxiv"]
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         doi_override = endpoints.get("doi") or os.environ.get("PAPERFETCH_DOI_URL")

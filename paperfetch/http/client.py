@@ -355,6 +355,8 @@ class HttpClient:
             raise self._rate_limited(exchange, shown, "no request sent")
         assert response is not None
         verdict = classify(response)
+        if response.status_code == 403 and exchange.host.hold_remaining(self._clock.monotonic()) > 0:
+            raise self._rate_limited(exchange, shown, "HTTP 403 with rate-limit headers")
         if verdict is Outcome.RETRY and (exchange.host.hold_remaining(self._clock.monotonic()) > 0 or response.status_code == 429):
             raise self._rate_limited(exchange, shown, f"HTTP {response.status_code}")
         return self._judge(response, verdict, shown, exchange)
@@ -664,14 +666,15 @@ class HttpClient:
         try:
             response = self._session.get(url, params=params, headers=headers, allow_redirects=False, **kwargs)
         except requests.RequestException as exc:
-            host.end(None)
+            host.end(None, self._clock.monotonic())
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
             raise
         except BaseException:
-            host.end(None)
+            host.end(None, self._clock.monotonic())
             raise
-        host.end(response.status_code)
-        self._emit(EventKind.RESPONSE, host, url, status=response.status_code, seconds=self._clock.monotonic() - started)
+        answered = self._clock.monotonic()
+        host.end(response.status_code, answered)
+        self._emit(EventKind.RESPONSE, host, url, status=response.status_code, seconds=answered - started)
         return response
 
     # ------------------------------------------------------------------ politeness
@@ -726,7 +729,9 @@ class HttpClient:
         interval = max(host.min_interval_s, self.host_intervals.get(host.key, 0.0))
         return effective_range(
             configured=self._configured_range,
-            respect_robots_txt=self.respect_robots_txt,
+            # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
+            # a documented API that another client of the process paces is not crawled by this one
+            respect_robots_txt=self.respect_robots_txt and host.robots is not None,
             crawl_delay=self._crawl_delay(host),
             fallback=self._fallback_range,
             backoff=host.backoff_s,

@@ -153,8 +153,14 @@ class HostLimiter:
         self.in_flight += 1
         self.requests += 1
 
-    def end(self, status: int | None) -> None:
+    def end(self, status: int | None, now: float | None = None) -> None:
+        """A request ended (its response headers arrived, or it failed) at *now*.
+
+        The pacing clock restarts from here: the server saw the request at some time between its
+        start and now, so a gap measured from now is a gap the server sees too, whatever the latency."""
         with self.cond:
+            if now is not None and (self.last_start is None or now > self.last_start):
+                self.last_start = now
             self.in_flight = max(0, self.in_flight - 1)
             if status is None:
                 self.errors += 1
