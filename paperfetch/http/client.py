@@ -10,7 +10,7 @@ against its own host):
    ``max_elapsed``) is waited out, a longer one ends the call at once;
 4. **robots.txt** — a disallowed URL is not requested (``get`` returns ``None``);
 5. **pacing** — the host's turn: at most ``max_in_flight_per_host`` requests in flight, and
-   the gap since the host's previous request start at least the effective delay
+   the gap since the host's previous request was answered at least the effective delay
    (configured range, Crawl-delay, backoff and per-host interval, see :mod:`.delays`);
 6. send, with a timeout, without following redirects;
 7. **observe** — record a hold (Retry-After on 429/503, or on a 403 that carries
