@@ -149,3 +149,29 @@ def test_cli_usage_errors_exit_2(tmp_path, capsys):
     assert main(["download"]) == 2
     assert main(["download", "--input", str(tmp_path / "missing.csv")]) == 2
     assert main(["frobnicate"]) == 2
+
+
+def test_ctrl_c_stops_promptly_keeps_finished_items_and_the_next_run_resumes(world, tmp_path):
+    import _thread
+    import threading
+    import time
+
+    from paperfetch.ledger import Ledger
+
+    inputs = [p for p in DEMO_INPUTS if isinstance(p, str) and "demo." in p and "unknown" not in p]
+    r = retriever(world, tmp_path, http_options={**FAST, "rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5})
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        r.download(inputs)
+    assert time.monotonic() - started < 5.0  # promptly
+    timer.cancel()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]  # no partial file anywhere
+    with Ledger.in_folder(tmp_path) as ledger:
+        finished = ledger.entries()
+    done = set(finished.loc[finished["status"] == "downloaded", "key"])
+    assert done, "some items finished before the interrupt"
+    second = retriever(world, tmp_path).download(inputs)
+    resumed = set("doi:" + second.loc[second["status"] == "already_downloaded", "doi"])
+    assert done <= resumed
