@@ -153,20 +153,26 @@ def test_cli_usage_errors_exit_2(tmp_path, capsys):
 
 def test_ctrl_c_stops_promptly_keeps_finished_items_and_the_next_run_resumes(world, tmp_path):
     import _thread
-    import threading
     import time
 
     from paperfetch.ledger import Ledger
 
     inputs = [p for p in DEMO_INPUTS if isinstance(p, str) and "demo." in p and "unknown" not in p]
     r = retriever(world, tmp_path, http_options={**FAST, "rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5})
-    timer = threading.Timer(1.0, _thread.interrupt_main)
-    timer.start()
+    pdfs_seen = []
+
+    def interrupt_after_two_pdfs(event):
+        # Ctrl-C arrives while the batch is running: after the second PDF response, never later.
+        if event.kind.value == "response" and event.status == 200 and "/pdf/" in (event.url or ""):
+            pdfs_seen.append(event.url)
+            if len(pdfs_seen) == 2:
+                _thread.interrupt_main()
+
+    r.web.subscribe(interrupt_after_two_pdfs)
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         r.download(inputs)
-    assert time.monotonic() - started < 5.0  # promptly
-    timer.cancel()
+    assert time.monotonic() - started < 10.0  # promptly
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]  # no partial file anywhere
     with Ledger.in_folder(tmp_path) as ledger:
         finished = ledger.entries()
