@@ -20,14 +20,22 @@ How it works
 * A host whose ``ready_in`` is ``inf`` (suppressed after a 403), or that is held
   (Retry-After) for longer than ``defer_limit_s``, is *also* due: the transport
   answers such requests at once with a synthetic response, without sending
-  anything, so those jobs drain in microseconds. A shorter hold, the pacing gap
-  and backoff defer only that host's queue.
+  anything, so those jobs drain in microseconds (and without the in-flight limit).
+  A shorter hold, the pacing gap and backoff defer only that host's queue. (The
+  test is on the hold itself, ``host_limiter(url).hold_remaining``, not on
+  ``ready_in > defer_limit_s``: a pacing gap or backoff longer than the limit is
+  always waited out by the transport, so such a host is deferred, not served.)
+* Once a host's robots.txt is known (after its first request), its queued jobs whose
+  URL it disallows move to the :data:`NO_REQUEST` queue, served at once: ``get``
+  answers them with ``None`` without sending anything, so they should not wait for
+  a pacing gap they do not use. URLs without a host go there too (``advance``
+  raises, and the error is attached to the job).
 * Among due hosts the longest queue goes first (ties: the host waiting longest).
   When no host is due, the dispatcher waits on a condition variable until the
   earliest host is (at most :data:`MAX_WAIT_S`) or a worker reports back — it
   never spins. A host the transport reports busy for a reason the scheduler did
-  not cause (a redirect hop of another job, another thread) is polled every
-  :data:`BUSY_POLL_S`.
+  not cause (a redirect hop of another job, another thread) is polled, first after
+  :data:`BUSY_POLL_S`, then less and less often.
 * After ``advance()`` a job whose ``url`` is not ``None`` goes to the back of the
   queue of the host of its new URL; otherwise ``on_finished(job)`` is called.
 
@@ -39,9 +47,10 @@ with ``respect_robots_txt`` fetches robots.txt and then waits its Crawl-delay; a
 429/503 the call may wait out (Retry-After ≤ ``max_retry_after_s``, backoff) is
 slept through and retried; a redirect is followed to another host and paced
 there. The transport keeps all of those polite (its own per-host limiter is
-shared by every thread); they only keep that one worker busy, and the job's
-first host counts as in flight meanwhile. That is why the default pool has more
-workers than hosts.
+shared by every thread, and paces from the previous response); they only keep
+that one worker busy, and the job's first host counts as in flight meanwhile.
+In the same way, :meth:`HostScheduler.stop` cannot interrupt an ``advance`` that
+is already sleeping inside the transport.
 
 Threads
 -------
@@ -59,10 +68,13 @@ Memory
 ------
 
 ``run`` consumes the iterable of jobs up front (it needs every job's host to
-pick the longest queue and to size the pool); the scheduler keeps one reference
-per job in its host's :class:`collections.deque` and nothing else per job, so a
-batch of ~100k jobs costs a few MB on top of the jobs themselves. For larger
-batches, feed chunks to successive ``run`` calls.
+pick the longest queue and to size the pool); the scheduler keeps one
+``(job, url)`` pair per job in its host's :class:`collections.deque` and nothing
+else per job (about 100 bytes), so a batch of ~100k jobs costs some 10 MB on top
+of the jobs themselves. For larger batches, feed chunks to successive ``run``
+calls. What the jobs keep is theirs: :func:`get_many` keeps every response, about
+8 KB of Python objects each (14 KB of RSS measured with the transport's
+connection-pool churn over more than 64 hosts).
 """
 
 from __future__ import annotations
@@ -90,8 +102,9 @@ logger = logging.getLogger("paperfetch.batch")
 #: The longest the dispatcher waits before looking again, even when no host is due
 #: (so a released hold or another client's activity is noticed within this time).
 MAX_WAIT_S = 0.25
-#: How often a host the *transport* reports busy (a request this scheduler did not
-#: dispatch is in flight there) is looked at again.
+#: How soon a host the *transport* reports busy (a request this scheduler did not
+#: dispatch is in flight there: another job's redirect hop, another thread) is looked at
+#: again; the wait doubles while it stays busy, up to MAX_WAIT_S.
 BUSY_POLL_S = 0.002
 #: How long ``run`` waits for in-flight work after ``stop()`` or Ctrl-C before abandoning it.
 STOP_GRACE_S = 0.25
@@ -119,18 +132,23 @@ class Job(Protocol):
 
 
 def default_workers(distinct_hosts: int) -> int:
-    """``min(32, 4 × hosts)``, at least 1.
+    """``min(32, 4 × hosts)``, at least 1 (hosts: distinct hosts of the jobs' first URLs).
 
-    Only ``hosts × max_in_flight_per_host`` jobs can ever be dispatched at once; the
-    extra workers cover jobs that block inside the transport (robots.txt and its
-    Crawl-delay, retry waits, redirect hops) and jobs that move to hosts not known up
-    front. Idle workers cost a blocked thread each and no CPU.
+    At most ``max_in_flight_per_host`` jobs per host are dispatched at once, so about
+    one worker per host is busy at a time; the headroom is for jobs that move on to
+    hosts not known up front (a resolver sending them to publishers), for queues that
+    drain without requests (held, suppressed, disallowed) and for ``on_finished``.
+    Idle workers cost a blocked thread each and no CPU. The cap of 32 reflects that
+    one Python process spends ~1.3 ms of CPU per request under the GIL: more threads
+    would not make more requests per second.
     """
     return max(1, min(32, 4 * distinct_hosts))
 
 
 class _HostQueue:
-    __slots__ = ("key", "url", "jobs", "in_flight", "not_before", "since", "dispatched", "limiter", "robots", "draining")
+    __slots__ = (
+        "key", "url", "jobs", "in_flight", "not_before", "since", "dispatched", "limiter", "robots", "draining", "busy_polls",
+    )
 
     def __init__(self, key: str, url: str, now: float, limiter: Any = None) -> None:
         self.key = key
@@ -139,6 +157,7 @@ class _HostQueue:
         self.limiter = limiter    # the transport's HostLimiter (None for NO_REQUEST)
         self.robots: Any = None   # the RobotsRules the queue was last sorted against
         self.draining = limiter is None  # answered without a request: no in-flight limit
+        self.busy_polls = 0       # consecutive looks that found the transport busy with others' requests
         self.in_flight = 0        # jobs of this host dispatched by this scheduler, not yet back
         self.not_before = 0.0     # scheduler clock: not worth asking ready_in() before this
         self.since = now          # when the head of the queue started waiting (tie-break)
@@ -189,6 +208,7 @@ class HostScheduler:
         self._running = False
         self._stopping = False
         self._closed = True
+        self._generation = 0  # which run workers and their results belong to
         self._hosts: dict[str, _HostQueue] = {}
         self._active: dict[str, _HostQueue] = {}   # hosts with queued jobs
         self._pending = 0     # jobs not yet finished: queued, in flight, or in on_finished
@@ -211,6 +231,8 @@ class HostScheduler:
             self._running = True
             self._stopping = False
             self._closed = False
+            self._generation += 1
+            generation = self._generation
             self._hosts = {}
             self._active = {}
             self._pending = self._in_flight = self._idle = 0
@@ -229,7 +251,9 @@ class HostScheduler:
                 self._stats["workers"] = count
                 self._idle = count
             for i in range(count):
-                thread = threading.Thread(target=self._worker, name=f"paperfetch-batch-{i}", daemon=True)
+                thread = threading.Thread(
+                    target=self._worker, args=(generation, self._work), name=f"paperfetch-batch-{i}", daemon=True
+                )
                 self._threads.append(thread)
                 thread.start()
             self._dispatch_loop()
@@ -370,6 +394,7 @@ class HostScheduler:
         try:
             ready = client.ready_in(hq.url)
             if ready <= 0:
+                hq.busy_polls = 0
                 return True
             limiter = hq.limiter
             if ready == math.inf or limiter.hold_remaining(now) > self.defer_limit_s:
@@ -378,7 +403,11 @@ class HostScheduler:
                 hq.draining = True
                 return True
             if limiter.in_flight >= client.max_in_flight_per_host:
-                ready = max(ready, BUSY_POLL_S)  # busy with a request we did not dispatch
+                # busy with a request we did not dispatch: look again soon, then less and less often
+                hq.busy_polls += 1
+                ready = max(ready, BUSY_POLL_S * 2 ** min(hq.busy_polls - 1, 8))
+            else:
+                hq.busy_polls = 0
         except Exception:  # noqa: BLE001 - let advance() raise it where it can be attached to a job
             return True
         hq.not_before = now + min(ready, MAX_WAIT_S)
@@ -456,9 +485,8 @@ class HostScheduler:
                     finally:
                         self._cond.acquire()
 
-    def _worker(self) -> None:
+    def _worker(self, generation: int, work: queue.SimpleQueue) -> None:
         idle = 0.0
-        work = self._work
         try:
             while True:
                 t0 = time.perf_counter()
@@ -466,12 +494,22 @@ class HostScheduler:
                 idle += time.perf_counter() - t0
                 if item is None:
                     return
-                self._run_one(*item)
+                self._run_one(generation, *item)
         finally:
             with self._cond:
-                self._stats["worker_idle_s"] += idle
+                if generation == self._generation:
+                    self._stats["worker_idle_s"] += idle
 
-    def _run_one(self, job: Any, hq: _HostQueue) -> None:
+    def _run_one(self, generation: int, job: Any, hq: _HostQueue) -> None:
+        if self._stopping or generation != self._generation:
+            # dispatched, but stop() came before this worker took it: no new request starts
+            with self._cond:
+                if generation == self._generation and not self._closed:
+                    hq.in_flight -= 1
+                    self._in_flight -= 1
+                    self._idle += 1
+                    self._cond.notify()
+            return
         error: BaseException | None = None
         try:
             job.advance()
@@ -492,6 +530,8 @@ class HostScheduler:
             key = self._key(url)
         finish = False
         with self._cond:
+            if generation != self._generation or self._closed:
+                return  # run() has returned: the job is left as it is (its url tells whether it finished)
             hq.in_flight -= 1
             hq.not_before = 0.0
             self._in_flight -= 1
@@ -499,8 +539,6 @@ class HostScheduler:
                 self._sort_by_robots(hq, self._clock.monotonic())
             if error is not None:
                 self._stats["errors"] += 1
-            if self._closed:
-                return
             if url is None:
                 finish = True
             elif self._stopping:
@@ -515,6 +553,8 @@ class HostScheduler:
                 return
         self._call_on_finished(job)
         with self._cond:
+            if generation != self._generation:
+                return
             self._stats["finished"] += 1
             self._pending -= 1
             self._idle += 1

@@ -260,7 +260,7 @@ class HttpClient:
         self._own_session = session is None
         if session is None:
             session = requests.Session()
-            adapter = HTTPAdapter(pool_connections=64, pool_maxsize=64)
+            adapter = HTTPAdapter(pool_connections=256, pool_maxsize=64)  # one pool per host: a batch spans many hosts
             session.mount("http://", adapter)
             session.mount("https://", adapter)
         self._session = session
@@ -306,7 +306,7 @@ class HttpClient:
         (``return_exceptions=True``) or the first one stops the batch and is raised.
         See :func:`paperfetch.batch.get_many`.
         """
-        from paperfetch.batch import get_many  # here: paperfetch.batch imports this module
+        from paperfetch.batch import get_many  # imported here, not at the top: no import cycle
 
         return get_many(self, urls, workers=workers, return_exceptions=return_exceptions, **kwargs)
 
