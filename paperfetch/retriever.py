@@ -360,7 +360,8 @@ class Retriever:
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
         self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key)
-        self.out_dir = Path(out_dir)
+        self.out_dir = Path(out_dir).expanduser().resolve()  # outcome paths are absolute, run to run
+        self.verbosity = verbosity
         self.order = tuple(sources)
         self.filename_template = filename_template
         filename_for(parse_identifier("10.1000/template-check"), filename_template)  # fail early on a bad template
@@ -438,7 +439,11 @@ class Retriever:
         return frame
 
     def download_frame(self, df: pd.DataFrame, column: str = "doi") -> pd.DataFrame:
-        """A new frame: *df*'s rows with the outcome columns joined (*df* is not modified)."""
+        """A new frame: *df*'s rows with the outcome columns joined (*df* is not modified).
+
+        An outcome column whose name *df* already uses (``doi`` when the identifiers are in a
+        ``doi`` column, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they were.
+        """
         if column not in df.columns:
             raise ConfigurationError(f"no column {column!r} in the frame; it has {list(df.columns)}")
         outcomes = self.download(df[column])
@@ -447,7 +452,8 @@ class Retriever:
         for name in outcomes.columns:
             if name == "input":
                 continue
-            target = name if name not in joined.columns or name == column else f"{name}_paperfetch"
+            # the caller's columns (the identifier column included) are never overwritten
+            target = f"{name}_paperfetch" if name in df.columns else name
             joined[target] = outcomes[name]
         return joined
 
@@ -535,7 +541,8 @@ class Retriever:
         try:
             return self._sources[name].lookup(self.api, ids)
         except PaperfetchError as exc:
-            logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+            if self.verbosity >= 1:
+                logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             return {}
         finally:
             _context.source = None

@@ -562,3 +562,22 @@ def test_pacing_margin_is_added_to_every_nonzero_gap_only():
         client.get(f"{B}/x")
     assert gaps(starts(adapter, A)) == [pytest.approx(1.002), pytest.approx(1.002)]
     assert len(clock.sleeps) == 2  # B has no delay, so no margin either: only A's two requests waited
+
+
+def test_robots_txt_redirect_is_followed_to_the_file_it_names():
+    client, adapter, _ = make({
+        f"{A}/robots.txt": Reply(301, headers={"Location": f"{B}/robots.txt"}),
+        f"{B}/robots.txt": Reply(200, "User-agent: *\nDisallow: /private\n"),
+        f"{A}/open": Reply(200),
+    }, respect_robots_txt=True, rate_limit_min_s=0, rate_limit_max_s=0)
+    assert client.get(f"{A}/private/x") is None
+    assert client.get(f"{A}/open").status_code == 200
+
+
+def test_robots_txt_redirect_loop_gives_up_after_five_hops_and_allows():
+    client, adapter, _ = make({
+        f"{A}/robots.txt": Reply(302, headers={"Location": f"{A}/robots.txt"}),
+        f"{A}/p": Reply(200),
+    }, respect_robots_txt=True, rate_limit_min_s=0, rate_limit_max_s=0)
+    assert client.get(f"{A}/p").status_code == 200
+    assert adapter.urls().count(f"{A}/robots.txt") == 6

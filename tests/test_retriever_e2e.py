@@ -108,6 +108,9 @@ def test_download_frame_leaves_the_input_untouched_and_joins_outcomes(world, tmp
     assert list(joined.index) == [10, 20, 30]
     assert list(joined["status"]) == ["downloaded", "invalid_identifier", "invalid_identifier"]
     assert list(joined["note"]) == ["a", "b", "c"]
+    pd.testing.assert_series_equal(joined["doi"], df["doi"])  # the caller's column, untouched
+    assert joined["doi_paperfetch"].iloc[0] == "10.5555/demo.slow1"
+    assert str(tmp_path) in joined["path"].iloc[0] and joined["path"].iloc[0].startswith("/")
 
 
 def test_unknown_source_or_endpoint_names_are_refused(world, tmp_path):

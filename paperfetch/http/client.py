@@ -90,6 +90,7 @@ SYNTHETIC_HEADER = "X-Paperfetch-Synthetic"
 DEFAULT_HOST_INTERVALS: Mapping[str, float] = {"export.arxiv.org": 3.0, "arxiv.org": 3.0}
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_ROBOTS_REDIRECTS = 5
 _VERBOSITY_LEVELS = {0: logging.CRITICAL + 10, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
 _NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
 
@@ -805,15 +806,26 @@ class HttpClient:
             return RobotsRules(RobotsStatus.UNREACHABLE, now, now + unreachable_for,
                                unreachable_policy=self.robots_unreachable, detail=detail)
 
-        if not self._acquire(host, robots_url, call):
-            return unreachable("host is held")
+        # RFC 9309 §2.3.1.2: follow at least five consecutive redirects, each hop paced by its own host.
+        hop_url, hop_host = robots_url, host
+        for _ in range(_ROBOTS_REDIRECTS + 1):
+            if not self._acquire(hop_host, hop_url, call):
+                return unreachable("host is held")
+            try:
+                response = self._send(hop_host, hop_url, None, {"User-Agent": self.user_agent},
+                                      {"timeout": self.timeout, "stream": True})
+            except requests.RequestException as exc:
+                return unreachable(type(exc).__name__)
+            location = response.headers.get("Location")
+            if response.status_code not in _REDIRECT_STATUSES or not location:
+                break
+            target = urljoin(hop_url, location)
+            response.close()
+            if urlsplit(target).scheme.lower() not in ("http", "https"):
+                break
+            hop_url, hop_host = target, self._registry.limiter(target)
         try:
-            response = self._send(host, robots_url, None, {"User-Agent": self.user_agent},
-                                  {"timeout": self.timeout, "stream": True})
-        except requests.RequestException as exc:
-            return unreachable(type(exc).__name__)
-        try:
-            self._observe(host, robots_url, response, exempt=True, robots=True)
+            self._observe(hop_host, hop_url, response, exempt=True, robots=True)
             status = response.status_code
             now = self._clock.monotonic()
             if 200 <= status < 300:
@@ -832,7 +844,7 @@ class HttpClient:
                 self._emit(EventKind.ROBOTS, host, robots_url, status=status, detail=detail)
                 return rules
             if 300 <= status < 500:
-                # RFC 9309 §2.3.1.3: "unavailable" (4xx; redirects we do not chase for robots) -> allow all
+                # RFC 9309 §2.3.1.3: "unavailable" (4xx, or more than five redirects) -> allow all
                 self._emit(EventKind.ROBOTS, host, robots_url, status=status, detail="unavailable")
                 return RobotsRules(RobotsStatus.UNAVAILABLE, now, now + self.robots_cache_ttl_s, detail=f"HTTP {status}")
             return unreachable(f"HTTP {status}")
