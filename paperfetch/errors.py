@@ -32,7 +32,8 @@ for plain ``requests`` still catches our network errors.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 import requests
 
@@ -70,6 +71,18 @@ class InvalidIdentifier(PaperfetchError, ValueError):
 
 class ConfigurationError(PaperfetchError, ValueError):
     """A setting that cannot work; the message lists the valid choices."""
+
+
+_E = TypeVar("_E", bound=Enum)
+
+
+def parse_choice(enum_cls: type[_E], value: object, setting: str) -> _E:
+    """*value* as a member of *enum_cls*, or a ConfigurationError that lists the valid choices."""
+    try:
+        return enum_cls(value)
+    except ValueError:
+        choices = ", ".join(repr(m.value) for m in enum_cls)
+        raise ConfigurationError(f"{setting} must be one of {choices}, not {value!r}") from None
 
 
 class InvalidURL(PaperfetchError, ValueError):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from paperfetch.http.hosts import default_registry
+from paperfetch.testing import LoopbackHost
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,3 +57,18 @@ def _no_network(monkeypatch):
     """Any connection to a non-loopback address fails loudly instead of leaving the machine."""
     monkeypatch.setattr(socket.socket, "connect", _loopback_only_connect)
     yield
+
+
+@pytest.fixture
+def hosts():
+    """``hosts(address, routes)`` starts a LoopbackHost; every one is stopped after the test."""
+    started: list[LoopbackHost] = []
+
+    def make(address, routes):
+        host = LoopbackHost(address, routes).start()
+        started.append(host)
+        return host
+
+    yield make
+    for host in started:
+        host.stop()

@@ -22,20 +22,6 @@ TOLERANCE = 0.002
 PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n"
 
 
-@pytest.fixture
-def hosts():
-    started: list[LoopbackHost] = []
-
-    def make(address, routes):
-        host = LoopbackHost(address, routes).start()
-        started.append(host)
-        return host
-
-    yield make
-    for host in started:
-        host.stop()
-
-
 def client(**kwargs) -> HttpClient:
     kwargs.setdefault("registry", HostRegistry())
     kwargs.setdefault("timeout", (2.0, 5.0))

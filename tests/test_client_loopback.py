@@ -16,20 +16,6 @@ from paperfetch.testing import LoopbackHost, Reply, gaps
 PDF = b"%PDF-1.4\n" + b"0" * 5000 + b"\n%%EOF\n"
 
 
-@pytest.fixture
-def hosts():
-    started: list[LoopbackHost] = []
-
-    def make(address, routes):
-        host = LoopbackHost(address, routes).start()
-        started.append(host)
-        return host
-
-    yield make
-    for host in started:
-        host.stop()
-
-
 def client(**kwargs):
     kwargs.setdefault("registry", HostRegistry())
     kwargs.setdefault("timeout", (2.0, 5.0))

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-from paperfetch.errors import ConfigurationError
+from paperfetch.errors import ConfigurationError, parse_choice
 
 __all__ = ["BackoffPolicy", "DelayRange", "RetrySchedule", "effective_range", "resolve_configured_range"]
 
@@ -138,11 +138,7 @@ class RetrySchedule(str, Enum):
 
     @classmethod
     def parse(cls, value: "RetrySchedule | str") -> "RetrySchedule":
-        try:
-            return cls(value)
-        except ValueError:
-            choices = ", ".join(repr(m.value) for m in cls)
-            raise ConfigurationError(f"network_retry_schedule must be one of {choices}, not {value!r}") from None
+        return parse_choice(cls, value, "network_retry_schedule")
 
     def wait(self, attempt: int, base: float, cap: float) -> float:
         if self is RetrySchedule.LINEAR:

@@ -26,7 +26,7 @@ from enum import Enum
 
 from protego import Protego
 
-from paperfetch.errors import ConfigurationError
+from paperfetch.errors import parse_choice
 
 __all__ = ["MAX_ROBOTS_BYTES", "RobotsRules", "RobotsStatus", "UnreachablePolicy"]
 
@@ -48,11 +48,7 @@ class UnreachablePolicy(str, Enum):
 
     @classmethod
     def parse(cls, value: "UnreachablePolicy | str") -> "UnreachablePolicy":
-        try:
-            return cls(value)
-        except ValueError:
-            choices = ", ".join(repr(m.value) for m in cls)
-            raise ConfigurationError(f"robots_unreachable must be one of {choices}, not {value!r}") from None
+        return parse_choice(cls, value, "robots_unreachable")
 
 
 @dataclass(frozen=True)
