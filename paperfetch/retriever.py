@@ -127,6 +127,7 @@ class _ItemJob:
     attempts: int = 0
     requests: int = 0
     waited_s: float = 0.0
+    waited_reported_s: float = 0.0   # waited_s as of the last request row, so each row shows its own wait
     elapsed_s: float = 0.0
     error: BaseException | None = None
     finished: bool = False
@@ -584,14 +585,18 @@ class Retriever:
             return
         if event.kind not in (EventKind.RESPONSE, EventKind.NETWORK_ERROR, EventKind.HELD, EventKind.SUPPRESSED, EventKind.DISALLOWED):
             return
-        if job is not None and event.kind in (EventKind.RESPONSE, EventKind.NETWORK_ERROR):
-            job.requests += 1
+        waited = None
+        if job is not None:
+            waited = job.waited_s - job.waited_reported_s
+            job.waited_reported_s = job.waited_s
+            if event.kind in (EventKind.RESPONSE, EventKind.NETWORK_ERROR):
+                job.requests += 1
         row = {
             "time": event.at,
             "host": event.host,
             "url": event.url,
             "status": event.status,
-            "waited_s": job.waited_s if job is not None else None,
+            "waited_s": waited,
             "elapsed_s": event.seconds if event.kind is EventKind.RESPONSE else None,
             "source": getattr(_context, "source", None),
             "identifier": job.identifier.key if job is not None else None,
