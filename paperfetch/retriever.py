@@ -352,6 +352,7 @@ class Retriever:
         progress: bool = True,
         verbosity: int = 1,
         http_options: Mapping[str, Any] | None = None,
+        dashboard: bool | None = None,
     ) -> None:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
@@ -370,6 +371,9 @@ class Retriever:
         self.workers = workers
         self.resume = resume
         self.progress = progress
+        #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
+        self.show_dashboard = dashboard
+        self._dashboard_model = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
         common = dict(
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
             max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
@@ -410,33 +414,42 @@ class Retriever:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, _ItemJob]] = []
-        with Ledger.in_folder(self.out_dir) as ledger:
-            for item in parsed:
-                if item.identifier is None:
-                    rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value, "error": item.error}
-                    continue
+        model, view = self._dashboard_begin(len(parsed))
+        try:
+            with Ledger.in_folder(self.out_dir) as ledger:
+                for item in parsed:
+                    if item.identifier is None:
+                        rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value, "error": item.error}
+                        continue
+                    if item.duplicate_of is not None:
+                        continue
+                    reused = self._from_ledger(ledger, item.identifier) if self.resume else None
+                    if reused is not None:
+                        rows[item.position] = reused
+                        continue
+                    meta = {"doi": item.identifier.doi if item.identifier.type in (IdType.DOI,) else None}
+                    if item.identifier.type is IdType.PMID:
+                        meta["pmid"] = item.identifier.value
+                    elif item.identifier.type is IdType.PMCID:
+                        meta["pmcid"] = item.identifier.value
+                    elif item.identifier.type is IdType.ARXIV:
+                        meta["arxiv_id"] = item.identifier.value + (item.identifier.version or "")
+                        meta["doi"] = item.identifier.doi
+                    jobs.append((item, _ItemJob(self, item.identifier, meta, deque(self.order))))
+                for row in rows.values():  # decided without a request: invalid inputs, rows reused from the ledger
+                    model.item_finished(row["status"])
+                self._resolve([job for _, job in jobs])
+                self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None)
+            for item in parsed:  # duplicates share the first occurrence's outcome
                 if item.duplicate_of is not None:
-                    continue
-                reused = self._from_ledger(ledger, item.identifier) if self.resume else None
-                if reused is not None:
-                    rows[item.position] = reused
-                    continue
-                meta = {"doi": item.identifier.doi if item.identifier.type in (IdType.DOI,) else None}
-                if item.identifier.type is IdType.PMID:
-                    meta["pmid"] = item.identifier.value
-                elif item.identifier.type is IdType.PMCID:
-                    meta["pmcid"] = item.identifier.value
-                elif item.identifier.type is IdType.ARXIV:
-                    meta["arxiv_id"] = item.identifier.value + (item.identifier.version or "")
-                    meta["doi"] = item.identifier.doi
-                jobs.append((item, _ItemJob(self, item.identifier, meta, deque(self.order))))
-            self._resolve([job for _, job in jobs])
-            self._run(jobs, ledger, rows)
-        for item in parsed:  # duplicates share the first occurrence's outcome
-            if item.duplicate_of is not None:
-                rows[item.position] = dict(rows[item.duplicate_of])
-        frame = outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed)
-        self._last_outcomes = frame
+                    rows[item.position] = dict(rows[item.duplicate_of])
+                    model.item_finished(rows[item.position]["status"])
+            frame = outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed)
+            self._last_outcomes = frame
+        finally:
+            model.finish()
+            if view is not None:
+                view.close()
         return frame
 
     def download_frame(self, df: pd.DataFrame, column: str = "doi") -> pd.DataFrame:
@@ -470,6 +483,22 @@ class Retriever:
         api = self.api.domain_status()
         merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
         return merged.sort_values("host", ignore_index=True)
+
+    def dashboard(self) -> Any:
+        """A :class:`~paperfetch.widgets.Dashboard` of this retriever, at any time.
+
+        During a run it follows the run; afterwards it shows the last run (counts by status, per-host
+        counts, recent events) with every host's politeness state as it is now (as ``domain_status()``
+        has it: a hold keeps counting down). Before any run, the hosts and their state only. In a
+        notebook it displays as widgets (the value of a cell, or ``display(r.dashboard())``); its
+        ``repr`` is text.
+        """
+        from paperfetch.widgets import Dashboard, DashboardModel
+
+        model = self._dashboard_model
+        if model is None:
+            model = DashboardModel().watch_retriever(self, events=False)
+        return Dashboard(model)
 
     def requests(self) -> pd.DataFrame:
         """One row per HTTP request made: time, host, URL (no secrets), status, waited, elapsed, source."""
@@ -548,11 +577,34 @@ class Retriever:
         finally:
             _context.source = None
 
-    def _run(self, jobs: list[tuple[ParsedInput, _ItemJob]], ledger: Ledger, rows: dict[int, dict[str, Any]]) -> None:
+    def _dashboard_begin(self, total: int) -> tuple[Any, Any]:
+        """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
+        from paperfetch.widgets import Dashboard, DashboardModel, in_notebook, widgets_available
+
+        model = DashboardModel().watch_retriever(self)
+        model.start(total)
+        self._dashboard_model = model
+        show = self.show_dashboard if self.show_dashboard is not None else in_notebook() and widgets_available()
+        if not (self.progress and show):
+            return model, None
+        view = None
+        try:
+            view = Dashboard(model, autostart=True)
+            view.show()
+        except Exception as exc:  # noqa: BLE001 - no ipywidgets, or no display: tqdm instead; a view never stops a run
+            logger.info("no live dashboard (%s: %s); showing a text progress bar", type(exc).__name__, exc)
+            if view is not None:
+                view.close()
+            return model, None
+        return model, view
+
+    def _run(self, jobs: list[tuple[ParsedInput, _ItemJob]], ledger: Ledger, rows: dict[int, dict[str, Any]],
+             model: Any = None, dashboard_shown: bool = False) -> None:
         from tqdm.auto import tqdm
 
         position = {id(job): item.position for item, job in jobs}
-        bar = tqdm(total=len(jobs), desc="paperfetch", unit="paper", disable=not self.progress or not jobs, leave=True)
+        bar = tqdm(total=len(jobs), desc="paperfetch", unit="paper", disable=not self.progress or not jobs or dashboard_shown,
+                   leave=True)
         lock = threading.Lock()
 
         def finished(job: _ItemJob) -> None:
@@ -565,13 +617,18 @@ class Retriever:
                 sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),
                 http_status=row.get("http_status"), error=row.get("error"), extra=extra,
             )
+            if model is not None:
+                model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key)
             with lock:
                 bar.update(1)
 
         try:
             from paperfetch.batch import HostScheduler
 
-            HostScheduler(self.web, workers=self.workers, on_finished=finished).run([job for _, job in jobs])
+            scheduler = HostScheduler(self.web, workers=self.workers, on_finished=finished)
+            if model is not None:
+                model.track(scheduler)
+            scheduler.run([job for _, job in jobs])
         finally:
             bar.close()
         for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row

@@ -1,0 +1,534 @@
+"""The dashboard: a plain model fed by events, a thin ipywidgets view asserted by its trait values."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import types
+
+import pandas as pd
+import pytest
+
+from paperfetch import FakeClock, HttpClient, Retriever
+from paperfetch.batch import HostScheduler
+from paperfetch.demo import DemoWorld
+from paperfetch.http.events import Event, EventKind
+from paperfetch.http.hosts import HostRegistry
+from paperfetch.outcomes import Status
+from paperfetch.widgets import (
+    HELD_COLOUR,
+    RECENT_EVENTS,
+    SUPPRESSED_COLOUR,
+    BatchSnapshot,
+    Dashboard,
+    DashboardModel,
+    HostSnapshot,
+    in_notebook,
+    style_domain_status,
+)
+
+FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
+
+
+def ev(kind: EventKind, host: str, clock: FakeClock | None = None, **fields) -> Event:
+    return Event(kind, host, clock.time() if clock is not None else time.time(), **fields)
+
+
+def feed(model: DashboardModel, clock: FakeClock) -> None:
+    """a.example: two answers and a network error; b.example: held 12:34; c.example: suppressed; d: robots."""
+    for kind, fields in [
+        (EventKind.REQUEST, {}), (EventKind.RESPONSE, {"status": 200}),
+        (EventKind.REQUEST, {}), (EventKind.RESPONSE, {"status": 404}),
+        (EventKind.REQUEST, {}), (EventKind.NETWORK_ERROR, {"detail": "ConnectionError"}),
+        (EventKind.REQUEST, {}),  # still in flight
+        (EventKind.WAIT, {"seconds": 1.0, "detail": "pacing"}),
+        (EventKind.BACKOFF, {"seconds": 2.0, "detail": "0s -> 2s"}),
+    ]:
+        model.on_event(ev(kind, "a.example", clock, url="http://a.example/x", **fields))
+    model.on_event(ev(EventKind.REQUEST, "b.example", clock))
+    model.on_event(ev(EventKind.RESPONSE, "b.example", clock, status=503))
+    model.on_event(ev(EventKind.HOLD, "b.example", clock, status=503, seconds=754.0,
+                      detail="HTTP 503 with Retry-After: 754s"))
+    model.on_event(ev(EventKind.HELD, "b.example", clock, status=503, seconds=754.0))
+    model.on_event(ev(EventKind.REQUEST, "c.example", clock))
+    model.on_event(ev(EventKind.RESPONSE, "c.example", clock, status=403))
+    model.on_event(ev(EventKind.SUPPRESS, "c.example", clock, status=403, seconds=3600.0,
+                      detail="HTTP 403 for http://c.example/pdf"))
+    model.on_event(ev(EventKind.SUPPRESSED, "c.example", clock, status=403))
+    model.on_event(ev(EventKind.DISALLOWED, "d.example", clock, url="http://d.example/pdf/1.pdf", detail="parsed"))
+
+
+# ---------------------------------------------------------------------- the model
+def test_model_counts_transport_events_per_host():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    feed(model, clock)
+    snap = model.snapshot()
+    assert isinstance(snap, BatchSnapshot)
+    assert [h.host for h in snap.hosts] == ["a.example", "b.example", "c.example", "d.example"]
+    a = snap.host("a.example")
+    assert (a.requests, a.in_flight, a.ok, a.errors, a.not_sent, a.done) == (4, 1, 1, 2, 0, 3)
+    assert a.last_status == 404 and a.backoff_s == 2.0 and a.state == "busy"
+    b = snap.host("b.example")
+    assert b.held and b.hold_left_s == pytest.approx(754.0) and b.hold_status == 503 and b.not_sent == 1
+    assert b.held_until == pytest.approx(clock.time() + 754.0) and b.state == "HELD"
+    c = snap.host("c.example")
+    assert c.suppressed and c.suppressed_reason == "HTTP 403 for http://c.example/pdf" and c.state == "SUPPRESSED"
+    assert (c.errors, c.not_sent, c.last_status) == (1, 1, 403)
+    assert snap.host("d.example").not_sent == 1
+    assert snap.requests == 6
+    assert [h.host for h in snap.held] == ["b.example"] and [h.host for h in snap.suppressed] == ["c.example"]
+    # the recent events: hold, suppression, robots refusal; oldest first, no WAIT/BACKOFF noise
+    assert [(e.kind, e.host) for e in snap.events] == [
+        ("hold", "b.example"), ("suppress", "c.example"), ("disallowed", "d.example"),
+    ]
+    assert snap.events[0].message == "held for 12:34: HTTP 503 with Retry-After: 754s"
+    assert "robots.txt disallows http://d.example/pdf/1.pdf" == snap.events[2].message
+
+
+def test_countdown_and_expiry_follow_the_clock():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    feed(model, clock)
+    clock.advance(100)
+    assert model.snapshot().host("b.example").hold_left_s == pytest.approx(654.0)
+    clock.advance(700)  # the hold is over; the suppression (an hour) is not
+    snap = model.snapshot()
+    assert not snap.host("b.example").held and snap.host("c.example").suppressed
+    clock.advance(3000)
+    assert not model.snapshot().host("c.example").suppressed
+    model.on_event(ev(EventKind.HOLD, "b.example", clock, status=429, seconds=30.0, detail="HTTP 429"))
+    model.on_event(ev(EventKind.HOLD_RELEASED, "b.example", clock))
+    assert not model.snapshot().host("b.example").held
+
+
+def test_item_completions_count_by_status_and_log_invalid_pdfs():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(5)
+    model.item_finished(Status.DOWNLOADED)
+    model.item_finished("downloaded")
+    model.item_finished("invalid_identifier")
+    model.item_finished(
+        "invalid_pdf", key="doi:10.1/x", url="http://p.example/x.pdf?email=me@example.org",
+        error="openalex http://p.example/x.pdf: an HTML page, not a PDF; landing http://q/y: other",
+    )
+    snap = model.snapshot()
+    assert (snap.total, snap.done, snap.running) == (5, 4, True)
+    assert dict(snap.counts) == {"downloaded": 2, "invalid_identifier": 1, "invalid_pdf": 1}
+    assert list(snap.counts) == ["downloaded", "invalid_identifier", "invalid_pdf"]  # Status order
+    note = snap.events[-1]
+    assert (note.kind, note.host) == ("invalid_pdf", "p.example")
+    assert note.message == "doi:10.1/x: openalex http://p.example/x.pdf: an HTML page, not a PDF"
+    model.finish()
+    snap = model.snapshot()
+    assert not snap.running and snap.finished_at == clock.time()
+    assert "finished: 4/5 done" in snap.summary()
+
+
+def test_recent_events_are_a_short_ring():
+    model = DashboardModel()
+    for i in range(RECENT_EVENTS + 30):
+        model.on_event(ev(EventKind.DISALLOWED, "r.example", url=f"http://r.example/{i}"))
+    events = model.snapshot().events
+    assert len(events) == RECENT_EVENTS
+    assert events[-1].message.endswith(f"/{RECENT_EVENTS + 29}") and events[0].message.endswith("/30")
+
+
+def test_snapshot_is_frozen_and_safe_under_concurrent_publishers():
+    model = DashboardModel()
+    stop = threading.Event()
+    seen: list[BatchSnapshot] = []
+
+    def publish(host: str) -> None:
+        for _ in range(2000):
+            model.on_event(ev(EventKind.REQUEST, host))
+            model.on_event(ev(EventKind.RESPONSE, host, status=200))
+        for _ in range(100):
+            model.item_finished("downloaded")
+
+    def read() -> None:
+        while not stop.is_set():
+            seen.append(model.snapshot())
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    threads = [threading.Thread(target=publish, args=(f"h{i}.example",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    reader.join()
+    snap = model.snapshot()
+    assert all((h.requests, h.ok, h.in_flight) == (2000, 2000, 0) for h in snap.hosts)
+    assert snap.done == 400 and snap.counts["downloaded"] == 400
+    assert seen and all(h.in_flight in (0, 1) for s in seen for h in s.hosts)
+    with pytest.raises(AttributeError):
+        snap.done = 0  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        snap.hosts[0].ok = 0  # type: ignore[misc]
+
+
+def test_queued_comes_from_the_scheduler():
+    client = HttpClient(registry=HostRegistry(), delay_min_s=0, delay_max_s=0)
+    gate = threading.Event()
+
+    class Job:
+        def __init__(self, url: str) -> None:
+            self.url: str | None = url
+
+        def advance(self) -> None:
+            gate.wait(5)
+            self.url = None
+
+    model = DashboardModel().watch(client)
+    scheduler = HostScheduler(client, workers=4)
+    model.track(scheduler)
+    jobs = [Job(f"http://a.example/{i}") for i in range(5)] + [Job(f"http://b.example/{i}") for i in range(3)]
+    runner = threading.Thread(target=scheduler.run, args=(jobs,))
+    runner.start()
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            snap = model.snapshot()
+            if (snap.host("a.example") and snap.host("b.example")
+                    and (snap.host("a.example").queued, snap.host("b.example").queued) == (4, 2)):
+                break
+            time.sleep(0.01)
+        assert (snap.host("a.example").queued, snap.host("b.example").queued) == (4, 2)
+        assert snap.host("a.example").state == "queued"
+    finally:
+        gate.set()
+        runner.join(5)
+    model.finish()
+    assert all(h.queued == 0 for h in model.snapshot().hosts)
+
+
+def test_politeness_is_read_from_the_watched_client():
+    clock = FakeClock()
+    client = HttpClient(registry=HostRegistry(clock), clock=clock, delay_min_s=0.5, delay_max_s=1.5)
+    held = client.host_limiter("http://held.example/")
+    held.set_hold(clock.monotonic() + 3600, status=503, reason="HTTP 503 with Retry-After: 3600s")
+    client.host_limiter("http://shut.example/").suppress("HTTP 403 for http://shut.example/x", clock.monotonic(), None)
+    client.host_limiter("http://plain.example/")
+    model = DashboardModel(clock=clock).watch(client, events=False)
+    snap = model.snapshot()
+    assert [h.host for h in snap.hosts] == ["held.example", "plain.example", "shut.example"]
+    h = snap.host("held.example")
+    assert h.held and h.hold_left_s == 3600 and h.hold_status == 503 and h.hold_reason.startswith("HTTP 503")
+    assert (h.delay_min_s, h.delay_max_s) == (0.5, 1.5)
+    s = snap.host("shut.example")
+    assert s.suppressed and s.suppressed_until is None and s.suppressed_reason == "HTTP 403 for http://shut.example/x"
+    assert len(client.events) == 0  # events=False: not subscribed
+    client.release_holds()  # publishes no event; the model sees it anyway
+    assert not model.snapshot().host("held.example").held
+    unsubscribed = DashboardModel().watch(client)
+    assert len(client.events) == 1
+    unsubscribed.finish()
+    assert len(client.events) == 0
+
+
+# ---------------------------------------------------------------------- the view
+def test_dashboard_traits_after_a_redraw():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(10)
+    for status in ("downloaded", "downloaded", "downloaded", "host_held"):
+        model.item_finished(status)
+    feed(model, clock)
+    dash = Dashboard(model, autostart=False)
+    assert dash.redraws == 1  # drawn once when built
+    assert (dash.progress_bar.value, dash.progress_bar.max) == (4, 10)
+    assert "4 / 10" in dash.counts.value and "downloaded 3" in dash.counts.value and "host held 1" in dash.counts.value
+    table = dash.hosts.value
+    assert '<table class="paperfetch-hosts"' in table
+    for host in ("a.example", "b.example", "c.example", "d.example"):
+        assert f'<tr data-host="{host}"' in table
+    held_row = table.split('<tr data-host="b.example"')[1].split("</tr>")[0]
+    assert "HELD" in held_row and "held 12:34 left (HTTP 503)" in held_row and HELD_COLOUR in held_row
+    suppressed_row = table.split('<tr data-host="c.example"')[1].split("</tr>")[0]
+    assert "SUPPRESSED" in suppressed_row and SUPPRESSED_COLOUR in suppressed_row
+    assert "HTTP 403 for http://c.example/pdf" in suppressed_row
+    plain_row = table.split('<tr data-host="a.example"')[1].split("</tr>")[0]
+    assert "HELD" not in plain_row and "background" not in plain_row
+    log = dash.events.value
+    assert "overflow-y:auto" in log and "max-height" in log
+    assert "held for 12:34: HTTP 503 with Retry-After: 754s" in log
+    assert log.index("DISALLOWED") < log.index("HOLD")  # newest first
+    assert dash.widget.children[1] is dash.hosts and dash.widget.children[2] is dash.events
+
+    clock.advance(60)  # the countdown moves on the next redraw
+    dash.refresh()
+    assert "held 11:34 left" in dash.hosts.value
+    model.finish()
+    dash.close()
+    assert dash.progress_bar.bar_style == "danger"  # finished with 4 of 10
+
+
+def test_html_is_escaped():
+    model = DashboardModel()
+    model.on_event(ev(EventKind.SUPPRESS, "x.example", detail="<script>alert(1)</script>", seconds=None))
+    dash = Dashboard(model, autostart=False)
+    assert "<script>" not in dash.hosts.value and "&lt;script&gt;" in dash.hosts.value
+    assert "<script>" not in dash.events.value
+
+
+def test_redraws_are_coalesced_without_a_timer():
+    model = DashboardModel()
+    dash = Dashboard(model, autostart=False)
+    for i in range(10_000):
+        model.on_event(ev(EventKind.REQUEST, f"h{i % 7}.example"))
+    assert dash.redraws == 1  # events never draw by themselves
+    dash.tick()
+    dash.tick()  # nothing changed since: no redraw
+    assert dash.redraws == 2
+    assert dash.progress_bar.max == 0 and "h6.example" in dash.hosts.value
+
+
+def test_redraw_rate_is_bounded_whatever_the_event_rate():
+    model = DashboardModel()
+    model.start(10_000)
+    interval = 0.05
+    dash = Dashboard(model, interval_s=interval, autostart=True)
+    start = time.monotonic()
+    for i in range(10_000):
+        model.on_event(ev(EventKind.REQUEST, f"h{i % 5}.example"))
+        model.on_event(ev(EventKind.RESPONSE, f"h{i % 5}.example", status=200))
+        model.item_finished("downloaded")
+        if i % 500 == 0:
+            time.sleep(0.01)  # spread the events over a few timer periods
+    model.finish()
+    dash.close()
+    elapsed = time.monotonic() - start
+    # one redraw when built, at most one per period, one final redraw on close
+    assert dash.redraws <= elapsed / interval + 3
+    assert dash.redraws >= 2
+    assert (dash.progress_bar.value, dash.progress_bar.max, dash.progress_bar.bar_style) == (10_000, 10_000, "success")
+    assert dash._thread is None
+
+
+def wait_for(predicate, timeout: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_the_view_keeps_redrawing_when_only_its_widget_is_kept():
+    import gc
+
+    model = DashboardModel()
+    model.start(3)
+    widget = Dashboard(model, interval_s=0.01, autostart=True).widget  # as in panel.children = [r.dashboard().widget]
+    gc.collect()
+    bar = widget.children[0].children[0]
+    model.item_finished("downloaded")
+    assert wait_for(lambda: bar.value == 1)
+    model.finish()
+    assert wait_for(lambda: bar.bar_style == "danger")
+
+
+def test_closing_the_widget_stops_the_timer():
+    model = DashboardModel()
+    model.start(3)
+    dash = Dashboard(model, interval_s=0.01, autostart=True)
+    thread = dash._thread
+    dash.widget.close()
+    thread.join(2)
+    assert not thread.is_alive()
+    model.finish()
+
+
+def test_timer_stops_by_itself_when_nothing_can_change():
+    model = DashboardModel()
+    dash = Dashboard(model, interval_s=0.01, autostart=True)
+    thread = dash._thread
+    thread.join(2)
+    assert not thread.is_alive()
+
+
+def test_disabled_dashboard_does_nothing(capsys):
+    dash = Dashboard(enabled=False)
+    assert dash.widget is None and dash.model is None and dash._thread is None
+    dash.start()
+    dash.refresh()
+    assert dash.tick() is False
+    dash.close()
+    dash.show()
+    dash._ipython_display_()
+    assert dash.redraws == 0 and dash._thread is None and dash.snapshot() is None
+    assert repr(dash) == "Dashboard(disabled)"
+    assert capsys.readouterr().out == ""
+    model = DashboardModel()
+    Dashboard(model, enabled=False)
+    assert model.snapshot().version == 0  # nothing touched the model
+
+
+def test_repr_is_text():
+    from IPython.lib.pretty import pretty
+
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(3)
+    model.item_finished("downloaded")
+    feed(model, clock)
+    dash = Dashboard(model, autostart=False)
+    text = repr(dash)
+    assert text.startswith("paperfetch running: 1/3 done") and "downloaded 1" in text
+    assert "<" not in text.split("\n")[0]
+    lines = text.splitlines()
+    assert any(line.strip().startswith("b.example") and "HELD" in line and "held 12:34 left" in line for line in lines)
+    assert any(line.strip().startswith("c.example") and "SUPPRESSED" in line for line in lines)
+    assert "recent events (UTC):" in text and "HOLD b.example held for 12:34" in text
+    assert pretty(dash) == text
+    assert str(dash) == text
+
+
+def test_hosts_frame_and_host_snapshot_defaults():
+    frame = BatchSnapshot(at=0.0, hosts=(HostSnapshot("a.example", ok=2, errors=1),)).hosts_frame()
+    assert list(frame["host"]) == ["a.example"] and frame.loc[0, "done"] == 3 and frame.loc[0, "state"] == "idle"
+
+
+def test_in_notebook_detection(monkeypatch):
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert in_notebook() is False
+
+    def fake_ipython(shell):
+        module = types.ModuleType("IPython")
+        module.get_ipython = lambda: shell
+        monkeypatch.setitem(sys.modules, "IPython", module)
+
+    fake_ipython(None)
+    assert in_notebook() is False
+    ZMQInteractiveShell = type("ZMQInteractiveShell", (), {"config": {}})
+    fake_ipython(ZMQInteractiveShell())
+    assert in_notebook() is True
+    TerminalInteractiveShell = type("TerminalInteractiveShell", (), {"config": {}})
+    fake_ipython(TerminalInteractiveShell())
+    assert in_notebook() is False
+    OtherKernelShell = type("OtherKernelShell", (), {"config": {"IPKernelApp": {}}})
+    fake_ipython(OtherKernelShell())
+    assert in_notebook() is True
+
+
+# ---------------------------------------------------------------------- domain_status, styled
+def test_style_domain_status_marks_held_and_suppressed_rows():
+    clock = FakeClock()
+    client = HttpClient(registry=HostRegistry(clock), clock=clock)
+    client.host_limiter("http://held.example/").set_hold(clock.monotonic() + 60, status=429, reason="HTTP 429")
+    client.host_limiter("http://shut.example/").suppress("HTTP 403", clock.monotonic(), 3600)
+    client.host_limiter("http://plain.example/")
+    frame = client.domain_status()
+    styler = style_domain_status(frame)
+    assert isinstance(styler, pd.io.formats.style.Styler)
+    ctx = styler._compute().ctx  # {(row, col): [(property, value), ...]}
+    colours = {frame.loc[r, "host"]: dict(props).get("background-color") for (r, c), props in ctx.items() if c == 0}
+    assert colours == {"held.example": HELD_COLOUR, "shut.example": SUPPRESSED_COLOUR}
+    html = styler.to_html()
+    assert 'class="paperfetch-domain-status"' in html and HELD_COLOUR in html and SUPPRESSED_COLOUR in html
+
+
+# ---------------------------------------------------------------------- with the Retriever
+@pytest.fixture(scope="module")
+def world():
+    with DemoWorld(base_ip=100) as w:
+        yield w
+
+
+def make_retriever(world, tmp_path, **kwargs):
+    kwargs.setdefault("progress", True)
+    return Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, verbosity=0,
+                     http_options=FAST, **kwargs)
+
+
+INPUTS = [
+    "10.5555/demo.fast",
+    "https://doi.org/10.5555/DEMO.FAST",  # a duplicate
+    "10.5555/demo.forbidden",
+    "10.5555/demo.held",
+    "10.5555/demo.robots",
+    "10.5555/demo.closed",
+    "not an identifier",
+]
+
+
+def test_a_real_run_fills_the_dashboard(world, tmp_path, monkeypatch):
+    import tqdm.auto
+
+    bars = []
+    real_tqdm = tqdm.auto.tqdm
+
+    def recording_tqdm(*args, **kwargs):
+        bars.append(kwargs.get("disable"))
+        return real_tqdm(*args, **kwargs)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", recording_tqdm)
+    with make_retriever(world, tmp_path, dashboard=True) as r:
+        outcomes = r.download(INPUTS)
+        dash = r.dashboard()
+        assert bars == [True]  # the dashboard replaced the tqdm bar
+        assert len(r.web.events) == 1 and len(r.api.events) == 1  # the run's model unsubscribed
+        snap = dash.snapshot()
+        expected = outcomes["status"].astype(str).value_counts().to_dict()
+        assert dict(snap.counts) == expected
+        assert snap.done == snap.total == len(INPUTS) and not snap.running
+        assert (dash.progress_bar.value, dash.progress_bar.max) == (len(INPUTS), len(INPUTS))
+        status = r.domain_status()
+        assert {h.host for h in snap.hosts} == set(status["host"])
+        for host in status["host"]:
+            assert f'<tr data-host="{host}"' in dash.hosts.value
+        held_host = world.hosts["held"].base_url.split("//")[1]
+        forbidden_host = world.hosts["forbidden"].base_url.split("//")[1]
+        robots_host = world.hosts["robots"].base_url.split("//")[1]
+        assert snap.host(held_host).held and snap.host(held_host).hold_status == 503
+        assert snap.host(forbidden_host).suppressed
+        held_row = dash.hosts.value.split(f'<tr data-host="{held_host}"')[1].split("</tr>")[0]
+        assert "HELD" in held_row and " left (HTTP 503)" in held_row
+        kinds = {(e.kind, e.host) for e in snap.events}
+        assert {("hold", held_host), ("suppress", forbidden_host), ("disallowed", robots_host)} <= kinds
+        assert "tester@example.org" not in repr(dash) and "tester@example.org" not in dash.events.value
+        fast = snap.host(world.hosts["fast"].base_url.split("//")[1])
+        assert fast.ok >= 1 and fast.in_flight == 0 and fast.queued == 0
+        # per-host request counts match the transport's own count for this run
+        assert snap.requests == r.web.requests_sent + r.api.requests_sent
+
+
+def test_auto_mode_shows_the_dashboard_only_in_a_notebook(world, tmp_path, monkeypatch):
+    import paperfetch.widgets as widgets
+
+    with make_retriever(world, tmp_path) as r:
+        model, view = r._dashboard_begin(3)
+        model.finish()
+        assert view is None  # a terminal: tqdm as before
+        monkeypatch.setattr(widgets, "in_notebook", lambda: True)
+        shown = []
+        monkeypatch.setattr(widgets.Dashboard, "show", lambda self: shown.append(self))
+        model, view = r._dashboard_begin(3)
+        try:
+            assert isinstance(view, Dashboard) and shown == [view] and view._thread is not None
+        finally:
+            model.finish()
+            view.close()
+    with make_retriever(world, tmp_path, progress=False) as r:
+        model, view = r._dashboard_begin(3)  # progress=False disables both
+        model.finish()
+        assert view is None
+    with make_retriever(world, tmp_path, dashboard=False) as r:
+        model, view = r._dashboard_begin(3)
+        model.finish()
+        assert view is None
+
+
+def test_dashboard_before_any_run_shows_the_known_hosts(world, tmp_path):
+    with make_retriever(world, tmp_path, progress=False) as r:
+        r.web.host_limiter("http://already.example/").suppress("HTTP 403 earlier", 0.0, None)
+        dash = r.dashboard()
+        assert len(r.web.events) == 1  # only the Retriever's own subscriber
+        snap = dash.snapshot()
+        assert snap.total == 0 and snap.host("already.example").suppressed
+        assert "SUPPRESSED" in dash.hosts.value
+        assert repr(dash).startswith("paperfetch idle: 0/0 done")
