@@ -11,9 +11,10 @@ pacing (``delay_min_s = delay_max_s = 0``), so the batch is as fast as the clien
 allows and any cost of the dashboard shows in the wall time. Each request publishes two
 events (REQUEST, RESPONSE) and each job one completion: thousands of events per run.
 
-The scheduler gets one worker per host (``--workers``): with at most one request in flight per
-host more threads only add GIL churn, and noise. Three variants run in turn, round after round (the order rotates every round), each with
-a fresh host registry and a warm connection pool:
+The scheduler gets one worker per host (``--workers``): with at most one request in flight
+per host, more threads only add GIL churn, and noise. Three variants run in turn, round after
+round (the order rotates every round), each with a fresh host registry and a warm connection
+pool:
 
 * ``bare`` — nothing listens; the transport does not even build its events;
 * ``listener`` — one subscriber that does nothing: what a Retriever already pays, since
@@ -24,11 +25,14 @@ a fresh host registry and a warm connection pool:
   snapshots on its timer, 4 times a second.
 
 Printed: the median wall time and the client process's CPU time (all its threads) of each
-variant, the ratios dashboard/bare and dashboard/listener of both, and the redraws and their
-cost. On a busy machine the wall times of runs a few seconds apart vary by tens of percent;
-the CPU time, which only counts the client's own work, is the steadier measure of the cost. The HTTP servers run in a child
-process, so that their work does not compete with the client for the GIL. Nothing
-leaves the machine.
+variant; the ratios dashboard/bare, dashboard/listener and listener/bare, both of the medians
+and as the median of each round's own ratio (its runs are seconds apart, so a change in the
+machine's load between rounds cancels out); the redraws per run. Then the *accounted* cost:
+each thing the dashboard adds (one event into the model, one completion, one snapshot, one
+redraw, building an event at all) timed alone, multiplied by how often a run does it, over the
+bare run's CPU. On a shared machine the runs' own ratios spread by several percent either
+way; the accounted figure is the steady one. The HTTP servers run in a child process, so that
+their work does not compete with the client for the GIL. Nothing leaves the machine.
 """
 
 from __future__ import annotations

@@ -403,7 +403,6 @@ class Retriever:
         self._request_rows: list[dict[str, Any]] = []
         self._rows_lock = threading.Lock()
         self._last_outcomes: pd.DataFrame | None = None
-        self._listening: set[int] = set()
         for client in {id(self.web): self.web, id(self.api): self.api}.values():
             client.subscribe(self._on_event)
 

@@ -581,3 +581,12 @@ def test_robots_txt_redirect_loop_gives_up_after_five_hops_and_allows():
     }, respect_robots_txt=True, rate_limit_min_s=0, rate_limit_max_s=0)
     assert client.get(f"{A}/p").status_code == 200
     assert adapter.urls().count(f"{A}/robots.txt") == 6
+
+
+def test_polite_mode_off_still_reports_network_errors_as_events():
+    client, adapter, _ = make({f"{A}/x": Reply(raise_exc=requests.ConnectionError("refused"))}, polite_mode=False)
+    events = []
+    client.subscribe(events.append)
+    with pytest.raises(requests.ConnectionError):
+        client.get(f"{A}/x")
+    assert [e.kind for e in events] == [EventKind.REQUEST, EventKind.NETWORK_ERROR]

@@ -885,6 +885,10 @@ class HttpClient:
             self._requests_sent += 1
         try:
             response = self._session.get(url, params=params, headers=headers, **kwargs)
+        except requests.RequestException as exc:
+            host.end(None, self._clock.monotonic())
+            self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
+            raise
         except BaseException:
             host.end(None)
             raise
