@@ -39,7 +39,6 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 from urllib.parse import unquote
 
 from paperfetch.errors import ConfigurationError, InvalidIdentifier

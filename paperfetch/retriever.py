@@ -45,7 +45,6 @@ from paperfetch.errors import (
     DisallowedByRobots,
     HostSuppressed,
     InvalidPDF,
-    InvalidURL,
     NetworkError,
     NotFoundError,
     PaperfetchError,

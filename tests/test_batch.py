@@ -16,7 +16,7 @@ import pytest
 from paperfetch import FakeClock, HttpClient, InvalidURL, is_synthetic
 from paperfetch.batch import NO_REQUEST, HostScheduler, default_workers, get_many
 from paperfetch.http.hosts import HostRegistry, host_key
-from paperfetch.testing import LoopbackHost, Reply, gaps, scripted_session
+from paperfetch.testing import Reply, gaps, scripted_session
 
 TOLERANCE = 0.002
 PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n"

@@ -12,7 +12,6 @@ failure.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -24,6 +23,8 @@ from collections import deque
 from pathlib import Path
 
 import pytest
+
+from tests._jupyter import write_python3_kernelspec
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "dashboard_live.ipynb"
@@ -58,17 +59,6 @@ def _need_chromium() -> None:
     pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); required when CI is set")
 
 
-def _python3_kernelspec(folder: Path) -> Path:
-    """A ``kernels/python3`` spec under *folder* that starts ipykernel with this interpreter (see test_notebooks)."""
-    spec = folder / "kernels" / "python3"
-    spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (paperfetch tests)",
-        "language": "python",
-        "metadata": {"debugger": False},
-    }))
-    return folder
 
 
 def _free_port() -> int:
@@ -86,7 +76,7 @@ class Voila:
         jupyter = workdir / "jupyter"
         env = dict(os.environ)
         env.update(
-            JUPYTER_PATH=str(_python3_kernelspec(jupyter / "path")),  # the kernel is this interpreter
+            JUPYTER_PATH=str(write_python3_kernelspec(jupyter / "path")),  # the kernel is this interpreter
             JUPYTER_DATA_DIR=str(jupyter / "data"),        # nothing is written to the user's ~/.local
             JUPYTER_CONFIG_DIR=str(jupyter / "config"),    # nor read from the user's Jupyter config
             JUPYTER_RUNTIME_DIR=str(jupyter / "runtime"),

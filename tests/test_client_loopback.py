@@ -11,7 +11,7 @@ import pytest
 
 from paperfetch import DownloadTooLarge, HttpClient, InvalidPDF, NetworkError, RateLimited, is_synthetic
 from paperfetch.http.hosts import HostRegistry
-from paperfetch.testing import LoopbackHost, Reply, gaps
+from paperfetch.testing import Reply, gaps
 
 PDF = b"%PDF-1.4\n" + b"0" * 5000 + b"\n%%EOF\n"
 

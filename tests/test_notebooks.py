@@ -9,8 +9,6 @@ in a temporary working folder. The notebooks are committed without outputs.
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +18,8 @@ import nbclient.exceptions
 import nbformat
 import pytest
 
+from tests._jupyter import write_python3_kernelspec
+
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 #: What a notebook may take, kernel start included; each is meant to take under ~30 s.
@@ -28,22 +28,6 @@ NOTEBOOK_BUDGET_S = 60
 pytestmark = pytest.mark.slow
 
 
-def write_python3_kernelspec(folder: Path) -> Path:
-    """A ``kernels/python3`` spec under *folder* that starts ipykernel with this interpreter.
-
-    Put *folder* first on ``JUPYTER_PATH`` and every Jupyter tool (nbclient, Voilà) that asks
-    for the ``python3`` kernel gets this environment's Python, whatever other ``python3``
-    kernelspecs the machine or the user has.
-    """
-    spec = folder / "kernels" / "python3"
-    spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (paperfetch tests)",
-        "language": "python",
-        "metadata": {"debugger": False},
-    }))
-    return folder
 
 
 @pytest.fixture

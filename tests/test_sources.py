@@ -30,7 +30,6 @@ from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, NotFoundError, ServiceError
 from paperfetch.http.outcome import Outcome
 from paperfetch.ids import Identifier, IdType, parse_identifier
-from paperfetch.redact import redact_url
 from paperfetch.sources import (
     SOURCES,
     ArxivSource,
