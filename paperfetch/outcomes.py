@@ -65,6 +65,8 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             raise KeyError(f"not outcome columns: {sorted(extra)}")
     data = {column: [row.get(column) for row in rows] for column in COLUMNS}
     frame = pd.DataFrame(data, columns=list(COLUMNS))
+    # the inputs as given (None stays None), whatever pandas would infer from them
+    frame["input"] = pd.Series(data["input"], index=frame.index, dtype=object)
     for column, dtype in DTYPES.items():
         if column == "input":
             continue

@@ -184,3 +184,10 @@ def test_ctrl_c_stops_promptly_keeps_finished_items_and_the_next_run_resumes(wor
     second = retriever(world, tmp_path).download(inputs)
     resumed = set("doi:" + second.loc[second["status"] == "already_downloaded", "doi"])
     assert done <= resumed
+
+
+def test_outcomes_input_column_keeps_inputs_as_given():
+    from paperfetch.outcomes import outcomes_frame
+
+    frame = outcomes_frame([{"input": "10.1/x", "status": "not_found"}, {"input": None, "status": "invalid_identifier"}])
+    assert frame["input"].dtype == object and list(frame["input"]) == ["10.1/x", None]
