@@ -42,14 +42,12 @@ sys.path.insert(0, str(REPO))  # run from a checkout without installing
 from paperfetch.config import Identification  # noqa: E402
 from paperfetch.errors import NotFoundError, ServiceError  # noqa: E402
 from paperfetch.http.outcome import Outcome  # noqa: E402
-from paperfetch.ids import Identifier, IdType  # noqa: E402
+from paperfetch.ids import Identifier  # noqa: E402
 from paperfetch.sources import SOURCES  # noqa: E402
 from paperfetch.sources.base import RequestSpec  # noqa: E402
 
-#: The vcrpy settings every replay and every live recording uses.
-FILTER_QUERY_PARAMETERS = ["email", "mailto", "api_key", "tool"]
-FILTER_HEADERS = ["authorization", "user-agent"]
-MATCH_ON = ["method", "scheme", "host", "port", "path", "query"]
+from paperfetch.testing import CASSETTE_FILTER_QUERY_PARAMETERS as FILTER_QUERY_PARAMETERS  # noqa: E402
+from paperfetch.testing import cassette_vcr  # noqa: E402
 
 PLACEHOLDER_EMAIL = "you@example.com"
 _SECRETS = re.compile(r"you(?:@|%40)example\.com|<<ncbi-key>>")
@@ -59,13 +57,7 @@ _DROPPED_HEADERS = {"content-encoding", "transfer-encoding", "content-length", "
 # --------------------------------------------------------------------------- identifiers and URIs
 
 
-def ident(key: str) -> Identifier:
-    """An Identifier from its canonical key, without validation (cassettes include malformed ids on purpose)."""
-    id_type, value = key.split(":", 1)
-    version = None
-    if id_type == "arxiv" and (m := re.fullmatch(r"(.+?)(v\d+)", value)):
-        value, version = m.groups()
-    return Identifier(IdType(id_type), value, version)
+ident = Identifier.from_key  # an Identifier from its canonical key, unvalidated
 
 
 def scrub_uri(uri: str) -> str:
@@ -581,8 +573,6 @@ class LiveFetcher:
 
 
 def record_live(out: Path, identification: Identification) -> None:
-    import vcr
-
     def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
         body = response["body"]["string"]
         for secret in identification.secrets():
@@ -591,14 +581,7 @@ def record_live(out: Path, identification: Identification) -> None:
         response["body"]["string"] = body
         return response
 
-    recorder = vcr.VCR(
-        record_mode="all",
-        filter_query_parameters=FILTER_QUERY_PARAMETERS,
-        filter_headers=FILTER_HEADERS,
-        match_on=MATCH_ON,
-        decode_compressed_response=True,
-        before_record_response=scrub_response,
-    )
+    recorder = cassette_vcr("all", before_record_response=scrub_response)
     for case in CASES:
         if case.source is None:
             print(f"skip {case.path} (offline only)")

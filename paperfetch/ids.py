@@ -87,6 +87,18 @@ class Identifier:
         """Canonical string such as ``doi:10.1038/nature12373`` or ``arxiv:1706.03762`` (no version)."""
         return f"{self.type.value}:{self.value}"
 
+    @classmethod
+    def from_key(cls, key: str) -> "Identifier":
+        """The identifier a key names, *without validation* (an arXiv version suffix, ``v2``, is split off).
+
+        For replaying recorded requests, some malformed on purpose; inputs go through :func:`parse_identifier`.
+        """
+        id_type, value = key.split(":", 1)
+        version = None
+        if id_type == IdType.ARXIV.value and (match := re.fullmatch(r"(.+?)(v\d+)", value)):
+            value, version = match.groups()
+        return cls(IdType(id_type), value, version)
+
     @property
     def doi(self) -> str | None:
         """The DOI: the value for a DOI, the DataCite DOI for arXiv, else ``None``."""

@@ -28,7 +28,36 @@ from urllib3.response import HTTPResponse
 
 from paperfetch.clock import Clock
 
-__all__ = ["LoopbackHost", "Reply", "ScriptedAdapter", "scripted_session"]
+__all__ = [
+    "CASSETTE_FILTER_HEADERS",
+    "CASSETTE_FILTER_QUERY_PARAMETERS",
+    "CASSETTE_MATCH_ON",
+    "LoopbackHost",
+    "Reply",
+    "ScriptedAdapter",
+    "cassette_vcr",
+    "scripted_session",
+]
+
+#: The vcrpy settings every cassette replay and every live recording uses: identity parameters and
+#: headers never reach a cassette, and a request matches on everything else.
+CASSETTE_FILTER_QUERY_PARAMETERS = ("email", "mailto", "api_key", "tool")
+CASSETTE_FILTER_HEADERS = ("authorization", "user-agent")
+CASSETTE_MATCH_ON = ("method", "scheme", "host", "port", "path", "query")
+
+
+def cassette_vcr(record_mode: str = "none", **kwargs):  # noqa: ANN201 - vcr is a test dependency
+    """A ``vcr.VCR`` with paperfetch's cassette settings (record mode ``none``: replay only)."""
+    import vcr
+
+    return vcr.VCR(
+        record_mode=record_mode,
+        filter_query_parameters=list(CASSETTE_FILTER_QUERY_PARAMETERS),
+        filter_headers=list(CASSETTE_FILTER_HEADERS),
+        match_on=list(CASSETTE_MATCH_ON),
+        decode_compressed_response=True,
+        **kwargs,
+    )
 
 
 @dataclass

@@ -603,3 +603,9 @@ def test_pmid_as_int_float_and_string_agree(number: int) -> None:
 def test_nan_float_is_blank_not_a_number_error() -> None:
     with pytest.raises(InvalidIdentifier, match="blank input"):
         parse_identifier(math.nan)
+
+
+def test_from_key_round_trips_a_key_and_splits_an_arxiv_version():
+    ident = parse_identifier("arXiv:1706.03762v5")
+    assert Identifier.from_key("arxiv:1706.03762v5") == ident
+    assert Identifier.from_key(parse_identifier("10.1038/X").key) == parse_identifier("10.1038/x")

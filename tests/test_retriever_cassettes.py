@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import vcr
 import yaml
 
 from paperfetch import Retriever
 from paperfetch.cli import main
 from paperfetch.demo import fake_pdf
+from paperfetch.testing import cassette_vcr
 
 REPO = Path(__file__).resolve().parents[1]
 DOI = "10.1371/journal.pone.0000030"
@@ -45,12 +45,7 @@ def cassette(tmp_path, real_fixtures) -> Path:
 
 
 def replay(path: Path):
-    return vcr.VCR(
-        record_mode="none",
-        filter_query_parameters=["email", "mailto", "api_key", "tool"],
-        filter_headers=["authorization", "user-agent"],
-        match_on=["method", "scheme", "host", "port", "path", "query"],
-    ).use_cassette(str(path))
+    return cassette_vcr().use_cassette(str(path))
 
 
 def test_retriever_downloads_from_cassettes(cassette, tmp_path, monkeypatch):

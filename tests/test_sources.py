@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import requests
-import vcr
 import yaml
 
 from paperfetch import FakeClock, HttpClient
@@ -43,19 +41,13 @@ from paperfetch.sources import (
     get_source,
 )
 from paperfetch.sources.base import Candidate, RequestSpec
+from paperfetch.testing import CASSETTE_FILTER_QUERY_PARAMETERS, cassette_vcr
 
 REPO = Path(__file__).resolve().parents[1]
 CASSETTES = Path(os.environ.get("PAPERFETCH_CASSETTE_DIR", REPO / "cassettes"))
-FILTER_QUERY_PARAMETERS = ["email", "mailto", "api_key", "tool"]
+FILTER_QUERY_PARAMETERS = CASSETTE_FILTER_QUERY_PARAMETERS
 
-replay = vcr.VCR(
-    cassette_library_dir=str(CASSETTES),
-    record_mode="none",
-    filter_query_parameters=FILTER_QUERY_PARAMETERS,
-    filter_headers=["authorization", "user-agent"],
-    match_on=["method", "scheme", "host", "port", "path", "query"],
-    decode_compressed_response=True,
-)
+replay = cassette_vcr(cassette_library_dir=str(CASSETTES))
 
 EMAIL = "you@example.com"
 #: Every secret a source could send; none may reach a cassette.
@@ -73,13 +65,7 @@ class SessionFetcher(HttpClient):
         self._session.hooks["response"].append(lambda r, *args, **kwargs: self.sent.append(r.request.url or ""))
 
 
-def ident(key: str) -> Identifier:
-    """An Identifier from its canonical key, unvalidated (some recorded requests are malformed on purpose)."""
-    id_type, value = key.split(":", 1)
-    version = None
-    if id_type == "arxiv" and (m := re.fullmatch(r"(.+?)(v\d+)", value)):
-        value, version = m.groups()
-    return Identifier(IdType(id_type), value, version)
+ident = Identifier.from_key  # an Identifier from its canonical key, unvalidated
 
 
 def response(status: int, body: bytes = b"", content_type: str = "text/plain") -> requests.Response:
