@@ -29,38 +29,34 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 import pandas as pd
-import requests
 
+from paperfetch import defaults
 from paperfetch.config import Identification
-from paperfetch.errors import (
-    ConfigurationError,
-    DisallowedByRobots,
-    HostSuppressed,
-    InvalidPDF,
-    NetworkError,
-    NotFoundError,
-    PaperfetchError,
-    RateLimited,
-    TruncatedDownload,
-)
+from paperfetch.errors import ConfigurationError, PaperfetchError
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
+from paperfetch.items import (
+    META_FIELDS,
+    ItemContext,
+    ItemJob,
+    current_job,
+    current_source,
+    doi_identifier,
+    identity_row,
+    set_current_source,
+)
 from paperfetch.ledger import Ledger
 from paperfetch.outcomes import Status, outcomes_frame
-from paperfetch.redact import redact_text, redact_url
-from paperfetch.sources import SOURCES, Candidate, Record, Source
-from paperfetch.sources.landing import find_pdf_links
-from paperfetch.validate import check_pdf_file, sniff
+from paperfetch.redact import redact_text
+from paperfetch.sources import SOURCES, Record, Source
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
@@ -71,252 +67,6 @@ logger = logging.getLogger("paperfetch.retriever")
 DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "unpaywall", "europepmc", "crossref", "landing")
 ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi")
 DOI_RESOLVER = "https://doi.org"
-
-#: How much of a body is kept to judge it: enough to find citation_pdf_url in an HTML page served as a PDF.
-VALIDATE_BYTES = 256 * 1024
-#: Landing pages larger than this are not read.
-MAX_LANDING_BYTES = 5 * 1024 * 1024
-
-_META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
-_context = threading.local()
-
-
-class _NotPDF(InvalidPDF):
-    """InvalidPDF that keeps what was seen of the body, to look for a PDF link in it."""
-
-    def __init__(self, message: str, *, kind: str, head: bytes, base_url: str, **kwargs: Any) -> None:
-        super().__init__(message, **kwargs)
-        self.kind = kind
-        self.head = head
-        self.base_url = base_url
-
-
-@dataclass
-class _Action:
-    kind: str                      # "lookup" | "download" | "landing"
-    source: str
-    url: str
-    params: dict[str, str] | None = None
-    spec: Any = None
-    followed: bool = False         # a PDF link found in an HTML page served as a PDF
-
-
-@dataclass
-class _Failure:
-    status: Status
-    source: str
-    url: str
-    message: str
-    http_status: int | None = None
-
-
-@dataclass
-class _ItemJob:
-    """One identifier's way through the sources; one request per ``advance``."""
-
-    retriever: "Retriever"
-    identifier: Identifier
-    meta: dict[str, Any]
-    sources_left: deque[str]
-    actions: deque[_Action] = field(default_factory=deque)
-    tried: set[str] = field(default_factory=set)
-    failures: list[_Failure] = field(default_factory=list)
-    known: bool = False            # some service has a record of the work
-    result: dict[str, Any] | None = None
-    attempts: int = 0
-    requests: int = 0
-    waited_s: float = 0.0
-    waited_reported_s: float = 0.0   # waited_s as of the last request row, so each row shows its own wait
-    elapsed_s: float = 0.0
-    error: BaseException | None = None
-    finished: bool = False
-
-    # -- the Job protocol ----------------------------------------------------
-    @property
-    def url(self) -> str | None:
-        if self.finished or self.result is not None:
-            return None
-        while not self.actions and self.sources_left:
-            self._expand(self.sources_left.popleft())
-        if not self.actions:
-            return None
-        return self.actions[0].url
-
-    def advance(self) -> None:
-        if self.url is None:
-            return
-        action = self.actions.popleft()
-        _context.job, _context.source = self, action.source
-        started = time.monotonic()
-        try:
-            if action.kind == "lookup":
-                self._lookup(action)
-            elif action.kind == "landing":
-                self._landing(action)
-            else:
-                self._download(action)
-        except PaperfetchError as exc:
-            self._fail(action, exc)
-        except requests.RequestException as exc:  # defensive: the transport should have typed it
-            self._fail(action, NetworkError(str(exc), url=redact_url(action.url)))
-        finally:
-            self.elapsed_s += time.monotonic() - started
-            _context.job = _context.source = None
-
-    # -- planning ------------------------------------------------------------
-    def _expand(self, name: str) -> None:
-        r = self.retriever
-        ident = self.identifier
-        doi = self.meta.get("doi")
-        if name == "arxiv":
-            arxiv = r._sources["arxiv"]
-            target = ident if ident.type is IdType.ARXIV else _doi_identifier(doi)
-            if target is not None:
-                self._add_candidates(arxiv.candidates_for(target))
-        elif name == "openalex":
-            record = r._prefetched.get(("openalex", (doi or "").lower()))
-            if record is not None:
-                self._merge(record)
-                self._add_candidates(record.candidates)
-        elif name in ("unpaywall", "crossref", "europepmc"):
-            source = r._sources.get(name)
-            if source is None:
-                return
-            target = self._lookup_identifier(source)
-            if target is None:
-                return
-            for spec in source.requests_for([target]):
-                url, params = source.url_for(spec)
-                self.actions.append(_Action("lookup", name, url, params, spec))
-        elif name == "landing" and doi:
-            url = f"{r._doi_base}/{doi}"
-            if url not in self.tried:
-                self.actions.append(_Action("landing", "landing", url))
-        elif name not in SOURCES and name != "landing":
-            raise ConfigurationError(f"unknown source {name!r}")
-
-    def _lookup_identifier(self, source: Source) -> Identifier | None:
-        candidates = []
-        if self.meta.get("doi"):
-            candidates.append(_doi_identifier(self.meta["doi"]))
-        if self.meta.get("pmcid"):
-            candidates.append(_safe_parse(self.meta["pmcid"], IdType.PMCID))
-        if self.meta.get("pmid"):
-            candidates.append(_safe_parse(self.meta["pmid"], IdType.PMID))
-        for ident in candidates:
-            if ident is not None and ident.type in source.accepts:
-                return ident
-        return None
-
-    def _add_candidates(self, candidates: Iterable[Candidate], *, front: bool = False, followed: bool = False) -> None:
-        new = []
-        for cand in candidates:
-            if cand.url in self.tried or any(a.url == cand.url for a in self.actions):
-                continue
-            kind = "download" if cand.kind == "pdf" else "landing"
-            new.append(_Action(kind, cand.source, cand.url, followed=followed))
-        if front:
-            self.actions.extendleft(reversed(new))
-        else:
-            self.actions.extend(new)
-
-    def _merge(self, record: Record) -> None:
-        self.known = True
-        for name in _META_FIELDS:
-            value = getattr(record, name, None)
-            if value not in (None, "") and self.meta.get(name) in (None, ""):
-                self.meta[name] = value
-
-    # -- steps ---------------------------------------------------------------
-    def _lookup(self, action: _Action) -> None:
-        r = self.retriever
-        source = r._sources[action.source]
-        try:
-            response = r.api.fetch(action.url, classify=source.classify, params=action.params)
-        except NotFoundError:
-            return
-        records = source.parse(response.content, action.spec)
-        for record in records.values():
-            self._merge(record)
-            self._add_candidates(record.candidates, front=True)
-
-    def _landing(self, action: _Action) -> None:
-        r = self.retriever
-        self.tried.add(action.url)
-        response = r.web.fetch(action.url, stream=True)
-        try:
-            head = _read_capped(response, MAX_LANDING_BYTES)
-            final_url = response.url or action.url
-            verdict = sniff(head[:4096], response.headers.get("Content-Type"))
-        finally:
-            response.close()
-        if verdict.ok:  # the resolver led straight to a PDF: download it as a candidate
-            self._add_candidates([Candidate(final_url, source=action.source)], front=True)
-            return
-        if verdict.kind == "bot_challenge":
-            raise InvalidPDF(f"landing page {redact_url(final_url)}: {verdict.reason}", url=redact_url(final_url),
-                             status_code=response.status_code)
-        links = find_pdf_links(head, final_url)
-        self._add_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=action.followed)
-
-    def _download(self, action: _Action) -> None:
-        r = self.retriever
-        self.tried.add(action.url)
-        dest = r.out_dir / filename_for(self.identifier, r.filename_template)
-        self.attempts += 1
-        try:
-            result = r.web.download(action.url, dest, validate=_validator(action.url), max_bytes=r.max_pdf_bytes,
-                                    validate_bytes=VALIDATE_BYTES)
-        except _NotPDF as exc:
-            if exc.kind == "html" and not action.followed:
-                links = [u for u in find_pdf_links(exc.head, exc.base_url) if u not in self.tried]
-                if links:
-                    self._add_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=True)
-            raise
-        verdict = check_pdf_file(result.path, expected_length=result.bytes)
-        if not verdict.ok:
-            result.path.unlink(missing_ok=True)
-            raise InvalidPDF(verdict.reason, url=result.url, status_code=result.status_code)
-        self.result = {
-            "status": Status.DOWNLOADED.value,
-            "source": action.source,
-            "url": result.url,
-            "path": str(result.path),
-            "bytes": result.bytes,
-            "sha256": result.sha256,
-            "http_status": result.status_code,
-        }
-
-    def _fail(self, action: _Action, exc: PaperfetchError) -> None:
-        if action.kind in ("lookup", "landing") and isinstance(exc, NotFoundError):
-            return  # the service (or the DOI resolver) does not know the work: absent, not a failure
-        status = _status_for(exc)
-        if status is Status.HOST_SUPPRESSED and not self.retriever.web.suppress_on_403:
-            status = Status.HTTP_ERROR
-        message = redact_text(str(exc))
-        self.failures.append(_Failure(status, action.source, redact_url(action.url), message, getattr(exc, "status_code", None)))
-        logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
-
-    # -- outcome -------------------------------------------------------------
-    def outcome(self) -> dict[str, Any]:
-        row = _identity_row(self.identifier, self.meta)
-        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
-        if self.error is not None:
-            row.update(status=Status.HTTP_ERROR.value, error=f"internal error: {type(self.error).__name__}: {self.error}")
-            return row
-        if self.result is not None:
-            row.update(self.result)
-            return row
-        download_failures = [f for f in self.failures if f.status is not Status.NOT_FOUND]
-        if download_failures:
-            first = download_failures[0]  # the best-ranked candidate's failure decides; all are listed
-            row.update(status=first.status.value, source=first.source, url=first.url, http_status=first.http_status)
-            row["error"] = "; ".join(f"{f.source} {f.url}: {f.message}" for f in download_failures)[:2000]
-        elif self.known:
-            row.update(status=Status.NO_OPEN_COPY.value, error="the work is known, but no source offers an open-access copy")
-        else:
-            row.update(status=Status.NOT_FOUND.value, error="no service knows this identifier")
-        return row
 
 
 class Retriever:
@@ -341,9 +91,9 @@ class Retriever:
         suppress_on_403: bool = True,
         delay_min_s: float | None = None,
         delay_max_s: float | None = None,
-        max_retries: int = 3,
-        max_retry_after_s: float = 60.0,
-        timeout: float | tuple[float, float] = (10.0, 60.0),
+        max_retries: int = defaults.MAX_RETRIES,
+        max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S,
+        timeout: float | tuple[float, float] = defaults.TIMEOUT,
         filename_template: str = "{type}_{value}",
         max_pdf_bytes: int | None = 200 * 1024 * 1024,
         workers: int | None = None,
@@ -384,7 +134,7 @@ class Retriever:
             # Documented APIs are used under their terms of use (and their published rate limits);
             # robots.txt governs the crawling of web pages: publishers' landing pages and PDFs.
             self.web = HttpClient(respect_robots_txt=respect_robots_txt, timeout=timeout, **common)
-            self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web._session, **common)
+            self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web.session, **common)
         self._sources: dict[str, Source] = {}
         for name, cls in SOURCES.items():
             if cls.requires_email and not email:
@@ -411,7 +161,7 @@ class Retriever:
         parsed = parse_many(ids)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         rows: dict[int, dict[str, Any]] = {}
-        jobs: list[tuple[ParsedInput, _ItemJob]] = []
+        jobs: list[tuple[ParsedInput, ItemJob]] = []
         model, view = self._dashboard_begin(len(parsed))
         try:
             with Ledger.in_folder(self.out_dir) as ledger:
@@ -433,7 +183,7 @@ class Retriever:
                     elif item.identifier.type is IdType.ARXIV:
                         meta["arxiv_id"] = item.identifier.value + (item.identifier.version or "")
                         meta["doi"] = item.identifier.doi
-                    jobs.append((item, _ItemJob(self, item.identifier, meta, deque(self.order))))
+                    jobs.append((item, ItemJob(self._item_context(), item.identifier, meta, deque(self.order))))
                 for row in rows.values():  # decided without a request: invalid inputs, rows reused from the ledger
                     model.item_finished(row["status"])
                 self._resolve([job for _, job in jobs])
@@ -477,7 +227,7 @@ class Retriever:
         web = self.web.domain_status()
         if self.api is self.web:
             return web
-        api_hosts = {host_key(s.base_url) for s in self._sources.values()}
+        api_hosts = self.api_hosts
         api = self.api.domain_status()
         merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
         return merged.sort_values("host", ignore_index=True)
@@ -529,7 +279,7 @@ class Retriever:
             return None
         if done is None and ledger.should_retry(ident.key):
             return None
-        row = _identity_row(ident, dict(entry.extra or {}))
+        row = identity_row(ident, dict(entry.extra or {}))
         row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
         if done is not None:
             path = ledger.absolute_path(done)
@@ -538,7 +288,18 @@ class Retriever:
             row.update(status=entry.status, error=entry.error)
         return row
 
-    def _resolve(self, jobs: list[_ItemJob]) -> None:
+    def _item_context(self) -> ItemContext:
+        return ItemContext(
+            api=self.api, web=self.web, sources=self._sources, prefetched=self._prefetched, doi_base=self._doi_base,
+            out_dir=self.out_dir, filename_template=self.filename_template, max_pdf_bytes=self.max_pdf_bytes,
+        )
+
+    @property
+    def api_hosts(self) -> frozenset[str]:
+        """The hosts of the metadata services (paced by the API client)."""
+        return frozenset(host_key(s.base_url) for s in self._sources.values())
+
+    def _resolve(self, jobs: list[ItemJob]) -> None:
         """Batched metadata: ID converter and E-utilities for PMIDs/PMCIDs, OpenAlex for DOIs."""
         if not jobs:
             return
@@ -556,7 +317,7 @@ class Retriever:
         if "openalex" in self.order and "openalex" in self._sources:
             dois = []
             for job in jobs:
-                ident = _doi_identifier(job.meta.get("doi"))
+                ident = doi_identifier(job.meta.get("doi"))
                 if ident is not None and ident.type is IdType.DOI:
                     dois.append(ident)
             for key, record in self._lookup("openalex", dois).items():
@@ -565,7 +326,7 @@ class Retriever:
     def _lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
         if not ids:
             return {}
-        _context.source = name
+        set_current_source(name)
         try:
             return self._sources[name].lookup(self.api, ids)
         except PaperfetchError as exc:
@@ -573,7 +334,7 @@ class Retriever:
                 logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             return {}
         finally:
-            _context.source = None
+            set_current_source(None)
 
     def _dashboard_begin(self, total: int) -> tuple[Any, Any]:
         """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
@@ -596,7 +357,7 @@ class Retriever:
             return model, None
         return model, view
 
-    def _run(self, jobs: list[tuple[ParsedInput, _ItemJob]], ledger: Ledger, rows: dict[int, dict[str, Any]],
+    def _run(self, jobs: list[tuple[ParsedInput, ItemJob]], ledger: Ledger, rows: dict[int, dict[str, Any]],
              model: Any = None, dashboard_shown: bool = False) -> None:
         from tqdm.auto import tqdm
 
@@ -605,11 +366,11 @@ class Retriever:
                    leave=True)
         lock = threading.Lock()
 
-        def finished(job: _ItemJob) -> None:
+        def finished(job: ItemJob) -> None:
             job.finished = True
             row = job.outcome()
             rows[position[id(job)]] = row
-            extra = {k: row.get(k) for k in _META_FIELDS if row.get(k) is not None}
+            extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
             ledger.record(
                 job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
                 sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),
@@ -621,7 +382,7 @@ class Retriever:
                 bar.update(1)
 
         try:
-            from paperfetch.batch import HostScheduler
+            from paperfetch.http.scheduler import HostScheduler
 
             scheduler = HostScheduler(self.web, workers=self.workers, on_finished=finished)
             if model is not None:
@@ -634,7 +395,7 @@ class Retriever:
                 finished(job)
 
     def _on_event(self, event: Event) -> None:
-        job = getattr(_context, "job", None)
+        job = current_job()
         if event.kind is EventKind.WAIT and job is not None:
             job.waited_s += event.seconds or 0.0
             return
@@ -653,80 +414,12 @@ class Retriever:
             "status": event.status,
             "waited_s": waited,
             "elapsed_s": event.seconds if event.kind is EventKind.RESPONSE else None,
-            "source": getattr(_context, "source", None),
+            "source": current_source(),
             "identifier": job.identifier.key if job is not None else None,
             "outcome": event.kind.value,
         }
         with self._rows_lock:
             self._request_rows.append(row)
-
-
-# ---------------------------------------------------------------------- helpers
-def _doi_identifier(doi: str | None) -> Identifier | None:
-    if not doi:
-        return None
-    return _safe_parse(doi, None)
-
-
-def _safe_parse(value: Any, hint: IdType | None) -> Identifier | None:
-    try:
-        return parse_identifier(value, hint=hint)
-    except (ValueError, TypeError):
-        return None
-
-
-def _identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {"id_type": ident.type.value}
-    for name in _META_FIELDS:
-        row[name] = meta.get(name)
-    if ident.type is IdType.DOI:
-        row["doi"] = ident.value
-    elif ident.type is IdType.PMID:
-        row["pmid"] = ident.value
-    elif ident.type is IdType.PMCID:
-        row["pmcid"] = ident.value
-    elif ident.type is IdType.ARXIV:
-        row["arxiv_id"] = ident.value + (ident.version or "")
-    for name in ("pmid", "year"):
-        if row.get(name) is not None:
-            row[name] = str(row[name]) if name == "pmid" else int(row[name])
-    return row
-
-
-def _status_for(exc: PaperfetchError) -> Status:
-    if isinstance(exc, DisallowedByRobots):
-        return Status.DISALLOWED_BY_ROBOTS
-    if isinstance(exc, HostSuppressed):
-        return Status.HOST_SUPPRESSED
-    if isinstance(exc, RateLimited):
-        return Status.HOST_HELD
-    if isinstance(exc, InvalidPDF):
-        return Status.INVALID_PDF
-    if isinstance(exc, (NetworkError, TruncatedDownload)):
-        return Status.NETWORK_ERROR
-    if getattr(exc, "status_code", None) == 403:
-        return Status.HOST_SUPPRESSED  # the transport suppressed the host as it answered
-    return Status.HTTP_ERROR
-
-
-def _validator(url: str):
-    def validate(head: bytes, response: requests.Response) -> None:
-        verdict = sniff(head[:4096], response.headers.get("Content-Type"))
-        if not verdict.ok:
-            shown = redact_url(response.url or url)
-            raise _NotPDF(f"{shown}: {verdict.reason}", kind=verdict.kind, head=head, base_url=response.url or url,
-                          url=shown, status_code=response.status_code)
-
-    return validate
-
-
-def _read_capped(response: requests.Response, limit: int) -> bytes:
-    body = bytearray()
-    for chunk in response.iter_content(64 * 1024):
-        body.extend(chunk)
-        if len(body) >= limit:
-            break
-    return bytes(body[:limit])
 
 
 def _origin(url: str) -> str:

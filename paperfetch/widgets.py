@@ -309,12 +309,7 @@ class DashboardModel:
         client, the others through its web client (as ``Retriever.domain_status()`` does)."""
         self.watch(retriever.web, events=events)
         if retriever.api is not retriever.web:
-            api_hosts = set()
-            for source in getattr(retriever, "_sources", {}).values():
-                try:
-                    api_hosts.add(host_key(source.base_url))
-                except Exception:  # noqa: BLE001
-                    continue
+            api_hosts = set(retriever.api_hosts)
             self.watch(retriever.api, hosts=api_hosts, events=events)
         return self
 
@@ -480,8 +475,7 @@ class DashboardModel:
         if scheduler is None:
             return {}
         try:
-            with scheduler._cond:  # noqa: SLF001 - the scheduler's own lock, held for a dict walk
-                return {k: len(hq.jobs) for k, hq in scheduler._hosts.items() if k != _NO_REQUEST and hq.jobs}  # noqa: SLF001
+            return {k: n for k, n in scheduler.queued().items() if k != _NO_REQUEST and n}
         except Exception:  # noqa: BLE001 - a dashboard never breaks a run
             return {}
 
@@ -520,29 +514,25 @@ def _copy(h: _Host) -> _Host:
 
 
 def _read_limiter(client: "HttpClient", limiter: Any) -> dict[str, Any]:
-    """What ``client.domain_status()`` says about one host, without building a DataFrame."""
-    clock = client._clock  # noqa: SLF001
-    now = clock.monotonic()
-    wall = clock.time()
-    with limiter.cond:
-        rng = client._range_for(limiter)  # noqa: SLF001
-        supp = limiter.active_suppression(now)
-        hold = limiter.hold_remaining(now)
-        crawl = client._crawl_delay(limiter)  # noqa: SLF001
-        state: dict[str, Any] = {
-            "delay_min_s": None if rng is None else rng.low,
-            "delay_max_s": None if rng is None else rng.high,
-            "backoff_s": limiter.backoff_s,
-            "crawl_delay_s": crawl,
-            "robots": limiter.robots.status.value if limiter.robots is not None else None,
-        }
-        if hold > 0:
-            state.update(held_until=wall + hold, hold_left_s=hold, hold_status=limiter.hold_status, hold_reason=limiter.hold_reason)
-        if supp is not None:
-            state.update(
-                suppressed=True, suppressed_reason=supp.reason,
-                suppressed_until=None if supp.until is None else wall + (supp.until - now),
-            )
+    """What ``client.domain_status()`` says about one host (its public snapshot), without a DataFrame."""
+    snap = client.snapshot(limiter.key)
+    state: dict[str, Any] = {
+        "delay_min_s": snap.delay_min_s,
+        "delay_max_s": snap.delay_max_s,
+        "backoff_s": snap.backoff_s,
+        "crawl_delay_s": snap.crawl_delay_s,
+        "robots": snap.robots,
+    }
+    wall = client.clock.time()
+    if snap.held_until is not None:
+        until = snap.held_until.timestamp()
+        state.update(held_until=until, hold_left_s=max(0.0, until - wall), hold_status=snap.hold_status,
+                     hold_reason=snap.hold_reason)
+    if snap.suppressed:
+        state.update(
+            suppressed=True, suppressed_reason=snap.suppressed_reason,
+            suppressed_until=None if snap.suppressed_until is None else snap.suppressed_until.timestamp(),
+        )
     return state
 
 

@@ -1,7 +1,8 @@
 """The polite HTTP transport: every request paperfetch makes goes through :class:`HttpClient`.
 
-Order of operations for one hop (a redirect is a new hop, checked afresh
-against its own host):
+The client executes; it does not decide. For each hop (a redirect is a new
+hop, checked afresh against its own host) it asks :func:`.policy.decide`
+about the host's facts and acts on the answer:
 
 1. the URL must be http or https;
 2. **suppression** — a host that answered 403 is short-circuited with a synthetic 403;
@@ -13,14 +14,15 @@ against its own host):
    the gap since the host's previous request was answered at least the effective delay
    (configured range, Crawl-delay, backoff and per-host interval, see :mod:`.delays`);
 6. send, with a timeout, without following redirects;
-7. **observe** — record a hold (Retry-After on 429/503, or on a 403 that carries
-   rate-limit headers), grow or shrink the backoff, suppress on a plain 403.
+7. **observe** — :func:`.policy.observe_response` turns the answer into new host facts
+   (hold, backoff, suppression), which are stored and published as events.
 
-Then the call decides: follow a redirect, retry (429/503/504 for ``get``; a
-``RETRY`` verdict for ``fetch``; timeouts and connection errors for both), or
-return. ``get`` keeps PyPaperRetriever's contract and never raises for an HTTP
-status; ``fetch`` follows PROVESID's and raises a typed error for anything but
-``Outcome.OK``.
+Then the call decides, in one loop over an immutable :class:`.retry.Retry`:
+follow a redirect, retry (429/503/504 for ``get``; a ``RETRY`` verdict for
+``fetch``; timeouts, connection errors and, for ``download``, truncated bodies),
+or return. ``get`` keeps PyPaperRetriever's contract and never raises for an
+HTTP status; ``fetch`` follows PROVESID's and raises a typed error for anything
+but ``Outcome.OK``; ``download`` streams through :mod:`paperfetch.download`.
 
 Synthetic responses (no request was sent) carry the header
 ``X-Paperfetch-Synthetic: suppressed`` or ``held``; :func:`is_synthetic`
@@ -29,30 +31,28 @@ reads it.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import os
 import random
-import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from urllib.parse import urljoin, urlsplit
 
-import pandas as pd
 import requests
 from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 
+from paperfetch import defaults
 from paperfetch._version import __version__
 from paperfetch.clock import SYSTEM_CLOCK, Clock
+from paperfetch.download import DownloadResult, stream_to_file
 from paperfetch.errors import (
     ConfigurationError,
     DisallowedByRobots,
-    DownloadTooLarge,
     HostSuppressed,
     InvalidURL,
     NetworkError,
@@ -64,19 +64,17 @@ from paperfetch.errors import (
     TooManyRedirects,
     TruncatedDownload,
 )
-from paperfetch.http.delays import (
-    BackoffPolicy,
-    DelayRange,
-    RetrySchedule,
-    effective_range,
-    resolve_configured_range,
-)
+from paperfetch.http import policy
+from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
 from paperfetch.http.events import Event, EventBus, EventKind
-from paperfetch.http.headers import has_rate_limit_headers, server_requested_wait
-from paperfetch.http.hosts import HostLimiter, HostRegistry, default_registry, host_key
+from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, default_registry, host_key
 from paperfetch.http.outcome import Outcome, default_classify
+from paperfetch.http.retry import Retry
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.redact import redact_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEADER", "is_synthetic"]
 
@@ -84,10 +82,7 @@ logger = logging.getLogger("paperfetch.http")
 
 DEFAULT_USER_AGENT = f"paperfetch/{__version__}"
 SYNTHETIC_HEADER = "X-Paperfetch-Synthetic"
-
-#: Per-host minimum intervals every client applies unless told otherwise (seconds).
-#: arXiv asks for no more than one request every three seconds.
-DEFAULT_HOST_INTERVALS: Mapping[str, float] = {"export.arxiv.org": 3.0, "arxiv.org": 3.0}
+DEFAULT_HOST_INTERVALS: Mapping[str, float] = defaults.DEFAULT_HOST_INTERVALS
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ROBOTS_REDIRECTS = 5
@@ -113,13 +108,16 @@ def _synthetic_response(url: str, status: int, kind: str, reason: str, headers: 
     return response
 
 
+def _utc(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
 @dataclass
-class _Call:
-    """The bookkeeping of one ``get``/``fetch`` call: what it waited and may still wait."""
+class _Budget:
+    """What one call waited, and may still wait (``max_elapsed``)."""
 
     max_elapsed: float | None
     waited: float = 0.0
-    attempts: int = 0
 
     def remaining(self) -> float:
         if self.max_elapsed is None:
@@ -138,26 +136,13 @@ class _Exchange:
     detail: str = ""
 
 
-@dataclass(frozen=True)
-class DownloadResult:
-    """A body saved under its final name."""
-
-    path: Path
-    bytes: int
-    sha256: str
-    url: str            #: the final URL after redirects, redacted
-    status_code: int
-    content_type: str | None
-    attempts: int
-    waited_s: float
-
-
 class HttpClient:
     """HTTP client with robots.txt, per-host pacing, backoff, retries, holds and 403 suppression.
 
     The positional parameters and their defaults are PyPaperRetriever's
     ``HttpClient`` contract (``user_agent`` defaults to ``paperfetch/<version>``);
-    the keyword-only ones are paperfetch's additions. See ``docs/politeness.md``.
+    the keyword-only ones are paperfetch's additions. Defaults come from
+    :mod:`paperfetch.defaults`. See ``docs/politeness.md``.
     """
 
     def __init__(
@@ -168,19 +153,19 @@ class HttpClient:
         delay_max_s: float | None = None,
         honor_retry_after: bool = True,
         suppress_on_403: bool = True,
-        max_retries: int = 3,
-        default_retry_after_s: float = 60.0,
-        max_retry_after_s: float = 300.0,
-        backoff_base_s: float = 1.0,
-        backoff_multiplier: float = 2.0,
-        backoff_max_s: float = 300.0,
-        backoff_decay_s: float = 1.0,
-        rate_limit_min_s: float = 1.0,
-        rate_limit_max_s: float = 3.0,
+        max_retries: int = defaults.MAX_RETRIES,
+        default_retry_after_s: float = defaults.DEFAULT_RETRY_AFTER_S,
+        max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S,
+        backoff_base_s: float = defaults.BACKOFF_BASE_S,
+        backoff_multiplier: float = defaults.BACKOFF_MULTIPLIER,
+        backoff_max_s: float = defaults.BACKOFF_MAX_S,
+        backoff_decay_s: float = defaults.BACKOFF_DECAY_S,
+        rate_limit_min_s: float = defaults.RATE_LIMIT_MIN_S,
+        rate_limit_max_s: float = defaults.RATE_LIMIT_MAX_S,
         verbosity: int = 1,
         polite_mode: bool = True,
         *,
-        timeout: float | tuple[float, float] = (10.0, 60.0),
+        timeout: float | tuple[float, float] = defaults.TIMEOUT,
         max_elapsed: float | None = None,
         max_in_flight_per_host: int = 1,
         host_intervals: Mapping[str, float] | None = None,
@@ -190,7 +175,7 @@ class HttpClient:
         robots_unreachable: UnreachablePolicy | str = UnreachablePolicy.ALLOW,
         robots_cache_ttl_s: float = 86400.0,
         robots_unreachable_ttl_s: float = 300.0,
-        max_crawl_delay_s: float = 60.0,
+        max_crawl_delay_s: float = defaults.MAX_CRAWL_DELAY_S,
         network_retry_schedule: RetrySchedule | str = RetrySchedule.EXPONENTIAL,
         network_retry_base_s: float = 1.0,
         pacing_margin_s: float = 0.002,
@@ -227,8 +212,6 @@ class HttpClient:
         self.delay_min_s = None if configured is None else configured.low
         self.delay_max_s = None if configured is None else configured.high
         self._configured_range = configured
-        self._fallback_range = DelayRange(float(rate_limit_min_s), float(rate_limit_max_s))
-        self._backoff = BackoffPolicy(backoff_base_s, backoff_multiplier, backoff_max_s, backoff_decay_s)
 
         self.timeout = timeout
         self.max_elapsed = max_elapsed
@@ -272,6 +255,30 @@ class HttpClient:
         self._requests_sent = 0
         self._count_lock = threading.Lock()
 
+    # ------------------------------------------------------------------ settings
+    @property
+    def settings(self) -> policy.PolicySettings:
+        """The settings the politeness rules read, as a frozen value (made from the attributes now)."""
+        return policy.PolicySettings(
+            user_agent=self.user_agent,
+            respect_robots_txt=self.respect_robots_txt,
+            configured_range=self._configured_range,
+            fallback_range=DelayRange(float(self.rate_limit_min_s), float(self.rate_limit_max_s)),
+            max_crawl_delay_s=self.max_crawl_delay_s,
+            host_intervals=self.host_intervals,
+            backoff=BackoffPolicy(self.backoff_base_s, self.backoff_multiplier, self.backoff_max_s, self.backoff_decay_s),
+            honor_retry_after=self.honor_retry_after,
+            default_retry_after_s=self.default_retry_after_s,
+            max_retry_after_s=self.max_retry_after_s,
+            suppress_on_403=self.suppress_on_403,
+            suppress_403_ttl_s=self.suppress_403_ttl_s,
+            pacing_margin_s=self.pacing_margin_s,
+            max_in_flight_per_host=self.max_in_flight_per_host,
+        )
+
+    def _retry(self) -> Retry:
+        return Retry(self.max_retries, self.network_retry_schedule, self.network_retry_base_s, self.backoff_max_s)
+
     # ------------------------------------------------------------------ public API
     def get(self, url: str, **kwargs: Any) -> requests.Response | None:
         """GET *url* politely. PyPaperRetriever's contract:
@@ -305,10 +312,8 @@ class HttpClient:
         Each host stays exactly as polite as with ``get``; the batch takes about as long
         as its busiest host needs. Where ``get`` would raise, the slot holds the exception
         (``return_exceptions=True``) or the first one stops the batch and is raised.
-        See :func:`paperfetch.batch.get_many`.
+        See :func:`paperfetch.http.scheduler.get_many`.
         """
-        from paperfetch.batch import get_many  # imported here, not at the top: no import cycle
-
         return get_many(self, urls, workers=workers, return_exceptions=return_exceptions, **kwargs)
 
     def fetch(
@@ -328,39 +333,13 @@ class HttpClient:
         """
         budget = self.max_elapsed if max_elapsed is None else max_elapsed
         shown = redact_url(url)
-        try:
-            if not self.polite_mode:
+        if not self.polite_mode:
+            with _typed_network_errors(shown):
                 response = self._raw_get(url, kwargs)
-                return self._judge(response, classify(response), shown, None)
+            return self._judge(response, classify(response), shown)
+        with _typed_network_errors(shown):
             exchange, _ = self._call(url, kwargs, classify=classify, max_elapsed=budget)
-        except PaperfetchError:
-            raise
-        except requests.Timeout as exc:
-            raise RequestTimeout(f"no answer from {shown} in time: {exc}", url=shown) from exc
-        except requests.RequestException as exc:
-            raise NetworkError(f"could not reach {shown}: {exc}", url=shown) from exc
-        response = exchange.response
-        if exchange.kind == "disallowed":
-            raise DisallowedByRobots(f"robots.txt of {exchange.host.key} disallows {shown}", url=shown)
-        if exchange.kind == "suppressed":
-            supp = exchange.host.suppression
-            raise HostSuppressed(
-                f"{exchange.host.key} is suppressed ({supp.reason if supp else '403'}); no request sent",
-                status_code=403,
-                url=shown,
-                response=response,
-                reason=supp.reason if supp else "",
-                suppressed_until=self._wall(supp.until) if supp and supp.until is not None else None,
-            )
-        if exchange.kind == "held":
-            raise self._rate_limited(exchange, shown, "no request sent")
-        assert response is not None
-        verdict = classify(response)
-        if response.status_code == 403 and exchange.host.hold_remaining(self._clock.monotonic()) > 0:
-            raise self._rate_limited(exchange, shown, "HTTP 403 with rate-limit headers")
-        if verdict is Outcome.RETRY and (exchange.host.hold_remaining(self._clock.monotonic()) > 0 or response.status_code == 429):
-            raise self._rate_limited(exchange, shown, f"HTTP {response.status_code}")
-        return self._judge(response, verdict, shown, exchange)
+        return self._fetched(exchange, classify, shown)
 
     def download(
         self,
@@ -375,95 +354,64 @@ class HttpClient:
         validate_bytes: int = 2048,
         **kwargs: Any,
     ) -> DownloadResult:
-        """Stream *url* into *dest*, atomically.
+        """Stream *url* into *dest*, atomically (see :func:`paperfetch.download.stream_to_file`).
 
         The body is written in chunks to a temporary file beside *dest* while its
         SHA-256 is computed; ``validate(first_bytes, response)`` may raise to reject
         it (it sees the first *validate_bytes*, or the whole body if shorter); the length must
         match Content-Length when given and stay within *max_bytes*; only then is the
         file renamed to *dest*. Timeouts, connection errors and truncated bodies are
-        retried (``max_retries``, ``network_retry_schedule``). Nothing is ever left
-        under *dest* unless it is complete, and no temporary file survives a failure.
+        retried in the same loop as ``fetch``'s retries (``max_retries``, ``network_retry_schedule``).
+        Nothing is ever left under *dest* unless it is complete, and no temporary file survives a failure.
         """
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shown = redact_url(url)
-        attempt = 0
-        waited = 0.0
-        while True:
-            response = self.fetch(url, classify=classify, max_elapsed=max_elapsed, stream=True, **kwargs)
+        budget = self.max_elapsed if max_elapsed is None else max_elapsed
+        kwargs["stream"] = True
+
+        def finish(exchange: _Exchange, retry: Retry) -> DownloadResult:
+            response = self._fetched(exchange, classify, shown)
             try:
-                result = self._stream_to(response, dest, validate, max_bytes, chunk_size, shown, validate_bytes)
-                return DownloadResult(
-                    path=result[0], bytes=result[1], sha256=result[2], url=redact_url(response.url or url),
-                    status_code=response.status_code, content_type=response.headers.get("Content-Type"),
-                    attempts=attempt + 1, waited_s=waited,
+                path, size, sha256 = stream_to_file(
+                    response, dest, shown=shown, validate=validate, max_bytes=max_bytes,
+                    chunk_size=chunk_size, validate_bytes=validate_bytes,
                 )
-            except (TruncatedDownload, *_NETWORK_ERRORS) as exc:
-                if attempt >= self.max_retries:
-                    if isinstance(exc, PaperfetchError):
-                        raise
-                    raise NetworkError(f"download of {shown} failed: {exc}", url=shown) from exc
-                wait = self.network_retry_schedule.wait(attempt, self.network_retry_base_s, self.backoff_max_s)
-                host = self._registry.limiter(url)
-                self._emit(EventKind.RETRY, host, url, seconds=wait, detail=f"download interrupted: {exc}")
-                self._log(logging.WARNING, "download of %s interrupted (%s); retrying in %.1fs", shown, exc, wait)
-                self._sleep(wait)
-                waited += wait
-                attempt += 1
             finally:
                 response.close()
+            return DownloadResult(
+                path=path, bytes=size, sha256=sha256, url=redact_url(response.url or url),
+                status_code=response.status_code, content_type=response.headers.get("Content-Type"),
+                attempts=retry.attempts + 1, waited_s=retry.waited_s,
+            )
 
-    def domain_status(self) -> pd.DataFrame:
-        """One row per host this process has talked to: counts, pacing, backoff, holds, suppression."""
-        now = self._clock.monotonic()
-        rows = []
-        for host in sorted(self._registry.hosts(), key=lambda h: h.key):
-            with host.cond:
-                rng = self._range_for(host)
-                supp = host.active_suppression(now)
-                hold = host.hold_remaining(now)
-                crawl = self._crawl_delay(host)
-                next_at = None
-                if host.last_start is not None:
-                    next_at = max(host.last_start + self._gap(host), host.hold_until or 0.0)
-                elif hold > 0:
-                    next_at = host.hold_until
-                rows.append(
-                    {
-                        "host": host.key,
-                        "requests": host.requests,
-                        "in_flight": host.in_flight,
-                        "ok": host.ok,
-                        "errors": host.errors,
-                        "last_status": host.last_status,
-                        "delay_min_s": None if rng is None else rng.low,
-                        "delay_max_s": None if rng is None else rng.high,
-                        "backoff_s": host.backoff_s,
-                        "held_until": self._wall(host.hold_until) if hold > 0 else None,
-                        "hold_status": host.hold_status if hold > 0 else None,
-                        "suppressed": supp is not None,
-                        "suppressed_reason": supp.reason if supp else None,
-                        "suppressed_until": self._wall(supp.until) if supp and supp.until is not None else None,
-                        "crawl_delay_s": crawl,
-                        "robots": host.robots.status.value if host.robots else None,
-                        "next_allowed_at": self._wall(next_at) if next_at is not None else None,
-                    }
-                )
-        frame = pd.DataFrame(rows, columns=_STATUS_COLUMNS)
-        for column in ("held_until", "suppressed_until", "next_allowed_at"):
-            frame[column] = pd.to_datetime(frame[column], utc=True)
-        for column in ("last_status", "hold_status"):
-            frame[column] = frame[column].astype("Int64")
-        return frame
+        with _typed_network_errors(shown):
+            return self._call(url, kwargs, classify=classify, max_elapsed=budget, finish=finish)
+
+    def snapshot(self, url_or_host: str) -> HostSnapshot:
+        """The state of *url_or_host*'s host as this client sees it (pacing by this client's settings)."""
+        return self._snapshot(self._registry.limiter(url_or_host))
+
+    def snapshots(self) -> list[HostSnapshot]:
+        """One :class:`~paperfetch.http.hosts.HostSnapshot` per host this process has talked to, sorted by host."""
+        return [self._snapshot(h) for h in sorted(self._registry.hosts(), key=lambda h: h.key)]
+
+    def domain_status(self) -> "pd.DataFrame":
+        """One row per host this process has talked to: counts, pacing, backoff, holds, suppression.
+
+        The frame is built by :func:`paperfetch.report.domain_status_frame` from :meth:`snapshots`
+        (pandas is imported then, not with the transport)."""
+        from paperfetch.report import domain_status_frame
+
+        return domain_status_frame(self.snapshots())
 
     @property
     def suppressed_domains(self) -> dict[str, str]:
         """A copy of the suppressed hosts and why (PyPaperRetriever's property)."""
-        now = self._clock.monotonic()
+        now = self._clock.time()
         result = {}
         for host in self._registry.hosts():
-            supp = host.active_suppression(now)
+            supp = policy.suppression_in_force(host.facts, now)
             if supp is not None:
                 result[host.key] = supp.reason
         return result
@@ -471,11 +419,21 @@ class HttpClient:
     @property
     def backoff_delays(self) -> dict[str, float]:
         """A copy of the hosts with active backoff and its seconds (PyPaperRetriever's property)."""
-        return {h.key: h.backoff_s for h in self._registry.hosts() if h.backoff_s > 0}
+        return {h.key: h.facts.backoff_s for h in self._registry.hosts() if h.facts.backoff_s > 0}
 
     @property
     def registry(self) -> HostRegistry:
         return self._registry
+
+    @property
+    def session(self) -> requests.Session:
+        """The ``requests`` session requests go through (shareable with another client)."""
+        return self._session
+
+    @property
+    def clock(self) -> Clock:
+        """The clock this client paces on."""
+        return self._clock
 
     @property
     def requests_sent(self) -> int:
@@ -499,15 +457,11 @@ class HttpClient:
 
         A scheduler reads this to serve hosts that are due and defer the others.
         """
+        if not self.polite_mode:
+            return 0.0
         host = self._registry.limiter(url)
-        now = self._clock.monotonic()
-        if self.polite_mode and self.suppress_on_403 and host.active_suppression(now) and not self._exempt(url):
-            return math.inf
         with host.cond:
-            hold = host.hold_remaining(now)
-            pace = 0.0 if host.last_start is None else host.last_start + self._gap(host) - now
-            busy = 0.0 if host.in_flight < self.max_in_flight_per_host else 0.001
-            return max(0.0, hold, pace, busy) if self.polite_mode else 0.0
+            return self._ready_in(host, self._exempt(url), self.settings)
 
     def close(self) -> None:
         """Close the session if this client created it."""
@@ -526,6 +480,66 @@ class HttpClient:
             f"respect_robots_txt={self.respect_robots_txt}, hosts={len(self._registry.hosts())})"
         )
 
+    # ------------------------------------------------------------------ reading host state
+    def _pace(self, host: HostLimiter) -> policy.Pace:
+        return policy.Pace(host.last_start, host.gap_fraction, host.in_flight, host.min_interval_s)
+
+    def _ready_in(self, host: HostLimiter, exempt: bool, settings: policy.PolicySettings) -> float:
+        """Caller holds ``host.cond``."""
+        facts = host.facts
+        now = self._clock.time()
+        if settings.suppress_on_403 and not exempt and policy.suppression_in_force(facts, now) is not None:
+            return math.inf
+        pace = self._pace(host)
+        hold = policy.hold_remaining(facts, now)
+        wait = 0.0
+        if host.last_start is not None:
+            wait = host.last_start + policy.gap(facts, settings, host.key, pace) - self._clock.monotonic()
+        busy = 0.0 if host.in_flight < settings.max_in_flight_per_host else 0.001
+        return max(0.0, hold, wait, busy)
+
+    def _snapshot(self, host: HostLimiter) -> HostSnapshot:
+        settings = self.settings
+        with host.cond:
+            facts = host.facts
+            now = self._clock.time()
+            pace = self._pace(host)
+            rng = policy.delay_range(facts, settings, host.key, pace)
+            supp = policy.suppression_in_force(facts, now)
+            held = policy.hold_remaining(facts, now) > 0
+            ready = self._ready_in(host, False, settings) if self.polite_mode else 0.0
+            next_at = None
+            if host.last_start is not None or held:
+                pacing = 0.0
+                if host.last_start is not None:
+                    pacing = host.last_start + policy.gap(facts, settings, host.key, pace) - self._clock.monotonic()
+                next_at = now + max(pacing, policy.hold_remaining(facts, now))
+            return HostSnapshot(
+                host=host.key,
+                requests=host.requests,
+                in_flight=host.in_flight,
+                ok=host.ok,
+                errors=host.errors,
+                last_status=host.last_status,
+                delay_min_s=None if rng is None else rng.low,
+                delay_max_s=None if rng is None else rng.high,
+                backoff_s=facts.backoff_s,
+                learned_interval_s=facts.learned_interval_s,
+                crawl_delay_s=policy.crawl_delay(facts, settings),
+                robots=facts.robots.status.value if facts.robots else None,
+                held_until=_utc(facts.hold_until) if held else None,
+                hold_status=facts.hold_status if held else None,
+                hold_reason=facts.hold_reason if held else "",
+                suppressed=supp is not None,
+                suppressed_reason=supp.reason if supp else None,
+                suppressed_until=_utc(supp.until) if supp else None,
+                breaker=facts.breaker.value,
+                failures=facts.failures,
+                breaker_open_until=_utc(facts.breaker_open_until),
+                next_allowed_at=_utc(next_at),
+                ready_in_s=ready,
+            )
+
     # ------------------------------------------------------------------ the call
     def _get_classify(self, response: requests.Response) -> Outcome:
         """``get``'s retry rule: 429 (with honor_retry_after), 503 and 504 are retried."""
@@ -543,61 +557,87 @@ class HttpClient:
         *,
         classify: Callable[[requests.Response], Outcome],
         max_elapsed: float | None,
-    ) -> tuple[_Exchange, _Call]:
-        call = _Call(max_elapsed)
+        finish: Callable[[_Exchange, Retry], Any] | None = None,
+    ) -> Any:
+        """The one retry loop. Returns ``(exchange, retry)``, or what ``finish(exchange, retry)`` returns.
+
+        ``finish`` (``download``'s streaming) runs on the exchange the loop settled on; a timeout,
+        connection error or truncated body inside it is retried like one in the request itself.
+        """
+        budget = _Budget(max_elapsed)
+        retry = self._retry()
+        shown = redact_url(url)
         while True:
             try:
-                exchange = self._exchange(url, dict(kwargs), call)
+                exchange = self._exchange(url, dict(kwargs), budget)
             except TooManyRedirects:
                 raise
             except _NETWORK_ERRORS as exc:
-                if call.attempts < self.max_retries:
-                    wait = self.network_retry_schedule.wait(call.attempts, self.network_retry_base_s, self.backoff_max_s)
-                    if wait <= call.remaining():
-                        host = self._registry.limiter(url)
-                        self._emit(EventKind.RETRY, host, url, seconds=wait, detail=type(exc).__name__)
-                        self._log(logging.WARNING, "%s for %s; retrying in %.1fs", type(exc).__name__, redact_url(url), wait)
-                        self._wait(wait, host, url, call, "network retry")
-                        call.attempts += 1
+                retry = self._network_retry(retry, url, exc, budget, type(exc).__name__)
+                continue
+            if exchange.kind == "response":
+                response = exchange.response
+                assert response is not None
+                if classify(response) is Outcome.RETRY and not retry.exhausted:
+                    wait = self._retry_wait(exchange)
+                    allowance = min(self.max_retry_after_s, budget.remaining())
+                    if wait > allowance:
+                        self._log(
+                            logging.INFO,
+                            "HTTP %s from %s asks for %.0fs, more than this call may wait (%.0fs); giving up",
+                            response.status_code, exchange.host.key, wait, allowance,
+                        )
+                        exchange.kind = "gave_up"
+                    else:
+                        self._emit(EventKind.RETRY, exchange.host, exchange.url, status=response.status_code, seconds=wait)
+                        self._log(logging.WARNING, "HTTP %s from %s; waiting %.1fs before retry",
+                                  response.status_code, exchange.host.key, wait)
+                        response.close()
+                        self._wait(wait, exchange.host, exchange.url, budget, f"HTTP {response.status_code}")
+                        retry = retry.increment(shown, status=response.status_code, wait_s=wait)
                         continue
-                raise
-            if exchange.kind != "response":
-                return exchange, call
-            response = exchange.response
-            assert response is not None
-            if classify(response) is not Outcome.RETRY or call.attempts >= self.max_retries:
-                return exchange, call
-            wait = self._retry_wait(exchange)
-            allowance = min(self.max_retry_after_s, call.remaining())
-            if wait > allowance:
-                self._log(
-                    logging.INFO,
-                    "HTTP %s from %s asks for %.0fs, more than this call may wait (%.0fs); giving up",
-                    response.status_code, exchange.host.key, wait, allowance,
-                )
-                exchange.kind = "gave_up"
-                return exchange, call
-            self._emit(EventKind.RETRY, exchange.host, exchange.url, status=response.status_code, seconds=wait)
-            self._log(logging.WARNING, "HTTP %s from %s; waiting %.1fs before retry", response.status_code, exchange.host.key, wait)
-            response.close()
-            self._wait(wait, exchange.host, exchange.url, call, f"HTTP {response.status_code}")
-            call.attempts += 1
+            if finish is None:
+                return exchange, retry
+            try:
+                return finish(exchange, retry)
+            except (TruncatedDownload, *_NETWORK_ERRORS) as exc:
+                try:
+                    retry = self._network_retry(retry, url, exc, budget, f"download interrupted: {exc}")
+                except requests.RequestException as final:
+                    raise NetworkError(f"download of {shown} failed: {final}", url=shown) from final
+
+    def _network_retry(self, retry: Retry, url: str, exc: BaseException, budget: _Budget, detail: str) -> Retry:
+        """The retry after a timeout, connection error or truncated body; re-raises *exc* when none is left."""
+        if retry.exhausted:
+            raise exc
+        wait = retry.network_wait()
+        if wait > budget.remaining():
+            raise exc
+        host = self._registry.limiter(url)
+        self._emit(EventKind.RETRY, host, url, seconds=wait, detail=detail)
+        self._log(logging.WARNING, "%s for %s; retrying in %.1fs", type(exc).__name__, redact_url(url), wait)
+        self._wait(wait, host, url, budget, "network retry")
+        return retry.increment(redact_url(url), error=type(exc).__name__, wait_s=wait)
 
     def _retry_wait(self, exchange: _Exchange) -> float:
         response = exchange.response
         assert response is not None
-        host = exchange.host
-        server = server_requested_wait(response.headers, self._clock.time())
-        if server is not None:
-            return server.seconds  # never shortened: a wait beyond the allowance ends the call
-        if response.status_code == 429:
-            return min(max(self.default_retry_after_s, host.backoff_s), self.max_retry_after_s)
-        if response.status_code not in (503, 504):
-            # a RETRY verdict on another status (a 500, a service's "busy" page) slows the host too
-            self._change_backoff(host, exchange.url, self._backoff.increase(host.backoff_s))
-        return min(host.backoff_s, self.max_retry_after_s)
+        settings = self.settings
+        out: list[Any] = []
 
-    def _exchange(self, url: str, kwargs: dict[str, Any], call: _Call) -> _Exchange:
+        def change(facts: Any) -> Any:
+            wait, new, notices = policy.retry_wait(
+                facts, settings, status=response.status_code, headers=response.headers, now=self._clock.time()
+            )
+            out[:] = [wait, notices]
+            return new
+
+        exchange.host.update(change)
+        wait, notices = out
+        self._publish(exchange.host, exchange.url, notices)
+        return wait
+
+    def _exchange(self, url: str, kwargs: dict[str, Any], budget: _Budget) -> _Exchange:
         params = kwargs.pop("params", None)
         kwargs.pop("allow_redirects", None)
         if kwargs.get("timeout") is None:
@@ -610,24 +650,22 @@ class HttpClient:
         for hop in range(self.max_redirects + 1):
             self._check_url(current)
             host = self._registry.limiter(current)
-            now = self._clock.monotonic()
             exempt = self._exempt(current)
-            if self.suppress_on_403 and not exempt:
-                supp = host.active_suppression(now)
-                if supp is not None:
-                    self._emit(EventKind.SUPPRESSED, host, current, status=403, detail=supp.reason)
-                    self._log(logging.DEBUG, "%s is suppressed; synthetic 403 for %s", host.key, redact_url(current))
-                    response = _synthetic_response(current, 403, "suppressed", "Forbidden (suppressed)")
-                    return _Exchange("suppressed", response, host, current, supp.reason)
-            if self._held_beyond_allowance(host, now, call):
+            decision = self._decide(host, budget, exempt=exempt)
+            if decision.verdict is policy.Verdict.SUPPRESSED:
+                self._emit(EventKind.SUPPRESSED, host, current, status=403, detail=decision.reason)
+                self._log(logging.DEBUG, "%s is suppressed; synthetic 403 for %s", host.key, redact_url(current))
+                response = _synthetic_response(current, 403, "suppressed", "Forbidden (suppressed)")
+                return _Exchange("suppressed", response, host, current, decision.reason)
+            if decision.verdict is policy.Verdict.HELD:
                 return _Exchange("held", self._held_response(host, current), host, current)
             if self.respect_robots_txt:
-                rules = self._robots_rules(host, current, call)
+                rules = self._robots_rules(host, current, budget)
                 if not rules.can_fetch(current, self.user_agent):
                     self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
                     self._log(logging.WARNING, "Blocked by robots.txt: %s", redact_url(current))
                     return _Exchange("disallowed", None, host, current)
-            if not self._acquire(host, current, call):
+            if not self._acquire(host, current, budget):
                 return _Exchange("held", self._held_response(host, current), host, current)
             response = self._send(host, current, params if hop == 0 else None, headers, kwargs)
             self._observe(host, current, response, exempt=exempt)
@@ -669,6 +707,7 @@ class HttpClient:
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic())
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
+            self._observe_error(host, url, exc)
             raise
         except BaseException:
             host.end(None, self._clock.monotonic())
@@ -679,125 +718,118 @@ class HttpClient:
         return response
 
     # ------------------------------------------------------------------ politeness
-    def _held_beyond_allowance(self, host: HostLimiter, now: float, call: _Call) -> bool:
-        remaining = host.hold_remaining(now)
-        return remaining > 0 and remaining > min(self.max_retry_after_s, call.remaining())
+    def _allowance(self, budget: _Budget) -> float:
+        return min(self.max_retry_after_s, budget.remaining())
+
+    def _decide(self, host: HostLimiter, budget: _Budget, *, exempt: bool) -> policy.Decision:
+        with host.cond:
+            return policy.decide(
+                host.facts, self._pace(host), self.settings, host=host.key, now=self._clock.time(),
+                mono=self._clock.monotonic(), allowance=self._allowance(budget), exempt=exempt,
+            )
 
     def _held_response(self, host: HostLimiter, url: str) -> requests.Response:
-        remaining = host.hold_remaining(self._clock.monotonic())
-        status = host.hold_status or 429
-        self._emit(EventKind.HELD, host, url, status=status, seconds=remaining, detail=host.hold_reason)
+        facts = host.facts
+        remaining = policy.hold_remaining(facts, self._clock.time())
+        status = facts.hold_status or 429
+        self._emit(EventKind.HELD, host, url, status=status, seconds=remaining, detail=facts.hold_reason)
         self._log(logging.DEBUG, "%s is held for %.0fs more; no request sent for %s", host.key, remaining, redact_url(url))
         return _synthetic_response(
             url, status, "held", "Held (no request sent)", {"Retry-After": str(max(1, math.ceil(remaining)))}
         )
 
-    def _acquire(self, host: HostLimiter, url: str, call: _Call) -> bool:
+    def _acquire(self, host: HostLimiter, url: str, budget: _Budget) -> bool:
         """Wait for the host's turn and take a slot. False when a hold longer than this call
         may wait stands in the way (nothing was sent)."""
         while True:
             with host.cond:
-                now = self._clock.monotonic()
-                hold = host.hold_remaining(now)
-                if hold > 0:
-                    kind, seconds = "hold", hold
-                elif host.in_flight >= self.max_in_flight_per_host:
+                # suppression was checked before robots.txt: here only holds, slots and pacing
+                decision = policy.decide(
+                    host.facts, self._pace(host), self.settings, host=host.key, now=self._clock.time(),
+                    mono=self._clock.monotonic(), allowance=self._allowance(budget), exempt=True,
+                )
+                verdict = decision.verdict
+                if verdict is policy.Verdict.PROCEED:
+                    with self._rng_lock:
+                        fraction = self._rng.random()
+                    host.begin(self._clock.monotonic(), fraction)
+                    return True
+                if verdict is policy.Verdict.BUSY:
                     host.cond.wait(timeout=0.5)  # real time: woken when a request on this host ends
                     continue
-                else:
-                    seconds = 0.0
-                    if host.last_start is not None:
-                        seconds = host.last_start + self._gap(host) - now
-                    if seconds <= 0:
-                        with self._rng_lock:
-                            fraction = self._rng.random()
-                        host.begin(now, fraction)
-                        return True
-                    kind = "pacing"
-            if kind == "hold" and seconds > min(self.max_retry_after_s, call.remaining()):
+            if verdict is policy.Verdict.HELD:
                 return False
-            self._wait(seconds, host, url, call, kind)
-
-    def _gap(self, host: HostLimiter) -> float:
-        """Seconds required between the host's last request start and the next one."""
-        rng = self._range_for(host)
-        if rng is None:
-            return 0.0
-        gap = rng.sample(host.gap_fraction)
-        return gap + self.pacing_margin_s if gap > 0 else 0.0
-
-    def _range_for(self, host: HostLimiter) -> DelayRange | None:
-        interval = max(host.min_interval_s, self.host_intervals.get(host.key, 0.0))
-        return effective_range(
-            configured=self._configured_range,
-            # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
-            # a documented API that another client of the process paces is not crawled by this one
-            respect_robots_txt=self.respect_robots_txt and host.robots is not None,
-            crawl_delay=self._crawl_delay(host),
-            fallback=self._fallback_range,
-            backoff=host.backoff_s,
-            min_interval=interval,
-        )
-
-    def _crawl_delay(self, host: HostLimiter) -> float | None:
-        if not self.respect_robots_txt or host.robots is None:
-            return None
-        return host.robots.crawl_delay(self.user_agent, self.max_crawl_delay_s)
+            self._wait(decision.seconds, host, url, budget, decision.reason)
 
     def _observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool, robots: bool = False) -> None:
-        """Record what a response says about its host: hold, backoff, suppression."""
-        status = response.status_code
-        now_wall = self._clock.time()
-        server = server_requested_wait(response.headers, now_wall)
-        rate_limited_403 = status == 403 and has_rate_limit_headers(response.headers, now_wall)
-        if status in (429, 503) or rate_limited_403:
-            seconds = server.seconds if server is not None else (self.default_retry_after_s if rate_limited_403 else 0.0)
-            if seconds > 0:
-                source = server.header if server is not None else "rate-limit headers"
-                reason = f"HTTP {status} with {source}: {seconds:.0f}s"
-                if host.set_hold(self._clock.monotonic() + seconds, status=status, reason=reason):
-                    self._emit(EventKind.HOLD, host, url, status=status, seconds=seconds, detail=reason)
-                    self._log(logging.WARNING, "%s asked for no requests for %.0fs (%s)", host.key, seconds, reason)
-        if status in (503, 504) or (status == 429 and server is None):
-            self._change_backoff(host, url, self._backoff.increase(host.backoff_s))
-        elif 200 <= status < 300 and host.backoff_s > 0:
-            self._change_backoff(host, url, self._backoff.decrease(host.backoff_s))
-        if status == 403 and not rate_limited_403 and not robots and self.suppress_on_403 and not exempt:
-            reason = f"HTTP 403 for {redact_url(url)}"
-            host.suppress(reason, self._clock.monotonic(), self.suppress_403_ttl_s)
-            self._emit(EventKind.SUPPRESS, host, url, status=403, seconds=self.suppress_403_ttl_s, detail=reason)
-            self._log(logging.WARNING, "%s answered 403; suppressing it (%s)", host.key, reason)
+        """Record what a response says about its host (:func:`.policy.observe_response`), then publish it."""
+        settings = self.settings
+        now = self._clock.time()
+        out: list[Any] = []
 
-    def _change_backoff(self, host: HostLimiter, url: str, value: float) -> None:
-        with host.cond:
-            old, host.backoff_s = host.backoff_s, value
-        if old != value:
-            self._emit(EventKind.BACKOFF, host, url, seconds=value, detail=f"{old:g}s -> {value:g}s")
-            self._log(logging.INFO, "backoff for %s: %gs -> %gs", host.key, old, value)
+        def change(facts: Any) -> Any:
+            new, notices = policy.observe_response(
+                facts, settings, status=response.status_code, headers=response.headers, now=now,
+                exempt=exempt, robots=robots, shown_url=redact_url(url),
+            )
+            out[:] = notices
+            return new
+
+        host.update(change)
+        self._publish(host, url, out)
+
+    def _observe_error(self, host: HostLimiter, url: str, exc: BaseException) -> None:
+        settings = self.settings
+        now = self._clock.time()
+        out: list[Any] = []
+
+        def change(facts: Any) -> Any:
+            new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now)
+            out[:] = notices
+            return new
+
+        host.update(change)
+        self._publish(host, url, out)
+
+    def _publish(self, host: HostLimiter, url: str, notices: Iterable[policy.Notice]) -> None:
+        for n in notices:
+            if n.kind == "hold":
+                self._emit(EventKind.HOLD, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+                self._log(logging.WARNING, "%s asked for no requests for %.0fs (%s)", host.key, n.seconds or 0.0, n.detail)
+            elif n.kind == "backoff":
+                self._emit(EventKind.BACKOFF, host, url, seconds=n.seconds, detail=n.detail)
+                self._log(logging.INFO, "backoff for %s: %s", host.key, n.detail)
+            elif n.kind == "suppress":
+                self._emit(EventKind.SUPPRESS, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+                self._log(logging.WARNING, "%s answered 403; suppressing it (%s)", host.key, n.detail)
+            else:
+                self._emit(EventKind.BACKOFF if n.kind == "learned" else EventKind.HOLD, host, url,
+                           status=n.status, seconds=n.seconds, detail=n.detail)
+                self._log(logging.INFO, "%s: %s", host.key, n.detail)
 
     def _exempt(self, url: str) -> bool:
         return (urlsplit(url).hostname or "") in self.suppression_exempt
 
     # ------------------------------------------------------------------ robots.txt
-    def _robots_rules(self, host: HostLimiter, url: str, call: _Call) -> RobotsRules:
-        rules = host.robots
-        if rules is not None and rules.expires_at > self._clock.monotonic():
+    def _robots_rules(self, host: HostLimiter, url: str, budget: _Budget) -> RobotsRules:
+        rules = host.facts.robots
+        if rules is not None and rules.expires_at > self._clock.time():
             return rules
         with host.robots_lock:  # one fetch per host, however many threads ask
-            rules = host.robots
-            if rules is not None and rules.expires_at > self._clock.monotonic():
+            rules = host.facts.robots
+            if rules is not None and rules.expires_at > self._clock.time():
                 return rules
-            rules = self._fetch_robots(host, url, call)
-            host.robots = rules
+            rules = self._fetch_robots(host, url, budget)
+            host.update(lambda f: replace(f, robots=rules))
             return rules
 
-    def _fetch_robots(self, host: HostLimiter, url: str, call: _Call) -> RobotsRules:
+    def _fetch_robots(self, host: HostLimiter, url: str, budget: _Budget) -> RobotsRules:
         parts = urlsplit(url)
         robots_url = f"{parts.scheme}://{parts.netloc}/robots.txt"
         unreachable_for = self.robots_unreachable_ttl_s
 
         def unreachable(detail: str) -> RobotsRules:
-            now = self._clock.monotonic()
+            now = self._clock.time()
             self._emit(EventKind.ROBOTS, host, robots_url, detail=f"unreachable: {detail}")
             self._log(
                 logging.WARNING, "robots.txt of %s unreachable (%s); %s for now", host.key, detail,
@@ -809,7 +841,7 @@ class HttpClient:
         # RFC 9309 §2.3.1.2: follow at least five consecutive redirects, each hop paced by its own host.
         hop_url, hop_host = robots_url, host
         for _ in range(_ROBOTS_REDIRECTS + 1):
-            if not self._acquire(hop_host, hop_url, call):
+            if not self._acquire(hop_host, hop_url, budget):
                 return unreachable("host is held")
             try:
                 response = self._send(hop_host, hop_url, None, {"User-Agent": self.user_agent},
@@ -827,7 +859,7 @@ class HttpClient:
         try:
             self._observe(hop_host, hop_url, response, exempt=True, robots=True)
             status = response.status_code
-            now = self._clock.monotonic()
+            now = self._clock.time()
             if 200 <= status < 300:
                 body = bytearray()
                 truncated = False
@@ -852,12 +884,12 @@ class HttpClient:
             response.close()
 
     # ------------------------------------------------------------------ helpers
-    def _wait(self, seconds: float, host: HostLimiter, url: str, call: _Call, why: str) -> None:
+    def _wait(self, seconds: float, host: HostLimiter, url: str, budget: _Budget, why: str) -> None:
         if seconds <= 0:
             return
         self._emit(EventKind.WAIT, host, url, seconds=seconds, detail=why)
         self._sleep(seconds)
-        call.waited += seconds
+        budget.waited += seconds
 
     def _check_url(self, url: str) -> None:
         scheme = urlsplit(url).scheme.lower()
@@ -896,7 +928,34 @@ class HttpClient:
         self._emit(EventKind.RESPONSE, host, url, status=response.status_code)
         return response
 
-    def _judge(self, response: requests.Response, verdict: Outcome, shown: str, exchange: _Exchange | None) -> requests.Response:
+    def _fetched(self, exchange: _Exchange, classify: Callable[[requests.Response], Outcome], shown: str) -> requests.Response:
+        """``fetch``'s verdict on a settled exchange: the response, or the typed error."""
+        response = exchange.response
+        host = exchange.host
+        if exchange.kind == "disallowed":
+            raise DisallowedByRobots(f"robots.txt of {host.key} disallows {shown}", url=shown)
+        if exchange.kind == "suppressed":
+            supp = host.facts.suppression
+            raise HostSuppressed(
+                f"{host.key} is suppressed ({supp.reason if supp else '403'}); no request sent",
+                status_code=403,
+                url=shown,
+                response=response,
+                reason=supp.reason if supp else "",
+                suppressed_until=_utc(supp.until) if supp else None,
+            )
+        if exchange.kind == "held":
+            raise self._rate_limited(exchange, shown, "no request sent")
+        assert response is not None
+        verdict = classify(response)
+        held = policy.hold_remaining(host.facts, self._clock.time()) > 0
+        if response.status_code == 403 and held:
+            raise self._rate_limited(exchange, shown, "HTTP 403 with rate-limit headers")
+        if verdict is Outcome.RETRY and (held or response.status_code == 429):
+            raise self._rate_limited(exchange, shown, f"HTTP {response.status_code}")
+        return self._judge(response, verdict, shown)
+
+    def _judge(self, response: requests.Response, verdict: Outcome, shown: str) -> requests.Response:
         if verdict is Outcome.OK:
             return response
         status = response.status_code
@@ -911,7 +970,7 @@ class HttpClient:
     def _rate_limited(self, exchange: _Exchange, shown: str, what: str) -> RateLimited:
         host = exchange.host
         held_until = host.held_until
-        status = exchange.response.status_code if exchange.response is not None else host.hold_status
+        status = exchange.response.status_code if exchange.response is not None else host.facts.hold_status
         when = held_until.strftime("%H:%M:%S UTC") if held_until else "later"
         return RateLimited(
             f"{host.key} asked for no requests until {when} ({what}); {shown} not fetched",
@@ -920,11 +979,6 @@ class HttpClient:
             url=shown,
             response=exchange.response,
         )
-
-    def _wall(self, monotonic: float | None) -> datetime | None:
-        if monotonic is None:
-            return None
-        return datetime.fromtimestamp(self._clock.time() + (monotonic - self._clock.monotonic()), tz=timezone.utc)
 
     def _emit(self, kind: EventKind, host: HostLimiter, url: str | None, **fields: Any) -> None:
         if not len(self.events):
@@ -935,72 +989,26 @@ class HttpClient:
         if level >= self._log_level:
             logger.log(level, message, *args)
 
-    def _stream_to(
-        self,
-        response: requests.Response,
-        dest: Path,
-        validate: Callable[[bytes, requests.Response], None] | None,
-        max_bytes: int | None,
-        chunk_size: int,
-        shown: str,
-        validate_bytes: int = 2048,
-    ) -> tuple[Path, int, str]:
-        expected = None
-        if (response.headers.get("Content-Encoding") or "identity").lower() == "identity":
-            try:
-                expected = int(response.headers["Content-Length"])
-            except (KeyError, ValueError):
-                expected = None
-        if max_bytes is not None and expected is not None and expected > max_bytes:
-            raise DownloadTooLarge(
-                f"{shown} announces {expected:,} bytes, over the limit of {max_bytes:,}",
-                status_code=response.status_code, url=shown, response=response,
-            )
-        digest = hashlib.sha256()
-        size = 0
-        head = bytearray()
-        validated = validate is None
-        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-        tmp = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                for chunk in response.iter_content(chunk_size):
-                    if not chunk:
-                        continue
-                    size += len(chunk)
-                    if max_bytes is not None and size > max_bytes:
-                        raise DownloadTooLarge(
-                            f"{shown} is larger than the limit of {max_bytes:,} bytes",
-                            status_code=response.status_code, url=shown, response=response,
-                        )
-                    if not validated:
-                        head.extend(chunk)
-                        if len(head) >= validate_bytes:
-                            validate(bytes(head), response)  # type: ignore[misc]
-                            validated = True
-                    digest.update(chunk)
-                    handle.write(chunk)
-                if not validated:
-                    validate(bytes(head), response)  # type: ignore[misc]
-                if expected is not None and size != expected:
-                    raise TruncatedDownload(
-                        f"{shown} ended after {size:,} of {expected:,} bytes",
-                        status_code=response.status_code, url=shown, response=response,
-                    )
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, dest)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        return dest, size, digest.hexdigest()
 
+class _typed_network_errors:
+    """``fetch``/``download``: a raw ``requests`` error leaves as :class:`~paperfetch.RequestTimeout` /
+    :class:`~paperfetch.NetworkError`; paperfetch's own errors pass."""
 
-_STATUS_COLUMNS = [
-    "host", "requests", "in_flight", "ok", "errors", "last_status", "delay_min_s", "delay_max_s", "backoff_s",
-    "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "crawl_delay_s", "robots",
-    "next_allowed_at",
-]
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        if exc is None or isinstance(exc, PaperfetchError):
+            return False
+        if isinstance(exc, requests.Timeout):
+            raise RequestTimeout(f"no answer from {self.shown} in time: {exc}", url=self.shown) from exc
+        if isinstance(exc, requests.RequestException):
+            raise NetworkError(f"could not reach {self.shown}: {exc}", url=self.shown) from exc
+        return False
+
 
 _handler_lock = threading.Lock()
 
@@ -1015,3 +1023,6 @@ def _ensure_log_handler(level: int) -> None:
             handler = logging.StreamHandler()
             handler.setFormatter(logging.Formatter("[paperfetch] %(levelname)s %(message)s"))
             package_logger.addHandler(handler)
+
+
+from paperfetch.http.scheduler import get_many  # noqa: E402 - the scheduler only duck-types the client

@@ -10,22 +10,37 @@ A host is the URL's authority: lower-cased host name, plus the port when it
 is not the scheme's default (so ``http://127.0.0.2:8001`` and
 ``http://127.0.0.2:8002`` are two hosts, as their robots.txt are).
 
-The record only keeps facts and answers questions about them ("how long
-until the next request may start?"); the client decides and acts.
+The record has two parts:
+
+* :class:`HostFacts` — what the host told us, as one immutable value: hold,
+  suppression, backoff, learned interval, circuit breaker, robots.txt. Times in
+  it are wall-clock epoch seconds, so the facts can be persisted and shown. The
+  pure functions of :mod:`paperfetch.http.policy` take facts and return new facts;
+  :meth:`HostLimiter.update` swaps them under the host's lock.
+* process-local things — the lock, requests in flight, the pacing clock
+  (monotonic), counters.
+
+:class:`HostSnapshot` is the public, frozen view of both, which
+``domain_status()``, the scheduler and the dashboard read.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from enum import Enum
+from typing import Callable
 from urllib.parse import urlsplit
 
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.errors import InvalidURL
 from paperfetch.http.robots import RobotsRules
 
-__all__ = ["HostLimiter", "HostRegistry", "default_registry", "host_key", "host_limiter", "release_holds"]
+__all__ = [
+    "BreakerState", "HostFacts", "HostLimiter", "HostRegistry", "HostSnapshot", "Suppression", "default_registry",
+    "host_key", "host_limiter", "release_holds",
+]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -49,17 +64,81 @@ def host_key(url: str) -> str:
     return f"{host}:{port}"
 
 
-@dataclass
+class BreakerState(str, Enum):
+    """A host's circuit breaker (as resilience4j names the states)."""
+
+    CLOSED = "closed"        #: requests flow
+    OPEN = "open"            #: answered without a request until ``breaker_open_until``
+    HALF_OPEN = "half_open"  #: one probe is on its way; its answer closes or reopens the breaker
+
+
+@dataclass(frozen=True)
 class Suppression:
     reason: str
-    since: float          #: monotonic
-    until: float | None   #: monotonic; None: never expires
+    since: float          #: wall-clock epoch seconds
+    until: float | None   #: wall-clock epoch seconds; None: never expires
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What one host told us, as a value. Every time here is wall-clock epoch seconds."""
+
+    hold_until: float | None = None
+    hold_status: int | None = None
+    hold_reason: str = ""
+    suppression: Suppression | None = None
+    backoff_s: float = 0.0
+    #: the gap the host showed it enforces (429s), on top of every published floor; 0: nothing learned
+    learned_interval_s: float = 0.0
+    #: successes in a row since the learned interval last changed
+    successes: int = 0
+    breaker: BreakerState = BreakerState.CLOSED
+    #: consecutive failures (429, 5xx, timeouts, connection errors), across all URLs and clients
+    failures: int = 0
+    breaker_open_until: float | None = None
+    #: the period the breaker last opened for (doubled when a probe fails)
+    breaker_period_s: float = 0.0
+    breaker_reason: str = ""
+    robots: RobotsRules | None = None  #: with its own ``fetched_at`` / ``expires_at`` (wall clock)
+
+
+def _utc(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+@dataclass(frozen=True)
+class HostSnapshot:
+    """One host as it is now: the facts, the pacing and the counters (a copy; never changes)."""
+
+    host: str
+    requests: int
+    in_flight: int
+    ok: int
+    errors: int
+    last_status: int | None
+    delay_min_s: float | None          #: the delay range in force (every floor applied)
+    delay_max_s: float | None
+    backoff_s: float
+    learned_interval_s: float
+    crawl_delay_s: float | None
+    robots: str | None                 #: robots.txt status, when this client consulted it
+    held_until: datetime | None
+    hold_status: int | None
+    hold_reason: str
+    suppressed: bool
+    suppressed_reason: str | None
+    suppressed_until: datetime | None
+    breaker: str                       #: :class:`BreakerState` value
+    failures: int
+    breaker_open_until: datetime | None
+    next_allowed_at: datetime | None   #: the earliest a request could start (hold, breaker, pacing)
+    ready_in_s: float                  #: seconds from now until then (0: now; inf: suppressed)
 
 
 class HostLimiter:
-    """The shared record of one host: pacing clock, backoff, hold, suppression, robots.
+    """The shared record of one host: its :class:`HostFacts` plus the process-local pacing state.
 
-    All fields are guarded by ``cond``; read them through the methods.
+    ``facts`` is replaced, never mutated, under ``cond``; the other fields are guarded by ``cond`` too.
     """
 
     def __init__(self, key: str, registry: "HostRegistry") -> None:
@@ -67,83 +146,106 @@ class HostLimiter:
         self._registry = registry
         self.cond = threading.Condition()
         self.robots_lock = threading.Lock()
-        # pacing
+        self.facts = HostFacts()
+        # pacing (process-local, monotonic)
         self.last_start: float | None = None
         self.gap_fraction: float = 0.0
         self.in_flight = 0
         self.min_interval_s = 0.0
+        self.probing = False  # a half-open probe of this process is on its way
         # counters
         self.requests = 0
         self.responses = 0
         self.ok = 0
         self.errors = 0
         self.last_status: int | None = None
-        # politeness state
-        self.backoff_s = 0.0
-        self.hold_until: float | None = None
-        self.hold_status: int | None = None
-        self.hold_reason = ""
-        self.suppression: Suppression | None = None
-        self.robots: RobotsRules | None = None
 
-    # -- holds -------------------------------------------------------------
-    def hold_remaining(self, now: float) -> float:
+    # -- facts ---------------------------------------------------------------
+    def update(self, change: Callable[[HostFacts], HostFacts]) -> tuple[HostFacts, HostFacts]:
+        """Replace the facts with ``change(facts)`` atomically; returns (old, new)."""
         with self.cond:
-            if self.hold_until is None:
-                return 0.0
-            remaining = self.hold_until - now
-            if remaining <= 0:
-                return 0.0
-            return remaining
+            old = self.facts
+            self.facts = change(old)
+            if self.facts != old:
+                self.cond.notify_all()
+            return old, self.facts
+
+    def _wall(self, monotonic: float) -> float:
+        clock = self._registry.clock
+        return clock.time() + (monotonic - clock.monotonic())
+
+    @property
+    def backoff_s(self) -> float:
+        return self.facts.backoff_s
+
+    @property
+    def robots(self) -> RobotsRules | None:
+        return self.facts.robots
+
+    @property
+    def hold_status(self) -> int | None:
+        return self.facts.hold_status
+
+    @property
+    def hold_reason(self) -> str:
+        return self.facts.hold_reason
+
+    # -- holds (monotonic arguments, for callers that pace on the monotonic clock) ------------
+    def hold_remaining(self, now: float) -> float:
+        until = self.facts.hold_until
+        if until is None:
+            return 0.0
+        return max(0.0, until - self._wall(now))
 
     def set_hold(self, until: float, *, status: int | None, reason: str) -> bool:
         """Hold the host until *until* (monotonic). A shorter hold never shortens a longer one.
         Returns True when the hold was extended."""
-        with self.cond:
-            if self.hold_until is not None and self.hold_until >= until:
-                return False
-            self.hold_until = until
-            self.hold_status = status
-            self.hold_reason = reason
-            return True
+        wall = self._wall(until)
+
+        def hold(f: HostFacts) -> HostFacts:
+            if f.hold_until is not None and f.hold_until >= wall:
+                return f
+            return replace(f, hold_until=wall, hold_status=status, hold_reason=reason)
+
+        old, new = self.update(hold)
+        return old is not new
 
     def release(self) -> None:
-        """Clear this host's hold (after a network change, say)."""
+        """Clear this host's hold and open breaker (after a network change, say)."""
+        self.update(lambda f: replace(
+            f, hold_until=None, hold_status=None, hold_reason="",
+            breaker=BreakerState.CLOSED, failures=0, breaker_open_until=None, breaker_reason="",
+        ))
         with self.cond:
-            self.hold_until = None
-            self.hold_status = None
-            self.hold_reason = ""
             self.cond.notify_all()
 
     @property
     def held_until(self) -> datetime | None:
         """The end of the hold as a UTC datetime, or ``None`` when not held."""
-        clock = self._registry.clock
-        remaining = self.hold_remaining(clock.monotonic())
-        if remaining <= 0:
+        until = self.facts.hold_until
+        if until is None or until <= self._registry.clock.time():
             return None
-        return datetime.fromtimestamp(clock.time() + remaining, tz=timezone.utc)
+        return _utc(until)
 
     # -- suppression ---------------------------------------------------------
     def active_suppression(self, now: float) -> Suppression | None:
-        """The suppression in force, or ``None``. An expired one is cleared here, so the
-        host is tried once more; a new 403 suppresses it again."""
-        with self.cond:
-            s = self.suppression
-            if s is None:
-                return None
-            if s.until is not None and now >= s.until:
-                self.suppression = None
-                return None
-            return s
+        """The suppression in force at *now* (monotonic), or ``None``. An expired one is cleared
+        here, so the host is tried once more; a new 403 suppresses it again."""
+        wall = self._wall(now)
+        s = self.facts.suppression
+        if s is None:
+            return None
+        if s.until is not None and wall >= s.until:
+            self.update(lambda f: replace(f, suppression=None) if f.suppression is s else f)
+            return None
+        return s
 
     def suppress(self, reason: str, now: float, ttl: float | None) -> None:
-        with self.cond:
-            self.suppression = Suppression(reason, now, None if ttl is None else now + ttl)
+        since = self._wall(now)
+        self.update(lambda f: replace(f, suppression=Suppression(reason, since, None if ttl is None else since + ttl)))
 
     def unsuppress(self) -> None:
-        with self.cond:
-            self.suppression = None
+        self.update(lambda f: replace(f, suppression=None))
 
     # -- pacing ------------------------------------------------------------
     def begin(self, now: float, gap_fraction: float) -> None:
@@ -178,7 +280,7 @@ class HostLimiter:
             self.min_interval_s = max(self.min_interval_s, seconds)
 
     def __repr__(self) -> str:
-        return f"HostLimiter({self.key!r}, requests={self.requests}, backoff={self.backoff_s:g}s)"
+        return f"HostLimiter({self.key!r}, requests={self.requests}, backoff={self.facts.backoff_s:g}s)"
 
 
 class HostRegistry:
@@ -224,5 +326,5 @@ def host_limiter(url: str) -> HostLimiter:
 
 
 def release_holds() -> None:
-    """Clear every host's hold in this process."""
+    """Clear every hold (and open breaker) in this process."""
     _DEFAULT_REGISTRY.release_holds()

@@ -1,0 +1,47 @@
+"""Every default of the transport and the scheduler, named once.
+
+:class:`~paperfetch.HttpClient`, :class:`~paperfetch.Retriever`, the scheduler and
+the CLI take their defaults from here, so a number means the same thing wherever
+it appears.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
+    "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES",
+    "LEARN_MAX_S", "MAX_CRAWL_DELAY_S", "MAX_HOST_WAIT_S", "MAX_RETRIES", "MAX_RETRY_AFTER_S",
+    "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "TIMEOUT",
+]
+
+#: Retries after the first attempt (PyPaperRetriever's ``max_retries``).
+MAX_RETRIES = 3
+#: The wait a header-less 429 costs (PyPaperRetriever's ``default_retry_after_s``).
+DEFAULT_RETRY_AFTER_S = 60.0
+#: The longest server wait (or hold) one call waits out; a longer one ends the call at once
+#: (PyPaperRetriever's HttpClient default; the Retriever used 60 before: one value now).
+MAX_RETRY_AFTER_S = 300.0
+BACKOFF_BASE_S = 1.0
+BACKOFF_MULTIPLIER = 2.0
+BACKOFF_MAX_S = 300.0
+BACKOFF_DECAY_S = 1.0
+#: The fallback delay range for a host whose robots.txt is respected and names no Crawl-delay.
+RATE_LIMIT_MIN_S = 1.0
+RATE_LIMIT_MAX_S = 3.0
+MAX_CRAWL_DELAY_S = 60.0
+TIMEOUT = (10.0, 60.0)
+#: Per-host minimum intervals every client applies unless told otherwise (seconds).
+#: arXiv asks for no more than one request every three seconds.
+DEFAULT_HOST_INTERVALS = {"export.arxiv.org": 3.0, "arxiv.org": 3.0}
+
+#: Consecutive failures (429, 5xx, timeouts, connection errors) that open a host's breaker.
+BREAKER_FAILURES = 3
+#: The longest a batch waits for one host's breaker to let a probe through; past it the host's
+#: remaining items end at once.
+MAX_HOST_WAIT_S = 120.0
+#: The learned interval never grows past this.
+LEARN_MAX_S = 60.0
+#: After this many successes in a row the learned interval comes down ...
+LEARN_DECAY_SUCCESSES = 10
+#: ... by this fraction.
+LEARN_DECAY_FRACTION = 0.1

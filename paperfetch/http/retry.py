@@ -1,0 +1,61 @@
+"""The retry policy of one call: an immutable value with its attempt history.
+
+Shaped like urllib3's ``Retry``: :meth:`Retry.increment` records what the
+last attempt ended with and returns a *new* policy (the old one is left as it
+was); :attr:`Retry.exhausted` says whether another attempt is allowed. The
+client runs one loop over it for ``get``, ``fetch`` and ``download``; the
+history fills the outcome row (``attempts``, ``waited_s``).
+
+Nothing here sleeps or reads a clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from paperfetch.http.delays import RetrySchedule
+
+__all__ = ["Attempt", "Retry"]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """How one attempt ended: an HTTP status or an error, and the wait before the next one."""
+
+    url: str                  #: redacted
+    status: int | None = None
+    error: str | None = None  #: the exception's type name for a timeout, connection error, truncated body
+    wait_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Retry:
+    """``total`` retries after the first attempt; network waits by ``schedule`` from ``base_s``, capped at ``cap_s``."""
+
+    total: int = 3
+    schedule: RetrySchedule = RetrySchedule.EXPONENTIAL
+    base_s: float = 1.0
+    cap_s: float = 300.0
+    history: tuple[Attempt, ...] = ()
+
+    @property
+    def attempts(self) -> int:
+        """Retries made so far."""
+        return len(self.history)
+
+    @property
+    def exhausted(self) -> bool:
+        """No retry is left."""
+        return self.attempts >= self.total
+
+    @property
+    def waited_s(self) -> float:
+        return sum(a.wait_s for a in self.history)
+
+    def network_wait(self) -> float:
+        """The wait before retrying after a timeout or connection error, for the next retry."""
+        return self.schedule.wait(self.attempts, self.base_s, self.cap_s)
+
+    def increment(self, url: str, *, status: int | None = None, error: str | None = None, wait_s: float = 0.0) -> "Retry":
+        """A new policy with this attempt added to the history."""
+        return replace(self, history=self.history + (Attempt(url, status, error, wait_s),))

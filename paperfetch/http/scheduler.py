@@ -1,0 +1,656 @@
+"""Batches: many jobs over many hosts, each host polite, the hosts served side by side.
+
+Politeness limits how fast we may ask *one* host, not how many hosts we ask at
+once. A plain loop sleeps through every host's delay in turn, so a batch takes
+the *sum* over hosts; :class:`HostScheduler` serves the hosts concurrently, so a
+batch takes about as long as its *busiest* host needs. The pacing itself stays
+the transport's (:class:`~paperfetch.http.client.HttpClient`): the scheduler only
+decides *which* job to hand to a worker *when*, from ``client.ready_in(url)``.
+
+How it works
+------------
+
+* Every job sits in one FIFO queue per host (:func:`~paperfetch.http.hosts.host_key`
+  of ``job.url``).
+* The thread that calls :meth:`HostScheduler.run` is the *dispatcher*; a pool of
+  worker threads makes the requests (``job.advance()``). The dispatcher hands a
+  job to an idle worker only when its host is **due**: fewer than
+  ``client.max_in_flight_per_host`` of that host's jobs are in flight as
+  dispatched by this scheduler, and ``client.ready_in(url) == 0``.
+* A host whose ``ready_in`` is ``inf`` (suppressed after a 403), or that is held
+  (Retry-After) for longer than ``defer_limit_s``, is *also* due: the transport
+  answers such requests at once with a synthetic response, without sending
+  anything, so those jobs drain in microseconds (and without the in-flight limit).
+  A shorter hold, the pacing gap and backoff defer only that host's queue. (The
+  test is on the hold itself, ``host_limiter(url).hold_remaining``, not on
+  ``ready_in > defer_limit_s``: a pacing gap or backoff longer than the limit is
+  always waited out by the transport, so such a host is deferred, not served.)
+* Once a host's robots.txt is known (after its first request), its queued jobs whose
+  URL it disallows move to the :data:`NO_REQUEST` queue, served at once: ``get``
+  answers them with ``None`` without sending anything, so they should not wait for
+  a pacing gap they do not use. URLs without a host go there too (``advance``
+  raises, and the error is attached to the job).
+* Among due hosts the longest queue goes first (ties: the host waiting longest).
+  When no host is due, the dispatcher waits on a condition variable until the
+  earliest host is (at most :data:`MAX_WAIT_S`) or a worker reports back — it
+  never spins. A host the transport reports busy for a reason the scheduler did
+  not cause (a redirect hop of another job, another thread) is polled, first after
+  :data:`BUSY_POLL_S`, then less and less often.
+* After ``advance()`` a job whose ``url`` is not ``None`` goes to the back of the
+  queue of the host of its new URL; otherwise ``on_finished(job)`` is called.
+
+What the scheduler cannot see
+-----------------------------
+
+One ``advance()`` may block inside the transport: the first request to a host
+with ``respect_robots_txt`` fetches robots.txt and then waits its Crawl-delay; a
+429/503 the call may wait out (Retry-After ≤ ``max_retry_after_s``, backoff) is
+slept through and retried; a redirect is followed to another host and paced
+there. The transport keeps all of those polite (its own per-host limiter is
+shared by every thread, and paces from the previous response); they only keep
+that one worker busy, and the job's first host counts as in flight meanwhile.
+In the same way, :meth:`HostScheduler.stop` cannot interrupt an ``advance`` that
+is already sleeping inside the transport.
+
+Threads
+-------
+
+``advance()`` runs in worker threads, one job at a time per job (a job is never
+advanced twice concurrently), up to ``workers`` jobs at once overall. Jobs must
+therefore not share mutable state without their own locking. ``on_finished`` is
+called in the worker thread that finished the job (or, for jobs that arrive
+already finished, in the thread calling ``run``), concurrently with other
+workers: make it thread-safe (appending to a list or putting on a
+:class:`queue.Queue` is). It is never called after :meth:`HostScheduler.run`
+has returned. An exception from it is logged and ignored.
+
+Memory
+------
+
+``run`` consumes the iterable of jobs up front (it needs every job's host to
+pick the longest queue and to size the pool); the scheduler keeps one
+``(job, url)`` pair per job in its host's :class:`collections.deque` and nothing
+else per job (about 100 bytes), so a batch of ~100k jobs costs some 10 MB on top
+of the jobs themselves. For larger batches, feed chunks to successive ``run``
+calls. What the jobs keep is theirs: :func:`get_many` keeps every response, about
+8 KB of Python objects each (14 KB of RSS measured with the transport's
+connection-pool churn over more than 64 hosts).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, runtime_checkable
+
+from paperfetch.clock import SYSTEM_CLOCK, Clock, SystemClock
+from paperfetch.http.hosts import host_key
+
+if TYPE_CHECKING:  # pragma: no cover
+    import requests
+
+    from paperfetch.http.client import HttpClient
+
+__all__ = ["BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
+
+logger = logging.getLogger("paperfetch.batch")
+
+#: The longest the dispatcher waits before looking again, even when no host is due
+#: (so a released hold or another client's activity is noticed within this time).
+MAX_WAIT_S = 0.25
+#: How soon a host the *transport* reports busy (a request this scheduler did not
+#: dispatch is in flight there: another job's redirect hop, another thread) is looked at
+#: again; the wait doubles while it stays busy, up to MAX_WAIT_S.
+BUSY_POLL_S = 0.002
+#: How long ``run`` waits for in-flight work after ``stop()`` or Ctrl-C before abandoning it.
+STOP_GRACE_S = 0.25
+
+#: The queue of jobs whose next ``advance`` sends nothing: a URL without a host (``advance``
+#: will raise) or one the host's cached robots.txt disallows (``get`` returns ``None`` at once).
+#: Always due, no in-flight limit; shown as this key in ``stats["per_host"]``.
+NO_REQUEST = "(no request)"
+
+
+@runtime_checkable
+class Job(Protocol):
+    """One unit of work that makes requests one at a time.
+
+    ``url`` is the URL of the next request the job needs (``None`` when the job is
+    finished); ``advance()`` makes that request (blocking, through the
+    :class:`~paperfetch.http.client.HttpClient`) and updates the job's state and
+    ``url``. A job may set ``error`` (the scheduler sets it when ``advance`` raises).
+    """
+
+    @property
+    def url(self) -> str | None: ...
+
+    def advance(self) -> None: ...
+
+
+def default_workers(distinct_hosts: int) -> int:
+    """``min(32, 4 × hosts)``, at least 1 (hosts: distinct hosts of the jobs' first URLs).
+
+    At most ``max_in_flight_per_host`` jobs per host are dispatched at once, so about
+    one worker per host is busy at a time; the headroom is for jobs that move on to
+    hosts not known up front (a resolver sending them to publishers), for queues that
+    drain without requests (held, suppressed, disallowed) and for ``on_finished``.
+    Idle workers cost a blocked thread each and no CPU. The cap of 32 reflects that
+    one Python process spends ~1.3 ms of CPU per request under the GIL: more threads
+    would not make more requests per second.
+    """
+    return max(1, min(32, 4 * distinct_hosts))
+
+
+class _HostQueue:
+    __slots__ = (
+        "key", "url", "jobs", "in_flight", "not_before", "since", "dispatched", "limiter", "robots", "draining", "busy_polls",
+    )
+
+    def __init__(self, key: str, url: str, now: float, limiter: Any = None) -> None:
+        self.key = key
+        self.url = url            # any URL on this host, for ready_in()
+        self.jobs: deque = deque()  # (job, url) in arrival order
+        self.limiter = limiter    # the transport's HostLimiter (None for NO_REQUEST)
+        self.robots: Any = None   # the RobotsRules the queue was last sorted against
+        self.draining = limiter is None  # answered without a request: no in-flight limit
+        self.busy_polls = 0       # consecutive looks that found the transport busy with others' requests
+        self.in_flight = 0        # jobs of this host dispatched by this scheduler, not yet back
+        self.not_before = 0.0     # scheduler clock: not worth asking ready_in() before this
+        self.since = now          # when the head of the queue started waiting (tie-break)
+        self.dispatched = 0
+
+
+class HostScheduler:
+    """Runs jobs over many hosts at once, each host no faster than the transport allows.
+
+    :param client: the polite transport whose ``ready_in`` and per-host limits are obeyed.
+    :param workers: worker threads; default :func:`default_workers` of the number of
+        distinct hosts in the batch.
+    :param defer_limit_s: a host held (Retry-After) for longer than this is served at
+        once (the transport answers with a synthetic "held" response without sending
+        anything); a shorter hold defers the host's queue. Default: what one call may
+        wait out, ``min(client.max_retry_after_s, client.max_elapsed)``. A smaller value
+        makes workers sleep through holds inside ``advance``.
+    :param on_finished: called with each job when its ``url`` becomes ``None`` (or its
+        ``advance`` raised); see the module documentation for the threading rules.
+    :param clock: the clock ``ready_in`` is measured on; default the client's. With a
+        clock that is not the system clock (a :class:`~paperfetch.clock.FakeClock`),
+        waiting for a host is done with ``clock.sleep`` rather than in real time.
+    """
+
+    def __init__(
+        self,
+        client: "HttpClient",
+        *,
+        workers: int | None = None,
+        defer_limit_s: float | None = None,
+        on_finished: Callable[[Any], None] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be >= 1, not {workers!r}")
+        self.client = client
+        self.workers = workers
+        if defer_limit_s is None:
+            defer_limit_s = float(client.max_retry_after_s)
+            if client.max_elapsed is not None:
+                defer_limit_s = min(defer_limit_s, float(client.max_elapsed))
+        self.defer_limit_s = float(defer_limit_s)
+        self.on_finished = on_finished
+        self._clock: Clock = clock if clock is not None else getattr(client, "clock", SYSTEM_CLOCK)
+        self._real_time = isinstance(self._clock, SystemClock)
+        self._cap = int(client.max_in_flight_per_host)
+        self._cond = threading.Condition()
+        self._running = False
+        self._stopping = False
+        self._closed = True
+        self._generation = 0  # which run workers and their results belong to
+        self._hosts: dict[str, _HostQueue] = {}
+        self._active: dict[str, _HostQueue] = {}   # hosts with queued jobs
+        self._pending = 0     # jobs not yet finished: queued, in flight, or in on_finished
+        self._in_flight = 0
+        self._idle = 0
+        self._work: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._reset_stats()
+
+    # ------------------------------------------------------------------ public API
+    def run(self, jobs: Iterable[Any]) -> None:
+        """Advance every job until its ``url`` is ``None``; return then, or soon after :meth:`stop`.
+
+        ``KeyboardInterrupt`` here stops the batch (in-flight requests are given
+        :data:`STOP_GRACE_S` to finish, then abandoned) and is re-raised.
+        """
+        with self._cond:
+            if self._running:
+                raise RuntimeError("this HostScheduler is already running a batch")
+            self._running = True
+            self._stopping = False
+            self._closed = False
+            self._generation += 1
+            generation = self._generation
+            self._hosts = {}
+            self._active = {}
+            self._pending = self._in_flight = self._idle = 0
+            self._work = queue.SimpleQueue()
+            self._threads = []
+            self._reset_stats()
+        cpu0 = time.thread_time()
+        wall0 = time.perf_counter()
+        sent0 = self.client.requests_sent
+        try:
+            self._ingest(jobs)
+            count = self.workers if self.workers is not None else default_workers(len(self._hosts))
+            if self._pending == 0:
+                count = 0
+            with self._cond:
+                self._stats["workers"] = count
+                self._idle = count
+            for i in range(count):
+                thread = threading.Thread(
+                    target=self._worker, args=(generation, self._work), name=f"paperfetch-batch-{i}", daemon=True
+                )
+                self._threads.append(thread)
+                thread.start()
+            self._dispatch_loop()
+        except KeyboardInterrupt:
+            self.stop()
+            raise
+        finally:
+            self._shutdown()
+            with self._cond:
+                self._stats["scheduling_cpu_s"] += time.thread_time() - cpu0
+                self._stats["wall_s"] = time.perf_counter() - wall0
+                self._stats["wire_requests"] = self.client.requests_sent - sent0
+                self._stats["unfinished"] = self._pending
+                self._running = False
+
+    def stop(self) -> None:
+        """Stop the batch in progress: no new job is dispatched; ``run`` returns promptly.
+
+        In-flight ``advance()`` calls are left to finish (or abandoned after
+        :data:`STOP_GRACE_S`); a request already inside the transport (a retry it
+        waits for, a redirect it follows) may still be sent. Unfinished jobs keep their
+        ``url``. Safe to call from any thread, and more than once.
+        """
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+
+    def queued(self) -> dict[str, int]:
+        """Jobs waiting in each host's queue now (a copy; in-flight jobs not counted)."""
+        with self._cond:
+            return {k: len(hq.jobs) for k, hq in self._hosts.items()}
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Figures of the current or last run (a copy).
+
+        ``requests_started``: ``advance()`` calls dispatched; ``per_host``: the same per
+        host; ``wire_requests``: requests the client actually sent meanwhile (robots.txt,
+        retries and redirect hops included; other users of the client too);
+        ``finished``/``errors``/``unfinished``: jobs; ``workers``; ``worker_idle_s``: the
+        workers' summed time waiting for a job; ``scheduling_cpu_s``: CPU time spent in
+        scheduling (reading the jobs, picking hosts, ``ready_in``, re-queueing), not in
+        ``advance``; ``wakeups``: dispatcher wake-ups; ``wall_s``: duration of ``run``.
+        """
+        with self._cond:
+            stats = dict(self._stats)
+            stats["per_host"] = {k: hq.dispatched for k, hq in self._hosts.items()}
+            return stats
+
+    # ------------------------------------------------------------------ internals
+    def _reset_stats(self) -> None:
+        self._stats: dict[str, Any] = {
+            "requests_started": 0, "finished": 0, "errors": 0, "unfinished": 0, "workers": 0,
+            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0,
+        }
+
+    def _key(self, url: str) -> str:
+        try:
+            return host_key(url)
+        except Exception:  # noqa: BLE001 - InvalidURL and anything odd: advance() will report it
+            return NO_REQUEST
+
+    def _queue(self, key: str, url: str, now: float) -> _HostQueue:
+        hq = self._hosts.get(key)
+        if hq is None:
+            limiter = None
+            if key != NO_REQUEST:
+                try:
+                    limiter = self.client.host_limiter(url)
+                except Exception:  # noqa: BLE001
+                    key = NO_REQUEST
+                    return self._queue(key, url, now)
+            hq = self._hosts[key] = _HostQueue(key, url, now, limiter)
+        return hq
+
+    def _append(self, hq: _HostQueue, job: Any, url: str, now: float) -> None:
+        if not hq.jobs:
+            hq.since = now
+            self._active[hq.key] = hq
+        hq.jobs.append((job, url))
+
+    def _enqueue(self, job: Any, url: str, key: str, now: float) -> None:
+        """Caller holds the lock (or is the only thread, during ingest)."""
+        hq = self._queue(key, url, now)
+        if hq.robots is not None and self._disallowed(hq.robots, url, now):
+            hq = self._queue(NO_REQUEST, url, now)
+        self._append(hq, job, url, now)
+
+    def _disallowed(self, rules: Any, url: str, now: float) -> bool:
+        """Whether the transport will answer *url* with ``None`` at once (cached robots.txt)."""
+        client = self.client
+        if not (client.respect_robots_txt and client.polite_mode) or rules.expires_at <= self._clock.time():
+            return False
+        try:
+            return not rules.can_fetch(url, client.user_agent)
+        except Exception:  # noqa: BLE001
+            return False
+
+    def _sort_by_robots(self, hq: _HostQueue, now: float) -> None:
+        """When the host's robots.txt became known, move its disallowed jobs to NO_REQUEST.
+
+        Otherwise each would wait for a pacing gap it does not use. Caller holds the lock.
+        """
+        rules = hq.limiter.robots if hq.limiter is not None else None
+        if rules is hq.robots:
+            return
+        hq.robots = rules
+        if rules is None or not hq.jobs:
+            return
+        keep = deque()
+        free = None
+        for job, url in hq.jobs:
+            if self._disallowed(rules, url, now):
+                if free is None:
+                    free = self._queue(NO_REQUEST, url, now)
+                self._append(free, job, url, now)
+            else:
+                keep.append((job, url))
+        if free is not None:
+            hq.jobs = keep
+            if not keep:
+                self._active.pop(hq.key, None)
+
+    def _ingest(self, jobs: Iterable[Any]) -> None:
+        now = self._clock.monotonic()
+        for job in jobs:
+            url = job.url
+            if url is None:
+                self._stats["finished"] += 1
+                self._call_on_finished(job)
+                continue
+            self._enqueue(job, url, self._key(url), now)
+            self._pending += 1
+        for hq in list(self._hosts.values()):  # robots.txt already known from earlier use of the client
+            self._sort_by_robots(hq, now)
+
+    def _due(self, hq: _HostQueue, now: float) -> bool:
+        """Whether *hq* may be served now; if not, set when to look again. Caller holds the lock."""
+        if hq.limiter is None:
+            return True
+        client = self.client
+        hq.draining = False
+        try:
+            ready = client.ready_in(hq.url)
+            if ready <= 0:
+                hq.busy_polls = 0
+                return True
+            limiter = hq.limiter
+            if ready == math.inf or limiter.hold_remaining(now) > self.defer_limit_s:
+                # suppressed, or held longer than a call waits: the transport answers at once
+                # with a synthetic response, so the queue drains without the in-flight limit
+                hq.draining = True
+                return True
+            if limiter.in_flight >= client.max_in_flight_per_host:
+                # busy with a request we did not dispatch: look again soon, then less and less often
+                hq.busy_polls += 1
+                ready = max(ready, BUSY_POLL_S * 2 ** min(hq.busy_polls - 1, 8))
+            else:
+                hq.busy_polls = 0
+        except Exception:  # noqa: BLE001 - let advance() raise it where it can be attached to a job
+            return True
+        hq.not_before = now + min(ready, MAX_WAIT_S)
+        return False
+
+    def _pick(self, now: float) -> _HostQueue | None:
+        """The due host with the longest queue (ties: waiting longest), or ``None``."""
+        free = self._active.get(NO_REQUEST)
+        if free is not None:
+            return free
+        cap = self._cap
+        best = None
+        for hq in self._active.values():
+            if (hq.in_flight >= cap and not hq.draining) or hq.not_before > now:
+                continue
+            if best is None or len(hq.jobs) > len(best.jobs) or (len(hq.jobs) == len(best.jobs) and hq.since < best.since):
+                best = hq
+        if best is None or self._due(best, now):
+            return best
+        # the favourite is not due: try the others in order of preference
+        others = [
+            hq for hq in self._active.values()
+            if (hq.in_flight < cap or hq.draining) and hq.not_before <= now and hq is not best
+        ]
+        others.sort(key=lambda h: (-len(h.jobs), h.since))
+        for hq in others:
+            if self._due(hq, now):
+                return hq
+        return None
+
+    def _next_wake(self, now: float) -> float:
+        """Seconds until some queued host may be due (capped at MAX_WAIT_S)."""
+        soonest = MAX_WAIT_S
+        cap = self._cap
+        for hq in self._active.values():
+            if hq.in_flight < cap or hq.draining:
+                soonest = min(soonest, hq.not_before - now)
+        return max(0.0, soonest)
+
+    def _dispatch_loop(self) -> None:
+        clock = self._clock
+        with self._cond:
+            while not self._stopping and self._pending > 0:
+                now = clock.monotonic()
+                while self._idle > 0:
+                    hq = self._pick(now)
+                    if hq is None:
+                        break
+                    job = hq.jobs.popleft()[0]
+                    if hq.jobs:
+                        hq.since = now
+                    else:
+                        del self._active[hq.key]
+                    hq.in_flight += 1
+                    hq.dispatched += 1
+                    self._in_flight += 1
+                    self._idle -= 1
+                    self._stats["requests_started"] += 1
+                    self._work.put((job, hq))
+                if self._idle > 0 and self._active:
+                    timeout = self._next_wake(clock.monotonic())
+                else:
+                    timeout = MAX_WAIT_S  # woken by a worker reporting back
+                if timeout <= 0:
+                    continue
+                self._stats["wakeups"] += 1
+                if self._real_time:
+                    self._cond.wait(timeout)
+                elif self._in_flight > 0:
+                    self._cond.wait(min(timeout, 0.05))  # fake clock: let the workers report back first
+                else:
+                    self._cond.release()
+                    try:
+                        clock.sleep(timeout)  # fake clock: nothing in flight, so time may jump
+                    finally:
+                        self._cond.acquire()
+
+    def _worker(self, generation: int, work: queue.SimpleQueue) -> None:
+        idle = 0.0
+        try:
+            while True:
+                t0 = time.perf_counter()
+                item = work.get()
+                idle += time.perf_counter() - t0
+                if item is None:
+                    return
+                self._run_one(generation, *item)
+        finally:
+            with self._cond:
+                if generation == self._generation:
+                    self._stats["worker_idle_s"] += idle
+
+    def _run_one(self, generation: int, job: Any, hq: _HostQueue) -> None:
+        if self._stopping or generation != self._generation:
+            # dispatched, but stop() came before this worker took it: no new request starts
+            with self._cond:
+                if generation == self._generation and not self._closed:
+                    hq.in_flight -= 1
+                    self._in_flight -= 1
+                    self._idle += 1
+                    self._cond.notify()
+            return
+        error: BaseException | None = None
+        try:
+            job.advance()
+        except BaseException as exc:  # noqa: BLE001 - a job's failure never kills a worker
+            error = exc
+        cpu0 = time.thread_time()
+        url = None
+        key = None
+        if error is None:
+            try:
+                url = job.url
+            except Exception as exc:  # noqa: BLE001
+                error = exc
+        if error is not None:
+            self._attach(job, error)
+            url = None
+        elif url is not None:
+            key = self._key(url)
+        finish = False
+        with self._cond:
+            if generation != self._generation or self._closed:
+                return  # run() has returned: the job is left as it is (its url tells whether it finished)
+            hq.in_flight -= 1
+            hq.not_before = 0.0
+            self._in_flight -= 1
+            if hq.limiter is not None and hq.limiter.robots is not hq.robots:
+                self._sort_by_robots(hq, self._clock.monotonic())
+            if error is not None:
+                self._stats["errors"] += 1
+            if url is None:
+                finish = True
+            elif self._stopping:
+                pass  # not re-queued: stays pending, reported in "unfinished"
+            else:
+                self._enqueue(job, url, key, self._clock.monotonic())
+            if not finish:
+                self._idle += 1
+            self._stats["scheduling_cpu_s"] += time.thread_time() - cpu0
+            self._cond.notify()
+            if not finish:
+                return
+        self._call_on_finished(job)
+        with self._cond:
+            if generation != self._generation:
+                return
+            self._stats["finished"] += 1
+            self._pending -= 1
+            self._idle += 1
+            self._cond.notify()
+
+    def _attach(self, job: Any, error: BaseException) -> None:
+        try:
+            job.error = error
+            logger.debug("job %r failed: %s: %s", job, type(error).__name__, error)
+        except Exception:  # noqa: BLE001 - a job without a settable ``error``
+            logger.warning("job %r failed (not attachable): %s: %s", job, type(error).__name__, error, exc_info=error)
+
+    def _call_on_finished(self, job: Any) -> None:
+        if self.on_finished is None:
+            return
+        try:
+            self.on_finished(job)
+        except Exception:  # noqa: BLE001
+            logger.exception("on_finished failed for %r", job)
+
+    def _shutdown(self) -> None:
+        """Release the workers; wait for them (briefly when stopping); abandon the rest."""
+        for _ in self._threads:
+            self._work.put(None)
+        with self._cond:
+            stopping = self._stopping
+        deadline = time.monotonic() + STOP_GRACE_S if stopping else None
+        for thread in self._threads:
+            if deadline is None:
+                thread.join()
+            else:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        with self._cond:
+            self._closed = True
+
+
+# ---------------------------------------------------------------------- get_many
+class _GetJob:
+    """One ``client.get(url, **kwargs)``: a job of a single request (redirects inside it)."""
+
+    __slots__ = ("url", "result", "error", "_client", "_kwargs")
+
+    def __init__(self, client: "HttpClient", url: str, kwargs: dict[str, Any]) -> None:
+        self.url: str | None = url
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self._client = client
+        self._kwargs = kwargs
+
+    def advance(self) -> None:
+        url = self.url
+        assert url is not None
+        self.result = self._client.get(url, **self._kwargs)
+        self.url = None
+
+    def __repr__(self) -> str:
+        return f"_GetJob({self.url!r})"
+
+
+def get_many(
+    client: "HttpClient",
+    urls: Iterable[str],
+    *,
+    workers: int | None = None,
+    return_exceptions: bool = True,
+    **kwargs: Any,
+) -> list["requests.Response | BaseException | None"]:
+    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently.
+
+    Each slot holds exactly what ``get`` returned for that URL: a response (any HTTP
+    status, synthetic for held or suppressed hosts) or ``None`` when robots.txt
+    disallows the URL. Where ``get`` would have *raised* (timeouts and connection
+    errors after their retries, :class:`~paperfetch.InvalidURL`,
+    :class:`~paperfetch.TooManyRedirects`):
+
+    * ``return_exceptions=True`` (default, as :func:`asyncio.gather`): the slot holds
+      the exception instance and the batch goes on;
+    * ``return_exceptions=False``: the first exception (in time) stops the batch and is
+      raised, as a loop of ``get`` would have.
+    """
+    jobs = [_GetJob(client, url, kwargs) for url in urls]
+    first: list[BaseException] = []
+    scheduler: HostScheduler
+
+    def finished(job: _GetJob) -> None:
+        if job.error is not None and not first:
+            first.append(job.error)
+            scheduler.stop()
+
+    scheduler = HostScheduler(client, workers=workers, on_finished=None if return_exceptions else finished)
+    scheduler.run(jobs)
+    if first:
+        raise first[0]
+    return [job.error if job.error is not None else job.result for job in jobs]

@@ -1,0 +1,434 @@
+"""One identifier's way through the sources, one request per step: :class:`ItemJob`.
+
+The :class:`~paperfetch.http.scheduler.HostScheduler` advances an :class:`ItemJob` one
+request at a time, so every host is served in parallel at its own pace and an item
+moves from host to host as its candidates fail. The job reads what it needs from an
+:class:`ItemContext` (the clients, the sources, the batch lookups), never from the
+facade's private fields.
+
+Sources are expanded by their declared :class:`Stage`, not by name:
+
+* ``Stage.FROM_IDENTIFIER`` — candidates follow from the identifier itself (arXiv);
+* ``Stage.PREFETCHED`` — answered in batches before the items run (OpenAlex);
+* ``Stage.LOOKUP`` — one request per item (Unpaywall, Europe PMC, Crossref);
+* ``Stage.LANDING`` — the landing page behind the DOI resolver, a last resort.
+
+A source class may declare ``stage``; :data:`SOURCE_STAGES` gives the stage of the built-in ones.
+How an exception ends an item is one table, :data:`STATUS_FOR_ERROR`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import requests
+
+from paperfetch.errors import (
+    ConfigurationError,
+    DisallowedByRobots,
+    HostSuppressed,
+    InvalidPDF,
+    NetworkError,
+    NotFoundError,
+    PaperfetchError,
+    RateLimited,
+    TruncatedDownload,
+)
+from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
+from paperfetch.outcomes import Status
+from paperfetch.redact import redact_text, redact_url
+from paperfetch.sources import Candidate, Record, Source
+from paperfetch.sources.landing import find_pdf_links
+from paperfetch.validate import check_pdf_file, sniff
+
+__all__ = ["ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "current_job",
+           "current_source", "identity_row", "stage_of", "status_for"]
+
+logger = logging.getLogger("paperfetch.retriever")
+
+#: How much of a body is kept to judge it: enough to find citation_pdf_url in an HTML page served as a PDF.
+VALIDATE_BYTES = 256 * 1024
+#: Landing pages larger than this are not read.
+MAX_LANDING_BYTES = 5 * 1024 * 1024
+
+META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
+_META_FIELDS = META_FIELDS
+
+
+class Stage(str, Enum):
+    """When a source gives an item its candidates."""
+
+    FROM_IDENTIFIER = "from_identifier"
+    PREFETCHED = "prefetched"
+    LOOKUP = "lookup"
+    LANDING = "landing"
+
+
+#: The built-in sources' stages (a source class's own ``stage`` attribute wins).
+SOURCE_STAGES: Mapping[str, Stage] = {
+    "arxiv": Stage.FROM_IDENTIFIER,
+    "openalex": Stage.PREFETCHED,
+    "unpaywall": Stage.LOOKUP,
+    "europepmc": Stage.LOOKUP,
+    "crossref": Stage.LOOKUP,
+    "landing": Stage.LANDING,
+}
+
+
+def stage_of(name: str, source: Any = None) -> Stage | None:
+    declared = getattr(source, "stage", None) if source is not None else None
+    if declared is not None:
+        return Stage(declared)
+    return SOURCE_STAGES.get(name)
+
+
+@dataclass(frozen=True)
+class ItemContext:
+    """What an item job needs from the Retriever: its clients, sources, lookups and output settings."""
+
+    api: Any                                  #: the HttpClient for documented APIs
+    web: Any                                  #: the HttpClient for web pages and PDFs
+    sources: Mapping[str, Source]
+    prefetched: Mapping[tuple[str, str], Record]
+    doi_base: str
+    out_dir: Path
+    filename_template: str
+    max_pdf_bytes: int | None
+
+
+def current_job() -> "ItemJob | None":
+    """The job whose request this thread is making (for per-request rows)."""
+    return getattr(_context, "job", None)
+
+
+def current_source() -> str | None:
+    return getattr(_context, "source", None)
+
+
+def set_current_source(name: str | None) -> None:
+    _context.source = name
+
+
+_context = threading.local()
+
+
+class _NotPDF(InvalidPDF):
+    """InvalidPDF that keeps what was seen of the body, to look for a PDF link in it."""
+
+    def __init__(self, message: str, *, kind: str, head: bytes, base_url: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.kind = kind
+        self.head = head
+        self.base_url = base_url
+
+
+@dataclass
+class _Action:
+    kind: str                      # "lookup" | "download" | "landing"
+    source: str
+    url: str
+    params: dict[str, str] | None = None
+    spec: Any = None
+    followed: bool = False         # a PDF link found in an HTML page served as a PDF
+
+
+@dataclass
+class _Failure:
+    status: Status
+    source: str
+    url: str
+    message: str
+    http_status: int | None = None
+
+
+@dataclass
+class ItemJob:
+    """One identifier's way through the sources; one request per ``advance``."""
+
+    context: ItemContext
+    identifier: Identifier
+    meta: dict[str, Any]
+    sources_left: deque[str]
+    actions: deque[_Action] = field(default_factory=deque)
+    tried: set[str] = field(default_factory=set)
+    failures: list[_Failure] = field(default_factory=list)
+    known: bool = False            # some service has a record of the work
+    result: dict[str, Any] | None = None
+    attempts: int = 0
+    requests: int = 0
+    waited_s: float = 0.0
+    waited_reported_s: float = 0.0   # waited_s as of the last request row, so each row shows its own wait
+    elapsed_s: float = 0.0
+    error: BaseException | None = None
+    finished: bool = False
+
+    # -- the Job protocol ----------------------------------------------------
+    @property
+    def url(self) -> str | None:
+        if self.finished or self.result is not None:
+            return None
+        while not self.actions and self.sources_left:
+            self._expand(self.sources_left.popleft())
+        if not self.actions:
+            return None
+        return self.actions[0].url
+
+    def advance(self) -> None:
+        if self.url is None:
+            return
+        action = self.actions.popleft()
+        _context.job, _context.source = self, action.source
+        started = time.monotonic()
+        try:
+            if action.kind == "lookup":
+                self._lookup(action)
+            elif action.kind == "landing":
+                self._landing(action)
+            else:
+                self._download(action)
+        except PaperfetchError as exc:
+            self._fail(action, exc)
+        except requests.RequestException as exc:  # defensive: the transport should have typed it
+            self._fail(action, NetworkError(str(exc), url=redact_url(action.url)))
+        finally:
+            self.elapsed_s += time.monotonic() - started
+            _context.job = _context.source = None
+
+    # -- planning ------------------------------------------------------------
+    def _expand(self, name: str) -> None:
+        r = self.context
+        source = r.sources.get(name)
+        stage = stage_of(name, source)
+        doi = self.meta.get("doi")
+        if stage is None:
+            raise ConfigurationError(f"unknown source {name!r}")
+        if stage is Stage.LANDING:
+            url = f"{r.doi_base}/{doi}" if doi else None
+            if url is not None and url not in self.tried:
+                self.actions.append(_Action("landing", name, url))
+            return
+        if source is None:
+            return
+        if stage is Stage.FROM_IDENTIFIER:
+            ident = self.identifier
+            target = ident if ident.type is IdType.ARXIV else doi_identifier(doi)
+            if target is not None:
+                self._add_candidates(source.candidates_for(target))
+        elif stage is Stage.PREFETCHED:
+            record = r.prefetched.get((name, (doi or "").lower()))
+            if record is not None:
+                self._merge(record)
+                self._add_candidates(record.candidates)
+        elif stage is Stage.LOOKUP:
+            target = self._lookup_identifier(source)
+            if target is None:
+                return
+            for spec in source.requests_for([target]):
+                url, params = source.url_for(spec)
+                self.actions.append(_Action("lookup", name, url, params, spec))
+
+    def _lookup_identifier(self, source: Source) -> Identifier | None:
+        candidates = []
+        if self.meta.get("doi"):
+            candidates.append(doi_identifier(self.meta["doi"]))
+        if self.meta.get("pmcid"):
+            candidates.append(_safe_parse(self.meta["pmcid"], IdType.PMCID))
+        if self.meta.get("pmid"):
+            candidates.append(_safe_parse(self.meta["pmid"], IdType.PMID))
+        for ident in candidates:
+            if ident is not None and ident.type in source.accepts:
+                return ident
+        return None
+
+    def _add_candidates(self, candidates: Iterable[Candidate], *, front: bool = False, followed: bool = False) -> None:
+        new = []
+        for cand in candidates:
+            if cand.url in self.tried or any(a.url == cand.url for a in self.actions):
+                continue
+            kind = "download" if cand.kind == "pdf" else "landing"
+            new.append(_Action(kind, cand.source, cand.url, followed=followed))
+        if front:
+            self.actions.extendleft(reversed(new))
+        else:
+            self.actions.extend(new)
+
+    def _merge(self, record: Record) -> None:
+        self.known = True
+        for name in _META_FIELDS:
+            value = getattr(record, name, None)
+            if value not in (None, "") and self.meta.get(name) in (None, ""):
+                self.meta[name] = value
+
+    # -- steps ---------------------------------------------------------------
+    def _lookup(self, action: _Action) -> None:
+        r = self.context
+        source = r.sources[action.source]
+        try:
+            response = r.api.fetch(action.url, classify=source.classify, params=action.params)
+        except NotFoundError:
+            return
+        records = source.parse(response.content, action.spec)
+        for record in records.values():
+            self._merge(record)
+            self._add_candidates(record.candidates, front=True)
+
+    def _landing(self, action: _Action) -> None:
+        r = self.context
+        self.tried.add(action.url)
+        response = r.web.fetch(action.url, stream=True)
+        try:
+            head = _read_capped(response, MAX_LANDING_BYTES)
+            final_url = response.url or action.url
+            verdict = sniff(head[:4096], response.headers.get("Content-Type"))
+        finally:
+            response.close()
+        if verdict.ok:  # the resolver led straight to a PDF: download it as a candidate
+            self._add_candidates([Candidate(final_url, source=action.source)], front=True)
+            return
+        if verdict.kind == "bot_challenge":
+            raise InvalidPDF(f"landing page {redact_url(final_url)}: {verdict.reason}", url=redact_url(final_url),
+                             status_code=response.status_code)
+        links = find_pdf_links(head, final_url)
+        self._add_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=action.followed)
+
+    def _download(self, action: _Action) -> None:
+        r = self.context
+        self.tried.add(action.url)
+        dest = r.out_dir / filename_for(self.identifier, r.filename_template)
+        self.attempts += 1
+        try:
+            result = r.web.download(action.url, dest, validate=_validator(action.url), max_bytes=r.max_pdf_bytes,
+                                    validate_bytes=VALIDATE_BYTES)
+        except _NotPDF as exc:
+            if exc.kind == "html" and not action.followed:
+                links = [u for u in find_pdf_links(exc.head, exc.base_url) if u not in self.tried]
+                if links:
+                    self._add_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=True)
+            raise
+        verdict = check_pdf_file(result.path, expected_length=result.bytes)
+        if not verdict.ok:
+            result.path.unlink(missing_ok=True)
+            raise InvalidPDF(verdict.reason, url=result.url, status_code=result.status_code)
+        self.result = {
+            "status": Status.DOWNLOADED.value,
+            "source": action.source,
+            "url": result.url,
+            "path": str(result.path),
+            "bytes": result.bytes,
+            "sha256": result.sha256,
+            "http_status": result.status_code,
+        }
+
+    def _fail(self, action: _Action, exc: PaperfetchError) -> None:
+        if action.kind in ("lookup", "landing") and isinstance(exc, NotFoundError):
+            return  # the service (or the DOI resolver) does not know the work: absent, not a failure
+        status = status_for(exc)
+        if status is Status.HOST_SUPPRESSED and not self.context.web.suppress_on_403:
+            status = Status.HTTP_ERROR
+        message = redact_text(str(exc))
+        self.failures.append(_Failure(status, action.source, redact_url(action.url), message, getattr(exc, "status_code", None)))
+        logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
+
+    # -- outcome -------------------------------------------------------------
+    def outcome(self) -> dict[str, Any]:
+        row = identity_row(self.identifier, self.meta)
+        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
+        if self.error is not None:
+            row.update(status=Status.HTTP_ERROR.value, error=f"internal error: {type(self.error).__name__}: {self.error}")
+            return row
+        if self.result is not None:
+            row.update(self.result)
+            return row
+        download_failures = [f for f in self.failures if f.status is not Status.NOT_FOUND]
+        if download_failures:
+            first = download_failures[0]  # the best-ranked candidate's failure decides; all are listed
+            row.update(status=first.status.value, source=first.source, url=first.url, http_status=first.http_status)
+            row["error"] = "; ".join(f"{f.source} {f.url}: {f.message}" for f in download_failures)[:2000]
+        elif self.known:
+            row.update(status=Status.NO_OPEN_COPY.value, error="the work is known, but no source offers an open-access copy")
+        else:
+            row.update(status=Status.NOT_FOUND.value, error="no service knows this identifier")
+        return row
+
+
+# ---------------------------------------------------------------------- helpers
+def doi_identifier(doi: str | None) -> Identifier | None:
+    if not doi:
+        return None
+    return _safe_parse(doi, None)
+
+
+def _safe_parse(value: Any, hint: IdType | None) -> Identifier | None:
+    try:
+        return parse_identifier(value, hint=hint)
+    except (ValueError, TypeError):
+        return None
+
+
+def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"id_type": ident.type.value}
+    for name in _META_FIELDS:
+        row[name] = meta.get(name)
+    if ident.type is IdType.DOI:
+        row["doi"] = ident.value
+    elif ident.type is IdType.PMID:
+        row["pmid"] = ident.value
+    elif ident.type is IdType.PMCID:
+        row["pmcid"] = ident.value
+    elif ident.type is IdType.ARXIV:
+        row["arxiv_id"] = ident.value + (ident.version or "")
+    for name in ("pmid", "year"):
+        if row.get(name) is not None:
+            row[name] = str(row[name]) if name == "pmid" else int(row[name])
+    return row
+
+
+#: How an exception ends an item, first match wins (``status_code == 403`` after these: the transport
+#: suppressed the host as it answered).
+STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
+    (DisallowedByRobots, Status.DISALLOWED_BY_ROBOTS),
+    (HostSuppressed, Status.HOST_SUPPRESSED),
+    (RateLimited, Status.HOST_HELD),
+    (InvalidPDF, Status.INVALID_PDF),
+    (NetworkError, Status.NETWORK_ERROR),
+    (TruncatedDownload, Status.NETWORK_ERROR),
+)
+
+
+def status_for(exc: BaseException) -> Status:
+    """The outcome status an exception gives an item (:data:`STATUS_FOR_ERROR`)."""
+    for kind, status in STATUS_FOR_ERROR:
+        if isinstance(exc, kind):
+            return status
+    if getattr(exc, "status_code", None) == 403:
+        return Status.HOST_SUPPRESSED
+    return Status.HTTP_ERROR
+
+
+def _validator(url: str):
+    def validate(head: bytes, response: requests.Response) -> None:
+        verdict = sniff(head[:4096], response.headers.get("Content-Type"))
+        if not verdict.ok:
+            shown = redact_url(response.url or url)
+            raise _NotPDF(f"{shown}: {verdict.reason}", kind=verdict.kind, head=head, base_url=response.url or url,
+                          url=shown, status_code=response.status_code)
+
+    return validate
+
+
+def _read_capped(response: requests.Response, limit: int) -> bytes:
+    body = bytearray()
+    for chunk in response.iter_content(64 * 1024):
+        body.extend(chunk)
+        if len(body) >= limit:
+            break
+    return bytes(body[:limit])
+
+
