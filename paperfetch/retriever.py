@@ -50,6 +50,7 @@ from paperfetch.errors import (
     PaperfetchError,
     RateLimited,
     TruncatedDownload,
+    WrongArticle,
 )
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
@@ -187,6 +188,11 @@ class _ItemJob:
                 return
             for spec in source.requests_for([target]):
                 url, params = source.url_for(spec)
+                # --- issue 12: a cached answer is read now, before the scheduler paces the host (paperfetch.cache) ---
+                if getattr(r._metadata, "cached", None) is not None and r._metadata.cached(url, params):
+                    self._lookup(_Action("lookup", name, url, params, spec))
+                    continue
+                # --- end issue 12 ---
                 self.actions.append(_Action("lookup", name, url, params, spec))
         elif name == "landing" and doi:
             url = f"{r._doi_base}/{doi}"
@@ -232,7 +238,7 @@ class _ItemJob:
         r = self.retriever
         source = r._sources[action.source]
         try:
-            response = r.api.fetch(action.url, classify=source.classify, params=action.params)
+            response = r._metadata.fetch(action.url, classify=source.classify, params=action.params)  # issue 12: cached
         except NotFoundError:
             return
         records = source.parse(response.content, action.spec)
@@ -277,7 +283,13 @@ class _ItemJob:
         if not verdict.ok:
             result.path.unlink(missing_ok=True)
             raise InvalidPDF(verdict.reason, url=result.url, status_code=result.status_code)
+        # --- issue 12: is it the paper asked for? may raise WrongArticle after moving the file aside ---
+        from paperfetch.research import check_title
+
+        title_row = check_title(r, self, result.path, result.url)
+        # --- end issue 12 ---
         self.result = {
+            **title_row,
             "status": Status.DOWNLOADED.value,
             "source": action.source,
             "url": result.url,
@@ -352,6 +364,7 @@ class Retriever:
         verbosity: int = 1,
         http_options: Mapping[str, Any] | None = None,
         dashboard: bool | None = None,
+        cache: Any = True,
     ) -> None:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
@@ -399,6 +412,13 @@ class Retriever:
         doi_override = endpoints.get("doi") or os.environ.get("PAPERFETCH_DOI_URL")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._prefetched: dict[tuple[str, str], Record] = {}
+        # --- issue 12: metadata cache (paperfetch.cache) in front of the API transport; True: the user cache dir,
+        # False: none, a path, or a MetadataCache the caller owns ---
+        from paperfetch.research import metadata_fetcher
+
+        self._metadata, self._own_cache = metadata_fetcher(self.api, cache)
+        self._run_jobs: list[Any] = []
+        # --- end issue 12 ---
         self._request_rows: list[dict[str, Any]] = []
         self._rows_lock = threading.Lock()
         self._last_outcomes: pd.DataFrame | None = None
@@ -507,7 +527,33 @@ class Retriever:
         frame["status"] = frame["status"].astype("Int64")
         return frame
 
+    # --- issue 12: search and snowballing (paperfetch.research); each frame feeds download_frame ---
+    def search_pubmed(self, query: str, *, max_results: int = 200, mindate: str | None = None,
+                      maxdate: str | None = None) -> pd.DataFrame:
+        """PubMed hits for *query*, in PubMed's order: ``pmid, doi, pmcid, title, journal, year, authors, abstract``.
+
+        ``mindate``/``maxdate`` (``"2020"``, ``"2020/06"``, ``"2020/06/30"``) restrict the publication date.
+        """
+        from paperfetch.research import search_pubmed
+
+        return search_pubmed(self, query, max_results=max_results, mindate=mindate, maxdate=maxdate)
+
+    def references(self, identifier: object) -> pd.DataFrame:
+        """Works *identifier* (DOI, PMID or PMCID) cites: ``doi, pmid, openalex_id, title, year, source_of_link``."""
+        from paperfetch.research import references
+
+        return references(self, identifier)
+
+    def citations(self, identifier: object) -> pd.DataFrame:
+        """Works that cite *identifier* (DOI, PMID or PMCID), same columns as :meth:`references`."""
+        from paperfetch.research import citations
+
+        return citations(self, identifier)
+    # --- end issue 12 ---
+
     def close(self) -> None:
+        if self._own_cache is not None:  # issue 12
+            self._own_cache.close()
         self.web.close()
         if self.api is not self.web:
             self.api.close()
@@ -540,6 +586,7 @@ class Retriever:
 
     def _resolve(self, jobs: list[_ItemJob]) -> None:
         """Batched metadata: ID converter and E-utilities for PMIDs/PMCIDs, OpenAlex for DOIs."""
+        self._run_jobs = jobs  # issue 12: the batch's titles, for the title check
         if not jobs:
             return
         by_key = {job.identifier.key: job for job in jobs}
@@ -567,7 +614,7 @@ class Retriever:
             return {}
         _context.source = name
         try:
-            return self._sources[name].lookup(self.api, ids)
+            return self._sources[name].lookup(self._metadata, ids)  # issue 12: cached
         except PaperfetchError as exc:
             if self.verbosity >= 1:
                 logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
@@ -694,6 +741,8 @@ def _identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _status_for(exc: PaperfetchError) -> Status:
+    if isinstance(exc, WrongArticle):  # issue 12
+        return Status.WRONG_ARTICLE
     if isinstance(exc, DisallowedByRobots):
         return Status.DISALLOWED_BY_ROBOTS
     if isinstance(exc, HostSuppressed):
