@@ -32,7 +32,8 @@ from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.base import Fetcher, RequestSpec
 from paperfetch.sources.ncbi import NCBIEutilsSource, _elocation_doi, _pub_year, _text
 
-__all__ = ["EFETCH_BATCH", "HIT_COLUMNS", "MAX_RESULTS", "PubMedHit", "PubMedSearch", "SearchResult"]
+__all__ = ["EFETCH_BATCH", "HIT_COLUMNS", "MAX_RESULTS", "PubMedHit", "PubMedSearch", "SearchResult", "efetch_params",
+           "esearch_params", "parse_efetch", "parse_esearch"]
 
 logger = logging.getLogger("paperfetch.pubmed")
 
@@ -100,22 +101,13 @@ class PubMedSearch:
             raise ConfigurationError("a PubMed search needs a non-empty query, e.g. 'crispr AND 2020[pdat]'")
         if not 0 < max_results <= MAX_RESULTS:
             raise ConfigurationError(f"max_results must be between 1 and {MAX_RESULTS}, not {max_results!r}")
-        params = {"db": "pubmed", "term": query.strip(), "usehistory": "y", "retmax": str(max_results), "retmode": "xml"}
-        if mindate or maxdate:  # NCBI wants both; an open end is the earliest/latest date it knows
-            params.update(datetype="pdat", mindate=str(mindate or "1800"), maxdate=str(maxdate or "3000"))
-        return parse_esearch(self._get(http, ESEARCH, params))
+        return parse_esearch(self._get(http, ESEARCH, esearch_params(query, max_results, mindate, maxdate)))
 
     def efetch(self, http: Fetcher, result: SearchResult) -> list[PubMedHit]:
         """Every record of *result*, in its PMID order; PMIDs EFetch did not return keep a bare hit."""
         found: dict[str, PubMedHit] = {}
         for start in range(0, len(result.pmids), EFETCH_BATCH):
-            batch = result.pmids[start : start + EFETCH_BATCH]
-            params = {"db": "pubmed", "retmode": "xml"}
-            if result.webenv and result.query_key:
-                params.update(WebEnv=result.webenv, query_key=result.query_key, retstart=str(start), retmax=str(len(batch)))
-            else:
-                params["id"] = ",".join(batch)
-            for hit in parse_efetch(self._get(http, EFETCH, params)):
+            for hit in parse_efetch(self._get(http, EFETCH, efetch_params(result, start))):
                 found.setdefault(hit.pmid, hit)
         return [found.get(pmid) or PubMedHit(pmid=pmid) for pmid in result.pmids]
 
@@ -124,6 +116,25 @@ class PubMedSearch:
         for message in result.messages:
             logger.info("PubMed: %s", message)
         return self.efetch(http, result) if result.pmids else []
+
+
+def esearch_params(query: str, max_results: int = 200, mindate: str | None = None, maxdate: str | None = None) -> dict[str, str]:
+    """The ESearch query (without identification)."""
+    params = {"db": "pubmed", "term": query.strip(), "usehistory": "y", "retmax": str(max_results), "retmode": "xml"}
+    if mindate or maxdate:  # NCBI wants both; an open end is the earliest/latest date it knows
+        params.update(datetype="pdat", mindate=str(mindate or "1800"), maxdate=str(maxdate or "3000"))
+    return params
+
+
+def efetch_params(result: SearchResult, start: int) -> dict[str, str]:
+    """The EFetch query for the batch of *result* starting at *start* (without identification)."""
+    batch = result.pmids[start : start + EFETCH_BATCH]
+    params = {"db": "pubmed", "retmode": "xml"}
+    if result.webenv and result.query_key:
+        params.update(WebEnv=result.webenv, query_key=result.query_key, retstart=str(start), retmax=str(len(batch)))
+    else:
+        params["id"] = ",".join(batch)
+    return params
 
 
 def parse_esearch(body: bytes) -> SearchResult:

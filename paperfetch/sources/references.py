@@ -28,7 +28,7 @@ from paperfetch.errors import NotFoundError
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
 
-__all__ = ["LINK_COLUMNS", "OPENALEX_IDS_PER_REQUEST", "Link", "LinkFinder"]
+__all__ = ["LINK_COLUMNS", "OPENALEX_IDS_PER_REQUEST", "Link", "LinkFinder", "merge_links", "openalex_work_path", "page_params"]
 
 logger = logging.getLogger("paperfetch.references")
 
@@ -91,13 +91,8 @@ class LinkFinder:
         return json.loads(http.fetch(url, classify=source.classify, params=query).content)
 
     def _openalex_work(self, http: Fetcher, ident: Identifier) -> dict[str, Any] | None:
-        if ident.type is IdType.DOI:
-            path = "/works/https://doi.org/" + quote_path(ident.value)
-        elif ident.type is IdType.PMID:
-            path = f"/works/pmid:{ident.value}"
-        elif ident.type is IdType.PMCID:
-            path = f"/works/pmcid:{ident.value}"
-        else:
+        path = openalex_work_path(ident)
+        if path is None:
             return None
         try:
             return self._get_json(http, self.openalex, path, {}, ident)
@@ -116,7 +111,7 @@ class LinkFinder:
         links: list[Link] = []
         cursor = "*"
         for _ in range(MAX_PAGES):
-            page = self._get_json(http, self.openalex, "/works", {**params, "per_page": PER_PAGE, "cursor": cursor})
+            page = self._get_json(http, self.openalex, "/works", page_params(params, cursor))
             results = page.get("results") or []
             links += [_openalex_link(w) for w in results]
             cursor = (page.get("meta") or {}).get("next_cursor")
@@ -139,6 +134,22 @@ class LinkFinder:
             links.append(Link(doi=doi, title=ref.get("article-title") or None,
                               year=int(year) if str(year or "").isdigit() else None, sources=("crossref",)))
         return links
+
+
+def openalex_work_path(ident: Identifier) -> str | None:
+    """OpenAlex's single-work path for a DOI, PMID or PMCID."""
+    if ident.type is IdType.DOI:
+        return "/works/https://doi.org/" + quote_path(ident.value)
+    if ident.type is IdType.PMID:
+        return f"/works/pmid:{ident.value}"
+    if ident.type is IdType.PMCID:
+        return f"/works/pmcid:{ident.value}"
+    return None
+
+
+def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
+    """One page of an OpenAlex list query."""
+    return {**params, "per_page": PER_PAGE, "cursor": cursor}
 
 
 def merge_links(links: Iterable[Link]) -> list[Link]:
