@@ -371,3 +371,40 @@ def test_first_pages_text_reads_a_text_layer_and_none_without_one(tmp_path: Path
 def test_outcome_schema_has_title_match_and_wrong_article() -> None:
     assert "title_match" in COLUMNS and Status.WRONG_ARTICLE.value == "wrong_article"
     assert WRONG_PDF_SHOWS != WRONG_PDF_DOI
+
+
+# ============================================================================ 4. the command line
+
+
+def _demo_env(world: DemoWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, url in world.endpoints.items():
+        monkeypatch.setenv("PAPERFETCH_DOI_URL" if name == "doi" else f"PAPERFETCH_{name.upper()}_URL", url)
+
+
+def test_cli_search_writes_the_hits_and_downloads_them(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    report = tmp_path / "hits.csv"
+    code = main(["search", SEARCH_QUERY, "--max", "20", "--report", str(report), "--email", "you@example.com",
+                 "--out", str(tmp_path / "pdfs"), "--download", "--no-progress"])
+    assert code == 0
+    frame = pd.read_csv(report, dtype=str)
+    assert list(frame["pmid"]) == RECORDED_PMIDS and "status" in frame.columns
+    assert (frame["status"] == "downloaded").sum() == 5 and (frame["status"] == "wrong_article").sum() == 1
+    out = capsys.readouterr().out
+    assert "6 PubMed hit(s)" in out and "you@example.com" not in out
+
+
+def test_cli_references_citations_and_cache_clear(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    assert main(["citations", "10.1073/pnas.1414271111", "--report", str(tmp_path / "c.csv"), "--no-progress"]) == 0
+    assert len(pd.read_csv(tmp_path / "c.csv")) == 5
+    assert main(["references", "doi:10.1073/pnas.1414271111", "--no-progress"]) == 0
+    assert "65 references" in capsys.readouterr().out
+    assert main(["references", "not an id"]) == 2
+    assert main(["cache", "clear"]) == 0
+    assert "answer(s) removed" in capsys.readouterr().out
+    assert main(["cache", "clear"]) == 0 and " 0 answer(s)" in capsys.readouterr().out
