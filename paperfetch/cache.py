@@ -101,6 +101,8 @@ class MetadataCache:
         with self._lock:
             if self.path is not None:
                 self._db.execute("PRAGMA journal_mode=WAL")
+                # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
+                self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
         self.hits = 0
         self.misses = 0
