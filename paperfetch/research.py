@@ -118,6 +118,7 @@ def check_title(r: "Retriever", job: Any, path: Path, url: str) -> dict[str, Any
         logger.warning("%s", message)
         _note(r, "title_mismatch", message, url)
         return {"title_match": verdict.score}
+    job.meta["title_match"] = verdict.score  # the row's title_match should this stay the deciding failure
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)

@@ -312,6 +312,7 @@ class _ItemJob:
     # -- outcome -------------------------------------------------------------
     def outcome(self) -> dict[str, Any]:
         row = _identity_row(self.identifier, self.meta)
+        row["title_match"] = self.meta.get("title_match")  # issue 12: a wrong article's score; a download's overrides it
         row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
         if self.error is not None:
             row.update(status=Status.HTTP_ERROR.value, error=f"internal error: {type(self.error).__name__}: {self.error}")

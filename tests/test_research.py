@@ -210,7 +210,7 @@ def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(
     right = by_doi.drop(index=WRONG_PDF_DOI)
     assert set(right["status"]) == {"downloaded"} and (right["title_match"] >= 0.9).all()
     wrong = by_doi.loc[WRONG_PDF_DOI]
-    assert wrong["status"] == Status.WRONG_ARTICLE.value and pd.isna(wrong["path"])
+    assert wrong["status"] == Status.WRONG_ARTICLE.value and pd.isna(wrong["path"]) and wrong["title_match"] == 0.0
     assert "Cancer proliferation gene discovery" in wrong["error"]
     aside = list((tmp_path / "wrong_article").glob("*.pdf"))
     assert len(aside) == 1 and "science.1149185" in aside[0].name
@@ -408,3 +408,21 @@ def test_cli_references_citations_and_cache_clear(world: DemoWorld, tmp_path: Pa
     assert main(["cache", "clear"]) == 0
     assert "answer(s) removed" in capsys.readouterr().out
     assert main(["cache", "clear"]) == 0 and " 0 answer(s)" in capsys.readouterr().out
+
+
+def test_a_low_title_match_keeps_the_file_and_says_so_on_the_dashboard(tmp_path: Path, caplog) -> None:  # noqa: ANN001
+    from types import SimpleNamespace
+
+    from paperfetch.research import check_title
+    from paperfetch.widgets import DashboardModel
+
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(text_pdf(["Supplementary material", "Table S1"]))
+    model = DashboardModel()
+    job = SimpleNamespace(meta={"title": "Profiling essential genes in human mammary cells"}, identifier=ident("doi:10.1/x"))
+    r = SimpleNamespace(_run_jobs=[job], _dashboard_model=model)
+    assert check_title(r, job, pdf, "http://127.0.0.1/a.pdf?api_key=k") == {"title_match": 0.0}
+    assert pdf.exists() and "match its title only 0%" in caplog.text and "api_key=k" not in caplog.text
+    assert any(e.kind == "title_mismatch" and "doi:10.1/x" in e.message for e in model.snapshot().events)
+    job.meta["title"] = None
+    assert check_title(r, job, pdf, "http://127.0.0.1/a.pdf") == {"title_match": None}
