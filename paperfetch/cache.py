@@ -138,6 +138,10 @@ class MetadataCache:
                 (key, status, content_type, sqlite3.Binary(body), now, now + ttl),
             )
 
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM answers WHERE key = ?", (key,))
+
     def clear(self) -> int:
         """Forget every entry; the number removed."""
         with self._lock:
@@ -170,6 +174,10 @@ class CachedFetcher:
     def cached(self, url: str, params: Mapping[str, Any] | None = None) -> bool:
         """Whether :meth:`fetch` would answer from the cache (no request, no wait)."""
         return cache_key(url, params) in self.cache
+
+    def forget(self, url: str, params: Mapping[str, Any] | None = None) -> None:
+        """Drop the stored answer for this request (it could not be read), so the next fetch asks again."""
+        self.cache.delete(cache_key(url, params))
 
     def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
               headers: dict[str, str] | None = None, **kwargs: Any) -> requests.Response:

@@ -190,8 +190,12 @@ class _ItemJob:
                 url, params = source.url_for(spec)
                 # --- issue 12: a cached answer is read now, before the scheduler paces the host (paperfetch.cache) ---
                 if getattr(r._metadata, "cached", None) is not None and r._metadata.cached(url, params):
-                    self._lookup(_Action("lookup", name, url, params, spec))
-                    continue
+                    try:
+                        self._lookup(_Action("lookup", name, url, params, spec))
+                        continue
+                    except Exception:  # noqa: BLE001 - an unreadable stored answer: forget it, ask again through the scheduler
+                        logger.debug("cached %s answer unusable; asking again", name, exc_info=True)
+                        r._metadata.forget(url, params)
                 # --- end issue 12 ---
                 self.actions.append(_Action("lookup", name, url, params, spec))
         elif name == "landing" and doi:

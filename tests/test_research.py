@@ -426,3 +426,15 @@ def test_a_low_title_match_keeps_the_file_and_says_so_on_the_dashboard(tmp_path:
     assert any(e.kind == "title_mismatch" and "doi:10.1/x" in e.message for e in model.snapshot().events)
     job.meta["title"] = None
     assert check_title(r, job, pdf, "http://127.0.0.1/a.pdf") == {"title_match": None}
+
+
+def test_an_unreadable_cached_answer_is_asked_again(world: DemoWorld, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    with retriever(world, tmp_path / "one", cache=cache) as r:
+        assert r.download(["10.5555/demo.slow1"])["status"].tolist() == ["downloaded"]
+    with sqlite3.connect(cache) as db:
+        assert db.execute("UPDATE answers SET body = ? WHERE key LIKE '%/v2/%'", (b"not json",)).rowcount == 1
+    before = world.hosts["unpaywall"].hits()
+    with retriever(world, tmp_path / "two", cache=cache) as r:
+        assert r.download(["10.5555/demo.slow1"])["status"].tolist() == ["downloaded"]
+    assert world.hosts["unpaywall"].hits() == before + 1
