@@ -104,6 +104,7 @@ class MetadataCache:
                 # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
                 self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
+        self.purge_expired()  # the file never grows beyond a week of answers
         self.hits = 0
         self.misses = 0
 

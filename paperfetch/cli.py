@@ -115,6 +115,7 @@ def _demo(args: argparse.Namespace) -> int:
     print("Starting an offline world of services and publishers on loopback addresses …")
     with DemoWorld() as world:
         with Retriever(email="demo@example.org", out_dir=out, endpoints=world.endpoints, progress=not args.no_progress,
+                       cache=False,  # issue 12: loopback answers have no place in the user's metadata cache
                        verbosity=0, http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1, "rate_limit_max_s": 0.3}) as retriever:
             started = time.monotonic()
             outcomes = retriever.download(DEMO_INPUTS)

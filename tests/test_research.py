@@ -300,7 +300,16 @@ def test_cache_keeps_answers_a_week_and_not_found_a_day_and_no_secret(tmp_path: 
     cache.close()
     raw = (tmp_path / "c.sqlite").read_bytes() + b"".join(p.read_bytes() for p in tmp_path.glob("c.sqlite-*"))
     assert b"you@example.com" not in raw and b"secret" not in raw
-    assert MetadataCache(tmp_path / "c.sqlite").clear() >= 1
+    assert MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0]).clear() >= 1
+    reopened = MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0])
+    reopened.put_not_found("GET http://127.0.0.1/gone")
+    reopened.close()
+    now[0] += 2 * 24 * 3600
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM answers").fetchone() == (1,)
+    MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0]).close()  # opening drops what has expired
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM answers").fetchone() == (0,)
 
 
 def Transport_response(status: int, body: bytes):  # noqa: N802, ANN201
