@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import requests
 
+from paperfetch.cache import MetadataCache  # issue 12
 from paperfetch.config import Identification
 from paperfetch.errors import (
     ConfigurationError,
@@ -369,7 +370,7 @@ class Retriever:
         verbosity: int = 1,
         http_options: Mapping[str, Any] | None = None,
         dashboard: bool | None = None,
-        cache: Any = True,
+        cache: bool | str | os.PathLike[str] | MetadataCache = True,
     ) -> None:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
