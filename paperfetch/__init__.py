@@ -23,6 +23,7 @@ from paperfetch.errors import (
     ServiceError,
     TooManyRedirects,
     TruncatedDownload,
+    WrongArticle,
 )
 from paperfetch.http import (
     Event,
@@ -36,6 +37,7 @@ from paperfetch.http import (
     is_synthetic,
     release_holds,
 )
+from paperfetch.cache import MetadataCache
 from paperfetch.ids import Identifier, IdType, parse_identifier
 from paperfetch.outcomes import Status
 from paperfetch.retriever import Retriever
@@ -58,6 +60,7 @@ __all__ = [
     "InvalidIdentifier",
     "InvalidPDF",
     "InvalidURL",
+    "MetadataCache",
     "NetworkError",
     "NotFoundError",
     "Outcome",
@@ -70,6 +73,7 @@ __all__ = [
     "SystemClock",
     "TooManyRedirects",
     "TruncatedDownload",
+    "WrongArticle",
     "__version__",
     "default_classify",
     "host_limiter",

@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run a real batch against an offline world of loopback servers")
     demo.add_argument("--out", type=Path, help="output folder (default: a temporary folder)")
     demo.add_argument("--no-progress", action="store_true")
+
+    from paperfetch.cli_research import add_subcommands  # issue 12: search, references, citations, cache clear
+
+    add_subcommands(sub)
     return parser
 
 
@@ -86,6 +90,7 @@ def _download(args: argparse.Namespace) -> int:
             email=args.email, out_dir=args.out, polite_mode=not args.no_polite_mode, respect_robots_txt=args.robots,
             suppress_on_403=not args.no_suppress_403, delay_min_s=args.delay_min, delay_max_s=args.delay_max,
             max_retries=args.max_retries, workers=args.workers, progress=not args.no_progress,
+            cache=not getattr(args, "no_cache", False),  # issue 12
         )
     except ConfigurationError as exc:
         print(f"paperfetch: {exc}", file=sys.stderr)
@@ -110,6 +115,7 @@ def _demo(args: argparse.Namespace) -> int:
     print("Starting an offline world of services and publishers on loopback addresses …")
     with DemoWorld() as world:
         with Retriever(email="demo@example.org", out_dir=out, endpoints=world.endpoints, progress=not args.no_progress,
+                       cache=False,  # issue 12: loopback answers have no place in the user's metadata cache
                        verbosity=0, http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1, "rate_limit_max_s": 0.3}) as retriever:
             started = time.monotonic()
             outcomes = retriever.download(DEMO_INPUTS)
@@ -127,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    if getattr(args, "run", None) is not None:  # issue 12: subcommands of paperfetch.cli_research
+        return args.run(args)
     if args.command == "download":
         return _download(args)
     return _demo(args)

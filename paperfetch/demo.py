@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
+from paperfetch import demo_research as _research
 from paperfetch.testing import LoopbackHost, Reply, Request
 
 __all__ = ["DEMO_INPUTS", "DemoWorld", "fake_pdf"]
@@ -75,6 +76,9 @@ PAPERS = [
     _Paper("10.5555/demo.closed", "A closed-access paper", 2015, "Closed Journal", None, "none"),
     _Paper("10.5555/demo.pmc", "A paper in PubMed Central", 2020, "PMC Reports", "europepmc", "europepmc"),
 ]
+# --- issue 12: the six recorded PubMed hits, served by the "press" publisher (paperfetch.demo_research) ---
+PAPERS += [_Paper(p["doi"], p["title"], p["year"], p["journal"], "press", "openalex") for p in _research.science_papers()]
+# --- end issue 12 ---
 _BY_DOI = {p.doi: p for p in PAPERS}
 PMID_OF = {"10.5555/demo.pmc": "90000001"}
 PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}
@@ -118,7 +122,7 @@ class DemoWorld:
     # -- lifecycle ------------------------------------------------------------
     def start(self) -> "DemoWorld":
         names = ["unpaywall", "openalex", "crossref", "europepmc", "ncbi", "doi", "arxiv",
-                 "fast", "slow", "limited", "forbidden", "html", "challenge", "robots", "held", "gone"]
+                 "fast", "slow", "limited", "forbidden", "html", "challenge", "robots", "held", "gone", "press"]
         for offset, name in enumerate(names):
             self.hosts[name] = LoopbackHost(f"127.0.0.{self._ip + offset}", {"*": self._router(name)}).start()
         return self
@@ -198,6 +202,9 @@ class DemoWorld:
         }
 
     def _serve_openalex(self, request: Request) -> Reply:
+        recorded = _research.serve_openalex(request, lambda doi: self._work(_BY_DOI[doi]))  # issue 12
+        if recorded is not None:
+            return recorded
         if request.path.startswith("/works/https://doi.org/"):
             doi = unquote(request.path[len("/works/https://doi.org/"):]).lower()
             paper = _BY_DOI.get(doi)
@@ -208,6 +215,9 @@ class DemoWorld:
         return self._json({"meta": {"count": len(results), "page": 1, "per_page": 50}, "results": results, "group_by": []})
 
     def _serve_crossref(self, request: Request) -> Reply:
+        recorded = _research.serve_crossref(request)  # issue 12
+        if recorded is not None:
+            return recorded
         doi = unquote(request.path[len("/works/"):]).lower()
         paper = _BY_DOI.get(doi)
         if paper is None:
@@ -229,7 +239,13 @@ class DemoWorld:
                                 "isOpenAccess": "Y", "license": "cc by"})
         return self._json({"version": "6.9", "hitCount": len(results), "resultList": {"result": results}})
 
+    def _serve_press(self, request: Request) -> Reply:  # issue 12: PDFs with a text layer
+        return _research.serve_press(request)
+
     def _serve_ncbi(self, request: Request) -> Reply:
+        recorded = _research.serve_ncbi(request)  # issue 12
+        if recorded is not None:
+            return recorded
         query = parse_qs(request.query)
         if request.path.startswith("/pmc/utils/idconv"):
             records = []

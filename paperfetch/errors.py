@@ -17,7 +17,8 @@ The hierarchy::
           └── DownloadError                       a body arrived but cannot be kept
                ├── TruncatedDownload              fewer bytes than Content-Length promised
                ├── DownloadTooLarge               more bytes than the configured limit
-               └── InvalidPDF                     the body is not a PDF (an HTML page, a bot challenge …)
+               ├── InvalidPDF                     the body is not a PDF (an HTML page, a bot challenge …)
+               └── WrongArticle                   a PDF, but its first pages name another article of the batch
 
 Every :class:`ServiceError` carries ``status_code``, ``url`` and ``response``;
 ``status_code`` and ``response`` are ``None`` when nothing arrived (a timeout,
@@ -54,6 +55,7 @@ __all__ = [
     "ServiceError",
     "TooManyRedirects",
     "TruncatedDownload",
+    "WrongArticle",
 ]
 
 
@@ -167,3 +169,12 @@ class DownloadTooLarge(DownloadError):
 
 class InvalidPDF(DownloadError):
     """The body is not a PDF: an HTML page, a bot challenge, an empty file …"""
+
+
+class WrongArticle(DownloadError):
+    """A valid PDF whose first pages carry another title of the batch better than ours (moved aside)."""
+
+    def __init__(self, message: str, *, moved_to: str | None = None, title_match: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.moved_to = moved_to
+        self.title_match = title_match

@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import requests
 
@@ -40,6 +40,7 @@ from paperfetch.errors import (
     PaperfetchError,
     RateLimited,
     TruncatedDownload,
+    WrongArticle,
 )
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
 from paperfetch.outcomes import Status
@@ -101,6 +102,10 @@ class ItemContext:
     out_dir: Path
     filename_template: str
     max_pdf_bytes: int | None
+    #: answers of the metadata services (the API client behind the metadata cache, paperfetch.cache)
+    metadata: Any = None
+    #: after a PDF validates: ``{"title_match": score}``, or WrongArticle after moving the file aside
+    check_title: Callable[["ItemJob", Path, str], dict[str, Any]] | None = None
 
 
 def current_job() -> "ItemJob | None":
@@ -230,8 +235,17 @@ class ItemJob:
             target = self._lookup_identifier(source)
             if target is None:
                 return
+            cached = getattr(r.metadata, "cached", None)
             for spec in source.requests_for([target]):
                 url, params = source.url_for(spec)
+                # a cached answer is read now, before the scheduler paces the host (paperfetch.cache)
+                if cached is not None and cached(url, params):
+                    try:
+                        self._lookup(_Action("lookup", name, url, params, spec))
+                        continue
+                    except Exception:  # noqa: BLE001 - an unreadable stored answer: forget it, ask again through the scheduler
+                        logger.debug("cached %s answer unusable; asking again", name, exc_info=True)
+                        r.metadata.forget(url, params)
                 self.actions.append(_Action("lookup", name, url, params, spec))
 
     def _lookup_identifier(self, source: Source) -> Identifier | None:
@@ -271,7 +285,7 @@ class ItemJob:
         r = self.context
         source = r.sources[action.source]
         try:
-            response = r.api.fetch(action.url, classify=source.classify, params=action.params)
+            response = (r.metadata or r.api).fetch(action.url, classify=source.classify, params=action.params)
         except NotFoundError:
             return
         records = source.parse(response.content, action.spec)
@@ -316,7 +330,10 @@ class ItemJob:
         if not verdict.ok:
             result.path.unlink(missing_ok=True)
             raise InvalidPDF(verdict.reason, url=result.url, status_code=result.status_code)
+        # is it the paper asked for? (paperfetch.research; may raise WrongArticle after moving the file aside)
+        title_row = r.check_title(self, result.path, result.url) if r.check_title is not None else {}
         self.result = {
+            **title_row,
             "status": Status.DOWNLOADED.value,
             "source": action.source,
             "url": result.url,
@@ -339,6 +356,7 @@ class ItemJob:
     # -- outcome -------------------------------------------------------------
     def outcome(self) -> dict[str, Any]:
         row = identity_row(self.identifier, self.meta)
+        row["title_match"] = self.meta.get("title_match")  # a wrong article's score; a download's overrides it
         row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
         if self.error is not None:
             row.update(status=Status.HTTP_ERROR.value, error=f"internal error: {type(self.error).__name__}: {self.error}")
@@ -393,6 +411,7 @@ def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
 #: How an exception ends an item, first match wins (``status_code == 403`` after these: the transport
 #: suppressed the host as it answered).
 STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
+    (WrongArticle, Status.WRONG_ARTICLE),
     (DisallowedByRobots, Status.DISALLOWED_BY_ROBOTS),
     (HostSuppressed, Status.HOST_SUPPRESSED),
     (RateLimited, Status.HOST_HELD),

@@ -26,6 +26,7 @@ class Status(str, Enum):
     INVALID_PDF = "invalid_pdf"                    #: the body was not a PDF (HTML, a bot challenge …)
     HTTP_ERROR = "http_error"                      #: an HTTP error status, or a response we cannot use
     NETWORK_ERROR = "network_error"                #: nothing arrived (timeout, connection error)
+    WRONG_ARTICLE = "wrong_article"                #: a PDF whose first pages name another article of the batch
 
 
 DTYPES: Mapping[str, Any] = {
@@ -50,6 +51,7 @@ DTYPES: Mapping[str, Any] = {
     "journal": "string",
     "oa_status": "string",
     "license": "string",
+    "title_match": "float64",
     "error": "string",
 }
 

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from paperfetch import defaults
+from paperfetch.cache import MetadataCache
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, PaperfetchError
 from paperfetch.http.client import HttpClient
@@ -102,6 +103,7 @@ class Retriever:
         verbosity: int = 1,
         http_options: Mapping[str, Any] | None = None,
         dashboard: bool | None = None,
+        cache: bool | str | os.PathLike[str] | MetadataCache = True,
     ) -> None:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
@@ -149,6 +151,12 @@ class Retriever:
         doi_override = endpoints.get("doi") or os.environ.get("PAPERFETCH_DOI_URL")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._prefetched: dict[tuple[str, str], Record] = {}
+        # The metadata cache (paperfetch.cache) in front of the API transport. True: the user cache dir,
+        # False: none; or a path, or a MetadataCache the caller owns.
+        from paperfetch.research import metadata_fetcher
+
+        self._metadata, self._own_cache = metadata_fetcher(self.api, cache)
+        self._run_jobs: list[Any] = []  # the batch's items, for the title check
         self._request_rows: list[dict[str, Any]] = []
         self._rows_lock = threading.Lock()
         self._last_outcomes: pd.DataFrame | None = None
@@ -257,7 +265,33 @@ class Retriever:
         frame["status"] = frame["status"].astype("Int64")
         return frame
 
+    # ------------------------------------------------------------------ search and snowballing
+    def search_pubmed(self, query: str, *, max_results: int = 200, mindate: str | None = None,
+                      maxdate: str | None = None) -> pd.DataFrame:
+        """PubMed hits for *query*, in PubMed's order: ``pmid, doi, pmcid, title, journal, year, authors, abstract``.
+
+        ``mindate``/``maxdate`` (``"2020"``, ``"2020/06"``, ``"2020/06/30"``) restrict the publication date.
+        The frame feeds :meth:`download_frame` (``column="pmid"`` or ``"doi"``).
+        """
+        from paperfetch.research import search_pubmed
+
+        return search_pubmed(self, query, max_results=max_results, mindate=mindate, maxdate=maxdate)
+
+    def references(self, identifier: object) -> pd.DataFrame:
+        """Works *identifier* (DOI, PMID or PMCID) cites: ``doi, pmid, openalex_id, title, year, source_of_link``."""
+        from paperfetch.research import references
+
+        return references(self, identifier)
+
+    def citations(self, identifier: object) -> pd.DataFrame:
+        """Works that cite *identifier* (DOI, PMID or PMCID), same columns as :meth:`references`."""
+        from paperfetch.research import citations
+
+        return citations(self, identifier)
+
     def close(self) -> None:
+        if self._own_cache is not None:
+            self._own_cache.close()
         self.web.close()
         if self.api is not self.web:
             self.api.close()
@@ -292,7 +326,13 @@ class Retriever:
         return ItemContext(
             api=self.api, web=self.web, sources=self._sources, prefetched=self._prefetched, doi_base=self._doi_base,
             out_dir=self.out_dir, filename_template=self.filename_template, max_pdf_bytes=self.max_pdf_bytes,
+            metadata=self._metadata, check_title=self._check_title,
         )
+
+    def _check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:
+        from paperfetch.research import check_title
+
+        return check_title(self, job, path, url)
 
     @property
     def api_hosts(self) -> frozenset[str]:
@@ -301,6 +341,7 @@ class Retriever:
 
     def _resolve(self, jobs: list[ItemJob]) -> None:
         """Batched metadata: ID converter and E-utilities for PMIDs/PMCIDs, OpenAlex for DOIs."""
+        self._run_jobs = jobs  # the batch's titles, for the title check
         if not jobs:
             return
         by_key = {job.identifier.key: job for job in jobs}
@@ -328,7 +369,7 @@ class Retriever:
             return {}
         set_current_source(name)
         try:
-            return self._sources[name].lookup(self.api, ids)
+            return self._sources[name].lookup(self._metadata, ids)
         except PaperfetchError as exc:
             if self.verbosity >= 1:
                 logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))

@@ -85,7 +85,7 @@ logger = logging.getLogger("paperfetch.widgets")
 #: How many notable events the model keeps.
 RECENT_EVENTS = 50
 #: Item statuses that are logged as notable events (the transport reports the others itself).
-NOTABLE_STATUSES = frozenset({Status.INVALID_PDF.value})
+NOTABLE_STATUSES = frozenset({Status.INVALID_PDF.value, Status.WRONG_ARTICLE.value})  # issue 12: wrong_article
 #: Row colours: held (amber) and suppressed (red). The row also says HELD / SUPPRESSED in words.
 HELD_COLOUR = "#fff3cd"
 SUPPRESSED_COLOUR = "#f8d7da"
@@ -408,6 +408,16 @@ class DashboardModel:
                     note = RecentEvent(event.at, event.host, "robots", f"robots.txt {event.detail}")
             if note is not None:
                 self._events.append(note)
+            self.version += 1
+
+    def note(self, kind: str, message: str, *, url: str | None = None) -> None:
+        """A line in the recent events that no transport event carries (issue 12: a title mismatch)."""
+        try:
+            host = host_key(url) if url else ""
+        except Exception:  # noqa: BLE001
+            host = ""
+        with self._lock:
+            self._events.append(RecentEvent(self._clock.time(), host, kind, _clip(redact_text(message), 300)))
             self.version += 1
 
     def item_finished(self, status: str | Status, *, url: str | None = None, error: str | None = None,

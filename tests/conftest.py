@@ -30,6 +30,13 @@ def real_fixtures() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _private_metadata_cache(tmp_path_factory, monkeypatch):
+    """Each test gets an empty metadata cache (paperfetch.cache), never the user's (kernels inherit it too)."""
+    monkeypatch.setenv("PAPERFETCH_CACHE_DIR", str(tmp_path_factory.mktemp("metadata-cache")))
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_default_registry():
     """Each test starts with no per-host state in the process-wide registry."""
     default_registry().clear()

@@ -40,7 +40,7 @@ def jupyter_path_with_this_python(tmp_path_factory, monkeypatch) -> Path:
 
 def test_there_are_notebooks():
     names = {path.name for path in NOTEBOOKS}
-    assert {"quickstart.ipynb", "batch_from_dataframe.ipynb", "politeness.ipynb"} <= names
+    assert {"quickstart.ipynb", "batch_from_dataframe.ipynb", "politeness.ipynb", "literature_search.ipynb"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -1,0 +1,224 @@
+"""A metadata cache: the services' answers kept on disk, asked *before* the transport paces.
+
+:class:`MetadataCache` is a small SQLite table (one file in the user cache
+directory, ``platformdirs.user_cache_dir("paperfetch")``, or
+``$PAPERFETCH_CACHE_DIR``) of answers keyed by method, URL and query **without**
+the identity parameters (``email``, ``mailto``, ``tool``, ``api_key``): the same
+question asked by another user, or with another key, is the same entry, and no
+secret is ever stored. Answers live :data:`ANSWER_TTL_S` (7 days); "not found"
+lives :data:`NOT_FOUND_TTL_S` (1 day), because a work a service did not know
+yesterday may be indexed today.
+
+:class:`CachedFetcher` wraps anything with the :class:`~paperfetch.sources.base.Fetcher`
+shape. A hit returns a response built from the stored body (or raises
+:class:`~paperfetch.NotFoundError` again) without touching the transport, so it
+costs no pacing wait and no request; a miss goes through the transport and
+stores what came back when it is an answer (2xx) or "not found". Errors, holds,
+robots refusals and anything else are never stored.
+
+Deliberately not here: PDFs and landing pages (the ledger and the files on disk
+are their cache), HTTP validators (ETag / If-Modified-Since): the services'
+answers are small and a week old is fresh enough for identifiers and links.
+requests-cache was considered and left out: it sits below the session, i.e.
+*after* our politeness layer has already waited for the host's slot.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import requests
+
+from paperfetch.errors import NotFoundError
+
+__all__ = ["ANSWER_TTL_S", "IDENTITY_PARAMETERS", "NOT_FOUND_TTL_S", "CachedFetcher", "MetadataCache", "default_cache_path"]
+
+logger = logging.getLogger("paperfetch.cache")
+
+ANSWER_TTL_S = 7 * 24 * 3600.0
+NOT_FOUND_TTL_S = 24 * 3600.0
+#: Query parameters that say who asks, never what: dropped from the key (and so from the file).
+IDENTITY_PARAMETERS = frozenset({"email", "mailto", "tool", "api_key"})
+CACHE_DIR_ENV = "PAPERFETCH_CACHE_DIR"
+_FILENAME = "metadata-cache.sqlite"
+_NOT_FOUND = -1  # status column value of a stored "not found"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    key TEXT PRIMARY KEY,
+    status INTEGER NOT NULL,
+    content_type TEXT,
+    body BLOB,
+    stored_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+)
+"""
+
+
+def default_cache_path() -> Path:
+    """``$PAPERFETCH_CACHE_DIR/metadata-cache.sqlite``, else the platform's user cache directory."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    if override:
+        return Path(override).expanduser() / _FILENAME
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / _FILENAME
+
+
+def cache_key(url: str, params: Mapping[str, Any] | None = None) -> str:
+    """``GET <url>?<sorted query>`` with the identity parameters removed."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True) + [(str(k), str(v)) for k, v in (params or {}).items()]
+    kept = sorted((k, v) for k, v in query if k.lower() not in IDENTITY_PARAMETERS)
+    return "GET " + urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, urlencode(kept), ""))
+
+
+class MetadataCache:
+    """Stored answers with a time to live. Thread-safe; one SQLite file.
+
+    :param path: the database file (default :func:`default_cache_path`); ``":memory:"`` for a private one.
+    :param now: wall-clock seconds (injected in tests).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, answer_ttl_s: float = ANSWER_TTL_S,
+                 not_found_ttl_s: float = NOT_FOUND_TTL_S, now: Callable[[], float] = time.time) -> None:
+        self.path = Path(path) if path not in (None, ":memory:") else (default_cache_path() if path is None else None)
+        self.answer_ttl_s = answer_ttl_s
+        self.not_found_ttl_s = not_found_ttl_s
+        self._now = now
+        self._lock = threading.Lock()
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False, isolation_level=None)
+        with self._lock:
+            if self.path is not None:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
+                self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+        self.purge_expired()  # the file never grows beyond a week of answers
+        self.hits = 0
+        self.misses = 0
+
+    # -- reading -----------------------------------------------------------------
+    def get(self, key: str) -> tuple[int, str | None, bytes] | None:
+        """``(status, content_type, body)`` of a live entry, or None; status -1 is a stored "not found"."""
+        with self._lock:
+            row = self._db.execute("SELECT status, content_type, body, expires_at FROM answers WHERE key = ?", (key,)).fetchone()
+        if row is None or row[3] <= self._now():
+            return None
+        return int(row[0]), row[1], bytes(row[2] or b"")
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
+
+    # -- writing -----------------------------------------------------------------
+    def put_answer(self, key: str, status: int, content_type: str | None, body: bytes) -> None:
+        self._put(key, status, content_type, body, self.answer_ttl_s)
+
+    def put_not_found(self, key: str) -> None:
+        self._put(key, _NOT_FOUND, None, b"", self.not_found_ttl_s)
+
+    def _put(self, key: str, status: int, content_type: str | None, body: bytes, ttl: float) -> None:
+        now = self._now()
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO answers (key, status, content_type, body, stored_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (key, status, content_type, sqlite3.Binary(body), now, now + ttl),
+            )
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM answers WHERE key = ?", (key,))
+
+    def clear(self) -> int:
+        """Forget every entry; the number removed."""
+        with self._lock:
+            removed = self._db.execute("DELETE FROM answers").rowcount
+            self._db.execute("VACUUM")
+        return int(removed or 0)
+
+    def purge_expired(self) -> int:
+        with self._lock:
+            return int(self._db.execute("DELETE FROM answers WHERE expires_at <= ?", (self._now(),)).rowcount or 0)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __repr__(self) -> str:
+        return f"MetadataCache(path={str(self.path) if self.path else ':memory:'!r})"
+
+
+class CachedFetcher:
+    """A :class:`~paperfetch.sources.base.Fetcher` that asks *cache* first and *fetcher* on a miss.
+
+    Every other attribute is the wrapped fetcher's, so it can stand where the transport stood.
+    """
+
+    def __init__(self, fetcher: Any, cache: MetadataCache) -> None:
+        self.fetcher = fetcher
+        self.cache = cache
+
+    def cached(self, url: str, params: Mapping[str, Any] | None = None) -> bool:
+        """Whether :meth:`fetch` would answer from the cache (no request, no wait)."""
+        return cache_key(url, params) in self.cache
+
+    def forget(self, url: str, params: Mapping[str, Any] | None = None) -> None:
+        """Drop the stored answer for this request (it could not be read), so the next fetch asks again."""
+        self.cache.delete(cache_key(url, params))
+
+    def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
+              headers: dict[str, str] | None = None, **kwargs: Any) -> requests.Response:
+        key = cache_key(url, params)
+        stored = self.cache.get(key)
+        if stored is not None:
+            self.cache.hits += 1
+            status, content_type, body = stored
+            if status == _NOT_FOUND:
+                raise NotFoundError(f"no record (cached): {key[4:]}", url=key[4:], status_code=404)
+            return _response(key[4:], status, content_type, body)
+        self.cache.misses += 1
+        call: dict[str, Any] = dict(kwargs, params=params)
+        if classify is not None:
+            call["classify"] = classify
+        if headers is not None:
+            call["headers"] = headers
+        try:
+            response = self.fetcher.fetch(url, **call)
+        except NotFoundError:
+            self.cache.put_not_found(key)
+            raise
+        if 200 <= response.status_code < 300:
+            self.cache.put_answer(key, response.status_code, response.headers.get("Content-Type"), response.content)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fetcher, name)
+
+    def __repr__(self) -> str:
+        return f"CachedFetcher({self.fetcher!r}, {self.cache!r})"
+
+
+def _response(url: str, status: int, content_type: str | None, body: bytes) -> requests.Response:
+    response = requests.Response()
+    response.status_code = status
+    response._content = body
+    response.url = url  # the key's URL: identity parameters already removed
+    response.reason = "OK (cached)"
+    if content_type:
+        response.headers["Content-Type"] = content_type
+    response.headers["X-Paperfetch-Cache"] = "hit"
+    return response

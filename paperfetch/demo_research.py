@@ -1,0 +1,206 @@
+"""The demo world's literature-search part: PubMed, OpenAlex links and Crossref references from real bodies.
+
+:class:`~paperfetch.demo.DemoWorld` asks this module first for E-utilities,
+OpenAlex and Crossref requests and for its ``press`` publisher. Every metadata
+body served here is a real recorded answer, copied into ``paperfetch/demo_data/``
+from ``shared/fixtures/real`` (see ``PROVENANCE-2.md`` there; the package never
+reads the shared folder at run time):
+
+* ESearch ``science[journal] AND breast cancer AND 2008[pdat]`` — hawc's recorded
+  answer (6 PMIDs, no WebEnv); ESearch for ``10.1016/j.nepr.2023.103548`` —
+  DSpace's answer with ``WebEnv``/``QueryKey``; any other term — Biopython's
+  zero-result answer. A ``retmax`` above 10,000 or an ``id=`` list above 200
+  ids gets NCBI's recorded HTTP 414 page (the live service refuses long URLs).
+* EFetch — the recorded PubmedArticle elements of those 6 PMIDs (whole body when
+  exactly those are asked, otherwise the asked ones in a PubmedArticleSet);
+  ids it has no record of are absent, as in a real answer.
+* OpenAlex — the recorded works for 10.1073/pnas.1414271111 and
+  10.1023/a:1007154515475 (with their ``referenced_works``), the recorded
+  ``filter=openalex:W3045921891|W3046863325`` pages (``cursor=*`` with a
+  ``next_cursor``, then the recorded empty last page) and the recorded
+  ``filter=cites:`` first page. *Assembled*: the six PubMed hits' works are the
+  demo's own, listing W3045921891 and W3046863325 as their references, and the
+  page after the recorded cites page is the recorded empty last page.
+* Crossref — the recorded ``/works/{doi}`` bodies with ``reference`` lists.
+
+The ``press`` publisher serves the six articles' PDFs with a text layer (title,
+journal, year), except that the PDF for 10.1126/science.1149185 carries the
+first page of its sister article in the same issue, 10.1126/science.1149200:
+the "wrong article" a landing page can lead to.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+from paperfetch.testing import Reply
+
+__all__ = ["SEARCH_QUERY", "WRONG_PDF_DOI", "data", "science_papers", "text_pdf"]
+
+SEARCH_QUERY = "science[journal] AND breast cancer AND 2008[pdat]"
+HISTORY_QUERY = "10.1016/j.nepr.2023.103548"
+WRONG_PDF_DOI = "10.1126/science.1149185"
+WRONG_PDF_SHOWS = "10.1126/science.1149200"
+REFERENCED = ("W3045921891", "W3046863325")
+RECORDED_WORKS = {"10.1073/pnas.1414271111": "openalex_work_10.1073_pnas.1414271111.json",
+                  "10.1023/a:1007154515475": "openalex_work_10.1023_a-1007154515475.json"}
+RECORDED_CROSSREF = {"10.1073/pnas.1414271111": "crossref_work_10.1073_pnas.1414271111.json",
+                     "10.1023/a:1007154515475": "crossref_work_10.1023_a-1007154515475.json"}
+_MAX_IDS = 200
+
+
+@lru_cache(maxsize=None)
+def data(name: str) -> bytes:
+    """A recorded body from ``paperfetch/demo_data``."""
+    return files("paperfetch").joinpath("demo_data", name).read_bytes()
+
+
+def _xml(body: bytes) -> Reply:
+    return Reply(200, body, {"Content-Type": "text/xml; charset=UTF-8"})
+
+
+def _json(body: bytes) -> Reply:
+    return Reply(200, body, {"Content-Type": "application/json"})
+
+
+@lru_cache(maxsize=None)
+def _articles() -> dict[str, bytes]:
+    """PMID -> the recorded <PubmedArticle> element, serialised."""
+    root = ET.fromstring(data("efetch_breast_cancer_science_2008.xml"))
+    return {a.findtext("MedlineCitation/PMID"): ET.tostring(a, encoding="utf-8") for a in root.iter("PubmedArticle")}
+
+
+@lru_cache(maxsize=None)
+def science_papers() -> list[dict[str, Any]]:
+    """The six recorded PubMed hits: pmid, doi, title, journal, year (from the recorded EFetch body)."""
+    from paperfetch.sources.pubmed import parse_efetch
+
+    return [{"pmid": h.pmid, "doi": h.doi, "title": h.title, "journal": h.journal, "year": h.year}
+            for h in parse_efetch(data("efetch_breast_cancer_science_2008.xml"))]
+
+
+# ---------------------------------------------------------------------- NCBI E-utilities
+def serve_ncbi(request: Any) -> Reply | None:
+    query = {k: v[0] for k, v in parse_qs(request.query).items()}
+    if request.path.endswith("/esearch.fcgi"):
+        if int(query.get("retmax", "20") or 0) > 10_000 or len(request.query) > 8000:
+            return _too_long()
+        term = " ".join(query.get("term", "").split())
+        if term == SEARCH_QUERY:
+            return _xml(data("esearch_breast_cancer_science_2008.xml"))
+        if term == HISTORY_QUERY:
+            return _xml(data("esearch_usehistory.xml"))
+        return _xml(data("esearch_zero_results.xml"))
+    if request.path.endswith("/efetch.fcgi") and query.get("db") == "pubmed":
+        if "WebEnv" in query:  # the history server: DSpace's set holds one PMID we have no record of
+            return _xml(b'<?xml version="1.0" ?>\n<PubmedArticleSet></PubmedArticleSet>')
+        ids = [i for i in query.get("id", "").split(",") if i]
+        if len(ids) > _MAX_IDS or len(request.query) > 8000:
+            return _too_long()
+        known = _articles()
+        if ids == list(known):
+            return _xml(data("efetch_breast_cancer_science_2008.xml"))
+        if any(i in known for i in ids):
+            return _xml(b'<?xml version="1.0" ?>\n<PubmedArticleSet>' + b"".join(known[i] for i in ids if i in known)
+                        + b"</PubmedArticleSet>")
+    return None  # everything else: the demo's own NCBI answers
+
+
+def _too_long() -> Reply:
+    return Reply(414, data("ncbi_414_uri_too_large.html"), {"Content-Type": "text/html; charset=utf-8"})
+
+
+# ---------------------------------------------------------------------- OpenAlex
+def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
+    """*demo_work(doi)* is the demo's own work body for a DOI it knows, or None."""
+    prefix = "/works/https://doi.org/"
+    if request.path.startswith(prefix):
+        doi = unquote(request.path[len(prefix):]).lower()
+        if doi in RECORDED_WORKS:
+            return _json(data(RECORDED_WORKS[doi]))
+        if any(p["doi"] == doi for p in science_papers()):
+            work = demo_work(doi)
+            work["id"] = "https://openalex.org/W9" + re.sub(r"\D", "", doi)[-9:]
+            work["referenced_works"] = [f"https://openalex.org/{w}" for w in REFERENCED]
+            return _json(json.dumps(work).encode())
+        return None
+    if request.path != "/works":
+        return None
+    query = {k: v[0] for k, v in parse_qs(request.query).items()}
+    flt = query.get("filter", "")
+    first = query.get("cursor", "*") == "*"
+    if flt.startswith("openalex:"):
+        if sorted(flt[len("openalex:"):].split("|")) == sorted(REFERENCED) and first:
+            return _json(data("openalex_ids_page1.json"))
+        return _json(data("openalex_ids_page2_last.json"))  # the recorded empty last page
+    if flt.startswith("cites:"):
+        return _json(data("openalex_cites_page1.json") if first else data("openalex_ids_page2_last.json"))
+    return None
+
+
+def serve_crossref(request: Any) -> Reply | None:
+    doi = unquote(request.path[len("/works/"):]).lower() if request.path.startswith("/works/") else ""
+    if doi in RECORDED_CROSSREF:
+        return _json(data(RECORDED_CROSSREF[doi]))
+    return None
+
+
+# ---------------------------------------------------------------------- the press publisher: PDFs with a text layer
+def serve_press(request: Any) -> Reply:
+    if request.path == "/robots.txt":
+        return Reply(404, b"no robots.txt")
+    match = re.fullmatch(r"/pdf/(.+)\.pdf", request.path)
+    papers = {p["doi"].split("/", 1)[1]: p for p in science_papers()}
+    paper = papers.get(match.group(1)) if match else None
+    if paper is None:
+        return Reply(404, b"no such file", {"Content-Type": "text/plain"})
+    shown = paper
+    if paper["doi"] == WRONG_PDF_DOI:
+        shown = next(p for p in science_papers() if p["doi"] == WRONG_PDF_SHOWS)
+    lines = [f"{shown['journal']} {shown['year']}", "", *_wrap(shown["title"] or "", 60), "", f"doi:{shown['doi']}",
+             "", "Reproduced in the paperfetch demo world; the article text is not included."]
+    return Reply(200, text_pdf(lines), {"Content-Type": "application/pdf"})
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return lines + ([line] if line else [])
+
+
+def text_pdf(lines: list[str]) -> bytes:
+    """A one-page PDF whose text layer holds *lines* (Helvetica, ASCII), with a correct xref table."""
+    def esc(s: str) -> str:
+        s = s.encode("ascii", "replace").decode("ascii")
+        return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+    ops = ["BT", "/F1 14 Tf", "72 760 Td", "18 TL"] + [f"({esc(line)}) Tj T*" for line in lines] + ["ET"]
+    stream = "\n".join(ops).encode("ascii")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)

@@ -1,0 +1,184 @@
+"""References and citations of one work: OpenAlex's graph, Crossref's reference lists.
+
+* **OpenAlex** — the work (``/works/https://doi.org/{doi}``, ``/works/pmid:{n}``,
+  ``/works/pmcid:{n}``) lists its ``referenced_works`` as OpenAlex ids; they are
+  resolved :data:`OPENALEX_IDS_PER_REQUEST` at a time with
+  ``/works?filter=openalex:W1|W2…&per_page=200&cursor=*``. Citing works come
+  from ``/works?filter=cites:W…&per_page=200``, following ``meta.next_cursor``
+  until it is null or a page comes back empty (both shapes are recorded in
+  ``fixtures/real/openalex``).
+* **Crossref** — ``/works/{doi}`` carries the publisher-deposited ``reference``
+  list; entries with a ``DOI`` become links (unstructured ones cannot be
+  downloaded and are left out). Crossref does not list citing works openly.
+
+Links are deduplicated by DOI (case-insensitively); ``source_of_link`` names every
+service that agrees (``"crossref;openalex"``). Works without a DOI are kept once
+per OpenAlex id. Europe PMC is not asked: its ``/references`` and ``/citations``
+answers were not available as recordings to build and test against.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from paperfetch.errors import NotFoundError
+from paperfetch.ids import Identifier, IdType
+from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
+
+__all__ = ["LINK_COLUMNS", "OPENALEX_IDS_PER_REQUEST", "Link", "LinkFinder", "merge_links", "openalex_work_path", "page_params"]
+
+logger = logging.getLogger("paperfetch.references")
+
+#: OpenAlex takes at most 100 values in one OR filter.
+OPENALEX_IDS_PER_REQUEST = 100
+PER_PAGE = "200"
+#: A stop for cursor paging, should a service never say "last page" (50 pages of 200 = 10,000 works).
+MAX_PAGES = 50
+LINK_COLUMNS: tuple[str, ...] = ("doi", "pmid", "openalex_id", "title", "year", "source_of_link")
+_SELECT = "id,doi,title,display_name,publication_year,ids"
+
+
+@dataclass
+class Link:
+    doi: str | None = None
+    pmid: str | None = None
+    openalex_id: str | None = None
+    title: str | None = None
+    year: int | None = None
+    sources: tuple[str, ...] = ()
+
+    def row(self) -> dict[str, Any]:
+        return {"doi": self.doi, "pmid": self.pmid, "openalex_id": self.openalex_id, "title": self.title,
+                "year": self.year, "source_of_link": ";".join(sorted(set(self.sources)))}
+
+
+class LinkFinder:
+    """Asks OpenAlex (and Crossref, for references) through *http*; either source may be None."""
+
+    def __init__(self, *, openalex: Source | None, crossref: Source | None = None) -> None:
+        self.openalex = openalex
+        self.crossref = crossref
+
+    # -- public --------------------------------------------------------------------
+    def references(self, http: Fetcher, ident: Identifier) -> list[Link]:
+        links: list[Link] = []
+        doi = ident if ident.type is IdType.DOI else None
+        if self.openalex is not None:
+            work = self._openalex_work(http, ident)
+            if work is not None:
+                ids = [_short_id(w) for w in work.get("referenced_works") or []]
+                links += self._openalex_by_ids(http, [i for i in ids if i])
+                if doi is None and _openalex_link(work).doi:  # a PMID/PMCID: Crossref is asked by the work's DOI
+                    doi = Identifier.from_key("doi:" + _openalex_link(work).doi)
+        if self.crossref is not None and doi is not None:
+            links += self._crossref_references(http, doi)
+        return merge_links(links)
+
+    def citations(self, http: Fetcher, ident: Identifier) -> list[Link]:
+        if self.openalex is None:
+            return []
+        work = self._openalex_work(http, ident)
+        if work is None:
+            return []
+        return merge_links(self._openalex_pages(http, {"filter": f"cites:{_short_id(work.get('id'))}"}))
+
+    # -- OpenAlex ------------------------------------------------------------------
+    def _get_json(self, http: Fetcher, source: Source, path: str, params: dict[str, str], ident: Identifier | None = None) -> Any:
+        url, query = source.url_for(RequestSpec(path=path, params=params, ids=(ident,) if ident else ()))
+        return json.loads(http.fetch(url, classify=source.classify, params=query).content)
+
+    def _openalex_work(self, http: Fetcher, ident: Identifier) -> dict[str, Any] | None:
+        path = openalex_work_path(ident)
+        if path is None:
+            return None
+        try:
+            return self._get_json(http, self.openalex, path, {}, ident)
+        except NotFoundError:
+            logger.info("OpenAlex does not know %s", ident.key)
+            return None
+
+    def _openalex_by_ids(self, http: Fetcher, ids: list[str]) -> list[Link]:
+        links = []
+        for start in range(0, len(ids), OPENALEX_IDS_PER_REQUEST):
+            batch = ids[start : start + OPENALEX_IDS_PER_REQUEST]
+            links += self._openalex_pages(http, {"filter": "openalex:" + "|".join(batch)})
+        return links
+
+    def _openalex_pages(self, http: Fetcher, params: dict[str, str]) -> list[Link]:
+        links: list[Link] = []
+        cursor = "*"
+        for _ in range(MAX_PAGES):
+            page = self._get_json(http, self.openalex, "/works", page_params(params, cursor))
+            results = page.get("results") or []
+            links += [_openalex_link(w) for w in results]
+            cursor = (page.get("meta") or {}).get("next_cursor")
+            if not cursor or not results:
+                break
+        return links
+
+    # -- Crossref ------------------------------------------------------------------
+    def _crossref_references(self, http: Fetcher, ident: Identifier) -> list[Link]:
+        try:
+            data = self._get_json(http, self.crossref, "/works/" + quote_path(ident.value), {}, ident)
+        except NotFoundError:
+            return []
+        links = []
+        for ref in (data.get("message") or {}).get("reference") or []:
+            doi = (ref.get("DOI") or "").strip().lower()
+            if not doi:
+                continue
+            year = ref.get("year")
+            links.append(Link(doi=doi, title=ref.get("article-title") or None,
+                              year=int(year) if str(year or "").isdigit() else None, sources=("crossref",)))
+        return links
+
+
+def openalex_work_path(ident: Identifier) -> str | None:
+    """OpenAlex's single-work path for a DOI, PMID or PMCID."""
+    if ident.type is IdType.DOI:
+        return "/works/https://doi.org/" + quote_path(ident.value)
+    if ident.type is IdType.PMID:
+        return f"/works/pmid:{ident.value}"
+    if ident.type is IdType.PMCID:
+        return f"/works/pmcid:{ident.value}"
+    return None
+
+
+def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
+    """One page of an OpenAlex list query."""
+    return {**params, "per_page": PER_PAGE, "cursor": cursor}
+
+
+def merge_links(links: Iterable[Link]) -> list[Link]:
+    """One link per DOI (else per OpenAlex id), first occurrence's order, fields filled from the others."""
+    merged: dict[str, Link] = {}
+    for link in links:
+        key = f"doi:{link.doi}" if link.doi else f"openalex:{link.openalex_id}"
+        kept = merged.get(key)
+        if kept is None:
+            merged[key] = Link(**{**link.__dict__})
+            continue
+        for name in ("pmid", "openalex_id", "title", "year"):
+            if getattr(kept, name) is None and getattr(link, name) is not None:
+                setattr(kept, name, getattr(link, name))
+        kept.sources = tuple(dict.fromkeys(kept.sources + link.sources))
+    return list(merged.values())
+
+
+def _short_id(value: Any) -> str | None:
+    """``W2741809807`` from ``https://openalex.org/W2741809807``."""
+    if not isinstance(value, str) or not value:
+        return None
+    return value.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _openalex_link(work: dict[str, Any]) -> Link:
+    doi = work.get("doi") or ""
+    doi = doi.split("doi.org/", 1)[1] if "doi.org/" in doi else doi
+    pmid = ((work.get("ids") or {}).get("pmid") or "").rstrip("/").rsplit("/", 1)[-1] or None
+    year = work.get("publication_year")
+    return Link(doi=doi.lower() or None, pmid=pmid, openalex_id=_short_id(work.get("id")),
+                title=work.get("title") or work.get("display_name"), year=int(year) if year else None, sources=("openalex",))

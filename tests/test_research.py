@@ -1,0 +1,449 @@
+"""Issue 12: PubMed search, references and citations, the metadata cache, the title check.
+
+1. Cassettes built from the real recorded bodies (``cassettes/build_cassettes.py``), replayed through the
+   real transport on a fake clock: ESearch (with and without WebEnv, zero results), EFetch, NCBI's 414,
+   OpenAlex id batches and ``cites:`` lists paged to the end, work lookups, Crossref reference lists,
+   a work OpenAlex does not know.
+2. The demo world on loopback: ``search_pubmed`` → ``download_frame`` end to end, the title check
+   (right PDFs score high, the wrong one is ``wrong_article``), the cache measured from the servers' logs.
+3. The cache and the title matcher as units (TTL on an injected clock, no secret in the file).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pandas as pd
+import pytest
+import yaml
+
+from paperfetch import FakeClock, HttpClient, Retriever
+from paperfetch.cache import CachedFetcher, MetadataCache, cache_key
+from paperfetch.config import Identification
+from paperfetch.demo import DemoWorld, fake_pdf
+from paperfetch.demo_research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOWS, science_papers, text_pdf
+from paperfetch.errors import InvalidIdentifier, NotFoundError, ServiceError
+from paperfetch.ids import Identifier
+from paperfetch.outcomes import COLUMNS, Status
+from paperfetch.sources import CrossrefSource, NCBIEutilsSource, OpenAlexSource
+from paperfetch.sources.pubmed import EFETCH_BATCH, PubMedSearch, SearchResult, efetch_params
+from paperfetch.sources.references import Link, LinkFinder, merge_links
+from paperfetch.testing import Reply, cassette_vcr
+from paperfetch.titlematch import first_pages_text, judge, normalise, title_score
+
+REPO = Path(__file__).resolve().parents[1]
+CASSETTES = Path(os.environ.get("PAPERFETCH_CASSETTE_DIR", REPO / "cassettes"))
+replay = cassette_vcr(cassette_library_dir=str(CASSETTES))
+IDENTIFICATION = Identification(email="you@example.com", openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key")
+RECORDED_PMIDS = ["19008416", "18927361", "18787170", "18487186", "18239126", "18239125"]
+ident = Identifier.from_key
+
+
+class Transport(HttpClient):
+    """The real transport on a fake clock (pacing never waits in real time); ``sent`` lists every URL sent."""
+
+    def __init__(self) -> None:
+        super().__init__(clock=FakeClock(), max_retries=0, verbosity=0)
+        self.sent: list[str] = []
+        self._session.hooks["response"].append(lambda r, *args, **kwargs: self.sent.append(r.request.url or ""))
+
+
+def pubmed() -> PubMedSearch:
+    return PubMedSearch(NCBIEutilsSource(identification=IDENTIFICATION))
+
+
+# ============================================================================ 1. cassettes
+
+
+def test_pubmed_search_returns_the_recorded_pmids_in_order_with_their_records() -> None:
+    http = Transport()
+    with replay.use_cassette("ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml") as cassette:
+        hits = pubmed().search(http, SEARCH_QUERY, max_results=20)
+        assert cassette.all_played
+    assert [h.pmid for h in hits] == RECORDED_PMIDS
+    first = hits[0]
+    assert first.doi == "10.1126/science.1165395" and first.pmcid == "PMC2684823" and first.year == 2008
+    assert first.title.startswith("Genomic loss of microRNA-101") and first.journal == "Science (New York, N.Y.)"
+    assert first.authors.startswith("Varambally S; Cao Q") and "EZH2" in first.abstract
+    esearch = dict(parse_qsl(urlsplit(http.sent[0]).query))
+    assert esearch["usehistory"] == "y" and esearch["tool"] and esearch["email"] == "you@example.com"
+    assert esearch["api_key"] == "ncbi-secret-key"  # sent, and filtered out of the cassette:
+    assert "secret" not in (CASSETTES / "ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml").read_text()
+
+
+def test_esearch_on_the_history_server_gives_webenv_and_efetch_pages_through_it() -> None:
+    http = Transport()
+    with replay.use_cassette("ncbi_eutils/esearch_usehistory_webenv.yaml") as cassette:
+        result = pubmed().esearch(http, "10.1016/j.nepr.2023.103548", max_results=20)
+        assert cassette.all_played
+    assert (result.count, result.pmids, result.webenv, result.query_key) == (1, ["36708638"], "MCID_64784b5ab65e3b2b2253cd3a", "1")
+    params = efetch_params(result, 0)
+    assert params["WebEnv"] == result.webenv and params["query_key"] == "1" and "id" not in params
+
+
+def test_efetch_batches_are_at_most_200_ids_whether_by_history_or_by_id_list() -> None:
+    pmids = [str(10_000_000 + i) for i in range(450)]
+    by_history = SearchResult(count=450, pmids=pmids, webenv="W", query_key="1")
+    pages = [efetch_params(by_history, start) for start in range(0, 450, EFETCH_BATCH)]
+    assert [(p["retstart"], p["retmax"]) for p in pages] == [("0", "200"), ("200", "200"), ("400", "50")]
+    by_ids = SearchResult(count=450, pmids=pmids)
+    lists = [efetch_params(by_ids, start)["id"].split(",") for start in range(0, 450, EFETCH_BATCH)]
+    assert [len(ids) for ids in lists] == [200, 200, 50] and sum(lists, []) == pmids
+
+
+def test_esearch_with_zero_results_is_an_empty_search_after_one_request() -> None:
+    http = Transport()
+    with replay.use_cassette("ncbi_eutils/esearch_zero_results.yaml") as cassette:
+        result = pubmed().esearch(http, "abcXYZ", max_results=20)
+        assert cassette.all_played
+    assert result.count == 0 and result.pmids == [] and "No items found." in result.messages
+    with replay.use_cassette("ncbi_eutils/esearch_zero_results.yaml"):
+        assert pubmed().search(Transport(), "abcXYZ", max_results=20) == []
+
+
+def test_ncbi_414_is_a_typed_error_that_says_what_to_do() -> None:
+    doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
+    parts = urlsplit(doc["interactions"][0]["request"]["uri"])
+    with replay.use_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml"):
+        with pytest.raises(ServiceError, match="414.*at most 200") as caught:
+            pubmed()._get(Transport(), parts.path, dict(parse_qsl(parts.query)))
+    assert caught.value.status_code == 414
+
+
+def test_openalex_id_batch_is_paged_to_the_end() -> None:
+    http = Transport()
+    finder = LinkFinder(openalex=OpenAlexSource(identification=IDENTIFICATION))
+    with replay.use_cassette("openalex/works_filter_openalex_two_ids_paged.yaml") as cassette:
+        links = finder._openalex_by_ids(http, ["W3045921891", "W3046863325"])
+        assert cassette.all_played  # cursor=* then next_cursor, whose page is empty with next_cursor null
+    assert {link.openalex_id: link.doi for link in links} == {
+        "W3046863325": "10.1145/3383583.3398584", "W3045921891": "10.48550/arxiv.2007.14454"}
+    assert len(http.sent) == 2
+
+
+def test_citing_works_are_paged_until_an_empty_page() -> None:
+    http = Transport()
+    finder = LinkFinder(openalex=OpenAlexSource(identification=IDENTIFICATION))
+    with replay.use_cassette("openalex/works_filter_cites_two_ids_paged.yaml") as cassette:
+        links = finder._openalex_pages(http, {"filter": "cites:W3046863325|W3045921891"})
+        assert cassette.all_played
+    assert len(links) == 5 and links[0].doi == "10.36312/esaintika.v6i3.897" and links[0].year == 2022
+    assert all(link.sources == ("openalex",) for link in links)
+
+
+def test_crossref_reference_lists_become_links_by_doi() -> None:
+    finder = LinkFinder(openalex=None, crossref=CrossrefSource(identification=IDENTIFICATION))
+    with replay.use_cassette("openalex/links_two_works.yaml", allow_playback_repeats=True):
+        pnas = finder.references(Transport(), ident("doi:10.1073/pnas.1414271111"))
+        peroxidase = finder.references(Transport(), ident("doi:10.1023/a:1007154515475"))
+    assert len(pnas) == 65 and pnas[0].doi == "10.1089/ten.2006.12.969"  # 69 references, 65 with a DOI
+    assert len(peroxidase) == 37 and peroxidase[0].doi == "10.1016/s0010-8545(00)80316-1" and peroxidase[0].year == 1976
+    assert all(link.sources == ("crossref",) for link in pnas + peroxidase)
+
+
+def test_openalex_work_lookup_lists_its_referenced_works() -> None:
+    finder = LinkFinder(openalex=OpenAlexSource(identification=IDENTIFICATION))
+    with replay.use_cassette("openalex/links_two_works.yaml", allow_playback_repeats=True):
+        work = finder._openalex_work(Transport(), ident("doi:10.1073/pnas.1414271111"))
+    assert work["id"] == "https://openalex.org/W2109415576" and len(work["referenced_works"]) == 73
+
+
+def test_a_work_no_service_knows_has_no_references_and_no_citations() -> None:
+    finder = LinkFinder(openalex=OpenAlexSource(identification=IDENTIFICATION))
+    unknown = ident("doi:10.1046/j.1365-2699.2003.00795")
+    with replay.use_cassette("openalex/works_doi_not_in_openalex_404.yaml", allow_playback_repeats=True):
+        assert finder.references(Transport(), unknown) == []
+        assert finder.citations(Transport(), unknown) == []
+    crossref_only = LinkFinder(openalex=None, crossref=CrossrefSource(identification=IDENTIFICATION))
+    with replay.use_cassette("crossref/works_404_notarealdoi.yaml"):
+        assert crossref_only.references(Transport(), ident("doi:10.1371/notarealdoi")) == []
+
+
+def test_links_are_deduplicated_by_doi_naming_every_agreeing_source() -> None:
+    merged = merge_links([
+        Link(doi="10.1/a", openalex_id="W1", title="A", sources=("openalex",)),
+        Link(doi="10.1/b", sources=("crossref",)),
+        Link(doi="10.1/a", year=2001, sources=("crossref",)),
+        Link(openalex_id="W9", sources=("openalex",)),
+    ])
+    rows = [link.row() for link in merged]
+    assert [r["doi"] for r in rows] == ["10.1/a", "10.1/b", None]
+    assert rows[0] == {"doi": "10.1/a", "pmid": None, "openalex_id": "W1", "title": "A", "year": 2001,
+                       "source_of_link": "crossref;openalex"}
+
+
+# ============================================================================ 2. the demo world
+
+
+@pytest.fixture()
+def world():
+    with DemoWorld(base_ip=140) as w:
+        yield w
+
+
+METADATA_HOSTS = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi")
+
+
+def metadata_hits(world: DemoWorld) -> int:
+    """Requests the metadata services' servers logged (Europe PMC's host also serves PDFs under /articles/)."""
+    return sum(1 for name in METADATA_HOSTS for _, path in world.hosts[name].log
+               if not path.startswith(("/articles/", "/robots.txt")))
+
+
+def retriever(world: DemoWorld, out_dir: Path, **kwargs) -> Retriever:  # noqa: ANN003
+    """Publishers paced at 0.05-0.1 s instead of the polite 1-3 s, so a run takes seconds."""
+    return Retriever(email="you@example.com", out_dir=out_dir, endpoints=world.endpoints, progress=False, verbosity=0,
+                     delay_min_s=0.05, delay_max_s=0.1, **kwargs)
+
+
+def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(world: DemoWorld, tmp_path: Path) -> None:
+    with retriever(world, tmp_path, cache=tmp_path / "cache.sqlite") as r:
+        hits = r.search_pubmed(SEARCH_QUERY, max_results=20)
+        assert list(hits.columns) == ["pmid", "doi", "pmcid", "title", "journal", "year", "authors", "abstract"]
+        assert list(hits["pmid"]) == RECORDED_PMIDS
+        out = r.download_frame(hits)
+    assert list(out.columns[:8]) == list(hits.columns) and "title_match" in out.columns
+    by_doi = out.set_index("doi")
+    right = by_doi.drop(index=WRONG_PDF_DOI)
+    assert set(right["status"]) == {"downloaded"} and (right["title_match"] >= 0.9).all()
+    wrong = by_doi.loc[WRONG_PDF_DOI]
+    assert wrong["status"] == Status.WRONG_ARTICLE.value and pd.isna(wrong["path"]) and wrong["title_match"] == 0.0
+    assert "Cancer proliferation gene discovery" in wrong["error"]
+    aside = list((tmp_path / "wrong_article").glob("*.pdf"))
+    assert len(aside) == 1 and "science.1149185" in aside[0].name
+    assert not any("science.1149185" in p.name for p in tmp_path.glob("*.pdf"))  # not under the expected name
+
+
+def test_zero_hits_on_the_demo_world_are_an_empty_frame_with_the_columns(world: DemoWorld, tmp_path: Path) -> None:
+    with retriever(world, tmp_path, cache=False) as r:
+        hits = r.search_pubmed("nothing matches this")
+    assert hits.empty and list(hits.columns)[:2] == ["pmid", "doi"]
+
+
+def test_second_run_with_the_cache_sends_no_metadata_request(world: DemoWorld, tmp_path: Path) -> None:
+    batch = [p["doi"] for p in science_papers()] + ["10.5555/demo.slow1", "10.5555/demo.unknown", "PMID:90000001"]
+    cache = tmp_path / "cache.sqlite"
+    with retriever(world, tmp_path / "one", cache=cache) as r:
+        first = r.download(batch)
+    asked = metadata_hits(world)
+    assert asked > 0
+    with retriever(world, tmp_path / "two", cache=cache) as r:
+        second = r.download(batch)
+    assert metadata_hits(world) == asked  # 0 metadata requests, by the servers' own logs
+    pd.testing.assert_series_equal(first["status"], second["status"])
+    with retriever(world, tmp_path / "three", cache=False) as r:
+        r.download(batch)
+    assert metadata_hits(world) > asked  # cache=False asks again
+
+
+def test_references_and_citations_on_the_demo_world_feed_download_frame(world: DemoWorld, tmp_path: Path) -> None:
+    with retriever(world, tmp_path, cache=tmp_path / "c.sqlite") as r:
+        refs = r.references(science_papers()[0]["doi"])
+        assert list(refs.columns) == ["doi", "pmid", "openalex_id", "title", "year", "source_of_link"]
+        assert set(refs["doi"]) == {"10.1145/3383583.3398584", "10.48550/arxiv.2007.14454"}
+        before = world.hosts["openalex"].hits()
+        assert r.references(science_papers()[0]["doi"]).equals(refs)
+        assert world.hosts["openalex"].hits() == before  # answered from the cache
+        outcomes = r.download_frame(refs)
+        assert dict(zip(outcomes["doi"], outcomes["status"])) == {
+            "10.1145/3383583.3398584": "not_found", "10.48550/arxiv.2007.14454": "downloaded"}
+        cites = r.citations("10.1073/pnas.1414271111")
+        assert len(cites) == 5 and set(cites["source_of_link"]) == {"openalex"}
+        both = r.references("10.1073/pnas.1414271111")
+        assert len(both) == 65 and set(both["source_of_link"]) == {"crossref"}
+        with pytest.raises(InvalidIdentifier):
+            r.references("not an identifier")
+
+
+# ============================================================================ 3. units
+
+
+def test_cache_keeps_answers_a_week_and_not_found_a_day_and_no_secret(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    cache = MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0])
+
+    class Upstream:
+        calls = 0
+
+        def fetch(self, url, *, classify=None, params=None, headers=None):  # noqa: ANN001
+            Upstream.calls += 1
+            if "missing" in url:
+                raise NotFoundError("absent", status_code=404, url=url)
+            if "broken" in url:
+                raise ServiceError("500", status_code=500, url=url)
+            return Transport_response(200, b'{"ok": true}')
+
+    fetcher = CachedFetcher(Upstream(), cache)
+    secret = {"mailto": "you@example.com", "api_key": "oa-secret-key", "q": "1"}
+    for _ in range(2):
+        assert fetcher.fetch("http://127.0.0.1/works", params=secret).json() == {"ok": True}
+    assert Upstream.calls == 1 and cache_key("http://127.0.0.1/works", secret) == "GET http://127.0.0.1/works?q=1"
+    for _ in range(2):
+        with pytest.raises(NotFoundError):
+            fetcher.fetch("http://127.0.0.1/missing")
+    assert Upstream.calls == 2
+    for _ in range(2):
+        with pytest.raises(ServiceError):
+            fetcher.fetch("http://127.0.0.1/broken")
+    assert Upstream.calls == 4  # errors are never stored
+    now[0] += 24 * 3600 + 1  # a day later: "not found" expired, the answer not
+    fetcher.fetch("http://127.0.0.1/works", params=secret)
+    with pytest.raises(NotFoundError):
+        fetcher.fetch("http://127.0.0.1/missing")
+    assert Upstream.calls == 5
+    now[0] += 6 * 24 * 3600  # a week after the first answer
+    fetcher.fetch("http://127.0.0.1/works", params=secret)
+    assert Upstream.calls == 6
+    cache.close()
+    raw = (tmp_path / "c.sqlite").read_bytes() + b"".join(p.read_bytes() for p in tmp_path.glob("c.sqlite-*"))
+    assert b"you@example.com" not in raw and b"secret" not in raw
+    assert MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0]).clear() >= 1
+    reopened = MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0])
+    reopened.put_not_found("GET http://127.0.0.1/gone")
+    reopened.close()
+    now[0] += 2 * 24 * 3600
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM answers").fetchone() == (1,)
+    MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0]).close()  # opening drops what has expired
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM answers").fetchone() == (0,)
+
+
+def Transport_response(status: int, body: bytes):  # noqa: N802, ANN201
+    import requests
+
+    response = requests.Response()
+    response.status_code, response._content = status, body
+    return response
+
+
+def test_a_cache_hit_costs_no_pacing_wait(tmp_path: Path) -> None:
+    from paperfetch.testing import LoopbackHost
+
+    with LoopbackHost("127.0.0.1", {"*": Reply(200, b"{}", {"Content-Type": "application/json"})}) as host:
+        clock = FakeClock()
+        client = HttpClient(clock=clock, verbosity=0, host_intervals={f"127.0.0.1:{host.port}": 30.0}, delay_min_s=30, delay_max_s=30)
+        fetcher = CachedFetcher(client, MetadataCache(":memory:"))
+        fetcher.fetch(host.url("/a"))
+        fetcher.fetch(host.url("/b"))  # a miss waits its turn (30 s on the fake clock)
+        slept = clock.slept
+        assert slept >= 29
+        for _ in range(5):
+            fetcher.fetch(host.url("/a"))
+            fetcher.fetch(host.url("/b"))
+        assert clock.slept == slept and host.hits() == 2
+        client.close()
+
+
+def test_cache_path_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAPERFETCH_CACHE_DIR", str(tmp_path / "here"))
+    cache = MetadataCache()
+    assert cache.path == tmp_path / "here" / "metadata-cache.sqlite" and cache.path.exists()
+    with sqlite3.connect(cache.path) as db:
+        assert ("answers",) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    cache.close()
+
+
+@pytest.mark.parametrize("title, text, expected", [
+    ("Genomic loss of microRNA-101 leads to EZH2", "GENOMIC LOSS OF MICRORNA 101 LEADS TO EZH2 ...", 1.0),
+    ("Café au lait: a study", "cafe au lait study", 1.0),
+    ("Profiling essential genes", "Cancer proliferation gene discovery", 0.0),
+    ("Profiling essential genes", "profiling of essential", 0.667),
+    (None, "text", None),
+    ("A title", "", None),
+])
+def test_title_score_is_the_share_of_title_words_on_the_page(title, text, expected) -> None:  # noqa: ANN001
+    assert title_score(title, text) == expected
+
+
+def test_judge_calls_a_better_match_with_another_title_the_wrong_article() -> None:
+    text = "Science 2008\nCancer proliferation gene discovery through functional genomics."
+    wrong = judge("Profiling essential genes in human mammary cells by multiplex RNAi screening.", text,
+                  ["Cancer proliferation gene discovery through functional genomics.", None])
+    assert wrong.verdict == "wrong_article" and wrong.better_score == 1.0 and wrong.score < 0.6
+    assert judge("Profiling essential genes in human mammary cells", text, []).verdict == "low"
+    assert judge("Cancer proliferation gene discovery", text, ["Profiling essential genes"]).verdict == "ok"
+    assert judge("Any title", None, ["x"]) is None
+
+
+def test_first_pages_text_reads_a_text_layer_and_none_without_one(tmp_path: Path) -> None:
+    with_text, scan = tmp_path / "a.pdf", tmp_path / "b.pdf"
+    with_text.write_bytes(text_pdf(["Profiling essential genes (in) human cells"]))
+    scan.write_bytes(fake_pdf("no text layer"))
+    assert normalise(first_pages_text(with_text)) == normalise("Profiling essential genes (in) human cells")
+    assert first_pages_text(scan) is None and first_pages_text(tmp_path / "missing.pdf") is None
+
+
+def test_outcome_schema_has_title_match_and_wrong_article() -> None:
+    assert "title_match" in COLUMNS and Status.WRONG_ARTICLE.value == "wrong_article"
+    assert WRONG_PDF_SHOWS != WRONG_PDF_DOI
+
+
+# ============================================================================ 4. the command line
+
+
+def _demo_env(world: DemoWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, url in world.endpoints.items():
+        monkeypatch.setenv("PAPERFETCH_DOI_URL" if name == "doi" else f"PAPERFETCH_{name.upper()}_URL", url)
+
+
+def test_cli_search_writes_the_hits_and_downloads_them(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    report = tmp_path / "hits.csv"
+    code = main(["search", SEARCH_QUERY, "--max", "20", "--report", str(report), "--email", "you@example.com",
+                 "--out", str(tmp_path / "pdfs"), "--download", "--no-progress"])
+    assert code == 0
+    frame = pd.read_csv(report, dtype=str)
+    assert list(frame["pmid"]) == RECORDED_PMIDS and "status" in frame.columns
+    assert (frame["status"] == "downloaded").sum() == 5 and (frame["status"] == "wrong_article").sum() == 1
+    out = capsys.readouterr().out
+    assert "6 PubMed hit(s)" in out and "you@example.com" not in out
+
+
+def test_cli_references_citations_and_cache_clear(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    assert main(["citations", "10.1073/pnas.1414271111", "--report", str(tmp_path / "c.csv"), "--no-progress"]) == 0
+    assert len(pd.read_csv(tmp_path / "c.csv")) == 5
+    assert main(["references", "doi:10.1073/pnas.1414271111", "--no-progress"]) == 0
+    assert "65 references" in capsys.readouterr().out
+    assert main(["references", "not an id"]) == 2
+    assert main(["cache", "clear"]) == 0
+    assert "answer(s) removed" in capsys.readouterr().out
+    assert main(["cache", "clear"]) == 0 and " 0 answer(s)" in capsys.readouterr().out
+
+
+def test_a_low_title_match_keeps_the_file_and_says_so_on_the_dashboard(tmp_path: Path, caplog) -> None:  # noqa: ANN001
+    from types import SimpleNamespace
+
+    from paperfetch.research import check_title
+    from paperfetch.widgets import DashboardModel
+
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(text_pdf(["Supplementary material", "Table S1"]))
+    model = DashboardModel()
+    job = SimpleNamespace(meta={"title": "Profiling essential genes in human mammary cells"}, identifier=ident("doi:10.1/x"))
+    r = SimpleNamespace(_run_jobs=[job], _dashboard_model=model)
+    assert check_title(r, job, pdf, "http://127.0.0.1/a.pdf?api_key=k") == {"title_match": 0.0}
+    assert pdf.exists() and "match its title only 0%" in caplog.text and "api_key=k" not in caplog.text
+    assert any(e.kind == "title_mismatch" and "doi:10.1/x" in e.message for e in model.snapshot().events)
+    job.meta["title"] = None
+    assert check_title(r, job, pdf, "http://127.0.0.1/a.pdf") == {"title_match": None}
+
+
+def test_an_unreadable_cached_answer_is_asked_again(world: DemoWorld, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    with retriever(world, tmp_path / "one", cache=cache) as r:
+        assert r.download(["10.5555/demo.slow1"])["status"].tolist() == ["downloaded"]
+    with sqlite3.connect(cache) as db:
+        assert db.execute("UPDATE answers SET body = ? WHERE key LIKE '%/v2/%'", (b"not json",)).rowcount == 1
+    before = world.hosts["unpaywall"].hits()
+    with retriever(world, tmp_path / "two", cache=cache) as r:
+        assert r.download(["10.5555/demo.slow1"])["status"].tolist() == ["downloaded"]
+    assert world.hosts["unpaywall"].hits() == before + 1
