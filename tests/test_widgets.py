@@ -124,7 +124,7 @@ def test_item_completions_count_by_status_and_log_invalid_pdfs():
     model.finish()
     snap = model.snapshot()
     assert not snap.running and snap.finished_at == clock.time()
-    assert "finished: 4/5 done" in snap.summary()
+    assert snap.summary().startswith("paperfetch ended 22:13:20 UTC: 4/5 done")
 
 
 def test_recent_events_are_a_short_ring():
@@ -265,6 +265,12 @@ def test_dashboard_traits_after_a_redraw():
     model.finish()
     dash.close()
     assert dash.progress_bar.bar_style == "danger"  # finished with 4 of 10
+    # the run ended: the countdown stops, the hold is a clock time, and later views say the same
+    held_row = dash.hosts.value.split('<tr data-host="b.example"')[1].split("</tr>")[0]
+    assert "left" not in held_row and "held until 22:25:54 UTC (HTTP 503)" in held_row
+    assert "ended 22:14:20 UTC" in dash.counts.value and not dash._countdown
+    clock.advance(600)
+    assert dash.tick() is False and Dashboard(model, autostart=False).hosts.value == dash.hosts.value
 
 
 def test_html_is_escaped():
@@ -359,7 +365,7 @@ def test_disabled_dashboard_does_nothing(capsys):
     assert dash.tick() is False
     dash.close()
     dash.show()
-    dash._ipython_display_()
+    assert dash._repr_mimebundle_() == {"text/plain": "Dashboard(disabled)"}
     assert dash.redraws == 0 and dash._thread is None and dash.snapshot() is None
     assert repr(dash) == "Dashboard(disabled)"
     assert capsys.readouterr().out == ""
@@ -487,7 +493,10 @@ def test_a_real_run_fills_the_dashboard(world, tmp_path, monkeypatch):
         assert snap.host(held_host).held and snap.host(held_host).hold_status == 503
         assert snap.host(forbidden_host).suppressed
         held_row = dash.hosts.value.split(f'<tr data-host="{held_host}"')[1].split("</tr>")[0]
-        assert "HELD" in held_row and " left (HTTP 503)" in held_row
+        assert "HELD" in held_row and "held until " in held_row and " left" not in held_row  # the run ended
+        bundle = dash._repr_mimebundle_()
+        assert set(bundle) == {"text/html", "text/plain"}  # a finished run: its final state, no widget
+        assert "paperfetch ended " in bundle["text/plain"] and "paperfetch-hosts" in bundle["text/html"]
         kinds = {(e.kind, e.host) for e in snap.events}
         assert {("hold", held_host), ("suppress", forbidden_host), ("disallowed", robots_host)} <= kinds
         assert "tester@example.org" not in repr(dash) and "tester@example.org" not in dash.events.value
