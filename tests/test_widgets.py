@@ -25,6 +25,7 @@ from paperfetch.widgets import (
     DashboardModel,
     HostSnapshot,
     in_notebook,
+    render_text,
     style_domain_status,
 )
 
@@ -438,6 +439,27 @@ def test_style_domain_status_marks_held_and_suppressed_rows():
     assert 'class="paperfetch-domain-status"' in html and HELD_COLOUR in html and SUPPRESSED_COLOUR in html
 
 
+def test_style_domain_status_is_formatted_for_people():
+    import re
+
+    clock = FakeClock()
+    client = HttpClient(registry=HostRegistry(clock), clock=clock, rate_limit_min_s=0.1, rate_limit_max_s=0.25)
+    reason = "HTTP 403 for http://shut.example/" + "a" * 80
+    client.host_limiter("http://held.example/").set_hold(clock.monotonic() + 60.123456, status=429, reason="HTTP 429")
+    client.host_limiter("http://shut.example/").suppress(reason, clock.monotonic(), 3600)
+    client.host_limiter("http://plain.example/").backoff_s = 2.345678
+    frame = client.domain_status()
+    html = style_domain_status(frame).to_html()
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html)
+    assert cells and not {"nan", "None", "NaT", "<NA>", "False"} & set(cells)
+    assert "2.345678" not in html and ">2.3<" in html and ">0.0<" in html  # seconds to one decimal
+    times = [c for c in cells if re.fullmatch(r"[\d:\- ]{8,}", c)]
+    assert times and all(re.fullmatch(r"(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d", t) for t in times)  # to the second
+    assert f'title="{reason}"' in html and reason not in html.replace(f'title="{reason}"', "")
+    assert ">delay min (s)<" in html and ">held until (UTC)<" in html  # units in the header
+    assert "white-space: nowrap" in html and 'class="row_heading' not in html  # no index column
+
+
 # ---------------------------------------------------------------------- with the Retriever
 @pytest.fixture(scope="module")
 def world():
@@ -541,3 +563,120 @@ def test_dashboard_before_any_run_shows_the_known_hosts(world, tmp_path):
         assert snap.total == 0 and snap.host("already.example").suppressed
         assert "SUPPRESSED" in dash.hosts.value
         assert repr(dash).startswith("paperfetch idle: 0/0 done")
+
+
+# ---------------------------------------------------------------------- display: mime bundle, saved outputs
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def test_mimebundle_delegates_to_the_widget_while_the_run_goes():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(3)
+    feed(model, clock)
+    dash = Dashboard(model, autostart=False)
+    bundle = dash._repr_mimebundle_()
+    assert bundle[WIDGET_VIEW]["model_id"] == dash.widget.model_id
+    # the fallbacks a saved notebook, an HTML export or a terminal show: the same moment, readable
+    assert bundle["text/plain"].startswith("paperfetch running: 0/3 done") and "VBox(" not in bundle["text/plain"]
+    assert '<div class="paperfetch-dashboard"' in bundle["text/html"] and "held 12:34 left" in bundle["text/html"]
+    model.finish()
+    bundle = dash._repr_mimebundle_()
+    assert WIDGET_VIEW not in bundle
+    assert "ended 22:13:20 UTC" in bundle["text/html"] and "held until 22:25:54 UTC" in bundle["text/plain"]
+
+
+def test_show_then_close_replaces_the_output_with_the_final_state(monkeypatch):
+    import IPython.display
+
+    import paperfetch.widgets as widgets
+
+    class Handle:
+        def __init__(self):
+            self.updates = []
+
+        def update(self, obj, raw=False):
+            self.updates.append((obj, raw))
+
+    shown = []
+
+    def fake_display(obj, display_id=None):
+        shown.append((obj._repr_mimebundle_(), display_id))
+        return Handle()
+
+    monkeypatch.setattr(IPython.display, "display", fake_display)
+    monkeypatch.setattr(widgets, "in_notebook", lambda: True)
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(2)
+    dash = Dashboard(model, autostart=False)
+    dash.show()
+    (bundle, display_id), = shown
+    assert display_id is True and WIDGET_VIEW in bundle
+    handle = dash._handles[0]
+    model.item_finished("downloaded")
+    model.item_finished("no_oa_copy")
+    model.finish()
+    dash.close()
+    (final, raw), = handle.updates
+    assert raw is True and set(final) == {"text/html", "text/plain"}
+    assert final["text/plain"].startswith("paperfetch ended 22:13:20 UTC: 2/2 done")
+    assert "2 / 2" in final["text/html"] and "ended 22:13:20 UTC" in final["text/html"]
+
+
+def test_a_redraw_sends_one_message_per_part():
+    model = DashboardModel()
+    dash = Dashboard(model, autostart=False)
+    sent = {name: [] for name in ("progress_bar", "counts", "hosts", "events")}
+    for name, calls in sent.items():
+        getattr(dash, name).send_state = lambda key=None, calls=calls: calls.append(set(key or ()))
+    model.start(5)
+    model.on_event(ev(EventKind.REQUEST, "a.example"))
+    model.item_finished("downloaded")
+    dash.refresh()
+    assert all(len(calls) == 1 for calls in sent.values()), sent
+    assert {"value", "max"} <= set(sent["progress_bar"][0])
+
+
+def test_host_table_is_compact_problem_hosts_first_reasons_cut_with_the_whole_on_hover():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(1)
+    feed(model, clock)
+    long_reason = "HTTP 403 for http://z.example/" + "x" * 300
+    model.on_event(ev(EventKind.SUPPRESS, "z.example", clock, status=403, detail=long_reason))
+    html_table = Dashboard(model, autostart=False).hosts.value
+    rows = [part.split('"')[0] for part in html_table.split('<tr data-host="')[1:]]
+    assert rows == ["b.example", "c.example", "z.example", "a.example", "d.example"]  # held, suppressed first
+    head = html_table.split("<thead>")[1].split("</thead>")[0]
+    assert head.count("<th ") == len(widgets_module().HOST_COLUMNS) and head.count("white-space:nowrap") == head.count("<th ")
+    assert ">in flight</th>" in head and ">not sent</th>" in head
+    a_row = html_table.split('<tr data-host="a.example"')[1].split("</tr>")[0]
+    numbers = [cell for cell in a_row.split("<td")[1:] if "text-align:right" in cell]
+    assert len(numbers) >= 8 and all("padding:1px 8px" in cell for cell in numbers)
+    z_row = html_table.split('<tr data-host="z.example"')[1].split("</tr>")[0]
+    assert f'title="SUPPRESSED: {long_reason}"' in z_row and "text-overflow:ellipsis" in z_row
+    text = render_text(model.snapshot())
+    z_line = next(line for line in text.splitlines() if line.strip().startswith("z.example"))
+    assert len(z_line) < 250 and z_line.endswith("…")
+
+
+def widgets_module():
+    import paperfetch.widgets as widgets
+
+    return widgets
+
+
+def test_text_view_right_aligns_numbers():
+    model = DashboardModel()
+    for _ in range(12):
+        model.on_event(ev(EventKind.REQUEST, "many.example"))
+        model.on_event(ev(EventKind.RESPONSE, "many.example", status=200))
+    model.on_event(ev(EventKind.REQUEST, "one.example"))
+    model.on_event(ev(EventKind.RESPONSE, "one.example", status=403))
+    lines = render_text(model.snapshot()).splitlines()
+    header = lines[1]
+    ok_end = header.index(" OK") + 3
+    many = next(line for line in lines if "many.example" in line)
+    one = next(line for line in lines if "one.example" in line)
+    assert many[ok_end - 2:ok_end] == "12" and one[ok_end - 1] == "0" and one[ok_end - 2] == " "
