@@ -599,13 +599,13 @@ def _delay(h: HostSnapshot) -> str:
 
 
 def _hold_text(h: HostSnapshot, ended: bool = False) -> str:
-    """``held 12:34 left (HTTP 503)`` while the run goes; ``held until 17:04:10 UTC (HTTP 503)`` once it ended."""
+    """``HELD 12:34 left (HTTP 503)`` while the run goes; ``HELD until 17:04:10 UTC (HTTP 503)`` once it ended."""
     if not h.held:
         return ""
     status = f" (HTTP {h.hold_status})" if h.hold_status else ""
     if ended:
-        return f"held until {_clock_time(h.held_until)} UTC{status}"
-    return f"held {_duration(h.hold_left_s)} left{status}"
+        return f"HELD until {_clock_time(h.held_until)} UTC{status}"
+    return f"HELD {_duration(h.hold_left_s)} left{status}"
 
 
 def _suppression_text(h: HostSnapshot) -> str:
@@ -615,13 +615,13 @@ def _suppression_text(h: HostSnapshot) -> str:
     return f"SUPPRESSED{until}: {h.suppressed_reason or 'HTTP 403'}"
 
 
-def _note(h: HostSnapshot, ended: bool = False) -> str:
-    """The hold and the suppression of a host, with their reasons, in one line."""
+def _state_text(h: HostSnapshot, ended: bool = False) -> str:
+    """The state in words; for a suppressed or held host, with until when and why, in one line."""
     parts = [_suppression_text(h)]
     hold = _hold_text(h, ended)
     if hold:
         parts.append(f"{hold}: {h.hold_reason}" if h.hold_reason else hold)
-    return "; ".join(p for p in parts if p)
+    return "; ".join(p for p in parts if p) or h.state
 
 
 def _clip(text: str, limit: int) -> str:
@@ -644,14 +644,17 @@ def _ended(snapshot: BatchSnapshot) -> bool:
 class HostColumn:
     """One column of the host table, for the HTML and the text view alike.
 
-    ``cell(host, ended)`` gives the text; ``numeric`` columns are right-aligned; a ``clip`` column
-    is cut to fit with ``…`` and keeps the whole text in its ``title`` (shown on hover).
+    ``cell(host, ended)`` gives the text; ``numeric`` columns are right-aligned. In HTML each
+    column is ``width`` wide (em; 0: the room left, for the last column), its text on one line, cut
+    with ``…`` when longer, the whole text in the cell's ``title`` (shown on hover). A ``clip``
+    column is also cut in the text view, at that many characters.
     """
 
     header: str
     cell: Callable[[HostSnapshot, bool], str]
     numeric: bool = False
-    clip: int = 0          #: 0: never cut; otherwise the text view's limit (the HTML view cuts to fit)
+    width: float = 0.0     #: em; 0: what is left
+    clip: int = 0          #: the text view's limit; 0: never cut
     hint: str = ""         #: the header's tooltip
 
 
@@ -661,35 +664,35 @@ def _count(value: int) -> str:
 
 #: The host table, left to right. A new per-host figure is one line here (and a field of HostSnapshot).
 HOST_COLUMNS: tuple[HostColumn, ...] = (
-    HostColumn("host", lambda h, e: h.host, clip=40),
-    HostColumn("state", lambda h, e: h.state),
-    HostColumn("queued", lambda h, e: _count(h.queued), numeric=True, hint="jobs waiting in the scheduler's queue"),
-    HostColumn("in flight", lambda h, e: _count(h.in_flight), numeric=True, hint="requests on the wire"),
-    HostColumn("done", lambda h, e: _count(h.done), numeric=True, hint="OK + errors + not sent, this run"),
-    HostColumn("OK", lambda h, e: _count(h.ok), numeric=True, hint="responses below 400, this run"),
-    HostColumn("errors", lambda h, e: _count(h.errors), numeric=True, hint="responses of 400 and above, and network errors"),
-    HostColumn("not sent", lambda h, e: _count(h.not_sent), numeric=True, hint="answered without a request: held, suppressed, disallowed"),
-    HostColumn("last", lambda h, e: "" if h.last_status is None else str(h.last_status), numeric=True, hint="last HTTP status"),
-    HostColumn("delay", lambda h, e: _delay(h), numeric=True, hint="the pause between two requests to the host"),
-    HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", numeric=True),
-    HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), numeric=True, hint="robots.txt Crawl-delay"),
-    HostColumn("hold / suppression", _note, clip=90),
+    HostColumn("host", lambda h, e: h.host, width=11, clip=40),
+    HostColumn("state", _state_text, clip=90,
+               hint="idle, busy, queued, backoff; SUPPRESSED or HELD with until when and why"),
+    HostColumn("queued", lambda h, e: _count(h.queued), True, 5.2, hint="jobs waiting in the scheduler's queue"),
+    HostColumn("in flight", lambda h, e: _count(h.in_flight), True, 5.8, hint="requests on the wire"),
+    HostColumn("done", lambda h, e: _count(h.done), True, 4.2, hint="OK + errors + not sent, this run"),
+    HostColumn("OK", lambda h, e: _count(h.ok), True, 3, hint="responses below 400, this run"),
+    HostColumn("errors", lambda h, e: _count(h.errors), True, 5, hint="other responses, and network errors, this run"),
+    HostColumn("not sent", lambda h, e: _count(h.not_sent), True, 5.8, hint="answered without a request: held, suppressed, disallowed"),
+    HostColumn("last", lambda h, e: "" if h.last_status is None else str(h.last_status), True, 3.6, hint="the last HTTP status"),
+    HostColumn("delay", lambda h, e: _delay(h), True, 6.2, hint="the pause between two requests to the host"),
+    HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 5.6, hint="added after errors"),
+    HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 4.6, hint="robots.txt Crawl-delay"),
 )
 
-_CELL = "padding:1px 8px;white-space:nowrap;border-bottom:1px solid rgba(128,128,128,.25)"
-_NUM = _CELL + ";text-align:right;font-variant-numeric:tabular-nums"
-_CUT = _CELL + ";overflow:hidden;text-overflow:ellipsis"
+# Inline styles (a saved notebook may drop <style> blocks); the notebook's own table CSS (fixed layout,
+# right-aligned cells) is overridden on every cell.
+_CELL = ("padding:1px 6px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;"
+         "border-bottom:1px solid rgba(128,128,128,.25)")
 
 
-def _td(column: HostColumn, text: str, last: bool) -> str:
+def _align(column: HostColumn) -> str:
+    return "text-align:right;font-variant-numeric:tabular-nums" if column.numeric else "text-align:left"
+
+
+def _td(column: HostColumn, text: str) -> str:
     esc = html.escape
-    if column.numeric:
-        return f'<td style="{_NUM}">{esc(text)}</td>'
-    if not column.clip:
-        return f'<td style="{_CELL}">{esc(text)}</td>'
-    # The last column takes the room left and cuts its text to fit; the host column cuts at 18em.
-    width = "max-width:0;width:100%" if last else "max-width:18em"
-    return f'<td style="{_CUT};{width}" title="{esc(text, quote=True)}">{esc(text)}</td>'
+    title = f' title="{esc(text, quote=True)}"' if text and not column.numeric else ""
+    return f'<td style="{_CELL};{_align(column)}"{title}>{esc(text)}</td>'
 
 
 def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50) -> str:
@@ -697,9 +700,9 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50) -> str:
     problem hosts first, in a box that scrolls (``div.paperfetch-hosts-box``)."""
     esc = html.escape
     ended = _ended(snapshot)
-    last = len(HOST_COLUMNS) - 1
+    cols = "".join(f'<col style="width:{c.width:g}em">' if c.width else "<col>" for c in HOST_COLUMNS)
     head = "".join(
-        f'<th style="{_NUM if c.numeric else _CELL};font-weight:bold;border-bottom:1px solid #888"'
+        f'<th style="{_CELL};{_align(c)};font-weight:bold;border-bottom:1px solid #888"'
         + (f' title="{esc(c.hint, quote=True)}"' if c.hint else "") + f">{esc(c.header)}</th>"
         for c in HOST_COLUMNS
     )
@@ -713,17 +716,18 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50) -> str:
         elif h.held:
             css, colour = "paperfetch-held", HELD_COLOUR
         style = f' style="background-color:{colour};color:#000;font-weight:bold"' if colour else ""
-        cells = "".join(_td(c, c.cell(h, ended), i == last) for i, c in enumerate(HOST_COLUMNS))
+        cells = "".join(_td(c, c.cell(h, ended)) for c in HOST_COLUMNS)
         body.append(f'<tr data-host="{esc(h.host, quote=True)}" class="{css}"{style}>{cells}</tr>')
     if rest:
-        body.append(f'<tr class="paperfetch-more"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL}">'
+        body.append(f'<tr class="paperfetch-more"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL};text-align:left">'
                     f"… {len(rest)} more host(s)</td></tr>")
     if not body:
-        body.append(f'<tr class="paperfetch-empty"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL}">no host yet</td></tr>')
+        body.append(f'<tr class="paperfetch-empty"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL};text-align:left">no host yet</td></tr>')
     return (
         '<div class="paperfetch-hosts-box" style="max-height:20em;overflow:auto;max-width:100%">'
-        '<table class="paperfetch-hosts" style="border-collapse:collapse;font-size:12px;line-height:1.5;width:100%">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        '<table class="paperfetch-hosts" style="border-collapse:collapse;table-layout:fixed;width:100%;'
+        'min-width:70em;font-size:12px;line-height:1.5;margin:0">'
+        f"<colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -800,14 +804,16 @@ def render_text(snapshot: BatchSnapshot, max_rows: int = 20, max_events: int = 1
     hosts = _ordered(snapshot.hosts)
     ended = _ended(snapshot)
     if hosts:
-        table = [tuple(c.header for c in HOST_COLUMNS)]
+        # the column that takes the room left in HTML (the state, with its reasons) goes last in text
+        columns = [c for c in HOST_COLUMNS if c.width] + [c for c in HOST_COLUMNS if not c.width]
+        table = [tuple(c.header for c in columns)]
         for h in hosts[:max_rows]:
-            table.append(tuple(_clip(c.cell(h, ended), c.clip) if c.clip else c.cell(h, ended) for c in HOST_COLUMNS))
-        widths = [max(len(row[i]) for row in table) for i in range(len(HOST_COLUMNS))]
+            table.append(tuple(_clip(c.cell(h, ended), c.clip) if c.clip else c.cell(h, ended) for c in columns))
+        widths = [max(len(row[i]) for row in table) for i in range(len(columns))]
         for row in table:
             cells = [
                 cell.rjust(w) if c.numeric else cell.ljust(w)
-                for c, cell, w in zip(HOST_COLUMNS[:-1], row[:-1], widths[:-1])
+                for c, cell, w in zip(columns[:-1], row[:-1], widths[:-1])
             ]
             lines.append("  " + "  ".join(cells) + "  " + row[-1])
         if len(hosts) > max_rows:
@@ -843,10 +849,10 @@ class Dashboard:
     output with the final state, so a saved notebook keeps a readable record of the run (the way
     tqdm leaves its last line) instead of "model not found".
 
-    **One answer per notebook**: while a run goes, holds count down ("held 12:34 left"). When it
+    **One answer per notebook**: while a run goes, holds count down ("HELD 12:34 left"). When it
     ends, its model freezes (:meth:`DashboardModel.finish`): every view of that run, the one shown
     during it and any ``r.dashboard()`` afterwards, shows the same final snapshot, "ended HH:MM:SS
-    UTC", holds as clock times ("held until 17:04:10 UTC"), no countdown. The politeness state as
+    UTC", holds as clock times ("HELD until 17:04:10 UTC"), no countdown. The politeness state as
     it is now is ``r.domain_status()``.
     """
 

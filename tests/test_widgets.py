@@ -248,7 +248,7 @@ def test_dashboard_traits_after_a_redraw():
     for host in ("a.example", "b.example", "c.example", "d.example"):
         assert f'<tr data-host="{host}"' in table
     held_row = table.split('<tr data-host="b.example"')[1].split("</tr>")[0]
-    assert "HELD" in held_row and "held 12:34 left (HTTP 503)" in held_row and HELD_COLOUR in held_row
+    assert "HELD" in held_row and "HELD 12:34 left (HTTP 503)" in held_row and HELD_COLOUR in held_row
     suppressed_row = table.split('<tr data-host="c.example"')[1].split("</tr>")[0]
     assert "SUPPRESSED" in suppressed_row and SUPPRESSED_COLOUR in suppressed_row
     assert "HTTP 403 for http://c.example/pdf" in suppressed_row
@@ -262,13 +262,13 @@ def test_dashboard_traits_after_a_redraw():
 
     clock.advance(60)  # the countdown moves on the next redraw
     dash.refresh()
-    assert "held 11:34 left" in dash.hosts.value
+    assert "HELD 11:34 left" in dash.hosts.value
     model.finish()
     dash.close()
     assert dash.progress_bar.bar_style == "danger"  # finished with 4 of 10
     # the run ended: the countdown stops, the hold is a clock time, and later views say the same
     held_row = dash.hosts.value.split('<tr data-host="b.example"')[1].split("</tr>")[0]
-    assert "left" not in held_row and "held until 22:25:54 UTC (HTTP 503)" in held_row
+    assert " left (HTTP" not in held_row and "HELD until 22:25:54 UTC (HTTP 503)" in held_row
     assert "ended 22:14:20 UTC" in dash.counts.value and not dash._countdown
     clock.advance(600)
     assert dash.tick() is False and Dashboard(model, autostart=False).hosts.value == dash.hosts.value
@@ -388,7 +388,7 @@ def test_repr_is_text():
     assert text.startswith("paperfetch running: 1/3 done") and "downloaded 1" in text
     assert "<" not in text.split("\n")[0]
     lines = text.splitlines()
-    assert any(line.strip().startswith("b.example") and "HELD" in line and "held 12:34 left" in line for line in lines)
+    assert any(line.strip().startswith("b.example") and "HELD" in line and "HELD 12:34 left" in line for line in lines)
     assert any(line.strip().startswith("c.example") and "SUPPRESSED" in line for line in lines)
     assert "recent events (UTC):" in text and "HOLD b.example held for 12:34" in text
     assert pretty(dash) == text
@@ -515,7 +515,7 @@ def test_a_real_run_fills_the_dashboard(world, tmp_path, monkeypatch):
         assert snap.host(held_host).held and snap.host(held_host).hold_status == 503
         assert snap.host(forbidden_host).suppressed
         held_row = dash.hosts.value.split(f'<tr data-host="{held_host}"')[1].split("</tr>")[0]
-        assert "HELD" in held_row and "held until " in held_row and " left" not in held_row  # the run ended
+        assert "HELD" in held_row and "HELD until " in held_row and " left" not in held_row  # the run ended
         bundle = dash._repr_mimebundle_()
         assert set(bundle) == {"text/html", "text/plain"}  # a finished run: its final state, no widget
         assert "paperfetch ended " in bundle["text/plain"] and "paperfetch-hosts" in bundle["text/html"]
@@ -579,11 +579,11 @@ def test_mimebundle_delegates_to_the_widget_while_the_run_goes():
     assert bundle[WIDGET_VIEW]["model_id"] == dash.widget.model_id
     # the fallbacks a saved notebook, an HTML export or a terminal show: the same moment, readable
     assert bundle["text/plain"].startswith("paperfetch running: 0/3 done") and "VBox(" not in bundle["text/plain"]
-    assert '<div class="paperfetch-dashboard"' in bundle["text/html"] and "held 12:34 left" in bundle["text/html"]
+    assert '<div class="paperfetch-dashboard"' in bundle["text/html"] and "HELD 12:34 left" in bundle["text/html"]
     model.finish()
     bundle = dash._repr_mimebundle_()
     assert WIDGET_VIEW not in bundle
-    assert "ended 22:13:20 UTC" in bundle["text/html"] and "held until 22:25:54 UTC" in bundle["text/plain"]
+    assert "ended 22:13:20 UTC" in bundle["text/html"] and "HELD until 22:25:54 UTC" in bundle["text/plain"]
 
 
 def test_show_then_close_replaces_the_output_with_the_final_state(monkeypatch):
@@ -653,9 +653,9 @@ def test_host_table_is_compact_problem_hosts_first_reasons_cut_with_the_whole_on
     assert ">in flight</th>" in head and ">not sent</th>" in head
     a_row = html_table.split('<tr data-host="a.example"')[1].split("</tr>")[0]
     numbers = [cell for cell in a_row.split("<td")[1:] if "text-align:right" in cell]
-    assert len(numbers) >= 8 and all("padding:1px 8px" in cell for cell in numbers)
+    assert len(numbers) >= 8 and all("padding:1px 6px" in cell for cell in numbers)
     z_row = html_table.split('<tr data-host="z.example"')[1].split("</tr>")[0]
-    assert f'title="SUPPRESSED: {long_reason}"' in z_row and "text-overflow:ellipsis" in z_row
+    assert f'title="SUPPRESSED: {long_reason}"' in z_row and "text-overflow:ellipsis" in z_row and "table-layout:fixed" in html_table
     text = render_text(model.snapshot())
     z_line = next(line for line in text.splitlines() if line.strip().startswith("z.example"))
     assert len(z_line) < 250 and z_line.endswith("…")
