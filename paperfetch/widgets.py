@@ -664,10 +664,10 @@ def _count(value: int) -> str:
 
 #: The host table, left to right. A new per-host figure is one line here (and a field of HostSnapshot).
 HOST_COLUMNS: tuple[HostColumn, ...] = (
-    HostColumn("host", lambda h, e: h.host, width=11, clip=40),
+    HostColumn("host", lambda h, e: h.host, width=11.5, clip=40),
     HostColumn("state", _state_text, clip=90,
                hint="idle, busy, queued, backoff; SUPPRESSED or HELD with until when and why"),
-    HostColumn("queued", lambda h, e: _count(h.queued), True, 5.2, hint="jobs waiting in the scheduler's queue"),
+    HostColumn("queued", lambda h, e: _count(h.queued), True, 6, hint="jobs waiting in the scheduler's queue"),
     HostColumn("in flight", lambda h, e: _count(h.in_flight), True, 5.8, hint="requests on the wire"),
     HostColumn("done", lambda h, e: _count(h.done), True, 4.2, hint="OK + errors + not sent, this run"),
     HostColumn("OK", lambda h, e: _count(h.ok), True, 3, hint="responses below 400, this run"),
@@ -715,7 +715,7 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50) -> str:
             css, colour = "paperfetch-suppressed", SUPPRESSED_COLOUR
         elif h.held:
             css, colour = "paperfetch-held", HELD_COLOUR
-        style = f' style="background-color:{colour};color:#000;font-weight:bold"' if colour else ""
+        style = f' style="background-color:{colour};color:#000"' if colour else ""
         cells = "".join(_td(c, c.cell(h, ended)) for c in HOST_COLUMNS)
         body.append(f'<tr data-host="{esc(h.host, quote=True)}" class="{css}"{style}>{cells}</tr>')
     if rest:
