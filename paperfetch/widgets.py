@@ -9,11 +9,34 @@ Three parts, each usable alone:
   plain frozen data, cheap to take, safe from any thread.
 * :class:`Dashboard` shows: an ipywidgets view (progress bar with counts by status, a per-host
   table, the recent notable events) redrawn from snapshots by a timer, at most
-  ``1 / interval_s`` times a second (4 by default) whatever the event rate, and once more on
-  :meth:`~Dashboard.close`. ``Dashboard(enabled=False)`` does nothing. Its ``repr`` is text, for
-  terminals.
-* :func:`style_domain_status` colours :meth:`Retriever.domain_status
-  <paperfetch.Retriever.domain_status>`'s held and suppressed rows (a pandas ``Styler``).
+  ``1 / interval_s`` times a second (4 by default) whatever the event rate, each redraw inside
+  ``hold_sync()``, and once more on :meth:`~Dashboard.close`. Displayed, it is a mime bundle: the
+  widget's view plus static ``text/html`` and ``text/plain`` of the same moment; once the run has
+  ended, the final state alone, and the output :meth:`~Dashboard.show` made is replaced by it, so
+  a saved notebook keeps a readable record without a kernel. ``Dashboard(enabled=False)`` does
+  nothing. Its ``repr`` is text, for terminals.
+* :func:`style_domain_status` formats :meth:`Retriever.domain_status
+  <paperfetch.Retriever.domain_status>` for people (a pandas ``Styler``): held rows amber and
+  suppressed rows red, seconds to one decimal, times to the second, empty cells empty.
+
+One answer per notebook
+-----------------------
+
+While a run goes, holds count down ("HELD 12:34 left"). When it ends, :meth:`DashboardModel.finish`
+freezes the model: every view of that run (the one shown during it, any ``r.dashboard()`` later)
+shows the same final snapshot, "ended HH:MM:SS UTC", holds as clock times ("HELD until 17:04:10
+UTC"), and nothing counts down any more. The politeness state *now* is ``r.domain_status()``.
+
+The host table
+--------------
+
+One line per host, problem hosts (held, suppressed) first. Its columns are :data:`HOST_COLUMNS`,
+one :class:`HostColumn` each, used by the HTML and the text view alike: a new per-host figure is
+a field of :class:`HostSnapshot`, filled where the host's state is read (:func:`_read_limiter`,
+the one place that reads the transport's per-host record, or the events), and one line in
+:data:`HOST_COLUMNS`. The HTML table has fixed column widths (``table-layout: fixed``): numbers
+right-aligned with padding, the state column (with until when and why) takes the room left and
+cuts its text with ``…``, the whole text on hover. It fits a 1024 px window.
 
 Where each number comes from
 ----------------------------
@@ -50,6 +73,7 @@ import math
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -74,6 +98,8 @@ __all__ = [
     "BatchSnapshot",
     "Dashboard",
     "DashboardModel",
+    "HOST_COLUMNS",
+    "HostColumn",
     "HostSnapshot",
     "RecentEvent",
     "in_notebook",
@@ -892,8 +918,9 @@ class Dashboard:
         self.counts = w.HTML(value="", layout=w.Layout(width="auto"))
         self.hosts = w.HTML(value="", layout=w.Layout(width="100%"))
         self.events = w.HTML(value="", layout=w.Layout(width="100%"))
-        self.widget = w.VBox([w.HBox([self.progress_bar, self.counts]), self.hosts, self.events],
-                             layout=w.Layout(width="100%", max_width="100%"))
+        self.widget = _root_class()([w.HBox([self.progress_bar, self.counts]), self.hosts, self.events],
+                                    layout=w.Layout(width="100%", max_width="100%"))
+        self.widget._paperfetch_view = weakref.ref(self)
         self.refresh()
         if autostart is None:
             autostart = in_notebook()
@@ -1018,6 +1045,28 @@ class Dashboard:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(self.text() if not cycle else "Dashboard(...)")
+
+
+_ROOT: Any = None
+
+
+def _root_class() -> Any:
+    """A ``VBox`` whose ``repr`` (the ``text/plain`` of its mime bundle, when the widget itself is
+    displayed) is the dashboard's summary line, not ``VBox(children=(...``."""
+    global _ROOT
+    if _ROOT is None:
+        import ipywidgets as w
+
+        class DashboardBox(w.VBox):  # type: ignore[misc]
+            _paperfetch_view: Any = None
+
+            def __repr__(self) -> str:
+                view = self._paperfetch_view() if self._paperfetch_view is not None else None
+                snap = view._last if view is not None else None
+                return snap.summary() if snap is not None else "paperfetch dashboard"
+
+        _ROOT = DashboardBox
+    return _ROOT
 
 
 def _tick_loop(dashboard: Dashboard, stop: threading.Event, interval: float) -> None:

@@ -680,3 +680,12 @@ def test_text_view_right_aligns_numbers():
     many = next(line for line in lines if "many.example" in line)
     one = next(line for line in lines if "one.example" in line)
     assert many[ok_end - 2:ok_end] == "12" and one[ok_end - 1] == "0" and one[ok_end - 2] == " "
+
+
+def test_the_widget_itself_reprs_as_the_summary_line():
+    model = DashboardModel()
+    model.start(2)
+    model.item_finished("downloaded")
+    dash = Dashboard(model, autostart=False)
+    bundle = dash.widget._repr_mimebundle_()
+    assert bundle["text/plain"].startswith("paperfetch running: 1/2 done") and WIDGET_VIEW in bundle
