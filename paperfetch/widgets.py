@@ -78,7 +78,7 @@ from collections import deque
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, cast
 
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.http.events import Event, EventKind
@@ -494,7 +494,7 @@ class DashboardModel:
             hosts = {k: _copy(h) for k, h in self._hosts.items()}
             counts = {s: self._counts[s] for s in _STATUS_ORDER if s in self._counts}
             counts.update({s: n for s, n in self._counts.items() if s not in counts})
-            snap = dict(
+            snap: dict[str, Any] = dict(
                 at=now, total=self._total, done=self._done, counts=counts, events=tuple(self._events),
                 running=self._running, started_at=self._started_at, finished_at=self._finished_at, version=self.version,
             )
@@ -698,7 +698,8 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("done", lambda h, e: _count(h.done), True, 4.2, hint="OK + errors + not sent, this run"),
     HostColumn("OK", lambda h, e: _count(h.ok), True, 3, hint="responses below 400, this run"),
     HostColumn("errors", lambda h, e: _count(h.errors), True, 5, hint="other responses, and network errors, this run"),
-    HostColumn("not sent", lambda h, e: _count(h.not_sent), True, 5.8, hint="answered without a request: held, suppressed, disallowed"),
+    HostColumn("not sent", lambda h, e: _count(h.not_sent), True, 5.8,
+               hint="answered without a request: held, suppressed, disallowed"),
     HostColumn("last", lambda h, e: "" if h.last_status is None else str(h.last_status), True, 3.6, hint="the last HTTP status"),
     HostColumn("delay", lambda h, e: _delay(h), True, 6.2, hint="the pause between two requests to the host"),
     HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 5.6, hint="added after errors"),
@@ -748,7 +749,8 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50) -> str:
         body.append(f'<tr class="paperfetch-more"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL};text-align:left">'
                     f"… {len(rest)} more host(s)</td></tr>")
     if not body:
-        body.append(f'<tr class="paperfetch-empty"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL};text-align:left">no host yet</td></tr>')
+        body.append(f'<tr class="paperfetch-empty"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL};text-align:left">'
+                    "no host yet</td></tr>")
     return (
         '<div class="paperfetch-hosts-box" style="max-height:20em;overflow:auto;max-width:100%">'
         '<table class="paperfetch-hosts" style="border-collapse:collapse;table-layout:fixed;width:100%;'
@@ -898,7 +900,7 @@ class Dashboard:
         self.max_rows = int(max_rows)
         self.title = title
         self.redraws = 0
-        self.widget = None
+        self.widget: Any = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._draw_lock = threading.Lock()
@@ -927,6 +929,11 @@ class Dashboard:
         if autostart:
             self.start()
 
+    @property
+    def _model(self) -> DashboardModel:
+        """The model of an enabled dashboard (every caller checks ``enabled`` first)."""
+        return cast(DashboardModel, self.model)
+
     # -- the timer -----------------------------------------------------------------
     def start(self) -> None:
         """Start the redraw timer (a daemon thread; it ends by itself once nothing can change)."""
@@ -946,7 +953,7 @@ class Dashboard:
         Returns whether the view still needs the timer."""
         if not self.enabled or getattr(self.widget, "comm", True) is None:  # disabled, or its widget closed
             return False
-        model = self.model
+        model = self._model
         now = time.monotonic()
         if model.version != self._drawn_version or (self._countdown and now - self._drawn_at >= 1.0):
             self.refresh()
@@ -956,7 +963,7 @@ class Dashboard:
         """Redraw now from a fresh snapshot."""
         if not self.enabled:
             return
-        self._redraw(self.model.snapshot())
+        self._redraw(self._model.snapshot())
 
     def _redraw(self, snap: BatchSnapshot) -> None:
         with self._draw_lock, ExitStack() as held:
@@ -993,7 +1000,7 @@ class Dashboard:
         self._thread = None
         try:
             self.refresh()
-            bundle = self._static_bundle(self._last or self.model.snapshot())
+            bundle = self._static_bundle(self._last or self._model.snapshot())
             for handle in self._handles:
                 handle.update(bundle, raw=True)
         except Exception:  # noqa: BLE001 - close() runs in a download's finally: it must not mask its outcome
@@ -1002,18 +1009,18 @@ class Dashboard:
 
     # -- display -------------------------------------------------------------------
     def snapshot(self) -> BatchSnapshot | None:
-        return self.model.snapshot() if self.enabled else None
+        return self._model.snapshot() if self.enabled else None
 
     def text(self) -> str:
         if not self.enabled:
             return "Dashboard(disabled)"
-        return render_text(self.model.snapshot(), max_rows=self.max_rows)
+        return render_text(self._model.snapshot(), max_rows=self.max_rows)
 
     def html(self) -> str:
         """The dashboard now as static HTML (no widget)."""
         if not self.enabled:
             return ""
-        return render_html(self.model.snapshot(), self.max_rows, self.title)
+        return render_html(self._model.snapshot(), self.max_rows, self.title)
 
     def _static_bundle(self, snap: BatchSnapshot) -> dict[str, str]:
         return {"text/html": render_html(snap, self.max_rows, self.title),
@@ -1023,7 +1030,7 @@ class Dashboard:
         """The widget's view plus static renderings of the same moment; the final state alone once the run ended."""
         if not self.enabled:
             return {"text/plain": "Dashboard(disabled)"}
-        snap = self.model.snapshot()
+        snap = self._model.snapshot()
         bundle: dict[str, Any] = {}
         if not _ended(snap) and getattr(self.widget, "comm", None) is not None:
             bundle.update(self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs) or {})

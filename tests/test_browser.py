@@ -96,14 +96,17 @@ def _screens_dir() -> Path:
     return Path(os.environ.get("PAPERFETCH_SCREENSHOTS", "/tmp/screens"))
 
 
-def _check_fits(page, name: str, tmp_path: Path) -> None:
-    """At each width: a screenshot, and every host table fits its box (no horizontal scroll) and the window,
-    each row on one line, at least three rows visible in the box (or all of them)."""
+def _check_fits(page, name: str, tmp_path: Path, focus: str | None = None) -> None:
+    """At each width: a screenshot (of the window, scrolled to *focus* when given), and every host table
+    fits its box (no horizontal scroll) and the window, each row on one line, at least three rows visible
+    in the box (or all of them)."""
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_timeout(300)  # let the layout settle
+        if focus is not None:
+            page.locator(focus).scroll_into_view_if_needed()
         shot = tmp_path / f"{name}-{width}.png"
-        page.screenshot(path=str(shot), full_page=True)
+        page.screenshot(path=str(shot))
         try:
             _screens_dir().mkdir(parents=True, exist_ok=True)
             shutil.copy(shot, _screens_dir() / shot.name)
@@ -307,6 +310,6 @@ def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, 
                 assert "ended" in shown.nth(i).locator(".paperfetch-counts").inner_text()
             held = page.locator("div.paperfetch-dashboard tr[data-host]", has_text="HELD")
             assert held.count() >= 1 and "HELD until" in held.first.inner_text()
-            _check_fits(page, "saved", tmp_path)
+            _check_fits(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=2")
         finally:
             browser.close()

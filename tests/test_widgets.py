@@ -655,7 +655,8 @@ def test_host_table_is_compact_problem_hosts_first_reasons_cut_with_the_whole_on
     numbers = [cell for cell in a_row.split("<td")[1:] if "text-align:right" in cell]
     assert len(numbers) >= 8 and all("padding:1px 6px" in cell for cell in numbers)
     z_row = html_table.split('<tr data-host="z.example"')[1].split("</tr>")[0]
-    assert f'title="SUPPRESSED: {long_reason}"' in z_row and "text-overflow:ellipsis" in z_row and "table-layout:fixed" in html_table
+    assert f'title="SUPPRESSED: {long_reason}"' in z_row and "text-overflow:ellipsis" in z_row
+    assert "table-layout:fixed" in html_table
     text = render_text(model.snapshot())
     z_line = next(line for line in text.splitlines() if line.strip().startswith("z.example"))
     assert len(z_line) < 250 and z_line.endswith("…")
