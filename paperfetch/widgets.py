@@ -1090,13 +1090,13 @@ def _tick_loop(dashboard: Dashboard, stop: threading.Event, interval: float) -> 
 # ---------------------------------------------------------------------- domain_status, styled
 #: How style_domain_status names domain_status()'s columns (units in the header, not in every cell).
 _STATUS_LABELS = {
-    "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_min_s": "delay min (s)",
-    "delay_max_s": "delay max (s)", "backoff_s": "backoff (s)", "held_until": "held until (UTC)",
-    "hold_status": "hold status", "suppressed_reason": "reason", "suppressed_until": "suppressed until (UTC)",
-    "crawl_delay_s": "Crawl-delay (s)", "next_allowed_at": "next allowed (UTC)",
+    "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
+    "backoff_s": "backoff (s)", "held_until": "held until (UTC)", "suppressed_until": "suppressed until (UTC)",
+    "suppressed_reason": "suppressed because", "crawl_delay_s": "Crawl-delay (s)",
+    "next_allowed_at": "next allowed (UTC)",
 }
 #: Text cells longer than this are cut, the whole text on hover.
-STATUS_TEXT_LIMIT = 40
+STATUS_TEXT_LIMIT = 32
 
 
 def _is_empty(value: Any) -> bool:
@@ -1135,33 +1135,69 @@ def _plain_cell(value: Any) -> str:
     return f'<span title="{html.escape(text, quote=True)}">{html.escape(_clip(text, STATUS_TEXT_LIMIT))}</span>'
 
 
+def _status_view(frame: "pd.DataFrame") -> "pd.DataFrame":
+    """domain_status() with pairs folded into one column each: the delay range (``0.2–0.4``), the
+    hold (``16:04:10 (503)``); ``suppressed`` goes (the reason and the row colour say it). Other
+    columns, including any the transport adds later, pass as they are."""
+    import pandas as pd
+
+    columns = list(frame.columns)
+    out: dict[str, Any] = {}
+    for c in columns:
+        if c == "delay_min_s" and "delay_max_s" in columns:
+            out["delay_s"] = [
+                "" if _is_empty(lo) else (_seconds_cell(lo) if _is_empty(hi) or hi == lo
+                                          else f"{_seconds_cell(lo)}–{_seconds_cell(hi)}")
+                for lo, hi in zip(frame["delay_min_s"], frame["delay_max_s"])
+            ]
+        elif c == "held_until" and "hold_status" in columns:
+            out["held_until"] = [
+                "" if _is_empty(at) else _time_cell(at) + ("" if _is_empty(st) else f" ({int(st)})")
+                for at, st in zip(frame["held_until"], frame["hold_status"])
+            ]
+        elif c == "suppressed_until" and "suppressed" in columns:
+            out[c] = [
+                _time_cell(at) if not _is_empty(at) else ("until further notice" if bool(on) else "")
+                for at, on in zip(frame[c], frame["suppressed"].fillna(False))
+            ]
+        elif c in ("delay_max_s", "hold_status") or (c == "suppressed" and "suppressed_reason" in columns):
+            continue
+        else:
+            out[c] = frame[c]
+    return pd.DataFrame(out, index=frame.index)
+
+
 def style_domain_status(frame: "pd.DataFrame") -> "Styler":
-    """``domain_status()`` for people: held rows amber and suppressed rows red (those cells in bold),
-    seconds to one decimal, times to the second (UTC), empty cells empty, long reasons cut (whole on
-    hover), units in the headers, no index.
+    """``domain_status()`` for people: held rows amber and suppressed rows red (host and reason in
+    bold), seconds to one decimal, times to the second (UTC), empty cells empty, the delay range
+    and the hold each in one column, long reasons cut (whole on hover), units in the headers, no
+    index. A display: its ``.data`` is that folded table, not *frame*.
 
     >>> style_domain_status(r.domain_status())   # doctest: +SKIP
     """
     import pandas as pd
 
-    columns = list(frame.columns)
+    view = _status_view(frame)
+    columns = list(view.columns)
 
     def row_style(row: "pd.Series") -> list[str]:
-        suppressed = bool(row["suppressed"]) if "suppressed" in row.index and pd.notna(row["suppressed"]) else False
-        held = "held_until" in row.index and pd.notna(row["held_until"])
+        source = frame.loc[row.name]
+        suppressed = "suppressed" in source.index and pd.notna(source["suppressed"]) and bool(source["suppressed"])
+        held = "held_until" in source.index and pd.notna(source["held_until"])
         if not (held or suppressed):
             return [""] * len(columns)
         colour = SUPPRESSED_COLOUR if suppressed else HELD_COLOUR
-        marked = {"host", "suppressed", "suppressed_reason"} if suppressed else {"host", "held_until", "hold_status"}
+        marked = {"host", "suppressed_reason", "suppressed_until"} if suppressed else {"host", "held_until"}
         return [f"background-color: {colour}; color: #000" + ("; font-weight: bold" if c in marked else "") for c in columns]
 
     formatters: dict[str, Callable[[Any], str]] = {}
     numeric = []
     for c in columns:
-        series = frame[c]
+        series = view[c]
         if pd.api.types.is_datetime64_any_dtype(series):
             formatters[c] = _time_cell
-        elif str(c).endswith("_s"):
+            numeric.append(c)
+        elif str(c).endswith("_s") and pd.api.types.is_numeric_dtype(series):
             formatters[c] = _seconds_cell
             numeric.append(c)
         elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
@@ -1169,17 +1205,19 @@ def style_domain_status(frame: "pd.DataFrame") -> "Styler":
             numeric.append(c)
         else:
             formatters[c] = _plain_cell
+            if c in ("delay_s", "held_until", "suppressed_until"):
+                numeric.append(c)
     styler = (
-        frame.style.apply(row_style, axis=1)
+        view.style.apply(row_style, axis=1)
         .format(formatters, escape=None)
         .format_index(lambda c: _STATUS_LABELS.get(c, str(c).replace("_", " ")), axis=1)
         .hide(axis="index")
         .set_table_attributes('class="paperfetch-domain-status"')
         .set_table_styles([
-            {"selector": "", "props": "border-collapse: collapse; font-size: 12px"},
+            {"selector": "", "props": "border-collapse: collapse; font-size: 12px; table-layout: auto"},
             {"selector": "th", "props": "padding: 2px 6px; text-align: left; vertical-align: bottom; "
                                         "border-bottom: 1px solid #888; max-width: 7em"},
-            {"selector": "td", "props": "padding: 1px 6px; white-space: nowrap; "
+            {"selector": "td", "props": "padding: 1px 6px; white-space: nowrap; text-align: left; "
                                         "border-bottom: 1px solid rgba(128,128,128,.25)"},
         ])
     )

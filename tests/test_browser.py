@@ -311,5 +311,20 @@ def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, 
             held = page.locator("div.paperfetch-dashboard tr[data-host]", has_text="HELD")
             assert held.count() >= 1 and "HELD until" in held.first.inner_text()
             _check_fits(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=2")
+            # style_domain_status(r.domain_status()): formatted for people, and about a window wide, not 2,100 px
+            page.set_viewport_size({"width": 1024, "height": 900})
+            status = page.locator("table.paperfetch-domain-status")
+            assert status.count() == 1
+            cells = status.locator("td").all_inner_texts()
+            assert cells and not {"nan", "None", "NaT", "<NA>", "False"} & {c.strip() for c in cells}
+            width = status.evaluate("t => t.getBoundingClientRect().width")
+            assert width <= 1150, f"style_domain_status is {width:.0f} px wide"
+            status.scroll_into_view_if_needed()
+            shot = tmp_path / "domain-status-1024.png"
+            page.screenshot(path=str(shot))
+            try:
+                shutil.copy(shot, _screens_dir() / shot.name)
+            except OSError:
+                pass
         finally:
             browser.close()

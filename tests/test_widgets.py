@@ -456,7 +456,9 @@ def test_style_domain_status_is_formatted_for_people():
     times = [c for c in cells if re.fullmatch(r"[\d:\- ]{8,}", c)]
     assert times and all(re.fullmatch(r"(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d", t) for t in times)  # to the second
     assert f'title="{reason}"' in html and reason not in html.replace(f'title="{reason}"', "")
-    assert ">delay min (s)<" in html and ">held until (UTC)<" in html  # units in the header
+    assert any(c.endswith(":00 (429)") or c.endswith(" (429)") for c in cells)  # the hold and its status, one cell
+    assert "suppressed" not in style_domain_status(frame).data.columns  # the reason and the colour say it
+    assert ">delay (s)<" in html and ">held until (UTC)<" in html and ">0.1–0.2<" not in html  # units in the header
     assert "white-space: nowrap" in html and 'class="row_heading' not in html  # no index column
 
 
