@@ -1096,7 +1096,7 @@ _STATUS_LABELS = {
     "next_allowed_at": "next allowed (UTC)",
 }
 #: Text cells longer than this are cut, the whole text on hover.
-STATUS_TEXT_LIMIT = 32
+STATUS_TEXT_LIMIT = 24
 
 
 def _is_empty(value: Any) -> bool:
@@ -1217,10 +1217,13 @@ def style_domain_status(frame: "pd.DataFrame") -> "Styler":
             {"selector": "", "props": "border-collapse: collapse; font-size: 12px; table-layout: auto"},
             {"selector": "th", "props": "padding: 2px 6px; text-align: left; vertical-align: bottom; "
                                         "border-bottom: 1px solid #888; max-width: 7em"},
-            {"selector": "td", "props": "padding: 1px 6px; white-space: nowrap; text-align: left; "
+            {"selector": "td", "props": "padding: 1px 6px; white-space: nowrap; "
                                         "border-bottom: 1px solid rgba(128,128,128,.25)"},
         ])
     )
     if numeric:
         styler = styler.set_properties(subset=numeric, **{"text-align": "right", "font-variant-numeric": "tabular-nums"})
+    text = [c for c in columns if c not in numeric]
+    if text:
+        styler = styler.set_properties(subset=text, **{"text-align": "left"})
     return styler

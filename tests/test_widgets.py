@@ -433,7 +433,8 @@ def test_style_domain_status_marks_held_and_suppressed_rows():
     styler = style_domain_status(frame)
     assert isinstance(styler, pd.io.formats.style.Styler)
     ctx = styler._compute().ctx  # {(row, col): [(property, value), ...]}
-    colours = {frame.loc[r, "host"]: dict(props).get("background-color") for (r, c), props in ctx.items() if c == 0}
+    colours = {frame.loc[r, "host"]: dict(props)["background-color"] for (r, c), props in ctx.items()
+               if c == 0 and "background-color" in dict(props)}
     assert colours == {"held.example": HELD_COLOUR, "shut.example": SUPPRESSED_COLOUR}
     html = styler.to_html()
     assert 'class="paperfetch-domain-status"' in html and HELD_COLOUR in html and SUPPRESSED_COLOUR in html
