@@ -1203,10 +1203,11 @@ def style_domain_status(frame: "pd.DataFrame") -> "Styler":
         elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             formatters[c] = lambda v: "" if _is_empty(v) else str(v)
             numeric.append(c)
+        elif c in ("delay_s", "held_until", "suppressed_until"):  # folded by _status_view: never cut
+            formatters[c] = lambda v: "" if _is_empty(v) else html.escape(str(v))
+            numeric.append(c)
         else:
             formatters[c] = _plain_cell
-            if c in ("delay_s", "held_until", "suppressed_until"):
-                numeric.append(c)
     styler = (
         view.style.apply(row_style, axis=1)
         .format(formatters, escape=None)
