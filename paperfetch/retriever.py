@@ -243,10 +243,11 @@ class Retriever:
     def dashboard(self) -> Any:
         """A :class:`~paperfetch.widgets.Dashboard` of this retriever, at any time.
 
-        During a run it follows the run; afterwards it shows the last run (counts by status, per-host
-        counts, recent events) with every host's politeness state as it is now (as ``domain_status()``
-        has it: a hold keeps counting down). Before any run, the hosts and their state only. In a
-        notebook it displays as widgets (the value of a cell, or ``display(r.dashboard())``); its
+        During a run it follows the run (holds count down); afterwards it shows the last run as it
+        ended (counts by status, per-host counts and politeness state, recent events; holds as clock
+        times, no countdown), the same answer as the dashboard the run showed. The state now is
+        ``domain_status()``. Before any run, the hosts and their state only. In a notebook it
+        displays as widgets while something can change and as static HTML once the run ended; its
         ``repr`` is text.
         """
         from paperfetch.widgets import Dashboard, DashboardModel

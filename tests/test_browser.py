@@ -1,9 +1,18 @@
-"""The live dashboard in a real browser: Voilà serves ``notebooks/dashboard_live.ipynb``, headless Chromium shows it.
+"""The dashboard in a real browser, live and saved.
 
-The page is driven with Playwright (the Python package) and Debian's Chromium at ``/usr/bin/chromium``;
-no browser is ever downloaded. The test presses the notebook's start button, waits for the per-host table
-(``table.paperfetch-hosts``), and checks that it changes while the batch runs, and that the held and the
-suppressed publishers of the demo world say so in words.
+* Live: Voilà serves ``notebooks/dashboard_live.ipynb`` and headless Chromium shows it. The test presses the
+  notebook's start button, waits for the per-host table (``table.paperfetch-hosts``), checks that it changes
+  while the batch runs, that the held and the suppressed publishers of the demo world say so in words, and,
+  once the run has ended, that the table fits a 1024 px and a 1600 px window (no horizontal overflow).
+* Saved: ``notebooks/batch_from_dataframe.ipynb`` is executed (nbclient), saved without its widget state, and
+  exported to HTML with nbconvert; Chromium opens that file with no kernel anywhere and finds every dashboard's
+  final state ("paperfetch … ended … UTC", the host table) instead of "model not found", again at both widths.
+
+Screenshots (``live-1024.png``, ``live-1600.png``, ``saved-1024.png``, ``saved-1600.png``) are written to the
+test's temporary folder and copied to ``$PAPERFETCH_SCREENSHOTS`` (default ``/tmp/screens``) to look at.
+
+The pages are driven with Playwright (the Python package) and Debian's Chromium at ``/usr/bin/chromium``;
+no browser is ever downloaded.
 
 Skipped only when ``/usr/bin/chromium`` is missing *and* neither ``CI`` nor ``PAPERFETCH_REQUIRE_BROWSER``
 is set; ``.ci/run`` installs Chromium and sets ``PAPERFETCH_REQUIRE_BROWSER``, so in CI a missing browser is a
@@ -13,6 +22,7 @@ failure.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,6 +45,20 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 START_BUTTON = "Download the demo batch"
+SAVED_NOTEBOOK = REPO / "notebooks" / "batch_from_dataframe.ipynb"
+WIDTHS = (1024, 1600)
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+# Every host table's box and table: their widths, and whether the content is wider than the box.
+OVERFLOW = """() => Array.from(document.querySelectorAll("div.paperfetch-hosts-box")).map(box => {
+  const table = box.querySelector("table.paperfetch-hosts");
+  return {box: [box.scrollWidth, box.clientWidth], table: table ? table.getBoundingClientRect().width : null,
+          right: table ? table.getBoundingClientRect().right : null, window: window.innerWidth,
+          rows: box.querySelectorAll("tr[data-host]").length,
+          visible: Array.from(box.querySelectorAll("tr[data-host]")).filter(
+            tr => tr.getBoundingClientRect().bottom <= box.getBoundingClientRect().bottom + 1).length,
+          rowHeights: Array.from(box.querySelectorAll("tr[data-host]")).map(tr => tr.getBoundingClientRect().height)};
+})"""
 
 pytestmark = pytest.mark.slow
 
@@ -59,6 +83,44 @@ def _need_chromium() -> None:
     pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); required when CI is set")
 
 
+
+
+def _launch(p, tmp_path: Path):
+    """Chromium with a fresh, empty profile in this test's folder (Playwright passes it as --user-data-dir)."""
+    return p.chromium.launch_persistent_context(
+        str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True,
+    )
+
+
+def _screens_dir() -> Path:
+    return Path(os.environ.get("PAPERFETCH_SCREENSHOTS", "/tmp/screens"))
+
+
+def _check_fits(page, name: str, tmp_path: Path, focus: str | None = None) -> None:
+    """At each width: a screenshot (of the window, scrolled to *focus* when given), and every host table
+    fits its box (no horizontal scroll) and the window, each row on one line, at least three rows visible
+    in the box (or all of them)."""
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(300)  # let the layout settle
+        if focus is not None:
+            page.locator(focus).scroll_into_view_if_needed()
+        shot = tmp_path / f"{name}-{width}.png"
+        page.screenshot(path=str(shot))
+        try:
+            _screens_dir().mkdir(parents=True, exist_ok=True)
+            shutil.copy(shot, _screens_dir() / shot.name)
+        except OSError:
+            pass  # a copy to look at; the test's own folder has the original
+        boxes = page.evaluate(OVERFLOW)
+        assert boxes, f"{name}: no host table at {width} px"
+        for box in boxes:
+            scroll, client = box["box"]
+            assert scroll <= client, f"{name} at {width} px: the host table overflows its box: {box}"
+            assert box["right"] <= box["window"], f"{name} at {width} px: the host table is wider than the window: {box}"
+            assert box["visible"] >= min(3, box["rows"]), f"{name} at {width} px: too few rows visible: {box}"
+            heights = box["rowHeights"]
+            assert heights and max(heights) < 2 * min(heights), f"{name} at {width} px: a row wraps: {box}"
 
 
 def _free_port() -> int:
@@ -129,7 +191,7 @@ def _done_total(table: dict) -> int | None:
     return sum(int(row[column]) for row in table["rows"] if row[column].isdigit())
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(240)
 def test_dashboard_table_updates_live_in_chromium(tmp_path):
     _need_chromium()
     from playwright.sync_api import sync_playwright
@@ -139,10 +201,7 @@ def test_dashboard_table_updates_live_in_chromium(tmp_path):
     try:
         voila.wait_ready(60)
         with sync_playwright() as p:
-            # A fresh, empty profile in this test's folder (Playwright passes it as --user-data-dir).
-            browser = p.chromium.launch_persistent_context(
-                str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True,
-            )
+            browser = _launch(p, tmp_path)
             try:
                 page = browser.new_page()
                 page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}"))
@@ -181,6 +240,17 @@ def test_dashboard_table_updates_live_in_chromium(tmp_path):
                 held = page.locator("table.paperfetch-hosts tr[data-host]", has_text="HELD")
                 suppressed = page.locator("table.paperfetch-hosts tr[data-host]", has_text="SUPPRESSED")
                 assert held.count() >= 1 and suppressed.count() >= 1
+
+                # The run ends: the countdowns stop, the dashboard says so, and its table fits both widths.
+                page.wait_for_function(
+                    """() => { const c = document.querySelector(".paperfetch-counts");
+                               return c && c.innerText.includes("ended"); }""",
+                    timeout=90_000,
+                )
+                final = page.evaluate(READ_TABLE)
+                assert not any(" left" in cell for row in final["rows"] for cell in row), final
+                assert any("HELD until" in cell for row in final["rows"] for cell in row), final
+                _check_fits(page, "live", tmp_path)
             finally:
                 browser.close()
     except BaseException:
@@ -189,3 +259,72 @@ def test_dashboard_table_updates_live_in_chromium(tmp_path):
         raise
     finally:
         voila.stop()
+
+
+@pytest.mark.timeout(240)
+def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, monkeypatch):
+    _need_chromium()
+    import nbclient
+    import nbconvert
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("JUPYTER_PATH", str(write_python3_kernelspec(tmp_path / "jupyter")))  # this interpreter
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    nb = nbformat.read(SAVED_NOTEBOOK, as_version=4)
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=120, startup_timeout=60,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb.metadata.pop("widgets", None)  # saved without the widget state: what "model not found" came from
+    saved = tmp_path / "saved.ipynb"
+    nbformat.write(nb, saved)
+
+    # In the file: every dashboard output is its final state, as HTML and as text, and no widget view.
+    reopened = nbformat.read(saved, as_version=4)
+    dashboards = [
+        output.data for cell in reopened.cells if cell.cell_type == "code" for output in cell.outputs
+        if "paperfetch-dashboard" in output.get("data", {}).get("text/html", "")
+    ]
+    assert len(dashboards) == 3, dashboards  # the interrupted run, r.dashboard() after it, the resumed run
+    for data in dashboards:
+        assert WIDGET_VIEW not in data
+        assert data["text/plain"].startswith("paperfetch ended ") and "VBox(" not in data["text/plain"]
+    # one answer per notebook: r.dashboard() after the interrupted run says what that run's dashboard says
+    assert dashboards[0]["text/plain"] == dashboards[1]["text/plain"]
+
+    exported = tmp_path / "saved.html"
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(reopened)
+    exported.write_text(body, encoding="utf-8")
+    console: deque[str] = deque(maxlen=100)
+    with sync_playwright() as p:
+        browser = _launch(p, tmp_path)
+        try:
+            page = browser.new_page()
+            page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}"))
+            page.goto(exported.as_uri(), wait_until="domcontentloaded", timeout=60_000)
+            page.wait_for_selector("div.paperfetch-dashboard table.paperfetch-hosts tr[data-host]", timeout=30_000)
+            text = page.inner_text("body")
+            assert "model not found" not in text
+            shown = page.locator("div.paperfetch-dashboard")
+            assert shown.count() == 3, "\n".join(console)
+            for i in range(shown.count()):
+                assert "ended" in shown.nth(i).locator(".paperfetch-counts").inner_text()
+            held = page.locator("div.paperfetch-dashboard tr[data-host]", has_text="HELD")
+            assert held.count() >= 1 and "HELD until" in held.first.inner_text()
+            _check_fits(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=2")
+            # style_domain_status(r.domain_status()): formatted for people, and about a window wide, not 2,100 px
+            page.set_viewport_size({"width": 1024, "height": 900})
+            status = page.locator("table.paperfetch-domain-status")
+            assert status.count() == 1
+            cells = status.locator("td").all_inner_texts()
+            assert cells and not {"nan", "None", "NaT", "<NA>", "False"} & {c.strip() for c in cells}
+            width = status.evaluate("t => t.getBoundingClientRect().width")
+            assert width <= 1150, f"style_domain_status is {width:.0f} px wide"
+            status.scroll_into_view_if_needed()
+            shot = tmp_path / "domain-status-1024.png"
+            page.screenshot(path=str(shot))
+            try:
+                shutil.copy(shot, _screens_dir() / shot.name)
+            except OSError:
+                pass
+        finally:
+            browser.close()

@@ -8,6 +8,8 @@ import time
 import types
 
 import pandas as pd
+from dataclasses import replace
+
 import pytest
 
 from paperfetch import FakeClock, HttpClient, Retriever
@@ -25,6 +27,7 @@ from paperfetch.widgets import (
     DashboardModel,
     HostSnapshot,
     in_notebook,
+    render_text,
     style_domain_status,
 )
 
@@ -124,7 +127,7 @@ def test_item_completions_count_by_status_and_log_invalid_pdfs():
     model.finish()
     snap = model.snapshot()
     assert not snap.running and snap.finished_at == clock.time()
-    assert "finished: 4/5 done" in snap.summary()
+    assert snap.summary().startswith("paperfetch ended 22:13:20 UTC: 4/5 done")
 
 
 def test_recent_events_are_a_short_ring():
@@ -247,7 +250,7 @@ def test_dashboard_traits_after_a_redraw():
     for host in ("a.example", "b.example", "c.example", "d.example"):
         assert f'<tr data-host="{host}"' in table
     held_row = table.split('<tr data-host="b.example"')[1].split("</tr>")[0]
-    assert "HELD" in held_row and "held 12:34 left (HTTP 503)" in held_row and HELD_COLOUR in held_row
+    assert "HELD" in held_row and "HELD 12:34 left (HTTP 503)" in held_row and HELD_COLOUR in held_row
     suppressed_row = table.split('<tr data-host="c.example"')[1].split("</tr>")[0]
     assert "SUPPRESSED" in suppressed_row and SUPPRESSED_COLOUR in suppressed_row
     assert "HTTP 403 for http://c.example/pdf" in suppressed_row
@@ -261,10 +264,16 @@ def test_dashboard_traits_after_a_redraw():
 
     clock.advance(60)  # the countdown moves on the next redraw
     dash.refresh()
-    assert "held 11:34 left" in dash.hosts.value
+    assert "HELD 11:34 left" in dash.hosts.value
     model.finish()
     dash.close()
     assert dash.progress_bar.bar_style == "danger"  # finished with 4 of 10
+    # the run ended: the countdown stops, the hold is a clock time, and later views say the same
+    held_row = dash.hosts.value.split('<tr data-host="b.example"')[1].split("</tr>")[0]
+    assert " left (HTTP" not in held_row and "HELD until 22:25:54 UTC (HTTP 503)" in held_row
+    assert "ended 22:14:20 UTC" in dash.counts.value and not dash._countdown
+    clock.advance(600)
+    assert dash.tick() is False and Dashboard(model, autostart=False).hosts.value == dash.hosts.value
 
 
 def test_html_is_escaped():
@@ -359,7 +368,7 @@ def test_disabled_dashboard_does_nothing(capsys):
     assert dash.tick() is False
     dash.close()
     dash.show()
-    dash._ipython_display_()
+    assert dash._repr_mimebundle_() == {"text/plain": "Dashboard(disabled)"}
     assert dash.redraws == 0 and dash._thread is None and dash.snapshot() is None
     assert repr(dash) == "Dashboard(disabled)"
     assert capsys.readouterr().out == ""
@@ -381,7 +390,7 @@ def test_repr_is_text():
     assert text.startswith("paperfetch running: 1/3 done") and "downloaded 1" in text
     assert "<" not in text.split("\n")[0]
     lines = text.splitlines()
-    assert any(line.strip().startswith("b.example") and "HELD" in line and "held 12:34 left" in line for line in lines)
+    assert any(line.strip().startswith("b.example") and "HELD" in line and "HELD 12:34 left" in line for line in lines)
     assert any(line.strip().startswith("c.example") and "SUPPRESSED" in line for line in lines)
     assert "recent events (UTC):" in text and "HOLD b.example held for 12:34" in text
     assert pretty(dash) == text
@@ -426,10 +435,34 @@ def test_style_domain_status_marks_held_and_suppressed_rows():
     styler = style_domain_status(frame)
     assert isinstance(styler, pd.io.formats.style.Styler)
     ctx = styler._compute().ctx  # {(row, col): [(property, value), ...]}
-    colours = {frame.loc[r, "host"]: dict(props).get("background-color") for (r, c), props in ctx.items() if c == 0}
+    colours = {frame.loc[r, "host"]: dict(props)["background-color"] for (r, c), props in ctx.items()
+               if c == 0 and "background-color" in dict(props)}
     assert colours == {"held.example": HELD_COLOUR, "shut.example": SUPPRESSED_COLOUR}
     html = styler.to_html()
     assert 'class="paperfetch-domain-status"' in html and HELD_COLOUR in html and SUPPRESSED_COLOUR in html
+
+
+def test_style_domain_status_is_formatted_for_people():
+    import re
+
+    clock = FakeClock()
+    client = HttpClient(registry=HostRegistry(clock), clock=clock, rate_limit_min_s=0.1, rate_limit_max_s=0.25)
+    reason = "HTTP 403 for http://shut.example/" + "a" * 80
+    client.host_limiter("http://held.example/").set_hold(clock.monotonic() + 60.123456, status=429, reason="HTTP 429")
+    client.host_limiter("http://shut.example/").suppress(reason, clock.monotonic(), 3600)
+    client.host_limiter("http://plain.example/").update(lambda facts: replace(facts, backoff_s=2.345678))
+    frame = client.domain_status()
+    html = style_domain_status(frame).to_html()
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html)
+    assert cells and not {"nan", "None", "NaT", "<NA>", "False"} & set(cells)
+    assert "2.345678" not in html and ">2.3<" in html and ">0.0<" in html  # seconds to one decimal
+    times = [c for c in cells if re.fullmatch(r"[\d:\- ]{8,}", c)]
+    assert times and all(re.fullmatch(r"(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d", t) for t in times)  # to the second
+    assert f'title="{reason}"' in html and reason not in html.replace(f'title="{reason}"', "")
+    assert any(c.endswith(":00 (429)") or c.endswith(" (429)") for c in cells)  # the hold and its status, one cell
+    assert "suppressed" not in style_domain_status(frame).data.columns  # the reason and the colour say it
+    assert ">delay (s)<" in html and ">held until (UTC)<" in html and ">0.1–0.2<" not in html  # units in the header
+    assert "white-space: nowrap" in html and 'class="row_heading' not in html  # no index column
 
 
 # ---------------------------------------------------------------------- with the Retriever
@@ -487,7 +520,10 @@ def test_a_real_run_fills_the_dashboard(world, tmp_path, monkeypatch):
         assert snap.host(held_host).held and snap.host(held_host).hold_status == 503
         assert snap.host(forbidden_host).suppressed
         held_row = dash.hosts.value.split(f'<tr data-host="{held_host}"')[1].split("</tr>")[0]
-        assert "HELD" in held_row and " left (HTTP 503)" in held_row
+        assert "HELD" in held_row and "HELD until " in held_row and " left" not in held_row  # the run ended
+        bundle = dash._repr_mimebundle_()
+        assert set(bundle) == {"text/html", "text/plain"}  # a finished run: its final state, no widget
+        assert "paperfetch ended " in bundle["text/plain"] and "paperfetch-hosts" in bundle["text/html"]
         kinds = {(e.kind, e.host) for e in snap.events}
         assert {("hold", held_host), ("suppress", forbidden_host), ("disallowed", robots_host)} <= kinds
         assert "tester@example.org" not in repr(dash) and "tester@example.org" not in dash.events.value
@@ -532,3 +568,130 @@ def test_dashboard_before_any_run_shows_the_known_hosts(world, tmp_path):
         assert snap.total == 0 and snap.host("already.example").suppressed
         assert "SUPPRESSED" in dash.hosts.value
         assert repr(dash).startswith("paperfetch idle: 0/0 done")
+
+
+# ---------------------------------------------------------------------- display: mime bundle, saved outputs
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def test_mimebundle_delegates_to_the_widget_while_the_run_goes():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(3)
+    feed(model, clock)
+    dash = Dashboard(model, autostart=False)
+    bundle = dash._repr_mimebundle_()
+    assert bundle[WIDGET_VIEW]["model_id"] == dash.widget.model_id
+    # the fallbacks a saved notebook, an HTML export or a terminal show: the same moment, readable
+    assert bundle["text/plain"].startswith("paperfetch running: 0/3 done") and "VBox(" not in bundle["text/plain"]
+    assert '<div class="paperfetch-dashboard"' in bundle["text/html"] and "HELD 12:34 left" in bundle["text/html"]
+    model.finish()
+    bundle = dash._repr_mimebundle_()
+    assert WIDGET_VIEW not in bundle
+    assert "ended 22:13:20 UTC" in bundle["text/html"] and "HELD until 22:25:54 UTC" in bundle["text/plain"]
+
+
+def test_show_then_close_replaces_the_output_with_the_final_state(monkeypatch):
+    import IPython.display
+
+    import paperfetch.widgets as widgets
+
+    class Handle:
+        def __init__(self):
+            self.updates = []
+
+        def update(self, obj, raw=False):
+            self.updates.append((obj, raw))
+
+    shown = []
+
+    def fake_display(obj, display_id=None):
+        shown.append((obj._repr_mimebundle_(), display_id))
+        return Handle()
+
+    monkeypatch.setattr(IPython.display, "display", fake_display)
+    monkeypatch.setattr(widgets, "in_notebook", lambda: True)
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(2)
+    dash = Dashboard(model, autostart=False)
+    dash.show()
+    (bundle, display_id), = shown
+    assert display_id is True and WIDGET_VIEW in bundle
+    handle = dash._handles[0]
+    model.item_finished("downloaded")
+    model.item_finished("no_oa_copy")
+    model.finish()
+    dash.close()
+    (final, raw), = handle.updates
+    assert raw is True and set(final) == {"text/html", "text/plain"}
+    assert final["text/plain"].startswith("paperfetch ended 22:13:20 UTC: 2/2 done")
+    assert "2 / 2" in final["text/html"] and "ended 22:13:20 UTC" in final["text/html"]
+
+
+def test_a_redraw_sends_one_message_per_part():
+    model = DashboardModel()
+    dash = Dashboard(model, autostart=False)
+    sent = {name: [] for name in ("progress_bar", "counts", "hosts", "events")}
+    for name, calls in sent.items():
+        getattr(dash, name).send_state = lambda key=None, calls=calls: calls.append(set(key or ()))
+    model.start(5)
+    model.on_event(ev(EventKind.REQUEST, "a.example"))
+    model.item_finished("downloaded")
+    dash.refresh()
+    assert all(len(calls) == 1 for calls in sent.values()), sent
+    assert {"value", "max"} <= set(sent["progress_bar"][0])
+
+
+def test_host_table_is_compact_problem_hosts_first_reasons_cut_with_the_whole_on_hover():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(1)
+    feed(model, clock)
+    long_reason = "HTTP 403 for http://z.example/" + "x" * 300
+    model.on_event(ev(EventKind.SUPPRESS, "z.example", clock, status=403, detail=long_reason))
+    html_table = Dashboard(model, autostart=False).hosts.value
+    rows = [part.split('"')[0] for part in html_table.split('<tr data-host="')[1:]]
+    assert rows == ["b.example", "c.example", "z.example", "a.example", "d.example"]  # held, suppressed first
+    head = html_table.split("<thead>")[1].split("</thead>")[0]
+    assert head.count("<th ") == len(widgets_module().HOST_COLUMNS) and head.count("white-space:nowrap") == head.count("<th ")
+    assert ">in flight</th>" in head and ">not sent</th>" in head
+    a_row = html_table.split('<tr data-host="a.example"')[1].split("</tr>")[0]
+    numbers = [cell for cell in a_row.split("<td")[1:] if "text-align:right" in cell]
+    assert len(numbers) >= 8 and all("padding:1px 6px" in cell for cell in numbers)
+    z_row = html_table.split('<tr data-host="z.example"')[1].split("</tr>")[0]
+    assert f'title="SUPPRESSED: {long_reason}"' in z_row and "text-overflow:ellipsis" in z_row
+    assert "table-layout:fixed" in html_table
+    text = render_text(model.snapshot())
+    z_line = next(line for line in text.splitlines() if line.strip().startswith("z.example"))
+    assert len(z_line) < 250 and z_line.endswith("…")
+
+
+def widgets_module():
+    import paperfetch.widgets as widgets
+
+    return widgets
+
+
+def test_text_view_right_aligns_numbers():
+    model = DashboardModel()
+    for _ in range(12):
+        model.on_event(ev(EventKind.REQUEST, "many.example"))
+        model.on_event(ev(EventKind.RESPONSE, "many.example", status=200))
+    model.on_event(ev(EventKind.REQUEST, "one.example"))
+    model.on_event(ev(EventKind.RESPONSE, "one.example", status=403))
+    lines = render_text(model.snapshot()).splitlines()
+    header = lines[1]
+    ok_end = header.index(" OK") + 3
+    many = next(line for line in lines if "many.example" in line)
+    one = next(line for line in lines if "one.example" in line)
+    assert many[ok_end - 2:ok_end] == "12" and one[ok_end - 1] == "0" and one[ok_end - 2] == " "
+
+
+def test_the_widget_itself_reprs_as_the_summary_line():
+    model = DashboardModel()
+    model.start(2)
+    model.item_finished("downloaded")
+    dash = Dashboard(model, autostart=False)
+    bundle = dash.widget._repr_mimebundle_()
+    assert bundle["text/plain"].startswith("paperfetch running: 1/2 done") and WIDGET_VIEW in bundle
