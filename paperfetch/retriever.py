@@ -64,7 +64,7 @@ from paperfetch.validate import check_pdf_file, sniff
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
-logger = logging.getLogger("paperfetch.retriever")
+logger = logging.getLogger(__name__)
 
 #: Cheapest reliable first: arXiv needs no lookup, OpenAlex was asked in batches,
 #: Unpaywall and Europe PMC are one request each, the landing page is a last resort.

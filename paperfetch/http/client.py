@@ -76,11 +76,12 @@ from paperfetch.http.headers import has_rate_limit_headers, server_requested_wai
 from paperfetch.http.hosts import HostLimiter, HostRegistry, default_registry, host_key
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
+from paperfetch.log import enable_logging, file_mode  # issue 10
 from paperfetch.redact import redact_url
 
 __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEADER", "is_synthetic"]
 
-logger = logging.getLogger("paperfetch.http")
+logger = logging.getLogger(__name__)
 
 DEFAULT_USER_AGENT = f"paperfetch/{__version__}"
 SYNTHETIC_HEADER = "X-Paperfetch-Synthetic"
@@ -91,7 +92,6 @@ DEFAULT_HOST_INTERVALS: Mapping[str, float] = {"export.arxiv.org": 3.0, "arxiv.o
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ROBOTS_REDIRECTS = 5
-_VERBOSITY_LEVELS = {0: logging.CRITICAL + 10, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
 _NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
 
 
@@ -266,9 +266,11 @@ class HttpClient:
             session.mount("https://", adapter)
         self._session = session
         self.events = EventBus()
-        self._log_level = _VERBOSITY_LEVELS.get(max(0, min(3, int(verbosity))), logging.WARNING)
-        if self._log_level <= logging.INFO:
-            _ensure_log_handler(self._log_level)
+        # --- issue 10 (logging): the library sets no level and adds no handler; verbosity >= 2 is
+        # sugar for paperfetch.enable_logging(INFO/DEBUG), an explicit request to see the messages.
+        if int(verbosity) >= 2:
+            enable_logging(logging.DEBUG if int(verbosity) >= 3 else logging.INFO)
+        # --- end issue 10
         self._requests_sent = 0
         self._count_lock = threading.Lock()
 
@@ -932,8 +934,7 @@ class HttpClient:
         self.events.publish(Event(kind, host.key, self._clock.time(), redact_url(url) if url else None, **fields))
 
     def _log(self, level: int, message: str, *args: Any) -> None:
-        if level >= self._log_level:
-            logger.log(level, message, *args)
+        logger.log(level, message, *args)  # issue 10: no per-instance gate; the logging config decides
 
     def _stream_to(
         self,
@@ -961,6 +962,7 @@ class HttpClient:
         head = bytearray()
         validated = validate is None
         fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+        os.fchmod(fd, file_mode())  # issue 10: mkstemp makes 0600; a saved PDF is readable as umask allows
         tmp = Path(tmp_name)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -1001,17 +1003,3 @@ _STATUS_COLUMNS = [
     "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "crawl_delay_s", "robots",
     "next_allowed_at",
 ]
-
-_handler_lock = threading.Lock()
-
-
-def _ensure_log_handler(level: int) -> None:
-    """With verbosity >= 2 and no logging configured, show paperfetch's messages on stderr."""
-    package_logger = logging.getLogger("paperfetch")
-    with _handler_lock:
-        if package_logger.level == logging.NOTSET or package_logger.level > level:
-            package_logger.setLevel(level)
-        if not package_logger.handlers and not logging.getLogger().handlers:
-            handler = logging.StreamHandler()
-            handler.setFormatter(logging.Formatter("[paperfetch] %(levelname)s %(message)s"))
-            package_logger.addHandler(handler)

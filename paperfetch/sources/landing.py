@@ -33,7 +33,7 @@ from paperfetch.validate import detect_bot_challenge
 
 __all__ = ["PDF_META_NAMES", "decode_html", "find_pdf_links", "is_bot_challenge"]
 
-logger = logging.getLogger("paperfetch.sources.landing")
+logger = logging.getLogger(__name__)
 
 #: ``<meta>`` names (or properties) that carry a PDF URL, best first, compared case-insensitively.
 #: ``citation_pdf_url`` is the Highwire/Google Scholar tag nearly everyone uses; the
