@@ -24,10 +24,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Iterable
+from typing import Any, Iterable
 from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "REDACTOR", "SECRET_PARAMS", "RedactingFilter", "Redactor", "install_log_filter",
+__all__ = ["REDACTED", "REDACTOR", "SECRET_PARAMS", "RedactingFilter", "Redactor", "install_log_filter", "redact_frame",
            "redact_text", "redact_url", "register_secrets"]
 
 REDACTED = "REDACTED"
@@ -179,3 +179,15 @@ def install_log_filter() -> None:
     for log in loggers:
         if _FILTER not in log.filters:
             log.addFilter(_FILTER)
+
+
+def redact_frame(frame: Any) -> Any:
+    """*frame* (a pandas DataFrame) with :func:`redact_text` applied to every text cell, in place; returned."""
+    for column in frame.columns:
+        series = frame[column]
+        if series.dtype != object and str(series.dtype) not in ("string", "str"):
+            continue
+        if not series.map(lambda v: isinstance(v, str)).any():
+            continue
+        frame[column] = series.map(lambda v: redact_text(v) if isinstance(v, str) else v)
+    return frame

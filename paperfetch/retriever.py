@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import requests
 
-from paperfetch.config import Identification
+from paperfetch.config import Identification, user_agent_for
 from paperfetch.errors import (
     ConfigurationError,
     DisallowedByRobots,
@@ -57,7 +57,7 @@ from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
 from paperfetch.ledger import Ledger
 from paperfetch.outcomes import Status, outcomes_frame
-from paperfetch.redact import redact_text, redact_url
+from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
 from paperfetch.sources import SOURCES, Candidate, Record, Source
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, sniff
@@ -373,11 +373,13 @@ class Retriever:
         #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
         self.show_dashboard = dashboard
         self._dashboard_model = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
-        common = dict(
+        install_log_filter()  # loggers made since the import mask secrets too
+        common: dict[str, Any] = dict(
+            user_agent=user_agent_for(email),
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
             max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
-            **dict(http_options or {}),
         )
+        common.update(http_options or {})
         if http is not None:
             self.web = self.api = http
         else:
@@ -386,9 +388,13 @@ class Retriever:
             self.web = HttpClient(respect_robots_txt=respect_robots_txt, timeout=timeout, **common)
             self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web._session, **common)
         self._sources: dict[str, Source] = {}
+        #: Sources left out for want of an e-mail address (said once, in one warning).
+        self.skipped_sources = tuple(name for name, cls in SOURCES.items() if cls.requires_email and not email)
+        if self.skipped_sources:
+            logger.warning("no contact e-mail given: %s skipped (pass email=, --email or set PAPERFETCH_EMAIL)",
+                           ", ".join(self.skipped_sources))
         for name, cls in SOURCES.items():
-            if cls.requires_email and not email:
-                logger.info("%s needs an e-mail address; it is skipped", name)
+            if name in self.skipped_sources:
                 continue
             source = cls(base_url=endpoints.get(name), identification=self.identification)
             self._sources[name] = source
@@ -442,7 +448,7 @@ class Retriever:
                 if item.duplicate_of is not None:
                     rows[item.position] = dict(rows[item.duplicate_of])
                     model.item_finished(rows[item.position]["status"])
-            frame = outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed)
+            frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
             self._last_outcomes = frame
         finally:
             model.finish()
@@ -474,11 +480,11 @@ class Retriever:
 
         Rows for the metadata services show the API client's pacing, the others the web client's.
         """
-        web = self.web.domain_status()
+        web = redact_frame(self.web.domain_status())
         if self.api is self.web:
             return web
         api_hosts = {host_key(s.base_url) for s in self._sources.values()}
-        api = self.api.domain_status()
+        api = redact_frame(self.api.domain_status())
         merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
         return merged.sort_values("host", ignore_index=True)
 
@@ -505,7 +511,7 @@ class Retriever:
         frame = pd.DataFrame(rows, columns=["time", "host", "url", "status", "waited_s", "elapsed_s", "source", "identifier", "outcome"])
         frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True)
         frame["status"] = frame["status"].astype("Int64")
-        return frame
+        return redact_frame(frame)
 
     def close(self) -> None:
         self.web.close()
@@ -569,8 +575,7 @@ class Retriever:
         try:
             return self._sources[name].lookup(self.api, ids)
         except PaperfetchError as exc:
-            if self.verbosity >= 1:
-                logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+            logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             return {}
         finally:
             _context.source = None
