@@ -42,7 +42,7 @@ SECRET_PARAMS = frozenset(
 _LOCAL = "A-Za-z0-9._%+-"
 _EMAIL_RE = re.compile(rf"(?<![{_LOCAL}])[{_LOCAL}]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}}")
 _SECRET_PARAM_RE = re.compile(
-    r"(?<![A-Za-z0-9_-])(" + "|".join(re.escape(p) for p in sorted(SECRET_PARAMS, key=len, reverse=True))
+    r"(?<=[?&;])(" + "|".join(re.escape(p) for p in sorted(SECRET_PARAMS, key=len, reverse=True))
     + r")=([^&#\s\"'<>]*)", re.IGNORECASE)
 #: Shorter values would mask ordinary words; API keys and addresses are longer.
 MIN_SECRET_LENGTH = 4

@@ -391,7 +391,7 @@ class Retriever:
         #: Sources left out for want of an e-mail address (said once, in one warning).
         self.skipped_sources = tuple(name for name, cls in SOURCES.items() if cls.requires_email and not email)
         if self.skipped_sources:
-            logger.warning("no contact e-mail given: %s skipped (pass email=, --email or set PAPERFETCH_EMAIL)",
+            logger.warning("no contact e-mail given: %s skipped (give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))",
                            ", ".join(self.skipped_sources))
         for name, cls in SOURCES.items():
             if name in self.skipped_sources:
@@ -431,14 +431,7 @@ class Retriever:
                     if reused is not None:
                         rows[item.position] = reused
                         continue
-                    meta = {"doi": item.identifier.doi if item.identifier.type in (IdType.DOI,) else None}
-                    if item.identifier.type is IdType.PMID:
-                        meta["pmid"] = item.identifier.value
-                    elif item.identifier.type is IdType.PMCID:
-                        meta["pmcid"] = item.identifier.value
-                    elif item.identifier.type is IdType.ARXIV:
-                        meta["arxiv_id"] = item.identifier.value + (item.identifier.version or "")
-                        meta["doi"] = item.identifier.doi
+                    meta = self._initial_meta(item.identifier)
                     jobs.append((item, _ItemJob(self, item.identifier, meta, deque(self.order))))
                 for row in rows.values():  # decided without a request: invalid inputs, rows reused from the ledger
                     model.item_finished(row["status"])
@@ -455,6 +448,67 @@ class Retriever:
             if view is not None:
                 view.close()
         return frame
+
+    def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """What :meth:`download` would try, without downloading: one row per candidate URL.
+
+        The metadata services are asked (politely, as in a run); PDFs and landing pages are not
+        requested. Columns: ``position`` (of the input), ``input``, ``key``, ``rank`` (the order of
+        trial), ``kind`` (``pdf`` or ``landing``), ``source``, ``url``, ``error``. An input without any
+        candidate has one row with ``url`` empty and the reason in ``error``.
+        """
+        parsed = parse_many(ids)
+        rows: list[dict[str, Any]] = []
+        jobs: list[tuple[ParsedInput, _ItemJob]] = []
+        for item in parsed:
+            if item.identifier is None:
+                rows.append({"position": item.position, "input": item.input, "error": item.error})
+            else:
+                jobs.append((item, _ItemJob(self, item.identifier, self._initial_meta(item.identifier), deque(self.order))))
+        self._resolve([job for _, job in jobs])
+        for item, job in jobs:
+            found: list[_Action] = []
+            errors: list[str] = []
+            while True:
+                while not job.actions and job.sources_left:
+                    job._expand(job.sources_left.popleft())
+                if not job.actions:
+                    break
+                action = job.actions.popleft()
+                if action.kind == "lookup":
+                    _context.source = action.source
+                    try:
+                        job._lookup(action)
+                    except PaperfetchError as exc:
+                        errors.append(f"{action.source}: {redact_text(str(exc))}")
+                    finally:
+                        _context.source = None
+                    continue
+                job.tried.add(action.url)
+                found.append(action)
+            base = {"position": item.position, "input": item.input, "key": item.identifier.key}  # type: ignore[union-attr]
+            for rank, action in enumerate(found, 1):
+                kind = "pdf" if action.kind == "download" else "landing"
+                rows.append({**base, "rank": rank, "kind": kind, "source": action.source, "url": redact_url(action.url)})
+            if not found:
+                reason = "; ".join(errors) or ("known, but no source offers an open-access copy" if job.known
+                                                else "no service knows this identifier")
+                rows.append({**base, "error": reason})
+        frame = pd.DataFrame(rows, columns=["position", "input", "key", "rank", "kind", "source", "url", "error"])
+        frame["rank"] = frame["rank"].astype("Int64")
+        return redact_frame(frame.sort_values(["position", "rank"], kind="stable", ignore_index=True))
+
+    @staticmethod
+    def _initial_meta(ident: Identifier) -> dict[str, Any]:
+        meta: dict[str, Any] = {"doi": ident.doi if ident.type in (IdType.DOI,) else None}
+        if ident.type is IdType.PMID:
+            meta["pmid"] = ident.value
+        elif ident.type is IdType.PMCID:
+            meta["pmcid"] = ident.value
+        elif ident.type is IdType.ARXIV:
+            meta["arxiv_id"] = ident.value + (ident.version or "")
+            meta["doi"] = ident.doi
+        return meta
 
     def download_frame(self, df: pd.DataFrame, column: str = "doi") -> pd.DataFrame:
         """A new frame: *df*'s rows with the outcome columns joined (*df* is not modified).
