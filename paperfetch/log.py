@@ -17,7 +17,7 @@ from typing import IO
 
 from paperfetch.redact import install_log_filter
 
-__all__ = ["enable_logging", "file_mode"]
+__all__ = ["disable_logging", "enable_logging", "file_mode"]
 
 _HANDLER_NAME = "paperfetch.enable_logging"
 
@@ -33,12 +33,36 @@ def enable_logging(level: int | str = logging.INFO, stream: IO[str] | None = Non
     for handler in list(package.handlers):
         if handler.get_name() == _HANDLER_NAME:
             package.removeHandler(handler)
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(logging.Formatter("[paperfetch] %(levelname)s %(name)s: %(message)s"))
     package.addHandler(handler)
     package.setLevel(level)
     return handler
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time of each record (pytest's capture, a redirect …)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: IO[str]) -> None:
+        pass
+
+
+def disable_logging() -> None:
+    """Undo :func:`enable_logging`: remove its handler and give the level back to the logging config."""
+    package = logging.getLogger("paperfetch")
+    for handler in list(package.handlers):
+        if handler.get_name() == _HANDLER_NAME:
+            package.removeHandler(handler)
+    package.setLevel(logging.NOTSET)
 
 
 def file_mode(base: int = 0o666) -> int:
