@@ -164,15 +164,18 @@ class RedactingFilter(logging.Filter):
 
 
 _FILTER = RedactingFilter()
+#: Loggers of the libraries under the transport that log our URLs at DEBUG (urllib3 logs every
+#: request line, query string included). Their records are masked the same way.
+_THIRD_PARTY_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry", "urllib3.response")
 
 
 def install_log_filter() -> None:
-    """Put the redacting filter on the ``paperfetch`` logger and every ``paperfetch.*`` logger (idempotent).
+    """Put the redacting filter on the ``paperfetch`` logger, every ``paperfetch.*`` logger and urllib3's (idempotent).
 
     A filter on a logger only sees the records logged *on that logger*, so each module's logger
     gets one; called on import of :mod:`paperfetch` and again when a Retriever is made.
     """
-    loggers = [logging.getLogger("paperfetch")]
+    loggers = [logging.getLogger(name) for name in ("paperfetch", *_THIRD_PARTY_LOGGERS)]
     for name in list(logging.Logger.manager.loggerDict):
         if name.startswith("paperfetch."):
             loggers.append(logging.getLogger(name))

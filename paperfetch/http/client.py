@@ -77,7 +77,7 @@ from paperfetch.http.hosts import HostLimiter, HostRegistry, default_registry, h
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.log import enable_logging, file_mode  # issue 10
-from paperfetch.redact import redact_url
+from paperfetch.redact import redact_text, redact_url  # issue 10: redact_text
 
 __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEADER", "is_synthetic"]
 
@@ -524,7 +524,7 @@ class HttpClient:
 
     def __repr__(self) -> str:
         return (
-            f"HttpClient(user_agent={self.user_agent!r}, polite_mode={self.polite_mode}, "
+            f"HttpClient(user_agent={redact_text(repr(self.user_agent))}, polite_mode={self.polite_mode}, "
             f"respect_robots_txt={self.respect_robots_txt}, hosts={len(self._registry.hosts())})"
         )
 
