@@ -256,7 +256,7 @@ class _ItemJob:
         if verdict.kind == "bot_challenge":
             raise InvalidPDF(f"landing page {redact_url(final_url)}: {verdict.reason}", url=redact_url(final_url),
                              status_code=response.status_code)
-        links = find_pdf_links(head, final_url)
+        links = find_pdf_links(head, final_url, response.headers.get("Content-Type"))
         self._add_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=action.followed)
 
     def _download(self, action: _Action) -> None:
