@@ -123,11 +123,15 @@ def _register_extensions(subparsers: Any) -> None:
 
     A subcommand sets ``handler=callable(args) -> int`` with ``set_defaults``.
     """
+    import importlib
+
     try:
-        from paperfetch import cli_research
-    except ImportError:
+        research = importlib.import_module("paperfetch.cli_research")
+    except ModuleNotFoundError as exc:
+        if exc.name != "paperfetch.cli_research":
+            raise
         return
-    cli_research.add_subcommands(subparsers)
+    research.add_subcommands(subparsers)
 
 
 # ---------------------------------------------------------------------------- output
@@ -153,7 +157,8 @@ def _results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
         (str(p) if isinstance(p, str) and p else (str(e) if isinstance(e, str) else ""))
         for p, e in zip(frame["path"], frame["error"])
     ]
-    shown = frame[["input", "status", "source", "detail"]].astype(object).where(frame[["input", "status", "source", "detail"]].notna(), "")
+    columns = frame[["input", "status", "source", "detail"]].astype(object)
+    shown = columns.where(columns.notna(), "")
     shown["input"] = [_clip(str(v), 40) for v in shown["input"]]
     shown["detail"] = [_clip(str(v), max(20, width - 80)) for v in shown["detail"]]
     return shown.to_string(index=False)
@@ -252,7 +257,7 @@ def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]
 
 
 # ---------------------------------------------------------------------------- files
-def _write_private_safe(path: Path, writer: Callable[[Path], None]) -> None:
+def _write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
     """Write through *writer* to a sibling temporary name, then rename: no half-written report."""
     tmp = path.with_name(f".{path.name}.part")
     try:
@@ -391,11 +396,11 @@ def _download(args: argparse.Namespace) -> int:
 
     # 2. the run
     with retriever:
-        if args.dry_run:
-            return _dry_run(retriever, frame[args.column].tolist() if frame is not None and not ids else all_inputs, args)
-        started = time.time()
         csv_only = frame is not None and not ids
-        inputs = frame[args.column].tolist() if csv_only else all_inputs
+        inputs = frame[args.column].tolist() if frame is not None and not ids else all_inputs
+        if args.dry_run:
+            return _dry_run(retriever, inputs, args)
+        started = time.time()
         try:
             outcomes = retriever.download(inputs)
         except KeyboardInterrupt:

@@ -150,7 +150,7 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:  # a broken format string: leave it to logging's own error report
+        except Exception:  # noqa: BLE001 - a broken format string: leave it to logging's own error report
             return True
         record.msg = redact_text(message)
         record.args = ()

@@ -471,14 +471,14 @@ class Retriever:
             errors: list[str] = []
             while True:
                 while not job.actions and job.sources_left:
-                    job._expand(job.sources_left.popleft())
+                    job._expand(job.sources_left.popleft())  # noqa: SLF001 - this module's own job class
                 if not job.actions:
                     break
                 action = job.actions.popleft()
                 if action.kind == "lookup":
                     _context.source = action.source
                     try:
-                        job._lookup(action)
+                        job._lookup(action)  # noqa: SLF001 - this module's own job class
                     except PaperfetchError as exc:
                         errors.append(f"{action.source}: {redact_text(str(exc))}")
                     finally:

@@ -49,7 +49,7 @@ CASSETTE_FILTER_HEADERS = ("authorization", "user-agent")
 CASSETTE_MATCH_ON = ("method", "scheme", "host", "port", "path", "query")
 
 
-def cassette_vcr(record_mode: str = "none", **kwargs):  # noqa: ANN201 - vcr is a test dependency
+def cassette_vcr(record_mode: str = "none", **kwargs: Any):  # noqa: ANN201 - vcr is a test dependency
     """A ``vcr.VCR`` with paperfetch's cassette settings (record mode ``none``: replay only)."""
     import vcr
 
