@@ -409,7 +409,15 @@ def _download(args: argparse.Namespace) -> int:
             _say(f"paperfetch: interrupted; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
                  "papers had finished", err=True)
             return EXIT_INTERRUPTED
+        if args.verbose and not args.quiet and args.format == "table":
+            _say("\nPer-host table:\n" + _host_table(retriever.domain_status()))
     return _finish(outcomes, args, report=_joined(frame, outcomes) if csv_only else None)
+
+
+def _host_table(status: pd.DataFrame) -> str:
+    columns = ["host", "requests", "last_status", "delay_min_s", "delay_max_s", "backoff_s", "held_until", "suppressed",
+               "crawl_delay_s"]
+    return status.reindex(columns=columns).to_string(index=False) if len(status) else "(no host was asked)"
 
 
 def _joined(frame: pd.DataFrame | None, outcomes: pd.DataFrame) -> pd.DataFrame:
@@ -507,11 +515,7 @@ def _demo(args: argparse.Namespace) -> int:
                 with pd.option_context("display.width", 160, "display.max_colwidth", 40):
                     _say(outcomes[["input", "id_type", "status", "source", "bytes", "title"]].to_string())
                 _say(f"\nOutcomes: {_summary(outcomes)}")
-                status = retriever.domain_status()
-                if len(status):
-                    shown = status[["host", "requests", "last_status", "delay_min_s", "delay_max_s", "backoff_s",
-                                    "held_until", "suppressed", "crawl_delay_s"]]
-                    _say("\nPer-host table:\n" + shown.to_string(index=False))
+                _say("\nPer-host table:\n" + _host_table(retriever.domain_status()))
                 _say(f"\n{len(DEMO_INPUTS)} inputs in {elapsed:.1f} s, {world.requests_served()} HTTP requests served; "
                      f"PDFs in {out}")
     return EXIT_OK  # the demo shows failures on purpose; it succeeded when it ran
@@ -532,6 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return EXIT_OK
+    package = logging.getLogger("paperfetch")
+    saved = (package.level, list(package.handlers))
     _setup_logging(args)
     try:
         return int(handler(args))
@@ -541,6 +547,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say("paperfetch: interrupted", err=True)
         return EXIT_INTERRUPTED
+    finally:  # main() called in-process (tests, a wrapper script) leaves logging as it found it
+        package.setLevel(saved[0])
+        for extra in [h for h in package.handlers if h not in saved[1]]:
+            package.removeHandler(extra)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -297,3 +297,12 @@ def test_ctrl_c_writes_the_partial_report_and_exits_130(tmp_path, world):
     assert dict(zip(frame["input"], frame["status"])) == {
         "10.5555/demo.fast": "downloaded", "10.5555/demo.unknown": "interrupted", "not a doi": "invalid_identifier"}
     assert failed.read_text() == "10.5555/demo.unknown\n"
+
+
+def test_main_leaves_logging_as_it_found_it(capsys, tmp_path):
+    import logging
+
+    package = logging.getLogger("paperfetch")
+    before = (package.level, list(package.handlers))
+    assert main(["config", "-vv"]) == 0
+    assert (package.level, list(package.handlers)) == before
