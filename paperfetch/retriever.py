@@ -391,8 +391,8 @@ class Retriever:
         #: Sources left out for want of an e-mail address (said once, in one warning).
         self.skipped_sources = tuple(name for name, cls in SOURCES.items() if cls.requires_email and not email)
         if self.skipped_sources:
-            logger.warning("no contact e-mail given: %s skipped (give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))",
-                           ", ".join(self.skipped_sources))
+            logger.warning("no contact e-mail given: %s skipped "
+                           "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
         for name, cls in SOURCES.items():
             if name in self.skipped_sources:
                 continue
