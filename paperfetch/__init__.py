@@ -3,9 +3,11 @@
 The public surface is what ``__all__`` lists; everything else is internal.
 """
 
+import logging as _logging
+
 from paperfetch._version import __version__
 from paperfetch.clock import FakeClock, SystemClock
-from paperfetch.config import Identification
+from paperfetch.config import Identification, Settings, load_settings
 from paperfetch.errors import (
     ConfigurationError,
     DisallowedByRobots,
@@ -39,8 +41,15 @@ from paperfetch.http import (
 )
 from paperfetch.cache import MetadataCache
 from paperfetch.ids import Identifier, IdType, parse_identifier
+from paperfetch.log import enable_logging
 from paperfetch.outcomes import Status
+from paperfetch.redact import Redactor, redact_text, redact_url, register_secrets
+from paperfetch.redact import install_log_filter as _install_log_filter
 from paperfetch.retriever import Retriever
+
+# A library adds no handler and sets no level: the application's logging configuration decides.
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
+_install_log_filter()  # every paperfetch.* logger masks secrets before any handler sees a record
 
 __all__ = [
     "ConfigurationError",
@@ -66,9 +75,11 @@ __all__ = [
     "Outcome",
     "PaperfetchError",
     "RateLimited",
+    "Redactor",
     "RequestTimeout",
     "Retriever",
     "ServiceError",
+    "Settings",
     "Status",
     "SystemClock",
     "TooManyRedirects",
@@ -76,8 +87,13 @@ __all__ = [
     "WrongArticle",
     "__version__",
     "default_classify",
+    "enable_logging",
     "host_limiter",
     "is_synthetic",
+    "load_settings",
     "parse_identifier",
+    "redact_text",
+    "redact_url",
+    "register_secrets",
     "release_holds",
 ]

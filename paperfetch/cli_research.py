@@ -31,18 +31,18 @@ def add_subcommands(sub: Any) -> None:
     search.add_argument("--mindate", help="earliest publication date (YYYY, YYYY/MM or YYYY/MM/DD)")
     search.add_argument("--maxdate", help="latest publication date")
     _common(search)
-    search.set_defaults(run=_run_search)
+    search.set_defaults(handler=_run_search)
 
     for name, what in (("references", "works the given paper cites"), ("citations", "works that cite the given paper")):
         links = sub.add_parser(name, help=f"{what} (OpenAlex, Crossref); one row per work")
         links.add_argument("id", help="a DOI, PMID:… or PMC…")
         _common(links)
-        links.set_defaults(run=_run_links, links=name)
+        links.set_defaults(handler=_run_links, links=name)
 
     cache = sub.add_parser("cache", help="the metadata cache")
     cache.add_argument("action", choices=["clear"], help="clear: forget every stored answer")
     cache.add_argument("--path", type=Path, help="the cache file (default: the user cache directory)")
-    cache.set_defaults(run=_run_cache)
+    cache.set_defaults(handler=_run_cache)
 
     download = sub.choices.get("download")  # `download --no-cache` as well
     if download is not None and not any("--no-cache" in a.option_strings for a in download._actions):

@@ -8,12 +8,19 @@ value whose ``repr`` never shows a secret.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import os
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
 
-__all__ = ["Identification"]
+from paperfetch.errors import ConfigurationError
+from paperfetch.redact import register_secrets
+
+__all__ = ["CONFIG_ENV", "Identification", "SETTING_NAMES", "Settings", "default_config_path", "load_settings"]
 
 
-def _mask(value: str | None) -> str:
+def _mask(value: object) -> str:
     return "None" if value is None else "'***'"
 
 
@@ -32,6 +39,9 @@ class Identification:
     ncbi_api_key: str | None = None
     tool: str = "paperfetch"
 
+    def __post_init__(self) -> None:
+        register_secrets(self.secrets())  # masked in every output of this process from now on
+
     def __repr__(self) -> str:
         parts = []
         for f in fields(self):
@@ -45,3 +55,173 @@ class Identification:
     def secrets(self) -> list[str]:
         """The secret values present, for scrubbing (cassettes, logs)."""
         return [v for v in (self.email, self.openalex_api_key, self.ncbi_api_key) if v]
+
+
+# ---------------------------------------------------------------------------- settings
+#: The config file's name inside the user config directory (platformdirs).
+CONFIG_FILE_NAME = "config.toml"
+#: Environment variable naming another config file.
+CONFIG_ENV = "PAPERFETCH_CONFIG"
+_SECRET_FIELDS = frozenset({"email", "openalex_api_key", "ncbi_api_key"})
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    kind: type
+    default: Any
+    env: tuple[str, ...]
+    help: str
+
+
+_FIELDS: tuple[_Field, ...] = (
+    _Field("email", str, None, ("PAPERFETCH_EMAIL",), "contact e-mail (Unpaywall requires one)"),
+    _Field("openalex_api_key", str, None, ("PAPERFETCH_OPENALEX_API_KEY",), "OpenAlex API key"),
+    _Field("ncbi_api_key", str, None, ("PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY"), "NCBI E-utilities API key"),
+    _Field("out_dir", str, "PDFs", ("PAPERFETCH_OUT",), "output folder (also holds the resume ledger)"),
+    _Field("workers", int, None, ("PAPERFETCH_WORKERS",), "worker threads (none: by the number of hosts)"),
+    _Field("delay_min_s", float, None, ("PAPERFETCH_DELAY_MIN",), "minimum seconds between requests to a host"),
+    _Field("delay_max_s", float, None, ("PAPERFETCH_DELAY_MAX",), "maximum seconds between requests to a host"),
+    _Field("max_retries", int, 3, ("PAPERFETCH_MAX_RETRIES",), "retries per request"),
+)
+SETTING_NAMES = tuple(f.name for f in _FIELDS)
+
+
+def default_config_path() -> Path:
+    """``$PAPERFETCH_CONFIG``, or ``config.toml`` in the user config directory (platformdirs)."""
+    named = os.environ.get(CONFIG_ENV)
+    if named:
+        return Path(named).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("paperfetch", appauthor=False)) / CONFIG_FILE_NAME
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective settings: arguments > environment > config file > defaults.
+
+    Made by :func:`load_settings`; ``origin`` says where each value came from
+    (``"argument"``, ``"env PAPERFETCH_EMAIL"``, ``"file /…/config.toml"``, ``"default"``).
+    The ``repr`` masks the e-mail and the API keys; creating one registers them for redaction.
+    """
+
+    email: str | None = None
+    openalex_api_key: str | None = None
+    ncbi_api_key: str | None = None
+    out_dir: str = "PDFs"
+    workers: int | None = None
+    delay_min_s: float | None = None
+    delay_max_s: float | None = None
+    max_retries: int = 3
+    origin: Mapping[str, str] = field(default_factory=dict, compare=False)
+    config_path: Path | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        register_secrets([self.email, self.openalex_api_key, self.ncbi_api_key])
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={self.shown(name)}" for name in SETTING_NAMES)
+        return f"Settings({shown})"
+
+    __str__ = __repr__
+
+    def shown(self, name: str) -> str:
+        """The value of setting *name* for people: secrets masked."""
+        value = getattr(self, name)
+        return _mask(value) if name in _SECRET_FIELDS else repr(value)
+
+    @property
+    def identification(self) -> Identification:
+        return Identification(email=self.email, openalex_api_key=self.openalex_api_key, ncbi_api_key=self.ncbi_api_key)
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """``(name, shown value, origin)`` for each setting, for ``paperfetch config``."""
+        return [(name, self.shown(name), self.origin.get(name, "default")) for name in SETTING_NAMES]
+
+
+def _convert(spec: _Field, value: Any, where: str) -> Any:
+    if value is None:
+        return None
+    if spec.kind is str:
+        if not isinstance(value, str):
+            raise ConfigurationError(f"{spec.name} from {where} must be text, not {type(value).__name__}")
+        value = value.strip()
+        return value or None
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        converted = spec.kind(value)
+    except (TypeError, ValueError):
+        shown = _mask(value) if spec.name in _SECRET_FIELDS else repr(value)
+        raise ConfigurationError(f"{spec.name} from {where} must be a number ({spec.kind.__name__}), not {shown}") from None
+    return converted
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings table of the TOML file at *path* (``{}`` when there is no file)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigurationError(f"cannot read the config file {path}: {exc}") from None
+    table = data.get("paperfetch", data)  # a [paperfetch] table, or top-level keys
+    unknown = sorted(set(table) - set(SETTING_NAMES) - {"paperfetch"})
+    if unknown:
+        raise ConfigurationError(f"unknown setting(s) {unknown} in {path}; known: {', '.join(SETTING_NAMES)}")
+    return dict(table)
+
+
+def load_settings(
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    config_path: Path | str | None = None,
+) -> Settings:
+    """Settings from *arguments* (``None`` values count as not given) > *environ* > the config file > defaults.
+
+    *environ* defaults to ``os.environ``; *config_path* to :func:`default_config_path`.
+    A value that cannot be converted raises :class:`ConfigurationError` naming its source.
+    """
+    arguments = {k: v for k, v in (arguments or {}).items() if v is not None}
+    unknown = sorted(set(arguments) - set(SETTING_NAMES))
+    if unknown:
+        raise ConfigurationError(f"unknown setting(s) {unknown}; known: {', '.join(SETTING_NAMES)}")
+    environ = os.environ if environ is None else environ
+    path = Path(config_path).expanduser() if config_path is not None else default_config_path()
+    from_file = read_config_file(path)
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for spec in _FIELDS:
+        env_name = next((name for name in spec.env if environ.get(name, "").strip()), None)
+        if spec.name in arguments:
+            value, where = arguments[spec.name], "argument"
+        elif env_name is not None:
+            value, where = environ[env_name], f"env {env_name}"
+        elif spec.name in from_file:
+            value, where = from_file[spec.name], f"file {path}"
+        else:
+            value, where = spec.default, "default"
+        values[spec.name] = _convert(spec, value, where) if where != "default" else value
+        if values[spec.name] is None and where != "default":
+            values[spec.name], where = spec.default, "default"
+        origin[spec.name] = where
+    return Settings(**values, origin=origin, config_path=path)
+
+
+#: The project's home page, named in the User-Agent so a publisher can find out who we are.
+PROJECT_URL = "https://github.com/paperfetch/paperfetch"
+
+
+def user_agent_for(email: str | None) -> str:
+    """``paperfetch/<version> (+<project URL>; mailto:<email>)``; without an e-mail, no ``mailto``."""
+    from paperfetch._version import __version__
+
+    contact = f"; mailto:{email}" if email else ""
+    return f"paperfetch/{__version__} (+{PROJECT_URL}{contact})"

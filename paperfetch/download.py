@@ -14,6 +14,7 @@ from typing import Callable
 import requests
 
 from paperfetch.errors import DownloadTooLarge, TruncatedDownload
+from paperfetch.log import file_mode
 
 __all__ = ["DownloadResult", "stream_to_file"]
 
@@ -65,6 +66,7 @@ def stream_to_file(
     head = bytearray()
     validated = validate is None
     fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    os.fchmod(fd, file_mode())  # mkstemp makes 0600; a saved PDF is readable as the umask allows
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -38,6 +38,8 @@ from typing import Any, TypeVar
 
 import requests
 
+from paperfetch.redact import redact_text
+
 __all__ = [
     "ConfigurationError",
     "DisallowedByRobots",
@@ -60,7 +62,14 @@ __all__ = [
 
 
 class PaperfetchError(Exception):
-    """Root of every exception raised by paperfetch."""
+    """Root of every exception raised by paperfetch.
+
+    Its message passes through :func:`paperfetch.redact.redact_text` as the error is made:
+    an exception mapped from a ``requests`` error never carries a configured e-mail or API key.
+    """
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))
 
 
 class InvalidIdentifier(PaperfetchError, ValueError):

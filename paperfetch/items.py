@@ -52,7 +52,7 @@ from paperfetch.validate import check_pdf_file, sniff
 __all__ = ["ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "current_job",
            "current_source", "identity_row", "stage_of", "status_for"]
 
-logger = logging.getLogger("paperfetch.retriever")
+logger = logging.getLogger(__name__)
 
 #: How much of a body is kept to judge it: enough to find citation_pdf_url in an HTML page served as a PDF.
 VALIDATE_BYTES = 256 * 1024
@@ -207,6 +207,31 @@ class ItemJob:
             _context.job = _context.source = None
 
     # -- planning ------------------------------------------------------------
+    def plan(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        """A dry run: every candidate ``(kind, source, url)`` in the order of trial, and the lookup errors.
+
+        The metadata services are asked (lookups run here, one request each); PDFs and landing pages are not.
+        """
+        found: list[tuple[str, str, str]] = []
+        errors: list[str] = []
+        while True:
+            while not self.actions and self.sources_left:
+                self._expand(self.sources_left.popleft())
+            if not self.actions:
+                return found, errors
+            action = self.actions.popleft()
+            if action.kind == "lookup":
+                set_current_source(action.source)
+                try:
+                    self._lookup(action)
+                except PaperfetchError as exc:
+                    errors.append(f"{action.source}: {redact_text(str(exc))}")
+                finally:
+                    set_current_source(None)
+                continue
+            self.tried.add(action.url)
+            found.append(("pdf" if action.kind == "download" else "landing", action.source, action.url))
+
     def _expand(self, name: str) -> None:
         r = self.context
         source = r.sources.get(name)
@@ -309,7 +334,7 @@ class ItemJob:
         if verdict.kind == "bot_challenge":
             raise InvalidPDF(f"landing page {redact_url(final_url)}: {verdict.reason}", url=redact_url(final_url),
                              status_code=response.status_code)
-        links = find_pdf_links(head, final_url)
+        links = find_pdf_links(head, final_url, response.headers.get("Content-Type"))
         self._add_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=action.followed)
 
     def _download(self, action: _Action) -> None:

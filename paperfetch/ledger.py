@@ -58,7 +58,7 @@ __all__ = [
     "sha256_of_file",
 ]
 
-logger = logging.getLogger("paperfetch.ledger")
+logger = logging.getLogger(__name__)
 
 #: File name of the ledger inside an output folder.
 DEFAULT_LEDGER_NAME = ".paperfetch-ledger.sqlite3"

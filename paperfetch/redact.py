@@ -1,17 +1,34 @@
-"""Keep secrets (contact e-mails, API keys) out of logs, events, errors and DataFrames.
+"""Keep secrets (contact e-mails, API keys) out of logs, events, errors, frames and files.
 
 Services want an e-mail address (Unpaywall, Crossref's polite pool, NCBI) or
-an API key (OpenAlex, NCBI) in the query string. Every URL that leaves the
-transport for a human or a file passes through :func:`redact_url` first.
-This module only masks; it does not decide what to send.
+an API key (OpenAlex, NCBI) in the query string. Redaction works on two levels:
+
+* the **values we were given**: every :class:`~paperfetch.config.Identification`
+  (so every Retriever, and the CLI's settings) registers its secrets with the
+  process-wide :data:`REDACTOR`. Each value is matched raw and in its URL-encoded
+  forms (``quote``, ``quote_plus``, ``%40`` …, hex digits in any case), case-insensitively,
+  so ``jane.doe@uni`` is caught as ``mailto=jane.doe%40uni`` too, although it is no address;
+* what **looks like** a secret: values of query parameters named like one
+  (:data:`SECRET_PARAMS`) and anything shaped like an e-mail address.
+
+Where text leaves the process it passes through :func:`redact_text` / :func:`redact_url`:
+exception messages (:class:`paperfetch.errors.PaperfetchError` redacts its message),
+log records (:class:`RedactingFilter` on every ``paperfetch`` logger), the outcome,
+requests and domain-status frames, the ledger, CLI output, report files and cassettes.
+The registry only grows: a secret once seen by the process stays masked.
+Both functions run in time linear in the length of the text.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+import threading
+from typing import Any, Iterable
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "SECRET_PARAMS", "redact_text", "redact_url"]
+__all__ = ["REDACTED", "REDACTOR", "SECRET_PARAMS", "RedactingFilter", "Redactor", "install_log_filter", "redact_frame",
+           "redact_text", "redact_url", "register_secrets"]
 
 REDACTED = "REDACTED"
 
@@ -20,12 +37,93 @@ SECRET_PARAMS = frozenset(
     {"email", "mailto", "api_key", "apikey", "api-key", "key", "token", "access_token", "tool_email", "password"}
 )
 
-_EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+# The local part starts where a run of local-part characters starts (the look-behind): without it
+# the engine retried the pattern at every position of a long run, quadratic in the run's length.
+_LOCAL = "A-Za-z0-9._%+-"
+_EMAIL_RE = re.compile(rf"(?<![{_LOCAL}])[{_LOCAL}]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}}")
+_SECRET_PARAM_RE = re.compile(
+    r"(?<=[?&;])(" + "|".join(re.escape(p) for p in sorted(SECRET_PARAMS, key=len, reverse=True))
+    + r")=([^&#\s\"'<>]*)", re.IGNORECASE)
+#: Shorter values would mask ordinary words; API keys and addresses are longer.
+MIN_SECRET_LENGTH = 4
+
+
+def _forms(value: str) -> set[str]:
+    """*value* as it may appear in text: raw, URL-encoded once or twice, ``+`` for spaces."""
+    forms = {value, quote(value, safe=""), quote(value), quote_plus(value), quote(value, safe="@"),
+             quote(quote(value, safe=""), safe="")}
+    return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
+
+
+class Redactor:
+    """Masks a set of known secret values (and e-mail-shaped text) in strings.
+
+    >>> r = Redactor(["jane.doe@uni", "SEKRETKEY123"])
+    >>> r.redact("GET /w?mailto=jane.doe%40UNI&api_key=sekretkey123")
+    'GET /w?mailto=REDACTED&api_key=REDACTED'
+    """
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        self._values: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str | None]) -> None:
+        """Register more secret values (``None`` and empty values are ignored)."""
+        new = {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH} - self._values
+        if not new:
+            return
+        with self._lock:
+            self._values |= new
+            forms: set[str] = set()
+            for value in self._values:
+                forms |= _forms(value)
+            # Longest first, so a form is never cut short by one of its prefixes.
+            alternatives = sorted(forms, key=len, reverse=True)
+            self._pattern = re.compile("|".join(re.escape(f) for f in alternatives), re.IGNORECASE)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Redactor({len(self._values)} secret(s))"
+
+    def redact(self, text: str) -> str:
+        """*text* with every known secret value and every e-mail-shaped string masked."""
+        pattern = self._pattern
+        if pattern is not None:
+            text = pattern.sub(REDACTED, text)
+        if "@" in text or "%40" in text or "%40".upper() in text:
+            text = _EMAIL_RE.sub(REDACTED, text)
+        return text
+
+
+#: The process-wide redactor every output goes through.
+REDACTOR = Redactor()
+
+
+def register_secrets(secrets: Iterable[str | None]) -> None:
+    """Add *secrets* (e-mails, API keys) to the values masked everywhere in this process."""
+    REDACTOR.add(secrets)
+
+
+def redact_text(text: str) -> str:
+    """Mask the registered secrets, ``key=value`` pairs of secret parameters and e-mail-shaped text.
+
+    Linear in ``len(text)``.
+    """
+    if not text:
+        return text
+    text = REDACTOR.redact(text)
+    if "=" in text:
+        text = _SECRET_PARAM_RE.sub(lambda m: f"{m.group(1)}={REDACTED}" if m.group(2) else m.group(0), text)
+    return text
 
 
 def redact_url(url: str) -> str:
     """Return *url* with secret query values and userinfo replaced by ``REDACTED``."""
-    if "?" not in url and "@" not in url and "%40" not in url:
+    if "?" not in url and "@" not in url and "%40" not in url and not len(REDACTOR):
         return url  # nothing that could hold a secret (the common case: called for every event)
     try:
         parts = urlsplit(url)
@@ -42,6 +140,57 @@ def redact_url(url: str) -> str:
     return redact_text(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))
 
 
-def redact_text(text: str) -> str:
-    """Mask anything that looks like an e-mail address in free text."""
-    return _EMAIL_RE.sub(REDACTED, text)
+class RedactingFilter(logging.Filter):
+    """A logging filter that masks secrets in a record's message, arguments and traceback.
+
+    It never drops a record. :func:`install_log_filter` puts one on every ``paperfetch`` logger,
+    so the records are clean before any handler (the application's included) sees them.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken format string: leave it to logging's own error report
+            return True
+        record.msg = redact_text(message)
+        record.args = ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact_text(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact_text(record.stack_info)
+        return True
+
+
+_FILTER = RedactingFilter()
+#: Loggers of the libraries under the transport that log our URLs at DEBUG (urllib3 logs every
+#: request line, query string included). Their records are masked the same way.
+_THIRD_PARTY_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry", "urllib3.response")
+
+
+def install_log_filter() -> None:
+    """Put the redacting filter on the ``paperfetch`` logger, every ``paperfetch.*`` logger and urllib3's (idempotent).
+
+    A filter on a logger only sees the records logged *on that logger*, so each module's logger
+    gets one; called on import of :mod:`paperfetch` and again when a Retriever is made.
+    """
+    loggers = [logging.getLogger(name) for name in ("paperfetch", *_THIRD_PARTY_LOGGERS)]
+    for name in list(logging.Logger.manager.loggerDict):
+        if name.startswith("paperfetch."):
+            loggers.append(logging.getLogger(name))
+    for log in loggers:
+        if _FILTER not in log.filters:
+            log.addFilter(_FILTER)
+
+
+def redact_frame(frame: Any) -> Any:
+    """*frame* (a pandas DataFrame) with :func:`redact_text` applied to every text cell, in place; returned."""
+    for column in frame.columns:
+        series = frame[column]
+        if series.dtype != object and str(series.dtype) not in ("string", "str"):
+            continue
+        if not series.map(lambda v: isinstance(v, str)).any():
+            continue
+        frame[column] = series.map(lambda v: redact_text(v) if isinstance(v, str) else v)
+    return frame

@@ -38,7 +38,7 @@ import pandas as pd
 
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache
-from paperfetch.config import Identification
+from paperfetch.config import Identification, user_agent_for
 from paperfetch.errors import ConfigurationError, PaperfetchError
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
@@ -56,12 +56,12 @@ from paperfetch.items import (
 )
 from paperfetch.ledger import Ledger
 from paperfetch.outcomes import Status, outcomes_frame
-from paperfetch.redact import redact_text
+from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
 from paperfetch.sources import SOURCES, Record, Source
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
-logger = logging.getLogger("paperfetch.retriever")
+logger = logging.getLogger(__name__)
 
 #: Cheapest reliable first: arXiv needs no lookup, OpenAlex was asked in batches,
 #: Unpaywall and Europe PMC are one request each, the landing page is a last resort.
@@ -125,11 +125,13 @@ class Retriever:
         #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
         self.show_dashboard = dashboard
         self._dashboard_model = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
-        common = dict(
+        install_log_filter()  # loggers made since the import mask secrets too
+        common: dict[str, Any] = dict(
+            user_agent=user_agent_for(email),
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
             max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
-            **dict(http_options or {}),
         )
+        common.update(http_options or {})
         if http is not None:
             self.web = self.api = http
         else:
@@ -138,9 +140,13 @@ class Retriever:
             self.web = HttpClient(respect_robots_txt=respect_robots_txt, timeout=timeout, **common)
             self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web.session, **common)
         self._sources: dict[str, Source] = {}
+        #: Sources left out for want of an e-mail address (said once, in one warning).
+        self.skipped_sources = tuple(name for name, cls in SOURCES.items() if cls.requires_email and not email)
+        if self.skipped_sources:
+            logger.warning("no contact e-mail given: %s skipped "
+                           "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
         for name, cls in SOURCES.items():
-            if cls.requires_email and not email:
-                logger.info("%s needs an e-mail address; it is skipped", name)
+            if name in self.skipped_sources:
                 continue
             source = cls(base_url=endpoints.get(name), identification=self.identification)
             self._sources[name] = source
@@ -183,14 +189,7 @@ class Retriever:
                     if reused is not None:
                         rows[item.position] = reused
                         continue
-                    meta = {"doi": item.identifier.doi if item.identifier.type in (IdType.DOI,) else None}
-                    if item.identifier.type is IdType.PMID:
-                        meta["pmid"] = item.identifier.value
-                    elif item.identifier.type is IdType.PMCID:
-                        meta["pmcid"] = item.identifier.value
-                    elif item.identifier.type is IdType.ARXIV:
-                        meta["arxiv_id"] = item.identifier.value + (item.identifier.version or "")
-                        meta["doi"] = item.identifier.doi
+                    meta = self._initial_meta(item.identifier)
                     jobs.append((item, ItemJob(self._item_context(), item.identifier, meta, deque(self.order))))
                 for row in rows.values():  # decided without a request: invalid inputs, rows reused from the ledger
                     model.item_finished(row["status"])
@@ -200,13 +199,56 @@ class Retriever:
                 if item.duplicate_of is not None:
                     rows[item.position] = dict(rows[item.duplicate_of])
                     model.item_finished(rows[item.position]["status"])
-            frame = outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed)
+            frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
             self._last_outcomes = frame
         finally:
             model.finish()
             if view is not None:
                 view.close()
         return frame
+
+    def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """What :meth:`download` would try, without downloading: one row per candidate URL.
+
+        The metadata services are asked (politely, as in a run); PDFs and landing pages are not
+        requested. Columns: ``position`` (of the input), ``input``, ``key``, ``rank`` (the order of
+        trial), ``kind`` (``pdf`` or ``landing``), ``source``, ``url``, ``error``. An input without any
+        candidate has one row with ``url`` empty and the reason in ``error``.
+        """
+        parsed = parse_many(ids)
+        rows: list[dict[str, Any]] = []
+        jobs: list[tuple[ParsedInput, ItemJob]] = []
+        for item in parsed:
+            if item.identifier is None:
+                rows.append({"position": item.position, "input": item.input, "error": item.error})
+            else:
+                jobs.append((item, ItemJob(self._item_context(), item.identifier, self._initial_meta(item.identifier),
+                                           deque(self.order))))
+        self._resolve([job for _, job in jobs])
+        for item, job in jobs:
+            found, errors = job.plan()
+            base = {"position": item.position, "input": item.input, "key": job.identifier.key}
+            for rank, (kind, source, url) in enumerate(found, 1):
+                rows.append({**base, "rank": rank, "kind": kind, "source": source, "url": redact_url(url)})
+            if not found:
+                reason = "; ".join(errors) or ("known, but no source offers an open-access copy" if job.known
+                                                else "no service knows this identifier")
+                rows.append({**base, "error": reason})
+        frame = pd.DataFrame(rows, columns=["position", "input", "key", "rank", "kind", "source", "url", "error"])
+        frame["rank"] = frame["rank"].astype("Int64")
+        return redact_frame(frame.sort_values(["position", "rank"], kind="stable", ignore_index=True))
+
+    @staticmethod
+    def _initial_meta(ident: Identifier) -> dict[str, Any]:
+        meta: dict[str, Any] = {"doi": ident.doi if ident.type in (IdType.DOI,) else None}
+        if ident.type is IdType.PMID:
+            meta["pmid"] = ident.value
+        elif ident.type is IdType.PMCID:
+            meta["pmcid"] = ident.value
+        elif ident.type is IdType.ARXIV:
+            meta["arxiv_id"] = ident.value + (ident.version or "")
+            meta["doi"] = ident.doi
+        return meta
 
     def download_frame(self, df: pd.DataFrame, column: str = "doi") -> pd.DataFrame:
         """A new frame: *df*'s rows with the outcome columns joined (*df* is not modified).
@@ -232,11 +274,11 @@ class Retriever:
 
         Rows for the metadata services show the API client's pacing, the others the web client's.
         """
-        web = self.web.domain_status()
+        web = redact_frame(self.web.domain_status())
         if self.api is self.web:
             return web
         api_hosts = self.api_hosts
-        api = self.api.domain_status()
+        api = redact_frame(self.api.domain_status())
         merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
         return merged.sort_values("host", ignore_index=True)
 
@@ -264,7 +306,7 @@ class Retriever:
         frame = pd.DataFrame(rows, columns=["time", "host", "url", "status", "waited_s", "elapsed_s", "source", "identifier", "outcome"])
         frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True)
         frame["status"] = frame["status"].astype("Int64")
-        return frame
+        return redact_frame(frame)
 
     # ------------------------------------------------------------------ search and snowballing
     def search_pubmed(self, query: str, *, max_results: int = 200, mindate: str | None = None,
@@ -372,8 +414,7 @@ class Retriever:
         try:
             return self._sources[name].lookup(self._metadata, ids)
         except PaperfetchError as exc:
-            if self.verbosity >= 1:
-                logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+            logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             return {}
         finally:
             set_current_source(None)

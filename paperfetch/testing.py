@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 import requests
@@ -27,6 +27,7 @@ from requests.structures import CaseInsensitiveDict
 from urllib3.response import HTTPResponse
 
 from paperfetch.clock import Clock
+from paperfetch.redact import redact_text, redact_url
 
 __all__ = [
     "CASSETTE_FILTER_HEADERS",
@@ -36,6 +37,8 @@ __all__ = [
     "Reply",
     "ScriptedAdapter",
     "cassette_vcr",
+    "scrub_cassette_request",
+    "scrub_cassette_response",
     "scripted_session",
 ]
 
@@ -46,18 +49,50 @@ CASSETTE_FILTER_HEADERS = ("authorization", "user-agent")
 CASSETTE_MATCH_ON = ("method", "scheme", "host", "port", "path", "query")
 
 
-def cassette_vcr(record_mode: str = "none", **kwargs):  # noqa: ANN201 - vcr is a test dependency
+def cassette_vcr(record_mode: str = "none", **kwargs: Any):  # noqa: ANN201 - vcr is a test dependency
     """A ``vcr.VCR`` with paperfetch's cassette settings (record mode ``none``: replay only)."""
     import vcr
 
-    return vcr.VCR(
+    options = dict(
         record_mode=record_mode,
         filter_query_parameters=list(CASSETTE_FILTER_QUERY_PARAMETERS),
         filter_headers=list(CASSETTE_FILTER_HEADERS),
         match_on=list(CASSETTE_MATCH_ON),
         decode_compressed_response=True,
-        **kwargs,
+        before_record_request=scrub_cassette_request,
+        before_record_response=scrub_cassette_response,
     )
+    options.update(kwargs)
+    return vcr.VCR(**options)
+
+
+def _scrub_body(body: Any) -> Any:
+    """A text body with every secret masked; a binary body (a PDF) as it is."""
+    if isinstance(body, str):
+        return redact_text(body)
+    if isinstance(body, (bytes, bytearray)):
+        try:
+            text = bytes(body).decode("utf-8")
+        except UnicodeDecodeError:
+            return body
+        scrubbed = redact_text(text)
+        return body if scrubbed == text else scrubbed.encode("utf-8")
+    return body
+
+
+def scrub_cassette_request(request: Any) -> Any:
+    """vcrpy hook: the URL (secrets outside the filtered parameters too) and the body, redacted."""
+    request.uri = redact_url(request.uri)
+    request.body = _scrub_body(request.body)
+    return request
+
+
+def scrub_cassette_response(response: dict) -> dict:
+    """vcrpy hook: a text response body, with any registered secret it echoes, masked."""
+    body = response.get("body") or {}
+    if "string" in body:
+        body["string"] = _scrub_body(body["string"])
+    return response
 
 
 @dataclass

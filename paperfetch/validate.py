@@ -40,7 +40,7 @@ __all__ = [
     "sniff",
 ]
 
-logger = logging.getLogger("paperfetch.validate")
+logger = logging.getLogger(__name__)
 
 #: How many bytes from the start of a body :func:`sniff` needs to decide.
 HEAD_BYTES = 2048

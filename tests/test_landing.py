@@ -203,3 +203,13 @@ def test_undecodable_bytes_and_unknown_charset_fall_back_to_utf8() -> None:
 def test_is_bot_challenge_accepts_str_and_bytes() -> None:
     assert is_bot_challenge("<html><head><title>Just a moment...</title></head></html>")
     assert not is_bot_challenge(b"<html><head><title>An article</title></head></html>")
+
+
+def test_the_content_type_charset_comes_before_the_meta_declaration():
+    # issue 10: a Shift_JIS page whose <meta> (wrongly) says UTF-8, served with the right header
+    body = '<html><head><meta charset="utf-8"><meta name="citation_title" content="論文"></head></html>'.encode("shift_jis")
+    assert "論文" in decode_html(body, "text/html; charset=Shift_JIS")
+    assert "論文" not in decode_html(body)  # without the header the declaration decides
+    latin = '<meta name="citation_pdf_url" content="/caf\u00e9.pdf">'.encode("latin-1")
+    assert find_pdf_links(latin, "https://x.example/a/", "text/html; charset=ISO-8859-1") == ["https://x.example/caf\u00e9.pdf"]
+    assert find_pdf_links(latin, "https://x.example/a/") == ["https://x.example/caf\ufffd.pdf"]  # UTF-8 guessed: replaced

@@ -130,7 +130,7 @@ def test_cli_download_against_loopback_endpoints(world, tmp_path, monkeypatch, c
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
     report = tmp_path / "outcomes.csv"
     code = main(["download", "10.5555/demo.fast", "PMID:90000001", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
-                 "--report", str(report), "--no-progress", "--delay-min", "0.01"])
+                 "--report", str(report), "--no-progress", "--delay-min", "0.01", "-v"])  # -v: the per-host table too
     assert code == 0
     out = capsys.readouterr().out
     assert "downloaded" in out and "Per-host table" in out and "cli@example.org" not in out
@@ -144,7 +144,7 @@ def test_cli_reads_a_csv_column_and_accepts_pypaperretriever_flags(world, tmp_pa
     csv = tmp_path / "in.csv"
     pd.DataFrame({"doi": ["10.5555/demo.slow2", "junk"]}).to_csv(csv, index=False)
     assert main(["download", "--input", str(csv), "--column", "doi", "--dwn-dir", str(tmp_path / "o"), "--no-progress",
-                 "--email", "x@example.org"]) == 0
+                 "--email", "x@example.org"]) == 1  # "junk" is an invalid identifier: not every paper finished well
     assert main(["download", "--doi", "10.5555/demo.fast", "--dwn-dir", str(tmp_path / "o2"), "--no-progress"]) == 0
 
 

@@ -71,14 +71,15 @@ from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, defau
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.retry import Retry
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
-from paperfetch.redact import redact_url
+from paperfetch.log import enable_logging
+from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEADER", "is_synthetic"]
 
-logger = logging.getLogger("paperfetch.http")
+logger = logging.getLogger(__name__)
 
 DEFAULT_USER_AGENT = f"paperfetch/{__version__}"
 SYNTHETIC_HEADER = "X-Paperfetch-Synthetic"
@@ -86,7 +87,6 @@ DEFAULT_HOST_INTERVALS: Mapping[str, float] = defaults.DEFAULT_HOST_INTERVALS
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ROBOTS_REDIRECTS = 5
-_VERBOSITY_LEVELS = {0: logging.CRITICAL + 10, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
 _NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
 
 
@@ -249,9 +249,10 @@ class HttpClient:
             session.mount("https://", adapter)
         self._session = session
         self.events = EventBus()
-        self._log_level = _VERBOSITY_LEVELS.get(max(0, min(3, int(verbosity))), logging.WARNING)
-        if self._log_level <= logging.INFO:
-            _ensure_log_handler(self._log_level)
+        # The library sets no level and adds no handler; verbosity >= 2 is sugar for
+        # paperfetch.enable_logging(INFO/DEBUG), an explicit request to see the messages.
+        if int(verbosity) >= 2:
+            enable_logging(logging.DEBUG if int(verbosity) >= 3 else logging.INFO)
         self._requests_sent = 0
         self._count_lock = threading.Lock()
 
@@ -476,7 +477,7 @@ class HttpClient:
 
     def __repr__(self) -> str:
         return (
-            f"HttpClient(user_agent={self.user_agent!r}, polite_mode={self.polite_mode}, "
+            f"HttpClient(user_agent={redact_text(repr(self.user_agent))}, polite_mode={self.polite_mode}, "
             f"respect_robots_txt={self.respect_robots_txt}, hosts={len(self._registry.hosts())})"
         )
 
@@ -986,8 +987,7 @@ class HttpClient:
         self.events.publish(Event(kind, host.key, self._clock.time(), redact_url(url) if url else None, **fields))
 
     def _log(self, level: int, message: str, *args: Any) -> None:
-        if level >= self._log_level:
-            logger.log(level, message, *args)
+        logger.log(level, message, *args)  # no per-instance gate: the logging configuration decides
 
 
 class _typed_network_errors:
@@ -1008,21 +1008,6 @@ class _typed_network_errors:
         if isinstance(exc, requests.RequestException):
             raise NetworkError(f"could not reach {self.shown}: {exc}", url=self.shown) from exc
         return False
-
-
-_handler_lock = threading.Lock()
-
-
-def _ensure_log_handler(level: int) -> None:
-    """With verbosity >= 2 and no logging configured, show paperfetch's messages on stderr."""
-    package_logger = logging.getLogger("paperfetch")
-    with _handler_lock:
-        if package_logger.level == logging.NOTSET or package_logger.level > level:
-            package_logger.setLevel(level)
-        if not package_logger.handlers and not logging.getLogger().handlers:
-            handler = logging.StreamHandler()
-            handler.setFormatter(logging.Formatter("[paperfetch] %(levelname)s %(message)s"))
-            package_logger.addHandler(handler)
 
 
 from paperfetch.http.scheduler import get_many  # noqa: E402 - the scheduler only duck-types the client

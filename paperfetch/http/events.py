@@ -15,7 +15,7 @@ from typing import Callable
 
 __all__ = ["Event", "EventBus", "EventKind"]
 
-logger = logging.getLogger("paperfetch.http.events")
+logger = logging.getLogger(__name__)
 
 
 class EventKind(str, Enum):

@@ -30,7 +30,7 @@ from paperfetch.errors import parse_choice
 
 __all__ = ["MAX_ROBOTS_BYTES", "RobotsRules", "RobotsStatus", "UnreachablePolicy"]
 
-logger = logging.getLogger("paperfetch.http.robots")
+logger = logging.getLogger(__name__)
 
 #: RFC 9309 asks parsers to read at least 500 KiB; we read exactly that much.
 MAX_ROBOTS_BYTES = 500 * 1024

@@ -97,7 +97,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
 
-logger = logging.getLogger("paperfetch.batch")
+logger = logging.getLogger(__name__)
 
 #: The longest the dispatcher waits before looking again, even when no host is due
 #: (so a released hold or another client's activity is noticed within this time).

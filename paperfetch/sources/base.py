@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
 
 __all__ = ["Candidate", "Fetcher", "Record", "RequestSpec", "Source", "batched", "dedupe", "quote_path"]
 
-logger = logging.getLogger("paperfetch")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

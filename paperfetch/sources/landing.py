@@ -33,7 +33,7 @@ from paperfetch.validate import detect_bot_challenge
 
 __all__ = ["PDF_META_NAMES", "decode_html", "find_pdf_links", "is_bot_challenge"]
 
-logger = logging.getLogger("paperfetch.sources.landing")
+logger = logging.getLogger(__name__)
 
 #: ``<meta>`` names (or properties) that carry a PDF URL, best first, compared case-insensitively.
 #: ``citation_pdf_url`` is the Highwire/Google Scholar tag nearly everyone uses; the
@@ -45,34 +45,24 @@ _PRIORITY_CITATION_META = 0
 _PRIORITY_ALTERNATE_LINK = 1
 _PRIORITY_OTHER_META = 2
 
-_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
-_CHARSET_SNIFF_BYTES = 4096
 
 
-def decode_html(page: str | bytes) -> str:
-    """Text of an HTML page: a BOM wins, then a ``<meta charset>`` in the first 4 KiB, else UTF-8.
+def decode_html(page: str | bytes, content_type: str | None = None) -> str:
+    """Text of an HTML page: a BOM wins, then the charset of the *content_type* header, then a
+    ``<meta charset>`` / XML declaration, else UTF-8 (w3lib's ``html_to_unicode``, the order browsers use).
 
     Undecodable bytes are replaced, never raised on. A charset the codec
-    registry does not know (``"utf-8,iso-8859-1"`` exists in the wild) falls
-    back to UTF-8.
+    registry does not know (``"utf-8,iso-8859-1"`` exists in the wild) is skipped.
     """
     if isinstance(page, str):
         return page
-    for bom, encoding in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
-        if page.startswith(bom):
-            return page[len(bom):].decode(encoding, errors="replace")
-    encoding = "utf-8"
-    declared = _CHARSET_RE.search(page[:_CHARSET_SNIFF_BYTES])
-    if declared:
-        name = declared.group(1).decode("ascii", errors="replace")
-        try:
-            encoding = codecs.lookup(name).name
-        except LookupError:
-            logger.debug("unknown charset %r declared in page; decoding as UTF-8", name)
-    if encoding.startswith("utf-16"):
+    from w3lib.encoding import html_to_unicode
+
+    encoding, text = html_to_unicode(content_type, page)
+    if encoding.startswith("utf-16") and not page.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         # A UTF-16 page cannot declare itself in ASCII-compatible bytes; the declaration lies.
-        encoding = "utf-8"
-    return page.decode(encoding, errors="replace")
+        return page.decode("utf-8", errors="replace")
+    return text
 
 
 _CHARREF_RE = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
@@ -175,7 +165,7 @@ def _absolute_http_url(raw_url: str, base: str) -> str | None:
     return absolute
 
 
-def find_pdf_links(html: str | bytes, base_url: str) -> list[str]:
+def find_pdf_links(html: str | bytes, base_url: str, content_type: str | None = None) -> list[str]:
     """Absolute http(s) PDF URLs a landing page declares, best first, without duplicates.
 
     Order: ``<meta name|property="citation_pdf_url">``, then
@@ -184,8 +174,9 @@ def find_pdf_links(html: str | bytes, base_url: str) -> list[str]:
     group, document order. Relative URLs are resolved against the page's
     first ``<base href>`` (itself resolved against *base_url*) or *base_url*.
     An empty list means the page declares no PDF (or is a bot challenge).
+    Bytes are decoded by :func:`decode_html` with the response's *content_type*.
     """
-    text = decode_html(html)
+    text = decode_html(html, content_type)
     placeholder = _placeholder_for_ampersand(text)
     parser = _PdfLinkParser(placeholder)
     try:

@@ -1,0 +1,72 @@
+"""Logging the way a library should, and the file mode of what paperfetch writes.
+
+paperfetch's modules log on ``logging.getLogger(__name__)``; the package logger has a
+``NullHandler`` and no level, so the application's logging configuration decides what is shown
+(``logging.basicConfig(level=logging.DEBUG)`` shows everything). Every ``paperfetch`` logger
+carries a :class:`paperfetch.redact.RedactingFilter`, so no record leaves with a secret.
+
+:func:`enable_logging` is for people who just want to see the messages on stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import IO
+
+from paperfetch.redact import install_log_filter
+
+__all__ = ["disable_logging", "enable_logging", "file_mode"]
+
+_HANDLER_NAME = "paperfetch.enable_logging"
+
+
+def enable_logging(level: int | str = logging.INFO, stream: IO[str] | None = None) -> logging.Handler:
+    """Show paperfetch's log records of *level* and above on *stream* (default: stderr).
+
+    Sets the level of the ``paperfetch`` logger and adds one stream handler; calling it again
+    replaces that handler (never a second copy). Returns the handler.
+    """
+    package = logging.getLogger("paperfetch")
+    install_log_filter()
+    for handler in list(package.handlers):
+        if handler.get_name() == _HANDLER_NAME:
+            package.removeHandler(handler)
+    handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
+    handler.set_name(_HANDLER_NAME)
+    handler.setFormatter(logging.Formatter("[paperfetch] %(levelname)s %(name)s: %(message)s"))
+    package.addHandler(handler)
+    package.setLevel(level)
+    return handler
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of each record (pytest's capture, a redirect …)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: IO[str]) -> None:
+        pass
+
+
+def disable_logging() -> None:
+    """Undo :func:`enable_logging`: remove its handler and give the level back to the logging config."""
+    package = logging.getLogger("paperfetch")
+    for handler in list(package.handlers):
+        if handler.get_name() == _HANDLER_NAME:
+            package.removeHandler(handler)
+    package.setLevel(logging.NOTSET)
+
+
+def file_mode(base: int = 0o666) -> int:
+    """*base* with the process umask applied: the mode ``open()`` would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return base & ~mask

@@ -1,0 +1,308 @@
+"""The ``paperfetch`` command: each case with its exit status and message (docs/cli.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from paperfetch import __version__
+from paperfetch.cli import main
+from paperfetch.demo import DemoWorld
+from paperfetch.ledger import DEFAULT_LEDGER_NAME, Ledger
+from paperfetch.log import disable_logging
+from paperfetch.testing import LoopbackHost, Reply
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path):
+    """No user config file, no identity from the environment; logging as it was after each test."""
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(tmp_path / "no-config.toml"))
+    for name in ("PAPERFETCH_EMAIL", "PAPERFETCH_OPENALEX_API_KEY", "PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY",
+                 "PAPERFETCH_OUT", "PAPERFETCH_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+    disable_logging()
+
+
+@pytest.fixture(scope="module")
+def world():
+    with DemoWorld(base_ip=140) as w:
+        yield w
+
+
+@pytest.fixture
+def demo_env(world, monkeypatch):
+    for name, url in world.endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    return world
+
+
+class NoRequests:
+    """Fails the test if any HTTP request is attempted (usage errors come before any request)."""
+
+    def __init__(self, monkeypatch):
+        import requests
+
+        self.calls = 0
+
+        def refuse(*args, **kwargs):
+            self.calls += 1
+            raise AssertionError("a request was sent")
+
+        monkeypatch.setattr(requests.Session, "send", refuse)
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------------------- help, version, bare
+def test_bare_command_shows_help_and_exits_0(capsys):
+    code, out, err = run([], capsys)
+    assert code == 0 and "usage: paperfetch" in out and "download" in out and "config" in out
+
+
+def test_version(capsys):
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.strip() == f"paperfetch {__version__}"
+
+
+def test_unknown_flag_is_a_usage_error(capsys):
+    code, _, err = run(["download", "--no-such-flag"], capsys)
+    assert code == 2 and "unrecognized arguments" in err
+
+
+def test_python_dash_m_and_bare_in_a_subprocess(tmp_path):
+    env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml")}
+    done = subprocess.run([sys.executable, "-m", "paperfetch"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and "usage: paperfetch" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "paperfetch", "--version"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and __version__ in done.stdout
+
+
+# ---------------------------------------------------------------------------- usage errors before any request
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["download"], "give identifiers"),
+        (["download", "10.1/x", "--workers", "0"], "--workers must be 1 or more, not 0"),
+        (["download", "10.1/x", "--max-retries", "-1"], "--max-retries must be 0 or more"),
+        (["download", "10.1/x", "--delay-min", "-1"], "--delay-min must be 0 or more"),
+        (["download", "10.1/x", "--report", "/nonexistent/dir/out.csv"], "the folder /nonexistent/dir does not exist"),
+        (["download", "10.1/x", "--report", "REPORT.xlsx"], "unknown extension '.xlsx'"),
+        (["download", "10.1/x", "--report", "REPORT"], "unknown extension '(none)'"),
+        (["download", "10.1/x", "--failed", "/nonexistent/dir/failed.txt"], "--failed"),
+        (["download", "--input", "/nonexistent/papers.csv"], "cannot read /nonexistent/papers.csv"),
+        (["download", "10.1/x", "--format", "xml"], "invalid choice"),
+    ],
+)
+def test_usage_errors_exit_2_before_any_request(argv, message, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    guard = NoRequests(monkeypatch)
+    code, out, err = run(argv, capsys)
+    assert code == 2, err
+    assert message in err
+    assert guard.calls == 0
+    assert "Traceback" not in err
+
+
+def test_out_naming_a_file_exits_2(capsys, monkeypatch, tmp_path):
+    guard = NoRequests(monkeypatch)
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run(["download", "10.1/x", "--out", str(tmp_path / "afile")], capsys)
+    assert code == 2 and "is a file, not a folder" in err and guard.calls == 0
+
+
+def test_report_is_a_folder_exits_2(capsys, monkeypatch, tmp_path):
+    NoRequests(monkeypatch)
+    (tmp_path / "r.csv").mkdir()
+    code, _, err = run(["download", "10.1/x", "--report", str(tmp_path / "r.csv")], capsys)
+    assert code == 2 and "is a folder" in err
+
+
+def test_csv_without_the_column_exits_2(capsys, monkeypatch, tmp_path):
+    NoRequests(monkeypatch)
+    (tmp_path / "p.csv").write_text("title\nx\n")
+    code, _, err = run(["download", "--input", str(tmp_path / "p.csv")], capsys)
+    assert code == 2 and "has no column 'doi'" in err
+
+
+def test_parquet_without_pyarrow_exits_2_with_the_install_hint(capsys, monkeypatch, tmp_path):
+    NoRequests(monkeypatch)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    code, _, err = run(["download", "10.1/x", "--report", str(tmp_path / "r.parquet")], capsys)
+    assert code == 2 and "paperfetch[parquet]" in err
+
+
+def test_bad_config_file_exits_2(capsys, monkeypatch, tmp_path):
+    NoRequests(monkeypatch)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('workers = "many"\n')
+    code, _, err = run(["download", "10.1/x", "--config", str(bad)], capsys)
+    assert code == 2 and "workers" in err and str(bad) in err
+
+
+# ---------------------------------------------------------------------------- runs against the demo world
+def test_invalid_identifier_alone_exits_1_with_its_row(capsys, tmp_path, demo_env):
+    code, out, err = run(["download", "not a doi", "--out", str(tmp_path), "--email", "t@example.org", "--no-progress"], capsys)
+    assert code == 1
+    assert "invalid_identifier" in out and "not a doi" in out
+    assert "1 papers: 1 invalid_identifier" in out
+
+
+def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_path, demo_env):
+    report, failed = tmp_path / "report.csv", tmp_path / "failed.txt"
+    code, out, err = run(["download", "10.5555/demo.fast", "10.5555/demo.gone", "not a doi", "--out", str(tmp_path / "pdfs"),
+                          "--email", "t@example.org", "--report", str(report), "--failed", str(failed), "--no-progress"], capsys)
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].split() == ["input", "status", "source", "detail"]
+    assert any("10.5555/demo.fast" in line and "downloaded" in line for line in lines)
+    assert any("10.5555/demo.gone" in line and "http_error" in line for line in lines)
+    frame = pd.read_csv(report)
+    assert list(frame["status"]) == ["downloaded", "http_error", "invalid_identifier"]
+    assert failed.read_text() == "10.5555/demo.gone\n"  # invalid inputs are not worth a retry
+    pdf = next((tmp_path / "pdfs").glob("*.pdf"))
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(pdf.stat().st_mode) == 0o666 & ~umask  # readable by the group, not 0600
+    assert stat.S_IMODE(report.stat().st_mode) == 0o666 & ~umask
+
+
+def test_all_well_exits_0_and_jsonl_and_report_formats(capsys, tmp_path, demo_env):
+    jsonl_report = tmp_path / "r.jsonl"
+    code, out, err = run(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                          "--format", "jsonl", "--report", str(jsonl_report)], capsys)
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["status"] for r in records] == ["downloaded"] and records[0]["input"] == "10.5555/demo.fast"
+    assert json.loads(jsonl_report.read_text().splitlines()[0])["status"] == "downloaded"
+    parquet = tmp_path / "r.parquet"
+    code, out, _ = run(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                        "--report", str(parquet), "--no-progress"], capsys)
+    assert code == 0  # already_downloaded finishes well
+    assert list(pd.read_parquet(parquet)["status"]) == ["already_downloaded"]
+
+
+def test_csv_input_report_keeps_the_csv_columns_and_txt_input(capsys, tmp_path, demo_env):
+    papers = tmp_path / "papers.csv"
+    papers.write_text("doi,note\n10.5555/demo.fast,mine\n")
+    report = tmp_path / "out.csv"
+    code, _, _ = run(["download", "--input", str(papers), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                      "--report", str(report), "--no-progress"], capsys)
+    assert code == 0
+    frame = pd.read_csv(report)
+    assert list(frame.columns[:2]) == ["doi", "note"] and frame.loc[0, "status"] == "downloaded"
+    retry = tmp_path / "retry.txt"
+    retry.write_text("# from --failed\n10.5555/demo.fast\n\n")
+    code, out, _ = run(["download", "--input", str(retry), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                        "--no-progress"], capsys)
+    assert code == 0 and "already_downloaded" in out
+
+
+def test_dry_run_shows_candidates_and_downloads_nothing(capsys, tmp_path, demo_env):
+    out_dir = tmp_path / "pdfs"
+    code, out, err = run(["download", "10.5555/demo.fast", "--dry-run", "--out", str(out_dir), "--email", "t@example.org",
+                          "--format", "jsonl"], capsys)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[0]["rank"] == 1 and rows[0]["kind"] == "pdf" and rows[0]["url"].endswith("/pdf/demo.fast.pdf")
+    assert not list(out_dir.glob("*.pdf"))
+
+
+def test_missing_email_is_said_once_and_quiet_prints_nothing(capsys, tmp_path, demo_env):
+    code, out, err = run(["download", "10.5555/demo.fast", "--out", str(tmp_path), "--no-progress"], capsys)
+    assert code == 0
+    assert err.count("no contact e-mail given: unpaywall skipped") == 1
+    code, out, err = run(["download", "10.5555/demo.fast", "--out", str(tmp_path), "-q"], capsys)
+    assert code == 0 and out == "" and err == ""
+
+
+def test_verbose_logs_on_stderr(capsys, tmp_path, demo_env):
+    code, _, err = run(["download", "10.5555/demo.fast", "--out", str(tmp_path), "--email", "t@example.org", "-vv",
+                        "--no-progress"], capsys)
+    assert code == 0 and "[paperfetch] DEBUG" in err
+
+
+def test_config_shows_values_masked_and_their_origin(capsys, monkeypatch, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('email = "file@example.org"\nworkers = 4\nopenalex_api_key = "OAKEYFROMFILE"\n')
+    monkeypatch.setenv("NCBI_API_KEY", "NCBIKEYFROMENV")
+    code, out, _ = run(["config", "--config", str(config), "--email", "arg@example.org"], capsys)
+    assert code == 0
+    rows = {line.split()[0]: line.split(maxsplit=2)[1:] for line in out.splitlines()[1:]}
+    assert rows["email"] == ["'***'", "argument"]
+    assert rows["ncbi_api_key"] == ["'***'", "env NCBI_API_KEY"]
+    assert rows["openalex_api_key"] == ["'***'", f"file {config}"]
+    assert rows["workers"] == ["4", f"file {config}"]
+    assert rows["max_retries"] == ["3", "default"]
+    for secret in ("file@example.org", "arg@example.org", "OAKEYFROMFILE", "NCBIKEYFROMENV"):
+        assert secret not in out
+    code, out, _ = run(["config"], capsys)
+    assert "no contact e-mail: unpaywall will be skipped" in out
+
+
+# ---------------------------------------------------------------------------- Ctrl-C
+def test_ctrl_c_writes_the_partial_report_and_exits_130(tmp_path, world):
+    arrived, release = threading.Event(), threading.Event()
+
+    def stall(request):
+        arrived.set()
+        release.wait(60)
+        return Reply(404, b"late")
+
+    blocker = LoopbackHost("127.0.0.1", {"*": stall}).start()
+    env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"), "PYTHONUNBUFFERED": "1"}
+    env.update({f"PAPERFETCH_{name.upper()}_URL": url for name, url in world.endpoints.items()})
+    env["PAPERFETCH_DOI_URL"] = blocker.base_url  # the landing page of demo.unknown never answers
+    out_dir, report, failed = tmp_path / "pdfs", tmp_path / "partial.csv", tmp_path / "failed.txt"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paperfetch", "download", "10.5555/demo.fast", "10.5555/demo.unknown", "not a doi",
+         "--email", "t@example.org", "--out", str(out_dir), "--report", str(report), "--failed", str(failed), "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        done = False
+        while time.monotonic() < deadline and not done:
+            arrived.wait(0.1)
+            if arrived.is_set() and (out_dir / DEFAULT_LEDGER_NAME).exists():
+                with Ledger.in_folder(out_dir) as ledger:
+                    done = ledger.get("doi:10.5555/demo.fast") is not None
+        assert done, "the run never reached the stalled request"
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        release.set()
+        if process.poll() is None:
+            process.kill()
+        blocker.stop()
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    frame = pd.read_csv(report)
+    assert dict(zip(frame["input"], frame["status"])) == {
+        "10.5555/demo.fast": "downloaded", "10.5555/demo.unknown": "interrupted", "not a doi": "invalid_identifier"}
+    assert failed.read_text() == "10.5555/demo.unknown\n"
+
+
+def test_main_leaves_logging_as_it_found_it(capsys, tmp_path):
+    import logging
+
+    package = logging.getLogger("paperfetch")
+    before = (package.level, list(package.handlers))
+    assert main(["config", "-vv"]) == 0
+    assert (package.level, list(package.handlers)) == before

@@ -1,0 +1,261 @@
+"""No configured secret (e-mail, API keys) in any output of a failing and of a succeeding run.
+
+The values are planted on purpose: an e-mail that is not shaped like an address (so only the
+value-based redactor can catch it), and API keys for OpenAlex and NCBI. Every output is searched
+for the raw values and their URL-encoded forms, in any case.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import pandas as pd
+import pytest
+
+import paperfetch
+from paperfetch import HttpClient, Identification, NetworkError, Retriever, load_settings
+from paperfetch.cli import main
+from paperfetch.demo import DEMO_INPUTS, DemoWorld
+from paperfetch.ledger import DEFAULT_LEDGER_NAME
+from paperfetch.log import disable_logging
+from paperfetch.redact import REDACTED, Redactor, redact_text, redact_url
+from paperfetch.retriever import ENDPOINT_NAMES
+from paperfetch.testing import LoopbackHost, Reply, cassette_vcr
+
+EMAIL = "jane.doe@uni"                 # not an address: the e-mail regex cannot catch it
+OPENALEX_KEY = "OaxSekretKey123"
+NCBI_KEY = "NcbiKey999zz"
+SECRETS = (EMAIL, OPENALEX_KEY, NCBI_KEY)
+
+
+def forms(value: str) -> set[str]:
+    found = {value, quote(value, safe=""), quote(value), quote_plus(value), quote(quote(value, safe=""), safe="")}
+    return {f.lower() for f in found}
+
+
+NEEDLES = set().union(*(forms(s) for s in SECRETS))
+
+
+def leaks(text: str | bytes) -> list[str]:
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    low = text.lower()
+    return sorted(n for n in NEEDLES if n in low)
+
+
+class Everything(logging.Handler):
+    """Every record of every logger, formatted with its traceback."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+@pytest.fixture
+def every_record():
+    handler = Everything()
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    yield handler
+    root.removeHandler(handler)
+    root.setLevel(previous)
+    disable_logging()
+
+
+def _refused() -> str:
+    with socket.socket() as sock:  # a port that was just free: connecting to it is refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def refused_url():
+    return _refused()
+
+
+@pytest.fixture
+def refused_endpoints():
+    """One refusing host per service: a host's backoff after an error does not slow the others."""
+    return {name: _refused() for name in ENDPOINT_NAMES}
+
+
+def outputs_of(retriever: Retriever, outcomes: pd.DataFrame, out_dir: Path) -> dict[str, str | bytes]:
+    found: dict[str, str | bytes] = {
+        "outcomes csv": outcomes.to_csv(),
+        "outcomes repr": repr(outcomes.to_dict()),
+        "requests": retriever.requests().to_csv(),
+        "requests repr": repr(retriever.requests().to_dict()),
+        "domain_status": retriever.domain_status().to_csv(),
+        "domain_status repr": repr(retriever.domain_status().to_dict()),
+        "retriever repr": repr(retriever) + str(retriever.identification) + repr(retriever.web) + repr(retriever.api),
+    }
+    for path in out_dir.rglob("*"):
+        if path.is_file():
+            found[f"file {path.name}"] = path.read_bytes()
+    assert (out_dir / DEFAULT_LEDGER_NAME).exists()
+    return found
+
+
+def assert_clean(outputs: dict[str, str | bytes]) -> None:
+    dirty = {name: leaks(text) for name, text in outputs.items() if leaks(text)}
+    assert dirty == {}
+
+
+# ---------------------------------------------------------------------------- the redactor itself
+def test_redactor_masks_raw_encoded_and_any_case():
+    r = Redactor([EMAIL, OPENALEX_KEY])
+    text = (f"GET /w?mailto=jane.doe%40uni&api_key={OPENALEX_KEY.upper()} from JANE.DOE@UNI "
+            f"or jane.doe%40UNI or {quote(quote(EMAIL, safe=''), safe='')}")
+    masked = r.redact(text)
+    assert leaks(masked) == [] and masked.count(REDACTED) == 5
+    assert Redactor().redact("nothing secret here") == "nothing secret here"
+    assert "secret(s)" in repr(r) and EMAIL not in repr(r)
+
+
+def test_redact_url_masks_secret_parameters_and_userinfo():
+    url = "https://user:pw@api.example/w?filter=doi:10.1/x&api_key=zzzz9999&mailto=a%40b.org"
+    shown = redact_url(url)
+    assert "zzzz9999" not in shown and "a%40b.org" not in shown and "user:pw" not in shown
+    assert "filter=doi:10.1/x" in shown
+
+
+def test_redact_text_masks_secret_parameters_in_free_text_only_after_a_query_separator():
+    assert redact_text("see ?x=1&api_key=qwerty77") == f"see ?x=1&api_key={REDACTED}"
+    assert redact_text("give one with email=, --email or PAPERFETCH_EMAIL") == "give one with email=, --email or PAPERFETCH_EMAIL"
+
+
+def test_settings_and_identification_reprs_are_masked():
+    settings = load_settings({"email": EMAIL, "openalex_api_key": OPENALEX_KEY, "ncbi_api_key": NCBI_KEY},
+                             environ={}, config_path="/nonexistent/config.toml")
+    assert leaks(repr(settings) + str(settings) + repr(settings.identification) + repr(settings.rows())) == []
+
+
+def test_mapped_exception_messages_are_redacted(refused_url):
+    Identification(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY)
+    client = HttpClient(max_retries=0, network_retry_base_s=0.01)
+    url = f"{refused_url}/works?mailto={quote(EMAIL)}&api_key={OPENALEX_KEY}&email={quote_plus(EMAIL)}&x={NCBI_KEY}"
+    with pytest.raises(NetworkError) as info:
+        client.fetch(url)
+    assert leaks(str(info.value)) == [] and leaks(repr(info.value)) == [] and leaks(info.value.url or "") == []
+    assert leaks(str(NetworkError(f"boom at {url}"))) == []
+
+
+# ---------------------------------------------------------------------------- a failing run
+def test_failing_run_leaks_nothing(tmp_path, refused_endpoints, every_record, capsys, monkeypatch):
+    endpoints = refused_endpoints
+    with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, out_dir=tmp_path / "lib",
+                   endpoints=endpoints, progress=False, max_retries=1, workers=2,
+                   http_options={"network_retry_base_s": 0.01}) as retriever:
+        outcomes = retriever.download(["10.1234/abc", "PMID:31452104", "PMC3531190", "arXiv:1706.03762"])
+        assert set(outcomes["status"].astype(str)) <= {"network_error", "not_found", "no_open_copy"}
+        found = outputs_of(retriever, outcomes, tmp_path / "lib")
+    assert any(f"api_key={REDACTED}" in line for line in every_record.lines), "the failing URLs were logged"
+    # the command line, with every report format
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(tmp_path / "none.toml"))
+    for name, url in endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    for suffix in (".csv", ".jsonl", ".parquet"):
+        code = main(["download", "10.1234/abc", "PMID:31452104", "--email", EMAIL, "--openalex-api-key", OPENALEX_KEY,
+                     "--ncbi-api-key", NCBI_KEY, "--out", str(tmp_path / "cli"), "--report", str(tmp_path / f"report{suffix}"),
+                     "--failed", str(tmp_path / "failed.txt"), "--max-retries", "0", "-vv", "--no-progress"])
+        assert code == 1
+    captured = capsys.readouterr()
+    found.update({"stdout": captured.out, "stderr": captured.err, "log records": "\n".join(every_record.lines)})
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            found[f"file {path}"] = path.read_bytes()
+    assert "network_error" in captured.out
+    assert len(every_record.lines) > 20
+    assert_clean(found)
+
+
+# ---------------------------------------------------------------------------- a succeeding run
+def test_succeeding_run_in_the_demo_world_leaks_nothing(tmp_path, every_record, capsys, monkeypatch):
+    with DemoWorld(base_ip=160) as world:
+        with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, out_dir=tmp_path / "lib",
+                       endpoints=world.endpoints, progress=False, verbosity=3,
+                       http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1, "rate_limit_max_s": 0.3}) as retriever:
+            outcomes = retriever.download(DEMO_INPUTS)
+            assert (outcomes["status"] == "downloaded").sum() >= 5
+            found = outputs_of(retriever, outcomes, tmp_path / "lib")
+            candidates = retriever.candidates(["10.5555/demo.fast", "PMID:90000001"])
+            found["candidates"] = candidates.to_csv()
+        monkeypatch.setenv("PAPERFETCH_CONFIG", str(tmp_path / "none.toml"))
+        monkeypatch.setenv("PAPERFETCH_EMAIL", EMAIL)
+        monkeypatch.setenv("PAPERFETCH_OPENALEX_API_KEY", OPENALEX_KEY)
+        monkeypatch.setenv("NCBI_API_KEY", NCBI_KEY)
+        for name, url in world.endpoints.items():
+            monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+        code = main(["download", "10.5555/demo.fast", "PMID:90000001", "10.5555/demo.gone", "--out", str(tmp_path / "cli"),
+                     "--report", str(tmp_path / "report.csv"), "--failed", str(tmp_path / "failed.txt"), "-vv",
+                     "--no-progress"])
+        assert code == 1
+        assert main(["download", "10.5555/demo.fast", "--dry-run", "--format", "jsonl", "--out", str(tmp_path / "cli")]) == 0
+        assert main(["config"]) == 0
+    captured = capsys.readouterr()
+    found.update({"stdout": captured.out, "stderr": captured.err, "log records": "\n".join(every_record.lines)})
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            found[f"file {path}"] = path.read_bytes()
+    assert "downloaded" in captured.out and "'***'" in captured.out
+    assert_clean(found)
+
+
+def test_cassettes_never_hold_a_secret(tmp_path):
+    Identification(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY)
+
+    def echo(request):  # a service that echoes the query, as some do in error messages
+        return Reply(200, f'{{"echo": "{request.query}", "path": "{request.path}"}}', {"Content-Type": "application/json"})
+
+    host = LoopbackHost("127.0.0.1", {"*": echo}).start()
+    try:
+        cassette = tmp_path / "echo.yaml"
+        with cassette_vcr(record_mode="all").use_cassette(str(cassette)):
+            import requests
+
+            requests.get(host.url(f"/works/{quote(EMAIL)}"),
+                         params={"mailto": EMAIL, "api_key": OPENALEX_KEY, "key2": NCBI_KEY},
+                         headers={"User-Agent": f"paperfetch (mailto:{EMAIL})"}, timeout=10)
+    finally:
+        host.stop()
+    body = cassette.read_bytes()
+    assert b"echo" in body and leaks(body) == []
+
+
+def test_importing_paperfetch_puts_the_filter_on_every_module_logger():
+    names = [n for n in logging.Logger.manager.loggerDict if n.startswith("paperfetch")]
+    assert "paperfetch.http.client" in names
+    for name in names:
+        log = logging.getLogger(name)
+        assert any(type(f).__name__ == "RedactingFilter" for f in log.filters), name
+    assert paperfetch.redact_text is redact_text
+
+
+def test_redact_text_is_linear_in_its_input():
+    """40 kB took 5.5 s before (quadratic); a 10x longer input must take well under 100x as long."""
+    Redactor([EMAIL])  # the shape of a real process: some secrets registered
+
+    def timed(n: int) -> float:
+        texts = ["a" * n, ("a." * (n // 2)), ("x%40" * (n // 4)), ("mailto=" + "b" * n), ("a@" * (n // 2))]
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            for text in texts:
+                redact_text(text)
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    small, large = timed(20_000), timed(200_000)
+    assert large < 50 * max(small, 1e-4), (small, large)  # linear is 10x; quadratic 100x (the old code: 150-180x)
+    assert large < 5.0
