@@ -37,7 +37,6 @@ import pandas as pd
 
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.ids import Identifier, IdType, parse_many
-from paperfetch.ledger import Ledger
 from paperfetch.outcomes import COLUMNS, Status, outcomes_frame
 
 __all__ = ["download_frame", "download_partition", "outcomes_meta"]
@@ -123,15 +122,27 @@ def download_partition(
     if _is_redis(state):
         from paperfetch.redis_ledger import RedisLedger
 
-        local = Ledger.in_folder(out_dir) if fallback == "local" else None
-        ledger = RedisLedger(state, out_dir, name=ledger_name, fallback=local)
+        ledger = RedisLedger(state, out_dir, name=ledger_name)
+
+    def redis_lost(exc: StoreUnavailable) -> None:
+        """Without Redis, this partition goes on with the Retriever's SQLite ledger in out_dir (or fails, if asked)."""
+        nonlocal ledger
+        if fallback == "error":
+            raise exc
+        logger.warning("%s; this partition goes on with the local ledger in %s", exc, out_dir)
+        ledger.close()
+        ledger = None
+
     try:
         if ledger is not None:
-            for item in parsed:
-                if item.identifier is not None and item.duplicate_of is None:
-                    resumed = _resumed_row(ledger, item.identifier, out_dir)
-                    if resumed is not None:
-                        rows[item.position] = {"input": item.input, **resumed}
+            try:
+                for item in parsed:
+                    if item.identifier is not None and item.duplicate_of is None:
+                        resumed = _resumed_row(ledger, item.identifier, out_dir)
+                        if resumed is not None:
+                            rows[item.position] = {"input": item.input, **resumed}
+            except StoreUnavailable as exc:
+                redis_lost(exc)
         todo = [item for item in parsed if item.position not in rows and item.duplicate_of not in rows]
         if todo:
             kwargs = dict(options or {})
@@ -139,6 +150,8 @@ def download_partition(
             kwargs.setdefault("dashboard", False)
             if state is not None and "state" in inspect.signature(Retriever.__init__).parameters:
                 kwargs["state"] = state  # the shared host state, once the Retriever takes one
+            # The Retriever records every finished row in the SQLite ledger in out_dir as it goes:
+            # that record survives a Redis outage (and a failed task).
             with Retriever(out_dir=out_dir, **kwargs) as retriever:
                 fresh = retriever.download([item.input for item in todo])
             for item, record in zip(todo, fresh.to_dict("records")):
@@ -146,7 +159,10 @@ def download_partition(
                 row["input"] = item.input
                 rows[item.position] = row
                 if ledger is not None and item.identifier is not None and item.duplicate_of is None:
-                    _record(ledger, item.identifier, row)
+                    try:
+                        _record(ledger, item.identifier, row)
+                    except StoreUnavailable as exc:
+                        redis_lost(exc)
         for item in parsed:  # a duplicate of a resumed row shares it
             if item.position not in rows:
                 rows[item.position] = {**rows[item.duplicate_of], "input": item.input}
@@ -159,15 +175,12 @@ def download_partition(
 
 
 def _record(ledger: Any, ident: Identifier, row: Mapping[str, Any]) -> None:
-    """Put a finished row in the shared ledger; a Redis outage costs the shared copy only (the row and the local ledger stay)."""
-    try:
-        ledger.record(
-            ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
-            source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"), error=row.get("error"),
-            extra={k: row[k] for k in _META if row.get(k) is not None},
-        )
-    except StoreUnavailable as exc:
-        logger.warning("%s; %s is kept in the local ledger only", exc, ident.key)
+    """Put a finished row in the shared ledger."""
+    ledger.record(
+        ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
+        source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"), error=row.get("error"),
+        extra={k: row[k] for k in _META if row.get(k) is not None},
+    )
 
 
 def download_frame(

@@ -98,6 +98,41 @@ class TestRedisDown:
         _, third = _run(world, out_dir, server.url)
         assert list(third["status"]) == list(second["status"])  # the local ledger kept every finished row
 
+    def test_redis_stopped_mid_batch_every_item_gets_its_row_and_nothing_finished_is_lost(self, dask_client, server, world, tmp_path):
+        import time
+
+        import dask.dataframe as dd
+        import redis
+
+        from paperfetch.dask import download_frame
+        from paperfetch.ledger import Ledger
+
+        inputs = INPUTS + ["10.5555/demo.slow1", "10.5555/demo.slow2", "10.5555/demo.slow3"]
+        expected = EXPECTED + ["downloaded"] * 3
+        pdf = pd.DataFrame({"doi": pd.Series(inputs, dtype=object)})
+        out_dir = tmp_path / "out"
+        lazy = download_frame(dd.from_pandas(pdf, npartitions=6), "doi", out_dir=out_dir, state=server.url,
+                              email="tester@example.org", endpoints=world.endpoints, verbosity=0)
+        future = dask_client.compute(lazy)
+        watcher = redis.Redis.from_url(server.url)
+        deadline = time.monotonic() + 120
+        while watcher.zcard("paperfetch:ledger:default:index") == 0 and not future.done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        watcher.close()
+        stopped_mid_batch = not future.done()
+        server.stop()
+        outcomes = future.result(timeout=300).sort_index()
+        future.release()  # else the scheduler keeps the result and hands it to the identical graph below
+        assert stopped_mid_batch  # the outage really fell inside the batch
+        assert list(outcomes["status"]) == expected  # every item has its row
+        with Ledger.in_folder(out_dir) as local:  # every finished row is kept, Redis or not
+            for key in ("doi:10.5555/demo.fast", "doi:10.5555/demo.slow3", "doi:10.5555/demo.closed", "pmid:90000001"):
+                assert local.get(key) is not None
+        server.start()  # back, and empty (it persists nothing): the local ledger resumes the batch
+        again = download_frame(dd.from_pandas(pdf, npartitions=6), "doi", out_dir=out_dir, state=server.url,
+                               email="tester@example.org", endpoints=world.endpoints, verbosity=0).compute().sort_index()
+        assert list(again["status"]) == ["already_downloaded" if s == "downloaded" else s for s in expected]
+
     def test_with_fallback_error_the_task_fails_with_a_typed_error(self, dask_client, server, world, tmp_path):
         from paperfetch.errors import StoreUnavailable
 

@@ -216,6 +216,13 @@ class TestMemoryStore(StoreContract):
     def spec(self):
         return "memory"
 
+    def test_a_second_opening_sees_the_first_ones_state(self, spec):
+        """The opposite of the shared stores: each memory store is on its own (today's behaviour)."""
+        with open_store(spec) as first, open_store(spec) as second:
+            first.put(HostFacts(HOST, hold_until=T0 + 3600), T0)
+            assert second.get(HOST, T0 + 60).hold_until is None
+            assert first.reserve(HOST, 5.0, T0).start_at == second.reserve(HOST, 5.0, T0).start_at
+
 
 class TestSqliteStore(StoreContract):
     @pytest.fixture
