@@ -8,13 +8,17 @@ free loopback port): the median time of each operation the transport makes per r
 deciding) and ``update`` (write what the response taught) — and their sum, a request's
 bookkeeping, in µs and as a ratio to memory, all in one run (stores interleaved in blocks, so
 a busy machine slows each alike). Also: 4 processes reserving 200 slots each on one host —
-the smallest gap between any two reserved starts must be >= the interval (0 violations).
+the smallest gap between any two reserved starts must be >= the interval (0 violations); and
+4 processes requesting from 8 loopback hosts through the store (``paperfetch.state.pacing.acquire``),
+start-to-start and end-to-end: makespan against the politeness bound, and the requests the servers
+saw below the interval (memory: every process paces alone).
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import random
 import shutil
 import statistics
 import sys
@@ -66,6 +70,64 @@ def violations(spec: str, processes: int = 4, count: int = 200) -> tuple[int, fl
     return sum(g < 0.002 - 2e-6 for g in gaps), min(gaps), time.perf_counter() - t0
 
 
+def _batch_worker(spec: str, urls: list[tuple[str, str]], interval: float, margin: float, lease_s: float, barrier) -> None:
+    import requests
+
+    from paperfetch.state.pacing import acquire
+
+    import threading
+
+    store = open_store(spec)
+    by_host: dict[str, list[str]] = {}
+    for host, url in urls:
+        by_host.setdefault(host, []).append(url)
+
+    def serve(host: str, host_urls: list[str]) -> None:  # one thread per host, as the batch scheduler does
+        with requests.Session() as session:
+            for url in host_urls:
+                slot = acquire(store, host, interval + margin, lease_s=lease_s, poll_s=0.005)
+                try:
+                    session.get(url, timeout=30)
+                finally:
+                    if lease_s:
+                        store.finish(slot, time.time(), gap_s=interval + margin)
+
+    threads = [threading.Thread(target=serve, args=item) for item in by_host.items()]
+    barrier.wait(120)
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    store.close()
+
+
+def batch(spec: str, *, lease_s: float, processes: int = 4, hosts: int = 8, per_host: int = 30,
+          interval: float = 0.05, margin: float = 0.002) -> tuple[float, float, int]:
+    """4 processes share 8 loopback hosts' items; returns (makespan, politeness bound, arrivals below the interval)."""
+    from paperfetch.testing import LoopbackHost, Reply, gaps
+
+    servers = [LoopbackHost(f"127.0.0.{120 + i}", {"*": Reply(200, b"x" * 256)}).start() for i in range(hosts)]
+    try:
+        items = [(f"h{h}", servers[h].url(f"/item/{n}")) for n in range(per_host) for h in range(hosts)]
+        random.Random(0).shuffle(items)  # every process gets items of every host
+        shares = [items[p::processes] for p in range(processes)]
+        context = multiprocessing.get_context("spawn")
+        barrier = context.Barrier(processes + 1)
+        workers = [context.Process(target=_batch_worker, args=(spec, share, interval, margin, lease_s, barrier)) for share in shares]
+        for worker in workers:
+            worker.start()
+        barrier.wait(120)
+        t0 = time.monotonic()  # the servers stamp arrivals with time.monotonic() in this process
+        for worker in workers:
+            worker.join()
+        makespan = max(max(server.arrivals("/item")) for server in servers) - t0  # to the last request, not process exit
+        below = sum(gap < interval for server in servers for gap in gaps(sorted(server.arrivals("/item"))))
+    finally:
+        for server in servers:
+            server.stop()
+    return makespan, per_host * interval, below
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ops", type=int, default=2000)
@@ -105,6 +167,14 @@ def main() -> None:
             spec = specs[name] if name == "redis" else f"sqlite:///{folder}/race.sqlite3"
             count, smallest, seconds = violations(spec)
             print(f"  {name:7} violations {count}, smallest gap {smallest * 1e3:.3f} ms, {seconds:.2f} s")
+        print("\n4 processes, 8 loopback hosts x 30 requests, interval 50 ms (bound: 30 x 50 ms = 1.50 s per host):")
+        runs = [("start-to-start", 0.0, 0.002), ("start-to-start", 0.0, 0.010), ("end-to-end", 5.0, 0.002)]
+        for n, (mode, lease, margin) in enumerate(runs):
+            for name in ("memory", "sqlite", "redis"):
+                spec = specs[name] if name != "sqlite" else f"sqlite:///{folder}/batch-{n}.sqlite3"
+                makespan, bound, below = batch(spec, lease_s=lease, margin=margin)
+                print(f"  {mode:15} margin {margin * 1e3:4.0f} ms {name:7} makespan {makespan:5.2f} s "
+                      f"({makespan / bound:4.2f}x the bound), arrivals below the interval: {below}")
     finally:
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
