@@ -31,7 +31,7 @@ import inspect
 import logging
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 

@@ -332,3 +332,18 @@ def test_sqlite_store_is_closed_after_close(tmp_path):
     store.close()
     with pytest.raises(RuntimeError, match="closed"):
         store.get(HOST, T0)
+
+
+def test_fallback_local_is_this_machines_sqlite_store(monkeypatch, tmp_path):
+    pytest.importorskip("redis")
+    from tests._services import free_port
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    store = open_store(f"redis://127.0.0.1:{free_port()}/0", fallback="local")  # nothing listens there
+    try:
+        store.put(HostFacts(HOST, hold_until=T0 + 3600, hold_status=429), T0)
+        assert store.on_fallback
+        with SqliteStore(tmp_path / "cache" / "paperfetch" / "host-state.sqlite3") as local:
+            assert local.get(HOST, T0).hold_until == T0 + 3600  # a later run on this machine sees it
+    finally:
+        store.close()
