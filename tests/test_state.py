@@ -66,8 +66,10 @@ class StoreContract:
         first = store.reserve(HOST, 1.0, T0, lease_s=30.0)
         assert first.granted and first.lease_until == pytest.approx(T0 + 30)
         busy = store.reserve(HOST, 1.0, T0 + 0.5, lease_s=30.0)
-        assert not busy.granted
+        assert not busy.granted and busy.token == ""  # a refused slot cannot release the holder
         assert busy.start_at == pytest.approx(T0 + 30)  # ask again at the lease end at the latest
+        store.finish(busy, end=T0 + 0.6, gap_s=100.0)  # no effect
+        assert not store.reserve(HOST, 1.0, T0 + 0.7, lease_s=30.0).granted
         store.finish(first, end=T0 + 4.0, gap_s=1.0)  # the request took 4 s: end-to-end gap of 1 s
         second = store.reserve(HOST, 1.0, T0 + 4.1, lease_s=30.0)
         assert second.granted and second.start_at == pytest.approx(T0 + 5.0)

@@ -96,7 +96,7 @@ class Slot:
     ``granted``: the caller may start its request at ``start_at`` (wall epoch, ``>= now``) and must
     not start before. Not granted: another client holds the host (its request is in flight); ask
     again at ``start_at`` at the latest (its lease end) — sooner is fine, it may finish early.
-    ``token`` identifies the reservation for :meth:`HostStateStore.finish`.
+    ``token`` identifies a granted reservation for :meth:`HostStateStore.finish` (``""`` when not granted).
     """
 
     host: str
@@ -155,7 +155,7 @@ def reserve_slot(
     """
     next_free, holder, lease_until = state
     if holder and lease_until > now:
-        return Slot(host, False, lease_until, holder, lease_until), state
+        return Slot(host, False, lease_until, "", lease_until), state  # never the holder's token
     start = max(now, next_free)
     if lease_s > 0:
         new_state = (start + interval_s, token, start + lease_s)
@@ -170,6 +170,8 @@ def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: 
     ``next_free`` is pushed even when the lease had already run out and someone else holds
     the host: a late finish can only slow the host down, never speed it up.
     """
+    if not token:  # a slot that was not granted holds nothing
+        return state
     next_free, holder, lease_until = state
     next_free = max(next_free, end + gap_s)
     if holder == token:

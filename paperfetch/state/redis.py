@@ -49,7 +49,7 @@ local next_free = tonumber(v[1]) or 0
 local holder = v[2] or ''
 local lease_until = tonumber(v[3]) or 0
 if holder ~= '' and lease_until > now then
-  return {0, string.format('%.6f', lease_until), holder, string.format('%.6f', lease_until)}
+  return {0, string.format('%.6f', lease_until), '', string.format('%.6f', lease_until)}
 end
 local start = math.max(now, next_free)
 local new_holder, new_lease = '', 0
@@ -62,6 +62,7 @@ return {1, string.format('%.6f', start), ARGV[4], string.format('%.6f', new_leas
 """
 
 _FINISH = """
+if ARGV[1] == '' then return 0 end
 local v = redis.call('HMGET', KEYS[1], 'next_free', 'holder')
 local next_free = math.max(tonumber(v[1]) or 0, tonumber(ARGV[2]) + tonumber(ARGV[3]))
 redis.call('HSET', KEYS[1], 'next_free', string.format('%.6f', next_free))
@@ -177,11 +178,11 @@ class RedisStore(StoreBase):
         ttl_ms = math.ceil((max(interval_s, lease_s) + _SLOT_GRACE_S) * 1000)
 
         def on_redis() -> Slot:
-            granted, start, holder, lease_until = self._reserve_script(
+            granted, start, token_back, lease_until = self._reserve_script(
                 keys=[self._key("slot", host), self.namespace + "hosts"],
                 args=[repr(float(now)), repr(float(interval_s)), repr(float(lease_s)), token, ttl_ms, host],
             )
-            return Slot(host, bool(int(granted)), float(start), holder, float(lease_until))
+            return Slot(host, bool(int(granted)), float(start), token_back, float(lease_until))
 
         return self._call("reserve", on_redis, lambda store: store.reserve(host, interval_s, now, lease_s))
 
