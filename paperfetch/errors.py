@@ -7,6 +7,8 @@ The hierarchy::
      ├── ConfigurationError (also ValueError)     a setting that cannot work (unknown option, bad range)
      ├── InvalidURL (also ValueError)             not http(s), or no host
      ├── DisallowedByRobots                       robots.txt forbids the URL for our User-Agent
+ ├── StateStoreError                          the shared host-state store (paperfetch.state) failed
+ │    └── StoreUnavailable (also ConnectionError)  its server cannot be reached (Redis down)
      └── ServiceError                             a service (or the network to it) failed the request
           ├── NotFoundError                       the service says the record does not exist (ABSENT)
           ├── RateLimited                         the host is held: no request until ``held_until``
@@ -55,6 +57,8 @@ __all__ = [
     "RateLimited",
     "RequestTimeout",
     "ServiceError",
+    "StateStoreError",
+    "StoreUnavailable",
     "TooManyRedirects",
     "TruncatedDownload",
     "WrongArticle",
@@ -112,6 +116,18 @@ class DisallowedByRobots(PaperfetchError):
         self.url = url
         self.status_code = None
         self.response = None
+
+
+class StateStoreError(PaperfetchError):
+    """The shared host-state store (:mod:`paperfetch.state`) or the shared ledger failed."""
+
+    def __init__(self, message: str, *, store: str | None = None) -> None:
+        super().__init__(message)
+        self.store = store  # the store's name (never a password)
+
+
+class StoreUnavailable(StateStoreError, ConnectionError):
+    """The store's server cannot be reached (a lost Redis connection); the failed call may not have taken effect."""
 
 
 class ServiceError(PaperfetchError):

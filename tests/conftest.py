@@ -79,3 +79,7 @@ def hosts():
     yield make
     for host in started:
         host.stop()
+
+
+# Real services for the shared-state tests (a redis-server, a Dask LocalCluster): tests/_services.py
+from tests._services import dask_client, redis_server, redis_url  # noqa: E402,F401

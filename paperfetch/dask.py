@@ -1,0 +1,230 @@
+"""Batches on a ``dask.distributed`` cluster: a Dask DataFrame of identifiers in, one of outcomes out.
+
+>>> from dask.distributed import Client                              # doctest: +SKIP
+>>> import dask.dataframe as dd, paperfetch.dask                     # doctest: +SKIP
+>>> client = Client("tcp://scheduler:8786")                          # doctest: +SKIP
+>>> ids = dd.read_csv("dois-*.csv")                                  # doctest: +SKIP
+>>> outcomes = paperfetch.dask.download_frame(ids, "doi", out_dir="/shared/PDFs",
+...                                           state="redis://redis-host:6379/0", email="you@example.org")
+>>> outcomes.to_parquet("/shared/outcomes")                          # doctest: +SKIP
+
+Each partition runs one :class:`~paperfetch.Retriever` on a worker. With a
+Redis *state*, every worker shares
+
+* the **ledger** (:class:`~paperfetch.redis_ledger.RedisLedger`): a key done or
+  called absent by any worker, in this run or an earlier one on any machine, is
+  answered from it without a request;
+* the **host state** (:class:`~paperfetch.state.RedisStore`): it is passed to the
+  Retriever as ``state=`` as soon as the Retriever takes one (until then each
+  worker paces on its own, so keep the workers few per publisher).
+
+``out_dir`` must be storage every worker sees at the same path (NFS, a shared
+volume); on a ``LocalCluster`` any folder will do. Each worker's Retriever also
+keeps the SQLite ledger in ``out_dir`` — the local record when Redis does not
+answer (``fallback="local"``, the default): then every item still gets its row,
+and nothing finished is lost.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from paperfetch.errors import ConfigurationError, StoreUnavailable
+from paperfetch.ids import Identifier, IdType, parse_many
+from paperfetch.outcomes import COLUMNS, Status, outcomes_frame
+
+__all__ = ["download_frame", "download_partition", "outcomes_meta"]
+
+logger = logging.getLogger("paperfetch.dask")
+
+#: Outcome columns kept in the ledger's ``extra`` (what a resumed row shows without asking again).
+_META = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
+
+
+def outcomes_meta() -> pd.DataFrame:
+    """An empty frame with the outcomes schema: the ``meta`` of the Dask result."""
+    return outcomes_frame([])
+
+
+def _is_redis(state: Any) -> bool:
+    return isinstance(state, str) and state.lower().startswith(("redis://", "rediss://", "unix://"))
+
+
+def _identity(ident: Identifier, extra: Mapping[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {name: extra.get(name) for name in _META}
+    row["id_type"] = ident.type.value
+    if ident.type is IdType.DOI:
+        row["doi"] = ident.value
+    elif ident.type is IdType.PMID:
+        row["pmid"] = ident.value
+    elif ident.type is IdType.PMCID:
+        row["pmcid"] = ident.value
+    elif ident.type is IdType.ARXIV:
+        row["arxiv_id"] = ident.value + (ident.version or "")
+        row["doi"] = row["doi"] or ident.doi
+    return row
+
+
+def _resumed_row(ledger: Any, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
+    """The row for *ident* from the shared ledger when it needs no request (done, or called absent), else None."""
+    done = ledger.is_done(ident.key, out_dir)
+    entry = done or ledger.get(ident.key)
+    if entry is None or (done is None and ledger.should_retry(ident.key)):
+        return None
+    row = _identity(ident, entry.extra or {})
+    row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
+    if done is not None:
+        path = ledger.absolute_path(done)
+        row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=done.bytes, sha256=done.sha256)
+    else:
+        row.update(status=entry.status, error=entry.error)
+    return row
+
+
+def _clean(value: Any) -> Any:
+    """A frame cell as a plain Python value (None for NA)."""
+    if value is None:
+        return None
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        return value
+    return value.item() if hasattr(value, "item") else value
+
+
+def download_partition(
+    inputs: pd.Series,
+    *,
+    out_dir: str | os.PathLike[str],
+    state: str | None = None,
+    ledger_name: str = "default",
+    fallback: str = "local",
+    options: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Download one partition's identifiers: the outcomes frame, indexed like *inputs*.
+
+    This is what each Dask task runs; it also works on its own (a pandas Series in, a frame out).
+    """
+    from paperfetch.retriever import Retriever
+
+    out_dir = Path(out_dir).expanduser().resolve()
+    values = [_clean(value) for value in inputs]  # pyarrow strings hold <NA> where the caller had None
+    parsed = parse_many(values)
+    rows: dict[int, dict[str, Any]] = {}
+    ledger = None
+    if _is_redis(state):
+        from paperfetch.redis_ledger import RedisLedger
+
+        ledger = RedisLedger(state, out_dir, name=ledger_name)
+
+    def redis_lost(exc: StoreUnavailable) -> None:
+        """Without Redis, this partition goes on with the Retriever's SQLite ledger in out_dir (or fails, if asked)."""
+        nonlocal ledger
+        if fallback == "error":
+            raise exc
+        logger.warning("%s; this partition goes on with the local ledger in %s", exc, out_dir)
+        ledger.close()
+        ledger = None
+
+    try:
+        if ledger is not None:
+            try:
+                for item in parsed:
+                    if item.identifier is not None and item.duplicate_of is None:
+                        resumed = _resumed_row(ledger, item.identifier, out_dir)
+                        if resumed is not None:
+                            rows[item.position] = {"input": item.input, **resumed}
+            except StoreUnavailable as exc:
+                redis_lost(exc)
+        todo = [item for item in parsed if item.position not in rows and item.duplicate_of not in rows]
+        if todo:
+            kwargs = dict(options or {})
+            kwargs.setdefault("progress", False)
+            kwargs.setdefault("dashboard", False)
+            if state is not None and "state" in inspect.signature(Retriever.__init__).parameters:
+                kwargs["state"] = state  # the shared host state, once the Retriever takes one
+            # The Retriever records every finished row in the SQLite ledger in out_dir as it goes:
+            # that record survives a Redis outage (and a failed task).
+            with Retriever(out_dir=out_dir, **kwargs) as retriever:
+                fresh = retriever.download([item.input for item in todo])
+            for item, record in zip(todo, fresh.to_dict("records")):
+                row = {column: _clean(record[column]) for column in COLUMNS}
+                row["input"] = item.input
+                rows[item.position] = row
+                if ledger is not None and item.identifier is not None and item.duplicate_of is None:
+                    try:
+                        _record(ledger, item.identifier, row)
+                    except StoreUnavailable as exc:
+                        redis_lost(exc)
+        for item in parsed:  # a duplicate of a resumed row shares it
+            if item.position not in rows:
+                rows[item.position] = {**rows[item.duplicate_of], "input": item.input}
+    finally:
+        if ledger is not None:
+            ledger.close()
+    frame = outcomes_frame(rows[item.position] for item in parsed)
+    frame.index = inputs.index
+    return frame
+
+
+def _record(ledger: Any, ident: Identifier, row: Mapping[str, Any]) -> None:
+    """Put a finished row in the shared ledger."""
+    ledger.record(
+        ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
+        source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"), error=row.get("error"),
+        extra={k: row[k] for k in _META if row.get(k) is not None},
+    )
+
+
+def download_frame(
+    frame: Any,
+    column: str | None = "doi",
+    *,
+    out_dir: str | os.PathLike[str],
+    state: str | None = None,
+    ledger_name: str = "default",
+    fallback: str = "local",
+    **retriever_options: Any,
+) -> Any:
+    """Run a download over the Dask cluster of the current client: one outcomes row per identifier.
+
+    *frame* is a ``dask.dataframe.DataFrame`` (the identifiers in *column*) or a Dask Series.
+    The result is a lazy Dask DataFrame with the outcomes schema (:mod:`paperfetch.outcomes`),
+    indexed like *frame*; ``.compute()`` it or write it (``to_parquet``). *state* names the shared
+    store (``redis://host:port/db``; the ledger moves there too); *fallback* ``"local"`` keeps
+    going on the workers' local ledgers when Redis does not answer, ``"error"`` fails the task with
+    :class:`~paperfetch.errors.StoreUnavailable`. Other keyword arguments go to each worker's
+    :class:`~paperfetch.Retriever` (``email=``, ``endpoints=``, ``sources=`` …): they must pickle.
+    """
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # pragma: no cover
+        raise ConfigurationError('paperfetch.dask needs dask: pip install "paperfetch[dask]"') from None
+    if fallback not in ("local", "error"):
+        raise ConfigurationError(f"fallback must be 'local' or 'error', not {fallback!r}")
+    if state is not None and not _is_redis(state):
+        raise ConfigurationError(
+            f"workers on several machines share only a Redis store; state must be 'redis://host:port/db', not {state!r}"
+        )
+    if isinstance(frame, dd.DataFrame):
+        if column not in frame.columns:
+            raise ConfigurationError(f"no column {column!r} in the frame; it has {list(frame.columns)}")
+        series = frame[column]
+    elif isinstance(frame, dd.Series):
+        series = frame
+    else:
+        raise ConfigurationError(f"download_frame takes a Dask DataFrame or Series, not {type(frame).__name__}; "
+                                 "for pandas use Retriever.download_frame")
+    return series.map_partitions(
+        download_partition, out_dir=str(Path(out_dir).expanduser().resolve()), state=state, ledger_name=ledger_name,
+        fallback=fallback, options=dict(retriever_options), meta=outcomes_meta(),
+    )
+
+

@@ -1,0 +1,282 @@
+"""The resume ledger in Redis: the same questions as :class:`paperfetch.ledger.Ledger`, shared by every machine.
+
+When the host state lives in Redis (:class:`paperfetch.state.RedisStore`), so
+does the ledger, and a re-run on any machine resumes: a key downloaded by one
+worker is ``already_downloaded`` for all (its file must lie in the shared
+``out_dir`` and still match its size and SHA-256), a key the services called
+absent is not asked again.
+
+Keys, under ``{namespace}ledger:{name}:``::
+
+    e:{key}     JSON of the entry (the LedgerEntry fields; times as ISO 8601 UTC)
+    index       sorted set of keys, scored by first_seen (order, len)
+
+Each :meth:`RedisLedger.record` is one optimistic transaction (WATCH/MULTI):
+``attempts`` counts up, ``first_seen`` stays, ``extra`` merges — as in the
+SQLite ledger. URLs and URLs inside errors are stored redacted.
+
+A lost connection raises :class:`~paperfetch.errors.StoreUnavailable`, or with a
+``fallback`` ledger (a local :class:`~paperfetch.ledger.Ledger`) records and
+answers there, with a warning: no finished outcome is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from dataclasses import asdict, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from paperfetch.errors import ConfigurationError, StoreUnavailable
+from paperfetch.ledger import DONE_STATUSES, LedgerEntry, default_retryable, sha256_of_file
+from paperfetch.redact import redact_text, redact_url
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from paperfetch.ledger import Ledger
+
+__all__ = ["RedisLedger"]
+
+logger = logging.getLogger("paperfetch.ledger")
+
+_URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
+
+
+def _redact_error(message: str) -> str:
+    return redact_text(_URL_IN_TEXT_RE.sub(lambda match: redact_url(match.group(0)), message))
+
+
+class RedisLedger:
+    """A resume ledger in Redis for the output folder *folder* (shared storage on a cluster).
+
+    *redis* is a URL (``redis://host:port/db``), a redis-py client, or a
+    :class:`~paperfetch.state.RedisStore` (its connection is shared). *name*
+    separates ledgers of different batches in one Redis. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        redis: Any,
+        folder: str | os.PathLike[str],
+        *,
+        name: str = "default",
+        namespace: str = "paperfetch:",
+        fallback: Ledger | None = None,
+        socket_timeout_s: float = 5.0,
+    ) -> None:
+        try:
+            import redis as redis_py
+        except ImportError:  # pragma: no cover
+            raise ConfigurationError('the Redis ledger needs redis-py: pip install "paperfetch[redis]"') from None
+        from paperfetch.state.redis import RedisStore, redis_name
+
+        self._owns_client = isinstance(redis, str)
+        if isinstance(redis, str):
+            client = redis_py.Redis.from_url(redis, socket_timeout=socket_timeout_s,
+                                             socket_connect_timeout=socket_timeout_s, decode_responses=True)
+        elif isinstance(redis, RedisStore):
+            client = redis.client
+        else:
+            client = redis
+        self._client = client
+        self._errors = (redis_py.exceptions.ConnectionError, redis_py.exceptions.TimeoutError)
+        self._watch_error = redis_py.exceptions.WatchError
+        self.store_name = redis_name(client)
+        self.folder = Path(folder).expanduser().resolve()
+        self.name = name
+        self._prefix = f"{namespace}ledger:{name}:"
+        self.fallback = fallback
+        self._closed = False
+
+    # ------------------------------------------------------------------ plumbing
+    def _entry_key(self, key: str) -> str:
+        return f"{self._prefix}e:{key}"
+
+    def _call(self, operation: str, on_redis: Callable[[], Any], on_fallback: Callable[[Ledger], Any]) -> Any:
+        if self._closed:
+            raise RuntimeError(f"the ledger {self!r} is closed")
+        try:
+            return on_redis()
+        except self._errors as exc:
+            if self.fallback is None:
+                raise StoreUnavailable(
+                    f"the ledger in {self.store_name} does not answer ({type(exc).__name__}) during {operation}; "
+                    "start Redis again, or give the RedisLedger a local fallback ledger",
+                    store=self.store_name,
+                ) from exc
+            logger.warning("ledger: %s does not answer during %s; using %s", self.store_name, operation, self.fallback.path)
+            return on_fallback(self.fallback)
+
+    def _stored_path(self, path: str | os.PathLike[str] | None) -> str | None:
+        if path is None:
+            return None
+        absolute = Path(path).resolve()
+        try:
+            return absolute.relative_to(self.folder).as_posix()
+        except ValueError:
+            return str(absolute)
+
+    @staticmethod
+    def _entry(data: dict[str, Any]) -> LedgerEntry:
+        values = dict(data)
+        values["first_seen"] = datetime.fromisoformat(values["first_seen"])
+        values["updated_at"] = datetime.fromisoformat(values["updated_at"])
+        values["extra"] = values.get("extra") or {}
+        return LedgerEntry(**{f.name: values.get(f.name) for f in fields(LedgerEntry)})
+
+    # ------------------------------------------------------------------ writing
+    def record(
+        self,
+        key: str,
+        *,
+        status: str,
+        path: str | os.PathLike[str] | None = None,
+        bytes: int | None = None,  # noqa: A002 - the public name the callers use
+        sha256: str | None = None,
+        source: str | None = None,
+        url: str | None = None,
+        http_status: int | None = None,
+        error: str | None = None,
+        retryable: bool | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Record the latest outcome for *key* (as :meth:`paperfetch.ledger.Ledger.record` does)."""
+        if retryable is None:
+            retryable = default_retryable(status)
+        now = datetime.now(timezone.utc)
+        fresh = {
+            "key": key, "status": status, "path": self._stored_path(path), "bytes": bytes, "sha256": sha256,
+            "source": source, "url": redact_url(url) if url is not None else None, "http_status": http_status,
+            "error": _redact_error(error) if error is not None else None, "retryable": bool(retryable),
+            "attempts": 1, "first_seen": now.isoformat(timespec="microseconds"),
+            "updated_at": now.isoformat(timespec="microseconds"), "extra": {},
+        }
+        entry_key, index = self._entry_key(key), self._prefix + "index"
+
+        def on_redis() -> None:
+            with self._client.pipeline() as pipe:
+                while True:
+                    try:
+                        pipe.watch(entry_key)
+                        previous = pipe.get(entry_key)
+                        row = dict(fresh)
+                        merged_extra: dict[str, Any] = {}
+                        if previous:
+                            old = json.loads(previous)
+                            row["attempts"] = int(old["attempts"]) + 1
+                            row["first_seen"] = old["first_seen"]
+                            merged_extra.update(old.get("extra") or {})
+                        merged_extra.update(extra or {})
+                        row["extra"] = merged_extra
+                        pipe.multi()
+                        pipe.set(entry_key, json.dumps(row, ensure_ascii=False, default=str))
+                        if not previous:
+                            pipe.zadd(index, {key: now.timestamp()})
+                        pipe.execute()
+                        return
+                    except self._watch_error:
+                        continue
+
+        self._call("record", on_redis, lambda ledger: ledger.record(
+            key, status=status, path=path, bytes=bytes, sha256=sha256, source=source, url=url,
+            http_status=http_status, error=error, retryable=retryable, extra=extra))
+        logger.debug("ledger (redis): %s -> %s", key, status)
+
+    # ------------------------------------------------------------------ reading
+    def get(self, key: str) -> LedgerEntry | None:
+        """The latest outcome recorded for *key*, or None."""
+
+        def on_redis() -> LedgerEntry | None:
+            value = self._client.get(self._entry_key(key))
+            return self._entry(json.loads(value)) if value else None
+
+        return self._call("get", on_redis, lambda ledger: ledger.get(key))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __len__(self) -> int:
+        return int(self._call("len", lambda: self._client.zcard(self._prefix + "index"), len))
+
+    def absolute_path(self, entry: LedgerEntry) -> Path | None:
+        """The file an entry points at, resolving a stored relative path against the ledger's folder."""
+        if entry.path is None:
+            return None
+        stored = Path(entry.path)
+        return stored if stored.is_absolute() else self.folder / stored
+
+    def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
+        """The entry when *key* is downloaded and its file (in *out_dir*, when given) is intact, else None."""
+        entry = self.get(key)
+        if entry is None or entry.status not in DONE_STATUSES:
+            return None
+        file_path = self.absolute_path(entry)
+        if file_path is None:
+            return None
+        if out_dir is not None:
+            try:
+                file_path.resolve().relative_to(Path(out_dir).resolve())
+            except ValueError:
+                return None
+        try:
+            size = file_path.stat().st_size
+        except OSError:
+            logger.info("ledger: %s was downloaded but %s is gone; it will be fetched again", key, file_path)
+            return None
+        if not file_path.is_file() or (entry.bytes is not None and size != entry.bytes):
+            return None
+        if entry.sha256 is not None and sha256_of_file(file_path) != entry.sha256.lower():
+            return None
+        return entry
+
+    def should_retry(self, key: str) -> bool:
+        """True for a key never recorded, else its recorded ``retryable`` flag (see the SQLite ledger)."""
+        entry = self.get(key)
+        return True if entry is None else entry.retryable
+
+    def entries(self) -> pd.DataFrame:
+        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (the SQLite ledger's columns)."""
+        import pandas as pd
+
+        def on_redis() -> list[LedgerEntry]:
+            keys = self._client.zrange(self._prefix + "index", 0, -1)
+            values = self._client.mget([self._entry_key(k) for k in keys]) if keys else []
+            return [self._entry(json.loads(v)) for v in values if v]
+
+        rows = self._call("entries", on_redis, lambda ledger: None)
+        if rows is None:  # answered by the fallback ledger
+            return self.fallback.entries()
+        columns = [f.name for f in fields(LedgerEntry)]
+        frame = pd.DataFrame([asdict(e) for e in rows], columns=columns)
+        for column in ("bytes", "http_status"):
+            frame[column] = frame[column].astype("Int64")
+        frame["attempts"] = frame["attempts"].astype("int64")
+        frame["retryable"] = frame["retryable"].astype(bool)
+        for column in ("first_seen", "updated_at"):
+            frame[column] = pd.to_datetime(frame[column], utc=True)
+        return frame
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Close the connection if this ledger opened it (and the fallback). Closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._owns_client:
+            self._client.close()
+        if self.fallback is not None:
+            self.fallback.close()
+
+    def __enter__(self) -> RedisLedger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RedisLedger({self.store_name!r}, name={self.name!r}, folder={str(self.folder)!r})"

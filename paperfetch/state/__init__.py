@@ -1,0 +1,80 @@
+"""Per-host politeness state that outlives the process and spans machines.
+
+Pick a store with :func:`open_store` (``state=`` on the clients, ``--state`` on the
+CLI, ``PAPERFETCH_STATE`` in the environment)::
+
+    "memory"                     this process only (tests, throwaway clients)
+    "sqlite" | "" (default)      host-state.sqlite3 in the user cache directory: every process of this machine
+    "/any/path.sqlite3"          that file (also "sqlite:///any/path.sqlite3")
+    "redis://host:6379/0"        Redis: every machine that opens the same URL
+
+The contract is :class:`HostStateStore`; the facts are :class:`HostFacts`; see ``docs/state.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from paperfetch.errors import ConfigurationError
+from paperfetch.state.base import HostFacts, HostStateStore, Slot, expire_facts, merge_facts
+from paperfetch.state.memory import MemoryStore
+from paperfetch.state.sqlite import SqliteStore, default_state_path
+
+__all__ = [
+    "ENV_VAR",
+    "HostFacts",
+    "HostStateStore",
+    "MemoryStore",
+    "RedisStore",
+    "Slot",
+    "SqliteStore",
+    "default_state_path",
+    "expire_facts",
+    "merge_facts",
+    "open_store",
+]
+
+#: The environment variable naming the store when no spec is given.
+ENV_VAR = "PAPERFETCH_STATE"
+
+
+def __getattr__(name: str):  # RedisStore imports only when asked for: redis-py is an extra
+    if name == "RedisStore":
+        from paperfetch.state.redis import RedisStore
+
+        return RedisStore
+    raise AttributeError(name)
+
+
+def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, fallback: str | None = None) -> HostStateStore:
+    """The store *spec* names; None reads ``PAPERFETCH_STATE``, and without it the SQLite default.
+
+    A store object is returned as it is. *fallback* (``"local"``) applies to Redis only:
+    where Redis does not answer, go on with this machine's SQLite store instead of raising.
+    """
+    if spec is None:
+        spec = os.environ.get(ENV_VAR) or "sqlite"
+    if isinstance(spec, HostStateStore) and not isinstance(spec, (str, os.PathLike)):
+        return spec
+    if isinstance(spec, os.PathLike):
+        return SqliteStore(spec)
+    if not isinstance(spec, str):
+        raise ConfigurationError(f"state must be 'memory', 'sqlite', a path, 'sqlite:///path' or 'redis://…', not {spec!r}")
+    text = spec.strip()
+    lowered = text.lower()
+    if lowered == "memory":
+        return MemoryStore()
+    if lowered in ("", "sqlite", "sqlite:", "sqlite://"):
+        return SqliteStore()
+    if lowered.startswith(("redis://", "rediss://", "unix://")):
+        from paperfetch.state.redis import RedisStore
+
+        return RedisStore(text, fallback=fallback)
+    if lowered.startswith("sqlite:///"):
+        return SqliteStore(text[len("sqlite://"):])
+    if lowered.startswith("sqlite:"):
+        raise ConfigurationError(f"a SQLite state URL has three slashes and an absolute path: 'sqlite:///path', not {spec!r}")
+    if "://" in text:
+        raise ConfigurationError(f"unknown state store {text.split('://')[0]!r}; use 'memory', a path, 'sqlite:///path' or 'redis://host:port/db'")
+    return SqliteStore(Path(text))

@@ -1,0 +1,258 @@
+"""The host-state store contract: what every backend (memory, SQLite, Redis) must do, and the pure rules they share.
+
+A store keeps two things per host, keyed by :func:`paperfetch.http.hosts.host_key`:
+
+* **facts** (:class:`HostFacts`) — what the politeness policy learned about the
+  host: a hold (``Retry-After``), a suppression (403), the learned interval,
+  the backoff, the circuit breaker, robots.txt. Every time in it is a **wall
+  clock epoch** (``clock.time()``), so it means the same in another process
+  or on another machine. Writes go through :func:`merge_facts`: a hold or a
+  suppression only ever extends; the soft fields (interval, backoff, breaker)
+  take the newest value; robots.txt keeps the newer fetch. Reads go through
+  :func:`expire_facts`: a hold, suppression or robots.txt past its time is
+  gone.
+* **a start slot** (:class:`Slot`) — who may send the next request to the host
+  and when. :meth:`HostStateStore.reserve` atomically takes the host's next
+  start: ``start = max(now, next_free)``, ``next_free = start + interval_s``.
+  With ``lease_s > 0`` the caller also becomes the host's *holder* until it
+  calls :meth:`HostStateStore.finish` (which can push ``next_free`` to
+  ``end + gap``: end-to-end pacing) or until ``start + lease_s`` passes — so a
+  process killed with SIGKILL blocks the host for at most its lease. While a
+  holder is active, :meth:`~HostStateStore.reserve` answers ``granted=False``
+  with the time to ask again. See ``docs/state.md``.
+
+The functions here are pure; the backends differ only in how they make one
+read-modify-write atomic (a lock, ``BEGIN IMMEDIATE``, a Lua script / WATCH).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass, replace
+from typing import Callable, Protocol, runtime_checkable
+
+__all__ = [
+    "BREAKER_STATES",
+    "HostFacts",
+    "HostStateStore",
+    "Slot",
+    "expire_facts",
+    "merge_facts",
+    "new_token",
+    "reserve_slot",
+    "finish_slot",
+]
+
+#: The circuit breaker's states (issue 8): closed → open → half-open.
+BREAKER_STATES = ("closed", "open", "half_open")
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What is known about one host, as a value. Times are wall-clock epoch seconds (``clock.time()``).
+
+    ``hold_until`` / ``suppressed_until``: no request before then (``math.inf``: until cleared).
+    ``learned_interval_s``: the pacing learned from 429s (0: none learned).
+    ``robots_txt`` is the body as fetched (``""`` when there is none: a 404 means allow all),
+    valid until ``robots_expires_at``.
+    """
+
+    host: str
+    hold_until: float | None = None
+    hold_status: int | None = None
+    hold_reason: str = ""
+    suppressed_until: float | None = None
+    suppression_reason: str = ""
+    learned_interval_s: float = 0.0
+    backoff_s: float = 0.0
+    breaker_state: str = "closed"
+    breaker_failures: int = 0
+    breaker_open_until: float | None = None
+    robots_txt: str | None = None
+    robots_fetched_at: float | None = None
+    robots_expires_at: float | None = None
+    updated_at: float = 0.0
+
+    def held(self, now: float) -> bool:
+        return self.hold_until is not None and self.hold_until > now
+
+    def suppressed(self, now: float) -> bool:
+        return self.suppressed_until is not None and self.suppressed_until > now
+
+    def to_json(self) -> dict:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    @classmethod
+    def from_json(cls, data: dict) -> HostFacts:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """The answer of :meth:`HostStateStore.reserve`.
+
+    ``granted``: the caller may start its request at ``start_at`` (wall epoch, ``>= now``) and must
+    not start before. Not granted: another client holds the host (its request is in flight); ask
+    again at ``start_at`` at the latest (its lease end) — sooner is fine, it may finish early.
+    ``token`` identifies a granted reservation for :meth:`HostStateStore.finish` (``""`` when not granted).
+    """
+
+    host: str
+    granted: bool
+    start_at: float
+    token: str
+    lease_until: float
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex
+
+
+def merge_facts(current: HostFacts, proposed: HostFacts, now: float) -> HostFacts:
+    """What the store keeps when *proposed* is written over *current*.
+
+    * a hold and a suppression only ever extend: the later ``until`` wins, with its status and reason;
+    * robots.txt: the later ``robots_fetched_at`` wins;
+    * the soft fields (learned interval, backoff, breaker) are the proposed ones: the writer saw
+      the current state (:meth:`HostStateStore.update` is atomic), so its value is the newest;
+    * ``updated_at`` is *now*.
+    """
+    if current.host != proposed.host:
+        raise ValueError(f"facts of {proposed.host!r} written over {current.host!r}")
+    merged = proposed
+    if (current.hold_until or -math.inf) > (proposed.hold_until or -math.inf):
+        merged = replace(merged, hold_until=current.hold_until, hold_status=current.hold_status, hold_reason=current.hold_reason)
+    if (current.suppressed_until or -math.inf) > (proposed.suppressed_until or -math.inf):
+        merged = replace(merged, suppressed_until=current.suppressed_until, suppression_reason=current.suppression_reason)
+    if current.robots_fetched_at is not None and (
+        proposed.robots_fetched_at is None or current.robots_fetched_at > proposed.robots_fetched_at
+    ):
+        merged = replace(merged, robots_txt=current.robots_txt, robots_fetched_at=current.robots_fetched_at,
+                         robots_expires_at=current.robots_expires_at)
+    return replace(merged, updated_at=now)
+
+
+def expire_facts(facts: HostFacts, now: float) -> HostFacts:
+    """*facts* without what has run out by *now*: a past hold, suppression or robots.txt."""
+    changes: dict = {}
+    if facts.hold_until is not None and facts.hold_until <= now:
+        changes.update(hold_until=None, hold_status=None, hold_reason="")
+    if facts.suppressed_until is not None and facts.suppressed_until <= now:
+        changes.update(suppressed_until=None, suppression_reason="")
+    if facts.robots_expires_at is not None and facts.robots_expires_at <= now:
+        changes.update(robots_txt=None, robots_fetched_at=None, robots_expires_at=None)
+    return replace(facts, **changes) if changes else facts
+
+
+def reserve_slot(
+    state: tuple[float, str, float], host: str, interval_s: float, now: float, lease_s: float, token: str
+) -> tuple[Slot, tuple[float, str, float]]:
+    """The reservation rule on ``(next_free, holder, lease_until)``: the answer and the new state.
+
+    The Redis backend runs the same rule as a Lua script (``paperfetch/state/redis.py``).
+    """
+    next_free, holder, lease_until = state
+    if holder and lease_until > now:
+        return Slot(host, False, lease_until, "", lease_until), state  # never the holder's token
+    start = max(now, next_free)
+    if lease_s > 0:
+        new_state = (start + interval_s, token, start + lease_s)
+    else:
+        new_state = (start + interval_s, "", 0.0)
+    return Slot(host, True, start, token, new_state[2]), new_state
+
+
+def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: float) -> tuple[float, str, float]:
+    """The finish rule: the holder *token* lets go; the next start is at least ``end + gap_s``.
+
+    ``next_free`` is pushed even when the lease had already run out and someone else holds
+    the host: a late finish can only slow the host down, never speed it up.
+    """
+    if not token:  # a slot that was not granted holds nothing
+        return state
+    next_free, holder, lease_until = state
+    next_free = max(next_free, end + gap_s)
+    if holder == token:
+        return (next_free, "", 0.0)
+    return (next_free, holder, lease_until)
+
+
+@runtime_checkable
+class HostStateStore(Protocol):
+    """Per-host politeness state, shared by every client that opens the same store.
+
+    Implementations: :class:`~paperfetch.state.MemoryStore` (this process only),
+    :class:`~paperfetch.state.SqliteStore` (processes of one machine),
+    :class:`~paperfetch.state.RedisStore` (many machines). All are thread-safe.
+    *now* is always a wall-clock epoch (``clock.time()``), passed in so tests run on a fake clock.
+    """
+
+    #: Where the state lives, for people (``"memory"``, ``"sqlite:/path"``, ``"redis://host:6379/0"``); never a password.
+    name: str
+
+    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
+        """Atomically take *host*'s next start slot (see :class:`Slot` and :func:`reserve_slot`)."""
+        ...
+
+    def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
+        """The request of *slot* ended at *end*: release the host; its next start is at least ``end + gap_s``."""
+        ...
+
+    def get(self, host: str, now: float) -> HostFacts:
+        """The facts about *host* as of *now* (expired parts dropped; a blank record for an unknown host)."""
+        ...
+
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+        """Atomically apply *change* to *host*'s current facts and store the merge (:func:`merge_facts`); return it."""
+        ...
+
+    def put(self, facts: HostFacts, now: float) -> HostFacts:
+        """Merge *facts* into what is stored (same rules); return the stored record."""
+        ...
+
+    def hosts(self) -> list[str]:
+        """Every host the store has facts or a slot for, sorted."""
+        ...
+
+    def clear(self, host: str | None = None) -> None:
+        """Forget *host* (or every host): holds, suppressions, learned state, slots."""
+        ...
+
+    def close(self) -> None:
+        """Let go of connections; further calls fail. Closing twice is harmless."""
+        ...
+
+
+class StoreBase:
+    """Shared conveniences: ``put`` via ``update``, context manager, repr."""
+
+    name: str = "?"
+
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:  # pragma: no cover
+        raise NotImplementedError
+
+    def put(self, facts: HostFacts, now: float) -> HostFacts:
+        return self.update(facts.host, lambda _current: facts, now)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def apply_update(current: HostFacts, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+    """The merged record an :meth:`HostStateStore.update` stores: *change* sees unexpired facts."""
+    current = expire_facts(current, now)
+    proposed = change(current)
+    if not isinstance(proposed, HostFacts):
+        raise TypeError(f"an update must return HostFacts, not {type(proposed).__name__}")
+    return merge_facts(current, proposed, now)

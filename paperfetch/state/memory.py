@@ -1,0 +1,53 @@
+"""The in-process store: today's behaviour, one dict behind a lock. Nothing outlives the process."""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from paperfetch.state.base import HostFacts, Slot, StoreBase, apply_update, expire_facts, finish_slot, new_token, reserve_slot
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore(StoreBase):
+    """Host state for this process only (tests, throwaway clients)."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._facts: dict[str, HostFacts] = {}
+        self._slots: dict[str, tuple[float, str, float]] = {}
+
+    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
+        with self._lock:
+            slot, self._slots[host] = reserve_slot(self._slots.get(host, (0.0, "", 0.0)), host, interval_s, now, lease_s, new_token())
+            return slot
+
+    def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
+        with self._lock:
+            self._slots[slot.host] = finish_slot(self._slots.get(slot.host, (0.0, "", 0.0)), slot.token, end, gap_s)
+
+    def get(self, host: str, now: float) -> HostFacts:
+        with self._lock:
+            return expire_facts(self._facts.get(host) or HostFacts(host), now)
+
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+        with self._lock:
+            merged = apply_update(self._facts.get(host) or HostFacts(host), change, now)
+            self._facts[host] = merged
+            return merged
+
+    def hosts(self) -> list[str]:
+        with self._lock:
+            return sorted(set(self._facts) | set(self._slots))
+
+    def clear(self, host: str | None = None) -> None:
+        with self._lock:
+            if host is None:
+                self._facts.clear()
+                self._slots.clear()
+            else:
+                self._facts.pop(host, None)
+                self._slots.pop(host, None)

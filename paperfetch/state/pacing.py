@@ -1,0 +1,44 @@
+"""Executing a reservation: wait for a host's start slot in a shared store.
+
+:func:`acquire` is the loop the transport runs where it paces today: reserve,
+and either sleep until the granted start or, while another client holds the
+host (end-to-end mode), sleep a little and ask again. The sleeps go through the
+injected clock, so a fake clock runs it without waiting and a stoppable sleep
+interrupts it.
+"""
+
+from __future__ import annotations
+
+from paperfetch.clock import SYSTEM_CLOCK, Clock
+from paperfetch.state.base import HostStateStore, Slot
+
+__all__ = ["DEFAULT_POLL_S", "acquire"]
+
+#: How often a client asks again while another one holds the host (end-to-end mode).
+DEFAULT_POLL_S = 0.02
+
+
+def acquire(
+    store: HostStateStore,
+    host: str,
+    interval_s: float,
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    lease_s: float = 0.0,
+    poll_s: float = DEFAULT_POLL_S,
+) -> Slot:
+    """Wait (on *clock*) until this client may start a request to *host*; return the granted slot.
+
+    ``lease_s == 0``: start-to-start — one reservation, one sleep to its start.
+    ``lease_s > 0``: end-to-end — the caller holds the host until ``store.finish(slot, end, gap_s)``
+    (call it in a ``finally``) or until the lease runs out.
+    """
+    while True:
+        now = clock.time()
+        slot = store.reserve(host, interval_s, now, lease_s)
+        if slot.granted:
+            wait = slot.start_at - clock.time()
+            if wait > 0:
+                clock.sleep(wait)
+            return slot
+        clock.sleep(max(0.001, min(poll_s, slot.start_at - now)))

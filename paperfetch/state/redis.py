@@ -1,0 +1,271 @@
+"""The shared store for many machines: Redis (``redis://host:port/db``, redis-py).
+
+Keys, under a namespace (default ``paperfetch:``)::
+
+    {ns}slot:{host}    hash next_free / holder / lease_until   reserve() and finish(): Lua scripts, atomic
+    {ns}facts:{host}   JSON: learned interval, backoff, breaker, robots.txt     (TTL 30 days, refreshed)
+    {ns}hold:{host}    JSON: hold_until / status / reason       TTL = the hold: Redis drops it when it ends
+    {ns}supp:{host}    JSON: suppressed_until / reason          TTL = the suppression (none when indefinite)
+    {ns}hosts          set of every host seen
+
+A facts update is an optimistic transaction (WATCH the three keys, merge in
+Python with :func:`~paperfetch.state.base.merge_facts`, MULTI/EXEC, again on a
+conflict), so the merge rules are the same code for every backend. Expiry is
+decided by the caller's *now* on every read (so a fake clock works), the TTLs
+clean up after.
+
+A lost connection raises :class:`~paperfetch.errors.StoreUnavailable` — or,
+with ``fallback="local"`` (or any store), logs a warning and serves from the
+local store until Redis answers again (tried every ``retry_after_s``). State
+written to the fallback stays there: other machines do not see it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from typing import Any, Callable
+
+from paperfetch.errors import ConfigurationError, StoreUnavailable
+from paperfetch.state.base import HostFacts, HostStateStore, Slot, StoreBase, apply_update, expire_facts, new_token
+
+__all__ = ["FACTS_TTL_S", "RedisStore", "redis_name"]
+
+logger = logging.getLogger("paperfetch.state")
+
+#: How long learned facts (interval, backoff, breaker, robots.txt) live in Redis without a write.
+FACTS_TTL_S = 30 * 24 * 3600
+
+#: Slots outlive their last use by this much, then Redis drops them (their next_free is long past).
+_SLOT_GRACE_S = 600
+
+_RESERVE = """
+local v = redis.call('HMGET', KEYS[1], 'next_free', 'holder', 'lease_until')
+local now, interval, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local next_free = tonumber(v[1]) or 0
+local holder = v[2] or ''
+local lease_until = tonumber(v[3]) or 0
+if holder ~= '' and lease_until > now then
+  return {0, string.format('%.6f', lease_until), '', string.format('%.6f', lease_until)}
+end
+local start = math.max(now, next_free)
+local new_holder, new_lease = '', 0
+if lease > 0 then new_holder = ARGV[4]; new_lease = start + lease end
+redis.call('HSET', KEYS[1], 'next_free', string.format('%.6f', start + interval), 'holder', new_holder,
+           'lease_until', string.format('%.6f', new_lease))
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('SADD', KEYS[2], ARGV[6])
+return {1, string.format('%.6f', start), ARGV[4], string.format('%.6f', new_lease)}
+"""
+
+_FINISH = """
+if ARGV[1] == '' then return 0 end
+local v = redis.call('HMGET', KEYS[1], 'next_free', 'holder')
+local next_free = math.max(tonumber(v[1]) or 0, tonumber(ARGV[2]) + tonumber(ARGV[3]))
+redis.call('HSET', KEYS[1], 'next_free', string.format('%.6f', next_free))
+if (v[2] or '') == ARGV[1] then redis.call('HSET', KEYS[1], 'holder', '', 'lease_until', '0') end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+
+_HOLD_FIELDS = ("hold_until", "hold_status", "hold_reason")
+_SUPP_FIELDS = ("suppressed_until", "suppression_reason")
+
+
+def redis_name(client: Any) -> str:
+    """``redis://host:port/db`` of a redis-py client: never the password or the user."""
+    kwargs = client.connection_pool.connection_kwargs
+    if "path" in kwargs:
+        return f"redis+unix://{kwargs['path']}?db={kwargs.get('db', 0)}"
+    scheme = "rediss" if kwargs.get("ssl") or "ssl_cert_reqs" in kwargs else "redis"
+    return f"{scheme}://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
+
+
+def _ttl_ms(until: float | None, now: float) -> int | None:
+    """Milliseconds from *now* to *until* (None: no expiry; 0: already over)."""
+    if until is None or math.isinf(until):
+        return None
+    return max(0, math.ceil((until - now) * 1000))
+
+
+class RedisStore(StoreBase):
+    """Host state in Redis, shared by every process on every machine that opens the same URL. Thread-safe."""
+
+    def __init__(
+        self,
+        url: str = "redis://localhost:6379/0",
+        *,
+        namespace: str = "paperfetch:",
+        fallback: str | HostStateStore | None = None,
+        retry_after_s: float = 30.0,
+        socket_timeout_s: float = 5.0,
+    ) -> None:
+        try:
+            import redis
+        except ImportError:  # pragma: no cover - the extra is installed in the test environment
+            raise ConfigurationError('the Redis store needs redis-py: pip install "paperfetch[redis]"') from None
+        self._redis_errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+        self._watch_error = redis.exceptions.WatchError
+        self._client = redis.Redis.from_url(
+            url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s, decode_responses=True
+        )
+        self.name = redis_name(self._client)
+        self.namespace = namespace
+        self._reserve_script = self._client.register_script(_RESERVE)
+        self._finish_script = self._client.register_script(_FINISH)
+        if fallback == "local":
+            from paperfetch.state.sqlite import SqliteStore
+
+            fallback = SqliteStore()
+        elif fallback in (None, "error"):
+            fallback = None
+        elif not isinstance(fallback, HostStateStore):
+            raise ConfigurationError(f"fallback must be 'error', 'local' or a store, not {fallback!r}")
+        self._fallback: HostStateStore | None = fallback
+        self._retry_after_s = retry_after_s
+        self._down_since: float | None = None  # time.monotonic() of the failure while on the fallback
+        self._lock = threading.Lock()
+
+    # -- connection handling ------------------------------------------------------
+    @property
+    def on_fallback(self) -> bool:
+        """True while calls are served by the fallback store because Redis did not answer."""
+        return self._down_since is not None
+
+    def _call(self, operation: str, on_redis: Callable[[], Any], on_fallback: Callable[[HostStateStore], Any]) -> Any:
+        with self._lock:
+            down_since = self._down_since
+        if down_since is not None and self._fallback is not None and time.monotonic() - down_since < self._retry_after_s:
+            return on_fallback(self._fallback)
+        try:
+            result = on_redis()
+        except self._redis_errors as exc:
+            if self._fallback is None:
+                raise StoreUnavailable(
+                    f"the host-state store {self.name} does not answer ({type(exc).__name__}) during {operation}; "
+                    "start Redis again, or open the store with fallback='local' to go on with this machine's state",
+                    store=self.name,
+                ) from exc
+            with self._lock:
+                if self._down_since is None:
+                    logger.warning("%s does not answer (%s); using %s until it does", self.name, type(exc).__name__,
+                                   self._fallback.name)
+                self._down_since = time.monotonic()
+            return on_fallback(self._fallback)
+        if down_since is not None:
+            with self._lock:
+                self._down_since = None
+            logger.warning("%s answers again; host state is shared again", self.name)
+        return result
+
+    def ping(self) -> bool:
+        """True when Redis answers (raises :class:`StoreUnavailable` otherwise, whatever the fallback)."""
+        try:
+            return bool(self._client.ping())
+        except self._redis_errors as exc:
+            raise StoreUnavailable(f"the host-state store {self.name} does not answer", store=self.name) from exc
+
+    # -- keys --------------------------------------------------------------------------
+    def _key(self, kind: str, host: str) -> str:
+        return f"{self.namespace}{kind}:{host}"
+
+    # -- slots -----------------------------------------------------------------------
+    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
+        token = new_token()
+        ttl_ms = math.ceil((max(interval_s, lease_s) + _SLOT_GRACE_S) * 1000)
+
+        def on_redis() -> Slot:
+            granted, start, token_back, lease_until = self._reserve_script(
+                keys=[self._key("slot", host), self.namespace + "hosts"],
+                args=[repr(float(now)), repr(float(interval_s)), repr(float(lease_s)), token, ttl_ms, host],
+            )
+            return Slot(host, bool(int(granted)), float(start), token_back, float(lease_until))
+
+        return self._call("reserve", on_redis, lambda store: store.reserve(host, interval_s, now, lease_s))
+
+    def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
+        ttl_ms = math.ceil((gap_s + _SLOT_GRACE_S) * 1000)
+        self._call(
+            "finish",
+            lambda: self._finish_script(keys=[self._key("slot", slot.host)],
+                                        args=[slot.token, repr(float(end)), repr(float(gap_s)), ttl_ms]),
+            lambda store: store.finish(slot, end, gap_s),
+        )
+
+    # -- facts -----------------------------------------------------------------------
+    def _facts_keys(self, host: str) -> list[str]:
+        return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
+
+    @staticmethod
+    def _combine(host: str, values: list[str | None]) -> HostFacts:
+        data: dict[str, Any] = {"host": host}
+        for value in values:
+            if value:
+                data.update(json.loads(value))
+        data["host"] = host
+        return HostFacts.from_json(data)
+
+    def get(self, host: str, now: float) -> HostFacts:
+        return self._call(
+            "get",
+            lambda: expire_facts(self._combine(host, self._client.mget(self._facts_keys(host))), now),
+            lambda store: store.get(host, now),
+        )
+
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+        keys = self._facts_keys(host)
+
+        def on_redis() -> HostFacts:
+            with self._client.pipeline() as pipe:
+                while True:
+                    try:
+                        pipe.watch(*keys)
+                        merged = apply_update(self._combine(host, pipe.mget(keys)), change, now)
+                        record = merged.to_json()
+                        hold = {name: record.pop(name) for name in _HOLD_FIELDS}
+                        supp = {name: record.pop(name) for name in _SUPP_FIELDS}
+                        pipe.multi()
+                        pipe.set(keys[0], json.dumps(record), ex=FACTS_TTL_S)
+                        for key, part, until in ((keys[1], hold, merged.hold_until), (keys[2], supp, merged.suppressed_until)):
+                            ttl = _ttl_ms(until, now)
+                            if until is None or ttl == 0:
+                                pipe.delete(key)
+                            else:
+                                pipe.set(key, json.dumps(part), px=ttl)  # px=None: no expiry (indefinite)
+                        pipe.sadd(self.namespace + "hosts", host)
+                        pipe.execute()
+                        return merged
+                    except self._watch_error:
+                        continue  # another client wrote this host meanwhile: merge again over its value
+
+        return self._call("update", on_redis, lambda store: store.update(host, change, now))
+
+    def hosts(self) -> list[str]:
+        return self._call("hosts", lambda: sorted(self._client.smembers(self.namespace + "hosts")),
+                          lambda store: store.hosts())
+
+    def clear(self, host: str | None = None) -> None:
+        def on_redis() -> None:
+            hosts = [host] if host is not None else list(self._client.smembers(self.namespace + "hosts"))
+            keys = [key for h in hosts for key in (*self._facts_keys(h), self._key("slot", h))]
+            if keys:
+                self._client.delete(*keys)
+            if host is None:
+                self._client.delete(self.namespace + "hosts")
+            else:
+                self._client.srem(self.namespace + "hosts", host)
+
+        self._call("clear", on_redis, lambda store: store.clear(host))
+
+    def close(self) -> None:
+        self._client.close()
+        if self._fallback is not None:
+            self._fallback.close()
+
+    @property
+    def client(self) -> Any:
+        """The redis-py client (shared with :class:`~paperfetch.redis_ledger.RedisLedger` when it is built from this store)."""
+        return self._client
