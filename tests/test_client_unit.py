@@ -449,7 +449,9 @@ def test_network_errors_are_retried_then_raised_as_typed_errors_with_no_response
     with pytest.raises(NetworkError) as info:
         client.fetch(f"{A}/x")
     assert info.value.status_code is None and info.value.response is None
-    assert clock.sleeps == [1.0, 2.0, 3.0]
+    # the third failure opens the breaker for the backoff (1, 2, 4 s): the fourth attempt, its probe,
+    # waits out the last second of it after the linear retry wait of 3 s
+    assert clock.sleeps == [1.0, 2.0, 3.0, 1.0]
     assert len(adapter.calls) == 4
 
 

@@ -70,6 +70,7 @@ from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, default_registry, host_key
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.retry import Retry
+from paperfetch.http.scheduler import answering_now, get_many
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.redact import redact_url
 
@@ -106,6 +107,15 @@ def _synthetic_response(url: str, status: int, kind: str, reason: str, headers: 
     response.encoding = "utf-8"
     response.headers = CaseInsensitiveDict({SYNTHETIC_HEADER: kind, "Content-Length": "0", **dict(headers)})
     return response
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A connection that could not even start: the name did not resolve, or it was refused."""
+    if isinstance(exc, requests.Timeout) or not isinstance(exc, requests.ConnectionError):
+        return False
+    text = repr(exc)
+    return any(word in text for word in ("NameResolution", "NewConnectionError", "Connection refused", "getaddrinfo",
+                                         "Name or service not known", "nodename nor servname"))
 
 
 def _utc(epoch: float | None) -> datetime | None:
@@ -179,6 +189,9 @@ class HttpClient:
         network_retry_schedule: RetrySchedule | str = RetrySchedule.EXPONENTIAL,
         network_retry_base_s: float = 1.0,
         pacing_margin_s: float = 0.002,
+        breaker_failures: int = defaults.BREAKER_FAILURES,
+        learn_interval: bool = True,
+        max_host_wait_s: float = defaults.MAX_HOST_WAIT_S,
         session: requests.Session | None = None,
         clock: Clock | None = None,
         sleep: Callable[[float], None] | None = None,
@@ -232,6 +245,14 @@ class HttpClient:
         # Added to every non-zero gap: the server sees our requests through a network whose
         # latency varies, so a gap exactly at the floor on our side can arrive below it.
         self.pacing_margin_s = float(pacing_margin_s)
+        if breaker_failures < 0:
+            raise ConfigurationError(f"breaker_failures must be >= 0 (0: no breaker), not {breaker_failures!r}")
+        #: consecutive failures that open a host's circuit breaker (0: no breaker)
+        self.breaker_failures = int(breaker_failures)
+        #: whether the interval a host enforces is learned from its 429s
+        self.learn_interval = bool(learn_interval)
+        #: how long a batch waits for one host's breaker before its remaining items end at once
+        self.max_host_wait_s = float(max_host_wait_s)
 
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         self._sleep: Callable[[float], None] = sleep if sleep is not None else self._clock.sleep
@@ -274,6 +295,8 @@ class HttpClient:
             suppress_403_ttl_s=self.suppress_403_ttl_s,
             pacing_margin_s=self.pacing_margin_s,
             max_in_flight_per_host=self.max_in_flight_per_host,
+            breaker_failures=self.breaker_failures,
+            learn=self.learn_interval,
         )
 
     def _retry(self) -> Retry:
@@ -482,7 +505,7 @@ class HttpClient:
 
     # ------------------------------------------------------------------ reading host state
     def _pace(self, host: HostLimiter) -> policy.Pace:
-        return policy.Pace(host.last_start, host.gap_fraction, host.in_flight, host.min_interval_s)
+        return policy.Pace(host.last_start, host.gap_fraction, host.in_flight, host.min_interval_s, host.probing)
 
     def _ready_in(self, host: HostLimiter, exempt: bool, settings: policy.PolicySettings) -> float:
         """Caller holds ``host.cond``."""
@@ -491,7 +514,7 @@ class HttpClient:
         if settings.suppress_on_403 and not exempt and policy.suppression_in_force(facts, now) is not None:
             return math.inf
         pace = self._pace(host)
-        hold = policy.hold_remaining(facts, now)
+        hold = max(policy.hold_remaining(facts, now), policy.breaker_open(facts, settings, now))
         wait = 0.0
         if host.last_start is not None:
             wait = host.last_start + policy.gap(facts, settings, host.key, pace) - self._clock.monotonic()
@@ -509,11 +532,11 @@ class HttpClient:
             held = policy.hold_remaining(facts, now) > 0
             ready = self._ready_in(host, False, settings) if self.polite_mode else 0.0
             next_at = None
-            if host.last_start is not None or held:
+            if host.last_start is not None or held or facts.breaker_open_until is not None:
                 pacing = 0.0
                 if host.last_start is not None:
                     pacing = host.last_start + policy.gap(facts, settings, host.key, pace) - self._clock.monotonic()
-                next_at = now + max(pacing, policy.hold_remaining(facts, now))
+                next_at = now + max(pacing, policy.hold_remaining(facts, now), policy.breaker_open(facts, settings, now))
             return HostSnapshot(
                 host=host.key,
                 requests=host.requests,
@@ -614,6 +637,8 @@ class HttpClient:
         if wait > budget.remaining():
             raise exc
         host = self._registry.limiter(url)
+        if policy.breaker_open(host.facts, self.settings, self._clock.time()) > 0 and policy.unreachable(host.facts):
+            raise exc  # the host cannot be reached: waiting to ask again would only cost time
         self._emit(EventKind.RETRY, host, url, seconds=wait, detail=detail)
         self._log(logging.WARNING, "%s for %s; retrying in %.1fs", type(exc).__name__, redact_url(url), wait)
         self._wait(wait, host, url, budget, "network retry")
@@ -659,13 +684,18 @@ class HttpClient:
                 return _Exchange("suppressed", response, host, current, decision.reason)
             if decision.verdict is policy.Verdict.HELD:
                 return _Exchange("held", self._held_response(host, current), host, current)
+            if decision.verdict is policy.Verdict.OPEN:
+                return self._open(host, current, decision)
             if self.respect_robots_txt:
                 rules = self._robots_rules(host, current, budget)
                 if not rules.can_fetch(current, self.user_agent):
                     self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
                     self._log(logging.WARNING, "Blocked by robots.txt: %s", redact_url(current))
                     return _Exchange("disallowed", None, host, current)
-            if not self._acquire(host, current, budget):
+            decision = self._acquire(host, current, budget)
+            if decision.verdict is policy.Verdict.OPEN:
+                return self._open(host, current, decision)
+            if decision.verdict is policy.Verdict.HELD:
                 return _Exchange("held", self._held_response(host, current), host, current)
             response = self._send(host, current, params if hop == 0 else None, headers, kwargs)
             self._observe(host, current, response, exempt=exempt)
@@ -719,6 +749,8 @@ class HttpClient:
 
     # ------------------------------------------------------------------ politeness
     def _allowance(self, budget: _Budget) -> float:
+        if answering_now():
+            return 0.0  # the scheduler drains this host: nothing is waited for
         return min(self.max_retry_after_s, budget.remaining())
 
     def _decide(self, host: HostLimiter, budget: _Budget, *, exempt: bool) -> policy.Decision:
@@ -738,9 +770,32 @@ class HttpClient:
             url, status, "held", "Held (no request sent)", {"Retry-After": str(max(1, math.ceil(remaining)))}
         )
 
-    def _acquire(self, host: HostLimiter, url: str, budget: _Budget) -> bool:
-        """Wait for the host's turn and take a slot. False when a hold longer than this call
-        may wait stands in the way (nothing was sent)."""
+    def _open(self, host: HostLimiter, url: str, decision: policy.Decision) -> _Exchange:
+        """The breaker is open: no request. An unreachable host raises a network error; one that
+        answered gets a synthetic response with the failing status and Retry-After."""
+        facts = host.facts
+        until = _utc(facts.breaker_open_until)
+        when = until.strftime("%H:%M:%S UTC") if until else "later"
+        self._emit(EventKind.HELD, host, url, status=facts.hold_status, seconds=decision.seconds,
+                   detail=f"breaker open: {facts.breaker_reason}")
+        self._log(logging.DEBUG, "%s: breaker open for %.0fs more; no request sent for %s", host.key, decision.seconds,
+                  redact_url(url))
+        if policy.unreachable(facts):
+            shown = redact_url(url)
+            raise NetworkError(
+                f"{host.key} is unreachable ({facts.breaker_reason}); {shown} not requested, next try after {when}",
+                url=shown,
+            )
+        status = facts.failure_status or facts.hold_status or 503
+        response = _synthetic_response(
+            url, status, "held", "Held: breaker open (no request sent)",
+            {"Retry-After": str(max(1, math.ceil(decision.seconds)))},
+        )
+        return _Exchange("held", response, host, url, facts.breaker_reason)
+
+    def _acquire(self, host: HostLimiter, url: str, budget: _Budget) -> policy.Decision:
+        """Wait for the host's turn and take a slot (``PROCEED``); or ``HELD`` / ``OPEN`` when a hold
+        or an open breaker stands in the way for longer than this call may wait (nothing was sent)."""
         while True:
             with host.cond:
                 # suppression was checked before robots.txt: here only holds, slots and pacing
@@ -753,12 +808,16 @@ class HttpClient:
                     with self._rng_lock:
                         fraction = self._rng.random()
                     host.begin(self._clock.monotonic(), fraction)
-                    return True
+                    if decision.probe:
+                        host.facts = policy.begin_probe(host.facts)
+                        host.probing = True
+                        self._log(logging.INFO, "%s: breaker half-open; one probe request", host.key)
+                    return decision
                 if verdict is policy.Verdict.BUSY:
                     host.cond.wait(timeout=0.5)  # real time: woken when a request on this host ends
                     continue
-            if verdict is policy.Verdict.HELD:
-                return False
+            if verdict in (policy.Verdict.HELD, policy.Verdict.OPEN):
+                return decision
             self._wait(decision.seconds, host, url, budget, decision.reason)
 
     def _observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool, robots: bool = False) -> None:
@@ -766,11 +825,14 @@ class HttpClient:
         settings = self.settings
         now = self._clock.time()
         out: list[Any] = []
+        gap_s = host.last_gap_s
+        pace = self._pace(host)
 
         def change(facts: Any) -> Any:
             new, notices = policy.observe_response(
                 facts, settings, status=response.status_code, headers=response.headers, now=now,
-                exempt=exempt, robots=robots, shown_url=redact_url(url),
+                exempt=exempt, robots=robots, shown_url=redact_url(url), gap_s=gap_s,
+                floor_s=policy.floor(facts, settings, host.key, pace),
             )
             out[:] = notices
             return new
@@ -784,7 +846,8 @@ class HttpClient:
         out: list[Any] = []
 
         def change(facts: Any) -> Any:
-            new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now)
+            new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now,
+                                                unreachable=_unreachable(exc))
             out[:] = notices
             return new
 
@@ -799,13 +862,15 @@ class HttpClient:
             elif n.kind == "backoff":
                 self._emit(EventKind.BACKOFF, host, url, seconds=n.seconds, detail=n.detail)
                 self._log(logging.INFO, "backoff for %s: %s", host.key, n.detail)
+            elif n.kind == "breaker":
+                self._emit(EventKind.BREAKER, host, url, seconds=n.seconds, detail=n.detail)
+                self._log(logging.WARNING, "%s: %s", host.key, n.detail)
+            elif n.kind == "learned":
+                self._emit(EventKind.LEARNED, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+                self._log(logging.INFO, "%s: %s", host.key, n.detail)
             elif n.kind == "suppress":
                 self._emit(EventKind.SUPPRESS, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
                 self._log(logging.WARNING, "%s answered 403; suppressing it (%s)", host.key, n.detail)
-            else:
-                self._emit(EventKind.BACKOFF if n.kind == "learned" else EventKind.HOLD, host, url,
-                           status=n.status, seconds=n.seconds, detail=n.detail)
-                self._log(logging.INFO, "%s: %s", host.key, n.detail)
 
     def _exempt(self, url: str) -> bool:
         return (urlsplit(url).hostname or "") in self.suppression_exempt
@@ -841,7 +906,7 @@ class HttpClient:
         # RFC 9309 §2.3.1.2: follow at least five consecutive redirects, each hop paced by its own host.
         hop_url, hop_host = robots_url, host
         for _ in range(_ROBOTS_REDIRECTS + 1):
-            if not self._acquire(hop_host, hop_url, budget):
+            if self._acquire(hop_host, hop_url, budget).verdict is not policy.Verdict.PROCEED:
                 return unreachable("host is held")
             try:
                 response = self._send(hop_host, hop_url, None, {"User-Agent": self.user_agent},
@@ -1024,5 +1089,3 @@ def _ensure_log_handler(level: int) -> None:
             handler.setFormatter(logging.Formatter("[paperfetch] %(levelname)s %(message)s"))
             package_logger.addHandler(handler)
 
-
-from paperfetch.http.scheduler import get_many  # noqa: E402 - the scheduler only duck-types the client

@@ -95,10 +95,14 @@ class HostFacts:
     breaker: BreakerState = BreakerState.CLOSED
     #: consecutive failures (429, 5xx, timeouts, connection errors), across all URLs and clients
     failures: int = 0
+    #: when the current run of failures began
+    failing_since: float | None = None
     breaker_open_until: float | None = None
     #: the period the breaker last opened for (doubled when a probe fails)
     breaker_period_s: float = 0.0
     breaker_reason: str = ""
+    #: the HTTP status of the last failure (a synthetic answer repeats it), None for network errors
+    failure_status: int | None = None
     robots: RobotsRules | None = None  #: with its own ``fetched_at`` / ``expires_at`` (wall clock)
 
 
@@ -153,6 +157,7 @@ class HostLimiter:
         self.in_flight = 0
         self.min_interval_s = 0.0
         self.probing = False  # a half-open probe of this process is on its way
+        self.last_gap_s: float | None = None  # the gap the latest request kept after the previous one
         # counters
         self.requests = 0
         self.responses = 0
@@ -250,6 +255,7 @@ class HostLimiter:
     # -- pacing ------------------------------------------------------------
     def begin(self, now: float, gap_fraction: float) -> None:
         """A request starts now (caller holds ``cond``)."""
+        self.last_gap_s = None if self.last_start is None else now - self.last_start
         self.last_start = now
         self.gap_fraction = gap_fraction
         self.in_flight += 1
@@ -264,6 +270,7 @@ class HostLimiter:
             if now is not None and (self.last_start is None or now > self.last_start):
                 self.last_start = now
             self.in_flight = max(0, self.in_flight - 1)
+            self.probing = False
             if status is None:
                 self.errors += 1
             else:

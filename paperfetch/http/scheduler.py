@@ -87,15 +87,37 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, runtime_checkable
 
+from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock, SystemClock
-from paperfetch.http.hosts import host_key
+from paperfetch.http.hosts import BreakerState, host_key
+from paperfetch.http.policy import unreachable
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
 
     from paperfetch.http.client import HttpClient
 
-__all__ = ["BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
+_local = threading.local()
+
+
+class answer_now:
+    """Within this block (in this thread) the transport waits for no hold and no open breaker:
+    such requests are answered at once without being sent. The scheduler drains a blocked host so."""
+
+    def __enter__(self) -> None:
+        self._before = getattr(_local, "now", False)
+        _local.now = True
+
+    def __exit__(self, *exc: object) -> None:
+        _local.now = self._before
+
+
+def answering_now() -> bool:
+    """Whether this thread is inside :class:`answer_now`."""
+    return getattr(_local, "now", False)
+
+
+__all__ = ["answer_now", "answering_now", "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
 
 logger = logging.getLogger("paperfetch.batch")
 
@@ -190,6 +212,7 @@ class HostScheduler:
         defer_limit_s: float | None = None,
         on_finished: Callable[[Any], None] | None = None,
         clock: Clock | None = None,
+        max_host_wait_s: float | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers!r}")
@@ -200,6 +223,9 @@ class HostScheduler:
             if client.max_elapsed is not None:
                 defer_limit_s = min(defer_limit_s, float(client.max_elapsed))
         self.defer_limit_s = float(defer_limit_s)
+        if max_host_wait_s is None:
+            max_host_wait_s = float(getattr(client, "max_host_wait_s", defaults.MAX_HOST_WAIT_S))
+        self.max_host_wait_s = float(max_host_wait_s)
         self.on_finished = on_finished
         self._clock: Clock = clock if clock is not None else getattr(client, "clock", SYSTEM_CLOCK)
         self._real_time = isinstance(self._clock, SystemClock)
@@ -209,6 +235,7 @@ class HostScheduler:
         self._stopping = False
         self._closed = True
         self._generation = 0  # which run workers and their results belong to
+        self._started_wall = 0.0
         self._hosts: dict[str, _HostQueue] = {}
         self._active: dict[str, _HostQueue] = {}   # hosts with queued jobs
         self._pending = 0     # jobs not yet finished: queued, in flight, or in on_finished
@@ -233,6 +260,7 @@ class HostScheduler:
             self._closed = False
             self._generation += 1
             generation = self._generation
+            self._started_wall = self._clock.time()
             self._hosts = {}
             self._active = {}
             self._pending = self._in_flight = self._idle = 0
@@ -397,6 +425,9 @@ class HostScheduler:
         client = self.client
         hq.draining = False
         try:
+            if self._breaker_blocks(hq):
+                hq.draining = True
+                return True
             ready = client.ready_in(hq.url)
             if ready <= 0:
                 hq.busy_polls = 0
@@ -417,6 +448,26 @@ class HostScheduler:
             return True
         hq.not_before = now + min(ready, MAX_WAIT_S)
         return False
+
+    def _breaker_blocks(self, hq: _HostQueue) -> bool:
+        """Whether *hq*'s breaker is open past what the batch waits for this host (its items end at once).
+
+        An open breaker defers the host's queue (``ready_in`` counts it) while the next probe falls
+        within ``max_host_wait_s`` of when the host began failing; a host that could not be reached
+        at all is not waited for. Caller holds the lock."""
+        limiter = hq.limiter
+        facts = limiter.facts
+        wall = self._clock.time()
+        open_until = facts.breaker_open_until
+        is_open = (
+            getattr(self.client, "breaker_failures", 0) and facts.breaker is BreakerState.OPEN
+            and open_until is not None and open_until > wall
+        )
+        if not is_open:
+            return False
+        # the budget counts from when the host began failing (or this batch began, if later)
+        since = max(facts.failing_since or wall, self._started_wall)
+        return unreachable(facts) or open_until - since > self.max_host_wait_s
 
     def _pick(self, now: float) -> _HostQueue | None:
         """The due host with the longest queue (ties: waiting longest), or ``None``."""
@@ -471,7 +522,7 @@ class HostScheduler:
                     self._in_flight += 1
                     self._idle -= 1
                     self._stats["requests_started"] += 1
-                    self._work.put((job, hq))
+                    self._work.put((job, hq, hq.draining))
                 if self._idle > 0 and self._active:
                     timeout = self._next_wake(clock.monotonic())
                 else:
@@ -505,7 +556,7 @@ class HostScheduler:
                 if generation == self._generation:
                     self._stats["worker_idle_s"] += idle
 
-    def _run_one(self, generation: int, job: Any, hq: _HostQueue) -> None:
+    def _run_one(self, generation: int, job: Any, hq: _HostQueue, draining: bool = False) -> None:
         if self._stopping or generation != self._generation:
             # dispatched, but stop() came before this worker took it: no new request starts
             with self._cond:
@@ -517,7 +568,11 @@ class HostScheduler:
             return
         error: BaseException | None = None
         try:
-            job.advance()
+            if draining:
+                with answer_now():  # the host is held or its breaker open: the transport answers at once
+                    job.advance()
+            else:
+                job.advance()
         except BaseException as exc:  # noqa: BLE001 - a job's failure never kills a worker
             error = exc
         cpu0 = time.thread_time()
