@@ -19,6 +19,9 @@ The hierarchy::
                ├── DownloadTooLarge               more bytes than the configured limit
                └── InvalidPDF                     the body is not a PDF (an HTML page, a bot challenge …)
 
+:class:`Stopped` is apart (a ``BaseException``, like ``KeyboardInterrupt``): raised inside a
+batch's worker threads when the batch is stopped, so no ``except Exception`` swallows it.
+
 Every :class:`ServiceError` carries ``status_code``, ``url`` and ``response``;
 ``status_code`` and ``response`` are ``None`` when nothing arrived (a timeout,
 a refused connection). ``url`` never contains a secret: query parameters that
@@ -54,6 +57,7 @@ __all__ = [
     "ServiceError",
     "TooManyRedirects",
     "TruncatedDownload",
+    "Stopped",
 ]
 
 
@@ -167,3 +171,11 @@ class DownloadTooLarge(DownloadError):
 
 class InvalidPDF(DownloadError):
     """The body is not a PDF: an HTML page, a bot challenge, an empty file …"""
+
+
+class Stopped(BaseException):
+    """The batch this request belonged to was stopped (``stop()``, Ctrl-C, a failing callback, a closed client).
+
+    Raised in the batch's worker threads only: a transport wait ends at once, no request is sent
+    and no file is written after it.
+    """

@@ -39,7 +39,7 @@ import threading
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -62,6 +62,7 @@ from paperfetch.errors import (
     RequestTimeout,
     ServiceError,
     TooManyRedirects,
+    Stopped,
     TruncatedDownload,
 )
 from paperfetch.http import policy
@@ -70,7 +71,7 @@ from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, default_registry, host_key
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.retry import Retry
-from paperfetch.http.scheduler import answering_now, get_many
+from paperfetch.http.scheduler import answering_now, get_many, iter_many, stop_event
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.redact import redact_url
 
@@ -255,7 +256,7 @@ class HttpClient:
         self.max_host_wait_s = float(max_host_wait_s)
 
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
-        self._sleep: Callable[[float], None] = sleep if sleep is not None else self._clock.sleep
+        self._sleep: Callable[[float], None] | None = sleep  # None: the clock's own, interruptible wait
         if registry is None:
             # Host state is kept in the clock's time: a fake clock gets a registry of its own.
             registry = default_registry() if self._clock is SYSTEM_CLOCK else HostRegistry(self._clock)
@@ -275,6 +276,7 @@ class HttpClient:
             _ensure_log_handler(self._log_level)
         self._requests_sent = 0
         self._count_lock = threading.Lock()
+        self._closed = threading.Event()
 
     # ------------------------------------------------------------------ settings
     @property
@@ -339,6 +341,16 @@ class HttpClient:
         """
         return get_many(self, urls, workers=workers, return_exceptions=return_exceptions, **kwargs)
 
+    def iter_many(
+        self, urls: Iterable[str], *, workers: int | None = None, **kwargs: Any
+    ) -> Iterator[tuple[int, requests.Response | BaseException | None]]:
+        """``(index, self.get(urls[index], **kwargs))`` as each URL finishes, hosts side by side.
+
+        Where ``get`` would raise, the pair holds the exception. Leaving the loop early stops the
+        batch; see :func:`paperfetch.http.scheduler.iter_many`.
+        """
+        return iter_many(self, urls, workers=workers, **kwargs)
+
     def fetch(
         self,
         url: str,
@@ -396,9 +408,11 @@ class HttpClient:
         def finish(exchange: _Exchange, retry: Retry) -> DownloadResult:
             response = self._fetched(exchange, classify, shown)
             try:
+                stop = stop_event()
                 path, size, sha256 = stream_to_file(
                     response, dest, shown=shown, validate=validate, max_bytes=max_bytes,
                     chunk_size=chunk_size, validate_bytes=validate_bytes,
+                    should_stop=None if stop is None else stop.is_set,
                 )
             finally:
                 response.close()
@@ -486,8 +500,14 @@ class HttpClient:
         with host.cond:
             return self._ready_in(host, self._exempt(url), self.settings)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (a batch of this client stops then)."""
+        return self._closed.is_set()
+
     def close(self) -> None:
-        """Close the session if this client created it."""
+        """Stop this client's batches and close the session if this client created it."""
+        self._closed.set()
         if self._own_session:
             self._session.close()
 
@@ -728,6 +748,11 @@ class HttpClient:
         self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any]
     ) -> requests.Response:
         """Send one request on the host slot taken by ``_acquire``; always frees the slot."""
+        try:
+            self._check_stop()
+        except Stopped:
+            host.cancel()
+            raise
         self._emit(EventKind.REQUEST, host, url)
         started = self._clock.monotonic()
         with self._count_lock:
@@ -950,11 +975,24 @@ class HttpClient:
 
     # ------------------------------------------------------------------ helpers
     def _wait(self, seconds: float, host: HostLimiter, url: str, budget: _Budget, why: str) -> None:
+        """Sleep for the host; in a batch's worker, stopping the batch ends the sleep at once with :class:`Stopped`."""
         if seconds <= 0:
             return
         self._emit(EventKind.WAIT, host, url, seconds=seconds, detail=why)
-        self._sleep(seconds)
+        stop = stop_event()
+        if self._sleep is not None:
+            self._sleep(seconds)
+        elif stop is not None:
+            self._clock.wait(stop, seconds)  # a batch's worker: stop() (or closing the client) wakes it
+        else:
+            self._clock.sleep(seconds)
         budget.waited += seconds
+        self._check_stop()
+
+    def _check_stop(self) -> None:
+        stop = stop_event()
+        if stop is not None and stop.is_set():
+            raise Stopped("the batch was stopped; nothing more is sent")
 
     def _check_url(self, url: str) -> None:
         scheme = urlsplit(url).scheme.lower()

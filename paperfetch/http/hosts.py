@@ -282,6 +282,14 @@ class HostLimiter:
                     self.errors += 1
             self.cond.notify_all()
 
+    def cancel(self) -> None:
+        """A request that took a slot was not sent after all (its batch stopped)."""
+        with self.cond:
+            self.in_flight = max(0, self.in_flight - 1)
+            self.requests = max(0, self.requests - 1)
+            self.probing = False
+            self.cond.notify_all()
+
     def note_min_interval(self, seconds: float) -> None:
         with self.cond:
             self.min_interval_s = max(self.min_interval_s, seconds)

@@ -85,10 +85,11 @@ import queue
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, runtime_checkable
 
 from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock, SystemClock
+from paperfetch.errors import Stopped
 from paperfetch.http.hosts import BreakerState, host_key
 from paperfetch.http.policy import unreachable
 
@@ -117,7 +118,15 @@ def answering_now() -> bool:
     return getattr(_local, "now", False)
 
 
-__all__ = ["answer_now", "answering_now", "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
+def stop_event() -> threading.Event | None:
+    """The stop signal of the batch this thread works for (``None`` outside a batch's workers).
+
+    The transport sleeps on it (``clock.wait``), so a stopped batch's waits end at once, and checks
+    it before sending anything."""
+    return getattr(_local, "stop", None)
+
+
+__all__ = ["answer_now", "answering_now", "iter_many", "stop_event", "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
 
 logger = logging.getLogger("paperfetch.batch")
 
@@ -128,7 +137,8 @@ MAX_WAIT_S = 0.25
 #: dispatch is in flight there: another job's redirect hop, another thread) is looked at
 #: again; the wait doubles while it stays busy, up to MAX_WAIT_S.
 BUSY_POLL_S = 0.002
-#: How long ``run`` waits for in-flight work after ``stop()`` or Ctrl-C before abandoning it.
+#: Kept for compatibility: ``run`` no longer abandons work after a stop; it waits for every worker,
+#: whose transport waits end at once (a request already on the wire ends within its timeout).
 STOP_GRACE_S = 0.25
 
 #: The queue of jobs whose next ``advance`` sends nothing: a URL without a host (``advance``
@@ -243,6 +253,8 @@ class HostScheduler:
         self._idle = 0
         self._work: queue.SimpleQueue = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
+        self._stop_event = threading.Event()
+        self._callback_error: BaseException | None = None
         self._reset_stats()
 
     # ------------------------------------------------------------------ public API
@@ -257,6 +269,8 @@ class HostScheduler:
                 raise RuntimeError("this HostScheduler is already running a batch")
             self._running = True
             self._stopping = False
+            self._stop_event = threading.Event()
+            self._callback_error = None
             self._closed = False
             self._generation += 1
             generation = self._generation
@@ -285,7 +299,7 @@ class HostScheduler:
                 self._threads.append(thread)
                 thread.start()
             self._dispatch_loop()
-        except KeyboardInterrupt:
+        except BaseException:
             self.stop()
             raise
         finally:
@@ -296,15 +310,19 @@ class HostScheduler:
                 self._stats["wire_requests"] = self.client.requests_sent - sent0
                 self._stats["unfinished"] = self._pending
                 self._running = False
+                error, self._callback_error = self._callback_error, None
+        if error is not None:
+            raise error
 
     def stop(self) -> None:
         """Stop the batch in progress: no new job is dispatched; ``run`` returns promptly.
 
-        In-flight ``advance()`` calls are left to finish (or abandoned after
-        :data:`STOP_GRACE_S`); a request already inside the transport (a retry it
-        waits for, a redirect it follows) may still be sent. Unfinished jobs keep their
-        ``url``. Safe to call from any thread, and more than once.
+        Every wait inside the transport of this batch's workers (pacing, retry waits, holds) ends
+        at once and no further request is sent (:class:`~paperfetch.errors.Stopped` is raised in
+        the worker); a request already on the wire is let finish. ``run`` returns once every worker
+        has ended. Unfinished jobs keep their ``url``. Safe to call from any thread, and more than once.
         """
+        self._stop_event.set()
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
@@ -507,6 +525,10 @@ class HostScheduler:
         clock = self._clock
         with self._cond:
             while not self._stopping and self._pending > 0:
+                if getattr(self.client, "closed", False):  # the client left its ``with`` block
+                    self._stopping = True
+                    self._stop_event.set()
+                    break
                 now = clock.monotonic()
                 while self._idle > 0:
                     hq = self._pick(now)
@@ -543,6 +565,7 @@ class HostScheduler:
 
     def _worker(self, generation: int, work: queue.SimpleQueue) -> None:
         idle = 0.0
+        _local.stop = self._stop_event
         try:
             while True:
                 t0 = time.perf_counter()
@@ -552,6 +575,7 @@ class HostScheduler:
                     return
                 self._run_one(generation, *item)
         finally:
+            _local.stop = None
             with self._cond:
                 if generation == self._generation:
                     self._stats["worker_idle_s"] += idle
@@ -583,10 +607,16 @@ class HostScheduler:
                 url = job.url
             except Exception as exc:  # noqa: BLE001
                 error = exc
+        if isinstance(error, Stopped) or (error is not None and self._stopping and isinstance(error, KeyboardInterrupt)):
+            # cut short by the stop: the job is not finished (no outcome for it), it keeps its url
+            error = None
+            url = url if url is not None else getattr(job, "url", None)
+            if url is None:
+                url = ""  # not re-queued (stopping); not reported as finished
         if error is not None:
             self._attach(job, error)
             url = None
-        elif url is not None:
+        elif url:
             key = self._key(url)
         finish = False
         with self._cond:
@@ -601,7 +631,7 @@ class HostScheduler:
                 self._stats["errors"] += 1
             if url is None:
                 finish = True
-            elif self._stopping:
+            elif self._stopping or not url:
                 pass  # not re-queued: stays pending, reported in "unfinished"
             else:
                 self._enqueue(job, url, key, self._clock.monotonic())
@@ -628,36 +658,41 @@ class HostScheduler:
             logger.warning("job %r failed (not attachable): %s: %s", job, type(error).__name__, error, exc_info=error)
 
     def _call_on_finished(self, job: Any) -> None:
+        """An exception from ``on_finished`` stops the batch; ``run`` raises it once every worker has ended."""
         if self.on_finished is None:
             return
         try:
             self.on_finished(job)
-        except Exception:  # noqa: BLE001
-            logger.exception("on_finished failed for %r", job)
+        except BaseException as exc:  # noqa: BLE001
+            logger.error("on_finished failed for %r (%s: %s); stopping the batch", job, type(exc).__name__, exc)
+            with self._cond:
+                if self._callback_error is None:
+                    self._callback_error = exc
+            self.stop()
 
     def _shutdown(self) -> None:
-        """Release the workers; wait for them (briefly when stopping); abandon the rest."""
+        """Release the workers and wait for every one of them: nothing of this batch outlives ``run``.
+
+        After a stop their transport waits end at once; a request already on the wire ends within
+        the client's timeout. A second Ctrl-C while waiting abandons them (``run`` re-raises it)."""
         for _ in self._threads:
             self._work.put(None)
-        with self._cond:
-            stopping = self._stopping
-        deadline = time.monotonic() + STOP_GRACE_S if stopping else None
-        for thread in self._threads:
-            if deadline is None:
+        try:
+            for thread in self._threads:
                 thread.join()
-            else:
-                thread.join(max(0.0, deadline - time.monotonic()))
-        with self._cond:
-            self._closed = True
+        finally:
+            with self._cond:
+                self._closed = True
 
 
 # ---------------------------------------------------------------------- get_many
 class _GetJob:
     """One ``client.get(url, **kwargs)``: a job of a single request (redirects inside it)."""
 
-    __slots__ = ("url", "result", "error", "_client", "_kwargs")
+    __slots__ = ("index", "url", "result", "error", "_client", "_kwargs")
 
-    def __init__(self, client: "HttpClient", url: str, kwargs: dict[str, Any]) -> None:
+    def __init__(self, client: "HttpClient", index: int, url: str, kwargs: dict[str, Any]) -> None:
+        self.index = index
         self.url: str | None = url
         self.result: Any = None
         self.error: BaseException | None = None
@@ -671,7 +706,52 @@ class _GetJob:
         self.url = None
 
     def __repr__(self) -> str:
-        return f"_GetJob({self.url!r})"
+        return f"_GetJob({self.index}, {self.url!r})"
+
+
+_DONE = object()
+
+
+def iter_many(
+    client: "HttpClient",
+    urls: Iterable[str],
+    *,
+    workers: int | None = None,
+    **kwargs: Any,
+) -> Iterator[tuple[int, "requests.Response | BaseException | None"]]:
+    """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes (hosts side by side).
+
+    Where ``get`` would raise, the pair holds the exception. The batch runs in a dispatcher thread
+    while you iterate; leaving the loop early (``break``, an exception, Ctrl-C, closing the
+    generator) stops it, and the generator returns only when every thread of the batch has ended:
+    nothing is sent after that.
+    """
+    jobs = [_GetJob(client, i, url, kwargs) for i, url in enumerate(urls)]
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    scheduler = HostScheduler(client, workers=workers, on_finished=done.put)
+    failure: list[BaseException] = []
+
+    def dispatch() -> None:
+        try:
+            scheduler.run(jobs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            failure.append(exc)
+        finally:
+            done.put(_DONE)
+
+    thread = threading.Thread(target=dispatch, name="paperfetch-dispatch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            job = done.get()
+            if job is _DONE:
+                break
+            yield job.index, (job.error if job.error is not None else job.result)
+        if failure:
+            raise failure[0]
+    finally:
+        scheduler.stop()
+        thread.join()
 
 
 def get_many(
@@ -682,7 +762,7 @@ def get_many(
     return_exceptions: bool = True,
     **kwargs: Any,
 ) -> list["requests.Response | BaseException | None"]:
-    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently.
+    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently (built on :func:`iter_many`).
 
     Each slot holds exactly what ``get`` returned for that URL: a response (any HTTP
     status, synthetic for held or suppressed hosts) or ``None`` when robots.txt
@@ -695,17 +775,14 @@ def get_many(
     * ``return_exceptions=False``: the first exception (in time) stops the batch and is
       raised, as a loop of ``get`` would have.
     """
-    jobs = [_GetJob(client, url, kwargs) for url in urls]
-    first: list[BaseException] = []
-    scheduler: HostScheduler
-
-    def finished(job: _GetJob) -> None:
-        if job.error is not None and not first:
-            first.append(job.error)
-            scheduler.stop()
-
-    scheduler = HostScheduler(client, workers=workers, on_finished=None if return_exceptions else finished)
-    scheduler.run(jobs)
-    if first:
-        raise first[0]
-    return [job.error if job.error is not None else job.result for job in jobs]
+    urls = list(urls)
+    results: list[Any] = [None] * len(urls)
+    pairs = iter_many(client, urls, workers=workers, **kwargs)
+    try:
+        for index, result in pairs:
+            if not return_exceptions and isinstance(result, BaseException):
+                raise result
+            results[index] = result
+    finally:
+        pairs.close()
+    return results
