@@ -118,8 +118,12 @@ def test_hosts_are_served_side_by_side_each_at_its_own_pace(hosts):
         assert_paced(arrivals, delay)
     bound = per_host * delay             # robots.txt + 8 papers: 8 gaps on the busiest host
     total = len(servers) * bound         # what a host-after-host loop needs at least
-    assert bound - TOLERANCE <= makespan < 0.6 * total
-    assert makespan < 1.3 * bound
+    assert makespan >= bound - TOLERANCE
+    # side by side: every host is served while every other one is (their arrival windows overlap) ...
+    windows = [(s.arrivals()[0], s.arrivals()[-1]) for s in servers]
+    assert max(first for first, _ in windows) < min(last for _, last in windows)
+    # ... so the batch needs about the busiest host's time, not the sum (2x slack for a busy machine)
+    assert makespan < 2 * bound < total
     assert scheduler_stats["requests_started"] == len(urls)
     assert sorted(scheduler_stats["per_host"].values()) == [per_host] * 3
     assert scheduler_stats["workers"] == default_workers(3) == 12
