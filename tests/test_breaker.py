@@ -96,9 +96,9 @@ def test_network_failures_open_the_breaker_and_an_unreachable_host_is_not_waited
     facts = HostFacts()
     for _ in range(3):
         facts, _ = policy.observe_error(facts, S, error="ConnectionError", now=NOW, unreachable=unreachable)
-    assert facts.breaker is BreakerState.OPEN and facts.breaker_period_s == 4.0
+    assert facts.breaker is BreakerState.OPEN and facts.breaker_period_s == (1.0 if unreachable else 4.0)
     assert policy.unreachable(facts) is unreachable
-    assert decide(facts, now=NOW + 1).verdict is verdict
+    assert decide(facts, now=NOW + 0.5).verdict is verdict
 
 
 def test_breaker_failures_zero_disables_the_breaker():
@@ -200,12 +200,13 @@ def test_an_unreachable_host_costs_three_attempts_then_answers_at_once():
     client, adapter, clock = make({f"{A}/x": refused, f"{A}/y": refused})
     with pytest.raises(NetworkError):
         client.fetch(f"{A}/x")
-    assert len(adapter.calls) == 3 and clock.slept == 3.0  # 1 + 2 s, then the breaker opened: no more waiting
+    # refused in milliseconds: asked again after 0.1 and 0.2 s, then the breaker opened: no more waiting
+    assert len(adapter.calls) == 3 and clock.sleeps == [0.1, 0.2]
     with pytest.raises(NetworkError, match="unreachable"):
         client.fetch(f"{A}/y")
     with pytest.raises(requests.ConnectionError, match="unreachable"):
         client.get(f"{A}/y")
-    assert len(adapter.calls) == 3 and clock.slept == 3.0
+    assert len(adapter.calls) == 3 and clock.sleeps == [0.1, 0.2]
 
 
 def test_a_429_teaches_the_gap_the_host_enforces():

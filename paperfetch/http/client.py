@@ -299,6 +299,7 @@ class HttpClient:
             max_in_flight_per_host=self.max_in_flight_per_host,
             breaker_failures=self.breaker_failures,
             learn=self.learn_interval,
+            max_host_wait_s=self.max_host_wait_s,
         )
 
     def _retry(self) -> Retry:
@@ -654,6 +655,8 @@ class HttpClient:
         if retry.exhausted:
             raise exc
         wait = retry.network_wait()
+        if _unreachable(exc):
+            wait = min(wait, retry.schedule.wait(retry.attempts, defaults.UNREACHABLE_RETRY_BASE_S, retry.cap_s))
         if wait > budget.remaining():
             raise exc
         host = self._registry.limiter(url)

@@ -12,7 +12,8 @@ which return the new facts and :class:`Notice` s to publish. The order of
    connection and DNS errors, counted per host across URLs and clients) the breaker is
    *open* until ``breaker_open_until``: a call is answered without a request (``OPEN``),
    except that a call may wait out an open period within its allowance (``WAIT``) when the
-   host answered (a host that could not be reached gives nothing to wait for). When the
+   host answered (a host that could not be reached gives nothing to wait for) and the period
+   ends within ``max_host_wait_s`` of when the host began failing. When the
    period is over, one request goes out as the *probe* (``PROCEED`` with ``probe=True``;
    the breaker is half-open meanwhile and other requests wait for it, ``BUSY``): a success
    closes the breaker, a failure reopens it for twice the period;
@@ -49,7 +50,7 @@ from paperfetch.http.hosts import BreakerState, HostFacts, Suppression
 __all__ = [
     "Decision", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "begin_probe", "breaker_open",
     "crawl_delay", "decide", "delay_range", "floor", "gap", "hold_remaining", "learned_interval", "observe_error",
-    "observe_response", "retry_wait", "suppression_in_force", "unreachable",
+    "observe_response", "past_budget", "retry_wait", "suppression_in_force", "unreachable",
 ]
 
 
@@ -73,6 +74,8 @@ class PolicySettings:
     max_in_flight_per_host: int = 1
     #: consecutive failures that open the breaker; 0: no breaker
     breaker_failures: int = defaults.BREAKER_FAILURES
+    #: an open period ending later than this after the host began failing is not waited for
+    max_host_wait_s: float = defaults.MAX_HOST_WAIT_S
     #: learn the interval a host enforces from its 429s
     learn: bool = True
     learn_max_s: float = defaults.LEARN_MAX_S
@@ -143,6 +146,17 @@ def breaker_open(facts: HostFacts, settings: PolicySettings, now: float) -> floa
     return max(0.0, facts.breaker_open_until - now)
 
 
+def past_budget(facts: HostFacts, settings: PolicySettings, since: float | None = None) -> bool:
+    """Whether the open breaker's next probe falls more than ``max_host_wait_s`` after the host began
+    failing (or after *since*, when later): nothing waits for such a host any more."""
+    if facts.breaker_open_until is None:
+        return False
+    start = facts.failing_since if facts.failing_since is not None else facts.breaker_open_until
+    if since is not None:
+        start = max(start, since)
+    return facts.breaker_open_until - start > settings.max_host_wait_s
+
+
 def unreachable(facts: HostFacts) -> bool:
     """Whether the breaker opened because the host could not be reached (DNS, refused connection)."""
     return facts.breaker_reason.startswith(UNREACHABLE)
@@ -208,7 +222,7 @@ def decide(
             return Decision(Verdict.BUSY, reason="probe on its way")
         remaining = breaker_open(facts, settings, now)
         if remaining > 0:
-            if unreachable(facts) or remaining > allowance:
+            if unreachable(facts) or remaining > allowance or past_budget(facts, settings):
                 return Decision(Verdict.OPEN, remaining, facts.breaker_reason)
             return Decision(Verdict.WAIT, remaining, "breaker open")
         probe = True
@@ -293,11 +307,14 @@ UNREACHABLE = "unreachable"
 
 def observe_error(facts: HostFacts, settings: PolicySettings, *, error: str, now: float,
                   unreachable: bool = False) -> tuple[HostFacts, tuple[Notice, ...]]:
-    """What a timeout or a connection error says about its host: a failure; the backoff grows.
+    """What a timeout or a connection error says about its host: a failure; the backoff grows
+    (not for a host that could not be reached at all).
 
     *unreachable*: the name did not resolve or the connection was refused."""
     notices: list[Notice] = []
-    new = _with_backoff(facts, settings.backoff.increase(facts.backoff_s), notices)
+    new = facts
+    if not unreachable:  # a host we never reached saw no request of ours: nothing to slow down for
+        new = _with_backoff(facts, settings.backoff.increase(facts.backoff_s), notices)
     what = f"{UNREACHABLE}: {error}" if unreachable else error
     new = _failure(replace(new, failure_status=None), settings, now, 0.0, what, notices)
     return new, tuple(notices)

@@ -85,13 +85,14 @@ import queue
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, runtime_checkable
 
 from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock, SystemClock
 from paperfetch.errors import Stopped
 from paperfetch.http.hosts import BreakerState, host_key
-from paperfetch.http.policy import unreachable
+from paperfetch.http.policy import PolicySettings, past_budget, unreachable
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -246,6 +247,7 @@ class HostScheduler:
         self._closed = True
         self._generation = 0  # which run workers and their results belong to
         self._started_wall = 0.0
+        self._budget = PolicySettings()
         self._hosts: dict[str, _HostQueue] = {}
         self._active: dict[str, _HostQueue] = {}   # hosts with queued jobs
         self._pending = 0     # jobs not yet finished: queued, in flight, or in on_finished
@@ -484,8 +486,8 @@ class HostScheduler:
         if not is_open:
             return False
         # the budget counts from when the host began failing (or this batch began, if later)
-        since = max(facts.failing_since or wall, self._started_wall)
-        return unreachable(facts) or open_until - since > self.max_host_wait_s
+        return unreachable(facts) or past_budget(facts, replace(self._budget, max_host_wait_s=self.max_host_wait_s),
+                                                 since=self._started_wall)
 
     def _pick(self, now: float) -> _HostQueue | None:
         """The due host with the longest queue (ties: waiting longest), or ``None``."""
