@@ -1112,7 +1112,8 @@ class _typed_network_errors:
         if isinstance(exc, requests.Timeout):
             raise RequestTimeout(f"no answer from {self.shown} in time: {exc}", url=self.shown) from exc
         if isinstance(exc, requests.RequestException):
-            raise NetworkError(f"could not reach {self.shown}: {exc}", url=self.shown) from exc
+            what = "is unreachable" if _unreachable(exc) else "could not be reached"
+            raise NetworkError(f"{self.shown} {what}: {exc}", url=self.shown) from exc
         return False
 
 
