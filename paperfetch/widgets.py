@@ -158,6 +158,8 @@ class HostSnapshot:
     suppressed_until: float | None = None  #: epoch seconds; None: until further notice
     crawl_delay_s: float | None = None
     robots: str | None = None
+    learned_interval_s: float = 0.0      #: the interval learned from the host's 429s
+    breaker: str = "closed"              #: the host's circuit breaker: closed, open, half_open
 
     @property
     def done(self) -> int:
@@ -522,6 +524,8 @@ def _read_limiter(client: "HttpClient", limiter: Any) -> dict[str, Any]:
         "backoff_s": snap.backoff_s,
         "crawl_delay_s": snap.crawl_delay_s,
         "robots": snap.robots,
+        "learned_interval_s": snap.learned_interval_s,
+        "breaker": snap.breaker,
     }
     wall = client.clock.time()
     if snap.held_until is not None:
