@@ -763,7 +763,7 @@ class HttpClient:
         try:
             response = self._session.get(url, params=params, headers=headers, allow_redirects=False, **kwargs)
         except requests.RequestException as exc:
-            host.end(None, self._clock.monotonic())
+            host.end(None, self._clock.monotonic(), reached=not _unreachable(exc))
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
             self._observe_error(host, url, exc)
             raise

@@ -158,6 +158,7 @@ class HostLimiter:
         self.min_interval_s = 0.0
         self.probing = False  # a half-open probe of this process is on its way
         self.last_gap_s: float | None = None  # the gap the latest request kept after the previous one
+        self._previous_start: float | None = None
         # counters
         self.requests = 0
         self.responses = 0
@@ -256,18 +257,23 @@ class HostLimiter:
     def begin(self, now: float, gap_fraction: float) -> None:
         """A request starts now (caller holds ``cond``)."""
         self.last_gap_s = None if self.last_start is None else now - self.last_start
+        self._previous_start = self.last_start
         self.last_start = now
         self.gap_fraction = gap_fraction
         self.in_flight += 1
         self.requests += 1
 
-    def end(self, status: int | None, now: float | None = None) -> None:
+    def end(self, status: int | None, now: float | None = None, *, reached: bool = True) -> None:
         """A request ended (its response headers arrived, or it failed) at *now*.
 
         The pacing clock restarts from here: the server saw the request at some time between its
-        start and now, so a gap measured from now is a gap the server sees too, whatever the latency."""
+        start and now, so a gap measured from now is a gap the server sees too, whatever the latency.
+        A request that never *reached* the host (name not resolved, connection refused) leaves the
+        pacing clock where it was: the server saw nothing."""
         with self.cond:
-            if now is not None and (self.last_start is None or now > self.last_start):
+            if not reached:
+                self.last_start = self._previous_start
+            elif now is not None and (self.last_start is None or now > self.last_start):
                 self.last_start = now
             self.in_flight = max(0, self.in_flight - 1)
             self.probing = False
