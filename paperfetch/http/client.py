@@ -624,8 +624,13 @@ class HttpClient:
                 assert response is not None
                 if classify(response) is Outcome.RETRY and not retry.exhausted:
                     wait = self._retry_wait(exchange)
-                    allowance = min(self.max_retry_after_s, budget.remaining())
-                    if wait > allowance:
+                    allowance = self._allowance(budget)
+                    if self._decide(exchange.host, budget, exempt=True).verdict is policy.Verdict.OPEN:
+                        # the breaker would answer the retry without a request: do not sleep for it
+                        self._log(logging.INFO, "%s: breaker open; HTTP %s is the answer", exchange.host.key,
+                                  response.status_code)
+                        exchange.kind = "gave_up"
+                    elif wait > allowance:
                         self._log(
                             logging.INFO,
                             "HTTP %s from %s asks for %.0fs, more than this call may wait (%.0fs); giving up",
@@ -660,8 +665,8 @@ class HttpClient:
         if wait > budget.remaining():
             raise exc
         host = self._registry.limiter(url)
-        if policy.breaker_open(host.facts, self.settings, self._clock.time()) > 0 and policy.unreachable(host.facts):
-            raise exc  # the host cannot be reached: waiting to ask again would only cost time
+        if self._decide(host, budget, exempt=True).verdict is policy.Verdict.OPEN:
+            raise exc  # the breaker would answer the retry without a request: waiting would only cost time
         self._emit(EventKind.RETRY, host, url, seconds=wait, detail=detail)
         self._log(logging.WARNING, "%s for %s; retrying in %.1fs", type(exc).__name__, redact_url(url), wait)
         self._wait(wait, host, url, budget, "network retry")
