@@ -25,6 +25,10 @@ class Clock(Protocol):
 
     def sleep(self, seconds: float) -> None: ...
 
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        """Sleep *seconds*, or less when *event* is set; True when it was set (the sleep was cut short)."""
+        ...
+
 
 class SystemClock:
     """The real clock: :func:`time.monotonic`, :func:`time.time`, :func:`time.sleep`."""
@@ -38,6 +42,10 @@ class SystemClock:
     def sleep(self, seconds: float) -> None:
         if seconds > 0:
             _time.sleep(seconds)
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        """Sleep until *event* is set or *seconds* have passed; True when the event ended the sleep."""
+        return event.wait(max(0.0, seconds))
 
     def __repr__(self) -> str:
         return "SystemClock()"
@@ -70,6 +78,13 @@ class FakeClock:
             self.sleeps.append(seconds)
             if seconds > 0:
                 self._now += seconds
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        """Like :meth:`sleep`, cut short at once when *event* is set (before or while "sleeping")."""
+        if event.is_set():
+            return True
+        self.sleep(seconds)
+        return event.is_set()
 
     def advance(self, seconds: float) -> None:
         with self._lock:

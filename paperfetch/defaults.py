@@ -11,7 +11,7 @@ __all__ = [
     "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
     "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES",
     "LEARN_MAX_S", "MAX_CRAWL_DELAY_S", "MAX_HOST_WAIT_S", "MAX_RETRIES", "MAX_RETRY_AFTER_S",
-    "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "TIMEOUT",
+    "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
 ]
 
 #: Retries after the first attempt (PyPaperRetriever's ``max_retries``).
@@ -39,6 +39,9 @@ BREAKER_FAILURES = 3
 #: The longest a batch waits for one host's breaker to let a probe through; past it the host's
 #: remaining items end at once.
 MAX_HOST_WAIT_S = 120.0
+#: The first wait before asking again a host that could not be reached at all (DNS failure, refused
+#: connection: it fails in milliseconds); the waits double, and after BREAKER_FAILURES its breaker opens.
+UNREACHABLE_RETRY_BASE_S = 0.1
 #: The learned interval never grows past this.
 LEARN_MAX_S = 60.0
 #: After this many successes in a row the learned interval comes down ...

@@ -13,7 +13,7 @@ from typing import Callable
 
 import requests
 
-from paperfetch.errors import DownloadTooLarge, TruncatedDownload
+from paperfetch.errors import DownloadTooLarge, Stopped, TruncatedDownload
 from paperfetch.log import file_mode
 
 __all__ = ["DownloadResult", "stream_to_file"]
@@ -47,8 +47,8 @@ def stream_to_file(
     """Write *response*'s body to *dest* atomically; returns (path, size, sha256 hex).
 
     ``validate(first_bytes, response)`` may raise to reject the body (it sees the first
-    *validate_bytes*, or the whole body if shorter). ``should_stop()`` is asked between
-    chunks; when it says so the download ends with ``KeyboardInterrupt`` and no file.
+    *validate_bytes*, or the whole body if shorter). ``should_stop()`` is asked before each
+    chunk; when it says so the download ends with :class:`~paperfetch.errors.Stopped` and no file.
     """
     expected = None
     if (response.headers.get("Content-Encoding") or "identity").lower() == "identity":
@@ -72,7 +72,7 @@ def stream_to_file(
         with os.fdopen(fd, "wb") as handle:
             for chunk in response.iter_content(chunk_size):
                 if should_stop is not None and should_stop():
-                    raise KeyboardInterrupt("stopped")
+                    raise Stopped(f"stopped while downloading {shown}")
                 if not chunk:
                     continue
                 size += len(chunk)
@@ -97,9 +97,7 @@ def stream_to_file(
                 )
             handle.flush()
             os.fsync(handle.fileno())
-        if should_stop is not None and should_stop():
-            raise KeyboardInterrupt("stopped")
-        os.replace(tmp, dest)
+        os.replace(tmp, dest)  # the whole body is here: finishing it is quicker than throwing it away
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

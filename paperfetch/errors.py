@@ -22,6 +22,9 @@ The hierarchy::
                ├── InvalidPDF                     the body is not a PDF (an HTML page, a bot challenge …)
                └── WrongArticle                   a PDF, but its first pages name another article of the batch
 
+:class:`Stopped` is apart (a ``BaseException``, like ``KeyboardInterrupt``): raised inside a
+batch's worker threads when the batch is stopped, so no ``except Exception`` swallows it.
+
 Every :class:`ServiceError` carries ``status_code``, ``url`` and ``response``;
 ``status_code`` and ``response`` are ``None`` when nothing arrived (a timeout,
 a refused connection). ``url`` never contains a secret: query parameters that
@@ -61,6 +64,7 @@ __all__ = [
     "StoreUnavailable",
     "TooManyRedirects",
     "TruncatedDownload",
+    "Stopped",
     "WrongArticle",
 ]
 
@@ -203,3 +207,9 @@ class WrongArticle(DownloadError):
         super().__init__(message, **kwargs)
         self.moved_to = moved_to
         self.title_match = title_match
+class Stopped(BaseException):
+    """The batch this request belonged to was stopped (``stop()``, Ctrl-C, a failing callback, a closed client).
+
+    Raised in the batch's worker threads only: a transport wait ends at once, no request is sent
+    and no file is written after it.
+    """

@@ -185,6 +185,8 @@ class HostSnapshot:
     suppressed_until: float | None = None  #: epoch seconds; None: until further notice
     crawl_delay_s: float | None = None
     robots: str | None = None
+    learned_interval_s: float = 0.0      #: the interval learned from the host's 429s
+    breaker: str = "closed"              #: the host's circuit breaker: closed, open, half_open
 
     @property
     def done(self) -> int:
@@ -577,6 +579,8 @@ def _read_limiter(client: "HttpClient", limiter: Any) -> dict[str, Any]:
         "backoff_s": snap.backoff_s,
         "crawl_delay_s": snap.crawl_delay_s,
         "robots": snap.robots,
+        "learned_interval_s": snap.learned_interval_s,
+        "breaker": snap.breaker,
     }
     wall = client.clock.time()
     if snap.held_until is not None:
@@ -1093,7 +1097,7 @@ _STATUS_LABELS = {
     "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
     "backoff_s": "backoff (s)", "held_until": "held until (UTC)", "suppressed_until": "suppressed until (UTC)",
     "suppressed_reason": "suppressed because", "crawl_delay_s": "Crawl-delay (s)",
-    "next_allowed_at": "next allowed (UTC)",
+    "next_allowed_at": "next allowed (UTC)", "learned_interval_s": "learned (s)", "requests": "sent",
 }
 #: Text cells longer than this are cut, the whole text on hover.
 STATUS_TEXT_LIMIT = 24
@@ -1160,7 +1164,22 @@ def _status_view(frame: "pd.DataFrame") -> "pd.DataFrame":
                 _time_cell(at) if not _is_empty(at) else ("until further notice" if bool(on) else "")
                 for at, on in zip(frame[c], frame["suppressed"].fillna(False))
             ]
-        elif c in ("delay_max_s", "hold_status") or (c == "suppressed" and "suppressed_reason" in columns):
+        elif c == "breaker":
+            # the breaker, its failures and its open-until in one cell: "open → 16:04:10 (3)"; closed with no failure: empty
+            failures = frame["failures"] if "failures" in columns else [None] * len(frame)
+            until = frame["breaker_open_until"] if "breaker_open_until" in columns else [None] * len(frame)
+            cells = []
+            for state, n, at in zip(frame[c], failures, until):
+                state = "" if _is_empty(state) else str(state)
+                text = "" if state in ("", "closed") else state
+                if not _is_empty(at) and state != "closed":
+                    text += f" → {_time_cell(at)}"
+                if not _is_empty(n) and int(n) > 0:
+                    text = (text + " " if text else "") + f"({int(n)} failed)"
+                cells.append(text.strip())
+            out[c] = cells
+        elif c in ("delay_max_s", "hold_status", "failures", "breaker_open_until") or (
+                c == "suppressed" and "suppressed_reason" in columns):
             continue
         else:
             out[c] = frame[c]
@@ -1203,7 +1222,7 @@ def style_domain_status(frame: "pd.DataFrame") -> "Styler":
         elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             formatters[c] = lambda v: "" if _is_empty(v) else str(v)
             numeric.append(c)
-        elif c in ("delay_s", "held_until", "suppressed_until"):  # folded by _status_view: never cut
+        elif c in ("delay_s", "held_until", "suppressed_until", "breaker"):  # folded by _status_view: never cut
             formatters[c] = lambda v: "" if _is_empty(v) else html.escape(str(v))
             numeric.append(c)
         else:

@@ -118,8 +118,12 @@ def test_hosts_are_served_side_by_side_each_at_its_own_pace(hosts):
         assert_paced(arrivals, delay)
     bound = per_host * delay             # robots.txt + 8 papers: 8 gaps on the busiest host
     total = len(servers) * bound         # what a host-after-host loop needs at least
-    assert bound - TOLERANCE <= makespan < 0.6 * total
-    assert makespan < 1.3 * bound
+    assert makespan >= bound - TOLERANCE
+    # side by side: every host is served while every other one is (their arrival windows overlap) ...
+    windows = [(s.arrivals()[0], s.arrivals()[-1]) for s in servers]
+    assert max(first for first, _ in windows) < min(last for _, last in windows)
+    # ... so the batch needs about the busiest host's time, not the sum (2x slack for a busy machine)
+    assert makespan < 2 * bound < total
     assert scheduler_stats["requests_started"] == len(urls)
     assert sorted(scheduler_stats["per_host"].values()) == [per_host] * 3
     assert scheduler_stats["workers"] == default_workers(3) == 12
@@ -279,31 +283,43 @@ def test_an_exception_in_advance_does_not_stop_the_batch(hosts, caplog):
     assert "job bug" in caplog.text
 
 
-def test_stop_from_another_thread_ends_run_promptly(hosts):
-    release = threading.Event()
+def _batch_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("paperfetch-")]
 
-    def stuck(request):
-        release.wait(5)
+
+def test_stop_from_another_thread_ends_the_run_and_nothing_is_sent_after(hosts):
+    answered = threading.Event()
+
+    def slow_answer(request):
+        answered.wait(5)
         return Reply(200, b"late")
 
-    slow = hosts("127.0.0.2", {"*": stuck})
+    slow = hosts("127.0.0.2", {"*": slow_answer})
+    interval = 0.1
     paced = hosts("127.0.0.3", {"*": Reply(200, b"ok")})
-    c = client(host_intervals={host_key(paced.base_url): 0.1})
+    c = client(host_intervals={host_key(paced.base_url): interval})
     jobs = [Hop(c, [slow.url(f"/{n}")]) for n in range(5)] + [Hop(c, [paced.url(f"/{n}")]) for n in range(50)]
     scheduler = HostScheduler(c)
-    timer = threading.Timer(0.35, scheduler.stop)
+
+    def stop_then_answer():
+        scheduler.stop()
+        answered.set()  # the request on the wire is answered after the stop
+
+    timer = threading.Timer(0.35, stop_then_answer)
     try:
         timer.start()
-        started = time.perf_counter()
         scheduler.run(jobs)
-        elapsed = time.perf_counter() - started
     finally:
-        release.set()
+        answered.set()
         timer.cancel()
-    assert elapsed < 0.35 + 1.0
-    assert paced.hits() < 10 and slow.hits() == 1
+    # run() returned only when every worker had ended, paced ones woken from their sleeps at once
+    assert _batch_threads() == []
+    hits = (paced.hits(), slow.hits())
+    time.sleep(2 * interval)
+    assert (paced.hits(), slow.hits()) == hits  # nothing is sent once run() has returned
+    assert slow.hits() == 1 and paced.hits() < 10
     stats = scheduler.stats
-    assert stats["unfinished"] > 40 and stats["finished"] == 55 - stats["unfinished"]
+    assert stats["unfinished"] == 55 - stats["finished"] and stats["finished"] == paced.hits() + 1
 
 
 def test_keyboard_interrupt_while_dispatching_stops_and_reraises(hosts):
@@ -314,14 +330,13 @@ def test_keyboard_interrupt_while_dispatching_stops_and_reraises(hosts):
     scheduler = HostScheduler(c)
     timer = threading.Timer(0.5, _thread.interrupt_main)
     timer.start()
-    started = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         scheduler.run(jobs)
-    assert time.perf_counter() - started < 0.5 + 0.5
+    assert _batch_threads() == []
     hits = server.hits()
     time.sleep(2 * interval)
-    assert server.hits() == hits <= 4  # nothing is sent once run() has raised
-    assert scheduler.stats["unfinished"] == 20 - hits
+    assert server.hits() == hits  # nothing is sent once run() has raised
+    assert 1 <= hits < 20 and scheduler.stats["unfinished"] == 20 - hits
 
 
 def test_keyboard_interrupt_while_reading_the_jobs(hosts):
@@ -337,32 +352,80 @@ def test_keyboard_interrupt_while_reading_the_jobs(hosts):
     assert server.hits() == 0
 
 
-def test_a_stopped_runs_late_worker_does_not_disturb_the_next_run(hosts):
-    release = threading.Event()
+def test_a_stopped_run_waits_for_the_request_on_the_wire_then_the_next_run_is_clean(hosts):
+    answered = threading.Event()
 
-    def stuck(request):
-        release.wait(5)
+    def slow_answer(request):
+        answered.wait(5)
         return Reply(200, b"late")
 
-    slow = hosts("127.0.0.2", {"*": stuck})
+    slow = hosts("127.0.0.2", {"*": slow_answer})
     other = hosts("127.0.0.3", {"*": Reply(200, b"ok")})
     c = client(host_intervals={host_key(other.base_url): 0.1})
     scheduler = HostScheduler(c)
     late = Hop(c, [slow.url("/x"), other.url("/never")])
-    threading.Timer(0.2, scheduler.stop).start()
+
+    def stop_then_answer():
+        scheduler.stop()
+        answered.set()
+
+    threading.Timer(0.2, stop_then_answer).start()
     try:
         scheduler.run([late])
-        assert late.statuses == [] and scheduler.stats["unfinished"] == 1
-        threading.Timer(0.15, release.set).start()  # the first run's worker finishes during the second run
-        jobs = [Hop(c, [other.url(f"/{n}")]) for n in range(5)]
-        scheduler.run(jobs)
     finally:
-        release.set()
+        answered.set()
+    # the answer on the wire was read; the job's next request was not sent
+    assert late.statuses == [200] and scheduler.stats["unfinished"] == 1 and _batch_threads() == []
+    jobs = [Hop(c, [other.url(f"/{n}")]) for n in range(5)]
+    scheduler.run(jobs)
     assert all(job.statuses == [200] for job in jobs)
     stats = scheduler.stats
     assert stats["finished"] == 5 and stats["requests_started"] == 5 and stats["unfinished"] == 0
-    time.sleep(0.2)
-    assert other.hits("/never") == 0 and late.statuses == [200]
+    assert other.hits("/never") == 0
+
+
+def test_an_exception_in_on_finished_stops_the_batch_and_is_raised(hosts):
+    server = hosts("127.0.0.2", {"*": Reply(200, b"ok")})
+    c = client(host_intervals={host_key(server.base_url): 0.05})
+
+    def broken(job):
+        raise OSError("disk full")
+
+    jobs = [Hop(c, [server.url(f"/{n}")]) for n in range(20)]
+    with pytest.raises(OSError, match="disk full"):
+        HostScheduler(c, on_finished=broken).run(jobs)
+    assert server.hits() == 1 and _batch_threads() == []
+
+
+def test_iter_many_yields_as_each_finishes_and_leaving_early_stops_the_batch(hosts):
+    server = hosts("127.0.0.2", {"*": Reply(200, b"ok")})
+    interval = 0.05
+    c = client(host_intervals={host_key(server.base_url): interval})
+    urls = [server.url(f"/{n}") for n in range(30)]
+    seen = []
+    for index, response in c.iter_many(urls):
+        seen.append((index, response.status_code))
+        if len(seen) == 3:
+            break
+    assert seen == [(0, 200), (1, 200), (2, 200)]
+    assert _batch_threads() == []
+    hits = server.hits()
+    time.sleep(2 * interval)
+    assert server.hits() == hits <= 4
+
+
+def test_leaving_the_clients_with_block_stops_its_batch(hosts):
+    server = hosts("127.0.0.2", {"*": Reply(200, b"ok")})
+    interval = 0.1
+    with client(host_intervals={host_key(server.base_url): interval}) as c:
+        pairs = c.iter_many([server.url(f"/{n}") for n in range(30)])
+        assert next(pairs)[1].status_code == 200
+    # the client is closed: the batch's dispatcher notices within MAX_WAIT_S and stops
+    remaining = list(pairs)
+    assert len(remaining) < 29 and _batch_threads() == []
+    hits = server.hits()
+    time.sleep(2 * interval)
+    assert server.hits() == hits
 
 
 def test_finished_jobs_and_an_empty_batch():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 
+import pandas as pd
 import pytest
 import requests
 
@@ -316,12 +317,16 @@ def test_503_and_504_grow_backoff_and_successes_recover_it():
     assert client.backoff_delays == {}
 
 
-def test_backoff_paces_later_requests_to_the_host():
-    client, adapter, clock = make({f"{A}/x": [Reply(503), Reply(503), Reply(503), Reply(503)], f"{A}/y": Reply(200)}, max_retries=3)
+@pytest.mark.parametrize("breaker_failures", [3, 0])
+def test_backoff_paces_later_requests_to_the_host(breaker_failures):
+    client, adapter, clock = make({f"{A}/x": [Reply(503), Reply(503), Reply(503), Reply(503)], f"{A}/y": Reply(200)},
+                                  max_retries=3, breaker_failures=breaker_failures)
     client.get(f"{A}/x")  # backoff 1, 2, 4, 8
-    before = clock.monotonic()
+    assert client.backoff_delays == {"a.example": 8.0}
     client.get(f"{A}/y")
-    assert clock.monotonic() - before >= 8.0 - 1e-9 or gaps(starts(adapter))[-1] >= 8.0
+    # with the breaker, the same gaps: it opens for the backoff (4 s, then 8 s after the failed probe)
+    assert gaps(starts(adapter)) == [1.0, 2.0, 4.0, 8.0]
+    assert clock.sleeps == [1.0, 2.0, 4.0, 8.0]
 
 
 # ---------------------------------------------------------------- 403 suppression
@@ -449,7 +454,9 @@ def test_network_errors_are_retried_then_raised_as_typed_errors_with_no_response
     with pytest.raises(NetworkError) as info:
         client.fetch(f"{A}/x")
     assert info.value.status_code is None and info.value.response is None
-    assert clock.sleeps == [1.0, 2.0, 3.0]
+    # the third failure opens the breaker for the backoff (1, 2, 4 s): the fourth attempt, its probe,
+    # waits out the last second of it after the linear retry wait of 3 s
+    assert clock.sleeps == [1.0, 2.0, 3.0, 1.0]
     assert len(adapter.calls) == 4
 
 
@@ -521,7 +528,8 @@ def test_domain_status_is_one_row_per_host():
     assert list(status.index) == ["a.example", "b.example"]
     assert status.loc["a.example", "backoff_s"] == 1.0
     assert status.loc["a.example", "hold_status"] == 503
-    assert status.loc["a.example", "held_until"] is not None
+    assert status.loc["a.example", "held_until"] == pd.Timestamp(clock.time() + 900, unit="s", tz="UTC")
+    assert pd.isna(status.loc["b.example", "held_until"])
     assert bool(status.loc["b.example", "suppressed"]) and "403" in status.loc["b.example", "suppressed_reason"]
     assert status.loc["a.example", "delay_min_s"] == 1.0
     assert status.loc["b.example", "requests"] == 1

@@ -233,6 +233,20 @@ def test_politeness_is_read_from_the_watched_client():
     assert len(client.events) == 0
 
 
+def test_the_learned_interval_and_the_breaker_reach_the_dashboard():
+    from dataclasses import replace
+
+    from paperfetch.http.hosts import BreakerState
+
+    clock = FakeClock()
+    client = HttpClient(registry=HostRegistry(clock), clock=clock)
+    client.host_limiter("http://strict.example/").update(
+        lambda f: replace(f, learned_interval_s=1.6, breaker=BreakerState.OPEN, breaker_open_until=clock.time() + 30)
+    )
+    h = DashboardModel(clock=clock).watch(client, events=False).snapshot().host("strict.example")
+    assert (h.learned_interval_s, h.breaker, h.delay_min_s) == (1.6, "open", 1.6)
+
+
 # ---------------------------------------------------------------------- the view
 def test_dashboard_traits_after_a_redraw():
     clock = FakeClock()

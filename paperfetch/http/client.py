@@ -39,7 +39,7 @@ import threading
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -62,6 +62,7 @@ from paperfetch.errors import (
     RequestTimeout,
     ServiceError,
     TooManyRedirects,
+    Stopped,
     TruncatedDownload,
 )
 from paperfetch.http import policy
@@ -70,6 +71,7 @@ from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, default_registry, host_key
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.retry import Retry
+from paperfetch.http.scheduler import answering_now, get_many, iter_many, stop_event
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.log import enable_logging
 from paperfetch.redact import redact_text, redact_url
@@ -106,6 +108,15 @@ def _synthetic_response(url: str, status: int, kind: str, reason: str, headers: 
     response.encoding = "utf-8"
     response.headers = CaseInsensitiveDict({SYNTHETIC_HEADER: kind, "Content-Length": "0", **dict(headers)})
     return response
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A connection that could not even start: the name did not resolve, or it was refused."""
+    if isinstance(exc, requests.Timeout) or not isinstance(exc, requests.ConnectionError):
+        return False
+    text = repr(exc)
+    return any(word in text for word in ("NameResolution", "NewConnectionError", "Connection refused", "getaddrinfo",
+                                         "Name or service not known", "nodename nor servname"))
 
 
 def _utc(epoch: float | None) -> datetime | None:
@@ -179,6 +190,9 @@ class HttpClient:
         network_retry_schedule: RetrySchedule | str = RetrySchedule.EXPONENTIAL,
         network_retry_base_s: float = 1.0,
         pacing_margin_s: float = 0.002,
+        breaker_failures: int = defaults.BREAKER_FAILURES,
+        learn_interval: bool = True,
+        max_host_wait_s: float = defaults.MAX_HOST_WAIT_S,
         session: requests.Session | None = None,
         clock: Clock | None = None,
         sleep: Callable[[float], None] | None = None,
@@ -232,9 +246,17 @@ class HttpClient:
         # Added to every non-zero gap: the server sees our requests through a network whose
         # latency varies, so a gap exactly at the floor on our side can arrive below it.
         self.pacing_margin_s = float(pacing_margin_s)
+        if breaker_failures < 0:
+            raise ConfigurationError(f"breaker_failures must be >= 0 (0: no breaker), not {breaker_failures!r}")
+        #: consecutive failures that open a host's circuit breaker (0: no breaker)
+        self.breaker_failures = int(breaker_failures)
+        #: whether the interval a host enforces is learned from its 429s
+        self.learn_interval = bool(learn_interval)
+        #: how long a batch waits for one host's breaker before its remaining items end at once
+        self.max_host_wait_s = float(max_host_wait_s)
 
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
-        self._sleep: Callable[[float], None] = sleep if sleep is not None else self._clock.sleep
+        self._sleep: Callable[[float], None] | None = sleep  # None: the clock's own, interruptible wait
         if registry is None:
             # Host state is kept in the clock's time: a fake clock gets a registry of its own.
             registry = default_registry() if self._clock is SYSTEM_CLOCK else HostRegistry(self._clock)
@@ -255,6 +277,7 @@ class HttpClient:
             enable_logging(logging.DEBUG if int(verbosity) >= 3 else logging.INFO)
         self._requests_sent = 0
         self._count_lock = threading.Lock()
+        self._closed = threading.Event()
 
     # ------------------------------------------------------------------ settings
     @property
@@ -275,6 +298,9 @@ class HttpClient:
             suppress_403_ttl_s=self.suppress_403_ttl_s,
             pacing_margin_s=self.pacing_margin_s,
             max_in_flight_per_host=self.max_in_flight_per_host,
+            breaker_failures=self.breaker_failures,
+            learn=self.learn_interval,
+            max_host_wait_s=self.max_host_wait_s,
         )
 
     def _retry(self) -> Retry:
@@ -316,6 +342,16 @@ class HttpClient:
         See :func:`paperfetch.http.scheduler.get_many`.
         """
         return get_many(self, urls, workers=workers, return_exceptions=return_exceptions, **kwargs)
+
+    def iter_many(
+        self, urls: Iterable[str], *, workers: int | None = None, **kwargs: Any
+    ) -> Iterator[tuple[int, requests.Response | BaseException | None]]:
+        """``(index, self.get(urls[index], **kwargs))`` as each URL finishes, hosts side by side.
+
+        Where ``get`` would raise, the pair holds the exception. Leaving the loop early stops the
+        batch; see :func:`paperfetch.http.scheduler.iter_many`.
+        """
+        return iter_many(self, urls, workers=workers, **kwargs)
 
     def fetch(
         self,
@@ -374,9 +410,11 @@ class HttpClient:
         def finish(exchange: _Exchange, retry: Retry) -> DownloadResult:
             response = self._fetched(exchange, classify, shown)
             try:
+                stop = stop_event()
                 path, size, sha256 = stream_to_file(
                     response, dest, shown=shown, validate=validate, max_bytes=max_bytes,
                     chunk_size=chunk_size, validate_bytes=validate_bytes,
+                    should_stop=None if stop is None else stop.is_set,
                 )
             finally:
                 response.close()
@@ -464,8 +502,14 @@ class HttpClient:
         with host.cond:
             return self._ready_in(host, self._exempt(url), self.settings)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (a batch of this client stops then)."""
+        return self._closed.is_set()
+
     def close(self) -> None:
-        """Close the session if this client created it."""
+        """Stop this client's batches and close the session if this client created it."""
+        self._closed.set()
         if self._own_session:
             self._session.close()
 
@@ -483,7 +527,7 @@ class HttpClient:
 
     # ------------------------------------------------------------------ reading host state
     def _pace(self, host: HostLimiter) -> policy.Pace:
-        return policy.Pace(host.last_start, host.gap_fraction, host.in_flight, host.min_interval_s)
+        return policy.Pace(host.last_start, host.gap_fraction, host.in_flight, host.min_interval_s, host.probing)
 
     def _ready_in(self, host: HostLimiter, exempt: bool, settings: policy.PolicySettings) -> float:
         """Caller holds ``host.cond``."""
@@ -492,7 +536,7 @@ class HttpClient:
         if settings.suppress_on_403 and not exempt and policy.suppression_in_force(facts, now) is not None:
             return math.inf
         pace = self._pace(host)
-        hold = policy.hold_remaining(facts, now)
+        hold = max(policy.hold_remaining(facts, now), policy.breaker_open(facts, settings, now))
         wait = 0.0
         if host.last_start is not None:
             wait = host.last_start + policy.gap(facts, settings, host.key, pace) - self._clock.monotonic()
@@ -510,11 +554,11 @@ class HttpClient:
             held = policy.hold_remaining(facts, now) > 0
             ready = self._ready_in(host, False, settings) if self.polite_mode else 0.0
             next_at = None
-            if host.last_start is not None or held:
+            if host.last_start is not None or held or facts.breaker_open_until is not None:
                 pacing = 0.0
                 if host.last_start is not None:
                     pacing = host.last_start + policy.gap(facts, settings, host.key, pace) - self._clock.monotonic()
-                next_at = now + max(pacing, policy.hold_remaining(facts, now))
+                next_at = now + max(pacing, policy.hold_remaining(facts, now), policy.breaker_open(facts, settings, now))
             return HostSnapshot(
                 host=host.key,
                 requests=host.requests,
@@ -581,8 +625,13 @@ class HttpClient:
                 assert response is not None
                 if classify(response) is Outcome.RETRY and not retry.exhausted:
                     wait = self._retry_wait(exchange)
-                    allowance = min(self.max_retry_after_s, budget.remaining())
-                    if wait > allowance:
+                    allowance = self._allowance(budget)
+                    if self._decide(exchange.host, budget, exempt=True).verdict is policy.Verdict.OPEN:
+                        # the breaker would answer the retry without a request: do not sleep for it
+                        self._log(logging.INFO, "%s: breaker open; HTTP %s is the answer", exchange.host.key,
+                                  response.status_code)
+                        exchange.kind = "gave_up"
+                    elif wait > allowance:
                         self._log(
                             logging.INFO,
                             "HTTP %s from %s asks for %.0fs, more than this call may wait (%.0fs); giving up",
@@ -612,9 +661,13 @@ class HttpClient:
         if retry.exhausted:
             raise exc
         wait = retry.network_wait()
+        if _unreachable(exc):
+            wait = min(wait, retry.schedule.wait(retry.attempts, defaults.UNREACHABLE_RETRY_BASE_S, retry.cap_s))
         if wait > budget.remaining():
             raise exc
         host = self._registry.limiter(url)
+        if self._decide(host, budget, exempt=True).verdict is policy.Verdict.OPEN:
+            raise exc  # the breaker would answer the retry without a request: waiting would only cost time
         self._emit(EventKind.RETRY, host, url, seconds=wait, detail=detail)
         self._log(logging.WARNING, "%s for %s; retrying in %.1fs", type(exc).__name__, redact_url(url), wait)
         self._wait(wait, host, url, budget, "network retry")
@@ -660,13 +713,18 @@ class HttpClient:
                 return _Exchange("suppressed", response, host, current, decision.reason)
             if decision.verdict is policy.Verdict.HELD:
                 return _Exchange("held", self._held_response(host, current), host, current)
+            if decision.verdict is policy.Verdict.OPEN:
+                return self._open(host, current, decision)
             if self.respect_robots_txt:
                 rules = self._robots_rules(host, current, budget)
                 if not rules.can_fetch(current, self.user_agent):
                     self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
                     self._log(logging.WARNING, "Blocked by robots.txt: %s", redact_url(current))
                     return _Exchange("disallowed", None, host, current)
-            if not self._acquire(host, current, budget):
+            decision = self._acquire(host, current, budget)
+            if decision.verdict is policy.Verdict.OPEN:
+                return self._open(host, current, decision)
+            if decision.verdict is policy.Verdict.HELD:
                 return _Exchange("held", self._held_response(host, current), host, current)
             response = self._send(host, current, params if hop == 0 else None, headers, kwargs)
             self._observe(host, current, response, exempt=exempt)
@@ -699,6 +757,11 @@ class HttpClient:
         self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any]
     ) -> requests.Response:
         """Send one request on the host slot taken by ``_acquire``; always frees the slot."""
+        try:
+            self._check_stop()
+        except Stopped:
+            host.cancel()
+            raise
         self._emit(EventKind.REQUEST, host, url)
         started = self._clock.monotonic()
         with self._count_lock:
@@ -706,7 +769,7 @@ class HttpClient:
         try:
             response = self._session.get(url, params=params, headers=headers, allow_redirects=False, **kwargs)
         except requests.RequestException as exc:
-            host.end(None, self._clock.monotonic())
+            host.end(None, self._clock.monotonic(), reached=not _unreachable(exc))
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
             self._observe_error(host, url, exc)
             raise
@@ -720,6 +783,8 @@ class HttpClient:
 
     # ------------------------------------------------------------------ politeness
     def _allowance(self, budget: _Budget) -> float:
+        if answering_now():
+            return 0.0  # the scheduler drains this host: nothing is waited for
         return min(self.max_retry_after_s, budget.remaining())
 
     def _decide(self, host: HostLimiter, budget: _Budget, *, exempt: bool) -> policy.Decision:
@@ -739,9 +804,32 @@ class HttpClient:
             url, status, "held", "Held (no request sent)", {"Retry-After": str(max(1, math.ceil(remaining)))}
         )
 
-    def _acquire(self, host: HostLimiter, url: str, budget: _Budget) -> bool:
-        """Wait for the host's turn and take a slot. False when a hold longer than this call
-        may wait stands in the way (nothing was sent)."""
+    def _open(self, host: HostLimiter, url: str, decision: policy.Decision) -> _Exchange:
+        """The breaker is open: no request. An unreachable host raises a network error; one that
+        answered gets a synthetic response with the failing status and Retry-After."""
+        facts = host.facts
+        until = _utc(facts.breaker_open_until)
+        when = until.strftime("%H:%M:%S UTC") if until else "later"
+        self._emit(EventKind.HELD, host, url, status=facts.hold_status, seconds=decision.seconds,
+                   detail=f"breaker open: {facts.breaker_reason}")
+        self._log(logging.DEBUG, "%s: breaker open for %.0fs more; no request sent for %s", host.key, decision.seconds,
+                  redact_url(url))
+        if policy.unreachable(facts):
+            shown = redact_url(url)
+            raise NetworkError(
+                f"{host.key} is unreachable ({facts.breaker_reason}); {shown} not requested, next try after {when}",
+                url=shown,
+            )
+        status = facts.failure_status or facts.hold_status or 503
+        response = _synthetic_response(
+            url, status, "held", "Held: breaker open (no request sent)",
+            {"Retry-After": str(max(1, math.ceil(decision.seconds)))},
+        )
+        return _Exchange("held", response, host, url, facts.breaker_reason)
+
+    def _acquire(self, host: HostLimiter, url: str, budget: _Budget) -> policy.Decision:
+        """Wait for the host's turn and take a slot (``PROCEED``); or ``HELD`` / ``OPEN`` when a hold
+        or an open breaker stands in the way for longer than this call may wait (nothing was sent)."""
         while True:
             with host.cond:
                 # suppression was checked before robots.txt: here only holds, slots and pacing
@@ -754,12 +842,16 @@ class HttpClient:
                     with self._rng_lock:
                         fraction = self._rng.random()
                     host.begin(self._clock.monotonic(), fraction)
-                    return True
+                    if decision.probe:
+                        host.facts = policy.begin_probe(host.facts)
+                        host.probing = True
+                        self._log(logging.INFO, "%s: breaker half-open; one probe request", host.key)
+                    return decision
                 if verdict is policy.Verdict.BUSY:
                     host.cond.wait(timeout=0.5)  # real time: woken when a request on this host ends
                     continue
-            if verdict is policy.Verdict.HELD:
-                return False
+            if verdict in (policy.Verdict.HELD, policy.Verdict.OPEN):
+                return decision
             self._wait(decision.seconds, host, url, budget, decision.reason)
 
     def _observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool, robots: bool = False) -> None:
@@ -767,11 +859,14 @@ class HttpClient:
         settings = self.settings
         now = self._clock.time()
         out: list[Any] = []
+        gap_s = host.last_gap_s
+        pace = self._pace(host)
 
         def change(facts: Any) -> Any:
             new, notices = policy.observe_response(
                 facts, settings, status=response.status_code, headers=response.headers, now=now,
-                exempt=exempt, robots=robots, shown_url=redact_url(url),
+                exempt=exempt, robots=robots, shown_url=redact_url(url), gap_s=gap_s,
+                floor_s=policy.floor(facts, settings, host.key, pace),
             )
             out[:] = notices
             return new
@@ -785,7 +880,8 @@ class HttpClient:
         out: list[Any] = []
 
         def change(facts: Any) -> Any:
-            new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now)
+            new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now,
+                                                unreachable=_unreachable(exc))
             out[:] = notices
             return new
 
@@ -800,13 +896,15 @@ class HttpClient:
             elif n.kind == "backoff":
                 self._emit(EventKind.BACKOFF, host, url, seconds=n.seconds, detail=n.detail)
                 self._log(logging.INFO, "backoff for %s: %s", host.key, n.detail)
+            elif n.kind == "breaker":
+                self._emit(EventKind.BREAKER, host, url, seconds=n.seconds, detail=n.detail)
+                self._log(logging.WARNING, "%s: %s", host.key, n.detail)
+            elif n.kind == "learned":
+                self._emit(EventKind.LEARNED, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+                self._log(logging.INFO, "%s: %s", host.key, n.detail)
             elif n.kind == "suppress":
                 self._emit(EventKind.SUPPRESS, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
                 self._log(logging.WARNING, "%s answered 403; suppressing it (%s)", host.key, n.detail)
-            else:
-                self._emit(EventKind.BACKOFF if n.kind == "learned" else EventKind.HOLD, host, url,
-                           status=n.status, seconds=n.seconds, detail=n.detail)
-                self._log(logging.INFO, "%s: %s", host.key, n.detail)
 
     def _exempt(self, url: str) -> bool:
         return (urlsplit(url).hostname or "") in self.suppression_exempt
@@ -842,7 +940,7 @@ class HttpClient:
         # RFC 9309 §2.3.1.2: follow at least five consecutive redirects, each hop paced by its own host.
         hop_url, hop_host = robots_url, host
         for _ in range(_ROBOTS_REDIRECTS + 1):
-            if not self._acquire(hop_host, hop_url, budget):
+            if self._acquire(hop_host, hop_url, budget).verdict is not policy.Verdict.PROCEED:
                 return unreachable("host is held")
             try:
                 response = self._send(hop_host, hop_url, None, {"User-Agent": self.user_agent},
@@ -886,11 +984,24 @@ class HttpClient:
 
     # ------------------------------------------------------------------ helpers
     def _wait(self, seconds: float, host: HostLimiter, url: str, budget: _Budget, why: str) -> None:
+        """Sleep for the host; in a batch's worker, stopping the batch ends the sleep at once with :class:`Stopped`."""
         if seconds <= 0:
             return
         self._emit(EventKind.WAIT, host, url, seconds=seconds, detail=why)
-        self._sleep(seconds)
+        stop = stop_event()
+        if self._sleep is not None:
+            self._sleep(seconds)
+        elif stop is not None:
+            self._clock.wait(stop, seconds)  # a batch's worker: stop() (or closing the client) wakes it
+        else:
+            self._clock.sleep(seconds)
         budget.waited += seconds
+        self._check_stop()
+
+    def _check_stop(self) -> None:
+        stop = stop_event()
+        if stop is not None and stop.is_set():
+            raise Stopped("the batch was stopped; nothing more is sent")
 
     def _check_url(self, url: str) -> None:
         scheme = urlsplit(url).scheme.lower()
@@ -1006,7 +1117,8 @@ class _typed_network_errors:
         if isinstance(exc, requests.Timeout):
             raise RequestTimeout(f"no answer from {self.shown} in time: {exc}", url=self.shown) from exc
         if isinstance(exc, requests.RequestException):
-            raise NetworkError(f"could not reach {self.shown}: {exc}", url=self.shown) from exc
+            what = "is unreachable" if _unreachable(exc) else "could not be reached"
+            raise NetworkError(f"{self.shown} {what}: {exc}", url=self.shown) from exc
         return False
 
 

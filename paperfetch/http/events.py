@@ -33,6 +33,8 @@ class EventKind(str, Enum):
     SUPPRESSED = "suppressed"        #: a request was not sent because the host is suppressed
     ROBOTS = "robots"                #: robots.txt fetched (detail: its status)
     DISALLOWED = "disallowed"        #: robots.txt forbids the URL
+    BREAKER = "breaker"              #: the host's circuit breaker opened or closed (seconds = open period)
+    LEARNED = "learned"              #: the host's learned interval changed (seconds = new value)
 
 
 @dataclass(frozen=True)

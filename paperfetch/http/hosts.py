@@ -95,10 +95,14 @@ class HostFacts:
     breaker: BreakerState = BreakerState.CLOSED
     #: consecutive failures (429, 5xx, timeouts, connection errors), across all URLs and clients
     failures: int = 0
+    #: when the current run of failures began
+    failing_since: float | None = None
     breaker_open_until: float | None = None
     #: the period the breaker last opened for (doubled when a probe fails)
     breaker_period_s: float = 0.0
     breaker_reason: str = ""
+    #: the HTTP status of the last failure (a synthetic answer repeats it), None for network errors
+    failure_status: int | None = None
     robots: RobotsRules | None = None  #: with its own ``fetched_at`` / ``expires_at`` (wall clock)
 
 
@@ -153,6 +157,8 @@ class HostLimiter:
         self.in_flight = 0
         self.min_interval_s = 0.0
         self.probing = False  # a half-open probe of this process is on its way
+        self.last_gap_s: float | None = None  # the gap the latest request kept after the previous one
+        self._previous_start: float | None = None
         # counters
         self.requests = 0
         self.responses = 0
@@ -211,10 +217,12 @@ class HostLimiter:
         return old is not new
 
     def release(self) -> None:
-        """Clear this host's hold and open breaker (after a network change, say)."""
+        """Clear this host's hold, open breaker and learned interval: a person says the host is fine again
+        (the maintenance window is over, the network is back). The published floors stay."""
         self.update(lambda f: replace(
             f, hold_until=None, hold_status=None, hold_reason="",
             breaker=BreakerState.CLOSED, failures=0, breaker_open_until=None, breaker_reason="",
+            learned_interval_s=0.0,
         ))
         with self.cond:
             self.cond.notify_all()
@@ -250,20 +258,27 @@ class HostLimiter:
     # -- pacing ------------------------------------------------------------
     def begin(self, now: float, gap_fraction: float) -> None:
         """A request starts now (caller holds ``cond``)."""
+        self.last_gap_s = None if self.last_start is None else now - self.last_start
+        self._previous_start = self.last_start
         self.last_start = now
         self.gap_fraction = gap_fraction
         self.in_flight += 1
         self.requests += 1
 
-    def end(self, status: int | None, now: float | None = None) -> None:
+    def end(self, status: int | None, now: float | None = None, *, reached: bool = True) -> None:
         """A request ended (its response headers arrived, or it failed) at *now*.
 
         The pacing clock restarts from here: the server saw the request at some time between its
-        start and now, so a gap measured from now is a gap the server sees too, whatever the latency."""
+        start and now, so a gap measured from now is a gap the server sees too, whatever the latency.
+        A request that never *reached* the host (name not resolved, connection refused) leaves the
+        pacing clock where it was: the server saw nothing."""
         with self.cond:
-            if now is not None and (self.last_start is None or now > self.last_start):
+            if not reached:
+                self.last_start = self._previous_start
+            elif now is not None and (self.last_start is None or now > self.last_start):
                 self.last_start = now
             self.in_flight = max(0, self.in_flight - 1)
+            self.probing = False
             if status is None:
                 self.errors += 1
             else:
@@ -273,6 +288,14 @@ class HostLimiter:
                     self.ok += 1
                 else:
                     self.errors += 1
+            self.cond.notify_all()
+
+    def cancel(self) -> None:
+        """A request that took a slot was not sent after all (its batch stopped)."""
+        with self.cond:
+            self.in_flight = max(0, self.in_flight - 1)
+            self.requests = max(0, self.requests - 1)
+            self.probing = False
             self.cond.notify_all()
 
     def note_min_interval(self, seconds: float) -> None:
@@ -326,5 +349,5 @@ def host_limiter(url: str) -> HostLimiter:
 
 
 def release_holds() -> None:
-    """Clear every hold (and open breaker) in this process."""
+    """Clear every hold (and open breaker, and learned interval) in this process."""
     _DEFAULT_REGISTRY.release_holds()

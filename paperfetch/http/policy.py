@@ -8,12 +8,29 @@ which return the new facts and :class:`Notice` s to publish. The order of
 :func:`decide`:
 
 1. **suppression** — a host that answered a plain 403 is answered with a synthetic 403;
-2. **hold** — a host that sent Retry-After is not asked before the time it named:
+2. **circuit breaker** — after ``breaker_failures`` consecutive failures (429, 5xx, timeouts,
+   connection and DNS errors, counted per host across URLs and clients) the breaker is
+   *open* until ``breaker_open_until``: a call is answered without a request (``OPEN``),
+   except that a call may wait out an open period within its allowance (``WAIT``) when the
+   host answered (a host that could not be reached gives nothing to wait for) and the period
+   ends within ``max_host_wait_s`` of when the host began failing. When the
+   period is over, one request goes out as the *probe* (``PROCEED`` with ``probe=True``;
+   the breaker is half-open meanwhile and other requests wait for it, ``BUSY``): a success
+   closes the breaker, a failure reopens it for twice the period;
+3. **hold** — a host that sent Retry-After is not asked before the time it named:
    a hold no longer than the call's *allowance* is waited out (``WAIT``), a longer
    one ends the call (``HELD``);
-3. **slot** — at most ``max_in_flight_per_host`` requests in flight (``BUSY``);
-4. **pacing** — the gap since the host's previous request was answered is at least
-   the effective delay (:func:`delay_range`), else ``WAIT`` the rest.
+4. **slot** — at most ``max_in_flight_per_host`` requests in flight (``BUSY``);
+5. **pacing** — the gap since the host's previous request was answered is at least
+   the effective delay (:func:`delay_range`, which includes the **learned interval**), else
+   ``WAIT`` the rest.
+
+The learned interval: a 429 (or a 503 with a server wait) that refused a request sent some
+gap after the host's previous one raises it to at least the
+refused gap plus the server's wait (without one, to twice the larger of it and the
+refused gap), capped at ``learn_max_s``; after ``learn_decay_successes`` successes in a
+row it comes down by ``learn_decay_fraction``, and once it is no longer above the
+published floor (Crawl-delay, the source's interval, the configured range) it is dropped.
 
 ``now`` is wall-clock epoch seconds (the facts' time), ``mono`` the monotonic
 reading the process-local pacing clock is kept on.
@@ -27,11 +44,13 @@ from typing import Mapping
 
 from paperfetch.http.delays import BackoffPolicy, DelayRange, effective_range
 from paperfetch.http.headers import has_rate_limit_headers, server_requested_wait
-from paperfetch.http.hosts import HostFacts, Suppression
+from paperfetch import defaults
+from paperfetch.http.hosts import BreakerState, HostFacts, Suppression
 
 __all__ = [
-    "Decision", "Notice", "Pace", "PolicySettings", "Verdict", "crawl_delay", "decide", "delay_range", "gap",
-    "hold_remaining", "observe_error", "observe_response", "retry_wait", "suppression_in_force",
+    "Decision", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "begin_probe", "breaker_open",
+    "crawl_delay", "decide", "delay_range", "floor", "gap", "hold_remaining", "learned_interval", "observe_error",
+    "observe_response", "past_budget", "retry_wait", "suppression_in_force", "unreachable",
 ]
 
 
@@ -53,6 +72,15 @@ class PolicySettings:
     suppress_403_ttl_s: float | None = 3600.0
     pacing_margin_s: float = 0.002
     max_in_flight_per_host: int = 1
+    #: consecutive failures that open the breaker; 0: no breaker
+    breaker_failures: int = defaults.BREAKER_FAILURES
+    #: an open period ending later than this after the host began failing is not waited for
+    max_host_wait_s: float = defaults.MAX_HOST_WAIT_S
+    #: learn the interval a host enforces from its 429s
+    learn: bool = True
+    learn_max_s: float = defaults.LEARN_MAX_S
+    learn_decay_successes: int = defaults.LEARN_DECAY_SUCCESSES
+    learn_decay_fraction: float = defaults.LEARN_DECAY_FRACTION
 
 
 class Verdict(str, Enum):
@@ -60,6 +88,7 @@ class Verdict(str, Enum):
     WAIT = "wait"              #: wait ``seconds`` (pacing, or a hold within the allowance), then ask again
     BUSY = "busy"              #: every slot of the host is taken: wait for one to free
     HELD = "held"              #: held longer than the call may wait: answer without a request
+    OPEN = "open"              #: the circuit breaker is open: answer without a request
     SUPPRESSED = "suppressed"  #: answered 403 before: answer without a request
 
 
@@ -68,6 +97,7 @@ class Decision:
     verdict: Verdict
     seconds: float = 0.0
     reason: str = ""
+    probe: bool = False  #: PROCEED as the half-open breaker's one probe
 
 
 @dataclass(frozen=True)
@@ -78,13 +108,14 @@ class Pace:
     gap_fraction: float = 0.0
     in_flight: int = 0
     min_interval_s: float = 0.0
+    probing: bool = False  #: this process's half-open probe is on its way
 
 
 @dataclass(frozen=True)
 class Notice:
     """Something an observation changed, for the client to publish and log."""
 
-    kind: str            #: "hold", "backoff", "suppress"
+    kind: str            #: "hold", "backoff", "suppress", "breaker", "learned"
     detail: str
     status: int | None = None
     seconds: float | None = None
@@ -104,6 +135,33 @@ def suppression_in_force(facts: HostFacts, now: float) -> Suppression | None:
     return s
 
 
+def learned_interval(facts: HostFacts, settings: PolicySettings) -> float:
+    return facts.learned_interval_s if settings.learn else 0.0
+
+
+def breaker_open(facts: HostFacts, settings: PolicySettings, now: float) -> float:
+    """Seconds the breaker stays open (0: closed, half-open, or its period is over)."""
+    if not settings.breaker_failures or facts.breaker is not BreakerState.OPEN or facts.breaker_open_until is None:
+        return 0.0
+    return max(0.0, facts.breaker_open_until - now)
+
+
+def past_budget(facts: HostFacts, settings: PolicySettings, since: float | None = None) -> bool:
+    """Whether the open breaker's next probe falls more than ``max_host_wait_s`` after the host began
+    failing (or after *since*, when later): nothing waits for such a host any more."""
+    if facts.breaker_open_until is None:
+        return False
+    start = facts.failing_since if facts.failing_since is not None else facts.breaker_open_until
+    if since is not None:
+        start = max(start, since)
+    return facts.breaker_open_until - start > settings.max_host_wait_s
+
+
+def unreachable(facts: HostFacts) -> bool:
+    """Whether the breaker opened because the host could not be reached (DNS, refused connection)."""
+    return facts.breaker_reason.startswith(UNREACHABLE)
+
+
 def crawl_delay(facts: HostFacts, settings: PolicySettings) -> float | None:
     if not settings.respect_robots_txt or facts.robots is None:
         return None
@@ -112,7 +170,7 @@ def crawl_delay(facts: HostFacts, settings: PolicySettings) -> float | None:
 
 def delay_range(facts: HostFacts, settings: PolicySettings, host: str, pace: Pace = Pace()) -> DelayRange | None:
     """The delay range for the host's next request, every floor applied (``None``: no delay)."""
-    interval = max(pace.min_interval_s, settings.host_intervals.get(host, 0.0))
+    interval = max(pace.min_interval_s, settings.host_intervals.get(host, 0.0), learned_interval(facts, settings))
     return effective_range(
         configured=settings.configured_range,
         # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
@@ -123,6 +181,13 @@ def delay_range(facts: HostFacts, settings: PolicySettings, host: str, pace: Pac
         backoff=facts.backoff_s,
         min_interval=interval,
     )
+
+
+def floor(facts: HostFacts, settings: PolicySettings, host: str, pace: Pace = Pace()) -> float:
+    """The published floor of the host's delay, without backoff or what was learned."""
+    plain = replace(facts, backoff_s=0.0, learned_interval_s=0.0)
+    rng = delay_range(plain, settings, host, pace)
+    return 0.0 if rng is None else rng.low
 
 
 def gap(facts: HostFacts, settings: PolicySettings, host: str, pace: Pace) -> float:
@@ -151,6 +216,16 @@ def decide(
         s = suppression_in_force(facts, now)
         if s is not None:
             return Decision(Verdict.SUPPRESSED, reason=s.reason)
+    probe = False
+    if settings.breaker_failures and facts.breaker is not BreakerState.CLOSED:
+        if facts.breaker is BreakerState.HALF_OPEN and pace.probing:
+            return Decision(Verdict.BUSY, reason="probe on its way")
+        remaining = breaker_open(facts, settings, now)
+        if remaining > 0:
+            if unreachable(facts) or remaining > allowance or past_budget(facts, settings):
+                return Decision(Verdict.OPEN, remaining, facts.breaker_reason)
+            return Decision(Verdict.WAIT, remaining, "breaker open")
+        probe = True
     held = hold_remaining(facts, now)
     if held > 0:
         if held > allowance:
@@ -162,7 +237,12 @@ def decide(
         wait = pace.last_start + gap(facts, settings, host, pace) - mono
         if wait > 0:
             return Decision(Verdict.WAIT, wait, "pacing")
-    return Decision(Verdict.PROCEED)
+    return Decision(Verdict.PROCEED, probe=probe)
+
+
+def begin_probe(facts: HostFacts) -> HostFacts:
+    """The probe is sent: the breaker is half-open until its answer."""
+    return replace(facts, breaker=BreakerState.HALF_OPEN)
 
 
 # ---------------------------------------------------------------------- observing
@@ -176,8 +256,13 @@ def observe_response(
     exempt: bool = False,
     robots: bool = False,
     shown_url: str = "",
+    gap_s: float | None = None,
+    floor_s: float = 0.0,
 ) -> tuple[HostFacts, tuple[Notice, ...]]:
-    """What a response says about its host: hold, backoff, suppression."""
+    """What a response says about its host: hold, backoff, suppression, breaker, learned interval.
+
+    *gap_s* is the gap the request kept after the host's previous one (``None``: unknown);
+    *floor_s* the published floor of the host's delay (below it nothing is learned)."""
     notices: list[Notice] = []
     server = server_requested_wait(headers, now)
     rate_limited_403 = status == 403 and has_rate_limit_headers(headers, now)
@@ -200,12 +285,94 @@ def observe_response(
         ttl = settings.suppress_403_ttl_s
         new = replace(new, suppression=Suppression(reason, now, None if ttl is None else now + ttl))
         notices.append(Notice("suppress", reason, 403, ttl))
+    failed = status == 429 or 500 <= status < 600
+    # learned only from a refusal that follows an answer: a request sent at our pace, not after a wait
+    # the host itself asked for (a hold, an open breaker)
+    paced = gap_s is not None and facts.failures == 0
+    if settings.learn and paced and (status == 429 or (status == 503 and server is not None)):
+        new = _learn(new, settings, server.seconds if server is not None else None, gap_s, floor_s, status, notices)
+    elif settings.learn and 200 <= status < 400 and new.learned_interval_s > 0:
+        new = _unlearn(new, settings, floor_s, notices)
+    if failed:
+        wait = server.seconds if server is not None else 0.0
+        new = _failure(replace(new, failure_status=status), settings, now, wait, f"HTTP {status}", notices)
+    else:
+        new = _success(new, notices)
     return new, tuple(notices)
 
 
-def observe_error(facts: HostFacts, settings: PolicySettings, *, error: str, now: float) -> tuple[HostFacts, tuple[Notice, ...]]:
-    """What a timeout or a connection error says about its host (nothing yet)."""
-    return facts, ()
+#: The start of a breaker reason when the host could not be reached at all.
+UNREACHABLE = "unreachable"
+
+
+def observe_error(facts: HostFacts, settings: PolicySettings, *, error: str, now: float,
+                  unreachable: bool = False) -> tuple[HostFacts, tuple[Notice, ...]]:
+    """What a timeout or a connection error says about its host: a failure; the backoff grows
+    (not for a host that could not be reached at all).
+
+    *unreachable*: the name did not resolve or the connection was refused."""
+    notices: list[Notice] = []
+    new = facts
+    if not unreachable:  # a host we never reached saw no request of ours: nothing to slow down for
+        new = _with_backoff(facts, settings.backoff.increase(facts.backoff_s), notices)
+    what = f"{UNREACHABLE}: {error}" if unreachable else error
+    new = _failure(replace(new, failure_status=None), settings, now, 0.0, what, notices)
+    return new, tuple(notices)
+
+
+def _failure(facts: HostFacts, settings: PolicySettings, now: float, server_wait: float, what: str,
+             notices: list[Notice]) -> HostFacts:
+    failures = facts.failures + 1
+    if facts.failing_since is None:
+        facts = replace(facts, failing_since=now)
+    if not settings.breaker_failures:
+        return replace(facts, failures=failures)
+    if facts.breaker is BreakerState.HALF_OPEN or (facts.breaker is BreakerState.OPEN and breaker_open(facts, settings, now) <= 0):
+        period = max(2 * facts.breaker_period_s, server_wait, settings.backoff.base_s)
+    elif facts.breaker is BreakerState.CLOSED and failures >= settings.breaker_failures:
+        period = max(server_wait, facts.backoff_s, settings.backoff.base_s)
+    else:
+        return replace(facts, failures=failures)
+    reason = f"{what} ({failures} failures in a row)"
+    notices.append(Notice("breaker", f"breaker open for {period:g}s: {reason}", seconds=period))
+    return replace(facts, failures=failures, breaker=BreakerState.OPEN, breaker_open_until=now + period,
+                   breaker_period_s=period, breaker_reason=reason)
+
+
+def _success(facts: HostFacts, notices: list[Notice]) -> HostFacts:
+    if facts.failures == 0 and facts.breaker is BreakerState.CLOSED:
+        return facts
+    if facts.breaker is not BreakerState.CLOSED:
+        notices.append(Notice("breaker", "breaker closed: the probe succeeded"))
+    return replace(facts, failures=0, failing_since=None, breaker=BreakerState.CLOSED, breaker_open_until=None,
+                   breaker_period_s=0.0, breaker_reason="")
+
+
+def _learn(facts: HostFacts, settings: PolicySettings, server_wait: float | None, gap_s: float, floor_s: float,
+           status: int, notices: list[Notice]) -> HostFacts:
+    current = max(facts.learned_interval_s, floor_s)
+    gap_seen = gap_s
+    if server_wait is not None:
+        value = max(current, gap_seen + server_wait)
+    else:
+        value = 2 * max(current, gap_seen, settings.backoff.base_s / 2)
+    value = min(value, settings.learn_max_s)
+    if value <= facts.learned_interval_s:
+        return replace(facts, successes=0)
+    notices.append(Notice("learned", f"learned interval {facts.learned_interval_s:g}s -> {value:g}s (HTTP {status})",
+                          status, value))
+    return replace(facts, learned_interval_s=value, successes=0)
+
+
+def _unlearn(facts: HostFacts, settings: PolicySettings, floor_s: float, notices: list[Notice]) -> HostFacts:
+    successes = facts.successes + 1
+    if successes < settings.learn_decay_successes:
+        return replace(facts, successes=successes)
+    value = facts.learned_interval_s * (1.0 - settings.learn_decay_fraction)
+    if value <= floor_s:
+        value = 0.0
+    notices.append(Notice("learned", f"learned interval {facts.learned_interval_s:g}s -> {value:g}s", seconds=value))
+    return replace(facts, learned_interval_s=value, successes=0)
 
 
 def retry_wait(

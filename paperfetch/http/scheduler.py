@@ -85,17 +85,49 @@ import queue
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, runtime_checkable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, runtime_checkable
 
+from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock, SystemClock
-from paperfetch.http.hosts import host_key
+from paperfetch.errors import Stopped
+from paperfetch.http.hosts import BreakerState, host_key
+from paperfetch.http.policy import PolicySettings, past_budget, unreachable
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
 
     from paperfetch.http.client import HttpClient
 
-__all__ = ["BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
+_local = threading.local()
+
+
+class answer_now:
+    """Within this block (in this thread) the transport waits for no hold and no open breaker:
+    such requests are answered at once without being sent. The scheduler drains a blocked host so."""
+
+    def __enter__(self) -> None:
+        self._before = getattr(_local, "now", False)
+        _local.now = True
+
+    def __exit__(self, *exc: object) -> None:
+        _local.now = self._before
+
+
+def answering_now() -> bool:
+    """Whether this thread is inside :class:`answer_now`."""
+    return getattr(_local, "now", False)
+
+
+def stop_event() -> threading.Event | None:
+    """The stop signal of the batch this thread works for (``None`` outside a batch's workers).
+
+    The transport sleeps on it (``clock.wait``), so a stopped batch's waits end at once, and checks
+    it before sending anything."""
+    return getattr(_local, "stop", None)
+
+
+__all__ = ["answer_now", "answering_now", "iter_many", "stop_event", "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +138,8 @@ MAX_WAIT_S = 0.25
 #: dispatch is in flight there: another job's redirect hop, another thread) is looked at
 #: again; the wait doubles while it stays busy, up to MAX_WAIT_S.
 BUSY_POLL_S = 0.002
-#: How long ``run`` waits for in-flight work after ``stop()`` or Ctrl-C before abandoning it.
+#: Kept for compatibility: ``run`` no longer abandons work after a stop; it waits for every worker,
+#: whose transport waits end at once (a request already on the wire ends within its timeout).
 STOP_GRACE_S = 0.25
 
 #: The queue of jobs whose next ``advance`` sends nothing: a URL without a host (``advance``
@@ -190,6 +223,7 @@ class HostScheduler:
         defer_limit_s: float | None = None,
         on_finished: Callable[[Any], None] | None = None,
         clock: Clock | None = None,
+        max_host_wait_s: float | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers!r}")
@@ -200,6 +234,9 @@ class HostScheduler:
             if client.max_elapsed is not None:
                 defer_limit_s = min(defer_limit_s, float(client.max_elapsed))
         self.defer_limit_s = float(defer_limit_s)
+        if max_host_wait_s is None:
+            max_host_wait_s = float(getattr(client, "max_host_wait_s", defaults.MAX_HOST_WAIT_S))
+        self.max_host_wait_s = float(max_host_wait_s)
         self.on_finished = on_finished
         self._clock: Clock = clock if clock is not None else getattr(client, "clock", SYSTEM_CLOCK)
         self._real_time = isinstance(self._clock, SystemClock)
@@ -209,6 +246,8 @@ class HostScheduler:
         self._stopping = False
         self._closed = True
         self._generation = 0  # which run workers and their results belong to
+        self._started_wall = 0.0
+        self._budget = PolicySettings()
         self._hosts: dict[str, _HostQueue] = {}
         self._active: dict[str, _HostQueue] = {}   # hosts with queued jobs
         self._pending = 0     # jobs not yet finished: queued, in flight, or in on_finished
@@ -216,6 +255,8 @@ class HostScheduler:
         self._idle = 0
         self._work: queue.SimpleQueue = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
+        self._stop_event = threading.Event()
+        self._callback_error: BaseException | None = None
         self._reset_stats()
 
     # ------------------------------------------------------------------ public API
@@ -230,9 +271,12 @@ class HostScheduler:
                 raise RuntimeError("this HostScheduler is already running a batch")
             self._running = True
             self._stopping = False
+            self._stop_event = threading.Event()
+            self._callback_error = None
             self._closed = False
             self._generation += 1
             generation = self._generation
+            self._started_wall = self._clock.time()
             self._hosts = {}
             self._active = {}
             self._pending = self._in_flight = self._idle = 0
@@ -257,7 +301,7 @@ class HostScheduler:
                 self._threads.append(thread)
                 thread.start()
             self._dispatch_loop()
-        except KeyboardInterrupt:
+        except BaseException:
             self.stop()
             raise
         finally:
@@ -268,15 +312,19 @@ class HostScheduler:
                 self._stats["wire_requests"] = self.client.requests_sent - sent0
                 self._stats["unfinished"] = self._pending
                 self._running = False
+                error, self._callback_error = self._callback_error, None
+        if error is not None:
+            raise error
 
     def stop(self) -> None:
         """Stop the batch in progress: no new job is dispatched; ``run`` returns promptly.
 
-        In-flight ``advance()`` calls are left to finish (or abandoned after
-        :data:`STOP_GRACE_S`); a request already inside the transport (a retry it
-        waits for, a redirect it follows) may still be sent. Unfinished jobs keep their
-        ``url``. Safe to call from any thread, and more than once.
+        Every wait inside the transport of this batch's workers (pacing, retry waits, holds) ends
+        at once and no further request is sent (:class:`~paperfetch.errors.Stopped` is raised in
+        the worker); a request already on the wire is let finish. ``run`` returns once every worker
+        has ended. Unfinished jobs keep their ``url``. Safe to call from any thread, and more than once.
         """
+        self._stop_event.set()
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
@@ -397,6 +445,9 @@ class HostScheduler:
         client = self.client
         hq.draining = False
         try:
+            if self._breaker_blocks(hq):
+                hq.draining = True
+                return True
             ready = client.ready_in(hq.url)
             if ready <= 0:
                 hq.busy_polls = 0
@@ -417,6 +468,26 @@ class HostScheduler:
             return True
         hq.not_before = now + min(ready, MAX_WAIT_S)
         return False
+
+    def _breaker_blocks(self, hq: _HostQueue) -> bool:
+        """Whether *hq*'s breaker is open past what the batch waits for this host (its items end at once).
+
+        An open breaker defers the host's queue (``ready_in`` counts it) while the next probe falls
+        within ``max_host_wait_s`` of when the host began failing; a host that could not be reached
+        at all is not waited for. Caller holds the lock."""
+        limiter = hq.limiter
+        facts = limiter.facts
+        wall = self._clock.time()
+        open_until = facts.breaker_open_until
+        is_open = (
+            getattr(self.client, "breaker_failures", 0) and facts.breaker is BreakerState.OPEN
+            and open_until is not None and open_until > wall
+        )
+        if not is_open:
+            return False
+        # the budget counts from when the host began failing (or this batch began, if later)
+        return unreachable(facts) or past_budget(facts, replace(self._budget, max_host_wait_s=self.max_host_wait_s),
+                                                 since=self._started_wall)
 
     def _pick(self, now: float) -> _HostQueue | None:
         """The due host with the longest queue (ties: waiting longest), or ``None``."""
@@ -456,6 +527,10 @@ class HostScheduler:
         clock = self._clock
         with self._cond:
             while not self._stopping and self._pending > 0:
+                if getattr(self.client, "closed", False):  # the client left its ``with`` block
+                    self._stopping = True
+                    self._stop_event.set()
+                    break
                 now = clock.monotonic()
                 while self._idle > 0:
                     hq = self._pick(now)
@@ -471,7 +546,7 @@ class HostScheduler:
                     self._in_flight += 1
                     self._idle -= 1
                     self._stats["requests_started"] += 1
-                    self._work.put((job, hq))
+                    self._work.put((job, hq, hq.draining))
                 if self._idle > 0 and self._active:
                     timeout = self._next_wake(clock.monotonic())
                 else:
@@ -492,6 +567,7 @@ class HostScheduler:
 
     def _worker(self, generation: int, work: queue.SimpleQueue) -> None:
         idle = 0.0
+        _local.stop = self._stop_event
         try:
             while True:
                 t0 = time.perf_counter()
@@ -501,11 +577,12 @@ class HostScheduler:
                     return
                 self._run_one(generation, *item)
         finally:
+            _local.stop = None
             with self._cond:
                 if generation == self._generation:
                     self._stats["worker_idle_s"] += idle
 
-    def _run_one(self, generation: int, job: Any, hq: _HostQueue) -> None:
+    def _run_one(self, generation: int, job: Any, hq: _HostQueue, draining: bool = False) -> None:
         if self._stopping or generation != self._generation:
             # dispatched, but stop() came before this worker took it: no new request starts
             with self._cond:
@@ -517,7 +594,11 @@ class HostScheduler:
             return
         error: BaseException | None = None
         try:
-            job.advance()
+            if draining:
+                with answer_now():  # the host is held or its breaker open: the transport answers at once
+                    job.advance()
+            else:
+                job.advance()
         except BaseException as exc:  # noqa: BLE001 - a job's failure never kills a worker
             error = exc
         cpu0 = time.thread_time()
@@ -528,10 +609,16 @@ class HostScheduler:
                 url = job.url
             except Exception as exc:  # noqa: BLE001
                 error = exc
+        if isinstance(error, Stopped) or (error is not None and self._stopping and isinstance(error, KeyboardInterrupt)):
+            # cut short by the stop: the job is not finished (no outcome for it), it keeps its url
+            error = None
+            url = url if url is not None else getattr(job, "url", None)
+            if url is None:
+                url = ""  # not re-queued (stopping); not reported as finished
         if error is not None:
             self._attach(job, error)
             url = None
-        elif url is not None:
+        elif url:
             key = self._key(url)
         finish = False
         with self._cond:
@@ -546,7 +633,7 @@ class HostScheduler:
                 self._stats["errors"] += 1
             if url is None:
                 finish = True
-            elif self._stopping:
+            elif self._stopping or not url:
                 pass  # not re-queued: stays pending, reported in "unfinished"
             else:
                 self._enqueue(job, url, key, self._clock.monotonic())
@@ -573,36 +660,41 @@ class HostScheduler:
             logger.warning("job %r failed (not attachable): %s: %s", job, type(error).__name__, error, exc_info=error)
 
     def _call_on_finished(self, job: Any) -> None:
+        """An exception from ``on_finished`` stops the batch; ``run`` raises it once every worker has ended."""
         if self.on_finished is None:
             return
         try:
             self.on_finished(job)
-        except Exception:  # noqa: BLE001
-            logger.exception("on_finished failed for %r", job)
+        except BaseException as exc:  # noqa: BLE001
+            logger.error("on_finished failed for %r (%s: %s); stopping the batch", job, type(exc).__name__, exc)
+            with self._cond:
+                if self._callback_error is None:
+                    self._callback_error = exc
+            self.stop()
 
     def _shutdown(self) -> None:
-        """Release the workers; wait for them (briefly when stopping); abandon the rest."""
+        """Release the workers and wait for every one of them: nothing of this batch outlives ``run``.
+
+        After a stop their transport waits end at once; a request already on the wire ends within
+        the client's timeout. A second Ctrl-C while waiting abandons them (``run`` re-raises it)."""
         for _ in self._threads:
             self._work.put(None)
-        with self._cond:
-            stopping = self._stopping
-        deadline = time.monotonic() + STOP_GRACE_S if stopping else None
-        for thread in self._threads:
-            if deadline is None:
+        try:
+            for thread in self._threads:
                 thread.join()
-            else:
-                thread.join(max(0.0, deadline - time.monotonic()))
-        with self._cond:
-            self._closed = True
+        finally:
+            with self._cond:
+                self._closed = True
 
 
 # ---------------------------------------------------------------------- get_many
 class _GetJob:
     """One ``client.get(url, **kwargs)``: a job of a single request (redirects inside it)."""
 
-    __slots__ = ("url", "result", "error", "_client", "_kwargs")
+    __slots__ = ("index", "url", "result", "error", "_client", "_kwargs")
 
-    def __init__(self, client: "HttpClient", url: str, kwargs: dict[str, Any]) -> None:
+    def __init__(self, client: "HttpClient", index: int, url: str, kwargs: dict[str, Any]) -> None:
+        self.index = index
         self.url: str | None = url
         self.result: Any = None
         self.error: BaseException | None = None
@@ -616,7 +708,52 @@ class _GetJob:
         self.url = None
 
     def __repr__(self) -> str:
-        return f"_GetJob({self.url!r})"
+        return f"_GetJob({self.index}, {self.url!r})"
+
+
+_DONE = object()
+
+
+def iter_many(
+    client: "HttpClient",
+    urls: Iterable[str],
+    *,
+    workers: int | None = None,
+    **kwargs: Any,
+) -> Iterator[tuple[int, "requests.Response | BaseException | None"]]:
+    """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes (hosts side by side).
+
+    Where ``get`` would raise, the pair holds the exception. The batch runs in a dispatcher thread
+    while you iterate; leaving the loop early (``break``, an exception, Ctrl-C, closing the
+    generator) stops it, and the generator returns only when every thread of the batch has ended:
+    nothing is sent after that.
+    """
+    jobs = [_GetJob(client, i, url, kwargs) for i, url in enumerate(urls)]
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    scheduler = HostScheduler(client, workers=workers, on_finished=done.put)
+    failure: list[BaseException] = []
+
+    def dispatch() -> None:
+        try:
+            scheduler.run(jobs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            failure.append(exc)
+        finally:
+            done.put(_DONE)
+
+    thread = threading.Thread(target=dispatch, name="paperfetch-dispatch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            job = done.get()
+            if job is _DONE:
+                break
+            yield job.index, (job.error if job.error is not None else job.result)
+        if failure:
+            raise failure[0]
+    finally:
+        scheduler.stop()
+        thread.join()
 
 
 def get_many(
@@ -627,7 +764,7 @@ def get_many(
     return_exceptions: bool = True,
     **kwargs: Any,
 ) -> list["requests.Response | BaseException | None"]:
-    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently.
+    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently (built on :func:`iter_many`).
 
     Each slot holds exactly what ``get`` returned for that URL: a response (any HTTP
     status, synthetic for held or suppressed hosts) or ``None`` when robots.txt
@@ -640,17 +777,14 @@ def get_many(
     * ``return_exceptions=False``: the first exception (in time) stops the batch and is
       raised, as a loop of ``get`` would have.
     """
-    jobs = [_GetJob(client, url, kwargs) for url in urls]
-    first: list[BaseException] = []
-    scheduler: HostScheduler
-
-    def finished(job: _GetJob) -> None:
-        if job.error is not None and not first:
-            first.append(job.error)
-            scheduler.stop()
-
-    scheduler = HostScheduler(client, workers=workers, on_finished=None if return_exceptions else finished)
-    scheduler.run(jobs)
-    if first:
-        raise first[0]
-    return [job.error if job.error is not None else job.result for job in jobs]
+    urls = list(urls)
+    results: list[Any] = [None] * len(urls)
+    pairs = iter_many(client, urls, workers=workers, **kwargs)
+    try:
+        for index, result in pairs:
+            if not return_exceptions and isinstance(result, BaseException):
+                raise result
+            results[index] = result
+    finally:
+        pairs.close()
+    return results
