@@ -59,6 +59,7 @@ from paperfetch.ledger import Ledger
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.redact import redact_text, redact_url
 from paperfetch.sources import SOURCES, Candidate, Record, Source
+from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, sniff
 
@@ -189,7 +190,7 @@ class _ItemJob:
                 url, params = source.url_for(spec)
                 self.actions.append(_Action("lookup", name, url, params, spec))
         elif name == "landing" and doi:
-            url = f"{r._doi_base}/{doi}"
+            url = f"{r._doi_base}/{quote_path(doi)}"  # issue 11: the DOI is one path segment
             if url not in self.tried:
                 self.actions.append(_Action("landing", "landing", url))
         elif name not in SOURCES and name != "landing":
@@ -235,7 +236,7 @@ class _ItemJob:
             response = r.api.fetch(action.url, classify=source.classify, params=action.params)
         except NotFoundError:
             return
-        records = source.parse(response.content, action.spec)
+        records = source.read(response.content, action.spec)  # issue 11: a bad answer is a typed error
         for record in records.values():
             self._merge(record)
             self._add_candidates(record.candidates, front=True)
@@ -568,8 +569,8 @@ class Retriever:
         _context.source = name
         try:
             return self._sources[name].lookup(self.api, ids)
-        except PaperfetchError as exc:
-            if self.verbosity >= 1:
+        except Exception as exc:  # noqa: BLE001 - issue 11: a batch lookup's failure never ends the batch
+            if self.verbosity >= 1 or not isinstance(exc, PaperfetchError):
                 logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             return {}
         finally:

@@ -50,7 +50,7 @@ def cassette_vcr(record_mode: str = "none", **kwargs):  # noqa: ANN201 - vcr is 
     """A ``vcr.VCR`` with paperfetch's cassette settings (record mode ``none``: replay only)."""
     import vcr
 
-    return vcr.VCR(
+    recorder = vcr.VCR(
         record_mode=record_mode,
         filter_query_parameters=list(CASSETTE_FILTER_QUERY_PARAMETERS),
         filter_headers=list(CASSETTE_FILTER_HEADERS),
@@ -58,6 +58,16 @@ def cassette_vcr(record_mode: str = "none", **kwargs):  # noqa: ANN201 - vcr is 
         decode_compressed_response=True,
         **kwargs,
     )
+    # Paths match as the server reads them: identifiers are sent as one percent-encoded segment
+    # (10.1038%2Fnature12373, issue 11), recordings may hold the readable form (10.1038/nature12373).
+    recorder.register_matcher("path", _same_decoded_path)
+    return recorder
+
+
+def _same_decoded_path(r1, r2) -> None:  # noqa: ANN001 - vcr.request.Request
+    from urllib.parse import unquote
+
+    assert unquote(r1.path) == unquote(r2.path), f"{r1.path} != {r2.path}"
 
 
 @dataclass
