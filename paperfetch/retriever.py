@@ -62,6 +62,8 @@ from paperfetch.sources import SOURCES, Candidate, Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, sniff
+from paperfetch.parts import sweep_stale_parts  # issue 11
+from paperfetch.http.limits import read_limited  # issue 11
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
@@ -267,7 +269,7 @@ class _ItemJob:
         self.attempts += 1
         try:
             result = r.web.download(action.url, dest, validate=_validator(action.url), max_bytes=r.max_pdf_bytes,
-                                    validate_bytes=VALIDATE_BYTES)
+                                    validate_bytes=VALIDATE_BYTES, reuse=r._reusable)  # issue 11: reuse=
         except _NotPDF as exc:
             if exc.kind == "html" and not action.followed:
                 links = [u for u in find_pdf_links(exc.head, exc.base_url) if u not in self.tried]
@@ -279,7 +281,7 @@ class _ItemJob:
             result.path.unlink(missing_ok=True)
             raise InvalidPDF(verdict.reason, url=result.url, status_code=result.status_code)
         self.result = {
-            "status": Status.DOWNLOADED.value,
+            "status": Status.ALREADY_DOWNLOADED.value if result.reused else Status.DOWNLOADED.value,  # issue 11
             "source": action.source,
             "url": result.url,
             "path": str(result.path),
@@ -411,6 +413,8 @@ class Retriever:
         """Download every identifier; one outcome row per input, in input order."""
         parsed = parse_many(ids)
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        sweep_stale_parts(self.out_dir)  # issue 11: part files a killed run left behind (none a live process holds)
+        self._run_started = time.time()  # issue 11: a file newer than this was written by a concurrent run
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, _ItemJob]] = []
         model, view = self._dashboard_begin(len(parsed))
@@ -523,6 +527,14 @@ class Retriever:
         return f"Retriever(out_dir={str(self.out_dir)!r}, sources={self.order}, identification={self.identification!r})"
 
     # ------------------------------------------------------------------ internals
+    def _reusable(self, dest: Path, waited: bool) -> bool:
+        """Issue 11: keep a PDF another process wrote under *dest* during this run (or while we waited)."""
+        try:
+            recent = dest.stat().st_mtime >= getattr(self, "_run_started", float("inf"))
+        except OSError:
+            return False
+        return (waited or recent) and check_pdf_file(dest).ok
+
     def _from_ledger(self, ledger: Ledger, ident: Identifier) -> dict[str, Any] | None:
         done = ledger.is_done(ident.key, self.out_dir)
         entry = done or ledger.get(ident.key)
@@ -722,12 +734,9 @@ def _validator(url: str):
 
 
 def _read_capped(response: requests.Response, limit: int) -> bytes:
-    body = bytearray()
-    for chunk in response.iter_content(64 * 1024):
-        body.extend(chunk)
-        if len(body) >= limit:
-            break
-    return bytes(body[:limit])
+    # issue 11: the head of a landing page, within the request's deadline and a decoded-bytes cap
+    return read_limited(response, max_bytes=limit, truncate=True, deadline=getattr(response, "paperfetch_deadline", None),
+                        url=redact_url(response.url or ""))
 
 
 def _origin(url: str) -> str:

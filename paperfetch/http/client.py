@@ -34,7 +34,6 @@ import logging
 import math
 import os
 import random
-import tempfile
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -59,6 +58,7 @@ from paperfetch.errors import (
     NotFoundError,
     PaperfetchError,
     RateLimited,
+    RefusedRedirect,
     RequestTimeout,
     ServiceError,
     TooManyRedirects,
@@ -77,6 +77,10 @@ from paperfetch.http.hosts import HostLimiter, HostRegistry, default_registry, h
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.redact import redact_url
+# issue 11: ceilings, redirect safety and locked part files (helpers the split transport must keep calling)
+from paperfetch.http.addresses import redirect_refusal
+from paperfetch.http.limits import DEFAULT_DEADLINE_S, MAX_METADATA_BYTES, Deadline, iter_limited, read_limited
+from paperfetch.parts import part_file
 
 __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEADER", "is_synthetic"]
 
@@ -150,6 +154,7 @@ class DownloadResult:
     content_type: str | None
     attempts: int
     waited_s: float
+    reused: bool = False  #: issue 11: another writer produced this file while we waited; nothing was requested
 
 
 class HttpClient:
@@ -185,6 +190,9 @@ class HttpClient:
         max_in_flight_per_host: int = 1,
         host_intervals: Mapping[str, float] | None = None,
         max_redirects: int = 10,
+        request_deadline_s: float = DEFAULT_DEADLINE_S,  # issue 11: connect + every read, however bytes trickle
+        max_answer_bytes: int = MAX_METADATA_BYTES,  # issue 11: decoded metadata answers
+        allow_private_redirects: bool = False,  # issue 11: public -> private redirects are refused
         suppress_403_ttl_s: float | None = 3600.0,
         suppression_exempt: Iterable[str] = ("doi.org", "dx.doi.org"),
         robots_unreachable: UnreachablePolicy | str = UnreachablePolicy.ALLOW,
@@ -237,6 +245,9 @@ class HttpClient:
         if host_intervals:
             self.host_intervals.update({k.lower(): float(v) for k, v in host_intervals.items()})
         self.max_redirects = int(max_redirects)
+        self.request_deadline_s = float(request_deadline_s)  # issue 11
+        self.max_answer_bytes = int(max_answer_bytes)  # issue 11
+        self.allow_private_redirects = bool(allow_private_redirects)  # issue 11
         self.suppress_403_ttl_s = suppress_403_ttl_s
         self.suppression_exempt = frozenset(h.lower() for h in suppression_exempt)
         self.robots_unreachable = UnreachablePolicy.parse(robots_unreachable)
@@ -373,6 +384,7 @@ class HttpClient:
         chunk_size: int = 64 * 1024,
         max_elapsed: float | None = None,
         validate_bytes: int = 2048,
+        reuse: Callable[[Path, bool], bool] | None = None,
         **kwargs: Any,
     ) -> DownloadResult:
         """Stream *url* into *dest*, atomically.
@@ -384,16 +396,32 @@ class HttpClient:
         file renamed to *dest*. Timeouts, connection errors and truncated bodies are
         retried (``max_retries``, ``network_retry_schedule``). Nothing is ever left
         under *dest* unless it is complete, and no temporary file survives a failure.
+
+        Issue 11: the body goes to a locked part file (:func:`paperfetch.parts.part_file`),
+        so one destination has one writer at a time, across processes. Once the part file
+        is claimed, ``reuse(dest, waited)`` may say that the file already under *dest*
+        (written by another process, ``waited`` when we waited for it) is to be kept: then
+        nothing is requested and the result has ``reused=True``.
         """
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shown = redact_url(url)
+        with part_file(dest) as claim:  # issue 11: one writer per destination; the part file is swept if we die
+            if reuse is not None and dest.exists() and reuse(dest, claim.waited):
+                size, digest = _size_and_sha256(dest)
+                return DownloadResult(path=dest, bytes=size, sha256=digest, url=shown, status_code=200,
+                                      content_type="application/pdf", attempts=0, waited_s=0.0, reused=True)
+            return self._download_claimed(url, dest, claim, classify, validate, max_bytes, chunk_size, max_elapsed,
+                                          validate_bytes, shown, kwargs)
+
+    def _download_claimed(self, url, dest, claim, classify, validate, max_bytes, chunk_size, max_elapsed,  # noqa: ANN001
+                          validate_bytes, shown, kwargs) -> DownloadResult:
         attempt = 0
         waited = 0.0
         while True:
             response = self.fetch(url, classify=classify, max_elapsed=max_elapsed, stream=True, **kwargs)
             try:
-                result = self._stream_to(response, dest, validate, max_bytes, chunk_size, shown, validate_bytes)
+                result = self._stream_to(response, dest, validate, max_bytes, chunk_size, shown, validate_bytes, claim)
                 return DownloadResult(
                     path=result[0], bytes=result[1], sha256=result[2], url=redact_url(response.url or url),
                     status_code=response.status_code, content_type=response.headers.get("Content-Type"),
@@ -645,6 +673,11 @@ class HttpClient:
                         url=shown,
                         response=response,
                     )
+                refusal = redirect_refusal(current, target, self.allow_private_redirects)  # issue 11
+                if refusal is not None:
+                    response.close()
+                    raise RefusedRedirect(f"{redact_url(current)} -> {redact_url(target)}: {refusal}",
+                                          status_code=response.status_code, url=redact_url(url))
                 if urlsplit(target).hostname != urlsplit(current).hostname:
                     headers.pop("Authorization", None)
                 self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
@@ -664,8 +697,18 @@ class HttpClient:
         started = self._clock.monotonic()
         with self._count_lock:
             self._requests_sent += 1
+        deadline = Deadline(self.request_deadline_s)  # issue 11: the whole request, first byte to last
         try:
-            response = self._session.get(url, params=params, headers=headers, allow_redirects=False, **kwargs)
+            response = self._session.get(url, params=params, headers=headers, allow_redirects=False,
+                                         **{**kwargs, "stream": True})
+            if not kwargs.get("stream"):  # issue 11: read the answer within its deadline and decoded-size cap
+                try:
+                    response._content = read_limited(response, max_bytes=self.max_answer_bytes, deadline=deadline,
+                                                     url=redact_url(url))
+                finally:
+                    response.close()
+            else:
+                response.paperfetch_deadline = deadline  # type: ignore[attr-defined]
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic())
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
@@ -831,8 +874,9 @@ class HttpClient:
             if 200 <= status < 300:
                 body = bytearray()
                 truncated = False
-                try:
-                    for chunk in response.iter_content(16 * 1024):
+                try:  # issue 11: within the request's deadline, decoded bytes capped
+                    for chunk in iter_limited(response, max_bytes=MAX_ROBOTS_BYTES + 1, chunk_size=16 * 1024, truncate=True,
+                                              deadline=getattr(response, "paperfetch_deadline", None), url=robots_url):
                         body.extend(chunk)
                         if len(body) > MAX_ROBOTS_BYTES:
                             truncated = True
@@ -944,6 +988,7 @@ class HttpClient:
         chunk_size: int,
         shown: str,
         validate_bytes: int = 2048,
+        claim: Any = None,
     ) -> tuple[Path, int, str]:
         expected = None
         if (response.headers.get("Content-Encoding") or "identity").lower() == "identity":
@@ -960,40 +1005,46 @@ class HttpClient:
         size = 0
         head = bytearray()
         validated = validate is None
-        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-        tmp = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                for chunk in response.iter_content(chunk_size):
-                    if not chunk:
-                        continue
-                    size += len(chunk)
-                    if max_bytes is not None and size > max_bytes:
-                        raise DownloadTooLarge(
-                            f"{shown} is larger than the limit of {max_bytes:,} bytes",
-                            status_code=response.status_code, url=shown, response=response,
-                        )
-                    if not validated:
-                        head.extend(chunk)
-                        if len(head) >= validate_bytes:
-                            validate(bytes(head), response)  # type: ignore[misc]
-                            validated = True
-                    digest.update(chunk)
-                    handle.write(chunk)
-                if not validated:
+        handle = claim.handle  # issue 11: the locked part file (paperfetch.parts), emptied for this attempt
+        handle.seek(0)
+        handle.truncate()
+        deadline = getattr(response, "paperfetch_deadline", None)
+        limit = max_bytes + 1 if max_bytes is not None else 1 << 62  # the size message below stays ours
+        for chunk in iter_limited(response, max_bytes=limit, deadline=deadline, chunk_size=chunk_size, url=shown):
+            if not chunk:
+                continue
+            size += len(chunk)
+            if max_bytes is not None and size > max_bytes:
+                raise DownloadTooLarge(
+                    f"{shown} is larger than the limit of {max_bytes:,} bytes",
+                    status_code=response.status_code, url=shown, response=response,
+                )
+            if not validated:
+                head.extend(chunk)
+                if len(head) >= validate_bytes:
                     validate(bytes(head), response)  # type: ignore[misc]
-                if expected is not None and size != expected:
-                    raise TruncatedDownload(
-                        f"{shown} ended after {size:,} of {expected:,} bytes",
-                        status_code=response.status_code, url=shown, response=response,
-                    )
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, dest)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+                    validated = True
+            digest.update(chunk)
+            handle.write(chunk)
+        if not validated:
+            validate(bytes(head), response)  # type: ignore[misc]
+        if expected is not None and size != expected:
+            raise TruncatedDownload(
+                f"{shown} ended after {size:,} of {expected:,} bytes",
+                status_code=response.status_code, url=shown, response=response,
+            )
+        claim.commit(dest)
         return dest, size, digest.hexdigest()
+
+
+def _size_and_sha256(path: Path) -> tuple[int, str]:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            size += len(block)
+            digest.update(block)
+    return size, digest.hexdigest()
 
 
 _STATUS_COLUMNS = [

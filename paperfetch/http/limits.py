@@ -13,9 +13,12 @@ streamed response with both ceilings:
   after every read of at most *chunk_size* decoded bytes, so memory stays
   bounded by the cap plus one chunk.
 
-Reaching the deadline raises :class:`~paperfetch.errors.DeadlineExceeded`;
-passing the cap raises :class:`~paperfetch.errors.DownloadTooLarge`, or, with
-``truncate=True`` (a landing page, whose head is all we read), simply stops.
+Reaching the deadline raises :class:`~paperfetch.errors.DeadlineExceeded`
+(a ``requests.Timeout`` too); passing the cap raises
+:class:`~paperfetch.errors.DownloadTooLarge`, or, with ``truncate=True`` (a
+landing page, robots.txt: only the head is read), simply stops. A broken body
+raises ``requests.ConnectionError`` / ``ReadTimeout``, as ``iter_content``
+would, so the caller's retry and wrapping apply unchanged.
 
 The defaults (:data:`DEFAULT_DEADLINE_S`, :data:`MAX_METADATA_BYTES`,
 :data:`MAX_ROBOTS_BYTES`) are the safe settings for metadata answers and
@@ -39,7 +42,7 @@ import requests
 from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from urllib3.response import BaseHTTPResponse
 
-from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, NetworkError, RequestTimeout
+from paperfetch.errors import DeadlineExceeded, DownloadTooLarge
 
 __all__ = [
     "DEFAULT_DEADLINE_S",
@@ -128,11 +131,14 @@ def iter_limited(
             except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout) as exc:
                 if deadline is not None and deadline.expired():
                     deadline.check(shown)
-                raise RequestTimeout(f"{shown}: no data within the read timeout ({exc.__class__.__name__})",
-                                     url=shown, status_code=response.status_code) from None
-            except (ProtocolError, DecodeError, OSError, requests.exceptions.RequestException) as exc:
-                raise NetworkError(f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})",
-                                   url=shown, status_code=response.status_code) from None
+                raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
+            except requests.exceptions.RequestException:
+                raise
+            except (ProtocolError, DecodeError, OSError) as exc:
+                # As requests' own iter_content reports them, so callers' retry and wrapping stay as they are.
+                raise requests.exceptions.ConnectionError(
+                    f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
+                ) from None
             if not chunk:
                 return
             if total + len(chunk) > max_bytes:
