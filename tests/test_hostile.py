@@ -320,9 +320,9 @@ KILL_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger(tmp_path):
-    pdf = fake_pdf("killed", size=400_000)
+    pdf = fake_pdf("killed", size=200_000)
 
-    def slow_pdf(conn, request, stopping):  # noqa: ANN001 - 400 kB in 40 pieces, 5 ms apart: ~0.2 s per PDF
+    def slow_pdf(conn, request, stopping):  # noqa: ANN001 - 200 kB in 20 pieces, 5 ms apart: ~0.1 s per PDF
         conn.sendall(head("200 OK", {"Content-Type": "application/pdf", "Content-Length": str(len(pdf))}))
         for start in range(0, len(pdf), 10_000):
             if stopping.wait(0.005):
@@ -337,13 +337,15 @@ def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger
 
         with LoopbackHost("127.0.0.94", {"*": answer}) as unpaywall:
             endpoints = json.dumps({"unpaywall": unpaywall.base_url})
-            ids = [f"10.1000/k{n}" for n in range(8)]
+            ids: list[str] = []
             rng = random.Random(11)
             killed_mid_write = 0
             for trial in range(20):
-                child = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(ids)],
+                batch = [f"10.1000/k{trial}-{n}" for n in range(6)]  # new work each time: the kill lands on writes
+                ids += batch
+                child = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(batch)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                time.sleep(rng.uniform(1.0, 3.0))  # a random point: interpreter start-up (~1 s), lookups, downloads
+                time.sleep(rng.uniform(0.8, 2.5))  # a random point: interpreter start-up (~1 s), lookups, downloads
                 child.send_signal(signal.SIGKILL)
                 child.wait(30)
                 killed_mid_write += any(p.name.startswith(PART_PREFIX) for p in tmp_path.iterdir())
