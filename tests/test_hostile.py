@@ -33,6 +33,7 @@ from paperfetch.demo import DemoWorld, fake_pdf
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, MalformedResponse, NetworkError, RefusedRedirect
 from paperfetch.http import addresses
 from paperfetch.http.addresses import is_refused_redirect, redirect_refusal
+from paperfetch.http.hosts import host_key
 from paperfetch.http.limits import Deadline, read_limited
 from paperfetch.ids import parse_many
 from paperfetch.ledger import Ledger
@@ -573,7 +574,7 @@ INPUTS = st.one_of(
     st.integers(min_value=-10**12, max_value=10**12),
     st.floats(),
     st.none(),
-    st.sampled_from([float("nan"), Decimal("sNaN"), _Raising(), object(), "10.1000/\ud800", "\udfff",
+    st.sampled_from([float("nan"), Decimal("sNaN"), object(), "10.1000/\ud800", "\udfff",
                      "x" * 1_000_000, "10.1000/" + "y" * 1_000_000, "PMID:12345", "PMC123", "arXiv:2101.00001"]),
 )
 
@@ -582,6 +583,7 @@ INPUTS = st.one_of(
 def test_download_returns_one_row_per_input_whatever_the_servers_answer(tmp_path):
     answers: list = [None]
     counter = {"n": 0}
+    TOTAL_INPUTS.clear()
 
     def answer(request):
         counter["n"] += 1
@@ -597,14 +599,15 @@ def test_download_returns_one_row_per_input_whatever_the_servers_answer(tmp_path
                                                    "ncbi_eutils", "doi")}
         r = retriever(tmp_path, endpoints, respect_robots_txt=False, resume=False,
                       sources=["openalex", "unpaywall", "crossref", "landing"],
-                      http_options={"host_intervals": {"127.0.0.108": 0.0}, "rate_limit_min_s": 0.0,
+                      http_options={"host_intervals": {host_key(service.base_url): 0.0}, "rate_limit_min_s": 0.0,
                                     "rate_limit_max_s": 0.0, "request_deadline_s": 10.0})
 
-        @settings(max_examples=100, deadline=None, database=None,
+        @settings(max_examples=int(os.environ.get("PAPERFETCH_PROPERTY_EXAMPLES", "100")), deadline=None, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
-        @given(inputs=st.lists(INPUTS, min_size=60, max_size=140), shapes=st.lists(JSON, min_size=1, max_size=8))
+        @given(inputs=st.lists(INPUTS, min_size=100, max_size=160), shapes=st.lists(JSON, min_size=1, max_size=8))
         def run(inputs, shapes):
             answers[:] = shapes
+            inputs = inputs + [_Raising()]  # Hypothesis cannot show an object whose repr raises: added here
             out = r.download(inputs)
             assert len(out) == len(inputs)
             assert out["status"].notna().all()
@@ -616,5 +619,8 @@ def test_download_returns_one_row_per_input_whatever_the_servers_answer(tmp_path
         finally:
             r.close()
         took = time.monotonic() - started
-    print(f"property test: {sum(TOTAL_INPUTS)} inputs in {len(TOTAL_INPUTS)} download() calls, {took:.1f} s")
-    assert sum(TOTAL_INPUTS) >= 10_000
+    print(f"property test: {sum(TOTAL_INPUTS)} inputs in {len(TOTAL_INPUTS)} download() calls, "
+          f"{counter['n']} answers of random shape, {took:.1f} s")
+    assert counter["n"] > 100  # the services were asked, and answered junk
+    if "PAPERFETCH_PROPERTY_EXAMPLES" not in os.environ:
+        assert sum(TOTAL_INPUTS) >= 10_000
