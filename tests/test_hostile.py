@@ -443,10 +443,12 @@ def test_a_robots_txt_trickling_one_byte_per_second_ends_at_the_deadline(tmp_pat
         conn.sendall(head("200 OK", {"Content-Type": "application/json", "Content-Length": "2"}) + b"{}")
 
     with RawServer("127.0.0.99", handler) as server:
-        c = HttpClient(max_retries=0, request_deadline_s=2.0)
+        c = HttpClient(respect_robots_txt=True, max_retries=0, request_deadline_s=2.0)
         started = time.monotonic()
         assert c.fetch(f"{server.base_url}/x").content == b"{}"  # robots unreachable -> allowed, as configured
         took = time.monotonic() - started
+        assert [line.split()[1] for line in server.requests] == [b"/robots.txt", b"/x"]
+        assert c.domain_status().shape[0] >= 1
     print(f"trickling robots.txt: request answered after {took:.2f} s (deadline 2 s)")
     assert took < 6
 
@@ -624,3 +626,20 @@ def test_download_returns_one_row_per_input_whatever_the_servers_answer(tmp_path
     assert counter["n"] > 100  # the services were asked, and answered junk
     if "PAPERFETCH_PROPERTY_EXAMPLES" not in os.environ:
         assert sum(TOTAL_INPUTS) >= 10_000
+
+
+def test_a_head_trickling_one_byte_per_second_ends_at_the_deadline():
+    def handler(conn, request, stopping):  # noqa: ANN001
+        for byte in b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"a" * 1000 + b"\r\n\r\n":
+            if stopping.wait(0.5):
+                return
+            conn.sendall(bytes([byte]))
+
+    with RawServer("127.0.0.110", handler) as server:
+        c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=2.0)
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            c.fetch(f"{server.base_url}/x")
+        took = time.monotonic() - started
+    print(f"trickling head: deadline 2 s reached after {took:.2f} s")
+    assert took < 6

@@ -50,6 +50,7 @@ from paperfetch._version import __version__
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.errors import (
     ConfigurationError,
+    DeadlineExceeded,
     DisallowedByRobots,
     DownloadTooLarge,
     HostSuppressed,
@@ -79,7 +80,15 @@ from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, 
 from paperfetch.redact import redact_url
 # issue 11: ceilings, redirect safety and locked part files (helpers the split transport must keep calling)
 from paperfetch.http.addresses import redirect_refusal
-from paperfetch.http.limits import DEFAULT_DEADLINE_S, MAX_METADATA_BYTES, Deadline, iter_limited, read_limited
+from paperfetch.http.limits import (
+    DEFAULT_DEADLINE_S,
+    MAX_METADATA_BYTES,
+    Deadline,
+    deadline_scope,
+    install_deadline_pools,
+    iter_limited,
+    read_limited,
+)
 from paperfetch.parts import part_file
 
 __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEADER", "is_synthetic"]
@@ -275,6 +284,7 @@ class HttpClient:
             adapter = HTTPAdapter(pool_connections=256, pool_maxsize=64)  # one pool per host: a batch spans many hosts
             session.mount("http://", adapter)
             session.mount("https://", adapter)
+            install_deadline_pools(session)  # issue 11: the request deadline also bounds a trickling head
         self._session = session
         self.events = EventBus()
         self._log_level = _VERBOSITY_LEVELS.get(max(0, min(3, int(verbosity))), logging.WARNING)
@@ -699,8 +709,9 @@ class HttpClient:
             self._requests_sent += 1
         deadline = Deadline(self.request_deadline_s)  # issue 11: the whole request, first byte to last
         try:
-            response = self._session.get(url, params=params, headers=headers, allow_redirects=False,
-                                         **{**kwargs, "stream": True})
+            with deadline_scope(deadline):  # issue 11
+                response = self._session.get(url, params=params, headers=headers, allow_redirects=False,
+                                             **{**kwargs, "stream": True})
             if not kwargs.get("stream"):  # issue 11: read the answer within its deadline and decoded-size cap
                 try:
                     response._content = read_limited(response, max_bytes=self.max_answer_bytes, deadline=deadline,
@@ -712,6 +723,10 @@ class HttpClient:
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic())
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
+            if deadline.expired() and not isinstance(exc, DeadlineExceeded):  # issue 11: the head trickled past it
+                shown = redact_url(url)
+                raise DeadlineExceeded(f"{shown} took longer than its deadline of {deadline.seconds:g} s",
+                                       url=shown) from None
             raise
         except BaseException:
             host.end(None, self._clock.monotonic())

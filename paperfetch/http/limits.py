@@ -34,11 +34,17 @@ connect.
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from urllib3.response import BaseHTTPResponse
 
@@ -49,6 +55,8 @@ __all__ = [
     "MAX_METADATA_BYTES",
     "MAX_ROBOTS_BYTES",
     "Deadline",
+    "deadline_scope",
+    "install_deadline_pools",
     "iter_limited",
     "read_limited",
 ]
@@ -172,3 +180,76 @@ def _socket_of(raw: object) -> socket.socket | None:
     connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
     sock = getattr(connection, "sock", None)
     return sock if isinstance(sock, socket.socket) else None
+
+
+# ---------------------------------------------------------------------- the header phase
+#
+# Between sending a request and the end of the response's head, http.client reads
+# line by line, and each byte resets the read timeout: a server trickling its
+# headers would hold us forever. :func:`deadline_scope` names the deadline of the
+# request this thread is sending; connections of a session prepared with
+# :func:`install_deadline_pools` arm a timer for it while they read the head and,
+# when it fires, shut the socket down, so the read ends at once. The timer is
+# cancelled and joined before ``getresponse`` returns: no thread outlives it.
+
+_current = threading.local()
+
+
+@contextmanager
+def deadline_scope(deadline: Deadline | None) -> Iterator[None]:
+    """Requests this thread sends inside the block must have their head by *deadline*."""
+    previous = getattr(_current, "deadline", None)
+    _current.deadline = deadline
+    try:
+        yield
+    finally:
+        _current.deadline = previous
+
+
+class _DeadlineHead:
+    """Mixin for urllib3 connections: the head of the response arrives by the scoped deadline."""
+
+    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+        deadline: Deadline | None = getattr(_current, "deadline", None)
+        sock = getattr(self, "sock", None)
+        if deadline is None or not isinstance(sock, socket.socket):
+            return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+        timer = threading.Timer(max(0.0, deadline.remaining()), _shut, args=(sock,))
+        timer.daemon = True
+        timer.start()
+        try:
+            return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            timer.cancel()
+            timer.join()
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _HTTPConnection(_DeadlineHead, HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_DeadlineHead, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+def install_deadline_pools(session: requests.Session) -> None:
+    """Make the HTTP adapters mounted on *session* honour :func:`deadline_scope` while reading heads."""
+    for adapter in session.adapters.values():
+        manager = getattr(adapter, "poolmanager", None)
+        if isinstance(adapter, HTTPAdapter) and manager is not None:
+            manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
