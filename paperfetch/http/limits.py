@@ -43,7 +43,6 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from urllib3.response import BaseHTTPResponse
@@ -206,22 +205,24 @@ def deadline_scope(deadline: Deadline | None) -> Iterator[None]:
         _current.deadline = previous
 
 
-class _DeadlineHead:
-    """Mixin for urllib3 connections: the head of the response arrives by the scoped deadline."""
+def _armed(getresponse: Callable[..., Any], conn: Any) -> Callable[..., Any]:
+    """*getresponse* of *conn*, reading the head under the scoped deadline."""
 
-    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+    def deadline_getresponse(*args: Any, **kwargs: Any) -> Any:
         deadline: Deadline | None = getattr(_current, "deadline", None)
-        sock = getattr(self, "sock", None)
+        sock = getattr(conn, "sock", None)
         if deadline is None or not isinstance(sock, socket.socket):
-            return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+            return getresponse(*args, **kwargs)
         timer = threading.Timer(max(0.0, deadline.remaining()), _shut, args=(sock,))
         timer.daemon = True
         timer.start()
         try:
-            return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+            return getresponse(*args, **kwargs)
         finally:
             timer.cancel()
             timer.join()
+
+    return deadline_getresponse
 
 
 def _shut(sock: socket.socket) -> None:
@@ -231,20 +232,25 @@ def _shut(sock: socket.socket) -> None:
         pass
 
 
-class _HTTPConnection(_DeadlineHead, HTTPConnection):
+class _DeadlinePool:
+    """Mixin for urllib3 pools: each new connection reads its heads under the scoped deadline.
+
+    The connection class itself is left alone (whatever the pool's ``ConnectionCls``
+    is, vcrpy's recording stub included); only the instance's ``getresponse`` is wrapped.
+    """
+
+    def _new_conn(self) -> Any:
+        conn = super()._new_conn()  # type: ignore[misc]
+        conn.getresponse = _armed(conn.getresponse, conn)
+        return conn
+
+
+class _HTTPPool(_DeadlinePool, HTTPConnectionPool):
     pass
 
 
-class _HTTPSConnection(_DeadlineHead, HTTPSConnection):
+class _HTTPSPool(_DeadlinePool, HTTPSConnectionPool):
     pass
-
-
-class _HTTPPool(HTTPConnectionPool):
-    ConnectionCls = _HTTPConnection
-
-
-class _HTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _HTTPSConnection
 
 
 def install_deadline_pools(session: requests.Session) -> None:
