@@ -8,6 +8,7 @@ from paperfetch.clock import FakeClock, SystemClock
 from paperfetch.config import Identification
 from paperfetch.errors import (
     ConfigurationError,
+    DeadlineExceeded,
     DisallowedByRobots,
     DownloadError,
     DownloadTooLarge,
@@ -15,10 +16,12 @@ from paperfetch.errors import (
     InvalidIdentifier,
     InvalidPDF,
     InvalidURL,
+    MalformedResponse,
     NetworkError,
     NotFoundError,
     PaperfetchError,
     RateLimited,
+    RefusedRedirect,
     RequestTimeout,
     ServiceError,
     TooManyRedirects,
@@ -42,6 +45,7 @@ from paperfetch.retriever import Retriever
 
 __all__ = [
     "ConfigurationError",
+    "DeadlineExceeded",
     "DisallowedByRobots",
     "DownloadError",
     "DownloadTooLarge",
@@ -58,11 +62,13 @@ __all__ = [
     "InvalidIdentifier",
     "InvalidPDF",
     "InvalidURL",
+    "MalformedResponse",
     "NetworkError",
     "NotFoundError",
     "Outcome",
     "PaperfetchError",
     "RateLimited",
+    "RefusedRedirect",
     "RequestTimeout",
     "Retriever",
     "ServiceError",

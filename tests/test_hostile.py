@@ -9,14 +9,12 @@ within its deadline and (measured in a subprocess) under 300 MB peak RSS.
 from __future__ import annotations
 
 import json
-import math
 import multiprocessing as mp
 import os
 import random
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from decimal import Decimal
@@ -30,7 +28,7 @@ from hypothesis import strategies as st
 from tests._hostile_servers import RawServer, gzip_bomb, head, once, trickle
 from paperfetch import HttpClient, Retriever, parse_identifier
 from paperfetch.demo import DemoWorld, fake_pdf
-from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, MalformedResponse, NetworkError, RefusedRedirect
+from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, MalformedResponse, RefusedRedirect
 from paperfetch.http import addresses
 from paperfetch.http.addresses import is_refused_redirect, redirect_refusal
 from paperfetch.http.hosts import host_key
@@ -643,3 +641,14 @@ def test_a_head_trickling_one_byte_per_second_ends_at_the_deadline():
         took = time.monotonic() - started
     print(f"trickling head: deadline 2 s reached after {took:.2f} s")
     assert took < 6
+
+
+def test_a_deadline_counts_in_the_injected_clock():
+    from paperfetch.clock import FakeClock
+
+    clock = FakeClock()
+    deadline = Deadline(5.0, clock=clock.monotonic)
+    assert deadline.remaining() == 5.0 and not deadline.expired()
+    clock.advance(5.0)
+    with pytest.raises(DeadlineExceeded, match="deadline of 5 s"):
+        deadline.check("http://h/x")

@@ -15,7 +15,6 @@ reading): the request is malformed, asking again cannot help, and calling it
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import ClassVar
 
