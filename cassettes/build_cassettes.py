@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import requests
 import yaml
@@ -218,7 +218,8 @@ def openalex_single(doi: str) -> Callable[[Path], list[dict[str, Any]]]:
     def build(fx: Path) -> list[dict[str, Any]]:
         [(recorded_uri, response)] = vcr_responses(fx / f"openalex/works_doi_{doi.replace('/', '_')}.vcr.yaml")
         [uri] = uris_for("openalex", [f"doi:{doi}"])
-        assert uri == recorded_uri, (uri, recorded_uri)  # the recorded request is exactly ours
+        # the recorded request is exactly ours, as the server reads it (we send the DOI as one %2F-quoted segment)
+        assert unquote(uri) == unquote(recorded_uri), (uri, recorded_uri)
         return [interaction(uri, response)]
 
     return build
@@ -253,10 +254,11 @@ CROSSREF_FIVE = [
 
 def crossref_recorded(fixture: str, dois: list[str]) -> Callable[[Path], list[dict[str, Any]]]:
     def build(fx: Path) -> list[dict[str, Any]]:
-        recorded = dict(vcr_responses(fx / fixture)) if fixture.endswith(".vcr.yaml") else dict(rvcr_responses(fx / fixture))
+        pairs = vcr_responses(fx / fixture) if fixture.endswith(".vcr.yaml") else rvcr_responses(fx / fixture)
+        recorded = {unquote(uri): response for uri, response in pairs}  # as the server reads the path
         out = []
         for uri in uris_for("crossref", [f"doi:{d}" for d in dois]):
-            out.append(interaction(uri, recorded[uri]))  # KeyError if the source's URI ever drifts from the recording
+            out.append(interaction(uri, recorded[unquote(uri)]))  # KeyError if the source's URI ever drifts from the recording
         return out
 
     return build

@@ -10,6 +10,7 @@ from paperfetch.clock import FakeClock, SystemClock
 from paperfetch.config import Identification, Settings, load_settings
 from paperfetch.errors import (
     ConfigurationError,
+    DeadlineExceeded,
     DisallowedByRobots,
     DownloadError,
     DownloadTooLarge,
@@ -17,10 +18,12 @@ from paperfetch.errors import (
     InvalidIdentifier,
     InvalidPDF,
     InvalidURL,
+    MalformedResponse,
     NetworkError,
     NotFoundError,
     PaperfetchError,
     RateLimited,
+    RefusedRedirect,
     RequestTimeout,
     ServiceError,
     TooManyRedirects,
@@ -53,6 +56,7 @@ _install_log_filter()  # every paperfetch.* logger masks secrets before any hand
 
 __all__ = [
     "ConfigurationError",
+    "DeadlineExceeded",
     "DisallowedByRobots",
     "DownloadError",
     "DownloadTooLarge",
@@ -69,6 +73,7 @@ __all__ = [
     "InvalidIdentifier",
     "InvalidPDF",
     "InvalidURL",
+    "MalformedResponse",
     "MetadataCache",
     "NetworkError",
     "NotFoundError",
@@ -76,6 +81,7 @@ __all__ = [
     "PaperfetchError",
     "RateLimited",
     "Redactor",
+    "RefusedRedirect",
     "RequestTimeout",
     "Retriever",
     "ServiceError",

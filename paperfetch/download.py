@@ -1,12 +1,18 @@
-"""Streaming a response body to its file: a temporary file beside it, the SHA-256, validation,
-the length checks, then an atomic rename. Nothing is left under the destination unless it is
-complete, and no temporary file survives a failure (or an interruption)."""
+"""Streaming a response body to its file: the destination's locked part file, the SHA-256,
+validation, the length checks, then an atomic rename. Nothing is left under the destination
+unless it is complete, and no part file survives a failure (or an interruption); one that a
+killed process left is swept by the next run (:mod:`paperfetch.parts`).
+
+The body is read with :func:`paperfetch.http.limits.iter_limited`: within the request's
+deadline (``response.paperfetch_deadline``, set by the client) however the bytes trickle,
+and *max_bytes* counts **decoded** bytes, so a compressed body cannot pass it.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -14,9 +20,11 @@ from typing import Callable
 import requests
 
 from paperfetch.errors import DownloadTooLarge, Stopped, TruncatedDownload
+from paperfetch.http.limits import iter_limited
 from paperfetch.log import file_mode
+from paperfetch.parts import PartClaim, part_file
 
-__all__ = ["DownloadResult", "stream_to_file"]
+__all__ = ["DownloadResult", "file_digest", "stream_to_file"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,18 @@ class DownloadResult:
     content_type: str | None
     attempts: int
     waited_s: float
+    reused: bool = False  #: another process wrote this file while we waited for it; nothing was requested
+
+
+def file_digest(path: Path) -> tuple[int, str]:
+    """(size, sha256 hex) of the file at *path*, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            size += len(block)
+            digest.update(block)
+    return size, digest.hexdigest()
 
 
 def stream_to_file(
@@ -43,12 +63,15 @@ def stream_to_file(
     chunk_size: int = 64 * 1024,
     validate_bytes: int = 2048,
     should_stop: Callable[[], bool] | None = None,
+    part: PartClaim | None = None,
 ) -> tuple[Path, int, str]:
     """Write *response*'s body to *dest* atomically; returns (path, size, sha256 hex).
 
     ``validate(first_bytes, response)`` may raise to reject the body (it sees the first
     *validate_bytes*, or the whole body if shorter). ``should_stop()`` is asked before each
     chunk; when it says so the download ends with :class:`~paperfetch.errors.Stopped` and no file.
+    *part* is the caller's claim on *dest*'s part file (held across retries); without one,
+    the part file is claimed here.
     """
     expected = None
     if (response.headers.get("Content-Encoding") or "identity").lower() == "identity":
@@ -61,44 +84,42 @@ def stream_to_file(
             f"{shown} announces {expected:,} bytes, over the limit of {max_bytes:,}",
             status_code=response.status_code, url=shown, response=response,
         )
-    digest = hashlib.sha256()
-    size = 0
-    head = bytearray()
-    validated = validate is None
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    os.fchmod(fd, file_mode())  # mkstemp makes 0600; a saved PDF is readable as the umask allows
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in response.iter_content(chunk_size):
-                if should_stop is not None and should_stop():
-                    raise Stopped(f"stopped while downloading {shown}")
-                if not chunk:
-                    continue
-                size += len(chunk)
-                if max_bytes is not None and size > max_bytes:
-                    raise DownloadTooLarge(
-                        f"{shown} is larger than the limit of {max_bytes:,} bytes",
-                        status_code=response.status_code, url=shown, response=response,
-                    )
-                if not validated:
-                    head.extend(chunk)
-                    if len(head) >= validate_bytes:
-                        validate(bytes(head), response)  # type: ignore[misc]
-                        validated = True
-                digest.update(chunk)
-                handle.write(chunk)
-            if not validated:
-                validate(bytes(head), response)  # type: ignore[misc]
-            if expected is not None and size != expected:
-                raise TruncatedDownload(
-                    f"{shown} ended after {size:,} of {expected:,} bytes",
+    with ExitStack() as stack:
+        claim = part if part is not None else stack.enter_context(part_file(dest))
+        handle = claim.handle
+        handle.seek(0)
+        handle.truncate()  # an earlier attempt's bytes are not this body's
+        os.fchmod(handle.fileno(), file_mode())  # a saved PDF is readable as the umask allows
+        digest = hashlib.sha256()
+        size = 0
+        head = bytearray()
+        validated = validate is None
+        limit = max_bytes + 1 if max_bytes is not None else 1 << 62  # the size message below stays ours
+        deadline = getattr(response, "paperfetch_deadline", None)
+        for chunk in iter_limited(response, max_bytes=limit, deadline=deadline, chunk_size=chunk_size, url=shown):
+            if should_stop is not None and should_stop():
+                raise Stopped(f"stopped while downloading {shown}")
+            if not chunk:
+                continue
+            size += len(chunk)
+            if max_bytes is not None and size > max_bytes:
+                raise DownloadTooLarge(
+                    f"{shown} is larger than the limit of {max_bytes:,} bytes",
                     status_code=response.status_code, url=shown, response=response,
                 )
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, dest)  # the whole body is here: finishing it is quicker than throwing it away
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+            if not validated:
+                head.extend(chunk)
+                if len(head) >= validate_bytes:
+                    validate(bytes(head), response)  # type: ignore[misc]
+                    validated = True
+            digest.update(chunk)
+            handle.write(chunk)
+        if not validated:
+            validate(bytes(head), response)  # type: ignore[misc]
+        if expected is not None and size != expected:
+            raise TruncatedDownload(
+                f"{shown} ended after {size:,} of {expected:,} bytes",
+                status_code=response.status_code, url=shown, response=response,
+            )
+        claim.commit(dest)  # the whole body is here: flushed, synced, renamed onto dest
     return dest, size, digest.hexdigest()

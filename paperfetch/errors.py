@@ -14,8 +14,11 @@ The hierarchy::
           ├── RateLimited                         the host is held: no request until ``held_until``
           ├── HostSuppressed                      the host answered 403 earlier and is suppressed
           ├── TooManyRedirects (also requests.TooManyRedirects)   a redirect loop or chain too long
+          ├── RefusedRedirect                     a redirect from a public address to a private one
+          ├── MalformedResponse (also ValueError) an answer that cannot be read (invalid JSON, wrong shape)
           ├── NetworkError (also requests.ConnectionError)        nothing arrived: connection failed
           │    └── RequestTimeout (also requests.Timeout)          nothing arrived in time
+          │         └── DeadlineExceeded                           the request's total deadline passed
           └── DownloadError                       a body arrived but cannot be kept
                ├── TruncatedDownload              fewer bytes than Content-Length promised
                ├── DownloadTooLarge               more bytes than the configured limit
@@ -47,6 +50,7 @@ from paperfetch.redact import redact_text
 
 __all__ = [
     "ConfigurationError",
+    "DeadlineExceeded",
     "DisallowedByRobots",
     "DownloadError",
     "DownloadTooLarge",
@@ -54,10 +58,12 @@ __all__ = [
     "InvalidIdentifier",
     "InvalidPDF",
     "InvalidURL",
+    "MalformedResponse",
     "NetworkError",
     "NotFoundError",
     "PaperfetchError",
     "RateLimited",
+    "RefusedRedirect",
     "RequestTimeout",
     "ServiceError",
     "StateStoreError",
@@ -176,12 +182,24 @@ class TooManyRedirects(ServiceError, requests.TooManyRedirects):
     """A redirect loop, or a chain longer than ``max_redirects``."""
 
 
+class RefusedRedirect(ServiceError):
+    """A redirect from a public address to a private, loopback, link-local or unspecified one was refused."""
+
+
+class MalformedResponse(ServiceError, ValueError):
+    """The service answered, but the body cannot be read: invalid JSON/XML or the wrong shape."""
+
+
 class NetworkError(ServiceError, requests.ConnectionError):
     """Nothing arrived: the connection failed, was reset, or the name did not resolve."""
 
 
 class RequestTimeout(NetworkError, requests.Timeout):
     """Nothing arrived within the timeout."""
+
+
+class DeadlineExceeded(RequestTimeout):
+    """The request's total deadline (connect and every read) passed, however the bytes trickled."""
 
 
 class DownloadError(ServiceError):

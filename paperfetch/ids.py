@@ -152,8 +152,26 @@ _EXPECT_ANY = (
 
 
 def _show(value: object) -> str:
-    text = repr(value)
+    """A short, printable, encodable picture of *value*, even when its ``__repr__`` raises or lies."""
+    try:
+        if isinstance(value, (str, bytes, bytearray)) and len(value) > 80:
+            text = repr(value[:80])
+        else:
+            text = repr(value)
+        if not isinstance(text, str):
+            raise TypeError("__repr__ returned a non-string")
+    except Exception:  # noqa: BLE001 - a broken __repr__ is the value's problem, not the batch's
+        text = f"<{_type_name(value)} object>"
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates from a custom __repr__
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _type_name(value: object) -> str:
+    try:
+        name = type(value).__name__
+        return name if isinstance(name, str) and name.isidentifier() else "unknown"
+    except Exception:  # noqa: BLE001
+        return "unknown"
 
 
 def _fail(value: object, idtype: IdType, detail: str | None = None) -> InvalidIdentifier:
@@ -220,6 +238,10 @@ def _coerce_hint(hint: IdType | str | None) -> IdType | None:
             pass
     valid = ", ".join(repr(t.value) for t in IdType)
     raise ConfigurationError(f"unknown identifier type {hint!r} for hint: expected one of {valid} or None")
+
+
+#: Longest text read as an identifier; the longest registered DOIs are a few hundred characters.
+MAX_INPUT_CHARS = 2048
 
 
 def _is_missing(value: object) -> bool:
@@ -409,6 +431,14 @@ def _split(text: str) -> tuple[IdType | None, str, str | None]:
 
 
 def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
+    if len(text) > MAX_INPUT_CHARS:
+        raise _fail_any(original, f"it is {len(text):,} characters long; an identifier is at most {MAX_INPUT_CHARS:,}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise _fail_any(original, f"it holds U+{ord(bad):04X} at position {exc.start}, a lone surrogate that cannot be "
+                                  "encoded as text (a damaged cell: re-read the file with the right encoding)") from None
     cleaned = _clean(text)
     if not cleaned:
         raise InvalidIdentifier(f"{_show(original)} is blank input: {_EXPECT_ANY}", value=original)
@@ -467,6 +497,15 @@ def parse_identifier(text: object, *, hint: IdType | str | None = None) -> Ident
     :class:`ConfigurationError`.
     """
     kind = _coerce_hint(hint)
+    try:
+        return _parse_any(text, kind)
+    except InvalidIdentifier:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any object yields an answer: Decimal('sNaN'), a raising __str__ …
+        raise _fail_any(text, f"it could not be read as text ({_type_name(exc)})") from None
+
+
+def _parse_any(text: object, kind: IdType | None) -> Identifier:
     if isinstance(text, Identifier):
         if kind is not None and text.type is not kind:
             raise _fail(text, kind, f"it is {_NAME[text.type]}")
@@ -525,6 +564,9 @@ def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None =
             identifier = parse_identifier(item, hint=kind)
         except InvalidIdentifier as exc:
             results.append(ParsedInput(position, item, None, str(exc), None))
+            continue
+        except Exception as exc:  # noqa: BLE001 - never expected (parse_identifier types its errors); still one row
+            results.append(ParsedInput(position, item, None, f"{_show(item)} could not be read: {_type_name(exc)}", None))
             continue
         duplicate_of = first.setdefault(identifier.key, position)
         results.append(

@@ -39,13 +39,16 @@ from paperfetch.errors import (
     NotFoundError,
     PaperfetchError,
     RateLimited,
+    RefusedRedirect,
     TruncatedDownload,
     WrongArticle,
 )
+from paperfetch.http.limits import read_limited
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
 from paperfetch.outcomes import Status
 from paperfetch.redact import redact_text, redact_url
 from paperfetch.sources import Candidate, Record, Source
+from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, sniff
 
@@ -106,6 +109,8 @@ class ItemContext:
     metadata: Any = None
     #: after a PDF validates: ``{"title_match": score}``, or WrongArticle after moving the file aside
     check_title: Callable[["ItemJob", Path, str], dict[str, Any]] | None = None
+    #: ``reuse(dest, waited)``: keep the PDF another process just wrote under *dest* (``HttpClient.download``)
+    reuse: Callable[[Path, bool], bool] | None = None
 
 
 def current_job() -> "ItemJob | None":
@@ -240,7 +245,8 @@ class ItemJob:
         if stage is None:
             raise ConfigurationError(f"unknown source {name!r}")
         if stage is Stage.LANDING:
-            url = f"{r.doi_base}/{doi}" if doi else None
+            segment = _doi_segment(doi) if doi else None  # the DOI is one path segment
+            url = f"{r.doi_base}/{segment}" if segment else None
             if url is not None and url not in self.tried:
                 self.actions.append(_Action("landing", name, url))
             return
@@ -313,7 +319,7 @@ class ItemJob:
             response = (r.metadata or r.api).fetch(action.url, classify=source.classify, params=action.params)
         except NotFoundError:
             return
-        records = source.parse(response.content, action.spec)
+        records = source.read(response.content, action.spec)  # an unreadable answer: MalformedResponse
         for record in records.values():
             self._merge(record)
             self._add_candidates(record.candidates, front=True)
@@ -344,7 +350,7 @@ class ItemJob:
         self.attempts += 1
         try:
             result = r.web.download(action.url, dest, validate=_validator(action.url), max_bytes=r.max_pdf_bytes,
-                                    validate_bytes=VALIDATE_BYTES)
+                                    validate_bytes=VALIDATE_BYTES, reuse=r.reuse)
         except _NotPDF as exc:
             if exc.kind == "html" and not action.followed:
                 links = [u for u in find_pdf_links(exc.head, exc.base_url) if u not in self.tried]
@@ -359,7 +365,8 @@ class ItemJob:
         title_row = r.check_title(self, result.path, result.url) if r.check_title is not None else {}
         self.result = {
             **title_row,
-            "status": Status.DOWNLOADED.value,
+            # reused: another process wrote this file while we waited for it (nothing was requested)
+            "status": Status.ALREADY_DOWNLOADED.value if getattr(result, "reused", False) else Status.DOWNLOADED.value,
             "source": action.source,
             "url": result.url,
             "path": str(result.path),
@@ -443,6 +450,7 @@ STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
     (InvalidPDF, Status.INVALID_PDF),
     (NetworkError, Status.NETWORK_ERROR),
     (TruncatedDownload, Status.NETWORK_ERROR),
+    (RefusedRedirect, Status.HTTP_ERROR),  # the row's error says which redirect and why (allow_private_redirects)
 )
 
 
@@ -468,11 +476,17 @@ def _validator(url: str):
 
 
 def _read_capped(response: requests.Response, limit: int) -> bytes:
-    body = bytearray()
-    for chunk in response.iter_content(64 * 1024):
-        body.extend(chunk)
-        if len(body) >= limit:
-            break
-    return bytes(body[:limit])
+    """The head of a landing page: at most *limit* decoded bytes, within the request's deadline."""
+    return read_limited(response, max_bytes=limit, truncate=True, deadline=getattr(response, "paperfetch_deadline", None),
+                        url=redact_url(response.url or ""))
+
+
+def _doi_segment(doi: Any) -> str | None:
+    """*doi* as one percent-encoded path segment of the resolver's URL (no ``..`` or ``?`` moves the request);
+    None for text that cannot be one (a lone surrogate from a service's JSON): no landing page then."""
+    try:
+        return quote_path(str(doi))
+    except ValueError:
+        return None
 
 

@@ -28,6 +28,7 @@ What it deliberately does not do:
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -35,6 +36,8 @@ import os
 import re
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -159,6 +162,28 @@ def sha256_of_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+#: How long a write waits for another process's transaction before failing.
+_BUSY_TIMEOUT_S = 60.0
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive advisory lock on *folder* (blocking), for the ledger's creation and set-up."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # a folder that cannot be opened for locking (some network filesystems): go on unlocked
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass  # flock unsupported here: SQLite's busy timeout is the only guard
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _redact_error(message: str) -> str:
     """*message* with every URL in it redacted (API keys too, not only e-mail addresses)."""
     return redact_text(_URL_IN_TEXT_RE.sub(lambda match: redact_url(match.group(0)), message))
@@ -187,16 +212,21 @@ class Ledger:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._closed = False
-        # isolation_level=None: autocommit; each record() runs its own BEGIN … COMMIT.
-        self._connection = sqlite3.connect(
-            self.path, timeout=30.0, check_same_thread=False, isolation_level=None
-        )
-        self._connection.row_factory = sqlite3.Row
-        try:
-            self._prepare()
-        except BaseException:
-            self._connection.close()
-            raise
+        # Creation and set-up run under an exclusive flock on the folder (issue 11): several processes
+        # opening one fresh ledger at once would otherwise meet "database is locked" while switching to
+        # WAL. A directory lock leaves no file behind and never touches SQLite's own POSIX locks.
+        with _folder_lock(self.folder):
+            # isolation_level=None: autocommit; each record() runs its own BEGIN … COMMIT.
+            self._connection = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
+            )
+            self._connection.row_factory = sqlite3.Row
+            try:
+                self._connection.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+                self._prepare()
+            except BaseException:
+                self._connection.close()
+                raise
         logger.debug("opened ledger %s", self.path)
 
     @classmethod
@@ -220,6 +250,9 @@ class Ledger:
         if version < SCHEMA_VERSION:
             connection.execute("BEGIN IMMEDIATE")
             try:
+                if connection.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+                    connection.execute("COMMIT")  # another process set it up first: nothing to do
+                    return
                 # Statement by statement: executescript() would COMMIT our transaction.
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     connection.execute(statement)

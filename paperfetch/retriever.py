@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -57,7 +58,9 @@ from paperfetch.items import (
 from paperfetch.ledger import Ledger
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
+from paperfetch.parts import sweep_stale_parts
 from paperfetch.sources import SOURCES, Record, Source
+from paperfetch.validate import check_pdf_file
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
@@ -166,6 +169,7 @@ class Retriever:
         self._request_rows: list[dict[str, Any]] = []
         self._rows_lock = threading.Lock()
         self._last_outcomes: pd.DataFrame | None = None
+        self._run_started = float("inf")  # set as download() starts (see _reusable)
         for client in {id(self.web): self.web, id(self.api): self.api}.values():
             client.subscribe(self._on_event)
 
@@ -174,6 +178,8 @@ class Retriever:
         """Download every identifier; one outcome row per input, in input order."""
         parsed = parse_many(ids)
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        sweep_stale_parts(self.out_dir)  # part files a killed run left behind (none a live process holds)
+        self._run_started = time.time()  # a file newer than this was written by a concurrent run
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, ItemJob]] = []
         model, view = self._dashboard_begin(len(parsed))
@@ -349,6 +355,14 @@ class Retriever:
         return f"Retriever(out_dir={str(self.out_dir)!r}, sources={self.order}, identification={self.identification!r})"
 
     # ------------------------------------------------------------------ internals
+    def _reusable(self, dest: Path, waited: bool) -> bool:
+        """Keep the valid PDF another process wrote under *dest* during this run (or while we waited for it)."""
+        try:
+            recent = dest.stat().st_mtime >= self._run_started
+        except OSError:
+            return False
+        return (waited or recent) and check_pdf_file(dest).ok
+
     def _from_ledger(self, ledger: Ledger, ident: Identifier) -> dict[str, Any] | None:
         done = ledger.is_done(ident.key, self.out_dir)
         entry = done or ledger.get(ident.key)
@@ -369,7 +383,7 @@ class Retriever:
         return ItemContext(
             api=self.api, web=self.web, sources=self._sources, prefetched=self._prefetched, doi_base=self._doi_base,
             out_dir=self.out_dir, filename_template=self.filename_template, max_pdf_bytes=self.max_pdf_bytes,
-            metadata=self._metadata, check_title=self._check_title,
+            metadata=self._metadata, check_title=self._check_title, reuse=self._reusable,
         )
 
     def _check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:
@@ -413,7 +427,7 @@ class Retriever:
         set_current_source(name)
         try:
             return self._sources[name].lookup(self._metadata, ids)
-        except PaperfetchError as exc:
+        except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
             logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             return {}
         finally:

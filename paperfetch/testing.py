@@ -63,7 +63,18 @@ def cassette_vcr(record_mode: str = "none", **kwargs: Any):  # noqa: ANN201 - vc
         before_record_response=scrub_cassette_response,
     )
     options.update(kwargs)
-    return vcr.VCR(**options)
+    recorder = vcr.VCR(**options)
+    # Paths match as the server reads them: identifiers are sent as one percent-encoded segment
+    # (10.1038%2Fnature12373, issue 11), recordings may hold the readable form (10.1038/nature12373).
+    recorder.register_matcher("path", _same_decoded_path)
+    return recorder
+
+
+def _same_decoded_path(r1: Any, r2: Any) -> None:
+    """vcrpy matcher: two request paths are the same once percent-decoded."""
+    from urllib.parse import unquote
+
+    assert unquote(r1.path) == unquote(r2.path), f"{r1.path} != {r2.path}"
 
 
 def _scrub_body(body: Any) -> Any:

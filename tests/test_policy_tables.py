@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, effective_range, resolve_configured_range
 from paperfetch.http.headers import (
+    MAX_SERVER_WAIT_S,
     has_rate_limit_headers,
     parse_rate_limit_reset,
     parse_retry_after,
@@ -150,7 +151,7 @@ def test_retry_after_parses_delta_seconds_and_http_dates(value, expected):
         ("60", 60.0),                  # seconds until reset
         (str(int(NOW + 90)), 90.0),    # epoch
         (str(int(NOW - 90)), 0.0),     # epoch in the past
-        ("1000000000", 1_000_000_000.0),  # not above the threshold: a delta
+        ("1000000000", MAX_SERVER_WAIT_S),  # not above the threshold: a delta, held until the cap
         ("abc", None),
         ("-1", None),
     ],
@@ -193,21 +194,43 @@ def test_retry_after_never_raises_and_never_goes_negative(text):
 
 @given(st.integers(min_value=0, max_value=10**6))
 def test_retry_after_delta_roundtrips(seconds):
-    assert parse_retry_after(str(seconds), NOW) == float(seconds)
+    assert parse_retry_after(str(seconds), NOW) == min(float(seconds), MAX_SERVER_WAIT_S)
 
 
 @given(st.integers(min_value=1, max_value=10**7))
 def test_epoch_reset_in_the_future_is_the_time_until_it(delta):
-    assert parse_rate_limit_reset(str(int(NOW) + delta), NOW) == pytest.approx(delta)
+    assert parse_rate_limit_reset(str(int(NOW) + delta), NOW) == pytest.approx(min(delta, MAX_SERVER_WAIT_S))
 
 
 @given(st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(timezone.utc)))
 def test_http_date_is_seconds_until_it_or_zero(when):
     got = parse_retry_after(format_datetime(when, usegmt=True), NOW)
-    assert got == pytest.approx(max(0.0, int(when.timestamp()) - NOW), abs=1.0)
+    assert got == pytest.approx(min(max(0.0, int(when.timestamp()) - NOW), MAX_SERVER_WAIT_S), abs=1.0)
 
 
 @given(st.dictionaries(st.sampled_from(["Retry-After", "RateLimit-Reset", "X-RateLimit-Reset", "RateLimit", "X-Other"]), st.text(max_size=20)))
 def test_server_requested_wait_is_total(headers):
     got = server_requested_wait(headers, NOW)
-    assert got is None or (got.seconds >= 0 and math.isfinite(got.seconds))
+    assert got is None or 0 <= got.seconds <= MAX_SERVER_WAIT_S
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Retry-After": "999999999999"},
+        {"Retry-After": "99999999999999999999"},
+        {"Retry-After": "9" * 400},  # float() reads it as inf
+        {"RateLimit-Reset": "99999999999999999999"},
+        {"X-RateLimit-Reset": "1" + "0" * 30},
+        {"RateLimit": "limit=1, remaining=0, reset=99999999999999999999"},
+        {"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"},
+    ],
+)
+def test_absurd_waits_are_held_until_the_cap_never_an_overflow(headers):
+    wait = server_requested_wait(headers, NOW)
+    assert wait is not None and wait.seconds == MAX_SERVER_WAIT_S
+    datetime.fromtimestamp(NOW + wait.seconds, tz=timezone.utc)  # a hold time that can be represented
+
+
+def test_a_header_value_too_long_to_be_a_number_is_not_read():
+    assert server_requested_wait({"Retry-After": "1" * 10_000_000}, NOW) is None

@@ -391,7 +391,7 @@ def test_openalex_batches_fifty_dois_and_sends_filter_syntax_dois_alone() -> Non
     specs = OpenAlexSource().requests_for(dois)
     assert [len(s.ids) for s in specs] == [50, 50, 20, 1]
     assert specs[0].params["filter"].startswith("doi:10.1000/0|10.1000/1|")
-    assert specs[-1].path == "/works/https://doi.org/10.1000/a,b" and specs[-1].params == {}
+    assert specs[-1].path == "/works/https://doi.org/10.1000%2Fa,b" and specs[-1].params == {}
 
 
 def test_openalex_sends_api_key_only_when_given() -> None:

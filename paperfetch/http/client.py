@@ -49,9 +49,10 @@ from requests.structures import CaseInsensitiveDict
 from paperfetch import defaults
 from paperfetch._version import __version__
 from paperfetch.clock import SYSTEM_CLOCK, Clock
-from paperfetch.download import DownloadResult, stream_to_file
+from paperfetch.download import DownloadResult, file_digest, stream_to_file
 from paperfetch.errors import (
     ConfigurationError,
+    DeadlineExceeded,
     DisallowedByRobots,
     HostSuppressed,
     InvalidURL,
@@ -59,6 +60,7 @@ from paperfetch.errors import (
     NotFoundError,
     PaperfetchError,
     RateLimited,
+    RefusedRedirect,
     RequestTimeout,
     ServiceError,
     TooManyRedirects,
@@ -67,13 +69,24 @@ from paperfetch.errors import (
 )
 from paperfetch.http import policy
 from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
+from paperfetch.http.addresses import redirect_refusal
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, default_registry, host_key
+from paperfetch.http.limits import (
+    DEFAULT_DEADLINE_S,
+    MAX_METADATA_BYTES,
+    Deadline,
+    deadline_scope,
+    install_deadline_pools,
+    iter_limited,
+    read_limited,
+)
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.retry import Retry
 from paperfetch.http.scheduler import answering_now, get_many, iter_many, stop_event
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.log import enable_logging
+from paperfetch.parts import part_file
 from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -181,6 +194,9 @@ class HttpClient:
         max_in_flight_per_host: int = 1,
         host_intervals: Mapping[str, float] | None = None,
         max_redirects: int = 10,
+        request_deadline_s: float = DEFAULT_DEADLINE_S,
+        max_answer_bytes: int = MAX_METADATA_BYTES,
+        allow_private_redirects: bool = False,
         suppress_403_ttl_s: float | None = 3600.0,
         suppression_exempt: Iterable[str] = ("doi.org", "dx.doi.org"),
         robots_unreachable: UnreachablePolicy | str = UnreachablePolicy.ALLOW,
@@ -234,6 +250,16 @@ class HttpClient:
         if host_intervals:
             self.host_intervals.update({k.lower(): float(v) for k, v in host_intervals.items()})
         self.max_redirects = int(max_redirects)
+        if not request_deadline_s > 0:
+            raise ConfigurationError(f"request_deadline_s must be > 0, not {request_deadline_s!r}")
+        if max_answer_bytes < 1:
+            raise ConfigurationError(f"max_answer_bytes must be >= 1, not {max_answer_bytes!r}")
+        #: total seconds one request may take: connect, head and every read, however the bytes trickle
+        self.request_deadline_s = float(request_deadline_s)
+        #: decoded bytes of a (non-streamed) answer read at most: a gzip bomb stops here
+        self.max_answer_bytes = int(max_answer_bytes)
+        #: follow a redirect from a public address to a private, loopback or link-local one (default: refuse)
+        self.allow_private_redirects = bool(allow_private_redirects)
         self.suppress_403_ttl_s = suppress_403_ttl_s
         self.suppression_exempt = frozenset(h.lower() for h in suppression_exempt)
         self.robots_unreachable = UnreachablePolicy.parse(robots_unreachable)
@@ -269,6 +295,7 @@ class HttpClient:
             adapter = HTTPAdapter(pool_connections=256, pool_maxsize=64)  # one pool per host: a batch spans many hosts
             session.mount("http://", adapter)
             session.mount("https://", adapter)
+            install_deadline_pools(session)  # the request deadline also bounds a trickling head
         self._session = session
         self.events = EventBus()
         # The library sets no level and adds no handler; verbosity >= 2 is sugar for
@@ -389,6 +416,7 @@ class HttpClient:
         chunk_size: int = 64 * 1024,
         max_elapsed: float | None = None,
         validate_bytes: int = 2048,
+        reuse: Callable[[Path, bool], bool] | None = None,
         **kwargs: Any,
     ) -> DownloadResult:
         """Stream *url* into *dest*, atomically (see :func:`paperfetch.download.stream_to_file`).
@@ -400,32 +428,46 @@ class HttpClient:
         file renamed to *dest*. Timeouts, connection errors and truncated bodies are
         retried in the same loop as ``fetch``'s retries (``max_retries``, ``network_retry_schedule``).
         Nothing is ever left under *dest* unless it is complete, and no temporary file survives a failure.
+
+        The body goes to the locked part file of *dest* (:func:`paperfetch.parts.part_file`), so one
+        destination has one writer at a time, across threads and processes. Once the part file is
+        claimed, ``reuse(dest, waited)`` may say that the file already under *dest* (written by another
+        process; ``waited`` when we waited for it) is to be kept: then nothing is requested and the
+        result has ``reused=True``. The body is read within ``request_deadline_s``.
         """
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shown = redact_url(url)
         budget = self.max_elapsed if max_elapsed is None else max_elapsed
         kwargs["stream"] = True
+        with part_file(dest) as claim:  # one writer per destination; a killed run's part file is swept later
+            if reuse is not None and dest.exists() and reuse(dest, claim.waited):
+                size, digest = file_digest(dest)
+                return DownloadResult(path=dest, bytes=size, sha256=digest, url=shown, status_code=200,
+                                      content_type="application/pdf", attempts=0, waited_s=0.0, reused=True)
 
-        def finish(exchange: _Exchange, retry: Retry) -> DownloadResult:
-            response = self._fetched(exchange, classify, shown)
-            try:
-                stop = stop_event()
-                path, size, sha256 = stream_to_file(
-                    response, dest, shown=shown, validate=validate, max_bytes=max_bytes,
-                    chunk_size=chunk_size, validate_bytes=validate_bytes,
-                    should_stop=None if stop is None else stop.is_set,
+            def finish(exchange: _Exchange, retry: Retry) -> DownloadResult:
+                response = self._fetched(exchange, classify, shown)
+                try:
+                    stop = stop_event()
+                    path, size, sha256 = stream_to_file(
+                        response, dest, shown=shown, validate=validate, max_bytes=max_bytes,
+                        chunk_size=chunk_size, validate_bytes=validate_bytes,
+                        should_stop=None if stop is None else stop.is_set, part=claim,
+                    )
+                except DeadlineExceeded as exc:  # the body outlived the request's deadline: a failure of its host
+                    self._observe_error(exchange.host, exchange.url, exc)
+                    raise
+                finally:
+                    response.close()
+                return DownloadResult(
+                    path=path, bytes=size, sha256=sha256, url=redact_url(response.url or url),
+                    status_code=response.status_code, content_type=response.headers.get("Content-Type"),
+                    attempts=retry.attempts + 1, waited_s=retry.waited_s,
                 )
-            finally:
-                response.close()
-            return DownloadResult(
-                path=path, bytes=size, sha256=sha256, url=redact_url(response.url or url),
-                status_code=response.status_code, content_type=response.headers.get("Content-Type"),
-                attempts=retry.attempts + 1, waited_s=retry.waited_s,
-            )
 
-        with _typed_network_errors(shown):
-            return self._call(url, kwargs, classify=classify, max_elapsed=budget, finish=finish)
+            with _typed_network_errors(shown):
+                return self._call(url, kwargs, classify=classify, max_elapsed=budget, finish=finish)
 
     def snapshot(self, url_or_host: str) -> HostSnapshot:
         """The state of *url_or_host*'s host as this client sees it (pacing by this client's settings)."""
@@ -654,6 +696,8 @@ class HttpClient:
                 try:
                     retry = self._network_retry(retry, url, exc, budget, f"download interrupted: {exc}")
                 except requests.RequestException as final:
+                    if isinstance(final, PaperfetchError):  # typed already (DeadlineExceeded): as it is
+                        raise
                     raise NetworkError(f"download of {shown} failed: {final}", url=shown) from final
 
     def _network_retry(self, retry: Retry, url: str, exc: BaseException, budget: _Budget, detail: str) -> Retry:
@@ -732,16 +776,7 @@ class HttpClient:
             if response.status_code in _REDIRECT_STATUSES and location:
                 target = urljoin(response.url or current, location)
                 seen.add(current)
-                if hop >= self.max_redirects or target in seen:
-                    response.close()
-                    shown = redact_url(url)
-                    why = "a redirect loop" if target in seen else f"more than {self.max_redirects} redirects"
-                    raise TooManyRedirects(
-                        f"{shown} led to {why} (last hop {redact_url(current)} -> {redact_url(target)})",
-                        status_code=response.status_code,
-                        url=shown,
-                        response=response,
-                    )
+                self._check_redirect(url, current, target, response, hop, seen)  # loops, hop count, public -> private
                 if urlsplit(target).hostname != urlsplit(current).hostname:
                     headers.pop("Authorization", None)
                 self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
@@ -767,11 +802,11 @@ class HttpClient:
         with self._count_lock:
             self._requests_sent += 1
         try:
-            response = self._session.get(url, params=params, headers=headers, allow_redirects=False, **kwargs)
+            response = self._answer(url, params, headers, kwargs)
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic(), reached=not _unreachable(exc))
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
-            self._observe_error(host, url, exc)
+            self._observe_error(host, url, exc)  # a DeadlineExceeded is a timeout: a failure for the breaker
             raise
         except BaseException:
             host.end(None, self._clock.monotonic())
@@ -780,6 +815,37 @@ class HttpClient:
         host.end(response.status_code, answered)
         self._emit(EventKind.RESPONSE, host, url, status=response.status_code, seconds=answered - started)
         return response
+
+    def _answer(self, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any]) -> requests.Response:
+        """One GET without redirects, under the request's ceilings (:mod:`paperfetch.http.limits`).
+
+        A :class:`~paperfetch.http.limits.Deadline` of ``request_deadline_s`` bounds the connect, the
+        head (however it trickles) and every read of the body. Without ``stream=True`` the body is read
+        here, at most ``max_answer_bytes`` decoded bytes (:class:`~paperfetch.DownloadTooLarge` past
+        them); with it, the response carries its deadline (``paperfetch_deadline``) for the reader
+        (``paperfetch.download``, robots.txt, landing pages). A deadline that passes raises
+        :class:`~paperfetch.DeadlineExceeded` (a ``requests.Timeout``).
+        """
+        deadline = Deadline(self.request_deadline_s)
+        shown = redact_url(url)
+        try:
+            with deadline_scope(deadline):
+                response = self._session.get(url, params=params, headers=headers, allow_redirects=False,
+                                             **{**kwargs, "stream": True})
+            if kwargs.get("stream"):
+                response.paperfetch_deadline = deadline  # type: ignore[attr-defined]
+                return response
+            try:
+                response._content = read_limited(response, max_bytes=self.max_answer_bytes, deadline=deadline, url=shown)
+                response._content_consumed = True
+            finally:
+                response.close()
+            return response
+        except requests.RequestException as exc:
+            if deadline.expired() and not isinstance(exc, DeadlineExceeded):  # the head trickled past it
+                raise DeadlineExceeded(f"{shown} took longer than its deadline of {deadline.seconds:g} s",
+                                       url=shown) from None
+            raise
 
     # ------------------------------------------------------------------ politeness
     def _allowance(self, budget: _Budget) -> float:
@@ -954,6 +1020,9 @@ class HttpClient:
             response.close()
             if urlsplit(target).scheme.lower() not in ("http", "https"):
                 break
+            refusal = redirect_refusal(hop_url, target, self.allow_private_redirects)  # as for any other request
+            if refusal is not None:
+                return unreachable(f"redirect to {redact_url(target)} refused: {refusal}")
             hop_url, hop_host = target, self._registry.limiter(target)
         try:
             self._observe(hop_host, hop_url, response, exempt=True, robots=True)
@@ -962,8 +1031,9 @@ class HttpClient:
             if 200 <= status < 300:
                 body = bytearray()
                 truncated = False
-                try:
-                    for chunk in response.iter_content(16 * 1024):
+                try:  # within the request's deadline, decoded bytes capped (paperfetch.http.limits)
+                    for chunk in iter_limited(response, max_bytes=MAX_ROBOTS_BYTES + 1, chunk_size=16 * 1024, truncate=True,
+                                              deadline=getattr(response, "paperfetch_deadline", None), url=robots_url):
                         body.extend(chunk)
                         if len(body) > MAX_ROBOTS_BYTES:
                             truncated = True
@@ -1010,25 +1080,67 @@ class HttpClient:
         host_key(url)
 
     def _raw_get(self, url: str, kwargs: dict[str, Any]) -> requests.Response:
-        """``polite_mode=False``: one plain request, redirects followed by requests itself."""
+        """``polite_mode=False``: plain requests, no pacing; redirects are followed here, hop by hop,
+        so every hop keeps the ceilings (deadline, decoded-bytes cap) and the redirect check."""
         self._check_url(url)
         kwargs = dict(kwargs)
         headers = dict(kwargs.pop("headers", None) or {})
         headers.setdefault("User-Agent", self.user_agent)
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = self.timeout
-        host = self._registry.limiter(url)
-        with host.cond:
-            host.begin(self._clock.monotonic(), 0.0)
-        return self._send_started(host, url, headers, kwargs)
-
-    def _send_started(self, host: HostLimiter, url: str, headers: dict[str, str], kwargs: dict[str, Any]) -> requests.Response:
+        follow = kwargs.pop("allow_redirects", True)
         params = kwargs.pop("params", None)
+        current = url
+        history: list[requests.Response] = []
+        seen: set[str] = set()
+        for hop in range(self.max_redirects + 1):
+            self._check_url(current)
+            host = self._registry.limiter(current)
+            with host.cond:
+                host.begin(self._clock.monotonic(), 0.0)
+            response = self._send_started(host, current, params if hop == 0 else None, headers, kwargs)
+            location = response.headers.get("Location")
+            if not follow or response.status_code not in _REDIRECT_STATUSES or not location:
+                response.history = history
+                return response
+            target = urljoin(response.url or current, location)
+            seen.add(current)
+            self._check_redirect(url, current, target, response, hop, seen)
+            if urlsplit(target).hostname != urlsplit(current).hostname:
+                headers.pop("Authorization", None)
+            self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
+            response.close()
+            history.append(response)
+            current = target
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _check_redirect(self, url: str, current: str, target: str, response: requests.Response, hop: int,
+                        seen: set[str]) -> None:
+        """Raise when the redirect *current* -> *target* is not to be followed: a loop, one hop too many,
+        or a public address sending us to a private one (:mod:`paperfetch.http.addresses`)."""
+        shown = redact_url(url)
+        if hop >= self.max_redirects or target in seen:
+            response.close()
+            why = "a redirect loop" if target in seen else f"more than {self.max_redirects} redirects"
+            raise TooManyRedirects(
+                f"{shown} led to {why} (last hop {redact_url(current)} -> {redact_url(target)})",
+                status_code=response.status_code,
+                url=shown,
+                response=response,
+            )
+        refusal = redirect_refusal(current, target, self.allow_private_redirects)
+        if refusal is not None:
+            response.close()
+            raise RefusedRedirect(f"{redact_url(current)} -> {redact_url(target)}: {refusal}",
+                                  status_code=response.status_code, url=shown)
+
+    def _send_started(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str],
+                      kwargs: dict[str, Any]) -> requests.Response:
         self._emit(EventKind.REQUEST, host, url)
         with self._count_lock:
             self._requests_sent += 1
         try:
-            response = self._session.get(url, params=params, headers=headers, **kwargs)
+            response = self._answer(url, params, headers, kwargs)
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic())
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")

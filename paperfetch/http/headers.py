@@ -9,8 +9,10 @@ Priority, as PyPaperRetriever documents it:
 ====  ==========================================  =========================================
 
 A value that does not parse is ignored and the next header is tried; a date
-or epoch in the past means "now" (0 s). Nothing here clamps: what to do with
-a long wait is the client's decision, not the parser's.
+or epoch in the past means "now" (0 s). Every wait is capped at
+:data:`MAX_SERVER_WAIT_S` (``Retry-After: 99999999999999999999`` is "held until
+the cap", never an ``OverflowError`` or a year 33715 further down); whether to
+wait that long or give up is the client's decision, not the parser's.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Mapping
 
 __all__ = [
     "EPOCH_THRESHOLD",
+    "MAX_SERVER_WAIT_S",
     "ServerWait",
     "has_rate_limit_headers",
     "parse_rate_limit_reset",
@@ -34,6 +37,12 @@ __all__ = [
 
 #: A reset value above this is a Unix timestamp, below it a number of seconds.
 EPOCH_THRESHOLD = 1_000_000_000
+
+#: The longest wait a header can ask for: 7 days. A longer one (or an absurd one) is held until this cap.
+MAX_SERVER_WAIT_S = 7 * 24 * 3600.0
+
+#: A header value longer than this is not a number or a date; it is not read at all.
+_MAX_VALUE_CHARS = 1024
 
 _NUMBER = re.compile(r"^\s*\+?(\d+(?:\.\d+)?)\s*$")
 
@@ -47,11 +56,18 @@ class ServerWait:
 
 
 def _number(value: str) -> float | None:
+    if len(value) > _MAX_VALUE_CHARS:
+        return None
     match = _NUMBER.match(value)
     if not match:
         return None
-    number = float(match.group(1))
-    return number if math.isfinite(number) else None
+    number = float(match.group(1))  # 1e400 digits read as inf: capped below, like any huge wait
+    return number if not math.isnan(number) else None
+
+
+def _capped(seconds: float) -> float:
+    """*seconds* within [0, MAX_SERVER_WAIT_S]; inf is the cap."""
+    return min(max(0.0, seconds), MAX_SERVER_WAIT_S)
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -59,14 +75,14 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 
     *now* is the wall clock (epoch seconds), used for the HTTP-date form.
     """
-    if value is None:
+    if value is None or len(value) > _MAX_VALUE_CHARS:
         return None
     value = value.strip()
     if not value:
         return None
     number = _number(value)
     if number is not None:
-        return number
+        return _capped(number)
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -76,7 +92,7 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     try:
-        return max(0.0, when.timestamp() - now)
+        return _capped(when.timestamp() - now)
     except (OverflowError, OSError, ValueError):
         return None
 
@@ -93,8 +109,8 @@ def parse_rate_limit_reset(value: str | None, now: float) -> float | None:
     if number is None:
         return None
     if number > EPOCH_THRESHOLD:
-        return max(0.0, number - now)
-    return number
+        return _capped(number - now)
+    return _capped(number)
 
 
 _STRUCTURED_RESET = re.compile(r"(?:^|[;,\s])(?:reset|t)\s*=\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
@@ -103,12 +119,12 @@ _STRUCTURED_RESET = re.compile(r"(?:^|[;,\s])(?:reset|t)\s*=\s*(\d+(?:\.\d+)?)",
 def parse_structured_rate_limit(value: str | None) -> float | None:
     """Seconds until reset from the draft ``RateLimit`` header (``limit=10, remaining=0, reset=5``
     or ``"default";r=0;t=5``)."""
-    if not value:
+    if not value or len(value) > _MAX_VALUE_CHARS:
         return None
     match = _STRUCTURED_RESET.search(value)
     if not match:
         return None
-    return float(match.group(1))
+    return _capped(float(match.group(1)))
 
 
 def server_requested_wait(headers: Mapping[str, str], now: float) -> ServerWait | None:

@@ -15,12 +15,12 @@ reading): the request is malformed, asking again cannot help, and calling it
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import ClassVar
 
-from paperfetch.ids import Identifier, IdType
+from paperfetch.ids import Identifier, IdType, parse_identifier
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe
+from paperfetch.sources.schema import load_xml
 
 __all__ = ["ArxivSource"]
 
@@ -60,7 +60,7 @@ class ArxivSource(Source):
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
         wanted = {arxiv_id(i).lower(): i for i in spec.ids}  # type: ignore[union-attr]
         records = {}
-        for entry in ET.fromstring(body).iter(f"{_ATOM}entry"):
+        for entry in load_xml(body, self.name).iter(f"{_ATOM}entry"):
             match = _ABS_ID.search(entry.findtext(f"{_ATOM}id") or "")
             if match is None:  # an error entry (…/api/errors#…) has no /abs/ id
                 continue
@@ -92,7 +92,11 @@ def arxiv_id(identifier: Identifier) -> str | None:
     if identifier.type == IdType.ARXIV:
         return identifier.value
     if identifier.type == IdType.DOI and identifier.value.lower().startswith(_ARXIV_DOI_PREFIX):
-        return identifier.value[len(_ARXIV_DOI_PREFIX) :]
+        # The DOI's suffix becomes a URL path: only a well-formed arXiv id may (never "../x").
+        try:
+            return parse_identifier(identifier.value[len(_ARXIV_DOI_PREFIX) :], hint=IdType.ARXIV).value
+        except ValueError:
+            return None
     return None
 
 

@@ -24,8 +24,9 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from paperfetch.config import Identification
-from paperfetch.errors import ConfigurationError, NotFoundError
+from paperfetch.errors import ConfigurationError, MalformedResponse, NotFoundError
 from paperfetch.http.outcome import Outcome, default_classify
+from paperfetch.sources.schema import TEXT
 
 if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
     from paperfetch.ids import Identifier, IdType
@@ -140,6 +141,25 @@ class Source:
         """Records keyed by ``Identifier.key`` of the ids in *spec*; unknown ids are simply absent."""
         raise NotImplementedError
 
+    def read(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
+        """:meth:`parse`, with any failure to read the answer raised as :class:`MalformedResponse`.
+
+        Parsers read defensively (:mod:`paperfetch.sources.schema`); this is the
+        net under them: whatever a service answers, the caller gets records or
+        one typed error naming the service, for the items of *spec* only.
+        """
+        try:
+            return self.parse(body, spec)
+        except MalformedResponse:
+            raise
+        except RecursionError:
+            raise MalformedResponse(f"{self.name}: the answer is nested too deeply to read") from None
+        except Exception as exc:  # noqa: BLE001 - a parser bug or an answer of a shape nobody foresaw
+            text = str(exc)
+            raise MalformedResponse(
+                f"{self.name}: the answer could not be read ({type(exc).__name__}: {text[:200]})"
+            ) from None
+
     def classify(self, response: requests.Response) -> Outcome:
         """Per-service reading of a response; most services use status codes honestly."""
         return default_classify(response)
@@ -160,7 +180,7 @@ class Source:
             except NotFoundError:
                 logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
                 continue
-            records.update(self.parse(response.content, spec))
+            records.update(self.read(response.content, spec))
         return records
 
     # -- helpers for subclasses ------------------------------------------------------------
@@ -177,9 +197,20 @@ class Source:
 
     def candidate(self, url: Any, **kwargs: Any) -> Candidate | None:
         """A candidate from this source, or None when *url* is not an http(s) URL."""
-        if not isinstance(url, str) or urlsplit(url.strip()).scheme not in ("http", "https"):
+        if not isinstance(url, str) or len(url) > _MAX_URL_CHARS:
             return None
-        return Candidate(url=url.strip(), source=self.name, **kwargs)
+        url = url.strip()
+        try:
+            url.encode("utf-8")
+            parts = urlsplit(url)
+            usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+        except ValueError:  # lone surrogates, "http://[::1" …
+            return None
+        if not usable:
+            return None
+        # version / license / host_type come from the answer too: a wrong-shaped one is absent.
+        meta = {name: value if name == "kind" else TEXT(value) for name, value in kwargs.items()}
+        return Candidate(url=url, source=self.name, **meta)
 
     def service_url(self, real_base: str) -> str:
         """A second host of the same service (e.g. europepmc.org beside www.ebi.ac.uk).
@@ -222,6 +253,23 @@ def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
     return kept
 
 
+#: A candidate URL longer than this is junk (browsers and servers stop near 8-64 kB).
+_MAX_URL_CHARS = 16_384
+
+
 def quote_path(value: str) -> str:
-    """Percent-quote an identifier for use inside a URL path, keeping ``/`` and DOI punctuation readable."""
-    return quote(value, safe="/:@!$&'()*+,;=-._~")
+    """Percent-quote identifier text as ONE path segment.
+
+    ``/``, ``?``, ``#``, ``%`` and every other reserved character is encoded, so no
+    identifier can leave the service's path: ``10.1000/../../etc/passwd`` becomes
+    ``10.1000%2F..%2F..%2Fetc%2Fpasswd``, a single segment no dot-segment
+    removal can collapse. The services accept the encoded slash (the recorded
+    ``fixtures/real`` requests to OpenAlex and Crossref use ``%2F``). Text that
+    cannot be encoded (a lone surrogate), an empty text, ``.`` and ``..`` are
+    refused with ``ValueError``.
+    """
+    segment = quote(value.encode("utf-8"), safe=":@!$&'()*+,;=-._~")
+    if segment in ("", ".", ".."):
+        # requests decodes %2E back to "." before sending: a dot segment cannot be quoted, only refused.
+        raise ValueError(f"{value!r} cannot be a path segment")
+    return segment

@@ -12,13 +12,13 @@ that need tokens or answer HTML. ``text/html``, ``text/xml``, ``text/plain`` and
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
 from paperfetch.config import Identification
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
+from paperfetch.sources.schema import OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
 __all__ = ["CrossrefSource"]
 
@@ -43,23 +43,23 @@ class CrossrefSource(Source):
         return RequestSpec(path=f"/works/{quote_path(ids[0].value)}", params={}, ids=ids)
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        data = json.loads(body)
-        work = data.get("message") if isinstance(data, dict) and data.get("status") == "ok" else None
-        if not isinstance(work, dict) or not work.get("DOI"):
+        data = top_object(load_json(body, self.name), self.name)
+        work = at(data, "message", kind=OBJECT) if data.get("status") == "ok" else {}
+        doi = at(work, "DOI", kind=TEXT)
+        if not doi:
             return {}
-        licenses = work.get("license") or []
-        license_url = licenses[0].get("URL") if licenses else None
+        license_url = at(work, "license", 0, "URL", kind=TEXT)
         candidates = [
-            self.candidate(link.get("URL"), kind="pdf", version=_VERSIONS.get(link.get("content-version")),
+            self.candidate(at(link, "URL", kind=TEXT), kind="pdf", version=_VERSIONS.get(at(link, "content-version", kind=TEXT)),
                            license=license_url, host_type="publisher")
-            for link in work.get("link") or []
+            for link in at(work, "link", kind=OBJECTS)
             if _is_pdf_link(link)
         ]
         record = Record(
-            doi=work["DOI"].lower(),
-            title=_first(work.get("title")),
+            doi=doi.lower(),
+            title=at(work, "title", 0, kind=TEXT),
             year=_year(work),
-            journal=_first(work.get("container-title")),
+            journal=at(work, "container-title", 0, kind=TEXT),
             license=license_url,
             candidates=dedupe(candidates),
         )
@@ -71,19 +71,19 @@ _VERSIONS = {"vor": "publishedVersion", "am": "acceptedVersion"}
 
 
 def _is_pdf_link(link: dict[str, Any]) -> bool:
-    content_type = (link.get("content-type") or "").lower()
+    content_type = (at(link, "content-type", kind=TEXT) or "").lower()
     if content_type == "application/pdf":
         return True
-    return content_type == "unspecified" and urlsplit(link.get("URL") or "").path.lower().endswith(".pdf")
-
-
-def _first(values: Any) -> str | None:
-    return values[0] if isinstance(values, list) and values and isinstance(values[0], str) else None
+    try:
+        path = urlsplit(at(link, "URL", kind=TEXT) or "").path
+    except ValueError:  # "http://[" and the like
+        return False
+    return content_type == "unspecified" and path.lower().endswith(".pdf")
 
 
 def _year(work: dict[str, Any]) -> int | None:
     for key in ("published", "issued", "published-print", "published-online"):
-        parts = (work.get(key) or {}).get("date-parts") or [[None]]
-        if parts and parts[0] and isinstance(parts[0][0], int):
-            return parts[0][0]
+        year = at(work, key, "date-parts", 0, 0, kind=YEAR)
+        if year is not None:
+            return year
     return None

@@ -15,11 +15,11 @@ override when one is given so a test double or mirror serves it too.
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Record, RequestSpec, Source, dedupe
+from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
+from paperfetch.sources.schema import OBJECTS, TEXT, YEAR, at, load_json, top_object
 
 __all__ = ["EuropePMCSource"]
 
@@ -48,37 +48,48 @@ class EuropePMCSource(Source):
         )
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        results = (json.loads(body).get("resultList") or {}).get("result") or []
+        data = top_object(load_json(body, self.name), self.name)
+        results = at(data, "resultList", "result", kind=OBJECTS)
         ident = spec.ids[0]
         field = {IdType.DOI: "doi", IdType.PMID: "pmid", IdType.PMCID: "pmcid"}[ident.type]
-        matches = [r for r in results if str(r.get(field) or "").lower() == ident.value.lower()]
+        matches = [r for r in results if (_id_text(r.get(field)) or "").lower() == ident.value.lower()]
         matches.sort(key=lambda r: r.get("source") != "MED")  # stable: MEDLINE first, then service order
         return {ident.key: self._record(matches[0])} if matches else {}
 
     def _record(self, result: dict[str, Any]) -> Record:
-        pmcid = result.get("pmcid")
-        license_ = result.get("license")
+        pmcid = at(result, "pmcid", kind=TEXT)
+        license_ = at(result, "license", kind=TEXT)
         # Author manuscripts (authMan / epmcAuthMan / nihAuthMan) are accepted versions.
         manuscript = any(result.get(k) == "Y" for k in ("authMan", "epmcAuthMan", "nihAuthMan"))
         meta = {"version": "acceptedVersion" if manuscript else None, "license": license_, "host_type": "repository"}
         candidates = []
         if result.get("isOpenAccess") == "Y" and pmcid:
-            render = f"{self.service_url(self.render_base_url)}/articles/{pmcid}?pdf=render"
+            try:
+                render = f"{self.service_url(self.render_base_url)}/articles/{quote_path(pmcid)}?pdf=render"
+            except ValueError:  # "..", a lone surrogate: not a PMCID the render endpoint could take
+                render = None
             candidates.append(self.candidate(render, kind="pdf", **meta))
-        for entry in (result.get("fullTextUrlList") or {}).get("fullTextUrl") or []:
-            if entry.get("documentStyle") == "pdf" and (entry.get("availability") or "").lower() in _FREE:
+        for entry in at(result, "fullTextUrlList", "fullTextUrl", kind=OBJECTS):
+            if entry.get("documentStyle") == "pdf" and (at(entry, "availability", kind=TEXT) or "").lower() in _FREE:
                 host_type = "repository" if entry.get("site") == "Europe_PMC" else None
                 candidates.append(self.candidate(entry.get("url"), kind="pdf", **{**meta, "host_type": host_type}))
-        journal = ((result.get("journalInfo") or {}).get("journal") or {}).get("title") or result.get("journalTitle")
-        year = result.get("pubYear")
+        journal = at(result, "journalInfo", "journal", "title", kind=TEXT) or at(result, "journalTitle", kind=TEXT)
+        doi = at(result, "doi", kind=TEXT)
         return Record(
-            doi=(result.get("doi") or "").lower() or None,
-            pmid=result.get("pmid"),
+            doi=doi.lower() if doi else None,
+            pmid=_id_text(result.get("pmid")),
             pmcid=pmcid,
-            title=result.get("title"),
-            year=int(year) if year and str(year).isdigit() else None,
+            title=at(result, "title", kind=TEXT),
+            year=at(result, "pubYear", kind=YEAR),
             journal=journal,
             license=license_,
             is_oa=result.get("isOpenAccess") == "Y" if result.get("isOpenAccess") in ("Y", "N") else None,
             candidates=dedupe(candidates),
         )
+
+
+def _id_text(value: Any) -> str | None:
+    """An id as text: Europe PMC writes them as strings, a number is read as its digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return TEXT(value)

@@ -29,6 +29,7 @@ from paperfetch.config import Identification
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, batched
+from paperfetch.sources.schema import OBJECTS, TEXT, at, load_json, load_xml, top_object
 
 __all__ = ["NCBIEutilsSource", "NCBIIdConvSource"]
 
@@ -83,22 +84,20 @@ class NCBIIdConvSource(_NCBISource):
         return default_classify(response)
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        data = json.loads(body)
+        data = top_object(load_json(body, self.name), self.name)
         by_value = {_fold(i.type, i.value): i.key for i in spec.ids}
         id_type = spec.ids[0].type
         records = {}
-        for item in data.get("records") or []:
+        for item in at(data, "records", kind=OBJECTS):
             if item.get("status") == "error" or item.get("errmsg"):
                 continue  # an id the converter does not know
-            requested = item.get("requested-id") or item.get(id_type.value)
-            key = by_value.get(_fold(id_type, str(requested or "")))
+            requested = _id_text(item.get("requested-id")) or _id_text(item.get(id_type.value))
+            key = by_value.get(_fold(id_type, requested or ""))
             if key is None:
                 continue
-            records[key] = Record(
-                doi=(item.get("doi") or "").lower() or None,
-                pmid=str(item["pmid"]) if item.get("pmid") else None,
-                pmcid=item.get("pmcid"),
-            )
+            doi = at(item, "doi", kind=TEXT)
+            records[key] = Record(doi=doi.lower() if doi else None, pmid=_id_text(item.get("pmid")),
+                                  pmcid=at(item, "pmcid", kind=TEXT))
         return records
 
 
@@ -120,7 +119,7 @@ class NCBIEutilsSource(_NCBISource):
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
         wanted = {i.value: i.key for i in spec.ids}
         records = {}
-        for article in ET.fromstring(body).iter("PubmedArticle"):
+        for article in load_xml(body, self.name).iter("PubmedArticle"):
             pmid = article.findtext("MedlineCitation/PMID")
             if pmid not in wanted:
                 continue
@@ -142,10 +141,17 @@ def _fold(id_type: IdType, value: str) -> str:
     return value.upper() if id_type == IdType.PMCID else value.lower()
 
 
+def _id_text(value: Any) -> str | None:
+    """An id as text: NCBI writes PMIDs as numbers in some answers and strings in others."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return TEXT(value)
+
+
 def _json_status(response: requests.Response) -> Any:
     try:
         return json.loads(response.content).get("status")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
 
 

@@ -11,12 +11,12 @@ closed location's landing page leads to a paywall, not to a legal copy.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe, quote_path
+from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
 __all__ = ["OpenAlexSource"]
 
@@ -64,46 +64,49 @@ class OpenAlexSource(Source):
         return RequestSpec(path="/works", params={"filter": f"doi:{dois}", "per-page": str(self.batch_size)}, ids=ids)
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        data = json.loads(body)
-        works = data.get("results", []) if "results" in data else [data]
+        data = top_object(load_json(body, self.name), self.name)
+        # The list endpoint answers {"results": [...]}; the single-work endpoint answers the work itself.
+        works = OBJECTS(data.get("results")) if "results" in data else [data]
         wanted = {i.value.lower(): i.key for i in spec.ids}
         records = {}
         for work in works:
-            doi = _strip(work.get("doi"), _DOI_PREFIXES)
+            doi = _strip(at(work, "doi", kind=TEXT), _DOI_PREFIXES)
             if doi and doi.lower() in wanted:
                 records[wanted[doi.lower()]] = self._record(work, doi.lower())
         return records
 
     def _record(self, work: dict[str, Any], doi: str) -> Record:
-        ids = work.get("ids") or {}
-        oa = work.get("open_access") or {}
-        best = work.get("best_oa_location") or {}
-        primary = work.get("primary_location") or {}
-        pmcid = _strip(ids.get("pmcid"), _PMCID_PREFIXES)
+        ids = at(work, "ids", kind=OBJECT)
+        oa = at(work, "open_access", kind=OBJECT)
+        best = at(work, "best_oa_location", kind=OBJECT)
+        primary = at(work, "primary_location", kind=OBJECT)
+        pmcid = _strip(at(ids, "pmcid", kind=TEXT), _PMCID_PREFIXES)
+        best_pdf = at(best, "pdf_url", kind=TEXT)
+        oa_url = at(oa, "oa_url", kind=TEXT)
         candidates = [
-            self._from_location(best, best.get("pdf_url"), "pdf"),
+            self._from_location(best, best_pdf, "pdf"),
             # oa_url is the best location's pdf_url when it has one, otherwise its landing page.
-            self._from_location(best, oa.get("oa_url"), "pdf" if oa.get("oa_url") == best.get("pdf_url") else "landing"),
+            self._from_location(best, oa_url, "pdf" if oa_url == best_pdf else "landing"),
         ]
-        for loc in work.get("locations") or []:
-            if loc.get("is_oa"):
-                candidates.append(self._from_location(loc, loc.get("pdf_url"), "pdf"))
-                candidates.append(self._from_location(loc, loc.get("landing_page_url"), "landing"))
+        for loc in at(work, "locations", kind=OBJECTS):
+            if at(loc, "is_oa", kind=FLAG):
+                candidates.append(self._from_location(loc, at(loc, "pdf_url", kind=TEXT), "pdf"))
+                candidates.append(self._from_location(loc, at(loc, "landing_page_url", kind=TEXT), "landing"))
         return Record(
             doi=doi,
-            pmid=_strip(ids.get("pmid"), _PMID_PREFIXES),
+            pmid=_strip(at(ids, "pmid", kind=TEXT), _PMID_PREFIXES),
             pmcid=(pmcid if pmcid.upper().startswith("PMC") else f"PMC{pmcid}") if pmcid else None,
-            title=work.get("title") or work.get("display_name"),
-            year=work.get("publication_year"),
-            journal=((primary.get("source") or {}).get("display_name")),
-            oa_status=oa.get("oa_status"),
-            license=best.get("license") or primary.get("license"),
-            is_oa=oa.get("is_oa"),
+            title=at(work, "title", kind=TEXT) or at(work, "display_name", kind=TEXT),
+            year=at(work, "publication_year", kind=YEAR),
+            journal=at(primary, "source", "display_name", kind=TEXT),
+            oa_status=at(oa, "oa_status", kind=TEXT),
+            license=at(best, "license", kind=TEXT) or at(primary, "license", kind=TEXT),
+            is_oa=at(oa, "is_oa", kind=FLAG),
             candidates=dedupe(candidates),
         )
 
     def _from_location(self, loc: dict[str, Any], url: Any, kind: str) -> Candidate | None:
-        source_type = (loc.get("source") or {}).get("type")
+        source_type = at(loc, "source", "type", kind=TEXT)
         host_type = None if source_type is None else ("repository" if source_type == "repository" else "publisher")
         return self.candidate(url, kind=kind, version=loc.get("version"), license=loc.get("license"), host_type=host_type)
 

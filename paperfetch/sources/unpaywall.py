@@ -8,13 +8,12 @@ there is no top-level ``license``).
 
 from __future__ import annotations
 
-import json
-
 import requests
 
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
+from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
 __all__ = ["UnpaywallSource"]
 
@@ -41,26 +40,28 @@ class UnpaywallSource(Source):
         return default_classify(response)
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        work = json.loads(body)
-        if not isinstance(work, dict) or not work.get("doi"):
+        work = top_object(load_json(body, self.name), self.name)
+        doi = at(work, "doi", kind=TEXT)
+        if not doi:
             return {}
-        best = work.get("best_oa_location") or None
-        locations = [best] + [loc for loc in work.get("oa_locations") or [] if loc != best]
+        best = at(work, "best_oa_location", kind=OBJECT) or None
+        locations = [best] + [loc for loc in at(work, "oa_locations", kind=OBJECTS) if loc != best]
         candidates = []
         for loc in filter(None, locations):
             meta = {"version": loc.get("version"), "license": loc.get("license"), "host_type": loc.get("host_type")}
-            candidates.append(self.candidate(loc.get("url_for_pdf"), kind="pdf", **meta))
+            pdf, url = at(loc, "url_for_pdf", kind=TEXT), at(loc, "url", kind=TEXT)
+            candidates.append(self.candidate(pdf, kind="pdf", **meta))
             # `url` is url_for_pdf when there is one, else the landing page; dedupe drops the repeat.
-            candidates.append(self.candidate(loc.get("url"), kind="pdf" if loc.get("url") == loc.get("url_for_pdf") else "landing", **meta))
-            candidates.append(self.candidate(loc.get("url_for_landing_page"), kind="landing", **meta))
+            candidates.append(self.candidate(url, kind="pdf" if url == pdf else "landing", **meta))
+            candidates.append(self.candidate(at(loc, "url_for_landing_page", kind=TEXT), kind="landing", **meta))
         record = Record(
-            doi=work["doi"].lower(),
-            title=work.get("title"),
-            year=work.get("year"),
-            journal=work.get("journal_name"),
-            oa_status=work.get("oa_status"),
-            license=(best or {}).get("license"),
-            is_oa=work.get("is_oa"),
+            doi=doi.lower(),
+            title=at(work, "title", kind=TEXT),
+            year=at(work, "year", kind=YEAR),
+            journal=at(work, "journal_name", kind=TEXT),
+            oa_status=at(work, "oa_status", kind=TEXT),
+            license=at(best, "license", kind=TEXT),
+            is_oa=at(work, "is_oa", kind=FLAG),
             candidates=dedupe(candidates),
         )
         return {spec.ids[0].key: record}

@@ -1,0 +1,104 @@
+"""Redirect safety: a public server may not send us to a private address.
+
+A notebook on a cloud VM or a shared server can reach addresses the internet
+cannot: the cloud metadata endpoint (``169.254.169.254``, ``fd00:ec2::254``),
+the host itself (``127.0.0.1``, ``0.0.0.0``), the private network
+(``10.0.0.0/8`` …). A publisher answering ``302 Location: http://169.254.169.254/…``
+must not make us fetch it. :func:`redirect_refusal` says why a redirect is
+refused, or ``None`` when it may be followed:
+
+* with ``allow_private=True`` every redirect may be followed;
+* a redirect from a private address may go anywhere: starting URLs on loopback
+  (the tests, the demo world, a local mirror) keep working;
+* a redirect from a public address to a host any of whose addresses is
+  private, loopback, link-local, unspecified, reserved or multicast is refused.
+  Literal IPs are read directly (also IPv4-mapped IPv6 such as
+  ``::ffff:10.0.0.1``); names are resolved with *resolver* (``socket.getaddrinfo``
+  by default, injectable in tests). A name that does not resolve is not refused
+  here: the request will fail on its own.
+
+Where the transport must call it: in the redirect loop (``HttpClient._exchange``
+and the download redirect loop), before following ``Location``; a refusal
+becomes :class:`~paperfetch.errors.RefusedRedirect` and an outcome row.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["Resolver", "addresses_of", "is_private_address", "is_refused_redirect", "redirect_refusal"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[..., list[tuple[Any, ...]]]
+
+
+def is_private_address(address: IPAddress) -> bool:
+    """True for addresses the public internet cannot reach us at (or should not send us to)."""
+    mapped = getattr(address, "ipv4_mapped", None)
+    if mapped is not None:
+        address = mapped
+    return (
+        address.is_private
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_unspecified
+        or address.is_reserved
+        or address.is_multicast
+        or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
+    )
+
+
+def addresses_of(host: str, resolver: Resolver = socket.getaddrinfo) -> list[IPAddress]:
+    """The IP addresses of *host*: itself when it is a literal, else what *resolver* says ([] if nothing)."""
+    literal = host.strip("[]").split("%", 1)[0]  # [fd00:ec2::254], fe80::1%eth0
+    try:
+        return [ipaddress.ip_address(literal)]
+    except ValueError:
+        pass
+    try:
+        infos = resolver(host, None, 0, socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError):
+        return []
+    found = []
+    for info in infos:
+        try:
+            found.append(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]))
+        except (ValueError, IndexError, TypeError):
+            continue
+    return found
+
+
+def redirect_refusal(
+    from_url: str, to_url: str, allow_private: bool = False, resolver: Resolver = socket.getaddrinfo
+) -> str | None:
+    """Why the redirect *from_url* -> *to_url* is refused, or ``None`` when it may be followed."""
+    if allow_private:
+        return None
+    try:
+        source_host = urlsplit(from_url).hostname or ""
+        target_host = urlsplit(to_url).hostname or ""
+    except ValueError:
+        return "the redirect target is not a valid URL"
+    if not target_host:
+        return None  # no host: the transport refuses it as an invalid URL
+    source = addresses_of(source_host, resolver)
+    if source and any(is_private_address(a) for a in source):
+        return None  # started on a private or loopback address: the caller chose that network
+    for address in addresses_of(target_host, resolver):
+        if is_private_address(address):
+            return (
+                f"a redirect from a public address to {target_host} ({address}), a private, loopback, link-local "
+                "or unspecified address, was refused (allow_private_redirects=True allows it)"
+            )
+    return None
+
+
+def is_refused_redirect(
+    from_url: str, to_url: str, allow_private: bool = False, resolver: Resolver = socket.getaddrinfo
+) -> bool:
+    """True when the redirect *from_url* -> *to_url* must not be followed (see :func:`redirect_refusal`)."""
+    return redirect_refusal(from_url, to_url, allow_private, resolver) is not None

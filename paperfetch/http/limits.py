@@ -1,0 +1,261 @@
+"""Ceilings on one request's time and size, enforced while the body is read.
+
+A read timeout alone never ends a body that trickles one byte per second: every
+byte resets it. A ``Content-Length`` check alone never stops a gzip bomb: a few
+kilobytes on the wire decode to gigabytes. :func:`iter_limited` reads a
+streamed response with both ceilings:
+
+* a :class:`Deadline` — a point in monotonic time for the whole request
+  (connect, headers and every read). Before each read the socket's timeout is
+  shrunk to the time left, and reads return as soon as *any* bytes arrive
+  (``read1``), so the deadline holds however the bytes trickle;
+* a cap on **decoded** bytes (what ``Content-Encoding`` expands to), checked
+  after every read of at most *chunk_size* decoded bytes, so memory stays
+  bounded by the cap plus one chunk.
+
+Reaching the deadline raises :class:`~paperfetch.errors.DeadlineExceeded`
+(a ``requests.Timeout`` too); passing the cap raises
+:class:`~paperfetch.errors.DownloadTooLarge`, or, with ``truncate=True`` (a
+landing page, robots.txt: only the head is read), simply stops. A broken body
+raises ``requests.ConnectionError`` / ``ReadTimeout``, as ``iter_content``
+would, so the caller's retry and wrapping apply unchanged.
+
+The defaults (:data:`DEFAULT_DEADLINE_S`, :data:`MAX_METADATA_BYTES`,
+:data:`MAX_ROBOTS_BYTES`) are the safe settings for metadata answers and
+robots.txt; PDFs use the client's ``max_pdf_bytes``.
+
+Where the transport must call these (see issue 11): the metadata ``fetch``
+reads its body with :func:`read_limited` (``MAX_METADATA_BYTES``), the robots
+fetch with ``MAX_ROBOTS_BYTES``, the PDF stream with :func:`iter_limited`
+(``max_pdf_bytes``), each under one :class:`Deadline` created before the first
+connect.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
+from urllib3.response import BaseHTTPResponse
+
+from paperfetch.errors import DeadlineExceeded, DownloadTooLarge
+
+__all__ = [
+    "DEFAULT_DEADLINE_S",
+    "MAX_METADATA_BYTES",
+    "MAX_ROBOTS_BYTES",
+    "Deadline",
+    "deadline_scope",
+    "install_deadline_pools",
+    "iter_limited",
+    "read_limited",
+]
+
+#: Total time one request may take, connect to last byte.
+DEFAULT_DEADLINE_S = 300.0
+#: Largest decoded metadata answer read (the biggest recorded OpenAlex 50-work page is ~1.5 MB).
+MAX_METADATA_BYTES = 32 * 1024 * 1024
+#: Largest decoded robots.txt read; Google reads the first 500 KiB, so do we.
+MAX_ROBOTS_BYTES = 500 * 1024
+
+
+@dataclass
+class Deadline:
+    """A point in monotonic time by which a request must be over."""
+
+    seconds: float
+    clock: Callable[[], float] = time.monotonic
+    expires_at: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.expires_at = self.clock() + self.seconds
+
+    def remaining(self) -> float:
+        return self.expires_at - self.clock()
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0
+
+    def check(self, url: str | None = None) -> None:
+        """Raise :class:`DeadlineExceeded` when the deadline has passed."""
+        if self.expired():
+            raise DeadlineExceeded(f"{url or 'the request'} took longer than its deadline of {self.seconds:g} s", url=url)
+
+
+def read_limited(
+    response: requests.Response,
+    *,
+    max_bytes: int,
+    deadline: Deadline | None = None,
+    chunk_size: int = 64 * 1024,
+    truncate: bool = False,
+    url: str | None = None,
+) -> bytes:
+    """The decoded body of a streamed *response*, within *max_bytes* and *deadline* (see :func:`iter_limited`)."""
+    return b"".join(iter_limited(response, max_bytes=max_bytes, deadline=deadline, chunk_size=chunk_size,
+                                 truncate=truncate, url=url))
+
+
+def iter_limited(
+    response: requests.Response,
+    *,
+    max_bytes: int,
+    deadline: Deadline | None = None,
+    chunk_size: int = 64 * 1024,
+    truncate: bool = False,
+    url: str | None = None,
+) -> Iterator[bytes]:
+    """Decoded chunks of a streamed *response*, stopping at *max_bytes* decoded bytes or the *deadline*.
+
+    Open *response* with ``stream=True``. *url* (already redacted) names the
+    request in errors. Chunks are at most *chunk_size* bytes.
+    """
+    shown = url or response.url
+    raw = response.raw
+    read = _reader(response, chunk_size)
+    sock = _socket_of(raw)
+    base_timeout = sock.gettimeout() if sock is not None else None
+    total = 0
+    try:
+        while True:
+            if deadline is not None:
+                left = deadline.remaining()
+                if left <= 0:
+                    deadline.check(shown)
+                if sock is not None:
+                    sock.settimeout(left if base_timeout is None else min(left, base_timeout))
+            try:
+                chunk = read()
+            except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout) as exc:
+                if deadline is not None and deadline.expired():
+                    deadline.check(shown)
+                raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
+            except requests.exceptions.RequestException:
+                raise
+            except (ProtocolError, DecodeError, OSError) as exc:
+                # As requests' own iter_content reports them, so callers' retry and wrapping stay as they are.
+                raise requests.exceptions.ConnectionError(
+                    f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
+                ) from None
+            if not chunk:
+                return
+            if total + len(chunk) > max_bytes:
+                if truncate:
+                    if max_bytes > total:
+                        yield chunk[: max_bytes - total]
+                    return
+                raise DownloadTooLarge(f"{shown} is larger than the limit of {max_bytes:,} bytes (decoded)",
+                                       url=shown, status_code=response.status_code)
+            total += len(chunk)
+            yield chunk
+    finally:
+        if sock is not None:
+            try:
+                sock.settimeout(base_timeout)
+            except OSError:
+                pass
+
+
+def _reader(response: requests.Response, chunk_size: int) -> Callable[[], bytes]:
+    """A function returning the next decoded chunk ('' at the end), as soon as any bytes arrive."""
+    raw = response.raw
+    if isinstance(raw, BaseHTTPResponse):
+        return lambda: raw.read1(chunk_size, decode_content=True)
+    chunks = response.iter_content(chunk_size)  # a test double's body (BytesIO …): already in memory
+    return lambda: next(chunks, b"")
+
+
+def _socket_of(raw: object) -> socket.socket | None:
+    """The socket under a urllib3 response, when it can be reached (None for test doubles)."""
+    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+# ---------------------------------------------------------------------- the header phase
+#
+# Between sending a request and the end of the response's head, http.client reads
+# line by line, and each byte resets the read timeout: a server trickling its
+# headers would hold us forever. :func:`deadline_scope` names the deadline of the
+# request this thread is sending; connections of a session prepared with
+# :func:`install_deadline_pools` arm a timer for it while they read the head and,
+# when it fires, shut the socket down, so the read ends at once. The timer is
+# cancelled and joined before ``getresponse`` returns: no thread outlives it.
+
+_current = threading.local()
+
+
+@contextmanager
+def deadline_scope(deadline: Deadline | None) -> Iterator[None]:
+    """Requests this thread sends inside the block must have their head by *deadline*."""
+    previous = getattr(_current, "deadline", None)
+    _current.deadline = deadline
+    try:
+        yield
+    finally:
+        _current.deadline = previous
+
+
+def _armed(getresponse: Callable[..., Any], conn: Any) -> Callable[..., Any]:
+    """*getresponse* of *conn*, reading the head under the scoped deadline."""
+
+    def deadline_getresponse(*args: Any, **kwargs: Any) -> Any:
+        deadline: Deadline | None = getattr(_current, "deadline", None)
+        sock = getattr(conn, "sock", None)
+        if deadline is None or not isinstance(sock, socket.socket):
+            return getresponse(*args, **kwargs)
+        timer = threading.Timer(max(0.0, deadline.remaining()), _shut, args=(sock,))
+        timer.daemon = True
+        timer.start()
+        try:
+            return getresponse(*args, **kwargs)
+        finally:
+            timer.cancel()
+            timer.join()
+
+    return deadline_getresponse
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _DeadlinePool:
+    """Mixin for urllib3 pools: each new connection reads its heads under the scoped deadline.
+
+    The connection class itself is left alone (whatever the pool's ``ConnectionCls``
+    is, vcrpy's recording stub included); only the instance's ``getresponse`` is wrapped.
+    """
+
+    def _new_conn(self) -> Any:
+        conn = super()._new_conn()  # type: ignore[misc]
+        conn.getresponse = _armed(conn.getresponse, conn)
+        return conn
+
+
+class _HTTPPool(_DeadlinePool, HTTPConnectionPool):
+    pass
+
+
+class _HTTPSPool(_DeadlinePool, HTTPSConnectionPool):
+    pass
+
+
+def install_deadline_pools(session: requests.Session) -> None:
+    """Make the HTTP adapters mounted on *session* honour :func:`deadline_scope` while reading heads."""
+    for adapter in session.adapters.values():
+        manager = getattr(adapter, "poolmanager", None)
+        if isinstance(adapter, HTTPAdapter) and manager is not None:
+            manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}

@@ -1,0 +1,158 @@
+"""Temporary download files that a crash cannot leave behind for good, and one writer per file.
+
+A PDF is streamed into a *part file* beside its destination, then renamed onto
+it. Part files are named ``.paperfetch-part-<destination name>`` (one per
+destination, so two writers of one file meet on the same name) and held under
+an exclusive ``fcntl.flock`` for as long as they are written:
+
+* :func:`part_file` claims the part file of a destination. When another
+  process (or thread) is writing the same destination, it waits for it and
+  reports ``claim.waited``; after the wait the caller finds the finished file
+  in place and need not download it again. A claim whose file was renamed or
+  removed while waiting starts over on a fresh file, so a finished PDF is
+  never truncated.
+* :func:`sweep_stale_parts` removes the part files of an output folder that no
+  live process holds (the kernel drops a dead process's locks, ``kill -9``
+  included). A run calls it before it starts. Part files of older paperfetch
+  versions (``.<name>.XXXX.part``, never locked) are removed once older than
+  *legacy_age_s*.
+
+Where the transport must call these: the download stream (``HttpClient``'s
+temporary-file code) writes through :func:`part_file` instead of
+``tempfile.mkstemp``, and ``Retriever.download`` calls
+:func:`sweep_stale_parts` on ``out_dir`` before the first request.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["PART_PREFIX", "PartClaim", "is_part_file", "part_file", "part_path", "sweep_stale_parts"]
+
+logger = logging.getLogger("paperfetch.parts")
+
+#: Every part file's name starts with this.
+PART_PREFIX = ".paperfetch-part-"
+_LEGACY_PART = re.compile(r"^\..+\.[A-Za-z0-9_]{6,}\.part$")  # tempfile.mkstemp(prefix=".<name>.", suffix=".part")
+
+
+@dataclass
+class PartClaim:
+    """An open, locked part file for one destination."""
+
+    path: Path
+    handle: BinaryIO
+    waited: bool  #: another writer held this destination first; it has finished (or given up) since
+
+    def commit(self, dest: Path) -> None:
+        """Flush, sync and rename the part file onto *dest* (still under the lock)."""
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        os.replace(self.path, dest)
+
+
+def part_path(dest: str | os.PathLike[str]) -> Path:
+    dest = Path(dest)
+    return dest.parent / f"{PART_PREFIX}{dest.name}"
+
+
+def is_part_file(path: str | os.PathLike[str]) -> bool:
+    name = Path(path).name
+    return name.startswith(PART_PREFIX) or bool(_LEGACY_PART.match(name))
+
+
+@contextmanager
+def part_file(dest: str | os.PathLike[str]) -> Iterator[PartClaim]:
+    """Claim, open (truncated) and lock the part file of *dest*; removed on exit unless committed."""
+    path = part_path(dest)
+    waited = False
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                waited = True
+                fcntl.flock(fd, fcntl.LOCK_EX)  # another writer: wait for it to finish
+            if _same_file(fd, path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # renamed onto its destination or swept while we waited: claim a fresh one
+    os.ftruncate(fd, 0)
+    handle = os.fdopen(fd, "w+b")
+    claim = PartClaim(path, handle, waited)
+    try:
+        yield claim
+    finally:
+        try:
+            if _same_file(handle.fileno(), path):
+                path.unlink(missing_ok=True)  # not committed: a failure leaves nothing behind
+        finally:
+            handle.close()  # releases the lock
+
+
+def sweep_stale_parts(out_dir: str | os.PathLike[str], *, legacy_age_s: float = 3600.0) -> list[Path]:
+    """Remove the part files in *out_dir* no live process holds; returns what was removed."""
+    folder = Path(out_dir)
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        name = entry.name
+        path = folder / name
+        if name.startswith(PART_PREFIX):
+            if _remove_if_unlocked(path):
+                removed.append(path)
+        elif _LEGACY_PART.match(name):
+            try:
+                if now - entry.stat().st_mtime >= legacy_age_s:
+                    path.unlink()
+                    removed.append(path)
+            except FileNotFoundError:
+                continue
+    if removed:
+        logger.info("removed %d stale part file(s) in %s", len(removed), folder)
+    return removed
+
+
+def _remove_if_unlocked(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a live writer holds it
+        if not _same_file(fd, path):
+            return False
+        path.unlink()
+        return True
+    finally:
+        os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
