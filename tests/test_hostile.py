@@ -654,3 +654,74 @@ def test_a_deadline_counts_in_the_injected_clock():
     clock.advance(5.0)
     with pytest.raises(DeadlineExceeded, match="deadline of 5 s"):
         deadline.check("http://h/x")
+
+
+# ------------------------------------------------------------------ ceilings everywhere: polite_mode=False, robots.txt, the breaker
+
+def _as_if_public(address):
+    """A redirect_refusal for which the loopback *address* plays a public server."""
+    def refusal(from_url, to_url, allow_private):  # noqa: ANN001
+        return addresses.redirect_refusal(from_url.replace(address, PUBLIC), to_url, allow_private)
+
+    return refusal
+
+
+def test_polite_mode_false_keeps_the_deadline_the_cap_and_the_redirect_check(hosts, monkeypatch):
+    import paperfetch.http.client as client_module
+
+    with RawServer("127.0.0.111", trickle(b'{"a": 1}' * 50, 0.5, content_type="application/json")) as slow:
+        c = HttpClient(polite_mode=False, max_retries=0, request_deadline_s=1.5)
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded, match="deadline of 1.5 s"):
+            c.fetch(f"{slow.base_url}/x")
+        assert time.monotonic() - started < 5
+    site = hosts("127.0.0.112", {"/big": Reply(200, b"x" * 300_000), "/hop": Reply(302, b"", {"Location": "/big"}),
+                                 "/meta": Reply(302, b"", {"Location": "http://169.254.169.254/latest/"})})
+    c = HttpClient(polite_mode=False, max_retries=0, max_answer_bytes=100_000)
+    with pytest.raises(DownloadTooLarge, match="decoded"):
+        c.fetch(site.base_url + "/big")
+    followed = HttpClient(polite_mode=False).get(site.base_url + "/hop")  # followed here, hop by hop
+    assert followed.status_code == 200 and len(followed.content) == 300_000
+    assert [r.status_code for r in followed.history] == [302]
+    monkeypatch.setattr(client_module, "redirect_refusal", _as_if_public("127.0.0.112"))
+    with pytest.raises(RefusedRedirect, match="169.254.169.254"):
+        c.get(site.base_url + "/meta")
+    assert site.hits("/meta") == 1
+
+
+def test_a_robots_txt_redirect_from_public_to_private_is_refused(hosts, monkeypatch):
+    import paperfetch.http.client as client_module
+
+    inside = hosts("127.0.0.113", {"*": Reply(200, b"User-agent: *\nDisallow: /\n", {"Content-Type": "text/plain"})})
+    publisher = hosts("127.0.0.114", {"/robots.txt": Reply(302, b"", {"Location": inside.base_url + "/robots.txt"}),
+                                      "*": Reply(200, b"{}", {"Content-Type": "application/json"})})
+    monkeypatch.setattr(client_module, "redirect_refusal", _as_if_public("127.0.0.114"))
+    c = HttpClient(respect_robots_txt=True, max_retries=0, **FAST)
+    assert c.fetch(publisher.base_url + "/x").content == b"{}"  # robots.txt unreachable: allowed, as configured
+    assert inside.hits() == 0  # the private address was never asked
+    assert c.snapshot(publisher.base_url).robots == "unreachable"
+
+
+def test_the_breaker_counts_a_deadline_as_a_failure(tmp_path):
+    def slow_head(conn, request, stopping):  # noqa: ANN001
+        for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
+            if stopping.wait(0.2):
+                return
+            conn.sendall(bytes([byte]))
+
+    with RawServer("127.0.0.115", slow_head) as server:  # the head trickles past the deadline
+        c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=0.6, breaker_failures=2,
+                       backoff_base_s=0.05, **FAST)
+        for _ in range(2):
+            with pytest.raises(DeadlineExceeded):
+                c.fetch(server.base_url + "/x")
+        snap = c.snapshot(server.base_url)
+        assert (snap.failures, snap.breaker) == (2, "open")
+        assert "DeadlineExceeded" in c.host_limiter(server.base_url).facts.breaker_reason
+    with RawServer("127.0.0.116", trickle(fake_pdf("slow"), 0.2)) as server:  # the head is quick, the body trickles
+        c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=0.6, breaker_failures=1, **FAST)
+        with pytest.raises(DeadlineExceeded):
+            c.download(server.base_url + "/slow.pdf", tmp_path / "slow.pdf")
+        snap = c.snapshot(server.base_url)
+        assert (snap.failures, snap.breaker) == (1, "open")
+    assert list(tmp_path.iterdir()) == []
