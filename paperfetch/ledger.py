@@ -212,7 +212,7 @@ class Ledger:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._closed = False
-        # Creation and set-up run under an exclusive flock on the folder (issue 11): several processes
+        # Creation and set-up run under an exclusive flock on the folder: several processes
         # opening one fresh ledger at once would otherwise meet "database is locked" while switching to
         # WAL. A directory lock leaves no file behind and never touches SQLite's own POSIX locks.
         with _folder_lock(self.folder):

@@ -17,10 +17,10 @@ an exclusive ``fcntl.flock`` for as long as they are written:
   versions (``.<name>.XXXX.part``, never locked) are removed once older than
   *legacy_age_s*.
 
-Where the transport must call these: the download stream (``HttpClient``'s
-temporary-file code) writes through :func:`part_file` instead of
-``tempfile.mkstemp``, and ``Retriever.download`` calls
-:func:`sweep_stale_parts` on ``out_dir`` before the first request.
+Where they are called: ``HttpClient.download`` claims the part file around its
+retry loop and ``paperfetch.download.stream_to_file`` writes through it;
+``Retriever.download`` calls :func:`sweep_stale_parts` on ``out_dir`` before
+the first request.
 """
 
 from __future__ import annotations

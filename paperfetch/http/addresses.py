@@ -17,9 +17,11 @@ refused, or ``None`` when it may be followed:
   by default, injectable in tests). A name that does not resolve is not refused
   here: the request will fail on its own.
 
-Where the transport must call it: in the redirect loop (``HttpClient._exchange``
-and the download redirect loop), before following ``Location``; a refusal
-becomes :class:`~paperfetch.errors.RefusedRedirect` and an outcome row.
+Where the transport calls it: ``HttpClient._check_redirect``, before following
+``Location`` (the polite redirect loop and the ``polite_mode=False`` one), and
+the robots.txt redirect loop; a refusal becomes
+:class:`~paperfetch.errors.RefusedRedirect` and an outcome row (for robots.txt:
+"unreachable").
 """
 
 from __future__ import annotations

@@ -24,11 +24,12 @@ The defaults (:data:`DEFAULT_DEADLINE_S`, :data:`MAX_METADATA_BYTES`,
 :data:`MAX_ROBOTS_BYTES`) are the safe settings for metadata answers and
 robots.txt; PDFs use the client's ``max_pdf_bytes``.
 
-Where the transport must call these (see issue 11): the metadata ``fetch``
-reads its body with :func:`read_limited` (``MAX_METADATA_BYTES``), the robots
-fetch with ``MAX_ROBOTS_BYTES``, the PDF stream with :func:`iter_limited`
-(``max_pdf_bytes``), each under one :class:`Deadline` created before the first
-connect.
+Where the transport calls these: ``HttpClient._answer`` creates one
+:class:`Deadline` per request before the connect and reads a non-streamed answer
+with :func:`read_limited` (``max_answer_bytes``); a streamed response carries
+the deadline as ``paperfetch_deadline`` to the robots.txt fetch
+(``MAX_ROBOTS_BYTES``), ``paperfetch.download.stream_to_file`` (``max_pdf_bytes``)
+and the landing-page reader in ``paperfetch.items``.
 """
 
 from __future__ import annotations
