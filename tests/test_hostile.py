@@ -725,3 +725,47 @@ def test_the_breaker_counts_a_deadline_as_a_failure(tmp_path):
         snap = c.snapshot(server.base_url)
         assert (snap.failures, snap.breaker) == (1, "open")
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ references / citations read defensively too
+
+class _Answers:
+    """A Fetcher answering every request with the next body of *bodies* (cycling)."""
+
+    def __init__(self, bodies):  # noqa: ANN001
+        self.bodies = list(bodies)
+        self.n = 0
+
+    def fetch(self, url, classify=None, params=None):  # noqa: ANN001
+        body = self.bodies[self.n % len(self.bodies)]
+        self.n += 1
+        return type("Answer", (), {"content": body})()
+
+
+@pytest.mark.parametrize("body", UNREADABLE[:7])
+def test_an_unreadable_references_answer_is_a_malformed_response(body):
+    from paperfetch.sources.crossref import CrossrefSource
+    from paperfetch.sources.openalex import OpenAlexSource
+    from paperfetch.sources.references import LinkFinder
+
+    finder = LinkFinder(openalex=OpenAlexSource(), crossref=CrossrefSource())
+    with pytest.raises(MalformedResponse, match="^openalex: "):
+        finder.references(_Answers([body]), parse_identifier("10.1000/x"))
+    with pytest.raises(MalformedResponse, match="^openalex: "):
+        finder.citations(_Answers([body]), parse_identifier("10.1000/x"))
+
+
+def test_wrong_shaped_reference_fields_are_absent():
+    from paperfetch.sources.crossref import CrossrefSource
+    from paperfetch.sources.openalex import OpenAlexSource
+    from paperfetch.sources.references import LinkFinder
+
+    work = {"id": "https://openalex.org/W1", "doi": 7, "referenced_works": ["W2", None, 3, {"x": 1}]}
+    page = {"results": [None, "junk", {"id": ["W9"], "doi": "https://doi.org/10.1/A", "publication_year": "abc",
+                                       "ids": {"pmid": 12}, "title": ["t"]}], "meta": {"next_cursor": 5}}
+    crossref = {"message": {"reference": [None, {"DOI": 3}, {"DOI": "10.2/B", "year": "19x9", "article-title": 1}]}}
+    finder = LinkFinder(openalex=OpenAlexSource(), crossref=CrossrefSource())
+    links = finder.references(_Answers([json.dumps(work), json.dumps(page), json.dumps(crossref)]),
+                              parse_identifier("10.1000/x"))
+    assert [(link.doi, link.year, link.pmid, link.title) for link in links] == [
+        ("10.1/a", None, None, None), ("10.2/b", None, None, None)]

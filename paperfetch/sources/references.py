@@ -19,7 +19,6 @@ answers were not available as recordings to build and test against.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -27,6 +26,7 @@ from typing import Any, Iterable
 from paperfetch.errors import NotFoundError
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
+from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
 
 __all__ = ["LINK_COLUMNS", "OPENALEX_IDS_PER_REQUEST", "Link", "LinkFinder", "merge_links", "openalex_work_path", "page_params"]
 
@@ -69,7 +69,7 @@ class LinkFinder:
         if self.openalex is not None:
             work = self._openalex_work(http, ident)
             if work is not None:
-                ids = [_short_id(w) for w in work.get("referenced_works") or []]
+                ids = [_short_id(w) for w in at(work, "referenced_works", kind=TEXTS)]
                 links += self._openalex_by_ids(http, [i for i in ids if i])
                 if doi is None and _openalex_link(work).doi:  # a PMID/PMCID: Crossref is asked by the work's DOI
                     doi = Identifier.from_key("doi:" + _openalex_link(work).doi)
@@ -86,9 +86,12 @@ class LinkFinder:
         return merge_links(self._openalex_pages(http, {"filter": f"cites:{_short_id(work.get('id'))}"}))
 
     # -- OpenAlex ------------------------------------------------------------------
-    def _get_json(self, http: Fetcher, source: Source, path: str, params: dict[str, str], ident: Identifier | None = None) -> Any:
+    def _get_json(self, http: Fetcher, source: Source, path: str, params: dict[str, str],
+                  ident: Identifier | None = None) -> dict[str, Any]:
+        """The answer's JSON object; anything else is a MalformedResponse naming the service."""
         url, query = source.url_for(RequestSpec(path=path, params=params, ids=(ident,) if ident else ()))
-        return json.loads(http.fetch(url, classify=source.classify, params=query).content)
+        body = http.fetch(url, classify=source.classify, params=query).content
+        return top_object(load_json(body, source.name), source.name)
 
     def _openalex_work(self, http: Fetcher, ident: Identifier) -> dict[str, Any] | None:
         path = openalex_work_path(ident)
@@ -112,9 +115,9 @@ class LinkFinder:
         cursor = "*"
         for _ in range(MAX_PAGES):
             page = self._get_json(http, self.openalex, "/works", page_params(params, cursor))
-            results = page.get("results") or []
+            results = at(page, "results", kind=OBJECTS)
             links += [_openalex_link(w) for w in results]
-            cursor = (page.get("meta") or {}).get("next_cursor")
+            cursor = at(page, "meta", "next_cursor", kind=TEXT)
             if not cursor or not results:
                 break
         return links
@@ -126,13 +129,12 @@ class LinkFinder:
         except NotFoundError:
             return []
         links = []
-        for ref in (data.get("message") or {}).get("reference") or []:
-            doi = (ref.get("DOI") or "").strip().lower()
+        for ref in at(data, "message", "reference", kind=OBJECTS):
+            doi = (at(ref, "DOI", kind=TEXT) or "").strip().lower()
             if not doi:
                 continue
-            year = ref.get("year")
-            links.append(Link(doi=doi, title=ref.get("article-title") or None,
-                              year=int(year) if str(year or "").isdigit() else None, sources=("crossref",)))
+            links.append(Link(doi=doi, title=at(ref, "article-title", kind=TEXT), year=at(ref, "year", kind=YEAR),
+                              sources=("crossref",)))
         return links
 
 
@@ -176,9 +178,10 @@ def _short_id(value: Any) -> str | None:
 
 
 def _openalex_link(work: dict[str, Any]) -> Link:
-    doi = work.get("doi") or ""
+    """A work's link; a wrong-shaped field is absent (:mod:`paperfetch.sources.schema`)."""
+    doi = at(work, "doi", kind=TEXT) or ""
     doi = doi.split("doi.org/", 1)[1] if "doi.org/" in doi else doi
-    pmid = ((work.get("ids") or {}).get("pmid") or "").rstrip("/").rsplit("/", 1)[-1] or None
-    year = work.get("publication_year")
+    pmid = (at(work, "ids", "pmid", kind=TEXT) or "").rstrip("/").rsplit("/", 1)[-1] or None
     return Link(doi=doi.lower() or None, pmid=pmid, openalex_id=_short_id(work.get("id")),
-                title=work.get("title") or work.get("display_name"), year=int(year) if year else None, sources=("openalex",))
+                title=at(work, "title", kind=TEXT) or at(work, "display_name", kind=TEXT),
+                year=at(work, "publication_year", kind=YEAR), sources=("openalex",))
