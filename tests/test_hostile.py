@@ -368,9 +368,16 @@ def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger
 
 def _measure(code: str) -> dict:
     """Run *code* in a fresh interpreter; it prints a JSON dict. ``peak_rss_mb`` is added."""
+    # VmHWM is the peak RSS of this interpreter's own memory map. ru_maxrss is not: Linux carries the
+    # high-water mark across exec, so a child of a large pytest process would report the parent's size.
     wrapper = code + textwrap.dedent("""
         import resource, json as _j
-        result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        try:
+            with open("/proc/self/status") as _status:
+                _hwm = [line for line in _status if line.startswith("VmHWM:")][0]
+            result["peak_rss_mb"] = int(_hwm.split()[1]) / 1024
+        except (OSError, IndexError, ValueError):
+            result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(_j.dumps(result))
     """)
     done = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, timeout=300)
