@@ -253,3 +253,15 @@ def test_without_the_breaker_the_same_batch_asks_for_every_url():
     client, adapter, clock = make(routes, breaker_failures=0, max_retries=1)
     client.get_many([f"{A}/{i}" for i in range(3)])
     assert len(adapter.calls) == 6
+
+
+def test_a_down_host_with_robots_costs_four_requests_and_every_url_is_answered():
+    # the figure (a) of benchmarks/adverse.py on the fake clock: robots.txt is answered 503 too
+    routes = {"/robots.txt": Reply(503, headers={"Retry-After": "30"}),
+              **{f"{A}/{i}": Reply(503, headers={"Retry-After": "30"}) for i in range(200)}}
+    client, adapter, clock = make(routes, respect_robots_txt=True)
+    t0 = clock.monotonic()
+    results = client.get_many([f"{A}/{i}" for i in range(200)])
+    assert [round(t - t0) for t, _ in adapter.calls] == [0, 30, 60, 90]  # robots.txt, then one URL and its probe
+    assert all(r.status_code == 503 for r in results)
+    assert clock.monotonic() - t0 < 100
