@@ -121,6 +121,7 @@ def test_breaker_failures_zero_disables_the_breaker():
         (503, {"Retry-After": "2"}, 0.5, 0.0, 2.5),
         (503, {}, 0.5, 0.0, 0.0),                        # a 503 without a wait teaches nothing
         (429, {"Retry-After": "1"}, None, 0.0, 0.0),     # no previous request: no refused gap
+        (503, {"Retry-After": "3600"}, 0.5, 0.0, 0.0),   # an outage, not a pace: the hold keeps it
     ],
 )
 def test_a_refusal_raises_the_learned_interval(status, headers, gap_s, before, expected):
