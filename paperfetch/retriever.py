@@ -57,6 +57,7 @@ from paperfetch.items import (
 from paperfetch.ledger import Ledger
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
+from paperfetch.report import requests_frame
 from paperfetch.sources import SOURCES, Record, Source
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
@@ -303,10 +304,7 @@ class Retriever:
         """One row per HTTP request made: time, host, URL (no secrets), status, waited, elapsed, source."""
         with self._rows_lock:
             rows = list(self._request_rows)
-        frame = pd.DataFrame(rows, columns=["time", "host", "url", "status", "waited_s", "elapsed_s", "source", "identifier", "outcome"])
-        frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True)
-        frame["status"] = frame["status"].astype("Int64")
-        return redact_frame(frame)
+        return redact_frame(requests_frame(rows))
 
     # ------------------------------------------------------------------ search and snowballing
     def search_pubmed(self, query: str, *, max_results: int = 200, mindate: str | None = None,
