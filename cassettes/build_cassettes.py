@@ -498,6 +498,23 @@ def build_pubmed_search(fx: Path) -> list[dict[str, Any]]:
     ]
 
 
+def build_efetch_post(fx: Path) -> list[dict[str, Any]]:
+    """hawc's real POST to EFetch: the same response, the request body rewritten to the form PubMedSearch sends
+    (``db``, ``retmode``, ``id=a,b,…``; the identity fields are left out as the query filters leave them out)."""
+    from paperfetch.sources.pubmed import EFETCH, SearchResult, efetch_params
+
+    [(uri, fetch)] = vcr_responses(fx / "ncbi_eutils/hawc__TestPubMedFetch.test_standard_query.yaml")
+    source = SOURCES["ncbi_eutils"](identification=Identification(email=PLACEHOLDER_EMAIL))
+    url = source.base_url + EFETCH
+    assert uri == url, uri
+    form = efetch_params(SearchResult(count=6, pmids=PUBMED_PMIDS), 0)
+    body = requests.Request("POST", url, data=form).prepare().body
+    recorded = interaction(url, fetch)
+    recorded["request"].update(method="POST", body=body,
+                               headers={"Content-Type": ["application/x-www-form-urlencoded"]})
+    return [recorded]
+
+
 def esearch_saved(fixture: str, term: str) -> Callable[[Path], list[dict[str, Any]]]:
     def build(fx: Path) -> list[dict[str, Any]]:
         from paperfetch.sources.pubmed import ESEARCH, esearch_params
@@ -558,6 +575,9 @@ CASES += [
          ("ncbi_eutils/hawc__TestPubMedSearch.test_standard_query.yaml", "ncbi_eutils/hawc__TestPubMedFetch.test_standard_query.yaml"),
          "ESearch (6 PMIDs, no WebEnv) then EFetch id=<the 6>; recorded as POSTs, stored as the GETs PubMedSearch sends",
          build_pubmed_search),
+    Case("ncbi_eutils/efetch_post_six_pmids.yaml", "converted", ("ncbi_eutils/hawc__TestPubMedFetch.test_standard_query.yaml",),
+         "a real POST to EFetch (form body, 6 PMIDs); the body rewritten to the form PubMedSearch posts "
+         "(db, retmode, id=a,b,…; identity fields left out)", build_efetch_post),
     Case("ncbi_eutils/esearch_usehistory_webenv.yaml", "converted", ("ncbi_eutils/dspace__pubmedimport-fetch-test__esearch_usehistory.xml",),
          "ESearch with usehistory=y: WebEnv and QueryKey; a saved body (request reconstructed, Content-Type supplied)",
          esearch_saved("ncbi_eutils/dspace__pubmedimport-fetch-test__esearch_usehistory.xml", "10.1016/j.nepr.2023.103548")),

@@ -25,7 +25,7 @@ from paperfetch.cache import CachedFetcher, MetadataCache, cache_key
 from paperfetch.config import Identification
 from paperfetch.demo import DemoWorld, fake_pdf
 from paperfetch.demo_research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOWS, science_papers, text_pdf
-from paperfetch.errors import InvalidIdentifier, NotFoundError, ServiceError
+from paperfetch.errors import InvalidIdentifier, NotFoundError, RateLimited, ServiceError
 from paperfetch.ids import Identifier
 from paperfetch.outcomes import COLUMNS, Status
 from paperfetch.sources import CrossrefSource, NCBIEutilsSource, OpenAlexSource
@@ -104,13 +104,139 @@ def test_esearch_with_zero_results_is_an_empty_search_after_one_request() -> Non
         assert pubmed().search(Transport(), "abcXYZ", max_results=20) == []
 
 
-def test_ncbi_414_is_a_typed_error_that_says_what_to_do() -> None:
+def test_ncbi_414_is_a_typed_error_that_says_what_to_do(monkeypatch) -> None:
+    from paperfetch.sources import pubmed as pubmed_module
+
+    # _get posts a URL this long; a server that refuses a shorter one still gets a clear error
+    monkeypatch.setattr(pubmed_module, "MAX_GET_URL", 100_000)
     doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
     parts = urlsplit(doc["interactions"][0]["request"]["uri"])
     with replay.use_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml"):
         with pytest.raises(ServiceError, match="414.*at most 200") as caught:
             pubmed()._get(Transport(), parts.path, dict(parse_qsl(parts.query)))
     assert caught.value.status_code == 414
+
+
+class Sent(Transport):
+    """The transport, also keeping ``(method, url, body)`` of every request that went out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, str, str]] = []
+
+        def keep(response, *args, **kwargs):  # noqa: ANN001,ANN002,ANN003,ANN202
+            body = response.request.body or ""
+            self.requests.append((response.request.method, response.request.url,
+                                  body.decode() if isinstance(body, bytes) else body))
+
+        self._session.hooks["response"].append(keep)
+
+
+def test_efetch_by_a_long_id_list_is_a_post_replayed_from_the_real_recorded_post(monkeypatch) -> None:
+    from paperfetch.sources import pubmed as pubmed_module
+
+    monkeypatch.setattr(pubmed_module, "MAX_GET_URL", 100)  # the six recorded ids make a 'long' URL
+    http = Sent()
+    with replay.use_cassette("ncbi_eutils/efetch_post_six_pmids.yaml") as cassette:
+        hits = pubmed().efetch(http, SearchResult(count=6, pmids=RECORDED_PMIDS))
+        assert cassette.all_played
+    assert [h.pmid for h in hits] == RECORDED_PMIDS and hits[0].doi == "10.1126/science.1165395"
+    [(method, url, body)] = http.requests
+    assert method == "POST" and urlsplit(url).query == ""  # everything, identity included, in the form body
+    form = dict(parse_qsl(body))
+    assert form["id"].split(",") == RECORDED_PMIDS and form["db"] == "pubmed" and form["email"] == "you@example.com"
+    recorded = yaml.safe_load((CASSETTES / "ncbi_eutils/efetch_post_six_pmids.yaml").read_text())["interactions"][0]
+    assert recorded["request"]["method"] == "POST" and "secret" not in str(recorded) and "example.com" not in str(recorded)
+
+
+def _efetch_xml(pmids: list[str]) -> bytes:
+    articles = "".join(f"<PubmedArticle><MedlineCitation><PMID>{p}</PMID><Article><ArticleTitle>Paper {p}</ArticleTitle>"
+                       "</Article></MedlineCitation></PubmedArticle>" for p in pmids)
+    return f"<?xml version='1.0'?><PubmedArticleSet>{articles}</PubmedArticleSet>".encode()
+
+
+@pytest.fixture()
+def eutils_414():
+    """A loopback E-utilities that answers long GETs as NCBI does (its real 414 body) and serves EFetch by GET or POST."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    import threading
+
+    doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
+    too_long = doc["interactions"][0]["response"]["body"]["string"].encode()
+    seen: list[tuple[str, int, list[str]]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _answer(self, status: int, body: bytes, kind: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802
+            if len(self.path) > 2000:
+                seen.append(("GET", len(self.path), []))
+                return self._answer(414, too_long, "text/html; charset=utf-8")
+            ids = dict(parse_qsl(urlsplit(self.path).query)).get("id", "").split(",")
+            seen.append(("GET", len(self.path), ids))
+            self._answer(200, _efetch_xml(ids), "text/xml; charset=UTF-8")
+
+        def do_POST(self) -> None:  # noqa: N802
+            form = dict(parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
+            ids = form.get("id", "").split(",")
+            seen.append(("POST", len(self.path), ids))
+            self._answer(200, _efetch_xml(ids), "text/xml; charset=UTF-8")
+
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_a_300_id_lookup_posts_the_long_batch_and_never_sends_a_long_get(eutils_414) -> None:
+    base, seen = eutils_414
+    pmids = [str(30_000_000 + i) for i in range(300)]
+    search = PubMedSearch(NCBIEutilsSource(base_url=base, identification=IDENTIFICATION))
+    hits = search.efetch(Transport(), SearchResult(count=300, pmids=pmids))
+    assert [h.pmid for h in hits] == pmids and hits[299].title == "Paper 30000299"
+    assert [(method, len(ids)) for method, _, ids in seen] == [("POST", 200), ("GET", 100)]
+    assert all(length <= 2000 for method, length, _ in seen if method == "GET")
+    # the same 200 ids as a GET are what the server refuses, with NCBI's own answer
+    with pytest.raises(ServiceError, match="414") as caught:
+        Transport().fetch(base + "/entrez/eutils/efetch.fcgi", params={"id": ",".join(pmids[:200])})
+    assert caught.value.status_code == 414 and b"Submitted URI too large" in caught.value.response.content
+
+
+def test_post_is_paced_and_held_like_get_and_only_for_reads() -> None:
+    from paperfetch.errors import ConfigurationError as ConfigError
+    from paperfetch.testing import ScriptedAdapter
+
+    clock = FakeClock()
+    adapter = ScriptedAdapter({"/efetch": [Reply(200, b"ok"), Reply(200, b"ok"), Reply(429, b"", {"Retry-After": "3600"}),
+                                           Reply(200, b"ok")]}, clock=clock)
+    http = HttpClient(clock=clock, max_retries=1, verbosity=0, host_intervals={"127.0.0.9": 2.0})
+    http.session.mount("http://", adapter)
+    for _ in range(2):
+        assert http.fetch("http://127.0.0.9/efetch", method="POST", data={"id": "1,2"}).content == b"ok"
+    assert adapter.calls[1][0] - adapter.calls[0][0] >= 2.0  # paced at the host's interval, as a GET is
+    with pytest.raises(RateLimited, match="asked for no requests"):
+        http.fetch("http://127.0.0.9/efetch", method="POST", data={"id": "1,2"})
+    assert len(adapter.calls) == 3  # the hour-long hold ends the call: no second POST
+    with pytest.raises(RateLimited, match="no request sent"):  # the hold stands for the next POST (and GET) too
+        http.fetch("http://127.0.0.9/efetch", method="POST", data={"id": "1,2"})
+    assert len(adapter.calls) == 3
+    with pytest.raises(ConfigError, match="POST for idempotent reads"):
+        http.fetch("http://127.0.0.9/efetch", method="DELETE")
+    with pytest.raises(ConfigError, match="method='POST'"):
+        http.fetch("http://127.0.0.9/efetch", data={"id": "1"})
 
 
 def test_openalex_id_batch_is_paged_to_the_end() -> None:
@@ -447,3 +573,10 @@ def test_an_unreadable_cached_answer_is_asked_again(world: DemoWorld, tmp_path: 
     with retriever(world, tmp_path / "two", cache=cache) as r:
         assert r.download(["10.5555/demo.slow1"])["status"].tolist() == ["downloaded"]
     assert world.hosts["unpaywall"].hits() == before + 1
+
+
+def test_a_posted_read_has_its_own_cache_key_without_identity() -> None:
+    url = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
+    posted = cache_key(url, None, {"db": "pubmed", "id": "1,2", "email": "you@example.com", "api_key": "k"})
+    assert posted.startswith("POST ") and "example" not in posted and "api_key" not in posted
+    assert posted != cache_key(url, {"db": "pubmed", "id": "1,2"}) and posted != cache_key(url, None, {"db": "pubmed", "id": "1,3"})
