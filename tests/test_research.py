@@ -28,7 +28,7 @@ from paperfetch.demo_research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOW
 from paperfetch.errors import InvalidIdentifier, NotFoundError, RateLimited, ServiceError
 from paperfetch.ids import Identifier
 from paperfetch.outcomes import COLUMNS, Status
-from paperfetch.sources import CrossrefSource, NCBIEutilsSource, OpenAlexSource
+from paperfetch.sources import CrossrefSource, EuropePMCSource, NCBIEutilsSource, OpenAlexSource
 from paperfetch.sources.pubmed import EFETCH_BATCH, PubMedSearch, SearchResult, efetch_params
 from paperfetch.sources.references import Link, LinkFinder, merge_links
 from paperfetch.testing import Reply, cassette_vcr
@@ -288,6 +288,58 @@ def test_a_work_no_service_knows_has_no_references_and_no_citations() -> None:
         assert crossref_only.references(Transport(), ident("doi:10.1371/notarealdoi")) == []
 
 
+EPMC_FIRST = ("19749171", "The transient receptor potential vanilloid-1 channel in thermoregulation: a thermosensor it is not.", 2009)
+
+
+def test_europepmc_citations_of_a_pmid_from_the_real_recorded_answer() -> None:
+    http = Transport()
+    finder = LinkFinder(openalex=None, europepmc=EuropePMCSource(identification=IDENTIFICATION))
+    with replay.use_cassette("europepmc/citations_MED_17183631.yaml") as cassette:
+        links = finder.citations(http, ident("pmid:17183631"))
+        assert cassette.all_played
+    assert len(links) == 23 and len(http.sent) == 1  # hitCount 23 reached on page 1: no second request
+    assert (links[0].pmid, links[0].title, links[0].year) == EPMC_FIRST
+    assert all(link.sources == ("europepmc",) and link.pmid for link in links)
+    query = dict(parse_qsl(urlsplit(http.sent[0]).query))
+    assert urlsplit(http.sent[0]).path.endswith("/MED/17183631/citations") and query["format"] == "json"
+
+
+def test_europepmc_citations_are_paged_until_hitcount(monkeypatch) -> None:
+    from paperfetch.sources import references as references_module
+
+    monkeypatch.setattr(references_module, "EUROPEPMC_PAGE_SIZE", 12)
+    http = Transport()
+    finder = LinkFinder(openalex=None, europepmc=EuropePMCSource(identification=IDENTIFICATION))
+    with replay.use_cassette("europepmc/citations_MED_17183631_paged.yaml") as cassette:
+        links = finder.citations(http, ident("pmid:17183631"))
+        assert cassette.all_played
+    assert len(links) == 23 and [dict(parse_qsl(urlsplit(u).query))["page"] for u in http.sent] == ["1", "2"]
+    assert len({link.pmid for link in links}) == 23
+
+
+def test_europepmc_with_no_citations_and_a_doi_without_pmid() -> None:
+    http = Transport()
+    finder = LinkFinder(openalex=None, europepmc=EuropePMCSource(identification=IDENTIFICATION))
+    with replay.use_cassette("europepmc/citations_MED_20098740_none.yaml") as cassette:
+        assert finder.citations(http, ident("pmid:20098740")) == []
+        assert cassette.all_played
+    assert finder.citations(http, ident("doi:10.1/unknown")) == [] and len(http.sent) == 1  # no PMID: not asked
+
+
+def test_openalex_and_europepmc_rows_merge_by_pmid_naming_both() -> None:
+    from paperfetch.sources.references import _europepmc_link
+
+    openalex = Link(doi="10.1124/pr.109.001073", pmid="19749171", openalex_id="W1", title="TRPV1", year=2009, sources=("openalex",))
+    epmc = _europepmc_link({"id": "19749171", "source": "MED", "title": EPMC_FIRST[1], "pubYear": 2009})
+    preprint = _europepmc_link({"id": "PPR123", "source": "PPR", "title": "A preprint", "pubYear": "2020"})
+    rows = [link.row() for link in merge_links([openalex, epmc, preprint, preprint])]
+    assert rows == [
+        {"doi": "10.1124/pr.109.001073", "pmid": "19749171", "openalex_id": "W1", "title": "TRPV1", "year": 2009,
+         "source_of_link": "europepmc;openalex"},
+        {"doi": None, "pmid": None, "openalex_id": None, "title": "A preprint", "year": 2020, "source_of_link": "europepmc"},
+    ]
+
+
 def test_links_are_deduplicated_by_doi_naming_every_agreeing_source() -> None:
     merged = merge_links([
         Link(doi="10.1/a", openalex_id="W1", title="A", sources=("openalex",)),
@@ -382,6 +434,9 @@ def test_references_and_citations_on_the_demo_world_feed_download_frame(world: D
         assert len(both) == 65 and set(both["source_of_link"]) == {"crossref"}
         with pytest.raises(InvalidIdentifier):
             r.references("not an identifier")
+        epmc = r.citations("pmid:17183631")  # OpenAlex does not know it here; Europe PMC's recorded 23
+        assert len(epmc) == 23 and set(epmc["source_of_link"]) == {"europepmc"} and epmc["pmid"].iloc[0] == EPMC_FIRST[0]
+        assert epmc["doi"].isna().all()
 
 
 # ============================================================================ 3. units
