@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -567,8 +568,17 @@ def test_outcome_schema_has_title_match_and_wrong_article() -> None:
 
 
 def _demo_env(world: DemoWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_user_settings(monkeypatch, world.endpoints and Path(os.devnull).parent)
     for name, url in world.endpoints.items():
         monkeypatch.setenv("PAPERFETCH_DOI_URL" if name == "doi" else f"PAPERFETCH_{name.upper()}_URL", url)
+
+
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch, _: object = None) -> None:
+    """No user config file and no identity from the environment (as tests/test_cli.py isolates them)."""
+    monkeypatch.setenv("PAPERFETCH_CONFIG", "/nonexistent/paperfetch-test/config.toml")
+    for name in ("PAPERFETCH_EMAIL", "PAPERFETCH_OPENALEX_API_KEY", "PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY",
+                 "PAPERFETCH_OUT", "PAPERFETCH_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def test_cli_search_writes_the_hits_and_downloads_them(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
@@ -578,7 +588,7 @@ def test_cli_search_writes_the_hits_and_downloads_them(world: DemoWorld, tmp_pat
     report = tmp_path / "hits.csv"
     code = main(["search", SEARCH_QUERY, "--max", "20", "--report", str(report), "--email", "you@example.com",
                  "--out", str(tmp_path / "pdfs"), "--download", "--no-progress"])
-    assert code == 0
+    assert code == 1  # --download and one row did not finish well (wrong_article)
     frame = pd.read_csv(report, dtype=str)
     assert list(frame["pmid"]) == RECORDED_PMIDS and "status" in frame.columns
     assert (frame["status"] == "downloaded").sum() == 5 and (frame["status"] == "wrong_article").sum() == 1
@@ -635,3 +645,120 @@ def test_a_posted_read_has_its_own_cache_key_without_identity() -> None:
     posted = cache_key(url, None, {"db": "pubmed", "id": "1,2", "email": "you@example.com", "api_key": "k"})
     assert posted.startswith("POST ") and "example" not in posted and "api_key" not in posted
     assert posted != cache_key(url, {"db": "pubmed", "id": "1,2"}) and posted != cache_key(url, None, {"db": "pubmed", "id": "1,3"})
+
+
+
+# ============================================================================ 4. the research CLI follows cli.py's conventions
+
+
+class _NoRequests:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import requests
+
+        self.calls = 0
+
+        def refuse(*args, **kwargs):  # noqa: ANN002,ANN003,ANN202
+            self.calls += 1
+            raise AssertionError("a request was sent")
+
+        monkeypatch.setattr(requests.Session, "send", refuse)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["search", "  "], "give a PubMed query"),
+    (["search", "cancer", "--max", "0"], "--max must be between 1 and 10000, not 0"),
+    (["search", "cancer", "--report", "hits.xlsx"], "unknown extension '.xlsx'"),
+    (["search", "cancer", "--report", "/nonexistent/dir/hits.csv"], "the folder /nonexistent/dir does not exist"),
+    (["references", "not an id"], "not an id"),
+    (["citations", "10.1234/x", "--download", "--out", "afile"], "is a file, not a folder"),
+    (["citations", "10.1234/x", "--config", "bad.toml"], "bad.toml"),
+    (["search", "cancer", "--bogus"], "unrecognized arguments"),
+])
+def test_research_usage_errors_exit_2_before_any_request(argv, message, tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _no_user_settings(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "bad.toml").write_text('workers = "many"\n')
+    guard = _NoRequests(monkeypatch)
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err and guard.calls == 0
+    assert not (tmp_path / "PDFs").exists()
+
+
+def test_research_settings_come_from_env_and_the_toml_file(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch import retriever as retriever_module
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    seen: list[dict] = []
+    original = retriever_module.Retriever.__init__
+
+    def spy(self, *args, **kwargs):  # noqa: ANN001,ANN002,ANN003,ANN202
+        seen.append(kwargs)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(retriever_module.Retriever, "__init__", spy)
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "env-person@example.org")
+    monkeypatch.setenv("NCBI_API_KEY", "ncbi-env-key-123")
+    assert main(["search", SEARCH_QUERY, "--max", "20", "--no-progress"]) == 0
+    assert (seen[-1]["email"], seen[-1]["ncbi_api_key"]) == ("env-person@example.org", "ncbi-env-key-123")
+    config = tmp_path / "settings.toml"
+    config.write_text('email = "file-person@example.org"\nopenalex_api_key = "oa-file-key-456"\n')
+    monkeypatch.delenv("PAPERFETCH_EMAIL")
+    assert main(["citations", "10.1073/pnas.1414271111", "--config", str(config), "--no-progress"]) == 0
+    assert (seen[-1]["email"], seen[-1]["openalex_api_key"]) == ("file-person@example.org", "oa-file-key-456")
+    assert main(["citations", "10.1073/pnas.1414271111", "--config", str(config), "--email", "arg@example.org",
+                 "--no-progress"]) == 0
+    assert seen[-1]["email"] == "arg@example.org"  # argument > environment > file
+    out, err = capsys.readouterr()
+    assert not any(secret in out + err for secret in ("ncbi-env-key-123", "oa-file-key-456", "env-person@"))
+
+
+def test_research_report_formats_quiet_and_verbose(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    assert main(["search", SEARCH_QUERY, "--max", "20", "--email", "you@example.com", "--report",
+                 str(tmp_path / "hits.parquet"), "-q", "--no-progress"]) == 0
+    assert capsys.readouterr().out == ""  # -q: the exit status tells the rest
+    assert list(pd.read_parquet(tmp_path / "hits.parquet")["pmid"]) == RECORDED_PMIDS
+    assert main(["citations", "pmid:17183631", "--email", "you@example.com", "--report", str(tmp_path / "c.jsonl"),
+                 "-v", "--no-progress"]) == 0
+    lines = (tmp_path / "c.jsonl").read_text().splitlines()
+    assert len(lines) == 23 and '"source_of_link": "europepmc"' in lines[0]
+    captured = capsys.readouterr()
+    assert "23 citations of pmid:17183631" in captured.out and "INFO" in captured.err  # -v: what happens, on stderr
+
+
+def test_research_download_exit_status_and_ctrl_c(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch import retriever as retriever_module
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "you@example.com")
+    monkeypatch.setenv("PAPERFETCH_OUT", str(tmp_path / "pdfs"))  # --out from the environment
+    refs = tmp_path / "refs.csv"
+    assert main(["references", science_papers()[0]["doi"], "--download", "--report", str(refs), "--no-progress"]) == 1
+    frame = pd.read_csv(refs)
+    assert sorted(frame["status"]) == ["downloaded", "not_found"]  # one of the two referenced works has no PDF
+    assert (tmp_path / "pdfs").is_dir()
+    capsys.readouterr()
+
+    def interrupted(self, frame, column="doi"):  # noqa: ANN001,ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(retriever_module.Retriever, "download_frame", interrupted)
+    partial = tmp_path / "partial.jsonl"
+    assert main(["search", SEARCH_QUERY, "--max", "20", "--download", "--report", str(partial), "--no-progress"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    rows = [json.loads(line) for line in partial.read_text().splitlines()]
+    assert [r["pmid"] for r in rows] == RECORDED_PMIDS and {r["status"] for r in rows} == {"interrupted"}
+
+    def stopped(self, *args, **kwargs):  # noqa: ANN001,ANN002,ANN003,ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(retriever_module.Retriever, "search_pubmed", stopped)
+    assert main(["search", SEARCH_QUERY, "--no-progress"]) == 130  # before any row: no report, status 130
