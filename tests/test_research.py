@@ -394,6 +394,11 @@ def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(
     aside = list((tmp_path / "wrong_article").glob("*.pdf"))
     assert len(aside) == 1 and "science.1149185" in aside[0].name
     assert not any("science.1149185" in p.name for p in tmp_path.glob("*.pdf"))  # not under the expected name
+    with retriever(world, tmp_path, cache=tmp_path / "cache.sqlite") as r:  # a second run reuses the ledger
+        again = r.download_frame(hits).set_index("doi")
+    reused = again.drop(index=WRONG_PDF_DOI)
+    assert set(reused["status"]) == {"already_downloaded"}
+    pd.testing.assert_series_equal(reused["title_match"], right["title_match"])  # kept in the ledger's extra
 
 
 def test_zero_hits_on_the_demo_world_are_an_empty_frame_with_the_columns(world: DemoWorld, tmp_path: Path) -> None:
