@@ -612,10 +612,12 @@ CASES += [
          "a real citations answer (hitCount 23, one page) recorded on the old v3 path `/MED/{id}/citations/1/json`; "
          "the request reconstructed as today's `/MED/{id}/citations?format=json&page=1&pageSize=1000` (same body shape), "
          "Content-Type supplied", epmc_citations_saved("europepmc/lagotto__europe_pmc__MED-17183631_citations.json", EPMC_CITED)),
-    Case("europepmc/citations_MED_17183631_paged.yaml", "assembled", ("europepmc/lagotto__europe_pmc__MED-17183631_citations.json",),
+    Case("europepmc/citations_MED_17183631_paged.yaml", "assembled",
+         ("europepmc/lagotto__europe_pmc__MED-17183631_citations.json",),
          f"the same 23 real citations split into pages of {EPMC_PAGED_SIZE} (page 1: 12, page 2: 11, hitCount 23) "
          "to replay paging by hitCount; request reconstructed as above", build_epmc_citations_paged),
-    Case("europepmc/citations_MED_20098740_none.yaml", "assembled", ("europepmc/lagotto__europe_pmc_nil__MED-20098740_citations.json",),
+    Case("europepmc/citations_MED_20098740_none.yaml", "assembled",
+         ("europepmc/lagotto__europe_pmc_nil__MED-20098740_citations.json",),
          "a real empty citations answer (hitCount 0); request reconstructed as above",
          epmc_citations_saved("europepmc/lagotto__europe_pmc_nil__MED-20098740_citations.json", EPMC_UNCITED)),
     Case("ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml", "converted",

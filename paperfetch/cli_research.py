@@ -50,8 +50,9 @@ __all__ = ["add_subcommands"]
 def add_subcommands(sub: Any) -> None:
     """Register the subcommands on ``paperfetch``'s subparsers; each sets ``handler``."""
     common = common_options()
-    search = sub.add_parser("search", parents=[common], help="search PubMed; one row per hit (pmid, doi, title, …)",
-                            description="Search PubMed; one row per hit: pmid, doi, pmcid, title, journal, year, authors, abstract.")
+    search = sub.add_parser(
+        "search", parents=[common], help="search PubMed; one row per hit (pmid, doi, title, …)",
+        description="Search PubMed; one row per hit: pmid, doi, pmcid, title, journal, year, authors, abstract.")
     search.add_argument("query", help='a PubMed query, e.g. "breast cancer AND 2008[pdat]"')
     search.add_argument("--max", dest="max_results", type=int, default=200, help="at most this many hits (1-10000, default 200)")
     search.add_argument("--mindate", help="earliest publication date (YYYY, YYYY/MM or YYYY/MM/DD)")
