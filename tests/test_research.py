@@ -573,12 +573,12 @@ def test_outcome_schema_has_title_match_and_wrong_article() -> None:
 
 
 def _demo_env(world: DemoWorld, monkeypatch: pytest.MonkeyPatch) -> None:
-    _no_user_settings(monkeypatch, world.endpoints and Path(os.devnull).parent)
+    _no_user_settings(monkeypatch)
     for name, url in world.endpoints.items():
         monkeypatch.setenv("PAPERFETCH_DOI_URL" if name == "doi" else f"PAPERFETCH_{name.upper()}_URL", url)
 
 
-def _no_user_settings(monkeypatch: pytest.MonkeyPatch, _: object = None) -> None:
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """No user config file and no identity from the environment (as tests/test_cli.py isolates them)."""
     monkeypatch.setenv("PAPERFETCH_CONFIG", "/nonexistent/paperfetch-test/config.toml")
     for name in ("PAPERFETCH_EMAIL", "PAPERFETCH_OPENALEX_API_KEY", "PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY",
