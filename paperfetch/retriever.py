@@ -355,6 +355,7 @@ class Retriever:
         if done is None and ledger.should_retry(ident.key):
             return None
         row = identity_row(ident, dict(entry.extra or {}))
+        row["title_match"] = (entry.extra or {}).get("title_match")  # issue 12: stored when it was downloaded
         row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
         if done is not None:
             path = ledger.absolute_path(done)
@@ -452,6 +453,8 @@ class Retriever:
             row = job.outcome()
             rows[position[id(job)]] = row
             extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
+            if row.get("title_match") is not None:  # issue 12: an already_downloaded row carries it too
+                extra["title_match"] = row["title_match"]
             ledger.record(
                 job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
                 sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),

@@ -367,6 +367,10 @@ class HttpClient:
         (a held host), :class:`~paperfetch.HostSuppressed`, :class:`~paperfetch.DisallowedByRobots`,
         :class:`~paperfetch.NetworkError` / :class:`~paperfetch.RequestTimeout` or
         :class:`~paperfetch.ServiceError`; never a raw ``requests`` exception.
+
+        ``method="POST"`` with a form ``data=`` (issue 12) is for **idempotent reads only** (NCBI's
+        EFetch/ESummary with an id list too long for a URL): it is paced, held, breaker-checked and
+        retried exactly like a GET, because asking such a service twice is harmless.
         """
         budget = self.max_elapsed if max_elapsed is None else max_elapsed
         shown = redact_url(url)
@@ -693,6 +697,7 @@ class HttpClient:
 
     def _exchange(self, url: str, kwargs: dict[str, Any], budget: _Budget) -> _Exchange:
         params = kwargs.pop("params", None)
+        method, data = _method(kwargs)  # issue 12: POST for idempotent reads (see fetch)
         kwargs.pop("allow_redirects", None)
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = self.timeout
@@ -726,7 +731,7 @@ class HttpClient:
                 return self._open(host, current, decision)
             if decision.verdict is policy.Verdict.HELD:
                 return _Exchange("held", self._held_response(host, current), host, current)
-            response = self._send(host, current, params if hop == 0 else None, headers, kwargs)
+            response = self._send(host, current, params if hop == 0 else None, headers, kwargs, method, data)
             self._observe(host, current, response, exempt=exempt)
             location = response.headers.get("Location")
             if response.status_code in _REDIRECT_STATUSES and location:
@@ -744,6 +749,8 @@ class HttpClient:
                     )
                 if urlsplit(target).hostname != urlsplit(current).hostname:
                     headers.pop("Authorization", None)
+                if response.status_code in (301, 302, 303):  # issue 12: as browsers and requests do, a GET after these
+                    method, data = "GET", None
                 self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
                 response.close()
                 history.append(response)
@@ -754,7 +761,8 @@ class HttpClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(
-        self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any]
+        self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
+        method: str = "GET", data: Any = None,
     ) -> requests.Response:
         """Send one request on the host slot taken by ``_acquire``; always frees the slot."""
         try:
@@ -767,7 +775,8 @@ class HttpClient:
         with self._count_lock:
             self._requests_sent += 1
         try:
-            response = self._session.get(url, params=params, headers=headers, allow_redirects=False, **kwargs)
+            response = self._session.request(method, url, params=params, data=data, headers=headers,
+                                             allow_redirects=False, **kwargs)
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic(), reached=not _unreachable(exc))
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
@@ -1024,11 +1033,12 @@ class HttpClient:
 
     def _send_started(self, host: HostLimiter, url: str, headers: dict[str, str], kwargs: dict[str, Any]) -> requests.Response:
         params = kwargs.pop("params", None)
+        method, data = _method(kwargs)  # issue 12
         self._emit(EventKind.REQUEST, host, url)
         with self._count_lock:
             self._requests_sent += 1
         try:
-            response = self._session.get(url, params=params, headers=headers, **kwargs)
+            response = self._session.request(method, url, params=params, data=data, headers=headers, **kwargs)
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic())
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
@@ -1099,6 +1109,22 @@ class HttpClient:
 
     def _log(self, level: int, message: str, *args: Any) -> None:
         logger.log(level, message, *args)  # no per-instance gate: the logging configuration decides
+
+
+# ---- issue 12: POST for idempotent reads. One code path: the method rides through _exchange/_send.
+_METHODS = frozenset({"GET", "POST"})
+
+
+def _method(kwargs: dict[str, Any]) -> tuple[str, Any]:
+    """Pop ``method`` (default GET) and ``data`` (a POST's form body) from a call's kwargs."""
+    method = str(kwargs.pop("method", None) or "GET").upper()
+    data = kwargs.pop("data", None)
+    if method not in _METHODS:
+        raise ConfigurationError(f"paperfetch sends GET, or POST for idempotent reads; not {method!r}")
+    if data is not None and method != "POST":
+        raise ConfigurationError("data= is a POST's form body; pass method='POST' with it")
+    return method, data
+# ---- end issue 12
 
 
 class _typed_network_errors:
