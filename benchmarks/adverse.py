@@ -76,7 +76,7 @@ def status(result: Any) -> str:
 
 
 def line(mode: str, text: str) -> None:
-    print(f"    {mode:<14} {text}")
+    print(f"    {mode:<36} {text}")
 
 
 # ---------------------------------------------------------------------- (a)
@@ -89,7 +89,7 @@ def figure_a() -> None:
                 urls = [host.url(f"/p/{i}") for i in range(200)]
                 results, elapsed, capped = run_batch(client(options, respect_robots_txt=True, **extra), urls, cap)
                 answered = sum(1 for r in results if r != "unanswered")
-                line(mode + label if mode == "baseline" else mode + label,
+                line(mode + label,
                      f"requests to it {host.hits():3d}  answered {answered:3d}/200  "
                      f"{'stopped at the cap after' if capped else 'returned in'} {elapsed:6.1f} s")
 

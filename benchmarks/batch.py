@@ -355,13 +355,13 @@ def count_connections() -> None:
 
 
 def run_parallel(world: World, urls: list[str], scale: bool, keep: bool = True) -> dict[str, Any]:
-    from paperfetch.batch import HostScheduler, _GetJob
+    from paperfetch.http.scheduler import HostScheduler, _GetJob
 
     world.reset()
     client = make_client(scale)
     connects0 = CONNECTS[0]
     # what get_many does (keeping every response), keeping the scheduler for its stats
-    jobs = [_GetJob(client, url, {}) if keep else StatusJob(client, url) for url in urls]
+    jobs = [_GetJob(client, i, url, {}) if keep else StatusJob(client, url) for i, url in enumerate(urls)]
     scheduler = HostScheduler(client)
     cpu0 = time.process_time()
     started = time.perf_counter()

@@ -500,6 +500,23 @@ def build_pubmed_search(fx: Path) -> list[dict[str, Any]]:
     ]
 
 
+def build_efetch_post(fx: Path) -> list[dict[str, Any]]:
+    """hawc's real POST to EFetch: the same response, the request body rewritten to the form PubMedSearch sends
+    (``db``, ``retmode``, ``id=a,b,…``; the identity fields are left out as the query filters leave them out)."""
+    from paperfetch.sources.pubmed import EFETCH, SearchResult, efetch_params
+
+    [(uri, fetch)] = vcr_responses(fx / "ncbi_eutils/hawc__TestPubMedFetch.test_standard_query.yaml")
+    source = SOURCES["ncbi_eutils"](identification=Identification(email=PLACEHOLDER_EMAIL))
+    url = source.base_url + EFETCH
+    assert uri == url, uri
+    form = efetch_params(SearchResult(count=6, pmids=PUBMED_PMIDS), 0)
+    body = requests.Request("POST", url, data=form).prepare().body
+    recorded = interaction(url, fetch)
+    recorded["request"].update(method="POST", body=body,
+                               headers={"Content-Type": ["application/x-www-form-urlencoded"]})
+    return [recorded]
+
+
 def esearch_saved(fixture: str, term: str) -> Callable[[Path], list[dict[str, Any]]]:
     def build(fx: Path) -> list[dict[str, Any]]:
         from paperfetch.sources.pubmed import ESEARCH, esearch_params
@@ -555,11 +572,63 @@ def build_openalex_work_404(fx: Path) -> list[dict[str, Any]]:
     return [interaction(_research_uri("openalex", openalex_work_path(ident("doi:10.1046/j.1365-2699.2003.00795")), {}), response)]
 
 
+EPMC_CITED = "17183631"
+EPMC_UNCITED = "20098740"
+EPMC_PAGED_SIZE = 12
+
+
+def _epmc_uri(pmid: str, page: int, size: int) -> str:
+    from paperfetch.sources.references import europepmc_citations_path
+
+    return _research_uri("europepmc", europepmc_citations_path(pmid),
+                         {"format": "json", "page": str(page), "pageSize": str(size)})
+
+
+def _json_reply(body: bytes) -> dict[str, Any]:
+    return _response(200, "OK", {"Content-Type": ["application/json;charset=UTF-8"]}, body)
+
+
+def epmc_citations_saved(fixture: str, pmid: str) -> Callable[[Path], list[dict[str, Any]]]:
+    def build(fx: Path) -> list[dict[str, Any]]:
+        from paperfetch.sources.references import EUROPEPMC_PAGE_SIZE
+
+        return [interaction(_epmc_uri(pmid, 1, EUROPEPMC_PAGE_SIZE), _json_reply((fx / fixture).read_bytes()))]
+
+    return build
+
+
+def build_epmc_citations_paged(fx: Path) -> list[dict[str, Any]]:
+    whole = json.loads((fx / "europepmc/lagotto__europe_pmc__MED-17183631_citations.json").read_text(encoding="utf-8"))
+    rows = whole["citationList"]["citation"]
+    out = []
+    for page, start in enumerate(range(0, len(rows), EPMC_PAGED_SIZE), start=1):
+        doc = {**whole, "request": {"id": EPMC_CITED, "source": "MED", "page": page},
+               "citationList": {"citation": rows[start : start + EPMC_PAGED_SIZE]}}
+        out.append(interaction(_epmc_uri(EPMC_CITED, page, EPMC_PAGED_SIZE),
+                               _json_reply(json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8"))))
+    return out
+
+
 CASES += [
+    Case("europepmc/citations_MED_17183631.yaml", "assembled", ("europepmc/lagotto__europe_pmc__MED-17183631_citations.json",),
+         "a real citations answer (hitCount 23, one page) recorded on the old v3 path `/MED/{id}/citations/1/json`; "
+         "the request reconstructed as today's `/MED/{id}/citations?format=json&page=1&pageSize=1000` (same body shape), "
+         "Content-Type supplied", epmc_citations_saved("europepmc/lagotto__europe_pmc__MED-17183631_citations.json", EPMC_CITED)),
+    Case("europepmc/citations_MED_17183631_paged.yaml", "assembled",
+         ("europepmc/lagotto__europe_pmc__MED-17183631_citations.json",),
+         f"the same 23 real citations split into pages of {EPMC_PAGED_SIZE} (page 1: 12, page 2: 11, hitCount 23) "
+         "to replay paging by hitCount; request reconstructed as above", build_epmc_citations_paged),
+    Case("europepmc/citations_MED_20098740_none.yaml", "assembled",
+         ("europepmc/lagotto__europe_pmc_nil__MED-20098740_citations.json",),
+         "a real empty citations answer (hitCount 0); request reconstructed as above",
+         epmc_citations_saved("europepmc/lagotto__europe_pmc_nil__MED-20098740_citations.json", EPMC_UNCITED)),
     Case("ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml", "converted",
          ("ncbi_eutils/hawc__TestPubMedSearch.test_standard_query.yaml", "ncbi_eutils/hawc__TestPubMedFetch.test_standard_query.yaml"),
          "ESearch (6 PMIDs, no WebEnv) then EFetch id=<the 6>; recorded as POSTs, stored as the GETs PubMedSearch sends",
          build_pubmed_search),
+    Case("ncbi_eutils/efetch_post_six_pmids.yaml", "converted", ("ncbi_eutils/hawc__TestPubMedFetch.test_standard_query.yaml",),
+         "a real POST to EFetch (form body, 6 PMIDs); the body rewritten to the form PubMedSearch posts "
+         "(db, retmode, id=a,b,…; identity fields left out)", build_efetch_post),
     Case("ncbi_eutils/esearch_usehistory_webenv.yaml", "converted", ("ncbi_eutils/dspace__pubmedimport-fetch-test__esearch_usehistory.xml",),
          "ESearch with usehistory=y: WebEnv and QueryKey; a saved body (request reconstructed, Content-Type supplied)",
          esearch_saved("ncbi_eutils/dspace__pubmedimport-fetch-test__esearch_usehistory.xml", "10.1016/j.nepr.2023.103548")),

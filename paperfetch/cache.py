@@ -73,12 +73,15 @@ def default_cache_path() -> Path:
     return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / _FILENAME
 
 
-def cache_key(url: str, params: Mapping[str, Any] | None = None) -> str:
-    """``GET <url>?<sorted query>`` with the identity parameters removed."""
+def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[str, Any] | None = None) -> str:
+    """``GET <url>?<sorted query>`` with the identity parameters removed; a POST's form *data*
+    (an idempotent read, see ``HttpClient.fetch``) is part of its key: ``POST <url>?<sorted query and form>``."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) + [(str(k), str(v)) for k, v in (params or {}).items()]
+    query += [(str(k), str(v)) for k, v in (data or {}).items()]
     kept = sorted((k, v) for k, v in query if k.lower() not in IDENTITY_PARAMETERS)
-    return "GET " + urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, urlencode(kept), ""))
+    method = "GET" if data is None else "POST"
+    return f"{method} " + urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, urlencode(kept), ""))
 
 
 class MetadataCache:
@@ -182,14 +185,15 @@ class CachedFetcher:
 
     def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
               headers: dict[str, str] | None = None, **kwargs: Any) -> requests.Response:
-        key = cache_key(url, params)
+        key = cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)
         if stored is not None:
             self.cache.hits += 1
             status, content_type, body = stored
             if status == _NOT_FOUND:
-                raise NotFoundError(f"no record (cached): {key[4:]}", url=key[4:], status_code=404)
-            return _response(key[4:], status, content_type, body)
+                shown = key.split(" ", 1)[1]
+                raise NotFoundError(f"no record (cached): {shown}", url=shown, status_code=404)
+            return _response(key.split(" ", 1)[1], status, content_type, body)
         self.cache.misses += 1
         call: dict[str, Any] = dict(kwargs, params=params)
         if classify is not None:

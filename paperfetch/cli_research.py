@@ -1,45 +1,74 @@
 """The research subcommands of ``paperfetch``: ``search``, ``references``, ``citations`` and ``cache clear``.
 
     paperfetch search "crispr AND 2020[pdat]" --max 200 --report hits.csv [--download]
-    paperfetch references 10.1073/pnas.1414271111 [--report refs.csv] [--download]
+    paperfetch references 10.1073/pnas.1414271111 [--report refs.parquet] [--download]
     paperfetch citations PMID:25114263 [--download]
     paperfetch cache clear
 
-Each prints its table; ``--report`` writes it as CSV, and ``--download`` fetches
-the PDFs in the same run (the report then carries the outcome columns too).
-Exit status: 0 when the command ran, 2 on a usage error (a bad identifier or
-setting), 1 when a service failed the request.
+They follow :mod:`paperfetch.cli`'s conventions (docs/cli.md): settings from arguments >
+environment (``PAPERFETCH_EMAIL``, ``PAPERFETCH_NCBI_API_KEY``/``NCBI_API_KEY``,
+``PAPERFETCH_OPENALEX_API_KEY``, ``PAPERFETCH_OUT``) > the TOML file > defaults; ``-v``/``-q``;
+``--report`` written as CSV, Parquet or JSON Lines by its extension, checked before the run;
+every line printed and every file written with secrets masked.
+
+Exit status: 0 the command ran (with ``--download``: every row with an identifier finished
+well); 1 with ``--download`` when some downloads did not, or when a service failed the
+request; 2 a usage error (a bad query, identifier, ``--max``, ``--report``, ``--out`` or
+setting), found before any request; 130 on Ctrl-C, after writing the partial report.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from paperfetch.cli import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    OK_STATUSES,
+    UsageError,
+    _check_out_dir,
+    _check_report,
+    _identity_options,
+    _is_missing,
+    _partial_outcomes,
+    _redacted,
+    _say,
+    _settings,
+    common_options,
+    write_report,
+)
+
 __all__ = ["add_subcommands"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register the subcommands on ``paperfetch``'s subparsers; each sets ``run``."""
-    search = sub.add_parser("search", help="search PubMed; one row per hit (pmid, doi, title, …)")
+    """Register the subcommands on ``paperfetch``'s subparsers; each sets ``handler``."""
+    common = common_options()
+    search = sub.add_parser(
+        "search", parents=[common], help="search PubMed; one row per hit (pmid, doi, title, …)",
+        description="Search PubMed; one row per hit: pmid, doi, pmcid, title, journal, year, authors, abstract.")
     search.add_argument("query", help='a PubMed query, e.g. "breast cancer AND 2008[pdat]"')
-    search.add_argument("--max", dest="max_results", type=int, default=200, help="at most this many hits (default 200)")
+    search.add_argument("--max", dest="max_results", type=int, default=200, help="at most this many hits (1-10000, default 200)")
     search.add_argument("--mindate", help="earliest publication date (YYYY, YYYY/MM or YYYY/MM/DD)")
     search.add_argument("--maxdate", help="latest publication date")
     _common(search)
     search.set_defaults(handler=_run_search)
 
-    for name, what in (("references", "works the given paper cites"), ("citations", "works that cite the given paper")):
-        links = sub.add_parser(name, help=f"{what} (OpenAlex, Crossref); one row per work")
+    for name, what, where in (("references", "works the given paper cites", "OpenAlex, Crossref"),
+                              ("citations", "works that cite the given paper", "OpenAlex, Europe PMC")):
+        links = sub.add_parser(name, parents=[common], help=f"{what} ({where}); one row per work",
+                               description=f"The {what} ({where}): doi, pmid, openalex_id, title, year, source_of_link.")
         links.add_argument("id", help="a DOI, PMID:… or PMC…")
         _common(links)
         links.set_defaults(handler=_run_links, links=name)
 
-    cache = sub.add_parser("cache", help="the metadata cache")
+    cache = sub.add_parser("cache", parents=[common], help="the metadata cache")
     cache.add_argument("action", choices=["clear"], help="clear: forget every stored answer")
     cache.add_argument("--path", type=Path, help="the cache file (default: the user cache directory)")
     cache.set_defaults(handler=_run_cache)
@@ -50,77 +79,134 @@ def add_subcommands(sub: Any) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--report", type=Path, help="write the table to this CSV")
-    parser.add_argument("--download", action="store_true", help="download the PDFs of the rows in the same run")
-    parser.add_argument("--email", help="contact e-mail (sent to NCBI, OpenAlex, Crossref; never logged)")
-    parser.add_argument("--ncbi-api-key", help="NCBI API key (10 requests/s instead of 3)")
-    parser.add_argument("--out", default="PDFs", help="output folder for --download (default: PDFs)")
+    parser.add_argument("--report", type=Path, help="write the table: FILE.csv, FILE.parquet or FILE.jsonl")
+    parser.add_argument("--download", action="store_true", help="download the PDFs of the rows (by DOI) in the same run")
+    _identity_options(parser)
+    parser.add_argument("--out", help="output folder for --download (default: PDFs; env PAPERFETCH_OUT)")
     parser.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _retriever(args: argparse.Namespace) -> Any:
-    from paperfetch.retriever import Retriever
-
-    return Retriever(email=args.email, ncbi_api_key=args.ncbi_api_key, out_dir=args.out, cache=not args.no_cache,
-                     progress=not args.no_progress, verbosity=0)
-
-
-def _guarded(run: Any, args: argparse.Namespace) -> int:
-    from paperfetch.errors import ConfigurationError, InvalidIdentifier, ServiceError
+def _prepare(args: argparse.Namespace) -> tuple[Any, Path | None]:
+    """Everything that can be wrong with the command line, before any request: ``(settings, out folder)``."""
+    from paperfetch.errors import ConfigurationError
 
     try:
-        return run(args)
-    except (ConfigurationError, InvalidIdentifier) as exc:
-        print(f"paperfetch: {exc}", file=sys.stderr)
-        return 2
-    except ServiceError as exc:
-        print(f"paperfetch: {exc}", file=sys.stderr)
-        return 1
+        settings = _settings(args, out_dir=args.out)
+    except ConfigurationError as exc:
+        raise UsageError(str(exc)) from None
+    if args.report is not None:
+        _check_report(args.report)
+    out = _check_out_dir(settings.out_dir) if args.download else None  # no PDFs folder for a table alone
+    return settings, out
 
 
-def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, shown: list[str]) -> int:
-    with pd.option_context("display.width", 160, "display.max_colwidth", 60):
-        print(frame[shown].to_string() if len(frame) else "(no rows)")
+def _retriever(args: argparse.Namespace, settings: Any, out: Path | None) -> Any:
+    from paperfetch.errors import ConfigurationError
+    from paperfetch.retriever import Retriever
+
+    try:
+        return Retriever(email=settings.email, openalex_api_key=settings.openalex_api_key,
+                         ncbi_api_key=settings.ncbi_api_key, out_dir=out or settings.out_dir,
+                         cache=not args.no_cache, progress=not (args.no_progress or args.quiet), verbosity=0)
+    except ConfigurationError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _service_failed(exc: Exception) -> int:
+    _say(f"paperfetch: {exc}", err=True)
+    return EXIT_FAILED
+
+
+def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: Path | None, shown: list[str]) -> int:
+    if not args.quiet:
+        with pd.option_context("display.width", 160, "display.max_colwidth", 60):
+            _say(_redacted(frame[shown]).to_string() if len(frame) else "(no rows)")
+    code = EXIT_OK
     if args.download and len(frame):
-        frame = retriever.download_frame(frame, column="doi")
-        counts = frame["status"].value_counts()
-        print("\nOutcomes by status:")
-        for status, count in counts[counts > 0].items():
-            print(f"  {status:<22} {count}")
-    if args.report:
-        frame.to_csv(args.report, index=False)
-        print(f"{len(frame)} rows written to {args.report}")
-    return 0
+        assert out is not None
+        started = time.time()
+        try:
+            frame = retriever.download_frame(frame, column="doi")
+        except KeyboardInterrupt:
+            inputs = ["" if _is_missing(v) else str(v) for v in frame["doi"]]
+            partial = _partial_outcomes(inputs, out, started)
+            partial.index = frame.index
+            frame = frame.assign(**{("status" if "status" not in frame.columns else "status_paperfetch"): partial["status"]})
+            if args.report is not None:
+                write_report(frame, args.report)
+            _say("paperfetch: interrupted; the report holds what had finished", err=True)
+            return EXIT_INTERRUPTED
+        with_id = frame[frame["doi"].notna()]
+        failed = int((~with_id["status"].astype(str).isin(OK_STATUSES)).sum())
+        if not args.quiet:
+            counts = frame["status"].value_counts()
+            _say("\nOutcomes by status:")
+            for status, count in counts[counts > 0].items():
+                _say(f"  {status:<22} {count}")
+            if len(with_id) < len(frame):
+                _say(f"  ({len(frame) - len(with_id)} row(s) without a DOI were not downloaded)")
+        code = EXIT_FAILED if failed else EXIT_OK
+    if args.report is not None:
+        write_report(frame, args.report)
+        if not args.quiet:
+            _say(f"{len(frame)} rows written to {args.report}")
+    return code
 
 
 def _run_search(args: argparse.Namespace) -> int:
-    def run(args: argparse.Namespace) -> int:
-        with _retriever(args) as retriever:
-            hits = retriever.search_pubmed(args.query, max_results=args.max_results, mindate=args.mindate, maxdate=args.maxdate)
-            print(f"{len(hits)} PubMed hit(s) for {args.query!r}")
-            return _finish(retriever, hits, args, ["pmid", "doi", "year", "title"])
+    from paperfetch.errors import ConfigurationError, ServiceError
+    from paperfetch.sources.pubmed import MAX_RESULTS
 
-    return _guarded(run, args)
+    if not args.query.strip():
+        raise UsageError("give a PubMed query, e.g. paperfetch search \"breast cancer AND 2008[pdat]\"")
+    if not 0 < args.max_results <= MAX_RESULTS:
+        raise UsageError(f"--max must be between 1 and {MAX_RESULTS}, not {args.max_results}")
+    settings, out = _prepare(args)
+    with _retriever(args, settings, out) as retriever:
+        try:
+            hits = retriever.search_pubmed(args.query, max_results=args.max_results, mindate=args.mindate,
+                                           maxdate=args.maxdate)
+        except ConfigurationError as exc:  # a service the command needs is not configured
+            raise UsageError(str(exc)) from None
+        except ServiceError as exc:
+            return _service_failed(exc)
+        if not args.quiet:
+            _say(f"{len(hits)} PubMed hit(s) for {args.query!r}")
+        return _finish(retriever, hits, args, out, ["pmid", "doi", "year", "title"])
 
 
 def _run_links(args: argparse.Namespace) -> int:
-    def run(args: argparse.Namespace) -> int:
-        with _retriever(args) as retriever:
-            links = getattr(retriever, args.links)(args.id)
-            print(f"{len(links)} {args.links} of {args.id}")
-            return _finish(retriever, links, args, ["doi", "year", "title", "source_of_link"])
+    from paperfetch.errors import ConfigurationError, InvalidIdentifier, ServiceError
+    from paperfetch.ids import parse_identifier
 
-    return _guarded(run, args)
+    try:
+        parse_identifier(args.id)
+    except InvalidIdentifier as exc:
+        raise UsageError(str(exc)) from None
+    settings, out = _prepare(args)
+    with _retriever(args, settings, out) as retriever:
+        try:
+            links = getattr(retriever, args.links)(args.id)
+        except ConfigurationError as exc:  # a service the command needs is not configured
+            raise UsageError(str(exc)) from None
+        except ServiceError as exc:
+            return _service_failed(exc)
+        if not args.quiet:
+            _say(f"{len(links)} {args.links} of {args.id}")
+        return _finish(retriever, links, args, out, ["doi", "pmid", "year", "title", "source_of_link"])
 
 
 def _run_cache(args: argparse.Namespace) -> int:
     from paperfetch.cache import MetadataCache
 
+    if args.path is not None and args.path.is_dir():
+        raise UsageError(f"--path {args.path} is a folder; name the cache file")
     cache = MetadataCache(args.path)
     try:
         removed = cache.clear()
     finally:
         cache.close()
-    print(f"metadata cache cleared: {removed} answer(s) removed from {cache.path}")
-    return 0
+    if not args.quiet:
+        _say(f"metadata cache cleared: {removed} answer(s) removed from {cache.path}")
+    return EXIT_OK

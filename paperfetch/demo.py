@@ -227,6 +227,9 @@ class DemoWorld:
             "issued": {"date-parts": [[paper.year]]}, "link": []}})
 
     def _serve_europepmc(self, request: Request) -> Reply:
+        recorded = _research.serve_europepmc(request)  # issue 12: citations
+        if recorded is not None:
+            return recorded
         if request.path.startswith("/articles/"):
             return self._pdf_reply("pmc:" + request.path)
         query = parse_qs(request.query).get("query", [""])[0]

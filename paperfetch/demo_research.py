@@ -22,6 +22,11 @@ reads the shared folder at run time):
   demo's own, listing W3045921891 and W3046863325 as their references, and the
   page after the recorded cites page is the recorded empty last page.
 * Crossref — the recorded ``/works/{doi}`` bodies with ``reference`` lists.
+* Europe PMC — ``/MED/{pmid}/citations``: the recorded 23 citations of PMID 17183631
+  (sliced by ``page``/``pageSize``, ``hitCount`` as recorded); any other PMID gets the
+  recorded empty answer (hitCount 0). *Reconstructed*: both were recorded on the old
+  v3 path ``/MED/{id}/citations/{page}/json``; the body shape is today's.
+  OpenAlex ``/works/pmid:…`` and ``/works/pmcid:…`` answer 404 (OpenAlex does not know them here).
 
 The ``press`` publisher serves the six articles' PDFs with a text layer (title,
 journal, year), except that the PDF for 10.1126/science.1149185 carries the
@@ -130,6 +135,8 @@ def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
             work["referenced_works"] = [f"https://openalex.org/{w}" for w in REFERENCED]
             return _json(json.dumps(work).encode())
         return None
+    if request.path.startswith(("/works/pmid:", "/works/pmcid:")):
+        return Reply(404, b'{"error": "not found"}', {"Content-Type": "application/json"})
     if request.path != "/works":
         return None
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
@@ -142,6 +149,27 @@ def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
     if flt.startswith("cites:"):
         return _json(data("openalex_cites_page1.json") if first else data("openalex_ids_page2_last.json"))
     return None
+
+
+# ---------------------------------------------------------------------- Europe PMC
+EPMC_CITED = "17183631"
+
+
+def serve_europepmc(request: Any) -> Reply | None:
+    match = re.fullmatch(r"/europepmc/webservices/rest/MED/(\d+)/citations", request.path)
+    if match is None:
+        return None
+    if match.group(1) != EPMC_CITED:
+        return _json(data("europepmc_citations_MED_20098740_none.json"))
+    query = {k: v[0] for k, v in parse_qs(request.query).items()}
+    page, size = max(1, int(query.get("page", "1") or 1)), max(1, min(1000, int(query.get("pageSize", "25") or 25)))
+    whole = json.loads(data("europepmc_citations_MED_17183631.json"))
+    rows = whole["citationList"]["citation"]
+    if (page, size) == (1, 1000):
+        return _json(data("europepmc_citations_MED_17183631.json"))  # the recorded body, byte for byte
+    doc = {**whole, "request": {"id": EPMC_CITED, "source": "MED", "page": page},
+           "citationList": {"citation": rows[(page - 1) * size : page * size]}}
+    return _json(json.dumps(doc).encode())
 
 
 def serve_crossref(request: Any) -> Reply | None:

@@ -78,7 +78,8 @@ def search_pubmed(r: "Retriever", query: str, *, max_results: int = 200, mindate
 
 
 def _finder(r: "Retriever") -> LinkFinder:
-    finder = LinkFinder(openalex=r._sources.get("openalex"), crossref=r._sources.get("crossref"))
+    finder = LinkFinder(openalex=r._sources.get("openalex"), crossref=r._sources.get("crossref"),
+                        europepmc=r._sources.get("europepmc"))
     if finder.openalex is None and finder.crossref is None:
         raise ConfigurationError("references/citations need OpenAlex or Crossref, and neither is configured")
     return finder
@@ -94,7 +95,7 @@ def references(r: "Retriever", identifier: object) -> pd.DataFrame:
 
 
 def citations(r: "Retriever", identifier: object) -> pd.DataFrame:
-    """Works that cite *identifier* (OpenAlex)."""
+    """Works that cite *identifier* (OpenAlex; Europe PMC for a PMID, or a DOI/PMCID OpenAlex maps to one)."""
     ident = parse_identifier(identifier)
     return _frame([link.row() for link in _finder(r).citations(r._metadata, ident)], LINK_DTYPES)
 

@@ -40,7 +40,7 @@ import pandas as pd
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache
 from paperfetch.config import Identification, user_agent_for
-from paperfetch.errors import ConfigurationError, PaperfetchError
+from paperfetch.errors import ConfigurationError
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import host_key
@@ -57,8 +57,9 @@ from paperfetch.items import (
 )
 from paperfetch.ledger import Ledger
 from paperfetch.outcomes import Status, outcomes_frame
-from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
 from paperfetch.parts import sweep_stale_parts
+from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
+from paperfetch.report import requests_frame
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.validate import check_pdf_file
 
@@ -309,10 +310,7 @@ class Retriever:
         """One row per HTTP request made: time, host, URL (no secrets), status, waited, elapsed, source."""
         with self._rows_lock:
             rows = list(self._request_rows)
-        frame = pd.DataFrame(rows, columns=["time", "host", "url", "status", "waited_s", "elapsed_s", "source", "identifier", "outcome"])
-        frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True)
-        frame["status"] = frame["status"].astype("Int64")
-        return redact_frame(frame)
+        return redact_frame(requests_frame(rows))
 
     # ------------------------------------------------------------------ search and snowballing
     def search_pubmed(self, query: str, *, max_results: int = 200, mindate: str | None = None,
@@ -371,6 +369,7 @@ class Retriever:
         if done is None and ledger.should_retry(ident.key):
             return None
         row = identity_row(ident, dict(entry.extra or {}))
+        row["title_match"] = (entry.extra or {}).get("title_match")  # issue 12: stored when it was downloaded
         row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
         if done is not None:
             path = ledger.absolute_path(done)
@@ -468,6 +467,8 @@ class Retriever:
             row = job.outcome()
             rows[position[id(job)]] = row
             extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
+            if row.get("title_match") is not None:  # issue 12: an already_downloaded row carries it too
+                extra["title_match"] = row["title_match"]
             ledger.record(
                 job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
                 sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),

@@ -121,6 +121,7 @@ def test_breaker_failures_zero_disables_the_breaker():
         (503, {"Retry-After": "2"}, 0.5, 0.0, 2.5),
         (503, {}, 0.5, 0.0, 0.0),                        # a 503 without a wait teaches nothing
         (429, {"Retry-After": "1"}, None, 0.0, 0.0),     # no previous request: no refused gap
+        (503, {"Retry-After": "3600"}, 0.5, 0.0, 0.0),   # an outage, not a pace: the hold keeps it
     ],
 )
 def test_a_refusal_raises_the_learned_interval(status, headers, gap_s, before, expected):
@@ -253,3 +254,15 @@ def test_without_the_breaker_the_same_batch_asks_for_every_url():
     client, adapter, clock = make(routes, breaker_failures=0, max_retries=1)
     client.get_many([f"{A}/{i}" for i in range(3)])
     assert len(adapter.calls) == 6
+
+
+def test_a_down_host_with_robots_costs_four_requests_and_every_url_is_answered():
+    # the figure (a) of benchmarks/adverse.py on the fake clock: robots.txt is answered 503 too
+    routes = {"/robots.txt": Reply(503, headers={"Retry-After": "30"}),
+              **{f"{A}/{i}": Reply(503, headers={"Retry-After": "30"}) for i in range(200)}}
+    client, adapter, clock = make(routes, respect_robots_txt=True)
+    t0 = clock.monotonic()
+    results = client.get_many([f"{A}/{i}" for i in range(200)])
+    assert [round(t - t0) for t, _ in adapter.calls] == [0, 30, 60, 90]  # robots.txt, then one URL and its probe
+    assert all(r.status_code == 503 for r in results)
+    assert clock.monotonic() - t0 < 100

@@ -25,7 +25,6 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests._hostile_servers import RawServer, gzip_bomb, head, once, trickle
 from paperfetch import HttpClient, Retriever, parse_identifier
 from paperfetch.demo import DemoWorld, fake_pdf
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, MalformedResponse, RefusedRedirect
@@ -40,6 +39,7 @@ from paperfetch.sources import SOURCES
 from paperfetch.sources.base import RequestSpec, quote_path
 from paperfetch.testing import LoopbackHost, Reply
 from paperfetch.validate import check_pdf_file
+from tests._hostile_servers import RawServer, gzip_bomb, head, once, trickle
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.01, "rate_limit_max_s": 0.02}

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -25,10 +26,10 @@ from paperfetch.cache import CachedFetcher, MetadataCache, cache_key
 from paperfetch.config import Identification
 from paperfetch.demo import DemoWorld, fake_pdf
 from paperfetch.demo_research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOWS, science_papers, text_pdf
-from paperfetch.errors import InvalidIdentifier, NotFoundError, ServiceError
+from paperfetch.errors import InvalidIdentifier, NotFoundError, RateLimited, ServiceError
 from paperfetch.ids import Identifier
 from paperfetch.outcomes import COLUMNS, Status
-from paperfetch.sources import CrossrefSource, NCBIEutilsSource, OpenAlexSource
+from paperfetch.sources import CrossrefSource, EuropePMCSource, NCBIEutilsSource, OpenAlexSource
 from paperfetch.sources.pubmed import EFETCH_BATCH, PubMedSearch, SearchResult, efetch_params
 from paperfetch.sources.references import Link, LinkFinder, merge_links
 from paperfetch.testing import Reply, cassette_vcr
@@ -104,13 +105,139 @@ def test_esearch_with_zero_results_is_an_empty_search_after_one_request() -> Non
         assert pubmed().search(Transport(), "abcXYZ", max_results=20) == []
 
 
-def test_ncbi_414_is_a_typed_error_that_says_what_to_do() -> None:
+def test_ncbi_414_is_a_typed_error_that_says_what_to_do(monkeypatch) -> None:
+    from paperfetch.sources import pubmed as pubmed_module
+
+    # _get posts a URL this long; a server that refuses a shorter one still gets a clear error
+    monkeypatch.setattr(pubmed_module, "MAX_GET_URL", 100_000)
     doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
     parts = urlsplit(doc["interactions"][0]["request"]["uri"])
     with replay.use_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml"):
         with pytest.raises(ServiceError, match="414.*at most 200") as caught:
             pubmed()._get(Transport(), parts.path, dict(parse_qsl(parts.query)))
     assert caught.value.status_code == 414
+
+
+class Sent(Transport):
+    """The transport, also keeping ``(method, url, body)`` of every request that went out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, str, str]] = []
+
+        def keep(response, *args, **kwargs):  # noqa: ANN001,ANN002,ANN003,ANN202
+            body = response.request.body or ""
+            self.requests.append((response.request.method, response.request.url,
+                                  body.decode() if isinstance(body, bytes) else body))
+
+        self._session.hooks["response"].append(keep)
+
+
+def test_efetch_by_a_long_id_list_is_a_post_replayed_from_the_real_recorded_post(monkeypatch) -> None:
+    from paperfetch.sources import pubmed as pubmed_module
+
+    monkeypatch.setattr(pubmed_module, "MAX_GET_URL", 100)  # the six recorded ids make a 'long' URL
+    http = Sent()
+    with replay.use_cassette("ncbi_eutils/efetch_post_six_pmids.yaml") as cassette:
+        hits = pubmed().efetch(http, SearchResult(count=6, pmids=RECORDED_PMIDS))
+        assert cassette.all_played
+    assert [h.pmid for h in hits] == RECORDED_PMIDS and hits[0].doi == "10.1126/science.1165395"
+    [(method, url, body)] = http.requests
+    assert method == "POST" and urlsplit(url).query == ""  # everything, identity included, in the form body
+    form = dict(parse_qsl(body))
+    assert form["id"].split(",") == RECORDED_PMIDS and form["db"] == "pubmed" and form["email"] == "you@example.com"
+    recorded = yaml.safe_load((CASSETTES / "ncbi_eutils/efetch_post_six_pmids.yaml").read_text())["interactions"][0]
+    assert recorded["request"]["method"] == "POST" and "secret" not in str(recorded) and "example.com" not in str(recorded)
+
+
+def _efetch_xml(pmids: list[str]) -> bytes:
+    articles = "".join(f"<PubmedArticle><MedlineCitation><PMID>{p}</PMID><Article><ArticleTitle>Paper {p}</ArticleTitle>"
+                       "</Article></MedlineCitation></PubmedArticle>" for p in pmids)
+    return f"<?xml version='1.0'?><PubmedArticleSet>{articles}</PubmedArticleSet>".encode()
+
+
+@pytest.fixture()
+def eutils_414():
+    """A loopback E-utilities that answers long GETs as NCBI does (its real 414 body) and serves EFetch by GET or POST."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    import threading
+
+    doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
+    too_long = doc["interactions"][0]["response"]["body"]["string"].encode()
+    seen: list[tuple[str, int, list[str]]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _answer(self, status: int, body: bytes, kind: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802
+            if len(self.path) > 2000:
+                seen.append(("GET", len(self.path), []))
+                return self._answer(414, too_long, "text/html; charset=utf-8")
+            ids = dict(parse_qsl(urlsplit(self.path).query)).get("id", "").split(",")
+            seen.append(("GET", len(self.path), ids))
+            self._answer(200, _efetch_xml(ids), "text/xml; charset=UTF-8")
+
+        def do_POST(self) -> None:  # noqa: N802
+            form = dict(parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
+            ids = form.get("id", "").split(",")
+            seen.append(("POST", len(self.path), ids))
+            self._answer(200, _efetch_xml(ids), "text/xml; charset=UTF-8")
+
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_a_300_id_lookup_posts_the_long_batch_and_never_sends_a_long_get(eutils_414) -> None:
+    base, seen = eutils_414
+    pmids = [str(30_000_000 + i) for i in range(300)]
+    search = PubMedSearch(NCBIEutilsSource(base_url=base, identification=IDENTIFICATION))
+    hits = search.efetch(Transport(), SearchResult(count=300, pmids=pmids))
+    assert [h.pmid for h in hits] == pmids and hits[299].title == "Paper 30000299"
+    assert [(method, len(ids)) for method, _, ids in seen] == [("POST", 200), ("GET", 100)]
+    assert all(length <= 2000 for method, length, _ in seen if method == "GET")
+    # the same 200 ids as a GET are what the server refuses, with NCBI's own answer
+    with pytest.raises(ServiceError, match="414") as caught:
+        Transport().fetch(base + "/entrez/eutils/efetch.fcgi", params={"id": ",".join(pmids[:200])})
+    assert caught.value.status_code == 414 and b"Submitted URI too large" in caught.value.response.content
+
+
+def test_post_is_paced_and_held_like_get_and_only_for_reads() -> None:
+    from paperfetch.errors import ConfigurationError as ConfigError
+    from paperfetch.testing import ScriptedAdapter
+
+    clock = FakeClock()
+    adapter = ScriptedAdapter({"/efetch": [Reply(200, b"ok"), Reply(200, b"ok"), Reply(429, b"", {"Retry-After": "3600"}),
+                                           Reply(200, b"ok")]}, clock=clock)
+    http = HttpClient(clock=clock, max_retries=1, verbosity=0, host_intervals={"127.0.0.9": 2.0})
+    http.session.mount("http://", adapter)
+    for _ in range(2):
+        assert http.fetch("http://127.0.0.9/efetch", method="POST", data={"id": "1,2"}).content == b"ok"
+    assert adapter.calls[1][0] - adapter.calls[0][0] >= 2.0  # paced at the host's interval, as a GET is
+    with pytest.raises(RateLimited, match="asked for no requests"):
+        http.fetch("http://127.0.0.9/efetch", method="POST", data={"id": "1,2"})
+    assert len(adapter.calls) == 3  # the hour-long hold ends the call: no second POST
+    with pytest.raises(RateLimited, match="no request sent"):  # the hold stands for the next POST (and GET) too
+        http.fetch("http://127.0.0.9/efetch", method="POST", data={"id": "1,2"})
+    assert len(adapter.calls) == 3
+    with pytest.raises(ConfigError, match="POST for idempotent reads"):
+        http.fetch("http://127.0.0.9/efetch", method="DELETE")
+    with pytest.raises(ConfigError, match="method='POST'"):
+        http.fetch("http://127.0.0.9/efetch", data={"id": "1"})
 
 
 def test_openalex_id_batch_is_paged_to_the_end() -> None:
@@ -160,6 +287,58 @@ def test_a_work_no_service_knows_has_no_references_and_no_citations() -> None:
     crossref_only = LinkFinder(openalex=None, crossref=CrossrefSource(identification=IDENTIFICATION))
     with replay.use_cassette("crossref/works_404_notarealdoi.yaml"):
         assert crossref_only.references(Transport(), ident("doi:10.1371/notarealdoi")) == []
+
+
+EPMC_FIRST = ("19749171", "The transient receptor potential vanilloid-1 channel in thermoregulation: a thermosensor it is not.", 2009)
+
+
+def test_europepmc_citations_of_a_pmid_from_the_real_recorded_answer() -> None:
+    http = Transport()
+    finder = LinkFinder(openalex=None, europepmc=EuropePMCSource(identification=IDENTIFICATION))
+    with replay.use_cassette("europepmc/citations_MED_17183631.yaml") as cassette:
+        links = finder.citations(http, ident("pmid:17183631"))
+        assert cassette.all_played
+    assert len(links) == 23 and len(http.sent) == 1  # hitCount 23 reached on page 1: no second request
+    assert (links[0].pmid, links[0].title, links[0].year) == EPMC_FIRST
+    assert all(link.sources == ("europepmc",) and link.pmid for link in links)
+    query = dict(parse_qsl(urlsplit(http.sent[0]).query))
+    assert urlsplit(http.sent[0]).path.endswith("/MED/17183631/citations") and query["format"] == "json"
+
+
+def test_europepmc_citations_are_paged_until_hitcount(monkeypatch) -> None:
+    from paperfetch.sources import references as references_module
+
+    monkeypatch.setattr(references_module, "EUROPEPMC_PAGE_SIZE", 12)
+    http = Transport()
+    finder = LinkFinder(openalex=None, europepmc=EuropePMCSource(identification=IDENTIFICATION))
+    with replay.use_cassette("europepmc/citations_MED_17183631_paged.yaml") as cassette:
+        links = finder.citations(http, ident("pmid:17183631"))
+        assert cassette.all_played
+    assert len(links) == 23 and [dict(parse_qsl(urlsplit(u).query))["page"] for u in http.sent] == ["1", "2"]
+    assert len({link.pmid for link in links}) == 23
+
+
+def test_europepmc_with_no_citations_and_a_doi_without_pmid() -> None:
+    http = Transport()
+    finder = LinkFinder(openalex=None, europepmc=EuropePMCSource(identification=IDENTIFICATION))
+    with replay.use_cassette("europepmc/citations_MED_20098740_none.yaml") as cassette:
+        assert finder.citations(http, ident("pmid:20098740")) == []
+        assert cassette.all_played
+    assert finder.citations(http, ident("doi:10.1/unknown")) == [] and len(http.sent) == 1  # no PMID: not asked
+
+
+def test_openalex_and_europepmc_rows_merge_by_pmid_naming_both() -> None:
+    from paperfetch.sources.references import _europepmc_link
+
+    openalex = Link(doi="10.1124/pr.109.001073", pmid="19749171", openalex_id="W1", title="TRPV1", year=2009, sources=("openalex",))
+    epmc = _europepmc_link({"id": "19749171", "source": "MED", "title": EPMC_FIRST[1], "pubYear": 2009})
+    preprint = _europepmc_link({"id": "PPR123", "source": "PPR", "title": "A preprint", "pubYear": "2020"})
+    rows = [link.row() for link in merge_links([openalex, epmc, preprint, preprint])]
+    assert rows == [
+        {"doi": "10.1124/pr.109.001073", "pmid": "19749171", "openalex_id": "W1", "title": "TRPV1", "year": 2009,
+         "source_of_link": "europepmc;openalex"},
+        {"doi": None, "pmid": None, "openalex_id": None, "title": "A preprint", "year": 2020, "source_of_link": "europepmc"},
+    ]
 
 
 def test_links_are_deduplicated_by_doi_naming_every_agreeing_source() -> None:
@@ -215,6 +394,11 @@ def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(
     aside = list((tmp_path / "wrong_article").glob("*.pdf"))
     assert len(aside) == 1 and "science.1149185" in aside[0].name
     assert not any("science.1149185" in p.name for p in tmp_path.glob("*.pdf"))  # not under the expected name
+    with retriever(world, tmp_path, cache=tmp_path / "cache.sqlite") as r:  # a second run reuses the ledger
+        again = r.download_frame(hits).set_index("doi")
+    reused = again.drop(index=WRONG_PDF_DOI)
+    assert set(reused["status"]) == {"already_downloaded"}
+    pd.testing.assert_series_equal(reused["title_match"], right["title_match"])  # kept in the ledger's extra
 
 
 def test_zero_hits_on_the_demo_world_are_an_empty_frame_with_the_columns(world: DemoWorld, tmp_path: Path) -> None:
@@ -256,6 +440,9 @@ def test_references_and_citations_on_the_demo_world_feed_download_frame(world: D
         assert len(both) == 65 and set(both["source_of_link"]) == {"crossref"}
         with pytest.raises(InvalidIdentifier):
             r.references("not an identifier")
+        epmc = r.citations("pmid:17183631")  # OpenAlex does not know it here; Europe PMC's recorded 23
+        assert len(epmc) == 23 and set(epmc["source_of_link"]) == {"europepmc"} and epmc["pmid"].iloc[0] == EPMC_FIRST[0]
+        assert epmc["doi"].isna().all()
 
 
 # ============================================================================ 3. units
@@ -386,8 +573,17 @@ def test_outcome_schema_has_title_match_and_wrong_article() -> None:
 
 
 def _demo_env(world: DemoWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_user_settings(monkeypatch)
     for name, url in world.endpoints.items():
         monkeypatch.setenv("PAPERFETCH_DOI_URL" if name == "doi" else f"PAPERFETCH_{name.upper()}_URL", url)
+
+
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user config file and no identity from the environment (as tests/test_cli.py isolates them)."""
+    monkeypatch.setenv("PAPERFETCH_CONFIG", "/nonexistent/paperfetch-test/config.toml")
+    for name in ("PAPERFETCH_EMAIL", "PAPERFETCH_OPENALEX_API_KEY", "PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY",
+                 "PAPERFETCH_OUT", "PAPERFETCH_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def test_cli_search_writes_the_hits_and_downloads_them(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
@@ -397,7 +593,7 @@ def test_cli_search_writes_the_hits_and_downloads_them(world: DemoWorld, tmp_pat
     report = tmp_path / "hits.csv"
     code = main(["search", SEARCH_QUERY, "--max", "20", "--report", str(report), "--email", "you@example.com",
                  "--out", str(tmp_path / "pdfs"), "--download", "--no-progress"])
-    assert code == 0
+    assert code == 1  # --download and one row did not finish well (wrong_article)
     frame = pd.read_csv(report, dtype=str)
     assert list(frame["pmid"]) == RECORDED_PMIDS and "status" in frame.columns
     assert (frame["status"] == "downloaded").sum() == 5 and (frame["status"] == "wrong_article").sum() == 1
@@ -447,3 +643,127 @@ def test_an_unreadable_cached_answer_is_asked_again(world: DemoWorld, tmp_path: 
     with retriever(world, tmp_path / "two", cache=cache) as r:
         assert r.download(["10.5555/demo.slow1"])["status"].tolist() == ["downloaded"]
     assert world.hosts["unpaywall"].hits() == before + 1
+
+
+def test_a_posted_read_has_its_own_cache_key_without_identity() -> None:
+    url = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
+    posted = cache_key(url, None, {"db": "pubmed", "id": "1,2", "email": "you@example.com", "api_key": "k"})
+    assert posted.startswith("POST ") and "example" not in posted and "api_key" not in posted
+    assert posted != cache_key(url, {"db": "pubmed", "id": "1,2"}) and posted != cache_key(url, None, {"db": "pubmed", "id": "1,3"})
+
+
+
+# ============================================================================ 4. the research CLI follows cli.py's conventions
+
+
+class _NoRequests:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import requests
+
+        self.calls = 0
+
+        def refuse(*args, **kwargs):  # noqa: ANN002,ANN003,ANN202
+            self.calls += 1
+            raise AssertionError("a request was sent")
+
+        monkeypatch.setattr(requests.Session, "send", refuse)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["search", "  "], "give a PubMed query"),
+    (["search", "cancer", "--max", "0"], "--max must be between 1 and 10000, not 0"),
+    (["search", "cancer", "--report", "hits.xlsx"], "unknown extension '.xlsx'"),
+    (["search", "cancer", "--report", "/nonexistent/dir/hits.csv"], "the folder /nonexistent/dir does not exist"),
+    (["references", "not an id"], "not an id"),
+    (["citations", "10.1234/x", "--download", "--out", "afile"], "is a file, not a folder"),
+    (["citations", "10.1234/x", "--config", "bad.toml"], "bad.toml"),
+    (["search", "cancer", "--bogus"], "unrecognized arguments"),
+])
+def test_research_usage_errors_exit_2_before_any_request(argv, message, tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _no_user_settings(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "bad.toml").write_text('workers = "many"\n')
+    guard = _NoRequests(monkeypatch)
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err and guard.calls == 0
+    assert not (tmp_path / "PDFs").exists()
+
+
+def test_research_settings_come_from_env_and_the_toml_file(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch import retriever as retriever_module
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    seen: list[dict] = []
+    original = retriever_module.Retriever.__init__
+
+    def spy(self, *args, **kwargs):  # noqa: ANN001,ANN002,ANN003,ANN202
+        seen.append(kwargs)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(retriever_module.Retriever, "__init__", spy)
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "env-person@example.org")
+    monkeypatch.setenv("NCBI_API_KEY", "ncbi-env-key-123")
+    assert main(["search", SEARCH_QUERY, "--max", "20", "--no-progress"]) == 0
+    assert (seen[-1]["email"], seen[-1]["ncbi_api_key"]) == ("env-person@example.org", "ncbi-env-key-123")
+    config = tmp_path / "settings.toml"
+    config.write_text('email = "file-person@example.org"\nopenalex_api_key = "oa-file-key-456"\n')
+    monkeypatch.delenv("PAPERFETCH_EMAIL")
+    assert main(["citations", "10.1073/pnas.1414271111", "--config", str(config), "--no-progress"]) == 0
+    assert (seen[-1]["email"], seen[-1]["openalex_api_key"]) == ("file-person@example.org", "oa-file-key-456")
+    assert main(["citations", "10.1073/pnas.1414271111", "--config", str(config), "--email", "arg@example.org",
+                 "--no-progress"]) == 0
+    assert seen[-1]["email"] == "arg@example.org"  # argument > environment > file
+    out, err = capsys.readouterr()
+    assert not any(secret in out + err for secret in ("ncbi-env-key-123", "oa-file-key-456", "env-person@"))
+
+
+def test_research_report_formats_quiet_and_verbose(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    assert main(["search", SEARCH_QUERY, "--max", "20", "--email", "you@example.com", "--report",
+                 str(tmp_path / "hits.parquet"), "-q", "--no-progress"]) == 0
+    assert capsys.readouterr().out == ""  # -q: the exit status tells the rest
+    assert list(pd.read_parquet(tmp_path / "hits.parquet")["pmid"]) == RECORDED_PMIDS
+    assert main(["citations", "pmid:17183631", "--email", "you@example.com", "--report", str(tmp_path / "c.jsonl"),
+                 "-v", "--no-progress"]) == 0
+    lines = (tmp_path / "c.jsonl").read_text().splitlines()
+    assert len(lines) == 23 and '"source_of_link": "europepmc"' in lines[0]
+    captured = capsys.readouterr()
+    assert "23 citations of pmid:17183631" in captured.out and "INFO" in captured.err  # -v: what happens, on stderr
+
+
+def test_research_download_exit_status_and_ctrl_c(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch import retriever as retriever_module
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "you@example.com")
+    monkeypatch.setenv("PAPERFETCH_OUT", str(tmp_path / "pdfs"))  # --out from the environment
+    refs = tmp_path / "refs.csv"
+    assert main(["references", science_papers()[0]["doi"], "--download", "--report", str(refs), "--no-progress"]) == 1
+    frame = pd.read_csv(refs)
+    assert sorted(frame["status"]) == ["downloaded", "not_found"]  # one of the two referenced works has no PDF
+    assert (tmp_path / "pdfs").is_dir()
+    capsys.readouterr()
+
+    def interrupted(self, frame, column="doi"):  # noqa: ANN001,ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(retriever_module.Retriever, "download_frame", interrupted)
+    partial = tmp_path / "partial.jsonl"
+    assert main(["search", SEARCH_QUERY, "--max", "20", "--download", "--report", str(partial), "--no-progress"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    rows = [json.loads(line) for line in partial.read_text().splitlines()]
+    assert [r["pmid"] for r in rows] == RECORDED_PMIDS and {r["status"] for r in rows} == {"interrupted"}
+
+    def stopped(self, *args, **kwargs):  # noqa: ANN001,ANN002,ANN003,ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(retriever_module.Retriever, "search_pubmed", stopped)
+    assert main(["search", SEARCH_QUERY, "--no-progress"]) == 130  # before any row: no report, status 130

@@ -137,6 +137,9 @@ def test_cli_download_against_loopback_endpoints(world, tmp_path, monkeypatch, c
     assert code == 0
     out = capsys.readouterr().out
     assert "downloaded" in out and "Per-host table" in out and "cli@example.org" not in out
+    table = out[out.index("Per-host table"):]
+    assert "delay s" in table and "0.0" not in table.split()  # seconds to one decimal, zero backoff left empty
+    assert not {"NaN", "NaT", "None", "<NA>", "0.010000"} & set(table.split())  # empty cells empty
     frame = pd.read_csv(report)
     assert list(frame["status"]) == ["downloaded", "downloaded"]
 

@@ -63,13 +63,13 @@ from paperfetch.errors import (
     RefusedRedirect,
     RequestTimeout,
     ServiceError,
-    TooManyRedirects,
     Stopped,
+    TooManyRedirects,
     TruncatedDownload,
 )
 from paperfetch.http import policy
-from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
 from paperfetch.http.addresses import redirect_refusal
+from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, default_registry, host_key
 from paperfetch.http.limits import (
@@ -83,8 +83,8 @@ from paperfetch.http.limits import (
 )
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.retry import Retry
-from paperfetch.http.scheduler import answering_now, get_many, iter_many, stop_event
 from paperfetch.http.robots import MAX_ROBOTS_BYTES, RobotsRules, RobotsStatus, UnreachablePolicy
+from paperfetch.http.scheduler import answering_now, get_many, iter_many, stop_event
 from paperfetch.log import enable_logging
 from paperfetch.parts import part_file
 from paperfetch.redact import redact_text, redact_url
@@ -394,6 +394,10 @@ class HttpClient:
         (a held host), :class:`~paperfetch.HostSuppressed`, :class:`~paperfetch.DisallowedByRobots`,
         :class:`~paperfetch.NetworkError` / :class:`~paperfetch.RequestTimeout` or
         :class:`~paperfetch.ServiceError`; never a raw ``requests`` exception.
+
+        ``method="POST"`` with a form ``data=`` (issue 12) is for **idempotent reads only** (NCBI's
+        EFetch/ESummary with an id list too long for a URL): it is paced, held, breaker-checked and
+        retried exactly like a GET, because asking such a service twice is harmless.
         """
         budget = self.max_elapsed if max_elapsed is None else max_elapsed
         shown = redact_url(url)
@@ -737,6 +741,7 @@ class HttpClient:
 
     def _exchange(self, url: str, kwargs: dict[str, Any], budget: _Budget) -> _Exchange:
         params = kwargs.pop("params", None)
+        method, data = _method(kwargs)  # issue 12: POST for idempotent reads (see fetch)
         kwargs.pop("allow_redirects", None)
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = self.timeout
@@ -770,7 +775,7 @@ class HttpClient:
                 return self._open(host, current, decision)
             if decision.verdict is policy.Verdict.HELD:
                 return _Exchange("held", self._held_response(host, current), host, current)
-            response = self._send(host, current, params if hop == 0 else None, headers, kwargs)
+            response = self._send(host, current, params if hop == 0 else None, headers, kwargs, method, data)
             self._observe(host, current, response, exempt=exempt)
             location = response.headers.get("Location")
             if response.status_code in _REDIRECT_STATUSES and location:
@@ -779,6 +784,8 @@ class HttpClient:
                 self._check_redirect(url, current, target, response, hop, seen)  # loops, hop count, public -> private
                 if urlsplit(target).hostname != urlsplit(current).hostname:
                     headers.pop("Authorization", None)
+                if response.status_code in (301, 302, 303):  # issue 12: as browsers and requests do, a GET after these
+                    method, data = "GET", None
                 self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
                 response.close()
                 history.append(response)
@@ -789,7 +796,8 @@ class HttpClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(
-        self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any]
+        self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
+        method: str = "GET", data: Any = None,
     ) -> requests.Response:
         """Send one request on the host slot taken by ``_acquire``; always frees the slot."""
         try:
@@ -802,7 +810,7 @@ class HttpClient:
         with self._count_lock:
             self._requests_sent += 1
         try:
-            response = self._answer(url, params, headers, kwargs)
+            response = self._answer(method, url, params, data, headers, kwargs)
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic(), reached=not _unreachable(exc))
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
@@ -816,8 +824,10 @@ class HttpClient:
         self._emit(EventKind.RESPONSE, host, url, status=response.status_code, seconds=answered - started)
         return response
 
-    def _answer(self, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any]) -> requests.Response:
-        """One GET without redirects, under the request's ceilings (:mod:`paperfetch.http.limits`).
+    def _answer(self, method: str, url: str, params: Any, data: Any, headers: dict[str, str],
+                kwargs: dict[str, Any]) -> requests.Response:
+        """One request (GET, or POST for an idempotent read) without redirects, under the request's
+        ceilings (:mod:`paperfetch.http.limits`).
 
         A :class:`~paperfetch.http.limits.Deadline` of ``request_deadline_s`` bounds the connect, the
         head (however it trickles) and every read of the body. Without ``stream=True`` the body is read
@@ -830,8 +840,8 @@ class HttpClient:
         shown = redact_url(url)
         try:
             with deadline_scope(deadline):
-                response = self._session.get(url, params=params, headers=headers, allow_redirects=False,
-                                             **{**kwargs, "stream": True})
+                response = self._session.request(method, url, params=params, data=data, headers=headers,
+                                                 allow_redirects=False, **{**kwargs, "stream": True})
             if kwargs.get("stream"):
                 response.paperfetch_deadline = deadline  # type: ignore[attr-defined]
                 return response
@@ -1090,6 +1100,7 @@ class HttpClient:
             kwargs["timeout"] = self.timeout
         follow = kwargs.pop("allow_redirects", True)
         params = kwargs.pop("params", None)
+        method, data = _method(kwargs)  # issue 12
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()
@@ -1098,7 +1109,7 @@ class HttpClient:
             host = self._registry.limiter(current)
             with host.cond:
                 host.begin(self._clock.monotonic(), 0.0)
-            response = self._send_started(host, current, params if hop == 0 else None, headers, kwargs)
+            response = self._send_started(host, current, params if hop == 0 else None, headers, kwargs, method, data)
             location = response.headers.get("Location")
             if not follow or response.status_code not in _REDIRECT_STATUSES or not location:
                 response.history = history
@@ -1108,6 +1119,8 @@ class HttpClient:
             self._check_redirect(url, current, target, response, hop, seen)
             if urlsplit(target).hostname != urlsplit(current).hostname:
                 headers.pop("Authorization", None)
+            if response.status_code in (301, 302, 303):  # issue 12: as browsers and requests do, a GET after these
+                method, data = "GET", None
             self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
             response.close()
             history.append(response)
@@ -1135,12 +1148,12 @@ class HttpClient:
                                   status_code=response.status_code, url=shown)
 
     def _send_started(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str],
-                      kwargs: dict[str, Any]) -> requests.Response:
+                      kwargs: dict[str, Any], method: str = "GET", data: Any = None) -> requests.Response:
         self._emit(EventKind.REQUEST, host, url)
         with self._count_lock:
             self._requests_sent += 1
         try:
-            response = self._answer(url, params, headers, kwargs)
+            response = self._answer(method, url, params, data, headers, kwargs)
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic())
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
@@ -1211,6 +1224,22 @@ class HttpClient:
 
     def _log(self, level: int, message: str, *args: Any) -> None:
         logger.log(level, message, *args)  # no per-instance gate: the logging configuration decides
+
+
+# ---- issue 12: POST for idempotent reads. One code path: the method rides through _exchange/_send.
+_METHODS = frozenset({"GET", "POST"})
+
+
+def _method(kwargs: dict[str, Any]) -> tuple[str, Any]:
+    """Pop ``method`` (default GET) and ``data`` (a POST's form body) from a call's kwargs."""
+    method = str(kwargs.pop("method", None) or "GET").upper()
+    data = kwargs.pop("data", None)
+    if method not in _METHODS:
+        raise ConfigurationError(f"paperfetch sends GET, or POST for idempotent reads; not {method!r}")
+    if data is not None and method != "POST":
+        raise ConfigurationError("data= is a POST's form body; pass method='POST' with it")
+    return method, data
+# ---- end issue 12
 
 
 class _typed_network_errors:

@@ -136,7 +136,7 @@ def iter_limited(
                     sock.settimeout(left if base_timeout is None else min(left, base_timeout))
             try:
                 chunk = read()
-            except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout) as exc:
+            except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout):
                 if deadline is not None and deadline.expired():
                     deadline.check(shown)
                 raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None

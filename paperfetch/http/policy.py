@@ -28,7 +28,8 @@ which return the new facts and :class:`Notice` s to publish. The order of
 The learned interval: a 429 (or a 503 with a server wait) that refused a request sent some
 gap after the host's previous one raises it to at least the
 refused gap plus the server's wait (without one, to twice the larger of it and the
-refused gap), capped at ``learn_max_s``; after ``learn_decay_successes`` successes in a
+refused gap), capped at ``learn_max_s`` (a server wait longer than that is an outage, kept as a
+hold, and teaches nothing); after ``learn_decay_successes`` successes in a
 row it comes down by ``learn_decay_fraction``, and once it is no longer above the
 published floor (Crawl-delay, the source's interval, the configured range) it is dropped.
 
@@ -289,7 +290,9 @@ def observe_response(
     # learned only from a refusal that follows an answer: a request sent at our pace, not after a wait
     # the host itself asked for (a hold, an open breaker)
     paced = gap_s is not None and facts.failures == 0
-    if settings.learn and paced and (status == 429 or (status == 503 and server is not None)):
+    # a server wait beyond learn_max_s says "come back later" (the hold keeps it), not "slow down"
+    pacing_signal = server is None or server.seconds <= settings.learn_max_s
+    if settings.learn and paced and pacing_signal and (status == 429 or (status == 503 and server is not None)):
         new = _learn(new, settings, server.seconds if server is not None else None, gap_s, floor_s, status, notices)
     elif settings.learn and 200 <= status < 400 and new.learned_interval_s > 0:
         new = _unlearn(new, settings, floor_s, notices)

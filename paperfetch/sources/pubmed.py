@@ -5,11 +5,13 @@
    history server (``mindate``/``maxdate`` restrict it by publication date).
 2. ``efetch.fcgi?db=pubmed&retmode=xml&WebEnv=…&query_key=…&retstart=k&retmax=200``
    fetches the records 200 at a time. The ids travel on NCBI's side, so the URL
-   stays short whatever the number of hits: a list of 2,000 ids in the query was
-   refused with HTTP 414 in ``fixtures/real/ncbi_eutils`` (our transport sends
-   GET only, so the history server is how we avoid that, not POST). When an
-   answer carries no WebEnv, ids are sent as ``id=a,b,…``, 200 per request
-   (about 2 kB of URL).
+   stays short whatever the number of hits. When an answer carries no WebEnv, ids
+   are sent as ``id=a,b,…``, 200 per request; a request whose URL would exceed
+   :data:`MAX_GET_URL` characters (200 eight-digit PMIDs make about 2.3 kB) goes
+   as a POST with the same parameters as a form body, as NCBI recommends: a list
+   of 2,000 ids in a GET was refused with HTTP 414 in ``fixtures/real/ncbi_eutils``.
+   EFetch/ESummary are reads, so a POST is as safe to repeat as the GET; the
+   transport paces, holds and retries it exactly like one.
 
 Identification (``tool``, ``email``, ``api_key``) and the pacing (3 requests/s,
 10 with a key) are :class:`~paperfetch.sources.ncbi.NCBIEutilsSource`'s; this
@@ -32,8 +34,8 @@ from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.base import Fetcher, RequestSpec
 from paperfetch.sources.ncbi import NCBIEutilsSource, _elocation_doi, _pub_year, _text
 
-__all__ = ["EFETCH_BATCH", "HIT_COLUMNS", "MAX_RESULTS", "PubMedHit", "PubMedSearch", "SearchResult", "efetch_params",
-           "esearch_params", "parse_efetch", "parse_esearch"]
+__all__ = ["EFETCH_BATCH", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch", "SearchResult",
+           "efetch_params", "esearch_params", "get_url", "parse_efetch", "parse_esearch"]
 
 logger = logging.getLogger("paperfetch.pubmed")
 
@@ -42,6 +44,9 @@ EFETCH_BATCH = 200
 #: ESearch returns at most 10,000 ids of a result set (NCBI's documented retmax limit).
 MAX_RESULTS = 10_000
 HIT_COLUMNS: tuple[str, ...] = ("pmid", "doi", "pmcid", "title", "journal", "year", "authors", "abstract")
+
+#: Longest URL sent as a GET; longer requests go as POST (NCBI answers 414 to long URLs).
+MAX_GET_URL = 2000
 
 ESEARCH = "/entrez/eutils/esearch.fcgi"
 EFETCH = "/entrez/eutils/efetch.fcgi"
@@ -85,6 +90,8 @@ class PubMedSearch:
     def _get(self, http: Fetcher, path: str, params: dict[str, str]) -> bytes:
         url, query = self.source.url_for(RequestSpec(path=path, params=params, ids=()))
         try:
+            if len(get_url(url, query)) > MAX_GET_URL:  # an id list too long for a URL: a form body instead
+                return http.fetch(url, classify=_classify, method="POST", data=query).content
             return http.fetch(url, classify=_classify, params=query).content
         except ServiceError as exc:
             if exc.status_code == 414:
@@ -116,6 +123,11 @@ class PubMedSearch:
         for message in result.messages:
             logger.info("PubMed: %s", message)
         return self.efetch(http, result) if result.pmids else []
+
+
+def get_url(url: str, params: dict[str, str]) -> str:
+    """The URL a GET with *params* would request (encoded as ``requests`` encodes it)."""
+    return requests.Request("GET", url, params=params).prepare().url or url
 
 
 def esearch_params(query: str, max_results: int = 200, mindate: str | None = None, maxdate: str | None = None) -> dict[str, str]:

@@ -11,10 +11,16 @@
   list; entries with a ``DOI`` become links (unstructured ones cannot be
   downloaded and are left out). Crossref does not list citing works openly.
 
-Links are deduplicated by DOI (case-insensitively); ``source_of_link`` names every
-service that agrees (``"crossref;openalex"``). Works without a DOI are kept once
-per OpenAlex id. Europe PMC is not asked: its ``/references`` and ``/citations``
-answers were not available as recordings to build and test against.
+* **Europe PMC** — citing works of a PMID (a DOI or PMCID is resolved to its
+  PMID through the OpenAlex work): ``/europepmc/webservices/rest/MED/{pmid}/citations
+  ?format=json&page=N&pageSize=1000``, paged until the rows seen reach ``hitCount``
+  or a page comes back empty. Each ``citationList.citation[]`` entry of source
+  ``MED`` is a PubMed id; other sources (preprints, Agricola) are kept by their own id.
+  Europe PMC's ``/references`` is not asked: no recording of it was available.
+
+Links are deduplicated by DOI (case-insensitively), then by PMID, then by OpenAlex id:
+two rows that share any of them are one work; ``source_of_link`` names every
+service that agrees (``"europepmc;openalex"``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
 
-__all__ = ["LINK_COLUMNS", "OPENALEX_IDS_PER_REQUEST", "Link", "LinkFinder", "merge_links", "openalex_work_path", "page_params"]
+__all__ = ["EUROPEPMC_PAGE_SIZE", "LINK_COLUMNS", "OPENALEX_IDS_PER_REQUEST", "Link", "LinkFinder", "europepmc_citations_path",
+           "europepmc_page_params", "merge_links", "openalex_work_path", "page_params"]
 
 logger = logging.getLogger("paperfetch.references")
 
@@ -37,6 +44,8 @@ OPENALEX_IDS_PER_REQUEST = 100
 PER_PAGE = "200"
 #: A stop for cursor paging, should a service never say "last page" (50 pages of 200 = 10,000 works).
 MAX_PAGES = 50
+#: Europe PMC's largest page of citations.
+EUROPEPMC_PAGE_SIZE = 1000
 LINK_COLUMNS: tuple[str, ...] = ("doi", "pmid", "openalex_id", "title", "year", "source_of_link")
 _SELECT = "id,doi,title,display_name,publication_year,ids"
 
@@ -49,6 +58,13 @@ class Link:
     title: str | None = None
     year: int | None = None
     sources: tuple[str, ...] = ()
+    other_id: str | None = None  #: a service's own id when there is no DOI, PMID or OpenAlex id ("PPR:PPR123")
+
+    def keys(self) -> list[str]:
+        """What identifies this work, strongest first: two links sharing any key are one work."""
+        keys = [f"doi:{self.doi}" if self.doi else "", f"pmid:{self.pmid}" if self.pmid else "",
+                f"openalex:{self.openalex_id}" if self.openalex_id else "", f"other:{self.other_id}" if self.other_id else ""]
+        return [k for k in keys if k] or [f"object:{id(self)}"]
 
     def row(self) -> dict[str, Any]:
         return {"doi": self.doi, "pmid": self.pmid, "openalex_id": self.openalex_id, "title": self.title,
@@ -58,9 +74,10 @@ class Link:
 class LinkFinder:
     """Asks OpenAlex (and Crossref, for references) through *http*; either source may be None."""
 
-    def __init__(self, *, openalex: Source | None, crossref: Source | None = None) -> None:
+    def __init__(self, *, openalex: Source | None, crossref: Source | None = None, europepmc: Source | None = None) -> None:
         self.openalex = openalex
         self.crossref = crossref
+        self.europepmc = europepmc
 
     # -- public --------------------------------------------------------------------
     def references(self, http: Fetcher, ident: Identifier) -> list[Link]:
@@ -78,12 +95,32 @@ class LinkFinder:
         return merge_links(links)
 
     def citations(self, http: Fetcher, ident: Identifier) -> list[Link]:
-        if self.openalex is None:
-            return []
-        work = self._openalex_work(http, ident)
-        if work is None:
-            return []
-        return merge_links(self._openalex_pages(http, {"filter": f"cites:{_short_id(work.get('id'))}"}))
+        links: list[Link] = []
+        work = self._openalex_work(http, ident) if self.openalex is not None else None
+        if work is not None:
+            links += self._openalex_pages(http, {"filter": f"cites:{_short_id(work.get('id'))}"})
+        if self.europepmc is not None:
+            pmid = ident.value if ident.type is IdType.PMID else (_openalex_link(work).pmid if work else None)
+            if pmid:
+                links += self._europepmc_citations(http, pmid)
+            else:
+                logger.info("Europe PMC's citations need a PMID; none is known for %s", ident.key)
+        return merge_links(links)
+
+    # -- Europe PMC ----------------------------------------------------------------
+    def _europepmc_citations(self, http: Fetcher, pmid: str) -> list[Link]:
+        links: list[Link] = []
+        path = europepmc_citations_path(pmid)
+        for page in range(1, MAX_PAGES + 1):
+            try:
+                data = self._get_json(http, self.europepmc, path, europepmc_page_params(page))
+            except NotFoundError:
+                return links
+            rows = (data.get("citationList") or {}).get("citation") or []
+            links += [_europepmc_link(c) for c in rows]
+            if not rows or len(links) >= int(data.get("hitCount") or 0):
+                break
+        return links
 
     # -- OpenAlex ------------------------------------------------------------------
     def _get_json(self, http: Fetcher, source: Source, path: str, params: dict[str, str],
@@ -149,25 +186,47 @@ def openalex_work_path(ident: Identifier) -> str | None:
     return None
 
 
+def europepmc_citations_path(pmid: str) -> str:
+    return f"/europepmc/webservices/rest/MED/{quote_path(pmid)}/citations"
+
+
+def europepmc_page_params(page: int) -> dict[str, str]:
+    """One page of Europe PMC's citations (1-based)."""
+    return {"format": "json", "page": str(page), "pageSize": str(EUROPEPMC_PAGE_SIZE)}
+
+
+def _europepmc_link(citation: dict[str, Any]) -> Link:
+    source, value = str(citation.get("source") or ""), str(citation.get("id") or "").strip()
+    doi = str(citation.get("doi") or "").strip().lower() or None
+    year = citation.get("pubYear")
+    return Link(doi=doi, pmid=value if source == "MED" and value else None, title=citation.get("title") or None,
+                year=int(year) if str(year or "").isdigit() else None, sources=("europepmc",),
+                other_id=f"{source}:{value}" if source != "MED" and value else None)
+
+
 def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
     """One page of an OpenAlex list query."""
     return {**params, "per_page": PER_PAGE, "cursor": cursor}
 
 
 def merge_links(links: Iterable[Link]) -> list[Link]:
-    """One link per DOI (else per OpenAlex id), first occurrence's order, fields filled from the others."""
-    merged: dict[str, Link] = {}
+    """One link per work — links sharing a DOI, PMID or OpenAlex id are one — in first occurrence's
+    order, fields filled from the others, ``sources`` the union."""
+    merged: list[Link] = []
+    index: dict[str, Link] = {}
     for link in links:
-        key = f"doi:{link.doi}" if link.doi else f"openalex:{link.openalex_id}"
-        kept = merged.get(key)
+        kept = next((index[k] for k in link.keys() if k in index), None)
         if kept is None:
-            merged[key] = Link(**{**link.__dict__})
-            continue
-        for name in ("pmid", "openalex_id", "title", "year"):
-            if getattr(kept, name) is None and getattr(link, name) is not None:
-                setattr(kept, name, getattr(link, name))
-        kept.sources = tuple(dict.fromkeys(kept.sources + link.sources))
-    return list(merged.values())
+            kept = Link(**{**link.__dict__})
+            merged.append(kept)
+        else:
+            for name in ("doi", "pmid", "openalex_id", "title", "year", "other_id"):
+                if getattr(kept, name) is None and getattr(link, name) is not None:
+                    setattr(kept, name, getattr(link, name))
+            kept.sources = tuple(dict.fromkeys(kept.sources + link.sources))
+        for key in kept.keys():
+            index.setdefault(key, kept)
+    return merged
 
 
 def _short_id(value: Any) -> str | None:
