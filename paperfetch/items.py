@@ -25,6 +25,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -109,8 +110,8 @@ class ItemContext:
     metadata: Any = None
     #: after a PDF validates: ``{"title_match": score}``, or WrongArticle after moving the file aside
     check_title: Callable[["ItemJob", Path, str], dict[str, Any]] | None = None
-    #: ``reuse(dest, waited)``: keep the PDF another process just wrote under *dest* (``HttpClient.download``)
-    reuse: Callable[[Path, bool], bool] | None = None
+    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``)
+    reuse: Callable[["ItemJob", Path, bool], bool] | None = None
 
 
 def current_job() -> "ItemJob | None":
@@ -350,7 +351,7 @@ class ItemJob:
         self.attempts += 1
         try:
             result = r.web.download(action.url, dest, validate=_validator(action.url), max_bytes=r.max_pdf_bytes,
-                                    validate_bytes=VALIDATE_BYTES, reuse=r.reuse)
+                                    validate_bytes=VALIDATE_BYTES, reuse=None if r.reuse is None else partial(r.reuse, self))
         except _NotPDF as exc:
             if exc.kind == "html" and not action.followed:
                 links = [u for u in find_pdf_links(exc.head, exc.base_url) if u not in self.tried]

@@ -171,6 +171,7 @@ class Retriever:
         self._rows_lock = threading.Lock()
         self._last_outcomes: pd.DataFrame | None = None
         self._run_started = float("inf")  # set as download() starts (see _reusable)
+        self._run_ledger: Ledger | None = None  # the ledger of the download() in progress
         for client in {id(self.web): self.web, id(self.api): self.api}.values():
             client.subscribe(self._on_event)
 
@@ -186,6 +187,7 @@ class Retriever:
         model, view = self._dashboard_begin(len(parsed))
         try:
             with Ledger.in_folder(self.out_dir) as ledger:
+                self._run_ledger = ledger
                 for item in parsed:
                     if item.identifier is None:
                         rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value, "error": item.error}
@@ -209,6 +211,7 @@ class Retriever:
             frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
             self._last_outcomes = frame
         finally:
+            self._run_ledger = None
             model.finish()
             if view is not None:
                 view.close()
@@ -353,13 +356,25 @@ class Retriever:
         return f"Retriever(out_dir={str(self.out_dir)!r}, sources={self.order}, identification={self.identification!r})"
 
     # ------------------------------------------------------------------ internals
-    def _reusable(self, dest: Path, waited: bool) -> bool:
-        """Keep the valid PDF another process wrote under *dest* during this run (or while we waited for it)."""
+    def _reusable(self, job: ItemJob, dest: Path, waited: bool) -> bool:
+        """Keep the valid PDF found under *dest* once its part file is ours, instead of fetching it again.
+
+        Only a complete, validated body is ever renamed onto *dest*, so a valid PDF there was written by
+        another process: while we waited for it, during this run, or just before this run began (then
+        that process has recorded it in the ledger by now, with this very file's size and SHA-256).
+        A file the ledger does not vouch for and that predates the run (modified, or ``resume=False``)
+        is fetched again.
+        """
         try:
             recent = dest.stat().st_mtime >= self._run_started
         except OSError:
             return False
-        return (waited or recent) and check_pdf_file(dest).ok
+        if not check_pdf_file(dest).ok:
+            return False
+        if waited or recent:
+            return True
+        ledger = self._run_ledger
+        return self.resume and ledger is not None and ledger.is_done(job.identifier.key, self.out_dir) is not None
 
     def _from_ledger(self, ledger: Ledger, ident: Identifier) -> dict[str, Any] | None:
         done = ledger.is_done(ident.key, self.out_dir)

@@ -776,3 +776,28 @@ def test_wrong_shaped_reference_fields_are_absent():
                               parse_identifier("10.1000/x"))
     assert [(link.doi, link.year, link.pmid, link.title) for link in links] == [
         ("10.1/a", None, None, None), ("10.2/b", None, None, None)]
+
+
+def test_a_pdf_another_process_finished_just_before_this_run_is_kept_when_the_ledger_vouches_for_it(tmp_path):
+    """The race behind an overlapping batch fetching a PDF twice: the other process renamed the file before
+    this run began, and recorded it after this run had read the ledger."""
+    from paperfetch.download import file_digest
+    from paperfetch.items import ItemJob
+
+    dest = tmp_path / "doi_10.1000_x.pdf"
+    dest.write_bytes(fake_pdf("x"))
+    job = ItemJob(None, parse_identifier("10.1000/x"), {}, None)  # only its identifier is read
+    with retriever(tmp_path, {}) as r, Ledger.in_folder(tmp_path) as ledger:
+        r._run_started = time.time() + 60  # the file predates the run
+        r._run_ledger = ledger
+        assert not r._reusable(job, dest, False)  # nobody vouches for it: fetched again
+        assert r._reusable(job, dest, True)  # we waited for its writer
+        size, digest = file_digest(dest)
+        ledger.record(job.identifier.key, status="downloaded", path=dest, bytes=size, sha256=digest)
+        assert r._reusable(job, dest, False)  # the other process has recorded it by now
+        r.resume = False
+        assert not r._reusable(job, dest, False)  # resume=False: only what was written during this run
+        r.resume = True
+        with open(dest, "ab") as handle:
+            handle.write(b"tampered")
+        assert not r._reusable(job, dest, False)  # not the file the ledger knows
