@@ -926,7 +926,7 @@ class Dashboard:
         self.events = w.HTML(value="", layout=w.Layout(width="100%"))
         self.widget = _root_class()([w.HBox([self.progress_bar, self.counts]), self.hosts, self.events],
                                     layout=w.Layout(width="100%", max_width="100%"))
-        self.widget._paperfetch_view = weakref.ref(self)
+        self.widget.paperfetch_view = weakref.ref(self)
         self.refresh()
         if autostart is None:
             autostart = in_notebook()
@@ -1012,6 +1012,11 @@ class Dashboard:
         self._handles = []
 
     # -- display -------------------------------------------------------------------
+    @property
+    def last_drawn(self) -> BatchSnapshot | None:
+        """The snapshot the widget shows now (``None`` before the first redraw)."""
+        return self._last
+
     def snapshot(self) -> BatchSnapshot | None:
         return self._model.snapshot() if self.enabled else None
 
@@ -1068,12 +1073,12 @@ def _root_class() -> Any:
     if _ROOT is None:
         import ipywidgets as w
 
-        class DashboardBox(w.VBox):  # type: ignore[misc]
-            _paperfetch_view: Any = None
+        class DashboardBox(w.VBox):
+            paperfetch_view: Any = None  # a weak reference to the Dashboard it shows
 
             def __repr__(self) -> str:
-                view = self._paperfetch_view() if self._paperfetch_view is not None else None
-                snap = view._last if view is not None else None
+                view = self.paperfetch_view() if self.paperfetch_view is not None else None
+                snap = view.last_drawn if view is not None else None
                 return snap.summary() if snap is not None else "paperfetch dashboard"
 
         _ROOT = DashboardBox
