@@ -439,13 +439,15 @@ class HostRegistry:
         with self._lock:
             return list(self._hosts.values())
 
-    def known_hosts(self) -> list[HostLimiter]:
-        """Every host the store knows (other processes' included), each refreshed from the store."""
+    def known_hosts(self, *, refresh: bool = True) -> list[HostLimiter]:
+        """Every host the store knows (other processes' included), each refreshed from the store
+        unless *refresh* is False."""
         for key in self.store.hosts():
             self.limiter(key)
         limiters = self.hosts()
-        for limiter in limiters:
-            limiter.refresh()
+        if refresh:
+            for limiter in limiters:
+                limiter.refresh()
         return limiters
 
     def release_holds(self) -> None:
