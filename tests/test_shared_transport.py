@@ -1,0 +1,230 @@
+"""The transport over a shared host-state store (issue 9): real HttpClient batches in four processes
+against the same loopback hosts, judged by the servers' own logs; a process killed mid-batch; Redis
+stopped and restarted mid-batch; a CLI re-run that remembers a one-hour Retry-After."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from paperfetch import HttpClient
+from paperfetch.errors import StoreUnavailable
+from paperfetch.http.hosts import HostRegistry, host_key
+from paperfetch.state import open_store
+from paperfetch.testing import LoopbackHost, Reply, gaps
+
+INTERVAL = 0.1
+PROCESSES = 4
+PER_HOST = 6  # per process and host
+
+
+def _batch(spec: str, urls: list[str], barrier, result: str, lease_s: float | None = None) -> None:  # a child process
+    if lease_s is None:
+        client = HttpClient(state=spec, delay_min_s=INTERVAL, delay_max_s=INTERVAL, max_retries=0)
+    else:
+        registry = HostRegistry(store=open_store(spec), lease_s=lease_s)
+        client = HttpClient(registry=registry, delay_min_s=INTERVAL, delay_max_s=INTERVAL, max_retries=0, timeout=60)
+    barrier.wait(120)
+    answers = client.get_many(urls)
+    statuses = [getattr(a, "status_code", type(a).__name__) for a in answers]
+    Path(result).write_text(json.dumps({"statuses": statuses, "store": client.store.name}))
+    client.close()
+
+
+def _four_processes(spec: str, servers: list[LoopbackHost], tmp_path: Path) -> list[dict]:
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(PROCESSES)
+    workers, results = [], []
+    for p in range(PROCESSES):
+        urls = [server.url(f"/p{p}/{n}") for n in range(PER_HOST) for server in servers]
+        results.append(tmp_path / f"result-{p}.json")
+        workers.append(context.Process(target=_batch, args=(spec, urls, barrier, str(results[-1]))))
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(300)
+    assert [worker.exitcode for worker in workers] == [0] * PROCESSES
+    return [json.loads(path.read_text()) for path in results]
+
+
+def _below_interval(servers: list[LoopbackHost]) -> int:
+    return sum(gap < INTERVAL for server in servers for gap in gaps(sorted(server.arrivals("/p"))))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sqlite", "redis", "memory"])
+def test_four_processes_of_http_client_batches_keep_every_interval_through_a_shared_store(kind, tmp_path, request):
+    """SQLite and Redis: 0 arrivals below any host's interval across all processes; memory: violations."""
+    spec = {"sqlite": f"sqlite:///{tmp_path}/state.sqlite3", "memory": "memory"}.get(kind)
+    if kind == "redis":
+        spec = request.getfixturevalue("redis_url")
+    base = {"sqlite": 150, "redis": 152, "memory": 154}[kind]
+    servers = [LoopbackHost(f"127.0.0.{base + i}", {"*": Reply(200, b"x" * 512)}).start() for i in range(2)]
+    try:
+        results = _four_processes(spec, servers, tmp_path)
+        below = _below_interval(servers)
+        counts = [len(server.arrivals("/p")) for server in servers]
+    finally:
+        for server in servers:
+            server.stop()
+    assert all(r["statuses"] == [200] * (2 * PER_HOST) for r in results)
+    assert counts == [PROCESSES * PER_HOST] * 2
+    if kind == "memory":
+        assert below > 0, "with state='memory' each process paces alone: the servers must see violations"
+    else:
+        assert below == 0
+        assert {r["store"] for r in results} == {open_store(spec).name}
+
+
+@pytest.mark.slow
+def test_a_process_killed_mid_request_blocks_its_host_no_longer_than_the_lease(tmp_path):
+    lease = 6.0  # longer than starting the other processes takes, so the wait for it is seen
+    entered = threading.Event()
+
+    def slow(request):
+        entered.set()
+        time.sleep(30)  # the killed process's request: its slot is held until the lease runs out
+        return Reply(200, b"late")
+
+    server = LoopbackHost("127.0.0.156", {"/slow": slow, "*": Reply(200, b"x")}).start()
+    spec = f"sqlite:///{tmp_path}/state.sqlite3"
+    context = multiprocessing.get_context("spawn")
+    try:
+        barrier = context.Barrier(1)
+        victim = context.Process(target=_batch, args=(spec, [server.url("/slow")], barrier, str(tmp_path / "victim.json"), lease))
+        victim.start()
+        assert entered.wait(120), "the victim never sent its request"
+        killed_at = time.monotonic()
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.join(30)
+        barrier = context.Barrier(2)
+        others = [
+            context.Process(target=_batch, args=(spec, [server.url(f"/p{p}/{n}") for n in range(4)], barrier,
+                                                 str(tmp_path / f"other-{p}.json"), lease))
+            for p in range(2)
+        ]
+        for worker in others:
+            worker.start()
+        for worker in others:
+            worker.join(120)
+        assert [w.exitcode for w in others] == [0, 0]
+        first_after = min(server.arrivals("/p"))
+        arrivals = sorted(server.arrivals("/p"))
+    finally:
+        server.stop()
+    assert victim.exitcode == -signal.SIGKILL
+    slow_arrival = server.arrivals("/slow")[0]
+    # the host was blocked by the dead holder for at most its lease (plus the interval and a busy machine's slack)
+    assert first_after - slow_arrival <= lease + INTERVAL + 3.0
+    assert first_after - slow_arrival >= lease - 0.05, "the others did not wait for the holder's lease"
+    assert killed_at < first_after
+    assert len(arrivals) == 8 and min(gaps(arrivals)) >= INTERVAL
+    for p in range(2):
+        assert json.loads((tmp_path / f"other-{p}.json").read_text())["statuses"] == [200] * 4
+
+
+def test_a_lost_redis_is_a_typed_error_and_with_fallback_local_the_requests_go_on(tmp_path, hosts, monkeypatch):
+    from tests._services import RedisServer, redis_available
+
+    if not redis_available():
+        from tests._services import missing
+
+        missing("redis-server or redis-py is not installed")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the fallback's SQLite file
+    server = RedisServer().start()
+    host = hosts("127.0.0.157", {"*": Reply(200, b"x")})
+    try:
+        strict = HttpClient(state=server.url, delay_min_s=0.01, delay_max_s=0.01)
+        tolerant = HttpClient(state=server.url, state_fallback="local", delay_min_s=0.01, delay_max_s=0.01)
+        assert strict.get(host.url("/a")).status_code == 200
+        server.stop()
+        with pytest.raises(StoreUnavailable, match="does not answer.*fallback='local'"):
+            strict.get(host.url("/b"))
+        assert tolerant.get(host.url("/c")).status_code == 200
+        assert tolerant.store.on_fallback
+    finally:
+        server.cleanup()
+
+
+@pytest.mark.slow
+def test_redis_stopped_and_restarted_mid_batch_every_item_gets_a_row(tmp_path, hosts, monkeypatch):
+    from tests._services import RedisServer, redis_available
+
+    if not redis_available():
+        from tests._services import missing
+
+        missing("redis-server or redis-py is not installed")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    server = RedisServer().start()
+    host = hosts("127.0.0.158", {"*": Reply(200, b"x")})
+    urls = [host.url(f"/item/{n}") for n in range(40)]
+    try:
+        client = HttpClient(state=server.url, state_fallback="local", delay_min_s=0.05, delay_max_s=0.05)
+        client.store._retry_after_s = 0.2  # ask Redis again soon after it comes back
+
+        def outage() -> None:
+            while len(host.arrivals("/item")) < 10:
+                time.sleep(0.01)
+            server.stop()
+            while len(host.arrivals("/item")) < 20:
+                time.sleep(0.01)
+            server.start()
+
+        thread = threading.Thread(target=outage)
+        thread.start()
+        answers = client.get_many(urls)
+        thread.join(60)
+    finally:
+        server.cleanup()
+    assert len(answers) == len(urls)
+    assert [getattr(a, "status_code", a) for a in answers] == [200] * len(urls)
+    assert sorted(p for _, p in host.log) == sorted(f"/item/{n}" for n in range(40))
+
+
+@pytest.mark.slow
+def test_a_cli_rerun_remembers_a_one_hour_retry_after_and_reports_host_held(tmp_path):
+    from paperfetch.demo import DemoWorld
+
+    def busy(request):
+        return Reply(429, b"slow down", headers={"Retry-After": "3600"})
+
+    state = f"sqlite:///{tmp_path}/state.sqlite3"
+    with DemoWorld(base_ip=160) as world:
+        blocker = LoopbackHost("127.0.0.170", {"*": busy}).start()
+        try:
+            env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml")}
+            env.update({f"PAPERFETCH_{name.upper()}_URL": url for name, url in world.endpoints.items()})
+            env["PAPERFETCH_DOI_URL"] = blocker.base_url  # the landing page of demo.unknown answers 429, Retry-After: 1 h
+            env.pop("PAPERFETCH_STATE", None)
+            runs = []
+            for n in range(2):
+                report = tmp_path / f"report-{n}.csv"
+                done = subprocess.run(
+                    [sys.executable, "-m", "paperfetch", "download", "10.5555/demo.unknown", "--email", "t@example.org",
+                     "--out", str(tmp_path / "pdfs"), "--report", str(report), "--no-progress", "--state", state],
+                    capture_output=True, text=True, env=env, timeout=300,
+                )
+                runs.append((done, pd.read_csv(report), len(blocker.log)))
+        finally:
+            blocker.stop()
+    (first, first_rows, after_first), (second, second_rows, after_second) = runs
+    assert after_first >= 1, first.stderr
+    assert after_second == after_first, "the second run asked the held host again"
+    assert first_rows["status"].tolist() == ["host_held"]
+    row = second_rows.iloc[0]
+    assert row["status"] == "host_held", second.stderr
+    held = open_store(state).get(host_key(blocker.base_url), time.time())
+    assert held.hold_until is not None and held.hold_until > time.time() + 3000
+    # the row says when the host may be asked again
+    text = " ".join(str(v) for v in row.to_dict().values())
+    assert time.strftime("%H:%M", time.gmtime(held.hold_until)) in text or "3600" in text or "Retry-After" in text, text
