@@ -227,4 +227,43 @@ def test_a_cli_rerun_remembers_a_one_hour_retry_after_and_reports_host_held(tmp_
     assert held.hold_until is not None and held.hold_until > time.time() + 3000
     # the row says when the host may be asked again
     text = " ".join(str(v) for v in row.to_dict().values())
-    assert time.strftime("%H:%M", time.gmtime(held.hold_until)) in text or "3600" in text or "Retry-After" in text, text
+    assert "no request sent" in text and f"until {time.strftime('%H:%M', time.gmtime(held.hold_until))}" in text, text
+
+
+def test_domain_status_and_the_dashboard_show_a_hold_another_process_set_and_name_the_store(tmp_path, hosts):
+    """Two registries over one SQLite file stand for two processes (each has its own connection)."""
+    from paperfetch.widgets import DashboardModel, render_html, render_text
+
+    server = hosts("127.0.0.159", {"*": Reply(429, b"busy", headers={"Retry-After": "600"})})
+    path = tmp_path / "state.sqlite3"
+    first = HttpClient(registry=HostRegistry(store=open_store(path)), max_retries=0)
+    second = HttpClient(registry=HostRegistry(store=open_store(f"sqlite:///{path}")))
+    assert first.get(server.url("/a")).status_code == 429
+    assert len(server.log) == 1
+    status = second.domain_status()
+    assert status.attrs["store"] == f"sqlite:{path.resolve()}" == second.store.name
+    row = status.set_index("host").loc[host_key(server.base_url)]
+    assert row["hold_status"] == 429 and row["held_until"] is not None and row["requests"] == 0
+    answer = second.get(server.url("/b"))  # held: answered without a request
+    assert answer.status_code == 429 and len(server.log) == 1
+    model = DashboardModel().watch(HttpClient(registry=HostRegistry(store=open_store(path))), events=False)
+    snap = model.snapshot()
+    assert snap.store == second.store.name and snap.host(host_key(server.base_url)).held
+    assert f"host state: {second.store.name}" in render_text(snap)
+    assert "host state:" in render_html(snap)
+
+
+def test_the_retriever_defaults_to_sqlite_in_the_user_cache_dir_and_a_plain_client_to_memory(tmp_path, monkeypatch):
+    from paperfetch import Retriever
+
+    monkeypatch.delenv("PAPERFETCH_STATE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with Retriever(out_dir=tmp_path / "pdfs", progress=False, cache=False) as retriever:
+        assert retriever.store.name == f"sqlite:{(tmp_path / 'cache' / 'paperfetch' / 'host-state.sqlite3').resolve()}"
+        assert retriever.web.store is retriever.api.store
+    assert HttpClient().store.name == "memory"
+    monkeypatch.setenv("PAPERFETCH_STATE", "memory")
+    with Retriever(out_dir=tmp_path / "pdfs", progress=False, cache=False) as retriever:
+        assert retriever.store.name == "memory"
+    with Retriever(out_dir=tmp_path / "pdfs", progress=False, cache=False, state=tmp_path / "x.sqlite3") as retriever:
+        assert retriever.store.name == f"sqlite:{(tmp_path / 'x.sqlite3').resolve()}"
