@@ -262,9 +262,10 @@ class HostLimiter:
             robots = self.facts.robots
 
             def on_stored(current: StoredFacts) -> StoredFacts:
-                facts = host_facts(current, robots)
+                facts = self.facts if current is self._stored else host_facts(current, robots)
                 seen[:] = [facts]
-                return stored_facts(self.key, change(facts))
+                new = change(facts)
+                return current if new is facts else stored_facts(self.key, new)
 
             stored = self._store.update(self.key, on_stored, self._registry.clock.time())
             old = seen[0] if seen else self.facts

@@ -273,6 +273,8 @@ def apply_update(current: StoredFacts, change: Callable[[StoredFacts], StoredFac
     """The merged record an :meth:`HostStateStore.update` stores: *change* sees unexpired facts."""
     current = expire_facts(current, now)
     proposed = change(current)
+    if proposed is current:
+        return current  # nothing changed: nothing to merge (and, for the stores, nothing to write)
     if not isinstance(proposed, StoredFacts):
         raise TypeError(f"an update must return StoredFacts, not {type(proposed).__name__}")
     return merge_facts(current, proposed, now)

@@ -19,6 +19,7 @@ class MemoryStore(StoreBase):
         self._lock = threading.Lock()
         self._facts: dict[str, StoredFacts] = {}
         self._slots: dict[str, tuple[float, str, float]] = {}
+        self._blank: dict[str, StoredFacts] = {}
 
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
         with self._lock:
@@ -31,7 +32,12 @@ class MemoryStore(StoreBase):
 
     def get(self, host: str, now: float) -> StoredFacts:
         with self._lock:
-            return expire_facts(self._facts.get(host) or StoredFacts(host), now)
+            facts = self._facts.get(host)
+            if facts is None:  # kept aside, so a host never written reads as the same record every time
+                facts = self._blank.get(host)
+                if facts is None:
+                    facts = self._blank[host] = StoredFacts(host)
+            return expire_facts(facts, now)
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         with self._lock:
@@ -48,6 +54,8 @@ class MemoryStore(StoreBase):
             if host is None:
                 self._facts.clear()
                 self._slots.clear()
+                self._blank.clear()
             else:
                 self._facts.pop(host, None)
                 self._slots.pop(host, None)
+                self._blank.pop(host, None)

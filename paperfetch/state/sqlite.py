@@ -113,7 +113,10 @@ class SqliteStore(StoreBase):
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         def work(db: sqlite3.Connection) -> StoredFacts:
-            merged = apply_update(self._facts(db, host), change, now)
+            current = self._facts(db, host)
+            merged = apply_update(current, change, now)
+            if merged is current:
+                return merged  # unchanged: no write
             db.execute("INSERT OR REPLACE INTO facts (host, data, updated_at) VALUES (?, ?, ?)",
                        (host, json.dumps(merged.to_json()), merged.updated_at))
             return merged
