@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -267,3 +268,49 @@ def test_the_retriever_defaults_to_sqlite_in_the_user_cache_dir_and_a_plain_clie
         assert retriever.store.name == "memory"
     with Retriever(out_dir=tmp_path / "pdfs", progress=False, cache=False, state=tmp_path / "x.sqlite3") as retriever:
         assert retriever.store.name == f"sqlite:{(tmp_path / 'x.sqlite3').resolve()}"
+
+
+def test_the_domain_status_of_a_shared_store_leaves_out_hosts_it_merely_remembers(tmp_path, hosts):
+    server = hosts("127.0.0.161", {"*": Reply(200, b"x")})
+    path = tmp_path / "state.sqlite3"
+    earlier = HttpClient(registry=HostRegistry(store=open_store(path)), delay_min_s=0.01, delay_max_s=0.01)
+    assert earlier.get(server.url("/a")).status_code == 200  # the store now knows the host (its slot)
+    store = open_store(path)
+    assert host_key(server.base_url) in store.hosts()
+    store.update("other.example", lambda f: replace(f, backoff_s=0.0, breaker_failures=0, successes=3), time.time())
+    assert "other.example" in store.hosts()
+    later = HttpClient(registry=HostRegistry(store=store))
+    assert later.domain_status().empty  # nothing in force: an earlier run's calm hosts are not listed
+
+
+@pytest.mark.slow
+def test_a_retriever_whose_redis_is_gone_gives_every_item_a_row(tmp_path, monkeypatch):
+    from paperfetch import Retriever
+    from paperfetch.demo import DemoWorld
+    from tests._services import RedisServer, redis_available
+
+    if not redis_available():
+        from tests._services import missing
+
+        missing("redis-server or redis-py is not installed")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    server = RedisServer().start()
+    dois = ["10.5555/demo.fast", "10.5555/demo.unknown", "not a doi"]
+    try:
+        with DemoWorld(base_ip=175) as world:
+            strict = Retriever(email="t@example.org", out_dir=tmp_path / "a", endpoints=world.endpoints, state=server.url,
+                               progress=False, cache=False, http_options={"delay_min_s": 0.01, "delay_max_s": 0.01})
+            tolerant = Retriever(email="t@example.org", out_dir=tmp_path / "b", endpoints=world.endpoints,
+                                 state=server.url, state_fallback="local", progress=False, cache=False,
+                                 http_options={"delay_min_s": 0.01, "delay_max_s": 0.01})
+            server.stop()
+            with strict, tolerant:
+                lost = strict.download(dois)
+                fallen_back = tolerant.download(dois)
+    finally:
+        server.cleanup()
+    assert lost["input"].tolist() == dois == fallen_back["input"].tolist()
+    assert lost["status"].tolist()[2] == "invalid_identifier"
+    assert all(status not in ("downloaded", "interrupted") for status in lost["status"].tolist()[:2])
+    assert any("does not answer" in str(error) for error in lost["error"].tolist()), lost.to_dict("records")
+    assert fallen_back["status"].tolist()[0] == "downloaded"

@@ -409,6 +409,11 @@ class HostLimiter:
         return f"HostLimiter({self.key!r}, requests={self.requests}, backoff={self.facts.backoff_s:g}s)"
 
 
+def _in_force(stored: StoredFacts, now: float) -> bool:
+    return (stored.held(now) or stored.suppressed(now) or stored.breaker_state != BreakerState.CLOSED.value
+            or stored.backoff_s > 0 or stored.learned_interval_s > 0)
+
+
 #: How long a process may hold a host's slot in a shared store (end-to-end pacing) before another
 #: process may start anyway: what a process killed mid-request costs the host at most.
 DEFAULT_LEASE_S = 10.0
@@ -441,14 +446,25 @@ class HostRegistry:
             return list(self._hosts.values())
 
     def known_hosts(self, *, refresh: bool = True) -> list[HostLimiter]:
-        """Every host the store knows (other processes' included), each refreshed from the store
-        unless *refresh* is False."""
-        for key in self.store.hosts():
-            self.limiter(key)
+        """The hosts this process asked about (each refreshed from the store unless *refresh* is False),
+        and the hosts of the store that other processes hold, suppress or slow down now (a hold, a
+        suppression, a breaker not closed, a backoff or a learned interval); a host the store merely
+        remembers from an earlier run is left out."""
         limiters = self.hosts()
         if refresh:
             for limiter in limiters:
                 limiter.refresh()
+        local = {limiter.key for limiter in limiters}
+        now = self.clock.time()
+        for key in self.store.hosts():
+            if key in local:
+                continue
+            stored = self.store.get(key, now)
+            if _in_force(stored, now):
+                limiter = self.limiter(key)
+                with limiter.cond:
+                    limiter._adopt(stored)
+                limiters.append(limiter)
         return limiters
 
     def release_holds(self) -> None:
