@@ -314,3 +314,39 @@ def test_a_retriever_whose_redis_is_gone_gives_every_item_a_row(tmp_path, monkey
     assert all(status not in ("downloaded", "interrupted") for status in lost["status"].tolist()[:2])
     assert any("does not answer" in str(error) for error in lost["error"].tolist()), lost.to_dict("records")
     assert fallen_back["status"].tolist()[0] == "downloaded"
+
+
+def test_every_field_of_host_facts_survives_the_store_and_back():
+    from dataclasses import fields
+
+    from paperfetch.http.hosts import BreakerState, HostFacts, Suppression, host_facts, stored_facts
+    from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
+
+    rules = RobotsRules.parse(b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", fetched_at=1e9, expires_at=1e9 + 60)
+    facts = HostFacts(
+        hold_until=1e9 + 30, hold_status=429, hold_reason="Retry-After", suppression=Suppression("HTTP 403", 1e9, None),
+        backoff_s=4.0, learned_interval_s=1.5, successes=2, breaker=BreakerState.OPEN, failures=5, failing_since=1e9 - 9,
+        breaker_open_until=1e9 + 8, breaker_period_s=8.0, breaker_reason="HTTP 503 (5 failures in a row)",
+        failure_status=503, robots=rules,
+    )
+    assert all(getattr(facts, f.name) != f.default for f in fields(HostFacts)), "a field was left at its default"
+    stored = stored_facts("h.example", facts)
+    back = host_facts(stored.from_json(json.loads(json.dumps(stored.to_json()))))  # through JSON, as SQLite and Redis keep it
+    assert replace(back, robots=None) == replace(facts, robots=None)
+    assert back.robots is not None and back.robots.crawl_delay("*", 60) == 2.0
+    assert not back.robots.can_fetch("https://h.example/private/x", "bot") and back.robots.can_fetch("https://h.example/ok", "bot")
+    assert (back.robots.fetched_at, back.robots.expires_at) == (1e9, 1e9 + 60)
+    unreachable = RobotsRules(RobotsStatus.UNREACHABLE, 1.0, 2.0, unreachable_policy=UnreachablePolicy.DISALLOW, detail="HTTP 500")
+    again = host_facts(stored_facts("h", HostFacts(robots=unreachable))).robots
+    assert again == unreachable
+
+
+def test_robots_txt_fetched_by_one_process_serves_another(tmp_path, hosts):
+    server = hosts("127.0.0.162", {"/robots.txt": Reply(200, b"User-agent: *\nDisallow: /no\n"), "*": Reply(200, b"x")})
+    path = tmp_path / "state.sqlite3"
+    first = HttpClient(registry=HostRegistry(store=open_store(path)), respect_robots_txt=True, robots_cache_ttl_s=60)
+    second = HttpClient(registry=HostRegistry(store=open_store(path)), respect_robots_txt=True, robots_cache_ttl_s=60)
+    assert first.get(server.url("/a")).status_code == 200
+    assert second.get(server.url("/b")).status_code == 200
+    assert second.get(server.url("/no/c")) is None  # disallowed by the robots.txt the first one fetched
+    assert [p for _, p in server.log] == ["/robots.txt", "/a", "/b"]
