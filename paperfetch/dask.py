@@ -15,8 +15,8 @@ Redis *state*, every worker shares
   called absent by any worker, in this run or an earlier one on any machine, is
   answered from it without a request;
 * the **host state** (:class:`~paperfetch.state.RedisStore`): it is passed to the
-  Retriever as ``state=`` as soon as the Retriever takes one (until then each
-  worker paces on its own, so keep the workers few per publisher).
+  Retriever as ``state=``, so every worker on every machine reserves each
+  host's start slot in Redis and sees the holds and suppressions the others set.
 
 ``out_dir`` must be storage every worker sees at the same path (NFS, a shared
 volume); on a ``LocalCluster`` any folder will do. Each worker's Retriever also
@@ -27,7 +27,6 @@ and nothing finished is lost.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 from pathlib import Path
@@ -148,8 +147,10 @@ def download_partition(
             kwargs = dict(options or {})
             kwargs.setdefault("progress", False)
             kwargs.setdefault("dashboard", False)
-            if state is not None and "state" in inspect.signature(Retriever.__init__).parameters:
-                kwargs["state"] = state  # the shared host state, once the Retriever takes one
+            if state is not None:
+                kwargs["state"] = state  # the shared host state: every worker paces through the same store
+                if _is_redis(state) and fallback == "local":
+                    kwargs.setdefault("state_fallback", "local")  # Redis lost: this machine's state, rows keep coming
             # The Retriever records every finished row in the SQLite ledger in out_dir as it goes:
             # that record survives a Redis outage (and a failed task).
             with Retriever(out_dir=out_dir, **kwargs) as retriever:

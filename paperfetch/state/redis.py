@@ -30,7 +30,7 @@ import time
 from typing import Any, Callable
 
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.state.base import HostFacts, HostStateStore, Slot, StoreBase, apply_update, expire_facts, new_token
+from paperfetch.state.base import StoredFacts, HostStateStore, Slot, StoreBase, apply_update, expire_facts, new_token
 
 __all__ = ["FACTS_TTL_S", "RedisStore", "redis_name"]
 
@@ -72,7 +72,7 @@ return 1
 """
 
 _HOLD_FIELDS = ("hold_until", "hold_status", "hold_reason")
-_SUPP_FIELDS = ("suppressed_until", "suppression_reason")
+_SUPP_FIELDS = ("suppressed_until", "suppression_reason", "suppressed_since")
 
 
 def redis_name(client: Any) -> str:
@@ -200,25 +200,25 @@ class RedisStore(StoreBase):
         return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
 
     @staticmethod
-    def _combine(host: str, values: list[str | None]) -> HostFacts:
+    def _combine(host: str, values: list[str | None]) -> StoredFacts:
         data: dict[str, Any] = {"host": host}
         for value in values:
             if value:
                 data.update(json.loads(value))
         data["host"] = host
-        return HostFacts.from_json(data)
+        return StoredFacts.from_json(data)
 
-    def get(self, host: str, now: float) -> HostFacts:
+    def get(self, host: str, now: float) -> StoredFacts:
         return self._call(
             "get",
             lambda: expire_facts(self._combine(host, self._client.mget(self._facts_keys(host))), now),
             lambda store: store.get(host, now),
         )
 
-    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         keys = self._facts_keys(host)
 
-        def on_redis() -> HostFacts:
+        def on_redis() -> StoredFacts:
             with self._client.pipeline() as pipe:
                 while True:
                     try:
