@@ -129,7 +129,8 @@ def download_partition(
         if fallback == "error":
             raise exc
         logger.warning("%s; this partition goes on with the local ledger in %s", exc, out_dir)
-        ledger.close()
+        if ledger is not None:
+            ledger.close()
         ledger = None
 
     try:
@@ -166,6 +167,7 @@ def download_partition(
                         redis_lost(exc)
         for item in parsed:  # a duplicate of a resumed row shares it
             if item.position not in rows:
+                assert item.duplicate_of is not None  # every other input got its row above
                 rows[item.position] = {**rows[item.duplicate_of], "input": item.input}
     finally:
         if ledger is not None:

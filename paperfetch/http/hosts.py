@@ -463,7 +463,7 @@ class HostRegistry:
             if _in_force(stored, now):
                 limiter = self.limiter(key)
                 with limiter.cond:
-                    limiter._adopt(stored)
+                    limiter._adopt(stored)  # noqa: SLF001 - the registry fills its own limiters
                 limiters.append(limiter)
         return limiters
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from paperfetch.errors import ConfigurationError
-from paperfetch.state.base import HostStateStore, StoredFacts, Slot, expire_facts, merge_facts
+from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts
 from paperfetch.state.memory import MemoryStore
 from paperfetch.state.sqlite import SqliteStore, default_state_path
 
@@ -40,7 +40,7 @@ __all__ = [
 ENV_VAR = "PAPERFETCH_STATE"
 
 
-def __getattr__(name: str):  # RedisStore imports only when asked for: redis-py is an extra
+def __getattr__(name: str) -> object:  # RedisStore imports only when asked for: redis-py is an extra
     if name == "RedisStore":
         from paperfetch.state.redis import RedisStore
 

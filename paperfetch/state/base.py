@@ -259,7 +259,7 @@ class StoreBase:
     def close(self) -> None:
         pass
 
-    def __enter__(self):
+    def __enter__(self) -> "StoreBase":
         return self
 
     def __exit__(self, *exc: object) -> None:

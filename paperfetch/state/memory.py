@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from paperfetch.state.base import StoredFacts, Slot, StoreBase, apply_update, expire_facts, finish_slot, new_token, reserve_slot
+from paperfetch.state.base import Slot, StoreBase, StoredFacts, apply_update, expire_facts, finish_slot, new_token, reserve_slot
 
 __all__ = ["MemoryStore"]
 
@@ -23,7 +23,8 @@ class MemoryStore(StoreBase):
 
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
         with self._lock:
-            slot, self._slots[host] = reserve_slot(self._slots.get(host, (0.0, "", 0.0)), host, interval_s, now, lease_s, new_token())
+            state = self._slots.get(host, (0.0, "", 0.0))
+            slot, self._slots[host] = reserve_slot(state, host, interval_s, now, lease_s, new_token())
             return slot
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:

@@ -30,7 +30,7 @@ import time
 from typing import Any, Callable
 
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.state.base import StoredFacts, HostStateStore, Slot, StoreBase, apply_update, expire_facts, new_token
+from paperfetch.state.base import HostStateStore, Slot, StoreBase, StoredFacts, apply_update, expire_facts, new_token
 
 __all__ = ["FACTS_TTL_S", "RedisStore", "redis_name"]
 
@@ -200,7 +200,7 @@ class RedisStore(StoreBase):
         return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
 
     @staticmethod
-    def _combine(host: str, values: list[str | None]) -> StoredFacts:
+    def _combine(host: str, values: "list[Any]") -> StoredFacts:
         data: dict[str, Any] = {"host": host}
         for value in values:
             if value:
@@ -244,12 +244,12 @@ class RedisStore(StoreBase):
         return self._call("update", on_redis, lambda store: store.update(host, change, now))
 
     def hosts(self) -> list[str]:
-        return self._call("hosts", lambda: sorted(self._client.smembers(self.namespace + "hosts")),
+        return self._call("hosts", lambda: sorted(str(h) for h in self._client.smembers(self.namespace + "hosts")),
                           lambda store: store.hosts())
 
     def clear(self, host: str | None = None) -> None:
         def on_redis() -> None:
-            hosts = [host] if host is not None else list(self._client.smembers(self.namespace + "hosts"))
+            hosts = [host] if host is not None else [str(h) for h in self._client.smembers(self.namespace + "hosts")]
             keys = [key for h in hosts for key in (*self._facts_keys(h), self._key("slot", h))]
             if keys:
                 self._client.delete(*keys)
