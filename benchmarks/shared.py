@@ -12,6 +12,12 @@ the smallest gap between any two reserved starts must be >= the interval (0 viol
 4 processes requesting from 8 loopback hosts through the store (``paperfetch.state.pacing.acquire``),
 start-to-start and end-to-end: makespan against the politeness bound, and the requests the servers
 saw below the interval (memory: every process paces alone).
+
+Through the real transport (``HttpClient(state=...)``, its batch scheduler, end-to-end pacing with a
+lease): 4 processes x ``get_many`` over 8 loopback hosts — makespan against the politeness bound of
+the combined load (goal <= 1.2x) and arrivals below the interval; and a Dask run (a LocalCluster of 2
+worker processes x 2 threads, 4 partitions) of 2,000 URLs over 40 loopback hosts through the Redis
+store, against the same bound.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests._services: the redis-server helper
 
-from paperfetch.state import HostFacts, open_store  # noqa: E402
+from paperfetch.state import StoredFacts, open_store  # noqa: E402
 
 HOSTS = [f"pub{i}.example:443" for i in range(40)]
 
@@ -128,9 +134,96 @@ def batch(spec: str, *, lease_s: float, processes: int = 4, hosts: int = 8, per_
     return makespan, per_host * interval, below
 
 
+def _transport_worker(spec: str, urls: list[str], interval: float, barrier) -> None:
+    from paperfetch import HttpClient
+
+    client = HttpClient(state=spec, delay_min_s=interval, delay_max_s=interval, max_retries=0)
+    barrier.wait(120)
+    answers = client.get_many(urls)
+    bad = [a for a in answers if getattr(a, "status_code", None) != 200]
+    if bad:
+        raise SystemExit(f"{len(bad)} requests failed: {bad[:3]}")
+    client.close()
+
+
+def _servers(count: int, first_ip: int):
+    from paperfetch.testing import LoopbackHost, Reply
+
+    return [LoopbackHost(f"127.0.{first_ip // 250}.{first_ip % 250 + i + 1}", {"*": Reply(200, b"x" * 256)}).start()
+            for i in range(count)]
+
+
+def _judge(servers, t0: float, per_host: int, interval: float) -> tuple[float, float, int]:
+    from paperfetch.testing import gaps
+
+    makespan = max(max(server.arrivals("/item")) for server in servers) - t0
+    below = sum(gap < interval for server in servers for gap in gaps(sorted(server.arrivals("/item"))))
+    return makespan, per_host * interval, below
+
+
+def transport_batch(spec: str, *, processes: int = 4, hosts: int = 8, per_host: int = 30,
+                    interval: float = 0.05) -> tuple[float, float, int]:
+    """4 processes of ``HttpClient(state=spec).get_many`` share 8 hosts' items: (makespan, bound, arrivals below)."""
+    servers = _servers(hosts, 130)
+    try:
+        items = [servers[h].url(f"/item/{n}") for n in range(per_host) for h in range(hosts)]
+        random.Random(1).shuffle(items)
+        context = multiprocessing.get_context("spawn")
+        barrier = context.Barrier(processes + 1)
+        workers = [context.Process(target=_transport_worker, args=(spec, items[p::processes], interval, barrier))
+                   for p in range(processes)]
+        for worker in workers:
+            worker.start()
+        barrier.wait(120)
+        t0 = time.monotonic()
+        for worker in workers:
+            worker.join()
+        if any(worker.exitcode for worker in workers):
+            raise RuntimeError("a batch process failed")
+        return _judge(servers, t0, per_host, interval)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def _dask_partition(urls: list[str], spec: str, interval: float) -> int:
+    from paperfetch import HttpClient
+
+    client = HttpClient(state=spec, delay_min_s=interval, delay_max_s=interval, max_retries=0)
+    answers = client.get_many(urls)
+    client.close()
+    return sum(getattr(a, "status_code", None) == 200 for a in answers)
+
+
+def dask_batch(spec: str, *, hosts: int = 40, per_host: int = 50, interval: float = 0.05,
+               partitions: int = 4) -> tuple[float, float, int, int]:
+    """2,000 URLs over 40 hosts on a Dask LocalCluster through *spec*: (makespan, bound, below, ok)."""
+    from dask.distributed import Client, LocalCluster
+
+    servers = _servers(hosts, 140)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
+                           dashboard_address=None, memory_limit=0)
+    try:
+        with Client(cluster) as client:
+            client.submit(_dask_partition, [], spec, interval).result()  # workers import paperfetch first
+            items = [servers[h].url(f"/item/{n}") for n in range(per_host) for h in range(hosts)]
+            random.Random(2).shuffle(items)
+            t0 = time.monotonic()
+            futures = [client.submit(_dask_partition, items[p::partitions], spec, interval, pure=False)
+                       for p in range(partitions)]
+            ok = sum(f.result() for f in futures)
+        makespan, bound, below = _judge(servers, t0, per_host, interval)
+        return makespan, bound, below, ok
+    finally:
+        cluster.close()
+        for server in servers:
+            server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ops", type=int, default=2000)
+    parser.add_argument("--only-transport", action="store_true", help="only the runs through HttpClient and Dask")
     args = parser.parse_args()
     from tests._services import RedisServer
 
@@ -138,9 +231,11 @@ def main() -> None:
     server = RedisServer().start()
     try:
         specs = {"memory": "memory", "sqlite": f"sqlite:///{folder}/state.sqlite3", "redis": server.url}
+        if args.only_transport:
+            return _transport_figures(specs, folder, server)
         stores = {name: open_store(spec) for name, spec in specs.items()}
         for store in stores.values():
-            store.put(HostFacts(HOSTS[0]), time.time())
+            store.put(StoredFacts(HOSTS[0]), time.time())
             for i in range(50):
                 _ops(store, i, time.time())  # warm up
         samples: dict[str, dict[str, list[float]]] = {name: {} for name in stores}
@@ -175,9 +270,29 @@ def main() -> None:
                 makespan, bound, below = batch(spec, lease_s=lease, margin=margin)
                 print(f"  {mode:15} margin {margin * 1e3:4.0f} ms {name:7} makespan {makespan:5.2f} s "
                       f"({makespan / bound:4.2f}x the bound), arrivals below the interval: {below}")
+        _transport_figures(specs, folder, server)
     finally:
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _transport_figures(specs: dict[str, str], folder: Path, server) -> None:
+    import redis
+
+    print("\nthrough the transport: 4 processes x HttpClient(state=...).get_many, 8 loopback hosts x 30 requests, "
+          "interval 50 ms (bound 1.50 s):")
+    for name in ("memory", "sqlite", "redis"):
+        spec = specs[name] if name != "sqlite" else f"sqlite:///{folder}/transport.sqlite3"
+        if name == "redis":
+            redis.Redis.from_url(spec).flushdb()
+        makespan, bound, below = transport_batch(spec)
+        print(f"  {name:7} makespan {makespan:5.2f} s ({makespan / bound:4.2f}x the bound), arrivals below the interval: {below}")
+    print("\nDask LocalCluster (2 processes x 2 threads, 4 partitions), 2,000 URLs over 40 loopback hosts, Redis store:")
+    for interval in (0.05, 0.1):
+        redis.Redis.from_url(specs["redis"]).flushdb()
+        makespan, bound, below, ok = dask_batch(specs["redis"], interval=interval)
+        print(f"  interval {interval * 1e3:3.0f} ms: makespan {makespan:5.2f} s ({makespan / bound:4.2f}x the bound {bound:.2f} s), "
+              f"arrivals below the interval: {below}, answered 200: {ok}")
 
 
 if __name__ == "__main__":

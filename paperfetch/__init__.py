@@ -6,6 +6,7 @@ The public surface is what ``__all__`` lists; everything else is internal.
 import logging as _logging
 
 from paperfetch._version import __version__
+from paperfetch.cache import MetadataCache
 from paperfetch.clock import FakeClock, SystemClock
 from paperfetch.config import Identification, Settings, load_settings
 from paperfetch.errors import (
@@ -42,7 +43,6 @@ from paperfetch.http import (
     is_synthetic,
     release_holds,
 )
-from paperfetch.cache import MetadataCache
 from paperfetch.ids import Identifier, IdType, parse_identifier
 from paperfetch.log import enable_logging
 from paperfetch.outcomes import Status

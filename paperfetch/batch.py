@@ -15,4 +15,6 @@ from paperfetch.http.scheduler import (
     iter_many,
 )
 
-__all__ = ["BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "STOP_GRACE_S", "default_workers", "get_many", "iter_many"]
+__all__ = [
+    "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "STOP_GRACE_S", "default_workers", "get_many", "iter_many",
+]

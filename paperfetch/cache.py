@@ -138,7 +138,8 @@ class MetadataCache:
         now = self._now()
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO answers (key, status, content_type, body, stored_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO answers (key, status, content_type, body, stored_at, expires_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 (key, status, content_type, sqlite3.Binary(body), now, now + ttl),
             )
 
@@ -219,7 +220,7 @@ class CachedFetcher:
 def _response(url: str, status: int, content_type: str | None, body: bytes) -> requests.Response:
     response = requests.Response()
     response.status_code = status
-    response._content = body
+    response._content = body  # noqa: SLF001 - requests has no public way to build a Response that carries a body
     response.url = url  # the key's URL: identity parameters already removed
     response.reason = "OK (cached)"
     if content_type:

@@ -92,6 +92,8 @@ def _parser() -> tuple[argparse.ArgumentParser, Any]:
     dl.add_argument("--delay-max", type=float, help="maximum seconds between requests to one host")
     dl.add_argument("--max-retries", type=int, help="retries per request (default: 3)")
     dl.add_argument("--workers", type=int, help="worker threads (default: by the number of hosts)")
+    dl.add_argument("--state", help="host-state store shared with other runs: 'sqlite' (default, user cache dir), "
+                                    "a path, 'sqlite:///path', 'redis://host:port/db' or 'memory' (env PAPERFETCH_STATE)")
     dl.add_argument("--no-progress", action="store_true", help="no progress bar")
     dl.set_defaults(handler=_download)
 
@@ -356,7 +358,7 @@ def _download(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} must be 0 or more, not {value}")
     try:
         settings = _settings(args, out_dir=args.out, workers=args.workers, delay_min_s=args.delay_min,
-                             delay_max_s=args.delay_max, max_retries=args.max_retries)
+                             delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state)
     except ConfigurationError as exc:
         raise UsageError(str(exc)) from None
     if settings.workers is not None and settings.workers < 1:
@@ -384,7 +386,7 @@ def _download(args: argparse.Namespace) -> int:
             suppress_on_403=not args.no_suppress_403, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
             max_retries=settings.max_retries, workers=settings.workers,
             progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,
-            cache=not getattr(args, "no_cache", False),
+            cache=not getattr(args, "no_cache", False), state=settings.state,
         )
     except ConfigurationError as exc:
         raise UsageError(str(exc)) from None

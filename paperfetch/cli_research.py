@@ -74,8 +74,11 @@ def add_subcommands(sub: Any) -> None:
     cache.set_defaults(handler=_run_cache)
 
     download = sub.choices.get("download")  # `download --no-cache` as well
-    if download is not None and not any("--no-cache" in a.option_strings for a in download._actions):
-        download.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
+    if download is not None:
+        try:
+            download.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
+        except argparse.ArgumentError:
+            pass  # the download parser already has it
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -83,6 +83,8 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("delay_min_s", float, None, ("PAPERFETCH_DELAY_MIN",), "minimum seconds between requests to a host"),
     _Field("delay_max_s", float, None, ("PAPERFETCH_DELAY_MAX",), "maximum seconds between requests to a host"),
     _Field("max_retries", int, 3, ("PAPERFETCH_MAX_RETRIES",), "retries per request"),
+    _Field("state", str, "sqlite", ("PAPERFETCH_STATE",),
+           "host-state store: 'sqlite' (user cache dir), a path, 'sqlite:///path', 'redis://host:port/db' or 'memory'"),
 )
 SETTING_NAMES = tuple(f.name for f in _FIELDS)
 
@@ -114,6 +116,8 @@ class Settings:
     delay_min_s: float | None = None
     delay_max_s: float | None = None
     max_retries: int = 3
+    #: the host-state store (:func:`paperfetch.state.open_store`); a password in a Redis URL is never shown
+    state: str = "sqlite"
     origin: Mapping[str, str] = field(default_factory=dict, compare=False)
     config_path: Path | None = field(default=None, compare=False)
 
@@ -129,6 +133,10 @@ class Settings:
     def shown(self, name: str) -> str:
         """The value of setting *name* for people: secrets masked."""
         value = getattr(self, name)
+        if name == "state" and isinstance(value, str) and "@" in value:
+            import re
+
+            value = re.sub(r"//[^/@]*@", "//***@", value)
         return _mask(value) if name in _SECRET_FIELDS else repr(value)
 
     @property

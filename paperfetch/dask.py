@@ -15,8 +15,8 @@ Redis *state*, every worker shares
   called absent by any worker, in this run or an earlier one on any machine, is
   answered from it without a request;
 * the **host state** (:class:`~paperfetch.state.RedisStore`): it is passed to the
-  Retriever as ``state=`` as soon as the Retriever takes one (until then each
-  worker paces on its own, so keep the workers few per publisher).
+  Retriever as ``state=``, so every worker on every machine reserves each
+  host's start slot in Redis and sees the holds and suppressions the others set.
 
 ``out_dir`` must be storage every worker sees at the same path (NFS, a shared
 volume); on a ``LocalCluster`` any folder will do. Each worker's Retriever also
@@ -27,7 +27,6 @@ and nothing finished is lost.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 from pathlib import Path
@@ -130,7 +129,8 @@ def download_partition(
         if fallback == "error":
             raise exc
         logger.warning("%s; this partition goes on with the local ledger in %s", exc, out_dir)
-        ledger.close()
+        if ledger is not None:
+            ledger.close()
         ledger = None
 
     try:
@@ -148,8 +148,10 @@ def download_partition(
             kwargs = dict(options or {})
             kwargs.setdefault("progress", False)
             kwargs.setdefault("dashboard", False)
-            if state is not None and "state" in inspect.signature(Retriever.__init__).parameters:
-                kwargs["state"] = state  # the shared host state, once the Retriever takes one
+            if state is not None:
+                kwargs["state"] = state  # the shared host state: every worker paces through the same store
+                if _is_redis(state) and fallback == "local":
+                    kwargs.setdefault("state_fallback", "local")  # Redis lost: this machine's state, rows keep coming
             # The Retriever records every finished row in the SQLite ledger in out_dir as it goes:
             # that record survives a Redis outage (and a failed task).
             with Retriever(out_dir=out_dir, **kwargs) as retriever:
@@ -165,6 +167,7 @@ def download_partition(
                         redis_lost(exc)
         for item in parsed:  # a duplicate of a resumed row shares it
             if item.position not in rows:
+                assert item.duplicate_of is not None  # every other input got its row above
                 rows[item.position] = {**rows[item.duplicate_of], "input": item.input}
     finally:
         if ledger is not None:

@@ -20,7 +20,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, unquote
 
 from paperfetch import demo_research as _research
@@ -150,7 +150,7 @@ class DemoWorld:
         return sum(host.hits() for host in self.hosts.values())
 
     # -- routing --------------------------------------------------------------
-    def _router(self, name: str):
+    def _router(self, name: str) -> Callable[[Request], Reply]:
         def route(request: Request) -> Reply:
             handler = getattr(self, f"_serve_{name}", None)
             if handler is None:
@@ -162,6 +162,8 @@ class DemoWorld:
     def pdf_url(self, paper: _Paper) -> str:
         if paper.publisher == "down":  # nothing listens on port 9 of this loopback address: connection refused
             return f"http://127.0.0.{self._ip + 30}:9/pdf/{paper.doi.split('/', 1)[1]}.pdf"
+        if paper.publisher is None:
+            raise ValueError(f"{paper.doi} has no open copy to serve")
         return self.hosts[paper.publisher].url(f"/pdf/{paper.doi.split('/', 1)[1]}.pdf")
 
     def landing_url(self, paper: _Paper) -> str:
@@ -178,26 +180,31 @@ class DemoWorld:
             return self._json({"HTTP_status_code": 404, "error": True, "message": f"'{doi}' isn't in Unpaywall"}, 404)
         location = None
         if paper.via == "unpaywall":
-            location = {"url": self.pdf_url(paper), "url_for_pdf": self.pdf_url(paper), "url_for_landing_page": self.landing_url(paper),
-                        "host_type": "publisher", "license": "cc-by", "version": "publishedVersion"}
+            location = {"url": self.pdf_url(paper), "url_for_pdf": self.pdf_url(paper),
+                        "url_for_landing_page": self.landing_url(paper), "host_type": "publisher", "license": "cc-by",
+                        "version": "publishedVersion"}
         return self._json({
             "doi": doi, "title": paper.title, "year": paper.year, "journal_name": paper.journal, "is_oa": location is not None,
-            "oa_status": "gold" if location else "closed", "best_oa_location": location, "oa_locations": [location] if location else [],
+            "oa_status": "gold" if location else "closed", "best_oa_location": location,
+            "oa_locations": [location] if location else [],
         })
 
     def _work(self, paper: _Paper) -> dict[str, Any]:
         best = None
         if paper.via == "openalex":
             best = {"is_oa": True, "pdf_url": self.pdf_url(paper), "landing_page_url": self.landing_url(paper),
-                    "license": "cc-by", "version": "publishedVersion", "source": {"type": "journal", "display_name": paper.journal}}
+                    "license": "cc-by", "version": "publishedVersion",
+                    "source": {"type": "journal", "display_name": paper.journal}}
         ids = {"doi": f"https://doi.org/{paper.doi}"}
         if paper.doi in PMID_OF:
             ids["pmid"] = f"https://pubmed.ncbi.nlm.nih.gov/{PMID_OF[paper.doi]}"
         return {
-            "id": "https://openalex.org/W0", "doi": f"https://doi.org/{paper.doi}", "title": paper.title, "display_name": paper.title,
+            "id": "https://openalex.org/W0", "doi": f"https://doi.org/{paper.doi}", "title": paper.title,
+            "display_name": paper.title,
             "publication_year": paper.year, "ids": ids,
             "primary_location": {"source": {"display_name": paper.journal}, "license": None},
-            "open_access": {"is_oa": best is not None, "oa_status": "gold" if best else "closed", "oa_url": best["pdf_url"] if best else None},
+            "open_access": {"is_oa": best is not None, "oa_status": "gold" if best else "closed",
+                            "oa_url": best["pdf_url"] if best else None},
             "best_oa_location": best, "locations": [best] if best else [],
         }
 
@@ -237,7 +244,8 @@ class DemoWorld:
         for doi, pmid in PMID_OF.items():
             if pmid in query or PMCID_OF[doi] in query or doi in query.lower():
                 paper = _BY_DOI[doi]
-                results.append({"id": pmid, "source": "MED", "pmid": pmid, "pmcid": PMCID_OF[doi], "doi": doi, "title": paper.title,
+                results.append({"id": pmid, "source": "MED", "pmid": pmid, "pmcid": PMCID_OF[doi], "doi": doi,
+                                "title": paper.title,
                                 "pubYear": str(paper.year), "journalInfo": {"journal": {"title": paper.journal}},
                                 "isOpenAccess": "Y", "license": "cc by"})
         return self._json({"version": "6.9", "hitCount": len(results), "resultList": {"result": results}})

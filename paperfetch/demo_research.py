@@ -63,7 +63,7 @@ _MAX_IDS = 200
 @lru_cache(maxsize=None)
 def data(name: str) -> bytes:
     """A recorded body from ``paperfetch/demo_data``."""
-    return files("paperfetch").joinpath("demo_data", name).read_bytes()
+    return files("paperfetch").joinpath("demo_data").joinpath(name).read_bytes()
 
 
 def _xml(body: bytes) -> Reply:
@@ -78,7 +78,8 @@ def _json(body: bytes) -> Reply:
 def _articles() -> dict[str, bytes]:
     """PMID -> the recorded <PubmedArticle> element, serialised."""
     root = ET.fromstring(data("efetch_breast_cancer_science_2008.xml"))
-    return {a.findtext("MedlineCitation/PMID"): ET.tostring(a, encoding="utf-8") for a in root.iter("PubmedArticle")}
+    # every recorded <PubmedArticle> has its PMID
+    return {a.findtext("MedlineCitation/PMID", ""): ET.tostring(a, encoding="utf-8") for a in root.iter("PubmedArticle")}
 
 
 @lru_cache(maxsize=None)

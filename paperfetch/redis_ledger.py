@@ -29,7 +29,7 @@ import re
 from dataclasses import asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.ledger import DONE_STATUSES, LedgerEntry, default_retryable, sha256_of_file
@@ -127,7 +127,8 @@ class RedisLedger:
         values["first_seen"] = datetime.fromisoformat(values["first_seen"])
         values["updated_at"] = datetime.fromisoformat(values["updated_at"])
         values["extra"] = values.get("extra") or {}
-        return LedgerEntry(**{f.name: values.get(f.name) for f in fields(LedgerEntry)})
+        arguments: dict[str, Any] = {f.name: values.get(f.name) for f in fields(LedgerEntry)}
+        return LedgerEntry(**arguments)
 
     # ------------------------------------------------------------------ writing
     def record(
@@ -149,7 +150,7 @@ class RedisLedger:
         if retryable is None:
             retryable = default_retryable(status)
         now = datetime.now(timezone.utc)
-        fresh = {
+        fresh: dict[str, Any] = {
             "key": key, "status": status, "path": self._stored_path(path), "bytes": bytes, "sha256": sha256,
             "source": source, "url": redact_url(url) if url is not None else None, "http_status": http_status,
             "error": _redact_error(error) if error is not None else None, "retryable": bool(retryable),
@@ -244,13 +245,17 @@ class RedisLedger:
         import pandas as pd
 
         def on_redis() -> list[LedgerEntry]:
-            keys = self._client.zrange(self._prefix + "index", 0, -1)
+            # the index holds the keys we wrote (str); redis-py's stubs type members by every response shape
+            keys = cast("list[str]", self._client.zrange(self._prefix + "index", 0, -1))
             values = self._client.mget([self._entry_key(k) for k in keys]) if keys else []
             return [self._entry(json.loads(v)) for v in values if v]
 
-        rows = self._call("entries", on_redis, lambda ledger: None)
-        if rows is None:  # answered by the fallback ledger
-            return self.fallback.entries()
+        def on_fallback(ledger: Ledger) -> pd.DataFrame:
+            return ledger.entries()
+
+        rows = self._call("entries", on_redis, on_fallback)
+        if isinstance(rows, pd.DataFrame):  # answered by the fallback ledger
+            return rows
         columns = [f.name for f in fields(LedgerEntry)]
         frame = pd.DataFrame([asdict(e) for e in rows], columns=columns)
         for column in ("bytes", "http_status"):

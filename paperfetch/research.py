@@ -23,6 +23,8 @@ from paperfetch.cache import CachedFetcher, MetadataCache
 from paperfetch.errors import ConfigurationError, WrongArticle
 from paperfetch.ids import parse_identifier
 from paperfetch.redact import redact_url
+from paperfetch.sources import Source
+from paperfetch.sources.ncbi import NCBIEutilsSource
 from paperfetch.sources.pubmed import HIT_COLUMNS, PubMedSearch
 from paperfetch.sources.references import LINK_COLUMNS, LinkFinder
 from paperfetch.titlematch import first_pages_text, judge
@@ -64,11 +66,22 @@ def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCa
     return CachedFetcher(api, opened), opened
 
 
+# ---------------------------------------------------------------------- the Retriever's state
+# These functions are the Retriever's own methods kept in a module of their own (Retriever imports
+# and delegates to them), so they read its configured sources and metadata fetcher directly.
+def _sources_of(r: "Retriever") -> dict[str, Source]:
+    return r._sources  # noqa: SLF001 - Retriever's helper module (Retriever delegates to these functions)
+
+
+def _metadata_of(r: "Retriever") -> Any:
+    return r._metadata  # noqa: SLF001 - Retriever's helper module (Retriever delegates to these functions)
+
+
 # ---------------------------------------------------------------------- search and snowballing
 def search_pubmed(r: "Retriever", query: str, *, max_results: int = 200, mindate: str | None = None,
                   maxdate: str | None = None) -> pd.DataFrame:
-    source = r._sources.get("ncbi_eutils")
-    if source is None:
+    source = _sources_of(r).get("ncbi_eutils")
+    if not isinstance(source, NCBIEutilsSource):
         raise ConfigurationError("search_pubmed needs the ncbi_eutils service, which is not configured")
     # Not through the cache: a WebEnv expires on NCBI's side and a search's answer changes as PubMed grows.
     hits = PubMedSearch(source).search(r.api, query, max_results=max_results, mindate=mindate, maxdate=maxdate)
@@ -78,8 +91,8 @@ def search_pubmed(r: "Retriever", query: str, *, max_results: int = 200, mindate
 
 
 def _finder(r: "Retriever") -> LinkFinder:
-    finder = LinkFinder(openalex=r._sources.get("openalex"), crossref=r._sources.get("crossref"),
-                        europepmc=r._sources.get("europepmc"))
+    sources = _sources_of(r)
+    finder = LinkFinder(openalex=sources.get("openalex"), crossref=sources.get("crossref"), europepmc=sources.get("europepmc"))
     if finder.openalex is None and finder.crossref is None:
         raise ConfigurationError("references/citations need OpenAlex or Crossref, and neither is configured")
     return finder
@@ -88,7 +101,7 @@ def _finder(r: "Retriever") -> LinkFinder:
 def references(r: "Retriever", identifier: object) -> pd.DataFrame:
     """Works *identifier* cites: one row per linked work, deduplicated by DOI."""
     ident = parse_identifier(identifier)
-    links = _finder(r).references(r._metadata, ident)
+    links = _finder(r).references(_metadata_of(r), ident)
     frame = _frame([link.row() for link in links], LINK_DTYPES)
     assert tuple(frame.columns) == LINK_COLUMNS
     return frame
@@ -97,7 +110,7 @@ def references(r: "Retriever", identifier: object) -> pd.DataFrame:
 def citations(r: "Retriever", identifier: object) -> pd.DataFrame:
     """Works that cite *identifier* (OpenAlex; Europe PMC for a PMID, or a DOI/PMCID OpenAlex maps to one)."""
     ident = parse_identifier(identifier)
-    return _frame([link.row() for link in _finder(r).citations(r._metadata, ident)], LINK_DTYPES)
+    return _frame([link.row() for link in _finder(r).citations(_metadata_of(r), ident)], LINK_DTYPES)
 
 
 # ---------------------------------------------------------------------- is it the right paper?

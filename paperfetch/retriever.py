@@ -74,11 +74,25 @@ ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europep
 DOI_RESOLVER = "https://doi.org"
 
 
+def _state_spec(state: Any) -> Any:
+    """``state=None``: ``PAPERFETCH_STATE``, else ``"sqlite"`` (the file in the user cache directory)."""
+    if state is None:
+        from paperfetch.state import ENV_VAR
+
+        return os.environ.get(ENV_VAR) or "sqlite"
+    return state
+
+
 class Retriever:
     """Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
 
     >>> r = Retriever(email="you@example.com", out_dir="PDFs")          # doctest: +SKIP
     >>> outcomes = r.download(["10.7759/cureus.76081", "PMID:31452104"])  # doctest: +SKIP
+
+    *state* names the host-state store (:func:`paperfetch.state.open_store`): by default
+    ``PAPERFETCH_STATE``, else a SQLite file in the user cache directory shared by every process of
+    the machine; ``"memory"`` for this process only; ``"redis://host:6379/0"`` across machines.
+    *state_fallback* ``"local"``: where Redis does not answer, go on with this machine's SQLite state.
     """
 
     def __init__(
@@ -108,6 +122,8 @@ class Retriever:
         http_options: Mapping[str, Any] | None = None,
         dashboard: bool | None = None,
         cache: bool | str | os.PathLike[str] | MetadataCache = True,
+        state: Any = None,
+        state_fallback: str | None = None,
     ) -> None:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
@@ -135,6 +151,10 @@ class Retriever:
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
             max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
         )
+        if http is None and "registry" not in (http_options or {}):
+            # Host state: None reads PAPERFETCH_STATE, and without it the SQLite file in the user cache
+            # directory, so a re-run (or another notebook) remembers holds, suppressions and learned pacing.
+            common.update(state=_state_spec(state), state_fallback=state_fallback)
         common.update(http_options or {})
         if http is not None:
             self.web = self.api = http
@@ -290,7 +310,14 @@ class Retriever:
         api_hosts = self.api_hosts
         api = redact_frame(self.api.domain_status())
         merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
-        return merged.sort_values("host", ignore_index=True)
+        merged = merged.sort_values("host", ignore_index=True)
+        merged.attrs["store"] = self.store.name
+        return merged
+
+    @property
+    def store(self) -> Any:
+        """The host-state store both transports read and write (:mod:`paperfetch.state`)."""
+        return self.web.store
 
     def dashboard(self) -> Any:
         """A :class:`~paperfetch.widgets.Dashboard` of this retriever, at any time.

@@ -230,6 +230,7 @@ class BatchSnapshot:
     started_at: float | None = None
     finished_at: float | None = None
     version: int = 0                            #: grows with every change the model saw
+    store: str = ""                             #: the host-state store the hosts were read from ("memory", "sqlite:/…", "redis://…")
 
     def host(self, key: str) -> HostSnapshot | None:
         for h in self.hosts:
@@ -505,6 +506,7 @@ class DashboardModel:
                 at=now, total=self._total, done=self._done, counts=counts, events=tuple(self._events),
                 running=self._running, started_at=self._started_at, finished_at=self._finished_at, version=self.version,
             )
+        snap["store"] = self._store_name()
         keys = sorted(set(hosts) | set(queues) | set(politeness))
         rows = []
         for key in keys:
@@ -536,6 +538,14 @@ class DashboardModel:
         except Exception:  # noqa: BLE001 - a dashboard never breaks a run
             return {}
 
+    def _store_name(self) -> str:
+        for client, _ in self._clients:
+            try:
+                return str(client.registry.store.name)
+            except Exception:  # noqa: BLE001
+                continue
+        return ""
+
     def _politeness(self) -> dict[str, dict[str, Any]]:
         """Each known host's politeness state, read through the client that paces it."""
         if not self._clients:
@@ -552,7 +562,12 @@ class DashboardModel:
             if id(registry) in seen:
                 continue
             seen.add(id(registry))
-            for limiter in registry.hosts():
+            try:  # every host of the store: holds other processes set included
+                limiters = registry.known_hosts(refresh=False)
+            except Exception:  # noqa: BLE001 - a store that does not answer never breaks a view
+                logger.debug("could not list the hosts of %s", registry.store.name, exc_info=True)
+                limiters = registry.hosts()
+            for limiter in limiters:
                 owner = next((c for c, hosts in specific if limiter.key in hosts), None)
                 if owner is None:
                     owner = general[0][0] if general else client
@@ -822,7 +837,10 @@ def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paper
         f'<b>{html.escape(title)}</b>'
         '<div style="width:12em;height:10px;background:#e0e0e0;border-radius:2px;overflow:hidden">'
         f'<div style="width:{share:.1f}%;height:100%;background:{colour}"></div></div>'
-        f"{render_counts_html(snapshot)}</div>"
+        f"{render_counts_html(snapshot)}"
+        + (f'<span class="paperfetch-store" style="color:#757575">host state: {html.escape(snapshot.store)}</span>'
+           if snapshot.store else "")
+        + "</div>"
     )
     return (
         '<div class="paperfetch-dashboard" style="max-width:100%;overflow:hidden">'
@@ -833,6 +851,8 @@ def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paper
 def render_text(snapshot: BatchSnapshot, max_rows: int = 20, max_events: int = 10) -> str:
     """The dashboard as plain text: summary, host table, recent events."""
     lines = [snapshot.summary()]
+    if snapshot.store:
+        lines.append(f"host state: {snapshot.store}")
     hosts = _ordered(snapshot.hosts)
     ended = _ended(snapshot)
     if hosts:
@@ -926,7 +946,7 @@ class Dashboard:
         self.events = w.HTML(value="", layout=w.Layout(width="100%"))
         self.widget = _root_class()([w.HBox([self.progress_bar, self.counts]), self.hosts, self.events],
                                     layout=w.Layout(width="100%", max_width="100%"))
-        self.widget._paperfetch_view = weakref.ref(self)
+        self.widget.paperfetch_view = weakref.ref(self)
         self.refresh()
         if autostart is None:
             autostart = in_notebook()
@@ -1012,6 +1032,11 @@ class Dashboard:
         self._handles = []
 
     # -- display -------------------------------------------------------------------
+    @property
+    def last_drawn(self) -> BatchSnapshot | None:
+        """The snapshot the widget shows now (``None`` before the first redraw)."""
+        return self._last
+
     def snapshot(self) -> BatchSnapshot | None:
         return self._model.snapshot() if self.enabled else None
 
@@ -1068,12 +1093,12 @@ def _root_class() -> Any:
     if _ROOT is None:
         import ipywidgets as w
 
-        class DashboardBox(w.VBox):  # type: ignore[misc]
-            _paperfetch_view: Any = None
+        class DashboardBox(w.VBox):
+            paperfetch_view: Any = None  # a weak reference to the Dashboard it shows
 
             def __repr__(self) -> str:
-                view = self._paperfetch_view() if self._paperfetch_view is not None else None
-                snap = view._last if view is not None else None
+                view = self.paperfetch_view() if self.paperfetch_view is not None else None
+                snap = view.last_drawn if view is not None else None
                 return snap.summary() if snap is not None else "paperfetch dashboard"
 
         _ROOT = DashboardBox

@@ -37,6 +37,16 @@ def _private_metadata_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _throwaway_host_state(tmp_path_factory, monkeypatch):
+    """Every test defaults to host state of its own: PAPERFETCH_STATE=memory, and the user cache dir
+    (where the SQLite default lives) moved to a temporary folder, so no test writes to the user's
+    cache or sees another test's holds. Subprocesses (the CLI, notebook kernels) inherit both."""
+    monkeypatch.setenv("PAPERFETCH_STATE", "memory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_default_registry():
     """Each test starts with no per-host state in the process-wide registry."""
     default_registry().clear()

@@ -171,7 +171,7 @@ def test_failures_count_across_urls_and_an_open_host_is_answered_without_a_reque
     client, adapter, clock = make(routes, max_retries=0, max_retry_after_s=5)
     for i in range(3):
         assert client.get(f"{A}/{i}").status_code == 503
-        client.host_limiter(A).update(lambda f: replace(f, hold_until=None))  # only the breaker may stop them
+        client.host_limiter(A).overwrite(lambda f: replace(f, hold_until=None))  # only the breaker may stop them
     assert len(adapter.calls) == 3
     held = client.get(f"{A}/3")
     assert is_synthetic(held) == "held" and held.status_code == 503 and held.headers["Retry-After"] == "30"

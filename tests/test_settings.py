@@ -24,7 +24,17 @@ def test_precedence_argument_environment_file_default(tmp_path):
     assert s.origin == {
         "email": f"file {path}", "openalex_api_key": "default", "ncbi_api_key": "default", "out_dir": "env PAPERFETCH_OUT",
         "workers": "argument", "delay_min_s": "default", "delay_max_s": "default", "max_retries": f"file {path}",
+        "state": "default",
     }
+    assert s.state == "sqlite"
+
+
+def test_state_comes_from_paperfetch_state_and_a_redis_password_is_never_shown(tmp_path):
+    s = load_settings({}, environ={"PAPERFETCH_STATE": "redis://:hunter2@127.0.0.1:6390/0"}, config_path=tmp_path / "none.toml")
+    assert s.origin["state"] == "env PAPERFETCH_STATE"
+    assert s.state == "redis://:hunter2@127.0.0.1:6390/0"
+    assert "hunter2" not in repr(s) and "hunter2" not in s.shown("state")
+    assert load_settings({"state": "memory"}, environ={"PAPERFETCH_STATE": "sqlite"}, config_path=tmp_path / "none.toml").state == "memory"
 
 
 def test_ncbi_key_from_either_variable_paperfetch_first(tmp_path):

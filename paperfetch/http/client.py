@@ -64,6 +64,7 @@ from paperfetch.errors import (
     RequestTimeout,
     ServiceError,
     Stopped,
+    StoreUnavailable,
     TooManyRedirects,
     TruncatedDownload,
 )
@@ -71,7 +72,7 @@ from paperfetch.http import policy
 from paperfetch.http.addresses import redirect_refusal
 from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
 from paperfetch.http.events import Event, EventBus, EventKind
-from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, default_registry, host_key
+from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, host_key, registry_for
 from paperfetch.http.limits import (
     DEFAULT_DEADLINE_S,
     MAX_METADATA_BYTES,
@@ -90,7 +91,11 @@ from paperfetch.parts import part_file
 from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pragma: no cover
+    import os
+
     import pandas as pd
+
+    from paperfetch.state import HostStateStore, Slot
 
 __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEADER", "is_synthetic"]
 
@@ -102,6 +107,7 @@ DEFAULT_HOST_INTERVALS: Mapping[str, float] = defaults.DEFAULT_HOST_INTERVALS
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ROBOTS_REDIRECTS = 5
+_POLL_S = 0.02  # how often a client asks again while another process holds a host's slot
 _NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
 
 
@@ -214,6 +220,8 @@ class HttpClient:
         sleep: Callable[[float], None] | None = None,
         registry: HostRegistry | None = None,
         rng: random.Random | None = None,
+        state: "str | os.PathLike[str] | HostStateStore | None" = None,
+        state_fallback: str | None = None,
     ) -> None:
         if max_retries < 0:
             raise ConfigurationError(f"max_retries must be >= 0, not {max_retries!r}")
@@ -284,8 +292,11 @@ class HttpClient:
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         self._sleep: Callable[[float], None] | None = sleep  # None: the clock's own, interruptible wait
         if registry is None:
-            # Host state is kept in the clock's time: a fake clock gets a registry of its own.
-            registry = default_registry() if self._clock is SYSTEM_CLOCK else HostRegistry(self._clock)
+            # Host state lives in a store (paperfetch.state): "memory" (None) is this process's registry
+            # (a fake clock gets one of its own); a SQLite path or a Redis URL is shared with other processes.
+            registry = registry_for(state, self._clock, fallback=state_fallback)
+        elif state is not None:
+            raise ConfigurationError("give either registry= or state=, not both")
         self._registry = registry
         self._rng = rng if rng is not None else random.Random()
         self._rng_lock = threading.Lock()
@@ -478,17 +489,25 @@ class HttpClient:
         return self._snapshot(self._registry.limiter(url_or_host))
 
     def snapshots(self) -> list[HostSnapshot]:
-        """One :class:`~paperfetch.http.hosts.HostSnapshot` per host this process has talked to, sorted by host."""
-        return [self._snapshot(h) for h in sorted(self._registry.hosts(), key=lambda h: h.key)]
+        """One :class:`~paperfetch.http.hosts.HostSnapshot` per host of the store (this process's and
+        the ones other processes of a shared store wrote), as the store has them now, sorted by host."""
+        return [self._snapshot(h, refresh=False) for h in sorted(self._registry.known_hosts(), key=lambda h: h.key)]
 
     def domain_status(self) -> "pd.DataFrame":
-        """One row per host this process has talked to: counts, pacing, backoff, holds, suppression.
+        """One row per host of the store: counts (this process's), pacing, backoff, holds, suppression.
 
         The frame is built by :func:`paperfetch.report.domain_status_frame` from :meth:`snapshots`
-        (pandas is imported then, not with the transport)."""
+        (pandas is imported then, not with the transport); ``frame.attrs["store"]`` names the store."""
         from paperfetch.report import domain_status_frame
 
-        return domain_status_frame(self.snapshots())
+        frame = domain_status_frame(self.snapshots())
+        frame.attrs["store"] = self.store.name
+        return frame
+
+    @property
+    def store(self) -> "HostStateStore":
+        """The host-state store this client reads and writes (see :mod:`paperfetch.state`)."""
+        return self._registry.store
 
     @property
     def suppressed_domains(self) -> dict[str, str]:
@@ -589,8 +608,10 @@ class HttpClient:
         busy = 0.0 if host.in_flight < settings.max_in_flight_per_host else 0.001
         return max(0.0, hold, wait, busy)
 
-    def _snapshot(self, host: HostLimiter) -> HostSnapshot:
+    def _snapshot(self, host: HostLimiter, *, refresh: bool = True) -> HostSnapshot:
         settings = self.settings
+        if refresh:
+            host.refresh()
         with host.cond:
             facts = host.facts
             now = self._clock.time()
@@ -802,7 +823,8 @@ class HttpClient:
         """Send one request on the host slot taken by ``_acquire``; always frees the slot."""
         try:
             self._check_stop()
-        except Stopped:
+            slot, gap_s = self._reserve(host, url)
+        except BaseException:
             host.cancel()
             raise
         self._emit(EventKind.REQUEST, host, url)
@@ -813,14 +835,17 @@ class HttpClient:
             response = self._answer(method, url, params, data, headers, kwargs)
         except requests.RequestException as exc:
             host.end(None, self._clock.monotonic(), reached=not _unreachable(exc))
+            self._finish(host, slot, gap_s)
             self._emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
             self._observe_error(host, url, exc)  # a DeadlineExceeded is a timeout: a failure for the breaker
             raise
         except BaseException:
             host.end(None, self._clock.monotonic())
+            self._finish(host, slot, gap_s)
             raise
         answered = self._clock.monotonic()
         host.end(response.status_code, answered)
+        self._finish(host, slot, gap_s)
         self._emit(EventKind.RESPONSE, host, url, status=response.status_code, seconds=answered - started)
         return response
 
@@ -857,6 +882,53 @@ class HttpClient:
                                        url=shown) from None
             raise
 
+    # ------------------------------------------------------------------ pacing across processes
+    def _reserve(self, host: HostLimiter, url: str) -> "tuple[Slot | None, float]":
+        """Take the host's start slot in the store (every process of a shared store asks the same one),
+        waiting for it: the gap this request keeps is then kept by every client of the store. With one
+        request in flight per host the slot is held until :meth:`_finish` (end-to-end pacing) or the
+        registry's lease runs out; with more, starts are spaced (start-to-start)."""
+        with host.cond:
+            gap_s = policy.gap(host.facts, self.settings, host.key, self._pace(host))
+        if gap_s <= 0:
+            return None, 0.0  # nothing to pace: no reservation
+        store = self._registry.store
+        lease_s = self._registry.lease_s if self.max_in_flight_per_host == 1 else 0.0
+        while True:
+            now = self._clock.time()
+            slot = store.reserve(host.key, gap_s, now, lease_s)
+            wait = slot.start_at - now if slot.granted else max(0.001, min(_POLL_S, slot.start_at - now))
+            if wait > 1e-6:  # below: float noise between the wall and the monotonic clock
+                try:
+                    self._pause(wait)
+                except BaseException:
+                    if slot.granted:
+                        self._finish(host, slot, 0.0)
+                    raise
+            if slot.granted:
+                return slot, gap_s
+
+    def _finish(self, host: HostLimiter, slot: "Slot | None", gap_s: float) -> None:
+        """Release the slot: the host's next start is at least now + gap. A store that does not answer
+        loses nothing here (the lease runs out by itself); the response in hand is kept."""
+        if slot is None:
+            return
+        try:
+            self._registry.store.finish(slot, self._clock.time(), gap_s)
+        except StoreUnavailable as exc:
+            self._log(logging.WARNING, "%s: could not release the slot in %s (%s); its lease runs out",
+                      host.key, self._registry.store.name, exc)
+
+    def _pause(self, seconds: float) -> None:
+        stop = stop_event()
+        if self._sleep is not None:
+            self._sleep(seconds)
+        elif stop is not None:
+            self._clock.wait(stop, seconds)
+        else:
+            self._clock.sleep(seconds)
+        self._check_stop()
+
     # ------------------------------------------------------------------ politeness
     def _allowance(self, budget: _Budget) -> float:
         if answering_now():
@@ -864,9 +936,10 @@ class HttpClient:
         return min(self.max_retry_after_s, budget.remaining())
 
     def _decide(self, host: HostLimiter, budget: _Budget, *, exempt: bool) -> policy.Decision:
+        facts = host.refresh()  # what the store says now: a hold another process set counts
         with host.cond:
             return policy.decide(
-                host.facts, self._pace(host), self.settings, host=host.key, now=self._clock.time(),
+                facts, self._pace(host), self.settings, host=host.key, now=self._clock.time(),
                 mono=self._clock.monotonic(), allowance=self._allowance(budget), exempt=exempt,
             )
 
@@ -907,10 +980,11 @@ class HttpClient:
         """Wait for the host's turn and take a slot (``PROCEED``); or ``HELD`` / ``OPEN`` when a hold
         or an open breaker stands in the way for longer than this call may wait (nothing was sent)."""
         while True:
+            facts = host.refresh()
             with host.cond:
                 # suppression was checked before robots.txt: here only holds, slots and pacing
                 decision = policy.decide(
-                    host.facts, self._pace(host), self.settings, host=host.key, now=self._clock.time(),
+                    facts, self._pace(host), self.settings, host=host.key, now=self._clock.time(),
                     mono=self._clock.monotonic(), allowance=self._allowance(budget), exempt=True,
                 )
                 verdict = decision.verdict
@@ -919,7 +993,7 @@ class HttpClient:
                         fraction = self._rng.random()
                     host.begin(self._clock.monotonic(), fraction)
                     if decision.probe:
-                        host.facts = policy.begin_probe(host.facts)
+                        host.update(policy.begin_probe)
                         host.probing = True
                         self._log(logging.INFO, "%s: breaker half-open; one probe request", host.key)
                     return decision

@@ -15,8 +15,14 @@ The record has two parts:
 * :class:`HostFacts` — what the host told us, as one immutable value: hold,
   suppression, backoff, learned interval, circuit breaker, robots.txt. Times in
   it are wall-clock epoch seconds, so the facts can be persisted and shown. The
-  pure functions of :mod:`paperfetch.http.policy` take facts and return new facts;
-  :meth:`HostLimiter.update` swaps them under the host's lock.
+  pure functions of :mod:`paperfetch.http.policy` take facts and return new facts.
+  The facts live in the registry's **host-state store**
+  (:class:`paperfetch.state.HostStateStore`: memory, SQLite or Redis), in their
+  stored form :class:`paperfetch.state.StoredFacts` (:func:`stored_facts` /
+  :func:`host_facts` map one to the other). :meth:`HostLimiter.update` is the
+  store's atomic read-modify-write; :meth:`HostLimiter.refresh` reads what the
+  store says now (holds another process set included). ``HostLimiter.facts`` is
+  the last value read or written.
 * process-local things — the lock, requests in flight, the pacing clock
   (monotonic), counters.
 
@@ -26,6 +32,7 @@ The record has two parts:
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -35,11 +42,13 @@ from urllib.parse import urlsplit
 
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.errors import InvalidURL
-from paperfetch.http.robots import RobotsRules
+from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
+from paperfetch.state.base import HostStateStore, StoredFacts
+from paperfetch.state.memory import MemoryStore
 
 __all__ = [
     "BreakerState", "HostFacts", "HostLimiter", "HostRegistry", "HostSnapshot", "Suppression", "default_registry",
-    "host_key", "host_limiter", "release_holds",
+    "host_facts", "host_key", "host_limiter", "registry_for", "release_holds", "stored_facts",
 ]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -106,6 +115,64 @@ class HostFacts:
     robots: RobotsRules | None = None  #: with its own ``fetched_at`` / ``expires_at`` (wall clock)
 
 
+def stored_facts(host: str, facts: HostFacts) -> StoredFacts:
+    """The stored form of *facts* (what a :class:`~paperfetch.state.HostStateStore` keeps)."""
+    s, r = facts.suppression, facts.robots
+    return StoredFacts(
+        host,
+        hold_until=facts.hold_until, hold_status=facts.hold_status, hold_reason=facts.hold_reason,
+        suppressed_until=None if s is None else (math.inf if s.until is None else s.until),
+        suppression_reason="" if s is None else s.reason,
+        suppressed_since=None if s is None else s.since,
+        learned_interval_s=facts.learned_interval_s, backoff_s=facts.backoff_s,
+        breaker_state=facts.breaker.value, breaker_failures=facts.failures, breaker_open_until=facts.breaker_open_until,
+        successes=facts.successes, failing_since=facts.failing_since, breaker_period_s=facts.breaker_period_s,
+        breaker_reason=facts.breaker_reason, failure_status=facts.failure_status,
+        robots_txt=None if r is None else r.text, robots_fetched_at=None if r is None else r.fetched_at,
+        robots_expires_at=None if r is None else r.expires_at, robots_status=None if r is None else r.status.value,
+        robots_detail="" if r is None else r.detail, robots_truncated=False if r is None else r.truncated,
+        robots_unreachable_policy=UnreachablePolicy.ALLOW.value if r is None else r.unreachable_policy.value,
+    )
+
+
+def host_facts(stored: StoredFacts, robots: RobotsRules | None = None) -> HostFacts:
+    """The :class:`HostFacts` a stored record holds. *robots*: rules already parsed from the same
+    fetch (reused instead of parsing robots.txt again)."""
+    supp = None
+    if stored.suppressed_until is not None:
+        until = None if math.isinf(stored.suppressed_until) else stored.suppressed_until
+        since = stored.suppressed_since if stored.suppressed_since is not None else stored.updated_at
+        supp = Suppression(stored.suppression_reason, since, until)
+    rules = None
+    if stored.robots_fetched_at is not None and stored.robots_expires_at is not None:
+        if robots is not None and robots.fetched_at == stored.robots_fetched_at and robots.expires_at == stored.robots_expires_at:
+            rules = robots
+        else:
+            rules = _robots_from(stored)
+    try:
+        breaker = BreakerState(stored.breaker_state)
+    except ValueError:
+        breaker = BreakerState.CLOSED
+    return HostFacts(
+        hold_until=stored.hold_until, hold_status=stored.hold_status, hold_reason=stored.hold_reason,
+        suppression=supp, backoff_s=stored.backoff_s, learned_interval_s=stored.learned_interval_s,
+        successes=stored.successes, breaker=breaker, failures=stored.breaker_failures, failing_since=stored.failing_since,
+        breaker_open_until=stored.breaker_open_until, breaker_period_s=stored.breaker_period_s,
+        breaker_reason=stored.breaker_reason, failure_status=stored.failure_status, robots=rules,
+    )
+
+
+def _robots_from(stored: StoredFacts) -> RobotsRules:
+    fetched, expires = float(stored.robots_fetched_at or 0.0), float(stored.robots_expires_at or 0.0)
+    policy = UnreachablePolicy.parse(stored.robots_unreachable_policy or "allow")
+    status = RobotsStatus(stored.robots_status) if stored.robots_status else RobotsStatus.PARSED
+    if status is RobotsStatus.PARSED:
+        rules = RobotsRules.parse((stored.robots_txt or "").encode("utf-8"), fetched_at=fetched, expires_at=expires,
+                                  truncated=stored.robots_truncated)
+        return replace(rules, unreachable_policy=policy, detail=stored.robots_detail or rules.detail)
+    return RobotsRules(status, fetched, expires, unreachable_policy=policy, detail=stored.robots_detail)
+
+
 def _utc(epoch: float | None) -> datetime | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
 
@@ -140,17 +207,21 @@ class HostSnapshot:
 
 
 class HostLimiter:
-    """The shared record of one host: its :class:`HostFacts` plus the process-local pacing state.
+    """The record of one host: its :class:`HostFacts` (kept in the registry's store) plus the
+    process-local pacing state.
 
-    ``facts`` is replaced, never mutated, under ``cond``; the other fields are guarded by ``cond`` too.
+    ``facts`` is the value last read from or written to the store; it is replaced, never mutated.
+    The other fields are guarded by ``cond``.
     """
 
     def __init__(self, key: str, registry: "HostRegistry") -> None:
         self.key = key
         self._registry = registry
+        self._store = registry.store
         self.cond = threading.Condition()
         self.robots_lock = threading.Lock()
         self.facts = HostFacts()
+        self._stored: StoredFacts | None = None  # the record self.facts was made from
         # pacing (process-local, monotonic)
         self.last_start: float | None = None
         self.gap_fraction: float = 0.0
@@ -167,14 +238,51 @@ class HostLimiter:
         self.last_status: int | None = None
 
     # -- facts ---------------------------------------------------------------
-    def update(self, change: Callable[[HostFacts], HostFacts]) -> tuple[HostFacts, HostFacts]:
-        """Replace the facts with ``change(facts)`` atomically; returns (old, new)."""
+    @property
+    def store(self) -> HostStateStore:
+        return self._store
+
+    def _adopt(self, stored: StoredFacts) -> HostFacts:
+        if stored is not self._stored:  # the in-process store hands back the same object until it changes
+            self.facts = host_facts(stored, self.facts.robots)
+            self._stored = stored
+        return self.facts
+
+    def refresh(self) -> HostFacts:
+        """The facts as the store has them now (another process's hold included); also kept in ``facts``."""
+        stored = self._store.get(self.key, self._registry.clock.time())
         with self.cond:
-            old = self.facts
-            self.facts = change(old)
-            if self.facts != old:
+            return self._adopt(stored)
+
+    def update(self, change: Callable[[HostFacts], HostFacts]) -> tuple[HostFacts, HostFacts]:
+        """Apply ``change`` to the store's current facts, atomically across every client of the store
+        (holds and suppressions only ever extend there); returns (old, new)."""
+        with self.cond:
+            seen: list[HostFacts] = []
+            robots = self.facts.robots
+
+            def on_stored(current: StoredFacts) -> StoredFacts:
+                facts = self.facts if current is self._stored else host_facts(current, robots)
+                seen[:] = [facts]
+                new = change(facts)
+                return current if new is facts else stored_facts(self.key, new)
+
+            stored = self._store.update(self.key, on_stored, self._registry.clock.time())
+            old = seen[0] if seen else self.facts
+            new = self._adopt(stored)
+            if new != old:
                 self.cond.notify_all()
-            return old, self.facts
+            return old, new
+
+    def overwrite(self, change: Callable[[HostFacts], HostFacts]) -> None:
+        """Write facts that shorten a hold or a suppression (a person's release): the store only
+        ever extends those, so the host's record is cleared and written anew."""
+        with self.cond:
+            facts = change(self.refresh())
+            now = self._registry.clock.time()
+            self._store.clear(self.key)
+            self._adopt(self._store.put(stored_facts(self.key, facts), now))
+            self.cond.notify_all()
 
     def _wall(self, monotonic: float) -> float:
         clock = self._registry.clock
@@ -214,18 +322,17 @@ class HostLimiter:
             return replace(f, hold_until=wall, hold_status=status, hold_reason=reason)
 
         old, new = self.update(hold)
-        return old is not new
+        return old != new
 
     def release(self) -> None:
         """Clear this host's hold, open breaker and learned interval: a person says the host is fine again
-        (the maintenance window is over, the network is back). The published floors stay."""
-        self.update(lambda f: replace(
+        (the maintenance window is over, the network is back). The published floors stay. In a shared
+        store this releases the host for every process."""
+        self.overwrite(lambda f: replace(
             f, hold_until=None, hold_status=None, hold_reason="",
             breaker=BreakerState.CLOSED, failures=0, breaker_open_until=None, breaker_reason="",
             learned_interval_s=0.0,
         ))
-        with self.cond:
-            self.cond.notify_all()
 
     @property
     def held_until(self) -> datetime | None:
@@ -239,13 +346,9 @@ class HostLimiter:
     def active_suppression(self, now: float) -> Suppression | None:
         """The suppression in force at *now* (monotonic), or ``None``. An expired one is cleared
         here, so the host is tried once more; a new 403 suppresses it again."""
-        wall = self._wall(now)
         s = self.facts.suppression
-        if s is None:
-            return None
-        if s.until is not None and wall >= s.until:
-            self.update(lambda f: replace(f, suppression=None) if f.suppression is s else f)
-            return None
+        if s is None or (s.until is not None and self._wall(now) >= s.until):
+            return None  # the store drops an expired suppression by itself
         return s
 
     def suppress(self, reason: str, now: float, ttl: float | None) -> None:
@@ -253,7 +356,7 @@ class HostLimiter:
         self.update(lambda f: replace(f, suppression=Suppression(reason, since, None if ttl is None else since + ttl)))
 
     def unsuppress(self) -> None:
-        self.update(lambda f: replace(f, suppression=None))
+        self.overwrite(lambda f: replace(f, suppression=None))
 
     # -- pacing ------------------------------------------------------------
     def begin(self, now: float, gap_fraction: float) -> None:
@@ -306,11 +409,26 @@ class HostLimiter:
         return f"HostLimiter({self.key!r}, requests={self.requests}, backoff={self.facts.backoff_s:g}s)"
 
 
-class HostRegistry:
-    """Every host's :class:`HostLimiter`, created on first use. One per process by default."""
+def _in_force(stored: StoredFacts, now: float) -> bool:
+    return (stored.held(now) or stored.suppressed(now) or stored.breaker_state != BreakerState.CLOSED.value
+            or stored.backoff_s > 0 or stored.learned_interval_s > 0)
 
-    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+
+#: How long a process may hold a host's slot in a shared store (end-to-end pacing) before another
+#: process may start anyway: what a process killed mid-request costs the host at most.
+DEFAULT_LEASE_S = 10.0
+
+
+class HostRegistry:
+    """Every host's :class:`HostLimiter`, created on first use, over one host-state *store*
+    (a fresh :class:`~paperfetch.state.MemoryStore` when none is given). One per store and clock."""
+
+    def __init__(self, clock: Clock = SYSTEM_CLOCK, store: HostStateStore | None = None, *,
+                 lease_s: float = DEFAULT_LEASE_S) -> None:
         self.clock = clock
+        self.store: HostStateStore = store if store is not None else MemoryStore()
+        #: the lease of an end-to-end reservation (see :data:`DEFAULT_LEASE_S`)
+        self.lease_s = float(lease_s)
         self._hosts: dict[str, HostLimiter] = {}
         self._lock = threading.Lock()
 
@@ -323,17 +441,41 @@ class HostRegistry:
             return limiter
 
     def hosts(self) -> list[HostLimiter]:
+        """The hosts this process has asked about."""
         with self._lock:
             return list(self._hosts.values())
+
+    def known_hosts(self, *, refresh: bool = True) -> list[HostLimiter]:
+        """The hosts this process asked about (each refreshed from the store unless *refresh* is False),
+        and the hosts of the store that other processes hold, suppress or slow down now (a hold, a
+        suppression, a breaker not closed, a backoff or a learned interval); a host the store merely
+        remembers from an earlier run is left out."""
+        limiters = self.hosts()
+        if refresh:
+            for limiter in limiters:
+                limiter.refresh()
+        local = {limiter.key for limiter in limiters}
+        now = self.clock.time()
+        for key in self.store.hosts():
+            if key in local:
+                continue
+            stored = self.store.get(key, now)
+            if _in_force(stored, now):
+                limiter = self.limiter(key)
+                with limiter.cond:
+                    limiter._adopt(stored)  # noqa: SLF001 - the registry fills its own limiters
+                limiters.append(limiter)
+        return limiters
 
     def release_holds(self) -> None:
         for limiter in self.hosts():
             limiter.release()
 
     def clear(self) -> None:
-        """Forget every host (tests; a fresh start in a long-lived kernel)."""
+        """Forget every host, in the store too (tests; a fresh start in a long-lived kernel)."""
         with self._lock:
             self._hosts.clear()
+        self.store.clear()
 
 
 _DEFAULT_REGISTRY = HostRegistry()
@@ -341,6 +483,41 @@ _DEFAULT_REGISTRY = HostRegistry()
 
 def default_registry() -> HostRegistry:
     return _DEFAULT_REGISTRY
+
+
+_REGISTRIES: dict[tuple, HostRegistry] = {}
+_REGISTRIES_LOCK = threading.Lock()
+
+
+def registry_for(state: object = None, clock: Clock = SYSTEM_CLOCK, *, fallback: str | None = None) -> HostRegistry:
+    """The registry over the store *state* names (see :func:`paperfetch.state.open_store`), one per store and clock
+    in the process, so every client opened on the same store shares its hosts' records.
+
+    ``None`` or ``"memory"``: this process's own state (the default registry; a fresh one for a fake clock)."""
+    import os
+
+    from paperfetch.state import open_store
+
+    if state is None or (isinstance(state, str) and state.strip().lower() == "memory"):
+        return _DEFAULT_REGISTRY if clock is SYSTEM_CLOCK else HostRegistry(clock)
+    if isinstance(state, (str, os.PathLike)):
+        store = open_store(state, fallback=fallback)
+        key: tuple = ("name", store.name, fallback, id(clock))
+        with _REGISTRIES_LOCK:
+            registry = _REGISTRIES.get(key)
+            if registry is None:
+                registry = _REGISTRIES[key] = HostRegistry(clock, store)
+                return registry
+        store.close()  # the registry already has a connection to it
+        return registry
+    if not isinstance(state, HostStateStore):
+        raise TypeError(f"state must be 'memory', a path, a store URL or a HostStateStore, not {state!r}")
+    with _REGISTRIES_LOCK:  # the registry keeps the store alive, so its id is not reused
+        key = ("object", id(state), id(clock))
+        registry = _REGISTRIES.get(key)
+        if registry is None:
+            registry = _REGISTRIES[key] = HostRegistry(clock, state)
+        return registry
 
 
 def host_limiter(url: str) -> HostLimiter:

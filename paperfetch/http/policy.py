@@ -43,9 +43,9 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Mapping
 
+from paperfetch import defaults
 from paperfetch.http.delays import BackoffPolicy, DelayRange, effective_range
 from paperfetch.http.headers import has_rate_limit_headers, server_requested_wait
-from paperfetch import defaults
 from paperfetch.http.hosts import BreakerState, HostFacts, Suppression
 
 __all__ = [
@@ -289,10 +289,11 @@ def observe_response(
     failed = status == 429 or 500 <= status < 600
     # learned only from a refusal that follows an answer: a request sent at our pace, not after a wait
     # the host itself asked for (a hold, an open breaker)
-    paced = gap_s is not None and facts.failures == 0
+    paced = facts.failures == 0
     # a server wait beyond learn_max_s says "come back later" (the hold keeps it), not "slow down"
     pacing_signal = server is None or server.seconds <= settings.learn_max_s
-    if settings.learn and paced and pacing_signal and (status == 429 or (status == 503 and server is not None)):
+    refusal = status == 429 or (status == 503 and server is not None)
+    if settings.learn and gap_s is not None and paced and pacing_signal and refusal:
         new = _learn(new, settings, server.seconds if server is not None else None, gap_s, floor_s, status, notices)
     elif settings.learn and 200 <= status < 400 and new.learned_interval_s > 0:
         new = _unlearn(new, settings, floor_s, notices)
@@ -330,7 +331,9 @@ def _failure(facts: HostFacts, settings: PolicySettings, now: float, server_wait
         facts = replace(facts, failing_since=now)
     if not settings.breaker_failures:
         return replace(facts, failures=failures)
-    if facts.breaker is BreakerState.HALF_OPEN or (facts.breaker is BreakerState.OPEN and breaker_open(facts, settings, now) <= 0):
+    if facts.breaker is BreakerState.HALF_OPEN or (
+        facts.breaker is BreakerState.OPEN and breaker_open(facts, settings, now) <= 0
+    ):
         period = max(2 * facts.breaker_period_s, server_wait, settings.backoff.base_s)
     elif facts.breaker is BreakerState.CLOSED and failures >= settings.breaker_failures:
         period = max(server_wait, facts.backoff_s, settings.backoff.base_s)

@@ -62,6 +62,8 @@ class RobotsRules:
     unreachable_policy: UnreachablePolicy = UnreachablePolicy.ALLOW
     truncated: bool = False
     detail: str = ""
+    #: the body as parsed (what a host-state store keeps, to parse again in another process)
+    text: str = ""
 
     @classmethod
     def parse(
@@ -73,7 +75,7 @@ class RobotsRules:
         except Exception as exc:  # noqa: BLE001 - a file we cannot parse allows everything, as a 4xx would
             logger.warning("robots.txt could not be parsed (%s); treating the host as permissive", exc)
             return cls(RobotsStatus.UNAVAILABLE, fetched_at, expires_at, detail=f"unparseable: {exc}")
-        return cls(RobotsStatus.PARSED, fetched_at, expires_at, parser=parser, truncated=truncated)
+        return cls(RobotsStatus.PARSED, fetched_at, expires_at, parser=parser, truncated=truncated, text=text)
 
     def can_fetch(self, url: str, user_agent: str) -> bool:
         if self.status is RobotsStatus.UNREACHABLE:

@@ -85,8 +85,9 @@ import queue
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Protocol, runtime_checkable
 
 from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock, SystemClock
@@ -102,20 +103,20 @@ if TYPE_CHECKING:  # pragma: no cover
 _local = threading.local()
 
 
-class answer_now:
+@contextmanager
+def answer_now() -> Generator[None, None, None]:
     """Within this block (in this thread) the transport waits for no hold and no open breaker:
     such requests are answered at once without being sent. The scheduler drains a blocked host so."""
-
-    def __enter__(self) -> None:
-        self._before = getattr(_local, "now", False)
-        _local.now = True
-
-    def __exit__(self, *exc: object) -> None:
-        _local.now = self._before
+    before = getattr(_local, "now", False)
+    _local.now = True
+    try:
+        yield
+    finally:
+        _local.now = before
 
 
 def answering_now() -> bool:
-    """Whether this thread is inside :class:`answer_now`."""
+    """Whether this thread is inside :func:`answer_now`."""
     return getattr(_local, "now", False)
 
 
@@ -127,7 +128,10 @@ def stop_event() -> threading.Event | None:
     return getattr(_local, "stop", None)
 
 
-__all__ = ["answer_now", "answering_now", "iter_many", "stop_event", "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many"]
+__all__ = [
+    "answer_now", "answering_now", "iter_many", "stop_event", "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST",
+    "default_workers", "get_many",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -411,7 +415,7 @@ class HostScheduler:
         hq.robots = rules
         if rules is None or not hq.jobs:
             return
-        keep = deque()
+        keep: deque[tuple[Any, str]] = deque()
         free = None
         for job, url in hq.jobs:
             if self._disallowed(rules, url, now):
@@ -636,6 +640,7 @@ class HostScheduler:
             elif self._stopping or not url:
                 pass  # not re-queued: stays pending, reported in "unfinished"
             else:
+                assert key is not None  # set above for every non-empty url
                 self._enqueue(job, url, key, self._clock.monotonic())
             if not finish:
                 self._idle += 1
@@ -720,7 +725,7 @@ def iter_many(
     *,
     workers: int | None = None,
     **kwargs: Any,
-) -> Iterator[tuple[int, "requests.Response | BaseException | None"]]:
+) -> Generator[tuple[int, "requests.Response | BaseException | None"], None, None]:
     """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes (hosts side by side).
 
     Where ``get`` would raise, the pair holds the exception. The batch runs in a dispatcher thread

@@ -25,13 +25,13 @@ from __future__ import annotations
 import logging
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 
 from paperfetch.errors import ConfigurationError, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
-from paperfetch.sources.base import Fetcher, RequestSpec
+from paperfetch.sources.base import RequestSpec
 from paperfetch.sources.ncbi import NCBIEutilsSource, _elocation_doi, _pub_year, _text
 
 __all__ = ["EFETCH_BATCH", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch", "SearchResult",
@@ -81,13 +81,28 @@ def _classify(response: requests.Response) -> Outcome:
     return default_classify(response)
 
 
+class FormFetcher(Protocol):
+    """The transport as :class:`PubMedSearch` uses it: a GET with a query, or a POST with a form body
+    for an id list too long for a URL (``paperfetch.HttpClient`` has this shape)."""
+
+    def fetch(
+        self,
+        url: str,
+        *,
+        classify: Any,
+        params: dict[str, str] | None = None,
+        method: str = "GET",
+        data: dict[str, str] | None = None,
+    ) -> requests.Response: ...
+
+
 class PubMedSearch:
     """ESearch + EFetch through *http* (the transport, which paces NCBI's host)."""
 
     def __init__(self, source: NCBIEutilsSource) -> None:
         self.source = source
 
-    def _get(self, http: Fetcher, path: str, params: dict[str, str]) -> bytes:
+    def _get(self, http: FormFetcher, path: str, params: dict[str, str]) -> bytes:
         url, query = self.source.url_for(RequestSpec(path=path, params=params, ids=()))
         try:
             if len(get_url(url, query)) > MAX_GET_URL:  # an id list too long for a URL: a form body instead
@@ -102,7 +117,7 @@ class PubMedSearch:
                 ) from exc
             raise
 
-    def esearch(self, http: Fetcher, query: str, *, max_results: int = 200, mindate: str | None = None,
+    def esearch(self, http: FormFetcher, query: str, *, max_results: int = 200, mindate: str | None = None,
                 maxdate: str | None = None) -> SearchResult:
         if not isinstance(query, str) or not query.strip():
             raise ConfigurationError("a PubMed search needs a non-empty query, e.g. 'crispr AND 2020[pdat]'")
@@ -110,7 +125,7 @@ class PubMedSearch:
             raise ConfigurationError(f"max_results must be between 1 and {MAX_RESULTS}, not {max_results!r}")
         return parse_esearch(self._get(http, ESEARCH, esearch_params(query, max_results, mindate, maxdate)))
 
-    def efetch(self, http: Fetcher, result: SearchResult) -> list[PubMedHit]:
+    def efetch(self, http: FormFetcher, result: SearchResult) -> list[PubMedHit]:
         """Every record of *result*, in its PMID order; PMIDs EFetch did not return keep a bare hit."""
         found: dict[str, PubMedHit] = {}
         for start in range(0, len(result.pmids), EFETCH_BATCH):
@@ -118,7 +133,7 @@ class PubMedSearch:
                 found.setdefault(hit.pmid, hit)
         return [found.get(pmid) or PubMedHit(pmid=pmid) for pmid in result.pmids]
 
-    def search(self, http: Fetcher, query: str, **kwargs: Any) -> list[PubMedHit]:
+    def search(self, http: FormFetcher, query: str, **kwargs: Any) -> list[PubMedHit]:
         result = self.esearch(http, query, **kwargs)
         for message in result.messages:
             logger.info("PubMed: %s", message)

@@ -29,7 +29,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from paperfetch.errors import NotFoundError
+from paperfetch.errors import ConfigurationError, NotFoundError
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
@@ -88,8 +88,9 @@ class LinkFinder:
             if work is not None:
                 ids = [_short_id(w) for w in at(work, "referenced_works", kind=TEXTS)]
                 links += self._openalex_by_ids(http, [i for i in ids if i])
-                if doi is None and _openalex_link(work).doi:  # a PMID/PMCID: Crossref is asked by the work's DOI
-                    doi = Identifier.from_key("doi:" + _openalex_link(work).doi)
+                work_doi = _openalex_link(work).doi
+                if doi is None and work_doi:  # a PMID/PMCID: Crossref is asked by the work's DOI
+                    doi = Identifier.from_key("doi:" + work_doi)
         if self.crossref is not None and doi is not None:
             links += self._crossref_references(http, doi)
         return merge_links(links)
@@ -123,9 +124,11 @@ class LinkFinder:
         return links
 
     # -- OpenAlex ------------------------------------------------------------------
-    def _get_json(self, http: Fetcher, source: Source, path: str, params: dict[str, str],
+    def _get_json(self, http: Fetcher, source: Source | None, path: str, params: dict[str, str],
                   ident: Identifier | None = None) -> dict[str, Any]:
         """The answer's JSON object; anything else is a MalformedResponse naming the service."""
+        if source is None:  # the public methods ask only the sources they were given
+            raise ConfigurationError(f"no service is configured for {path}")
         url, query = source.url_for(RequestSpec(path=path, params=params, ids=(ident,) if ident else ()))
         body = http.fetch(url, classify=source.classify, params=query).content
         return top_object(load_json(body, source.name), source.name)
@@ -154,9 +157,10 @@ class LinkFinder:
             page = self._get_json(http, self.openalex, "/works", page_params(params, cursor))
             results = at(page, "results", kind=OBJECTS)
             links += [_openalex_link(w) for w in results]
-            cursor = at(page, "meta", "next_cursor", kind=TEXT)
-            if not cursor or not results:
+            next_cursor = at(page, "meta", "next_cursor", kind=TEXT)
+            if not next_cursor or not results:
                 break
+            cursor = next_cursor
         return links
 
     # -- Crossref ------------------------------------------------------------------
@@ -198,9 +202,9 @@ def europepmc_page_params(page: int) -> dict[str, str]:
 def _europepmc_link(citation: dict[str, Any]) -> Link:
     source, value = str(citation.get("source") or ""), str(citation.get("id") or "").strip()
     doi = str(citation.get("doi") or "").strip().lower() or None
-    year = citation.get("pubYear")
+    year = str(citation.get("pubYear") or "")
     return Link(doi=doi, pmid=value if source == "MED" and value else None, title=citation.get("title") or None,
-                year=int(year) if str(year or "").isdigit() else None, sources=("europepmc",),
+                year=int(year) if year.isdigit() else None, sources=("europepmc",),
                 other_id=f"{source}:{value}" if source != "MED" and value else None)
 
 

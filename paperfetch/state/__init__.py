@@ -8,7 +8,8 @@ CLI, ``PAPERFETCH_STATE`` in the environment)::
     "/any/path.sqlite3"          that file (also "sqlite:///any/path.sqlite3")
     "redis://host:6379/0"        Redis: every machine that opens the same URL
 
-The contract is :class:`HostStateStore`; the facts are :class:`HostFacts`; see ``docs/state.md``.
+The contract is :class:`HostStateStore`; a store keeps each host's :class:`~paperfetch.http.hosts.HostFacts` in its
+stored form, :class:`StoredFacts`; see ``docs/state.md``.
 """
 
 from __future__ import annotations
@@ -17,18 +18,18 @@ import os
 from pathlib import Path
 
 from paperfetch.errors import ConfigurationError
-from paperfetch.state.base import HostFacts, HostStateStore, Slot, expire_facts, merge_facts
+from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts
 from paperfetch.state.memory import MemoryStore
 from paperfetch.state.sqlite import SqliteStore, default_state_path
 
 __all__ = [
     "ENV_VAR",
-    "HostFacts",
     "HostStateStore",
     "MemoryStore",
     "RedisStore",
     "Slot",
     "SqliteStore",
+    "StoredFacts",
     "default_state_path",
     "expire_facts",
     "merge_facts",
@@ -39,7 +40,7 @@ __all__ = [
 ENV_VAR = "PAPERFETCH_STATE"
 
 
-def __getattr__(name: str):  # RedisStore imports only when asked for: redis-py is an extra
+def __getattr__(name: str) -> object:  # RedisStore imports only when asked for: redis-py is an extra
     if name == "RedisStore":
         from paperfetch.state.redis import RedisStore
 

@@ -2,7 +2,7 @@
 
 A store keeps two things per host, keyed by :func:`paperfetch.http.hosts.host_key`:
 
-* **facts** (:class:`HostFacts`) — what the politeness policy learned about the
+* **facts** (:class:`StoredFacts`) — what the politeness policy learned about the
   host: a hold (``Retry-After``), a suppression (403), the learned interval,
   the backoff, the circuit breaker, robots.txt. Every time in it is a **wall
   clock epoch** (``clock.time()``), so it means the same in another process
@@ -34,7 +34,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 __all__ = [
     "BREAKER_STATES",
-    "HostFacts",
+    "StoredFacts",
     "HostStateStore",
     "Slot",
     "expire_facts",
@@ -49,8 +49,13 @@ BREAKER_STATES = ("closed", "open", "half_open")
 
 
 @dataclass(frozen=True)
-class HostFacts:
-    """What is known about one host, as a value. Times are wall-clock epoch seconds (``clock.time()``).
+class StoredFacts:
+    """The stored form of one host's :class:`paperfetch.http.hosts.HostFacts`: flat, JSON-able, keyed by host.
+
+    There is one facts record, :class:`~paperfetch.http.hosts.HostFacts`, which the policy reads and
+    writes; this is how a store keeps it (``stored_facts`` / ``host_facts`` in
+    :mod:`paperfetch.http.hosts` map one to the other, field for field). Times are wall-clock
+    epoch seconds (``clock.time()``).
 
     ``hold_until`` / ``suppressed_until``: no request before then (``math.inf``: until cleared).
     ``learned_interval_s``: the pacing learned from 429s (0: none learned).
@@ -73,6 +78,17 @@ class HostFacts:
     robots_fetched_at: float | None = None
     robots_expires_at: float | None = None
     updated_at: float = 0.0
+    # the rest of HostFacts, kept as they are (soft fields: the newest write wins)
+    suppressed_since: float | None = None
+    successes: int = 0
+    failing_since: float | None = None
+    breaker_period_s: float = 0.0
+    breaker_reason: str = ""
+    failure_status: int | None = None
+    robots_status: str | None = None       #: RobotsStatus value
+    robots_detail: str = ""
+    robots_truncated: bool = False
+    robots_unreachable_policy: str = "allow"
 
     def held(self, now: float) -> bool:
         return self.hold_until is not None and self.hold_until > now
@@ -84,7 +100,7 @@ class HostFacts:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
-    def from_json(cls, data: dict) -> HostFacts:
+    def from_json(cls, data: dict) -> StoredFacts:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
@@ -110,7 +126,7 @@ def new_token() -> str:
     return uuid.uuid4().hex
 
 
-def merge_facts(current: HostFacts, proposed: HostFacts, now: float) -> HostFacts:
+def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> StoredFacts:
     """What the store keeps when *proposed* is written over *current*.
 
     * a hold and a suppression only ever extend: the later ``until`` wins, with its status and reason;
@@ -125,24 +141,28 @@ def merge_facts(current: HostFacts, proposed: HostFacts, now: float) -> HostFact
     if (current.hold_until or -math.inf) > (proposed.hold_until or -math.inf):
         merged = replace(merged, hold_until=current.hold_until, hold_status=current.hold_status, hold_reason=current.hold_reason)
     if (current.suppressed_until or -math.inf) > (proposed.suppressed_until or -math.inf):
-        merged = replace(merged, suppressed_until=current.suppressed_until, suppression_reason=current.suppression_reason)
+        merged = replace(merged, suppressed_until=current.suppressed_until, suppression_reason=current.suppression_reason,
+                         suppressed_since=current.suppressed_since)
     if current.robots_fetched_at is not None and (
         proposed.robots_fetched_at is None or current.robots_fetched_at > proposed.robots_fetched_at
     ):
         merged = replace(merged, robots_txt=current.robots_txt, robots_fetched_at=current.robots_fetched_at,
-                         robots_expires_at=current.robots_expires_at)
+                         robots_expires_at=current.robots_expires_at, robots_status=current.robots_status,
+                         robots_detail=current.robots_detail, robots_truncated=current.robots_truncated,
+                         robots_unreachable_policy=current.robots_unreachable_policy)
     return replace(merged, updated_at=now)
 
 
-def expire_facts(facts: HostFacts, now: float) -> HostFacts:
+def expire_facts(facts: StoredFacts, now: float) -> StoredFacts:
     """*facts* without what has run out by *now*: a past hold, suppression or robots.txt."""
     changes: dict = {}
     if facts.hold_until is not None and facts.hold_until <= now:
         changes.update(hold_until=None, hold_status=None, hold_reason="")
     if facts.suppressed_until is not None and facts.suppressed_until <= now:
-        changes.update(suppressed_until=None, suppression_reason="")
+        changes.update(suppressed_until=None, suppression_reason="", suppressed_since=None)
     if facts.robots_expires_at is not None and facts.robots_expires_at <= now:
-        changes.update(robots_txt=None, robots_fetched_at=None, robots_expires_at=None)
+        changes.update(robots_txt=None, robots_fetched_at=None, robots_expires_at=None, robots_status=None,
+                       robots_detail="", robots_truncated=False)
     return replace(facts, **changes) if changes else facts
 
 
@@ -200,15 +220,15 @@ class HostStateStore(Protocol):
         """The request of *slot* ended at *end*: release the host; its next start is at least ``end + gap_s``."""
         ...
 
-    def get(self, host: str, now: float) -> HostFacts:
+    def get(self, host: str, now: float) -> StoredFacts:
         """The facts about *host* as of *now* (expired parts dropped; a blank record for an unknown host)."""
         ...
 
-    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         """Atomically apply *change* to *host*'s current facts and store the merge (:func:`merge_facts`); return it."""
         ...
 
-    def put(self, facts: HostFacts, now: float) -> HostFacts:
+    def put(self, facts: StoredFacts, now: float) -> StoredFacts:
         """Merge *facts* into what is stored (same rules); return the stored record."""
         ...
 
@@ -230,16 +250,16 @@ class StoreBase:
 
     name: str = "?"
 
-    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:  # pragma: no cover
+    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:  # pragma: no cover
         raise NotImplementedError
 
-    def put(self, facts: HostFacts, now: float) -> HostFacts:
+    def put(self, facts: StoredFacts, now: float) -> StoredFacts:
         return self.update(facts.host, lambda _current: facts, now)
 
     def close(self) -> None:
         pass
 
-    def __enter__(self):
+    def __enter__(self) -> "StoreBase":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -249,10 +269,12 @@ class StoreBase:
         return f"{type(self).__name__}({self.name!r})"
 
 
-def apply_update(current: HostFacts, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+def apply_update(current: StoredFacts, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
     """The merged record an :meth:`HostStateStore.update` stores: *change* sees unexpired facts."""
     current = expire_facts(current, now)
     proposed = change(current)
-    if not isinstance(proposed, HostFacts):
-        raise TypeError(f"an update must return HostFacts, not {type(proposed).__name__}")
+    if proposed is current:
+        return current  # nothing changed: nothing to merge (and, for the stores, nothing to write)
+    if not isinstance(proposed, StoredFacts):
+        raise TypeError(f"an update must return StoredFacts, not {type(proposed).__name__}")
     return merge_facts(current, proposed, now)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from paperfetch.state.base import HostFacts, Slot, StoreBase, apply_update, expire_facts, finish_slot, new_token, reserve_slot
+from paperfetch.state.base import Slot, StoreBase, StoredFacts, apply_update, expire_facts, finish_slot, new_token, reserve_slot
 
 __all__ = ["MemoryStore"]
 
@@ -17,25 +17,32 @@ class MemoryStore(StoreBase):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._facts: dict[str, HostFacts] = {}
+        self._facts: dict[str, StoredFacts] = {}
         self._slots: dict[str, tuple[float, str, float]] = {}
+        self._blank: dict[str, StoredFacts] = {}
 
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
         with self._lock:
-            slot, self._slots[host] = reserve_slot(self._slots.get(host, (0.0, "", 0.0)), host, interval_s, now, lease_s, new_token())
+            state = self._slots.get(host, (0.0, "", 0.0))
+            slot, self._slots[host] = reserve_slot(state, host, interval_s, now, lease_s, new_token())
             return slot
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         with self._lock:
             self._slots[slot.host] = finish_slot(self._slots.get(slot.host, (0.0, "", 0.0)), slot.token, end, gap_s)
 
-    def get(self, host: str, now: float) -> HostFacts:
+    def get(self, host: str, now: float) -> StoredFacts:
         with self._lock:
-            return expire_facts(self._facts.get(host) or HostFacts(host), now)
+            facts = self._facts.get(host)
+            if facts is None:  # kept aside, so a host never written reads as the same record every time
+                facts = self._blank.get(host)
+                if facts is None:
+                    facts = self._blank[host] = StoredFacts(host)
+            return expire_facts(facts, now)
 
-    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         with self._lock:
-            merged = apply_update(self._facts.get(host) or HostFacts(host), change, now)
+            merged = apply_update(self._facts.get(host) or StoredFacts(host), change, now)
             self._facts[host] = merged
             return merged
 
@@ -48,6 +55,8 @@ class MemoryStore(StoreBase):
             if host is None:
                 self._facts.clear()
                 self._slots.clear()
+                self._blank.clear()
             else:
                 self._facts.pop(host, None)
                 self._slots.pop(host, None)
+                self._blank.pop(host, None)

@@ -30,7 +30,7 @@ import time
 from typing import Any, Callable
 
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.state.base import HostFacts, HostStateStore, Slot, StoreBase, apply_update, expire_facts, new_token
+from paperfetch.state.base import HostStateStore, Slot, StoreBase, StoredFacts, apply_update, expire_facts, new_token
 
 __all__ = ["FACTS_TTL_S", "RedisStore", "redis_name"]
 
@@ -72,7 +72,7 @@ return 1
 """
 
 _HOLD_FIELDS = ("hold_until", "hold_status", "hold_reason")
-_SUPP_FIELDS = ("suppressed_until", "suppression_reason")
+_SUPP_FIELDS = ("suppressed_until", "suppression_reason", "suppressed_since")
 
 
 def redis_name(client: Any) -> str:
@@ -200,25 +200,25 @@ class RedisStore(StoreBase):
         return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
 
     @staticmethod
-    def _combine(host: str, values: list[str | None]) -> HostFacts:
+    def _combine(host: str, values: "list[Any]") -> StoredFacts:
         data: dict[str, Any] = {"host": host}
         for value in values:
             if value:
                 data.update(json.loads(value))
         data["host"] = host
-        return HostFacts.from_json(data)
+        return StoredFacts.from_json(data)
 
-    def get(self, host: str, now: float) -> HostFacts:
+    def get(self, host: str, now: float) -> StoredFacts:
         return self._call(
             "get",
             lambda: expire_facts(self._combine(host, self._client.mget(self._facts_keys(host))), now),
             lambda store: store.get(host, now),
         )
 
-    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         keys = self._facts_keys(host)
 
-        def on_redis() -> HostFacts:
+        def on_redis() -> StoredFacts:
             with self._client.pipeline() as pipe:
                 while True:
                     try:
@@ -244,12 +244,12 @@ class RedisStore(StoreBase):
         return self._call("update", on_redis, lambda store: store.update(host, change, now))
 
     def hosts(self) -> list[str]:
-        return self._call("hosts", lambda: sorted(self._client.smembers(self.namespace + "hosts")),
+        return self._call("hosts", lambda: sorted(str(h) for h in self._client.smembers(self.namespace + "hosts")),
                           lambda store: store.hosts())
 
     def clear(self, host: str | None = None) -> None:
         def on_redis() -> None:
-            hosts = [host] if host is not None else list(self._client.smembers(self.namespace + "hosts"))
+            hosts = [host] if host is not None else [str(h) for h in self._client.smembers(self.namespace + "hosts")]
             keys = [key for h in hosts for key in (*self._facts_keys(h), self._key("slot", h))]
             if keys:
                 self._client.delete(*keys)

@@ -21,9 +21,9 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
-from paperfetch.state.base import HostFacts, Slot, StoreBase, apply_update, expire_facts, finish_slot, new_token, reserve_slot
+from paperfetch.state.base import Slot, StoreBase, StoredFacts, apply_update, expire_facts, finish_slot, new_token, reserve_slot
 
 __all__ = ["DEFAULT_STATE_FILE", "SqliteStore", "default_state_path"]
 
@@ -33,9 +33,12 @@ DEFAULT_STATE_FILE = "host-state.sqlite3"
 #: How long a writer waits for another process's transaction before failing (ms).
 BUSY_TIMEOUT_MS = 30_000
 
+_T = TypeVar("_T")
+
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS facts (host TEXT PRIMARY KEY, data TEXT NOT NULL, updated_at REAL NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS slots (host TEXT PRIMARY KEY, next_free REAL NOT NULL, holder TEXT NOT NULL, lease_until REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS slots"
+    " (host TEXT PRIMARY KEY, next_free REAL NOT NULL, holder TEXT NOT NULL, lease_until REAL NOT NULL)",
 )
 
 
@@ -65,7 +68,7 @@ class SqliteStore(StoreBase):
             self._db.close()
             raise
 
-    def _transaction(self, work: Callable[[sqlite3.Connection], object]):
+    def _transaction(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"the host-state store {self.name} is closed")
@@ -98,22 +101,28 @@ class SqliteStore(StoreBase):
         return self._transaction(work)
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
-        self._transaction(lambda db: self._save_slot(db, slot.host, finish_slot(self._slot_state(db, slot.host), slot.token, end, gap_s)))
+        def work(db: sqlite3.Connection) -> None:
+            self._save_slot(db, slot.host, finish_slot(self._slot_state(db, slot.host), slot.token, end, gap_s))
+
+        self._transaction(work)
 
     @staticmethod
-    def _facts(db: sqlite3.Connection, host: str) -> HostFacts:
+    def _facts(db: sqlite3.Connection, host: str) -> StoredFacts:
         row = db.execute("SELECT data FROM facts WHERE host = ?", (host,)).fetchone()
-        return HostFacts.from_json(json.loads(row[0])) if row else HostFacts(host)
+        return StoredFacts.from_json(json.loads(row[0])) if row else StoredFacts(host)
 
-    def get(self, host: str, now: float) -> HostFacts:
+    def get(self, host: str, now: float) -> StoredFacts:
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"the host-state store {self.name} is closed")
             return expire_facts(self._facts(self._db, host), now)
 
-    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
-        def work(db: sqlite3.Connection) -> HostFacts:
-            merged = apply_update(self._facts(db, host), change, now)
+    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
+        def work(db: sqlite3.Connection) -> StoredFacts:
+            current = self._facts(db, host)
+            merged = apply_update(current, change, now)
+            if merged is current:
+                return merged  # unchanged: no write
             db.execute("INSERT OR REPLACE INTO facts (host, data, updated_at) VALUES (?, ?, ?)",
                        (host, json.dumps(merged.to_json()), merged.updated_at))
             return merged
