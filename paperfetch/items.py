@@ -261,7 +261,7 @@ class ItemJob:
         elif stage is Stage.PREFETCHED:
             record = r.prefetched.get((name, (doi or "").lower()))
             if record is not None:
-                self._merge(record)
+                self.merge(record)
                 self._add_candidates(record.candidates)
         elif stage is Stage.LOOKUP:
             target = self._lookup_identifier(source)
@@ -305,7 +305,7 @@ class ItemJob:
         else:
             self.actions.extend(new)
 
-    def _merge(self, record: Record) -> None:
+    def merge(self, record: Record) -> None:
         self.known = True
         for name in _META_FIELDS:
             value = getattr(record, name, None)
@@ -322,7 +322,7 @@ class ItemJob:
             return
         records = source.read(response.content, action.spec)  # an unreadable answer: MalformedResponse
         for record in records.values():
-            self._merge(record)
+            self.merge(record)
             self._add_candidates(record.candidates, front=True)
 
     def _landing(self, action: _Action) -> None:
@@ -465,7 +465,7 @@ def status_for(exc: BaseException) -> Status:
     return Status.HTTP_ERROR
 
 
-def _validator(url: str):
+def _validator(url: str) -> Callable[[bytes, requests.Response], None]:
     def validate(head: bytes, response: requests.Response) -> None:
         verdict = sniff(head[:4096], response.headers.get("Content-Type"))
         if not verdict.ok:

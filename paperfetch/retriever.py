@@ -32,7 +32,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -61,6 +61,7 @@ from paperfetch.parts import sweep_stale_parts
 from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
 from paperfetch.report import requests_frame
 from paperfetch.sources import SOURCES, Record, Source
+from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.validate import check_pdf_file
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
@@ -144,7 +145,7 @@ class Retriever:
         self.progress = progress
         #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
         self.show_dashboard = dashboard
-        self._dashboard_model = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
+        self._dashboard_model: Any = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
         install_log_filter()  # loggers made since the import mask secrets too
         common: dict[str, Any] = dict(
             user_agent=user_agent_for(email),
@@ -176,7 +177,7 @@ class Retriever:
             self._sources[name] = source
             self.api.host_intervals.setdefault(host_key(source.base_url), source.interval_s)
             self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
-        arxiv = self._sources["arxiv"]
+        arxiv = cast(ArxivSource, self._sources["arxiv"])
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         doi_override = endpoints.get("doi") or os.environ.get("PAPERFETCH_DOI_URL")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
@@ -415,7 +416,8 @@ class Retriever:
         row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
         if done is not None:
             path = ledger.absolute_path(done)
-            row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=done.bytes, sha256=done.sha256)
+            row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=done.bytes,
+                       sha256=done.sha256)
         else:
             row.update(status=entry.status, error=entry.error)
         return row
@@ -447,12 +449,12 @@ class Retriever:
         if ncbi_ids and "ncbi_idconv" in self._sources:
             for key, record in self._lookup("ncbi_idconv", ncbi_ids).items():
                 if key in by_key:
-                    by_key[key]._merge(record)
+                    by_key[key].merge(record)
         unknown_pmids = [j.identifier for j in jobs if j.identifier.type is IdType.PMID and not j.meta.get("doi")]
         if unknown_pmids and "ncbi_eutils" in self._sources:
             for key, record in self._lookup("ncbi_eutils", unknown_pmids).items():
                 if key in by_key:
-                    by_key[key]._merge(record)
+                    by_key[key].merge(record)
         if "openalex" in self.order and "openalex" in self._sources:
             dois = []
             for job in jobs:
@@ -539,7 +541,8 @@ class Retriever:
         if event.kind is EventKind.WAIT and job is not None:
             job.waited_s += event.seconds or 0.0
             return
-        if event.kind not in (EventKind.RESPONSE, EventKind.NETWORK_ERROR, EventKind.HELD, EventKind.SUPPRESSED, EventKind.DISALLOWED):
+        if event.kind not in (EventKind.RESPONSE, EventKind.NETWORK_ERROR, EventKind.HELD, EventKind.SUPPRESSED,
+                              EventKind.DISALLOWED):
             return
         waited = None
         if job is not None:

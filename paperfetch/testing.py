@@ -151,7 +151,8 @@ class ScriptedAdapter(BaseAdapter):
             return route
         return route(request)
 
-    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout=None, verify=True, cert=None, proxies=None):  # noqa: ANN001
+    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None, verify: Any = True,
+             cert: Any = None, proxies: Any = None) -> requests.Response:
         now = self.clock.monotonic() if self.clock else time.monotonic()
         with self._lock:
             self.calls.append((now, request.url or ""))
@@ -180,7 +181,8 @@ class ScriptedAdapter(BaseAdapter):
         return [u for _, u in self.calls]
 
 
-def scripted_session(routes: Mapping[str, Reply | list[Reply] | Script], clock: Clock | None = None) -> tuple[requests.Session, ScriptedAdapter]:
+def scripted_session(routes: Mapping[str, Reply | list[Reply] | Script],
+                     clock: Clock | None = None) -> tuple[requests.Session, ScriptedAdapter]:
     """A session whose http and https traffic is answered by a :class:`ScriptedAdapter`."""
     adapter = ScriptedAdapter(routes, clock)
     session = requests.Session()
@@ -242,7 +244,7 @@ class LoopbackHost:
                 headers = {"Content-Length": str(len(body)), **dict(reply.headers)}
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self._headers_buffer.append(b"\r\n" + body)  # one write for head and body
+                self._headers_buffer.append(b"\r\n" + body)  # type: ignore[attr-defined]  # one write for head and body
                 try:
                     self.flush_headers()
                 except (BrokenPipeError, ConnectionResetError):

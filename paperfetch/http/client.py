@@ -118,14 +118,15 @@ def is_synthetic(response: requests.Response | None) -> str | None:
     return response.headers.get(SYNTHETIC_HEADER)
 
 
-def _synthetic_response(url: str, status: int, kind: str, reason: str, headers: Mapping[str, str] = ()) -> requests.Response:
+def _synthetic_response(url: str, status: int, kind: str, reason: str,
+                        headers: Mapping[str, str] | None = None) -> requests.Response:
     response = requests.Response()
     response.status_code = status
     response.url = url
     response.reason = reason
     response._content = b""  # noqa: SLF001 - requests' own way to give a Response a body
     response.encoding = "utf-8"
-    response.headers = CaseInsensitiveDict({SYNTHETIC_HEADER: kind, "Content-Length": "0", **dict(headers)})
+    response.headers = CaseInsensitiveDict({SYNTHETIC_HEADER: kind, "Content-Length": "0", **dict(headers or {})})
     return response
 
 
@@ -413,10 +414,10 @@ class HttpClient:
         budget = self.max_elapsed if max_elapsed is None else max_elapsed
         shown = redact_url(url)
         if not self.polite_mode:
-            with _typed_network_errors(shown):
+            with _TypedNetworkErrors(shown):
                 response = self._raw_get(url, kwargs)
             return self._judge(response, classify(response), shown)
-        with _typed_network_errors(shown):
+        with _TypedNetworkErrors(shown):
             exchange, _ = self._call(url, kwargs, classify=classify, max_elapsed=budget)
         return self._fetched(exchange, classify, shown)
 
@@ -481,7 +482,7 @@ class HttpClient:
                     attempts=retry.attempts + 1, waited_s=retry.waited_s,
                 )
 
-            with _typed_network_errors(shown):
+            with _TypedNetworkErrors(shown):
                 return self._call(url, kwargs, classify=classify, max_elapsed=budget, finish=finish)
 
     def snapshot(self, url_or_host: str) -> HostSnapshot:
@@ -871,8 +872,10 @@ class HttpClient:
                 response.paperfetch_deadline = deadline  # type: ignore[attr-defined]
                 return response
             try:
-                response._content = read_limited(response, max_bytes=self.max_answer_bytes, deadline=deadline, url=shown)
-                response._content_consumed = True
+                # requests' own way to give a Response the body read here
+                response._content = read_limited(  # noqa: SLF001
+                    response, max_bytes=self.max_answer_bytes, deadline=deadline, url=shown)
+                response._content_consumed = True  # noqa: SLF001
             finally:
                 response.close()
             return response
@@ -1124,7 +1127,8 @@ class HttpClient:
                             break
                 except requests.RequestException as exc:
                     return unreachable(f"body: {type(exc).__name__}")
-                rules = RobotsRules.parse(bytes(body), fetched_at=now, expires_at=now + self.robots_cache_ttl_s, truncated=truncated)
+                rules = RobotsRules.parse(bytes(body), fetched_at=now, expires_at=now + self.robots_cache_ttl_s,
+                                          truncated=truncated)
                 detail = f"{rules.status.value}{' (truncated at 500 KiB)' if truncated else ''}"
                 self._emit(EventKind.ROBOTS, host, robots_url, status=status, detail=detail)
                 return rules
@@ -1274,9 +1278,11 @@ class HttpClient:
             raise NotFoundError(f"{shown}: not found (HTTP {status})", status_code=status, url=shown, response=response)
         if verdict is Outcome.RETRY:
             raise ServiceError(
-                f"{shown}: HTTP {status} after {self.max_retries + 1} attempts", status_code=status, url=shown, response=response
+                f"{shown}: HTTP {status} after {self.max_retries + 1} attempts", status_code=status, url=shown,
+                response=response,
             )
-        raise ServiceError(f"{shown}: HTTP {status} ({response.reason or 'error'})", status_code=status, url=shown, response=response)
+        raise ServiceError(f"{shown}: HTTP {status} ({response.reason or 'error'})", status_code=status, url=shown,
+                           response=response)
 
     def _rate_limited(self, exchange: _Exchange, shown: str, what: str) -> RateLimited:
         host = exchange.host
@@ -1316,7 +1322,7 @@ def _method(kwargs: dict[str, Any]) -> tuple[str, Any]:
 # ---- end issue 12
 
 
-class _typed_network_errors:
+class _TypedNetworkErrors:
     """``fetch``/``download``: a raw ``requests`` error leaves as :class:`~paperfetch.RequestTimeout` /
     :class:`~paperfetch.NetworkError`; paperfetch's own errors pass."""
 
@@ -1326,15 +1332,12 @@ class _typed_network_errors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         if exc is None or isinstance(exc, PaperfetchError):
-            return False
+            return
         if isinstance(exc, requests.Timeout):
             raise RequestTimeout(f"no answer from {self.shown} in time: {exc}", url=self.shown) from exc
         if isinstance(exc, requests.RequestException):
             what = "is unreachable" if _unreachable(exc) else "could not be reached"
             raise NetworkError(f"{self.shown} {what}: {exc}", url=self.shown) from exc
-        return False
 
-
-from paperfetch.http.scheduler import get_many  # noqa: E402 - the scheduler only duck-types the client

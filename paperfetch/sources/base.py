@@ -129,6 +129,10 @@ class Source:
         """Query parameters that say who is asking; empty for services that only read the User-Agent."""
         return {}
 
+    def candidates_for(self, identifier: Identifier) -> list[Candidate]:
+        """Candidates straight from an identifier, with no request (a ``from_identifier`` source such as arXiv)."""
+        return []
+
     def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
         """One spec per id (``batch_size == 1``); batching sources override. Ids it cannot take are skipped."""
         return [self.spec_for(batch) for batch in batched(self.accepted(ids), self.batch_size)]
@@ -209,7 +213,7 @@ class Source:
         if not usable:
             return None
         # version / license / host_type come from the answer too: a wrong-shaped one is absent.
-        meta = {name: value if name == "kind" else TEXT(value) for name, value in kwargs.items()}
+        meta: dict[str, Any] = {name: value if name == "kind" else TEXT(value) for name, value in kwargs.items()}
         return Candidate(url=url, source=self.name, **meta)
 
     def service_url(self, real_base: str) -> str:

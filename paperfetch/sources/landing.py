@@ -25,7 +25,7 @@ import codecs
 import html as html_module
 import logging
 import re
-from html.entities import html5 as _HTML5_ENTITIES
+from html.entities import html5 as html5_entities
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
@@ -82,9 +82,9 @@ def _unescape_attribute(value: str) -> str:
         if reference.startswith("#"):
             return html_module.unescape(match.group(0))
         if reference.endswith(";"):
-            return _HTML5_ENTITIES.get(reference, match.group(0))
-        if reference in _HTML5_ENTITIES and value[match.end():match.end() + 1] != "=":
-            return _HTML5_ENTITIES[reference]
+            return html5_entities.get(reference, match.group(0))
+        if reference in html5_entities and value[match.end():match.end() + 1] != "=":
+            return html5_entities[reference]
         return match.group(0)
 
     return _CHARREF_RE.sub(replace, value)
