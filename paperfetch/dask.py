@@ -36,6 +36,7 @@ import pandas as pd
 
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.ids import Identifier, IdType, parse_many
+from paperfetch.items import META_FIELDS, identity_row
 from paperfetch.outcomes import COLUMNS, Status, outcomes_frame
 
 __all__ = ["download_frame", "download_partition", "outcomes_meta"]
@@ -43,7 +44,6 @@ __all__ = ["download_frame", "download_partition", "outcomes_meta"]
 logger = logging.getLogger("paperfetch.dask")
 
 #: Outcome columns kept in the ledger's ``extra`` (what a resumed row shows without asking again).
-_META = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
 
 
 def outcomes_meta() -> pd.DataFrame:
@@ -56,17 +56,9 @@ def _is_redis(state: Any) -> bool:
 
 
 def _identity(ident: Identifier, extra: Mapping[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {name: extra.get(name) for name in _META}
-    row["id_type"] = ident.type.value
-    if ident.type is IdType.DOI:
-        row["doi"] = ident.value
-    elif ident.type is IdType.PMID:
-        row["pmid"] = ident.value
-    elif ident.type is IdType.PMCID:
-        row["pmcid"] = ident.value
-    elif ident.type is IdType.ARXIV:
-        row["arxiv_id"] = ident.value + (ident.version or "")
-        row["doi"] = row["doi"] or ident.doi
+    row = identity_row(ident, extra)
+    if ident.type is IdType.ARXIV:
+        row["doi"] = row.get("doi") or ident.doi
     return row
 
 
@@ -182,7 +174,7 @@ def _record(ledger: Any, ident: Identifier, row: Mapping[str, Any]) -> None:
     ledger.record(
         ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
         source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"), error=row.get("error"),
-        extra={k: row[k] for k in _META if row.get(k) is not None},
+        extra={k: row[k] for k in META_FIELDS if row.get(k) is not None},
     )
 
 

@@ -801,17 +801,8 @@ class HttpClient:
             self._observe(host, current, response, exempt=exempt)
             location = response.headers.get("Location")
             if response.status_code in _REDIRECT_STATUSES and location:
-                target = urljoin(response.url or current, location)
-                seen.add(current)
-                self._check_redirect(url, current, target, response, hop, seen)  # loops, hop count, public -> private
-                if urlsplit(target).hostname != urlsplit(current).hostname:
-                    headers.pop("Authorization", None)
-                if response.status_code in (301, 302, 303):  # issue 12: as browsers and requests do, a GET after these
-                    method, data = "GET", None
-                self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
-                response.close()
-                history.append(response)
-                current = target
+                current, method, data = self._next_hop(url, current, location, response, hop, seen, headers, history,
+                                                       host, method, data)
                 continue
             response.history = history
             return _Exchange("response", response, host, current)
@@ -1167,6 +1158,24 @@ class HttpClient:
             raise InvalidURL(f"paperfetch only requests http and https URLs, not {redact_url(url)!r}", url=redact_url(url))
         host_key(url)
 
+    def _next_hop(self, url: str, current: str, location: str, response: requests.Response, hop: int, seen: set[str],
+                  headers: dict[str, str], history: list[requests.Response], host: HostLimiter, method: str,
+                  data: Any) -> tuple[str, str, Any]:
+        """One redirect hop, the same with and without politeness: checked (loops, hop count, public ->
+        private), credentials dropped across hosts, a GET after 301/302/303 as browsers and requests do.
+        Returns the next URL, method and body."""
+        target = urljoin(response.url or current, location)
+        seen.add(current)
+        self._check_redirect(url, current, target, response, hop, seen)
+        if urlsplit(target).hostname != urlsplit(current).hostname:
+            headers.pop("Authorization", None)
+        if response.status_code in (301, 302, 303):
+            method, data = "GET", None
+        self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
+        response.close()
+        history.append(response)
+        return target, method, data
+
     def _raw_get(self, url: str, kwargs: dict[str, Any]) -> requests.Response:
         """``polite_mode=False``: plain requests, no pacing; redirects are followed here, hop by hop,
         so every hop keeps the ceilings (deadline, decoded-bytes cap) and the redirect check."""
@@ -1192,17 +1201,8 @@ class HttpClient:
             if not follow or response.status_code not in _REDIRECT_STATUSES or not location:
                 response.history = history
                 return response
-            target = urljoin(response.url or current, location)
-            seen.add(current)
-            self._check_redirect(url, current, target, response, hop, seen)
-            if urlsplit(target).hostname != urlsplit(current).hostname:
-                headers.pop("Authorization", None)
-            if response.status_code in (301, 302, 303):  # issue 12: as browsers and requests do, a GET after these
-                method, data = "GET", None
-            self._emit(EventKind.REDIRECT, host, current, status=response.status_code, detail=redact_url(target))
-            response.close()
-            history.append(response)
-            current = target
+            current, method, data = self._next_hop(url, current, location, response, hop, seen, headers, history,
+                                                   host, method, data)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _check_redirect(self, url: str, current: str, target: str, response: requests.Response, hop: int,
