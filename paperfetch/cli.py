@@ -537,7 +537,8 @@ def _demo(args: argparse.Namespace) -> int:
     with DemoWorld() as world:
         with Retriever(email="demo@example.org", out_dir=out, endpoints=world.endpoints,
                        progress=not (args.no_progress or args.quiet), verbosity=0,
-                       cache=False,  # loopback answers have no place in the user's metadata cache
+                       # loopback answers and hosts have no place in the user's metadata cache or host state
+                       cache=False, state="memory",
                        http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1, "rate_limit_max_s": 0.3}) as retriever:
             started = time.monotonic()
             outcomes = retriever.download(DEMO_INPUTS)
