@@ -55,6 +55,42 @@ def _forms(value: str) -> set[str]:
     return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
 
 
+def _trie_pattern(words: Iterable[str]) -> str:
+    """One regular expression matching any of *words* (case-insensitively), built as a prefix tree.
+
+    A flat alternation ``a|b|c…`` makes the engine try every word at every position of the text:
+    its cost grows with the number of secrets times the length of the text. As a tree, each position
+    follows one branch per character, so the cost stays linear in the text whatever the number of
+    words. A word that is a prefix of another is optional (greedy), so the longest form is masked.
+    """
+    trie: dict[str, Any] = {}
+    long_words = []
+    for word in words:
+        if len(word) > _TRIE_DEPTH:  # deeper than the recursion below should go: a plain alternative
+            long_words.append(word)
+            continue
+        node = trie
+        for ch in word.lower():
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    parts = [re.escape(w) for w in sorted(long_words, key=len, reverse=True)]
+    if trie:
+        parts.append(build(trie))
+    return "|".join(parts)
+
+
+#: Forms longer than this go into the pattern as plain alternatives (the tree is built recursively).
+_TRIE_DEPTH = 400
+
+
 class Redactor:
     """Masks a set of known secret values (and e-mail-shaped text) in strings.
 
@@ -79,9 +115,7 @@ class Redactor:
             forms: set[str] = set()
             for value in self._values:
                 forms |= _forms(value)
-            # Longest first, so a form is never cut short by one of its prefixes.
-            alternatives = sorted(forms, key=len, reverse=True)
-            self._pattern = re.compile("|".join(re.escape(f) for f in alternatives), re.IGNORECASE)
+            self._pattern = re.compile(_trie_pattern(forms), re.IGNORECASE)
 
     def __len__(self) -> int:
         return len(self._values)
