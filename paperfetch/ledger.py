@@ -56,6 +56,7 @@ __all__ = [
     "FINAL_STATUSES",
     "SCHEMA_VERSION",
     "Ledger",
+    "LedgerFiles",
     "default_retryable",
     "LedgerEntry",
     "sha256_of_file",
@@ -198,7 +199,88 @@ def default_retryable(status: str) -> bool:
     return status not in FINAL_STATUSES
 
 
-class Ledger:
+class LedgerFiles:
+    """What a ledger knows about files, whatever stores its entries (SQLite here, Redis in
+    :mod:`paperfetch.redis_ledger`): paths relative to the folder, whether a download is still
+    intact, whether a key is worth another try. A subclass gives ``folder`` and ``get``."""
+
+    folder: Path
+
+    def get(self, key: str) -> LedgerEntry | None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def _stored_path(self, path: str | os.PathLike[str] | None) -> str | None:
+        """*path* relative to the ledger's folder when inside it, else absolute (relative input means the cwd)."""
+        if path is None:
+            return None
+        absolute = Path(path).resolve()
+        try:
+            return absolute.relative_to(self.folder).as_posix()
+        except ValueError:
+            return str(absolute)
+
+    def absolute_path(self, entry: LedgerEntry) -> Path | None:
+        """The file an entry points at, resolving a stored relative path against the ledger's folder."""
+        if entry.path is None:
+            return None
+        stored = Path(entry.path)
+        return stored if stored.is_absolute() else self.folder / stored
+
+    def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
+        """The entry when *key* is downloaded and its file is intact, else None.
+
+        Done means: the status is in :data:`DONE_STATUSES`, the file exists,
+        its size equals the recorded ``bytes`` and its SHA-256 the recorded
+        ``sha256`` (checked only when recorded; size first, so a changed file
+        is usually caught without reading it). When *out_dir* is given the
+        file must also lie inside *out_dir*: a PDF saved into another output
+        folder does not count as done for this one.
+        """
+        entry = self.get(key)
+        if entry is None or entry.status not in DONE_STATUSES:
+            return None
+        file_path = self.absolute_path(entry)
+        if file_path is None:
+            return None
+        if out_dir is not None:
+            try:
+                file_path.resolve().relative_to(Path(out_dir).resolve())
+            except ValueError:
+                logger.debug("ledger: %s was saved outside %s", key, out_dir)
+                return None
+        try:
+            size = file_path.stat().st_size
+        except OSError:
+            logger.info("ledger: %s was downloaded but %s is gone; it will be fetched again", key, file_path)
+            return None
+        if not file_path.is_file() or (entry.bytes is not None and size != entry.bytes):
+            logger.info("ledger: %s changed on disk (%s); it will be fetched again", key, file_path)
+            return None
+        if entry.sha256 is not None and sha256_of_file(file_path) != entry.sha256.lower():
+            logger.info("ledger: %s has a different SHA-256 than recorded; it will be fetched again", file_path)
+            return None
+        return entry
+
+    def should_retry(self, key: str) -> bool:
+        """Whether a key that is not done is worth another attempt.
+
+        The rule: a key never recorded is worth a try; otherwise the recorded
+        ``retryable`` flag decides. That flag is what the caller passed to
+        :meth:`record`, or by default False for :data:`FINAL_STATUSES`
+        (``not_found``, ``no_open_copy``, ``invalid_identifier``: the services
+        called it absent) and True for everything else (network and HTTP
+        errors, held or suppressed hosts, invalid PDFs, bot challenges,
+        ``disallowed_by_robots`` — robots.txt files change). A ``downloaded``
+        key answers True: if :meth:`is_done` says its file is gone, fetch it again.
+        """
+        entry = self.get(key)
+        return True if entry is None else entry.retryable
+
+
+class Ledger(LedgerFiles):
     """The resume ledger of one output folder (or any SQLite file path).
 
     Thread-safe: one connection shared by all threads, serialised by a lock;
@@ -292,16 +374,6 @@ class Ledger:
             raise RuntimeError(f"the ledger {self.path} is closed")
 
     # ------------------------------------------------------------------ writing
-
-    def _stored_path(self, path: str | os.PathLike[str] | None) -> str | None:
-        """*path* relative to the ledger's folder when inside it, else absolute (relative input means the cwd)."""
-        if path is None:
-            return None
-        absolute = Path(path).resolve()
-        try:
-            return absolute.relative_to(self.folder).as_posix()
-        except ValueError:
-            return str(absolute)
 
     def record(
         self,
@@ -399,63 +471,6 @@ class Ledger:
 
     def __len__(self) -> int:
         return int(self._fetch("SELECT COUNT(*) FROM outcomes")[0][0])
-
-    def absolute_path(self, entry: LedgerEntry) -> Path | None:
-        """The file an entry points at, resolving a stored relative path against the ledger's folder."""
-        if entry.path is None:
-            return None
-        stored = Path(entry.path)
-        return stored if stored.is_absolute() else self.folder / stored
-
-    def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
-        """The entry when *key* is downloaded and its file is intact, else None.
-
-        Done means: the status is in :data:`DONE_STATUSES`, the file exists,
-        its size equals the recorded ``bytes`` and its SHA-256 the recorded
-        ``sha256`` (checked only when recorded; size first, so a changed file
-        is usually caught without reading it). When *out_dir* is given the
-        file must also lie inside *out_dir*: a PDF saved into another output
-        folder does not count as done for this one.
-        """
-        entry = self.get(key)
-        if entry is None or entry.status not in DONE_STATUSES:
-            return None
-        file_path = self.absolute_path(entry)
-        if file_path is None:
-            return None
-        if out_dir is not None:
-            try:
-                file_path.resolve().relative_to(Path(out_dir).resolve())
-            except ValueError:
-                logger.debug("ledger: %s was saved outside %s", key, out_dir)
-                return None
-        try:
-            size = file_path.stat().st_size
-        except OSError:
-            logger.info("ledger: %s was downloaded but %s is gone; it will be fetched again", key, file_path)
-            return None
-        if not file_path.is_file() or (entry.bytes is not None and size != entry.bytes):
-            logger.info("ledger: %s changed on disk (%s); it will be fetched again", key, file_path)
-            return None
-        if entry.sha256 is not None and sha256_of_file(file_path) != entry.sha256.lower():
-            logger.info("ledger: %s has a different SHA-256 than recorded; it will be fetched again", file_path)
-            return None
-        return entry
-
-    def should_retry(self, key: str) -> bool:
-        """Whether a key that is not done is worth another attempt.
-
-        The rule: a key never recorded is worth a try; otherwise the recorded
-        ``retryable`` flag decides. That flag is what the caller passed to
-        :meth:`record`, or by default False for :data:`FINAL_STATUSES`
-        (``not_found``, ``no_open_copy``, ``invalid_identifier``: the services
-        called it absent) and True for everything else (network and HTTP
-        errors, held or suppressed hosts, invalid PDFs, bot challenges,
-        ``disallowed_by_robots`` — robots.txt files change). A ``downloaded``
-        key answers True: if :meth:`is_done` says its file is gone, fetch it again.
-        """
-        entry = self.get(key)
-        return True if entry is None else entry.retryable
 
     def entries(self) -> pd.DataFrame:
         """Every entry as a DataFrame, one row per key, ordered by ``first_seen``.

@@ -25,15 +25,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from dataclasses import asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.ledger import DONE_STATUSES, LedgerEntry, default_retryable, sha256_of_file
-from paperfetch.redact import redact_text, redact_url
+from paperfetch.ledger import LedgerEntry, LedgerFiles, _redact_error, default_retryable
+from paperfetch.redact import redact_url
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,14 +43,7 @@ __all__ = ["RedisLedger"]
 
 logger = logging.getLogger("paperfetch.ledger")
 
-_URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
-
-
-def _redact_error(message: str) -> str:
-    return redact_text(_URL_IN_TEXT_RE.sub(lambda match: redact_url(match.group(0)), message))
-
-
-class RedisLedger:
+class RedisLedger(LedgerFiles):
     """A resume ledger in Redis for the output folder *folder* (shared storage on a cluster).
 
     *redis* is a URL (``redis://host:port/db``), a redis-py client, or a
@@ -111,15 +103,6 @@ class RedisLedger:
                 ) from exc
             logger.warning("ledger: %s does not answer during %s; using %s", self.store_name, operation, self.fallback.path)
             return on_fallback(self.fallback)
-
-    def _stored_path(self, path: str | os.PathLike[str] | None) -> str | None:
-        if path is None:
-            return None
-        absolute = Path(path).resolve()
-        try:
-            return absolute.relative_to(self.folder).as_posix()
-        except ValueError:
-            return str(absolute)
 
     @staticmethod
     def _entry(data: dict[str, Any]) -> LedgerEntry:
@@ -198,47 +181,8 @@ class RedisLedger:
 
         return self._call("get", on_redis, lambda ledger: ledger.get(key))
 
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.get(key) is not None
-
     def __len__(self) -> int:
         return int(self._call("len", lambda: self._client.zcard(self._prefix + "index"), len))
-
-    def absolute_path(self, entry: LedgerEntry) -> Path | None:
-        """The file an entry points at, resolving a stored relative path against the ledger's folder."""
-        if entry.path is None:
-            return None
-        stored = Path(entry.path)
-        return stored if stored.is_absolute() else self.folder / stored
-
-    def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
-        """The entry when *key* is downloaded and its file (in *out_dir*, when given) is intact, else None."""
-        entry = self.get(key)
-        if entry is None or entry.status not in DONE_STATUSES:
-            return None
-        file_path = self.absolute_path(entry)
-        if file_path is None:
-            return None
-        if out_dir is not None:
-            try:
-                file_path.resolve().relative_to(Path(out_dir).resolve())
-            except ValueError:
-                return None
-        try:
-            size = file_path.stat().st_size
-        except OSError:
-            logger.info("ledger: %s was downloaded but %s is gone; it will be fetched again", key, file_path)
-            return None
-        if not file_path.is_file() or (entry.bytes is not None and size != entry.bytes):
-            return None
-        if entry.sha256 is not None and sha256_of_file(file_path) != entry.sha256.lower():
-            return None
-        return entry
-
-    def should_retry(self, key: str) -> bool:
-        """True for a key never recorded, else its recorded ``retryable`` flag (see the SQLite ledger)."""
-        entry = self.get(key)
-        return True if entry is None else entry.retryable
 
     def entries(self) -> pd.DataFrame:
         """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (the SQLite ledger's columns)."""
