@@ -26,13 +26,14 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from paperfetch._version import __version__
+from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_text
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "REPORT_FORMATS", "UsageError", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 #: The statuses that count as "finished well"; any other makes the exit status 1.
-OK_STATUSES = frozenset({"downloaded", "already_downloaded"})
+OK_STATUSES = FINISHED_WELL_STATUSES
 #: --report file extensions and their writers.
 REPORT_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".jsonl": "JSON Lines"}
 #: The columns of the per-paper table and of --format jsonl.

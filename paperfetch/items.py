@@ -33,20 +33,14 @@ import requests
 
 from paperfetch.errors import (
     ConfigurationError,
-    DisallowedByRobots,
-    HostSuppressed,
     InvalidPDF,
     NetworkError,
     NotFoundError,
     PaperfetchError,
-    RateLimited,
-    RefusedRedirect,
-    TruncatedDownload,
-    WrongArticle,
 )
 from paperfetch.http.limits import read_limited
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
-from paperfetch.outcomes import Status
+from paperfetch.outcomes import STATUS_FOR_ERROR, Status, status_for
 from paperfetch.redact import redact_text, redact_url
 from paperfetch.sources import Candidate, Record, Source
 from paperfetch.sources.base import quote_path
@@ -439,30 +433,6 @@ def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
         if row.get(name) is not None:
             row[name] = str(row[name]) if name == "pmid" else int(row[name])
     return row
-
-
-#: How an exception ends an item, first match wins (``status_code == 403`` after these: the transport
-#: suppressed the host as it answered).
-STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
-    (WrongArticle, Status.WRONG_ARTICLE),
-    (DisallowedByRobots, Status.DISALLOWED_BY_ROBOTS),
-    (HostSuppressed, Status.HOST_SUPPRESSED),
-    (RateLimited, Status.HOST_HELD),
-    (InvalidPDF, Status.INVALID_PDF),
-    (NetworkError, Status.NETWORK_ERROR),
-    (TruncatedDownload, Status.NETWORK_ERROR),
-    (RefusedRedirect, Status.HTTP_ERROR),  # the row's error says which redirect and why (allow_private_redirects)
-)
-
-
-def status_for(exc: BaseException) -> Status:
-    """The outcome status an exception gives an item (:data:`STATUS_FOR_ERROR`)."""
-    for kind, status in STATUS_FOR_ERROR:
-        if isinstance(exc, kind):
-            return status
-    if getattr(exc, "status_code", None) == 403:
-        return Status.HOST_SUPPRESSED
-    return Status.HTTP_ERROR
 
 
 def _validator(url: str) -> Callable[[bytes, requests.Response], None]:

@@ -45,6 +45,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from paperfetch.errors import ConfigurationError
+from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
@@ -71,13 +72,13 @@ DEFAULT_LEDGER_NAME = ".paperfetch-ledger.sqlite3"
 SCHEMA_VERSION = 1
 
 #: Statuses meaning "the PDF is on disk"; :meth:`Ledger.is_done` still checks the file.
-DONE_STATUSES = frozenset({"downloaded", "already_downloaded"})
+#: Statuses whose item has a valid PDF on disk (:data:`paperfetch.outcomes.FINISHED_WELL_STATUSES`).
+DONE_STATUSES = FINISHED_WELL_STATUSES
 
-#: Statuses where the services said the thing is absent: asking again will not change the answer.
-#: Everything else (``network_error``, ``http_error``, ``host_held``, ``host_suppressed``,
-#: ``invalid_pdf``, ``bot_challenge``, ``disallowed_by_robots`` …) is retryable by default:
-#: networks recover, holds expire, robots.txt files change.
-FINAL_STATUSES = frozenset({"not_found", "no_open_copy", "invalid_identifier"})
+#: Statuses where the services said the thing is absent: asking again will not change the answer
+#: (:data:`paperfetch.outcomes.FINAL_STATUSES`). Everything else (``network_error``, ``http_error``,
+#: ``host_held``, ``host_suppressed``, ``invalid_pdf``, ``disallowed_by_robots`` …) is retryable by
+#: default: networks recover, holds expire, robots.txt files change.
 
 _HASH_CHUNK_BYTES = 1 << 20
 _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")

@@ -2,6 +2,10 @@
 
 One row per input, in input order; failures are rows. ``status`` is a
 categorical with exactly the values of :class:`Status`.
+
+The status groups every reader shares live here too, on :class:`Status`: ``finished_well`` (a PDF is on
+disk), ``final`` (a re-run does not ask again) and ``notable`` (the dashboard lists it), and how an
+exception ends an item is one table, :data:`STATUS_FOR_ERROR`, read by :func:`status_for`.
 """
 
 from __future__ import annotations
@@ -11,7 +15,19 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-__all__ = ["COLUMNS", "DTYPES", "Status", "outcomes_frame"]
+from paperfetch.errors import (
+    DisallowedByRobots,
+    HostSuppressed,
+    InvalidPDF,
+    NetworkError,
+    RateLimited,
+    RefusedRedirect,
+    TruncatedDownload,
+    WrongArticle,
+)
+
+__all__ = ["COLUMNS", "DTYPES", "FINAL_STATUSES", "FINISHED_WELL_STATUSES", "NOTABLE_STATUSES", "STATUS_FOR_ERROR", "Status",
+           "outcomes_frame", "status_for"]
 
 
 class Status(str, Enum):
@@ -27,6 +43,52 @@ class Status(str, Enum):
     HTTP_ERROR = "http_error"                      #: an HTTP error status, or a response we cannot use
     NETWORK_ERROR = "network_error"                #: nothing arrived (timeout, connection error)
     WRONG_ARTICLE = "wrong_article"                #: a PDF whose first pages name another article of the batch
+
+    @property
+    def finished_well(self) -> bool:
+        """A valid PDF is on disk for the item (a CLI exit of 0, the ledger's "done")."""
+        return self.value in FINISHED_WELL_STATUSES
+
+    @property
+    def final(self) -> bool:
+        """A re-run does not ask again: the answer describes the work, not this moment."""
+        return self.value in FINAL_STATUSES
+
+    @property
+    def notable(self) -> bool:
+        """The dashboard lists the item under its notable events."""
+        return self.value in NOTABLE_STATUSES
+
+
+#: Statuses whose item has a valid PDF on disk (the status values, so frames and ledger rows compare directly).
+FINISHED_WELL_STATUSES: frozenset[str] = frozenset({Status.DOWNLOADED.value, Status.ALREADY_DOWNLOADED.value})
+#: Final answers: a re-run does not retry them unless forced.
+FINAL_STATUSES: frozenset[str] = frozenset({Status.NOT_FOUND.value, Status.NO_OPEN_COPY.value, Status.INVALID_IDENTIFIER.value})
+#: Worth a line in the dashboard's notable events: a body that was not the paper.
+NOTABLE_STATUSES: frozenset[str] = frozenset({Status.INVALID_PDF.value, Status.WRONG_ARTICLE.value})
+
+#: How an exception ends an item, first match wins (``status_code == 403`` after these: the transport
+#: suppressed the host as it answered).
+STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
+    (WrongArticle, Status.WRONG_ARTICLE),
+    (DisallowedByRobots, Status.DISALLOWED_BY_ROBOTS),
+    (HostSuppressed, Status.HOST_SUPPRESSED),
+    (RateLimited, Status.HOST_HELD),
+    (InvalidPDF, Status.INVALID_PDF),
+    (NetworkError, Status.NETWORK_ERROR),
+    (TruncatedDownload, Status.NETWORK_ERROR),
+    (RefusedRedirect, Status.HTTP_ERROR),  # the row's error says which redirect and why (allow_private_redirects)
+)
+
+
+def status_for(exc: BaseException) -> Status:
+    """The outcome status an exception gives an item (:data:`STATUS_FOR_ERROR`)."""
+    for kind, status in STATUS_FOR_ERROR:
+        if isinstance(exc, kind):
+            return status
+    if getattr(exc, "status_code", None) == 403:
+        return Status.HOST_SUPPRESSED
+    return Status.HTTP_ERROR
 
 
 DTYPES: Mapping[str, Any] = {

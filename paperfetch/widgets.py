@@ -83,7 +83,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, cast
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import host_key
-from paperfetch.outcomes import Status
+from paperfetch.outcomes import NOTABLE_STATUSES, Status
 from paperfetch.redact import redact_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -112,7 +112,6 @@ logger = logging.getLogger("paperfetch.widgets")
 #: How many notable events the model keeps.
 RECENT_EVENTS = 50
 #: Item statuses that are logged as notable events (the transport reports the others itself).
-NOTABLE_STATUSES = frozenset({Status.INVALID_PDF.value, Status.WRONG_ARTICLE.value})  # issue 12: wrong_article
 #: Row colours: held (amber) and suppressed (red). The row also says HELD / SUPPRESSED in words.
 HELD_COLOUR = "#fff3cd"
 SUPPRESSED_COLOUR = "#f8d7da"
