@@ -14,7 +14,8 @@ shape. A hit returns a response built from the stored body (or raises
 :class:`~paperfetch.NotFoundError` again) without touching the transport, so it
 costs no pacing wait and no request; a miss goes through the transport and
 stores what came back when it is an answer (2xx) or "not found". Errors, holds,
-robots refusals and anything else are never stored.
+robots refusals and anything else are never stored. :func:`metadata_fetcher` turns the
+Retriever's ``cache=`` argument into the fetcher its metadata requests go through.
 
 Deliberately not here: PDFs and landing pages (the ledger and the files on disk
 are their cache), HTTP validators (ETag / If-Modified-Since): the services'
@@ -25,6 +26,7 @@ requests-cache was considered and left out: it sits below the session, i.e.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sqlite3
@@ -37,9 +39,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 
-from paperfetch.errors import NotFoundError
+from paperfetch.errors import ConfigurationError, NotFoundError
 
-__all__ = ["ANSWER_TTL_S", "IDENTITY_PARAMETERS", "NOT_FOUND_TTL_S", "CachedFetcher", "MetadataCache", "default_cache_path"]
+__all__ = ["ANSWER_TTL_S", "IDENTITY_PARAMETERS", "NOT_FOUND_TTL_S", "CachedFetcher", "MetadataCache", "default_cache_path",
+           "metadata_fetcher"]
 
 logger = logging.getLogger("paperfetch.cache")
 
@@ -220,10 +223,29 @@ class CachedFetcher:
 def _response(url: str, status: int, content_type: str | None, body: bytes) -> requests.Response:
     response = requests.Response()
     response.status_code = status
-    response._content = body  # noqa: SLF001 - requests has no public way to build a Response that carries a body
+    response.raw = io.BytesIO(body)  # read once by .content, as a live response's body is
     response.url = url  # the key's URL: identity parameters already removed
     response.reason = "OK (cached)"
     if content_type:
         response.headers["Content-Type"] = content_type
     response.headers["X-Paperfetch-Cache"] = "hit"
     return response
+
+
+def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None) -> tuple[Any, MetadataCache | None]:
+    """``(fetcher for metadata requests, the cache this call opened or None)``.
+
+    *cache*: True the file in the user cache directory, False or None no cache, a path that file,
+    or a :class:`MetadataCache` the caller owns (and closes).
+    """
+    if cache is None or cache is False:
+        return api, None
+    if isinstance(cache, MetadataCache):
+        return CachedFetcher(api, cache), None  # the caller's: closed by the caller
+    if cache is True:
+        opened = MetadataCache()
+    elif isinstance(cache, (str, os.PathLike)):
+        opened = MetadataCache(cache)
+    else:
+        raise ConfigurationError(f"cache must be True, False, a file path or a MetadataCache, not {cache!r}")
+    return CachedFetcher(api, opened), opened

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from paperfetch import defaults
-from paperfetch.cache import MetadataCache
+from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification, user_agent_for
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.client import HttpClient
@@ -184,8 +184,6 @@ class Retriever:
         self._prefetched: dict[tuple[str, str], Record] = {}
         # The metadata cache (paperfetch.cache) in front of the API transport. True: the user cache dir,
         # False: none; or a path, or a MetadataCache the caller owns.
-        from paperfetch.research import metadata_fetcher
-
         self._metadata, self._own_cache = metadata_fetcher(self.api, cache)
         self._run_jobs: list[Any] = []  # the batch's items, for the title check
         self._request_rows: list[dict[str, Any]] = []
@@ -353,19 +351,20 @@ class Retriever:
         """
         from paperfetch.research import search_pubmed
 
-        return search_pubmed(self, query, max_results=max_results, mindate=mindate, maxdate=maxdate)
+        return search_pubmed(query, sources=self._sources, api=self.api, max_results=max_results, mindate=mindate,
+                             maxdate=maxdate)
 
     def references(self, identifier: object) -> pd.DataFrame:
         """Works *identifier* (DOI, PMID or PMCID) cites: ``doi, pmid, openalex_id, title, year, source_of_link``."""
         from paperfetch.research import references
 
-        return references(self, identifier)
+        return references(identifier, sources=self._sources, metadata=self._metadata)
 
     def citations(self, identifier: object) -> pd.DataFrame:
         """Works that cite *identifier* (DOI, PMID or PMCID), same columns as :meth:`references`."""
         from paperfetch.research import citations
 
-        return citations(self, identifier)
+        return citations(identifier, sources=self._sources, metadata=self._metadata)
 
     def close(self) -> None:
         if self._own_cache is not None:
@@ -432,7 +431,9 @@ class Retriever:
     def _check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:
         from paperfetch.research import check_title
 
-        return check_title(self, job, path, url)
+        others = [j.meta.get("title") for j in self._run_jobs if j is not job]
+        notify = getattr(self._dashboard_model, "note", None)  # the run's recent events, when a model watches it
+        return check_title(job, path, url, other_titles=others, notify=notify)
 
     @property
     def api_hosts(self) -> frozenset[str]:
