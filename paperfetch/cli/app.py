@@ -1,0 +1,87 @@
+"""The ``paperfetch`` parser and :func:`main`: one subparser per command, each registered by its module.
+
+Every command module (:mod:`~paperfetch.cli.download`, :mod:`~paperfetch.cli.config`,
+:mod:`~paperfetch.cli.demo`, :mod:`~paperfetch.cli.research`) has ``add_subcommands(subparsers)``;
+a subcommand sets ``handler=callable(args) -> int`` with ``set_defaults``. :func:`main` parses,
+configures logging for the run (and restores it after), calls the handler and turns a
+:class:`~paperfetch.cli.common.UsageError` into ``paperfetch: <message>`` and exit status 2, and
+Ctrl-C into 130. Deliberately not here: any command's flags or run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any, Callable, Sequence
+
+from paperfetch._version import __version__
+from paperfetch.cli import config, demo, download, research
+from paperfetch.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, say
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: The registration of each command group, in the order ``paperfetch --help`` lists them.
+COMMANDS: tuple[Callable[[Any], None], ...] = (
+    download.add_subcommands,  # download
+    config.add_subcommands,  # config
+    demo.add_subcommands,  # demo
+    research.add_subcommands,  # search, references, citations, cache clear
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``paperfetch`` parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="paperfetch", description="Polite retrieval of legal open-access full texts.",
+        epilog="exit status: 0 all papers finished well, 1 some did not, 2 usage error, 130 interrupted",
+    )
+    parser.add_argument("--version", action="version", version=f"paperfetch {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in COMMANDS:
+        register(sub)
+    return parser
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    """The command is an application: it configures logging (the library never does)."""
+    from paperfetch.log import enable_logging
+
+    verbose = getattr(args, "verbose", 0) or 0
+    if getattr(args, "quiet", False):
+        level = logging.ERROR
+    else:
+        level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    enable_logging(level)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``paperfetch`` with *argv* (default ``sys.argv[1:]``); the exit status."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        parser.print_help()
+        return EXIT_OK
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help / --version
+        return int(exc.code or 0)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_OK
+    package = logging.getLogger("paperfetch")
+    saved = (package.level, list(package.handlers))
+    _setup_logging(args)
+    try:
+        return int(handler(args))
+    except UsageError as exc:
+        say(f"paperfetch: {exc}", err=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        say("paperfetch: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    finally:  # main() called in-process (tests, a wrapper script) leaves logging as it found it
+        package.setLevel(saved[0])
+        for extra in [h for h in package.handlers if h not in saved[1]]:
+            package.removeHandler(extra)

@@ -1,0 +1,301 @@
+"""What every ``paperfetch`` subcommand shares: exit statuses, the usage error, the common options,
+output with secrets masked, the checks made before any request, report files, and the settings.
+
+The command modules (:mod:`paperfetch.cli.download`, :mod:`paperfetch.cli.research`,
+:mod:`paperfetch.cli.config`, :mod:`paperfetch.cli.demo`) import from here and from nowhere else in
+:mod:`paperfetch.cli`; this module imports none of them. Deliberately not here: a command's own
+flags and its run (each in its command module), and the parser and ``main``
+(:mod:`paperfetch.cli.app`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+
+from paperfetch.errors import ConfigurationError
+from paperfetch.outcomes import FINISHED_WELL_STATUSES
+from paperfetch.redact import redact_frame, redact_text
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "INTERRUPTED",
+    "OK_STATUSES",
+    "REPORT_FORMATS",
+    "RESULT_COLUMNS",
+    "UsageError",
+    "check_out_dir",
+    "check_report",
+    "check_writable_file",
+    "clip",
+    "common_options",
+    "configuration_is_usage",
+    "host_table",
+    "identity_options",
+    "is_missing",
+    "jsonl_records",
+    "partial_outcomes",
+    "redacted",
+    "say",
+    "settings_from",
+    "summary",
+    "write_private_safe",
+    "write_report",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: The statuses that count as "finished well"; any other makes the exit status 1.
+OK_STATUSES = FINISHED_WELL_STATUSES
+#: --report file extensions and their writers.
+REPORT_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".jsonl": "JSON Lines"}
+#: The columns of the per-paper table and of --format jsonl.
+RESULT_COLUMNS = ["input", "id_type", "status", "source", "http_status", "bytes", "path", "error"]
+INTERRUPTED = "interrupted"
+
+
+class UsageError(Exception):
+    """A usage error found before any request: printed as ``paperfetch: <message>``, exit status 2."""
+
+
+@contextmanager
+def configuration_is_usage() -> Iterator[None]:
+    """The one mapping of a :class:`~paperfetch.ConfigurationError` (a setting that cannot work) to a
+    :class:`UsageError` (exit status 2), around what a command does before its first request."""
+    try:
+        yield
+    except ConfigurationError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# ---------------------------------------------------------------------------- options
+def common_options() -> argparse.ArgumentParser:
+    """-v/-q, shared by every subcommand (pass as ``parents=[common_options()]``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", action="count", default=0,
+                       help="log what happens on stderr (-v: info, -vv: debug)")
+    group.add_argument("-q", "--quiet", action="store_true", help="print only errors (the exit status tells the rest)")
+    return common
+
+
+def identity_options(parser: argparse.ArgumentParser) -> None:
+    """--email, the API keys and --config: what :func:`settings_from` reads."""
+    parser.add_argument("--email", help="contact e-mail; Unpaywall requires one (env PAPERFETCH_EMAIL; never printed)")
+    parser.add_argument("--openalex-api-key", help="OpenAlex API key (prefer env PAPERFETCH_OPENALEX_API_KEY)")
+    parser.add_argument("--ncbi-api-key", help="NCBI API key (prefer env PAPERFETCH_NCBI_API_KEY or NCBI_API_KEY)")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="the TOML settings file (default: config.toml in the user config folder; env PAPERFETCH_CONFIG)")
+
+
+def settings_from(args: argparse.Namespace, **extra: Any) -> Any:
+    """The effective settings: these arguments (and *extra*) > environment > config file > defaults."""
+    from paperfetch.config import load_settings
+
+    arguments = {"email": args.email, "openalex_api_key": args.openalex_api_key, "ncbi_api_key": args.ncbi_api_key}
+    arguments.update(extra)
+    return load_settings(arguments, config_path=args.config)
+
+
+# ---------------------------------------------------------------------------- output
+def say(message: str, *, err: bool = False) -> None:
+    """Print one message (secrets masked) on stdout, or stderr with *err*."""
+    print(redact_text(message), file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def redacted(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of *frame* with secrets masked."""
+    return redact_frame(frame.copy())
+
+
+def clip(text: str, width: int) -> str:
+    """*text* on one line, cut to *width* characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def jsonl_records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[str]:
+    """One JSON object a row (missing values as null)."""
+    cols = list(columns) if columns is not None else list(frame.columns)
+    frame = frame.reindex(columns=cols).astype(object)
+    lines = []
+    for record in frame.to_dict(orient="records"):
+        clean = {k: (None if is_missing(v) else _plain(v)) for k, v in record.items()}
+        lines.append(json.dumps(clean, ensure_ascii=False, default=str))
+    return lines
+
+
+def is_missing(value: Any) -> bool:
+    """Whether pandas calls *value* missing (None, NaN, NA, NaT)."""
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            return value.item()
+        except (ValueError, AttributeError):
+            return value
+    return value
+
+
+def summary(outcomes: pd.DataFrame) -> str:
+    """``"3 downloaded, 1 not_found"``: the count of each status."""
+    counts = outcomes["status"].astype(str).value_counts()
+    return ", ".join(f"{count} {name}" for name, count in counts.items())
+
+
+def host_table(status: pd.DataFrame) -> str:
+    """The per-host table for a terminal: seconds to one decimal, times to the second (UTC), empty cells empty."""
+    if not len(status):
+        return "(no host was asked)"
+
+    def seconds(value: Any) -> str:
+        return "" if pd.isna(value) else f"{float(value):.1f}"
+
+    def clock(value: Any) -> str:
+        return "" if pd.isna(value) else pd.Timestamp(value).strftime("%H:%M:%S")
+
+    def get(row: Any, name: str) -> Any:
+        return row[name] if name in row.index else None
+
+    rows = []
+    for _, row in status.iterrows():
+        lo, hi = get(row, "delay_min_s"), get(row, "delay_max_s")
+        delay = "" if lo is None or pd.isna(lo) else (seconds(lo) if hi is None or pd.isna(hi) or hi == lo
+                                                      else f"{seconds(lo)}-{seconds(hi)}")
+        held = clock(get(row, "held_until"))
+        if held and get(row, "hold_status") is not None and not pd.isna(get(row, "hold_status")):
+            held += f" ({int(get(row, 'hold_status'))})"
+        suppressed = ""
+        if bool(get(row, "suppressed")) and not pd.isna(get(row, "suppressed")):
+            suppressed = clock(get(row, "suppressed_until")) or "yes"
+        breaker = get(row, "breaker")
+        breaker = "" if breaker is None or pd.isna(breaker) or str(breaker) == "closed" else str(breaker)
+        last = get(row, "last_status")
+        rows.append({
+            "host": row["host"], "sent": int(row["requests"]) if not pd.isna(row["requests"]) else "",
+            "last": "" if last is None or pd.isna(last) else int(last), "delay s": delay,
+            "learned s": seconds(get(row, "learned_interval_s")) if (get(row, "learned_interval_s") or 0) > 0 else "",
+            "backoff s": seconds(get(row, "backoff_s")) if (get(row, "backoff_s") or 0) > 0 else "",
+            "crawl-delay s": seconds(get(row, "crawl_delay_s")) if get(row, "crawl_delay_s") is not None else "",
+            "held until": held, "suppressed until": suppressed, "breaker": breaker,
+        })
+    return pd.DataFrame(rows).to_string(index=False)
+
+
+# ---------------------------------------------------------------------------- checks before any request
+def check_out_dir(out: str) -> Path:
+    """The output folder, created if missing; a UsageError when it is a file or not writable."""
+    path = Path(out).expanduser()
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {out} is a file, not a folder; name a folder (it is created if missing)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: the folder is not writable")
+    return path
+
+
+def check_writable_file(path: Path, flag: str) -> None:
+    """A UsageError unless *path* (given with *flag*) can be written: a file in a writable folder."""
+    parent = path.expanduser().parent
+    if path.expanduser().is_dir():
+        raise UsageError(f"{flag} {path} is a folder; name a file")
+    if not parent.is_dir():
+        raise UsageError(f"{flag} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: the folder {parent} is not writable")
+
+
+def check_report(path: Path) -> str:
+    """The --report file's extension, once its format is known and writable (pyarrow for Parquet)."""
+    suffix = path.suffix.lower()
+    if suffix not in REPORT_FORMATS:
+        known = ", ".join(f"{ext} ({name})" for ext, name in REPORT_FORMATS.items())
+        raise UsageError(f"--report {path}: unknown extension {suffix or '(none)'!r}; use {known}")
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise UsageError(f"--report {path}: writing Parquet needs pyarrow; "
+                             "pip install 'paperfetch[parquet]', or use a .csv or .jsonl report") from None
+    check_writable_file(path, "--report")
+    return suffix
+
+
+# ---------------------------------------------------------------------------- files
+def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
+    """Write through *writer* to a sibling temporary name, then rename: no half-written report."""
+    tmp = path.with_name(f".{path.name}.part")
+    try:
+        writer(tmp)
+        os.chmod(tmp, _file_mode())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _file_mode() -> int:
+    from paperfetch.log import file_mode
+
+    return file_mode()
+
+
+def write_report(frame: pd.DataFrame, path: Path) -> None:
+    """Write *frame* as CSV, Parquet or JSON Lines, chosen by *path*'s extension (secrets masked)."""
+    frame = redacted(frame)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        write_private_safe(path, lambda p: frame.to_csv(p, index=False))
+    elif suffix == ".parquet":
+        parquet = frame.copy()
+        for column in parquet.columns:
+            if parquet[column].dtype == object:  # mixed inputs (None, numbers, text): store as text
+                parquet[column] = parquet[column].map(lambda v: None if is_missing(v) else str(v)).astype("string")
+        write_private_safe(path, lambda p: parquet.to_parquet(p, index=False))
+    elif suffix == ".jsonl":
+        lines = jsonl_records(frame)
+        write_private_safe(path, lambda p: p.write_text("".join(line + "\n" for line in lines), encoding="utf-8"))
+    else:  # pragma: no cover - checked before the run
+        raise UsageError(f"unknown report format {suffix!r}")
+
+
+def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
+    """The outcomes known at an interruption: invalid inputs, and what the ledger recorded in this run."""
+    from paperfetch.ids import parse_many
+    from paperfetch.ledger import Ledger
+
+    rows = []
+    with Ledger.in_folder(out) as ledger:
+        for item in parse_many(list(inputs)):
+            row: dict[str, Any] = {"input": item.input, "id_type": None, "status": INTERRUPTED, "source": None,
+                                   "http_status": None, "bytes": None, "path": None, "error": None}
+            if item.identifier is None:
+                row.update(status="invalid_identifier", error=item.error)
+            else:
+                row["id_type"] = item.identifier.type.value
+                entry = ledger.get(item.identifier.key)
+                if entry is not None and entry.updated_at.timestamp() >= started - 1.0:
+                    path = ledger.absolute_path(entry)
+                    row.update(status=entry.status, source=entry.source, http_status=entry.http_status,
+                               bytes=entry.bytes, path=str(path) if path else None, error=entry.error)
+                else:
+                    row["error"] = "not finished when the run was interrupted"
+            rows.append(row)
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)

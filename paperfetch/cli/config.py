@@ -1,0 +1,44 @@
+"""``paperfetch config``: the effective settings (secrets masked) and where each came from.
+
+Precedence: argument > environment > config file > default (:func:`paperfetch.config.load_settings`).
+Deliberately not here: reading or validating the settings (that is :mod:`paperfetch.config`); this
+module only shows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from paperfetch.cli.common import EXIT_OK, common_options, configuration_is_usage, identity_options, say, settings_from
+
+__all__ = ["add_subcommands", "run"]
+
+
+def add_subcommands(sub: Any) -> None:
+    """Register ``config`` on ``paperfetch``'s subparsers."""
+    cfg = sub.add_parser("config", parents=[common_options()], help="show the effective settings and where each came from",
+                         description="Show the effective settings (secrets masked) and where each came from: "
+                                     "argument > environment > config file > default.")
+    identity_options(cfg)
+    cfg.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``config`` handler: the settings, one a line, and what is skipped without an e-mail."""
+    from paperfetch.sources import SOURCES
+
+    with configuration_is_usage():
+        settings = settings_from(args)
+    path = settings.config_path
+    state = "found" if path is not None and path.is_file() else "not found"
+    say(f"config file: {path} ({state})")
+    rows = settings.rows()
+    width = max(len(name) for name, _, _ in rows)
+    value_width = max(len(value) for _, value, _ in rows)
+    for name, value, origin in rows:
+        say(f"  {name:<{width}}  {value:<{value_width}}  {origin}")
+    if not settings.email:
+        skipped = [name for name, cls in SOURCES.items() if cls.requires_email]
+        say(f"no contact e-mail: {', '.join(skipped)} will be skipped (set --email, PAPERFETCH_EMAIL or email in the file)")
+    return EXIT_OK

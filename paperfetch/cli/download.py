@@ -1,0 +1,245 @@
+"""``paperfetch download``: the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs, for scripts and cron jobs.
+
+Order of operations: every check of the command line (flags, settings, ``--report``, ``--failed``,
+``--input``, ``--out``) before any request; then the run (or ``--dry-run``: the candidate URLs
+only); then the per-paper table or JSON Lines, the report, the failed list and the summary line.
+On Ctrl-C the report and the failed list hold what the ledger had recorded (exit status 130).
+
+Deliberately not here: the helpers every command shares (:mod:`paperfetch.cli.common`) and the
+Retriever's work itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from paperfetch.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    INTERRUPTED,
+    OK_STATUSES,
+    RESULT_COLUMNS,
+    UsageError,
+    check_out_dir,
+    check_report,
+    check_writable_file,
+    clip,
+    common_options,
+    configuration_is_usage,
+    host_table,
+    identity_options,
+    is_missing,
+    jsonl_records,
+    partial_outcomes,
+    redacted,
+    say,
+    settings_from,
+    summary,
+    write_private_safe,
+    write_report,
+)
+from paperfetch.redact import redact_text
+
+__all__ = ["add_subcommands", "run"]
+
+
+def add_subcommands(sub: Any) -> None:
+    """Register ``download`` on ``paperfetch``'s subparsers."""
+    dl = sub.add_parser("download", parents=[common_options()],
+                        help="download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs",
+                        description="Download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs.")
+    dl.add_argument("ids", nargs="*", help="identifiers (DOI, PMID:…, PMC…, arXiv:…)")
+    dl.add_argument("--input", type=Path, help="a CSV file with identifiers, or a .txt file with one per line")
+    dl.add_argument("--column", default="doi", help="the CSV column holding identifiers (default: doi)")
+    identity_options(dl)
+    dl.add_argument("--out", "--dwn-dir", dest="out", help="output folder (default: PDFs; env PAPERFETCH_OUT)")
+    dl.add_argument("--report", type=Path, help="write the outcomes table: FILE.csv, FILE.parquet or FILE.jsonl")
+    dl.add_argument("--failed", type=Path, metavar="FILE",
+                    help="write the identifiers that did not finish well, one per line (feed back with --input)")
+    dl.add_argument("--format", choices=("table", "jsonl"), default="table",
+                    help="per-paper results on stdout: a compact table (default) or JSON Lines")
+    dl.add_argument("--dry-run", action="store_true",
+                    help="resolve the identifiers and show the candidate URLs; download nothing")
+    dl.add_argument("--doi", action="append", default=[], help="a DOI (PyPaperRetriever's flag; repeatable)")
+    dl.add_argument("--pmid", action="append", default=[], help="a PMID (PyPaperRetriever's flag; repeatable)")
+    dl.add_argument("--no-polite-mode", action="store_true", help="bypass every polite feature (not recommended)")
+    robots = dl.add_mutually_exclusive_group()
+    robots.add_argument("--respect-robots-txt", dest="robots", action="store_true", default=True,
+                        help="obey robots.txt of web hosts (the default)")
+    robots.add_argument("--ignore-robots-txt", dest="robots", action="store_false", help="do not read robots.txt")
+    dl.add_argument("--no-suppress-403", action="store_true", help="keep asking hosts that answered 403")
+    dl.add_argument("--delay-min", type=float, help="minimum seconds between requests to one host")
+    dl.add_argument("--delay-max", type=float, help="maximum seconds between requests to one host")
+    dl.add_argument("--max-retries", type=int, help="retries per request (default: 3)")
+    dl.add_argument("--workers", type=int, help="worker threads (default: by the number of hosts)")
+    dl.add_argument("--state", help="host-state store shared with other runs: 'sqlite' (default, user cache dir), "
+                                    "a path, 'sqlite:///path', 'redis://host:port/db' or 'memory' (env PAPERFETCH_STATE)")
+    dl.add_argument("--no-progress", action="store_true", help="no progress bar")
+    dl.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
+    dl.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``download`` handler: the exit status."""
+    # 1. everything that can be wrong with the command line, before any request
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be 1 or more, not {args.workers}")
+    if args.max_retries is not None and args.max_retries < 0:
+        raise UsageError(f"--max-retries must be 0 or more, not {args.max_retries}")
+    for flag, value in (("--delay-min", args.delay_min), ("--delay-max", args.delay_max)):
+        if value is not None and value < 0:
+            raise UsageError(f"{flag} must be 0 or more, not {value}")
+    with configuration_is_usage():
+        settings = settings_from(args, out_dir=args.out, workers=args.workers, delay_min_s=args.delay_min,
+                                 delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state)
+    if settings.workers is not None and settings.workers < 1:
+        raise UsageError(f"workers must be 1 or more, not {settings.workers} (from {settings.origin['workers']})")
+    if args.report is not None:
+        check_report(args.report)
+    if args.failed is not None:
+        check_writable_file(args.failed, "--failed")
+    ids: list[object] = list(args.ids) + list(args.doi) + [f"PMID:{p}" for p in args.pmid]
+    frame = None
+    if args.input is not None:
+        frame, lines = _read_input(args.input, args.column)
+        ids += lines
+    if not ids and frame is None:
+        raise UsageError("give identifiers, --doi/--pmid, or --input FILE (.csv or .txt)")
+    out = check_out_dir(settings.out_dir)
+    all_inputs = ids + (list(frame[args.column]) if frame is not None and ids else [])
+
+    from paperfetch.retriever import Retriever
+
+    with configuration_is_usage():
+        retriever = Retriever(
+            email=settings.email, openalex_api_key=settings.openalex_api_key, ncbi_api_key=settings.ncbi_api_key,
+            out_dir=out, polite_mode=not args.no_polite_mode, respect_robots_txt=args.robots,
+            suppress_on_403=not args.no_suppress_403, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
+            max_retries=settings.max_retries, workers=settings.workers,
+            progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,
+            cache=not args.no_cache, state=settings.state,
+        )
+
+    # 2. the run
+    with retriever:
+        csv_only = frame is not None and not ids
+        inputs = frame[args.column].tolist() if frame is not None and not ids else all_inputs
+        if args.dry_run:
+            return _dry_run(retriever, inputs, args)
+        started = time.time()
+        try:
+            outcomes = retriever.download(inputs)
+        except KeyboardInterrupt:
+            partial = partial_outcomes(inputs, out, started)
+            _finish(partial, args, interrupted=True, report=_joined(frame, partial) if csv_only else None)
+            say(f"paperfetch: interrupted; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
+                "papers had finished", err=True)
+            return EXIT_INTERRUPTED
+        if args.verbose and not args.quiet and args.format == "table":
+            say("\nPer-host table:\n" + host_table(retriever.domain_status()))
+    return _finish(outcomes, args, report=_joined(frame, outcomes) if csv_only else None)
+
+
+def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]]:
+    """(*frame*, []) for a CSV; (None, lines) for a .txt file."""
+    if path.suffix.lower() == ".txt":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {path}: {exc}") from None
+        return None, [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    if column not in frame.columns:
+        raise UsageError(f"{path} has no column {column!r} (columns: {', '.join(frame.columns)})")
+    return frame, []
+
+
+# ---------------------------------------------------------------------------- after the run
+def _results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
+    frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
+    frame["detail"] = [
+        (str(p) if isinstance(p, str) and p else (str(e) if isinstance(e, str) else ""))
+        for p, e in zip(frame["path"], frame["error"])
+    ]
+    columns = frame[["input", "status", "source", "detail"]].astype(object)
+    shown = columns.where(columns.notna(), "")
+    shown["input"] = [clip(str(v), 40) for v in shown["input"]]
+    shown["detail"] = [clip(str(v), max(20, width - 80)) for v in shown["detail"]]
+    return shown.to_string(index=False)
+
+
+def _failed_inputs(outcomes: pd.DataFrame) -> list[str]:
+    """The identifiers worth retrying: every row not finished well, except invalid and blank inputs."""
+    keep = []
+    for value, status in zip(outcomes["input"], outcomes["status"].astype(str)):
+        if status in OK_STATUSES or status == "invalid_identifier" or is_missing(value) or not str(value).strip():
+            continue
+        text = str(value).strip()
+        if text not in keep:
+            keep.append(text)
+    return keep
+
+
+def _write_failed(path: Path, outcomes: pd.DataFrame) -> int:
+    lines = _failed_inputs(outcomes)
+    body = "".join(redact_text(line) + "\n" for line in lines)
+    write_private_safe(path, lambda p: p.write_text(body, encoding="utf-8"))
+    return len(lines)
+
+
+def _joined(frame: pd.DataFrame | None, outcomes: pd.DataFrame) -> pd.DataFrame:
+    """The CSV's rows with the outcome columns joined, as ``Retriever.download_frame`` makes them."""
+    assert frame is not None
+    joined = frame.copy()
+    for name in outcomes.columns:
+        if name != "input":
+            joined[f"{name}_paperfetch" if name in frame.columns else name] = outcomes[name].to_numpy()
+    return joined
+
+
+def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool = False,
+            report: pd.DataFrame | None = None) -> int:
+    outcomes = redacted(outcomes)
+    if not args.quiet and not interrupted:
+        if args.format == "jsonl":
+            for line in jsonl_records(outcomes, [c for c in RESULT_COLUMNS if c in outcomes.columns] or None):
+                say(line)
+        else:
+            say(_results_table(outcomes))
+    if args.report is not None:
+        write_report(outcomes if report is None else report, args.report)
+        if not args.quiet:
+            say(f"report written to {args.report}", err=args.format == "jsonl")
+    if args.failed is not None:
+        count = _write_failed(args.failed, outcomes)
+        if not args.quiet:
+            say(f"{count} identifier(s) to retry written to {args.failed}", err=args.format == "jsonl")
+    bad = int((~outcomes["status"].astype(str).isin(OK_STATUSES)).sum())
+    if not args.quiet and not interrupted:
+        say(f"{len(outcomes)} papers: {summary(outcomes)}", err=args.format == "jsonl")
+    return EXIT_FAILED if bad else EXIT_OK
+
+
+def _dry_run(retriever: Any, inputs: Sequence[object], args: argparse.Namespace) -> int:
+    found = redacted(retriever.candidates(inputs))
+    if not args.quiet:
+        if args.format == "jsonl":
+            for line in jsonl_records(found):
+                say(line)
+        else:
+            shown = found.astype(object).where(found.notna(), "")
+            shown["input"] = [clip(str(v), 40) for v in shown["input"]]
+            say(shown.to_string(index=False))
+    if args.report is not None:
+        write_report(found, args.report)
+    inputs_without = found.groupby("position")["url"].apply(lambda s: s.notna().any())
+    return EXIT_OK if bool(inputs_without.all()) else EXIT_FAILED

@@ -1,0 +1,203 @@
+"""The research subcommands of ``paperfetch``: ``search``, ``references``, ``citations`` and ``cache clear``.
+
+    paperfetch search "crispr AND 2020[pdat]" --max 200 --report hits.csv [--download]
+    paperfetch references 10.1073/pnas.1414271111 [--report refs.parquet] [--download]
+    paperfetch citations PMID:25114263 [--download]
+    paperfetch cache clear
+
+They follow the conventions of :mod:`paperfetch.cli` (docs/cli.md): settings from arguments >
+environment (``PAPERFETCH_EMAIL``, ``PAPERFETCH_NCBI_API_KEY``/``NCBI_API_KEY``,
+``PAPERFETCH_OPENALEX_API_KEY``, ``PAPERFETCH_OUT``) > the TOML file > defaults; ``-v``/``-q``;
+``--report`` written as CSV, Parquet or JSON Lines by its extension, checked before the run;
+every line printed and every file written with secrets masked.
+
+Exit status: 0 the command ran (with ``--download``: every row with an identifier finished
+well); 1 with ``--download`` when some downloads did not, or when a service failed the
+request; 2 a usage error (a bad query, identifier, ``--max``, ``--report``, ``--out`` or
+setting), found before any request; 130 on Ctrl-C, after writing the partial report.
+
+Deliberately not here: the search and the snowballing themselves (:mod:`paperfetch.research`, behind
+the Retriever's methods) and the helpers every command shares (:mod:`paperfetch.cli.common`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from paperfetch.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    OK_STATUSES,
+    UsageError,
+    check_out_dir,
+    check_report,
+    common_options,
+    configuration_is_usage,
+    identity_options,
+    is_missing,
+    partial_outcomes,
+    redacted,
+    say,
+    settings_from,
+    write_report,
+)
+
+__all__ = ["add_subcommands"]
+
+
+def add_subcommands(sub: Any) -> None:
+    """Register the subcommands on ``paperfetch``'s subparsers; each sets ``handler``."""
+    common = common_options()
+    search = sub.add_parser(
+        "search", parents=[common], help="search PubMed; one row per hit (pmid, doi, title, …)",
+        description="Search PubMed; one row per hit: pmid, doi, pmcid, title, journal, year, authors, abstract.")
+    search.add_argument("query", help='a PubMed query, e.g. "breast cancer AND 2008[pdat]"')
+    search.add_argument("--max", dest="max_results", type=int, default=200, help="at most this many hits (1-10000, default 200)")
+    search.add_argument("--mindate", help="earliest publication date (YYYY, YYYY/MM or YYYY/MM/DD)")
+    search.add_argument("--maxdate", help="latest publication date")
+    _common(search)
+    search.set_defaults(handler=_run_search)
+
+    for name, what, where in (("references", "works the given paper cites", "OpenAlex, Crossref"),
+                              ("citations", "works that cite the given paper", "OpenAlex, Europe PMC")):
+        links = sub.add_parser(name, parents=[common], help=f"{what} ({where}); one row per work",
+                               description=f"The {what} ({where}): doi, pmid, openalex_id, title, year, source_of_link.")
+        links.add_argument("id", help="a DOI, PMID:… or PMC…")
+        _common(links)
+        links.set_defaults(handler=_run_links, links=name)
+
+    cache = sub.add_parser("cache", parents=[common], help="the metadata cache")
+    cache.add_argument("action", choices=["clear"], help="clear: forget every stored answer")
+    cache.add_argument("--path", type=Path, help="the cache file (default: the user cache directory)")
+    cache.set_defaults(handler=_run_cache)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--report", type=Path, help="write the table: FILE.csv, FILE.parquet or FILE.jsonl")
+    parser.add_argument("--download", action="store_true", help="download the PDFs of the rows (by DOI) in the same run")
+    identity_options(parser)
+    parser.add_argument("--out", help="output folder for --download (default: PDFs; env PAPERFETCH_OUT)")
+    parser.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Any, Path | None]:
+    """Everything that can be wrong with the command line, before any request: ``(settings, out folder)``."""
+    with configuration_is_usage():
+        settings = settings_from(args, out_dir=args.out)
+    if args.report is not None:
+        check_report(args.report)
+    out = check_out_dir(settings.out_dir) if args.download else None  # no PDFs folder for a table alone
+    return settings, out
+
+
+def _retriever(args: argparse.Namespace, settings: Any, out: Path | None) -> Any:
+    from paperfetch.retriever import Retriever
+
+    with configuration_is_usage():
+        return Retriever(email=settings.email, openalex_api_key=settings.openalex_api_key,
+                         ncbi_api_key=settings.ncbi_api_key, out_dir=out or settings.out_dir,
+                         cache=not args.no_cache, progress=not (args.no_progress or args.quiet), verbosity=0)
+
+
+def _service_failed(exc: Exception) -> int:
+    say(f"paperfetch: {exc}", err=True)
+    return EXIT_FAILED
+
+
+def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: Path | None, shown: list[str]) -> int:
+    if not args.quiet:
+        with pd.option_context("display.width", 160, "display.max_colwidth", 60):
+            say(redacted(frame[shown]).to_string() if len(frame) else "(no rows)")
+    code = EXIT_OK
+    if args.download and len(frame):
+        assert out is not None
+        started = time.time()
+        try:
+            frame = retriever.download_frame(frame, column="doi")
+        except KeyboardInterrupt:
+            inputs = ["" if is_missing(v) else str(v) for v in frame["doi"]]
+            partial = partial_outcomes(inputs, out, started)
+            partial.index = frame.index
+            frame = frame.assign(**{("status" if "status" not in frame.columns else "status_paperfetch"): partial["status"]})
+            if args.report is not None:
+                write_report(frame, args.report)
+            say("paperfetch: interrupted; the report holds what had finished", err=True)
+            return EXIT_INTERRUPTED
+        with_id = frame[frame["doi"].notna()]
+        failed = int((~with_id["status"].astype(str).isin(OK_STATUSES)).sum())
+        if not args.quiet:
+            counts = frame["status"].value_counts()
+            say("\nOutcomes by status:")
+            for status, count in counts[counts > 0].items():
+                say(f"  {status:<22} {count}")
+            if len(with_id) < len(frame):
+                say(f"  ({len(frame) - len(with_id)} row(s) without a DOI were not downloaded)")
+        code = EXIT_FAILED if failed else EXIT_OK
+    if args.report is not None:
+        write_report(frame, args.report)
+        if not args.quiet:
+            say(f"{len(frame)} rows written to {args.report}")
+    return code
+
+
+def _run_search(args: argparse.Namespace) -> int:
+    from paperfetch.errors import ServiceError
+    from paperfetch.sources.pubmed import MAX_RESULTS
+
+    if not args.query.strip():
+        raise UsageError("give a PubMed query, e.g. paperfetch search \"breast cancer AND 2008[pdat]\"")
+    if not 0 < args.max_results <= MAX_RESULTS:
+        raise UsageError(f"--max must be between 1 and {MAX_RESULTS}, not {args.max_results}")
+    settings, out = _prepare(args)
+    with _retriever(args, settings, out) as retriever:
+        try:
+            with configuration_is_usage():  # a service the command needs is not configured
+                hits = retriever.search_pubmed(args.query, max_results=args.max_results, mindate=args.mindate,
+                                               maxdate=args.maxdate)
+        except ServiceError as exc:
+            return _service_failed(exc)
+        if not args.quiet:
+            say(f"{len(hits)} PubMed hit(s) for {args.query!r}")
+        return _finish(retriever, hits, args, out, ["pmid", "doi", "year", "title"])
+
+
+def _run_links(args: argparse.Namespace) -> int:
+    from paperfetch.errors import InvalidIdentifier, ServiceError
+    from paperfetch.ids import parse_identifier
+
+    try:
+        parse_identifier(args.id)
+    except InvalidIdentifier as exc:
+        raise UsageError(str(exc)) from None
+    settings, out = _prepare(args)
+    with _retriever(args, settings, out) as retriever:
+        try:
+            with configuration_is_usage():  # a service the command needs is not configured
+                links = getattr(retriever, args.links)(args.id)
+        except ServiceError as exc:
+            return _service_failed(exc)
+        if not args.quiet:
+            say(f"{len(links)} {args.links} of {args.id}")
+        return _finish(retriever, links, args, out, ["doi", "pmid", "year", "title", "source_of_link"])
+
+
+def _run_cache(args: argparse.Namespace) -> int:
+    from paperfetch.cache import MetadataCache
+
+    if args.path is not None and args.path.is_dir():
+        raise UsageError(f"--path {args.path} is a folder; name the cache file")
+    cache = MetadataCache(args.path)
+    try:
+        removed = cache.clear()
+    finally:
+        cache.close()
+    if not args.quiet:
+        say(f"metadata cache cleared: {removed} answer(s) removed from {cache.path}")
+    return EXIT_OK
