@@ -41,8 +41,8 @@ import requests
 
 from paperfetch.errors import ConfigurationError, NotFoundError
 
-__all__ = ["ANSWER_TTL_S", "IDENTITY_PARAMETERS", "NOT_FOUND_TTL_S", "CachedFetcher", "MetadataCache", "default_cache_path",
-           "metadata_fetcher"]
+__all__ = ["ANSWER_TTL_S", "IDENTITY_PARAMETERS", "NOT_FOUND_TTL_S", "CachedFetcher", "MetadataCache", "cache_key",
+           "default_cache_path", "metadata_fetcher"]
 
 logger = logging.getLogger("paperfetch.cache")
 
