@@ -100,8 +100,8 @@ class GetJob:
 def run_once(variant: str, urls: list[str], session: Any, workers: int | None = None) -> dict[str, Any]:
     from paperfetch import HttpClient
     from paperfetch.batch import HostScheduler
-    from paperfetch.http.hosts import HostRegistry
     from paperfetch.dashboard import Dashboard, DashboardModel
+    from paperfetch.http.hosts import HostRegistry
 
     client = HttpClient(registry=HostRegistry(), session=session, delay_min_s=0, delay_max_s=0, verbosity=0)
     model = view = None
@@ -142,9 +142,9 @@ def run_once(variant: str, urls: list[str], session: Any, workers: int | None = 
 
 def unit_costs(urls: list[str]) -> dict[str, float]:
     """Microseconds per call of what the dashboard adds, timed in isolation (medians of 7 blocks)."""
+    from paperfetch.dashboard import Dashboard, DashboardModel
     from paperfetch.http.events import Event, EventKind
     from paperfetch.redact import redact_url
-    from paperfetch.dashboard import Dashboard, DashboardModel
 
     hosts = [url.split("//")[1].split("/")[0] for url in urls]
     now = time.time()

@@ -26,13 +26,13 @@ from paperfetch.dashboard.render import HOST_COLUMNS, HostColumn, render_html, r
 from paperfetch.dashboard.view import Dashboard
 
 __all__ = [
-    "HOST_COLUMNS",
-    "RECENT_EVENTS",
     "BatchSnapshot",
     "Dashboard",
     "DashboardModel",
+    "HOST_COLUMNS",
     "HostColumn",
     "HostRow",
+    "RECENT_EVENTS",
     "RecentEvent",
     "in_notebook",
     "render_html",

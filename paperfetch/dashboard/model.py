@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from paperfetch.http.client import HttpClient
 
-__all__ = ["RECENT_EVENTS", "BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RecentEvent"]
+__all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent"]
 
 logger = logging.getLogger("paperfetch.widgets")
 
