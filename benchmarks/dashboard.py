@@ -19,9 +19,9 @@ pool:
 * ``bare`` — nothing listens; the transport does not even build its events;
 * ``listener`` — one subscriber that does nothing: what a Retriever already pays, since
   it always listens (for ``Retriever.requests()``);
-* ``dashboard`` — a :class:`~paperfetch.widgets.DashboardModel` subscribed to the client,
+* ``dashboard`` — a :class:`~paperfetch.dashboard.DashboardModel` subscribed to the client,
   tracking the scheduler's queues and told of every finished job, plus a
-  :class:`~paperfetch.widgets.Dashboard` (ipywidgets, built for real) redrawing from
+  :class:`~paperfetch.dashboard.Dashboard` (ipywidgets, built for real) redrawing from
   snapshots on its timer, 4 times a second.
 
 Printed: the median wall time and the client process's CPU time (all its threads) of each
@@ -100,8 +100,8 @@ class GetJob:
 def run_once(variant: str, urls: list[str], session: Any, workers: int | None = None) -> dict[str, Any]:
     from paperfetch import HttpClient
     from paperfetch.batch import HostScheduler
+    from paperfetch.dashboard import Dashboard, DashboardModel
     from paperfetch.http.hosts import HostRegistry
-    from paperfetch.widgets import Dashboard, DashboardModel
 
     client = HttpClient(registry=HostRegistry(), session=session, delay_min_s=0, delay_max_s=0, verbosity=0)
     model = view = None
@@ -142,9 +142,9 @@ def run_once(variant: str, urls: list[str], session: Any, workers: int | None = 
 
 def unit_costs(urls: list[str]) -> dict[str, float]:
     """Microseconds per call of what the dashboard adds, timed in isolation (medians of 7 blocks)."""
+    from paperfetch.dashboard import Dashboard, DashboardModel
     from paperfetch.http.events import Event, EventKind
     from paperfetch.redact import redact_url
-    from paperfetch.widgets import Dashboard, DashboardModel
 
     hosts = [url.split("//")[1].split("/")[0] for url in urls]
     now = time.time()

@@ -1,19 +1,62 @@
-"""The tables people read: ``domain_status()`` (one row per host) and ``requests()`` (one row per request).
+"""The tables people read: ``domain_status()`` (one row per host), ``requests()`` (one row per request),
+and the one folding of the per-host columns for people.
 
 Built from :class:`~paperfetch.http.hosts.HostSnapshot` values and request records, so the
-transport itself (:mod:`paperfetch.http`) never imports pandas.
+transport itself (:mod:`paperfetch.http`) never imports pandas; pandas is imported when a frame is
+made, not with this module.
+
+The folding, used by every per-host table a person reads (the notebook's
+:func:`style_domain_status`, the CLI's ``-v`` table, the dashboard's host table):
+
+* seconds to one decimal (:func:`seconds_cell`), times to the second, UTC (:func:`time_cell`),
+  empty cells empty (:func:`is_empty`);
+* pairs in one column: the delay range (:func:`delay_cell`), the hold and its status
+  (:func:`hold_cell`), the suppression and until when (:func:`suppression_cell`), the breaker with
+  its open-until and failures (:func:`breaker_cell`); :func:`fold_host_columns` applies them to a
+  ``domain_status()`` frame;
+* the state in words (:func:`state_words`): ``SUPPRESSED``, ``HELD``, ``busy``, ``queued``,
+  ``backoff``, ``idle``; held rows amber (:data:`HELD_COLOUR`), suppressed rows red
+  (:data:`SUPPRESSED_COLOUR`).
+
+It does not read the transport or the store: it formats what it is given.
 """
 
 from __future__ import annotations
 
+import html
+import math
 from dataclasses import fields
-from typing import Any, Iterable, Mapping
-
-import pandas as pd
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from paperfetch.http.hosts import HostSnapshot
 
-__all__ = ["DOMAIN_STATUS_COLUMNS", "REQUEST_COLUMNS", "domain_status_frame", "requests_frame"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from pandas.io.formats.style import Styler
+
+__all__ = [
+    "DOMAIN_STATUS_COLUMNS",
+    "HELD_COLOUR",
+    "REQUEST_COLUMNS",
+    "STATUS_TEXT_LIMIT",
+    "SUPPRESSED_COLOUR",
+    "breaker_cell",
+    "clip",
+    "delay_cell",
+    "domain_status_frame",
+    "duration_cell",
+    "fold_host_columns",
+    "hold_cell",
+    "host_table_text",
+    "is_empty",
+    "requests_frame",
+    "seconds_cell",
+    "state_words",
+    "style_domain_status",
+    "suppression_cell",
+    "time_cell",
+]
 
 DOMAIN_STATUS_COLUMNS = [
     "host", "requests", "in_flight", "ok", "errors", "last_status", "delay_min_s", "delay_max_s", "backoff_s",
@@ -25,9 +68,17 @@ _INTS = ("last_status", "hold_status")
 
 REQUEST_COLUMNS = ["time", "host", "url", "status", "waited_s", "elapsed_s", "source", "identifier", "outcome"]
 
+#: Row colours: held (amber) and suppressed (red). The row also says HELD / SUPPRESSED in words.
+HELD_COLOUR = "#fff3cd"
+SUPPRESSED_COLOUR = "#f8d7da"
+#: Text cells longer than this are cut by the Styler, the whole text on hover.
+STATUS_TEXT_LIMIT = 24
+
 
 def domain_status_frame(snapshots: Iterable[HostSnapshot]) -> pd.DataFrame:
     """One row per host, sorted by host."""
+    import pandas as pd
+
     names = {f.name for f in fields(HostSnapshot)}
     rows = []
     for snap in sorted(snapshots, key=lambda s: s.host):
@@ -45,7 +96,264 @@ def domain_status_frame(snapshots: Iterable[HostSnapshot]) -> pd.DataFrame:
 
 def requests_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per HTTP request (``time`` in epoch seconds in, UTC datetimes out)."""
+    import pandas as pd
+
     frame = pd.DataFrame(list(rows), columns=REQUEST_COLUMNS)
     frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True)
     frame["status"] = frame["status"].astype("Int64")
     return frame
+
+
+# ---------------------------------------------------------------------- cells
+def is_empty(value: Any) -> bool:
+    """None, NaN, NaT, ``pd.NA``: a cell shown empty."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN, NaT
+    except TypeError:  # pd.NA compares to NA, whose truth is ambiguous
+        return True
+    except ValueError:  # an array: not one empty cell
+        return False
+
+
+def seconds_cell(value: Any) -> str:
+    """Seconds to one decimal: ``2.3``; empty for an empty cell."""
+    return "" if is_empty(value) else f"{float(value):.1f}"
+
+
+def time_cell(value: Any) -> str:
+    """A time to the second, UTC: ``16:04:10``, with the date when it is not today. Takes a
+    datetime, a pandas Timestamp or epoch seconds; empty for an empty cell."""
+    if is_empty(value):
+        return ""
+    if isinstance(value, datetime):
+        at = value
+    elif isinstance(value, (int, float)):
+        at = datetime.fromtimestamp(float(value), tz=timezone.utc)
+    else:
+        import pandas as pd
+
+        at = pd.Timestamp(value).to_pydatetime()
+    at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at.astimezone(timezone.utc)
+    today = datetime.now(timezone.utc).date()
+    return at.strftime("%H:%M:%S" if at.date() == today else "%Y-%m-%d %H:%M:%S")
+
+
+def delay_cell(low: Any, high: Any, *, dash: str = "–") -> str:
+    """The delay range in one cell: ``0.2–0.4``, ``0.5`` when both ends are one; empty without a floor."""
+    if is_empty(low):
+        return ""
+    if is_empty(high) or high == low:
+        return seconds_cell(low)
+    return f"{seconds_cell(low)}{dash}{seconds_cell(high)}"
+
+
+def hold_cell(until: Any, status: Any) -> str:
+    """The hold in one cell: ``16:04:10 (503)``; empty when not held."""
+    if is_empty(until):
+        return ""
+    return time_cell(until) + ("" if is_empty(status) else f" ({int(status)})")
+
+
+def suppression_cell(suppressed: Any, until: Any) -> str:
+    """Until when a host is suppressed: ``16:04:10``, ``until further notice``; empty when not."""
+    if not is_empty(until):
+        return time_cell(until)
+    return "until further notice" if not is_empty(suppressed) and bool(suppressed) else ""
+
+
+def breaker_cell(state: Any, failures: Any = None, open_until: Any = None) -> str:
+    """The breaker, its open-until and its failures in one cell: ``open → 16:04:10 (3 failed)``;
+    empty for a closed breaker with no failure."""
+    state = "" if is_empty(state) else str(state)
+    text = "" if state in ("", "closed") else state
+    if not is_empty(open_until) and state != "closed":
+        text += f" → {time_cell(open_until)}"
+    if not is_empty(failures) and int(failures) > 0:
+        text = (text + " " if text else "") + f"({int(failures)} failed)"
+    return text.strip()
+
+
+def state_words(*, suppressed: bool = False, held: bool = False, in_flight: int = 0, queued: int = 0,
+                backoff_s: float = 0.0) -> str:
+    """A host's state in words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``busy``, ``queued``,
+    ``backoff`` or ``idle``."""
+    words = [w for w, on in (("SUPPRESSED", suppressed), ("HELD", held)) if on]
+    if words:
+        return " + ".join(words)
+    if in_flight:
+        return "busy"
+    if queued:
+        return "queued"
+    if backoff_s > 0:
+        return "backoff"
+    return "idle"
+
+
+def duration_cell(seconds: float | None) -> str:
+    """A countdown: ``0:42``, ``12:34``, ``1:00:00`` (whole seconds, rounded up); ``?`` when unknown."""
+    if seconds is None or seconds != seconds or seconds == math.inf:
+        return "?"
+    total = max(0, math.ceil(seconds))
+    h, rest = divmod(total, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def clip(text: str, limit: int) -> str:
+    """*text* cut to *limit* characters, ``…`` last when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------------- domain_status(), folded
+#: The folded columns (text already; never cut, aligned as numbers).
+_FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker")
+
+
+def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``domain_status()`` with pairs folded into one column each (text cells): the delay range
+    (``delay_s``: ``0.2–0.4``), the hold (``held_until``: ``16:04:10 (503)``), the suppression
+    (``suppressed_until``), the breaker (``breaker``: ``open → 16:04:10 (3 failed)``);
+    ``suppressed`` goes when the reason is there (the reason and the row colour say it). Other
+    columns, including any the transport adds later, pass as they are."""
+    import pandas as pd
+
+    columns = list(frame.columns)
+    nothing = [None] * len(frame)
+    out: dict[str, Any] = {}
+    for c in columns:
+        if c == "delay_min_s" and "delay_max_s" in columns:
+            out["delay_s"] = [delay_cell(lo, hi) for lo, hi in zip(frame["delay_min_s"], frame["delay_max_s"])]
+        elif c == "held_until" and "hold_status" in columns:
+            out["held_until"] = [hold_cell(at, st) for at, st in zip(frame["held_until"], frame["hold_status"])]
+        elif c == "suppressed_until" and "suppressed" in columns:
+            out[c] = [suppression_cell(on, at) for at, on in zip(frame[c], frame["suppressed"].fillna(False))]
+        elif c == "breaker":
+            failures = frame["failures"] if "failures" in columns else nothing
+            until = frame["breaker_open_until"] if "breaker_open_until" in columns else nothing
+            out[c] = [breaker_cell(state, n, at) for state, n, at in zip(frame[c], failures, until)]
+        elif c in ("delay_max_s", "hold_status", "failures", "breaker_open_until") or (
+                c == "suppressed" and "suppressed_reason" in columns):
+            continue
+        else:
+            out[c] = frame[c]
+    return pd.DataFrame(out, index=frame.index)
+
+
+#: The CLI's per-host table: its columns of the folded frame, and their headers (units in the header).
+_TEXT_COLUMNS = {
+    "host": "host", "requests": "sent", "last_status": "last", "delay_s": "delay s", "learned_interval_s": "learned s",
+    "backoff_s": "backoff s", "crawl_delay_s": "crawl-delay s", "held_until": "held until",
+    "suppressed_until": "suppressed until", "breaker": "breaker",
+}
+
+
+def host_table_text(frame: pd.DataFrame) -> str:
+    """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns`
+    does: seconds to one decimal (no backoff or learned interval: empty), times to the second
+    (UTC), empty cells empty."""
+    import pandas as pd
+
+    if not len(frame):
+        return "(no host was asked)"
+    view = fold_host_columns(frame)
+    table: dict[str, list[str]] = {}
+    for name, header in _TEXT_COLUMNS.items():
+        if name not in view.columns:
+            continue
+        values = list(view[name])
+        if name in ("learned_interval_s", "backoff_s"):
+            cells = ["" if is_empty(v) or float(v) <= 0 else seconds_cell(v) for v in values]
+        elif name == "crawl_delay_s":
+            cells = [seconds_cell(v) for v in values]
+        elif name in ("requests", "last_status"):
+            cells = ["" if is_empty(v) else str(int(v)) for v in values]
+        else:
+            cells = ["" if is_empty(v) else str(v) for v in values]
+        table[header] = cells
+    return pd.DataFrame(table).to_string(index=False)
+
+
+# ---------------------------------------------------------------------- domain_status(), styled
+#: How style_domain_status names domain_status()'s columns (units in the header, not in every cell).
+_STATUS_LABELS = {
+    "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
+    "backoff_s": "backoff (s)", "held_until": "held until (UTC)", "suppressed_until": "suppressed until (UTC)",
+    "suppressed_reason": "suppressed because", "crawl_delay_s": "Crawl-delay (s)",
+    "next_allowed_at": "next allowed (UTC)", "learned_interval_s": "learned (s)", "requests": "sent",
+}
+
+
+def _plain_cell(value: Any) -> str:
+    if is_empty(value) or value is False:
+        return ""
+    if value is True:
+        return "yes"
+    text = str(value)
+    if len(text) <= STATUS_TEXT_LIMIT:
+        return html.escape(text)
+    return f'<span title="{html.escape(text, quote=True)}">{html.escape(clip(text, STATUS_TEXT_LIMIT))}</span>'
+
+
+def style_domain_status(frame: pd.DataFrame) -> Styler:
+    """``domain_status()`` for people: held rows amber and suppressed rows red (host and reason in
+    bold), seconds to one decimal, times to the second (UTC), empty cells empty, the delay range
+    and the hold each in one column, long reasons cut (whole on hover), units in the headers, no
+    index. A display: its ``.data`` is that folded table (:func:`fold_host_columns`), not *frame*.
+
+    >>> style_domain_status(r.domain_status())   # doctest: +SKIP
+    """
+    import pandas as pd
+
+    view = fold_host_columns(frame)
+    columns = list(view.columns)
+
+    def row_style(row: pd.Series) -> list[str]:
+        source = frame.loc[row.name]
+        suppressed = "suppressed" in source.index and pd.notna(source["suppressed"]) and bool(source["suppressed"])
+        held = "held_until" in source.index and pd.notna(source["held_until"])
+        if not (held or suppressed):
+            return [""] * len(columns)
+        colour = SUPPRESSED_COLOUR if suppressed else HELD_COLOUR
+        marked = {"host", "suppressed_reason", "suppressed_until"} if suppressed else {"host", "held_until"}
+        return [f"background-color: {colour}; color: #000" + ("; font-weight: bold" if c in marked else "") for c in columns]
+
+    formatters: dict[str, Callable[[Any], str]] = {}
+    numeric = []
+    for c in columns:
+        series = view[c]
+        if pd.api.types.is_datetime64_any_dtype(series):
+            formatters[c] = time_cell
+            numeric.append(c)
+        elif str(c).endswith("_s") and pd.api.types.is_numeric_dtype(series):
+            formatters[c] = seconds_cell
+            numeric.append(c)
+        elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            formatters[c] = lambda v: "" if is_empty(v) else str(v)
+            numeric.append(c)
+        elif c in _FOLDED:  # folded by fold_host_columns: never cut
+            formatters[c] = lambda v: "" if is_empty(v) else html.escape(str(v))
+            numeric.append(c)
+        else:
+            formatters[c] = _plain_cell
+    styler = (
+        view.style.apply(row_style, axis=1)
+        .format(formatters, escape=None)
+        .format_index(lambda c: _STATUS_LABELS.get(c, str(c).replace("_", " ")), axis=1)
+        .hide(axis="index")
+        .set_table_attributes('class="paperfetch-domain-status"')
+        .set_table_styles([
+            {"selector": "", "props": "border-collapse: collapse; font-size: 12px; table-layout: auto"},
+            {"selector": "th", "props": "padding: 2px 6px; text-align: left; vertical-align: bottom; "
+                                        "border-bottom: 1px solid #888; max-width: 7em"},
+            {"selector": "td", "props": "padding: 1px 6px; white-space: nowrap; "
+                                        "border-bottom: 1px solid rgba(128,128,128,.25)"},
+        ])
+    )
+    if numeric:
+        styler = styler.set_properties(subset=numeric, **{"text-align": "right", "font-variant-numeric": "tabular-nums"})
+    text = [c for c in columns if c not in numeric]
+    if text:
+        styler = styler.set_properties(subset=text, **{"text-align": "left"})
+    return styler

@@ -328,12 +328,23 @@ class Retriever:
         displays as widgets while something can change and as static HTML once the run ended; its
         ``repr`` is text.
         """
-        from paperfetch.widgets import Dashboard, DashboardModel
+        from paperfetch.widgets import Dashboard
 
         model = self._dashboard_model
         if model is None:
-            model = DashboardModel().watch_retriever(self, events=False)
+            model = self._new_dashboard_model(events=False)
         return Dashboard(model)
+
+    def dashboard_note(self, kind: str, message: str, *, url: str | None = None) -> None:
+        """A line in the recent events of the run's dashboard that no transport event carries (a title
+        mismatch, say); nothing before the first run. Never raises: a view never stops a run."""
+        model = self._dashboard_model
+        if model is None:
+            return
+        try:
+            model.note(kind, message, url=url)
+        except Exception:  # noqa: BLE001 - a view never stops a run
+            logger.debug("dashboard note failed", exc_info=True)
 
     def requests(self) -> pd.DataFrame:
         """One row per HTTP request made: time, host, URL (no secrets), status, waited, elapsed, source."""
@@ -477,11 +488,21 @@ class Retriever:
         finally:
             set_current_source(None)
 
+    def _new_dashboard_model(self, *, events: bool) -> Any:
+        """A dashboard model watching this retriever's clients: the metadata services' hosts read
+        through the API client, the others through the web client (as ``domain_status()`` does)."""
+        from paperfetch.dashboard.model import DashboardModel
+
+        model = DashboardModel().watch(self.web, events=events)
+        if self.api is not self.web:
+            model.watch(self.api, hosts=set(self.api_hosts), events=events)
+        return model
+
     def _dashboard_begin(self, total: int) -> tuple[Any, Any]:
         """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
-        from paperfetch.widgets import Dashboard, DashboardModel, in_notebook, widgets_available
+        from paperfetch.widgets import Dashboard, in_notebook, widgets_available
 
-        model = DashboardModel().watch_retriever(self)
+        model = self._new_dashboard_model(events=True)
         model.start(total)
         self._dashboard_model = model
         show = self.show_dashboard if self.show_dashboard is not None else in_notebook() and widgets_available()

@@ -102,7 +102,8 @@ def test_countdown_and_expiry_follow_the_clock():
     clock.advance(3000)
     assert not model.snapshot().host("c.example").suppressed
     model.on_event(ev(EventKind.HOLD, "b.example", clock, status=429, seconds=30.0, detail="HTTP 429"))
-    model.on_event(ev(EventKind.HOLD_RELEASED, "b.example", clock))
+    assert model.snapshot().host("b.example").hold_left_s == pytest.approx(30.0)
+    clock.advance(31)
     assert not model.snapshot().host("b.example").held
 
 
@@ -608,7 +609,7 @@ def test_mimebundle_delegates_to_the_widget_while_the_run_goes():
 def test_show_then_close_replaces_the_output_with_the_final_state(monkeypatch):
     import IPython.display
 
-    import paperfetch.widgets as widgets
+    from paperfetch.dashboard import env
 
     class Handle:
         def __init__(self):
@@ -624,7 +625,7 @@ def test_show_then_close_replaces_the_output_with_the_final_state(monkeypatch):
         return Handle()
 
     monkeypatch.setattr(IPython.display, "display", fake_display)
-    monkeypatch.setattr(widgets, "in_notebook", lambda: True)
+    monkeypatch.setattr(env, "in_notebook", lambda: True)  # where the view asks
     clock = FakeClock()
     model = DashboardModel(clock=clock)
     model.start(2)

@@ -1,0 +1,38 @@
+"""Where the dashboard runs: a Jupyter kernel or not, ipywidgets importable or not.
+
+Two small questions asked before a view is made; nothing here imports IPython or ipywidgets.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+__all__ = ["in_notebook", "widgets_available"]
+
+
+def in_notebook() -> bool:
+    """Whether this runs inside a Jupyter kernel (not a terminal IPython, not plain Python)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:  # not imported: not in IPython
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # noqa: BLE001
+        return False
+    if shell is None:
+        return False
+    if type(shell).__name__ == "ZMQInteractiveShell":
+        return True
+    try:
+        return "IPKernelApp" in shell.config
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def widgets_available() -> bool:
+    """Whether ipywidgets can be imported."""
+    try:
+        return importlib.util.find_spec("ipywidgets") is not None
+    except (ImportError, ValueError):
+        return False

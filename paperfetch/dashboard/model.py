@@ -1,0 +1,569 @@
+"""The dashboard's model: what a batch does, counted from run events and read from the client's snapshots.
+
+:class:`DashboardModel` listens: it subscribes to the transport's events
+(:meth:`HttpClient.subscribe <paperfetch.http.client.HttpClient.subscribe>`) and is told about
+finished items (:meth:`~DashboardModel.item_finished`). It only counts, under one lock, a few
+microseconds per event. :meth:`~DashboardModel.snapshot` returns a :class:`BatchSnapshot`: plain
+frozen data, cheap to take, safe from any thread.
+
+Where each number comes from
+----------------------------
+
+* **counts by status, done, total** — :meth:`~DashboardModel.start` and
+  :meth:`~DashboardModel.item_finished` (the Retriever calls them once per input row).
+* **queued** — the scheduler's per-host queues (:meth:`~DashboardModel.track`), read when a
+  snapshot is taken. Events cannot tell this: a job waiting in a queue makes none. Jobs whose next
+  step sends no request (the scheduler's ``"(no request)"`` queue) are not shown.
+* **in flight** — ``REQUEST`` events minus ``RESPONSE`` and ``NETWORK_ERROR`` events, per host:
+  requests on the wire, robots.txt and redirect hops included, from every watched client.
+* **requests, OK, errors, last status, not sent** — events: OK is a response below 400, errors are
+  other responses and network errors, *not sent* are requests answered without sending (``HELD``,
+  ``SUPPRESSED``, ``DISALLOWED``). These count this run only.
+* **politeness** (delay range, backoff, hold, suppression, Crawl-delay, robots, learned interval,
+  breaker) — the watched client's :class:`~paperfetch.http.hosts.HostSnapshot` (the one public
+  per-host record, what ``domain_status()`` shows), taken with the batch snapshot: so a hold set
+  before the run, or released by hand (which publishes no event), shows as it is. Each
+  :class:`HostRow` carries that record as ``politeness``. Only a model that watches no client (fed
+  events by hand) builds the record from ``HOLD``, ``SUPPRESS``, ``BACKOFF`` and ``ROBOTS`` events.
+
+The host rows are every host the watched clients' snapshots list plus every host seen in this
+run's events or queues.
+
+It does not render (:mod:`paperfetch.dashboard.render`), show (:mod:`paperfetch.dashboard.view`)
+or know the Retriever: whoever runs the batch creates the model, watches its clients with it and
+tells it about items.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
+
+from paperfetch.clock import SYSTEM_CLOCK, Clock
+from paperfetch.http.events import Event, EventKind
+from paperfetch.http.hosts import HostSnapshot, host_key
+from paperfetch.outcomes import NOTABLE_STATUSES, Status
+from paperfetch.redact import redact_text
+from paperfetch.report import clip, duration_cell, state_words
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from paperfetch.http.client import HttpClient
+
+__all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent"]
+
+logger = logging.getLogger("paperfetch.widgets")
+
+#: How many notable events the model keeps.
+RECENT_EVENTS = 50
+
+_STATUS_ORDER = [s.value for s in Status]
+_IGNORED = frozenset({EventKind.WAIT, EventKind.RETRY, EventKind.REDIRECT})
+_NO_REQUEST = "(no request)"  # the scheduler's queue of jobs whose next step sends no request
+
+
+class QueueSource(Protocol):
+    """What :meth:`DashboardModel.track` reads: jobs queued per host (a :class:`~paperfetch.batch.HostScheduler`)."""
+
+    def queued(self) -> Mapping[str, int]: ...
+
+
+# ---------------------------------------------------------------------- snapshots
+@dataclass(frozen=True)
+class RecentEvent:
+    """One notable event: a hold set, a suppression, a robots.txt refusal, an invalid PDF."""
+
+    at: float        #: wall-clock time (epoch seconds)
+    host: str
+    kind: str        #: ``hold``, ``suppress``, ``disallowed``, ``robots``, ``invalid_pdf``, an item status
+    message: str     #: no secrets: URLs are redacted
+
+
+def _epoch(at: datetime | None) -> float | None:
+    return None if at is None else at.timestamp()
+
+
+@dataclass(frozen=True)
+class HostRow:
+    """One host's row: this run's counts, and the host's politeness record as it is now.
+
+    The counts are the run's own (from events and queues). ``politeness`` is the transport's
+    :class:`~paperfetch.http.hosts.HostSnapshot` of the host (``None``: nothing known); the
+    politeness properties below read it, times as epoch seconds. ``hold_left_s`` is the hold's
+    countdown at the moment of the batch snapshot.
+    """
+
+    host: str
+    queued: int = 0
+    in_flight: int = 0
+    requests: int = 0            #: requests sent (robots.txt and redirect hops included)
+    ok: int = 0                  #: responses below 400
+    errors: int = 0              #: other responses, and network errors
+    not_sent: int = 0            #: answered without a request: held, suppressed, disallowed
+    last_status: int | None = None
+    hold_left_s: float = 0.0
+    politeness: HostSnapshot | None = None
+
+    # -- the politeness record, read ------------------------------------------------
+    @property
+    def delay_min_s(self) -> float | None:
+        return None if self.politeness is None else self.politeness.delay_min_s
+
+    @property
+    def delay_max_s(self) -> float | None:
+        return None if self.politeness is None else self.politeness.delay_max_s
+
+    @property
+    def backoff_s(self) -> float:
+        return 0.0 if self.politeness is None else self.politeness.backoff_s
+
+    @property
+    def held_until(self) -> float | None:
+        """Epoch seconds; None when not held."""
+        return None if self.politeness is None else _epoch(self.politeness.held_until)
+
+    @property
+    def hold_status(self) -> int | None:
+        return None if self.politeness is None else self.politeness.hold_status
+
+    @property
+    def hold_reason(self) -> str:
+        return "" if self.politeness is None else self.politeness.hold_reason
+
+    @property
+    def suppressed(self) -> bool:
+        return self.politeness is not None and self.politeness.suppressed
+
+    @property
+    def suppressed_reason(self) -> str | None:
+        return None if self.politeness is None else self.politeness.suppressed_reason
+
+    @property
+    def suppressed_until(self) -> float | None:
+        """Epoch seconds; None: until further notice (or not suppressed)."""
+        return None if self.politeness is None else _epoch(self.politeness.suppressed_until)
+
+    @property
+    def crawl_delay_s(self) -> float | None:
+        return None if self.politeness is None else self.politeness.crawl_delay_s
+
+    @property
+    def robots(self) -> str | None:
+        return None if self.politeness is None else self.politeness.robots
+
+    @property
+    def learned_interval_s(self) -> float:
+        """The interval learned from the host's 429s."""
+        return 0.0 if self.politeness is None else self.politeness.learned_interval_s
+
+    @property
+    def breaker(self) -> str:
+        """The host's circuit breaker: closed, open, half_open."""
+        return "closed" if self.politeness is None else self.politeness.breaker
+
+    # -- derived ----------------------------------------------------------------------
+    @property
+    def done(self) -> int:
+        return self.ok + self.errors + self.not_sent
+
+    @property
+    def held(self) -> bool:
+        return self.hold_left_s > 0
+
+    @property
+    def touched(self) -> bool:
+        """Whether this run did anything with the host (or has something queued for it)."""
+        return bool(self.queued or self.in_flight or self.requests or self.not_sent)
+
+    @property
+    def state(self) -> str:
+        """In words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``busy``, ``queued``, ``backoff`` or ``idle``."""
+        return state_words(suppressed=self.suppressed, held=self.held, in_flight=self.in_flight,
+                           queued=self.queued, backoff_s=self.backoff_s)
+
+
+#: The columns of :meth:`BatchSnapshot.hosts_frame` (before ``done`` and ``state``).
+ROW_COLUMNS = (
+    "host", "queued", "in_flight", "requests", "ok", "errors", "not_sent", "last_status", "delay_min_s",
+    "delay_max_s", "backoff_s", "held_until", "hold_left_s", "hold_status", "hold_reason", "suppressed",
+    "suppressed_reason", "suppressed_until", "crawl_delay_s", "robots", "learned_interval_s", "breaker",
+)
+
+
+@dataclass(frozen=True)
+class BatchSnapshot:
+    """Everything the dashboard shows, at one moment. Plain data: compare it, print it, test it."""
+
+    at: float                                   #: wall-clock time of the snapshot (epoch seconds)
+    total: int = 0
+    done: int = 0
+    counts: Mapping[str, int] = field(default_factory=dict)   #: outcome status -> rows, in Status order
+    hosts: tuple[HostRow, ...] = ()             #: sorted by host
+    events: tuple[RecentEvent, ...] = ()        #: oldest first
+    running: bool = False
+    started_at: float | None = None
+    finished_at: float | None = None
+    version: int = 0                            #: grows with every change the model saw
+    store: str = ""                             #: the host-state store the hosts were read from ("memory", "sqlite:/…", "redis://…")
+
+    def host(self, key: str) -> HostRow | None:
+        for h in self.hosts:
+            if h.host == key:
+                return h
+        return None
+
+    @property
+    def held(self) -> tuple[HostRow, ...]:
+        return tuple(h for h in self.hosts if h.held)
+
+    @property
+    def suppressed(self) -> tuple[HostRow, ...]:
+        return tuple(h for h in self.hosts if h.suppressed)
+
+    @property
+    def requests(self) -> int:
+        return sum(h.requests for h in self.hosts)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the run is over (its holds no longer count down)."""
+        return self.finished_at is not None and not self.running
+
+    @property
+    def elapsed_s(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else self.at
+        return max(0.0, end - self.started_at)
+
+    def summary(self) -> str:
+        """One line: progress and counts by status."""
+        elapsed = self.elapsed_s
+        took = f" in {elapsed:.1f}s" if elapsed is not None else ""
+        if self.running:
+            head = f"paperfetch running: {self.done}/{self.total} done{took}"
+        elif self.finished_at is not None:
+            ended = datetime.fromtimestamp(self.finished_at, tz=timezone.utc).strftime("%H:%M:%S")
+            head = f"paperfetch ended {ended} UTC: {self.done}/{self.total} done{took}"
+        else:
+            head = f"paperfetch idle: {self.done}/{self.total} done"
+        counts = ", ".join(f"{status} {n}" for status, n in self.counts.items() if n)
+        return f"{head}" + (f" ({counts})" if counts else "")
+
+    def hosts_frame(self) -> pd.DataFrame:
+        """The host table as a DataFrame (one row per host, :data:`ROW_COLUMNS`, plus done and state)."""
+        import pandas as pd
+
+        rows = [{**{n: getattr(h, n) for n in ROW_COLUMNS}, "done": h.done, "state": h.state} for h in self.hosts]
+        return pd.DataFrame(rows, columns=[*ROW_COLUMNS, "done", "state"])
+
+
+# ---------------------------------------------------------------------- the model
+class _Host:
+    """This run's counts for one host, plus what a model without a client learns from events."""
+
+    __slots__ = (
+        "key", "requests", "in_flight", "ok", "errors", "not_sent", "last_status", "backoff_s", "held_until",
+        "hold_status", "hold_reason", "suppressed_reason", "suppressed_until", "suppressed", "robots",
+    )
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.requests = self.in_flight = self.ok = self.errors = self.not_sent = 0
+        self.last_status: int | None = None
+        self.backoff_s = 0.0
+        self.held_until: float | None = None
+        self.hold_status: int | None = None
+        self.hold_reason = ""
+        self.suppressed = False
+        self.suppressed_reason: str | None = None
+        self.suppressed_until: float | None = None
+        self.robots: str | None = None
+
+    def copy(self) -> _Host:
+        c = _Host.__new__(_Host)
+        for name in _Host.__slots__:
+            setattr(c, name, getattr(self, name))
+        return c
+
+
+def _utc(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
+    """The politeness record a model without a client knows from events; and the hold's time left."""
+    left = (h.held_until - now) if h.held_until is not None else 0.0
+    held = left > 0
+    supp = h.suppressed and (h.suppressed_until is None or now < h.suppressed_until)
+    until = h.held_until if held else None
+    snap = HostSnapshot(
+        host=h.key, requests=h.requests, in_flight=h.in_flight, ok=h.ok, errors=h.errors, last_status=h.last_status,
+        delay_min_s=None, delay_max_s=None, backoff_s=h.backoff_s, learned_interval_s=0.0, crawl_delay_s=None,
+        robots=h.robots, held_until=_utc(until), hold_status=h.hold_status if held else None,
+        hold_reason=h.hold_reason if held else "", suppressed=supp,
+        suppressed_reason=h.suppressed_reason if supp else None,
+        suppressed_until=_utc(h.suppressed_until) if supp else None,
+        breaker="closed", failures=0, breaker_open_until=None, next_allowed_at=_utc(until),
+        ready_in_s=math.inf if supp else max(0.0, left),
+    )
+    return snap, max(0.0, left) if held else 0.0
+
+
+class DashboardModel:
+    """Counts what a batch does, from transport events and item completions; see the module doc.
+
+    :param clock: the clock the countdowns of event-fed holds are measured on (wall time);
+        a watched client's own clock is used for the holds read from it.
+    :param recent: how many notable events to keep.
+    """
+
+    def __init__(self, *, clock: Clock | None = None, recent: int = RECENT_EVENTS) -> None:
+        self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
+        self._lock = threading.Lock()
+        self._hosts: dict[str, _Host] = {}
+        self._counts: dict[str, int] = {}
+        self._events: deque[RecentEvent] = deque(maxlen=recent)
+        self._total = 0
+        self._done = 0
+        self._running = False
+        self._started_at: float | None = None
+        self._finished_at: float | None = None
+        self._clients: list[tuple[HttpClient, frozenset[str] | None]] = []
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._scheduler: QueueSource | None = None
+        self._final_queues: dict[str, int] = {}
+        self._final: BatchSnapshot | None = None  # the run's end, frozen: every later snapshot
+        #: Grows with every change; a view redraws only when it moved (read without the lock).
+        self.version = 0
+
+    # -- wiring ----------------------------------------------------------------
+    def watch(self, client: HttpClient, *, hosts: Iterable[str] | None = None, events: bool = True) -> DashboardModel:
+        """Read *client*'s snapshots (for *hosts* only, when given; it then wins over a client
+        watched without *hosts*) and, with *events*, subscribe to its events until :meth:`finish`."""
+        if any(c is client and (h is None) == (hosts is None) for c, h in self._clients):
+            return self
+        self._clients.append((client, None if hosts is None else frozenset(h.lower() for h in hosts)))
+        if events:
+            self._unsubscribe.append(client.subscribe(self.on_event))
+        return self
+
+    def track(self, scheduler: QueueSource) -> None:
+        """Read the queued jobs per host from *scheduler* (until :meth:`finish`)."""
+        self._scheduler = scheduler
+
+    def start(self, total: int) -> None:
+        """A run of *total* items begins."""
+        with self._lock:
+            self._total = int(total)
+            self._final = None
+            self._running = True
+            self._started_at = self._clock.time()
+            self._finished_at = None
+            self.version += 1
+
+    def finish(self) -> None:
+        """The run is over: stop listening, keep the scheduler's last queue lengths, nothing is in flight,
+        and freeze: from now on :meth:`snapshot` returns the state at this moment (until the next
+        :meth:`start`), so every view of the run tells the same story; its holds no longer count down."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        final = self._queues()
+        self._scheduler = None
+        with self._lock:
+            self._final_queues = final
+            for h in self._hosts.values():
+                h.in_flight = 0
+            ran = self._running
+            if ran:
+                self._finished_at = self._clock.time()
+            self._running = False
+            self.version += 1
+        if ran:
+            self._final = self._take_snapshot()
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    # -- feeding -----------------------------------------------------------------
+    def on_event(self, event: Event) -> None:
+        """The event subscriber (called in the transport's threads)."""
+        kind = event.kind
+        if kind in _IGNORED:
+            return
+        note: RecentEvent | None = None
+        with self._lock:
+            h = self._hosts.get(event.host)
+            if h is None:
+                h = self._hosts[event.host] = _Host(event.host)
+            if kind is EventKind.REQUEST:
+                h.requests += 1
+                h.in_flight += 1
+            elif kind is EventKind.RESPONSE:
+                if h.in_flight > 0:
+                    h.in_flight -= 1
+                status = event.status
+                h.last_status = status
+                if status is not None and 200 <= status < 400:
+                    h.ok += 1
+                else:
+                    h.errors += 1
+            elif kind is EventKind.NETWORK_ERROR:
+                if h.in_flight > 0:
+                    h.in_flight -= 1
+                h.errors += 1
+            elif kind is EventKind.HELD or kind is EventKind.SUPPRESSED:
+                h.not_sent += 1
+            elif kind is EventKind.DISALLOWED:
+                h.not_sent += 1
+                note = RecentEvent(event.at, event.host, "disallowed", f"robots.txt disallows {event.url or 'the URL'}")
+            elif kind is EventKind.HOLD:
+                seconds = event.seconds or 0.0
+                h.held_until = event.at + seconds
+                h.hold_status = event.status
+                h.hold_reason = event.detail
+                note = RecentEvent(event.at, event.host, "hold",
+                                   f"held for {duration_cell(seconds)}: {event.detail}".rstrip(": "))
+            elif kind is EventKind.SUPPRESS:
+                h.suppressed = True
+                h.suppressed_reason = event.detail or "HTTP 403"
+                h.suppressed_until = event.at + event.seconds if event.seconds else None
+                ttl = f" for {duration_cell(event.seconds)}" if event.seconds else ""
+                note = RecentEvent(event.at, event.host, "suppress", f"suppressed{ttl}: {h.suppressed_reason}")
+            elif kind is EventKind.BACKOFF:
+                h.backoff_s = event.seconds or 0.0
+            elif kind is EventKind.ROBOTS:
+                h.robots = event.detail.split(":", 1)[0] or None
+                if event.detail.startswith("unreachable"):
+                    note = RecentEvent(event.at, event.host, "robots", f"robots.txt {event.detail}")
+            if note is not None:
+                self._events.append(note)
+            self.version += 1
+
+    def note(self, kind: str, message: str, *, url: str | None = None) -> None:
+        """A line in the recent events that no transport event carries (issue 12: a title mismatch)."""
+        host = _host_of(url)
+        with self._lock:
+            self._events.append(RecentEvent(self._clock.time(), host, kind, clip(redact_text(message), 300)))
+            self.version += 1
+
+    def item_finished(self, status: str | Status, *, url: str | None = None, error: str | None = None,
+                      key: str | None = None) -> None:
+        """One item (one input row) has its outcome."""
+        name = status.value if isinstance(status, Status) else str(status)
+        note = None
+        if name in NOTABLE_STATUSES:
+            first = (error or "").split("; ")[0] or name.replace("_", " ")
+            message = redact_text(f"{key}: {first}" if key else first)
+            note = RecentEvent(self._clock.time(), _host_of(url), name, clip(message, 300))
+        with self._lock:
+            self._counts[name] = self._counts.get(name, 0) + 1
+            self._done += 1
+            if note is not None:
+                self._events.append(note)
+            self.version += 1
+
+    # -- reading -----------------------------------------------------------------
+    def snapshot(self) -> BatchSnapshot:
+        """The state now, as plain frozen data; once the run has ended, the state at its end.
+        Thread-safe; costs a few microseconds per host."""
+        final = self._final
+        if final is not None:
+            return final
+        return self._take_snapshot()
+
+    def _take_snapshot(self) -> BatchSnapshot:
+        queues = self._queues() if self._scheduler is not None else None
+        politeness = self._politeness()
+        now = self._clock.time()
+        with self._lock:
+            if queues is None:
+                queues = dict(self._final_queues)
+            hosts = {k: h.copy() for k, h in self._hosts.items()}
+            counts = {s: self._counts[s] for s in _STATUS_ORDER if s in self._counts}
+            counts.update({s: n for s, n in self._counts.items() if s not in counts})
+            snap: dict[str, Any] = dict(
+                at=now, total=self._total, done=self._done, counts=counts, events=tuple(self._events),
+                running=self._running, started_at=self._started_at, finished_at=self._finished_at, version=self.version,
+            )
+        snap["store"] = self._store_name()
+        keys = sorted(set(hosts) | set(queues) | set(politeness))
+        rows = []
+        for key in keys:
+            h = hosts.get(key)
+            fields: dict[str, Any] = {"host": key, "queued": queues.get(key, 0)}
+            if h is not None:
+                fields.update(in_flight=h.in_flight, requests=h.requests, ok=h.ok, errors=h.errors,
+                              not_sent=h.not_sent, last_status=h.last_status)
+            live = politeness.get(key)
+            if live is not None:
+                fields.update(politeness=live[0], hold_left_s=live[1])
+            elif h is not None:  # no client: what the events said
+                record, left = _from_events(h, now)
+                fields.update(politeness=record, hold_left_s=left)
+            rows.append(HostRow(**fields))
+        return BatchSnapshot(hosts=tuple(rows), **snap)
+
+    def _queues(self) -> dict[str, int]:
+        scheduler = self._scheduler
+        if scheduler is None:
+            return {}
+        try:
+            return {k: n for k, n in scheduler.queued().items() if k != _NO_REQUEST and n}
+        except Exception:  # noqa: BLE001 - a dashboard never breaks a run
+            return {}
+
+    def _store_name(self) -> str:
+        for client, _ in self._clients:
+            try:
+                return str(client.store.name)
+            except Exception:  # noqa: BLE001
+                continue
+        return ""
+
+    def _politeness(self) -> dict[str, tuple[HostSnapshot, float]]:
+        """Each known host's snapshot, read through the client that paces it, and its hold's time left
+        on that client's clock. A client watched for some hosts answers for those; the others come
+        from the first client watched for every host (or, without one, from any)."""
+        result: dict[str, tuple[HostSnapshot, float]] = {}
+        general = [c for c, hosts in self._clients if hosts is None]
+        specific = [(c, hosts) for c, hosts in self._clients if hosts is not None]
+        listed: list[Any] = []  # the registries whose hosts are listed already
+        for client, hosts in [(c, None) for c in general] + specific:
+            try:
+                registry = client.registry
+                if hosts is not None and any(registry is seen for seen in listed):
+                    # the same store, listed already: only this client's hosts, read through it
+                    snapshots = [client.snapshot(key) for key in sorted(hosts & result.keys())]
+                else:  # every host of the store: holds other processes set included
+                    snapshots = client.snapshots()
+                    listed.append(registry)
+                wall = client.clock.time()
+            except Exception:  # noqa: BLE001 - a store that does not answer never breaks a view
+                logger.debug("could not read the hosts of a watched client", exc_info=True)
+                continue
+            for snap in snapshots:
+                left = 0.0 if snap.held_until is None else max(0.0, snap.held_until.timestamp() - wall)
+                if hosts is not None and snap.host in hosts:
+                    result[snap.host] = (snap, left)
+                elif snap.host not in result and (hosts is None or not general):
+                    result[snap.host] = (snap, left)
+        return result
+
+
+def _host_of(url: str | None) -> str:
+    if not url:
+        return ""
+    try:
+        return host_key(url)
+    except Exception:  # noqa: BLE001
+        return ""
+
