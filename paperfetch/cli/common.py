@@ -24,6 +24,7 @@ import pandas as pd
 from paperfetch.errors import ConfigurationError
 from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_frame, redact_text
+from paperfetch.report import host_table_text
 
 __all__ = [
     "EXIT_FAILED",
@@ -159,42 +160,9 @@ def summary(outcomes: pd.DataFrame) -> str:
 
 
 def host_table(status: pd.DataFrame) -> str:
-    """The per-host table for a terminal: seconds to one decimal, times to the second (UTC), empty cells empty."""
-    if not len(status):
-        return "(no host was asked)"
-
-    def seconds(value: Any) -> str:
-        return "" if pd.isna(value) else f"{float(value):.1f}"
-
-    def clock(value: Any) -> str:
-        return "" if pd.isna(value) else pd.Timestamp(value).strftime("%H:%M:%S")
-
-    def get(row: Any, name: str) -> Any:
-        return row[name] if name in row.index else None
-
-    rows = []
-    for _, row in status.iterrows():
-        lo, hi = get(row, "delay_min_s"), get(row, "delay_max_s")
-        delay = "" if lo is None or pd.isna(lo) else (seconds(lo) if hi is None or pd.isna(hi) or hi == lo
-                                                      else f"{seconds(lo)}-{seconds(hi)}")
-        held = clock(get(row, "held_until"))
-        if held and get(row, "hold_status") is not None and not pd.isna(get(row, "hold_status")):
-            held += f" ({int(get(row, 'hold_status'))})"
-        suppressed = ""
-        if bool(get(row, "suppressed")) and not pd.isna(get(row, "suppressed")):
-            suppressed = clock(get(row, "suppressed_until")) or "yes"
-        breaker = get(row, "breaker")
-        breaker = "" if breaker is None or pd.isna(breaker) or str(breaker) == "closed" else str(breaker)
-        last = get(row, "last_status")
-        rows.append({
-            "host": row["host"], "sent": int(row["requests"]) if not pd.isna(row["requests"]) else "",
-            "last": "" if last is None or pd.isna(last) else int(last), "delay s": delay,
-            "learned s": seconds(get(row, "learned_interval_s")) if (get(row, "learned_interval_s") or 0) > 0 else "",
-            "backoff s": seconds(get(row, "backoff_s")) if (get(row, "backoff_s") or 0) > 0 else "",
-            "crawl-delay s": seconds(get(row, "crawl_delay_s")) if get(row, "crawl_delay_s") is not None else "",
-            "held until": held, "suppressed until": suppressed, "breaker": breaker,
-        })
-    return pd.DataFrame(rows).to_string(index=False)
+    """The per-host table for a terminal, folded for people the way the Styler and the dashboard fold it
+    (:func:`paperfetch.report.host_table_text`)."""
+    return host_table_text(status)
 
 
 # ---------------------------------------------------------------------------- checks before any request
