@@ -395,3 +395,40 @@ def test_rows_survive_sigkill(tmp_path: Path) -> None:
             entry = ledger.get(f"doi:10.1/{i}")
             assert entry is not None and entry.status == "not_found" and entry.extra == {"i": i}
         assert len(ledger) >= rows_before_signal
+
+
+# --------------------------------------------------------------------------- download_action: what the ledger's answers decide
+
+@pytest.mark.parametrize("facts, action", [
+    (dict(resume=True), "fetch"),                                          # never recorded, nothing looked at
+    (dict(resume=True, done=True), "reuse"),                               # the ledger vouches for the file
+    (dict(resume=True, done=True, final=True), "reuse"),
+    (dict(resume=True, final=True), "recorded"),                           # the services called it absent
+    (dict(resume=False, done=True, final=True), "fetch"),                  # resume=False: the ledger does not answer
+    (dict(resume=True, done=True, on_disk=False), "fetch"),                # nothing valid under the destination
+    (dict(resume=True, on_disk=True, fresh=True), "reuse"),                # another process wrote it during this run
+    (dict(resume=False, on_disk=True, fresh=True), "reuse"),
+    (dict(resume=False, on_disk=True, done=True), "fetch"),                # an older file, and no resume
+    (dict(resume=True, on_disk=True), "fetch"),                            # an older file nobody vouches for
+    (dict(resume=True, on_disk=True, done=True), "reuse"),
+])
+def test_download_action_table(facts: dict, action: str) -> None:
+    from paperfetch.download import FileAction, download_action
+
+    assert download_action(**facts) is FileAction(action)
+
+
+def test_download_action_asks_the_ledger_only_when_its_answer_matters() -> None:
+    from paperfetch.download import FileAction, download_action
+
+    asked: list[bool] = []
+
+    def done() -> bool:
+        asked.append(True)
+        return True
+
+    assert download_action(resume=True, on_disk=True, fresh=True, done=done) is FileAction.REUSE
+    assert download_action(resume=False, on_disk=True, done=done) is FileAction.FETCH
+    assert download_action(resume=True, on_disk=False, done=done) is FileAction.FETCH
+    assert asked == []
+    assert download_action(resume=True, on_disk=True, done=done) is FileAction.REUSE and asked == [True]
