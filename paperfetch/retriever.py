@@ -39,7 +39,7 @@ import pandas as pd
 
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache
-from paperfetch.config import Identification, user_agent_for
+from paperfetch.config import Identification, env_endpoint_url, env_state, user_agent_for
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.client import HttpClient
@@ -77,11 +77,7 @@ DOI_RESOLVER = "https://doi.org"
 
 def _state_spec(state: Any) -> Any:
     """``state=None``: ``PAPERFETCH_STATE``, else ``"sqlite"`` (the file in the user cache directory)."""
-    if state is None:
-        from paperfetch.state import ENV_VAR
-
-        return os.environ.get(ENV_VAR) or "sqlite"
-    return state
+    return env_state() if state is None else state
 
 
 class Retriever:
@@ -179,7 +175,7 @@ class Retriever:
             self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
-        doi_override = endpoints.get("doi") or os.environ.get("PAPERFETCH_DOI_URL")
+        doi_override = endpoints.get("doi") or env_endpoint_url("doi")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._prefetched: dict[tuple[str, str], Record] = {}
         # The metadata cache (paperfetch.cache) in front of the API transport. True: the user cache dir,
