@@ -273,7 +273,7 @@ class ItemJob:
                     try:
                         self._lookup(_Action("lookup", name, url, params, spec))
                         continue
-                    except Exception:  # noqa: BLE001 - an unreadable stored answer: forget it, ask again through the scheduler
+                    except Exception:  # an unreadable stored answer: forget it, ask again through the scheduler
                         logger.debug("cached %s answer unusable; asking again", name, exc_info=True)
                         r.metadata.forget(url, params)
                 self.actions.append(_Action("lookup", name, url, params, spec))

@@ -50,7 +50,7 @@ from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entr
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
 
-__all__ = ["DEFAULT_LEDGER_NAME", "SCHEMA_VERSION", "Ledger", "SqliteLedger"]
+__all__ = ["DEFAULT_LEDGER_NAME", "Ledger", "SCHEMA_VERSION", "SqliteLedger"]
 
 logger = logging.getLogger("paperfetch.ledger")
 
