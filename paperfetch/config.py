@@ -108,7 +108,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("delay_min_s", float, None, ("PAPERFETCH_DELAY_MIN",), "minimum seconds between requests to a host"),
     _Field("delay_max_s", float, None, ("PAPERFETCH_DELAY_MAX",), "maximum seconds between requests to a host"),
     _Field("max_retries", int, defaults.MAX_RETRIES, ("PAPERFETCH_MAX_RETRIES",), "retries per request"),
-    _Field("state", str, "sqlite", (STATE_ENV,),
+    _Field("state", str, defaults.STATE, (STATE_ENV,),
            "host-state store: 'sqlite' (user cache dir), a path, 'sqlite:///path', 'redis://host:port/db' or 'memory'"),
 )
 SETTING_NAMES = tuple(f.name for f in _FIELDS)
@@ -120,7 +120,7 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
 
 def env_state(environ: Mapping[str, str] | None = None) -> str:
     """The host-state store ``$PAPERFETCH_STATE`` names, else ``"sqlite"`` (the file in the user cache directory)."""
-    return _environ(environ).get(STATE_ENV) or "sqlite"
+    return _environ(environ).get(STATE_ENV) or defaults.STATE
 
 
 def endpoint_env_var(name: str) -> str:
@@ -167,7 +167,7 @@ class Settings:
     delay_max_s: float | None = None
     max_retries: int = defaults.MAX_RETRIES
     #: the host-state store (:func:`paperfetch.state.open_store`); a password in a Redis URL is never shown
-    state: str = "sqlite"
+    state: str = defaults.STATE
     origin: Mapping[str, str] = field(default_factory=dict, compare=False)
     config_path: Path | None = field(default=None, compare=False)
 

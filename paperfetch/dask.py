@@ -34,6 +34,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.ids import Identifier, IdType, parse_many
 from paperfetch.items import META_FIELDS, resumed_row
@@ -79,7 +80,7 @@ def download_partition(
     *,
     out_dir: str | os.PathLike[str],
     state: str | None = None,
-    ledger_name: str = "default",
+    ledger_name: str = defaults.LEDGER_NAME,
     fallback: str = "local",
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
@@ -166,7 +167,7 @@ def download_frame(
     *,
     out_dir: str | os.PathLike[str],
     state: str | None = None,
-    ledger_name: str = "default",
+    ledger_name: str = defaults.LEDGER_NAME,
     fallback: str = "local",
     **retriever_options: Any,
 ) -> Any:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import requests
 
+from paperfetch import defaults
 from paperfetch.download import FileAction, download_action
 from paperfetch.errors import (
     ConfigurationError,
@@ -56,10 +57,10 @@ __all__ = ["ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR
 
 logger = logging.getLogger(__name__)
 
-#: How much of a body is kept to judge it: enough to find citation_pdf_url in an HTML page served as a PDF.
-VALIDATE_BYTES = 256 * 1024
-#: Landing pages larger than this are not read.
-MAX_LANDING_BYTES = 5 * 1024 * 1024
+#: How much of a body is kept to judge it (:data:`paperfetch.defaults.PDF_SNIFF_BYTES`).
+VALIDATE_BYTES = defaults.PDF_SNIFF_BYTES
+#: Landing pages larger than this are not read (:data:`paperfetch.defaults.MAX_LANDING_BYTES`).
+MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
 
 META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
 _META_FIELDS = META_FIELDS
