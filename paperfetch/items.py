@@ -109,7 +109,8 @@ class ItemContext:
     metadata: Any = None
     #: after a PDF validates: ``{"title_match": score}``, or WrongArticle after moving the file aside
     check_title: Callable[["ItemJob", Path, str], dict[str, Any]] | None = None
-    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``)
+    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s
+    #: callback; the Retriever answers it with :func:`paperfetch.download.existing_file_action`)
     reuse: Callable[["ItemJob", Path, bool], bool] | None = None
 
 

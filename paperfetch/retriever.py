@@ -210,7 +210,7 @@ class Retriever:
                         continue
                     if item.duplicate_of is not None:
                         continue
-                    reused = self._from_ledger(ledger, item.identifier) if self.resume else None
+                    reused = resumed_row(ledger, item.identifier, self.out_dir) if self.resume else None
                     if reused is not None:
                         rows[item.position] = reused
                         continue
@@ -395,9 +395,6 @@ class Retriever:
         action = existing_file_action(dest, waited=waited, run_started=self._run_started, resume=self.resume,
                                       done=vouched)
         return action is FileAction.REUSE
-
-    def _from_ledger(self, ledger: ResumeLedger, ident: Identifier) -> dict[str, Any] | None:
-        return resumed_row(ledger, ident, self.out_dir)
 
     def _item_context(self) -> ItemContext:
         return ItemContext(

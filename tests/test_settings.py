@@ -109,3 +109,15 @@ def test_the_environment_readers(monkeypatch, tmp_path):
     monkeypatch.setenv("PAPERFETCH_CACHE_DIR", str(tmp_path))
     assert env_state() == "redis://127.0.0.1:1/0" and env_endpoint_url("crossref") == "http://127.0.0.1:8"
     assert env_cache_dir() == tmp_path
+
+
+def test_config_is_the_one_reader_of_the_environment():
+    import re
+
+    import paperfetch
+
+    package = Path(paperfetch.__file__).parent
+    readers = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
+               if re.search(r"os\.environ|os\.getenv", path.read_text(encoding="utf-8"))}
+    # cache.py reads PAPERFETCH_CACHE_DIR until it calls config.env_cache_dir (issue 15); then only config.py
+    assert readers <= {"config.py", "cache.py"}
