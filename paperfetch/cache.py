@@ -39,6 +39,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 
+from paperfetch.config import env_cache_dir
 from paperfetch.errors import ConfigurationError, NotFoundError
 
 __all__ = ["ANSWER_TTL_S", "IDENTITY_PARAMETERS", "NOT_FOUND_TTL_S", "CachedFetcher", "MetadataCache", "cache_key",
@@ -50,7 +51,6 @@ ANSWER_TTL_S = 7 * 24 * 3600.0
 NOT_FOUND_TTL_S = 24 * 3600.0
 #: Query parameters that say who asks, never what: dropped from the key (and so from the file).
 IDENTITY_PARAMETERS = frozenset({"email", "mailto", "tool", "api_key"})
-CACHE_DIR_ENV = "PAPERFETCH_CACHE_DIR"
 _FILENAME = "metadata-cache.sqlite"
 _NOT_FOUND = -1  # status column value of a stored "not found"
 
@@ -68,9 +68,9 @@ CREATE TABLE IF NOT EXISTS answers (
 
 def default_cache_path() -> Path:
     """``$PAPERFETCH_CACHE_DIR/metadata-cache.sqlite``, else the platform's user cache directory."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override).expanduser() / _FILENAME
+    named = env_cache_dir()
+    if named:
+        return named / _FILENAME
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / _FILENAME

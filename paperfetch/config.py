@@ -1,9 +1,16 @@
-"""Frozen settings that are not the transport's own: who we are to the services.
+"""Frozen settings that are not the transport's own: who we are to the services, and the environment.
 
 The transport's knobs live on :class:`paperfetch.HttpClient` (their names and
 defaults are PyPaperRetriever's contract). This module holds the identity a
 service asks for — a contact e-mail, API keys, a tool name — as an immutable
-value whose ``repr`` never shows a secret.
+value whose ``repr`` never shows a secret, the effective :class:`Settings`
+(arguments > environment > config file > defaults), and it is the **one reader
+of** ``PAPERFETCH_*`` **environment variables**: the settings' own variables in
+:func:`load_settings`, and the small readers other modules call
+(:func:`env_state`, :func:`env_endpoint_url`, :func:`env_cache_dir`,
+:func:`default_config_path`). No other module reads ``os.environ`` for them.
+
+It does not open stores, caches or clients: it only says what the environment asks for.
 """
 
 from __future__ import annotations
@@ -14,10 +21,24 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
 from paperfetch.redact import register_secrets
 
-__all__ = ["CONFIG_ENV", "Identification", "SETTING_NAMES", "Settings", "default_config_path", "load_settings"]
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CONFIG_ENV",
+    "Identification",
+    "SETTING_NAMES",
+    "STATE_ENV",
+    "Settings",
+    "default_config_path",
+    "endpoint_env_var",
+    "env_cache_dir",
+    "env_endpoint_url",
+    "env_state",
+    "load_settings",
+]
 
 
 def _mask(value: object) -> str:
@@ -62,6 +83,10 @@ class Identification:
 CONFIG_FILE_NAME = "config.toml"
 #: Environment variable naming another config file.
 CONFIG_ENV = "PAPERFETCH_CONFIG"
+#: Environment variable naming the host-state store when no spec is given (:func:`paperfetch.state.open_store`).
+STATE_ENV = "PAPERFETCH_STATE"
+#: Environment variable naming the folder of the metadata cache (:mod:`paperfetch.cache`).
+CACHE_DIR_ENV = "PAPERFETCH_CACHE_DIR"
 _SECRET_FIELDS = frozenset({"email", "openalex_api_key", "ncbi_api_key"})
 
 
@@ -78,15 +103,40 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("email", str, None, ("PAPERFETCH_EMAIL",), "contact e-mail (Unpaywall requires one)"),
     _Field("openalex_api_key", str, None, ("PAPERFETCH_OPENALEX_API_KEY",), "OpenAlex API key"),
     _Field("ncbi_api_key", str, None, ("PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY"), "NCBI E-utilities API key"),
-    _Field("out_dir", str, "PDFs", ("PAPERFETCH_OUT",), "output folder (also holds the resume ledger)"),
+    _Field("out_dir", str, defaults.OUT_DIR, ("PAPERFETCH_OUT",), "output folder (also holds the resume ledger)"),
     _Field("workers", int, None, ("PAPERFETCH_WORKERS",), "worker threads (none: by the number of hosts)"),
     _Field("delay_min_s", float, None, ("PAPERFETCH_DELAY_MIN",), "minimum seconds between requests to a host"),
     _Field("delay_max_s", float, None, ("PAPERFETCH_DELAY_MAX",), "maximum seconds between requests to a host"),
-    _Field("max_retries", int, 3, ("PAPERFETCH_MAX_RETRIES",), "retries per request"),
-    _Field("state", str, "sqlite", ("PAPERFETCH_STATE",),
+    _Field("max_retries", int, defaults.MAX_RETRIES, ("PAPERFETCH_MAX_RETRIES",), "retries per request"),
+    _Field("state", str, defaults.STATE, (STATE_ENV,),
            "host-state store: 'sqlite' (user cache dir), a path, 'sqlite:///path', 'redis://host:port/db' or 'memory'"),
 )
 SETTING_NAMES = tuple(f.name for f in _FIELDS)
+
+
+def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if environ is None else environ
+
+
+def env_state(environ: Mapping[str, str] | None = None) -> str:
+    """The host-state store ``$PAPERFETCH_STATE`` names, else ``"sqlite"`` (the file in the user cache directory)."""
+    return _environ(environ).get(STATE_ENV) or defaults.STATE
+
+
+def endpoint_env_var(name: str) -> str:
+    """The environment variable that overrides the base URL of service *name*: ``PAPERFETCH_<NAME>_URL``."""
+    return f"PAPERFETCH_{name.upper()}_URL"
+
+
+def env_endpoint_url(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """``$PAPERFETCH_<NAME>_URL`` (a source's base URL, or ``doi`` for the DOI resolver); None when unset or empty."""
+    return _environ(environ).get(endpoint_env_var(name)) or None
+
+
+def env_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The metadata cache's folder ``$PAPERFETCH_CACHE_DIR`` names (``~`` expanded); None when unset or empty."""
+    named = _environ(environ).get(CACHE_DIR_ENV)
+    return Path(named).expanduser() if named else None
 
 
 def default_config_path() -> Path:
@@ -111,13 +161,13 @@ class Settings:
     email: str | None = None
     openalex_api_key: str | None = None
     ncbi_api_key: str | None = None
-    out_dir: str = "PDFs"
+    out_dir: str = defaults.OUT_DIR
     workers: int | None = None
     delay_min_s: float | None = None
     delay_max_s: float | None = None
-    max_retries: int = 3
+    max_retries: int = defaults.MAX_RETRIES
     #: the host-state store (:func:`paperfetch.state.open_store`); a password in a Redis URL is never shown
-    state: str = "sqlite"
+    state: str = defaults.STATE
     origin: Mapping[str, str] = field(default_factory=dict, compare=False)
     config_path: Path | None = field(default=None, compare=False)
 

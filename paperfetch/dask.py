@@ -34,16 +34,16 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.ids import Identifier, IdType, parse_many
-from paperfetch.items import META_FIELDS, identity_row
-from paperfetch.outcomes import COLUMNS, Status, outcomes_frame
+from paperfetch.items import META_FIELDS, resumed_row
+from paperfetch.ledger import ResumeLedger, open_ledger
+from paperfetch.outcomes import COLUMNS, outcomes_frame
 
 __all__ = ["download_frame", "download_partition", "outcomes_meta"]
 
 logger = logging.getLogger("paperfetch.dask")
-
-#: Outcome columns kept in the ledger's ``extra`` (what a resumed row shows without asking again).
 
 
 def outcomes_meta() -> pd.DataFrame:
@@ -55,26 +55,11 @@ def _is_redis(state: Any) -> bool:
     return isinstance(state, str) and state.lower().startswith(("redis://", "rediss://", "unix://"))
 
 
-def _identity(ident: Identifier, extra: Mapping[str, Any]) -> dict[str, Any]:
-    row = identity_row(ident, extra)
-    if ident.type is IdType.ARXIV:
-        row["doi"] = row.get("doi") or ident.doi
-    return row
-
-
-def _resumed_row(ledger: Any, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
+def _resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
     """The row for *ident* from the shared ledger when it needs no request (done, or called absent), else None."""
-    done = ledger.is_done(ident.key, out_dir)
-    entry = done or ledger.get(ident.key)
-    if entry is None or (done is None and ledger.should_retry(ident.key)):
-        return None
-    row = _identity(ident, entry.extra or {})
-    row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
-    if done is not None:
-        path = ledger.absolute_path(done)
-        row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=done.bytes, sha256=done.sha256)
-    else:
-        row.update(status=entry.status, error=entry.error)
+    row = resumed_row(ledger, ident, out_dir)
+    if row is not None and ident.type is IdType.ARXIV:
+        row["doi"] = row.get("doi") or ident.doi
     return row
 
 
@@ -95,7 +80,7 @@ def download_partition(
     *,
     out_dir: str | os.PathLike[str],
     state: str | None = None,
-    ledger_name: str = "default",
+    ledger_name: str = defaults.LEDGER_NAME,
     fallback: str = "local",
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
@@ -109,11 +94,9 @@ def download_partition(
     values = [_clean(value) for value in inputs]  # pyarrow strings hold <NA> where the caller had None
     parsed = parse_many(values)
     rows: dict[int, dict[str, Any]] = {}
-    ledger = None
+    ledger: ResumeLedger | None = None
     if _is_redis(state):
-        from paperfetch.redis_ledger import RedisLedger
-
-        ledger = RedisLedger(state, out_dir, name=ledger_name)
+        ledger = open_ledger(state, folder=out_dir, name=ledger_name)
 
     def redis_lost(exc: StoreUnavailable) -> None:
         """Without Redis, this partition goes on with the Retriever's SQLite ledger in out_dir (or fails, if asked)."""
@@ -169,7 +152,7 @@ def download_partition(
     return frame
 
 
-def _record(ledger: Any, ident: Identifier, row: Mapping[str, Any]) -> None:
+def _record(ledger: ResumeLedger, ident: Identifier, row: Mapping[str, Any]) -> None:
     """Put a finished row in the shared ledger."""
     ledger.record(
         ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
@@ -184,7 +167,7 @@ def download_frame(
     *,
     out_dir: str | os.PathLike[str],
     state: str | None = None,
-    ledger_name: str = "default",
+    ledger_name: str = defaults.LEDGER_NAME,
     fallback: str = "local",
     **retriever_options: Any,
 ) -> Any:

@@ -48,3 +48,37 @@ LEARN_MAX_S = 60.0
 LEARN_DECAY_SUCCESSES = 10
 #: ... by this fraction.
 LEARN_DECAY_FRACTION = 0.1
+
+# ---------------------------------------------------------------------------- the ledger, the Retriever's files
+# (named here for issue 15; the transport's own defaults are above)
+
+#: The host-state store when nothing names one: the SQLite file in the user cache directory (paperfetch.state).
+STATE = "sqlite"
+#: The output folder when none is given (the Retriever, the CLI, the settings).
+OUT_DIR = "PDFs"
+#: The saved PDF's file name: ``{type}`` and ``{value}`` of the identifier (paperfetch.ids.filename_for).
+FILENAME_TEMPLATE = "{type}_{value}"
+#: The largest PDF the Retriever saves (decoded bytes).
+MAX_PDF_BYTES = 200 * 1024 * 1024
+#: How much of a body is written per chunk while it streams to its part file.
+DOWNLOAD_CHUNK_BYTES = 64 * 1024
+#: How much of a body ``stream_to_file`` hands to its validator when the caller names no size.
+DOWNLOAD_VALIDATE_BYTES = 2048
+#: How much of a candidate's body an item keeps to judge it: enough to find citation_pdf_url in an
+#: HTML page served as a PDF.
+PDF_SNIFF_BYTES = 256 * 1024
+#: Landing pages larger than this are not read.
+MAX_LANDING_BYTES = 5 * 1024 * 1024
+#: How long a SQLite ledger write waits for another process's transaction before failing.
+LEDGER_BUSY_TIMEOUT_S = 60.0
+#: The name that separates the ledgers of different batches in one Redis.
+LEDGER_NAME = "default"
+#: The prefix of every key paperfetch writes in Redis.
+REDIS_NAMESPACE = "paperfetch:"
+#: How long a Redis call waits before the store counts as not answering.
+REDIS_SOCKET_TIMEOUT_S = 5.0
+
+__all__ += [  # the block above (kept apart from the transport's list while both are edited; merge when landed)
+    "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "LEDGER_BUSY_TIMEOUT_S", "LEDGER_NAME",
+    "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "OUT_DIR", "PDF_SNIFF_BYTES", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "STATE",
+]

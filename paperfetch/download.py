@@ -1,7 +1,18 @@
-"""Streaming a response body to its file: the destination's locked part file, the SHA-256,
+"""An item's file: first the decision what to do about it, then the stream that writes it.
+
+**Decide** (pooch's ``download_action``, before any request): :func:`download_action` is the one
+answer to "reuse the file, keep the ledger's recorded answer, or fetch?", a pure function of what the
+ledger says, what lies under the destination and the ``resume`` flag. The Retriever asks it before
+a run (:func:`paperfetch.items.resumed_row`, also for ``paperfetch.dask``) and once it holds a
+destination's part file (:func:`existing_file_action`, the ``reuse`` callback of
+``HttpClient.download``).
+
+**Stream**: a response body to its file: the destination's locked part file, the SHA-256,
 validation, the length checks, then an atomic rename. Nothing is left under the destination
 unless it is complete, and no part file survives a failure (or an interruption); one that a
 killed process left is swept by the next run (:mod:`paperfetch.parts`).
+
+It does not make requests, and it does not read or write the ledger: callers pass its answers in.
 
 The body is read with :func:`paperfetch.http.limits.iter_limited`: within the request's
 deadline (``response.paperfetch_deadline``, set by the client) however the bytes trickle,
@@ -14,17 +25,87 @@ import hashlib
 import os
 from contextlib import ExitStack
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Callable
 
 import requests
 
+from paperfetch import defaults
 from paperfetch.errors import DownloadTooLarge, Stopped, TruncatedDownload
 from paperfetch.http.limits import iter_limited
 from paperfetch.log import file_mode
 from paperfetch.parts import PartClaim, part_file
+from paperfetch.validate import check_pdf_file
 
-__all__ = ["DownloadResult", "file_digest", "stream_to_file"]
+__all__ = ["DownloadResult", "FileAction", "download_action", "existing_file_action", "file_digest", "stream_to_file"]
+
+
+class FileAction(str, Enum):
+    """What to do about an item's file (:func:`download_action`)."""
+
+    #: keep the PDF on disk; nothing is requested (the row says ``already_downloaded``)
+    REUSE = "reuse"
+    #: the ledger's recorded outcome stands (the services called the item absent); nothing is requested
+    RECORDED = "recorded"
+    #: ask the sources and download
+    FETCH = "fetch"
+
+
+def download_action(
+    *,
+    resume: bool,
+    done: bool | Callable[[], bool] = False,
+    final: bool = False,
+    on_disk: bool | None = None,
+    fresh: bool = False,
+) -> FileAction:
+    """Decide what to do about an item's file, before any request.
+
+    *done*: the ledger vouches for the item's file (:meth:`~paperfetch.ledger.ResumeLedger.is_done`:
+    finished well, the file in the output folder, its size and SHA-256 as recorded); a callable is
+    asked only when its answer matters (``is_done`` may read the whole file). *final*: the ledger's
+    outcome for the item is not worth retrying (``should_retry`` is False). *on_disk*: a valid PDF
+    lies under the destination (None: not looked at). *fresh*: that file was written during this run
+    by another process, or we waited for its writer. *resume*: the ledger may answer (``resume=False``
+    fetches everything not written during this run).
+
+    The order:
+
+    1. nothing valid under the destination (``on_disk`` False) → :attr:`FileAction.FETCH`;
+    2. a valid file written during this run → :attr:`~FileAction.REUSE` (only a complete, validated
+       body is ever renamed onto a destination, so it is another process's finished download);
+    3. with *resume*, the ledger vouches for the file → :attr:`~FileAction.REUSE`;
+    4. with *resume*, the ledger's answer is final → :attr:`~FileAction.RECORDED`;
+    5. otherwise → :attr:`~FileAction.FETCH`.
+    """
+    if on_disk is False:
+        return FileAction.FETCH
+    if on_disk and fresh:
+        return FileAction.REUSE
+    if resume and (done() if callable(done) else done):
+        return FileAction.REUSE
+    if resume and final:
+        return FileAction.RECORDED
+    return FileAction.FETCH
+
+
+def existing_file_action(
+    dest: Path, *, waited: bool, run_started: float, resume: bool, done: bool | Callable[[], bool]
+) -> FileAction:
+    """:func:`download_action` for the file already under *dest*, once its part file is ours.
+
+    Looks at the file (is it there, is it a valid PDF, is it newer than *run_started* — an epoch —
+    or did we wait for its writer: *waited*) and asks :func:`download_action`; *done* is the
+    ledger's vouching (a callable, asked only when it matters).
+    """
+    try:
+        recent = dest.stat().st_mtime >= run_started
+    except OSError:
+        return download_action(resume=resume, on_disk=False)
+    if not check_pdf_file(dest).ok:
+        return download_action(resume=resume, on_disk=False)
+    return download_action(resume=resume, done=done, on_disk=True, fresh=waited or recent)
 
 
 @dataclass(frozen=True)
@@ -60,8 +141,8 @@ def stream_to_file(
     shown: str,
     validate: Callable[[bytes, requests.Response], None] | None = None,
     max_bytes: int | None = None,
-    chunk_size: int = 64 * 1024,
-    validate_bytes: int = 2048,
+    chunk_size: int = defaults.DOWNLOAD_CHUNK_BYTES,
+    validate_bytes: int = defaults.DOWNLOAD_VALIDATE_BYTES,
     should_stop: Callable[[], bool] | None = None,
     part: PartClaim | None = None,
 ) -> tuple[Path, int, str]:

@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import requests
 
+from paperfetch import defaults
+from paperfetch.download import FileAction, download_action
 from paperfetch.errors import (
     ConfigurationError,
     InvalidPDF,
@@ -47,15 +49,18 @@ from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, sniff
 
+if TYPE_CHECKING:
+    from paperfetch.ledger.base import ResumeLedger
+
 __all__ = ["ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "current_job",
-           "current_source", "identity_row", "stage_of", "status_for"]
+           "current_source", "identity_row", "resumed_row", "stage_of", "status_for"]
 
 logger = logging.getLogger(__name__)
 
-#: How much of a body is kept to judge it: enough to find citation_pdf_url in an HTML page served as a PDF.
-VALIDATE_BYTES = 256 * 1024
-#: Landing pages larger than this are not read.
-MAX_LANDING_BYTES = 5 * 1024 * 1024
+#: How much of a body is kept to judge it (:data:`paperfetch.defaults.PDF_SNIFF_BYTES`).
+VALIDATE_BYTES = defaults.PDF_SNIFF_BYTES
+#: Landing pages larger than this are not read (:data:`paperfetch.defaults.MAX_LANDING_BYTES`).
+MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
 
 META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
 _META_FIELDS = META_FIELDS
@@ -104,7 +109,8 @@ class ItemContext:
     metadata: Any = None
     #: after a PDF validates: ``{"title_match": score}``, or WrongArticle after moving the file aside
     check_title: Callable[["ItemJob", Path, str], dict[str, Any]] | None = None
-    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``)
+    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s
+    #: callback; the Retriever answers it with :func:`paperfetch.download.existing_file_action`)
     reuse: Callable[["ItemJob", Path, bool], bool] | None = None
 
 
@@ -269,7 +275,7 @@ class ItemJob:
                     try:
                         self._lookup(_Action("lookup", name, url, params, spec))
                         continue
-                    except Exception:  # noqa: BLE001 - an unreadable stored answer: forget it, ask again through the scheduler
+                    except Exception:  # an unreadable stored answer: forget it, ask again through the scheduler
                         logger.debug("cached %s answer unusable; asking again", name, exc_info=True)
                         r.metadata.forget(url, params)
                 self.actions.append(_Action("lookup", name, url, params, spec))
@@ -432,6 +438,31 @@ def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
     for name in ("pmid", "year"):
         if row.get(name) is not None:
             row[name] = str(row[name]) if name == "pmid" else int(row[name])
+    return row
+
+
+def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
+    """The outcome row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` says no
+    request is needed (its file is intact: ``already_downloaded``; or the services called it absent: the
+    recorded outcome), else None. Used by the Retriever and by ``paperfetch.dask``."""
+    done = ledger.is_done(ident.key, out_dir)
+    entry = done or ledger.get(ident.key)
+    if entry is None:
+        return None
+    # a recorded key's should_retry() is its retryable flag
+    action = download_action(resume=True, done=done is not None, final=not entry.retryable)
+    if action is FileAction.FETCH:
+        return None
+    extra = dict(entry.extra or {})
+    row = identity_row(ident, extra)
+    row["title_match"] = extra.get("title_match")  # issue 12: stored when it was downloaded
+    row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
+    if action is FileAction.REUSE:
+        path = ledger.absolute_path(entry)
+        row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=entry.bytes,
+                   sha256=entry.sha256)
+    else:
+        row.update(status=entry.status, error=entry.error)
     return row
 
 

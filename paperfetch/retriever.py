@@ -39,7 +39,8 @@ import pandas as pd
 
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
-from paperfetch.config import Identification, user_agent_for
+from paperfetch.config import Identification, env_endpoint_url, env_state, user_agent_for
+from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
@@ -52,17 +53,16 @@ from paperfetch.items import (
     current_job,
     current_source,
     doi_identifier,
-    identity_row,
+    resumed_row,
     set_current_source,
 )
-from paperfetch.ledger import Ledger
+from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
 from paperfetch.report import requests_frame
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.sources.arxiv import ArxivSource
-from paperfetch.validate import check_pdf_file
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
@@ -77,11 +77,7 @@ DOI_RESOLVER = "https://doi.org"
 
 def _state_spec(state: Any) -> Any:
     """``state=None``: ``PAPERFETCH_STATE``, else ``"sqlite"`` (the file in the user cache directory)."""
-    if state is None:
-        from paperfetch.state import ENV_VAR
-
-        return os.environ.get(ENV_VAR) or "sqlite"
-    return state
+    return env_state() if state is None else state
 
 
 class Retriever:
@@ -100,7 +96,7 @@ class Retriever:
         self,
         *,
         email: str | None = None,
-        out_dir: str | os.PathLike[str] = "PDFs",
+        out_dir: str | os.PathLike[str] = defaults.OUT_DIR,
         openalex_api_key: str | None = None,
         ncbi_api_key: str | None = None,
         sources: Sequence[str] = DEFAULT_ORDER,
@@ -114,8 +110,8 @@ class Retriever:
         max_retries: int = defaults.MAX_RETRIES,
         max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S,
         timeout: float | tuple[float, float] = defaults.TIMEOUT,
-        filename_template: str = "{type}_{value}",
-        max_pdf_bytes: int | None = 200 * 1024 * 1024,
+        filename_template: str = defaults.FILENAME_TEMPLATE,
+        max_pdf_bytes: int | None = defaults.MAX_PDF_BYTES,
         workers: int | None = None,
         resume: bool = True,
         progress: bool = True,
@@ -179,7 +175,7 @@ class Retriever:
             self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
-        doi_override = endpoints.get("doi") or os.environ.get("PAPERFETCH_DOI_URL")
+        doi_override = endpoints.get("doi") or env_endpoint_url("doi")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._prefetched: dict[tuple[str, str], Record] = {}
         # The metadata cache (paperfetch.cache) in front of the API transport. True: the user cache dir,
@@ -188,9 +184,8 @@ class Retriever:
         self._run_jobs: list[Any] = []  # the batch's items, for the title check
         self._request_rows: list[dict[str, Any]] = []
         self._rows_lock = threading.Lock()
-        self._last_outcomes: pd.DataFrame | None = None
         self._run_started = float("inf")  # set as download() starts (see _reusable)
-        self._run_ledger: Ledger | None = None  # the ledger of the download() in progress
+        self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
         for client in {id(self.web): self.web, id(self.api): self.api}.values():
             client.subscribe(self._on_event)
 
@@ -205,7 +200,7 @@ class Retriever:
         jobs: list[tuple[ParsedInput, ItemJob]] = []
         model, view = self._dashboard_begin(len(parsed))
         try:
-            with Ledger.in_folder(self.out_dir) as ledger:
+            with open_ledger(folder=self.out_dir) as ledger:
                 self._run_ledger = ledger
                 for item in parsed:
                     if item.identifier is None:
@@ -213,7 +208,7 @@ class Retriever:
                         continue
                     if item.duplicate_of is not None:
                         continue
-                    reused = self._from_ledger(ledger, item.identifier) if self.resume else None
+                    reused = resumed_row(ledger, item.identifier, self.out_dir) if self.resume else None
                     if reused is not None:
                         rows[item.position] = reused
                         continue
@@ -228,7 +223,6 @@ class Retriever:
                     rows[item.position] = dict(rows[item.duplicate_of])
                     model.item_finished(rows[item.position]["status"])
             frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
-            self._last_outcomes = frame
         finally:
             self._run_ledger = None
             model.finish()
@@ -401,36 +395,16 @@ class Retriever:
         another process: while we waited for it, during this run, or just before this run began (then
         that process has recorded it in the ledger by now, with this very file's size and SHA-256).
         A file the ledger does not vouch for and that predates the run (modified, or ``resume=False``)
-        is fetched again.
+        is fetched again. The rule is :func:`paperfetch.download.download_action`'s.
         """
-        try:
-            recent = dest.stat().st_mtime >= self._run_started
-        except OSError:
-            return False
-        if not check_pdf_file(dest).ok:
-            return False
-        if waited or recent:
-            return True
         ledger = self._run_ledger
-        return self.resume and ledger is not None and ledger.is_done(job.identifier.key, self.out_dir) is not None
 
-    def _from_ledger(self, ledger: Ledger, ident: Identifier) -> dict[str, Any] | None:
-        done = ledger.is_done(ident.key, self.out_dir)
-        entry = done or ledger.get(ident.key)
-        if entry is None:
-            return None
-        if done is None and ledger.should_retry(ident.key):
-            return None
-        row = identity_row(ident, dict(entry.extra or {}))
-        row["title_match"] = (entry.extra or {}).get("title_match")  # issue 12: stored when it was downloaded
-        row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
-        if done is not None:
-            path = ledger.absolute_path(done)
-            row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=done.bytes,
-                       sha256=done.sha256)
-        else:
-            row.update(status=entry.status, error=entry.error)
-        return row
+        def vouched() -> bool:
+            return ledger is not None and ledger.is_done(job.identifier.key, self.out_dir) is not None
+
+        action = existing_file_action(dest, waited=waited, run_started=self._run_started, resume=self.resume,
+                                      done=vouched)
+        return action is FileAction.REUSE
 
     def _item_context(self) -> ItemContext:
         return ItemContext(
@@ -519,7 +493,7 @@ class Retriever:
             return model, None
         return model, view
 
-    def _run(self, jobs: list[tuple[ParsedInput, ItemJob]], ledger: Ledger, rows: dict[int, dict[str, Any]],
+    def _run(self, jobs: list[tuple[ParsedInput, ItemJob]], ledger: ResumeLedger, rows: dict[int, dict[str, Any]],
              model: Any = None, dashboard_shown: bool = False) -> None:
         from tqdm.auto import tqdm
 

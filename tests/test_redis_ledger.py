@@ -1,46 +1,31 @@
-"""The Redis ledger: the SQLite ledger's interface tests, run again on Redis, plus sharing and outages."""
+"""The Redis ledger: the ledger contract (tests/test_ledger.py) run on Redis, plus sharing and outages."""
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 
-import tests.test_ledger as sqlite_suite
 from paperfetch.errors import StoreUnavailable
 from paperfetch.ledger import Ledger
 from paperfetch.redis_ledger import RedisLedger
-from tests.test_ledger import save_pdf
-
-# The interface tests of the SQLite ledger that only use the public methods: they run here with the
-# `ledger` fixture below, so both ledgers answer the same questions the same way.
-_SHARED = (
-    "test_record_get_roundtrip",
-    "test_attempts_increment_and_fields_update",
-    "test_is_done_with_intact_file",
-    "test_is_done_false_when_modified_same_size",
-    "test_is_done_false_when_size_changed",
-    "test_is_done_false_when_deleted",
-    "test_is_done_false_for_other_statuses_and_unknown_keys",
-    "test_should_retry_defaults",
-    "test_should_retry_explicit_flag_wins",
-    "test_should_retry_unknown_key",
-    "test_entries_dataframe",
-    "test_concurrent_records_lose_nothing",
-)
-for _name in _SHARED:
-    globals()[_name] = getattr(sqlite_suite, _name)
+from tests.test_ledger import LedgerContract, save_pdf
 
 
-@pytest.fixture
-def ledger(redis_url, tmp_path: Path):
-    with RedisLedger(redis_url, tmp_path) as opened:
-        yield opened
+class TestRedisLedger(LedgerContract):
+    """The contract every ledger passes (tests/test_ledger.py), on Redis."""
+
+    @pytest.fixture
+    def spec(self, redis_url) -> str:
+        return redis_url
+
+    def test_the_ledger_is_a_redis_ledger(self, ledger):
+        assert isinstance(ledger, RedisLedger)
 
 
-def test_every_shared_interface_test_is_still_there():
-    assert all(callable(globals()[name]) for name in _SHARED)
+def test_every_contract_test_runs_on_redis():
+    contract = [name for name in vars(LedgerContract) if name.startswith("test_")]
+    assert len(contract) >= 13 and all(callable(getattr(TestRedisLedger, name)) for name in contract)
 
 
 def test_a_second_machine_resumes_from_the_first_ones_rows(redis_url, tmp_path):

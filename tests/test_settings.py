@@ -93,3 +93,30 @@ def test_user_agent_names_the_project_and_the_contact():
 
     assert user_agent_for(None) == f"paperfetch/{__version__} (+https://github.com/paperfetch/paperfetch)"
     assert user_agent_for("me@example.org").endswith("; mailto:me@example.org)")
+
+
+def test_the_environment_readers(monkeypatch, tmp_path):
+    from paperfetch.config import env_cache_dir, env_endpoint_url, env_state
+
+    assert env_state({}) == "sqlite" and env_state({"PAPERFETCH_STATE": ""}) == "sqlite"
+    assert env_state({"PAPERFETCH_STATE": "memory"}) == "memory"
+    assert env_endpoint_url("unpaywall", {}) is None and env_endpoint_url("doi", {"PAPERFETCH_DOI_URL": ""}) is None
+    assert env_endpoint_url("doi", {"PAPERFETCH_DOI_URL": "http://127.0.0.1:9"}) == "http://127.0.0.1:9"
+    assert env_cache_dir({}) is None
+    assert env_cache_dir({"PAPERFETCH_CACHE_DIR": "~/c"}) == Path("~/c").expanduser()
+    monkeypatch.setenv("PAPERFETCH_STATE", "redis://127.0.0.1:1/0")  # without a mapping: os.environ, when asked
+    monkeypatch.setenv("PAPERFETCH_CROSSREF_URL", "http://127.0.0.1:8")
+    monkeypatch.setenv("PAPERFETCH_CACHE_DIR", str(tmp_path))
+    assert env_state() == "redis://127.0.0.1:1/0" and env_endpoint_url("crossref") == "http://127.0.0.1:8"
+    assert env_cache_dir() == tmp_path
+
+
+def test_config_is_the_one_reader_of_the_environment():
+    import re
+
+    import paperfetch
+
+    package = Path(paperfetch.__file__).parent
+    readers = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
+               if re.search(r"os\.environ|os\.getenv", path.read_text(encoding="utf-8"))}
+    assert readers == {"config.py"}

@@ -15,7 +15,6 @@ published limit so the transport can honour it.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -23,7 +22,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from paperfetch.config import Identification
+from paperfetch.config import Identification, endpoint_env_var, env_endpoint_url
 from paperfetch.errors import ConfigurationError, MalformedResponse, NotFoundError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.schema import TEXT
@@ -104,7 +103,7 @@ class Source:
                 f"identification=Identification(email='you@example.org')"
             )
         self.identification = identification
-        override = base_url if base_url is not None else os.environ.get(self.env_var) or None
+        override = base_url if base_url is not None else env_endpoint_url(self.name)
         self.base_url_overridden = override is not None
         self.base_url = _origin(override, self.env_var) if override is not None else self.default_base_url
 
@@ -113,7 +112,7 @@ class Source:
     @property
     def env_var(self) -> str:
         """Environment variable that overrides the base URL (scheme, host and port only)."""
-        return f"PAPERFETCH_{self.name.upper()}_URL"
+        return endpoint_env_var(self.name)
 
     @classmethod
     def interval_for(cls, identification: Identification) -> float:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from paperfetch.config import STATE_ENV, env_state
 from paperfetch.errors import ConfigurationError
 from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts
 from paperfetch.state.memory import MemoryStore
@@ -36,8 +37,8 @@ __all__ = [
     "open_store",
 ]
 
-#: The environment variable naming the store when no spec is given.
-ENV_VAR = "PAPERFETCH_STATE"
+#: The environment variable naming the store when no spec is given (read by :func:`paperfetch.config.env_state`).
+ENV_VAR = STATE_ENV
 
 
 def __getattr__(name: str) -> object:  # RedisStore imports only when asked for: redis-py is an extra
@@ -55,7 +56,7 @@ def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, f
     where Redis does not answer, go on with this machine's SQLite store instead of raising.
     """
     if spec is None:
-        spec = os.environ.get(ENV_VAR) or "sqlite"
+        spec = env_state()
     if isinstance(spec, HostStateStore) and not isinstance(spec, (str, os.PathLike)):
         return spec
     if isinstance(spec, os.PathLike):

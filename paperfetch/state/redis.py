@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.state.base import HostStateStore, Slot, StoreBase, StoredFacts, apply_update, expire_facts, new_token
 
@@ -98,10 +99,10 @@ class RedisStore(StoreBase):
         self,
         url: str = "redis://localhost:6379/0",
         *,
-        namespace: str = "paperfetch:",
+        namespace: str = defaults.REDIS_NAMESPACE,
         fallback: str | HostStateStore | None = None,
         retry_after_s: float = 30.0,
-        socket_timeout_s: float = 5.0,
+        socket_timeout_s: float = defaults.REDIS_SOCKET_TIMEOUT_S,
     ) -> None:
         try:
             import redis

@@ -1,4 +1,4 @@
-"""The resume ledger: one SQLite file in the output folder recording every outcome as it happens.
+"""The resume ledger in SQLite: one file in the output folder recording every outcome as it happens.
 
 A batch of thousands of identifiers takes hours and gets interrupted (Ctrl-C,
 a killed Jupyter kernel, a laptop lid). The ledger makes re-running the same
@@ -14,7 +14,9 @@ batch cheap and safe:
 
 The default file is ``.paperfetch-ledger.sqlite3`` in the output folder
 (:meth:`Ledger.in_folder`). Paths of downloaded files inside that folder are
-stored relative to it, so the folder can be moved or shared as a whole.
+stored relative to it, so the folder can be moved or shared as a whole. The
+contract, the stored row and the file checks are shared with the Redis ledger
+(:mod:`paperfetch.ledger.base`).
 
 What it deliberately does not do:
 
@@ -29,59 +31,34 @@ What it deliberately does not do:
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import logging
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
-from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES
-from paperfetch.redact import redact_text, redact_url
+from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row, merged_extra, record_row
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
 
-__all__ = [
-    "DEFAULT_LEDGER_NAME",
-    "DONE_STATUSES",
-    "FINAL_STATUSES",
-    "SCHEMA_VERSION",
-    "Ledger",
-    "LedgerFiles",
-    "default_retryable",
-    "LedgerEntry",
-    "sha256_of_file",
-]
+__all__ = ["DEFAULT_LEDGER_NAME", "Ledger", "SCHEMA_VERSION", "SqliteLedger"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("paperfetch.ledger")
 
 #: File name of the ledger inside an output folder.
 DEFAULT_LEDGER_NAME = ".paperfetch-ledger.sqlite3"
 
 #: ``PRAGMA user_version`` of the schema this module writes.
 SCHEMA_VERSION = 1
-
-#: Statuses meaning "the PDF is on disk"; :meth:`Ledger.is_done` still checks the file.
-#: Statuses whose item has a valid PDF on disk (:data:`paperfetch.outcomes.FINISHED_WELL_STATUSES`).
-DONE_STATUSES = FINISHED_WELL_STATUSES
-
-#: Statuses where the services said the thing is absent: asking again will not change the answer
-#: (:data:`paperfetch.outcomes.FINAL_STATUSES`). Everything else (``network_error``, ``http_error``,
-#: ``host_held``, ``host_suppressed``, ``invalid_pdf``, ``disallowed_by_robots`` …) is retryable by
-#: default: networks recover, holds expire, robots.txt files change.
-
-_HASH_CHUNK_BYTES = 1 << 20
-_URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outcomes (
@@ -130,42 +107,8 @@ ON CONFLICT(key) DO UPDATE SET
 """
 
 
-@dataclass(frozen=True)
-class LedgerEntry:
-    """The latest recorded outcome for one key.
-
-    ``path`` is as stored: relative to the ledger's folder when the file lies
-    inside it, absolute otherwise (:meth:`Ledger.absolute_path` resolves it).
-    ``extra`` is free-form metadata (title, year …); treat it as read-only.
-    """
-
-    key: str
-    status: str
-    path: str | None
-    bytes: int | None
-    sha256: str | None
-    source: str | None
-    url: str | None
-    http_status: int | None
-    error: str | None
-    retryable: bool
-    attempts: int
-    first_seen: datetime
-    updated_at: datetime
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def sha256_of_file(path: str | os.PathLike[str]) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 #: How long a write waits for another process's transaction before failing.
-_BUSY_TIMEOUT_S = 60.0
+_BUSY_TIMEOUT_S = defaults.LEDGER_BUSY_TIMEOUT_S
 
 
 @contextmanager
@@ -186,103 +129,8 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _redact_error(message: str) -> str:
-    """*message* with every URL in it redacted (API keys too, not only e-mail addresses)."""
-    return redact_text(_URL_IN_TEXT_RE.sub(lambda match: redact_url(match.group(0)), message))
-
-
-def _utc_now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def default_retryable(status: str) -> bool:
-    """Whether an outcome with *status* is worth retrying when the caller does not say."""
-    return status not in FINAL_STATUSES
-
-
-class LedgerFiles:
-    """What a ledger knows about files, whatever stores its entries (SQLite here, Redis in
-    :mod:`paperfetch.redis_ledger`): paths relative to the folder, whether a download is still
-    intact, whether a key is worth another try. A subclass gives ``folder`` and ``get``."""
-
-    folder: Path
-
-    def get(self, key: str) -> LedgerEntry | None:  # pragma: no cover - every subclass has its own
-        raise NotImplementedError
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.get(key) is not None
-
-    def _stored_path(self, path: str | os.PathLike[str] | None) -> str | None:
-        """*path* relative to the ledger's folder when inside it, else absolute (relative input means the cwd)."""
-        if path is None:
-            return None
-        absolute = Path(path).resolve()
-        try:
-            return absolute.relative_to(self.folder).as_posix()
-        except ValueError:
-            return str(absolute)
-
-    def absolute_path(self, entry: LedgerEntry) -> Path | None:
-        """The file an entry points at, resolving a stored relative path against the ledger's folder."""
-        if entry.path is None:
-            return None
-        stored = Path(entry.path)
-        return stored if stored.is_absolute() else self.folder / stored
-
-    def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
-        """The entry when *key* is downloaded and its file is intact, else None.
-
-        Done means: the status is in :data:`DONE_STATUSES`, the file exists,
-        its size equals the recorded ``bytes`` and its SHA-256 the recorded
-        ``sha256`` (checked only when recorded; size first, so a changed file
-        is usually caught without reading it). When *out_dir* is given the
-        file must also lie inside *out_dir*: a PDF saved into another output
-        folder does not count as done for this one.
-        """
-        entry = self.get(key)
-        if entry is None or entry.status not in DONE_STATUSES:
-            return None
-        file_path = self.absolute_path(entry)
-        if file_path is None:
-            return None
-        if out_dir is not None:
-            try:
-                file_path.resolve().relative_to(Path(out_dir).resolve())
-            except ValueError:
-                logger.debug("ledger: %s was saved outside %s", key, out_dir)
-                return None
-        try:
-            size = file_path.stat().st_size
-        except OSError:
-            logger.info("ledger: %s was downloaded but %s is gone; it will be fetched again", key, file_path)
-            return None
-        if not file_path.is_file() or (entry.bytes is not None and size != entry.bytes):
-            logger.info("ledger: %s changed on disk (%s); it will be fetched again", key, file_path)
-            return None
-        if entry.sha256 is not None and sha256_of_file(file_path) != entry.sha256.lower():
-            logger.info("ledger: %s has a different SHA-256 than recorded; it will be fetched again", file_path)
-            return None
-        return entry
-
-    def should_retry(self, key: str) -> bool:
-        """Whether a key that is not done is worth another attempt.
-
-        The rule: a key never recorded is worth a try; otherwise the recorded
-        ``retryable`` flag decides. That flag is what the caller passed to
-        :meth:`record`, or by default False for :data:`FINAL_STATUSES`
-        (``not_found``, ``no_open_copy``, ``invalid_identifier``: the services
-        called it absent) and True for everything else (network and HTTP
-        errors, held or suppressed hosts, invalid PDFs, bot challenges,
-        ``disallowed_by_robots`` — robots.txt files change). A ``downloaded``
-        key answers True: if :meth:`is_done` says its file is gone, fetch it again.
-        """
-        entry = self.get(key)
-        return True if entry is None else entry.retryable
-
-
-class Ledger(LedgerFiles):
-    """The resume ledger of one output folder (or any SQLite file path).
+class SqliteLedger(LedgerFiles):
+    """The resume ledger of one output folder (or any SQLite file path); also known as :class:`Ledger`.
 
     Thread-safe: one connection shared by all threads, serialised by a lock;
     every :meth:`record` is its own committed transaction. Use as a context
@@ -313,7 +161,7 @@ class Ledger(LedgerFiles):
         logger.debug("opened ledger %s", self.path)
 
     @classmethod
-    def in_folder(cls, out_dir: str | os.PathLike[str], name: str = DEFAULT_LEDGER_NAME) -> Ledger:
+    def in_folder(cls, out_dir: str | os.PathLike[str], name: str = DEFAULT_LEDGER_NAME) -> SqliteLedger:
         """The ledger file *name* inside *out_dir* (created, with the folder, if missing)."""
         return cls(Path(out_dir) / name)
 
@@ -356,7 +204,7 @@ class Ledger(LedgerFiles):
                 self._connection.close()
                 logger.debug("closed ledger %s", self.path)
 
-    def __enter__(self) -> Ledger:
+    def __enter__(self) -> SqliteLedger:
         return self
 
     def __exit__(
@@ -399,36 +247,22 @@ class Ledger(LedgerFiles):
         *retryable* defaults to :func:`default_retryable` of *status*.
         *url* and URLs inside *error* are stored redacted (contact e-mails, API keys).
         """
-        if retryable is None:
-            retryable = default_retryable(status)
-        now = _utc_now_iso()
-        row = (
-            key,
-            status,
-            self._stored_path(path),
-            bytes,
-            sha256,
-            source,
-            redact_url(url) if url is not None else None,
-            http_status,
-            _redact_error(error) if error is not None else None,
-            int(bool(retryable)),
-            1,
-            now,
-            now,
+        row = record_row(
+            key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
+            http_status=http_status, error=error, retryable=retryable, now=datetime.now(timezone.utc),
         )
+        row["retryable"] = int(row["retryable"])
         with self._lock:
             self._check_open()
             self._connection.execute("BEGIN IMMEDIATE")
             try:
-                merged_extra: dict[str, Any] = {}
-                if extra:
+                merged: dict[str, Any] = {}
+                if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
                     previous = self._connection.execute("SELECT extra FROM outcomes WHERE key = ?", (key,)).fetchone()
-                    if previous is not None and previous["extra"]:
-                        merged_extra.update(json.loads(previous["extra"]))
-                    merged_extra.update(extra)
-                extra_json = json.dumps(merged_extra, ensure_ascii=False, default=str) if merged_extra else None
-                self._connection.execute(_UPSERT, (*row, extra_json))
+                    merged = merged_extra(json.loads(previous["extra"]) if previous is not None and previous["extra"]
+                                          else None, extra)
+                row["extra"] = json.dumps(merged, ensure_ascii=False, default=str) if merged else None
+                self._connection.execute(_UPSERT, tuple(row[column] for column in _COLUMNS))
                 self._connection.execute("COMMIT")
             except BaseException:
                 if self._connection.in_transaction:
@@ -443,29 +277,10 @@ class Ledger(LedgerFiles):
             self._check_open()
             return self._connection.execute(sql, parameters).fetchall()
 
-    @staticmethod
-    def _entry(row: sqlite3.Row) -> LedgerEntry:
-        return LedgerEntry(
-            key=row["key"],
-            status=row["status"],
-            path=row["path"],
-            bytes=row["bytes"],
-            sha256=row["sha256"],
-            source=row["source"],
-            url=row["url"],
-            http_status=row["http_status"],
-            error=row["error"],
-            retryable=bool(row["retryable"]),
-            attempts=row["attempts"],
-            first_seen=datetime.fromisoformat(row["first_seen"]),
-            updated_at=datetime.fromisoformat(row["updated_at"]),
-            extra=json.loads(row["extra"]) if row["extra"] else {},
-        )
-
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes WHERE key = ?", (key,))
-        return self._entry(rows[0]) if rows else None
+        return entry_from_row(dict(rows[0])) if rows else None
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and bool(self._fetch("SELECT 1 FROM outcomes WHERE key = ?", (key,)))
@@ -479,15 +294,9 @@ class Ledger(LedgerFiles):
         Columns are the :class:`LedgerEntry` fields; timestamps are UTC
         ``datetime64``; ``extra`` holds dicts.
         """
-        import pandas as pd
-
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes ORDER BY first_seen, key")
-        columns = [f.name for f in fields(LedgerEntry)]
-        frame = pd.DataFrame([asdict(self._entry(row)) for row in rows], columns=columns)
-        for column in ("bytes", "http_status"):
-            frame[column] = frame[column].astype("Int64")
-        frame["attempts"] = frame["attempts"].astype("int64")
-        frame["retryable"] = frame["retryable"].astype(bool)
-        for column in ("first_seen", "updated_at"):
-            frame[column] = pd.to_datetime(frame[column], utc=True)
-        return frame
+        return entries_frame(entry_from_row(dict(row)) for row in rows)
+
+
+#: The SQLite ledger under the name it has always had (``paperfetch.ledger.Ledger``).
+Ledger = SqliteLedger

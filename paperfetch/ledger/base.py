@@ -1,0 +1,326 @@
+"""The resume-ledger contract: what every backend (SQLite, Redis) must do, and the rules they share.
+
+A ledger keeps one row per key (the latest outcome, with an attempt count) and
+answers three questions about it: what was recorded (:meth:`ResumeLedger.get`),
+is the key's PDF still on disk and intact (:meth:`ResumeLedger.is_done`), and
+is a key that is not done worth another try (:meth:`ResumeLedger.should_retry`).
+
+Shared here, written once:
+
+* :func:`record_row` — the stored form of one :meth:`~ResumeLedger.record`
+  call: URLs and URLs inside the error redacted, ``retryable`` defaulted from
+  the status, ``attempts`` 1, ``first_seen`` = ``updated_at`` = now. A backend
+  then merges it with the row it had (``attempts`` counts up, ``first_seen``
+  stays, ``extra`` merges: :func:`merged_extra`), in one atomic step of its own
+  (``BEGIN IMMEDIATE``, WATCH/MULTI);
+* :class:`LedgerFiles` — paths relative to the ledger's folder, and the file
+  checks behind ``is_done`` / ``should_retry``;
+* :func:`entry_from_row` and :func:`entries_frame` — a stored row back to a
+  :class:`LedgerEntry`, and entries to the DataFrame ``entries()`` returns.
+
+What it deliberately does not do: decide whether to fetch. That is
+:func:`paperfetch.download.download_action`, which reads a ledger's answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, runtime_checkable
+
+from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES
+from paperfetch.redact import redact_text, redact_url
+
+if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
+    import pandas as pd
+
+__all__ = [
+    "DONE_STATUSES",
+    "FINAL_STATUSES",
+    "LedgerEntry",
+    "LedgerFiles",
+    "ResumeLedger",
+    "default_retryable",
+    "entries_frame",
+    "entry_from_row",
+    "merged_extra",
+    "record_row",
+    "redact_error",
+    "sha256_of_file",
+]
+
+logger = logging.getLogger("paperfetch.ledger")
+
+#: Statuses whose item has a valid PDF on disk (:data:`paperfetch.outcomes.FINISHED_WELL_STATUSES`);
+#: :meth:`LedgerFiles.is_done` still checks the file.
+DONE_STATUSES = FINISHED_WELL_STATUSES
+
+# FINAL_STATUSES (from paperfetch.outcomes): the services said the thing is absent, asking again will
+# not change the answer. Everything else (network_error, http_error, host_held, host_suppressed,
+# invalid_pdf, disallowed_by_robots …) is retryable by default: networks recover, holds expire,
+# robots.txt files change.
+
+_HASH_CHUNK_BYTES = 1 << 20
+_URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """The latest recorded outcome for one key.
+
+    ``path`` is as stored: relative to the ledger's folder when the file lies
+    inside it, absolute otherwise (:meth:`LedgerFiles.absolute_path` resolves it).
+    ``extra`` is free-form metadata (title, year …); treat it as read-only.
+    """
+
+    key: str
+    status: str
+    path: str | None
+    bytes: int | None
+    sha256: str | None
+    source: str | None
+    url: str | None
+    http_status: int | None
+    error: str | None
+    retryable: bool
+    attempts: int
+    first_seen: datetime
+    updated_at: datetime
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def sha256_of_file(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def redact_error(message: str) -> str:
+    """*message* with every URL in it redacted (API keys too, not only e-mail addresses)."""
+    return redact_text(_URL_IN_TEXT_RE.sub(lambda match: redact_url(match.group(0)), message))
+
+
+def default_retryable(status: str) -> bool:
+    """Whether an outcome with *status* is worth retrying when the caller does not say."""
+    return status not in FINAL_STATUSES
+
+
+def record_row(
+    key: str,
+    *,
+    status: str,
+    path: str | None,
+    bytes: int | None,  # noqa: A002 - the public name the callers use
+    sha256: str | None,
+    source: str | None,
+    url: str | None,
+    http_status: int | None,
+    error: str | None,
+    retryable: bool | None,
+    now: datetime,
+) -> dict[str, Any]:
+    """The stored form of one ``record()`` call, as if it were the key's first: every :class:`LedgerEntry` field.
+
+    *path* is already as stored (:meth:`LedgerFiles.stored_path`). *url* and URLs inside *error*
+    are redacted; *retryable* defaults to :func:`default_retryable` of *status*; times are ISO 8601
+    UTC text; ``extra`` is empty (the backend merges it with :func:`merged_extra`).
+    """
+    stamp = now.isoformat(timespec="microseconds")
+    return {
+        "key": key,
+        "status": status,
+        "path": path,
+        "bytes": bytes,
+        "sha256": sha256,
+        "source": source,
+        "url": redact_url(url) if url is not None else None,
+        "http_status": http_status,
+        "error": redact_error(error) if error is not None else None,
+        "retryable": bool(default_retryable(status) if retryable is None else retryable),
+        "attempts": 1,
+        "first_seen": stamp,
+        "updated_at": stamp,
+        "extra": {},
+    }
+
+
+def merged_extra(previous: Mapping[str, Any] | None, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``extra`` a record stores: what was recorded before, updated with the new *extra*."""
+    merged: dict[str, Any] = dict(previous or {})
+    merged.update(extra or {})
+    return merged
+
+
+def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
+    """A stored row (SQLite columns, or the JSON a Redis ledger keeps) as a :class:`LedgerEntry`.
+
+    ``extra`` may be JSON text or a mapping; missing fields read as None.
+    """
+    extra = row.get("extra")
+    if isinstance(extra, str):
+        extra = json.loads(extra) if extra else {}
+    values: dict[str, Any] = {f.name: row.get(f.name) for f in fields(LedgerEntry)}
+    values.update(
+        retryable=bool(values["retryable"]),
+        first_seen=datetime.fromisoformat(values["first_seen"]),
+        updated_at=datetime.fromisoformat(values["updated_at"]),
+        extra=extra or {},
+    )
+    return LedgerEntry(**values)
+
+
+def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
+    """*entries* as the DataFrame ``entries()`` returns: the :class:`LedgerEntry` fields as columns,
+    ``bytes``/``http_status`` nullable integers, timestamps UTC ``datetime64``, ``extra`` dicts."""
+    import pandas as pd
+
+    columns = [f.name for f in fields(LedgerEntry)]
+    frame = pd.DataFrame([asdict(entry) for entry in entries], columns=columns)
+    for column in ("bytes", "http_status"):
+        frame[column] = frame[column].astype("Int64")
+    frame["attempts"] = frame["attempts"].astype("int64")
+    frame["retryable"] = frame["retryable"].astype(bool)
+    for column in ("first_seen", "updated_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
+
+
+@runtime_checkable
+class ResumeLedger(Protocol):
+    """What every ledger backend does (:class:`~paperfetch.ledger.Ledger` in SQLite,
+    :class:`~paperfetch.ledger.RedisLedger`); :func:`~paperfetch.ledger.open_ledger` opens one.
+
+    ``folder`` is the output folder the stored paths are relative to. Every method is thread-safe;
+    a closed ledger raises RuntimeError.
+    """
+
+    folder: Path
+
+    def record(
+        self,
+        key: str,
+        *,
+        status: str,
+        path: str | os.PathLike[str] | None = None,
+        bytes: int | None = None,  # noqa: A002 - the public name the callers use
+        sha256: str | None = None,
+        source: str | None = None,
+        url: str | None = None,
+        http_status: int | None = None,
+        error: str | None = None,
+        retryable: bool | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None: ...
+
+    def get(self, key: str) -> LedgerEntry | None: ...
+
+    def __contains__(self, key: object) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    def entries(self) -> pd.DataFrame: ...
+
+    def absolute_path(self, entry: LedgerEntry) -> Path | None: ...
+
+    def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None: ...
+
+    def should_retry(self, key: str) -> bool: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> ResumeLedger: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None: ...
+
+
+class LedgerFiles:
+    """What a ledger knows about files, whatever stores its entries (SQLite, Redis): paths relative to
+    the folder, whether a download is still intact, whether a key is worth another try.
+    A subclass gives ``folder`` and ``get``."""
+
+    folder: Path
+
+    def get(self, key: str) -> LedgerEntry | None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def stored_path(self, path: str | os.PathLike[str] | None) -> str | None:
+        """*path* relative to the ledger's folder when inside it, else absolute (relative input means the cwd)."""
+        if path is None:
+            return None
+        absolute = Path(path).resolve()
+        try:
+            return absolute.relative_to(self.folder).as_posix()
+        except ValueError:
+            return str(absolute)
+
+    def absolute_path(self, entry: LedgerEntry) -> Path | None:
+        """The file an entry points at, resolving a stored relative path against the ledger's folder."""
+        if entry.path is None:
+            return None
+        stored = Path(entry.path)
+        return stored if stored.is_absolute() else self.folder / stored
+
+    def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
+        """The entry when *key* is downloaded and its file is intact, else None.
+
+        Done means: the status is in :data:`DONE_STATUSES`, the file exists,
+        its size equals the recorded ``bytes`` and its SHA-256 the recorded
+        ``sha256`` (checked only when recorded; size first, so a changed file
+        is usually caught without reading it). When *out_dir* is given the
+        file must also lie inside *out_dir*: a PDF saved into another output
+        folder does not count as done for this one.
+        """
+        entry = self.get(key)
+        if entry is None or entry.status not in DONE_STATUSES:
+            return None
+        file_path = self.absolute_path(entry)
+        if file_path is None:
+            return None
+        if out_dir is not None:
+            try:
+                file_path.resolve().relative_to(Path(out_dir).resolve())
+            except ValueError:
+                logger.debug("ledger: %s was saved outside %s", key, out_dir)
+                return None
+        try:
+            size = file_path.stat().st_size
+        except OSError:
+            logger.info("ledger: %s was downloaded but %s is gone; it will be fetched again", key, file_path)
+            return None
+        if not file_path.is_file() or (entry.bytes is not None and size != entry.bytes):
+            logger.info("ledger: %s changed on disk (%s); it will be fetched again", key, file_path)
+            return None
+        if entry.sha256 is not None and sha256_of_file(file_path) != entry.sha256.lower():
+            logger.info("ledger: %s has a different SHA-256 than recorded; it will be fetched again", file_path)
+            return None
+        return entry
+
+    def should_retry(self, key: str) -> bool:
+        """Whether a key that is not done is worth another attempt.
+
+        The rule: a key never recorded is worth a try; otherwise the recorded
+        ``retryable`` flag decides. That flag is what the caller passed to
+        ``record()``, or by default False for :data:`FINAL_STATUSES`
+        (``not_found``, ``no_open_copy``, ``invalid_identifier``: the services
+        called it absent) and True for everything else (network and HTTP
+        errors, held or suppressed hosts, invalid PDFs, bot challenges,
+        ``disallowed_by_robots`` — robots.txt files change). A ``downloaded``
+        key answers True: if :meth:`is_done` says its file is gone, fetch it again.
+        """
+        entry = self.get(key)
+        return True if entry is None else entry.retryable
