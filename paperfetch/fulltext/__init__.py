@@ -17,19 +17,27 @@ from paperfetch.fulltext.base import (
     license_code,
 )
 from paperfetch.fulltext.jats import parse_jats, parse_jats_set
+from paperfetch.fulltext.pdflines import DEFAULT_MAX_PDF_BYTES, PdfEngine, TextLine, pdf_lines
+from paperfetch.fulltext.pdftext import paragraphs_from_lines, pdf_paragraphs
 from paperfetch.fulltext.references import parse_references
 from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES
 
 __all__ = [
+    "DEFAULT_MAX_PDF_BYTES",
     "DEFAULT_MAX_XML_BYTES",
     "SECTION_SEPARATOR",
     "FullTextError",
     "FullTextTooLarge",
     "JatsArticle",
     "Paragraph",
+    "PdfEngine",
     "Reference",
+    "TextLine",
     "license_code",
+    "paragraphs_from_lines",
     "parse_jats",
     "parse_jats_set",
     "parse_references",
+    "pdf_lines",
+    "pdf_paragraphs",
 ]

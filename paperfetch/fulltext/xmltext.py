@@ -128,7 +128,7 @@ def _collect(element: etree._Element, out: list[str], dropped: frozenset[str], s
     for child in element:
         tag = child.tag
         if tag is etree.Entity:
-            out.append(_entity_text(child))  # type: ignore[arg-type]
+            out.append(_entity_text(child))
         elif isinstance(tag, str):
             name = local_name(tag)
             if name not in dropped:
