@@ -92,12 +92,12 @@ def layout_article(blocks: list[tuple[str, str]], *, width: int = 90, leading: f
     to the next page when it does not fit; *footer* (``{page}`` is replaced) is set at the foot of every page.
     """
     pages: list[list[Line]] = [[]]
-    y = top
+    y = top  # the first page starts at *top*; the following ones at the usual 740
 
     def new_page() -> None:
         nonlocal y
         pages.append([])
-        y = top
+        y = 740.0
 
     for kind, text in blocks:
         if kind == "title":

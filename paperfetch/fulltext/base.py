@@ -15,12 +15,12 @@ from paperfetch.errors import InvalidIdentifier, PaperfetchError
 from paperfetch.ids import IdType, parse_identifier
 
 __all__ = [
-    "SECTION_SEPARATOR",
     "FullTextError",
     "FullTextTooLarge",
     "JatsArticle",
     "Paragraph",
     "Reference",
+    "SECTION_SEPARATOR",
     "canonical_id",
     "license_code",
     "normalise_space",

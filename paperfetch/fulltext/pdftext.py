@@ -67,7 +67,7 @@ def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max
 
 @dataclass
 class _Metrics:
-    """The body text's measures, taken as medians over the document."""
+    """The body text's measures over the document: font size, line pitch, characters in a full line."""
 
     size: float
     pitch: float
@@ -79,7 +79,10 @@ class _Metrics:
         pitches = [a.y - b.y for a, b in zip(lines, lines[1:]) if a.page == b.page and 0 < a.y - b.y < 4 * a.size]
         chars = [len(line.text.strip()) for line in lines] or [80]
         size = statistics.median(sizes)
-        return cls(size=size, pitch=statistics.median(pitches) if pitches else 1.2 * size,
+        # The pitch inside a paragraph is the common small one: a low quantile, not the median, which the
+        # gaps around headings and between short paragraphs would pull up.
+        pitch = sorted(pitches)[int(0.3 * (len(pitches) - 1))] if pitches else 1.2 * size
+        return cls(size=size, pitch=pitch,
                    chars=float(sorted(chars)[int(0.75 * (len(chars) - 1))]))
 
 
