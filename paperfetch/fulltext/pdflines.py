@@ -145,8 +145,9 @@ def _pdfium_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
 
 
 def _pdfium_page_lines(number: int, textpage: Any) -> Iterator[TextLine]:  # noqa: ANN401
-    # PDFium's "rects" are runs of characters on one line in one font, in drawing order; runs that share a
-    # baseline band and move rightwards are one line.
+    # PDFium's "rects" are runs of characters on one line in one font, in drawing order, boxed tightly round
+    # their glyphs (a comma's box is tiny and sits low). A run belongs to the line being built when it starts
+    # to the right of the line's last run and its middle lies within the line's band, widened downwards.
     current: list[tuple[float, float, float, float, str]] = []
     for i in range(textpage.count_rects()):
         left, bottom, right, top = textpage.get_rect(i)
@@ -154,7 +155,7 @@ def _pdfium_page_lines(number: int, textpage: Any) -> Iterator[TextLine]:  # noq
         if not text.strip():
             continue
         run = (left, bottom, right, top, text)
-        if current and not _same_line(current[-1], run):
+        if current and not _continues_line(current, run):
             yield _pdfium_line(number, current)
             current = []
         current.append(run)
@@ -166,15 +167,19 @@ def _pdfium_page_lines(number: int, textpage: Any) -> Iterator[TextLine]:  # noq
 _PDFIUM_CHARS = str.maketrans({"\x02": "-", "\ufffe": "-", "\r": " ", "\n": " "})
 
 
-def _same_line(a: tuple[float, float, float, float, str], b: tuple[float, float, float, float, str]) -> bool:
-    overlap = min(a[3], b[3]) - max(a[1], b[1])
-    return overlap > 0.5 * min(a[3] - a[1], b[3] - b[1]) and b[0] >= a[2] - 1.0
+def _continues_line(line: list[tuple[float, float, float, float, str]], run: tuple[float, float, float, float, str]) -> bool:
+    bottom = min(r[1] for r in line)
+    top = max(r[3] for r in line)
+    middle = (run[1] + run[3]) / 2
+    return run[0] >= line[-1][2] - 1.0 and bottom - 0.3 * (top - bottom) <= middle <= top
 
 
 def _pdfium_line(number: int, runs: list[tuple[float, float, float, float, str]]) -> TextLine:
+    # A space between runs where the gap is wider than a fifth of the line's height (a word space is about a
+    # quarter em); measured against the run's own height, a quote mark's tiny box would get spaces round it.
+    height = max(run[3] - run[1] for run in runs)
     parts = [runs[0][4]]
     for before, run in zip(runs, runs[1:]):
-        gap = run[0] - before[2]
-        parts.append((" " if gap > 0.15 * (run[3] - run[1]) else "") + run[4])
-    height = max(run[3] - run[1] for run in runs)
-    return TextLine(page=number, x=runs[0][0], y=runs[0][1], size=height, text="".join(parts))
+        space = run[0] - before[2] > 0.2 * height and not before[4].endswith(" ") and not run[4].startswith(" ")
+        parts.append((" " if space else "") + run[4])
+    return TextLine(page=number, x=runs[0][0], y=min(run[1] for run in runs), size=height, text="".join(parts))

@@ -13,8 +13,10 @@ The steps, in order (the lines come from ``pdflines``, pypdf by default):
    sets ``section``. Numbered headings nest by their number (``Methods :: Participants``, numbers stripped);
    other headings start a new top-level section.
 3. **Paragraph breaks** fall before a heading, at a vertical gap over 1.4 × the body's line pitch, at a first-line
-   indent, and after a short line (under 70 % of the body's typical line) that ends a sentence. Where the flow
-   jumps (a new page or column) the paragraph goes on unless its last line ended a sentence.
+   indent (not the hanging indent under a bullet), before a bulleted line (``•``, ``–`` …), and after a short
+   line (under 70 % of the body's typical line) that ends a sentence. Where the flow
+   jumps (a new page or column) the paragraph goes on unless the next line is indented, in a document that
+   indents first lines, or else unless its last line ended a sentence.
 4. **Lines are joined** with a space; a line ending in a hyphen is joined without one, dropping the hyphen when
    the next line starts in lower case (``exam-`` + ``ple`` → ``example``; ``COVID-`` + ``19`` → ``COVID-19``).
 5. At a **References** / Bibliography / Literature Cited heading the text stops: the reference list is not rows.
@@ -52,6 +54,7 @@ _NUMBERED = re.compile(r"^((?:\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,3})\.?\s+(\S.*)
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
 _ENDS_SENTENCE = re.compile(r"[.!?:;][\"'\u2019\u201d)\]]*$")
 _SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "vs", "with"})
+_BULLET = re.compile(r"^(?:[\u2022\u25e6\u25aa\u25ab\u2023\u2219\u25cf\u25cb\u25a0\u25a1\u2013]|-(?=\s))")
 _HYPHENS = ("-", "\u00ad", "\ufffe", "\u2010")
 
 
@@ -149,10 +152,10 @@ def _breaks(previous: TextLine, line: TextLine, metrics: _Metrics, indent: float
         if indent is not None:
             return line.x - margin >= 0.6 * indent
         return ends_sentence
-    if drop > 1.4 * metrics.pitch:
+    if drop > 1.4 * metrics.pitch or _BULLET.match(line.text.lstrip()):
         return True
-    if indent is not None and line.x - previous.x >= 0.6 * indent:
-        return True
+    if indent is not None and line.x - previous.x >= 0.6 * indent and not _BULLET.match(previous.text.lstrip()):
+        return True  # a first-line indent (not the hanging indent under a bullet)
     return ends_sentence and len(before) < 0.7 * metrics.chars and line.text.lstrip()[:1].isupper()
 
 
