@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Line", "layout_article", "write_pdf"]
+__all__ = ["Line", "layout_article", "wrap_words", "write_pdf"]
 
 PAGE_WIDTH = 612
 PAGE_HEIGHT = 792
@@ -70,7 +70,7 @@ def write_pdf(pages: list[list[Line]]) -> bytes:
     return bytes(out)
 
 
-def _wrap(text: str, width: int) -> list[str]:
+def wrap_words(text: str, width: int) -> list[str]:
     lines: list[str] = []
     current = ""
     for word in text.split():
@@ -110,7 +110,7 @@ def layout_article(blocks: list[tuple[str, str]], *, width: int = 90, leading: f
             pages[-1].append(Line(72, y, text, size=11, bold=True))
             y -= leading + gap / 2
         else:
-            for i, line in enumerate(_wrap(text, width)):
+            for i, line in enumerate(wrap_words(text, width)):
                 if y < bottom:
                     new_page()
                 x = 72 + (18 if indent and i == 0 else 0)

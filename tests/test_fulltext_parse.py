@@ -31,7 +31,7 @@ from paperfetch.fulltext import (
     parse_jats_set,
     pdf_paragraphs,
 )
-from tests._pdfwriter import Line, layout_article, write_pdf
+from tests._pdfwriter import Line, layout_article, wrap_words, write_pdf
 
 DATA = Path(__file__).resolve().parent / "data" / "europepmc"
 FIXTURES = sorted(DATA.glob("rest__PMC*__fullTextXML.xml"))
@@ -495,3 +495,34 @@ def test_a_pdf_over_the_cap_and_an_unknown_engine():
         pdf_paragraphs(pdf, max_bytes=100)
     with pytest.raises(ConfigurationError, match="'pypdf', 'pypdfium2'"):
         pdf_paragraphs(pdf, engine="pymupdf")
+
+
+def _two_column_pages() -> tuple[list[list[Line]], list[str]]:
+    """One page, two columns of 45 characters, drawn left column first; the second paragraph runs from the foot
+    of the left column to the head of the right one, mid-sentence."""
+    paragraphs = [
+        "Leaves were sampled at dawn from every plant in the study, and each sample was sealed at once.",
+        "The second paragraph is long enough to fill the rest of the left column and to go on at the top of the "
+        "right column, where the reader expects it to continue, and the extractor must keep it as one row even "
+        "though its lines now start at another place on the page, far to the right of where they started.",
+        "A last short paragraph closes the right column.",
+    ]
+    lines: list[Line] = [Line(72, 700, "1. Methods", size=11, bold=True)]
+    y, x = 680.0, 72.0
+    for text in paragraphs:
+        for part in wrap_words(text, 45):
+            if y < 580 and x == 72.0:
+                y, x = 680.0, 320.0
+            lines.append(Line(x, y, part))
+            y -= 12
+        y -= 8
+    return [lines], paragraphs
+
+
+def test_a_paragraph_running_from_one_column_to_the_next_is_one_row(engine):
+    pages, paragraphs = _two_column_pages()
+    left = [line for line in pages[0] if line.x == 72]
+    right = [line for line in pages[0] if line.x == 320]
+    assert left[-1].text in paragraphs[1] and right[0].text in paragraphs[1] and not left[-1].text.endswith(".")
+    rows = pdf_paragraphs(write_pdf(pages), engine=engine)
+    assert [(r.section, r.text) for r in rows] == [("Methods", p) for p in paragraphs]
