@@ -64,7 +64,7 @@ def pdf_lines(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_byte
     reader = _pypdf_lines if chosen is PdfEngine.PYPDF else _pdfium_lines
     try:
         return list(reader(pdf, max_pages))
-    except FullTextError:
+    except (FullTextError, ConfigurationError):  # ours, already saying what is wrong (or the missing extra)
         raise
     except Exception as exc:  # noqa: BLE001 - a parser of untrusted bytes may raise anything; one paper's failure
         raise FullTextError(f"the PDF's text layer cannot be read ({chosen.value}): {type(exc).__name__}: {exc}") from exc
