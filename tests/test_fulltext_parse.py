@@ -567,3 +567,35 @@ def test_cut_or_corrupted_pdfs_raise_only_full_text_error_and_fast(engine):
         except FullTextError:
             pass
         assert time.perf_counter() - started < 2.0
+
+
+# --------------------------------------------------------------------------- the frames
+
+
+def test_the_paragraph_and_reference_frames_have_fixed_columns_even_when_empty():
+    from paperfetch.fulltext import PARAGRAPH_COLUMNS, REFERENCE_COLUMNS, paragraphs_frame, references_frame
+
+    assert list(paragraphs_frame([]).columns) == list(PARAGRAPH_COLUMNS) == [
+        "input", "doi", "pmid", "pmcid", "text_source", "license", "section", "paragraph", "text"]
+    assert len(paragraphs_frame([])) == 0 and len(references_frame([])) == 0
+    assert list(references_frame([]).columns) == list(REFERENCE_COLUMNS)
+    with pytest.raises(KeyError):
+        paragraphs_frame([{"input": "x", "colour": "blue"}])
+
+
+def test_rows_of_a_jats_paper_and_a_pdf_paper_in_one_frame():
+    from paperfetch.fulltext import article_rows, paragraphs_frame, pdf_rows, reference_rows, references_frame
+
+    article = parse_jats((DATA / "rest__PMC8164761__fullTextXML.xml").read_bytes())
+    pdf = [Paragraph(section="", paragraph=0, text="Title"), Paragraph(section="Results", paragraph=1, text="Found.")]
+    frame = paragraphs_frame(article_rows(article, input="PMC8164761")
+                             + pdf_rows(pdf, input="10.5555/X", doi="10.5555/x", license="cc by"))
+    assert len(frame) == 24
+    assert frame["input"].tolist()[:1] == ["PMC8164761"] and frame["input"].tolist()[-1] == "10.5555/X"
+    assert frame["text_source"].tolist() == ["jats"] * 22 + ["pdf"] * 2
+    assert frame["pmcid"].iloc[0] == "PMC8164761" and frame["pmcid"].isna().iloc[-1]
+    assert frame["paragraph"].tolist() == list(range(22)) + [0, 1]
+    assert str(frame["paragraph"].dtype) == "Int64" and frame["section"].iloc[-2] == ""
+    refs = references_frame(reference_rows(article, input="PMC8164761"))
+    assert len(refs) == 22 and refs["citing_pmcid"].eq("PMC8164761").all()
+    assert refs.loc[2, ["doi", "pmid", "year"]].tolist() == ["10.1104/pp.48.6.683", "16657861", 1971]
