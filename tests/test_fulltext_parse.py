@@ -168,6 +168,10 @@ def test_a_pmc_articleset_gives_each_article_and_parse_jats_wants_exactly_one():
     with pytest.raises(FullTextError, match="expected one"):
         parse_jats(batch)
     assert parse_jats(b"<pmc-articleset>" + bodies[0] + b"</pmc-articleset>").pmcid == "PMC8118396"
+    # a cut batch fails as one (the caller then asks per id), and an empty set is no article
+    with pytest.raises(FullTextError):
+        parse_jats_set(batch[: len(batch) * 3 // 4])
+    assert parse_jats_set(b"<pmc-articleset></pmc-articleset>") == []
 
 
 # --------------------------------------------------------------------------- the contract on a synthetic article
