@@ -501,7 +501,7 @@ def test_a_pdf_over_the_cap_and_an_unknown_engine():
         pdf_paragraphs(pdf, engine="pymupdf")
 
 
-def _two_column_pages() -> tuple[list[list[Line]], list[str]]:
+def _two_column_pages(indent: bool = False) -> tuple[list[list[Line]], list[str]]:
     """One page, two columns of 45 characters, drawn left column first; the second paragraph runs from the foot
     of the left column to the head of the right one, mid-sentence."""
     paragraphs = [
@@ -514,17 +514,18 @@ def _two_column_pages() -> tuple[list[list[Line]], list[str]]:
     lines: list[Line] = [Line(72, 700, "1. Methods", size=11, bold=True)]
     y, x = 680.0, 72.0
     for text in paragraphs:
-        for part in wrap_words(text, 45):
+        for i, part in enumerate(wrap_words(text, 45)):
             if y < 580 and x == 72.0:
                 y, x = 680.0, 320.0
-            lines.append(Line(x, y, part))
+            lines.append(Line(x + (15 if indent and i == 0 else 0), y, part))
             y -= 12
-        y -= 8
+        y -= 0 if indent else 8
     return [lines], paragraphs
 
 
-def test_a_paragraph_running_from_one_column_to_the_next_is_one_row(engine):
-    pages, paragraphs = _two_column_pages()
+@pytest.mark.parametrize("indent", [False, True], ids=["gap-separated", "indented"])
+def test_a_paragraph_running_from_one_column_to_the_next_is_one_row(engine, indent):
+    pages, paragraphs = _two_column_pages(indent)
     left = [line for line in pages[0] if line.x == 72]
     right = [line for line in pages[0] if line.x == 320]
     assert left[-1].text in paragraphs[1] and right[0].text in paragraphs[1] and not left[-1].text.endswith(".")

@@ -118,11 +118,11 @@ def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
         return []
     metrics = _Metrics.of(lines)
     indent = _indent_step(lines, metrics)
-    margins = _left_margins(lines)
+    margins = _left_margins(lines, indent)
     out = _Builder()
     seen_heading = False
     previous: TextLine | None = None
-    for line in lines:
+    for i, line in enumerate(lines):
         text = normalise_space(line.text)
         gap_above = previous is None or previous.page != line.page or previous.y - line.y > 1.4 * metrics.pitch
         found = _heading(text, line, metrics, gap_above=gap_above, seen_heading=seen_heading)
@@ -134,7 +134,8 @@ def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
             seen_heading = True
             previous = None
             continue
-        if previous is not None and out.lines and _breaks(previous, line, metrics, indent, margins[line.page]):
+        following = lines[i + 1] if i + 1 < len(lines) else None
+        if previous is not None and out.lines and _breaks(previous, line, following, metrics, indent, margins[line.page]):
             out.close()
         out.lines.append(text)
         previous = line
@@ -142,16 +143,20 @@ def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
     return out.rows
 
 
-def _breaks(previous: TextLine, line: TextLine, metrics: _Metrics, indent: float | None, margin: float) -> bool:
+def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metrics: _Metrics, indent: float | None,
+            margins: list[float]) -> bool:
     before = normalise_space(previous.text)
     ends_sentence = bool(_ENDS_SENTENCE.search(before))
     drop = previous.y - line.y
     if previous.page != line.page or drop <= 0 or drop > 4 * metrics.pitch + previous.size:
-        # The flow jumped (next page or column): the paragraph goes on unless it had ended, and in a document
-        # that indents first lines, unless this line is indented.
-        if indent is not None:
-            return line.x - margin >= 0.6 * indent
-        return ends_sentence
+        # The flow jumped (next page or column). In a document that indents first lines, a new paragraph
+        # starts here if this line is indented: against the line below it when that one follows closely (the
+        # column's own edge), else against the page's common line starts. Otherwise it goes on unless it ended.
+        if indent is None:
+            return ends_sentence
+        if following is not None and following.page == line.page and 0 < line.y - following.y < 1.4 * metrics.pitch:
+            return line.x - following.x >= 0.6 * indent
+        return line.x - _margin(line, margins) >= 0.6 * indent
     if drop > 1.4 * metrics.pitch or _BULLET.match(line.text.lstrip()):
         return True
     if indent is not None and line.x - previous.x >= 0.6 * indent and not _BULLET.match(previous.text.lstrip()):
@@ -159,12 +164,24 @@ def _breaks(previous: TextLine, line: TextLine, metrics: _Metrics, indent: float
     return ends_sentence and len(before) < 0.7 * metrics.chars and line.text.lstrip()[:1].isupper()
 
 
-def _left_margins(lines: list[TextLine]) -> dict[int, float]:
-    """Each page's most common line start: where its unindented body lines begin."""
+def _left_margins(lines: list[TextLine], indent: float | None) -> dict[int, list[float]]:
+    """Each page's column edges: the line starts common on it (three lines or more), less those that are an
+    indent's width right of another (first lines), so an indented line is told from a column's body."""
     starts: dict[int, Counter[int]] = {}
     for line in lines:
         starts.setdefault(line.page, Counter())[round(line.x)] += 1
-    return {page: float(counter.most_common(1)[0][0]) for page, counter in starts.items()}
+    margins: dict[int, list[float]] = {}
+    for page, counter in starts.items():
+        common = [x for x, count in counter.items() if count >= 3] or [counter.most_common(1)[0][0]]
+        if indent is not None:
+            common = [x for x in common if not any(abs(x - indent - other) <= 2 for other in common)] or common
+        margins[page] = sorted(float(x) for x in common)
+    return margins
+
+
+def _margin(line: TextLine, margins: list[float]) -> float:
+    """The column edge *line* starts from: the nearest common start at or left of it."""
+    return max((m for m in margins if m <= line.x + 1), default=margins[0])
 
 
 def _indent_step(lines: list[TextLine], metrics: _Metrics) -> float | None:
