@@ -1,0 +1,165 @@
+"""Full-text parsing benchmark (paperfetch.fulltext). Prints figures; asserts nothing.
+
+    python benchmarks/fulltext.py [--papers 1000] [--pdf-paragraphs 120] [--pdf PATH ...]
+
+1. JATS parsing in papers/s: ``parse_jats`` (paragraphs, licence, ids, references) over the real Europe PMC
+   ``fullTextXML`` bodies in tests/data/europepmc, repeated.
+2. PDF text extraction in pages/s, pypdf against pypdfium2 on the same PDFs: generated articles (tests/_pdfwriter,
+   known paragraphs, so the recovered share is also printed), and any real PDFs given with ``--pdf`` (by default
+   two documentation PDFs if this Debian machine has them). Two figures per engine: the text layer alone
+   (``pdf_lines``) and the whole path to paragraph records (``pdf_paragraphs``).
+3. Peak RSS for parsing *papers* JATS bodies, one after another, in a fresh child process (so the figure is
+   this work's, not the parent's), with the child's RSS after imports for reference and tracemalloc's peak of
+   Python allocations (lxml's C heap is not in it; RSS is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from paperfetch.fulltext import parse_jats, pdf_lines, pdf_paragraphs  # noqa: E402
+from tests._pdfwriter import layout_article, write_pdf  # noqa: E402
+
+DATA = REPO / "tests" / "data" / "europepmc"
+DEFAULT_REAL_PDFS = [Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
+                     Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")]
+SENTENCE = ("The measured ratio followed the water content of the stem closely in every species that was tested, "
+            "and the effect of illumination was smaller than the effect of watering. ")
+
+
+def _bodies() -> list[bytes]:
+    return [p.read_bytes() for p in sorted(DATA.glob("rest__PMC*__fullTextXML.xml"))]
+
+
+def jats_rate(papers: int) -> None:
+    bodies = _bodies()
+    sizes = sum(len(b) for b in bodies) / len(bodies)
+    parse_jats(bodies[0])  # warm
+    started = time.perf_counter()
+    rows = 0
+    for i in range(papers):
+        rows += len(parse_jats(bodies[i % len(bodies)]).paragraphs)
+    elapsed = time.perf_counter() - started
+    print(f"JATS  parse_jats: {papers} papers (mean {sizes / 1024:.0f} kB) in {elapsed:.2f} s = "
+          f"{papers / elapsed:,.0f} papers/s, {rows / elapsed:,.0f} paragraphs/s, "
+          f"{papers * sizes / elapsed / 1e6:.1f} MB/s")
+
+
+def _generated(count: int) -> tuple[bytes, list[str], int]:
+    paragraphs = [f"Paragraph {i} opens here. " + SENTENCE * (2 + i % 4) for i in range(count)]
+    blocks: list[tuple[str, str]] = [("title", "A Generated Article For Timing")]
+    for i, text in enumerate(paragraphs):
+        if i % 6 == 0:
+            blocks.append(("heading", f"{i // 6 + 1}. Section {i // 6 + 1}"))
+        blocks.append(("para", text))
+    pages = layout_article(blocks, indent=True, footer="Generated Journal {page}")
+    return write_pdf(pages), [" ".join(p.split()) for p in paragraphs], len(pages)
+
+
+def _page_count(pdf: bytes) -> int:
+    import io
+
+    from pypdf import PdfReader
+    return len(PdfReader(io.BytesIO(pdf)).pages)
+
+
+def pdf_rates(count: int, real: list[Path]) -> None:
+    generated, paragraphs, _ = _generated(count)
+    cases = [("generated", generated, paragraphs)]
+    cases += [(path.name, path.read_bytes(), None) for path in real if path.exists()]
+    engines = ["pypdf"]
+    try:
+        import pypdfium2  # noqa: F401
+        engines.append("pypdfium2")
+    except ImportError:
+        print("PDF   pypdfium2 is not installed (pip install 'paperfetch[pdftext]'): pypdf only")
+    for name, pdf, known in cases:
+        pages = _page_count(pdf)
+        for engine in engines:
+            started = time.perf_counter()
+            lines = pdf_lines(pdf, engine=engine)
+            lines_s = time.perf_counter() - started
+            started = time.perf_counter()
+            rows = pdf_paragraphs(pdf, engine=engine)
+            rows_s = time.perf_counter() - started
+            chars = sum(len(line.text) for line in lines)
+            recovered = ""
+            if known is not None:
+                texts = {row.text for row in rows}
+                recovered = f", known paragraphs recovered exactly {sum(p in texts for p in known)}/{len(known)}"
+            print(f"PDF   {name} ({pages} pages, {len(pdf) / 1024:.0f} kB) {engine:9}: "
+                  f"text layer {pages / lines_s:7.1f} pages/s, to paragraphs {pages / rows_s:7.1f} pages/s; "
+                  f"{len(lines)} lines, {chars:,} chars, {len(rows)} rows{recovered}")
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _reset_peak() -> bool:
+    try:  # Linux: writing 5 to clear_refs resets VmHWM (the peak RSS) to the current RSS
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def _child_rss(papers: int) -> None:
+    bodies = _bodies()
+    figures: dict[str, int] = {}
+    for mode in ("stream", "keep"):
+        kept = []
+        reset = _reset_peak()
+        figures[f"{mode}_base_kb"] = _status_kb("VmRSS")
+        tracemalloc.start()
+        for i in range(papers):
+            article = parse_jats(bodies[i % len(bodies)])
+            if mode == "keep":
+                kept.append(article)
+        _, figures[f"{mode}_tracemalloc"] = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        figures[f"{mode}_peak_kb"] = _status_kb("VmHWM" if reset else "VmRSS")
+        figures["rows"] = sum(len(a.paragraphs) for a in kept)
+        del kept
+    print(json.dumps(figures))
+
+
+def rss(papers: int) -> None:
+    out = subprocess.run([sys.executable, __file__, "--child-rss", str(papers)], check=True, capture_output=True, text=True)
+    f = json.loads(out.stdout.strip().splitlines()[-1])
+    for mode, what in (("stream", "each result dropped"), ("keep", f"all results kept, {f['rows']:,} paragraphs")):
+        base, peak = f[f"{mode}_base_kb"] / 1024, f[f"{mode}_peak_kb"] / 1024
+        print(f"RSS   {papers} papers parsed ({what}): peak RSS {peak:.1f} MB, {peak - base:+.1f} MB over the "
+              f"{base:.1f} MB before; tracemalloc peak {f[f'{mode}_tracemalloc'] / 1024 / 1024:.1f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", type=int, default=1000)
+    parser.add_argument("--pdf-paragraphs", type=int, default=120, help="paragraphs of the generated PDF")
+    parser.add_argument("--pdf", type=Path, nargs="*", default=DEFAULT_REAL_PDFS, help="real PDFs to time as well")
+    parser.add_argument("--child-rss", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_rss:
+        _child_rss(args.child_rss)
+        return
+    jats_rate(args.papers)
+    pdf_rates(args.pdf_paragraphs, args.pdf)
+    rss(args.papers)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""JATS XML (Europe PMC ``fullTextXML``, PMC ``efetch db=pmc``, bioRxiv's ``jatsxml``) → one record per paragraph.
+
+The contract (issue 17; ``docs/fulltext.md`` says it for users):
+
+* Rows are the ``<p>`` of the article's ``<abstract>``\\s (in ``<article-meta>``) and of its ``<body>``, in
+  document order, abstracts first. A ``<p>`` with no text gives no row.
+* A ``<p>`` nested in another ``<p>`` (a list inside a paragraph) is part of the outer row, never a row of its own.
+* Figures, tables, their captions and footers, supplementary-material blocks and footnotes are **not** rows, and
+  their text never leaks into the paragraph that holds them: a ``<p>`` holding a figure keeps its own text only.
+* Formulae: MathML is kept as its token text (``<mi>x</mi><mo>=</mo><mn>2</mn>`` → ``x=2``); TeX source
+  (``<tex-math>``, MathML TeX annotations) is dropped, so a formula given only as TeX contributes its label only.
+* ``section`` is the titles of the enclosing ``<sec>``\\s joined with ``" :: "``, outermost first; a ``<sec>``
+  without a title adds nothing. Abstract paragraphs are ``Abstract`` (``Abstract :: Background`` in a structured
+  abstract; a typed abstract such as an author summary is ``Abstract :: <its title>``).
+* Not rows: the article title, section titles, back matter (``<back>``: acknowledgements, notes, footnotes,
+  references, appendices), ``<ack>``/``<notes>``/``<fn-group>``/``<ref-list>``/``<glossary>`` even inside the body,
+  translated abstracts, and sub-articles (peer reviews, decision letters).
+* ``license``: the first ``<license>`` of ``<article-meta>/<permissions>`` that names one: its
+  ``<ali:license_ref>``, else its ``xlink:href``, else a short code (``cc by``) read from its text.
+* Identifiers from ``<article-meta>/<article-id>``: ``doi`` (lower case), ``pmid``, ``pmcid`` written ``PMC…``
+  (Europe PMC writes the bare number).
+
+Parsing is :func:`paperfetch.fulltext.xmltext.parse_xml` (safe settings, size cap); a body that is not a JATS
+article raises :class:`~paperfetch.fulltext.base.FullTextError`. This module fetches nothing.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, JatsArticle, Paragraph, canonical_id, license_code
+from paperfetch.fulltext.references import parse_references
+from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES, flatten, local_name, parse_xml
+
+__all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set"]
+
+#: Containers whose ``<p>`` are never rows (see the module docstring); their text does not reach other rows.
+NOT_ROWS = frozenset({
+    "ack", "app", "app-group", "back", "caption", "fig", "fig-group", "fn", "fn-group", "glossary", "notes", "ref-list",
+    "sub-article", "supplementary-material", "table-wrap", "table-wrap-foot", "table-wrap-group", "trans-abstract",
+})
+
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+_ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
+
+
+def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsArticle:
+    """The one article in *body*: an ``<article>``, or a ``<pmc-articleset>`` holding exactly one.
+
+    Raises :class:`FullTextError` (:class:`FullTextTooLarge` over *max_bytes*) when it cannot be read.
+    """
+    articles = _articles(parse_xml(body, max_bytes=max_bytes))
+    if len(articles) != 1:
+        raise FullTextError(f"expected one JATS <article>, found {len(articles)}")
+    return article_from_element(articles[0])
+
+
+def parse_jats_set(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsArticle]:
+    """Every article of a batched answer (``efetch db=pmc``'s ``<pmc-articleset>``), in order.
+
+    The whole set fails as one (a cut or malformed batch): the caller then asks per id.
+    """
+    return [article_from_element(el) for el in _articles(parse_xml(body, max_bytes=max_bytes))]
+
+
+def _articles(root: etree._Element) -> list[etree._Element]:
+    name = local_name(root.tag)
+    if name == "article":
+        return [root]
+    if name == "pmc-articleset":
+        return [child for child in root if local_name(child.tag) == "article"]
+    raise FullTextError(f"not a JATS article: the root element is <{name or root.tag}>")
+
+
+def article_from_element(article: etree._Element) -> JatsArticle:
+    """The :class:`JatsArticle` of one parsed ``<article>`` element."""
+    meta = _child_path(article, "front", "article-meta")
+    ids = _article_ids(meta)
+    title = _child_path(meta, "title-group", "article-title")
+    rows: list[tuple[str, str]] = []
+    if meta is not None:
+        for abstract in _children(meta, "abstract"):
+            _walk(abstract, _abstract_path(abstract), rows)
+    body = _child_path(article, "body")
+    if body is not None:
+        _walk(body, [], rows)
+    return JatsArticle(
+        doi=ids.get("doi", ""),
+        pmid=ids.get("pmid", ""),
+        pmcid=ids.get("pmcid", ""),
+        title=flatten(title) if title is not None else "",
+        license=_license(meta),
+        paragraphs=tuple(Paragraph(section=section, paragraph=i, text=text) for i, (section, text) in enumerate(rows)),
+        references=parse_references(article),
+    )
+
+
+def _children(element: etree._Element | None, name: str) -> list[etree._Element]:
+    return [] if element is None else [child for child in element if local_name(child.tag) == name]
+
+
+def _child_path(element: etree._Element | None, *names: str) -> etree._Element | None:
+    for name in names:
+        found = _children(element, name)
+        element = found[0] if found else None
+    return element
+
+
+def _abstract_path(abstract: etree._Element) -> list[str]:
+    if not abstract.get("abstract-type"):
+        return ["Abstract"]
+    title = _child_path(abstract, "title")
+    label = flatten(title) if title is not None else ""
+    return ["Abstract", label or abstract.get("abstract-type", "")]
+
+
+def _walk(element: etree._Element, path: list[str], rows: list[tuple[str, str]]) -> None:
+    for child in element:
+        name = local_name(child.tag)
+        if name == "p":
+            text = flatten(child)
+            if text:
+                rows.append((SECTION_SEPARATOR.join(path), text))
+        elif name == "sec":
+            title = _child_path(child, "title")
+            heading = flatten(title) if title is not None else ""
+            _walk(child, [*path, heading] if heading else path, rows)
+        elif name and name not in NOT_ROWS and name != "title":
+            _walk(child, path, rows)
+
+
+def _article_ids(meta: etree._Element | None) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    for element in _children(meta, "article-id"):
+        kind = _ID_TYPES.get((element.get("pub-id-type") or "").lower())
+        if kind and kind not in ids:
+            value = canonical_id(flatten(element), kind)
+            if value:
+                ids[kind] = value
+    return ids
+
+
+def _license(meta: etree._Element | None) -> str:
+    for permissions in _children(meta, "permissions"):
+        for lic in _children(permissions, "license"):
+            for ref in lic.iter():
+                if local_name(ref.tag) == "license_ref" and (url := flatten(ref)):
+                    return url
+            if href := (lic.get(_XLINK_HREF) or "").strip():
+                return href
+            if code := license_code(flatten(lic)) or license_code(lic.get("license-type") or ""):
+                return code
+    return ""

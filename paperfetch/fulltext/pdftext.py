@@ -1,0 +1,264 @@
+"""A PDF's text layer → one :class:`~paperfetch.fulltext.base.Paragraph` per paragraph, with sections where the
+headings can be recognised. For papers with no JATS; JATS always wins when both exist.
+
+The steps, in order (the lines come from ``pdflines``, pypdf by default):
+
+1. **Page furniture** is dropped: lines that are only a page number (``12``, ``Page 3 of 9``), and running
+   headers/footers, i.e. a page's first or last line whose text, digits aside, recurs on at least half the pages.
+2. **Headings** are lines of at most 12 words that do not end a sentence and are one of: a common section name
+   (Abstract, Introduction, Background, Methods, Results, Discussion, Conclusions, References …, optionally
+   numbered, optionally ending in a colon); a numbered heading (``2. Methods``, ``2.1 Participants``); or, when
+   set apart by a gap above, an ALL-CAPS or Title-Case line, or a line in a font larger than the body's (the
+   latter only after the first recognised heading, so the paper's title stays a row). A heading is not a row: it
+   sets ``section``. Numbered headings nest by their number (``Methods :: Participants``, numbers stripped);
+   other headings start a new top-level section.
+3. **Paragraph breaks** fall before a heading, at a vertical gap over 1.4 × the body's line pitch, at a first-line
+   indent (not the hanging indent under a bullet), before a bulleted line (``•``, ``–`` …), and after a short
+   line (under 70 % of the body's typical line) that ends a sentence. Where the flow
+   jumps (a new page or column) the paragraph goes on unless the next line is indented, in a document that
+   indents first lines, or else unless its last line ended a sentence.
+4. **Lines are joined** with a space; a line ending in a hyphen is joined without one, dropping the hyphen when
+   the next line starts in lower case (``exam-`` + ``ple`` → ``example``; ``COVID-`` + ``19`` → ``COVID-19``).
+5. At a **References** / Bibliography / Literature Cited heading the text stops: the reference list is not rows.
+
+What the PDF path cannot recover (``docs/fulltext.md``): figure and table contents and captions are rows like any
+other text (a PDF does not mark them); footnotes may join the text; a paragraph split across a page that ends on a
+full stop becomes two rows; compound words hyphenated at a line end lose their hyphen; a heading the rules above
+miss is folded into a paragraph row; scanned pages without a text layer give nothing; licences come from the
+metadata, never the PDF. Nothing is guessed from fonts beyond size (bold is not read).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+from paperfetch.fulltext.base import SECTION_SEPARATOR, Paragraph, normalise_space
+from paperfetch.fulltext.pdflines import DEFAULT_MAX_PDF_BYTES, PdfEngine, TextLine, pdf_lines
+
+__all__ = ["PdfEngine", "paragraphs_from_lines", "pdf_paragraphs"]
+
+_SECTION_NAMES = (
+    "abstract", "summary", "introduction", "background", "methods", "method", "materials and methods",
+    "material and methods", "methods and materials", "methodology", "experimental", "experimental section",
+    "results", "discussion", "results and discussion", "conclusion", "conclusions", "concluding remarks",
+    "acknowledgements", "acknowledgments", "acknowledgement", "acknowledgment", "funding", "author contributions",
+    "data availability", "data availability statement", "conflict of interest", "conflicts of interest",
+    "competing interests", "supplementary material", "supplementary information", "appendix", "limitations",
+    "references", "bibliography", "literature cited", "works cited", "keywords",
+)
+_STOP_NAMES = frozenset({"references", "bibliography", "literature cited", "works cited"})
+_NUMBERED = re.compile(r"^((?:\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,3})\.?\s+(\S.*)$")
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
+_ENDS_SENTENCE = re.compile(r"[.!?:;][\"'\u2019\u201d)\]]*$")
+_SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "vs", "with"})
+_BULLET = re.compile(r"^(?:[\u2022\u25e6\u25aa\u25ab\u2023\u2219\u25cf\u25cb\u25a0\u25a1\u2013]|-(?=\s))")
+_HYPHENS = ("-", "\u00ad", "\ufffe", "\u2010")
+
+
+def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_bytes: int = DEFAULT_MAX_PDF_BYTES,
+                   max_pages: int | None = None) -> list[Paragraph]:
+    """The paragraphs of *pdf*'s text layer in reading order; ``[]`` for a PDF without text.
+
+    Raises :class:`~paperfetch.fulltext.base.FullTextError` for a body that is not a readable PDF (and
+    :class:`~paperfetch.errors.ConfigurationError` for an unknown *engine*).
+    """
+    return paragraphs_from_lines(pdf_lines(pdf, engine=engine, max_bytes=max_bytes, max_pages=max_pages))
+
+
+@dataclass
+class _Metrics:
+    """The body text's measures over the document: font size, line pitch, characters in a full line."""
+
+    size: float
+    pitch: float
+    chars: float
+
+    @classmethod
+    def of(cls, lines: list[TextLine]) -> _Metrics:
+        sizes = [line.size for line in lines if line.size > 0] or [10.0]
+        pitches = [a.y - b.y for a, b in zip(lines, lines[1:]) if a.page == b.page and 0 < a.y - b.y < 4 * a.size]
+        chars = [len(line.text.strip()) for line in lines] or [80]
+        size = statistics.median(sizes)
+        # The pitch inside a paragraph is the common small one: a low quantile, not the median, which the
+        # gaps around headings and between short paragraphs would pull up.
+        pitch = sorted(pitches)[int(0.3 * (len(pitches) - 1))] if pitches else 1.2 * size
+        return cls(size=size, pitch=pitch,
+                   chars=float(sorted(chars)[int(0.75 * (len(chars) - 1))]))
+
+
+@dataclass
+class _Builder:
+    """The paragraphs found so far, the one being built, and the section path."""
+
+    rows: list[Paragraph] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    path: list[tuple[int, str]] = field(default_factory=list)
+
+    def section(self) -> str:
+        return SECTION_SEPARATOR.join(title for _, title in self.path)
+
+    def close(self) -> None:
+        text = normalise_space(_join(self.lines))
+        if text:
+            self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text))
+        self.lines = []
+
+    def heading(self, level: int, title: str) -> None:
+        self.close()
+        self.path = [(lvl, t) for lvl, t in self.path if lvl < level] + [(level, title)]
+
+
+def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
+    """Paragraph records from positioned lines (the steps in the module docstring)."""
+    lines = _without_furniture(lines)
+    if not lines:
+        return []
+    metrics = _Metrics.of(lines)
+    indent = _indent_step(lines, metrics)
+    margins = _left_margins(lines, indent)
+    out = _Builder()
+    seen_heading = False
+    previous: TextLine | None = None
+    for i, line in enumerate(lines):
+        text = normalise_space(line.text)
+        gap_above = previous is None or previous.page != line.page or previous.y - line.y > 1.4 * metrics.pitch
+        found = _heading(text, line, metrics, gap_above=gap_above, seen_heading=seen_heading)
+        if found is not None:
+            level, title = found
+            if title.lower().rstrip(":") in _STOP_NAMES:
+                break
+            out.heading(level, title)
+            seen_heading = True
+            previous = None
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else None
+        if previous is not None and out.lines and _breaks(previous, line, following, metrics, indent, margins[line.page]):
+            out.close()
+        out.lines.append(text)
+        previous = line
+    out.close()
+    return out.rows
+
+
+def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metrics: _Metrics, indent: float | None,
+            margins: list[float]) -> bool:
+    before = normalise_space(previous.text)
+    ends_sentence = bool(_ENDS_SENTENCE.search(before))
+    drop = previous.y - line.y
+    if previous.page != line.page or drop <= 0 or drop > 4 * metrics.pitch + previous.size:
+        # The flow jumped (next page or column). In a document that indents first lines, a new paragraph
+        # starts here if this line is indented: against the line below it when that one follows closely (the
+        # column's own edge), else against the page's common line starts. Otherwise it goes on unless it ended.
+        if indent is None:
+            return ends_sentence
+        if following is not None and following.page == line.page and 0 < line.y - following.y < 1.4 * metrics.pitch:
+            return line.x - following.x >= 0.6 * indent
+        return line.x - _margin(line, margins) >= 0.6 * indent
+    if drop > 1.4 * metrics.pitch or _BULLET.match(line.text.lstrip()):
+        return True
+    if indent is not None and line.x - previous.x >= 0.6 * indent and not _BULLET.match(previous.text.lstrip()):
+        return True  # a first-line indent (not the hanging indent under a bullet)
+    return ends_sentence and len(before) < 0.7 * metrics.chars and line.text.lstrip()[:1].isupper()
+
+
+def _left_margins(lines: list[TextLine], indent: float | None) -> dict[int, list[float]]:
+    """Each page's column edges: the line starts common on it (three lines or more), less those that are an
+    indent's width right of another (first lines), so an indented line is told from a column's body."""
+    starts: dict[int, Counter[int]] = {}
+    for line in lines:
+        starts.setdefault(line.page, Counter())[round(line.x)] += 1
+    margins: dict[int, list[float]] = {}
+    for page, counter in starts.items():
+        common = [x for x, count in counter.items() if count >= 3] or [counter.most_common(1)[0][0]]
+        if indent is not None:
+            common = [x for x in common if not any(abs(x - indent - other) <= 2 for other in common)] or common
+        margins[page] = sorted(float(x) for x in common)
+    return margins
+
+
+def _margin(line: TextLine, margins: list[float]) -> float:
+    """The column edge *line* starts from: the nearest common start at or left of it."""
+    return max((m for m in margins if m <= line.x + 1), default=margins[0])
+
+
+def _indent_step(lines: list[TextLine], metrics: _Metrics) -> float | None:
+    """The first-line indent the document uses, or ``None`` when its paragraphs are not indented."""
+    steps = Counter(
+        round(b.x - a.x) for a, b in zip(lines, lines[1:])
+        if a.page == b.page and 0 < a.y - b.y < 1.4 * metrics.pitch and 0.8 * metrics.size < b.x - a.x < 6 * metrics.size
+    )
+    if not steps:
+        return None
+    step, count = steps.most_common(1)[0]
+    return float(step) if count >= 2 else None
+
+
+def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, seen_heading: bool) -> tuple[int, str] | None:
+    words = text.split()
+    if not words or len(words) > 12 or len(text) > 120:
+        return None
+    bare = text.rstrip(":").strip()
+    if (match := _NUMBERED.match(bare)) is not None:
+        number, title = match.groups()
+        if title.lower() in _SECTION_NAMES:
+            return number.count(".") + 1 if number[0].isdigit() else 1, title
+    else:
+        number, title = "", bare
+    if title.lower() in _SECTION_NAMES:
+        return 1, title
+    if _ENDS_SENTENCE.search(title) or not title[:1].isupper():
+        return None
+    if number and number[0].isdigit() and len(title.split()) <= 10:
+        return number.count(".") + 1, title
+    if not gap_above:
+        return None
+    letters = [c for c in title if c.isalpha()]
+    if len(letters) >= 3 and all(c.isupper() for c in letters) and len(words) <= 8:
+        return 1, title
+    if seen_heading and line.size > 1.15 * metrics.size:
+        return 1, title
+    if seen_heading and len(words) <= 8 and _title_case(title):
+        return 1, title
+    return None
+
+
+def _title_case(title: str) -> bool:
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", title)]
+    return bool(words) and all(w[0].isupper() or w.lower() in _SMALL_WORDS for w in words)
+
+
+def _without_furniture(lines: list[TextLine]) -> list[TextLine]:
+    pages: dict[int, list[TextLine]] = {}
+    for line in lines:
+        if line.text.strip() and not _PAGE_NUMBER.match(line.text.strip()):
+            pages.setdefault(line.page, []).append(line)
+    if len(pages) >= 2:
+        edges: Counter[str] = Counter()
+        for page_lines in pages.values():
+            edges.update({_shape(page_lines[0].text), _shape(page_lines[-1].text)})
+        running = {shape for shape, count in edges.items() if count >= max(2, len(pages) / 2)}
+        for number, page_lines in pages.items():
+            while page_lines and _shape(page_lines[0].text) in running:
+                page_lines.pop(0)
+            while page_lines and _shape(page_lines[-1].text) in running:
+                page_lines.pop()
+    return [line for number in sorted(pages) for line in pages[number]]
+
+
+def _shape(text: str) -> str:
+    return re.sub(r"\d+", "#", normalise_space(text).lower())
+
+
+def _join(lines: list[str]) -> str:
+    out = ""
+    for line in lines:
+        if not out:
+            out = line
+        elif out.endswith(_HYPHENS) and len(out) > 1 and out[-2].isalpha():
+            out = (out[:-1] if line[:1].islower() else out[:-1] + "-") + line
+        else:
+            out = f"{out} {line}"
+    return out

@@ -1,0 +1,112 @@
+"""A JATS article's ``<ref-list>`` → one :class:`~paperfetch.fulltext.base.Reference` per ``<ref>``.
+
+Each record carries the ref's ``id`` and ``label``, the citation's flattened text, its title (``article-title``,
+else ``chapter-title`` / ``data-title``), source (journal or book), year, and the identifiers the citation gives:
+``<pub-id pub-id-type="doi|pmid|pmcid|pmc">`` first, then DOI / PubMed / PMC links (``<ext-link>``, ``<uri>``),
+then ``doi:``/``PMID:``/``PMC…`` written in the text. Identifiers are canonical (lower-case DOI, ``PMC…``) or empty;
+nothing is guessed from a title. Only the main article's ``<back>`` is read, not sub-articles'.
+
+Parsing the body is ``xmltext``'s job; this module only reads an already parsed ``<article>``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from paperfetch.fulltext.base import Reference, canonical_id
+from paperfetch.fulltext.xmltext import flatten, local_name
+
+__all__ = ["parse_references"]
+
+_CITATIONS = ("mixed-citation", "element-citation", "citation", "nlm-citation")
+_TITLES = ("article-title", "chapter-title", "data-title", "part-title")
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+_PUB_ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
+
+_DOI_IN_TEXT = re.compile(r"(?:doi\.org/|\bdoi:?\s*)(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
+_DOI_BARE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$", re.IGNORECASE)
+_PMID_IN_TEXT = re.compile(r"\bPMID:?\s*(\d{1,9})\b")
+_PMID_URL = re.compile(r"(?:ncbi\.nlm\.nih\.gov/pubmed/|pubmed\.ncbi\.nlm\.nih\.gov/)(\d{1,9})")
+_PMCID_IN_TEXT = re.compile(r"\b(PMC\d{1,9})\b")
+_YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
+
+
+def parse_references(article: etree._Element) -> tuple[Reference, ...]:
+    """The references of *article* (a parsed ``<article>``) in document order; ``()`` when it has none."""
+    refs: list[etree._Element] = []
+    for back in article:
+        if local_name(back.tag) == "back":
+            refs.extend(el for el in back.iter() if local_name(el.tag) == "ref")
+    return tuple(_reference(i, ref) for i, ref in enumerate(refs))
+
+
+def _first(element: etree._Element, names: tuple[str, ...]) -> etree._Element | None:
+    for name in names:
+        for el in element.iter():
+            if local_name(el.tag) == name:
+                return el
+    return None
+
+
+def _reference(index: int, ref: etree._Element) -> Reference:
+    citation = _first(ref, _CITATIONS)
+    holder = citation if citation is not None else ref
+    label = next((flatten(el) for el in ref if local_name(el.tag) == "label"), "")
+    spaced = citation is not None and local_name(citation.tag) != "mixed-citation"
+    text = flatten(holder, spaced=spaced)
+    title = _first(holder, _TITLES)
+    source = _first(holder, ("source",))
+    year_el = _first(holder, ("year",))
+    year_match = _YEAR.search(flatten(year_el)) if year_el is not None else None
+    ids = _identifiers(holder, text)
+    return Reference(
+        index=index,
+        ref_id=ref.get("id") or "",
+        label=label,
+        text=text,
+        title=flatten(title) if title is not None else "",
+        source=flatten(source) if source is not None else "",
+        year=year_match.group(1) if year_match else "",
+        doi=ids.get("doi", ""),
+        pmid=ids.get("pmid", ""),
+        pmcid=ids.get("pmcid", ""),
+    )
+
+
+def _identifiers(holder: etree._Element, text: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+
+    def offer(kind: str, value: str) -> None:
+        if kind not in found and (canonical := canonical_id(value, kind)):
+            found[kind] = canonical
+
+    for el in holder.iter():
+        name = local_name(el.tag)
+        if name == "pub-id" and (kind := _PUB_ID_TYPES.get((el.get("pub-id-type") or "").lower())):
+            offer(kind, flatten(el))
+    for el in holder.iter():
+        name = local_name(el.tag)
+        if name not in ("ext-link", "uri"):
+            continue
+        for value in (el.get(_XLINK_HREF) or "", flatten(el)):
+            if (el.get("ext-link-type") or "").lower() == "doi" or "doi.org/" in value.lower():
+                if match := _DOI_BARE.match(value.strip()):
+                    offer("doi", _strip_end(match.group(1)))
+            if match := _PMID_URL.search(value):
+                offer("pmid", match.group(1))
+            if (el.get("ext-link-type") or "").lower() == "pmid":
+                offer("pmid", value)
+    if match := _DOI_IN_TEXT.search(text):
+        offer("doi", _strip_end(match.group(1)))
+    if match := _PMID_IN_TEXT.search(text):
+        offer("pmid", match.group(1))
+    if match := _PMCID_IN_TEXT.search(text):
+        offer("pmcid", match.group(1))
+    return found
+
+
+def _strip_end(doi: str) -> str:
+    # A DOI written in running text ends at the sentence's punctuation, not inside it.
+    return doi.rstrip(".,;:)]}")
