@@ -427,6 +427,9 @@ def _split(text: str) -> tuple[IdType | None, str, str | None]:
     if match is not None:
         label = match.group(1)
         return _LABEL_TYPE[label.lower()], _strip_trailing(match.group(2).strip()), f"'{label}' label"
+    if text.lower().startswith("10."):
+        # a DOI's own parser strips copy-paste punctuation: stripped here, a truncated "10." would read as PMID 10
+        return None, text, None
     return None, _strip_trailing(text), None
 
 

@@ -609,3 +609,15 @@ def test_from_key_round_trips_a_key_and_splits_an_arxiv_version():
     ident = parse_identifier("arXiv:1706.03762v5")
     assert Identifier.from_key("arxiv:1706.03762v5") == ident
     assert Identifier.from_key(parse_identifier("10.1038/X").key) == parse_identifier("10.1038/x")
+
+
+@pytest.mark.parametrize("text", ["10.", "10.1", "10.1000", "10.1000.", " 10. ", "10.,", "doi:10."])
+def test_a_truncated_doi_is_invalid_never_a_pmid(text: str) -> None:
+    # "10." stripped of its trailing dot is the digits 10: another paper (PMID 10), not a truncated DOI
+    with pytest.raises(InvalidIdentifier, match="DOI"):
+        parse_identifier(text)
+
+
+def test_a_doi_followed_by_sentence_punctuation_still_parses() -> None:
+    assert parse_identifier("10.1038/nature12373.").value == "10.1038/nature12373"
+    assert parse_identifier("10 ").value == "10"  # bare digits stay a PMID
