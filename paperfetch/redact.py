@@ -218,13 +218,20 @@ def install_log_filter() -> None:
             log.addFilter(_FILTER)
 
 
+def _series_like(series: Any, values: list[Any]) -> Any:
+    """*values* as a Series with *series*' index, name and dtype."""
+    return type(series)(values, index=series.index, name=series.name, dtype=series.dtype)
+
+
 def redact_frame(frame: Any) -> Any:
     """*frame* (a pandas DataFrame) with :func:`redact_text` applied to every text cell, in place; returned."""
     for column in frame.columns:
         series = frame[column]
         if series.dtype != object and str(series.dtype) not in ("string", "str"):
             continue
-        if not series.map(lambda v: isinstance(v, str)).any():
+        values = series.tolist()
+        # plain Python over the values: pandas 3 maps an empty text column to a string array that has no any()
+        if not any(isinstance(v, str) for v in values):
             continue
-        frame[column] = series.map(lambda v: redact_text(v) if isinstance(v, str) else v)
+        frame[column] = _series_like(series, [redact_text(v) if isinstance(v, str) else v for v in values])
     return frame
