@@ -10,8 +10,11 @@ from __future__ import annotations
 __all__ = [
     "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
     "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES",
-    "LEARN_MAX_S", "MAX_CRAWL_DELAY_S", "MAX_HOST_WAIT_S", "MAX_RETRIES", "MAX_RETRY_AFTER_S",
-    "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
+    "LEARN_MAX_S", "MAX_ANSWER_BYTES", "MAX_CRAWL_DELAY_S", "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST",
+    "MAX_REDIRECTS", "MAX_RETRIES", "MAX_RETRY_AFTER_S", "NETWORK_RETRY_BASE_S", "PACING_MARGIN_S",
+    "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S",
+    "ROBOTS_UNREACHABLE_TTL_S", "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT",
+    "UNREACHABLE_RETRY_BASE_S",
 ]
 
 #: Retries after the first attempt (PyPaperRetriever's ``max_retries``).
@@ -48,3 +51,25 @@ LEARN_MAX_S = 60.0
 LEARN_DECAY_SUCCESSES = 10
 #: ... by this fraction.
 LEARN_DECAY_FRACTION = 0.1
+
+#: Requests in flight at once to one host.
+MAX_IN_FLIGHT_PER_HOST = 1
+#: Redirect hops one request follows.
+MAX_REDIRECTS = 10
+#: Total seconds one request may take: connect, head and every read, however the bytes trickle.
+REQUEST_DEADLINE_S = 300.0
+#: Decoded bytes of a (non-streamed) answer read at most: a gzip bomb stops here.
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+#: How long a plain 403 suppresses its host (None: for the process's life).
+SUPPRESS_403_TTL_S: float | None = 3600.0
+#: Hosts a 403 never suppresses (resolvers: their 403 is the publisher's).
+SUPPRESSION_EXEMPT = ("doi.org", "dx.doi.org")
+#: How long a fetched robots.txt is used (RFC 9309 §2.4: at most 24 hours).
+ROBOTS_CACHE_TTL_S = 86400.0
+#: How long an unreachable robots.txt is taken as unreachable before it is asked again.
+ROBOTS_UNREACHABLE_TTL_S = 300.0
+#: The first wait before retrying a timeout or connection error (the schedule grows it).
+NETWORK_RETRY_BASE_S = 1.0
+#: Added to every non-zero gap: the server sees our requests through a network whose latency varies,
+#: so a gap exactly at the floor on our side can arrive below it.
+PACING_MARGIN_S = 0.002

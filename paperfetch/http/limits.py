@@ -48,6 +48,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from urllib3.response import BaseHTTPResponse
 
+from paperfetch import defaults
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge
 
 __all__ = [
@@ -62,9 +63,9 @@ __all__ = [
 ]
 
 #: Total time one request may take, connect to last byte.
-DEFAULT_DEADLINE_S = 300.0
+DEFAULT_DEADLINE_S = defaults.REQUEST_DEADLINE_S
 #: Largest decoded metadata answer read (the biggest recorded OpenAlex 50-work page is ~1.5 MB).
-MAX_METADATA_BYTES = 32 * 1024 * 1024
+MAX_METADATA_BYTES = defaults.MAX_ANSWER_BYTES
 #: Largest decoded robots.txt read; Google reads the first 500 KiB, so do we.
 MAX_ROBOTS_BYTES = 500 * 1024
 
