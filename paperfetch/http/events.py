@@ -74,7 +74,7 @@ class EventBus:
         for subscriber in self._subscribers:
             try:
                 subscriber(event)
-            except Exception:  # noqa: BLE001
+            except Exception:  # logged with its traceback
                 logger.exception("event subscriber %r failed on %s", subscriber, event.kind.value)
 
     def __len__(self) -> int:
