@@ -45,40 +45,28 @@ import logging
 import random
 import threading
 from dataclasses import fields
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
-from urllib.parse import urlsplit
 
 import requests
 
 from paperfetch import batch, defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.download import DownloadResult, file_digest, stream_to_file
-from paperfetch.errors import (
-    ConfigurationError,
-    DeadlineExceeded,
-    DisallowedByRobots,
-    HostSuppressed,
-    InvalidURL,
-    NotFoundError,
-    RateLimited,
-    ServiceError,
-    TooManyRedirects,
-    TruncatedDownload,
-)
+from paperfetch.errors import ConfigurationError, DeadlineExceeded, TooManyRedirects, TruncatedDownload
 from paperfetch.http import policy, redirects
-from paperfetch.http.config import DEFAULT_USER_AGENT, TransportConfig
+from paperfetch.http.config import DEFAULT_USER_AGENT, KNOBS, ConfiguredKnobs, TransportConfig
 from paperfetch.http.context import stop_event
 from paperfetch.http.delays import RetrySchedule
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, unreachable
-from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, host_key, registry_for
+from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, registry_for
 from paperfetch.http.hostside import Budget, Exchange, HostSide
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.retry import Retry
 from paperfetch.http.robots import UnreachablePolicy
-from paperfetch.http.wire import SYNTHETIC_HEADER, Wire, is_synthetic, new_session
+from paperfetch.http.verdicts import fetched, judge
+from paperfetch.http.wire import SYNTHETIC_HEADER, Wire, check_url, is_synthetic, new_session, request_method
 from paperfetch.log import enable_logging
 from paperfetch.parts import part_file
 from paperfetch.redact import redact_text, redact_url
@@ -97,23 +85,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_HOST_INTERVALS: Mapping[str, float] = defaults.DEFAULT_HOST_INTERVALS
 
 
-class _Knob:
-    """A setting of the client, read from its :class:`~.config.TransportConfig`; setting it makes a new
-    config (validated, its policy settings built again)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: "HttpClient | None", owner: type) -> Any:
-        if obj is None:
-            return self
-        return getattr(obj.config, self.name)
-
-    def __set__(self, obj: "HttpClient", value: Any) -> None:
-        obj.reconfigure(obj.config.replace(**{self.name: value}))
-
-
-class HttpClient:
+class HttpClient(ConfiguredKnobs):
     """HTTP client with robots.txt, per-host pacing, backoff, retries, holds and 403 suppression.
 
     The positional parameters and their defaults are PyPaperRetriever's
@@ -123,44 +95,6 @@ class HttpClient:
     :meth:`from_config` takes one as it is); defaults come from :mod:`paperfetch.defaults`.
     See ``docs/politeness.md``.
     """
-
-    user_agent = _Knob()
-    respect_robots_txt = _Knob()
-    delay_min_s = _Knob()
-    delay_max_s = _Knob()
-    honor_retry_after = _Knob()
-    suppress_on_403 = _Knob()
-    max_retries = _Knob()
-    default_retry_after_s = _Knob()
-    max_retry_after_s = _Knob()
-    backoff_base_s = _Knob()
-    backoff_multiplier = _Knob()
-    backoff_max_s = _Knob()
-    backoff_decay_s = _Knob()
-    rate_limit_min_s = _Knob()
-    rate_limit_max_s = _Knob()
-    verbosity = _Knob()
-    polite_mode = _Knob()
-    timeout = _Knob()
-    max_elapsed = _Knob()
-    max_in_flight_per_host = _Knob()
-    host_intervals = _Knob()
-    max_redirects = _Knob()
-    request_deadline_s = _Knob()
-    max_answer_bytes = _Knob()
-    allow_private_redirects = _Knob()
-    suppress_403_ttl_s = _Knob()
-    suppression_exempt = _Knob()
-    robots_unreachable = _Knob()
-    robots_cache_ttl_s = _Knob()
-    robots_unreachable_ttl_s = _Knob()
-    max_crawl_delay_s = _Knob()
-    network_retry_schedule = _Knob()
-    network_retry_base_s = _Knob()
-    pacing_margin_s = _Knob()
-    breaker_failures = _Knob()
-    learn_interval = _Knob()
-    max_host_wait_s = _Knob()
 
     def __init__(
         self,
@@ -210,22 +144,8 @@ class HttpClient:
         state: "str | os.PathLike[str] | HostStateStore | None" = None,
         state_fallback: str | None = None,
     ) -> None:
-        config = TransportConfig(
-            user_agent=user_agent, respect_robots_txt=respect_robots_txt, delay_min_s=delay_min_s,
-            delay_max_s=delay_max_s, honor_retry_after=honor_retry_after, suppress_on_403=suppress_on_403,
-            max_retries=max_retries, default_retry_after_s=default_retry_after_s, max_retry_after_s=max_retry_after_s,
-            backoff_base_s=backoff_base_s, backoff_multiplier=backoff_multiplier, backoff_max_s=backoff_max_s,
-            backoff_decay_s=backoff_decay_s, rate_limit_min_s=rate_limit_min_s, rate_limit_max_s=rate_limit_max_s,
-            verbosity=verbosity, polite_mode=polite_mode, timeout=timeout, max_elapsed=max_elapsed,
-            max_in_flight_per_host=max_in_flight_per_host, host_intervals=host_intervals, max_redirects=max_redirects,
-            request_deadline_s=request_deadline_s, max_answer_bytes=max_answer_bytes,
-            allow_private_redirects=allow_private_redirects, suppress_403_ttl_s=suppress_403_ttl_s,
-            suppression_exempt=suppression_exempt, robots_unreachable=robots_unreachable,
-            robots_cache_ttl_s=robots_cache_ttl_s, robots_unreachable_ttl_s=robots_unreachable_ttl_s,
-            max_crawl_delay_s=max_crawl_delay_s, network_retry_schedule=network_retry_schedule,
-            network_retry_base_s=network_retry_base_s, pacing_margin_s=pacing_margin_s,
-            breaker_failures=breaker_failures, learn_interval=learn_interval, max_host_wait_s=max_host_wait_s,
-        )
+        # every parameter but the collaborators (session ... state_fallback) is a knob of the config
+        config = TransportConfig(**{name: value for name, value in locals().items() if name in KNOBS})
         self._setup(config, session=session, clock=clock, sleep=sleep, registry=registry, rng=rng, state=state,
                     state_fallback=state_fallback)
 
@@ -357,10 +277,10 @@ class HttpClient:
         if not self._config.polite_mode:
             with map_network_errors(shown):
                 response = self._raw_get(url, kwargs)
-            return self._judge(response, classify(response), shown)
+            return judge(response, classify(response), shown, max_retries=self._config.max_retries)
         with map_network_errors(shown):
             exchange, _ = self._call(url, kwargs, classify=classify, max_elapsed=budget)
-        return self._fetched(exchange, classify, shown)
+        return fetched(exchange, classify, shown, now=self._clock.time(), max_retries=self._config.max_retries)
 
     def download(
         self,
@@ -404,7 +324,8 @@ class HttpClient:
                                       content_type="application/pdf", attempts=0, waited_s=0.0, reused=True)
 
             def finish(exchange: Exchange, retry: Retry) -> DownloadResult:
-                response = self._fetched(exchange, classify, shown)
+                response = fetched(exchange, classify, shown, now=self._clock.time(),
+                                   max_retries=self._config.max_retries)
                 try:
                     stop = stop_event()
                     path, size, sha256 = stream_to_file(
@@ -633,7 +554,7 @@ class HttpClient:
         """One request with its redirects, each hop through the host side: decide, robots, acquire, send, observe."""
         config, hosts = self._config, self._hosts
         params = kwargs.pop("params", None)
-        method, data = _method(kwargs)  # issue 12: POST for idempotent reads (see fetch)
+        method, data = request_method(kwargs)  # issue 12: POST for idempotent reads (see fetch)
         kwargs.pop("allow_redirects", None)
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = config.timeout
@@ -643,7 +564,7 @@ class HttpClient:
         history: list[requests.Response] = []
         seen: set[str] = set()
         for hop in range(config.max_redirects + 1):
-            _check_url(current)
+            check_url(current)
             host = self._registry.limiter(current)
             exempt = hosts.exempt(current)
             decision = hosts.decide(host, budget, exempt=exempt)
@@ -692,7 +613,7 @@ class HttpClient:
         """``polite_mode=False``: plain requests, no pacing; redirects are followed here, hop by hop,
         so every hop keeps the ceilings (deadline, decoded-bytes cap) and the redirect check."""
         config = self._config
-        _check_url(url)
+        check_url(url)
         kwargs = dict(kwargs)
         headers = dict(kwargs.pop("headers", None) or {})
         headers.setdefault("User-Agent", config.user_agent)
@@ -700,12 +621,12 @@ class HttpClient:
             kwargs["timeout"] = config.timeout
         follow = kwargs.pop("allow_redirects", True)
         params = kwargs.pop("params", None)
-        method, data = _method(kwargs)  # issue 12
+        method, data = request_method(kwargs)  # issue 12
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()
         for hop in range(config.max_redirects + 1):
-            _check_url(current)
+            check_url(current)
             host = self._registry.limiter(current)
             with host.cond:
                 host.begin(self._clock.monotonic(), 0.0)
@@ -718,85 +639,5 @@ class HttpClient:
                                                  host, method, data)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _fetched(self, exchange: Exchange, classify: Callable[[requests.Response], Outcome], shown: str) -> requests.Response:
-        """``fetch``'s verdict on a settled exchange: the response, or the typed error."""
-        response = exchange.response
-        host = exchange.host
-        if exchange.kind == "disallowed":
-            raise DisallowedByRobots(f"robots.txt of {host.key} disallows {shown}", url=shown)
-        if exchange.kind == "suppressed":
-            supp = host.facts.suppression
-            raise HostSuppressed(
-                f"{host.key} is suppressed ({supp.reason if supp else '403'}); no request sent",
-                status_code=403,
-                url=shown,
-                response=response,
-                reason=supp.reason if supp else "",
-                suppressed_until=_utc(supp.until) if supp else None,
-            )
-        if exchange.kind == "held":
-            raise self._rate_limited(exchange, shown, "no request sent")
-        assert response is not None
-        verdict = classify(response)
-        held = policy.hold_remaining(host.facts, self._clock.time()) > 0
-        if response.status_code == 403 and held:
-            raise self._rate_limited(exchange, shown, "HTTP 403 with rate-limit headers")
-        if verdict is Outcome.RETRY and (held or response.status_code == 429):
-            raise self._rate_limited(exchange, shown, f"HTTP {response.status_code}")
-        return self._judge(response, verdict, shown)
-
-    def _judge(self, response: requests.Response, verdict: Outcome, shown: str) -> requests.Response:
-        if verdict is Outcome.OK:
-            return response
-        status = response.status_code
-        if verdict is Outcome.ABSENT:
-            raise NotFoundError(f"{shown}: not found (HTTP {status})", status_code=status, url=shown, response=response)
-        if verdict is Outcome.RETRY:
-            raise ServiceError(
-                f"{shown}: HTTP {status} after {self._config.max_retries + 1} attempts", status_code=status, url=shown,
-                response=response,
-            )
-        raise ServiceError(f"{shown}: HTTP {status} ({response.reason or 'error'})", status_code=status, url=shown,
-                           response=response)
-
-    def _rate_limited(self, exchange: Exchange, shown: str, what: str) -> RateLimited:
-        host = exchange.host
-        held_until = host.held_until
-        status = exchange.response.status_code if exchange.response is not None else host.facts.hold_status
-        when = held_until.strftime("%H:%M:%S UTC") if held_until else "later"
-        return RateLimited(
-            f"{host.key} asked for no requests until {when} ({what}); {shown} not fetched",
-            held_until=held_until,
-            status_code=status,
-            url=shown,
-            response=exchange.response,
-        )
-
     def _emit(self, kind: EventKind, host: HostLimiter, url: str | None, **fields: Any) -> None:
         self._hosts.emit(kind, host, url, **fields)
-
-
-def _utc(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
-
-
-def _check_url(url: str) -> None:
-    scheme = urlsplit(url).scheme.lower()
-    if scheme not in ("http", "https"):
-        raise InvalidURL(f"paperfetch only requests http and https URLs, not {redact_url(url)!r}", url=redact_url(url))
-    host_key(url)
-
-
-# ---- issue 12: POST for idempotent reads. One code path: the method rides through _exchange and the wire.
-_METHODS = frozenset({"GET", "POST"})
-
-
-def _method(kwargs: dict[str, Any]) -> tuple[str, Any]:
-    """Pop ``method`` (default GET) and ``data`` (a POST's form body) from a call's kwargs."""
-    method = str(kwargs.pop("method", None) or "GET").upper()
-    data = kwargs.pop("data", None)
-    if method not in _METHODS:
-        raise ConfigurationError(f"paperfetch sends GET, or POST for idempotent reads; not {method!r}")
-    if data is not None and method != "POST":
-        raise ConfigurationError("data= is a POST's form body; pass method='POST' with it")
-    return method, data

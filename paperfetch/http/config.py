@@ -15,7 +15,7 @@ added to it later (the Retriever names its sources' intervals) is paced at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Mapping
 
 from paperfetch import defaults
@@ -26,7 +26,7 @@ from paperfetch.http.policy import PolicySettings
 from paperfetch.http.retry import Retry
 from paperfetch.http.robots import UnreachablePolicy
 
-__all__ = ["DEFAULT_USER_AGENT", "TransportConfig"]
+__all__ = ["ConfiguredKnobs", "DEFAULT_USER_AGENT", "KNOBS", "TransportConfig"]
 
 #: What a client sends without being told: the project and its home page (:func:`.identity.user_agent`).
 DEFAULT_USER_AGENT = user_agent()
@@ -165,3 +165,74 @@ class TransportConfig:
     def replace(self, **changes: Any) -> "TransportConfig":
         """A new value with *changes* applied, validated and built again."""
         return replace(self, **changes)
+
+
+#: The names of the knobs (the init fields of :class:`TransportConfig`).
+KNOBS = frozenset(f.name for f in fields(TransportConfig) if f.init)
+
+
+class _Knob:
+    """A setting read from its owner's ``config``; setting it makes a new config (validated, its
+    policy settings built again) and hands it to ``reconfigure``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: "ConfiguredKnobs | None", owner: type) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj.config, self.name)
+
+    def __set__(self, obj: "ConfiguredKnobs", value: Any) -> None:
+        obj.reconfigure(obj.config.replace(**{self.name: value}))
+
+
+class ConfiguredKnobs:
+    """Every knob of a :class:`TransportConfig` as an attribute (``client.max_retries``), read from
+    ``self.config``. The class that mixes this in supplies ``config`` and ``reconfigure``."""
+
+    @property
+    def config(self) -> TransportConfig:
+        raise NotImplementedError  # pragma: no cover
+
+    def reconfigure(self, config: TransportConfig) -> None:
+        raise NotImplementedError  # pragma: no cover
+
+    user_agent = _Knob()
+    respect_robots_txt = _Knob()
+    delay_min_s = _Knob()
+    delay_max_s = _Knob()
+    honor_retry_after = _Knob()
+    suppress_on_403 = _Knob()
+    max_retries = _Knob()
+    default_retry_after_s = _Knob()
+    max_retry_after_s = _Knob()
+    backoff_base_s = _Knob()
+    backoff_multiplier = _Knob()
+    backoff_max_s = _Knob()
+    backoff_decay_s = _Knob()
+    rate_limit_min_s = _Knob()
+    rate_limit_max_s = _Knob()
+    verbosity = _Knob()
+    polite_mode = _Knob()
+    timeout = _Knob()
+    max_elapsed = _Knob()
+    max_in_flight_per_host = _Knob()
+    host_intervals = _Knob()
+    max_redirects = _Knob()
+    request_deadline_s = _Knob()
+    max_answer_bytes = _Knob()
+    allow_private_redirects = _Knob()
+    suppress_403_ttl_s = _Knob()
+    suppression_exempt = _Knob()
+    robots_unreachable = _Knob()
+    robots_cache_ttl_s = _Knob()
+    robots_unreachable_ttl_s = _Knob()
+    max_crawl_delay_s = _Knob()
+    network_retry_schedule = _Knob()
+    network_retry_base_s = _Knob()
+    pacing_margin_s = _Knob()
+    breaker_failures = _Knob()
+    learn_interval = _Knob()
+    max_host_wait_s = _Knob()
+

@@ -20,16 +20,18 @@ from __future__ import annotations
 import logging
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping
+from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 
 from paperfetch.clock import Clock
-from paperfetch.errors import Stopped, StoreUnavailable
+from paperfetch.errors import ConfigurationError, InvalidURL, Stopped, StoreUnavailable
 from paperfetch.http.context import stop_event
 from paperfetch.http.events import EventKind
 from paperfetch.http.exceptions import deadline_errors, unreachable
+from paperfetch.http.hosts import host_key
 from paperfetch.http.limits import Deadline, deadline_scope, install_deadline_pools, read_limited
 from paperfetch.redact import redact_url
 
@@ -37,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.hosts import HostLimiter, HostRegistry
     from paperfetch.state import Slot
 
-__all__ = ["SYNTHETIC_HEADER", "Wire", "is_synthetic", "new_session", "synthetic_response"]
+__all__ = ["SYNTHETIC_HEADER", "Wire", "check_url", "is_synthetic", "new_session", "request_method", "synthetic_response"]
 
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
 
@@ -74,6 +76,29 @@ def synthetic_response(url: str, status: int, kind: str, reason: str,
     response.encoding = "utf-8"
     response.headers = CaseInsensitiveDict({SYNTHETIC_HEADER: kind, "Content-Length": "0", **dict(headers or {})})
     return response
+
+
+def check_url(url: str) -> None:
+    """Raise :class:`~paperfetch.InvalidURL` unless *url* is http(s) with a host."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https"):
+        raise InvalidURL(f"paperfetch only requests http and https URLs, not {redact_url(url)!r}", url=redact_url(url))
+    host_key(url)
+
+
+# issue 12: POST for idempotent reads. One code path: the method rides through the call and the wire.
+_METHODS = frozenset({"GET", "POST"})
+
+
+def request_method(kwargs: dict[str, Any]) -> tuple[str, Any]:
+    """Pop ``method`` (default GET) and ``data`` (a POST's form body) from a call's kwargs."""
+    method = str(kwargs.pop("method", None) or "GET").upper()
+    data = kwargs.pop("data", None)
+    if method not in _METHODS:
+        raise ConfigurationError(f"paperfetch sends GET, or POST for idempotent reads; not {method!r}")
+    if data is not None and method != "POST":
+        raise ConfigurationError("data= is a POST's form body; pass method='POST' with it")
+    return method, data
 
 
 def new_session() -> requests.Session:
