@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
@@ -27,7 +27,9 @@ class EventKind(str, Enum):
     RETRY = "retry"                  #: the same request will be sent again
     BACKOFF = "backoff"              #: the host's backoff changed (seconds = new value)
     HOLD = "hold"                    #: the host is held until a time (seconds = hold length)
-    HOLD_RELEASED = "hold_released"  #: a hold was cleared by hand
+    #: a hold was cleared by hand; the transport does not publish it (releases go through the store),
+    #: the dashboard still understands it
+    HOLD_RELEASED = "hold_released"
     HELD = "held"                    #: a request was not sent because the host is held
     SUPPRESS = "suppress"            #: the host is suppressed after a 403
     SUPPRESSED = "suppressed"        #: a request was not sent because the host is suppressed
@@ -46,7 +48,6 @@ class Event:
     status: int | None = None
     seconds: float | None = None
     detail: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 Subscriber = Callable[[Event], None]

@@ -8,23 +8,34 @@
 failed on the way; :data:`NETWORK_ERRORS` are the errors a call retries.
 
 ``get`` keeps PyPaperRetriever's contract and lets the raw ``requests`` error through after
-its retries; only a request's trickling head is typed there (:func:`deadline_errors`).
+its retries; only a request's trickling head is typed there (:func:`deadline_errors`). A body
+read's ``urllib3`` errors become the ``requests`` ones first (:func:`read_errors`).
 Nothing here sends, waits or decides whether to retry.
 """
 
 from __future__ import annotations
 
+import socket
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Generator
+from typing import Generator, Protocol
 
 import requests
+from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 
 from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
 
-if TYPE_CHECKING:  # pragma: no cover
-    from paperfetch.http.limits import Deadline
+__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "read_errors", "unreachable"]
 
-__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "unreachable"]
+
+class _Deadline(Protocol):
+    """What the mapper reads of a :class:`~paperfetch.http.limits.Deadline`."""
+
+    @property
+    def seconds(self) -> float: ...
+
+    def expired(self) -> bool: ...
+
+    def check(self, url: str | None) -> None: ...
 
 #: What a call retries: a timeout, a connection error, a body cut short on the wire.
 NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
@@ -63,7 +74,7 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
 
 
 @contextmanager
-def deadline_errors(shown: str, deadline: "Deadline") -> Generator[None, None, None]:
+def deadline_errors(shown: str, deadline: _Deadline) -> Generator[None, None, None]:
     """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
     (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
     try:
@@ -73,3 +84,23 @@ def deadline_errors(shown: str, deadline: "Deadline") -> Generator[None, None, N
             raise DeadlineExceeded(f"{shown} took longer than its deadline of {deadline.seconds:g} s",
                                    url=shown) from None
         raise
+
+
+@contextmanager
+def read_errors(shown: str, deadline: _Deadline | None) -> Generator[None, None, None]:
+    """A body read's ``urllib3`` and socket errors as ``requests`` reports them (so a call's retry and
+    :func:`map_network_errors` see one family): a read timeout past *deadline* is
+    :class:`~paperfetch.DeadlineExceeded`, another a ``ReadTimeout``; a broken or undecodable body a
+    ``ConnectionError``."""
+    try:
+        yield
+    except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout):
+        if deadline is not None and deadline.expired():
+            deadline.check(shown)
+        raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
+    except requests.exceptions.RequestException:
+        raise
+    except (ProtocolError, DecodeError, OSError) as exc:
+        raise requests.exceptions.ConnectionError(
+            f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
+        ) from None

@@ -45,11 +45,11 @@ from typing import Any
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from urllib3.response import BaseHTTPResponse
 
 from paperfetch import defaults
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge
+from paperfetch.http.exceptions import read_errors
 
 __all__ = [
     "DEFAULT_DEADLINE_S",
@@ -135,19 +135,8 @@ def iter_limited(
                     deadline.check(shown)
                 if sock is not None:
                     sock.settimeout(left if base_timeout is None else min(left, base_timeout))
-            try:
+            with read_errors(shown, deadline):  # as requests' own iter_content reports them
                 chunk = read()
-            except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout):
-                if deadline is not None and deadline.expired():
-                    deadline.check(shown)
-                raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
-            except requests.exceptions.RequestException:
-                raise
-            except (ProtocolError, DecodeError, OSError) as exc:
-                # As requests' own iter_content reports them, so callers' retry and wrapping stay as they are.
-                raise requests.exceptions.ConnectionError(
-                    f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
-                ) from None
             if not chunk:
                 return
             if total + len(chunk) > max_bytes:

@@ -129,45 +129,29 @@ class Job(Protocol):
 
 
 class Transport(Protocol):
-    """What the scheduler asks the transport (:class:`~paperfetch.http.client.HttpClient` is one).
-
-    The answers are the transport's own (its policy, :mod:`paperfetch.http.policy`): the scheduler
-    re-derives none of them, it only decides which job goes when."""
+    """What the scheduler asks the transport (:class:`~paperfetch.http.client.HttpClient` is one):
+    would it send this URL (``would_send``: not disallowed by a cached robots.txt), how long may one
+    call wait (``call_allowance``), does the host's open breaker end the batch's items for it at once
+    (``breaker_ends_batch``), how soon is the host ready (``ready_in``: 0 now, ``inf`` suppressed).
+    The answers are the transport's policy (:mod:`paperfetch.http.policy`); the scheduler re-derives
+    none of them, it only decides which job goes when. ``host_limiter`` gives the host's record, of
+    which it reads the in-flight count, the hold and whether robots.txt changed."""
 
     @property
     def max_in_flight_per_host(self) -> int: ...
-
     @property
     def max_host_wait_s(self) -> float: ...
-
     @property
     def requests_sent(self) -> int: ...
-
     @property
     def closed(self) -> bool: ...
-
     @property
     def clock(self) -> Clock: ...
-
-    def host_limiter(self, url: str) -> HostLimiter:
-        """The host's record (the scheduler reads its in-flight count, hold and robots identity)."""
-        ...
-
-    def ready_in(self, url: str) -> float:
-        """How soon the host is ready (0: now; ``inf``: suppressed)."""
-        ...
-
-    def call_allowance(self) -> float:
-        """How long one call may wait for a host."""
-        ...
-
-    def would_send(self, url: str) -> bool:
-        """Whether a request for *url* would go out (not disallowed by a cached robots.txt)."""
-        ...
-
-    def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
-        """Whether the host's open breaker ends the batch's items for it at once."""
-        ...
+    def host_limiter(self, url: str) -> HostLimiter: ...
+    def ready_in(self, url: str) -> float: ...
+    def call_allowance(self) -> float: ...
+    def would_send(self, url: str) -> bool: ...
+    def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool: ...
 
 
 def default_workers(distinct_hosts: int) -> int:
