@@ -173,8 +173,9 @@ class HttpClient(ConfiguredKnobs):
             raise ConfigurationError("give either registry= or state=, not both")
         self._registry = registry
         self._own_session = session is None
+        self._session = session if session is not None else new_session()
         self.events = EventBus()
-        self._wire = Wire(session=session if session is not None else new_session(), registry=registry,
+        self._wire = Wire(session=self._session, registry=registry,
                           clock=self._clock, sleep=sleep, emit=self._emit,
                           request_deadline_s=config.request_deadline_s, max_answer_bytes=config.max_answer_bytes,
                           max_in_flight_per_host=config.max_in_flight_per_host)
@@ -396,7 +397,7 @@ class HttpClient(ConfiguredKnobs):
     @property
     def session(self) -> requests.Session:
         """The ``requests`` session requests go through (shareable with another client)."""
-        return self._wire.session
+        return self._session
 
     @property
     def clock(self) -> Clock:
@@ -453,7 +454,7 @@ class HttpClient(ConfiguredKnobs):
         """Stop this client's batches and close the session if this client created it."""
         self._closed.set()
         if self._own_session:
-            self._wire.session.close()
+            self._session.close()
 
     def __enter__(self) -> "HttpClient":
         return self
