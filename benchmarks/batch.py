@@ -355,7 +355,8 @@ def count_connections() -> None:
 
 
 def run_parallel(world: World, urls: list[str], scale: bool, keep: bool = True) -> dict[str, Any]:
-    from paperfetch.http.scheduler import HostScheduler, _GetJob
+    from paperfetch.batch import _GetJob
+    from paperfetch.http.scheduler import HostScheduler
 
     world.reset()
     client = make_client(scale)

@@ -1,20 +1,139 @@
-"""Batches over many hosts: the scheduler lives with the transport, in :mod:`paperfetch.http.scheduler`.
+"""Batches over many hosts, the sugar: :func:`get_many` and :func:`iter_many`.
 
-This module keeps the names importable from where they always were.
+``client.get`` for many URLs at once, each host exactly as polite as a loop of ``get`` would
+keep it, the hosts served side by side by :class:`~paperfetch.http.scheduler.HostScheduler`
+(which lives with the transport, in :mod:`paperfetch.http.scheduler`, and is re-exported here
+with the names this module always had). Nothing here paces, decides or retries.
 """
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Protocol
 
 from paperfetch.http.scheduler import (
     BUSY_POLL_S,
     MAX_WAIT_S,
     NO_REQUEST,
-    STOP_GRACE_S,
     HostScheduler,
     Job,
+    Transport,
     default_workers,
-    get_many,
-    iter_many,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    import requests
+
 __all__ = [
-    "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "STOP_GRACE_S", "default_workers", "get_many", "iter_many",
+    "BUSY_POLL_S", "BatchClient", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many",
+    "iter_many",
 ]
+
+
+class BatchClient(Transport, Protocol):
+    """A transport that also answers ``get`` (:class:`~paperfetch.http.client.HttpClient` does)."""
+
+    def get(self, url: str, **kwargs: Any) -> "requests.Response | None": ...
+
+
+class _GetJob:
+    """One ``client.get(url, **kwargs)``: a job of a single request (redirects inside it)."""
+
+    __slots__ = ("index", "url", "result", "error", "_client", "_kwargs")
+
+    def __init__(self, client: BatchClient, index: int, url: str, kwargs: dict[str, Any]) -> None:
+        self.index = index
+        self.url: str | None = url
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self._client = client
+        self._kwargs = kwargs
+
+    def advance(self) -> None:
+        url = self.url
+        assert url is not None
+        self.result = self._client.get(url, **self._kwargs)
+        self.url = None
+
+    def __repr__(self) -> str:
+        return f"_GetJob({self.index}, {self.url!r})"
+
+
+_DONE = object()
+
+
+def iter_many(
+    client: BatchClient,
+    urls: Iterable[str],
+    *,
+    workers: int | None = None,
+    **kwargs: Any,
+) -> Generator[tuple[int, "requests.Response | BaseException | None"], None, None]:
+    """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes (hosts side by side).
+
+    Where ``get`` would raise, the pair holds the exception. The batch runs in a dispatcher thread
+    while you iterate; leaving the loop early (``break``, an exception, Ctrl-C, closing the
+    generator) stops it, and the generator returns only when every thread of the batch has ended:
+    nothing is sent after that.
+    """
+    jobs = [_GetJob(client, i, url, kwargs) for i, url in enumerate(urls)]
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    scheduler = HostScheduler(client, workers=workers, on_finished=done.put)
+    failure: list[BaseException] = []
+
+    def dispatch() -> None:
+        try:
+            scheduler.run(jobs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            failure.append(exc)
+        finally:
+            done.put(_DONE)
+
+    thread = threading.Thread(target=dispatch, name="paperfetch-dispatch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            job = done.get()
+            if job is _DONE:
+                break
+            yield job.index, (job.error if job.error is not None else job.result)
+        if failure:
+            raise failure[0]
+    finally:
+        scheduler.stop()
+        thread.join()
+
+
+def get_many(
+    client: BatchClient,
+    urls: Iterable[str],
+    *,
+    workers: int | None = None,
+    return_exceptions: bool = True,
+    **kwargs: Any,
+) -> list["requests.Response | BaseException | None"]:
+    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently (built on :func:`iter_many`).
+
+    Each slot holds exactly what ``get`` returned for that URL: a response (any HTTP
+    status, synthetic for held or suppressed hosts) or ``None`` when robots.txt
+    disallows the URL. Where ``get`` would have *raised* (timeouts and connection
+    errors after their retries, :class:`~paperfetch.InvalidURL`,
+    :class:`~paperfetch.TooManyRedirects`):
+
+    * ``return_exceptions=True`` (default, as :func:`asyncio.gather`): the slot holds
+      the exception instance and the batch goes on;
+    * ``return_exceptions=False``: the first exception (in time) stops the batch and is
+      raised, as a loop of ``get`` would have.
+    """
+    urls = list(urls)
+    results: list[Any] = [None] * len(urls)
+    pairs = iter_many(client, urls, workers=workers, **kwargs)
+    try:
+        for index, result in pairs:
+            if not return_exceptions and isinstance(result, BaseException):
+                raise result
+            results[index] = result
+    finally:
+        pairs.close()
+    return results

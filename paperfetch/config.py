@@ -273,13 +273,8 @@ def load_settings(
     return Settings(**values, origin=origin, config_path=path)
 
 
-#: The project's home page, named in the User-Agent so a publisher can find out who we are.
-PROJECT_URL = "https://github.com/paperfetch/paperfetch"
-
-
 def user_agent_for(email: str | None) -> str:
-    """``paperfetch/<version> (+<project URL>; mailto:<email>)``; without an e-mail, no ``mailto``."""
-    from paperfetch._version import __version__
+    """The User-Agent for a contact *email*: :func:`paperfetch.http.identity.user_agent`, the one builder."""
+    from paperfetch.http.identity import user_agent
 
-    contact = f"; mailto:{email}" if email else ""
-    return f"paperfetch/{__version__} (+{PROJECT_URL}{contact})"
+    return user_agent(email)

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 __all__ = [
     "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
-    "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES",
-    "LEARN_MAX_S", "MAX_CRAWL_DELAY_S", "MAX_HOST_WAIT_S", "MAX_RETRIES", "MAX_RETRY_AFTER_S",
-    "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
+    "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S", "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES",
+    "FILENAME_TEMPLATE", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEDGER_BUSY_TIMEOUT_S",
+    "LEDGER_NAME", "MAX_ANSWER_BYTES", "MAX_CRAWL_DELAY_S", "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST",
+    "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS", "MAX_RETRIES", "MAX_RETRY_AFTER_S", "NETWORK_RETRY_BASE_S",
+    "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "REDIS_NAMESPACE",
+    "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S", "ROBOTS_UNREACHABLE_TTL_S", "STATE",
+    "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
 ]
 
 #: Retries after the first attempt (PyPaperRetriever's ``max_retries``).
@@ -49,8 +53,29 @@ LEARN_DECAY_SUCCESSES = 10
 #: ... by this fraction.
 LEARN_DECAY_FRACTION = 0.1
 
+#: Requests in flight at once to one host.
+MAX_IN_FLIGHT_PER_HOST = 1
+#: Redirect hops one request follows.
+MAX_REDIRECTS = 10
+#: Total seconds one request may take: connect, head and every read, however the bytes trickle.
+REQUEST_DEADLINE_S = 300.0
+#: Decoded bytes of a (non-streamed) answer read at most: a gzip bomb stops here.
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+#: How long a plain 403 suppresses its host (None: for the process's life).
+SUPPRESS_403_TTL_S: float | None = 3600.0
+#: Hosts a 403 never suppresses (resolvers: their 403 is the publisher's).
+SUPPRESSION_EXEMPT = ("doi.org", "dx.doi.org")
+#: How long a fetched robots.txt is used (RFC 9309 §2.4: at most 24 hours).
+ROBOTS_CACHE_TTL_S = 86400.0
+#: How long an unreachable robots.txt is taken as unreachable before it is asked again.
+ROBOTS_UNREACHABLE_TTL_S = 300.0
+#: The first wait before retrying a timeout or connection error (the schedule grows it).
+NETWORK_RETRY_BASE_S = 1.0
+#: Added to every non-zero gap: the server sees our requests through a network whose latency varies,
+#: so a gap exactly at the floor on our side can arrive below it.
+PACING_MARGIN_S = 0.002
+
 # ---------------------------------------------------------------------------- the ledger, the Retriever's files
-# (named here for issue 15; the transport's own defaults are above)
 
 #: The host-state store when nothing names one: the SQLite file in the user cache directory (paperfetch.state).
 STATE = "sqlite"
@@ -77,8 +102,3 @@ LEDGER_NAME = "default"
 REDIS_NAMESPACE = "paperfetch:"
 #: How long a Redis call waits before the store counts as not answering.
 REDIS_SOCKET_TIMEOUT_S = 5.0
-
-__all__ += [  # the block above (kept apart from the transport's list while both are edited; merge when landed)
-    "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "LEDGER_BUSY_TIMEOUT_S", "LEDGER_NAME",
-    "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "OUT_DIR", "PDF_SNIFF_BYTES", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "STATE",
-]

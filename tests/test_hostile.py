@@ -543,7 +543,7 @@ def test_a_redirect_between_public_addresses_is_followed():
 
 
 def test_the_transport_refuses_the_redirect_and_the_row_says_why(hosts, tmp_path, monkeypatch):
-    import paperfetch.http.client as client_module
+    import paperfetch.http.redirects as redirects_module
 
     publisher = hosts("127.0.0.105", {"/a.pdf": Reply(302, b"", {"Location": "http://169.254.169.254/latest/"})})
     service = hosts("127.0.0.106", {"*": Reply(200, json.dumps({"doi": "10.1000/r", "oa_locations": [
@@ -552,7 +552,7 @@ def test_the_transport_refuses_the_redirect_and_the_row_says_why(hosts, tmp_path
     def as_if_public(from_url, to_url, allow_private):  # the publisher plays a public address
         return addresses.redirect_refusal(from_url.replace("127.0.0.105", PUBLIC), to_url, allow_private)
 
-    monkeypatch.setattr(client_module, "redirect_refusal", as_if_public)
+    monkeypatch.setattr(redirects_module, "redirect_refusal", as_if_public)
     with retriever(tmp_path, {"unpaywall": service.base_url}, sources=["unpaywall"], respect_robots_txt=False) as r:
         out = r.download(["10.1000/r"])
     assert out.loc[0, "status"] == "http_error"
@@ -674,7 +674,7 @@ def _as_if_public(address):
 
 
 def test_polite_mode_false_keeps_the_deadline_the_cap_and_the_redirect_check(hosts, monkeypatch):
-    import paperfetch.http.client as client_module
+    import paperfetch.http.redirects as redirects_module
 
     with RawServer("127.0.0.111", trickle(b'{"a": 1}' * 50, 0.5, content_type="application/json")) as slow:
         c = HttpClient(polite_mode=False, max_retries=0, request_deadline_s=1.5)
@@ -690,19 +690,19 @@ def test_polite_mode_false_keeps_the_deadline_the_cap_and_the_redirect_check(hos
     followed = HttpClient(polite_mode=False).get(site.base_url + "/hop")  # followed here, hop by hop
     assert followed.status_code == 200 and len(followed.content) == 300_000
     assert [r.status_code for r in followed.history] == [302]
-    monkeypatch.setattr(client_module, "redirect_refusal", _as_if_public("127.0.0.112"))
+    monkeypatch.setattr(redirects_module, "redirect_refusal", _as_if_public("127.0.0.112"))
     with pytest.raises(RefusedRedirect, match="169.254.169.254"):
         c.get(site.base_url + "/meta")
     assert site.hits("/meta") == 1
 
 
 def test_a_robots_txt_redirect_from_public_to_private_is_refused(hosts, monkeypatch):
-    import paperfetch.http.client as client_module
+    import paperfetch.http.redirects as redirects_module
 
     inside = hosts("127.0.0.113", {"*": Reply(200, b"User-agent: *\nDisallow: /\n", {"Content-Type": "text/plain"})})
     publisher = hosts("127.0.0.114", {"/robots.txt": Reply(302, b"", {"Location": inside.base_url + "/robots.txt"}),
                                       "*": Reply(200, b"{}", {"Content-Type": "application/json"})})
-    monkeypatch.setattr(client_module, "redirect_refusal", _as_if_public("127.0.0.114"))
+    monkeypatch.setattr(redirects_module, "redirect_refusal", _as_if_public("127.0.0.114"))
     c = HttpClient(respect_robots_txt=True, max_retries=0, **FAST)
     assert c.fetch(publisher.base_url + "/x").content == b"{}"  # robots.txt unreachable: allowed, as configured
     assert inside.hits() == 0  # the private address was never asked

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
@@ -27,7 +27,6 @@ class EventKind(str, Enum):
     RETRY = "retry"                  #: the same request will be sent again
     BACKOFF = "backoff"              #: the host's backoff changed (seconds = new value)
     HOLD = "hold"                    #: the host is held until a time (seconds = hold length)
-    HOLD_RELEASED = "hold_released"  #: a hold was cleared by hand
     HELD = "held"                    #: a request was not sent because the host is held
     SUPPRESS = "suppress"            #: the host is suppressed after a 403
     SUPPRESSED = "suppressed"        #: a request was not sent because the host is suppressed
@@ -46,7 +45,6 @@ class Event:
     status: int | None = None
     seconds: float | None = None
     detail: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 Subscriber = Callable[[Event], None]
@@ -74,7 +72,7 @@ class EventBus:
         for subscriber in self._subscribers:
             try:
                 subscriber(event)
-            except Exception:  # noqa: BLE001
+            except Exception:  # logged with its traceback
                 logger.exception("event subscriber %r failed on %s", subscriber, event.kind.value)
 
     def __len__(self) -> int:

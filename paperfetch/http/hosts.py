@@ -226,13 +226,11 @@ class HostLimiter:
         self.last_start: float | None = None
         self.gap_fraction: float = 0.0
         self.in_flight = 0
-        self.min_interval_s = 0.0
         self.probing = False  # a half-open probe of this process is on its way
         self.last_gap_s: float | None = None  # the gap the latest request kept after the previous one
         self._previous_start: float | None = None
         # counters
         self.requests = 0
-        self.responses = 0
         self.ok = 0
         self.errors = 0
         self.last_status: int | None = None
@@ -242,7 +240,8 @@ class HostLimiter:
     def store(self) -> HostStateStore:
         return self._store
 
-    def _adopt(self, stored: StoredFacts) -> HostFacts:
+    def adopt(self, stored: StoredFacts) -> HostFacts:
+        """Take *stored* (read from the store) as this host's facts; returns them."""
         if stored is not self._stored:  # the in-process store hands back the same object until it changes
             self.facts = host_facts(stored, self.facts.robots)
             self._stored = stored
@@ -252,7 +251,7 @@ class HostLimiter:
         """The facts as the store has them now (another process's hold included); also kept in ``facts``."""
         stored = self._store.get(self.key, self._registry.clock.time())
         with self.cond:
-            return self._adopt(stored)
+            return self.adopt(stored)
 
     def update(self, change: Callable[[HostFacts], HostFacts]) -> tuple[HostFacts, HostFacts]:
         """Apply ``change`` to the store's current facts, atomically across every client of the store
@@ -269,7 +268,7 @@ class HostLimiter:
 
             stored = self._store.update(self.key, on_stored, self._registry.clock.time())
             old = seen[0] if seen else self.facts
-            new = self._adopt(stored)
+            new = self.adopt(stored)
             if new != old:
                 self.cond.notify_all()
             return old, new
@@ -281,7 +280,7 @@ class HostLimiter:
             facts = change(self.refresh())
             now = self._registry.clock.time()
             self._store.clear(self.key)
-            self._adopt(self._store.put(stored_facts(self.key, facts), now))
+            self.adopt(self._store.put(stored_facts(self.key, facts), now))
             self.cond.notify_all()
 
     def _wall(self, monotonic: float) -> float:
@@ -343,20 +342,9 @@ class HostLimiter:
         return _utc(until)
 
     # -- suppression ---------------------------------------------------------
-    def active_suppression(self, now: float) -> Suppression | None:
-        """The suppression in force at *now* (monotonic), or ``None``. An expired one is cleared
-        here, so the host is tried once more; a new 403 suppresses it again."""
-        s = self.facts.suppression
-        if s is None or (s.until is not None and self._wall(now) >= s.until):
-            return None  # the store drops an expired suppression by itself
-        return s
-
     def suppress(self, reason: str, now: float, ttl: float | None) -> None:
         since = self._wall(now)
         self.update(lambda f: replace(f, suppression=Suppression(reason, since, None if ttl is None else since + ttl)))
-
-    def unsuppress(self) -> None:
-        self.overwrite(lambda f: replace(f, suppression=None))
 
     # -- pacing ------------------------------------------------------------
     def begin(self, now: float, gap_fraction: float) -> None:
@@ -385,7 +373,6 @@ class HostLimiter:
             if status is None:
                 self.errors += 1
             else:
-                self.responses += 1
                 self.last_status = status
                 if 200 <= status < 400:
                     self.ok += 1
@@ -400,10 +387,6 @@ class HostLimiter:
             self.requests = max(0, self.requests - 1)
             self.probing = False
             self.cond.notify_all()
-
-    def note_min_interval(self, seconds: float) -> None:
-        with self.cond:
-            self.min_interval_s = max(self.min_interval_s, seconds)
 
     def __repr__(self) -> str:
         return f"HostLimiter({self.key!r}, requests={self.requests}, backoff={self.facts.backoff_s:g}s)"
@@ -463,7 +446,7 @@ class HostRegistry:
             if _in_force(stored, now):
                 limiter = self.limiter(key)
                 with limiter.cond:
-                    limiter._adopt(stored)  # noqa: SLF001 - the registry fills its own limiters
+                    limiter.adopt(stored)  # the registry fills its own limiters
                 limiters.append(limiter)
         return limiters
 

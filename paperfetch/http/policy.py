@@ -33,25 +33,32 @@ hold, and teaches nothing); after ``learn_decay_successes`` successes in a
 row it comes down by ``learn_decay_fraction``, and once it is no longer above the
 published floor (Crawl-delay, the source's interval, the configured range) it is dropped.
 
+"When may this host's next request start?" has one answer, :func:`next_start` (the hold, the
+open breaker and the pacing gap, :func:`pacing_wait`); :func:`decide`, the client's ``ready_in``,
+:func:`snapshot` (every per-host report) and the batch scheduler all read it.
+
 ``now`` is wall-clock epoch seconds (the facts' time), ``mono`` the monotonic
 reading the process-local pacing clock is kept on.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from enum import Enum
 from typing import Mapping
 
 from paperfetch import defaults
 from paperfetch.http.delays import BackoffPolicy, DelayRange, effective_range
 from paperfetch.http.headers import has_rate_limit_headers, server_requested_wait
-from paperfetch.http.hosts import BreakerState, HostFacts, Suppression
+from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression
 
 __all__ = [
-    "Decision", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "begin_probe", "breaker_open",
-    "crawl_delay", "decide", "delay_range", "floor", "gap", "hold_remaining", "learned_interval", "observe_error",
-    "observe_response", "past_budget", "retry_wait", "suppression_in_force", "unreachable",
+    "Decision", "HostCounters", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "begin_probe",
+    "breaker_ends_batch", "breaker_open", "crawl_delay", "decide", "delay_range", "floor", "gap", "hold_remaining",
+    "learned_interval", "next_start", "observe_error", "observe_response", "past_budget", "pacing_wait", "retry_wait", "snapshot",
+    "suppression_in_force", "unreachable",
 ]
 
 
@@ -62,17 +69,18 @@ class PolicySettings:
     user_agent: str = "paperfetch"
     respect_robots_txt: bool = False
     configured_range: DelayRange | None = None
-    fallback_range: DelayRange = DelayRange(1.0, 3.0)
-    max_crawl_delay_s: float = 60.0
+    fallback_range: DelayRange = DelayRange(defaults.RATE_LIMIT_MIN_S, defaults.RATE_LIMIT_MAX_S)
+    max_crawl_delay_s: float = defaults.MAX_CRAWL_DELAY_S
     host_intervals: Mapping[str, float] = field(default_factory=dict)
-    backoff: BackoffPolicy = BackoffPolicy()
+    backoff: BackoffPolicy = BackoffPolicy(defaults.BACKOFF_BASE_S, defaults.BACKOFF_MULTIPLIER, defaults.BACKOFF_MAX_S,
+                                           defaults.BACKOFF_DECAY_S)
     honor_retry_after: bool = True
-    default_retry_after_s: float = 60.0
-    max_retry_after_s: float = 60.0
+    default_retry_after_s: float = defaults.DEFAULT_RETRY_AFTER_S
+    max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S
     suppress_on_403: bool = True
-    suppress_403_ttl_s: float | None = 3600.0
-    pacing_margin_s: float = 0.002
-    max_in_flight_per_host: int = 1
+    suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S
+    pacing_margin_s: float = defaults.PACING_MARGIN_S
+    max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
     #: consecutive failures that open the breaker; 0: no breaker
     breaker_failures: int = defaults.BREAKER_FAILURES
     #: an open period ending later than this after the host began failing is not waited for
@@ -108,7 +116,6 @@ class Pace:
     last_start: float | None = None
     gap_fraction: float = 0.0
     in_flight: int = 0
-    min_interval_s: float = 0.0
     probing: bool = False  #: this process's half-open probe is on its way
 
 
@@ -158,6 +165,16 @@ def past_budget(facts: HostFacts, settings: PolicySettings, since: float | None 
     return facts.breaker_open_until - start > settings.max_host_wait_s
 
 
+def breaker_ends_batch(facts: HostFacts, settings: PolicySettings, *, now: float, since: float | None,
+                       max_host_wait_s: float) -> bool:
+    """Whether the host's open breaker ends a batch's remaining items for it at once: the host could
+    not be reached at all, or the next probe falls more than *max_host_wait_s* after it began failing
+    (or after *since*, the batch's start, when later)."""
+    if breaker_open(facts, settings, now) <= 0:
+        return False
+    return unreachable(facts) or past_budget(facts, replace(settings, max_host_wait_s=max_host_wait_s), since=since)
+
+
 def unreachable(facts: HostFacts) -> bool:
     """Whether the breaker opened because the host could not be reached (DNS, refused connection)."""
     return facts.breaker_reason.startswith(UNREACHABLE)
@@ -169,9 +186,9 @@ def crawl_delay(facts: HostFacts, settings: PolicySettings) -> float | None:
     return facts.robots.crawl_delay(settings.user_agent, settings.max_crawl_delay_s)
 
 
-def delay_range(facts: HostFacts, settings: PolicySettings, host: str, pace: Pace = Pace()) -> DelayRange | None:
+def delay_range(facts: HostFacts, settings: PolicySettings, host: str) -> DelayRange | None:
     """The delay range for the host's next request, every floor applied (``None``: no delay)."""
-    interval = max(pace.min_interval_s, settings.host_intervals.get(host, 0.0), learned_interval(facts, settings))
+    interval = max(settings.host_intervals.get(host, 0.0), learned_interval(facts, settings))
     return effective_range(
         configured=settings.configured_range,
         # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
@@ -184,16 +201,16 @@ def delay_range(facts: HostFacts, settings: PolicySettings, host: str, pace: Pac
     )
 
 
-def floor(facts: HostFacts, settings: PolicySettings, host: str, pace: Pace = Pace()) -> float:
+def floor(facts: HostFacts, settings: PolicySettings, host: str) -> float:
     """The published floor of the host's delay, without backoff or what was learned."""
     plain = replace(facts, backoff_s=0.0, learned_interval_s=0.0)
-    rng = delay_range(plain, settings, host, pace)
+    rng = delay_range(plain, settings, host)
     return 0.0 if rng is None else rng.low
 
 
 def gap(facts: HostFacts, settings: PolicySettings, host: str, pace: Pace) -> float:
     """Seconds required between the host's previous request and the next one."""
-    rng = delay_range(facts, settings, host, pace)
+    rng = delay_range(facts, settings, host)
     if rng is None:
         return 0.0
     seconds = rng.sample(pace.gap_fraction)
@@ -234,11 +251,87 @@ def decide(
         return Decision(Verdict.WAIT, held, "hold")
     if pace.in_flight >= settings.max_in_flight_per_host:
         return Decision(Verdict.BUSY)
-    if pace.last_start is not None:
-        wait = pace.last_start + gap(facts, settings, host, pace) - mono
-        if wait > 0:
-            return Decision(Verdict.WAIT, wait, "pacing")
+    wait = pacing_wait(facts, pace, settings, host=host, mono=mono)
+    if wait > 0:
+        return Decision(Verdict.WAIT, wait, "pacing")
     return Decision(Verdict.PROCEED, probe=probe)
+
+
+# ---------------------------------------------------------------------- when may the host go next
+def pacing_wait(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: str, mono: float) -> float:
+    """Seconds the pacing gap still asks for (may be negative: the gap has passed)."""
+    if pace.last_start is None:
+        return 0.0
+    return pace.last_start + gap(facts, settings, host, pace) - mono
+
+
+def next_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: str, now: float, mono: float,
+               exempt: bool = False) -> float:
+    """The one answer to "when may this host's next request start?": seconds from now (0: now;
+    ``inf`` while suppressed). The longest of the hold, the open breaker and the pacing gap; a
+    host whose every slot is taken is a millisecond away. :func:`decide` waits by the same parts,
+    the scheduler and the snapshots read this."""
+    if settings.suppress_on_403 and not exempt and suppression_in_force(facts, now) is not None:
+        return math.inf
+    hold = max(hold_remaining(facts, now), breaker_open(facts, settings, now))
+    busy = 0.0 if pace.in_flight < settings.max_in_flight_per_host else 0.001
+    return max(0.0, hold, pacing_wait(facts, pace, settings, host=host, mono=mono), busy)
+
+
+def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: HostCounters, *, host: str,
+             now: float, mono: float, polite: bool = True) -> HostSnapshot:
+    """The host as it is now, for people and schedulers (one :class:`~.hosts.HostSnapshot` schema).
+
+    ``next_allowed_at`` is when the hold, the breaker or the pacing gap lets the next request start
+    (``None`` when the host has none of them); ``ready_in_s`` is :func:`next_start` (0 when not
+    *polite*: nothing is paced)."""
+    rng = delay_range(facts, settings, host)
+    supp = suppression_in_force(facts, now)
+    held = hold_remaining(facts, now) > 0
+    ready = next_start(facts, pace, settings, host=host, now=now, mono=mono) if polite else 0.0
+    next_at = None
+    if pace.last_start is not None or held or facts.breaker_open_until is not None:
+        pacing = pacing_wait(facts, pace, settings, host=host, mono=mono)
+        next_at = now + max(pacing, hold_remaining(facts, now), breaker_open(facts, settings, now))
+    return HostSnapshot(
+        host=host,
+        requests=counters.requests,
+        in_flight=pace.in_flight,
+        ok=counters.ok,
+        errors=counters.errors,
+        last_status=counters.last_status,
+        delay_min_s=None if rng is None else rng.low,
+        delay_max_s=None if rng is None else rng.high,
+        backoff_s=facts.backoff_s,
+        learned_interval_s=facts.learned_interval_s,
+        crawl_delay_s=crawl_delay(facts, settings),
+        robots=facts.robots.status.value if facts.robots else None,
+        held_until=_utc(facts.hold_until) if held else None,
+        hold_status=facts.hold_status if held else None,
+        hold_reason=facts.hold_reason if held else "",
+        suppressed=supp is not None,
+        suppressed_reason=supp.reason if supp else None,
+        suppressed_until=_utc(supp.until) if supp else None,
+        breaker=facts.breaker.value,
+        failures=facts.failures,
+        breaker_open_until=_utc(facts.breaker_open_until),
+        next_allowed_at=_utc(next_at),
+        ready_in_s=ready,
+    )
+
+
+@dataclass(frozen=True)
+class HostCounters:
+    """What this process counted for a host (the snapshot's counters)."""
+
+    requests: int = 0
+    ok: int = 0
+    errors: int = 0
+    last_status: int | None = None
+
+
+def _utc(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
 def begin_probe(facts: HostFacts) -> HostFacts:

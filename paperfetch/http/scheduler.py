@@ -72,7 +72,7 @@ pick the longest queue and to size the pool); the scheduler keeps one
 ``(job, url)`` pair per job in its host's :class:`collections.deque` and nothing
 else per job (about 100 bytes), so a batch of ~100k jobs costs some 10 MB on top
 of the jobs themselves. For larger batches, feed chunks to successive ``run``
-calls. What the jobs keep is theirs: :func:`get_many` keeps every response, about
+calls. What the jobs keep is theirs: :func:`paperfetch.batch.get_many` keeps every response, about
 8 KB of Python objects each (14 KB of RSS measured with the transport's
 connection-pool churn over more than 64 hosts).
 """
@@ -85,52 +85,16 @@ import queue
 import threading
 import time
 from collections import deque
-from contextlib import contextmanager
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
-from paperfetch import defaults
-from paperfetch.clock import SYSTEM_CLOCK, Clock, SystemClock
+from paperfetch.clock import Clock, SystemClock
 from paperfetch.errors import Stopped
-from paperfetch.http.hosts import BreakerState, host_key
-from paperfetch.http.policy import PolicySettings, past_budget, unreachable
-
-if TYPE_CHECKING:  # pragma: no cover
-    import requests
-
-    from paperfetch.http.client import HttpClient
-
-_local = threading.local()
-
-
-@contextmanager
-def answer_now() -> Generator[None, None, None]:
-    """Within this block (in this thread) the transport waits for no hold and no open breaker:
-    such requests are answered at once without being sent. The scheduler drains a blocked host so."""
-    before = getattr(_local, "now", False)
-    _local.now = True
-    try:
-        yield
-    finally:
-        _local.now = before
-
-
-def answering_now() -> bool:
-    """Whether this thread is inside :func:`answer_now`."""
-    return getattr(_local, "now", False)
-
-
-def stop_event() -> threading.Event | None:
-    """The stop signal of the batch this thread works for (``None`` outside a batch's workers).
-
-    The transport sleeps on it (``clock.wait``), so a stopped batch's waits end at once, and checks
-    it before sending anything."""
-    return getattr(_local, "stop", None)
-
+from paperfetch.http.context import answer_now, answering_now, stop_event, stopping_with
+from paperfetch.http.hosts import HostLimiter, host_key
 
 __all__ = [
-    "answer_now", "answering_now", "iter_many", "stop_event", "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST",
-    "default_workers", "get_many",
+    "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "Transport", "answer_now", "answering_now",
+    "default_workers", "stop_event",
 ]
 
 logger = logging.getLogger(__name__)
@@ -142,10 +106,6 @@ MAX_WAIT_S = 0.25
 #: dispatch is in flight there: another job's redirect hop, another thread) is looked at
 #: again; the wait doubles while it stays busy, up to MAX_WAIT_S.
 BUSY_POLL_S = 0.002
-#: Kept for compatibility: ``run`` no longer abandons work after a stop; it waits for every worker,
-#: whose transport waits end at once (a request already on the wire ends within its timeout).
-STOP_GRACE_S = 0.25
-
 #: The queue of jobs whose next ``advance`` sends nothing: a URL without a host (``advance``
 #: will raise) or one the host's cached robots.txt disallows (``get`` returns ``None`` at once).
 #: Always due, no in-flight limit; shown as this key in ``stats["per_host"]``.
@@ -166,6 +126,32 @@ class Job(Protocol):
     def url(self) -> str | None: ...
 
     def advance(self) -> None: ...
+
+
+class Transport(Protocol):
+    """What the scheduler asks the transport (:class:`~paperfetch.http.client.HttpClient` is one):
+    would it send this URL (``would_send``: not disallowed by a cached robots.txt), how long may one
+    call wait (``call_allowance``), does the host's open breaker end the batch's items for it at once
+    (``breaker_ends_batch``), how soon is the host ready (``ready_in``: 0 now, ``inf`` suppressed).
+    The answers are the transport's policy (:mod:`paperfetch.http.policy`); the scheduler re-derives
+    none of them, it only decides which job goes when. ``host_limiter`` gives the host's record, of
+    which it reads the in-flight count, the hold and whether robots.txt changed."""
+
+    @property
+    def max_in_flight_per_host(self) -> int: ...
+    @property
+    def max_host_wait_s(self) -> float: ...
+    @property
+    def requests_sent(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def clock(self) -> Clock: ...
+    def host_limiter(self, url: str) -> HostLimiter: ...
+    def ready_in(self, url: str) -> float: ...
+    def call_allowance(self) -> float: ...
+    def would_send(self, url: str) -> bool: ...
+    def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool: ...
 
 
 def default_workers(distinct_hosts: int) -> int:
@@ -221,7 +207,7 @@ class HostScheduler:
 
     def __init__(
         self,
-        client: "HttpClient",
+        client: Transport,
         *,
         workers: int | None = None,
         defer_limit_s: float | None = None,
@@ -234,15 +220,13 @@ class HostScheduler:
         self.client = client
         self.workers = workers
         if defer_limit_s is None:
-            defer_limit_s = float(client.max_retry_after_s)
-            if client.max_elapsed is not None:
-                defer_limit_s = min(defer_limit_s, float(client.max_elapsed))
+            defer_limit_s = client.call_allowance()
         self.defer_limit_s = float(defer_limit_s)
         if max_host_wait_s is None:
-            max_host_wait_s = float(getattr(client, "max_host_wait_s", defaults.MAX_HOST_WAIT_S))
+            max_host_wait_s = float(client.max_host_wait_s)
         self.max_host_wait_s = float(max_host_wait_s)
         self.on_finished = on_finished
-        self._clock: Clock = clock if clock is not None else getattr(client, "clock", SYSTEM_CLOCK)
+        self._clock: Clock = clock if clock is not None else client.clock
         self._real_time = isinstance(self._clock, SystemClock)
         self._cap = int(client.max_in_flight_per_host)
         self._cond = threading.Condition()
@@ -251,7 +235,6 @@ class HostScheduler:
         self._closed = True
         self._generation = 0  # which run workers and their results belong to
         self._started_wall = 0.0
-        self._budget = PolicySettings()
         self._hosts: dict[str, _HostQueue] = {}
         self._active: dict[str, _HostQueue] = {}   # hosts with queued jobs
         self._pending = 0     # jobs not yet finished: queued, in flight, or in on_finished
@@ -267,8 +250,8 @@ class HostScheduler:
     def run(self, jobs: Iterable[Any]) -> None:
         """Advance every job until its ``url`` is ``None``; return then, or soon after :meth:`stop`.
 
-        ``KeyboardInterrupt`` here stops the batch (in-flight requests are given
-        :data:`STOP_GRACE_S` to finish, then abandoned) and is re-raised.
+        ``KeyboardInterrupt`` here stops the batch (every worker is waited for: their transport waits
+        end at once, a request already on the wire within its timeout) and is re-raised.
         """
         with self._cond:
             if self._running:
@@ -390,18 +373,15 @@ class HostScheduler:
     def _enqueue(self, job: Any, url: str, key: str, now: float) -> None:
         """Caller holds the lock (or is the only thread, during ingest)."""
         hq = self._queue(key, url, now)
-        if hq.robots is not None and self._disallowed(hq.robots, url, now):
+        if hq.robots is not None and self._disallowed(url):
             hq = self._queue(NO_REQUEST, url, now)
         self._append(hq, job, url, now)
 
-    def _disallowed(self, rules: Any, url: str, now: float) -> bool:
+    def _disallowed(self, url: str) -> bool:
         """Whether the transport will answer *url* with ``None`` at once (cached robots.txt)."""
-        client = self.client
-        if not (client.respect_robots_txt and client.polite_mode) or rules.expires_at <= self._clock.time():
-            return False
         try:
-            return not rules.can_fetch(url, client.user_agent)
-        except Exception:  # noqa: BLE001
+            return not self.client.would_send(url)
+        except Exception:  # noqa: BLE001 - odd URL: advance() will report it
             return False
 
     def _sort_by_robots(self, hq: _HostQueue, now: float) -> None:
@@ -418,7 +398,7 @@ class HostScheduler:
         keep: deque[tuple[Any, str]] = deque()
         free = None
         for job, url in hq.jobs:
-            if self._disallowed(rules, url, now):
+            if self._disallowed(url):
                 if free is None:
                     free = self._queue(NO_REQUEST, url, now)
                 self._append(free, job, url, now)
@@ -476,22 +456,11 @@ class HostScheduler:
     def _breaker_blocks(self, hq: _HostQueue) -> bool:
         """Whether *hq*'s breaker is open past what the batch waits for this host (its items end at once).
 
-        An open breaker defers the host's queue (``ready_in`` counts it) while the next probe falls
-        within ``max_host_wait_s`` of when the host began failing; a host that could not be reached
-        at all is not waited for. Caller holds the lock."""
-        limiter = hq.limiter
-        facts = limiter.facts
-        wall = self._clock.time()
-        open_until = facts.breaker_open_until
-        is_open = (
-            getattr(self.client, "breaker_failures", 0) and facts.breaker is BreakerState.OPEN
-            and open_until is not None and open_until > wall
-        )
-        if not is_open:
-            return False
-        # the budget counts from when the host began failing (or this batch began, if later)
-        return unreachable(facts) or past_budget(facts, replace(self._budget, max_host_wait_s=self.max_host_wait_s),
-                                                 since=self._started_wall)
+        The transport answers (:func:`paperfetch.http.policy.breaker_ends_batch`): an open breaker
+        defers the host's queue (``ready_in`` counts it) while the next probe falls within
+        ``max_host_wait_s`` of when the host began failing, or this batch began, if later; a host
+        that could not be reached at all is not waited for. Caller holds the lock."""
+        return self.client.breaker_ends_batch(hq.url, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
 
     def _pick(self, now: float) -> _HostQueue | None:
         """The due host with the longest queue (ties: waiting longest), or ``None``."""
@@ -531,7 +500,7 @@ class HostScheduler:
         clock = self._clock
         with self._cond:
             while not self._stopping and self._pending > 0:
-                if getattr(self.client, "closed", False):  # the client left its ``with`` block
+                if self.client.closed:  # the client left its ``with`` block
                     self._stopping = True
                     self._stop_event.set()
                     break
@@ -571,17 +540,16 @@ class HostScheduler:
 
     def _worker(self, generation: int, work: queue.SimpleQueue) -> None:
         idle = 0.0
-        _local.stop = self._stop_event
         try:
-            while True:
-                t0 = time.perf_counter()
-                item = work.get()
-                idle += time.perf_counter() - t0
-                if item is None:
-                    return
-                self._run_one(generation, *item)
+            with stopping_with(self._stop_event):
+                while True:
+                    t0 = time.perf_counter()
+                    item = work.get()
+                    idle += time.perf_counter() - t0
+                    if item is None:
+                        return
+                    self._run_one(generation, *item)
         finally:
-            _local.stop = None
             with self._cond:
                 if generation == self._generation:
                     self._stats["worker_idle_s"] += idle
@@ -661,7 +629,7 @@ class HostScheduler:
         try:
             job.error = error
             logger.debug("job %r failed: %s: %s", job, type(error).__name__, error)
-        except Exception:  # noqa: BLE001 - a job without a settable ``error``
+        except Exception:  # a job without a settable ``error`` (logged with its traceback)
             logger.warning("job %r failed (not attachable): %s: %s", job, type(error).__name__, error, exc_info=error)
 
     def _call_on_finished(self, job: Any) -> None:
@@ -690,106 +658,3 @@ class HostScheduler:
         finally:
             with self._cond:
                 self._closed = True
-
-
-# ---------------------------------------------------------------------- get_many
-class _GetJob:
-    """One ``client.get(url, **kwargs)``: a job of a single request (redirects inside it)."""
-
-    __slots__ = ("index", "url", "result", "error", "_client", "_kwargs")
-
-    def __init__(self, client: "HttpClient", index: int, url: str, kwargs: dict[str, Any]) -> None:
-        self.index = index
-        self.url: str | None = url
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self._client = client
-        self._kwargs = kwargs
-
-    def advance(self) -> None:
-        url = self.url
-        assert url is not None
-        self.result = self._client.get(url, **self._kwargs)
-        self.url = None
-
-    def __repr__(self) -> str:
-        return f"_GetJob({self.index}, {self.url!r})"
-
-
-_DONE = object()
-
-
-def iter_many(
-    client: "HttpClient",
-    urls: Iterable[str],
-    *,
-    workers: int | None = None,
-    **kwargs: Any,
-) -> Generator[tuple[int, "requests.Response | BaseException | None"], None, None]:
-    """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes (hosts side by side).
-
-    Where ``get`` would raise, the pair holds the exception. The batch runs in a dispatcher thread
-    while you iterate; leaving the loop early (``break``, an exception, Ctrl-C, closing the
-    generator) stops it, and the generator returns only when every thread of the batch has ended:
-    nothing is sent after that.
-    """
-    jobs = [_GetJob(client, i, url, kwargs) for i, url in enumerate(urls)]
-    done: queue.SimpleQueue = queue.SimpleQueue()
-    scheduler = HostScheduler(client, workers=workers, on_finished=done.put)
-    failure: list[BaseException] = []
-
-    def dispatch() -> None:
-        try:
-            scheduler.run(jobs)
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            failure.append(exc)
-        finally:
-            done.put(_DONE)
-
-    thread = threading.Thread(target=dispatch, name="paperfetch-dispatch", daemon=True)
-    thread.start()
-    try:
-        while True:
-            job = done.get()
-            if job is _DONE:
-                break
-            yield job.index, (job.error if job.error is not None else job.result)
-        if failure:
-            raise failure[0]
-    finally:
-        scheduler.stop()
-        thread.join()
-
-
-def get_many(
-    client: "HttpClient",
-    urls: Iterable[str],
-    *,
-    workers: int | None = None,
-    return_exceptions: bool = True,
-    **kwargs: Any,
-) -> list["requests.Response | BaseException | None"]:
-    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently (built on :func:`iter_many`).
-
-    Each slot holds exactly what ``get`` returned for that URL: a response (any HTTP
-    status, synthetic for held or suppressed hosts) or ``None`` when robots.txt
-    disallows the URL. Where ``get`` would have *raised* (timeouts and connection
-    errors after their retries, :class:`~paperfetch.InvalidURL`,
-    :class:`~paperfetch.TooManyRedirects`):
-
-    * ``return_exceptions=True`` (default, as :func:`asyncio.gather`): the slot holds
-      the exception instance and the batch goes on;
-    * ``return_exceptions=False``: the first exception (in time) stops the batch and is
-      raised, as a loop of ``get`` would have.
-    """
-    urls = list(urls)
-    results: list[Any] = [None] * len(urls)
-    pairs = iter_many(client, urls, workers=workers, **kwargs)
-    try:
-        for index, result in pairs:
-            if not return_exceptions and isinstance(result, BaseException):
-                raise result
-            results[index] = result
-    finally:
-        pairs.close()
-    return results

@@ -1,0 +1,238 @@
+"""The transport's knobs as one frozen value: :class:`TransportConfig`.
+
+Every keyword of :class:`~paperfetch.http.client.HttpClient` that is a setting (not a
+collaborator such as the session, the clock or the host-state store) lives here. The
+value is validated once, when it is made, and the two things the rest of the transport
+reads are built from it once: the :class:`~paperfetch.http.policy.PolicySettings` the
+politeness rules read (:attr:`TransportConfig.settings`) and the immutable
+:class:`~paperfetch.http.retry.Retry` every call starts from (:attr:`TransportConfig.retry`).
+Nothing is rebuilt per request. Defaults come from :mod:`paperfetch.defaults`.
+
+It sends nothing, reads no environment variable and holds no state beyond the values.
+The one mutable part is ``host_intervals``: a dict that the settings share, so an interval
+added to it later (the Retriever names its sources' intervals) is paced at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterable, Mapping
+
+from paperfetch import defaults
+from paperfetch.errors import ConfigurationError
+from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
+from paperfetch.http.identity import user_agent
+from paperfetch.http.policy import PolicySettings
+from paperfetch.http.retry import Retry
+from paperfetch.http.robots import UnreachablePolicy
+
+__all__ = ["ConfiguredKnobs", "DEFAULT_USER_AGENT", "KNOBS", "TransportConfig"]
+
+#: What a client sends without being told: the project and its home page (:func:`.identity.user_agent`).
+DEFAULT_USER_AGENT = user_agent()
+
+#: The RFC 9309 §2.4 ceiling of a cached robots.txt's life.
+_ROBOTS_TTL_CEILING_S = 86400.0
+
+
+def _set(obj: object, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)  # a frozen dataclass normalising its own fields once
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class TransportConfig:
+    """The validated settings of one :class:`~paperfetch.http.client.HttpClient` (see its parameters)."""
+
+    user_agent: str = DEFAULT_USER_AGENT
+    respect_robots_txt: bool = False
+    delay_min_s: float | None = None
+    delay_max_s: float | None = None
+    honor_retry_after: bool = True
+    suppress_on_403: bool = True
+    max_retries: int = defaults.MAX_RETRIES
+    default_retry_after_s: float = defaults.DEFAULT_RETRY_AFTER_S
+    max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S
+    backoff_base_s: float = defaults.BACKOFF_BASE_S
+    backoff_multiplier: float = defaults.BACKOFF_MULTIPLIER
+    backoff_max_s: float = defaults.BACKOFF_MAX_S
+    backoff_decay_s: float = defaults.BACKOFF_DECAY_S
+    rate_limit_min_s: float = defaults.RATE_LIMIT_MIN_S
+    rate_limit_max_s: float = defaults.RATE_LIMIT_MAX_S
+    verbosity: int = 1
+    polite_mode: bool = True
+    timeout: float | tuple[float, float] = defaults.TIMEOUT
+    max_elapsed: float | None = None
+    max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
+    host_intervals: Mapping[str, float] | None = None
+    max_redirects: int = defaults.MAX_REDIRECTS
+    #: total seconds one request may take: connect, head and every read, however the bytes trickle
+    request_deadline_s: float = defaults.REQUEST_DEADLINE_S
+    #: decoded bytes of a (non-streamed) answer read at most: a gzip bomb stops here
+    max_answer_bytes: int = defaults.MAX_ANSWER_BYTES
+    #: follow a redirect from a public address to a private, loopback or link-local one (default: refuse)
+    allow_private_redirects: bool = False
+    suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S
+    suppression_exempt: Iterable[str] = defaults.SUPPRESSION_EXEMPT
+    robots_unreachable: UnreachablePolicy | str = UnreachablePolicy.ALLOW
+    robots_cache_ttl_s: float = defaults.ROBOTS_CACHE_TTL_S
+    robots_unreachable_ttl_s: float = defaults.ROBOTS_UNREACHABLE_TTL_S
+    max_crawl_delay_s: float = defaults.MAX_CRAWL_DELAY_S
+    network_retry_schedule: RetrySchedule | str = RetrySchedule.EXPONENTIAL
+    network_retry_base_s: float = defaults.NETWORK_RETRY_BASE_S
+    #: added to every non-zero gap (the network's latency varies; see :data:`paperfetch.defaults.PACING_MARGIN_S`)
+    pacing_margin_s: float = defaults.PACING_MARGIN_S
+    #: consecutive failures that open a host's circuit breaker (0: no breaker)
+    breaker_failures: int = defaults.BREAKER_FAILURES
+    #: whether the interval a host enforces is learned from its 429s
+    learn_interval: bool = True
+    #: how long a batch waits for one host's breaker before its remaining items end at once
+    max_host_wait_s: float = defaults.MAX_HOST_WAIT_S
+
+    #: what the politeness rules read, built once from the fields above
+    settings: PolicySettings = field(init=False, repr=False)
+    #: the retry policy every call starts from, built once
+    retry: Retry = field(init=False, repr=False)
+    #: the configured delay range (``None``: no configured delay)
+    configured_range: DelayRange | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ConfigurationError(f"max_retries must be >= 0, not {self.max_retries!r}")
+        if self.max_in_flight_per_host < 1:
+            raise ConfigurationError(f"max_in_flight_per_host must be >= 1, not {self.max_in_flight_per_host!r}")
+        if self.max_redirects < 0:
+            raise ConfigurationError(f"max_redirects must be >= 0, not {self.max_redirects!r}")
+        if self.rate_limit_max_s < self.rate_limit_min_s:
+            raise ConfigurationError("rate_limit_max_s must not be smaller than rate_limit_min_s")
+        configured = resolve_configured_range(self.delay_min_s, self.delay_max_s)
+        _set(self, "configured_range", configured)
+        _set(self, "delay_min_s", None if configured is None else configured.low)
+        _set(self, "delay_max_s", None if configured is None else configured.high)
+        _set(self, "max_retries", int(self.max_retries))
+        _set(self, "default_retry_after_s", float(self.default_retry_after_s))
+        _set(self, "max_retry_after_s", float(self.max_retry_after_s))
+        _set(self, "max_in_flight_per_host", int(self.max_in_flight_per_host))
+        intervals = dict(defaults.DEFAULT_HOST_INTERVALS)
+        if self.host_intervals:
+            intervals.update({k.lower(): float(v) for k, v in self.host_intervals.items()})
+        _set(self, "host_intervals", intervals)
+        _set(self, "max_redirects", int(self.max_redirects))
+        if not self.request_deadline_s > 0:
+            raise ConfigurationError(f"request_deadline_s must be > 0, not {self.request_deadline_s!r}")
+        if self.max_answer_bytes < 1:
+            raise ConfigurationError(f"max_answer_bytes must be >= 1, not {self.max_answer_bytes!r}")
+        _set(self, "request_deadline_s", float(self.request_deadline_s))
+        _set(self, "max_answer_bytes", int(self.max_answer_bytes))
+        _set(self, "allow_private_redirects", bool(self.allow_private_redirects))
+        _set(self, "suppression_exempt", frozenset(h.lower() for h in self.suppression_exempt))
+        _set(self, "robots_unreachable", UnreachablePolicy.parse(self.robots_unreachable))
+        # RFC 9309 §2.4: a cached robots.txt should not be used for more than 24 hours.
+        _set(self, "robots_cache_ttl_s", min(float(self.robots_cache_ttl_s), _ROBOTS_TTL_CEILING_S))
+        _set(self, "robots_unreachable_ttl_s", min(float(self.robots_unreachable_ttl_s), self.robots_cache_ttl_s))
+        _set(self, "max_crawl_delay_s", float(self.max_crawl_delay_s))
+        schedule = RetrySchedule.parse(self.network_retry_schedule)
+        _set(self, "network_retry_schedule", schedule)
+        _set(self, "network_retry_base_s", float(self.network_retry_base_s))
+        _set(self, "pacing_margin_s", float(self.pacing_margin_s))
+        if self.breaker_failures < 0:
+            raise ConfigurationError(
+                f"breaker_failures must be >= 0 (0: no breaker), not {self.breaker_failures!r}")
+        _set(self, "breaker_failures", int(self.breaker_failures))
+        _set(self, "learn_interval", bool(self.learn_interval))
+        _set(self, "max_host_wait_s", float(self.max_host_wait_s))
+        _set(self, "settings", PolicySettings(
+            user_agent=self.user_agent,
+            respect_robots_txt=self.respect_robots_txt,
+            configured_range=configured,
+            fallback_range=DelayRange(float(self.rate_limit_min_s), float(self.rate_limit_max_s)),
+            max_crawl_delay_s=self.max_crawl_delay_s,
+            host_intervals=intervals,
+            backoff=BackoffPolicy(self.backoff_base_s, self.backoff_multiplier, self.backoff_max_s, self.backoff_decay_s),
+            honor_retry_after=self.honor_retry_after,
+            default_retry_after_s=self.default_retry_after_s,
+            max_retry_after_s=self.max_retry_after_s,
+            suppress_on_403=self.suppress_on_403,
+            suppress_403_ttl_s=self.suppress_403_ttl_s,
+            pacing_margin_s=self.pacing_margin_s,
+            max_in_flight_per_host=self.max_in_flight_per_host,
+            breaker_failures=self.breaker_failures,
+            learn=self.learn_interval,
+            max_host_wait_s=self.max_host_wait_s,
+        ))
+        _set(self, "retry", Retry(self.max_retries, schedule, self.network_retry_base_s,
+                                  self.backoff_max_s))
+
+    def replace(self, **changes: Any) -> "TransportConfig":
+        """A new value with *changes* applied, validated and built again."""
+        return replace(self, **changes)
+
+
+#: The names of the knobs (the init fields of :class:`TransportConfig`).
+KNOBS = frozenset(f.name for f in fields(TransportConfig) if f.init)
+
+
+class _Knob:
+    """A setting read from its owner's ``config``; setting it makes a new config (validated, its
+    policy settings built again) and hands it to ``reconfigure``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: "ConfiguredKnobs | None", owner: type) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj.config, self.name)
+
+    def __set__(self, obj: "ConfiguredKnobs", value: Any) -> None:
+        obj.reconfigure(obj.config.replace(**{self.name: value}))
+
+
+class ConfiguredKnobs:
+    """Every knob of a :class:`TransportConfig` as an attribute (``client.max_retries``), read from
+    ``self.config``. The class that mixes this in supplies ``config`` and ``reconfigure``."""
+
+    @property
+    def config(self) -> TransportConfig:
+        raise NotImplementedError  # pragma: no cover
+
+    def reconfigure(self, config: TransportConfig) -> None:
+        raise NotImplementedError  # pragma: no cover
+
+    user_agent = _Knob()
+    respect_robots_txt = _Knob()
+    delay_min_s = _Knob()
+    delay_max_s = _Knob()
+    honor_retry_after = _Knob()
+    suppress_on_403 = _Knob()
+    max_retries = _Knob()
+    default_retry_after_s = _Knob()
+    max_retry_after_s = _Knob()
+    backoff_base_s = _Knob()
+    backoff_multiplier = _Knob()
+    backoff_max_s = _Knob()
+    backoff_decay_s = _Knob()
+    rate_limit_min_s = _Knob()
+    rate_limit_max_s = _Knob()
+    verbosity = _Knob()
+    polite_mode = _Knob()
+    timeout = _Knob()
+    max_elapsed = _Knob()
+    max_in_flight_per_host = _Knob()
+    host_intervals = _Knob()
+    max_redirects = _Knob()
+    request_deadline_s = _Knob()
+    max_answer_bytes = _Knob()
+    allow_private_redirects = _Knob()
+    suppress_403_ttl_s = _Knob()
+    suppression_exempt = _Knob()
+    robots_unreachable = _Knob()
+    robots_cache_ttl_s = _Knob()
+    robots_unreachable_ttl_s = _Knob()
+    max_crawl_delay_s = _Knob()
+    network_retry_schedule = _Knob()
+    network_retry_base_s = _Knob()
+    pacing_margin_s = _Knob()
+    breaker_failures = _Knob()
+    learn_interval = _Knob()
+    max_host_wait_s = _Knob()
+

@@ -1,0 +1,106 @@
+"""The one place where ``requests`` and ``urllib3`` exceptions become paperfetch errors.
+
+:func:`map_network_errors` is a context manager in the shape of httpx's
+``map_httpcore_exceptions``: the code inside it talks to ``requests``; what leaves it is a
+:class:`~paperfetch.RequestTimeout`, a :class:`~paperfetch.NetworkError` or a
+:class:`~paperfetch.DeadlineExceeded` (paperfetch's own errors pass as they are).
+:func:`unreachable` tells a connection that never started (DNS, refused) from one that
+failed on the way; :data:`NETWORK_ERRORS` are the errors a call retries.
+
+``get`` keeps PyPaperRetriever's contract and lets the raw ``requests`` error through after
+its retries; only a request's trickling head is typed there (:func:`deadline_errors`). A body
+read's ``urllib3`` errors become the ``requests`` ones first (:func:`read_errors`).
+Nothing here sends, waits or decides whether to retry.
+"""
+
+from __future__ import annotations
+
+import socket
+from contextlib import contextmanager
+from typing import Generator, Protocol
+
+import requests
+from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
+
+from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
+
+__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "read_errors", "unreachable"]
+
+
+class _Deadline(Protocol):
+    """What the mapper reads of a :class:`~paperfetch.http.limits.Deadline`."""
+
+    @property
+    def seconds(self) -> float: ...
+
+    def expired(self) -> bool: ...
+
+    def check(self, url: str | None) -> None: ...
+
+#: What a call retries: a timeout, a connection error, a body cut short on the wire.
+NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
+
+_UNREACHABLE_WORDS = ("NameResolution", "NewConnectionError", "Connection refused", "getaddrinfo",
+                      "Name or service not known", "nodename nor servname")
+
+
+def unreachable(exc: BaseException) -> bool:
+    """A connection that could not even start: the name did not resolve, or it was refused."""
+    if isinstance(exc, requests.Timeout) or not isinstance(exc, requests.ConnectionError):
+        return False
+    text = repr(exc)
+    return any(word in text for word in _UNREACHABLE_WORDS)
+
+
+@contextmanager
+def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, None]:
+    """A raw ``requests`` error leaving the block becomes :class:`~paperfetch.RequestTimeout` /
+    :class:`~paperfetch.NetworkError` (``fetch``, ``download``); paperfetch's own errors pass.
+
+    *what* names the step for the message (``"download"``: "download of <url> failed: ...")."""
+    try:
+        yield
+    except PaperfetchError:
+        raise
+    except requests.Timeout as exc:
+        if what:
+            raise NetworkError(f"{what} of {shown} failed: {exc}", url=shown) from exc
+        raise RequestTimeout(f"no answer from {shown} in time: {exc}", url=shown) from exc
+    except requests.RequestException as exc:
+        if what:
+            raise NetworkError(f"{what} of {shown} failed: {exc}", url=shown) from exc
+        reach = "is unreachable" if unreachable(exc) else "could not be reached"
+        raise NetworkError(f"{shown} {reach}: {exc}", url=shown) from exc
+
+
+@contextmanager
+def deadline_errors(shown: str, deadline: _Deadline) -> Generator[None, None, None]:
+    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
+    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
+    try:
+        yield
+    except requests.RequestException as exc:
+        if deadline.expired() and not isinstance(exc, DeadlineExceeded):
+            raise DeadlineExceeded(f"{shown} took longer than its deadline of {deadline.seconds:g} s",
+                                   url=shown) from None
+        raise
+
+
+@contextmanager
+def read_errors(shown: str, deadline: _Deadline | None) -> Generator[None, None, None]:
+    """A body read's ``urllib3`` and socket errors as ``requests`` reports them (so a call's retry and
+    :func:`map_network_errors` see one family): a read timeout past *deadline* is
+    :class:`~paperfetch.DeadlineExceeded`, another a ``ReadTimeout``; a broken or undecodable body a
+    ``ConnectionError``."""
+    try:
+        yield
+    except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout):
+        if deadline is not None and deadline.expired():
+            deadline.check(shown)
+        raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
+    except requests.exceptions.RequestException:
+        raise
+    except (ProtocolError, DecodeError, OSError) as exc:
+        raise requests.exceptions.ConnectionError(
+            f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
+        ) from None

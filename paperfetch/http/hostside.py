@@ -1,0 +1,394 @@
+"""The host side of a request: ask the policy, wait, answer for a held or open host, consult
+robots.txt, observe what came back and publish it.
+
+:class:`HostSide` carries out what :mod:`paperfetch.http.policy` decides for one host, in the
+order its docstring writes down; it is the only part of the transport that reads and writes a
+host's record (:class:`~paperfetch.http.hosts.HostLimiter`). It makes no decision of its own
+(the rules are the policy's), never follows a redirect of a caller's request (the client does,
+with :mod:`.redirects`) and never retries. Its waits are interruptible by a batch's stop
+(:mod:`.context`). It logs under ``paperfetch.http.client``: the transport speaks with one name.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import threading
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Iterable
+from urllib.parse import urljoin, urlsplit
+
+import requests
+
+from paperfetch.clock import Clock
+from paperfetch.errors import NetworkError
+from paperfetch.http import policy, redirects
+from paperfetch.http.context import answering_now
+from paperfetch.http.events import Event, EventBus, EventKind
+from paperfetch.http.exceptions import unreachable as unreachable_error
+from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot
+from paperfetch.http.limits import MAX_ROBOTS_BYTES, iter_limited
+from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
+from paperfetch.http.wire import Wire, synthetic_response
+from paperfetch.redact import redact_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.http.config import TransportConfig
+
+__all__ = ["Budget", "Exchange", "HostSide"]
+
+logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
+
+_ROBOTS_REDIRECTS = 5
+
+
+def _utc(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+@dataclass
+class Budget:
+    """What one call waited, and may still wait (``max_elapsed``)."""
+
+    max_elapsed: float | None
+    waited: float = 0.0
+
+    def remaining(self) -> float:
+        if self.max_elapsed is None:
+            return math.inf
+        return max(0.0, self.max_elapsed - self.waited)
+
+
+@dataclass
+class Exchange:
+    """How one request (with its redirects) ended."""
+
+    kind: str  # "response" | "disallowed" | "suppressed" | "held" | "gave_up"
+    response: requests.Response | None
+    host: HostLimiter
+    url: str
+    detail: str = ""
+
+
+class HostSide:
+    """Carries out the policy for the hosts of one client (see the module)."""
+
+    def __init__(self, *, config: "TransportConfig", registry: HostRegistry, clock: Clock, wire: Wire,
+                 events: EventBus, rng: random.Random) -> None:
+        self.config = config
+        self.registry = registry
+        self.clock = clock
+        self.wire = wire
+        self.events = events
+        self._rng = rng
+        self._rng_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ publishing
+    def emit(self, kind: EventKind, host: HostLimiter, url: str | None, **fields: Any) -> None:
+        if not len(self.events):
+            return
+        self.events.publish(Event(kind, host.key, self.clock.time(), redact_url(url) if url else None, **fields))
+
+    def publish(self, host: HostLimiter, url: str, notices: Iterable[policy.Notice]) -> None:
+        for n in notices:
+            if n.kind == "hold":
+                self.emit(EventKind.HOLD, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+                logger.warning("%s asked for no requests for %.0fs (%s)", host.key, n.seconds or 0.0, n.detail)
+            elif n.kind == "backoff":
+                self.emit(EventKind.BACKOFF, host, url, seconds=n.seconds, detail=n.detail)
+                logger.info("backoff for %s: %s", host.key, n.detail)
+            elif n.kind == "breaker":
+                self.emit(EventKind.BREAKER, host, url, seconds=n.seconds, detail=n.detail)
+                logger.warning("%s: %s", host.key, n.detail)
+            elif n.kind == "learned":
+                self.emit(EventKind.LEARNED, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+                logger.info("%s: %s", host.key, n.detail)
+            elif n.kind == "suppress":
+                self.emit(EventKind.SUPPRESS, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+                logger.warning("%s answered 403; suppressing it (%s)", host.key, n.detail)
+
+    # ------------------------------------------------------------------ reading host state
+    @staticmethod
+    def pace(host: HostLimiter) -> policy.Pace:
+        return policy.Pace(host.last_start, host.gap_fraction, host.in_flight, host.probing)
+
+    def exempt(self, url: str) -> bool:
+        return (urlsplit(url).hostname or "") in self.config.suppression_exempt
+
+    def ready_in(self, url: str) -> float:
+        """:func:`.policy.next_start` for *url*'s host, now."""
+        host = self.registry.limiter(url)
+        exempt = self.exempt(url)
+        with host.cond:
+            return policy.next_start(host.facts, self.pace(host), self.config.settings, host=host.key,
+                                     now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
+
+    def snapshot(self, host: HostLimiter, *, refresh: bool = True) -> HostSnapshot:
+        if refresh:
+            host.refresh()
+        with host.cond:
+            counters = policy.HostCounters(host.requests, host.ok, host.errors, host.last_status)
+            return policy.snapshot(host.facts, self.pace(host), self.config.settings, counters, host=host.key,
+                                   now=self.clock.time(), mono=self.clock.monotonic(),
+                                   polite=self.config.polite_mode)
+
+    def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
+        host = self.registry.limiter(url)
+        return policy.breaker_ends_batch(host.facts, self.config.settings, now=self.clock.time(), since=since,
+                                         max_host_wait_s=max_host_wait_s)
+
+    def would_send(self, url: str) -> bool:
+        """``False`` when the host's cached robots.txt (still fresh) disallows *url*: ``get`` answers
+        ``None`` at once. Without ``respect_robots_txt``, or before robots.txt is known: ``True``."""
+        cfg = self.config
+        rules = self.registry.limiter(url).robots
+        if not (cfg.respect_robots_txt and cfg.polite_mode) or rules is None or rules.expires_at <= self.clock.time():
+            return True
+        try:
+            return rules.can_fetch(url, cfg.user_agent)
+        except Exception:  # noqa: BLE001 - odd URL: the request will say what is wrong with it
+            return True
+
+    # ------------------------------------------------------------------ deciding and waiting
+    def allowance(self, budget: Budget) -> float:
+        """How long this call may wait for a host (0 while a batch drains a blocked host)."""
+        if answering_now():
+            return 0.0  # the scheduler drains this host: nothing is waited for
+        return min(self.config.max_retry_after_s, budget.remaining())
+
+    def decide(self, host: HostLimiter, budget: Budget, *, exempt: bool) -> policy.Decision:
+        facts = host.refresh()  # what the store says now: a hold another process set counts
+        with host.cond:
+            return policy.decide(
+                facts, self.pace(host), self.config.settings, host=host.key, now=self.clock.time(),
+                mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
+            )
+
+    def acquire(self, host: HostLimiter, url: str, budget: Budget) -> policy.Decision:
+        """Wait for the host's turn and take a slot (``PROCEED``); or ``HELD`` / ``OPEN`` when a hold
+        or an open breaker stands in the way for longer than this call may wait (nothing was sent)."""
+        while True:
+            facts = host.refresh()
+            with host.cond:
+                # suppression was checked before robots.txt: here only holds, slots and pacing
+                decision = policy.decide(
+                    facts, self.pace(host), self.config.settings, host=host.key, now=self.clock.time(),
+                    mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=True,
+                )
+                verdict = decision.verdict
+                if verdict is policy.Verdict.PROCEED:
+                    with self._rng_lock:
+                        fraction = self._rng.random()
+                    host.begin(self.clock.monotonic(), fraction)
+                    if decision.probe:
+                        host.update(policy.begin_probe)
+                        host.probing = True
+                        logger.info("%s: breaker half-open; one probe request", host.key)
+                    return decision
+                if verdict is policy.Verdict.BUSY:
+                    host.cond.wait(timeout=0.5)  # real time: woken when a request on this host ends
+                    continue
+            if verdict in (policy.Verdict.HELD, policy.Verdict.OPEN):
+                return decision
+            self.wait(decision.seconds, host, url, budget, decision.reason)
+
+    def gap(self, host: HostLimiter) -> float:
+        """The gap the request that just took *host*'s slot keeps after the previous one."""
+        with host.cond:
+            return policy.gap(host.facts, self.config.settings, host.key, self.pace(host))
+
+    def send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
+             method: str = "GET", data: Any = None) -> requests.Response:
+        """Send on the slot ``acquire`` took (paced, observed on a network error)."""
+        return self.wire.send(host, url, params, headers, kwargs, method, data, gap_s=self.gap(host),
+                              on_error=lambda exc: self.observe_error(host, url, exc))
+
+    def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
+        """Sleep for the host; in a batch's worker, stopping the batch ends the sleep at once with
+        :class:`~paperfetch.Stopped`."""
+        if seconds <= 0:
+            return
+        self.emit(EventKind.WAIT, host, url, seconds=seconds, detail=why)
+        self.wire.pause(seconds)
+        budget.waited += seconds
+
+    # ------------------------------------------------------------------ answers without a request
+    def suppressed(self, host: HostLimiter, url: str, decision: policy.Decision) -> Exchange:
+        self.emit(EventKind.SUPPRESSED, host, url, status=403, detail=decision.reason)
+        logger.debug("%s is suppressed; synthetic 403 for %s", host.key, redact_url(url))
+        response = synthetic_response(url, 403, "suppressed", "Forbidden (suppressed)")
+        return Exchange("suppressed", response, host, url, decision.reason)
+
+    def held(self, host: HostLimiter, url: str) -> Exchange:
+        facts = host.facts
+        remaining = policy.hold_remaining(facts, self.clock.time())
+        status = facts.hold_status or 429
+        self.emit(EventKind.HELD, host, url, status=status, seconds=remaining, detail=facts.hold_reason)
+        logger.debug("%s is held for %.0fs more; no request sent for %s", host.key, remaining, redact_url(url))
+        response = synthetic_response(
+            url, status, "held", "Held (no request sent)", {"Retry-After": str(max(1, math.ceil(remaining)))}
+        )
+        return Exchange("held", response, host, url)
+
+    def open(self, host: HostLimiter, url: str, decision: policy.Decision) -> Exchange:
+        """The breaker is open: no request. An unreachable host raises a network error; one that
+        answered gets a synthetic response with the failing status and Retry-After."""
+        facts = host.facts
+        until = _utc(facts.breaker_open_until)
+        when = until.strftime("%H:%M:%S UTC") if until else "later"
+        self.emit(EventKind.HELD, host, url, status=facts.hold_status, seconds=decision.seconds,
+                  detail=f"breaker open: {facts.breaker_reason}")
+        logger.debug("%s: breaker open for %.0fs more; no request sent for %s", host.key, decision.seconds,
+                     redact_url(url))
+        if policy.unreachable(facts):
+            shown = redact_url(url)
+            raise NetworkError(
+                f"{host.key} is unreachable ({facts.breaker_reason}); {shown} not requested, next try after {when}",
+                url=shown,
+            )
+        status = facts.failure_status or facts.hold_status or 503
+        response = synthetic_response(
+            url, status, "held", "Held: breaker open (no request sent)",
+            {"Retry-After": str(max(1, math.ceil(decision.seconds)))},
+        )
+        return Exchange("held", response, host, url, facts.breaker_reason)
+
+    # ------------------------------------------------------------------ observing
+    def observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool,
+                robots: bool = False) -> None:
+        """Record what a response says about its host (:func:`.policy.observe_response`), then publish it."""
+        settings = self.config.settings
+        now = self.clock.time()
+        out: list[Any] = []
+        gap_s = host.last_gap_s
+
+        def change(facts: Any) -> Any:
+            new, notices = policy.observe_response(
+                facts, settings, status=response.status_code, headers=response.headers, now=now,
+                exempt=exempt, robots=robots, shown_url=redact_url(url), gap_s=gap_s,
+                floor_s=policy.floor(facts, settings, host.key),
+            )
+            out[:] = notices
+            return new
+
+        host.update(change)
+        self.publish(host, url, out)
+
+    def observe_error(self, host: HostLimiter, url: str, exc: BaseException) -> None:
+        settings = self.config.settings
+        now = self.clock.time()
+        out: list[Any] = []
+
+        def change(facts: Any) -> Any:
+            new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now,
+                                                unreachable=unreachable_error(exc))
+            out[:] = notices
+            return new
+
+        host.update(change)
+        self.publish(host, url, out)
+
+    def retry_wait(self, exchange: Exchange) -> float:
+        """How long to wait before retrying *exchange*'s response (:func:`.policy.retry_wait`)."""
+        response = exchange.response
+        assert response is not None
+        settings = self.config.settings
+        out: list[Any] = []
+
+        def change(facts: Any) -> Any:
+            wait, new, notices = policy.retry_wait(
+                facts, settings, status=response.status_code, headers=response.headers, now=self.clock.time()
+            )
+            out[:] = [wait, notices]
+            return new
+
+        exchange.host.update(change)
+        wait, notices = out
+        self.publish(exchange.host, exchange.url, notices)
+        return wait
+
+    # ------------------------------------------------------------------ robots.txt
+    def robots_rules(self, host: HostLimiter, url: str, budget: Budget) -> RobotsRules:
+        rules = host.facts.robots
+        if rules is not None and rules.expires_at > self.clock.time():
+            return rules
+        with host.robots_lock:  # one fetch per host, however many threads ask
+            rules = host.facts.robots
+            if rules is not None and rules.expires_at > self.clock.time():
+                return rules
+            rules = self._fetch_robots(host, url, budget)
+            host.update(lambda f: replace(f, robots=rules))
+            return rules
+
+    def _fetch_robots(self, host: HostLimiter, url: str, budget: Budget) -> RobotsRules:
+        cfg = self.config
+        parts = urlsplit(url)
+        robots_url = f"{parts.scheme}://{parts.netloc}/robots.txt"
+        unreachable_for = cfg.robots_unreachable_ttl_s
+
+        def unreachable(detail: str) -> RobotsRules:
+            now = self.clock.time()
+            self.emit(EventKind.ROBOTS, host, robots_url, detail=f"unreachable: {detail}")
+            logger.warning(
+                "robots.txt of %s unreachable (%s); %s for now", host.key, detail,
+                "allowing" if cfg.robots_unreachable is UnreachablePolicy.ALLOW else "disallowing",
+            )
+            return RobotsRules(RobotsStatus.UNREACHABLE, now, now + unreachable_for,
+                               unreachable_policy=UnreachablePolicy.parse(cfg.robots_unreachable), detail=detail)
+
+        # RFC 9309 §2.3.1.2: follow at least five consecutive redirects, each hop paced by its own host.
+        hop_url, hop_host = robots_url, host
+        for _ in range(_ROBOTS_REDIRECTS + 1):
+            if self.acquire(hop_host, hop_url, budget).verdict is not policy.Verdict.PROCEED:
+                return unreachable("host is held")
+            try:
+                response = self.send(hop_host, hop_url, None, {"User-Agent": cfg.user_agent},
+                                     {"timeout": cfg.timeout, "stream": True})
+            except requests.RequestException as exc:
+                return unreachable(type(exc).__name__)
+            location = redirects.location(response)
+            if location is None:
+                break
+            target = urljoin(hop_url, location)
+            response.close()
+            if urlsplit(target).scheme.lower() not in ("http", "https"):
+                break
+            refusal = redirects.refusal(hop_url, target, cfg.allow_private_redirects)  # as for any other request
+            if refusal is not None:
+                return unreachable(f"redirect to {redact_url(target)} refused: {refusal}")
+            hop_url, hop_host = target, self.registry.limiter(target)
+        try:
+            self.observe(hop_host, hop_url, response, exempt=True, robots=True)
+            return self._robots_answer(host, robots_url, response, unreachable)
+        finally:
+            response.close()
+
+    def _robots_answer(self, host: HostLimiter, robots_url: str, response: requests.Response,
+                       unreachable: Any) -> RobotsRules:
+        """RFC 9309 §2.3.1: the rules of a 2xx body, "unavailable" for a 3xx/4xx, else unreachable."""
+        status = response.status_code
+        now = self.clock.time()
+        ttl = self.config.robots_cache_ttl_s
+        if 200 <= status < 300:
+            body = bytearray()
+            truncated = False
+            try:  # within the request's deadline, decoded bytes capped (paperfetch.http.limits)
+                for chunk in iter_limited(response, max_bytes=MAX_ROBOTS_BYTES + 1, chunk_size=16 * 1024, truncate=True,
+                                          deadline=getattr(response, "paperfetch_deadline", None), url=robots_url):
+                    body.extend(chunk)
+                    if len(body) > MAX_ROBOTS_BYTES:
+                        truncated = True
+                        break
+            except requests.RequestException as exc:
+                return unreachable(f"body: {type(exc).__name__}")
+            rules = RobotsRules.parse(bytes(body), fetched_at=now, expires_at=now + ttl, truncated=truncated)
+            detail = f"{rules.status.value}{' (truncated at 500 KiB)' if truncated else ''}"
+            self.emit(EventKind.ROBOTS, host, robots_url, status=status, detail=detail)
+            return rules
+        if 300 <= status < 500:
+            # RFC 9309 §2.3.1.3: "unavailable" (4xx, or more than five redirects) -> allow all
+            self.emit(EventKind.ROBOTS, host, robots_url, status=status, detail="unavailable")
+            return RobotsRules(RobotsStatus.UNAVAILABLE, now, now + ttl, detail=f"HTTP {status}")
+        return unreachable(f"HTTP {status}")

@@ -1,0 +1,21 @@
+"""Who is asking: the one User-Agent builder of paperfetch.
+
+Every request paperfetch sends names the project (and, when given, a contact e-mail), so a
+publisher can find out who we are. :class:`~paperfetch.http.client.HttpClient` uses it for its
+default, the Retriever for its clients. It builds a string; it sends nothing and reads no settings.
+"""
+
+from __future__ import annotations
+
+from paperfetch._version import __version__
+
+__all__ = ["PROJECT_URL", "user_agent"]
+
+#: The project's home page, named in the User-Agent so a publisher can find out who we are.
+PROJECT_URL = "https://github.com/paperfetch/paperfetch"
+
+
+def user_agent(email: str | None = None) -> str:
+    """``paperfetch/<version> (+<project URL>; mailto:<email>)``; without an e-mail, no ``mailto``."""
+    contact = f"; mailto:{email}" if email else ""
+    return f"paperfetch/{__version__} (+{PROJECT_URL}{contact})"

@@ -1,0 +1,71 @@
+"""The redirect rules, the same for the polite and the unpaced path (and for robots.txt).
+
+The transport sends every request with ``allow_redirects=False`` and follows a redirect
+itself, one hop at a time, so each hop is paced by its own host and keeps the request's
+ceilings. A hop is refused here when it loops, is one too many (``max_redirects``), or
+leads from a public address to a private one (:mod:`paperfetch.http.addresses`); across
+hosts the ``Authorization`` header is dropped, and 301/302/303 turn the request into a
+GET without a body, as browsers and ``requests`` do.
+
+It neither sends nor waits; the client publishes the ``REDIRECT`` event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+
+from paperfetch.errors import RefusedRedirect, TooManyRedirects
+from paperfetch.http.addresses import redirect_refusal
+from paperfetch.redact import redact_url
+
+__all__ = ["REDIRECT_STATUSES", "location", "next_hop", "refusal"]
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+def location(response: requests.Response) -> str | None:
+    """Where *response* redirects to (``None``: it is not a redirect to follow)."""
+    target = response.headers.get("Location")
+    if response.status_code not in REDIRECT_STATUSES or not target:
+        return None
+    return target
+
+
+def refusal(current: str, target: str, allow_private: bool) -> str | None:
+    """Why the hop *current* -> *target* must not be followed (public to private), or ``None``."""
+    return redirect_refusal(current, target, allow_private)
+
+
+def next_hop(url: str, current: str, target_location: str, response: requests.Response, hop: int, seen: set[str],
+             headers: dict[str, str], method: str, data: Any, *, max_redirects: int,
+             allow_private: bool) -> tuple[str, str, Any]:
+    """One redirect hop of the request for *url*: checked (loops, hop count, public -> private),
+    credentials dropped across hosts, a GET after 301/302/303. Returns the next URL, method and body.
+
+    Raises :class:`~paperfetch.TooManyRedirects` or :class:`~paperfetch.RefusedRedirect` (the
+    response closed) when the hop is not to be followed."""
+    target = urljoin(response.url or current, target_location)
+    seen.add(current)
+    shown = redact_url(url)
+    if hop >= max_redirects or target in seen:
+        response.close()
+        why = "a redirect loop" if target in seen else f"more than {max_redirects} redirects"
+        raise TooManyRedirects(
+            f"{shown} led to {why} (last hop {redact_url(current)} -> {redact_url(target)})",
+            status_code=response.status_code,
+            url=shown,
+            response=response,
+        )
+    refused = refusal(current, target, allow_private)
+    if refused is not None:
+        response.close()
+        raise RefusedRedirect(f"{redact_url(current)} -> {redact_url(target)}: {refused}",
+                              status_code=response.status_code, url=shown)
+    if urlsplit(target).hostname != urlsplit(current).hostname:
+        headers.pop("Authorization", None)
+    if response.status_code in (301, 302, 303):
+        method, data = "GET", None
+    return target, method, data

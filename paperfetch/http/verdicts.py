@@ -1,0 +1,87 @@
+"""``fetch``'s verdicts: a settled exchange becomes its response or a typed paperfetch error.
+
+``get`` returns whatever came back; ``fetch`` and ``download`` judge it here, after the call's
+retry loop has settled: robots.txt said no (:class:`~paperfetch.DisallowedByRobots`), the host is
+suppressed (:class:`~paperfetch.HostSuppressed`) or held (:class:`~paperfetch.RateLimited`), or the
+response's :class:`~paperfetch.http.outcome.Outcome` is not OK (:class:`~paperfetch.NotFoundError`,
+:class:`~paperfetch.ServiceError`). Network errors are mapped in :mod:`.exceptions`. Pure: no
+request, no wait, no state written.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable
+
+import requests
+
+from paperfetch.errors import DisallowedByRobots, HostSuppressed, NotFoundError, RateLimited, ServiceError
+from paperfetch.http import policy
+from paperfetch.http.hostside import Exchange
+from paperfetch.http.outcome import Outcome
+
+__all__ = ["fetched", "judge", "rate_limited"]
+
+
+def _utc(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+def fetched(exchange: Exchange, classify: Callable[[requests.Response], Outcome], shown: str, *, now: float,
+            max_retries: int) -> requests.Response:
+    """``fetch``'s verdict on a settled exchange: the response, or the typed error."""
+    response = exchange.response
+    host = exchange.host
+    if exchange.kind == "disallowed":
+        raise DisallowedByRobots(f"robots.txt of {host.key} disallows {shown}", url=shown)
+    if exchange.kind == "suppressed":
+        supp = host.facts.suppression
+        raise HostSuppressed(
+            f"{host.key} is suppressed ({supp.reason if supp else '403'}); no request sent",
+            status_code=403,
+            url=shown,
+            response=response,
+            reason=supp.reason if supp else "",
+            suppressed_until=_utc(supp.until) if supp else None,
+        )
+    if exchange.kind == "held":
+        raise rate_limited(exchange, shown, "no request sent")
+    assert response is not None
+    verdict = classify(response)
+    held = policy.hold_remaining(host.facts, now) > 0
+    if response.status_code == 403 and held:
+        raise rate_limited(exchange, shown, "HTTP 403 with rate-limit headers")
+    if verdict is Outcome.RETRY and (held or response.status_code == 429):
+        raise rate_limited(exchange, shown, f"HTTP {response.status_code}")
+    return judge(response, verdict, shown, max_retries=max_retries)
+
+
+def judge(response: requests.Response, verdict: Outcome, shown: str, *, max_retries: int) -> requests.Response:
+    """The response when *verdict* is OK, else the typed error of its status."""
+    if verdict is Outcome.OK:
+        return response
+    status = response.status_code
+    if verdict is Outcome.ABSENT:
+        raise NotFoundError(f"{shown}: not found (HTTP {status})", status_code=status, url=shown, response=response)
+    if verdict is Outcome.RETRY:
+        raise ServiceError(
+            f"{shown}: HTTP {status} after {max_retries + 1} attempts", status_code=status, url=shown,
+            response=response,
+        )
+    raise ServiceError(f"{shown}: HTTP {status} ({response.reason or 'error'})", status_code=status, url=shown,
+                       response=response)
+
+
+def rate_limited(exchange: Exchange, shown: str, what: str) -> RateLimited:
+    """The :class:`~paperfetch.RateLimited` of a held host (or a 429 it sent)."""
+    host = exchange.host
+    held_until = host.held_until
+    status = exchange.response.status_code if exchange.response is not None else host.facts.hold_status
+    when = held_until.strftime("%H:%M:%S UTC") if held_until else "later"
+    return RateLimited(
+        f"{host.key} asked for no requests until {when} ({what}); {shown} not fetched",
+        held_until=held_until,
+        status_code=status,
+        url=shown,
+        response=exchange.response,
+    )

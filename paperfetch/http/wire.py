@@ -1,0 +1,258 @@
+"""The wire: one request on the network, under its ceilings, on the host's slot.
+
+:class:`Wire` owns the ``requests`` session and does what happens between "the host's turn
+has come" and "an answer is in hand":
+
+* the **slot** in the host-state store (:meth:`Wire.reserve` / :meth:`Wire.finish`): every
+  process of a shared store asks the same one, so the gap kept here is kept by all of them;
+* **one send** (:meth:`Wire.send`) for the polite and the unpaced path: events, the count of
+  requests sent, the host's in-flight record;
+* the **ceilings** (:mod:`paperfetch.http.limits`): a deadline over connect, head and every
+  read, and a cap on the decoded bytes of an answer read here;
+* **synthetic responses** (:func:`synthetic_response`): the answers made up without a request.
+
+It does not decide whether to send (:mod:`.policy` and :mod:`.hostside` do), follow redirects
+(:mod:`.redirects`) or retry (the client).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+
+from paperfetch.clock import Clock
+from paperfetch.errors import ConfigurationError, InvalidURL, Stopped, StoreUnavailable
+from paperfetch.http.context import stop_event
+from paperfetch.http.events import EventKind
+from paperfetch.http.exceptions import deadline_errors, unreachable
+from paperfetch.http.hosts import host_key
+from paperfetch.http.limits import Deadline, deadline_scope, install_deadline_pools, read_limited
+from paperfetch.redact import redact_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.http.hosts import HostLimiter, HostRegistry
+    from paperfetch.state import Slot
+
+__all__ = ["SYNTHETIC_HEADER", "Wire", "check_url", "is_synthetic", "new_session", "request_method", "synthetic_response"]
+
+logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
+
+SYNTHETIC_HEADER = "X-Paperfetch-Synthetic"
+_POLL_S = 0.02  # how often a client asks again while another process holds a host's slot
+#: one pool per host: a batch spans many hosts
+_POOL_CONNECTIONS = 256
+_POOL_MAXSIZE = 64
+
+Emit = Callable[..., None]
+
+
+def is_synthetic(response: requests.Response | None) -> str | None:
+    """``"suppressed"`` or ``"held"`` when *response* was made up without a request, else ``None``."""
+    if response is None:
+        return None
+    return response.headers.get(SYNTHETIC_HEADER)
+
+
+def _give_body(response: requests.Response, body: bytes) -> None:
+    """Give *response* a body read elsewhere. ``requests`` has no public setter: this writes the two
+    fields its own ``content`` property fills (as requests-cache and betamax do)."""
+    vars(response).update(_content=body, _content_consumed=True)
+
+
+def synthetic_response(url: str, status: int, kind: str, reason: str,
+                       headers: Mapping[str, str] | None = None) -> requests.Response:
+    """A response made up without a request, marked ``X-Paperfetch-Synthetic: <kind>``."""
+    response = requests.Response()
+    response.status_code = status
+    response.url = url
+    response.reason = reason
+    _give_body(response, b"")
+    response.encoding = "utf-8"
+    response.headers = CaseInsensitiveDict({SYNTHETIC_HEADER: kind, "Content-Length": "0", **dict(headers or {})})
+    return response
+
+
+def check_url(url: str) -> None:
+    """Raise :class:`~paperfetch.InvalidURL` unless *url* is http(s) with a host."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https"):
+        raise InvalidURL(f"paperfetch only requests http and https URLs, not {redact_url(url)!r}", url=redact_url(url))
+    host_key(url)
+
+
+# issue 12: POST for idempotent reads. One code path: the method rides through the call and the wire.
+_METHODS = frozenset({"GET", "POST"})
+
+
+def request_method(kwargs: dict[str, Any]) -> tuple[str, Any]:
+    """Pop ``method`` (default GET) and ``data`` (a POST's form body) from a call's kwargs."""
+    method = str(kwargs.pop("method", None) or "GET").upper()
+    data = kwargs.pop("data", None)
+    if method not in _METHODS:
+        raise ConfigurationError(f"paperfetch sends GET, or POST for idempotent reads; not {method!r}")
+    if data is not None and method != "POST":
+        raise ConfigurationError("data= is a POST's form body; pass method='POST' with it")
+    return method, data
+
+
+def new_session() -> requests.Session:
+    """The session a client makes for itself: large pools, and the request deadline on the head too."""
+    session = requests.Session()
+    adapter = HTTPAdapter(pool_connections=_POOL_CONNECTIONS, pool_maxsize=_POOL_MAXSIZE)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    install_deadline_pools(session)  # the request deadline also bounds a trickling head
+    return session
+
+
+class Wire:
+    """The session, the slots and the ceilings of one client (see the module)."""
+
+    def __init__(self, *, session: requests.Session, registry: "HostRegistry", clock: Clock,
+                 sleep: Callable[[float], None] | None, emit: Emit, request_deadline_s: float,
+                 max_answer_bytes: int, max_in_flight_per_host: int) -> None:
+        self.session = session
+        self.registry = registry
+        self.clock = clock
+        self.sleep = sleep  # None: the clock's own, interruptible wait
+        self.emit = emit
+        self.request_deadline_s = request_deadline_s
+        self.max_answer_bytes = max_answer_bytes
+        self.max_in_flight_per_host = max_in_flight_per_host
+        self.requests_sent = 0
+        self._count_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ one send
+    def send(self, host: "HostLimiter", url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
+             method: str = "GET", data: Any = None, *, gap_s: float | None = None,
+             on_error: Callable[[BaseException], None] | None = None) -> requests.Response:
+        """Send one request. *gap_s* given (the polite path): on the host slot taken by the caller,
+        after reserving the store's start slot for that gap; the slot is always freed. ``None`` (the
+        unpaced path): no slot, no pacing clock. *on_error* sees a network error before it is raised."""
+        paced = gap_s is not None
+        slot: "Slot | None" = None
+        gap = 0.0
+        if gap_s is not None:
+            try:
+                self.check_stop()
+                if gap_s > 0:  # nothing to pace: no reservation
+                    slot, gap = self.reserve(host, gap_s)
+            except BaseException:
+                host.cancel()
+                raise
+        self.emit(EventKind.REQUEST, host, url)
+        started = self.clock.monotonic()
+        with self._count_lock:
+            self.requests_sent += 1
+        try:
+            response = self.answer(method, url, params, data, headers, kwargs)
+        except requests.RequestException as exc:
+            if paced:
+                host.end(None, self.clock.monotonic(), reached=not unreachable(exc))
+            else:
+                host.end(None, self.clock.monotonic())
+            self.finish(host, slot, gap)
+            self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
+            if on_error is not None:
+                on_error(exc)  # a DeadlineExceeded is a timeout: a failure for the breaker
+            raise
+        except BaseException:
+            if paced:
+                host.end(None, self.clock.monotonic())
+            else:
+                host.end(None)
+            self.finish(host, slot, gap)
+            raise
+        if not paced:
+            host.end(response.status_code)
+            self.emit(EventKind.RESPONSE, host, url, status=response.status_code)
+            return response
+        answered = self.clock.monotonic()
+        host.end(response.status_code, answered)
+        self.finish(host, slot, gap)
+        self.emit(EventKind.RESPONSE, host, url, status=response.status_code, seconds=answered - started)
+        return response
+
+    def answer(self, method: str, url: str, params: Any, data: Any, headers: dict[str, str],
+               kwargs: dict[str, Any]) -> requests.Response:
+        """One request (GET, or POST for an idempotent read) without redirects, under the request's
+        ceilings (:mod:`paperfetch.http.limits`).
+
+        A :class:`~paperfetch.http.limits.Deadline` of ``request_deadline_s`` bounds the connect, the
+        head (however it trickles) and every read of the body. Without ``stream=True`` the body is read
+        here, at most ``max_answer_bytes`` decoded bytes (:class:`~paperfetch.DownloadTooLarge` past
+        them); with it, the response carries its deadline (``paperfetch_deadline``) for the reader
+        (``paperfetch.download``, robots.txt, landing pages). A deadline that passes raises
+        :class:`~paperfetch.DeadlineExceeded` (a ``requests.Timeout``).
+        """
+        deadline = Deadline(self.request_deadline_s)
+        shown = redact_url(url)
+        with deadline_errors(shown, deadline):
+            with deadline_scope(deadline):
+                response = self.session.request(method, url, params=params, data=data, headers=headers,
+                                                allow_redirects=False, **{**kwargs, "stream": True})
+            if kwargs.get("stream"):
+                response.paperfetch_deadline = deadline  # type: ignore[attr-defined]
+                return response
+            try:
+                _give_body(response, read_limited(response, max_bytes=self.max_answer_bytes, deadline=deadline,
+                                                  url=shown))
+            finally:
+                response.close()
+            return response
+
+    # ------------------------------------------------------------------ pacing across processes
+    def reserve(self, host: "HostLimiter", gap_s: float) -> "tuple[Slot | None, float]":
+        """Take the host's start slot in the store (every process of a shared store asks the same one),
+        waiting for it: the gap this request keeps is then kept by every client of the store. With one
+        request in flight per host the slot is held until :meth:`finish` (end-to-end pacing) or the
+        registry's lease runs out; with more, starts are spaced (start-to-start)."""
+        store = self.registry.store
+        lease_s = self.registry.lease_s if self.max_in_flight_per_host == 1 else 0.0
+        while True:
+            now = self.clock.time()
+            slot = store.reserve(host.key, gap_s, now, lease_s)
+            wait = slot.start_at - now if slot.granted else max(0.001, min(_POLL_S, slot.start_at - now))
+            if wait > 1e-6:  # below: float noise between the wall and the monotonic clock
+                try:
+                    self.pause(wait)
+                except BaseException:
+                    if slot.granted:
+                        self.finish(host, slot, 0.0)
+                    raise
+            if slot.granted:
+                return slot, gap_s
+
+    def finish(self, host: "HostLimiter", slot: "Slot | None", gap_s: float) -> None:
+        """Release the slot: the host's next start is at least now + gap. A store that does not answer
+        loses nothing here (the lease runs out by itself); the response in hand is kept."""
+        if slot is None:
+            return
+        try:
+            self.registry.store.finish(slot, self.clock.time(), gap_s)
+        except StoreUnavailable as exc:
+            logger.warning("%s: could not release the slot in %s (%s); its lease runs out",
+                           host.key, self.registry.store.name, exc)
+
+    # ------------------------------------------------------------------ waiting
+    def pause(self, seconds: float) -> None:
+        """Sleep; in a batch's worker, stopping the batch ends the sleep at once with :class:`~paperfetch.Stopped`."""
+        stop = stop_event()
+        if self.sleep is not None:
+            self.sleep(seconds)
+        elif stop is not None:
+            self.clock.wait(stop, seconds)  # a batch's worker: stop() (or closing the client) wakes it
+        else:
+            self.clock.sleep(seconds)
+        self.check_stop()
+
+    def check_stop(self) -> None:
+        stop = stop_event()
+        if stop is not None and stop.is_set():
+            raise Stopped("the batch was stopped; nothing more is sent")
