@@ -21,6 +21,7 @@ paper is asked at, keeping the XML on disk (both :mod:`paperfetch.fulltext.fetch
 from __future__ import annotations
 
 from collections.abc import Iterable
+
 from lxml import etree
 
 from paperfetch.fulltext.base import FullTextError, JatsArticle
