@@ -365,7 +365,7 @@ def _pdf(papers: list[_Paper], context: TextContext) -> None:
             paper.paragraphs = pdf_paragraphs(body, engine=context.pdf_engine, max_bytes=context.max_pdf_bytes)
         except (OSError, FullTextError) as exc:
             paper.outcome["status"] = Status.INVALID_PDF.value
-            paper.notes.append(f"the PDF's text layer cannot be read: {exc}")
+            paper.notes.append(f"PDF text: {exc}")
             continue
         if not paper.paragraphs:
             paper.notes.append("the PDF has no text layer (scanned pages are not read: no OCR)")
