@@ -432,8 +432,11 @@ def _frames(parsed: list[ParsedInput], papers: Mapping[int, _Paper]) -> FullText
         elif paper.paragraphs:
             paragraph_rows += pdf_rows(paper.paragraphs, input=item.input, doi=_text(ids["doi"]), pmid=_text(ids["pmid"]),
                                        pmcid=_text(ids["pmcid"]), license=_text(paper.meta.get("license")))
+    outcomes = outcomes_frame(outcome_rows)
+    if len(outcomes):  # redact_frame trips over an empty string column (pandas' arrow strings)
+        redact_frame(outcomes)
     return FullTextResult(paragraphs=paragraphs_frame(paragraph_rows), references=references_frame(reference_rows_),
-                          outcomes=redact_frame(outcomes_frame(outcome_rows)))
+                          outcomes=outcomes)
 
 
 def _outcome_row(item: ParsedInput, paper: _Paper) -> dict[str, Any]:
