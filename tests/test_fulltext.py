@@ -277,3 +277,30 @@ def test_the_text_command_writes_the_paragraphs_and_exits_by_outcome(cli_env, tm
     assert main(["text", EPMC_OA, "--out", str(out), "--email", "t@example.org", "--state", "memory"]) == 0
     shown = capsys.readouterr().out
     assert "jats" in shown and "1 papers (1 jats)" in shown
+
+
+def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tmp_path):
+    """bioRxiv's ``jatsxml`` link, as a source that offers ``kind="jats"`` candidates gives it (sources/biorxiv.py)."""
+    from paperfetch.fulltext.fetch import TextContext, collect_text
+    from paperfetch.ids import IdType
+    from paperfetch.sources import Candidate, Record
+
+    preprint = "10.1101/2026.01.01.000001"
+    url = world.hosts["pub"].url("/biorxiv/preprint.source.xml")
+    world.hosts["pub"].routes["/biorxiv/preprint.source.xml"] = Reply(200, BODIES["PMC8118396"], {"Content-Type": "text/xml"})
+
+    class Biorxiv:
+        accepts = frozenset({IdType.DOI})
+
+    def lookup(name, ids):
+        if name != "biorxiv":
+            return {}
+        return {ids[0].key: Record(doi=preprint, license="cc_by", candidates=[Candidate(url, "biorxiv", kind="jats")])}
+
+    with retriever(world, tmp_path, cache=False) as r:
+        context = TextContext(metadata=r.api, sources={"biorxiv": Biorxiv()}, lookup=lookup, download=r.download,
+                              identification=r.identification, out_dir=tmp_path, filename_template="{type}_{value}")
+        result = collect_text([preprint], context=context)
+    assert _texts(result.paragraphs, preprint) == _expected_rows(BODIES["PMC8118396"])
+    assert list(result.outcomes["source"]) == ["biorxiv"] and list(result.outcomes["text_source"]) == ["jats"]
+    assert world.hosts["pub"].hits("/biorxiv/preprint.source.xml") == 1 and not list(tmp_path.glob("*.pdf"))
