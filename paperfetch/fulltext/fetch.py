@@ -111,6 +111,7 @@ class _Paper:
     text_path: str | None = None
     outcome: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    transient: bool = False  # a JATS endpoint failed in a way asking again may mend (network, a held host)
     done: bool = False
 
     @property
@@ -270,7 +271,7 @@ def _ask(source: EuropePMCFullTextSource | PMCEfetchSource, spec: RequestSpec, c
         _note(papers, f"{source.name} {shown}: {exc}")
         return {}
     except PaperfetchError as exc:
-        _note(papers, f"{source.name} {shown}: {exc}")
+        _note(papers, f"{source.name} {shown}: {exc}", transient=True)
         return {}
     finally:
         set_current_source(None)
@@ -290,7 +291,7 @@ def _ask_url(candidate: Candidate, context: TextContext, paper: _Paper) -> tuple
         _forget(context, candidate.url, None)
         _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
     except PaperfetchError as exc:
-        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
+        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
     finally:
         set_current_source(None)
     return None
@@ -398,7 +399,8 @@ def _record(paper: _Paper, ledger: Any) -> None:
     extra = {k: paper.meta.get(k) for k in ("doi", "pmid", "pmcid", "license") if paper.meta.get(k) not in (None, "")}
     extra.update(text_source=paper.text_source, text_path=paper.text_path)
     status = Status.DOWNLOADED.value if has_text else str(out["status"])
-    retryable = False if status == Status.INVALID_PDF.value else None  # an unreadable PDF does not change by asking
+    # an unreadable PDF does not change by asking again; a JATS endpoint that failed for now (network, a hold) may
+    retryable = True if paper.transient and not has_text else (False if status == Status.INVALID_PDF.value else None)
     try:
         ledger.record(text_key(paper.ident), status=status, path=paper.text_path if has_text else None,
                       bytes=out.get("bytes") if has_text else None, sha256=out.get("sha256") if has_text else None,
@@ -475,9 +477,10 @@ def _parsed(value: Any, hint: IdType) -> Identifier | None:
     return ident if ident.type is hint else None
 
 
-def _note(papers: Iterable[_Paper], message: str) -> None:
+def _note(papers: Iterable[_Paper], message: str, *, transient: bool = False) -> None:
     for paper in papers:
         paper.notes.append(redact_text(message))
+        paper.transient = paper.transient or transient
     logger.debug("full text: %s", redact_text(message))
 
 
