@@ -273,6 +273,9 @@ def _ask(source: EuropePMCFullTextSource | PMCEfetchSource, spec: RequestSpec, c
     except PaperfetchError as exc:
         _note(papers, f"{source.name} {shown}: {exc}", transient=True)
         return {}
+    except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
+        _note(papers, f"{source.name} {shown}: internal error: {type(exc).__name__}: {exc}")
+        return {}
     finally:
         set_current_source(None)
 
@@ -292,6 +295,8 @@ def _ask_url(candidate: Candidate, context: TextContext, paper: _Paper) -> tuple
         _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
     except PaperfetchError as exc:
         _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
+    except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails this paper only
+        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: internal error: {type(exc).__name__}: {exc}")
     finally:
         set_current_source(None)
     return None
