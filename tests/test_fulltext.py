@@ -304,3 +304,13 @@ def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tm
     assert _texts(result.paragraphs, preprint) == _expected_rows(BODIES["PMC8118396"])
     assert list(result.outcomes["source"]) == ["biorxiv"] and list(result.outcomes["text_source"]) == ["jats"]
     assert world.hosts["pub"].hits("/biorxiv/preprint.source.xml") == 1 and not list(tmp_path.glob("*.pdf"))
+
+
+def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
+    with retriever(world, tmp_path, cache=False) as r:
+        downloaded = r.download([PDF_ONLY])
+        assert list(downloaded["status"]) == ["downloaded"]
+        paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)
+    assert world.hosts["pub"].hits("/files/pdf-only.pdf") == 1
+    assert list(paragraphs["text"])[-3:] == PDF_PARAGRAPHS
+    assert list(outcomes["status"]) == ["already_downloaded"] and outcomes["text_path"].item() == downloaded["path"].item()
