@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote
 
+from paperfetch import demo_fulltext as _fulltext
 from paperfetch import demo_research as _research
 from paperfetch.testing import LoopbackHost, Reply, Request
 
@@ -152,6 +153,8 @@ class DemoWorld:
     # -- routing --------------------------------------------------------------
     def _router(self, name: str) -> Callable[[Request], Reply]:
         def route(request: Request) -> Reply:
+            if (jats := _fulltext.serve(name, request)) is not None:  # issue 17: JATS for some papers
+                return jats
             handler = getattr(self, f"_serve_{name}", None)
             if handler is None:
                 return self._publisher(name, request)

@@ -115,6 +115,9 @@ DTYPES: Mapping[str, Any] = {
     "license": "string",
     "title_match": "float64",
     "error": "string",
+    # issue 17: filled by Retriever.fulltext (which text the paper gave: "jats"/"pdf", and its file), else empty
+    "text_source": "string",
+    "text_path": "string",
 }
 
 COLUMNS: tuple[str, ...] = tuple(DTYPES)

@@ -32,7 +32,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence, cast
+from typing import Any, Iterable, Literal, Mapping, Sequence, cast, overload
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -559,6 +559,42 @@ class Retriever:
         }
         with self._rows_lock:
             self._request_rows.append(row)
+
+    # ------------------------------------------------------------------ full text (issue 17; paperfetch.fulltext.fetch)
+    @overload
+    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[False] = False,
+                 pdf_engine: str = "pypdf") -> pd.DataFrame: ...
+
+    @overload
+    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[True],
+                 pdf_engine: str = "pypdf") -> tuple[pd.DataFrame, pd.DataFrame]: ...
+
+    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: bool = False,
+                 pdf_engine: str = "pypdf") -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+        """One row per paragraph of every paper with text: JATS where it exists, else the open-access PDF's text.
+
+        Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text`` (docs/fulltext.md).
+        ``with_outcomes=True`` returns ``(paragraphs, outcomes)``: the outcomes frame (one row per input) with
+        ``text_source`` and ``text_path`` filled. Never raises for a bad input or a failing service.
+        """
+        from paperfetch.fulltext.fetch import collect_text
+
+        result = collect_text(ids, context=self._text_context(pdf_engine))
+        return (result.paragraphs, result.outcomes) if with_outcomes else result.paragraphs
+
+    def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """One row per cited work of the JATS ``<ref-list>`` of every paper with JATS (``doi``/``pmid``/``pmcid``
+        are the cited work's, so the frame feeds :meth:`download_frame`); a re-run reads the kept XML."""
+        from paperfetch.fulltext.fetch import collect_text
+
+        return collect_text(ids, context=self._text_context("pypdf")).references
+
+    def _text_context(self, pdf_engine: str) -> Any:
+        from paperfetch.fulltext.fetch import TextContext
+
+        return TextContext(metadata=self._metadata, sources=self._sources, lookup=self._lookup, download=self.download,
+                           identification=self.identification, out_dir=self.out_dir,
+                           filename_template=self.filename_template, resume=self.resume, pdf_engine=pdf_engine)
 
 
 def _origin(url: str) -> str:

@@ -16,7 +16,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from paperfetch._version import __version__
-from paperfetch.cli import config, demo, download, research
+from paperfetch.cli import config, demo, download, research, text
 from paperfetch.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, say
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -27,6 +27,7 @@ COMMANDS: tuple[Callable[[Any], None], ...] = (
     config.add_subcommands,  # config
     demo.add_subcommands,  # demo
     research.add_subcommands,  # search, references, citations, cache clear
+    text.add_subcommands,  # text (issue 17)
 )
 
 

@@ -1,0 +1,166 @@
+"""``paperfetch text``: the full text of papers as one row per paragraph (issue 17), for scripts and cron jobs.
+
+    paperfetch text 10.1186/s13007-021-00757-y PMC8118396 --report paragraphs.parquet [--outcomes papers.csv]
+
+Order of operations: every check of the command line (settings, ``--report``, ``--outcomes``, ``--failed``,
+``--input``, ``--out``) before any request; then ``Retriever.fulltext`` (JATS first, the open-access PDF's text
+layer second; the JATS files and PDFs are kept in ``--out``); then the per-paper table (or JSON Lines), the
+reports, the failed list and the summary line.
+
+Exit status: 0 every paper gave text, 1 some did not (their reasons are in the table and in ``--outcomes``),
+2 a usage error found before any request, 130 on Ctrl-C. Deliberately not here: the helpers every command
+shares (:mod:`paperfetch.cli.common`) and the fetching itself (:mod:`paperfetch.fulltext.fetch`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from paperfetch.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UsageError,
+    check_out_dir,
+    check_report,
+    check_writable_file,
+    clip,
+    common_options,
+    configuration_is_usage,
+    identity_options,
+    is_missing,
+    jsonl_records,
+    say,
+    settings_from,
+    write_private_safe,
+    write_report,
+)
+from paperfetch.redact import redact_text
+
+__all__ = ["add_subcommands", "run"]
+
+#: The per-paper columns printed (and written as JSON Lines).
+TEXT_COLUMNS = ["input", "status", "text_source", "paragraphs", "text_path", "error"]
+
+
+def add_subcommands(sub: Any) -> None:
+    """Register ``text`` on ``paperfetch``'s subparsers."""
+    text = sub.add_parser("text", parents=[common_options()],
+                          help="full text as one row per paragraph (JATS, else the open-access PDF's text)",
+                          description="The full text of DOIs, PMIDs, PMCIDs or arXiv IDs, one row per paragraph: "
+                                      "input, doi, pmid, pmcid, text_source, license, section, paragraph, text.")
+    text.add_argument("ids", nargs="*", help="identifiers (DOI, PMID:…, PMC…, arXiv:…)")
+    text.add_argument("--input", type=Path, help="a .txt file with one identifier per line")
+    identity_options(text)
+    text.add_argument("--out", "--dwn-dir", dest="out",
+                      help="folder for the JATS files and PDFs (default: PDFs; env PAPERFETCH_OUT)")
+    text.add_argument("--report", type=Path, help="write the paragraphs: FILE.csv, FILE.parquet or FILE.jsonl")
+    text.add_argument("--outcomes", type=Path, help="write the per-paper outcomes: FILE.csv, FILE.parquet or FILE.jsonl")
+    text.add_argument("--failed", type=Path, metavar="FILE",
+                      help="write the identifiers that gave no text, one per line (feed back with --input)")
+    text.add_argument("--format", choices=("table", "jsonl"), default="table",
+                      help="per-paper results on stdout: a compact table (default) or JSON Lines")
+    text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), default="pypdf",
+                      help="the PDF text engine (pypdfium2 needs the [pdftext] extra)")
+    text.add_argument("--state", help="host-state store shared with other runs (as for download; env PAPERFETCH_STATE)")
+    text.add_argument("--no-progress", action="store_true", help="no progress bar")
+    text.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
+    text.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``text`` handler: the exit status."""
+    with configuration_is_usage():
+        settings = settings_from(args, out_dir=args.out, state=args.state)
+    if args.report is not None:
+        check_report(args.report)
+    if args.outcomes is not None:
+        _check_outcomes(args.outcomes)
+    if args.failed is not None:
+        check_writable_file(args.failed, "--failed")
+    ids: list[object] = list(args.ids)
+    if args.input is not None:
+        ids += _read_lines(args.input)
+    if not ids:
+        raise UsageError("give identifiers, or --input FILE (.txt, one a line)")
+    if args.pdf_engine == "pypdfium2":
+        try:
+            import pypdfium2  # noqa: F401
+        except ImportError:
+            raise UsageError("--pdf-engine pypdfium2 needs pypdfium2: pip install 'paperfetch[pdftext]'") from None
+    out = check_out_dir(settings.out_dir)
+
+    from paperfetch.retriever import Retriever
+
+    with configuration_is_usage():
+        retriever = Retriever(
+            email=settings.email, openalex_api_key=settings.openalex_api_key, ncbi_api_key=settings.ncbi_api_key,
+            out_dir=out, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
+            max_retries=settings.max_retries, workers=settings.workers,
+            progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,
+            cache=not args.no_cache, state=settings.state,
+        )
+    with retriever:
+        try:
+            paragraphs, outcomes = retriever.fulltext(ids, with_outcomes=True, pdf_engine=args.pdf_engine)
+        except KeyboardInterrupt:
+            say("paperfetch: interrupted; the texts fetched so far are kept in " + str(out), err=True)
+            return EXIT_INTERRUPTED
+    return _finish(paragraphs, outcomes, args)
+
+
+def _check_outcomes(path: Path) -> None:
+    try:
+        check_report(path)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("--report", "--outcomes", 1)) from None
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _per_paper(paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
+    counts = paragraphs.groupby(paragraphs["input"].astype(str), sort=False).size()
+    table = outcomes.reindex(columns=[c for c in TEXT_COLUMNS if c != "paragraphs"]).copy()
+    table["paragraphs"] = [0 if is_missing(source) else int(counts.get(str(value), 0))
+                           for value, source in zip(outcomes["input"], outcomes["text_source"])]
+    return table[TEXT_COLUMNS]
+
+
+def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Namespace) -> int:
+    table = _per_paper(paragraphs, outcomes)
+    if not args.quiet:
+        if args.format == "jsonl":
+            for line in jsonl_records(table):
+                say(line)
+        else:
+            shown = table.astype(object).where(table.notna(), "")
+            shown["input"] = [clip(str(v), 40) for v in shown["input"]]
+            shown["detail"] = [clip(str(p or e), 80) for p, e in zip(shown["text_path"], shown["error"])]
+            say(shown[["input", "status", "text_source", "paragraphs", "detail"]].to_string(index=False))
+    if args.report is not None:
+        write_report(paragraphs, args.report)
+    if args.outcomes is not None:
+        write_report(outcomes, args.outcomes)
+    failed: list[str] = []  # worth another run: no text, and an identifier at all
+    for value, source, status in zip(outcomes["input"], outcomes["text_source"], outcomes["status"].astype(str)):
+        if is_missing(source) and status != "invalid_identifier" and not is_missing(value) and str(value).strip():
+            failed.append(str(value).strip())
+    failed = list(dict.fromkeys(failed))
+    if args.failed is not None:
+        body = "".join(redact_text(line) + "\n" for line in failed)
+        write_private_safe(args.failed, lambda p: p.write_text(body, encoding="utf-8"))
+    if not args.quiet:
+        by_source = table["text_source"].astype(object).where(table["text_source"].notna(), "none").value_counts()
+        detail = ", ".join(f"{count} {name}" for name, count in by_source.items())
+        say(f"{len(table)} papers ({detail}): {len(paragraphs)} paragraphs", err=args.format == "jsonl")
+    return EXIT_FAILED if int(outcomes["text_source"].isna().sum()) else EXIT_OK

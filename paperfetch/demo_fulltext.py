@@ -1,0 +1,90 @@
+"""The demo world's JATS (issue 17): two real Europe PMC ``fullTextXML`` bodies, served as the services serve them.
+
+:func:`serve` answers for the demo's Europe PMC and NCBI hosts before their own handlers
+(:class:`paperfetch.demo.DemoWorld`), and only for what it knows; it returns None for everything else:
+
+* Europe PMC search for :data:`JATS_PAPERS` (by DOI or PMCID): a ``core`` result with the PMCID, the licence and
+  ``isOpenAccess`` — ``Y`` for PMC8164761 (its JATS comes from ``fullTextXML``), ``N`` for PMC8118396 (its JATS
+  comes from PMC E-utilities);
+* ``/europepmc/webservices/rest/{PMCID}/fullTextXML``: the recorded body, or 404 for any other PMCID;
+* ``efetch.fcgi?db=pmc&id=…``: a ``<pmc-articleset>`` of the known ids (an empty set for the others).
+
+The bodies are copied into ``paperfetch/demo_data/`` from ``shared/fixtures/real/europepmc`` (PROVENANCE-3.md;
+both articles are CC BY 4.0). Nothing here reaches beyond the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.resources import files
+from typing import Any
+from urllib.parse import parse_qs
+
+from paperfetch.testing import Reply
+
+__all__ = ["JATS_DOIS", "JATS_PAPERS", "jats_body", "serve"]
+
+#: PMCID → (DOI, title, year, journal, Europe PMC's isOpenAccess).
+JATS_PAPERS: dict[str, tuple[str, str, int, str, str]] = {
+    "PMC8164761": ("10.1186/s13007-021-00757-y", "Methodology: non-invasive monitoring system based on standing wave "
+                   "ratio for detecting water content variations in plants", 2021, "Plant Methods", "Y"),
+    "PMC8118396": ("10.1080/23802359.2021.1911705", "Complete mitochondrial genome sequence of Stictocephala bisonia",
+                   2021, "Mitochondrial DNA Part B", "N"),
+}
+#: The DOIs whose JATS the demo serves, in :data:`JATS_PAPERS` order.
+JATS_DOIS: tuple[str, ...] = tuple(doi for doi, *_ in JATS_PAPERS.values())
+
+_FULLTEXT = re.compile(r"/europepmc/webservices/rest/([^/]+)/fullTextXML")
+
+
+def jats_body(pmcid: str) -> bytes:
+    """The recorded ``fullTextXML`` body of *pmcid* (one of :data:`JATS_PAPERS`)."""
+    return files("paperfetch").joinpath("demo_data").joinpath(f"europepmc_fullTextXML_{pmcid}.xml").read_bytes()
+
+
+def serve(host: str, request: Any) -> Reply | None:
+    """The answer for *request* on the demo host named *host*, or None when this module does not know it."""
+    if host == "europepmc":
+        return _europepmc(request)
+    if host == "ncbi" and request.path == "/entrez/eutils/efetch.fcgi":
+        return _efetch(request)
+    return None
+
+
+def _europepmc(request: Any) -> Reply | None:
+    match = _FULLTEXT.fullmatch(request.path)
+    if match:
+        pmcid = match.group(1).upper()
+        if pmcid not in JATS_PAPERS:
+            return Reply(404, b"<error>no full text</error>", {"Content-Type": "application/xml"})
+        return Reply(200, jats_body(pmcid), {"Content-Type": "application/xml"})
+    if request.path != "/europepmc/webservices/rest/search":
+        return None
+    query = parse_qs(request.query).get("query", [""])[0]
+    results = [_result(pmcid) for pmcid, (doi, *_) in JATS_PAPERS.items() if doi in query.lower() or pmcid in query]
+    if not results:
+        return None
+    body = {"version": "6.9", "hitCount": len(results), "resultList": {"result": results}}
+    return Reply(200, json.dumps(body), {"Content-Type": "application/json"})
+
+
+def _result(pmcid: str) -> dict[str, Any]:
+    doi, title, year, journal, open_access = JATS_PAPERS[pmcid]
+    return {"id": pmcid, "source": "PMC", "pmcid": pmcid, "doi": doi, "title": title, "pubYear": str(year),
+            "journalInfo": {"journal": {"title": journal}}, "isOpenAccess": open_access, "inEPMC": "Y",
+            "license": "cc by"}
+
+
+def _efetch(request: Any) -> Reply | None:
+    query = parse_qs(request.query)
+    if query.get("db", [""])[0] != "pmc":
+        return None
+    articles = []
+    for number in query.get("id", [""])[0].split(","):
+        pmcid = "PMC" + number.strip().upper().removeprefix("PMC")
+        if pmcid in JATS_PAPERS:
+            body = jats_body(pmcid)
+            articles.append(body[body.index(b"<article"):])
+    body = b'<?xml version="1.0" encoding="UTF-8"?>\n<pmc-articleset>' + b"".join(articles) + b"</pmc-articleset>"
+    return Reply(200, body, {"Content-Type": "text/xml"})

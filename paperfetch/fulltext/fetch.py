@@ -1,0 +1,511 @@
+"""Getting the full text of papers: JATS first, the open-access PDF's text layer second, one paper at a time.
+
+:func:`collect_text` is what ``Retriever.fulltext`` and ``Retriever.fulltext_references`` run. Order of
+operations, per batch of identifiers:
+
+1. **Parse** every input (:func:`paperfetch.ids.parse_many`); an invalid input is an outcome row, a duplicate
+   shares its first occurrence's outcome (and adds no paragraph rows of its own).
+2. **From disk**: a paper whose text the ledger records (key ``fulltext:<key>``, its file intact) is read from
+   ``out_dir`` and sends no request; one recorded with a final "no text" answer is not asked again.
+3. **Resolve** the rest: Europe PMC's search (one request a paper, through the metadata cache) gives the PMCID,
+   ``isOpenAccess`` and the licence; a source that offers ``kind="jats"`` candidates (bioRxiv) is asked for DOIs;
+   the NCBI ID converter (200 ids a request) fills in PMCIDs still missing.
+4. **JATS**: Europe PMC ``fullTextXML`` for open-access papers; PMC ``efetch db=pmc`` (batched) for the others and
+   for those Europe PMC could not give. A batched answer that is cut or malformed is asked again per id. JATS
+   candidate URLs come last. The XML is kept in ``out_dir`` as ``pmcid_PMC….xml`` (temporary file, then rename).
+   A JATS article without any ``<body>`` paragraph (PMC's front-matter-only answer) is kept as a last resort.
+5. **PDF** for papers without JATS text: ``download`` (its ledger, so a PDF already in ``out_dir`` is reused),
+   then :func:`~paperfetch.fulltext.pdf_paragraphs`.
+6. **Record** each paper's outcome in the ledger (``extra`` holds ``text_source`` and ``text_path``) and build
+   the frames.
+
+Every request goes through the fetcher it is given (the Retriever's API client behind the metadata cache: paced,
+held, breaker-checked, answers capped). Nothing here raises for a bad input or a failing service: a paper's
+failure is its outcome row's ``error``. Deliberately not here: parsing (:mod:`paperfetch.fulltext.jats`,
+:mod:`~paperfetch.fulltext.pdftext`), the endpoints (:mod:`paperfetch.sources.fulltext`), PDF downloads
+(``Retriever.download``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+
+from paperfetch.config import Identification
+from paperfetch.errors import DownloadTooLarge, NotFoundError, PaperfetchError
+from paperfetch.fulltext.base import FullTextError, JatsArticle, Paragraph
+from paperfetch.fulltext.frame import article_rows, paragraphs_frame, pdf_rows, reference_rows, references_frame
+from paperfetch.fulltext.jats import parse_jats
+from paperfetch.fulltext.pdflines import DEFAULT_MAX_PDF_BYTES, PdfEngine
+from paperfetch.fulltext.pdftext import pdf_paragraphs
+from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES
+from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
+from paperfetch.items import identity_row, set_current_source
+from paperfetch.ledger import open_ledger
+from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
+from paperfetch.redact import redact_frame, redact_text, redact_url
+from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched
+from paperfetch.sources.fulltext import EuropePMCFullTextSource, JatsAnswer, PMCEfetchSource, jats_candidates, split_articles
+
+__all__ = ["TEXT_KEY_PREFIX", "FullTextResult", "TextContext", "collect_text", "text_key"]
+
+logger = logging.getLogger(__name__)
+
+#: The ledger key of a paper's text is this prefix and the identifier's key (its PDF keeps the plain key).
+TEXT_KEY_PREFIX = "fulltext:"
+#: Sources asked for ``kind="jats"`` candidates, when the Retriever has them.
+JATS_CANDIDATE_SOURCES = ("biorxiv",)
+_META = ("doi", "pmid", "pmcid", "license", "title", "year", "journal")
+
+
+def text_key(identifier: Identifier) -> str:
+    """The ledger key of *identifier*'s text: ``fulltext:doi:10.1000/x``."""
+    return TEXT_KEY_PREFIX + identifier.key
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextContext:
+    """What :func:`collect_text` needs from the Retriever, given explicitly."""
+
+    metadata: Any                                              #: the API client behind the metadata cache
+    sources: Mapping[str, Source]                              #: the Retriever's metadata sources by name
+    lookup: Callable[[str, list[Identifier]], dict[str, Record]]  #: a batch lookup that never raises
+    download: Callable[[list[object]], pd.DataFrame]           #: ``Retriever.download``
+    identification: Identification
+    out_dir: Path
+    filename_template: str
+    resume: bool = True
+    pdf_engine: PdfEngine | str = PdfEngine.PYPDF
+    max_xml_bytes: int = DEFAULT_MAX_XML_BYTES
+    max_pdf_bytes: int = DEFAULT_MAX_PDF_BYTES
+
+
+@dataclass(frozen=True)
+class FullTextResult:
+    """The three frames of one :func:`collect_text` call."""
+
+    paragraphs: pd.DataFrame   #: one row per paragraph (:data:`paperfetch.fulltext.PARAGRAPH_COLUMNS`)
+    references: pd.DataFrame   #: one row per cited work (:data:`paperfetch.fulltext.REFERENCE_COLUMNS`)
+    outcomes: pd.DataFrame     #: one row per input (:data:`paperfetch.outcomes.COLUMNS`)
+
+
+@dataclass
+class _Paper:
+    item: ParsedInput
+    ident: Identifier
+    meta: dict[str, Any]
+    is_oa: bool | None = None
+    jats_urls: list[Candidate] = field(default_factory=list)
+    article: JatsArticle | None = None
+    front_only: tuple[JatsArticle, bytes, str, str] | None = None  # a JATS answer without a body
+    paragraphs: list[Paragraph] | None = None                      # PDF text
+    text_source: str | None = None
+    text_path: str | None = None
+    outcome: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    transient: bool = False  # a JATS endpoint failed in a way asking again may mend (network, a held host)
+    done: bool = False
+
+    @property
+    def pmcid(self) -> Identifier | None:
+        value = self.meta.get("pmcid")
+        return _parsed(value, IdType.PMCID) if value else None
+
+    def merge(self, record: Any) -> None:
+        for name in _META:
+            value = getattr(record, name, None) if not isinstance(record, Mapping) else record.get(name)
+            if value not in (None, "") and self.meta.get(name) in (None, ""):
+                self.meta[name] = value
+
+
+def collect_text(ids: Iterable[object] | str | pd.Series, *, context: TextContext) -> FullTextResult:
+    """The paragraphs, references and per-input outcomes of *ids* (see the module docstring). Never raises for
+    a bad input or a failing service."""
+    parsed = parse_many(ids)
+    papers: dict[int, _Paper] = {}
+    for item in parsed:
+        if item.identifier is not None and item.duplicate_of is None:
+            papers[item.position] = _Paper(item, item.identifier, _initial_meta(item.identifier))
+    context.out_dir.mkdir(parents=True, exist_ok=True)
+    with open_ledger(folder=context.out_dir) as ledger:
+        if context.resume:
+            for paper in papers.values():
+                _from_ledger(paper, ledger, context)
+    pending = [p for p in papers.values() if not p.done]
+    if pending:
+        _resolve(pending, context)
+        _jats(pending, context)
+        _pdf([p for p in pending if p.article is None], context)
+        with open_ledger(folder=context.out_dir) as ledger:
+            for paper in pending:
+                _finish(paper, context)
+                _record(paper, ledger)
+    return _frames(parsed, papers)
+
+
+# ---------------------------------------------------------------------- 2. from disk
+def _from_ledger(paper: _Paper, ledger: Any, context: TextContext) -> None:
+    key = text_key(paper.ident)
+    entry = ledger.is_done(key, context.out_dir)
+    if entry is None:
+        entry = ledger.get(key)
+        if entry is not None and not entry.retryable:  # a final "no text": not asked again
+            paper.merge(entry.extra or {})
+            paper.outcome = {"status": entry.status, "source": entry.source, "url": entry.url,
+                             "http_status": entry.http_status, "error": entry.error}
+            paper.done = True
+        return
+    extra = dict(entry.extra or {})
+    path = ledger.absolute_path(entry)
+    try:
+        body = Path(path).read_bytes()
+        if extra.get("text_source") == "jats":
+            paper.article = parse_jats(body, max_bytes=context.max_xml_bytes)
+        else:
+            paper.paragraphs = pdf_paragraphs(body, engine=context.pdf_engine, max_bytes=context.max_pdf_bytes)
+    except (OSError, FullTextError) as exc:  # changed or unreadable since: fetch it again
+        logger.info("%s: the stored text %s cannot be read (%s); asking again", paper.ident.key, path, exc)
+        paper.article = paper.paragraphs = None
+        return
+    paper.merge(extra)
+    paper.text_source, paper.text_path = extra.get("text_source"), str(path)
+    paper.outcome = {"status": Status.ALREADY_DOWNLOADED.value, "source": entry.source, "url": entry.url,
+                     "path": str(path), "bytes": entry.bytes, "sha256": entry.sha256, "http_status": entry.http_status}
+    paper.done = True
+
+
+# ---------------------------------------------------------------------- 3. resolve
+def _resolve(papers: list[_Paper], context: TextContext) -> None:
+    def ask(name: str, wanted: list[tuple[_Paper, Identifier]]) -> dict[str, Record]:
+        if name not in context.sources or not wanted:
+            return {}
+        records = context.lookup(name, [ident for _, ident in wanted])
+        for paper, ident in wanted:
+            record = records.get(ident.key)
+            if record is not None:
+                paper.merge(record)
+                if name == "europepmc" and record.is_oa is not None:
+                    paper.is_oa = record.is_oa
+                paper.jats_urls += jats_candidates(record.candidates)
+        return records
+
+    ask("europepmc", [(p, i) for p in papers if (i := _lookup_id(p, context.sources.get("europepmc"))) is not None])
+    for name in JATS_CANDIDATE_SOURCES:
+        ask(name, [(p, i) for p in papers if (i := _lookup_id(p, context.sources.get(name))) is not None])
+    ask("ncbi_idconv", [(p, i) for p in papers if not p.meta.get("pmcid")
+                        and (i := _lookup_id(p, context.sources.get("ncbi_idconv"))) is not None])
+
+
+def _lookup_id(paper: _Paper, source: Source | None) -> Identifier | None:
+    if source is None:
+        return None
+    for ident in (paper.ident, _parsed(paper.meta.get("doi"), IdType.DOI), paper.pmcid,
+                  _parsed(paper.meta.get("pmid"), IdType.PMID)):
+        if ident is not None and ident.type in source.accepts:
+            return ident
+    return None
+
+
+# ---------------------------------------------------------------------- 4. JATS
+def _jats(papers: list[_Paper], context: TextContext) -> None:
+    europepmc = context.sources.get("europepmc")
+    eutils = context.sources.get("ncbi_eutils")
+    epmc = EuropePMCFullTextSource(base_url=europepmc.base_url, identification=context.identification) if europepmc else None
+    efetch = PMCEfetchSource(base_url=eutils.base_url, identification=context.identification) if eutils else None
+    if epmc is not None:
+        for paper in papers:
+            ident = paper.pmcid
+            if ident is not None and paper.is_oa:
+                found = _ask(epmc, epmc.spec_for((ident,)), context, [paper])
+                _take(paper, found.get(ident.key), epmc, context)
+    if efetch is not None:
+        wanted = [p for p in papers if p.article is None and p.pmcid is not None]
+        by_key: dict[str, list[_Paper]] = {}
+        for paper in wanted:
+            by_key.setdefault(paper.pmcid.key, []).append(paper)  # type: ignore[union-attr]
+        idents = [p.pmcid for p in wanted if p.pmcid is not None]
+        unique = list({i.key: i for i in idents}.values())
+        for batch in batched(unique, efetch.batch_size):
+            batch_papers = [p for i in batch for p in by_key[i.key]]
+            found = _ask(efetch, efetch.spec_for(batch), context, batch_papers, per_id=len(batch) > 1)
+            for ident in batch:
+                for paper in by_key[ident.key]:
+                    _take(paper, found.get(ident.key), efetch, context)
+    for paper in papers:
+        for candidate in paper.jats_urls:
+            if paper.article is not None:
+                break
+            _take(paper, _ask_url(candidate, context, paper), None, context, source_name=candidate.source,
+                  url=candidate.url)
+
+
+def _ask(source: EuropePMCFullTextSource | PMCEfetchSource, spec: RequestSpec, context: TextContext,
+         papers: list[_Paper], *, per_id: bool = False) -> dict[str, tuple[JatsAnswer, str]]:
+    """The articles of one request (``{key: ((article, xml), url)}``); a batch that cannot be read is asked per id."""
+    url, params = source.url_for(spec)
+    shown = _shown_url(url, spec.params)
+    set_current_source(source.name)
+    try:
+        response = context.metadata.fetch(url, classify=source.classify, params=params)
+        return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
+                                                                          max_bytes=context.max_xml_bytes).items()}
+    except NotFoundError:
+        return {}
+    except (FullTextError, DownloadTooLarge) as exc:
+        _forget(context, url, params)  # an unreadable stored answer is asked again next time
+        if per_id:
+            logger.info("%s: the batched answer cannot be read (%s); asking per id", source.name, exc)
+            found: dict[str, tuple[JatsAnswer, str]] = {}
+            for ident in spec.ids:
+                found.update(_ask(source, source.spec_for((ident,)), context,
+                                  [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]))
+            return found
+        _note(papers, f"{source.name} {shown}: {exc}")
+        return {}
+    except PaperfetchError as exc:
+        _note(papers, f"{source.name} {shown}: {exc}", transient=True)
+        return {}
+    except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
+        _note(papers, f"{source.name} {shown}: internal error: {type(exc).__name__}: {exc}")
+        return {}
+    finally:
+        set_current_source(None)
+
+
+def _ask_url(candidate: Candidate, context: TextContext, paper: _Paper) -> tuple[JatsAnswer, str] | None:
+    set_current_source(candidate.source)
+    try:
+        response = context.metadata.fetch(candidate.url)
+        answers = split_articles(response.content, max_bytes=context.max_xml_bytes)
+        if len(answers) != 1:
+            raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
+        return answers[0], redact_url(candidate.url)
+    except NotFoundError:
+        return None
+    except (FullTextError, DownloadTooLarge) as exc:
+        _forget(context, candidate.url, None)
+        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
+    except PaperfetchError as exc:
+        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
+    except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails this paper only
+        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: internal error: {type(exc).__name__}: {exc}")
+    finally:
+        set_current_source(None)
+    return None
+
+
+def _take(paper: _Paper, found: tuple[JatsAnswer, str] | None, source: Source | None, context: TextContext, *,
+          source_name: str | None = None, url: str | None = None) -> None:
+    """Keep *found* for *paper*: written to ``out_dir``, or kept aside when it has no body text."""
+    if found is None or paper.article is not None:
+        return
+    (article, xml), shown = found
+    name = source_name or (source.name if source is not None else "jats")
+    if not any(not p.section.startswith("Abstract") for p in article.paragraphs):
+        if paper.front_only is None:
+            paper.front_only = (article, xml, name, shown)
+        return
+    _keep_jats(paper, article, xml, name, shown, context)
+
+
+def _keep_jats(paper: _Paper, article: JatsArticle, xml: bytes, source: str, url: str, context: TextContext) -> None:
+    try:
+        path, size, digest = _write_atomically(context.out_dir / _xml_name(paper, article, context), xml)
+    except OSError as exc:
+        _note([paper], f"cannot keep the JATS file in {context.out_dir}: {exc}")
+        return
+    paper.article = article
+    paper.notes = []  # what other endpoints said no longer matters: the paper has its text
+    paper.merge({"doi": article.doi, "pmid": article.pmid, "pmcid": article.pmcid, "license": article.license})
+    paper.text_source, paper.text_path = "jats", str(path)
+    paper.outcome = {"status": Status.DOWNLOADED.value, "source": source, "url": url, "path": str(path),
+                     "bytes": size, "sha256": digest, "http_status": 200}
+
+
+def _xml_name(paper: _Paper, article: JatsArticle, context: TextContext) -> str:
+    pmcid = _parsed(article.pmcid, IdType.PMCID) or paper.pmcid
+    return filename_for(pmcid or paper.ident, context.filename_template, extension=".xml")
+
+
+def _write_atomically(dest: Path, body: bytes) -> tuple[Path, int, str]:
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(body)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest, len(body), hashlib.sha256(body).hexdigest()
+
+
+# ---------------------------------------------------------------------- 5. PDF
+def _pdf(papers: list[_Paper], context: TextContext) -> None:
+    if not papers:
+        return
+    try:
+        outcomes = context.download([p.item.input for p in papers])
+    except Exception as exc:  # noqa: BLE001 - the PDF step failing ends no paper's JATS, nor the call
+        _note(papers, f"PDF download failed: {type(exc).__name__}: {exc}")
+        return
+    for paper, (_, row) in zip(papers, outcomes.iterrows()):
+        values = {k: (None if pd.isna(v) else v) for k, v in row.items() if k != "input"}
+        paper.merge(values)
+        status = str(values.get("status"))
+        paper.outcome = {k: values.get(k) for k in ("status", "source", "url", "path", "bytes", "sha256", "http_status")}
+        if status not in FINISHED_WELL_STATUSES or not values.get("path"):
+            if values.get("error"):
+                paper.notes.append(str(values["error"]))
+            continue
+        try:
+            body = Path(str(values["path"])).read_bytes()
+            paper.paragraphs = pdf_paragraphs(body, engine=context.pdf_engine, max_bytes=context.max_pdf_bytes)
+        except (OSError, FullTextError) as exc:
+            paper.outcome["status"] = Status.INVALID_PDF.value
+            paper.notes.append(f"PDF text: {exc}")
+            continue
+        if not paper.paragraphs:
+            paper.notes.append("the PDF has no text layer (scanned pages are not read: no OCR)")
+            continue
+        paper.notes = []
+        paper.text_source, paper.text_path = "pdf", str(values["path"])
+
+
+# ---------------------------------------------------------------------- 6. record and shape
+def _finish(paper: _Paper, context: TextContext) -> None:
+    """A paper without JATS body text or PDF text falls back to a front-matter-only JATS answer, if it had one."""
+    if paper.article is None and not paper.paragraphs and paper.front_only is not None:
+        article, xml, source, url = paper.front_only
+        paper.paragraphs = None
+        _keep_jats(paper, article, xml, source, url, context)
+        if paper.article is not None:
+            paper.notes = ["the JATS has no body text (front matter and abstract only)"]
+
+
+def _record(paper: _Paper, ledger: Any) -> None:
+    out = paper.outcome
+    has_text = paper.text_source is not None
+    if not has_text and not out.get("status"):
+        known = paper.meta.get("pmcid") or paper.is_oa is not None
+        out["status"] = Status.NO_OPEN_COPY.value if known else Status.NOT_FOUND.value
+    if paper.notes:
+        out["error"] = redact_text("; ".join(dict.fromkeys(paper.notes)))[:2000]
+    elif not has_text:
+        out.setdefault("error", "no JATS and no open-access PDF")
+    extra = {k: paper.meta.get(k) for k in ("doi", "pmid", "pmcid", "license") if paper.meta.get(k) not in (None, "")}
+    extra.update(text_source=paper.text_source, text_path=paper.text_path)
+    status = Status.DOWNLOADED.value if has_text else str(out["status"])
+    # an unreadable PDF does not change by asking again; a JATS endpoint that failed for now (network, a hold) may
+    retryable = True if paper.transient and not has_text else (False if status == Status.INVALID_PDF.value else None)
+    try:
+        ledger.record(text_key(paper.ident), status=status, path=paper.text_path if has_text else None,
+                      bytes=out.get("bytes") if has_text else None, sha256=out.get("sha256") if has_text else None,
+                      source=out.get("source"), url=out.get("url"), http_status=_int(out.get("http_status")),
+                      error=out.get("error"), retryable=retryable, extra=extra)
+    except Exception as exc:  # noqa: BLE001 - a ledger that cannot record costs a re-run, not this call's answer
+        logger.warning("%s: the text outcome could not be recorded: %s", paper.ident.key, exc)
+
+
+def _frames(parsed: list[ParsedInput], papers: Mapping[int, _Paper]) -> FullTextResult:
+    paragraph_rows: list[dict[str, Any]] = []
+    reference_rows_: list[dict[str, Any]] = []
+    outcome_rows: list[dict[str, Any]] = []
+    for item in parsed:
+        if item.identifier is None:
+            outcome_rows.append({"input": item.input, "status": Status.INVALID_IDENTIFIER.value, "error": item.error})
+            continue
+        first = item.position if item.duplicate_of is None else item.duplicate_of
+        paper = papers[first]
+        outcome_rows.append(_outcome_row(item, paper))
+        if item.duplicate_of is not None:
+            continue
+        ids = {k: paper.meta.get(k) for k in ("doi", "pmid", "pmcid")}
+        if paper.article is not None:
+            for row in article_rows(paper.article, input=item.input):
+                paragraph_rows.append(_filled(row, ids, paper.meta.get("license")))
+            for row in reference_rows(paper.article, input=item.input):
+                for name in ("doi", "pmid", "pmcid"):
+                    row[f"citing_{name}"] = row[f"citing_{name}"] or _text(ids[name])
+                reference_rows_.append(row)
+        elif paper.paragraphs:
+            paragraph_rows += pdf_rows(paper.paragraphs, input=item.input, doi=_text(ids["doi"]), pmid=_text(ids["pmid"]),
+                                       pmcid=_text(ids["pmcid"]), license=_text(paper.meta.get("license")))
+    outcomes = outcomes_frame(outcome_rows)
+    if len(outcomes):  # redact_frame trips over an empty string column (pandas' arrow strings)
+        redact_frame(outcomes)
+    return FullTextResult(paragraphs=paragraphs_frame(paragraph_rows), references=references_frame(reference_rows_),
+                          outcomes=outcomes)
+
+
+def _outcome_row(item: ParsedInput, paper: _Paper) -> dict[str, Any]:
+    row = identity_row(paper.ident, paper.meta)
+    row.update({k: v for k, v in paper.outcome.items() if k in ("status", "source", "url", "path", "bytes", "sha256",
+                                                               "http_status", "error")})
+    row.update(input=item.input, text_source=paper.text_source, text_path=paper.text_path)
+    row["http_status"] = _int(row.get("http_status"))
+    return row
+
+
+def _filled(row: dict[str, Any], ids: Mapping[str, Any], license_: Any) -> dict[str, Any]:
+    for name in ("doi", "pmid", "pmcid"):
+        row[name] = row[name] or _text(ids[name])
+    row["license"] = row["license"] or _text(license_)
+    return row
+
+
+# ---------------------------------------------------------------------- helpers
+def _initial_meta(ident: Identifier) -> dict[str, Any]:
+    meta: dict[str, Any] = {"doi": ident.doi}
+    if ident.type is IdType.PMID:
+        meta["pmid"] = ident.value
+    elif ident.type is IdType.PMCID:
+        meta["pmcid"] = ident.value
+    return meta
+
+
+def _parsed(value: Any, hint: IdType) -> Identifier | None:
+    if value in (None, ""):
+        return None
+    try:
+        ident = parse_identifier(str(value), hint=hint)
+    except (ValueError, TypeError):
+        return None
+    return ident if ident.type is hint else None
+
+
+def _note(papers: Iterable[_Paper], message: str, *, transient: bool = False) -> None:
+    for paper in papers:
+        paper.notes.append(redact_text(message))
+        paper.transient = paper.transient or transient
+    logger.debug("full text: %s", redact_text(message))
+
+
+def _forget(context: TextContext, url: str, params: Mapping[str, str] | None) -> None:
+    forget = getattr(context.metadata, "forget", None)
+    if forget is not None:
+        forget(url, params)
+
+
+def _shown_url(url: str, params: Mapping[str, str]) -> str:
+    """The request's URL as outcome rows show it: without the identity parameters."""
+    return redact_url(f"{url}?{urlencode(dict(params))}" if params else url)
+
+
+def _text(value: Any) -> str | None:
+    return None if value in (None, "") or (isinstance(value, float) and pd.isna(value)) else str(value)
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return None if value is None or pd.isna(value) else int(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,112 @@
+"""The JATS full-text endpoints, declared like the metadata sources: a host, an endpoint, a parser.
+
+* :class:`EuropePMCFullTextSource` — Europe PMC ``GET /europepmc/webservices/rest/{PMCID}/fullTextXML``
+  (the open-access subset; the search answers say ``isOpenAccess``), one PMCID a request, on the same host
+  (and the same base-URL override) as :class:`~paperfetch.sources.europepmc.EuropePMCSource`.
+* :class:`PMCEfetchSource` — NCBI E-utilities ``efetch.fcgi?db=pmc&id=…``: the same JATS in batches of
+  :attr:`PMCEfetchSource.batch_size`, ids written without the ``PMC`` prefix as E-utilities asks, identified
+  with ``tool``/``email``/``api_key`` and paced like :class:`~paperfetch.sources.ncbi.NCBIEutilsSource`.
+* :func:`jats_candidates` — any :class:`~paperfetch.sources.base.Candidate` of kind ``"jats"`` (bioRxiv's
+  ``jatsxml`` link, for one) is a JATS URL fetched as it is.
+
+:meth:`articles` turns one answer into :class:`~paperfetch.fulltext.JatsArticle` values keyed by the
+requested ids; a cut or malformed batch raises :class:`~paperfetch.fulltext.FullTextError` as a whole, and the
+caller asks per id (:mod:`paperfetch.fulltext.fetch`). :meth:`parse` gives the same answer as
+:class:`~paperfetch.sources.base.Record` values (ids and licence), for the source contract.
+
+Deliberately not here: sending (the transport does, through the metadata cache), choosing which endpoint a
+paper is asked at, keeping the XML on disk (both :mod:`paperfetch.fulltext.fetch`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lxml import etree
+
+from paperfetch.fulltext.base import FullTextError, JatsArticle
+from paperfetch.fulltext.jats import article_from_element
+from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES, local_name, parse_xml
+from paperfetch.ids import Identifier, IdType
+from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, quote_path
+from paperfetch.sources.europepmc import EuropePMCSource
+from paperfetch.sources.ncbi import NCBIEutilsSource
+
+__all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_candidates", "split_articles"]
+
+#: One article of an answer: its parsed form and its own XML (what is kept on disk).
+JatsAnswer = tuple[JatsArticle, bytes]
+
+
+def split_articles(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsAnswer]:
+    """Every ``<article>`` of *body* (one ``<article>`` or a ``<pmc-articleset>``), parsed, each with its own XML.
+
+    Raises :class:`FullTextError` when the body as a whole cannot be read (cut, malformed, hostile, too large).
+    """
+    root = parse_xml(body, max_bytes=max_bytes)
+    name = local_name(root.tag)
+    if name == "article":
+        elements = [root]
+    elif name == "pmc-articleset":
+        elements = [child for child in root if local_name(child.tag) == "article"]
+    else:
+        raise FullTextError(f"not a JATS article: the root element is <{name or root.tag}>")
+    if len(elements) == 1 and elements[0] is root:
+        return [(article_from_element(root), body)]
+    return [(article_from_element(el), etree.tostring(el, encoding="utf-8", xml_declaration=True)) for el in elements]
+
+
+def _records(found: dict[str, JatsAnswer]) -> dict[str, Record]:
+    return {key: Record(doi=a.doi or None, pmid=a.pmid or None, pmcid=a.pmcid or None, license=a.license or None)
+            for key, (a, _) in found.items()}
+
+
+class EuropePMCFullTextSource(Source):
+    name = "europepmc_fulltext"
+    default_base_url = EuropePMCSource.default_base_url
+    min_interval_s = EuropePMCSource.min_interval_s
+    accepts = frozenset({IdType.PMCID})
+
+    def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
+        return RequestSpec(path=f"/europepmc/webservices/rest/{quote_path(ids[0].value)}/fullTextXML", params={},
+                           ids=ids)
+
+    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> dict[str, JatsAnswer]:
+        """The one article of a ``fullTextXML`` answer, under the requested id's key."""
+        found = split_articles(body, max_bytes=max_bytes)
+        if len(found) != 1:
+            raise FullTextError(f"expected one JATS <article>, found {len(found)}")
+        return {spec.ids[0].key: found[0]}
+
+    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
+        return _records(self.articles(body, spec))
+
+
+class PMCEfetchSource(NCBIEutilsSource):
+    name = "pmc_efetch"
+    # Whole articles are large (tens to hundreds of kB each): 20 a request keeps an answer far below the cap.
+    batch_size = 20
+    accepts = frozenset({IdType.PMCID})
+
+    def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
+        numbers = ",".join(i.value.upper().removeprefix("PMC") for i in ids)  # E-utilities' UIDs: no PMC prefix
+        return RequestSpec(path="/entrez/eutils/efetch.fcgi", params={"db": "pmc", "id": numbers, "retmode": "xml"},
+                           ids=ids)
+
+    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> dict[str, JatsAnswer]:
+        """The articles of a batched answer under the requested ids' keys; an id the answer lacks is absent."""
+        wanted = {i.value.upper(): i.key for i in spec.ids}
+        found: dict[str, JatsAnswer] = {}
+        for article, xml in split_articles(body, max_bytes=max_bytes):
+            key = wanted.get(article.pmcid.upper())
+            if key is not None and key not in found:
+                found[key] = (article, xml)
+        return found
+
+    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
+        return _records(self.articles(body, spec))
+
+
+def jats_candidates(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """The candidates that are JATS URLs (``kind == "jats"``: bioRxiv's ``jatsxml``, for one), in order."""
+    return [c for c in candidates if c.kind == "jats"]

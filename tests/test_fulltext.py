@@ -1,0 +1,316 @@
+"""``Retriever.fulltext``: JATS first (Europe PMC, PMC efetch), the PDF's text layer second, against loopback servers.
+
+The Europe PMC and NCBI hosts serve the real recorded ``fullTextXML`` bodies (``tests/data/europepmc``); a
+publisher host serves a PDF generated here with known paragraphs. Every request is counted in the servers' logs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pandas as pd
+import pytest
+
+from paperfetch import Retriever
+from paperfetch.cli import main
+from paperfetch.fulltext import PARAGRAPH_COLUMNS, REFERENCE_COLUMNS, parse_jats
+from paperfetch.ledger import open_ledger
+from paperfetch.log import disable_logging
+from paperfetch.outcomes import COLUMNS
+from paperfetch.testing import LoopbackHost, Reply, Request
+from tests._pdfwriter import layout_article, write_pdf
+from tests.test_fulltext_parse import _expected_rows
+
+DATA = Path(__file__).parent / "data" / "europepmc"
+BODIES = {pmcid: (DATA / f"rest__{pmcid}__fullTextXML.xml").read_bytes() for pmcid in ("PMC8164761", "PMC8118396")}
+FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.02, "rate_limit_max_s": 0.05}
+
+EPMC_OA = "10.1186/s13007-021-00757-y"       # PMC8164761, Europe PMC open access: fullTextXML
+EFETCH = "10.1080/23802359.2021.1911705"     # PMC8118396, not open access in Europe PMC: efetch db=pmc
+HOSTILE = "10.9999/hostile"                  # PMC1000001: a billion-laughs body, then a cut one
+HUGE = "10.9999/huge"                        # PMC1000002: a body over the answer cap
+PDF_ONLY = "10.9999/pdf-only"                # no JATS anywhere; Unpaywall offers a PDF
+NOTHING = "10.9999/nothing"                  # nobody knows it
+
+PDF_PARAGRAPHS = [
+    "Plants lose water through their leaves, and the loss is measured here with a sensor that is small and cheap.",
+    "Twenty seedlings were grown in pots of equal size and watered every second day for four weeks in a glasshouse.",
+    "The sensor followed the water content of every stem closely, and the readings agreed with the weighed values.",
+]
+BILLION_LAUGHS = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+                  b"<article><body><p>&lol2;</p></body></article>")
+
+
+def _pdf() -> bytes:
+    blocks = [("title", "Watching water in stems"), ("heading", "1. Introduction"), ("para", PDF_PARAGRAPHS[0]),
+              ("heading", "2. Methods"), ("para", PDF_PARAGRAPHS[1]), ("heading", "3. Results"), ("para", PDF_PARAGRAPHS[2])]
+    return write_pdf(layout_article(blocks))
+
+
+@dataclass
+class World:
+    """Europe PMC, NCBI, the metadata services and a publisher, on loopback; each serves what its dicts say."""
+
+    base_ip: int
+    #: DOI → (PMCID, isOpenAccess) in Europe PMC's search answers
+    epmc: dict[str, tuple[str, str]] = field(default_factory=lambda: {
+        EPMC_OA: ("PMC8164761", "Y"), EFETCH: ("PMC8118396", "N"), HOSTILE: ("PMC1000001", "Y"), HUGE: ("PMC1000002", "Y")})
+    cut_batches: bool = False
+    _efetch_log: list[str] = field(default_factory=list)
+    hosts: dict[str, LoopbackHost] = field(default_factory=dict)
+
+    def __enter__(self) -> "World":
+        for offset, (name, handler) in enumerate((("epmc", self._epmc), ("ncbi", self._ncbi), ("meta", self._meta),
+                                                  ("pub", self._pub))):
+            self.hosts[name] = LoopbackHost(f"127.0.0.{self.base_ip + offset}", {"*": handler}).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for host in self.hosts.values():
+            host.stop()
+
+    @property
+    def endpoints(self) -> dict[str, str]:
+        h = self.hosts
+        return {"europepmc": h["epmc"].base_url, "ncbi_idconv": h["ncbi"].base_url, "ncbi_eutils": h["ncbi"].base_url,
+                **{name: h["meta"].base_url for name in ("unpaywall", "openalex", "crossref", "arxiv", "doi")}}
+
+    def served(self) -> int:
+        return sum(host.hits() for host in self.hosts.values())
+
+    def efetch_ids(self) -> list[str]:
+        """The ``id=`` of every efetch request, in order."""
+        return list(self._efetch_log)
+
+    def _epmc(self, request: Request) -> Reply:
+        if request.path.endswith("/fullTextXML"):
+            pmcid = request.path.split("/")[-2]
+            if pmcid == "PMC1000001":
+                return Reply(200, BILLION_LAUGHS, {"Content-Type": "application/xml"})
+            if pmcid == "PMC1000002":
+                return Reply(200, b"<article><body><p>" + b"x" * (3 << 20) + b"</p></body></article>")
+            if pmcid in BODIES:
+                return Reply(200, BODIES[pmcid], {"Content-Type": "application/xml"})
+            return Reply(404, b"<error/>")
+        query = parse_qs(request.query).get("query", [""])[0].lower()
+        results = [{"id": pmcid, "source": "PMC", "pmcid": pmcid, "doi": doi, "isOpenAccess": oa, "license": "cc by"}
+                   for doi, (pmcid, oa) in self.epmc.items() if doi in query]
+        return Reply(200, json.dumps({"hitCount": len(results), "resultList": {"result": results}}),
+                     {"Content-Type": "application/json"})
+
+    def _ncbi(self, request: Request) -> Reply:
+        query = parse_qs(request.query)
+        if request.path.startswith("/pmc/utils/idconv"):
+            return Reply(200, json.dumps({"status": "ok", "records": []}), {"Content-Type": "application/json"})
+        ids = query.get("id", [""])[0].split(",")
+        self._efetch_log.append(",".join(ids))
+        articles = []
+        for number in ids:
+            pmcid = "PMC" + number
+            if number.startswith("PMC"):  # E-utilities wants bare numbers
+                return Reply(400, b"bad id")
+            if pmcid in BODIES:
+                articles.append(BODIES[pmcid][BODIES[pmcid].index(b"<article"):])
+            elif pmcid == "PMC1000001":
+                articles.append(BODIES["PMC8118396"][:900])  # a cut article
+        body = b"<pmc-articleset>" + b"".join(articles) + b"</pmc-articleset>"
+        if self.cut_batches and len(ids) > 1:
+            body = body[: len(body) // 2]
+        return Reply(200, body, {"Content-Type": "text/xml"})
+
+    def _meta(self, request: Request) -> Reply:
+        if request.path == f"/v2/{PDF_ONLY.replace('/', '%2F')}" or request.path == f"/v2/{PDF_ONLY}":
+            pdf = self.hosts["pub"].url("/files/pdf-only.pdf")
+            return Reply(200, json.dumps({"doi": PDF_ONLY, "is_oa": True, "best_oa_location": {
+                "url_for_pdf": pdf, "url": pdf, "license": "cc-by-nc", "version": "publishedVersion"}}),
+                {"Content-Type": "application/json"})
+        return Reply(404, b"{}", {"Content-Type": "application/json"})
+
+    def _pub(self, request: Request) -> Reply:
+        if request.path == "/files/pdf-only.pdf":
+            return Reply(200, _pdf(), {"Content-Type": "application/pdf"})
+        return Reply(404, b"no")
+
+
+@pytest.fixture
+def world():
+    with World(base_ip=90) as w:
+        yield w
+
+
+def retriever(world: World, out_dir: Path, **kwargs) -> Retriever:
+    kwargs.setdefault("http_options", FAST)
+    return Retriever(email="tester@example.org", out_dir=out_dir, endpoints=world.endpoints, progress=False,
+                     verbosity=0, sources=("unpaywall",), state="memory", **kwargs)
+
+
+def _texts(frame: pd.DataFrame, input_: str) -> list[tuple[str, str]]:
+    rows = frame[frame["input"] == input_]
+    return list(zip(rows["section"], rows["text"]))
+
+
+def test_every_p_of_the_real_bodies_is_one_row_through_europepmc_and_efetch(world, tmp_path):
+    with retriever(world, tmp_path, cache=False) as r:
+        paragraphs, outcomes = r.fulltext([EPMC_OA, EFETCH], with_outcomes=True)
+    assert list(paragraphs.columns) == list(PARAGRAPH_COLUMNS)
+    assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
+    assert _texts(paragraphs, EFETCH) == _expected_rows(BODIES["PMC8118396"])
+    for input_, pmcid in ((EPMC_OA, "PMC8164761"), (EFETCH, "PMC8118396")):
+        rows = paragraphs[paragraphs["input"] == input_]
+        assert list(rows["paragraph"]) == list(range(len(rows)))
+        assert set(rows["pmcid"]) == {pmcid} and set(rows["doi"]) == {input_} and set(rows["text_source"]) == {"jats"}
+        assert set(rows["license"]) == {"https://creativecommons.org/licenses/by/4.0/"}
+        assert not rows["text"].str.contains(r"<[A-Za-z/]|&#|\n|\t|  ", regex=True).any()
+    assert list(outcomes.columns) == list(COLUMNS)
+    assert list(outcomes["source"]) == ["europepmc_fulltext", "pmc_efetch"]
+    assert list(outcomes["text_source"]) == ["jats", "jats"]
+    for path in outcomes["text_path"]:  # kept beside the PDFs, as the service sent it
+        assert Path(path).parent == tmp_path and Path(path).suffix == ".xml"
+        assert parse_jats(Path(path).read_bytes()).paragraphs
+    assert (tmp_path / "pmcid_PMC8164761.xml").read_bytes() == BODIES["PMC8164761"]
+    assert world.efetch_ids() == ["8118396"]  # ids without the PMC prefix; the OA paper is not asked there
+    assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob(".*.part"))
+    assert not list(tmp_path.glob("*.pdf"))  # a paper with JATS is never downloaded as a PDF for its text
+    with open_ledger(folder=tmp_path) as ledger:
+        entry = ledger.get("fulltext:doi:" + EPMC_OA)
+        assert entry is not None and entry.extra["text_source"] == "jats"
+        assert entry.extra["text_path"] == str(tmp_path / "pmcid_PMC8164761.xml")
+
+
+def test_hostile_truncated_and_oversized_bodies_are_each_papers_own_failure(world, tmp_path):
+    http = {**FAST, "max_answer_bytes": 2 << 20}
+    with retriever(world, tmp_path, cache=False, http_options=http) as r:
+        paragraphs, outcomes = r.fulltext([HOSTILE, EPMC_OA, HUGE, EFETCH], with_outcomes=True)
+    assert set(paragraphs["input"]) == {EPMC_OA, EFETCH}
+    assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
+    by_input = outcomes.set_index("input")
+    assert pd.isna(by_input.loc[HOSTILE, "text_source"]) and pd.isna(by_input.loc[HUGE, "text_source"])
+    assert "entit" in by_input.loc[HOSTILE, "error"]  # the billion laughs: refused, never expanded
+    assert "larger" in by_input.loc[HUGE, "error"].lower() or "limit" in by_input.loc[HUGE, "error"].lower()
+    # the hostile paper's batch-mate still got its text from the same efetch batch (cut there: asked per id)
+    assert list(by_input.loc[[EPMC_OA, EFETCH], "text_source"]) == ["jats", "jats"]
+
+
+def test_a_cut_batched_efetch_falls_back_to_one_request_per_id(world, tmp_path):
+    world.epmc[EPMC_OA] = ("PMC8164761", "N")  # both papers now come from efetch, in one batch
+    world.cut_batches = True
+    with retriever(world, tmp_path, cache=False) as r:
+        paragraphs = r.fulltext([EPMC_OA, EFETCH])
+    assert world.efetch_ids() == ["8164761,8118396", "8164761", "8118396"]
+    assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
+    assert _texts(paragraphs, EFETCH) == _expected_rows(BODIES["PMC8118396"])
+
+
+def test_a_pdf_gives_pdf_rows_and_a_paper_with_nothing_gives_none(world, tmp_path):
+    with retriever(world, tmp_path, cache=False) as r:
+        paragraphs, outcomes = r.fulltext([PDF_ONLY, NOTHING, "not an id", EPMC_OA], with_outcomes=True)
+    pdf_rows = paragraphs[paragraphs["input"] == PDF_ONLY]
+    assert set(pdf_rows["text_source"]) == {"pdf"} and set(pdf_rows["license"]) == {"cc-by-nc"}
+    assert list(pdf_rows["text"])[-3:] == PDF_PARAGRAPHS
+    assert list(pdf_rows["section"])[-3:] == ["Introduction", "Methods", "Results"]
+    assert NOTHING not in set(paragraphs["input"])
+    by_input = outcomes.set_index("input")
+    assert by_input.loc[PDF_ONLY, "text_source"] == "pdf" and by_input.loc[PDF_ONLY, "text_path"].endswith(".pdf")
+    assert by_input.loc[NOTHING, "status"] == "not_found" and pd.isna(by_input.loc[NOTHING, "text_source"])
+    assert by_input.loc["not an id", "status"] == "invalid_identifier"
+    assert by_input.loc[EPMC_OA, "text_source"] == "jats"
+
+
+def test_no_input_gives_the_empty_frames_with_every_column(world, tmp_path):
+    with retriever(world, tmp_path, cache=False) as r:
+        assert list(r.fulltext([]).columns) == list(PARAGRAPH_COLUMNS) and len(r.fulltext(["junk"])) == 0
+        assert list(r.fulltext_references([]).columns) == list(REFERENCE_COLUMNS)
+    assert world.served() == 0
+
+
+def test_a_second_fulltext_of_the_same_ids_sends_no_request(world, tmp_path):
+    ids = [EPMC_OA, EFETCH, PDF_ONLY, NOTHING]
+    with retriever(world, tmp_path, cache=False) as r:
+        first = r.fulltext(ids)
+    sent = world.served()
+    assert sent > 0
+    with retriever(world, tmp_path, cache=False) as r:  # a new process, as it were: the ledger and the files
+        second = r.fulltext(ids)
+        refs = r.fulltext_references(ids)
+    assert world.served() == sent
+    pd.testing.assert_frame_equal(first, second)
+    assert len(refs) > 0 and set(refs["input"]) == {EPMC_OA, EFETCH}
+    assert refs["doi"].notna().any()
+
+
+def test_requests_per_paper_jats_against_pdf(world, tmp_path):
+    with retriever(world, tmp_path / "a", cache=False) as r:
+        r.fulltext([EPMC_OA])
+        jats = len(r.requests())
+    with retriever(world, tmp_path / "b", cache=False) as r:
+        r.fulltext([PDF_ONLY])
+        pdf = r.requests()
+    assert jats == 2  # Europe PMC search, fullTextXML
+    assert len(pdf) <= 6, pdf[["url", "source"]]  # search, ID converter, Unpaywall, robots.txt, the PDF (and no more)
+
+
+@pytest.fixture
+def cli_env(world, monkeypatch, tmp_path):
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(tmp_path / "no-config.toml"))
+    for name, url in world.endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    yield world
+    disable_logging()
+
+
+def test_the_text_command_writes_the_paragraphs_and_exits_by_outcome(cli_env, tmp_path, capsys):
+    out, report, outcomes, failed = tmp_path / "out", tmp_path / "p.csv", tmp_path / "o.jsonl", tmp_path / "failed.txt"
+    common = ["--out", str(out), "--email", "t@example.org", "--state", "memory", "--no-cache", "-q"]
+    assert main(["text", EPMC_OA, "--report", str(report), *common]) == 0
+    written = pd.read_csv(report)
+    assert list(written.columns) == list(PARAGRAPH_COLUMNS) and set(written["text_source"]) == {"jats"}
+    assert main(["text", EPMC_OA, NOTHING, "--outcomes", str(outcomes), "--failed", str(failed), *common]) == 1
+    assert failed.read_text() == NOTHING + "\n"
+    lines = [json.loads(line) for line in outcomes.read_text().splitlines()]
+    assert [line["text_source"] for line in lines] == ["jats", None]
+    assert main(["text", "--report", str(tmp_path / "p.txt"), EPMC_OA, *common]) == 2
+    assert main(["text", *common]) == 2
+    capsys.readouterr()
+    assert main(["text", EPMC_OA, "--out", str(out), "--email", "t@example.org", "--state", "memory"]) == 0
+    shown = capsys.readouterr().out
+    assert "jats" in shown and "1 papers (1 jats)" in shown
+
+
+def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tmp_path):
+    """bioRxiv's ``jatsxml`` link, as a source that offers ``kind="jats"`` candidates gives it (sources/biorxiv.py)."""
+    from paperfetch.fulltext.fetch import TextContext, collect_text
+    from paperfetch.ids import IdType
+    from paperfetch.sources import Candidate, Record
+
+    preprint = "10.1101/2026.01.01.000001"
+    url = world.hosts["pub"].url("/biorxiv/preprint.source.xml")
+    world.hosts["pub"].routes["/biorxiv/preprint.source.xml"] = Reply(200, BODIES["PMC8118396"], {"Content-Type": "text/xml"})
+
+    class Biorxiv:
+        accepts = frozenset({IdType.DOI})
+
+    def lookup(name, ids):
+        if name != "biorxiv":
+            return {}
+        return {ids[0].key: Record(doi=preprint, license="cc_by", candidates=[Candidate(url, "biorxiv", kind="jats")])}
+
+    with retriever(world, tmp_path, cache=False) as r:
+        context = TextContext(metadata=r.api, sources={"biorxiv": Biorxiv()}, lookup=lookup, download=r.download,
+                              identification=r.identification, out_dir=tmp_path, filename_template="{type}_{value}")
+        result = collect_text([preprint], context=context)
+    assert _texts(result.paragraphs, preprint) == _expected_rows(BODIES["PMC8118396"])
+    assert list(result.outcomes["source"]) == ["biorxiv"] and list(result.outcomes["text_source"]) == ["jats"]
+    assert world.hosts["pub"].hits("/biorxiv/preprint.source.xml") == 1 and not list(tmp_path.glob("*.pdf"))
+
+
+def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
+    with retriever(world, tmp_path, cache=False) as r:
+        downloaded = r.download([PDF_ONLY])
+        assert list(downloaded["status"]) == ["downloaded"]
+        paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)
+    assert world.hosts["pub"].hits("/files/pdf-only.pdf") == 1
+    assert list(paragraphs["text"])[-3:] == PDF_PARAGRAPHS
+    assert list(outcomes["status"]) == ["already_downloaded"] and outcomes["text_path"].item() == downloaded["path"].item()
