@@ -31,6 +31,7 @@ import os
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence, cast, overload
 from urllib.parse import urlsplit
@@ -152,14 +153,6 @@ class Retriever:
             # Host state: None reads PAPERFETCH_STATE, and without it the SQLite file in the user cache
             # directory, so a re-run (or another notebook) remembers holds, suppressions and learned pacing.
             common.update(state=_state_spec(state), state_fallback=state_fallback)
-        common.update(http_options or {})
-        if http is not None:
-            self.web = self.api = http
-        else:
-            # Documented APIs are used under their terms of use (and their published rate limits);
-            # robots.txt governs the crawling of web pages: publishers' landing pages and PDFs.
-            self.web = HttpClient(respect_robots_txt=respect_robots_txt, timeout=timeout, **common)
-            self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web.session, **common)
         self._sources: dict[str, Source] = {}
         #: Sources left out for want of an e-mail address (said once, in one warning).
         self.skipped_sources = tuple(name for name, cls in SOURCES.items() if cls.requires_email and not email)
@@ -167,14 +160,27 @@ class Retriever:
             logger.warning("no contact e-mail given: %s skipped "
                            "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
         for name, cls in SOURCES.items():
-            if name in self.skipped_sources:
-                continue
-            source = cls(base_url=endpoints.get(name), identification=self.identification)
-            self._sources[name] = source
-            self.api.host_intervals.setdefault(host_key(source.base_url), source.interval_s)
-            self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
+            if name not in self.skipped_sources:
+                self._sources[name] = cls(base_url=endpoints.get(name), identification=self.identification)
+        # Each service's published interval, for both clients (the scheduler asks web), given when they are made.
+        intervals = {host_key(source.base_url): source.interval_s for source in self._sources.values()}
         arxiv = cast(ArxivSource, self._sources["arxiv"])
-        self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
+        intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
+        if http is not None:
+            # A caller's client is left as it was: the Retriever paces through a client of its own over the
+            # caller's session, host state, clock and settings (plus its sources' intervals), subscribes to
+            # that one, and closes only that one (the caller's session stays open).
+            self.web = self.api = HttpClient.from_config(
+                replace(http.config, host_intervals={**intervals, **http.host_intervals}),
+                session=http.session, clock=http.clock, registry=http.registry)
+        else:
+            configured = dict((http_options or {}).get("host_intervals") or {})
+            common.update(http_options or {})
+            common["host_intervals"] = {**intervals, **configured}
+            # Documented APIs are used under their terms of use (and their published rate limits);
+            # robots.txt governs the crawling of web pages: publishers' landing pages and PDFs.
+            self.web = HttpClient(respect_robots_txt=respect_robots_txt, timeout=timeout, **common)
+            self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web.session, **common)
         doi_override = endpoints.get("doi") or env_endpoint_url("doi")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._prefetched: dict[tuple[str, str], Record] = {}
@@ -186,8 +192,8 @@ class Retriever:
         self._rows_lock = threading.Lock()
         self._run_started = float("inf")  # set as download() starts (see _reusable)
         self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
-        for client in {id(self.web): self.web, id(self.api): self.api}.values():
-            client.subscribe(self._on_event)
+        self._unsubscribe = [client.subscribe(self._on_event)
+                             for client in {id(self.web): self.web, id(self.api): self.api}.values()]
 
     # ------------------------------------------------------------------ public API
     def download(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
@@ -371,7 +377,18 @@ class Retriever:
 
         return citations(identifier, sources=self._sources, metadata=self._metadata)
 
+    def release_holds(self) -> None:
+        """Clear the holds, open breakers and learned intervals of every host in this Retriever's host-state
+        store (after a maintenance window; whichever process set them)."""
+        self.web.release_holds()
+        if self.api is not self.web:
+            self.api.release_holds()
+
     def close(self) -> None:
+        """Close the metadata cache and the clients this Retriever made (never a caller's ``http=`` client)."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
         if self._own_cache is not None:
             self._own_cache.close()
         self.web.close()

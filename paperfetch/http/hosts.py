@@ -451,7 +451,9 @@ class HostRegistry:
         return limiters
 
     def release_holds(self) -> None:
-        for limiter in self.hosts():
+        """Clear the holds (and open breakers, and learned intervals) of every host this registry asked about
+        and of every host its store holds or slows down now, whichever process set them."""
+        for limiter in self.known_hosts():
             limiter.release()
 
     def clear(self) -> None:
@@ -503,11 +505,18 @@ def registry_for(state: object = None, clock: Clock = SYSTEM_CLOCK, *, fallback:
         return registry
 
 
-def host_limiter(url: str) -> HostLimiter:
-    """The process-wide record of *url*'s host: the same object for every client."""
-    return _DEFAULT_REGISTRY.limiter(url)
+def host_limiter(url: str, *, state: object = None) -> HostLimiter:
+    """The record of *url*'s host in the store *state* names (:func:`registry_for`): the same object for
+    every client of this process on that store. ``None``: this process's memory (a bare ``HttpClient``'s);
+    a default :class:`~paperfetch.Retriever` keeps its hosts in ``"sqlite"``."""
+    return registry_for(state).limiter(url)
 
 
 def release_holds() -> None:
-    """Clear every hold (and open breaker, and learned interval) in this process."""
-    _DEFAULT_REGISTRY.release_holds()
+    """Clear every hold (and open breaker, and learned interval) of every host-state store this process has
+    opened: its memory, and each SQLite file or Redis a client of this process used (holds other processes
+    set there included)."""
+    with _REGISTRIES_LOCK:
+        registries = [_DEFAULT_REGISTRY, *_REGISTRIES.values()]
+    for registry in registries:
+        registry.release_holds()

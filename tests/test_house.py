@@ -1,0 +1,158 @@
+"""The shape of the package: no import circles, no oversized modules, no private reads, honest ``__all__``.
+
+These read the source with :mod:`ast` and import nothing but the modules themselves (for ``__all__``), so
+they run in well under a second and fail with the names to look at.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "paperfetch"
+#: Non-blank lines a module may have before it is asking for a room of its own.
+MAX_MODULE_LINES = 650
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _owner(name: str) -> str | None:
+    """The paperfetch module *name* refers to (a module, or the module defining an attribute)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _imports(module: str) -> set[str]:
+    """Every paperfetch module *module* imports: at the top, inside functions and under TYPE_CHECKING alike."""
+    path = MODULES[module]
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(t for a in node.names if (t := _owner(a.name)))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = module.split(".") if is_package else module.split(".")[:-1]
+                base_parts = base_parts[: len(base_parts) - node.level + 1]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for a in node.names:
+                target = _owner(f"{base}.{a.name}") or _owner(base)
+                if target:
+                    found.add(target)
+    found.discard(module)
+    # a package importing its own submodules is its import face, not a circle of meaning
+    return {t for t in found if not (MODULES[module].name == "__init__.py" and t.startswith(module + "."))}
+
+
+def _circles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    graph = {m: _imports(m) for m in MODULES}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for module in graph:
+        if module not in index:
+            visit(module)
+    return components
+
+
+def test_no_import_circle_among_paperfetch_modules():
+    assert _circles() == []
+
+
+def test_the_circle_finder_sees_a_lazy_import_circle(tmp_path, monkeypatch):
+    # the finder itself: a function-level import back to the importer is a circle
+    pkg = tmp_path / "paperfetch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from paperfetch import b\n")
+    (pkg / "b.py").write_text("def f():\n    from paperfetch.a import x\n")
+    fake = {f"paperfetch.{p.stem}": p for p in pkg.glob("[ab].py")}
+    fake["paperfetch"] = pkg / "__init__.py"
+    monkeypatch.setattr(sys.modules[__name__], "MODULES", fake)
+    assert _circles() == [["paperfetch.a", "paperfetch.b"]]
+
+
+def test_no_module_is_over_the_size_limit():
+    sizes = {m: sum(1 for line in p.read_text(encoding="utf-8").splitlines() if line.strip()) for m, p in MODULES.items()}
+    assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_no_module_reads_another_objects_private_attribute():
+    offenders = {}
+    for module, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        if "SLF001" in text:
+            offenders[module] = "noqa: SLF001"
+        for node in ast.walk(ast.parse(text)):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                continue
+            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+                continue
+            if isinstance(base, ast.Name) and base.id in ("sys", "os"):  # sys._getframe-style stdlib APIs
+                continue
+            offenders.setdefault(module, f"line {node.lineno}: .{node.attr}")
+    assert offenders == {}
+
+
+def _public_definitions(path: Path) -> set[str]:
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+            names.add(node.name)
+    return names
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.endswith(("__main__", "_version"))))
+def test_all_is_sorted_complete_and_resolvable(module):
+    mod = importlib.import_module(module)
+    exported = list(getattr(mod, "__all__", ()))
+    assert exported, f"{module} has no __all__"
+    assert exported == sorted(exported), f"{module}.__all__ is not sorted"
+    assert len(set(exported)) == len(exported), f"{module}.__all__ lists a name twice"
+    missing = [name for name in exported if not hasattr(mod, name)]
+    assert missing == [], f"{module}.__all__ names what it does not have"
+    unlisted = sorted(_public_definitions(MODULES[module]) - set(exported))
+    assert unlisted == [], f"{module} defines public names its __all__ leaves out"
