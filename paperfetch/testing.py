@@ -215,7 +215,7 @@ class LoopbackHost:
             raise ValueError(f"LoopbackHost only binds loopback addresses, not {address!r}")
         self.routes: dict[str, Reply | Handler] = dict(routes or {})
         self.log: list[tuple[float, str]] = []
-        self._lock = threading.Lock()
+        log_lock = self._lock = threading.Lock()
         host = self
 
         class _Handler(BaseHTTPRequestHandler):
@@ -230,7 +230,7 @@ class LoopbackHost:
             def do_GET(self) -> None:  # noqa: N802
                 arrived = time.monotonic()
                 parts = urlsplit(self.path)
-                with host._lock:
+                with log_lock:
                     host.log.append((arrived, parts.path))
                 route = host.routes.get(parts.path, host.routes.get("*"))
                 if route is None:
