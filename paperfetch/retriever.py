@@ -70,8 +70,10 @@ logger = logging.getLogger(__name__)
 
 #: Cheapest reliable first: arXiv needs no lookup, OpenAlex was asked in batches,
 #: Unpaywall and Europe PMC are one request each, the landing page is a last resort.
-DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "unpaywall", "europepmc", "crossref", "landing")
-ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi")
+DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpaywall", "europepmc", "biorxiv", "crossref",
+                                  "landing")
+ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
+                                   "semanticscholar", "biorxiv")
 DOI_RESOLVER = "https://doi.org"
 
 
@@ -87,7 +89,7 @@ def _state_spec(state: Any) -> Any:
 class Retriever:
     """Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
 
-    >>> r = Retriever(email="you@example.com", out_dir="PDFs")          # doctest: +SKIP
+    >>> r = Retriever(email="your.name@your-university.edu", out_dir="PDFs")  # doctest: +SKIP
     >>> outcomes = r.download(["10.7759/cureus.76081", "PMID:31452104"])  # doctest: +SKIP
 
     *state* names the host-state store (:func:`paperfetch.state.open_store`): by default
@@ -103,6 +105,7 @@ class Retriever:
         out_dir: str | os.PathLike[str] = "PDFs",
         openalex_api_key: str | None = None,
         ncbi_api_key: str | None = None,
+        s2_api_key: str | None = None,
         sources: Sequence[str] = DEFAULT_ORDER,
         endpoints: Mapping[str, str] | None = None,
         http: HttpClient | None = None,
@@ -133,7 +136,8 @@ class Retriever:
         bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
-        self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key)
+        self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key,
+                                             s2_api_key=s2_api_key)
         self.out_dir = Path(out_dir).expanduser().resolve()  # outcome paths are absolute, run to run
         self.verbosity = verbosity
         self.order = tuple(sources)
@@ -177,6 +181,8 @@ class Retriever:
             self._sources[name] = source
             self.api.host_intervals.setdefault(host_key(source.base_url), source.interval_s)
             self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
+            for related in source.related_hosts():  # e.g. bioRxiv's www hosts, where its PDFs are
+                self.web.host_intervals.setdefault(host_key(related), source.interval_s)
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         doi_override = endpoints.get("doi") or os.environ.get("PAPERFETCH_DOI_URL")
@@ -456,14 +462,16 @@ class Retriever:
             for key, record in self._lookup("ncbi_eutils", unknown_pmids).items():
                 if key in by_key:
                     by_key[key].merge(record)
-        if "openalex" in self.order and "openalex" in self._sources:
+        for name in ("openalex", "semanticscholar"):  # the batched sources, asked once for the whole batch
+            if name not in self.order or name not in self._sources:
+                continue
             dois = []
             for job in jobs:
                 ident = doi_identifier(job.meta.get("doi"))
                 if ident is not None and ident.type is IdType.DOI:
                     dois.append(ident)
-            for key, record in self._lookup("openalex", dois).items():
-                self._prefetched[("openalex", key.split(":", 1)[1].lower())] = record
+            for key, record in self._lookup(name, dois).items():
+                self._prefetched[(name, key.split(":", 1)[1].lower())] = record
 
     def _lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
         if not ids:
