@@ -181,7 +181,8 @@ class Retriever:
             self._sources[name] = source
             self.api.host_intervals.setdefault(host_key(source.base_url), source.interval_s)
             self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
-            for related in source.related_hosts():  # e.g. bioRxiv's www hosts, where its PDFs are
+            for related in source.related_hosts():  # bioRxiv's www hosts (its PDFs), NCBI's old idconv host
+                self.api.host_intervals.setdefault(host_key(related), source.interval_s)
                 self.web.host_intervals.setdefault(host_key(related), source.interval_s)
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)

@@ -316,3 +316,27 @@ def test_base_url_overrides_of_the_new_sources_keep_their_paths(monkeypatch):
 def test_request_spec_without_a_body_is_a_get():
     spec = RequestSpec(path="/x", params={}, ids=())
     assert spec.body is None and OpenAlexSource().send_options(spec) == {}
+
+
+def test_semantic_scholar_batch_goes_out_as_a_json_post_with_the_key_header_through_the_real_transport():
+    from paperfetch import FakeClock, HttpClient
+    from paperfetch.testing import LoopbackHost, Reply
+
+    seen = []
+
+    def answer(request):
+        seen.append(request)
+        return Reply(200, b'[null, {"externalIds": {"DOI": "10.1/b"}, "openAccessPdf": {"url": "https://x.org/b.pdf", '
+                          b'"status": "GREEN", "license": "CCBY"}}]', {"Content-Type": "application/json"})
+
+    with LoopbackHost("127.0.0.1", {"*": answer}) as host:
+        source = SemanticScholarSource(base_url=host.base_url, identification=IDENTIFICATION)
+        client = HttpClient(clock=FakeClock(), max_retries=0, verbosity=0, respect_robots_txt=False)
+        records = source.lookup(client, [ident("doi:10.1/a"), ident("doi:10.1/b")])
+    [request] = seen
+    assert request.method == "POST" and request.path == "/graph/v1/paper/batch"
+    assert json.loads(request.body) == {"ids": ["DOI:10.1/a", "DOI:10.1/b"]}
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    assert headers["x-api-key"] == "s2-secret-key" and headers["content-type"] == "application/json"
+    assert "s2-secret-key" not in request.query
+    assert set(records) == {"doi:10.1/b"} and records["doi:10.1/b"].candidates[0].license == "cc-by"

@@ -99,6 +99,9 @@ class NCBIIdConvSource(_NCBISource):
             ids=ids,
         )
 
+    def related_hosts(self) -> tuple[str, ...]:
+        return (self.service_url(self.fallback_base_url),)
+
     def fallback_url(self, spec: RequestSpec) -> str:
         """The old converter's URL for *spec* (on the override host when one is given)."""
         return self.service_url(self.fallback_base_url) + self.fallback_path
