@@ -340,3 +340,30 @@ def test_semantic_scholar_batch_goes_out_as_a_json_post_with_the_key_header_thro
     assert headers["x-api-key"] == "s2-secret-key" and headers["content-type"] == "application/json"
     assert "s2-secret-key" not in request.query
     assert set(records) == {"doi:10.1/b"} and records["doi:10.1/b"].candidates[0].license == "cc-by"
+
+
+def test_an_email_refusal_is_a_configuration_error_warned_once_and_unpaywall_is_not_asked_again(tmp_path, caplog):
+    from paperfetch.testing import LoopbackHost, Reply
+
+    refusal = Reply(422, json.dumps({"HTTP_status_code": 422, "error": True,
+                                     "message": "Email address required in API call, see http://unpaywall.org/products/api"}),
+                    {"Content-Type": "application/json"})
+    caplog.set_level(logging.WARNING, logger="paperfetch")
+    with LoopbackHost("127.0.0.1", {"*": refusal}) as unpaywall, \
+            LoopbackHost("127.0.0.1", {"*": Reply(404, b"{}", {"Content-Type": "application/json"})}) as nothing:
+        endpoints = {name: nothing.base_url for name in ("openalex", "crossref", "europepmc", "doi", "semanticscholar")}
+        with Retriever(email="someone@uni.edu", out_dir=tmp_path, endpoints={**endpoints, "unpaywall": unpaywall.base_url},
+                       sources=["unpaywall"], cache=False, state="memory", progress=False, verbosity=0, workers=1,
+                       respect_robots_txt=False, resume=False) as r:
+            out = r.download(["10.1000/a", "10.1000/b", "10.1000/c"])
+            asked = unpaywall.hits()
+            again = r.download(["10.1000/d", "10.1000/e"])
+            assert unpaywall.hits() == asked  # the refusal is remembered: nothing more is asked
+    # Phase 1: lookups already planned in the same batch still go out (one each); stopping them is the transport's.
+    assert 1 <= asked <= 3
+    warnings = [rec for rec in caplog.records if "Unpaywall refused the contact e-mail" in rec.getMessage()]
+    assert len(warnings) == 1
+    errors = out["error"].dropna().tolist()
+    assert len(errors) == asked and all("Unpaywall requires a real contact e-mail" in e for e in errors)
+    assert "not_found" not in set(out["status"].iloc[:asked])  # never "no such record" for the e-mail's refusal
+    assert set(again["status"]) == {"not_found"}

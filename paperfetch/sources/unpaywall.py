@@ -12,8 +12,9 @@ earliest date a location became open.
 What a status means (ourresearch/oadoi ``views.py``): an unknown DOI is a plain
 HTML **404** (no record); a **422** whose JSON ``message`` is about the e-mail
 (none given, or one ending in ``example.com``) is a configuration error, raised
-from :meth:`UnpaywallSource.classify` so the transport surfaces it once and no
-DOI is reported "not found" for it. Any other 422 is no record. The same
+from :meth:`UnpaywallSource.classify` so the transport surfaces it, once: the
+source remembers the refusal (one WARNING) and asks nothing more, and no DOI is
+reported "not found" for it. Any other 422 is no record. The same
 placeholder rule is applied before any request: :func:`placeholder_email` is
 checked when the source is built.
 
@@ -21,6 +22,9 @@ Not here: pacing and retries (the transport), the daily quota (the caller's).
 """
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
 
 import requests
 
@@ -32,6 +36,8 @@ from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_p
 from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
 __all__ = ["UNPAYWALL_EMAIL_HELP", "UnpaywallSource", "check_email", "placeholder_email"]
+
+logger = logging.getLogger(__name__)
 
 #: What Unpaywall wants, said wherever an address is refused.
 UNPAYWALL_EMAIL_HELP = (
@@ -71,6 +77,11 @@ class UnpaywallSource(Source):
     def __init__(self, *, base_url: str | None = None, identification: Identification = Identification()) -> None:
         check_email(identification.email)  # before the base class's own check, so the message says what Unpaywall wants
         super().__init__(base_url=base_url, identification=identification)
+        #: Unpaywall's refusal of the e-mail, once seen: nothing more is asked (every DOI would get it).
+        self.refusal: str | None = None
+
+    def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
+        return [] if self.refusal else super().requests_for(ids)
 
     def identity_params(self) -> dict[str, str]:
         return {"email": self.identification.email or ""}
@@ -82,7 +93,11 @@ class UnpaywallSource(Source):
         if response.status_code == 422:
             if _about_email(response.content):
                 # The request is refused for who asks, not for the DOI: every DOI would get it.
-                raise ConfigurationError(f"Unpaywall refused the contact e-mail address (HTTP 422). {UNPAYWALL_EMAIL_HELP}")
+                message = f"Unpaywall refused the contact e-mail address (HTTP 422). {UNPAYWALL_EMAIL_HELP}"
+                if self.refusal is None:
+                    self.refusal = message
+                    logger.warning("%s; Unpaywall is not asked again in this run", message)
+                raise ConfigurationError(message)
             return Outcome.ABSENT  # a string that is not a DOI Unpaywall can look up
         if response.status_code == 404:
             return Outcome.ABSENT  # since 2025 a plain HTML page, before that a JSON error: no record either way
