@@ -76,12 +76,15 @@ def default_cache_path() -> Path:
     return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / _FILENAME
 
 
-def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[str, Any] | None = None) -> str:
+def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[str, Any] | str | bytes | None = None) -> str:
     """``GET <url>?<sorted query>`` with the identity parameters removed; a POST's form *data*
     (an idempotent read, see ``HttpClient.fetch``) is part of its key: ``POST <url>?<sorted query and form>``."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) + [(str(k), str(v)) for k, v in (params or {}).items()]
-    query += [(str(k), str(v)) for k, v in (data or {}).items()]
+    if isinstance(data, (str, bytes)):  # a JSON body (Semantic Scholar's batch): its text is the key
+        query.append(("body", data.decode("utf-8", "replace") if isinstance(data, bytes) else data))
+    else:
+        query += [(str(k), str(v)) for k, v in (data or {}).items()]
     kept = sorted((k, v) for k, v in query if k.lower() not in IDENTITY_PARAMETERS)
     method = "GET" if data is None else "POST"
     return f"{method} " + urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, urlencode(kept), ""))

@@ -52,12 +52,14 @@ class Identification:
     * ``email`` — Unpaywall (required), Crossref and OpenAlex polite pools (``mailto``), NCBI (``email``).
     * ``openalex_api_key`` — OpenAlex ``api_key``, sent only when given.
     * ``ncbi_api_key`` — NCBI E-utilities / ID converter ``api_key`` (10 requests/s instead of 3).
+    * ``s2_api_key`` — Semantic Scholar ``x-api-key`` header (1 request/s of one's own, not the shared pool).
     * ``tool`` — NCBI's ``tool`` parameter.
     """
 
     email: str | None = None
     openalex_api_key: str | None = None
     ncbi_api_key: str | None = None
+    s2_api_key: str | None = None
     tool: str = "paperfetch"
 
     def __post_init__(self) -> None:
@@ -75,7 +77,7 @@ class Identification:
 
     def secrets(self) -> list[str]:
         """The secret values present, for scrubbing (cassettes, logs)."""
-        return [v for v in (self.email, self.openalex_api_key, self.ncbi_api_key) if v]
+        return [v for v in (self.email, self.openalex_api_key, self.ncbi_api_key, self.s2_api_key) if v]
 
 
 # ---------------------------------------------------------------------------- settings
@@ -87,7 +89,7 @@ CONFIG_ENV = "PAPERFETCH_CONFIG"
 STATE_ENV = "PAPERFETCH_STATE"
 #: Environment variable naming the folder of the metadata cache (:mod:`paperfetch.cache`).
 CACHE_DIR_ENV = "PAPERFETCH_CACHE_DIR"
-_SECRET_FIELDS = frozenset({"email", "openalex_api_key", "ncbi_api_key"})
+_SECRET_FIELDS = frozenset({"email", "openalex_api_key", "ncbi_api_key", "s2_api_key"})
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("email", str, None, ("PAPERFETCH_EMAIL",), "contact e-mail (Unpaywall requires one)"),
     _Field("openalex_api_key", str, None, ("PAPERFETCH_OPENALEX_API_KEY",), "OpenAlex API key"),
     _Field("ncbi_api_key", str, None, ("PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY"), "NCBI E-utilities API key"),
+    _Field("s2_api_key", str, None, ("PAPERFETCH_S2_API_KEY",), "Semantic Scholar API key"),
     _Field("out_dir", str, defaults.OUT_DIR, ("PAPERFETCH_OUT",), "output folder (also holds the resume ledger)"),
     _Field("workers", int, None, ("PAPERFETCH_WORKERS",), "worker threads (none: by the number of hosts)"),
     _Field("delay_min_s", float, None, ("PAPERFETCH_DELAY_MIN",), "minimum seconds between requests to a host"),
@@ -161,6 +164,7 @@ class Settings:
     email: str | None = None
     openalex_api_key: str | None = None
     ncbi_api_key: str | None = None
+    s2_api_key: str | None = None
     out_dir: str = defaults.OUT_DIR
     workers: int | None = None
     delay_min_s: float | None = None
@@ -172,7 +176,7 @@ class Settings:
     config_path: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        register_secrets([self.email, self.openalex_api_key, self.ncbi_api_key])
+        register_secrets([self.email, self.openalex_api_key, self.ncbi_api_key, self.s2_api_key])
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={self.shown(name)}" for name in SETTING_NAMES)
@@ -191,7 +195,8 @@ class Settings:
 
     @property
     def identification(self) -> Identification:
-        return Identification(email=self.email, openalex_api_key=self.openalex_api_key, ncbi_api_key=self.ncbi_api_key)
+        return Identification(email=self.email, openalex_api_key=self.openalex_api_key, ncbi_api_key=self.ncbi_api_key,
+                              s2_api_key=self.s2_api_key)
 
     def rows(self) -> list[tuple[str, str, str]]:
         """``(name, shown value, origin)`` for each setting, for ``paperfetch config``."""

@@ -2,7 +2,8 @@
 
 :class:`DemoWorld` starts real HTTP servers on loopback addresses (127.0.0.x)
 that answer like the metadata services (Unpaywall, OpenAlex, Crossref, Europe
-PMC, the NCBI ID converter, the DOI resolver, arXiv) and a few publishers:
+PMC, the NCBI ID converter, the DOI resolver, arXiv, Semantic Scholar and
+bioRxiv/medRxiv - the last two in :mod:`paperfetch.demo_sources`) and a few publishers:
 one fast, one slow (Crawl-delay 0.5 s), one that rate-limits (429 with
 Retry-After), one forbidden (403), one that serves an HTML landing page
 instead of the PDF, one behind a bot challenge, one whose robots.txt
@@ -25,6 +26,7 @@ from urllib.parse import parse_qs, unquote
 
 from paperfetch import demo_fulltext as _fulltext
 from paperfetch import demo_research as _research
+from paperfetch import demo_sources as _sources
 from paperfetch.testing import LoopbackHost, Reply, Request
 
 __all__ = ["DEMO_INPUTS", "DemoWorld", "fake_pdf"]
@@ -106,6 +108,10 @@ DEMO_INPUTS: list[Any] = [
     "10.5555/demo.unknown",
     "PMID:90000001",
     "arXiv:2101.00001v2",
+    # issue 19: a paper only Semantic Scholar knows, a bioRxiv preprint, a medRxiv one (asked after bioRxiv)
+    "10.5555/demo.s2only",
+    "10.1101/2026.01.05.000001",
+    "10.64898/2026.02.02.000002",
     "not an identifier",
     None,
 ]
@@ -123,7 +129,8 @@ class DemoWorld:
     # -- lifecycle ------------------------------------------------------------
     def start(self) -> "DemoWorld":
         names = ["unpaywall", "openalex", "crossref", "europepmc", "ncbi", "doi", "arxiv",
-                 "fast", "slow", "limited", "forbidden", "html", "challenge", "robots", "held", "gone", "press"]
+                 "fast", "slow", "limited", "forbidden", "html", "challenge", "robots", "held", "gone", "press",
+                 "semanticscholar", "biorxiv"]
         for offset, name in enumerate(names):
             self.hosts[name] = LoopbackHost(f"127.0.0.{self._ip + offset}", {"*": self._router(name)}).start()
         return self
@@ -145,7 +152,12 @@ class DemoWorld:
             "unpaywall": h["unpaywall"].base_url, "openalex": h["openalex"].base_url, "crossref": h["crossref"].base_url,
             "europepmc": h["europepmc"].base_url, "ncbi_idconv": h["ncbi"].base_url, "ncbi_eutils": h["ncbi"].base_url,
             "arxiv": h["arxiv"].base_url, "doi": h["doi"].base_url,
+            "semanticscholar": h["semanticscholar"].base_url, "biorxiv": h["biorxiv"].base_url,
         }
+
+    def requests_by_host(self) -> dict[str, int]:
+        """How many requests each demo host has answered (robots.txt included)."""
+        return {name: host.hits() for name, host in self.hosts.items()}
 
     def requests_served(self) -> int:
         return sum(host.hits() for host in self.hosts.values())
@@ -176,11 +188,17 @@ class DemoWorld:
     def _json(self, data: Any, status: int = 200) -> Reply:
         return Reply(status, json.dumps(data).encode(), {"Content-Type": "application/json"})
 
+    def _serve_semanticscholar(self, request: Request) -> Reply:  # issue 19
+        return _sources.serve_semanticscholar(request, lambda doi: self.hosts["fast"].url(f"/pdf/{doi.split('/', 1)[1]}.pdf"))
+
+    def _serve_biorxiv(self, request: Request) -> Reply:  # issue 19
+        return _sources.serve_biorxiv(request, self.hosts["biorxiv"].base_url, fake_pdf)
+
     def _serve_unpaywall(self, request: Request) -> Reply:
         doi = unquote(request.path[len("/v2/"):]).lower()
         paper = _BY_DOI.get(doi)
-        if paper is None:
-            return self._json({"HTTP_status_code": 404, "error": True, "message": f"'{doi}' isn't in Unpaywall"}, 404)
+        if paper is None:  # since 2025 a plain HTML page (Unpaywall answers from OpenAlex's data)
+            return Reply(404, b"<!doctype html><title>404 Not Found</title><h1>Not Found</h1>", {"Content-Type": "text/html"})
         location = None
         if paper.via == "unpaywall":
             location = {"url": self.pdf_url(paper), "url_for_pdf": self.pdf_url(paper),
@@ -215,8 +233,9 @@ class DemoWorld:
         recorded = _research.serve_openalex(request, lambda doi: self._work(_BY_DOI[doi]))  # issue 12
         if recorded is not None:
             return recorded
-        if request.path.startswith("/works/https://doi.org/"):
-            doi = unquote(request.path[len("/works/https://doi.org/"):]).lower()
+        prefix = next((p for p in ("/works/doi:", "/works/https://doi.org/") if request.path.startswith(p)), None)
+        if prefix is not None:  # /works/doi:{doi} is the free singleton (2026); the doi.org form costs a credit
+            doi = unquote(request.path[len(prefix):]).lower()
             paper = _BY_DOI.get(doi)
             return self._json(self._work(paper)) if paper else self._json({"error": "not found"}, 404)
         query = parse_qs(request.query)
@@ -261,7 +280,7 @@ class DemoWorld:
         if recorded is not None:
             return recorded
         query = parse_qs(request.query)
-        if request.path.startswith("/pmc/utils/idconv"):
+        if request.path.startswith(("/pmc/utils/idconv", "/tools/idconv/api/v1/articles")):
             records = []
             for value in query.get("ids", [""])[0].split(","):
                 match = [d for d in PMID_OF if value in (PMID_OF[d], PMCID_OF[d], d)]
@@ -269,8 +288,8 @@ class DemoWorld:
                     d = match[0]
                     records.append({"pmcid": PMCID_OF[d], "pmid": int(PMID_OF[d]), "doi": d, "requested-id": value})
                 else:
-                    records.append({"requested-id": value, "status": "error", "errmsg": "invalid article id"})
-            return self._json({"status": "ok", "responseDate": "2026-11-29 00:00:00", "request": "demo", "records": records})
+                    records.append({"requested-id": value, "errmsg": "Identifier not found in PMC"})
+            return self._json({"status": "ok", "response-date": "2026-11-29 00:00:00", "request": "demo", "records": records})
         return Reply(200, b"<?xml version=\"1.0\"?><PubmedArticleSet></PubmedArticleSet>", {"Content-Type": "text/xml"})
 
     def _serve_doi(self, request: Request) -> Reply:

@@ -125,8 +125,8 @@ def _too_long() -> Reply:
 # ---------------------------------------------------------------------- OpenAlex
 def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
     """*demo_work(doi)* is the demo's own work body for a DOI it knows, or None."""
-    prefix = "/works/https://doi.org/"
-    if request.path.startswith(prefix):
+    prefix = next((p for p in ("/works/doi:", "/works/https://doi.org/") if request.path.startswith(p)), "")
+    if prefix:
         doi = unquote(request.path[len(prefix):]).lower()
         if doi in RECORDED_WORKS:
             return _json(data(RECORDED_WORKS[doi]))

@@ -71,8 +71,10 @@ logger = logging.getLogger(__name__)
 
 #: Cheapest reliable first: arXiv needs no lookup, OpenAlex was asked in batches,
 #: Unpaywall and Europe PMC are one request each, the landing page is a last resort.
-DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "unpaywall", "europepmc", "crossref", "landing")
-ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi")
+DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpaywall", "europepmc", "biorxiv", "crossref",
+                                  "landing")
+ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
+                                   "semanticscholar", "biorxiv")
 DOI_RESOLVER = "https://doi.org"
 
 
@@ -84,7 +86,7 @@ def _state_spec(state: Any) -> Any:
 class Retriever:
     """Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
 
-    >>> r = Retriever(email="you@example.com", out_dir="PDFs")          # doctest: +SKIP
+    >>> r = Retriever(email="your.name@your-university.edu", out_dir="PDFs")  # doctest: +SKIP
     >>> outcomes = r.download(["10.7759/cureus.76081", "PMID:31452104"])  # doctest: +SKIP
 
     *state* names the host-state store (:func:`paperfetch.state.open_store`): by default
@@ -100,6 +102,7 @@ class Retriever:
         out_dir: str | os.PathLike[str] = defaults.OUT_DIR,
         openalex_api_key: str | None = None,
         ncbi_api_key: str | None = None,
+        s2_api_key: str | None = None,
         sources: Sequence[str] = DEFAULT_ORDER,
         endpoints: Mapping[str, str] | None = None,
         http: HttpClient | None = None,
@@ -130,7 +133,8 @@ class Retriever:
         bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
-        self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key)
+        self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key,
+                                             s2_api_key=s2_api_key)
         self.out_dir = Path(out_dir).expanduser().resolve()  # outcome paths are absolute, run to run
         self.verbosity = verbosity
         self.order = tuple(sources)
@@ -162,8 +166,12 @@ class Retriever:
         for name, cls in SOURCES.items():
             if name not in self.skipped_sources:
                 self._sources[name] = cls(base_url=endpoints.get(name), identification=self.identification)
-        # Each service's published interval, for both clients (the scheduler asks web), given when they are made.
-        intervals = {host_key(source.base_url): source.interval_s for source in self._sources.values()}
+        # Each service's published interval, for both clients (the scheduler asks web), given when they are made;
+        # a source's related hosts (bioRxiv's www hosts for its PDFs, NCBI's old idconv host) share it.
+        intervals: dict[str, float] = {}
+        for source in self._sources.values():
+            for host in (source.base_url, *source.related_hosts()):
+                intervals.setdefault(host_key(host), source.interval_s)
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         if http is not None:
@@ -458,14 +466,16 @@ class Retriever:
             for key, record in self._lookup("ncbi_eutils", unknown_pmids).items():
                 if key in by_key:
                     by_key[key].merge(record)
-        if "openalex" in self.order and "openalex" in self._sources:
+        for name in ("openalex", "semanticscholar"):  # the batched sources, asked once for the whole batch
+            if name not in self.order or name not in self._sources:
+                continue
             dois = []
             for job in jobs:
                 ident = doi_identifier(job.meta.get("doi"))
                 if ident is not None and ident.type is IdType.DOI:
                     dois.append(ident)
-            for key, record in self._lookup("openalex", dois).items():
-                self._prefetched[("openalex", key.split(":", 1)[1].lower())] = record
+            for key, record in self._lookup(name, dois).items():
+                self._prefetched[(name, key.split(":", 1)[1].lower())] = record
 
     def _lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
         if not ids:

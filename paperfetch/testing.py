@@ -200,6 +200,8 @@ class Request:
     query: str
     headers: Mapping[str, str]
     arrived: float  #: time.monotonic() when the request line was read
+    method: str = "GET"
+    body: bytes = b""  #: a POST's body (Semantic Scholar's batch, NCBI's long id lists)
 
 
 class LoopbackHost:
@@ -227,7 +229,11 @@ class LoopbackHost:
                 # delayed ACKs add ~40 ms to every keep-alive response on loopback.
                 self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:  # noqa: N802 - idempotent reads sent as POST (issue 12, issue 19)
+                length = int(self.headers.get("Content-Length") or 0)
+                self.do_GET(method="POST", body=self.rfile.read(length) if length > 0 else b"")
+
+            def do_GET(self, method: str = "GET", body: bytes = b"") -> None:  # noqa: N802
                 arrived = time.monotonic()
                 parts = urlsplit(self.path)
                 with log_lock:
@@ -238,7 +244,7 @@ class LoopbackHost:
                 elif isinstance(route, Reply):
                     reply = route
                 else:
-                    reply = route(Request(parts.path, parts.query, dict(self.headers), arrived))
+                    reply = route(Request(parts.path, parts.query, dict(self.headers), arrived, method, body))
                 body = reply.body_bytes()
                 self.send_response(reply.status)
                 headers = {"Content-Length": str(len(body)), **dict(reply.headers)}

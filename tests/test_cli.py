@@ -108,6 +108,8 @@ def test_python_dash_m_and_bare_in_a_subprocess(tmp_path):
         (["download", "10.1/x", "--failed", "/nonexistent/dir/failed.txt"], "--failed"),
         (["download", "--input", "/nonexistent/papers.csv"], "cannot read /nonexistent/papers.csv"),
         (["download", "10.1/x", "--format", "xml"], "invalid choice"),
+        # issue 19: the README's old placeholder is refused before any request, saying what Unpaywall wants
+        (["download", "10.1/x", "--email", "you@example.com"], "Unpaywall requires a real contact e-mail address"),
     ],
 )
 def test_usage_errors_exit_2_before_any_request(argv, message, capsys, monkeypatch, tmp_path):

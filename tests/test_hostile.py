@@ -207,12 +207,14 @@ def test_identifier_text_is_one_path_segment_in_every_source():
 
 def test_dot_segments_never_reach_another_path_on_the_services(hosts, tmp_path):
     service = hosts("127.0.0.93", {"*": Reply(404, b"{}")})
-    endpoints = {k: service.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi")}
+    endpoints = {k: service.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi", "semanticscholar",
+                                               "biorxiv")}
     with retriever(tmp_path, endpoints, respect_robots_txt=False) as r:
         out = r.download(["10.1000/../../etc/passwd", "10.1000/..%2F..%2Fadmin?x=1"])
     assert list(out["status"]) == ["not_found", "not_found"]
     paths = [p for _, p in service.log]
-    assert paths and all(p.startswith(("/v2/", "/works", "/europepmc/", "/10.1000%2F")) for p in paths), paths
+    assert paths and all(p.startswith(("/v2/", "/works", "/europepmc/", "/10.1000%2F", "/graph/v1/paper/batch"))
+                         for p in paths), paths
     assert not any(p in ("/etc/passwd", "/admin") for p in paths)
 
 

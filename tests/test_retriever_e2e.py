@@ -37,6 +37,9 @@ GOLDEN = pd.DataFrame(
         ("10.5555/demo.unknown", "doi", "not_found", None, "10.5555/demo.unknown"),
         ("PMID:90000001", "pmid", "downloaded", "europepmc", "10.5555/demo.pmc"),
         ("arXiv:2101.00001v2", "arxiv", "downloaded", "arxiv", "10.48550/arxiv.2101.00001"),
+        ("10.5555/demo.s2only", "doi", "downloaded", "semanticscholar", "10.5555/demo.s2only"),
+        ("10.1101/2026.01.05.000001", "doi", "downloaded", "biorxiv", "10.1101/2026.01.05.000001"),
+        ("10.64898/2026.02.02.000002", "doi", "downloaded", "biorxiv", "10.64898/2026.02.02.000002"),
         ("not an identifier", None, "invalid_identifier", None, None),
         (None, None, "invalid_identifier", None, None),
     ],
@@ -205,3 +208,32 @@ def test_outcomes_input_column_keeps_inputs_as_given():
 
     frame = outcomes_frame([{"input": "10.1/x", "status": "not_found"}, {"input": None, "status": "invalid_identifier"}])
     assert frame["input"].dtype == object and list(frame["input"]) == ["10.1/x", None]
+
+
+# ---------------------------------------------------------------- issue 19: Semantic Scholar and bioRxiv/medRxiv
+
+
+def test_a_paper_only_semantic_scholar_knows_is_downloaded_from_one_batch_request(tmp_path):
+    with DemoWorld(base_ip=120) as world:
+        with retriever(world, tmp_path) as r:
+            out = r.download(["10.5555/demo.s2only", "10.5555/demo.fast", "10.5555/demo.unknown"])
+        s2 = world.hosts["semanticscholar"]
+        assert s2.hits("/graph/v1/paper/batch") == 1  # the three DOIs in one POST
+        assert s2.hits() == 1
+    row = out.set_index("input").loc["10.5555/demo.s2only"]
+    assert row["status"] == "downloaded" and row["source"] == "semanticscholar"
+    assert Path(row["path"]).read_bytes().startswith(b"%PDF")
+    assert out.set_index("input").loc["10.5555/demo.unknown", "status"] == "not_found"
+
+
+def test_a_biorxiv_preprint_is_found_through_details_and_medrxiv_is_asked_only_when_biorxiv_does_not_know(tmp_path):
+    with DemoWorld(base_ip=120) as world:
+        with retriever(world, tmp_path) as r:
+            out = r.download(["10.1101/2026.01.05.000001", "10.64898/2026.02.02.000002"])
+        paths = [p for _, p in world.hosts["biorxiv"].log]
+    by_input = out.set_index("input")
+    assert (by_input["status"] == "downloaded").all() and (by_input["source"] == "biorxiv").all()
+    assert by_input.loc["10.1101/2026.01.05.000001", "url"].endswith("/content/10.1101/2026.01.05.000001v2.full.pdf")
+    details = [p for p in paths if p.startswith("/details/")]
+    assert sorted(details) == ["/details/biorxiv/10.1101/2026.01.05.000001", "/details/biorxiv/10.64898/2026.02.02.000002",
+                               "/details/medrxiv/10.64898/2026.02.02.000002"]

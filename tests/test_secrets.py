@@ -29,7 +29,8 @@ from paperfetch.testing import LoopbackHost, Reply, cassette_vcr
 EMAIL = "jane.doe@uni"                 # not an address: the e-mail regex cannot catch it
 OPENALEX_KEY = "OaxSekretKey123"
 NCBI_KEY = "NcbiKey999zz"
-SECRETS = (EMAIL, OPENALEX_KEY, NCBI_KEY)
+S2_KEY = "S2xKeyQq777"                 # sent as the x-api-key header (issue 19)
+SECRETS = (EMAIL, OPENALEX_KEY, NCBI_KEY, S2_KEY)
 
 
 def forms(value: str) -> set[str]:
@@ -154,7 +155,7 @@ def test_mapped_exception_messages_are_redacted(refused_url):
 # ---------------------------------------------------------------------------- a failing run
 def test_failing_run_leaks_nothing(tmp_path, refused_endpoints, every_record, capsys, monkeypatch):
     endpoints = refused_endpoints
-    with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, out_dir=tmp_path / "lib",
+    with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, s2_api_key=S2_KEY, out_dir=tmp_path / "lib",
                    endpoints=endpoints, progress=False, max_retries=1, workers=2,
                    http_options={"network_retry_base_s": 0.01}) as retriever:
         outcomes = retriever.download(["10.1234/abc", "PMID:31452104", "PMC3531190", "arXiv:1706.03762"])
@@ -183,7 +184,7 @@ def test_failing_run_leaks_nothing(tmp_path, refused_endpoints, every_record, ca
 # ---------------------------------------------------------------------------- a succeeding run
 def test_succeeding_run_in_the_demo_world_leaks_nothing(tmp_path, every_record, capsys, monkeypatch):
     with DemoWorld(base_ip=160) as world:
-        with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, out_dir=tmp_path / "lib",
+        with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, s2_api_key=S2_KEY, out_dir=tmp_path / "lib",
                        endpoints=world.endpoints, progress=False, verbosity=3,
                        http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1, "rate_limit_max_s": 0.3}) as retriever:
             outcomes = retriever.download(DEMO_INPUTS)
@@ -195,6 +196,7 @@ def test_succeeding_run_in_the_demo_world_leaks_nothing(tmp_path, every_record, 
         monkeypatch.setenv("PAPERFETCH_EMAIL", EMAIL)
         monkeypatch.setenv("PAPERFETCH_OPENALEX_API_KEY", OPENALEX_KEY)
         monkeypatch.setenv("NCBI_API_KEY", NCBI_KEY)
+        monkeypatch.setenv("PAPERFETCH_S2_API_KEY", S2_KEY)
         for name, url in world.endpoints.items():
             monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
         code = main(["download", "10.5555/demo.fast", "PMID:90000001", "10.5555/demo.gone", "--out", str(tmp_path / "cli"),

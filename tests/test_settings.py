@@ -22,7 +22,8 @@ def test_precedence_argument_environment_file_default(tmp_path):
     s = load_settings({"workers": 9, "email": None}, environ=env, config_path=path)
     assert (s.workers, s.out_dir, s.email, s.max_retries, s.delay_min_s) == (9, "from-env", "file@example.org", 5, None)
     assert s.origin == {
-        "email": f"file {path}", "openalex_api_key": "default", "ncbi_api_key": "default", "out_dir": "env PAPERFETCH_OUT",
+        "email": f"file {path}", "openalex_api_key": "default", "ncbi_api_key": "default", "s2_api_key": "default",
+        "out_dir": "env PAPERFETCH_OUT",
         "workers": "argument", "delay_min_s": "default", "delay_max_s": "default", "max_retries": f"file {path}",
         "state": "default",
     }

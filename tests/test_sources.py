@@ -31,11 +31,13 @@ from paperfetch.ids import Identifier, IdType, parse_identifier
 from paperfetch.sources import (
     SOURCES,
     ArxivSource,
+    BiorxivSource,
     CrossrefSource,
     EuropePMCSource,
     NCBIEutilsSource,
     NCBIIdConvSource,
     OpenAlexSource,
+    SemanticScholarSource,
     Source,
     UnpaywallSource,
     get_source,
@@ -49,9 +51,10 @@ FILTER_QUERY_PARAMETERS = CASSETTE_FILTER_QUERY_PARAMETERS
 
 replay = cassette_vcr(cassette_library_dir=str(CASSETTES))
 
-EMAIL = "you@example.com"
+EMAIL = "your.name@your-university.edu"  # you@example.com is refused before any request (Unpaywall's rule)
 #: Every secret a source could send; none may reach a cassette.
-IDENTIFICATION = Identification(email=EMAIL, openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key")
+IDENTIFICATION = Identification(email=EMAIL, openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key",
+                                s2_api_key="s2-secret-key")
 
 
 class SessionFetcher(HttpClient):
@@ -293,6 +296,72 @@ class TestNCBIEutilsContract(SourceContract):
     }
 
 
+class TestUnpaywall2025Contract(SourceContract):
+    """The 2025 schema: answered from OpenAlex's data, evidence/updated "deprecated", oa_date, url_for_pdf null."""
+
+    source_cls = UnpaywallSource
+    cassette = "unpaywall/v2_2025_two_dois.yaml"
+    identity_keys = {"email"}
+    ids = ["doi:10.1016/j.xgen.2025.100814", "doi:10.1016/j.addr.2015.01.008"]
+    expected = {
+        "doi:10.1016/j.xgen.2025.100814": {"oa_status": "gold", "is_oa": True, "oa_date": "2025-03-22"},
+        "doi:10.1016/j.addr.2015.01.008": {"oa_status": "hybrid", "is_oa": True},
+    }
+
+
+class TestOpenAlexFreeSingletonContract(SourceContract):
+    """A 2025 work body, asked as /works/doi:{doi} (free) instead of /works/https://doi.org/{doi} (1 credit)."""
+
+    source_cls = OpenAlexSource
+    cassette = "openalex/works_doi_10.1016_j.xgen.2025.100814.yaml"
+    identity_keys = {"mailto", "api_key"}
+    ids = ["doi:10.1016/j.xgen.2025.100814"]
+    expected = {"doi:10.1016/j.xgen.2025.100814": {"oa_status": "gold", "is_oa": True, "year": 2025}}
+
+
+class TestSemanticScholarContract(SourceContract):
+    """A real POST /paper/batch answer: in request order, null for the unknown first id."""
+
+    source_cls = SemanticScholarSource
+    cassette = "semanticscholar/paper_batch_four_ids_first_null.yaml"
+    ids = ["doi:10.5555/not-in-semantic-scholar", "doi:10.2139/ssrn.288970", "doi:10.2139/ssrn.2250500", "doi:10.1257/rct.1355"]
+    expected = {
+        "doi:10.2139/ssrn.288970": {"year": 2001, "first_candidate": "http://papers.nber.org/papers/w8841.pdf",
+                                    "oa_status": "green"},
+        "doi:10.2139/ssrn.2250500": {"year": 2013, "doi": "10.2139/ssrn.2250500",
+                                     "title": "The Miracle of Microfinance? Evidence from a Randomized Evaluation"},
+        "doi:10.1257/rct.1355": {"candidates": [], "year": 2023, "is_oa": None},
+    }
+
+    def test_requests_are_batched_and_skip_ids_it_cannot_take(self) -> None:  # it takes every id type
+        source = self.make()
+        assert source.accepts == frozenset(IdType)
+        specs = source.requests_for([ident(k) for k in self.ids * 200])  # 800, deduplicated to 4
+        assert [len(spec.ids) for spec in specs] == [4]
+        many = source.requests_for([ident(f"doi:10.5555/{n}") for n in range(1001)])
+        assert [len(spec.ids) for spec in many] == [500, 500, 1]
+
+
+class TestBiorxivContract(SourceContract):
+    """SYNTHETIC details answers (none recorded), on the Crossref record of the same preprint."""
+
+    source_cls = BiorxivSource
+    cassette = "biorxiv/details_two_dois.yaml"
+    ids = ["doi:10.1101/2024.04.01.587366", "doi:10.64898/2025.12.01.000001"]
+    expected = {"doi:10.1101/2024.04.01.587366": {
+        "published_doi": "10.1016/j.xgen.2025.100814", "license": "cc-by-nc-nd", "year": 2024, "journal": "bioRxiv",
+        "jats_url": "https://www.biorxiv.org/content/early/2024/04/01/2024.04.01.587366.source.xml",
+        "first_candidate": "https://www.biorxiv.org/content/10.1101/2024.04.01.587366v1.full.pdf"}}
+
+    def test_requests_are_batched_and_skip_ids_it_cannot_take(self) -> None:
+        source = self.make()
+        assert source.requests_for([ident("pmid:123"), ident("doi:10.1000/not-a-preprint")]) == []
+        specs = source.requests_for([ident(k) for k in self.ids])
+        # one request per DOI and server: bioRxiv first, medRxiv asked only when bioRxiv does not know it
+        assert [(spec.path.split("/")[2], spec.ids[0].key) for spec in specs] == [
+            (server, key) for key in self.ids for server in ("biorxiv", "medrxiv")]
+
+
 class TestArxivContract(SourceContract):
     source_cls = ArxivSource
     cassette = "arxiv/query_id_list_three.yaml"
@@ -391,7 +460,7 @@ def test_openalex_batches_fifty_dois_and_sends_filter_syntax_dois_alone() -> Non
     specs = OpenAlexSource().requests_for(dois)
     assert [len(s.ids) for s in specs] == [50, 50, 20, 1]
     assert specs[0].params["filter"].startswith("doi:10.1000/0|10.1000/1|")
-    assert specs[-1].path == "/works/https://doi.org/10.1000%2Fa,b" and specs[-1].params == {}
+    assert specs[-1].path == "/works/doi:10.1000%2Fa,b" and specs[-1].params == {}
 
 
 def test_openalex_sends_api_key_only_when_given() -> None:
@@ -551,7 +620,7 @@ def test_crossref_5xx_is_retried(name: str) -> None:
 
 def test_ncbi_idconv_idtype_mismatch_404_is_fatal_not_absent() -> None:
     source = NCBIIdConvSource(identification=IDENTIFICATION)
-    spec = RequestSpec(path="/pmc/utils/idconv/v1.0/", params={"ids": "28371833", "idtype": "doi", "format": "json"},
+    spec = RequestSpec(path=NCBIIdConvSource.path, params={"ids": "28371833", "idtype": "doi", "format": "json"},
                        ids=(ident("pmid:28371833"),))
     url, params = source.url_for(spec)
     with replay.use_cassette("ncbi_idconv/idconv_error_idtype_mismatch_28371833.yaml") as cassette:
@@ -583,9 +652,10 @@ def test_ncbi_414_uri_too_long_is_fatal() -> None:
 
 
 def test_registry_names_every_source_once() -> None:
-    assert list(SOURCES) == ["unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv"]
+    assert list(SOURCES) == ["unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv",
+                             "semanticscholar", "biorxiv"]
     assert all(get_source(name).name == name for name in SOURCES)
-    with pytest.raises(ConfigurationError, match="arxiv, crossref"):
+    with pytest.raises(ConfigurationError, match="arxiv, biorxiv, crossref"):
         get_source("scihub")
 
 

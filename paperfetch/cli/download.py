@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     with configuration_is_usage():
         retriever = Retriever(
             email=settings.email, openalex_api_key=settings.openalex_api_key, ncbi_api_key=settings.ncbi_api_key,
-            out_dir=out, polite_mode=not args.no_polite_mode, respect_robots_txt=args.robots,
+            s2_api_key=settings.s2_api_key, out_dir=out, polite_mode=not args.no_polite_mode, respect_robots_txt=args.robots,
             suppress_on_403=not args.no_suppress_403, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
             max_retries=settings.max_retries, workers=settings.workers,
             progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,

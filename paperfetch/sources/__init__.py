@@ -10,15 +10,18 @@ from __future__ import annotations
 from paperfetch.errors import ConfigurationError
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source
+from paperfetch.sources.biorxiv import BiorxivSource
 from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.ncbi import NCBIEutilsSource, NCBIIdConvSource
 from paperfetch.sources.openalex import OpenAlexSource
+from paperfetch.sources.semanticscholar import SemanticScholarSource
 from paperfetch.sources.unpaywall import UnpaywallSource
 
 __all__ = [
     "SOURCES",
     "ArxivSource",
+    "BiorxivSource",
     "Candidate",
     "CrossrefSource",
     "EuropePMCSource",
@@ -27,6 +30,7 @@ __all__ = [
     "OpenAlexSource",
     "Record",
     "RequestSpec",
+    "SemanticScholarSource",
     "Source",
     "UnpaywallSource",
     "get_source",
@@ -42,6 +46,8 @@ SOURCES: dict[str, type[Source]] = {
         NCBIIdConvSource,
         NCBIEutilsSource,
         ArxivSource,
+        SemanticScholarSource,
+        BiorxivSource,
     )
 }
 

@@ -10,6 +10,12 @@ id gives 200 with no ``<entry>``; a malformed id gives **400** with an Atom feed
 whose single entry has an ``…/api/errors#…`` id. The 400 is FATAL (the default
 reading): the request is malformed, asking again cannot help, and calling it
 "not found" would hide a bad input. Error entries inside a 200 are skipped.
+
+The 2026 feed (recorded 2026-04-12) writes https links and a versioned PDF link
+without ``.pdf`` (``https://arxiv.org/pdf/1605.08386v1``); the 2016 feed wrote
+``http://``. A feed PDF link on arxiv.org is read as ``https`` on
+:attr:`ArxivSource.pdf_base_url` (or its override), version kept, so the same
+PDF is never proposed twice under two spellings.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"
 _ARXIV_DOI_PREFIX = "10.48550/arxiv."
 _ABS_ID = re.compile(r"/abs/(?P<id>.+?)(?P<version>v\d+)?$")
+_FEED_PDF = re.compile(r"^https?://(?:www\.|export\.)?arxiv\.org(?P<path>/pdf/[^?#]+?)(?:\.pdf)?$", re.IGNORECASE)
 
 
 class ArxivSource(Source):
@@ -57,6 +64,13 @@ class ArxivSource(Source):
         url = f"{self.service_url(self.pdf_base_url)}/pdf/{paper}{_version(identifier)}"
         return [Candidate(url=url, source=self.name, kind="pdf", version="submittedVersion", host_type="repository")]
 
+    def feed_pdf(self, href: str | None) -> str | None:
+        """A feed's PDF link on arxiv.org as ``https://arxiv.org/pdf/{id}{version}`` (on the override host if any)."""
+        match = _FEED_PDF.match(href or "")
+        if match is None:
+            return href
+        return f"{self.service_url(self.pdf_base_url)}{match.group('path')}"
+
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
         wanted = {arxiv_id(i).lower(): i for i in spec.ids}  # type: ignore[union-attr]
         records = {}
@@ -81,7 +95,8 @@ class ArxivSource(Source):
                 year=int(published[:4]) if published[:4].isdigit() else None,
                 candidates=dedupe(
                     [*self.candidates_for(ident)]
-                    + [self.candidate(u, kind="pdf", version="submittedVersion", host_type="repository") for u in pdf_links]
+                    + [self.candidate(self.feed_pdf(u), kind="pdf", version="submittedVersion", host_type="repository")
+                       for u in pdf_links]
                 ),
             )
         return records

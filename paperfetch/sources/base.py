@@ -62,6 +62,12 @@ class Record:
     license: str | None = None
     is_oa: bool | None = None
     candidates: list[Candidate] = field(default_factory=list)
+    #: earliest date a location became open (Unpaywall's 2025 ``oa_date``), ``YYYY-MM-DD``
+    oa_date: str | None = None
+    #: the version's JATS XML (bioRxiv/medRxiv ``jatsxml``), for a full-text reader
+    jats_url: str | None = None
+    #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``)
+    published_doi: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,8 @@ class RequestSpec:
     path: str  #: service path joined onto the base URL, already percent-quoted
     params: dict[str, str]  #: query parameters WITHOUT identification
     ids: tuple[Identifier, ...]  #: the identifiers this request covers
+    #: a POST's body (an idempotent read, e.g. Semantic Scholar's batch); None: a GET
+    body: str | None = None
 
 
 class Fetcher(Protocol):
@@ -83,6 +91,7 @@ class Fetcher(Protocol):
         classify: Any,
         params: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
+        **kwargs: Any,
     ) -> requests.Response: ...
 
 
@@ -127,6 +136,25 @@ class Source:
     def identity_params(self) -> dict[str, str]:
         """Query parameters that say who is asking; empty for services that only read the User-Agent."""
         return {}
+
+    def identity_headers(self) -> dict[str, str]:
+        """Request headers that say who is asking (an API key sent as a header); usually none."""
+        return {}
+
+    def send_options(self, spec: RequestSpec) -> dict[str, Any]:
+        """What :meth:`lookup` passes to the transport beside URL and query: a POST's body, identity headers."""
+        options: dict[str, Any] = {}
+        headers = self.identity_headers()
+        if spec.body is not None:
+            options.update(method="POST", data=spec.body)
+            headers = {"Content-Type": "application/json", **headers}
+        if headers:
+            options["headers"] = headers
+        return options
+
+    def related_hosts(self) -> tuple[str, ...]:
+        """Other hosts of this service that serve its files (paced like the service); usually none."""
+        return ()
 
     def candidates_for(self, identifier: Identifier) -> list[Candidate]:
         """Candidates straight from an identifier, with no request (a ``from_identifier`` source such as arXiv)."""
@@ -177,14 +205,18 @@ class Source:
         """Send every request through *http* and merge the parsed records; ABSENT means no record."""
         records: dict[str, Record] = {}
         for spec in self.requests_for(ids):
-            url, params = self.url_for(spec)
-            try:
-                response = http.fetch(url, classify=self.classify, params=params)
-            except NotFoundError:
-                logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
-                continue
-            records.update(self.read(response.content, spec))
+            records.update(self.lookup_spec(http, spec))
         return records
+
+    def lookup_spec(self, http: Fetcher, spec: RequestSpec) -> dict[str, Record]:
+        """One request of :meth:`lookup`: its records, or none when the service has no record."""
+        url, params = self.url_for(spec)
+        try:
+            response = http.fetch(url, classify=self.classify, params=params, **self.send_options(spec))
+        except NotFoundError:
+            logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
+            return {}
+        return self.read(response.content, spec)
 
     # -- helpers for subclasses ------------------------------------------------------------
 

@@ -1,7 +1,13 @@
 """NCBI: the PMC ID converter (ids only) and E-utilities efetch for PubMed records.
 
 ``ncbi_idconv`` maps PMIDs, PMCIDs and DOIs onto each other, up to 200 ids of
-one type per request (``idtype=`` says which). ``ncbi_eutils`` fetches PubMed
+one type per request (``idtype=`` says which). Its documented home moved in 2025
+to ``https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/``, with a new
+record shape (``requested-id``, ``pmid`` as an integer, ``response-date``, and
+``errmsg: "Identifier not found in PMC"`` for an unknown id); the old
+``www.ncbi.nlm.nih.gov/pmc/utils/idconv/v1.0/`` still answered (with the new
+shape) in late 2025 and is the documented fallback when the new one fails
+(:attr:`NCBIIdConvSource.fallback_path`). Both shapes are read. ``ncbi_eutils`` fetches PubMed
 XML for PMIDs the converter does not know (it only knows articles in PMC).
 Neither proposes download candidates: they fill in identifiers and metadata
 for the other sources.
@@ -9,6 +15,10 @@ for the other sources.
 Both identify themselves with ``tool`` and ``email`` (and ``api_key`` when
 given), as NCBI asks, and share NCBI's published limit: 3 requests/s per IP
 without an API key, 10 with one (https://www.ncbi.nlm.nih.gov/books/NBK25497/).
+E-utilities' 429 body is ``{"error":"API rate limit exceeded","api-key":"<…>"}``
+where ``api-key`` holds the caller's **IP address** when no key is sent: the
+classifiers register that value with the redactor (:mod:`paperfetch.redact`)
+before anything can show it, and no message here quotes a body.
 
 The XML is parsed with :mod:`xml.etree.ElementTree`: NCBI is a trusted
 source and ElementTree neither fetches the external DTD nor expands external
@@ -18,20 +28,25 @@ entities, so defusedxml is not needed for this input.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import requests
 
 from paperfetch.config import Identification
+from paperfetch.errors import MalformedResponse, NetworkError, NotFoundError, RateLimited, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Record, RequestSpec, Source, batched
+from paperfetch.redact import register_secrets
+from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, batched
 from paperfetch.sources.schema import OBJECTS, TEXT, at, load_json, load_xml, top_object
 
-__all__ = ["NCBIEutilsSource", "NCBIIdConvSource"]
+__all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo"]
+
+logger = logging.getLogger(__name__)
 
 
 class _NCBISource(Source):
@@ -52,10 +67,18 @@ class _NCBISource(Source):
             params["api_key"] = self.identification.ncbi_api_key
         return params
 
+    def classify(self, response: requests.Response) -> Outcome:
+        mask_rate_limit_echo(response)
+        return default_classify(response)
+
 
 class NCBIIdConvSource(_NCBISource):
     name = "ncbi_idconv"
-    default_base_url = "https://www.ncbi.nlm.nih.gov"
+    default_base_url = "https://pmc.ncbi.nlm.nih.gov"
+    path: ClassVar[str] = "/tools/idconv/api/v1/articles/"
+    #: The pre-2025 home, asked when the new one fails (a network error or a server error, never a "no record").
+    fallback_base_url: ClassVar[str] = "https://www.ncbi.nlm.nih.gov"
+    fallback_path: ClassVar[str] = "/pmc/utils/idconv/v1.0/"
     # "up to 200 IDs in a single request", all of one type (PMC ID Converter API documentation).
     batch_size = 200
     accepts = frozenset({IdType.PMID, IdType.PMCID, IdType.DOI})
@@ -71,12 +94,39 @@ class NCBIIdConvSource(_NCBISource):
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
         return RequestSpec(
-            path="/pmc/utils/idconv/v1.0/",
+            path=self.path,
             params={"ids": ",".join(i.value for i in ids), "idtype": ids[0].type.value, "format": "json"},
             ids=ids,
         )
 
+    def related_hosts(self) -> tuple[str, ...]:
+        return (self.service_url(self.fallback_base_url),)
+
+    def fallback_url(self, spec: RequestSpec) -> str:
+        """The old converter's URL for *spec* (on the override host when one is given)."""
+        return self.service_url(self.fallback_base_url) + self.fallback_path
+
+    def lookup(self, http: Fetcher, ids: Sequence[Identifier]) -> dict[str, Record]:
+        """Like :meth:`Source.lookup`, asking the old URL for a batch the new one could not answer."""
+        records: dict[str, Record] = {}
+        for spec in self.requests_for(ids):
+            url, params = self.url_for(spec)
+            try:
+                try:
+                    response = http.fetch(url, classify=self.classify, params=params)
+                except (NetworkError, ServiceError) as exc:
+                    if not _worth_the_fallback(exc):
+                        raise
+                    logger.info("%s: the new converter URL failed (%s); asking the old one", self.name, type(exc).__name__)
+                    response = http.fetch(self.fallback_url(spec), classify=self.classify, params=params)
+            except NotFoundError:
+                logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
+                continue
+            records.update(self.read(response.content, spec))
+        return records
+
     def classify(self, response: requests.Response) -> Outcome:
+        mask_rate_limit_echo(response)
         # A 404 carrying {"status": "error", "message": "ID type 'doi' mismatch …"} rejects the request
         # itself (recorded in fixtures/real/ncbi_idconv); asking again cannot help, and it is not "no record".
         if response.status_code == 404 and _json_status(response) == "error":
@@ -90,7 +140,8 @@ class NCBIIdConvSource(_NCBISource):
         records = {}
         for item in at(data, "records", kind=OBJECTS):
             if item.get("status") == "error" or item.get("errmsg"):
-                continue  # an id the converter does not know
+                continue  # an id the converter does not know ("Identifier not found in PMC", "invalid article id")
+            # 2025 shape: "requested-id" echoes the asked id; the old one echoed it under its own type's key.
             requested = _id_text(item.get("requested-id")) or _id_text(item.get(id_type.value))
             key = by_value.get(_fold(id_type, requested or ""))
             if key is None:
@@ -135,6 +186,27 @@ class NCBIEutilsSource(_NCBISource):
                 journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
             )
         return records
+
+
+def _worth_the_fallback(exc: ServiceError) -> bool:
+    """The new URL is down or broken (network, 5xx), not "no record", not a refused request, not a hold."""
+    if isinstance(exc, (NotFoundError, RateLimited, MalformedResponse)):
+        return False
+    status = getattr(exc, "status_code", None)
+    return isinstance(exc, NetworkError) or status is None or status >= 500
+
+
+def mask_rate_limit_echo(response: requests.Response) -> None:
+    """Register the ``api-key`` of an E-utilities error body (the caller's IP without a key) for redaction."""
+    if response.status_code < 400 or len(response.content) > 4096:
+        return
+    try:
+        data = json.loads(response.content)
+    except (ValueError, RecursionError):
+        return
+    echo = data.get("api-key") if isinstance(data, dict) else None
+    if isinstance(echo, str) and echo.strip():
+        register_secrets([echo.strip()])
 
 
 def _fold(id_type: IdType, value: str) -> str:

@@ -1,24 +1,33 @@
 """OpenAlex works: one DOI via the single-work endpoint, several via one OR-filter list query.
 
-A lone DOI goes to ``/works/https://doi.org/{doi}`` (the form recorded in
-``fixtures/real/openalex``; single-entity lookups are the cheapest call in
-OpenAlex's usage budget and answer 404 for unknown DOIs). Two or more go to
+A lone DOI goes to ``/works/doi:{doi}``: since the February 2026 credit system
+that singleton form is free, while ``/works/https://doi.org/{doi}`` (the form
+recorded in ``fixtures/real/openalex`` in 2025) is billed 1 credit; both answer
+the work itself, and 404 for unknown DOIs. Two or more go to
 ``/works?filter=doi:a|b|…&per-page=50``, whose ``results`` come back in any
 order with ``doi`` as ``https://doi.org/…`` and are matched to the request
 case-insensitively. Only locations with ``is_oa`` true become candidates: a
 closed location's landing page leads to a paywall, not to a legal copy.
+
+The API key is sent as ``api_key=`` when given; ``mailto=`` no longer buys a
+polite pool but is harmless and still sent. :func:`rate_limit_facts` reads the
+``X-RateLimit-*`` headers every answer carries, and :func:`budget_spent` tells a
+spent daily budget (``Remaining < Credits-Required``, as OpenAlex's own CLI
+decides) from a transient 429. Acting on it (the hold until the reset, the one
+warning) is the transport's work, not this module's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe, quote_path
 from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
-__all__ = ["OpenAlexSource"]
+__all__ = ["OpenAlexSource", "RateLimitFacts", "budget_spent", "rate_limit_facts"]
 
 _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/")
 _PMID_PREFIXES = ("https://pubmed.ncbi.nlm.nih.gov/", "http://pubmed.ncbi.nlm.nih.gov/")
@@ -59,7 +68,7 @@ class OpenAlexSource(Source):
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
         if len(ids) == 1:
-            return RequestSpec(path=f"/works/https://doi.org/{quote_path(ids[0].value)}", params={}, ids=ids)
+            return RequestSpec(path=f"/works/doi:{quote_path(ids[0].value)}", params={}, ids=ids)
         dois = "|".join(i.value for i in ids)
         return RequestSpec(path="/works", params={"filter": f"doi:{dois}", "per-page": str(self.batch_size)}, ids=ids)
 
@@ -119,3 +128,50 @@ def _strip(value: Any, prefixes: tuple[str, ...]) -> str | None:
         if value.lower().startswith(prefix):
             return value[len(prefix) :].strip("/")
     return value
+
+
+@dataclass(frozen=True)
+class RateLimitFacts:
+    """OpenAlex's ``X-RateLimit-*`` headers of one answer; a header that is absent or not a number is None."""
+
+    limit: float | None = None  #: X-RateLimit-Limit: the day's credits
+    remaining: float | None = None  #: X-RateLimit-Remaining: credits left today
+    credits_used: float | None = None  #: X-RateLimit-Credits-Used: what this request cost
+    credits_required: float | None = None  #: X-RateLimit-Credits-Required: what the refused request would cost
+    reset_s: float | None = None  #: X-RateLimit-Reset: seconds until the budget is renewed (midnight UTC)
+
+
+_RATE_LIMIT_HEADERS = {
+    "limit": "x-ratelimit-limit",
+    "remaining": "x-ratelimit-remaining",
+    "credits_used": "x-ratelimit-credits-used",
+    "credits_required": "x-ratelimit-credits-required",
+    "reset_s": "x-ratelimit-reset",
+}
+
+
+def rate_limit_facts(headers: Mapping[str, str]) -> RateLimitFacts:
+    """The ``X-RateLimit-*`` headers read as numbers (names case-insensitive; the ``-USD`` variants are ignored)."""
+    lowered = {str(k).lower(): v for k, v in headers.items()}
+    return RateLimitFacts(**{field: _number(lowered.get(name)) for field, name in _RATE_LIMIT_HEADERS.items()})
+
+
+def budget_spent(headers: Mapping[str, str]) -> bool:
+    """True when the day's budget cannot pay for the request: ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``.
+
+    A 429 without both headers is an ordinary (transient) rate limit, never a spent budget.
+    """
+    facts = rate_limit_facts(headers)
+    if facts.remaining is None or facts.credits_required is None:
+        return False
+    return facts.remaining < facts.credits_required
+
+
+def _number(value: Any) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if number == number and abs(number) != float("inf") else None  # NaN and inf are garbage

@@ -3,19 +3,66 @@
 Field names follow the recorded v2 bodies in ``fixtures/real/unpaywall`` (2020
 schema: ``best_oa_location``, ``oa_locations``, ``url_for_pdf``,
 ``url_for_landing_page``, ``journal_name``; the licence lives on each location,
-there is no top-level ``license``).
+there is no top-level ``license``). Since Unpaywall answers from OpenAlex's
+database (2025-05-20, recorded in PROVENANCE-3) the schema is the same, but a
+location's ``evidence`` and ``updated`` read ``"deprecated"`` (neither is read
+here) and locations gain ``oa_date``, kept on the candidate's record as the
+earliest date a location became open.
+
+What a status means (ourresearch/oadoi ``views.py``): an unknown DOI is a plain
+HTML **404** (no record); a **422** whose JSON ``message`` is about the e-mail
+(none given, or one ending in ``example.com``) is a configuration error, raised
+from :meth:`UnpaywallSource.classify` so the transport surfaces it, once: the
+source remembers the refusal (one WARNING) and asks nothing more, and no DOI is
+reported "not found" for it. Any other 422 is no record. The same
+placeholder rule is applied before any request: :func:`placeholder_email` is
+checked when the source is built.
+
+Not here: pacing and retries (the transport), the daily quota (the caller's).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+
 import requests
 
+from paperfetch.config import Identification
+from paperfetch.errors import ConfigurationError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
 from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
-__all__ = ["UnpaywallSource"]
+__all__ = ["UNPAYWALL_EMAIL_HELP", "UnpaywallSource", "check_email", "placeholder_email"]
+
+logger = logging.getLogger(__name__)
+
+#: What Unpaywall wants, said wherever an address is refused.
+UNPAYWALL_EMAIL_HELP = (
+    "Unpaywall requires a real contact e-mail address you read (it refuses none, one ending in "
+    "'example.com' and 'YOUR_EMAIL', see https://unpaywall.org/products/api): give yours with "
+    "Retriever(email=...), --email or PAPERFETCH_EMAIL"
+)
+
+
+def placeholder_email(email: str | None) -> bool:
+    """True for an address Unpaywall refuses as a placeholder: one ending in ``example.com`` or holding ``YOUR_EMAIL``.
+
+    Unpaywall's own rule, nothing more: ``example.org`` and other real-looking
+    domains pass (Unpaywall accepts them).
+    """
+    if not email:
+        return False
+    text = email.strip()
+    return text.lower().endswith("example.com") or "YOUR_EMAIL" in text.upper()
+
+
+def check_email(email: str | None) -> None:
+    """Refuse a placeholder address before any request, with what Unpaywall wants."""
+    if placeholder_email(email):
+        raise ConfigurationError(f"the contact e-mail is a placeholder. {UNPAYWALL_EMAIL_HELP}")
 
 
 class UnpaywallSource(Source):
@@ -27,6 +74,15 @@ class UnpaywallSource(Source):
     accepts = frozenset({IdType.DOI})
     requires_email = True
 
+    def __init__(self, *, base_url: str | None = None, identification: Identification = Identification()) -> None:
+        check_email(identification.email)  # before the base class's own check, so the message says what Unpaywall wants
+        super().__init__(base_url=base_url, identification=identification)
+        #: Unpaywall's refusal of the e-mail, once seen: nothing more is asked (every DOI would get it).
+        self.refusal: str | None = None
+
+    def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
+        return [] if self.refusal else super().requests_for(ids)
+
     def identity_params(self) -> dict[str, str]:
         return {"email": self.identification.email or ""}
 
@@ -34,9 +90,17 @@ class UnpaywallSource(Source):
         return RequestSpec(path=f"/v2/{quote_path(ids[0].value)}", params={}, ids=ids)
 
     def classify(self, response: requests.Response) -> Outcome:
-        # 422 is Unpaywall's answer to a string that is not a DOI it can look up: no such record.
         if response.status_code == 422:
-            return Outcome.ABSENT
+            if _about_email(response.content):
+                # The request is refused for who asks, not for the DOI: every DOI would get it.
+                message = f"Unpaywall refused the contact e-mail address (HTTP 422). {UNPAYWALL_EMAIL_HELP}"
+                if self.refusal is None:
+                    self.refusal = message
+                    logger.warning("%s; Unpaywall is not asked again in this run", message)
+                raise ConfigurationError(message)
+            return Outcome.ABSENT  # a string that is not a DOI Unpaywall can look up
+        if response.status_code == 404:
+            return Outcome.ABSENT  # since 2025 a plain HTML page, before that a JSON error: no record either way
         return default_classify(response)
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
@@ -62,6 +126,23 @@ class UnpaywallSource(Source):
             oa_status=at(work, "oa_status", kind=TEXT),
             license=at(best, "license", kind=TEXT),
             is_oa=at(work, "is_oa", kind=FLAG),
+            oa_date=oa_date(locations),
             candidates=dedupe(candidates),
         )
         return {spec.ids[0].key: record}
+
+
+def oa_date(locations: list[dict[str, object] | None]) -> str | None:
+    """The earliest ``oa_date`` (``YYYY-MM-DD``) among the locations (2025 schema), or None."""
+    dates = sorted(d[:10] for d in (at(loc, "oa_date", kind=TEXT) for loc in locations if loc) if d and d[:4].isdigit())
+    return dates[0] if dates else None
+
+
+def _about_email(body: bytes) -> bool:
+    """A 422 JSON error whose message is about the e-mail address (oadoi: "Email address required …")."""
+    try:
+        data = load_json(body, "unpaywall")
+    except Exception:  # noqa: BLE001 - not JSON: not the e-mail error
+        return False
+    message = at(data, "message", kind=TEXT) or ""
+    return "email" in message.lower() or "e-mail" in message.lower()

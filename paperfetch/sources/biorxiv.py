@@ -1,0 +1,122 @@
+"""bioRxiv and medRxiv: a preprint's versions from ``api.biorxiv.org/details``, the latest one's PDF as the candidate.
+
+``GET /details/{biorxiv|medrxiv}/{doi}`` answers ``{"messages": [...],
+"collection": [...]}`` with one entry per version: ``doi``, ``title``, ``date``,
+``version``, ``license`` (``cc_by``, ``cc_by_nc_nd``, ``cc0``, ``cc_no`` …),
+``jatsxml`` (the version's JATS XML), ``published`` (the journal version's DOI,
+or ``"NA"``) and ``server``. An unknown DOI is a 200 with an empty collection
+and a ``"no posts found"`` message. The two servers share the DOI prefixes
+``10.1101`` and (since December 2025) ``10.64898``, and nothing in a DOI says
+which server holds it, so bioRxiv is asked first and medRxiv only when the item
+still needs a copy.
+
+No ``details`` answer was found recorded (PROVENANCE-3): the shape above is the
+API's documented one, and the cassette built on it is marked synthetic.
+
+The candidate is ``https://www.{server}.org/content/{doi}v{version}.full.pdf`` of
+the latest version, a ``submittedVersion`` in a repository with the version's
+licence; the record keeps the ``jatsxml`` URL (:attr:`Record.jats_url`) and the
+journal DOI (:attr:`Record.published_doi`), which links the preprint to its
+journal version. The www pages sit behind Cloudflare (429 "error code: 1015"
+on repeated fetches): :meth:`BiorxivSource.related_hosts` names them so they are
+paced like the API. Not here: the pacing itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from paperfetch.ids import Identifier, IdType
+from paperfetch.sources.base import Candidate, Fetcher, Record, RequestSpec, Source, quote_path
+from paperfetch.sources.schema import OBJECTS, TEXT, at, load_json, top_object
+
+__all__ = ["BIORXIV_DOI_PREFIXES", "SERVERS", "BiorxivSource", "biorxiv_license", "is_biorxiv_doi"]
+
+#: The DOI prefixes of bioRxiv and medRxiv preprints (10.64898 since December 2025).
+BIORXIV_DOI_PREFIXES = ("10.1101/", "10.64898/")
+#: Asked in this order.
+SERVERS = ("biorxiv", "medrxiv")
+
+
+def is_biorxiv_doi(doi: str | None) -> bool:
+    return bool(doi) and str(doi).lower().startswith(BIORXIV_DOI_PREFIXES)
+
+
+class BiorxivSource(Source):
+    name = "biorxiv"
+    default_base_url = "https://api.biorxiv.org"
+    #: Where the PDFs are (``www.biorxiv.org`` / ``www.medrxiv.org``), by server.
+    pdf_base_urls: ClassVar[dict[str, str]] = {"biorxiv": "https://www.biorxiv.org", "medrxiv": "https://www.medrxiv.org"}
+    stage: ClassVar[str] = "lookup"
+    # No published limit; one request a second keeps clear of the Cloudflare 1015 seen on the www pages.
+    min_interval_s = 1.0
+    accepts = frozenset({IdType.DOI})
+
+    def related_hosts(self) -> tuple[str, ...]:
+        return tuple(self.service_url(base) for base in self.pdf_base_urls.values())
+
+    def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
+        wanted = [i for i in self.accepted(ids) if is_biorxiv_doi(i.value)]
+        return [self.server_spec(server, ident) for ident in wanted for server in SERVERS]
+
+    def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
+        return self.server_spec(SERVERS[0], ids[0])
+
+    def lookup(self, http: Fetcher, ids: Sequence[Identifier]) -> dict[str, Record]:
+        """Like :meth:`Source.lookup`, but medRxiv is asked only for the DOIs bioRxiv did not know."""
+        records: dict[str, Record] = {}
+        for spec in self.requests_for(ids):
+            if spec.ids[0].key not in records:
+                records.update(self.lookup_spec(http, spec))
+        return records
+
+    def server_spec(self, server: str, ident: Identifier) -> RequestSpec:
+        prefix, _, suffix = ident.value.partition("/")
+        # The DOI keeps its one "/" (the API's documented form); each side is quoted as a single segment.
+        return RequestSpec(path=f"/details/{server}/{quote_path(prefix)}/{quote_path(suffix)}", params={}, ids=(ident,))
+
+    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
+        data = top_object(load_json(body, self.name), self.name)
+        ident = spec.ids[0]
+        versions = [v for v in at(data, "collection", kind=OBJECTS)
+                    if (at(v, "doi", kind=TEXT) or "").lower() == ident.value.lower()]
+        if not versions:
+            return {}  # "no posts found"
+        latest = max(versions, key=_version_number)
+        server = (at(latest, "server", kind=TEXT) or spec.path.split("/")[2]).lower()
+        licence = biorxiv_license(at(latest, "license", kind=TEXT))
+        published = at(latest, "published", kind=TEXT)
+        version = _version_number(latest)
+        candidates: list[Candidate] = []
+        pdf_base = self.pdf_base_urls.get(server)
+        if pdf_base and version > 0:
+            cand = self.candidate(f"{self.service_url(pdf_base)}/content/{ident.value}v{version}.full.pdf", kind="pdf",
+                                  version="submittedVersion", license=licence, host_type="repository")
+            candidates = [cand] if cand else []
+        date = at(latest, "date", kind=TEXT) or ""
+        return {ident.key: Record(
+            doi=ident.value.lower(),
+            title=at(latest, "title", kind=TEXT),
+            year=int(date[:4]) if date[:4].isdigit() else None,
+            journal="medRxiv" if server == "medrxiv" else "bioRxiv",
+            oa_status="green" if candidates else None,
+            license=licence,
+            is_oa=bool(candidates) or None,
+            jats_url=at(latest, "jatsxml", kind=TEXT),
+            published_doi=published.lower() if published and published.upper() != "NA" and "/" in published else None,
+            candidates=candidates,
+        )}
+
+
+def biorxiv_license(value: str | None) -> str | None:
+    """``cc_by_nc_nd`` -> ``cc-by-nc-nd``; ``cc_no`` (no Creative Commons licence) -> None."""
+    if not value or value.strip().lower() in ("cc_no", "none", "na"):
+        return None
+    return value.strip().lower().replace("_", "-")
+
+
+def _version_number(version: dict[str, Any]) -> int:
+    value = version.get("version")
+    text = str(value).strip().lstrip("v") if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    return int(text) if text.isdigit() else 0

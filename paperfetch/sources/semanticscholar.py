@@ -1,0 +1,133 @@
+"""Semantic Scholar Graph API: up to 500 papers per ``POST /graph/v1/paper/batch``, open copies with their licence.
+
+The request body is ``{"ids": ["DOI:…", "PMID:…", "PMCID:…", "ARXIV:…"]}`` and
+the query asks only ``fields=openAccessPdf,externalIds,title,year``. The answer
+(recorded in ``fixtures/real/semanticscholar``, 2024-12 and 2025-08/09) is a JSON
+list **in request order**, with ``null`` in the place of an id Semantic Scholar
+does not know: records are matched by position, never by the DOI an entry
+carries (an id may resolve to a paper whose DOI is written differently).
+
+``openAccessPdf`` is ``{"url", "status", "license"}`` (``license`` and
+``disclaimer`` since 2025): an empty ``url`` or status ``CLOSED`` is no copy;
+a ``doi.org`` URL (recorded for a GOLD paper) is a landing page, not a PDF.
+``GOLD``/``HYBRID``/``BRONZE`` are publisher copies, ``GREEN`` a repository's.
+
+Limits: 1 request/s with a free key, sent as the ``x-api-key`` header
+(``Identification.s2_api_key``, ``PAPERFETCH_S2_API_KEY``); without one, a
+pool shared by every keyless caller, often exhausted (429). Not here: pacing
+and the 429 hold (the transport).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+from paperfetch.errors import MalformedResponse
+from paperfetch.ids import Identifier, IdType
+from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe
+from paperfetch.sources.schema import OBJECT, TEXT, YEAR, at, load_json
+
+__all__ = ["FIELDS", "SemanticScholarSource", "s2_id", "s2_license"]
+
+#: The fields asked for: just what becomes a candidate and the record's identifiers.
+FIELDS = "openAccessPdf,externalIds,title,year"
+
+_PREFIX = {IdType.DOI: "DOI", IdType.PMID: "PMID", IdType.PMCID: "PMCID", IdType.ARXIV: "ARXIV"}
+_PUBLISHER_STATUSES = frozenset({"GOLD", "HYBRID", "BRONZE"})
+_LANDING_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
+
+
+class SemanticScholarSource(Source):
+    name = "semanticscholar"
+    default_base_url = "https://api.semanticscholar.org"
+    #: Asked in batches before the items run (paperfetch.items.Stage.PREFETCHED), like OpenAlex.
+    stage: ClassVar[str] = "prefetched"
+    # "1 request per second" for a key holder (Semantic Scholar API licence and product page).
+    min_interval_s = 1.0
+    # "up to 500 paper IDs" per /paper/batch call.
+    batch_size = 500
+    accepts = frozenset({IdType.DOI, IdType.PMID, IdType.PMCID, IdType.ARXIV})
+
+    def identity_headers(self) -> dict[str, str]:
+        key = self.identification.s2_api_key
+        return {"x-api-key": key} if key else {}
+
+    def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
+        return [self.spec_for(batch) for batch in batched(self.accepted(ids), self.batch_size)]
+
+    def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
+        body = json.dumps({"ids": [s2_id(i) for i in ids]}, separators=(",", ":"))
+        return RequestSpec(path="/graph/v1/paper/batch", params={"fields": FIELDS}, ids=ids, body=body)
+
+    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
+        papers = load_json(body, self.name)
+        if not isinstance(papers, list) or len(papers) != len(spec.ids):
+            got = f"{len(papers)} entries" if isinstance(papers, list) else "no list"
+            raise MalformedResponse(f"{self.name}: expected a list of {len(spec.ids)} entries in request order, got {got}")
+        records = {}
+        for ident, paper in zip(spec.ids, papers):
+            if isinstance(paper, dict):  # null: this id is unknown, and only this one
+                records[ident.key] = self._record(paper)
+        return records
+
+    def _record(self, paper: dict[str, Any]) -> Record:
+        ids = at(paper, "externalIds", kind=OBJECT)
+        pmcid = _id_text(ids.get("PubMedCentral"))
+        doi = at(ids, "DOI", kind=TEXT)
+        pdf = at(paper, "openAccessPdf", kind=OBJECT)
+        status = (at(pdf, "status", kind=TEXT) or "").upper()
+        licence = s2_license(at(pdf, "license", kind=TEXT))
+        candidates: list[Candidate | None] = []
+        url = at(pdf, "url", kind=TEXT)
+        if url and status != "CLOSED":
+            publisher = status in _PUBLISHER_STATUSES
+            candidates.append(self.candidate(
+                url, kind="landing" if (urlsplit(url).hostname or "").lower() in _LANDING_HOSTS else "pdf",
+                version="publishedVersion" if publisher else None, license=licence,
+                host_type="publisher" if publisher else ("repository" if status == "GREEN" else None)))
+        return Record(
+            doi=doi.lower() if doi else None,
+            pmid=_id_text(ids.get("PubMed")),
+            pmcid=(pmcid if pmcid.upper().startswith("PMC") else f"PMC{pmcid}") if pmcid else None,
+            arxiv_id=_id_text(ids.get("ArXiv")),
+            title=at(paper, "title", kind=TEXT),
+            year=at(paper, "year", kind=YEAR),
+            oa_status=status.lower() or None,
+            license=licence,
+            is_oa=bool(candidates) or None,
+            candidates=dedupe(candidates),
+        )
+
+
+def s2_id(identifier: Identifier) -> str:
+    """The batch endpoint's form of an id: ``DOI:10.…``, ``PMID:123``, ``PMCID:2323736`` (no "PMC"), ``ARXIV:2106.15928``."""
+    value = identifier.value
+    if identifier.type is IdType.PMCID and value.upper().startswith("PMC"):
+        value = value[3:]
+    return f"{_PREFIX[identifier.type]}:{value}"
+
+
+def s2_license(value: str | None) -> str | None:
+    """Semantic Scholar's ``CCBY``/``CCBYNCND``/``CC0`` as the ``cc-by``/``cc-by-nc-nd``/``cc0`` the other sources write."""
+    if not value:
+        return None
+    text = value.strip().upper().replace("-", "").replace(" ", "")
+    if text == "CC0":
+        return "cc0"
+    if text.startswith("CCBY"):
+        rest, parts = text[4:], ["cc", "by"]
+        while rest[:2] in ("NC", "ND", "SA"):
+            parts.append(rest[:2].lower())
+            rest = rest[2:]
+        if not rest:
+            return "-".join(parts)
+    return value.strip().lower()
+
+
+def _id_text(value: Any) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return TEXT(value)
