@@ -7,6 +7,7 @@ publisher host serves a PDF generated here with known paragraphs. Every request 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -314,3 +315,30 @@ def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
     assert world.hosts["pub"].hits("/files/pdf-only.pdf") == 1
     assert list(paragraphs["text"])[-3:] == PDF_PARAGRAPHS
     assert list(outcomes["status"]) == ["already_downloaded"] and outcomes["text_path"].item() == downloaded["path"].item()
+
+
+# ---------------------------------------------------------------------------- the recorded answers, replayed
+@pytest.mark.parametrize("pmcid", ["PMC8164761", "PMC8118396"])
+def test_the_recorded_fulltextxml_answer_replays_through_the_source_and_gives_every_p(pmcid):
+    """The cassette holds Europe PMC's real fullTextXML answer; the real transport (fake clock) replays it
+    through the source, and every <p> of abstract and body comes out as one row, in document order."""
+    from paperfetch.ids import Identifier
+    from paperfetch.sources.fulltext import EuropePMCFullTextSource
+    from tests.test_sources import IDENTIFICATION, SessionFetcher, replay
+
+    source = EuropePMCFullTextSource(identification=IDENTIFICATION)
+    ident = Identifier.from_key(f"pmcid:{pmcid}")
+    fetcher = SessionFetcher()
+    with replay.use_cassette(f"europepmc/fulltextxml_{pmcid}.yaml") as cassette:
+        (spec,) = source.requests_for([ident])
+        url, params = source.url_for(spec)
+        body = fetcher.fetch(url, params=params or None).content
+        assert cassette.all_played
+    (article, xml), = source.articles(body, spec).values()
+    assert xml == body and article.pmcid == pmcid
+    rows = [(p.section, p.text) for p in article.paragraphs]
+    assert rows == _expected_rows(body) and rows
+    markup = re.compile(r"<[A-Za-z/!?]|&(#\d+|#x[0-9a-fA-F]+|[A-Za-z]+);")  # a tag or a character reference
+    assert not [text for _, text in rows if markup.search(text)]  # "frequencies < 1.0 GHz" is text, not a tag
+    assert article.license  # read from <permissions>
+    assert fetcher.sent == [url]
