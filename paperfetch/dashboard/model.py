@@ -39,7 +39,7 @@ saved output (:func:`paperfetch.report.store_label`: no home path).
 
 How the run ended (``ending``): ``ended``, ``interrupted`` (a ``KeyboardInterrupt`` was on its way
 when :meth:`~DashboardModel.finish` ran, or ``finish(ending="interrupted")``) or ``stopped``
-(another exception, or fewer items done than started).
+(another exception).
 
 It does not render (:mod:`paperfetch.dashboard.render`), show (:mod:`paperfetch.dashboard.view`)
 or know the Retriever: whoever runs the batch creates the model, watches its clients with it and
@@ -203,7 +203,7 @@ class DashboardModel:
 
         *ending*: ``ended``, ``interrupted`` or ``stopped``; by default read from the exception on its
         way (``finish()`` runs in a ``finally``): a ``KeyboardInterrupt`` is ``interrupted``, another
-        exception ``stopped``, none ``ended`` (``stopped`` when fewer items were done than started)."""
+        exception ``stopped``, none ``ended``."""
         if ending is None:
             pending = sys.exc_info()[1]
             if isinstance(pending, KeyboardInterrupt):
@@ -211,7 +211,7 @@ class DashboardModel:
             elif pending is not None:
                 ending = "stopped"
             else:
-                ending = "ended" if self._done >= self._total else "stopped"
+                ending = "ended"
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
@@ -362,8 +362,9 @@ class DashboardModel:
             rows.append(HostRow(**fields))
         if snap["started_at"] is None:  # before any run: the hosts the store knows, as they are
             return BatchSnapshot(hosts=tuple(rows), **snap)
-        mine = tuple(r for r in rows if r.touched)
-        others = tuple(r for r in rows if not r.touched and (r.held or r.suppressed or r.breaker == "open"))
+        seen = set(hosts) | set(queues)  # the hosts of this run's events and queues
+        mine = tuple(r for r in rows if r.host in seen)
+        others = tuple(r for r in rows if r.host not in seen and (r.held or r.suppressed or r.breaker == "open"))
         return BatchSnapshot(hosts=mine, others=others, **snap)
 
     def _queues(self) -> dict[str, int]:
