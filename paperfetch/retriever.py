@@ -59,7 +59,8 @@ from paperfetch.ledger import Ledger
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
-from paperfetch.report import requests_frame
+from paperfetch.report import mark_unreachable, requests_frame
+from paperfetch.suggest import did_you_mean
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.validate import check_pdf_file
@@ -286,7 +287,8 @@ class Retriever:
         ``doi`` column, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they were.
         """
         if column not in df.columns:
-            raise ConfigurationError(f"no column {column!r} in the frame; it has {list(df.columns)}")
+            raise ConfigurationError(f"no column {column!r} in the frame{did_you_mean(column, df.columns)}; "
+                                     f"it has {list(df.columns)}")
         outcomes = self.download(df[column])
         outcomes.index = df.index
         joined = df.copy()
@@ -305,13 +307,13 @@ class Retriever:
         """
         web = redact_frame(self.web.domain_status())
         if self.api is self.web:
-            return web
+            return mark_unreachable(web, self._unreachable_hosts())
         api_hosts = self.api_hosts
         api = redact_frame(self.api.domain_status())
         merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
         merged = merged.sort_values("host", ignore_index=True)
         merged.attrs["store"] = self.store.name
-        return merged
+        return mark_unreachable(merged, self._unreachable_hosts())
 
     @property
     def store(self) -> Any:
@@ -497,6 +499,11 @@ class Retriever:
         if self.api is not self.web:
             model.watch(self.api, hosts=set(self.api_hosts), events=events)
         return model
+
+    def _unreachable_hosts(self) -> list[str]:
+        """The hosts the last run could not reach (DNS, refused), as its dashboard model saw the events."""
+        model = self._dashboard_model
+        return [] if model is None else [h.host for h in model.snapshot().unreachable]
 
     def _dashboard_begin(self, total: int) -> tuple[Any, Any]:
         """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
