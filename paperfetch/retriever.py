@@ -307,13 +307,13 @@ class Retriever:
         """
         web = redact_frame(self.web.domain_status())
         if self.api is self.web:
-            return mark_unreachable(web, self._unreachable_hosts())
+            return mark_unreachable(web, [h.host for h in self.run_snapshot().unreachable])
         api_hosts = self.api_hosts
         api = redact_frame(self.api.domain_status())
         merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
         merged = merged.sort_values("host", ignore_index=True)
         merged.attrs["store"] = self.store.name
-        return mark_unreachable(merged, self._unreachable_hosts())
+        return mark_unreachable(merged, [h.host for h in self.run_snapshot().unreachable])
 
     @property
     def store(self) -> Any:
@@ -500,11 +500,6 @@ class Retriever:
             model.watch(self.api, hosts=set(self.api_hosts), events=events)
         return model
 
-    def _unreachable_hosts(self) -> list[str]:
-        """The hosts the last run could not reach (DNS, refused), as its dashboard model saw the events."""
-        model = self._dashboard_model
-        return [] if model is None else [h.host for h in model.snapshot().unreachable]
-
     def _dashboard_begin(self, total: int) -> tuple[Any, Any]:
         """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
         from paperfetch.widgets import Dashboard, in_notebook, widgets_available
@@ -592,6 +587,14 @@ class Retriever:
         }
         with self._rows_lock:
             self._request_rows.append(row)
+
+    def run_snapshot(self) -> Any:
+        """The last run as its dashboard tells it (a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot`:
+        counts, this run's hosts, ``offline_line()``); empty before any run."""
+        from paperfetch.dashboard.snapshot import BatchSnapshot
+
+        model = self._dashboard_model
+        return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
 
 def _origin(url: str) -> str:
