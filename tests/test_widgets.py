@@ -673,12 +673,13 @@ def test_host_table_is_compact_problem_hosts_first_reasons_on_a_second_line_styl
     assert head.count("<th") == len(widgets_module().HOST_COLUMNS)
     assert ">in flight</th>" in head and ">not sent</th>" in head and ">not found</th>" in head
     a_row = html_table.split('<tr data-host="a.example"')[1].split("</tr>")[0]
-    numbers = [cell for cell in a_row.split("<td")[1:] if cell.startswith(' class="n')]
-    assert len(numbers) >= 8 and "style=" not in a_row  # classes, no inline style on a plain row
+    numbers = [cell for cell in a_row.split("<td>")[1:] if cell.split("<")[0].isdigit()]
+    assert len(numbers) >= 8 and "style=" not in a_row  # aligned by the style block, no inline style on a plain row
+    assert "text-align:right" in html_table.split("</style>")[0]
     z_row = html_table.split('<tr data-host="z.example"')[1].split("</tr>")[0]
     assert f'title="SUPPRESSED: {long_reason}"' in z_row and '<div class="why">' in z_row  # reason on line 2
     assert html_table.count("<style>") == 1 and "table-layout:fixed" in html_table
-    assert "@container (max-width:940px){.paperfetch-hosts .w{display:none}}" in html_table
+    assert "@container (max-width:940px){.paperfetch-hosts :is(th,td):is(:nth-child(4)," in html_table
     text = render_text(model.snapshot())
     z_line = next(line for line in text.splitlines() if line.strip().startswith("z.example"))
     assert len(z_line) < 250 and z_line.endswith("…")
@@ -712,3 +713,144 @@ def test_the_widget_itself_reprs_as_the_summary_line():
     dash = Dashboard(model, autostart=False)
     bundle = dash.widget._repr_mimebundle_()
     assert bundle["text/plain"].startswith("paperfetch running: 1/2 done") and WIDGET_VIEW in bundle
+
+
+# ---------------------------------------------------------------------- issue 20: a dashboard about this run
+def _shared_client(clock):
+    """A client whose store holds two other runs' hosts: one held, one suppressed, one plain."""
+    client = HttpClient(registry=HostRegistry(clock), clock=clock)
+    client.host_limiter("http://other-held.example/").set_hold(clock.monotonic() + 600, status=503, reason="HTTP 503")
+    client.host_limiter("http://other-shut.example/").suppress("HTTP 403", clock.monotonic(), None)
+    client.host_limiter("http://other-plain.example/")
+    return client
+
+
+def test_a_run_shows_only_its_hosts_and_folds_the_shared_state_into_one_line():
+    clock = FakeClock()
+    client = _shared_client(clock)
+    model = DashboardModel(clock=clock).watch(client, events=False)
+    assert len(model.snapshot().hosts) == 3  # before any run: the hosts the store knows
+    model.start(1)
+    model.on_event(ev(EventKind.REQUEST, "mine.example", clock))
+    model.on_event(ev(EventKind.RESPONSE, "mine.example", clock, status=200))
+    snap = model.snapshot()
+    assert [h.host for h in snap.hosts] == ["mine.example"]
+    assert sorted(h.host for h in snap.others) == ["other-held.example", "other-shut.example"]
+    line = "2 other hosts held or suppressed in the shared state — r.domain_status()"
+    assert snap.others_line() == line and line in render_text(snap)
+    html = Dashboard(model, autostart=False).html()
+    assert "2 other hosts held or suppressed in the shared state — <code>r.domain_status()</code>" in html
+    assert "other-held.example" not in html and "HELD" not in html.split("paperfetch-counts")[1].split("</span>")[0]
+
+
+def test_offline_is_one_line_and_the_hosts_read_unreachable():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(8)
+    for n in range(8):
+        host = f"api{n}.example"
+        model.on_event(ev(EventKind.REQUEST, host, clock))
+        model.on_event(ev(EventKind.NETWORK_ERROR, host, clock, detail=(
+            "ConnectionError: HTTPSConnectionPool: Max retries exceeded (Caused by NameResolutionError("
+            "\"Failed to resolve 'x' ([Errno -3] Temporary failure in name resolution)\"))")))
+    snap = model.snapshot()
+    assert snap.offline_line() == "could not reach any service (DNS failed for 8 hosts): offline, or behind a proxy?"
+    assert all(h.state == "UNREACHABLE" for h in snap.hosts)
+    assert snap.offline_line() in render_text(snap)
+    dash = Dashboard(model, autostart=False)
+    assert "could not reach any service (DNS failed for 8 hosts)" in dash.hosts.value
+    assert "8 UNREACHABLE" in dash.counts.value
+    model.on_event(ev(EventKind.RESPONSE, "api0.example", clock, status=200))  # one answered: not offline
+    assert model.snapshot().offline_line() == "" and model.snapshot().host("api0.example").state != "UNREACHABLE"
+    refused = DashboardModel(clock=clock)
+    refused.start(1)
+    refused.on_event(ev(EventKind.NETWORK_ERROR, "r.example", clock, detail="ConnectionError: [Errno 111] Connection refused"))
+    assert "1 host refused the connection" in refused.snapshot().offline_line()
+
+
+def test_an_interrupted_run_says_interrupted_and_its_queued_hosts_read_not_started():
+    class Queues:
+        def queued(self):
+            return {"slow.example": 3}
+
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(4)
+    model.track(Queues())
+    assert model.snapshot().host("slow.example").state == "queued"
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            raise KeyboardInterrupt
+        finally:
+            model.finish()
+    snap = model.snapshot()
+    assert snap.ending == "interrupted" and snap.summary().startswith("paperfetch interrupted ")
+    assert snap.host("slow.example").state == "not started"
+    html = Dashboard(model, autostart=False).html()
+    assert "<b>interrupted " in html and "not started" in html
+    stopped = DashboardModel(clock=clock)
+    stopped.start(1)
+    stopped.finish(ending="stopped")
+    assert stopped.snapshot().summary().startswith("paperfetch stopped ")
+
+
+def test_a_404_robots_txt_and_a_not_found_answer_are_not_errors():
+    model = DashboardModel()
+    model.on_event(ev(EventKind.REQUEST, "h.example", url="http://h.example/robots.txt"))
+    model.on_event(ev(EventKind.RESPONSE, "h.example", url="http://h.example/robots.txt", status=404))
+    model.on_event(ev(EventKind.REQUEST, "h.example", url="http://h.example/v2/10.1/x"))
+    model.on_event(ev(EventKind.RESPONSE, "h.example", url="http://h.example/v2/10.1/x", status=404))
+    h = model.snapshot().host("h.example")
+    assert (h.errors, h.not_found, h.done) == (0, 2, 2)
+
+
+def test_the_store_is_named_without_the_users_home(tmp_path, monkeypatch):
+    from paperfetch.report import store_label
+    from paperfetch.state.sqlite import SqliteStore
+
+    home = tmp_path / "home" / "zqxuserjw"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    store = SqliteStore()
+    assert "zqxuserjw" in store.name  # the store itself knows its path
+    assert store_label(store.name) == "sqlite (user cache)"
+    assert store_label(f"sqlite:{home}/work/state.sqlite3") == "sqlite:~/work/state.sqlite3"
+    assert store_label("memory") == "memory"
+    clock = FakeClock()
+    client = HttpClient(registry=HostRegistry(clock, store), clock=clock)
+    client.host_limiter("http://h.example/").suppress("HTTP 403 for http://h.example/x", clock.monotonic(), None)
+    model = DashboardModel(clock=clock).watch(client)
+    model.start(1)
+    model.on_event(ev(EventKind.REQUEST, "h.example", clock))
+    model.finish()
+    dash = Dashboard(model, autostart=False)
+    bundle = dash._repr_mimebundle_()
+    saved = "".join(str(v) for v in bundle.values()) + dash.html() + dash.text()
+    assert "sqlite (user cache)" in saved and "zqxuserjw" not in saved and str(home) not in saved
+    store.close()
+
+
+def test_a_saved_20_host_dashboard_is_under_15_kB():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(60)
+    for n in range(20):
+        host = f"publisher-{n:02d}.example.org"
+        for _ in range(5):
+            model.on_event(ev(EventKind.REQUEST, host, clock, url=f"https://{host}/pdf/x.pdf"))
+            model.on_event(ev(EventKind.RESPONSE, host, clock, url=f"https://{host}/pdf/x.pdf", status=200))
+        if n % 4 == 0:
+            model.on_event(ev(EventKind.HOLD, host, clock, status=503, seconds=900.0,
+                              detail=f"HTTP 503 with Retry-After: 900s for https://{host}/pdf/x.pdf"))
+        if n % 5 == 1:
+            model.on_event(ev(EventKind.SUPPRESS, host, clock, status=403, detail=f"HTTP 403 for https://{host}/pdf/y.pdf"))
+    for n in range(60):
+        model.item_finished("downloaded" if n % 3 else "invalid_pdf", url=f"https://publisher-{n % 20:02d}.example.org/x",
+                            error="not a PDF: text/html body from https://publisher.example.org/pdf/x.pdf", key=f"doi:10.1/{n}")
+    model.finish()
+    html = Dashboard(model, autostart=False).html()
+    assert len(model.snapshot().hosts) == 20 and len(model.snapshot().events) >= 25
+    assert len(html.encode()) < 15_000, len(html.encode())
+    body = html.split("<tbody>")[1].split("</tbody>")[0]
+    problems = sum(1 for h in model.snapshot().hosts if h.held or h.suppressed)
+    assert html.count("<style>") == 1 and body.count("style=") == problems  # classes; inline: only the row colours

@@ -162,8 +162,16 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 3.8, hint="robots.txt Crawl-delay", wide=True),
 )
 
+#: Characters of a reason that two lines of the state column hold at 700 px; of a host name in its column.
+_WHY_FITS, _HOST_FITS = 70, 17
 #: Table widths (px) below which the ``wide`` columns are left out.
 WIDE_FROM_PX = 940
+
+def _nth(which: Callable[[HostColumn], bool]) -> str:
+    """A CSS selector for the cells of the columns *which* picks (by position: no class on every cell)."""
+    picked = ",".join(f":nth-child({i})" for i, c in enumerate(HOST_COLUMNS, 1) if which(c))
+    return f".paperfetch-hosts :is(th,td):is({picked})"
+
 
 #: The one style block of the dashboard (classes only; scoped by the ``paperfetch-`` prefix).
 DASHBOARD_CSS = (
@@ -179,40 +187,36 @@ DASHBOARD_CSS = (
     ".paperfetch-hosts th,.paperfetch-hosts td{padding:1px 4px;white-space:nowrap;overflow:hidden;"
     "text-overflow:ellipsis;text-align:left;vertical-align:top;border-bottom:1px solid rgba(128,128,128,.25)}"
     ".paperfetch-hosts th{font-weight:bold;border-bottom:1px solid #888}"
-    ".paperfetch-hosts .n{text-align:right;font-variant-numeric:tabular-nums}"
+    + _nth(lambda c: c.numeric) + "{text-align:right;font-variant-numeric:tabular-nums}"
     ".paperfetch-hosts td.s{white-space:normal;overflow-wrap:anywhere}"
     ".paperfetch-hosts .why{font-size:11px;opacity:.8;display:-webkit-box;-webkit-line-clamp:2;"
     "-webkit-box-orient:vertical;overflow:hidden}"
     ".paperfetch-held td,.paperfetch-suppressed td,.paperfetch-unreachable td{color:#000}"
     ".paperfetch-unreachable{background-color:#e2e3e5}"
-    f"@container (max-width:{WIDE_FROM_PX}px){{.paperfetch-hosts .w{{display:none}}}}"
+    f"@container (max-width:{WIDE_FROM_PX}px){{{_nth(lambda c: c.wide)}{{display:none}}}}"
     ".paperfetch-events{max-height:8em;overflow-y:auto;font-family:monospace;font-size:11px;line-height:1.45;"
     "margin-top:4px;overflow-wrap:anywhere}"
 )
-
-
-def _classes(column: HostColumn, extra: str = "") -> str:
-    names = " ".join(n for n, on in (("n", column.numeric), ("w", column.wide), (extra, bool(extra))) if on)
-    return f' class="{names}"' if names else ""
 
 
 def _state_cell(h: HostRow, ended: bool) -> str:
     """The state cell: the word (and the countdown or until when) on the first line, the reason on a second."""
     esc = html.escape
     head, why = _state_parts(h, ended)
-    title = f"{head}: {why}" if why else head
+    # the whole text on hover only where two lines may not hold it (every byte counts in a saved notebook)
+    title = f' title="{esc(f"{head}: {why}", quote=True)}"' if len(why) > _WHY_FITS else ""
     body = f"<b>{esc(head)}</b>" if h.problem else esc(head)
     if why:
         body += f'<div class="why">{esc(why)}</div>'
-    return f'<td class="s" title="{esc(title, quote=True)}">{body}</td>'
+    return f'<td class="s"{title}>{body}</td>'
 
 
 def _td(column: HostColumn, h: HostRow, ended: bool) -> str:
     if column.header == "state":
         return _state_cell(h, ended)
     text = column.cell(h, ended)
-    title = f' title="{html.escape(text, quote=True)}"' if text and not column.numeric and len(text) > 14 else ""
-    return f"<td{_classes(column)}{title}>{html.escape(text)}</td>"
+    title = f' title="{html.escape(text, quote=True)}"' if not column.numeric and len(text) > _HOST_FITS else ""
+    return f"<td{title}>{html.escape(text)}</td>"
 
 
 def _row_class(h: HostRow) -> tuple[str, str]:
@@ -246,7 +250,7 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50, *, style: boo
     esc = html.escape
     ended = snapshot.ended
     heads = [
-        (f'<th{_classes(c)}' + (f' style="width:{c.width:g}em"' if c.width else "")
+        ("<th" + (f' style="width:{c.width:g}em"' if c.width else "")
          + (f' title="{esc(c.hint, quote=True)}"' if c.hint else "") + f">{esc(c.header)}</th>")
         for c in HOST_COLUMNS
     ]
@@ -318,7 +322,7 @@ def render_counts_html(snapshot: BatchSnapshot) -> str:
     return '<span class="paperfetch-counts">' + " · ".join(parts) + "</span>"
 
 
-def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paperfetch", max_events: int = 25) -> str:
+def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paperfetch", max_events: int = 15) -> str:
     """The whole dashboard as static HTML (what a saved notebook keeps): one style block, bar, counts,
     the offline and other-hosts lines, hosts, the last *max_events* events."""
     total, done = max(0, snapshot.total), min(snapshot.done, max(0, snapshot.total))
