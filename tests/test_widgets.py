@@ -854,3 +854,48 @@ def test_a_saved_20_host_dashboard_is_under_15_kB():
     body = html.split("<tbody>")[1].split("</tbody>")[0]
     problems = sum(1 for h in model.snapshot().hosts if h.held or h.suppressed)
     assert html.count("<style>") == 1 and body.count("style=") == problems  # classes; inline: only the row colours
+
+
+# ---------------------------------------------------------------------- issue 20: tables for people
+def test_domain_status_puts_the_state_first_in_words():
+    from paperfetch.http.hosts import BreakerState
+    from paperfetch.report import DOMAIN_STATUS_COLUMNS, mark_unreachable
+
+    clock = FakeClock()
+    client = _shared_client(clock)
+    client.host_limiter("http://open.example/").update(
+        lambda f: replace(f, breaker=BreakerState.OPEN, breaker_open_until=clock.time() + 30))
+    client.host_limiter("http://gone.example/")
+    frame = client.domain_status()
+    assert list(frame.columns) == DOMAIN_STATUS_COLUMNS and list(frame.columns[:3]) == ["state", "host", "held_until"]
+    states = dict(zip(frame["host"], frame["state"]))
+    assert states == {"gone.example": "ok", "open.example": "OPEN BREAKER", "other-held.example": "HELD",
+                      "other-plain.example": "ok", "other-shut.example": "SUPPRESSED"}
+    marked = mark_unreachable(frame, ["gone.example", "other-held.example"])
+    assert dict(zip(marked["host"], marked["state"]))["gone.example"] == "UNREACHABLE"
+    assert dict(zip(marked["host"], marked["state"]))["other-held.example"] == "HELD"  # a hold says more
+
+
+def test_style_domain_status_fits_a_notebook_and_says_the_state_in_words():
+    import re
+
+    clock = FakeClock()
+    client = _shared_client(clock)
+    client.host_limiter("http://norules.example/").update(lambda f: f)
+    frame = client.domain_status()
+    frame.loc[frame["host"] == "norules.example", "robots"] = "unavailable"  # a 404 robots.txt
+    styler = style_domain_status(frame)
+    html = styler.to_html()
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html)
+    assert {"HELD", "SUPPRESSED", "ok"} <= set(cells) and "no rules" in cells and "unavailable" not in cells
+    assert "in_flight" not in styler.data.columns and "next_allowed_at" not in styler.data.columns
+    assert "learned_interval_s" not in styler.data.columns  # all zero: left out
+    assert len(styler.data.columns) <= 14
+
+
+def test_requests_are_timed_to_the_millisecond():
+    from paperfetch.report import requests_frame
+
+    frame = requests_frame([{"time": 1700000000.123456789, "host": "a.example", "status": 200}])
+    assert str(frame["time"].dtype) == "datetime64[ms, UTC]"
+    assert str(frame["time"][0]) == "2023-11-14 22:13:20.123000+00:00" and "22:13:20.123" in frame.to_string()
