@@ -15,6 +15,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -141,16 +142,19 @@ class RetryWarningsOncePerHost(logging.Filter):
         self.held_back: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno != logging.WARNING or "retry" not in str(record.msg):
+        if record.levelno != logging.WARNING:
             return True
-        host = _host_in(record.args)
+        message = record.getMessage()
+        if "retry" not in message:
+            return True
+        host = _host_in(message)
         if host is None:
             return True
         if host in self.held_back:
             self.held_back[host] += 1
             return False
         self.held_back[host] = 0
-        record.msg, record.args = f"{record.getMessage()} (further retries of {host} not shown)", ()
+        record.msg, record.args = f"{message} (further retries of {host} not shown)", ()
         return True
 
     def summary(self) -> str:
@@ -159,19 +163,14 @@ class RetryWarningsOncePerHost(logging.Filter):
         return f"retries not shown: {', '.join(shown)}" if shown else ""
 
 
-def _host_in(args: Any) -> str | None:
-    """The host a retry warning names: its URL argument's authority, or a bare host argument."""
-    from urllib.parse import urlsplit
+_RETRY_HOST = re.compile(r"https?://([^/\s;:]+(?::\d+)?)|HTTP \d+ from (\S+);")
 
-    for arg in args if isinstance(args, tuple) else ():
-        text = str(arg)
-        if "://" in text:
-            return urlsplit(text).netloc or None
-    for arg in args if isinstance(args, tuple) else ():
-        text = str(arg)
-        if "." in text and " " not in text and not text.replace(".", "").isdigit():
-            return text
-    return None
+
+def _host_in(message: str) -> str | None:
+    """The host a retry warning names: its URL's authority, or the host of "HTTP 503 from host;"."""
+    found = _RETRY_HOST.search(message)
+    return None if found is None else (found.group(1) or found.group(2))
+
 
 @contextmanager
 def configuration_is_usage() -> Iterator[None]:
