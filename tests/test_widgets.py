@@ -830,7 +830,7 @@ def test_the_store_is_named_without_the_users_home(tmp_path, monkeypatch):
     store.close()
 
 
-def test_a_saved_20_host_dashboard_is_under_15_kB():
+def test_a_saved_20_host_dashboard_is_under_15_kb():
     clock = FakeClock()
     model = DashboardModel(clock=clock)
     model.start(60)
