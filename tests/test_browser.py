@@ -143,7 +143,7 @@ STATE_CUT = """() => Array.from(document.querySelectorAll("div.paperfetch-hosts-
     .map(td => td.innerText);
   const shown = Array.from(table.querySelectorAll("thead th")).filter(th => getComputedStyle(th).display !== "none")
     .map(th => th.innerText.trim());
-  return {cut, shown, box: [box.scrollWidth, box.clientWidth], states: cells.map(td => td.innerText.split("\n")[0])};
+  return {cut, shown, box: [box.scrollWidth, box.clientWidth], states: cells.map(td => td.innerText.split("\\n")[0])};
 })"""
 
 
