@@ -55,8 +55,19 @@ CHROMIUM_FLAGS = [
 START_BUTTON = "Download the demo batch"
 SAVED_NOTEBOOK = REPO / "notebooks" / "batch_from_dataframe.ipynb"
 WIDTHS = (1024, 1600)
-#: The notebook's width in JupyterLab at 1024 px with the file browser open.
+#: The notebook's width in JupyterLab at 1024 px with the file browser open, and what a cell's output gets of it.
 SIDEBAR_OPEN_PX = 735
+SIDEBAR_OUTPUT_PX = 650
+# Narrow the page as the file browser does: the body to the notebook's width and, since a page laid out
+# in fixed boxes (Voilà's) ignores the body, each dashboard (its widget box, or its saved HTML) to the
+# output's width.
+NARROW = f"""() => {{
+  document.body.style.width = '{SIDEBAR_OPEN_PX}px'; document.body.style.overflowX = 'hidden';
+  for (const box of document.querySelectorAll("div.paperfetch-hosts-box")) {{
+    const root = box.closest(".paperfetch-dashboard") || box.closest(".widget-vbox") || box.parentElement;
+    root.style.width = '{SIDEBAR_OUTPUT_PX}px'; root.style.maxWidth = '{SIDEBAR_OUTPUT_PX}px';
+  }}
+}}"""
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 # Every host table's box and table: their widths, and whether the content is wider than the box.
@@ -148,10 +159,11 @@ STATE_CUT = """() => Array.from(document.querySelectorAll("div.paperfetch-hosts-
 
 
 def _check_sidebar_open(page, name: str, tmp_path: Path, focus: str | None = None) -> list[dict]:
-    """At 1024 px with the file browser open (the body narrowed to :data:`SIDEBAR_OPEN_PX`): a screenshot, no
-    horizontal scroll in any host table, no state text cut, the wide columns left out. Returns what was read."""
+    """At 1024 px with the file browser open (:data:`NARROW`; the dashboards stay narrowed after): a
+    screenshot, no horizontal scroll in any host table, no state text cut, the wide columns left out.
+    Returns what was read."""
     page.set_viewport_size({"width": 1024, "height": 900})
-    page.evaluate(f"() => {{ document.body.style.width = '{SIDEBAR_OPEN_PX}px'; document.body.style.overflowX = 'hidden'; }}")
+    page.evaluate(NARROW)
     page.wait_for_timeout(300)
     if focus is not None:
         page.locator(focus).scroll_into_view_if_needed()
@@ -169,7 +181,7 @@ def _check_sidebar_open(page, name: str, tmp_path: Path, focus: str | None = Non
         assert scroll <= client, f"{name}, file browser open: the host table scrolls sideways: {table}"
         assert not table["cut"], f"{name}, file browser open: state text cut: {table['cut']}"
         assert "in flight" not in table["shown"] and "state" in table["shown"], table["shown"]
-        assert client <= SIDEBAR_OPEN_PX, table
+        assert client <= SIDEBAR_OUTPUT_PX, table
     page.evaluate("() => { document.body.style.width = ''; document.body.style.overflowX = ''; }")
     return tables
 
@@ -303,8 +315,6 @@ def test_dashboard_table_updates_live_in_chromium(tmp_path):
                 assert any("HELD until" in cell for row in final["rows"] for cell in row), final
                 _check_fits(page, "live", tmp_path)
                 _check_sidebar_open(page, "live", tmp_path)
-                page.set_viewport_size({"width": 1024, "height": 900})
-                page.evaluate(f"() => {{ document.body.style.width = '{SIDEBAR_OPEN_PX}px'; }}")
                 bar = page.evaluate("""() => { const b = document.querySelector(".widget-progress .progress");
                                                return b ? b.getBoundingClientRect().width : null; }""")
                 assert bar is None or bar >= 100, f"the progress bar shrank to {bar} px"
