@@ -60,9 +60,9 @@ from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
 from paperfetch.report import mark_unreachable, requests_frame
-from paperfetch.suggest import did_you_mean
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.sources.arxiv import ArxivSource
+from paperfetch.suggest import did_you_mean
 from paperfetch.validate import check_pdf_file
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
