@@ -899,3 +899,22 @@ def test_requests_are_timed_to_the_millisecond():
     frame = requests_frame([{"time": 1700000000.123456789, "host": "a.example", "status": 200}])
     assert str(frame["time"].dtype) == "datetime64[ms, UTC]"
     assert str(frame["time"][0]) == "2023-11-14 22:13:20.123000+00:00" and "22:13:20.123" in frame.to_string()
+
+
+def test_a_second_run_on_a_shared_store_shows_its_own_hosts_and_one_line_for_the_others(world, tmp_path):
+    store = f"sqlite:///{tmp_path / 'state.sqlite3'}"
+    with make_retriever(world, tmp_path / "first", state=store, progress=False, cache=False) as first:
+        first.download(["10.5555/demo.forbidden", "10.5555/demo.held"])
+        held_or_suppressed = {h.host for h in first.run_snapshot().hosts if h.held or h.suppressed}
+    assert len(held_or_suppressed) == 2
+    with make_retriever(world, tmp_path / "second", state=store, progress=False, cache=False) as second:
+        second.download(["10.5555/demo.fast"])
+        snap = second.run_snapshot()
+        status = second.domain_status()
+        text = second.dashboard().text()
+    mine = {h.host for h in snap.hosts}
+    assert mine and not mine & held_or_suppressed and all(h.touched for h in snap.hosts)
+    assert {h.host for h in snap.others} == held_or_suppressed
+    assert "2 other hosts held or suppressed in the shared state — r.domain_status()" in text
+    assert "HELD" not in text.splitlines()[0] and "SUPPRESSED" not in text.splitlines()[0]
+    assert held_or_suppressed <= set(status["host"])  # the state now lists them all
