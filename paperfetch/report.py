@@ -290,7 +290,7 @@ def clip(text: str, limit: int) -> str:
 
 # ---------------------------------------------------------------------- domain_status(), folded
 #: The folded columns (text already; never cut, aligned as numbers).
-_FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker")
+_FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker", "until")
 
 
 def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -365,6 +365,7 @@ def host_table_text(frame: pd.DataFrame) -> str:
 _STATUS_LABELS = {
     "state": "state", "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
     "backoff_s": "backoff (s)", "held_until": "held until (UTC)", "suppressed_until": "suppressed until (UTC)",
+    "until": "until (UTC)",
     "suppressed_reason": "why", "crawl_delay_s": "Crawl-delay (s)",
     "next_allowed_at": "next allowed (UTC)", "learned_interval_s": "learned (s)", "requests": "sent",
 }
@@ -379,6 +380,17 @@ def _plain_cell(value: Any) -> str:
     if len(text) <= STATUS_TEXT_LIMIT:
         return html.escape(text)
     return f'<span title="{html.escape(text, quote=True)}">{html.escape(clip(text, STATUS_TEXT_LIMIT))}</span>'
+
+
+def _all_empty(series: pd.Series, name: str) -> bool:
+    """Whether every cell of a styled column would show empty (0 counts as empty where it means none)."""
+    for value in series:
+        if is_empty(value) or value is False or value == "":
+            continue
+        if name in _ZERO_IS_NONE and isinstance(value, (int, float)) and float(value) <= 0:
+            continue
+        return False
+    return True
 
 
 #: Text columns that wrap instead of being cut.
@@ -396,7 +408,8 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
     rows red, host and reason in bold), seconds to one decimal (no backoff: empty), times to the
     second (UTC), empty cells empty, the delay range and the hold each in one column, reasons
     wrapped in a narrow column, robots.txt in words (a 404 is "no rules"), units in the headers, no
-    index; the in-flight count and next-allowed time left out (an all-zero learned interval too).
+    index; the hold's and the suppression's end in one ``until`` column (the state says which); the
+    in-flight count, the next-allowed time and every column with nothing to show left out.
     A display: its ``.data`` is that folded table (:func:`fold_host_columns`), not *frame*.
 
     >>> style_domain_status(r.domain_status())   # doctest: +SKIP
@@ -404,12 +417,16 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
     import pandas as pd
 
     view = fold_host_columns(frame)
-    dropped = [c for c in _STYLE_DROPPED if c in view.columns]
-    if "learned_interval_s" in view.columns and not (pd.to_numeric(view["learned_interval_s"], errors="coerce") > 0).any():
-        dropped.append("learned_interval_s")
-    view = view.drop(columns=dropped)
+    if "held_until" in view.columns and "suppressed_until" in view.columns:
+        # one "until" column: the state says whether it is the hold's or the suppression's
+        ends = zip(view["held_until"], view["suppressed_until"])
+        view["held_until"] = [h if h else ("" if is_empty(u) else u) for h, u in ends]
+        view = view.drop(columns=["suppressed_until"]).rename(columns={"held_until": "until"})
     if "robots" in view.columns:
         view["robots"] = [robots_cell(v) for v in view["robots"]]
+    dropped = [c for c in _STYLE_DROPPED if c in view.columns]
+    dropped += [c for c in view.columns if c not in ("state", "host") and c not in dropped and _all_empty(view[c], c)]
+    view = view.drop(columns=dropped)
     columns = list(view.columns)
 
     def row_style(row: pd.Series) -> list[str]:
@@ -419,7 +436,7 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
         if not (held or suppressed):
             return [""] * len(columns)
         colour = SUPPRESSED_COLOUR if suppressed else HELD_COLOUR
-        marked = {"state", "host", "suppressed_reason", "suppressed_until"} if suppressed else {"state", "host", "held_until"}
+        marked = {"state", "host", "suppressed_reason", "until"} if suppressed else {"state", "host", "until"}
         return [f"background-color: {colour}; color: #000" + ("; font-weight: bold" if c in marked else "") for c in columns]
 
     formatters: dict[str, Callable[[Any], str]] = {}
@@ -455,14 +472,16 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
             {"selector": "", "props": "border-collapse: collapse; font-size: 12px; table-layout: auto"},
             {"selector": "th", "props": "padding: 2px 6px; text-align: left; vertical-align: bottom; "
                                         "border-bottom: 1px solid #888; max-width: 7em"},
-            {"selector": "td", "props": "padding: 1px 6px; white-space: nowrap; "
-                                        "border-bottom: 1px solid rgba(128,128,128,.25)"},
+            {"selector": "td", "props": "padding: 1px 6px; border-bottom: 1px solid rgba(128,128,128,.25)"},
         ])
     )
     wrapped = [c for c in columns if c in _WRAPPED]
     if wrapped:  # the reason wraps in a narrow column: never cut, never wider than the notebook
-        styler = styler.set_properties(subset=wrapped, **{"white-space": "normal", "min-width": "12em",
-                                                          "max-width": "22em", "overflow-wrap": "anywhere"})
+        styler = styler.set_properties(subset=wrapped, **{"white-space": "normal", "min-width": "10em",
+                                                          "max-width": "16em", "overflow-wrap": "anywhere"})
+    one_line = [c for c in columns if c not in _WRAPPED]
+    if one_line:
+        styler = styler.set_properties(subset=one_line, **{"white-space": "nowrap"})
     if numeric:
         styler = styler.set_properties(subset=numeric, **{"text-align": "right", "font-variant-numeric": "tabular-nums"})
     text = [c for c in columns if c not in numeric]

@@ -477,7 +477,7 @@ def test_style_domain_status_is_formatted_for_people():
     assert cells[:3] == ["HELD", "ok", "SUPPRESSED"] or "SUPPRESSED" in cells  # the state in words
     assert any(c.endswith(":00 (429)") or c.endswith(" (429)") for c in cells)  # the hold and its status, one cell
     assert "suppressed" not in style_domain_status(frame).data.columns  # the reason and the colour say it
-    assert ">delay (s)<" in html and ">held until (UTC)<" in html and ">0.1–0.2<" not in html  # units in the header
+    assert ">delay (s)<" in html and ">until (UTC)<" in html and ">0.1–0.2<" not in html  # units in the header
     assert "white-space: nowrap" in html and 'class="row_heading' not in html  # no index column
 
 
