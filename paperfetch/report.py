@@ -14,9 +14,13 @@ The folding, used by every per-host table a person reads (the notebook's
   (:func:`hold_cell`), the suppression and until when (:func:`suppression_cell`), the breaker with
   its open-until and failures (:func:`breaker_cell`); :func:`fold_host_columns` applies them to a
   ``domain_status()`` frame;
-* the state in words (:func:`state_words`): ``SUPPRESSED``, ``HELD``, ``busy``, ``queued``,
-  ``backoff``, ``idle``; held rows amber (:data:`HELD_COLOUR`), suppressed rows red
-  (:data:`SUPPRESSED_COLOUR`).
+* the state in words (:func:`state_words`): ``SUPPRESSED``, ``HELD``, ``UNREACHABLE``,
+  ``OPEN BREAKER``, ``busy``, ``queued`` (``not started`` once a run ended), ``backoff``, ``idle``;
+  ``domain_status()``'s ``state`` column (:func:`host_state`) says ``HELD`` / ``SUPPRESSED`` /
+  ``UNREACHABLE`` / ``OPEN BREAKER`` / ``ok``; held rows amber (:data:`HELD_COLOUR`), suppressed rows
+  red (:data:`SUPPRESSED_COLOUR`);
+* robots.txt in words (:func:`robots_cell`): a 404 robots.txt is "no rules", not "unavailable";
+* the host-state store named without the user's home (:func:`store_label`).
 
 It does not read the transport or the store: it formats what it is given.
 """
@@ -37,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DOMAIN_STATUS_COLUMNS",
+    "DOMAIN_STATES",
     "HELD_COLOUR",
     "REQUEST_COLUMNS",
     "STATUS_TEXT_LIMIT",
@@ -48,21 +53,29 @@ __all__ = [
     "duration_cell",
     "fold_host_columns",
     "hold_cell",
+    "host_state",
     "host_table_text",
     "is_empty",
+    "mark_unreachable",
     "requests_frame",
+    "robots_cell",
     "seconds_cell",
     "state_words",
+    "store_label",
     "style_domain_status",
     "suppression_cell",
     "time_cell",
 ]
 
+#: ``domain_status()``'s columns, for people: the state first, then the host, why it is held or
+#: suppressed and until when, the breaker, then this process's counts and the pacing.
 DOMAIN_STATUS_COLUMNS = [
-    "host", "requests", "in_flight", "ok", "errors", "last_status", "delay_min_s", "delay_max_s", "backoff_s",
-    "learned_interval_s", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until",
-    "crawl_delay_s", "robots", "breaker", "failures", "breaker_open_until", "next_allowed_at",
+    "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
+    "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
+    "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
 ]
+#: The words of ``domain_status()``'s ``state`` column, worst first.
+DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")
 _DATETIMES = ("held_until", "suppressed_until", "breaker_open_until", "next_allowed_at")
 _INTS = ("last_status", "hold_status")
 
@@ -75,14 +88,32 @@ SUPPRESSED_COLOUR = "#f8d7da"
 STATUS_TEXT_LIMIT = 24
 
 
-def domain_status_frame(snapshots: Iterable[HostSnapshot]) -> pd.DataFrame:
-    """One row per host, sorted by host."""
+def host_state(snap: HostSnapshot, *, unreachable: bool = False) -> str:
+    """One word for a host, as :data:`DOMAIN_STATES` names them: ``SUPPRESSED``, ``HELD``,
+    ``UNREACHABLE`` (its name did not resolve or it refused the connection: *unreachable*, or the
+    snapshot's own ``unreachable`` when the transport gives one), ``OPEN BREAKER``, ``ok``."""
+    if snap.suppressed:
+        return "SUPPRESSED"
+    if snap.held_until is not None:
+        return "HELD"
+    if unreachable or bool(getattr(snap, "unreachable", False)):
+        return "UNREACHABLE"
+    if snap.breaker not in ("closed", ""):
+        return "OPEN BREAKER"
+    return "ok"
+
+
+def domain_status_frame(snapshots: Iterable[HostSnapshot], *, unreachable: Iterable[str] = ()) -> pd.DataFrame:
+    """One row per host, sorted by host, :data:`DOMAIN_STATUS_COLUMNS` (``state`` first).
+    *unreachable*: hosts known to be unreachable (DNS failure, refused connection)."""
     import pandas as pd
 
     names = {f.name for f in fields(HostSnapshot)}
+    gone = set(unreachable)
     rows = []
     for snap in sorted(snapshots, key=lambda s: s.host):
         row = {name: getattr(snap, name) for name in DOMAIN_STATUS_COLUMNS if name in names}
+        row["state"] = host_state(snap, unreachable=snap.host in gone)
         if snap.held_until is None:
             row["hold_status"] = None
         rows.append(row)
@@ -94,12 +125,24 @@ def domain_status_frame(snapshots: Iterable[HostSnapshot]) -> pd.DataFrame:
     return frame
 
 
+def mark_unreachable(frame: pd.DataFrame, hosts: Iterable[str]) -> pd.DataFrame:
+    """*frame* (a ``domain_status()`` frame) with ``state`` ``UNREACHABLE`` for *hosts* that are
+    neither held nor suppressed: what a caller that saw the DNS failures knows and the snapshot
+    does not say. Changes *frame* in place and returns it."""
+    gone = set(hosts)
+    if not gone or "state" not in frame.columns or "host" not in frame.columns:
+        return frame
+    plain = frame["host"].isin(gone) & frame["state"].isin(["ok", "OPEN BREAKER"])
+    frame.loc[plain, "state"] = "UNREACHABLE"
+    return frame
+
+
 def requests_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per HTTP request (``time`` in epoch seconds in, UTC datetimes out)."""
+    """One row per HTTP request (``time`` in epoch seconds in, UTC datetimes to the millisecond out)."""
     import pandas as pd
 
     frame = pd.DataFrame(list(rows), columns=REQUEST_COLUMNS)
-    frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True)
+    frame["time"] = pd.to_datetime(frame["time"], unit="s", utc=True).dt.round("ms").astype("datetime64[ms, UTC]")
     frame["status"] = frame["status"].astype("Int64")
     return frame
 
@@ -176,16 +219,22 @@ def breaker_cell(state: Any, failures: Any = None, open_until: Any = None) -> st
 
 
 def state_words(*, suppressed: bool = False, held: bool = False, in_flight: int = 0, queued: int = 0,
-                backoff_s: float = 0.0) -> str:
-    """A host's state in words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``busy``, ``queued``,
-    ``backoff`` or ``idle``."""
+                backoff_s: float = 0.0, unreachable: bool = False, breaker_open: bool = False,
+                ended: bool = False) -> str:
+    """A host's state in words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``UNREACHABLE``,
+    ``OPEN BREAKER``, ``busy``, ``queued`` (``not started`` once the run has *ended*), ``backoff``
+    or ``idle``."""
     words = [w for w, on in (("SUPPRESSED", suppressed), ("HELD", held)) if on]
     if words:
         return " + ".join(words)
-    if in_flight:
+    if unreachable:
+        return "UNREACHABLE"
+    if breaker_open:
+        return "OPEN BREAKER"
+    if in_flight and not ended:
         return "busy"
     if queued:
-        return "queued"
+        return "not started" if ended else "queued"
     if backoff_s > 0:
         return "backoff"
     return "idle"
@@ -201,6 +250,39 @@ def duration_cell(seconds: float | None) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def robots_cell(value: Any) -> str:
+    """robots.txt's status in words: ``parsed``; ``no rules`` for ``unavailable`` (a 404
+    robots.txt: everything allowed); ``unreachable``; empty when not consulted."""
+    if is_empty(value):
+        return ""
+    text = str(value)
+    return "no rules" if text == "unavailable" else text
+
+
+def store_label(name: str) -> str:
+    """The host-state store's name for saved output: never the user's home. The default SQLite file
+    is ``sqlite (user cache)``; another path under the home folder starts with ``~``; a Redis name
+    passes (its password is masked where it is made)."""
+    if not name.startswith("sqlite:"):
+        return name
+    import os
+    from pathlib import Path
+
+    path = name[len("sqlite:"):]
+    try:
+        import platformdirs
+
+        cache = os.path.realpath(platformdirs.user_cache_dir("paperfetch", appauthor=False))
+        if os.path.realpath(path).startswith(cache + os.sep):
+            return "sqlite (user cache)"
+    except Exception:  # noqa: BLE001 - a label never fails
+        pass
+    for home in {str(Path.home()), os.path.realpath(str(Path.home()))}:
+        if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+            return "sqlite:~" + path[len(home):]
+    return name
+
+
 def clip(text: str, limit: int) -> str:
     """*text* cut to *limit* characters, ``…`` last when cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -208,7 +290,7 @@ def clip(text: str, limit: int) -> str:
 
 # ---------------------------------------------------------------------- domain_status(), folded
 #: The folded columns (text already; never cut, aligned as numbers).
-_FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker")
+_FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker", "until")
 
 
 def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -243,7 +325,8 @@ def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
 #: The CLI's per-host table: its columns of the folded frame, and their headers (units in the header).
 _TEXT_COLUMNS = {
-    "host": "host", "requests": "sent", "last_status": "last", "delay_s": "delay s", "learned_interval_s": "learned s",
+    "state": "state", "host": "host",
+    "requests": "sent", "last_status": "last", "delay_s": "delay s", "learned_interval_s": "learned s",
     "backoff_s": "backoff s", "crawl_delay_s": "crawl-delay s", "held_until": "held until",
     "suppressed_until": "suppressed until", "breaker": "breaker",
 }
@@ -269,6 +352,8 @@ def host_table_text(frame: pd.DataFrame) -> str:
             cells = [seconds_cell(v) for v in values]
         elif name in ("requests", "last_status"):
             cells = ["" if is_empty(v) else str(int(v)) for v in values]
+        elif name == "state":
+            cells = ["" if is_empty(v) or v == "ok" else str(v) for v in values]
         else:
             cells = ["" if is_empty(v) else str(v) for v in values]
         table[header] = cells
@@ -278,9 +363,10 @@ def host_table_text(frame: pd.DataFrame) -> str:
 # ---------------------------------------------------------------------- domain_status(), styled
 #: How style_domain_status names domain_status()'s columns (units in the header, not in every cell).
 _STATUS_LABELS = {
-    "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
+    "state": "state", "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
     "backoff_s": "backoff (s)", "held_until": "held until (UTC)", "suppressed_until": "suppressed until (UTC)",
-    "suppressed_reason": "suppressed because", "crawl_delay_s": "Crawl-delay (s)",
+    "until": "until (UTC)",
+    "suppressed_reason": "why", "crawl_delay_s": "Crawl-delay (s)",
     "next_allowed_at": "next allowed (UTC)", "learned_interval_s": "learned (s)", "requests": "sent",
 }
 
@@ -296,17 +382,51 @@ def _plain_cell(value: Any) -> str:
     return f'<span title="{html.escape(text, quote=True)}">{html.escape(clip(text, STATUS_TEXT_LIMIT))}</span>'
 
 
+def _all_empty(series: pd.Series, name: str) -> bool:
+    """Whether every cell of a styled column would show empty (0 counts as empty where it means none)."""
+    for value in series:
+        if is_empty(value) or value is False or value == "":
+            continue
+        if name in _ZERO_IS_NONE and isinstance(value, (int, float)) and float(value) <= 0:
+            continue
+        return False
+    return True
+
+
+#: Text columns that wrap instead of being cut.
+_WRAPPED = ("suppressed_reason",)
+#: Columns the notebook view leaves out (they are in ``domain_status()``): what a person rarely needs
+#: and what makes the table wider than a notebook.
+_STYLE_DROPPED = ("in_flight", "next_allowed_at")
+#: Seconds columns where 0 means "none" and shows empty.
+_ZERO_IS_NONE = ("backoff_s", "learned_interval_s")
+
+
 def style_domain_status(frame: pd.DataFrame) -> Styler:
-    """``domain_status()`` for people: held rows amber and suppressed rows red (host and reason in
-    bold), seconds to one decimal, times to the second (UTC), empty cells empty, the delay range
-    and the hold each in one column, long reasons cut (whole on hover), units in the headers, no
-    index. A display: its ``.data`` is that folded table (:func:`fold_host_columns`), not *frame*.
+    """``domain_status()`` for people, narrow enough for a notebook: the state in words first
+    (``HELD``, ``SUPPRESSED``, ``UNREACHABLE``, ``OPEN BREAKER``; held rows amber and suppressed
+    rows red, host and reason in bold), seconds to one decimal (no backoff: empty), times to the
+    second (UTC), empty cells empty, the delay range and the hold each in one column, reasons
+    wrapped in a narrow column, robots.txt in words (a 404 is "no rules"), units in the headers, no
+    index; the hold's and the suppression's end in one ``until`` column (the state says which); the
+    in-flight count, the next-allowed time and every column with nothing to show left out.
+    A display: its ``.data`` is that folded table (:func:`fold_host_columns`), not *frame*.
 
     >>> style_domain_status(r.domain_status())   # doctest: +SKIP
     """
     import pandas as pd
 
     view = fold_host_columns(frame)
+    if "held_until" in view.columns and "suppressed_until" in view.columns:
+        # one "until" column: the state says whether it is the hold's or the suppression's
+        ends = zip(view["held_until"], view["suppressed_until"])
+        view["held_until"] = [h if h else ("" if is_empty(u) else u) for h, u in ends]
+        view = view.drop(columns=["suppressed_until"]).rename(columns={"held_until": "until"})
+    if "robots" in view.columns:
+        view["robots"] = [robots_cell(v) for v in view["robots"]]
+    dropped = [c for c in _STYLE_DROPPED if c in view.columns]
+    dropped += [c for c in view.columns if c not in ("state", "host") and c not in dropped and _all_empty(view[c], c)]
+    view = view.drop(columns=dropped)
     columns = list(view.columns)
 
     def row_style(row: pd.Series) -> list[str]:
@@ -316,7 +436,7 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
         if not (held or suppressed):
             return [""] * len(columns)
         colour = SUPPRESSED_COLOUR if suppressed else HELD_COLOUR
-        marked = {"host", "suppressed_reason", "suppressed_until"} if suppressed else {"host", "held_until"}
+        marked = {"state", "host", "suppressed_reason", "until"} if suppressed else {"state", "host", "until"}
         return [f"background-color: {colour}; color: #000" + ("; font-weight: bold" if c in marked else "") for c in columns]
 
     formatters: dict[str, Callable[[Any], str]] = {}
@@ -325,6 +445,9 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
         series = view[c]
         if pd.api.types.is_datetime64_any_dtype(series):
             formatters[c] = time_cell
+            numeric.append(c)
+        elif c in _ZERO_IS_NONE and pd.api.types.is_numeric_dtype(series):
+            formatters[c] = lambda v: "" if is_empty(v) or float(v) <= 0 else seconds_cell(v)
             numeric.append(c)
         elif str(c).endswith("_s") and pd.api.types.is_numeric_dtype(series):
             formatters[c] = seconds_cell
@@ -335,6 +458,8 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
         elif c in _FOLDED:  # folded by fold_host_columns: never cut
             formatters[c] = lambda v: "" if is_empty(v) else html.escape(str(v))
             numeric.append(c)
+        elif c in _WRAPPED:
+            formatters[c] = lambda v: "" if is_empty(v) else html.escape(str(v))
         else:
             formatters[c] = _plain_cell
     styler = (
@@ -347,10 +472,16 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
             {"selector": "", "props": "border-collapse: collapse; font-size: 12px; table-layout: auto"},
             {"selector": "th", "props": "padding: 2px 6px; text-align: left; vertical-align: bottom; "
                                         "border-bottom: 1px solid #888; max-width: 7em"},
-            {"selector": "td", "props": "padding: 1px 6px; white-space: nowrap; "
-                                        "border-bottom: 1px solid rgba(128,128,128,.25)"},
+            {"selector": "td", "props": "padding: 1px 6px; border-bottom: 1px solid rgba(128,128,128,.25)"},
         ])
     )
+    wrapped = [c for c in columns if c in _WRAPPED]
+    if wrapped:  # the reason wraps in a narrow column: never cut, never wider than the notebook
+        styler = styler.set_properties(subset=wrapped, **{"white-space": "normal", "min-width": "10em",
+                                                          "max-width": "16em", "overflow-wrap": "anywhere"})
+    one_line = [c for c in columns if c not in _WRAPPED]
+    if one_line:
+        styler = styler.set_properties(subset=one_line, **{"white-space": "nowrap"})
     if numeric:
         styler = styler.set_properties(subset=numeric, **{"text-align": "right", "font-variant-numeric": "tabular-nums"})
     text = [c for c in columns if c not in numeric]

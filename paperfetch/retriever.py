@@ -61,9 +61,10 @@ from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
-from paperfetch.report import requests_frame
+from paperfetch.report import mark_unreachable, requests_frame
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.sources.arxiv import ArxivSource
+from paperfetch.suggest import did_you_mean
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
@@ -294,7 +295,8 @@ class Retriever:
         ``doi`` column, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they were.
         """
         if column not in df.columns:
-            raise ConfigurationError(f"no column {column!r} in the frame; it has {list(df.columns)}")
+            raise ConfigurationError(f"no column {column!r} in the frame{did_you_mean(column, df.columns)}; "
+                                     f"it has {list(df.columns)}")
         outcomes = self.download(df[column])
         outcomes.index = df.index
         joined = df.copy()
@@ -313,13 +315,13 @@ class Retriever:
         """
         web = redact_frame(self.web.domain_status())
         if self.api is self.web:
-            return web
+            return mark_unreachable(web, [h.host for h in self.run_snapshot().unreachable])
         api_hosts = self.api_hosts
         api = redact_frame(self.api.domain_status())
         merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
         merged = merged.sort_values("host", ignore_index=True)
         merged.attrs["store"] = self.store.name
-        return merged
+        return mark_unreachable(merged, [h.host for h in self.run_snapshot().unreachable])
 
     @property
     def store(self) -> Any:
@@ -586,6 +588,14 @@ class Retriever:
         }
         with self._rows_lock:
             self._request_rows.append(row)
+
+    def run_snapshot(self) -> Any:
+        """The last run as its dashboard tells it (a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot`:
+        counts, this run's hosts, ``offline_line()``); empty before any run."""
+        from paperfetch.dashboard.snapshot import BatchSnapshot
+
+        model = self._dashboard_model
+        return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
     # ------------------------------------------------------------------ full text (issue 17; paperfetch.fulltext.fetch)
     @overload

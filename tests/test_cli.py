@@ -259,7 +259,9 @@ def test_config_shows_values_masked_and_their_origin(capsys, monkeypatch, tmp_pa
 
 
 # ---------------------------------------------------------------------------- Ctrl-C
-def test_ctrl_c_writes_the_partial_report_and_exits_130(tmp_path, world):
+@pytest.mark.parametrize("sent, exit_status, word", [(signal.SIGINT, 130, "interrupted"),
+                                                     (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path, world, sent, exit_status, word):
     arrived, release = threading.Event(), threading.Event()
 
     def stall(request):
@@ -286,16 +288,19 @@ def test_ctrl_c_writes_the_partial_report_and_exits_130(tmp_path, world):
                 with Ledger.in_folder(out_dir) as ledger:
                     done = ledger.get("doi:10.5555/demo.fast") is not None
         assert done, "the run never reached the stalled request"
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sent)
         stdout, stderr = process.communicate(timeout=60)
     finally:
         release.set()
         if process.poll() is None:
             process.kill()
         blocker.stop()
-    assert process.returncode == 130, stderr
-    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert process.returncode == exit_status, stderr
+    assert word in stderr and "Traceback" not in stderr
     frame = pd.read_csv(report)
+    from paperfetch.outcomes import COLUMNS
+
+    assert list(frame.columns) == list(COLUMNS)  # the columns never depend on how the run ended
     assert dict(zip(frame["input"], frame["status"])) == {
         "10.5555/demo.fast": "downloaded", "10.5555/demo.unknown": "interrupted", "not a doi": "invalid_identifier"}
     assert failed.read_text() == "10.5555/demo.unknown\n"
@@ -308,3 +313,154 @@ def test_main_leaves_logging_as_it_found_it(capsys, tmp_path):
     before = (package.level, list(package.handlers))
     assert main(["config", "-vv"]) == 0
     assert (package.level, list(package.handlers)) == before
+
+
+# ---------------------------------------------------------------------------- issue 20
+def test_column_in_other_case_says_did_you_mean(capsys, monkeypatch, tmp_path):
+    NoRequests(monkeypatch)
+    (tmp_path / "p.csv").write_text("DOI,title\n10.1/x,x\n")
+    code, _, err = run(["download", "--input", str(tmp_path / "p.csv")], capsys)
+    assert code == 2 and "has no column 'doi' (did you mean 'DOI'?)" in err
+
+
+def test_download_frame_says_did_you_mean(tmp_path):
+    from paperfetch import Retriever
+    from paperfetch.errors import ConfigurationError
+
+    with Retriever(out_dir=tmp_path, progress=False, cache=False, state="memory") as r:
+        with pytest.raises(ConfigurationError, match=r"did you mean 'doi'\?"):
+            r.download_frame(pd.DataFrame({"doi": ["10.1/x"]}), column="DOI")
+
+
+def test_invalid_and_duplicate_inputs_are_named_and_export_writes_citations(capsys, tmp_path, demo_env):
+    bib, ris, csl = tmp_path / "p.bib", tmp_path / "p.ris", tmp_path / "p.json"
+    code, out, err = run(["download", "10.5555/demo.fast", "https://doi.org/10.5555/DEMO.FAST", "not a doi",
+                          "--out", str(tmp_path / "pdfs"), "--email", "t@example.org", "--export", str(bib),
+                          "--no-progress"], capsys)
+    assert "3 inputs: 1 to fetch, 1 duplicate (same outcome as the first), 1 invalid" in err
+    text = bib.read_text()
+    assert text.count("@") == 2 and "doi = {10.5555/demo.fast}" in text  # the duplicate too; not the invalid input
+    for path in (ris, csl):
+        assert main(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                     "--export", str(path), "--no-progress", "-q"]) == 0
+    assert ris.read_text().startswith("TY  - ") and "DO  - 10.5555/demo.fast" in ris.read_text()
+    assert json.loads(csl.read_text())[0]["DOI"] == "10.5555/demo.fast"
+    code, _, err = run(["download", "10.1/x", "--export", str(tmp_path / "p.xlsx")], capsys)
+    assert code == 2 and "unknown extension '.xlsx'" in err
+
+
+def test_offline_is_one_line_and_retry_warnings_one_per_host(capsys, tmp_path, monkeypatch):
+    names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_eutils", "ncbi_idconv", "arxiv", "doi")
+    for name in names:
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", f"http://{name.replace('_', '-')}.paperfetch-test.invalid")
+    code, out, err = run(["download", "10.5555/a.b", "PMID:123", "--email", "t@example.org", "--out", str(tmp_path),
+                          "--state", "memory", "--no-cache", "--no-progress", "-v"], capsys)
+    assert code == 1
+    assert "could not reach any service (DNS failed for " in err and "offline, or behind a proxy?" in err
+    retries = [line for line in err.splitlines() if "retrying in" in line]
+    hosts = {line.split("http://")[1].split("/")[0] for line in retries}
+    assert len(retries) == len(hosts)  # one line per host
+    table = out.split("Per-host table:")[1]
+    assert "UNREACHABLE" in table and " idle" not in table
+
+
+def test_demo_serve_prints_the_exports_and_serves_until_stopped(capsys):
+    import requests
+
+    from paperfetch.cli.demo import serve
+
+    ready, stop = threading.Event(), threading.Event()
+    server = threading.Thread(target=serve, kwargs={"ready": ready, "stop": stop})
+    server.start()
+    try:
+        assert ready.wait(30)
+        out = capsys.readouterr().out
+        exports = dict(line[len("export "):].split("=", 1) for line in out.splitlines() if line.startswith("export "))
+        assert {"PAPERFETCH_UNPAYWALL_URL", "PAPERFETCH_DOI_URL", "PAPERFETCH_OPENALEX_URL"} <= set(exports)
+        answer = requests.get(exports["PAPERFETCH_UNPAYWALL_URL"] + "/v2/10.5555/demo.fast?email=t@example.org", timeout=10)
+        assert answer.status_code < 500
+    finally:
+        stop.set()
+        server.join(30)
+    assert not server.is_alive()
+
+
+def test_search_download_prints_the_download_table(capsys, tmp_path, demo_env):
+    from paperfetch.demo_research import SEARCH_QUERY
+
+    code, out, _ = run(["search", SEARCH_QUERY, "--max", "20", "--email", "t@example.org", "--out", str(tmp_path / "pdfs"),
+                        "--download", "--no-progress", "--export", str(tmp_path / "hits.bib")], capsys)
+    assert code == 1  # one wrong_article
+    table = out.split("PubMed hit(s)")[1]
+    assert any(line.split() == ["input", "status", "source", "detail"] for line in table.splitlines())
+    assert "papers: 5 downloaded, 1 wrong_article" in out and "Outcomes by status" not in out
+    assert (tmp_path / "hits.bib").read_text().count("@article{") == 6
+
+
+# ---------------------------------------------------------------------------- paperfetch.export
+def _bib_fields(entry: str) -> dict:
+    """The fields of one BibTeX entry written by to_bibtex (one `name = {value}` a line)."""
+    fields = {}
+    for line in entry.splitlines()[1:-1]:
+        name, _, value = line.strip().rstrip(",").partition(" = ")
+        assert value.startswith("{") and value.endswith("}"), line
+        fields[name] = value[1:-1]
+    return fields
+
+
+def _unescape(text: str) -> str:
+    for raw, escaped in (("\\", r"\textbackslash{}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")):
+        text = text.replace(escaped, raw)
+    for c in "{}&%$#_":
+        text = text.replace("\\" + c, c)
+    return text
+
+
+EXPORT_ROWS = pd.DataFrame({
+    "doi": ["10.1000/a_b%c", "10.1000/two", None, None],
+    "pmid": ["123", None, "456", None],
+    "pmcid": [None, "PMC99", None, None],
+    "arxiv_id": [None, None, "2101.00001v2", None],
+    "title": ["50% of {genes} & #tags_x ~ ^caret \\ back", "Zweite Arbeit über Ähnliches", "Same key", None],
+    "year": [2020, None, 2020, None],
+    "journal": ["Nature", None, None, None],
+    "authors": ["Smith JA; van der Berg K", None, "Smith JA", None],
+})
+
+
+def test_bibtex_escapes_every_special_and_keeps_dois_verbatim():
+    from paperfetch.export import to_bibtex
+
+    text = to_bibtex(EXPORT_ROWS)
+    entries = [e for e in text.split("\n@") if e.strip()]
+    assert len(entries) == 3  # the row with neither identifier nor title is left out
+    first = _bib_fields(entries[0])
+    assert _unescape(first["title"]) == EXPORT_ROWS["title"][0]  # round trip
+    assert first["doi"] == "10.1000/a_b%c" and first["author"] == "Smith, JA and van der Berg, K"
+    for entry in entries:  # braces balance in every entry: an escaped brace is not counted
+        body = entry.replace("\\{", "").replace("\\}", "")
+        depth = 0
+        for ch in body:
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            assert depth >= 0
+        assert depth == 0
+    keys = [e.split("{", 1)[1].split(",", 1)[0] for e in entries]
+    assert len(set(keys)) == len(keys) and keys[0] == "smith2020genes" and keys[2].startswith("smith2020same")
+    assert entries[0].startswith("@article{") and "misc{" in entries[1]
+    assert "eprint = {2101.00001v2}" in entries[2] and "archiveprefix = {arXiv}" in entries[2]
+
+
+def test_ris_and_csl_json_carry_the_same_fields():
+    from paperfetch.export import to_csl_json, to_ris
+
+    records = [r for r in to_ris(EXPORT_ROWS).split("ER  - \n") if r.strip()]
+    assert len(records) == 3
+    tags = [dict((line[:2], line[6:]) for line in r.strip().splitlines()) for r in records]
+    assert tags[0]["TY"] == "JOUR" and tags[0]["TI"] == EXPORT_ROWS["title"][0] and tags[0]["DO"] == "10.1000/a_b%c"
+    assert tags[0]["AN"] == "PMID:123" and tags[1]["C2"] == "PMC99" and tags[1]["TY"] == "GEN"
+    assert all(len(line) >= 6 and line[2:6] == "  - " for r in records for line in r.strip().splitlines())
+    items = json.loads(to_csl_json(EXPORT_ROWS))
+    assert [i.get("DOI") for i in items] == ["10.1000/a_b%c", "10.1000/two", None]
+    assert items[0]["author"][1] == {"family": "van der Berg", "given": "K"}
+    assert items[0]["issued"] == {"date-parts": [[2020]]} and items[1]["title"] == "Zweite Arbeit über Ähnliches"
+    assert len({i["id"] for i in items}) == 3

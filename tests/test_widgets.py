@@ -71,7 +71,7 @@ def test_model_counts_transport_events_per_host():
     assert isinstance(snap, BatchSnapshot)
     assert [h.host for h in snap.hosts] == ["a.example", "b.example", "c.example", "d.example"]
     a = snap.host("a.example")
-    assert (a.requests, a.in_flight, a.ok, a.errors, a.not_sent, a.done) == (4, 1, 1, 2, 0, 3)
+    assert (a.requests, a.in_flight, a.ok, a.not_found, a.errors, a.not_sent, a.done) == (4, 1, 1, 1, 1, 0, 3)  # a 404 is no error
     assert a.last_status == 404 and a.backoff_s == 2.0 and a.state == "busy"
     b = snap.host("b.example")
     assert b.held and b.hold_left_s == pytest.approx(754.0) and b.hold_status == 503 and b.not_sent == 1
@@ -272,7 +272,7 @@ def test_dashboard_traits_after_a_redraw():
     plain_row = table.split('<tr data-host="a.example"')[1].split("</tr>")[0]
     assert "HELD" not in plain_row and "background" not in plain_row
     log = dash.events.value
-    assert "overflow-y:auto" in log and "max-height" in log
+    assert 'class="paperfetch-events"' in log and ".paperfetch-events{max-height:8em;overflow-y:auto" in table
     assert "held for 12:34: HTTP 503 with Retry-After: 754s" in log
     assert log.index("DISALLOWED") < log.index("HOLD")  # newest first
     assert dash.widget.children[1] is dash.hosts and dash.widget.children[2] is dash.events
@@ -470,13 +470,14 @@ def test_style_domain_status_is_formatted_for_people():
     html = style_domain_status(frame).to_html()
     cells = re.findall(r"<td[^>]*>(.*?)</td>", html)
     assert cells and not {"nan", "None", "NaT", "<NA>", "False"} & set(cells)
-    assert "2.345678" not in html and ">2.3<" in html and ">0.0<" in html  # seconds to one decimal
+    assert "2.345678" not in html and ">2.3<" in html and ">0.0<" not in html  # one decimal; no backoff: empty
     times = [c for c in cells if re.fullmatch(r"[\d:\- ]{8,}", c)]
     assert times and all(re.fullmatch(r"(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d", t) for t in times)  # to the second
-    assert f'title="{reason}"' in html and reason not in html.replace(f'title="{reason}"', "")
+    assert reason in html and "white-space: normal" in html  # the reason wraps in a narrow column, never cut
+    assert cells[:3] == ["HELD", "ok", "SUPPRESSED"] or "SUPPRESSED" in cells  # the state in words
     assert any(c.endswith(":00 (429)") or c.endswith(" (429)") for c in cells)  # the hold and its status, one cell
     assert "suppressed" not in style_domain_status(frame).data.columns  # the reason and the colour say it
-    assert ">delay (s)<" in html and ">held until (UTC)<" in html and ">0.1–0.2<" not in html  # units in the header
+    assert ">delay (s)<" in html and ">until (UTC)<" in html and ">0.1–0.2<" not in html  # units in the header
     assert "white-space: nowrap" in html and 'class="row_heading' not in html  # no index column
 
 
@@ -658,7 +659,7 @@ def test_a_redraw_sends_one_message_per_part():
     assert {"value", "max"} <= set(sent["progress_bar"][0])
 
 
-def test_host_table_is_compact_problem_hosts_first_reasons_cut_with_the_whole_on_hover():
+def test_host_table_is_compact_problem_hosts_first_reasons_on_a_second_line_styled_by_classes():
     clock = FakeClock()
     model = DashboardModel(clock=clock)
     model.start(1)
@@ -669,14 +670,16 @@ def test_host_table_is_compact_problem_hosts_first_reasons_cut_with_the_whole_on
     rows = [part.split('"')[0] for part in html_table.split('<tr data-host="')[1:]]
     assert rows == ["b.example", "c.example", "z.example", "a.example", "d.example"]  # held, suppressed first
     head = html_table.split("<thead>")[1].split("</thead>")[0]
-    assert head.count("<th ") == len(widgets_module().HOST_COLUMNS) and head.count("white-space:nowrap") == head.count("<th ")
-    assert ">in flight</th>" in head and ">not sent</th>" in head
+    assert head.count("<th") == len(widgets_module().HOST_COLUMNS)
+    assert ">in flight</th>" in head and ">not sent</th>" in head and ">not found</th>" in head
     a_row = html_table.split('<tr data-host="a.example"')[1].split("</tr>")[0]
-    numbers = [cell for cell in a_row.split("<td")[1:] if "text-align:right" in cell]
-    assert len(numbers) >= 8 and all("padding:1px 6px" in cell for cell in numbers)
+    numbers = [cell for cell in a_row.split("<td>")[1:] if cell.split("<")[0].isdigit()]
+    assert len(numbers) >= 8 and "style=" not in a_row  # aligned by the style block, no inline style on a plain row
+    assert "text-align:right" in html_table.split("</style>")[0]
     z_row = html_table.split('<tr data-host="z.example"')[1].split("</tr>")[0]
-    assert f'title="SUPPRESSED: {long_reason}"' in z_row and "text-overflow:ellipsis" in z_row
-    assert "table-layout:fixed" in html_table
+    assert f'title="SUPPRESSED: {long_reason}"' in z_row and '<div class="why">' in z_row  # reason on line 2
+    assert html_table.count("<style>") == 1 and "table-layout:fixed" in html_table
+    assert "@container (max-width:940px){.paperfetch-hosts :is(th,td):is(:nth-child(4)," in html_table
     text = render_text(model.snapshot())
     z_line = next(line for line in text.splitlines() if line.strip().startswith("z.example"))
     assert len(z_line) < 250 and z_line.endswith("…")
@@ -710,3 +713,208 @@ def test_the_widget_itself_reprs_as_the_summary_line():
     dash = Dashboard(model, autostart=False)
     bundle = dash.widget._repr_mimebundle_()
     assert bundle["text/plain"].startswith("paperfetch running: 1/2 done") and WIDGET_VIEW in bundle
+
+
+# ---------------------------------------------------------------------- issue 20: a dashboard about this run
+def _shared_client(clock):
+    """A client whose store holds two other runs' hosts: one held, one suppressed, one plain."""
+    client = HttpClient(registry=HostRegistry(clock), clock=clock)
+    client.host_limiter("http://other-held.example/").set_hold(clock.monotonic() + 600, status=503, reason="HTTP 503")
+    client.host_limiter("http://other-shut.example/").suppress("HTTP 403", clock.monotonic(), None)
+    client.host_limiter("http://other-plain.example/")
+    return client
+
+
+def test_a_run_shows_only_its_hosts_and_folds_the_shared_state_into_one_line():
+    clock = FakeClock()
+    client = _shared_client(clock)
+    model = DashboardModel(clock=clock).watch(client, events=False)
+    assert len(model.snapshot().hosts) == 3  # before any run: the hosts the store knows
+    model.start(1)
+    model.on_event(ev(EventKind.REQUEST, "mine.example", clock))
+    model.on_event(ev(EventKind.RESPONSE, "mine.example", clock, status=200))
+    snap = model.snapshot()
+    assert [h.host for h in snap.hosts] == ["mine.example"]
+    assert sorted(h.host for h in snap.others) == ["other-held.example", "other-shut.example"]
+    line = "2 other hosts held or suppressed in the shared state — r.domain_status()"
+    assert snap.others_line() == line and line in render_text(snap)
+    html = Dashboard(model, autostart=False).html()
+    assert "2 other hosts held or suppressed in the shared state — <code>r.domain_status()</code>" in html
+    assert "other-held.example" not in html and "HELD" not in html.split("paperfetch-counts")[1].split("</span>")[0]
+
+
+def test_offline_is_one_line_and_the_hosts_read_unreachable():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(8)
+    for n in range(8):
+        host = f"api{n}.example"
+        model.on_event(ev(EventKind.REQUEST, host, clock))
+        model.on_event(ev(EventKind.NETWORK_ERROR, host, clock, detail=(
+            "ConnectionError: HTTPSConnectionPool: Max retries exceeded (Caused by NameResolutionError("
+            "\"Failed to resolve 'x' ([Errno -3] Temporary failure in name resolution)\"))")))
+    snap = model.snapshot()
+    assert snap.offline_line() == "could not reach any service (DNS failed for 8 hosts): offline, or behind a proxy?"
+    assert all(h.state == "UNREACHABLE" for h in snap.hosts)
+    assert snap.offline_line() in render_text(snap)
+    dash = Dashboard(model, autostart=False)
+    assert "could not reach any service (DNS failed for 8 hosts)" in dash.hosts.value
+    assert "8 UNREACHABLE" in dash.counts.value
+    model.on_event(ev(EventKind.RESPONSE, "api0.example", clock, status=200))  # one answered: not offline
+    assert model.snapshot().offline_line() == "" and model.snapshot().host("api0.example").state != "UNREACHABLE"
+    refused = DashboardModel(clock=clock)
+    refused.start(1)
+    refused.on_event(ev(EventKind.NETWORK_ERROR, "r.example", clock, detail="ConnectionError: [Errno 111] Connection refused"))
+    assert "1 host refused the connection" in refused.snapshot().offline_line()
+
+
+def test_an_interrupted_run_says_interrupted_and_its_queued_hosts_read_not_started():
+    class Queues:
+        def queued(self):
+            return {"slow.example": 3}
+
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(4)
+    model.track(Queues())
+    assert model.snapshot().host("slow.example").state == "queued"
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            raise KeyboardInterrupt
+        finally:
+            model.finish()
+    snap = model.snapshot()
+    assert snap.ending == "interrupted" and snap.summary().startswith("paperfetch interrupted ")
+    assert snap.host("slow.example").state == "not started"
+    html = Dashboard(model, autostart=False).html()
+    assert "<b>interrupted " in html and "not started" in html
+    stopped = DashboardModel(clock=clock)
+    stopped.start(1)
+    stopped.finish(ending="stopped")
+    assert stopped.snapshot().summary().startswith("paperfetch stopped ")
+
+
+def test_a_404_robots_txt_and_a_not_found_answer_are_not_errors():
+    model = DashboardModel()
+    model.on_event(ev(EventKind.REQUEST, "h.example", url="http://h.example/robots.txt"))
+    model.on_event(ev(EventKind.RESPONSE, "h.example", url="http://h.example/robots.txt", status=404))
+    model.on_event(ev(EventKind.REQUEST, "h.example", url="http://h.example/v2/10.1/x"))
+    model.on_event(ev(EventKind.RESPONSE, "h.example", url="http://h.example/v2/10.1/x", status=404))
+    h = model.snapshot().host("h.example")
+    assert (h.errors, h.not_found, h.done) == (0, 2, 2)
+
+
+def test_the_store_is_named_without_the_users_home(tmp_path, monkeypatch):
+    from paperfetch.report import store_label
+    from paperfetch.state.sqlite import SqliteStore
+
+    home = tmp_path / "home" / "zqxuserjw"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    store = SqliteStore()
+    assert "zqxuserjw" in store.name  # the store itself knows its path
+    assert store_label(store.name) == "sqlite (user cache)"
+    assert store_label(f"sqlite:{home}/work/state.sqlite3") == "sqlite:~/work/state.sqlite3"
+    assert store_label("memory") == "memory"
+    clock = FakeClock()
+    client = HttpClient(registry=HostRegistry(clock, store), clock=clock)
+    client.host_limiter("http://h.example/").suppress("HTTP 403 for http://h.example/x", clock.monotonic(), None)
+    model = DashboardModel(clock=clock).watch(client)
+    model.start(1)
+    model.on_event(ev(EventKind.REQUEST, "h.example", clock))
+    model.finish()
+    dash = Dashboard(model, autostart=False)
+    bundle = dash._repr_mimebundle_()
+    saved = "".join(str(v) for v in bundle.values()) + dash.html() + dash.text()
+    assert "sqlite (user cache)" in saved and "zqxuserjw" not in saved and str(home) not in saved
+    store.close()
+
+
+def test_a_saved_20_host_dashboard_is_under_15_kb():
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(60)
+    for n in range(20):
+        host = f"publisher-{n:02d}.example.org"
+        for _ in range(5):
+            model.on_event(ev(EventKind.REQUEST, host, clock, url=f"https://{host}/pdf/x.pdf"))
+            model.on_event(ev(EventKind.RESPONSE, host, clock, url=f"https://{host}/pdf/x.pdf", status=200))
+        if n % 4 == 0:
+            model.on_event(ev(EventKind.HOLD, host, clock, status=503, seconds=900.0,
+                              detail=f"HTTP 503 with Retry-After: 900s for https://{host}/pdf/x.pdf"))
+        if n % 5 == 1:
+            model.on_event(ev(EventKind.SUPPRESS, host, clock, status=403, detail=f"HTTP 403 for https://{host}/pdf/y.pdf"))
+    for n in range(60):
+        model.item_finished("downloaded" if n % 3 else "invalid_pdf", url=f"https://publisher-{n % 20:02d}.example.org/x",
+                            error="not a PDF: text/html body from https://publisher.example.org/pdf/x.pdf", key=f"doi:10.1/{n}")
+    model.finish()
+    html = Dashboard(model, autostart=False).html()
+    assert len(model.snapshot().hosts) == 20 and len(model.snapshot().events) >= 25
+    assert len(html.encode()) < 15_000, len(html.encode())
+    body = html.split("<tbody>")[1].split("</tbody>")[0]
+    problems = sum(1 for h in model.snapshot().hosts if h.held or h.suppressed)
+    assert html.count("<style>") == 1 and body.count("style=") == problems  # classes; inline: only the row colours
+
+
+# ---------------------------------------------------------------------- issue 20: tables for people
+def test_domain_status_puts_the_state_first_in_words():
+    from paperfetch.http.hosts import BreakerState
+    from paperfetch.report import DOMAIN_STATUS_COLUMNS, mark_unreachable
+
+    clock = FakeClock()
+    client = _shared_client(clock)
+    client.host_limiter("http://open.example/").update(
+        lambda f: replace(f, breaker=BreakerState.OPEN, breaker_open_until=clock.time() + 30))
+    client.host_limiter("http://gone.example/")
+    frame = client.domain_status()
+    assert list(frame.columns) == DOMAIN_STATUS_COLUMNS and list(frame.columns[:3]) == ["state", "host", "held_until"]
+    states = dict(zip(frame["host"], frame["state"]))
+    assert states == {"gone.example": "ok", "open.example": "OPEN BREAKER", "other-held.example": "HELD",
+                      "other-plain.example": "ok", "other-shut.example": "SUPPRESSED"}
+    marked = mark_unreachable(frame, ["gone.example", "other-held.example"])
+    assert dict(zip(marked["host"], marked["state"]))["gone.example"] == "UNREACHABLE"
+    assert dict(zip(marked["host"], marked["state"]))["other-held.example"] == "HELD"  # a hold says more
+
+
+def test_style_domain_status_fits_a_notebook_and_says_the_state_in_words():
+    import re
+
+    clock = FakeClock()
+    client = _shared_client(clock)
+    client.host_limiter("http://norules.example/").update(lambda f: f)
+    frame = client.domain_status()
+    frame.loc[frame["host"] == "norules.example", "robots"] = "unavailable"  # a 404 robots.txt
+    styler = style_domain_status(frame)
+    html = styler.to_html()
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html)
+    assert {"HELD", "SUPPRESSED", "ok"} <= set(cells) and "no rules" in cells and "unavailable" not in cells
+    assert "in_flight" not in styler.data.columns and "next_allowed_at" not in styler.data.columns
+    assert "learned_interval_s" not in styler.data.columns  # all zero: left out
+    assert len(styler.data.columns) <= 14
+
+
+def test_requests_are_timed_to_the_millisecond():
+    from paperfetch.report import requests_frame
+
+    frame = requests_frame([{"time": 1700000000.123456789, "host": "a.example", "status": 200}])
+    assert str(frame["time"].dtype) == "datetime64[ms, UTC]"
+    assert str(frame["time"][0]) == "2023-11-14 22:13:20.123000+00:00" and "22:13:20.123" in frame.to_string()
+
+
+def test_a_second_run_on_a_shared_store_shows_its_own_hosts_and_one_line_for_the_others(world, tmp_path):
+    store = f"sqlite:///{tmp_path / 'state.sqlite3'}"
+    with make_retriever(world, tmp_path / "first", state=store, progress=False, cache=False) as first:
+        first.download(["10.5555/demo.forbidden", "10.5555/demo.held"])
+        held_or_suppressed = {h.host for h in first.run_snapshot().hosts if h.held or h.suppressed}
+    assert len(held_or_suppressed) == 2
+    with make_retriever(world, tmp_path / "second", state=store, progress=False, cache=False) as second:
+        second.download(["10.5555/demo.fast"])
+        snap = second.run_snapshot()
+        status = second.domain_status()
+        text = second.dashboard().text()
+    mine = {h.host for h in snap.hosts}
+    assert mine and not mine & held_or_suppressed and all(h.touched for h in snap.hosts)
+    assert {h.host for h in snap.others} == held_or_suppressed
+    assert "2 other hosts held or suppressed in the shared state — r.domain_status()" in text
+    assert "HELD" not in text.splitlines()[0] and "SUPPRESSED" not in text.splitlines()[0]
+    assert held_or_suppressed <= set(status["host"])  # the state now lists them all

@@ -7,7 +7,8 @@ Exit status (docs/cli.md):
 * 0 — every paper finished well (``downloaded`` or ``already_downloaded``); also ``--help``, ``--version``, bare ``paperfetch``;
 * 1 — the run completed but some papers did not (any other status);
 * 2 — a usage error, always found before any request is sent;
-* 130 — interrupted (Ctrl-C), after the partial report and failed list are written.
+* 130 — interrupted (Ctrl-C), after the partial report and failed list are written;
+* 143 — terminated (SIGTERM: ``timeout``, systemd, SLURM, ``kill``), handled as Ctrl-C.
 
 Every line printed and every file written passes through :func:`paperfetch.redact.redact_text`.
 
@@ -30,6 +31,7 @@ from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     INTERRUPTED,
     OK_STATUSES,
@@ -44,6 +46,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "INTERRUPTED",
     "OK_STATUSES",

@@ -3,9 +3,11 @@
 Every command module (:mod:`~paperfetch.cli.download`, :mod:`~paperfetch.cli.config`,
 :mod:`~paperfetch.cli.demo`, :mod:`~paperfetch.cli.research`) has ``add_subcommands(subparsers)``;
 a subcommand sets ``handler=callable(args) -> int`` with ``set_defaults``. :func:`main` parses,
-configures logging for the run (and restores it after), calls the handler and turns a
-:class:`~paperfetch.cli.common.UsageError` into ``paperfetch: <message>`` and exit status 2, and
-Ctrl-C into 130. Deliberately not here: any command's flags or run.
+configures logging for the run (and restores it after: log lines go through
+``tqdm.contrib.logging.logging_redirect_tqdm``, so they never glue onto a progress bar, and retry
+warnings are one line per host), makes SIGTERM an interrupt like Ctrl-C, calls the handler and
+turns a :class:`~paperfetch.cli.common.UsageError` into ``paperfetch: <message>`` and exit
+status 2, Ctrl-C into 130 and SIGTERM into 143. Deliberately not here: any command's flags or run.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ from typing import Any, Callable, Sequence
 
 from paperfetch._version import __version__
 from paperfetch.cli import config, demo, download, research, text
-from paperfetch.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, say
+from paperfetch.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    RetryWarningsOncePerHost,
+    UsageError,
+    interrupted_exit,
+    interrupted_word,
+    say,
+    sigterm_as_interrupt,
+)
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -35,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``paperfetch`` parser with every subcommand."""
     parser = argparse.ArgumentParser(
         prog="paperfetch", description="Polite retrieval of legal open-access full texts.",
-        epilog="exit status: 0 all papers finished well, 1 some did not, 2 usage error, 130 interrupted",
+        epilog="exit status: 0 all papers finished well, 1 some did not, 2 usage error, 130 interrupted (Ctrl-C), "
+               "143 terminated (SIGTERM)",
     )
     parser.add_argument("--version", action="version", version=f"paperfetch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -71,18 +83,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return EXIT_OK
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
     package = logging.getLogger("paperfetch")
     saved = (package.level, list(package.handlers))
     _setup_logging(args)
+    retries = RetryWarningsOncePerHost()
     try:
-        return int(handler(args))
+        with sigterm_as_interrupt(), logging_redirect_tqdm(loggers=[package]):
+            for h in package.handlers:  # the handlers the redirect put in place
+                h.addFilter(retries)
+            try:
+                return int(handler(args))
+            finally:
+                if retries.summary():
+                    say(f"paperfetch: {retries.summary()}", err=True)
     except UsageError as exc:
         say(f"paperfetch: {exc}", err=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        say("paperfetch: interrupted", err=True)
-        return EXIT_INTERRUPTED
+        say(f"paperfetch: {interrupted_word()}", err=True)
+        return interrupted_exit()
     finally:  # main() called in-process (tests, a wrapper script) leaves logging as it found it
         package.setLevel(saved[0])
         for extra in [h for h in package.handlers if h not in saved[1]]:
             package.removeHandler(extra)
+        for kept in package.handlers:
+            kept.removeFilter(retries)

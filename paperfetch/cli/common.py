@@ -1,5 +1,6 @@
 """What every ``paperfetch`` subcommand shares: exit statuses, the usage error, the common options,
-output with secrets masked, the checks made before any request, report files, and the settings.
+output with secrets masked, the checks made before any request, report and export files, the
+settings, SIGTERM as an interrupt, retry warnings one line per host, and the per-paper table.
 
 The command modules (:mod:`paperfetch.cli.download`, :mod:`paperfetch.cli.research`,
 :mod:`paperfetch.cli.config`, :mod:`paperfetch.cli.demo`) import from here and from nowhere else in
@@ -12,8 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import re
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,17 +30,24 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_frame, redact_text
 from paperfetch.report import host_table_text
+from paperfetch.suggest import did_you_mean
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
+    "EXPORT_EXTENSIONS",
     "INTERRUPTED",
     "OK_STATUSES",
     "REPORT_FORMATS",
     "RESULT_COLUMNS",
+    "RetryWarningsOncePerHost",
+    "Terminated",
     "UsageError",
+    "check_column",
+    "check_export",
     "check_out_dir",
     "check_report",
     "check_writable_file",
@@ -43,19 +55,30 @@ __all__ = [
     "common_options",
     "configuration_is_usage",
     "host_table",
+    "export_option",
     "identity_options",
+    "inputs_note",
+    "interrupted_exit",
+    "interrupted_word",
     "is_missing",
     "jsonl_records",
     "partial_outcomes",
     "redacted",
+    "results_table",
     "say",
     "settings_from",
+    "sigterm_as_interrupt",
     "summary",
+    "write_export",
     "write_private_safe",
     "write_report",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: Stopped by SIGTERM (``timeout``, systemd, SLURM, ``kill``): 128 + 15, after the partial report.
+EXIT_TERMINATED = 143
+#: --export file extensions (:data:`paperfetch.export.EXPORT_FORMATS`).
+EXPORT_EXTENSIONS = {".bib": "BibTeX", ".ris": "RIS", ".json": "CSL-JSON"}
 #: The statuses that count as "finished well"; any other makes the exit status 1.
 OK_STATUSES = FINISHED_WELL_STATUSES
 #: --report file extensions and their writers.
@@ -67,6 +90,86 @@ INTERRUPTED = "interrupted"
 
 class UsageError(Exception):
     """A usage error found before any request: printed as ``paperfetch: <message>``, exit status 2."""
+
+
+# ---------------------------------------------------------------------------- SIGTERM, as Ctrl-C
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread where Ctrl-C would raise: every ``except KeyboardInterrupt``
+    that writes the partial report and the failed list handles it too; the exit status is 143."""
+
+
+_terminated = threading.Event()
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While the command runs, SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) in the
+    main thread, as SIGINT does; the previous handler is put back after. Elsewhere than the main
+    thread (a test calling ``main``), nothing changes."""
+    _terminated.clear()
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, frame: Any) -> None:
+        _terminated.set()
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def interrupted_exit() -> int:
+    """The exit status of an interrupted run: 143 after SIGTERM, 130 after Ctrl-C."""
+    return EXIT_TERMINATED if _terminated.is_set() else EXIT_INTERRUPTED
+
+
+def interrupted_word() -> str:
+    return "terminated (SIGTERM)" if _terminated.is_set() else "interrupted"
+
+
+# ---------------------------------------------------------------------------- retry warnings, one per host
+class RetryWarningsOncePerHost(logging.Filter):
+    """Lets the first retry warning of each host through, marked "(further retries of this host
+    not shown)"; counts the others. The transport logs one warning per retry: offline, that is
+    a screenful for a few hosts. :meth:`summary` names what was held back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held_back: dict[str, int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:
+            return True
+        message = record.getMessage()
+        if "retry" not in message:
+            return True
+        host = _host_in(message)
+        if host is None:
+            return True
+        if host in self.held_back:
+            self.held_back[host] += 1
+            return False
+        self.held_back[host] = 0
+        record.msg, record.args = f"{message} (further retries of {host} not shown)", ()
+        return True
+
+    def summary(self) -> str:
+        """``"retries not shown: 5 for a.example, 3 for b.example"``; ``""`` when none was held back."""
+        shown = [f"{n} for {host}" for host, n in self.held_back.items() if n]
+        return f"retries not shown: {', '.join(shown)}" if shown else ""
+
+
+_RETRY_HOST = re.compile(r"https?://([^/\s;:]+(?::\d+)?)|HTTP \d+ from (\S+);")
+
+
+def _host_in(message: str) -> str | None:
+    """The host a retry warning names: its URL's authority, or the host of "HTTP 503 from host;"."""
+    found = _RETRY_HOST.search(message)
+    return None if found is None else (found.group(1) or found.group(2))
 
 
 @contextmanager
@@ -97,6 +200,12 @@ def identity_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ncbi-api-key", help="NCBI API key (prefer env PAPERFETCH_NCBI_API_KEY or NCBI_API_KEY)")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="the TOML settings file (default: config.toml in the user config folder; env PAPERFETCH_CONFIG)")
+
+
+def export_option(parser: argparse.ArgumentParser) -> None:
+    """--export FILE.bib|.ris|.json."""
+    parser.add_argument("--export", type=Path, metavar="FILE",
+                        help="write the rows as citations: FILE.bib (BibTeX), FILE.ris (RIS) or FILE.json (CSL-JSON)")
 
 
 def settings_from(args: argparse.Namespace, **extra: Any) -> Any:
@@ -191,6 +300,32 @@ def check_writable_file(path: Path, flag: str) -> None:
         raise UsageError(f"{flag} {path}: the folder {parent} is not writable")
 
 
+def check_export(path: Path) -> None:
+    """A UsageError unless --export names a .bib, .ris or .json file that can be written."""
+    suffix = path.suffix.lower()
+    if suffix not in EXPORT_EXTENSIONS:
+        known = ", ".join(f"{ext} ({name})" for ext, name in EXPORT_EXTENSIONS.items())
+        raise UsageError(f"--export {path}: unknown extension {suffix or '(none)'!r}; use {known}")
+    check_writable_file(path, "--export")
+
+
+def write_export(frame: pd.DataFrame, path: Path) -> int:
+    """Write the citations of *frame* to *path* (secrets masked; format by extension); the entries written."""
+    from paperfetch.export import EXPORT_FORMATS, records
+
+    clean = redacted(frame)
+    text = EXPORT_FORMATS[path.suffix.lower()](clean)
+    write_private_safe(path, lambda p: p.write_text(text, encoding="utf-8"))
+    return len(records(clean))
+
+
+def check_column(frame: pd.DataFrame, column: str, where: str) -> None:
+    """A UsageError when *frame* has no *column*, with the nearest name suggested."""
+    if column not in frame.columns:
+        raise UsageError(f"{where} has no column {column!r}{did_you_mean(column, frame.columns)} "
+                         f"(columns: {', '.join(map(str, frame.columns))})")
+
+
 def check_report(path: Path) -> str:
     """The --report file's extension, once its format is known and writable (pyarrow for Parquet)."""
     suffix = path.suffix.lower()
@@ -245,25 +380,67 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
 
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
-    """The outcomes known at an interruption: invalid inputs, and what the ledger recorded in this run."""
+    """The outcomes known at an interruption, with every column of a finished run's outcomes
+    (:data:`paperfetch.outcomes.COLUMNS`: the columns never depend on how the run ended): invalid
+    inputs, what the ledger recorded in this run, and ``interrupted`` for the rest."""
     from paperfetch.ids import parse_many
+    from paperfetch.items import identity_row
     from paperfetch.ledger import Ledger
+    from paperfetch.outcomes import COLUMNS, outcomes_frame
 
     rows = []
     with Ledger.in_folder(out) as ledger:
         for item in parse_many(list(inputs)):
-            row: dict[str, Any] = {"input": item.input, "id_type": None, "status": INTERRUPTED, "source": None,
-                                   "http_status": None, "bytes": None, "path": None, "error": None}
+            row: dict[str, Any] = {"input": item.input}
             if item.identifier is None:
                 row.update(status="invalid_identifier", error=item.error)
+                rows.append(row)
+                continue
+            entry = ledger.get(item.identifier.key)
+            fresh = entry is not None and entry.updated_at.timestamp() >= started - 1.0
+            row.update(identity_row(item.identifier, dict(entry.extra or {}) if entry is not None and fresh else {}))
+            if entry is not None and fresh:
+                path = ledger.absolute_path(entry)
+                row.update(status=entry.status, source=entry.source, url=entry.url, http_status=entry.http_status,
+                           bytes=entry.bytes, sha256=entry.sha256, path=str(path) if path else None, error=entry.error)
             else:
-                row["id_type"] = item.identifier.type.value
-                entry = ledger.get(item.identifier.key)
-                if entry is not None and entry.updated_at.timestamp() >= started - 1.0:
-                    path = ledger.absolute_path(entry)
-                    row.update(status=entry.status, source=entry.source, http_status=entry.http_status,
-                               bytes=entry.bytes, path=str(path) if path else None, error=entry.error)
-                else:
-                    row["error"] = "not finished when the run was interrupted"
-            rows.append(row)
-    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+                row.update(status=None, error="not finished when the run was interrupted")
+            rows.append({k: v for k, v in row.items() if k in COLUMNS})
+    frame = outcomes_frame(rows)
+    if INTERRUPTED not in frame["status"].cat.categories:
+        frame["status"] = frame["status"].cat.add_categories([INTERRUPTED])
+    frame.loc[frame["status"].isna(), "status"] = INTERRUPTED
+    return frame
+
+
+def results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
+    """The per-paper table of ``download`` (and ``--download``): input, status, source, and the
+    file or the error."""
+    frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
+    frame["detail"] = [
+        (str(p) if isinstance(p, str) and p else (str(e) if isinstance(e, str) else ""))
+        for p, e in zip(frame["path"], frame["error"])
+    ]
+    columns = frame[["input", "status", "source", "detail"]].astype(object)
+    shown = columns.where(columns.notna(), "")
+    shown["input"] = [clip(str(v), 40) for v in shown["input"]]
+    shown["detail"] = [clip(str(v), max(20, width - 80)) for v in shown["detail"]]
+    return shown.to_string(index=False)
+
+
+def inputs_note(inputs: Sequence[object]) -> str:
+    """``"22 inputs: 19 to fetch, 2 duplicates, 1 invalid"`` when some inputs are not fetched
+    (the progress bar counts only those fetched); ``""`` when every input is."""
+    from paperfetch.ids import parse_many
+
+    parsed = parse_many(list(inputs))
+    invalid = sum(1 for p in parsed if p.identifier is None)
+    duplicates = sum(1 for p in parsed if p.identifier is not None and p.duplicate_of is not None)
+    if not (invalid or duplicates):
+        return ""
+    parts = [f"{len(parsed) - invalid - duplicates} to fetch"]
+    if duplicates:
+        parts.append(f"{duplicates} duplicate{'s' if duplicates != 1 else ''} (same outcome as the first)")
+    if invalid:
+        parts.append(f"{invalid} invalid")
+    return f"{len(parsed)} inputs: {', '.join(parts)}"

@@ -2,12 +2,18 @@
 
 The demo keeps nothing of the user's: no metadata cache, host state in memory, PDFs in a temporary
 folder unless ``--out`` names one. It shows failures on purpose, so it exits 0 whenever it ran.
+
+``paperfetch demo --serve`` runs no batch: it starts the same world, prints the
+``PAPERFETCH_*_URL`` exports that point paperfetch at it (paste them into another shell, then try
+``paperfetch download …`` there) and keeps it up until Ctrl-C (or SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -25,7 +31,31 @@ def add_subcommands(sub: Any) -> None:
                           help="run a real batch against an offline world of loopback servers")
     demo.add_argument("--out", type=Path, help="output folder (default: a temporary folder)")
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    demo.add_argument("--serve", action="store_true",
+                      help="only serve the world: print the PAPERFETCH_*_URL exports and keep it up until Ctrl-C")
     demo.set_defaults(handler=run)
+
+
+def serve(*, ready: threading.Event | None = None, stop: threading.Event | None = None) -> int:
+    """Serve the demo world until Ctrl-C (or *stop*, for tests); *ready* is set once the exports are printed."""
+    from paperfetch.demo import DEMO_INPUTS, DemoWorld
+
+    with DemoWorld() as world:
+        say("# the paperfetch demo world is up; in another shell:")
+        for name, url in sorted(world.endpoints.items()):
+            say(f"export PAPERFETCH_{name.upper()}_URL={shlex.quote(url)}")
+        examples = " ".join(shlex.quote(str(i)) for i in DEMO_INPUTS[:3])
+        say(f"# then, with PAPERFETCH_EMAIL set too: paperfetch download {examples} --state memory --no-cache")
+        say("# Ctrl-C stops the world")
+        if ready is not None:
+            ready.set()
+        waiter = stop if stop is not None else threading.Event()
+        try:
+            while not waiter.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            say("# demo world stopped")
+    return EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     from paperfetch.demo import DEMO_INPUTS, DemoWorld
     from paperfetch.retriever import Retriever
 
+    if args.serve:
+        return serve()
     out = args.out or Path(tempfile.mkdtemp(prefix="paperfetch-demo-"))
     if Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out} is a file, not a folder")

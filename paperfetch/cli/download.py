@@ -2,8 +2,10 @@
 
 Order of operations: every check of the command line (flags, settings, ``--report``, ``--failed``,
 ``--input``, ``--out``) before any request; then the run (or ``--dry-run``: the candidate URLs
-only); then the per-paper table or JSON Lines, the report, the failed list and the summary line.
-On Ctrl-C the report and the failed list hold what the ledger had recorded (exit status 130).
+only); then the per-paper table or JSON Lines, the report, the failed list, the ``--export``
+citations and the summary line (with one line when no service could be reached at all). On
+Ctrl-C (exit status 130) or SIGTERM (143) the report and the failed list hold what the ledger had
+recorded, with every column of a finished run's report.
 
 Deliberately not here: the helpers every command shares (:mod:`paperfetch.cli.common`) and the
 Retriever's work itself.
@@ -20,27 +22,34 @@ import pandas as pd
 
 from paperfetch.cli.common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     INTERRUPTED,
     OK_STATUSES,
     RESULT_COLUMNS,
     UsageError,
+    check_column,
+    check_export,
     check_out_dir,
     check_report,
     check_writable_file,
     clip,
     common_options,
     configuration_is_usage,
+    export_option,
     host_table,
     identity_options,
+    inputs_note,
+    interrupted_exit,
+    interrupted_word,
     is_missing,
     jsonl_records,
     partial_outcomes,
     redacted,
+    results_table,
     say,
     settings_from,
     summary,
+    write_export,
     write_private_safe,
     write_report,
 )
@@ -62,6 +71,7 @@ def add_subcommands(sub: Any) -> None:
     dl.add_argument("--report", type=Path, help="write the outcomes table: FILE.csv, FILE.parquet or FILE.jsonl")
     dl.add_argument("--failed", type=Path, metavar="FILE",
                     help="write the identifiers that did not finish well, one per line (feed back with --input)")
+    export_option(dl)
     dl.add_argument("--format", choices=("table", "jsonl"), default="table",
                     help="per-paper results on stdout: a compact table (default) or JSON Lines")
     dl.add_argument("--dry-run", action="store_true",
@@ -104,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         check_report(args.report)
     if args.failed is not None:
         check_writable_file(args.failed, "--failed")
+    if args.export is not None:
+        check_export(args.export)
     ids: list[object] = list(args.ids) + list(args.doi) + [f"PMID:{p}" for p in args.pmid]
     frame = None
     if args.input is not None:
@@ -132,18 +144,25 @@ def run(args: argparse.Namespace) -> int:
         inputs = frame[args.column].tolist() if frame is not None and not ids else all_inputs
         if args.dry_run:
             return _dry_run(retriever, inputs, args)
+        note = inputs_note(inputs)
+        if note and not args.quiet:
+            say(f"paperfetch: {note}", err=True)
         started = time.time()
         try:
             outcomes = retriever.download(inputs)
         except KeyboardInterrupt:
             partial = partial_outcomes(inputs, out, started)
             _finish(partial, args, interrupted=True, report=_joined(frame, partial) if csv_only else None)
-            say(f"paperfetch: interrupted; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
+            say(f"paperfetch: {interrupted_word()}; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
                 "papers had finished", err=True)
-            return EXIT_INTERRUPTED
+            return interrupted_exit()
+        offline = retriever.run_snapshot().offline_line()
         if args.verbose and not args.quiet and args.format == "table":
             say("\nPer-host table:\n" + host_table(retriever.domain_status()))
-    return _finish(outcomes, args, report=_joined(frame, outcomes) if csv_only else None)
+    code = _finish(outcomes, args, report=_joined(frame, outcomes) if csv_only else None)
+    if offline:
+        say(f"paperfetch: {offline}", err=True)
+    return code
 
 
 def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]]:
@@ -158,25 +177,11 @@ def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
-    if column not in frame.columns:
-        raise UsageError(f"{path} has no column {column!r} (columns: {', '.join(frame.columns)})")
+    check_column(frame, column, str(path))
     return frame, []
 
 
 # ---------------------------------------------------------------------------- after the run
-def _results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
-    frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
-    frame["detail"] = [
-        (str(p) if isinstance(p, str) and p else (str(e) if isinstance(e, str) else ""))
-        for p, e in zip(frame["path"], frame["error"])
-    ]
-    columns = frame[["input", "status", "source", "detail"]].astype(object)
-    shown = columns.where(columns.notna(), "")
-    shown["input"] = [clip(str(v), 40) for v in shown["input"]]
-    shown["detail"] = [clip(str(v), max(20, width - 80)) for v in shown["detail"]]
-    return shown.to_string(index=False)
-
-
 def _failed_inputs(outcomes: pd.DataFrame) -> list[str]:
     """The identifiers worth retrying: every row not finished well, except invalid and blank inputs."""
     keep = []
@@ -214,7 +219,7 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool 
             for line in jsonl_records(outcomes, [c for c in RESULT_COLUMNS if c in outcomes.columns] or None):
                 say(line)
         else:
-            say(_results_table(outcomes))
+            say(results_table(outcomes))
     if args.report is not None:
         write_report(outcomes if report is None else report, args.report)
         if not args.quiet:
@@ -223,6 +228,10 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool 
         count = _write_failed(args.failed, outcomes)
         if not args.quiet:
             say(f"{count} identifier(s) to retry written to {args.failed}", err=args.format == "jsonl")
+    if args.export is not None:
+        entries = write_export(outcomes, args.export)
+        if not args.quiet:
+            say(f"{entries} citation(s) written to {args.export}", err=args.format == "jsonl")
     bad = int((~outcomes["status"].astype(str).isin(OK_STATUSES)).sum())
     if not args.quiet and not interrupted:
         say(f"{len(outcomes)} papers: {summary(outcomes)}", err=args.format == "jsonl")

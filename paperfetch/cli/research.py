@@ -2,7 +2,7 @@
 
     paperfetch search "crispr AND 2020[pdat]" --max 200 --report hits.csv [--download]
     paperfetch references 10.1073/pnas.1414271111 [--report refs.parquet] [--download]
-    paperfetch citations PMID:25114263 [--download]
+    paperfetch citations PMID:25114263 [--download] [--export cites.bib]
     paperfetch cache clear
 
 They follow the conventions of :mod:`paperfetch.cli` (docs/cli.md): settings from arguments >
@@ -13,8 +13,10 @@ every line printed and every file written with secrets masked.
 
 Exit status: 0 the command ran (with ``--download``: every row with an identifier finished
 well); 1 with ``--download`` when some downloads did not, or when a service failed the
-request; 2 a usage error (a bad query, identifier, ``--max``, ``--report``, ``--out`` or
-setting), found before any request; 130 on Ctrl-C, after writing the partial report.
+request; 2 a usage error (a bad query, identifier, ``--max``, ``--report``, ``--export``,
+``--out`` or setting), found before any request; 130 on Ctrl-C and 143 on SIGTERM, after writing
+the partial report. With ``--download`` the per-paper table is ``download``'s; ``--export``
+writes the rows (with their outcomes after ``--download``) as BibTeX, RIS or CSL-JSON.
 
 Deliberately not here: the search and the snowballing themselves (:mod:`paperfetch.research`, behind
 the Retriever's methods) and the helpers every command shares (:mod:`paperfetch.cli.common`).
@@ -31,20 +33,26 @@ import pandas as pd
 
 from paperfetch.cli.common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     OK_STATUSES,
     UsageError,
+    check_export,
     check_out_dir,
     check_report,
     common_options,
     configuration_is_usage,
+    export_option,
     identity_options,
+    interrupted_exit,
+    interrupted_word,
     is_missing,
     partial_outcomes,
     redacted,
+    results_table,
     say,
     settings_from,
+    summary,
+    write_export,
     write_report,
 )
 
@@ -81,6 +89,7 @@ def add_subcommands(sub: Any) -> None:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", type=Path, help="write the table: FILE.csv, FILE.parquet or FILE.jsonl")
     parser.add_argument("--download", action="store_true", help="download the PDFs of the rows (by DOI) in the same run")
+    export_option(parser)
     identity_options(parser)
     parser.add_argument("--out", help="output folder for --download (default: PDFs; env PAPERFETCH_OUT)")
     parser.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
@@ -93,6 +102,8 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Path | None]:
         settings = settings_from(args, out_dir=args.out)
     if args.report is not None:
         check_report(args.report)
+    if args.export is not None:
+        check_export(args.export)
     out = check_out_dir(settings.out_dir) if args.download else None  # no PDFs folder for a table alone
     return settings, out
 
@@ -128,22 +139,28 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
             frame = frame.assign(**{("status" if "status" not in frame.columns else "status_paperfetch"): partial["status"]})
             if args.report is not None:
                 write_report(frame, args.report)
-            say("paperfetch: interrupted; the report holds what had finished", err=True)
-            return EXIT_INTERRUPTED
+            say(f"paperfetch: {interrupted_word()}; the report holds what had finished", err=True)
+            return interrupted_exit()
         with_id = frame[frame["doi"].notna()]
         failed = int((~with_id["status"].astype(str).isin(OK_STATUSES)).sum())
-        if not args.quiet:
-            counts = frame["status"].value_counts()
-            say("\nOutcomes by status:")
-            for status, count in counts[counts > 0].items():
-                say(f"  {status:<22} {count}")
+        if not args.quiet:  # download's own per-paper table and summary line
+            table = frame.assign(input=list(frame["doi"]))
+            say("\n" + results_table(table))
+            say(f"{len(frame)} papers: {summary(frame)}")
             if len(with_id) < len(frame):
-                say(f"  ({len(frame) - len(with_id)} row(s) without a DOI were not downloaded)")
+                say(f"({len(frame) - len(with_id)} row(s) without a DOI were not downloaded)")
+        offline = retriever.run_snapshot().offline_line()
+        if offline:
+            say(f"paperfetch: {offline}", err=True)
         code = EXIT_FAILED if failed else EXIT_OK
     if args.report is not None:
         write_report(frame, args.report)
         if not args.quiet:
             say(f"{len(frame)} rows written to {args.report}")
+    if args.export is not None:
+        entries = write_export(frame, args.export)
+        if not args.quiet:
+            say(f"{entries} citation(s) written to {args.export}")
     return code
 
 

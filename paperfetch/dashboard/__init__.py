@@ -1,8 +1,10 @@
-"""The live notebook dashboard of a batch, in three rooms.
+"""The live notebook dashboard of a batch, in five rooms.
 
+* :mod:`~paperfetch.dashboard.snapshot` — :class:`BatchSnapshot` and :class:`HostRow`, plain frozen
+  data: what the dashboard shows at one moment, and what it says in words (a host's state, the
+  offline line, the line for the other hosts of a shared store).
 * :mod:`~paperfetch.dashboard.model` — :class:`DashboardModel` counts the run's events and item
-  outcomes and reads politeness from the watched clients' snapshots; its
-  :class:`BatchSnapshot` is plain frozen data.
+  outcomes and reads politeness from the watched clients' snapshots; it makes the snapshots.
 * :mod:`~paperfetch.dashboard.render` — pure functions: a snapshot as HTML and as text.
 * :mod:`~paperfetch.dashboard.view` — :class:`Dashboard`, the ipywidgets view (timer, ``hold_sync``
   redraws, the mime bundle a saved notebook keeps).

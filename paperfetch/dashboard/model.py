@@ -16,9 +16,14 @@ Where each number comes from
   step sends no request (the scheduler's ``"(no request)"`` queue) are not shown.
 * **in flight** — ``REQUEST`` events minus ``RESPONSE`` and ``NETWORK_ERROR`` events, per host:
   requests on the wire, robots.txt and redirect hops included, from every watched client.
-* **requests, OK, errors, last status, not sent** — events: OK is a response below 400, errors are
-  other responses and network errors, *not sent* are requests answered without sending (``HELD``,
-  ``SUPPRESSED``, ``DISALLOWED``). These count this run only.
+* **requests, OK, errors, not found, last status, not sent** — events: OK is a response below 400,
+  *not found* a 404 or 410 (an ordinary answer: a 404 robots.txt means "no rules", a service's
+  404 "no such record"), errors are other responses and network errors, *not sent* are requests
+  answered without sending (``HELD``, ``SUPPRESSED``, ``DISALLOWED``). These count this run only.
+* **unreachable** — a network error whose text says the name did not resolve or the connection
+  was refused, or a request not sent because the host's breaker opened for that reason; the
+  next answer from the host clears it. (The transport's snapshot does not say why a breaker
+  opened, so this comes from events.)
 * **politeness** (delay range, backoff, hold, suppression, Crawl-delay, robots, learned interval,
   breaker) — the watched client's :class:`~paperfetch.http.hosts.HostSnapshot` (the one public
   per-host record, what ``domain_status()`` shows), taken with the batch snapshot: so a hold set
@@ -26,8 +31,15 @@ Where each number comes from
   :class:`HostRow` carries that record as ``politeness``. Only a model that watches no client (fed
   events by hand) builds the record from ``HOLD``, ``SUPPRESS``, ``BACKOFF`` and ``ROBOTS`` events.
 
-The host rows are every host the watched clients' snapshots list plus every host seen in this
-run's events or queues.
+Once a run has started, the host rows are the hosts **this run** asked or was blocked from asking
+(seen in its events or queues); the other hosts the shared store holds, suppresses or has a breaker
+open for are counted in ``others`` (one line in the view: ``r.domain_status()`` lists them). Before
+any run, the rows are every host the watched clients' snapshots list. The store is named for
+saved output (:func:`paperfetch.report.store_label`: no home path).
+
+How the run ended (``ending``): ``ended``, ``interrupted`` (a ``KeyboardInterrupt`` was on its way
+when :meth:`~DashboardModel.finish` ran, or ``finish(ending="interrupted")``) or ``stopped``
+(another exception).
 
 It does not render (:mod:`paperfetch.dashboard.render`), show (:mod:`paperfetch.dashboard.view`)
 or know the Retriever: whoever runs the batch creates the model, watches its clients with it and
@@ -38,25 +50,26 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import threading
 from collections import deque
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from paperfetch.clock import SYSTEM_CLOCK, Clock
+from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, RecentEvent, unreachable_kind
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostSnapshot, host_key
 from paperfetch.outcomes import NOTABLE_STATUSES, Status
 from paperfetch.redact import redact_text
-from paperfetch.report import clip, duration_cell, state_words
+from paperfetch.report import clip, duration_cell, store_label
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
 
     from paperfetch.http.client import HttpClient
 
-__all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent"]
+__all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent",
+           "unreachable_kind"]
 
 logger = logging.getLogger("paperfetch.widgets")
 
@@ -66,6 +79,7 @@ RECENT_EVENTS = 50
 _STATUS_ORDER = [s.value for s in Status]
 _IGNORED = frozenset({EventKind.WAIT, EventKind.RETRY, EventKind.REDIRECT})
 _NO_REQUEST = "(no request)"  # the scheduler's queue of jobs whose next step sends no request
+_NOT_FOUND = frozenset({404, 410})
 
 
 class QueueSource(Protocol):
@@ -74,208 +88,20 @@ class QueueSource(Protocol):
     def queued(self) -> Mapping[str, int]: ...
 
 
-# ---------------------------------------------------------------------- snapshots
-@dataclass(frozen=True)
-class RecentEvent:
-    """One notable event: a hold set, a suppression, a robots.txt refusal, an invalid PDF."""
-
-    at: float        #: wall-clock time (epoch seconds)
-    host: str
-    kind: str        #: ``hold``, ``suppress``, ``disallowed``, ``robots``, ``invalid_pdf``, an item status
-    message: str     #: no secrets: URLs are redacted
-
-
-def _epoch(at: datetime | None) -> float | None:
-    return None if at is None else at.timestamp()
-
-
-@dataclass(frozen=True)
-class HostRow:
-    """One host's row: this run's counts, and the host's politeness record as it is now.
-
-    The counts are the run's own (from events and queues). ``politeness`` is the transport's
-    :class:`~paperfetch.http.hosts.HostSnapshot` of the host (``None``: nothing known); the
-    politeness properties below read it, times as epoch seconds. ``hold_left_s`` is the hold's
-    countdown at the moment of the batch snapshot.
-    """
-
-    host: str
-    queued: int = 0
-    in_flight: int = 0
-    requests: int = 0            #: requests sent (robots.txt and redirect hops included)
-    ok: int = 0                  #: responses below 400
-    errors: int = 0              #: other responses, and network errors
-    not_sent: int = 0            #: answered without a request: held, suppressed, disallowed
-    last_status: int | None = None
-    hold_left_s: float = 0.0
-    politeness: HostSnapshot | None = None
-
-    # -- the politeness record, read ------------------------------------------------
-    @property
-    def delay_min_s(self) -> float | None:
-        return None if self.politeness is None else self.politeness.delay_min_s
-
-    @property
-    def delay_max_s(self) -> float | None:
-        return None if self.politeness is None else self.politeness.delay_max_s
-
-    @property
-    def backoff_s(self) -> float:
-        return 0.0 if self.politeness is None else self.politeness.backoff_s
-
-    @property
-    def held_until(self) -> float | None:
-        """Epoch seconds; None when not held."""
-        return None if self.politeness is None else _epoch(self.politeness.held_until)
-
-    @property
-    def hold_status(self) -> int | None:
-        return None if self.politeness is None else self.politeness.hold_status
-
-    @property
-    def hold_reason(self) -> str:
-        return "" if self.politeness is None else self.politeness.hold_reason
-
-    @property
-    def suppressed(self) -> bool:
-        return self.politeness is not None and self.politeness.suppressed
-
-    @property
-    def suppressed_reason(self) -> str | None:
-        return None if self.politeness is None else self.politeness.suppressed_reason
-
-    @property
-    def suppressed_until(self) -> float | None:
-        """Epoch seconds; None: until further notice (or not suppressed)."""
-        return None if self.politeness is None else _epoch(self.politeness.suppressed_until)
-
-    @property
-    def crawl_delay_s(self) -> float | None:
-        return None if self.politeness is None else self.politeness.crawl_delay_s
-
-    @property
-    def robots(self) -> str | None:
-        return None if self.politeness is None else self.politeness.robots
-
-    @property
-    def learned_interval_s(self) -> float:
-        """The interval learned from the host's 429s."""
-        return 0.0 if self.politeness is None else self.politeness.learned_interval_s
-
-    @property
-    def breaker(self) -> str:
-        """The host's circuit breaker: closed, open, half_open."""
-        return "closed" if self.politeness is None else self.politeness.breaker
-
-    # -- derived ----------------------------------------------------------------------
-    @property
-    def done(self) -> int:
-        return self.ok + self.errors + self.not_sent
-
-    @property
-    def held(self) -> bool:
-        return self.hold_left_s > 0
-
-    @property
-    def touched(self) -> bool:
-        """Whether this run did anything with the host (or has something queued for it)."""
-        return bool(self.queued or self.in_flight or self.requests or self.not_sent)
-
-    @property
-    def state(self) -> str:
-        """In words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``busy``, ``queued``, ``backoff`` or ``idle``."""
-        return state_words(suppressed=self.suppressed, held=self.held, in_flight=self.in_flight,
-                           queued=self.queued, backoff_s=self.backoff_s)
-
-
-#: The columns of :meth:`BatchSnapshot.hosts_frame` (before ``done`` and ``state``).
-ROW_COLUMNS = (
-    "host", "queued", "in_flight", "requests", "ok", "errors", "not_sent", "last_status", "delay_min_s",
-    "delay_max_s", "backoff_s", "held_until", "hold_left_s", "hold_status", "hold_reason", "suppressed",
-    "suppressed_reason", "suppressed_until", "crawl_delay_s", "robots", "learned_interval_s", "breaker",
-)
-
-
-@dataclass(frozen=True)
-class BatchSnapshot:
-    """Everything the dashboard shows, at one moment. Plain data: compare it, print it, test it."""
-
-    at: float                                   #: wall-clock time of the snapshot (epoch seconds)
-    total: int = 0
-    done: int = 0
-    counts: Mapping[str, int] = field(default_factory=dict)   #: outcome status -> rows, in Status order
-    hosts: tuple[HostRow, ...] = ()             #: sorted by host
-    events: tuple[RecentEvent, ...] = ()        #: oldest first
-    running: bool = False
-    started_at: float | None = None
-    finished_at: float | None = None
-    version: int = 0                            #: grows with every change the model saw
-    store: str = ""                             #: the host-state store the hosts were read from ("memory", "sqlite:/…", "redis://…")
-
-    def host(self, key: str) -> HostRow | None:
-        for h in self.hosts:
-            if h.host == key:
-                return h
-        return None
-
-    @property
-    def held(self) -> tuple[HostRow, ...]:
-        return tuple(h for h in self.hosts if h.held)
-
-    @property
-    def suppressed(self) -> tuple[HostRow, ...]:
-        return tuple(h for h in self.hosts if h.suppressed)
-
-    @property
-    def requests(self) -> int:
-        return sum(h.requests for h in self.hosts)
-
-    @property
-    def ended(self) -> bool:
-        """Whether the run is over (its holds no longer count down)."""
-        return self.finished_at is not None and not self.running
-
-    @property
-    def elapsed_s(self) -> float | None:
-        if self.started_at is None:
-            return None
-        end = self.finished_at if self.finished_at is not None else self.at
-        return max(0.0, end - self.started_at)
-
-    def summary(self) -> str:
-        """One line: progress and counts by status."""
-        elapsed = self.elapsed_s
-        took = f" in {elapsed:.1f}s" if elapsed is not None else ""
-        if self.running:
-            head = f"paperfetch running: {self.done}/{self.total} done{took}"
-        elif self.finished_at is not None:
-            ended = datetime.fromtimestamp(self.finished_at, tz=timezone.utc).strftime("%H:%M:%S")
-            head = f"paperfetch ended {ended} UTC: {self.done}/{self.total} done{took}"
-        else:
-            head = f"paperfetch idle: {self.done}/{self.total} done"
-        counts = ", ".join(f"{status} {n}" for status, n in self.counts.items() if n)
-        return f"{head}" + (f" ({counts})" if counts else "")
-
-    def hosts_frame(self) -> pd.DataFrame:
-        """The host table as a DataFrame (one row per host, :data:`ROW_COLUMNS`, plus done and state)."""
-        import pandas as pd
-
-        rows = [{**{n: getattr(h, n) for n in ROW_COLUMNS}, "done": h.done, "state": h.state} for h in self.hosts]
-        return pd.DataFrame(rows, columns=[*ROW_COLUMNS, "done", "state"])
-
-
 # ---------------------------------------------------------------------- the model
 class _Host:
     """This run's counts for one host, plus what a model without a client learns from events."""
 
     __slots__ = (
         "key", "requests", "in_flight", "ok", "errors", "not_sent", "last_status", "backoff_s", "held_until",
-        "hold_status", "hold_reason", "suppressed_reason", "suppressed_until", "suppressed", "robots",
+        "hold_status", "hold_reason", "suppressed_reason", "suppressed_until", "suppressed", "robots", "not_found",
+        "unreachable",
     )
 
     def __init__(self, key: str) -> None:
         self.key = key
-        self.requests = self.in_flight = self.ok = self.errors = self.not_sent = 0
+        self.requests = self.in_flight = self.ok = self.errors = self.not_sent = self.not_found = 0
+        self.unreachable = ""
         self.last_status: int | None = None
         self.backoff_s = 0.0
         self.held_until: float | None = None
@@ -340,6 +166,7 @@ class DashboardModel:
         self._scheduler: QueueSource | None = None
         self._final_queues: dict[str, int] = {}
         self._final: BatchSnapshot | None = None  # the run's end, frozen: every later snapshot
+        self._ending = ""
         #: Grows with every change; a view redraws only when it moved (read without the lock).
         self.version = 0
 
@@ -366,12 +193,25 @@ class DashboardModel:
             self._running = True
             self._started_at = self._clock.time()
             self._finished_at = None
+            self._ending = ""
             self.version += 1
 
-    def finish(self) -> None:
+    def finish(self, *, ending: str | None = None) -> None:
         """The run is over: stop listening, keep the scheduler's last queue lengths, nothing is in flight,
         and freeze: from now on :meth:`snapshot` returns the state at this moment (until the next
-        :meth:`start`), so every view of the run tells the same story; its holds no longer count down."""
+        :meth:`start`), so every view of the run tells the same story; its holds no longer count down.
+
+        *ending*: ``ended``, ``interrupted`` or ``stopped``; by default read from the exception on its
+        way (``finish()`` runs in a ``finally``): a ``KeyboardInterrupt`` is ``interrupted``, another
+        exception ``stopped``, none ``ended``."""
+        if ending is None:
+            pending = sys.exc_info()[1]
+            if isinstance(pending, KeyboardInterrupt):
+                ending = "interrupted"
+            elif pending is not None:
+                ending = "stopped"
+            else:
+                ending = "ended"
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
@@ -384,6 +224,7 @@ class DashboardModel:
             ran = self._running
             if ran:
                 self._finished_at = self._clock.time()
+                self._ending = ending
             self._running = False
             self.version += 1
         if ran:
@@ -412,16 +253,22 @@ class DashboardModel:
                     h.in_flight -= 1
                 status = event.status
                 h.last_status = status
+                h.unreachable = ""  # it answered
                 if status is not None and 200 <= status < 400:
                     h.ok += 1
+                elif status in _NOT_FOUND:
+                    h.not_found += 1
                 else:
                     h.errors += 1
             elif kind is EventKind.NETWORK_ERROR:
                 if h.in_flight > 0:
                     h.in_flight -= 1
                 h.errors += 1
+                h.unreachable = unreachable_kind(event.detail)
             elif kind is EventKind.HELD or kind is EventKind.SUPPRESSED:
                 h.not_sent += 1
+                if event.detail.startswith("breaker open: unreachable") and not h.unreachable:
+                    h.unreachable = unreachable_kind(event.detail) or "dns"
             elif kind is EventKind.DISALLOWED:
                 h.not_sent += 1
                 note = RecentEvent(event.at, event.host, "disallowed", f"robots.txt disallows {event.url or 'the URL'}")
@@ -493,16 +340,19 @@ class DashboardModel:
             snap: dict[str, Any] = dict(
                 at=now, total=self._total, done=self._done, counts=counts, events=tuple(self._events),
                 running=self._running, started_at=self._started_at, finished_at=self._finished_at, version=self.version,
+                ending=self._ending,
             )
-        snap["store"] = self._store_name()
+            ended = not self._running and self._finished_at is not None
+        snap["store"] = store_label(self._store_name())
         keys = sorted(set(hosts) | set(queues) | set(politeness))
         rows = []
         for key in keys:
             h = hosts.get(key)
-            fields: dict[str, Any] = {"host": key, "queued": queues.get(key, 0)}
+            fields: dict[str, Any] = {"host": key, "queued": queues.get(key, 0), "run_ended": ended}
             if h is not None:
                 fields.update(in_flight=h.in_flight, requests=h.requests, ok=h.ok, errors=h.errors,
-                              not_sent=h.not_sent, last_status=h.last_status)
+                              not_sent=h.not_sent, last_status=h.last_status, not_found=h.not_found,
+                              unreachable=h.unreachable)
             live = politeness.get(key)
             if live is not None:
                 fields.update(politeness=live[0], hold_left_s=live[1])
@@ -510,7 +360,12 @@ class DashboardModel:
                 record, left = _from_events(h, now)
                 fields.update(politeness=record, hold_left_s=left)
             rows.append(HostRow(**fields))
-        return BatchSnapshot(hosts=tuple(rows), **snap)
+        if snap["started_at"] is None:  # before any run: the hosts the store knows, as they are
+            return BatchSnapshot(hosts=tuple(rows), **snap)
+        seen = set(hosts) | set(queues)  # the hosts of this run's events and queues
+        mine = tuple(r for r in rows if r.host in seen)
+        others = tuple(r for r in rows if r.host not in seen and (r.held or r.suppressed or r.breaker == "open"))
+        return BatchSnapshot(hosts=mine, others=others, **snap)
 
     def _queues(self) -> dict[str, int]:
         scheduler = self._scheduler

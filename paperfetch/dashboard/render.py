@@ -1,4 +1,4 @@
-"""The dashboard drawn: a :class:`~paperfetch.dashboard.model.BatchSnapshot` as HTML and as text.
+"""The dashboard drawn: a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot` as HTML and as text.
 
 Pure functions of a snapshot (no widget, no clock, no transport): :func:`render_html` is what a
 saved notebook keeps, :func:`render_text` what a terminal prints, and the widget view
@@ -8,17 +8,25 @@ saved notebook keeps, :func:`render_text` what a terminal prints, and the widget
 The host table
 --------------
 
-One line per host, problem hosts (held, suppressed) first. Its columns are :data:`HOST_COLUMNS`,
-one :class:`HostColumn` each, used by the HTML and the text view alike: a new per-host figure is
-a field of the transport's :class:`~paperfetch.http.hosts.HostSnapshot` (or a run count of
-:class:`~paperfetch.dashboard.model.HostRow`) and one line in :data:`HOST_COLUMNS`. The HTML table
-has fixed column widths (``table-layout: fixed``): numbers right-aligned with padding, the state
-column (with until when and why) takes the room left and cuts its text with ``…``, the whole text
-on hover. It fits a 1024 px window. The state words and the row colours are
-:mod:`paperfetch.report`'s, as in every per-host table people read.
+One line per host **this run** asked or was blocked from asking, problem hosts (held, suppressed,
+unreachable, breaker open) first; the other hosts the shared store holds or suppresses are one
+line above the table ("3 other hosts held or suppressed in the shared state —
+``r.domain_status()``"), and when no host answered at all, one line says so ("could not reach
+any service (DNS failed for 8 hosts): offline, or behind a proxy?"). Its columns are
+:data:`HOST_COLUMNS`, one :class:`HostColumn` each, used by the HTML and the text view alike.
+
+The HTML is styled by classes in one ``<style>`` block (:data:`DASHBOARD_CSS`), not per-cell
+styles, so a saved 20-host dashboard stays small (about 10 kB). It fits a 700 px notebook (1024 px
+with JupyterLab's file browser open): fixed column widths, the state column takes the room left
+and wraps (its word is never cut; a held or suppressed host's reason goes on a second line, two
+lines at most, whole on hover), and below 940 px of table the ``wide`` columns (in flight, done,
+not found, not sent, backoff, crawl) are left out (a CSS container query) before anything is cut.
+The held and suppressed row colours are also inline on their rows (the only inline styles), so a
+notebook that drops the style block still marks them.
 
 While a run goes, holds count down ("HELD 12:34 left"); once it ended, holds are clock times
-("HELD until 17:04:10 UTC").
+("HELD until 17:04:10 UTC"), queued hosts read ``not started``, and the state line says whether
+the run ended, was interrupted or stopped.
 """
 
 from __future__ import annotations
@@ -74,26 +82,34 @@ def _hold_text(h: HostRow, ended: bool = False) -> str:
     return f"HELD {duration_cell(h.hold_left_s)} left{status}"
 
 
-def _suppression_text(h: HostRow) -> str:
-    if not h.suppressed:
-        return ""
-    until = f" until {_clock_time(h.suppressed_until)} UTC" if h.suppressed_until is not None else ""
-    return f"SUPPRESSED{until}: {h.suppressed_reason or 'HTTP 403'}"
+def _state_parts(h: HostRow, ended: bool = False) -> tuple[str, str]:
+    """(the state with until when, why): ``("HELD 12:34 left (HTTP 503)", "HTTP 503 with Retry-After")``,
+    ``("SUPPRESSED until 17:04:10 UTC", "HTTP 403 for …")``, ``("UNREACHABLE", "DNS failed")``;
+    a host both suppressed and held has the hold in the why."""
+    hold = _hold_text(h, ended)
+    hold_why = f"{hold}: {h.hold_reason}" if hold and h.hold_reason else hold
+    if h.suppressed:
+        until = f" until {_clock_time(h.suppressed_until)} UTC" if h.suppressed_until is not None else ""
+        why = h.suppressed_reason or "HTTP 403"
+        return f"SUPPRESSED{until}", f"{why}; {hold_why}" if hold else why
+    if hold:
+        return hold, h.hold_reason
+    if h.unreachable:
+        return "UNREACHABLE", "DNS failed" if h.unreachable == "dns" else "connection refused"
+    return h.state, ""
 
 
 def _state_text(h: HostRow, ended: bool = False) -> str:
-    """The state in words; for a suppressed or held host, with until when and why, in one line."""
-    parts = [_suppression_text(h)]
-    hold = _hold_text(h, ended)
-    if hold:
-        parts.append(f"{hold}: {h.hold_reason}" if h.hold_reason else hold)
-    return "; ".join(p for p in parts if p) or h.state
+    """The state in words; for a suppressed, held or unreachable host, with until when and why, in one line."""
+    head, why = _state_parts(h, ended)
+    return f"{head}: {why}" if why else head
 
 
 def _ordered(hosts: Iterable[HostRow]) -> list[HostRow]:
-    """Held and suppressed hosts first, then those this run touched, then the rest; by name within."""
+    """Problem hosts (held, suppressed, unreachable, breaker open) first, then those this run
+    touched, then the rest; by name within."""
     def rank(h: HostRow) -> tuple[int, str]:
-        return (0 if (h.held or h.suppressed) else 1 if h.touched else 2, h.host)
+        return (0 if (h.held or h.suppressed) else 1 if h.problem else 2 if h.touched else 3, h.host)
 
     return sorted(hosts, key=rank)
 
@@ -103,9 +119,9 @@ class HostColumn:
     """One column of the host table, for the HTML and the text view alike.
 
     ``cell(host, ended)`` gives the text; ``numeric`` columns are right-aligned. In HTML each
-    column is ``width`` wide (em; 0: the room left, for the last column), its text on one line, cut
-    with ``…`` when longer, the whole text in the cell's ``title`` (shown on hover). A ``clip``
-    column is also cut in the text view, at that many characters.
+    column is ``width`` wide (em; 0: the room left, the state column, which wraps), its text on one
+    line, cut with ``…`` when longer, the whole text in the cell's ``title`` (shown on hover). A
+    ``clip`` column is also cut in the text view, at that many characters.
     """
 
     header: str
@@ -114,6 +130,7 @@ class HostColumn:
     width: float = 0.0     #: em; 0: what is left
     clip: int = 0          #: the text view's limit; 0: never cut
     hint: str = ""         #: the header's tooltip
+    wide: bool = False     #: left out of a table narrower than :data:`WIDE_FROM_PX` (HTML only)
 
 
 def _count(value: int) -> str:
@@ -122,72 +139,138 @@ def _count(value: int) -> str:
 
 #: The host table, left to right. A new per-host figure is one line here (and a field of HostRow or its politeness).
 HOST_COLUMNS: tuple[HostColumn, ...] = (
-    HostColumn("host", lambda h, e: h.host, width=11.5, clip=40),
-    HostColumn("state", _state_text, clip=90,
-               hint="idle, busy, queued, backoff; SUPPRESSED or HELD with until when and why"),
-    HostColumn("queued", lambda h, e: _count(h.queued), True, 6, hint="jobs waiting in the scheduler's queue"),
-    HostColumn("in flight", lambda h, e: _count(h.in_flight), True, 5.8, hint="requests on the wire"),
-    HostColumn("done", lambda h, e: _count(h.done), True, 4.2, hint="OK + errors + not sent, this run"),
-    HostColumn("OK", lambda h, e: _count(h.ok), True, 3, hint="responses below 400, this run"),
-    HostColumn("errors", lambda h, e: _count(h.errors), True, 5, hint="other responses, and network errors, this run"),
-    HostColumn("not sent", lambda h, e: _count(h.not_sent), True, 5.8,
-               hint="answered without a request: held, suppressed, disallowed"),
-    HostColumn("last", lambda h, e: "" if h.last_status is None else str(h.last_status), True, 3.6, hint="the last HTTP status"),
-    HostColumn("delay", lambda h, e: _delay(h), True, 6.2, hint="the pause between two requests to the host"),
-    HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 5.6, hint="added after errors"),
-    HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 4.6, hint="robots.txt Crawl-delay"),
+    HostColumn("host", lambda h, e: h.host, width=10, clip=40),
+    HostColumn("state", lambda h, e: _state_text(h, e), clip=90,
+               hint="idle, busy, queued (not started, after the end), backoff; "
+                    "SUPPRESSED, HELD, UNREACHABLE or OPEN BREAKER with until when and why"),
+    HostColumn("queued", lambda h, e: _count(h.queued), True, 4.4, hint="jobs waiting in the scheduler's queue"),
+    HostColumn("in flight", lambda h, e: _count(h.in_flight), True, 4.6, hint="requests on the wire", wide=True),
+    HostColumn("done", lambda h, e: _count(h.done), True, 3.6, hint="OK + not found + errors + not sent, this run",
+               wide=True),
+    HostColumn("OK", lambda h, e: _count(h.ok), True, 2.8, hint="responses below 400, this run"),
+    HostColumn("not found", lambda h, e: _count(h.not_found), True, 5.2, wide=True,
+               hint="404 and 410 answers, this run: not errors (a 404 robots.txt means no rules)"),
+    HostColumn("errors", lambda h, e: _count(h.errors), True, 3.8,
+               hint="other responses, and network errors, this run"),
+    HostColumn("not sent", lambda h, e: _count(h.not_sent), True, 5,
+               hint="answered without a request: held, suppressed, disallowed", wide=True),
+    HostColumn("last", lambda h, e: "" if h.last_status is None else str(h.last_status), True, 2.8,
+               hint="the last HTTP status"),
+    HostColumn("delay", lambda h, e: _delay(h), True, 5.6, hint="the pause between two requests to the host"),
+    HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 4.6,
+               hint="added after errors", wide=True),
+    HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 3.8, hint="robots.txt Crawl-delay", wide=True),
 )
 
-# Inline styles (a saved notebook may drop <style> blocks); the notebook's own table CSS (fixed layout,
-# right-aligned cells) is overridden on every cell.
-_CELL = ("padding:1px 6px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;"
-         "border-bottom:1px solid rgba(128,128,128,.25)")
+#: Characters of a reason that two lines of the state column hold at 700 px; of a host name in its column.
+_WHY_FITS, _HOST_FITS = 70, 17
+#: Table widths (px) below which the ``wide`` columns are left out.
+WIDE_FROM_PX = 940
+
+def _nth(which: Callable[[HostColumn], bool]) -> str:
+    """A CSS selector for the cells of the columns *which* picks (by position: no class on every cell)."""
+    picked = ",".join(f":nth-child({i})" for i, c in enumerate(HOST_COLUMNS, 1) if which(c))
+    return f".paperfetch-hosts :is(th,td):is({picked})"
 
 
-def _align(column: HostColumn) -> str:
-    return "text-align:right;font-variant-numeric:tabular-nums" if column.numeric else "text-align:left"
+#: The one style block of the dashboard (classes only; scoped by the ``paperfetch-`` prefix).
+DASHBOARD_CSS = (
+    ".paperfetch-dashboard{max-width:100%;overflow:hidden}"
+    ".paperfetch-bar{display:flex;align-items:center;gap:2px 8px;flex-wrap:wrap}"
+    ".paperfetch-track{flex:0 0 10em;height:10px;background:#e0e0e0;border-radius:2px;overflow:hidden}"
+    ".paperfetch-fill{height:100%}"
+    ".paperfetch-store{color:#757575}"
+    ".paperfetch-note{font-size:12px;margin:2px 0}"
+    ".paperfetch-offline{font-weight:bold;color:#b71c1c}"
+    ".paperfetch-hosts-box{max-height:20em;overflow-y:auto;overflow-x:hidden;max-width:100%;container-type:inline-size}"
+    "table.paperfetch-hosts{border-collapse:collapse;table-layout:fixed;width:100%;font-size:12px;line-height:1.4;margin:0}"
+    ".paperfetch-hosts th,.paperfetch-hosts td{padding:1px 4px;white-space:nowrap;overflow:hidden;"
+    "text-overflow:ellipsis;text-align:left;vertical-align:top;border-bottom:1px solid rgba(128,128,128,.25)}"
+    ".paperfetch-hosts th{font-weight:bold;border-bottom:1px solid #888}"
+    + _nth(lambda c: c.numeric) + "{text-align:right;font-variant-numeric:tabular-nums}"
+    ".paperfetch-hosts td.s{white-space:normal;overflow-wrap:anywhere}"
+    ".paperfetch-hosts .why{font-size:11px;opacity:.8;display:-webkit-box;-webkit-line-clamp:2;"
+    "-webkit-box-orient:vertical;overflow:hidden}"
+    ".paperfetch-held td,.paperfetch-suppressed td,.paperfetch-unreachable td{color:#000}"
+    ".paperfetch-unreachable{background-color:#e2e3e5}"
+    f"@container (max-width:{WIDE_FROM_PX}px){{{_nth(lambda c: c.wide)}{{display:none}}}}"
+    ".paperfetch-events{max-height:8em;overflow-y:auto;font-family:monospace;font-size:11px;line-height:1.45;"
+    "margin-top:4px;overflow-wrap:anywhere}"
+)
 
 
-def _td(column: HostColumn, text: str) -> str:
+def _state_cell(h: HostRow, ended: bool) -> str:
+    """The state cell: the word (and the countdown or until when) on the first line, the reason on a second."""
     esc = html.escape
-    title = f' title="{esc(text, quote=True)}"' if text and not column.numeric else ""
-    return f'<td style="{_CELL};{_align(column)}"{title}>{esc(text)}</td>'
+    head, why = _state_parts(h, ended)
+    # the whole text on hover only where two lines may not hold it (every byte counts in a saved notebook)
+    title = f' title="{esc(f"{head}: {why}", quote=True)}"' if len(why) > _WHY_FITS else ""
+    body = f"<b>{esc(head)}</b>" if h.problem else esc(head)
+    if why:
+        body += f'<div class="why">{esc(why)}</div>'
+    return f'<td class="s"{title}>{body}</td>'
 
 
-def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50) -> str:
-    """The per-host table: ``<table class="paperfetch-hosts">``, one ``<tr data-host=...>`` per host,
-    problem hosts first, in a box that scrolls (``div.paperfetch-hosts-box``)."""
+def _td(column: HostColumn, h: HostRow, ended: bool) -> str:
+    if column.header == "state":
+        return _state_cell(h, ended)
+    text = column.cell(h, ended)
+    title = f' title="{html.escape(text, quote=True)}"' if not column.numeric and len(text) > _HOST_FITS else ""
+    return f"<td{title}>{html.escape(text)}</td>"
+
+
+def _row_class(h: HostRow) -> tuple[str, str]:
+    """(class, inline background) of a host's row."""
+    if h.suppressed:
+        return "paperfetch-suppressed", SUPPRESSED_COLOUR
+    if h.held:
+        return "paperfetch-held", HELD_COLOUR
+    if h.unreachable:
+        return "paperfetch-unreachable", ""
+    return "", ""
+
+
+def _notes_html(snapshot: BatchSnapshot) -> str:
+    esc = html.escape
+    notes = []
+    offline = snapshot.offline_line()
+    if offline:
+        notes.append(f'<div class="paperfetch-note paperfetch-offline">{esc(offline)}</div>')
+    others = snapshot.others_line()
+    if others:
+        head, _, call = others.rpartition(" — ")
+        notes.append(f'<div class="paperfetch-note paperfetch-others">{esc(head)} — <code>{esc(call)}</code></div>')
+    return "".join(notes)
+
+
+def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50, *, style: bool = True) -> str:
+    """The per-host table: ``<table class="paperfetch-hosts">``, one ``<tr data-host=...>`` per host of
+    this run, problem hosts first, in a box that scrolls down (``div.paperfetch-hosts-box``), after
+    the offline and other-hosts lines; with *style*, the :data:`DASHBOARD_CSS` block first."""
     esc = html.escape
     ended = snapshot.ended
-    cols = "".join(f'<col style="width:{c.width:g}em">' if c.width else "<col>" for c in HOST_COLUMNS)
-    head = "".join(
-        f'<th style="{_CELL};{_align(c)};font-weight:bold;border-bottom:1px solid #888"'
-        + (f' title="{esc(c.hint, quote=True)}"' if c.hint else "") + f">{esc(c.header)}</th>"
+    heads = [
+        ("<th" + (f' style="width:{c.width:g}em"' if c.width else "")
+         + (f' title="{esc(c.hint, quote=True)}"' if c.hint else "") + f">{esc(c.header)}</th>")
         for c in HOST_COLUMNS
-    )
+    ]
+    head = "".join(heads)
     ordered = _ordered(snapshot.hosts)
     shown, rest = ordered[:max_rows], ordered[max_rows:]
     body = []
     for h in shown:
-        css, colour = "", ""
-        if h.suppressed:
-            css, colour = "paperfetch-suppressed", SUPPRESSED_COLOUR
-        elif h.held:
-            css, colour = "paperfetch-held", HELD_COLOUR
-        style = f' style="background-color:{colour};color:#000"' if colour else ""
-        cells = "".join(_td(c, c.cell(h, ended)) for c in HOST_COLUMNS)
-        body.append(f'<tr data-host="{esc(h.host, quote=True)}" class="{css}"{style}>{cells}</tr>')
+        css, colour = _row_class(h)
+        attrs = (f' class="{css}"' if css else "") + (f' style="background-color:{colour}"' if colour else "")
+        cells = "".join(_td(c, h, ended) for c in HOST_COLUMNS)
+        body.append(f'<tr data-host="{esc(h.host, quote=True)}"{attrs}>{cells}</tr>')
     if rest:
-        body.append(f'<tr class="paperfetch-more"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL};text-align:left">'
-                    f"… {len(rest)} more host(s)</td></tr>")
+        body.append(f'<tr class="paperfetch-more"><td colspan="{len(HOST_COLUMNS)}">… {len(rest)} more host(s)</td></tr>')
     if not body:
-        body.append(f'<tr class="paperfetch-empty"><td colspan="{len(HOST_COLUMNS)}" style="{_CELL};text-align:left">'
-                    "no host yet</td></tr>")
+        body.append(f'<tr class="paperfetch-empty"><td colspan="{len(HOST_COLUMNS)}">no host yet</td></tr>')
+    css = f"<style>{DASHBOARD_CSS}</style>" if style else ""
     return (
-        '<div class="paperfetch-hosts-box" style="max-height:20em;overflow:auto;max-width:100%">'
-        '<table class="paperfetch-hosts" style="border-collapse:collapse;table-layout:fixed;width:100%;'
-        'min-width:70em;font-size:12px;line-height:1.5;margin:0">'
-        f"<colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        f'{css}{_notes_html(snapshot)}<div class="paperfetch-hosts-box"><table class="paperfetch-hosts">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -197,67 +280,64 @@ _EVENT_LABELS = {
 }
 
 
-def render_events_html(snapshot: BatchSnapshot) -> str:
-    """The recent notable events, newest first, in a box that scrolls; long lines cut, whole on hover."""
+def render_events_html(snapshot: BatchSnapshot, max_events: int | None = None) -> str:
+    """The recent notable events, newest first, in a box that scrolls; long lines wrap."""
     esc = html.escape
-    lines = []
-    for e in reversed(snapshot.events):
-        text = f"{_clock_time(e.at)} {_EVENT_LABELS.get(e.kind, e.kind.upper())} {e.host} {e.message}"
-        lines.append(
-            f'<div data-kind="{esc(e.kind)}" title="{esc(text, quote=True)}" '
-            'style="white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
-            f"{_clock_time(e.at)} <b>{esc(_EVENT_LABELS.get(e.kind, e.kind.upper()))}</b> {esc(e.host)} {esc(e.message)}</div>"
-        )
+    events = list(snapshot.events)
+    if max_events is not None:
+        events = events[-max_events:]
+    lines = [
+        f'<div data-kind="{esc(e.kind)}">{_clock_time(e.at)} <b>{esc(_EVENT_LABELS.get(e.kind, e.kind.upper()))}</b> '
+        f"{esc(e.host)} {esc(e.message)}</div>"
+        for e in reversed(events)
+    ]
     if not lines:
         lines = ['<div class="paperfetch-none">no notable events</div>']
-    return (
-        '<div class="paperfetch-events" style="max-height:8em;overflow-y:auto;font-family:monospace;font-size:11px;'
-        'line-height:1.45;margin-top:4px">'
-        f"<div><b>recent events (UTC)</b></div>{''.join(lines)}</div>"
-    )
+    return f'<div class="paperfetch-events"><div><b>recent events (UTC)</b></div>{"".join(lines)}</div>'
 
 
 def _state_line(snapshot: BatchSnapshot) -> str:
-    """``running 4.2 s``, ``ended 16:05:01 UTC after 4.2 s``, or ``idle``."""
+    """``running 4.2 s``, ``ended 16:05:01 UTC after 4.2 s`` (or ``interrupted``, ``stopped``), or ``idle``."""
     elapsed = snapshot.elapsed_s
     took = f"{elapsed:.1f} s" if elapsed is not None else ""
     if snapshot.running:
         return f"running {took}".rstrip()
     if snapshot.finished_at is not None:
-        return f"ended {_clock_time(snapshot.finished_at)} UTC after {took}"
+        how = snapshot.ending if snapshot.ending in ("interrupted", "stopped") else "ended"
+        return f"{how} {_clock_time(snapshot.finished_at)} UTC after {took}"
     return "idle"
 
 
 def render_counts_html(snapshot: BatchSnapshot) -> str:
     esc = html.escape
-    parts = [f"<b>{snapshot.done} / {snapshot.total}</b>", esc(_state_line(snapshot))]
+    state = esc(_state_line(snapshot))
+    if snapshot.ending in ("interrupted", "stopped"):
+        state = f"<b>{state}</b>"
+    parts = [f"<b>{snapshot.done} / {snapshot.total}</b>", state]
     parts += [f"{esc(status.replace('_', ' '))} {n}" for status, n in snapshot.counts.items() if n]
-    held, suppressed = len(snapshot.held), len(snapshot.suppressed)
-    if held:
-        parts.append(f"<b>{held} HELD</b>")
-    if suppressed:
-        parts.append(f"<b>{suppressed} SUPPRESSED</b>")
+    for n, word in ((len(snapshot.held), "HELD"), (len(snapshot.suppressed), "SUPPRESSED"),
+                    (len(snapshot.unreachable), "UNREACHABLE")):
+        if n:
+            parts.append(f"<b>{n} {word}</b>")
     return '<span class="paperfetch-counts">' + " · ".join(parts) + "</span>"
 
 
-def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paperfetch") -> str:
-    """The whole dashboard as static HTML (what a saved notebook keeps): bar, counts, hosts, events."""
+def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paperfetch", max_events: int = 15) -> str:
+    """The whole dashboard as static HTML (what a saved notebook keeps): one style block, bar, counts,
+    the offline and other-hosts lines, hosts, the last *max_events* events."""
     total, done = max(0, snapshot.total), min(snapshot.done, max(0, snapshot.total))
     share = 100.0 * done / total if total else 0.0
     colour = "#2196f3" if not snapshot.ended else ("#4caf50" if snapshot.done >= snapshot.total else "#f44336")
+    store = (f'<span class="paperfetch-store">host state: {html.escape(snapshot.store)}</span>'
+             if snapshot.store else "")
     bar = (
-        '<div style="display:flex;align-items:center;gap:8px;flex-wrap:wrap">'
-        f'<b>{html.escape(title)}</b>'
-        '<div style="width:12em;height:10px;background:#e0e0e0;border-radius:2px;overflow:hidden">'
-        f'<div style="width:{share:.1f}%;height:100%;background:{colour}"></div></div>'
-        f"{render_counts_html(snapshot)}"
-        + (f'<span class="paperfetch-store" style="color:#757575">host state: {html.escape(snapshot.store)}</span>'
-           if snapshot.store else "")
-        + "</div>"
+        f'<div class="paperfetch-bar"><b>{html.escape(title)}</b>'
+        f'<div class="paperfetch-track"><div class="paperfetch-fill" style="width:{share:.1f}%;background:{colour}">'
+        f"</div></div>{render_counts_html(snapshot)}{store}</div>"
     )
     return (
-        '<div class="paperfetch-dashboard" style="max-width:100%;overflow:hidden">'
-        f"{bar}{render_hosts_html(snapshot, max_rows)}{render_events_html(snapshot)}</div>"
+        f'<style>{DASHBOARD_CSS}</style><div class="paperfetch-dashboard">'
+        f"{bar}{render_hosts_html(snapshot, max_rows, style=False)}{render_events_html(snapshot, max_events)}</div>"
     )
 
 
@@ -266,6 +346,7 @@ def render_text(snapshot: BatchSnapshot, max_rows: int = 20, max_events: int = 1
     lines = [snapshot.summary()]
     if snapshot.store:
         lines.append(f"host state: {snapshot.store}")
+    lines += [line for line in (snapshot.offline_line(), snapshot.others_line()) if line]
     hosts = _ordered(snapshot.hosts)
     ended = snapshot.ended
     if hosts:

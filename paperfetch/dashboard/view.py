@@ -98,12 +98,15 @@ class Dashboard:
             self.model = DashboardModel()
         import ipywidgets as w
 
+        # The bar keeps its width (it never shrinks to a sliver); the counts wrap beside it, or below it
+        # in a narrow notebook (1024 px with the file browser open).
         self.progress_bar = w.IntProgress(value=0, min=0, max=0, description=title, bar_style="",
-                                          layout=w.Layout(width="22em"))
-        self.counts = w.HTML(value="", layout=w.Layout(width="auto"))
+                                          layout=w.Layout(width="18em", min_width="14em", flex="0 0 auto"))
+        self.counts = w.HTML(value="", layout=w.Layout(width="auto", flex="1 1 16em", min_width="0"))
         self.hosts = w.HTML(value="", layout=w.Layout(width="100%"))
         self.events = w.HTML(value="", layout=w.Layout(width="100%"))
-        self.widget = _root_class()([w.HBox([self.progress_bar, self.counts]), self.hosts, self.events],
+        top = w.HBox([self.progress_bar, self.counts], layout=w.Layout(flex_flow="row wrap", width="100%"))
+        self.widget = _root_class()([top, self.hosts, self.events],
                                     layout=w.Layout(width="100%", max_width="100%"))
         self.widget.paperfetch_view = weakref.ref(self)
         self.refresh()

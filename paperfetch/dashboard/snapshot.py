@@ -1,0 +1,265 @@
+"""What the dashboard shows at one moment: :class:`BatchSnapshot`, one :class:`HostRow` per host
+and the :class:`RecentEvent` lines. Plain frozen data: compare it, print it, test it.
+
+:class:`~paperfetch.dashboard.model.DashboardModel` makes these; the renderers
+(:mod:`paperfetch.dashboard.render`) read them. Nothing here listens, counts or draws; the only
+logic is what a row or the whole snapshot says in words (a host's state, the offline line, the
+line for the other hosts of a shared store).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Mapping
+
+from paperfetch.http.hosts import HostSnapshot
+from paperfetch.report import state_words
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["BatchSnapshot", "HostRow", "ROW_COLUMNS", "RecentEvent", "unreachable_kind"]
+
+#: Words of a network error that mean the host could not be reached at all (as the transport's test reads them).
+_DNS_WORDS = ("NameResolution", "getaddrinfo", "Name or service not known", "nodename nor servname",
+              "Temporary failure in name resolution", "No address associated")
+_REFUSED_WORDS = ("Connection refused", "NewConnectionError", "ConnectionRefused")
+
+
+def unreachable_kind(detail: str) -> str:
+    """``dns`` or ``refused`` when a network error's text says the host could not be reached; else ``""``."""
+    if any(word in detail for word in _DNS_WORDS):
+        return "dns"
+    if any(word in detail for word in _REFUSED_WORDS):
+        return "refused"
+    return ""
+
+
+# ---------------------------------------------------------------------- snapshots
+@dataclass(frozen=True)
+class RecentEvent:
+    """One notable event: a hold set, a suppression, a robots.txt refusal, an invalid PDF."""
+
+    at: float        #: wall-clock time (epoch seconds)
+    host: str
+    kind: str        #: ``hold``, ``suppress``, ``disallowed``, ``robots``, ``invalid_pdf``, an item status
+    message: str     #: no secrets: URLs are redacted
+
+
+def _epoch(at: datetime | None) -> float | None:
+    return None if at is None else at.timestamp()
+
+
+@dataclass(frozen=True)
+class HostRow:
+    """One host's row: this run's counts, and the host's politeness record as it is now.
+
+    The counts are the run's own (from events and queues). ``politeness`` is the transport's
+    :class:`~paperfetch.http.hosts.HostSnapshot` of the host (``None``: nothing known); the
+    politeness properties below read it, times as epoch seconds. ``hold_left_s`` is the hold's
+    countdown at the moment of the batch snapshot.
+    """
+
+    host: str
+    queued: int = 0
+    in_flight: int = 0
+    requests: int = 0            #: requests sent (robots.txt and redirect hops included)
+    ok: int = 0                  #: responses below 400
+    errors: int = 0              #: other responses, and network errors
+    not_sent: int = 0            #: answered without a request: held, suppressed, disallowed
+    last_status: int | None = None
+    hold_left_s: float = 0.0
+    politeness: HostSnapshot | None = None
+    not_found: int = 0           #: 404 and 410 answers (not errors: "no rules", "no such record")
+    unreachable: str = ""        #: ``dns`` or ``refused`` when the host could not be reached (this run)
+    run_ended: bool = False      #: the run is over: queued jobs read ``not started``
+
+    # -- the politeness record, read ------------------------------------------------
+    @property
+    def delay_min_s(self) -> float | None:
+        return None if self.politeness is None else self.politeness.delay_min_s
+
+    @property
+    def delay_max_s(self) -> float | None:
+        return None if self.politeness is None else self.politeness.delay_max_s
+
+    @property
+    def backoff_s(self) -> float:
+        return 0.0 if self.politeness is None else self.politeness.backoff_s
+
+    @property
+    def held_until(self) -> float | None:
+        """Epoch seconds; None when not held."""
+        return None if self.politeness is None else _epoch(self.politeness.held_until)
+
+    @property
+    def hold_status(self) -> int | None:
+        return None if self.politeness is None else self.politeness.hold_status
+
+    @property
+    def hold_reason(self) -> str:
+        return "" if self.politeness is None else self.politeness.hold_reason
+
+    @property
+    def suppressed(self) -> bool:
+        return self.politeness is not None and self.politeness.suppressed
+
+    @property
+    def suppressed_reason(self) -> str | None:
+        return None if self.politeness is None else self.politeness.suppressed_reason
+
+    @property
+    def suppressed_until(self) -> float | None:
+        """Epoch seconds; None: until further notice (or not suppressed)."""
+        return None if self.politeness is None else _epoch(self.politeness.suppressed_until)
+
+    @property
+    def crawl_delay_s(self) -> float | None:
+        return None if self.politeness is None else self.politeness.crawl_delay_s
+
+    @property
+    def robots(self) -> str | None:
+        return None if self.politeness is None else self.politeness.robots
+
+    @property
+    def learned_interval_s(self) -> float:
+        """The interval learned from the host's 429s."""
+        return 0.0 if self.politeness is None else self.politeness.learned_interval_s
+
+    @property
+    def breaker(self) -> str:
+        """The host's circuit breaker: closed, open, half_open."""
+        return "closed" if self.politeness is None else self.politeness.breaker
+
+    # -- derived ----------------------------------------------------------------------
+    @property
+    def done(self) -> int:
+        return self.ok + self.not_found + self.errors + self.not_sent
+
+    @property
+    def held(self) -> bool:
+        return self.hold_left_s > 0
+
+    @property
+    def touched(self) -> bool:
+        """Whether this run did anything with the host (or has something queued for it)."""
+        return bool(self.queued or self.in_flight or self.requests or self.not_sent)
+
+    @property
+    def problem(self) -> bool:
+        """Held, suppressed, unreachable or with its breaker open: what the view puts first."""
+        return self.held or self.suppressed or bool(self.unreachable) or self.breaker == "open"
+
+    @property
+    def state(self) -> str:
+        """In words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``UNREACHABLE``, ``OPEN BREAKER``,
+        ``busy``, ``queued`` (``not started`` after the end), ``backoff`` or ``idle``."""
+        return state_words(suppressed=self.suppressed, held=self.held, in_flight=self.in_flight,
+                           queued=self.queued, backoff_s=self.backoff_s, unreachable=bool(self.unreachable),
+                           breaker_open=self.breaker == "open", ended=self.run_ended)
+
+
+#: The columns of :meth:`BatchSnapshot.hosts_frame` (before ``done`` and ``state``).
+ROW_COLUMNS = (
+    "host", "queued", "in_flight", "requests", "ok", "errors", "not_sent", "last_status", "delay_min_s",
+    "delay_max_s", "backoff_s", "held_until", "hold_left_s", "hold_status", "hold_reason", "suppressed",
+    "suppressed_reason", "suppressed_until", "crawl_delay_s", "robots", "learned_interval_s", "breaker",
+    "not_found", "unreachable",
+)
+
+
+@dataclass(frozen=True)
+class BatchSnapshot:
+    """Everything the dashboard shows, at one moment. Plain data: compare it, print it, test it."""
+
+    at: float                                   #: wall-clock time of the snapshot (epoch seconds)
+    total: int = 0
+    done: int = 0
+    counts: Mapping[str, int] = field(default_factory=dict)   #: outcome status -> rows, in Status order
+    hosts: tuple[HostRow, ...] = ()             #: sorted by host
+    events: tuple[RecentEvent, ...] = ()        #: oldest first
+    running: bool = False
+    started_at: float | None = None
+    finished_at: float | None = None
+    version: int = 0                            #: grows with every change the model saw
+    store: str = ""                             #: the host-state store, for people ("memory", "sqlite (user cache)", "redis://…")
+    #: other hosts of the shared store, held, suppressed or with an open breaker, that this run never asked
+    others: tuple[HostRow, ...] = ()
+    ending: str = ""                            #: "", or once over: "ended", "interrupted", "stopped"
+
+    def host(self, key: str) -> HostRow | None:
+        for h in self.hosts:
+            if h.host == key:
+                return h
+        return None
+
+    @property
+    def held(self) -> tuple[HostRow, ...]:
+        return tuple(h for h in self.hosts if h.held)
+
+    @property
+    def suppressed(self) -> tuple[HostRow, ...]:
+        return tuple(h for h in self.hosts if h.suppressed)
+
+    @property
+    def requests(self) -> int:
+        return sum(h.requests for h in self.hosts)
+
+    @property
+    def unreachable(self) -> tuple[HostRow, ...]:
+        return tuple(h for h in self.hosts if h.unreachable)
+
+    def offline_line(self) -> str:
+        """One line when no host this run asked answered and some could not be reached
+        ("could not reach any service (DNS failed for 8 hosts): offline, or behind a proxy?"); else ``""``."""
+        gone = self.unreachable
+        if not gone or any(h.ok or h.not_found or h.last_status is not None for h in self.hosts):
+            return ""
+        dns = sum(1 for h in gone if h.unreachable == "dns")
+        refused = len(gone) - dns
+        parts = [f"DNS failed for {dns} host{'s' if dns != 1 else ''}"] if dns else []
+        if refused:
+            parts.append(f"{refused} host{'s' if refused != 1 else ''} refused the connection")
+        return f"could not reach any service ({', '.join(parts)}): offline, or behind a proxy?"
+
+    def others_line(self) -> str:
+        """``3 other hosts held or suppressed in the shared state — r.domain_status()``; ``""`` when none."""
+        n = len(self.others)
+        if not n:
+            return ""
+        return f"{n} other host{'s' if n != 1 else ''} held or suppressed in the shared state — r.domain_status()"
+
+    @property
+    def ended(self) -> bool:
+        """Whether the run is over (its holds no longer count down)."""
+        return self.finished_at is not None and not self.running
+
+    @property
+    def elapsed_s(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else self.at
+        return max(0.0, end - self.started_at)
+
+    def summary(self) -> str:
+        """One line: progress and counts by status."""
+        elapsed = self.elapsed_s
+        took = f" in {elapsed:.1f}s" if elapsed is not None else ""
+        if self.running:
+            head = f"paperfetch running: {self.done}/{self.total} done{took}"
+        elif self.finished_at is not None:
+            ended = datetime.fromtimestamp(self.finished_at, tz=timezone.utc).strftime("%H:%M:%S")
+            how = self.ending if self.ending in ("interrupted", "stopped") else "ended"
+            head = f"paperfetch {how} {ended} UTC: {self.done}/{self.total} done{took}"
+        else:
+            head = f"paperfetch idle: {self.done}/{self.total} done"
+        counts = ", ".join(f"{status} {n}" for status, n in self.counts.items() if n)
+        return f"{head}" + (f" ({counts})" if counts else "")
+
+    def hosts_frame(self) -> pd.DataFrame:
+        """The host table as a DataFrame (one row per host, :data:`ROW_COLUMNS`, plus done and state)."""
+        import pandas as pd
+
+        rows = [{**{n: getattr(h, n) for n in ROW_COLUMNS}, "done": h.done, "state": h.state} for h in self.hosts]
+        return pd.DataFrame(rows, columns=[*ROW_COLUMNS, "done", "state"])
