@@ -350,7 +350,8 @@ def test_invalid_and_duplicate_inputs_are_named_and_export_writes_citations(caps
 
 
 def test_offline_is_one_line_and_retry_warnings_one_per_host(capsys, tmp_path, monkeypatch):
-    names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_eutils", "ncbi_idconv", "arxiv", "doi")
+    names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_eutils", "ncbi_idconv", "arxiv", "doi",
+             "semanticscholar", "biorxiv")
     for name in names:
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", f"http://{name.replace('_', '-')}.paperfetch-test.invalid")
     code, out, err = run(["download", "10.5555/a.b", "PMID:123", "--email", "t@example.org", "--out", str(tmp_path),
