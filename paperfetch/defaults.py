@@ -69,8 +69,15 @@ DOWNLOAD_VALIDATE_BYTES = 2048
 PDF_SNIFF_BYTES = 256 * 1024
 #: Landing pages larger than this are not read.
 MAX_LANDING_BYTES = 5 * 1024 * 1024
-#: How long a SQLite ledger write waits for another process's transaction before failing.
-LEDGER_BUSY_TIMEOUT_S = 60.0
+#: How long a SQLite file (host state, metadata cache, ledger) locked by another process is waited for
+#: before the run falls back (host state in memory, no cache, the ledger in memory): never a silent stall.
+#: ``PAPERFETCH_LOCK_TIMEOUT_S`` overrides it (paperfetch.config.lock_timeout_s).
+LOCK_TIMEOUT_S = 10.0
+#: How long a SQLite ledger write waits for another process's transaction (the lock timeout; 60 before issue 21).
+LEDGER_BUSY_TIMEOUT_S = LOCK_TIMEOUT_S
+#: The longest hold (Retry-After, a held host) a store keeps; a stored one further ahead is a wall clock that
+#: moved (or a corrupt record) and is clamped to this.
+MAX_HOLD_S = 7 * 24 * 3600.0
 #: The name that separates the ledgers of different batches in one Redis.
 LEDGER_NAME = "default"
 #: The prefix of every key paperfetch writes in Redis.
@@ -80,5 +87,5 @@ REDIS_SOCKET_TIMEOUT_S = 5.0
 
 __all__ += [  # the block above (kept apart from the transport's list while both are edited; merge when landed)
     "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "LEDGER_BUSY_TIMEOUT_S", "LEDGER_NAME",
-    "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "OUT_DIR", "PDF_SNIFF_BYTES", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "STATE",
+    "LOCK_TIMEOUT_S", "MAX_HOLD_S", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "OUT_DIR", "PDF_SNIFF_BYTES", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "STATE",
 ]
