@@ -202,6 +202,11 @@ class Retriever:
         try:
             with open_ledger(folder=self.out_dir) as ledger:
                 self._run_ledger = ledger
+                if getattr(ledger, "recovered", False):  # its file was damaged or unusable (issue 21): rows from the PDFs
+                    from paperfetch.ledger.rebuild import rebuild_from_files
+
+                    rebuild_from_files(ledger, [i.identifier for i in parsed if i.identifier is not None], self.out_dir,
+                                       self.filename_template)
                 for item in parsed:
                     if item.identifier is None:
                         rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value, "error": item.error}
