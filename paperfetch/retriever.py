@@ -50,6 +50,7 @@ from paperfetch.items import (
     META_FIELDS,
     ItemContext,
     ItemJob,
+    WriteStop,
     current_job,
     current_source,
     doi_identifier,
@@ -186,6 +187,7 @@ class Retriever:
         self._rows_lock = threading.Lock()
         self._run_started = float("inf")  # set as download() starts (see _reusable)
         self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
+        self._write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
         for client in {id(self.web): self.web, id(self.api): self.api}.values():
             client.subscribe(self._on_event)
 
@@ -196,6 +198,7 @@ class Retriever:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         sweep_stale_parts(self.out_dir)  # part files a killed run left behind (none a live process holds)
         self._run_started = time.time()  # a file newer than this was written by a concurrent run
+        self._write_stop = WriteStop()
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, ItemJob]] = []
         model, view = self._dashboard_begin(len(parsed))
@@ -415,7 +418,7 @@ class Retriever:
         return ItemContext(
             api=self.api, web=self.web, sources=self._sources, prefetched=self._prefetched, doi_base=self._doi_base,
             out_dir=self.out_dir, filename_template=self.filename_template, max_pdf_bytes=self.max_pdf_bytes,
-            metadata=self._metadata, check_title=self._check_title, reuse=self._reusable,
+            metadata=self._metadata, check_title=self._check_title, reuse=self._reusable, write_stop=self._write_stop,
         )
 
     def _check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:

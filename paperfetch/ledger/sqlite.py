@@ -166,17 +166,33 @@ class SqliteLedger(LedgerFiles):
         if opened.connection is None:
             self._connection = self._memory_connection()
             self._in_memory = True
+            self._mark_for_rebuild()
         else:
             self._connection = opened.connection
             self._connection.row_factory = sqlite3.Row
         if opened.problem:
             self.recovered, self.problem = True, opened.problem
+        elif self._rebuild_marker.exists():
+            self.recovered = True
+            self.problem = f"an earlier run kept its rows of {self.path} in memory; they are rebuilt from the PDFs"
+            logger.info("ledger: %s", self.problem)
         logger.debug("opened ledger %s", self.path)
 
     @property
     def in_memory(self) -> bool:
         """True when this run's rows live in memory only (see ``problem``)."""
         return self._in_memory
+
+    @property
+    def _rebuild_marker(self) -> Path:
+        """A file beside the ledger saying "rows were kept in memory": the next opening rebuilds them."""
+        return self.path.with_name(self.path.name + ".rebuild")
+
+    def _mark_for_rebuild(self) -> None:
+        try:
+            self._rebuild_marker.touch()
+        except OSError:  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
+            pass
 
     @classmethod
     def _memory_connection(cls, source: sqlite3.Connection | None = None) -> sqlite3.Connection:
@@ -206,6 +222,7 @@ class SqliteLedger(LedgerFiles):
                 pass
         self._connection = self._memory_connection(old)
         self._in_memory = True
+        self._mark_for_rebuild()
         try:
             old.close()
         except sqlite3.Error:
@@ -253,6 +270,8 @@ class SqliteLedger(LedgerFiles):
             if not self._closed:
                 self._closed = True
                 self._connection.close()
+                if self.recovered and not self._in_memory:  # the rows are in the file again (rebuilt by the caller)
+                    self._rebuild_marker.unlink(missing_ok=True)
                 logger.debug("closed ledger %s", self.path)
 
     def __enter__(self) -> SqliteLedger:
