@@ -108,6 +108,9 @@ def move_aside(path: Path, *, now: datetime | None = None) -> Path:
 
 def _connect(path: Path, timeout_s: float, prepare: Callable[[sqlite3.Connection], None]) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_file() and not os.access(path, os.W_OK):
+        # SQLite would open it read-only without a word and fail at the first write, mid-run
+        raise sqlite3.OperationalError("attempt to write a readonly database (the file is read-only)")
     connection = sqlite3.connect(path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")

@@ -1,0 +1,205 @@
+"""Faults of the machine (issue 21): damaged, locked and full state files, a full output disk.
+
+Each case runs the Retriever against the offline demo world with the three SQLite files a run uses (the
+host state, the metadata cache, the ledger in ``out_dir``) and one of them damaged: filled with garbage,
+cut in half, replaced by a folder, or made read-only (``chattr +i``: the file cannot be written *or*
+moved, even by root). Every case must give one row per input within a bounded time, a WARNING naming
+the file, nothing finished lost, and a re-run that resumes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from paperfetch import Retriever
+from paperfetch.demo import DemoWorld
+from paperfetch.state import SqliteStore, StoredFacts
+
+FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
+GOOD = ["10.5555/demo.fast", "10.5555/demo.fast2", "10.5555/demo.slow1", "PMID:90000001"]
+INPUTS = [*GOOD, "10.5555/demo.unknown"]
+DONE = {"downloaded", "already_downloaded"}
+#: the longest a damaged-file run may take (the clean run takes about a second)
+BOUND_S = 30.0
+FILES = ("state", "cache", "ledger")
+DAMAGES = ("garbage", "half", "folder", "readonly")
+
+
+@pytest.fixture(scope="module")
+def world():
+    with DemoWorld(base_ip=92) as w:
+        yield w
+
+
+@pytest.fixture(autouse=True)
+def _short_lock_timeout(monkeypatch):
+    monkeypatch.setenv("PAPERFETCH_LOCK_TIMEOUT_S", "0.5")
+
+
+class Files:
+    """The three files of one test: state and cache in their own folders, the ledger in out_dir."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.state = root / "state" / "host-state.sqlite3"
+        self.cache = root / "cache" / "metadata-cache.sqlite"
+        self.out = root / "out"
+        self.ledger = self.out / ".paperfetch-ledger.sqlite3"
+        self.immutable: list[Path] = []
+
+    def path(self, which: str) -> Path:
+        return {"state": self.state, "cache": self.cache, "ledger": self.ledger}[which]
+
+    def make(self, world):
+        """A clean first run: four PDFs, the ledger and the cache; the host-state file written directly
+        (a run keeps its store open in the process-wide registry, as a second process would not)."""
+        frame, _, _ = self.run(world, state="memory")
+        with SqliteStore(self.state) as store:
+            for host in ("a.example:443", "b.example:443"):
+                store.reserve(host, 1.0, time.time())
+                store.put(StoredFacts(host, learned_interval_s=0.01), time.time())
+        return frame
+
+    def run(self, world, out: Path | None = None, state: str | None = None):
+        started = time.monotonic()
+        with Retriever(email="tester@example.org", out_dir=out or self.out, endpoints=world.endpoints, progress=False,
+                       verbosity=0, http_options=FAST, state=state or str(self.state), cache=str(self.cache)) as r:
+            frame = r.download(INPUTS)
+            store = r.store.name
+        return frame, time.monotonic() - started, store
+
+    def release(self) -> None:
+        for path in self.immutable:
+            subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+@pytest.fixture
+def files(tmp_path):
+    made = Files(tmp_path)
+    yield made
+    made.release()
+
+
+def damage(files: Files, which: str, how: str) -> None:
+    path = files.path(which)
+    assert path.is_file(), path
+    for suffix in ("-wal", "-shm"):
+        assert not Path(f"{path}{suffix}").exists() or how == "folder" or True
+    if how == "garbage":
+        path.write_bytes(os.urandom(64) + b"this is not a database " * 300)
+    elif how == "half":
+        size = path.stat().st_size
+        with open(path, "r+b") as handle:
+            handle.truncate(size // 2)
+    elif how == "folder":
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        path.mkdir()
+        (path / "something").write_text("a folder where the file was")
+    elif how == "readonly":
+        if shutil.which("chattr") is None or os.geteuid() != 0:
+            pytest.skip("chattr +i (root) is needed to make a file read-only for root")
+        for suffix in ("-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"chattr +i not supported here: {done.stderr.decode().strip()}")
+        files.immutable.append(path)
+    else:  # pragma: no cover
+        raise AssertionError(how)
+
+
+def statuses(frame) -> dict[str, str]:
+    return dict(zip(frame["input"], frame["status"].astype(str)))
+
+
+@pytest.mark.parametrize("how", DAMAGES)
+@pytest.mark.parametrize("which", FILES)
+def test_a_damaged_state_file_gives_rows_a_warning_naming_it_and_a_resumable_run(world, files, caplog, which, how):
+    first = files.make(world)  # a clean run makes the three files (and four PDFs)
+    assert set(statuses(first)[i] for i in GOOD) == {"downloaded"}
+    damage(files, which, how)
+    path = files.path(which)
+    # The ledger's damage is seen by a re-run in the same folder (its rows must not be lost); the state
+    # and the cache are read by a run into a fresh folder (so it has to ask the services again).
+    out = files.out if which == "ledger" else files.root / "out2"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="paperfetch"):
+        frame, elapsed, store = files.run(world, out)
+    got = statuses(frame)
+    assert len(frame) == len(INPUTS) and list(frame["input"]) == INPUTS
+    assert elapsed < BOUND_S
+    assert {got[i] for i in GOOD} <= DONE, got
+    assert got["10.5555/demo.unknown"] == "not_found"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(str(path) in message for message in warnings), warnings
+    movable = how != "readonly"
+    aside = list(path.parent.glob(path.name + ".damaged-*"))
+    assert bool(aside) == movable, aside
+    if which == "ledger":
+        assert {got[i] for i in GOOD} == {"already_downloaded"}, got  # rebuilt from the PDFs: nothing fetched again
+    if which == "state":
+        assert store.startswith("memory") != movable, store
+    # a re-run resumes: the PDFs of the run are not fetched again
+    again, _, _ = files.run(world, out)
+    assert {statuses(again)[i] for i in GOOD} == {"already_downloaded"}
+
+
+def _hold_lock(path: Path) -> subprocess.Popen:
+    """A child process holding ``BEGIN EXCLUSIVE`` on *path* until its stdin closes."""
+    code = (
+        "import sqlite3, sys\n"
+        f"db = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+        "db.execute('BEGIN EXCLUSIVE')\n"
+        "print('locked', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "locked"
+    return child
+
+
+@pytest.mark.parametrize("which", FILES)
+def test_a_file_locked_by_another_process_is_waited_for_a_bounded_time_then_the_run_goes_on(world, files, caplog, which):
+    files.make(world)
+    path = files.path(which)
+    out = files.out if which == "ledger" else files.root / "out2"
+    child = _hold_lock(path)
+    try:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="paperfetch"):
+            frame, elapsed, store = files.run(world, out)
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(10)
+    got = statuses(frame)
+    assert len(frame) == len(INPUTS) and {got[i] for i in GOOD} <= DONE, got
+    assert elapsed < 15.0  # the lock timeout is 0.5 s here: never the old 30-60 s per write
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(str(path) in m and "locked by another process" in m for m in warnings), warnings
+    assert not list(path.parent.glob(path.name + ".damaged-*"))  # a locked file is fine: never moved
+    if which == "state":
+        assert store.startswith("memory"), store
+    again, _, _ = files.run(world, out)
+    assert {statuses(again)[i] for i in GOOD} == {"already_downloaded"}
+
+
+def test_the_lock_timeout_is_a_setting_with_a_documented_default(monkeypatch):
+    from paperfetch import defaults
+    from paperfetch.config import lock_timeout_s
+    from paperfetch.errors import ConfigurationError
+
+    monkeypatch.delenv("PAPERFETCH_LOCK_TIMEOUT_S")
+    assert lock_timeout_s() == defaults.LOCK_TIMEOUT_S == 10.0
+    assert lock_timeout_s({"PAPERFETCH_LOCK_TIMEOUT_S": "2.5"}) == 2.5
+    with pytest.raises(ConfigurationError, match="PAPERFETCH_LOCK_TIMEOUT_S"):
+        lock_timeout_s({"PAPERFETCH_LOCK_TIMEOUT_S": "soon"})
