@@ -203,3 +203,86 @@ def test_the_lock_timeout_is_a_setting_with_a_documented_default(monkeypatch):
     assert lock_timeout_s({"PAPERFETCH_LOCK_TIMEOUT_S": "2.5"}) == 2.5
     with pytest.raises(ConfigurationError, match="PAPERFETCH_LOCK_TIMEOUT_S"):
         lock_timeout_s({"PAPERFETCH_LOCK_TIMEOUT_S": "soon"})
+
+
+# ---------------------------------------------------------------------------- a full disk
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 3 MB tmpfs (root only; skipped elsewhere)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    """Fill *disk* to the last byte; the filler file (delete it to make room)."""
+    filler = disk / "filler"
+    with open(filler, "wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+        except OSError:
+            pass
+        try:
+            while True:
+                handle.write(b"\0" * 512)
+        except OSError:
+            pass
+    return filler
+
+
+def test_a_full_output_disk_gives_write_error_rows_one_message_and_keeps_every_finished_row(world, files, small_disk,
+                                                                                            caplog):
+    out = small_disk / "out"
+    with Retriever(email="tester@example.org", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
+                   http_options=FAST, state="memory", cache=str(files.cache)) as r:
+        first = r.download(GOOD[:2])
+    assert set(first["status"].astype(str)) == {"downloaded"}
+    filler = fill(small_disk)
+    caplog.clear()
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="paperfetch"):
+        with Retriever(email="tester@example.org", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
+                       http_options=FAST, state="memory", cache=str(files.cache)) as r:
+            full = r.download(INPUTS)
+    elapsed = time.monotonic() - started
+    got = statuses(full)
+    assert len(full) == len(INPUTS) and elapsed < BOUND_S
+    assert got[GOOD[0]] == got[GOOD[1]] == "already_downloaded"  # finished before: kept
+    assert {got[i] for i in GOOD[2:]} == {"write_error"}, got
+    assert got["10.5555/demo.unknown"] in ("not_found", "write_error")
+    errors = " ".join(full.loc[full["status"] == "write_error", "error"].astype(str))
+    assert "disk is full" in errors and str(out) in errors
+    stops = [r.getMessage() for r in caplog.records if "starts no further downloads" in r.getMessage()]
+    assert len(stops) == 1, stops  # one clear message
+    assert not list(out.glob("*.part")) and not list(out.glob(".*.part"))
+    filler.unlink()  # room again: the re-run fetches what failed, and only that
+    with Retriever(email="tester@example.org", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
+                   http_options=FAST, state="memory", cache=str(files.cache)) as r:
+        again = r.download(INPUTS)
+    got = statuses(again)
+    assert got[GOOD[0]] == got[GOOD[1]] == "already_downloaded"
+    assert {got[i] for i in GOOD[2:]} == {"downloaded"}, got
+
+
+def test_a_full_user_cache_disk_disables_the_cache_and_the_host_state_file_with_a_warning(world, files, small_disk,
+                                                                                          caplog):
+    fill(small_disk)
+    cache, state = small_disk / "cache" / "metadata-cache.sqlite", small_disk / "host-state.sqlite3"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="paperfetch"):
+        with Retriever(email="tester@example.org", out_dir=files.out, endpoints=world.endpoints, progress=False,
+                       verbosity=0, http_options=FAST, state=str(state), cache=str(cache)) as r:
+            frame = r.download(INPUTS)
+            store = r.store.name
+    got = statuses(frame)
+    assert {got[i] for i in GOOD} == {"downloaded"}, got
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(str(cache) in m and "full" in m for m in warnings), warnings
+    assert any(str(state) in m and "full" in m for m in warnings), warnings
+    assert store.startswith("memory")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import shutil
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -126,6 +127,19 @@ def _connect(path: Path, timeout_s: float, prepare: Callable[[sqlite3.Connection
     return connection
 
 
+#: Below this many free bytes on a file's disk, an I/O error there is the full disk, never a damaged file.
+_FULL_BELOW_BYTES = 1 << 20
+
+
+def _disk_full(path: Path) -> bool:
+    for folder in (path.parent, *path.parents):
+        try:
+            return shutil.disk_usage(folder).free < _FULL_BELOW_BYTES
+        except OSError:
+            continue
+    return False
+
+
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
@@ -148,6 +162,8 @@ def open_database(
     except (sqlite3.Error, OSError) as exc:
         fault = fault_of(exc)
         first = exc
+    if fault is FileFault.DAMAGED and _disk_full(path):
+        fault = FileFault.FULL  # SQLite says "disk I/O error" when it cannot make its -shm file: not a damage
     if fault is FileFault.LOCKED:
         problem = (f"{what} {path} is locked by another process (waited {timeout_s:g} s, the lock timeout: "
                    f"PAPERFETCH_LOCK_TIMEOUT_S; SQLite does not tell which process holds it); {fallback} for this run")
