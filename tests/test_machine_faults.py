@@ -286,3 +286,87 @@ def test_a_full_user_cache_disk_disables_the_cache_and_the_host_state_file_with_
     assert any(str(cache) in m and "full" in m for m in warnings), warnings
     assert any(str(state) in m and "full" in m for m in warnings), warnings
     assert store.startswith("memory")
+
+
+# ---------------------------------------------------------------------------- a Redis that fails
+
+def _redis(*args: str):
+    from tests._services import free_port
+
+    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+    if not Path(binary).exists():
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import redis
+
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            redis.Redis(port=port, password=args[1] if args[:1] == ("--requirepass",) else None).ping()
+            break
+        except redis.exceptions.RedisError:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise
+            time.sleep(0.05)
+    return process, port
+
+
+@pytest.fixture
+def redis_with_password():
+    process, port = _redis("--requirepass", "right-horse-battery")
+    yield port
+    process.terminate()
+    process.wait(10)
+
+
+@pytest.fixture
+def redis_out_of_memory():
+    import redis
+
+    process, port = _redis("--maxmemory", "1mb", "--maxmemory-policy", "noeviction")
+    client = redis.Redis(port=port)
+    try:
+        for i in range(100_000):
+            client.set(f"filler:{i}", "x" * 1000)
+    except redis.exceptions.OutOfMemoryError:
+        pass
+    yield port
+    process.terminate()
+    process.wait(10)
+
+
+def _assert_store_failure_rows(frame, store: str, secret: str | None) -> None:
+    got = statuses(frame)
+    assert len(frame) == len(INPUTS)
+    assert "not_found" not in set(got.values()), got  # never a wrong "absent"
+    assert set(got.values()) == {"network_error"}, got
+    errors = " ".join(frame["error"].astype(str))
+    assert store in errors
+    if secret is not None:
+        assert secret not in errors
+
+
+@pytest.mark.parametrize("fault", ["wrong_password", "out_of_memory"])
+def test_a_redis_fault_is_a_retryable_failure_with_the_stores_error_never_not_found(world, files, request, fault):
+    from paperfetch.ledger import Ledger
+
+    if fault == "wrong_password":
+        port = request.getfixturevalue("redis_with_password")
+        url, secret, good = f"redis://:wrong-pass-123@127.0.0.1:{port}/0", "wrong-pass-123", \
+            f"redis://:right-horse-battery@127.0.0.1:{port}/1"  # /1: the process-wide registry keys a store by its name
+    else:
+        port = request.getfixturevalue("redis_out_of_memory")
+        url, secret, good = f"redis://127.0.0.1:{port}/0", None, "memory"
+    started = time.monotonic()
+    frame, elapsed, _ = files.run(world, state=url)
+    assert time.monotonic() - started < BOUND_S
+    _assert_store_failure_rows(frame, f"127.0.0.1:{port}", secret)
+    with Ledger.in_folder(files.out) as ledger:
+        entries = ledger.entries()
+    assert entries["retryable"].all() and len(entries) == len(INPUTS)  # the re-run asks again
+    again, _, _ = files.run(world, state=good)  # the store fixed (the password right, or another store)
+    got = statuses(again)
+    assert {got[i] for i in GOOD} == {"downloaded"} and got["10.5555/demo.unknown"] == "not_found", got
