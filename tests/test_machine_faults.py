@@ -370,3 +370,62 @@ def test_a_redis_fault_is_a_retryable_failure_with_the_stores_error_never_not_fo
     again, _, _ = files.run(world, state=good)  # the store fixed (the password right, or another store)
     got = statuses(again)
     assert {got[i] for i in GOOD} == {"downloaded"} and got["10.5555/demo.unknown"] == "not_found", got
+
+
+# ---------------------------------------------------------------------------- a wall clock that moves
+
+T0 = 1_800_000_000.0
+HOUR = 3600.0
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def any_store(request, tmp_path):
+    from paperfetch.state import open_store
+
+    if request.param == "redis":
+        url = request.getfixturevalue("redis_url")
+        store = open_store(url)
+        store.clear()
+    elif request.param == "sqlite":
+        store = open_store(str(tmp_path / "clock.sqlite3"))
+    else:
+        store = open_store("memory")
+    yield store
+    store.close()
+
+
+def test_a_slot_stored_by_a_clock_two_hours_ahead_is_clamped_to_one_interval(any_store):
+    host = "pub.example:443"
+    any_store.reserve(host, 1.0, T0 + 2 * HOUR)  # the clock ran 2 h ahead: next start stored at T0 + 7201
+    slot = any_store.reserve(host, 1.0, T0)      # then set right
+    assert slot.granted and slot.start_at <= T0 + 1.0 + 1e-6
+    assert any_store.reserve(host, 1.0, T0).start_at <= T0 + 2.0 + 1e-6  # and pacing goes on from there
+
+
+def test_a_lease_taken_an_hour_ahead_does_not_block_the_host_for_an_hour(any_store):
+    host = "pub.example:443"
+    any_store.reserve(host, 1.0, T0 + HOUR, lease_s=10.0)  # a holder whose clock was an hour ahead
+    slot = any_store.reserve(host, 1.0, T0, lease_s=10.0)
+    assert slot.start_at <= T0 + 10.0 + 1e-6  # at most one lease, never the hour
+
+
+def test_a_hold_set_before_the_clock_stepped_back_keeps_its_length(any_store):
+    host = "pub.example:443"
+    any_store.put(StoredFacts(host, hold_until=T0 + HOUR + 4, hold_status=429, hold_reason="Retry-After: 4"), T0 + HOUR)
+    facts = any_store.get(host, T0)  # stepped back an hour during the 4 s hold
+    assert facts.hold_until is not None and facts.hold_until <= T0 + 4 + 1e-6
+
+
+def test_a_hold_stored_further_ahead_than_seven_days_is_clamped(any_store):
+    from paperfetch import defaults
+
+    host = "pub.example:443"
+    any_store.put(StoredFacts(host, hold_until=T0 + 400 * 24 * HOUR, breaker_open_until=T0 + 400 * 24 * HOUR), T0)
+    facts = any_store.get(host, T0 + 1)
+    assert facts.hold_until <= T0 + 1 + defaults.MAX_HOLD_S and facts.breaker_open_until <= T0 + 1 + defaults.MAX_HOLD_S
+
+
+def test_the_clamp_keeps_an_honest_queue_of_starts(any_store):
+    host = "pub.example:443"
+    starts = [any_store.reserve(host, 3.0, T0).start_at for _ in range(20)]  # 20 workers at one instant
+    assert starts == pytest.approx([T0 + 3.0 * i for i in range(20)], abs=1e-5)

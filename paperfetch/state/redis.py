@@ -38,7 +38,16 @@ from typing import Any, Callable
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.state.base import HostStateStore, Slot, StoreBase, StoredFacts, apply_update, expire_facts, new_token
+from paperfetch.state.base import (
+    HostStateStore,
+    Slot,
+    StoreBase,
+    StoredFacts,
+    apply_update,
+    expire_facts,
+    new_token,
+    slot_horizon,
+)
 
 __all__ = ["FACTS_TTL_S", "RedisStore", "redis_failure", "redis_name"]
 
@@ -56,6 +65,10 @@ local now, interval, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV
 local next_free = tonumber(v[1]) or 0
 local holder = v[2] or ''
 local lease_until = tonumber(v[3]) or 0
+-- a stored time too far ahead is a wall clock that moved: clamped as paperfetch.state.base.clamp_slot does
+if next_free > now + tonumber(ARGV[7]) then next_free = now + interval end
+local lease_bound = math.max(lease, interval, 0)
+if holder ~= '' and lease_until > now + math.max(lease_bound, tonumber(ARGV[8])) then lease_until = now + lease_bound end
 if holder ~= '' and lease_until > now then
   return {0, string.format('%.6f', lease_until), '', string.format('%.6f', lease_until)}
 end
@@ -199,7 +212,8 @@ class RedisStore(StoreBase):
         def on_redis() -> Slot:
             granted, start, token_back, lease_until = self._reserve_script(
                 keys=[self._key("slot", host), self.namespace + "hosts"],
-                args=[repr(float(now)), repr(float(interval_s)), repr(float(lease_s)), token, ttl_ms, host],
+                args=[repr(float(now)), repr(float(interval_s)), repr(float(lease_s)), token, ttl_ms, host,
+                      repr(slot_horizon(interval_s, lease_s)), repr(float(defaults.MAX_CRAWL_DELAY_S))],
             )
             return Slot(host, bool(int(granted)), float(start), token_back, float(lease_until))
 
