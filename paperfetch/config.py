@@ -58,6 +58,13 @@ _CONTROL_CHARACTERS = frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x7F
 _SECRET_SETTINGS = frozenset({"email", "openalex_api_key", "ncbi_api_key"})
 
 
+def _without_userinfo(text: str) -> str:
+    """*text* with the ``user:password@`` of any URL in it masked (a Redis URL's password, say)."""
+    import re
+
+    return re.sub(r"//[^/@\s]*@", "//***@", text)
+
+
 def clean_setting(name: str, value: str | None) -> str | None:
     """*value* of text setting *name* with surrounding whitespace stripped (``None`` when nothing is left).
 
@@ -72,7 +79,7 @@ def clean_setting(name: str, value: str | None) -> str | None:
     stripped = value.strip()
     for index, character in enumerate(stripped):
         if character in _CONTROL_CHARACTERS:
-            shown = "(value not shown)" if name in _SECRET_SETTINGS or "key" in name else repr(stripped)
+            shown = "(value not shown)" if name in _SECRET_SETTINGS or "key" in name else repr(_without_userinfo(stripped))
             raise ConfigurationError(
                 f"{name} contains a control character (U+{ord(character):04X} at position {index}) {shown}; "
                 "give it without line breaks, tabs or other control characters"
@@ -161,7 +168,7 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
 
 def env_state(environ: Mapping[str, str] | None = None) -> str:
     """The host-state store ``$PAPERFETCH_STATE`` names, else ``"sqlite"`` (the file in the user cache directory)."""
-    return _environ(environ).get(STATE_ENV) or defaults.STATE
+    return clean_setting(STATE_ENV, _environ(environ).get(STATE_ENV)) or defaults.STATE
 
 
 def endpoint_env_var(name: str) -> str:
@@ -171,12 +178,12 @@ def endpoint_env_var(name: str) -> str:
 
 def env_endpoint_url(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     """``$PAPERFETCH_<NAME>_URL`` (a source's base URL, or ``doi`` for the DOI resolver); None when unset or empty."""
-    return _environ(environ).get(endpoint_env_var(name)) or None
+    return clean_setting(endpoint_env_var(name), _environ(environ).get(endpoint_env_var(name)) or None)
 
 
 def env_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """The metadata cache's folder ``$PAPERFETCH_CACHE_DIR`` names (``~`` expanded); None when unset or empty."""
-    named = _environ(environ).get(CACHE_DIR_ENV)
+    named = clean_setting(CACHE_DIR_ENV, _environ(environ).get(CACHE_DIR_ENV))
     return Path(named).expanduser() if named else None
 
 

@@ -39,7 +39,7 @@ import pandas as pd
 
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
-from paperfetch.config import Identification, env_endpoint_url, env_state, user_agent_for
+from paperfetch.config import Identification, clean_setting, env_endpoint_url, env_state, user_agent_for
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.client import HttpClient
@@ -126,12 +126,13 @@ class Retriever:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
             raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
-        endpoints = dict(endpoints or {})
+        # every text setting is stripped, and refused with a control character in it (config.clean_setting)
+        endpoints = {name: clean_setting(f"endpoints[{name!r}]", url) for name, url in (endpoints or {}).items()}
         bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
         self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key)
-        self.out_dir = Path(out_dir).expanduser().resolve()  # outcome paths are absolute, run to run
+        self.out_dir = Path(clean_setting("out_dir", os.fspath(out_dir)) or defaults.OUT_DIR).expanduser().resolve()  # absolute
         self.verbosity = verbosity
         self.order = tuple(sources)
         self.filename_template = filename_template
@@ -145,7 +146,7 @@ class Retriever:
         self._dashboard_model: Any = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
         install_log_filter()  # loggers made since the import mask secrets too
         common: dict[str, Any] = dict(
-            user_agent=user_agent_for(email),
+            user_agent=user_agent_for(self.identification.email),
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
             max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
         )
@@ -163,7 +164,8 @@ class Retriever:
             self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web.session, **common)
         self._sources: dict[str, Source] = {}
         #: Sources left out for want of an e-mail address (said once, in one warning).
-        self.skipped_sources = tuple(name for name, cls in SOURCES.items() if cls.requires_email and not email)
+        self.skipped_sources = tuple(name for name, cls in SOURCES.items()
+                                     if cls.requires_email and not self.identification.email)
         if self.skipped_sources:
             logger.warning("no contact e-mail given: %s skipped "
                            "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
