@@ -242,8 +242,8 @@ class WriteError(DownloadError, OSError):
     def __init__(self, message: str, *, path: str | None = None, errno: int | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.path = path
-        self.errno = errno  # type: ignore[misc]  # OSError's attribute, set as ours
-        self.strerror = message  # type: ignore[misc]
+        self.errno = errno  # OSError's attribute, set as ours
+        self.strerror = message
 
 
 class DiskFull(WriteError):

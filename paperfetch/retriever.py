@@ -127,7 +127,7 @@ class Retriever:
         if unknown:
             raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
         # every text setting is stripped, and refused with a control character in it (config.clean_setting)
-        endpoints = {name: clean_setting(f"endpoints[{name!r}]", url) for name, url in (endpoints or {}).items()}
+        endpoints = {name: clean_setting(f"endpoints[{name!r}]", url) or "" for name, url in (endpoints or {}).items()}
         bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
