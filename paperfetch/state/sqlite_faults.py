@@ -30,6 +30,8 @@ import logging
 import os
 import shutil
 import sqlite3
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
@@ -127,6 +129,12 @@ def _connect(path: Path, timeout_s: float, prepare: Callable[[sqlite3.Connection
     return connection
 
 
+#: A file found locked is not waited for again within this many seconds (a Retriever opens the host state
+#: once per transport: one wait, not two).
+_LOCKED_MEMO_S = 5.0
+_RECENTLY_LOCKED: dict[Path, tuple[float, str]] = {}
+_RECENT_LOCK = threading.Lock()
+
 #: Below this many free bytes on a file's disk, an I/O error there is the full disk, never a damaged file.
 _FULL_BELOW_BYTES = 1 << 20
 
@@ -157,6 +165,11 @@ def open_database(
     (a :class:`~paperfetch.errors.ConfigurationError` of *prepare*, say) propagate.
     """
     timeout_s = lock_timeout_s()
+    with _RECENT_LOCK:
+        seen = _RECENTLY_LOCKED.get(path)
+    if seen is not None and time.monotonic() - seen[0] < _LOCKED_MEMO_S:
+        logger.debug("%s %s was found locked a moment ago; not waited for again", what, path)
+        return Opened(None, problem=seen[1])
     try:
         return Opened(_connect(path, timeout_s, prepare))
     except (sqlite3.Error, OSError) as exc:
@@ -168,6 +181,8 @@ def open_database(
         problem = (f"{what} {path} is locked by another process (waited {timeout_s:g} s, the lock timeout: "
                    f"PAPERFETCH_LOCK_TIMEOUT_S; SQLite does not tell which process holds it); {fallback} for this run")
         logger.warning("%s", problem)
+        with _RECENT_LOCK:
+            _RECENTLY_LOCKED[path] = (time.monotonic(), problem)
         return Opened(None, problem=problem)
     if fault is FileFault.FULL:
         problem = f"{what} {path} cannot be written: the disk is full ({_reason(first)}); {fallback} for this run"
