@@ -245,6 +245,9 @@ class WriteError(DownloadError, OSError):
         self.errno = errno  # OSError's attribute, set as ours
         self.strerror = message
 
+    def __str__(self) -> str:  # the message as written (OSError's would prefix "[Errno 28]")
+        return str(self.args[0]) if self.args else ""
+
 
 class DiskFull(WriteError):
     """No space left on the output folder's disk (ENOSPC, a quota)."""
