@@ -186,6 +186,8 @@ def test_a_file_locked_by_another_process_is_waited_for_a_bounded_time_then_the_
     assert elapsed < 15.0  # the lock timeout is 0.5 s here: never the old 30-60 s per write
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any(str(path) in m and "locked by another process" in m for m in warnings), warnings
+    if Path("/proc/locks").exists():  # Linux names the holder
+        assert any(f"held by pid {child.pid}" in m for m in warnings), warnings
     assert not list(path.parent.glob(path.name + ".damaged-*"))  # a locked file is fine: never moved
     if which == "state":
         assert store.startswith("memory"), store

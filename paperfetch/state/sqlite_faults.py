@@ -15,7 +15,8 @@ that stops a run:
   connection" and the caller falls back for the run;
 * **locked** (the busy timeout passed) or **the disk is full**: never moved (the file is fine); the
   WARNING names the file and the caller falls back for the run. SQLite does not say which process
-  holds a lock; the message says so.
+  holds a lock; where Linux's ``/proc/locks`` names the process (:func:`lock_holders`) the message gives
+  its pid, else it says that it cannot tell.
 
 :func:`fault_of` classifies an error raised later, in the middle of a run, so a caller can fall back
 the same way. What a caller falls back to is its own business (memory for the host state, an
@@ -40,7 +41,7 @@ from typing import Callable
 
 from paperfetch.config import lock_timeout_s
 
-__all__ = ["FileFault", "Opened", "fault_of", "move_aside", "open_database", "write_errno"]
+__all__ = ["FileFault", "Opened", "fault_of", "lock_holders", "move_aside", "open_database", "write_errno"]
 
 logger = logging.getLogger("paperfetch.state")
 
@@ -148,6 +149,40 @@ def _disk_full(path: Path) -> bool:
     return False
 
 
+def lock_holders(path: Path) -> list[int]:
+    """The pids holding a POSIX lock on *path* or its ``-shm`` (Linux ``/proc/locks``), this process left out.
+
+    SQLite itself cannot say who holds a lock; where ``/proc/locks`` is missing the answer is ``[]``.
+    """
+    inodes = set()
+    for candidate in (path, Path(f"{path}-shm")):
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        inodes.add((os.major(info.st_dev), os.minor(info.st_dev), info.st_ino))
+    if not inodes:
+        return []
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return []
+    holders: set[int] = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->":  # "->": a waiter, not a holder
+            continue
+        try:
+            pid = int(fields[4])
+            major, minor, inode = fields[5].split(":")
+            key = (int(major, 16), int(minor, 16), int(inode))
+        except ValueError:
+            continue
+        if key in inodes and pid > 0 and pid != os.getpid():
+            holders.add(pid)
+    return sorted(holders)
+
+
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
@@ -178,8 +213,11 @@ def open_database(
     if fault is FileFault.DAMAGED and _disk_full(path):
         fault = FileFault.FULL  # SQLite says "disk I/O error" when it cannot make its -shm file: not a damage
     if fault is FileFault.LOCKED:
+        holders = lock_holders(path)
+        who = (f"held by pid {', '.join(map(str, holders))} (from /proc/locks)" if holders
+               else "SQLite does not tell which process holds it")
         problem = (f"{what} {path} is locked by another process (waited {timeout_s:g} s, the lock timeout: "
-                   f"PAPERFETCH_LOCK_TIMEOUT_S; SQLite does not tell which process holds it); {fallback} for this run")
+                   f"PAPERFETCH_LOCK_TIMEOUT_S; {who}); {fallback} for this run")
         logger.warning("%s", problem)
         with _RECENT_LOCK:
             _RECENTLY_LOCKED[path] = (time.monotonic(), problem)
