@@ -431,3 +431,35 @@ def test_the_clamp_keeps_an_honest_queue_of_starts(any_store):
     host = "pub.example:443"
     starts = [any_store.reserve(host, 3.0, T0).start_at for _ in range(20)]  # 20 workers at one instant
     assert starts == pytest.approx([T0 + 3.0 * i for i in range(20)], abs=1e-5)
+
+
+def test_a_disk_that_fills_up_mid_run_moves_each_file_to_memory_with_what_it_had(small_disk, caplog):
+    from paperfetch.cache import MetadataCache
+    from paperfetch.ledger import Ledger
+
+    ledger = Ledger(small_disk / "out" / ".paperfetch-ledger.sqlite3")
+    store = SqliteStore(small_disk / "host-state.sqlite3")
+    cache = MetadataCache(small_disk / "metadata-cache.sqlite")
+    ledger.record("doi:10.1/first", status="not_found")
+    store.put(StoredFacts("first.example:443", learned_interval_s=2.0), T0)
+    cache.put_answer("GET https://first.example/", 200, "application/json", b"{}")
+    filler = fill(small_disk)
+    with caplog.at_level(logging.WARNING, logger="paperfetch"):
+        for i in range(40):  # big rows: new pages the full disk cannot give
+            ledger.record(f"doi:10.1/{i}", status="network_error", error="x" * 20_000)
+            store.put(StoredFacts(f"h{i}.example:443", robots_txt="Disallow: /x\n" * 2000, robots_fetched_at=T0,
+                                  robots_expires_at=T0 + 3600), T0)
+            cache.put_answer(f"GET https://h{i}.example/", 200, "application/json", b"x" * 20_000)
+    assert ledger.in_memory and store.in_memory and cache.in_memory
+    assert ledger.get("doi:10.1/first").status == "not_found" and ledger.get("doi:10.1/39") is not None
+    assert store.name.startswith("memory") and store.get("h39.example:443", T0).robots_txt
+    assert cache.get("GET https://h39.example/") is not None
+    messages = " ".join(r.getMessage() for r in caplog.records)
+    assert str(ledger.path) in messages and str(store.path) in messages and str(cache.path) in messages
+    ledger.close()
+    store.close()
+    cache.close()
+    filler.unlink()
+    with Ledger(small_disk / "out" / ".paperfetch-ledger.sqlite3") as reopened:  # every row committed before is kept
+        assert reopened.get("doi:10.1/first").status == "not_found"
+        assert reopened.recovered  # and the next run rebuilds the rest from the PDFs
