@@ -103,8 +103,8 @@ class Identification:
     tool: str = "paperfetch"
 
     def __post_init__(self) -> None:
-        for name in ("email", "openalex_api_key", "ncbi_api_key", "tool"):  # a frozen value: cleaned once, here
-            object.__setattr__(self, name, clean_setting(name, getattr(self, name)))
+        for f in fields(self):  # every field (a key added later too): a frozen value, cleaned once, here
+            object.__setattr__(self, f.name, clean_setting(f.name, getattr(self, f.name)))
         if not self.tool:
             object.__setattr__(self, "tool", "paperfetch")
         register_secrets(self.secrets())  # masked in every output of this process from now on
