@@ -22,6 +22,11 @@ are their cache), HTTP validators (ETag / If-Modified-Since): the services'
 answers are small and a week old is fresh enough for identifiers and links.
 requests-cache was considered and left out: it sits below the session, i.e.
 *after* our politeness layer has already waited for the host's slot.
+
+The file is a cache, so none of its faults stops a run (:mod:`paperfetch.state.sqlite_faults`): a
+damaged file is moved aside and a new one made; a file locked by another process past the lock timeout,
+a full disk or a file that cannot be moved gives a cache in memory for this run (``in_memory``), with
+one WARNING naming the file. A write or read that fails later (the disk fills up) does the same.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import requests
 
 from paperfetch.config import env_cache_dir
 from paperfetch.errors import ConfigurationError, NotFoundError
+from paperfetch.state.sqlite_faults import open_database
 
 __all__ = ["ANSWER_TTL_S", "IDENTITY_PARAMETERS", "NOT_FOUND_TTL_S", "CachedFetcher", "MetadataCache", "cache_key",
            "default_cache_path", "metadata_fetcher"]
@@ -104,24 +110,61 @@ class MetadataCache:
         self.not_found_ttl_s = not_found_ttl_s
         self._now = now
         self._lock = threading.Lock()
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False, isolation_level=None)
-        with self._lock:
-            if self.path is not None:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
-                self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
+        #: why the cache lives in memory for this run ("" while it uses its file)
+        self.problem = ""
+        self._db: sqlite3.Connection = self._open()
         self.purge_expired()  # the file never grows beyond a week of answers
         self.hits = 0
         self.misses = 0
+
+    def _open(self) -> sqlite3.Connection:
+        if self.path is None:
+            return self._in_memory()
+
+        def prepare(db: sqlite3.Connection) -> None:
+            db.execute("PRAGMA journal_mode=WAL")
+            # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(_SCHEMA)
+
+        opened = open_database(self.path, what="the metadata cache", fallback="a cache in memory", prepare=prepare)
+        if opened.connection is None:
+            self.problem = opened.problem
+            return self._in_memory()
+        return opened.connection
+
+    @staticmethod
+    def _in_memory() -> sqlite3.Connection:
+        db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        db.execute(_SCHEMA)
+        return db
+
+    @property
+    def in_memory(self) -> bool:
+        """True when the answers live in memory only (``":memory:"``, or the file failed: see ``problem``)."""
+        return self.path is None or bool(self.problem)
+
+    def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """*sql* on the cache (the caller holds the lock); a failing file turns into a cache in memory."""
+        try:
+            return self._db.execute(sql, parameters)
+        except sqlite3.Error as exc:
+            if self.in_memory:
+                raise
+            self.problem = f"the metadata cache {self.path} failed ({exc}); a cache in memory for the rest of this run"
+            logger.warning("%s", self.problem)
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._db = self._in_memory()
+            return self._db.execute(sql, parameters)
 
     # -- reading -----------------------------------------------------------------
     def get(self, key: str) -> tuple[int, str | None, bytes] | None:
         """``(status, content_type, body)`` of a live entry, or None; status -1 is a stored "not found"."""
         with self._lock:
-            row = self._db.execute("SELECT status, content_type, body, expires_at FROM answers WHERE key = ?", (key,)).fetchone()
+            row = self._execute("SELECT status, content_type, body, expires_at FROM answers WHERE key = ?", (key,)).fetchone()
         if row is None or row[3] <= self._now():
             return None
         return int(row[0]), row[1], bytes(row[2] or b"")
@@ -131,7 +174,7 @@ class MetadataCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
+            return int(self._execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
 
     # -- writing -----------------------------------------------------------------
     def put_answer(self, key: str, status: int, content_type: str | None, body: bytes) -> None:
@@ -143,7 +186,7 @@ class MetadataCache:
     def _put(self, key: str, status: int, content_type: str | None, body: bytes, ttl: float) -> None:
         now = self._now()
         with self._lock:
-            self._db.execute(
+            self._execute(
                 "INSERT OR REPLACE INTO answers (key, status, content_type, body, stored_at, expires_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (key, status, content_type, sqlite3.Binary(body), now, now + ttl),
@@ -151,18 +194,18 @@ class MetadataCache:
 
     def delete(self, key: str) -> None:
         with self._lock:
-            self._db.execute("DELETE FROM answers WHERE key = ?", (key,))
+            self._execute("DELETE FROM answers WHERE key = ?", (key,))
 
     def clear(self) -> int:
         """Forget every entry; the number removed."""
         with self._lock:
-            removed = self._db.execute("DELETE FROM answers").rowcount
-            self._db.execute("VACUUM")
+            removed = self._execute("DELETE FROM answers").rowcount
+            self._execute("VACUUM")
         return int(removed or 0)
 
     def purge_expired(self) -> int:
         with self._lock:
-            return int(self._db.execute("DELETE FROM answers WHERE expires_at <= ?", (self._now(),)).rowcount or 0)
+            return int(self._execute("DELETE FROM answers WHERE expires_at <= ?", (self._now(),)).rowcount or 0)
 
     def close(self) -> None:
         with self._lock:

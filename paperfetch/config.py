@@ -8,7 +8,12 @@ value whose ``repr`` never shows a secret, the effective :class:`Settings`
 of** ``PAPERFETCH_*`` **environment variables**: the settings' own variables in
 :func:`load_settings`, and the small readers other modules call
 (:func:`env_state`, :func:`env_endpoint_url`, :func:`env_cache_dir`,
-:func:`default_config_path`). No other module reads ``os.environ`` for them.
+:func:`lock_timeout_s`, :func:`default_config_path`). No other module reads ``os.environ`` for them.
+
+Every text setting passes :func:`clean_setting`, here, for the CLI and the library alike: surrounding
+whitespace is stripped (an e-mail read from a file keeps its newline) and any control character left
+(``"\r\nX-Injected: 1"``) is refused with a :class:`ConfigurationError` naming the setting, never
+showing a secret's value.
 
 It does not open stores, caches or clients: it only says what the environment asks for.
 """
@@ -30,19 +35,56 @@ __all__ = [
     "CONFIG_ENV",
     "Identification",
     "SETTING_NAMES",
+    "LOCK_TIMEOUT_ENV",
     "STATE_ENV",
     "Settings",
+    "clean_setting",
     "default_config_path",
     "endpoint_env_var",
     "env_cache_dir",
     "env_endpoint_url",
     "env_state",
     "load_settings",
+    "lock_timeout_s",
 ]
 
 
 def _mask(value: object) -> str:
     return "None" if value is None else "'***'"
+
+
+_CONTROL_CHARACTERS = frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x7F, 0xA0))) | {"\u2028", "\u2029"}
+#: Settings whose values are never shown, not even in the error that refuses them.
+_SECRET_SETTINGS = frozenset({"email", "openalex_api_key", "ncbi_api_key", "s2_api_key"})
+
+
+def _without_userinfo(text: str) -> str:
+    """*text* with the ``user:password@`` of any URL in it masked (a Redis URL's password, say)."""
+    import re
+
+    return re.sub(r"//[^/@\s]*@", "//***@", text)
+
+
+def clean_setting(name: str, value: str | None) -> str | None:
+    """*value* of text setting *name* with surrounding whitespace stripped (``None`` when nothing is left).
+
+    A control character left inside (CR, LF, NUL, ESC, DEL, U+2028 …) raises :class:`ConfigurationError`
+    naming the setting and the character's position, never the value of a secret (the e-mail, the keys):
+    such a value would end up in a header or a URL (header injection) or make a worker fail.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigurationError(f"{name} must be text, not {type(value).__name__}")
+    stripped = value.strip()
+    for index, character in enumerate(stripped):
+        if character in _CONTROL_CHARACTERS:
+            shown = "(value not shown)" if name in _SECRET_SETTINGS or "key" in name else repr(_without_userinfo(stripped))
+            raise ConfigurationError(
+                f"{name} contains a control character (U+{ord(character):04X} at position {index}) {shown}; "
+                "give it without line breaks, tabs or other control characters"
+            )
+    return stripped or None
 
 
 @dataclass(frozen=True)
@@ -63,6 +105,10 @@ class Identification:
     tool: str = "paperfetch"
 
     def __post_init__(self) -> None:
+        for f in fields(self):  # every field (a key added later too): a frozen value, cleaned once, here
+            object.__setattr__(self, f.name, clean_setting(f.name, getattr(self, f.name)))
+        if not self.tool:
+            object.__setattr__(self, "tool", "paperfetch")
         register_secrets(self.secrets())  # masked in every output of this process from now on
 
     def __repr__(self) -> str:
@@ -89,7 +135,9 @@ CONFIG_ENV = "PAPERFETCH_CONFIG"
 STATE_ENV = "PAPERFETCH_STATE"
 #: Environment variable naming the folder of the metadata cache (:mod:`paperfetch.cache`).
 CACHE_DIR_ENV = "PAPERFETCH_CACHE_DIR"
-_SECRET_FIELDS = frozenset({"email", "openalex_api_key", "ncbi_api_key", "s2_api_key"})
+#: Environment variable overriding :data:`paperfetch.defaults.LOCK_TIMEOUT_S` (seconds).
+LOCK_TIMEOUT_ENV = "PAPERFETCH_LOCK_TIMEOUT_S"
+_SECRET_FIELDS = _SECRET_SETTINGS
 
 
 @dataclass(frozen=True)
@@ -123,7 +171,7 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
 
 def env_state(environ: Mapping[str, str] | None = None) -> str:
     """The host-state store ``$PAPERFETCH_STATE`` names, else ``"sqlite"`` (the file in the user cache directory)."""
-    return _environ(environ).get(STATE_ENV) or defaults.STATE
+    return clean_setting(STATE_ENV, _environ(environ).get(STATE_ENV)) or defaults.STATE
 
 
 def endpoint_env_var(name: str) -> str:
@@ -133,13 +181,28 @@ def endpoint_env_var(name: str) -> str:
 
 def env_endpoint_url(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     """``$PAPERFETCH_<NAME>_URL`` (a source's base URL, or ``doi`` for the DOI resolver); None when unset or empty."""
-    return _environ(environ).get(endpoint_env_var(name)) or None
+    return clean_setting(endpoint_env_var(name), _environ(environ).get(endpoint_env_var(name)) or None)
 
 
 def env_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """The metadata cache's folder ``$PAPERFETCH_CACHE_DIR`` names (``~`` expanded); None when unset or empty."""
-    named = _environ(environ).get(CACHE_DIR_ENV)
+    named = clean_setting(CACHE_DIR_ENV, _environ(environ).get(CACHE_DIR_ENV))
     return Path(named).expanduser() if named else None
+
+
+def lock_timeout_s(environ: Mapping[str, str] | None = None) -> float:
+    """How long a SQLite file locked by another process is waited for: ``$PAPERFETCH_LOCK_TIMEOUT_S``,
+    else :data:`paperfetch.defaults.LOCK_TIMEOUT_S` (read at each call, so a test may set it short)."""
+    named = _environ(environ).get(LOCK_TIMEOUT_ENV, "").strip()
+    if named:
+        try:
+            value = float(named)
+        except ValueError:
+            raise ConfigurationError(f"{LOCK_TIMEOUT_ENV} must be a number of seconds, not {named!r}") from None
+        if value >= 0:
+            return value
+        raise ConfigurationError(f"{LOCK_TIMEOUT_ENV} must be >= 0, not {named!r}")
+    return float(defaults.LOCK_TIMEOUT_S)
 
 
 def default_config_path() -> Path:
@@ -209,8 +272,10 @@ def _convert(spec: _Field, value: Any, where: str) -> Any:
     if spec.kind is str:
         if not isinstance(value, str):
             raise ConfigurationError(f"{spec.name} from {where} must be text, not {type(value).__name__}")
-        value = value.strip()
-        return value or None
+        try:
+            return clean_setting(spec.name, value)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{exc} (from {where})") from None
     try:
         if isinstance(value, bool):
             raise ValueError

@@ -11,11 +11,11 @@ __all__ = [
     "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
     "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S", "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES",
     "FILENAME_TEMPLATE", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEDGER_BUSY_TIMEOUT_S",
-    "LEDGER_NAME", "MAX_ANSWER_BYTES", "MAX_CRAWL_DELAY_S", "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST",
-    "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS", "MAX_RETRIES", "MAX_RETRY_AFTER_S", "NETWORK_RETRY_BASE_S",
-    "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "REDIS_NAMESPACE",
-    "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S", "ROBOTS_UNREACHABLE_TTL_S", "STATE",
-    "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
+    "LEDGER_NAME", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CRAWL_DELAY_S", "MAX_HOLD_S", "MAX_HOST_WAIT_S",
+    "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS", "MAX_RETRIES", "MAX_RETRY_AFTER_S",
+    "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S",
+    "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S", "ROBOTS_UNREACHABLE_TTL_S",
+    "STATE", "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
 ]
 
 #: Retries after the first attempt (PyPaperRetriever's ``max_retries``).
@@ -94,8 +94,15 @@ DOWNLOAD_VALIDATE_BYTES = 2048
 PDF_SNIFF_BYTES = 256 * 1024
 #: Landing pages larger than this are not read.
 MAX_LANDING_BYTES = 5 * 1024 * 1024
-#: How long a SQLite ledger write waits for another process's transaction before failing.
-LEDGER_BUSY_TIMEOUT_S = 60.0
+#: How long a SQLite file (host state, metadata cache, ledger) locked by another process is waited for
+#: before the run falls back (host state in memory, no cache, the ledger in memory): never a silent stall.
+#: ``PAPERFETCH_LOCK_TIMEOUT_S`` overrides it (paperfetch.config.lock_timeout_s).
+LOCK_TIMEOUT_S = 10.0
+#: How long a SQLite ledger write waits for another process's transaction (the lock timeout; 60 before issue 21).
+LEDGER_BUSY_TIMEOUT_S = LOCK_TIMEOUT_S
+#: The longest hold (Retry-After, a held host) a store keeps; a stored one further ahead is a wall clock that
+#: moved (or a corrupt record) and is clamped to this.
+MAX_HOLD_S = 7 * 24 * 3600.0
 #: The name that separates the ledgers of different batches in one Redis.
 LEDGER_NAME = "default"
 #: The prefix of every key paperfetch writes in Redis.

@@ -14,6 +14,10 @@ killed process left is swept by the next run (:mod:`paperfetch.parts`).
 
 It does not make requests, and it does not read or write the ledger: callers pass its answers in.
 
+A local write that fails (the disk is full, the folder read-only, no permission, an I/O error) leaves
+as :class:`~paperfetch.errors.DiskFull` / :class:`~paperfetch.errors.WriteError` naming the file
+(:func:`write_error`), never as a bare OSError and never as a network failure.
+
 The body is read with :func:`paperfetch.http.limits.iter_limited`: within the request's
 deadline (``response.paperfetch_deadline``, set by the client) however the bytes trickle,
 and *max_bytes* counts **decoded** bytes, so a compressed body cannot pass it.
@@ -21,6 +25,7 @@ and *max_bytes* counts **decoded** bytes, so a compressed body cannot pass it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from contextlib import ExitStack
@@ -32,13 +37,37 @@ from typing import Callable
 import requests
 
 from paperfetch import defaults
-from paperfetch.errors import DownloadTooLarge, Stopped, TruncatedDownload
+from paperfetch.errors import DiskFull, DownloadTooLarge, Stopped, TruncatedDownload, WriteError
 from paperfetch.http.limits import iter_limited
 from paperfetch.log import file_mode
 from paperfetch.parts import PartClaim, part_file
 from paperfetch.validate import check_pdf_file
 
-__all__ = ["DownloadResult", "FileAction", "download_action", "existing_file_action", "file_digest", "stream_to_file"]
+__all__ = ["DownloadResult", "FileAction", "download_action", "existing_file_action", "file_digest", "stream_to_file",
+           "write_error"]
+
+#: errno values of a full disk (or quota) ...
+_FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG})
+#: ... and of any other local write that cannot succeed (never a network fault)
+_WRITE_ERRNOS = _FULL_ERRNOS | frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EISDIR,
+                                          errno.ENOTDIR, errno.ENAMETOOLONG})
+
+
+def write_error(exc: BaseException, dest: Path, *, url: str | None = None) -> WriteError | None:
+    """The typed error of a local write to *dest* that failed with *exc*, or None when *exc* is not one.
+
+    ``requests`` errors are OSErrors too; they are never write errors.
+    """
+    if isinstance(exc, WriteError):
+        return exc
+    if not isinstance(exc, OSError) or isinstance(exc, requests.RequestException) or exc.errno not in _WRITE_ERRNOS:
+        return None
+    folder = dest.parent
+    reason = exc.strerror or str(exc)
+    if exc.errno in _FULL_ERRNOS:
+        return DiskFull(f"cannot write {dest.name} to {folder}: the disk is full ({reason})", path=str(dest),
+                        errno=exc.errno, url=url)
+    return WriteError(f"cannot write {dest.name} to {folder}: {reason}", path=str(dest), errno=exc.errno, url=url)
 
 
 class FileAction(str, Enum):
@@ -165,6 +194,29 @@ def stream_to_file(
             f"{shown} announces {expected:,} bytes, over the limit of {max_bytes:,}",
             status_code=response.status_code, url=shown, response=response,
         )
+    try:
+        return _stream(response, dest, shown=shown, validate=validate, max_bytes=max_bytes, chunk_size=chunk_size,
+                       validate_bytes=validate_bytes, should_stop=should_stop, part=part, expected=expected)
+    except OSError as exc:
+        mapped = write_error(exc, dest, url=shown)
+        if mapped is None or mapped is exc:
+            raise
+        raise mapped from None  # the OS error's text is in the message; no chained traceback of our internals
+
+
+def _stream(
+    response: requests.Response,
+    dest: Path,
+    *,
+    shown: str,
+    validate: Callable[[bytes, requests.Response], None] | None,
+    max_bytes: int | None,
+    chunk_size: int,
+    validate_bytes: int,
+    should_stop: Callable[[], bool] | None,
+    part: PartClaim | None,
+    expected: int | None,
+) -> tuple[Path, int, str]:
     with ExitStack() as stack:
         claim = part if part is not None else stack.enter_context(part_file(dest))
         handle = claim.handle

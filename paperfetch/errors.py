@@ -7,8 +7,8 @@ The hierarchy::
      ├── ConfigurationError (also ValueError)     a setting that cannot work (unknown option, bad range)
      ├── InvalidURL (also ValueError)             not http(s), or no host
      ├── DisallowedByRobots                       robots.txt forbids the URL for our User-Agent
- ├── StateStoreError                          the shared host-state store (paperfetch.state) failed
- │    └── StoreUnavailable (also ConnectionError)  its server cannot be reached (Redis down)
+     ├── StateStoreError                          the shared host-state store (paperfetch.state) failed
+     │    └── StoreUnavailable (also ConnectionError)  its server cannot be reached or refuses (Redis down, OOM, auth)
      └── ServiceError                             a service (or the network to it) failed the request
           ├── NotFoundError                       the service says the record does not exist (ABSENT)
           ├── RateLimited                         the host is held: no request until ``held_until``
@@ -23,7 +23,9 @@ The hierarchy::
                ├── TruncatedDownload              fewer bytes than Content-Length promised
                ├── DownloadTooLarge               more bytes than the configured limit
                ├── InvalidPDF                     the body is not a PDF (an HTML page, a bot challenge …)
-               └── WrongArticle                   a PDF, but its first pages name another article of the batch
+               ├── WrongArticle                   a PDF, but its first pages name another article of the batch
+               └── WriteError (also OSError)      the output folder cannot take the file (read-only, no permission)
+                    └── DiskFull                  no space left on the output folder's disk (ENOSPC, quota)
 
 :class:`Stopped` is apart (a ``BaseException``, like ``KeyboardInterrupt``): raised inside a
 batch's worker threads when the batch is stopped, so no ``except Exception`` swallows it.
@@ -52,6 +54,7 @@ __all__ = [
     "ConfigurationError",
     "DeadlineExceeded",
     "DisallowedByRobots",
+    "DiskFull",
     "DownloadError",
     "DownloadTooLarge",
     "HostSuppressed",
@@ -71,6 +74,7 @@ __all__ = [
     "TooManyRedirects",
     "TruncatedDownload",
     "Stopped",
+    "WriteError",
     "WrongArticle",
 ]
 
@@ -225,6 +229,30 @@ class WrongArticle(DownloadError):
         super().__init__(message, **kwargs)
         self.moved_to = moved_to
         self.title_match = title_match
+
+
+class WriteError(DownloadError, OSError):
+    """A body arrived, but the output folder cannot take it: read-only, no permission, an I/O error.
+
+    ``path`` is the file that could not be written; ``errno`` the operating system's. The batch starts
+    no further download after one (every later one would fail the same way); the rows say
+    ``write_error`` and are retried by a re-run.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, errno: int | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.path = path
+        self.errno = errno  # OSError's attribute, set as ours
+        self.strerror = message
+
+    def __str__(self) -> str:  # the message as written (OSError's would prefix "[Errno 28]")
+        return str(self.args[0]) if self.args else ""
+
+
+class DiskFull(WriteError):
+    """No space left on the output folder's disk (ENOSPC, a quota)."""
+
+
 class Stopped(BaseException):
     """The batch this request belonged to was stopped (``stop()``, Ctrl-C, a failing callback, a closed client).
 

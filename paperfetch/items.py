@@ -15,6 +15,11 @@ Sources are expanded by their declared :class:`Stage`, not by name:
 
 A source class may declare ``stage``; :data:`SOURCE_STAGES` gives the stage of the built-in ones.
 How an exception ends an item is one table, :data:`STATUS_FOR_ERROR`.
+
+A PDF that cannot be written (the output folder's disk is full, it is read-only) ends its item as
+``write_error`` and trips the batch's :class:`WriteStop`: no item starts another request after it
+(each would fail the same way), and every item cut short is ``write_error`` too, retryable, so a
+re-run once there is room fetches them.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 import requests
 
 from paperfetch import defaults
-from paperfetch.download import FileAction, download_action
+from paperfetch.download import FileAction, download_action, write_error
 from paperfetch.errors import (
     ConfigurationError,
     InvalidPDF,
@@ -52,7 +57,7 @@ from paperfetch.validate import check_pdf_file, sniff
 if TYPE_CHECKING:
     from paperfetch.ledger.base import ResumeLedger
 
-__all__ = ["ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "current_job",
+__all__ = ["ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "WriteStop", "current_job",
            "current_source", "identity_row", "resumed_row", "stage_of", "status_for"]
 
 logger = logging.getLogger(__name__)
@@ -93,6 +98,26 @@ def stage_of(name: str, source: Any = None) -> Stage | None:
     return SOURCE_STAGES.get(name)
 
 
+class WriteStop:
+    """The batch's switch for a failed write to the output folder: tripped once, read by every item."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reason: str | None = None
+
+    def trip(self, reason: str) -> None:
+        with self._lock:
+            if self.reason is not None:
+                return
+            self.reason = reason
+        logger.warning("%s; the batch starts no further downloads (the items left are write_error, retried by a "
+                       "re-run once the folder can be written)", reason)
+
+    @property
+    def tripped(self) -> bool:
+        return self.reason is not None
+
+
 @dataclass(frozen=True)
 class ItemContext:
     """What an item job needs from the Retriever: its clients, sources, lookups and output settings."""
@@ -112,6 +137,8 @@ class ItemContext:
     #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s
     #: callback; the Retriever answers it with :func:`paperfetch.download.existing_file_action`)
     reuse: Callable[["ItemJob", Path, bool], bool] | None = None
+    #: the batch's switch for a failed write to out_dir (shared by every item of a run)
+    write_stop: WriteStop | None = None
 
 
 def current_job() -> "ItemJob | None":
@@ -179,11 +206,19 @@ class ItemJob:
     elapsed_s: float = 0.0
     error: BaseException | None = None
     finished: bool = False
+    cut_short: str | None = None   # the write failure that stopped the batch before this item ended
 
     # -- the Job protocol ----------------------------------------------------
     @property
     def url(self) -> str | None:
         if self.finished or self.result is not None:
+            return None
+        stop = self.context.write_stop
+        if stop is not None and stop.reason is not None and self.cut_short is None:
+            if not any(f.status is Status.WRITE_ERROR for f in self.failures):
+                self.cut_short = stop.reason
+            return None
+        if self.cut_short is not None:
             return None
         while not self.actions and self.sources_left:
             self._expand(self.sources_left.popleft())
@@ -208,6 +243,10 @@ class ItemJob:
             self._fail(action, exc)
         except requests.RequestException as exc:  # defensive: the transport should have typed it
             self._fail(action, NetworkError(str(exc), url=redact_url(action.url)))
+        except OSError as exc:  # a local write (the part file, out_dir) that failed: a row, never a crash
+            dest = self.context.out_dir / filename_for(self.identifier, self.context.filename_template)
+            mapped = write_error(exc, dest, url=redact_url(action.url))
+            self._fail(action, mapped if mapped is not None else NetworkError(str(exc), url=redact_url(action.url)))
         finally:
             self.elapsed_s += time.monotonic() - started
             _context.job = _context.source = None
@@ -383,6 +422,8 @@ class ItemJob:
         if status is Status.HOST_SUPPRESSED and not self.context.web.suppress_on_403:
             status = Status.HTTP_ERROR
         message = redact_text(str(exc))
+        if status is Status.WRITE_ERROR and self.context.write_stop is not None:
+            self.context.write_stop.trip(message)
         self.failures.append(_Failure(status, action.source, redact_url(action.url), message, getattr(exc, "status_code", None)))
         logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
 
@@ -396,6 +437,10 @@ class ItemJob:
             return row
         if self.result is not None:
             row.update(self.result)
+            return row
+        if self.cut_short is not None:
+            row.update(status=Status.WRITE_ERROR.value,
+                       error=f"not finished: the batch stopped downloading after a write failed ({self.cut_short})"[:2000])
             return row
         download_failures = [f for f in self.failures if f.status is not Status.NOT_FOUND]
         if download_failures:

@@ -22,7 +22,9 @@ from paperfetch.errors import (
     NetworkError,
     RateLimited,
     RefusedRedirect,
+    StateStoreError,
     TruncatedDownload,
+    WriteError,
     WrongArticle,
 )
 
@@ -43,6 +45,7 @@ class Status(str, Enum):
     HTTP_ERROR = "http_error"                      #: an HTTP error status, or a response we cannot use
     NETWORK_ERROR = "network_error"                #: nothing arrived (timeout, connection error)
     WRONG_ARTICLE = "wrong_article"                #: a PDF whose first pages name another article of the batch
+    WRITE_ERROR = "write_error"                    #: the PDF could not be written to out_dir (full disk, read-only)
 
     @property
     def finished_well(self) -> bool:
@@ -70,12 +73,14 @@ NOTABLE_STATUSES: frozenset[str] = frozenset({Status.INVALID_PDF.value, Status.W
 #: How an exception ends an item, first match wins (``status_code == 403`` after these: the transport
 #: suppressed the host as it answered).
 STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
+    (WriteError, Status.WRITE_ERROR),  # before everything: the machine failed, not the service
     (WrongArticle, Status.WRONG_ARTICLE),
     (DisallowedByRobots, Status.DISALLOWED_BY_ROBOTS),
     (HostSuppressed, Status.HOST_SUPPRESSED),
     (RateLimited, Status.HOST_HELD),
     (InvalidPDF, Status.INVALID_PDF),
     (NetworkError, Status.NETWORK_ERROR),
+    (StateStoreError, Status.NETWORK_ERROR),  # the host-state store (Redis) failed: retryable, its error in the row
     (TruncatedDownload, Status.NETWORK_ERROR),
     (RefusedRedirect, Status.HTTP_ERROR),  # the row's error says which redirect and why (allow_private_redirects)
 )

@@ -40,7 +40,7 @@ import pandas as pd
 
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
-from paperfetch.config import Identification, env_endpoint_url, env_state, user_agent_for
+from paperfetch.config import Identification, clean_setting, env_endpoint_url, env_state, user_agent_for
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.client import HttpClient
@@ -51,6 +51,7 @@ from paperfetch.items import (
     META_FIELDS,
     ItemContext,
     ItemJob,
+    WriteStop,
     current_job,
     current_source,
     doi_identifier,
@@ -130,13 +131,14 @@ class Retriever:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
             raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
-        endpoints = dict(endpoints or {})
+        # every text setting is stripped, and refused with a control character in it (config.clean_setting)
+        endpoints = {name: clean_setting(f"endpoints[{name!r}]", url) or "" for name, url in (endpoints or {}).items()}
         bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
         self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key,
                                              s2_api_key=s2_api_key)
-        self.out_dir = Path(out_dir).expanduser().resolve()  # outcome paths are absolute, run to run
+        self.out_dir = Path(clean_setting("out_dir", os.fspath(out_dir)) or defaults.OUT_DIR).expanduser().resolve()  # absolute
         self.verbosity = verbosity
         self.order = tuple(sources)
         self.filename_template = filename_template
@@ -150,7 +152,7 @@ class Retriever:
         self._dashboard_model: Any = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
         install_log_filter()  # loggers made since the import mask secrets too
         common: dict[str, Any] = dict(
-            user_agent=user_agent_for(email),
+            user_agent=user_agent_for(self.identification.email),
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
             max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
         )
@@ -160,7 +162,8 @@ class Retriever:
             common.update(state=_state_spec(state), state_fallback=state_fallback)
         self._sources: dict[str, Source] = {}
         #: Sources left out for want of an e-mail address (said once, in one warning).
-        self.skipped_sources = tuple(name for name, cls in SOURCES.items() if cls.requires_email and not email)
+        self.skipped_sources = tuple(name for name, cls in SOURCES.items()
+                                     if cls.requires_email and not self.identification.email)
         if self.skipped_sources:
             logger.warning("no contact e-mail given: %s skipped "
                            "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
@@ -201,6 +204,7 @@ class Retriever:
         self._rows_lock = threading.Lock()
         self._run_started = float("inf")  # set as download() starts (see _reusable)
         self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
+        self._write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
         self._unsubscribe = [client.subscribe(self._on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
 
@@ -211,12 +215,18 @@ class Retriever:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         sweep_stale_parts(self.out_dir)  # part files a killed run left behind (none a live process holds)
         self._run_started = time.time()  # a file newer than this was written by a concurrent run
+        self._write_stop = WriteStop()
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, ItemJob]] = []
         model, view = self._dashboard_begin(len(parsed))
         try:
             with open_ledger(folder=self.out_dir) as ledger:
                 self._run_ledger = ledger
+                if getattr(ledger, "recovered", False):  # its file was damaged or unusable (issue 21): rows from the PDFs
+                    from paperfetch.ledger.rebuild import rebuild_from_files
+
+                    rebuild_from_files(ledger, [i.identifier for i in parsed if i.identifier is not None], self.out_dir,
+                                       self.filename_template)
                 for item in parsed:
                     if item.identifier is None:
                         rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value, "error": item.error}
@@ -437,7 +447,7 @@ class Retriever:
         return ItemContext(
             api=self.api, web=self.web, sources=self._sources, prefetched=self._prefetched, doi_base=self._doi_base,
             out_dir=self.out_dir, filename_template=self.filename_template, max_pdf_bytes=self.max_pdf_bytes,
-            metadata=self._metadata, check_title=self._check_title, reuse=self._reusable,
+            metadata=self._metadata, check_title=self._check_title, reuse=self._reusable, write_stop=self._write_stop,
         )
 
     def _check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:

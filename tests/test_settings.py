@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from paperfetch import ConfigurationError, Settings, load_settings
-from paperfetch.config import default_config_path, user_agent_for
+from paperfetch.config import clean_setting, default_config_path, user_agent_for
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -121,3 +124,75 @@ def test_config_is_the_one_reader_of_the_environment():
     readers = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
                if re.search(r"os\.environ|os\.getenv", path.read_text(encoding="utf-8"))}
     assert readers == {"config.py"}
+
+
+# ---------------------------------------------------------------------------- control characters (issue 21)
+
+CONTROL = st.sampled_from([*map(chr, range(0x00, 0x20)), "\x7f", "\x85", "\u2028", "\u2029"])
+PLAIN = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=20)
+SECRETS = ("email", "openalex_api_key", "ncbi_api_key")
+TEXT_SETTINGS = (*SECRETS, "out_dir", "state")
+
+
+@hypothesis_settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(TEXT_SETTINGS), before=PLAIN, control=CONTROL, after=PLAIN)
+def test_a_control_character_in_any_setting_is_refused_naming_it_never_showing_a_secret(tmp_path, name, before,
+                                                                                           control, after):
+    value = f"{before}{control}{after}"
+    with pytest.raises(ConfigurationError) as caught:
+        clean_setting(name, value)
+    assert name in str(caught.value) and f"U+{ord(control):04X}" in str(caught.value)
+    if name in SECRETS:
+        assert value not in str(caught.value) and "(value not shown)" in str(caught.value)
+    # the settings reader (CLI, config file, environment) refuses it the same way
+    with pytest.raises(ConfigurationError, match=name):
+        load_settings({name: value}, environ={}, config_path=tmp_path / "none.toml")
+
+
+@hypothesis_settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(TEXT_SETTINGS), value=PLAIN, space=st.sampled_from([" ", "\n", "\r\n", "\t", " \n "]))
+def test_surrounding_whitespace_of_any_setting_is_stripped(tmp_path, name, value, space):
+    assert clean_setting(name, f"{space}{value}{space}") == value
+    loaded = load_settings({name: f"{value}{space}"}, environ={}, config_path=tmp_path / "none.toml")
+    assert getattr(loaded, name) == value
+
+
+@hypothesis_settings(max_examples=60, deadline=None)
+@given(field=st.sampled_from(SECRETS), before=PLAIN, control=CONTROL)
+def test_the_retriever_refuses_a_secret_with_a_control_character_without_showing_it(field, before, control):
+    from paperfetch import Retriever
+
+    secret = f"{before}{control}X-Injected: 1"
+    with pytest.raises(ConfigurationError) as caught:
+        Retriever(**{field: secret}, state="memory", cache=False, progress=False)
+    assert field in str(caught.value) and secret not in str(caught.value)
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"out_dir": "PDFs\n/x"}, "out_dir"),
+    ({"endpoints": {"unpaywall": "http://127.0.0.1:1\r\nX-Injected: 1"}}, "endpoints['unpaywall']"),
+    ({"state": "redis://:hunter2@127.0.0.1:1/0\r\n0"}, "state"),
+])
+def test_the_retriever_refuses_other_settings_with_control_characters(kwargs, named):
+    from paperfetch import Retriever
+
+    with pytest.raises(ConfigurationError) as caught:
+        Retriever(**kwargs, cache=False, progress=False)
+    assert named in str(caught.value) and "hunter2" not in str(caught.value)
+
+
+def test_an_email_with_its_trailing_newline_gives_a_row_per_input_within_seconds(tmp_path):
+    import time
+
+    from paperfetch import Retriever
+    from paperfetch.demo import DemoWorld
+
+    with DemoWorld(base_ip=96) as world:
+        started = time.monotonic()
+        with Retriever(email="me@uni.edu\n", out_dir=tmp_path / "out",
+                       endpoints=world.endpoints, state="memory", progress=False, verbosity=0,
+                       http_options={"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}) as r:
+            assert r.identification.email == "me@uni.edu"
+            frame = r.download(["10.5555/demo.fast", "10.5555/demo.unknown"])
+        assert time.monotonic() - started < 30
+    assert list(frame["status"].astype(str)) == ["downloaded", "not_found"]

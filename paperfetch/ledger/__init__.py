@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from paperfetch import defaults
+from paperfetch.config import clean_setting
 from paperfetch.errors import ConfigurationError
 from paperfetch.ledger.base import (
     DONE_STATUSES,
@@ -93,7 +94,7 @@ def open_ledger(
         return SqliteLedger(spec)
     if not isinstance(spec, str):
         raise ConfigurationError(f"a ledger is one of {_choices()}; not {spec!r}")
-    text = spec.strip()
+    text = clean_setting("ledger", spec) or ""  # stripped; a control character refused, the password masked
     lowered = text.lower()
     if lowered in ("", "sqlite", "sqlite:", "sqlite://"):
         return SqliteLedger.in_folder(folder)

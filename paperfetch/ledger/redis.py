@@ -77,7 +77,9 @@ class RedisLedger(LedgerFiles):
         else:
             client = redis
         self._client = client
-        self._errors = (redis_py.exceptions.ConnectionError, redis_py.exceptions.TimeoutError)
+        self._connection_errors = (redis_py.exceptions.ConnectionError, redis_py.exceptions.TimeoutError)
+        # any Redis failure (OOM, NOAUTH / WRONGPASS, READONLY …): never "no record"
+        self._errors = (redis_py.exceptions.RedisError,)
         self._watch_error = redis_py.exceptions.WatchError
         self.store_name = redis_name(client)
         self.folder = Path(folder).expanduser().resolve()
@@ -96,13 +98,16 @@ class RedisLedger(LedgerFiles):
         try:
             return on_redis()
         except self._errors as exc:
+            from paperfetch.state.redis import redis_failure
+
+            failure = redis_failure(exc, self._connection_errors)
             if self.fallback is None:
                 raise StoreUnavailable(
-                    f"the ledger in {self.store_name} does not answer ({type(exc).__name__}) during {operation}; "
+                    f"the ledger in {self.store_name} {failure} during {operation}; "
                     "start Redis again, or give the RedisLedger a local fallback ledger",
                     store=self.store_name,
-                ) from exc
-            logger.warning("ledger: %s does not answer during %s; using %s", self.store_name, operation, self.fallback.path)
+                ) from None  # redis-py's own chain can carry the connection's details
+            logger.warning("ledger: %s %s during %s; using %s", self.store_name, failure, operation, self.fallback.path)
             return on_fallback(self.fallback)
 
     # ------------------------------------------------------------------ writing

@@ -26,6 +26,14 @@ What it deliberately does not do:
   a history of every attempt; logs are for history;
 * it never stores a secret: URLs pass through :func:`paperfetch.redact.redact_url`
   and so do URLs inside error messages, then :func:`paperfetch.redact.redact_text`.
+
+A ledger file that fails never stops a run (:mod:`paperfetch.state.sqlite_faults`): a damaged one
+(garbage, cut in half, a folder, read-only) is moved aside (``.damaged-<timestamp>``) and a new one
+made; one locked by another process past the lock timeout, on a full disk, or that cannot be moved
+gives a ledger in memory for the run. Either way ``recovered`` is True and ``problem`` says why (one
+WARNING named the file), and the Retriever rebuilds the rows of the PDFs already in the folder
+(:func:`paperfetch.ledger.rebuild.rebuild_from_files`), so a re-run does not fetch them again. A write
+that fails later (the disk fills up) moves the ledger to memory with what it had, the same way.
 """
 
 from __future__ import annotations
@@ -43,9 +51,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
 from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row, merged_extra, record_row
+from paperfetch.state.sqlite_faults import fault_of, open_database
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
@@ -107,9 +115,6 @@ ON CONFLICT(key) DO UPDATE SET
 """
 
 
-#: How long a write waits for another process's transaction before failing.
-_BUSY_TIMEOUT_S = defaults.LEDGER_BUSY_TIMEOUT_S
-
 
 @contextmanager
 def _folder_lock(folder: Path) -> Iterator[None]:
@@ -140,33 +145,96 @@ class SqliteLedger(LedgerFiles):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).resolve()
         self.folder = self.path.parent
-        self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._closed = False
+        #: True when the rows of this ledger were lost (its file moved aside, or the ledger in memory):
+        #: the caller rebuilds them from the files (paperfetch.ledger.rebuild)
+        self.recovered = False
+        #: why the ledger is in memory or was recreated ("" when its file is fine)
+        self.problem = ""
+        self._in_memory = False
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # open_database says what is wrong with it
         # Creation and set-up run under an exclusive flock on the folder: several processes
         # opening one fresh ledger at once would otherwise meet "database is locked" while switching to
         # WAL. A directory lock leaves no file behind and never touches SQLite's own POSIX locks.
         with _folder_lock(self.folder):
-            # isolation_level=None: autocommit; each record() runs its own BEGIN … COMMIT.
-            self._connection = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
-            )
+            opened = open_database(self.path, what="the ledger", fallback="a ledger in memory (rebuilt from the PDFs)",
+                                   prepare=self._prepare)
+        if opened.connection is None:
+            self._connection = self._memory_connection()
+            self._in_memory = True
+            self._mark_for_rebuild()
+        else:
+            self._connection = opened.connection
             self._connection.row_factory = sqlite3.Row
-            try:
-                self._connection.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-                self._prepare()
-            except BaseException:
-                self._connection.close()
-                raise
+        if opened.problem:
+            self.recovered, self.problem = True, opened.problem
+        elif self._rebuild_marker.exists():
+            self.recovered = True
+            self.problem = f"an earlier run kept its rows of {self.path} in memory; they are rebuilt from the PDFs"
+            logger.info("ledger: %s", self.problem)
         logger.debug("opened ledger %s", self.path)
+
+    @property
+    def in_memory(self) -> bool:
+        """True when this run's rows live in memory only (see ``problem``)."""
+        return self._in_memory
+
+    @property
+    def _rebuild_marker(self) -> Path:
+        """A file beside the ledger saying "rows were kept in memory": the next opening rebuilds them."""
+        return self.path.with_name(self.path.name + ".rebuild")
+
+    def _mark_for_rebuild(self) -> None:
+        try:
+            self._rebuild_marker.touch()
+        except OSError:  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
+            pass
+
+    @classmethod
+    def _memory_connection(cls, source: sqlite3.Connection | None = None) -> sqlite3.Connection:
+        """A ledger in memory: a copy of *source* when it can still be read, else empty."""
+        connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        if source is not None:
+            try:
+                source.backup(connection)
+            except sqlite3.Error:
+                connection.close()
+                connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        cls._prepare(connection)
+        connection.row_factory = sqlite3.Row
+        return connection
+
+    def _to_memory(self, operation: str, exc: sqlite3.Error) -> None:
+        """The file failed during *operation* (the caller holds the lock): go on in memory with what it had."""
+        fault = fault_of(exc)
+        self.problem = (f"the ledger {self.path} failed during {operation} ({fault.value if fault else 'error'}: {exc}); "
+                        "a ledger in memory for the rest of this run (every row committed before is kept in the file)")
+        logger.warning("%s", self.problem)
+        old = self._connection
+        if old.in_transaction:
+            try:
+                old.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        self._connection = self._memory_connection(old)
+        self._in_memory = True
+        self._mark_for_rebuild()
+        try:
+            old.close()
+        except sqlite3.Error:
+            pass
 
     @classmethod
     def in_folder(cls, out_dir: str | os.PathLike[str], name: str = DEFAULT_LEDGER_NAME) -> SqliteLedger:
         """The ledger file *name* inside *out_dir* (created, with the folder, if missing)."""
         return cls(Path(out_dir) / name)
 
-    def _prepare(self) -> None:
-        connection = self._connection
+    @staticmethod
+    def _prepare(connection: sqlite3.Connection) -> None:
         # WAL: readers never block the writer, and a commit is one append to the log.
         # synchronous=NORMAL keeps every committed row when the *process* dies
         # (SIGKILL, a killed kernel); only a power cut may lose the last commits.
@@ -175,8 +243,8 @@ class SqliteLedger(LedgerFiles):
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise ConfigurationError(
-                f"the ledger {self.path} was written by a newer paperfetch (schema {version}, "
-                f"this version understands {SCHEMA_VERSION}); upgrade paperfetch or use another output folder"
+                f"the ledger {connection.execute('PRAGMA database_list').fetchone()[2]} was written by a newer paperfetch "
+                f"(schema {version}, this version understands {SCHEMA_VERSION}); upgrade paperfetch or use another output folder"
             )
         if version < SCHEMA_VERSION:
             connection.execute("BEGIN IMMEDIATE")
@@ -202,6 +270,8 @@ class SqliteLedger(LedgerFiles):
             if not self._closed:
                 self._closed = True
                 self._connection.close()
+                if self.recovered and not self._in_memory:  # the rows are in the file again (rebuilt by the caller)
+                    self._rebuild_marker.unlink(missing_ok=True)
                 logger.debug("closed ledger %s", self.path)
 
     def __enter__(self) -> SqliteLedger:
@@ -254,28 +324,47 @@ class SqliteLedger(LedgerFiles):
         row["retryable"] = int(row["retryable"])
         with self._lock:
             self._check_open()
-            self._connection.execute("BEGIN IMMEDIATE")
             try:
-                merged: dict[str, Any] = {}
-                if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
-                    previous = self._connection.execute("SELECT extra FROM outcomes WHERE key = ?", (key,)).fetchone()
-                    merged = merged_extra(json.loads(previous["extra"]) if previous is not None and previous["extra"]
-                                          else None, extra)
-                row["extra"] = json.dumps(merged, ensure_ascii=False, default=str) if merged else None
-                self._connection.execute(_UPSERT, tuple(row[column] for column in _COLUMNS))
-                self._connection.execute("COMMIT")
-            except BaseException:
-                if self._connection.in_transaction:
-                    self._connection.execute("ROLLBACK")
-                raise
+                self._upsert(key, row, extra)
+            except sqlite3.Error as exc:
+                if self._in_memory:
+                    raise
+                self._to_memory("record", exc)
+                self._upsert(key, row, extra)
         logger.debug("ledger: %s -> %s", key, status)
+
+    def _upsert(self, key: str, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
+        connection = self._connection
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            merged: dict[str, Any] = {}
+            if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
+                previous = connection.execute("SELECT extra FROM outcomes WHERE key = ?", (key,)).fetchone()
+                merged = merged_extra(json.loads(previous["extra"]) if previous is not None and previous["extra"]
+                                      else None, extra)
+            row["extra"] = json.dumps(merged, ensure_ascii=False, default=str) if merged else None
+            connection.execute(_UPSERT, tuple(row[column] for column in _COLUMNS))
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                try:
+                    connection.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            raise
 
     # ------------------------------------------------------------------ reading
 
     def _fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:
             self._check_open()
-            return self._connection.execute(sql, parameters).fetchall()
+            try:
+                return self._connection.execute(sql, parameters).fetchall()
+            except sqlite3.Error as exc:
+                if self._in_memory:
+                    raise
+                self._to_memory("a read", exc)
+                return self._connection.execute(sql, parameters).fetchall()
 
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from paperfetch.config import STATE_ENV, env_state
+from paperfetch.config import STATE_ENV, clean_setting, env_state
 from paperfetch.errors import ConfigurationError
 from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts
 from paperfetch.state.memory import MemoryStore
@@ -63,7 +63,7 @@ def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, f
         return SqliteStore(spec)
     if not isinstance(spec, str):
         raise ConfigurationError(f"state must be 'memory', 'sqlite', a path, 'sqlite:///path' or 'redis://…', not {spec!r}")
-    text = spec.strip()
+    text = clean_setting("state", spec) or ""  # stripped; a control character refused, the password masked
     lowered = text.lower()
     if lowered == "memory":
         return MemoryStore()

@@ -23,26 +23,54 @@ A store keeps two things per host, keyed by :func:`paperfetch.http.hosts.host_ke
 
 The functions here are pure; the backends differ only in how they make one
 read-modify-write atomic (a lock, ``BEGIN IMMEDIATE``, a Lua script / WATCH).
+
+**A wall clock that moves.** Stored times are wall-clock (they must mean the same in another
+process), so a clock stepped back, or a run made while it was hours ahead, leaves times far in the
+future. Every read clamps them to the largest wait they can honestly mean: a hold or an open breaker
+at most :data:`paperfetch.defaults.MAX_HOLD_S` (7 days) ahead (:func:`clamp_facts`); a start slot at
+most :func:`slot_horizon` ahead (the interval for every start one host can have queued, plus the
+lease and the largest Crawl-delay), a holder's lease at most ``max(lease, interval)`` ahead
+(:func:`clamp_slot`). A clamped value is logged at DEBUG. Local waits measured on the monotonic clock
+are the transport's.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import uuid
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol, runtime_checkable
 
+from paperfetch import defaults
+
 __all__ = [
     "BREAKER_STATES",
+    "CLOCK_SKEW_S",
     "StoredFacts",
     "HostStateStore",
+    "MAX_QUEUED_STARTS",
     "Slot",
+    "clamp_facts",
+    "clamp_slot",
     "expire_facts",
     "merge_facts",
     "new_token",
     "reserve_slot",
     "finish_slot",
+    "slot_horizon",
 ]
+
+logger = logging.getLogger("paperfetch.state")
+
+#: A record written more than this "later" than now means the wall clock moved (clamp_facts).
+CLOCK_SKEW_S = 5.0
+_UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots_fetched_at", "robots_expires_at",
+                 "suppressed_since", "failing_since")
+
+#: The most starts one host can have queued ahead (start-to-start pacing): a slot further ahead than this
+#: many intervals (plus the lease and the largest Crawl-delay) is a wall clock that moved.
+MAX_QUEUED_STARTS = 64
 
 #: The circuit breaker's states (issue 8): closed → open → half-open.
 BREAKER_STATES = ("closed", "open", "half_open")
@@ -153,8 +181,61 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
     return replace(merged, updated_at=now)
 
 
+def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
+    """*facts* as they can honestly be read at *now*.
+
+    * a record written "later" than *now* (``updated_at`` ahead by more than :data:`CLOCK_SKEW_S`: the
+      clock was stepped back since, or the writer's ran ahead) has every time in it moved back by that
+      much, so a ``Retry-After: 4`` hold set an hour "ahead" still lasts 4 s;
+    * a hold or an open breaker further ahead than :data:`~paperfetch.defaults.MAX_HOLD_S` is brought
+      back to that bound: a clock that moved (or a corrupt record) never holds a host for longer.
+    """
+    changes: dict = {}
+    skew = facts.updated_at - now
+    if skew > CLOCK_SKEW_S:
+        for name in _UNTIL_FIELDS:
+            value = getattr(facts, name)
+            if value is not None and math.isfinite(value):
+                changes[name] = value - skew
+        changes["updated_at"] = now
+    bound = now + defaults.MAX_HOLD_S
+    for name in ("hold_until", "breaker_open_until"):
+        value = changes.get(name, getattr(facts, name))
+        if value is not None and math.isfinite(value) and value > bound:
+            changes[name] = bound
+    if not changes:
+        return facts
+    logger.debug("%s: stored %s further ahead than %.0f s (a wall clock that moved?); clamped", facts.host,
+                 ", ".join(sorted(changes)), defaults.MAX_HOLD_S)
+    return replace(facts, **changes)
+
+
+def slot_horizon(interval_s: float, lease_s: float) -> float:
+    """How far ahead of now a host's next start slot can honestly be (see the module docstring)."""
+    return max(interval_s, 0.0) * MAX_QUEUED_STARTS + max(lease_s, 0.0) + defaults.MAX_CRAWL_DELAY_S
+
+
+def clamp_slot(state: tuple[float, str, float], host: str, interval_s: float, now: float,
+               lease_s: float) -> tuple[float, str, float]:
+    """*state* ``(next_free, holder, lease_until)`` with times too far ahead brought back: ``next_free`` to
+    ``now + interval_s``, a holder's ``lease_until`` to ``now + max(lease_s, interval_s)``."""
+    next_free, holder, lease_until = state
+    clamped = []
+    if next_free > now + slot_horizon(interval_s, lease_s):
+        next_free = now + max(interval_s, 0.0)
+        clamped.append("next start")
+    lease_bound = max(lease_s, interval_s, 0.0)
+    if holder and lease_until > now + max(lease_bound, defaults.MAX_CRAWL_DELAY_S):
+        lease_until = now + lease_bound
+        clamped.append("lease")
+    if clamped:
+        logger.debug("%s: stored %s too far ahead (a wall clock that moved?); clamped", host, " and ".join(clamped))
+    return next_free, holder, lease_until
+
+
 def expire_facts(facts: StoredFacts, now: float) -> StoredFacts:
-    """*facts* without what has run out by *now*: a past hold, suppression or robots.txt."""
+    """*facts* without what has run out by *now*: a past hold, suppression or robots.txt (after :func:`clamp_facts`)."""
+    facts = clamp_facts(facts, now)
     changes: dict = {}
     if facts.hold_until is not None and facts.hold_until <= now:
         changes.update(hold_until=None, hold_status=None, hold_reason="")
@@ -173,6 +254,7 @@ def reserve_slot(
 
     The Redis backend runs the same rule as a Lua script (``paperfetch/state/redis.py``).
     """
+    state = clamp_slot(state, host, interval_s, now, lease_s)
     next_free, holder, lease_until = state
     if holder and lease_until > now:
         return Slot(host, False, lease_until, "", lease_until), state  # never the holder's token

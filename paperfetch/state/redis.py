@@ -17,7 +17,14 @@ clean up after.
 A lost connection raises :class:`~paperfetch.errors.StoreUnavailable` — or,
 with ``fallback="local"`` (or any store), logs a warning and serves from the
 local store until Redis answers again (tried every ``retry_after_s``). State
-written to the fallback stays there: other machines do not see it.
+written to the fallback stays there: other machines do not see it. So does a
+Redis that answers with an error (a wrong password, ``-OOM command not allowed``,
+a read-only replica): the error names the store and Redis's reason (never the
+password), and it is never taken for "no record" — an item it stops is a
+retryable ``network_error`` row.
+
+Times read from Redis are clamped as every store's are (:func:`~paperfetch.state.base.clamp_facts`,
+and the reservation script bounds a stored slot): a wall clock that moved cannot stall a host.
 """
 
 from __future__ import annotations
@@ -31,9 +38,18 @@ from typing import Any, Callable
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.state.base import HostStateStore, Slot, StoreBase, StoredFacts, apply_update, expire_facts, new_token
+from paperfetch.state.base import (
+    HostStateStore,
+    Slot,
+    StoreBase,
+    StoredFacts,
+    apply_update,
+    expire_facts,
+    new_token,
+    slot_horizon,
+)
 
-__all__ = ["FACTS_TTL_S", "RedisStore", "redis_name"]
+__all__ = ["FACTS_TTL_S", "RedisStore", "redis_failure", "redis_name"]
 
 logger = logging.getLogger("paperfetch.state")
 
@@ -49,6 +65,10 @@ local now, interval, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV
 local next_free = tonumber(v[1]) or 0
 local holder = v[2] or ''
 local lease_until = tonumber(v[3]) or 0
+-- a stored time too far ahead is a wall clock that moved: clamped as paperfetch.state.base.clamp_slot does
+if next_free > now + tonumber(ARGV[7]) then next_free = now + interval end
+local lease_bound = math.max(lease, interval, 0)
+if holder ~= '' and lease_until > now + math.max(lease_bound, tonumber(ARGV[8])) then lease_until = now + lease_bound end
 if holder ~= '' and lease_until > now then
   return {0, string.format('%.6f', lease_until), '', string.format('%.6f', lease_until)}
 end
@@ -85,6 +105,15 @@ def redis_name(client: Any) -> str:
     return f"{scheme}://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
 
 
+def redis_failure(exc: BaseException, connection_errors: tuple[type[BaseException], ...]) -> str:
+    """What went wrong, for people: ``does not answer (TimeoutError)`` or ``refused the command
+    (OutOfMemoryError: command not allowed when used memory > 'maxmemory')``. Redis never echoes a password."""
+    if isinstance(exc, connection_errors) and not type(exc).__name__.startswith("Authentication"):
+        return f"does not answer ({type(exc).__name__})"
+    text = " ".join(str(exc).split())[:200]
+    return f"refused the command ({type(exc).__name__}: {text})" if text else f"refused the command ({type(exc).__name__})"
+
+
 def _ttl_ms(until: float | None, now: float) -> int | None:
     """Milliseconds from *now* to *until* (None: no expiry; 0: already over)."""
     if until is None or math.isinf(until):
@@ -108,7 +137,9 @@ class RedisStore(StoreBase):
             import redis
         except ImportError:  # pragma: no cover - the extra is installed in the test environment
             raise ConfigurationError('the Redis store needs redis-py: pip install "paperfetch[redis]"') from None
-        self._redis_errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+        self._connection_errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+        # any Redis failure (OOM, NOAUTH / WRONGPASS, READONLY …) counts as the store failing
+        self._redis_errors = (redis.exceptions.RedisError,)
         self._watch_error = redis.exceptions.WatchError
         self._client = redis.Redis.from_url(
             url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s, decode_responses=True
@@ -146,14 +177,14 @@ class RedisStore(StoreBase):
         except self._redis_errors as exc:
             if self._fallback is None:
                 raise StoreUnavailable(
-                    f"the host-state store {self.name} does not answer ({type(exc).__name__}) during {operation}; "
+                    f"the host-state store {self.name} {redis_failure(exc, self._connection_errors)} during {operation}; "
                     "start Redis again, or open the store with fallback='local' to go on with this machine's state",
                     store=self.name,
-                ) from exc
+                ) from None  # redis-py's own chain can carry the connection's details
             with self._lock:
                 if self._down_since is None:
-                    logger.warning("%s does not answer (%s); using %s until it does", self.name, type(exc).__name__,
-                                   self._fallback.name)
+                    logger.warning("%s %s; using %s until it answers", self.name,
+                                   redis_failure(exc, self._connection_errors), self._fallback.name)
                 self._down_since = time.monotonic()
             return on_fallback(self._fallback)
         if down_since is not None:
@@ -181,7 +212,8 @@ class RedisStore(StoreBase):
         def on_redis() -> Slot:
             granted, start, token_back, lease_until = self._reserve_script(
                 keys=[self._key("slot", host), self.namespace + "hosts"],
-                args=[repr(float(now)), repr(float(interval_s)), repr(float(lease_s)), token, ttl_ms, host],
+                args=[repr(float(now)), repr(float(interval_s)), repr(float(lease_s)), token, ttl_ms, host,
+                      repr(slot_horizon(interval_s, lease_s)), repr(float(defaults.MAX_CRAWL_DELAY_S))],
             )
             return Slot(host, bool(int(granted)), float(start), token_back, float(lease_until))
 

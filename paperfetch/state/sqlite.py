@@ -12,11 +12,19 @@ The default file is ``host-state.sqlite3`` in the user cache directory
 notebook sees the holds, suppressions, robots.txt and learned intervals of the
 first. Not for network filesystems: SQLite's locking is unreliable on NFS;
 use Redis across machines.
+
+The file is a cache, so no fault of it stops a run (:mod:`paperfetch.state.sqlite_faults`): a damaged
+file is moved aside and a new one made; a file locked by another process past the lock timeout
+(:func:`paperfetch.config.lock_timeout_s`), a full disk or a file that cannot be moved makes the store
+serve from memory for the rest of the run, with one WARNING naming the file; ``name`` then says
+``memory (…)``. A fault in the middle of a run (a reservation that meets a lock or a full disk)
+falls back the same way.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -24,14 +32,15 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from paperfetch.state.base import Slot, StoreBase, StoredFacts, apply_update, expire_facts, finish_slot, new_token, reserve_slot
+from paperfetch.state.memory import MemoryStore
+from paperfetch.state.sqlite_faults import fault_of, open_database
 
 __all__ = ["DEFAULT_STATE_FILE", "SqliteStore", "default_state_path"]
 
 #: File name of the default store inside the user cache directory.
 DEFAULT_STATE_FILE = "host-state.sqlite3"
 
-#: How long a writer waits for another process's transaction before failing (ms).
-BUSY_TIMEOUT_MS = 30_000
+logger = logging.getLogger("paperfetch.state")
 
 _T = TypeVar("_T")
 
@@ -54,33 +63,81 @@ class SqliteStore(StoreBase):
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path).expanduser().resolve() if path is not None else default_state_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.name = f"sqlite:{self.path}"
         self._lock = threading.Lock()
         self._closed = False
-        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None)
+        #: set when the file failed: the store serves from memory for the rest of the run
+        self._memory: MemoryStore | None = None
+        #: why the store is in memory ("" while it uses its file)
+        self.problem = ""
+        opened = open_database(self.path, what="the host-state file", fallback="host state in memory",
+                               prepare=self._prepare)
+        self._db: sqlite3.Connection | None = opened.connection
+        if opened.connection is None:
+            self._use_memory(opened.problem)
+
+    @staticmethod
+    def _prepare(db: sqlite3.Connection) -> None:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._transaction(lambda db: [db.execute(statement) for statement in _SCHEMA])
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.execute("COMMIT")
         except BaseException:
-            self._db.close()
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
 
-    def _transaction(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    @property
+    def in_memory(self) -> bool:
+        """True once the file failed and the store serves from memory (see ``problem``)."""
+        return self._memory is not None
+
+    def _use_memory(self, problem: str) -> None:
+        """From now on serve from memory; the file is let go (the caller holds the lock, or no one can)."""
+        self._memory = MemoryStore()
+        self.problem = problem
+        self.name = f"memory (sqlite:{self.path} unusable for this run)"
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._db = None
+
+    def _run(self, operation: str, on_file: Callable[[sqlite3.Connection], _T], on_memory: Callable[[MemoryStore], _T],
+             *, write: bool = True) -> _T:
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"the host-state store {self.name} is closed")
-            self._db.execute("BEGIN IMMEDIATE")  # the write lock now, so read-modify-write is atomic across processes
-            try:
-                result = work(self._db)
-                self._db.execute("COMMIT")
-                return result
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+            if self._db is not None:
+                try:
+                    return self._transaction(self._db, on_file) if write else on_file(self._db)
+                except sqlite3.Error as exc:
+                    fault = fault_of(exc)
+                    problem = (f"the host-state file {self.path} failed during {operation} "
+                               f"({fault.value if fault else 'error'}: {exc}); host state in memory for the rest of this run")
+                    logger.warning("%s", problem)
+                    self._use_memory(problem)
+            assert self._memory is not None
+            return on_memory(self._memory)
+
+    @staticmethod
+    def _transaction(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        db.execute("BEGIN IMMEDIATE")  # the write lock now, so read-modify-write is atomic across processes
+        try:
+            result = work(db)
+            db.execute("COMMIT")
+            return result
+        except BaseException:
+            if db.in_transaction:
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            raise
 
     @staticmethod
     def _slot_state(db: sqlite3.Connection, host: str) -> tuple[float, str, float]:
@@ -98,13 +155,13 @@ class SqliteStore(StoreBase):
                 self._save_slot(db, host, state)
             return slot
 
-        return self._transaction(work)
+        return self._run("reserve", work, lambda memory: memory.reserve(host, interval_s, now, lease_s))
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         def work(db: sqlite3.Connection) -> None:
             self._save_slot(db, slot.host, finish_slot(self._slot_state(db, slot.host), slot.token, end, gap_s))
 
-        self._transaction(work)
+        self._run("finish", work, lambda memory: memory.finish(slot, end, gap_s))
 
     @staticmethod
     def _facts(db: sqlite3.Connection, host: str) -> StoredFacts:
@@ -112,10 +169,8 @@ class SqliteStore(StoreBase):
         return StoredFacts.from_json(json.loads(row[0])) if row else StoredFacts(host)
 
     def get(self, host: str, now: float) -> StoredFacts:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError(f"the host-state store {self.name} is closed")
-            return expire_facts(self._facts(self._db, host), now)
+        return self._run("get", lambda db: expire_facts(self._facts(db, host), now), lambda memory: memory.get(host, now),
+                         write=False)
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         def work(db: sqlite3.Connection) -> StoredFacts:
@@ -127,12 +182,13 @@ class SqliteStore(StoreBase):
                        (host, json.dumps(merged.to_json()), merged.updated_at))
             return merged
 
-        return self._transaction(work)
+        return self._run("update", work, lambda memory: memory.update(host, change, now))
 
     def hosts(self) -> list[str]:
-        with self._lock:
-            rows = self._db.execute("SELECT host FROM facts UNION SELECT host FROM slots ORDER BY 1").fetchall()
-        return [row[0] for row in rows]
+        def read(db: sqlite3.Connection) -> list[str]:
+            return [row[0] for row in db.execute("SELECT host FROM facts UNION SELECT host FROM slots ORDER BY 1")]
+
+        return self._run("hosts", read, lambda memory: memory.hosts(), write=False)
 
     def clear(self, host: str | None = None) -> None:
         def work(db: sqlite3.Connection) -> None:
@@ -142,10 +198,11 @@ class SqliteStore(StoreBase):
                 else:
                     db.execute(f"DELETE FROM {table} WHERE host = ?", (host,))
 
-        self._transaction(work)
+        self._run("clear", work, lambda memory: memory.clear(host))
 
     def close(self) -> None:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._db.close()
+                if self._db is not None:
+                    self._db.close()

@@ -1,0 +1,48 @@
+"""Rebuilding a lost ledger from the PDFs in the output folder.
+
+When a ledger's file was damaged (moved aside) or could not be used (a ledger in memory for the run),
+its rows are gone, but the PDFs they vouched for are still in the folder. A PDF's file name follows
+from its identifier (:func:`paperfetch.ids.filename_for` with the run's template), so for each
+identifier of the batch :func:`rebuild_from_files` looks at the file it would be saved as: a valid
+PDF there (:func:`paperfetch.validate.check_pdf_file`) is recorded as ``downloaded``, with its size and
+SHA-256 recomputed, and the re-run counts it ``already_downloaded`` instead of fetching it again.
+
+It records only what a file proves: nothing about items without a PDF (they are simply asked again),
+and never overwrites a row the ledger already has.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from paperfetch.ids import Identifier, filename_for
+from paperfetch.ledger.base import ResumeLedger, sha256_of_file
+from paperfetch.outcomes import Status
+from paperfetch.validate import check_pdf_file
+
+__all__ = ["rebuild_from_files"]
+
+logger = logging.getLogger("paperfetch.ledger")
+
+
+def rebuild_from_files(ledger: ResumeLedger, identifiers: Iterable[Identifier], out_dir: Path, template: str) -> int:
+    """Record every identifier whose PDF is already in *out_dir* as ``downloaded``; the number recorded."""
+    recorded = 0
+    for identifier in identifiers:
+        if identifier.key in ledger:
+            continue
+        path = Path(out_dir) / filename_for(identifier, template)
+        try:
+            if not path.is_file() or not check_pdf_file(path).ok:
+                continue
+            size, sha256 = path.stat().st_size, sha256_of_file(path)
+        except OSError:
+            continue
+        ledger.record(identifier.key, status=Status.DOWNLOADED.value, path=path, bytes=size, sha256=sha256,
+                      source="rebuilt", extra={"rebuilt_from_file": True})
+        recorded += 1
+    if recorded:
+        logger.warning("ledger: %d row(s) rebuilt from the PDFs in %s (size and SHA-256 recomputed)", recorded, out_dir)
+    return recorded

@@ -1,0 +1,245 @@
+"""SQLite files that fail: damaged, locked by another process, on a full or read-only disk.
+
+The host-state store, the metadata cache and the resume ledger are each one SQLite file. Any of them
+can be filled with garbage, cut in half, replaced by a folder, made read-only, locked by another
+process (``BEGIN EXCLUSIVE``) or sit on a full disk. :func:`open_database` opens one so that none of
+that stops a run:
+
+* the connection is opened with a busy timeout of :func:`paperfetch.config.lock_timeout_s`
+  (``PAPERFETCH_LOCK_TIMEOUT_S``, default :data:`paperfetch.defaults.LOCK_TIMEOUT_S`), the caller's
+  *prepare* runs (schema, pragmas), then a write probe (``BEGIN IMMEDIATE`` / ``ROLLBACK``) and
+  ``PRAGMA quick_check``: a damage shows at the open, not in the middle of a batch;
+* **damaged** (not a database, malformed, a folder, read-only, unreadable): the file is moved aside
+  (renamed ``<name>.damaged-<UTC timestamp>``, with its ``-wal``/``-shm``), a WARNING names both, and
+  a new file is made in its place; when it cannot be moved (a read-only folder) the answer is "no
+  connection" and the caller falls back for the run;
+* **locked** (the busy timeout passed) or **the disk is full**: never moved (the file is fine); the
+  WARNING names the file and the caller falls back for the run. SQLite does not say which process
+  holds a lock; where Linux's ``/proc/locks`` names the process (:func:`lock_holders`) the message gives
+  its pid, else it says that it cannot tell.
+
+:func:`fault_of` classifies an error raised later, in the middle of a run, so a caller can fall back
+the same way. What a caller falls back to is its own business (memory for the host state, an
+in-memory cache, an in-memory ledger rebuilt from the PDFs); this module only opens, classifies
+and moves aside. It never deletes a file.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import shutil
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Callable
+
+from paperfetch.config import lock_timeout_s
+
+__all__ = ["FileFault", "Opened", "fault_of", "lock_holders", "move_aside", "open_database", "write_errno"]
+
+logger = logging.getLogger("paperfetch.state")
+
+#: errno values of a local write that cannot succeed (the disk, its permissions): never a network fault.
+_FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG})
+_WRITE_ERRNOS = _FULL_ERRNOS | frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EISDIR,
+                                          errno.ENOTDIR, errno.ENAMETOOLONG})
+
+
+class FileFault(str, Enum):
+    """What is wrong with a SQLite file (:func:`fault_of`)."""
+
+    LOCKED = "locked"     #: another process holds its lock past the busy timeout
+    FULL = "full"         #: the disk (or quota) is full
+    DAMAGED = "damaged"   #: not a database, malformed, a folder, read-only, unreadable
+
+
+def write_errno(exc: BaseException) -> bool:
+    """Whether *exc* is an OSError of a local write (full disk, read-only, no permission, I/O error)."""
+    return isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS
+
+
+def fault_of(exc: BaseException) -> FileFault | None:
+    """The :class:`FileFault` a SQLite or OS error means, or None when it is neither."""
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:
+            return FileFault.LOCKED
+        if "full" in text:
+            return FileFault.FULL
+    if isinstance(exc, sqlite3.Error):
+        return FileFault.DAMAGED
+    if isinstance(exc, OSError):
+        return FileFault.FULL if exc.errno in _FULL_ERRNOS else FileFault.DAMAGED
+    return None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What :func:`open_database` made of a file."""
+
+    connection: sqlite3.Connection | None   #: None: the caller falls back for this run
+    moved_to: Path | None = None            #: where a damaged file was moved (a new one is in its place)
+    problem: str = ""                       #: the WARNING that was logged ("" when the file was fine)
+
+
+def move_aside(path: Path, *, now: datetime | None = None) -> Path:
+    """Rename *path* (and its ``-wal``/``-shm``/``-journal``) to ``<name>.damaged-<UTC timestamp>``; the new path.
+
+    Raises OSError when it cannot be renamed (a read-only folder).
+    """
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    counter = 1
+    while os.path.lexists(target):
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{counter}")
+        counter += 1
+    os.rename(path, target)
+    for suffix in ("-wal", "-shm", "-journal"):
+        side = Path(f"{path}{suffix}")
+        if os.path.lexists(side):
+            try:
+                os.rename(side, f"{target}{suffix}")
+            except OSError:  # a side file left behind is re-made or ignored by SQLite
+                logger.debug("could not move %s aside", side, exc_info=True)
+    return target
+
+
+def _connect(path: Path, timeout_s: float, prepare: Callable[[sqlite3.Connection], None]) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_file() and not os.access(path, os.W_OK):
+        # SQLite would open it read-only without a word and fail at the first write, mid-run
+        raise sqlite3.OperationalError("attempt to write a readonly database (the file is read-only)")
+    connection = sqlite3.connect(path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        prepare(connection)
+        connection.execute("BEGIN IMMEDIATE")  # the write lock: read-only files and held locks show now
+        connection.execute("ROLLBACK")
+        verdict = connection.execute("PRAGMA quick_check(1)").fetchone()
+        if verdict is None or verdict[0] != "ok":
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({verdict[0] if verdict else 'no answer'})")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+#: A file found locked is not waited for again within this many seconds (a Retriever opens the host state
+#: once per transport: one wait, not two).
+_LOCKED_MEMO_S = 5.0
+_RECENTLY_LOCKED: dict[Path, tuple[float, str]] = {}
+_RECENT_LOCK = threading.Lock()
+
+#: Below this many free bytes on a file's disk, an I/O error there is the full disk, never a damaged file.
+_FULL_BELOW_BYTES = 1 << 20
+
+
+def _disk_full(path: Path) -> bool:
+    for folder in (path.parent, *path.parents):
+        try:
+            return shutil.disk_usage(folder).free < _FULL_BELOW_BYTES
+        except OSError:
+            continue
+    return False
+
+
+def lock_holders(path: Path) -> list[int]:
+    """The pids holding a POSIX lock on *path* or its ``-shm`` (Linux ``/proc/locks``), this process left out.
+
+    SQLite itself cannot say who holds a lock; where ``/proc/locks`` is missing the answer is ``[]``.
+    """
+    inodes = set()
+    for candidate in (path, Path(f"{path}-shm")):
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        inodes.add((os.major(info.st_dev), os.minor(info.st_dev), info.st_ino))
+    if not inodes:
+        return []
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return []
+    holders: set[int] = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->":  # "->": a waiter, not a holder
+            continue
+        try:
+            pid = int(fields[4])
+            major, minor, inode = fields[5].split(":")
+            key = (int(major, 16), int(minor, 16), int(inode))
+        except ValueError:
+            continue
+        if key in inodes and pid > 0 and pid != os.getpid():
+            holders.add(pid)
+    return sorted(holders)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def open_database(
+    path: Path, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None]
+) -> Opened:
+    """Open the SQLite file *path* (*what* names it for people: ``"the host-state file"``) or say why not.
+
+    *prepare* sets the connection up (pragmas, schema); *fallback* says what the caller does instead
+    (``"host state in memory"``), for the WARNING. A damaged file is moved aside and a new one made;
+    a locked file or a full disk gives no connection. Errors other than SQLite's and the OS's
+    (a :class:`~paperfetch.errors.ConfigurationError` of *prepare*, say) propagate.
+    """
+    timeout_s = lock_timeout_s()
+    with _RECENT_LOCK:
+        seen = _RECENTLY_LOCKED.get(path)
+    if seen is not None and time.monotonic() - seen[0] < _LOCKED_MEMO_S:
+        logger.debug("%s %s was found locked a moment ago; not waited for again", what, path)
+        return Opened(None, problem=seen[1])
+    try:
+        return Opened(_connect(path, timeout_s, prepare))
+    except (sqlite3.Error, OSError) as exc:
+        fault = fault_of(exc)
+        first = exc
+    if fault is FileFault.DAMAGED and _disk_full(path):
+        fault = FileFault.FULL  # SQLite says "disk I/O error" when it cannot make its -shm file: not a damage
+    if fault is FileFault.LOCKED:
+        holders = lock_holders(path)
+        who = (f"held by pid {', '.join(map(str, holders))} (from /proc/locks)" if holders
+               else "SQLite does not tell which process holds it")
+        problem = (f"{what} {path} is locked by another process (waited {timeout_s:g} s, the lock timeout: "
+                   f"PAPERFETCH_LOCK_TIMEOUT_S; {who}); {fallback} for this run")
+        logger.warning("%s", problem)
+        with _RECENT_LOCK:
+            _RECENTLY_LOCKED[path] = (time.monotonic(), problem)
+        return Opened(None, problem=problem)
+    if fault is FileFault.FULL:
+        problem = f"{what} {path} cannot be written: the disk is full ({_reason(first)}); {fallback} for this run"
+        logger.warning("%s", problem)
+        return Opened(None, problem=problem)
+    try:
+        moved = move_aside(path)
+    except OSError as move_error:
+        problem = (f"{what} {path} is unusable ({_reason(first)}) and cannot be moved aside "
+                   f"({_reason(move_error)}); {fallback} for this run")
+        logger.warning("%s", problem)
+        return Opened(None, problem=problem)
+    try:
+        connection = _connect(path, timeout_s, prepare)
+    except (sqlite3.Error, OSError) as again:
+        problem = (f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}, but a new one "
+                   f"cannot be made ({_reason(again)}); {fallback} for this run")
+        logger.warning("%s", problem)
+        return Opened(None, moved_to=moved, problem=problem)
+    problem = f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}; a new one is in its place"
+    logger.warning("%s", problem)
+    return Opened(connection, moved_to=moved, problem=problem)
