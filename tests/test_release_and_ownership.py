@@ -90,3 +90,29 @@ def test_a_retriever_unsubscribes_from_the_clients_it_made_on_close(tmp_path):
     assert all(n >= 1 for n in counts.values())
     r.close()
     assert len(r.web.events) == counts[id(r.web)] - 1
+
+
+def test_a_store_that_is_gone_does_not_keep_the_others_held(tmp_path, hosts, caplog):
+    from paperfetch.errors import StoreUnavailable
+    from paperfetch.http import hosts as hosts_module
+    from paperfetch.http.hosts import HostRegistry
+    from paperfetch.state import MemoryStore
+
+    class GoneStore(MemoryStore):
+        name = "redis://gone"
+
+        def hosts(self):
+            raise StoreUnavailable("the host-state store redis://gone does not answer")
+
+    server = hosts("127.0.0.174", {"*": Reply(429, b"busy", headers={"Retry-After": "3600"})})
+    path = tmp_path / "state.sqlite3"
+    client = HttpClient(state=path, max_retries=0)
+    assert client.get(server.url("/a")).status_code == 429
+    gone = HostRegistry(store=GoneStore())
+    hosts_module._REGISTRIES[("object", id(gone), 0)] = gone
+    try:
+        paperfetch.release_holds()
+    finally:
+        del hosts_module._REGISTRIES[("object", id(gone), 0)]
+    assert _held_until(path, host_key(server.base_url)) is None
+    assert "could not release the holds in redis://gone" in caplog.text

@@ -32,6 +32,7 @@ The record has two parts:
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from dataclasses import dataclass, replace
@@ -41,7 +42,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from paperfetch.clock import SYSTEM_CLOCK, Clock
-from paperfetch.errors import InvalidURL
+from paperfetch.errors import InvalidURL, StateStoreError
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.state.base import HostStateStore, StoredFacts
 from paperfetch.state.memory import MemoryStore
@@ -50,6 +51,8 @@ __all__ = [
     "BreakerState", "HostFacts", "HostLimiter", "HostRegistry", "HostSnapshot", "Suppression", "default_registry",
     "host_facts", "host_key", "host_limiter", "registry_for", "release_holds", "stored_facts",
 ]
+
+logger = logging.getLogger(__name__)
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -519,4 +522,7 @@ def release_holds() -> None:
     with _REGISTRIES_LOCK:
         registries = [_DEFAULT_REGISTRY, *_REGISTRIES.values()]
     for registry in registries:
-        registry.release_holds()
+        try:
+            registry.release_holds()
+        except StateStoreError as exc:  # a store that is gone (a stopped Redis) does not keep the others held
+            logger.warning("could not release the holds in %s: %s", registry.store.name, exc)
