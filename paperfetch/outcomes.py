@@ -128,9 +128,12 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         if extra:
             raise KeyError(f"not outcome columns: {sorted(extra)}")
     data = {column: [row.get(column) for row in rows] for column in COLUMNS}
-    frame = pd.DataFrame(data, columns=list(COLUMNS))
-    # the inputs as given (None stays None), whatever pandas would infer from them
-    frame["input"] = pd.Series(data["input"], index=frame.index, dtype=object)
+    # the inputs as given (None stays None), whatever pandas would infer from them: built as an object column
+    # from the start, since pandas 3 would turn a column of strings into Arrow text, which cannot hold a lone
+    # surrogate (UnicodeEncodeError; issue 21)
+    frame = pd.DataFrame({"input": pd.Series(data.pop("input"), dtype=object)})
+    for column, values in data.items():
+        frame[column] = pd.Series(values, index=frame.index, dtype=object)
     for column, dtype in DTYPES.items():
         if column == "input":
             continue

@@ -226,5 +226,7 @@ def redact_frame(frame: Any) -> Any:
             continue
         if not series.map(lambda v: isinstance(v, str)).any():
             continue
-        frame[column] = series.map(lambda v: redact_text(v) if isinstance(v, str) else v)
+        values = [redact_text(v) if isinstance(v, str) else v for v in series]
+        # an object column stays one (pandas 3 would infer Arrow text, which cannot hold a lone surrogate)
+        frame[column] = type(series)(values, index=series.index, dtype=object if series.dtype == object else series.dtype)
     return frame
