@@ -82,3 +82,14 @@ __all__ += [  # the block above (kept apart from the transport's list while both
     "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "LEDGER_BUSY_TIMEOUT_S", "LEDGER_NAME",
     "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "OUT_DIR", "PDF_SNIFF_BYTES", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "STATE",
 ]
+
+# ---------------------------------------------------------------------------- the item path, the research calls (issue 21)
+
+#: How long ``Retriever.close()`` from another thread waits for the stopped batch to write its rows
+#: (a request on the wire ends within its deadline) before it closes the metadata cache anyway.
+CLOSE_WAIT_S = 30.0
+#: How long a PubMed search answer (the PMIDs of a query, and its history-server pages) is reused from the
+#: metadata cache: shorter than a work's metadata, since new papers match a query every day.
+SEARCH_CACHE_TTL_S = 6 * 3600.0
+
+__all__ += ["CLOSE_WAIT_S", "SEARCH_CACHE_TTL_S"]

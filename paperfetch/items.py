@@ -179,6 +179,8 @@ class ItemJob:
     elapsed_s: float = 0.0
     error: BaseException | None = None
     finished: bool = False
+    #: the batch stopped (``Retriever.close()``, Ctrl-C) before this job was finished: never a final answer
+    stopped: bool = False
 
     # -- the Job protocol ----------------------------------------------------
     @property
@@ -396,6 +398,13 @@ class ItemJob:
             return row
         if self.result is not None:
             row.update(self.result)
+            return row
+        if self.stopped:
+            # candidates or sources were left untried: whatever failed so far does not decide (retryable)
+            tried = "; ".join(f"{f.source} {f.url}: {f.message}" for f in self.failures)
+            row.update(status=Status.STOPPED.value,
+                       error=("the batch was stopped before this item was finished; a re-run tries it again"
+                              + (f" (failed so far: {tried})" if tried else ""))[:2000])
             return row
         download_failures = [f for f in self.failures if f.status is not Status.NOT_FOUND]
         if download_failures:

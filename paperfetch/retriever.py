@@ -186,6 +186,10 @@ class Retriever:
         self._rows_lock = threading.Lock()
         self._run_started = float("inf")  # set as download() starts (see _reusable)
         self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
+        self._run_scheduler: Any = None  # the HostScheduler of the download() in progress (close() stops it)
+        self._run_thread: int | None = None  # the thread running download()
+        self._run_idle = threading.Event()  # set while no download() runs
+        self._run_idle.set()
         for client in {id(self.web): self.web, id(self.api): self.api}.values():
             client.subscribe(self._on_event)
 
@@ -199,6 +203,8 @@ class Retriever:
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, ItemJob]] = []
         model, view = self._dashboard_begin(len(parsed))
+        self._run_idle.clear()
+        self._run_thread = threading.get_ident()
         try:
             with open_ledger(folder=self.out_dir) as ledger:
                 self._run_ledger = ledger
@@ -225,6 +231,8 @@ class Retriever:
             frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
         finally:
             self._run_ledger = None
+            self._run_thread = None
+            self._run_idle.set()
             model.finish()
             if view is not None:
                 view.close()
@@ -372,11 +380,24 @@ class Retriever:
         return citations(identifier, sources=self._sources, metadata=self._metadata)
 
     def close(self) -> None:
-        if self._own_cache is not None:
-            self._own_cache.close()
+        """Close the transports and the metadata cache this retriever opened.
+
+        Called from another thread while :meth:`download` runs, it stops the batch first: no new request
+        starts, and every item not finished gets a ``stopped`` row (retryable: a re-run tries it again).
+        The cache is closed once the batch has written its rows (waiting at most
+        :data:`~paperfetch.defaults.CLOSE_WAIT_S`).
+        """
+        scheduler = self._run_scheduler
+        if scheduler is not None:
+            scheduler.stop()
         self.web.close()
         if self.api is not self.web:
             self.api.close()
+        if self._run_thread is not None and self._run_thread != threading.get_ident():
+            if not self._run_idle.wait(defaults.CLOSE_WAIT_S):
+                logger.warning("the stopped batch did not end within %.0f s; closing the cache anyway", defaults.CLOSE_WAIT_S)
+        if self._own_cache is not None:
+            self._own_cache.close()
 
     def __enter__(self) -> "Retriever":
         return self
@@ -525,11 +546,14 @@ class Retriever:
             scheduler = HostScheduler(self.web, workers=self.workers, on_finished=finished)
             if model is not None:
                 model.track(scheduler)
+            self._run_scheduler = scheduler  # close() stops it; a close() before this: the dispatcher sees the closed client
             scheduler.run([job for _, job in jobs])
         finally:
+            self._run_scheduler = None
             bar.close()
-        for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row
+        for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row: stopped
             if position[id(job)] not in rows:
+                job.stopped = True
                 finished(job)
 
     def _on_event(self, event: Event) -> None:

@@ -8,13 +8,20 @@ PDF whose own title names another paper (``wrong_article``).
 
 from __future__ import annotations
 
+import json
 import socket
+import threading
+import time
+from urllib.parse import unquote
 
 import pandas as pd
 
 from paperfetch import Retriever
+from paperfetch.demo import fake_pdf
+from paperfetch.http.hosts import host_key
 from paperfetch.outcomes import outcomes_frame
 from paperfetch.redact import redact_frame
+from paperfetch.testing import Reply
 
 EMAIL = "tester@example.org"
 FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0}
@@ -64,3 +71,63 @@ def test_a_batch_mixing_valid_ids_and_lone_surrogates_gives_every_input_its_row(
         else:
             assert status == "network_error", (given, status, error)  # the services are closed: retryable
     assert isinstance(out, pd.DataFrame)
+
+
+# ------------------------------------------------------------------ 2. close() from another thread
+def _unpaywall_world(hosts, publisher_address: str, crawl_delay: float):  # noqa: ANN001, ANN202
+    """An Unpaywall that offers every DOI's PDF on one publisher, whose robots.txt asks for *crawl_delay*."""
+    publisher = hosts(publisher_address, {
+        "/robots.txt": Reply(200, f"User-agent: *\nCrawl-delay: {crawl_delay}\n".encode()),
+        "*": lambda request: Reply(200, fake_pdf(request.path), {"Content-Type": "application/pdf"}),
+    })
+
+    def unpaywall(request):  # noqa: ANN001, ANN202
+        doi = unquote(request.path[len("/v2/"):]).lower()
+        pdf = publisher.url(f"/pdf/{doi.split('/', 1)[1]}.pdf")
+        location = {"url": pdf, "url_for_pdf": pdf, "host_type": "publisher", "license": "cc-by"}
+        body = {"doi": doi, "title": f"Paper {doi}", "is_oa": True, "oa_status": "gold", "best_oa_location": location,
+                "oa_locations": [location]}
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    service = hosts(f"{publisher_address}1", {"*": unpaywall})
+    return service, publisher
+
+
+def test_closing_the_retriever_mid_batch_leaves_untried_items_retryable(hosts, tmp_path):
+    service, publisher = _unpaywall_world(hosts, "127.0.0.21", crawl_delay=0.5)
+    dois = [f"10.1000/stop{n}" for n in range(6)]
+    options = {"host_intervals": {host_key(service.base_url): 0.0}}
+
+    def pdf_hits() -> set[str]:
+        return {path for _, path in publisher.log if path.startswith("/pdf/")}
+
+    r = retriever(tmp_path, {"unpaywall": service.base_url}, sources=["unpaywall"], http_options=options)
+
+    def close_after_the_first_pdf() -> None:
+        deadline = time.monotonic() + 10
+        while not pdf_hits() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        r.close()
+
+    closer = threading.Thread(target=close_after_the_first_pdf)
+    closer.start()
+    try:
+        first = r.download(dois)
+    finally:
+        closer.join()
+    statuses = dict(zip(first["input"], first["status"]))
+    tried = {f"/pdf/{d.split('/', 1)[1]}.pdf" for d in dois} & pdf_hits()
+    untried = [d for d in dois if f"/pdf/{d.split('/', 1)[1]}.pdf" not in tried]
+    assert untried, "the close came too late to leave anything queued"
+    for doi in untried:
+        assert statuses[doi] == "stopped", (doi, statuses[doi])
+        assert "stopped" in first.loc[first["input"] == doi, "error"].item()
+    assert "no_open_copy" not in statuses.values()
+
+    # the re-run asks again for every item the stopped batch never tried
+    with retriever(tmp_path, {"unpaywall": service.base_url}, sources=["unpaywall"], http_options=options) as again:
+        second = again.download(dois)
+    assert set(second["status"]) <= {"downloaded", "already_downloaded"}
+    for doi in untried:
+        assert f"/pdf/{doi.split('/', 1)[1]}.pdf" in pdf_hits()
+        assert second.loc[second["input"] == doi, "status"].item() == "downloaded"
