@@ -92,4 +92,7 @@ CLOSE_WAIT_S = 30.0
 #: metadata cache: shorter than a work's metadata, since new papers match a query every day.
 SEARCH_CACHE_TTL_S = 6 * 3600.0
 
-__all__ += ["CLOSE_WAIT_S", "SEARCH_CACHE_TTL_S"]
+#: A candidate URL longer than this is refused before any request (a row says so): servers stop near 8-64 kB.
+MAX_CANDIDATE_URL_CHARS = 16_384
+
+__all__ += ["CLOSE_WAIT_S", "MAX_CANDIDATE_URL_CHARS", "SEARCH_CACHE_TTL_S"]

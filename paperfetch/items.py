@@ -47,6 +47,7 @@ from paperfetch.redact import redact_text, redact_url
 from paperfetch.sources import Candidate, Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
+from paperfetch.urlcheck import shown_url, url_refusal
 from paperfetch.validate import check_pdf_file, sniff
 
 if TYPE_CHECKING:
@@ -225,8 +226,9 @@ class ItemJob:
         while True:
             while not self.actions and self.sources_left:
                 self._expand(self.sources_left.popleft())
-            if not self.actions:
-                return found, errors
+            if not self.actions:  # candidates refused before any request are listed with the errors
+                refused = [f"{f.source} {f.url}: {f.message}" for f in self.failures if f.status is Status.REFUSED_URL]
+                return found, errors + refused
             action = self.actions.popleft()
             if action.kind == "lookup":
                 set_current_source(action.source)
@@ -299,6 +301,11 @@ class ItemJob:
         new = []
         for cand in candidates:
             if cand.url in self.tried or any(a.url == cand.url for a in self.actions):
+                continue
+            refusal = url_refusal(cand.url)
+            if refusal is not None:  # never sent: the row says the copy was refused, and why
+                self.tried.add(cand.url)
+                self.failures.append(_Failure(Status.REFUSED_URL, cand.source, shown_url(redact_url(cand.url)), refusal))
                 continue
             kind = "download" if cand.kind == "pdf" else "landing"
             new.append(_Action(kind, cand.source, cand.url, followed=followed))

@@ -19,6 +19,7 @@ from paperfetch.errors import (
     DisallowedByRobots,
     HostSuppressed,
     InvalidPDF,
+    InvalidURL,
     NetworkError,
     RateLimited,
     RefusedRedirect,
@@ -44,6 +45,7 @@ class Status(str, Enum):
     NETWORK_ERROR = "network_error"                #: nothing arrived (timeout, connection error)
     WRONG_ARTICLE = "wrong_article"                #: a PDF whose first pages name another article of the batch
     STOPPED = "stopped"                            #: the batch was stopped before this item was finished
+    REFUSED_URL = "refused_url"                    #: the candidate URL cannot be requested (too long, not http(s) …)
 
     @property
     def finished_well(self) -> bool:
@@ -78,6 +80,7 @@ STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
     (InvalidPDF, Status.INVALID_PDF),
     (NetworkError, Status.NETWORK_ERROR),
     (TruncatedDownload, Status.NETWORK_ERROR),
+    (InvalidURL, Status.REFUSED_URL),  # the client's own URL checks (scheme, host) refused the candidate
     (RefusedRedirect, Status.HTTP_ERROR),  # the row's error says which redirect and why (allow_private_redirects)
 )
 

@@ -131,3 +131,40 @@ def test_closing_the_retriever_mid_batch_leaves_untried_items_retryable(hosts, t
     for doi in untried:
         assert f"/pdf/{doi.split('/', 1)[1]}.pdf" in pdf_hits()
         assert second.loc[second["input"] == doi, "status"].item() == "downloaded"
+
+
+# ------------------------------------------------------------------ 3. a candidate URL the client refuses
+def test_a_refused_candidate_url_gives_a_row_saying_it_was_refused_and_why(hosts, tmp_path):
+    long_url = "http://127.0.0.33/pdf/" + "a" * 60_000 + ".pdf"
+    offered = {"10.1000/long": long_url, "10.1000/port": "http://127.0.0.33:99999/x.pdf",
+               "10.1000/space": "http://exa mple.org/x.pdf"}
+    publisher = hosts("127.0.0.33", {"*": Reply(200, fake_pdf("never asked"), {"Content-Type": "application/pdf"})})
+
+    def unpaywall(request):  # noqa: ANN001, ANN202
+        doi = unquote(request.path[len("/v2/"):]).lower()
+        location = {"url_for_pdf": offered[doi], "url": offered[doi], "host_type": "publisher"}
+        body = {"doi": doi, "title": "T", "is_oa": True, "best_oa_location": location, "oa_locations": [location]}
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    service = hosts("127.0.0.34", {"*": unpaywall})
+    landing = hosts("127.0.0.35", {"*": Reply(200, f'<html><head><meta name="citation_pdf_url" content="{long_url}">'
+                                                   '</head></html>'.encode(), {"Content-Type": "text/html"})})
+    endpoints = {"unpaywall": service.base_url, "doi": landing.base_url}
+    with retriever(tmp_path, endpoints, sources=["unpaywall"], respect_robots_txt=False, cache=False) as r:
+        out = r.download(list(offered))
+        plan = r.candidates(["10.1000/long"])
+    with retriever(tmp_path / "landing", endpoints, sources=["landing"], respect_robots_txt=False, cache=False) as r:
+        via_landing = r.download(["10.1000/long"])
+    assert publisher.hits() == 0  # nothing was sent to the refused URLs
+    for frame in (out, via_landing):
+        for status, error, url in zip(frame["status"], frame["error"], frame["url"]):
+            assert status == "refused_url", (status, error)
+            assert "cannot be requested" in error or "characters long" in error
+            assert "no source offers" not in error
+            assert len(url) < 300  # the row shows the URL cut, with its length
+    errors = dict(zip(out["input"], out["error"]))
+    assert "60,026 characters long" in errors["10.1000/long"]
+    assert "Port out of range" in errors["10.1000/port"]
+    assert "cannot be requested" in errors["10.1000/space"]
+    assert "60,026 characters long" in via_landing["error"].item()
+    assert plan["url"].isna().all() and "characters long" in plan["error"].item()
