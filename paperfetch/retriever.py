@@ -365,7 +365,7 @@ class Retriever:
         from paperfetch.research import search_pubmed
 
         return search_pubmed(query, sources=self._sources, api=self.api, max_results=max_results, mindate=mindate,
-                             maxdate=maxdate)
+                             maxdate=maxdate, metadata=self._metadata)  # answers cached for defaults.SEARCH_CACHE_TTL_S
 
     def references(self, identifier: object) -> pd.DataFrame:
         """Works *identifier* (DOI, PMID or PMCID) cites: ``doi, pmid, openalex_id, title, year, source_of_link``."""
