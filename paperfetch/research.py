@@ -32,7 +32,7 @@ from paperfetch.sources.base import Fetcher
 from paperfetch.sources.ncbi import NCBIEutilsSource
 from paperfetch.sources.pubmed import HIT_COLUMNS, FormFetcher, PubMedSearch
 from paperfetch.sources.references import LINK_COLUMNS, LinkFinder
-from paperfetch.titlematch import first_pages_text, judge
+from paperfetch.titlematch import judge, read_first_pages
 
 if TYPE_CHECKING:
     from paperfetch.items import ItemJob
@@ -166,8 +166,8 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
     title = job.meta.get("title")
     if not title:
         return {"title_match": None}
-    text = first_pages_text(path)
-    verdict = judge(title, text, other_titles)
+    first = read_first_pages(path)
+    verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=job.meta.get("journal"))
     if verdict is None:
         return {"title_match": None}
     if verdict.verdict == "ok":
@@ -182,8 +182,13 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
-    message = (f"the PDF at {redact_url(url)} is another article ({verdict.better_title!r} matches "
-               f"{verdict.better_score:.0%}, the title asked for {verdict.score:.0%}); moved to {aside}")
+    if verdict.own_title is not None:  # the PDF's own title names another paper
+        why = (f"{verdict.own_title_from} calls it {verdict.own_title[:200]!r}, which shares "
+               f"{verdict.own_similarity or 0.0:.0%} of its words with the title asked for; its first pages match "
+               f"that title {verdict.score:.0%}")
+    else:
+        why = f"{verdict.better_title!r} matches {verdict.better_score:.0%}, the title asked for {verdict.score:.0%}"
+    message = f"the PDF at {redact_url(url)} is another article ({why}); moved to {aside}"
     logger.warning("%s: %s", key, message)
     raise WrongArticle(message, moved_to=str(aside), title_match=verdict.score, url=redact_url(url))
 
