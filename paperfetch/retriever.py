@@ -265,7 +265,11 @@ class Retriever:
                 reason = "; ".join(errors) or ("known, but no source offers an open-access copy" if job.known
                                                 else "no service knows this identifier")
                 rows.append({**base, "error": reason})
-        frame = pd.DataFrame(rows, columns=["position", "input", "key", "rank", "kind", "source", "url", "error"])
+        names = ["position", "input", "key", "rank", "kind", "source", "url", "error"]
+        # object columns first: pandas 3 would infer Arrow text, which cannot hold an input's lone surrogate
+        frame = pd.DataFrame({name: pd.Series([row.get(name) for row in rows], dtype=object) for name in names})
+        for name in names[2:] + ["position"]:  # the other columns as pandas infers them (the input as given)
+            frame[name] = frame[name].infer_objects()
         frame["rank"] = frame["rank"].astype("Int64")
         return redact_frame(frame.sort_values(["position", "rank"], kind="stable", ignore_index=True))
 

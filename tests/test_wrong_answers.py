@@ -66,6 +66,9 @@ def test_a_batch_mixing_valid_ids_and_lone_surrogates_gives_every_input_its_row(
     inputs += SURROGATE_INPUTS  # duplicates of the damaged ones
     with retriever(tmp_path, {k: closed for k in ENDPOINT_KEYS}, respect_robots_txt=False, cache=False) as r:
         out = r.download(inputs)
+        plan = r.candidates(SURROGATE_INPUTS + ["10.1000/v1"])  # the dry run too: a row per input
+    assert list(plan["input"]) == SURROGATE_INPUTS + ["10.1000/v1"]
+    assert plan["error"].iloc[: len(SURROGATE_INPUTS)].str.contains("surrogate").all()
     assert len(out) == len(inputs)
     assert list(out["input"]) == inputs
     for given, status, error in zip(inputs, out["status"], out["error"]):
