@@ -76,10 +76,16 @@ def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher
     search = PubMedSearch(source)
     kwargs: dict[str, Any] = dict(max_results=max_results, mindate=mindate, maxdate=maxdate)
     if isinstance(metadata, CachedFetcher):
+        answers = SearchAnswers(metadata)
         try:
-            hits = search.search(SearchAnswers(metadata), query, **kwargs)
-        except _StaleHistory:  # the stored ESearch's WebEnv may be gone on NCBI's side: search afresh
-            hits = search.search(SearchAnswers(metadata, fresh_search=True), query, **kwargs)
+            try:
+                hits = search.search(answers, query, **kwargs)
+            except _StaleHistory:  # the stored ESearch's WebEnv may be gone on NCBI's side: search afresh
+                answers = SearchAnswers(metadata, fresh_search=True)
+                hits = search.search(answers, query, **kwargs)
+        except Exception:
+            answers.forget()  # an answer that ended in an error (ESearch's <ERROR> in a 200) is not kept
+            raise
     else:
         hits = search.search(api, query, **kwargs)
     frame = _frame([hit.__dict__ for hit in hits], HIT_DTYPES)
@@ -109,6 +115,7 @@ class SearchAnswers:
         self.fresh_search = fresh_search
         self.search_key: str | None = None
         self.search_was_stored = False
+        self.keys: list[str] = []  #: the cache keys this search read or stored
 
     def fetch(self, url: str, *, classify: Any, params: dict[str, str] | None = None, method: str = "GET",
               data: dict[str, str] | None = None) -> Any:
@@ -121,8 +128,10 @@ class SearchAnswers:
             key = cache_key(url, {**page, "search": self.search_key})
             if self.search_was_stored and key not in self.cached.cache:
                 raise _StaleHistory(key)
+            self.keys.append(key)
             return self.cached.fetch(url, key=key, **call)
         key = cache_key(url, params, data)
+        self.keys.append(key)
         if "term" in query:
             self.search_key = key
             if self.fresh_search:
@@ -131,6 +140,11 @@ class SearchAnswers:
         if "term" in query:
             self.search_was_stored = response.headers.get("X-Paperfetch-Cache") == "hit"
         return response
+
+    def forget(self) -> None:
+        """Drop every answer this search read or stored (it ended in an error)."""
+        for key in self.keys:
+            self.cached.cache.delete(key)
 
 
 def _finder(sources: Mapping[str, Source]) -> LinkFinder:

@@ -476,7 +476,7 @@ class Retriever:
                 self._prefetched[("openalex", key.split(":", 1)[1].lower())] = record
 
     def _lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
-        if not ids:
+        if not ids or getattr(self.api, "closed", False):  # close() from another thread: the batch is stopping, ask nothing more
             return {}
         set_current_source(name)
         try:

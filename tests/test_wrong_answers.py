@@ -340,3 +340,29 @@ def test_a_pdf_whose_own_title_is_another_papers_is_a_wrong_article(hosts, tmp_p
     assert "document info" in rows["10.1000/info-other"]["error"]
     assert "largest type" in rows["10.1000/headline-other"]["error"]
     assert len(list((tmp_path / "wrong_article").glob("*.pdf"))) == 2
+
+
+def test_a_search_that_ended_in_an_error_is_not_kept(hosts, tmp_path):
+    from paperfetch.errors import ServiceError
+
+    answers = [b"<eSearchResult><ERROR>Invalid query</ERROR></eSearchResult>",
+               b"<eSearchResult><Count>0</Count><RetMax>0</RetMax><IdList></IdList></eSearchResult>"]
+    calls = []
+
+    def eutils(request):  # noqa: ANN001, ANN202
+        calls.append(request.path)
+        return Reply(200, answers[min(len(calls), len(answers)) - 1], {"Content-Type": "text/xml"})
+
+    ncbi = hosts("127.0.0.39", {"*": eutils})
+    store = MetadataCache(tmp_path / "c.sqlite")
+    with retriever(tmp_path, {"ncbi_eutils": ncbi.base_url}, cache=store,
+                   http_options={"host_intervals": {host_key(ncbi.base_url): 0.0}}) as r:
+        try:
+            r.search_pubmed("a query")
+        except ServiceError as exc:
+            assert "Invalid query" in str(exc)
+        else:
+            raise AssertionError("ESearch's <ERROR> should raise")
+        assert r.search_pubmed("a query").empty and len(calls) == 2  # asked again, not answered from the cache
+        assert r.search_pubmed("a query").empty and len(calls) == 2  # the good answer is kept
+    store.close()
