@@ -14,14 +14,14 @@ ignored) occur there — 1.0 when every word of the title is on the page.
 another paper's). ``None`` when there is nothing to compare: no title, or a PDF
 without a text layer (a scan).
 
-The PDF's own title (:func:`read_first_pages`) is its document info ``/Title``, else the
-first page's largest-font lines when they stand out from the body text. It counts
+The PDF's own titles (:func:`read_first_pages`) are its document info ``/Title`` and the
+first page's largest-font lines when they stand out from the body text. One counts
 (:func:`confident_title`) only when it reads like a title: at least
 :data:`MIN_TITLE_WORDS` words that are not stop words, not a placeholder (``Untitled``,
-``Microsoft Word - draft.docx``, a file name, a DOI), not the journal's name. It names
-another paper when it shares less than :data:`OWN_TITLE_MATCH` of its words with the title
-asked for (:func:`title_similarity`). A title that is not confident leaves the verdict
-``low``: a warning, the file kept.
+``Microsoft Word - draft.docx``, a file name, a DOI), not an author line, not the journal's
+name. The PDF is another paper when every confident title shares less than
+:data:`OWN_TITLE_MATCH` of its words with the title asked for (:func:`title_similarity`).
+Titles that are not confident leave the verdict ``low``: a warning, the file kept.
 
 Deliberately not here: OCR, fuzzy matching across line breaks inside words, and
 any decision about files (the Retriever moves a wrong article aside).
@@ -102,9 +102,9 @@ def confident_title(title: str | None, *, journal: str | None = None) -> bool:
     if not title:
         return False
     text = " ".join(title.split())
-    if len(text) > _MAX_TITLE_CHARS or _PLACEHOLDER_RE.search(text):
+    if len(text) > _MAX_TITLE_CHARS or _PLACEHOLDER_RE.search(text) or "@" in text:  # "@": authors' addresses
         return False
-    if len(_title_tokens(text)) < MIN_TITLE_WORDS:
+    if sum(1 for token in _title_tokens(text) if token.isalpha()) < MIN_TITLE_WORDS:  # "Nature 2008 455:123"
         return False
     return not (journal and (title_similarity(text, journal) or 0.0) >= OWN_TITLE_MATCH)
 
@@ -169,15 +169,17 @@ def _headline(page: object) -> str | None:
         return None
     if not pieces:
         return None
-    largest = max(size for size, _ in pieces)
     by_size: dict[float, int] = {}
     for size, words in pieces:
         by_size[size] = by_size.get(size, 0) + len(words)
     body = max(by_size, key=lambda size: by_size[size])  # the size most of the text is set in
-    if largest < body * HEADLINE_RATIO:
-        return None
-    headline = " ".join(words for size, words in pieces if size >= largest * 0.97)
-    return headline if len(headline) <= _MAX_TITLE_CHARS else None
+    for largest in sorted(by_size, reverse=True):
+        if largest < body * HEADLINE_RATIO:
+            return None
+        headline = " ".join(words for size, words in pieces if largest * 0.97 <= size <= largest * 1.03)
+        if len(headline.replace(" ", "")) > 3:  # not a drop cap or a page number set large
+            return headline if len(headline) <= _MAX_TITLE_CHARS else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -215,11 +217,11 @@ def judge(title: str | None, text: str | None, other_titles: Iterable[str | None
             best, best_score = other, other_score
     if best is not None and best_score >= threshold and best_score >= score + margin:
         return TitleVerdict(score, "wrong_article", best, best_score)
-    for stated, where in own_titles:
-        if not confident_title(stated, journal=journal):
-            continue
-        similarity = title_similarity(title, stated)
-        if similarity is not None and similarity < OWN_TITLE_MATCH:
-            return TitleVerdict(score, "wrong_article", own_title=stated, own_title_from=where, own_similarity=similarity)
-        break  # the PDF names the paper asked for: the low score stays a warning
+    confident = [(stated, where, title_similarity(title, stated) or 0.0) for stated, where in own_titles
+                 if confident_title(stated, journal=journal)]
+    # every title the PDF confidently gives itself is another paper's (one naming ours keeps the warning only:
+    # a stale document info beside the right headline is common)
+    if confident and all(similarity < OWN_TITLE_MATCH for _, _, similarity in confident):
+        stated, where, similarity = confident[0]
+        return TitleVerdict(score, "wrong_article", own_title=stated, own_title_from=where, own_similarity=similarity)
     return TitleVerdict(score, "low")

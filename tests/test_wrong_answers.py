@@ -283,6 +283,8 @@ PDF_CASES = {
     "10.1000/placeholder": (titled_pdf(info_title="Microsoft Word - draft3.docx",
                                        lines=[("Journal of Cell Screens", 20.0)] + [(line, 10.0) for line in BODY]),
                             "downloaded"),
+    # a drop cap set larger than the headline: the headline is still found
+    "10.1000/drop-cap": (titled_pdf(lines=[("T", 40.0)] + _page(OTHER)), "wrong_article"),
     # a short generic headline: not confident
     "10.1000/untitled": (titled_pdf(info_title="Untitled", lines=_page("Research Article")), "downloaded"),
     # its own title is the paper asked for (a subtitle less), though the text layer matches it poorly
@@ -303,6 +305,9 @@ def test_judge_refuses_a_confident_own_title_of_another_paper_and_only_warns_oth
                  journal="Journal of Cell Screens and Assays").verdict == "low"
     assert judge(ASKED, text, own_titles=[("Microsoft Word - x.docx", "a"), (ASKED, "b")]).verdict == "low"
     assert judge(ASKED, ASKED, own_titles=[(OTHER, "its document info")]).verdict == "ok"
+    # a stale document info beside a headline naming the paper asked for: only the warning
+    assert judge(ASKED, text, own_titles=[(OTHER, "its document info"), (ASKED, "its first page")]).verdict == "low"
+    assert not confident_title("Nature 2008 455:123-127") and not confident_title("PII: S0092-8674(08)01234-5")
     assert title_similarity(ASKED, "Profiling essential genes in human mammary cells") == 1.0
     for placeholder in ("Untitled", "Microsoft Word - paper.docx", "manuscript.pdf", "10.1000/xyz.123", "Layout 1",
                         "Editorial", "12345"):
@@ -339,7 +344,7 @@ def test_a_pdf_whose_own_title_is_another_papers_is_a_wrong_article(hosts, tmp_p
             assert row["title_match"] < 0.6  # kept, with the low score as the warning
     assert "document info" in rows["10.1000/info-other"]["error"]
     assert "largest type" in rows["10.1000/headline-other"]["error"]
-    assert len(list((tmp_path / "wrong_article").glob("*.pdf"))) == 2
+    assert len(list((tmp_path / "wrong_article").glob("*.pdf"))) == 3
 
 
 def test_a_search_that_ended_in_an_error_is_not_kept(hosts, tmp_path):
