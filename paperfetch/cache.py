@@ -177,8 +177,9 @@ class MetadataCache:
             return int(self._execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
 
     # -- writing -----------------------------------------------------------------
-    def put_answer(self, key: str, status: int, content_type: str | None, body: bytes) -> None:
-        self._put(key, status, content_type, body, self.answer_ttl_s)
+    def put_answer(self, key: str, status: int, content_type: str | None, body: bytes, *, ttl_s: float | None = None) -> None:
+        """Store an answer for *ttl_s* seconds (default :attr:`answer_ttl_s`; a search's is shorter)."""
+        self._put(key, status, content_type, body, self.answer_ttl_s if ttl_s is None else ttl_s)
 
     def put_not_found(self, key: str) -> None:
         self._put(key, _NOT_FOUND, None, b"", self.not_found_ttl_s)
@@ -234,8 +235,15 @@ class CachedFetcher:
         self.cache.delete(cache_key(url, params))
 
     def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
-              headers: dict[str, str] | None = None, **kwargs: Any) -> requests.Response:
-        key = cache_key(url, params, kwargs.get("data"))
+              headers: dict[str, str] | None = None, key: str | None = None, ttl_s: float | None = None,
+              **kwargs: Any) -> requests.Response:
+        """The stored answer, else the transport's (stored when it is one).
+
+        *key* replaces :func:`cache_key` of the request (a PubMed history page is keyed by its query, not its
+        WebEnv); *ttl_s* how long an answer stored now lives (default the cache's ``answer_ttl_s``).
+        A hit's response carries ``X-Paperfetch-Cache: hit``.
+        """
+        key = key or cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)
         if stored is not None:
             self.cache.hits += 1
@@ -256,7 +264,8 @@ class CachedFetcher:
             self.cache.put_not_found(key)
             raise
         if 200 <= response.status_code < 300:
-            self.cache.put_answer(key, response.status_code, response.headers.get("Content-Type"), response.content)
+            self.cache.put_answer(key, response.status_code, response.headers.get("Content-Type"), response.content,
+                                  ttl_s=ttl_s)
         return response
 
     def __getattr__(self, name: str) -> Any:

@@ -8,14 +8,15 @@ it appears.
 from __future__ import annotations
 
 __all__ = [
-    "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
+    "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES", "CLOSE_WAIT_S",
     "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S", "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES",
     "FILENAME_TEMPLATE", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEDGER_BUSY_TIMEOUT_S",
-    "LEDGER_NAME", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CRAWL_DELAY_S", "MAX_HOLD_S", "MAX_HOST_WAIT_S",
-    "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS", "MAX_RETRIES", "MAX_RETRY_AFTER_S",
-    "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S",
-    "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S", "ROBOTS_UNREACHABLE_TTL_S",
-    "STATE", "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
+    "LEDGER_NAME", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S", "MAX_HOLD_S",
+    "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS", "MAX_RETRIES",
+    "MAX_RETRY_AFTER_S", "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S",
+    "RATE_LIMIT_MIN_S", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S",
+    "ROBOTS_UNREACHABLE_TTL_S", "SEARCH_CACHE_TTL_S", "STATE", "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT",
+    "UNREACHABLE_RETRY_BASE_S",
 ]
 
 #: Retries after the first attempt (PyPaperRetriever's ``max_retries``).
@@ -109,3 +110,16 @@ LEDGER_NAME = "default"
 REDIS_NAMESPACE = "paperfetch:"
 #: How long a Redis call waits before the store counts as not answering.
 REDIS_SOCKET_TIMEOUT_S = 5.0
+
+
+# ---------------------------------------------------------------------------- the item path, the research calls (issue 21)
+
+#: How long ``Retriever.close()`` from another thread waits for the stopped batch to write its rows
+#: (a request on the wire ends within its deadline) before it closes the metadata cache anyway.
+CLOSE_WAIT_S = 30.0
+#: How long a PubMed search answer (the PMIDs of a query, and its history-server pages) is reused from the
+#: metadata cache: shorter than a work's metadata, since new papers match a query every day.
+SEARCH_CACHE_TTL_S = 6 * 3600.0
+
+#: A candidate URL longer than this is refused before any request (a row says so): servers stop near 8-64 kB.
+MAX_CANDIDATE_URL_CHARS = 16_384

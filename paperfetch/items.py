@@ -52,6 +52,7 @@ from paperfetch.redact import redact_text, redact_url
 from paperfetch.sources import Candidate, Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
+from paperfetch.urlcheck import shown_url, url_refusal
 from paperfetch.validate import check_pdf_file, sniff
 
 if TYPE_CHECKING:
@@ -207,6 +208,8 @@ class ItemJob:
     error: BaseException | None = None
     finished: bool = False
     cut_short: str | None = None   # the write failure that stopped the batch before this item ended
+    #: the batch stopped (``Retriever.close()``, Ctrl-C) before this job was finished: never a final answer
+    stopped: bool = False
 
     # -- the Job protocol ----------------------------------------------------
     @property
@@ -262,8 +265,9 @@ class ItemJob:
         while True:
             while not self.actions and self.sources_left:
                 self._expand(self.sources_left.popleft())
-            if not self.actions:
-                return found, errors
+            if not self.actions:  # candidates refused before any request are listed with the errors
+                refused = [f"{f.source} {f.url}: {f.message}" for f in self.failures if f.status is Status.REFUSED_URL]
+                return found, errors + refused
             action = self.actions.popleft()
             if action.kind == "lookup":
                 set_current_source(action.source)
@@ -336,6 +340,11 @@ class ItemJob:
         new = []
         for cand in candidates:
             if cand.url in self.tried or any(a.url == cand.url for a in self.actions):
+                continue
+            refusal = url_refusal(cand.url)
+            if refusal is not None:  # never sent: the row says the copy was refused, and why
+                self.tried.add(cand.url)
+                self.failures.append(_Failure(Status.REFUSED_URL, cand.source, shown_url(redact_url(cand.url)), refusal))
                 continue
             kind = "download" if cand.kind == "pdf" else "landing"
             new.append(_Action(kind, cand.source, cand.url, followed=followed))
@@ -441,6 +450,13 @@ class ItemJob:
         if self.cut_short is not None:
             row.update(status=Status.WRITE_ERROR.value,
                        error=f"not finished: the batch stopped downloading after a write failed ({self.cut_short})"[:2000])
+            return row
+        if self.stopped:
+            # candidates or sources were left untried: whatever failed so far does not decide (retryable)
+            tried = "; ".join(f"{f.source} {f.url}: {f.message}" for f in self.failures)
+            row.update(status=Status.STOPPED.value,
+                       error=("the batch was stopped before this item was finished; a re-run tries it again"
+                              + (f" (failed so far: {tried})" if tried else ""))[:2000])
             return row
         download_failures = [f for f in self.failures if f.status is not Status.NOT_FOUND]
         if download_failures:

@@ -19,6 +19,7 @@ from paperfetch.errors import (
     DisallowedByRobots,
     HostSuppressed,
     InvalidPDF,
+    InvalidURL,
     NetworkError,
     RateLimited,
     RefusedRedirect,
@@ -46,6 +47,8 @@ class Status(str, Enum):
     NETWORK_ERROR = "network_error"                #: nothing arrived (timeout, connection error)
     WRONG_ARTICLE = "wrong_article"                #: a PDF whose first pages name another article of the batch
     WRITE_ERROR = "write_error"                    #: the PDF could not be written to out_dir (full disk, read-only)
+    STOPPED = "stopped"                            #: the batch was stopped before this item was finished
+    REFUSED_URL = "refused_url"                    #: the candidate URL cannot be requested (too long, not http(s) …)
 
     @property
     def finished_well(self) -> bool:
@@ -82,6 +85,7 @@ STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
     (NetworkError, Status.NETWORK_ERROR),
     (StateStoreError, Status.NETWORK_ERROR),  # the host-state store (Redis) failed: retryable, its error in the row
     (TruncatedDownload, Status.NETWORK_ERROR),
+    (InvalidURL, Status.REFUSED_URL),  # the client's own URL checks (scheme, host) refused the candidate
     (RefusedRedirect, Status.HTTP_ERROR),  # the row's error says which redirect and why (allow_private_redirects)
 )
 
@@ -136,9 +140,12 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         if extra:
             raise KeyError(f"not outcome columns: {sorted(extra)}")
     data = {column: [row.get(column) for row in rows] for column in COLUMNS}
-    frame = pd.DataFrame(data, columns=list(COLUMNS))
-    # the inputs as given (None stays None), whatever pandas would infer from them
-    frame["input"] = pd.Series(data["input"], index=frame.index, dtype=object)
+    # the inputs as given (None stays None), whatever pandas would infer from them: built as an object column
+    # from the start, since pandas 3 would turn a column of strings into Arrow text, which cannot hold a lone
+    # surrogate (UnicodeEncodeError; issue 21)
+    frame = pd.DataFrame({"input": pd.Series(data.pop("input"), dtype=object)})
+    for column, values in data.items():
+        frame[column] = pd.Series(values, index=frame.index, dtype=object)
     for column, dtype in DTYPES.items():
         if column == "input":
             continue

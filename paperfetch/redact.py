@@ -233,5 +233,7 @@ def redact_frame(frame: Any) -> Any:
         # plain Python over the values: pandas 3 maps an empty text column to a string array that has no any()
         if not any(isinstance(v, str) for v in values):
             continue
-        frame[column] = _series_like(series, [redact_text(v) if isinstance(v, str) else v for v in values])
+        # an object column stays one (pandas 3 would infer Arrow text, which cannot hold a lone surrogate)
+        frame[column] = type(series)([redact_text(v) if isinstance(v, str) else v for v in values], index=series.index,
+                                     dtype=object if series.dtype == object else series.dtype)
     return frame

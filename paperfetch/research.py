@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from paperfetch.cache import metadata_fetcher
+from paperfetch import defaults
+from paperfetch.cache import CachedFetcher, cache_key, metadata_fetcher
 from paperfetch.errors import ConfigurationError, WrongArticle
 from paperfetch.ids import parse_identifier
 from paperfetch.redact import redact_url
@@ -31,13 +32,13 @@ from paperfetch.sources.base import Fetcher
 from paperfetch.sources.ncbi import NCBIEutilsSource
 from paperfetch.sources.pubmed import HIT_COLUMNS, FormFetcher, PubMedSearch
 from paperfetch.sources.references import LINK_COLUMNS, LinkFinder
-from paperfetch.titlematch import first_pages_text, judge
+from paperfetch.titlematch import judge, read_first_pages
 
 if TYPE_CHECKING:
     from paperfetch.items import ItemJob
 
-__all__ = ["HIT_DTYPES", "LINK_DTYPES", "WRONG_ARTICLE_DIR", "Notify", "check_title", "citations", "metadata_fetcher",
-           "references", "search_pubmed"]
+__all__ = ["HIT_DTYPES", "LINK_DTYPES", "WRONG_ARTICLE_DIR", "Notify", "SearchAnswers", "check_title", "citations",
+           "metadata_fetcher", "references", "search_pubmed"]
 
 logger = logging.getLogger("paperfetch.research")
 
@@ -62,16 +63,88 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------- search and snowballing
 def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = 200,
-                  mindate: str | None = None, maxdate: str | None = None) -> pd.DataFrame:
-    """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*."""
+                  mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
+    """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*.
+
+    With *metadata* a :class:`~paperfetch.cache.CachedFetcher`, the answers are kept in its cache for
+    :data:`~paperfetch.defaults.SEARCH_CACHE_TTL_S` (shorter than a work's: PubMed grows every day), so an
+    identical search sends no request (:class:`SearchAnswers`).
+    """
     source = sources.get("ncbi_eutils")
     if not isinstance(source, NCBIEutilsSource):
         raise ConfigurationError("search_pubmed needs the ncbi_eutils service, which is not configured")
-    # Not through the cache: a WebEnv expires on NCBI's side and a search's answer changes as PubMed grows.
-    hits = PubMedSearch(source).search(api, query, max_results=max_results, mindate=mindate, maxdate=maxdate)
+    search = PubMedSearch(source)
+    kwargs: dict[str, Any] = dict(max_results=max_results, mindate=mindate, maxdate=maxdate)
+    if isinstance(metadata, CachedFetcher):
+        answers = SearchAnswers(metadata)
+        try:
+            try:
+                hits = search.search(answers, query, **kwargs)
+            except _StaleHistory:  # the stored ESearch's WebEnv may be gone on NCBI's side: search afresh
+                answers = SearchAnswers(metadata, fresh_search=True)
+                hits = search.search(answers, query, **kwargs)
+        except Exception:
+            answers.forget()  # an answer that ended in an error (ESearch's <ERROR> in a 200) is not kept
+            raise
+    else:
+        hits = search.search(api, query, **kwargs)
     frame = _frame([hit.__dict__ for hit in hits], HIT_DTYPES)
     assert tuple(frame.columns) == HIT_COLUMNS
     return frame
+
+
+class _StaleHistory(Exception):
+    """A history-server page is not stored, but the ESearch that named its WebEnv came from the cache."""
+
+
+class SearchAnswers:
+    """The transport of one PubMed search, through the metadata cache, every answer kept for *ttl_s*.
+
+    The ESearch answer is keyed by its query (as any request: :func:`~paperfetch.cache.cache_key`). An
+    EFetch page of the history server is keyed by that ESearch's key and the page (``retstart``,
+    ``retmax``), **not** by its ``WebEnv``: NCBI names every new search with a new WebEnv, so a key with
+    it would never be hit again. A page missing from the cache after a *stored* ESearch cannot be asked
+    with that ESearch's WebEnv (NCBI forgets it within hours): :class:`_StaleHistory` makes the caller
+    search again with ``fresh_search=True``, which asks ESearch itself.
+    """
+
+    def __init__(self, cached: CachedFetcher, *, ttl_s: float = defaults.SEARCH_CACHE_TTL_S,
+                 fresh_search: bool = False) -> None:
+        self.cached = cached
+        self.ttl_s = ttl_s
+        self.fresh_search = fresh_search
+        self.search_key: str | None = None
+        self.search_was_stored = False
+        self.keys: list[str] = []  #: the cache keys this search read or stored
+
+    def fetch(self, url: str, *, classify: Any, params: dict[str, str] | None = None, method: str = "GET",
+              data: dict[str, str] | None = None) -> Any:
+        query = {**(params or {}), **(data or {})}
+        call: dict[str, Any] = {"classify": classify, "params": params, "ttl_s": self.ttl_s}
+        if method != "GET" or data is not None:
+            call.update(method=method, data=data)
+        if "WebEnv" in query and self.search_key is not None:
+            page = {k: v for k, v in query.items() if k not in ("WebEnv", "query_key")}
+            key = cache_key(url, {**page, "search": self.search_key})
+            if self.search_was_stored and key not in self.cached.cache:
+                raise _StaleHistory(key)
+            self.keys.append(key)
+            return self.cached.fetch(url, key=key, **call)
+        key = cache_key(url, params, data)
+        self.keys.append(key)
+        if "term" in query:
+            self.search_key = key
+            if self.fresh_search:
+                self.cached.cache.delete(key)
+        response = self.cached.fetch(url, key=key, **call)
+        if "term" in query:
+            self.search_was_stored = response.headers.get("X-Paperfetch-Cache") == "hit"
+        return response
+
+    def forget(self) -> None:
+        """Drop every answer this search read or stored (it ended in an error)."""
+        for key in self.keys:
+            self.cached.cache.delete(key)
 
 
 def _finder(sources: Mapping[str, Source]) -> LinkFinder:
@@ -107,8 +180,8 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
     title = job.meta.get("title")
     if not title:
         return {"title_match": None}
-    text = first_pages_text(path)
-    verdict = judge(title, text, other_titles)
+    first = read_first_pages(path)
+    verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=job.meta.get("journal"))
     if verdict is None:
         return {"title_match": None}
     if verdict.verdict == "ok":
@@ -123,8 +196,13 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
-    message = (f"the PDF at {redact_url(url)} is another article ({verdict.better_title!r} matches "
-               f"{verdict.better_score:.0%}, the title asked for {verdict.score:.0%}); moved to {aside}")
+    if verdict.own_title is not None:  # the PDF's own title names another paper
+        why = (f"{verdict.own_title_from} calls it {verdict.own_title[:200]!r}, which shares "
+               f"{verdict.own_similarity or 0.0:.0%} of its words with the title asked for; its first pages match "
+               f"that title {verdict.score:.0%}")
+    else:
+        why = f"{verdict.better_title!r} matches {verdict.better_score:.0%}, the title asked for {verdict.score:.0%}"
+    message = f"the PDF at {redact_url(url)} is another article ({why}); moved to {aside}"
     logger.warning("%s: %s", key, message)
     raise WrongArticle(message, moved_to=str(aside), title_match=verdict.score, url=redact_url(url))
 

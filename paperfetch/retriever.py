@@ -204,6 +204,10 @@ class Retriever:
         self._rows_lock = threading.Lock()
         self._run_started = float("inf")  # set as download() starts (see _reusable)
         self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
+        self._run_scheduler: Any = None  # the HostScheduler of the download() in progress (close() stops it)
+        self._run_thread: int | None = None  # the thread running download()
+        self._run_idle = threading.Event()  # set while no download() runs
+        self._run_idle.set()
         self._write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
         self._unsubscribe = [client.subscribe(self._on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
@@ -219,6 +223,8 @@ class Retriever:
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, ItemJob]] = []
         model, view = self._dashboard_begin(len(parsed))
+        self._run_idle.clear()
+        self._run_thread = threading.get_ident()
         try:
             with open_ledger(folder=self.out_dir) as ledger:
                 self._run_ledger = ledger
@@ -250,6 +256,8 @@ class Retriever:
             frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
         finally:
             self._run_ledger = None
+            self._run_thread = None
+            self._run_idle.set()
             model.finish()
             if view is not None:
                 view.close()
@@ -282,7 +290,11 @@ class Retriever:
                 reason = "; ".join(errors) or ("known, but no source offers an open-access copy" if job.known
                                                 else "no service knows this identifier")
                 rows.append({**base, "error": reason})
-        frame = pd.DataFrame(rows, columns=["position", "input", "key", "rank", "kind", "source", "url", "error"])
+        names = ["position", "input", "key", "rank", "kind", "source", "url", "error"]
+        # object columns first: pandas 3 would infer Arrow text, which cannot hold an input's lone surrogate
+        frame = pd.DataFrame({name: pd.Series([row.get(name) for row in rows], dtype=object) for name in names})
+        for name in names[2:] + ["position"]:  # the other columns as pandas infers them (the input as given)
+            frame[name] = frame[name].infer_objects()
         frame["rank"] = frame["rank"].astype("Int64")
         return redact_frame(frame.sort_values(["position", "rank"], kind="stable", ignore_index=True))
 
@@ -383,7 +395,7 @@ class Retriever:
         from paperfetch.research import search_pubmed
 
         return search_pubmed(query, sources=self._sources, api=self.api, max_results=max_results, mindate=mindate,
-                             maxdate=maxdate)
+                             maxdate=maxdate, metadata=self._metadata)  # answers cached for defaults.SEARCH_CACHE_TTL_S
 
     def references(self, identifier: object) -> pd.DataFrame:
         """Works *identifier* (DOI, PMID or PMCID) cites: ``doi, pmid, openalex_id, title, year, source_of_link``."""
@@ -405,15 +417,27 @@ class Retriever:
             self.api.release_holds()
 
     def close(self) -> None:
-        """Close the metadata cache and the clients this Retriever made (never a caller's ``http=`` client)."""
+        """Close the clients this Retriever made (never a caller's ``http=`` client) and the metadata cache it opened.
+
+        Called from another thread while :meth:`download` runs, it stops the batch first: no new request
+        starts, and every item not finished gets a ``stopped`` row (retryable: a re-run tries it again).
+        The cache is closed once the batch has written its rows (waiting at most
+        :data:`~paperfetch.defaults.CLOSE_WAIT_S`).
+        """
+        scheduler = self._run_scheduler
+        if scheduler is not None:
+            scheduler.stop()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
-        if self._own_cache is not None:
-            self._own_cache.close()
         self.web.close()
         if self.api is not self.web:
             self.api.close()
+        if self._run_thread is not None and self._run_thread != threading.get_ident():
+            if not self._run_idle.wait(defaults.CLOSE_WAIT_S):
+                logger.warning("the stopped batch did not end within %.0f s; closing the cache anyway", defaults.CLOSE_WAIT_S)
+        if self._own_cache is not None:
+            self._own_cache.close()
 
     def __enter__(self) -> "Retriever":
         return self
@@ -490,7 +514,7 @@ class Retriever:
                 self._prefetched[(name, key.split(":", 1)[1].lower())] = record
 
     def _lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
-        if not ids:
+        if not ids or getattr(self.api, "closed", False):  # close() from another thread: the batch is stopping, ask nothing more
             return {}
         set_current_source(name)
         try:
@@ -564,11 +588,14 @@ class Retriever:
             scheduler = HostScheduler(self.web, workers=self.workers, on_finished=finished)
             if model is not None:
                 model.track(scheduler)
+            self._run_scheduler = scheduler  # close() stops it; a close() before this: the dispatcher sees the closed client
             scheduler.run([job for _, job in jobs])
         finally:
+            self._run_scheduler = None
             bar.close()
-        for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row
+        for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row: stopped
             if position[id(job)] not in rows:
+                job.stopped = True
                 finished(job)
 
     def _on_event(self, event: Event) -> None:

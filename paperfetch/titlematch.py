@@ -10,8 +10,18 @@ ignored) occur there — 1.0 when every word of the title is on the page.
 :func:`judge` turns the scores into a verdict: ``ok``, ``low`` (below
 :data:`THRESHOLD`; the file is kept and a warning logged) or ``wrong_article``
 (below the threshold while another title of the same batch scores at least
-:data:`THRESHOLD` and clearly better). ``None`` when there is nothing to compare:
-no title, or a PDF without a text layer (a scan).
+:data:`THRESHOLD` and clearly better, *or* while the PDF's own title is confidently
+another paper's). ``None`` when there is nothing to compare: no title, or a PDF
+without a text layer (a scan).
+
+The PDF's own titles (:func:`read_first_pages`) are its document info ``/Title`` and the
+first page's largest-font lines when they stand out from the body text. One counts
+(:func:`confident_title`) only when it reads like a title: at least
+:data:`MIN_TITLE_WORDS` words that are not stop words, not a placeholder (``Untitled``,
+``Microsoft Word - draft.docx``, a file name, a DOI), not an author line, not the journal's
+name. The PDF is another paper when every confident title shares less than
+:data:`OWN_TITLE_MATCH` of its words with the title asked for (:func:`title_similarity`).
+Titles that are not confident leave the verdict ``low``: a warning, the file kept.
 
 Deliberately not here: OCR, fuzzy matching across line breaks inside words, and
 any decision about files (the Retriever moves a wrong article aside).
@@ -26,7 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MARGIN", "PAGES", "THRESHOLD", "TitleVerdict", "first_pages_text", "judge", "normalise", "title_score"]
+__all__ = ["MARGIN", "MIN_TITLE_WORDS", "OWN_TITLE_MATCH", "PAGES", "THRESHOLD", "FirstPages", "TitleVerdict",
+           "confident_title", "first_pages_text", "judge", "normalise", "read_first_pages", "title_score",
+           "title_similarity"]
 
 logger = logging.getLogger("paperfetch.titlematch")
 
@@ -35,6 +47,22 @@ THRESHOLD = 0.6
 #: How much better another title must score to call the PDF that other article.
 MARGIN = 0.25
 PAGES = 2
+#: A PDF's own title names the paper asked for when it shares at least this much of its words with it
+#: (:func:`title_similarity`; high, since both are titles: a subtitle more or less still matches).
+OWN_TITLE_MATCH = 0.8
+#: Fewer words (not counting stop words) than this is not a confident title ("Editorial", "Research Article").
+MIN_TITLE_WORDS = 4
+#: A first-page line set this much larger than the body text is a headline (the title of an article page).
+HEADLINE_RATIO = 1.15
+_MAX_TITLE_CHARS = 300
+#: Placeholders and production names, not titles: document info that names a tool, a file or nothing.
+_PLACEHOLDER_RE = re.compile(
+    r"^\s*(?:untitled|no\s+title|title|document\d*|manuscript|article|paper|pdf|none|null|unknown|slide\s*\d*|"
+    r"print|draft|author|cover|front\s+matter|table\s+of\s+contents|contents|supplementary\b.*|editorial)\s*$"
+    r"|^\s*microsoft\s+(?:word|powerpoint|excel)\b|\.(?:docx?|pdf|tex|dvi|ps|indd|qxd|rtf|odt)\s*$|^\s*(?:doi:?\s*)?10\.\d{4,}/"
+    r"|^[\W\d_]+$",
+    re.I,
+)
 _STOP = frozenset("a an and are as at by for from in into is of on or the to with via".split())
 
 
@@ -59,17 +87,99 @@ def title_score(title: str | None, text: str | None) -> float | None:
     return round(len(wanted & found) / len(wanted), 3)
 
 
-def first_pages_text(path: str | Path, pages: int = PAGES) -> str | None:
-    """The text layer of the first *pages* pages, or None (no text layer, or pypdf cannot read it)."""
+def title_similarity(a: str | None, b: str | None) -> float | None:
+    """How much two titles share: the words (not stop words) they have in common, over the shorter's; 0..1."""
+    if not a or not b:
+        return None
+    left, right = _title_tokens(a), _title_tokens(b)
+    if not left or not right:
+        return None
+    return round(len(left & right) / min(len(left), len(right)), 3)
+
+
+def confident_title(title: str | None, *, journal: str | None = None) -> bool:
+    """Whether *title* (a PDF's own) reads like an article's title, not a placeholder or the journal's name."""
+    if not title:
+        return False
+    text = " ".join(title.split())
+    if len(text) > _MAX_TITLE_CHARS or _PLACEHOLDER_RE.search(text) or "@" in text:  # "@": authors' addresses
+        return False
+    if sum(1 for token in _title_tokens(text) if token.isalpha()) < MIN_TITLE_WORDS:  # "Nature 2008 455:123"
+        return False
+    return not (journal and (title_similarity(text, journal) or 0.0) >= OWN_TITLE_MATCH)
+
+
+@dataclass(frozen=True)
+class FirstPages:
+    """What the first pages of a PDF say: their text layer and the PDF's own title, where it has one."""
+
+    text: str | None        #: the text layer of the first PAGES pages (None: no text layer)
+    info_title: str | None  #: the document information dictionary's /Title
+    headline: str | None    #: the first page's largest-font lines, when they stand out from the body text
+
+    @property
+    def own_titles(self) -> list[tuple[str, str]]:
+        """``(title, where)`` for the document info's title, then the headline (those it has)."""
+        found = [(self.info_title, "its document info"), (self.headline, "its first page's largest type")]
+        return [(title, where) for title, where in found if title]
+
+
+def read_first_pages(path: str | Path, pages: int = PAGES) -> FirstPages:
+    """The text layer of the first *pages* pages and the PDF's own title; empty when pypdf cannot read it."""
     try:
         from pypdf import PdfReader
 
         reader = PdfReader(str(path))
-        text = "\n".join((page.extract_text() or "") for page in reader.pages[:pages])
+        first = list(reader.pages[:pages])
+        text = "\n".join((page.extract_text() or "") for page in first)
     except Exception as exc:  # noqa: BLE001 - a PDF pypdf cannot read is "no text", never a failed download
         logger.debug("no text from %s: %s: %s", path, type(exc).__name__, exc)
+        return FirstPages(None, None, None)
+    try:
+        info = reader.metadata
+        raw = info.title if info is not None else None
+        info_title = (" ".join(str(raw).split()) or None) if raw else None
+    except Exception:  # noqa: BLE001 - a damaged info dictionary is no title
+        info_title = None
+    headline = _headline(first[0]) if first else None
+    return FirstPages(text if text.strip() else None, info_title, headline)
+
+
+def first_pages_text(path: str | Path, pages: int = PAGES) -> str | None:
+    """The text layer of the first *pages* pages, or None (no text layer, or pypdf cannot read it)."""
+    return read_first_pages(path, pages).text
+
+
+def _headline(page: object) -> str | None:
+    """The lines set in the page's largest type, when that type is clearly larger than most of the text."""
+    pieces: list[tuple[float, str]] = []
+
+    def visit(text: str, cm: list[float], tm: list[float], font: object, size: float) -> None:
+        words = " ".join(text.split())
+        if words:
+            # the rendered size: the Tf size scaled by the text and graphics matrices (their vertical scale)
+            c = tm[2] * cm[0] + tm[3] * cm[2]
+            d = tm[2] * cm[1] + tm[3] * cm[3]
+            scale = (c * c + d * d) ** 0.5 or 1.0
+            pieces.append((round(float(size) * scale, 1), words))
+
+    try:
+        page.extract_text(visitor_text=visit)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - an unreadable page has no headline
         return None
-    return text if text.strip() else None
+    if not pieces:
+        return None
+    by_size: dict[float, int] = {}
+    for size, words in pieces:
+        by_size[size] = by_size.get(size, 0) + len(words)
+    body = max(by_size, key=lambda size: by_size[size])  # the size most of the text is set in
+    for largest in sorted(by_size, reverse=True):
+        if largest < body * HEADLINE_RATIO:
+            return None
+        headline = " ".join(words for size, words in pieces if largest * 0.97 <= size <= largest * 1.03)
+        if len(headline.replace(" ", "")) > 3:  # not a drop cap or a page number set large
+            return headline if len(headline) <= _MAX_TITLE_CHARS else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -78,11 +188,20 @@ class TitleVerdict:
     verdict: str                     #: "ok" | "low" | "wrong_article"
     better_title: str | None = None  #: the other title that matched better (wrong_article)
     better_score: float | None = None
+    own_title: str | None = None     #: the PDF's own title, when it decided (wrong_article) or was not confident (low)
+    own_title_from: str | None = None  #: where it was read: "its document info" or "its first page's largest type"
+    own_similarity: float | None = None  #: how much of it the title asked for shares (title_similarity)
 
 
 def judge(title: str | None, text: str | None, other_titles: Iterable[str | None] = (), *,
-          threshold: float = THRESHOLD, margin: float = MARGIN) -> TitleVerdict | None:
-    """The verdict for a PDF whose first pages read *text*, asked for as *title*."""
+          threshold: float = THRESHOLD, margin: float = MARGIN, own_titles: Iterable[tuple[str, str]] = (),
+          journal: str | None = None) -> TitleVerdict | None:
+    """The verdict for a PDF whose first pages read *text*, asked for as *title*.
+
+    *own_titles* ``(title, where)`` are the PDF's own titles (:attr:`FirstPages.own_titles`): the first
+    confident one (:func:`confident_title`, *journal* the work's journal) decides a low score: sharing
+    less than :data:`OWN_TITLE_MATCH` with *title*, it is ``wrong_article``; otherwise ``low``.
+    """
     score = title_score(title, text)
     if score is None:
         return None
@@ -98,4 +217,11 @@ def judge(title: str | None, text: str | None, other_titles: Iterable[str | None
             best, best_score = other, other_score
     if best is not None and best_score >= threshold and best_score >= score + margin:
         return TitleVerdict(score, "wrong_article", best, best_score)
+    confident = [(stated, where, title_similarity(title, stated) or 0.0) for stated, where in own_titles
+                 if confident_title(stated, journal=journal)]
+    # every title the PDF confidently gives itself is another paper's (one naming ours keeps the warning only:
+    # a stale document info beside the right headline is common)
+    if confident and all(similarity < OWN_TITLE_MATCH for _, _, similarity in confident):
+        stated, where, similarity = confident[0]
+        return TitleVerdict(score, "wrong_article", own_title=stated, own_title_from=where, own_similarity=similarity)
     return TitleVerdict(score, "low")

@@ -232,8 +232,10 @@ class Source:
 
     def candidate(self, url: Any, **kwargs: Any) -> Candidate | None:
         """A candidate from this source, or None when *url* is not an http(s) URL."""
-        if not isinstance(url, str) or len(url) > _MAX_URL_CHARS:
+        if not isinstance(url, str):
             return None
+        if len(url) > _MAX_URL_CHARS and not url.lstrip()[:8].lower().startswith(("http://", "https://")):
+            return None  # long junk; a long http(s) URL is kept, and the item's row says why it was refused
         url = url.strip()
         try:
             url.encode("utf-8")
@@ -288,7 +290,8 @@ def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
     return kept
 
 
-#: A candidate URL longer than this is junk (browsers and servers stop near 8-64 kB).
+#: Text longer than this that does not start like an http(s) URL is junk (browsers and servers stop near 8-64 kB);
+#: a longer http(s) URL is refused by the item (paperfetch.urlcheck), which says so in its row.
 _MAX_URL_CHARS = 16_384
 
 

@@ -15,9 +15,10 @@
 
 Identification (``tool``, ``email``, ``api_key``) and the pacing (3 requests/s,
 10 with a key) are :class:`~paperfetch.sources.ncbi.NCBIEutilsSource`'s; this
-module only builds requests and reads answers. Results are not cached: a
-WebEnv expires on NCBI's side within hours and a search's answer changes as
-PubMed grows.
+module only builds requests and reads answers. The Retriever keeps the answers in
+its metadata cache for a shorter time than a work's (``paperfetch.research.SearchAnswers``,
+``defaults.SEARCH_CACHE_TTL_S``): a search's answer changes as PubMed grows, and a
+history page is keyed by its query, since a WebEnv expires on NCBI's side within hours.
 """
 
 from __future__ import annotations
