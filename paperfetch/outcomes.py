@@ -43,6 +43,7 @@ class Status(str, Enum):
     HTTP_ERROR = "http_error"                      #: an HTTP error status, or a response we cannot use
     NETWORK_ERROR = "network_error"                #: nothing arrived (timeout, connection error)
     WRONG_ARTICLE = "wrong_article"                #: a PDF whose first pages name another article of the batch
+    STOPPED = "stopped"                            #: the batch was stopped before this item finished (retryable, not done)
 
     @property
     def finished_well(self) -> bool:
