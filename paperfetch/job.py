@@ -154,6 +154,8 @@ class Job(futures.Future):
         self._thread: threading.Thread | None = None
         self._started = time.time()
         self._ended: float | None = None
+        self._final_state: str | None = None  # set as the run ends, just before the result
+        self._error: BaseException | None = None
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self._router = _OutputRouter(self)
 
@@ -178,17 +180,20 @@ class Job(futures.Future):
             if self._join is not None:
                 frame = self._join(list(range(len(self._inputs))), frame)
         except BaseException as exc:  # noqa: BLE001 - handed to result()/exception()
-            self._finish()
+            self._finish("failed", exc)
             self.set_exception(exc)
         else:
-            self._finish()
+            self._finish("stopped" if self._stop.is_set() else "finished")
             self.set_result(frame)
         finally:
             self._began.set()
             _RUNNING.discard(self)
 
-    def _finish(self) -> None:
+    def _finish(self, state: str, error: BaseException | None = None) -> None:
+        """The run is over: the final state first (the frozen dashboard shows it), then the view freezes."""
+        self._error = error
         self._ended = time.time()
+        self._final_state = state
         self._router.uninstall()
         with self._view_lock:
             view = self._view
@@ -317,29 +322,27 @@ class Job(futures.Future):
 
     def eta_s(self) -> float | None:
         """Seconds left by :func:`estimate_eta` (``None``: not known yet, or the job ended)."""
-        if self.done():
+        if self._final_state is not None:
             return None
         return estimate_eta(self.snapshot())
 
     @property
     def state(self) -> str:
         """``running``, ``stopping``, ``stopped``, ``finished`` or ``failed``."""
-        if not self.done():
-            return "stopping" if self._stop.is_set() else "running"
-        if self.exception() is not None:
-            return "failed"
-        return "stopped" if self._stop.is_set() else "finished"
+        if self._final_state is not None:
+            return self._final_state
+        return "stopping" if self._stop.is_set() else "running"
 
     def progress_line(self) -> str:
         """``57/500 finished, 3 hosts busy, ETA 14 min`` (while it runs); what it did once it ended."""
         done = self.finished
-        if not self.done():
+        if self._final_state is None:
             snap = self.snapshot()
             hosts = busy_hosts(snap)
             return (f"{done}/{self.total} finished, {hosts} host{'s' if hosts != 1 else ''} busy, "
                     f"{format_eta(estimate_eta(snap))}")
         took = f" in {self._ended - self._started:.1f} s" if self._ended is not None else ""
-        exc = self.exception()
+        exc = self._error
         if exc is not None:
             return f"{done}/{self.total} finished{took}; {type(exc).__name__}: {redact_text(str(exc))[:200]}"
         with self._rows_lock:

@@ -76,6 +76,7 @@ class JobDashboard:
         self.widget = w.VBox([p for p in parts if p is not None], layout=w.Layout(width="100%", max_width="100%"))
         self.widget.add_class("paperfetch-job")
         self._handles: list[Any] = []
+        self._frozen = False  # the final state is in every output shown
         self._closed = threading.Event()
         self._lock = threading.Lock()
         self.refresh()
@@ -121,11 +122,13 @@ class JobDashboard:
             if self.stop_button.description == "Stop":
                 self.stop_button.description = "Stopped" if getattr(self.job, "stop_requested", False) else "Finished"
             bundle = self.static_bundle()
-            for handle in self._handles:
+            with self._lock:
+                self._frozen = True
+                handles, self._handles = self._handles, []
+            for handle in handles:
                 handle.update(bundle, raw=True)
         except Exception:  # noqa: BLE001 - runs as the job ends: it must not mask the outcome
             logger.debug("final job dashboard redraw failed", exc_info=True)
-        self._handles = []
 
     @property
     def closed(self) -> bool:
@@ -157,10 +160,13 @@ class JobDashboard:
         from IPython.display import display
 
         handle = display(self.bundle(), raw=True, display_id=True)
-        if handle is not None:
-            if self._closed.is_set():
+        if handle is None:
+            return
+        with self._lock:
+            if not self._frozen:
+                self._handles.append(handle)
                 return
-            self._handles.append(handle)
+        handle.update(self.static_bundle(), raw=True)  # the job ended while it was being shown
 
     def __repr__(self) -> str:
         return self.text()
