@@ -439,9 +439,7 @@ class _OutputRouter:
                 return False
 
         self._filter = _ToJobLog()
-        manager = logging.getLogger().manager
-        names = [n for n in list(manager.loggerDict) if n == "paperfetch" or n.startswith("paperfetch.")]
-        self._loggers = [logging.getLogger(n) for n in names]
+        self._loggers = [logging.getLogger(n) for n in _package_logger_names()]
         for log in self._loggers:
             log.addFilter(self._filter)
         previous = warnings.showwarning
@@ -467,6 +465,23 @@ class _OutputRouter:
             if warnings.showwarning is ours:
                 warnings.showwarning = previous
             self._showwarning = None
+
+
+def _package_logger_names() -> list[str]:
+    """Every ``paperfetch`` logger there is and every one a module not imported yet will make (its
+    ``__name__``), and urllib3's: a filter on a logger only sees the records logged on that very logger."""
+    from pathlib import Path
+
+    manager = logging.getLogger().manager
+    names = {n for n in list(manager.loggerDict) if n == "paperfetch" or n.startswith("paperfetch.")}
+    root = Path(__file__).resolve().parent
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.add(".".join(("paperfetch", *parts)))
+    names.update(("urllib3", "urllib3.connectionpool"))  # the transport's connections, logged in the workers
+    return sorted(names)
 
 
 # ---------------------------------------------------------------------- interpreter exit

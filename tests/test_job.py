@@ -247,8 +247,9 @@ def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypa
         return "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
 
     with JobWorld(n=12, crawl_delay=1.0, base_ip=180) as world, client.setup_kernel():
-        cell(f"import threading, time\nfrom paperfetch import Retriever\nr = {world.retriever_code(str(tmp_path / 'pdfs'))}\n"
-             f"ids = {world.dois!r}")
+        cell(f"import logging, threading, time\nfrom paperfetch import Retriever, enable_logging\n"
+             f"r = {world.retriever_code(str(tmp_path / 'pdfs'))}\nids = {world.dois!r}\n"
+             "enable_logging(logging.DEBUG)  # every record of the transport, to stderr: none may land in a cell")
         out = cell("t0 = time.monotonic(); job = r.start(ids); print(time.monotonic() - t0)\njob")
         assert float(out.split()[0]) < 1.0
         display = nb.cells[-1].outputs[-1]
@@ -257,6 +258,9 @@ def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypa
         assert cell("n1 = len(job.frame); time.sleep(2.5); print(n1, len(job.frame))")
         n1, n2 = map(int, cell("print(n1, len(job.frame))").split())
         assert n2 > n1
+        cell("time.sleep(1)")  # a cell that prints nothing: the job's threads' records go to its log
+        assert [o for c in nb.cells[1:] for o in c.outputs if o.get("name") == "stderr"] == []
+        assert int(cell("print(len(job.log))")) > 0
         out = cell("t0 = time.monotonic(); job.stop(); t1 = time.monotonic(); print(t1 - t0, t1)\n"
                    "print([t.name for t in threading.enumerate() if t.name.startswith('paperfetch')])")
         latency, stopped_at = map(float, out.splitlines()[0].split())
