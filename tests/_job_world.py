@@ -13,7 +13,7 @@ from paperfetch.testing import LoopbackHost, Reply, Request
 class JobWorld:
     """``with JobWorld(n=10, crawl_delay=1.0) as world:``; ``world.endpoints`` and ``world.dois``."""
 
-    def __init__(self, n: int = 10, crawl_delay: float = 1.0, base_ip: int = 160) -> None:
+    def __init__(self, n: int = 10, crawl_delay: float = 1.0, base_ip: int = 210) -> None:
         self.dois = [f"10.5555/job.{i}" for i in range(n)]
         self.crawl_delay = crawl_delay
         self.openalex = LoopbackHost(f"127.0.0.{base_ip}", {"*": self._openalex})

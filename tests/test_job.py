@@ -143,7 +143,7 @@ def test_format_eta(seconds, text):
 # ---------------------------------------------------------------------- loopback: stop, resume, second start
 @pytest.fixture
 def world():
-    with JobWorld(n=8, crawl_delay=0.5, base_ip=160) as w:
+    with JobWorld(n=8, crawl_delay=0.5, base_ip=210) as w:
         yield w
 
 
@@ -215,7 +215,7 @@ def test_the_dashboard_stop_button_stops_the_job(world, tmp_path):
 # ---------------------------------------------------------------------- the ETA against the clock
 @pytest.mark.slow
 def test_the_eta_at_halfway_is_within_20_percent_of_the_time_left(tmp_path):
-    with JobWorld(n=10, crawl_delay=1.0, base_ip=170) as world:
+    with JobWorld(n=10, crawl_delay=1.0, base_ip=214) as world:
         r = make_retriever(world, tmp_path)
         job = r.start(world.dois)
         while job.finished < 5:
@@ -246,7 +246,7 @@ def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypa
         client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
         return "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
 
-    with JobWorld(n=12, crawl_delay=1.0, base_ip=180) as world, client.setup_kernel():
+    with JobWorld(n=12, crawl_delay=1.0, base_ip=218) as world, client.setup_kernel():
         cell(f"import logging, threading, time\nfrom paperfetch import Retriever, enable_logging\n"
              f"r = {world.retriever_code(str(tmp_path / 'pdfs'))}\nids = {world.dois!r}\n"
              "enable_logging(logging.DEBUG)  # every record of the transport, to stderr: none may land in a cell")
