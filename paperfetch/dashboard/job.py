@@ -119,8 +119,7 @@ class JobDashboard:
             self.dashboard.close()
             self.refresh()
             self.stop_button.disabled = True
-            if self.stop_button.description == "Stop":
-                self.stop_button.description = "Stopped" if getattr(self.job, "stop_requested", False) else "Finished"
+            self.stop_button.description = "Stopped" if getattr(self.job, "stop_requested", False) else "Finished"
             bundle = self.static_bundle()
             with self._lock:
                 self._frozen = True
