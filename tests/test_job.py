@@ -212,6 +212,67 @@ def test_the_dashboard_stop_button_stops_the_job(world, tmp_path):
     r.close()
 
 
+def test_a_stop_right_after_start_sends_nothing_more_and_every_row_is_stopped(world, tmp_path):
+    r = make_retriever(world, tmp_path)
+    job = r.start(world.dois)
+    job.stop()
+    stopped_at = time.monotonic()
+    assert paperfetch_threads() == []
+    time.sleep(2 * world.crawl_delay)
+    assert world.requests_after(stopped_at) == 0
+    frame = job.result(timeout=0)
+    assert len(frame) == len(world.dois) and job.state == "stopped"
+    assert frame["status"].isin(["stopped", "downloaded"]).all()
+    r.close()
+
+
+def test_ctrl_c_in_wait_stops_the_job(world, tmp_path):
+    import _thread
+
+    r = make_retriever(world, tmp_path)
+    job = r.start(world.dois)
+    threading.Timer(0.8, _thread.interrupt_main).start()
+    assert job.wait() is True
+    assert job.state == "stopped" and "stopped" in set(job.result()["status"]) and paperfetch_threads() == []
+    r.close()
+
+
+EXIT_SCRIPT = """
+import sys, time
+from paperfetch import Retriever
+r = Retriever(email="you@example.org", out_dir={out!r}, endpoints={endpoints!r}, sources=("openalex",), state="memory",
+              verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False, dashboard=False)
+job = r.start({ids!r})
+while job.finished < 2:
+    time.sleep(0.02)
+print("exiting", flush=True)
+sys.exit(0)  # the atexit hook stops the job
+"""
+
+
+def test_at_interpreter_exit_a_running_job_is_stopped_and_the_ledger_is_consistent(world, tmp_path):
+    import subprocess
+    import sys
+
+    script = EXIT_SCRIPT.format(out=str(tmp_path), endpoints=world.endpoints, ids=world.dois)
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "exiting" in done.stdout and time.monotonic() - t0 < 20
+    exited_at = time.monotonic()
+    time.sleep(2 * world.crawl_delay)
+    assert world.requests_after(exited_at) == 0
+    pdfs = sorted(p.name for p in tmp_path.glob("*.pdf"))
+    assert 2 <= len(pdfs) < len(world.dois) and not list(tmp_path.glob("*.part*"))
+    r = make_retriever(world, tmp_path)
+    resumed_at = time.monotonic()
+    again = r.download(world.dois)
+    assert (again["status"] == "already_downloaded").sum() == len(pdfs)
+    assert (again["status"] == "downloaded").sum() == len(world.dois) - len(pdfs)
+    assert len(world.pdf_paths_after(resumed_at)) == len(world.dois) - len(pdfs)
+    r.close()
+
+
 # ---------------------------------------------------------------------- the ETA against the clock
 @pytest.mark.slow
 def test_the_eta_at_halfway_is_within_20_percent_of_the_time_left(tmp_path):
