@@ -386,14 +386,18 @@ class Job(futures.Future):
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        view = self.dashboard_view
+        from paperfetch.dashboard.env import in_notebook
+
+        view = self.dashboard_view if in_notebook() else None  # a terminal IPython shows the line
         if view is None:
             display({"text/plain": repr(self)}, raw=True)
             return
         view.show()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
-        view = self.dashboard_view
+        from paperfetch.dashboard.env import in_notebook
+
+        view = self.dashboard_view if in_notebook() else None
         if view is None:
             return {"text/plain": repr(self)}
         return view.bundle()
