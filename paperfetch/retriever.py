@@ -33,7 +33,7 @@ import time
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Sequence, cast, overload
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence, cast, overload
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -42,7 +42,7 @@ from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification, clean_setting, env_endpoint_url, env_state, user_agent_for
 from paperfetch.download import FileAction, existing_file_action
-from paperfetch.errors import ConfigurationError
+from paperfetch.errors import ConfigurationError, Stopped
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import host_key
@@ -66,6 +66,9 @@ from paperfetch.report import mark_unreachable, requests_frame
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.suggest import did_you_mean
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.job import Job, RunHooks
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
@@ -208,6 +211,7 @@ class Retriever:
         self._run_thread: int | None = None  # the thread running download()
         self._run_idle = threading.Event()  # set while no download() runs
         self._run_idle.set()
+        self._job: Job | None = None  # the last start() (paperfetch.job), running or not
         self._write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
         self._unsubscribe = [client.subscribe(self._on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
@@ -215,6 +219,13 @@ class Retriever:
     # ------------------------------------------------------------------ public API
     def download(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """Download every identifier; one outcome row per input, in input order."""
+        return self._download(ids)
+
+    def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
+        """:meth:`download`; with *hooks*, the run of a :class:`~paperfetch.job.Job` (see :meth:`start`)."""
+        if self._job is not None and hooks is None and not self._job.done():
+            raise RuntimeError(f"{self._job!r} of this Retriever is running: stop it or wait for it first "
+                               "(a second Retriever shares every host's pacing through the host state)")
         parsed = parse_many(ids)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         sweep_stale_parts(self.out_dir)  # part files a killed run left behind (none a live process holds)
@@ -222,7 +233,9 @@ class Retriever:
         self._write_stop = WriteStop()
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, ItemJob]] = []
-        model, view = self._dashboard_begin(len(parsed))
+        model, view = self._dashboard_begin(len(parsed), show=hooks is None)
+        if hooks is not None:
+            hooks.on_begin(model)
         self._run_idle.clear()
         self._run_thread = threading.get_ident()
         try:
@@ -245,14 +258,29 @@ class Retriever:
                         continue
                     meta = self._initial_meta(item.identifier)
                     jobs.append((item, ItemJob(self._item_context(), item.identifier, meta, deque(self.order))))
-                for row in rows.values():  # decided without a request: invalid inputs, rows reused from the ledger
+                for position, row in rows.items():  # decided without a request: invalid inputs, rows reused from the ledger
                     model.item_finished(row["status"])
-                self._resolve([job for _, job in jobs])
-                self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None)
+                    if hooks is not None:
+                        hooks.on_row(position, row)
+                try:
+                    self._resolve([job for _, job in jobs])
+                    self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None or hooks is not None,
+                              hooks=hooks)
+                except Stopped:  # a Job's stop cut a batch lookup short: its unfinished items are ``stopped``
+                    if hooks is None:
+                        raise
+                if hooks is not None:
+                    for item, job in jobs:
+                        if item.position not in rows:
+                            rows[item.position] = hooks.stopped_row(job.outcome())
+                            model.item_finished(Status.STOPPED.value)
+                            hooks.on_row(item.position, rows[item.position])
             for item in parsed:  # duplicates share the first occurrence's outcome
                 if item.duplicate_of is not None:
                     rows[item.position] = dict(rows[item.duplicate_of])
                     model.item_finished(rows[item.position]["status"])
+                    if hooks is not None:
+                        hooks.on_row(item.position, rows[item.position])
             frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
         finally:
             self._run_ledger = None
@@ -535,14 +563,14 @@ class Retriever:
             model.watch(self.api, hosts=set(self.api_hosts), events=events)
         return model
 
-    def _dashboard_begin(self, total: int) -> tuple[Any, Any]:
+    def _dashboard_begin(self, total: int, show: bool = True) -> tuple[Any, Any]:
         """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
         from paperfetch.widgets import Dashboard, in_notebook, widgets_available
 
         model = self._new_dashboard_model(events=True)
         model.start(total)
         self._dashboard_model = model
-        show = self.show_dashboard if self.show_dashboard is not None else in_notebook() and widgets_available()
+        show = show and (self.show_dashboard if self.show_dashboard is not None else in_notebook() and widgets_available())
         if not (self.progress and show):
             return model, None
         view = None
@@ -557,7 +585,7 @@ class Retriever:
         return model, view
 
     def _run(self, jobs: list[tuple[ParsedInput, ItemJob]], ledger: ResumeLedger, rows: dict[int, dict[str, Any]],
-             model: Any = None, dashboard_shown: bool = False) -> None:
+             model: Any = None, dashboard_shown: bool = False, hooks: RunHooks | None = None) -> None:
         from tqdm.auto import tqdm
 
         position = {id(job): item.position for item, job in jobs}
@@ -579,6 +607,8 @@ class Retriever:
             )
             if model is not None:
                 model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key)
+            if hooks is not None:
+                hooks.on_row(position[id(job)], row)
             with lock:
                 bar.update(1)
 
@@ -589,10 +619,15 @@ class Retriever:
             if model is not None:
                 model.track(scheduler)
             self._run_scheduler = scheduler  # close() stops it; a close() before this: the dispatcher sees the closed client
-            scheduler.run([job for _, job in jobs])
+            if hooks is not None:
+                hooks.on_scheduler(scheduler)
+            if hooks is None or not hooks.stop.is_set():
+                scheduler.run([job for _, job in jobs])
         finally:
             self._run_scheduler = None
             bar.close()
+        if hooks is not None and hooks.stop.is_set():
+            return  # a Job's stop: _download gives its unfinished items ``stopped`` rows, the ledger keeps what it had
         for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row: stopped
             if position[id(job)] not in rows:
                 job.stopped = True
@@ -669,6 +704,47 @@ class Retriever:
         return TextContext(metadata=self._metadata, sources=self._sources, lookup=self._lookup, download=self.download,
                            identification=self.identification, out_dir=self.out_dir,
                            filename_template=self.filename_template, resume=self.resume, pdf_engine=pdf_engine)
+
+    # ------------------------------------------------------------------ in the background (issue 16)
+    def start(self, ids: Iterable[object] | str | pd.Series | pd.DataFrame, column: str | None = None) -> Job:
+        """:meth:`download` (or, given a frame and *column*, :meth:`download_frame`) on background
+        threads: returns a :class:`~paperfetch.job.Job` at once, a :class:`concurrent.futures.Future`
+        of the outcomes frame with a live dashboard, a Stop button and an ETA (see :mod:`paperfetch.job`).
+
+        One job at a time per Retriever: a second ``start`` (or a ``download``) while one runs raises
+        :class:`RuntimeError`; a second Retriever runs beside it, sharing every host's pacing.
+        """
+        from paperfetch.job import Job
+
+        if self._job is not None and not self._job.done():
+            raise RuntimeError(f"{self._job!r} of this Retriever is still running: stop it (job.stop()) or wait "
+                               "for it (job.result()) first; a second Retriever runs beside it, sharing every "
+                               "host's pacing through the host state")
+        if isinstance(ids, pd.DataFrame):
+            frame = ids
+            name = column if column is not None else "doi"
+            if name not in frame.columns:
+                raise ConfigurationError(f"no column {name!r} in the frame; it has {list(frame.columns)}")
+            job = Job(run=self._download, ids=frame[name], join=lambda subset, outcomes: _join_outcomes(
+                frame.iloc[subset], outcomes))
+        else:
+            if column is not None:
+                raise ConfigurationError("column= goes with a DataFrame: r.start(frame, column='doi')")
+            job = Job(run=self._download, ids=ids)
+        self._job = job
+        job.begin()
+        return job
+
+
+def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
+    """*df* with the outcome columns joined, as :meth:`Retriever.download_frame` does (a Job's frames)."""
+    outcomes = outcomes.copy()
+    outcomes.index = df.index
+    joined = df.copy()
+    for name in outcomes.columns:
+        if name != "input":
+            joined[f"{name}_paperfetch" if name in df.columns else name] = outcomes[name]
+    return joined
 
 
 def _origin(url: str) -> str:

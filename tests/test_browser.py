@@ -398,3 +398,69 @@ def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, 
                 pass
         finally:
             browser.close()
+
+
+# ---------------------------------------------------------------------- issue 16: a job's Stop button
+JOB_NOTEBOOK_CELLS = [
+    "from paperfetch import Retriever\nfrom tests._job_world import JobWorld\n"
+    "world = JobWorld(n=30, crawl_delay=1.0, base_ip=222).start()\n"
+    "r = Retriever(email='you@example.org', out_dir='pdfs', endpoints=world.endpoints, sources=('openalex',),\n"
+    "              state='memory', verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False)",
+    "job = r.start(world.dois)\njob",
+]
+
+
+@pytest.mark.timeout(240)
+def test_the_stop_button_of_a_background_job_stops_it_in_chromium(tmp_path):
+    """Voilà shows a running ``r.start()`` job: its progress line has an ETA, the page fits 1024 px, and
+    pressing the real Stop button stops the batch (the line says so: finished rows kept, the rest stopped)."""
+    _need_chromium()
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    notebook = tmp_path / "job_live.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in JOB_NOTEBOOK_CELLS])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nbformat.write(nb, notebook)
+    voila = Voila(notebook, tmp_path)
+    console: deque[str] = deque(maxlen=100)
+    try:
+        voila.wait_ready(60)
+        with sync_playwright() as p:
+            browser = _launch(p, tmp_path)
+            try:
+                page = browser.new_page()
+                page.set_viewport_size({"width": 1024, "height": 900})
+                page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}"))
+                page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+                page.goto(voila.url, timeout=90_000)
+                button = page.get_by_role("button", name="Stop")
+                button.wait_for(state="visible", timeout=90_000)
+                page.wait_for_function(
+                    """() => { const l = document.querySelector(".paperfetch-job-line");
+                               return l && /ETA \\d/.test(l.innerText); }""", timeout=30_000)
+                page.wait_for_selector("table.paperfetch-hosts tr[data-host]", timeout=30_000)
+                line = page.locator(".paperfetch-job-line").first.inner_text()
+                assert "finished" in line and "busy" in line and "ETA" in line, line
+                fits = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+                assert fits[0] <= fits[1], f"the job dashboard is wider than 1024 px: {fits}"
+                _screens_dir().mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(_screens_dir() / "job-running-1024.png"))
+
+                button.click()
+                page.wait_for_function(
+                    """() => Array.from(document.querySelectorAll(".paperfetch-job-line"))
+                                  .some(l => l.innerText.includes("stopped"))""",
+                    timeout=20_000)
+                page.wait_for_timeout(500)
+                page.screenshot(path=str(_screens_dir() / "job-stopped-1024.png"))
+                text = page.locator(".paperfetch-job-line").first.inner_text()
+                assert "stopped" in text and "ETA" not in text, text
+            finally:
+                browser.close()
+    except BaseException:
+        print("--- voila output ---\n" + voila.log())
+        print("--- browser console ---\n" + "\n".join(console))
+        raise
+    finally:
+        voila.stop()

@@ -1,0 +1,171 @@
+"""The dashboard of a background job (issue 16): the batch dashboard with a Stop button and an ETA line.
+
+:class:`JobDashboard` composes around the batch's :class:`~paperfetch.dashboard.view.Dashboard`: an
+ipywidgets ``VBox`` of [the progress line with the ETA and a **Stop** button, the batch dashboard,
+the job's log]. The line and the log are redrawn by a timer (a daemon thread that ends with the
+job); the Stop button calls the job's ``stop()``. When the job ends, :meth:`JobDashboard.close`
+freezes it: the batch dashboard's final state, the button disabled, and every output
+:meth:`JobDashboard.show` made replaced by static HTML and text, so a saved notebook keeps it.
+
+It knows the job only by :class:`JobControl` (what it reads and the one thing it does: stop), so
+it imports nothing of :mod:`paperfetch.job`; it neither counts nor estimates.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import threading
+from typing import Any, Protocol
+
+from paperfetch.dashboard import env
+from paperfetch.dashboard.view import Dashboard
+
+__all__ = ["JobControl", "JobDashboard"]
+
+logger = logging.getLogger("paperfetch.widgets")
+
+#: Lines of the job's log the dashboard shows (the newest).
+LOG_SHOWN = 8
+
+
+class JobControl(Protocol):
+    """What the dashboard asks a job (:class:`paperfetch.job.Job` is one)."""
+
+    def stop(self, timeout: float | None = None) -> None: ...
+    def progress_line(self) -> str: ...
+    def log_lines(self) -> list[str]: ...
+    def done(self) -> bool: ...
+
+
+def _line_html(text: str, *, ended: bool) -> str:
+    css = "paperfetch-job-line" + (" paperfetch-job-ended" if ended else "")
+    return f'<div class="{css}" style="font-family:monospace;padding:2px 0">{html.escape(text)}</div>'
+
+
+def _log_html(lines: list[str]) -> str:
+    if not lines:
+        return ""
+    shown = "<br>".join(html.escape(line) for line in lines[-LOG_SHOWN:])
+    return (f'<div class="paperfetch-job-log" style="font-family:monospace;font-size:85%;color:#555">'
+            f"<b>log of the job</b><br>{shown}</div>")
+
+
+class JobDashboard:
+    """The widget of a running job; see the module documentation.
+
+    ``widget`` is the root ``VBox``; ``line`` (HTML: the job's progress line with the ETA),
+    ``stop_button`` (Button, description "Stop"), ``dashboard`` (the batch
+    :class:`~paperfetch.dashboard.view.Dashboard`) and ``log`` (HTML) are its parts.
+    """
+
+    def __init__(self, job: JobControl, dashboard: Dashboard, *, interval_s: float = 0.5) -> None:
+        import ipywidgets as w
+
+        self.job = job
+        self.dashboard = dashboard
+        self.interval_s = float(interval_s)
+        self.line = w.HTML(value="", layout=w.Layout(width="auto"))
+        self.stop_button = w.Button(description="Stop", icon="stop", button_style="danger",
+                                    tooltip="stop the batch: finished rows are kept, the others get 'stopped'",
+                                    layout=w.Layout(width="auto"))
+        self.stop_button.add_class("paperfetch-stop")
+        self.stop_button.on_click(self._clicked)
+        self.log = w.HTML(value="", layout=w.Layout(width="100%"))
+        parts = [w.HBox([self.stop_button, self.line]), dashboard.widget, self.log]
+        self.widget = w.VBox([p for p in parts if p is not None], layout=w.Layout(width="100%", max_width="100%"))
+        self.widget.add_class("paperfetch-job")
+        self._handles: list[Any] = []
+        self._frozen = False  # the final state is in every output shown
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self.refresh()
+        self._thread = threading.Thread(target=self._tick, name="paperfetch-job-view", daemon=True)
+        self._thread.start()
+
+    def _clicked(self, button: Any) -> None:
+        button.disabled = True
+        button.description = "Stopping…"
+        try:
+            self.job.stop()
+        except Exception:  # noqa: BLE001 - a view never breaks a run
+            logger.debug("stop from the dashboard failed", exc_info=True)
+
+    def _tick(self) -> None:
+        while not self._closed.wait(self.interval_s):
+            try:
+                self.refresh()
+            except Exception:  # noqa: BLE001 - a view never breaks a run
+                logger.debug("job dashboard redraw failed", exc_info=True)
+
+    def refresh(self) -> None:
+        with self._lock:
+            ended = self._closed.is_set()
+            value = _line_html(self.job.progress_line(), ended=ended)
+            if self.line.value != value:
+                self.line.value = value
+            log = _log_html(self.job.log_lines())
+            if self.log.value != log:
+                self.log.value = log
+
+    def close(self) -> None:
+        """Freeze: stop the timer, the batch dashboard's last redraw, the button off, and the outputs
+        :meth:`show` made replaced by the final state."""
+        self._closed.set()
+        thread = self._thread
+        if thread is not threading.current_thread():
+            thread.join(timeout=2.0)
+        try:
+            self.dashboard.close()
+            self.refresh()
+            self.stop_button.disabled = True
+            self.stop_button.description = "Stopped" if getattr(self.job, "stop_requested", False) else "Finished"
+            bundle = self.static_bundle()
+            with self._lock:
+                self._frozen = True
+                handles, self._handles = self._handles, []
+            for handle in handles:
+                handle.update(bundle, raw=True)
+        except Exception:  # noqa: BLE001 - runs as the job ends: it must not mask the outcome
+            logger.debug("final job dashboard redraw failed", exc_info=True)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    # -- display -------------------------------------------------------------------
+    def text(self) -> str:
+        return f"{self.job!r}\n{self.dashboard.text()}"
+
+    def static_bundle(self) -> dict[str, str]:
+        ended = self._closed.is_set()
+        body = (_line_html(self.job.progress_line(), ended=ended) + self.dashboard.html()
+                + _log_html(self.job.log_lines()))
+        return {"text/html": f'<div class="paperfetch-job">{body}</div>', "text/plain": self.text()}
+
+    def bundle(self) -> dict[str, Any]:
+        """The widget's view plus the static renderings; the static ones alone once the job ended."""
+        bundle: dict[str, Any] = {}
+        if not self._closed.is_set() and getattr(self.widget, "comm", None) is not None:
+            bundle.update(self.widget._repr_mimebundle_() or {})
+        bundle.update(self.static_bundle())
+        return bundle
+
+    def show(self) -> None:
+        """Display with a display id (in a Jupyter kernel; elsewhere nothing): :meth:`close` later
+        replaces the output with the final state."""
+        if not env.in_notebook():
+            return
+        from IPython.display import display
+
+        handle = display(self.bundle(), raw=True, display_id=True)
+        if handle is None:
+            return
+        with self._lock:
+            if not self._frozen:
+                self._handles.append(handle)
+                return
+        handle.update(self.static_bundle(), raw=True)  # the job ended while it was being shown
+
+    def __repr__(self) -> str:
+        return self.text()

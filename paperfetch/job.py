@@ -1,0 +1,504 @@
+"""A batch beside you: :class:`Job`, the handle of ``Retriever.start(ids)`` (issue 16).
+
+``job = r.start(ids)`` returns at once; the batch runs on background threads through the same
+transport, ledger, cache and host state as ``r.download(ids)``. The job is a
+:class:`concurrent.futures.Future` of the outcomes frame (the ipyparallel ``AsyncResult`` shape):
+``result(timeout)``, ``done()``, ``running()``, ``exception()``, ``add_done_callback()``; ``cancel()``
+means :meth:`Job.stop`. While it runs:
+
+* ``job.frame`` is a snapshot of the rows finished so far (the outcomes columns, indexed by input position);
+* ``job.eta_s()`` is the time left **from the politeness state**: each host's queue times its current
+  interval (the delay range in force: Crawl-delay, learned interval, backoff), after its ``ready_in``
+  (the next start the policy allows: pacing gap, hold, open breaker); the busiest host's finish time
+  is the estimate (:func:`estimate_eta`). A rate extrapolation is wrong whenever one host dominates;
+* ``job.stop()`` returns once the batch has stopped: no request is sent and no file written after it
+  returns, no paperfetch thread is left; finished rows keep their status, every unfinished input gets
+  ``stopped`` (retryable: the ledger keeps what it had, so a later start or download resumes);
+* displayed in a notebook, the job is its dashboard (:mod:`paperfetch.dashboard.job`): the progress
+  line with the ETA, a Stop button and the batch dashboard; once it ended, static HTML and text.
+
+Output from the job's threads (log records of paperfetch's loggers, warnings) is kept in
+``job.log`` and shown in the dashboard, not in whatever cell runs now (only in a Jupyter kernel:
+in a terminal the application's logging shows it as usual). The kernel's interrupt does not reach a
+job (the main thread is idle): the Stop button, ``job.stop()`` or Ctrl-C in ``job.wait()`` stop it.
+At interpreter exit a running job is stopped (``atexit``).
+
+This module knows no Retriever: ``start`` hands it the run function and :class:`RunHooks` are how
+the run reports back. It neither schedules nor paces (the scheduler and the transport do).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import math
+import sys
+import threading
+import time
+import warnings
+import weakref
+from collections import deque
+from concurrent import futures
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from paperfetch.ids import parse_many
+from paperfetch.outcomes import Status, outcomes_frame
+from paperfetch.redact import redact_frame, redact_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from paperfetch.dashboard.job import JobDashboard
+    from paperfetch.dashboard.model import BatchSnapshot
+
+__all__ = ["Job", "RunHooks", "busy_hosts", "estimate_eta", "format_eta"]
+
+logger = logging.getLogger(__name__)
+
+#: Lines of the job's own log kept (``job.log``).
+LOG_LINES = 200
+#: How often ``stop()`` tells the scheduler again while the batch winds down (a scheduler that was
+#: about to start a run when the first word came would miss it).
+STOP_POLL_S = 0.02
+_QUEUE_NAME_NO_REQUEST = "(no request)"
+
+
+# ---------------------------------------------------------------------- the estimate
+def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
+    """Seconds until the busiest host has served its queue, from the politeness state; ``None``
+    while no host has anything queued (the batch lookups, or nothing left but requests in flight).
+
+    Per host: its next start (``ready_in_s``: pacing gap, hold, open breaker, the policy's
+    ``next_start``) plus one interval (the middle of the delay range in force) for each further
+    queued job. A suppressed host (``inf``) drains at once without a request and counts 0."""
+    if snapshot is None:
+        return None
+    finish: float | None = None
+    for row in snapshot.hosts:
+        if row.queued <= 0 or row.host == _QUEUE_NAME_NO_REQUEST:
+            continue
+        record = row.politeness
+        ready = 0.0 if record is None else record.ready_in_s
+        if not math.isfinite(ready):
+            ready = 0.0
+        low, high = row.delay_min_s, row.delay_max_s
+        interval = 0.0 if low is None else (low + (high if high is not None else low)) / 2
+        host_finish = max(0.0, ready) + (row.queued - 1) * interval
+        finish = host_finish if finish is None else max(finish, host_finish)
+    return finish
+
+
+def busy_hosts(snapshot: BatchSnapshot | None) -> int:
+    """Hosts with a job queued or a request in flight."""
+    if snapshot is None:
+        return 0
+    return sum(1 for row in snapshot.hosts if row.queued > 0 or row.in_flight > 0)
+
+
+def format_eta(seconds: float | None) -> str:
+    """``ETA 45 s``, ``ETA 14 min``, ``ETA 1 h 05 min``; ``ETA unknown`` for ``None``."""
+    if seconds is None:
+        return "ETA unknown"
+    if seconds < 60:
+        return f"ETA {max(1, math.ceil(seconds))} s"
+    minutes = math.ceil(seconds / 60)
+    if minutes < 60:
+        return f"ETA {minutes} min"
+    return f"ETA {minutes // 60} h {minutes % 60:02d} min"
+
+
+# ---------------------------------------------------------------------- how the run reports back
+@dataclass
+class RunHooks:
+    """What ``Retriever._download`` tells a Job: the model as the run begins, the scheduler before it
+    runs, every row as it is decided (in the thread that decided it); and the stop it obeys."""
+
+    stop: threading.Event
+    on_begin: Callable[[Any], None]
+    on_scheduler: Callable[[Any], None]
+    on_row: Callable[[int, dict[str, Any]], None]
+
+    @staticmethod
+    def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
+        """An unfinished item's row: its identity and metadata, status ``stopped``, no file."""
+        stopped = {k: v for k, v in row.items() if k not in ("path", "bytes", "sha256", "title_match")}
+        stopped.update(status=Status.STOPPED.value, error="the batch was stopped before this item finished")
+        return stopped
+
+
+# ---------------------------------------------------------------------- the job
+class Job(futures.Future):
+    """The handle of a batch running in the background; see the module documentation.
+
+    Made by :meth:`paperfetch.Retriever.start`, not by hand: *run* is the Retriever's run function
+    (``run(inputs, hooks) -> outcomes frame``), *join* turns outcome rows into the caller's frame
+    (``start(frame, column=...)``).
+    """
+
+    def __init__(self, *, run: Callable[..., pd.DataFrame], ids: Iterable[object] | Any,
+                 join: Callable[[list[int], pd.DataFrame], pd.DataFrame] | None = None) -> None:
+        super().__init__()
+        self._inputs = [item.input for item in parse_many(ids)]
+        self._run_fn = run
+        self._join = join
+        self._stop = threading.Event()
+        self._rows: dict[int, dict[str, Any]] = {}
+        self._rows_lock = threading.Lock()
+        self._frame_cache: tuple[int, Any] | None = None
+        self._model: Any = None
+        self._began = threading.Event()
+        self._scheduler: Any = None
+        self._view: JobDashboard | None = None
+        self._view_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._started = time.time()
+        self._ended: float | None = None
+        self._final_state: str | None = None  # set as the run ends, just before the result
+        self._error: BaseException | None = None
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
+        self._router = _OutputRouter(self)
+
+    # -- lifecycle ---------------------------------------------------------------
+    def begin(self) -> None:
+        """Start the runner thread (``Retriever.start`` calls it once)."""
+        if self._thread is not None:
+            raise RuntimeError("this Job has begun already")
+        self.set_running_or_notify_cancel()
+        _RUNNING.add(self)
+        self._router.install()
+        self._thread = threading.Thread(target=self._main, name="paperfetch-job", daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        from paperfetch.http.context import stopping_with
+
+        hooks = RunHooks(stop=self._stop, on_begin=self._on_begin, on_scheduler=self._on_scheduler, on_row=self._on_row)
+        try:
+            with stopping_with(self._stop):  # the batch lookups' waits end at the stop too
+                frame = self._run_fn(self._inputs, hooks)
+            if self._join is not None:
+                frame = self._join(list(range(len(self._inputs))), frame)
+        except BaseException as exc:  # noqa: BLE001 - handed to result()/exception()
+            self._finish("failed", exc)
+            self.set_exception(exc)
+        else:
+            self._finish("stopped" if self._stop.is_set() else "finished")
+            self.set_result(frame)
+        finally:
+            self._began.set()
+            _RUNNING.discard(self)
+
+    def _finish(self, state: str, error: BaseException | None = None) -> None:
+        """The run is over: the final state first (the frozen dashboard shows it), then the view freezes."""
+        self._error = error
+        self._ended = time.time()
+        self._final_state = state
+        self._router.uninstall()
+        with self._view_lock:
+            view = self._view
+        if view is not None:
+            view.close()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop the batch and return once it has stopped (see the module documentation); safe from any
+        thread and more than once. With *timeout*, return after at most that long even if a request
+        already on the wire has not ended yet."""
+        self._stop.set()
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while thread.is_alive():
+            scheduler = self._scheduler
+            if scheduler is not None:
+                scheduler.stop()
+            left = STOP_POLL_S if deadline is None else min(STOP_POLL_S, deadline - time.monotonic())
+            if left <= 0:
+                return
+            thread.join(left)
+
+    def cancel(self) -> bool:
+        """Stop the job (:meth:`stop`); False when it had ended already. The job keeps a result (its
+        finished rows and ``stopped`` ones), so ``cancelled()`` stays False."""
+        if self.done():
+            return False
+        self.stop()
+        return True
+
+    @property
+    def runner_thread(self) -> threading.Thread | None:
+        """The thread that runs the batch (its scheduler's workers are ``paperfetch-batch-*``)."""
+        return self._thread
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the job ends (or *timeout*), showing its progress from this thread (where widget
+        updates from threads are not rendered: Colab, some VS Code versions). Ctrl-C here stops the job
+        like :meth:`stop`. Returns whether the job has ended."""
+        from paperfetch.dashboard.env import in_notebook
+
+        handle: Any = None
+        notebook = in_notebook()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while not self.done():
+                line = repr(self)
+                if notebook:
+                    from IPython.display import display
+
+                    if handle is None:
+                        handle = display({"text/plain": line}, raw=True, display_id=True)
+                    else:
+                        handle.update({"text/plain": line}, raw=True)
+                else:
+                    sys.stderr.write("\r" + line)
+                    sys.stderr.flush()
+                left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+                if left <= 0:
+                    break
+                futures.wait([self], timeout=left)
+        except KeyboardInterrupt:
+            self.stop()
+        line = repr(self)
+        if handle is not None:
+            handle.update({"text/plain": line}, raw=True)
+        elif not notebook:
+            sys.stderr.write("\r" + line + "\n")
+        return self.done()
+
+    # -- the run reports -----------------------------------------------------------
+    def _on_begin(self, model: Any) -> None:
+        self._model = model
+        self._began.set()
+
+    def _on_scheduler(self, scheduler: Any) -> None:
+        self._scheduler = scheduler
+        if self._stop.is_set():
+            scheduler.stop()
+
+    def _on_row(self, position: int, row: dict[str, Any]) -> None:
+        with self._rows_lock:
+            self._rows[position] = dict(row)
+
+    # -- reading -----------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        return len(self._inputs)
+
+    @property
+    def finished(self) -> int:
+        """Inputs with their row so far."""
+        with self._rows_lock:
+            return len(self._rows)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The rows finished so far: the outcomes columns (the caller's frame joined, for
+        ``start(frame, column=...)``), indexed by input position, in input order. Once the job has
+        ended, its result. Cheap to call in a loop (remade only when a row was added)."""
+        if self.done() and self.exception() is None:
+            return self.result()
+        with self._rows_lock:
+            items = sorted(self._rows.items())
+            cached = self._frame_cache
+        if cached is not None and cached[0] == len(items):
+            return cached[1]
+        positions = [p for p, _ in items]
+        outcomes = redact_frame(outcomes_frame({"input": self._inputs[p], **row} for p, row in items))
+        outcomes.index = positions
+        frame = self._join(positions, outcomes) if self._join is not None else outcomes
+        with self._rows_lock:
+            self._frame_cache = (len(items), frame)
+        return frame
+
+    def snapshot(self) -> BatchSnapshot | None:
+        """The batch dashboard's snapshot now (``None`` before the run began)."""
+        model = self._model
+        return None if model is None else model.snapshot()
+
+    def eta_s(self) -> float | None:
+        """Seconds left by :func:`estimate_eta` (``None``: not known yet, or the job ended)."""
+        if self._final_state is not None:
+            return None
+        return estimate_eta(self.snapshot())
+
+    @property
+    def state(self) -> str:
+        """``running``, ``stopping``, ``stopped``, ``finished`` or ``failed``."""
+        if self._final_state is not None:
+            return self._final_state
+        return "stopping" if self._stop.is_set() else "running"
+
+    def progress_line(self) -> str:
+        """``57/500 finished, 3 hosts busy, ETA 14 min`` (while it runs); what it did once it ended."""
+        done = self.finished
+        if self._final_state is None:
+            snap = self.snapshot()
+            hosts = busy_hosts(snap)
+            return (f"{done}/{self.total} finished, {hosts} host{'s' if hosts != 1 else ''} busy, "
+                    f"{format_eta(estimate_eta(snap))}")
+        took = f" in {self._ended - self._started:.1f} s" if self._ended is not None else ""
+        exc = self._error
+        if exc is not None:
+            return f"{done}/{self.total} finished{took}; {type(exc).__name__}: {redact_text(str(exc))[:200]}"
+        with self._rows_lock:
+            stopped = sum(1 for row in self._rows.values() if row.get("status") == Status.STOPPED.value)
+        return f"{done - stopped}/{self.total} finished{took}" + (f", {stopped} stopped" if stopped else "")
+
+    def __repr__(self) -> str:
+        return f"<paperfetch Job {self.state}: {self.progress_line()}>"
+
+    # -- the dashboard -----------------------------------------------------------
+    @property
+    def dashboard_view(self) -> JobDashboard | None:
+        """The job's :class:`~paperfetch.dashboard.job.JobDashboard` (``None`` without ipywidgets)."""
+        from paperfetch.dashboard.env import widgets_available
+
+        with self._view_lock:
+            if self._view is not None or not widgets_available():
+                return self._view
+        self._began.wait(10.0)  # the run makes its model at once (after parsing the inputs)
+        from paperfetch.dashboard.job import JobDashboard
+        from paperfetch.dashboard.view import Dashboard
+
+        with self._view_lock:
+            if self._view is None:
+                inner = Dashboard(self._model, autostart=not self.done())
+                self._view = JobDashboard(self, inner)
+                if self.done():
+                    self._view.close()
+            return self._view
+
+    @property
+    def dashboard(self) -> Any:
+        """The live dashboard widget (an ipywidgets ``VBox``: progress line and ETA, a Stop button whose
+        description contains "Stop", the batch dashboard, the job's log); ``None`` without ipywidgets."""
+        view = self.dashboard_view
+        return None if view is None else view.widget
+
+    def log_lines(self) -> list[str]:
+        return list(self.log)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        from paperfetch.dashboard.env import in_notebook
+
+        view = self.dashboard_view if in_notebook() else None  # a terminal IPython shows the line
+        if view is None:
+            display({"text/plain": repr(self)}, raw=True)
+            return
+        view.show()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+        from paperfetch.dashboard.env import in_notebook
+
+        view = self.dashboard_view if in_notebook() else None
+        if view is None:
+            return {"text/plain": repr(self)}
+        return view.bundle()
+
+
+# ---------------------------------------------------------------------- output from the job's threads
+class _OutputRouter:
+    """In a Jupyter kernel, log records and warnings from the job's threads go to ``job.log``, not
+    to the cell that happens to run now (ipykernel >= 7 sends a thread's output to the latest cell).
+
+    The job's threads are its runner and the scheduler's workers (``paperfetch-batch-*``); a filter on
+    every ``paperfetch`` logger (a logger's filters see its records before any handler does) and a
+    wrapper of :func:`warnings.showwarning`, both removed when the job ends."""
+
+    def __init__(self, job: Job) -> None:
+        self._job = weakref.ref(job)
+        self._filter: logging.Filter | None = None
+        self._loggers: list[logging.Logger] = []
+        self._showwarning: Any = None
+
+    def _mine(self) -> bool:
+        job = self._job()
+        thread = threading.current_thread()
+        return job is not None and (thread is job.runner_thread or thread.name.startswith("paperfetch-batch-"))
+
+    def _keep(self, line: str) -> None:
+        job = self._job()
+        if job is not None:
+            job.log.append(f"{time.strftime('%H:%M:%S')} {redact_text(line)}")
+
+    def install(self) -> None:
+        from paperfetch.dashboard.env import in_notebook
+
+        if not in_notebook():
+            return
+        router = self
+
+        class _ToJobLog(logging.Filter):
+            def filter(self, record: logging.LogRecord) -> bool:
+                if not router._mine():
+                    return True
+                router._keep(f"{record.levelname} {record.name}: {record.getMessage()}")
+                return False
+
+        self._filter = _ToJobLog()
+        self._loggers = [logging.getLogger(n) for n in _package_logger_names()]
+        for log in self._loggers:
+            log.addFilter(self._filter)
+        previous = warnings.showwarning
+
+        def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                        line: str | None = None) -> None:
+            if router._mine():
+                router._keep(f"{category.__name__}: {message}")
+            else:
+                previous(message, category, filename, lineno, file, line)
+
+        self._showwarning = (previous, showwarning)
+        warnings.showwarning = showwarning
+
+    def uninstall(self) -> None:
+        if self._filter is not None:
+            for log in self._loggers:
+                log.removeFilter(self._filter)
+            self._filter = None
+            self._loggers = []
+        if self._showwarning is not None:
+            previous, ours = self._showwarning
+            if warnings.showwarning is ours:
+                warnings.showwarning = previous
+            self._showwarning = None
+
+
+def _package_logger_names() -> list[str]:
+    """Every ``paperfetch`` logger there is and every one a module not imported yet will make (its
+    ``__name__``), and urllib3's: a filter on a logger only sees the records logged on that very logger."""
+    from pathlib import Path
+
+    manager = logging.getLogger().manager
+    names = {n for n in list(manager.loggerDict) if n == "paperfetch" or n.startswith("paperfetch.")}
+    root = Path(__file__).resolve().parent
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.add(".".join(("paperfetch", *parts)))
+    names.update(("urllib3", "urllib3.connectionpool"))  # the transport's connections, logged in the workers
+    return sorted(names)
+
+
+# ---------------------------------------------------------------------- interpreter exit
+_RUNNING: weakref.WeakSet[Job] = weakref.WeakSet()
+
+
+def _stop_running_jobs() -> None:
+    """At interpreter exit, stop every running job cleanly: the ledger records what finished."""
+    for job in list(_RUNNING):
+        try:
+            job.stop(timeout=10.0)
+        except Exception:  # noqa: BLE001 - exiting anyway
+            logger.debug("stopping %r at exit failed", job, exc_info=True)
+
+
+atexit.register(_stop_running_jobs)

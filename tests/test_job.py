@@ -1,0 +1,361 @@
+"""``Retriever.start``: a batch in the background (issue 16).
+
+Fast tests of the Future API on a fake run; loopback tests of stop, resume and the ETA (one
+publisher with ``Crawl-delay``, :mod:`tests._job_world`); and one with a real kernel (nbclient)
+that runs cells while the job goes on, stops it, clicks the Stop button and resumes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent import futures
+
+import nbformat
+import pandas as pd
+import pytest
+
+from paperfetch import Retriever
+from paperfetch.dashboard.model import BatchSnapshot, HostRow
+from paperfetch.http.hosts import HostSnapshot
+from paperfetch.job import Job, RunHooks, estimate_eta, format_eta
+from paperfetch.outcomes import COLUMNS, Status
+from tests._job_world import JobWorld
+from tests._jupyter import write_python3_kernelspec
+
+
+def paperfetch_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("paperfetch")]
+
+
+def make_retriever(world: JobWorld, out_dir, **kwargs) -> Retriever:
+    return Retriever(email="you@example.org", out_dir=out_dir, endpoints=world.endpoints, sources=("openalex",),
+                     state="memory", verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False, dashboard=False,
+                     **kwargs)
+
+
+# ---------------------------------------------------------------------- the Future API, on a fake run
+def fake_run(rows: dict[int, dict], gate: threading.Event | None = None, fail: BaseException | None = None):
+    def run(inputs, hooks: RunHooks) -> pd.DataFrame:
+        hooks.on_begin(None)
+        out = []
+        for position, value in enumerate(inputs):
+            if gate is not None:
+                gate.wait(5)
+            if fail is not None:
+                raise fail
+            row = rows.get(position) or {"status": "downloaded"}
+            if hooks.stop.is_set():
+                row = hooks.stopped_row(row)
+            hooks.on_row(position, row)
+            out.append({"input": value, **row})
+        from paperfetch.outcomes import outcomes_frame
+
+        return outcomes_frame(out)
+    return run
+
+
+def test_a_job_is_a_future_of_the_outcomes_frame():
+    job = Job(run=fake_run({}), ids=["10.1/a", "10.1/b"])
+    seen = []
+    job.add_done_callback(lambda f: seen.append(f.result()))
+    job.begin()
+    frame = job.result(timeout=5)
+    assert isinstance(job, futures.Future)
+    assert job.done() and not job.running() and job.exception() is None
+    assert list(frame.columns) == list(COLUMNS) and list(frame["input"]) == ["10.1/a", "10.1/b"]
+    assert seen and seen[0] is frame
+    assert job.frame is frame  # once ended, the result
+    assert repr(job).startswith("<paperfetch Job finished: 2/2 finished in ")
+    assert paperfetch_threads() == []
+
+
+def test_job_frame_is_a_snapshot_of_the_rows_so_far_and_running_is_true_meanwhile():
+    gate = threading.Event()
+    job = Job(run=fake_run({}, gate=gate), ids=["10.1/a", "10.1/b", "10.1/c"])
+    job.begin()
+    assert job.running() and not job.done()
+    assert len(job.frame) == 0 and list(job.frame.columns) == list(COLUMNS)
+    assert repr(job).startswith("<paperfetch Job running: 0/3 finished, 0 hosts busy, ETA unknown")
+    gate.set()
+    job.result(timeout=5)
+    assert len(job.frame) == 3
+
+
+def test_an_exception_of_the_run_is_the_jobs_exception():
+    job = Job(run=fake_run({}, fail=ValueError("boom")), ids=["10.1/a"])
+    job.begin()
+    assert isinstance(job.exception(timeout=5), ValueError)
+    with pytest.raises(ValueError, match="boom"):
+        job.result()
+    assert job.state == "failed" and "ValueError: boom" in repr(job)
+
+
+def test_cancel_means_stop_and_the_job_keeps_a_result():
+    gate = threading.Event()
+    job = Job(run=fake_run({}, gate=gate), ids=["10.1/a", "10.1/b"])
+    job.begin()
+    threading.Timer(0.1, gate.set).start()
+    assert job.cancel() is True
+    assert job.done() and not job.cancelled() and job.state == "stopped"
+    assert set(job.result()["status"]) == {Status.STOPPED.value}
+    assert job.cancel() is False
+
+
+def test_the_stopped_row_keeps_identity_and_drops_the_file():
+    row = RunHooks.stopped_row({"id_type": "doi", "doi": "10.1/a", "path": "/x.pdf", "bytes": 3, "status": "downloaded"})
+    assert row["status"] == "stopped" and row["doi"] == "10.1/a" and "path" not in row and "bytes" not in row
+    assert not Status.STOPPED.final and not Status.STOPPED.finished_well
+
+
+def _host(key: str, *, queued: int, low: float | None, high: float | None, ready: float, in_flight: int = 0) -> HostRow:
+    record = HostSnapshot(
+        host=key, requests=0, in_flight=in_flight, ok=0, errors=0, last_status=None, delay_min_s=low, delay_max_s=high,
+        backoff_s=0.0, learned_interval_s=0.0, crawl_delay_s=None, robots=None, held_until=None, hold_status=None,
+        hold_reason="", suppressed=False, suppressed_reason=None, suppressed_until=None, breaker="closed", failures=0,
+        breaker_open_until=None, next_allowed_at=None, ready_in_s=ready)
+    return HostRow(host=key, queued=queued, in_flight=in_flight, politeness=record)
+
+
+@pytest.mark.parametrize(("hosts", "expected"), [
+    ([], None),
+    ([_host("a", queued=0, low=1.0, high=1.0, ready=0.0, in_flight=1)], None),    # nothing queued: unknown
+    ([_host("a", queued=10, low=1.0, high=1.0, ready=0.5)], 9.5),                # next start, then 9 intervals
+    ([_host("a", queued=10, low=1.0, high=3.0, ready=0.0)], 18.0),               # the middle of the range
+    ([_host("a", queued=3, low=5.0, high=5.0, ready=0.0), _host("b", queued=100, low=0.1, high=0.1, ready=0.0)], 10.0),
+    ([_host("a", queued=4, low=1.0, high=1.0, ready=600.0)], 603.0),             # a hold
+    ([_host("a", queued=4, low=1.0, high=1.0, ready=float("inf"))], 3.0),        # suppressed: drains at once
+    ([_host("a", queued=4, low=None, high=None, ready=0.0)], 0.0),               # no delay at all
+])
+def test_the_eta_is_the_busiest_hosts_queue_times_its_interval(hosts, expected):
+    snap = BatchSnapshot(at=0.0, total=10, hosts=tuple(hosts), running=True)
+    assert estimate_eta(snap) == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (None, "ETA unknown"), (0.2, "ETA 1 s"), (44.1, "ETA 45 s"), (60, "ETA 1 min"), (61, "ETA 2 min"),
+    (14 * 60, "ETA 14 min"), (3900, "ETA 1 h 05 min"),
+])
+def test_format_eta(seconds, text):
+    assert format_eta(seconds) == text
+
+
+# ---------------------------------------------------------------------- loopback: stop, resume, second start
+@pytest.fixture
+def world():
+    with JobWorld(n=8, crawl_delay=0.5, base_ip=210) as w:
+        yield w
+
+
+def test_start_returns_at_once_stop_stops_and_a_new_start_resumes(world, tmp_path):
+    r = make_retriever(world, tmp_path)
+    t0 = time.monotonic()
+    job = r.start(world.dois)
+    assert time.monotonic() - t0 < 1.0 and not job.done()
+    deadline = time.monotonic() + 10
+    while len(job.frame) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert 3 <= len(job.frame) < len(world.dois)
+    with pytest.raises(RuntimeError, match="still running"):
+        r.start(world.dois)
+    with pytest.raises(RuntimeError, match="is running"):
+        r.download(world.dois)
+    t0 = time.monotonic()
+    job.stop()
+    stopped_at = time.monotonic()
+    print(f"stop latency {stopped_at - t0:.3f} s")
+    assert stopped_at - t0 < 2.0
+    assert paperfetch_threads() == []
+    time.sleep(2 * world.crawl_delay)
+    assert world.requests_after(stopped_at) == 0
+    frame = job.result(timeout=0)
+    assert list(frame["input"]) == world.dois
+    finished = frame[frame["status"] == "downloaded"]
+    assert len(finished) >= 3 and set(frame["status"]) == {"downloaded", "stopped"}
+    assert frame.loc[frame["status"] == "stopped", "path"].isna().all()
+    assert repr(job).startswith(f"<paperfetch Job stopped: {len(finished)}/8 finished in ")
+
+    resumed_at = time.monotonic()
+    again = r.start(world.dois).result(timeout=30)
+    asked = world.pdf_paths_after(resumed_at)
+    assert not set(asked) & {world.pdf_path(d) for d in finished["input"]}
+    assert (again["status"].isin(["already_downloaded", "downloaded"])).all()
+    assert (again.loc[finished.index, "status"] == "already_downloaded").all()
+    r.close()
+
+
+def test_start_of_a_frame_gives_the_joined_frame(world, tmp_path):
+    r = make_retriever(world, tmp_path)
+    df = pd.DataFrame({"doi": world.dois[:3], "note": ["x", "y", "z"]}, index=["p", "q", "s"])
+    job = r.start(df, column="doi")
+    out = job.result(timeout=30)
+    assert list(out.index) == ["p", "q", "s"] and list(out["note"]) == ["x", "y", "z"]
+    assert "doi_paperfetch" in out.columns and (out["status"] == "downloaded").all()
+    assert list(job.frame.index) == ["p", "q", "s"]
+    r.close()
+
+
+def test_the_dashboard_stop_button_stops_the_job(world, tmp_path):
+    r = make_retriever(world, tmp_path)
+    job = r.start(world.dois)
+    box = job.dashboard
+    button = job.dashboard_view.stop_button
+    assert "Stop" in button.description and button in box.children[0].children
+    while len(job.frame) < 2:
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    button.click()
+    assert time.monotonic() - t0 < 2.0 and job.done() and paperfetch_threads() == []
+    assert "stopped" in set(job.result()["status"])
+    assert job.dashboard_view.closed and button.disabled
+    assert job.dashboard_view.static_bundle()["text/plain"].startswith("<paperfetch Job stopped")
+    r.close()
+
+
+def test_a_stop_right_after_start_sends_nothing_more_and_every_row_is_stopped(world, tmp_path):
+    r = make_retriever(world, tmp_path)
+    job = r.start(world.dois)
+    job.stop()
+    stopped_at = time.monotonic()
+    assert paperfetch_threads() == []
+    time.sleep(2 * world.crawl_delay)
+    assert world.requests_after(stopped_at) == 0
+    frame = job.result(timeout=0)
+    assert len(frame) == len(world.dois) and job.state == "stopped"
+    assert frame["status"].isin(["stopped", "downloaded"]).all()
+    r.close()
+
+
+def test_ctrl_c_in_wait_stops_the_job(world, tmp_path):
+    import _thread
+
+    r = make_retriever(world, tmp_path)
+    job = r.start(world.dois)
+    threading.Timer(0.8, _thread.interrupt_main).start()
+    assert job.wait() is True
+    assert job.state == "stopped" and "stopped" in set(job.result()["status"]) and paperfetch_threads() == []
+    r.close()
+
+
+EXIT_SCRIPT = """
+import sys, time
+from paperfetch import Retriever
+r = Retriever(email="you@example.org", out_dir={out!r}, endpoints={endpoints!r}, sources=("openalex",), state="memory",
+              verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False, dashboard=False)
+job = r.start({ids!r})
+while job.finished < 2:
+    time.sleep(0.02)
+print("exiting", flush=True)
+sys.exit(0)  # the atexit hook stops the job
+"""
+
+
+def test_at_interpreter_exit_a_running_job_is_stopped_and_the_ledger_is_consistent(world, tmp_path):
+    import subprocess
+    import sys
+
+    script = EXIT_SCRIPT.format(out=str(tmp_path), endpoints=world.endpoints, ids=world.dois)
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "exiting" in done.stdout and time.monotonic() - t0 < 20
+    exited_at = time.monotonic()
+    time.sleep(2 * world.crawl_delay)
+    assert world.requests_after(exited_at) == 0
+    pdfs = sorted(p.name for p in tmp_path.glob("*.pdf"))
+    assert 2 <= len(pdfs) < len(world.dois) and not list(tmp_path.glob("*.part*"))
+    r = make_retriever(world, tmp_path)
+    resumed_at = time.monotonic()
+    again = r.download(world.dois)
+    assert (again["status"] == "already_downloaded").sum() == len(pdfs)
+    assert (again["status"] == "downloaded").sum() == len(world.dois) - len(pdfs)
+    assert len(world.pdf_paths_after(resumed_at)) == len(world.dois) - len(pdfs)
+    r.close()
+
+
+# ---------------------------------------------------------------------- the ETA against the clock
+@pytest.mark.slow
+def test_the_eta_at_halfway_is_within_20_percent_of_the_time_left(tmp_path):
+    with JobWorld(n=10, crawl_delay=1.0, base_ip=214) as world:
+        r = make_retriever(world, tmp_path)
+        job = r.start(world.dois)
+        while job.finished < 5:
+            time.sleep(0.02)
+        eta = job.eta_s()
+        halfway = time.monotonic()
+        job.result(timeout=60)
+        left = time.monotonic() - halfway
+        print(f"ETA at halfway {eta:.2f} s, actual time left {left:.2f} s ({(eta - left) / left:+.1%})")
+        assert eta is not None and abs(eta - left) <= 0.2 * left
+        r.close()
+
+
+# ---------------------------------------------------------------------- a real kernel
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypatch):
+    import nbclient
+
+    monkeypatch.setenv("JUPYTER_PATH", str(write_python3_kernelspec(tmp_path / "jupyter")))
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    nb = nbformat.v4.new_notebook()
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=60, startup_timeout=60,
+                                     resources={"metadata": {"path": str(tmp_path)}})
+
+    def cell(source: str) -> str:
+        nb.cells.append(nbformat.v4.new_code_cell(source))
+        client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
+        return "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
+
+    with JobWorld(n=12, crawl_delay=1.0, base_ip=218) as world, client.setup_kernel():
+        cell(f"import logging, threading, time\nfrom paperfetch import Retriever, enable_logging\n"
+             f"r = {world.retriever_code(str(tmp_path / 'pdfs'))}\nids = {world.dois!r}\n"
+             "enable_logging(logging.DEBUG)  # every record of the transport, to stderr: none may land in a cell")
+        out = cell("t0 = time.monotonic(); job = r.start(ids); print(time.monotonic() - t0)\njob")
+        assert float(out.split()[0]) < 1.0
+        display = nb.cells[-1].outputs[-1]
+        assert display.output_type == "display_data" and "application/vnd.jupyter.widget-view+json" in display.data
+        assert cell("print(job.done())").strip() == "False"
+        assert cell("n1 = len(job.frame); time.sleep(2.5); print(n1, len(job.frame))")
+        n1, n2 = map(int, cell("print(n1, len(job.frame))").split())
+        assert n2 > n1
+        cell("time.sleep(1)")  # a cell that prints nothing: the job's threads' records go to its log
+        assert [o for c in nb.cells[1:] for o in c.outputs if o.get("name") == "stderr"] == []
+        assert int(cell("print(len(job.log))")) > 0
+        out = cell("t0 = time.monotonic(); job.stop(); t1 = time.monotonic(); print(t1 - t0, t1)\n"
+                   "print([t.name for t in threading.enumerate() if t.name.startswith('paperfetch')])")
+        latency, stopped_at = map(float, out.splitlines()[0].split())
+        print(f"stop latency in the kernel {latency:.3f} s")
+        assert latency < 2.0 and out.splitlines()[1] == "[]"
+        time.sleep(2 * world.crawl_delay)
+        assert world.requests_after(stopped_at) == 0
+        out = cell("res = job.result(); print(len(res), (res.status == 'stopped').sum(), (res.status == 'downloaded').sum())")
+        total, stopped, done = map(int, out.split())
+        assert total == 12 and stopped > 0 and done > 0 and stopped + done == 12
+        assert nb.cells[1].outputs[-1].data["text/plain"].startswith("<paperfetch Job stopped")  # frozen, static
+
+        # the button, on a second start that resumes
+        resumed_at = time.monotonic()
+        cell("job2 = r.start(ids)\nbutton = job2.dashboard_view.stop_button\nassert 'Stop' in button.description\n"
+             "while job2.finished < res.status.eq('downloaded').sum() + 2: time.sleep(0.05)")
+        out = cell("t0 = time.monotonic(); button.click(); t1 = time.monotonic(); print(t1 - t0, t1, job2.done())\n"
+                   "print([t.name for t in threading.enumerate() if t.name.startswith('paperfetch')])")
+        latency2, clicked_at, done_flag = out.splitlines()[0].split()
+        assert float(latency2) < 2.0 and done_flag == "True" and out.splitlines()[1] == "[]"
+        time.sleep(2 * world.crawl_delay)
+        assert world.requests_after(float(clicked_at)) == 0
+        finished_first = [world.pdf_path(d) for d, s in zip(world.dois, _statuses(cell, "res")) if s == "downloaded"]
+        assert not set(world.pdf_paths_after(resumed_at)) & set(finished_first)
+        out = cell("res2 = job2.result(); print((res2.status == 'stopped').sum())")
+        assert int(out) > 0
+
+        resumed_at = time.monotonic()
+        out = cell("res3 = r.start(ids).result(timeout=60); print(res3.status.isin(['downloaded', 'already_downloaded']).all())")
+        assert out.strip() == "True"
+        finished_before = [world.pdf_path(d) for d, s in zip(world.dois, _statuses(cell, "res2"))
+                           if s in ("downloaded", "already_downloaded")]
+        assert not set(world.pdf_paths_after(resumed_at)) & set(finished_before)
+
+
+def _statuses(cell, name: str) -> list[str]:
+    return cell(f"print(' '.join({name}.status.astype(str)))").split()
