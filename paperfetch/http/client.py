@@ -85,6 +85,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_HOST_INTERVALS: Mapping[str, float] = defaults.DEFAULT_HOST_INTERVALS
 
 
+class _Blocked(Exception):
+    """The host changed while a request waited for its turn: decide again (nothing was sent)."""
+
+
 class HttpClient(ConfiguredKnobs):
     """HTTP client with robots.txt, per-host pacing, backoff, retries, holds and 403 suppression.
 
@@ -178,7 +182,8 @@ class HttpClient(ConfiguredKnobs):
         self._wire = Wire(session=self._session, registry=registry,
                           clock=self._clock, sleep=sleep, emit=self._emit,
                           request_deadline_s=config.request_deadline_s, max_answer_bytes=config.max_answer_bytes,
-                          max_in_flight_per_host=config.max_in_flight_per_host)
+                          max_in_flight_per_host=config.max_in_flight_per_host,
+                          min_rate_bytes_s=config.min_rate_bytes_s, min_rate_window_s=config.min_rate_window_s)
         self._hosts = HostSide(config=config, registry=registry, clock=self._clock, wire=self._wire,
                                events=self.events, rng=rng if rng is not None else random.Random())
         # The library sets no level and adds no handler; verbosity >= 2 is sugar for
@@ -200,6 +205,8 @@ class HttpClient(ConfiguredKnobs):
         self._wire.request_deadline_s = config.request_deadline_s
         self._wire.max_answer_bytes = config.max_answer_bytes
         self._wire.max_in_flight_per_host = config.max_in_flight_per_host
+        self._wire.min_rate_bytes_s = config.min_rate_bytes_s
+        self._wire.min_rate_window_s = config.min_rate_window_s
 
     @property
     def settings(self) -> policy.PolicySettings:
@@ -560,7 +567,7 @@ class HttpClient(ConfiguredKnobs):
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = config.timeout
         headers = dict(kwargs.pop("headers", None) or {})
-        headers.setdefault("User-Agent", config.user_agent)
+        chosen_agent = any(name.lower() == "user-agent" for name in headers)  # the caller's, sent everywhere
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()
@@ -568,26 +575,33 @@ class HttpClient(ConfiguredKnobs):
             check_url(current)
             host = self._registry.limiter(current)
             exempt = hosts.exempt(current)
-            decision = hosts.decide(host, budget, exempt=exempt)
-            if decision.verdict is policy.Verdict.SUPPRESSED:
-                return hosts.suppressed(host, current, decision)
-            if decision.verdict is policy.Verdict.HELD:
-                return hosts.held(host, current)
-            if decision.verdict is policy.Verdict.OPEN:
-                return hosts.open(host, current, decision)
-            if config.respect_robots_txt:
-                rules = hosts.robots_rules(host, current, budget)
-                if not rules.can_fetch(current, config.user_agent):
-                    self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
-                    logger.warning("Blocked by robots.txt: %s", redact_url(current))
-                    return Exchange("disallowed", None, host, current)
-            decision = hosts.acquire(host, current, budget)
-            if decision.verdict is policy.Verdict.OPEN:
-                return hosts.open(host, current, decision)
-            if decision.verdict is policy.Verdict.HELD:
-                return hosts.held(host, current)
-            response = hosts.send(host, current, params if hop == 0 else None, headers, kwargs, method, data)
-            hosts.observe(host, current, response, exempt=exempt)
+            if not chosen_agent:
+                headers["User-Agent"] = config.user_agent_for(host.key)  # the e-mail only where it is asked for
+            while True:  # again when the host was suppressed, held or opened while this request waited
+                decision = hosts.decide(host, budget, exempt=exempt)
+                if decision.verdict is policy.Verdict.SUPPRESSED:
+                    return hosts.suppressed(host, current, decision)
+                if decision.verdict is policy.Verdict.HELD:
+                    return hosts.held(host, current)
+                if decision.verdict is policy.Verdict.OPEN:
+                    return hosts.open(host, current, decision)
+                if config.respect_robots_txt:
+                    rules = hosts.robots_rules(host, current, budget)
+                    if not rules.can_fetch(current, config.user_agent):
+                        self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
+                        logger.warning("Blocked by robots.txt: %s", redact_url(current))
+                        return Exchange("disallowed", None, host, current)
+                decision = hosts.acquire(host, current, budget)
+                if decision.verdict is policy.Verdict.OPEN:
+                    return hosts.open(host, current, decision)
+                if decision.verdict is policy.Verdict.HELD:
+                    return hosts.held(host, current)
+                try:
+                    response = self._send(host, current, params if hop == 0 else None, headers, kwargs, method, data,
+                                          exempt=exempt)
+                except _Blocked:
+                    continue
+                break
             location = redirects.location(response)
             if location is not None:
                 current, method, data = self._follow(url, current, location, response, hop, seen, headers, history,
@@ -596,6 +610,35 @@ class HttpClient(ConfiguredKnobs):
             response.history = history
             return Exchange("response", response, host, current)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
+              method: str, data: Any, *, exempt: bool) -> requests.Response:
+        """Send on the slot ``acquire`` took. At the moment of sending (after the pacing wait) the host is
+        checked once more (:meth:`_gate`); the answer is observed before the slot is released, so a request
+        waiting for this host is decided on it (a 403 suppresses the host before anyone else may go)."""
+        hosts = self._hosts
+        try:
+            return self._wire.send(
+                host, url, params, headers, kwargs, method, data, gap_s=hosts.gap(host),
+                on_error=lambda exc: hosts.observe_error(host, url, exc),
+                on_response=lambda response: hosts.observe(host, url, response, exempt=exempt),
+                gate=lambda: self._gate(host, exempt),
+            )
+        except requests.RequestException as exc:
+            if not isinstance(exc, NETWORK_ERRORS):
+                raise
+            # the one record of a failed request under paperfetch.http (urllib3 logs its own line)
+            logger.debug("%s failed: %s: %s", redact_url(url), type(exc).__name__, redact_text(str(exc)))
+            raise
+
+    def _gate(self, host: HostLimiter, exempt: bool) -> None:
+        """Raise :class:`_Blocked` when *host* became suppressed, held or its breaker opened since the decision."""
+        facts = host.facts
+        now = self._clock.time()
+        if ((not exempt and policy.suppression_in_force(facts, now) is not None)
+                or policy.hold_remaining(facts, now) > 0
+                or (not host.probing and policy.breaker_open(facts, self._config.settings, now) > 0)):
+            raise _Blocked()
 
     def _follow(self, url: str, current: str, location: str, response: requests.Response, hop: int, seen: set[str],
                 headers: dict[str, str], history: list[requests.Response], host: HostLimiter, method: str,
@@ -617,7 +660,7 @@ class HttpClient(ConfiguredKnobs):
         check_url(url)
         kwargs = dict(kwargs)
         headers = dict(kwargs.pop("headers", None) or {})
-        headers.setdefault("User-Agent", config.user_agent)
+        chosen_agent = any(name.lower() == "user-agent" for name in headers)
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = config.timeout
         follow = kwargs.pop("allow_redirects", True)
@@ -629,6 +672,8 @@ class HttpClient(ConfiguredKnobs):
         for hop in range(config.max_redirects + 1):
             check_url(current)
             host = self._registry.limiter(current)
+            if not chosen_agent:
+                headers["User-Agent"] = config.user_agent_for(host.key)
             with host.cond:
                 host.begin(self._clock.monotonic(), 0.0)
             response = self._wire.send(host, current, params if hop == 0 else None, headers, kwargs, method, data)

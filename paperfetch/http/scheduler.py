@@ -548,7 +548,10 @@ class HostScheduler:
                     idle += time.perf_counter() - t0
                     if item is None:
                         return
-                    self._run_one(generation, *item)
+                    try:
+                        self._run_one(generation, *item)
+                    except Exception as exc:  # noqa: BLE001 - the scheduler's own bookkeeping failed
+                        self._abort(exc)  # never a worker lost and a batch waiting for it forever
         finally:
             with self._cond:
                 if generation == self._generation:
@@ -581,7 +584,9 @@ class HostScheduler:
                 url = job.url
             except Exception as exc:  # noqa: BLE001
                 error = exc
-        if isinstance(error, Stopped) or (error is not None and self._stopping and isinstance(error, KeyboardInterrupt)):
+        if error is not None and not isinstance(error, (Exception, Stopped)) and not self._stopping:
+            self._abort(error)  # Ctrl-C, SystemExit (a subscriber's too): the batch stops, run() raises it
+        if isinstance(error, Stopped) or (error is not None and not isinstance(error, Exception)):
             # cut short by the stop: the job is not finished (no outcome for it), it keeps its url
             error = None
             url = url if url is not None else getattr(job, "url", None)
@@ -599,17 +604,19 @@ class HostScheduler:
             hq.in_flight -= 1
             hq.not_before = 0.0
             self._in_flight -= 1
-            if hq.limiter is not None and hq.limiter.robots is not hq.robots:
-                self._sort_by_robots(hq, self._clock.monotonic())
+            try:
+                if hq.limiter is not None and hq.limiter.robots is not hq.robots:
+                    self._sort_by_robots(hq, self._clock.monotonic())
+                if url and not self._stopping:
+                    self._enqueue(job, url, key or NO_REQUEST, self._clock.monotonic())
+            except Exception as exc:  # noqa: BLE001 - e.g. the host-state store failed: the job's row says so
+                self._attach(job, exc)
+                error, url = exc, None
             if error is not None:
                 self._stats["errors"] += 1
             if url is None:
                 finish = True
-            elif self._stopping or not url:
-                pass  # not re-queued: stays pending, reported in "unfinished"
-            else:
-                assert key is not None  # set above for every non-empty url
-                self._enqueue(job, url, key, self._clock.monotonic())
+            # otherwise re-queued above, or (stopping) left pending, reported in "unfinished"
             if not finish:
                 self._idle += 1
             self._stats["scheduling_cpu_s"] += time.thread_time() - cpu0
@@ -624,6 +631,14 @@ class HostScheduler:
             self._pending -= 1
             self._idle += 1
             self._cond.notify()
+
+    def _abort(self, error: BaseException) -> None:
+        """Stop the batch because of *error*, which ``run`` raises once every worker has ended."""
+        logger.error("batch stopped: %s: %s", type(error).__name__, error)
+        with self._cond:
+            if self._callback_error is None:
+                self._callback_error = error
+        self.stop()
 
     def _attach(self, job: Any, error: BaseException) -> None:
         try:
