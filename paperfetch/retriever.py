@@ -144,7 +144,7 @@ class Retriever:
         self._dashboard_model: Any = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
         install_log_filter()  # loggers made since the import mask secrets too
         common: dict[str, Any] = dict(
-            user_agent=user_agent_for(email),
+            user_agent=user_agent_for(None), contact_email=email,
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
             max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
         )
@@ -173,6 +173,9 @@ class Retriever:
             self._sources[name] = source
             self.api.host_intervals.setdefault(host_key(source.base_url), source.interval_s)
             self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
+        if http is None:  # the e-mail goes, in the User-Agent, only to the services that ask for it
+            for client in (self.web, self.api):
+                client.contact_hosts = {host_key(s.base_url) for s in self._sources.values() if getattr(s, "wants_contact", False)}
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         doi_override = endpoints.get("doi") or env_endpoint_url("doi")

@@ -127,6 +127,12 @@ class HttpClient(ConfiguredKnobs):
         max_redirects: int = defaults.MAX_REDIRECTS,
         request_deadline_s: float = defaults.REQUEST_DEADLINE_S,
         max_answer_bytes: int = defaults.MAX_ANSWER_BYTES,
+        min_rate_bytes_s: float = defaults.MIN_RATE_BYTES_S,
+        min_rate_window_s: float = defaults.MIN_RATE_WINDOW_S,
+        robots_deadline_s: float = defaults.ROBOTS_DEADLINE_S,
+        contact_email: str | None = None,
+        contact_hosts: Iterable[str] = (),
+        contact_everywhere: bool = False,
         allow_private_redirects: bool = False,
         suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S,
         suppression_exempt: Iterable[str] = defaults.SUPPRESSION_EXEMPT,
@@ -617,19 +623,12 @@ class HttpClient(ConfiguredKnobs):
         checked once more (:meth:`_gate`); the answer is observed before the slot is released, so a request
         waiting for this host is decided on it (a 403 suppresses the host before anyone else may go)."""
         hosts = self._hosts
-        try:
-            return self._wire.send(
-                host, url, params, headers, kwargs, method, data, gap_s=hosts.gap(host),
-                on_error=lambda exc: hosts.observe_error(host, url, exc),
-                on_response=lambda response: hosts.observe(host, url, response, exempt=exempt),
-                gate=lambda: self._gate(host, exempt),
-            )
-        except requests.RequestException as exc:
-            if not isinstance(exc, NETWORK_ERRORS):
-                raise
-            # the one record of a failed request under paperfetch.http (urllib3 logs its own line)
-            logger.debug("%s failed: %s: %s", redact_url(url), type(exc).__name__, redact_text(str(exc)))
-            raise
+        return self._wire.send(
+            host, url, params, headers, kwargs, method, data, gap_s=hosts.gap(host),
+            on_error=lambda exc: hosts.observe_error(host, url, exc),
+            on_response=lambda response: hosts.observe(host, url, response, exempt=exempt),
+            gate=lambda: self._gate(host, exempt),
+        )
 
     def _gate(self, host: HostLimiter, exempt: bool) -> None:
         """Raise :class:`_Blocked` when *host* became suppressed, held or its breaker opened since the decision."""
