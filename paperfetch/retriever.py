@@ -174,8 +174,8 @@ class Retriever:
             self.api.host_intervals.setdefault(host_key(source.base_url), source.interval_s)
             self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
         if http is None:  # the e-mail goes, in the User-Agent, only to the services that ask for it
-            for client in (self.web, self.api):
-                client.contact_hosts = {host_key(s.base_url) for s in self._sources.values() if getattr(s, "wants_contact", False)}
+            asking = {host_key(s.base_url) for s in self._sources.values() if getattr(s, "wants_contact", False)}
+            self.web.contact_hosts = self.api.contact_hosts = asking
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         doi_override = endpoints.get("doi") or env_endpoint_url("doi")

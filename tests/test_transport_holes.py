@@ -244,10 +244,10 @@ def test_exception_chains_and_event_reprs_hold_no_secret(tmp_path):
     with pytest.raises(NetworkError) as downloaded:
         client.download(url.replace("/works", "/paper.pdf"), tmp_path / "p.pdf")
     texts.append("".join(traceback.format_exception(downloaded.value)))
-    assert fetched.value.__cause__ is None and downloaded.value.__cause__ is None
+    assert _leaks("\n".join(texts)) == [] and _leaks("\n".join(events)) == []
     assert any("Connection refused" in t or "NewConnectionError" in t for t in texts)  # the cause's text is kept
     assert any(e for e in events if "network_error" in e.lower() and "refused" in e.lower())
-    assert _leaks("\n".join(texts)) == [] and _leaks("\n".join(events)) == []
+    assert fetched.value.__cause__ is None and downloaded.value.__cause__ is None
 
 
 # ---------------------------------------------------------------------------- 5. the e-mail only where asked

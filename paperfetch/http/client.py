@@ -54,7 +54,7 @@ from paperfetch import batch, defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.download import DownloadResult, file_digest, stream_to_file
 from paperfetch.errors import ConfigurationError, DeadlineExceeded, TooManyRedirects, TruncatedDownload
-from paperfetch.http import policy, redirects
+from paperfetch.http import policy, redirects, wire
 from paperfetch.http.config import DEFAULT_USER_AGENT, KNOBS, ConfiguredKnobs, TransportConfig
 from paperfetch.http.context import stop_event
 from paperfetch.http.delays import RetrySchedule
@@ -83,10 +83,6 @@ __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEAD
 logger = logging.getLogger(__name__)
 
 DEFAULT_HOST_INTERVALS: Mapping[str, float] = defaults.DEFAULT_HOST_INTERVALS
-
-
-class _Blocked(Exception):
-    """The host changed while a request waited for its turn: decide again (nothing was sent)."""
 
 
 class HttpClient(ConfiguredKnobs):
@@ -605,7 +601,7 @@ class HttpClient(ConfiguredKnobs):
                 try:
                     response = self._send(host, current, params if hop == 0 else None, headers, kwargs, method, data,
                                           exempt=exempt)
-                except _Blocked:
+                except wire.Blocked:
                     continue
                 break
             location = redirects.location(response)
@@ -619,25 +615,15 @@ class HttpClient(ConfiguredKnobs):
 
     def _send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
               method: str, data: Any, *, exempt: bool) -> requests.Response:
-        """Send on the slot ``acquire`` took. At the moment of sending (after the pacing wait) the host is
-        checked once more (:meth:`_gate`); the answer is observed before the slot is released, so a request
-        waiting for this host is decided on it (a 403 suppresses the host before anyone else may go)."""
-        hosts = self._hosts
+        """Send on the slot ``acquire`` took, checked again at the moment of sending (:func:`.wire.ensure_open`);
+        the answer is observed before the slot is released, so a request waiting for the host is decided on it."""
+        hosts, clock, settings = self._hosts, self._clock, self._config.settings
         return self._wire.send(
             host, url, params, headers, kwargs, method, data, gap_s=hosts.gap(host),
             on_error=lambda exc: hosts.observe_error(host, url, exc),
             on_response=lambda response: hosts.observe(host, url, response, exempt=exempt),
-            gate=lambda: self._gate(host, exempt),
+            gate=lambda: wire.ensure_open(host, settings, clock.time(), exempt=exempt),
         )
-
-    def _gate(self, host: HostLimiter, exempt: bool) -> None:
-        """Raise :class:`_Blocked` when *host* became suppressed, held or its breaker opened since the decision."""
-        facts = host.facts
-        now = self._clock.time()
-        if ((not exempt and policy.suppression_in_force(facts, now) is not None)
-                or policy.hold_remaining(facts, now) > 0
-                or (not host.probing and policy.breaker_open(facts, self._config.settings, now) > 0)):
-            raise _Blocked()
 
     def _follow(self, url: str, current: str, location: str, response: requests.Response, hop: int, seen: set[str],
                 headers: dict[str, str], history: list[requests.Response], host: HostLimiter, method: str,

@@ -62,7 +62,9 @@ called in the worker thread that finished the job (or, for jobs that arrive
 already finished, in the thread calling ``run``), concurrently with other
 workers: make it thread-safe (appending to a list or putting on a
 :class:`queue.Queue` is). It is never called after :meth:`HostScheduler.run`
-has returned. An exception from it is logged and ignored.
+has returned. An exception from it, and a ``BaseException`` that is not an ``Exception`` out of
+``advance`` (a ``KeyboardInterrupt`` raised in an event subscriber), stops the batch: ``run`` raises
+it once every worker has ended. Any other failure, the scheduler's own bookkeeping included, is the job's.
 
 Memory
 ------
@@ -636,8 +638,7 @@ class HostScheduler:
         """Stop the batch because of *error*, which ``run`` raises once every worker has ended."""
         logger.error("batch stopped: %s: %s", type(error).__name__, error)
         with self._cond:
-            if self._callback_error is None:
-                self._callback_error = error
+            self._callback_error = self._callback_error or error
         self.stop()
 
     def _attach(self, job: Any, error: BaseException) -> None:
@@ -654,11 +655,8 @@ class HostScheduler:
         try:
             self.on_finished(job)
         except BaseException as exc:  # noqa: BLE001
-            logger.error("on_finished failed for %r (%s: %s); stopping the batch", job, type(exc).__name__, exc)
-            with self._cond:
-                if self._callback_error is None:
-                    self._callback_error = exc
-            self.stop()
+            logger.error("on_finished failed for %r; stopping the batch", job)
+            self._abort(exc)
 
     def _shutdown(self) -> None:
         """Release the workers and wait for every one of them: nothing of this batch outlives ``run``.

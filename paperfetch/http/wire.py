@@ -11,7 +11,8 @@ has come" and "an answer is in hand":
   read, and a cap on the decoded bytes of an answer read here;
 * **synthetic responses** (:func:`synthetic_response`): the answers made up without a request.
 
-It does not decide whether to send (:mod:`.policy` and :mod:`.hostside` do), follow redirects
+It does not decide whether to send (:mod:`.policy` and :mod:`.hostside` do; :func:`ensure_open` only
+asks the policy once more, at the moment of sending, whether the decision still stands), follow redirects
 (:mod:`.redirects`) or retry (the client).
 """
 
@@ -28,6 +29,7 @@ from requests.structures import CaseInsensitiveDict
 
 from paperfetch.clock import Clock
 from paperfetch.errors import ConfigurationError, InvalidURL, PaperfetchError, Stopped, StoreUnavailable
+from paperfetch.http import policy
 from paperfetch.http.context import stop_event
 from paperfetch.http.events import EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, deadline_errors, unreachable
@@ -39,7 +41,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.hosts import HostLimiter, HostRegistry
     from paperfetch.state import Slot
 
-__all__ = ["SYNTHETIC_HEADER", "Wire", "check_url", "is_synthetic", "new_session", "request_method", "synthetic_response"]
+__all__ = ["Blocked", "SYNTHETIC_HEADER", "Wire", "check_url", "ensure_open", "is_synthetic", "new_session",
+           "request_method", "synthetic_response"]
 
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
 
@@ -76,6 +79,20 @@ def synthetic_response(url: str, status: int, kind: str, reason: str,
     response.encoding = "utf-8"
     response.headers = CaseInsensitiveDict({SYNTHETIC_HEADER: kind, "Content-Length": "0", **dict(headers or {})})
     return response
+
+
+class Blocked(Exception):
+    """The host changed while a request waited for its turn: nothing was sent; the caller decides again."""
+
+
+def ensure_open(host: "HostLimiter", settings: "policy.PolicySettings", now: float, *, exempt: bool) -> None:
+    """Raise :class:`Blocked` when *host* became suppressed (unless *exempt*), held, or its breaker opened
+    since the request was decided (:mod:`.policy`'s own tests; the probe itself passes)."""
+    facts = host.facts
+    if ((not exempt and policy.suppression_in_force(facts, now) is not None)
+            or policy.hold_remaining(facts, now) > 0
+            or (not host.probing and policy.breaker_open(facts, settings, now) > 0)):
+        raise Blocked()
 
 
 def check_url(url: str) -> None:
