@@ -101,6 +101,29 @@ def test_a_setting_requests_refuses_gives_a_row_per_input_within_seconds(setting
     assert took < 10, took
 
 
+class _BrokenAdapter(requests.adapters.BaseAdapter):
+    """An adapter that fails with an error type no transport expects."""
+
+    def send(self, request, **kwargs):  # noqa: ANN001, ANN201
+        raise RuntimeError("the adapter broke")
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_adapter_raising_an_unexpected_error_gives_every_input_its_row_within_seconds(tmp_path):
+    session = requests.Session()
+    session.mount("http://", _BrokenAdapter())
+    client = HttpClient(session=session, registry=HostRegistry(), **FAST)
+    results = _within(20, lambda: client.get_many([f"http://127.0.2.17:9/{n}" for n in range(6)]))
+    assert len(results) == 6 and all(isinstance(r, RuntimeError) for r in results)
+    with Retriever(http=client, out_dir=tmp_path, sources=["unpaywall"], email="tester@example.org",
+                   endpoints={"unpaywall": "http://127.0.2.17:9"}, respect_robots_txt=False, progress=False,
+                   verbosity=0) as r:
+        out = _within(20, lambda: r.download([f"10.1000/b{n}" for n in range(4)]))
+    assert len(out) == 4 and out["status"].notna().all() and out["error"].str.contains("adapter broke").all()
+
+
 class _FailingLimiter:
     """A host record whose robots.txt can no longer be read after the first look (a store that broke)."""
 
@@ -181,6 +204,20 @@ def test_a_body_that_stalls_ends_after_the_rate_window_not_the_read_timeout(tmp_
         with pytest.raises(TooSlow):
             c.fetch(f"{server.base_url}/x")
         assert time.monotonic() - started < 3
+
+
+def test_a_trickling_pdf_is_a_network_error_row_saying_too_slow(hosts, tmp_path):
+    with RawServer("127.0.2.18", trickle(fake_pdf("slow", size=5000), 0.01)) as publisher:
+        service = hosts("127.0.2.19", {"*": Reply(200, json.dumps({"doi": "10.1000/s", "oa_locations": [
+            {"url_for_pdf": publisher.base_url + "/s.pdf"}]}), {"Content-Type": "application/json"})})
+        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints={"unpaywall": service.base_url},
+                       sources=["unpaywall"], respect_robots_txt=False, progress=False, verbosity=0, max_retries=0,
+                       http_options={**FAST, "min_rate_bytes_s": 1000, "min_rate_window_s": 0.5}) as r:
+            started = time.monotonic()
+            out = r.download(["10.1000/s"])
+            took = time.monotonic() - started
+    assert out.loc[0, "status"] == "network_error" and "minimum of 1000 bytes/s" in out.loc[0, "error"]
+    assert took < 5, took
 
 
 def test_a_quick_body_is_not_too_slow(hosts):
