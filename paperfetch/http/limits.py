@@ -178,10 +178,9 @@ def iter_limited(
     try:
         while True:
             if deadline is not None:
-                left = deadline.remaining()
+                left = deadline.read_budget()  # what is left of the deadline, and of the body's rate window
                 if left <= 0:
                     deadline.check(shown)
-                left = deadline.read_budget()
                 if sock is not None:
                     sock.settimeout(left if base_timeout is None else min(left, base_timeout))
             with read_errors(shown, deadline):  # as requests' own iter_content reports them
