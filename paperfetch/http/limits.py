@@ -9,6 +9,9 @@ streamed response with both ceilings:
   (connect, headers and every read). Before each read the socket's timeout is
   shrunk to the time left, and reads return as soon as *any* bytes arrive
   (``read1``), so the deadline holds however the bytes trickle;
+* a **minimum rate** (curl's ``--speed-limit``/``--speed-time``): once the body has started, a
+  window of ``min_rate_window_s`` that brings fewer than ``min_rate_bytes_s`` per second ends the
+  read with :class:`~paperfetch.errors.TooSlow`, and a read blocks no longer than the window;
 * a cap on **decoded** bytes (what ``Content-Encoding`` expands to), checked
   after every read of at most *chunk_size* decoded bytes, so memory stays
   bounded by the cap plus one chunk.
