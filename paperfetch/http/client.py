@@ -618,11 +618,12 @@ class HttpClient(ConfiguredKnobs):
         """Send on the slot ``acquire`` took, checked again at the moment of sending (:func:`.wire.ensure_open`);
         the answer is observed before the slot is released, so a request waiting for the host is decided on it."""
         hosts, clock, settings = self._hosts, self._clock, self._config.settings
+        gap = hosts.gap(host)
         return self._wire.send(
-            host, url, params, headers, kwargs, method, data, gap_s=hosts.gap(host),
+            host, url, params, headers, kwargs, method, data, gap_s=gap,
             on_error=lambda exc: hosts.observe_error(host, url, exc),
             on_response=lambda response: hosts.observe(host, url, response, exempt=exempt),
-            gate=lambda: wire.ensure_open(host, settings, clock.time(), exempt=exempt),
+            gate=lambda: wire.ensure_open(host, settings, clock.time(), exempt=exempt, refresh=gap > 0),
         )
 
     def _follow(self, url: str, current: str, location: str, response: requests.Response, hop: int, seen: set[str],

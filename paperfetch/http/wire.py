@@ -85,10 +85,17 @@ class Blocked(Exception):
     """The host changed while a request waited for its turn: nothing was sent; the caller decides again."""
 
 
-def ensure_open(host: "HostLimiter", settings: "policy.PolicySettings", now: float, *, exempt: bool) -> None:
+def ensure_open(host: "HostLimiter", settings: "policy.PolicySettings", now: float, *, exempt: bool,
+                refresh: bool = False) -> None:
     """Raise :class:`Blocked` when *host* became suppressed (unless *exempt*), held, or its breaker opened
-    since the request was decided (:mod:`.policy`'s own tests; the probe itself passes)."""
+    since the request was decided (:mod:`.policy`'s own tests; the probe itself passes). *refresh* (a paced
+    request, which may have waited): read the store first, so another process's 403 counts too."""
     facts = host.facts
+    if refresh:
+        try:
+            facts = host.refresh()
+        except StoreUnavailable:
+            pass  # the store does not answer: what this process knows decides
     if ((not exempt and policy.suppression_in_force(facts, now) is not None)
             or policy.hold_remaining(facts, now) > 0
             or (not host.probing and policy.breaker_open(facts, settings, now) > 0)):
