@@ -13,10 +13,10 @@ __all__ = [
     "FILENAME_TEMPLATE", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEDGER_BUSY_TIMEOUT_S",
     "LEDGER_NAME", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S", "MAX_HOLD_S",
     "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS", "MAX_RETRIES",
-    "MAX_RETRY_AFTER_S", "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S",
-    "RATE_LIMIT_MIN_S", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S",
-    "ROBOTS_UNREACHABLE_TTL_S", "SEARCH_CACHE_TTL_S", "STATE", "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT",
-    "UNREACHABLE_RETRY_BASE_S",
+    "MAX_RETRY_AFTER_S", "MIN_RATE_BYTES_S", "MIN_RATE_WINDOW_S", "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S",
+    "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S",
+    "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S", "ROBOTS_DEADLINE_S", "ROBOTS_UNREACHABLE_TTL_S", "SEARCH_CACHE_TTL_S",
+    "STATE", "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
 ]
 
 #: Retries after the first attempt (PyPaperRetriever's ``max_retries``).
@@ -60,6 +60,13 @@ MAX_IN_FLIGHT_PER_HOST = 1
 MAX_REDIRECTS = 10
 #: Total seconds one request may take: connect, head and every read, however the bytes trickle.
 REQUEST_DEADLINE_S = 300.0
+#: A body slower than MIN_RATE_BYTES_S over MIN_RATE_WINDOW_S seconds ends early (curl's --speed-limit and
+#: --speed-time): a server trickling a PDF does not hold its host for the whole request deadline.
+MIN_RATE_BYTES_S = 1024.0
+MIN_RATE_WINDOW_S = 30.0
+#: Total seconds a robots.txt request may take: it blocks its host's whole queue, so it gets less than a
+#: request's deadline; past it the file is "unreachable" (for ROBOTS_UNREACHABLE_TTL_S).
+ROBOTS_DEADLINE_S = 15.0
 #: Decoded bytes of a (non-streamed) answer read at most: a gzip bomb stops here.
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
 #: How long a plain 403 suppresses its host (None: for the process's life).

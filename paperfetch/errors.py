@@ -18,7 +18,8 @@ The hierarchy::
           ├── MalformedResponse (also ValueError) an answer that cannot be read (invalid JSON, wrong shape)
           ├── NetworkError (also requests.ConnectionError)        nothing arrived: connection failed
           │    └── RequestTimeout (also requests.Timeout)          nothing arrived in time
-          │         └── DeadlineExceeded                           the request's total deadline passed
+          │         ├── DeadlineExceeded                           the request's total deadline passed
+          │         └── TooSlow                                    a body stayed under the minimum rate
           └── DownloadError                       a body arrived but cannot be kept
                ├── TruncatedDownload              fewer bytes than Content-Length promised
                ├── DownloadTooLarge               more bytes than the configured limit
@@ -72,6 +73,7 @@ __all__ = [
     "StateStoreError",
     "StoreUnavailable",
     "TooManyRedirects",
+    "TooSlow",
     "TruncatedDownload",
     "Stopped",
     "WriteError",
@@ -204,6 +206,10 @@ class RequestTimeout(NetworkError, requests.Timeout):
 
 class DeadlineExceeded(RequestTimeout):
     """The request's total deadline (connect and every read) passed, however the bytes trickled."""
+
+
+class TooSlow(RequestTimeout):
+    """A body arrived slower than ``min_rate_bytes_s`` for ``min_rate_window_s`` (curl's ``--speed-limit``)."""
 
 
 class DownloadError(ServiceError):

@@ -155,7 +155,7 @@ class Retriever:
         self._dashboard_model: Any = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
         install_log_filter()  # loggers made since the import mask secrets too
         common: dict[str, Any] = dict(
-            user_agent=user_agent_for(self.identification.email),
+            user_agent=user_agent_for(None), contact_email=self.identification.email,
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
             max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
         )
@@ -179,6 +179,9 @@ class Retriever:
         for source in self._sources.values():
             for host in (source.base_url, *source.related_hosts()):
                 intervals.setdefault(host_key(host), source.interval_s)
+        # The e-mail goes, in the User-Agent, only to the services that ask for it (and their related hosts).
+        asking = {host_key(host) for s in self._sources.values() if s.wants_contact
+                  for host in (s.base_url, *s.related_hosts())}
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         if http is not None:
@@ -192,6 +195,7 @@ class Retriever:
             configured = dict((http_options or {}).get("host_intervals") or {})
             common.update(http_options or {})
             common["host_intervals"] = {**intervals, **configured}
+            common.setdefault("contact_hosts", asking)
             # Documented APIs are used under their terms of use (and their published rate limits);
             # robots.txt governs the crawling of web pages: publishers' landing pages and PDFs.
             self.web = HttpClient(respect_robots_txt=respect_robots_txt, timeout=timeout, **common)

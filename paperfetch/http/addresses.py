@@ -7,8 +7,12 @@ the host itself (``127.0.0.1``, ``0.0.0.0``), the private network
 must not make us fetch it. :func:`redirect_refusal` says why a redirect is
 refused, or ``None`` when it may be followed:
 
-* with ``allow_private=True`` every redirect may be followed;
-* a redirect from a private address may go anywhere: starting URLs on loopback
+* with ``allow_private=True`` every redirect may be followed but a link-local or metadata one (below);
+* a redirect to a **link-local** address (``169.254.0.0/16``, ``fe80::/10``: where the cloud metadata
+  endpoints live) or to a cloud metadata name (:data:`METADATA_HOSTS`) is refused from *any* origin,
+  loopback and private included: no test world, demo or mirror needs one, and a proxy or a local
+  service that forwards a hostile redirect must not lead us there;
+* a redirect from a private address may go anywhere else: starting URLs on loopback
   (the tests, the demo world, a local mirror) keep working;
 * a redirect from a public address to a host any of whose addresses is
   private, loopback, link-local, unspecified, reserved or multicast is refused.
@@ -32,10 +36,28 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["Resolver", "addresses_of", "is_private_address", "is_refused_redirect", "redirect_refusal"]
+__all__ = ["METADATA_HOSTS", "Resolver", "addresses_of", "is_link_local", "is_private_address", "is_refused_redirect",
+           "redirect_refusal"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[..., list[tuple[Any, ...]]]
+
+
+#: Names of cloud metadata services (GCP, Azure, AWS, Alibaba, Oracle): never a redirect target.
+METADATA_HOSTS = frozenset({
+    "metadata.google.internal", "metadata.goog", "metadata", "metadata.azure.internal", "instance-data",
+    "instance-data.ec2.internal", "metadata.tencentyun.com", "100.100.100.200",
+})
+#: AWS's IPv6 metadata endpoint (a unique-local address, not link-local) and Alibaba's metadata address.
+_METADATA_ADDRESSES = frozenset({ipaddress.ip_address("fd00:ec2::254"), ipaddress.ip_address("100.100.100.200")})
+
+
+def is_link_local(address: IPAddress) -> bool:
+    """169.254.0.0/16, fe80::/10 (also IPv4-mapped), or a known cloud metadata address."""
+    mapped = getattr(address, "ipv4_mapped", None)
+    if mapped is not None:
+        address = mapped
+    return address.is_link_local or address in _METADATA_ADDRESSES
 
 
 def is_private_address(address: IPAddress) -> bool:
@@ -78,8 +100,6 @@ def redirect_refusal(
     from_url: str, to_url: str, allow_private: bool = False, resolver: Resolver = socket.getaddrinfo
 ) -> str | None:
     """Why the redirect *from_url* -> *to_url* is refused, or ``None`` when it may be followed."""
-    if allow_private:
-        return None
     try:
         source_host = urlsplit(from_url).hostname or ""
         target_host = urlsplit(to_url).hostname or ""
@@ -87,10 +107,19 @@ def redirect_refusal(
         return "the redirect target is not a valid URL"
     if not target_host:
         return None  # no host: the transport refuses it as an invalid URL
+    if target_host.lower().rstrip(".") in METADATA_HOSTS:
+        return f"a redirect to {target_host}, a cloud metadata service, was refused (from any address)"
+    targets = addresses_of(target_host, resolver)
+    for address in targets:
+        if is_link_local(address):
+            return (f"a redirect to {target_host} ({address}), a link-local or cloud metadata address, was refused "
+                    "(from any address)")
+    if allow_private:
+        return None
     source = addresses_of(source_host, resolver)
     if source and any(is_private_address(a) for a in source):
         return None  # started on a private or loopback address: the caller chose that network
-    for address in addresses_of(target_host, resolver):
+    for address in targets:
         if is_private_address(address):
             return (
                 f"a redirect from a public address to {target_host} ({address}), a private, loopback, link-local "

@@ -54,7 +54,7 @@ from paperfetch import batch, defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.download import DownloadResult, file_digest, stream_to_file
 from paperfetch.errors import ConfigurationError, DeadlineExceeded, TooManyRedirects, TruncatedDownload
-from paperfetch.http import policy, redirects
+from paperfetch.http import policy, redirects, wire
 from paperfetch.http.config import DEFAULT_USER_AGENT, KNOBS, ConfiguredKnobs, TransportConfig
 from paperfetch.http.context import stop_event
 from paperfetch.http.delays import RetrySchedule
@@ -123,6 +123,12 @@ class HttpClient(ConfiguredKnobs):
         max_redirects: int = defaults.MAX_REDIRECTS,
         request_deadline_s: float = defaults.REQUEST_DEADLINE_S,
         max_answer_bytes: int = defaults.MAX_ANSWER_BYTES,
+        min_rate_bytes_s: float = defaults.MIN_RATE_BYTES_S,
+        min_rate_window_s: float = defaults.MIN_RATE_WINDOW_S,
+        robots_deadline_s: float = defaults.ROBOTS_DEADLINE_S,
+        contact_email: str | None = None,
+        contact_hosts: Iterable[str] = (),
+        contact_everywhere: bool = False,
         allow_private_redirects: bool = False,
         suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S,
         suppression_exempt: Iterable[str] = defaults.SUPPRESSION_EXEMPT,
@@ -178,7 +184,8 @@ class HttpClient(ConfiguredKnobs):
         self._wire = Wire(session=self._session, registry=registry,
                           clock=self._clock, sleep=sleep, emit=self._emit,
                           request_deadline_s=config.request_deadline_s, max_answer_bytes=config.max_answer_bytes,
-                          max_in_flight_per_host=config.max_in_flight_per_host)
+                          max_in_flight_per_host=config.max_in_flight_per_host,
+                          min_rate_bytes_s=config.min_rate_bytes_s, min_rate_window_s=config.min_rate_window_s)
         self._hosts = HostSide(config=config, registry=registry, clock=self._clock, wire=self._wire,
                                events=self.events, rng=rng if rng is not None else random.Random())
         # The library sets no level and adds no handler; verbosity >= 2 is sugar for
@@ -200,6 +207,8 @@ class HttpClient(ConfiguredKnobs):
         self._wire.request_deadline_s = config.request_deadline_s
         self._wire.max_answer_bytes = config.max_answer_bytes
         self._wire.max_in_flight_per_host = config.max_in_flight_per_host
+        self._wire.min_rate_bytes_s = config.min_rate_bytes_s
+        self._wire.min_rate_window_s = config.min_rate_window_s
 
     @property
     def settings(self) -> policy.PolicySettings:
@@ -560,7 +569,7 @@ class HttpClient(ConfiguredKnobs):
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = config.timeout
         headers = dict(kwargs.pop("headers", None) or {})
-        headers.setdefault("User-Agent", config.user_agent)
+        chosen_agent = any(name.lower() == "user-agent" for name in headers)  # the caller's, sent everywhere
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()
@@ -568,26 +577,33 @@ class HttpClient(ConfiguredKnobs):
             check_url(current)
             host = self._registry.limiter(current)
             exempt = hosts.exempt(current)
-            decision = hosts.decide(host, budget, exempt=exempt)
-            if decision.verdict is policy.Verdict.SUPPRESSED:
-                return hosts.suppressed(host, current, decision)
-            if decision.verdict is policy.Verdict.HELD:
-                return hosts.held(host, current)
-            if decision.verdict is policy.Verdict.OPEN:
-                return hosts.open(host, current, decision)
-            if config.respect_robots_txt:
-                rules = hosts.robots_rules(host, current, budget)
-                if not rules.can_fetch(current, config.user_agent):
-                    self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
-                    logger.warning("Blocked by robots.txt: %s", redact_url(current))
-                    return Exchange("disallowed", None, host, current)
-            decision = hosts.acquire(host, current, budget)
-            if decision.verdict is policy.Verdict.OPEN:
-                return hosts.open(host, current, decision)
-            if decision.verdict is policy.Verdict.HELD:
-                return hosts.held(host, current)
-            response = hosts.send(host, current, params if hop == 0 else None, headers, kwargs, method, data)
-            hosts.observe(host, current, response, exempt=exempt)
+            if not chosen_agent:
+                headers["User-Agent"] = config.user_agent_for(host.key)  # the e-mail only where it is asked for
+            while True:  # again when the host was suppressed, held or opened while this request waited
+                decision = hosts.decide(host, budget, exempt=exempt)
+                if decision.verdict is policy.Verdict.SUPPRESSED:
+                    return hosts.suppressed(host, current, decision)
+                if decision.verdict is policy.Verdict.HELD:
+                    return hosts.held(host, current)
+                if decision.verdict is policy.Verdict.OPEN:
+                    return hosts.open(host, current, decision)
+                if config.respect_robots_txt:
+                    rules = hosts.robots_rules(host, current, budget)
+                    if not rules.can_fetch(current, config.user_agent):
+                        self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
+                        logger.warning("Blocked by robots.txt: %s", redact_url(current))
+                        return Exchange("disallowed", None, host, current)
+                decision = hosts.acquire(host, current, budget)
+                if decision.verdict is policy.Verdict.OPEN:
+                    return hosts.open(host, current, decision)
+                if decision.verdict is policy.Verdict.HELD:
+                    return hosts.held(host, current)
+                try:
+                    response = self._send(host, current, params if hop == 0 else None, headers, kwargs, method, data,
+                                          exempt=exempt)
+                except wire.Blocked:
+                    continue
+                break
             location = redirects.location(response)
             if location is not None:
                 current, method, data = self._follow(url, current, location, response, hop, seen, headers, history,
@@ -596,6 +612,19 @@ class HttpClient(ConfiguredKnobs):
             response.history = history
             return Exchange("response", response, host, current)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
+              method: str, data: Any, *, exempt: bool) -> requests.Response:
+        """Send on the slot ``acquire`` took, checked again at the moment of sending (:func:`.wire.ensure_open`);
+        the answer is observed before the slot is released, so a request waiting for the host is decided on it."""
+        hosts, clock, settings = self._hosts, self._clock, self._config.settings
+        gap = hosts.gap(host)
+        return self._wire.send(
+            host, url, params, headers, kwargs, method, data, gap_s=gap,
+            on_error=lambda exc: hosts.observe_error(host, url, exc),
+            on_response=lambda response: hosts.observe(host, url, response, exempt=exempt),
+            gate=lambda: wire.ensure_open(host, settings, clock.time(), exempt=exempt, refresh=gap > 0),
+        )
 
     def _follow(self, url: str, current: str, location: str, response: requests.Response, hop: int, seen: set[str],
                 headers: dict[str, str], history: list[requests.Response], host: HostLimiter, method: str,
@@ -617,7 +646,7 @@ class HttpClient(ConfiguredKnobs):
         check_url(url)
         kwargs = dict(kwargs)
         headers = dict(kwargs.pop("headers", None) or {})
-        headers.setdefault("User-Agent", config.user_agent)
+        chosen_agent = any(name.lower() == "user-agent" for name in headers)
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = config.timeout
         follow = kwargs.pop("allow_redirects", True)
@@ -629,6 +658,8 @@ class HttpClient(ConfiguredKnobs):
         for hop in range(config.max_redirects + 1):
             check_url(current)
             host = self._registry.limiter(current)
+            if not chosen_agent:
+                headers["User-Agent"] = config.user_agent_for(host.key)
             with host.cond:
                 host.begin(self._clock.monotonic(), 0.0)
             response = self._wire.send(host, current, params if hop == 0 else None, headers, kwargs, method, data)

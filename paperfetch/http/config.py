@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
-from paperfetch.http.identity import user_agent
+from paperfetch.http.identity import user_agent, with_contact
 from paperfetch.http.policy import PolicySettings
 from paperfetch.http.retry import Retry
 from paperfetch.http.robots import UnreachablePolicy
@@ -69,6 +69,16 @@ class TransportConfig:
     request_deadline_s: float = defaults.REQUEST_DEADLINE_S
     #: decoded bytes of a (non-streamed) answer read at most: a gzip bomb stops here
     max_answer_bytes: int = defaults.MAX_ANSWER_BYTES
+    #: a body slower than this many bytes per second over ``min_rate_window_s`` ends (``TooSlow``; 0: off)
+    min_rate_bytes_s: float = defaults.MIN_RATE_BYTES_S
+    min_rate_window_s: float = defaults.MIN_RATE_WINDOW_S
+    #: total seconds a robots.txt request may take (past it: unreachable)
+    robots_deadline_s: float = defaults.ROBOTS_DEADLINE_S
+    #: the contact e-mail added to the User-Agent for ``contact_hosts`` only (or every host with
+    #: ``contact_everywhere``); other hosts get ``user_agent`` as it is
+    contact_email: str | None = field(default=None, repr=False)
+    contact_hosts: Iterable[str] = ()
+    contact_everywhere: bool = False
     #: follow a redirect from a public address to a private, loopback or link-local one (default: refuse)
     allow_private_redirects: bool = False
     suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S
@@ -94,6 +104,8 @@ class TransportConfig:
     retry: Retry = field(init=False, repr=False)
     #: the configured delay range (``None``: no configured delay)
     configured_range: DelayRange | None = field(init=False, repr=False)
+    #: ``user_agent`` with the contact e-mail, for the hosts that asked for it
+    contact_user_agent: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
@@ -122,6 +134,17 @@ class TransportConfig:
         if self.max_answer_bytes < 1:
             raise ConfigurationError(f"max_answer_bytes must be >= 1, not {self.max_answer_bytes!r}")
         _set(self, "request_deadline_s", float(self.request_deadline_s))
+        if not self.robots_deadline_s > 0:
+            raise ConfigurationError(f"robots_deadline_s must be > 0, not {self.robots_deadline_s!r}")
+        _set(self, "robots_deadline_s", min(float(self.robots_deadline_s), self.request_deadline_s))
+        if self.min_rate_bytes_s < 0 or self.min_rate_window_s < 0:
+            raise ConfigurationError("min_rate_bytes_s and min_rate_window_s must be >= 0 (0: no minimum rate)")
+        _set(self, "min_rate_bytes_s", float(self.min_rate_bytes_s))
+        _set(self, "min_rate_window_s", float(self.min_rate_window_s))
+        _set(self, "contact_email", self.contact_email or None)
+        _set(self, "contact_hosts", frozenset(h.lower() for h in self.contact_hosts))
+        _set(self, "contact_everywhere", bool(self.contact_everywhere))
+        _set(self, "contact_user_agent", with_contact(self.user_agent, self.contact_email))
         _set(self, "max_answer_bytes", int(self.max_answer_bytes))
         _set(self, "allow_private_redirects", bool(self.allow_private_redirects))
         _set(self, "suppression_exempt", frozenset(h.lower() for h in self.suppression_exempt))
@@ -161,6 +184,12 @@ class TransportConfig:
         ))
         _set(self, "retry", Retry(self.max_retries, schedule, self.network_retry_base_s,
                                   self.backoff_max_s))
+
+    def user_agent_for(self, host: str) -> str:
+        """The User-Agent for *host* (a host key): with the contact e-mail only where it was asked for."""
+        if self.contact_email and (self.contact_everywhere or host in self.contact_hosts):
+            return self.contact_user_agent
+        return self.user_agent
 
     def replace(self, **changes: Any) -> "TransportConfig":
         """A new value with *changes* applied, validated and built again."""
@@ -222,6 +251,12 @@ class ConfiguredKnobs:
     max_redirects = _Knob()
     request_deadline_s = _Knob()
     max_answer_bytes = _Knob()
+    min_rate_bytes_s = _Knob()
+    min_rate_window_s = _Knob()
+    robots_deadline_s = _Knob()
+    contact_email = _Knob()
+    contact_hosts = _Knob()
+    contact_everywhere = _Knob()
     allow_private_redirects = _Knob()
     suppress_403_ttl_s = _Knob()
     suppression_exempt = _Knob()

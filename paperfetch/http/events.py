@@ -1,8 +1,10 @@
 """Events: everything the transport does, published to whoever listens.
 
 The dashboard, logging and the resume ledger subscribe; the transport does
-not know them. A subscriber that raises is logged and skipped: a broken
-listener never breaks a request. URLs in events are already redacted.
+not know them. A subscriber that raises an ``Exception`` is logged and skipped: a broken
+listener never breaks a request; a ``KeyboardInterrupt`` (any ``BaseException``) goes
+through, and stops the batch as Ctrl-C does. An event's ``url`` and ``detail`` are redacted
+when it is made (a connection error's text names the request's URL, e-mail and keys included).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import threading
 from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
+
+from paperfetch.redact import redact_text
 
 __all__ = ["Event", "EventBus", "EventKind"]
 
@@ -45,6 +49,10 @@ class Event:
     status: int | None = None
     seconds: float | None = None
     detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.detail:
+            object.__setattr__(self, "detail", redact_text(self.detail))
 
 
 Subscriber = Callable[[Event], None]

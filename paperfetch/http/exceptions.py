@@ -37,6 +37,8 @@ class _Deadline(Protocol):
 
     def check(self, url: str | None) -> None: ...
 
+    def check_rate(self, url: str | None) -> None: ...
+
 #: What a call retries: a timeout, a connection error, a body cut short on the wire.
 NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
 
@@ -57,20 +59,34 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
     """A raw ``requests`` error leaving the block becomes :class:`~paperfetch.RequestTimeout` /
     :class:`~paperfetch.NetworkError` (``fetch``, ``download``); paperfetch's own errors pass.
 
-    *what* names the step for the message (``"download"``: "download of <url> failed: ...")."""
+    *what* names the step for the message (``"download"``: "download of <url> failed: ...").
+    The raw error is not chained (``from None``): its text, which names the request's URL with its
+    e-mail and keys, is in the new message redacted, and nothing else of it is kept for a traceback
+    (what a notebook prints and saves) to show."""
     try:
         yield
-    except PaperfetchError:
+    except PaperfetchError as exc:
+        _unchain(exc)
         raise
     except requests.Timeout as exc:
         if what:
-            raise NetworkError(f"{what} of {shown} failed: {exc}", url=shown) from exc
-        raise RequestTimeout(f"no answer from {shown} in time: {exc}", url=shown) from exc
+            raise NetworkError(f"{what} of {shown} failed: {exc}", url=shown) from None
+        raise RequestTimeout(f"no answer from {shown} in time: {exc}", url=shown) from None
     except requests.RequestException as exc:
         if what:
-            raise NetworkError(f"{what} of {shown} failed: {exc}", url=shown) from exc
+            raise NetworkError(f"{what} of {shown} failed: {exc}", url=shown) from None
         reach = "is unreachable" if unreachable(exc) else "could not be reached"
-        raise NetworkError(f"{shown} {reach}: {exc}", url=shown) from exc
+        raise NetworkError(f"{shown} {reach}: {exc}", url=shown) from None
+
+
+def _unchain(exc: BaseException) -> None:
+    """Drop the raw ``requests``/``urllib3`` errors a paperfetch error was raised from (their text
+    names the URL unredacted); the paperfetch message already says what they said."""
+    cause = exc.__cause__ if exc.__cause__ is not None else exc.__context__
+    if cause is not None and not isinstance(cause, PaperfetchError):
+        exc.__cause__ = None
+        exc.__context__ = None
+        exc.__suppress_context__ = True
 
 
 @contextmanager
@@ -95,8 +111,10 @@ def read_errors(shown: str, deadline: _Deadline | None) -> Generator[None, None,
     try:
         yield
     except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout):
-        if deadline is not None and deadline.expired():
-            deadline.check(shown)
+        if deadline is not None:
+            if deadline.expired():
+                deadline.check(shown)
+            deadline.check_rate(shown)  # the read waited out the rate window: too slow, not a lost connection
         raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
     except requests.exceptions.RequestException:
         raise

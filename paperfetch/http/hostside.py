@@ -200,10 +200,11 @@ class HostSide:
             return policy.gap(host.facts, self.config.settings, host.key, self.pace(host))
 
     def send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
-             method: str = "GET", data: Any = None) -> requests.Response:
-        """Send on the slot ``acquire`` took (paced, observed on a network error)."""
+             method: str = "GET", data: Any = None, *, deadline_s: float | None = None) -> requests.Response:
+        """Send on the slot ``acquire`` took (paced, observed on a network error; *deadline_s*: this
+        request's own deadline instead of ``request_deadline_s``)."""
         return self.wire.send(host, url, params, headers, kwargs, method, data, gap_s=self.gap(host),
-                              on_error=lambda exc: self.observe_error(host, url, exc))
+                              on_error=lambda exc: self.observe_error(host, url, exc), deadline_s=deadline_s)
 
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
         """Sleep for the host; in a batch's worker, stopping the batch ends the sleep at once with
@@ -345,7 +346,8 @@ class HostSide:
                 return unreachable("host is held")
             try:
                 response = self.send(hop_host, hop_url, None, {"User-Agent": cfg.user_agent},
-                                     {"timeout": cfg.timeout, "stream": True})
+                                     {"timeout": cfg.timeout, "stream": True},
+                                     deadline_s=cfg.robots_deadline_s)  # it blocks the host's queue: a short one
             except requests.RequestException as exc:
                 return unreachable(type(exc).__name__)
             location = redirects.location(response)

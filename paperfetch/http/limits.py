@@ -9,6 +9,9 @@ streamed response with both ceilings:
   (connect, headers and every read). Before each read the socket's timeout is
   shrunk to the time left, and reads return as soon as *any* bytes arrive
   (``read1``), so the deadline holds however the bytes trickle;
+* a **minimum rate** (curl's ``--speed-limit``/``--speed-time``): once the body has started, a
+  window of ``min_rate_window_s`` that brings fewer than ``min_rate_bytes_s`` per second ends the
+  read with :class:`~paperfetch.errors.TooSlow`, and a read blocks no longer than the window;
 * a cap on **decoded** bytes (what ``Content-Encoding`` expands to), checked
   after every read of at most *chunk_size* decoded bytes, so memory stays
   bounded by the cap plus one chunk.
@@ -49,7 +52,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.response import BaseHTTPResponse
 
 from paperfetch import defaults
-from paperfetch.errors import DeadlineExceeded, DownloadTooLarge
+from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, TooSlow
 from paperfetch.http.exceptions import read_errors
 
 __all__ = [
@@ -73,14 +76,61 @@ MAX_ROBOTS_BYTES = 500 * 1024
 
 @dataclass
 class Deadline:
-    """A point in monotonic time by which a request must be over."""
+    """A point in monotonic time by which a request must be over, and the slowest its body may arrive.
+
+    The rate floor is curl's ``--speed-limit``/``--speed-time``: once the body has started, every
+    *min_rate_window_s* seconds must bring at least ``min_rate_bytes_s × min_rate_window_s`` bytes,
+    or the read ends with :class:`~paperfetch.errors.TooSlow` (0 for either: no floor)."""
 
     seconds: float
     clock: Callable[[], float] = time.monotonic
+    min_rate_bytes_s: float = 0.0
+    min_rate_window_s: float = 0.0
     expires_at: float = field(init=False)
+    _window_start: float | None = field(init=False, default=None, repr=False)
+    _window_bytes: int = field(init=False, default=0, repr=False)
 
     def __post_init__(self) -> None:
         self.expires_at = self.clock() + self.seconds
+
+    @property
+    def rate_floor(self) -> bool:
+        return self.min_rate_bytes_s > 0 and self.min_rate_window_s > 0
+
+    def read_budget(self, *, start: bool = True) -> float:
+        """Seconds the next read may block: what is left of the deadline, and of the rate window
+        (*start*: the body's reads begin now, if they had not; the head's reads do not start it)."""
+        left = self.remaining()
+        if self.rate_floor:
+            now = self.clock()
+            if self._window_start is None and start:
+                self._window_start = now
+            if self._window_start is not None:
+                left = min(left, max(0.0, self._window_start + self.min_rate_window_s - now) + 0.01)
+        return left
+
+    def progress(self, nbytes: int, url: str | None = None) -> None:
+        """Count *nbytes* of body; raise :class:`~paperfetch.errors.TooSlow` when a window closed under the
+        floor. A window that reached the floor's bytes is over: the next one starts now."""
+        if not self.rate_floor:
+            return
+        now = self.clock()
+        if self._window_start is None:
+            self._window_start = now
+        self._window_bytes += nbytes
+        if self._window_bytes >= self.min_rate_bytes_s * self.min_rate_window_s:
+            self._window_start, self._window_bytes = now, 0
+        else:
+            self.check_rate(url)
+
+    def check_rate(self, url: str | None = None) -> None:
+        """Raise :class:`~paperfetch.errors.TooSlow` when the current window has closed under the floor."""
+        if not self.rate_floor or self._window_start is None:
+            return
+        elapsed = self.clock() - self._window_start
+        if elapsed >= self.min_rate_window_s and self._window_bytes < self.min_rate_bytes_s * self.min_rate_window_s:
+            raise TooSlow(f"{url or 'the request'} sent {self._window_bytes} bytes in {elapsed:.1f} s, under the "
+                          f"minimum of {self.min_rate_bytes_s:g} bytes/s (min_rate_bytes_s, min_rate_window_s)", url=url)
 
     def remaining(self) -> float:
         return self.expires_at - self.clock()
@@ -131,7 +181,7 @@ def iter_limited(
     try:
         while True:
             if deadline is not None:
-                left = deadline.remaining()
+                left = deadline.read_budget()  # what is left of the deadline, and of the body's rate window
                 if left <= 0:
                     deadline.check(shown)
                 if sock is not None:
@@ -140,6 +190,8 @@ def iter_limited(
                 chunk = read()
             if not chunk:
                 return
+            if deadline is not None:
+                deadline.progress(len(chunk), shown)
             if total + len(chunk) > max_bytes:
                 if truncate:
                     if max_bytes > total:
@@ -212,7 +264,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        left = self._deadline.remaining()
+        left = self._deadline.read_budget(start=False)  # narrowed to the body's rate window once it started
         if left <= 0:
             raise socket.timeout("the request's deadline passed")
         base = self._base.timeout

@@ -62,7 +62,9 @@ called in the worker thread that finished the job (or, for jobs that arrive
 already finished, in the thread calling ``run``), concurrently with other
 workers: make it thread-safe (appending to a list or putting on a
 :class:`queue.Queue` is). It is never called after :meth:`HostScheduler.run`
-has returned. An exception from it is logged and ignored.
+has returned. An exception from it, and a ``BaseException`` that is not an ``Exception`` out of
+``advance`` (a ``KeyboardInterrupt`` raised in an event subscriber), stops the batch: ``run`` raises
+it once every worker has ended. Any other failure, the scheduler's own bookkeeping included, is the job's.
 
 Memory
 ------
@@ -548,7 +550,10 @@ class HostScheduler:
                     idle += time.perf_counter() - t0
                     if item is None:
                         return
-                    self._run_one(generation, *item)
+                    try:
+                        self._run_one(generation, *item)
+                    except Exception as exc:  # noqa: BLE001 - the scheduler's own bookkeeping failed
+                        self._abort(exc)  # never a worker lost and a batch waiting for it forever
         finally:
             with self._cond:
                 if generation == self._generation:
@@ -581,7 +586,9 @@ class HostScheduler:
                 url = job.url
             except Exception as exc:  # noqa: BLE001
                 error = exc
-        if isinstance(error, Stopped) or (error is not None and self._stopping and isinstance(error, KeyboardInterrupt)):
+        if error is not None and not isinstance(error, (Exception, Stopped)) and not self._stopping:
+            self._abort(error)  # Ctrl-C, SystemExit (a subscriber's too): the batch stops, run() raises it
+        if isinstance(error, Stopped) or (error is not None and not isinstance(error, Exception)):
             # cut short by the stop: the job is not finished (no outcome for it), it keeps its url
             error = None
             url = url if url is not None else getattr(job, "url", None)
@@ -599,17 +606,19 @@ class HostScheduler:
             hq.in_flight -= 1
             hq.not_before = 0.0
             self._in_flight -= 1
-            if hq.limiter is not None and hq.limiter.robots is not hq.robots:
-                self._sort_by_robots(hq, self._clock.monotonic())
+            try:
+                if hq.limiter is not None and hq.limiter.robots is not hq.robots:
+                    self._sort_by_robots(hq, self._clock.monotonic())
+                if url and not self._stopping:
+                    self._enqueue(job, url, key or NO_REQUEST, self._clock.monotonic())
+            except Exception as exc:  # noqa: BLE001 - e.g. the host-state store failed: the job's row says so
+                self._attach(job, exc)
+                error, url = exc, None
             if error is not None:
                 self._stats["errors"] += 1
             if url is None:
                 finish = True
-            elif self._stopping or not url:
-                pass  # not re-queued: stays pending, reported in "unfinished"
-            else:
-                assert key is not None  # set above for every non-empty url
-                self._enqueue(job, url, key, self._clock.monotonic())
+            # otherwise re-queued above, or (stopping) left pending, reported in "unfinished"
             if not finish:
                 self._idle += 1
             self._stats["scheduling_cpu_s"] += time.thread_time() - cpu0
@@ -625,6 +634,13 @@ class HostScheduler:
             self._idle += 1
             self._cond.notify()
 
+    def _abort(self, error: BaseException) -> None:
+        """Stop the batch because of *error*, which ``run`` raises once every worker has ended."""
+        logger.error("batch stopped: %s: %s", type(error).__name__, error)
+        with self._cond:
+            self._callback_error = self._callback_error or error
+        self.stop()
+
     def _attach(self, job: Any, error: BaseException) -> None:
         try:
             job.error = error
@@ -639,11 +655,8 @@ class HostScheduler:
         try:
             self.on_finished(job)
         except BaseException as exc:  # noqa: BLE001
-            logger.error("on_finished failed for %r (%s: %s); stopping the batch", job, type(exc).__name__, exc)
-            with self._cond:
-                if self._callback_error is None:
-                    self._callback_error = exc
-            self.stop()
+            logger.error("on_finished failed for %r; stopping the batch", job)
+            self._abort(exc)
 
     def _shutdown(self) -> None:
         """Release the workers and wait for every one of them: nothing of this batch outlives ``run``.

@@ -11,7 +11,8 @@ has come" and "an answer is in hand":
   read, and a cap on the decoded bytes of an answer read here;
 * **synthetic responses** (:func:`synthetic_response`): the answers made up without a request.
 
-It does not decide whether to send (:mod:`.policy` and :mod:`.hostside` do), follow redirects
+It does not decide whether to send (:mod:`.policy` and :mod:`.hostside` do; :func:`ensure_open` only
+asks the policy once more, at the moment of sending, whether the decision still stands), follow redirects
 (:mod:`.redirects`) or retry (the client).
 """
 
@@ -27,19 +28,21 @@ from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 
 from paperfetch.clock import Clock
-from paperfetch.errors import ConfigurationError, InvalidURL, Stopped, StoreUnavailable
+from paperfetch.errors import ConfigurationError, InvalidURL, PaperfetchError, Stopped, StoreUnavailable
+from paperfetch.http import policy
 from paperfetch.http.context import stop_event
 from paperfetch.http.events import EventKind
-from paperfetch.http.exceptions import deadline_errors, unreachable
+from paperfetch.http.exceptions import NETWORK_ERRORS, deadline_errors, unreachable
 from paperfetch.http.hosts import host_key
 from paperfetch.http.limits import Deadline, deadline_scope, install_deadline_pools, read_limited
-from paperfetch.redact import redact_url
+from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.hosts import HostLimiter, HostRegistry
     from paperfetch.state import Slot
 
-__all__ = ["SYNTHETIC_HEADER", "Wire", "check_url", "is_synthetic", "new_session", "request_method", "synthetic_response"]
+__all__ = ["Blocked", "SYNTHETIC_HEADER", "Wire", "check_url", "ensure_open", "is_synthetic", "new_session",
+           "request_method", "synthetic_response"]
 
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
 
@@ -76,6 +79,27 @@ def synthetic_response(url: str, status: int, kind: str, reason: str,
     response.encoding = "utf-8"
     response.headers = CaseInsensitiveDict({SYNTHETIC_HEADER: kind, "Content-Length": "0", **dict(headers or {})})
     return response
+
+
+class Blocked(Exception):
+    """The host changed while a request waited for its turn: nothing was sent; the caller decides again."""
+
+
+def ensure_open(host: "HostLimiter", settings: "policy.PolicySettings", now: float, *, exempt: bool,
+                refresh: bool = False) -> None:
+    """Raise :class:`Blocked` when *host* became suppressed (unless *exempt*), held, or its breaker opened
+    since the request was decided (:mod:`.policy`'s own tests; the probe itself passes). *refresh* (a paced
+    request, which may have waited): read the store first, so another process's 403 counts too."""
+    facts = host.facts
+    if refresh:
+        try:
+            facts = host.refresh()
+        except StoreUnavailable:
+            pass  # the store does not answer: what this process knows decides
+    if ((not exempt and policy.suppression_in_force(facts, now) is not None)
+            or policy.hold_remaining(facts, now) > 0
+            or (not host.probing and policy.breaker_open(facts, settings, now) > 0)):
+        raise Blocked()
 
 
 def check_url(url: str) -> None:
@@ -116,7 +140,8 @@ class Wire:
 
     def __init__(self, *, session: requests.Session, registry: "HostRegistry", clock: Clock,
                  sleep: Callable[[float], None] | None, emit: Emit, request_deadline_s: float,
-                 max_answer_bytes: int, max_in_flight_per_host: int) -> None:
+                 max_answer_bytes: int, max_in_flight_per_host: int, min_rate_bytes_s: float = 0.0,
+                 min_rate_window_s: float = 0.0) -> None:
         self.session = session
         self.registry = registry
         self.clock = clock
@@ -125,16 +150,28 @@ class Wire:
         self.request_deadline_s = request_deadline_s
         self.max_answer_bytes = max_answer_bytes
         self.max_in_flight_per_host = max_in_flight_per_host
+        self.min_rate_bytes_s = min_rate_bytes_s  # a body slower than this for min_rate_window_s ends (TooSlow)
+        self.min_rate_window_s = min_rate_window_s
         self.requests_sent = 0
         self._count_lock = threading.Lock()
 
     # ------------------------------------------------------------------ one send
     def send(self, host: "HostLimiter", url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
              method: str = "GET", data: Any = None, *, gap_s: float | None = None,
-             on_error: Callable[[BaseException], None] | None = None) -> requests.Response:
+             on_error: Callable[[BaseException], None] | None = None,
+             on_response: Callable[[requests.Response], None] | None = None,
+             gate: Callable[[], None] | None = None, deadline_s: float | None = None) -> requests.Response:
         """Send one request. *gap_s* given (the polite path): on the host slot taken by the caller,
         after reserving the store's start slot for that gap; the slot is always freed. ``None`` (the
-        unpaced path): no slot, no pacing clock. *on_error* sees a network error before it is raised."""
+        unpaced path): no slot, no pacing clock.
+
+        *gate* is asked once the pacing wait is over, at the moment of sending: it raises (the caller's
+        signal, e.g. the host answered 403 to another request meanwhile) to send nothing after all.
+        *on_response* sees the answer before the host's slot is released, so the next request to the
+        host is decided on what this one learned; *on_error* sees a network error before it is raised.
+        A request refused before it left (a header ``requests`` will not send, an adapter's own error)
+        is raised as it is and counts against nobody: it is not the host's failure.
+        *deadline_s* replaces ``request_deadline_s`` for this request (robots.txt has a shorter one)."""
         paced = gap_s is not None
         slot: "Slot | None" = None
         gap = 0.0
@@ -143,7 +180,11 @@ class Wire:
                 self.check_stop()
                 if gap_s > 0:  # nothing to pace: no reservation
                     slot, gap = self.reserve(host, gap_s)
+                if gate is not None:
+                    gate()
             except BaseException:
+                if slot is not None:
+                    self.finish(host, slot, 0.0)
                 host.cancel()
                 raise
         self.emit(EventKind.REQUEST, host, url)
@@ -151,36 +192,43 @@ class Wire:
         with self._count_lock:
             self.requests_sent += 1
         try:
-            response = self.answer(method, url, params, data, headers, kwargs)
-        except requests.RequestException as exc:
+            response = self.answer(method, url, params, data, headers, kwargs, deadline_s=deadline_s)
+        except NETWORK_ERRORS as exc:
             if paced:
                 host.end(None, self.clock.monotonic(), reached=not unreachable(exc))
             else:
                 host.end(None, self.clock.monotonic())
             self.finish(host, slot, gap)
             self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
+            logger.debug("%s for %s: %s", type(exc).__name__, redact_url(url), redact_text(str(exc)))
             if on_error is not None:
                 on_error(exc)  # a DeadlineExceeded is a timeout: a failure for the breaker
             raise
-        except BaseException:
-            if paced:
-                host.end(None, self.clock.monotonic())
-            else:
-                host.end(None)
+        except BaseException as exc:
+            # not the network's doing (an invalid header, a bug in an adapter, Ctrl-C): the host saw nothing
+            # (a cap passed while reading is the host's answer: its pacing clock restarts from now)
+            host.end(None, self.clock.monotonic() if paced else None, reached=isinstance(exc, PaperfetchError))
             self.finish(host, slot, gap)
+            if isinstance(exc, Exception):
+                self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"not sent: {type(exc).__name__}: {exc}")
+                logger.debug("%s not sent: %s: %s", redact_url(url), type(exc).__name__, redact_text(str(exc)))
             raise
         if not paced:
             host.end(response.status_code)
             self.emit(EventKind.RESPONSE, host, url, status=response.status_code)
             return response
         answered = self.clock.monotonic()
-        host.end(response.status_code, answered)
-        self.finish(host, slot, gap)
+        try:
+            if on_response is not None:
+                on_response(response)
+        finally:
+            host.end(response.status_code, answered)
+            self.finish(host, slot, gap)
         self.emit(EventKind.RESPONSE, host, url, status=response.status_code, seconds=answered - started)
         return response
 
     def answer(self, method: str, url: str, params: Any, data: Any, headers: dict[str, str],
-               kwargs: dict[str, Any]) -> requests.Response:
+               kwargs: dict[str, Any], *, deadline_s: float | None = None) -> requests.Response:
         """One request (GET, or POST for an idempotent read) without redirects, under the request's
         ceilings (:mod:`paperfetch.http.limits`).
 
@@ -191,7 +239,8 @@ class Wire:
         (``paperfetch.download``, robots.txt, landing pages). A deadline that passes raises
         :class:`~paperfetch.DeadlineExceeded` (a ``requests.Timeout``).
         """
-        deadline = Deadline(self.request_deadline_s)
+        deadline = Deadline(self.request_deadline_s if deadline_s is None else deadline_s,
+                            min_rate_bytes_s=self.min_rate_bytes_s, min_rate_window_s=self.min_rate_window_s)
         shown = redact_url(url)
         with deadline_errors(shown, deadline):
             with deadline_scope(deadline):

@@ -104,6 +104,8 @@ class Source:
     batch_size: ClassVar[int] = 1  #: how many ids one request may carry
     accepts: ClassVar[frozenset[IdType]]
     requires_email: ClassVar[bool] = False
+    #: the service asks for a contact e-mail: it gets the one in the User-Agent (everyone else gets the project URL)
+    wants_contact: ClassVar[bool] = False
 
     def __init__(self, *, base_url: str | None = None, identification: Identification = Identification()) -> None:
         if self.requires_email and not identification.email:

@@ -30,6 +30,7 @@ class CrossrefSource(Source):
     # x-concurrency-limit: 1 in the 2026 recording fixtures/real/crossref/works_404_notarealdoi.vcr.yaml);
     # the polite pool (a mailto) allows 10/s. Older recordings (2022/2023) still say 50/s.
     min_interval_s = 0.2
+    wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     accepts = frozenset({IdType.DOI})
 
     @classmethod

@@ -53,6 +53,7 @@ class _NCBISource(Source):
     """What the two NCBI services share: identification and pacing."""
 
     min_interval_s = 0.34  # 3 requests/s without an API key
+    wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     batch_size = 200
 
     @classmethod

@@ -71,6 +71,7 @@ class UnpaywallSource(Source):
     # Unpaywall publishes a daily quota (100,000 calls/day, https://unpaywall.org/products/api),
     # not a per-second one. 0.1 s (10/s) keeps bursts modest; the daily quota is the caller's to budget.
     min_interval_s = 0.1
+    wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     accepts = frozenset({IdType.DOI})
     requires_email = True
 
