@@ -19,7 +19,7 @@ import urllib3.util.connection
 
 from paperfetch import HttpClient, Identification, RefusedRedirect, Retriever
 from paperfetch.demo import fake_pdf
-from paperfetch.errors import NetworkError, TooSlow
+from paperfetch.errors import ConfigurationError, NetworkError, TooSlow
 from paperfetch.http.addresses import redirect_refusal
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostRegistry, host_key
@@ -84,7 +84,7 @@ def test_a_header_requests_refuses_gives_every_url_its_result_at_once_and_blames
 
 
 @pytest.mark.parametrize("settings", [{"http_options": {"user_agent": "paperfetch-test\n"}},
-                                      {"email": "me@uni.example\r\nX-Injected: 1"}], ids=["user-agent", "email"])
+                                      {"email": "me@uni.example\n"}], ids=["user-agent", "email-read-from-a-file"])
 def test_a_setting_requests_refuses_gives_a_row_per_input_within_seconds(settings, hosts, tmp_path):
     publisher = hosts("127.0.2.3", {"*": Reply(200, fake_pdf("ok"), {"Content-Type": "application/pdf"})})
     service = hosts("127.0.2.2", {"*": lambda req: Reply(200, json.dumps({"doi": "10.1000/x", "oa_locations": [
@@ -99,6 +99,13 @@ def test_a_setting_requests_refuses_gives_a_row_per_input_within_seconds(setting
         took = time.monotonic() - started
     assert list(out["input"]) == ids and out["status"].notna().all()
     assert took < 10, took
+
+
+def test_a_header_injection_in_the_email_is_refused_before_any_request(hosts, tmp_path):
+    service = hosts("127.0.2.4", {"*": Reply(200, b"{}", {"Content-Type": "application/json"})})
+    with pytest.raises(ConfigurationError, match="email contains a control character") as caught:
+        Retriever(email="me@uni.example\r\nX-Injected: 1", out_dir=tmp_path, endpoints={"unpaywall": service.base_url})
+    assert "me@uni.example" not in str(caught.value) and service.hits() == 0
 
 
 class _BrokenAdapter(requests.adapters.BaseAdapter):
