@@ -429,6 +429,10 @@ class HttpClient(ConfiguredKnobs):
             return 0.0
         return self._hosts.ready_in(url)
 
+    def in_flight_cap(self, url: str) -> int:
+        """How many requests to *url*'s host may be in flight at once (:func:`.policy.in_flight_cap`)."""
+        return self._hosts.in_flight_cap(url)
+
     def call_allowance(self) -> float:
         """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed``."""
         allowance = self._config.max_retry_after_s
