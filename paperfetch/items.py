@@ -157,6 +157,7 @@ class _Failure:
     url: str
     message: str
     http_status: int | None = None
+    held_lookup: bool = False  # a batched lookup not sent (its host held): ranks after every tried candidate
 
 
 @dataclass
@@ -211,6 +212,13 @@ class ItemJob:
         finally:
             self.elapsed_s += time.monotonic() - started
             _context.job = _context.source = None
+
+    def source_failed(self, name: str, exc: PaperfetchError) -> None:
+        """A batched lookup of *name* failed for this item (its host is held): the row says so
+        unless another source answers."""
+        self._fail(_Action("lookup", name, getattr(exc, "url", None) or ""), exc)
+        if self.failures and self.failures[-1].source == name:
+            self.failures[-1].held_lookup = True
 
     # -- planning ------------------------------------------------------------
     def plan(self) -> tuple[list[tuple[str, str, str]], list[str]]:
@@ -397,7 +405,8 @@ class ItemJob:
         if self.result is not None:
             row.update(self.result)
             return row
-        download_failures = [f for f in self.failures if f.status is not Status.NOT_FOUND]
+        download_failures = sorted((f for f in self.failures if f.status is not Status.NOT_FOUND),
+                                   key=lambda f: f.held_lookup)
         if download_failures:
             first = download_failures[0]  # the best-ranked candidate's failure decides; all are listed
             row.update(status=first.status.value, source=first.source, url=first.url, http_status=first.http_status)

@@ -41,7 +41,7 @@ from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification, env_endpoint_url, env_state, user_agent_for
 from paperfetch.download import FileAction, existing_file_action
-from paperfetch.errors import ConfigurationError
+from paperfetch.errors import ConfigurationError, RateLimited
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import host_key
@@ -73,6 +73,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "unpaywall", "europepmc", "crossref", "landing")
 ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi")
 DOI_RESOLVER = "https://doi.org"
+#: Crossref's pools since 2025-12-01 (x-concurrency-limit in the 2026 recordings): public 1, polite (mailto) 3
+_CROSSREF_PUBLIC_CONCURRENCY = 1
+_CROSSREF_POLITE_CONCURRENCY = 3
 
 
 def _state_spec(state: Any) -> Any:
@@ -173,6 +176,7 @@ class Retriever:
             self._sources[name] = source
             self.api.host_intervals.setdefault(host_key(source.base_url), source.interval_s)
             self.web.host_intervals.setdefault(host_key(source.base_url), source.interval_s)  # the scheduler asks web
+        self._describe_hosts(email=email, openalex_key=bool(self.identification.openalex_api_key))
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         self.web.host_intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         doi_override = endpoints.get("doi") or env_endpoint_url("doi")
@@ -188,6 +192,20 @@ class Retriever:
         self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
         for client in {id(self.web): self.web, id(self.api): self.api}.values():
             client.subscribe(self._on_event)
+
+    def _describe_hosts(self, *, email: str | None, openalex_key: bool) -> None:
+        """Issue 19: Crossref's pool caps the requests in flight (its x-concurrency-limit applies under
+        it); OpenAlex's host is named, with the remedy for a spent budget, in the transport's one warning."""
+        crossref, openalex = self._sources.get("crossref"), self._sources.get("openalex")
+        if crossref is not None:
+            cap = _CROSSREF_POLITE_CONCURRENCY if email else _CROSSREF_PUBLIC_CONCURRENCY
+            for client in (self.api, self.web):
+                client.host_concurrency.setdefault(host_key(crossref.base_url), cap)
+        if openalex is not None:
+            remedy = ("the key's budget renews then" if openalex_key else
+                      "A free OpenAlex API key raises the budget: set PAPERFETCH_OPENALEX_API_KEY "
+                      "(or Retriever(openalex_api_key=...)).")
+            self.api.host_limiter(openalex.base_url).describe(service="OpenAlex", budget_remedy=remedy)
 
     # ------------------------------------------------------------------ public API
     def download(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
@@ -447,15 +465,20 @@ class Retriever:
                 ident = doi_identifier(job.meta.get("doi"))
                 if ident is not None and ident.type is IdType.DOI:
                     dois.append(ident)
-            for key, record in self._lookup("openalex", dois).items():
+            for key, record in self._lookup("openalex", dois, jobs).items():
                 self._prefetched[("openalex", key.split(":", 1)[1].lower())] = record
 
-    def _lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
+    def _lookup(self, name: str, ids: list[Identifier], jobs: Sequence[ItemJob] = ()) -> dict[str, Record]:
         if not ids:
             return {}
         set_current_source(name)
         try:
             return self._sources[name].lookup(self._metadata, ids)
+        except RateLimited as exc:  # a held host (a spent budget): the transport warned; the items say so
+            logger.info("%s lookup not sent for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+            for job in jobs:
+                job.source_failed(name, exc)
+            return {}
         except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
             logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             return {}
