@@ -47,7 +47,7 @@ from paperfetch.redact import redact_text, redact_url
 from paperfetch.sources import Candidate, Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
-from paperfetch.validate import check_pdf_file, sniff
+from paperfetch.validate import check_pdf_file, refusal_bot_check, sniff
 
 if TYPE_CHECKING:
     from paperfetch.ledger.base import ResumeLedger
@@ -391,6 +391,9 @@ class ItemJob:
         if status is Status.HOST_SUPPRESSED and not self.context.web.suppress_on_403:
             status = Status.HTTP_ERROR
         message = redact_text(str(exc))
+        named = refusal_bot_check(action.url, getattr(exc, "status_code", None))  # PMC's 403 to scripts
+        if named and status in (Status.HOST_SUPPRESSED, Status.HTTP_ERROR):
+            message = f"{message}: {named}"
         self.failures.append(_Failure(status, action.source, redact_url(action.url), message, getattr(exc, "status_code", None)))
         logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
 

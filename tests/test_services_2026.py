@@ -370,3 +370,80 @@ def test_an_arxiv_429_through_the_retriever_is_a_held_row_and_the_host_held_in_d
     assert hits == 1  # the second paper was answered from the hold, without a request
     held = status.loc[host_key(arxiv.base_url)]
     assert held["hold_status"] == 429 and held["held_until"].timestamp() == pytest.approx(time.time() + 3600, abs=30)
+
+
+# ---------------------------------------------------------------------- PMC's bot check
+#: PMC's 403 to scripts, byte for byte as GjjvdBurg/paper2remarkable#160 shows it (curl -i, 2025-09-20): 134 bytes.
+PMC_403 = (b'<!doctype html><meta charset="utf-8"><meta name=viewport content="width=device-width, '
+           b'initial-scale=1"><title>403</title>403 Forbidden')
+
+
+def pmc_pow_page() -> bytes:
+    """PMC's "Preparing to download ..." page in the shape the 2026 reports give (no byte copy was recorded,
+    PROVENANCE-3): the title, and the script that hands the browser a SHA-256 puzzle and names the cookie.
+    Padded to the ~1.8 KB reported."""
+    page = (
+        "\n\n<html>\n  <head>\n    <meta charset=\"utf-8\">\n    <title>Preparing to download ...</title>\n"
+        "    <link rel=\"stylesheet\" href=\"/static/pow.css\">\n  </head>\n  <body>\n"
+        "    <main><h1>Preparing to download ...</h1><p>This should only take a moment.</p></main>\n"
+        "    <script type=\"module\">\n      const POW_CHALLENGE = \"c2FtcGxlLWNoYWxsZW5nZQ:demo\"\n"
+        "      const POW_DIFFICULTY = \"4\"\n      const POW_COOKIE_NAME = \"cloudpmc-viewer-pow\"\n"
+        "      window.ncbi.pmc.pow.init(POW_CHALLENGE, POW_DIFFICULTY, POW_COOKIE_NAME)\n    </script>\n"
+    )
+    padding = "<!-- " + "." * max(0, 1800 - len(page) - 30) + " -->\n"
+    return (page + padding + "  </body>\n</html>\n").encode()
+
+
+def test_pmc_proof_of_work_page_is_named_pmcs_bot_check():
+    from paperfetch.validate import sniff
+
+    body = pmc_pow_page()
+    assert 1700 < len(body) < 1900
+    verdict = sniff(body[:2048], "text/html; charset=utf-8")
+    assert not verdict.ok and verdict.kind == "bot_challenge"
+    assert "PMC's bot check" in verdict.reason and "cloudpmc-viewer-pow" in verdict.reason
+    # the head alone is enough: the title comes first
+    assert sniff(body[:200], "text/html").kind == "bot_challenge"
+
+
+@pytest.mark.parametrize(("url", "status", "head", "named"), [
+    ("https://pmc.ncbi.nlm.nih.gov/articles/PMC8562558/pdf", 403, PMC_403, True),
+    ("https://pmc.ncbi.nlm.nih.gov/articles/PMC8562558/pdf/fnins-15-123.pdf", 403, b"", True),  # body not read
+    ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC8562558/pdf/", 403, PMC_403, True),
+    ("https://pmc.ncbi.nlm.nih.gov/articles/PMC8562558/pdf", 200, pmc_pow_page(), True),
+    ("https://journals.example.org/pdf/1", 403, PMC_403, False),       # the same bare page elsewhere: a plain 403
+    ("https://pmc.ncbi.nlm.nih.gov/articles/PMC8562558/pdf", 404, b"", False),
+    ("https://pmc.ncbi.nlm.nih.gov/articles/PMC8562558/pdf", 403, b"<html><title>Sorry</title>Maintenance" * 20, False),
+])
+def test_refusal_bot_check_names_pmcs_403_to_scripts(url, status, head, named):
+    from paperfetch.validate import refusal_bot_check
+
+    name = refusal_bot_check(url, status, head)
+    assert (name is not None and "PMC's bot check" in name) is named, name
+
+
+class PmcGateWorld(DemoWorld):
+    """The demo world whose "challenge" publisher is PMC's gate: the proof-of-work page for every PDF."""
+
+    def _publisher(self, name: str, request: Request) -> Reply:
+        if name == "challenge" and request.path.startswith("/pdf/"):
+            return Reply(200, pmc_pow_page(), {"Content-Type": "text/html; charset=utf-8"})
+        return super()._publisher(name, request)
+
+
+def test_pmc_bot_check_through_the_retriever_is_a_named_row_and_never_a_saved_pdf(tmp_path):
+    with PmcGateWorld(base_ip=110) as world:
+        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
+                       verbosity=0, cache=False, http_options=FAST) as r:
+            frame = r.download(["10.5555/demo.challenge"])
+    row = frame.iloc[0]
+    assert row["status"] == "invalid_pdf", row.to_dict()
+    assert "bot check" in row["error"] and "PMC" in row["error"]
+    assert row["path"] is None or pd_isna(row["path"])
+    assert not list(tmp_path.glob("*.pdf")) and not list(tmp_path.glob("*.part"))
+
+
+def pd_isna(value: object) -> bool:
+    import pandas as pd
+
+    return bool(pd.isna(value))
