@@ -26,10 +26,10 @@ import pytest
 from requests.structures import CaseInsensitiveDict
 
 from paperfetch import FakeClock, HttpClient, Retriever
+from paperfetch.batch import get_many
 from paperfetch.demo import DemoWorld
 from paperfetch.http import policy
 from paperfetch.http.headers import PoolLimits, RateLimitBudget, parse_pool_limits, parse_rate_limit_budget
-from paperfetch.batch import get_many
 from paperfetch.http.hosts import BreakerState, HostFacts, HostRegistry, host_key
 from paperfetch.testing import LoopbackHost, Reply, Request, gaps, scripted_session
 
@@ -447,3 +447,15 @@ def pd_isna(value: object) -> bool:
     import pandas as pd
 
     return bool(pd.isna(value))
+
+
+def test_host_concurrency_is_a_knob_that_survives_from_config_and_reconfiguring():
+    from paperfetch.errors import ConfigurationError
+    from paperfetch.http.config import TransportConfig
+
+    client = HttpClient.from_config(TransportConfig(host_concurrency={"API.Crossref.org": 3}), registry=HostRegistry())
+    assert client.host_concurrency == {"api.crossref.org": 3}
+    client.max_retries = 1  # a new config, the caps kept
+    assert client.config.settings.host_concurrency == {"api.crossref.org": 3}
+    with pytest.raises(ConfigurationError):
+        HttpClient(host_concurrency={"h": 0})

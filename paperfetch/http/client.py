@@ -120,6 +120,7 @@ class HttpClient(ConfiguredKnobs):
         max_elapsed: float | None = None,
         max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST,
         host_intervals: Mapping[str, float] | None = None,
+        host_concurrency: Mapping[str, int] | None = None,
         max_redirects: int = defaults.MAX_REDIRECTS,
         request_deadline_s: float = defaults.REQUEST_DEADLINE_S,
         max_answer_bytes: int = defaults.MAX_ANSWER_BYTES,
