@@ -118,7 +118,7 @@ class HostSide:
         service, until when, and the remedy the caller named (:meth:`.HostLimiter.describe`)."""
         name = host.service or host.key
         remedy = f" {host.budget_remedy}" if host.budget_remedy else ""
-        logger.warning("%s (%s): %s; no requests to it until then, the other sources carry on.%s",
+        logger.warning("%s (%s): %s; no requests to it until then (other hosts carry on).%s",
                        name, host.key, notice.detail, remedy)
 
     # ------------------------------------------------------------------ reading host state
