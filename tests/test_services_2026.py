@@ -459,3 +459,32 @@ def test_host_concurrency_is_a_knob_that_survives_from_config_and_reconfiguring(
     assert client.config.settings.host_concurrency == {"api.crossref.org": 3}
     with pytest.raises(ConfigurationError):
         HttpClient(host_concurrency={"h": 0})
+
+
+class RefusingArxivWorld(DemoWorld):
+    """The demo world whose arXiv answers 429 without a Retry-After, every time."""
+
+    def _serve_arxiv(self, request: Request) -> Reply:
+        return Reply(429, b"Rate exceeded.", {"Content-Type": "text/plain"})
+
+
+def test_arxiv_429s_without_retry_after_open_the_breaker_and_the_rows_say_until_when(tmp_path):
+    with RefusingArxivWorld(base_ip=80) as world:
+        arxiv = world.hosts["arxiv"]
+        key = host_key(arxiv.base_url)
+        options = {**FAST, "max_retries": 0, "breaker_failures": 2, "max_host_wait_s": 0.5, "host_intervals": {key: 0.05}}
+        try:
+            with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
+                           verbosity=0, cache=False, http_options=options, sources=["arxiv"], workers=1) as r:
+                frame = r.download([f"arXiv:2101.0000{i}v1" for i in range(1, 6)])
+                status = r.domain_status().set_index("host")
+            hits = arxiv.hits()
+        finally:
+            from paperfetch.http.hosts import host_limiter
+
+            host_limiter(arxiv.base_url).release()
+    assert hits == 2  # two refusals opened the breaker; the other papers were answered without a request
+    assert frame["status"].tolist() == ["host_held"] * 5 and frame["source"].tolist() == ["arxiv"] * 5
+    assert all("breaker open" in e and "UTC" in e for e in frame["error"]), frame["error"].tolist()
+    row = status.loc[key]
+    assert row["breaker"] == "open" and row["failures"] == 2 and not pd_isna(row["breaker_open_until"])
