@@ -15,7 +15,7 @@ How it works
 * The thread that calls :meth:`HostScheduler.run` is the *dispatcher*; a pool of
   worker threads makes the requests (``job.advance()``). The dispatcher hands a
   job to an idle worker only when its host is **due**: fewer than
-  ``client.max_in_flight_per_host`` of that host's jobs are in flight as
+  ``client.in_flight_cap(url)`` of that host's jobs are in flight as
   dispatched by this scheduler, and ``client.ready_in(url) == 0``.
 * A host whose ``ready_in`` is ``inf`` (suppressed after a 403), or that is held
   (Retry-After) for longer than ``defer_limit_s``, is *also* due: the transport
