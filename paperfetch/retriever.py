@@ -63,6 +63,7 @@ from paperfetch.redact import install_log_filter, redact_frame, redact_text, red
 from paperfetch.report import requests_frame
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.sources.arxiv import ArxivSource
+from paperfetch.sources.base import batched
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 
@@ -460,28 +461,36 @@ class Retriever:
                 if key in by_key:
                     by_key[key].merge(record)
         if "openalex" in self.order and "openalex" in self._sources:
-            dois = []
+            dois, owners = [], {}
             for job in jobs:
                 ident = doi_identifier(job.meta.get("doi"))
                 if ident is not None and ident.type is IdType.DOI:
                     dois.append(ident)
-            for key, record in self._lookup("openalex", dois, jobs).items():
+                    owners[ident.key] = job
+            for key, record in self._lookup("openalex", dois, owners).items():
                 self._prefetched[("openalex", key.split(":", 1)[1].lower())] = record
 
-    def _lookup(self, name: str, ids: list[Identifier], jobs: Sequence[ItemJob] = ()) -> dict[str, Record]:
+    def _lookup(self, name: str, ids: list[Identifier], owners: Mapping[str, ItemJob] | None = None) -> dict[str, Record]:
+        """A batched lookup, one batch at a time: a batch whose host is held (a spent budget) marks its
+        items (*owners*: identifier key -> job) held for this source, the batches answered before it are kept."""
         if not ids:
             return {}
+        source = self._sources[name]
+        records: dict[str, Record] = {}
         set_current_source(name)
         try:
-            return self._sources[name].lookup(self._metadata, ids)
-        except RateLimited as exc:  # a held host (a spent budget): the transport warned; the items say so
-            logger.info("%s lookup not sent for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
-            for job in jobs:
-                job.source_failed(name, exc)
-            return {}
+            for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
+                try:
+                    records.update(source.lookup(self._metadata, chunk))
+                except RateLimited as exc:  # the transport warned once; the items say so
+                    logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
+                    for ident in chunk:
+                        if owners and ident.key in owners:
+                            owners[ident.key].source_failed(name, exc)
+            return records
         except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
             logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
-            return {}
+            return records
         finally:
             set_current_source(None)
 

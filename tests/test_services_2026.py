@@ -488,3 +488,29 @@ def test_arxiv_429s_without_retry_after_open_the_breaker_and_the_rows_say_until_
     assert all("breaker open" in e and "UTC" in e for e in frame["error"]), frame["error"].tolist()
     row = status.loc[key]
     assert row["breaker"] == "open" and row["failures"] == 2 and not pd_isna(row["breaker_open_until"])
+
+
+def test_a_budget_spent_midway_keeps_the_batches_answered_before_it(tmp_path):
+    """OpenAlex answers the first batch of 50 with its last credit (``X-RateLimit-Remaining: 0``): the host
+    is held from that answer on, so the other two batches are never sent and only their items are held."""
+    hits: list[str] = []
+
+    def openalex(request: Request) -> Reply:
+        hits.append(request.path)
+        headers = {"Content-Type": "application/json", "X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "0",
+                   "X-RateLimit-Credits-Used": "1", "X-RateLimit-Reset": "3600"}
+        return Reply(200, b'{"meta": {"count": 0}, "results": []}', headers)
+
+    with LoopbackHost("127.0.0.1", {"*": openalex}) as oa, LoopbackHost("127.0.0.1", {"*": Reply(404, b"no")}) as dead:
+        endpoints = {name: dead.base_url for name in ("unpaywall", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils",
+                                                      "arxiv", "doi")}
+        endpoints["openalex"] = oa.base_url
+        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=endpoints, progress=False, verbosity=0,
+                       cache=False, http_options=FAST, sources=["openalex"]) as r:
+            frame = r.download([f"10.5555/bench.{i}" for i in range(120)])
+            left = r.domain_status().set_index("host").loc[host_key(oa.base_url), "credits_left"]
+        from paperfetch.http.hosts import host_limiter
+
+        host_limiter(oa.base_url).release()
+    assert len(hits) == 1 and left == 0
+    assert frame["status"].tolist() == ["not_found"] * 50 + ["host_held"] * 70
