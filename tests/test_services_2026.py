@@ -514,3 +514,11 @@ def test_a_budget_spent_midway_keeps_the_batches_answered_before_it(tmp_path):
         host_limiter(oa.base_url).release()
     assert len(hits) == 1 and left == 0
     assert frame["status"].tolist() == ["not_found"] * 50 + ["host_held"] * 70
+
+
+def test_a_per_second_window_spent_is_a_short_quiet_hold_not_the_budget_warning():
+    window = CaseInsensitiveDict({"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"})
+    facts, notices = policy.observe_response(HostFacts(), SETTINGS, status=200, headers=window, now=NOW)
+    assert facts.hold_until == NOW + 1 and notices == ()  # the next request waits a second: nothing to warn about
+    refused, notices = policy.observe_response(HostFacts(), SETTINGS, status=429, headers=window, now=NOW)
+    assert refused.hold_until == NOW + 1 and [n.kind for n in notices] == ["hold"] and refused.failures == 0

@@ -38,7 +38,8 @@ published floor (Crawl-delay, the source's interval, the configured range) it is
 A **spent budget** (a 429 or 2xx whose ``X-RateLimit-Remaining`` is below what a request needs,
 :class:`~paperfetch.http.headers.RateLimitBudget`) holds the host until the budget renews
 (``X-RateLimit-Reset``, or the Retry-After when later): not a failure for the breaker, not a pace
-to learn, not retried; one ``"budget"`` notice per spent period. The **announced pool**
+to learn, not retried; one ``"budget"`` notice per spent period longer than a call waits
+(``max_retry_after_s``; a window of seconds is a plain hold). The **announced pool**
 (``x-rate-limit-limit`` per ``x-rate-limit-interval``, ``x-concurrency-limit``) replaces the
 source's declared interval and sets the host's in-flight cap.
 
@@ -557,8 +558,10 @@ def _spend(facts: HostFacts, settings: PolicySettings, budget: RateLimitBudget, 
     new = replace(facts, budget_spent_until=max(until, facts.budget_spent_until or 0.0))
     if new.hold_until is None or new.hold_until < until:
         new = replace(new, hold_until=until, hold_status=429, hold_reason=reason)  # a held answer is a 429
-    if first:
+    if first and until - now > settings.max_retry_after_s:  # a day's budget: the one warning of the period
         notices.append(Notice("budget", reason, status, until - now))
+    elif first and status == 429:  # a window of seconds: a hold like any other
+        notices.append(Notice("hold", reason, status, until - now))
     return new
 
 
