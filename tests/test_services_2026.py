@@ -522,3 +522,21 @@ def test_a_per_second_window_spent_is_a_short_quiet_hold_not_the_budget_warning(
     assert facts.hold_until == NOW + 1 and notices == ()  # the next request waits a second: nothing to warn about
     refused, notices = policy.observe_response(HostFacts(), SETTINGS, status=429, headers=window, now=NOW)
     assert refused.hold_until == NOW + 1 and [n.kind for n in notices] == ["hold"] and refused.failures == 0
+
+
+def test_pmcs_403_to_a_script_is_a_suppressed_row_that_names_pmcs_bot_check(tmp_path):
+    pdf = "https://pmc.ncbi.nlm.nih.gov/articles/PMC8562558/pdf/fnins-15-123.pdf"
+    location = {"url": pdf, "url_for_pdf": pdf, "host_type": "repository", "license": "cc-by", "version": "publishedVersion"}
+    answer = {"doi": "10.3389/fnins.2021.123", "is_oa": True, "oa_status": "green", "best_oa_location": location,
+              "oa_locations": [location], "title": "Fetal neuroimaging updates", "year": 2021}
+    session, adapter = scripted_session({
+        "https://api.unpaywall.org/v2/10.3389%2Ffnins.2021.123": Reply(200, json.dumps(answer), {"Content-Type": "application/json"}),
+        pdf: Reply(403, PMC_403, {"Content-Type": "text/html; charset=UTF-8"}),
+    })
+    client = HttpClient(session=session, registry=HostRegistry(), max_retries=0)
+    with Retriever(email="tester@example.org", out_dir=tmp_path, http=client, progress=False, verbosity=0, cache=False,
+                   sources=["unpaywall"]) as r:
+        frame = r.download(["10.3389/fnins.2021.123"])
+    row = frame.iloc[0]
+    assert row["status"] == "host_suppressed" and "PMC's bot check" in row["error"], row.to_dict()
+    assert pdf in [url for _, url in adapter.calls] and not list(tmp_path.glob("*.pdf"))
