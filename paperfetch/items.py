@@ -53,7 +53,7 @@ from paperfetch.sources import Candidate, Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.urlcheck import shown_url, url_refusal
-from paperfetch.validate import check_pdf_file, sniff
+from paperfetch.validate import check_pdf_file, refusal_bot_check, sniff
 
 if TYPE_CHECKING:
     from paperfetch.ledger.base import ResumeLedger
@@ -185,6 +185,7 @@ class _Failure:
     url: str
     message: str
     http_status: int | None = None
+    held_lookup: bool = False  # a batched lookup not sent (its host held): ranks after every tried candidate
 
 
 @dataclass
@@ -253,6 +254,13 @@ class ItemJob:
         finally:
             self.elapsed_s += time.monotonic() - started
             _context.job = _context.source = None
+
+    def source_failed(self, name: str, exc: PaperfetchError) -> None:
+        """A batched lookup of *name* failed for this item (its host is held): the row says so
+        unless another source answers."""
+        self._fail(_Action("lookup", name, getattr(exc, "url", None) or ""), exc)
+        if self.failures and self.failures[-1].source == name:
+            self.failures[-1].held_lookup = True
 
     # -- planning ------------------------------------------------------------
     def plan(self) -> tuple[list[tuple[str, str, str]], list[str]]:
@@ -431,6 +439,9 @@ class ItemJob:
         if status is Status.HOST_SUPPRESSED and not self.context.web.suppress_on_403:
             status = Status.HTTP_ERROR
         message = redact_text(str(exc))
+        named = refusal_bot_check(action.url, getattr(exc, "status_code", None))  # PMC's 403 to scripts
+        if named and status in (Status.HOST_SUPPRESSED, Status.HTTP_ERROR):
+            message = f"{message}: {named}"
         if status is Status.WRITE_ERROR and self.context.write_stop is not None:
             self.context.write_stop.trip(message)
         self.failures.append(_Failure(status, action.source, redact_url(action.url), message, getattr(exc, "status_code", None)))
@@ -458,7 +469,8 @@ class ItemJob:
                        error=("the batch was stopped before this item was finished; a re-run tries it again"
                               + (f" (failed so far: {tried})" if tried else ""))[:2000])
             return row
-        download_failures = [f for f in self.failures if f.status is not Status.NOT_FOUND]
+        download_failures = sorted((f for f in self.failures if f.status is not Status.NOT_FOUND),
+                                   key=lambda f: f.held_lookup)
         if download_failures:
             first = download_failures[0]  # the best-ranked candidate's failure decides; all are listed
             row.update(status=first.status.value, source=first.source, url=first.url, http_status=first.http_status)

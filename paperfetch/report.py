@@ -73,11 +73,12 @@ DOMAIN_STATUS_COLUMNS = [
     "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
     "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
     "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
+    "credits_left",  # issue 19: the host's budget left (its last X-RateLimit-Remaining)
 ]
 #: The words of ``domain_status()``'s ``state`` column, worst first.
 DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")
 _DATETIMES = ("held_until", "suppressed_until", "breaker_open_until", "next_allowed_at")
-_INTS = ("last_status", "hold_status")
+_INTS = ("last_status", "hold_status", "credits_left")
 
 REQUEST_COLUMNS = ["time", "host", "url", "status", "waited_s", "elapsed_s", "source", "identifier", "outcome"]
 

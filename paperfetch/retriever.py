@@ -42,7 +42,7 @@ from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification, clean_setting, env_endpoint_url, env_state, user_agent_for
 from paperfetch.download import FileAction, existing_file_action
-from paperfetch.errors import ConfigurationError, Stopped
+from paperfetch.errors import ConfigurationError, RateLimited, Stopped
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import host_key
@@ -65,6 +65,7 @@ from paperfetch.redact import install_log_filter, redact_frame, redact_text, red
 from paperfetch.report import mark_unreachable, requests_frame
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.sources.arxiv import ArxivSource
+from paperfetch.sources.base import batched
 from paperfetch.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,6 +82,9 @@ DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpay
 ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
                                    "semanticscholar", "biorxiv")
 DOI_RESOLVER = "https://doi.org"
+#: Crossref's pools since 2025-12-01 (x-concurrency-limit in the 2026 recordings): public 1, polite (mailto) 3
+_CROSSREF_PUBLIC_CONCURRENCY = 1
+_CROSSREF_POLITE_CONCURRENCY = 3
 
 
 def _state_spec(state: Any) -> Any:
@@ -182,6 +186,7 @@ class Retriever:
         # The e-mail goes, in the User-Agent, only to the services that ask for it (and their related hosts).
         asking = {host_key(host) for s in self._sources.values() if s.wants_contact
                   for host in (s.base_url, *s.related_hosts())}
+        concurrency = self._source_concurrency(email=self.identification.email)
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         if http is not None:
@@ -189,13 +194,15 @@ class Retriever:
             # caller's session, host state, clock and settings (plus its sources' intervals), subscribes to
             # that one, and closes only that one (the caller's session stays open).
             self.web = self.api = HttpClient.from_config(
-                replace(http.config, host_intervals={**intervals, **http.host_intervals}),
+                replace(http.config, host_intervals={**intervals, **http.host_intervals},
+                        host_concurrency={**concurrency, **(http.config.host_concurrency or {})}),
                 session=http.session, clock=http.clock, registry=http.registry)
         else:
             configured = dict((http_options or {}).get("host_intervals") or {})
             common.update(http_options or {})
             common["host_intervals"] = {**intervals, **configured}
             common.setdefault("contact_hosts", asking)
+            common["host_concurrency"] = {**concurrency, **dict(common.get("host_concurrency") or {})}
             # Documented APIs are used under their terms of use (and their published rate limits);
             # robots.txt governs the crawling of web pages: publishers' landing pages and PDFs.
             self.web = HttpClient(respect_robots_txt=respect_robots_txt, timeout=timeout, **common)
@@ -217,8 +224,25 @@ class Retriever:
         self._run_idle.set()
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
         self._write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
+        self._describe_openalex()
         self._unsubscribe = [client.subscribe(self._on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
+
+    def _source_concurrency(self, *, email: str | None) -> dict[str, int]:
+        """Issue 19: Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it)."""
+        crossref = self._sources.get("crossref")
+        if crossref is None:
+            return {}
+        return {host_key(crossref.base_url): _CROSSREF_POLITE_CONCURRENCY if email else _CROSSREF_PUBLIC_CONCURRENCY}
+
+    def _describe_openalex(self) -> None:
+        """OpenAlex's host is named, with the remedy for a spent budget, in the transport's one warning."""
+        openalex = self._sources.get("openalex")
+        if openalex is not None:
+            remedy = ("the key's budget renews then" if self.identification.openalex_api_key else
+                      "A free OpenAlex API key raises the budget: set PAPERFETCH_OPENALEX_API_KEY "
+                      "(or Retriever(openalex_api_key=...)).")
+            self.api.host_limiter(openalex.base_url).describe(service="OpenAlex", budget_remedy=remedy)
 
     # ------------------------------------------------------------------ public API
     def download(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
@@ -537,23 +561,36 @@ class Retriever:
         for name in ("openalex", "semanticscholar"):  # the batched sources, asked once for the whole batch
             if name not in self.order or name not in self._sources:
                 continue
-            dois = []
+            dois, owners = [], {}
             for job in jobs:
                 ident = doi_identifier(job.meta.get("doi"))
                 if ident is not None and ident.type is IdType.DOI:
                     dois.append(ident)
-            for key, record in self._lookup(name, dois).items():
+                    owners[ident.key] = job
+            for key, record in self._lookup(name, dois, owners).items():
                 self._prefetched[(name, key.split(":", 1)[1].lower())] = record
 
-    def _lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
+    def _lookup(self, name: str, ids: list[Identifier], owners: Mapping[str, ItemJob] | None = None) -> dict[str, Record]:
+        """A batched lookup, one batch at a time: a batch whose host is held (a spent budget) marks its
+        items (*owners*: identifier key -> job) held for this source, the batches answered before it are kept."""
         if not ids or getattr(self.api, "closed", False):  # close() from another thread: the batch is stopping, ask nothing more
             return {}
+        source = self._sources[name]
+        records: dict[str, Record] = {}
         set_current_source(name)
         try:
-            return self._sources[name].lookup(self._metadata, ids)
+            for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
+                try:
+                    records.update(source.lookup(self._metadata, chunk))
+                except RateLimited as exc:  # the transport warned once; the items say so
+                    logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
+                    for ident in chunk:
+                        if owners and ident.key in owners:
+                            owners[ident.key].source_failed(name, exc)
+            return records
         except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
             logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
-            return {}
+            return records
         finally:
             set_current_source(None)
 

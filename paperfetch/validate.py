@@ -2,7 +2,9 @@
 
 Publishers and repositories often answer a "PDF" URL with something else: the
 article's HTML landing page, a login wall, an empty body, a JSON error, or a
-bot challenge (Cloudflare's "Just a moment...", PerimeterX, DataDome, Akamai …).
+bot challenge (Cloudflare's "Just a moment...", PerimeterX, DataDome, Akamai, PMC's
+proof-of-work page …). :func:`refusal_bot_check` names a refusal that is a bot check (PMC's
+134-byte 403 to scripts).
 This module looks at the first bytes of a body (:func:`sniff`) or at a file
 already on disk (:func:`check_pdf_file`) and returns a :class:`Verdict` whose
 ``reason`` is a sentence a person can act on.
@@ -28,6 +30,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 __all__ = [
     "HEAD_BYTES",
@@ -36,7 +39,9 @@ __all__ = [
     "TAIL_BYTES",
     "Verdict",
     "check_pdf_file",
+    "PMC_BOT_CHECK",
     "detect_bot_challenge",
+    "refusal_bot_check",
     "sniff",
 ]
 
@@ -85,7 +90,13 @@ class Verdict:
 # APS and USENIX fixtures carry it), so "challenge-platform" alone proves nothing;
 # the challenge page loads ``/cdn-cgi/challenge-platform/h/<x>/orchestrate/``.
 # Plain substrings of the lower-cased page: far faster than regexes on a 400 KB page.
+#: How a row names PMC's bot check (issue 19): since 2025 PMC's article PDF pages answer scripts with a
+#: 134-byte 403 or a ~1.8 KB "Preparing to download ..." proof-of-work page (cookie ``cloudpmc-viewer-pow``).
+PMC_BOT_CHECK = "PMC's bot check"
+_PMC_POW = f"{PMC_BOT_CHECK}, its proof-of-work page with the cookie cloudpmc-viewer-pow"
+
 _VENDOR_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (_PMC_POW, ("cloudpmc-viewer-pow", "ncbi.pmc.pow")),
     ("a Cloudflare bot challenge", (
         "cf-browser-verification", "cf_chl_", "/cdn-cgi/challenge-platform/h/", "/cdn-cgi/styles/challenges.css",
         'id="challenge-form"', 'id="challenge-error-text"', 'id="challenge-running"', 'id="challenge-body-text"',
@@ -107,6 +118,8 @@ _VENDOR_TITLES = {
     "access to this page has been denied.": "a PerimeterX (HUMAN) bot challenge",
     "pardon our interruption": "an Imperva (Distil) bot challenge",
     "ddos-guard": "a DDoS-Guard bot challenge",
+    "preparing to download ...": _PMC_POW,
+    "preparing to download …": _PMC_POW,
 }
 
 # Phrases that mean "bot check" when they are the page's *title*. In the body
@@ -139,6 +152,29 @@ def detect_bot_challenge(text: str) -> str | None:
             return label
     if title_key and _TITLE_MARKERS.search(title_key):
         return f"a bot check page titled {title[:80]!r}"
+    return None
+
+
+# PMC's 403 to scripts, as GjjvdBurg/paper2remarkable#160 recorded it (2025-09-20, 134 bytes): a bare page
+# titled "403". Said to be PMC's bot check only on PMC's own hosts; elsewhere it is just a 403.
+_PMC_HOSTS = ("pmc.ncbi.nlm.nih.gov",)
+_BARE_403 = re.compile(rb"<title>\s*403\s*</title>\s*403 Forbidden\s*$", re.IGNORECASE)
+
+
+def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | None:
+    """Name a refusal (*status*, the first bytes of its body when read) that is a bot check, or None.
+
+    PMC's article pages answer a script's PDF request with 403 (the 134-byte page of
+    :data:`_BARE_403`, or no body read): that is :data:`PMC_BOT_CHECK`, which no script gets past.
+    A body that is a bot challenge page names its vendor (:func:`detect_bot_challenge`)."""
+    if head:
+        named = detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))
+        if named:
+            return named
+    host = (urlsplit(url).hostname or "").lower() if url else ""
+    pmc = host in _PMC_HOSTS or (host == "www.ncbi.nlm.nih.gov" and "/pmc/" in urlsplit(url).path)
+    if pmc and status == 403 and (not head or len(head) <= 512 and _BARE_403.search(head.strip())):
+        return f"{PMC_BOT_CHECK} (HTTP 403 to scripts; open the article in a browser or use Europe PMC's copy)"
     return None
 
 

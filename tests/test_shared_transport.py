@@ -328,6 +328,8 @@ def test_every_field_of_host_facts_survives_the_store_and_back():
         backoff_s=4.0, learned_interval_s=1.5, successes=2, breaker=BreakerState.OPEN, failures=5, failing_since=1e9 - 9,
         breaker_open_until=1e9 + 8, breaker_period_s=8.0, breaker_reason="HTTP 503 (5 failures in a row)",
         failure_status=503, robots=rules,
+        credits_limit=1000, credits_left=0, credits_reset_at=1e9 + 3600, budget_spent_until=1e9 + 3600,
+        announced_interval_s=0.1, concurrency_limit=3,  # issue 19
     )
     assert all(getattr(facts, f.name) != f.default for f in fields(HostFacts)), "a field was left at its default"
     stored = stored_facts("h.example", facts)

@@ -120,6 +120,7 @@ class HttpClient(ConfiguredKnobs):
         max_elapsed: float | None = None,
         max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST,
         host_intervals: Mapping[str, float] | None = None,
+        host_concurrency: Mapping[str, int] | None = None,
         max_redirects: int = defaults.MAX_REDIRECTS,
         request_deadline_s: float = defaults.REQUEST_DEADLINE_S,
         max_answer_bytes: int = defaults.MAX_ANSWER_BYTES,
@@ -437,6 +438,10 @@ class HttpClient(ConfiguredKnobs):
         if not self._config.polite_mode:
             return 0.0
         return self._hosts.ready_in(url)
+
+    def in_flight_cap(self, url: str) -> int:
+        """How many requests to *url*'s host may be in flight at once (:func:`.policy.in_flight_cap`)."""
+        return self._hosts.in_flight_cap(url)
 
     def call_allowance(self) -> float:
         """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed``."""

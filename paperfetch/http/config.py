@@ -64,6 +64,8 @@ class TransportConfig:
     max_elapsed: float | None = None
     max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
     host_intervals: Mapping[str, float] | None = None
+    #: per host, the pool's cap on requests in flight (issue 19: Crossref's pools); shared like host_intervals
+    host_concurrency: Mapping[str, int] | None = None
     max_redirects: int = defaults.MAX_REDIRECTS
     #: total seconds one request may take: connect, head and every read, however the bytes trickle
     request_deadline_s: float = defaults.REQUEST_DEADLINE_S
@@ -128,6 +130,10 @@ class TransportConfig:
         if self.host_intervals:
             intervals.update({k.lower(): float(v) for k, v in self.host_intervals.items()})
         _set(self, "host_intervals", intervals)
+        concurrency = {k.lower(): int(v) for k, v in (self.host_concurrency or {}).items()}
+        if any(v < 1 for v in concurrency.values()):
+            raise ConfigurationError(f"host_concurrency caps must be >= 1, not {self.host_concurrency!r}")
+        _set(self, "host_concurrency", concurrency)
         _set(self, "max_redirects", int(self.max_redirects))
         if not self.request_deadline_s > 0:
             raise ConfigurationError(f"request_deadline_s must be > 0, not {self.request_deadline_s!r}")
@@ -178,6 +184,7 @@ class TransportConfig:
             suppress_403_ttl_s=self.suppress_403_ttl_s,
             pacing_margin_s=self.pacing_margin_s,
             max_in_flight_per_host=self.max_in_flight_per_host,
+            host_concurrency=concurrency,
             breaker_failures=self.breaker_failures,
             learn=self.learn_interval,
             max_host_wait_s=self.max_host_wait_s,
@@ -248,6 +255,7 @@ class ConfiguredKnobs:
     max_elapsed = _Knob()
     max_in_flight_per_host = _Knob()
     host_intervals = _Knob()
+    host_concurrency = _Knob()
     max_redirects = _Knob()
     request_deadline_s = _Knob()
     max_answer_bytes = _Knob()

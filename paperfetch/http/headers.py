@@ -13,6 +13,20 @@ or epoch in the past means "now" (0 s). Every wait is capped at
 :data:`MAX_SERVER_WAIT_S` (``Retry-After: 99999999999999999999`` is "held until
 the cap", never an ``OverflowError`` or a year 33715 further down); whether to
 wait that long or give up is the client's decision, not the parser's.
+
+Two more things a service's headers announce, read here as values:
+
+* a **budget** (:class:`RateLimitBudget`, :func:`parse_rate_limit_budget`): OpenAlex's
+  ``X-RateLimit-Limit`` / ``-Remaining`` / ``-Credits-Used`` / ``-Credits-Required`` /
+  ``-Reset`` (credits a day, credits left, what this request cost, what the refused one
+  needed, seconds until the budget resets at midnight UTC). It is *spent* when fewer credits
+  are left than a request needs (``Remaining < Credits-Required``, as the OpenAlex CLI reads
+  it; without ``Credits-Required``, when none is left);
+* a **pool** (:class:`PoolLimits`, :func:`parse_pool_limits`): Crossref's
+  ``x-rate-limit-limit`` requests per ``x-rate-limit-interval`` (``1s``) and
+  ``x-concurrency-limit`` requests in flight.
+
+Neither decides anything: :mod:`paperfetch.http.policy` does.
 """
 
 from __future__ import annotations
@@ -27,8 +41,12 @@ from typing import Mapping
 __all__ = [
     "EPOCH_THRESHOLD",
     "MAX_SERVER_WAIT_S",
+    "PoolLimits",
+    "RateLimitBudget",
     "ServerWait",
     "has_rate_limit_headers",
+    "parse_pool_limits",
+    "parse_rate_limit_budget",
     "parse_rate_limit_reset",
     "parse_retry_after",
     "parse_structured_rate_limit",
@@ -150,3 +168,92 @@ def has_rate_limit_headers(headers: Mapping[str, str], now: float) -> bool:
         if (headers.get(name) or "").strip() == "0":
             return True
     return False
+
+
+# ---------------------------------------------------------------------- budgets and pools
+def _count(value: str | None) -> int | None:
+    """A non-negative whole number of credits or requests, or ``None``."""
+    if value is None:
+        return None
+    number = _number(value)
+    if number is None or math.isinf(number):
+        return None
+    return int(number)
+
+
+@dataclass(frozen=True)
+class RateLimitBudget:
+    """What a host's ``X-RateLimit-*`` headers say of its budget (OpenAlex: credits a day)."""
+
+    limit: int | None = None             #: ``X-RateLimit-Limit``: the budget (credits per day)
+    remaining: int | None = None         #: ``X-RateLimit-Remaining``: credits left
+    credits_used: int | None = None      #: ``X-RateLimit-Credits-Used``: what this request cost
+    credits_required: int | None = None  #: ``X-RateLimit-Credits-Required``: what the request needed
+    reset_at: float | None = None        #: ``X-RateLimit-Reset`` as an epoch (the budget renews then)
+
+    @property
+    def spent(self) -> bool:
+        """Fewer credits left than a request needs (none left, when the need is not said)."""
+        if self.remaining is None:
+            return False
+        need = self.credits_required if self.credits_required is not None else 1
+        return self.remaining < max(1, need)
+
+
+def parse_rate_limit_budget(headers: Mapping[str, str], now: float) -> RateLimitBudget | None:
+    """The budget *headers* announce, or ``None`` when they name neither a limit nor what remains.
+
+    ``X-RateLimit-Reset`` is read as :func:`parse_rate_limit_reset` reads it (OpenAlex sends the
+    seconds until midnight UTC, ``64144`` at 06:10:56)."""
+    limit = _count(headers.get("X-RateLimit-Limit"))
+    remaining = _count(headers.get("X-RateLimit-Remaining"))
+    if limit is None and remaining is None:
+        return None
+    reset = parse_rate_limit_reset(headers.get("X-RateLimit-Reset"), now)
+    return RateLimitBudget(
+        limit=limit, remaining=remaining, credits_used=_count(headers.get("X-RateLimit-Credits-Used")),
+        credits_required=_count(headers.get("X-RateLimit-Credits-Required")),
+        reset_at=None if reset is None else now + reset,
+    )
+
+
+@dataclass(frozen=True)
+class PoolLimits:
+    """What a host announces of the pool it serves us from (Crossref's ``x-rate-limit-*`` headers)."""
+
+    limit: int | None = None          #: ``x-rate-limit-limit``: requests per interval
+    interval_s: float | None = None   #: ``x-rate-limit-interval`` in seconds
+    concurrency: int | None = None    #: ``x-concurrency-limit``: requests in flight
+
+    @property
+    def min_gap_s(self) -> float | None:
+        """The pool's pace as a gap between starts: interval ÷ limit (``None`` when either is unknown)."""
+        if not self.limit or self.interval_s is None:
+            return None
+        return self.interval_s / self.limit
+
+
+_INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _interval(value: str | None) -> float | None:
+    """``1s``, ``60s``, ``1m``, ``500ms`` or bare seconds; ``None`` for anything else (or 0)."""
+    if value is None or len(value) > _MAX_VALUE_CHARS:
+        return None
+    match = _INTERVAL.match(value)
+    if not match:
+        return None
+    seconds = float(match.group(1)) * _UNIT_S[(match.group(2) or "s").lower()]
+    return seconds if 0 < seconds <= MAX_SERVER_WAIT_S else None
+
+
+def parse_pool_limits(headers: Mapping[str, str]) -> PoolLimits | None:
+    """The pool *headers* announce, or ``None`` when they announce none of it. A limit or a
+    concurrency of 0 (or garbage) is not an announcement."""
+    limit = _count(headers.get("x-rate-limit-limit")) or None
+    interval = _interval(headers.get("x-rate-limit-interval"))
+    concurrency = _count(headers.get("x-concurrency-limit")) or None
+    if limit is None and interval is None and concurrency is None:
+        return None
+    return PoolLimits(limit=limit, interval_s=interval, concurrency=concurrency)

@@ -116,6 +116,18 @@ class HostFacts:
     #: the HTTP status of the last failure (a synthetic answer repeats it), None for network errors
     failure_status: int | None = None
     robots: RobotsRules | None = None  #: with its own ``fetched_at`` / ``expires_at`` (wall clock)
+    #: the host's budget, as its ``X-RateLimit-*`` headers last said (OpenAlex: credits a day)
+    credits_limit: int | None = None
+    #: credits left: the last ``X-RateLimit-Remaining``
+    credits_left: int | None = None
+    #: when the budget renews (``X-RateLimit-Reset``)
+    credits_reset_at: float | None = None
+    #: the budget is spent until then (a hold until the reset, not a transient 429); None: not spent
+    budget_spent_until: float | None = None
+    #: the gap between starts the host's pool announces (``x-rate-limit-interval`` / ``-limit``); 0: none
+    announced_interval_s: float = 0.0
+    #: the requests in flight the host's pool allows (``x-concurrency-limit``); None: not announced
+    concurrency_limit: int | None = None
 
 
 def stored_facts(host: str, facts: HostFacts) -> StoredFacts:
@@ -135,6 +147,9 @@ def stored_facts(host: str, facts: HostFacts) -> StoredFacts:
         robots_expires_at=None if r is None else r.expires_at, robots_status=None if r is None else r.status.value,
         robots_detail="" if r is None else r.detail, robots_truncated=False if r is None else r.truncated,
         robots_unreachable_policy=UnreachablePolicy.ALLOW.value if r is None else r.unreachable_policy.value,
+        credits_limit=facts.credits_limit, credits_left=facts.credits_left, credits_reset_at=facts.credits_reset_at,
+        budget_spent_until=facts.budget_spent_until, announced_interval_s=facts.announced_interval_s,
+        concurrency_limit=facts.concurrency_limit,
     )
 
 
@@ -162,6 +177,9 @@ def host_facts(stored: StoredFacts, robots: RobotsRules | None = None) -> HostFa
         successes=stored.successes, breaker=breaker, failures=stored.breaker_failures, failing_since=stored.failing_since,
         breaker_open_until=stored.breaker_open_until, breaker_period_s=stored.breaker_period_s,
         breaker_reason=stored.breaker_reason, failure_status=stored.failure_status, robots=rules,
+        credits_limit=stored.credits_limit, credits_left=stored.credits_left, credits_reset_at=stored.credits_reset_at,
+        budget_spent_until=stored.budget_spent_until, announced_interval_s=stored.announced_interval_s,
+        concurrency_limit=stored.concurrency_limit,
     )
 
 
@@ -207,6 +225,10 @@ class HostSnapshot:
     breaker_open_until: datetime | None
     next_allowed_at: datetime | None   #: the earliest a request could start (hold, breaker, pacing)
     ready_in_s: float                  #: seconds from now until then (0: now; inf: suppressed)
+    credits_left: int | None = None    #: the host's budget left (its last ``X-RateLimit-Remaining``)
+    credits_reset_at: datetime | None = None  #: when that budget renews
+    budget_spent: bool = False         #: the budget is spent: held until it renews
+    max_in_flight: int = 1             #: requests this client lets be in flight to the host
 
 
 class HostLimiter:
@@ -232,11 +254,21 @@ class HostLimiter:
         self.probing = False  # a half-open probe of this process is on its way
         self.last_gap_s: float | None = None  # the gap the latest request kept after the previous one
         self._previous_start: float | None = None
+        # what the host is, as the caller named it (process-local): for the warnings people read
+        self.service = ""
+        self.budget_remedy = ""
         # counters
         self.requests = 0
         self.ok = 0
         self.errors = 0
         self.last_status: int | None = None
+
+    def describe(self, *, service: str, budget_remedy: str = "") -> "HostLimiter":
+        """Name the service behind this host (``"OpenAlex"``) and what to do when its budget is spent
+        (a free API key): the transport's one warning about a spent budget says both."""
+        self.service = service
+        self.budget_remedy = budget_remedy
+        return self
 
     # -- facts ---------------------------------------------------------------
     @property

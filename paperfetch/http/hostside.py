@@ -93,7 +93,10 @@ class HostSide:
 
     def publish(self, host: HostLimiter, url: str, notices: Iterable[policy.Notice]) -> None:
         for n in notices:
-            if n.kind == "hold":
+            if n.kind == "budget":
+                self.emit(EventKind.HOLD, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+                self._warn_spent(host, n)
+            elif n.kind == "hold":
                 self.emit(EventKind.HOLD, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
                 logger.warning("%s asked for no requests for %.0fs (%s)", host.key, n.seconds or 0.0, n.detail)
             elif n.kind == "backoff":
@@ -108,6 +111,15 @@ class HostSide:
             elif n.kind == "suppress":
                 self.emit(EventKind.SUPPRESS, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
                 logger.warning("%s answered 403; suppressing it (%s)", host.key, n.detail)
+
+    @staticmethod
+    def _warn_spent(host: HostLimiter, notice: policy.Notice) -> None:
+        """The one warning of a spent budget (the policy gives one notice per spent period): which
+        service, until when, and the remedy the caller named (:meth:`.HostLimiter.describe`)."""
+        name = host.service or host.key
+        remedy = f" {host.budget_remedy}" if host.budget_remedy else ""
+        logger.warning("%s (%s): %s; no requests to it until then (other hosts carry on).%s",
+                       name, host.key, notice.detail, remedy)
 
     # ------------------------------------------------------------------ reading host state
     @staticmethod
@@ -124,6 +136,11 @@ class HostSide:
         with host.cond:
             return policy.next_start(host.facts, self.pace(host), self.config.settings, host=host.key,
                                      now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
+
+    def in_flight_cap(self, url: str) -> int:
+        """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
+        host = self.registry.limiter(url)
+        return policy.in_flight_cap(host.facts, self.config.settings, host.key)
 
     def snapshot(self, host: HostLimiter, *, refresh: bool = True) -> HostSnapshot:
         if refresh:
@@ -204,7 +221,8 @@ class HostSide:
         """Send on the slot ``acquire`` took (paced, observed on a network error; *deadline_s*: this
         request's own deadline instead of ``request_deadline_s``)."""
         return self.wire.send(host, url, params, headers, kwargs, method, data, gap_s=self.gap(host),
-                              on_error=lambda exc: self.observe_error(host, url, exc), deadline_s=deadline_s)
+                              on_error=lambda exc: self.observe_error(host, url, exc), deadline_s=deadline_s,
+                              cap=policy.in_flight_cap(host.facts, self.config.settings, host.key))
 
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
         """Sleep for the host; in a batch's worker, stopping the batch ends the sleep at once with

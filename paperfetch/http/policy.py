@@ -20,7 +20,9 @@ which return the new facts and :class:`Notice` s to publish. The order of
 3. **hold** — a host that sent Retry-After is not asked before the time it named:
    a hold no longer than the call's *allowance* is waited out (``WAIT``), a longer
    one ends the call (``HELD``);
-4. **slot** — at most ``max_in_flight_per_host`` requests in flight (``BUSY``);
+4. **slot** — at most :func:`in_flight_cap` requests in flight (``BUSY``): ``max_in_flight_per_host``,
+   or for a host with a declared pool (``host_concurrency``, Crossref's) what its
+   ``x-concurrency-limit`` announced, never above the pool's cap, 1 while nothing is announced;
 5. **pacing** — the gap since the host's previous request was answered is at least
    the effective delay (:func:`delay_range`, which includes the **learned interval**), else
    ``WAIT`` the rest.
@@ -32,6 +34,14 @@ refused gap), capped at ``learn_max_s`` (a server wait longer than that is an ou
 hold, and teaches nothing); after ``learn_decay_successes`` successes in a
 row it comes down by ``learn_decay_fraction``, and once it is no longer above the
 published floor (Crawl-delay, the source's interval, the configured range) it is dropped.
+
+A **spent budget** (a 429 or 2xx whose ``X-RateLimit-Remaining`` is below what a request needs,
+:class:`~paperfetch.http.headers.RateLimitBudget`) holds the host until the budget renews
+(``X-RateLimit-Reset``, or the Retry-After when later): not a failure for the breaker, not a pace
+to learn, not retried; one ``"budget"`` notice per spent period longer than a call waits
+(``max_retry_after_s``; a window of seconds is a plain hold). The **announced pool**
+(``x-rate-limit-limit`` per ``x-rate-limit-interval``, ``x-concurrency-limit``) replaces the
+source's declared interval and sets the host's in-flight cap.
 
 "When may this host's next request start?" has one answer, :func:`next_start` (the hold, the
 open breaker and the pacing gap, :func:`pacing_wait`); :func:`decide`, the client's ``ready_in``,
@@ -51,14 +61,22 @@ from typing import Mapping
 
 from paperfetch import defaults
 from paperfetch.http.delays import BackoffPolicy, DelayRange, effective_range
-from paperfetch.http.headers import has_rate_limit_headers, server_requested_wait
+from paperfetch.http.headers import (
+    PoolLimits,
+    RateLimitBudget,
+    ServerWait,
+    has_rate_limit_headers,
+    parse_pool_limits,
+    parse_rate_limit_budget,
+    server_requested_wait,
+)
 from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression
 
 __all__ = [
     "Decision", "HostCounters", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "begin_probe",
-    "breaker_ends_batch", "breaker_open", "crawl_delay", "decide", "delay_range", "floor", "gap", "hold_remaining",
-    "learned_interval", "next_start", "observe_error", "observe_response", "past_budget", "pacing_wait", "retry_wait", "snapshot",
-    "suppression_in_force", "unreachable",
+    "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range", "floor", "gap",
+    "hold_remaining", "in_flight_cap", "learned_interval", "next_start", "observe_error", "observe_response",
+    "pacing_wait", "past_budget", "retry_wait", "snapshot", "suppression_in_force", "unreachable",
 ]
 
 
@@ -81,6 +99,9 @@ class PolicySettings:
     suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S
     pacing_margin_s: float = defaults.PACING_MARGIN_S
     max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
+    #: per host: the pool's cap on requests in flight (Crossref: 1 public, 3 polite); the host's announced
+    #: ``x-concurrency-limit`` applies under it, 1 until one is announced
+    host_concurrency: Mapping[str, int] = field(default_factory=dict)
     #: consecutive failures that open the breaker; 0: no breaker
     breaker_failures: int = defaults.BREAKER_FAILURES
     #: an open period ending later than this after the host began failing is not waited for
@@ -123,7 +144,7 @@ class Pace:
 class Notice:
     """Something an observation changed, for the client to publish and log."""
 
-    kind: str            #: "hold", "backoff", "suppress", "breaker", "learned"
+    kind: str            #: "hold", "budget", "backoff", "suppress", "breaker", "learned"
     detail: str
     status: int | None = None
     seconds: float | None = None
@@ -141,6 +162,23 @@ def suppression_in_force(facts: HostFacts, now: float) -> Suppression | None:
     if s is None or (s.until is not None and now >= s.until):
         return None
     return s
+
+
+def budget_spent(facts: HostFacts, now: float) -> float:
+    """Seconds until the host's spent budget renews (0: not spent)."""
+    if facts.budget_spent_until is None:
+        return 0.0
+    return max(0.0, facts.budget_spent_until - now)
+
+
+def in_flight_cap(facts: HostFacts, settings: PolicySettings, host: str) -> int:
+    """How many requests may be in flight to *host* at once (see the module's step 4)."""
+    pool = settings.host_concurrency.get(host)
+    announced = facts.concurrency_limit
+    if pool is not None:
+        return max(1, min(pool, announced)) if announced else 1
+    cap = settings.max_in_flight_per_host
+    return max(1, min(cap, announced)) if announced else cap
 
 
 def learned_interval(facts: HostFacts, settings: PolicySettings) -> float:
@@ -188,7 +226,8 @@ def crawl_delay(facts: HostFacts, settings: PolicySettings) -> float | None:
 
 def delay_range(facts: HostFacts, settings: PolicySettings, host: str) -> DelayRange | None:
     """The delay range for the host's next request, every floor applied (``None``: no delay)."""
-    interval = max(settings.host_intervals.get(host, 0.0), learned_interval(facts, settings))
+    declared = facts.announced_interval_s or settings.host_intervals.get(host, 0.0)  # the host's own word first
+    interval = max(declared, learned_interval(facts, settings))
     return effective_range(
         configured=settings.configured_range,
         # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
@@ -249,7 +288,7 @@ def decide(
         if held > allowance:
             return Decision(Verdict.HELD, held, facts.hold_reason)
         return Decision(Verdict.WAIT, held, "hold")
-    if pace.in_flight >= settings.max_in_flight_per_host:
+    if pace.in_flight >= in_flight_cap(facts, settings, host):
         return Decision(Verdict.BUSY)
     wait = pacing_wait(facts, pace, settings, host=host, mono=mono)
     if wait > 0:
@@ -274,7 +313,7 @@ def next_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: 
     if settings.suppress_on_403 and not exempt and suppression_in_force(facts, now) is not None:
         return math.inf
     hold = max(hold_remaining(facts, now), breaker_open(facts, settings, now))
-    busy = 0.0 if pace.in_flight < settings.max_in_flight_per_host else 0.001
+    busy = 0.0 if pace.in_flight < in_flight_cap(facts, settings, host) else 0.001
     return max(0.0, hold, pacing_wait(facts, pace, settings, host=host, mono=mono), busy)
 
 
@@ -317,6 +356,10 @@ def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: H
         breaker_open_until=_utc(facts.breaker_open_until),
         next_allowed_at=_utc(next_at),
         ready_in_s=ready,
+        credits_left=facts.credits_left,
+        credits_reset_at=_utc(facts.credits_reset_at),
+        budget_spent=budget_spent(facts, now) > 0,
+        max_in_flight=in_flight_cap(facts, settings, host),
     )
 
 
@@ -360,7 +403,12 @@ def observe_response(
     notices: list[Notice] = []
     server = server_requested_wait(headers, now)
     rate_limited_403 = status == 403 and has_rate_limit_headers(headers, now)
-    new = facts
+    budget = parse_rate_limit_budget(headers, now)
+    new = _announced(facts, budget, parse_pool_limits(headers), status)
+    if budget is not None and budget.spent and (status == 429 or 200 <= status < 300):
+        new = _spend(new, settings, budget, server, status, now, notices)
+        if status == 429:  # the budget, not the pace: no failure, no backoff, nothing learned
+            return new, tuple(notices)
     if status in (429, 503) or rate_limited_403:
         seconds = server.seconds if server is not None else (settings.default_retry_after_s if rate_limited_403 else 0.0)
         if seconds > 0:
@@ -474,10 +522,57 @@ def _unlearn(facts: HostFacts, settings: PolicySettings, floor_s: float, notices
     return replace(facts, learned_interval_s=value, successes=0)
 
 
+def _announced(facts: HostFacts, budget: RateLimitBudget | None, pool: PoolLimits | None, status: int) -> HostFacts:
+    """*facts* with what the host's headers announce: its budget and its pool."""
+    changes: dict = {}
+    if budget is not None:
+        changes.update(credits_limit=budget.limit if budget.limit is not None else facts.credits_limit,
+                       credits_left=budget.remaining if budget.remaining is not None else facts.credits_left,
+                       credits_reset_at=budget.reset_at if budget.reset_at is not None else facts.credits_reset_at)
+        if not budget.spent and 200 <= status < 300:
+            changes.update(budget_spent_until=None)  # it renewed (or was never spent)
+    if pool is not None:
+        gap_s = pool.min_gap_s
+        if gap_s is not None:
+            changes.update(announced_interval_s=gap_s)
+        if pool.concurrency is not None:
+            changes.update(concurrency_limit=pool.concurrency)
+    if not changes:
+        return facts
+    new = replace(facts, **changes)
+    return facts if new == facts else new
+
+
+def _spend(facts: HostFacts, settings: PolicySettings, budget: RateLimitBudget, server: ServerWait | None,
+           status: int, now: float, notices: list[Notice]) -> HostFacts:
+    """The host's budget is spent: held until it renews (its reset, or the server's wait when later)."""
+    until = budget.reset_at
+    if server is not None and (until is None or now + server.seconds > until):
+        until = now + server.seconds
+    if until is None or until <= now:
+        until = now + settings.default_retry_after_s  # spent, yet no word on when: as a 429 without one
+    need = budget.credits_required if budget.credits_required is not None else 1
+    reason = (f"HTTP {status}: rate-limit budget spent ({budget.remaining} credit(s) left, {need} needed); "
+              f"it renews at {datetime.fromtimestamp(until, tz=timezone.utc):%Y-%m-%d %H:%M:%S} UTC")
+    first = budget_spent(facts, now) <= 0
+    new = replace(facts, budget_spent_until=max(until, facts.budget_spent_until or 0.0))
+    if new.hold_until is None or new.hold_until < until:
+        new = replace(new, hold_until=until, hold_status=429, hold_reason=reason)  # a held answer is a 429
+    if first and until - now > settings.max_retry_after_s:  # a day's budget: the one warning of the period
+        notices.append(Notice("budget", reason, status, until - now))
+    elif first and status == 429:  # a window of seconds: a hold like any other
+        notices.append(Notice("hold", reason, status, until - now))
+    return new
+
+
 def retry_wait(
     facts: HostFacts, settings: PolicySettings, *, status: int, headers: Mapping[str, str], now: float
 ) -> tuple[float, HostFacts, tuple[Notice, ...]]:
-    """How long to wait before retrying a response judged RETRY, and the host's new facts."""
+    """How long to wait before retrying a response judged RETRY, and the host's new facts (a spent
+    budget: until it renews, which ends a call that may not wait that long)."""
+    spent = budget_spent(facts, now)
+    if spent > 0:
+        return spent, facts, ()
     server = server_requested_wait(headers, now)
     if server is not None:
         return server.seconds, facts, ()  # never shortened: a wait beyond the allowance ends the call

@@ -15,7 +15,7 @@ How it works
 * The thread that calls :meth:`HostScheduler.run` is the *dispatcher*; a pool of
   worker threads makes the requests (``job.advance()``). The dispatcher hands a
   job to an idle worker only when its host is **due**: fewer than
-  ``client.max_in_flight_per_host`` of that host's jobs are in flight as
+  ``client.in_flight_cap(url)`` of that host's jobs are in flight as
   dispatched by this scheduler, and ``client.ready_in(url) == 0``.
 * A host whose ``ready_in`` is ``inf`` (suppressed after a 403), or that is held
   (Retry-After) for longer than ``defer_limit_s``, is *also* due: the transport
@@ -151,6 +151,7 @@ class Transport(Protocol):
     def clock(self) -> Clock: ...
     def host_limiter(self, url: str) -> HostLimiter: ...
     def ready_in(self, url: str) -> float: ...
+    def in_flight_cap(self, url: str) -> int: ...
     def call_allowance(self) -> float: ...
     def would_send(self, url: str) -> bool: ...
     def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool: ...
@@ -444,7 +445,7 @@ class HostScheduler:
                 # with a synthetic response, so the queue drains without the in-flight limit
                 hq.draining = True
                 return True
-            if limiter.in_flight >= client.max_in_flight_per_host:
+            if limiter.in_flight >= self._cap_of(hq):
                 # busy with a request we did not dispatch: look again soon, then less and less often
                 hq.busy_polls += 1
                 ready = max(ready, BUSY_POLL_S * 2 ** min(hq.busy_polls - 1, 8))
@@ -464,15 +465,18 @@ class HostScheduler:
         that could not be reached at all is not waited for. Caller holds the lock."""
         return self.client.breaker_ends_batch(hq.url, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
 
+    def _cap_of(self, hq: _HostQueue) -> int:
+        """The host's in-flight cap (the transport's :func:`~paperfetch.http.policy.in_flight_cap`)."""
+        return self.client.in_flight_cap(hq.url) if hq.limiter is not None else self._cap
+
     def _pick(self, now: float) -> _HostQueue | None:
         """The due host with the longest queue (ties: waiting longest), or ``None``."""
         free = self._active.get(NO_REQUEST)
         if free is not None:
             return free
-        cap = self._cap
         best = None
         for hq in self._active.values():
-            if (hq.in_flight >= cap and not hq.draining) or hq.not_before > now:
+            if (hq.in_flight >= self._cap_of(hq) and not hq.draining) or hq.not_before > now:
                 continue
             if best is None or len(hq.jobs) > len(best.jobs) or (len(hq.jobs) == len(best.jobs) and hq.since < best.since):
                 best = hq
@@ -481,7 +485,7 @@ class HostScheduler:
         # the favourite is not due: try the others in order of preference
         others = [
             hq for hq in self._active.values()
-            if (hq.in_flight < cap or hq.draining) and hq.not_before <= now and hq is not best
+            if (hq.in_flight < self._cap_of(hq) or hq.draining) and hq.not_before <= now and hq is not best
         ]
         others.sort(key=lambda h: (-len(h.jobs), h.since))
         for hq in others:
@@ -492,9 +496,8 @@ class HostScheduler:
     def _next_wake(self, now: float) -> float:
         """Seconds until some queued host may be due (capped at MAX_WAIT_S)."""
         soonest = MAX_WAIT_S
-        cap = self._cap
         for hq in self._active.values():
-            if hq.in_flight < cap or hq.draining:
+            if hq.in_flight < self._cap_of(hq) or hq.draining:
                 soonest = min(soonest, hq.not_before - now)
         return max(0.0, soonest)
 

@@ -17,6 +17,7 @@ import requests
 
 from paperfetch.errors import DisallowedByRobots, HostSuppressed, NotFoundError, RateLimited, ServiceError
 from paperfetch.http import policy
+from paperfetch.http.hosts import BreakerState
 from paperfetch.http.hostside import Exchange
 from paperfetch.http.outcome import Outcome
 
@@ -76,8 +77,14 @@ def rate_limited(exchange: Exchange, shown: str, what: str) -> RateLimited:
     """The :class:`~paperfetch.RateLimited` of a held host (or a 429 it sent)."""
     host = exchange.host
     held_until = host.held_until
+    opened = host.facts.breaker_open_until
+    if held_until is None and opened is not None and host.facts.breaker is not BreakerState.CLOSED:
+        held_until = datetime.fromtimestamp(opened, tz=timezone.utc)  # no hold, an open breaker: its end
+        what = f"{what}; breaker open: {host.facts.breaker_reason}"
     status = exchange.response.status_code if exchange.response is not None else host.facts.hold_status
     when = held_until.strftime("%H:%M:%S UTC") if held_until else "later"
+    if host.facts.budget_spent_until is not None and host.facts.hold_reason:
+        what = host.facts.hold_reason  # issue 19: a spent budget says so, and when it renews
     return RateLimited(
         f"{host.key} asked for no requests until {when} ({what}); {shown} not fetched",
         held_until=held_until,

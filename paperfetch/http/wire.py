@@ -160,7 +160,8 @@ class Wire:
              method: str = "GET", data: Any = None, *, gap_s: float | None = None,
              on_error: Callable[[BaseException], None] | None = None,
              on_response: Callable[[requests.Response], None] | None = None,
-             gate: Callable[[], None] | None = None, deadline_s: float | None = None) -> requests.Response:
+             gate: Callable[[], None] | None = None, deadline_s: float | None = None,
+             cap: int | None = None) -> requests.Response:
         """Send one request. *gap_s* given (the polite path): on the host slot taken by the caller,
         after reserving the store's start slot for that gap; the slot is always freed. ``None`` (the
         unpaced path): no slot, no pacing clock.
@@ -171,7 +172,8 @@ class Wire:
         host is decided on what this one learned; *on_error* sees a network error before it is raised.
         A request refused before it left (a header ``requests`` will not send, an adapter's own error)
         is raised as it is and counts against nobody: it is not the host's failure.
-        *deadline_s* replaces ``request_deadline_s`` for this request (robots.txt has a shorter one)."""
+        *deadline_s* replaces ``request_deadline_s`` for this request (robots.txt has a shorter one).
+        *cap*: the host's in-flight cap (default ``max_in_flight_per_host``)."""
         paced = gap_s is not None
         slot: "Slot | None" = None
         gap = 0.0
@@ -179,7 +181,7 @@ class Wire:
             try:
                 self.check_stop()
                 if gap_s > 0:  # nothing to pace: no reservation
-                    slot, gap = self.reserve(host, gap_s)
+                    slot, gap = self.reserve(host, gap_s, cap)
                 if gate is not None:
                     gate()
             except BaseException:
@@ -257,13 +259,13 @@ class Wire:
             return response
 
     # ------------------------------------------------------------------ pacing across processes
-    def reserve(self, host: "HostLimiter", gap_s: float) -> "tuple[Slot | None, float]":
+    def reserve(self, host: "HostLimiter", gap_s: float, cap: int | None = None) -> "tuple[Slot | None, float]":
         """Take the host's start slot in the store (every process of a shared store asks the same one),
         waiting for it: the gap this request keeps is then kept by every client of the store. With one
         request in flight per host the slot is held until :meth:`finish` (end-to-end pacing) or the
         registry's lease runs out; with more, starts are spaced (start-to-start)."""
         store = self.registry.store
-        lease_s = self.registry.lease_s if self.max_in_flight_per_host == 1 else 0.0
+        lease_s = self.registry.lease_s if (cap or self.max_in_flight_per_host) == 1 else 0.0
         while True:
             now = self.clock.time()
             slot = store.reserve(host.key, gap_s, now, lease_s)

@@ -117,6 +117,13 @@ class StoredFacts:
     robots_detail: str = ""
     robots_truncated: bool = False
     robots_unreachable_policy: str = "allow"
+    # issue 19: what the host's rate-limit headers announce (soft fields)
+    credits_limit: int | None = None
+    credits_left: int | None = None
+    credits_reset_at: float | None = None
+    budget_spent_until: float | None = None
+    announced_interval_s: float = 0.0
+    concurrency_limit: int | None = None
 
     def held(self, now: float) -> bool:
         return self.hold_until is not None and self.hold_until > now
