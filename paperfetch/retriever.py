@@ -44,7 +44,6 @@ from paperfetch.config import Identification, clean_setting, env_endpoint_url, e
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import ConfigurationError, RateLimited, Stopped
 from paperfetch.http.client import HttpClient
-from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
 from paperfetch.items import (
@@ -52,8 +51,6 @@ from paperfetch.items import (
     ItemContext,
     ItemJob,
     WriteStop,
-    current_job,
-    current_source,
     doi_identifier,
     resumed_row,
     set_current_source,
@@ -62,7 +59,8 @@ from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
-from paperfetch.report import mark_unreachable, requests_frame
+from paperfetch.report import mark_unreachable
+from paperfetch.requestlog import RequestLog
 from paperfetch.sources import SOURCES, Record, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.sources.base import batched
@@ -214,8 +212,7 @@ class Retriever:
         # False: none; or a path, or a MetadataCache the caller owns.
         self._metadata, self._own_cache = metadata_fetcher(self.api, cache)
         self._run_jobs: list[Any] = []  # the batch's items, for the title check
-        self._request_rows: list[dict[str, Any]] = []
-        self._rows_lock = threading.Lock()
+        self._request_log = RequestLog()
         self._run_started = float("inf")  # set as download() starts (see _reusable)
         self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
         self._run_scheduler: Any = None  # the HostScheduler of the download() in progress (close() stops it)
@@ -225,7 +222,7 @@ class Retriever:
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
         self._write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
         self._describe_openalex()
-        self._unsubscribe = [client.subscribe(self._on_event)
+        self._unsubscribe = [client.subscribe(self._request_log.on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
 
     def _source_concurrency(self, *, email: str | None) -> dict[str, int]:
@@ -436,9 +433,7 @@ class Retriever:
 
     def requests(self) -> pd.DataFrame:
         """One row per HTTP request made: time, host, URL (no secrets), status, waited, elapsed, source."""
-        with self._rows_lock:
-            rows = list(self._request_rows)
-        return redact_frame(requests_frame(rows))
+        return self._request_log.frame()
 
     # ------------------------------------------------------------------ search and snowballing
     def search_pubmed(self, query: str, *, max_results: int = 200, mindate: str | None = None,
@@ -673,34 +668,6 @@ class Retriever:
             if position[id(job)] not in rows:
                 job.stopped = True
                 finished(job)
-
-    def _on_event(self, event: Event) -> None:
-        job = current_job()
-        if event.kind is EventKind.WAIT and job is not None:
-            job.waited_s += event.seconds or 0.0
-            return
-        if event.kind not in (EventKind.RESPONSE, EventKind.NETWORK_ERROR, EventKind.HELD, EventKind.SUPPRESSED,
-                              EventKind.DISALLOWED):
-            return
-        waited = None
-        if job is not None:
-            waited = job.waited_s - job.waited_reported_s
-            job.waited_reported_s = job.waited_s
-            if event.kind in (EventKind.RESPONSE, EventKind.NETWORK_ERROR):
-                job.requests += 1
-        row = {
-            "time": event.at,
-            "host": event.host,
-            "url": event.url,
-            "status": event.status,
-            "waited_s": waited,
-            "elapsed_s": event.seconds if event.kind is EventKind.RESPONSE else None,
-            "source": current_source(),
-            "identifier": job.identifier.key if job is not None else None,
-            "outcome": event.kind.value,
-        }
-        with self._rows_lock:
-            self._request_rows.append(row)
 
     def run_snapshot(self) -> Any:
         """The last run as its dashboard tells it (a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot`:
