@@ -418,12 +418,14 @@ class _OutputRouter:
         self._loggers: list[logging.Logger] = []
         self._showwarning: Any = None
 
-    def _mine(self) -> bool:
+    def from_job_thread(self) -> bool:
+        """Whether the calling thread is one of the job's own (its runner or its batch workers)."""
         job = self._job()
         thread = threading.current_thread()
         return job is not None and (thread is job.runner_thread or thread.name.startswith("paperfetch-batch-"))
 
-    def _keep(self, line: str) -> None:
+    def keep(self, line: str) -> None:
+        """Keep *line* (redacted, with the time) in the job's log, shown on its dashboard."""
         job = self._job()
         if job is not None:
             job.log.append(f"{time.strftime('%H:%M:%S')} {redact_text(line)}")
@@ -437,9 +439,9 @@ class _OutputRouter:
 
         class _ToJobLog(logging.Filter):
             def filter(self, record: logging.LogRecord) -> bool:
-                if not router._mine():
+                if not router.from_job_thread():
                     return True
-                router._keep(f"{record.levelname} {record.name}: {record.getMessage()}")
+                router.keep(f"{record.levelname} {record.name}: {record.getMessage()}")
                 return False
 
         self._filter = _ToJobLog()
@@ -450,8 +452,8 @@ class _OutputRouter:
 
         def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
                         line: str | None = None) -> None:
-            if router._mine():
-                router._keep(f"{category.__name__}: {message}")
+            if router.from_job_thread():
+                router.keep(f"{category.__name__}: {message}")
             else:
                 previous(message, category, filename, lineno, file, line)
 
