@@ -43,6 +43,7 @@ from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification, env_endpoint_url, env_state, user_agent_for
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import ConfigurationError
+from paperfetch.http.assign import Prefer
 from paperfetch.http.client import HttpClient
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import host_key
@@ -125,7 +126,12 @@ class Retriever:
         cache: bool | str | os.PathLike[str] | MetadataCache = True,
         state: Any = None,
         state_fallback: str | None = None,
+        prefer: str = "version",
     ) -> None:
+        try:
+            self.prefer = Prefer.parse(prefer).value  # which copies of a paper compete on load (docs/politeness.md)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
             raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
@@ -435,7 +441,7 @@ class Retriever:
         return ItemContext(
             api=self.api, web=self.web, sources=self._sources, prefetched=self._prefetched, doi_base=self._doi_base,
             out_dir=self.out_dir, filename_template=self.filename_template, max_pdf_bytes=self.max_pdf_bytes,
-            metadata=self._metadata, check_title=self._check_title, reuse=self._reusable,
+            metadata=self._metadata, check_title=self._check_title, reuse=self._reusable, prefer=self.prefer,
         )
 
     def _check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:

@@ -89,6 +89,7 @@ from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 from paperfetch.clock import Clock, SystemClock
 from paperfetch.errors import Stopped
+from paperfetch.http.assign import Placement
 from paperfetch.http.context import answer_now, answering_now, stop_event, stopping_with
 from paperfetch.http.hosts import HostLimiter, host_key
 
@@ -244,6 +245,7 @@ class HostScheduler:
         self._threads: list[threading.Thread] = []
         self._stop_event = threading.Event()
         self._callback_error: BaseException | None = None
+        self._placement = Placement(client, since=None, max_host_wait_s=self.max_host_wait_s)
         self._reset_stats()
 
     # ------------------------------------------------------------------ public API
@@ -264,6 +266,7 @@ class HostScheduler:
             self._generation += 1
             generation = self._generation
             self._started_wall = self._clock.time()
+            self._placement = Placement(self.client, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
             self._hosts = {}
             self._active = {}
             self._pending = self._in_flight = self._idle = 0
@@ -336,6 +339,7 @@ class HostScheduler:
         with self._cond:
             stats = dict(self._stats)
             stats["per_host"] = {k: hq.dispatched for k, hq in self._hosts.items()}
+            stats["moves"] = self._placement.moves
             return stats
 
     # ------------------------------------------------------------------ internals
@@ -371,7 +375,11 @@ class HostScheduler:
         hq.jobs.append((job, url))
 
     def _enqueue(self, job: Any, url: str, key: str, now: float) -> None:
-        """Caller holds the lock (or is the only thread, during ingest)."""
+        """Caller holds the lock (or is the only thread, during ingest). A job with copies goes to the
+        copy whose host reaches it soonest (:mod:`paperfetch.http.assign`)."""
+        placed = self._placement.place(job, url, self._key, lambda k: len(self._hosts[k].jobs) if k in self._hosts else 0, now)
+        if placed is not None:
+            key, url = placed
         hq = self._queue(key, url, now)
         if hq.robots is not None and self._disallowed(url):
             hq = self._queue(NO_REQUEST, url, now)
@@ -505,11 +513,14 @@ class HostScheduler:
                     self._stop_event.set()
                     break
                 now = clock.monotonic()
+                if self._placement.due(now, self._stats["requests_started"] - self._in_flight):
+                    self._revise(now)
                 while self._idle > 0:
                     hq = self._pick(now)
                     if hq is None:
                         break
-                    job = hq.jobs.popleft()[0]
+                    job, url = hq.jobs.popleft()
+                    self._placement.take(job, url)  # a job with copies: this host's becomes its next request
                     if hq.jobs:
                         hq.since = now
                     else:
@@ -537,6 +548,17 @@ class HostScheduler:
                         clock.sleep(timeout)  # fake clock: nothing in flight, so time may jump
                     finally:
                         self._cond.acquire()
+
+    def _revise(self, now: float) -> None:
+        """Move queued jobs to copies whose hosts reach them sooner (:meth:`~paperfetch.http.assign.Placement.revise`)."""
+        active = {k: hq for k, hq in self._active.items() if hq.limiter is not None}
+        moved = self._placement.revise({k: hq.jobs for k, hq in active.items()}, {k: hq.url for k, hq in active.items()},
+                                       now, self._stats["requests_started"] - self._in_flight)
+        for job, key, url in moved:
+            self._append(self._queue(key, url, now), job, url, now)
+        for key, hq in active.items():
+            if not hq.jobs:
+                self._active.pop(key, None)
 
     def _worker(self, generation: int, work: queue.SimpleQueue) -> None:
         idle = 0.0
