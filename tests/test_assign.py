@@ -243,3 +243,38 @@ def test_papers_move_off_a_held_host_to_their_other_copies_on_loopback():
         elapsed = time.monotonic() - started
     assert all(j.served and j.served.startswith(other.base_url) for j in jobs)
     assert held.hits() <= 2 and elapsed < 10.0  # nobody waited out the 30 s hold
+
+
+# ---------------------------------------------------------------------- a wait is not a pace (policy)
+@pytest.mark.parametrize(
+    "status, retry_after, gap_s, floor_s, expected",
+    [
+        (503, "30", 0.5, 0.5, 0.0),    # an outage on a 0.5 s host: a hold, then the normal pace
+        (429, "30", 0.5, 0.5, 1.0),    # a 429 with a long wait: the refused gap was too short (twice it)
+        (429, "1", 0.2, 0.2, 1.2),     # a wait of the host's order: the refused gap plus the wait, as before
+        (503, "2", 0.5, 0.0, 2.5),
+        (429, "5", 1.0, 1.0, 6.0),
+    ],
+)
+def test_a_long_retry_after_is_a_hold_not_a_learned_interval(status, retry_after, gap_s, floor_s, expected):
+    from paperfetch.http import policy
+    from paperfetch.http.hosts import HostFacts
+
+    facts, _ = policy.observe_response(HostFacts(), policy.PolicySettings(), status=status,
+                                       headers={"Retry-After": retry_after}, now=1_700_000_000.0, gap_s=gap_s,
+                                       floor_s=floor_s)
+    assert facts.learned_interval_s == pytest.approx(expected)
+    assert facts.hold_until == pytest.approx(1_700_000_000.0 + float(retry_after))
+
+
+def test_after_a_long_hold_the_host_goes_at_its_normal_pace():
+    routes = {f"{A}/0": Reply(200), f"{A}/1": Reply(503, headers={"Retry-After": "30"}),
+              **{f"{A}/{i}": Reply(200) for i in range(2, 6)}}
+    client, adapter, clock = _client(routes, host_intervals={"a.example": 0.5})
+    for i in range(6):
+        client.get(f"{A}/{i}")
+    starts = [t for t, _ in adapter.calls]
+    assert client.snapshot(A).learned_interval_s == 0.0
+    assert starts[2] - starts[1] == pytest.approx(30.0)  # the hold
+    # then the host's pace: the one 503's backoff (1 s, cleared by the next success), then 0.5 s, not 30 s
+    assert [round(b - a, 3) for a, b in zip(starts[2:], starts[3:])] == [1.0, 0.5, 0.5]

@@ -19,11 +19,15 @@ The rule
   (:meth:`Outlook.start_at`). A paper is placed at the back of the queue of the copy with the
   earliest start (:func:`earliest`); **ties go to the copy the paper lists first** (its own
   order: the sources' ranking), so a batch on idle, equal hosts keeps the fixed order.
+* Within a host's queue the papers that can go nowhere else are served first (each kind in its
+  order of arrival), so the papers with other copies stay movable longest.
 * :func:`revise` moves queued papers: from the back of each queue, a paper moves to the back of
   another copy's queue when it would start there sooner by more than the larger of the two
   hosts' intervals (the slack of the estimate, so papers do not ping-pong). Every move lowers
   the moved paper's start and never raises another's, so a pass ends, and a paper with a single
-  copy is never pushed back by a move (no starvation: it only moves forward in its queue).
+  copy is never pushed back by a move (no starvation: it only moves forward in its queue; a
+  paper with copies waits behind single-copy ones only while no other copy's host reaches it
+  sooner, and a batch's arrivals are finite).
   A held host, an open breaker or a suppression makes ``start_at`` large or infinite, which
   empties its queue onto the other copies; a 429 raises the interval, which moves the tail.
 * Which copies compete is the paper's business (:func:`copy_tier`): only those of its best
@@ -87,6 +91,9 @@ class Outlook:
         return max(0.0, self.ready_in_s) + position * self.interval_s
 
 
+#: The interval assumed for a host without a delay in force yet (no robots.txt read): papers spread by count.
+UNKNOWN_INTERVAL_S = 0.001
+
 #: An outlook for a host the transport cannot describe: always ready, no interval.
 OPEN = Outlook()
 
@@ -99,7 +106,8 @@ def outlook_from_snapshot(snapshot: Any, *, margin_s: float = 0.0, serves: bool 
         ready = math.inf
     low, high = snapshot.delay_min_s, snapshot.delay_max_s
     interval = 0.0 if low is None else (low + (high if high is not None else low)) / 2
-    return Outlook(ready_in_s=ready, interval_s=interval + margin_s if interval > 0 else 0.0)
+    # a host not asked yet (its Crawl-delay unknown) is not free: queue length still counts
+    return Outlook(ready_in_s=ready, interval_s=interval + margin_s if interval > 0 else UNKNOWN_INTERVAL_S)
 
 
 def earliest(keys: Sequence[str], outlooks: Mapping[str, Outlook], loads: Mapping[str, int]) -> int:
@@ -220,6 +228,11 @@ class Placement:
         ``(job, target key, url)`` for the scheduler to append. *reports*: dispatches back so far."""
         self.revised_at, self.reports_seen = now, reports
         movable = self.movable
+        for jobs in queues.values():  # papers that can go nowhere else first: the others may still move
+            if any(id(a) in movable and id(b) not in movable for (a, _), (b, _) in zip(jobs, list(jobs)[1:])):
+                ordered = [e for e in jobs if id(e[0]) not in movable] + [e for e in jobs if id(e[0]) in movable]
+                jobs.clear()
+                jobs.extend(ordered)
         entries = {k: [(id(job), movable.get(id(job))) for job, _ in jobs] for k, jobs in queues.items()}
         outlooks = {k: self.outlook(k, urls[k], now, fresh=True) for k in entries}
         for copies in movable.values():
