@@ -187,13 +187,14 @@ class Dinic:
                 total += got
 
 
-def capacity(T: float, interval: float, available_from: float = 0.0) -> int:
-    if T < available_from - 1e-9:
+def capacity(horizon: float, interval: float, available_from: float = 0.0) -> int:
+    """Requests a host can start by *horizon*: ⌊(T − available_from) / I⌋ + 1."""
+    if horizon < available_from - 1e-9:
         return 0
-    return int((T - available_from) / interval + 1e-9) + 1
+    return int((horizon - available_from) / interval + 1e-9) + 1
 
 
-def feasible(world: list[list[int]], intervals: list[float], T: float, available: list[float]) -> bool:
+def feasible(world: list[list[int]], intervals: list[float], horizon: float, available: list[float]) -> bool:
     n, m = len(world), len(intervals)
     g = Dinic(n + m + 2)
     s, t = n + m, n + m + 1
@@ -202,7 +203,7 @@ def feasible(world: list[list[int]], intervals: list[float], T: float, available
         for h in copies:
             g.add(p, n + h, 1)
     for h, interval in enumerate(intervals):
-        g.add(n + h, t, capacity(T, interval, available[h]))
+        g.add(n + h, t, capacity(horizon, interval, available[h]))
     return g.flow(s, t) == n
 
 
