@@ -281,6 +281,8 @@ class ItemJob:
                 self._expand(self.sources_left.popleft())
             if not self.actions:
                 return found, errors
+            if self.actions[0].copy:
+                self._arrange()  # the order a run would try them in: the best version tier first
             action = self.actions.popleft()
             if action.kind == "lookup":
                 set_current_source(action.source)
