@@ -184,7 +184,6 @@ class Placement:
         self.since = since
         self.max_host_wait_s = max_host_wait_s
         self.movable: dict[int, tuple[tuple[str, str], ...]] = {}  # id(job) -> its copies, while it is queued
-        self.moves = 0
         self.revised_at = -math.inf
         self.reports_seen = 0
         self._outlooks: dict[str, tuple[float, Outlook]] = {}
@@ -249,7 +248,6 @@ class Placement:
             out.extend((job, moves[id(job)].target, moves[id(job)].url) for job, _ in jobs if id(job) in moves)
             jobs.clear()
             jobs.extend(kept)
-        self.moves += len(out)
         return out
 
     def _sends(self, url: str) -> bool:

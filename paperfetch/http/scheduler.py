@@ -245,7 +245,6 @@ class HostScheduler:
         self._threads: list[threading.Thread] = []
         self._stop_event = threading.Event()
         self._callback_error: BaseException | None = None
-        self._placement = Placement(client, since=None, max_host_wait_s=self.max_host_wait_s)
         self._reset_stats()
 
     # ------------------------------------------------------------------ public API
@@ -334,19 +333,19 @@ class HostScheduler:
         ``finished``/``errors``/``unfinished``: jobs; ``workers``; ``worker_idle_s``: the
         workers' summed time waiting for a job; ``scheduling_cpu_s``: CPU time spent in
         scheduling (reading the jobs, picking hosts, ``ready_in``, re-queueing), not in
-        ``advance``; ``wakeups``: dispatcher wake-ups; ``wall_s``: duration of ``run``.
+        ``advance``; ``wakeups``: dispatcher wake-ups; ``wall_s``: duration of ``run``; ``moves``: queued
+        jobs moved to another of their copies' hosts (:mod:`paperfetch.http.assign`).
         """
         with self._cond:
             stats = dict(self._stats)
             stats["per_host"] = {k: hq.dispatched for k, hq in self._hosts.items()}
-            stats["moves"] = self._placement.moves
             return stats
 
     # ------------------------------------------------------------------ internals
     def _reset_stats(self) -> None:
         self._stats: dict[str, Any] = {
             "requests_started": 0, "finished": 0, "errors": 0, "unfinished": 0, "workers": 0,
-            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0,
+            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0, "moves": 0,
         }
 
     def _key(self, url: str) -> str:
@@ -554,6 +553,7 @@ class HostScheduler:
         active = {k: hq for k, hq in self._active.items() if hq.limiter is not None}
         moved = self._placement.revise({k: hq.jobs for k, hq in active.items()}, {k: hq.url for k, hq in active.items()},
                                        now, self._stats["requests_started"] - self._in_flight)
+        self._stats["moves"] += len(moved)
         for job, key, url in moved:
             self._append(self._queue(key, url, now), job, url, now)
         for key, hq in active.items():
