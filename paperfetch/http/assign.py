@@ -22,8 +22,10 @@ The rule
 * Within a host's queue the papers that can go nowhere else are served first (each kind in its
   order of arrival), so the papers with other copies stay movable longest.
 * :func:`revise` moves queued papers: from the back of each queue, a paper moves to the back of
-  another copy's queue when it would start there sooner by more than the larger of the two
-  hosts' intervals (the slack of the estimate, so papers do not ping-pong). Every move lowers
+  another copy's queue when it would start there sooner by more than that host's interval (the
+  slack of the estimate: a move back would need the first host's queue to have shrunk by more
+  than its own pacing jitter allows, so papers do not ping-pong; a host with a long interval of
+  its own, a learned one say, still loses its head paper to an idle copy). Every move lowers
   the moved paper's start and never raises another's, so a pass ends, and a paper with a single
   copy is never pushed back by a move (no starvation: it only moves forward in its queue; a
   paper with copies waits behind single-copy ones only while no other copy's host reaches it
@@ -147,7 +149,6 @@ def revise(queues: Mapping[str, Sequence[tuple[Hashable, Sequence[tuple[str, str
     entries.sort(key=lambda e: (-e[0], e[1], -e[2]))
     moves: list[Move] = []
     for start, key, _position, token, copies in entries:
-        here = outlooks.get(key, OPEN)
         others = [(k, u) for k, u in copies if k != key]
         if not others:
             continue
@@ -155,8 +156,7 @@ def revise(queues: Mapping[str, Sequence[tuple[Hashable, Sequence[tuple[str, str
         target, url = others[choice]
         there = outlooks.get(target, OPEN)
         new_start = there.start_at(loads.get(target, 0))
-        slack = max(here.interval_s, there.interval_s)
-        if new_start < start - slack - 1e-9:
+        if new_start < start - there.interval_s - 1e-9:
             moves.append(Move(token, key, target, url))
             loads[key] -= 1
             loads[target] = loads.get(target, 0) + 1
