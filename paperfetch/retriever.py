@@ -94,6 +94,8 @@ class Retriever:
     ``PAPERFETCH_STATE``, else a SQLite file in the user cache directory shared by every process of
     the machine; ``"memory"`` for this process only; ``"redis://host:6379/0"`` across machines.
     *state_fallback* ``"local"``: where Redis does not answer, go on with this machine's SQLite state.
+    *prefer* ``"version"`` (default): a paper's copies compete on load only within its best version tier
+    (published, accepted, unlabelled, preprint); ``"speed"``: every copy competes (docs/politeness.md).
     """
 
     def __init__(
