@@ -43,6 +43,7 @@ flight per host, every gap kept), and what a copy's failure means (the paper's n
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum
@@ -166,9 +167,11 @@ def revise(queues: Mapping[str, Sequence[tuple[Hashable, Sequence[tuple[str, str
 #: How long a host's outlook is reused before the transport is asked again (seconds of the scheduler's clock).
 OUTLOOK_TTL_S = 0.05
 #: Queued papers are revised at least this often while some can move, and after a worker reports back
-#: (at most every REVISE_MIN_S).
+#: (at most every REVISE_MIN_S, or every REVISE_COST_FACTOR times what the last revision cost, if longer:
+#: a batch of many queued papers spends at most a few per cent of a core on revising them).
 REVISE_S = 0.1
 REVISE_MIN_S = 0.01
+REVISE_COST_FACTOR = 20.0
 
 
 class Placement:
@@ -185,6 +188,7 @@ class Placement:
         self.max_host_wait_s = max_host_wait_s
         self.movable: dict[int, tuple[tuple[str, str], ...]] = {}  # id(job) -> its copies, while it is queued
         self.revised_at = -math.inf
+        self._gap = REVISE_MIN_S
         self.reports_seen = 0
         self._outlooks: dict[str, tuple[float, Outlook]] = {}
         config = getattr(transport, "config", None)
@@ -226,6 +230,13 @@ class Placement:
         *urls*: a URL of each host): the moved jobs are taken out of their deques and returned as
         ``(job, target key, url)`` for the scheduler to append. *reports*: dispatches back so far."""
         self.revised_at, self.reports_seen = now, reports
+        started = time.perf_counter()
+        try:
+            return self._revise(queues, urls, now)
+        finally:
+            self._gap = max(REVISE_MIN_S, REVISE_COST_FACTOR * (time.perf_counter() - started))
+
+    def _revise(self, queues: Mapping[str, deque], urls: Mapping[str, str], now: float) -> list[tuple[Any, str, str]]:
         movable = self.movable
         for jobs in queues.values():  # papers that can go nowhere else first: the others may still move
             if any(id(a) in movable and id(b) not in movable for (a, _), (b, _) in zip(jobs, list(jobs)[1:])):
@@ -274,4 +285,4 @@ class Placement:
         if not self.movable:
             return False
         since = now - self.revised_at
-        return since >= REVISE_S or (reports != self.reports_seen and since >= REVISE_MIN_S)
+        return since >= max(REVISE_S, self._gap) or (reports != self.reports_seen and since >= self._gap)
