@@ -28,6 +28,7 @@ import logging
 import threading
 import time
 from collections import deque
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import partial
@@ -45,6 +46,8 @@ from paperfetch.errors import (
     NotFoundError,
     PaperfetchError,
 )
+from paperfetch.http.assign import Prefer, copy_tier
+from paperfetch.http.context import answer_now
 from paperfetch.http.limits import read_limited
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
 from paperfetch.outcomes import STATUS_FOR_ERROR, Status, status_for
@@ -90,6 +93,10 @@ SOURCE_STAGES: Mapping[str, Stage] = {
     "crossref": Stage.LOOKUP,
     "landing": Stage.LANDING,
 }
+
+
+#: The stages that give candidates without a request of the item's own (gathered together as copies).
+_FREE = (Stage.FROM_IDENTIFIER, Stage.PREFETCHED)
 
 
 def stage_of(name: str, source: Any = None) -> Stage | None:
@@ -140,6 +147,8 @@ class ItemContext:
     reuse: Callable[["ItemJob", Path, bool], bool] | None = None
     #: the batch's switch for a failed write to out_dir (shared by every item of a run)
     write_stop: WriteStop | None = None
+    #: which copies compete on load (:class:`paperfetch.http.assign.Prefer`): the best version tier, or all
+    prefer: str = Prefer.VERSION.value
 
 
 def current_job() -> "ItemJob | None":
@@ -176,6 +185,12 @@ class _Action:
     params: dict[str, str] | None = None
     spec: Any = None
     followed: bool = False         # a PDF link found in an HTML page served as a PDF
+    version: str | None = None     # a copy's version (publishedVersion / acceptedVersion / submittedVersion)
+
+    @property
+    def copy(self) -> bool:
+        """A PDF candidate a source listed: one of the paper's copies (not a link found on a page)."""
+        return self.kind == "download" and not self.followed
 
 
 @dataclass
@@ -211,6 +226,7 @@ class ItemJob:
     cut_short: str | None = None   # the write failure that stopped the batch before this item ended
     #: the batch stopped (``Retriever.close()``, Ctrl-C) before this job was finished: never a final answer
     stopped: bool = False
+    copy_urls: set[str] = field(default_factory=set)  # every PDF copy any source named (the row's ``copies``)
 
     # -- the Job protocol ----------------------------------------------------
     @property
@@ -228,7 +244,47 @@ class ItemJob:
             self._expand(self.sources_left.popleft())
         if not self.actions:
             return None
+        if self.actions[0].copy:
+            self._arrange()
         return self.actions[0].url
+
+    # -- copies (issue 18: the scheduler may pick which one goes next) --------
+    @property
+    def copies(self) -> tuple[str, ...]:
+        """The URLs the next request may use: the known copies of the best version tier, the preferred
+        first (``()`` when the next request is a lookup or a landing page)."""
+        url = self.url
+        if url is None or not self.actions[0].copy:
+            return ()
+        tier = self._tier(self.actions[0])
+        return tuple(a.url for a in self.actions if a.copy and self._tier(a) == tier)
+
+    def choose(self, url: str) -> None:
+        """Make the copy at *url* the next request (the scheduler's pick among :attr:`copies`)."""
+        for index, action in enumerate(self.actions):
+            if action.url == url:
+                if index:
+                    del self.actions[index]
+                    self.actions.appendleft(action)
+                return
+
+    def _tier(self, action: _Action) -> int:
+        return copy_tier(action.version, self.context.prefer)
+
+    def _arrange(self) -> None:
+        """Gather the copies known without a request (the sources that need none, next in order), then
+        put the first copy of the best version tier in front (paperfetch.http.assign.TIERS)."""
+        sources = self.context.sources
+        while self.sources_left and stage_of(self.sources_left[0], sources.get(self.sources_left[0])) in _FREE:
+            self._expand(self.sources_left.popleft())
+        first = self.actions[0]
+        best = min(self._tier(a) for a in self.actions if a.copy)
+        if self._tier(first) > best:
+            for index, action in enumerate(self.actions):
+                if action.copy and self._tier(action) == best:
+                    del self.actions[index]
+                    self.actions.appendleft(action)
+                    return
 
     def advance(self) -> None:
         if self.url is None:
@@ -276,6 +332,8 @@ class ItemJob:
             if not self.actions:  # candidates refused before any request are listed with the errors
                 refused = [f"{f.source} {f.url}: {f.message}" for f in self.failures if f.status is Status.REFUSED_URL]
                 return found, errors + refused
+            if self.actions[0].copy:
+                self._arrange()  # the order a run would try them in: the best version tier first
             action = self.actions.popleft()
             if action.kind == "lookup":
                 set_current_source(action.source)
@@ -355,7 +413,9 @@ class ItemJob:
                 self.failures.append(_Failure(Status.REFUSED_URL, cand.source, shown_url(redact_url(cand.url)), refusal))
                 continue
             kind = "download" if cand.kind == "pdf" else "landing"
-            new.append(_Action(kind, cand.source, cand.url, followed=followed))
+            if kind == "download":
+                self.copy_urls.add(cand.url)
+            new.append(_Action(kind, cand.source, cand.url, followed=followed, version=cand.version))
         if front:
             self.actions.extendleft(reversed(new))
         else:
@@ -405,9 +465,13 @@ class ItemJob:
         self.tried.add(action.url)
         dest = r.out_dir / filename_for(self.identifier, r.filename_template)
         self.attempts += 1
+        # a copy with another of its tier left waits for no hold and no Retry-After: the next copy goes instead
+        alternative = action.copy and any(a.copy and self._tier(a) == self._tier(action) for a in self.actions)
         try:
-            result = r.web.download(action.url, dest, validate=_validator(action.url), max_bytes=r.max_pdf_bytes,
-                                    validate_bytes=VALIDATE_BYTES, reuse=None if r.reuse is None else partial(r.reuse, self))
+            with answer_now() if alternative else nullcontext():
+                result = r.web.download(action.url, dest, validate=_validator(action.url), max_bytes=r.max_pdf_bytes,
+                                        validate_bytes=VALIDATE_BYTES,
+                                        reuse=None if r.reuse is None else partial(r.reuse, self))
         except _NotPDF as exc:
             if exc.kind == "html" and not action.followed:
                 links = [u for u in find_pdf_links(exc.head, exc.base_url) if u not in self.tried]
@@ -451,7 +515,8 @@ class ItemJob:
     def outcome(self) -> dict[str, Any]:
         row = identity_row(self.identifier, self.meta)
         row["title_match"] = self.meta.get("title_match")  # a wrong article's score; a download's overrides it
-        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
+        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6),
+                   copies=len(self.copy_urls))
         if self.error is not None:
             row.update(status=Status.HTTP_ERROR.value, error=f"internal error: {type(self.error).__name__}: {self.error}")
             return row

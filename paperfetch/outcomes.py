@@ -127,6 +127,8 @@ DTYPES: Mapping[str, Any] = {
     # issue 17: filled by Retriever.fulltext (which text the paper gave: "jats"/"pdf", and its file), else empty
     "text_source": "string",
     "text_path": "string",
+    # issue 18: how many PDF copies of the paper the sources named (source/url say which one was used)
+    "copies": "Int64",
 }
 
 COLUMNS: tuple[str, ...] = tuple(DTYPES)

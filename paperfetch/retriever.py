@@ -43,6 +43,7 @@ from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification, clean_setting, env_endpoint_url, env_state, user_agent_for
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import ConfigurationError, RateLimited, Stopped
+from paperfetch.http.assign import Prefer
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
@@ -100,6 +101,8 @@ class Retriever:
     ``PAPERFETCH_STATE``, else a SQLite file in the user cache directory shared by every process of
     the machine; ``"memory"`` for this process only; ``"redis://host:6379/0"`` across machines.
     *state_fallback* ``"local"``: where Redis does not answer, go on with this machine's SQLite state.
+    *prefer* ``"version"`` (default): a paper's copies compete on load only within its best version tier
+    (published, accepted, unlabelled, preprint); ``"speed"``: every copy competes (docs/politeness.md).
     """
 
     def __init__(
@@ -132,7 +135,12 @@ class Retriever:
         cache: bool | str | os.PathLike[str] | MetadataCache = True,
         state: Any = None,
         state_fallback: str | None = None,
+        prefer: str = "version",
     ) -> None:
+        try:
+            self.prefer = Prefer.parse(prefer).value  # which copies of a paper compete on load (docs/politeness.md)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
             raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
@@ -523,6 +531,7 @@ class Retriever:
             api=self.api, web=self.web, sources=self._sources, prefetched=self._prefetched, doi_base=self._doi_base,
             out_dir=self.out_dir, filename_template=self.filename_template, max_pdf_bytes=self.max_pdf_bytes,
             metadata=self._metadata, check_title=self._check_title, reuse=self._reusable, write_stop=self._write_stop,
+            prefer=self.prefer,
         )
 
     def _check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:

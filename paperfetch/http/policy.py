@@ -30,8 +30,11 @@ which return the new facts and :class:`Notice` s to publish. The order of
 The learned interval: a 429 (or a 503 with a server wait) that refused a request sent some
 gap after the host's previous one raises it to at least the
 refused gap plus the server's wait (without one, to twice the larger of it and the
-refused gap), capped at ``learn_max_s`` (a server wait longer than that is an outage, kept as a
-hold, and teaches nothing); after ``learn_decay_successes`` successes in a
+refused gap), capped at ``learn_max_s``. **A wait is not a pace**: a server wait longer than
+``learn_max_s`` or than ``learn_wait_factor`` (10) times the host's interval (the refused gap,
+the learned interval, the published floor) is kept as a hold followed by the host's normal pace;
+such a 503 teaches nothing, such a 429 teaches what a 429 without a header does (twice the
+refused gap); after ``learn_decay_successes`` successes in a
 row it comes down by ``learn_decay_fraction``, and once it is no longer above the
 published floor (Crawl-delay, the source's interval, the configured range) it is dropped.
 
@@ -111,6 +114,8 @@ class PolicySettings:
     learn_max_s: float = defaults.LEARN_MAX_S
     learn_decay_successes: int = defaults.LEARN_DECAY_SUCCESSES
     learn_decay_fraction: float = defaults.LEARN_DECAY_FRACTION
+    #: a server wait longer than this many times the host's interval is a hold, not a pace (issue 18)
+    learn_wait_factor: float = 10.0
 
 
 class Verdict(str, Enum):
@@ -431,11 +436,14 @@ def observe_response(
     # learned only from a refusal that follows an answer: a request sent at our pace, not after a wait
     # the host itself asked for (a hold, an open breaker)
     paced = facts.failures == 0
-    # a server wait beyond learn_max_s says "come back later" (the hold keeps it), not "slow down"
-    pacing_signal = server is None or server.seconds <= settings.learn_max_s
-    refusal = status == 429 or (status == 503 and server is not None)
-    if settings.learn and gap_s is not None and paced and pacing_signal and refusal:
-        new = _learn(new, settings, server.seconds if server is not None else None, gap_s, floor_s, status, notices)
+    # a wait is not a pace (issue 18): a server wait beyond learn_max_s, or long compared with the host's
+    # interval, says "come back later" (the hold keeps it), not "slow down"; a 429 then still teaches
+    # that the refused gap was too short, as one without a header does; a 503 teaches nothing
+    long_wait = server is not None and _long_wait(server.seconds, facts, settings, gap_s, floor_s)
+    wait_s = None if server is None or long_wait else server.seconds
+    refusal = status == 429 or (status == 503 and server is not None and not long_wait)
+    if settings.learn and gap_s is not None and paced and refusal:
+        new = _learn(new, settings, wait_s, gap_s, floor_s, status, notices)
     elif settings.learn and 200 <= status < 400 and new.learned_interval_s > 0:
         new = _unlearn(new, settings, floor_s, notices)
     if failed:
@@ -493,6 +501,13 @@ def _success(facts: HostFacts, notices: list[Notice]) -> HostFacts:
         notices.append(Notice("breaker", "breaker closed: the probe succeeded"))
     return replace(facts, failures=0, failing_since=None, breaker=BreakerState.CLOSED, breaker_open_until=None,
                    breaker_period_s=0.0, breaker_reason="")
+
+
+def _long_wait(seconds: float, facts: HostFacts, settings: PolicySettings, gap_s: float | None, floor_s: float) -> bool:
+    """Whether a server's wait is a hold rather than a pace: beyond ``learn_max_s``, or more than
+    ``learn_wait_factor`` times the host's interval (the refused gap, what was learned, the floor)."""
+    pace = max(gap_s or 0.0, facts.learned_interval_s, floor_s)
+    return seconds > settings.learn_max_s or seconds > settings.learn_wait_factor * pace
 
 
 def _learn(facts: HostFacts, settings: PolicySettings, server_wait: float | None, gap_s: float, floor_s: float,

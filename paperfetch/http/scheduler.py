@@ -91,6 +91,7 @@ from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 from paperfetch.clock import Clock, SystemClock
 from paperfetch.errors import Stopped
+from paperfetch.http.assign import Placement
 from paperfetch.http.context import answer_now, answering_now, stop_event, stopping_with
 from paperfetch.http.hosts import HostLimiter, host_key
 
@@ -267,6 +268,7 @@ class HostScheduler:
             self._generation += 1
             generation = self._generation
             self._started_wall = self._clock.time()
+            self._placement = Placement(self.client, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
             self._hosts = {}
             self._active = {}
             self._pending = self._in_flight = self._idle = 0
@@ -334,7 +336,8 @@ class HostScheduler:
         ``finished``/``errors``/``unfinished``: jobs; ``workers``; ``worker_idle_s``: the
         workers' summed time waiting for a job; ``scheduling_cpu_s``: CPU time spent in
         scheduling (reading the jobs, picking hosts, ``ready_in``, re-queueing), not in
-        ``advance``; ``wakeups``: dispatcher wake-ups; ``wall_s``: duration of ``run``.
+        ``advance``; ``wakeups``: dispatcher wake-ups; ``wall_s``: duration of ``run``; ``moves``: queued
+        jobs moved to another of their copies' hosts (:mod:`paperfetch.http.assign`).
         """
         with self._cond:
             stats = dict(self._stats)
@@ -345,7 +348,7 @@ class HostScheduler:
     def _reset_stats(self) -> None:
         self._stats: dict[str, Any] = {
             "requests_started": 0, "finished": 0, "errors": 0, "unfinished": 0, "workers": 0,
-            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0,
+            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0, "moves": 0,
         }
 
     def _key(self, url: str) -> str:
@@ -374,7 +377,11 @@ class HostScheduler:
         hq.jobs.append((job, url))
 
     def _enqueue(self, job: Any, url: str, key: str, now: float) -> None:
-        """Caller holds the lock (or is the only thread, during ingest)."""
+        """Caller holds the lock (or is the only thread, during ingest). A job with copies goes to the
+        copy whose host reaches it soonest (:mod:`paperfetch.http.assign`)."""
+        placed = self._placement.place(job, url, self._key, lambda k: len(self._hosts[k].jobs) if k in self._hosts else 0, now)
+        if placed is not None:
+            key, url = placed
         hq = self._queue(key, url, now)
         if hq.robots is not None and self._disallowed(url):
             hq = self._queue(NO_REQUEST, url, now)
@@ -510,11 +517,14 @@ class HostScheduler:
                     self._stop_event.set()
                     break
                 now = clock.monotonic()
+                if self._placement.due(now, self._stats["requests_started"] - self._in_flight):
+                    self._revise(now)
                 while self._idle > 0:
                     hq = self._pick(now)
                     if hq is None:
                         break
-                    job = hq.jobs.popleft()[0]
+                    job, url = hq.jobs.popleft()
+                    self._placement.take(job, url)  # a job with copies: this host's becomes its next request
                     if hq.jobs:
                         hq.since = now
                     else:
@@ -542,6 +552,18 @@ class HostScheduler:
                         clock.sleep(timeout)  # fake clock: nothing in flight, so time may jump
                     finally:
                         self._cond.acquire()
+
+    def _revise(self, now: float) -> None:
+        """Move queued jobs to copies whose hosts reach them sooner (:meth:`~paperfetch.http.assign.Placement.revise`)."""
+        active = {k: hq for k, hq in self._active.items() if hq.limiter is not None}
+        moved = self._placement.revise({k: hq.jobs for k, hq in active.items()}, {k: hq.url for k, hq in active.items()},
+                                       now, self._stats["requests_started"] - self._in_flight)
+        self._stats["moves"] += len(moved)
+        for job, key, url in moved:
+            self._append(self._queue(key, url, now), job, url, now)
+        for key, hq in active.items():
+            if not hq.jobs:
+                self._active.pop(key, None)
 
     def _worker(self, generation: int, work: queue.SimpleQueue) -> None:
         idle = 0.0

@@ -1,0 +1,288 @@
+"""Which copy of a paper goes to which host: the assignment rule, as pure functions of host outlooks.
+
+A paper often has several equivalent open copies (the publisher's, Europe PMC's render, a
+repository's, arXiv's). A polite batch takes as long as its busiest host needs, so the
+:class:`~paperfetch.http.scheduler.HostScheduler` places each paper whose next request has
+copies on the host whose queue will reach it **soonest**, and moves queued papers when a host's
+outlook changes. This module holds the rule; the scheduler holds the queues and applies it.
+
+The rule
+--------
+
+* A host's :class:`Outlook` is read from the transport's public snapshot
+  (:meth:`~paperfetch.http.client.HttpClient.snapshot`), never from private state: how soon it
+  may start its next request (``ready_in_s``: pacing gap, hold, open breaker; ``inf`` while
+  suppressed or when its open breaker ends the batch's items for it) and the interval between
+  its requests (the delay range in force: Crawl-delay, the source's interval, the learned
+  interval, backoff; plus the pacing margin).
+* The *k*-th paper in a host's queue (0-based) starts at about ``ready_in_s + k × interval_s``
+  (:meth:`Outlook.start_at`). A paper is placed at the back of the queue of the copy with the
+  earliest start (:func:`earliest`); **ties go to the copy the paper lists first** (its own
+  order: the sources' ranking), so a batch on idle, equal hosts keeps the fixed order.
+* Within a host's queue the papers that can go nowhere else are served first (each kind in its
+  order of arrival), so the papers with other copies stay movable longest.
+* :func:`revise` moves queued papers: from the back of each queue, a paper moves to the back of
+  another copy's queue when it would start there sooner by more than that host's interval (the
+  slack of the estimate: a move back would need the first host's queue to have shrunk by more
+  than its own pacing jitter allows, so papers do not ping-pong; a host with a long interval of
+  its own, a learned one say, still loses its head paper to an idle copy). Every move lowers
+  the moved paper's start and never raises another's, so a pass ends, and a paper with a single
+  copy is never pushed back by a move (no starvation: it only moves forward in its queue; a
+  paper with copies waits behind single-copy ones only while no other copy's host reaches it
+  sooner, and a batch's arrivals are finite).
+  A held host, an open breaker or a suppression makes ``start_at`` large or infinite, which
+  empties its queue onto the other copies; a 429 raises the interval, which moves the tail.
+* Which copies compete is the paper's business (:func:`copy_tier`): only those of its best
+  version tier are offered to the scheduler (``prefer="version"``), or all of them
+  (``prefer="speed"``).
+
+Deliberately not here: queues, threads, the transport's pacing rules (unchanged: one request in
+flight per host, every gap kept), and what a copy's failure means (the paper's next copy).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable, Hashable, Mapping, Sequence
+
+__all__ = ["Move", "Outlook", "Placement", "Prefer", "TIERS", "copy_tier", "earliest", "outlook_from_snapshot", "revise"]
+
+
+class Prefer(str, Enum):
+    """Which copies of a paper compete on load (the Retriever's ``prefer=``)."""
+
+    VERSION = "version"  #: only the best version tier available (the default)
+    SPEED = "speed"      #: every copy: the user needs *a* text
+
+    @classmethod
+    def parse(cls, value: "str | Prefer") -> "Prefer":
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"prefer={value!r}; choose from {', '.join(p.value for p in cls)}") from None
+
+
+#: Version tiers, best first. A copy whose source does not say its version is its own tier after the
+#: accepted manuscript and before a known preprint: such copies are mostly publisher or PMC files
+#: found without a label (Europe PMC's render, a landing page's PDF link), so a preprint never
+#: displaces one, and one never displaces a copy known to be the version of record.
+TIERS: tuple[str | None, ...] = ("publishedVersion", "acceptedVersion", None, "submittedVersion")
+
+
+def copy_tier(version: str | None, prefer: Prefer | str = Prefer.VERSION) -> int:
+    """The tier of a copy of *version* (0 best); every copy is tier 0 with ``prefer="speed"``."""
+    if Prefer(prefer) is Prefer.SPEED:
+        return 0
+    return TIERS.index(version) if version in TIERS else TIERS.index(None)
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """A host as the assignment sees it: when it may start next, and how often after that."""
+
+    ready_in_s: float = 0.0   #: seconds until its next request may start; inf: it serves nothing now
+    interval_s: float = 0.0   #: seconds between its requests
+
+    def start_at(self, position: int) -> float:
+        """About when the paper at *position* (0-based) of its queue starts."""
+        if math.isinf(self.ready_in_s):
+            return math.inf
+        return max(0.0, self.ready_in_s) + position * self.interval_s
+
+
+#: The interval assumed for a host without a delay in force yet (no robots.txt read): papers spread by count.
+UNKNOWN_INTERVAL_S = 0.001
+
+#: An outlook for a host the transport cannot describe: always ready, no interval.
+OPEN = Outlook()
+
+
+def outlook_from_snapshot(snapshot: Any, *, margin_s: float = 0.0, serves: bool = True) -> Outlook:
+    """The :class:`Outlook` of a :class:`~paperfetch.http.hosts.HostSnapshot` (*serves* ``False``:
+    the host's open breaker ends the batch's items for it, so it serves nothing)."""
+    ready = float(snapshot.ready_in_s)
+    if not serves or snapshot.suppressed:
+        ready = math.inf
+    low, high = snapshot.delay_min_s, snapshot.delay_max_s
+    interval = 0.0 if low is None else (low + (high if high is not None else low)) / 2
+    # a host not asked yet (its Crawl-delay unknown) is not free: queue length still counts
+    return Outlook(ready_in_s=ready, interval_s=interval + margin_s if interval > 0 else UNKNOWN_INTERVAL_S)
+
+
+def earliest(keys: Sequence[str], outlooks: Mapping[str, Outlook], loads: Mapping[str, int]) -> int:
+    """The index of the copy (host key) whose queue reaches a new paper soonest; ties: the first."""
+    best, best_start = 0, math.inf
+    for index, key in enumerate(keys):
+        start = outlooks.get(key, OPEN).start_at(loads.get(key, 0))
+        if start < best_start - 1e-9:
+            best, best_start = index, start
+    return best
+
+
+@dataclass(frozen=True)
+class Move:
+    """Take *token* out of *source*'s queue and put it at the back of *target*'s, as *url*."""
+
+    token: Hashable
+    source: str
+    target: str
+    url: str
+
+
+def revise(queues: Mapping[str, Sequence[tuple[Hashable, Sequence[tuple[str, str]] | None]]],
+           outlooks: Mapping[str, Outlook]) -> list[Move]:
+    """The moves that bring queued papers to hosts that reach them sooner (see the module's rule).
+
+    *queues*: each host key's queue in order, as ``(token, copies)`` with *copies* the paper's
+    ``(host key, url)`` pairs (``None`` or a single pair: the paper cannot move)."""
+    loads = {key: len(queue) for key, queue in queues.items()}
+    entries = []
+    for key, queue in queues.items():
+        outlook = outlooks.get(key, OPEN)
+        for position, (token, copies) in enumerate(queue):
+            if copies is not None and len(copies) > 1:
+                entries.append((outlook.start_at(position), key, position, token, copies))
+    # latest start first: within a queue that is back to front, so a move never shifts an entry still to be looked at
+    entries.sort(key=lambda e: (-e[0], e[1], -e[2]))
+    moves: list[Move] = []
+    for start, key, _position, token, copies in entries:
+        others = [(k, u) for k, u in copies if k != key]
+        if not others:
+            continue
+        choice = earliest([k for k, _ in others], outlooks, loads)
+        target, url = others[choice]
+        there = outlooks.get(target, OPEN)
+        new_start = there.start_at(loads.get(target, 0))
+        if new_start < start - there.interval_s - 1e-9:
+            moves.append(Move(token, key, target, url))
+            loads[key] -= 1
+            loads[target] = loads.get(target, 0) + 1
+    return moves
+
+
+#: How long a host's outlook is reused before the transport is asked again (seconds of the scheduler's clock).
+OUTLOOK_TTL_S = 0.05
+#: Queued papers are revised at least this often while some can move, and after a worker reports back
+#: (at most every REVISE_MIN_S, or every REVISE_COST_FACTOR times what the last revision cost, if longer:
+#: a batch of many queued papers spends at most a few per cent of a core on revising them).
+REVISE_S = 0.1
+REVISE_MIN_S = 0.01
+REVISE_COST_FACTOR = 20.0
+
+
+class Placement:
+    """The scheduler's side of the rule: the copies of each queued paper that can move, and the hosts'
+    outlooks read from the transport's public API (``snapshot``, ``breaker_ends_batch``, ``would_send``).
+
+    A job takes part when it has ``copies`` (the URLs its next request may use, its preferred first)
+    and ``choose(url)`` (make *url* its next request); every other job is placed as before.
+    Not thread-safe: the scheduler calls it under its lock."""
+
+    def __init__(self, transport: Any, *, since: float | None, max_host_wait_s: float) -> None:
+        self.transport = transport
+        self.since = since
+        self.max_host_wait_s = max_host_wait_s
+        self.movable: dict[int, tuple[tuple[str, str], ...]] = {}  # id(job) -> its copies, while it is queued
+        self.revised_at = -math.inf
+        self._gap = REVISE_MIN_S
+        self.reports_seen = 0
+        self._outlooks: dict[str, tuple[float, Outlook]] = {}
+        config = getattr(transport, "config", None)
+        self._margin = float(getattr(config, "pacing_margin_s", 0.0) or 0.0)
+        self._enabled = callable(getattr(transport, "snapshot", None))
+
+    def copies_of(self, job: Any, url: str, key_of: Any) -> tuple[tuple[str, str], ...]:
+        """*job*'s copies as ``(host key, url)``, one per host, *url*'s host first when it is one of them;
+        ``()`` when the job cannot move (one copy, no ``choose``, or a transport without snapshots)."""
+        urls = getattr(job, "copies", ()) if self._enabled else ()
+        if len(urls) < 2 or not callable(getattr(job, "choose", None)) or url not in urls:
+            return ()
+        pairs: dict[str, str] = {}
+        for u in urls:
+            key = key_of(u)
+            if key not in pairs and self._sends(u):
+                pairs[key] = u
+        return tuple(pairs.items()) if len(pairs) > 1 else ()
+
+    def place(self, job: Any, url: str, key_of: Callable[[str], str], load_of: Callable[[str], int],
+              now: float) -> tuple[str, str] | None:
+        """The ``(host key, url)`` of the copy a job with copies is queued for (:func:`earliest`), or
+        ``None`` for a job that cannot move (queued as before, under its own ``url``)."""
+        copies = self.copies_of(job, url, key_of)
+        if not copies:
+            return None
+        self.movable[id(job)] = copies
+        outlooks = {k: self.outlook(k, u, now) for k, u in copies}
+        return copies[earliest([k for k, _ in copies], outlooks, {k: load_of(k) for k, _ in copies})]
+
+    def take(self, job: Any, url: str) -> None:
+        """*job* leaves its queue for a worker: the copy it was queued under becomes its next request."""
+        if self.movable.pop(id(job), None) is not None:
+            job.choose(url)
+
+    def revise(self, queues: Mapping[str, deque], urls: Mapping[str, str], now: float,
+               reports: int) -> list[tuple[Any, str, str]]:
+        """Apply :func:`revise` to the scheduler's queues (*queues*: host key -> deque of ``(job, url)``,
+        *urls*: a URL of each host): the moved jobs are taken out of their deques and returned as
+        ``(job, target key, url)`` for the scheduler to append. *reports*: dispatches back so far."""
+        self.revised_at, self.reports_seen = now, reports
+        started = time.perf_counter()
+        try:
+            return self._revise(queues, urls, now)
+        finally:
+            self._gap = max(REVISE_MIN_S, REVISE_COST_FACTOR * (time.perf_counter() - started))
+
+    def _revise(self, queues: Mapping[str, deque], urls: Mapping[str, str], now: float) -> list[tuple[Any, str, str]]:
+        movable = self.movable
+        for jobs in queues.values():  # papers that can go nowhere else first: the others may still move
+            if any(id(a) in movable and id(b) not in movable for (a, _), (b, _) in zip(jobs, list(jobs)[1:])):
+                ordered = [e for e in jobs if id(e[0]) not in movable] + [e for e in jobs if id(e[0]) in movable]
+                jobs.clear()
+                jobs.extend(ordered)
+        entries = {k: [(id(job), movable.get(id(job))) for job, _ in jobs] for k, jobs in queues.items()}
+        outlooks = {k: self.outlook(k, urls[k], now, fresh=True) for k in entries}
+        for copies in movable.values():
+            for k, u in copies:
+                if k not in outlooks:
+                    outlooks[k] = self.outlook(k, u, now, fresh=True)
+        by_source: dict[str, dict[Hashable, Move]] = {}
+        for move in revise(entries, outlooks):
+            by_source.setdefault(move.source, {})[move.token] = move
+        out: list[tuple[Any, str, str]] = []
+        for key, moves in by_source.items():
+            jobs = queues[key]
+            kept = [(job, url) for job, url in jobs if id(job) not in moves]
+            out.extend((job, moves[id(job)].target, moves[id(job)].url) for job, _ in jobs if id(job) in moves)
+            jobs.clear()
+            jobs.extend(kept)
+        return out
+
+    def _sends(self, url: str) -> bool:
+        try:
+            return bool(self.transport.would_send(url))
+        except Exception:  # noqa: BLE001 - an odd URL: not a place to move to
+            return False
+
+    def outlook(self, key: str, url: str, now: float, *, fresh: bool = False) -> Outlook:
+        """The host's outlook, read again when *fresh* or older than :data:`OUTLOOK_TTL_S`."""
+        cached = self._outlooks.get(key)
+        if not fresh and cached is not None and now - cached[0] < OUTLOOK_TTL_S:
+            return cached[1]
+        try:
+            serves = not self.transport.breaker_ends_batch(url, since=self.since, max_host_wait_s=self.max_host_wait_s)
+            value = outlook_from_snapshot(self.transport.snapshot(url), margin_s=self._margin, serves=serves)
+        except Exception:  # noqa: BLE001 - a host the transport cannot describe is taken as open
+            value = OPEN
+        self._outlooks[key] = (now, value)
+        return value
+
+    def due(self, now: float, reports: int) -> bool:
+        """Whether queued papers should be revised now (*reports*: how many dispatches came back so far)."""
+        if not self.movable:
+            return False
+        since = now - self.revised_at
+        return since >= max(REVISE_S, self._gap) or (reports != self.reports_seen and since >= self._gap)
