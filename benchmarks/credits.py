@@ -113,11 +113,11 @@ def main() -> None:
     parser.add_argument("--dois", type=int, default=1000)
     n = parser.parse_args().dois
     print(f"OpenAlex, {n} DOIs through the transport (credits as the X-RateLimit-* headers billed them):")
-    print(f"  {"way":<40} {'requests':>8} {'credits':>8}")
+    print(f"  {'way':<40} {'requests':>8} {'credits':>8}")
     for way, label in (("batched", "/works?filter=doi:a|b|... (50 a page)"), ("doi:", "/works/doi:{doi} singletons"),
                        ("doi.org", "/works/https://doi.org/{doi} (old)")):
-        sent, credits = ask(way, n)
-        print(f"  {label:<40} {sent:>8} {credits:>8}")
+        sent, billed = ask(way, n)
+        print(f"  {label:<40} {sent:>8} {billed:>8}")
     print(f"\nrequests each source plans for {n} DOIs ({n // 10} of them bioRxiv's):")
     for name, count in planned(n).items():
         print(f"  {name:<16} {count:>6}")
