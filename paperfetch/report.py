@@ -551,8 +551,8 @@ def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
             tally[0] += 1
             tally[1] += name == source
             tally[2] += len(offered) == 1
-    rows = [(name, *tally) for name, tally in counts.items()]
-    rows.sort(key=lambda r: (-r[2], -r[1], r[0]))
+    ranked = sorted(counts.items(), key=lambda item: (-item[1][1], -item[1][0], item[0]))
+    rows = [(name, *tally) for name, tally in ranked]
     frame = pd.DataFrame(rows, columns=YIELD_COLUMNS)
     for column in YIELD_COLUMNS[1:]:
         frame[column] = frame[column].astype("int64")
