@@ -44,12 +44,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from pandas.io.formats.style import Styler
 
 __all__ = [
-    "DOMAIN_STATUS_COLUMNS",
     "DOMAIN_STATES",
+    "DOMAIN_STATUS_COLUMNS",
     "HELD_COLOUR",
     "REQUEST_COLUMNS",
     "STATUS_TEXT_LIMIT",
     "SUPPRESSED_COLOUR",
+    "YIELD_COLUMNS",
     "breaker_cell",
     "clip",
     "delay_cell",
@@ -69,7 +70,6 @@ __all__ = [
     "style_domain_status",
     "suppression_cell",
     "time_cell",
-    "YIELD_COLUMNS",
     "yield_by_source",
     "yield_line",
 ]
