@@ -16,7 +16,7 @@ from paperfetch.demo import DEMO_INPUTS, DemoWorld
 from paperfetch.http.headers import parse_rate_limit_budget
 from paperfetch.http.hosts import host_key
 from paperfetch.outcomes import COLUMNS, outcomes_frame
-from paperfetch.report import YIELD_COLUMNS, host_table_text, yield_by_source, yield_line
+from paperfetch.report import YIELD_COLUMNS, host_table_text, style_domain_status, yield_by_source, yield_line
 from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.openalex import OpenAlexSource, RateLimitFacts, budget_spent, rate_limit_facts
 from paperfetch.testing import Reply, scripted_session
@@ -112,6 +112,14 @@ def test_the_cli_host_table_shows_credits_left_only_when_a_host_counts_them():
     assert "credits left" in header
     assert "12,345" in next(line for line in lines if "api.openalex.org" in line)
     assert "12,345" not in next(line for line in lines if "pub.example" in line)
+
+
+def test_the_notebook_styler_names_the_credits_left_today_and_drops_the_column_when_none_is_known():
+    with _openalex_client() as client:
+        client.get("https://pub.example/a.pdf")
+        assert "credits left today" not in style_domain_status(client.domain_status()).to_html()
+        client.get("https://api.openalex.org/works/doi:10.1/a")
+        assert "credits left today" in style_domain_status(client.domain_status()).to_html()
 
 
 def test_the_dashboard_host_table_has_a_credits_column():
