@@ -227,6 +227,8 @@ class ItemJob:
     #: the batch stopped (``Retriever.close()``, Ctrl-C) before this job was finished: never a final answer
     stopped: bool = False
     copy_urls: set[str] = field(default_factory=set)  # every PDF copy any source named (the row's ``copies``)
+    #: issue 19: the sources that offered a copy, in the order they did (the row's ``offered_by``)
+    offered: dict[str, None] = field(default_factory=dict)
 
     # -- the Job protocol ----------------------------------------------------
     @property
@@ -405,6 +407,7 @@ class ItemJob:
     def _add_candidates(self, candidates: Iterable[Candidate], *, front: bool = False, followed: bool = False) -> None:
         new = []
         for cand in candidates:
+            self.offered.setdefault(cand.source)
             if cand.url in self.tried or any(a.url == cand.url for a in self.actions):
                 continue
             refusal = url_refusal(cand.url)
@@ -512,11 +515,22 @@ class ItemJob:
         logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
 
     # -- outcome -------------------------------------------------------------
+    def _offered_by(self) -> list[str]:
+        """The sources that offered a copy: those asked, and the batched ones (asked for every item) whose
+        record has candidates although an earlier copy made asking them unnecessary."""
+        doi = (self.meta.get("doi") or "").lower()
+        r = self.context
+        batched = [name for name, source in r.sources.items() if stage_of(name, source) is Stage.PREFETCHED
+                   and (record := r.prefetched.get((name, doi))) is not None and record.candidates]
+        return list(dict.fromkeys([*self.offered, *batched]))
+
     def outcome(self) -> dict[str, Any]:
         row = identity_row(self.identifier, self.meta)
         row["title_match"] = self.meta.get("title_match")  # a wrong article's score; a download's overrides it
         row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6),
                    copies=len(self.copy_urls))
+        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
+        row["offered_by"] = ",".join(self._offered_by()) or None
         if self.error is not None:
             row.update(status=Status.HTTP_ERROR.value, error=f"internal error: {type(self.error).__name__}: {self.error}")
             return row

@@ -124,6 +124,7 @@ DTYPES: Mapping[str, Any] = {
     "license": "string",
     "title_match": "float64",
     "error": "string",
+    "offered_by": "string",  # issue 19: the sources asked that offered a copy, comma-joined (paperfetch.report.yield_by_source)
     # issue 17: filled by Retriever.fulltext (which text the paper gave: "jats"/"pdf", and its file), else empty
     "text_source": "string",
     "text_path": "string",

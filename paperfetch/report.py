@@ -22,6 +22,10 @@ The folding, used by every per-host table a person reads (the notebook's
 * robots.txt in words (:func:`robots_cell`): a 404 robots.txt is "no rules", not "unavailable";
 * the host-state store named without the user's home (:func:`store_label`).
 
+And one table of the outcomes, not of the hosts: :func:`yield_by_source` (which source offered a copy of
+how many papers, how many of those copies were downloaded, how many papers only it offered), and its
+one line for the CLI's summary (:func:`yield_line`).
+
 It does not read the transport or the store: it formats what it is given.
 """
 
@@ -40,12 +44,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from pandas.io.formats.style import Styler
 
 __all__ = [
-    "DOMAIN_STATUS_COLUMNS",
     "DOMAIN_STATES",
+    "DOMAIN_STATUS_COLUMNS",
     "HELD_COLOUR",
     "REQUEST_COLUMNS",
     "STATUS_TEXT_LIMIT",
     "SUPPRESSED_COLOUR",
+    "YIELD_COLUMNS",
     "breaker_cell",
     "clip",
     "delay_cell",
@@ -65,6 +70,8 @@ __all__ = [
     "style_domain_status",
     "suppression_cell",
     "time_cell",
+    "yield_by_source",
+    "yield_line",
 ]
 
 #: ``domain_status()``'s columns, for people: the state first, then the host, why it is held or
@@ -79,6 +86,9 @@ DOMAIN_STATUS_COLUMNS = [
 DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")
 _DATETIMES = ("held_until", "suppressed_until", "breaker_open_until", "next_allowed_at")
 _INTS = ("last_status", "hold_status", "credits_left")
+
+#: :func:`yield_by_source`'s columns.
+YIELD_COLUMNS = ["source", "offered", "downloaded", "only_here"]
 
 REQUEST_COLUMNS = ["time", "host", "url", "status", "waited_s", "elapsed_s", "source", "identifier", "outcome"]
 
@@ -330,13 +340,15 @@ _TEXT_COLUMNS = {
     "requests": "sent", "last_status": "last", "delay_s": "delay s", "learned_interval_s": "learned s",
     "backoff_s": "backoff s", "crawl_delay_s": "crawl-delay s", "held_until": "held until",
     "suppressed_until": "suppressed until", "breaker": "breaker",
+    "credits_left": "credits left",  # issue 19: only when some host counts them (OpenAlex's budget)
 }
 
 
 def host_table_text(frame: pd.DataFrame) -> str:
     """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns`
     does: seconds to one decimal (no backoff or learned interval: empty), times to the second
-    (UTC), empty cells empty."""
+    (UTC), empty cells empty; ``credits left`` (today's budget, thousands separated) only when
+    some host counts credits."""
     import pandas as pd
 
     if not len(frame):
@@ -353,6 +365,10 @@ def host_table_text(frame: pd.DataFrame) -> str:
             cells = [seconds_cell(v) for v in values]
         elif name in ("requests", "last_status"):
             cells = ["" if is_empty(v) else str(int(v)) for v in values]
+        elif name == "credits_left":
+            cells = ["" if is_empty(v) else f"{int(v):,}" for v in values]
+            if not any(cells):
+                continue
         elif name == "state":
             cells = ["" if is_empty(v) or v == "ok" else str(v) for v in values]
         else:
@@ -369,6 +385,7 @@ _STATUS_LABELS = {
     "until": "until (UTC)",
     "suppressed_reason": "why", "crawl_delay_s": "Crawl-delay (s)",
     "next_allowed_at": "next allowed (UTC)", "learned_interval_s": "learned (s)", "requests": "sent",
+    "credits_left": "credits left today",
 }
 
 
@@ -489,3 +506,64 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
     if text:
         styler = styler.set_properties(subset=text, **{"text-align": "left"})
     return styler
+
+
+# ---------------------------------------------------------------------- the outcomes: yield per source
+def _paper_key(row: Mapping[str, Any]) -> str | None:
+    """One key per paper (the DOI first: a PMID that led to a DOI is that DOI's paper); None for no identifier."""
+    for column in ("doi", "pmcid", "pmid", "arxiv_id"):
+        value = row.get(column)
+        if not is_empty(value) and str(value):
+            return f"{column}:{str(value).lower()}"
+    return None
+
+
+def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """For each source: ``offered`` — the papers it offered a copy of (its name in the row's
+    ``offered_by``, or its copy on disk); ``downloaded`` — the papers whose copy on disk is its copy
+    (``downloaded`` or ``already_downloaded`` with that ``source``); ``only_here`` — the papers no other
+    source offered a copy of. One paper asked twice (``10.1/x`` and ``https://doi.org/10.1/X``)
+    counts once, by its row that finished best. Sorted by ``downloaded``, then ``offered``, most first.
+
+    ``offered_by`` names the sources *asked*: the batched ones (OpenAlex, Semantic Scholar) are asked
+    for every paper, the others one at a time until a copy is downloaded, so ``only_here`` counts the
+    papers no source asked offered, not what a source never asked would have said."""
+    import pandas as pd
+
+    from paperfetch.outcomes import FINISHED_WELL_STATUSES
+
+    best: dict[str, tuple[bool, list[str], str | None]] = {}
+    for row in outcomes.to_dict("records"):
+        key = _paper_key(row)
+        if key is None:
+            continue
+        offered = [] if is_empty(row.get("offered_by")) else [s for s in str(row["offered_by"]).split(",") if s]
+        done = str(row.get("status")) in FINISHED_WELL_STATUSES and not is_empty(row.get("source"))
+        source = str(row["source"]) if done else None
+        if source is not None and source not in offered:
+            offered.append(source)  # resumed from the ledger: the earlier run's copy was offered then
+        if key not in best or (done and not best[key][0]):
+            best[key] = (done, offered, source)
+    counts: dict[str, list[int]] = {}
+    for _done, offered, source in best.values():
+        for name in offered:
+            tally = counts.setdefault(name, [0, 0, 0])
+            tally[0] += 1
+            tally[1] += name == source
+            tally[2] += len(offered) == 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1][1], -item[1][0], item[0]))
+    rows = [(name, *tally) for name, tally in ranked]
+    frame = pd.DataFrame(rows, columns=YIELD_COLUMNS)
+    for column in YIELD_COLUMNS[1:]:
+        frame[column] = frame[column].astype("int64")
+    return frame
+
+
+def yield_line(table: pd.DataFrame) -> str:
+    """:func:`yield_by_source` in one line: ``yield: openalex 5 of 9 (2 only here), unpaywall 4 of 4, …``
+    (papers downloaded from the source's copy of those it offered; empty when no source offered any)."""
+    parts = []
+    for row in table.itertuples(index=False):
+        only = f" ({row.only_here} only here)" if row.only_here else ""
+        parts.append(f"{row.source} {row.downloaded} of {row.offered}{only}")
+    return f"yield: {', '.join(parts)}" if parts else ""

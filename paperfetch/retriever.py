@@ -81,9 +81,6 @@ DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpay
 ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
                                    "semanticscholar", "biorxiv")
 DOI_RESOLVER = "https://doi.org"
-#: Crossref's pools since 2025-12-01 (x-concurrency-limit in the 2026 recordings): public 1, polite (mailto) 3
-_CROSSREF_PUBLIC_CONCURRENCY = 1
-_CROSSREF_POLITE_CONCURRENCY = 3
 
 
 def _state_spec(state: Any) -> Any:
@@ -235,18 +232,20 @@ class Retriever:
 
     def _source_concurrency(self, *, email: str | None) -> dict[str, int]:
         """Issue 19: Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it)."""
+        from paperfetch.sources.crossref import CrossrefSource
+
         crossref = self._sources.get("crossref")
-        if crossref is None:
+        if not isinstance(crossref, CrossrefSource):
             return {}
-        return {host_key(crossref.base_url): _CROSSREF_POLITE_CONCURRENCY if email else _CROSSREF_PUBLIC_CONCURRENCY}
+        return {host_key(crossref.base_url): crossref.concurrency_for(Identification(email=email))}
 
     def _describe_openalex(self) -> None:
         """OpenAlex's host is named, with the remedy for a spent budget, in the transport's one warning."""
+        from paperfetch.sources.openalex import OpenAlexSource
+
         openalex = self._sources.get("openalex")
-        if openalex is not None:
-            remedy = ("the key's budget renews then" if self.identification.openalex_api_key else
-                      "A free OpenAlex API key raises the budget: set PAPERFETCH_OPENALEX_API_KEY "
-                      "(or Retriever(openalex_api_key=...)).")
+        if isinstance(openalex, OpenAlexSource):
+            remedy = openalex.budget_remedy(self.identification)
             self.api.host_limiter(openalex.base_url).describe(service="OpenAlex", budget_remedy=remedy)
 
     # ------------------------------------------------------------------ public API

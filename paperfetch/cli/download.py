@@ -3,7 +3,8 @@
 Order of operations: every check of the command line (flags, settings, ``--report``, ``--failed``,
 ``--input``, ``--out``) before any request; then the run (or ``--dry-run``: the candidate URLs
 only); then the per-paper table or JSON Lines, the report, the failed list, the ``--export``
-citations and the summary line (with one line when no service could be reached at all). On
+citations, the summary line (with one line when no service could be reached at all) and the yield
+line (:func:`paperfetch.report.yield_line`: the papers each source supplied of those it offered). On
 Ctrl-C (exit status 130) or SIGTERM (143) the report and the failed list hold what the ledger had
 recorded, with every column of a finished run's report.
 
@@ -54,6 +55,7 @@ from paperfetch.cli.common import (
     write_report,
 )
 from paperfetch.redact import redact_text
+from paperfetch.report import yield_by_source, yield_line
 
 __all__ = ["add_subcommands", "run"]
 
@@ -235,6 +237,9 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool 
     bad = int((~outcomes["status"].astype(str).isin(OK_STATUSES)).sum())
     if not args.quiet and not interrupted:
         say(f"{len(outcomes)} papers: {summary(outcomes)}", err=args.format == "jsonl")
+        sources_line = yield_line(yield_by_source(outcomes))  # issue 19: which source supplied what
+        if sources_line:
+            say(sources_line, err=args.format == "jsonl")
     return EXIT_FAILED if bad else EXIT_OK
 
 

@@ -21,6 +21,8 @@ with JupyterLab's file browser open): fixed column widths, the state column take
 and wraps (its word is never cut; a held or suppressed host's reason goes on a second line, two
 lines at most, whole on hover), and below 940 px of table the ``wide`` columns (in flight, done,
 not found, not sent, backoff, crawl) are left out (a CSS container query) before anything is cut.
+The last column is the credits left today of a host that counts them (OpenAlex's budget; empty for
+the others).
 The held and suppressed row colours are also inline on their rows (the only inline styles), so a
 notebook that drops the style block still marks them.
 
@@ -137,6 +139,11 @@ def _count(value: int) -> str:
     return str(value)
 
 
+def _credits(value: int | None) -> str:
+    """Credits left, with thousands separated (``12,345``); empty when the host never said."""
+    return "" if value is None else f"{value:,}"
+
+
 #: The host table, left to right. A new per-host figure is one line here (and a field of HostRow or its politeness).
 HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("host", lambda h, e: h.host, width=10, clip=40),
@@ -160,6 +167,8 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 4.6,
                hint="added after errors", wide=True),
     HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 3.8, hint="robots.txt Crawl-delay", wide=True),
+    HostColumn("credits", lambda h, e: _credits(h.credits_left), True, 4.6,
+               hint="credits left today, when the host counts them (OpenAlex: its last X-RateLimit-Remaining)"),
 )
 
 #: Characters of a reason that two lines of the state column hold at 700 px; of a host name in its column.

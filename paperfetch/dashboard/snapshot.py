@@ -132,6 +132,11 @@ class HostRow:
         """The host's circuit breaker: closed, open, half_open."""
         return "closed" if self.politeness is None else self.politeness.breaker
 
+    @property
+    def credits_left(self) -> int | None:
+        """Issue 19: the host's budget left today (its last ``X-RateLimit-Remaining``); None when it never said."""
+        return None if self.politeness is None else self.politeness.credits_left
+
     # -- derived ----------------------------------------------------------------------
     @property
     def done(self) -> int:
@@ -165,7 +170,7 @@ ROW_COLUMNS = (
     "host", "queued", "in_flight", "requests", "ok", "errors", "not_sent", "last_status", "delay_min_s",
     "delay_max_s", "backoff_s", "held_until", "hold_left_s", "hold_status", "hold_reason", "suppressed",
     "suppressed_reason", "suppressed_until", "crawl_delay_s", "robots", "learned_interval_s", "breaker",
-    "not_found", "unreachable",
+    "not_found", "unreachable", "credits_left",
 )
 
 

@@ -204,15 +204,18 @@ def parse_rate_limit_budget(headers: Mapping[str, str], now: float) -> RateLimit
     """The budget *headers* announce, or ``None`` when they name neither a limit nor what remains.
 
     ``X-RateLimit-Reset`` is read as :func:`parse_rate_limit_reset` reads it (OpenAlex sends the
-    seconds until midnight UTC, ``64144`` at 06:10:56)."""
-    limit = _count(headers.get("X-RateLimit-Limit"))
-    remaining = _count(headers.get("X-RateLimit-Remaining"))
+    seconds until midnight UTC, ``64144`` at 06:10:56). Header names are case-insensitive, in a
+    plain dict too; this is the one reader of these headers (``paperfetch.sources.openalex``'s
+    ``rate_limit_facts`` and ``budget_spent`` are views over it)."""
+    headers = {str(name).lower(): value for name, value in headers.items() if str(name).lower().startswith("x-ratelimit-")}
+    limit = _count(headers.get("x-ratelimit-limit"))
+    remaining = _count(headers.get("x-ratelimit-remaining"))
     if limit is None and remaining is None:
         return None
-    reset = parse_rate_limit_reset(headers.get("X-RateLimit-Reset"), now)
+    reset = parse_rate_limit_reset(headers.get("x-ratelimit-reset"), now)
     return RateLimitBudget(
-        limit=limit, remaining=remaining, credits_used=_count(headers.get("X-RateLimit-Credits-Used")),
-        credits_required=_count(headers.get("X-RateLimit-Credits-Required")),
+        limit=limit, remaining=remaining, credits_used=_count(headers.get("x-ratelimit-credits-used")),
+        credits_required=_count(headers.get("x-ratelimit-credits-required")),
         reset_at=None if reset is None else now + reset,
     )
 

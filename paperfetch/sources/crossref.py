@@ -33,9 +33,19 @@ class CrossrefSource(Source):
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     accepts = frozenset({IdType.DOI})
 
+    #: Requests in flight since 2025-12-01 (``x-concurrency-limit`` in the 2026 recordings): the public pool 1,
+    #: the polite pool (a mailto) 3. The header, when a host sends it, applies under this cap.
+    public_concurrency = 1
+    polite_concurrency = 3
+
     @classmethod
     def interval_for(cls, identification: Identification) -> float:
         return 0.1 if identification.email else cls.min_interval_s
+
+    @classmethod
+    def concurrency_for(cls, identification: Identification) -> int:
+        """Crossref's pool cap on requests in flight: 3 with an e-mail (the polite pool), 1 without."""
+        return cls.polite_concurrency if identification.email else cls.public_concurrency
 
     def identity_params(self) -> dict[str, str]:
         return {"mailto": self.identification.email} if self.identification.email else {}

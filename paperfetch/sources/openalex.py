@@ -13,16 +13,20 @@ The API key is sent as ``api_key=`` when given; ``mailto=`` no longer buys a
 polite pool but is harmless and still sent. :func:`rate_limit_facts` reads the
 ``X-RateLimit-*`` headers every answer carries, and :func:`budget_spent` tells a
 spent daily budget (``Remaining < Credits-Required``, as OpenAlex's own CLI
-decides) from a transient 429. Acting on it (the hold until the reset, the one
+decides) from a transient 429; both are views over the transport's one parser,
+:func:`paperfetch.http.headers.parse_rate_limit_budget`. Acting on it (the hold until the reset, the one
 warning) is the transport's work, not this module's.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paperfetch.config import Identification
+from paperfetch.http.headers import parse_rate_limit_budget
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe, quote_path
 from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
@@ -50,6 +54,14 @@ class OpenAlexSource(Source):
     # (https://blog.ourresearch.org/fetch-multiple-dois-in-one-openalex-api-request/); per-page matches it.
     batch_size = 50
     accepts = frozenset({IdType.DOI})
+
+    @classmethod
+    def budget_remedy(cls, identification: Identification) -> str:
+        """What the one warning of a spent daily budget tells the user to do (the transport says when it renews)."""
+        if identification.openalex_api_key:
+            return "the key's budget renews then"
+        return ("A free OpenAlex API key raises the budget: set PAPERFETCH_OPENALEX_API_KEY "
+                "(or Retriever(openalex_api_key=...)).")
 
     def identity_params(self) -> dict[str, str]:
         params = {}
@@ -142,37 +154,24 @@ class RateLimitFacts:
     reset_s: float | None = None  #: X-RateLimit-Reset: seconds until the budget is renewed (midnight UTC)
 
 
-_RATE_LIMIT_HEADERS = {
-    "limit": "x-ratelimit-limit",
-    "remaining": "x-ratelimit-remaining",
-    "credits_used": "x-ratelimit-credits-used",
-    "credits_required": "x-ratelimit-credits-required",
-    "reset_s": "x-ratelimit-reset",
-}
-
-
-def rate_limit_facts(headers: Mapping[str, str]) -> RateLimitFacts:
-    """The ``X-RateLimit-*`` headers read as numbers (names case-insensitive; the ``-USD`` variants are ignored)."""
-    lowered = {str(k).lower(): v for k, v in headers.items()}
-    return RateLimitFacts(**{field: _number(lowered.get(name)) for field, name in _RATE_LIMIT_HEADERS.items()})
+def rate_limit_facts(headers: Mapping[str, str], now: float | None = None) -> RateLimitFacts:
+    """The ``X-RateLimit-*`` headers read as numbers (names case-insensitive; the ``-USD`` variants are ignored),
+    by the transport's parser (:func:`paperfetch.http.headers.parse_rate_limit_budget`); *now* (the wall
+    clock, default the time now) turns an epoch reset into seconds."""
+    now = time.time() if now is None else now
+    budget = parse_rate_limit_budget(headers, now)
+    if budget is None:  # neither a limit nor what remains: not a budget answer
+        return RateLimitFacts()
+    reset_s = None if budget.reset_at is None else round(budget.reset_at - now, 3)
+    return RateLimitFacts(limit=budget.limit, remaining=budget.remaining, credits_used=budget.credits_used,
+                          credits_required=budget.credits_required, reset_s=reset_s)
 
 
 def budget_spent(headers: Mapping[str, str]) -> bool:
-    """True when the day's budget cannot pay for the request: ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``.
+    """True when the day's budget cannot pay for the request: ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``
+    (the transport's :attr:`~paperfetch.http.headers.RateLimitBudget.spent`, with both headers present).
 
     A 429 without both headers is an ordinary (transient) rate limit, never a spent budget.
     """
-    facts = rate_limit_facts(headers)
-    if facts.remaining is None or facts.credits_required is None:
-        return False
-    return facts.remaining < facts.credits_required
-
-
-def _number(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        number = float(value.strip())
-    except ValueError:
-        return None
-    return number if number == number and abs(number) != float("inf") else None  # NaN and inf are garbage
+    budget = parse_rate_limit_budget(headers, 0.0)
+    return budget is not None and budget.credits_required is not None and budget.spent
