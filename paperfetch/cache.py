@@ -48,8 +48,10 @@ from paperfetch.config import env_cache_dir
 from paperfetch.errors import ConfigurationError, NotFoundError
 from paperfetch.state.sqlite_faults import open_database
 
-__all__ = ["ANSWER_TTL_S", "IDENTITY_PARAMETERS", "NOT_FOUND_TTL_S", "CachedFetcher", "MetadataCache", "cache_key",
-           "default_cache_path", "metadata_fetcher"]
+__all__ = [
+    "ANSWER_TTL_S", "CachedFetcher", "IDENTITY_PARAMETERS", "MetadataCache", "NOT_FOUND_TTL_S", "cache_key",
+    "default_cache_path", "metadata_fetcher"
+]
 
 logger = logging.getLogger("paperfetch.cache")
 

@@ -15,7 +15,7 @@ import threading
 import time as _time
 from typing import Protocol
 
-__all__ = ["Clock", "FakeClock", "SystemClock", "SYSTEM_CLOCK"]
+__all__ = ["Clock", "FakeClock", "SYSTEM_CLOCK", "SystemClock"]
 
 
 class Clock(Protocol):

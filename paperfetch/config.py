@@ -31,21 +31,9 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.redact import register_secrets
 
 __all__ = [
-    "CACHE_DIR_ENV",
-    "CONFIG_ENV",
-    "Identification",
-    "SETTING_NAMES",
-    "LOCK_TIMEOUT_ENV",
-    "STATE_ENV",
-    "Settings",
-    "clean_setting",
-    "default_config_path",
-    "endpoint_env_var",
-    "env_cache_dir",
-    "env_endpoint_url",
-    "env_state",
-    "load_settings",
-    "lock_timeout_s",
+    "CACHE_DIR_ENV", "CONFIG_ENV", "Identification", "LOCK_TIMEOUT_ENV", "SETTING_NAMES", "STATE_ENV", "Settings",
+    "clean_setting", "default_config_path", "endpoint_env_var", "env_cache_dir", "env_endpoint_url", "env_state",
+    "load_settings", "lock_timeout_s", "read_config_file", "user_agent_for"
 ]
 
 

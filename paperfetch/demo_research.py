@@ -46,7 +46,10 @@ from urllib.parse import parse_qs, unquote
 
 from paperfetch.testing import Reply
 
-__all__ = ["SEARCH_QUERY", "WRONG_PDF_DOI", "data", "science_papers", "text_pdf"]
+__all__ = [
+    "SEARCH_QUERY", "WRONG_PDF_DOI", "data", "science_papers", "serve_crossref", "serve_europepmc", "serve_ncbi",
+    "serve_openalex", "serve_press", "text_pdf"
+]
 
 SEARCH_QUERY = "science[journal] AND breast cancer AND 2008[pdat]"
 HISTORY_QUERY = "10.1016/j.nepr.2023.103548"

@@ -52,32 +52,11 @@ import requests
 from paperfetch.redact import redact_text
 
 __all__ = [
-    "ConfigurationError",
-    "DeadlineExceeded",
-    "DisallowedByRobots",
-    "DiskFull",
-    "DownloadError",
-    "DownloadTooLarge",
-    "HostSuppressed",
-    "InvalidIdentifier",
-    "InvalidPDF",
-    "InvalidURL",
-    "MalformedResponse",
-    "NetworkError",
-    "NotFoundError",
-    "PaperfetchError",
-    "RateLimited",
-    "RefusedRedirect",
-    "RequestTimeout",
-    "ServiceError",
-    "StateStoreError",
-    "StoreUnavailable",
-    "TooManyRedirects",
-    "TooSlow",
-    "TruncatedDownload",
-    "Stopped",
-    "WriteError",
-    "WrongArticle",
+    "ConfigurationError", "DeadlineExceeded", "DisallowedByRobots", "DiskFull", "DownloadError", "DownloadTooLarge",
+    "HostSuppressed", "InvalidIdentifier", "InvalidPDF", "InvalidURL", "MalformedResponse", "NetworkError",
+    "NotFoundError", "PaperfetchError", "RateLimited", "RefusedRedirect", "RequestTimeout", "ServiceError",
+    "StateStoreError", "Stopped", "StoreUnavailable", "TooManyRedirects", "TooSlow", "TruncatedDownload",
+    "WriteError", "WrongArticle", "parse_choice"
 ]
 
 

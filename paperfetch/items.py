@@ -61,8 +61,11 @@ from paperfetch.validate import check_pdf_file, refusal_bot_check, sniff
 if TYPE_CHECKING:
     from paperfetch.ledger.base import ResumeLedger
 
-__all__ = ["ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "WriteStop", "current_job",
-           "current_source", "identity_row", "resumed_row", "stage_of", "status_for"]
+__all__ = [
+    "ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "WriteStop",
+    "current_job", "current_source", "doi_identifier", "identity_row", "resumed_row", "set_current_source",
+    "stage_of", "status_for"
+]
 
 logger = logging.getLogger(__name__)
 

@@ -27,8 +27,10 @@ import threading
 from typing import Any, Iterable
 from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "REDACTOR", "SECRET_PARAMS", "RedactingFilter", "Redactor", "install_log_filter", "redact_frame",
-           "redact_text", "redact_url", "register_secrets"]
+__all__ = [
+    "REDACTED", "REDACTOR", "RedactingFilter", "Redactor", "SECRET_PARAMS", "install_log_filter", "redact_frame",
+    "redact_text", "redact_url", "register_secrets"
+]
 
 REDACTED = "REDACTED"
 

@@ -37,8 +37,10 @@ from paperfetch.titlematch import judge, read_first_pages
 if TYPE_CHECKING:
     from paperfetch.items import ItemJob
 
-__all__ = ["HIT_DTYPES", "LINK_DTYPES", "WRONG_ARTICLE_DIR", "Notify", "SearchAnswers", "check_title", "citations",
-           "metadata_fetcher", "references", "search_pubmed"]
+__all__ = [
+    "HIT_DTYPES", "LINK_DTYPES", "Notify", "SearchAnswers", "WRONG_ARTICLE_DIR", "check_title", "citations",
+    "metadata_fetcher", "references", "search_pubmed"
+]
 
 logger = logging.getLogger("paperfetch.research")
 

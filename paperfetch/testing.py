@@ -30,16 +30,9 @@ from paperfetch.clock import Clock
 from paperfetch.redact import redact_text, redact_url
 
 __all__ = [
-    "CASSETTE_FILTER_HEADERS",
-    "CASSETTE_FILTER_QUERY_PARAMETERS",
-    "CASSETTE_MATCH_ON",
-    "LoopbackHost",
-    "Reply",
-    "ScriptedAdapter",
-    "cassette_vcr",
-    "scrub_cassette_request",
-    "scrub_cassette_response",
-    "scripted_session",
+    "CASSETTE_FILTER_HEADERS", "CASSETTE_FILTER_QUERY_PARAMETERS", "CASSETTE_MATCH_ON", "LoopbackHost", "Reply",
+    "Request", "ScriptedAdapter", "cassette_vcr", "gaps", "scripted_session", "scrub_cassette_request",
+    "scrub_cassette_response"
 ]
 
 #: The vcrpy settings every cassette replay and every live recording uses: identity parameters and

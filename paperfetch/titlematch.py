@@ -36,9 +36,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MARGIN", "MIN_TITLE_WORDS", "OWN_TITLE_MATCH", "PAGES", "THRESHOLD", "FirstPages", "TitleVerdict",
-           "confident_title", "first_pages_text", "judge", "normalise", "read_first_pages", "title_score",
-           "title_similarity"]
+__all__ = [
+    "FirstPages", "MARGIN", "MIN_TITLE_WORDS", "OWN_TITLE_MATCH", "PAGES", "THRESHOLD", "TitleVerdict",
+    "confident_title", "first_pages_text", "judge", "normalise", "read_first_pages", "title_score",
+    "title_similarity"
+]
 
 logger = logging.getLogger("paperfetch.titlematch")
 

@@ -33,16 +33,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 __all__ = [
-    "HEAD_BYTES",
-    "KINDS",
-    "MAX_PDF_HEADER_OFFSET",
-    "TAIL_BYTES",
-    "Verdict",
-    "check_pdf_file",
-    "PMC_BOT_CHECK",
-    "detect_bot_challenge",
-    "refusal_bot_check",
-    "sniff",
+    "HEAD_BYTES", "KINDS", "MAX_PDF_HEADER_OFFSET", "PMC_BOT_CHECK", "TAIL_BYTES", "Verdict", "check_pdf_file",
+    "detect_bot_challenge", "refusal_bot_check", "sniff"
 ]
 
 logger = logging.getLogger(__name__)

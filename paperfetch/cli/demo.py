@@ -22,7 +22,7 @@ import pandas as pd
 
 from paperfetch.cli.common import EXIT_OK, UsageError, common_options, host_table, say, summary
 
-__all__ = ["add_subcommands", "run"]
+__all__ = ["add_subcommands", "run", "serve"]
 
 
 def add_subcommands(sub: Any) -> None:

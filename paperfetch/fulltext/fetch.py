@@ -55,7 +55,7 @@ from paperfetch.redact import redact_frame, redact_text, redact_url
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched
 from paperfetch.sources.fulltext import EuropePMCFullTextSource, JatsAnswer, PMCEfetchSource, jats_candidates, split_articles
 
-__all__ = ["TEXT_KEY_PREFIX", "FullTextResult", "TextContext", "collect_text", "text_key"]
+__all__ = ["FullTextResult", "TEXT_KEY_PREFIX", "TextContext", "collect_text", "text_key"]
 
 logger = logging.getLogger(__name__)
 

@@ -56,14 +56,8 @@ from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, TooSlow
 from paperfetch.http.exceptions import read_errors
 
 __all__ = [
-    "DEFAULT_DEADLINE_S",
-    "MAX_METADATA_BYTES",
-    "MAX_ROBOTS_BYTES",
-    "Deadline",
-    "deadline_scope",
-    "install_deadline_pools",
-    "iter_limited",
-    "read_limited",
+    "DEFAULT_DEADLINE_S", "Deadline", "MAX_METADATA_BYTES", "MAX_ROBOTS_BYTES", "deadline_scope",
+    "install_deadline_pools", "iter_limited", "read_limited"
 ]
 
 #: Total time one request may take, connect to last byte.

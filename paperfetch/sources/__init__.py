@@ -19,21 +19,9 @@ from paperfetch.sources.semanticscholar import SemanticScholarSource
 from paperfetch.sources.unpaywall import UnpaywallSource
 
 __all__ = [
-    "SOURCES",
-    "ArxivSource",
-    "BiorxivSource",
-    "Candidate",
-    "CrossrefSource",
-    "EuropePMCSource",
-    "NCBIEutilsSource",
-    "NCBIIdConvSource",
-    "OpenAlexSource",
-    "Record",
-    "RequestSpec",
-    "SemanticScholarSource",
-    "Source",
-    "UnpaywallSource",
-    "get_source",
+    "ArxivSource", "BiorxivSource", "Candidate", "CrossrefSource", "EuropePMCSource", "NCBIEutilsSource",
+    "NCBIIdConvSource", "OpenAlexSource", "Record", "RequestSpec", "SOURCES", "SemanticScholarSource", "Source",
+    "UnpaywallSource", "get_source"
 ]
 
 SOURCES: dict[str, type[Source]] = {

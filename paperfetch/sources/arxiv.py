@@ -28,7 +28,7 @@ from paperfetch.ids import Identifier, IdType, parse_identifier
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe
 from paperfetch.sources.schema import load_xml
 
-__all__ = ["ArxivSource"]
+__all__ = ["ArxivSource", "arxiv_id"]
 
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"

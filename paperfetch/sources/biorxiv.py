@@ -31,7 +31,7 @@ from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Fetcher, Record, RequestSpec, Source, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, at, load_json, top_object
 
-__all__ = ["BIORXIV_DOI_PREFIXES", "SERVERS", "BiorxivSource", "biorxiv_license", "is_biorxiv_doi"]
+__all__ = ["BIORXIV_DOI_PREFIXES", "BiorxivSource", "SERVERS", "biorxiv_license", "is_biorxiv_doi"]
 
 #: The DOI prefixes of bioRxiv and medRxiv preprints (10.64898 since December 2025).
 BIORXIV_DOI_PREFIXES = ("10.1101/", "10.64898/")

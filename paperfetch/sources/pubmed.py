@@ -35,8 +35,10 @@ from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.base import RequestSpec
 from paperfetch.sources.ncbi import NCBIEutilsSource, _elocation_doi, _pub_year, _text
 
-__all__ = ["EFETCH_BATCH", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch", "SearchResult",
-           "efetch_params", "esearch_params", "get_url", "parse_efetch", "parse_esearch"]
+__all__ = [
+    "EFETCH_BATCH", "FormFetcher", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
+    "SearchResult", "efetch_params", "esearch_params", "get_url", "parse_efetch", "parse_esearch"
+]
 
 logger = logging.getLogger("paperfetch.pubmed")
 

@@ -34,8 +34,10 @@ from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
 
-__all__ = ["EUROPEPMC_PAGE_SIZE", "LINK_COLUMNS", "OPENALEX_IDS_PER_REQUEST", "Link", "LinkFinder", "europepmc_citations_path",
-           "europepmc_page_params", "merge_links", "openalex_work_path", "page_params"]
+__all__ = [
+    "EUROPEPMC_PAGE_SIZE", "LINK_COLUMNS", "Link", "LinkFinder", "OPENALEX_IDS_PER_REQUEST",
+    "europepmc_citations_path", "europepmc_page_params", "merge_links", "openalex_work_path", "page_params"
+]
 
 logger = logging.getLogger("paperfetch.references")
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from paperfetch.errors import MalformedResponse
 
-__all__ = ["FLAG", "OBJECT", "OBJECTS", "TEXT", "TEXTS", "YEAR", "at", "load_json", "load_xml", "top_object"]
+__all__ = ["ANY", "FLAG", "OBJECT", "OBJECTS", "TEXT", "TEXTS", "YEAR", "at", "load_json", "load_xml", "top_object"]
 
 #: Longest text field kept; a longer one is junk, not a title or a URL.
 MAX_TEXT_CHARS = 100_000

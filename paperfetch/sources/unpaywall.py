@@ -35,7 +35,7 @@ from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
 from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
-__all__ = ["UNPAYWALL_EMAIL_HELP", "UnpaywallSource", "check_email", "placeholder_email"]
+__all__ = ["UNPAYWALL_EMAIL_HELP", "UnpaywallSource", "check_email", "oa_date", "placeholder_email"]
 
 logger = logging.getLogger(__name__)
 

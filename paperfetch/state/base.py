@@ -45,20 +45,9 @@ from typing import Callable, Protocol, runtime_checkable
 from paperfetch import defaults
 
 __all__ = [
-    "BREAKER_STATES",
-    "CLOCK_SKEW_S",
-    "StoredFacts",
-    "HostStateStore",
-    "MAX_QUEUED_STARTS",
-    "Slot",
-    "clamp_facts",
-    "clamp_slot",
-    "expire_facts",
-    "merge_facts",
-    "new_token",
-    "reserve_slot",
-    "finish_slot",
-    "slot_horizon",
+    "BREAKER_STATES", "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts",
+    "apply_update", "clamp_facts", "clamp_slot", "expire_facts", "finish_slot", "merge_facts", "new_token",
+    "reserve_slot", "slot_horizon"
 ]
 
 logger = logging.getLogger("paperfetch.state")
