@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence, cast, overload
@@ -41,16 +43,18 @@ import pandas as pd
 
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
-from paperfetch.config import Identification, clean_setting, env_endpoint_url, env_state, user_agent_for
-from paperfetch.errors import ConfigurationError
+from paperfetch.config import clean_setting, env_endpoint_url, load_settings, user_agent_for
+from paperfetch.errors import ConfigurationError, Interrupted
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import filename_for, parse_identifier
 from paperfetch.items import ItemJob
+from paperfetch.ledger import open_ledger
+from paperfetch.outcomes import is_final, retried_by_rerun
 from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
-from paperfetch.run import BatchRun, RunSettings
+from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, row_identifiers, why_frame
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.suggest import did_you_mean
@@ -74,11 +78,6 @@ _CROSSREF_PUBLIC_CONCURRENCY = 1
 _CROSSREF_POLITE_CONCURRENCY = 3
 
 
-def _state_spec(state: Any) -> Any:
-    """``state=None``: ``PAPERFETCH_STATE``, else ``"sqlite"`` (the file in the user cache directory)."""
-    return env_state() if state is None else state
-
-
 class Retriever:
     """Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
 
@@ -95,7 +94,7 @@ class Retriever:
         self,
         *,
         email: str | None = None,
-        out_dir: str | os.PathLike[str] = defaults.OUT_DIR,
+        out_dir: str | os.PathLike[str] | None = None,
         openalex_api_key: str | None = None,
         ncbi_api_key: str | None = None,
         s2_api_key: str | None = None,
@@ -107,7 +106,7 @@ class Retriever:
         suppress_on_403: bool = True,
         delay_min_s: float | None = None,
         delay_max_s: float | None = None,
-        max_retries: int = defaults.MAX_RETRIES,
+        max_retries: int | None = None,
         max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S,
         timeout: float | tuple[float, float] = defaults.TIMEOUT,
         filename_template: str = defaults.FILENAME_TEMPLATE,
@@ -121,6 +120,7 @@ class Retriever:
         cache: bool | str | os.PathLike[str] | MetadataCache = True,
         state: Any = None,
         state_fallback: str | None = None,
+        config: str | os.PathLike[str] | None = None,
     ) -> None:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
@@ -130,9 +130,18 @@ class Retriever:
         bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
-        self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key,
-                                             s2_api_key=s2_api_key)
-        self.out_dir = Path(clean_setting("out_dir", os.fspath(out_dir)) or defaults.OUT_DIR).expanduser().resolve()  # absolute
+        # Issue 20: the CLI's settings, in its order - arguments > environment > config file > defaults
+        #: the effective settings and where each came from (``r.settings.rows()``; secrets masked)
+        self.settings = settings = load_settings(
+            {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
+             "out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers, "delay_min_s": delay_min_s,
+             "delay_max_s": delay_max_s, "max_retries": max_retries, "state": state if isinstance(state, str) else None},
+            config_path=None if config is None else os.fspath(config))
+        email, workers, delay_min_s, delay_max_s = settings.email, settings.workers, settings.delay_min_s, settings.delay_max_s
+        if state is None:
+            state = settings.state
+        self.identification = settings.identification
+        self.out_dir = Path(settings.out_dir or defaults.OUT_DIR).expanduser().resolve()  # absolute
         self.verbosity = verbosity
         self.order = tuple(sources)
         self.filename_template = filename_template
@@ -147,19 +156,24 @@ class Retriever:
         common: dict[str, Any] = dict(
             user_agent=user_agent_for(None), contact_email=self.identification.email,
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
-            max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
+            max_retries=settings.max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
         )
         if http is None and "registry" not in (http_options or {}):
             # Host state: None reads PAPERFETCH_STATE, and without it the SQLite file in the user cache
             # directory, so a re-run (or another notebook) remembers holds, suppressions and learned pacing.
-            common.update(state=_state_spec(state), state_fallback=state_fallback)
+            common.update(state=state, state_fallback=state_fallback)
         self._sources: dict[str, Source] = {}
         #: Sources left out for want of an e-mail address (said once, in one warning).
         self.skipped_sources = tuple(name for name, cls in SOURCES.items()
                                      if cls.requires_email and not self.identification.email)
+        self._notes: list[tuple[str, str]] = []  # lines every run's dashboard starts with
         if self.skipped_sources:
             logger.warning("no contact e-mail given: %s skipped "
                            "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
+            missing = (f"no contact e-mail: {', '.join(self.skipped_sources)} skipped, so fewer open copies are found; "
+                       "set PAPERFETCH_EMAIL, email in the config file, or Retriever(email=...)")
+            warnings.warn(missing, UserWarning, stacklevel=2)  # shown once per place (a notebook cell) by default
+            self._notes.append(("settings", missing))
         for name, cls in SOURCES.items():
             if name not in self.skipped_sources:
                 self._sources[name] = cls(base_url=endpoints.get(name), identification=self.identification)
@@ -201,7 +215,7 @@ class Retriever:
         self._request_log = RequestLog()
         # the batch machinery (paperfetch.run): scheduler, ledger and dashboard model of the run in progress
         self._batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
-                               doi_base=self._doi_base, settings=self._run_settings)
+                               doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
         self._describe_openalex()
         self._unsubscribe = [client.subscribe(self._request_log.on_event)
@@ -225,8 +239,16 @@ class Retriever:
 
     # ------------------------------------------------------------------ public API
     def download(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """Download every identifier; one outcome row per input, in input order."""
-        return self._download(ids)
+        """Download every identifier; one outcome row per input, in input order.
+
+        Interrupted (Ctrl-C, a signal), it prints one line and raises :class:`~paperfetch.errors.Interrupted`
+        (a ``KeyboardInterrupt``) whose ``.partial`` is the frame: finished rows kept, the rest ``stopped``.
+        """
+        try:
+            return self._download(ids)
+        except Interrupted as exc:
+            print(exc, file=sys.stderr, flush=True)  # the one line a notebook or a script shows
+            raise Interrupted(str(exc), partial=exc.partial) from None  # no frames of the machinery
 
     def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
         """:meth:`download`; with *hooks*, the run of a :class:`~paperfetch.job.Job` (see :meth:`start`)."""
@@ -245,17 +267,28 @@ class Retriever:
         """
         return self._batch.candidates(ids)
 
-    def download_frame(self, df: pd.DataFrame, column: str = "doi") -> pd.DataFrame:
+    def download_frame(self, df: pd.DataFrame, column: str | None = None, *,
+                       columns: Sequence[str] | None = None) -> pd.DataFrame:
         """A new frame: *df*'s rows with the outcome columns joined (*df* is not modified).
 
-        An outcome column whose name *df* already uses (``doi`` when the identifiers are in a
-        ``doi`` column, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they were.
+        Each row's identifier is its ``doi``, else its ``pmid``, else its ``pmcid`` (those of the
+        columns *df* has; *columns* gives another list, *column* one column only). A row with none is
+        ``invalid_identifier`` with the reason "no identifier in this row". An outcome column whose name
+        *df* already uses (``doi``, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they were.
         """
-        if column not in df.columns:
-            raise ConfigurationError(f"no column {column!r} in the frame{did_you_mean(column, df.columns)}; "
+        names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
+        present = [name for name in names if name in df.columns]
+        if not present or (column is not None and column not in df.columns):
+            wanted = column if column is not None else names[0]
+            raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "
                                      f"it has {list(df.columns)}")
-        outcomes = self.download(df[column])
+        inputs = row_identifiers(df, present)
+        outcomes = self.download(inputs if len(present) > 1 else df[present[0]])
         outcomes.index = df.index
+        blank = pd.Series([value is None for value in inputs], index=df.index)
+        if blank.any():  # say which columns were looked at, not "blank input"
+            outcomes.loc[blank, "reason"] = "no identifier in this row"
+            outcomes.loc[blank, "error"] = f"no identifier in this row (looked at: {', '.join(present)})"
         joined = df.copy()
         for name in outcomes.columns:
             if name == "input":
@@ -264,6 +297,34 @@ class Retriever:
             target = f"{name}_paperfetch" if name in df.columns else name
             joined[target] = outcomes[name]
         return joined
+
+    def why(self, identifier: object) -> pd.DataFrame:
+        """Each source asked about *identifier* in its last run, and its answer: ``source, answer``.
+
+        Read from the ledger in ``out_dir`` (the trail a run keeps); empty before any run asked.
+        The CLI's ``--explain ID`` prints it.
+        """
+        with open_ledger(folder=self.out_dir) as ledger:
+            return why_frame(ledger.get(parse_identifier(identifier).key))
+
+    def retry(self, outcomes: pd.DataFrame, *, statuses: Iterable[str] | None = None) -> pd.DataFrame:
+        """Run again just the rows of *outcomes* that failed: those a re-run retries (not finished well,
+        not a final answer), or those with one of *statuses*. Returns *outcomes* with those rows replaced."""
+        codes = outcomes["http_status"] if "http_status" in outcomes.columns else [None] * len(outcomes)
+        chosen = None if statuses is None else {str(s) for s in statuses}
+        mask = pd.Series([retried_by_rerun(s, c) if chosen is None else s in chosen
+                          for s, c in zip(outcomes["status"].astype(str), codes)], index=outcomes.index)
+        if not mask.any():
+            return outcomes.copy()
+        resume = self.resume
+        # asked for final statuses by name: ask the services again (the ledger would answer from memory)
+        self.resume = resume and not any(is_final(s) for s in (chosen or ()))
+        try:
+            fresh = self.download(list(outcomes.loc[mask, "input"]))
+        finally:
+            self.resume = resume
+        fresh.index = outcomes.index[mask.to_numpy()]
+        return pd.concat([outcomes[~mask], fresh]).reindex(outcomes.index)
 
     def domain_status(self) -> pd.DataFrame:
         """The transport's per-host table (pacing, backoff, holds, suppression).

@@ -20,17 +20,17 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from paperfetch.download import FileAction, existing_file_action
-from paperfetch.errors import RateLimited, Stopped
+from paperfetch.errors import Interrupted, RateLimited, Stopped
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
 from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, resumed_row, set_current_source
 from paperfetch.ledger import ResumeLedger, open_ledger
-from paperfetch.outcomes import Status, outcomes_frame
+from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.redact import redact_frame, redact_text, redact_url
 from paperfetch.sources import Record, Source
@@ -39,7 +39,8 @@ from paperfetch.sources.base import batched
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.job import RunHooks
 
-__all__ = ["BatchRun", "RunSettings", "initial_meta"]
+__all__ = ["IDENTIFIER_COLUMNS", "BatchRun", "RunSettings", "initial_meta", "keep_describing_status", "row_identifiers",
+           "stopped_row", "why_frame"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,57 @@ class RunSettings:
     resume: bool
     progress: bool
     show_dashboard: bool | None
+
+
+#: Where ``download_frame`` looks for each row's identifier, in order (issue 20: Europe PMC's citations have PMIDs only).
+IDENTIFIER_COLUMNS: tuple[str, ...] = ("doi", "pmid", "pmcid")
+
+
+def row_identifiers(df: pd.DataFrame, columns: Sequence[str]) -> list[object]:
+    """Each row's first identifier among *columns* (a PMID as ``PMID:…``), or None for a row with none."""
+    chosen: list[object] = []
+    for values in df[list(columns)].itertuples(index=False, name=None):
+        found: object = None
+        for name, value in zip(columns, values):
+            if value is None or (isinstance(value, float) and value != value) or value is pd.NA or not str(value).strip():
+                continue
+            text = str(value).strip()
+            found = f"PMID:{text}" if name == "pmid" and text.isdigit() else value
+            break
+        chosen.append(found)
+    return chosen
+
+
+def why_frame(entry: Any) -> pd.DataFrame:
+    """``source, answer`` rows from a ledger entry's trail (its status and error when it has none)."""
+    if entry is None:
+        return pd.DataFrame({"source": pd.Series([], dtype=object), "answer": pd.Series([], dtype=object)})
+    trail = [tuple(step) for step in (entry.extra or {}).get("trail") or [] if len(step) == 2]
+    if not trail:
+        trail = [(entry.source or "", f"{entry.status}: {entry.error}" if entry.error else entry.status)]
+    return redact_frame(pd.DataFrame(trail, columns=["source", "answer"], dtype=object))
+
+
+def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An unfinished item's row: its identity and metadata, status ``stopped``, no file."""
+    stopped = {k: v for k, v in row.items() if k not in ("path", "bytes", "sha256", "title_match")}
+    stopped.update(status=Status.STOPPED.value, reason="stopped before it finished",
+                   error="the batch was stopped before this item finished")
+    return stopped
+
+
+def keep_describing_status(row: dict[str, Any], prior: Any) -> dict[str, Any]:
+    """Statuses stable across runs (issue 20): a row the host's hold or suppression decided this time keeps
+    the status an earlier run gave the paper itself (``invalid_pdf``, say), this run's block as its reason."""
+    if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES:
+        return row
+    if prior.status in FINISHED_WELL_STATUSES:  # its file is gone: this run's answer is the news
+        return row
+    kept = dict(row)
+    kept.update(status=prior.status, source=prior.source, url=prior.url, http_status=prior.http_status)
+    kept["error"] = (f"{row.get('reason') or row['status']} | this run: {row.get('error') or ''} | "
+                     f"earlier: {prior.error or prior.status}")[:2000]
+    return kept
 
 
 def initial_meta(ident: Identifier) -> dict[str, Any]:
@@ -75,13 +127,14 @@ class BatchRun:
     """The runs of one Retriever: one :meth:`download` at a time, its scheduler, ledger and dashboard model."""
 
     def __init__(self, *, api: Any, web: Any, sources: Mapping[str, Source], metadata: Any, doi_base: str,
-                 settings: Callable[[], RunSettings]) -> None:
+                 settings: Callable[[], RunSettings], notes: Sequence[tuple[str, str]] = ()) -> None:
         self.api = api
         self.web = web
         self.sources = sources
         self.metadata = metadata
         self.doi_base = doi_base
         self._settings = settings
+        self.notes = notes  # (kind, message) lines every run's dashboard starts with (a missing e-mail, say)
         self.settings = settings()  # the settings of the run in progress, or of the last one
         self.prefetched: dict[tuple[str, str], Record] = {}
         self.model: Any = None  # the run in progress, or the last one (paperfetch.dashboard.model.DashboardModel)
@@ -110,6 +163,7 @@ class BatchRun:
         self.write_stop = WriteStop()
         rows: dict[int, dict[str, Any]] = {}
         jobs: list[tuple[ParsedInput, ItemJob]] = []
+        interrupted = False
         model, view = self.dashboard_begin(len(parsed), show=hooks is None)
         if hooks is not None:
             hooks.on_begin(model)
@@ -145,18 +199,25 @@ class BatchRun:
                 except Stopped:  # a Job's stop cut a batch lookup short: its unfinished items are ``stopped``
                     if hooks is None:
                         raise
-                if hooks is not None:
+                except KeyboardInterrupt:  # Ctrl-C, a signal, a subscriber's interrupt: keep what finished
+                    if hooks is not None:
+                        raise
+                    interrupted = True
+                if hooks is not None or interrupted:
                     for item, job in jobs:
                         if item.position not in rows:
-                            rows[item.position] = hooks.stopped_row(job.outcome())
+                            rows[item.position] = stopped_row(job.outcome())
                             model.item_finished(Status.STOPPED.value)
-                            hooks.on_row(item.position, rows[item.position])
+                            if hooks is not None:
+                                hooks.on_row(item.position, rows[item.position])
             for item in parsed:  # duplicates share the first occurrence's outcome
                 if item.duplicate_of is not None:
                     rows[item.position] = dict(rows[item.duplicate_of])
                     model.item_finished(rows[item.position]["status"])
                     if hooks is not None:
                         hooks.on_row(item.position, rows[item.position])
+            for item in parsed:  # an interrupt before the row was decided (the ledger's checks, say): stopped too
+                rows.setdefault(item.position, {"status": Status.STOPPED.value, "reason": "stopped before it finished"})
             frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
         finally:
             self.ledger = None
@@ -165,6 +226,10 @@ class BatchRun:
             model.finish()
             if view is not None:
                 view.close()
+        if interrupted:
+            done = sum(status != Status.STOPPED.value for status in frame["status"].astype(str))
+            raise Interrupted(f"interrupted: {done} of {len(frame)} finished; run the same call again to resume",
+                              partial=frame)
         return frame
 
     def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
@@ -304,6 +369,8 @@ class BatchRun:
         model = self.new_dashboard_model(events=True)
         model.start(total)
         self.model = model
+        for kind, message in self.notes:
+            model.note(kind, message)
         shown = settings.show_dashboard
         show = show and (shown if shown is not None else in_notebook() and widgets_available())
         if not (settings.progress and show):
@@ -330,15 +397,17 @@ class BatchRun:
 
         def finished(job: ItemJob) -> None:
             job.finished = True
-            row = job.outcome()
+            row = keep_describing_status(job.outcome(), ledger.get(job.identifier.key))
             rows[position[id(job)]] = row
             extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
             if row.get("title_match") is not None:  # issue 12: an already_downloaded row carries it too
                 extra["title_match"] = row["title_match"]
+            extra.update(reason=row.get("reason"), trail=[list(step) for step in job.trail])  # Retriever.why reads it
             ledger.record(
                 job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
                 sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),
                 http_status=row.get("http_status"), error=row.get("error"), extra=extra,
+                retryable=not is_final(row["status"], row.get("http_status")),  # a 404/410 is final too
             )
             if model is not None:
                 model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key)

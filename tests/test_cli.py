@@ -177,7 +177,9 @@ def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_pat
     assert any("10.5555/demo.gone" in line and "http_error" in line for line in lines)
     frame = pd.read_csv(report)
     assert list(frame["status"]) == ["downloaded", "http_error", "invalid_identifier"]
-    assert failed.read_text() == "10.5555/demo.gone\n"  # invalid inputs are not worth a retry
+    assert list(frame["http_status"].fillna(0).astype(int))[1] == 410
+    # issue 20: --failed lists exactly what a re-run retries; a 410 Gone and an invalid input are final answers
+    assert failed.read_text() == ""
     pdf = next((tmp_path / "pdfs").glob("*.pdf"))
     umask = os.umask(0)
     os.umask(umask)
