@@ -241,13 +241,15 @@ class Retriever:
     def download(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """Download every identifier; one outcome row per input, in input order.
 
-        Interrupted (Ctrl-C, a signal), it prints one line and raises :class:`~paperfetch.errors.Interrupted`
-        (a ``KeyboardInterrupt``) whose ``.partial`` is the frame: finished rows kept, the rest ``stopped``.
+        Interrupted (Ctrl-C, a signal), it prints one line (``verbosity=0``: none) and raises
+        :class:`~paperfetch.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``.partial`` is the frame:
+        finished rows kept, the rest ``stopped``.
         """
         try:
             return self._download(ids)
         except Interrupted as exc:
-            print(exc, file=sys.stderr, flush=True)  # the one line a notebook or a script shows
+            if self.verbosity > 0:  # the one line a notebook or a script shows (the CLI says its own)
+                print(exc, file=sys.stderr, flush=True)
             raise Interrupted(str(exc), partial=exc.partial) from None  # no frames of the machinery
 
     def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:

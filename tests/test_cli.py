@@ -147,7 +147,7 @@ def test_parquet_without_pyarrow_exits_2_with_the_install_hint(capsys, monkeypat
     NoRequests(monkeypatch)
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     code, _, err = run(["download", "10.1/x", "--report", str(tmp_path / "r.parquet")], capsys)
-    assert code == 2 and "paperfetch[parquet]" in err
+    assert code == 2 and "paperfetch-oa[parquet]" in err
 
 
 def test_bad_config_file_exits_2(capsys, monkeypatch, tmp_path):

@@ -28,7 +28,8 @@ def world():
 def retriever(world, out_dir, **kwargs):
     kwargs.setdefault("http_options", FAST)
     kwargs.setdefault("email", "tester@example.org")
-    return Retriever(out_dir=out_dir, endpoints=world.endpoints, progress=False, verbosity=0, **kwargs)
+    kwargs.setdefault("verbosity", 0)
+    return Retriever(out_dir=out_dir, endpoints=world.endpoints, progress=False, **kwargs)
 
 
 # ---------------------------------------------------------------------- (1) settings
@@ -68,7 +69,7 @@ def test_a_missing_email_is_a_warning_and_a_dashboard_line(world, tmp_path):
 def test_an_interrupted_download_raises_with_the_partial_frame_one_row_per_input(world, tmp_path, capsys):
     inputs = ["10.5555/demo.fast", "10.5555/demo.fast2", "10.5555/demo.slow1", "10.5555/demo.slow2",
               "10.5555/demo.slow3", "not a doi"]
-    r = retriever(world, tmp_path, http_options={**FAST, "rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5})
+    r = retriever(world, tmp_path, http_options={**FAST, "rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5}, verbosity=1)
     seen = []
 
     def interrupt_after_one_pdf(event):
@@ -206,3 +207,27 @@ def test_retry_runs_only_the_retryable_rows(world, tmp_path):
     assert asked == [["10.5555/demo.down"]]
     assert list(again["input"]) == list(out["input"])
     assert list(again.columns) == list(out.columns)
+
+
+# ---------------------------------------------------------------------- the CLI's side of it
+def test_cli_shows_the_reason_explains_and_force_asks_again(world, tmp_path, monkeypatch, capsys):
+    from paperfetch.cli import main
+
+    for name, url in world.endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    failed = tmp_path / "failed.txt"
+    args = ["download", "10.5555/demo.closed", "10.5555/demo.down", "10.5555/demo.forbidden", "--email", "cli@example.org",
+            "--out", str(tmp_path / "pdfs"), "--no-progress", "--failed", str(failed)]
+    assert main([*args, "--explain"]) == 1
+    out = capsys.readouterr().out
+    assert "no source has an open copy (asked:" in out  # the reason, not the cut error
+    assert "why 10.5555/demo.closed (no_open_copy):" in out and "  unpaywall: " in out
+    # exactly what a re-run retries: not the final no_open_copy
+    assert set(failed.read_text().split()) == {"10.5555/demo.down", "10.5555/demo.forbidden"}
+    before = world.requests_served()
+    assert main(["download", "10.5555/demo.closed", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
+                 "--no-progress"]) == 1
+    assert world.requests_served() == before  # final: the ledger answers
+    assert main(["download", "10.5555/demo.closed", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
+                 "--no-progress", "--force"]) == 1
+    assert world.requests_served() > before

@@ -337,7 +337,7 @@ def check_report(path: Path) -> str:
             import pyarrow  # noqa: F401
         except ImportError:
             raise UsageError(f"--report {path}: writing Parquet needs pyarrow; "
-                             "pip install 'paperfetch[parquet]', or use a .csv or .jsonl report") from None
+                             "pip install 'paperfetch-oa[parquet]', or use a .csv or .jsonl report") from None
     check_writable_file(path, "--report")
     return suffix
 

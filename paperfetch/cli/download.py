@@ -93,6 +93,8 @@ def add_subcommands(sub: Any) -> None:
                                     "a path, 'sqlite:///path', 'redis://host:port/db' or 'memory' (env PAPERFETCH_STATE)")
     dl.add_argument("--no-progress", action="store_true", help="no progress bar")
     dl.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
+    dl.add_argument("--explain", action="store_true",
+                    help="after the table, each source asked about every row that did not finish well, and its answer")
     dl.add_argument("--force", action="store_true",
                     help="ignore the ledger: ask again for everything, final answers (no_open_copy, 404, 410) included")
     dl.set_defaults(handler=run)
@@ -161,12 +163,24 @@ def run(args: argparse.Namespace) -> int:
                 "papers had finished", err=True)
             return interrupted_exit()
         offline = retriever.run_snapshot().offline_line()
+        if args.explain and not args.quiet:
+            _explain(retriever, outcomes)
         if args.verbose and not args.quiet and args.format == "table":
             say("\nPer-host table:\n" + host_table(retriever.domain_status()))
     code = _finish(outcomes, args, report=_joined(frame, outcomes) if csv_only else None)
     if offline:
         say(f"paperfetch: {offline}", err=True)
     return code
+
+
+def _explain(retriever: Any, outcomes: pd.DataFrame) -> None:
+    """``--explain``: ``Retriever.why`` of each row that did not finish well."""
+    for value, status in zip(outcomes["input"], outcomes["status"].astype(str)):
+        if status in OK_STATUSES or status == "invalid_identifier" or is_missing(value):
+            continue
+        why = retriever.why(value)
+        lines = [f"  {source}: {clip(str(answer), 140)}" for source, answer in zip(why["source"], why["answer"])]
+        say(f"why {value} ({status}):\n" + ("\n".join(lines) if lines else "  (no source was asked)"))
 
 
 def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]]:
