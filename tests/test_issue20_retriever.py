@@ -231,3 +231,13 @@ def test_cli_shows_the_reason_explains_and_force_asks_again(world, tmp_path, mon
     assert main(["download", "10.5555/demo.closed", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
                  "--no-progress", "--force"]) == 1
     assert world.requests_served() > before
+
+
+def test_the_ledgers_default_rule_makes_404_and_410_final(tmp_path):
+    with Ledger.in_folder(tmp_path) as ledger:
+        ledger.record("doi:10.1/gone", status="http_error", http_status=410)
+        ledger.record("doi:10.1/missing", status="http_error", http_status=404)
+        ledger.record("doi:10.1/busy", status="http_error", http_status=503)
+        ledger.record("doi:10.1/closed", status="no_open_copy")
+        assert not ledger.should_retry("doi:10.1/gone") and not ledger.should_retry("doi:10.1/missing")
+        assert ledger.should_retry("doi:10.1/busy") and not ledger.should_retry("doi:10.1/closed")
