@@ -39,7 +39,7 @@ from paperfetch.sources.base import batched
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.job import RunHooks
 
-__all__ = ["IDENTIFIER_COLUMNS", "BatchRun", "RunSettings", "initial_meta", "keep_describing_status", "row_identifiers",
+__all__ = ["BatchRun", "IDENTIFIER_COLUMNS", "RunSettings", "initial_meta", "keep_describing_status", "row_identifiers",
            "stopped_row", "why_frame"]
 
 logger = logging.getLogger(__name__)
