@@ -184,7 +184,7 @@ def download_frame(
     try:
         import dask.dataframe as dd
     except ImportError:  # pragma: no cover
-        raise ConfigurationError('paperfetch.dask needs dask: pip install "paperfetch[dask]"') from None
+        raise ConfigurationError('paperfetch.dask needs dask: pip install "paperfetch-oa[dask]"') from None
     if fallback not in ("local", "error"):
         raise ConfigurationError(f"fallback must be 'local' or 'error', not {fallback!r}")
     if state is not None and not _is_redis(state):

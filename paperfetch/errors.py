@@ -30,6 +30,8 @@ The hierarchy::
 
 :class:`Stopped` is apart (a ``BaseException``, like ``KeyboardInterrupt``): raised inside a
 batch's worker threads when the batch is stopped, so no ``except Exception`` swallows it.
+:class:`Interrupted` (a ``KeyboardInterrupt``) is what ``Retriever.download()`` raises when it is
+interrupted: ``.partial`` is the outcomes frame, finished rows kept and the rest ``stopped``.
 
 Every :class:`ServiceError` carries ``status_code``, ``url`` and ``response``;
 ``status_code`` and ``response`` are ``None`` when nothing arrived (a timeout,
@@ -53,10 +55,10 @@ from paperfetch.redact import redact_text
 
 __all__ = [
     "ConfigurationError", "DeadlineExceeded", "DisallowedByRobots", "DiskFull", "DownloadError", "DownloadTooLarge",
-    "HostSuppressed", "InvalidIdentifier", "InvalidPDF", "InvalidURL", "MalformedResponse", "NetworkError",
-    "NotFoundError", "PaperfetchError", "RateLimited", "RefusedRedirect", "RequestTimeout", "ServiceError",
-    "StateStoreError", "Stopped", "StoreUnavailable", "TooManyRedirects", "TooSlow", "TruncatedDownload",
-    "WriteError", "WrongArticle", "parse_choice"
+    "HostSuppressed", "Interrupted", "InvalidIdentifier", "InvalidPDF", "InvalidURL", "MalformedResponse",
+    "NetworkError", "NotFoundError", "PaperfetchError", "RateLimited", "RefusedRedirect", "RequestTimeout",
+    "ServiceError", "StateStoreError", "Stopped", "StoreUnavailable", "TooManyRedirects", "TooSlow",
+    "TruncatedDownload", "WriteError", "WrongArticle", "parse_choice"
 ]
 
 
@@ -236,6 +238,19 @@ class WriteError(DownloadError, OSError):
 
 class DiskFull(WriteError):
     """No space left on the output folder's disk (ENOSPC, a quota)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """``download()`` was interrupted (Ctrl-C, SIGINT, a callback's KeyboardInterrupt).
+
+    ``partial`` is the outcomes frame of the interrupted call, one row per input, with the full
+    schema: the finished rows as they ended, the others ``stopped`` (a re-run of the same call
+    resumes from the ledger). ``str()`` is the one line shown to the user.
+    """
+
+    def __init__(self, message: str, *, partial: Any = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 class Stopped(BaseException):

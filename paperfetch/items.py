@@ -30,10 +30,11 @@ import time
 from collections import deque
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import requests
 
@@ -51,6 +52,7 @@ from paperfetch.http.context import answer_now
 from paperfetch.http.limits import read_limited
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
 from paperfetch.outcomes import STATUS_FOR_ERROR, Status, status_for
+from paperfetch.reasons import absent_reason, failure_reason
 from paperfetch.redact import redact_text, redact_url
 from paperfetch.sources import Candidate, Record, Source
 from paperfetch.sources.base import quote_path
@@ -204,6 +206,7 @@ class _Failure:
     message: str
     http_status: int | None = None
     held_lookup: bool = False  # a batched lookup not sent (its host held): ranks after every tried candidate
+    until: datetime | None = None  # a hold's or a suppression's end, for the reason
 
 
 @dataclass
@@ -217,6 +220,8 @@ class ItemJob:
     actions: deque[_Action] = field(default_factory=deque)
     tried: set[str] = field(default_factory=set)
     failures: list[_Failure] = field(default_factory=list)
+    #: each source asked and its answer, in order: ``(source, answer)`` (``Retriever.why``; the ledger keeps it)
+    trail: list[tuple[str, str]] = field(default_factory=list)
     known: bool = False            # some service has a record of the work
     result: dict[str, Any] | None = None
     attempts: int = 0
@@ -371,12 +376,17 @@ class ItemJob:
             ident = self.identifier
             target = ident if ident.type is IdType.ARXIV else doi_identifier(doi)
             if target is not None:
-                self._add_candidates(source.candidates_for(target))
+                offered = list(source.candidates_for(target))
+                self.trail.append((name, f"{len(offered)} candidate(s)" if offered else "no copy for this identifier"))
+                self._add_candidates(offered)
         elif stage is Stage.PREFETCHED:
             record = r.prefetched.get((name, (doi or "").lower()))
             if record is not None:
                 self.merge(record)
+                self.trail.append((name, _answer(record.candidates)))
                 self._add_candidates(record.candidates)
+            elif doi:
+                self.trail.append((name, "does not know it"))
         elif stage is Stage.LOOKUP:
             target = self._lookup_identifier(source)
             if target is None:
@@ -441,8 +451,11 @@ class ItemJob:
         try:
             response = (r.metadata or r.api).fetch(action.url, classify=source.classify, params=action.params)
         except NotFoundError:
+            self.trail.append((action.source, "does not know it"))
             return
         records = source.read(response.content, action.spec)  # an unreadable answer: MalformedResponse
+        self.trail.append((action.source, _answer([c for r in records.values() for c in r.candidates])
+                           if records else "does not know it"))
         for record in records.values():
             self.merge(record)
             self._add_candidates(record.candidates, front=True)
@@ -501,9 +514,11 @@ class ItemJob:
             "sha256": result.sha256,
             "http_status": result.status_code,
         }
+        self.trail.append((action.source, f"downloaded {redact_url(result.url)}"))
 
     def _fail(self, action: _Action, exc: PaperfetchError) -> None:
         if action.kind in ("lookup", "landing") and isinstance(exc, NotFoundError):
+            self.trail.append((action.source, "does not know it"))
             return  # the service (or the DOI resolver) does not know the work: absent, not a failure
         status = status_for(exc)
         if status is Status.HOST_SUPPRESSED and not self.context.web.suppress_on_403:
@@ -514,7 +529,10 @@ class ItemJob:
             message = f"{message}: {named}"
         if status is Status.WRITE_ERROR and self.context.write_stop is not None:
             self.context.write_stop.trip(message)
-        self.failures.append(_Failure(status, action.source, redact_url(action.url), message, getattr(exc, "status_code", None)))
+        until = getattr(exc, "held_until", None) or getattr(exc, "suppressed_until", None)
+        self.failures.append(_Failure(status, action.source, redact_url(action.url), message, getattr(exc, "status_code", None),
+                                      until=until if isinstance(until, datetime) else None))
+        self.trail.append((action.source, f"{status.value}: {message}"))
         logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
 
     # -- outcome -------------------------------------------------------------
@@ -535,19 +553,20 @@ class ItemJob:
         row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
         row["offered_by"] = ",".join(self._offered_by()) or None
         if self.error is not None:
-            row.update(status=Status.HTTP_ERROR.value, error=f"internal error: {type(self.error).__name__}: {self.error}")
+            row.update(status=Status.HTTP_ERROR.value, reason=f"internal error: {type(self.error).__name__}",
+                       error=f"internal error: {type(self.error).__name__}: {self.error}")
             return row
         if self.result is not None:
             row.update(self.result)
             return row
         if self.cut_short is not None:
-            row.update(status=Status.WRITE_ERROR.value,
+            row.update(status=Status.WRITE_ERROR.value, reason="not written: the output folder failed",
                        error=f"not finished: the batch stopped downloading after a write failed ({self.cut_short})"[:2000])
             return row
         if self.stopped:
             # candidates or sources were left untried: whatever failed so far does not decide (retryable)
             tried = "; ".join(f"{f.source} {f.url}: {f.message}" for f in self.failures)
-            row.update(status=Status.STOPPED.value,
+            row.update(status=Status.STOPPED.value, reason="stopped before it finished",
                        error=("the batch was stopped before this item was finished; a re-run tries it again"
                               + (f" (failed so far: {tried})" if tried else ""))[:2000])
             return row
@@ -556,15 +575,30 @@ class ItemJob:
         if download_failures:
             first = download_failures[0]  # the best-ranked candidate's failure decides; all are listed
             row.update(status=first.status.value, source=first.source, url=first.url, http_status=first.http_status)
-            row["error"] = "; ".join(f"{f.source} {f.url}: {f.message}" for f in download_failures)[:2000]
+            row["reason"] = failure_reason(first.status.value, http_status=first.http_status, url=first.url,
+                                           message=first.message, until=first.until)
+            # reason first, URLs last: the trail of every candidate after it
+            trail = "; ".join(f"{f.source}: {f.message} ({f.url})" if f.url and f.url not in f.message
+                              else f"{f.source}: {f.message}" for f in download_failures)
+            row["error"] = f"{row['reason']} | {trail}"[:2000]
         elif self.known:
-            row.update(status=Status.NO_OPEN_COPY.value, error="the work is known, but no source offers an open-access copy")
+            row.update(status=Status.NO_OPEN_COPY.value, reason=absent_reason(known=True, asked=self.asked()),
+                       error="the work is known, but no source offers an open-access copy")
         else:
-            row.update(status=Status.NOT_FOUND.value, error="no service knows this identifier")
+            row.update(status=Status.NOT_FOUND.value, reason=absent_reason(known=False, asked=self.asked()),
+                       error="no service knows this identifier")
         return row
+
+    def asked(self) -> list[str]:
+        """The sources asked about this item, in order, each once."""
+        return list(dict.fromkeys(source for source, _ in self.trail))
 
 
 # ---------------------------------------------------------------------- helpers
+def _answer(candidates: Sequence[Any]) -> str:
+    return f"knows it: {len(candidates)} candidate(s)" if candidates else "knows it, no open copy"
+
+
 def doi_identifier(doi: str | None) -> Identifier | None:
     if not doi:
         return None
@@ -617,7 +651,7 @@ def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[
         row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=entry.bytes,
                    sha256=entry.sha256)
     else:
-        row.update(status=entry.status, error=entry.error)
+        row.update(status=entry.status, error=entry.error, reason=extra.get("reason"))
     return row
 
 

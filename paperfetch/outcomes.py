@@ -29,8 +29,9 @@ from paperfetch.errors import (
     WrongArticle,
 )
 
-__all__ = ["COLUMNS", "DTYPES", "FINAL_STATUSES", "FINISHED_WELL_STATUSES", "NOTABLE_STATUSES", "STATUS_FOR_ERROR", "Status",
-           "outcomes_frame", "status_for"]
+__all__ = ["BLOCKED_STATUSES", "COLUMNS", "DTYPES", "FINAL_HTTP_STATUSES", "FINAL_STATUSES", "FINISHED_WELL_STATUSES",
+           "NOTABLE_STATUSES", "STATUS_FOR_ERROR", "Status", "is_final", "outcomes_frame", "retried_by_rerun",
+           "status_for"]
 
 
 class Status(str, Enum):
@@ -70,6 +71,30 @@ class Status(str, Enum):
 FINISHED_WELL_STATUSES: frozenset[str] = frozenset({Status.DOWNLOADED.value, Status.ALREADY_DOWNLOADED.value})
 #: Final answers: a re-run does not retry them unless forced.
 FINAL_STATUSES: frozenset[str] = frozenset({Status.NOT_FOUND.value, Status.NO_OPEN_COPY.value, Status.INVALID_IDENTIFIER.value})
+#: HTTP answers that describe the URL, not the moment (gone, not there, unavailable for legal reasons):
+#: an ``http_error`` with one of them is final too (issue 20; a re-run asks again only when forced).
+FINAL_HTTP_STATUSES: frozenset[int] = frozenset({404, 410, 451})
+#: Statuses that say the host was not asked (held, suppressed, stopped): they describe the moment, not the
+#: paper, so a re-run that meets them keeps the paper's earlier status with this one as the reason.
+BLOCKED_STATUSES: frozenset[str] = frozenset({"host_held", "host_suppressed", "stopped"})
+
+
+def is_final(status: str, http_status: Any = None) -> bool:
+    """A re-run does not ask again: a final status, or an ``http_error`` with a final HTTP answer."""
+    if status in FINAL_STATUSES:
+        return True
+    try:
+        code = int(http_status) if http_status is not None and not pd.isna(http_status) else None
+    except (TypeError, ValueError):
+        code = None
+    return status == Status.HTTP_ERROR.value and code in FINAL_HTTP_STATUSES
+
+
+def retried_by_rerun(status: str, http_status: Any = None) -> bool:
+    """What a re-run of the same call asks again (``--failed`` lists exactly these): not finished well, not final."""
+    return status not in FINISHED_WELL_STATUSES and not is_final(status, http_status)
+
+
 #: Worth a line in the dashboard's notable events: a body that was not the paper.
 NOTABLE_STATUSES: frozenset[str] = frozenset({Status.INVALID_PDF.value, Status.WRONG_ARTICLE.value})
 
@@ -123,6 +148,8 @@ DTYPES: Mapping[str, Any] = {
     "oa_status": "string",
     "license": "string",
     "title_match": "float64",
+    #: issue 20: why, in a few fixed words ("HTTP 403 → host suppressed until 07:28 UTC"); ``error`` has the trail
+    "reason": "string",
     "error": "string",
     "offered_by": "string",  # issue 19: the sources asked that offered a copy, comma-joined (paperfetch.report.yield_by_source)
     # issue 17: filled by Retriever.fulltext (which text the paper gave: "jats"/"pdf", and its file), else empty

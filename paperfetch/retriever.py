@@ -22,15 +22,18 @@ Every request goes through one :class:`~paperfetch.HttpClient` configuration
 for documented APIs and one for web pages (robots.txt applies to the latter);
 both share the process-wide per-host state. Nothing here gets round a paywall
 or a bot challenge: a challenge page is recorded, never solved.
+
+This module is the facade: the constructor (clients, sources, identification) and the public
+methods. The batch machinery of steps 1-4 lives in :mod:`paperfetch.run` (:class:`BatchRun`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
+import sys
 import time
-from collections import deque
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence, cast, overload
@@ -40,31 +43,21 @@ import pandas as pd
 
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
-from paperfetch.config import Identification, clean_setting, env_endpoint_url, env_state, user_agent_for
-from paperfetch.download import FileAction, existing_file_action
-from paperfetch.errors import ConfigurationError, RateLimited, Stopped
+from paperfetch.config import Identification, clean_setting, env_endpoint_url, load_settings, user_agent_for
+from paperfetch.errors import ConfigurationError, Interrupted
 from paperfetch.http.assign import Prefer
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
-from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
-from paperfetch.items import (
-    META_FIELDS,
-    ItemContext,
-    ItemJob,
-    WriteStop,
-    doi_identifier,
-    resumed_row,
-    set_current_source,
-)
-from paperfetch.ledger import ResumeLedger, open_ledger
-from paperfetch.outcomes import Status, outcomes_frame
-from paperfetch.parts import sweep_stale_parts
-from paperfetch.redact import install_log_filter, redact_frame, redact_text, redact_url
+from paperfetch.ids import filename_for, parse_identifier
+from paperfetch.items import ItemJob
+from paperfetch.ledger import open_ledger
+from paperfetch.outcomes import is_final, retried_by_rerun
+from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
-from paperfetch.sources import SOURCES, Record, Source
+from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, row_identifiers, why_frame
+from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
-from paperfetch.sources.base import batched
 from paperfetch.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,11 +74,6 @@ DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpay
 ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
                                    "semanticscholar", "biorxiv")
 DOI_RESOLVER = "https://doi.org"
-
-
-def _state_spec(state: Any) -> Any:
-    """``state=None``: ``PAPERFETCH_STATE``, else ``"sqlite"`` (the file in the user cache directory)."""
-    return env_state() if state is None else state
 
 
 class Retriever:
@@ -106,7 +94,7 @@ class Retriever:
         self,
         *,
         email: str | None = None,
-        out_dir: str | os.PathLike[str] = defaults.OUT_DIR,
+        out_dir: str | os.PathLike[str] | None = None,
         openalex_api_key: str | None = None,
         ncbi_api_key: str | None = None,
         s2_api_key: str | None = None,
@@ -118,7 +106,7 @@ class Retriever:
         suppress_on_403: bool = True,
         delay_min_s: float | None = None,
         delay_max_s: float | None = None,
-        max_retries: int = defaults.MAX_RETRIES,
+        max_retries: int | None = None,
         max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S,
         timeout: float | tuple[float, float] = defaults.TIMEOUT,
         filename_template: str = defaults.FILENAME_TEMPLATE,
@@ -132,6 +120,7 @@ class Retriever:
         cache: bool | str | os.PathLike[str] | MetadataCache = True,
         state: Any = None,
         state_fallback: str | None = None,
+        config: str | os.PathLike[str] | None = None,
         prefer: str = "version",
     ) -> None:
         try:
@@ -146,9 +135,18 @@ class Retriever:
         bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
-        self.identification = Identification(email=email, openalex_api_key=openalex_api_key, ncbi_api_key=ncbi_api_key,
-                                             s2_api_key=s2_api_key)
-        self.out_dir = Path(clean_setting("out_dir", os.fspath(out_dir)) or defaults.OUT_DIR).expanduser().resolve()  # absolute
+        # Issue 20: the CLI's settings, in its order - arguments > environment > config file > defaults
+        #: the effective settings and where each came from (``r.settings.rows()``; secrets masked)
+        self.settings = settings = load_settings(
+            {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
+             "out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers, "delay_min_s": delay_min_s,
+             "delay_max_s": delay_max_s, "max_retries": max_retries, "state": state if isinstance(state, str) else None},
+            config_path=None if config is None else os.fspath(config))
+        email, workers, delay_min_s, delay_max_s = settings.email, settings.workers, settings.delay_min_s, settings.delay_max_s
+        if state is None:
+            state = settings.state
+        self.identification = settings.identification
+        self.out_dir = Path(settings.out_dir or defaults.OUT_DIR).expanduser().resolve()  # absolute
         self.verbosity = verbosity
         self.order = tuple(sources)
         self.filename_template = filename_template
@@ -159,24 +157,28 @@ class Retriever:
         self.progress = progress
         #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
         self.show_dashboard = dashboard
-        self._dashboard_model: Any = None  # the run in progress, or the last one (paperfetch.widgets.DashboardModel)
         install_log_filter()  # loggers made since the import mask secrets too
         common: dict[str, Any] = dict(
             user_agent=user_agent_for(None), contact_email=self.identification.email,
             polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
-            max_retries=max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
+            max_retries=settings.max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
         )
         if http is None and "registry" not in (http_options or {}):
             # Host state: None reads PAPERFETCH_STATE, and without it the SQLite file in the user cache
             # directory, so a re-run (or another notebook) remembers holds, suppressions and learned pacing.
-            common.update(state=_state_spec(state), state_fallback=state_fallback)
+            common.update(state=state, state_fallback=state_fallback)
         self._sources: dict[str, Source] = {}
         #: Sources left out for want of an e-mail address (said once, in one warning).
         self.skipped_sources = tuple(name for name, cls in SOURCES.items()
                                      if cls.requires_email and not self.identification.email)
+        self._notes: list[tuple[str, str]] = []  # lines every run's dashboard starts with
         if self.skipped_sources:
             logger.warning("no contact e-mail given: %s skipped "
                            "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
+            missing = (f"no contact e-mail: {', '.join(self.skipped_sources)} skipped, so fewer open copies are found; "
+                       "set PAPERFETCH_EMAIL, email in the config file, or Retriever(email=...)")
+            warnings.warn(missing, UserWarning, stacklevel=2)  # shown once per place (a notebook cell) by default
+            self._notes.append(("settings", missing))
         for name, cls in SOURCES.items():
             if name not in self.skipped_sources:
                 self._sources[name] = cls(base_url=endpoints.get(name), identification=self.identification)
@@ -212,20 +214,14 @@ class Retriever:
             self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web.session, **common)
         doi_override = endpoints.get("doi") or env_endpoint_url("doi")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
-        self._prefetched: dict[tuple[str, str], Record] = {}
         # The metadata cache (paperfetch.cache) in front of the API transport. True: the user cache dir,
         # False: none; or a path, or a MetadataCache the caller owns.
         self._metadata, self._own_cache = metadata_fetcher(self.api, cache)
-        self._run_jobs: list[Any] = []  # the batch's items, for the title check
         self._request_log = RequestLog()
-        self._run_started = float("inf")  # set as download() starts (see _reusable)
-        self._run_ledger: ResumeLedger | None = None  # the ledger of the download() in progress
-        self._run_scheduler: Any = None  # the HostScheduler of the download() in progress (close() stops it)
-        self._run_thread: int | None = None  # the thread running download()
-        self._run_idle = threading.Event()  # set while no download() runs
-        self._run_idle.set()
+        # the batch machinery (paperfetch.run): scheduler, ledger and dashboard model of the run in progress
+        self._batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
+                               doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
-        self._write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
         self._describe_openalex()
         self._unsubscribe = [client.subscribe(self._request_log.on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
@@ -250,78 +246,25 @@ class Retriever:
 
     # ------------------------------------------------------------------ public API
     def download(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """Download every identifier; one outcome row per input, in input order."""
-        return self._download(ids)
+        """Download every identifier; one outcome row per input, in input order.
+
+        Interrupted (Ctrl-C, a signal), it prints one line (``verbosity=0``: none) and raises
+        :class:`~paperfetch.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``.partial`` is the frame:
+        finished rows kept, the rest ``stopped``.
+        """
+        try:
+            return self._download(ids)
+        except Interrupted as exc:
+            if self.verbosity > 0:  # the one line a notebook or a script shows (the CLI says its own)
+                print(exc, file=sys.stderr, flush=True)
+            raise Interrupted(str(exc), partial=exc.partial) from None  # no frames of the machinery
 
     def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
         """:meth:`download`; with *hooks*, the run of a :class:`~paperfetch.job.Job` (see :meth:`start`)."""
         if self._job is not None and hooks is None and not self._job.done():
             raise RuntimeError(f"{self._job!r} of this Retriever is running: stop it or wait for it first "
                                "(a second Retriever shares every host's pacing through the host state)")
-        parsed = parse_many(ids)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        sweep_stale_parts(self.out_dir)  # part files a killed run left behind (none a live process holds)
-        self._run_started = time.time()  # a file newer than this was written by a concurrent run
-        self._write_stop = WriteStop()
-        rows: dict[int, dict[str, Any]] = {}
-        jobs: list[tuple[ParsedInput, ItemJob]] = []
-        model, view = self._dashboard_begin(len(parsed), show=hooks is None)
-        if hooks is not None:
-            hooks.on_begin(model)
-        self._run_idle.clear()
-        self._run_thread = threading.get_ident()
-        try:
-            with open_ledger(folder=self.out_dir) as ledger:
-                self._run_ledger = ledger
-                if getattr(ledger, "recovered", False):  # its file was damaged or unusable (issue 21): rows from the PDFs
-                    from paperfetch.ledger.rebuild import rebuild_from_files
-
-                    rebuild_from_files(ledger, [i.identifier for i in parsed if i.identifier is not None], self.out_dir,
-                                       self.filename_template)
-                for item in parsed:
-                    if item.identifier is None:
-                        rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value, "error": item.error}
-                        continue
-                    if item.duplicate_of is not None:
-                        continue
-                    reused = resumed_row(ledger, item.identifier, self.out_dir) if self.resume else None
-                    if reused is not None:
-                        rows[item.position] = reused
-                        continue
-                    meta = self._initial_meta(item.identifier)
-                    jobs.append((item, ItemJob(self._item_context(), item.identifier, meta, deque(self.order))))
-                for position, row in rows.items():  # decided without a request: invalid inputs, rows reused from the ledger
-                    model.item_finished(row["status"])
-                    if hooks is not None:
-                        hooks.on_row(position, row)
-                try:
-                    self._resolve([job for _, job in jobs])
-                    self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None or hooks is not None,
-                              hooks=hooks)
-                except Stopped:  # a Job's stop cut a batch lookup short: its unfinished items are ``stopped``
-                    if hooks is None:
-                        raise
-                if hooks is not None:
-                    for item, job in jobs:
-                        if item.position not in rows:
-                            rows[item.position] = hooks.stopped_row(job.outcome())
-                            model.item_finished(Status.STOPPED.value)
-                            hooks.on_row(item.position, rows[item.position])
-            for item in parsed:  # duplicates share the first occurrence's outcome
-                if item.duplicate_of is not None:
-                    rows[item.position] = dict(rows[item.duplicate_of])
-                    model.item_finished(rows[item.position]["status"])
-                    if hooks is not None:
-                        hooks.on_row(item.position, rows[item.position])
-            frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
-        finally:
-            self._run_ledger = None
-            self._run_thread = None
-            self._run_idle.set()
-            model.finish()
-            if view is not None:
-                view.close()
-        return frame
+        return self._batch.download(ids, hooks=hooks)
 
     def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """What :meth:`download` would try, without downloading: one row per candidate URL.
@@ -331,56 +274,30 @@ class Retriever:
         trial), ``kind`` (``pdf`` or ``landing``), ``source``, ``url``, ``error``. An input without any
         candidate has one row with ``url`` empty and the reason in ``error``.
         """
-        parsed = parse_many(ids)
-        rows: list[dict[str, Any]] = []
-        jobs: list[tuple[ParsedInput, ItemJob]] = []
-        for item in parsed:
-            if item.identifier is None:
-                rows.append({"position": item.position, "input": item.input, "error": item.error})
-            else:
-                jobs.append((item, ItemJob(self._item_context(), item.identifier, self._initial_meta(item.identifier),
-                                           deque(self.order))))
-        self._resolve([job for _, job in jobs])
-        for item, job in jobs:
-            found, errors = job.plan()
-            base = {"position": item.position, "input": item.input, "key": job.identifier.key}
-            for rank, (kind, source, url) in enumerate(found, 1):
-                rows.append({**base, "rank": rank, "kind": kind, "source": source, "url": redact_url(url)})
-            if not found:
-                reason = "; ".join(errors) or ("known, but no source offers an open-access copy" if job.known
-                                                else "no service knows this identifier")
-                rows.append({**base, "error": reason})
-        names = ["position", "input", "key", "rank", "kind", "source", "url", "error"]
-        # object columns first: pandas 3 would infer Arrow text, which cannot hold an input's lone surrogate
-        frame = pd.DataFrame({name: pd.Series([row.get(name) for row in rows], dtype=object) for name in names})
-        for name in names[2:] + ["position"]:  # the other columns as pandas infers them (the input as given)
-            frame[name] = frame[name].infer_objects()
-        frame["rank"] = frame["rank"].astype("Int64")
-        return redact_frame(frame.sort_values(["position", "rank"], kind="stable", ignore_index=True))
+        return self._batch.candidates(ids)
 
-    @staticmethod
-    def _initial_meta(ident: Identifier) -> dict[str, Any]:
-        meta: dict[str, Any] = {"doi": ident.doi if ident.type in (IdType.DOI,) else None}
-        if ident.type is IdType.PMID:
-            meta["pmid"] = ident.value
-        elif ident.type is IdType.PMCID:
-            meta["pmcid"] = ident.value
-        elif ident.type is IdType.ARXIV:
-            meta["arxiv_id"] = ident.value + (ident.version or "")
-            meta["doi"] = ident.doi
-        return meta
-
-    def download_frame(self, df: pd.DataFrame, column: str = "doi") -> pd.DataFrame:
+    def download_frame(self, df: pd.DataFrame, column: str | None = None, *,
+                       columns: Sequence[str] | None = None) -> pd.DataFrame:
         """A new frame: *df*'s rows with the outcome columns joined (*df* is not modified).
 
-        An outcome column whose name *df* already uses (``doi`` when the identifiers are in a
-        ``doi`` column, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they were.
+        Each row's identifier is its ``doi``, else its ``pmid``, else its ``pmcid`` (those of the
+        columns *df* has; *columns* gives another list, *column* one column only). A row with none is
+        ``invalid_identifier`` with the reason "no identifier in this row". An outcome column whose name
+        *df* already uses (``doi``, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they were.
         """
-        if column not in df.columns:
-            raise ConfigurationError(f"no column {column!r} in the frame{did_you_mean(column, df.columns)}; "
+        names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
+        present = [name for name in names if name in df.columns]
+        if not present or (column is not None and column not in df.columns):
+            wanted = column if column is not None else names[0]
+            raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "
                                      f"it has {list(df.columns)}")
-        outcomes = self.download(df[column])
+        inputs = row_identifiers(df, present)
+        outcomes = self.download(inputs if len(present) > 1 else df[present[0]])
         outcomes.index = df.index
+        blank = pd.Series([value is None for value in inputs], index=df.index)
+        if blank.any():  # say which columns were looked at, not "blank input"
+            outcomes.loc[blank, "reason"] = "no identifier in this row"
+            outcomes.loc[blank, "error"] = f"no identifier in this row (looked at: {', '.join(present)})"
         joined = df.copy()
         for name in outcomes.columns:
             if name == "input":
@@ -389,6 +306,34 @@ class Retriever:
             target = f"{name}_paperfetch" if name in df.columns else name
             joined[target] = outcomes[name]
         return joined
+
+    def why(self, identifier: object) -> pd.DataFrame:
+        """Each source asked about *identifier* in its last run, and its answer: ``source, answer``.
+
+        Read from the ledger in ``out_dir`` (the trail a run keeps); empty before any run asked.
+        The CLI's ``--explain ID`` prints it.
+        """
+        with open_ledger(folder=self.out_dir) as ledger:
+            return why_frame(ledger.get(parse_identifier(identifier).key))
+
+    def retry(self, outcomes: pd.DataFrame, *, statuses: Iterable[str] | None = None) -> pd.DataFrame:
+        """Run again just the rows of *outcomes* that failed: those a re-run retries (not finished well,
+        not a final answer), or those with one of *statuses*. Returns *outcomes* with those rows replaced."""
+        codes = outcomes["http_status"] if "http_status" in outcomes.columns else [None] * len(outcomes)
+        chosen = None if statuses is None else {str(s) for s in statuses}
+        mask = pd.Series([retried_by_rerun(s, c) if chosen is None else s in chosen
+                          for s, c in zip(outcomes["status"].astype(str), codes)], index=outcomes.index)
+        if not mask.any():
+            return outcomes.copy()
+        resume = self.resume
+        # asked for final statuses by name: ask the services again (the ledger would answer from memory)
+        self.resume = resume and not any(is_final(s) for s in (chosen or ()))
+        try:
+            fresh = self.download(list(outcomes.loc[mask, "input"]))
+        finally:
+            self.resume = resume
+        fresh.index = outcomes.index[mask.to_numpy()]
+        return pd.concat([outcomes[~mask], fresh]).reindex(outcomes.index)
 
     def domain_status(self) -> pd.DataFrame:
         """The transport's per-host table (pacing, backoff, holds, suppression).
@@ -422,15 +367,15 @@ class Retriever:
         """
         from paperfetch.widgets import Dashboard
 
-        model = self._dashboard_model
+        model = self._batch.model
         if model is None:
-            model = self._new_dashboard_model(events=False)
+            model = self._batch.new_dashboard_model(events=False)
         return Dashboard(model)
 
     def dashboard_note(self, kind: str, message: str, *, url: str | None = None) -> None:
         """A line in the recent events of the run's dashboard that no transport event carries (a title
         mismatch, say); nothing before the first run. Never raises: a view never stops a run."""
-        model = self._dashboard_model
+        model = self._batch.model
         if model is None:
             return
         try:
@@ -482,18 +427,15 @@ class Retriever:
         The cache is closed once the batch has written its rows (waiting at most
         :data:`~paperfetch.defaults.CLOSE_WAIT_S`).
         """
-        scheduler = self._run_scheduler
-        if scheduler is not None:
-            scheduler.stop()
+        self._batch.stop()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
         self.web.close()
         if self.api is not self.web:
             self.api.close()
-        if self._run_thread is not None and self._run_thread != threading.get_ident():
-            if not self._run_idle.wait(defaults.CLOSE_WAIT_S):
-                logger.warning("the stopped batch did not end within %.0f s; closing the cache anyway", defaults.CLOSE_WAIT_S)
+        if not self._batch.wait_idle(defaults.CLOSE_WAIT_S):
+            logger.warning("the stopped batch did not end within %.0f s; closing the cache anyway", defaults.CLOSE_WAIT_S)
         if self._own_cache is not None:
             self._own_cache.close()
 
@@ -507,182 +449,30 @@ class Retriever:
         return f"Retriever(out_dir={str(self.out_dir)!r}, sources={self.order}, identification={self.identification!r})"
 
     # ------------------------------------------------------------------ internals
+    def _run_settings(self) -> RunSettings:
+        """The settings a run reads, as they are now (a caller may change them between runs)."""
+        return RunSettings(out_dir=self.out_dir, order=self.order, filename_template=self.filename_template,
+                           max_pdf_bytes=self.max_pdf_bytes, workers=self.workers, resume=self.resume,
+                           progress=self.progress, show_dashboard=self.show_dashboard, prefer=self.prefer)
+
     def _reusable(self, job: ItemJob, dest: Path, waited: bool) -> bool:
-        """Keep the valid PDF found under *dest* once its part file is ours, instead of fetching it again.
+        """:meth:`paperfetch.run.BatchRun.reusable` under this Retriever's ``resume`` now."""
+        return self._batch.reusable(job, dest, waited, resume=self.resume)
 
-        Only a complete, validated body is ever renamed onto *dest*, so a valid PDF there was written by
-        another process: while we waited for it, during this run, or just before this run began (then
-        that process has recorded it in the ledger by now, with this very file's size and SHA-256).
-        A file the ledger does not vouch for and that predates the run (modified, or ``resume=False``)
-        is fetched again. The rule is :func:`paperfetch.download.download_action`'s.
-        """
-        ledger = self._run_ledger
-
-        def vouched() -> bool:
-            return ledger is not None and ledger.is_done(job.identifier.key, self.out_dir) is not None
-
-        action = existing_file_action(dest, waited=waited, run_started=self._run_started, resume=self.resume,
-                                      done=vouched)
-        return action is FileAction.REUSE
-
-    def _item_context(self) -> ItemContext:
-        return ItemContext(
-            api=self.api, web=self.web, sources=self._sources, prefetched=self._prefetched, doi_base=self._doi_base,
-            out_dir=self.out_dir, filename_template=self.filename_template, max_pdf_bytes=self.max_pdf_bytes,
-            metadata=self._metadata, check_title=self._check_title, reuse=self._reusable, write_stop=self._write_stop,
-            prefer=self.prefer,
-        )
-
-    def _check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:
-        from paperfetch.research import check_title
-
-        others = [j.meta.get("title") for j in self._run_jobs if j is not job]
-        notify = getattr(self._dashboard_model, "note", None)  # the run's recent events, when a model watches it
-        return check_title(job, path, url, other_titles=others, notify=notify)
+    def _dashboard_begin(self, total: int, show: bool = True) -> tuple[Any, Any]:
+        return self._batch.dashboard_begin(total, show=show)
 
     @property
     def api_hosts(self) -> frozenset[str]:
         """The hosts of the metadata services (paced by the API client)."""
-        return frozenset(host_key(s.base_url) for s in self._sources.values())
-
-    def _resolve(self, jobs: list[ItemJob]) -> None:
-        """Batched metadata: ID converter and E-utilities for PMIDs/PMCIDs, OpenAlex for DOIs."""
-        self._run_jobs = jobs  # the batch's titles, for the title check
-        if not jobs:
-            return
-        by_key = {job.identifier.key: job for job in jobs}
-        ncbi_ids = [j.identifier for j in jobs if j.identifier.type in (IdType.PMID, IdType.PMCID)]
-        if ncbi_ids and "ncbi_idconv" in self._sources:
-            for key, record in self._lookup("ncbi_idconv", ncbi_ids).items():
-                if key in by_key:
-                    by_key[key].merge(record)
-        unknown_pmids = [j.identifier for j in jobs if j.identifier.type is IdType.PMID and not j.meta.get("doi")]
-        if unknown_pmids and "ncbi_eutils" in self._sources:
-            for key, record in self._lookup("ncbi_eutils", unknown_pmids).items():
-                if key in by_key:
-                    by_key[key].merge(record)
-        for name in ("openalex", "semanticscholar"):  # the batched sources, asked once for the whole batch
-            if name not in self.order or name not in self._sources:
-                continue
-            dois, owners = [], {}
-            for job in jobs:
-                ident = doi_identifier(job.meta.get("doi"))
-                if ident is not None and ident.type is IdType.DOI:
-                    dois.append(ident)
-                    owners[ident.key] = job
-            for key, record in self._lookup(name, dois, owners).items():
-                self._prefetched[(name, key.split(":", 1)[1].lower())] = record
-
-    def _lookup(self, name: str, ids: list[Identifier], owners: Mapping[str, ItemJob] | None = None) -> dict[str, Record]:
-        """A batched lookup, one batch at a time: a batch whose host is held (a spent budget) marks its
-        items (*owners*: identifier key -> job) held for this source, the batches answered before it are kept."""
-        if not ids or getattr(self.api, "closed", False):  # close() from another thread: the batch is stopping, ask nothing more
-            return {}
-        source = self._sources[name]
-        records: dict[str, Record] = {}
-        set_current_source(name)
-        try:
-            for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
-                try:
-                    records.update(source.lookup(self._metadata, chunk))
-                except RateLimited as exc:  # the transport warned once; the items say so
-                    logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
-                    for ident in chunk:
-                        if owners and ident.key in owners:
-                            owners[ident.key].source_failed(name, exc)
-            return records
-        except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
-            logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
-            return records
-        finally:
-            set_current_source(None)
-
-    def _new_dashboard_model(self, *, events: bool) -> Any:
-        """A dashboard model watching this retriever's clients: the metadata services' hosts read
-        through the API client, the others through the web client (as ``domain_status()`` does)."""
-        from paperfetch.dashboard.model import DashboardModel
-
-        model = DashboardModel().watch(self.web, events=events)
-        if self.api is not self.web:
-            model.watch(self.api, hosts=set(self.api_hosts), events=events)
-        return model
-
-    def _dashboard_begin(self, total: int, show: bool = True) -> tuple[Any, Any]:
-        """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
-        from paperfetch.widgets import Dashboard, in_notebook, widgets_available
-
-        model = self._new_dashboard_model(events=True)
-        model.start(total)
-        self._dashboard_model = model
-        show = show and (self.show_dashboard if self.show_dashboard is not None else in_notebook() and widgets_available())
-        if not (self.progress and show):
-            return model, None
-        view = None
-        try:
-            view = Dashboard(model, autostart=True)
-            view.show()
-        except Exception as exc:  # noqa: BLE001 - no ipywidgets, or no display: tqdm instead; a view never stops a run
-            logger.info("no live dashboard (%s: %s); showing a text progress bar", type(exc).__name__, exc)
-            if view is not None:
-                view.close()
-            return model, None
-        return model, view
-
-    def _run(self, jobs: list[tuple[ParsedInput, ItemJob]], ledger: ResumeLedger, rows: dict[int, dict[str, Any]],
-             model: Any = None, dashboard_shown: bool = False, hooks: RunHooks | None = None) -> None:
-        from tqdm.auto import tqdm
-
-        position = {id(job): item.position for item, job in jobs}
-        bar = tqdm(total=len(jobs), desc="paperfetch", unit="paper", disable=not self.progress or not jobs or dashboard_shown,
-                   leave=True)
-        lock = threading.Lock()
-
-        def finished(job: ItemJob) -> None:
-            job.finished = True
-            row = job.outcome()
-            rows[position[id(job)]] = row
-            extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
-            if row.get("title_match") is not None:  # issue 12: an already_downloaded row carries it too
-                extra["title_match"] = row["title_match"]
-            ledger.record(
-                job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
-                sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),
-                http_status=row.get("http_status"), error=row.get("error"), extra=extra,
-            )
-            if model is not None:
-                model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key)
-            if hooks is not None:
-                hooks.on_row(position[id(job)], row)
-            with lock:
-                bar.update(1)
-
-        try:
-            from paperfetch.http.scheduler import HostScheduler
-
-            scheduler = HostScheduler(self.web, workers=self.workers, on_finished=finished)
-            if model is not None:
-                model.track(scheduler)
-            self._run_scheduler = scheduler  # close() stops it; a close() before this: the dispatcher sees the closed client
-            if hooks is not None:
-                hooks.on_scheduler(scheduler)
-            if hooks is None or not hooks.stop.is_set():
-                scheduler.run([job for _, job in jobs])
-        finally:
-            self._run_scheduler = None
-            bar.close()
-        if hooks is not None and hooks.stop.is_set():
-            return  # a Job's stop: _download gives its unfinished items ``stopped`` rows, the ledger keeps what it had
-        for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row: stopped
-            if position[id(job)] not in rows:
-                job.stopped = True
-                finished(job)
+        return self._batch.api_hosts
 
     def run_snapshot(self) -> Any:
         """The last run as its dashboard tells it (a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot`:
         counts, this run's hosts, ``offline_line()``); empty before any run."""
         from paperfetch.dashboard.snapshot import BatchSnapshot
 
-        model = self._dashboard_model
+        model = self._batch.model
         return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
     # ------------------------------------------------------------------ full text (issue 17; paperfetch.fulltext.fetch)
@@ -717,7 +507,7 @@ class Retriever:
     def _text_context(self, pdf_engine: str) -> Any:
         from paperfetch.fulltext.fetch import TextContext
 
-        return TextContext(metadata=self._metadata, sources=self._sources, lookup=self._lookup, download=self.download,
+        return TextContext(metadata=self._metadata, sources=self._sources, lookup=self._batch.lookup, download=self.download,
                            identification=self.identification, out_dir=self.out_dir,
                            filename_template=self.filename_template, resume=self.resume, pdf_engine=pdf_engine)
 

@@ -47,6 +47,17 @@ def _throwaway_host_state(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_user_settings(tmp_path_factory, monkeypatch):
+    """The Retriever reads the settings the CLI reads (issue 20): no test sees the user's config file
+    or contact e-mail. PAPERFETCH_CONFIG names a file that does not exist; a test sets it to its own."""
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(tmp_path_factory.mktemp("user-config") / "absent.toml"))
+    for name in ("PAPERFETCH_EMAIL", "PAPERFETCH_OUT", "PAPERFETCH_WORKERS", "PAPERFETCH_DELAY_MIN",
+                 "PAPERFETCH_DELAY_MAX", "PAPERFETCH_MAX_RETRIES", "PAPERFETCH_OPENALEX_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_default_registry():
     """Each test starts with no per-host state in the process-wide registry."""
     default_registry().clear()

@@ -147,7 +147,7 @@ def test_parquet_without_pyarrow_exits_2_with_the_install_hint(capsys, monkeypat
     NoRequests(monkeypatch)
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     code, _, err = run(["download", "10.1/x", "--report", str(tmp_path / "r.parquet")], capsys)
-    assert code == 2 and "paperfetch[parquet]" in err
+    assert code == 2 and "paperfetch-oa[parquet]" in err
 
 
 def test_bad_config_file_exits_2(capsys, monkeypatch, tmp_path):
@@ -177,7 +177,9 @@ def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_pat
     assert any("10.5555/demo.gone" in line and "http_error" in line for line in lines)
     frame = pd.read_csv(report)
     assert list(frame["status"]) == ["downloaded", "http_error", "invalid_identifier"]
-    assert failed.read_text() == "10.5555/demo.gone\n"  # invalid inputs are not worth a retry
+    assert list(frame["http_status"].fillna(0).astype(int))[1] == 410
+    # issue 20: --failed lists exactly what a re-run retries; a 410 Gone and an invalid input are final answers
+    assert failed.read_text() == ""
     pdf = next((tmp_path / "pdfs").glob("*.pdf"))
     umask = os.umask(0)
     os.umask(umask)

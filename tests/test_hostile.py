@@ -791,8 +791,8 @@ def test_a_pdf_another_process_finished_just_before_this_run_is_kept_when_the_le
     dest.write_bytes(fake_pdf("x"))
     job = ItemJob(None, parse_identifier("10.1000/x"), {}, None)  # only its identifier is read
     with retriever(tmp_path, {}) as r, Ledger.in_folder(tmp_path) as ledger:
-        r._run_started = time.time() + 60  # the file predates the run
-        r._run_ledger = ledger
+        r._batch.run_started = time.time() + 60  # the file predates the run (paperfetch.run.BatchRun)
+        r._batch.ledger = ledger
         assert not r._reusable(job, dest, False)  # nobody vouches for it: fetched again
         assert r._reusable(job, dest, True)  # we waited for its writer
         size, digest = file_digest(dest)

@@ -52,7 +52,7 @@ OK_STATUSES = FINISHED_WELL_STATUSES
 #: --report file extensions and their writers.
 REPORT_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".jsonl": "JSON Lines"}
 #: The columns of the per-paper table and of --format jsonl.
-RESULT_COLUMNS = ["input", "id_type", "status", "source", "http_status", "bytes", "path", "error"]
+RESULT_COLUMNS = ["input", "id_type", "status", "source", "http_status", "bytes", "path", "reason", "error"]
 INTERRUPTED = "interrupted"
 
 
@@ -305,7 +305,7 @@ def check_report(path: Path) -> str:
             import pyarrow  # noqa: F401
         except ImportError:
             raise UsageError(f"--report {path}: writing Parquet needs pyarrow; "
-                             "pip install 'paperfetch[parquet]', or use a .csv or .jsonl report") from None
+                             "pip install 'paperfetch-oa[parquet]', or use a .csv or .jsonl report") from None
     check_writable_file(path, "--report")
     return suffix
 
@@ -383,11 +383,12 @@ def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.
 
 def results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
     """The per-paper table of ``download`` (and ``--download``): input, status, source, and the
-    file or the error."""
+    file or the reason (the short ``reason`` column; ``error`` when a row has none)."""
     frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
     frame["detail"] = [
-        (str(p) if isinstance(p, str) and p else (str(e) if isinstance(e, str) else ""))
-        for p, e in zip(frame["path"], frame["error"])
+        (str(p) if isinstance(p, str) and p else str(r) if isinstance(r, str) and r else
+         (str(e) if isinstance(e, str) else ""))
+        for p, r, e in zip(frame["path"], frame["reason"], frame["error"])
     ]
     columns = frame[["input", "status", "source", "detail"]].astype(object)
     shown = columns.where(columns.notna(), "")

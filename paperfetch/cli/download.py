@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -94,6 +95,10 @@ def add_subcommands(sub: Any) -> None:
                                     "a path, 'sqlite:///path', 'redis://host:port/db' or 'memory' (env PAPERFETCH_STATE)")
     dl.add_argument("--no-progress", action="store_true", help="no progress bar")
     dl.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
+    dl.add_argument("--explain", action="store_true",
+                    help="after the table, each source asked about every row that did not finish well, and its answer")
+    dl.add_argument("--force", action="store_true",
+                    help="ignore the ledger: ask again for everything, final answers (no_open_copy, 404, 410) included")
     dl.set_defaults(handler=run)
 
 
@@ -130,14 +135,15 @@ def run(args: argparse.Namespace) -> int:
 
     from paperfetch.retriever import Retriever
 
-    with configuration_is_usage():
+    with configuration_is_usage(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
         retriever = Retriever(
             email=settings.email, openalex_api_key=settings.openalex_api_key, ncbi_api_key=settings.ncbi_api_key,
             s2_api_key=settings.s2_api_key, out_dir=out, polite_mode=not args.no_polite_mode, respect_robots_txt=args.robots,
             suppress_on_403=not args.no_suppress_403, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
             max_retries=settings.max_retries, workers=settings.workers,
             progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,
-            cache=not args.no_cache, state=settings.state,
+            cache=not args.no_cache, state=settings.state, resume=not args.force, config=args.config,
         )
 
     # 2. the run
@@ -159,12 +165,24 @@ def run(args: argparse.Namespace) -> int:
                 "papers had finished", err=True)
             return interrupted_exit()
         offline = retriever.run_snapshot().offline_line()
+        if args.explain and not args.quiet:
+            _explain(retriever, outcomes)
         if args.verbose and not args.quiet and args.format == "table":
             say("\nPer-host table:\n" + host_table(retriever.domain_status()))
     code = _finish(outcomes, args, report=_joined(frame, outcomes) if csv_only else None)
     if offline:
         say(f"paperfetch: {offline}", err=True)
     return code
+
+
+def _explain(retriever: Any, outcomes: pd.DataFrame) -> None:
+    """``--explain``: ``Retriever.why`` of each row that did not finish well."""
+    for value, status in zip(outcomes["input"], outcomes["status"].astype(str)):
+        if status in OK_STATUSES or status == "invalid_identifier" or is_missing(value):
+            continue
+        why = retriever.why(value)
+        lines = [f"  {source}: {clip(str(answer), 140)}" for source, answer in zip(why["source"], why["answer"])]
+        say(f"why {value} ({status}):\n" + ("\n".join(lines) if lines else "  (no source was asked)"))
 
 
 def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]]:
@@ -185,10 +203,15 @@ def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]
 
 # ---------------------------------------------------------------------------- after the run
 def _failed_inputs(outcomes: pd.DataFrame) -> list[str]:
-    """The identifiers worth retrying: every row not finished well, except invalid and blank inputs."""
+    """The identifiers a re-run retries (and nothing else): not finished well, not a final answer
+    (``no_open_copy``, ``not_found``, a 404/410, an invalid input; :func:`paperfetch.outcomes.retried_by_rerun`)."""
+    from paperfetch.outcomes import retried_by_rerun
+
     keep = []
-    for value, status in zip(outcomes["input"], outcomes["status"].astype(str)):
-        if status in OK_STATUSES or status == "invalid_identifier" or is_missing(value) or not str(value).strip():
+    codes = outcomes["http_status"] if "http_status" in outcomes.columns else [None] * len(outcomes)
+    for value, status, code in zip(outcomes["input"], outcomes["status"].astype(str), codes):
+        if (status in OK_STATUSES or not retried_by_rerun(status, code) or is_missing(value)
+                or not str(value).strip()):
             continue
         text = str(value).strip()
         if text not in keep:

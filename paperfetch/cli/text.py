@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             import pypdfium2  # noqa: F401
         except ImportError:
-            raise UsageError("--pdf-engine pypdfium2 needs pypdfium2: pip install 'paperfetch[pdftext]'") from None
+            raise UsageError("--pdf-engine pypdfium2 needs pypdfium2: pip install 'paperfetch-oa[pdftext]'") from None
     out = check_out_dir(settings.out_dir)
 
     from paperfetch.retriever import Retriever

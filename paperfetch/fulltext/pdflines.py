@@ -127,7 +127,7 @@ def _pdfium_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
     try:
         import pypdfium2 as pdfium
     except ImportError:
-        raise ConfigurationError("the pypdfium2 engine needs the extra: pip install 'paperfetch[pdftext]'") from None
+        raise ConfigurationError("the pypdfium2 engine needs the extra: pip install 'paperfetch-oa[pdftext]'") from None
     document = pdfium.PdfDocument(pdf)
     try:
         for number in range(len(document)):

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, runtime_checkable
 
-from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES
+from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES, is_final
 from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
@@ -63,9 +63,9 @@ logger = logging.getLogger("paperfetch.ledger")
 DONE_STATUSES = FINISHED_WELL_STATUSES
 
 # FINAL_STATUSES (from paperfetch.outcomes): the services said the thing is absent, asking again will
-# not change the answer. Everything else (network_error, http_error, host_held, host_suppressed,
-# invalid_pdf, disallowed_by_robots …) is retryable by default: networks recover, holds expire,
-# robots.txt files change.
+# not change the answer; so is an http_error with a 404, 410 or 451 (issue 20). Everything else
+# (network_error, other http_errors, host_held, host_suppressed, invalid_pdf, disallowed_by_robots …)
+# is retryable by default: networks recover, holds expire, robots.txt files change.
 
 _HASH_CHUNK_BYTES = 1 << 20
 _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
@@ -110,9 +110,10 @@ def redact_error(message: str) -> str:
     return redact_text(_URL_IN_TEXT_RE.sub(lambda match: redact_url(match.group(0)), message))
 
 
-def default_retryable(status: str) -> bool:
-    """Whether an outcome with *status* is worth retrying when the caller does not say."""
-    return status not in FINAL_STATUSES
+def default_retryable(status: str, http_status: int | None = None) -> bool:
+    """Whether an outcome with *status* is worth retrying when the caller does not say: not a final
+    status, and not an ``http_error`` with a final HTTP answer (404, 410, 451; :func:`paperfetch.outcomes.is_final`)."""
+    return not is_final(status, http_status)
 
 
 def record_row(
@@ -146,7 +147,7 @@ def record_row(
         "url": redact_url(url) if url is not None else None,
         "http_status": http_status,
         "error": redact_error(error) if error is not None else None,
-        "retryable": bool(default_retryable(status) if retryable is None else retryable),
+        "retryable": bool(default_retryable(status, http_status) if retryable is None else retryable),
         "attempts": 1,
         "first_seen": stamp,
         "updated_at": stamp,
@@ -315,7 +316,7 @@ class LedgerFiles:
 
         The rule: a key never recorded is worth a try; otherwise the recorded
         ``retryable`` flag decides. That flag is what the caller passed to
-        ``record()``, or by default False for :data:`FINAL_STATUSES`
+        ``record()``, or by default False for :data:`FINAL_STATUSES` and a 404/410/451 ``http_error``
         (``not_found``, ``no_open_copy``, ``invalid_identifier``: the services
         called it absent) and True for everything else (network and HTTP
         errors, held or suppressed hosts, invalid PDFs, bot challenges,

@@ -65,7 +65,7 @@ class RedisLedger(LedgerFiles):
         try:
             import redis as redis_py
         except ImportError:  # pragma: no cover
-            raise ConfigurationError('the Redis ledger needs redis-py: pip install "paperfetch[redis]"') from None
+            raise ConfigurationError('the Redis ledger needs redis-py: pip install "paperfetch-oa[redis]"') from None
         from paperfetch.state.redis import RedisStore, redis_name
 
         self._owns_client = isinstance(redis, str)

@@ -136,7 +136,7 @@ class RedisStore(StoreBase):
         try:
             import redis
         except ImportError:  # pragma: no cover - the extra is installed in the test environment
-            raise ConfigurationError('the Redis store needs redis-py: pip install "paperfetch[redis]"') from None
+            raise ConfigurationError('the Redis store needs redis-py: pip install "paperfetch-oa[redis]"') from None
         self._connection_errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
         # any Redis failure (OOM, NOAUTH / WRONGPASS, READONLY …) counts as the store failing
         self._redis_errors = (redis.exceptions.RedisError,)

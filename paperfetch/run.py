@@ -1,0 +1,453 @@
+"""One batch of :meth:`paperfetch.Retriever.download`: parse, resume, resolve, run, one row per input.
+
+The machinery behind the Retriever's facade, in the order a run goes (steps 1-4 of
+:mod:`paperfetch.retriever`): the ledger opened for the run, rows decided without a request
+(invalid inputs, duplicates, files the ledger vouches for), the batched metadata lookups, the
+:class:`~paperfetch.http.scheduler.HostScheduler` serving every host at its own pace, and the
+dashboard model that watches it all.
+
+:class:`BatchRun` takes its collaborators explicitly (the two clients, the sources, the metadata
+fetcher, the DOI resolver's origin, and a callable giving the Retriever's settings as the run
+starts); it never sees the Retriever. It does not build clients or sources, and it keeps no
+settings of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from paperfetch.download import FileAction, existing_file_action
+from paperfetch.errors import Interrupted, RateLimited, Stopped
+from paperfetch.http.hosts import host_key
+from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
+from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, resumed_row, set_current_source
+from paperfetch.ledger import ResumeLedger, open_ledger
+from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
+from paperfetch.parts import sweep_stale_parts
+from paperfetch.redact import redact_frame, redact_text, redact_url
+from paperfetch.sources import Record, Source
+from paperfetch.sources.base import batched
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.job import RunHooks
+
+__all__ = ["BatchRun", "IDENTIFIER_COLUMNS", "RunSettings", "initial_meta", "keep_describing_status", "row_identifiers",
+           "stopped_row", "why_frame"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The Retriever's settings a run reads, taken as the run starts (a caller may change them between runs)."""
+
+    out_dir: Path
+    order: tuple[str, ...]
+    filename_template: str
+    max_pdf_bytes: int | None
+    workers: int | None
+    resume: bool
+    progress: bool
+    show_dashboard: bool | None
+    prefer: str = "version"  #: which copies of a paper compete on load (paperfetch.http.assign.Prefer)
+
+
+#: Where ``download_frame`` looks for each row's identifier, in order (issue 20: Europe PMC's citations have PMIDs only).
+IDENTIFIER_COLUMNS: tuple[str, ...] = ("doi", "pmid", "pmcid")
+
+
+def row_identifiers(df: pd.DataFrame, columns: Sequence[str]) -> list[object]:
+    """Each row's first identifier among *columns* (a PMID as ``PMID:…``), or None for a row with none."""
+    chosen: list[object] = []
+    for values in df[list(columns)].itertuples(index=False, name=None):
+        found: object = None
+        for name, value in zip(columns, values):
+            if value is None or (isinstance(value, float) and value != value) or value is pd.NA or not str(value).strip():
+                continue
+            text = str(value).strip()
+            found = f"PMID:{text}" if name == "pmid" and text.isdigit() else value
+            break
+        chosen.append(found)
+    return chosen
+
+
+def why_frame(entry: Any) -> pd.DataFrame:
+    """``source, answer`` rows from a ledger entry's trail (its status and error when it has none)."""
+    if entry is None:
+        return pd.DataFrame({"source": pd.Series([], dtype=object), "answer": pd.Series([], dtype=object)})
+    trail = [tuple(step) for step in (entry.extra or {}).get("trail") or [] if len(step) == 2]
+    if not trail:
+        trail = [(entry.source or "", f"{entry.status}: {entry.error}" if entry.error else entry.status)]
+    return redact_frame(pd.DataFrame(trail, columns=["source", "answer"], dtype=object))
+
+
+def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An unfinished item's row: its identity and metadata, status ``stopped``, no file."""
+    stopped = {k: v for k, v in row.items() if k not in ("path", "bytes", "sha256", "title_match")}
+    stopped.update(status=Status.STOPPED.value, reason="stopped before it finished",
+                   error="the batch was stopped before this item finished")
+    return stopped
+
+
+def keep_describing_status(row: dict[str, Any], prior: Any) -> dict[str, Any]:
+    """Statuses stable across runs (issue 20): a row the host's hold or suppression decided this time keeps
+    the status an earlier run gave the paper itself (``invalid_pdf``, say), this run's block as its reason."""
+    if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES:
+        return row
+    if prior.status in FINISHED_WELL_STATUSES:  # its file is gone: this run's answer is the news
+        return row
+    kept = dict(row)
+    kept.update(status=prior.status, source=prior.source, url=prior.url, http_status=prior.http_status)
+    kept["error"] = (f"{row.get('reason') or row['status']} | this run: {row.get('error') or ''} | "
+                     f"earlier: {prior.error or prior.status}")[:2000]
+    return kept
+
+
+def initial_meta(ident: Identifier) -> dict[str, Any]:
+    """What the identifier itself says about the paper, before any service is asked."""
+    meta: dict[str, Any] = {"doi": ident.doi if ident.type in (IdType.DOI,) else None}
+    if ident.type is IdType.PMID:
+        meta["pmid"] = ident.value
+    elif ident.type is IdType.PMCID:
+        meta["pmcid"] = ident.value
+    elif ident.type is IdType.ARXIV:
+        meta["arxiv_id"] = ident.value + (ident.version or "")
+        meta["doi"] = ident.doi
+    return meta
+
+
+class BatchRun:
+    """The runs of one Retriever: one :meth:`download` at a time, its scheduler, ledger and dashboard model."""
+
+    def __init__(self, *, api: Any, web: Any, sources: Mapping[str, Source], metadata: Any, doi_base: str,
+                 settings: Callable[[], RunSettings], notes: Sequence[tuple[str, str]] = ()) -> None:
+        self.api = api
+        self.web = web
+        self.sources = sources
+        self.metadata = metadata
+        self.doi_base = doi_base
+        self._settings = settings
+        self.notes = notes  # (kind, message) lines every run's dashboard starts with (a missing e-mail, say)
+        self.settings = settings()  # the settings of the run in progress, or of the last one
+        self.prefetched: dict[tuple[str, str], Record] = {}
+        self.model: Any = None  # the run in progress, or the last one (paperfetch.dashboard.model.DashboardModel)
+        self.jobs: list[Any] = []  # the batch's items, for the title check
+        self.run_started = float("inf")  # set as download() starts (see reusable)
+        self.ledger: ResumeLedger | None = None  # the ledger of the download() in progress
+        self.scheduler: Any = None  # the HostScheduler of the download() in progress (stop() stops it)
+        self.thread: int | None = None  # the thread running download()
+        self.idle = threading.Event()  # set while no download() runs
+        self.idle.set()
+        self.write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
+
+    @property
+    def api_hosts(self) -> frozenset[str]:
+        """The hosts of the metadata services (paced by the API client)."""
+        return frozenset(host_key(s.base_url) for s in self.sources.values())
+
+    # ------------------------------------------------------------------ the run
+    def download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
+        """One outcome row per input, in input order; with *hooks*, the run of a :class:`~paperfetch.job.Job`."""
+        settings = self.settings = self._settings()
+        parsed = parse_many(ids)
+        settings.out_dir.mkdir(parents=True, exist_ok=True)
+        sweep_stale_parts(settings.out_dir)  # part files a killed run left behind (none a live process holds)
+        self.run_started = time.time()  # a file newer than this was written by a concurrent run
+        self.write_stop = WriteStop()
+        rows: dict[int, dict[str, Any]] = {}
+        jobs: list[tuple[ParsedInput, ItemJob]] = []
+        interrupted = False
+        model, view = self.dashboard_begin(len(parsed), show=hooks is None)
+        if hooks is not None:
+            hooks.on_begin(model)
+        self.idle.clear()
+        self.thread = threading.get_ident()
+        try:
+            with open_ledger(folder=settings.out_dir) as ledger:
+                self.ledger = ledger
+                if getattr(ledger, "recovered", False):  # its file was damaged or unusable (issue 21): rows from the PDFs
+                    from paperfetch.ledger.rebuild import rebuild_from_files
+
+                    rebuild_from_files(ledger, [i.identifier for i in parsed if i.identifier is not None],
+                                       settings.out_dir, settings.filename_template)
+                for item in parsed:
+                    if item.identifier is None:
+                        rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value, "error": item.error}
+                        continue
+                    if item.duplicate_of is not None:
+                        continue
+                    reused = resumed_row(ledger, item.identifier, settings.out_dir) if settings.resume else None
+                    if reused is not None:
+                        rows[item.position] = reused
+                        continue
+                    jobs.append((item, self.item_job(item.identifier)))
+                for position, row in rows.items():  # decided without a request: invalid inputs, rows reused from the ledger
+                    model.item_finished(row["status"])
+                    if hooks is not None:
+                        hooks.on_row(position, row)
+                try:
+                    self.resolve([job for _, job in jobs])
+                    self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None or hooks is not None,
+                              hooks=hooks)
+                except Stopped:  # a Job's stop cut a batch lookup short: its unfinished items are ``stopped``
+                    if hooks is None:
+                        raise
+                except KeyboardInterrupt:  # Ctrl-C, a signal, a subscriber's interrupt: keep what finished
+                    if hooks is not None:
+                        raise
+                    interrupted = True
+                if hooks is not None or interrupted:
+                    for item, job in jobs:
+                        if item.position not in rows:
+                            rows[item.position] = stopped_row(job.outcome())
+                            model.item_finished(Status.STOPPED.value)
+                            if hooks is not None:
+                                hooks.on_row(item.position, rows[item.position])
+            for item in parsed:  # duplicates share the first occurrence's outcome
+                if item.duplicate_of is not None:
+                    rows[item.position] = dict(rows[item.duplicate_of])
+                    model.item_finished(rows[item.position]["status"])
+                    if hooks is not None:
+                        hooks.on_row(item.position, rows[item.position])
+            for item in parsed:  # an interrupt before the row was decided (the ledger's checks, say): stopped too
+                rows.setdefault(item.position, {"status": Status.STOPPED.value, "reason": "stopped before it finished"})
+            frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
+        finally:
+            self.ledger = None
+            self.thread = None
+            self.idle.set()
+            model.finish()
+            if view is not None:
+                view.close()
+        if interrupted:
+            done = sum(status != Status.STOPPED.value for status in frame["status"].astype(str))
+            raise Interrupted(f"interrupted: {done} of {len(frame)} finished; run the same call again to resume",
+                              partial=frame)
+        return frame
+
+    def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """:meth:`paperfetch.Retriever.candidates`: one row per candidate URL, nothing downloaded."""
+        self.settings = self._settings()
+        parsed = parse_many(ids)
+        rows: list[dict[str, Any]] = []
+        jobs: list[tuple[ParsedInput, ItemJob]] = []
+        for item in parsed:
+            if item.identifier is None:
+                rows.append({"position": item.position, "input": item.input, "error": item.error})
+            else:
+                jobs.append((item, self.item_job(item.identifier)))
+        self.resolve([job for _, job in jobs])
+        for item, job in jobs:
+            found, errors = job.plan()
+            base = {"position": item.position, "input": item.input, "key": job.identifier.key}
+            for rank, (kind, source, url) in enumerate(found, 1):
+                rows.append({**base, "rank": rank, "kind": kind, "source": source, "url": redact_url(url)})
+            if not found:
+                reason = "; ".join(errors) or ("known, but no source offers an open-access copy" if job.known
+                                                else "no service knows this identifier")
+                rows.append({**base, "error": reason})
+        names = ["position", "input", "key", "rank", "kind", "source", "url", "error"]
+        # object columns first: pandas 3 would infer Arrow text, which cannot hold an input's lone surrogate
+        frame = pd.DataFrame({name: pd.Series([row.get(name) for row in rows], dtype=object) for name in names})
+        for name in names[2:] + ["position"]:  # the other columns as pandas infers them (the input as given)
+            frame[name] = frame[name].infer_objects()
+        frame["rank"] = frame["rank"].astype("Int64")
+        return redact_frame(frame.sort_values(["position", "rank"], kind="stable", ignore_index=True))
+
+    def item_job(self, ident: Identifier) -> ItemJob:
+        return ItemJob(self.item_context(), ident, initial_meta(ident), deque(self.settings.order))
+
+    def item_context(self) -> ItemContext:
+        s = self.settings
+        return ItemContext(
+            api=self.api, web=self.web, sources=self.sources, prefetched=self.prefetched, doi_base=self.doi_base,
+            out_dir=s.out_dir, filename_template=s.filename_template, max_pdf_bytes=s.max_pdf_bytes,
+            metadata=self.metadata, check_title=self.check_title, reuse=self.reusable, write_stop=self.write_stop,
+            prefer=s.prefer,
+        )
+
+    def reusable(self, job: ItemJob, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
+        """Keep the valid PDF found under *dest* once its part file is ours, instead of fetching it again.
+
+        Only a complete, validated body is ever renamed onto *dest*, so a valid PDF there was written by
+        another process: while we waited for it, during this run, or just before this run began (then
+        that process has recorded it in the ledger by now, with this very file's size and SHA-256).
+        A file the ledger does not vouch for and that predates the run (modified, or ``resume=False``)
+        is fetched again. The rule is :func:`paperfetch.download.download_action`'s.
+        """
+        ledger = self.ledger
+        out_dir = self.settings.out_dir
+
+        def vouched() -> bool:
+            return ledger is not None and ledger.is_done(job.identifier.key, out_dir) is not None
+
+        action = existing_file_action(dest, waited=waited, run_started=self.run_started,
+                                      resume=self.settings.resume if resume is None else resume, done=vouched)
+        return action is FileAction.REUSE
+
+    def check_title(self, job: ItemJob, path: Path, url: str) -> dict[str, Any]:
+        from paperfetch.research import check_title
+
+        others = [j.meta.get("title") for j in self.jobs if j is not job]
+        notify = getattr(self.model, "note", None)  # the run's recent events, when a model watches it
+        return check_title(job, path, url, other_titles=others, notify=notify)
+
+    def resolve(self, jobs: list[ItemJob]) -> None:
+        """Batched metadata: ID converter and E-utilities for PMIDs/PMCIDs, OpenAlex for DOIs."""
+        self.jobs = jobs  # the batch's titles, for the title check
+        if not jobs:
+            return
+        by_key = {job.identifier.key: job for job in jobs}
+        ncbi_ids = [j.identifier for j in jobs if j.identifier.type in (IdType.PMID, IdType.PMCID)]
+        if ncbi_ids and "ncbi_idconv" in self.sources:
+            for key, record in self.lookup("ncbi_idconv", ncbi_ids).items():
+                if key in by_key:
+                    by_key[key].merge(record)
+        unknown_pmids = [j.identifier for j in jobs if j.identifier.type is IdType.PMID and not j.meta.get("doi")]
+        if unknown_pmids and "ncbi_eutils" in self.sources:
+            for key, record in self.lookup("ncbi_eutils", unknown_pmids).items():
+                if key in by_key:
+                    by_key[key].merge(record)
+        for name in ("openalex", "semanticscholar"):  # the batched sources, asked once for the whole batch
+            if name not in self.settings.order or name not in self.sources:
+                continue
+            dois, owners = [], {}
+            for job in jobs:
+                ident = doi_identifier(job.meta.get("doi"))
+                if ident is not None and ident.type is IdType.DOI:
+                    dois.append(ident)
+                    owners[ident.key] = job
+            for key, record in self.lookup(name, dois, owners).items():
+                self.prefetched[(name, key.split(":", 1)[1].lower())] = record
+
+    def lookup(self, name: str, ids: list[Identifier], owners: Mapping[str, ItemJob] | None = None) -> dict[str, Record]:
+        """A batched lookup, one batch at a time: a batch whose host is held (a spent budget) marks its
+        items (*owners*: identifier key -> job) held for this source, the batches answered before it are kept."""
+        if not ids or getattr(self.api, "closed", False):  # close() from another thread: the batch is stopping, ask nothing more
+            return {}
+        source = self.sources[name]
+        records: dict[str, Record] = {}
+        set_current_source(name)
+        try:
+            for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
+                try:
+                    records.update(source.lookup(self.metadata, chunk))
+                except RateLimited as exc:  # the transport warned once; the items say so
+                    logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
+                    for ident in chunk:
+                        if owners and ident.key in owners:
+                            owners[ident.key].source_failed(name, exc)
+            return records
+        except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
+            logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+            return records
+        finally:
+            set_current_source(None)
+
+    # ------------------------------------------------------------------ the dashboard
+    def new_dashboard_model(self, *, events: bool) -> Any:
+        """A dashboard model watching the clients: the metadata services' hosts read through the API
+        client, the others through the web client (as ``domain_status()`` does)."""
+        from paperfetch.dashboard.model import DashboardModel
+
+        model = DashboardModel().watch(self.web, events=events)
+        if self.api is not self.web:
+            model.watch(self.api, hosts=set(self.api_hosts), events=events)
+        return model
+
+    def dashboard_begin(self, total: int, show: bool = True) -> tuple[Any, Any]:
+        """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
+        from paperfetch.widgets import Dashboard, in_notebook, widgets_available
+
+        settings = self._settings()
+        model = self.new_dashboard_model(events=True)
+        model.start(total)
+        self.model = model
+        for kind, message in self.notes:
+            model.note(kind, message)
+        shown = settings.show_dashboard
+        show = show and (shown if shown is not None else in_notebook() and widgets_available())
+        if not (settings.progress and show):
+            return model, None
+        view = None
+        try:
+            view = Dashboard(model, autostart=True)
+            view.show()
+        except Exception as exc:  # noqa: BLE001 - no ipywidgets, or no display: tqdm instead; a view never stops a run
+            logger.info("no live dashboard (%s: %s); showing a text progress bar", type(exc).__name__, exc)
+            if view is not None:
+                view.close()
+            return model, None
+        return model, view
+
+    def _run(self, jobs: list[tuple[ParsedInput, ItemJob]], ledger: ResumeLedger, rows: dict[int, dict[str, Any]],
+             model: Any = None, dashboard_shown: bool = False, hooks: RunHooks | None = None) -> None:
+        from tqdm.auto import tqdm
+
+        position = {id(job): item.position for item, job in jobs}
+        bar = tqdm(total=len(jobs), desc="paperfetch", unit="paper",
+                   disable=not self.settings.progress or not jobs or dashboard_shown, leave=True)
+        lock = threading.Lock()
+
+        def finished(job: ItemJob) -> None:
+            job.finished = True
+            row = keep_describing_status(job.outcome(), ledger.get(job.identifier.key))
+            rows[position[id(job)]] = row
+            extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
+            if row.get("title_match") is not None:  # issue 12: an already_downloaded row carries it too
+                extra["title_match"] = row["title_match"]
+            extra.update(reason=row.get("reason"), trail=[list(step) for step in job.trail])  # Retriever.why reads it
+            ledger.record(
+                job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
+                sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),
+                http_status=row.get("http_status"), error=row.get("error"), extra=extra,
+                retryable=not is_final(row["status"], row.get("http_status")),  # a 404/410 is final too
+            )
+            if model is not None:
+                model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key)
+            if hooks is not None:
+                hooks.on_row(position[id(job)], row)
+            with lock:
+                bar.update(1)
+
+        try:
+            from paperfetch.http.scheduler import HostScheduler
+
+            scheduler = HostScheduler(self.web, workers=self.settings.workers, on_finished=finished)
+            if model is not None:
+                model.track(scheduler)
+            self.scheduler = scheduler  # stop() stops it; a close() before this: the dispatcher sees the closed client
+            if hooks is not None:
+                hooks.on_scheduler(scheduler)
+            if hooks is None or not hooks.stop.is_set():
+                scheduler.run([job for _, job in jobs])
+        finally:
+            self.scheduler = None
+            bar.close()
+        if hooks is not None and hooks.stop.is_set():
+            return  # a Job's stop: download() gives its unfinished items ``stopped`` rows, the ledger keeps what it had
+        for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row: stopped
+            if position[id(job)] not in rows:
+                job.stopped = True
+                finished(job)
+
+    # ------------------------------------------------------------------ stopping
+    def stop(self) -> None:
+        """Stop the batch in progress (no new request starts); nothing when none runs."""
+        scheduler = self.scheduler
+        if scheduler is not None:
+            scheduler.stop()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """From another thread than the run's: wait until the run in progress has written its rows."""
+        if self.thread is None or self.thread == threading.get_ident():
+            return True
+        return self.idle.wait(timeout)

@@ -1,0 +1,243 @@
+"""Issue 20, the Retriever's side: settings read like the CLI's, interrupts that keep what finished, a short
+``reason`` column, identifiers from doi/pmid/pmcid per row, final HTTP answers, ``why`` and ``retry``."""
+
+from __future__ import annotations
+
+import _thread
+import warnings
+
+import pandas as pd
+import pytest
+
+from paperfetch import Retriever
+from paperfetch.demo import DemoWorld
+from paperfetch.errors import Interrupted
+from paperfetch.ledger import Ledger
+from paperfetch.outcomes import COLUMNS, retried_by_rerun
+from paperfetch.reasons import absent_reason, failure_reason
+
+FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
+
+
+@pytest.fixture(scope="module")
+def world():
+    with DemoWorld(base_ip=64) as w:
+        yield w
+
+
+def retriever(world, out_dir, **kwargs):
+    kwargs.setdefault("http_options", FAST)
+    kwargs.setdefault("email", "tester@example.org")
+    kwargs.setdefault("verbosity", 0)
+    return Retriever(out_dir=out_dir, endpoints=world.endpoints, progress=False, **kwargs)
+
+
+# ---------------------------------------------------------------------- (1) settings
+def test_paperfetch_email_reaches_a_bare_retriever(monkeypatch, tmp_path):
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "env.person@example.org")
+    with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
+        assert r.identification.email == "env.person@example.org"
+        assert "unpaywall" not in r.skipped_sources
+        assert r.settings.origin["email"] == "env PAPERFETCH_EMAIL"
+        assert "env.person@example.org" not in repr(r.settings)  # masked
+
+
+def test_the_config_file_reaches_a_bare_retriever_and_arguments_win(monkeypatch, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('email = "file.person@example.org"\nworkers = 3\n', encoding="utf-8")
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
+    with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
+        assert r.identification.email == "file.person@example.org"
+        assert r.workers == 3
+        assert r.settings.origin["email"] == f"file {config}"
+        rows = {name: (shown, origin) for name, shown, origin in r.settings.rows()}
+        assert rows["email"] == ("'***'", f"file {config}")
+    monkeypatch.setenv("PAPERFETCH_WORKERS", "2")
+    with Retriever(out_dir=tmp_path, progress=False, cache=False, workers=5) as r:
+        assert r.workers == 5 and r.settings.origin["workers"] == "argument"  # arguments > environment > file
+
+
+def test_a_missing_email_is_a_warning_and_a_dashboard_line(world, tmp_path):
+    with pytest.warns(UserWarning, match="no contact e-mail: unpaywall skipped"):
+        r = Retriever(out_dir=tmp_path, endpoints=world.endpoints, progress=False, http_options=FAST, state="memory")
+    with r:
+        r.download(["10.5555/demo.fast"])
+        assert "no contact e-mail" in repr(r.dashboard())  # a line of the run's recent events
+
+
+# ---------------------------------------------------------------------- (2) interrupts
+def test_an_interrupted_download_raises_with_the_partial_frame_one_row_per_input(world, tmp_path, capsys):
+    inputs = ["10.5555/demo.fast", "10.5555/demo.fast2", "10.5555/demo.slow1", "10.5555/demo.slow2",
+              "10.5555/demo.slow3", "not a doi"]
+    r = retriever(world, tmp_path, http_options={**FAST, "rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5}, verbosity=1)
+    seen = []
+
+    def interrupt_after_one_pdf(event):
+        if event.kind.value == "response" and event.status == 200 and "/pdf/" in (event.url or ""):
+            seen.append(event.url)
+            if len(seen) == 1:
+                _thread.interrupt_main()
+
+    r.web.subscribe(interrupt_after_one_pdf)
+    with r, pytest.raises(Interrupted) as caught:
+        r.download(inputs)
+    assert isinstance(caught.value, KeyboardInterrupt)
+    partial = caught.value.partial
+    assert list(partial.columns) == list(COLUMNS)  # the full schema, however the run ended
+    assert list(partial["input"]) == inputs
+    statuses = list(partial["status"].astype(str))
+    assert "downloaded" in statuses and "stopped" in statuses
+    assert statuses[-1] == "invalid_identifier"
+    finished = sum(s != "stopped" for s in statuses)
+    line = f"interrupted: {finished} of {len(inputs)} finished; run the same call again to resume"
+    assert str(caught.value) == line
+    assert capsys.readouterr().err.strip().splitlines() == [line]
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    # no internal frame: the traceback starts at download()
+    frames = []
+    tb = caught.value.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    assert frames[1:] == ["download"]  # the caller's frame, then download(): nothing of the machinery
+
+
+# ---------------------------------------------------------------------- (5) reason
+def test_reason_is_short_and_first_in_error(world, tmp_path):
+    with retriever(world, tmp_path) as r:
+        out = r.download(["10.5555/demo.forbidden", "10.5555/demo.robots", "10.5555/demo.closed", "10.5555/demo.gone",
+                          "10.5555/demo.fast"])
+    by = dict(zip(out["doi"], zip(out["status"].astype(str), out["reason"], out["error"])))
+    status, reason, error = by["10.5555/demo.forbidden"]
+    assert status == "host_suppressed" and reason.startswith("HTTP 403 → host suppressed")
+    assert error.startswith(reason)
+    status, reason, _ = by["10.5555/demo.robots"]
+    assert reason.startswith("robots.txt disallows /")
+    status, reason, _ = by["10.5555/demo.closed"]
+    assert status == "no_open_copy" and reason.startswith("no source has an open copy (asked: ") and "unpaywall" in reason
+    assert pd.isna(by["10.5555/demo.fast"][1])
+    assert all(len(r) <= 80 for r in out["reason"].dropna())
+
+
+def test_reason_table_of_cases():
+    from datetime import datetime, timezone
+
+    until = datetime.now(timezone.utc).replace(hour=7, minute=28)
+    assert failure_reason("host_suppressed", http_status=403, until=until) == "HTTP 403 → host suppressed until 07:28 UTC"
+    assert failure_reason("host_held", until=until) == "server asked to wait until 07:28 UTC"
+    assert failure_reason("disallowed_by_robots", url="http://h.example/pdf/x.pdf") == "robots.txt disallows /pdf/"
+    assert absent_reason(known=True, asked=["unpaywall", "openalex", "europepmc"]) == \
+        "no source has an open copy (asked: unpaywall, openalex, europepmc)"
+
+
+# ---------------------------------------------------------------------- (6) download_frame
+def test_download_frame_uses_doi_then_pmid_then_pmcid_and_names_rows_without_one(world, tmp_path):
+    df = pd.DataFrame({"doi": ["10.5555/demo.fast", None, None], "pmid": [None, "90000001", None],
+                       "title": ["a", "b", "c"]})
+    with retriever(world, tmp_path) as r:
+        joined = r.download_frame(df)
+    assert list(joined["status"].astype(str)) == ["downloaded", "downloaded", "invalid_identifier"]
+    assert joined["reason"].iloc[2] == "no identifier in this row"
+    assert "no identifier in this row" in joined["error"].iloc[2]
+    assert list(joined["title"]) == ["a", "b", "c"]
+
+
+def test_download_frame_columns_list_and_did_you_mean(world, tmp_path):
+    from paperfetch.errors import ConfigurationError
+
+    with retriever(world, tmp_path) as r:
+        with pytest.raises(ConfigurationError, match="did you mean"):
+            r.download_frame(pd.DataFrame({"DOI": ["10.5555/demo.fast"]}), column="DOI2")
+        joined = r.download_frame(pd.DataFrame({"x": ["PMID:90000001"]}), columns=["x"])
+    assert list(joined["status"].astype(str)) == ["downloaded"]
+
+
+# ---------------------------------------------------------------------- (9) final answers, stable statuses
+def test_a_410_is_final_in_the_ledger_and_not_asked_again_unless_forced(world, tmp_path):
+    with retriever(world, tmp_path) as r:
+        first = r.download(["10.5555/demo.gone"])
+    assert first["status"].iloc[0] == "http_error" and first["http_status"].iloc[0] == 410
+    assert not retried_by_rerun("http_error", 410) and retried_by_rerun("http_error", 503)
+    with Ledger.in_folder(tmp_path) as ledger:
+        assert not ledger.should_retry("doi:10.5555/demo.gone")
+    before = world.requests_served()
+    with retriever(world, tmp_path) as r:
+        again = r.download(["10.5555/demo.gone"])
+    assert world.requests_served() == before  # the ledger answered
+    assert again["status"].iloc[0] == "http_error"
+    with retriever(world, tmp_path, resume=False) as r:
+        r.download(["10.5555/demo.gone"])
+    assert world.requests_served() > before
+
+
+def test_a_paper_keeps_its_status_when_a_later_run_finds_its_host_suppressed():
+    from types import SimpleNamespace
+
+    from paperfetch.run import keep_describing_status
+
+    prior = SimpleNamespace(status="invalid_pdf", source="openalex", url="http://h/pdf/x", http_status=200,
+                            error="not a PDF: an HTML page")
+    row = {"status": "host_suppressed", "reason": "HTTP 403 → host suppressed until 07:28 UTC", "error": "…",
+           "source": "unpaywall", "url": "http://h/pdf/y", "http_status": 403}
+    kept = keep_describing_status(row, prior)
+    assert kept["status"] == "invalid_pdf" and kept["reason"] == row["reason"]
+    assert kept["error"].startswith(row["reason"]) and "earlier: not a PDF" in kept["error"]
+    assert keep_describing_status(row, None) == row
+    assert keep_describing_status({**row, "status": "network_error"}, prior)["status"] == "network_error"
+
+
+# ---------------------------------------------------------------------- (12) why and retry
+def test_why_lists_each_source_asked_and_its_answer(world, tmp_path):
+    with retriever(world, tmp_path) as r:
+        r.download(["10.5555/demo.closed"])
+        why = r.why("10.5555/demo.closed")
+    assert list(why.columns) == ["source", "answer"]
+    assert "unpaywall" in set(why["source"]) and len(why) >= 2
+    assert r.why("10.5555/never.asked").empty
+
+
+def test_retry_runs_only_the_retryable_rows(world, tmp_path):
+    with retriever(world, tmp_path) as r:
+        out = r.download(["10.5555/demo.fast", "10.5555/demo.closed", "10.5555/demo.down"])
+        asked = []
+        original = r.download
+        r.download = lambda ids: asked.append(list(ids)) or original(ids)  # type: ignore[method-assign]
+        with warnings.catch_warnings():
+            again = r.retry(out)
+    assert asked == [["10.5555/demo.down"]]
+    assert list(again["input"]) == list(out["input"])
+    assert list(again.columns) == list(out.columns)
+
+
+# ---------------------------------------------------------------------- the CLI's side of it
+def test_cli_shows_the_reason_explains_and_force_asks_again(world, tmp_path, monkeypatch, capsys):
+    from paperfetch.cli import main
+
+    for name, url in world.endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    failed = tmp_path / "failed.txt"
+    args = ["download", "10.5555/demo.closed", "10.5555/demo.down", "10.5555/demo.forbidden", "--email", "cli@example.org",
+            "--out", str(tmp_path / "pdfs"), "--no-progress", "--failed", str(failed)]
+    assert main([*args, "--explain"]) == 1
+    out = capsys.readouterr().out
+    assert "no source has an open copy (asked:" in out  # the reason, not the cut error
+    assert "why 10.5555/demo.closed (no_open_copy):" in out and "  unpaywall: " in out
+    # exactly what a re-run retries: not the final no_open_copy
+    assert set(failed.read_text().split()) == {"10.5555/demo.down", "10.5555/demo.forbidden"}
+    before = world.requests_served()
+    assert main(["download", "10.5555/demo.closed", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
+                 "--no-progress"]) == 1
+    assert world.requests_served() == before  # final: the ledger answers
+    assert main(["download", "10.5555/demo.closed", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
+                 "--no-progress", "--force"]) == 1
+    assert world.requests_served() > before
+
+
+def test_the_ledgers_default_rule_makes_404_and_410_final(tmp_path):
+    with Ledger.in_folder(tmp_path) as ledger:
+        ledger.record("doi:10.1/gone", status="http_error", http_status=410)
+        ledger.record("doi:10.1/missing", status="http_error", http_status=404)
+        ledger.record("doi:10.1/busy", status="http_error", http_status=503)
+        ledger.record("doi:10.1/closed", status="no_open_copy")
+        assert not ledger.should_retry("doi:10.1/gone") and not ledger.should_retry("doi:10.1/missing")
+        assert ledger.should_retry("doi:10.1/busy") and not ledger.should_retry("doi:10.1/closed")
