@@ -13,9 +13,11 @@ from paperfetch.errors import (
     ConfigurationError,
     DeadlineExceeded,
     DisallowedByRobots,
+    DiskFull,
     DownloadError,
     DownloadTooLarge,
     HostSuppressed,
+    Interrupted,
     InvalidIdentifier,
     InvalidPDF,
     InvalidURL,
@@ -28,7 +30,9 @@ from paperfetch.errors import (
     RequestTimeout,
     ServiceError,
     TooManyRedirects,
+    TooSlow,
     TruncatedDownload,
+    WriteError,
     WrongArticle,
 )
 from paperfetch.http import (
@@ -44,6 +48,7 @@ from paperfetch.http import (
     release_holds,
 )
 from paperfetch.ids import Identifier, IdType, parse_identifier
+from paperfetch.job import Job
 from paperfetch.log import enable_logging
 from paperfetch.outcomes import Status
 from paperfetch.redact import Redactor, redact_text, redact_url, register_secrets
@@ -58,6 +63,7 @@ __all__ = [
     "ConfigurationError",
     "DeadlineExceeded",
     "DisallowedByRobots",
+    "DiskFull",
     "DownloadError",
     "DownloadTooLarge",
     "Event",
@@ -70,9 +76,11 @@ __all__ = [
     "IdType",
     "Identification",
     "Identifier",
+    "Interrupted",
     "InvalidIdentifier",
     "InvalidPDF",
     "InvalidURL",
+    "Job",
     "MalformedResponse",
     "MetadataCache",
     "NetworkError",
@@ -89,7 +97,9 @@ __all__ = [
     "Status",
     "SystemClock",
     "TooManyRedirects",
+    "TooSlow",
     "TruncatedDownload",
+    "WriteError",
     "WrongArticle",
     "__version__",
     "default_classify",
