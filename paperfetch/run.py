@@ -224,7 +224,7 @@ class BatchRun:
             self.ledger = None
             self.thread = None
             self.idle.set()
-            model.finish()
+            model.finish(ending="interrupted" if interrupted else None)  # the interrupt was caught: say so
             if view is not None:
                 view.close()
         if interrupted:
