@@ -402,6 +402,8 @@ def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, 
 
 # ---------------------------------------------------------------------- issue 16: a job's Stop button
 JOB_NOTEBOOK_CELLS = [
+    # the kernel runs in the test's folder: the checkout goes on its path for tests._job_world
+    f"import sys\nsys.path.insert(0, {str(REPO)!r})\n"
     "from paperfetch import Retriever\nfrom tests._job_world import JobWorld\n"
     "world = JobWorld(n=30, crawl_delay=1.0, base_ip=222).start()\n"
     "r = Retriever(email='you@example.org', out_dir='pdfs', endpoints=world.endpoints, sources=('openalex',),\n"
