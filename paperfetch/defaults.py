@@ -106,7 +106,7 @@ MAX_LANDING_BYTES = 5 * 1024 * 1024
 #: before the run falls back (host state in memory, no cache, the ledger in memory): never a silent stall.
 #: ``PAPERFETCH_LOCK_TIMEOUT_S`` overrides it (paperfetch.config.lock_timeout_s).
 LOCK_TIMEOUT_S = 10.0
-#: How long a SQLite ledger write waits for another process's transaction (the lock timeout; 60 before issue 21).
+#: How long a SQLite ledger write waits for another process's transaction (the lock timeout).
 LEDGER_BUSY_TIMEOUT_S = LOCK_TIMEOUT_S
 #: The longest hold (Retry-After, a held host) a store keeps; a stored one further ahead is a wall clock that
 #: moved (or a corrupt record) and is clamped to this.
@@ -119,7 +119,7 @@ REDIS_NAMESPACE = "paperfetch:"
 REDIS_SOCKET_TIMEOUT_S = 5.0
 
 
-# ---------------------------------------------------------------------------- the item path, the research calls (issue 21)
+# ---------------------------------------------------------------------------- the item path, the research calls
 
 #: How long ``Retriever.close()`` from another thread waits for the stopped batch to write its rows
 #: (a request on the wire ends within its deadline) before it closes the metadata cache anyway.

@@ -79,9 +79,9 @@ PAPERS = [
     _Paper("10.5555/demo.closed", "A closed-access paper", 2015, "Closed Journal", None, "none"),
     _Paper("10.5555/demo.pmc", "A paper in PubMed Central", 2020, "PMC Reports", "europepmc", "europepmc"),
 ]
-# --- issue 12: the six recorded PubMed hits, served by the "press" publisher (paperfetch.demo_research) ---
+# --- the six recorded PubMed hits, served by the "press" publisher (paperfetch.demo_research) ---
 PAPERS += [_Paper(p["doi"], p["title"], p["year"], p["journal"], "press", "openalex") for p in _research.science_papers()]
-# --- end issue 12 ---
+# --- end of the PubMed hits ---
 _BY_DOI = {p.doi: p for p in PAPERS}
 PMID_OF = {"10.5555/demo.pmc": "90000001"}
 PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}
@@ -108,7 +108,7 @@ DEMO_INPUTS: list[Any] = [
     "10.5555/demo.unknown",
     "PMID:90000001",
     "arXiv:2101.00001v2",
-    # issue 19: a paper only Semantic Scholar knows, a bioRxiv preprint, a medRxiv one (asked after bioRxiv)
+    # a paper only Semantic Scholar knows, a bioRxiv preprint, a medRxiv one (asked after bioRxiv)
     "10.5555/demo.s2only",
     "10.1101/2026.01.05.000001",
     "10.64898/2026.02.02.000002",
@@ -165,7 +165,7 @@ class DemoWorld:
     # -- routing --------------------------------------------------------------
     def _router(self, name: str) -> Callable[[Request], Reply]:
         def route(request: Request) -> Reply:
-            if (jats := _fulltext.serve(name, request)) is not None:  # issue 17: JATS for some papers
+            if (jats := _fulltext.serve(name, request)) is not None:  # JATS for some papers
                 return jats
             handler = getattr(self, f"_serve_{name}", None)
             if handler is None:
@@ -188,10 +188,10 @@ class DemoWorld:
     def _json(self, data: Any, status: int = 200) -> Reply:
         return Reply(status, json.dumps(data).encode(), {"Content-Type": "application/json"})
 
-    def _serve_semanticscholar(self, request: Request) -> Reply:  # issue 19
+    def _serve_semanticscholar(self, request: Request) -> Reply:
         return _sources.serve_semanticscholar(request, lambda doi: self.hosts["fast"].url(f"/pdf/{doi.split('/', 1)[1]}.pdf"))
 
-    def _serve_biorxiv(self, request: Request) -> Reply:  # issue 19
+    def _serve_biorxiv(self, request: Request) -> Reply:
         return _sources.serve_biorxiv(request, self.hosts["biorxiv"].base_url, fake_pdf)
 
     def _serve_unpaywall(self, request: Request) -> Reply:
@@ -230,7 +230,7 @@ class DemoWorld:
         }
 
     def _serve_openalex(self, request: Request) -> Reply:
-        recorded = _research.serve_openalex(request, lambda doi: self._work(_BY_DOI[doi]))  # issue 12
+        recorded = _research.serve_openalex(request, lambda doi: self._work(_BY_DOI[doi]))
         if recorded is not None:
             return recorded
         prefix = next((p for p in ("/works/doi:", "/works/https://doi.org/") if request.path.startswith(p)), None)
@@ -244,7 +244,7 @@ class DemoWorld:
         return self._json({"meta": {"count": len(results), "page": 1, "per_page": 50}, "results": results, "group_by": []})
 
     def _serve_crossref(self, request: Request) -> Reply:
-        recorded = _research.serve_crossref(request)  # issue 12
+        recorded = _research.serve_crossref(request)
         if recorded is not None:
             return recorded
         doi = unquote(request.path[len("/works/"):]).lower()
@@ -256,7 +256,7 @@ class DemoWorld:
             "issued": {"date-parts": [[paper.year]]}, "link": []}})
 
     def _serve_europepmc(self, request: Request) -> Reply:
-        recorded = _research.serve_europepmc(request)  # issue 12: citations
+        recorded = _research.serve_europepmc(request)  # citations
         if recorded is not None:
             return recorded
         if request.path.startswith("/articles/"):
@@ -272,11 +272,11 @@ class DemoWorld:
                                 "isOpenAccess": "Y", "license": "cc by"})
         return self._json({"version": "6.9", "hitCount": len(results), "resultList": {"result": results}})
 
-    def _serve_press(self, request: Request) -> Reply:  # issue 12: PDFs with a text layer
+    def _serve_press(self, request: Request) -> Reply:  # PDFs with a text layer
         return _research.serve_press(request)
 
     def _serve_ncbi(self, request: Request) -> Reply:
-        recorded = _research.serve_ncbi(request)  # issue 12
+        recorded = _research.serve_ncbi(request)
         if recorded is not None:
             return recorded
         query = parse_qs(request.query)

@@ -1,4 +1,4 @@
-"""The demo world's JATS (issue 17): two real Europe PMC ``fullTextXML`` bodies, served as the services serve them.
+"""The demo world's JATS: two real Europe PMC ``fullTextXML`` bodies, served as the services serve them.
 
 :func:`serve` answers for the demo's Europe PMC and NCBI hosts before their own handlers
 (:class:`paperfetch.demo.DemoWorld`), and only for what it knows; it returns None for everything else:

@@ -1,4 +1,4 @@
-"""The demo world's Semantic Scholar and bioRxiv/medRxiv (issue 19): papers only they know, answered in their shapes.
+"""The demo world's Semantic Scholar and bioRxiv/medRxiv: papers only they know, answered in their shapes.
 
 :mod:`paperfetch.demo` starts the loopback hosts and routes requests here. The
 Semantic Scholar host answers ``POST /graph/v1/paper/batch`` with a list in the

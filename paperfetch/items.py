@@ -235,7 +235,7 @@ class ItemJob:
     #: the batch stopped (``Retriever.close()``, Ctrl-C) before this job was finished: never a final answer
     stopped: bool = False
     copy_urls: set[str] = field(default_factory=set)  # every PDF copy any source named (the row's ``copies``)
-    #: issue 19: the sources that offered a copy, in the order they did (the row's ``offered_by``)
+    #: the sources that offered a copy, in the order they did (the row's ``offered_by``)
     offered: dict[str, None] = field(default_factory=dict)
 
     # -- the Job protocol ----------------------------------------------------
@@ -258,7 +258,7 @@ class ItemJob:
             self._arrange()
         return self.actions[0].url
 
-    # -- copies (issue 18: the scheduler may pick which one goes next) --------
+    # -- copies (the scheduler may pick which one goes next) --------
     @property
     def copies(self) -> tuple[str, ...]:
         """The URLs the next request may use: the known copies of the best version tier, the preferred
@@ -644,7 +644,7 @@ def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[
         return None
     extra = dict(entry.extra or {})
     row = identity_row(ident, extra)
-    row["title_match"] = extra.get("title_match")  # issue 12: stored when it was downloaded
+    row["title_match"] = extra.get("title_match")  # stored when it was downloaded
     row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
     if action is FileAction.REUSE:
         path = ledger.absolute_path(entry)

@@ -1,4 +1,4 @@
-"""A batch beside you: :class:`Job`, the handle of ``Retriever.start(ids)`` (issue 16).
+"""A batch beside you: :class:`Job`, the handle of ``Retriever.start(ids)``.
 
 ``job = r.start(ids)`` returns at once; the batch runs on background threads through the same
 transport, ledger, cache and host state as ``r.download(ids)``. The job is a

@@ -72,7 +72,7 @@ FINISHED_WELL_STATUSES: frozenset[str] = frozenset({Status.DOWNLOADED.value, Sta
 #: Final answers: a re-run does not retry them unless forced.
 FINAL_STATUSES: frozenset[str] = frozenset({Status.NOT_FOUND.value, Status.NO_OPEN_COPY.value, Status.INVALID_IDENTIFIER.value})
 #: HTTP answers that describe the URL, not the moment (gone, not there, unavailable for legal reasons):
-#: an ``http_error`` with one of them is final too (issue 20; a re-run asks again only when forced).
+#: an ``http_error`` with one of them is final too (a re-run asks again only when forced).
 FINAL_HTTP_STATUSES: frozenset[int] = frozenset({404, 410, 451})
 #: Statuses that say the host was not asked (held, suppressed, stopped): they describe the moment, not the
 #: paper, so a re-run that meets them keeps the paper's earlier status with this one as the reason.
@@ -148,14 +148,14 @@ DTYPES: Mapping[str, Any] = {
     "oa_status": "string",
     "license": "string",
     "title_match": "float64",
-    #: issue 20: why, in a few fixed words ("HTTP 403 → host suppressed until 07:28 UTC"); ``error`` has the trail
+    #: why, in a few fixed words ("HTTP 403 → host suppressed until 07:28 UTC"); ``error`` has the trail
     "reason": "string",
     "error": "string",
-    "offered_by": "string",  # issue 19: the sources asked that offered a copy, comma-joined (paperfetch.report.yield_by_source)
-    # issue 17: filled by Retriever.fulltext (which text the paper gave: "jats"/"pdf", and its file), else empty
+    "offered_by": "string",  # the sources asked that offered a copy, comma-joined (paperfetch.report.yield_by_source)
+    # filled by Retriever.fulltext (which text the paper gave: "jats"/"pdf", and its file), else empty
     "text_source": "string",
     "text_path": "string",
-    # issue 18: how many PDF copies of the paper the sources named (source/url say which one was used)
+    # how many PDF copies of the paper the sources named (source/url say which one was used)
     "copies": "Int64",
 }
 
@@ -172,7 +172,7 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     data = {column: [row.get(column) for row in rows] for column in COLUMNS}
     # the inputs as given (None stays None), whatever pandas would infer from them: built as an object column
     # from the start, since pandas 3 would turn a column of strings into Arrow text, which cannot hold a lone
-    # surrogate (UnicodeEncodeError; issue 21)
+    # surrogate (UnicodeEncodeError)
     frame = pd.DataFrame({"input": pd.Series(data.pop("input"), dtype=object)})
     for column, values in data.items():
         frame[column] = pd.Series(values, index=frame.index, dtype=object)

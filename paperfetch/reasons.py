@@ -1,4 +1,4 @@
-"""The ``reason`` column: why a row ended as it did, in a few fixed words (issue 20).
+"""The ``reason`` column: why a row ended as it did, in a few fixed words.
 
 ``"HTTP 403 → host suppressed until 07:28 UTC"``, ``"robots.txt disallows /pdf/"``, ``"server asked
 to wait until 07:28 UTC"``, ``"no source has an open copy (asked: unpaywall, openalex, europepmc)"``.

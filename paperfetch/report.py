@@ -80,7 +80,7 @@ DOMAIN_STATUS_COLUMNS = [
     "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
     "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
     "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
-    "credits_left",  # issue 19: the host's budget left (its last X-RateLimit-Remaining)
+    "credits_left",  # the host's budget left (its last X-RateLimit-Remaining)
 ]
 #: The words of ``domain_status()``'s ``state`` column, worst first.
 DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")
@@ -340,7 +340,7 @@ _TEXT_COLUMNS = {
     "requests": "sent", "last_status": "last", "delay_s": "delay s", "learned_interval_s": "learned s",
     "backoff_s": "backoff s", "crawl_delay_s": "crawl-delay s", "held_until": "held until",
     "suppressed_until": "suppressed until", "breaker": "breaker",
-    "credits_left": "credits left",  # issue 19: only when some host counts them (OpenAlex's budget)
+    "credits_left": "credits left",  # only when some host counts them (OpenAlex's budget)
 }
 
 

@@ -135,7 +135,7 @@ class Retriever:
         bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
         if bad:
             raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
-        # Issue 20: the CLI's settings, in its order - arguments > environment > config file > defaults
+        # the CLI's settings, in its order - arguments > environment > config file > defaults
         #: the effective settings and where each came from (``r.settings.rows()``; secrets masked)
         self.settings = settings = load_settings(
             {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
@@ -227,7 +227,7 @@ class Retriever:
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
 
     def _source_concurrency(self, *, email: str | None) -> dict[str, int]:
-        """Issue 19: Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it)."""
+        """Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it)."""
         from paperfetch.sources.crossref import CrossrefSource
 
         crossref = self._sources.get("crossref")
@@ -475,7 +475,7 @@ class Retriever:
         model = self._batch.model
         return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
-    # ------------------------------------------------------------------ full text (issue 17; paperfetch.fulltext.fetch)
+    # ------------------------------------------------------------------ full text (paperfetch.fulltext.fetch)
     @overload
     def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[False] = False,
                  pdf_engine: str = "pypdf") -> pd.DataFrame: ...
@@ -511,7 +511,7 @@ class Retriever:
                            identification=self.identification, out_dir=self.out_dir,
                            filename_template=self.filename_template, resume=self.resume, pdf_engine=pdf_engine)
 
-    # ------------------------------------------------------------------ in the background (issue 16)
+    # ------------------------------------------------------------------ in the background
     def start(self, ids: Iterable[object] | str | pd.Series | pd.DataFrame, column: str | None = None) -> Job:
         """:meth:`download` (or, given a frame and *column*, :meth:`download_frame`) on background
         threads: returns a :class:`~paperfetch.job.Job` at once, a :class:`concurrent.futures.Future`

@@ -60,7 +60,7 @@ class RunSettings:
     prefer: str = "version"  #: which copies of a paper compete on load (paperfetch.http.assign.Prefer)
 
 
-#: Where ``download_frame`` looks for each row's identifier, in order (issue 20: Europe PMC's citations have PMIDs only).
+#: Where ``download_frame`` looks for each row's identifier, in order (Europe PMC's citations have PMIDs only).
 IDENTIFIER_COLUMNS: tuple[str, ...] = ("doi", "pmid", "pmcid")
 
 
@@ -98,7 +98,7 @@ def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def keep_describing_status(row: dict[str, Any], prior: Any) -> dict[str, Any]:
-    """Statuses stable across runs (issue 20): a row the host's hold or suppression decided this time keeps
+    """Statuses stable across runs: a row the host's hold or suppression decided this time keeps
     the status an earlier run gave the paper itself (``invalid_pdf``, say), this run's block as its reason."""
     if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES:
         return row
@@ -173,7 +173,7 @@ class BatchRun:
         try:
             with open_ledger(folder=settings.out_dir) as ledger:
                 self.ledger = ledger
-                if getattr(ledger, "recovered", False):  # its file was damaged or unusable (issue 21): rows from the PDFs
+                if getattr(ledger, "recovered", False):  # its file was damaged or unusable: rows from the PDFs
                     from paperfetch.ledger.rebuild import rebuild_from_files
 
                     rebuild_from_files(ledger, [i.identifier for i in parsed if i.identifier is not None],
@@ -402,7 +402,7 @@ class BatchRun:
             row = keep_describing_status(job.outcome(), ledger.get(job.identifier.key))
             rows[position[id(job)]] = row
             extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
-            if row.get("title_match") is not None:  # issue 12: an already_downloaded row carries it too
+            if row.get("title_match") is not None:  # an already_downloaded row carries it too
                 extra["title_match"] = row["title_match"]
             extra.update(reason=row.get("reason"), trail=[list(step) for step in job.trail])  # Retriever.why reads it
             ledger.record(

@@ -58,7 +58,7 @@ def cassette_vcr(record_mode: str = "none", **kwargs: Any):  # noqa: ANN201 - vc
     options.update(kwargs)
     recorder = vcr.VCR(**options)
     # Paths match as the server reads them: identifiers are sent as one percent-encoded segment
-    # (10.1038%2Fnature12373, issue 11), recordings may hold the readable form (10.1038/nature12373).
+    # (10.1038%2Fnature12373), recordings may hold the readable form (10.1038/nature12373).
     recorder.register_matcher("path", _same_decoded_path)
     return recorder
 
@@ -222,7 +222,7 @@ class LoopbackHost:
                 # delayed ACKs add ~40 ms to every keep-alive response on loopback.
                 self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-            def do_POST(self) -> None:  # noqa: N802 - idempotent reads sent as POST (issue 12, issue 19)
+            def do_POST(self) -> None:  # noqa: N802 - idempotent reads sent as POST
                 length = int(self.headers.get("Content-Length") or 0)
                 self.do_GET(method="POST", body=self.rfile.read(length) if length > 0 else b"")
 

@@ -82,7 +82,7 @@ class Verdict:
 # APS and USENIX fixtures carry it), so "challenge-platform" alone proves nothing;
 # the challenge page loads ``/cdn-cgi/challenge-platform/h/<x>/orchestrate/``.
 # Plain substrings of the lower-cased page: far faster than regexes on a 400 KB page.
-#: How a row names PMC's bot check (issue 19): since 2025 PMC's article PDF pages answer scripts with a
+#: How a row names PMC's bot check: since 2025 PMC's article PDF pages answer scripts with a
 #: 134-byte 403 or a ~1.8 KB "Preparing to download ..." proof-of-work page (cookie ``cloudpmc-viewer-pow``).
 PMC_BOT_CHECK = "PMC's bot check"
 _PMC_POW = f"{PMC_BOT_CHECK}, its proof-of-work page with the cookie cloudpmc-viewer-pow"

@@ -48,7 +48,7 @@ def _throwaway_host_state(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _no_user_settings(tmp_path_factory, monkeypatch):
-    """The Retriever reads the settings the CLI reads (issue 20): no test sees the user's config file
+    """The Retriever reads the settings the CLI reads: no test sees the user's config file
     or contact e-mail. PAPERFETCH_CONFIG names a file that does not exist; a test sets it to its own."""
     monkeypatch.setenv("PAPERFETCH_CONFIG", str(tmp_path_factory.mktemp("user-config") / "absent.toml"))
     for name in ("PAPERFETCH_EMAIL", "PAPERFETCH_OUT", "PAPERFETCH_WORKERS", "PAPERFETCH_DELAY_MIN",

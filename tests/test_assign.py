@@ -1,4 +1,4 @@
-"""Issue 18: which copy of a paper goes to which host — the rule on tables, the transport's outlooks on a fake
+"""Which copy of a paper goes to which host — the rule on tables, the transport's outlooks on a fake
 clock, the scheduler moving queued papers, and one loopback batch moving papers off a held host."""
 
 from __future__ import annotations

@@ -400,7 +400,7 @@ def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, 
             browser.close()
 
 
-# ---------------------------------------------------------------------- issue 16: a job's Stop button
+# ---------------------------------------------------------------------- a job's Stop button
 JOB_NOTEBOOK_CELLS = [
     # the kernel runs in the test's folder: the checkout goes on its path for tests._job_world
     f"import sys\nsys.path.insert(0, {str(REPO)!r})\n"

@@ -108,7 +108,7 @@ def test_python_dash_m_and_bare_in_a_subprocess(tmp_path):
         (["download", "10.1/x", "--failed", "/nonexistent/dir/failed.txt"], "--failed"),
         (["download", "--input", "/nonexistent/papers.csv"], "cannot read /nonexistent/papers.csv"),
         (["download", "10.1/x", "--format", "xml"], "invalid choice"),
-        # issue 19: the README's old placeholder is refused before any request, saying what Unpaywall wants
+        # the README's old placeholder is refused before any request, saying what Unpaywall wants
         (["download", "10.1/x", "--email", "you@example.com"], "Unpaywall requires a real contact e-mail address"),
     ],
 )
@@ -178,7 +178,7 @@ def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_pat
     frame = pd.read_csv(report)
     assert list(frame["status"]) == ["downloaded", "http_error", "invalid_identifier"]
     assert list(frame["http_status"].fillna(0).astype(int))[1] == 410
-    # issue 20: --failed lists exactly what a re-run retries; a 410 Gone and an invalid input are final answers
+    # --failed lists exactly what a re-run retries; a 410 Gone and an invalid input are final answers
     assert failed.read_text() == ""
     pdf = next((tmp_path / "pdfs").glob("*.pdf"))
     umask = os.umask(0)
@@ -317,7 +317,7 @@ def test_main_leaves_logging_as_it_found_it(capsys, tmp_path):
     assert (package.level, list(package.handlers)) == before
 
 
-# ---------------------------------------------------------------------------- issue 20
+# ---------------------------------------------------------------------------- settings, --failed, --explain, --force
 def test_column_in_other_case_says_did_you_mean(capsys, monkeypatch, tmp_path):
     NoRequests(monkeypatch)
     (tmp_path / "p.csv").write_text("DOI,title\n10.1/x,x\n")

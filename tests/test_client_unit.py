@@ -545,7 +545,7 @@ def test_errors_and_logs_never_show_secrets(caplog):
 
 
 def test_the_logging_config_decides_not_a_per_instance_gate(caplog, capsys):
-    # issue 10: verbosity 0/1 set no level and add no handler; the records reach the caller's config.
+    # verbosity 0/1 set no level and add no handler; the records reach the caller's config.
     package = logging.getLogger("paperfetch")
     handlers, level = list(package.handlers), package.level
     client, adapter, _ = make({f"{A}/x": Reply(503, headers={"Retry-After": "900"})}, verbosity=0)

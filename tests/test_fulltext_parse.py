@@ -1,4 +1,4 @@
-"""paperfetch.fulltext: JATS and PDF text layers → paragraph records (issue 17's parsing contract).
+"""paperfetch.fulltext: JATS and PDF text layers → paragraph records.
 
 The JATS checks run on the real Europe PMC fullTextXML bodies in tests/data/europepmc (copied from
 shared/fixtures/real, PROVENANCE-3.md), counting the expected <p> independently with lxml XPath; hostile bodies

@@ -1,4 +1,4 @@
-"""Issue 11: nothing a server or an input can do stops a batch, exhausts memory, or leaves litter.
+"""Nothing a server or an input can do stops a batch, exhausts memory, or leaves litter.
 
 Hostile metadata answers, identifiers, URLs built from identifiers, slow and
 bombing servers, redirects to internal addresses, concurrent processes on one
@@ -534,7 +534,7 @@ def _resolver(table):
 def test_a_redirect_from_public_to_private_is_refused(target):
     resolve = _resolver({"publisher.example": PUBLIC, "internal.example": "10.1.2.3"})
     assert is_refused_redirect("https://publisher.example/a", f"http://{target}/latest/meta-data", resolver=resolve)
-    never = target in ("169.254.169.254", "[fd00:ec2::254]")  # link-local / metadata: refused from any origin (issue 21)
+    never = target in ("169.254.169.254", "[fd00:ec2::254]")  # link-local / metadata: refused from any origin
     assert is_refused_redirect("https://publisher.example/a", f"http://{target}/x", allow_private=True, resolver=resolve) is never
     assert is_refused_redirect("http://127.0.0.5/a", f"http://{target}/x", resolver=resolve) is never  # started on loopback
 

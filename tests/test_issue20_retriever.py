@@ -1,4 +1,4 @@
-"""Issue 20, the Retriever's side: settings read like the CLI's, interrupts that keep what finished, a short
+"""The Retriever: settings read like the CLI's, interrupts that keep what finished, a short
 ``reason`` column, identifiers from doi/pmid/pmcid per row, final HTTP answers, ``why`` and ``retry``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``Retriever.start``: a batch in the background (issue 16).
+"""``Retriever.start``: a batch in the background.
 
 Fast tests of the Future API on a fake run; loopback tests of stop, resume and the ETA (one
 publisher with ``Crawl-delay``, :mod:`tests._job_world`); and one with a real kernel (nbclient)

@@ -206,7 +206,7 @@ def test_is_bot_challenge_accepts_str_and_bytes() -> None:
 
 
 def test_the_content_type_charset_comes_before_the_meta_declaration():
-    # issue 10: a Shift_JIS page whose <meta> (wrongly) says UTF-8, served with the right header
+    # a Shift_JIS page whose <meta> (wrongly) says UTF-8, served with the right header
     body = '<html><head><meta charset="utf-8"><meta name="citation_title" content="論文"></head></html>'.encode("shift_jis")
     assert "論文" in decode_html(body, "text/html; charset=Shift_JIS")
     assert "論文" not in decode_html(body)  # without the header the declaration decides

@@ -1,4 +1,4 @@
-"""Faults of the machine (issue 21): damaged, locked and full state files, a full output disk.
+"""Faults of the machine: damaged, locked and full state files, a full output disk.
 
 Each case runs the Retriever against the offline demo world with the three SQLite files a run uses (the
 host state, the metadata cache, the ledger in ``out_dir``) and one of them damaged: filled with garbage,

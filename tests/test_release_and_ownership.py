@@ -1,4 +1,4 @@
-"""Two traps of issue 15: ``release_holds()`` reaches the store a default Retriever uses, and
+"""Host-state ownership: ``release_holds()`` reaches the store a default Retriever uses, and
 ``Retriever(http=client)`` leaves the caller's client as it was."""
 
 from __future__ import annotations

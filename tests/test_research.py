@@ -1,4 +1,4 @@
-"""Issue 12: PubMed search, references and citations, the metadata cache, the title check.
+"""PubMed search, references and citations, the metadata cache, the title check.
 
 1. Cassettes built from the real recorded bodies (``cassettes/build_cassettes.py``), replayed through the
    real transport on a fake clock: ESearch (with and without WebEnv, zero results), EFetch, NCBI's 414,

@@ -210,7 +210,7 @@ def test_outcomes_input_column_keeps_inputs_as_given():
     assert frame["input"].dtype == object and list(frame["input"]) == ["10.1/x", None]
 
 
-# ---------------------------------------------------------------- issue 19: Semantic Scholar and bioRxiv/medRxiv
+# ---------------------------------------------------------------- Semantic Scholar and bioRxiv/medRxiv
 
 
 def test_a_paper_only_semantic_scholar_knows_is_downloaded_from_one_batch_request(tmp_path):

@@ -29,7 +29,7 @@ from paperfetch.testing import LoopbackHost, Reply, cassette_vcr
 EMAIL = "jane.doe@uni"                 # not an address: the e-mail regex cannot catch it
 OPENALEX_KEY = "OaxSekretKey123"
 NCBI_KEY = "NcbiKey999zz"
-S2_KEY = "S2xKeyQq777"                 # sent as the x-api-key header (issue 19)
+S2_KEY = "S2xKeyQq777"                 # sent as the x-api-key header
 SECRETS = (EMAIL, OPENALEX_KEY, NCBI_KEY, S2_KEY)
 
 

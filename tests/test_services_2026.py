@@ -1,4 +1,4 @@
-"""Issue 19, the transport's side: the services as they answer in 2026.
+"""The transport against the services as they answer in 2026.
 
 * OpenAlex's budget (``X-RateLimit-*``, recorded in ``shared/fixtures/real/openalex/works_doi_*.vcr.yaml``,
   2026-07-23): read into the host's facts, shown as ``credits_left``; a spent budget is a hold until it

@@ -126,7 +126,7 @@ def test_config_is_the_one_reader_of_the_environment():
     assert readers == {"config.py"}
 
 
-# ---------------------------------------------------------------------------- control characters (issue 21)
+# ---------------------------------------------------------------------------- control characters
 
 CONTROL = st.sampled_from([*map(chr, range(0x00, 0x20)), "\x7f", "\x85", "\u2028", "\u2029"])
 PLAIN = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=20)

@@ -1,4 +1,4 @@
-"""The transport over a shared host-state store (issue 9): real HttpClient batches in four processes
+"""The transport over a shared host-state store: real HttpClient batches in four processes
 against the same loopback hosts, judged by the servers' own logs; a process killed mid-batch; Redis
 stopped and restarted mid-batch; a CLI re-run that remembers a one-hour Retry-After."""
 
@@ -329,7 +329,7 @@ def test_every_field_of_host_facts_survives_the_store_and_back():
         breaker_open_until=1e9 + 8, breaker_period_s=8.0, breaker_reason="HTTP 503 (5 failures in a row)",
         failure_status=503, robots=rules,
         credits_limit=1000, credits_left=0, credits_reset_at=1e9 + 3600, budget_spent_until=1e9 + 3600,
-        announced_interval_s=0.1, concurrency_limit=3,  # issue 19
+        announced_interval_s=0.1, concurrency_limit=3,
     )
     assert all(getattr(facts, f.name) != f.default for f in fields(HostFacts)), "a field was left at its default"
     stored = stored_facts("h.example", facts)

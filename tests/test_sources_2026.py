@@ -1,4 +1,4 @@
-"""Issue 19, phase 1: the sources against the 2025-26 recordings (PROVENANCE-3) and the synthetic cassettes.
+"""The sources against the 2025-26 recordings (PROVENANCE-3) and the synthetic cassettes.
 
 Each test names the point of the issue it pins. Cassettes marked SYNTHETIC in ``cassettes/README.md`` stand in
 for answers nobody recorded (an NCBI 429, an OpenAlex budget 429, a Crossref 429, bioRxiv ``details``).

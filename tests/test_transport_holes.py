@@ -1,7 +1,7 @@
-"""The transport's last holes (issue 21): nothing a setting, a server or a subscriber does hangs a batch,
+"""The transport's last holes: nothing a setting, a server or a subscriber does hangs a batch,
 is swallowed, leaks a secret or reaches an address it must not.
 
-Every test here failed on the code before issue 21 and bounds its time with small limits set here.
+Every test here bounds its time with small limits set here.
 """
 
 from __future__ import annotations

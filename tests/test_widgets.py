@@ -715,7 +715,7 @@ def test_the_widget_itself_reprs_as_the_summary_line():
     assert bundle["text/plain"].startswith("paperfetch running: 1/2 done") and WIDGET_VIEW in bundle
 
 
-# ---------------------------------------------------------------------- issue 20: a dashboard about this run
+# ---------------------------------------------------------------------- a dashboard about this run
 def _shared_client(clock):
     """A client whose store holds two other runs' hosts: one held, one suppressed, one plain."""
     client = HttpClient(registry=HostRegistry(clock), clock=clock)
@@ -856,7 +856,7 @@ def test_a_saved_20_host_dashboard_is_under_15_kb():
     assert html.count("<style>") == 1 and body.count("style=") == problems  # classes; inline: only the row colours
 
 
-# ---------------------------------------------------------------------- issue 20: tables for people
+# ---------------------------------------------------------------------- tables for people
 def test_domain_status_puts_the_state_first_in_words():
     from paperfetch.http.hosts import BreakerState
     from paperfetch.report import DOMAIN_STATUS_COLUMNS, mark_unreachable

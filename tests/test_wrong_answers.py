@@ -1,4 +1,4 @@
-"""Issue 21, wrong answers and crashes on the item path: every input gets its true row.
+"""Wrong answers and crashes on the item path: every input gets its true row.
 
 A lone surrogate among plain string inputs (pandas 3 text columns cannot hold one), a batch
 closed from another thread (an item never tried is never a final answer), a candidate URL the

@@ -1,4 +1,4 @@
-"""Issue 19, what is left: the per-source yield (``offered_by``, ``yield_by_source``, the CLI's line), the credits
+"""The per-source yield (``offered_by``, ``yield_by_source``, the CLI's line), the credits
 left today in the dashboard and the CLI tables, the two small tables moved into their sources, and the one
 ``X-RateLimit-*`` parser."""
 

@@ -38,7 +38,7 @@ COMMANDS: tuple[Callable[[Any], None], ...] = (
     config.add_subcommands,  # config
     demo.add_subcommands,  # demo
     research.add_subcommands,  # search, references, citations, cache clear
-    text.add_subcommands,  # text (issue 17)
+    text.add_subcommands,  # text
 )
 
 

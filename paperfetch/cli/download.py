@@ -260,7 +260,7 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool 
     bad = int((~outcomes["status"].astype(str).isin(OK_STATUSES)).sum())
     if not args.quiet and not interrupted:
         say(f"{len(outcomes)} papers: {summary(outcomes)}", err=args.format == "jsonl")
-        sources_line = yield_line(yield_by_source(outcomes))  # issue 19: which source supplied what
+        sources_line = yield_line(yield_by_source(outcomes))  # which source supplied what
         if sources_line:
             say(sources_line, err=args.format == "jsonl")
     return EXIT_FAILED if bad else EXIT_OK

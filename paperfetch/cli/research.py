@@ -131,7 +131,7 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
         assert out is not None
         started = time.time()
         try:
-            frame = retriever.download_frame(frame)  # doi, else pmid, else pmcid (issue 20)
+            frame = retriever.download_frame(frame)  # doi, else pmid, else pmcid
         except KeyboardInterrupt:
             inputs = ["" if is_missing(v) else str(v) for v in frame["doi"]]
             partial = partial_outcomes(inputs, out, started)

@@ -1,4 +1,4 @@
-"""``paperfetch text``: the full text of papers as one row per paragraph (issue 17), for scripts and cron jobs.
+"""``paperfetch text``: the full text of papers as one row per paragraph, for scripts and cron jobs.
 
     paperfetch text 10.1186/s13007-021-00757-y PMC8118396 --report paragraphs.parquet [--outcomes papers.csv]
 

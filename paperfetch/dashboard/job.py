@@ -1,4 +1,4 @@
-"""The dashboard of a background job (issue 16): the batch dashboard with a Stop button and an ETA line.
+"""The dashboard of a background job: the batch dashboard with a Stop button and an ETA line.
 
 :class:`JobDashboard` composes around the batch's :class:`~paperfetch.dashboard.view.Dashboard`: an
 ipywidgets ``VBox`` of [the progress line with the ETA and a **Stop** button, the batch dashboard,

@@ -296,7 +296,7 @@ class DashboardModel:
             self.version += 1
 
     def note(self, kind: str, message: str, *, url: str | None = None) -> None:
-        """A line in the recent events that no transport event carries (issue 12: a title mismatch)."""
+        """A line in the recent events that no transport event carries (a title mismatch)."""
         host = _host_of(url)
         with self._lock:
             self._events.append(RecentEvent(self._clock.time(), host, kind, clip(redact_text(message), 300)))

@@ -134,7 +134,7 @@ class HostRow:
 
     @property
     def credits_left(self) -> int | None:
-        """Issue 19: the host's budget left today (its last ``X-RateLimit-Remaining``); None when it never said."""
+        """The host's budget left today (its last ``X-RateLimit-Remaining``); None when it never said."""
         return None if self.politeness is None else self.politeness.credits_left
 
     # -- derived ----------------------------------------------------------------------

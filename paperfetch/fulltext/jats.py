@@ -1,6 +1,6 @@
 """JATS XML (Europe PMC ``fullTextXML``, PMC ``efetch db=pmc``, bioRxiv's ``jatsxml``) → one record per paragraph.
 
-The contract (issue 17; ``docs/fulltext.md`` says it for users):
+The contract (``docs/fulltext.md`` says it for users):
 
 * Rows are the ``<p>`` of the article's ``<abstract>``\\s (in ``<article-meta>``) and of its ``<body>``, in
   document order, abstracts first. A ``<p>`` with no text gives no row.

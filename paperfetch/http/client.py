@@ -279,7 +279,7 @@ class HttpClient(ConfiguredKnobs):
         :class:`~paperfetch.NetworkError` / :class:`~paperfetch.RequestTimeout` or
         :class:`~paperfetch.ServiceError`; never a raw ``requests`` exception.
 
-        ``method="POST"`` with a form ``data=`` (issue 12) is for **idempotent reads only** (NCBI's
+        ``method="POST"`` with a form ``data=`` is for **idempotent reads only** (NCBI's
         EFetch/ESummary with an id list too long for a URL): it is paced, held, breaker-checked and
         retried exactly like a GET, because asking such a service twice is harmless.
         """
@@ -569,7 +569,7 @@ class HttpClient(ConfiguredKnobs):
         """One request with its redirects, each hop through the host side: decide, robots, acquire, send, observe."""
         config, hosts = self._config, self._hosts
         params = kwargs.pop("params", None)
-        method, data = request_method(kwargs)  # issue 12: POST for idempotent reads (see fetch)
+        method, data = request_method(kwargs)  # POST for idempotent reads (see fetch)
         kwargs.pop("allow_redirects", None)
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = config.timeout
@@ -657,7 +657,7 @@ class HttpClient(ConfiguredKnobs):
             kwargs["timeout"] = config.timeout
         follow = kwargs.pop("allow_redirects", True)
         params = kwargs.pop("params", None)
-        method, data = request_method(kwargs)  # issue 12
+        method, data = request_method(kwargs)
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()

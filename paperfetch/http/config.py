@@ -64,7 +64,7 @@ class TransportConfig:
     max_elapsed: float | None = None
     max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
     host_intervals: Mapping[str, float] | None = None
-    #: per host, the pool's cap on requests in flight (issue 19: Crossref's pools); shared like host_intervals
+    #: per host, the pool's cap on requests in flight (Crossref's pools); shared like host_intervals
     host_concurrency: Mapping[str, int] | None = None
     max_redirects: int = defaults.MAX_REDIRECTS
     #: total seconds one request may take: connect, head and every read, however the bytes trickle

@@ -114,7 +114,7 @@ class PolicySettings:
     learn_max_s: float = defaults.LEARN_MAX_S
     learn_decay_successes: int = defaults.LEARN_DECAY_SUCCESSES
     learn_decay_fraction: float = defaults.LEARN_DECAY_FRACTION
-    #: a server wait longer than this many times the host's interval is a hold, not a pace (issue 18)
+    #: a server wait longer than this many times the host's interval is a hold, not a pace
     learn_wait_factor: float = 10.0
 
 
@@ -436,7 +436,7 @@ def observe_response(
     # learned only from a refusal that follows an answer: a request sent at our pace, not after a wait
     # the host itself asked for (a hold, an open breaker)
     paced = facts.failures == 0
-    # a wait is not a pace (issue 18): a server wait beyond learn_max_s, or long compared with the host's
+    # a wait is not a pace: a server wait beyond learn_max_s, or long compared with the host's
     # interval, says "come back later" (the hold keeps it), not "slow down"; a 429 then still teaches
     # that the refused gap was too short, as one without a header does; a 503 teaches nothing
     long_wait = server is not None and _long_wait(server.seconds, facts, settings, gap_s, floor_s)

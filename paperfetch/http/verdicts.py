@@ -84,7 +84,7 @@ def rate_limited(exchange: Exchange, shown: str, what: str) -> RateLimited:
     status = exchange.response.status_code if exchange.response is not None else host.facts.hold_status
     when = held_until.strftime("%H:%M:%S UTC") if held_until else "later"
     if host.facts.budget_spent_until is not None and host.facts.hold_reason:
-        what = host.facts.hold_reason  # issue 19: a spent budget says so, and when it renews
+        what = host.facts.hold_reason  # a spent budget says so, and when it renews
     return RateLimited(
         f"{host.key} asked for no requests until {when} ({what}); {shown} not fetched",
         held_until=held_until,

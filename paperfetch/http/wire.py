@@ -110,7 +110,7 @@ def check_url(url: str) -> None:
     host_key(url)
 
 
-# issue 12: POST for idempotent reads. One code path: the method rides through the call and the wire.
+# POST for idempotent reads. One code path: the method rides through the call and the wire.
 _METHODS = frozenset({"GET", "POST"})
 
 

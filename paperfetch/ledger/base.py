@@ -63,7 +63,7 @@ logger = logging.getLogger("paperfetch.ledger")
 DONE_STATUSES = FINISHED_WELL_STATUSES
 
 # FINAL_STATUSES (from paperfetch.outcomes): the services said the thing is absent, asking again will
-# not change the answer; so is an http_error with a 404, 410 or 451 (issue 20). Everything else
+# not change the answer; so is an http_error with a 404, 410 or 451. Everything else
 # (network_error, other http_errors, host_held, host_suppressed, invalid_pdf, disallowed_by_robots …)
 # is retryable by default: networks recover, holds expire, robots.txt files change.
 

@@ -61,7 +61,7 @@ _UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots
 #: many intervals (plus the lease and the largest Crawl-delay) is a wall clock that moved.
 MAX_QUEUED_STARTS = 64
 
-#: The circuit breaker's states (issue 8): closed → open → half-open.
+#: The circuit breaker's states: closed → open → half-open.
 BREAKER_STATES = ("closed", "open", "half_open")
 
 
@@ -106,7 +106,7 @@ class StoredFacts:
     robots_detail: str = ""
     robots_truncated: bool = False
     robots_unreachable_policy: str = "allow"
-    # issue 19: what the host's rate-limit headers announce (soft fields)
+    # what the host's rate-limit headers announce (soft fields)
     credits_limit: int | None = None
     credits_left: int | None = None
     credits_reset_at: float | None = None
