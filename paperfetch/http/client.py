@@ -444,11 +444,12 @@ class HttpClient(ConfiguredKnobs):
         return self._hosts.in_flight_cap(url)
 
     def call_allowance(self) -> float:
-        """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed``."""
-        allowance = self._config.max_retry_after_s
-        if self._config.max_elapsed is not None:
-            allowance = min(allowance, float(self._config.max_elapsed))
-        return allowance
+        """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed`` (:func:`.policy.allowance`)."""
+        return policy.allowance(self.settings, Budget(self._config.max_elapsed).remaining())
+
+    def hold_remaining(self, url: str) -> float:
+        """Seconds *url*'s host is held (Retry-After, a spent budget; 0: not held) (:func:`.policy.hold_remaining`)."""
+        return self._hosts.hold_remaining(url)
 
     def would_send(self, url: str) -> bool:
         """``False`` when the host's cached robots.txt disallows *url* (``get`` answers ``None`` at once)."""

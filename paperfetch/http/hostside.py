@@ -137,6 +137,10 @@ class HostSide:
             return policy.next_start(host.facts, self.pace(host), self.config.settings, host=host.key,
                                      now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
 
+    def hold_remaining(self, url: str) -> float:
+        """:func:`.policy.hold_remaining` for *url*'s host, now: seconds it is held (0: not held)."""
+        return policy.hold_remaining(self.registry.limiter(url).facts, self.clock.time())
+
     def in_flight_cap(self, url: str) -> int:
         """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
         host = self.registry.limiter(url)
@@ -170,10 +174,10 @@ class HostSide:
 
     # ------------------------------------------------------------------ deciding and waiting
     def allowance(self, budget: Budget) -> float:
-        """How long this call may wait for a host (0 while a batch drains a blocked host)."""
+        """How long this call may wait for a host (:func:`.policy.allowance`; 0 while a batch drains a blocked host)."""
         if answering_now():
             return 0.0  # the scheduler drains this host: nothing is waited for
-        return min(self.config.max_retry_after_s, budget.remaining())
+        return policy.allowance(self.config.settings, budget.remaining())
 
     def decide(self, host: HostLimiter, budget: Budget, *, exempt: bool) -> policy.Decision:
         facts = host.refresh()  # what the store says now: a hold another process set counts
