@@ -47,8 +47,9 @@ from paperfetch.errors import (
     NotFoundError,
     PaperfetchError,
 )
+from paperfetch.http import context as call_context
 from paperfetch.http.assign import Prefer, copy_tier
-from paperfetch.http.context import answer_now
+from paperfetch.http.context import Tally, answer_now
 from paperfetch.http.limits import read_limited
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
 from paperfetch.outcomes import STATUS_FOR_ERROR, Status, status_for
@@ -65,8 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "WriteStop",
-    "current_job", "current_source", "doi_identifier", "identity_row", "resumed_row", "set_current_source",
-    "stage_of", "status_for"
+    "current_job", "current_source", "doi_identifier", "identity_row", "resumed_row", "stage_of", "status_for"
 ]
 
 logger = logging.getLogger(__name__)
@@ -157,19 +157,13 @@ class ItemContext:
 
 
 def current_job() -> "ItemJob | None":
-    """The job whose request this thread is making (for per-request rows)."""
-    return getattr(_context, "job", None)
+    """The job whose request this thread is making (for per-request rows; :mod:`paperfetch.http.context`)."""
+    return call_context.current().item
 
 
 def current_source() -> str | None:
-    return getattr(_context, "source", None)
-
-
-def set_current_source(name: str | None) -> None:
-    _context.source = name
-
-
-_context = threading.local()
+    """The source whose request this thread is making (``call_context.scope(source=...)`` names it)."""
+    return call_context.current().source
 
 
 class _NotPDF(InvalidPDF):
@@ -225,9 +219,8 @@ class ItemJob:
     known: bool = False            # some service has a record of the work
     result: dict[str, Any] | None = None
     attempts: int = 0
-    requests: int = 0
-    waited_s: float = 0.0
-    waited_reported_s: float = 0.0   # waited_s as of the last request row, so each row shows its own wait
+    #: what the transport spent for this job (its waits, its requests), kept by the transport
+    tally: Tally = field(default_factory=Tally)
     elapsed_s: float = 0.0
     error: BaseException | None = None
     finished: bool = False
@@ -300,7 +293,11 @@ class ItemJob:
         if self.url is None:
             return
         action = self.actions.popleft()
-        _context.job, _context.source = self, action.source
+        with call_context.scope(item=self, tally=self.tally, source=action.source):
+            self._act(action)
+
+    def _act(self, action: _Action) -> None:
+        """Carry out *action*; a failure becomes the job's, and the time it took is counted."""
         started = time.monotonic()
         try:
             if action.kind == "lookup":
@@ -319,7 +316,6 @@ class ItemJob:
             self._fail(action, mapped if mapped is not None else NetworkError(str(exc), url=redact_url(action.url)))
         finally:
             self.elapsed_s += time.monotonic() - started
-            _context.job = _context.source = None
 
     def source_failed(self, name: str, exc: PaperfetchError) -> None:
         """A batched lookup of *name* failed for this item (its host is held): the row says so
@@ -346,13 +342,11 @@ class ItemJob:
                 self._arrange()  # the order a run would try them in: the best version tier first
             action = self.actions.popleft()
             if action.kind == "lookup":
-                set_current_source(action.source)
-                try:
-                    self._lookup(action)
-                except PaperfetchError as exc:
-                    errors.append(f"{action.source}: {redact_text(str(exc))}")
-                finally:
-                    set_current_source(None)
+                with call_context.scope(source=action.source):
+                    try:
+                        self._lookup(action)
+                    except PaperfetchError as exc:
+                        errors.append(f"{action.source}: {redact_text(str(exc))}")
                 continue
             self.tried.add(action.url)
             found.append(("pdf" if action.kind == "download" else "landing", action.source, action.url))
@@ -548,9 +542,9 @@ class ItemJob:
     def outcome(self) -> dict[str, Any]:
         row = identity_row(self.identifier, self.meta)
         row["title_match"] = self.meta.get("title_match")  # a wrong article's score; a download's overrides it
-        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6),
+        row.update(attempts=self.attempts, waited_s=round(self.tally.waited_s, 6), elapsed_s=round(self.elapsed_s, 6),
                    copies=len(self.copy_urls))
-        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
+        row.update(attempts=self.attempts, waited_s=round(self.tally.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
         row["offered_by"] = ",".join(self._offered_by()) or None
         if self.error is not None:
             row.update(status=Status.HTTP_ERROR.value, reason=f"internal error: {type(self.error).__name__}",

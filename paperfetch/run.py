@@ -26,9 +26,10 @@ import pandas as pd
 
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import Interrupted, RateLimited, Stopped
+from paperfetch.http import context as call_context
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
-from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, resumed_row, set_current_source
+from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, resumed_row
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
@@ -335,22 +336,20 @@ class BatchRun:
             return {}
         source = self.sources[name]
         records: dict[str, Record] = {}
-        set_current_source(name)
-        try:
-            for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
-                try:
-                    records.update(source.lookup(self.metadata, chunk))
-                except RateLimited as exc:  # the transport warned once; the items say so
-                    logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
-                    for ident in chunk:
-                        if owners and ident.key in owners:
-                            owners[ident.key].source_failed(name, exc)
-            return records
-        except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
-            logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
-            return records
-        finally:
-            set_current_source(None)
+        with call_context.scope(source=name):
+            try:
+                for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
+                    try:
+                        records.update(source.lookup(self.metadata, chunk))
+                    except RateLimited as exc:  # the transport warned once; the items say so
+                        logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
+                        for ident in chunk:
+                            if owners and ident.key in owners:
+                                owners[ident.key].source_failed(name, exc)
+                return records
+            except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
+                logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+                return records
 
     # ------------------------------------------------------------------ the dashboard
     def new_dashboard_model(self, *, events: bool) -> Any:

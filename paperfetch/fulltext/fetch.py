@@ -47,8 +47,9 @@ from paperfetch.fulltext.jats import parse_jats
 from paperfetch.fulltext.pdflines import DEFAULT_MAX_PDF_BYTES, PdfEngine
 from paperfetch.fulltext.pdftext import pdf_paragraphs
 from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES
+from paperfetch.http import context as call_context
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
-from paperfetch.items import identity_row, set_current_source
+from paperfetch.items import identity_row
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text, redact_url
@@ -252,53 +253,49 @@ def _ask(source: EuropePMCFullTextSource | PMCEfetchSource, spec: RequestSpec, c
     """The articles of one request (``{key: ((article, xml), url)}``); a batch that cannot be read is asked per id."""
     url, params = source.url_for(spec)
     shown = _shown_url(url, spec.params)
-    set_current_source(source.name)
-    try:
-        response = context.metadata.fetch(url, classify=source.classify, params=params)
-        return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
-                                                                          max_bytes=context.max_xml_bytes).items()}
-    except NotFoundError:
-        return {}
-    except (FullTextError, DownloadTooLarge) as exc:
-        _forget(context, url, params)  # an unreadable stored answer is asked again next time
-        if per_id:
-            logger.info("%s: the batched answer cannot be read (%s); asking per id", source.name, exc)
-            found: dict[str, tuple[JatsAnswer, str]] = {}
-            for ident in spec.ids:
-                found.update(_ask(source, source.spec_for((ident,)), context,
-                                  [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]))
-            return found
-        _note(papers, f"{source.name} {shown}: {exc}")
-        return {}
-    except PaperfetchError as exc:
-        _note(papers, f"{source.name} {shown}: {exc}", transient=True)
-        return {}
-    except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
-        _note(papers, f"{source.name} {shown}: internal error: {type(exc).__name__}: {exc}")
-        return {}
-    finally:
-        set_current_source(None)
+    with call_context.scope(source=source.name):
+        try:
+            response = context.metadata.fetch(url, classify=source.classify, params=params)
+            return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
+                                                                              max_bytes=context.max_xml_bytes).items()}
+        except NotFoundError:
+            return {}
+        except (FullTextError, DownloadTooLarge) as exc:
+            _forget(context, url, params)  # an unreadable stored answer is asked again next time
+            if per_id:
+                logger.info("%s: the batched answer cannot be read (%s); asking per id", source.name, exc)
+                found: dict[str, tuple[JatsAnswer, str]] = {}
+                for ident in spec.ids:
+                    found.update(_ask(source, source.spec_for((ident,)), context,
+                                      [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]))
+                return found
+            _note(papers, f"{source.name} {shown}: {exc}")
+            return {}
+        except PaperfetchError as exc:
+            _note(papers, f"{source.name} {shown}: {exc}", transient=True)
+            return {}
+        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
+            _note(papers, f"{source.name} {shown}: internal error: {type(exc).__name__}: {exc}")
+            return {}
 
 
 def _ask_url(candidate: Candidate, context: TextContext, paper: _Paper) -> tuple[JatsAnswer, str] | None:
-    set_current_source(candidate.source)
-    try:
-        response = context.metadata.fetch(candidate.url)
-        answers = split_articles(response.content, max_bytes=context.max_xml_bytes)
-        if len(answers) != 1:
-            raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
-        return answers[0], redact_url(candidate.url)
-    except NotFoundError:
-        return None
-    except (FullTextError, DownloadTooLarge) as exc:
-        _forget(context, candidate.url, None)
-        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
-    except PaperfetchError as exc:
-        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
-    except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails this paper only
-        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: internal error: {type(exc).__name__}: {exc}")
-    finally:
-        set_current_source(None)
+    with call_context.scope(source=candidate.source):
+        try:
+            response = context.metadata.fetch(candidate.url)
+            answers = split_articles(response.content, max_bytes=context.max_xml_bytes)
+            if len(answers) != 1:
+                raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
+            return answers[0], redact_url(candidate.url)
+        except NotFoundError:
+            return None
+        except (FullTextError, DownloadTooLarge) as exc:
+            _forget(context, candidate.url, None)
+            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
+        except PaperfetchError as exc:
+            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
+        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails this paper only
+            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: internal error: {type(exc).__name__}: {exc}")
     return None
 
 

@@ -25,7 +25,7 @@ import requests
 from paperfetch.clock import Clock
 from paperfetch.errors import NetworkError
 from paperfetch.http import policy, redirects
-from paperfetch.http.context import answering_now
+from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import unreachable as unreachable_error
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot
@@ -229,10 +229,12 @@ class HostSide:
                               cap=policy.in_flight_cap(host.facts, self.config.settings, host.key))
 
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
-        """Sleep for the host; in a batch's worker, stopping the batch ends the sleep at once with
+        """Sleep for the host, on the call's budget and the tally of the item the call works for
+        (:mod:`.context`); in a batch's worker, stopping the batch ends the sleep at once with
         :class:`~paperfetch.Stopped`."""
         if seconds <= 0:
             return
+        charge_wait(seconds)
         self.emit(EventKind.WAIT, host, url, seconds=seconds, detail=why)
         self.wire.pause(seconds)
         budget.waited += seconds

@@ -30,7 +30,7 @@ from requests.structures import CaseInsensitiveDict
 from paperfetch.clock import Clock
 from paperfetch.errors import ConfigurationError, InvalidURL, PaperfetchError, Stopped, StoreUnavailable
 from paperfetch.http import policy
-from paperfetch.http.context import stop_event
+from paperfetch.http.context import count_request, stop_event
 from paperfetch.http.events import EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, deadline_errors, unreachable
 from paperfetch.http.hosts import host_key
@@ -193,6 +193,7 @@ class Wire:
         started = self.clock.monotonic()
         with self._count_lock:
             self.requests_sent += 1
+        count_request()
         try:
             response = self.answer(method, url, params, data, headers, kwargs, deadline_s=deadline_s)
         except NETWORK_ERRORS as exc:
