@@ -242,7 +242,7 @@ class Wire:
         (``paperfetch.download``, robots.txt, landing pages). A deadline that passes raises
         :class:`~paperfetch.DeadlineExceeded` (a ``requests.Timeout``).
         """
-        deadline = Deadline(self.request_deadline_s if deadline_s is None else deadline_s,
+        deadline = Deadline(self.request_deadline_s if deadline_s is None else deadline_s, clock=self.clock,
                             min_rate_bytes_s=self.min_rate_bytes_s, min_rate_window_s=self.min_rate_window_s)
         shown = redact_url(url)
         with deadline_errors(shown, deadline):
