@@ -1,15 +1,7 @@
 """Per-host politeness state that outlives the process and spans machines.
 
-Pick a store with :func:`open_store` (``state=`` on the clients, ``--state`` on the
-CLI, ``PAPERFETCH_STATE`` in the environment)::
-
-    "memory"                     this process only (tests, throwaway clients)
-    "sqlite" | "" (default)      host-state.sqlite3 in the user cache directory: every process of this machine
-    "/any/path.sqlite3"          that file (also "sqlite:///any/path.sqlite3")
-    "redis://host:6379/0"        Redis: every machine that opens the same URL
-
-The contract is :class:`HostStateStore`; a store keeps each host's :class:`~paperfetch.http.hosts.HostFacts` in its
-stored form, :class:`StoredFacts`; see ``docs/state.md``.
+:func:`open_store` picks a store ("memory", "sqlite", a path, "redis://…"); the contract is
+:class:`HostStateStore` (docs/state.md, "Choosing a store").
 """
 
 from __future__ import annotations

@@ -1,37 +1,7 @@
-"""The host-state store contract: what every backend (memory, SQLite, Redis) must do, and the pure rules they share.
+"""The host-state store contract and the pure rules every backend (memory, SQLite, Redis) shares.
 
-A store keeps two things per host, keyed by :func:`paperfetch.http.hosts.host_key`:
-
-* **facts** (:class:`StoredFacts`) — what the politeness policy learned about the
-  host: a hold (``Retry-After``), a suppression (403), the learned interval,
-  the backoff, the circuit breaker, robots.txt. Every time in it is a **wall
-  clock epoch** (``clock.time()``), so it means the same in another process
-  or on another machine. Writes go through :func:`merge_facts`: a hold or a
-  suppression only ever extends; the soft fields (interval, backoff, breaker)
-  take the newest value; robots.txt keeps the newer fetch. Reads go through
-  :func:`expire_facts`: a hold, suppression or robots.txt past its time is
-  gone.
-* **a start slot** (:class:`Slot`) — who may send the next request to the host
-  and when. :meth:`HostStateStore.reserve` atomically takes the host's next
-  start: ``start = max(now, next_free)``, ``next_free = start + interval_s``.
-  With ``lease_s > 0`` the caller also becomes the host's *holder* until it
-  calls :meth:`HostStateStore.finish` (which can push ``next_free`` to
-  ``end + gap``: end-to-end pacing) or until ``start + lease_s`` passes — so a
-  process killed with SIGKILL blocks the host for at most its lease. While a
-  holder is active, :meth:`~HostStateStore.reserve` answers ``granted=False``
-  with the time to ask again. See ``docs/state.md``.
-
-The functions here are pure; the backends differ only in how they make one
-read-modify-write atomic (a lock, ``BEGIN IMMEDIATE``, a Lua script / WATCH).
-
-**A wall clock that moves.** Stored times are wall-clock (they must mean the same in another
-process), so a clock stepped back, or a run made while it was hours ahead, leaves times far in the
-future. Every read clamps them to the largest wait they can honestly mean: a hold or an open breaker
-at most :data:`paperfetch.defaults.MAX_HOLD_S` (7 days) ahead (:func:`clamp_facts`); a start slot at
-most :func:`slot_horizon` ahead (the interval for every start one host can have queued, plus the
-lease and the largest Crawl-delay), a holder's lease at most ``max(lease, interval)`` ahead
-(:func:`clamp_slot`). A clamped value is logged at DEBUG. Local waits measured on the monotonic clock
-are the transport's.
+The backends differ only in how they make one read-modify-write atomic. Facts merge and expiry,
+start slots and leases: docs/state.md, "The contract"; clamping: "A wall clock that moves".
 """
 
 from __future__ import annotations
@@ -69,15 +39,7 @@ BREAKER_STATES = ("closed", "open", "half_open")
 class StoredFacts:
     """The stored form of one host's :class:`paperfetch.http.hosts.HostFacts`: flat, JSON-able, keyed by host.
 
-    There is one facts record, :class:`~paperfetch.http.hosts.HostFacts`, which the policy reads and
-    writes; this is how a store keeps it (``stored_facts`` / ``host_facts`` in
-    :mod:`paperfetch.http.hosts` map one to the other, field for field). Times are wall-clock
-    epoch seconds (``clock.time()``).
-
-    ``hold_until`` / ``suppressed_until``: no request before then (``math.inf``: until cleared).
-    ``learned_interval_s``: the pacing learned from 429s (0: none learned).
-    ``robots_txt`` is the body as fetched (``""`` when there is none: a 404 means allow all),
-    valid until ``robots_expires_at``.
+    Times are wall-clock epoch seconds; ``math.inf`` in ``hold_until`` / ``suppressed_until`` means until cleared.
     """
 
     host: str
@@ -151,14 +113,7 @@ def new_token() -> str:
 
 
 def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> StoredFacts:
-    """What the store keeps when *proposed* is written over *current*.
-
-    * a hold and a suppression only ever extend: the later ``until`` wins, with its status and reason;
-    * robots.txt: the later ``robots_fetched_at`` wins;
-    * the soft fields (learned interval, backoff, breaker) are the proposed ones: the writer saw
-      the current state (:meth:`HostStateStore.update` is atomic), so its value is the newest;
-    * ``updated_at`` is *now*.
-    """
+    """What the store keeps when *proposed* is written over *current* (docs/state.md, "Facts merge rules")."""
     if current.host != proposed.host:
         raise ValueError(f"facts of {proposed.host!r} written over {current.host!r}")
     merged = proposed
@@ -178,13 +133,8 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
 
 
 def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
-    """*facts* as they can honestly be read at *now*.
-
-    * a record written "later" than *now* (``updated_at`` ahead by more than :data:`CLOCK_SKEW_S`: the
-      clock was stepped back since, or the writer's ran ahead) has every time in it moved back by that
-      much, so a ``Retry-After: 4`` hold set an hour "ahead" still lasts 4 s;
-    * a hold or an open breaker further ahead than :data:`~paperfetch.defaults.MAX_HOLD_S` is brought
-      back to that bound: a clock that moved (or a corrupt record) never holds a host for longer.
+    """*facts* as they can honestly be read at *now*: a record written "later" than now is moved back, a
+    hold or open breaker beyond :data:`~paperfetch.defaults.MAX_HOLD_S` capped (docs/state.md, "A wall clock that moves").
     """
     changes: dict = {}
     skew = facts.updated_at - now
@@ -207,7 +157,7 @@ def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
 
 
 def slot_horizon(interval_s: float, lease_s: float) -> float:
-    """How far ahead of now a host's next start slot can honestly be (see the module docstring)."""
+    """How far ahead of now a host's next start slot can honestly be."""
     return max(interval_s, 0.0) * MAX_QUEUED_STARTS + max(lease_s, 0.0) + defaults.MAX_CRAWL_DELAY_S
 
 
@@ -265,8 +215,7 @@ def reserve_slot(
 def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: float) -> tuple[float, str, float]:
     """The finish rule: the holder *token* lets go; the next start is at least ``end + gap_s``.
 
-    ``next_free`` is pushed even when the lease had already run out and someone else holds
-    the host: a late finish can only slow the host down, never speed it up.
+    A late finish still pushes ``next_free`` (it can only slow the host) but never releases a new holder.
     """
     if not token:  # a slot that was not granted holds nothing
         return state
@@ -279,12 +228,9 @@ def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: 
 
 @runtime_checkable
 class HostStateStore(Protocol):
-    """Per-host politeness state, shared by every client that opens the same store.
+    """Per-host politeness state, shared by every client that opens the same store. Implementations are thread-safe.
 
-    Implementations: :class:`~paperfetch.state.MemoryStore` (this process only),
-    :class:`~paperfetch.state.SqliteStore` (processes of one machine),
-    :class:`~paperfetch.state.RedisStore` (many machines). All are thread-safe.
-    *now* is always a wall-clock epoch (``clock.time()``), passed in so tests run on a fake clock.
+    *now* is always a wall-clock epoch, passed in so tests run on a fake clock.
     """
 
     #: Where the state lives, for people (``"memory"``, ``"sqlite:/path"``, ``"redis://host:6379/0"``); never a password.

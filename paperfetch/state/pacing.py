@@ -1,10 +1,6 @@
-"""Executing a reservation: wait for a host's start slot in a shared store.
+"""Wait for a host's start slot in a shared store (docs/state.md, "Start-to-start with a margin, or end-to-end").
 
-:func:`acquire` is the loop the transport runs where it paces today: reserve,
-and either sleep until the granted start or, while another client holds the
-host (end-to-end mode), sleep a little and ask again. The sleeps go through the
-injected clock, so a fake clock runs it without waiting and a stoppable sleep
-interrupts it.
+Sleeps go through the injected clock, so a fake clock runs it without waiting.
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
 """The shared store for many machines: Redis (``redis://host:port/db``, redis-py).
 
-Keys, under a namespace (default ``paperfetch:``)::
-
-    {ns}slot:{host}    hash next_free / holder / lease_until   reserve() and finish(): Lua scripts, atomic
-    {ns}facts:{host}   JSON: learned interval, backoff, breaker, robots.txt     (TTL 30 days, refreshed)
-    {ns}hold:{host}    JSON: hold_until / status / reason       TTL = the hold: Redis drops it when it ends
-    {ns}supp:{host}    JSON: suppressed_until / reason          TTL = the suppression (none when indefinite)
-    {ns}hosts          set of every host seen
-
-A facts update is an optimistic transaction (WATCH the three keys, merge in
-Python with :func:`~paperfetch.state.base.merge_facts`, MULTI/EXEC, again on a
-conflict), so the merge rules are the same code for every backend. Expiry is
-decided by the caller's *now* on every read (so a fake clock works), the TTLs
-clean up after.
-
-A lost connection raises :class:`~paperfetch.errors.StoreUnavailable` — or,
-with ``fallback="local"`` (or any store), logs a warning and serves from the
-local store until Redis answers again (tried every ``retry_after_s``). State
-written to the fallback stays there: other machines do not see it. So does a
-Redis that answers with an error (a wrong password, ``-OOM command not allowed``,
-a read-only replica): the error names the store and Redis's reason (never the
-password), and it is never taken for "no record" — an item it stops is a
-retryable ``network_error`` row.
-
-Times read from Redis are clamped as every store's are (:func:`~paperfetch.state.base.clamp_facts`,
-and the reservation script bounds a stored slot): a wall clock that moved cannot stall a host.
+Slots are Lua scripts, facts an optimistic WATCH/MULTI transaction merged by
+:func:`~paperfetch.state.base.merge_facts`; keys, TTLs and the fallback: docs/state.md, "Redis".
 """
 
 from __future__ import annotations
