@@ -1,17 +1,7 @@
 """The resume ledger: what is done, so a re-run resumes.
 
-Pick a ledger with :func:`open_ledger` (the Retriever keeps the SQLite one in its output folder;
-``paperfetch.dask`` moves it to Redis with the host state)::
-
-    "sqlite" | "" | None (default)   .paperfetch-ledger.sqlite3 in the output folder
-    "/any/path.sqlite3"              that file (also "sqlite:///any/path.sqlite3")
-    "redis://host:6379/0"            Redis: every machine that opens the same URL (and name)
-
-The contract is :class:`ResumeLedger` (:mod:`paperfetch.ledger.base`, with the stored row
-:func:`record_row` and the file checks :class:`LedgerFiles` every backend shares); the backends are
-:class:`Ledger` (SQLite, :mod:`paperfetch.ledger.sqlite`) and :class:`RedisLedger`
-(:mod:`paperfetch.ledger.redis`). Whether an item is fetched again is decided elsewhere, from the
-ledger's answers: :func:`paperfetch.download.download_action`. See ``docs/state.md``.
+:func:`open_ledger` opens one (SQLite in the output folder, or Redis); whether an item is fetched
+again is :func:`paperfetch.download.download_action`'s call (docs/state.md, "The ledger").
 """
 
 from __future__ import annotations

@@ -1,25 +1,7 @@
-"""The resume-ledger contract: what every backend (SQLite, Redis) must do, and the rules they share.
+"""The resume-ledger contract and what every backend (SQLite, Redis) shares: the stored row
+(:func:`record_row`) and the file checks behind ``is_done`` / ``should_retry`` (:class:`LedgerFiles`).
 
-A ledger keeps one row per key (the latest outcome, with an attempt count) and
-answers three questions about it: what was recorded (:meth:`ResumeLedger.get`),
-is the key's PDF still on disk and intact (:meth:`ResumeLedger.is_done`), and
-is a key that is not done worth another try (:meth:`ResumeLedger.should_retry`).
-
-Shared here, written once:
-
-* :func:`record_row` — the stored form of one :meth:`~ResumeLedger.record`
-  call: URLs and URLs inside the error redacted, ``retryable`` defaulted from
-  the status, ``attempts`` 1, ``first_seen`` = ``updated_at`` = now. A backend
-  then merges it with the row it had (``attempts`` counts up, ``first_seen``
-  stays, ``extra`` merges: :func:`merged_extra`), in one atomic step of its own
-  (``BEGIN IMMEDIATE``, WATCH/MULTI);
-* :class:`LedgerFiles` — paths relative to the ledger's folder, and the file
-  checks behind ``is_done`` / ``should_retry``;
-* :func:`entry_from_row` and :func:`entries_frame` — a stored row back to a
-  :class:`LedgerEntry`, and entries to the DataFrame ``entries()`` returns.
-
-What it deliberately does not do: decide whether to fetch. That is
-:func:`paperfetch.download.download_action`, which reads a ledger's answers.
+Deciding whether to fetch is :func:`paperfetch.download.download_action`'s (docs/state.md, "The ledger").
 """
 
 from __future__ import annotations
@@ -62,10 +44,8 @@ logger = logging.getLogger("paperfetch.ledger")
 #: :meth:`LedgerFiles.is_done` still checks the file.
 DONE_STATUSES = FINISHED_WELL_STATUSES
 
-# FINAL_STATUSES (from paperfetch.outcomes): the services said the thing is absent, asking again will
-# not change the answer; so is an http_error with a 404, 410 or 451. Everything else
-# (network_error, other http_errors, host_held, host_suppressed, invalid_pdf, disallowed_by_robots …)
-# is retryable by default: networks recover, holds expire, robots.txt files change.
+# FINAL_STATUSES and a 404/410/451 are absences asking again will not change; everything else is
+# retryable by default: networks recover, holds expire, robots.txt files change.
 
 _HASH_CHUNK_BYTES = 1 << 20
 _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
@@ -75,9 +55,8 @@ _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
 class LedgerEntry:
     """The latest recorded outcome for one key.
 
-    ``path`` is as stored: relative to the ledger's folder when the file lies
-    inside it, absolute otherwise (:meth:`LedgerFiles.absolute_path` resolves it).
-    ``extra`` is free-form metadata (title, year …); treat it as read-only.
+    ``path`` is relative to the ledger's folder when the file lies inside it (:meth:`LedgerFiles.absolute_path`
+    resolves it); ``extra`` is free-form metadata, read-only.
     """
 
     key: str
@@ -247,9 +226,9 @@ class ResumeLedger(Protocol):
 
 
 class LedgerFiles:
-    """What a ledger knows about files, whatever stores its entries (SQLite, Redis): paths relative to
-    the folder, whether a download is still intact, whether a key is worth another try.
-    A subclass gives ``folder`` and ``get``."""
+    """The file side of a ledger, whatever stores its entries: stored paths, intact downloads, retries.
+    A subclass gives ``folder`` and ``get``.
+    """
 
     folder: Path
 
@@ -279,12 +258,8 @@ class LedgerFiles:
     def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
         """The entry when *key* is downloaded and its file is intact, else None.
 
-        Done means: the status is in :data:`DONE_STATUSES`, the file exists,
-        its size equals the recorded ``bytes`` and its SHA-256 the recorded
-        ``sha256`` (checked only when recorded; size first, so a changed file
-        is usually caught without reading it). When *out_dir* is given the
-        file must also lie inside *out_dir*: a PDF saved into another output
-        folder does not count as done for this one.
+        Intact: the status is in :data:`DONE_STATUSES`, the file exists and its size and SHA-256 (when
+        recorded; size first) match. With *out_dir*, the file must also lie inside it.
         """
         entry = self.get(key)
         if entry is None or entry.status not in DONE_STATUSES:
@@ -312,16 +287,9 @@ class LedgerFiles:
         return entry
 
     def should_retry(self, key: str) -> bool:
-        """Whether a key that is not done is worth another attempt.
-
-        The rule: a key never recorded is worth a try; otherwise the recorded
-        ``retryable`` flag decides. That flag is what the caller passed to
-        ``record()``, or by default False for :data:`FINAL_STATUSES` and a 404/410/451 ``http_error``
-        (``not_found``, ``no_open_copy``, ``invalid_identifier``: the services
-        called it absent) and True for everything else (network and HTTP
-        errors, held or suppressed hosts, invalid PDFs, bot challenges,
-        ``disallowed_by_robots`` — robots.txt files change). A ``downloaded``
-        key answers True: if :meth:`is_done` says its file is gone, fetch it again.
+        """Whether a key that is not done is worth another attempt: a key never recorded is; otherwise the
+        recorded ``retryable`` flag decides (default: :func:`default_retryable`). A ``downloaded`` key answers
+        True, so a file :meth:`is_done` finds gone is fetched again.
         """
         entry = self.get(key)
         return True if entry is None else entry.retryable

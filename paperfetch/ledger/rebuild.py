@@ -1,14 +1,6 @@
-"""Rebuilding a lost ledger from the PDFs in the output folder.
+"""Rebuild a lost ledger from the PDFs in the output folder (docs/state.md, "When a file fails").
 
-When a ledger's file was damaged (moved aside) or could not be used (a ledger in memory for the run),
-its rows are gone, but the PDFs they vouched for are still in the folder. A PDF's file name follows
-from its identifier (:func:`paperfetch.ids.filename_for` with the run's template), so for each
-identifier of the batch :func:`rebuild_from_files` looks at the file it would be saved as: a valid
-PDF there (:func:`paperfetch.validate.check_pdf_file`) is recorded as ``downloaded``, with its size and
-SHA-256 recomputed, and the re-run counts it ``already_downloaded`` instead of fetching it again.
-
-It records only what a file proves: nothing about items without a PDF (they are simply asked again),
-and never overwrites a row the ledger already has.
+Only what a file proves is recorded, and a row the ledger already has is never overwritten.
 """
 
 from __future__ import annotations

@@ -1,39 +1,7 @@
-"""The resume ledger in SQLite: one file in the output folder recording every outcome as it happens.
+"""The resume ledger in SQLite: ``.paperfetch-ledger.sqlite3`` in the output folder, one committed row per outcome.
 
-A batch of thousands of identifiers takes hours and gets interrupted (Ctrl-C,
-a killed Jupyter kernel, a laptop lid). The ledger makes re-running the same
-batch cheap and safe:
-
-* every outcome is committed the moment it is known (one transaction per
-  :meth:`Ledger.record`, WAL journal), so a killed process keeps every row it
-  finished;
-* :meth:`Ledger.is_done` says whether a key's PDF is already on disk *and
-  intact* (size and SHA-256 as recorded), so a re-run skips it;
-* :meth:`Ledger.should_retry` says whether a key that is not done is worth
-  another attempt.
-
-The default file is ``.paperfetch-ledger.sqlite3`` in the output folder
-(:meth:`Ledger.in_folder`). Paths of downloaded files inside that folder are
-stored relative to it, so the folder can be moved or shared as a whole. The
-contract, the stored row and the file checks are shared with the Redis ledger
-(:mod:`paperfetch.ledger.base`).
-
-What it deliberately does not do:
-
-* it does not decide anything about fetching (order, politeness, sources);
-  it only remembers outcomes and answers questions about them;
-* it keeps one row per key (the latest outcome, with an attempt count), not
-  a history of every attempt; logs are for history;
-* it never stores a secret: URLs pass through :func:`paperfetch.redact.redact_url`
-  and so do URLs inside error messages, then :func:`paperfetch.redact.redact_text`.
-
-A ledger file that fails never stops a run (:mod:`paperfetch.state.sqlite_faults`): a damaged one
-(garbage, cut in half, a folder, read-only) is moved aside (``.damaged-<timestamp>``) and a new one
-made; one locked by another process past the lock timeout, on a full disk, or that cannot be moved
-gives a ledger in memory for the run. Either way ``recovered`` is True and ``problem`` says why (one
-WARNING named the file), and the Retriever rebuilds the rows of the PDFs already in the folder
-(:func:`paperfetch.ledger.rebuild.rebuild_from_files`), so a re-run does not fetch them again. A write
-that fails later (the disk fills up) moves the ledger to memory with what it had, the same way.
+One row per key (the latest outcome), never a secret; a file that fails gives a ledger in memory
+and ``recovered`` (docs/outcomes.md, "Resume"; docs/state.md, "When a file fails").
 """
 
 from __future__ import annotations
@@ -93,9 +61,7 @@ _COLUMNS = (
     "error", "retryable", "attempts", "first_seen", "updated_at", "extra",
 )
 
-# Upsert: the outcome columns take the new values; attempts counts up; first_seen
-# stays; extra keeps the old value unless new extra is given (record() merges the two
-# in Python first, inside the same transaction).
+# Upsert: attempts counts up, first_seen stays, extra is kept unless record() passes a merged one.
 _UPSERT = f"""
 INSERT INTO outcomes ({", ".join(_COLUMNS)})
 VALUES ({", ".join("?" for _ in _COLUMNS)})
@@ -137,9 +103,7 @@ def _folder_lock(folder: Path) -> Iterator[None]:
 class SqliteLedger(LedgerFiles):
     """The resume ledger of one output folder (or any SQLite file path); also known as :class:`Ledger`.
 
-    Thread-safe: one connection shared by all threads, serialised by a lock;
-    every :meth:`record` is its own committed transaction. Use as a context
-    manager, or call :meth:`close`.
+    Thread-safe (one connection behind a lock); every :meth:`record` commits. A context manager.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -309,13 +273,10 @@ class SqliteLedger(LedgerFiles):
         retryable: bool | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        """Record the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``) and commit it.
+        """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``).
 
-        The outcome fields replace the previous ones; ``attempts`` counts the
-        records made for the key; ``first_seen`` keeps the first time;
-        ``extra`` (JSON-serialisable) is merged into what was recorded before.
-        *retryable* defaults to :func:`default_retryable` of *status*.
-        *url* and URLs inside *error* are stored redacted (contact e-mails, API keys).
+        ``attempts`` counts up, ``first_seen`` stays, ``extra`` merges into what was recorded; *retryable*
+        defaults to :func:`default_retryable` of *status*; *url* and URLs in *error* are stored redacted.
         """
         row = record_row(
             key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
@@ -378,11 +339,7 @@ class SqliteLedger(LedgerFiles):
         return int(self._fetch("SELECT COUNT(*) FROM outcomes")[0][0])
 
     def entries(self) -> pd.DataFrame:
-        """Every entry as a DataFrame, one row per key, ordered by ``first_seen``.
-
-        Columns are the :class:`LedgerEntry` fields; timestamps are UTC
-        ``datetime64``; ``extra`` holds dicts.
-        """
+        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (:func:`entries_frame`)."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes ORDER BY first_seen, key")
         return entries_frame(entry_from_row(dict(row)) for row in rows)
 
