@@ -1,14 +1,7 @@
-"""The dashboard of a background job: the batch dashboard with a Stop button and an ETA line.
+"""The dashboard of a background job: the batch dashboard with a Stop button, an ETA line and the job's log.
 
-:class:`JobDashboard` composes around the batch's :class:`~paperfetch.dashboard.view.Dashboard`: an
-ipywidgets ``VBox`` of [the progress line with the ETA and a **Stop** button, the batch dashboard,
-the job's log]. The line and the log are redrawn by a timer (a daemon thread that ends with the
-job); the Stop button calls the job's ``stop()``. When the job ends, :meth:`JobDashboard.close`
-freezes it: the batch dashboard's final state, the button disabled, and every output
-:meth:`JobDashboard.show` made replaced by static HTML and text, so a saved notebook keeps it.
-
-It knows the job only by :class:`JobControl` (what it reads and the one thing it does: stop), so
-it imports nothing of :mod:`paperfetch.job`; it neither counts nor estimates.
+It knows the job only by :class:`JobControl`, so it imports nothing of :mod:`paperfetch.job`
+(docs/background.md, "Displayed").
 """
 
 from __future__ import annotations
@@ -52,11 +45,10 @@ def _log_html(lines: list[str]) -> str:
 
 
 class JobDashboard:
-    """The widget of a running job; see the module documentation.
+    """The widget of a running job; :meth:`close` freezes it into static HTML and text.
 
-    ``widget`` is the root ``VBox``; ``line`` (HTML: the job's progress line with the ETA),
-    ``stop_button`` (Button, description "Stop"), ``dashboard`` (the batch
-    :class:`~paperfetch.dashboard.view.Dashboard`) and ``log`` (HTML) are its parts.
+    ``widget`` is the root ``VBox``; ``line`` (HTML: progress and ETA), ``stop_button``, ``dashboard``
+    (the batch :class:`~paperfetch.dashboard.view.Dashboard`) and ``log`` (HTML) are its parts.
     """
 
     def __init__(self, job: JobControl, dashboard: Dashboard, *, interval_s: float = 0.5) -> None:

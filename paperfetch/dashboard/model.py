@@ -1,49 +1,7 @@
-"""The dashboard's model: what a batch does, counted from run events and read from the client's snapshots.
+"""The dashboard's model: what a batch does, counted from run events and read from the clients' snapshots.
 
-:class:`DashboardModel` listens: it subscribes to the transport's events
-(:meth:`HttpClient.subscribe <paperfetch.http.client.HttpClient.subscribe>`) and is told about
-finished items (:meth:`~DashboardModel.item_finished`). It only counts, under one lock, a few
-microseconds per event. :meth:`~DashboardModel.snapshot` returns a :class:`BatchSnapshot`: plain
-frozen data, cheap to take, safe from any thread.
-
-Where each number comes from
-----------------------------
-
-* **counts by status, done, total** — :meth:`~DashboardModel.start` and
-  :meth:`~DashboardModel.item_finished` (the Retriever calls them once per input row).
-* **queued** — the scheduler's per-host queues (:meth:`~DashboardModel.track`), read when a
-  snapshot is taken. Events cannot tell this: a job waiting in a queue makes none. Jobs whose next
-  step sends no request (the scheduler's ``"(no request)"`` queue) are not shown.
-* **in flight** — ``REQUEST`` events minus ``RESPONSE`` and ``NETWORK_ERROR`` events, per host:
-  requests on the wire, robots.txt and redirect hops included, from every watched client.
-* **requests, OK, errors, not found, last status, not sent** — events: OK is a response below 400,
-  *not found* a 404 or 410 (an ordinary answer: a 404 robots.txt means "no rules", a service's
-  404 "no such record"), errors are other responses and network errors, *not sent* are requests
-  answered without sending (``HELD``, ``SUPPRESSED``, ``DISALLOWED``). These count this run only.
-* **unreachable** — a network error whose text says the name did not resolve or the connection
-  was refused, or a request not sent because the host's breaker opened for that reason; the
-  next answer from the host clears it. (The transport's snapshot does not say why a breaker
-  opened, so this comes from events.)
-* **politeness** (delay range, backoff, hold, suppression, Crawl-delay, robots, learned interval,
-  breaker) — the watched client's :class:`~paperfetch.http.hosts.HostSnapshot` (the one public
-  per-host record, what ``domain_status()`` shows), taken with the batch snapshot: so a hold set
-  before the run, or released by hand (which publishes no event), shows as it is. Each
-  :class:`HostRow` carries that record as ``politeness``. Only a model that watches no client (fed
-  events by hand) builds the record from ``HOLD``, ``SUPPRESS``, ``BACKOFF`` and ``ROBOTS`` events.
-
-Once a run has started, the host rows are the hosts **this run** asked or was blocked from asking
-(seen in its events or queues); the other hosts the shared store holds, suppresses or has a breaker
-open for are counted in ``others`` (one line in the view: ``r.domain_status()`` lists them). Before
-any run, the rows are every host the watched clients' snapshots list. The store is named for
-saved output (:func:`paperfetch.report.store_label`: no home path).
-
-How the run ended (``ending``): ``ended``, ``interrupted`` (a ``KeyboardInterrupt`` was on its way
-when :meth:`~DashboardModel.finish` ran, or ``finish(ending="interrupted")``) or ``stopped``
-(another exception).
-
-It does not render (:mod:`paperfetch.dashboard.render`), show (:mod:`paperfetch.dashboard.view`)
-or know the Retriever: whoever runs the batch creates the model, watches its clients with it and
-tells it about items.
+It only counts, under one lock; :meth:`DashboardModel.snapshot` gives frozen data, safe from any
+thread. Where each number comes from: docs/dashboard.md.
 """
 
 from __future__ import annotations
@@ -143,7 +101,7 @@ def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
 
 
 class DashboardModel:
-    """Counts what a batch does, from transport events and item completions; see the module doc.
+    """Counts what a batch does, from transport events and item completions (docs/dashboard.md).
 
     :param clock: the clock the countdowns of event-fed holds are measured on (wall time);
         a watched client's own clock is used for the holds read from it.
@@ -197,13 +155,11 @@ class DashboardModel:
             self.version += 1
 
     def finish(self, *, ending: str | None = None) -> None:
-        """The run is over: stop listening, keep the scheduler's last queue lengths, nothing is in flight,
-        and freeze: from now on :meth:`snapshot` returns the state at this moment (until the next
-        :meth:`start`), so every view of the run tells the same story; its holds no longer count down.
+        """The run is over: stop listening and freeze, so :meth:`snapshot` returns this moment until the next :meth:`start`.
 
-        *ending*: ``ended``, ``interrupted`` or ``stopped``; by default read from the exception on its
-        way (``finish()`` runs in a ``finally``): a ``KeyboardInterrupt`` is ``interrupted``, another
-        exception ``stopped``, none ``ended``."""
+        *ending*: ``ended``, ``interrupted`` or ``stopped``; by default read from the exception on its way
+        (``finish()`` runs in a ``finally``): ``KeyboardInterrupt`` is ``interrupted``, another ``stopped``.
+        """
         if ending is None:
             pending = sys.exc_info()[1]
             if isinstance(pending, KeyboardInterrupt):

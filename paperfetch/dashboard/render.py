@@ -1,34 +1,7 @@
 """The dashboard drawn: a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot` as HTML and as text.
 
-Pure functions of a snapshot (no widget, no clock, no transport): :func:`render_html` is what a
-saved notebook keeps, :func:`render_text` what a terminal prints, and the widget view
-(:mod:`paperfetch.dashboard.view`) puts :func:`render_counts_html`, :func:`render_hosts_html` and
-:func:`render_events_html` in its parts.
-
-The host table
---------------
-
-One line per host **this run** asked or was blocked from asking, problem hosts (held, suppressed,
-unreachable, breaker open) first; the other hosts the shared store holds or suppresses are one
-line above the table ("3 other hosts held or suppressed in the shared state —
-``r.domain_status()``"), and when no host answered at all, one line says so ("could not reach
-any service (DNS failed for 8 hosts): offline, or behind a proxy?"). Its columns are
-:data:`HOST_COLUMNS`, one :class:`HostColumn` each, used by the HTML and the text view alike.
-
-The HTML is styled by classes in one ``<style>`` block (:data:`DASHBOARD_CSS`), not per-cell
-styles, so a saved 20-host dashboard stays small (about 10 kB). It fits a 700 px notebook (1024 px
-with JupyterLab's file browser open): fixed column widths, the state column takes the room left
-and wraps (its word is never cut; a held or suppressed host's reason goes on a second line, two
-lines at most, whole on hover), and below 940 px of table the ``wide`` columns (in flight, done,
-not found, not sent, backoff, crawl) are left out (a CSS container query) before anything is cut.
-The last column is the credits left today of a host that counts them (OpenAlex's budget; empty for
-the others).
-The held and suppressed row colours are also inline on their rows (the only inline styles), so a
-notebook that drops the style block still marks them.
-
-While a run goes, holds count down ("HELD 12:34 left"); once it ended, holds are clock times
-("HELD until 17:04:10 UTC"), queued hosts read ``not started``, and the state line says whether
-the run ended, was interrupted or stopped.
+Pure functions of a snapshot (no widget, no clock, no transport); the host table's layout and
+styling: docs/dashboard.md, "The host table".
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""What the dashboard shows at one moment: :class:`BatchSnapshot`, one :class:`HostRow` per host
-and the :class:`RecentEvent` lines. Plain frozen data: compare it, print it, test it.
+"""What the dashboard shows at one moment: :class:`BatchSnapshot`, :class:`HostRow`, :class:`RecentEvent`.
 
-:class:`~paperfetch.dashboard.model.DashboardModel` makes these; the renderers
-(:mod:`paperfetch.dashboard.render`) read them. Nothing here listens, counts or draws; the only
-logic is what a row or the whole snapshot says in words (a host's state, the offline line, the
-line for the other hosts of a shared store).
+Plain frozen data; the only logic is what a row or a snapshot says in words.
 """
 
 from __future__ import annotations
@@ -55,10 +51,8 @@ def _epoch(at: datetime | None) -> float | None:
 class HostRow:
     """One host's row: this run's counts, and the host's politeness record as it is now.
 
-    The counts are the run's own (from events and queues). ``politeness`` is the transport's
-    :class:`~paperfetch.http.hosts.HostSnapshot` of the host (``None``: nothing known); the
-    politeness properties below read it, times as epoch seconds. ``hold_left_s`` is the hold's
-    countdown at the moment of the batch snapshot.
+    ``politeness`` is the transport's :class:`~paperfetch.http.hosts.HostSnapshot` (``None``: nothing known),
+    which the properties below read (times as epoch seconds); ``hold_left_s`` is the countdown at the snapshot.
     """
 
     host: str

@@ -1,16 +1,6 @@
 """The dashboard shown: an ipywidgets view of a :class:`~paperfetch.dashboard.model.DashboardModel`.
 
-:class:`Dashboard` is a progress bar with counts by status, the per-host table and the recent
-notable events, redrawn from the model's snapshots by a timer, at most ``1 / interval_s`` times a
-second (4 by default) whatever the event rate, each redraw inside ``hold_sync()``, and once more on
-:meth:`~Dashboard.close`. Displayed, it is a mime bundle: the widget's view plus static
-``text/html`` and ``text/plain`` of the same moment (:mod:`paperfetch.dashboard.render`); once the
-run has ended, the final state alone, and the output :meth:`~Dashboard.show` made is replaced by
-it, so a saved notebook keeps a readable record without a kernel. ``Dashboard(enabled=False)``
-does nothing. Its ``repr`` is text, for terminals.
-
-It neither counts (the model does) nor formats (the renderer does); ipywidgets is imported when an
-enabled dashboard is made, not with this module.
+It neither counts nor formats; ipywidgets is imported when an enabled dashboard is made (docs/dashboard.md).
 """
 
 from __future__ import annotations
@@ -44,27 +34,13 @@ class Dashboard:
     :param enabled: ``False``: no widgets, no thread, no cost; every method does nothing.
     :param interval_s: the shortest time between two redraws (the timer's period).
     :param autostart: start the redraw timer now; default: when in a Jupyter kernel. Without
-        the timer the widgets show the moment of the last :meth:`refresh`; the text repr is
-        always taken fresh.
+        the timer the widgets show the last :meth:`refresh`; the text repr is always fresh.
     :param max_rows: hosts shown in the table (held and suppressed ones first).
 
-    ``widget`` is the root ``VBox``; ``progress_bar`` (IntProgress), ``counts`` (HTML),
-    ``hosts`` (HTML) and ``events`` (HTML) are its parts. ``redraws`` counts the redraws;
-    each redraw sends its changes inside ``hold_sync()``, one message per part.
-
-    **Displayed**, the dashboard is a mime bundle (``_repr_mimebundle_``): the widget's view, plus
-    ``text/html`` and ``text/plain`` renderings of the same moment, which a notebook saved without
-    its widget state, an HTML export or a terminal show instead. Once its run has ended the
-    bundle is the final state alone (``text/html`` and ``text/plain``, no widget): nothing can
-    change any more. :meth:`show` displays it with a display id and :meth:`close` replaces that
-    output with the final state, so a saved notebook keeps a readable record of the run (the way
-    tqdm leaves its last line) instead of "model not found".
-
-    **One answer per notebook**: while a run goes, holds count down ("HELD 12:34 left"). When it
-    ends, its model freezes (:meth:`DashboardModel.finish`): every view of that run, the one shown
-    during it and any ``r.dashboard()`` afterwards, shows the same final snapshot, "ended HH:MM:SS
-    UTC", holds as clock times ("HELD until 17:04:10 UTC"), no countdown. The politeness state as
-    it is now is ``r.domain_status()``.
+    ``widget`` is the root ``VBox``; ``progress_bar``, ``counts``, ``hosts`` and ``events`` are its parts;
+    ``redraws`` counts the redraws. Displayed, it is a mime bundle: the widget plus static ``text/html``
+    and ``text/plain``; once its run has ended, the static final state alone, which :meth:`close` also
+    puts in the output :meth:`show` made (docs/dashboard.md, "The end of a run").
     """
 
     def __init__(
