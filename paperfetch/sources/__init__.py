@@ -1,8 +1,5 @@
-"""The metadata services paperfetch asks for open-access copies, one small module each.
-
-``SOURCES`` maps each service name to its :class:`~paperfetch.sources.base.Source`
-class; :func:`get_source` looks one up by name. Landing-page scanning
-(``landing.py``) is not a metadata service and is not registered here.
+"""The metadata services asked for open-access copies, one module each; ``SOURCES`` and :func:`get_source`
+name them (landing-page scanning is not registered). See docs/sources.md.
 """
 
 from __future__ import annotations

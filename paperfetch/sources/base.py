@@ -1,15 +1,7 @@
-"""What every metadata source is: a host, an endpoint, a parser — nothing else.
+"""What every metadata source is: a host, an endpoint, a parser — nothing else (docs/sources.md).
 
-A :class:`Source` turns identifiers into :class:`RequestSpec` values (a service
-path and its query, batched as the service allows), applies identification in
-exactly one place (:meth:`Source.url_for`), reads one response body into
-:class:`Record` values (:meth:`Source.parse`) and says what a response means
-(:meth:`Source.classify`). It never sends anything itself: the transport does,
-through :meth:`Source.lookup`, which only wires these pieces together.
-
-Deliberately not here: pacing, retries, robots.txt, redirects, downloading.
-``min_interval_s`` / :meth:`Source.interval_for` only *state* each host's
-published limit so the transport can honour it.
+A source never sends: the transport does, through :meth:`Source.lookup`. Pacing, retries, robots.txt
+and redirects are the transport's; ``min_interval_s`` only states a host's published limit.
 """
 
 from __future__ import annotations
@@ -175,12 +167,7 @@ class Source:
         raise NotImplementedError
 
     def read(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        """:meth:`parse`, with any failure to read the answer raised as :class:`MalformedResponse`.
-
-        Parsers read defensively (:mod:`paperfetch.sources.schema`); this is the
-        net under them: whatever a service answers, the caller gets records or
-        one typed error naming the service, for the items of *spec* only.
-        """
+        """:meth:`parse`, with any failure to read the answer raised as :class:`MalformedResponse` naming the service."""
         try:
             return self.parse(body, spec)
         except MalformedResponse:
@@ -252,11 +239,7 @@ class Source:
         return Candidate(url=url, source=self.name, **meta)
 
     def service_url(self, real_base: str) -> str:
-        """A second host of the same service (e.g. europepmc.org beside www.ebi.ac.uk).
-
-        It follows the base-URL override when one is given, so a test double or
-        mirror serves both; otherwise it is *real_base*.
-        """
+        """A second host of the same service (europepmc.org beside www.ebi.ac.uk); it follows the base-URL override."""
         return self.base_url if self.base_url_overridden else real_base
 
     def __repr__(self) -> str:
@@ -298,15 +281,10 @@ _MAX_URL_CHARS = 16_384
 
 
 def quote_path(value: str) -> str:
-    """Percent-quote identifier text as ONE path segment.
+    """Percent-quote identifier text as ONE path segment, so no identifier can leave the service's path.
 
-    ``/``, ``?``, ``#``, ``%`` and every other reserved character is encoded, so no
-    identifier can leave the service's path: ``10.1000/../../etc/passwd`` becomes
-    ``10.1000%2F..%2F..%2Fetc%2Fpasswd``, a single segment no dot-segment
-    removal can collapse. The services accept the encoded slash (the recorded
-    ``fixtures/real`` requests to OpenAlex and Crossref use ``%2F``). Text that
-    cannot be encoded (a lone surrogate), an empty text, ``.`` and ``..`` are
-    refused with ``ValueError``.
+    ``10.1000/../../etc/passwd`` becomes ``10.1000%2F..%2F..%2Fetc%2Fpasswd`` (the services accept ``%2F``).
+    Raises ValueError for text that cannot be encoded (a lone surrogate), an empty text, ``.`` and ``..``.
     """
     segment = quote(value.encode("utf-8"), safe=":@!$&'()*+,;=-._~")
     if segment in ("", ".", ".."):

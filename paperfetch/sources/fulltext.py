@@ -1,21 +1,8 @@
-"""The JATS full-text endpoints, declared like the metadata sources: a host, an endpoint, a parser.
+"""The JATS full-text endpoints, declared like the metadata sources: Europe PMC ``fullTextXML`` and PMC
+E-utilities ``efetch`` (docs/fulltext.md, "r.fulltext").
 
-* :class:`EuropePMCFullTextSource` — Europe PMC ``GET /europepmc/webservices/rest/{PMCID}/fullTextXML``
-  (the open-access subset; the search answers say ``isOpenAccess``), one PMCID a request, on the same host
-  (and the same base-URL override) as :class:`~paperfetch.sources.europepmc.EuropePMCSource`.
-* :class:`PMCEfetchSource` — NCBI E-utilities ``efetch.fcgi?db=pmc&id=…``: the same JATS in batches of
-  :attr:`PMCEfetchSource.batch_size`, ids written without the ``PMC`` prefix as E-utilities asks, identified
-  with ``tool``/``email``/``api_key`` and paced like :class:`~paperfetch.sources.ncbi.NCBIEutilsSource`.
-* :func:`jats_candidates` — any :class:`~paperfetch.sources.base.Candidate` of kind ``"jats"`` (bioRxiv's
-  ``jatsxml`` link, for one) is a JATS URL fetched as it is.
-
-:meth:`articles` turns one answer into :class:`~paperfetch.fulltext.JatsArticle` values keyed by the
-requested ids; a cut or malformed batch raises :class:`~paperfetch.fulltext.FullTextError` as a whole, and the
-caller asks per id (:mod:`paperfetch.fulltext.fetch`). :meth:`parse` gives the same answer as
-:class:`~paperfetch.sources.base.Record` values (ids and licence), for the source contract.
-
-Deliberately not here: sending (the transport does, through the metadata cache), choosing which endpoint a
-paper is asked at, keeping the XML on disk (both :mod:`paperfetch.fulltext.fetch`).
+A cut or malformed batch raises :class:`~paperfetch.fulltext.FullTextError` as a whole; sending, choosing
+the endpoint and keeping the XML are :mod:`paperfetch.fulltext.fetch`'s.
 """
 
 from __future__ import annotations

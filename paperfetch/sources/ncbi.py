@@ -1,28 +1,8 @@
-"""NCBI: the PMC ID converter (ids only) and E-utilities efetch for PubMed records.
+"""NCBI: the PMC ID converter (ids only, two homes and both record shapes) and E-utilities efetch for
+PubMed records (docs/sources.md). Neither proposes candidates.
 
-``ncbi_idconv`` maps PMIDs, PMCIDs and DOIs onto each other, up to 200 ids of
-one type per request (``idtype=`` says which). Its documented home moved in 2025
-to ``https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/``, with a new
-record shape (``requested-id``, ``pmid`` as an integer, ``response-date``, and
-``errmsg: "Identifier not found in PMC"`` for an unknown id); the old
-``www.ncbi.nlm.nih.gov/pmc/utils/idconv/v1.0/`` still answered (with the new
-shape) in late 2025 and is the documented fallback when the new one fails
-(:attr:`NCBIIdConvSource.fallback_path`). Both shapes are read. ``ncbi_eutils`` fetches PubMed
-XML for PMIDs the converter does not know (it only knows articles in PMC).
-Neither proposes download candidates: they fill in identifiers and metadata
-for the other sources.
-
-Both identify themselves with ``tool`` and ``email`` (and ``api_key`` when
-given), as NCBI asks, and share NCBI's published limit: 3 requests/s per IP
-without an API key, 10 with one (https://www.ncbi.nlm.nih.gov/books/NBK25497/).
-E-utilities' 429 body is ``{"error":"API rate limit exceeded","api-key":"<…>"}``
-where ``api-key`` holds the caller's **IP address** when no key is sent: the
-classifiers register that value with the redactor (:mod:`paperfetch.redact`)
-before anything can show it, and no message here quotes a body.
-
-The XML is parsed with :mod:`xml.etree.ElementTree`: NCBI is a trusted
-source and ElementTree neither fetches the external DTD nor expands external
-entities, so defusedxml is not needed for this input.
+E-utilities' 429 body echoes the caller's IP as ``api-key``: the classifiers register it with the
+redactor, and no message quotes a body. ElementTree is enough for XML from this trusted source.
 """
 
 from __future__ import annotations

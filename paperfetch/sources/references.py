@@ -1,26 +1,5 @@
-"""References and citations of one work: OpenAlex's graph, Crossref's reference lists.
-
-* **OpenAlex** — the work (``/works/https://doi.org/{doi}``, ``/works/pmid:{n}``,
-  ``/works/pmcid:{n}``) lists its ``referenced_works`` as OpenAlex ids; they are
-  resolved :data:`OPENALEX_IDS_PER_REQUEST` at a time with
-  ``/works?filter=openalex:W1|W2…&per_page=200&cursor=*``. Citing works come
-  from ``/works?filter=cites:W…&per_page=200``, following ``meta.next_cursor``
-  until it is null or a page comes back empty (both shapes are recorded in
-  ``fixtures/real/openalex``).
-* **Crossref** — ``/works/{doi}`` carries the publisher-deposited ``reference``
-  list; entries with a ``DOI`` become links (unstructured ones cannot be
-  downloaded and are left out). Crossref does not list citing works openly.
-
-* **Europe PMC** — citing works of a PMID (a DOI or PMCID is resolved to its
-  PMID through the OpenAlex work): ``/europepmc/webservices/rest/MED/{pmid}/citations
-  ?format=json&page=N&pageSize=1000``, paged until the rows seen reach ``hitCount``
-  or a page comes back empty. Each ``citationList.citation[]`` entry of source
-  ``MED`` is a PubMed id; other sources (preprints, Agricola) are kept by their own id.
-  Europe PMC's ``/references`` is not asked: no recording of it was available.
-
-Links are deduplicated by DOI (case-insensitively), then by PMID, then by OpenAlex id:
-two rows that share any of them are one work; ``source_of_link`` names every
-service that agrees (``"europepmc;openalex"``).
+"""References and citations of one work: OpenAlex's graph, Crossref's reference lists, Europe PMC's
+citations, deduplicated by DOI, PMID, then OpenAlex id (docs/research.md, "references(id) and citations(id)").
 """
 
 from __future__ import annotations
