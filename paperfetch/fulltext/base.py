@@ -1,8 +1,5 @@
-"""The records full text is turned into, the error a body that cannot be read raises, and the text helpers both
-parsers share (whitespace, identifiers, licence codes).
-
-This module holds values and pure functions only: it parses no XML and opens no PDF (``jats``, ``references``
-and ``pdftext`` do), and it fetches nothing.
+"""The records full text becomes, the error an unreadable body raises, and the text helpers both parsers share.
+Values and pure functions only: no XML parsed, no PDF opened, nothing fetched.
 """
 
 from __future__ import annotations
@@ -32,8 +29,7 @@ SECTION_SEPARATOR = " :: "
 
 class FullTextError(PaperfetchError, ValueError):
     """A full-text body (JATS XML or a PDF) that cannot be read: malformed, truncated, hostile, or not an article.
-
-    It is one paper's failure: callers record it on that paper's outcome row and go on with the others.
+    One paper's failure: callers record it on that paper's row and go on.
     """
 
 

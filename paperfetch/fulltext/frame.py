@@ -1,10 +1,5 @@
-"""The two fixed-schema frames of full text: paragraphs (one row per paragraph) and references (one row per
-cited work), and the rows each parsed paper contributes to them.
-
-The columns never depend on what was found: a paper without text adds no row, and no paper at all gives a
-0-row frame with every column. Unknown identifiers and licences are ``<NA>``; ``section`` is ``""`` for a
-paragraph outside any section (a known place, not a missing value). Fetching, choosing JATS over PDF and the
-per-paper outcome are the Retriever's; this module only shapes records into frames.
+"""The two fixed-schema frames of full text, paragraphs and references, and the rows each parsed paper
+adds to them (docs/fulltext.md, "Parsing"). The columns never depend on what was found.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""A PDF's text layer as positioned lines, read by one of two engines: pypdf (the default, pure Python) or
-pypdfium2 (PDFium, the optional ``[pdftext]`` extra).
+"""A PDF's text layer as positioned lines, read by pypdf (the default) or pypdfium2 (the ``[pdftext]`` extra).
 
-Each engine yields :class:`TextLine`\\s in the order the page's content stream draws them (which, for the
-multi-column layouts of journals, is usually reading order), with the line's start ``x``, baseline ``y`` (PDF
-coordinates: up is larger), font ``size`` and text. Turning lines into paragraphs and sections is ``pdftext``'s
-job; this module knows nothing of articles. It reads bytes already on hand and fetches nothing.
+Lines come in the content stream's drawing order with start ``x``, baseline ``y`` (up is larger), font
+size and text; paragraphs are ``pdftext``'s job.
 """
 
 from __future__ import annotations

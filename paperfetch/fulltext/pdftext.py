@@ -1,31 +1,8 @@
-"""A PDF's text layer → one :class:`~paperfetch.fulltext.base.Paragraph` per paragraph, with sections where the
-headings can be recognised. For papers with no JATS; JATS always wins when both exist.
+"""A PDF's text layer → one :class:`~paperfetch.fulltext.base.Paragraph` per paragraph, with sections where
+headings can be recognised; for papers with no JATS.
 
-The steps, in order (the lines come from ``pdflines``, pypdf by default):
-
-1. **Page furniture** is dropped: lines that are only a page number (``12``, ``Page 3 of 9``), and running
-   headers/footers, i.e. a page's first or last line whose text, digits aside, recurs on at least half the pages.
-2. **Headings** are lines of at most 12 words that do not end a sentence and are one of: a common section name
-   (Abstract, Introduction, Background, Methods, Results, Discussion, Conclusions, References …, optionally
-   numbered, optionally ending in a colon); a numbered heading (``2. Methods``, ``2.1 Participants``); or, when
-   set apart by a gap above, an ALL-CAPS or Title-Case line, or a line in a font larger than the body's (the
-   latter only after the first recognised heading, so the paper's title stays a row). A heading is not a row: it
-   sets ``section``. Numbered headings nest by their number (``Methods :: Participants``, numbers stripped);
-   other headings start a new top-level section.
-3. **Paragraph breaks** fall before a heading, at a vertical gap over 1.4 × the body's line pitch, at a first-line
-   indent (not the hanging indent under a bullet), before a bulleted line (``•``, ``–`` …), and after a short
-   line (under 70 % of the body's typical line) that ends a sentence. Where the flow
-   jumps (a new page or column) the paragraph goes on unless the next line is indented, in a document that
-   indents first lines, or else unless its last line ended a sentence.
-4. **Lines are joined** with a space; a line ending in a hyphen is joined without one, dropping the hyphen when
-   the next line starts in lower case (``exam-`` + ``ple`` → ``example``; ``COVID-`` + ``19`` → ``COVID-19``).
-5. At a **References** / Bibliography / Literature Cited heading the text stops: the reference list is not rows.
-
-What the PDF path cannot recover (``docs/fulltext.md``): figure and table contents and captions are rows like any
-other text (a PDF does not mark them); footnotes may join the text; a paragraph split across a page that ends on a
-full stop becomes two rows; compound words hyphenated at a line end lose their hyphen; a heading the rules above
-miss is folded into a paragraph row; scanned pages without a text layer give nothing; licences come from the
-metadata, never the PDF. Nothing is guessed from fonts beyond size (bold is not read).
+The steps (furniture, headings, breaks, joins, the References stop) and what cannot be recovered:
+docs/fulltext.md, "PDF text layer".
 """
 
 from __future__ import annotations
@@ -112,7 +89,7 @@ class _Builder:
 
 
 def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
-    """Paragraph records from positioned lines (the steps in the module docstring)."""
+    """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 1-5)."""
     lines = _without_furniture(lines)
     if not lines:
         return []

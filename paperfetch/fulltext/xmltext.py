@@ -1,13 +1,7 @@
 """Reading untrusted XML safely with lxml, and flattening an element's inline markup to plain text.
 
-The parser is built for hostile bodies: it never expands entities (no billion laughs), never reads a DTD or
-anything else outside the body (no external entities, no network, no ``file://``), keeps libxml2's size and
-depth limits (``huge_tree=False``), and refuses a body over its size cap before parsing a byte. A document
-type declaration that declares entities is refused outright: JATS from Europe PMC, PMC and bioRxiv never has
-an internal subset, and one that does is either broken or an attack.
-
-What a JATS element *means* (which ``<p>`` is a row, what a section is) is decided in ``jats`` and
-``references``; this module only knows markup.
+The parser settings against hostile bodies: docs/fulltext.md, "Safety". What a JATS element means is
+``jats``'s and ``references``'s; this module only knows markup.
 """
 
 from __future__ import annotations
@@ -67,10 +61,10 @@ def _parser() -> etree.XMLParser:
 
 
 def parse_xml(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> etree._Element:
-    """The root element of *body*, parsed with the safe settings above.
+    """The root element of *body*, parsed with the safe settings.
 
-    Raises :class:`FullTextTooLarge` for a body over *max_bytes* (checked first), and :class:`FullTextError`
-    for an entity declaration, malformed or truncated XML, or an unresolvable entity reference.
+    Raises :class:`FullTextTooLarge` over *max_bytes* (checked first), and :class:`FullTextError` for an
+    entity declaration, malformed or truncated XML, or an unresolvable entity reference.
     """
     if isinstance(body, str):
         body = body.encode("utf-8")
