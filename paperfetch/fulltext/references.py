@@ -1,5 +1,5 @@
 """A JATS article's ``<ref-list>`` → one :class:`~paperfetch.fulltext.base.Reference` per ``<ref>``
-(docs/fulltext.md, "References"). Only the main article's ``<back>`` is read; nothing is guessed from a title.
+(docs/fulltext.md, "JATS"). Only the main article's ``<back>`` is read; nothing is guessed from a title.
 """
 
 from __future__ import annotations
