@@ -1,13 +1,8 @@
-"""The ``paperfetch`` parser and :func:`main`: one subparser per command, each registered by its module.
+"""The ``paperfetch`` parser and :func:`main`: one subparser per command, each registered by its module's
+``add_subcommands(subparsers)``; a subcommand sets ``handler=callable(args) -> int`` (docs/cli.md, "Other subcommands").
 
-Every command module (:mod:`~paperfetch.cli.download`, :mod:`~paperfetch.cli.config`,
-:mod:`~paperfetch.cli.demo`, :mod:`~paperfetch.cli.research`) has ``add_subcommands(subparsers)``;
-a subcommand sets ``handler=callable(args) -> int`` with ``set_defaults``. :func:`main` parses,
-configures logging for the run (and restores it after: log lines go through
-``tqdm.contrib.logging.logging_redirect_tqdm``, so they never glue onto a progress bar, and retry
-warnings are one line per host), makes SIGTERM an interrupt like Ctrl-C, calls the handler and
-turns a :class:`~paperfetch.cli.common.UsageError` into ``paperfetch: <message>`` and exit
-status 2, Ctrl-C into 130 and SIGTERM into 143. Deliberately not here: any command's flags or run.
+:func:`main` configures logging for the run and restores it after, and maps a UsageError to 2, Ctrl-C to 130
+and SIGTERM to 143.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""What every ``paperfetch`` subcommand shares: exit statuses, the usage error, the common options,
-output with secrets masked, the checks made before any request, report and export files, the
-settings, SIGTERM as an interrupt, retry warnings one line per host, and the per-paper table.
-
-The command modules (:mod:`paperfetch.cli.download`, :mod:`paperfetch.cli.research`,
-:mod:`paperfetch.cli.config`, :mod:`paperfetch.cli.demo`) import from here and from nowhere else in
-:mod:`paperfetch.cli`; this module imports none of them. Deliberately not here: a command's own
-flags and its run (each in its command module), and the parser and ``main``
-(:mod:`paperfetch.cli.app`).
+"""What every ``paperfetch`` subcommand shares: exit statuses, the usage error, the common options, masked
+output, the checks made before any request, report and export files, SIGTERM as an interrupt, retry
+warnings one line per host, and the per-paper table. It imports no command module.
 """
 
 from __future__ import annotations
@@ -71,9 +65,9 @@ _terminated = threading.Event()
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """While the command runs, SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) in the
-    main thread, as SIGINT does; the previous handler is put back after. Elsewhere than the main
-    thread (a test calling ``main``), nothing changes."""
+    """While the command runs, SIGTERM raises :class:`Terminated` in the main thread, as SIGINT does; the
+    previous handler is put back after. Outside the main thread (a test calling ``main``), nothing changes.
+    """
     _terminated.clear()
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -101,9 +95,9 @@ def interrupted_word() -> str:
 
 # ---------------------------------------------------------------------------- retry warnings, one per host
 class RetryWarningsOncePerHost(logging.Filter):
-    """Lets the first retry warning of each host through, marked "(further retries of this host
-    not shown)"; counts the others. The transport logs one warning per retry: offline, that is
-    a screenful for a few hosts. :meth:`summary` names what was held back."""
+    """Lets the first retry warning of each host through, marked "(further retries of this host not shown)",
+    and counts the others for :meth:`summary`.
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -348,9 +342,9 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
 
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
-    """The outcomes known at an interruption, with every column of a finished run's outcomes
-    (:data:`paperfetch.outcomes.COLUMNS`: the columns never depend on how the run ended): invalid
-    inputs, what the ledger recorded in this run, and ``interrupted`` for the rest."""
+    """The outcomes known at an interruption, with every column of a finished run's: invalid inputs, what the
+    ledger recorded in this run, and ``interrupted`` for the rest.
+    """
     from paperfetch.ids import parse_many
     from paperfetch.items import identity_row
     from paperfetch.ledger import Ledger

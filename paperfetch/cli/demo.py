@@ -1,11 +1,7 @@
-"""``paperfetch demo``: a real batch against an offline world of loopback servers (:mod:`paperfetch.demo`).
+"""``paperfetch demo``: a real batch against an offline world of loopback servers (docs/cli.md, "paperfetch demo").
 
-The demo keeps nothing of the user's: no metadata cache, host state in memory, PDFs in a temporary
-folder unless ``--out`` names one. It shows failures on purpose, so it exits 0 whenever it ran.
-
-``paperfetch demo --serve`` runs no batch: it starts the same world, prints the
-``PAPERFETCH_*_URL`` exports that point paperfetch at it (paste them into another shell, then try
-``paperfetch download …`` there) and keeps it up until Ctrl-C (or SIGTERM).
+It keeps nothing of the user's (no metadata cache, host state in memory, PDFs in a temporary folder)
+and exits 0 whenever it ran; ``--serve`` only keeps the world up and prints its exports.
 """
 
 from __future__ import annotations

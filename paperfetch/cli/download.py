@@ -1,15 +1,8 @@
-"""``paperfetch download``: the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs, for scripts and cron jobs.
+"""``paperfetch download``: the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs, for scripts and cron jobs
+(docs/cli.md, "paperfetch download").
 
-Order of operations: every check of the command line (flags, settings, ``--report``, ``--failed``,
-``--input``, ``--out``) before any request; then the run (or ``--dry-run``: the candidate URLs
-only); then the per-paper table or JSON Lines, the report, the failed list, the ``--export``
-citations, the summary line (with one line when no service could be reached at all) and the yield
-line (:func:`paperfetch.report.yield_line`: the papers each source supplied of those it offered). On
-Ctrl-C (exit status 130) or SIGTERM (143) the report and the failed list hold what the ledger had
-recorded, with every column of a finished run's report.
-
-Deliberately not here: the helpers every command shares (:mod:`paperfetch.cli.common`) and the
-Retriever's work itself.
+Every check of the command line comes before any request; on Ctrl-C or SIGTERM the report and the
+failed list hold what the ledger had recorded.
 """
 
 from __future__ import annotations
@@ -203,8 +196,7 @@ def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]
 
 # ---------------------------------------------------------------------------- after the run
 def _failed_inputs(outcomes: pd.DataFrame) -> list[str]:
-    """The identifiers a re-run retries (and nothing else): not finished well, not a final answer
-    (``no_open_copy``, ``not_found``, a 404/410, an invalid input; :func:`paperfetch.outcomes.retried_by_rerun`)."""
+    """The identifiers a re-run retries (:func:`paperfetch.outcomes.retried_by_rerun`), and nothing else."""
     from paperfetch.outcomes import retried_by_rerun
 
     keep = []

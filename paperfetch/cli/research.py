@@ -1,25 +1,6 @@
-"""The research subcommands of ``paperfetch``: ``search``, ``references``, ``citations`` and ``cache clear``.
+"""``paperfetch search``, ``references``, ``citations`` and ``cache clear`` (docs/research.md, "Command line").
 
-    paperfetch search "crispr AND 2020[pdat]" --max 200 --report hits.csv [--download]
-    paperfetch references 10.1073/pnas.1414271111 [--report refs.parquet] [--download]
-    paperfetch citations PMID:25114263 [--download] [--export cites.bib]
-    paperfetch cache clear
-
-They follow the conventions of :mod:`paperfetch.cli` (docs/cli.md): settings from arguments >
-environment (``PAPERFETCH_EMAIL``, ``PAPERFETCH_NCBI_API_KEY``/``NCBI_API_KEY``,
-``PAPERFETCH_OPENALEX_API_KEY``, ``PAPERFETCH_OUT``) > the TOML file > defaults; ``-v``/``-q``;
-``--report`` written as CSV, Parquet or JSON Lines by its extension, checked before the run;
-every line printed and every file written with secrets masked.
-
-Exit status: 0 the command ran (with ``--download``: every row with an identifier finished
-well); 1 with ``--download`` when some downloads did not, or when a service failed the
-request; 2 a usage error (a bad query, identifier, ``--max``, ``--report``, ``--export``,
-``--out`` or setting), found before any request; 130 on Ctrl-C and 143 on SIGTERM, after writing
-the partial report. With ``--download`` the per-paper table is ``download``'s; ``--export``
-writes the rows (with their outcomes after ``--download``) as BibTeX, RIS or CSL-JSON.
-
-Deliberately not here: the search and the snowballing themselves (:mod:`paperfetch.research`, behind
-the Retriever's methods) and the helpers every command shares (:mod:`paperfetch.cli.common`).
+The searching and snowballing themselves are :mod:`paperfetch.research`'s, behind the Retriever's methods.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""``paperfetch text``: the full text of papers as one row per paragraph, for scripts and cron jobs.
+"""``paperfetch text``: the full text of papers as one row per paragraph (docs/fulltext.md, "paperfetch text").
 
-    paperfetch text 10.1186/s13007-021-00757-y PMC8118396 --report paragraphs.parquet [--outcomes papers.csv]
-
-Order of operations: every check of the command line (settings, ``--report``, ``--outcomes``, ``--failed``,
-``--input``, ``--out``) before any request; then ``Retriever.fulltext`` (JATS first, the open-access PDF's text
-layer second; the JATS files and PDFs are kept in ``--out``); then the per-paper table (or JSON Lines), the
-reports, the failed list and the summary line.
-
-Exit status: 0 every paper gave text, 1 some did not (their reasons are in the table and in ``--outcomes``),
-2 a usage error found before any request, 130 on Ctrl-C. Deliberately not here: the helpers every command
-shares (:mod:`paperfetch.cli.common`) and the fetching itself (:mod:`paperfetch.fulltext.fetch`).
+Every check of the command line comes before any request; the fetching is :mod:`paperfetch.fulltext.fetch`'s.
 """
 
 from __future__ import annotations
