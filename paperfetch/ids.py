@@ -1,30 +1,7 @@
 """Recognise, normalise and name paper identifiers: DOIs, PMIDs, PMCIDs and arXiv IDs.
 
-:func:`parse_identifier` turns what a person pastes or a spreadsheet holds
-(``doi:10.1038/NATURE12373``, ``https://doi.org/10.1002%2F...``, ``PMID: 31452104``,
-``31452104.0`` from a pandas column, ``PMC3531190``, ``arXiv:1706.03762v5`` ...)
-into one canonical :class:`Identifier`, or raises
-:class:`~paperfetch.errors.InvalidIdentifier` with a message that names the value
-and says what was expected. :func:`parse_many` does the same for a column and
-marks blanks, errors and duplicates row by row. :func:`filename_for` turns an
-identifier into a stable file name that is safe on every operating system.
-
-What this module deliberately does not do: it never touches the network. It
-checks *syntax* only, so a well-formed DOI that no registry knows still parses,
-and it does not convert between identifier types (a PMID is not looked up to
-find its DOI); that is the job of the resolvers.
-
-Canonical forms (``Identifier.value``):
-
-* DOI: lower case (DOIs compare case-insensitively), ``10.<registrant>/<suffix>``,
-  percent-escapes decoded, copy-paste punctuation removed.
-* PMID: digits without leading zeros.
-* PMCID: ``PMC`` followed by digits without leading zeros.
-* arXiv: the ID without its version (``1706.03762``, ``hep-th/9901001``); the version
-  (``v2``) is kept separately in ``Identifier.version``. Old-style IDs drop the optional
-  subject class (``math.GT/0309136`` becomes ``math/0309136``, the form arXiv itself
-  treats as canonical). A DataCite DOI of arXiv (``10.48550/arXiv.1706.03762``) is an
-  arXiv identifier.
+Syntax only: nothing here touches the network or converts between types. Canonical forms and file
+names: docs/outcomes.md, "Schema".
 """
 
 from __future__ import annotations
@@ -487,17 +464,12 @@ def _parse_number(number: int, original: object, hint: IdType | None) -> Identif
 def parse_identifier(text: object, *, hint: IdType | str | None = None) -> Identifier:
     """Parse one DOI, PMID, PMCID or arXiv ID into its canonical :class:`Identifier`.
 
-    *text* is usually a string (bare, labelled like ``PMID: 123`` or a doi.org /
-    arxiv.org / PubMed / PMC URL) but may be an integer (a PMID), an integral float
-    (pandas stores integer columns with blanks as floats), or an :class:`Identifier`.
-    Without *hint* the type is recognised from the syntax; bare digits are a PMID and
-    ``YYMM.NNNNN`` is an arXiv ID. *hint* forces the type: the input is parsed as that
-    type or rejected (with ``hint="pmcid"``, bare digits become ``PMC<digits>``; with
-    ``hint="arxiv"`` or ``"doi"``, an arXiv DOI is accepted and yields an arXiv ID).
+    *text* may be a string (bare, labelled, or a doi.org / arxiv.org / PubMed / PMC URL), an integer or an
+    integral float (a PMID), or an :class:`Identifier`. *hint* forces the type (``hint="pmcid"`` reads bare
+    digits as ``PMC<digits>``; ``"arxiv"`` or ``"doi"`` accept an arXiv DOI as an arXiv ID).
 
-    Raises :class:`InvalidIdentifier` (a ``ValueError``) naming the value and the
-    expected form; never returns ``None``. An unknown *hint* raises
-    :class:`ConfigurationError`.
+    Raises :class:`InvalidIdentifier` (a ``ValueError``) naming the value and the expected form; an unknown
+    *hint* raises :class:`ConfigurationError`.
     """
     kind = _coerce_hint(hint)
     try:
@@ -539,14 +511,9 @@ def _parse_any(text: object, kind: IdType | None) -> Identifier:
 
 
 def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None = None) -> list[ParsedInput]:
-    """Parse every item of *values*, keeping order, errors and duplicates per item.
-
-    *values* may be a list, tuple, generator, numpy array or pandas Series (its values,
-    in order; the index is ignored). A single string, bytes, number or
-    :class:`Identifier` is one item. Invalid and blank items get ``identifier=None``
-    and an ``error`` message; ``duplicate_of`` is the position of the first item with
-    the same :attr:`Identifier.key` (DOIs compare case-insensitively; arXiv versions
-    of one paper are duplicates).
+    """Parse every item of *values* (a list, generator, numpy array or Series; a lone string or number is one
+    item), keeping order. Invalid and blank items get ``identifier=None`` and an ``error``; ``duplicate_of``
+    is the position of the first item with the same :attr:`Identifier.key`.
     """
     kind = _coerce_hint(hint)
     if hasattr(values, "columns") and hasattr(values, "iloc"):
@@ -617,26 +584,14 @@ def filename_for(
     extension: str = ".pdf",
     max_length: int = 150,
 ) -> str:
-    """A single, stable, portable file name (one path component) for *identifier*.
+    """A single, stable, portable file name (one path component) for *identifier* (docs/outcomes.md, "Schema").
 
-    The template is filled with ``{type}``, ``{value}``, ``{key}`` and ``{version}``
-    (``""`` when there is none). The result is plain ASCII: any character other than
-    letters, digits and ``-._+()[],;=@`` becomes ``_`` (so ``/ \\ : * ? " < > |``,
-    control characters, whitespace and non-ASCII text all do); leading dots and
-    hyphens become ``_``, trailing dots are dropped, and Windows device names (CON,
-    NUL, COM1, ...) get ``_`` after the device name.
+    The template takes ``{type}``, ``{value}``, ``{key}`` and ``{version}``. The result is plain ASCII
+    (other characters become ``_``, Windows device names are escaped); whenever the rendering had to be
+    changed or cut to *max_length*, ``_`` and 8 hex digits of SHA-256 of the key come before the extension.
 
-    Hashing rule: whenever the rendered template had to be changed in any way (a
-    character replaced, dots trimmed, a device name, or truncation to *max_length*),
-    ``_`` plus the first 8 hex digits of SHA-256 of :attr:`Identifier.key` is appended
-    before the extension (an empty rendering becomes the hash alone). Two identifiers whose names differ only in replaced
-    characters therefore still get different files. Names that needed no change
-    (``pmid_31452104.pdf``, ``pmcid_PMC3531190.pdf``, ``arxiv_1706.03762.pdf``) carry
-    no hash; DOIs always contain ``/`` so their names always do
-    (``doi_10.1038_nature12373_<hash>.pdf``).
-
-    Raises :class:`ConfigurationError` for an unknown template field, a malformed
-    extension, or a *max_length* too small for a name.
+    Raises :class:`ConfigurationError` for an unknown template field, a malformed extension, or a
+    *max_length* too small for a name.
     """
     if not isinstance(identifier, Identifier):
         raise TypeError(f"filename_for needs an Identifier (see parse_identifier), got {type(identifier).__name__}")

@@ -1,25 +1,9 @@
 """One identifier's way through the sources, one request per step: :class:`ItemJob`.
 
-The :class:`~paperfetch.http.scheduler.HostScheduler` advances an :class:`ItemJob` one
-request at a time, so every host is served in parallel at its own pace and an item
-moves from host to host as its candidates fail. The job reads what it needs from an
-:class:`ItemContext` (the clients, the sources, the batch lookups), never from the
-facade's private fields.
-
-Sources are expanded by their declared :class:`Stage`, not by name:
-
-* ``Stage.FROM_IDENTIFIER`` — candidates follow from the identifier itself (arXiv);
-* ``Stage.PREFETCHED`` — answered in batches before the items run (OpenAlex);
-* ``Stage.LOOKUP`` — one request per item (Unpaywall, Europe PMC, Crossref);
-* ``Stage.LANDING`` — the landing page behind the DOI resolver, a last resort.
-
-A source class may declare ``stage``; :data:`SOURCE_STAGES` gives the stage of the built-in ones.
-How an exception ends an item is one table, :data:`STATUS_FOR_ERROR`.
-
-A PDF that cannot be written (the output folder's disk is full, it is read-only) ends its item as
-``write_error`` and trips the batch's :class:`WriteStop`: no item starts another request after it
-(each would fail the same way), and every item cut short is ``write_error`` too, retryable, so a
-re-run once there is room fetches them.
+The scheduler advances a job one request at a time, so every host is served at its own pace
+(docs/sources.md, "How the Retriever uses them"). Sources expand by their :class:`Stage`; how an
+exception ends an item is :data:`STATUS_FOR_ERROR`; a failed write trips the batch's :class:`WriteStop`
+(docs/outcomes.md, ``write_error``).
 """
 
 from __future__ import annotations
@@ -632,8 +616,8 @@ def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
     """The outcome row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` says no
-    request is needed (its file is intact: ``already_downloaded``; or the services called it absent: the
-    recorded outcome), else None. Used by the Retriever and by ``paperfetch.dask``."""
+    request is needed (an intact file, or a final answer), else None. Used by the Retriever and ``paperfetch.dask``.
+    """
     done = ledger.is_done(ident.key, out_dir)
     entry = done or ledger.get(ident.key)
     if entry is None:
