@@ -1,24 +1,8 @@
-"""Decide whether a downloaded body is a PDF, and if not, say what it is instead.
+"""Decide whether a downloaded body is a PDF, and if not, say what it is instead (a :class:`Verdict`
+whose ``reason`` a person can act on).
 
-Publishers and repositories often answer a "PDF" URL with something else: the
-article's HTML landing page, a login wall, an empty body, a JSON error, or a
-bot challenge (Cloudflare's "Just a moment...", PerimeterX, DataDome, Akamai, PMC's
-proof-of-work page …). :func:`refusal_bot_check` names a refusal that is a bot check (PMC's
-134-byte 403 to scripts).
-This module looks at the first bytes of a body (:func:`sniff`) or at a file
-already on disk (:func:`check_pdf_file`) and returns a :class:`Verdict` whose
-``reason`` is a sentence a person can act on.
-
-What it deliberately does not do:
-
-* no network and no parsing of the PDF structure: it checks the header
-  (``%PDF-``), the end-of-file marker (``%%EOF``) and the length, which is what
-  catches the real-world failures (HTML instead of PDF, truncated transfers);
-  a PDF with a corrupt cross-reference table still passes;
-* it never tries to get round a bot challenge; it only names it, so the caller
-  can record the host as blocked and move on;
-* it raises nothing for a bad body: the caller turns a failed verdict into
-  :class:`paperfetch.errors.InvalidPDF` (or ``TruncatedDownload``) itself.
+It checks the header, ``%%EOF`` and the length, not the PDF's structure; it names bot challenges but
+never gets round one; it raises nothing for a bad body (docs/outcomes.md, ``downloaded`` and ``invalid_pdf``).
 """
 
 from __future__ import annotations
@@ -42,12 +26,8 @@ logger = logging.getLogger(__name__)
 #: How many bytes from the start of a body :func:`sniff` needs to decide.
 HEAD_BYTES = 2048
 
-#: How far into the file ``%PDF-`` may start. Real-world readers (Adobe's
-#: implementation note to the PDF 1.7 reference, pdf.js, poppler) accept a
-#: header anywhere in the first 1024 bytes, after junk a server or a broken
-#: generator put in front (a UTF-8 BOM, blank lines, an HTTP header echoed
-#: into the body). We accept the same, so a PDF every viewer opens is not
-#: thrown away.
+#: How far into the file ``%PDF-`` may start: as far as Adobe's readers, pdf.js and poppler accept it,
+#: after junk a server put in front (a BOM, blank lines), so a PDF every viewer opens is kept.
 MAX_PDF_HEADER_OFFSET = 1024
 
 #: How many bytes from the end of a file :func:`check_pdf_file` searches for ``%%EOF``.
@@ -63,11 +43,7 @@ _NOT_GOT_ROUND = "paperfetch does not get round bot challenges"
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a body is.
-
-    ``ok`` is True only for a PDF; ``kind`` is one of :data:`KINDS`; ``reason``
-    is a sentence for a person (what arrived, and what to do about it).
-    """
+    """What a body is: ``ok`` only for a PDF; ``kind`` one of :data:`KINDS`; ``reason`` a sentence for a person."""
 
     ok: bool
     kind: str
@@ -126,12 +102,8 @@ _TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTAL
 
 
 def detect_bot_challenge(text: str) -> str | None:
-    """Name the bot challenge *text* (an HTML page, or its start) is, or None for an ordinary page.
-
-    Returns a phrase such as ``"a Cloudflare bot challenge"`` that fits into a
-    sentence. Works on the first :data:`HEAD_BYTES` of a page as well as on the
-    whole page: the markers that matter sit near the top of the challenge pages
-    seen in the wild (the title, the challenge stylesheet).
+    """Name the bot challenge *text* (an HTML page, or its first :data:`HEAD_BYTES`) is, as a phrase such as
+    ``"a Cloudflare bot challenge"``, or None for an ordinary page.
     """
     title_match = _TITLE_RE.search(text)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
@@ -154,11 +126,9 @@ _BARE_403 = re.compile(rb"<title>\s*403\s*</title>\s*403 Forbidden\s*$", re.IGNO
 
 
 def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | None:
-    """Name a refusal (*status*, the first bytes of its body when read) that is a bot check, or None.
-
-    PMC's article pages answer a script's PDF request with 403 (the 134-byte page of
-    :data:`_BARE_403`, or no body read): that is :data:`PMC_BOT_CHECK`, which no script gets past.
-    A body that is a bot challenge page names its vendor (:func:`detect_bot_challenge`)."""
+    """Name a refusal (*status*, the first bytes of its body when read) that is a bot check, or None:
+    PMC's 403 to scripts is :data:`PMC_BOT_CHECK`; a challenge page names its vendor.
+    """
     if head:
         named = detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))
         if named:
@@ -213,10 +183,8 @@ def _describe_other(text: str, content_type: str | None) -> str:
 def sniff(head: bytes, content_type: str | None = None) -> Verdict:
     """Say whether *head* (the first :data:`HEAD_BYTES` of a body, or all of it) is a PDF.
 
-    The body decides, not *content_type*: servers label HTML error pages
-    ``application/pdf`` and PDFs ``application/octet-stream``. *content_type*
-    only helps to recognise HTML that does not start with a tag, and appears
-    in the reason.
+    The body decides, not *content_type* (servers mislabel both ways); it only helps to recognise HTML
+    that does not start with a tag, and appears in the reason.
     """
     if not head.strip(b" \t\r\n\f\v\x00"):
         size = "an empty body" if not head else "a body of only whitespace"
@@ -255,18 +223,11 @@ def sniff(head: bytes, content_type: str | None = None) -> Verdict:
 # --------------------------------------------------------------------------- files on disk
 
 def check_pdf_file(path: str | os.PathLike[str], *, expected_length: int | None = None) -> Verdict:
-    """Check a file on disk: PDF header, ``%%EOF`` near the end, and the expected length.
+    """Check a file on disk: it sniffs as a PDF, its size equals *expected_length* when given (fewer bytes:
+    ``"truncated"``, more: ``"length_mismatch"``), and its last :data:`TAIL_BYTES` hold a ``%%EOF`` (any one,
+    even before trailing junk, since viewers open such files).
 
-    * the first :data:`HEAD_BYTES` must :func:`sniff` as a PDF;
-    * when *expected_length* is given (a ``Content-Length``), the size must
-      equal it: fewer bytes is ``"truncated"``, more is ``"length_mismatch"``;
-    * the last :data:`TAIL_BYTES` must contain ``%%EOF``, otherwise the
-      transfer was most likely cut short (``"truncated"``). This check is
-      lenient on purpose: any ``%%EOF`` in the tail passes, even one followed
-      by trailing junk, because viewers open such files.
-
-    Raises :class:`OSError` when the file cannot be read (it is the caller's
-    own file, so that is a bug or a full disk, not a bad download).
+    Raises OSError when the file cannot be read (the caller's own file: a bug or a full disk).
     """
     file_path = Path(path)
     size = file_path.stat().st_size
