@@ -1,32 +1,8 @@
-"""A metadata cache: the services' answers kept on disk, asked *before* the transport paces.
+"""A metadata cache: the services' answers kept on disk, asked *before* the transport paces
+(docs/research.md, "The metadata cache").
 
-:class:`MetadataCache` is a small SQLite table (one file in the user cache
-directory, ``platformdirs.user_cache_dir("paperfetch")``, or
-``$PAPERFETCH_CACHE_DIR``) of answers keyed by method, URL and query **without**
-the identity parameters (``email``, ``mailto``, ``tool``, ``api_key``): the same
-question asked by another user, or with another key, is the same entry, and no
-secret is ever stored. Answers live :data:`ANSWER_TTL_S` (7 days); "not found"
-lives :data:`NOT_FOUND_TTL_S` (1 day), because a work a service did not know
-yesterday may be indexed today.
-
-:class:`CachedFetcher` wraps anything with the :class:`~paperfetch.sources.base.Fetcher`
-shape. A hit returns a response built from the stored body (or raises
-:class:`~paperfetch.NotFoundError` again) without touching the transport, so it
-costs no pacing wait and no request; a miss goes through the transport and
-stores what came back when it is an answer (2xx) or "not found". Errors, holds,
-robots refusals and anything else are never stored. :func:`metadata_fetcher` turns the
-Retriever's ``cache=`` argument into the fetcher its metadata requests go through.
-
-Deliberately not here: PDFs and landing pages (the ledger and the files on disk
-are their cache), HTTP validators (ETag / If-Modified-Since): the services'
-answers are small and a week old is fresh enough for identifiers and links.
-requests-cache was considered and left out: it sits below the session, i.e.
-*after* our politeness layer has already waited for the host's slot.
-
-The file is a cache, so none of its faults stops a run (:mod:`paperfetch.state.sqlite_faults`): a
-damaged file is moved aside and a new one made; a file locked by another process past the lock timeout,
-a full disk or a file that cannot be moved gives a cache in memory for this run (``in_memory``), with
-one WARNING naming the file. A write or read that fails later (the disk fills up) does the same.
+Keys drop the identity parameters, so no secret is stored; only answers and "not found" are kept. A
+file that fails gives a cache in memory for the run (docs/state.md, "When a file fails").
 """
 
 from __future__ import annotations
@@ -85,8 +61,9 @@ def default_cache_path() -> Path:
 
 
 def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[str, Any] | str | bytes | None = None) -> str:
-    """``GET <url>?<sorted query>`` with the identity parameters removed; a POST's form *data*
-    (an idempotent read, see ``HttpClient.fetch``) is part of its key: ``POST <url>?<sorted query and form>``."""
+    """``GET <url>?<sorted query>`` without the identity parameters; a POST's form *data* is part of its key
+    (``POST <url>?<sorted query and form>``).
+    """
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) + [(str(k), str(v)) for k, v in (params or {}).items()]
     if isinstance(data, (str, bytes)):  # a JSON body (Semantic Scholar's batch): its text is the key
@@ -239,11 +216,10 @@ class CachedFetcher:
     def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
               headers: dict[str, str] | None = None, key: str | None = None, ttl_s: float | None = None,
               **kwargs: Any) -> requests.Response:
-        """The stored answer, else the transport's (stored when it is one).
+        """The stored answer, else the transport's (stored when it is one); a hit carries ``X-Paperfetch-Cache: hit``.
 
-        *key* replaces :func:`cache_key` of the request (a PubMed history page is keyed by its query, not its
-        WebEnv); *ttl_s* how long an answer stored now lives (default the cache's ``answer_ttl_s``).
-        A hit's response carries ``X-Paperfetch-Cache: hit``.
+        *key* replaces :func:`cache_key` (a PubMed history page is keyed by its query, not its WebEnv);
+        *ttl_s* is how long an answer stored now lives.
         """
         key = key or cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)

@@ -1,22 +1,7 @@
-"""Keep secrets (contact e-mails, API keys) out of logs, events, errors, frames and files.
+"""Keep secrets (contact e-mails, API keys) out of logs, events, errors, frames and files: the values
+registered and what looks like a secret (docs/politeness.md, "Events and logging", "Secrets").
 
-Services want an e-mail address (Unpaywall, Crossref's polite pool, NCBI) or
-an API key (OpenAlex, NCBI) in the query string. Redaction works on two levels:
-
-* the **values we were given**: every :class:`~paperfetch.config.Identification`
-  (so every Retriever, and the CLI's settings) registers its secrets with the
-  process-wide :data:`REDACTOR`. Each value is matched raw and in its URL-encoded
-  forms (``quote``, ``quote_plus``, ``%40`` …, hex digits in any case), case-insensitively,
-  so ``jane.doe@uni`` is caught as ``mailto=jane.doe%40uni`` too, although it is no address;
-* what **looks like** a secret: values of query parameters named like one
-  (:data:`SECRET_PARAMS`) and anything shaped like an e-mail address.
-
-Where text leaves the process it passes through :func:`redact_text` / :func:`redact_url`:
-exception messages (:class:`paperfetch.errors.PaperfetchError` redacts its message),
-log records (:class:`RedactingFilter` on every ``paperfetch`` logger), the outcome,
-requests and domain-status frames, the ledger, CLI output, report files and cassettes.
-The registry only grows: a secret once seen by the process stays masked.
-Both functions run in time linear in the length of the text.
+Both :func:`redact_text` and :func:`redact_url` run in time linear in the text.
 """
 
 from __future__ import annotations
@@ -58,12 +43,9 @@ def _forms(value: str) -> set[str]:
 
 
 def _trie_pattern(words: Iterable[str]) -> str:
-    """One regular expression matching any of *words* (case-insensitively), built as a prefix tree.
-
-    A flat alternation ``a|b|c…`` makes the engine try every word at every position of the text:
-    its cost grows with the number of secrets times the length of the text. As a tree, each position
-    follows one branch per character, so the cost stays linear in the text whatever the number of
-    words. A word that is a prefix of another is optional (greedy), so the longest form is masked.
+    """One case-insensitive regular expression matching any of *words*, built as a prefix tree so its cost
+    stays linear in the text whatever the number of words (a flat alternation tries every word at every
+    position). A word that is a prefix of another is optional (greedy): the longest form is masked.
     """
     trie: dict[str, Any] = {}
     long_words = []
@@ -145,10 +127,7 @@ def register_secrets(secrets: Iterable[str | None]) -> None:
 
 
 def redact_text(text: str) -> str:
-    """Mask the registered secrets, ``key=value`` pairs of secret parameters and e-mail-shaped text.
-
-    Linear in ``len(text)``.
-    """
+    """Mask the registered secrets, ``key=value`` pairs of secret parameters and e-mail-shaped text (linear in ``len(text)``)."""
     if not text:
         return text
     text = REDACTOR.redact(text)
@@ -177,10 +156,8 @@ def redact_url(url: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that masks secrets in a record's message, arguments and traceback.
-
-    It never drops a record. :func:`install_log_filter` puts one on every ``paperfetch`` logger,
-    so the records are clean before any handler (the application's included) sees them.
+    """A logging filter that masks secrets in a record's message, arguments and traceback; it never drops a
+    record, and sits on the loggers so records are clean before any handler sees them.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -207,9 +184,7 @@ _THIRD_PARTY_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3
 
 def install_log_filter() -> None:
     """Put the redacting filter on the ``paperfetch`` logger, every ``paperfetch.*`` logger and urllib3's (idempotent).
-
-    A filter on a logger only sees the records logged *on that logger*, so each module's logger
-    gets one; called on import of :mod:`paperfetch` and again when a Retriever is made.
+    A logger's filter sees only records logged on that logger, hence one each.
     """
     loggers = [logging.getLogger(name) for name in ("paperfetch", *_THIRD_PARTY_LOGGERS)]
     for name in list(logging.Logger.manager.loggerDict):

@@ -1,15 +1,7 @@
 """One batch of :meth:`paperfetch.Retriever.download`: parse, resume, resolve, run, one row per input.
 
-The machinery behind the Retriever's facade, in the order a run goes (steps 1-4 of
-:mod:`paperfetch.retriever`): the ledger opened for the run, rows decided without a request
-(invalid inputs, duplicates, files the ledger vouches for), the batched metadata lookups, the
-:class:`~paperfetch.http.scheduler.HostScheduler` serving every host at its own pace, and the
-dashboard model that watches it all.
-
-:class:`BatchRun` takes its collaborators explicitly (the two clients, the sources, the metadata
-fetcher, the DOI resolver's origin, and a callable giving the Retriever's settings as the run
-starts); it never sees the Retriever. It does not build clients or sources, and it keeps no
-settings of its own.
+:class:`BatchRun` takes its collaborators explicitly and never sees the Retriever; it builds no
+clients or sources and keeps no settings of its own.
 """
 
 from __future__ import annotations
@@ -277,11 +269,8 @@ class BatchRun:
     def reusable(self, job: ItemJob, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
         """Keep the valid PDF found under *dest* once its part file is ours, instead of fetching it again.
 
-        Only a complete, validated body is ever renamed onto *dest*, so a valid PDF there was written by
-        another process: while we waited for it, during this run, or just before this run began (then
-        that process has recorded it in the ledger by now, with this very file's size and SHA-256).
-        A file the ledger does not vouch for and that predates the run (modified, or ``resume=False``)
-        is fetched again. The rule is :func:`paperfetch.download.download_action`'s.
+        Only a complete, validated body is renamed onto *dest*, so it is another process's finished download;
+        the rule is :func:`paperfetch.download.download_action`'s.
         """
         ledger = self.ledger
         out_dir = self.settings.out_dir

@@ -1,30 +1,7 @@
-"""Is it the paper asked for? The first pages' text against the title the metadata gave.
+"""Is it the paper asked for? The first pages' text, and the PDF's own titles, against the title the
+metadata gave (docs/research.md, "Is it the right paper?").
 
-A landing page's ``citation_pdf_url`` can point at a supplement, a cover page or
-another article of the same issue. After a PDF validates, :func:`first_pages_text`
-reads the text layer of its first :data:`PAGES` pages with pypdf and
-:func:`title_score` says which share of the title's words (normalised: accents
-and case folded, punctuation dropped, words of one letter and common stop words
-ignored) occur there — 1.0 when every word of the title is on the page.
-
-:func:`judge` turns the scores into a verdict: ``ok``, ``low`` (below
-:data:`THRESHOLD`; the file is kept and a warning logged) or ``wrong_article``
-(below the threshold while another title of the same batch scores at least
-:data:`THRESHOLD` and clearly better, *or* while the PDF's own title is confidently
-another paper's). ``None`` when there is nothing to compare: no title, or a PDF
-without a text layer (a scan).
-
-The PDF's own titles (:func:`read_first_pages`) are its document info ``/Title`` and the
-first page's largest-font lines when they stand out from the body text. One counts
-(:func:`confident_title`) only when it reads like a title: at least
-:data:`MIN_TITLE_WORDS` words that are not stop words, not a placeholder (``Untitled``,
-``Microsoft Word - draft.docx``, a file name, a DOI), not an author line, not the journal's
-name. The PDF is another paper when every confident title shares less than
-:data:`OWN_TITLE_MATCH` of its words with the title asked for (:func:`title_similarity`).
-Titles that are not confident leave the verdict ``low``: a warning, the file kept.
-
-Deliberately not here: OCR, fuzzy matching across line breaks inside words, and
-any decision about files (the Retriever moves a wrong article aside).
+:func:`judge` gives ``ok``, ``low`` or ``wrong_article``; deciding about files is the Retriever's.
 """
 
 from __future__ import annotations
@@ -200,9 +177,8 @@ def judge(title: str | None, text: str | None, other_titles: Iterable[str | None
           journal: str | None = None) -> TitleVerdict | None:
     """The verdict for a PDF whose first pages read *text*, asked for as *title*.
 
-    *own_titles* ``(title, where)`` are the PDF's own titles (:attr:`FirstPages.own_titles`): the first
-    confident one (:func:`confident_title`, *journal* the work's journal) decides a low score: sharing
-    less than :data:`OWN_TITLE_MATCH` with *title*, it is ``wrong_article``; otherwise ``low``.
+    Of *own_titles* ``(title, where)``, the first :func:`confident_title` one (*journal* the work's) decides a
+    low score: sharing less than :data:`OWN_TITLE_MATCH` with *title* it is ``wrong_article``, else ``low``.
     """
     score = title_score(title, text)
     if score is None:
