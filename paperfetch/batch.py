@@ -1,9 +1,7 @@
-"""Batches over many hosts, the sugar: :func:`get_many` and :func:`iter_many`.
+"""Batches over many hosts, the sugar: :func:`get_many` and :func:`iter_many` (docs/politeness.md, "get_many()").
 
-``client.get`` for many URLs at once, each host exactly as polite as a loop of ``get`` would
-keep it, the hosts served side by side by :class:`~paperfetch.http.scheduler.HostScheduler`
-(which lives with the transport, in :mod:`paperfetch.http.scheduler`, and is re-exported here
-with the names this module always had). Nothing here paces, decides or retries.
+Each host is as polite as a loop of ``get`` would keep it; nothing here paces, decides or retries.
+:class:`HostScheduler` is re-exported from :mod:`paperfetch.http.scheduler`.
 """
 
 from __future__ import annotations
@@ -70,12 +68,9 @@ def iter_many(
     workers: int | None = None,
     **kwargs: Any,
 ) -> Generator[tuple[int, "requests.Response | BaseException | None"], None, None]:
-    """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes (hosts side by side).
-
-    Where ``get`` would raise, the pair holds the exception. The batch runs in a dispatcher thread
-    while you iterate; leaving the loop early (``break``, an exception, Ctrl-C, closing the
-    generator) stops it, and the generator returns only when every thread of the batch has ended:
-    nothing is sent after that.
+    """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes; where ``get`` would
+    raise, the pair holds the exception. Leaving the loop early stops the batch, and the generator returns
+    only when every thread of the batch has ended: nothing is sent after that.
     """
     jobs = [_GetJob(client, i, url, kwargs) for i, url in enumerate(urls)]
     done: queue.SimpleQueue = queue.SimpleQueue()
@@ -113,18 +108,11 @@ def get_many(
     return_exceptions: bool = True,
     **kwargs: Any,
 ) -> list["requests.Response | BaseException | None"]:
-    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently (built on :func:`iter_many`).
+    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently.
 
-    Each slot holds exactly what ``get`` returned for that URL: a response (any HTTP
-    status, synthetic for held or suppressed hosts) or ``None`` when robots.txt
-    disallows the URL. Where ``get`` would have *raised* (timeouts and connection
-    errors after their retries, :class:`~paperfetch.InvalidURL`,
-    :class:`~paperfetch.TooManyRedirects`):
-
-    * ``return_exceptions=True`` (default, as :func:`asyncio.gather`): the slot holds
-      the exception instance and the batch goes on;
-    * ``return_exceptions=False``: the first exception (in time) stops the batch and is
-      raised, as a loop of ``get`` would have.
+    Each slot holds what ``get`` returned (a response, or ``None`` when robots.txt disallows). Where ``get``
+    would raise: with ``return_exceptions=True`` (default) the slot holds the exception; with False the
+    first exception in time stops the batch and is raised.
     """
     urls = list(urls)
     results: list[Any] = [None] * len(urls)

@@ -8,21 +8,8 @@
 ...                                           state="redis://redis-host:6379/0", email="you@example.org")
 >>> outcomes.to_parquet("/shared/outcomes")                          # doctest: +SKIP
 
-Each partition runs one :class:`~paperfetch.Retriever` on a worker. With a
-Redis *state*, every worker shares
-
-* the **ledger** (:class:`~paperfetch.redis_ledger.RedisLedger`): a key done or
-  called absent by any worker, in this run or an earlier one on any machine, is
-  answered from it without a request;
-* the **host state** (:class:`~paperfetch.state.RedisStore`): it is passed to the
-  Retriever as ``state=``, so every worker on every machine reserves each
-  host's start slot in Redis and sees the holds and suppressions the others set.
-
-``out_dir`` must be storage every worker sees at the same path (NFS, a shared
-volume); on a ``LocalCluster`` any folder will do. Each worker's Retriever also
-keeps the SQLite ledger in ``out_dir`` — the local record when Redis does not
-answer (``fallback="local"``, the default): then every item still gets its row,
-and nothing finished is lost.
+With a Redis *state* every worker shares the ledger and the host state; ``out_dir`` must be shared
+storage (docs/state.md, "Dask").
 """
 
 from __future__ import annotations
@@ -173,13 +160,11 @@ def download_frame(
 ) -> Any:
     """Run a download over the Dask cluster of the current client: one outcomes row per identifier.
 
-    *frame* is a ``dask.dataframe.DataFrame`` (the identifiers in *column*) or a Dask Series.
-    The result is a lazy Dask DataFrame with the outcomes schema (:mod:`paperfetch.outcomes`),
-    indexed like *frame*; ``.compute()`` it or write it (``to_parquet``). *state* names the shared
-    store (``redis://host:port/db``; the ledger moves there too); *fallback* ``"local"`` keeps
-    going on the workers' local ledgers when Redis does not answer, ``"error"`` fails the task with
-    :class:`~paperfetch.errors.StoreUnavailable`. Other keyword arguments go to each worker's
-    :class:`~paperfetch.Retriever` (``email=``, ``endpoints=``, ``sources=`` …): they must pickle.
+    *frame* is a Dask DataFrame (the identifiers in *column*) or a Dask Series; the result is a lazy Dask
+    DataFrame with the outcomes schema, indexed like *frame*. *state* names the shared store (the ledger
+    moves there too); *fallback* ``"local"`` goes on with the workers' local ledgers when Redis does not
+    answer, ``"error"`` fails the task with :class:`~paperfetch.errors.StoreUnavailable`. Other keyword
+    arguments go to each worker's Retriever and must pickle.
     """
     try:
         import dask.dataframe as dd

@@ -1,22 +1,7 @@
-"""Citations out: an outcomes frame, search hits, references or citations as BibTeX, RIS or CSL-JSON.
+"""Citations out: any frame with the metadata columns as BibTeX, RIS or CSL-JSON (docs/outcomes.md, "Export").
 
-    from paperfetch.export import to_bibtex, to_ris, to_csl_json
-    Path("papers.bib").write_text(to_bibtex(outcomes))
-
-Every frame paperfetch makes carries the same metadata columns where it has them: ``doi``,
-``pmid``, ``pmcid``, ``arxiv_id``, ``title``, ``year``, ``journal`` and ``authors`` (PubMed's
-``"Last FM; Last FM"``). Each function reads those it finds (a missing column is as an empty one)
-and writes one entry per row that has an identifier or a title; rows with neither (an invalid
-input) are left out. :func:`write_export` picks the format from a file's extension
-(:data:`EXPORT_FORMATS`) for the CLI's ``--export``.
-
-The three formats are written here, not with a library: writing them is a few lines each, and
-the libraries that fit (bibtexparser 2, rispy, citeproc-py) are for reading or formatting them,
-which paperfetch never does. What matters is done with care: BibTeX's special characters are
-escaped in text fields (``\\ { } & % $ # _ ~ ^``) while DOIs and URLs stay verbatim, keys are
-unique within a file, RIS lines never break inside a value, and CSL-JSON is ``json.dumps``.
-
-It does not look anything up: an entry has what the frame has.
+Written here, not with a library: the ones that fit (bibtexparser 2, rispy, citeproc-py) read or format
+these formats, which paperfetch never does. Nothing is looked up: an entry has what the frame has.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The outcomes DataFrame: one schema, declared once, whose columns never depend on flags.
+"""The outcomes DataFrame: one schema, declared once, whose columns never depend on flags (docs/outcomes.md).
 
-One row per input, in input order; failures are rows. ``status`` is a
-categorical with exactly the values of :class:`Status`.
-
-The status groups every reader shares live here too, on :class:`Status`: ``finished_well`` (a PDF is on
-disk), ``final`` (a re-run does not ask again) and ``notable`` (the dashboard lists it), and how an
-exception ends an item is one table, :data:`STATUS_FOR_ERROR`, read by :func:`status_for`.
+Also the status groups every reader shares (on :class:`Status`) and :data:`STATUS_FOR_ERROR`, how an
+exception ends an item.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The Retriever's request log: one row per HTTP request its clients sent, for ``Retriever.requests()``.
-
-It is an event subscriber (:meth:`RequestLog.on_event`): each answer, network error, and request not sent
-(held, suppressed, disallowed) becomes a row naming the item and the source that asked, read from the
-worker thread's context (:func:`paperfetch.items.current_job`, :func:`~paperfetch.items.current_source`).
-It also adds each pacing wait to the item's ``waited_s``. It sends nothing and knows no Retriever.
+"""The Retriever's request log, for ``Retriever.requests()`` (docs/outcomes.md): an event subscriber that
+turns each answer, network error and request not sent into a row naming the item and the source, and
+adds each pacing wait to the item's ``waited_s``.
 """
 
 from __future__ import annotations

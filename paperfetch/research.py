@@ -1,15 +1,7 @@
-"""From a question to the right PDFs: what the Retriever's search, snowballing and title check do.
+"""From a question to the right PDFs: what the Retriever's ``search_pubmed``, ``references``, ``citations``
+and title check do (docs/research.md).
 
-The :class:`~paperfetch.Retriever` methods ``search_pubmed``, ``references`` and
-``citations`` are thin wrappers over the functions here, so the Retriever's
-identification, transport, pacing and request log are shared; each returns a
-fixed-schema DataFrame whose ``doi`` column feeds ``download_frame``.
-:func:`check_title` is the after-download check of :mod:`paperfetch.titlematch`.
-
-Every function takes what it needs as arguments (the configured sources by name, the
-transport or the metadata fetcher, the batch's other titles, a callback for the
-dashboard); none knows the Retriever. The metadata cache in front of the API transport
-is :func:`paperfetch.cache.metadata_fetcher` (re-exported here).
+Every function takes what it needs as arguments; none knows the Retriever.
 """
 
 from __future__ import annotations
@@ -68,9 +60,8 @@ def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
     """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*.
 
-    With *metadata* a :class:`~paperfetch.cache.CachedFetcher`, the answers are kept in its cache for
-    :data:`~paperfetch.defaults.SEARCH_CACHE_TTL_S` (shorter than a work's: PubMed grows every day), so an
-    identical search sends no request (:class:`SearchAnswers`).
+    With *metadata* a :class:`~paperfetch.cache.CachedFetcher`, the answers are kept for
+    :data:`~paperfetch.defaults.SEARCH_CACHE_TTL_S` (:class:`SearchAnswers`).
     """
     source = sources.get("ncbi_eutils")
     if not isinstance(source, NCBIEutilsSource):
@@ -102,12 +93,9 @@ class _StaleHistory(Exception):
 class SearchAnswers:
     """The transport of one PubMed search, through the metadata cache, every answer kept for *ttl_s*.
 
-    The ESearch answer is keyed by its query (as any request: :func:`~paperfetch.cache.cache_key`). An
-    EFetch page of the history server is keyed by that ESearch's key and the page (``retstart``,
-    ``retmax``), **not** by its ``WebEnv``: NCBI names every new search with a new WebEnv, so a key with
-    it would never be hit again. A page missing from the cache after a *stored* ESearch cannot be asked
-    with that ESearch's WebEnv (NCBI forgets it within hours): :class:`_StaleHistory` makes the caller
-    search again with ``fresh_search=True``, which asks ESearch itself.
+    A history-server EFetch page is keyed by its ESearch's key and the page, never by the WebEnv (new
+    each search); a page missing after a *stored* ESearch raises :class:`_StaleHistory`, so the caller
+    searches again with ``fresh_search=True`` (docs/research.md, "search_pubmed").
     """
 
     def __init__(self, cached: CachedFetcher, *, ttl_s: float = defaults.SEARCH_CACHE_TTL_S,

@@ -1,8 +1,4 @@
-""""Did you mean …?": the nearest of some names to a name that is not among them.
-
-Used where a person types a name the code must find (a frame's identifier column, a CLI
-``--column``). It only suggests; it never picks a name in the caller's place.
-"""
+""""Did you mean …?": the nearest of some names to one that is not among them. It only suggests."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Fakes that ship with paperfetch, for its own tests, the demo and the benchmarks.
-
-* :class:`ScriptedAdapter` — a ``requests`` transport adapter that answers from a
-  script instead of the network, and records what was asked and when (on the
-  injected clock). Mount it on a ``requests.Session`` given to ``HttpClient``.
-* :class:`LoopbackHost` — a real threaded HTTP server on a loopback address
-  (127.0.0.0/8), answering from Python handlers, recording the arrival time of
-  every request. Nothing here talks to any other address.
-
-Neither is needed at run time by the library itself.
+"""Fakes that ship with paperfetch, for its own tests, the demo and the benchmarks: :class:`ScriptedAdapter`,
+:class:`LoopbackHost` (loopback only) and the cassette settings (docs/testing.md). The library never uses them at run time.
 """
 
 from __future__ import annotations
@@ -116,11 +108,8 @@ Script = Callable[[requests.PreparedRequest], Reply]
 
 
 class ScriptedAdapter(BaseAdapter):
-    """Answers requests from a script: ``{url_or_path: Reply | [Reply, ...] | callable}``.
-
-    A list is consumed in order, its last item repeated. Keys are full URLs
-    (without query) or paths; unmatched URLs answer 404. ``calls`` lists
-    ``(clock.monotonic(), url)`` for every request that reached the adapter.
+    """Answers requests from a script: ``{url_or_path: Reply | [Reply, ...] | callable}`` (docs/testing.md).
+    ``calls`` lists ``(clock.monotonic(), url)`` for every request that reached the adapter.
     """
 
     def __init__(self, routes: Mapping[str, Reply | list[Reply] | Script], clock: Clock | None = None) -> None:
@@ -198,11 +187,8 @@ class Request:
 
 
 class LoopbackHost:
-    """A real HTTP server on a loopback address, answering from Python handlers.
-
-    ``routes`` maps a path (without query) to a :class:`Reply` or a handler
-    ``f(request) -> Reply``; ``"*"`` is the fallback. Every request's arrival
-    is recorded in ``log`` as ``(time.monotonic(), path)``.
+    """A real HTTP server on a loopback address, answering from Python handlers (docs/testing.md).
+    ``log`` records every request as ``(time.monotonic(), path)``.
     """
 
     def __init__(self, address: str = "127.0.0.1", routes: Mapping[str, Reply | Handler] | None = None, port: int = 0) -> None:

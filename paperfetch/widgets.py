@@ -1,12 +1,6 @@
-"""The live dashboard of a batch, and ``domain_status()`` styled for people: the import face.
-
-The dashboard lives in :mod:`paperfetch.dashboard` (model, render, view, env); the folding of
-the per-host columns for people and :func:`style_domain_status` in :mod:`paperfetch.report`.
-This module keeps every name importable from where it always was, and holds no code of its own.
-
-``HostSnapshot`` here is the dashboard's row, :class:`~paperfetch.dashboard.model.HostRow` (this
-run's counts plus the transport's :class:`paperfetch.http.hosts.HostSnapshot` as its
-``politeness``); the name is kept for code that imported it from here.
+"""The import face of the dashboard (:mod:`paperfetch.dashboard`) and of ``style_domain_status``
+(:mod:`paperfetch.report`): every name where it always was, no code of its own.
+``HostSnapshot`` here is the dashboard's :class:`~paperfetch.dashboard.snapshot.HostRow`.
 """
 
 from __future__ import annotations
