@@ -139,7 +139,6 @@ class MetadataCache:
             self._db = self._in_memory()
             return self._db.execute(sql, parameters)
 
-    # -- reading -----------------------------------------------------------------
     def get(self, key: str) -> tuple[int, str | None, bytes] | None:
         """``(status, content_type, body)`` of a live entry, or None; status -1 is a stored "not found"."""
         with self._lock:
@@ -155,7 +154,6 @@ class MetadataCache:
         with self._lock:
             return int(self._execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
 
-    # -- writing -----------------------------------------------------------------
     def put_answer(self, key: str, status: int, content_type: str | None, body: bytes, *, ttl_s: float | None = None) -> None:
         """Store an answer for *ttl_s* seconds (default :attr:`answer_ttl_s`; a search's is shorter)."""
         self._put(key, status, content_type, body, self.answer_ttl_s if ttl_s is None else ttl_s)

@@ -73,7 +73,6 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-# ---------------------------------------------------------------------- BibTeX
 def bibtex_escape(text: str) -> str:
     """*text* safe in a braced BibTeX field: every special character escaped."""
     return _BIBTEX_RE.sub(lambda m: _BIBTEX_SPECIALS[m.group(0)], text)
@@ -131,7 +130,6 @@ def to_bibtex(frame: pd.DataFrame) -> str:
     return "\n".join(entries)
 
 
-# ---------------------------------------------------------------------- RIS
 def to_ris(frame: pd.DataFrame) -> str:
     """The rows as RIS records (``TY  - JOUR`` with a journal, ``GEN`` without), each ended by ``ER  -``."""
     out = []
@@ -148,7 +146,6 @@ def to_ris(frame: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-# ---------------------------------------------------------------------- CSL-JSON
 def to_csl_json(frame: pd.DataFrame) -> str:
     """The rows as CSL-JSON (the input of citeproc, Pandoc and Zotero): one item a row."""
     seen: set[str] = set()

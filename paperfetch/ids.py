@@ -105,8 +105,6 @@ class ParsedInput:
         return self.identifier is not None
 
 
-# --------------------------------------------------------------------------- messages
-
 _NAME = {
     IdType.DOI: "a DOI",
     IdType.PMID: "a PMID",
@@ -160,8 +158,6 @@ def _fail_any(value: object, detail: str) -> InvalidIdentifier:
     return InvalidIdentifier(f"{_show(value)} is not an identifier: {detail}; {_EXPECT_ANY}", value=value)
 
 
-# --------------------------------------------------------------------------- patterns
-
 # Invisible characters that copy-paste (web pages, PDFs) leaves inside identifiers.
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"))
 _WRAPPERS = {"(": ")", "[": "]", "{": "}", "<": ">", '"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
@@ -201,8 +197,6 @@ _ARXIV_ARCHIVES = frozenset(
 
 _MAX_NUMBER = 999_999_999
 
-
-# --------------------------------------------------------------------------- helpers
 
 
 def _coerce_hint(hint: IdType | str | None) -> IdType | None:
@@ -270,8 +264,6 @@ def _strip_trailing(text: str) -> str:
         break
     return text
 
-
-# --------------------------------------------------------------------------- per-type parsers
 
 
 def _parse_doi(rest: str, original: object) -> Identifier:
@@ -458,8 +450,6 @@ def _parse_number(number: int, original: object, hint: IdType | None) -> Identif
     return _PARSERS[idtype](str(number), original)
 
 
-# --------------------------------------------------------------------------- public API
-
 
 def parse_identifier(text: object, *, hint: IdType | str | None = None) -> Identifier:
     """Parse one DOI, PMID, PMCID or arXiv ID into its canonical :class:`Identifier`.
@@ -544,8 +534,6 @@ def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None =
         )
     return results
 
-
-# --------------------------------------------------------------------------- file names
 
 #: Fields a :func:`filename_for` template may use.
 FILENAME_FIELDS = ("type", "value", "key", "version")

@@ -195,7 +195,7 @@ class _Failure:
 
 @dataclass
 class ItemJob:
-    """One identifier's way through the sources; one request per ``advance``."""
+    """One identifier's way through the sources, one request per ``advance`` (the scheduler's Job protocol)."""
 
     context: ItemContext
     identifier: Identifier
@@ -222,7 +222,6 @@ class ItemJob:
     #: the sources that offered a copy, in the order they did (the row's ``offered_by``)
     offered: dict[str, None] = field(default_factory=dict)
 
-    # -- the Job protocol ----------------------------------------------------
     @property
     def url(self) -> str | None:
         if self.finished or self.result is not None:
@@ -242,7 +241,6 @@ class ItemJob:
             self._arrange()
         return self.actions[0].url
 
-    # -- copies (the scheduler may pick which one goes next) --------
     @property
     def copies(self) -> tuple[str, ...]:
         """The URLs the next request may use: the known copies of the best version tier, the preferred
@@ -312,7 +310,6 @@ class ItemJob:
         if self.failures and self.failures[-1].source == name:
             self.failures[-1].held_lookup = True
 
-    # -- planning ------------------------------------------------------------
     def plan(self) -> tuple[list[tuple[str, str, str]], list[str]]:
         """A dry run: every candidate ``(kind, source, url)`` in the order of trial, and the lookup errors.
 
@@ -428,7 +425,6 @@ class ItemJob:
             if value not in (None, "") and self.meta.get(name) in (None, ""):
                 self.meta[name] = value
 
-    # -- steps ---------------------------------------------------------------
     def _lookup(self, action: _Action) -> None:
         r = self.context
         source = r.sources[action.source]
@@ -519,7 +515,6 @@ class ItemJob:
         self.trail.append((action.source, f"{status.value}: {message}"))
         logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
 
-    # -- outcome -------------------------------------------------------------
     def _offered_by(self) -> list[str]:
         """The sources that offered a copy: those asked, and the batched ones (asked for every item) whose
         record has candidates although an earlier copy made asking them unnecessary."""
@@ -578,7 +573,6 @@ class ItemJob:
         return list(dict.fromkeys(source for source, _ in self.trail))
 
 
-# ---------------------------------------------------------------------- helpers
 def _answer(candidates: Sequence[Any]) -> str:
     return f"knows it: {len(candidates)} candidate(s)" if candidates else "knows it, no open copy"
 

@@ -134,7 +134,6 @@ def requests_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-# ---------------------------------------------------------------------- cells
 def is_empty(value: Any) -> bool:
     """None, NaN, NaT, ``pd.NA``: a cell shown empty."""
     if value is None:
@@ -275,7 +274,6 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# ---------------------------------------------------------------------- domain_status(), folded
 #: The folded columns (text already; never cut, aligned as numbers).
 _FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker", "until")
 
@@ -351,7 +349,6 @@ def host_table_text(frame: pd.DataFrame) -> str:
     return pd.DataFrame(table).to_string(index=False)
 
 
-# ---------------------------------------------------------------------- domain_status(), styled
 #: How style_domain_status names domain_status()'s columns (units in the header, not in every cell).
 _STATUS_LABELS = {
     "state": "state", "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
@@ -478,7 +475,6 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
     return styler
 
 
-# ---------------------------------------------------------------------- the outcomes: yield per source
 def _paper_key(row: Mapping[str, Any]) -> str | None:
     """One key per paper (the DOI first: a PMID that led to a DOI is that DOI's paper); None for no identifier."""
     for column in ("doi", "pmcid", "pmid", "arxiv_id"):

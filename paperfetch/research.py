@@ -55,7 +55,6 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
     return frame.astype(dtypes)
 
 
-# ---------------------------------------------------------------------- search and snowballing
 def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = 200,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
     """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*.
@@ -159,7 +158,6 @@ def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fe
     return _frame([link.row() for link in _finder(sources).citations(metadata, ident)], LINK_DTYPES)
 
 
-# ---------------------------------------------------------------------- is it the right paper?
 def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[str | None] = (),
                 notify: Notify | None = None) -> dict[str, Any]:
     """``{"title_match": score}`` for a PDF just saved for *job*; raises WrongArticle after moving it aside.

@@ -145,7 +145,6 @@ class BatchRun:
         """The hosts of the metadata services (paced by the API client)."""
         return frozenset(host_key(s.base_url) for s in self.sources.values())
 
-    # ------------------------------------------------------------------ the run
     def download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
         """One outcome row per input, in input order; with *hooks*, the run of a :class:`~paperfetch.job.Job`."""
         settings = self.settings = self._settings()
@@ -341,7 +340,6 @@ class BatchRun:
         finally:
             set_current_source(None)
 
-    # ------------------------------------------------------------------ the dashboard
     def new_dashboard_model(self, *, events: bool) -> Any:
         """A dashboard model watching the clients: the metadata services' hosts read through the API
         client, the others through the web client (as ``domain_status()`` does)."""
@@ -428,7 +426,6 @@ class BatchRun:
                 job.stopped = True
                 finished(job)
 
-    # ------------------------------------------------------------------ stopping
     def stop(self) -> None:
         """Stop the batch in progress (no new request starts); nothing when none runs."""
         scheduler = self.scheduler

@@ -50,8 +50,6 @@ class Verdict:
     reason: str
 
 
-# --------------------------------------------------------------------------- bot challenges
-
 # Markers that appear only on challenge/block pages, never on an ordinary page
 # that merely sits behind the same vendor. Beware: Cloudflare injects
 # ``/cdn-cgi/challenge-platform/scripts/jsd/main.js`` into ordinary pages (the
@@ -140,8 +138,6 @@ def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | 
     return None
 
 
-# --------------------------------------------------------------------------- sniffing
-
 _HTML_START = re.compile(
     r"<(?:!doctype\s+html|html|head|body|title|meta|script|noscript|style|link|iframe|div|p|h1|table|form)[\s>/]",
     re.IGNORECASE,
@@ -219,8 +215,6 @@ def sniff(head: bytes, content_type: str | None = None) -> Verdict:
 
     return Verdict(False, "other", _describe_other(text, content_type) + "; try another source for this paper")
 
-
-# --------------------------------------------------------------------------- files on disk
 
 def check_pdf_file(path: str | os.PathLike[str], *, expected_length: int | None = None) -> Verdict:
     """Check a file on disk: it sniffs as a PDF, its size equals *expected_length* when given (fewer bytes:

@@ -54,7 +54,6 @@ class UsageError(Exception):
     """A usage error found before any request: printed as ``paperfetch: <message>``, exit status 2."""
 
 
-# ---------------------------------------------------------------------------- SIGTERM, as Ctrl-C
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread where Ctrl-C would raise: every ``except KeyboardInterrupt``
     that writes the partial report and the failed list handles it too; the exit status is 143."""
@@ -93,7 +92,6 @@ def interrupted_word() -> str:
     return "terminated (SIGTERM)" if _terminated.is_set() else "interrupted"
 
 
-# ---------------------------------------------------------------------------- retry warnings, one per host
 class RetryWarningsOncePerHost(logging.Filter):
     """Lets the first retry warning of each host through, marked "(further retries of this host not shown)",
     and counts the others for :meth:`summary`.
@@ -144,7 +142,6 @@ def configuration_is_usage() -> Iterator[None]:
         raise UsageError(str(exc)) from None
 
 
-# ---------------------------------------------------------------------------- options
 def common_options() -> argparse.ArgumentParser:
     """-v/-q, shared by every subcommand (pass as ``parents=[common_options()]``)."""
     common = argparse.ArgumentParser(add_help=False)
@@ -179,7 +176,6 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> Any:
     return load_settings(arguments, config_path=args.config)
 
 
-# ---------------------------------------------------------------------------- output
 def say(message: str, *, err: bool = False) -> None:
     """Print one message (secrets masked) on stdout, or stderr with *err*."""
     print(redact_text(message), file=sys.stderr if err else sys.stdout, flush=True)
@@ -236,7 +232,6 @@ def host_table(status: pd.DataFrame) -> str:
     return host_table_text(status)
 
 
-# ---------------------------------------------------------------------------- checks before any request
 def check_out_dir(out: str) -> Path:
     """The output folder, created if missing; a UsageError when it is a file or not writable."""
     path = Path(out).expanduser()
@@ -304,7 +299,6 @@ def check_report(path: Path) -> str:
     return suffix
 
 
-# ---------------------------------------------------------------------------- files
 def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
     """Write through *writer* to a sibling temporary name, then rename: no half-written report."""
     tmp = path.with_name(f".{path.name}.part")

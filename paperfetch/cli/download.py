@@ -194,7 +194,6 @@ def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]
     return frame, []
 
 
-# ---------------------------------------------------------------------------- after the run
 def _failed_inputs(outcomes: pd.DataFrame) -> list[str]:
     """The identifiers a re-run retries (:func:`paperfetch.outcomes.retried_by_rerun`), and nothing else."""
     from paperfetch.outcomes import retried_by_rerun

@@ -125,7 +125,6 @@ class JobDashboard:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    # -- display -------------------------------------------------------------------
     def text(self) -> str:
         return f"{self.job!r}\n{self.dashboard.text()}"
 

@@ -46,7 +46,6 @@ class QueueSource(Protocol):
     def queued(self) -> Mapping[str, int]: ...
 
 
-# ---------------------------------------------------------------------- the model
 class _Host:
     """This run's counts for one host, plus what a model without a client learns from events."""
 
@@ -128,7 +127,6 @@ class DashboardModel:
         #: Grows with every change; a view redraws only when it moved (read without the lock).
         self.version = 0
 
-    # -- wiring ----------------------------------------------------------------
     def watch(self, client: HttpClient, *, hosts: Iterable[str] | None = None, events: bool = True) -> DashboardModel:
         """Read *client*'s snapshots (for *hosts* only, when given; it then wins over a client
         watched without *hosts*) and, with *events*, subscribe to its events until :meth:`finish`."""
@@ -190,7 +188,6 @@ class DashboardModel:
     def running(self) -> bool:
         return self._running
 
-    # -- feeding -----------------------------------------------------------------
     def on_event(self, event: Event) -> None:
         """The event subscriber (called in the transport's threads)."""
         kind = event.kind
@@ -274,7 +271,6 @@ class DashboardModel:
                 self._events.append(note)
             self.version += 1
 
-    # -- reading -----------------------------------------------------------------
     def snapshot(self) -> BatchSnapshot:
         """The state now, as plain frozen data; once the run has ended, the state at its end.
         Thread-safe; costs a few microseconds per host."""

@@ -32,7 +32,6 @@ def unreachable_kind(detail: str) -> str:
     return ""
 
 
-# ---------------------------------------------------------------------- snapshots
 @dataclass(frozen=True)
 class RecentEvent:
     """One notable event: a hold set, a suppression, a robots.txt refusal, an invalid PDF."""
@@ -69,7 +68,6 @@ class HostRow:
     unreachable: str = ""        #: ``dns`` or ``refused`` when the host could not be reached (this run)
     run_ended: bool = False      #: the run is over: queued jobs read ``not started``
 
-    # -- the politeness record, read ------------------------------------------------
     @property
     def delay_min_s(self) -> float | None:
         return None if self.politeness is None else self.politeness.delay_min_s
@@ -131,7 +129,6 @@ class HostRow:
         """The host's budget left today (its last ``X-RateLimit-Remaining``); None when it never said."""
         return None if self.politeness is None else self.politeness.credits_left
 
-    # -- derived ----------------------------------------------------------------------
     @property
     def done(self) -> int:
         return self.ok + self.not_found + self.errors + self.not_sent

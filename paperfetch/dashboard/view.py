@@ -96,7 +96,6 @@ class Dashboard:
         """The model of an enabled dashboard (every caller checks ``enabled`` first)."""
         return cast(DashboardModel, self.model)
 
-    # -- the timer -----------------------------------------------------------------
     def start(self) -> None:
         """Start the redraw timer (a daemon thread; it ends by itself once nothing can change)."""
         if not self.enabled or (self._thread is not None and self._thread.is_alive()):
@@ -169,7 +168,6 @@ class Dashboard:
             logger.debug("final dashboard redraw failed", exc_info=True)
         self._handles = []
 
-    # -- display -------------------------------------------------------------------
     @property
     def last_drawn(self) -> BatchSnapshot | None:
         """The snapshot the widget shows now (``None`` before the first redraw)."""

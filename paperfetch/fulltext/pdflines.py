@@ -67,8 +67,6 @@ def pdf_lines(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_byte
         raise FullTextError(f"the PDF's text layer cannot be read ({chosen.value}): {type(exc).__name__}: {exc}") from exc
 
 
-# --------------------------------------------------------------------------- pypdf
-
 
 def _pypdf_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
     from pypdf import PdfReader  # a core dependency, imported when used: most callers never read text
@@ -116,8 +114,6 @@ class _PypdfPage:
         self.parts = []
         self.where = None
 
-
-# --------------------------------------------------------------------------- pypdfium2
 
 
 def _pdfium_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:

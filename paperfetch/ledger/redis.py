@@ -70,7 +70,6 @@ class RedisLedger(LedgerFiles):
         self.fallback = fallback
         self._closed = False
 
-    # ------------------------------------------------------------------ plumbing
     def _entry_key(self, key: str) -> str:
         return f"{self._prefix}e:{key}"
 
@@ -92,7 +91,6 @@ class RedisLedger(LedgerFiles):
             logger.warning("ledger: %s %s during %s; using %s", self.store_name, failure, operation, self.fallback.path)
             return on_fallback(self.fallback)
 
-    # ------------------------------------------------------------------ writing
     def record(
         self,
         key: str,
@@ -142,7 +140,6 @@ class RedisLedger(LedgerFiles):
             http_status=http_status, error=error, retryable=retryable, extra=extra))
         logger.debug("ledger (redis): %s -> %s", key, status)
 
-    # ------------------------------------------------------------------ reading
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""
 
@@ -173,7 +170,6 @@ class RedisLedger(LedgerFiles):
             return rows
         return entries_frame(rows)
 
-    # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
         """Close the connection if this ledger opened it (and the fallback). Closing twice is harmless."""
         if self._closed:

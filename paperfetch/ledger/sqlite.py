@@ -226,8 +226,6 @@ class SqliteLedger(LedgerFiles):
                     connection.execute("ROLLBACK")
                 raise
 
-    # ------------------------------------------------------------------ lifecycle
-
     def close(self) -> None:
         """Close the connection; further calls fail. Closing twice is harmless."""
         with self._lock:
@@ -255,8 +253,6 @@ class SqliteLedger(LedgerFiles):
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"the ledger {self.path} is closed")
-
-    # ------------------------------------------------------------------ writing
 
     def record(
         self,
@@ -313,8 +309,6 @@ class SqliteLedger(LedgerFiles):
                 except sqlite3.Error:
                     pass
             raise
-
-    # ------------------------------------------------------------------ reading
 
     def _fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:

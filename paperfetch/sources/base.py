@@ -110,8 +110,6 @@ class Source:
         self.base_url_overridden = override is not None
         self.base_url = _origin(override, self.env_var) if override is not None else self.default_base_url
 
-    # -- declarative surface --------------------------------------------------------------
-
     @property
     def env_var(self) -> str:
         """Environment variable that overrides the base URL (scheme, host and port only)."""
@@ -184,8 +182,6 @@ class Source:
         """Per-service reading of a response; most services use status codes honestly."""
         return default_classify(response)
 
-    # -- the one place identification and base URL are applied ---------------------------
-
     def url_for(self, spec: RequestSpec) -> tuple[str, dict[str, str]]:
         """Full URL (base + service path) and query parameters including identification."""
         return self.base_url + spec.path, {**spec.params, **self.identity_params()}
@@ -206,8 +202,6 @@ class Source:
             logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
             return {}
         return self.read(response.content, spec)
-
-    # -- helpers for subclasses ------------------------------------------------------------
 
     def accepted(self, ids: Iterable[Identifier]) -> list[Identifier]:
         """The ids this source can look up, in order, without duplicates."""

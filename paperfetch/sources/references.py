@@ -60,7 +60,6 @@ class LinkFinder:
         self.crossref = crossref
         self.europepmc = europepmc
 
-    # -- public --------------------------------------------------------------------
     def references(self, http: Fetcher, ident: Identifier) -> list[Link]:
         links: list[Link] = []
         doi = ident if ident.type is IdType.DOI else None
@@ -89,7 +88,6 @@ class LinkFinder:
                 logger.info("Europe PMC's citations need a PMID; none is known for %s", ident.key)
         return merge_links(links)
 
-    # -- Europe PMC ----------------------------------------------------------------
     def _europepmc_citations(self, http: Fetcher, pmid: str) -> list[Link]:
         links: list[Link] = []
         path = europepmc_citations_path(pmid)
@@ -104,7 +102,6 @@ class LinkFinder:
                 break
         return links
 
-    # -- OpenAlex ------------------------------------------------------------------
     def _get_json(self, http: Fetcher, source: Source | None, path: str, params: dict[str, str],
                   ident: Identifier | None = None) -> dict[str, Any]:
         """The answer's JSON object; anything else is a MalformedResponse naming the service."""
@@ -144,7 +141,6 @@ class LinkFinder:
             cursor = next_cursor
         return links
 
-    # -- Crossref ------------------------------------------------------------------
     def _crossref_references(self, http: Fetcher, ident: Identifier) -> list[Link]:
         try:
             data = self._get_json(http, self.crossref, "/works/" + quote_path(ident.value), {}, ident)

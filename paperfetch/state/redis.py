@@ -138,7 +138,6 @@ class RedisStore(StoreBase):
         self._down_since: float | None = None  # time.monotonic() of the failure while on the fallback
         self._lock = threading.Lock()
 
-    # -- connection handling ------------------------------------------------------
     @property
     def on_fallback(self) -> bool:
         """True while calls are served by the fallback store because Redis did not answer."""
@@ -177,11 +176,9 @@ class RedisStore(StoreBase):
         except self._redis_errors as exc:
             raise StoreUnavailable(f"the host-state store {self.name} does not answer", store=self.name) from exc
 
-    # -- keys --------------------------------------------------------------------------
     def _key(self, kind: str, host: str) -> str:
         return f"{self.namespace}{kind}:{host}"
 
-    # -- slots -----------------------------------------------------------------------
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
         token = new_token()
         ttl_ms = math.ceil((max(interval_s, lease_s) + _SLOT_GRACE_S) * 1000)
@@ -205,7 +202,6 @@ class RedisStore(StoreBase):
             lambda store: store.finish(slot, end, gap_s),
         )
 
-    # -- facts -----------------------------------------------------------------------
     def _facts_keys(self, host: str) -> list[str]:
         return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
 
