@@ -42,11 +42,8 @@ def __getattr__(name: str) -> object:  # RedisStore imports only when asked for:
 
 
 def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, fallback: str | None = None) -> HostStateStore:
-    """The store *spec* names; None reads ``PAPERFETCH_STATE``, and without it the SQLite default.
-
-    A store object is returned as it is. *fallback* (``"local"``) applies to Redis only:
-    where Redis does not answer, go on with this machine's SQLite store instead of raising.
-    """
+    """The store *spec* names (a store object as it is); None reads ``PAPERFETCH_STATE``, else the SQLite default.
+    *fallback* ``"local"`` (Redis only): where Redis does not answer, use this machine's SQLite store."""
     if spec is None:
         spec = env_state()
     if isinstance(spec, HostStateStore) and not isinstance(spec, (str, os.PathLike)):

@@ -27,8 +27,7 @@ CLOCK_SKEW_S = 5.0
 _UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots_fetched_at", "robots_expires_at",
                  "suppressed_since", "failing_since")
 
-#: The most starts one host can have queued ahead (start-to-start pacing): a slot further ahead than this
-#: many intervals (plus the lease and the largest Crawl-delay) is a wall clock that moved.
+#: A slot further ahead than this many intervals (plus lease and largest Crawl-delay) is a clock that moved.
 MAX_QUEUED_STARTS = 64
 
 #: The circuit breaker's states: closed → open → half-open.
@@ -38,9 +37,7 @@ BREAKER_STATES = ("closed", "open", "half_open")
 @dataclass(frozen=True)
 class StoredFacts:
     """The stored form of one host's :class:`paperfetch.http.hosts.HostFacts`: flat, JSON-able, keyed by host.
-
-    Times are wall-clock epoch seconds; ``math.inf`` in ``hold_until`` / ``suppressed_until`` means until cleared.
-    """
+    Times are wall-clock epoch seconds; ``math.inf`` in ``hold_until`` / ``suppressed_until``: until cleared."""
 
     host: str
     hold_until: float | None = None
@@ -93,13 +90,9 @@ class StoredFacts:
 
 @dataclass(frozen=True)
 class Slot:
-    """The answer of :meth:`HostStateStore.reserve`.
-
-    ``granted``: the caller may start its request at ``start_at`` (wall epoch, ``>= now``) and must
-    not start before. Not granted: another client holds the host (its request is in flight); ask
-    again at ``start_at`` at the latest (its lease end) — sooner is fine, it may finish early.
-    ``token`` identifies a granted reservation for :meth:`HostStateStore.finish` (``""`` when not granted).
-    """
+    """The answer of :meth:`HostStateStore.reserve`. Granted: start at ``start_at`` (wall epoch), not before.
+    Not granted: another client holds the host; ask again at ``start_at`` (its lease end) at the latest.
+    ``token`` identifies a granted reservation for :meth:`HostStateStore.finish` (``""`` when not granted)."""
 
     host: str
     granted: bool
@@ -133,9 +126,8 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
 
 
 def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
-    """*facts* as they can honestly be read at *now*: a record written "later" than now is moved back, a
-    hold or open breaker beyond :data:`~paperfetch.defaults.MAX_HOLD_S` capped (docs/state.md, "A wall clock that moves").
-    """
+    """*facts* as they can honestly be read at *now*: a record written "later" than now moved back, a hold or
+    open breaker capped at :data:`~paperfetch.defaults.MAX_HOLD_S` (docs/state.md, "A wall clock that moves")."""
     changes: dict = {}
     skew = facts.updated_at - now
     if skew > CLOCK_SKEW_S:
@@ -196,10 +188,7 @@ def expire_facts(facts: StoredFacts, now: float) -> StoredFacts:
 def reserve_slot(
     state: tuple[float, str, float], host: str, interval_s: float, now: float, lease_s: float, token: str
 ) -> tuple[Slot, tuple[float, str, float]]:
-    """The reservation rule on ``(next_free, holder, lease_until)``: the answer and the new state.
-
-    The Redis backend runs the same rule as a Lua script (``paperfetch/state/redis.py``).
-    """
+    """The reservation rule on ``(next_free, holder, lease_until)``: the answer and the new state (Lua in redis.py)."""
     state = clamp_slot(state, host, interval_s, now, lease_s)
     next_free, holder, lease_until = state
     if holder and lease_until > now:
@@ -213,10 +202,8 @@ def reserve_slot(
 
 
 def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: float) -> tuple[float, str, float]:
-    """The finish rule: the holder *token* lets go; the next start is at least ``end + gap_s``.
-
-    A late finish still pushes ``next_free`` (it can only slow the host) but never releases a new holder.
-    """
+    """The finish rule: the holder *token* lets go; the next start is at least ``end + gap_s``. A late
+    finish still pushes ``next_free`` (it can only slow the host) but never releases a new holder."""
     if not token:  # a slot that was not granted holds nothing
         return state
     next_free, holder, lease_until = state
@@ -228,10 +215,8 @@ def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: 
 
 @runtime_checkable
 class HostStateStore(Protocol):
-    """Per-host politeness state, shared by every client that opens the same store. Implementations are thread-safe.
-
-    *now* is always a wall-clock epoch, passed in so tests run on a fake clock.
-    """
+    """Per-host politeness state, shared by every client that opens the same store; implementations are thread-safe.
+    *now* is always a wall-clock epoch, passed in so tests run on a fake clock."""
 
     #: Where the state lives, for people (``"memory"``, ``"sqlite:/path"``, ``"redis://host:6379/0"``); never a password.
     name: str

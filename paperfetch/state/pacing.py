@@ -24,11 +24,8 @@ def acquire(
     poll_s: float = DEFAULT_POLL_S,
 ) -> Slot:
     """Wait (on *clock*) until this client may start a request to *host*; return the granted slot.
-
-    ``lease_s == 0``: start-to-start — one reservation, one sleep to its start.
-    ``lease_s > 0``: end-to-end — the caller holds the host until ``store.finish(slot, end, gap_s)``
-    (call it in a ``finally``) or until the lease runs out.
-    """
+    ``lease_s > 0`` is end-to-end: the caller holds the host until ``store.finish(slot, end, gap_s)`` (in a
+    ``finally``) or until the lease runs out; ``lease_s == 0`` is start-to-start."""
     while True:
         now = clock.time()
         slot = store.reserve(host, interval_s, now, lease_s)

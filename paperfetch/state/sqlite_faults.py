@@ -70,9 +70,7 @@ class Opened:
 
 def move_aside(path: Path, *, now: datetime | None = None) -> Path:
     """Rename *path* (and its ``-wal``/``-shm``/``-journal``) to ``<name>.damaged-<UTC timestamp>``; the new path.
-
-    Raises OSError when it cannot be renamed (a read-only folder).
-    """
+    Raises OSError when it cannot be renamed (a read-only folder)."""
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
     target = path.with_name(f"{path.name}.damaged-{stamp}")
     counter = 1
@@ -110,8 +108,7 @@ def _connect(path: Path, timeout_s: float, prepare: Callable[[sqlite3.Connection
     return connection
 
 
-#: A file found locked is not waited for again within this many seconds (a Retriever opens the host state
-#: once per transport: one wait, not two).
+#: A file found locked is not waited for again within this many seconds (one wait per Retriever, not two).
 _LOCKED_MEMO_S = 5.0
 _RECENTLY_LOCKED: dict[Path, tuple[float, str]] = {}
 _RECENT_LOCK = threading.Lock()
@@ -130,10 +127,8 @@ def _disk_full(path: Path) -> bool:
 
 
 def lock_holders(path: Path) -> list[int]:
-    """The pids holding a POSIX lock on *path* or its ``-shm`` (Linux ``/proc/locks``), this process left out.
-
-    SQLite itself cannot say who holds a lock; where ``/proc/locks`` is missing the answer is ``[]``.
-    """
+    """The pids holding a POSIX lock on *path* or its ``-shm`` (Linux ``/proc/locks``), this process left out;
+    ``[]`` where ``/proc/locks`` is missing (SQLite itself cannot say)."""
     inodes = set()
     for candidate in (path, Path(f"{path}-shm")):
         try:
@@ -173,11 +168,9 @@ def open_database(
     path: Path, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None]
 ) -> Opened:
     """Open the SQLite file *path* (*what* names it for people: ``"the host-state file"``) or say why not.
-
     *prepare* sets the connection up; *fallback* names what the caller does instead, for the WARNING.
     A damaged file is moved aside and a new one made; a locked file or a full disk gives no connection.
-    Errors other than SQLite's and the OS's (a ConfigurationError of *prepare*, say) propagate.
-    """
+    Errors other than SQLite's and the OS's (a ConfigurationError of *prepare*, say) propagate."""
     timeout_s = lock_timeout_s()
     with _RECENT_LOCK:
         seen = _RECENTLY_LOCKED.get(path)
