@@ -1,7 +1,5 @@
-"""The resume ledger: what is done, so a re-run resumes.
-
-:func:`open_ledger` opens one (SQLite in the output folder, or Redis); whether an item is fetched
-again is :func:`paperfetch.download.download_action`'s call (docs/state.md, "The ledger").
+"""The resume ledger: what is done, so a re-run resumes. :func:`open_ledger` opens one (SQLite in the
+output folder, or Redis); docs/state.md, "The ledger".
 """
 
 from __future__ import annotations
@@ -68,12 +66,9 @@ def open_ledger(
     name: str = defaults.LEDGER_NAME,
     fallback: str | None = None,
 ) -> ResumeLedger:
-    """The ledger *spec* names, for the output folder *folder*; None means the SQLite file in *folder*.
-
-    A ledger object is returned as it is. *name* separates the ledgers of different batches in one
-    Redis; *fallback* ``"local"`` (Redis only): where Redis does not answer, record and answer in the
-    SQLite ledger of *folder* instead of raising :class:`~paperfetch.errors.StoreUnavailable`.
-    """
+    """The ledger *spec* names (a ledger object as it is) for the output folder *folder*; None: the SQLite file there.
+    *name* separates the ledgers of batches in one Redis; *fallback* ``"local"`` (Redis only): where Redis
+    does not answer, use the SQLite ledger of *folder* instead of raising StoreUnavailable."""
     if spec is None:
         spec = "sqlite"
     if isinstance(spec, ResumeLedger) and not isinstance(spec, (str, os.PathLike)):

@@ -1,7 +1,5 @@
-"""The resume-ledger contract and what every backend (SQLite, Redis) shares: the stored row
-(:func:`record_row`) and the file checks behind ``is_done`` / ``should_retry`` (:class:`LedgerFiles`).
-
-Deciding whether to fetch is :func:`paperfetch.download.download_action`'s (docs/state.md, "The ledger").
+"""The resume-ledger contract and what every backend shares: the stored row (:func:`record_row`) and the
+file checks (:class:`LedgerFiles`). Deciding whether to fetch is not here (docs/state.md, "The ledger").
 """
 
 from __future__ import annotations
@@ -40,8 +38,7 @@ __all__ = [
 
 logger = logging.getLogger("paperfetch.ledger")
 
-#: Statuses whose item has a valid PDF on disk (:data:`paperfetch.outcomes.FINISHED_WELL_STATUSES`);
-#: :meth:`LedgerFiles.is_done` still checks the file.
+#: Statuses whose item has a valid PDF on disk (:meth:`LedgerFiles.is_done` still checks the file).
 DONE_STATUSES = FINISHED_WELL_STATUSES
 
 # FINAL_STATUSES and a 404/410/451 are absences asking again will not change; everything else is
@@ -53,11 +50,8 @@ _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """The latest recorded outcome for one key.
-
-    ``path`` is relative to the ledger's folder when the file lies inside it (:meth:`LedgerFiles.absolute_path`
-    resolves it); ``extra`` is free-form metadata, read-only.
-    """
+    """The latest recorded outcome for one key. ``path`` is relative to the ledger's folder when the file lies
+    inside it (:meth:`LedgerFiles.absolute_path` resolves it); ``extra`` is free-form metadata, read-only."""
 
     key: str
     status: str
@@ -110,11 +104,8 @@ def record_row(
     now: datetime,
 ) -> dict[str, Any]:
     """The stored form of one ``record()`` call, as if it were the key's first: every :class:`LedgerEntry` field.
-
-    *path* is already as stored (:meth:`LedgerFiles.stored_path`). *url* and URLs inside *error*
-    are redacted; *retryable* defaults to :func:`default_retryable` of *status*; times are ISO 8601
-    UTC text; ``extra`` is empty (the backend merges it with :func:`merged_extra`).
-    """
+    *path* is already as stored; *url* and URLs in *error* are redacted; *retryable* defaults to
+    :func:`default_retryable`; times are ISO 8601 UTC text; ``extra`` is empty (the backend merges it)."""
     stamp = now.isoformat(timespec="microseconds")
     return {
         "key": key,
@@ -142,10 +133,8 @@ def merged_extra(previous: Mapping[str, Any] | None, extra: Mapping[str, Any] | 
 
 
 def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
-    """A stored row (SQLite columns, or the JSON a Redis ledger keeps) as a :class:`LedgerEntry`.
-
-    ``extra`` may be JSON text or a mapping; missing fields read as None.
-    """
+    """A stored row (SQLite columns, or a Redis ledger's JSON; ``extra`` as JSON text or a mapping) as a
+    :class:`LedgerEntry`; missing fields read as None."""
     extra = row.get("extra")
     if isinstance(extra, str):
         extra = json.loads(extra) if extra else {}
@@ -177,12 +166,8 @@ def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
 
 @runtime_checkable
 class ResumeLedger(Protocol):
-    """What every ledger backend does (:class:`~paperfetch.ledger.Ledger` in SQLite,
-    :class:`~paperfetch.ledger.RedisLedger`); :func:`~paperfetch.ledger.open_ledger` opens one.
-
-    ``folder`` is the output folder the stored paths are relative to. Every method is thread-safe;
-    a closed ledger raises RuntimeError.
-    """
+    """What every ledger backend does; :func:`~paperfetch.ledger.open_ledger` opens one. ``folder`` is the
+    output folder stored paths are relative to. Thread-safe; a closed ledger raises RuntimeError."""
 
     folder: Path
 
@@ -226,9 +211,7 @@ class ResumeLedger(Protocol):
 
 
 class LedgerFiles:
-    """The file side of a ledger, whatever stores its entries: stored paths, intact downloads, retries.
-    A subclass gives ``folder`` and ``get``.
-    """
+    """The file side of a ledger, whatever stores its entries; a subclass gives ``folder`` and ``get``."""
 
     folder: Path
 
@@ -256,11 +239,8 @@ class LedgerFiles:
         return stored if stored.is_absolute() else self.folder / stored
 
     def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
-        """The entry when *key* is downloaded and its file is intact, else None.
-
-        Intact: the status is in :data:`DONE_STATUSES`, the file exists and its size and SHA-256 (when
-        recorded; size first) match. With *out_dir*, the file must also lie inside it.
-        """
+        """The entry when *key* is downloaded and its file intact, else None: a :data:`DONE_STATUSES` status, the
+        file there, its size and SHA-256 (when recorded; size first) as recorded, and inside *out_dir* if given."""
         entry = self.get(key)
         if entry is None or entry.status not in DONE_STATUSES:
             return None
@@ -287,9 +267,7 @@ class LedgerFiles:
         return entry
 
     def should_retry(self, key: str) -> bool:
-        """Whether a key that is not done is worth another attempt: a key never recorded is; otherwise the
-        recorded ``retryable`` flag decides (default: :func:`default_retryable`). A ``downloaded`` key answers
-        True, so a file :meth:`is_done` finds gone is fetched again.
-        """
+        """Whether a key that is not done is worth another attempt: a key never recorded is, else its recorded
+        ``retryable`` flag decides. A ``downloaded`` key answers True: a file :meth:`is_done` finds gone is fetched again."""
         entry = self.get(key)
         return True if entry is None else entry.retryable

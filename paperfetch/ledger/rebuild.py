@@ -1,6 +1,5 @@
-"""Rebuild a lost ledger from the PDFs in the output folder (docs/state.md, "When a file fails").
-
-Only what a file proves is recorded, and a row the ledger already has is never overwritten.
+"""Rebuild a lost ledger from the PDFs in the output folder (docs/state.md, "When a file fails"). Only what
+a file proves is recorded, and a row the ledger already has is never overwritten.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """The resume ledger in Redis: the SQLite ledger's contract, shared by every machine (docs/state.md, "The ledger").
-
-Keys under ``{namespace}ledger:{name}:``: ``e:{key}`` (the entry as JSON) and ``index`` (a sorted set
-by first_seen). Each record is one WATCH/MULTI transaction.
+Keys under ``{namespace}ledger:{name}:``: ``e:{key}`` (the entry as JSON), ``index`` (sorted by first_seen).
 """
 
 from __future__ import annotations
@@ -29,10 +27,8 @@ logger = logging.getLogger("paperfetch.ledger")
 
 class RedisLedger(LedgerFiles):
     """A resume ledger in Redis for the output folder *folder* (shared storage on a cluster). Thread-safe.
-
-    *redis* is a URL, a redis-py client, or a :class:`~paperfetch.state.RedisStore` (its connection is
-    shared); *name* separates the ledgers of different batches in one Redis.
-    """
+    *redis* is a URL, a redis-py client, or a :class:`~paperfetch.state.RedisStore` (its connection shared);
+    *name* separates the ledgers of different batches in one Redis."""
 
     def __init__(
         self,

@@ -1,7 +1,5 @@
-"""The resume ledger in SQLite: ``.paperfetch-ledger.sqlite3`` in the output folder, one committed row per outcome.
-
-One row per key (the latest outcome), never a secret; a file that fails gives a ledger in memory
-and ``recovered`` (docs/outcomes.md, "Resume"; docs/state.md, "When a file fails").
+"""The resume ledger in SQLite: ``.paperfetch-ledger.sqlite3`` in the output folder, one committed row per key.
+A file that fails gives a ledger in memory and ``recovered`` (docs/outcomes.md, "Resume"; docs/state.md).
 """
 
 from __future__ import annotations
@@ -102,17 +100,14 @@ def _folder_lock(folder: Path) -> Iterator[None]:
 
 class SqliteLedger(LedgerFiles):
     """The resume ledger of one output folder (or any SQLite file path); also known as :class:`Ledger`.
-
-    Thread-safe (one connection behind a lock); every :meth:`record` commits. A context manager.
-    """
+    Thread-safe (one connection behind a lock); every :meth:`record` commits. A context manager."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).resolve()
         self.folder = self.path.parent
         self._lock = threading.Lock()
         self._closed = False
-        #: True when the rows of this ledger were lost (its file moved aside, or the ledger in memory):
-        #: the caller rebuilds them from the files (paperfetch.ledger.rebuild)
+        #: the rows were lost (file moved aside, or in memory): the caller rebuilds them from the files
         self.recovered = False
         #: why the ledger is in memory or was recreated ("" when its file is fine)
         self.problem = ""
@@ -121,9 +116,8 @@ class SqliteLedger(LedgerFiles):
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError:
             pass  # open_database says what is wrong with it
-        # Creation and set-up run under an exclusive flock on the folder: several processes
-        # opening one fresh ledger at once would otherwise meet "database is locked" while switching to
-        # WAL. A directory lock leaves no file behind and never touches SQLite's own POSIX locks.
+        # Set-up under a flock on the folder: processes opening one fresh ledger at once would meet "database
+        # is locked" while switching to WAL. A folder lock leaves no file and never touches SQLite's locks.
         with _folder_lock(self.folder):
             opened = open_database(self.path, what="the ledger", fallback="a ledger in memory (rebuilt from the PDFs)",
                                    prepare=self._prepare)
@@ -199,9 +193,8 @@ class SqliteLedger(LedgerFiles):
 
     @staticmethod
     def _prepare(connection: sqlite3.Connection) -> None:
-        # WAL: readers never block the writer, and a commit is one append to the log.
-        # synchronous=NORMAL keeps every committed row when the *process* dies
-        # (SIGKILL, a killed kernel); only a power cut may lose the last commits.
+        # WAL: readers never block the writer. synchronous=NORMAL keeps every committed row when the
+        # *process* dies (SIGKILL, a killed kernel); only a power cut may lose the last commits.
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -269,11 +262,9 @@ class SqliteLedger(LedgerFiles):
         retryable: bool | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``).
-
-        ``attempts`` counts up, ``first_seen`` stays, ``extra`` merges into what was recorded; *retryable*
-        defaults to :func:`default_retryable` of *status*; *url* and URLs in *error* are stored redacted.
-        """
+        """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``): ``attempts``
+        counts up, ``first_seen`` stays, ``extra`` merges; *retryable* defaults to :func:`default_retryable`;
+        *url* and URLs in *error* are stored redacted."""
         row = record_row(
             key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
             http_status=http_status, error=error, retryable=retryable, now=datetime.now(timezone.utc),
