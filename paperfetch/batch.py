@@ -1,7 +1,5 @@
-"""Batches over many hosts, the sugar: :func:`get_many` and :func:`iter_many` (docs/politeness.md, "get_many()").
-
-Each host is as polite as a loop of ``get`` would keep it; nothing here paces, decides or retries.
-:class:`HostScheduler` is re-exported from :mod:`paperfetch.http.scheduler`.
+""":func:`get_many` and :func:`iter_many`: each host as polite as a loop of ``get`` would keep it, the hosts
+side by side (docs/politeness.md, "get_many()"); :class:`HostScheduler` is re-exported from paperfetch.http.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""A metadata cache: the services' answers kept on disk, asked *before* the transport paces
-(docs/research.md, "The metadata cache").
-
-Keys drop the identity parameters, so no secret is stored; only answers and "not found" are kept. A
-file that fails gives a cache in memory for the run (docs/state.md, "When a file fails").
+"""The metadata cache, asked *before* the transport paces (docs/research.md, "The metadata cache"); keys drop
+the identity parameters, and a file that fails gives a cache in memory (docs/state.md).
 """
 
 from __future__ import annotations

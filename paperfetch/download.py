@@ -1,8 +1,5 @@
-"""An item's file: first the decision what to do about it (:func:`download_action`), then the stream
-that writes it (:func:`stream_to_file`: part file, SHA-256, validation, atomic rename).
-
-No requests, no ledger: callers pass its answers in. A failed local write leaves as
-:class:`~paperfetch.errors.DiskFull` / :class:`~paperfetch.errors.WriteError`, never a bare OSError (docs/state.md, "The ledger").
+"""An item's file: what to do about it (:func:`download_action`), then the stream that writes it atomically
+(:func:`stream_to_file`). No requests, no ledger; a failed local write is a WriteError, never a bare OSError.
 """
 
 from __future__ import annotations

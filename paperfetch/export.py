@@ -1,7 +1,5 @@
 """Citations out: any frame with the metadata columns as BibTeX, RIS or CSL-JSON (docs/outcomes.md, "Export").
-
-Written here, not with a library: the ones that fit (bibtexparser 2, rispy, citeproc-py) read or format
-these formats, which paperfetch never does. Nothing is looked up: an entry has what the frame has.
+Written here: bibtexparser 2, rispy and citeproc-py read or format these, which paperfetch never does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Recognise, normalise and name paper identifiers: DOIs, PMIDs, PMCIDs and arXiv IDs.
-
-Syntax only: nothing here touches the network or converts between types. Canonical forms and file
-names: docs/outcomes.md, "Schema".
+"""Recognise, normalise and name paper identifiers: DOIs, PMIDs, PMCIDs and arXiv IDs, by syntax only
+(no network, no conversion between types). Canonical forms and file names: docs/outcomes.md, "Schema".
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""One identifier's way through the sources, one request per step: :class:`ItemJob`.
-
-The scheduler advances a job one request at a time, so every host is served at its own pace
-(docs/sources.md, "How the Retriever uses them"). Sources expand by their :class:`Stage`; how an
-exception ends an item is :data:`STATUS_FOR_ERROR`; a failed write trips the batch's :class:`WriteStop`
-(docs/outcomes.md, ``write_error``).
+""":class:`ItemJob`, one identifier's way through the sources, one request per step (docs/sources.md, "How
+the Retriever uses them"); sources expand by :class:`Stage`, and a failed write trips :class:`WriteStop`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The outcomes DataFrame: one schema, declared once, whose columns never depend on flags (docs/outcomes.md).
-
-Also the status groups every reader shares (on :class:`Status`) and :data:`STATUS_FOR_ERROR`, how an
-exception ends an item.
+"""The outcomes DataFrame's one schema (docs/outcomes.md), the status groups every reader shares (on
+:class:`Status`), and :data:`STATUS_FOR_ERROR`, how an exception ends an item.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Temporary download files that a crash cannot leave behind for good, and one writer per file.
-
-A PDF is streamed into ``.paperfetch-part-<destination name>`` beside its destination, held under an
-exclusive ``flock`` (so two writers of one file meet on one name), then renamed onto it.
-:func:`sweep_stale_parts` removes the part files no live process holds (docs/hostile.md).
+"""Part files (``.paperfetch-part-<name>`` beside the destination, held under ``flock``: one writer per file)
+that a crash cannot leave behind for good: :func:`sweep_stale_parts` removes those no live process holds.
 """
 
 from __future__ import annotations

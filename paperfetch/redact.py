@@ -1,7 +1,5 @@
-"""Keep secrets (contact e-mails, API keys) out of logs, events, errors, frames and files: the values
-registered and what looks like a secret (docs/politeness.md, "Events and logging", "Secrets").
-
-Both :func:`redact_text` and :func:`redact_url` run in time linear in the text.
+"""Keep secrets out of logs, events, errors, frames and files, in time linear in the text
+(docs/politeness.md, "Events and logging", "Secrets").
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The tables people read: ``domain_status()`` (one row per host), ``requests()`` (one row per request),
-the one folding of per-host columns for the Styler, the CLI's ``-v`` table and the dashboard, and the
-yield per source (docs/outcomes.md; docs/sources.md, "Which source supplied what").
-
-It formats what it is given and reads neither the transport nor the store; pandas is imported when a frame is made.
+"""The tables people read: ``domain_status()``, ``requests()``, the one folding of per-host columns (Styler,
+CLI, dashboard) and the yield per source (docs/outcomes.md). It formats what it is given; pandas is lazy.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""The Retriever's request log, for ``Retriever.requests()`` (docs/outcomes.md): an event subscriber that
-turns each answer, network error and request not sent into a row naming the item and the source, and
-adds each pacing wait to the item's ``waited_s``.
+"""The Retriever's request log for ``Retriever.requests()``: an event subscriber making one row per request
+(naming the item and source), which also adds each pacing wait to the item's ``waited_s``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""From a question to the right PDFs: what the Retriever's ``search_pubmed``, ``references``, ``citations``
-and title check do (docs/research.md).
-
-Every function takes what it needs as arguments; none knows the Retriever.
+"""What the Retriever's ``search_pubmed``, ``references``, ``citations`` and title check do (docs/research.md);
+every function takes what it needs as arguments and none knows the Retriever.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """One batch of :meth:`paperfetch.Retriever.download`: parse, resume, resolve, run, one row per input.
-
-:class:`BatchRun` takes its collaborators explicitly and never sees the Retriever; it builds no
-clients or sources and keeps no settings of its own.
+:class:`BatchRun` takes its collaborators explicitly; it never sees the Retriever and keeps no settings.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Is it the paper asked for? The first pages' text, and the PDF's own titles, against the title the
-metadata gave (docs/research.md, "Is it the right paper?").
-
-:func:`judge` gives ``ok``, ``low`` or ``wrong_article``; deciding about files is the Retriever's.
+"""Is it the paper asked for? The first pages' text and the PDF's own titles against the metadata's title:
+:func:`judge` gives ``ok``, ``low`` or ``wrong_article`` (docs/research.md, "Is it the right paper?").
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Decide whether a downloaded body is a PDF, and if not, say what it is instead (a :class:`Verdict`
-whose ``reason`` a person can act on).
-
-It checks the header, ``%%EOF`` and the length, not the PDF's structure; it names bot challenges but
-never gets round one; it raises nothing for a bad body (docs/outcomes.md, ``downloaded`` and ``invalid_pdf``).
+"""Decide whether a downloaded body is a PDF (header, ``%%EOF``, length; not its structure), and if not, say
+what it is, bot challenges named but never got round. Raises nothing for a bad body.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The import face of the dashboard (:mod:`paperfetch.dashboard`) and of ``style_domain_status``
-(:mod:`paperfetch.report`): every name where it always was, no code of its own.
+"""The import face of the dashboard and of ``style_domain_status``: every name where it always was, no code;
 ``HostSnapshot`` here is the dashboard's :class:`~paperfetch.dashboard.snapshot.HostRow`.
 """
 

@@ -1,7 +1,5 @@
-"""The ``paperfetch`` command (also ``python -m paperfetch``; the console script is ``paperfetch.cli:main``).
-
-The import face of the package: its modules, exit statuses and conventions are in docs/cli.md
-("Other subcommands", "Exit status"). Everything printed or written passes through :func:`paperfetch.redact.redact_text`.
+"""The ``paperfetch`` command's import face (console script ``paperfetch.cli:main``; docs/cli.md). Everything
+printed or written passes through :func:`paperfetch.redact.redact_text`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The ``paperfetch`` parser and :func:`main`: one subparser per command, each registered by its module's
-``add_subcommands(subparsers)``; a subcommand sets ``handler=callable(args) -> int`` (docs/cli.md, "Other subcommands").
-
-:func:`main` configures logging for the run and restores it after, and maps a UsageError to 2, Ctrl-C to 130
-and SIGTERM to 143.
+"""The ``paperfetch`` parser and :func:`main`: each command module's ``add_subcommands`` registers its
+subparsers (docs/cli.md, "Other subcommands"); :func:`main` maps UsageError to 2, Ctrl-C 130, SIGTERM 143.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""What every ``paperfetch`` subcommand shares: exit statuses, the usage error, the common options, masked
-output, the checks made before any request, report and export files, SIGTERM as an interrupt, retry
-warnings one line per host, and the per-paper table. It imports no command module.
+"""What every ``paperfetch`` subcommand shares: exit statuses, UsageError, options, masked output, checks
+before any request, report and export files, SIGTERM, retry warnings. It imports no command module.
 """
 
 from __future__ import annotations

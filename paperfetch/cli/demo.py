@@ -1,7 +1,5 @@
-"""``paperfetch demo``: a real batch against an offline world of loopback servers (docs/cli.md, "paperfetch demo").
-
-It keeps nothing of the user's (no metadata cache, host state in memory, PDFs in a temporary folder)
-and exits 0 whenever it ran; ``--serve`` only keeps the world up and prints its exports.
+"""``paperfetch demo``: a real batch against an offline loopback world (docs/cli.md, "paperfetch demo"). It keeps
+nothing of the user's and exits 0 whenever it ran; ``--serve`` only keeps the world up.
 """
 
 from __future__ import annotations

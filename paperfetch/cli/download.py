@@ -1,8 +1,5 @@
-"""``paperfetch download``: the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs, for scripts and cron jobs
-(docs/cli.md, "paperfetch download").
-
-Every check of the command line comes before any request; on Ctrl-C or SIGTERM the report and the
-failed list hold what the ledger had recorded.
+"""``paperfetch download`` (docs/cli.md): every check of the command line before any request; on Ctrl-C or
+SIGTERM the report and the failed list hold what the ledger had recorded.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The dashboard of a background job: the batch dashboard with a Stop button, an ETA line and the job's log.
-
-It knows the job only by :class:`JobControl`, so it imports nothing of :mod:`paperfetch.job`
-(docs/background.md, "Displayed").
+"""A background job's dashboard: the batch dashboard with a Stop button, an ETA and the log. It knows the
+job only by :class:`JobControl` (docs/background.md, "Displayed").
 """
 
 from __future__ import annotations

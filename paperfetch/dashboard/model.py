@@ -1,7 +1,5 @@
-"""The dashboard's model: what a batch does, counted from run events and read from the clients' snapshots.
-
-It only counts, under one lock; :meth:`DashboardModel.snapshot` gives frozen data, safe from any
-thread. Where each number comes from: docs/dashboard.md.
+"""The dashboard's model: it counts a batch's events under one lock and reads the clients' snapshots;
+:meth:`DashboardModel.snapshot` is frozen data, safe from any thread (docs/dashboard.md).
 """
 
 from __future__ import annotations

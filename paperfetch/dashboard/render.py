@@ -1,7 +1,5 @@
-"""The dashboard drawn: a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot` as HTML and as text.
-
-Pure functions of a snapshot (no widget, no clock, no transport); the host table's layout and
-styling: docs/dashboard.md, "The host table".
+"""The dashboard drawn: pure functions of a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot`, as HTML
+and as text (docs/dashboard.md, "The host table").
 """
 
 from __future__ import annotations

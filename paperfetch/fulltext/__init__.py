@@ -1,7 +1,5 @@
-"""Full text as data: JATS XML and PDF text layers as one record per paragraph, with sections, licences and
-(for JATS) the cited works (docs/fulltext.md).
-
-The parsers work on bytes already fetched; only ``fetch`` (not imported here) asks the network.
+"""Full text as data: JATS XML and PDF text layers as paragraph records (docs/fulltext.md). The parsers
+work on bytes already fetched; only ``fetch`` (not imported here) asks the network.
 """
 
 from paperfetch.fulltext.base import (

@@ -1,8 +1,5 @@
-"""Getting the full text of papers: from disk, then JATS, then the open-access PDF's text layer
-(docs/fulltext.md, "r.fulltext: what is fetched, and in which order").
-
-:func:`collect_text` is what ``Retriever.fulltext`` runs; every request goes through the fetcher it
-is given, and nothing here raises for a bad input or a failing service.
+""":func:`collect_text`, what ``Retriever.fulltext`` runs: from disk, then JATS, then the PDF's text layer
+(docs/fulltext.md, "r.fulltext"). Nothing here raises for a bad input or a failing service.
 """
 
 from __future__ import annotations

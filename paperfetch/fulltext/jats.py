@@ -1,7 +1,5 @@
-"""JATS XML (Europe PMC ``fullTextXML``, PMC ``efetch db=pmc``, bioRxiv's ``jatsxml``) → one record per paragraph.
-
-Which ``<p>`` is a row, sections, formulae, licence and identifiers: docs/fulltext.md, "JATS". Parsing
-is :func:`paperfetch.fulltext.xmltext.parse_xml`; this module fetches nothing.
+"""JATS XML (Europe PMC, PMC ``efetch``, bioRxiv) → one record per paragraph; which ``<p>`` is a row, sections,
+formulae, licence and identifiers: docs/fulltext.md, "JATS". Fetches nothing.
 """
 
 from __future__ import annotations

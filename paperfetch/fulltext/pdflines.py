@@ -1,7 +1,5 @@
-"""A PDF's text layer as positioned lines, read by pypdf (the default) or pypdfium2 (the ``[pdftext]`` extra).
-
-Lines come in the content stream's drawing order with start ``x``, baseline ``y`` (up is larger), font
-size and text; paragraphs are ``pdftext``'s job.
+"""A PDF's text layer as positioned lines (``x``, baseline ``y`` with up larger, font size, text) in drawing
+order, read by pypdf (the default) or pypdfium2 (the ``[pdftext]`` extra).
 """
 
 from __future__ import annotations

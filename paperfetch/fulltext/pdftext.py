@@ -1,8 +1,5 @@
-"""A PDF's text layer → one :class:`~paperfetch.fulltext.base.Paragraph` per paragraph, with sections where
-headings can be recognised; for papers with no JATS.
-
-The steps (furniture, headings, breaks, joins, the References stop) and what cannot be recovered:
-docs/fulltext.md, "PDF text layer".
+"""A PDF's text layer → one :class:`~paperfetch.fulltext.base.Paragraph` per paragraph, for papers with no
+JATS; the steps and what they cannot recover: docs/fulltext.md, "PDF text layer".
 """
 
 from __future__ import annotations

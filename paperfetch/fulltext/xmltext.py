@@ -1,7 +1,5 @@
-"""Reading untrusted XML safely with lxml, and flattening an element's inline markup to plain text.
-
-The parser settings against hostile bodies: docs/fulltext.md, "Safety". What a JATS element means is
-``jats``'s and ``references``'s; this module only knows markup.
+"""Reading untrusted XML safely with lxml (docs/fulltext.md, "Safety"), and flattening inline markup to
+text. This module only knows markup; what a JATS element means is ``jats``'s.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""What every metadata source is: a host, an endpoint, a parser — nothing else (docs/sources.md).
-
-A source never sends: the transport does, through :meth:`Source.lookup`. Pacing, retries, robots.txt
-and redirects are the transport's; ``min_interval_s`` only states a host's published limit.
+"""What every metadata source is: a host, an endpoint, a parser (docs/sources.md). It never sends: the
+transport does, and paces; ``min_interval_s`` only states a host's published limit.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""bioRxiv and medRxiv: a preprint's versions from ``api.biorxiv.org/details``, the latest one's PDF as the
-candidate (docs/sources.md). Nothing in a DOI says which server holds it, so bioRxiv is asked first.
-
-No ``details`` answer was found recorded: the cassette built on the documented shape is marked synthetic.
+"""bioRxiv and medRxiv: a preprint's versions from ``api.biorxiv.org/details`` (docs/sources.md); bioRxiv is
+asked first. No ``details`` answer was found recorded: its cassette is marked synthetic.
 """
 
 from __future__ import annotations

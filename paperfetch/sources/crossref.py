@@ -1,7 +1,5 @@
-"""Crossref REST ``/works/{doi}``: bibliographic metadata and publisher full-text links (docs/sources.md).
-
-An ``unspecified`` link counts only when its path ends in ``.pdf``: the recorded ones are text-mining
-endpoints and HTML pages.
+"""Crossref ``/works/{doi}``: metadata and publisher full-text links (docs/sources.md); an ``unspecified`` link
+counts only when its path ends in ``.pdf`` (the recorded others are text-mining endpoints and HTML).
 """
 
 from __future__ import annotations

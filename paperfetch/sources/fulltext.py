@@ -1,8 +1,5 @@
-"""The JATS full-text endpoints, declared like the metadata sources: Europe PMC ``fullTextXML`` and PMC
-E-utilities ``efetch`` (docs/fulltext.md, "r.fulltext").
-
-A cut or malformed batch raises :class:`~paperfetch.fulltext.FullTextError` as a whole; sending, choosing
-the endpoint and keeping the XML are :mod:`paperfetch.fulltext.fetch`'s.
+"""The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md). A cut
+or malformed batch raises FullTextError as a whole; sending and keeping the XML are ``fulltext.fetch``'s.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Find the PDF link a publisher's landing page declares for machines (``citation_pdf_url`` and kin).
-
-No network, no guessing (no buttons, no JavaScript, no publisher rules), and a bot challenge is only
-recognised, never solved (docs/sources.md, "What is read").
+"""The PDF link a landing page declares for machines (``citation_pdf_url`` and kin): no network, no guessing,
+and a bot challenge only recognised, never solved (docs/sources.md, "What is read").
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""NCBI: the PMC ID converter (ids only, two homes and both record shapes) and E-utilities efetch for
-PubMed records (docs/sources.md). Neither proposes candidates.
-
-E-utilities' 429 body echoes the caller's IP as ``api-key``: the classifiers register it with the
-redactor, and no message quotes a body. ElementTree is enough for XML from this trusted source.
+"""NCBI: the PMC ID converter and E-utilities efetch for PubMed records; ids and metadata, no candidates
+(docs/sources.md). E-utilities' 429 echoes the caller's IP, which the classifiers register for redaction.
 """
 
 from __future__ import annotations

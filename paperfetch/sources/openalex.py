@@ -1,8 +1,5 @@
-"""OpenAlex works: one DOI via the free single-work endpoint, several via one OR-filter list query
-(docs/sources.md). Only ``is_oa`` locations become candidates.
-
-:func:`rate_limit_facts` and :func:`budget_spent` read the ``X-RateLimit-*`` budget through the
-transport's parser; acting on it is the transport's work.
+"""OpenAlex works: one DOI via the free single-work endpoint, several via one OR-filter (docs/sources.md);
+only ``is_oa`` locations become candidates. The ``X-RateLimit-*`` budget is the transport's to act on.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""PubMed search: ESearch on the history server, then EFetch in batches of at most 200
-(docs/research.md, "search_pubmed").
-
-A GET longer than :data:`MAX_GET_URL` goes as a POST form (NCBI answers 414); identification and
-pacing are :class:`~paperfetch.sources.ncbi.NCBIEutilsSource`'s.
+"""PubMed search: ESearch on the history server, then EFetch 200 at a time; a GET longer than
+:data:`MAX_GET_URL` goes as a POST form (docs/research.md, "search_pubmed").
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Reading a service's answer defensively: the shape is checked, a wrong-shaped field is absent.
-
-:func:`load_json` / :func:`load_xml` / :func:`top_object` raise :class:`~paperfetch.errors.MalformedResponse`
-naming the service; :func:`at` returns a value only of the declared kind (:data:`TEXT`, :data:`YEAR` …).
+"""Reading a service's answer defensively: :func:`load_json` and kin raise MalformedResponse naming the
+service; :func:`at` returns a value only of the declared kind (:data:`TEXT`, :data:`YEAR` …).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Semantic Scholar Graph API: up to 500 papers per ``POST /graph/v1/paper/batch`` (docs/sources.md).
-
-The answer is a list in request order with ``null`` for an unknown id: records are matched by
-position, never by the DOI an entry carries.
+"""Semantic Scholar: up to 500 papers per ``POST /graph/v1/paper/batch`` (docs/sources.md); the answer lists
+records in request order (``null`` if unknown), matched by position, never by DOI.
 """
 
 from __future__ import annotations

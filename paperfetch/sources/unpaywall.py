@@ -1,7 +1,5 @@
-"""Unpaywall v2: one DOI per request, OA locations ranked by Unpaywall itself (docs/sources.md).
-
-A 422 about the e-mail is a configuration error raised once from :meth:`UnpaywallSource.classify`;
-the source then asks nothing more, and no DOI is reported "not found" for it.
+"""Unpaywall v2: one DOI per request (docs/sources.md). A 422 about the e-mail is a ConfigurationError raised
+once; the source then asks nothing more, and no DOI is reported "not found" for it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The host-state store contract and the pure rules every backend (memory, SQLite, Redis) shares.
-
-The backends differ only in how they make one read-modify-write atomic. Facts merge and expiry,
-start slots and leases: docs/state.md, "The contract"; clamping: "A wall clock that moves".
+"""The host-state store contract and the pure rules every backend shares; backends differ only in how they
+make a read-modify-write atomic (docs/state.md, "The contract", "A wall clock that moves").
 """
 
 from __future__ import annotations

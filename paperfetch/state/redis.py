@@ -1,7 +1,5 @@
-"""The shared store for many machines: Redis (``redis://host:port/db``, redis-py).
-
-Slots are Lua scripts, facts an optimistic WATCH/MULTI transaction merged by
-:func:`~paperfetch.state.base.merge_facts`; keys, TTLs and the fallback: docs/state.md, "Redis".
+"""The shared store for many machines: Redis (redis-py); slots are Lua scripts, facts a WATCH/MULTI
+transaction merged by :func:`~paperfetch.state.base.merge_facts` (docs/state.md, "Redis").
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The embedded store: one SQLite file (WAL, ``BEGIN IMMEDIATE``) that every process on the machine shares.
-
-Not for network filesystems (use Redis). A file that fails makes the store serve from memory for the
-run (docs/state.md, "Choosing a store" and "When a file fails").
+"""The embedded store: one SQLite file (WAL, ``BEGIN IMMEDIATE``) every process of the machine shares; not for
+network filesystems (docs/state.md, "Choosing a store", "When a file fails").
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Open SQLite files that may be damaged, locked by another process, or on a full or read-only disk.
-
-:func:`open_database` opens, :func:`fault_of` classifies, :func:`move_aside` renames; what to fall
-back to is the caller's choice, and nothing here deletes a file (docs/state.md, "When a file fails").
+"""Open SQLite files that may be damaged, locked or on a full disk: open, classify, move aside; never delete.
+What to fall back to is the caller's (docs/state.md, "When a file fails").
 """
 
 from __future__ import annotations
