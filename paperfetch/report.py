@@ -1,5 +1,5 @@
 """The tables people read: ``domain_status()``, ``requests()``, the one folding of per-host columns (Styler,
-CLI, dashboard) and the yield per source (docs/outcomes.md). It formats what it is given; pandas is lazy.
+CLI, dashboard) and the yield per source (docs/outcomes.md). It formats what it is given.
 """
 
 from __future__ import annotations
