@@ -66,10 +66,8 @@ def iter_many(
     workers: int | None = None,
     **kwargs: Any,
 ) -> Generator[tuple[int, "requests.Response | BaseException | None"], None, None]:
-    """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes; where ``get`` would
-    raise, the pair holds the exception. Leaving the loop early stops the batch, and the generator returns
-    only when every thread of the batch has ended: nothing is sent after that.
-    """
+    """``(index, client.get(urls[index], **kwargs))`` as each URL finishes (the exception where ``get`` would
+    raise). Leaving the loop early stops the batch; the generator returns once all its threads have ended."""
     jobs = [_GetJob(client, i, url, kwargs) for i, url in enumerate(urls)]
     done: queue.SimpleQueue = queue.SimpleQueue()
     scheduler = HostScheduler(client, workers=workers, on_finished=done.put)
@@ -106,12 +104,8 @@ def get_many(
     return_exceptions: bool = True,
     **kwargs: Any,
 ) -> list["requests.Response | BaseException | None"]:
-    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently.
-
-    Each slot holds what ``get`` returned (a response, or ``None`` when robots.txt disallows). Where ``get``
-    would raise: with ``return_exceptions=True`` (default) the slot holds the exception; with False the
-    first exception in time stops the batch and is raised.
-    """
+    """``[client.get(url, **kwargs) for url in urls]``, the hosts served concurrently. Where ``get`` would raise,
+    ``return_exceptions=True`` (default) puts the exception in the slot; False raises the first one, stopping the batch."""
     urls = list(urls)
     results: list[Any] = [None] * len(urls)
     pairs = iter_many(client, urls, workers=workers, **kwargs)

@@ -52,11 +52,8 @@ __all__ = [
 
 
 class PaperfetchError(Exception):
-    """Root of every exception raised by paperfetch.
-
-    Its message passes through :func:`paperfetch.redact.redact_text` as the error is made:
-    an exception mapped from a ``requests`` error never carries a configured e-mail or API key.
-    """
+    """Root of every exception raised by paperfetch. Its message passes through
+    :func:`paperfetch.redact.redact_text` as it is made, so no configured e-mail or API key is carried."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))
@@ -208,11 +205,8 @@ class WrongArticle(DownloadError):
 
 
 class WriteError(DownloadError, OSError):
-    """A body arrived, but the output folder cannot take it: read-only, no permission, an I/O error.
-
-    ``path`` is the file that could not be written; ``errno`` the operating system's. The batch starts no
-    further download after one (docs/outcomes.md, ``write_error``).
-    """
+    """A body arrived, but the output folder cannot take it: read-only, no permission, an I/O error. ``path``
+    is the file, ``errno`` the OS's; the batch starts no further download (docs/outcomes.md, ``write_error``)."""
 
     def __init__(self, message: str, *, path: str | None = None, errno: int | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
@@ -229,11 +223,8 @@ class DiskFull(WriteError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """``download()`` was interrupted (Ctrl-C, SIGINT, a callback's KeyboardInterrupt).
-
-    ``partial`` is the outcomes frame of the call, full schema: finished rows as they ended, the others
-    ``stopped`` (a re-run resumes from the ledger). ``str()`` is the one line shown to the user.
-    """
+    """``download()`` was interrupted (Ctrl-C, SIGINT, a callback's KeyboardInterrupt). ``partial`` is the call's
+    outcomes frame, finished rows as they ended, the others ``stopped``; ``str()`` is the line shown."""
 
     def __init__(self, message: str, *, partial: Any = None) -> None:
         super().__init__(message)
@@ -242,5 +233,4 @@ class Interrupted(KeyboardInterrupt):
 
 class Stopped(BaseException):
     """The batch this request belonged to was stopped (``stop()``, Ctrl-C, a failing callback, a closed client).
-    Raised in the batch's worker threads only: no request is sent and no file written after it.
-    """
+    Raised in the batch's worker threads only: no request is sent and no file written after it."""

@@ -64,10 +64,8 @@ class Identifier:
 
     @classmethod
     def from_key(cls, key: str) -> "Identifier":
-        """The identifier a key names, *without validation* (an arXiv version suffix, ``v2``, is split off).
-
-        For replaying recorded requests, some malformed on purpose; inputs go through :func:`parse_identifier`.
-        """
+        """The identifier a key names, *without validation* (an arXiv ``v2`` is split off): for replaying recorded
+        requests, some malformed on purpose. Inputs go through :func:`parse_identifier`."""
         id_type, value = key.split(":", 1)
         version = None
         if id_type == IdType.ARXIV.value and (match := re.fullmatch(r"(.+?)(v\d+)", value)):
@@ -450,15 +448,10 @@ def _parse_number(number: int, original: object, hint: IdType | None) -> Identif
 
 
 def parse_identifier(text: object, *, hint: IdType | str | None = None) -> Identifier:
-    """Parse one DOI, PMID, PMCID or arXiv ID into its canonical :class:`Identifier`.
-
-    *text* may be a string (bare, labelled, or a doi.org / arxiv.org / PubMed / PMC URL), an integer or an
-    integral float (a PMID), or an :class:`Identifier`. *hint* forces the type (``hint="pmcid"`` reads bare
-    digits as ``PMC<digits>``; ``"arxiv"`` or ``"doi"`` accept an arXiv DOI as an arXiv ID).
-
-    Raises :class:`InvalidIdentifier` (a ``ValueError``) naming the value and the expected form; an unknown
-    *hint* raises :class:`ConfigurationError`.
-    """
+    """Parse one DOI, PMID, PMCID or arXiv ID (a string, bare, labelled or a URL; an integer or integral float
+    PMID; an :class:`Identifier`) into its canonical :class:`Identifier`. *hint* forces the type
+    (``"pmcid"`` reads bare digits as ``PMC<digits>``; ``"arxiv"`` or ``"doi"`` take an arXiv DOI as arXiv).
+    Raises InvalidIdentifier (a ValueError) naming the value and the expected form; ConfigurationError for an unknown *hint*."""
     kind = _coerce_hint(hint)
     try:
         return _parse_any(text, kind)
@@ -499,10 +492,9 @@ def _parse_any(text: object, kind: IdType | None) -> Identifier:
 
 
 def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None = None) -> list[ParsedInput]:
-    """Parse every item of *values* (a list, generator, numpy array or Series; a lone string or number is one
-    item), keeping order. Invalid and blank items get ``identifier=None`` and an ``error``; ``duplicate_of``
-    is the position of the first item with the same :attr:`Identifier.key`.
-    """
+    """Parse every item of *values* (a list, generator, array or Series; a lone string or number is one item)
+    in order: invalid and blank items get ``identifier=None`` and an ``error``; ``duplicate_of`` is the
+    position of the first item with the same :attr:`Identifier.key`."""
     kind = _coerce_hint(hint)
     if hasattr(values, "columns") and hasattr(values, "iloc"):
         raise TypeError("parse_many takes one column, not a DataFrame: pass e.g. df['doi']")
@@ -570,15 +562,10 @@ def filename_for(
     extension: str = ".pdf",
     max_length: int = 150,
 ) -> str:
-    """A single, stable, portable file name (one path component) for *identifier* (docs/outcomes.md, "Schema").
-
-    The template takes ``{type}``, ``{value}``, ``{key}`` and ``{version}``. The result is plain ASCII
-    (other characters become ``_``, Windows device names are escaped); whenever the rendering had to be
-    changed or cut to *max_length*, ``_`` and 8 hex digits of SHA-256 of the key come before the extension.
-
-    Raises :class:`ConfigurationError` for an unknown template field, a malformed extension, or a
-    *max_length* too small for a name.
-    """
+    """A stable, portable file name (one path component) for *identifier* (docs/outcomes.md, "Schema"): the
+    template's ``{type}``, ``{value}``, ``{key}``, ``{version}`` as plain ASCII, with ``_`` and 8 hex digits of
+    the key's SHA-256 before the extension whenever the rendering had to be changed or cut to *max_length*.
+    Raises ConfigurationError for an unknown field, a malformed extension, or a *max_length* too small."""
     if not isinstance(identifier, Identifier):
         raise TypeError(f"filename_for needs an Identifier (see parse_identifier), got {type(identifier).__name__}")
     _check_template(template)

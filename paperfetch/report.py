@@ -73,9 +73,8 @@ STATUS_TEXT_LIMIT = 24
 
 
 def host_state(snap: HostSnapshot, *, unreachable: bool = False) -> str:
-    """One word for a host (:data:`DOMAIN_STATES`): ``SUPPRESSED``, ``HELD``, ``UNREACHABLE`` (*unreachable*,
-    or the snapshot's own flag), ``OPEN BREAKER``, ``ok``.
-    """
+    """One word for a host (:data:`DOMAIN_STATES`): ``SUPPRESSED``, ``HELD``, ``UNREACHABLE`` (*unreachable*, or
+    the snapshot's own flag), ``OPEN BREAKER``, ``ok``."""
     if snap.suppressed:
         return "SUPPRESSED"
     if snap.held_until is not None:
@@ -110,9 +109,8 @@ def domain_status_frame(snapshots: Iterable[HostSnapshot], *, unreachable: Itera
 
 
 def mark_unreachable(frame: pd.DataFrame, hosts: Iterable[str]) -> pd.DataFrame:
-    """*frame* (a ``domain_status()`` frame) with ``state`` ``UNREACHABLE`` for *hosts* neither held nor
-    suppressed. Changes *frame* in place and returns it.
-    """
+    """*frame* (a ``domain_status()`` frame, changed in place and returned) with ``state`` ``UNREACHABLE`` for
+    *hosts* neither held nor suppressed."""
     gone = set(hosts)
     if not gone or "state" not in frame.columns or "host" not in frame.columns:
         return frame
@@ -243,9 +241,8 @@ def robots_cell(value: Any) -> str:
 
 
 def store_label(name: str) -> str:
-    """The host-state store's name for saved output, never the user's home: ``sqlite (user cache)`` for the
-    default file, ``~/…`` for another path under home; a Redis name passes (its password is masked already).
-    """
+    """The store's name for saved output, never the user's home: ``sqlite (user cache)`` for the default file,
+    ``~/…`` for another path under home; a Redis name passes (its password is masked already)."""
     if not name.startswith("sqlite:"):
         return name
     import os
@@ -277,9 +274,7 @@ _FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker", "until")
 
 def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """``domain_status()`` with pairs folded into one text column each: ``delay_s`` (``0.2–0.4``), ``held_until``
-    (``16:04:10 (503)``), ``suppressed_until``, ``breaker`` (``open → 16:04:10 (3 failed)``); ``suppressed``
-    goes when the reason is there. Other columns pass as they are.
-    """
+    (``16:04:10 (503)``), ``suppressed_until``, ``breaker`` (``open → 16:04:10 (3 failed)``); other columns pass."""
     import pandas as pd
 
     columns = list(frame.columns)
@@ -315,9 +310,7 @@ _TEXT_COLUMNS = {
 
 
 def host_table_text(frame: pd.DataFrame) -> str:
-    """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns` does;
-    ``credits left`` only when some host counts credits.
-    """
+    """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns` does."""
     import pandas as pd
 
     if not len(frame):
@@ -482,10 +475,8 @@ def _paper_key(row: Mapping[str, Any]) -> str | None:
 
 
 def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """For each source: the papers it ``offered`` a copy of, how many were ``downloaded`` from its copy, and
-    those ``only_here`` (docs/sources.md, "Which source supplied what"). A paper asked twice counts once, by
-    its best row. Sorted by ``downloaded``, then ``offered``, most first.
-    """
+    """For each source, the papers it ``offered``, those ``downloaded`` from its copy and those ``only_here``
+    (docs/sources.md, "Which source supplied what"); a paper asked twice counts once. Most downloaded first."""
     import pandas as pd
 
     from paperfetch.outcomes import FINISHED_WELL_STATUSES
@@ -518,9 +509,7 @@ def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
 
 
 def yield_line(table: pd.DataFrame) -> str:
-    """:func:`yield_by_source` in one line: ``yield: openalex 5 of 9 (2 only here), unpaywall 4 of 4, …``
-    (empty when no source offered any).
-    """
+    """:func:`yield_by_source` in one line (``yield: openalex 5 of 9 (2 only here), …``); empty when none offered any."""
     parts = []
     for row in table.itertuples(index=False):
         only = f" ({row.only_here} only here)" if row.only_here else ""

@@ -55,11 +55,8 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
 
 def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = 200,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
-    """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*.
-
-    With *metadata* a :class:`~paperfetch.cache.CachedFetcher`, the answers are kept for
-    :data:`~paperfetch.defaults.SEARCH_CACHE_TTL_S` (:class:`SearchAnswers`).
-    """
+    """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*; with *metadata*
+    a CachedFetcher, answers are kept :data:`~paperfetch.defaults.SEARCH_CACHE_TTL_S` (:class:`SearchAnswers`)."""
     source = sources.get("ncbi_eutils")
     if not isinstance(source, NCBIEutilsSource):
         raise ConfigurationError("search_pubmed needs the ncbi_eutils service, which is not configured")
@@ -88,12 +85,9 @@ class _StaleHistory(Exception):
 
 
 class SearchAnswers:
-    """The transport of one PubMed search, through the metadata cache, every answer kept for *ttl_s*.
-
-    A history-server EFetch page is keyed by its ESearch's key and the page, never by the WebEnv (new
-    each search); a page missing after a *stored* ESearch raises :class:`_StaleHistory`, so the caller
-    searches again with ``fresh_search=True`` (docs/research.md, "search_pubmed").
-    """
+    """One PubMed search's transport through the metadata cache, answers kept for *ttl_s*. History pages are
+    keyed by their ESearch's key and page, never the WebEnv; one missing after a *stored* ESearch raises
+    :class:`_StaleHistory`, and the caller searches again (docs/research.md, "search_pubmed")."""
 
     def __init__(self, cached: CachedFetcher, *, ttl_s: float = defaults.SEARCH_CACHE_TTL_S,
                  fresh_search: bool = False) -> None:
@@ -159,10 +153,7 @@ def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fe
 def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[str | None] = (),
                 notify: Notify | None = None) -> dict[str, Any]:
     """``{"title_match": score}`` for a PDF just saved for *job*; raises WrongArticle after moving it aside.
-
-    *other_titles*: the titles of the batch's other items (a PDF matching one of them is that article);
-    *notify*: told of a low match (a view's recent events), never allowed to stop the run.
-    """
+    *other_titles*: the batch's other titles; *notify*: told of a low match, never allowed to stop the run."""
     title = job.meta.get("title")
     if not title:
         return {"title_match": None}

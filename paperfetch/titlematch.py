@@ -173,11 +173,9 @@ class TitleVerdict:
 def judge(title: str | None, text: str | None, other_titles: Iterable[str | None] = (), *,
           threshold: float = THRESHOLD, margin: float = MARGIN, own_titles: Iterable[tuple[str, str]] = (),
           journal: str | None = None) -> TitleVerdict | None:
-    """The verdict for a PDF whose first pages read *text*, asked for as *title*.
-
-    Of *own_titles* ``(title, where)``, the first :func:`confident_title` one (*journal* the work's) decides a
-    low score: sharing less than :data:`OWN_TITLE_MATCH` with *title* it is ``wrong_article``, else ``low``.
-    """
+    """The verdict for a PDF whose first pages read *text*, asked for as *title*. Of *own_titles* ``(title,
+    where)``, the first :func:`confident_title` one decides a low score: sharing less than
+    :data:`OWN_TITLE_MATCH` with *title*, ``wrong_article``; else ``low``."""
     score = title_score(title, text)
     if score is None:
         return None

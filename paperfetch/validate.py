@@ -97,9 +97,7 @@ _TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTAL
 
 
 def detect_bot_challenge(text: str) -> str | None:
-    """Name the bot challenge *text* (an HTML page, or its first :data:`HEAD_BYTES`) is, as a phrase such as
-    ``"a Cloudflare bot challenge"``, or None for an ordinary page.
-    """
+    """The bot challenge *text* (a page, or its first :data:`HEAD_BYTES`) is, as ``"a Cloudflare bot challenge"``; or None."""
     title_match = _TITLE_RE.search(text)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title_key = title.lower()
@@ -121,9 +119,8 @@ _BARE_403 = re.compile(rb"<title>\s*403\s*</title>\s*403 Forbidden\s*$", re.IGNO
 
 
 def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | None:
-    """Name a refusal (*status*, the first bytes of its body when read) that is a bot check, or None:
-    PMC's 403 to scripts is :data:`PMC_BOT_CHECK`; a challenge page names its vendor.
-    """
+    """The bot check a refusal (*status*, and the first bytes of its body when read) is, or None: PMC's 403 to
+    scripts is :data:`PMC_BOT_CHECK`; a challenge page names its vendor."""
     if head:
         named = detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))
         if named:
@@ -174,11 +171,8 @@ def _describe_other(text: str, content_type: str | None) -> str:
 
 
 def sniff(head: bytes, content_type: str | None = None) -> Verdict:
-    """Say whether *head* (the first :data:`HEAD_BYTES` of a body, or all of it) is a PDF.
-
-    The body decides, not *content_type* (servers mislabel both ways); it only helps to recognise HTML
-    that does not start with a tag, and appears in the reason.
-    """
+    """Whether *head* (the first :data:`HEAD_BYTES` of a body, or all of it) is a PDF. The body decides, not
+    *content_type*, which only helps to recognise HTML that does not start with a tag."""
     if not head.strip(b" \t\r\n\f\v\x00"):
         size = "an empty body" if not head else "a body of only whitespace"
         return Verdict(False, "empty", f"the server sent {size} instead of a PDF; try again later or another source")
@@ -215,11 +209,8 @@ def sniff(head: bytes, content_type: str | None = None) -> Verdict:
 
 def check_pdf_file(path: str | os.PathLike[str], *, expected_length: int | None = None) -> Verdict:
     """Check a file on disk: it sniffs as a PDF, its size equals *expected_length* when given (fewer bytes:
-    ``"truncated"``, more: ``"length_mismatch"``), and its last :data:`TAIL_BYTES` hold a ``%%EOF`` (any one,
-    even before trailing junk, since viewers open such files).
-
-    Raises OSError when the file cannot be read (the caller's own file: a bug or a full disk).
-    """
+    ``"truncated"``, more: ``"length_mismatch"``), and its last :data:`TAIL_BYTES` hold a ``%%EOF`` (any one:
+    viewers open such files). Raises OSError when the file cannot be read (a bug or a full disk)."""
     file_path = Path(path)
     size = file_path.stat().st_size
     with file_path.open("rb") as handle:

@@ -28,9 +28,7 @@ SECTION_SEPARATOR = " :: "
 
 
 class FullTextError(PaperfetchError, ValueError):
-    """A full-text body (JATS XML or a PDF) that cannot be read: malformed, truncated, hostile, or not an article.
-    One paper's failure: callers record it on that paper's row and go on.
-    """
+    """A full-text body that cannot be read (malformed, truncated, hostile, not an article): one paper's failure."""
 
 
 class FullTextTooLarge(FullTextError):

@@ -103,9 +103,7 @@ class _Paper:
 
 
 def collect_text(ids: Iterable[object] | str | pd.Series, *, context: TextContext) -> FullTextResult:
-    """The paragraphs, references and per-input outcomes of *ids*. Never raises for a bad input or a failing
-    service: a paper's failure is its outcome row's ``error``.
-    """
+    """The paragraphs, references and per-input outcomes of *ids*; a paper's failure is its row's ``error``."""
     parsed = parse_many(ids)
     papers: dict[int, _Paper] = {}
     for item in parsed:

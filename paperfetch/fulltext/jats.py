@@ -23,10 +23,8 @@ _ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
 
 
 def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsArticle:
-    """The one article in *body*: an ``<article>``, or a ``<pmc-articleset>`` holding exactly one.
-
-    Raises :class:`FullTextError` (:class:`FullTextTooLarge` over *max_bytes*) when it cannot be read.
-    """
+    """The one article in *body* (an ``<article>``, or a ``<pmc-articleset>`` of one); FullTextError
+    (FullTextTooLarge over *max_bytes*) when it cannot be read."""
     articles = _articles(parse_xml(body, max_bytes=max_bytes))
     if len(articles) != 1:
         raise FullTextError(f"expected one JATS <article>, found {len(articles)}")
@@ -34,10 +32,7 @@ def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsAr
 
 
 def parse_jats_set(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsArticle]:
-    """Every article of a batched answer (``efetch db=pmc``'s ``<pmc-articleset>``), in order.
-
-    The whole set fails as one (a cut or malformed batch): the caller then asks per id.
-    """
+    """Every article of a batched ``<pmc-articleset>``, in order; the whole set fails as one (then ask per id)."""
     return [article_from_element(el) for el in _articles(parse_xml(body, max_bytes=max_bytes))]
 
 

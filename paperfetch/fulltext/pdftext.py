@@ -34,11 +34,8 @@ _HYPHENS = ("-", "\u00ad", "\ufffe", "\u2010")
 
 def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_bytes: int = DEFAULT_MAX_PDF_BYTES,
                    max_pages: int | None = None) -> list[Paragraph]:
-    """The paragraphs of *pdf*'s text layer in reading order; ``[]`` for a PDF without text.
-
-    Raises :class:`~paperfetch.fulltext.base.FullTextError` for a body that is not a readable PDF (and
-    :class:`~paperfetch.errors.ConfigurationError` for an unknown *engine*).
-    """
+    """The paragraphs of *pdf*'s text layer in reading order (``[]`` without text). Raises FullTextError for a
+    body that is not a readable PDF, ConfigurationError for an unknown *engine*."""
     return paragraphs_from_lines(pdf_lines(pdf, engine=engine, max_bytes=max_bytes, max_pages=max_pages))
 
 

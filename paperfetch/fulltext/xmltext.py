@@ -59,11 +59,8 @@ def _parser() -> etree.XMLParser:
 
 
 def parse_xml(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> etree._Element:
-    """The root element of *body*, parsed with the safe settings.
-
-    Raises :class:`FullTextTooLarge` over *max_bytes* (checked first), and :class:`FullTextError` for an
-    entity declaration, malformed or truncated XML, or an unresolvable entity reference.
-    """
+    """The root element of *body*, parsed safely. Raises FullTextTooLarge over *max_bytes* (checked first),
+    FullTextError for an entity declaration, malformed or truncated XML, or an unresolvable entity."""
     if isinstance(body, str):
         body = body.encode("utf-8")
     if len(body) > max_bytes:
@@ -103,12 +100,8 @@ def _entity_text(node: etree._Entity) -> str:
 
 
 def flatten(element: etree._Element, *, dropped: frozenset[str] = DROPPED, spaced: bool = False) -> str:
-    """The text of *element* with its markup removed and whitespace normalised.
-
-    Inline markup (italic, sup, xref, ext-link, MathML tokens …) is kept as its text; the subtrees named in
-    *dropped* contribute nothing but their tails; block elements are set apart by a space. With *spaced*, every
-    element is set apart (for ``element-citation``, whose parts carry no punctuation between them).
-    """
+    """The text of *element*, markup removed, whitespace normalised: inline markup kept as text, *dropped*
+    subtrees only their tails, blocks set apart by a space (every element with *spaced*, for ``element-citation``)."""
     out: list[str] = []
     _collect(element, out, dropped, spaced)
     return normalise_space("".join(out))
