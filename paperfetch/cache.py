@@ -58,9 +58,7 @@ def default_cache_path() -> Path:
 
 
 def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[str, Any] | str | bytes | None = None) -> str:
-    """``GET <url>?<sorted query>`` without the identity parameters; a POST's form *data* is part of its key
-    (``POST <url>?<sorted query and form>``).
-    """
+    """``GET <url>?<sorted query>`` without the identity parameters; a POST's form *data* joins the key (``POST …``)."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) + [(str(k), str(v)) for k, v in (params or {}).items()]
     if isinstance(data, (str, bytes)):  # a JSON body (Semantic Scholar's batch): its text is the key
@@ -73,11 +71,8 @@ def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[s
 
 
 class MetadataCache:
-    """Stored answers with a time to live. Thread-safe; one SQLite file.
-
-    :param path: the database file (default :func:`default_cache_path`); ``":memory:"`` for a private one.
-    :param now: wall-clock seconds (injected in tests).
-    """
+    """Stored answers with a time to live, in one SQLite file (*path*, default :func:`default_cache_path`;
+    ``":memory:"`` for a private one). Thread-safe; *now* gives wall-clock seconds (tests inject it)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, answer_ttl_s: float = ANSWER_TTL_S,
                  not_found_ttl_s: float = NOT_FOUND_TTL_S, now: Callable[[], float] = time.time) -> None:
@@ -191,10 +186,7 @@ class MetadataCache:
 
 
 class CachedFetcher:
-    """A :class:`~paperfetch.sources.base.Fetcher` that asks *cache* first and *fetcher* on a miss.
-
-    Every other attribute is the wrapped fetcher's, so it can stand where the transport stood.
-    """
+    """A Fetcher that asks *cache* first and *fetcher* on a miss; every other attribute is the wrapped fetcher's."""
 
     def __init__(self, fetcher: Any, cache: MetadataCache) -> None:
         self.fetcher = fetcher
@@ -211,11 +203,8 @@ class CachedFetcher:
     def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
               headers: dict[str, str] | None = None, key: str | None = None, ttl_s: float | None = None,
               **kwargs: Any) -> requests.Response:
-        """The stored answer, else the transport's (stored when it is one); a hit carries ``X-Paperfetch-Cache: hit``.
-
-        *key* replaces :func:`cache_key` (a PubMed history page is keyed by its query, not its WebEnv);
-        *ttl_s* is how long an answer stored now lives.
-        """
+        """The stored answer (with ``X-Paperfetch-Cache: hit``), else the transport's, stored when it is one. *key*
+        replaces :func:`cache_key` (a PubMed history page); *ttl_s* is how long an answer stored now lives."""
         key = key or cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)
         if stored is not None:
@@ -261,11 +250,8 @@ def _response(url: str, status: int, content_type: str | None, body: bytes) -> r
 
 
 def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None) -> tuple[Any, MetadataCache | None]:
-    """``(fetcher for metadata requests, the cache this call opened or None)``.
-
-    *cache*: True the file in the user cache directory, False or None no cache, a path that file,
-    or a :class:`MetadataCache` the caller owns (and closes).
-    """
+    """``(fetcher for metadata requests, the cache this call opened or None)``. *cache*: True the user cache
+    file, False or None none, a path that file, or a MetadataCache the caller owns (and closes)."""
     if cache is None or cache is False:
         return api, None
     if isinstance(cache, MetadataCache):

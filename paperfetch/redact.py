@@ -41,10 +41,8 @@ def _forms(value: str) -> set[str]:
 
 
 def _trie_pattern(words: Iterable[str]) -> str:
-    """One case-insensitive regular expression matching any of *words*, built as a prefix tree so its cost
-    stays linear in the text whatever the number of words (a flat alternation tries every word at every
-    position). A word that is a prefix of another is optional (greedy): the longest form is masked.
-    """
+    """One case-insensitive pattern for any of *words*, built as a prefix tree so its cost stays linear in the
+    text whatever the number of words; a word that prefixes another is optional, so the longest form is masked."""
     trie: dict[str, Any] = {}
     long_words = []
     for word in words:
@@ -154,9 +152,7 @@ def redact_url(url: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that masks secrets in a record's message, arguments and traceback; it never drops a
-    record, and sits on the loggers so records are clean before any handler sees them.
-    """
+    """A logging filter masking secrets in a record's message, arguments and traceback; it never drops a record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -181,9 +177,8 @@ _THIRD_PARTY_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3
 
 
 def install_log_filter() -> None:
-    """Put the redacting filter on the ``paperfetch`` logger, every ``paperfetch.*`` logger and urllib3's (idempotent).
-    A logger's filter sees only records logged on that logger, hence one each.
-    """
+    """Put the redacting filter on ``paperfetch``, every ``paperfetch.*`` logger and urllib3's (idempotent): a
+    logger's filter sees only the records logged on it."""
     loggers = [logging.getLogger(name) for name in ("paperfetch", *_THIRD_PARTY_LOGGERS)]
     for name in list(logging.Logger.manager.loggerDict):
         if name.startswith("paperfetch."):

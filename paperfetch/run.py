@@ -264,11 +264,8 @@ class BatchRun:
         )
 
     def reusable(self, job: ItemJob, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
-        """Keep the valid PDF found under *dest* once its part file is ours, instead of fetching it again.
-
-        Only a complete, validated body is renamed onto *dest*, so it is another process's finished download;
-        the rule is :func:`paperfetch.download.download_action`'s.
-        """
+        """Keep the valid PDF under *dest* (another process's finished download: only complete bodies are renamed
+        there) instead of fetching it again, as :func:`paperfetch.download.download_action` rules."""
         ledger = self.ledger
         out_dir = self.settings.out_dir
 

@@ -108,9 +108,8 @@ Script = Callable[[requests.PreparedRequest], Reply]
 
 
 class ScriptedAdapter(BaseAdapter):
-    """Answers requests from a script: ``{url_or_path: Reply | [Reply, ...] | callable}`` (docs/testing.md).
-    ``calls`` lists ``(clock.monotonic(), url)`` for every request that reached the adapter.
-    """
+    """Answers requests from ``{url_or_path: Reply | [Reply, ...] | callable}`` (docs/testing.md); ``calls``
+    lists ``(clock.monotonic(), url)`` per request."""
 
     def __init__(self, routes: Mapping[str, Reply | list[Reply] | Script], clock: Clock | None = None) -> None:
         super().__init__()
@@ -187,9 +186,7 @@ class Request:
 
 
 class LoopbackHost:
-    """A real HTTP server on a loopback address, answering from Python handlers (docs/testing.md).
-    ``log`` records every request as ``(time.monotonic(), path)``.
-    """
+    """A real HTTP server on a loopback address, answering from Python handlers; ``log`` has ``(time.monotonic(), path)``."""
 
     def __init__(self, address: str = "127.0.0.1", routes: Mapping[str, Reply | Handler] | None = None, port: int = 0) -> None:
         if not address.startswith("127.") and address not in ("::1", "localhost"):

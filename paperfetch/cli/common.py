@@ -63,9 +63,8 @@ _terminated = threading.Event()
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """While the command runs, SIGTERM raises :class:`Terminated` in the main thread, as SIGINT does; the
-    previous handler is put back after. Outside the main thread (a test calling ``main``), nothing changes.
-    """
+    """While the command runs, SIGTERM raises :class:`Terminated` in the main thread as SIGINT does (the old
+    handler put back after); outside the main thread (a test calling ``main``), nothing changes."""
     _terminated.clear()
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -92,9 +91,7 @@ def interrupted_word() -> str:
 
 
 class RetryWarningsOncePerHost(logging.Filter):
-    """Lets the first retry warning of each host through, marked "(further retries of this host not shown)",
-    and counts the others for :meth:`summary`.
-    """
+    """Lets each host's first retry warning through, marked "(further retries … not shown)"; counts the others."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -335,9 +332,8 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
 
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
-    """The outcomes known at an interruption, with every column of a finished run's: invalid inputs, what the
-    ledger recorded in this run, and ``interrupted`` for the rest.
-    """
+    """The outcomes known at an interruption, every column a finished run's has: invalid inputs, what the
+    ledger recorded in this run, ``interrupted`` for the rest."""
     from paperfetch.ids import parse_many
     from paperfetch.items import identity_row
     from paperfetch.ledger import Ledger

@@ -273,11 +273,8 @@ _MAX_URL_CHARS = 16_384
 
 
 def quote_path(value: str) -> str:
-    """Percent-quote identifier text as ONE path segment, so no identifier can leave the service's path.
-
-    ``10.1000/../../etc/passwd`` becomes ``10.1000%2F..%2F..%2Fetc%2Fpasswd`` (the services accept ``%2F``).
-    Raises ValueError for text that cannot be encoded (a lone surrogate), an empty text, ``.`` and ``..``.
-    """
+    """Identifier text percent-quoted as ONE path segment (``10.1000/../x`` → ``10.1000%2F..%2Fx``), so it cannot
+    leave the service's path. ValueError for unencodable text (a lone surrogate), ``""``, ``.`` and ``..``."""
     segment = quote(value.encode("utf-8"), safe=":@!$&'()*+,;=-._~")
     if segment in ("", ".", ".."):
         # requests decodes %2E back to "." before sending: a dot segment cannot be quoted, only refused.

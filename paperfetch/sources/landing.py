@@ -31,9 +31,8 @@ _PRIORITY_OTHER_META = 2
 
 
 def decode_html(page: str | bytes, content_type: str | None = None) -> str:
-    """Text of an HTML page: a BOM wins, then the *content_type* charset, then ``<meta charset>`` / an XML
-    declaration, else UTF-8 (w3lib's order). Never raises: bad bytes are replaced, unknown charsets skipped.
-    """
+    """Text of an HTML page: a BOM, then the *content_type* charset, then ``<meta charset>`` / XML declaration,
+    else UTF-8 (w3lib's order). Never raises: bad bytes replaced, unknown charsets skipped."""
     if isinstance(page, str):
         return page
     from w3lib.encoding import html_to_unicode
@@ -49,9 +48,7 @@ _CHARREF_RE = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;
 
 
 def _unescape_attribute(value: str) -> str:
-    """Decode character references in an attribute value as HTML5 does, so ``?a=1&section=2`` survives
-    (:func:`html.unescape` would make it ``§ion=2``).
-    """
+    """Character references in an attribute decoded as HTML5 does, so ``?a=1&section=2`` survives (not ``§ion=2``)."""
 
     def replace(match: re.Match[str]) -> str:
         reference = match.group(1)
@@ -75,11 +72,8 @@ def _placeholder_for_ampersand(text: str) -> str:
 
 
 class _PdfLinkParser(HTMLParser):
-    """Collects PDF-link candidates and the first ``<base href>`` in document order.
-
-    The page is fed with every ``&`` replaced by *ampersand_placeholder*, so
-    attribute values arrive raw and are decoded by :func:`_unescape_attribute`.
-    """
+    """Collects PDF-link candidates and the first ``<base href>`` in document order; fed with ``&`` hidden as
+    *ampersand_placeholder*, so attribute values arrive raw for :func:`_unescape_attribute`."""
 
     def __init__(self, ampersand_placeholder: str) -> None:
         super().__init__(convert_charrefs=False)
@@ -142,11 +136,8 @@ def _absolute_http_url(raw_url: str, base: str) -> str | None:
 
 
 def find_pdf_links(html: str | bytes, base_url: str, content_type: str | None = None) -> list[str]:
-    """Absolute http(s) PDF URLs a landing page declares, best first, without duplicates (docs/sources.md).
-
-    Relative URLs resolve against the first ``<base href>`` or *base_url*; bytes are decoded by
-    :func:`decode_html`. An empty list: the page declares no PDF (or is a bot challenge).
-    """
+    """Absolute http(s) PDF URLs a landing page declares, best first, no duplicates (docs/sources.md); relative
+    ones resolve against the first ``<base href>`` or *base_url*. ``[]``: none declared (or a bot challenge)."""
     text = decode_html(html, content_type)
     placeholder = _placeholder_for_ampersand(text)
     parser = _PdfLinkParser(placeholder)

@@ -138,9 +138,7 @@ class RateLimitFacts:
 
 
 def rate_limit_facts(headers: Mapping[str, str], now: float | None = None) -> RateLimitFacts:
-    """The ``X-RateLimit-*`` headers read as numbers (case-insensitive; ``-USD`` variants ignored); *now*
-    (wall clock, default now) turns an epoch reset into seconds.
-    """
+    """The ``X-RateLimit-*`` headers as numbers (``-USD`` variants ignored); *now* turns an epoch reset into seconds."""
     now = time.time() if now is None else now
     budget = parse_rate_limit_budget(headers, now)
     if budget is None:  # neither a limit nor what remains: not a budget answer
@@ -151,9 +149,7 @@ def rate_limit_facts(headers: Mapping[str, str], now: float | None = None) -> Ra
 
 
 def budget_spent(headers: Mapping[str, str]) -> bool:
-    """True when the day's budget cannot pay for the request: ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``.
-
-    A 429 without both headers is an ordinary (transient) rate limit, never a spent budget.
-    """
+    """True when ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``: the day's budget is spent. A 429
+    without both headers is an ordinary (transient) rate limit."""
     budget = parse_rate_limit_budget(headers, 0.0)
     return budget is not None and budget.credits_required is not None and budget.spent
