@@ -71,10 +71,7 @@ def download_partition(
     fallback: str = "local",
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Download one partition's identifiers: the outcomes frame, indexed like *inputs*.
-
-    This is what each Dask task runs; it also works on its own (a pandas Series in, a frame out).
-    """
+    """One partition's outcomes frame, indexed like *inputs*: what each Dask task runs (a Series works too)."""
     from paperfetch.retriever import Retriever
 
     out_dir = Path(out_dir).expanduser().resolve()
@@ -158,14 +155,10 @@ def download_frame(
     fallback: str = "local",
     **retriever_options: Any,
 ) -> Any:
-    """Run a download over the Dask cluster of the current client: one outcomes row per identifier.
-
-    *frame* is a Dask DataFrame (the identifiers in *column*) or a Dask Series; the result is a lazy Dask
-    DataFrame with the outcomes schema, indexed like *frame*. *state* names the shared store (the ledger
-    moves there too); *fallback* ``"local"`` goes on with the workers' local ledgers when Redis does not
-    answer, ``"error"`` fails the task with :class:`~paperfetch.errors.StoreUnavailable`. Other keyword
-    arguments go to each worker's Retriever and must pickle.
-    """
+    """One outcomes row per identifier, over the current client's Dask cluster: a lazy Dask DataFrame indexed
+    like *frame* (a Dask DataFrame with *column*, or a Series). *state* names the shared store (the ledger
+    moves there); *fallback* ``"local"`` goes on with local ledgers without Redis, ``"error"`` fails the task
+    with StoreUnavailable. Other keyword arguments go to each worker's Retriever and must pickle."""
     try:
         import dask.dataframe as dd
     except ImportError:  # pragma: no cover

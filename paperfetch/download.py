@@ -33,10 +33,8 @@ _WRITE_ERRNOS = _FULL_ERRNOS | frozenset({errno.EROFS, errno.EACCES, errno.EPERM
 
 
 def write_error(exc: BaseException, dest: Path, *, url: str | None = None) -> WriteError | None:
-    """The typed error of a local write to *dest* that failed with *exc*, or None when *exc* is not one.
-
-    ``requests`` errors are OSErrors too; they are never write errors.
-    """
+    """The typed error of a local write to *dest* that failed with *exc*, or None (``requests`` errors are
+    OSErrors too, never write errors)."""
     if isinstance(exc, WriteError):
         return exc
     if not isinstance(exc, OSError) or isinstance(exc, requests.RequestException) or exc.errno not in _WRITE_ERRNOS:
@@ -68,16 +66,10 @@ def download_action(
     on_disk: bool | None = None,
     fresh: bool = False,
 ) -> FileAction:
-    """Decide what to do about an item's file, before any request.
-
-    *done*: the ledger vouches for the file (a callable is asked only when it matters: ``is_done`` may
-    read the whole file). *final*: the ledger's outcome is not worth retrying. *on_disk*: a valid PDF lies
-    under the destination (None: not looked at). *fresh*: that file was written during this run (or we
-    waited for its writer). *resume*: the ledger may answer.
-
-    Nothing valid on disk → FETCH; a fresh valid file → REUSE (only a complete body is renamed onto a
-    destination); with *resume*, *done* → REUSE and *final* → RECORDED; otherwise FETCH.
-    """
+    """Decide what to do about an item's file, before any request. *done*: the ledger vouches for the file
+    (a callable, asked only when it matters); *final*: its outcome is not worth retrying; *on_disk*: a valid
+    PDF lies under the destination (None: not looked at); *fresh*: written during this run.
+    Nothing valid on disk → FETCH; fresh → REUSE; with *resume*, *done* → REUSE, *final* → RECORDED; else FETCH."""
     if on_disk is False:
         return FileAction.FETCH
     if on_disk and fresh:
@@ -92,9 +84,7 @@ def download_action(
 def existing_file_action(
     dest: Path, *, waited: bool, run_started: float, resume: bool, done: bool | Callable[[], bool]
 ) -> FileAction:
-    """:func:`download_action` for the file already under *dest*, once its part file is ours; *run_started*
-    is an epoch, *waited* says we waited for its writer, *done* is the ledger's vouching (a callable).
-    """
+    """:func:`download_action` for the file under *dest* once its part file is ours (*run_started* an epoch)."""
     try:
         recent = dest.stat().st_mtime >= run_started
     except OSError:
@@ -142,13 +132,9 @@ def stream_to_file(
     should_stop: Callable[[], bool] | None = None,
     part: PartClaim | None = None,
 ) -> tuple[Path, int, str]:
-    """Write *response*'s body to *dest* atomically; returns (path, size, sha256 hex).
-
-    ``validate(first_bytes, response)`` may raise to reject the body; ``should_stop()`` is asked before
-    each chunk and ends the download with :class:`~paperfetch.errors.Stopped` and no file. *part* is the
-    caller's claim on *dest*'s part file; without one it is claimed here. *max_bytes* counts decoded bytes,
-    within the request's deadline.
-    """
+    """Write *response*'s body to *dest* atomically; returns (path, size, sha256 hex). ``validate(first_bytes,
+    response)`` may reject it; ``should_stop()``, asked each chunk, ends it with Stopped and no file. *part*
+    is the caller's claim on the part file; *max_bytes* counts decoded bytes."""
     expected = None
     if (response.headers.get("Content-Encoding") or "identity").lower() == "identity":
         try:

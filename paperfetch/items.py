@@ -307,10 +307,8 @@ class ItemJob:
             self.failures[-1].held_lookup = True
 
     def plan(self) -> tuple[list[tuple[str, str, str]], list[str]]:
-        """A dry run: every candidate ``(kind, source, url)`` in the order of trial, and the lookup errors.
-
-        The metadata services are asked (lookups run here, one request each); PDFs and landing pages are not.
-        """
+        """A dry run: every candidate ``(kind, source, url)`` in the order of trial, and the lookup errors; the
+        metadata services are asked, PDFs and landing pages are not."""
         found: list[tuple[str, str, str]] = []
         errors: list[str] = []
         while True:
@@ -605,9 +603,8 @@ def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
-    """The outcome row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` says no
-    request is needed (an intact file, or a final answer), else None. Used by the Retriever and ``paperfetch.dask``.
-    """
+    """The outcome row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` says no request
+    is needed, else None. Used by the Retriever and ``paperfetch.dask``."""
     done = ledger.is_done(ident.key, out_dir)
     entry = done or ledger.get(ident.key)
     if entry is None:

@@ -43,11 +43,8 @@ def _log_html(lines: list[str]) -> str:
 
 
 class JobDashboard:
-    """The widget of a running job; :meth:`close` freezes it into static HTML and text.
-
-    ``widget`` is the root ``VBox``; ``line`` (HTML: progress and ETA), ``stop_button``, ``dashboard``
-    (the batch :class:`~paperfetch.dashboard.view.Dashboard`) and ``log`` (HTML) are its parts.
-    """
+    """The widget of a running job, which :meth:`close` freezes into static HTML and text: ``widget`` (the root
+    ``VBox``), ``line`` (progress and ETA), ``stop_button``, ``dashboard`` and ``log``."""
 
     def __init__(self, job: JobControl, dashboard: Dashboard, *, interval_s: float = 0.5) -> None:
         import ipywidgets as w

@@ -98,12 +98,9 @@ def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
 
 
 class DashboardModel:
-    """Counts what a batch does, from transport events and item completions (docs/dashboard.md).
-
-    :param clock: the clock the countdowns of event-fed holds are measured on (wall time);
-        a watched client's own clock is used for the holds read from it.
-    :param recent: how many notable events to keep.
-    """
+    """Counts what a batch does, from transport events and item completions (docs/dashboard.md). *clock*
+    measures the countdowns of event-fed holds (a watched client's own clock those read from it);
+    *recent* is how many notable events to keep."""
 
     def __init__(self, *, clock: Clock | None = None, recent: int = RECENT_EVENTS) -> None:
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
@@ -151,11 +148,8 @@ class DashboardModel:
             self.version += 1
 
     def finish(self, *, ending: str | None = None) -> None:
-        """The run is over: stop listening and freeze, so :meth:`snapshot` returns this moment until the next :meth:`start`.
-
-        *ending*: ``ended``, ``interrupted`` or ``stopped``; by default read from the exception on its way
-        (``finish()`` runs in a ``finally``): ``KeyboardInterrupt`` is ``interrupted``, another ``stopped``.
-        """
+        """The run is over: stop listening and freeze, so :meth:`snapshot` returns this moment until the next
+        :meth:`start`. *ending* (``ended``, ``interrupted``, ``stopped``) defaults to what the exception on its way says."""
         if ending is None:
             pending = sys.exc_info()[1]
             if isinstance(pending, KeyboardInterrupt):
@@ -335,9 +329,8 @@ class DashboardModel:
         return ""
 
     def _politeness(self) -> dict[str, tuple[HostSnapshot, float]]:
-        """Each known host's snapshot, read through the client that paces it, and its hold's time left
-        on that client's clock. A client watched for some hosts answers for those; the others come
-        from the first client watched for every host (or, without one, from any)."""
+        """Each known host's snapshot and its hold's time left, read through the client that paces it: one watched
+        for some hosts answers for those, the first watched for every host (else any) for the others."""
         result: dict[str, tuple[HostSnapshot, float]] = {}
         general = [c for c, hosts in self._clients if hosts is None]
         specific = [(c, hosts) for c, hosts in self._clients if hosts is not None]

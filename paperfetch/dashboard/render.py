@@ -56,8 +56,7 @@ def _hold_text(h: HostRow, ended: bool = False) -> str:
 
 
 def _state_parts(h: HostRow, ended: bool = False) -> tuple[str, str]:
-    """(the state with until when, why): ``("HELD 12:34 left (HTTP 503)", "HTTP 503 with Retry-After")``,
-    ``("SUPPRESSED until 17:04:10 UTC", "HTTP 403 for …")``, ``("UNREACHABLE", "DNS failed")``;
+    """(the state with until when, why), e.g. ``("HELD 12:34 left (HTTP 503)", "HTTP 503 with Retry-After")``;
     a host both suppressed and held has the hold in the why."""
     hold = _hold_text(h, ended)
     hold_why = f"{hold}: {h.hold_reason}" if hold and h.hold_reason else hold
@@ -89,13 +88,9 @@ def _ordered(hosts: Iterable[HostRow]) -> list[HostRow]:
 
 @dataclass(frozen=True)
 class HostColumn:
-    """One column of the host table, for the HTML and the text view alike.
-
-    ``cell(host, ended)`` gives the text; ``numeric`` columns are right-aligned. In HTML each
-    column is ``width`` wide (em; 0: the room left, the state column, which wraps), its text on one
-    line, cut with ``…`` when longer, the whole text in the cell's ``title`` (shown on hover). A
-    ``clip`` column is also cut in the text view, at that many characters.
-    """
+    """One column of the host table, for the HTML and the text view alike: ``cell(host, ended)`` gives the
+    text; in HTML the column is ``width`` em wide (0: the room left), one line cut with ``…`` and whole on
+    hover; a ``clip`` column is cut in the text view too."""
 
     header: str
     cell: Callable[[HostRow, bool], str]
@@ -224,9 +219,8 @@ def _notes_html(snapshot: BatchSnapshot) -> str:
 
 
 def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50, *, style: bool = True) -> str:
-    """The per-host table: ``<table class="paperfetch-hosts">``, one ``<tr data-host=...>`` per host of
-    this run, problem hosts first, in a box that scrolls down (``div.paperfetch-hosts-box``), after
-    the offline and other-hosts lines; with *style*, the :data:`DASHBOARD_CSS` block first."""
+    """The per-host table (``<table class="paperfetch-hosts">``, one ``<tr data-host=...>`` a host, problem hosts
+    first) in a scrolling box after the offline and other-hosts lines; *style* puts :data:`DASHBOARD_CSS` first."""
     esc = html.escape
     ended = snapshot.ended
     heads = [

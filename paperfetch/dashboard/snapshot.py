@@ -48,11 +48,8 @@ def _epoch(at: datetime | None) -> float | None:
 
 @dataclass(frozen=True)
 class HostRow:
-    """One host's row: this run's counts, and the host's politeness record as it is now.
-
-    ``politeness`` is the transport's :class:`~paperfetch.http.hosts.HostSnapshot` (``None``: nothing known),
-    which the properties below read (times as epoch seconds); ``hold_left_s`` is the countdown at the snapshot.
-    """
+    """One host's row: this run's counts, and ``politeness``, the transport's HostSnapshot of it (None: nothing
+    known), which the properties read; ``hold_left_s`` is the countdown at the snapshot."""
 
     host: str
     queued: int = 0

@@ -28,19 +28,16 @@ logger = logging.getLogger("paperfetch.widgets")
 
 
 class Dashboard:
-    """The ipywidgets view of a :class:`DashboardModel`: progress, hosts, recent events.
+    """The ipywidgets view of a :class:`DashboardModel` (docs/dashboard.md): progress, hosts, recent events.
 
     :param model: what to show; a new, empty model when omitted.
     :param enabled: ``False``: no widgets, no thread, no cost; every method does nothing.
-    :param interval_s: the shortest time between two redraws (the timer's period).
-    :param autostart: start the redraw timer now; default: when in a Jupyter kernel. Without
-        the timer the widgets show the last :meth:`refresh`; the text repr is always fresh.
+    :param interval_s: the shortest time between two redraws.
+    :param autostart: start the redraw timer now (default: in a Jupyter kernel); the text repr is always fresh.
     :param max_rows: hosts shown in the table (held and suppressed ones first).
 
-    ``widget`` is the root ``VBox``; ``progress_bar``, ``counts``, ``hosts`` and ``events`` are its parts;
-    ``redraws`` counts the redraws. Displayed, it is a mime bundle: the widget plus static ``text/html``
-    and ``text/plain``; once its run has ended, the static final state alone, which :meth:`close` also
-    puts in the output :meth:`show` made (docs/dashboard.md, "The end of a run").
+    ``widget`` is the root ``VBox`` of ``progress_bar``, ``counts``, ``hosts`` and ``events``. Displayed, it is
+    the widget plus static HTML and text; once its run ended, the static final state alone.
     """
 
     def __init__(
