@@ -111,8 +111,7 @@ def download_partition(
                 kwargs["state"] = state  # the shared host state: every worker paces through the same store
                 if _is_redis(state) and fallback == "local":
                     kwargs.setdefault("state_fallback", "local")  # Redis lost: this machine's state, rows keep coming
-            # The Retriever records every finished row in the SQLite ledger in out_dir as it goes:
-            # that record survives a Redis outage (and a failed task).
+            # the SQLite ledger in out_dir records every finished row: it survives a Redis outage
             with Retriever(out_dir=out_dir, **kwargs) as retriever:
                 fresh = retriever.download([item.input for item in todo])
             for item, record in zip(todo, fresh.to_dict("records")):

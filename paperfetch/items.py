@@ -127,8 +127,7 @@ class ItemContext:
     metadata: Any = None
     #: after a PDF validates: ``{"title_match": score}``, or WrongArticle after moving the file aside
     check_title: Callable[["ItemJob", Path, str], dict[str, Any]] | None = None
-    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s
-    #: callback; the Retriever answers it with :func:`paperfetch.download.existing_file_action`)
+    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s callback)
     reuse: Callable[["ItemJob", Path, bool], bool] | None = None
     #: the batch's switch for a failed write to out_dir (shared by every item of a run)
     write_stop: WriteStop | None = None

@@ -22,8 +22,7 @@ SECRET_PARAMS = frozenset(
     {"email", "mailto", "api_key", "apikey", "api-key", "key", "token", "access_token", "tool_email", "password"}
 )
 
-# The local part starts where a run of local-part characters starts (the look-behind): without it
-# the engine retried the pattern at every position of a long run, quadratic in the run's length.
+# The look-behind starts a local part only where its run starts: else a long run is quadratic to scan.
 _LOCAL = "A-Za-z0-9._%+-"
 _EMAIL_RE = re.compile(rf"(?<![{_LOCAL}])[{_LOCAL}]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}}")
 _SECRET_PARAM_RE = re.compile(
@@ -171,8 +170,7 @@ class RedactingFilter(logging.Filter):
 
 
 _FILTER = RedactingFilter()
-#: Loggers of the libraries under the transport that log our URLs at DEBUG (urllib3 logs every
-#: request line, query string included). Their records are masked the same way.
+#: Loggers under the transport that log our URLs at DEBUG (urllib3's request lines), masked the same way.
 _THIRD_PARTY_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry", "urllib3.response")
 
 

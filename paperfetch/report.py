@@ -47,8 +47,7 @@ __all__ = [
     "yield_line",
 ]
 
-#: ``domain_status()``'s columns, for people: the state first, then the host, why it is held or
-#: suppressed and until when, the breaker, then this process's counts and the pacing.
+#: ``domain_status()``'s columns: state, host, hold and suppression, breaker, this process's counts, pacing.
 DOMAIN_STATUS_COLUMNS = [
     "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
     "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
@@ -374,8 +373,7 @@ def _all_empty(series: pd.Series, name: str) -> bool:
 
 #: Text columns that wrap instead of being cut.
 _WRAPPED = ("suppressed_reason",)
-#: Columns the notebook view leaves out (they are in ``domain_status()``): what a person rarely needs
-#: and what makes the table wider than a notebook.
+#: Columns the notebook view leaves out: rarely needed, and they make the table wider than a notebook.
 _STYLE_DROPPED = ("in_flight", "next_allowed_at")
 #: Seconds columns where 0 means "none" and shows empty.
 _ZERO_IS_NONE = ("backoff_s", "learned_interval_s")

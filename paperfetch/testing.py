@@ -27,8 +27,7 @@ __all__ = [
     "scrub_cassette_response"
 ]
 
-#: The vcrpy settings every cassette replay and every live recording uses: identity parameters and
-#: headers never reach a cassette, and a request matches on everything else.
+#: vcrpy settings of every cassette: identity parameters and headers never reach one; the rest matches.
 CASSETTE_FILTER_QUERY_PARAMETERS = ("email", "mailto", "api_key", "tool")
 CASSETTE_FILTER_HEADERS = ("authorization", "user-agent")
 CASSETTE_MATCH_ON = ("method", "scheme", "host", "port", "path", "query")
@@ -49,8 +48,7 @@ def cassette_vcr(record_mode: str = "none", **kwargs: Any):  # noqa: ANN201 - vc
     )
     options.update(kwargs)
     recorder = vcr.VCR(**options)
-    # Paths match as the server reads them: identifiers are sent as one percent-encoded segment
-    # (10.1038%2Fnature12373), recordings may hold the readable form (10.1038/nature12373).
+    # paths match percent-decoded: recordings may hold 10.1038/nature12373 where 10.1038%2Fnature12373 is sent
     recorder.register_matcher("path", _same_decoded_path)
     return recorder
 
@@ -201,8 +199,7 @@ class LoopbackHost:
 
             def setup(self) -> None:
                 super().setup()
-                # Headers and body go out in one segment; without this, Nagle's algorithm and
-                # delayed ACKs add ~40 ms to every keep-alive response on loopback.
+                # one segment: Nagle and delayed ACKs would add ~40 ms to every keep-alive response
                 self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_POST(self) -> None:  # noqa: N802 - idempotent reads sent as POST

@@ -24,8 +24,7 @@ THRESHOLD = 0.6
 #: How much better another title must score to call the PDF that other article.
 MARGIN = 0.25
 PAGES = 2
-#: A PDF's own title names the paper asked for when it shares at least this much of its words with it
-#: (:func:`title_similarity`; high, since both are titles: a subtitle more or less still matches).
+#: A PDF's own title names the paper asked for at this :func:`title_similarity` (a subtitle more or less matches).
 OWN_TITLE_MATCH = 0.8
 #: Fewer words (not counting stop words) than this is not a confident title ("Editorial", "Research Article").
 MIN_TITLE_WORDS = 4
@@ -193,8 +192,7 @@ def judge(title: str | None, text: str | None, other_titles: Iterable[str | None
         return TitleVerdict(score, "wrong_article", best, best_score)
     confident = [(stated, where, title_similarity(title, stated) or 0.0) for stated, where in own_titles
                  if confident_title(stated, journal=journal)]
-    # every title the PDF confidently gives itself is another paper's (one naming ours keeps the warning only:
-    # a stale document info beside the right headline is common)
+    # all its confident titles another paper's (a stale document info beside the right headline only warns)
     if confident and all(similarity < OWN_TITLE_MATCH for _, _, similarity in confident):
         stated, where, similarity = confident[0]
         return TitleVerdict(score, "wrong_article", own_title=stated, own_title_from=where, own_similarity=similarity)

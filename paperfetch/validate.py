@@ -47,14 +47,10 @@ class Verdict:
     reason: str
 
 
-# Markers that appear only on challenge/block pages, never on an ordinary page
-# that merely sits behind the same vendor. Beware: Cloudflare injects
-# ``/cdn-cgi/challenge-platform/scripts/jsd/main.js`` into ordinary pages (the
-# APS and USENIX fixtures carry it), so "challenge-platform" alone proves nothing;
-# the challenge page loads ``/cdn-cgi/challenge-platform/h/<x>/orchestrate/``.
-# Plain substrings of the lower-cased page: far faster than regexes on a 400 KB page.
-#: How a row names PMC's bot check: since 2025 PMC's article PDF pages answer scripts with a
-#: 134-byte 403 or a ~1.8 KB "Preparing to download ..." proof-of-work page (cookie ``cloudpmc-viewer-pow``).
+# Markers only challenge pages carry, as plain substrings of the lower-cased page (far faster than regexes).
+# Cloudflare injects ``challenge-platform/scripts/jsd/main.js`` into ordinary pages (the APS and USENIX
+# fixtures), so only ``challenge-platform/h/<x>/orchestrate/`` counts.
+#: How a row names PMC's bot check: a 134-byte 403 or a "Preparing to download ..." proof-of-work page.
 PMC_BOT_CHECK = "PMC's bot check"
 _PMC_POW = f"{PMC_BOT_CHECK}, its proof-of-work page with the cookie cloudpmc-viewer-pow"
 
@@ -85,8 +81,7 @@ _VENDOR_TITLES = {
     "preparing to download …": _PMC_POW,
 }
 
-# Phrases that mean "bot check" when they are the page's *title*. In the body
-# they are too common (a comment form with reCAPTCHA, a help text) to count.
+# Phrases that mean "bot check" in the page's *title* (in the body they are too common to count).
 _TITLE_MARKERS = re.compile(
     r"just a moment|checking your browser|attention required|captcha|verify(?:ing)? (?:that )?you are (?:a )?human"
     r"|are you a (?:human|robot)|robot check|bot (?:check|verification|protection)|human verification"
@@ -112,8 +107,7 @@ def detect_bot_challenge(text: str) -> str | None:
     return None
 
 
-# PMC's 403 to scripts, as GjjvdBurg/paper2remarkable#160 recorded it (2025-09-20, 134 bytes): a bare page
-# titled "403". Said to be PMC's bot check only on PMC's own hosts; elsewhere it is just a 403.
+# PMC's 403 to scripts (134 bytes, a bare page titled "403", recorded 2025-09-20): a bot check on PMC's hosts only.
 _PMC_HOSTS = ("pmc.ncbi.nlm.nih.gov",)
 _BARE_403 = re.compile(rb"<title>\s*403\s*</title>\s*403 Forbidden\s*$", re.IGNORECASE)
 

@@ -22,8 +22,7 @@ from paperfetch.report import style_domain_status
 #: The dashboard's per-host row, under the name this module always gave it.
 HostSnapshot = HostRow
 
-# Also importable from here, as before (not in __all__, as before): RECENT_EVENTS, the render_* functions,
-# HELD_COLOUR, SUPPRESSED_COLOUR, STATUS_TEXT_LIMIT.
+# also importable from here, not in __all__: RECENT_EVENTS, render_*, HELD_COLOUR, SUPPRESSED_COLOUR, STATUS_TEXT_LIMIT
 __all__ = [
     "BatchSnapshot",
     "Dashboard",

@@ -71,8 +71,7 @@ class Dashboard:
             self.model = DashboardModel()
         import ipywidgets as w
 
-        # The bar keeps its width (it never shrinks to a sliver); the counts wrap beside it, or below it
-        # in a narrow notebook (1024 px with the file browser open).
+        # the bar keeps its width; the counts wrap beside it, or below it in a narrow notebook
         self.progress_bar = w.IntProgress(value=0, min=0, max=0, description=title, bar_style="",
                                           layout=w.Layout(width="18em", min_width="14em", flex="0 0 auto"))
         self.counts = w.HTML(value="", layout=w.Layout(width="auto", flex="1 1 16em", min_width="0"))
@@ -98,9 +97,8 @@ class Dashboard:
         if not self.enabled or (self._thread is not None and self._thread.is_alive()):
             return
         self._stop.clear()
-        # The thread holds the dashboard: a notebook often keeps only ``.widget`` (in a VBox, say),
-        # and the view must go on redrawing it. The thread ends by itself (see tick), on close(),
-        # or when the widget is closed.
+        # The thread holds the dashboard, since a notebook often keeps only ``.widget``; it ends by
+        # itself (see tick), on close(), or when the widget is closed.
         thread = threading.Thread(target=_tick_loop, args=(self, self._stop, self.interval_s),
                                   name="paperfetch-dashboard", daemon=True)
         self._thread = thread

@@ -136,9 +136,8 @@ def _pdfium_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
 
 
 def _pdfium_page_lines(number: int, textpage: Any) -> Iterator[TextLine]:  # noqa: ANN401
-    # PDFium's "rects" are runs of characters on one line in one font, in drawing order, boxed tightly round
-    # their glyphs (a comma's box is tiny and sits low). A run belongs to the line being built when it starts
-    # to the right of the line's last run and its middle lies within the line's band, widened downwards.
+    # PDFium's "rects" are one-font runs boxed tightly round their glyphs (a comma's is tiny and low): a run joins
+    # the line when it starts right of its last run and its middle lies in the line's band, widened downwards.
     current: list[tuple[float, float, float, float, str]] = []
     for i in range(textpage.count_rects()):
         left, bottom, right, top = textpage.get_rect(i)
@@ -166,8 +165,7 @@ def _continues_line(line: list[tuple[float, float, float, float, str]], run: tup
 
 
 def _pdfium_line(number: int, runs: list[tuple[float, float, float, float, str]]) -> TextLine:
-    # A space between runs where the gap is wider than a fifth of the line's height (a word space is about a
-    # quarter em); measured against the run's own height, a quote mark's tiny box would get spaces round it.
+    # a space where the gap passes a fifth of the line's height (a word space is a quarter em), not the run's
     height = max(run[3] - run[1] for run in runs)
     parts = [runs[0][4]]
     for before, run in zip(runs, runs[1:]):

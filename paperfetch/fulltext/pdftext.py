@@ -53,8 +53,7 @@ class _Metrics:
         pitches = [a.y - b.y for a, b in zip(lines, lines[1:]) if a.page == b.page and 0 < a.y - b.y < 4 * a.size]
         chars = [len(line.text.strip()) for line in lines] or [80]
         size = statistics.median(sizes)
-        # The pitch inside a paragraph is the common small one: a low quantile, not the median, which the
-        # gaps around headings and between short paragraphs would pull up.
+        # a low quantile, not the median: the gaps around headings and short paragraphs would pull that up
         pitch = sorted(pitches)[int(0.3 * (len(pitches) - 1))] if pitches else 1.2 * size
         return cls(size=size, pitch=pitch,
                    chars=float(sorted(chars)[int(0.75 * (len(chars) - 1))]))
@@ -120,9 +119,8 @@ def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metr
     ends_sentence = bool(_ENDS_SENTENCE.search(before))
     drop = previous.y - line.y
     if previous.page != line.page or drop <= 0 or drop > 4 * metrics.pitch + previous.size:
-        # The flow jumped (next page or column). In a document that indents first lines, a new paragraph
-        # starts here if this line is indented: against the line below it when that one follows closely (the
-        # column's own edge), else against the page's common line starts. Otherwise it goes on unless it ended.
+        # The flow jumped (page or column). With indented first lines, an indented line starts a paragraph
+        # (against the next line when close, the column's edge, else the page's common starts); else unless it ended.
         if indent is None:
             return ends_sentence
         if following is not None and following.page == line.page and 0 < line.y - following.y < 1.4 * metrics.pitch:

@@ -17,15 +17,13 @@ __all__ = ["DEFAULT_MAX_XML_BYTES", "DROPPED", "flatten", "local_name", "parse_x
 
 logger = logging.getLogger(__name__)
 
-#: The size cap of one XML body (bytes). The largest PMC articles are a few MB; 32 MiB leaves room for a
-#: supplement-heavy one and still refuses the 100 MB body of a misbehaving server.
+#: The size cap of one XML body (bytes): room for the largest PMC articles, not for a 100 MB misbehaviour.
 DEFAULT_MAX_XML_BYTES = 32 * 1024 * 1024
 
 # The first element start tag: everything before it is the prolog (XML declaration, comments, DOCTYPE).
 _FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
 
-# Elements whose content is not running text: figures and tables (and their captions and footers), graphics,
-# supplementary files, footnotes, TeX source and MathML annotations (TeX again). Their tails are kept.
+# Elements whose content is not running text (figures, tables, captions, footnotes, TeX); their tails are kept.
 DROPPED = frozenset({
     "alt-text", "annotation", "annotation-xml", "caption", "fig", "fig-group", "fn", "graphic", "inline-graphic",
     "long-desc", "media", "supplementary-material", "table", "table-wrap", "table-wrap-foot", "table-wrap-group",
@@ -90,8 +88,7 @@ def local_name(tag: object) -> str:
 
 
 def _entity_text(node: etree._Entity) -> str:
-    # Only reached for a reference to an entity no DTD defines (none is ever loaded): decode the HTML/ISO
-    # names every JATS DTD defines; anything else is text we cannot know, so the body is refused.
+    # an entity no loaded DTD defines: the HTML/ISO names every JATS DTD defines, else the body is refused
     name = str(node.name)
     text = html.entities.html5.get(name + ";")
     if text is None:

@@ -41,8 +41,7 @@ logger = logging.getLogger("paperfetch.ledger")
 #: Statuses whose item has a valid PDF on disk (:meth:`LedgerFiles.is_done` still checks the file).
 DONE_STATUSES = FINISHED_WELL_STATUSES
 
-# FINAL_STATUSES and a 404/410/451 are absences asking again will not change; everything else is
-# retryable by default: networks recover, holds expire, robots.txt files change.
+# absences are final; all else retryable by default: networks recover, holds expire, robots.txt files change
 
 _HASH_CHUNK_BYTES = 1 << 20
 _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")

@@ -267,8 +267,7 @@ def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
     return kept
 
 
-#: Text longer than this that does not start like an http(s) URL is junk (browsers and servers stop near 8-64 kB);
-#: a longer http(s) URL is refused by the item (paperfetch.urlcheck), which says so in its row.
+#: Longer text not starting like an http(s) URL is junk; a longer http(s) URL is refused by paperfetch.urlcheck.
 _MAX_URL_CHARS = 16_384
 
 

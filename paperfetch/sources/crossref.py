@@ -23,8 +23,7 @@ class CrossrefSource(Source):
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     accepts = frozenset({IdType.DOI})
 
-    #: Requests in flight since 2025-12-01 (``x-concurrency-limit`` in the 2026 recordings): the public pool 1,
-    #: the polite pool (a mailto) 3. The header, when a host sends it, applies under this cap.
+    #: Requests in flight (``x-concurrency-limit`` since 2025-12-01): public pool 1, polite pool 3; a header applies under it.
     public_concurrency = 1
     polite_concurrency = 3
 

@@ -19,8 +19,6 @@ __all__ = ["PDF_META_NAMES", "decode_html", "find_pdf_links", "is_bot_challenge"
 logger = logging.getLogger(__name__)
 
 #: ``<meta>`` names (or properties) that carry a PDF URL, best first, compared case-insensitively.
-#: ``citation_pdf_url`` is the Highwire/Google Scholar tag nearly everyone uses; the
-#: bepress and EPrints variants are older repository conventions.
 PDF_META_NAMES: tuple[str, ...] = ("citation_pdf_url", "bepress_citation_pdf_url", "eprints.document_url")
 
 # Priority groups: a lower number is a better link.

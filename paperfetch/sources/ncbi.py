@@ -133,8 +133,7 @@ class NCBIIdConvSource(_NCBISource):
 class NCBIEutilsSource(_NCBISource):
     name = "ncbi_eutils"
     default_base_url = "https://eutils.ncbi.nlm.nih.gov"
-    # 200 PMIDs keep the GET URL near 2 kB; the 2,000-id esummary URL in
-    # fixtures/real/ncbi_eutils/esummary_414_request_uri_too_long.* (20 kB) was refused with 414.
+    # 200 PMIDs keep the URL near 2 kB; a recorded 2,000-id (20 kB) URL was refused with 414
     batch_size = 200
     accepts = frozenset({IdType.PMID})
 

@@ -33,9 +33,7 @@ class OpenAlexSource(Source):
     # at most 10 requests/s (https://docs.openalex.org); the daily budget is not a pacing matter
     min_interval_s = 0.1
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
-    # "Up to 50 DOIs in a single API call" with the | OR filter
-    # (https://blog.ourresearch.org/fetch-multiple-dois-in-one-openalex-api-request/); per-page matches it.
-    batch_size = 50
+    batch_size = 50  # "up to 50 DOIs in a single API call" with the | OR filter; per-page matches it
     accepts = frozenset({IdType.DOI})
 
     @classmethod

@@ -29,10 +29,8 @@ class SemanticScholarSource(Source):
     default_base_url = "https://api.semanticscholar.org"
     #: Asked in batches before the items run (paperfetch.items.Stage.PREFETCHED), like OpenAlex.
     stage: ClassVar[str] = "prefetched"
-    # "1 request per second" for a key holder (Semantic Scholar API licence and product page).
-    min_interval_s = 1.0
-    # "up to 500 paper IDs" per /paper/batch call.
-    batch_size = 500
+    min_interval_s = 1.0  # "1 request per second" for a key holder (the API licence)
+    batch_size = 500  # "up to 500 paper IDs" per /paper/batch call
     accepts = frozenset({IdType.DOI, IdType.PMID, IdType.PMCID, IdType.ARXIV})
 
     def identity_headers(self) -> dict[str, str]:
