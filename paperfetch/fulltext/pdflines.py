@@ -165,7 +165,7 @@ def _continues_line(line: list[tuple[float, float, float, float, str]], run: tup
 
 
 def _pdfium_line(number: int, runs: list[tuple[float, float, float, float, str]]) -> TextLine:
-    # a space where the gap passes a fifth of the line's height (a word space is a quarter em), not the run's
+    # a space where the gap passes a fifth of the line's height (a quarter em is a word space); the run's would space quotes
     height = max(run[3] - run[1] for run in runs)
     parts = [runs[0][4]]
     for before, run in zip(runs, runs[1:]):
