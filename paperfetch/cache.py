@@ -203,8 +203,7 @@ class CachedFetcher:
     def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
               headers: dict[str, str] | None = None, key: str | None = None, ttl_s: float | None = None,
               **kwargs: Any) -> requests.Response:
-        """The stored answer (with ``X-Paperfetch-Cache: hit``), else the transport's, stored when it is one. *key*
-        replaces :func:`cache_key` (a PubMed history page); *ttl_s* is how long an answer stored now lives."""
+        """The stored answer (``X-Paperfetch-Cache: hit``), else the transport's; *key* replaces :func:`cache_key`."""
         key = key or cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)
         if stored is not None:

@@ -33,8 +33,7 @@ _WRITE_ERRNOS = _FULL_ERRNOS | frozenset({errno.EROFS, errno.EACCES, errno.EPERM
 
 
 def write_error(exc: BaseException, dest: Path, *, url: str | None = None) -> WriteError | None:
-    """The typed error of a local write to *dest* that failed with *exc*, or None (``requests`` errors are
-    OSErrors too, never write errors)."""
+    """The typed error of a failed local write to *dest*, or None (``requests`` errors are never write errors)."""
     if isinstance(exc, WriteError):
         return exc
     if not isinstance(exc, OSError) or isinstance(exc, requests.RequestException) or exc.errno not in _WRITE_ERRNOS:

@@ -52,8 +52,7 @@ __all__ = [
 
 
 class PaperfetchError(Exception):
-    """Root of every exception raised by paperfetch. Its message passes through
-    :func:`paperfetch.redact.redact_text` as it is made, so no configured e-mail or API key is carried."""
+    """Root of every exception raised by paperfetch; its message is redacted as it is made."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))

@@ -38,8 +38,7 @@ def _text(value: Any) -> str:
 
 
 def _authors(value: Any) -> list[tuple[str, str]]:
-    """``"Smith JA; van der Berg K"`` → ``[("Smith", "JA"), ("van der Berg", "K")]``; also takes a list
-    and "Family, Given" names."""
+    """``"Smith JA; van der Berg K"`` (or a list, or "Family, Given") → ``[("Smith", "JA"), ("van der Berg", "K")]``."""
     items = value if isinstance(value, (list, tuple)) else _text(value).split(";")
     people = []
     for item in items:
@@ -57,8 +56,7 @@ def _authors(value: Any) -> list[tuple[str, str]]:
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """One plain dict a row (the :data:`FIELDS` found, as text; authors as (family, given) pairs),
-    leaving out rows with no identifier and no title."""
+    """One dict a row (the :data:`FIELDS` found, as text), leaving out rows with no identifier and no title."""
     columns = [c for c in FIELDS if c in frame.columns]
     out = []
     for row in frame[columns].to_dict(orient="records") if columns else []:

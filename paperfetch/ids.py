@@ -64,8 +64,7 @@ class Identifier:
 
     @classmethod
     def from_key(cls, key: str) -> "Identifier":
-        """The identifier a key names, *without validation* (an arXiv ``v2`` is split off): for replaying recorded
-        requests, some malformed on purpose. Inputs go through :func:`parse_identifier`."""
+        """The identifier a key names, *without validation*, for replaying recorded requests (inputs: parse_identifier)."""
         id_type, value = key.split(":", 1)
         version = None
         if id_type == IdType.ARXIV.value and (match := re.fullmatch(r"(.+?)(v\d+)", value)):

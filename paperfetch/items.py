@@ -238,8 +238,7 @@ class ItemJob:
 
     @property
     def copies(self) -> tuple[str, ...]:
-        """The URLs the next request may use: the known copies of the best version tier, the preferred
-        first (``()`` when the next request is a lookup or a landing page)."""
+        """The URLs the next request may use: the best version tier's known copies, preferred first; ``()`` otherwise."""
         url = self.url
         if url is None or not self.actions[0].copy:
             return ()
@@ -299,15 +298,13 @@ class ItemJob:
             _context.job = _context.source = None
 
     def source_failed(self, name: str, exc: PaperfetchError) -> None:
-        """A batched lookup of *name* failed for this item (its host is held): the row says so
-        unless another source answers."""
+        """A batched lookup of *name* failed for this item (its host held): the row says so unless another answers."""
         self._fail(_Action("lookup", name, getattr(exc, "url", None) or ""), exc)
         if self.failures and self.failures[-1].source == name:
             self.failures[-1].held_lookup = True
 
     def plan(self) -> tuple[list[tuple[str, str, str]], list[str]]:
-        """A dry run: every candidate ``(kind, source, url)`` in the order of trial, and the lookup errors; the
-        metadata services are asked, PDFs and landing pages are not."""
+        """A dry run: every candidate ``(kind, source, url)`` in trial order, and the lookup errors (lookups only)."""
         found: list[tuple[str, str, str]] = []
         errors: list[str] = []
         while True:
@@ -602,8 +599,7 @@ def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
-    """The outcome row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` says no request
-    is needed, else None. Used by the Retriever and ``paperfetch.dask``."""
+    """The row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` needs no request, else None."""
     done = ledger.is_done(ident.key, out_dir)
     entry = done or ledger.get(ident.key)
     if entry is None:
@@ -643,8 +639,7 @@ def _read_capped(response: requests.Response, limit: int) -> bytes:
 
 
 def _doi_segment(doi: Any) -> str | None:
-    """*doi* as one percent-encoded path segment of the resolver's URL (no ``..`` or ``?`` moves the request);
-    None for text that cannot be one (a lone surrogate from a service's JSON): no landing page then."""
+    """*doi* as one percent-encoded path segment of the resolver's URL; None for text that cannot be one."""
     try:
         return quote_path(str(doi))
     except ValueError:

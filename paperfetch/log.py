@@ -17,8 +17,7 @@ _HANDLER_NAME = "paperfetch.enable_logging"
 
 
 def enable_logging(level: int | str = logging.INFO, stream: IO[str] | None = None) -> logging.Handler:
-    """Show paperfetch's log records of *level* and above on *stream* (default: stderr); returns the handler,
-    which calling again replaces (never a second copy)."""
+    """Show paperfetch's records of *level* and above on *stream* (stderr); the handler, replaced on a second call."""
     package = logging.getLogger("paperfetch")
     install_log_filter()
     for handler in list(package.handlers):

@@ -175,8 +175,7 @@ _THIRD_PARTY_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3
 
 
 def install_log_filter() -> None:
-    """Put the redacting filter on ``paperfetch``, every ``paperfetch.*`` logger and urllib3's (idempotent): a
-    logger's filter sees only the records logged on it."""
+    """Put the redacting filter on every ``paperfetch`` logger and urllib3's (idempotent; each logger needs its own)."""
     loggers = [logging.getLogger(name) for name in ("paperfetch", *_THIRD_PARTY_LOGGERS)]
     for name in list(logging.Logger.manager.loggerDict):
         if name.startswith("paperfetch."):

@@ -72,8 +72,7 @@ STATUS_TEXT_LIMIT = 24
 
 
 def host_state(snap: HostSnapshot, *, unreachable: bool = False) -> str:
-    """One word for a host (:data:`DOMAIN_STATES`): ``SUPPRESSED``, ``HELD``, ``UNREACHABLE`` (*unreachable*, or
-    the snapshot's own flag), ``OPEN BREAKER``, ``ok``."""
+    """One word for a host (:data:`DOMAIN_STATES`); *unreachable* or the snapshot's own flag gives ``UNREACHABLE``."""
     if snap.suppressed:
         return "SUPPRESSED"
     if snap.held_until is not None:
@@ -86,8 +85,7 @@ def host_state(snap: HostSnapshot, *, unreachable: bool = False) -> str:
 
 
 def domain_status_frame(snapshots: Iterable[HostSnapshot], *, unreachable: Iterable[str] = ()) -> pd.DataFrame:
-    """One row per host, sorted by host, :data:`DOMAIN_STATUS_COLUMNS` (``state`` first).
-    *unreachable*: hosts known to be unreachable (DNS failure, refused connection)."""
+    """One row per host, sorted, :data:`DOMAIN_STATUS_COLUMNS`; *unreachable*: hosts known unreachable."""
     import pandas as pd
 
     names = {f.name for f in fields(HostSnapshot)}
@@ -108,8 +106,7 @@ def domain_status_frame(snapshots: Iterable[HostSnapshot], *, unreachable: Itera
 
 
 def mark_unreachable(frame: pd.DataFrame, hosts: Iterable[str]) -> pd.DataFrame:
-    """*frame* (a ``domain_status()`` frame, changed in place and returned) with ``state`` ``UNREACHABLE`` for
-    *hosts* neither held nor suppressed."""
+    """*frame* with ``state`` ``UNREACHABLE`` for *hosts* neither held nor suppressed (in place; returned)."""
     gone = set(hosts)
     if not gone or "state" not in frame.columns or "host" not in frame.columns:
         return frame
@@ -146,8 +143,7 @@ def seconds_cell(value: Any) -> str:
 
 
 def time_cell(value: Any) -> str:
-    """A time to the second, UTC: ``16:04:10``, with the date when it is not today. Takes a
-    datetime, a pandas Timestamp or epoch seconds; empty for an empty cell."""
+    """A datetime, Timestamp or epoch as ``16:04:10`` UTC (with the date when not today); empty for an empty cell."""
     if is_empty(value):
         return ""
     if isinstance(value, datetime):
@@ -187,8 +183,7 @@ def suppression_cell(suppressed: Any, until: Any) -> str:
 
 
 def breaker_cell(state: Any, failures: Any = None, open_until: Any = None) -> str:
-    """The breaker, its open-until and its failures in one cell: ``open → 16:04:10 (3 failed)``;
-    empty for a closed breaker with no failure."""
+    """The breaker in one cell: ``open → 16:04:10 (3 failed)``; empty for a closed breaker with no failure."""
     state = "" if is_empty(state) else str(state)
     text = "" if state in ("", "closed") else state
     if not is_empty(open_until) and state != "closed":
@@ -231,8 +226,7 @@ def duration_cell(seconds: float | None) -> str:
 
 
 def robots_cell(value: Any) -> str:
-    """robots.txt's status in words: ``parsed``; ``no rules`` for ``unavailable`` (a 404
-    robots.txt: everything allowed); ``unreachable``; empty when not consulted."""
+    """robots.txt's status in words: ``parsed``, ``no rules`` (a 404), ``unreachable``; empty when not consulted."""
     if is_empty(value):
         return ""
     text = str(value)
@@ -240,8 +234,7 @@ def robots_cell(value: Any) -> str:
 
 
 def store_label(name: str) -> str:
-    """The store's name for saved output, never the user's home: ``sqlite (user cache)`` for the default file,
-    ``~/…`` for another path under home; a Redis name passes (its password is masked already)."""
+    """The store's name for saved output, never the user's home (``sqlite (user cache)``, ``~/…``)."""
     if not name.startswith("sqlite:"):
         return name
     import os

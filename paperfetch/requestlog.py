@@ -55,8 +55,7 @@ class RequestLog:
             self._rows.append(row)
 
     def frame(self) -> pd.DataFrame:
-        """One row per request: time (UTC, to the millisecond), host, URL (no secrets), status, waited, elapsed,
-        source, identifier, outcome."""
+        """One row per request: time (UTC, ms), host, URL, status, waited, elapsed, source, identifier, outcome."""
         with self._lock:
             rows = list(self._rows)
         return redact_frame(requests_frame(rows))

@@ -152,8 +152,7 @@ def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fe
 
 def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[str | None] = (),
                 notify: Notify | None = None) -> dict[str, Any]:
-    """``{"title_match": score}`` for a PDF just saved for *job*; raises WrongArticle after moving it aside.
-    *other_titles*: the batch's other titles; *notify*: told of a low match, never allowed to stop the run."""
+    """``{"title_match": score}`` for a PDF just saved for *job*; raises WrongArticle after moving it aside."""
     title = job.meta.get("title")
     if not title:
         return {"title_match": None}

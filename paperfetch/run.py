@@ -88,8 +88,7 @@ def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def keep_describing_status(row: dict[str, Any], prior: Any) -> dict[str, Any]:
-    """Statuses stable across runs: a row the host's hold or suppression decided this time keeps
-    the status an earlier run gave the paper itself (``invalid_pdf``, say), this run's block as its reason."""
+    """A row a host's hold or suppression decided keeps the paper's earlier status, this block as its reason."""
     if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES:
         return row
     if prior.status in FINISHED_WELL_STATUSES:  # its file is gone: this run's answer is the news
@@ -336,8 +335,7 @@ class BatchRun:
             set_current_source(None)
 
     def new_dashboard_model(self, *, events: bool) -> Any:
-        """A dashboard model watching the clients: the metadata services' hosts read through the API
-        client, the others through the web client (as ``domain_status()`` does)."""
+        """A dashboard model watching the API client for the services' hosts, the web client for the rest."""
         from paperfetch.dashboard.model import DashboardModel
 
         model = DashboardModel().watch(self.web, events=events)

@@ -106,8 +106,7 @@ Script = Callable[[requests.PreparedRequest], Reply]
 
 
 class ScriptedAdapter(BaseAdapter):
-    """Answers requests from ``{url_or_path: Reply | [Reply, ...] | callable}`` (docs/testing.md); ``calls``
-    lists ``(clock.monotonic(), url)`` per request."""
+    """Answers from ``{url_or_path: Reply | [Reply, ...] | callable}``; ``calls`` lists ``(monotonic, url)``."""
 
     def __init__(self, routes: Mapping[str, Reply | list[Reply] | Script], clock: Clock | None = None) -> None:
         super().__init__()

@@ -165,8 +165,7 @@ def _describe_other(text: str, content_type: str | None) -> str:
 
 
 def sniff(head: bytes, content_type: str | None = None) -> Verdict:
-    """Whether *head* (the first :data:`HEAD_BYTES` of a body, or all of it) is a PDF. The body decides, not
-    *content_type*, which only helps to recognise HTML that does not start with a tag."""
+    """Whether *head* (a body's first :data:`HEAD_BYTES`) is a PDF; the body decides, not *content_type*."""
     if not head.strip(b" \t\r\n\f\v\x00"):
         size = "an empty body" if not head else "a body of only whitespace"
         return Verdict(False, "empty", f"the server sent {size} instead of a PDF; try again later or another source")

@@ -54,8 +54,7 @@ class UsageError(Exception):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread where Ctrl-C would raise: every ``except KeyboardInterrupt``
-    that writes the partial report and the failed list handles it too; the exit status is 143."""
+    """SIGTERM, raised where Ctrl-C would be, so every ``except KeyboardInterrupt`` handles it; exit status 143."""
 
 
 _terminated = threading.Event()
@@ -130,8 +129,7 @@ def _host_in(message: str) -> str | None:
 
 @contextmanager
 def configuration_is_usage() -> Iterator[None]:
-    """The one mapping of a :class:`~paperfetch.ConfigurationError` (a setting that cannot work) to a
-    :class:`UsageError` (exit status 2), around what a command does before its first request."""
+    """The one mapping of a ConfigurationError to a UsageError (exit 2), around a command's work before any request."""
     try:
         yield
     except ConfigurationError as exc:
@@ -223,8 +221,7 @@ def summary(outcomes: pd.DataFrame) -> str:
 
 
 def host_table(status: pd.DataFrame) -> str:
-    """The per-host table for a terminal, folded for people the way the Styler and the dashboard fold it
-    (:func:`paperfetch.report.host_table_text`)."""
+    """The per-host table for a terminal, folded for people (:func:`paperfetch.report.host_table_text`)."""
     return host_table_text(status)
 
 
@@ -365,8 +362,7 @@ def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.
 
 
 def results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
-    """The per-paper table of ``download`` (and ``--download``): input, status, source, and the
-    file or the reason (the short ``reason`` column; ``error`` when a row has none)."""
+    """The per-paper table of ``download``: input, status, source, and the file or the reason."""
     frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
     frame["detail"] = [
         (str(p) if isinstance(p, str) and p else str(r) if isinstance(r, str) and r else
@@ -381,8 +377,7 @@ def results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
 
 
 def inputs_note(inputs: Sequence[object]) -> str:
-    """``"22 inputs: 19 to fetch, 2 duplicates, 1 invalid"`` when some inputs are not fetched
-    (the progress bar counts only those fetched); ``""`` when every input is."""
+    """``"22 inputs: 19 to fetch, 2 duplicates, 1 invalid"`` when some inputs are not fetched, else ``""``."""
     from paperfetch.ids import parse_many
 
     parsed = parse_many(list(inputs))

@@ -96,8 +96,7 @@ class JobDashboard:
                 self.log.value = log
 
     def close(self) -> None:
-        """Freeze: stop the timer, the batch dashboard's last redraw, the button off, and the outputs
-        :meth:`show` made replaced by the final state."""
+        """Freeze: stop the timer, redraw last, disable the button, and put the final state in :meth:`show`'s outputs."""
         self._closed.set()
         thread = self._thread
         if thread is not threading.current_thread():
@@ -138,8 +137,7 @@ class JobDashboard:
         return bundle
 
     def show(self) -> None:
-        """Display with a display id (in a Jupyter kernel; elsewhere nothing): :meth:`close` later
-        replaces the output with the final state."""
+        """Display with a display id (in a Jupyter kernel only), which :meth:`close` later fills with the final state."""
         if not env.in_notebook():
             return
         from IPython.display import display

@@ -264,8 +264,7 @@ class DashboardModel:
             self.version += 1
 
     def snapshot(self) -> BatchSnapshot:
-        """The state now, as plain frozen data; once the run has ended, the state at its end.
-        Thread-safe; costs a few microseconds per host."""
+        """The state now (once ended: at its end), as frozen data; thread-safe, microseconds per host."""
         final = self._final
         if final is not None:
             return final

@@ -78,8 +78,7 @@ def _state_text(h: HostRow, ended: bool = False) -> str:
 
 
 def _ordered(hosts: Iterable[HostRow]) -> list[HostRow]:
-    """Problem hosts (held, suppressed, unreachable, breaker open) first, then those this run
-    touched, then the rest; by name within."""
+    """Problem hosts first, then those this run touched, then the rest; by name within."""
     def rank(h: HostRow) -> tuple[int, str]:
         return (0 if (h.held or h.suppressed) else 1 if h.problem else 2 if h.touched else 3, h.host)
 
@@ -297,8 +296,7 @@ def render_counts_html(snapshot: BatchSnapshot) -> str:
 
 
 def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paperfetch", max_events: int = 15) -> str:
-    """The whole dashboard as static HTML (what a saved notebook keeps): one style block, bar, counts,
-    the offline and other-hosts lines, hosts, the last *max_events* events."""
+    """The whole dashboard as static HTML, what a saved notebook keeps (the last *max_events* events)."""
     total, done = max(0, snapshot.total), min(snapshot.done, max(0, snapshot.total))
     share = 100.0 * done / total if total else 0.0
     colour = "#2196f3" if not snapshot.ended else ("#4caf50" if snapshot.done >= snapshot.total else "#f44336")

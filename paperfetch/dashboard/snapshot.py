@@ -146,8 +146,7 @@ class HostRow:
 
     @property
     def state(self) -> str:
-        """In words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``UNREACHABLE``, ``OPEN BREAKER``,
-        ``busy``, ``queued`` (``not started`` after the end), ``backoff`` or ``idle``."""
+        """In words: ``SUPPRESSED``, ``HELD``, ``UNREACHABLE``, ``OPEN BREAKER``, ``busy``, ``queued``, ``backoff``, ``idle``."""
         return state_words(suppressed=self.suppressed, held=self.held, in_flight=self.in_flight,
                            queued=self.queued, backoff_s=self.backoff_s, unreachable=bool(self.unreachable),
                            breaker_open=self.breaker == "open", ended=self.run_ended)

@@ -105,8 +105,7 @@ class Dashboard:
         thread.start()
 
     def tick(self) -> bool:
-        """Redraw if the model changed (or once a second while a hold counts down).
-        Returns whether the view still needs the timer."""
+        """Redraw if the model changed (or each second while a hold counts down); whether the timer is still needed."""
         if not self.enabled or getattr(self.widget, "comm", True) is None:  # disabled, or its widget closed
             return False
         model = self._model
@@ -198,8 +197,7 @@ class Dashboard:
         return bundle
 
     def show(self) -> None:
-        """Display the dashboard, when in a Jupyter kernel (elsewhere: nothing); :meth:`close` later
-        replaces this output with the final state."""
+        """Display the dashboard (in a Jupyter kernel only); :meth:`close` later puts the final state there."""
         if self.enabled and env.in_notebook():
             from IPython.display import display
 
@@ -218,8 +216,7 @@ _ROOT: Any = None
 
 
 def _root_class() -> Any:
-    """A ``VBox`` whose ``repr`` (the ``text/plain`` of its mime bundle, when the widget itself is
-    displayed) is the dashboard's summary line, not ``VBox(children=(...``."""
+    """A ``VBox`` whose ``repr`` is the dashboard's summary line, not ``VBox(children=(...``."""
     global _ROOT
     if _ROOT is None:
         import ipywidgets as w

@@ -23,8 +23,7 @@ _ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
 
 
 def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsArticle:
-    """The one article in *body* (an ``<article>``, or a ``<pmc-articleset>`` of one); FullTextError
-    (FullTextTooLarge over *max_bytes*) when it cannot be read."""
+    """The one article in *body* (or a one-article ``<pmc-articleset>``); FullTextError when it cannot be read."""
     articles = _articles(parse_xml(body, max_bytes=max_bytes))
     if len(articles) != 1:
         raise FullTextError(f"expected one JATS <article>, found {len(articles)}")

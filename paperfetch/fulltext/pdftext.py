@@ -134,8 +134,7 @@ def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metr
 
 
 def _left_margins(lines: list[TextLine], indent: float | None) -> dict[int, list[float]]:
-    """Each page's column edges: the line starts common on it (three lines or more), less those that are an
-    indent's width right of another (first lines), so an indented line is told from a column's body."""
+    """Each page's column edges: common line starts less the indented ones, so an indent is told from a column."""
     starts: dict[int, Counter[int]] = {}
     for line in lines:
         starts.setdefault(line.page, Counter())[round(line.x)] += 1

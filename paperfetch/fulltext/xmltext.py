@@ -38,8 +38,7 @@ _BLOCK = frozenset({
 
 
 class _NothingFromOutside(etree.Resolver):
-    """Belt and braces beside ``load_dtd=False``/``no_network=True``: whatever libxml2 asks to load (a DTD, an
-    external entity) is answered with an empty document, so nothing outside the body is ever read."""
+    """Beside ``load_dtd=False``/``no_network=True``: anything libxml2 asks to load is answered with nothing."""
 
     def resolve(self, system_url: str, public_id: str, context: Any) -> Any:  # noqa: ANN401
         logger.debug("not loading %r (public id %r) while parsing XML", system_url, public_id)
@@ -80,8 +79,7 @@ def parse_xml(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> etree._
 
 
 def local_name(tag: object) -> str:
-    """``p`` for ``p``, ``math`` for ``{http://www.w3.org/1998/Math/MathML}math`` or an undeclared ``mml:math``;
-    ``""`` for comments, processing instructions and entity references."""
+    """``math`` for ``{…MathML}math`` or an undeclared ``mml:math``; ``""`` for comments, PIs and entities."""
     if not isinstance(tag, str):
         return ""
     return tag.rpartition("}")[2].rpartition(":")[2]

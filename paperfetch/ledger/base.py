@@ -49,8 +49,7 @@ _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """The latest recorded outcome for one key. ``path`` is relative to the ledger's folder when the file lies
-    inside it (:meth:`LedgerFiles.absolute_path` resolves it); ``extra`` is free-form metadata, read-only."""
+    """The latest recorded outcome for one key; ``path`` as stored, ``extra`` free-form and read-only."""
 
     key: str
     status: str
@@ -83,8 +82,7 @@ def redact_error(message: str) -> str:
 
 
 def default_retryable(status: str, http_status: int | None = None) -> bool:
-    """Whether an outcome with *status* is worth retrying when the caller does not say: not a final
-    status, and not an ``http_error`` with a final HTTP answer (404, 410, 451; :func:`paperfetch.outcomes.is_final`)."""
+    """Whether an outcome is worth retrying when the caller does not say: not :func:`paperfetch.outcomes.is_final`."""
     return not is_final(status, http_status)
 
 
@@ -132,8 +130,7 @@ def merged_extra(previous: Mapping[str, Any] | None, extra: Mapping[str, Any] | 
 
 
 def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
-    """A stored row (SQLite columns, or a Redis ledger's JSON; ``extra`` as JSON text or a mapping) as a
-    :class:`LedgerEntry`; missing fields read as None."""
+    """A stored row (SQLite columns or Redis JSON) as a :class:`LedgerEntry`; missing fields read as None."""
     extra = row.get("extra")
     if isinstance(extra, str):
         extra = json.loads(extra) if extra else {}
@@ -148,8 +145,7 @@ def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
 
 
 def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
-    """*entries* as the DataFrame ``entries()`` returns: the :class:`LedgerEntry` fields as columns,
-    ``bytes``/``http_status`` nullable integers, timestamps UTC ``datetime64``, ``extra`` dicts."""
+    """*entries* as the DataFrame ``entries()`` returns (nullable integers, UTC timestamps, ``extra`` dicts)."""
     import pandas as pd
 
     columns = [f.name for f in fields(LedgerEntry)]

@@ -99,8 +99,7 @@ def _folder_lock(folder: Path) -> Iterator[None]:
 
 
 class SqliteLedger(LedgerFiles):
-    """The resume ledger of one output folder (or any SQLite file path); also known as :class:`Ledger`.
-    Thread-safe (one connection behind a lock); every :meth:`record` commits. A context manager."""
+    """The resume ledger of one output folder (or SQLite path), also :class:`Ledger`; thread-safe, each record commits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).resolve()

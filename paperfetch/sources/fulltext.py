@@ -23,8 +23,7 @@ JatsAnswer = tuple[JatsArticle, bytes]
 
 
 def split_articles(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsAnswer]:
-    """Every ``<article>`` of *body* (one, or a ``<pmc-articleset>``), parsed, each with its own XML;
-    FullTextError when the body as a whole cannot be read."""
+    """Every ``<article>`` of *body*, parsed, each with its own XML; FullTextError when the body cannot be read."""
     root = parse_xml(body, max_bytes=max_bytes)
     name = local_name(root.tag)
     if name == "article":

@@ -147,7 +147,6 @@ def rate_limit_facts(headers: Mapping[str, str], now: float | None = None) -> Ra
 
 
 def budget_spent(headers: Mapping[str, str]) -> bool:
-    """True when ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``: the day's budget is spent. A 429
-    without both headers is an ordinary (transient) rate limit."""
+    """True when ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``; without both, a 429 is transient."""
     budget = parse_rate_limit_budget(headers, 0.0)
     return budget is not None and budget.credits_required is not None and budget.spent

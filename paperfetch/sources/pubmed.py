@@ -66,8 +66,7 @@ def _classify(response: requests.Response) -> Outcome:
 
 
 class FormFetcher(Protocol):
-    """The transport as :class:`PubMedSearch` uses it: a GET with a query, or a POST with a form body
-    for an id list too long for a URL (``paperfetch.HttpClient`` has this shape)."""
+    """The transport as :class:`PubMedSearch` uses it: a GET with a query, or a POST with a form body."""
 
     def fetch(
         self,

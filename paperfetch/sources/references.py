@@ -191,8 +191,7 @@ def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
 
 
 def merge_links(links: Iterable[Link]) -> list[Link]:
-    """One link per work — links sharing a DOI, PMID or OpenAlex id are one — in first occurrence's
-    order, fields filled from the others, ``sources`` the union."""
+    """One link per work (a shared DOI, PMID or OpenAlex id), first occurrence's order, fields and sources merged."""
     merged: list[Link] = []
     index: dict[str, Link] = {}
     for link in links:

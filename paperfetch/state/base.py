@@ -124,8 +124,7 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
 
 
 def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
-    """*facts* as they can honestly be read at *now*: a record written "later" than now moved back, a hold or
-    open breaker capped at :data:`~paperfetch.defaults.MAX_HOLD_S` (docs/state.md, "A wall clock that moves")."""
+    """*facts* as they can honestly be read at *now* (docs/state.md, "A wall clock that moves")."""
     changes: dict = {}
     skew = facts.updated_at - now
     if skew > CLOCK_SKEW_S:
@@ -153,8 +152,7 @@ def slot_horizon(interval_s: float, lease_s: float) -> float:
 
 def clamp_slot(state: tuple[float, str, float], host: str, interval_s: float, now: float,
                lease_s: float) -> tuple[float, str, float]:
-    """*state* ``(next_free, holder, lease_until)`` with times too far ahead brought back: ``next_free`` to
-    ``now + interval_s``, a holder's ``lease_until`` to ``now + max(lease_s, interval_s)``."""
+    """*state* ``(next_free, holder, lease_until)`` with times too far ahead brought back (:func:`slot_horizon`)."""
     next_free, holder, lease_until = state
     clamped = []
     if next_free > now + slot_horizon(interval_s, lease_s):
@@ -213,8 +211,7 @@ def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: 
 
 @runtime_checkable
 class HostStateStore(Protocol):
-    """Per-host politeness state, shared by every client that opens the same store; implementations are thread-safe.
-    *now* is always a wall-clock epoch, passed in so tests run on a fake clock."""
+    """Per-host state shared by every client of the same store; thread-safe; *now* is wall-clock, passed in."""
 
     #: Where the state lives, for people (``"memory"``, ``"sqlite:/path"``, ``"redis://host:6379/0"``); never a password.
     name: str

@@ -81,8 +81,7 @@ def redis_name(client: Any) -> str:
 
 
 def redis_failure(exc: BaseException, connection_errors: tuple[type[BaseException], ...]) -> str:
-    """What went wrong, for people: ``does not answer (TimeoutError)`` or ``refused the command
-    (OutOfMemoryError: command not allowed when used memory > 'maxmemory')``. Redis never echoes a password."""
+    """What went wrong, for people: ``does not answer (TimeoutError)``, ``refused the command (…)``; never a password."""
     if isinstance(exc, connection_errors) and not type(exc).__name__.startswith("Authentication"):
         return f"does not answer ({type(exc).__name__})"
     text = " ".join(str(exc).split())[:200]

@@ -67,8 +67,7 @@ class Opened:
 
 
 def move_aside(path: Path, *, now: datetime | None = None) -> Path:
-    """Rename *path* (and its ``-wal``/``-shm``/``-journal``) to ``<name>.damaged-<UTC timestamp>``; the new path.
-    Raises OSError when it cannot be renamed (a read-only folder)."""
+    """Rename *path* and its side files to ``<name>.damaged-<UTC timestamp>``; the new path (OSError if it cannot)."""
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
     target = path.with_name(f"{path.name}.damaged-{stamp}")
     counter = 1
@@ -125,8 +124,7 @@ def _disk_full(path: Path) -> bool:
 
 
 def lock_holders(path: Path) -> list[int]:
-    """The pids holding a POSIX lock on *path* or its ``-shm`` (Linux ``/proc/locks``), this process left out;
-    ``[]`` where ``/proc/locks`` is missing (SQLite itself cannot say)."""
+    """The other pids holding a POSIX lock on *path* or its ``-shm`` (Linux ``/proc/locks``; else ``[]``)."""
     inodes = set()
     for candidate in (path, Path(f"{path}-shm")):
         try:
