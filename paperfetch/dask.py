@@ -136,7 +136,6 @@ def download_partition(
 
 
 def _record(ledger: ResumeLedger, ident: Identifier, row: Mapping[str, Any]) -> None:
-    """Put a finished row in the shared ledger."""
     ledger.record(
         ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
         source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"), error=row.get("error"),

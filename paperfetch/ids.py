@@ -30,8 +30,6 @@ __all__ = [
 
 
 class IdType(str, Enum):
-    """The kinds of identifier paperfetch understands."""
-
     DOI = "doi"
     PMID = "pmid"
     PMCID = "pmcid"

@@ -184,7 +184,6 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
 
 
 def _note(notify: Notify | None, kind: str, message: str, url: str) -> None:
-    """A line in the dashboard's recent events (when there is one to tell)."""
     if notify is not None:
         try:
             notify(kind, message, url=url)

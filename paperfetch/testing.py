@@ -91,8 +91,6 @@ def scrub_cassette_response(response: dict) -> dict:
 
 @dataclass
 class Reply:
-    """One scripted answer."""
-
     status: int = 200
     body: bytes | str = b""
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -268,6 +266,5 @@ class LoopbackHost:
 
 
 def gaps(times: Iterable[float]) -> list[float]:
-    """Differences between consecutive times."""
     ordered = sorted(times)
     return [b - a for a, b in zip(ordered, ordered[1:])]

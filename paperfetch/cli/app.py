@@ -35,7 +35,6 @@ COMMANDS: tuple[Callable[[Any], None], ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``paperfetch`` parser with every subcommand."""
     parser = argparse.ArgumentParser(
         prog="paperfetch", description="Polite retrieval of legal open-access full texts.",
         epilog="exit status: 0 all papers finished well, 1 some did not, 2 usage error, 130 interrupted (Ctrl-C), "

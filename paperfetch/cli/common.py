@@ -156,7 +156,6 @@ def identity_options(parser: argparse.ArgumentParser) -> None:
 
 
 def export_option(parser: argparse.ArgumentParser) -> None:
-    """--export FILE.bib|.ris|.json."""
     parser.add_argument("--export", type=Path, metavar="FILE",
                         help="write the rows as citations: FILE.bib (BibTeX), FILE.ris (RIS) or FILE.json (CSL-JSON)")
 

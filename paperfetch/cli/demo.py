@@ -20,7 +20,6 @@ __all__ = ["add_subcommands", "run", "serve"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``demo`` on ``paperfetch``'s subparsers."""
     demo = sub.add_parser("demo", parents=[common_options()],
                           help="run a real batch against an offline world of loopback servers")
     demo.add_argument("--out", type=Path, help="output folder (default: a temporary folder)")
@@ -53,7 +52,6 @@ def serve(*, ready: threading.Event | None = None, stop: threading.Event | None 
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``demo`` handler."""
     from paperfetch.demo import DEMO_INPUTS, DemoWorld
     from paperfetch.retriever import Retriever
 

@@ -52,7 +52,6 @@ __all__ = ["add_subcommands", "run"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``download`` on ``paperfetch``'s subparsers."""
     dl = sub.add_parser("download", parents=[common_options()],
                         help="download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs",
                         description="Download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs.")
@@ -93,7 +92,6 @@ def add_subcommands(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``download`` handler: the exit status."""
     # 1. everything that can be wrong with the command line, before any request
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be 1 or more, not {args.workers}")

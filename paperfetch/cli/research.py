@@ -41,7 +41,6 @@ __all__ = ["add_subcommands"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register the subcommands on ``paperfetch``'s subparsers; each sets ``handler``."""
     common = common_options()
     search = sub.add_parser(
         "search", parents=[common], help="search PubMed; one row per hit (pmid, doi, title, …)",

@@ -39,7 +39,6 @@ TEXT_COLUMNS = ["input", "status", "text_source", "paragraphs", "text_path", "er
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``text`` on ``paperfetch``'s subparsers."""
     text = sub.add_parser("text", parents=[common_options()],
                           help="full text as one row per paragraph (JATS, else the open-access PDF's text)",
                           description="The full text of DOIs, PMIDs, PMCIDs or arXiv IDs, one row per paragraph: "
@@ -64,7 +63,6 @@ def add_subcommands(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``text`` handler: the exit status."""
     with configuration_is_usage():
         settings = settings_from(args, out_dir=args.out, state=args.state)
     if args.report is not None:

@@ -137,7 +137,6 @@ class DashboardModel:
         self._scheduler = scheduler
 
     def start(self, total: int) -> None:
-        """A run of *total* items begins."""
         with self._lock:
             self._total = int(total)
             self._final = None
@@ -249,7 +248,6 @@ class DashboardModel:
 
     def item_finished(self, status: str | Status, *, url: str | None = None, error: str | None = None,
                       key: str | None = None) -> None:
-        """One item (one input row) has its outcome."""
         name = status.value if isinstance(status, Status) else str(status)
         note = None
         if name in NOTABLE_STATUSES:

@@ -115,7 +115,6 @@ class Dashboard:
         return model.running or self._countdown
 
     def refresh(self) -> None:
-        """Redraw now from a fresh snapshot."""
         if not self.enabled:
             return
         self._redraw(self._model.snapshot())

@@ -77,7 +77,6 @@ class JatsArticle:
         return [asdict(p) for p in self.paragraphs]
 
     def reference_records(self) -> list[dict[str, Any]]:
-        """The references as plain dicts, one per cited work."""
         return [asdict(r) for r in self.references]
 
 

@@ -81,7 +81,6 @@ def pdf_rows(paragraphs: Iterable[Paragraph], *, input: Any, doi: str | None = N
 
 
 def reference_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002
-    """The reference rows of one JATS article."""
     citing = {"input": input, "citing_doi": _or_none(article.doi), "citing_pmid": _or_none(article.pmid),
               "citing_pmcid": _or_none(article.pmcid)}
     return [

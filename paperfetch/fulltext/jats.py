@@ -45,7 +45,6 @@ def _articles(root: etree._Element) -> list[etree._Element]:
 
 
 def article_from_element(article: etree._Element) -> JatsArticle:
-    """The :class:`JatsArticle` of one parsed ``<article>`` element."""
     meta = _child_path(article, "front", "article-meta")
     ids = _article_ids(meta)
     title = _child_path(meta, "title-group", "article-title")

@@ -23,8 +23,6 @@ DEFAULT_MAX_PDF_BYTES = 100 * 1024 * 1024
 
 
 class PdfEngine(str, Enum):
-    """Which library reads the text layer."""
-
     PYPDF = "pypdf"
     PYPDFIUM2 = "pypdfium2"
 

@@ -120,7 +120,6 @@ class Source:
 
     @property
     def interval_s(self) -> float:
-        """The pause this instance should get, given its identification."""
         return self.interval_for(self.identification)
 
     def identity_params(self) -> dict[str, str]:
@@ -155,7 +154,6 @@ class Source:
         return [self.spec_for(batch) for batch in batched(self.accepted(ids), self.batch_size)]
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
-        """The request for one batch of accepted ids."""
         raise NotImplementedError
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
@@ -251,7 +249,6 @@ def _origin(url: str, env_var: str) -> str:
 
 
 def batched(items: Sequence[Identifier], size: int) -> Iterator[tuple[Identifier, ...]]:
-    """Consecutive tuples of at most *size* items."""
     for start in range(0, len(items), size):
         yield tuple(items[start : start + size])
 
