@@ -249,8 +249,7 @@ def _response(url: str, status: int, content_type: str | None, body: bytes) -> r
 
 
 def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None) -> tuple[Any, MetadataCache | None]:
-    """``(fetcher for metadata requests, the cache this call opened or None)``. *cache*: True the user cache
-    file, False or None none, a path that file, or a MetadataCache the caller owns (and closes)."""
+    """``(fetcher for metadata requests, the cache this call opened or None)`` for the Retriever's *cache* argument."""
     if cache is None or cache is False:
         return api, None
     if isinstance(cache, MetadataCache):

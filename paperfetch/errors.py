@@ -231,5 +231,4 @@ class Interrupted(KeyboardInterrupt):
 
 
 class Stopped(BaseException):
-    """The batch this request belonged to was stopped (``stop()``, Ctrl-C, a failing callback, a closed client).
-    Raised in the batch's worker threads only: no request is sent and no file written after it."""
+    """The batch was stopped (stop(), Ctrl-C, a failing callback, a closed client); raised in its workers only."""

@@ -258,8 +258,7 @@ class ItemJob:
         return copy_tier(action.version, self.context.prefer)
 
     def _arrange(self) -> None:
-        """Gather the copies known without a request (the sources that need none, next in order), then
-        put the first copy of the best version tier in front (paperfetch.http.assign.TIERS)."""
+        """Gather the copies known without a request, then put the best version tier's first copy in front."""
         sources = self.context.sources
         while self.sources_left and stage_of(self.sources_left[0], sources.get(self.sources_left[0])) in _FREE:
             self._expand(self.sources_left.popleft())

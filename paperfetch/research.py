@@ -55,8 +55,7 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
 
 def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = 200,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
-    """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*; with *metadata*
-    a CachedFetcher, answers are kept :data:`~paperfetch.defaults.SEARCH_CACHE_TTL_S` (:class:`SearchAnswers`)."""
+    """PubMed hits for *query* through *api*; with *metadata* a CachedFetcher, answers are kept (:class:`SearchAnswers`)."""
     source = sources.get("ncbi_eutils")
     if not isinstance(source, NCBIEutilsSource):
         raise ConfigurationError("search_pubmed needs the ncbi_eutils service, which is not configured")

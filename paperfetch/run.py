@@ -263,8 +263,7 @@ class BatchRun:
         )
 
     def reusable(self, job: ItemJob, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
-        """Keep the valid PDF under *dest* (another process's finished download: only complete bodies are renamed
-        there) instead of fetching it again, as :func:`paperfetch.download.download_action` rules."""
+        """Keep the valid PDF under *dest* (another process's finished download) instead of fetching it again."""
         ledger = self.ledger
         out_dir = self.settings.out_dir
 

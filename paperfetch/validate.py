@@ -113,8 +113,7 @@ _BARE_403 = re.compile(rb"<title>\s*403\s*</title>\s*403 Forbidden\s*$", re.IGNO
 
 
 def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | None:
-    """The bot check a refusal (*status*, and the first bytes of its body when read) is, or None: PMC's 403 to
-    scripts is :data:`PMC_BOT_CHECK`; a challenge page names its vendor."""
+    """The bot check a refusal (*status*, its body's first bytes) is: PMC's 403 to scripts or a challenge page; else None."""
     if head:
         named = detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))
         if named:

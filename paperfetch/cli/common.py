@@ -62,8 +62,7 @@ _terminated = threading.Event()
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """While the command runs, SIGTERM raises :class:`Terminated` in the main thread as SIGINT does (the old
-    handler put back after); outside the main thread (a test calling ``main``), nothing changes."""
+    """While the command runs, SIGTERM raises :class:`Terminated` in the main thread, as SIGINT does."""
     _terminated.clear()
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -328,8 +327,7 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
 
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
-    """The outcomes known at an interruption, every column a finished run's has: invalid inputs, what the
-    ledger recorded in this run, ``interrupted`` for the rest."""
+    """The outcomes known at an interruption, full schema: the ledger's rows of this run, ``interrupted`` for the rest."""
     from paperfetch.ids import parse_many
     from paperfetch.items import identity_row
     from paperfetch.ledger import Ledger

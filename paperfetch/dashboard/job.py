@@ -43,8 +43,7 @@ def _log_html(lines: list[str]) -> str:
 
 
 class JobDashboard:
-    """The widget of a running job, which :meth:`close` freezes into static HTML and text: ``widget`` (the root
-    ``VBox``), ``line`` (progress and ETA), ``stop_button``, ``dashboard`` and ``log``."""
+    """A running job's widget (``widget``, ``line``, ``stop_button``, ``dashboard``, ``log``); :meth:`close` freezes it."""
 
     def __init__(self, job: JobControl, dashboard: Dashboard, *, interval_s: float = 0.5) -> None:
         import ipywidgets as w

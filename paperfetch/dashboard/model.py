@@ -123,8 +123,7 @@ class DashboardModel:
         self.version = 0
 
     def watch(self, client: HttpClient, *, hosts: Iterable[str] | None = None, events: bool = True) -> DashboardModel:
-        """Read *client*'s snapshots (for *hosts* only, when given; it then wins over a client
-        watched without *hosts*) and, with *events*, subscribe to its events until :meth:`finish`."""
+        """Read *client*'s snapshots (of *hosts* only, when given) and, with *events*, its events until :meth:`finish`."""
         if any(c is client and (h is None) == (hosts is None) for c, h in self._clients):
             return self
         self._clients.append((client, None if hosts is None else frozenset(h.lower() for h in hosts)))
@@ -326,8 +325,7 @@ class DashboardModel:
         return ""
 
     def _politeness(self) -> dict[str, tuple[HostSnapshot, float]]:
-        """Each known host's snapshot and its hold's time left, read through the client that paces it: one watched
-        for some hosts answers for those, the first watched for every host (else any) for the others."""
+        """Each known host's snapshot and hold time left, read through the client that paces (or was watched for) it."""
         result: dict[str, tuple[HostSnapshot, float]] = {}
         general = [c for c, hosts in self._clients if hosts is None]
         specific = [(c, hosts) for c, hosts in self._clients if hosts is not None]

@@ -218,8 +218,7 @@ def _notes_html(snapshot: BatchSnapshot) -> str:
 
 
 def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50, *, style: bool = True) -> str:
-    """The per-host table (``<table class="paperfetch-hosts">``, one ``<tr data-host=...>`` a host, problem hosts
-    first) in a scrolling box after the offline and other-hosts lines; *style* puts :data:`DASHBOARD_CSS` first."""
+    """The per-host table, problem hosts first, in a scrolling box; *style* puts :data:`DASHBOARD_CSS` first."""
     esc = html.escape
     ended = snapshot.ended
     heads = [

@@ -48,8 +48,7 @@ def _epoch(at: datetime | None) -> float | None:
 
 @dataclass(frozen=True)
 class HostRow:
-    """One host's row: this run's counts, and ``politeness``, the transport's HostSnapshot of it (None: nothing
-    known), which the properties read; ``hold_left_s`` is the countdown at the snapshot."""
+    """One host's row: this run's counts, and ``politeness``, the transport's HostSnapshot (None: nothing known)."""
 
     host: str
     queued: int = 0
@@ -203,8 +202,7 @@ class BatchSnapshot:
         return tuple(h for h in self.hosts if h.unreachable)
 
     def offline_line(self) -> str:
-        """One line when no host this run asked answered and some could not be reached
-        ("could not reach any service (DNS failed for 8 hosts): offline, or behind a proxy?"); else ``""``."""
+        """``could not reach any service (DNS failed for 8 hosts): offline, or behind a proxy?`` when so; else ``""``."""
         gone = self.unreachable
         if not gone or any(h.ok or h.not_found or h.last_status is not None for h in self.hosts):
             return ""

@@ -31,7 +31,7 @@ def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsAr
 
 
 def parse_jats_set(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsArticle]:
-    """Every article of a batched ``<pmc-articleset>``, in order; the whole set fails as one (then ask per id)."""
+    """Every article of a batched ``<pmc-articleset>``, in order; the whole set fails as one."""
     return [article_from_element(el) for el in _articles(parse_xml(body, max_bytes=max_bytes))]
 
 

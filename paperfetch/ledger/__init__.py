@@ -66,9 +66,7 @@ def open_ledger(
     name: str = defaults.LEDGER_NAME,
     fallback: str | None = None,
 ) -> ResumeLedger:
-    """The ledger *spec* names (a ledger object as it is) for the output folder *folder*; None: the SQLite file there.
-    *name* separates the ledgers of batches in one Redis; *fallback* ``"local"`` (Redis only): where Redis
-    does not answer, use the SQLite ledger of *folder* instead of raising StoreUnavailable."""
+    """The ledger *spec* names for *folder* (a ledger as it is; None: SQLite there); *fallback* ``"local"`` backs Redis."""
     if spec is None:
         spec = "sqlite"
     if isinstance(spec, ResumeLedger) and not isinstance(spec, (str, os.PathLike)):

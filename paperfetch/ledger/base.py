@@ -161,8 +161,7 @@ def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
 
 @runtime_checkable
 class ResumeLedger(Protocol):
-    """What every ledger backend does; :func:`~paperfetch.ledger.open_ledger` opens one. ``folder`` is the
-    output folder stored paths are relative to. Thread-safe; a closed ledger raises RuntimeError."""
+    """What every ledger backend does (:func:`~paperfetch.ledger.open_ledger`); thread-safe; closed, it raises RuntimeError."""
 
     folder: Path
 

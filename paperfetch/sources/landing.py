@@ -70,8 +70,7 @@ def _placeholder_for_ampersand(text: str) -> str:
 
 
 class _PdfLinkParser(HTMLParser):
-    """Collects PDF-link candidates and the first ``<base href>`` in document order; fed with ``&`` hidden as
-    *ampersand_placeholder*, so attribute values arrive raw for :func:`_unescape_attribute`."""
+    """Collects PDF-link candidates and the first ``<base href>``; ``&`` comes hidden, for :func:`_unescape_attribute`."""
 
     def __init__(self, ampersand_placeholder: str) -> None:
         super().__init__(convert_charrefs=False)

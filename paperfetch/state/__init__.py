@@ -40,8 +40,7 @@ def __getattr__(name: str) -> object:  # RedisStore imports only when asked for:
 
 
 def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, fallback: str | None = None) -> HostStateStore:
-    """The store *spec* names (a store object as it is); None reads ``PAPERFETCH_STATE``, else the SQLite default.
-    *fallback* ``"local"`` (Redis only): where Redis does not answer, use this machine's SQLite store."""
+    """The store *spec* names (a store as it is; None: ``PAPERFETCH_STATE``, else SQLite); *fallback* ``"local"`` backs Redis."""
     if spec is None:
         spec = env_state()
     if isinstance(spec, HostStateStore) and not isinstance(spec, (str, os.PathLike)):
