@@ -1,6 +1,4 @@
-"""Time, injected: ``monotonic()`` for intervals, ``time()`` for the wall clock, and a sleep that waits.
-Tests use :class:`FakeClock`, which never waits in real time (docs/testing.md, "Fake clock").
-"""
+"""Time, injected: ``monotonic()``, ``time()`` and sleeps; tests use :class:`FakeClock` (docs/testing.md, "Fake clock")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Logging the way a library should (docs/politeness.md, "Events and logging"), and the file mode of
-what paperfetch writes.
-"""
+"""Logging the way a library should (docs/politeness.md, "Events and logging"), and the mode of files written."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The outcomes DataFrame's one schema (docs/outcomes.md), the status groups every reader shares (on
-:class:`Status`), and :data:`STATUS_FOR_ERROR`, how an exception ends an item.
-"""
+"""The outcomes DataFrame's one schema, its status groups and how an exception ends an item (docs/outcomes.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The ``reason`` column: why a row ended as it did, in a few fixed words (docs/outcomes.md, "Schema").
-Pure functions of what an item recorded; the full trail stays in ``error``.
-"""
+"""The ``reason`` column: why a row ended as it did, in a few fixed words (docs/outcomes.md, "Schema")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The Retriever's request log for ``Retriever.requests()``: an event subscriber making one row per request
-(naming the item and source), which also adds each pacing wait to the item's ``waited_s``.
-"""
+"""The request log behind ``Retriever.requests()``: an event subscriber making one row per request."""
 
 from __future__ import annotations
 

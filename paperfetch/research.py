@@ -1,6 +1,4 @@
-"""What the Retriever's ``search_pubmed``, ``references``, ``citations`` and title check do (docs/research.md);
-every function takes what it needs as arguments and none knows the Retriever.
-"""
+"""What the Retriever's ``search_pubmed``, ``references``, ``citations`` and title check do (docs/research.md)."""
 
 from __future__ import annotations
 

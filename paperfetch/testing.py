@@ -1,6 +1,4 @@
-"""Fakes that ship with paperfetch, for its own tests, the demo and the benchmarks: :class:`ScriptedAdapter`,
-:class:`LoopbackHost` (loopback only) and the cassette settings (docs/testing.md). The library never uses them at run time.
-"""
+"""Fakes for the tests, the demo and the benchmarks, never used at run time (docs/testing.md)."""
 
 from __future__ import annotations
 

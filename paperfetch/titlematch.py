@@ -1,6 +1,4 @@
-"""Is it the paper asked for? The first pages' text and the PDF's own titles against the metadata's title:
-:func:`judge` gives ``ok``, ``low`` or ``wrong_article`` (docs/research.md, "Is it the right paper?").
-"""
+"""Is it the paper asked for? :func:`judge` says ``ok``, ``low`` or ``wrong_article`` (docs/research.md)."""
 
 from __future__ import annotations
 

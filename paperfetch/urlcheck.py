@@ -1,6 +1,4 @@
-"""Whether a candidate URL can be requested at all, and if not why (:func:`url_refusal`), so the row says
-``refused_url`` instead of reading as if no source offered one (docs/outcomes.md, "Statuses").
-"""
+"""Whether a candidate URL can be requested at all, and if not why: a ``refused_url`` row (docs/outcomes.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The ``paperfetch`` command's import face (console script ``paperfetch.cli:main``; docs/cli.md). Everything
-printed or written passes through :func:`paperfetch.redact.redact_text`.
-"""
+"""The ``paperfetch`` command's import face (docs/cli.md); everything printed or written is redacted."""
 
 from __future__ import annotations
 

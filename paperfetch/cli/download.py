@@ -1,6 +1,4 @@
-"""``paperfetch download`` (docs/cli.md): every check of the command line before any request; on Ctrl-C or
-SIGTERM the report and the failed list hold what the ledger had recorded.
-"""
+"""``paperfetch download`` (docs/cli.md): every check of the command line comes before any request."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""``paperfetch search``, ``references``, ``citations`` and ``cache clear`` (docs/research.md, "Command line").
-
-The searching and snowballing themselves are :mod:`paperfetch.research`'s, behind the Retriever's methods.
-"""
+"""``paperfetch search``, ``references``, ``citations`` and ``cache clear`` (docs/research.md, "Command line")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""``paperfetch text``: the full text of papers as one row per paragraph (docs/fulltext.md, "paperfetch text").
-
-Every check of the command line comes before any request; the fetching is :mod:`paperfetch.fulltext.fetch`'s.
-"""
+"""``paperfetch text``: the full text of papers as one row per paragraph (docs/fulltext.md, "paperfetch text")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Full text as data: JATS XML and PDF text layers as paragraph records (docs/fulltext.md). The parsers
-work on bytes already fetched; only ``fetch`` (not imported here) asks the network.
-"""
+"""Full text as data: JATS XML and PDF text layers as paragraph records (docs/fulltext.md)."""
 
 from paperfetch.fulltext.base import (
     SECTION_SEPARATOR,

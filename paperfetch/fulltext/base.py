@@ -1,6 +1,4 @@
-"""The records full text becomes, the error an unreadable body raises, and the text helpers both parsers share.
-Values and pure functions only: no XML parsed, no PDF opened, nothing fetched.
-"""
+"""The records full text becomes, its error, and the text helpers both parsers share (values and pure functions)."""
 
 from __future__ import annotations
 

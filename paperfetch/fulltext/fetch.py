@@ -1,6 +1,4 @@
-""":func:`collect_text`, what ``Retriever.fulltext`` runs: from disk, then JATS, then the PDF's text layer
-(docs/fulltext.md, "r.fulltext"). Nothing here raises for a bad input or a failing service.
-"""
+""":func:`collect_text`, what ``Retriever.fulltext`` runs: disk, then JATS, then PDF (docs/fulltext.md, "r.fulltext")."""
 
 from __future__ import annotations
 

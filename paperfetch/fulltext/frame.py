@@ -1,6 +1,4 @@
-"""The two fixed-schema frames of full text, paragraphs and references, and the rows each parsed paper
-adds to them (docs/fulltext.md, "Parsing"). The columns never depend on what was found.
-"""
+"""The two fixed-schema frames of full text, paragraphs and references (docs/fulltext.md, "Parsing")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""JATS XML (Europe PMC, PMC ``efetch``, bioRxiv) → one record per paragraph; which ``<p>`` is a row, sections,
-formulae, licence and identifiers: docs/fulltext.md, "JATS". Fetches nothing.
-"""
+"""JATS XML → one record per paragraph; which ``<p>`` is a row and what it carries: docs/fulltext.md, "JATS"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""A PDF's text layer as positioned lines (``x``, baseline ``y`` with up larger, font size, text) in drawing
-order, read by pypdf (the default) or pypdfium2 (the ``[pdftext]`` extra).
-"""
+"""A PDF's text layer as positioned lines, read by pypdf (the default) or pypdfium2 (the ``[pdftext]`` extra)."""
 
 from __future__ import annotations
 

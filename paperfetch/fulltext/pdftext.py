@@ -1,6 +1,4 @@
-"""A PDF's text layer → one :class:`~paperfetch.fulltext.base.Paragraph` per paragraph, for papers with no
-JATS; the steps and what they cannot recover: docs/fulltext.md, "PDF text layer".
-"""
+"""A PDF's text layer → paragraphs with sections, for papers with no JATS (docs/fulltext.md, "PDF text layer")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""A JATS article's ``<ref-list>`` → one :class:`~paperfetch.fulltext.base.Reference` per ``<ref>``
-(docs/fulltext.md, "JATS"). Only the main article's ``<back>`` is read; nothing is guessed from a title.
-"""
+"""A JATS ``<ref-list>`` → one :class:`~paperfetch.fulltext.base.Reference` per ``<ref>`` (docs/fulltext.md, "JATS")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Reading untrusted XML safely with lxml (docs/fulltext.md, "Safety"), and flattening inline markup to
-text. This module only knows markup; what a JATS element means is ``jats``'s.
-"""
+"""Reading untrusted XML safely with lxml (docs/fulltext.md, "Safety"), and flattening inline markup to text."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The resume ledger: what is done, so a re-run resumes. :func:`open_ledger` opens one (SQLite in the
-output folder, or Redis); docs/state.md, "The ledger".
-"""
+"""The resume ledger, so a re-run resumes: :func:`open_ledger` (docs/state.md, "The ledger")."""
 
 from __future__ import annotations
 

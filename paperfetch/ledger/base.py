@@ -1,6 +1,4 @@
-"""The resume-ledger contract and what every backend shares: the stored row (:func:`record_row`) and the
-file checks (:class:`LedgerFiles`). Deciding whether to fetch is not here (docs/state.md, "The ledger").
-"""
+"""The resume-ledger contract and what every backend shares: the stored row and the file checks."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Rebuild a lost ledger from the PDFs in the output folder (docs/state.md, "When a file fails"). Only what
-a file proves is recorded, and a row the ledger already has is never overwritten.
-"""
+"""Rebuild a lost ledger from the PDFs in the output folder (docs/state.md, "When a file fails")."""
 
 from __future__ import annotations
 
@@ -19,7 +17,7 @@ logger = logging.getLogger("paperfetch.ledger")
 
 
 def rebuild_from_files(ledger: ResumeLedger, identifiers: Iterable[Identifier], out_dir: Path, template: str) -> int:
-    """Record every identifier whose PDF is already in *out_dir* as ``downloaded``; the number recorded."""
+    """Record as ``downloaded`` each identifier with no row yet whose valid PDF is in *out_dir*; the number recorded."""
     recorded = 0
     for identifier in identifiers:
         if identifier.key in ledger:

@@ -1,6 +1,4 @@
-"""The resume ledger in SQLite: ``.paperfetch-ledger.sqlite3`` in the output folder, one committed row per key.
-A file that fails gives a ledger in memory and ``recovered`` (docs/outcomes.md, "Resume"; docs/state.md).
-"""
+"""The resume ledger in SQLite, ``.paperfetch-ledger.sqlite3`` in the output folder (docs/outcomes.md, "Resume")."""
 
 from __future__ import annotations
 
