@@ -1,6 +1,4 @@
-"""The metadata cache, asked *before* the transport paces (docs/research.md, "The metadata cache"); keys drop
-the identity parameters, and a file that fails gives a cache in memory (docs/state.md).
-"""
+"""The metadata cache, asked *before* the transport paces (docs/research.md, "The metadata cache")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Keep secrets out of logs, events, errors, frames and files, in time linear in the text
-(docs/politeness.md, "Events and logging", "Secrets").
-"""
+"""Keep secrets out of logs, events, errors, frames and files (docs/politeness.md, "Events and logging")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""One batch of :meth:`paperfetch.Retriever.download`: parse, resume, resolve, run, one row per input.
-:class:`BatchRun` takes its collaborators explicitly; it never sees the Retriever and keeps no settings.
-"""
+"""One batch of :meth:`paperfetch.Retriever.download`: parse, resume, resolve, run, one row per input."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The ``paperfetch`` parser and :func:`main`: each command module's ``add_subcommands`` registers its
-subparsers (docs/cli.md, "Other subcommands"); :func:`main` maps UsageError to 2, Ctrl-C 130, SIGTERM 143.
-"""
+"""The ``paperfetch`` parser and :func:`main`, which turns errors into exit statuses (docs/cli.md, "Other subcommands")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The live notebook dashboard of a batch: snapshot, model, render, view, job and env (docs/dashboard.md).
-
-:mod:`paperfetch.widgets` is the import face that keeps the names where they were.
-"""
+"""The live notebook dashboard of a batch (docs/dashboard.md); :mod:`paperfetch.widgets` keeps the old names."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The dashboard's model: it counts a batch's events under one lock and reads the clients' snapshots;
-:meth:`DashboardModel.snapshot` is frozen data, safe from any thread (docs/dashboard.md).
-"""
+"""The dashboard's model: it counts a batch's events and reads the clients' snapshots (docs/dashboard.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The dashboard drawn: pure functions of a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot`, as HTML
-and as text (docs/dashboard.md, "The host table").
-"""
+"""The dashboard drawn: pure functions of a snapshot, as HTML and as text (docs/dashboard.md, "The host table")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""What the dashboard shows at one moment: :class:`BatchSnapshot`, :class:`HostRow`, :class:`RecentEvent`.
-
-Plain frozen data; the only logic is what a row or a snapshot says in words.
-"""
+"""What the dashboard shows at one moment, as plain frozen data: :class:`BatchSnapshot`, :class:`HostRow`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The dashboard shown: an ipywidgets view of a :class:`~paperfetch.dashboard.model.DashboardModel`.
-
-It neither counts nor formats; ipywidgets is imported when an enabled dashboard is made (docs/dashboard.md).
-"""
+"""The dashboard shown: the ipywidgets view of a DashboardModel, imported only when enabled (docs/dashboard.md)."""
 
 from __future__ import annotations
 

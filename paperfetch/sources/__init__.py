@@ -1,6 +1,4 @@
-"""The metadata services asked for open-access copies, one module each; ``SOURCES`` and :func:`get_source`
-name them (landing-page scanning is not registered). See docs/sources.md.
-"""
+"""The metadata services, one module each; ``SOURCES`` and :func:`get_source` name them (docs/sources.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""arXiv: the PDF address follows from the id; the Atom API only adds metadata (docs/sources.md, "What is read").
-
-A malformed id's 400 is FATAL: asking again cannot help, and "not found" would hide a bad input.
-"""
+"""arXiv: the PDF address follows from the id; the Atom API only adds metadata (docs/sources.md)."""
 
 from __future__ import annotations
 

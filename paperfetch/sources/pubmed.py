@@ -1,6 +1,4 @@
-"""PubMed search: ESearch on the history server, then EFetch 200 at a time; a GET longer than
-:data:`MAX_GET_URL` goes as a POST form (docs/research.md, "search_pubmed").
-"""
+"""PubMed search: ESearch on the history server, then EFetch (docs/research.md, "search_pubmed")."""
 
 from __future__ import annotations
 

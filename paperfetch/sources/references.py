@@ -1,6 +1,4 @@
-"""References and citations of one work: OpenAlex's graph, Crossref's reference lists, Europe PMC's
-citations, deduplicated by DOI, PMID, then OpenAlex id (docs/research.md, "references(id) and citations(id)").
-"""
+"""References and citations of one work (docs/research.md, "references(id) and citations(id)")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Reading a service's answer defensively: :func:`load_json` and kin raise MalformedResponse naming the
-service; :func:`at` returns a value only of the declared kind (:data:`TEXT`, :data:`YEAR` …).
-"""
+"""Reading a service's answer defensively: the shape is checked, a wrong-shaped field is absent."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Per-host politeness state that outlives the process and spans machines: :func:`open_store` picks a
-store, :class:`HostStateStore` is the contract (docs/state.md, "Choosing a store").
-"""
+"""Per-host politeness state that outlives the process and spans machines (docs/state.md, "Choosing a store")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The host-state store contract and the pure rules every backend shares; backends differ only in how they
-make a read-modify-write atomic (docs/state.md, "The contract", "A wall clock that moves").
-"""
+"""The host-state store contract and the pure rules every backend shares (docs/state.md, "The contract")."""
 
 from __future__ import annotations
 

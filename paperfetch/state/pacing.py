@@ -1,7 +1,4 @@
-"""Wait for a host's start slot in a shared store (docs/state.md, "Start-to-start with a margin, or end-to-end").
-
-Sleeps go through the injected clock, so a fake clock runs it without waiting.
-"""
+"""Wait, on the injected clock, for a host's start slot in a shared store (docs/state.md, "Start-to-start …")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The embedded store: one SQLite file (WAL, ``BEGIN IMMEDIATE``) every process of the machine shares; not for
-network filesystems (docs/state.md, "Choosing a store", "When a file fails").
-"""
+"""The embedded store: one SQLite file every process of the machine shares (docs/state.md, "Choosing a store")."""
 
 from __future__ import annotations
 
