@@ -74,9 +74,9 @@ CREATE TABLE IF NOT EXISTS answers (
 """
 
 
-def default_cache_path() -> Path:
-    """``$PAPERFETCH_CACHE_DIR/metadata-cache.sqlite``, else the platform's user cache directory."""
-    named = env_cache_dir()
+def default_cache_path(folder: str | os.PathLike[str] | None = None) -> Path:
+    """The cache file in *folder*, else in ``$PAPERFETCH_CACHE_DIR``, else in the platform's user cache directory."""
+    named = Path(folder).expanduser() if folder else env_cache_dir()
     if named:
         return named / _FILENAME
     import platformdirs
@@ -289,10 +289,11 @@ def _response(url: str, status: int, content_type: str | None, body: bytes) -> r
     return response
 
 
-def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None) -> tuple[Any, MetadataCache | None]:
+def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None, *,
+                     folder: str | os.PathLike[str] | None = None) -> tuple[Any, MetadataCache | None]:
     """``(fetcher for metadata requests, the cache this call opened or None)``.
 
-    *cache*: True the file in the user cache directory, False or None no cache, a path that file,
+    *cache*: True the file in *folder* (default: the user cache directory), False or None no cache, a path that file,
     or a :class:`MetadataCache` the caller owns (and closes).
     """
     if cache is None or cache is False:
@@ -300,7 +301,7 @@ def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCa
     if isinstance(cache, MetadataCache):
         return CachedFetcher(api, cache), None  # the caller's: closed by the caller
     if cache is True:
-        opened = MetadataCache()
+        opened = MetadataCache(default_cache_path(folder))
     elif isinstance(cache, (str, os.PathLike)):
         opened = MetadataCache(cache)
     else:
