@@ -136,15 +136,7 @@ class Retriever:
              "respect_robots_txt": respect_robots_txt, "suppress_on_403": suppress_on_403, "delay_min_s": delay_min_s,
              "delay_max_s": delay_max_s, "max_retries": max_retries, "max_retry_after_s": max_retry_after_s,
              "timeout": timeout, "verbosity": verbosity}, http_options)
-        if settings is None:
-            settings = load_settings(arguments, config_path=None if config is None else os.fspath(config), endpoints=endpoints)
-        elif arguments or endpoints or config is not None:
-            raise ConfigurationError(f"give settings= or the settings themselves, not both (also given: "
-                                     f"{', '.join(sorted(arguments) + (['endpoints'] if endpoints else []))})")
-        if http is not None:  # the Retriever's verbosity (what it prints) is its own; the client's logs stay the client's
-            _refuse_differing({k: v for k, v in arguments.items() if k != "verbosity"}, http.config)
-        if state is None or isinstance(state, str):
-            state = settings.state
+        settings = _resolve_settings(settings, arguments, endpoints=endpoints, config=config, http=http)
         self.identification = settings.identification
         self.out_dir = Path(settings.out_dir or defaults.OUT_DIR).expanduser().resolve()  # absolute
         self.order = tuple(sources)
@@ -157,38 +149,9 @@ class Retriever:
         #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
         self.show_dashboard = dashboard
         install_log_filter()  # loggers made since the import mask secrets too
-        self._sources: dict[str, Source] = {}
-        #: Sources left out for want of an e-mail address (said once, in one warning).
-        self.skipped_sources = tuple(name for name, cls in SOURCES.items()
-                                     if cls.requires_email and not self.identification.email)
         self._notes: list[tuple[str, str]] = []  # lines every run's dashboard starts with
-        if self.skipped_sources:
-            logger.warning("no contact e-mail given: %s skipped "
-                           "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
-            missing = (f"no contact e-mail: {', '.join(self.skipped_sources)} skipped, so fewer open copies are found; "
-                       "set PAPERFETCH_EMAIL, email in the config file, or Retriever(email=...)")
-            warnings.warn(missing, UserWarning, stacklevel=2)  # shown once per place (a notebook cell) by default
-            self._notes.append(("settings", missing))
-        for name, cls in SOURCES.items():
-            if name not in self.skipped_sources:
-                self._sources[name] = cls(base_url=settings.endpoints.get(name), identification=self.identification)
-        derived = self._derived_transport()
-        if http is not None:
-            # A caller's client is left as it was: the Retriever paces through a client of its own over the
-            # caller's session, host state, clock and settings (plus its sources' intervals and pools), and
-            # closes only that one (the caller's session stays open).
-            mine = http.config.replace(host_intervals={**derived["host_intervals"], **(http.config.host_intervals or {})},
-                                       host_concurrency={**derived["host_concurrency"], **(http.config.host_concurrency or {})})
-            settings = settings.with_client(mine)
-            self.web = self.api = HttpClient.from_config(settings.transport, session=http.session, clock=http.clock,
-                                                         registry=http.registry)
-        else:
-            settings = settings.with_transport(derived, origin="the sources")
-            # Documented APIs are used under their terms of use (and their published rate limits);
-            # robots.txt governs the crawling of web pages: publishers' landing pages and PDFs.
-            self.web = HttpClient.from_config(settings.transport, state=state, state_fallback=state_fallback)
-            self.api = HttpClient.from_config(settings.transport.replace(respect_robots_txt=False), session=self.web.session,
-                                              state=state, state_fallback=state_fallback)
+        self._sources = self._make_sources(settings.endpoints)
+        settings = self._make_clients(settings, http=http, state=state, state_fallback=state_fallback)
         #: the effective settings, where each came from, and the transport the clients run on (``r.settings.rows()``)
         self.settings = settings
         self.verbosity = settings.transport.verbosity if verbosity is None else verbosity
@@ -205,6 +168,45 @@ class Retriever:
         self._describe_openalex()
         self._unsubscribe = [client.subscribe(self._request_log.on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
+
+    def _make_sources(self, endpoints: Mapping[str, str]) -> dict[str, Source]:
+        """One instance of each source, at its base URL; without an e-mail those that need one are left out,
+        said once in a warning and in the dashboard's notes."""
+        #: Sources left out for want of an e-mail address.
+        self.skipped_sources = tuple(name for name, cls in SOURCES.items()
+                                     if cls.requires_email and not self.identification.email)
+        if self.skipped_sources:
+            logger.warning("no contact e-mail given: %s skipped "
+                           "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
+            missing = (f"no contact e-mail: {', '.join(self.skipped_sources)} skipped, so fewer open copies are found; "
+                       "set PAPERFETCH_EMAIL, email in the config file, or Retriever(email=...)")
+            warnings.warn(missing, UserWarning, stacklevel=3)  # shown once per place (a notebook cell) by default
+            self._notes.append(("settings", missing))
+        return {name: cls(base_url=endpoints.get(name), identification=self.identification)
+                for name, cls in SOURCES.items() if name not in self.skipped_sources}
+
+    def _make_clients(self, settings: Settings, *, http: HttpClient | None, state: Any,
+                      state_fallback: str | None) -> Settings:
+        """``self.web`` (web pages: robots.txt read) and ``self.api`` (documented APIs, used under their terms
+        and published limits) from the one transport config; returns the settings with that config."""
+        derived = self._derived_transport()
+        if http is not None:
+            # A caller's client is left as it was: the Retriever paces through a client of its own over the
+            # caller's session, host state, clock and settings (plus its sources' intervals and pools), and
+            # closes only that one (the caller's session stays open).
+            mine = http.config.replace(host_intervals={**derived["host_intervals"], **(http.config.host_intervals or {})},
+                                       host_concurrency={**derived["host_concurrency"], **(http.config.host_concurrency or {})})
+            settings = settings.with_client(mine)
+            self.web = self.api = HttpClient.from_config(settings.transport, session=http.session, clock=http.clock,
+                                                         registry=http.registry)
+            return settings
+        settings = settings.with_transport(derived, origin="the sources")
+        if state is None or isinstance(state, str):
+            state = settings.state
+        self.web = HttpClient.from_config(settings.transport, state=state, state_fallback=state_fallback)
+        self.api = HttpClient.from_config(settings.transport.replace(respect_robots_txt=False), session=self.web.session,
+                                          state=state, state_fallback=state_fallback)
+        return settings
 
     def _derived_transport(self) -> dict[str, Any]:
         """What the sources tell the transport: each service's published interval (a source's related hosts,
@@ -545,6 +547,19 @@ def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
         if name != "input":
             joined[f"{name}_paperfetch" if name in df.columns else name] = outcomes[name]
     return joined
+
+
+def _resolve_settings(settings: Settings | None, arguments: dict[str, Any], *, endpoints: Mapping[str, str] | None,
+                      config: str | os.PathLike[str] | None, http: HttpClient | None) -> Settings:
+    """The run's settings: *settings* as given (the CLI read them), else read from *arguments* and the rest."""
+    if settings is None:
+        settings = load_settings(arguments, config_path=None if config is None else os.fspath(config), endpoints=endpoints)
+    elif arguments or endpoints or config is not None:
+        raise ConfigurationError(f"give settings= or the settings themselves, not both (also given: "
+                                 f"{', '.join(sorted(arguments) + (['endpoints'] if endpoints else []))})")
+    if http is not None:  # the Retriever's verbosity (what it prints) is its own; the client's logs stay the client's
+        _refuse_differing({k: v for k, v in arguments.items() if k != "verbosity"}, http.config)
+    return settings
 
 
 def _setting_arguments(named: Mapping[str, Any], http_options: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -110,7 +110,8 @@ class TransportConfig:
     #: ``user_agent`` with the contact e-mail, for the hosts that asked for it
     contact_user_agent: str = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def _refuse_impossible(self) -> None:
+        """A :class:`ConfigurationError` naming the first knob whose value cannot work."""
         if self.max_retries < 0:
             raise ConfigurationError(f"max_retries must be >= 0, not {self.max_retries!r}")
         if self.max_in_flight_per_host < 1:
@@ -119,6 +120,20 @@ class TransportConfig:
             raise ConfigurationError(f"max_redirects must be >= 0, not {self.max_redirects!r}")
         if self.rate_limit_max_s < self.rate_limit_min_s:
             raise ConfigurationError("rate_limit_max_s must not be smaller than rate_limit_min_s")
+        if not self.request_deadline_s > 0:
+            raise ConfigurationError(f"request_deadline_s must be > 0, not {self.request_deadline_s!r}")
+        if self.max_answer_bytes < 1:
+            raise ConfigurationError(f"max_answer_bytes must be >= 1, not {self.max_answer_bytes!r}")
+        if not self.robots_deadline_s > 0:
+            raise ConfigurationError(f"robots_deadline_s must be > 0, not {self.robots_deadline_s!r}")
+        if self.min_rate_bytes_s < 0 or self.min_rate_window_s < 0:
+            raise ConfigurationError("min_rate_bytes_s and min_rate_window_s must be >= 0 (0: no minimum rate)")
+        if self.breaker_failures < 0:
+            raise ConfigurationError(
+                f"breaker_failures must be >= 0 (0: no breaker), not {self.breaker_failures!r}")
+
+    def __post_init__(self) -> None:
+        self._refuse_impossible()
         configured = resolve_configured_range(self.delay_min_s, self.delay_max_s)
         _set(self, "configured_range", configured)
         _set(self, "delay_min_s", None if configured is None else configured.low)
@@ -136,16 +151,8 @@ class TransportConfig:
             raise ConfigurationError(f"host_concurrency caps must be >= 1, not {self.host_concurrency!r}")
         _set(self, "host_concurrency", concurrency)
         _set(self, "max_redirects", int(self.max_redirects))
-        if not self.request_deadline_s > 0:
-            raise ConfigurationError(f"request_deadline_s must be > 0, not {self.request_deadline_s!r}")
-        if self.max_answer_bytes < 1:
-            raise ConfigurationError(f"max_answer_bytes must be >= 1, not {self.max_answer_bytes!r}")
         _set(self, "request_deadline_s", float(self.request_deadline_s))
-        if not self.robots_deadline_s > 0:
-            raise ConfigurationError(f"robots_deadline_s must be > 0, not {self.robots_deadline_s!r}")
         _set(self, "robots_deadline_s", min(float(self.robots_deadline_s), self.request_deadline_s))
-        if self.min_rate_bytes_s < 0 or self.min_rate_window_s < 0:
-            raise ConfigurationError("min_rate_bytes_s and min_rate_window_s must be >= 0 (0: no minimum rate)")
         _set(self, "min_rate_bytes_s", float(self.min_rate_bytes_s))
         _set(self, "min_rate_window_s", float(self.min_rate_window_s))
         _set(self, "contact_email", self.contact_email or None)
@@ -164,9 +171,6 @@ class TransportConfig:
         _set(self, "network_retry_schedule", schedule)
         _set(self, "network_retry_base_s", float(self.network_retry_base_s))
         _set(self, "pacing_margin_s", float(self.pacing_margin_s))
-        if self.breaker_failures < 0:
-            raise ConfigurationError(
-                f"breaker_failures must be >= 0 (0: no breaker), not {self.breaker_failures!r}")
         _set(self, "breaker_failures", int(self.breaker_failures))
         _set(self, "learn_interval", bool(self.learn_interval))
         _set(self, "max_host_wait_s", float(self.max_host_wait_s))
