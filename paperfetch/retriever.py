@@ -1,30 +1,8 @@
 """The Retriever: identifiers in, validated PDFs and one outcomes DataFrame out.
 
-Data flows one way: identifier → candidates (sources) → polite transport →
-validated file → outcome row.
-
-1. **Parse** every input (:mod:`paperfetch.ids`); blanks, malformed inputs and
-   duplicates each get a row (a duplicate shares its first occurrence's outcome).
-2. **Resume**: an identifier the ledger has as downloaded, whose file still
-   matches its size and hash, is ``already_downloaded``; one the services called
-   absent is not asked again.
-3. **Resolve in batches**: the NCBI ID converter (200 IDs a request) and
-   E-utilities cross-walk PMIDs and PMCIDs to DOIs; OpenAlex answers 50 DOIs a
-   request. These are the only lookups made for the whole batch at once.
-4. **Per item**, sources in order (default :data:`DEFAULT_ORDER`): each source
-   either has candidates already (arXiv, OpenAlex) or is asked now (Unpaywall,
-   Europe PMC, Crossref, the landing page behind doi.org). Candidates are tried
-   in order until one yields a valid PDF. Each step is one request, so the
-   :class:`~paperfetch.batch.HostScheduler` can serve every host in parallel at
-   its own pace, moving an item from host to host as its candidates fail.
-
-Every request goes through one :class:`~paperfetch.HttpClient` configuration
-for documented APIs and one for web pages (robots.txt applies to the latter);
-both share the process-wide per-host state. Nothing here gets round a paywall
-or a bot challenge: a challenge page is recorded, never solved.
-
-This module is the facade: the constructor (clients, sources, identification) and the public
-methods. The batch machinery of steps 1-4 lives in :mod:`paperfetch.run` (:class:`BatchRun`).
+Data flows one way: identifier → candidates (sources) → polite transport → validated file → outcome row
+(docs/sources.md: batched lookups and the default order; docs/outcomes.md: resuming). This module is the facade — the constructor (settings, sources, the web
+and API clients) and the public methods; the batch itself is :class:`paperfetch.run.BatchRun`.
 """
 
 from __future__ import annotations
@@ -80,12 +58,14 @@ class Retriever:
     >>> r = Retriever(email="your.name@your-university.edu", out_dir="PDFs")  # doctest: +SKIP
     >>> outcomes = r.download(["10.7759/cureus.76081", "PMID:31452104"])  # doctest: +SKIP
 
-    *state* names the host-state store (:func:`paperfetch.state.open_store`): by default
-    ``PAPERFETCH_STATE``, else a SQLite file in the user cache directory shared by every process of
-    the machine; ``"memory"`` for this process only; ``"redis://host:6379/0"`` across machines.
-    *state_fallback* ``"local"``: where Redis does not answer, go on with this machine's SQLite state.
-    *prefer* ``"version"`` (default): a paper's copies compete on load only within its best version tier
-    (published, accepted, unlabelled, preprint); ``"speed"``: every copy competes (docs/politeness.md).
+    Settings (the e-mail, keys, ``out_dir``, ``workers``, ``state`` and every transport knob, as arguments,
+    ``http_options={...}`` or ``settings=``) are read by :func:`paperfetch.load_settings`: arguments >
+    environment > config file > defaults; ``r.settings.rows()`` says where each came from (docs/cli.md).
+    *state* names the host-state store (:func:`paperfetch.state.open_store`; ``"memory"``, a SQLite path,
+    ``"redis://host:6379/0"``); *state_fallback* ``"local"`` goes on with this machine's SQLite state where
+    Redis does not answer. *http* is a client of your own whose transport settings the run uses. *prefer*
+    ``"version"`` (default): a paper's copies compete on load only within its best version tier; ``"speed"``:
+    every copy competes (docs/politeness.md).
     """
 
     def __init__(
