@@ -60,10 +60,10 @@ class Block:
         return f"{self.file}#{self.index}-L{self.line}"
 
 
-def extract(path: Path) -> list[Block]:
-    """The python (and pycon) blocks of one Markdown file, in order."""
+def extract(path: Path, name: str | None = None) -> list[Block]:
+    """The python (and pycon) blocks of one Markdown file, in order (*name*: the file's name in the ids)."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    name = path.relative_to(REPO).as_posix()
+    name = name or path.relative_to(REPO).as_posix()
     blocks: list[Block] = []
     i = 0
     while i < len(lines):
@@ -233,3 +233,36 @@ def test_blocks_were_found_and_most_run() -> None:
 def test_not_run_markers_stand_just_before_a_python_block() -> None:
     stray = {path.relative_to(REPO).as_posix(): lines for path in DOC_FILES if (lines := stray_markers(path))}
     assert not stray, f"'not run' markers not followed by a python fence: {stray}"
+
+
+def test_extraction_reads_indented_fences_markers_and_pycon(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(textwrap.dedent("""\
+        Text.
+
+        ```bash
+        echo not python
+        ```
+
+        1. A step:
+
+           ```python
+           x = 1
+           ```
+
+        <!-- not run: needs something this machine lacks -->
+        ```python
+        raise SystemExit
+        ```
+
+        ```pycon
+        >>> y = x + 1
+        >>> y
+        2
+        ```
+        """), encoding="utf-8")
+    first, marked, console = extract(page, "page.md")
+    assert (first.code, first.not_run, first.line) == ("x = 1\n", None, 9)
+    assert marked.not_run == "needs something this machine lacks"
+    assert console.lang == "pycon" and source_of(console) == "y = x + 1\ny\n"
+    assert stray_markers(page) == []
