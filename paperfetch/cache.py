@@ -45,9 +45,9 @@ CREATE TABLE IF NOT EXISTS answers (
 """
 
 
-def default_cache_path() -> Path:
-    """``$PAPERFETCH_CACHE_DIR/metadata-cache.sqlite``, else the platform's user cache directory."""
-    named = env_cache_dir()
+def default_cache_path(folder: str | os.PathLike[str] | None = None) -> Path:
+    """The cache file in *folder*, else in ``$PAPERFETCH_CACHE_DIR``, else in the platform's user cache directory."""
+    named = Path(folder).expanduser() if folder else env_cache_dir()
     if named:
         return named / _FILENAME
     import platformdirs
@@ -246,14 +246,16 @@ def _response(url: str, status: int, content_type: str | None, body: bytes) -> r
     return response
 
 
-def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None) -> tuple[Any, MetadataCache | None]:
-    """``(fetcher for metadata requests, the cache this call opened or None)`` for the Retriever's *cache* argument."""
+def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None, *,
+                     folder: str | os.PathLike[str] | None = None) -> tuple[Any, MetadataCache | None]:
+    """``(fetcher for metadata requests, the cache this call opened or None)``; *cache* True means the file in
+    *folder* (default: the user cache directory), a path that file, a MetadataCache the caller's own."""
     if cache is None or cache is False:
         return api, None
     if isinstance(cache, MetadataCache):
         return CachedFetcher(api, cache), None  # the caller's: closed by the caller
     if cache is True:
-        opened = MetadataCache()
+        opened = MetadataCache(default_cache_path(folder))
     elif isinstance(cache, (str, os.PathLike)):
         opened = MetadataCache(cache)
     else:

@@ -160,10 +160,12 @@ def export_option(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace, **extra: Any) -> Any:
-    """The effective settings: these arguments (and *extra*) > environment > config file > defaults."""
-    from paperfetch.config import load_settings
+    """The effective settings: these arguments (and *extra*, any setting) > environment > config file > defaults.
+    The CLI's ``verbosity`` is its own (it prints what it wants); the transport's is 0 unless -v asks."""
+    from paperfetch.settings import load_settings
 
-    arguments = {"email": args.email, "openalex_api_key": args.openalex_api_key, "ncbi_api_key": args.ncbi_api_key}
+    arguments = {"email": args.email, "openalex_api_key": args.openalex_api_key, "ncbi_api_key": args.ncbi_api_key,
+                 "verbosity": 0}
     arguments.update(extra)
     return load_settings(arguments, config_path=args.config)
 

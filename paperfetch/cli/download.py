@@ -70,7 +70,7 @@ def add_subcommands(sub: Any) -> None:
     dl.add_argument("--pmid", action="append", default=[], help="a PMID (PyPaperRetriever's flag; repeatable)")
     dl.add_argument("--no-polite-mode", action="store_true", help="bypass every polite feature (not recommended)")
     robots = dl.add_mutually_exclusive_group()
-    robots.add_argument("--respect-robots-txt", dest="robots", action="store_true", default=True,
+    robots.add_argument("--respect-robots-txt", dest="robots", action="store_true", default=None,
                         help="obey robots.txt of web hosts (the default)")
     robots.add_argument("--ignore-robots-txt", dest="robots", action="store_false", help="do not read robots.txt")
     dl.add_argument("--no-suppress-403", action="store_true", help="keep asking hosts that answered 403")
@@ -100,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} must be 0 or more, not {value}")
     with configuration_is_usage():
         settings = settings_from(args, out_dir=args.out, workers=args.workers, delay_min_s=args.delay_min,
-                                 delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state)
+                                 delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state,
+                                 polite_mode=False if args.no_polite_mode else None, respect_robots_txt=args.robots,
+                                 suppress_on_403=False if args.no_suppress_403 else None)
     if settings.workers is not None and settings.workers < 1:
         raise UsageError(f"workers must be 1 or more, not {settings.workers} (from {settings.origin['workers']})")
     if args.report is not None:
@@ -123,14 +125,8 @@ def run(args: argparse.Namespace) -> int:
 
     with configuration_is_usage(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
-        retriever = Retriever(
-            email=settings.email, openalex_api_key=settings.openalex_api_key, ncbi_api_key=settings.ncbi_api_key,
-            s2_api_key=settings.s2_api_key, out_dir=out, polite_mode=not args.no_polite_mode, respect_robots_txt=args.robots,
-            suppress_on_403=not args.no_suppress_403, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
-            max_retries=settings.max_retries, workers=settings.workers,
-            progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,
-            cache=not args.no_cache, state=settings.state, resume=not args.force, config=args.config,
-        )
+        retriever = Retriever(settings=settings, progress=not (args.no_progress or args.quiet or args.format == "jsonl"),
+                              cache=not args.no_cache, resume=not args.force)
 
     # 2. the run
     with retriever:

@@ -89,9 +89,7 @@ def _retriever(args: argparse.Namespace, settings: Any, out: Path | None) -> Any
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        return Retriever(email=settings.email, openalex_api_key=settings.openalex_api_key,
-                         ncbi_api_key=settings.ncbi_api_key, s2_api_key=settings.s2_api_key, out_dir=out or settings.out_dir,
-                         cache=not args.no_cache, progress=not (args.no_progress or args.quiet), verbosity=0)
+        return Retriever(settings=settings, cache=not args.no_cache, progress=not (args.no_progress or args.quiet))
 
 
 def _service_failed(exc: Exception) -> int:

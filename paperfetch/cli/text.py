@@ -83,13 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        retriever = Retriever(
-            email=settings.email, openalex_api_key=settings.openalex_api_key, ncbi_api_key=settings.ncbi_api_key,
-            out_dir=out, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
-            max_retries=settings.max_retries, workers=settings.workers,
-            progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,
-            cache=not args.no_cache, state=settings.state,
-        )
+        retriever = Retriever(settings=settings, progress=not (args.no_progress or args.quiet or args.format == "jsonl"),
+                              cache=not args.no_cache)
     with retriever:
         try:
             paragraphs, outcomes = retriever.fulltext(ids, with_outcomes=True, pdf_engine=args.pdf_engine)

@@ -12,7 +12,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from paperfetch.config import Identification, endpoint_env_var, env_endpoint_url
+from paperfetch.config import Identification, endpoint_env_var
 from paperfetch.errors import ConfigurationError, MalformedResponse, NotFoundError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.schema import TEXT
@@ -104,7 +104,7 @@ class Source:
                 f"identification=Identification(email='you@example.org')"
             )
         self.identification = identification
-        override = base_url if base_url is not None else env_endpoint_url(self.name)
+        override = base_url or None  # PAPERFETCH_<NAME>_URL reaches here through the settings (paperfetch.settings)
         self.base_url_overridden = override is not None
         self.base_url = _origin(override, self.env_var) if override is not None else self.default_base_url
 
