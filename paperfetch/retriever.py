@@ -1,8 +1,9 @@
 """The Retriever: identifiers in, validated PDFs and one outcomes DataFrame out.
 
 Data flows one way: identifier → candidates (sources) → polite transport → validated file → outcome row
-(docs/sources.md: batched lookups and the default order; docs/outcomes.md: resuming). This module is the facade — the constructor (settings, sources, the web
-and API clients) and the public methods; the batch itself is :class:`paperfetch.run.BatchRun`.
+(docs/sources.md: batched lookups and the default order; docs/outcomes.md: resuming). This module is the
+facade — the constructor (settings, sources, the web and API clients) and the public methods; the batch
+itself is :class:`paperfetch.run.BatchRun`.
 """
 
 from __future__ import annotations
