@@ -1,10 +1,8 @@
-"""The Retriever's request log: one row per HTTP request its clients sent, for ``Retriever.requests()``.
+"""The request log behind ``Retriever.requests()``: an event subscriber making one row per request.
 
-It is an event subscriber (:meth:`RequestLog.on_event`): each answer, network error, and request not sent
-(held, suppressed, disallowed) becomes a row naming the item and the source that asked, read from the
-worker thread's context (:func:`paperfetch.items.current_job`, :func:`~paperfetch.items.current_source`).
-A row's ``waited_s`` is what the item's :class:`~paperfetch.http.context.Tally` (kept by the transport) grew
-by since the item's previous row. It only reads: it sends nothing, writes into no item and knows no Retriever.
+A row names the item and the source that asked (the worker thread's :mod:`paperfetch.http.context`); its
+``waited_s`` is what the item's :class:`~paperfetch.http.context.Tally`, kept by the transport, grew by since
+the item's previous row. The log only reads: it writes into no item.
 """
 
 from __future__ import annotations
@@ -61,8 +59,7 @@ class RequestLog:
             self._rows.append(row)
 
     def frame(self) -> pd.DataFrame:
-        """One row per request: time (UTC, to the millisecond), host, URL (no secrets), status, waited, elapsed,
-        source, identifier, outcome."""
+        """One row per request: time (UTC, ms), host, URL, status, waited, elapsed, source, identifier, outcome."""
         with self._lock:
             rows = list(self._rows)
         return redact_frame(requests_frame(rows))
