@@ -58,7 +58,8 @@ def hosts_in_every_state():
     client, _, clock = make(delay_min_s=2.0, delay_max_s=2.0, max_retries=0, breaker_failures=3)
     for base in (PACED, HELD, BACKED_OFF):
         client.get(f"{base}/x")
-    opened = HttpClient(session=client.session, clock=clock, registry=client.registry, max_retries=0, breaker_failures=1)
+    opened = HttpClient(session=client.session, clock=clock, registry=client.registry, max_retries=0, breaker_failures=1,
+                        backoff_base_s=30.0)  # the breaker opens for 30 s, longer than the 2 s gap
     opened.get(f"{OPEN}/x")
     return client, clock
 
