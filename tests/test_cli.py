@@ -389,7 +389,7 @@ def test_demo_serve_prints_the_exports_and_serves_until_stopped(capsys):
 
 
 def test_search_download_prints_the_download_table(capsys, tmp_path, demo_env):
-    from paperfetch.demo_research import SEARCH_QUERY
+    from paperfetch.demo.research import SEARCH_QUERY
 
     code, out, _ = run(["search", SEARCH_QUERY, "--max", "20", "--email", "t@example.org", "--out", str(tmp_path / "pdfs"),
                         "--download", "--no-progress", "--export", str(tmp_path / "hits.bib")], capsys)

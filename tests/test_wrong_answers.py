@@ -21,7 +21,7 @@ import pandas as pd
 from paperfetch import Retriever, defaults
 from paperfetch.cache import MetadataCache
 from paperfetch.demo import DemoWorld, fake_pdf
-from paperfetch.demo_research import HISTORY_QUERY, SEARCH_QUERY
+from paperfetch.demo.research import HISTORY_QUERY, SEARCH_QUERY
 from paperfetch.http.hosts import host_key
 from paperfetch.outcomes import outcomes_frame
 from paperfetch.redact import redact_frame
