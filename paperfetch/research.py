@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pandas as pd
 
 from paperfetch import defaults
-from paperfetch.cache import CachedFetcher, cache_key, metadata_fetcher
+from paperfetch.cache import CachedFetcher, cache_key
 from paperfetch.errors import ConfigurationError, WrongArticle
 from paperfetch.ids import parse_identifier
 from paperfetch.redact import redact_url
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HIT_DTYPES", "LINK_DTYPES", "Notify", "SearchAnswers", "WRONG_ARTICLE_DIR", "check_title", "citations",
-    "metadata_fetcher", "references", "search_pubmed"
+    "references", "search_pubmed"
 ]
 
 logger = logging.getLogger("paperfetch.research")

@@ -25,7 +25,7 @@ from paperfetch import FakeClock, HttpClient, Retriever
 from paperfetch.cache import CachedFetcher, MetadataCache, cache_key
 from paperfetch.config import Identification
 from paperfetch.demo import DemoWorld, fake_pdf
-from paperfetch.demo_research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOWS, science_papers, text_pdf
+from paperfetch.demo.research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOWS, science_papers, text_pdf
 from paperfetch.errors import InvalidIdentifier, NotFoundError, RateLimited, ServiceError
 from paperfetch.ids import Identifier
 from paperfetch.outcomes import COLUMNS, Status

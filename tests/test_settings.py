@@ -337,3 +337,40 @@ def test_each_knob_is_declared_once_and_the_client_keywords_derive_from_it():
     assert client.config.max_retries == 5
     with pytest.raises(TypeError, match="unexpected keyword argument 'max_retry'"):
         HttpClient(max_retry=2)
+
+
+# ---------------------------------------------------------------------- the Retriever reads them like the CLI
+def test_paperfetch_email_reaches_a_bare_retriever(monkeypatch, tmp_path):
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "env.person@example.org")
+    with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
+        assert r.identification.email == "env.person@example.org"
+        assert "unpaywall" not in r.skipped_sources
+        assert r.settings.origin["email"] == "env PAPERFETCH_EMAIL"
+        assert "env.person@example.org" not in repr(r.settings)  # masked
+
+
+def test_the_config_file_reaches_a_bare_retriever_and_arguments_win(monkeypatch, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('email = "file.person@example.org"\nworkers = 3\n', encoding="utf-8")
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
+    with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
+        assert r.identification.email == "file.person@example.org"
+        assert r.workers == 3
+        assert r.settings.origin["email"] == f"file {config}"
+        rows = {name: (shown, origin) for name, shown, origin in r.settings.rows()}
+        assert rows["email"] == ("'***'", f"file {config}")
+    monkeypatch.setenv("PAPERFETCH_WORKERS", "2")
+    with Retriever(out_dir=tmp_path, progress=False, cache=False, workers=5) as r:
+        assert r.workers == 5 and r.settings.origin["workers"] == "argument"  # arguments > environment > file
+
+
+def test_a_missing_email_is_a_warning_and_a_dashboard_line(tmp_path):
+    from paperfetch.demo import DemoWorld
+
+    fast = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
+    with DemoWorld(base_ip=64) as world:
+        with pytest.warns(UserWarning, match="no contact e-mail: unpaywall skipped"):
+            r = Retriever(out_dir=tmp_path, endpoints=world.endpoints, progress=False, http_options=fast, state="memory")
+        with r:
+            r.download(["10.5555/demo.fast"])
+            assert "no contact e-mail" in repr(r.dashboard())  # a line of the run's recent events

@@ -270,5 +270,5 @@ class RedisStore(StoreBase):
 
     @property
     def client(self) -> Any:
-        """The redis-py client (shared with :class:`~paperfetch.redis_ledger.RedisLedger` when it is built from this store)."""
+        """The redis-py client (shared with :class:`~paperfetch.ledger.RedisLedger` when it is built from this store)."""
         return self._client

@@ -1,6 +1,8 @@
-"""The sources against the 2025-26 recordings (PROVENANCE-3) and the synthetic cassettes.
+"""Each source's quirks, on the 2025-26 recordings (PROVENANCE-3) and the synthetic cassettes.
 
-Each test names the point of the issue it pins. Cassettes marked SYNTHETIC in ``cassettes/README.md`` stand in
+Unpaywall's placeholder e-mails, HTML 404 and 422; OpenAlex's free singleton and budget headers; the ID
+converter's two URLs; arXiv's feed links; Semantic Scholar's batch; bioRxiv's details; Crossref's pool 429 and
+validation errors; base URL overrides. Cassettes marked SYNTHETIC in ``cassettes/README.md`` stand in
 for answers nobody recorded (an NCBI 429, an OpenAlex budget 429, a Crossref 429, bioRxiv ``details``).
 """
 

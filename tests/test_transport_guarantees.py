@@ -1,4 +1,4 @@
-"""The transport's last holes: nothing a setting, a server or a subscriber does hangs a batch,
+"""The transport's guarantees: nothing a setting, a server or a subscriber does hangs a batch,
 is swallowed, leaks a secret or reaches an address it must not.
 
 Every test here bounds its time with small limits set here.
