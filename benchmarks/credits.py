@@ -1,10 +1,10 @@
-"""Requests and OpenAlex credits per 1,000 DOIs (issue 19). Prints figures; asserts nothing.
+"""Requests and OpenAlex credits per 1,000 DOIs. Prints figures; asserts nothing.
 
     python benchmarks/credits.py [--dois 1000]
 
 Part 1, through the real transport: 1,000 DOIs asked of a loopback OpenAlex stand-in three ways —
 the batched OR-filter list query paperfetch sends (``/works?filter=doi:a|b|…&per-page=50``), the
-free ``/works/doi:{doi}`` singleton (paperfetch's form for a lone DOI since issue 19) and the old
+free ``/works/doi:{doi}`` singleton (paperfetch's form for a lone DOI) and the old
 ``/works/https://doi.org/{doi}`` singleton. The stand-in bills each answer the way the recorded
 2026 headers do (``X-RateLimit-Credits-Used``: 1 for a list page and for the doi.org singleton —
 ``fixtures/real/openalex/*.vcr.yaml`` — 0 for the ``doi:`` singleton, per the OpenAlex docs) and

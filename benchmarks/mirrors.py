@@ -1,4 +1,4 @@
-"""Benchmark (issue 18): papers with several equivalent copies, each fetched from the host that serves it soonest.
+"""Benchmark: papers with several equivalent copies, each fetched from the host that serves it soonest.
 
     python benchmarks/mirrors.py             # 184 papers over 8 hosts: T*, the fixed-order bound, both runs (~1.5 min)
     python benchmarks/mirrors.py --quick     # 92 papers (~45 s)
@@ -25,7 +25,7 @@ Figures, from the servers' logs:
   Crawl-delay by more than 2 ms; **each paper once** — every paper got exactly one 200 for its PDF.
 
 The **fixed-order** run is the same world with OpenAlex listing only each paper's first copy (every
-paper has one copy: paperfetch as before issue 18). The **503 variant**: one of the two piled hosts
+paper has one copy: a fixed order, each paper's first copy). The **503 variant**: one of the two piled hosts
 answers every PDF request with ``503 + Retry-After: 30`` for the first 30 s after its first request
 (robots.txt stays 200); every paper on it has another copy, so T* is the world without that host.
 """
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"    T* {t_star:.2f} s   fixed-order bound {bound:.2f} s ({bound / t_star:.1f} x T*)")
     goal = 1.1 * t_star + largest
     assigned = run(world)
-    report("assigned (issue 18)", assigned, n, goal)
+    report("assigned", assigned, n, goal)
     if not args.no_fixed:
         fixed = run(world, first_only=True)
         report("fixed order (first copy)", fixed, n)

@@ -470,7 +470,7 @@ CASES: list[Case] = [
 ]
 
 
-# --------------------------------------------------------------------------- issue 12: search, references, citations
+# --------------------------------------------------------------------------- search, references, citations
 # Offline only (source=None): --live re-records single lookups, and these are multi-step conversations.
 
 
@@ -652,7 +652,7 @@ CASES += [
 ]
 
 
-# --------------------------------------------------------------------------- issue 19: the 2025-26 recordings (PROVENANCE-3)
+# --------------------------------------------------------------------------- the 2025-26 recordings (PROVENANCE-3)
 # and, marked "synthetic", what was never recorded (built in the shape the evidence gives; see the README's notes).
 
 
@@ -828,7 +828,7 @@ CASES += [
          "2025-11 answer (select=open_access,doi: only those two fields), Heroku RateLimit-* headers; stored under /works/doi:…",
          readdressed("openalex/paper-qa__test_does_openalex_work-oa-in-openalex2.yaml", "api.openalex.org/works/", "openalex",
                      ["doi:10.1093/nar/gkw1164"]), "openalex", ("doi:10.1093/nar/gkw1164",)),
-    Case("openalex/works_doi_budget_spent_429.yaml", "synthetic", ("(issue 19: OpenAlex docs and CLI; no 429 body recorded)",),
+    Case("openalex/works_doi_budget_spent_429.yaml", "synthetic", ("(OpenAlex docs and CLI; no 429 body recorded)",),
          "SYNTHETIC: 429 with X-RateLimit-Remaining 0 < X-RateLimit-Credits-Required 1 and a Retry-After of hours",
          build_openalex_budget_429),
     Case("semanticscholar/paper_batch_four_ids_first_null.yaml", "converted",
