@@ -1,16 +1,6 @@
-"""The transport's knobs as one frozen value: :class:`TransportConfig`.
-
-Every keyword of :class:`~paperfetch.http.client.HttpClient` that is a setting (not a
-collaborator such as the session, the clock or the host-state store) lives here. The
-value is validated once, when it is made, and the two things the rest of the transport
-reads are built from it once: the :class:`~paperfetch.http.policy.PolicySettings` the
-politeness rules read (:attr:`TransportConfig.settings`) and the immutable
-:class:`~paperfetch.http.retry.Retry` every call starts from (:attr:`TransportConfig.retry`).
-Nothing is rebuilt per request. Defaults come from :mod:`paperfetch.defaults`.
-
-It sends nothing, reads no environment variable and holds no state beyond the values.
-The one mutable part is ``host_intervals``: a dict that the settings share, so an interval
-added to it later (the Retriever names its sources' intervals) is paced at once.
+"""The transport's knobs as one frozen value, :class:`TransportConfig`: declared once (its fields), validated
+once, and built once into what the rules read (``settings``) and what every call starts from (``retry``).
+Every knob is also a setting of :func:`paperfetch.settings.load_settings` (docs/politeness.md, "Constructor parameters").
 """
 
 from __future__ import annotations
