@@ -15,7 +15,7 @@ an exclusive ``fcntl.flock`` for as long as they are written:
   live process holds (the kernel drops a dead process's locks, ``kill -9``
   included). A run calls it before it starts. Part files of older paperfetch
   versions (``.<name>.XXXX.part``, never locked) are removed once older than
-  *legacy_age_s*.
+  *legacy_age_s* (``defaults.LEGACY_PART_AGE_S``).
 
 Where they are called: ``HttpClient.download`` claims the part file around its
 retry loop and ``paperfetch.download.stream_to_file`` writes through it;
@@ -36,6 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from paperfetch import defaults
 
 __all__ = ["PART_PREFIX", "PartClaim", "is_part_file", "part_file", "part_path", "sweep_stale_parts"]
 
@@ -105,7 +107,7 @@ def part_file(dest: str | os.PathLike[str]) -> Iterator[PartClaim]:
             handle.close()  # releases the lock
 
 
-def sweep_stale_parts(out_dir: str | os.PathLike[str], *, legacy_age_s: float = 3600.0) -> list[Path]:
+def sweep_stale_parts(out_dir: str | os.PathLike[str], *, legacy_age_s: float = defaults.LEGACY_PART_AGE_S) -> list[Path]:
     """Remove the part files in *out_dir* no live process holds; returns what was removed."""
     folder = Path(out_dir)
     removed: list[Path] = []

@@ -64,7 +64,7 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------- search and snowballing
-def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = 200,
+def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = defaults.SEARCH_MAX_RESULTS,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
     """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*.
 

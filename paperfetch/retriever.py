@@ -388,7 +388,7 @@ class Retriever:
         return self._request_log.frame()
 
     # ------------------------------------------------------------------ search and snowballing
-    def search_pubmed(self, query: str, *, max_results: int = 200, mindate: str | None = None,
+    def search_pubmed(self, query: str, *, max_results: int = defaults.SEARCH_MAX_RESULTS, mindate: str | None = None,
                       maxdate: str | None = None) -> pd.DataFrame:
         """PubMed hits for *query*, in PubMed's order: ``pmid, doi, pmcid, title, journal, year, authors, abstract``.
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from paperfetch import defaults
 from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -66,7 +67,8 @@ def add_subcommands(sub: Any) -> None:
         "search", parents=[common], help="search PubMed; one row per hit (pmid, doi, title, …)",
         description="Search PubMed; one row per hit: pmid, doi, pmcid, title, journal, year, authors, abstract.")
     search.add_argument("query", help='a PubMed query, e.g. "breast cancer AND 2008[pdat]"')
-    search.add_argument("--max", dest="max_results", type=int, default=200, help="at most this many hits (1-10000, default 200)")
+    search.add_argument("--max", dest="max_results", type=int, default=defaults.SEARCH_MAX_RESULTS,
+                        help="at most this many hits (1-10000, default %(default)s)")
     search.add_argument("--mindate", help="earliest publication date (YYYY, YYYY/MM or YYYY/MM/DD)")
     search.add_argument("--maxdate", help="latest publication date")
     _common(search)

@@ -39,14 +39,14 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
+from paperfetch import defaults
 from paperfetch.config import Identification
 from paperfetch.errors import DownloadTooLarge, NotFoundError, PaperfetchError
 from paperfetch.fulltext.base import FullTextError, JatsArticle, Paragraph
 from paperfetch.fulltext.frame import article_rows, paragraphs_frame, pdf_rows, reference_rows, references_frame
 from paperfetch.fulltext.jats import parse_jats
-from paperfetch.fulltext.pdflines import DEFAULT_MAX_PDF_BYTES, PdfEngine
+from paperfetch.fulltext.pdflines import PdfEngine
 from paperfetch.fulltext.pdftext import pdf_paragraphs
-from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
 from paperfetch.items import identity_row, set_current_source
 from paperfetch.ledger import open_ledger
@@ -84,8 +84,8 @@ class TextContext:
     filename_template: str
     resume: bool = True
     pdf_engine: PdfEngine | str = PdfEngine.PYPDF
-    max_xml_bytes: int = DEFAULT_MAX_XML_BYTES
-    max_pdf_bytes: int = DEFAULT_MAX_PDF_BYTES
+    max_xml_bytes: int = defaults.MAX_XML_BYTES
+    max_pdf_bytes: int = defaults.MAX_PDF_BYTES
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,12 @@ from typing import Any
 
 from lxml import etree
 
+from paperfetch import defaults
 from paperfetch.fulltext.base import FullTextError, FullTextTooLarge, normalise_space
 
-__all__ = ["DEFAULT_MAX_XML_BYTES", "DROPPED", "flatten", "local_name", "parse_xml"]
+__all__ = ["DROPPED", "flatten", "local_name", "parse_xml"]
 
 logger = logging.getLogger(__name__)
-
-#: The size cap of one XML body (bytes). The largest PMC articles are a few MB; 32 MiB leaves room for a
-#: supplement-heavy one and still refuses the 100 MB body of a misbehaving server.
-DEFAULT_MAX_XML_BYTES = 32 * 1024 * 1024
 
 # The first element start tag: everything before it is the prolog (XML declaration, comments, DOCTYPE).
 _FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
@@ -66,7 +63,7 @@ def _parser() -> etree.XMLParser:
     return parser
 
 
-def parse_xml(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> etree._Element:
+def parse_xml(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> etree._Element:
     """The root element of *body*, parsed with the safe settings above.
 
     Raises :class:`FullTextTooLarge` for a body over *max_bytes* (checked first), and :class:`FullTextError`

@@ -41,6 +41,7 @@ from enum import Enum
 from typing import Callable
 from urllib.parse import urlsplit
 
+from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.errors import InvalidURL, StateStoreError
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
@@ -432,20 +433,15 @@ def _in_force(stored: StoredFacts, now: float) -> bool:
             or stored.backoff_s > 0 or stored.learned_interval_s > 0)
 
 
-#: How long a process may hold a host's slot in a shared store (end-to-end pacing) before another
-#: process may start anyway: what a process killed mid-request costs the host at most.
-DEFAULT_LEASE_S = 10.0
-
-
 class HostRegistry:
     """Every host's :class:`HostLimiter`, created on first use, over one host-state *store*
     (a fresh :class:`~paperfetch.state.MemoryStore` when none is given). One per store and clock."""
 
     def __init__(self, clock: Clock = SYSTEM_CLOCK, store: HostStateStore | None = None, *,
-                 lease_s: float = DEFAULT_LEASE_S) -> None:
+                 lease_s: float = defaults.HOST_LEASE_S) -> None:
         self.clock = clock
         self.store: HostStateStore = store if store is not None else MemoryStore()
-        #: the lease of an end-to-end reservation (see :data:`DEFAULT_LEASE_S`)
+        #: the lease of an end-to-end reservation (see :data:`paperfetch.defaults.HOST_LEASE_S`)
         self.lease_s = float(lease_s)
         self._hosts: dict[str, HostLimiter] = {}
         self._lock = threading.Lock()

@@ -74,6 +74,7 @@ from paperfetch.http.headers import (
     server_requested_wait,
 )
 from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression
+from paperfetch.http.identity import user_agent
 
 __all__ = [
     "Decision", "HostCounters", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "begin_probe",
@@ -87,14 +88,13 @@ __all__ = [
 class PolicySettings:
     """The client settings the rules read (a frozen copy made by the client)."""
 
-    user_agent: str = "paperfetch"
+    user_agent: str = user_agent()
     respect_robots_txt: bool = False
     configured_range: DelayRange | None = None
     fallback_range: DelayRange = DelayRange(defaults.RATE_LIMIT_MIN_S, defaults.RATE_LIMIT_MAX_S)
     max_crawl_delay_s: float = defaults.MAX_CRAWL_DELAY_S
     host_intervals: Mapping[str, float] = field(default_factory=dict)
-    backoff: BackoffPolicy = BackoffPolicy(defaults.BACKOFF_BASE_S, defaults.BACKOFF_MULTIPLIER, defaults.BACKOFF_MAX_S,
-                                           defaults.BACKOFF_DECAY_S)
+    backoff: BackoffPolicy = BackoffPolicy()
     honor_retry_after: bool = True
     default_retry_after_s: float = defaults.DEFAULT_RETRY_AFTER_S
     max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S
@@ -115,7 +115,7 @@ class PolicySettings:
     learn_decay_successes: int = defaults.LEARN_DECAY_SUCCESSES
     learn_decay_fraction: float = defaults.LEARN_DECAY_FRACTION
     #: a server wait longer than this many times the host's interval is a hold, not a pace
-    learn_wait_factor: float = 10.0
+    learn_wait_factor: float = defaults.LEARN_WAIT_FACTOR
 
 
 class Verdict(str, Enum):

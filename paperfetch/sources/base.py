@@ -22,6 +22,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
+from paperfetch import defaults
 from paperfetch.config import Identification, endpoint_env_var, env_endpoint_url
 from paperfetch.errors import ConfigurationError, MalformedResponse, NotFoundError
 from paperfetch.http.outcome import Outcome, default_classify
@@ -236,8 +237,8 @@ class Source:
         """A candidate from this source, or None when *url* is not an http(s) URL."""
         if not isinstance(url, str):
             return None
-        if len(url) > _MAX_URL_CHARS and not url.lstrip()[:8].lower().startswith(("http://", "https://")):
-            return None  # long junk; a long http(s) URL is kept, and the item's row says why it was refused
+        if len(url) > defaults.MAX_CANDIDATE_URL_CHARS and not url.lstrip()[:8].lower().startswith(("http://", "https://")):
+            return None  # long junk; a long http(s) URL is kept, and the item (paperfetch.urlcheck) says why it was refused
         url = url.strip()
         try:
             url.encode("utf-8")
@@ -290,11 +291,6 @@ def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
             seen.add(cand.url)
             kept.append(cand)
     return kept
-
-
-#: Text longer than this that does not start like an http(s) URL is junk (browsers and servers stop near 8-64 kB);
-#: a longer http(s) URL is refused by the item (paperfetch.urlcheck), which says so in its row.
-_MAX_URL_CHARS = 16_384
 
 
 def quote_path(value: str) -> str:

@@ -24,9 +24,10 @@ from collections.abc import Iterable
 
 from lxml import etree
 
+from paperfetch import defaults
 from paperfetch.fulltext.base import FullTextError, JatsArticle
 from paperfetch.fulltext.jats import article_from_element
-from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES, local_name, parse_xml
+from paperfetch.fulltext.xmltext import local_name, parse_xml
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, quote_path
 from paperfetch.sources.europepmc import EuropePMCSource
@@ -38,7 +39,7 @@ __all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_can
 JatsAnswer = tuple[JatsArticle, bytes]
 
 
-def split_articles(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsAnswer]:
+def split_articles(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> list[JatsAnswer]:
     """Every ``<article>`` of *body* (one ``<article>`` or a ``<pmc-articleset>``), parsed, each with its own XML.
 
     Raises :class:`FullTextError` when the body as a whole cannot be read (cut, malformed, hostile, too large).
@@ -71,7 +72,7 @@ class EuropePMCFullTextSource(Source):
         return RequestSpec(path=f"/europepmc/webservices/rest/{quote_path(ids[0].value)}/fullTextXML", params={},
                            ids=ids)
 
-    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> dict[str, JatsAnswer]:
+    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = defaults.MAX_XML_BYTES) -> dict[str, JatsAnswer]:
         """The one article of a ``fullTextXML`` answer, under the requested id's key."""
         found = split_articles(body, max_bytes=max_bytes)
         if len(found) != 1:
@@ -93,7 +94,7 @@ class PMCEfetchSource(NCBIEutilsSource):
         return RequestSpec(path="/entrez/eutils/efetch.fcgi", params={"db": "pmc", "id": numbers, "retmode": "xml"},
                            ids=ids)
 
-    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> dict[str, JatsAnswer]:
+    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = defaults.MAX_XML_BYTES) -> dict[str, JatsAnswer]:
         """The articles of a batched answer under the requested ids' keys; an id the answer lacks is absent."""
         wanted = {i.value.upper(): i.key for i in spec.ids}
         found: dict[str, JatsAnswer] = {}
