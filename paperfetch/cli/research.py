@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from paperfetch import defaults
+from paperfetch.cells import is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -46,7 +47,6 @@ from paperfetch.cli.common import (
     identity_options,
     interrupted_exit,
     interrupted_word,
-    is_missing,
     partial_outcomes,
     redacted,
     results_table,

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
 
+from paperfetch.cells import clip
 from paperfetch.dashboard.model import BatchSnapshot, HostRow
-from paperfetch.report import HELD_COLOUR, SUPPRESSED_COLOUR, clip, duration_cell, seconds_cell
+from paperfetch.report import HELD_COLOUR, SUPPRESSED_COLOUR, duration_cell, seconds_cell
 
 __all__ = [
     "HOST_COLUMNS",

@@ -203,8 +203,7 @@ def parse_rate_limit_budget(headers: Mapping[str, str], now: float) -> RateLimit
 
     ``X-RateLimit-Reset`` is read as :func:`parse_rate_limit_reset` reads it (OpenAlex sends the
     seconds until midnight UTC, ``64144`` at 06:10:56). Header names are case-insensitive, in a
-    plain dict too; this is the one reader of these headers (``paperfetch.sources.openalex``'s
-    ``rate_limit_facts`` and ``budget_spent`` are views over it)."""
+    plain dict too; this is the one reader of these headers."""
     headers = {str(name).lower(): value for name, value in headers.items() if str(name).lower().startswith("x-ratelimit-")}
     limit = _count(headers.get("x-ratelimit-limit"))
     remaining = _count(headers.get("x-ratelimit-remaining"))

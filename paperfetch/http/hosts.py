@@ -36,13 +36,13 @@ import logging
 import math
 import threading
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 from typing import Callable
 from urllib.parse import urlsplit
 
 from paperfetch import defaults
-from paperfetch.clock import SYSTEM_CLOCK, Clock
+from paperfetch.clock import SYSTEM_CLOCK, Clock, utc
 from paperfetch.errors import InvalidURL, StateStoreError
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.state.base import HostStateStore, StoredFacts
@@ -193,10 +193,6 @@ def _robots_from(stored: StoredFacts) -> RobotsRules:
                                   truncated=stored.robots_truncated)
         return replace(rules, unreachable_policy=policy, detail=stored.robots_detail or rules.detail)
     return RobotsRules(status, fetched, expires, unreachable_policy=policy, detail=stored.robots_detail)
-
-
-def _utc(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -375,7 +371,7 @@ class HostLimiter:
         until = self.facts.hold_until
         if until is None or until <= self._registry.clock.time():
             return None
-        return _utc(until)
+        return utc(until)
 
     # -- suppression ---------------------------------------------------------
     def suppress(self, reason: str, now: float, ttl: float | None) -> None:

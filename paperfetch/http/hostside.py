@@ -16,14 +16,13 @@ import math
 import random
 import threading
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 from urllib.parse import urljoin, urlsplit
 
 import requests
 
 from paperfetch import defaults
-from paperfetch.clock import Clock
+from paperfetch.clock import Clock, utc
 from paperfetch.errors import NetworkError
 from paperfetch.http import policy, redirects
 from paperfetch.http.context import answering_now
@@ -41,10 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Budget", "Exchange", "HostSide"]
 
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
-
-
-def _utc(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
 @dataclass
@@ -254,7 +249,7 @@ class HostSide:
         """The breaker is open: no request. An unreachable host raises a network error; one that
         answered gets a synthetic response with the failing status and Retry-After."""
         facts = host.facts
-        until = _utc(facts.breaker_open_until)
+        until = utc(facts.breaker_open_until)
         when = until.strftime("%H:%M:%S UTC") if until else "later"
         self.emit(EventKind.HELD, host, url, status=facts.hold_status, seconds=decision.seconds,
                   detail=f"breaker open: {facts.breaker_reason}")

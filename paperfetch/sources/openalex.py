@@ -10,28 +10,22 @@ case-insensitively. Only locations with ``is_oa`` true become candidates: a
 closed location's landing page leads to a paywall, not to a legal copy.
 
 The API key is sent as ``api_key=`` when given; ``mailto=`` no longer buys a
-polite pool but is harmless and still sent. :func:`rate_limit_facts` reads the
-``X-RateLimit-*`` headers every answer carries, and :func:`budget_spent` tells a
-spent daily budget (``Remaining < Credits-Required``, as OpenAlex's own CLI
-decides) from a transient 429; both are views over the transport's one parser,
-:func:`paperfetch.http.headers.parse_rate_limit_budget`. Acting on it (the hold until the reset, the one
-warning) is the transport's work, not this module's.
+polite pool but is harmless and still sent. The ``X-RateLimit-*`` headers every answer carries
+(a spent daily budget: ``Remaining < Credits-Required``) are read by the transport
+(:func:`paperfetch.http.headers.parse_rate_limit_budget`), which holds the host until the reset.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from paperfetch.config import Identification
-from paperfetch.http.headers import parse_rate_limit_budget
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe, quote_path
 from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
-__all__ = ["OpenAlexSource", "RateLimitFacts", "budget_spent", "rate_limit_facts"]
+__all__ = ["OpenAlexSource"]
 
 _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/")
 _PMID_PREFIXES = ("https://pubmed.ncbi.nlm.nih.gov/", "http://pubmed.ncbi.nlm.nih.gov/")
@@ -141,37 +135,3 @@ def _strip(value: Any, prefixes: tuple[str, ...]) -> str | None:
         if value.lower().startswith(prefix):
             return value[len(prefix) :].strip("/")
     return value
-
-
-@dataclass(frozen=True)
-class RateLimitFacts:
-    """OpenAlex's ``X-RateLimit-*`` headers of one answer; a header that is absent or not a number is None."""
-
-    limit: float | None = None  #: X-RateLimit-Limit: the day's credits
-    remaining: float | None = None  #: X-RateLimit-Remaining: credits left today
-    credits_used: float | None = None  #: X-RateLimit-Credits-Used: what this request cost
-    credits_required: float | None = None  #: X-RateLimit-Credits-Required: what the refused request would cost
-    reset_s: float | None = None  #: X-RateLimit-Reset: seconds until the budget is renewed (midnight UTC)
-
-
-def rate_limit_facts(headers: Mapping[str, str], now: float | None = None) -> RateLimitFacts:
-    """The ``X-RateLimit-*`` headers read as numbers (names case-insensitive; the ``-USD`` variants are ignored),
-    by the transport's parser (:func:`paperfetch.http.headers.parse_rate_limit_budget`); *now* (the wall
-    clock, default the time now) turns an epoch reset into seconds."""
-    now = time.time() if now is None else now
-    budget = parse_rate_limit_budget(headers, now)
-    if budget is None:  # neither a limit nor what remains: not a budget answer
-        return RateLimitFacts()
-    reset_s = None if budget.reset_at is None else round(budget.reset_at - now, 3)
-    return RateLimitFacts(limit=budget.limit, remaining=budget.remaining, credits_used=budget.credits_used,
-                          credits_required=budget.credits_required, reset_s=reset_s)
-
-
-def budget_spent(headers: Mapping[str, str]) -> bool:
-    """True when the day's budget cannot pay for the request: ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``
-    (the transport's :attr:`~paperfetch.http.headers.RateLimitBudget.spent`, with both headers present).
-
-    A 429 without both headers is an ordinary (transient) rate limit, never a spent budget.
-    """
-    budget = parse_rate_limit_budget(headers, 0.0)
-    return budget is not None and budget.credits_required is not None and budget.spent
