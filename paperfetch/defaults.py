@@ -11,7 +11,7 @@ __all__ = [
     "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
     "CACHE_ANSWER_TTL_S", "CACHE_NOT_FOUND_TTL_S", "CLOSE_WAIT_S", "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S",
     "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "HOST_LEASE_S", "LEARN_DECAY_FRACTION",
-    "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEARN_WAIT_FACTOR", "LEDGER_BUSY_TIMEOUT_S", "LEDGER_NAME",
+    "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEARN_WAIT_FACTOR", "LEDGER_NAME",
     "LEGACY_PART_AGE_S", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S",
     "MAX_HOLD_S", "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS",
     "MAX_RETRIES", "MAX_RETRY_AFTER_S", "MAX_ROBOTS_BYTES", "MAX_XML_BYTES", "MIN_RATE_BYTES_S", "MIN_RATE_WINDOW_S",
@@ -120,8 +120,6 @@ MAX_XML_BYTES = 32 * 1024 * 1024
 #: before the run falls back (host state in memory, no cache, the ledger in memory): never a silent stall.
 #: ``PAPERFETCH_LOCK_TIMEOUT_S`` overrides it (paperfetch.config.lock_timeout_s).
 LOCK_TIMEOUT_S = 10.0
-#: How long a SQLite ledger write waits for another process's transaction (the lock timeout).
-LEDGER_BUSY_TIMEOUT_S = LOCK_TIMEOUT_S
 #: The longest hold (Retry-After, a held host) a header can ask for and a store keeps: a longer (or absurd)
 #: header wait is held until this cap, and a stored hold further ahead is a wall clock that moved (or a
 #: corrupt record) and is clamped to it.

@@ -39,7 +39,7 @@ from typing import BinaryIO
 
 from paperfetch import defaults
 
-__all__ = ["PART_PREFIX", "PartClaim", "is_part_file", "part_file", "part_path", "sweep_stale_parts"]
+__all__ = ["PART_PREFIX", "PartClaim", "part_file", "part_path", "sweep_stale_parts"]
 
 logger = logging.getLogger("paperfetch.parts")
 
@@ -66,11 +66,6 @@ class PartClaim:
 def part_path(dest: str | os.PathLike[str]) -> Path:
     dest = Path(dest)
     return dest.parent / f"{PART_PREFIX}{dest.name}"
-
-
-def is_part_file(path: str | os.PathLike[str]) -> bool:
-    name = Path(path).name
-    return name.startswith(PART_PREFIX) or bool(_LEGACY_PART.match(name))
 
 
 @contextmanager

@@ -17,14 +17,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from paperfetch.config import STATE_ENV, clean_setting, env_state
+from paperfetch.config import clean_setting, env_state
 from paperfetch.errors import ConfigurationError
 from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts
 from paperfetch.state.memory import MemoryStore
 from paperfetch.state.sqlite import SqliteStore, default_state_path
 
 __all__ = [
-    "ENV_VAR",
     "HostStateStore",
     "MemoryStore",
     "RedisStore",
@@ -36,10 +35,6 @@ __all__ = [
     "merge_facts",
     "open_store",
 ]
-
-#: The environment variable naming the store when no spec is given (read by :func:`paperfetch.config.env_state`).
-ENV_VAR = STATE_ENV
-
 
 def __getattr__(name: str) -> object:  # RedisStore imports only when asked for: redis-py is an extra
     if name == "RedisStore":

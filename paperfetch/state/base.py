@@ -45,7 +45,7 @@ from typing import Callable, Protocol, runtime_checkable
 from paperfetch import defaults
 
 __all__ = [
-    "BREAKER_STATES", "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts",
+    "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts",
     "apply_update", "clamp_facts", "clamp_slot", "expire_facts", "finish_slot", "merge_facts", "new_token",
     "reserve_slot", "slot_horizon"
 ]
@@ -60,10 +60,6 @@ _UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots
 #: The most starts one host can have queued ahead (start-to-start pacing): a slot further ahead than this
 #: many intervals (plus the lease and the largest Crawl-delay) is a wall clock that moved.
 MAX_QUEUED_STARTS = 64
-
-#: The circuit breaker's states: closed → open → half-open.
-BREAKER_STATES = ("closed", "open", "half_open")
-
 
 @dataclass(frozen=True)
 class StoredFacts:
