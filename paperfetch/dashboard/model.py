@@ -127,13 +127,11 @@ def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
     until = h.held_until if held else None
     snap = HostSnapshot(
         host=h.key, requests=h.requests, in_flight=h.in_flight, ok=h.ok, errors=h.errors, last_status=h.last_status,
-        delay_min_s=None, delay_max_s=None, backoff_s=h.backoff_s, learned_interval_s=0.0, crawl_delay_s=None,
-        robots=h.robots, held_until=utc(until), hold_status=h.hold_status if held else None,
+        backoff_s=h.backoff_s, robots=h.robots, held_until=utc(until), hold_status=h.hold_status if held else None,
         hold_reason=h.hold_reason if held else "", suppressed=supp,
         suppressed_reason=h.suppressed_reason if supp else None,
         suppressed_until=utc(h.suppressed_until) if supp else None,
-        breaker="closed", failures=0, breaker_open_until=None, next_allowed_at=utc(until),
-        ready_in_s=math.inf if supp else max(0.0, left),
+        next_allowed_at=utc(until), ready_in_s=math.inf if supp else max(0.0, left),
     )
     return snap, max(0.0, left) if held else 0.0
 

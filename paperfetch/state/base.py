@@ -61,6 +61,7 @@ _UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots
 #: many intervals (plus the lease and the largest Crawl-delay) is a wall clock that moved.
 MAX_QUEUED_STARTS = 64
 
+
 @dataclass(frozen=True)
 class StoredFacts:
     """The stored form of one host's :class:`paperfetch.http.hosts.HostFacts`: flat, JSON-able, keyed by host.
