@@ -12,7 +12,7 @@ everywhere:
   top-level value of the wrong shape. That is the source's failure for the
   items of that request, never anyone else's.
 * :func:`at` walks a path of keys through nested objects and returns the value
-  only when it has the declared kind (:data:`TEXT`, :data:`YEAR`, :data:`FLAG`,
+  only when it has the declared kind (:data:`TEXT`, :data:`ID`, :data:`YEAR`, :data:`FLAG`,
   :data:`OBJECT`, :data:`OBJECTS`, …); anything else there reads as absent
   (``None``, or an empty ``{}`` / ``[]`` for the container kinds).
 """
@@ -26,7 +26,7 @@ from typing import Any
 
 from paperfetch.errors import MalformedResponse
 
-__all__ = ["ANY", "FLAG", "OBJECT", "OBJECTS", "TEXT", "TEXTS", "YEAR", "at", "load_json", "load_xml", "top_object"]
+__all__ = ["ANY", "FLAG", "ID", "OBJECT", "OBJECTS", "TEXT", "TEXTS", "YEAR", "at", "load_json", "load_xml", "top_object"]
 
 #: Longest text field kept; a longer one is junk, not a title or a URL.
 MAX_TEXT_CHARS = 100_000
@@ -43,6 +43,14 @@ def TEXT(value: Any) -> str | None:  # noqa: N802 - a declared kind reads like a
     except UnicodeEncodeError:
         return None
     return value
+
+
+def ID(value: Any) -> str | None:  # noqa: N802
+    """An identifier as text: services write PMIDs (and other ids) as numbers in some answers and strings in
+    others, so a whole number reads as its digits; else as :data:`TEXT`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return TEXT(value)
 
 
 def YEAR(value: Any) -> int | None:  # noqa: N802
