@@ -1,17 +1,17 @@
-"""Every default of the transport and the scheduler, named once.
+"""Every default of paperfetch, named once.
 
-:class:`~paperfetch.HttpClient`, :class:`~paperfetch.Retriever`, the scheduler and
-the CLI take their defaults from here, so a number means the same thing wherever
-it appears.
+:class:`~paperfetch.HttpClient`, :class:`~paperfetch.Retriever`, the scheduler, the stores, the
+full-text readers, the dashboard and the CLI take their defaults from here, so a number means the
+same thing wherever it appears.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
-    "CACHE_ANSWER_TTL_S", "CACHE_NOT_FOUND_TTL_S", "CLOSE_WAIT_S", "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S",
-    "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "HOST_LEASE_S", "LEARN_DECAY_FRACTION",
-    "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEARN_WAIT_FACTOR", "LEDGER_NAME",
+    "CACHE_ANSWER_TTL_S", "CACHE_NOT_FOUND_TTL_S", "CLOSE_WAIT_S", "DASHBOARD_MAX_ROWS", "DEFAULT_HOST_INTERVALS",
+    "DEFAULT_RETRY_AFTER_S", "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "HOST_LEASE_S",
+    "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEARN_WAIT_FACTOR", "LEDGER_NAME",
     "LEGACY_PART_AGE_S", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S",
     "MAX_HOLD_S", "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS",
     "MAX_RETRIES", "MAX_RETRY_AFTER_S", "MAX_ROBOTS_BYTES", "MAX_XML_BYTES", "MIN_RATE_BYTES_S", "MIN_RATE_WINDOW_S",
@@ -151,6 +151,9 @@ CACHE_NOT_FOUND_TTL_S = 24 * 3600.0
 #: How long a PubMed search answer (the PMIDs of a query, and its history-server pages) is reused from the
 #: metadata cache: shorter than a work's metadata, since new papers match a query every day.
 SEARCH_CACHE_TTL_S = 6 * 3600.0
+
+#: Hosts a dashboard's HTML table shows (held and suppressed ones first); the rest are counted in one line.
+DASHBOARD_MAX_ROWS = 50
 
 #: A candidate URL longer than this is refused before any request (a row says so): servers stop near 8-64 kB.
 MAX_CANDIDATE_URL_CHARS = 16_384

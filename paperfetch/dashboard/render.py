@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
 
+from paperfetch import defaults
 from paperfetch.cells import clip
 from paperfetch.dashboard.model import BatchSnapshot, HostRow
 from paperfetch.report import HELD_COLOUR, SUPPRESSED_COLOUR, duration_cell, seconds_cell
@@ -253,7 +254,7 @@ def _notes_html(snapshot: BatchSnapshot) -> str:
     return "".join(notes)
 
 
-def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50, *, style: bool = True) -> str:
+def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOARD_MAX_ROWS, *, style: bool = True) -> str:
     """The per-host table: ``<table class="paperfetch-hosts">``, one ``<tr data-host=...>`` per host of
     this run, problem hosts first, in a box that scrolls down (``div.paperfetch-hosts-box``), after
     the offline and other-hosts lines; with *style*, the :data:`DASHBOARD_CSS` block first."""
@@ -332,7 +333,8 @@ def render_counts_html(snapshot: BatchSnapshot) -> str:
     return '<span class="paperfetch-counts">' + " · ".join(parts) + "</span>"
 
 
-def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paperfetch", max_events: int = 15) -> str:
+def render_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOARD_MAX_ROWS, title: str = "paperfetch",
+                max_events: int = 15) -> str:
     """The whole dashboard as static HTML (what a saved notebook keeps): one style block, bar, counts,
     the offline and other-hosts lines, hosts, the last *max_events* events."""
     total, done = max(0, snapshot.total), min(snapshot.done, max(0, snapshot.total))
