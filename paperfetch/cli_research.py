@@ -1,7 +1,4 @@
-"""Where ``paperfetch``'s research subcommands were importable before :mod:`paperfetch.cli` became a
-package: a re-export of :func:`paperfetch.cli.research.add_subcommands` (``search``, ``references``,
-``citations``, ``cache clear``). New code imports from :mod:`paperfetch.cli.research`.
-"""
+"""The research subcommands' old address; new code imports from :mod:`paperfetch.cli.research`."""
 
 from __future__ import annotations
 

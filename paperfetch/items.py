@@ -1,25 +1,5 @@
-"""One identifier's way through the sources, one request per step: :class:`ItemJob`.
-
-The :class:`~paperfetch.http.scheduler.HostScheduler` advances an :class:`ItemJob` one
-request at a time, so every host is served in parallel at its own pace and an item
-moves from host to host as its candidates fail. The job reads what it needs from an
-:class:`ItemContext` (the clients, the sources, the batch lookups), never from the
-facade's private fields.
-
-Sources are expanded by their declared :class:`Stage`, not by name:
-
-* ``Stage.FROM_IDENTIFIER`` — candidates follow from the identifier itself (arXiv);
-* ``Stage.PREFETCHED`` — answered in batches before the items run (OpenAlex);
-* ``Stage.LOOKUP`` — one request per item (Unpaywall, Europe PMC, Crossref);
-* ``Stage.LANDING`` — the landing page behind the DOI resolver, a last resort.
-
-A source class may declare ``stage``; :data:`SOURCE_STAGES` gives the stage of the built-in ones.
-How an exception ends an item is one table, :data:`STATUS_FOR_ERROR`.
-
-A PDF that cannot be written (the output folder's disk is full, it is read-only) ends its item as
-``write_error`` and trips the batch's :class:`WriteStop`: no item starts another request after it
-(each would fail the same way), and every item cut short is ``write_error`` too, retryable, so a
-re-run once there is room fetches them.
+""":class:`ItemJob`, one identifier's way through the sources, one request per step (docs/sources.md, "How
+the Retriever uses them"); sources expand by :class:`Stage`, and a failed write trips :class:`WriteStop`.
 """
 
 from __future__ import annotations
@@ -147,8 +127,7 @@ class ItemContext:
     metadata: Any = None
     #: after a PDF validates: ``{"title_match": score}``, or WrongArticle after moving the file aside
     check_title: Callable[["ItemJob", Path, str], dict[str, Any]] | None = None
-    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s
-    #: callback; the Retriever answers it with :func:`paperfetch.download.existing_file_action`)
+    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s callback)
     reuse: Callable[["ItemJob", Path, bool], bool] | None = None
     #: the batch's switch for a failed write to out_dir (shared by every item of a run)
     write_stop: WriteStop | None = None
@@ -211,7 +190,7 @@ class _Failure:
 
 @dataclass
 class ItemJob:
-    """One identifier's way through the sources; one request per ``advance``."""
+    """One identifier's way through the sources, one request per ``advance`` (the scheduler's Job protocol)."""
 
     context: ItemContext
     identifier: Identifier
@@ -238,7 +217,6 @@ class ItemJob:
     #: the sources that offered a copy, in the order they did (the row's ``offered_by``)
     offered: dict[str, None] = field(default_factory=dict)
 
-    # -- the Job protocol ----------------------------------------------------
     @property
     def url(self) -> str | None:
         if self.finished or self.result is not None:
@@ -258,11 +236,9 @@ class ItemJob:
             self._arrange()
         return self.actions[0].url
 
-    # -- copies (the scheduler may pick which one goes next) --------
     @property
     def copies(self) -> tuple[str, ...]:
-        """The URLs the next request may use: the known copies of the best version tier, the preferred
-        first (``()`` when the next request is a lookup or a landing page)."""
+        """The URLs the next request may use: the best version tier's known copies, preferred first; ``()`` otherwise."""
         url = self.url
         if url is None or not self.actions[0].copy:
             return ()
@@ -282,8 +258,7 @@ class ItemJob:
         return copy_tier(action.version, self.context.prefer)
 
     def _arrange(self) -> None:
-        """Gather the copies known without a request (the sources that need none, next in order), then
-        put the first copy of the best version tier in front (paperfetch.http.assign.TIERS)."""
+        """Gather the copies known without a request, then put the best version tier's first copy in front."""
         sources = self.context.sources
         while self.sources_left and stage_of(self.sources_left[0], sources.get(self.sources_left[0])) in _FREE:
             self._expand(self.sources_left.popleft())
@@ -322,18 +297,13 @@ class ItemJob:
             _context.job = _context.source = None
 
     def source_failed(self, name: str, exc: PaperfetchError) -> None:
-        """A batched lookup of *name* failed for this item (its host is held): the row says so
-        unless another source answers."""
+        """A batched lookup of *name* failed for this item (its host held): the row says so unless another answers."""
         self._fail(_Action("lookup", name, getattr(exc, "url", None) or ""), exc)
         if self.failures and self.failures[-1].source == name:
             self.failures[-1].held_lookup = True
 
-    # -- planning ------------------------------------------------------------
     def plan(self) -> tuple[list[tuple[str, str, str]], list[str]]:
-        """A dry run: every candidate ``(kind, source, url)`` in the order of trial, and the lookup errors.
-
-        The metadata services are asked (lookups run here, one request each); PDFs and landing pages are not.
-        """
+        """A dry run: every candidate ``(kind, source, url)`` in trial order, and the lookup errors (lookups only)."""
         found: list[tuple[str, str, str]] = []
         errors: list[str] = []
         while True:
@@ -444,7 +414,6 @@ class ItemJob:
             if value not in (None, "") and self.meta.get(name) in (None, ""):
                 self.meta[name] = value
 
-    # -- steps ---------------------------------------------------------------
     def _lookup(self, action: _Action) -> None:
         r = self.context
         source = r.sources[action.source]
@@ -535,7 +504,6 @@ class ItemJob:
         self.trail.append((action.source, f"{status.value}: {message}"))
         logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
 
-    # -- outcome -------------------------------------------------------------
     def _offered_by(self) -> list[str]:
         """The sources that offered a copy: those asked, and the batched ones (asked for every item) whose
         record has candidates although an earlier copy made asking them unnecessary."""
@@ -594,7 +562,6 @@ class ItemJob:
         return list(dict.fromkeys(source for source, _ in self.trail))
 
 
-# ---------------------------------------------------------------------- helpers
 def _answer(candidates: Sequence[Any]) -> str:
     return f"knows it: {len(candidates)} candidate(s)" if candidates else "knows it, no open copy"
 
@@ -631,9 +598,7 @@ def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
-    """The outcome row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` says no
-    request is needed (its file is intact: ``already_downloaded``; or the services called it absent: the
-    recorded outcome), else None. Used by the Retriever and by ``paperfetch.dask``."""
+    """The row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` needs no request, else None."""
     done = ledger.is_done(ident.key, out_dir)
     entry = done or ledger.get(ident.key)
     if entry is None:
@@ -673,8 +638,7 @@ def _read_capped(response: requests.Response, limit: int) -> bytes:
 
 
 def _doi_segment(doi: Any) -> str | None:
-    """*doi* as one percent-encoded path segment of the resolver's URL (no ``..`` or ``?`` moves the request);
-    None for text that cannot be one (a lone surrogate from a service's JSON): no landing page then."""
+    """*doi* as one percent-encoded path segment of the resolver's URL; None for text that cannot be one."""
     try:
         return quote_path(str(doi))
     except ValueError:

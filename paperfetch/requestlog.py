@@ -1,10 +1,4 @@
-"""The Retriever's request log: one row per HTTP request its clients sent, for ``Retriever.requests()``.
-
-It is an event subscriber (:meth:`RequestLog.on_event`): each answer, network error, and request not sent
-(held, suppressed, disallowed) becomes a row naming the item and the source that asked, read from the
-worker thread's context (:func:`paperfetch.items.current_job`, :func:`~paperfetch.items.current_source`).
-It also adds each pacing wait to the item's ``waited_s``. It sends nothing and knows no Retriever.
-"""
+"""The request log behind ``Retriever.requests()``: an event subscriber making one row per request."""
 
 from __future__ import annotations
 
@@ -59,8 +53,7 @@ class RequestLog:
             self._rows.append(row)
 
     def frame(self) -> pd.DataFrame:
-        """One row per request: time (UTC, to the millisecond), host, URL (no secrets), status, waited, elapsed,
-        source, identifier, outcome."""
+        """One row per request: time (UTC, ms), host, URL, status, waited, elapsed, source, identifier, outcome."""
         with self._lock:
             rows = list(self._rows)
         return redact_frame(requests_frame(rows))

@@ -1,30 +1,4 @@
-"""Getting the full text of papers: JATS first, the open-access PDF's text layer second, one paper at a time.
-
-:func:`collect_text` is what ``Retriever.fulltext`` and ``Retriever.fulltext_references`` run. Order of
-operations, per batch of identifiers:
-
-1. **Parse** every input (:func:`paperfetch.ids.parse_many`); an invalid input is an outcome row, a duplicate
-   shares its first occurrence's outcome (and adds no paragraph rows of its own).
-2. **From disk**: a paper whose text the ledger records (key ``fulltext:<key>``, its file intact) is read from
-   ``out_dir`` and sends no request; one recorded with a final "no text" answer is not asked again.
-3. **Resolve** the rest: Europe PMC's search (one request a paper, through the metadata cache) gives the PMCID,
-   ``isOpenAccess`` and the licence; a source that offers ``kind="jats"`` candidates (bioRxiv) is asked for DOIs;
-   the NCBI ID converter (200 ids a request) fills in PMCIDs still missing.
-4. **JATS**: Europe PMC ``fullTextXML`` for open-access papers; PMC ``efetch db=pmc`` (batched) for the others and
-   for those Europe PMC could not give. A batched answer that is cut or malformed is asked again per id. JATS
-   candidate URLs come last. The XML is kept in ``out_dir`` as ``pmcid_PMC….xml`` (temporary file, then rename).
-   A JATS article without any ``<body>`` paragraph (PMC's front-matter-only answer) is kept as a last resort.
-5. **PDF** for papers without JATS text: ``download`` (its ledger, so a PDF already in ``out_dir`` is reused),
-   then :func:`~paperfetch.fulltext.pdf_paragraphs`.
-6. **Record** each paper's outcome in the ledger (``extra`` holds ``text_source`` and ``text_path``) and build
-   the frames.
-
-Every request goes through the fetcher it is given (the Retriever's API client behind the metadata cache: paced,
-held, breaker-checked, answers capped). Nothing here raises for a bad input or a failing service: a paper's
-failure is its outcome row's ``error``. Deliberately not here: parsing (:mod:`paperfetch.fulltext.jats`,
-:mod:`~paperfetch.fulltext.pdftext`), the endpoints (:mod:`paperfetch.sources.fulltext`), PDF downloads
-(``Retriever.download``).
-"""
+""":func:`collect_text`, what ``Retriever.fulltext`` runs: disk, then JATS, then PDF (docs/fulltext.md, "r.fulltext")."""
 
 from __future__ import annotations
 
@@ -128,8 +102,7 @@ class _Paper:
 
 
 def collect_text(ids: Iterable[object] | str | pd.Series, *, context: TextContext) -> FullTextResult:
-    """The paragraphs, references and per-input outcomes of *ids* (see the module docstring). Never raises for
-    a bad input or a failing service."""
+    """The paragraphs, references and per-input outcomes of *ids*; a paper's failure is its row's ``error``."""
     parsed = parse_many(ids)
     papers: dict[int, _Paper] = {}
     for item in parsed:

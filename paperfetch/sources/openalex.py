@@ -1,18 +1,5 @@
-"""OpenAlex works: one DOI via the single-work endpoint, several via one OR-filter list query.
-
-A lone DOI goes to ``/works/doi:{doi}``: since the February 2026 credit system
-that singleton form is free, while ``/works/https://doi.org/{doi}`` (the form
-recorded in ``fixtures/real/openalex`` in 2025) is billed 1 credit; both answer
-the work itself, and 404 for unknown DOIs. Two or more go to
-``/works?filter=doi:a|b|…&per-page=50``, whose ``results`` come back in any
-order with ``doi`` as ``https://doi.org/…`` and are matched to the request
-case-insensitively. Only locations with ``is_oa`` true become candidates: a
-closed location's landing page leads to a paywall, not to a legal copy.
-
-The API key is sent as ``api_key=`` when given; ``mailto=`` no longer buys a
-polite pool but is harmless and still sent. The ``X-RateLimit-*`` headers every answer carries
-(a spent daily budget: ``Remaining < Credits-Required``) are read by the transport
-(:func:`paperfetch.http.headers.parse_rate_limit_budget`), which holds the host until the reset.
+"""OpenAlex works: one DOI via the free single-work endpoint, several via one OR-filter (docs/sources.md);
+only ``is_oa`` locations become candidates. The ``X-RateLimit-*`` budget is the transport's to act on.
 """
 
 from __future__ import annotations
@@ -40,13 +27,10 @@ _PMCID_PREFIXES = (
 class OpenAlexSource(Source):
     name = "openalex"
     default_base_url = "https://api.openalex.org"
-    # OpenAlex documents at most 10 requests per second (https://docs.openalex.org); the daily usage
-    # budget (reported in X-RateLimit-* headers) is separate and not a pacing matter.
+    # at most 10 requests/s (https://docs.openalex.org); the daily budget is not a pacing matter
     min_interval_s = 0.1
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
-    # "Up to 50 DOIs in a single API call" with the | OR filter
-    # (https://blog.ourresearch.org/fetch-multiple-dois-in-one-openalex-api-request/); per-page matches it.
-    batch_size = 50
+    batch_size = 50  # "up to 50 DOIs in a single API call" with the | OR filter; per-page matches it
     accepts = frozenset({IdType.DOI})
 
     @classmethod
