@@ -15,19 +15,18 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 
+from paperfetch import defaults
 from paperfetch.config import env_cache_dir
 from paperfetch.errors import ConfigurationError, NotFoundError
 from paperfetch.state.sqlite_faults import open_database
 
 __all__ = [
-    "ANSWER_TTL_S", "CachedFetcher", "IDENTITY_PARAMETERS", "MetadataCache", "NOT_FOUND_TTL_S", "cache_key",
+    "CachedFetcher", "IDENTITY_PARAMETERS", "MetadataCache", "cache_key",
     "default_cache_path", "metadata_fetcher"
 ]
 
 logger = logging.getLogger("paperfetch.cache")
 
-ANSWER_TTL_S = 7 * 24 * 3600.0
-NOT_FOUND_TTL_S = 24 * 3600.0
 #: Query parameters that say who asks, never what: dropped from the key (and so from the file).
 IDENTITY_PARAMETERS = frozenset({"email", "mailto", "tool", "api_key"})
 _FILENAME = "metadata-cache.sqlite"
@@ -72,8 +71,8 @@ class MetadataCache:
     """Stored answers with a time to live, in one SQLite file (*path*, default :func:`default_cache_path`;
     ``":memory:"`` for a private one). Thread-safe; *now* gives wall-clock seconds (tests inject it)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, answer_ttl_s: float = ANSWER_TTL_S,
-                 not_found_ttl_s: float = NOT_FOUND_TTL_S, now: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, answer_ttl_s: float = defaults.CACHE_ANSWER_TTL_S,
+                 not_found_ttl_s: float = defaults.CACHE_NOT_FOUND_TTL_S, now: Callable[[], float] = time.time) -> None:
         self.path = Path(path) if path not in (None, ":memory:") else (default_cache_path() if path is None else None)
         self.answer_ttl_s = answer_ttl_s
         self.not_found_ttl_s = not_found_ttl_s

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 import time as _time
+from datetime import datetime, timezone
 from typing import Protocol
 
-__all__ = ["Clock", "FakeClock", "SYSTEM_CLOCK", "SystemClock"]
+__all__ = ["Clock", "FakeClock", "SYSTEM_CLOCK", "SystemClock", "utc"]
 
 
 class Clock(Protocol):
@@ -83,3 +84,8 @@ class FakeClock:
 
     def __repr__(self) -> str:
         return f"FakeClock(monotonic={self._now:.3f})"
+
+
+def utc(epoch: float | None) -> datetime | None:
+    """An epoch reading of the wall clock as an aware UTC datetime (``None`` stays ``None``)."""
+    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)

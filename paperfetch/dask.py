@@ -22,6 +22,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from paperfetch import defaults
+from paperfetch.cells import is_missing
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.ids import Identifier, IdType, parse_many
 from paperfetch.items import META_FIELDS, resumed_row
@@ -52,13 +53,8 @@ def _resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict
 
 def _clean(value: Any) -> Any:
     """A frame cell as a plain Python value (None for NA)."""
-    if value is None:
+    if is_missing(value):
         return None
-    try:
-        if pd.isna(value):
-            return None
-    except (TypeError, ValueError):
-        return value
     return value.item() if hasattr(value, "item") else value
 
 

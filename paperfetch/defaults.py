@@ -1,21 +1,23 @@
-"""Every default of the transport and the scheduler, named once.
+"""Every default of paperfetch, named once.
 
-:class:`~paperfetch.HttpClient`, :class:`~paperfetch.Retriever`, the scheduler and
-the CLI take their defaults from here, so a number means the same thing wherever
-it appears.
+:class:`~paperfetch.HttpClient`, :class:`~paperfetch.Retriever`, the scheduler, the stores, the
+full-text readers, the dashboard and the CLI take their defaults from here, so a number means the
+same thing wherever it appears.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES", "CLOSE_WAIT_S",
-    "DEFAULT_HOST_INTERVALS", "DEFAULT_RETRY_AFTER_S", "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES",
-    "FILENAME_TEMPLATE", "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEDGER_BUSY_TIMEOUT_S",
-    "LEDGER_NAME", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S", "MAX_HOLD_S",
-    "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS", "MAX_RETRIES",
-    "MAX_RETRY_AFTER_S", "MIN_RATE_BYTES_S", "MIN_RATE_WINDOW_S", "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S",
-    "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S", "REDIS_NAMESPACE", "REDIS_SOCKET_TIMEOUT_S",
-    "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S", "ROBOTS_DEADLINE_S", "ROBOTS_UNREACHABLE_TTL_S", "SEARCH_CACHE_TTL_S",
+    "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
+    "CACHE_ANSWER_TTL_S", "CACHE_NOT_FOUND_TTL_S", "CLOSE_WAIT_S", "DASHBOARD_MAX_ROWS", "DEFAULT_HOST_INTERVALS",
+    "DEFAULT_RETRY_AFTER_S", "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "HOST_LEASE_S",
+    "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEARN_WAIT_FACTOR", "LEDGER_NAME",
+    "LEGACY_PART_AGE_S", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S",
+    "MAX_HOLD_S", "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS",
+    "MAX_RETRIES", "MAX_RETRY_AFTER_S", "MAX_ROBOTS_BYTES", "MAX_XML_BYTES", "MIN_RATE_BYTES_S", "MIN_RATE_WINDOW_S",
+    "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S",
+    "REDIS_NAMESPACE", "REDIS_RETRY_AFTER_S", "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S",
+    "ROBOTS_DEADLINE_S", "ROBOTS_REDIRECTS", "ROBOTS_UNREACHABLE_TTL_S", "SEARCH_CACHE_TTL_S", "SEARCH_MAX_RESULTS",
     "STATE", "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
 ]
 
@@ -53,6 +55,9 @@ LEARN_MAX_S = 60.0
 LEARN_DECAY_SUCCESSES = 10
 #: ... by this fraction.
 LEARN_DECAY_FRACTION = 0.1
+#: A server wait longer than this many times the host's interval is a hold followed by the host's pace, not a
+#: pace to learn: one long Retry-After must not slow every later request.
+LEARN_WAIT_FACTOR = 10.0
 
 #: Requests in flight at once to one host.
 MAX_IN_FLIGHT_PER_HOST = 1
@@ -69,6 +74,11 @@ MIN_RATE_WINDOW_S = 30.0
 ROBOTS_DEADLINE_S = 15.0
 #: Decoded bytes of a (non-streamed) answer read at most: a gzip bomb stops here.
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
+#: Decoded bytes of a robots.txt read (the rest is ignored): RFC 9309 §2.5 asks a parser to read at least
+#: 500 KiB, and Google reads exactly that much.
+MAX_ROBOTS_BYTES = 500 * 1024
+#: Redirect hops a robots.txt request follows: RFC 9309 §2.3.1.2 asks for at least five.
+ROBOTS_REDIRECTS = 5
 #: How long a plain 403 suppresses its host (None: for the process's life).
 SUPPRESS_403_TTL_S: float | None = 3600.0
 #: Hosts a 403 never suppresses (resolvers: their 403 is the publisher's).
@@ -93,7 +103,8 @@ RESPECT_ROBOTS_TXT = True
 OUT_DIR = "PDFs"
 #: The saved PDF's file name: ``{type}`` and ``{value}`` of the identifier (paperfetch.ids.filename_for).
 FILENAME_TEMPLATE = "{type}_{value}"
-#: The largest PDF the Retriever saves (decoded bytes).
+#: The largest PDF the Retriever saves (decoded bytes), and the largest the text layer opens: a PDF that was
+#: saved can be read.
 MAX_PDF_BYTES = 200 * 1024 * 1024
 #: How much of a body is written per chunk while it streams to its part file.
 DOWNLOAD_CHUNK_BYTES = 64 * 1024
@@ -104,21 +115,30 @@ DOWNLOAD_VALIDATE_BYTES = 2048
 PDF_SNIFF_BYTES = 256 * 1024
 #: Landing pages larger than this are not read.
 MAX_LANDING_BYTES = 5 * 1024 * 1024
+#: The largest XML body parsed (bytes). The largest PMC articles are a few MB; 32 MiB leaves room for a
+#: supplement-heavy one and still refuses the 100 MB body of a misbehaving server.
+MAX_XML_BYTES = 32 * 1024 * 1024
 #: How long a SQLite file (host state, metadata cache, ledger) locked by another process is waited for
 #: before the run falls back (host state in memory, no cache, the ledger in memory): never a silent stall.
 #: ``PAPERFETCH_LOCK_TIMEOUT_S`` overrides it (paperfetch.config.lock_timeout_s).
 LOCK_TIMEOUT_S = 10.0
-#: How long a SQLite ledger write waits for another process's transaction (the lock timeout).
-LEDGER_BUSY_TIMEOUT_S = LOCK_TIMEOUT_S
-#: The longest hold (Retry-After, a held host) a store keeps; a stored one further ahead is a wall clock that
-#: moved (or a corrupt record) and is clamped to this.
+#: The longest hold (Retry-After, a held host) a header can ask for and a store keeps: a longer (or absurd)
+#: header wait is held until this cap, and a stored hold further ahead is a wall clock that moved (or a
+#: corrupt record) and is clamped to it.
 MAX_HOLD_S = 7 * 24 * 3600.0
+#: How long a process may hold a host's slot in a shared store (end-to-end pacing) before another
+#: process may start anyway: what a process killed mid-request costs the host at most.
+HOST_LEASE_S = 10.0
 #: The name that separates the ledgers of different batches in one Redis.
 LEDGER_NAME = "default"
 #: The prefix of every key paperfetch writes in Redis.
 REDIS_NAMESPACE = "paperfetch:"
 #: How long a Redis call waits before the store counts as not answering.
 REDIS_SOCKET_TIMEOUT_S = 5.0
+#: While Redis does not answer, host state lives in the fallback store; Redis is tried again after this long.
+REDIS_RETRY_AFTER_S = 30.0
+#: Part files of older paperfetch versions (never locked) older than this are a dead run's and are removed.
+LEGACY_PART_AGE_S = 3600.0
 
 
 # ---------------------------------------------------------------------------- the item path, the research calls
@@ -126,9 +146,18 @@ REDIS_SOCKET_TIMEOUT_S = 5.0
 #: How long ``Retriever.close()`` from another thread waits for the stopped batch to write its rows
 #: (a request on the wire ends within its deadline) before it closes the metadata cache anyway.
 CLOSE_WAIT_S = 30.0
+#: How long a service's answer is reused from the metadata cache.
+CACHE_ANSWER_TTL_S = 7 * 24 * 3600.0
+#: How long a "not found" is reused: a work a service did not know yesterday may be indexed today.
+CACHE_NOT_FOUND_TTL_S = 24 * 3600.0
 #: How long a PubMed search answer (the PMIDs of a query, and its history-server pages) is reused from the
 #: metadata cache: shorter than a work's metadata, since new papers match a query every day.
 SEARCH_CACHE_TTL_S = 6 * 3600.0
 
+#: Hosts a dashboard's HTML table shows (held and suppressed ones first); the rest are counted in one line.
+DASHBOARD_MAX_ROWS = 50
+
 #: A candidate URL longer than this is refused before any request (a row says so): servers stop near 8-64 kB.
 MAX_CANDIDATE_URL_CHARS = 16_384
+#: The PubMed hits a search returns when the caller names no number (the CLI's ``--max``).
+SEARCH_MAX_RESULTS = 200

@@ -10,6 +10,8 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from paperfetch.cells import is_missing
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -27,14 +29,7 @@ _BIBTEX_RE = re.compile("|".join(re.escape(c) for c in _BIBTEX_SPECIALS))
 
 def _text(value: Any) -> str:
     """A cell as one line of text; empty for None, NaN, NA."""
-    if value is None:
-        return ""
-    try:
-        if value != value:  # NaN, NaT
-            return ""
-    except (TypeError, ValueError):  # pd.NA
-        return ""
-    return " ".join(str(value).split())
+    return "" if is_missing(value) else " ".join(str(value).split())
 
 
 def _authors(value: Any) -> list[tuple[str, str]]:

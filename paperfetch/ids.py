@@ -9,13 +9,13 @@ import math
 import numbers
 import re
 import string
-import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import unquote
 
+from paperfetch.cells import is_missing
 from paperfetch.errors import ConfigurationError, InvalidIdentifier
 
 __all__ = [
@@ -77,6 +77,13 @@ class Identifier:
         if self.type is IdType.ARXIV:
             return ARXIV_DOI_PREFIX + self.value
         return None
+
+    def column(self) -> tuple[str, str]:
+        """The outcome column this identifier fills and its text there: ``("pmid", "123")``; an arXiv
+        identifier fills ``arxiv_id``, with its version."""
+        if self.type is IdType.ARXIV:
+            return "arxiv_id", self.value + (self.version or "")
+        return self.type.value, self.value
 
     def __str__(self) -> str:
         return self.key
@@ -206,27 +213,6 @@ def _coerce_hint(hint: IdType | str | None) -> IdType | None:
 
 #: Longest text read as an identifier; the longest registered DOIs are a few hundred characters.
 MAX_INPUT_CHARS = 2048
-
-
-def _is_missing(value: object) -> bool:
-    """None, NaN, pandas NA/NaT, numpy NaT."""
-    if value is None:
-        return True
-    if isinstance(value, (str, bytes, bool, numbers.Integral)):
-        return False
-    if isinstance(value, numbers.Real):
-        try:
-            return math.isnan(value)
-        except (TypeError, ValueError):
-            return False
-    pd = sys.modules.get("pandas")  # if pandas was never imported, the value cannot be a pandas NA
-    if pd is not None:
-        try:
-            if pd.api.types.is_scalar(value):
-                return bool(pd.isna(value))
-        except (TypeError, ValueError):
-            return False
-    return False
 
 
 def _is_bool(value: object) -> bool:
@@ -463,7 +449,7 @@ def _parse_any(text: object, kind: IdType | None) -> Identifier:
         if kind is not None and text.type is not kind:
             raise _fail(text, kind, f"it is {_NAME[text.type]}")
         return text
-    if _is_missing(text):
+    if is_missing(text):
         raise InvalidIdentifier(f"{_show(text)} is blank input (a missing value): {_EXPECT_ANY}", value=text)
     if _is_bool(text):
         raise _fail_any(text, "it is a boolean")

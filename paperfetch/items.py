@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "WriteStop",
-    "current_job", "current_source", "doi_identifier", "identity_row", "resumed_row", "stage_of", "status_for"
+    "current_job", "current_source", "doi_identifier", "identity_row", "initial_meta", "resumed_row", "stage_of", "status_for"
 ]
 
 logger = logging.getLogger(__name__)
@@ -573,18 +573,18 @@ def _safe_parse(value: Any, hint: IdType | None) -> Identifier | None:
         return None
 
 
+def initial_meta(ident: Identifier) -> dict[str, Any]:
+    """What the identifier itself says about the paper, before any service is asked."""
+    name, value = ident.column()
+    return {"doi": ident.doi, name: value}
+
+
 def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"id_type": ident.type.value}
     for name in _META_FIELDS:
         row[name] = meta.get(name)
-    if ident.type is IdType.DOI:
-        row["doi"] = ident.value
-    elif ident.type is IdType.PMID:
-        row["pmid"] = ident.value
-    elif ident.type is IdType.PMCID:
-        row["pmcid"] = ident.value
-    elif ident.type is IdType.ARXIV:
-        row["arxiv_id"] = ident.value + (ident.version or "")
+    name, value = ident.column()
+    row[name] = value
     for name in ("pmid", "year"):
         if row.get(name) is not None:
             row[name] = str(row[name]) if name == "pmid" else int(row[name])

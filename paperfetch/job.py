@@ -121,13 +121,6 @@ class RunHooks:
     on_scheduler: Callable[[Any], None]
     on_row: Callable[[int, dict[str, Any]], None]
 
-    @staticmethod
-    def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
-        """An unfinished item's row: its identity and metadata, status ``stopped``, no file."""
-        stopped = {k: v for k, v in row.items() if k not in ("path", "bytes", "sha256", "title_match")}
-        stopped.update(status=Status.STOPPED.value, error="the batch was stopped before this item finished")
-        return stopped
-
 
 # ---------------------------------------------------------------------- the job
 class Job(futures.Future):

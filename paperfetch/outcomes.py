@@ -7,6 +7,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from paperfetch.cells import is_missing
 from paperfetch.errors import (
     DisallowedByRobots,
     HostSuppressed,
@@ -74,7 +75,7 @@ def is_final(status: str, http_status: Any = None) -> bool:
     if status in FINAL_STATUSES:
         return True
     try:
-        code = int(http_status) if http_status is not None and not pd.isna(http_status) else None
+        code = None if is_missing(http_status) else int(http_status)
     except (TypeError, ValueError):
         code = None
     return status == Status.HTTP_ERROR.value and code in FINAL_HTTP_STATUSES

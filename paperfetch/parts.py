@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["PART_PREFIX", "PartClaim", "is_part_file", "part_file", "part_path", "sweep_stale_parts"]
+from paperfetch import defaults
+
+__all__ = ["PART_PREFIX", "PartClaim", "part_file", "part_path", "sweep_stale_parts"]
 
 logger = logging.getLogger("paperfetch.parts")
 
@@ -43,11 +45,6 @@ class PartClaim:
 def part_path(dest: str | os.PathLike[str]) -> Path:
     dest = Path(dest)
     return dest.parent / f"{PART_PREFIX}{dest.name}"
-
-
-def is_part_file(path: str | os.PathLike[str]) -> bool:
-    name = Path(path).name
-    return name.startswith(PART_PREFIX) or bool(_LEGACY_PART.match(name))
 
 
 @contextmanager
@@ -84,7 +81,7 @@ def part_file(dest: str | os.PathLike[str]) -> Iterator[PartClaim]:
             handle.close()  # releases the lock
 
 
-def sweep_stale_parts(out_dir: str | os.PathLike[str], *, legacy_age_s: float = 3600.0) -> list[Path]:
+def sweep_stale_parts(out_dir: str | os.PathLike[str], *, legacy_age_s: float = defaults.LEGACY_PART_AGE_S) -> list[Path]:
     """Remove the part files in *out_dir* no live process holds; returns what was removed."""
     folder = Path(out_dir)
     removed: list[Path] = []

@@ -183,11 +183,6 @@ def install_log_filter() -> None:
             log.addFilter(_FILTER)
 
 
-def _series_like(series: Any, values: list[Any]) -> Any:
-    """*values* as a Series with *series*' index, name and dtype."""
-    return type(series)(values, index=series.index, name=series.name, dtype=series.dtype)
-
-
 def redact_frame(frame: Any) -> Any:
     """*frame* (a pandas DataFrame) with :func:`redact_text` applied to every text cell, in place; returned."""
     for column in frame.columns:

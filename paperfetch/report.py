@@ -10,6 +10,7 @@ from dataclasses import fields
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
+from paperfetch.cells import clip, is_missing
 from paperfetch.http.hosts import HostSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,7 +26,6 @@ __all__ = [
     "SUPPRESSED_COLOUR",
     "YIELD_COLUMNS",
     "breaker_cell",
-    "clip",
     "delay_cell",
     "domain_status_frame",
     "duration_cell",
@@ -33,7 +33,6 @@ __all__ = [
     "hold_cell",
     "host_state",
     "host_table_text",
-    "is_empty",
     "mark_unreachable",
     "requests_frame",
     "robots_cell",
@@ -125,26 +124,15 @@ def requests_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def is_empty(value: Any) -> bool:
-    """None, NaN, NaT, ``pd.NA``: a cell shown empty."""
-    if value is None:
-        return True
-    try:
-        return bool(value != value)  # NaN, NaT
-    except TypeError:  # pd.NA compares to NA, whose truth is ambiguous
-        return True
-    except ValueError:  # an array: not one empty cell
-        return False
-
-
+# ---------------------------------------------------------------------- cells
 def seconds_cell(value: Any) -> str:
     """Seconds to one decimal: ``2.3``; empty for an empty cell."""
-    return "" if is_empty(value) else f"{float(value):.1f}"
+    return "" if is_missing(value) else f"{float(value):.1f}"
 
 
 def time_cell(value: Any) -> str:
     """A datetime, Timestamp or epoch as ``16:04:10`` UTC (with the date when not today); empty for an empty cell."""
-    if is_empty(value):
+    if is_missing(value):
         return ""
     if isinstance(value, datetime):
         at = value
@@ -161,34 +149,34 @@ def time_cell(value: Any) -> str:
 
 def delay_cell(low: Any, high: Any, *, dash: str = "–") -> str:
     """The delay range in one cell: ``0.2–0.4``, ``0.5`` when both ends are one; empty without a floor."""
-    if is_empty(low):
+    if is_missing(low):
         return ""
-    if is_empty(high) or high == low:
+    if is_missing(high) or high == low:
         return seconds_cell(low)
     return f"{seconds_cell(low)}{dash}{seconds_cell(high)}"
 
 
 def hold_cell(until: Any, status: Any) -> str:
     """The hold in one cell: ``16:04:10 (503)``; empty when not held."""
-    if is_empty(until):
+    if is_missing(until):
         return ""
-    return time_cell(until) + ("" if is_empty(status) else f" ({int(status)})")
+    return time_cell(until) + ("" if is_missing(status) else f" ({int(status)})")
 
 
 def suppression_cell(suppressed: Any, until: Any) -> str:
     """Until when a host is suppressed: ``16:04:10``, ``until further notice``; empty when not."""
-    if not is_empty(until):
+    if not is_missing(until):
         return time_cell(until)
-    return "until further notice" if not is_empty(suppressed) and bool(suppressed) else ""
+    return "until further notice" if not is_missing(suppressed) and bool(suppressed) else ""
 
 
 def breaker_cell(state: Any, failures: Any = None, open_until: Any = None) -> str:
     """The breaker in one cell: ``open → 16:04:10 (3 failed)``; empty for a closed breaker with no failure."""
-    state = "" if is_empty(state) else str(state)
+    state = "" if is_missing(state) else str(state)
     text = "" if state in ("", "closed") else state
-    if not is_empty(open_until) and state != "closed":
+    if not is_missing(open_until) and state != "closed":
         text += f" → {time_cell(open_until)}"
-    if not is_empty(failures) and int(failures) > 0:
+    if not is_missing(failures) and int(failures) > 0:
         text = (text + " " if text else "") + f"({int(failures)} failed)"
     return text.strip()
 
@@ -227,7 +215,7 @@ def duration_cell(seconds: float | None) -> str:
 
 def robots_cell(value: Any) -> str:
     """robots.txt's status in words: ``parsed``, ``no rules`` (a 404), ``unreachable``; empty when not consulted."""
-    if is_empty(value):
+    if is_missing(value):
         return ""
     text = str(value)
     return "no rules" if text == "unavailable" else text
@@ -255,11 +243,7 @@ def store_label(name: str) -> str:
     return name
 
 
-def clip(text: str, limit: int) -> str:
-    """*text* cut to *limit* characters, ``…`` last when cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
+# ---------------------------------------------------------------------- domain_status(), folded
 #: The folded columns (text already; never cut, aligned as numbers).
 _FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker", "until")
 
@@ -314,19 +298,19 @@ def host_table_text(frame: pd.DataFrame) -> str:
             continue
         values = list(view[name])
         if name in ("learned_interval_s", "backoff_s"):
-            cells = ["" if is_empty(v) or float(v) <= 0 else seconds_cell(v) for v in values]
+            cells = ["" if is_missing(v) or float(v) <= 0 else seconds_cell(v) for v in values]
         elif name == "crawl_delay_s":
             cells = [seconds_cell(v) for v in values]
         elif name in ("requests", "last_status"):
-            cells = ["" if is_empty(v) else str(int(v)) for v in values]
+            cells = ["" if is_missing(v) else str(int(v)) for v in values]
         elif name == "credits_left":
-            cells = ["" if is_empty(v) else f"{int(v):,}" for v in values]
+            cells = ["" if is_missing(v) else f"{int(v):,}" for v in values]
             if not any(cells):
                 continue
         elif name == "state":
-            cells = ["" if is_empty(v) or v == "ok" else str(v) for v in values]
+            cells = ["" if is_missing(v) or v == "ok" else str(v) for v in values]
         else:
-            cells = ["" if is_empty(v) else str(v) for v in values]
+            cells = ["" if is_missing(v) else str(v) for v in values]
         table[header] = cells
     return pd.DataFrame(table).to_string(index=False)
 
@@ -343,7 +327,7 @@ _STATUS_LABELS = {
 
 
 def _plain_cell(value: Any) -> str:
-    if is_empty(value) or value is False:
+    if is_missing(value) or value is False:
         return ""
     if value is True:
         return "yes"
@@ -356,7 +340,7 @@ def _plain_cell(value: Any) -> str:
 def _all_empty(series: pd.Series, name: str) -> bool:
     """Whether every cell of a styled column would show empty (0 counts as empty where it means none)."""
     for value in series:
-        if is_empty(value) or value is False or value == "":
+        if is_missing(value) or value is False or value == "":
             continue
         if name in _ZERO_IS_NONE and isinstance(value, (int, float)) and float(value) <= 0:
             continue
@@ -386,7 +370,7 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
     if "held_until" in view.columns and "suppressed_until" in view.columns:
         # one "until" column: the state says whether it is the hold's or the suppression's
         ends = zip(view["held_until"], view["suppressed_until"])
-        view["held_until"] = [h if h else ("" if is_empty(u) else u) for h, u in ends]
+        view["held_until"] = [h if h else ("" if is_missing(u) else u) for h, u in ends]
         view = view.drop(columns=["suppressed_until"]).rename(columns={"held_until": "until"})
     if "robots" in view.columns:
         view["robots"] = [robots_cell(v) for v in view["robots"]]
@@ -413,19 +397,19 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
             formatters[c] = time_cell
             numeric.append(c)
         elif c in _ZERO_IS_NONE and pd.api.types.is_numeric_dtype(series):
-            formatters[c] = lambda v: "" if is_empty(v) or float(v) <= 0 else seconds_cell(v)
+            formatters[c] = lambda v: "" if is_missing(v) or float(v) <= 0 else seconds_cell(v)
             numeric.append(c)
         elif str(c).endswith("_s") and pd.api.types.is_numeric_dtype(series):
             formatters[c] = seconds_cell
             numeric.append(c)
         elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-            formatters[c] = lambda v: "" if is_empty(v) else str(v)
+            formatters[c] = lambda v: "" if is_missing(v) else str(v)
             numeric.append(c)
         elif c in _FOLDED:  # folded by fold_host_columns: never cut
-            formatters[c] = lambda v: "" if is_empty(v) else html.escape(str(v))
+            formatters[c] = lambda v: "" if is_missing(v) else html.escape(str(v))
             numeric.append(c)
         elif c in _WRAPPED:
-            formatters[c] = lambda v: "" if is_empty(v) else html.escape(str(v))
+            formatters[c] = lambda v: "" if is_missing(v) else html.escape(str(v))
         else:
             formatters[c] = _plain_cell
     styler = (
@@ -460,7 +444,7 @@ def _paper_key(row: Mapping[str, Any]) -> str | None:
     """One key per paper (the DOI first: a PMID that led to a DOI is that DOI's paper); None for no identifier."""
     for column in ("doi", "pmcid", "pmid", "arxiv_id"):
         value = row.get(column)
-        if not is_empty(value) and str(value):
+        if not is_missing(value) and str(value):
             return f"{column}:{str(value).lower()}"
     return None
 
@@ -477,8 +461,8 @@ def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
         key = _paper_key(row)
         if key is None:
             continue
-        offered = [] if is_empty(row.get("offered_by")) else [s for s in str(row["offered_by"]).split(",") if s]
-        done = str(row.get("status")) in FINISHED_WELL_STATUSES and not is_empty(row.get("source"))
+        offered = [] if is_missing(row.get("offered_by")) else [s for s in str(row["offered_by"]).split(",") if s]
+        done = str(row.get("status")) in FINISHED_WELL_STATUSES and not is_missing(row.get("source"))
         source = str(row["source"]) if done else None
         if source is not None and source not in offered:
             offered.append(source)  # resumed from the ledger: the earlier run's copy was offered then

@@ -51,7 +51,8 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
     return frame.astype(dtypes)
 
 
-def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = 200,
+# ---------------------------------------------------------------------- search and snowballing
+def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = defaults.SEARCH_MAX_RESULTS,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
     """PubMed hits for *query* through *api*; with *metadata* a CachedFetcher, answers are kept (:class:`SearchAnswers`)."""
     source = sources.get("ncbi_eutils")

@@ -27,7 +27,6 @@ from paperfetch.http.assign import Prefer
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import filename_for, parse_identifier
-from paperfetch.items import ItemJob
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import is_final, retried_by_rerun
 from paperfetch.redact import install_log_filter, redact_frame
@@ -349,23 +348,12 @@ class Retriever:
             model = self._batch.new_dashboard_model(events=False)
         return Dashboard(model)
 
-    def dashboard_note(self, kind: str, message: str, *, url: str | None = None) -> None:
-        """A line in the recent events of the run's dashboard that no transport event carries (a title
-        mismatch, say); nothing before the first run. Never raises: a view never stops a run."""
-        model = self._batch.model
-        if model is None:
-            return
-        try:
-            model.note(kind, message, url=url)
-        except Exception:  # noqa: BLE001 - a view never stops a run
-            logger.debug("dashboard note failed", exc_info=True)
-
     def requests(self) -> pd.DataFrame:
         """One row per HTTP request made: time, host, URL (no secrets), status, waited, elapsed, source."""
         return self._request_log.frame()
 
     # ------------------------------------------------------------------ search and snowballing
-    def search_pubmed(self, query: str, *, max_results: int = 200, mindate: str | None = None,
+    def search_pubmed(self, query: str, *, max_results: int = defaults.SEARCH_MAX_RESULTS, mindate: str | None = None,
                       maxdate: str | None = None) -> pd.DataFrame:
         """PubMed hits for *query*, in PubMed's order: ``pmid, doi, pmcid, title, journal, year, authors, abstract``.
 
@@ -431,13 +419,6 @@ class Retriever:
         return RunSettings(out_dir=self.out_dir, order=self.order, filename_template=self.filename_template,
                            max_pdf_bytes=self.max_pdf_bytes, workers=self.workers, resume=self.resume,
                            progress=self.progress, show_dashboard=self.show_dashboard, prefer=self.prefer)
-
-    def _reusable(self, job: ItemJob, dest: Path, waited: bool) -> bool:
-        """:meth:`paperfetch.run.BatchRun.reusable` under this Retriever's ``resume`` now."""
-        return self._batch.reusable(job, dest, waited, resume=self.resume)
-
-    def _dashboard_begin(self, total: int, show: bool = True) -> tuple[Any, Any]:
-        return self._batch.dashboard_begin(total, show=show)
 
     @property
     def api_hosts(self) -> frozenset[str]:

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from paperfetch.cells import is_missing
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import Interrupted, RateLimited, Stopped
 from paperfetch.http import context as call_context
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
-from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, resumed_row
+from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, initial_meta, resumed_row
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
@@ -28,7 +29,7 @@ from paperfetch.sources.base import batched
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.job import RunHooks
 
-__all__ = ["BatchRun", "IDENTIFIER_COLUMNS", "RunSettings", "initial_meta", "keep_describing_status", "row_identifiers",
+__all__ = ["BatchRun", "IDENTIFIER_COLUMNS", "RunSettings", "keep_describing_status", "row_identifiers",
            "stopped_row", "why_frame"]
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def row_identifiers(df: pd.DataFrame, columns: Sequence[str]) -> list[object]:
     for values in df[list(columns)].itertuples(index=False, name=None):
         found: object = None
         for name, value in zip(columns, values):
-            if value is None or (isinstance(value, float) and value != value) or value is pd.NA or not str(value).strip():
+            if is_missing(value) or not str(value).strip():
                 continue
             text = str(value).strip()
             found = f"PMID:{text}" if name == "pmid" and text.isdigit() else value
@@ -97,19 +98,6 @@ def keep_describing_status(row: dict[str, Any], prior: Any) -> dict[str, Any]:
     kept["error"] = (f"{row.get('reason') or row['status']} | this run: {row.get('error') or ''} | "
                      f"earlier: {prior.error or prior.status}")[:2000]
     return kept
-
-
-def initial_meta(ident: Identifier) -> dict[str, Any]:
-    """What the identifier itself says about the paper, before any service is asked."""
-    meta: dict[str, Any] = {"doi": ident.doi if ident.type in (IdType.DOI,) else None}
-    if ident.type is IdType.PMID:
-        meta["pmid"] = ident.value
-    elif ident.type is IdType.PMCID:
-        meta["pmcid"] = ident.value
-    elif ident.type is IdType.ARXIV:
-        meta["arxiv_id"] = ident.value + (ident.version or "")
-        meta["doi"] = ident.doi
-    return meta
 
 
 class BatchRun:

@@ -22,11 +22,11 @@ from paperfetch import (
     RequestTimeout,
     ServiceError,
     TooManyRedirects,
+    defaults,
     is_synthetic,
 )
 from paperfetch.http.events import EventKind
 from paperfetch.http.hosts import HostRegistry
-from paperfetch.http.robots import MAX_ROBOTS_BYTES
 from paperfetch.testing import Reply, scripted_session
 
 A = "https://a.example"
@@ -193,7 +193,7 @@ def test_request_rate_counts_as_a_crawl_delay():
 
 def test_only_the_first_500_kib_of_robots_txt_is_read():
     padding = "# " + "x" * 1000 + "\n"
-    body = "User-agent: *\nAllow: /\n" + padding * (MAX_ROBOTS_BYTES // len(padding) + 10) + "User-agent: *\nDisallow: /\n"
+    body = "User-agent: *\nAllow: /\n" + padding * (defaults.MAX_ROBOTS_BYTES // len(padding) + 10) + "User-agent: *\nDisallow: /\n"
     client, adapter, _ = make({f"{A}/robots.txt": Reply(200, body), f"{A}/p": Reply(200)}, respect_robots_txt=True)
     assert client.get(f"{A}/p").status_code == 200  # the Disallow beyond 500 KiB is ignored
     assert client.registry.limiter(A).robots.truncated

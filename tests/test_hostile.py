@@ -29,7 +29,7 @@ from paperfetch import HttpClient, Retriever, parse_identifier
 from paperfetch.demo import DemoWorld, fake_pdf
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, MalformedResponse, RefusedRedirect
 from paperfetch.http import addresses
-from paperfetch.http.addresses import is_refused_redirect, redirect_refusal
+from paperfetch.http.addresses import redirect_refusal
 from paperfetch.http.hosts import host_key
 from paperfetch.http.limits import Deadline, read_limited
 from paperfetch.ids import parse_many
@@ -536,10 +536,12 @@ def _resolver(table):
                                     "[::ffff:10.0.0.1]", "internal.example", "192.168.1.1"])
 def test_a_redirect_from_public_to_private_is_refused(target):
     resolve = _resolver({"publisher.example": PUBLIC, "internal.example": "10.1.2.3"})
-    assert is_refused_redirect("https://publisher.example/a", f"http://{target}/latest/meta-data", resolver=resolve)
+    assert redirect_refusal("https://publisher.example/a", f"http://{target}/latest/meta-data", resolver=resolve) is not None
     never = target in ("169.254.169.254", "[fd00:ec2::254]")  # link-local / metadata: refused from any origin
-    assert is_refused_redirect("https://publisher.example/a", f"http://{target}/x", allow_private=True, resolver=resolve) is never
-    assert is_refused_redirect("http://127.0.0.5/a", f"http://{target}/x", resolver=resolve) is never  # started on loopback
+    assert (redirect_refusal("https://publisher.example/a", f"http://{target}/x", allow_private=True, resolver=resolve)
+            is not None) is never
+    assert (redirect_refusal("http://127.0.0.5/a", f"http://{target}/x", resolver=resolve)
+            is not None) is never  # started on loopback
 
 
 def test_a_redirect_between_public_addresses_is_followed():
@@ -799,14 +801,14 @@ def test_a_pdf_another_process_finished_just_before_this_run_is_kept_when_the_le
     with retriever(tmp_path, {}) as r, Ledger.in_folder(tmp_path) as ledger:
         r._batch.run_started = time.time() + 60  # the file predates the run (paperfetch.run.BatchRun)
         r._batch.ledger = ledger
-        assert not r._reusable(job, dest, False)  # nobody vouches for it: fetched again
-        assert r._reusable(job, dest, True)  # we waited for its writer
+        assert not r._batch.reusable(job, dest, False, resume=r.resume)  # nobody vouches for it: fetched again
+        assert r._batch.reusable(job, dest, True, resume=r.resume)  # we waited for its writer
         size, digest = file_digest(dest)
         ledger.record(job.identifier.key, status="downloaded", path=dest, bytes=size, sha256=digest)
-        assert r._reusable(job, dest, False)  # the other process has recorded it by now
+        assert r._batch.reusable(job, dest, False, resume=r.resume)  # the other process has recorded it by now
         r.resume = False
-        assert not r._reusable(job, dest, False)  # resume=False: only what was written during this run
+        assert not r._batch.reusable(job, dest, False, resume=r.resume)  # resume=False: only what was written during this run
         r.resume = True
         with open(dest, "ab") as handle:
             handle.write(b"tampered")
-        assert not r._reusable(job, dest, False)  # not the file the ledger knows
+        assert not r._batch.reusable(job, dest, False, resume=r.resume)  # not the file the ledger knows

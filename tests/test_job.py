@@ -20,6 +20,7 @@ from paperfetch.dashboard.model import BatchSnapshot, HostRow
 from paperfetch.http.hosts import HostSnapshot
 from paperfetch.job import Job, RunHooks, estimate_eta, format_eta
 from paperfetch.outcomes import COLUMNS, Status
+from paperfetch.run import stopped_row
 from tests._job_world import JobWorld
 from tests._jupyter import write_python3_kernelspec
 
@@ -46,7 +47,7 @@ def fake_run(rows: dict[int, dict], gate: threading.Event | None = None, fail: B
                 raise fail
             row = rows.get(position) or {"status": "downloaded"}
             if hooks.stop.is_set():
-                row = hooks.stopped_row(row)
+                row = stopped_row(row)
             hooks.on_row(position, row)
             out.append({"input": value, **row})
         from paperfetch.outcomes import outcomes_frame
@@ -103,7 +104,7 @@ def test_cancel_means_stop_and_the_job_keeps_a_result():
 
 
 def test_the_stopped_row_keeps_identity_and_drops_the_file():
-    row = RunHooks.stopped_row({"id_type": "doi", "doi": "10.1/a", "path": "/x.pdf", "bytes": 3, "status": "downloaded"})
+    row = stopped_row({"id_type": "doi", "doi": "10.1/a", "path": "/x.pdf", "bytes": 3, "status": "downloaded"})
     assert row["status"] == "stopped" and row["doi"] == "10.1/a" and "path" not in row and "bytes" not in row
     assert not Status.STOPPED.final and not Status.STOPPED.finished_well
 

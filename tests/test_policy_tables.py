@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, effective_range, resolve_configured_range
 from paperfetch.http.headers import (
-    MAX_SERVER_WAIT_S,
     has_rate_limit_headers,
     parse_rate_limit_reset,
     parse_retry_after,
@@ -151,7 +151,7 @@ def test_retry_after_parses_delta_seconds_and_http_dates(value, expected):
         ("60", 60.0),                  # seconds until reset
         (str(int(NOW + 90)), 90.0),    # epoch
         (str(int(NOW - 90)), 0.0),     # epoch in the past
-        ("1000000000", MAX_SERVER_WAIT_S),  # not above the threshold: a delta, held until the cap
+        ("1000000000", defaults.MAX_HOLD_S),  # not above the threshold: a delta, held until the cap
         ("abc", None),
         ("-1", None),
     ],
@@ -194,24 +194,24 @@ def test_retry_after_never_raises_and_never_goes_negative(text):
 
 @given(st.integers(min_value=0, max_value=10**6))
 def test_retry_after_delta_roundtrips(seconds):
-    assert parse_retry_after(str(seconds), NOW) == min(float(seconds), MAX_SERVER_WAIT_S)
+    assert parse_retry_after(str(seconds), NOW) == min(float(seconds), defaults.MAX_HOLD_S)
 
 
 @given(st.integers(min_value=1, max_value=10**7))
 def test_epoch_reset_in_the_future_is_the_time_until_it(delta):
-    assert parse_rate_limit_reset(str(int(NOW) + delta), NOW) == pytest.approx(min(delta, MAX_SERVER_WAIT_S))
+    assert parse_rate_limit_reset(str(int(NOW) + delta), NOW) == pytest.approx(min(delta, defaults.MAX_HOLD_S))
 
 
 @given(st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(timezone.utc)))
 def test_http_date_is_seconds_until_it_or_zero(when):
     got = parse_retry_after(format_datetime(when, usegmt=True), NOW)
-    assert got == pytest.approx(min(max(0.0, int(when.timestamp()) - NOW), MAX_SERVER_WAIT_S), abs=1.0)
+    assert got == pytest.approx(min(max(0.0, int(when.timestamp()) - NOW), defaults.MAX_HOLD_S), abs=1.0)
 
 
 @given(st.dictionaries(st.sampled_from(["Retry-After", "RateLimit-Reset", "X-RateLimit-Reset", "RateLimit", "X-Other"]), st.text(max_size=20)))
 def test_server_requested_wait_is_total(headers):
     got = server_requested_wait(headers, NOW)
-    assert got is None or 0 <= got.seconds <= MAX_SERVER_WAIT_S
+    assert got is None or 0 <= got.seconds <= defaults.MAX_HOLD_S
 
 
 @pytest.mark.parametrize(
@@ -228,7 +228,7 @@ def test_server_requested_wait_is_total(headers):
 )
 def test_absurd_waits_are_held_until_the_cap_never_an_overflow(headers):
     wait = server_requested_wait(headers, NOW)
-    assert wait is not None and wait.seconds == MAX_SERVER_WAIT_S
+    assert wait is not None and wait.seconds == defaults.MAX_HOLD_S
     datetime.fromtimestamp(NOW + wait.seconds, tz=timezone.utc)  # a hold time that can be represented
 
 

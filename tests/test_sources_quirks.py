@@ -17,6 +17,7 @@ import requests
 from paperfetch import Retriever
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, MalformedResponse, NetworkError, NotFoundError, RateLimited, ServiceError
+from paperfetch.http.headers import RateLimitBudget, parse_rate_limit_budget
 from paperfetch.http.outcome import Outcome
 from paperfetch.redact import redact_text
 from paperfetch.sources import (
@@ -31,7 +32,6 @@ from paperfetch.sources import (
 )
 from paperfetch.sources.base import RequestSpec
 from paperfetch.sources.biorxiv import biorxiv_license
-from paperfetch.sources.openalex import RateLimitFacts, budget_spent, rate_limit_facts
 from paperfetch.sources.semanticscholar import s2_id, s2_license
 from paperfetch.sources.unpaywall import placeholder_email
 from tests.test_sources import IDENTIFICATION, SessionFetcher, cassette_doc, ident, replay, response
@@ -99,7 +99,7 @@ def test_openalex_single_work_is_the_free_doi_singleton():
     ({"x-ratelimit-remaining": "0.5", "x-ratelimit-credits-required": "1"}, True),
     ({"X-RateLimit-Remaining": "1", "X-RateLimit-Credits-Required": "1"}, False),
     ({"X-RateLimit-Remaining": "999", "X-RateLimit-Credits-Required": "10"}, False),
-    ({"X-RateLimit-Remaining": "0"}, False),  # a 429 without the cost is transient
+    ({"X-RateLimit-Remaining": "0"}, True),  # none left, the cost not said: the transport holds the host
     ({"X-RateLimit-Credits-Required": "1"}, False),
     ({"X-RateLimit-Remaining": "garbage", "X-RateLimit-Credits-Required": "1"}, False),
     ({"X-RateLimit-Remaining": "nan", "X-RateLimit-Credits-Required": "1"}, False),
@@ -107,16 +107,20 @@ def test_openalex_single_work_is_the_free_doi_singleton():
     ({}, False),
 ])
 def test_budget_spent_is_remaining_below_credits_required(headers, spent):
-    assert budget_spent(headers) is spent
+    budget = parse_rate_limit_budget(headers, 0.0)  # the transport's one reader of these headers
+    assert (budget is not None and budget.spent) is spent
 
 
-def test_rate_limit_headers_parse_into_facts_and_the_synthetic_budget_429_is_spent():
+def test_rate_limit_headers_parse_into_a_budget_and_the_synthetic_budget_429_is_spent():
     [item] = cassette_doc("openalex/works_doi_budget_spent_429.yaml")["interactions"]
     headers = {k: v[0] for k, v in item["response"]["headers"].items()}
-    assert rate_limit_facts(headers) == RateLimitFacts(limit=1000, remaining=0, credits_used=0, credits_required=1, reset_s=43200)
-    assert budget_spent(headers)
+    now = 1_780_000_000.0
+    assert parse_rate_limit_budget(headers, now) == RateLimitBudget(limit=1000, remaining=0, credits_used=0,
+                                                                    credits_required=1, reset_at=now + 43200)
+    assert parse_rate_limit_budget(headers, now).spent
     [recorded] = cassette_doc("openalex/works_doi_10.1093_nar_gkw1164.yaml")["interactions"]
-    assert not budget_spent({k: v[0] for k, v in recorded["response"]["headers"].items()})
+    recorded_budget = parse_rate_limit_budget({k: v[0] for k, v in recorded["response"]["headers"].items()}, now)
+    assert recorded_budget is None or not recorded_budget.spent
     with replay.use_cassette("openalex/works_doi_budget_spent_429.yaml"), pytest.raises(RateLimited):
         OpenAlexSource(identification=IDENTIFICATION).lookup(SessionFetcher(), [ident("doi:10.1093/nar/gkw1164")])
 

@@ -553,24 +553,24 @@ def test_auto_mode_shows_the_dashboard_only_in_a_notebook(world, tmp_path, monke
     import paperfetch.widgets as widgets
 
     with make_retriever(world, tmp_path) as r:
-        model, view = r._dashboard_begin(3)
+        model, view = r._batch.dashboard_begin(3)
         model.finish()
         assert view is None  # a terminal: tqdm as before
         monkeypatch.setattr(widgets, "in_notebook", lambda: True)
         shown = []
         monkeypatch.setattr(widgets.Dashboard, "show", lambda self: shown.append(self))
-        model, view = r._dashboard_begin(3)
+        model, view = r._batch.dashboard_begin(3)
         try:
             assert isinstance(view, Dashboard) and shown == [view] and view._thread is not None
         finally:
             model.finish()
             view.close()
     with make_retriever(world, tmp_path, progress=False) as r:
-        model, view = r._dashboard_begin(3)  # progress=False disables both
+        model, view = r._batch.dashboard_begin(3)  # progress=False disables both
         model.finish()
         assert view is None
     with make_retriever(world, tmp_path, dashboard=False) as r:
-        model, view = r._dashboard_begin(3)
+        model, view = r._batch.dashboard_begin(3)
         model.finish()
         assert view is None
 

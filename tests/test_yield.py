@@ -13,12 +13,11 @@ from paperfetch.config import Identification
 from paperfetch.dashboard import DashboardModel
 from paperfetch.dashboard.render import HOST_COLUMNS, render_html, render_text
 from paperfetch.demo import DEMO_INPUTS, DemoWorld
-from paperfetch.http.headers import parse_rate_limit_budget
 from paperfetch.http.hosts import host_key
 from paperfetch.outcomes import COLUMNS, outcomes_frame
 from paperfetch.report import YIELD_COLUMNS, host_table_text, style_domain_status, yield_by_source, yield_line
 from paperfetch.sources.crossref import CrossrefSource
-from paperfetch.sources.openalex import OpenAlexSource, RateLimitFacts, budget_spent, rate_limit_facts
+from paperfetch.sources.openalex import OpenAlexSource
 from paperfetch.testing import Reply, scripted_session
 
 FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
@@ -175,23 +174,3 @@ def test_the_retriever_caps_crossref_by_the_sources_pool(tmp_path):
 def test_openalex_names_the_remedy_for_a_spent_budget():
     assert "PAPERFETCH_OPENALEX_API_KEY" in OpenAlexSource.budget_remedy(Identification())
     assert OpenAlexSource.budget_remedy(Identification(openalex_api_key="k" * 20)) == "the key's budget renews then"
-
-
-# ---------------------------------------------------------------------- one parser
-@pytest.mark.parametrize("headers", [
-    {"X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "993", "X-RateLimit-Credits-Used": "1", "X-RateLimit-Reset": "3600"},
-    {"x-ratelimit-limit": "1000", "x-ratelimit-remaining": "0", "x-ratelimit-credits-required": "1"},
-    {"X-RateLimit-Remaining": "5", "X-RateLimit-Credits-Required": "10", "X-RateLimit-Reset": str(int(NOW) + 60)},
-    {"X-RateLimit-Remaining": "garbage"},
-    {},
-])
-def test_the_sources_budget_reading_is_the_transports(headers):
-    budget = parse_rate_limit_budget(headers, NOW)
-    facts = rate_limit_facts(headers, NOW)
-    if budget is None:
-        assert facts == RateLimitFacts() and not budget_spent(headers)
-        return
-    assert (facts.limit, facts.remaining, facts.credits_used, facts.credits_required) == (
-        budget.limit, budget.remaining, budget.credits_used, budget.credits_required)
-    assert facts.reset_s == (None if budget.reset_at is None else pytest.approx(budget.reset_at - NOW))
-    assert budget_spent(headers) is (budget.spent and budget.credits_required is not None)

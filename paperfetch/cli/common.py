@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
+from paperfetch.cells import clip, is_missing
 from paperfetch.errors import ConfigurationError
 from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_frame, redact_text
@@ -28,9 +29,9 @@ from paperfetch.suggest import did_you_mean
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
-    "UsageError", "check_column", "check_export", "check_out_dir", "check_report", "check_writable_file", "clip",
+    "UsageError", "check_column", "check_export", "check_out_dir", "check_report", "check_writable_file",
     "common_options", "configuration_is_usage", "export_option", "host_table", "identity_options", "inputs_note",
-    "interrupted_exit", "interrupted_word", "is_missing", "jsonl_records", "partial_outcomes", "redacted",
+    "interrupted_exit", "interrupted_word", "jsonl_records", "partial_outcomes", "redacted",
     "results_table", "say", "settings_from", "sigterm_as_interrupt", "summary", "write_export",
     "write_private_safe", "write_report"
 ]
@@ -180,12 +181,6 @@ def redacted(frame: pd.DataFrame) -> pd.DataFrame:
     return redact_frame(frame.copy())
 
 
-def clip(text: str, width: int) -> str:
-    """*text* on one line, cut to *width* characters with an ellipsis."""
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def jsonl_records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[str]:
     """One JSON object a row (missing values as null)."""
     cols = list(columns) if columns is not None else list(frame.columns)
@@ -195,14 +190,6 @@ def jsonl_records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> 
         clean = {k: (None if is_missing(v) else _plain(v)) for k, v in record.items()}
         lines.append(json.dumps(clean, ensure_ascii=False, default=str))
     return lines
-
-
-def is_missing(value: Any) -> bool:
-    """Whether pandas calls *value* missing (None, NaN, NA, NaT)."""
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
 
 
 def _plain(value: Any) -> Any:
@@ -370,8 +357,8 @@ def results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
     ]
     columns = frame[["input", "status", "source", "detail"]].astype(object)
     shown = columns.where(columns.notna(), "")
-    shown["input"] = [clip(str(v), 40) for v in shown["input"]]
-    shown["detail"] = [clip(str(v), max(20, width - 80)) for v in shown["detail"]]
+    shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
+    shown["detail"] = [clip(str(v), max(20, width - 80), one_line=True) for v in shown["detail"]]
     return shown.to_string(index=False)
 
 

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from paperfetch.cells import clip, is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -22,7 +23,6 @@ from paperfetch.cli.common import (
     check_out_dir,
     check_report,
     check_writable_file,
-    clip,
     common_options,
     configuration_is_usage,
     export_option,
@@ -31,7 +31,6 @@ from paperfetch.cli.common import (
     inputs_note,
     interrupted_exit,
     interrupted_word,
-    is_missing,
     jsonl_records,
     partial_outcomes,
     redacted,
@@ -163,7 +162,7 @@ def _explain(retriever: Any, outcomes: pd.DataFrame) -> None:
         if status in OK_STATUSES or status == "invalid_identifier" or is_missing(value):
             continue
         why = retriever.why(value)
-        lines = [f"  {source}: {clip(str(answer), 140)}" for source, answer in zip(why["source"], why["answer"])]
+        lines = [f"  {source}: {clip(str(answer), 140, one_line=True)}" for source, answer in zip(why["source"], why["answer"])]
         say(f"why {value} ({status}):\n" + ("\n".join(lines) if lines else "  (no source was asked)"))
 
 
@@ -254,7 +253,7 @@ def _dry_run(retriever: Any, inputs: Sequence[object], args: argparse.Namespace)
                 say(line)
         else:
             shown = found.astype(object).where(found.notna(), "")
-            shown["input"] = [clip(str(v), 40) for v in shown["input"]]
+            shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
             say(shown.to_string(index=False))
     if args.report is not None:
         write_report(found, args.report)

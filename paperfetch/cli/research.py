@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
+from paperfetch import defaults
+from paperfetch.cells import is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -23,7 +25,6 @@ from paperfetch.cli.common import (
     identity_options,
     interrupted_exit,
     interrupted_word,
-    is_missing,
     partial_outcomes,
     redacted,
     results_table,
@@ -43,7 +44,8 @@ def add_subcommands(sub: Any) -> None:
         "search", parents=[common], help="search PubMed; one row per hit (pmid, doi, title, …)",
         description="Search PubMed; one row per hit: pmid, doi, pmcid, title, journal, year, authors, abstract.")
     search.add_argument("query", help='a PubMed query, e.g. "breast cancer AND 2008[pdat]"')
-    search.add_argument("--max", dest="max_results", type=int, default=200, help="at most this many hits (1-10000, default 200)")
+    search.add_argument("--max", dest="max_results", type=int, default=defaults.SEARCH_MAX_RESULTS,
+                        help="at most this many hits (1-10000, default %(default)s)")
     search.add_argument("--mindate", help="earliest publication date (YYYY, YYYY/MM or YYYY/MM/DD)")
     search.add_argument("--maxdate", help="latest publication date")
     _common(search)
@@ -139,45 +141,45 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
     return code
 
 
-def _run_search(args: argparse.Namespace) -> int:
+def _ask(args: argparse.Namespace, call: Callable[[Any], pd.DataFrame], what: str, shown: list[str]) -> int:
+    """The table ``call(retriever)`` answers, ``"<rows> <what>"`` said first: a service the command needs
+    and is not configured for is a usage error, a service's failure the command's exit code."""
     from paperfetch.errors import ServiceError
+
+    settings, out = _prepare(args)
+    with _retriever(args, settings, out) as retriever:
+        try:
+            with configuration_is_usage():
+                frame = call(retriever)
+        except ServiceError as exc:
+            return _service_failed(exc)
+        if not args.quiet:
+            say(f"{len(frame)} {what}")
+        return _finish(retriever, frame, args, out, shown)
+
+
+def _run_search(args: argparse.Namespace) -> int:
     from paperfetch.sources.pubmed import MAX_RESULTS
 
     if not args.query.strip():
         raise UsageError("give a PubMed query, e.g. paperfetch search \"breast cancer AND 2008[pdat]\"")
     if not 0 < args.max_results <= MAX_RESULTS:
         raise UsageError(f"--max must be between 1 and {MAX_RESULTS}, not {args.max_results}")
-    settings, out = _prepare(args)
-    with _retriever(args, settings, out) as retriever:
-        try:
-            with configuration_is_usage():  # a service the command needs is not configured
-                hits = retriever.search_pubmed(args.query, max_results=args.max_results, mindate=args.mindate,
-                                               maxdate=args.maxdate)
-        except ServiceError as exc:
-            return _service_failed(exc)
-        if not args.quiet:
-            say(f"{len(hits)} PubMed hit(s) for {args.query!r}")
-        return _finish(retriever, hits, args, out, ["pmid", "doi", "year", "title"])
+    return _ask(args, lambda r: r.search_pubmed(args.query, max_results=args.max_results, mindate=args.mindate,
+                                                maxdate=args.maxdate),
+                f"PubMed hit(s) for {args.query!r}", ["pmid", "doi", "year", "title"])
 
 
 def _run_links(args: argparse.Namespace) -> int:
-    from paperfetch.errors import InvalidIdentifier, ServiceError
+    from paperfetch.errors import InvalidIdentifier
     from paperfetch.ids import parse_identifier
 
     try:
         parse_identifier(args.id)
     except InvalidIdentifier as exc:
         raise UsageError(str(exc)) from None
-    settings, out = _prepare(args)
-    with _retriever(args, settings, out) as retriever:
-        try:
-            with configuration_is_usage():  # a service the command needs is not configured
-                links = getattr(retriever, args.links)(args.id)
-        except ServiceError as exc:
-            return _service_failed(exc)
-        if not args.quiet:
-            say(f"{len(links)} {args.links} of {args.id}")
-        return _finish(retriever, links, args, out, ["doi", "pmid", "year", "title", "source_of_link"])
+    return _ask(args, lambda r: getattr(r, args.links)(args.id), f"{args.links} of {args.id}",
+                ["doi", "pmid", "year", "title", "source_of_link"])
 
 
 def _run_cache(args: argparse.Namespace) -> int:

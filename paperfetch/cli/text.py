@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from paperfetch.cells import clip, is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -16,11 +17,9 @@ from paperfetch.cli.common import (
     check_out_dir,
     check_report,
     check_writable_file,
-    clip,
     common_options,
     configuration_is_usage,
     identity_options,
-    is_missing,
     jsonl_records,
     say,
     settings_from,
@@ -125,8 +124,8 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
                 say(line)
         else:
             shown = table.astype(object).where(table.notna(), "")
-            shown["input"] = [clip(str(v), 40) for v in shown["input"]]
-            shown["detail"] = [clip(str(p or e), 80) for p, e in zip(shown["text_path"], shown["error"])]
+            shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
+            shown["detail"] = [clip(str(p or e), 80, one_line=True) for p, e in zip(shown["text_path"], shown["error"])]
             say(shown[["input", "status", "text_source", "paragraphs", "detail"]].to_string(index=False))
     if args.report is not None:
         write_report(paragraphs, args.report)

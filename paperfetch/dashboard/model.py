@@ -7,16 +7,16 @@ import math
 import sys
 import threading
 from collections import deque
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
-from paperfetch.clock import SYSTEM_CLOCK, Clock
+from paperfetch.cells import clip
+from paperfetch.clock import SYSTEM_CLOCK, Clock, utc
 from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, RecentEvent, unreachable_kind
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostSnapshot, host_key
 from paperfetch.outcomes import NOTABLE_STATUSES, Status
 from paperfetch.redact import redact_text
-from paperfetch.report import clip, duration_cell, store_label
+from paperfetch.report import duration_cell, store_label
 
 if TYPE_CHECKING:  # pragma: no cover
 
@@ -72,10 +72,6 @@ class _Host:
         return c
 
 
-def _utc(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
-
-
 def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
     """The politeness record a model without a client knows from events; and the hold's time left."""
     left = (h.held_until - now) if h.held_until is not None else 0.0
@@ -84,13 +80,11 @@ def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
     until = h.held_until if held else None
     snap = HostSnapshot(
         host=h.key, requests=h.requests, in_flight=h.in_flight, ok=h.ok, errors=h.errors, last_status=h.last_status,
-        delay_min_s=None, delay_max_s=None, backoff_s=h.backoff_s, learned_interval_s=0.0, crawl_delay_s=None,
-        robots=h.robots, held_until=_utc(until), hold_status=h.hold_status if held else None,
+        backoff_s=h.backoff_s, robots=h.robots, held_until=utc(until), hold_status=h.hold_status if held else None,
         hold_reason=h.hold_reason if held else "", suppressed=supp,
         suppressed_reason=h.suppressed_reason if supp else None,
-        suppressed_until=_utc(h.suppressed_until) if supp else None,
-        breaker="closed", failures=0, breaker_open_until=None, next_allowed_at=_utc(until),
-        ready_in_s=math.inf if supp else max(0.0, left),
+        suppressed_until=utc(h.suppressed_until) if supp else None,
+        next_allowed_at=utc(until), ready_in_s=math.inf if supp else max(0.0, left),
     )
     return snap, max(0.0, left) if held else 0.0
 

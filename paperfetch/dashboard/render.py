@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
 
+from paperfetch import defaults
+from paperfetch.cells import clip
 from paperfetch.dashboard.model import BatchSnapshot, HostRow
-from paperfetch.report import HELD_COLOUR, SUPPRESSED_COLOUR, clip, duration_cell, seconds_cell
+from paperfetch.report import HELD_COLOUR, SUPPRESSED_COLOUR, duration_cell, seconds_cell
 
 __all__ = [
     "HOST_COLUMNS",
@@ -215,7 +217,8 @@ def _notes_html(snapshot: BatchSnapshot) -> str:
     return "".join(notes)
 
 
-def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50, *, style: bool = True) -> str:
+def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOARD_MAX_ROWS, *,
+                      style: bool = True) -> str:
     """The per-host table, problem hosts first, in a scrolling box; *style* puts :data:`DASHBOARD_CSS` first."""
     esc = html.escape
     ended = snapshot.ended
@@ -292,7 +295,8 @@ def render_counts_html(snapshot: BatchSnapshot) -> str:
     return '<span class="paperfetch-counts">' + " · ".join(parts) + "</span>"
 
 
-def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paperfetch", max_events: int = 15) -> str:
+def render_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOARD_MAX_ROWS, title: str = "paperfetch",
+                max_events: int = 15) -> str:
     """The whole dashboard as static HTML, what a saved notebook keeps (the last *max_events* events)."""
     total, done = max(0, snapshot.total), min(snapshot.done, max(0, snapshot.total))
     share = 100.0 * done / total if total else 0.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from paperfetch.http.hosts import HostSnapshot
 from paperfetch.report import state_words
@@ -43,6 +43,18 @@ def _epoch(at: datetime | None) -> float | None:
     return None if at is None else at.timestamp()
 
 
+_UNKNOWN = HostSnapshot("")  # a host nothing is known of
+
+
+def _politeness(name: str, convert: Callable[[Any], Any] | None = None) -> Any:
+    """A :class:`HostRow` property: its politeness record's *name* (*convert*-ed), a host nothing is known
+    of without one."""
+    def read(row: HostRow) -> Any:
+        value = getattr(row.politeness or _UNKNOWN, name)
+        return value if convert is None else convert(value)
+    return property(read)
+
+
 @dataclass(frozen=True)
 class HostRow:
     """One host's row: this run's counts, and ``politeness``, the transport's HostSnapshot (None: nothing known)."""
@@ -61,66 +73,21 @@ class HostRow:
     unreachable: str = ""        #: ``dns`` or ``refused`` when the host could not be reached (this run)
     run_ended: bool = False      #: the run is over: queued jobs read ``not started``
 
-    @property
-    def delay_min_s(self) -> float | None:
-        return None if self.politeness is None else self.politeness.delay_min_s
-
-    @property
-    def delay_max_s(self) -> float | None:
-        return None if self.politeness is None else self.politeness.delay_max_s
-
-    @property
-    def backoff_s(self) -> float:
-        return 0.0 if self.politeness is None else self.politeness.backoff_s
-
-    @property
-    def held_until(self) -> float | None:
-        """Epoch seconds; None when not held."""
-        return None if self.politeness is None else _epoch(self.politeness.held_until)
-
-    @property
-    def hold_status(self) -> int | None:
-        return None if self.politeness is None else self.politeness.hold_status
-
-    @property
-    def hold_reason(self) -> str:
-        return "" if self.politeness is None else self.politeness.hold_reason
-
-    @property
-    def suppressed(self) -> bool:
-        return self.politeness is not None and self.politeness.suppressed
-
-    @property
-    def suppressed_reason(self) -> str | None:
-        return None if self.politeness is None else self.politeness.suppressed_reason
-
-    @property
-    def suppressed_until(self) -> float | None:
-        """Epoch seconds; None: until further notice (or not suppressed)."""
-        return None if self.politeness is None else _epoch(self.politeness.suppressed_until)
-
-    @property
-    def crawl_delay_s(self) -> float | None:
-        return None if self.politeness is None else self.politeness.crawl_delay_s
-
-    @property
-    def robots(self) -> str | None:
-        return None if self.politeness is None else self.politeness.robots
-
-    @property
-    def learned_interval_s(self) -> float:
-        """The interval learned from the host's 429s."""
-        return 0.0 if self.politeness is None else self.politeness.learned_interval_s
-
-    @property
-    def breaker(self) -> str:
-        """The host's circuit breaker: closed, open, half_open."""
-        return "closed" if self.politeness is None else self.politeness.breaker
-
-    @property
-    def credits_left(self) -> int | None:
-        """The host's budget left today (its last ``X-RateLimit-Remaining``); None when it never said."""
-        return None if self.politeness is None else self.politeness.credits_left
+    # -- the politeness record, read (a host nothing is known of without one) -------------
+    delay_min_s = _politeness("delay_min_s")
+    delay_max_s = _politeness("delay_max_s")
+    backoff_s = _politeness("backoff_s")
+    held_until = _politeness("held_until", _epoch)  #: epoch seconds; None when not held
+    hold_status = _politeness("hold_status")
+    hold_reason = _politeness("hold_reason")
+    suppressed = _politeness("suppressed")
+    suppressed_reason = _politeness("suppressed_reason")
+    suppressed_until = _politeness("suppressed_until", _epoch)  #: epoch seconds; None: until further notice
+    crawl_delay_s = _politeness("crawl_delay_s")
+    robots = _politeness("robots")
+    learned_interval_s = _politeness("learned_interval_s")  #: the interval learned from the host's 429s
+    breaker = _politeness("breaker")  #: the host's circuit breaker: closed, open, half_open
+    credits_left = _politeness("credits_left")  #: the budget left today; None when the host never said
 
     @property
     def done(self) -> int:

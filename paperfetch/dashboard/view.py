@@ -9,6 +9,7 @@ import weakref
 from contextlib import ExitStack
 from typing import Any, cast
 
+from paperfetch import defaults
 from paperfetch.dashboard import env
 from paperfetch.dashboard.model import BatchSnapshot, DashboardModel
 from paperfetch.dashboard.render import (
@@ -44,7 +45,7 @@ class Dashboard:
         enabled: bool = True,
         interval_s: float = 0.25,
         autostart: bool | None = None,
-        max_rows: int = 50,
+        max_rows: int = defaults.DASHBOARD_MAX_ROWS,
         title: str = "paperfetch",
     ) -> None:
         self.enabled = bool(enabled)

@@ -19,14 +19,11 @@ from paperfetch.fulltext.frame import (
     references_frame,
 )
 from paperfetch.fulltext.jats import parse_jats, parse_jats_set
-from paperfetch.fulltext.pdflines import DEFAULT_MAX_PDF_BYTES, PdfEngine, TextLine, pdf_lines
+from paperfetch.fulltext.pdflines import PdfEngine, TextLine, pdf_lines
 from paperfetch.fulltext.pdftext import paragraphs_from_lines, pdf_paragraphs
 from paperfetch.fulltext.references import parse_references
-from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES
 
 __all__ = [
-    "DEFAULT_MAX_PDF_BYTES",
-    "DEFAULT_MAX_XML_BYTES",
     "FullTextError",
     "FullTextTooLarge",
     "JatsArticle",

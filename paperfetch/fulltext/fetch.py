@@ -13,17 +13,18 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
+from paperfetch import defaults
+from paperfetch.cells import is_missing
 from paperfetch.config import Identification
 from paperfetch.errors import DownloadTooLarge, NotFoundError, PaperfetchError
 from paperfetch.fulltext.base import FullTextError, JatsArticle, Paragraph
 from paperfetch.fulltext.frame import article_rows, paragraphs_frame, pdf_rows, reference_rows, references_frame
 from paperfetch.fulltext.jats import parse_jats
-from paperfetch.fulltext.pdflines import DEFAULT_MAX_PDF_BYTES, PdfEngine
+from paperfetch.fulltext.pdflines import PdfEngine
 from paperfetch.fulltext.pdftext import pdf_paragraphs
-from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES
 from paperfetch.http import context as call_context
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
-from paperfetch.items import identity_row
+from paperfetch.items import identity_row, initial_meta
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text, redact_url
@@ -59,8 +60,8 @@ class TextContext:
     filename_template: str
     resume: bool = True
     pdf_engine: PdfEngine | str = PdfEngine.PYPDF
-    max_xml_bytes: int = DEFAULT_MAX_XML_BYTES
-    max_pdf_bytes: int = DEFAULT_MAX_PDF_BYTES
+    max_xml_bytes: int = defaults.MAX_XML_BYTES
+    max_pdf_bytes: int = defaults.MAX_PDF_BYTES
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def collect_text(ids: Iterable[object] | str | pd.Series, *, context: TextContex
     papers: dict[int, _Paper] = {}
     for item in parsed:
         if item.identifier is not None and item.duplicate_of is None:
-            papers[item.position] = _Paper(item, item.identifier, _initial_meta(item.identifier))
+            papers[item.position] = _Paper(item, item.identifier, initial_meta(item.identifier))
     context.out_dir.mkdir(parents=True, exist_ok=True)
     with open_ledger(folder=context.out_dir) as ledger:
         if context.resume:
@@ -328,7 +329,7 @@ def _pdf(papers: list[_Paper], context: TextContext) -> None:
         _note(papers, f"PDF download failed: {type(exc).__name__}: {exc}")
         return
     for paper, (_, row) in zip(papers, outcomes.iterrows()):
-        values = {k: (None if pd.isna(v) else v) for k, v in row.items() if k != "input"}
+        values = {k: (None if is_missing(v) else v) for k, v in row.items() if k != "input"}
         paper.merge(values)
         status = str(values.get("status"))
         paper.outcome = {k: values.get(k) for k in ("status", "source", "url", "path", "bytes", "sha256", "http_status")}
@@ -433,15 +434,6 @@ def _filled(row: dict[str, Any], ids: Mapping[str, Any], license_: Any) -> dict[
 
 
 # ---------------------------------------------------------------------- helpers
-def _initial_meta(ident: Identifier) -> dict[str, Any]:
-    meta: dict[str, Any] = {"doi": ident.doi}
-    if ident.type is IdType.PMID:
-        meta["pmid"] = ident.value
-    elif ident.type is IdType.PMCID:
-        meta["pmcid"] = ident.value
-    return meta
-
-
 def _parsed(value: Any, hint: IdType) -> Identifier | None:
     if value in (None, ""):
         return None
@@ -471,11 +463,11 @@ def _shown_url(url: str, params: Mapping[str, str]) -> str:
 
 
 def _text(value: Any) -> str | None:
-    return None if value in (None, "") or (isinstance(value, float) and pd.isna(value)) else str(value)
+    return None if is_missing(value) or value == "" else str(value)
 
 
 def _int(value: Any) -> int | None:
     try:
-        return None if value is None or pd.isna(value) else int(value)
+        return None if is_missing(value) else int(value)
     except (TypeError, ValueError):
         return None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from lxml import etree
 
+from paperfetch import defaults
 from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, JatsArticle, Paragraph, canonical_id, license_code
 from paperfetch.fulltext.references import parse_references
-from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES, flatten, local_name, parse_xml
+from paperfetch.fulltext.xmltext import flatten, local_name, parse_xml
 
 __all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set"]
 
@@ -20,7 +21,7 @@ _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
 
 
-def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsArticle:
+def parse_jats(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> JatsArticle:
     """The one article in *body* (or a one-article ``<pmc-articleset>``); FullTextError when it cannot be read."""
     articles = _articles(parse_xml(body, max_bytes=max_bytes))
     if len(articles) != 1:
@@ -28,7 +29,7 @@ def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsAr
     return article_from_element(articles[0])
 
 
-def parse_jats_set(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsArticle]:
+def parse_jats_set(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> list[JatsArticle]:
     """Every article of a batched ``<pmc-articleset>``, in order; the whole set fails as one."""
     return [article_from_element(el) for el in _articles(parse_xml(body, max_bytes=max_bytes))]
 

@@ -9,16 +9,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
 from paperfetch.fulltext.base import FullTextError, FullTextTooLarge
 
-__all__ = ["DEFAULT_MAX_PDF_BYTES", "PdfEngine", "TextLine", "pdf_lines"]
+__all__ = ["PdfEngine", "TextLine", "pdf_lines"]
 
 logger = logging.getLogger(__name__)
-
-#: The size cap of one PDF handed to the text layer (bytes), checked before it is opened.
-DEFAULT_MAX_PDF_BYTES = 100 * 1024 * 1024
-
 
 class PdfEngine(str, Enum):
     PYPDF = "pypdf"
@@ -44,7 +41,7 @@ class TextLine:
     text: str
 
 
-def pdf_lines(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_bytes: int = DEFAULT_MAX_PDF_BYTES,
+def pdf_lines(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_bytes: int = defaults.MAX_PDF_BYTES,
               max_pages: int | None = None) -> list[TextLine]:
     """The text lines of *pdf*, page by page; :class:`FullTextError` when it cannot be read."""
     chosen = PdfEngine.coerce(engine)

@@ -9,14 +9,12 @@ from typing import Any
 
 from lxml import etree
 
+from paperfetch import defaults
 from paperfetch.fulltext.base import FullTextError, FullTextTooLarge, normalise_space
 
-__all__ = ["DEFAULT_MAX_XML_BYTES", "DROPPED", "flatten", "local_name", "parse_xml"]
+__all__ = ["DROPPED", "flatten", "local_name", "parse_xml"]
 
 logger = logging.getLogger(__name__)
-
-#: The size cap of one XML body (bytes): room for the largest PMC articles, not for a 100 MB misbehaviour.
-DEFAULT_MAX_XML_BYTES = 32 * 1024 * 1024
 
 # The first element start tag: everything before it is the prolog (XML declaration, comments, DOCTYPE).
 _FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
@@ -53,7 +51,7 @@ def _parser() -> etree.XMLParser:
     return parser
 
 
-def parse_xml(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> etree._Element:
+def parse_xml(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> etree._Element:
     """The root element of *body*, parsed safely. Raises FullTextTooLarge over *max_bytes* (checked first),
     FullTextError for an entity declaration, malformed or truncated XML, or an unresolvable entity."""
     if isinstance(body, str):

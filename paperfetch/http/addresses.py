@@ -36,8 +36,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["METADATA_HOSTS", "Resolver", "addresses_of", "is_link_local", "is_private_address", "is_refused_redirect",
-           "redirect_refusal"]
+__all__ = ["METADATA_HOSTS", "Resolver", "addresses_of", "is_link_local", "is_private_address", "redirect_refusal"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[..., list[tuple[Any, ...]]]
@@ -126,10 +125,3 @@ def redirect_refusal(
                 "or unspecified address, was refused (allow_private_redirects=True allows it)"
             )
     return None
-
-
-def is_refused_redirect(
-    from_url: str, to_url: str, allow_private: bool = False, resolver: Resolver = socket.getaddrinfo
-) -> bool:
-    """True when the redirect *from_url* -> *to_url* must not be followed (see :func:`redirect_refusal`)."""
-    return redirect_refusal(from_url, to_url, allow_private, resolver) is not None

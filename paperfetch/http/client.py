@@ -240,9 +240,9 @@ class HttpClient(ConfiguredKnobs):
         classify: Callable[[requests.Response], Outcome] = default_classify,
         validate: Callable[[bytes, requests.Response], None] | None = None,
         max_bytes: int | None = None,
-        chunk_size: int = 64 * 1024,
+        chunk_size: int = defaults.DOWNLOAD_CHUNK_BYTES,
         max_elapsed: float | None = None,
-        validate_bytes: int = 2048,
+        validate_bytes: int = defaults.DOWNLOAD_VALIDATE_BYTES,
         reuse: Callable[[Path, bool], bool] | None = None,
         **kwargs: Any,
     ) -> DownloadResult:

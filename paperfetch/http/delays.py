@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, parse_choice
 
 __all__ = ["BackoffPolicy", "DelayRange", "RetrySchedule", "effective_range", "resolve_configured_range"]
@@ -113,10 +114,10 @@ class BackoffPolicy:
     ``decay_s``; at zero the backoff is cleared.
     """
 
-    base_s: float = 1.0
-    multiplier: float = 2.0
-    max_s: float = 300.0
-    decay_s: float = 1.0
+    base_s: float = defaults.BACKOFF_BASE_S
+    multiplier: float = defaults.BACKOFF_MULTIPLIER
+    max_s: float = defaults.BACKOFF_MAX_S
+    decay_s: float = defaults.BACKOFF_DECAY_S
 
     def increase(self, current: float) -> float:
         if current <= 0:

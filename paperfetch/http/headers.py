@@ -10,7 +10,7 @@ Priority, as PyPaperRetriever documents it:
 
 A value that does not parse is ignored and the next header is tried; a date
 or epoch in the past means "now" (0 s). Every wait is capped at
-:data:`MAX_SERVER_WAIT_S` (``Retry-After: 99999999999999999999`` is "held until
+:data:`paperfetch.defaults.MAX_HOLD_S` (``Retry-After: 99999999999999999999`` is "held until
 the cap", never an ``OverflowError`` or a year 33715 further down); whether to
 wait that long or give up is the client's decision, not the parser's.
 
@@ -38,9 +38,10 @@ from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Mapping
 
+from paperfetch import defaults
+
 __all__ = [
     "EPOCH_THRESHOLD",
-    "MAX_SERVER_WAIT_S",
     "PoolLimits",
     "RateLimitBudget",
     "ServerWait",
@@ -55,9 +56,6 @@ __all__ = [
 
 #: A reset value above this is a Unix timestamp, below it a number of seconds.
 EPOCH_THRESHOLD = 1_000_000_000
-
-#: The longest wait a header can ask for: 7 days. A longer one (or an absurd one) is held until this cap.
-MAX_SERVER_WAIT_S = 7 * 24 * 3600.0
 
 #: A header value longer than this is not a number or a date; it is not read at all.
 _MAX_VALUE_CHARS = 1024
@@ -84,8 +82,8 @@ def _number(value: str) -> float | None:
 
 
 def _capped(seconds: float) -> float:
-    """*seconds* within [0, MAX_SERVER_WAIT_S]; inf is the cap."""
-    return min(max(0.0, seconds), MAX_SERVER_WAIT_S)
+    """*seconds* within [0, defaults.MAX_HOLD_S]; inf is the cap."""
+    return min(max(0.0, seconds), defaults.MAX_HOLD_S)
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -205,8 +203,7 @@ def parse_rate_limit_budget(headers: Mapping[str, str], now: float) -> RateLimit
 
     ``X-RateLimit-Reset`` is read as :func:`parse_rate_limit_reset` reads it (OpenAlex sends the
     seconds until midnight UTC, ``64144`` at 06:10:56). Header names are case-insensitive, in a
-    plain dict too; this is the one reader of these headers (``paperfetch.sources.openalex``'s
-    ``rate_limit_facts`` and ``budget_spent`` are views over it)."""
+    plain dict too; this is the one reader of these headers."""
     headers = {str(name).lower(): value for name, value in headers.items() if str(name).lower().startswith("x-ratelimit-")}
     limit = _count(headers.get("x-ratelimit-limit"))
     remaining = _count(headers.get("x-ratelimit-remaining"))
@@ -248,7 +245,7 @@ def _interval(value: str | None) -> float | None:
     if not match:
         return None
     seconds = float(match.group(1)) * _UNIT_S[(match.group(2) or "s").lower()]
-    return seconds if 0 < seconds <= MAX_SERVER_WAIT_S else None
+    return seconds if 0 < seconds <= defaults.MAX_HOLD_S else None
 
 
 def parse_pool_limits(headers: Mapping[str, str]) -> PoolLimits | None:

@@ -35,13 +35,14 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
 from enum import Enum
 from typing import Callable
 from urllib.parse import urlsplit
 
-from paperfetch.clock import SYSTEM_CLOCK, Clock
+from paperfetch import defaults
+from paperfetch.clock import SYSTEM_CLOCK, Clock, utc
 from paperfetch.errors import InvalidURL, StateStoreError
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.state.base import HostStateStore, StoredFacts
@@ -147,26 +148,24 @@ def queued_start(ready_in_s: float, interval_s: float, position: int) -> float:
     return max(0.0, ready_in_s) + position * interval_s
 
 
+#: The fields :class:`HostFacts` and :class:`~paperfetch.state.base.StoredFacts` share, name and value
+#: alike; :func:`stored_facts` and :func:`host_facts` map the rest (suppression, breaker, robots.txt).
+_SHARED_FIELDS = tuple(f.name for f in fields(HostFacts) if f.name in {g.name for g in fields(StoredFacts)})
+
+
 def stored_facts(host: str, facts: HostFacts) -> StoredFacts:
     """The stored form of *facts* (what a :class:`~paperfetch.state.HostStateStore` keeps)."""
     s, r = facts.suppression, facts.robots
     return StoredFacts(
-        host,
-        hold_until=facts.hold_until, hold_status=facts.hold_status, hold_reason=facts.hold_reason,
+        host, **{name: getattr(facts, name) for name in _SHARED_FIELDS},
         suppressed_until=None if s is None else (math.inf if s.until is None else s.until),
         suppression_reason="" if s is None else s.reason,
         suppressed_since=None if s is None else s.since,
-        learned_interval_s=facts.learned_interval_s, backoff_s=facts.backoff_s,
-        breaker_state=facts.breaker.value, breaker_failures=facts.failures, breaker_open_until=facts.breaker_open_until,
-        successes=facts.successes, failing_since=facts.failing_since, breaker_period_s=facts.breaker_period_s,
-        breaker_reason=facts.breaker_reason, failure_status=facts.failure_status,
+        breaker_state=facts.breaker.value, breaker_failures=facts.failures,
         robots_txt=None if r is None else r.text, robots_fetched_at=None if r is None else r.fetched_at,
         robots_expires_at=None if r is None else r.expires_at, robots_status=None if r is None else r.status.value,
         robots_detail="" if r is None else r.detail, robots_truncated=False if r is None else r.truncated,
         robots_unreachable_policy=UnreachablePolicy.ALLOW.value if r is None else r.unreachable_policy.value,
-        credits_limit=facts.credits_limit, credits_left=facts.credits_left, credits_reset_at=facts.credits_reset_at,
-        budget_spent_until=facts.budget_spent_until, announced_interval_s=facts.announced_interval_s,
-        concurrency_limit=facts.concurrency_limit,
     )
 
 
@@ -188,16 +187,8 @@ def host_facts(stored: StoredFacts, robots: RobotsRules | None = None) -> HostFa
         breaker = BreakerState(stored.breaker_state)
     except ValueError:
         breaker = BreakerState.CLOSED
-    return HostFacts(
-        hold_until=stored.hold_until, hold_status=stored.hold_status, hold_reason=stored.hold_reason,
-        suppression=supp, backoff_s=stored.backoff_s, learned_interval_s=stored.learned_interval_s,
-        successes=stored.successes, breaker=breaker, failures=stored.breaker_failures, failing_since=stored.failing_since,
-        breaker_open_until=stored.breaker_open_until, breaker_period_s=stored.breaker_period_s,
-        breaker_reason=stored.breaker_reason, failure_status=stored.failure_status, robots=rules,
-        credits_limit=stored.credits_limit, credits_left=stored.credits_left, credits_reset_at=stored.credits_reset_at,
-        budget_spent_until=stored.budget_spent_until, announced_interval_s=stored.announced_interval_s,
-        concurrency_limit=stored.concurrency_limit,
-    )
+    return HostFacts(**{name: getattr(stored, name) for name in _SHARED_FIELDS}, suppression=supp, breaker=breaker,
+                     failures=stored.breaker_failures, robots=rules)
 
 
 def _robots_from(stored: StoredFacts) -> RobotsRules:
@@ -211,37 +202,34 @@ def _robots_from(stored: StoredFacts) -> RobotsRules:
     return RobotsRules(status, fetched, expires, unreachable_policy=policy, detail=stored.robots_detail)
 
 
-def _utc(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
-
-
 @dataclass(frozen=True)
 class HostSnapshot:
-    """One host as it is now: the facts, the pacing and the counters (a copy; never changes)."""
+    """One host as it is now: the facts, the pacing and the counters (a copy; never changes).
+    The defaults are a host nothing is known of: ``HostSnapshot(host)``."""
 
     host: str
-    requests: int
-    in_flight: int
-    ok: int
-    errors: int
-    last_status: int | None
-    delay_min_s: float | None          #: the delay range in force (every floor applied)
-    delay_max_s: float | None
-    backoff_s: float
-    learned_interval_s: float
-    crawl_delay_s: float | None
-    robots: str | None                 #: robots.txt status, when this client consulted it
-    held_until: datetime | None
-    hold_status: int | None
-    hold_reason: str
-    suppressed: bool
-    suppressed_reason: str | None
-    suppressed_until: datetime | None
-    breaker: str                       #: :class:`BreakerState` value
-    failures: int
-    breaker_open_until: datetime | None
-    next_allowed_at: datetime | None   #: the earliest a request could start (hold, breaker, pacing)
-    ready_in_s: float                  #: seconds from now until then (0: now; inf: suppressed)
+    requests: int = 0
+    in_flight: int = 0
+    ok: int = 0
+    errors: int = 0
+    last_status: int | None = None
+    delay_min_s: float | None = None   #: the delay range in force (every floor applied)
+    delay_max_s: float | None = None
+    backoff_s: float = 0.0
+    learned_interval_s: float = 0.0
+    crawl_delay_s: float | None = None
+    robots: str | None = None          #: robots.txt status, when this client consulted it
+    held_until: datetime | None = None
+    hold_status: int | None = None
+    hold_reason: str = ""
+    suppressed: bool = False
+    suppressed_reason: str | None = None
+    suppressed_until: datetime | None = None
+    breaker: str = BreakerState.CLOSED.value  #: :class:`BreakerState` value
+    failures: int = 0
+    breaker_open_until: datetime | None = None
+    next_allowed_at: datetime | None = None  #: the earliest a request could start (hold, breaker, pacing)
+    ready_in_s: float = 0.0            #: seconds from now until then (0: now; inf: suppressed)
     credits_left: int | None = None    #: the host's budget left (its last ``X-RateLimit-Remaining``)
     credits_reset_at: datetime | None = None  #: when that budget renews
     budget_spent: bool = False         #: the budget is spent: held until it renews
@@ -403,7 +391,7 @@ class HostLimiter:
         until = self.facts.hold_until
         if until is None or until <= self._registry.clock.time():
             return None
-        return _utc(until)
+        return utc(until)
 
     # -- suppression ---------------------------------------------------------
     def suppress(self, reason: str, now: float, ttl: float | None) -> None:
@@ -461,20 +449,15 @@ def _in_force(stored: StoredFacts, now: float) -> bool:
             or stored.backoff_s > 0 or stored.learned_interval_s > 0)
 
 
-#: How long a process may hold a host's slot in a shared store (end-to-end pacing) before another
-#: process may start anyway: what a process killed mid-request costs the host at most.
-DEFAULT_LEASE_S = 10.0
-
-
 class HostRegistry:
     """Every host's :class:`HostLimiter`, created on first use, over one host-state *store*
     (a fresh :class:`~paperfetch.state.MemoryStore` when none is given). One per store and clock."""
 
     def __init__(self, clock: Clock = SYSTEM_CLOCK, store: HostStateStore | None = None, *,
-                 lease_s: float = DEFAULT_LEASE_S) -> None:
+                 lease_s: float = defaults.HOST_LEASE_S) -> None:
         self.clock = clock
         self.store: HostStateStore = store if store is not None else MemoryStore()
-        #: the lease of an end-to-end reservation (see :data:`DEFAULT_LEASE_S`)
+        #: the lease of an end-to-end reservation (see :data:`paperfetch.defaults.HOST_LEASE_S`)
         self.lease_s = float(lease_s)
         self._hosts: dict[str, HostLimiter] = {}
         self._lock = threading.Lock()

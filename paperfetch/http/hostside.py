@@ -16,20 +16,20 @@ import math
 import random
 import threading
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from paperfetch.clock import Clock
+from paperfetch import defaults
+from paperfetch.clock import Clock, utc
 from paperfetch.errors import NetworkError
 from paperfetch.http import policy, redirects
 from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import unreachable as unreachable_error
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot
-from paperfetch.http.limits import MAX_ROBOTS_BYTES, iter_limited
+from paperfetch.http.limits import iter_limited
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.http.wire import Wire, synthetic_response
 from paperfetch.redact import redact_url
@@ -40,12 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Budget", "Exchange", "HostSide"]
 
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
-
-_ROBOTS_REDIRECTS = 5
-
-
-def _utc(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
 @dataclass
@@ -261,7 +255,7 @@ class HostSide:
         """The breaker is open: no request. An unreachable host raises a network error; one that
         answered gets a synthetic response with the failing status and Retry-After."""
         facts = host.facts
-        until = _utc(facts.breaker_open_until)
+        until = utc(facts.breaker_open_until)
         when = until.strftime("%H:%M:%S UTC") if until else "later"
         self.emit(EventKind.HELD, host, url, status=facts.hold_status, seconds=decision.seconds,
                   detail=f"breaker open: {facts.breaker_reason}")
@@ -365,7 +359,7 @@ class HostSide:
 
         # RFC 9309 §2.3.1.2: follow at least five consecutive redirects, each hop paced by its own host.
         hop_url, hop_host = robots_url, host
-        for _ in range(_ROBOTS_REDIRECTS + 1):
+        for _ in range(defaults.ROBOTS_REDIRECTS + 1):
             if self.acquire(hop_host, hop_url, budget).verdict is not policy.Verdict.PROCEED:
                 return unreachable("host is held")
             try:
@@ -401,10 +395,10 @@ class HostSide:
             body = bytearray()
             truncated = False
             try:  # within the request's deadline, decoded bytes capped (paperfetch.http.limits)
-                for chunk in iter_limited(response, max_bytes=MAX_ROBOTS_BYTES + 1, chunk_size=16 * 1024, truncate=True,
+                for chunk in iter_limited(response, max_bytes=defaults.MAX_ROBOTS_BYTES + 1, chunk_size=16 * 1024, truncate=True,
                                           deadline=getattr(response, "paperfetch_deadline", None), url=robots_url):
                     body.extend(chunk)
-                    if len(body) > MAX_ROBOTS_BYTES:
+                    if len(body) > defaults.MAX_ROBOTS_BYTES:
                         truncated = True
                         break
             except requests.RequestException as exc:

@@ -23,9 +23,8 @@ landing page, robots.txt: only the head is read), simply stops. A broken body
 raises ``requests.ConnectionError`` / ``ReadTimeout``, as ``iter_content``
 would, so the caller's retry and wrapping apply unchanged.
 
-The defaults (:data:`DEFAULT_DEADLINE_S`, :data:`MAX_METADATA_BYTES`,
-:data:`MAX_ROBOTS_BYTES`) are the safe settings for metadata answers and
-robots.txt; PDFs use the client's ``max_pdf_bytes``.
+The ceilings are the settings in :mod:`paperfetch.defaults` (``REQUEST_DEADLINE_S``, ``MAX_ANSWER_BYTES``,
+``MAX_ROBOTS_BYTES``) for metadata answers and robots.txt; PDFs use the client's ``max_pdf_bytes``.
 
 Where the transport calls these: ``HttpClient._answer`` creates one
 :class:`Deadline` per request before the connect and reads a non-streamed answer
@@ -55,17 +54,7 @@ from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, TooSlow
 from paperfetch.http.exceptions import read_errors
 
-__all__ = [
-    "DEFAULT_DEADLINE_S", "Deadline", "MAX_METADATA_BYTES", "MAX_ROBOTS_BYTES", "deadline_scope",
-    "install_deadline_pools", "iter_limited", "read_limited"
-]
-
-#: Total time one request may take, connect to last byte.
-DEFAULT_DEADLINE_S = defaults.REQUEST_DEADLINE_S
-#: Largest decoded metadata answer read (the biggest recorded OpenAlex 50-work page is ~1.5 MB).
-MAX_METADATA_BYTES = defaults.MAX_ANSWER_BYTES
-#: Largest decoded robots.txt read; Google reads the first 500 KiB, so do we.
-MAX_ROBOTS_BYTES = 500 * 1024
+__all__ = ["Deadline", "deadline_scope", "install_deadline_pools", "iter_limited", "read_limited"]
 
 
 @dataclass
@@ -144,7 +133,7 @@ def read_limited(
     *,
     max_bytes: int,
     deadline: Deadline | None = None,
-    chunk_size: int = 64 * 1024,
+    chunk_size: int = defaults.DOWNLOAD_CHUNK_BYTES,
     truncate: bool = False,
     url: str | None = None,
 ) -> bytes:
@@ -158,7 +147,7 @@ def iter_limited(
     *,
     max_bytes: int,
     deadline: Deadline | None = None,
-    chunk_size: int = 64 * 1024,
+    chunk_size: int = defaults.DOWNLOAD_CHUNK_BYTES,
     truncate: bool = False,
     url: str | None = None,
 ) -> Iterator[bytes]:

@@ -60,11 +60,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from enum import Enum
 from typing import Mapping
 
 from paperfetch import defaults
+from paperfetch.clock import utc
 from paperfetch.http.delays import BackoffPolicy, DelayRange, effective_range
 from paperfetch.http.headers import (
     PoolLimits,
@@ -76,6 +76,7 @@ from paperfetch.http.headers import (
     server_requested_wait,
 )
 from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression, hold_remaining
+from paperfetch.http.identity import user_agent
 
 __all__ = [
     "Decision", "HostCounters", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "allowance",
@@ -90,14 +91,13 @@ __all__ = [
 class PolicySettings:
     """The client settings the rules read (a frozen copy made by the client)."""
 
-    user_agent: str = "paperfetch"
+    user_agent: str = user_agent()
     respect_robots_txt: bool = False
     configured_range: DelayRange | None = None
     fallback_range: DelayRange = DelayRange(defaults.RATE_LIMIT_MIN_S, defaults.RATE_LIMIT_MAX_S)
     max_crawl_delay_s: float = defaults.MAX_CRAWL_DELAY_S
     host_intervals: Mapping[str, float] = field(default_factory=dict)
-    backoff: BackoffPolicy = BackoffPolicy(defaults.BACKOFF_BASE_S, defaults.BACKOFF_MULTIPLIER, defaults.BACKOFF_MAX_S,
-                                           defaults.BACKOFF_DECAY_S)
+    backoff: BackoffPolicy = BackoffPolicy()
     honor_retry_after: bool = True
     default_retry_after_s: float = defaults.DEFAULT_RETRY_AFTER_S
     max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S
@@ -118,7 +118,7 @@ class PolicySettings:
     learn_decay_successes: int = defaults.LEARN_DECAY_SUCCESSES
     learn_decay_fraction: float = defaults.LEARN_DECAY_FRACTION
     #: a server wait longer than this many times the host's interval is a hold, not a pace
-    learn_wait_factor: float = 10.0
+    learn_wait_factor: float = defaults.LEARN_WAIT_FACTOR
 
 
 class Verdict(str, Enum):
@@ -359,19 +359,19 @@ def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: H
         learned_interval_s=facts.learned_interval_s,
         crawl_delay_s=crawl_delay(facts, settings),
         robots=facts.robots.status.value if facts.robots else None,
-        held_until=_utc(facts.hold_until) if held else None,
+        held_until=utc(facts.hold_until) if held else None,
         hold_status=facts.hold_status if held else None,
         hold_reason=facts.hold_reason if held else "",
         suppressed=supp is not None,
         suppressed_reason=supp.reason if supp else None,
-        suppressed_until=_utc(supp.until) if supp else None,
+        suppressed_until=utc(supp.until) if supp else None,
         breaker=facts.breaker.value,
         failures=facts.failures,
-        breaker_open_until=_utc(facts.breaker_open_until),
-        next_allowed_at=_utc(next_at),
+        breaker_open_until=utc(facts.breaker_open_until),
+        next_allowed_at=utc(next_at),
         ready_in_s=ready,
         credits_left=facts.credits_left,
-        credits_reset_at=_utc(facts.credits_reset_at),
+        credits_reset_at=utc(facts.credits_reset_at),
         budget_spent=budget_spent(facts, now) > 0,
         max_in_flight=in_flight_cap(facts, settings, host),
         pacing_margin_s=settings.pacing_margin_s,
@@ -386,10 +386,6 @@ class HostCounters:
     ok: int = 0
     errors: int = 0
     last_status: int | None = None
-
-
-def _utc(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
 def begin_probe(facts: HostFacts) -> HostFacts:
@@ -578,7 +574,7 @@ def _spend(facts: HostFacts, settings: PolicySettings, budget: RateLimitBudget, 
         until = now + settings.default_retry_after_s  # spent, yet no word on when: as a 429 without one
     need = budget.credits_required if budget.credits_required is not None else 1
     reason = (f"HTTP {status}: rate-limit budget spent ({budget.remaining} credit(s) left, {need} needed); "
-              f"it renews at {datetime.fromtimestamp(until, tz=timezone.utc):%Y-%m-%d %H:%M:%S} UTC")
+              f"it renews at {utc(until):%Y-%m-%d %H:%M:%S} UTC")
     first = budget_spent(facts, now) <= 0
     new = replace(facts, budget_spent_until=max(until, facts.budget_spent_until or 0.0))
     if new.hold_until is None or new.hold_until < until:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from paperfetch import defaults
 from paperfetch.http.delays import RetrySchedule
 
 __all__ = ["Attempt", "Retry"]
@@ -32,10 +33,10 @@ class Attempt:
 class Retry:
     """``total`` retries after the first attempt; network waits by ``schedule`` from ``base_s``, capped at ``cap_s``."""
 
-    total: int = 3
+    total: int = defaults.MAX_RETRIES
     schedule: RetrySchedule = RetrySchedule.EXPONENTIAL
-    base_s: float = 1.0
-    cap_s: float = 300.0
+    base_s: float = defaults.NETWORK_RETRY_BASE_S
+    cap_s: float = defaults.BACKOFF_MAX_S
     history: tuple[Attempt, ...] = ()
 
     @property

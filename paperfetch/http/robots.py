@@ -11,7 +11,7 @@ What this module decides (and what it leaves to the client):
   RFC 9309: 2xx parse; 4xx "unavailable", so everything is allowed; 5xx or a
   network failure "unreachable", allowed by default (PyPaperRetriever's
   rule) or disallowed for now under ``robots_unreachable="disallow"``;
-* how much is read (at most :data:`MAX_ROBOTS_BYTES`, the rest ignored);
+* how much is read (at most ``paperfetch.defaults.MAX_ROBOTS_BYTES``, the rest ignored);
 * the Crawl-delay a host may impose, capped so that a hostile file cannot
   stall a batch for hours.
 
@@ -26,14 +26,13 @@ from enum import Enum
 
 from protego import Protego
 
+from paperfetch import defaults
 from paperfetch.errors import parse_choice
 
-__all__ = ["MAX_ROBOTS_BYTES", "RobotsRules", "RobotsStatus", "UnreachablePolicy"]
+__all__ = ["RobotsRules", "RobotsStatus", "UnreachablePolicy"]
 
 logger = logging.getLogger(__name__)
 
-#: RFC 9309 asks parsers to read at least 500 KiB; we read exactly that much.
-MAX_ROBOTS_BYTES = 500 * 1024
 
 
 class RobotsStatus(str, Enum):
@@ -69,7 +68,7 @@ class RobotsRules:
     def parse(
         cls, body: bytes, *, fetched_at: float, expires_at: float, truncated: bool = False
     ) -> "RobotsRules":
-        text = body[:MAX_ROBOTS_BYTES].decode("utf-8", errors="replace")
+        text = body[:defaults.MAX_ROBOTS_BYTES].decode("utf-8", errors="replace")
         try:
             parser = Protego.parse(text)
         except Exception as exc:  # noqa: BLE001 - a file we cannot parse allows everything, as a 4xx would

@@ -10,11 +10,11 @@ request, no wait, no state written.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Callable
 
 import requests
 
+from paperfetch.clock import utc
 from paperfetch.errors import DisallowedByRobots, HostSuppressed, NotFoundError, RateLimited, ServiceError
 from paperfetch.http import policy
 from paperfetch.http.hosts import BreakerState
@@ -22,10 +22,6 @@ from paperfetch.http.hostside import Exchange
 from paperfetch.http.outcome import Outcome
 
 __all__ = ["fetched", "judge", "rate_limited"]
-
-
-def _utc(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
 def fetched(exchange: Exchange, classify: Callable[[requests.Response], Outcome], shown: str, *, now: float,
@@ -43,7 +39,7 @@ def fetched(exchange: Exchange, classify: Callable[[requests.Response], Outcome]
             url=shown,
             response=response,
             reason=supp.reason if supp else "",
-            suppressed_until=_utc(supp.until) if supp else None,
+            suppressed_until=utc(supp.until) if supp else None,
         )
     if exchange.kind == "held":
         raise rate_limited(exchange, shown, "no request sent")
@@ -79,7 +75,7 @@ def rate_limited(exchange: Exchange, shown: str, what: str) -> RateLimited:
     held_until = host.held_until
     opened = host.facts.breaker_open_until
     if held_until is None and opened is not None and host.facts.breaker is not BreakerState.CLOSED:
-        held_until = datetime.fromtimestamp(opened, tz=timezone.utc)  # no hold, an open breaker: its end
+        held_until = utc(opened)  # no hold, an open breaker: its end
         what = f"{what}; breaker open: {host.facts.breaker_reason}"
     status = exchange.response.status_code if exchange.response is not None else host.facts.hold_status
     when = held_until.strftime("%H:%M:%S UTC") if held_until else "later"

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 from paperfetch import defaults
-from paperfetch.config import clean_setting
 from paperfetch.errors import ConfigurationError
 from paperfetch.ledger.base import (
     DONE_STATUSES,
@@ -24,6 +23,7 @@ from paperfetch.ledger.base import (
 )
 from paperfetch.ledger.redis import RedisLedger
 from paperfetch.ledger.sqlite import DEFAULT_LEDGER_NAME, SCHEMA_VERSION, Ledger, SqliteLedger
+from paperfetch.state.base import parse_store_spec
 
 __all__ = [
     "DEFAULT_LEDGER_NAME",
@@ -50,8 +50,6 @@ __all__ = [
 #: What :func:`open_ledger` accepts, for people (the error lists them).
 LEDGER_KINDS = ("'sqlite' (the file in the output folder)", "a path", "'sqlite:///path'", "'redis://host:port/db'")
 
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-
 
 def _choices() -> str:
     return ", ".join(LEDGER_KINDS)
@@ -75,18 +73,8 @@ def open_ledger(
         return SqliteLedger(spec)
     if not isinstance(spec, str):
         raise ConfigurationError(f"a ledger is one of {_choices()}; not {spec!r}")
-    text = clean_setting("ledger", spec) or ""  # stripped; a control character refused, the password masked
-    lowered = text.lower()
-    if lowered in ("", "sqlite", "sqlite:", "sqlite://"):
-        return SqliteLedger.in_folder(folder)
-    if lowered.startswith(_REDIS_SCHEMES):
+    kind, target = parse_store_spec(spec, "ledger", "ledger", _choices(), memory=False)
+    if kind == "redis":
         local = SqliteLedger.in_folder(folder) if fallback == "local" else None
-        return RedisLedger(text, Path(folder), name=name, fallback=local)
-    if lowered.startswith("sqlite:///"):
-        return SqliteLedger(text[len("sqlite://"):])
-    if lowered.startswith("sqlite:"):
-        raise ConfigurationError(f"a SQLite ledger URL has three slashes and an absolute path: 'sqlite:///path', not {spec!r}")
-    if "://" in text or lowered == "memory":
-        kind = text.split("://")[0] if "://" in text else text
-        raise ConfigurationError(f"unknown ledger {kind!r}; use {_choices()}")
-    return SqliteLedger(Path(text))
+        return RedisLedger(str(target), Path(folder), name=name, fallback=local)
+    return SqliteLedger.in_folder(folder) if target is None else SqliteLedger(target)

@@ -12,6 +12,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
+from paperfetch import defaults
 from paperfetch.config import Identification, endpoint_env_var
 from paperfetch.errors import ConfigurationError, MalformedResponse, NotFoundError
 from paperfetch.http.outcome import Outcome, default_classify
@@ -213,8 +214,8 @@ class Source:
         """A candidate from this source, or None when *url* is not an http(s) URL."""
         if not isinstance(url, str):
             return None
-        if len(url) > _MAX_URL_CHARS and not url.lstrip()[:8].lower().startswith(("http://", "https://")):
-            return None  # long junk; a long http(s) URL is kept, and the item's row says why it was refused
+        if len(url) > defaults.MAX_CANDIDATE_URL_CHARS and not url.lstrip()[:8].lower().startswith(("http://", "https://")):
+            return None  # long junk; a long http(s) URL is kept, and the item (paperfetch.urlcheck) says why it was refused
         url = url.strip()
         try:
             url.encode("utf-8")
@@ -262,10 +263,6 @@ def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
             seen.add(cand.url)
             kept.append(cand)
     return kept
-
-
-#: Longer text not starting like an http(s) URL is junk; a longer http(s) URL is refused by paperfetch.urlcheck.
-_MAX_URL_CHARS = 16_384
 
 
 def quote_path(value: str) -> str:

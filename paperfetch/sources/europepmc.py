@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
-from paperfetch.sources.schema import OBJECTS, TEXT, YEAR, at, load_json, top_object
+from paperfetch.sources.schema import ID, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
 __all__ = ["EuropePMCSource"]
 
@@ -39,7 +39,7 @@ class EuropePMCSource(Source):
         results = at(data, "resultList", "result", kind=OBJECTS)
         ident = spec.ids[0]
         field = {IdType.DOI: "doi", IdType.PMID: "pmid", IdType.PMCID: "pmcid"}[ident.type]
-        matches = [r for r in results if (_id_text(r.get(field)) or "").lower() == ident.value.lower()]
+        matches = [r for r in results if (ID(r.get(field)) or "").lower() == ident.value.lower()]
         matches.sort(key=lambda r: r.get("source") != "MED")  # stable: MEDLINE first, then service order
         return {ident.key: self._record(matches[0])} if matches else {}
 
@@ -64,7 +64,7 @@ class EuropePMCSource(Source):
         doi = at(result, "doi", kind=TEXT)
         return Record(
             doi=doi.lower() if doi else None,
-            pmid=_id_text(result.get("pmid")),
+            pmid=ID(result.get("pmid")),
             pmcid=pmcid,
             title=at(result, "title", kind=TEXT),
             year=at(result, "pubYear", kind=YEAR),
@@ -73,10 +73,3 @@ class EuropePMCSource(Source):
             is_oa=result.get("isOpenAccess") == "Y" if result.get("isOpenAccess") in ("Y", "N") else None,
             candidates=dedupe(candidates),
         )
-
-
-def _id_text(value: Any) -> str | None:
-    """An id as text: Europe PMC writes them as strings, a number is read as its digits."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return TEXT(value)

@@ -8,9 +8,10 @@ from collections.abc import Iterable
 
 from lxml import etree
 
+from paperfetch import defaults
 from paperfetch.fulltext.base import FullTextError, JatsArticle
 from paperfetch.fulltext.jats import article_from_element
-from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES, local_name, parse_xml
+from paperfetch.fulltext.xmltext import local_name, parse_xml
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, quote_path
 from paperfetch.sources.europepmc import EuropePMCSource
@@ -22,7 +23,7 @@ __all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_can
 JatsAnswer = tuple[JatsArticle, bytes]
 
 
-def split_articles(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsAnswer]:
+def split_articles(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> list[JatsAnswer]:
     """Every ``<article>`` of *body*, parsed, each with its own XML; FullTextError when the body cannot be read."""
     root = parse_xml(body, max_bytes=max_bytes)
     name = local_name(root.tag)
@@ -52,7 +53,7 @@ class EuropePMCFullTextSource(Source):
         return RequestSpec(path=f"/europepmc/webservices/rest/{quote_path(ids[0].value)}/fullTextXML", params={},
                            ids=ids)
 
-    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> dict[str, JatsAnswer]:
+    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = defaults.MAX_XML_BYTES) -> dict[str, JatsAnswer]:
         """The one article of a ``fullTextXML`` answer, under the requested id's key."""
         found = split_articles(body, max_bytes=max_bytes)
         if len(found) != 1:
@@ -74,7 +75,7 @@ class PMCEfetchSource(NCBIEutilsSource):
         return RequestSpec(path="/entrez/eutils/efetch.fcgi", params={"db": "pmc", "id": numbers, "retmode": "xml"},
                            ids=ids)
 
-    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> dict[str, JatsAnswer]:
+    def articles(self, body: bytes, spec: RequestSpec, *, max_bytes: int = defaults.MAX_XML_BYTES) -> dict[str, JatsAnswer]:
         """The articles of a batched answer under the requested ids' keys; an id the answer lacks is absent."""
         wanted = {i.value.upper(): i.key for i in spec.ids}
         found: dict[str, JatsAnswer] = {}

@@ -19,7 +19,7 @@ from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.ids import Identifier, IdType
 from paperfetch.redact import register_secrets
 from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, batched
-from paperfetch.sources.schema import OBJECTS, TEXT, at, load_json, load_xml, top_object
+from paperfetch.sources.schema import ID, OBJECTS, TEXT, at, load_json, load_xml, top_object
 
 __all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo"]
 
@@ -120,12 +120,12 @@ class NCBIIdConvSource(_NCBISource):
             if item.get("status") == "error" or item.get("errmsg"):
                 continue  # an id the converter does not know ("Identifier not found in PMC", "invalid article id")
             # 2025 shape: "requested-id" echoes the asked id; the old one echoed it under its own type's key.
-            requested = _id_text(item.get("requested-id")) or _id_text(item.get(id_type.value))
+            requested = ID(item.get("requested-id")) or ID(item.get(id_type.value))
             key = by_value.get(_fold(id_type, requested or ""))
             if key is None:
                 continue
             doi = at(item, "doi", kind=TEXT)
-            records[key] = Record(doi=doi.lower() if doi else None, pmid=_id_text(item.get("pmid")),
+            records[key] = Record(doi=doi.lower() if doi else None, pmid=ID(item.get("pmid")),
                                   pmcid=at(item, "pmcid", kind=TEXT))
         return records
 
@@ -188,13 +188,6 @@ def mask_rate_limit_echo(response: requests.Response) -> None:
 
 def _fold(id_type: IdType, value: str) -> str:
     return value.upper() if id_type == IdType.PMCID else value.lower()
-
-
-def _id_text(value: Any) -> str | None:
-    """An id as text: NCBI writes PMIDs as numbers in some answers and strings in others."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return TEXT(value)
 
 
 def _json_status(response: requests.Response) -> Any:

@@ -4,18 +4,15 @@ only ``is_oa`` locations become candidates. The ``X-RateLimit-*`` budget is the 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from paperfetch.config import Identification
-from paperfetch.http.headers import parse_rate_limit_budget
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe, quote_path
 from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
-__all__ = ["OpenAlexSource", "RateLimitFacts", "budget_spent", "rate_limit_facts"]
+__all__ = ["OpenAlexSource"]
 
 _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/")
 _PMID_PREFIXES = ("https://pubmed.ncbi.nlm.nih.gov/", "http://pubmed.ncbi.nlm.nih.gov/")
@@ -122,31 +119,3 @@ def _strip(value: Any, prefixes: tuple[str, ...]) -> str | None:
         if value.lower().startswith(prefix):
             return value[len(prefix) :].strip("/")
     return value
-
-
-@dataclass(frozen=True)
-class RateLimitFacts:
-    """OpenAlex's ``X-RateLimit-*`` headers of one answer; a header that is absent or not a number is None."""
-
-    limit: float | None = None  #: X-RateLimit-Limit: the day's credits
-    remaining: float | None = None  #: X-RateLimit-Remaining: credits left today
-    credits_used: float | None = None  #: X-RateLimit-Credits-Used: what this request cost
-    credits_required: float | None = None  #: X-RateLimit-Credits-Required: what the refused request would cost
-    reset_s: float | None = None  #: X-RateLimit-Reset: seconds until the budget is renewed (midnight UTC)
-
-
-def rate_limit_facts(headers: Mapping[str, str], now: float | None = None) -> RateLimitFacts:
-    """The ``X-RateLimit-*`` headers as numbers (``-USD`` variants ignored); *now* turns an epoch reset into seconds."""
-    now = time.time() if now is None else now
-    budget = parse_rate_limit_budget(headers, now)
-    if budget is None:  # neither a limit nor what remains: not a budget answer
-        return RateLimitFacts()
-    reset_s = None if budget.reset_at is None else round(budget.reset_at - now, 3)
-    return RateLimitFacts(limit=budget.limit, remaining=budget.remaining, credits_used=budget.credits_used,
-                          credits_required=budget.credits_required, reset_s=reset_s)
-
-
-def budget_spent(headers: Mapping[str, str]) -> bool:
-    """True when ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``; without both, a 429 is transient."""
-    budget = parse_rate_limit_budget(headers, 0.0)
-    return budget is not None and budget.credits_required is not None and budget.spent

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import requests
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.base import RequestSpec
@@ -98,8 +99,8 @@ class PubMedSearch:
                 ) from exc
             raise
 
-    def esearch(self, http: FormFetcher, query: str, *, max_results: int = 200, mindate: str | None = None,
-                maxdate: str | None = None) -> SearchResult:
+    def esearch(self, http: FormFetcher, query: str, *, max_results: int = defaults.SEARCH_MAX_RESULTS,
+                mindate: str | None = None, maxdate: str | None = None) -> SearchResult:
         if not isinstance(query, str) or not query.strip():
             raise ConfigurationError("a PubMed search needs a non-empty query, e.g. 'crispr AND 2020[pdat]'")
         if not 0 < max_results <= MAX_RESULTS:
@@ -126,7 +127,8 @@ def get_url(url: str, params: dict[str, str]) -> str:
     return requests.Request("GET", url, params=params).prepare().url or url
 
 
-def esearch_params(query: str, max_results: int = 200, mindate: str | None = None, maxdate: str | None = None) -> dict[str, str]:
+def esearch_params(query: str, max_results: int = defaults.SEARCH_MAX_RESULTS, mindate: str | None = None,
+                   maxdate: str | None = None) -> dict[str, str]:
     """The ESearch query (without identification)."""
     params = {"db": "pubmed", "term": query.strip(), "usehistory": "y", "retmax": str(max_results), "retmode": "xml"}
     if mindate or maxdate:  # NCBI wants both; an open end is the earliest/latest date it knows

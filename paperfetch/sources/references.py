@@ -26,7 +26,6 @@ MAX_PAGES = 50
 #: Europe PMC's largest page of citations.
 EUROPEPMC_PAGE_SIZE = 1000
 LINK_COLUMNS: tuple[str, ...] = ("doi", "pmid", "openalex_id", "title", "year", "source_of_link")
-_SELECT = "id,doi,title,display_name,publication_year,ids"
 
 
 @dataclass

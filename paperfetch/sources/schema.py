@@ -9,7 +9,7 @@ from typing import Any
 
 from paperfetch.errors import MalformedResponse
 
-__all__ = ["ANY", "FLAG", "OBJECT", "OBJECTS", "TEXT", "TEXTS", "YEAR", "at", "load_json", "load_xml", "top_object"]
+__all__ = ["ANY", "FLAG", "ID", "OBJECT", "OBJECTS", "TEXT", "TEXTS", "YEAR", "at", "load_json", "load_xml", "top_object"]
 
 #: Longest text field kept; a longer one is junk, not a title or a URL.
 MAX_TEXT_CHARS = 100_000
@@ -26,6 +26,14 @@ def TEXT(value: Any) -> str | None:  # noqa: N802 - a declared kind reads like a
     except UnicodeEncodeError:
         return None
     return value
+
+
+def ID(value: Any) -> str | None:  # noqa: N802
+    """An identifier as text: services write PMIDs (and other ids) as numbers in some answers and strings in
+    others, so a whole number reads as its digits; else as :data:`TEXT`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return TEXT(value)
 
 
 def YEAR(value: Any) -> int | None:  # noqa: N802

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from paperfetch.errors import MalformedResponse
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe
-from paperfetch.sources.schema import OBJECT, TEXT, YEAR, at, load_json
+from paperfetch.sources.schema import ID, OBJECT, TEXT, YEAR, at, load_json
 
 __all__ = ["FIELDS", "SemanticScholarSource", "s2_id", "s2_license"]
 
@@ -57,7 +57,7 @@ class SemanticScholarSource(Source):
 
     def _record(self, paper: dict[str, Any]) -> Record:
         ids = at(paper, "externalIds", kind=OBJECT)
-        pmcid = _id_text(ids.get("PubMedCentral"))
+        pmcid = ID(ids.get("PubMedCentral"))
         doi = at(ids, "DOI", kind=TEXT)
         pdf = at(paper, "openAccessPdf", kind=OBJECT)
         status = (at(pdf, "status", kind=TEXT) or "").upper()
@@ -72,9 +72,9 @@ class SemanticScholarSource(Source):
                 host_type="publisher" if publisher else ("repository" if status == "GREEN" else None)))
         return Record(
             doi=doi.lower() if doi else None,
-            pmid=_id_text(ids.get("PubMed")),
+            pmid=ID(ids.get("PubMed")),
             pmcid=(pmcid if pmcid.upper().startswith("PMC") else f"PMC{pmcid}") if pmcid else None,
-            arxiv_id=_id_text(ids.get("ArXiv")),
+            arxiv_id=ID(ids.get("ArXiv")),
             title=at(paper, "title", kind=TEXT),
             year=at(paper, "year", kind=YEAR),
             oa_status=status.lower() or None,
@@ -107,9 +107,3 @@ def s2_license(value: str | None) -> str | None:
         if not rest:
             return "-".join(parts)
     return value.strip().lower()
-
-
-def _id_text(value: Any) -> str | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return TEXT(value)

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from paperfetch.config import STATE_ENV, clean_setting, env_state
+from paperfetch.config import env_state
 from paperfetch.errors import ConfigurationError
-from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts
+from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts, parse_store_spec
 from paperfetch.state.memory import MemoryStore
 from paperfetch.state.sqlite import SqliteStore, default_state_path
 
 __all__ = [
-    "ENV_VAR",
     "HostStateStore",
     "MemoryStore",
     "RedisStore",
@@ -24,10 +22,6 @@ __all__ = [
     "merge_facts",
     "open_store",
 ]
-
-#: The environment variable naming the store when no spec is given (read by :func:`paperfetch.config.env_state`).
-ENV_VAR = STATE_ENV
-
 
 def __getattr__(name: str) -> object:  # RedisStore imports only when asked for: redis-py is an extra
     if name == "RedisStore":
@@ -47,20 +41,12 @@ def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, f
         return SqliteStore(spec)
     if not isinstance(spec, str):
         raise ConfigurationError(f"state must be 'memory', 'sqlite', a path, 'sqlite:///path' or 'redis://…', not {spec!r}")
-    text = clean_setting("state", spec) or ""  # stripped; a control character refused, the password masked
-    lowered = text.lower()
-    if lowered == "memory":
+    choices = "'memory', a path, 'sqlite:///path' or 'redis://host:port/db'"
+    kind, target = parse_store_spec(spec, "state", "state store", choices, memory=True)
+    if kind == "memory":
         return MemoryStore()
-    if lowered in ("", "sqlite", "sqlite:", "sqlite://"):
-        return SqliteStore()
-    if lowered.startswith(("redis://", "rediss://", "unix://")):
+    if kind == "redis":
         from paperfetch.state.redis import RedisStore
 
-        return RedisStore(text, fallback=fallback)
-    if lowered.startswith("sqlite:///"):
-        return SqliteStore(text[len("sqlite://"):])
-    if lowered.startswith("sqlite:"):
-        raise ConfigurationError(f"a SQLite state URL has three slashes and an absolute path: 'sqlite:///path', not {spec!r}")
-    if "://" in text:
-        raise ConfigurationError(f"unknown state store {text.split('://')[0]!r}; use 'memory', a path, 'sqlite:///path' or 'redis://host:port/db'")
-    return SqliteStore(Path(text))
+        return RedisStore(str(target), fallback=fallback)
+    return SqliteStore(target)  # None: the default file

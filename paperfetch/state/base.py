@@ -9,11 +9,13 @@ from dataclasses import dataclass, replace
 from typing import Callable, Protocol, runtime_checkable
 
 from paperfetch import defaults
+from paperfetch.config import clean_setting
+from paperfetch.errors import ConfigurationError
 
 __all__ = [
-    "BREAKER_STATES", "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts",
+    "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts",
     "apply_update", "clamp_facts", "clamp_slot", "expire_facts", "finish_slot", "merge_facts", "new_token",
-    "reserve_slot", "slot_horizon"
+    "parse_store_spec", "reserve_slot", "slot_horizon"
 ]
 
 logger = logging.getLogger("paperfetch.state")
@@ -25,9 +27,6 @@ _UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots
 
 #: A slot further ahead than this many intervals (plus lease and largest Crawl-delay) is a clock that moved.
 MAX_QUEUED_STARTS = 64
-
-#: The circuit breaker's states: closed → open → half-open.
-BREAKER_STATES = ("closed", "open", "half_open")
 
 
 @dataclass(frozen=True)
@@ -280,3 +279,26 @@ def apply_update(current: StoredFacts, change: Callable[[StoredFacts], StoredFac
     if not isinstance(proposed, StoredFacts):
         raise TypeError(f"an update must return StoredFacts, not {type(proposed).__name__}")
     return merge_facts(current, proposed, now)
+
+
+def parse_store_spec(spec: str, what: str, noun: str, choices: str, *, memory: bool) -> tuple[str, str | None]:
+    """What a store *spec* names, as the host-state store (*what* ``"state"``) and the ledger read it:
+    ``("memory", None)`` (only where *memory* is one), ``("sqlite", None)`` (the default file),
+    ``("sqlite", path)`` or ``("redis", url)``. A ``sqlite:`` URL without three slashes, or another scheme,
+    is a :class:`~paperfetch.errors.ConfigurationError` naming the *noun* and the *choices*."""
+    text = clean_setting(what, spec) or ""  # stripped; a control character refused, the password masked
+    lowered = text.lower()
+    if memory and lowered == "memory":
+        return "memory", None
+    if lowered in ("", "sqlite", "sqlite:", "sqlite://"):
+        return "sqlite", None
+    if lowered.startswith(("redis://", "rediss://", "unix://")):
+        return "redis", text
+    if lowered.startswith("sqlite:///"):
+        return "sqlite", text[len("sqlite://"):]
+    if lowered.startswith("sqlite:"):
+        raise ConfigurationError(f"a SQLite {what} URL has three slashes and an absolute path: 'sqlite:///path', not {spec!r}")
+    if "://" in text or lowered == "memory":
+        kind = text.split("://")[0] if "://" in text else text
+        raise ConfigurationError(f"unknown {noun} {kind!r}; use {choices}")
+    return "sqlite", text

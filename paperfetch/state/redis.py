@@ -104,7 +104,7 @@ class RedisStore(StoreBase):
         *,
         namespace: str = defaults.REDIS_NAMESPACE,
         fallback: str | HostStateStore | None = None,
-        retry_after_s: float = 30.0,
+        retry_after_s: float = defaults.REDIS_RETRY_AFTER_S,
         socket_timeout_s: float = defaults.REDIS_SOCKET_TIMEOUT_S,
     ) -> None:
         try:

@@ -19,14 +19,12 @@ from typing import Callable
 
 from paperfetch.config import lock_timeout_s
 
-__all__ = ["FileFault", "Opened", "fault_of", "lock_holders", "move_aside", "open_database", "write_errno"]
+__all__ = ["FileFault", "Opened", "fault_of", "lock_holders", "move_aside", "open_database"]
 
 logger = logging.getLogger("paperfetch.state")
 
-#: errno values of a local write that cannot succeed (the disk, its permissions): never a network fault.
+#: errno values of a full disk (or quota): a local write that cannot succeed, never a network fault.
 _FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG})
-_WRITE_ERRNOS = _FULL_ERRNOS | frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EISDIR,
-                                          errno.ENOTDIR, errno.ENAMETOOLONG})
 
 
 class FileFault(str, Enum):
@@ -35,11 +33,6 @@ class FileFault(str, Enum):
     LOCKED = "locked"     #: another process holds its lock past the busy timeout
     FULL = "full"         #: the disk (or quota) is full
     DAMAGED = "damaged"   #: not a database, malformed, a folder, read-only, unreadable
-
-
-def write_errno(exc: BaseException) -> bool:
-    """Whether *exc* is an OSError of a local write (full disk, read-only, no permission, I/O error)."""
-    return isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS
 
 
 def fault_of(exc: BaseException) -> FileFault | None:
