@@ -32,6 +32,7 @@ The record has two parts:
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -57,6 +58,7 @@ logger = logging.getLogger(__name__)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@functools.lru_cache(maxsize=1024)  # one request asks for its URL's host several times (check, record, cap)
 def host_key(url: str) -> str:
     """The host a URL's politeness is kept under: ``host`` or ``host:port``."""
     try:
@@ -304,7 +306,7 @@ class HostLimiter:
             stored = self._store.update(self.key, on_stored, self._registry.clock.time())
             old = seen[0] if seen else self.facts
             new = self.adopt(stored)
-            if new != old:
+            if new is not old and new != old:
                 self.cond.notify_all()
             return old, new
 

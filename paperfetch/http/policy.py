@@ -69,6 +69,7 @@ from paperfetch.http.headers import (
     RateLimitBudget,
     ServerWait,
     has_rate_limit_headers,
+    mentions_limits,
     parse_pool_limits,
     parse_rate_limit_budget,
     server_requested_wait,
@@ -247,7 +248,7 @@ def delay_range(facts: HostFacts, settings: PolicySettings, host: str) -> DelayR
 
 def floor(facts: HostFacts, settings: PolicySettings, host: str) -> float:
     """The published floor of the host's delay, without backoff or what was learned."""
-    plain = replace(facts, backoff_s=0.0, learned_interval_s=0.0)
+    plain = replace(facts, backoff_s=0.0, learned_interval_s=0.0) if facts.backoff_s or facts.learned_interval_s else facts
     rng = delay_range(plain, settings, host)
     return 0.0 if rng is None else rng.low
 
@@ -406,10 +407,13 @@ def observe_response(
     *gap_s* is the gap the request kept after the host's previous one (``None``: unknown);
     *floor_s* the published floor of the host's delay (below it nothing is learned)."""
     notices: list[Notice] = []
-    server = server_requested_wait(headers, now)
-    rate_limited_403 = status == 403 and has_rate_limit_headers(headers, now)
-    budget = parse_rate_limit_budget(headers, now)
-    new = _announced(facts, budget, parse_pool_limits(headers), status)
+    if mentions_limits(headers):
+        server = server_requested_wait(headers, now)
+        rate_limited_403 = status == 403 and has_rate_limit_headers(headers, now)
+        budget = parse_rate_limit_budget(headers, now)
+        new = _announced(facts, budget, parse_pool_limits(headers), status)
+    else:  # no wait, budget or pool is named: each reader would answer None
+        server, rate_limited_403, budget, new = None, False, None, facts
     if budget is not None and budget.spent and (status == 429 or 200 <= status < 300):
         new = _spend(new, settings, budget, server, status, now, notices)
         if status == 429:  # the budget, not the pace: no failure, no backoff, nothing learned
