@@ -629,7 +629,7 @@ class HttpClient(ConfiguredKnobs):
             on_error=lambda exc: hosts.observe_error(host, url, exc),
             on_response=lambda response: hosts.observe(host, url, response, exempt=exempt),
             gate=lambda: wire.ensure_open(host, settings, clock.time(), exempt=exempt, refresh=gap > 0),
-            cap=hosts.in_flight_cap(url),
+            cap=policy.in_flight_cap(host.facts, settings, host.key),
         )
 
     def _follow(self, url: str, current: str, location: str, response: requests.Response, hop: int, seen: set[str],

@@ -136,6 +136,9 @@ class Decision:
     probe: bool = False  #: PROCEED as the half-open breaker's one probe
 
 
+_PROCEED = Decision(Verdict.PROCEED)
+
+
 @dataclass(frozen=True)
 class Pace:
     """The process-local pacing state of a host (monotonic times)."""
@@ -234,6 +237,8 @@ def delay_range(facts: HostFacts, settings: PolicySettings, host: str) -> DelayR
     """The delay range for the host's next request, every floor applied (``None``: no delay)."""
     declared = facts.announced_interval_s or settings.host_intervals.get(host, 0.0)  # the host's own word first
     interval = max(declared, learned_interval(facts, settings))
+    if settings.configured_range is None and facts.robots is None and facts.backoff_s <= 0 and interval <= 0:
+        return None  # no range, no robots.txt consulted, nothing to slow down for: what effective_range answers
     return effective_range(
         configured=settings.configured_range,
         # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
@@ -299,7 +304,7 @@ def decide(
     wait = pacing_wait(facts, pace, settings, host=host, mono=mono)
     if wait > 0:
         return Decision(Verdict.WAIT, wait, "pacing")
-    return Decision(Verdict.PROCEED, probe=probe)
+    return Decision(Verdict.PROCEED, probe=True) if probe else _PROCEED
 
 
 # ---------------------------------------------------------------------- when may the host go next

@@ -186,8 +186,10 @@ def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
     * a hold or an open breaker further ahead than :data:`~paperfetch.defaults.MAX_HOLD_S` is brought
       back to that bound: a clock that moved (or a corrupt record) never holds a host for longer.
     """
-    changes: dict = {}
     skew = facts.updated_at - now
+    if skew <= CLOCK_SKEW_S and facts.hold_until is None and facts.breaker_open_until is None:
+        return facts  # nothing ahead to bring back (every read of a quiet host)
+    changes: dict = {}
     if skew > CLOCK_SKEW_S:
         for name in _UNTIL_FIELDS:
             value = getattr(facts, name)
