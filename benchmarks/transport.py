@@ -1,9 +1,11 @@
 """Transport benchmark against loopback servers. Prints figures; asserts nothing.
 
-    python benchmarks/transport.py [--requests 400] [--paced 60]
+    python benchmarks/transport.py [--requests 1000] [--paced 60]
 
 1. Per-request overhead of ``HttpClient.get`` over a bare ``requests.Session``
-   (median per-request time, ratio, same run, interleaved blocks; also with ``polite_mode=False``).
+   (median per-request time, ratio, same run, interleaved blocks; also with ``polite_mode=False``),
+   and the median of the ratios of blocks run side by side (less sensitive to a machine whose load
+   changes during the run), with its quartiles.
 2. Pacing accuracy on a host whose robots.txt says ``Crawl-delay: 0.1``:
    server-side arrival gap minus the required 0.1 s (median, max, min), and the lateness:
    how much later than a bare ``requests.Session`` that sleeps the same gap (Crawl-delay plus
@@ -37,20 +39,33 @@ def overhead(n: int) -> None:
             session.get(url)
             client.get(url)
             raw.get(url)
-        bare: list[float] = []
-        polite: list[float] = []
-        unpaced: list[float] = []
-        block = 25
+        runs: dict[str, list[float]] = {"bare": [], "polite": [], "unpaced": []}
+        rounds: list[tuple[float, float]] = []  # per round: (polite, unpaced) over bare, blocks side by side
+        block = 10
         for _ in range(max(1, n // block)):
-            for fn, sink in ((session.get, bare), (client.get, polite), (raw.get, unpaced)):
+            medians = {}
+            for name, fn in (("bare", session.get), ("polite", client.get), ("unpaced", raw.get)):
+                times = []
                 for _ in range(block):
                     t0 = time.perf_counter()
                     fn(url)
-                    sink.append(time.perf_counter() - t0)
-        b, p, r = statistics.median(bare), statistics.median(polite), statistics.median(unpaced)
+                    times.append(time.perf_counter() - t0)
+                runs[name] += times
+                medians[name] = statistics.median(times)
+            rounds.append((medians["polite"] / medians["bare"], medians["unpaced"] / medians["bare"]))
+        b, p, r = (statistics.median(runs[name]) for name in ("bare", "polite", "unpaced"))
         print(f"overhead: requests.Session median {b * 1e6:.0f} us, HttpClient.get median {p * 1e6:.0f} us "
-              f"over {len(polite)} requests each -> ratio {p / b:.2f} (polite_mode=False: {r * 1e6:.0f} us, "
+              f"over {len(runs['polite'])} requests each -> ratio {p / b:.2f} (polite_mode=False: {r * 1e6:.0f} us, "
               f"ratio {r / b:.2f})")
+        polite, unpaced = ([q[i] for q in rounds] for i in (0, 1))
+        print(f"overhead: per round of {block} requests each, side by side: ratio median {statistics.median(polite):.3f} "
+              f"(quartiles {_quartiles(polite)}), polite_mode=False {statistics.median(unpaced):.3f} "
+              f"(quartiles {_quartiles(unpaced)})")
+
+
+def _quartiles(values: list[float]) -> str:
+    q1, _, q3 = statistics.quantiles(values, n=4)
+    return f"{q1:.3f}-{q3:.3f}"
 
 
 def pacing(n: int) -> None:
@@ -92,7 +107,7 @@ def held_host(calls: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--paced", type=int, default=60)
     args = parser.parse_args()
     overhead(args.requests)
