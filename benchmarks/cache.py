@@ -61,7 +61,8 @@ def lookup_overhead(items: int) -> None:
 
 def demo_runs(batch: int) -> None:
     from paperfetch import Retriever
-    from paperfetch.demo import PAPERS, DemoWorld
+    from paperfetch.demo import DemoWorld
+    from paperfetch.demo.world import PAPERS
 
     dois = [p.doi for p in PAPERS][:batch]
     metadata = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi")

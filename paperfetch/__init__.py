@@ -8,7 +8,7 @@ import logging as _logging
 from paperfetch._version import __version__
 from paperfetch.cache import MetadataCache
 from paperfetch.clock import FakeClock, SystemClock
-from paperfetch.config import Identification, Settings, load_settings
+from paperfetch.config import Identification
 from paperfetch.errors import (
     ConfigurationError,
     DeadlineExceeded,
@@ -54,6 +54,7 @@ from paperfetch.outcomes import Status
 from paperfetch.redact import Redactor, redact_text, redact_url, register_secrets
 from paperfetch.redact import install_log_filter as _install_log_filter
 from paperfetch.retriever import Retriever
+from paperfetch.settings import Settings, load_settings
 
 # A library adds no handler and sets no level: the application's logging configuration decides.
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

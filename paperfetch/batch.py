@@ -1,9 +1,5 @@
-"""Batches over many hosts, the sugar: :func:`get_many` and :func:`iter_many`.
-
-``client.get`` for many URLs at once, each host exactly as polite as a loop of ``get`` would
-keep it, the hosts served side by side by :class:`~paperfetch.http.scheduler.HostScheduler`
-(which lives with the transport, in :mod:`paperfetch.http.scheduler`, and is re-exported here
-with the names this module always had). Nothing here paces, decides or retries.
+""":func:`get_many` and :func:`iter_many`: each host as polite as a loop of ``get`` would keep it, the hosts
+side by side (docs/politeness.md, "get_many()"); :class:`HostScheduler` is re-exported from paperfetch.http.
 """
 
 from __future__ import annotations
@@ -70,13 +66,8 @@ def iter_many(
     workers: int | None = None,
     **kwargs: Any,
 ) -> Generator[tuple[int, "requests.Response | BaseException | None"], None, None]:
-    """``(index, client.get(urls[index], **kwargs))`` for every URL, as each finishes (hosts side by side).
-
-    Where ``get`` would raise, the pair holds the exception. The batch runs in a dispatcher thread
-    while you iterate; leaving the loop early (``break``, an exception, Ctrl-C, closing the
-    generator) stops it, and the generator returns only when every thread of the batch has ended:
-    nothing is sent after that.
-    """
+    """``(index, client.get(urls[index], **kwargs))`` as each URL finishes (the exception where ``get`` would
+    raise). Leaving the loop early stops the batch; the generator returns once all its threads have ended."""
     jobs = [_GetJob(client, i, url, kwargs) for i, url in enumerate(urls)]
     done: queue.SimpleQueue = queue.SimpleQueue()
     scheduler = HostScheduler(client, workers=workers, on_finished=done.put)
@@ -113,19 +104,8 @@ def get_many(
     return_exceptions: bool = True,
     **kwargs: Any,
 ) -> list["requests.Response | BaseException | None"]:
-    """``[client.get(url, **kwargs) for url in urls]``, with the hosts served concurrently (built on :func:`iter_many`).
-
-    Each slot holds exactly what ``get`` returned for that URL: a response (any HTTP
-    status, synthetic for held or suppressed hosts) or ``None`` when robots.txt
-    disallows the URL. Where ``get`` would have *raised* (timeouts and connection
-    errors after their retries, :class:`~paperfetch.InvalidURL`,
-    :class:`~paperfetch.TooManyRedirects`):
-
-    * ``return_exceptions=True`` (default, as :func:`asyncio.gather`): the slot holds
-      the exception instance and the batch goes on;
-    * ``return_exceptions=False``: the first exception (in time) stops the batch and is
-      raised, as a loop of ``get`` would have.
-    """
+    """``[client.get(url, **kwargs) for url in urls]``, the hosts served concurrently. Where ``get`` would raise,
+    ``return_exceptions=True`` (default) puts the exception in the slot; False raises the first one, stopping the batch."""
     urls = list(urls)
     results: list[Any] = [None] * len(urls)
     pairs = iter_many(client, urls, workers=workers, **kwargs)

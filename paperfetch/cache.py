@@ -1,33 +1,4 @@
-"""A metadata cache: the services' answers kept on disk, asked *before* the transport paces.
-
-:class:`MetadataCache` is a small SQLite table (one file in the user cache
-directory, ``platformdirs.user_cache_dir("paperfetch")``, or
-``$PAPERFETCH_CACHE_DIR``) of answers keyed by method, URL and query **without**
-the identity parameters (``email``, ``mailto``, ``tool``, ``api_key``): the same
-question asked by another user, or with another key, is the same entry, and no
-secret is ever stored. Answers live :data:`ANSWER_TTL_S` (7 days); "not found"
-lives :data:`NOT_FOUND_TTL_S` (1 day), because a work a service did not know
-yesterday may be indexed today.
-
-:class:`CachedFetcher` wraps anything with the :class:`~paperfetch.sources.base.Fetcher`
-shape. A hit returns a response built from the stored body (or raises
-:class:`~paperfetch.NotFoundError` again) without touching the transport, so it
-costs no pacing wait and no request; a miss goes through the transport and
-stores what came back when it is an answer (2xx) or "not found". Errors, holds,
-robots refusals and anything else are never stored. :func:`metadata_fetcher` turns the
-Retriever's ``cache=`` argument into the fetcher its metadata requests go through.
-
-Deliberately not here: PDFs and landing pages (the ledger and the files on disk
-are their cache), HTTP validators (ETag / If-Modified-Since): the services'
-answers are small and a week old is fresh enough for identifiers and links.
-requests-cache was considered and left out: it sits below the session, i.e.
-*after* our politeness layer has already waited for the host's slot.
-
-The file is a cache, so none of its faults stops a run (:mod:`paperfetch.state.sqlite_faults`): a
-damaged file is moved aside and a new one made; a file locked by another process past the lock timeout,
-a full disk or a file that cannot be moved gives a cache in memory for this run (``in_memory``), with
-one WARNING naming the file. A write or read that fails later (the disk fills up) does the same.
-"""
+"""The metadata cache, asked *before* the transport paces (docs/research.md, "The metadata cache")."""
 
 from __future__ import annotations
 
@@ -74,9 +45,9 @@ CREATE TABLE IF NOT EXISTS answers (
 """
 
 
-def default_cache_path() -> Path:
-    """``$PAPERFETCH_CACHE_DIR/metadata-cache.sqlite``, else the platform's user cache directory."""
-    named = env_cache_dir()
+def default_cache_path(folder: str | os.PathLike[str] | None = None) -> Path:
+    """The cache file in *folder*, else in ``$PAPERFETCH_CACHE_DIR``, else in the platform's user cache directory."""
+    named = Path(folder).expanduser() if folder else env_cache_dir()
     if named:
         return named / _FILENAME
     import platformdirs
@@ -85,8 +56,7 @@ def default_cache_path() -> Path:
 
 
 def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[str, Any] | str | bytes | None = None) -> str:
-    """``GET <url>?<sorted query>`` with the identity parameters removed; a POST's form *data*
-    (an idempotent read, see ``HttpClient.fetch``) is part of its key: ``POST <url>?<sorted query and form>``."""
+    """``GET <url>?<sorted query>`` without the identity parameters; a POST's form *data* joins the key (``POST …``)."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) + [(str(k), str(v)) for k, v in (params or {}).items()]
     if isinstance(data, (str, bytes)):  # a JSON body (Semantic Scholar's batch): its text is the key
@@ -99,11 +69,8 @@ def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[s
 
 
 class MetadataCache:
-    """Stored answers with a time to live. Thread-safe; one SQLite file.
-
-    :param path: the database file (default :func:`default_cache_path`); ``":memory:"`` for a private one.
-    :param now: wall-clock seconds (injected in tests).
-    """
+    """Stored answers with a time to live, in one SQLite file (*path*, default :func:`default_cache_path`;
+    ``":memory:"`` for a private one). Thread-safe; *now* gives wall-clock seconds (tests inject it)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, answer_ttl_s: float = ANSWER_TTL_S,
                  not_found_ttl_s: float = NOT_FOUND_TTL_S, now: Callable[[], float] = time.time) -> None:
@@ -162,7 +129,6 @@ class MetadataCache:
             self._db = self._in_memory()
             return self._db.execute(sql, parameters)
 
-    # -- reading -----------------------------------------------------------------
     def get(self, key: str) -> tuple[int, str | None, bytes] | None:
         """``(status, content_type, body)`` of a live entry, or None; status -1 is a stored "not found"."""
         with self._lock:
@@ -178,7 +144,6 @@ class MetadataCache:
         with self._lock:
             return int(self._execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
 
-    # -- writing -----------------------------------------------------------------
     def put_answer(self, key: str, status: int, content_type: str | None, body: bytes, *, ttl_s: float | None = None) -> None:
         """Store an answer for *ttl_s* seconds (default :attr:`answer_ttl_s`; a search's is shorter)."""
         self._put(key, status, content_type, body, self.answer_ttl_s if ttl_s is None else ttl_s)
@@ -219,10 +184,7 @@ class MetadataCache:
 
 
 class CachedFetcher:
-    """A :class:`~paperfetch.sources.base.Fetcher` that asks *cache* first and *fetcher* on a miss.
-
-    Every other attribute is the wrapped fetcher's, so it can stand where the transport stood.
-    """
+    """A Fetcher that asks *cache* first and *fetcher* on a miss; every other attribute is the wrapped fetcher's."""
 
     def __init__(self, fetcher: Any, cache: MetadataCache) -> None:
         self.fetcher = fetcher
@@ -239,12 +201,7 @@ class CachedFetcher:
     def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
               headers: dict[str, str] | None = None, key: str | None = None, ttl_s: float | None = None,
               **kwargs: Any) -> requests.Response:
-        """The stored answer, else the transport's (stored when it is one).
-
-        *key* replaces :func:`cache_key` of the request (a PubMed history page is keyed by its query, not its
-        WebEnv); *ttl_s* how long an answer stored now lives (default the cache's ``answer_ttl_s``).
-        A hit's response carries ``X-Paperfetch-Cache: hit``.
-        """
+        """The stored answer (``X-Paperfetch-Cache: hit``), else the transport's; *key* replaces :func:`cache_key`."""
         key = key or cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)
         if stored is not None:
@@ -289,18 +246,16 @@ def _response(url: str, status: int, content_type: str | None, body: bytes) -> r
     return response
 
 
-def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None) -> tuple[Any, MetadataCache | None]:
-    """``(fetcher for metadata requests, the cache this call opened or None)``.
-
-    *cache*: True the file in the user cache directory, False or None no cache, a path that file,
-    or a :class:`MetadataCache` the caller owns (and closes).
-    """
+def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCache | None, *,
+                     folder: str | os.PathLike[str] | None = None) -> tuple[Any, MetadataCache | None]:
+    """``(fetcher for metadata requests, the cache this call opened or None)``; *cache* True means the file in
+    *folder* (default: the user cache directory), a path that file, a MetadataCache the caller's own."""
     if cache is None or cache is False:
         return api, None
     if isinstance(cache, MetadataCache):
         return CachedFetcher(api, cache), None  # the caller's: closed by the caller
     if cache is True:
-        opened = MetadataCache()
+        opened = MetadataCache(default_cache_path(folder))
     elif isinstance(cache, (str, os.PathLike)):
         opened = MetadataCache(cache)
     else:

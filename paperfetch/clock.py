@@ -1,13 +1,4 @@
-"""Time, injected: a clock that reads the time and a sleep that waits.
-
-Everything time-dependent in paperfetch takes a :class:`Clock`, so the unit
-tests run on a :class:`FakeClock` that only advances when something sleeps
-(or the test advances it) and never waits in real time.
-
-A clock has two readings: ``monotonic()`` for measuring intervals (pacing,
-holds, budgets) and ``time()`` for the wall clock (HTTP dates, epoch reset
-headers, the times shown to people).
-"""
+"""Time, injected: ``monotonic()``, ``time()`` and sleeps; tests use :class:`FakeClock` (docs/testing.md, "Fake clock")."""
 
 from __future__ import annotations
 
@@ -55,11 +46,7 @@ SYSTEM_CLOCK = SystemClock()
 
 
 class FakeClock:
-    """A clock that only moves when told to: ``sleep(s)`` advances it by *s* at once.
-
-    ``sleeps`` lists every sleep asked for, so a test can assert how long the
-    code under test would have waited.
-    """
+    """A clock that only moves when told to: ``sleep(s)`` advances it by *s* at once; ``sleeps`` lists every sleep."""
 
     def __init__(self, start_wall: float = 1_700_000_000.0, start_monotonic: float = 1_000.0) -> None:
         self._offset = start_wall - start_monotonic

@@ -1,28 +1,18 @@
-"""Frozen settings that are not the transport's own: who we are to the services, and the environment.
+"""Who we are to the services, and the small readers of the environment.
 
-The transport's knobs live on :class:`paperfetch.HttpClient` (their names and
-defaults are PyPaperRetriever's contract). This module holds the identity a
-service asks for — a contact e-mail, API keys, a tool name — as an immutable
-value whose ``repr`` never shows a secret, the effective :class:`Settings`
-(arguments > environment > config file > defaults), and it is the **one reader
-of** ``PAPERFETCH_*`` **environment variables**: the settings' own variables in
-:func:`load_settings`, and the small readers other modules call
-(:func:`env_state`, :func:`env_endpoint_url`, :func:`env_cache_dir`,
-:func:`lock_timeout_s`, :func:`default_config_path`). No other module reads ``os.environ`` for them.
-
-Every text setting passes :func:`clean_setting`, here, for the CLI and the library alike: surrounding
-whitespace is stripped (an e-mail read from a file keeps its newline) and any control character left
-(``"\r\nX-Injected: 1"``) is refused with a :class:`ConfigurationError` naming the setting, never
-showing a secret's value.
-
-It does not open stores, caches or clients: it only says what the environment asks for.
+:class:`Identification` is the contact e-mail, API keys and tool name, frozen, its ``repr`` masked.
+:func:`clean_setting` strips every text setting and refuses control characters (header injection),
+never showing a secret. The readers here (:func:`env_state`, :func:`env_endpoint_url`,
+:func:`env_cache_dir`, :func:`lock_timeout_s`, :func:`default_config_path`) and
+:func:`paperfetch.settings.load_settings` are the only readers of ``PAPERFETCH_*`` variables.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -31,13 +21,14 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.redact import register_secrets
 
 __all__ = [
-    "CACHE_DIR_ENV", "CONFIG_ENV", "Identification", "LOCK_TIMEOUT_ENV", "SETTING_NAMES", "STATE_ENV", "Settings",
-    "clean_setting", "default_config_path", "endpoint_env_var", "env_cache_dir", "env_endpoint_url", "env_state",
-    "load_settings", "lock_timeout_s", "read_config_file", "user_agent_for"
+    "CACHE_DIR_ENV", "CONFIG_ENV", "Identification", "LOCK_TIMEOUT_ENV", "STATE_ENV", "clean_setting", "default_config_path",
+    "endpoint_env_var", "env_cache_dir", "env_endpoint_url", "env_state", "environment", "lock_timeout_s", "mask",
+    "read_toml_table", "user_agent_for", "without_userinfo",
 ]
 
 
-def _mask(value: object) -> str:
+def mask(value: object) -> str:
+    """How a secret setting is shown: ``None``, or ``'***'``."""
     return "None" if value is None else "'***'"
 
 
@@ -46,10 +37,8 @@ _CONTROL_CHARACTERS = frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x7F
 _SECRET_SETTINGS = frozenset({"email", "openalex_api_key", "ncbi_api_key", "s2_api_key"})
 
 
-def _without_userinfo(text: str) -> str:
+def without_userinfo(text: str) -> str:
     """*text* with the ``user:password@`` of any URL in it masked (a Redis URL's password, say)."""
-    import re
-
     return re.sub(r"//[^/@\s]*@", "//***@", text)
 
 
@@ -67,7 +56,7 @@ def clean_setting(name: str, value: str | None) -> str | None:
     stripped = value.strip()
     for index, character in enumerate(stripped):
         if character in _CONTROL_CHARACTERS:
-            shown = "(value not shown)" if name in _SECRET_SETTINGS or "key" in name else repr(_without_userinfo(stripped))
+            shown = "(value not shown)" if name in _SECRET_SETTINGS or "key" in name else repr(without_userinfo(stripped))
             raise ConfigurationError(
                 f"{name} contains a control character (U+{ord(character):04X} at position {index}) {shown}; "
                 "give it without line breaks, tabs or other control characters"
@@ -103,7 +92,7 @@ class Identification:
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
-            shown = repr(value) if f.name == "tool" else _mask(value)
+            shown = repr(value) if f.name == "tool" else mask(value)
             parts.append(f"{f.name}={shown}")
         return f"Identification({', '.join(parts)})"
 
@@ -125,41 +114,18 @@ STATE_ENV = "PAPERFETCH_STATE"
 CACHE_DIR_ENV = "PAPERFETCH_CACHE_DIR"
 #: Environment variable overriding :data:`paperfetch.defaults.LOCK_TIMEOUT_S` (seconds).
 LOCK_TIMEOUT_ENV = "PAPERFETCH_LOCK_TIMEOUT_S"
-_SECRET_FIELDS = _SECRET_SETTINGS
 
 
-@dataclass(frozen=True)
-class _Field:
-    name: str
-    kind: type
-    default: Any
-    env: tuple[str, ...]
-    help: str
 
 
-_FIELDS: tuple[_Field, ...] = (
-    _Field("email", str, None, ("PAPERFETCH_EMAIL",), "contact e-mail (Unpaywall requires one)"),
-    _Field("openalex_api_key", str, None, ("PAPERFETCH_OPENALEX_API_KEY",), "OpenAlex API key"),
-    _Field("ncbi_api_key", str, None, ("PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY"), "NCBI E-utilities API key"),
-    _Field("s2_api_key", str, None, ("PAPERFETCH_S2_API_KEY",), "Semantic Scholar API key"),
-    _Field("out_dir", str, defaults.OUT_DIR, ("PAPERFETCH_OUT",), "output folder (also holds the resume ledger)"),
-    _Field("workers", int, None, ("PAPERFETCH_WORKERS",), "worker threads (none: by the number of hosts)"),
-    _Field("delay_min_s", float, None, ("PAPERFETCH_DELAY_MIN",), "minimum seconds between requests to a host"),
-    _Field("delay_max_s", float, None, ("PAPERFETCH_DELAY_MAX",), "maximum seconds between requests to a host"),
-    _Field("max_retries", int, defaults.MAX_RETRIES, ("PAPERFETCH_MAX_RETRIES",), "retries per request"),
-    _Field("state", str, defaults.STATE, (STATE_ENV,),
-           "host-state store: 'sqlite' (user cache dir), a path, 'sqlite:///path', 'redis://host:port/db' or 'memory'"),
-)
-SETTING_NAMES = tuple(f.name for f in _FIELDS)
-
-
-def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+def environment(environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """*environ*, else the process's environment (``os.environ``)."""
     return os.environ if environ is None else environ
 
 
 def env_state(environ: Mapping[str, str] | None = None) -> str:
     """The host-state store ``$PAPERFETCH_STATE`` names, else ``"sqlite"`` (the file in the user cache directory)."""
-    return clean_setting(STATE_ENV, _environ(environ).get(STATE_ENV)) or defaults.STATE
+    return clean_setting(STATE_ENV, environment(environ).get(STATE_ENV)) or defaults.STATE
 
 
 def endpoint_env_var(name: str) -> str:
@@ -169,19 +135,19 @@ def endpoint_env_var(name: str) -> str:
 
 def env_endpoint_url(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     """``$PAPERFETCH_<NAME>_URL`` (a source's base URL, or ``doi`` for the DOI resolver); None when unset or empty."""
-    return clean_setting(endpoint_env_var(name), _environ(environ).get(endpoint_env_var(name)) or None)
+    return clean_setting(endpoint_env_var(name), environment(environ).get(endpoint_env_var(name)) or None)
 
 
 def env_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """The metadata cache's folder ``$PAPERFETCH_CACHE_DIR`` names (``~`` expanded); None when unset or empty."""
-    named = clean_setting(CACHE_DIR_ENV, _environ(environ).get(CACHE_DIR_ENV))
+    named = clean_setting(CACHE_DIR_ENV, environment(environ).get(CACHE_DIR_ENV))
     return Path(named).expanduser() if named else None
 
 
 def lock_timeout_s(environ: Mapping[str, str] | None = None) -> float:
     """How long a SQLite file locked by another process is waited for: ``$PAPERFETCH_LOCK_TIMEOUT_S``,
     else :data:`paperfetch.defaults.LOCK_TIMEOUT_S` (read at each call, so a test may set it short)."""
-    named = _environ(environ).get(LOCK_TIMEOUT_ENV, "").strip()
+    named = environment(environ).get(LOCK_TIMEOUT_ENV, "").strip()
     if named:
         try:
             value = float(named)
@@ -193,9 +159,9 @@ def lock_timeout_s(environ: Mapping[str, str] | None = None) -> float:
     return float(defaults.LOCK_TIMEOUT_S)
 
 
-def default_config_path() -> Path:
+def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
     """``$PAPERFETCH_CONFIG``, or ``config.toml`` in the user config directory (platformdirs)."""
-    named = os.environ.get(CONFIG_ENV)
+    named = environment(environ).get(CONFIG_ENV)
     if named:
         return Path(named).expanduser()
     import platformdirs
@@ -203,79 +169,8 @@ def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir("paperfetch", appauthor=False)) / CONFIG_FILE_NAME
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The effective settings: arguments > environment > config file > defaults.
-
-    Made by :func:`load_settings`; ``origin`` says where each value came from
-    (``"argument"``, ``"env PAPERFETCH_EMAIL"``, ``"file /…/config.toml"``, ``"default"``).
-    The ``repr`` masks the e-mail and the API keys; creating one registers them for redaction.
-    """
-
-    email: str | None = None
-    openalex_api_key: str | None = None
-    ncbi_api_key: str | None = None
-    s2_api_key: str | None = None
-    out_dir: str = defaults.OUT_DIR
-    workers: int | None = None
-    delay_min_s: float | None = None
-    delay_max_s: float | None = None
-    max_retries: int = defaults.MAX_RETRIES
-    #: the host-state store (:func:`paperfetch.state.open_store`); a password in a Redis URL is never shown
-    state: str = defaults.STATE
-    origin: Mapping[str, str] = field(default_factory=dict, compare=False)
-    config_path: Path | None = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        register_secrets([self.email, self.openalex_api_key, self.ncbi_api_key, self.s2_api_key])
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={self.shown(name)}" for name in SETTING_NAMES)
-        return f"Settings({shown})"
-
-    __str__ = __repr__
-
-    def shown(self, name: str) -> str:
-        """The value of setting *name* for people: secrets masked."""
-        value = getattr(self, name)
-        if name == "state" and isinstance(value, str) and "@" in value:
-            import re
-
-            value = re.sub(r"//[^/@]*@", "//***@", value)
-        return _mask(value) if name in _SECRET_FIELDS else repr(value)
-
-    @property
-    def identification(self) -> Identification:
-        return Identification(email=self.email, openalex_api_key=self.openalex_api_key, ncbi_api_key=self.ncbi_api_key,
-                              s2_api_key=self.s2_api_key)
-
-    def rows(self) -> list[tuple[str, str, str]]:
-        """``(name, shown value, origin)`` for each setting, for ``paperfetch config``."""
-        return [(name, self.shown(name), self.origin.get(name, "default")) for name in SETTING_NAMES]
-
-
-def _convert(spec: _Field, value: Any, where: str) -> Any:
-    if value is None:
-        return None
-    if spec.kind is str:
-        if not isinstance(value, str):
-            raise ConfigurationError(f"{spec.name} from {where} must be text, not {type(value).__name__}")
-        try:
-            return clean_setting(spec.name, value)
-        except ConfigurationError as exc:
-            raise ConfigurationError(f"{exc} (from {where})") from None
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        converted = spec.kind(value)
-    except (TypeError, ValueError):
-        shown = _mask(value) if spec.name in _SECRET_FIELDS else repr(value)
-        raise ConfigurationError(f"{spec.name} from {where} must be a number ({spec.kind.__name__}), not {shown}") from None
-    return converted
-
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    """The settings table of the TOML file at *path* (``{}`` when there is no file)."""
+def read_toml_table(path: Path) -> dict[str, Any]:
+    """The ``[paperfetch]`` table (or the top-level keys) of the TOML file at *path*; ``{}`` when there is no file."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -287,48 +182,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigurationError(f"cannot read the config file {path}: {exc}") from None
-    table = data.get("paperfetch", data)  # a [paperfetch] table, or top-level keys
-    unknown = sorted(set(table) - set(SETTING_NAMES) - {"paperfetch"})
-    if unknown:
-        raise ConfigurationError(f"unknown setting(s) {unknown} in {path}; known: {', '.join(SETTING_NAMES)}")
-    return dict(table)
-
-
-def load_settings(
-    arguments: Mapping[str, Any] | None = None,
-    *,
-    environ: Mapping[str, str] | None = None,
-    config_path: Path | str | None = None,
-) -> Settings:
-    """Settings from *arguments* (``None`` values count as not given) > *environ* > the config file > defaults.
-
-    *environ* defaults to ``os.environ``; *config_path* to :func:`default_config_path`.
-    A value that cannot be converted raises :class:`ConfigurationError` naming its source.
-    """
-    arguments = {k: v for k, v in (arguments or {}).items() if v is not None}
-    unknown = sorted(set(arguments) - set(SETTING_NAMES))
-    if unknown:
-        raise ConfigurationError(f"unknown setting(s) {unknown}; known: {', '.join(SETTING_NAMES)}")
-    environ = os.environ if environ is None else environ
-    path = Path(config_path).expanduser() if config_path is not None else default_config_path()
-    from_file = read_config_file(path)
-    values: dict[str, Any] = {}
-    origin: dict[str, str] = {}
-    for spec in _FIELDS:
-        env_name = next((name for name in spec.env if environ.get(name, "").strip()), None)
-        if spec.name in arguments:
-            value, where = arguments[spec.name], "argument"
-        elif env_name is not None:
-            value, where = environ[env_name], f"env {env_name}"
-        elif spec.name in from_file:
-            value, where = from_file[spec.name], f"file {path}"
-        else:
-            value, where = spec.default, "default"
-        values[spec.name] = _convert(spec, value, where) if where != "default" else value
-        if values[spec.name] is None and where != "default":
-            values[spec.name], where = spec.default, "default"
-        origin[spec.name] = where
-    return Settings(**values, origin=origin, config_path=path)
+    table = data.get("paperfetch", data)
+    return {k: v for k, v in table.items() if k != "paperfetch"}
 
 
 def user_agent_for(email: str | None) -> str:

@@ -8,21 +8,8 @@
 ...                                           state="redis://redis-host:6379/0", email="you@example.org")
 >>> outcomes.to_parquet("/shared/outcomes")                          # doctest: +SKIP
 
-Each partition runs one :class:`~paperfetch.Retriever` on a worker. With a
-Redis *state*, every worker shares
-
-* the **ledger** (:class:`~paperfetch.redis_ledger.RedisLedger`): a key done or
-  called absent by any worker, in this run or an earlier one on any machine, is
-  answered from it without a request;
-* the **host state** (:class:`~paperfetch.state.RedisStore`): it is passed to the
-  Retriever as ``state=``, so every worker on every machine reserves each
-  host's start slot in Redis and sees the holds and suppressions the others set.
-
-``out_dir`` must be storage every worker sees at the same path (NFS, a shared
-volume); on a ``LocalCluster`` any folder will do. Each worker's Retriever also
-keeps the SQLite ledger in ``out_dir`` — the local record when Redis does not
-answer (``fallback="local"``, the default): then every item still gets its row,
-and nothing finished is lost.
+With a Redis *state* every worker shares the ledger and the host state; ``out_dir`` must be shared
+storage (docs/state.md, "Dask").
 """
 
 from __future__ import annotations
@@ -84,10 +71,7 @@ def download_partition(
     fallback: str = "local",
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Download one partition's identifiers: the outcomes frame, indexed like *inputs*.
-
-    This is what each Dask task runs; it also works on its own (a pandas Series in, a frame out).
-    """
+    """One partition's outcomes frame, indexed like *inputs*: what each Dask task runs (a Series works too)."""
     from paperfetch.retriever import Retriever
 
     out_dir = Path(out_dir).expanduser().resolve()
@@ -127,8 +111,7 @@ def download_partition(
                 kwargs["state"] = state  # the shared host state: every worker paces through the same store
                 if _is_redis(state) and fallback == "local":
                     kwargs.setdefault("state_fallback", "local")  # Redis lost: this machine's state, rows keep coming
-            # The Retriever records every finished row in the SQLite ledger in out_dir as it goes:
-            # that record survives a Redis outage (and a failed task).
+            # the SQLite ledger in out_dir records every finished row: it survives a Redis outage
             with Retriever(out_dir=out_dir, **kwargs) as retriever:
                 fresh = retriever.download([item.input for item in todo])
             for item, record in zip(todo, fresh.to_dict("records")):
@@ -153,7 +136,6 @@ def download_partition(
 
 
 def _record(ledger: ResumeLedger, ident: Identifier, row: Mapping[str, Any]) -> None:
-    """Put a finished row in the shared ledger."""
     ledger.record(
         ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
         source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"), error=row.get("error"),
@@ -171,16 +153,10 @@ def download_frame(
     fallback: str = "local",
     **retriever_options: Any,
 ) -> Any:
-    """Run a download over the Dask cluster of the current client: one outcomes row per identifier.
-
-    *frame* is a ``dask.dataframe.DataFrame`` (the identifiers in *column*) or a Dask Series.
-    The result is a lazy Dask DataFrame with the outcomes schema (:mod:`paperfetch.outcomes`),
-    indexed like *frame*; ``.compute()`` it or write it (``to_parquet``). *state* names the shared
-    store (``redis://host:port/db``; the ledger moves there too); *fallback* ``"local"`` keeps
-    going on the workers' local ledgers when Redis does not answer, ``"error"`` fails the task with
-    :class:`~paperfetch.errors.StoreUnavailable`. Other keyword arguments go to each worker's
-    :class:`~paperfetch.Retriever` (``email=``, ``endpoints=``, ``sources=`` …): they must pickle.
-    """
+    """One outcomes row per identifier, over the current client's Dask cluster: a lazy Dask DataFrame indexed
+    like *frame* (a Dask DataFrame with *column*, or a Series). *state* names the shared store (the ledger
+    moves there); *fallback* ``"local"`` goes on with local ledgers without Redis, ``"error"`` fails the task
+    with StoreUnavailable. Other keyword arguments go to each worker's Retriever and must pickle."""
     try:
         import dask.dataframe as dd
     except ImportError:  # pragma: no cover

@@ -87,6 +87,8 @@ PACING_MARGIN_S = 0.002
 
 #: The host-state store when nothing names one: the SQLite file in the user cache directory (paperfetch.state).
 STATE = "sqlite"
+#: A Retriever (and the CLI) reads robots.txt before fetching web pages; a bare HttpClient does only when asked.
+RESPECT_ROBOTS_TXT = True
 #: The output folder when none is given (the Retriever, the CLI, the settings).
 OUT_DIR = "PDFs"
 #: The saved PDF's file name: ``{type}`` and ``{value}`` of the identifier (paperfetch.ids.filename_for).

@@ -1,26 +1,5 @@
-"""An item's file: first the decision what to do about it, then the stream that writes it.
-
-**Decide** (pooch's ``download_action``, before any request): :func:`download_action` is the one
-answer to "reuse the file, keep the ledger's recorded answer, or fetch?", a pure function of what the
-ledger says, what lies under the destination and the ``resume`` flag. The Retriever asks it before
-a run (:func:`paperfetch.items.resumed_row`, also for ``paperfetch.dask``) and once it holds a
-destination's part file (:func:`existing_file_action`, the ``reuse`` callback of
-``HttpClient.download``).
-
-**Stream**: a response body to its file: the destination's locked part file, the SHA-256,
-validation, the length checks, then an atomic rename. Nothing is left under the destination
-unless it is complete, and no part file survives a failure (or an interruption); one that a
-killed process left is swept by the next run (:mod:`paperfetch.parts`).
-
-It does not make requests, and it does not read or write the ledger: callers pass its answers in.
-
-A local write that fails (the disk is full, the folder read-only, no permission, an I/O error) leaves
-as :class:`~paperfetch.errors.DiskFull` / :class:`~paperfetch.errors.WriteError` naming the file
-(:func:`write_error`), never as a bare OSError and never as a network failure.
-
-The body is read with :func:`paperfetch.http.limits.iter_limited`: within the request's
-deadline (``response.paperfetch_deadline``, set by the client) however the bytes trickle,
-and *max_bytes* counts **decoded** bytes, so a compressed body cannot pass it.
+"""An item's file: what to do about it (:func:`download_action`), then the stream that writes it atomically
+(:func:`stream_to_file`). No requests, no ledger; a failed local write is a WriteError, never a bare OSError.
 """
 
 from __future__ import annotations
@@ -54,10 +33,7 @@ _WRITE_ERRNOS = _FULL_ERRNOS | frozenset({errno.EROFS, errno.EACCES, errno.EPERM
 
 
 def write_error(exc: BaseException, dest: Path, *, url: str | None = None) -> WriteError | None:
-    """The typed error of a local write to *dest* that failed with *exc*, or None when *exc* is not one.
-
-    ``requests`` errors are OSErrors too; they are never write errors.
-    """
+    """The typed error of a failed local write to *dest*, or None (``requests`` errors are never write errors)."""
     if isinstance(exc, WriteError):
         return exc
     if not isinstance(exc, OSError) or isinstance(exc, requests.RequestException) or exc.errno not in _WRITE_ERRNOS:
@@ -89,25 +65,10 @@ def download_action(
     on_disk: bool | None = None,
     fresh: bool = False,
 ) -> FileAction:
-    """Decide what to do about an item's file, before any request.
-
-    *done*: the ledger vouches for the item's file (:meth:`~paperfetch.ledger.ResumeLedger.is_done`:
-    finished well, the file in the output folder, its size and SHA-256 as recorded); a callable is
-    asked only when its answer matters (``is_done`` may read the whole file). *final*: the ledger's
-    outcome for the item is not worth retrying (``should_retry`` is False). *on_disk*: a valid PDF
-    lies under the destination (None: not looked at). *fresh*: that file was written during this run
-    by another process, or we waited for its writer. *resume*: the ledger may answer (``resume=False``
-    fetches everything not written during this run).
-
-    The order:
-
-    1. nothing valid under the destination (``on_disk`` False) → :attr:`FileAction.FETCH`;
-    2. a valid file written during this run → :attr:`~FileAction.REUSE` (only a complete, validated
-       body is ever renamed onto a destination, so it is another process's finished download);
-    3. with *resume*, the ledger vouches for the file → :attr:`~FileAction.REUSE`;
-    4. with *resume*, the ledger's answer is final → :attr:`~FileAction.RECORDED`;
-    5. otherwise → :attr:`~FileAction.FETCH`.
-    """
+    """Decide what to do about an item's file, before any request. *done*: the ledger vouches for the file
+    (a callable, asked only when it matters); *final*: its outcome is not worth retrying; *on_disk*: a valid
+    PDF lies under the destination (None: not looked at); *fresh*: written during this run (or we waited for its writer).
+    Nothing valid on disk → FETCH; fresh → REUSE; with *resume*, *done* → REUSE, *final* → RECORDED; else FETCH."""
     if on_disk is False:
         return FileAction.FETCH
     if on_disk and fresh:
@@ -122,12 +83,7 @@ def download_action(
 def existing_file_action(
     dest: Path, *, waited: bool, run_started: float, resume: bool, done: bool | Callable[[], bool]
 ) -> FileAction:
-    """:func:`download_action` for the file already under *dest*, once its part file is ours.
-
-    Looks at the file (is it there, is it a valid PDF, is it newer than *run_started* — an epoch —
-    or did we wait for its writer: *waited*) and asks :func:`download_action`; *done* is the
-    ledger's vouching (a callable, asked only when it matters).
-    """
+    """:func:`download_action` for the file under *dest* once its part file is ours (*run_started* an epoch)."""
     try:
         recent = dest.stat().st_mtime >= run_started
     except OSError:
@@ -175,14 +131,9 @@ def stream_to_file(
     should_stop: Callable[[], bool] | None = None,
     part: PartClaim | None = None,
 ) -> tuple[Path, int, str]:
-    """Write *response*'s body to *dest* atomically; returns (path, size, sha256 hex).
-
-    ``validate(first_bytes, response)`` may raise to reject the body (it sees the first
-    *validate_bytes*, or the whole body if shorter). ``should_stop()`` is asked before each
-    chunk; when it says so the download ends with :class:`~paperfetch.errors.Stopped` and no file.
-    *part* is the caller's claim on *dest*'s part file (held across retries); without one,
-    the part file is claimed here.
-    """
+    """Write *response*'s body to *dest* atomically; returns (path, size, sha256 hex). ``validate(first_bytes,
+    response)`` may reject it; ``should_stop()``, asked each chunk, ends it with Stopped and no file. *part*
+    is the caller's claim on the part file; *max_bytes* counts decoded bytes."""
     expected = None
     if (response.headers.get("Content-Encoding") or "identity").lower() == "identity":
         try:

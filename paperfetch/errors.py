@@ -28,19 +28,8 @@ The hierarchy::
                └── WriteError (also OSError)      the output folder cannot take the file (read-only, no permission)
                     └── DiskFull                  no space left on the output folder's disk (ENOSPC, quota)
 
-:class:`Stopped` is apart (a ``BaseException``, like ``KeyboardInterrupt``): raised inside a
-batch's worker threads when the batch is stopped, so no ``except Exception`` swallows it.
-:class:`Interrupted` (a ``KeyboardInterrupt``) is what ``Retriever.download()`` raises when it is
-interrupted: ``.partial`` is the outcomes frame, finished rows kept and the rest ``stopped``.
-
-Every :class:`ServiceError` carries ``status_code``, ``url`` and ``response``;
-``status_code`` and ``response`` are ``None`` when nothing arrived (a timeout,
-a refused connection). ``url`` never contains a secret: query parameters that
-carry an e-mail address or an API key are masked before the error is built.
-
-Errors that callers traditionally catch as builtins also subclass them, so
-``except ValueError`` still catches a malformed identifier, and code written
-for plain ``requests`` still catches our network errors.
+:class:`Stopped` (a ``BaseException``) and :class:`Interrupted` (a ``KeyboardInterrupt``) stand apart.
+What each carries and why some also subclass builtins: docs/politeness.md, "Exceptions".
 """
 
 from __future__ import annotations
@@ -63,11 +52,7 @@ __all__ = [
 
 
 class PaperfetchError(Exception):
-    """Root of every exception raised by paperfetch.
-
-    Its message passes through :func:`paperfetch.redact.redact_text` as the error is made:
-    an exception mapped from a ``requests`` error never carries a configured e-mail or API key.
-    """
+    """Root of every exception raised by paperfetch; its message is redacted as it is made."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))
@@ -219,12 +204,8 @@ class WrongArticle(DownloadError):
 
 
 class WriteError(DownloadError, OSError):
-    """A body arrived, but the output folder cannot take it: read-only, no permission, an I/O error.
-
-    ``path`` is the file that could not be written; ``errno`` the operating system's. The batch starts
-    no further download after one (every later one would fail the same way); the rows say
-    ``write_error`` and are retried by a re-run.
-    """
+    """A body arrived, but the output folder cannot take it: read-only, no permission, an I/O error. ``path``
+    is the file, ``errno`` the OS's; the batch starts no further download (docs/outcomes.md, ``write_error``)."""
 
     def __init__(self, message: str, *, path: str | None = None, errno: int | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
@@ -241,12 +222,8 @@ class DiskFull(WriteError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """``download()`` was interrupted (Ctrl-C, SIGINT, a callback's KeyboardInterrupt).
-
-    ``partial`` is the outcomes frame of the interrupted call, one row per input, with the full
-    schema: the finished rows as they ended, the others ``stopped`` (a re-run of the same call
-    resumes from the ledger). ``str()`` is the one line shown to the user.
-    """
+    """``download()`` was interrupted (Ctrl-C, SIGINT, a callback's KeyboardInterrupt). ``partial`` is the call's
+    outcomes frame, finished rows as they ended, the others ``stopped``; ``str()`` is the line shown."""
 
     def __init__(self, message: str, *, partial: Any = None) -> None:
         super().__init__(message)
@@ -254,8 +231,4 @@ class Interrupted(KeyboardInterrupt):
 
 
 class Stopped(BaseException):
-    """The batch this request belonged to was stopped (``stop()``, Ctrl-C, a failing callback, a closed client).
-
-    Raised in the batch's worker threads only: a transport wait ends at once, no request is sent
-    and no file is written after it.
-    """
+    """The batch was stopped (stop(), Ctrl-C, a failing callback, a closed client); raised in its workers only."""

@@ -1,22 +1,5 @@
-"""Citations out: an outcomes frame, search hits, references or citations as BibTeX, RIS or CSL-JSON.
-
-    from paperfetch.export import to_bibtex, to_ris, to_csl_json
-    Path("papers.bib").write_text(to_bibtex(outcomes))
-
-Every frame paperfetch makes carries the same metadata columns where it has them: ``doi``,
-``pmid``, ``pmcid``, ``arxiv_id``, ``title``, ``year``, ``journal`` and ``authors`` (PubMed's
-``"Last FM; Last FM"``). Each function reads those it finds (a missing column is as an empty one)
-and writes one entry per row that has an identifier or a title; rows with neither (an invalid
-input) are left out. :func:`write_export` picks the format from a file's extension
-(:data:`EXPORT_FORMATS`) for the CLI's ``--export``.
-
-The three formats are written here, not with a library: writing them is a few lines each, and
-the libraries that fit (bibtexparser 2, rispy, citeproc-py) are for reading or formatting them,
-which paperfetch never does. What matters is done with care: BibTeX's special characters are
-escaped in text fields (``\\ { } & % $ # _ ~ ^``) while DOIs and URLs stay verbatim, keys are
-unique within a file, RIS lines never break inside a value, and CSL-JSON is ``json.dumps``.
-
-It does not look anything up: an entry has what the frame has.
+"""Citations out: any frame with the metadata columns as BibTeX, RIS or CSL-JSON (docs/outcomes.md, "Export").
+Written here: bibtexparser 2, rispy and citeproc-py read or format these, which paperfetch never does.
 """
 
 from __future__ import annotations
@@ -55,8 +38,7 @@ def _text(value: Any) -> str:
 
 
 def _authors(value: Any) -> list[tuple[str, str]]:
-    """``"Smith JA; van der Berg K"`` → ``[("Smith", "JA"), ("van der Berg", "K")]``; also takes a list
-    and "Family, Given" names."""
+    """``"Smith JA; van der Berg K"`` (or a list, or "Family, Given") → ``[("Smith", "JA"), ("van der Berg", "K")]``."""
     items = value if isinstance(value, (list, tuple)) else _text(value).split(";")
     people = []
     for item in items:
@@ -74,8 +56,7 @@ def _authors(value: Any) -> list[tuple[str, str]]:
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """One plain dict a row (the :data:`FIELDS` found, as text; authors as (family, given) pairs),
-    leaving out rows with no identifier and no title."""
+    """One dict a row (the :data:`FIELDS` found, as text), leaving out rows with no identifier and no title."""
     columns = [c for c in FIELDS if c in frame.columns]
     out = []
     for row in frame[columns].to_dict(orient="records") if columns else []:
@@ -88,7 +69,6 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-# ---------------------------------------------------------------------- BibTeX
 def bibtex_escape(text: str) -> str:
     """*text* safe in a braced BibTeX field: every special character escaped."""
     return _BIBTEX_RE.sub(lambda m: _BIBTEX_SPECIALS[m.group(0)], text)
@@ -146,7 +126,6 @@ def to_bibtex(frame: pd.DataFrame) -> str:
     return "\n".join(entries)
 
 
-# ---------------------------------------------------------------------- RIS
 def to_ris(frame: pd.DataFrame) -> str:
     """The rows as RIS records (``TY  - JOUR`` with a journal, ``GEN`` without), each ended by ``ER  -``."""
     out = []
@@ -163,7 +142,6 @@ def to_ris(frame: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-# ---------------------------------------------------------------------- CSL-JSON
 def to_csl_json(frame: pd.DataFrame) -> str:
     """The rows as CSL-JSON (the input of citeproc, Pandoc and Zotero): one item a row."""
     seen: set[str] = set()

@@ -1,30 +1,5 @@
-"""Recognise, normalise and name paper identifiers: DOIs, PMIDs, PMCIDs and arXiv IDs.
-
-:func:`parse_identifier` turns what a person pastes or a spreadsheet holds
-(``doi:10.1038/NATURE12373``, ``https://doi.org/10.1002%2F...``, ``PMID: 31452104``,
-``31452104.0`` from a pandas column, ``PMC3531190``, ``arXiv:1706.03762v5`` ...)
-into one canonical :class:`Identifier`, or raises
-:class:`~paperfetch.errors.InvalidIdentifier` with a message that names the value
-and says what was expected. :func:`parse_many` does the same for a column and
-marks blanks, errors and duplicates row by row. :func:`filename_for` turns an
-identifier into a stable file name that is safe on every operating system.
-
-What this module deliberately does not do: it never touches the network. It
-checks *syntax* only, so a well-formed DOI that no registry knows still parses,
-and it does not convert between identifier types (a PMID is not looked up to
-find its DOI); that is the job of the resolvers.
-
-Canonical forms (``Identifier.value``):
-
-* DOI: lower case (DOIs compare case-insensitively), ``10.<registrant>/<suffix>``,
-  percent-escapes decoded, copy-paste punctuation removed.
-* PMID: digits without leading zeros.
-* PMCID: ``PMC`` followed by digits without leading zeros.
-* arXiv: the ID without its version (``1706.03762``, ``hep-th/9901001``); the version
-  (``v2``) is kept separately in ``Identifier.version``. Old-style IDs drop the optional
-  subject class (``math.GT/0309136`` becomes ``math/0309136``, the form arXiv itself
-  treats as canonical). A DataCite DOI of arXiv (``10.48550/arXiv.1706.03762``) is an
-  arXiv identifier.
+"""Recognise, normalise and name paper identifiers: DOIs, PMIDs, PMCIDs and arXiv IDs, by syntax only
+(no network, no conversion between types). Canonical forms and file names: docs/outcomes.md, "Schema".
 """
 
 from __future__ import annotations
@@ -55,8 +30,6 @@ __all__ = [
 
 
 class IdType(str, Enum):
-    """The kinds of identifier paperfetch understands."""
-
     DOI = "doi"
     PMID = "pmid"
     PMCID = "pmcid"
@@ -89,10 +62,7 @@ class Identifier:
 
     @classmethod
     def from_key(cls, key: str) -> "Identifier":
-        """The identifier a key names, *without validation* (an arXiv version suffix, ``v2``, is split off).
-
-        For replaying recorded requests, some malformed on purpose; inputs go through :func:`parse_identifier`.
-        """
+        """The identifier a key names, *without validation*, for replaying recorded requests (inputs: parse_identifier)."""
         id_type, value = key.split(":", 1)
         version = None
         if id_type == IdType.ARXIV.value and (match := re.fullmatch(r"(.+?)(v\d+)", value)):
@@ -127,8 +97,6 @@ class ParsedInput:
         """True when the item parsed (duplicates included)."""
         return self.identifier is not None
 
-
-# --------------------------------------------------------------------------- messages
 
 _NAME = {
     IdType.DOI: "a DOI",
@@ -183,8 +151,6 @@ def _fail_any(value: object, detail: str) -> InvalidIdentifier:
     return InvalidIdentifier(f"{_show(value)} is not an identifier: {detail}; {_EXPECT_ANY}", value=value)
 
 
-# --------------------------------------------------------------------------- patterns
-
 # Invisible characters that copy-paste (web pages, PDFs) leaves inside identifiers.
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"))
 _WRAPPERS = {"(": ")", "[": "]", "{": "}", "<": ">", '"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
@@ -224,8 +190,6 @@ _ARXIV_ARCHIVES = frozenset(
 
 _MAX_NUMBER = 999_999_999
 
-
-# --------------------------------------------------------------------------- helpers
 
 
 def _coerce_hint(hint: IdType | str | None) -> IdType | None:
@@ -293,8 +257,6 @@ def _strip_trailing(text: str) -> str:
         break
     return text
 
-
-# --------------------------------------------------------------------------- per-type parsers
 
 
 def _parse_doi(rest: str, original: object) -> Identifier:
@@ -481,24 +443,12 @@ def _parse_number(number: int, original: object, hint: IdType | None) -> Identif
     return _PARSERS[idtype](str(number), original)
 
 
-# --------------------------------------------------------------------------- public API
-
 
 def parse_identifier(text: object, *, hint: IdType | str | None = None) -> Identifier:
-    """Parse one DOI, PMID, PMCID or arXiv ID into its canonical :class:`Identifier`.
-
-    *text* is usually a string (bare, labelled like ``PMID: 123`` or a doi.org /
-    arxiv.org / PubMed / PMC URL) but may be an integer (a PMID), an integral float
-    (pandas stores integer columns with blanks as floats), or an :class:`Identifier`.
-    Without *hint* the type is recognised from the syntax; bare digits are a PMID and
-    ``YYMM.NNNNN`` is an arXiv ID. *hint* forces the type: the input is parsed as that
-    type or rejected (with ``hint="pmcid"``, bare digits become ``PMC<digits>``; with
-    ``hint="arxiv"`` or ``"doi"``, an arXiv DOI is accepted and yields an arXiv ID).
-
-    Raises :class:`InvalidIdentifier` (a ``ValueError``) naming the value and the
-    expected form; never returns ``None``. An unknown *hint* raises
-    :class:`ConfigurationError`.
-    """
+    """Parse one DOI, PMID, PMCID or arXiv ID (a string, bare, labelled or a URL; an integer or integral float
+    PMID; an :class:`Identifier`) into its canonical :class:`Identifier`. *hint* forces the type
+    (``"pmcid"`` reads bare digits as ``PMC<digits>``; ``"arxiv"`` or ``"doi"`` take an arXiv DOI as arXiv).
+    Raises InvalidIdentifier (a ValueError) naming the value and the expected form; ConfigurationError for an unknown *hint*."""
     kind = _coerce_hint(hint)
     try:
         return _parse_any(text, kind)
@@ -539,15 +489,9 @@ def _parse_any(text: object, kind: IdType | None) -> Identifier:
 
 
 def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None = None) -> list[ParsedInput]:
-    """Parse every item of *values*, keeping order, errors and duplicates per item.
-
-    *values* may be a list, tuple, generator, numpy array or pandas Series (its values,
-    in order; the index is ignored). A single string, bytes, number or
-    :class:`Identifier` is one item. Invalid and blank items get ``identifier=None``
-    and an ``error`` message; ``duplicate_of`` is the position of the first item with
-    the same :attr:`Identifier.key` (DOIs compare case-insensitively; arXiv versions
-    of one paper are duplicates).
-    """
+    """Parse every item of *values* (a list, generator, array or Series; a lone string or number is one item)
+    in order: invalid and blank items get ``identifier=None`` and an ``error``; ``duplicate_of`` is the
+    position of the first item with the same :attr:`Identifier.key`."""
     kind = _coerce_hint(hint)
     if hasattr(values, "columns") and hasattr(values, "iloc"):
         raise TypeError("parse_many takes one column, not a DataFrame: pass e.g. df['doi']")
@@ -577,8 +521,6 @@ def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None =
         )
     return results
 
-
-# --------------------------------------------------------------------------- file names
 
 #: Fields a :func:`filename_for` template may use.
 FILENAME_FIELDS = ("type", "value", "key", "version")
@@ -617,27 +559,10 @@ def filename_for(
     extension: str = ".pdf",
     max_length: int = 150,
 ) -> str:
-    """A single, stable, portable file name (one path component) for *identifier*.
-
-    The template is filled with ``{type}``, ``{value}``, ``{key}`` and ``{version}``
-    (``""`` when there is none). The result is plain ASCII: any character other than
-    letters, digits and ``-._+()[],;=@`` becomes ``_`` (so ``/ \\ : * ? " < > |``,
-    control characters, whitespace and non-ASCII text all do); leading dots and
-    hyphens become ``_``, trailing dots are dropped, and Windows device names (CON,
-    NUL, COM1, ...) get ``_`` after the device name.
-
-    Hashing rule: whenever the rendered template had to be changed in any way (a
-    character replaced, dots trimmed, a device name, or truncation to *max_length*),
-    ``_`` plus the first 8 hex digits of SHA-256 of :attr:`Identifier.key` is appended
-    before the extension (an empty rendering becomes the hash alone). Two identifiers whose names differ only in replaced
-    characters therefore still get different files. Names that needed no change
-    (``pmid_31452104.pdf``, ``pmcid_PMC3531190.pdf``, ``arxiv_1706.03762.pdf``) carry
-    no hash; DOIs always contain ``/`` so their names always do
-    (``doi_10.1038_nature12373_<hash>.pdf``).
-
-    Raises :class:`ConfigurationError` for an unknown template field, a malformed
-    extension, or a *max_length* too small for a name.
-    """
+    """A stable, portable file name (one path component) for *identifier* (docs/outcomes.md, "Schema"): the
+    template's ``{type}``, ``{value}``, ``{key}``, ``{version}`` as plain ASCII, with ``_`` and 8 hex digits of
+    the key's SHA-256 before the extension whenever the rendering had to be changed or cut to *max_length*.
+    Raises ConfigurationError for an unknown field, a malformed extension, or a *max_length* too small."""
     if not isinstance(identifier, Identifier):
         raise TypeError(f"filename_for needs an Identifier (see parse_identifier), got {type(identifier).__name__}")
     _check_template(template)

@@ -1,25 +1,5 @@
-"""One identifier's way through the sources, one request per step: :class:`ItemJob`.
-
-The :class:`~paperfetch.http.scheduler.HostScheduler` advances an :class:`ItemJob` one
-request at a time, so every host is served in parallel at its own pace and an item
-moves from host to host as its candidates fail. The job reads what it needs from an
-:class:`ItemContext` (the clients, the sources, the batch lookups), never from the
-facade's private fields.
-
-Sources are expanded by their declared :class:`Stage`, not by name:
-
-* ``Stage.FROM_IDENTIFIER`` — candidates follow from the identifier itself (arXiv);
-* ``Stage.PREFETCHED`` — answered in batches before the items run (OpenAlex);
-* ``Stage.LOOKUP`` — one request per item (Unpaywall, Europe PMC, Crossref);
-* ``Stage.LANDING`` — the landing page behind the DOI resolver, a last resort.
-
-A source class may declare ``stage``; :data:`SOURCE_STAGES` gives the stage of the built-in ones.
-How an exception ends an item is one table, :data:`STATUS_FOR_ERROR`.
-
-A PDF that cannot be written (the output folder's disk is full, it is read-only) ends its item as
-``write_error`` and trips the batch's :class:`WriteStop`: no item starts another request after it
-(each would fail the same way), and every item cut short is ``write_error`` too, retryable, so a
-re-run once there is room fetches them.
+""":class:`ItemJob`, one identifier's way through the sources, one request per step (docs/sources.md, "How
+the Retriever uses them"); sources expand by :class:`Stage`, and a failed write trips :class:`WriteStop`.
 """
 
 from __future__ import annotations
@@ -47,8 +27,9 @@ from paperfetch.errors import (
     NotFoundError,
     PaperfetchError,
 )
+from paperfetch.http import context as call_context
 from paperfetch.http.assign import Prefer, copy_tier
-from paperfetch.http.context import answer_now
+from paperfetch.http.context import Tally, answer_now
 from paperfetch.http.limits import read_limited
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
 from paperfetch.outcomes import STATUS_FOR_ERROR, Status, status_for
@@ -65,8 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "WriteStop",
-    "current_job", "current_source", "doi_identifier", "identity_row", "resumed_row", "set_current_source",
-    "stage_of", "status_for"
+    "current_job", "current_source", "doi_identifier", "identity_row", "resumed_row", "stage_of", "status_for"
 ]
 
 logger = logging.getLogger(__name__)
@@ -147,8 +127,7 @@ class ItemContext:
     metadata: Any = None
     #: after a PDF validates: ``{"title_match": score}``, or WrongArticle after moving the file aside
     check_title: Callable[["ItemJob", Path, str], dict[str, Any]] | None = None
-    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s
-    #: callback; the Retriever answers it with :func:`paperfetch.download.existing_file_action`)
+    #: ``reuse(job, dest, waited)``: keep the PDF another process wrote under *dest* (``HttpClient.download``'s callback)
     reuse: Callable[["ItemJob", Path, bool], bool] | None = None
     #: the batch's switch for a failed write to out_dir (shared by every item of a run)
     write_stop: WriteStop | None = None
@@ -157,19 +136,13 @@ class ItemContext:
 
 
 def current_job() -> "ItemJob | None":
-    """The job whose request this thread is making (for per-request rows)."""
-    return getattr(_context, "job", None)
+    """The job whose request this thread is making (for per-request rows; :mod:`paperfetch.http.context`)."""
+    return call_context.current().item
 
 
 def current_source() -> str | None:
-    return getattr(_context, "source", None)
-
-
-def set_current_source(name: str | None) -> None:
-    _context.source = name
-
-
-_context = threading.local()
+    """The source whose request this thread is making (``call_context.scope(source=...)`` names it)."""
+    return call_context.current().source
 
 
 class _NotPDF(InvalidPDF):
@@ -211,7 +184,7 @@ class _Failure:
 
 @dataclass
 class ItemJob:
-    """One identifier's way through the sources; one request per ``advance``."""
+    """One identifier's way through the sources, one request per ``advance`` (the scheduler's Job protocol)."""
 
     context: ItemContext
     identifier: Identifier
@@ -225,9 +198,8 @@ class ItemJob:
     known: bool = False            # some service has a record of the work
     result: dict[str, Any] | None = None
     attempts: int = 0
-    requests: int = 0
-    waited_s: float = 0.0
-    waited_reported_s: float = 0.0   # waited_s as of the last request row, so each row shows its own wait
+    #: what the transport spent for this job (its waits, its requests), kept by the transport
+    tally: Tally = field(default_factory=Tally)
     elapsed_s: float = 0.0
     error: BaseException | None = None
     finished: bool = False
@@ -238,7 +210,6 @@ class ItemJob:
     #: the sources that offered a copy, in the order they did (the row's ``offered_by``)
     offered: dict[str, None] = field(default_factory=dict)
 
-    # -- the Job protocol ----------------------------------------------------
     @property
     def url(self) -> str | None:
         if self.finished or self.result is not None:
@@ -258,11 +229,9 @@ class ItemJob:
             self._arrange()
         return self.actions[0].url
 
-    # -- copies (the scheduler may pick which one goes next) --------
     @property
     def copies(self) -> tuple[str, ...]:
-        """The URLs the next request may use: the known copies of the best version tier, the preferred
-        first (``()`` when the next request is a lookup or a landing page)."""
+        """The URLs the next request may use: the best version tier's known copies, preferred first; ``()`` otherwise."""
         url = self.url
         if url is None or not self.actions[0].copy:
             return ()
@@ -282,8 +251,7 @@ class ItemJob:
         return copy_tier(action.version, self.context.prefer)
 
     def _arrange(self) -> None:
-        """Gather the copies known without a request (the sources that need none, next in order), then
-        put the first copy of the best version tier in front (paperfetch.http.assign.TIERS)."""
+        """Gather the copies known without a request, then put the best version tier's first copy in front."""
         sources = self.context.sources
         while self.sources_left and stage_of(self.sources_left[0], sources.get(self.sources_left[0])) in _FREE:
             self._expand(self.sources_left.popleft())
@@ -300,7 +268,11 @@ class ItemJob:
         if self.url is None:
             return
         action = self.actions.popleft()
-        _context.job, _context.source = self, action.source
+        with call_context.scope(item=self, tally=self.tally, source=action.source):
+            self._act(action)
+
+    def _act(self, action: _Action) -> None:
+        """Carry out *action*; a failure becomes the job's, and the time it took is counted."""
         started = time.monotonic()
         try:
             if action.kind == "lookup":
@@ -319,21 +291,15 @@ class ItemJob:
             self._fail(action, mapped if mapped is not None else NetworkError(str(exc), url=redact_url(action.url)))
         finally:
             self.elapsed_s += time.monotonic() - started
-            _context.job = _context.source = None
 
     def source_failed(self, name: str, exc: PaperfetchError) -> None:
-        """A batched lookup of *name* failed for this item (its host is held): the row says so
-        unless another source answers."""
+        """A batched lookup of *name* failed for this item (its host held): the row says so unless another answers."""
         self._fail(_Action("lookup", name, getattr(exc, "url", None) or ""), exc)
         if self.failures and self.failures[-1].source == name:
             self.failures[-1].held_lookup = True
 
-    # -- planning ------------------------------------------------------------
     def plan(self) -> tuple[list[tuple[str, str, str]], list[str]]:
-        """A dry run: every candidate ``(kind, source, url)`` in the order of trial, and the lookup errors.
-
-        The metadata services are asked (lookups run here, one request each); PDFs and landing pages are not.
-        """
+        """A dry run: every candidate ``(kind, source, url)`` in trial order, and the lookup errors (lookups only)."""
         found: list[tuple[str, str, str]] = []
         errors: list[str] = []
         while True:
@@ -346,13 +312,11 @@ class ItemJob:
                 self._arrange()  # the order a run would try them in: the best version tier first
             action = self.actions.popleft()
             if action.kind == "lookup":
-                set_current_source(action.source)
-                try:
-                    self._lookup(action)
-                except PaperfetchError as exc:
-                    errors.append(f"{action.source}: {redact_text(str(exc))}")
-                finally:
-                    set_current_source(None)
+                with call_context.scope(source=action.source):
+                    try:
+                        self._lookup(action)
+                    except PaperfetchError as exc:
+                        errors.append(f"{action.source}: {redact_text(str(exc))}")
                 continue
             self.tried.add(action.url)
             found.append(("pdf" if action.kind == "download" else "landing", action.source, action.url))
@@ -444,7 +408,6 @@ class ItemJob:
             if value not in (None, "") and self.meta.get(name) in (None, ""):
                 self.meta[name] = value
 
-    # -- steps ---------------------------------------------------------------
     def _lookup(self, action: _Action) -> None:
         r = self.context
         source = r.sources[action.source]
@@ -535,7 +498,6 @@ class ItemJob:
         self.trail.append((action.source, f"{status.value}: {message}"))
         logger.debug("%s: %s via %s failed: %s", self.identifier.key, action.kind, action.source, message)
 
-    # -- outcome -------------------------------------------------------------
     def _offered_by(self) -> list[str]:
         """The sources that offered a copy: those asked, and the batched ones (asked for every item) whose
         record has candidates although an earlier copy made asking them unnecessary."""
@@ -548,9 +510,9 @@ class ItemJob:
     def outcome(self) -> dict[str, Any]:
         row = identity_row(self.identifier, self.meta)
         row["title_match"] = self.meta.get("title_match")  # a wrong article's score; a download's overrides it
-        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6),
+        row.update(attempts=self.attempts, waited_s=round(self.tally.waited_s, 6), elapsed_s=round(self.elapsed_s, 6),
                    copies=len(self.copy_urls))
-        row.update(attempts=self.attempts, waited_s=round(self.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
+        row.update(attempts=self.attempts, waited_s=round(self.tally.waited_s, 6), elapsed_s=round(self.elapsed_s, 6))
         row["offered_by"] = ",".join(self._offered_by()) or None
         if self.error is not None:
             row.update(status=Status.HTTP_ERROR.value, reason=f"internal error: {type(self.error).__name__}",
@@ -594,7 +556,6 @@ class ItemJob:
         return list(dict.fromkeys(source for source, _ in self.trail))
 
 
-# ---------------------------------------------------------------------- helpers
 def _answer(candidates: Sequence[Any]) -> str:
     return f"knows it: {len(candidates)} candidate(s)" if candidates else "knows it, no open copy"
 
@@ -631,9 +592,7 @@ def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
-    """The outcome row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` says no
-    request is needed (its file is intact: ``already_downloaded``; or the services called it absent: the
-    recorded outcome), else None. Used by the Retriever and by ``paperfetch.dask``."""
+    """The row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` needs no request, else None."""
     done = ledger.is_done(ident.key, out_dir)
     entry = done or ledger.get(ident.key)
     if entry is None:
@@ -673,8 +632,7 @@ def _read_capped(response: requests.Response, limit: int) -> bytes:
 
 
 def _doi_segment(doi: Any) -> str | None:
-    """*doi* as one percent-encoded path segment of the resolver's URL (no ``..`` or ``?`` moves the request);
-    None for text that cannot be one (a lone surrogate from a service's JSON): no landing page then."""
+    """*doi* as one percent-encoded path segment of the resolver's URL; None for text that cannot be one."""
     try:
         return quote_path(str(doi))
     except ValueError:

@@ -39,7 +39,7 @@ import warnings
 import weakref
 from collections import deque
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from paperfetch.ids import parse_many
@@ -69,9 +69,11 @@ def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
     """Seconds until the busiest host has served its queue, from the politeness state; ``None``
     while no host has anything queued (the batch lookups, or nothing left but requests in flight).
 
-    Per host: its next start (``ready_in_s``: pacing gap, hold, open breaker, the policy's
-    ``next_start``) plus one interval (the middle of the delay range in force) for each further
-    queued job. A suppressed host (``inf``) drains at once without a request and counts 0."""
+    Per host: when its last queued job starts (:meth:`~paperfetch.http.hosts.HostSnapshot.start_of`, as
+    the copy assignment reads it): its next start (``ready_in_s``: pacing gap, hold, open breaker, the
+    policy's ``next_start``) plus one interval (``interval_s``: the middle of the delay range in force,
+    with the pacing margin) for each further queued job. A suppressed host (``inf``) sends nothing: its
+    next start counts 0."""
     if snapshot is None:
         return None
     finish: float | None = None
@@ -79,12 +81,12 @@ def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
         if row.queued <= 0 or row.host == _QUEUE_NAME_NO_REQUEST:
             continue
         record = row.politeness
-        ready = 0.0 if record is None else record.ready_in_s
-        if not math.isfinite(ready):
-            ready = 0.0
-        low, high = row.delay_min_s, row.delay_max_s
-        interval = 0.0 if low is None else (low + (high if high is not None else low)) / 2
-        host_finish = max(0.0, ready) + (row.queued - 1) * interval
+        if record is None:
+            host_finish = 0.0
+        else:
+            if not math.isfinite(record.ready_in_s):  # suppressed: its queue is answered without waiting
+                record = replace(record, ready_in_s=0.0)
+            host_finish = record.start_of(row.queued - 1)
         finish = host_finish if finish is None else max(finish, host_finish)
     return finish
 

@@ -1,12 +1,4 @@
-"""Logging the way a library should, and the file mode of what paperfetch writes.
-
-paperfetch's modules log on ``logging.getLogger(__name__)``; the package logger has a
-``NullHandler`` and no level, so the application's logging configuration decides what is shown
-(``logging.basicConfig(level=logging.DEBUG)`` shows everything). Every ``paperfetch`` logger
-carries a :class:`paperfetch.redact.RedactingFilter`, so no record leaves with a secret.
-
-:func:`enable_logging` is for people who just want to see the messages on stderr.
-"""
+"""Logging the way a library should (docs/politeness.md, "Events and logging"), and the mode of files written."""
 
 from __future__ import annotations
 
@@ -23,11 +15,7 @@ _HANDLER_NAME = "paperfetch.enable_logging"
 
 
 def enable_logging(level: int | str = logging.INFO, stream: IO[str] | None = None) -> logging.Handler:
-    """Show paperfetch's log records of *level* and above on *stream* (default: stderr).
-
-    Sets the level of the ``paperfetch`` logger and adds one stream handler; calling it again
-    replaces that handler (never a second copy). Returns the handler.
-    """
+    """Show paperfetch's records of *level* and above on *stream* (stderr); the handler, replaced on a second call."""
     package = logging.getLogger("paperfetch")
     install_log_filter()
     for handler in list(package.handlers):

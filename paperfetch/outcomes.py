@@ -1,12 +1,4 @@
-"""The outcomes DataFrame: one schema, declared once, whose columns never depend on flags.
-
-One row per input, in input order; failures are rows. ``status`` is a
-categorical with exactly the values of :class:`Status`.
-
-The status groups every reader shares live here too, on :class:`Status`: ``finished_well`` (a PDF is on
-disk), ``final`` (a re-run does not ask again) and ``notable`` (the dashboard lists it), and how an
-exception ends an item is one table, :data:`STATUS_FOR_ERROR`, read by :func:`status_for`.
-"""
+"""The outcomes DataFrame's one schema, its status groups and how an exception ends an item (docs/outcomes.md)."""
 
 from __future__ import annotations
 
@@ -71,11 +63,9 @@ class Status(str, Enum):
 FINISHED_WELL_STATUSES: frozenset[str] = frozenset({Status.DOWNLOADED.value, Status.ALREADY_DOWNLOADED.value})
 #: Final answers: a re-run does not retry them unless forced.
 FINAL_STATUSES: frozenset[str] = frozenset({Status.NOT_FOUND.value, Status.NO_OPEN_COPY.value, Status.INVALID_IDENTIFIER.value})
-#: HTTP answers that describe the URL, not the moment (gone, not there, unavailable for legal reasons):
-#: an ``http_error`` with one of them is final too (a re-run asks again only when forced).
+#: HTTP answers that describe the URL, not the moment: an ``http_error`` with one of them is final too.
 FINAL_HTTP_STATUSES: frozenset[int] = frozenset({404, 410, 451})
-#: Statuses that say the host was not asked (held, suppressed, stopped): they describe the moment, not the
-#: paper, so a re-run that meets them keeps the paper's earlier status with this one as the reason.
+#: Statuses of the moment, not the paper: a re-run meeting one keeps the earlier status, this as the reason.
 BLOCKED_STATUSES: frozenset[str] = frozenset({"host_held", "host_suppressed", "stopped"})
 
 
@@ -98,8 +88,7 @@ def retried_by_rerun(status: str, http_status: Any = None) -> bool:
 #: Worth a line in the dashboard's notable events: a body that was not the paper.
 NOTABLE_STATUSES: frozenset[str] = frozenset({Status.INVALID_PDF.value, Status.WRONG_ARTICLE.value})
 
-#: How an exception ends an item, first match wins (``status_code == 403`` after these: the transport
-#: suppressed the host as it answered).
+#: How an exception ends an item, first match wins (then ``status_code == 403``: the host was suppressed).
 STATUS_FOR_ERROR: tuple[tuple[type[BaseException], Status], ...] = (
     (WriteError, Status.WRITE_ERROR),  # before everything: the machine failed, not the service
     (WrongArticle, Status.WRONG_ARTICLE),
@@ -170,9 +159,7 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         if extra:
             raise KeyError(f"not outcome columns: {sorted(extra)}")
     data = {column: [row.get(column) for row in rows] for column in COLUMNS}
-    # the inputs as given (None stays None), whatever pandas would infer from them: built as an object column
-    # from the start, since pandas 3 would turn a column of strings into Arrow text, which cannot hold a lone
-    # surrogate (UnicodeEncodeError)
+    # the inputs as given, in an object column: pandas 3's Arrow text cannot hold a lone surrogate
     frame = pd.DataFrame({"input": pd.Series(data.pop("input"), dtype=object)})
     for column, values in data.items():
         frame[column] = pd.Series(values, index=frame.index, dtype=object)

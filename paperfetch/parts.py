@@ -1,26 +1,5 @@
-"""Temporary download files that a crash cannot leave behind for good, and one writer per file.
-
-A PDF is streamed into a *part file* beside its destination, then renamed onto
-it. Part files are named ``.paperfetch-part-<destination name>`` (one per
-destination, so two writers of one file meet on the same name) and held under
-an exclusive ``fcntl.flock`` for as long as they are written:
-
-* :func:`part_file` claims the part file of a destination. When another
-  process (or thread) is writing the same destination, it waits for it and
-  reports ``claim.waited``; after the wait the caller finds the finished file
-  in place and need not download it again. A claim whose file was renamed or
-  removed while waiting starts over on a fresh file, so a finished PDF is
-  never truncated.
-* :func:`sweep_stale_parts` removes the part files of an output folder that no
-  live process holds (the kernel drops a dead process's locks, ``kill -9``
-  included). A run calls it before it starts. Part files of older paperfetch
-  versions (``.<name>.XXXX.part``, never locked) are removed once older than
-  *legacy_age_s*.
-
-Where they are called: ``HttpClient.download`` claims the part file around its
-retry loop and ``paperfetch.download.stream_to_file`` writes through it;
-``Retriever.download`` calls :func:`sweep_stale_parts` on ``out_dir`` before
-the first request.
+"""Part files (``.paperfetch-part-<name>`` beside the destination, held under ``flock``: one writer per file)
+that a crash cannot leave behind for good: :func:`sweep_stale_parts` removes those no live process holds.
 """
 
 from __future__ import annotations

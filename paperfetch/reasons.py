@@ -1,12 +1,4 @@
-"""The ``reason`` column: why a row ended as it did, in a few fixed words.
-
-``"HTTP 403 → host suppressed until 07:28 UTC"``, ``"robots.txt disallows /pdf/"``, ``"server asked
-to wait until 07:28 UTC"``, ``"no source has an open copy (asked: unpaywall, openalex, europepmc)"``.
-Short enough for pandas' default column width and the CLI table; the full trail (every candidate,
-its URL and the transport's message) stays in ``error``, reason first, URLs last.
-
-Pure functions of what an item recorded; this module asks nothing and knows no transport.
-"""
+"""The ``reason`` column: why a row ended as it did, in a few fixed words (docs/outcomes.md, "Schema")."""
 
 from __future__ import annotations
 

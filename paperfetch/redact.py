@@ -1,23 +1,4 @@
-"""Keep secrets (contact e-mails, API keys) out of logs, events, errors, frames and files.
-
-Services want an e-mail address (Unpaywall, Crossref's polite pool, NCBI) or
-an API key (OpenAlex, NCBI) in the query string. Redaction works on two levels:
-
-* the **values we were given**: every :class:`~paperfetch.config.Identification`
-  (so every Retriever, and the CLI's settings) registers its secrets with the
-  process-wide :data:`REDACTOR`. Each value is matched raw and in its URL-encoded
-  forms (``quote``, ``quote_plus``, ``%40`` …, hex digits in any case), case-insensitively,
-  so ``jane.doe@uni`` is caught as ``mailto=jane.doe%40uni`` too, although it is no address;
-* what **looks like** a secret: values of query parameters named like one
-  (:data:`SECRET_PARAMS`) and anything shaped like an e-mail address.
-
-Where text leaves the process it passes through :func:`redact_text` / :func:`redact_url`:
-exception messages (:class:`paperfetch.errors.PaperfetchError` redacts its message),
-log records (:class:`RedactingFilter` on every ``paperfetch`` logger), the outcome,
-requests and domain-status frames, the ledger, CLI output, report files and cassettes.
-The registry only grows: a secret once seen by the process stays masked.
-Both functions run in time linear in the length of the text.
-"""
+"""Keep secrets out of logs, events, errors, frames and files (docs/politeness.md, "Events and logging")."""
 
 from __future__ import annotations
 
@@ -39,8 +20,7 @@ SECRET_PARAMS = frozenset(
     {"email", "mailto", "api_key", "apikey", "api-key", "key", "token", "access_token", "tool_email", "password"}
 )
 
-# The local part starts where a run of local-part characters starts (the look-behind): without it
-# the engine retried the pattern at every position of a long run, quadratic in the run's length.
+# The look-behind starts a local part only where its run starts: else a long run is quadratic to scan.
 _LOCAL = "A-Za-z0-9._%+-"
 _EMAIL_RE = re.compile(rf"(?<![{_LOCAL}])[{_LOCAL}]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}}")
 _SECRET_PARAM_RE = re.compile(
@@ -58,13 +38,8 @@ def _forms(value: str) -> set[str]:
 
 
 def _trie_pattern(words: Iterable[str]) -> str:
-    """One regular expression matching any of *words* (case-insensitively), built as a prefix tree.
-
-    A flat alternation ``a|b|c…`` makes the engine try every word at every position of the text:
-    its cost grows with the number of secrets times the length of the text. As a tree, each position
-    follows one branch per character, so the cost stays linear in the text whatever the number of
-    words. A word that is a prefix of another is optional (greedy), so the longest form is masked.
-    """
+    """One case-insensitive pattern for any of *words*, built as a prefix tree so its cost stays linear in the
+    text whatever the number of words; a word that prefixes another is optional, so the longest form is masked."""
     trie: dict[str, Any] = {}
     long_words = []
     for word in words:
@@ -145,10 +120,7 @@ def register_secrets(secrets: Iterable[str | None]) -> None:
 
 
 def redact_text(text: str) -> str:
-    """Mask the registered secrets, ``key=value`` pairs of secret parameters and e-mail-shaped text.
-
-    Linear in ``len(text)``.
-    """
+    """Mask the registered secrets, ``key=value`` pairs of secret parameters and e-mail-shaped text (linear in ``len(text)``)."""
     if not text:
         return text
     text = REDACTOR.redact(text)
@@ -177,11 +149,7 @@ def redact_url(url: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that masks secrets in a record's message, arguments and traceback.
-
-    It never drops a record. :func:`install_log_filter` puts one on every ``paperfetch`` logger,
-    so the records are clean before any handler (the application's included) sees them.
-    """
+    """A logging filter masking secrets in a record's message, arguments and traceback; it never drops a record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -200,17 +168,12 @@ class RedactingFilter(logging.Filter):
 
 
 _FILTER = RedactingFilter()
-#: Loggers of the libraries under the transport that log our URLs at DEBUG (urllib3 logs every
-#: request line, query string included). Their records are masked the same way.
+#: Loggers under the transport that log our URLs at DEBUG (urllib3's request lines), masked the same way.
 _THIRD_PARTY_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3.util.retry", "urllib3.response")
 
 
 def install_log_filter() -> None:
-    """Put the redacting filter on the ``paperfetch`` logger, every ``paperfetch.*`` logger and urllib3's (idempotent).
-
-    A filter on a logger only sees the records logged *on that logger*, so each module's logger
-    gets one; called on import of :mod:`paperfetch` and again when a Retriever is made.
-    """
+    """Put the redacting filter on every ``paperfetch`` logger and urllib3's (idempotent; each logger needs its own)."""
     loggers = [logging.getLogger(name) for name in ("paperfetch", *_THIRD_PARTY_LOGGERS)]
     for name in list(logging.Logger.manager.loggerDict):
         if name.startswith("paperfetch."):

@@ -1,32 +1,5 @@
-"""The tables people read: ``domain_status()`` (one row per host), ``requests()`` (one row per request),
-and the one folding of the per-host columns for people.
-
-Built from :class:`~paperfetch.http.hosts.HostSnapshot` values and request records, so the
-transport itself (:mod:`paperfetch.http`) never imports pandas; pandas is imported when a frame is
-made, not with this module.
-
-The folding, used by every per-host table a person reads (the notebook's
-:func:`style_domain_status`, the CLI's ``-v`` table, the dashboard's host table):
-
-* seconds to one decimal (:func:`seconds_cell`), times to the second, UTC (:func:`time_cell`),
-  empty cells empty (:func:`is_empty`);
-* pairs in one column: the delay range (:func:`delay_cell`), the hold and its status
-  (:func:`hold_cell`), the suppression and until when (:func:`suppression_cell`), the breaker with
-  its open-until and failures (:func:`breaker_cell`); :func:`fold_host_columns` applies them to a
-  ``domain_status()`` frame;
-* the state in words (:func:`state_words`): ``SUPPRESSED``, ``HELD``, ``UNREACHABLE``,
-  ``OPEN BREAKER``, ``busy``, ``queued`` (``not started`` once a run ended), ``backoff``, ``idle``;
-  ``domain_status()``'s ``state`` column (:func:`host_state`) says ``HELD`` / ``SUPPRESSED`` /
-  ``UNREACHABLE`` / ``OPEN BREAKER`` / ``ok``; held rows amber (:data:`HELD_COLOUR`), suppressed rows
-  red (:data:`SUPPRESSED_COLOUR`);
-* robots.txt in words (:func:`robots_cell`): a 404 robots.txt is "no rules", not "unavailable";
-* the host-state store named without the user's home (:func:`store_label`).
-
-And one table of the outcomes, not of the hosts: :func:`yield_by_source` (which source offered a copy of
-how many papers, how many of those copies were downloaded, how many papers only it offered), and its
-one line for the CLI's summary (:func:`yield_line`).
-
-It does not read the transport or the store: it formats what it is given.
+"""The tables people read: ``domain_status()``, ``requests()``, the one folding of per-host columns (Styler,
+CLI, dashboard) and the yield per source (docs/outcomes.md). It formats what it is given.
 """
 
 from __future__ import annotations
@@ -74,8 +47,7 @@ __all__ = [
     "yield_line",
 ]
 
-#: ``domain_status()``'s columns, for people: the state first, then the host, why it is held or
-#: suppressed and until when, the breaker, then this process's counts and the pacing.
+#: ``domain_status()``'s columns: state, host, hold and suppression, breaker, this process's counts, pacing.
 DOMAIN_STATUS_COLUMNS = [
     "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
     "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
@@ -100,9 +72,7 @@ STATUS_TEXT_LIMIT = 24
 
 
 def host_state(snap: HostSnapshot, *, unreachable: bool = False) -> str:
-    """One word for a host, as :data:`DOMAIN_STATES` names them: ``SUPPRESSED``, ``HELD``,
-    ``UNREACHABLE`` (its name did not resolve or it refused the connection: *unreachable*, or the
-    snapshot's own ``unreachable`` when the transport gives one), ``OPEN BREAKER``, ``ok``."""
+    """One word for a host (:data:`DOMAIN_STATES`); *unreachable* or the snapshot's own flag gives ``UNREACHABLE``."""
     if snap.suppressed:
         return "SUPPRESSED"
     if snap.held_until is not None:
@@ -115,8 +85,7 @@ def host_state(snap: HostSnapshot, *, unreachable: bool = False) -> str:
 
 
 def domain_status_frame(snapshots: Iterable[HostSnapshot], *, unreachable: Iterable[str] = ()) -> pd.DataFrame:
-    """One row per host, sorted by host, :data:`DOMAIN_STATUS_COLUMNS` (``state`` first).
-    *unreachable*: hosts known to be unreachable (DNS failure, refused connection)."""
+    """One row per host, sorted, :data:`DOMAIN_STATUS_COLUMNS`; *unreachable*: hosts known unreachable."""
     import pandas as pd
 
     names = {f.name for f in fields(HostSnapshot)}
@@ -137,9 +106,7 @@ def domain_status_frame(snapshots: Iterable[HostSnapshot], *, unreachable: Itera
 
 
 def mark_unreachable(frame: pd.DataFrame, hosts: Iterable[str]) -> pd.DataFrame:
-    """*frame* (a ``domain_status()`` frame) with ``state`` ``UNREACHABLE`` for *hosts* that are
-    neither held nor suppressed: what a caller that saw the DNS failures knows and the snapshot
-    does not say. Changes *frame* in place and returns it."""
+    """*frame* with ``state`` ``UNREACHABLE`` for *hosts* neither held nor suppressed (in place; returned)."""
     gone = set(hosts)
     if not gone or "state" not in frame.columns or "host" not in frame.columns:
         return frame
@@ -158,7 +125,6 @@ def requests_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-# ---------------------------------------------------------------------- cells
 def is_empty(value: Any) -> bool:
     """None, NaN, NaT, ``pd.NA``: a cell shown empty."""
     if value is None:
@@ -177,8 +143,7 @@ def seconds_cell(value: Any) -> str:
 
 
 def time_cell(value: Any) -> str:
-    """A time to the second, UTC: ``16:04:10``, with the date when it is not today. Takes a
-    datetime, a pandas Timestamp or epoch seconds; empty for an empty cell."""
+    """A datetime, Timestamp or epoch as ``16:04:10`` UTC (with the date when not today); empty for an empty cell."""
     if is_empty(value):
         return ""
     if isinstance(value, datetime):
@@ -218,8 +183,7 @@ def suppression_cell(suppressed: Any, until: Any) -> str:
 
 
 def breaker_cell(state: Any, failures: Any = None, open_until: Any = None) -> str:
-    """The breaker, its open-until and its failures in one cell: ``open → 16:04:10 (3 failed)``;
-    empty for a closed breaker with no failure."""
+    """The breaker in one cell: ``open → 16:04:10 (3 failed)``; empty for a closed breaker with no failure."""
     state = "" if is_empty(state) else str(state)
     text = "" if state in ("", "closed") else state
     if not is_empty(open_until) and state != "closed":
@@ -262,8 +226,7 @@ def duration_cell(seconds: float | None) -> str:
 
 
 def robots_cell(value: Any) -> str:
-    """robots.txt's status in words: ``parsed``; ``no rules`` for ``unavailable`` (a 404
-    robots.txt: everything allowed); ``unreachable``; empty when not consulted."""
+    """robots.txt's status in words: ``parsed``, ``no rules`` (a 404), ``unreachable``; empty when not consulted."""
     if is_empty(value):
         return ""
     text = str(value)
@@ -271,9 +234,7 @@ def robots_cell(value: Any) -> str:
 
 
 def store_label(name: str) -> str:
-    """The host-state store's name for saved output: never the user's home. The default SQLite file
-    is ``sqlite (user cache)``; another path under the home folder starts with ``~``; a Redis name
-    passes (its password is masked where it is made)."""
+    """The store's name for saved output, never the user's home (``sqlite (user cache)``, ``~/…``)."""
     if not name.startswith("sqlite:"):
         return name
     import os
@@ -299,17 +260,13 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# ---------------------------------------------------------------------- domain_status(), folded
 #: The folded columns (text already; never cut, aligned as numbers).
 _FOLDED = ("delay_s", "held_until", "suppressed_until", "breaker", "until")
 
 
 def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """``domain_status()`` with pairs folded into one column each (text cells): the delay range
-    (``delay_s``: ``0.2–0.4``), the hold (``held_until``: ``16:04:10 (503)``), the suppression
-    (``suppressed_until``), the breaker (``breaker``: ``open → 16:04:10 (3 failed)``);
-    ``suppressed`` goes when the reason is there (the reason and the row colour say it). Other
-    columns, including any the transport adds later, pass as they are."""
+    """``domain_status()`` with pairs folded into one text column each: ``delay_s`` (``0.2–0.4``), ``held_until``
+    (``16:04:10 (503)``), ``suppressed_until``, ``breaker`` (``open → 16:04:10 (3 failed)``); other columns pass."""
     import pandas as pd
 
     columns = list(frame.columns)
@@ -345,10 +302,7 @@ _TEXT_COLUMNS = {
 
 
 def host_table_text(frame: pd.DataFrame) -> str:
-    """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns`
-    does: seconds to one decimal (no backoff or learned interval: empty), times to the second
-    (UTC), empty cells empty; ``credits left`` (today's budget, thousands separated) only when
-    some host counts credits."""
+    """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns` does."""
     import pandas as pd
 
     if not len(frame):
@@ -377,7 +331,6 @@ def host_table_text(frame: pd.DataFrame) -> str:
     return pd.DataFrame(table).to_string(index=False)
 
 
-# ---------------------------------------------------------------------- domain_status(), styled
 #: How style_domain_status names domain_status()'s columns (units in the header, not in every cell).
 _STATUS_LABELS = {
     "state": "state", "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
@@ -413,22 +366,17 @@ def _all_empty(series: pd.Series, name: str) -> bool:
 
 #: Text columns that wrap instead of being cut.
 _WRAPPED = ("suppressed_reason",)
-#: Columns the notebook view leaves out (they are in ``domain_status()``): what a person rarely needs
-#: and what makes the table wider than a notebook.
+#: Columns the notebook view leaves out: rarely needed, and they make the table wider than a notebook.
 _STYLE_DROPPED = ("in_flight", "next_allowed_at")
 #: Seconds columns where 0 means "none" and shows empty.
 _ZERO_IS_NONE = ("backoff_s", "learned_interval_s")
 
 
 def style_domain_status(frame: pd.DataFrame) -> Styler:
-    """``domain_status()`` for people, narrow enough for a notebook: the state in words first
-    (``HELD``, ``SUPPRESSED``, ``UNREACHABLE``, ``OPEN BREAKER``; held rows amber and suppressed
-    rows red, host and reason in bold), seconds to one decimal (no backoff: empty), times to the
-    second (UTC), empty cells empty, the delay range and the hold each in one column, reasons
-    wrapped in a narrow column, robots.txt in words (a 404 is "no rules"), units in the headers, no
-    index; the hold's and the suppression's end in one ``until`` column (the state says which); the
-    in-flight count, the next-allowed time and every column with nothing to show left out.
-    A display: its ``.data`` is that folded table (:func:`fold_host_columns`), not *frame*.
+    """``domain_status()`` for people, narrow enough for a notebook: the state in words first, held rows amber
+    and suppressed rows red, the folded columns of :func:`fold_host_columns`, one ``until`` column, reasons
+    wrapped, units in the headers, and columns with nothing to show left out.
+    A display: its ``.data`` is the folded table, not *frame*.
 
     >>> style_domain_status(r.domain_status())   # doctest: +SKIP
     """
@@ -508,7 +456,6 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
     return styler
 
 
-# ---------------------------------------------------------------------- the outcomes: yield per source
 def _paper_key(row: Mapping[str, Any]) -> str | None:
     """One key per paper (the DOI first: a PMID that led to a DOI is that DOI's paper); None for no identifier."""
     for column in ("doi", "pmcid", "pmid", "arxiv_id"):
@@ -519,15 +466,8 @@ def _paper_key(row: Mapping[str, Any]) -> str | None:
 
 
 def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """For each source: ``offered`` — the papers it offered a copy of (its name in the row's
-    ``offered_by``, or its copy on disk); ``downloaded`` — the papers whose copy on disk is its copy
-    (``downloaded`` or ``already_downloaded`` with that ``source``); ``only_here`` — the papers no other
-    source offered a copy of. One paper asked twice (``10.1/x`` and ``https://doi.org/10.1/X``)
-    counts once, by its row that finished best. Sorted by ``downloaded``, then ``offered``, most first.
-
-    ``offered_by`` names the sources *asked*: the batched ones (OpenAlex, Semantic Scholar) are asked
-    for every paper, the others one at a time until a copy is downloaded, so ``only_here`` counts the
-    papers no source asked offered, not what a source never asked would have said."""
+    """For each source, the papers it ``offered``, those ``downloaded`` from its copy and those ``only_here``
+    (docs/sources.md, "Which source supplied what"); a paper asked twice counts once. Most downloaded first."""
     import pandas as pd
 
     from paperfetch.outcomes import FINISHED_WELL_STATUSES
@@ -560,8 +500,7 @@ def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
 
 
 def yield_line(table: pd.DataFrame) -> str:
-    """:func:`yield_by_source` in one line: ``yield: openalex 5 of 9 (2 only here), unpaywall 4 of 4, …``
-    (papers downloaded from the source's copy of those it offered; empty when no source offered any)."""
+    """:func:`yield_by_source` in one line (``yield: openalex 5 of 9 (2 only here), …``); empty when none offered any."""
     parts = []
     for row in table.itertuples(index=False):
         only = f" ({row.only_here} only here)" if row.only_here else ""

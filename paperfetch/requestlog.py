@@ -1,18 +1,20 @@
-"""The Retriever's request log: one row per HTTP request its clients sent, for ``Retriever.requests()``.
+"""The request log behind ``Retriever.requests()``: an event subscriber making one row per request.
 
-It is an event subscriber (:meth:`RequestLog.on_event`): each answer, network error, and request not sent
-(held, suppressed, disallowed) becomes a row naming the item and the source that asked, read from the
-worker thread's context (:func:`paperfetch.items.current_job`, :func:`~paperfetch.items.current_source`).
-It also adds each pacing wait to the item's ``waited_s``. It sends nothing and knows no Retriever.
+A row names the item and the source that asked (the worker thread's :mod:`paperfetch.http.context`); its
+``waited_s`` is what the item's :class:`~paperfetch.http.context.Tally`, kept by the transport, grew by since
+the item's previous row. The log only reads: it writes into no item.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 import pandas as pd
 
+from paperfetch.http.context import Tally
+from paperfetch.http.context import current as current_context
 from paperfetch.http.events import Event, EventKind
 from paperfetch.items import current_job, current_source
 from paperfetch.redact import redact_frame
@@ -30,20 +32,18 @@ class RequestLog:
     def __init__(self) -> None:
         self._rows: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        #: each item's waited_s as of its last row, so each row shows its own wait (gone with the item)
+        self._reported: weakref.WeakKeyDictionary[Tally, float] = weakref.WeakKeyDictionary()
 
     def on_event(self, event: Event) -> None:
-        job = current_job()
-        if event.kind is EventKind.WAIT and job is not None:
-            job.waited_s += event.seconds or 0.0
-            return
         if event.kind not in _LOGGED:
             return
+        job, tally = current_job(), current_context().tally
         waited = None
-        if job is not None:
-            waited = job.waited_s - job.waited_reported_s
-            job.waited_reported_s = job.waited_s
-            if event.kind in (EventKind.RESPONSE, EventKind.NETWORK_ERROR):
-                job.requests += 1
+        if job is not None and tally is not None:
+            with self._lock:
+                waited = tally.waited_s - self._reported.get(tally, 0.0)
+                self._reported[tally] = tally.waited_s
         row = {
             "time": event.at,
             "host": event.host,
@@ -59,8 +59,7 @@ class RequestLog:
             self._rows.append(row)
 
     def frame(self) -> pd.DataFrame:
-        """One row per request: time (UTC, to the millisecond), host, URL (no secrets), status, waited, elapsed,
-        source, identifier, outcome."""
+        """One row per request: time (UTC, ms), host, URL, status, waited, elapsed, source, identifier, outcome."""
         with self._lock:
             rows = list(self._rows)
         return redact_frame(requests_frame(rows))

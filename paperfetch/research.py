@@ -1,16 +1,4 @@
-"""From a question to the right PDFs: what the Retriever's search, snowballing and title check do.
-
-The :class:`~paperfetch.Retriever` methods ``search_pubmed``, ``references`` and
-``citations`` are thin wrappers over the functions here, so the Retriever's
-identification, transport, pacing and request log are shared; each returns a
-fixed-schema DataFrame whose ``doi`` column feeds ``download_frame``.
-:func:`check_title` is the after-download check of :mod:`paperfetch.titlematch`.
-
-Every function takes what it needs as arguments (the configured sources by name, the
-transport or the metadata fetcher, the batch's other titles, a callback for the
-dashboard); none knows the Retriever. The metadata cache in front of the API transport
-is :func:`paperfetch.cache.metadata_fetcher` (re-exported here).
-"""
+"""What the Retriever's ``search_pubmed``, ``references``, ``citations`` and title check do (docs/research.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pandas as pd
 
 from paperfetch import defaults
-from paperfetch.cache import CachedFetcher, cache_key, metadata_fetcher
+from paperfetch.cache import CachedFetcher, cache_key
 from paperfetch.errors import ConfigurationError, WrongArticle
 from paperfetch.ids import parse_identifier
 from paperfetch.redact import redact_url
@@ -39,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HIT_DTYPES", "LINK_DTYPES", "Notify", "SearchAnswers", "WRONG_ARTICLE_DIR", "check_title", "citations",
-    "metadata_fetcher", "references", "search_pubmed"
+    "references", "search_pubmed"
 ]
 
 logger = logging.getLogger("paperfetch.research")
@@ -63,15 +51,9 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
     return frame.astype(dtypes)
 
 
-# ---------------------------------------------------------------------- search and snowballing
 def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = 200,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
-    """PubMed hits for *query* through *api*, with the configured ``ncbi_eutils`` of *sources*.
-
-    With *metadata* a :class:`~paperfetch.cache.CachedFetcher`, the answers are kept in its cache for
-    :data:`~paperfetch.defaults.SEARCH_CACHE_TTL_S` (shorter than a work's: PubMed grows every day), so an
-    identical search sends no request (:class:`SearchAnswers`).
-    """
+    """PubMed hits for *query* through *api*; with *metadata* a CachedFetcher, answers are kept (:class:`SearchAnswers`)."""
     source = sources.get("ncbi_eutils")
     if not isinstance(source, NCBIEutilsSource):
         raise ConfigurationError("search_pubmed needs the ncbi_eutils service, which is not configured")
@@ -100,15 +82,9 @@ class _StaleHistory(Exception):
 
 
 class SearchAnswers:
-    """The transport of one PubMed search, through the metadata cache, every answer kept for *ttl_s*.
-
-    The ESearch answer is keyed by its query (as any request: :func:`~paperfetch.cache.cache_key`). An
-    EFetch page of the history server is keyed by that ESearch's key and the page (``retstart``,
-    ``retmax``), **not** by its ``WebEnv``: NCBI names every new search with a new WebEnv, so a key with
-    it would never be hit again. A page missing from the cache after a *stored* ESearch cannot be asked
-    with that ESearch's WebEnv (NCBI forgets it within hours): :class:`_StaleHistory` makes the caller
-    search again with ``fresh_search=True``, which asks ESearch itself.
-    """
+    """One PubMed search's transport through the metadata cache, answers kept for *ttl_s*. History pages are
+    keyed by their ESearch's key and page, never the WebEnv; one missing after a *stored* ESearch raises
+    :class:`_StaleHistory`, and the caller searches again (docs/research.md, "search_pubmed")."""
 
     def __init__(self, cached: CachedFetcher, *, ttl_s: float = defaults.SEARCH_CACHE_TTL_S,
                  fresh_search: bool = False) -> None:
@@ -171,14 +147,9 @@ def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fe
     return _frame([link.row() for link in _finder(sources).citations(metadata, ident)], LINK_DTYPES)
 
 
-# ---------------------------------------------------------------------- is it the right paper?
 def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[str | None] = (),
                 notify: Notify | None = None) -> dict[str, Any]:
-    """``{"title_match": score}`` for a PDF just saved for *job*; raises WrongArticle after moving it aside.
-
-    *other_titles*: the titles of the batch's other items (a PDF matching one of them is that article);
-    *notify*: told of a low match (a view's recent events), never allowed to stop the run.
-    """
+    """``{"title_match": score}`` for a PDF just saved for *job*; raises WrongArticle after moving it aside."""
     title = job.meta.get("title")
     if not title:
         return {"title_match": None}
@@ -210,7 +181,6 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
 
 
 def _note(notify: Notify | None, kind: str, message: str, url: str) -> None:
-    """A line in the dashboard's recent events (when there is one to tell)."""
     if notify is not None:
         try:
             notify(kind, message, url=url)

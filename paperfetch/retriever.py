@@ -1,30 +1,9 @@
 """The Retriever: identifiers in, validated PDFs and one outcomes DataFrame out.
 
-Data flows one way: identifier → candidates (sources) → polite transport →
-validated file → outcome row.
-
-1. **Parse** every input (:mod:`paperfetch.ids`); blanks, malformed inputs and
-   duplicates each get a row (a duplicate shares its first occurrence's outcome).
-2. **Resume**: an identifier the ledger has as downloaded, whose file still
-   matches its size and hash, is ``already_downloaded``; one the services called
-   absent is not asked again.
-3. **Resolve in batches**: the NCBI ID converter (200 IDs a request) and
-   E-utilities cross-walk PMIDs and PMCIDs to DOIs; OpenAlex answers 50 DOIs a
-   request. These are the only lookups made for the whole batch at once.
-4. **Per item**, sources in order (default :data:`DEFAULT_ORDER`): each source
-   either has candidates already (arXiv, OpenAlex) or is asked now (Unpaywall,
-   Europe PMC, Crossref, the landing page behind doi.org). Candidates are tried
-   in order until one yields a valid PDF. Each step is one request, so the
-   :class:`~paperfetch.batch.HostScheduler` can serve every host in parallel at
-   its own pace, moving an item from host to host as its candidates fail.
-
-Every request goes through one :class:`~paperfetch.HttpClient` configuration
-for documented APIs and one for web pages (robots.txt applies to the latter);
-both share the process-wide per-host state. Nothing here gets round a paywall
-or a bot challenge: a challenge page is recorded, never solved.
-
-This module is the facade: the constructor (clients, sources, identification) and the public
-methods. The batch machinery of steps 1-4 lives in :mod:`paperfetch.run` (:class:`BatchRun`).
+Data flows one way: identifier → candidates (sources) → polite transport → validated file → outcome row
+(docs/sources.md: batched lookups and the default order; docs/outcomes.md: resuming). This module is the
+facade — the constructor (settings, sources, the web and API clients) and the public methods; the batch
+itself is :class:`paperfetch.run.BatchRun`.
 """
 
 from __future__ import annotations
@@ -34,7 +13,6 @@ import os
 import sys
 import time
 import warnings
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence, cast, overload
 from urllib.parse import urlsplit
@@ -43,7 +21,7 @@ import pandas as pd
 
 from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
-from paperfetch.config import Identification, clean_setting, env_endpoint_url, load_settings, user_agent_for
+from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, Interrupted
 from paperfetch.http.assign import Prefer
 from paperfetch.http.client import HttpClient
@@ -56,6 +34,7 @@ from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
 from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, row_identifiers, why_frame
+from paperfetch.settings import ENDPOINT_NAMES, TRANSPORT_SETTING_NAMES, Settings, load_settings
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.suggest import did_you_mean
@@ -71,8 +50,6 @@ logger = logging.getLogger(__name__)
 #: Unpaywall and Europe PMC are one request each, the landing page is a last resort.
 DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpaywall", "europepmc", "biorxiv", "crossref",
                                   "landing")
-ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
-                                   "semanticscholar", "biorxiv")
 DOI_RESOLVER = "https://doi.org"
 
 
@@ -82,12 +59,14 @@ class Retriever:
     >>> r = Retriever(email="your.name@your-university.edu", out_dir="PDFs")  # doctest: +SKIP
     >>> outcomes = r.download(["10.7759/cureus.76081", "PMID:31452104"])  # doctest: +SKIP
 
-    *state* names the host-state store (:func:`paperfetch.state.open_store`): by default
-    ``PAPERFETCH_STATE``, else a SQLite file in the user cache directory shared by every process of
-    the machine; ``"memory"`` for this process only; ``"redis://host:6379/0"`` across machines.
-    *state_fallback* ``"local"``: where Redis does not answer, go on with this machine's SQLite state.
-    *prefer* ``"version"`` (default): a paper's copies compete on load only within its best version tier
-    (published, accepted, unlabelled, preprint); ``"speed"``: every copy competes (docs/politeness.md).
+    Settings (the e-mail, keys, ``out_dir``, ``workers``, ``state`` and every transport knob, as arguments,
+    ``http_options={...}`` or ``settings=``) are read by :func:`paperfetch.load_settings`: arguments >
+    environment > config file > defaults; ``r.settings.rows()`` says where each came from (docs/cli.md).
+    *state* names the host-state store (:func:`paperfetch.state.open_store`; ``"memory"``, a SQLite path,
+    ``"redis://host:6379/0"``); *state_fallback* ``"local"`` goes on with this machine's SQLite state where
+    Redis does not answer. *http* is a client of your own whose transport settings the run uses. *prefer*
+    ``"version"`` (default): a paper's copies compete on load only within its best version tier; ``"speed"``:
+    every copy competes (docs/politeness.md).
     """
 
     def __init__(
@@ -101,20 +80,20 @@ class Retriever:
         sources: Sequence[str] = DEFAULT_ORDER,
         endpoints: Mapping[str, str] | None = None,
         http: HttpClient | None = None,
-        polite_mode: bool = True,
-        respect_robots_txt: bool = True,
-        suppress_on_403: bool = True,
+        polite_mode: bool | None = None,
+        respect_robots_txt: bool | None = None,
+        suppress_on_403: bool | None = None,
         delay_min_s: float | None = None,
         delay_max_s: float | None = None,
         max_retries: int | None = None,
-        max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S,
-        timeout: float | tuple[float, float] = defaults.TIMEOUT,
+        max_retry_after_s: float | None = None,
+        timeout: float | tuple[float, float] | None = None,
         filename_template: str = defaults.FILENAME_TEMPLATE,
         max_pdf_bytes: int | None = defaults.MAX_PDF_BYTES,
         workers: int | None = None,
         resume: bool = True,
         progress: bool = True,
-        verbosity: int = 1,
+        verbosity: int | None = None,
         http_options: Mapping[str, Any] | None = None,
         dashboard: bool | None = None,
         cache: bool | str | os.PathLike[str] | MetadataCache = True,
@@ -122,6 +101,7 @@ class Retriever:
         state_fallback: str | None = None,
         config: str | os.PathLike[str] | None = None,
         prefer: str = "version",
+        settings: Settings | None = None,
     ) -> None:
         try:
             self.prefer = Prefer.parse(prefer).value  # which copies of a paper compete on load (docs/politeness.md)
@@ -130,93 +110,37 @@ class Retriever:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
             raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
-        # every text setting is stripped, and refused with a control character in it (config.clean_setting)
-        endpoints = {name: clean_setting(f"endpoints[{name!r}]", url) or "" for name, url in (endpoints or {}).items()}
-        bad = sorted(set(endpoints) - set(ENDPOINT_NAMES))
-        if bad:
-            raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
-        # the CLI's settings, in its order - arguments > environment > config file > defaults
-        #: the effective settings and where each came from (``r.settings.rows()``; secrets masked)
-        self.settings = settings = load_settings(
+        arguments = _setting_arguments(
             {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
-             "out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers, "delay_min_s": delay_min_s,
-             "delay_max_s": delay_max_s, "max_retries": max_retries, "state": state if isinstance(state, str) else None},
-            config_path=None if config is None else os.fspath(config))
-        email, workers, delay_min_s, delay_max_s = settings.email, settings.workers, settings.delay_min_s, settings.delay_max_s
-        if state is None:
-            state = settings.state
+             "out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers,
+             "state": state if isinstance(state, str) else None, "polite_mode": polite_mode,
+             "respect_robots_txt": respect_robots_txt, "suppress_on_403": suppress_on_403, "delay_min_s": delay_min_s,
+             "delay_max_s": delay_max_s, "max_retries": max_retries, "max_retry_after_s": max_retry_after_s,
+             "timeout": timeout, "verbosity": verbosity}, http_options)
+        settings = _resolve_settings(settings, arguments, endpoints=endpoints, config=config, http=http)
         self.identification = settings.identification
         self.out_dir = Path(settings.out_dir or defaults.OUT_DIR).expanduser().resolve()  # absolute
-        self.verbosity = verbosity
         self.order = tuple(sources)
         self.filename_template = filename_template
         filename_for(parse_identifier("10.1000/template-check"), filename_template)  # fail early on a bad template
         self.max_pdf_bytes = max_pdf_bytes
-        self.workers = workers
+        self.workers = settings.workers
         self.resume = resume
         self.progress = progress
         #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
         self.show_dashboard = dashboard
         install_log_filter()  # loggers made since the import mask secrets too
-        common: dict[str, Any] = dict(
-            user_agent=user_agent_for(None), contact_email=self.identification.email,
-            polite_mode=polite_mode, suppress_on_403=suppress_on_403, delay_min_s=delay_min_s, delay_max_s=delay_max_s,
-            max_retries=settings.max_retries, max_retry_after_s=max_retry_after_s, verbosity=verbosity,
-        )
-        if http is None and "registry" not in (http_options or {}):
-            # Host state: None reads PAPERFETCH_STATE, and without it the SQLite file in the user cache
-            # directory, so a re-run (or another notebook) remembers holds, suppressions and learned pacing.
-            common.update(state=state, state_fallback=state_fallback)
-        self._sources: dict[str, Source] = {}
-        #: Sources left out for want of an e-mail address (said once, in one warning).
-        self.skipped_sources = tuple(name for name, cls in SOURCES.items()
-                                     if cls.requires_email and not self.identification.email)
         self._notes: list[tuple[str, str]] = []  # lines every run's dashboard starts with
-        if self.skipped_sources:
-            logger.warning("no contact e-mail given: %s skipped "
-                           "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
-            missing = (f"no contact e-mail: {', '.join(self.skipped_sources)} skipped, so fewer open copies are found; "
-                       "set PAPERFETCH_EMAIL, email in the config file, or Retriever(email=...)")
-            warnings.warn(missing, UserWarning, stacklevel=2)  # shown once per place (a notebook cell) by default
-            self._notes.append(("settings", missing))
-        for name, cls in SOURCES.items():
-            if name not in self.skipped_sources:
-                self._sources[name] = cls(base_url=endpoints.get(name), identification=self.identification)
-        # Each service's published interval, for both clients (the scheduler asks web), given when they are made;
-        # a source's related hosts (bioRxiv's www hosts for its PDFs, NCBI's old idconv host) share it.
-        intervals: dict[str, float] = {}
-        for source in self._sources.values():
-            for host in (source.base_url, *source.related_hosts()):
-                intervals.setdefault(host_key(host), source.interval_s)
-        # The e-mail goes, in the User-Agent, only to the services that ask for it (and their related hosts).
-        asking = {host_key(host) for s in self._sources.values() if s.wants_contact
-                  for host in (s.base_url, *s.related_hosts())}
-        concurrency = self._source_concurrency(email=self.identification.email)
-        arxiv = cast(ArxivSource, self._sources["arxiv"])
-        intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
-        if http is not None:
-            # A caller's client is left as it was: the Retriever paces through a client of its own over the
-            # caller's session, host state, clock and settings (plus its sources' intervals), subscribes to
-            # that one, and closes only that one (the caller's session stays open).
-            self.web = self.api = HttpClient.from_config(
-                replace(http.config, host_intervals={**intervals, **http.host_intervals},
-                        host_concurrency={**concurrency, **(http.config.host_concurrency or {})}),
-                session=http.session, clock=http.clock, registry=http.registry)
-        else:
-            configured = dict((http_options or {}).get("host_intervals") or {})
-            common.update(http_options or {})
-            common["host_intervals"] = {**intervals, **configured}
-            common.setdefault("contact_hosts", asking)
-            common["host_concurrency"] = {**concurrency, **dict(common.get("host_concurrency") or {})}
-            # Documented APIs are used under their terms of use (and their published rate limits);
-            # robots.txt governs the crawling of web pages: publishers' landing pages and PDFs.
-            self.web = HttpClient(respect_robots_txt=respect_robots_txt, timeout=timeout, **common)
-            self.api = HttpClient(respect_robots_txt=False, timeout=timeout, session=self.web.session, **common)
-        doi_override = endpoints.get("doi") or env_endpoint_url("doi")
+        self._sources = self._make_sources(settings.endpoints)
+        settings = self._make_clients(settings, http=http, state=state, state_fallback=state_fallback)
+        #: the effective settings, where each came from, and the transport the clients run on (``r.settings.rows()``)
+        self.settings = settings
+        self.verbosity = settings.transport.verbosity if verbosity is None else verbosity
+        doi_override = settings.endpoints.get("doi")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         # The metadata cache (paperfetch.cache) in front of the API transport. True: the user cache dir,
         # False: none; or a path, or a MetadataCache the caller owns.
-        self._metadata, self._own_cache = metadata_fetcher(self.api, cache)
+        self._metadata, self._own_cache = metadata_fetcher(self.api, cache, folder=settings.cache_dir)
         self._request_log = RequestLog()
         # the batch machinery (paperfetch.run): scheduler, ledger and dashboard model of the run in progress
         self._batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
@@ -225,6 +149,59 @@ class Retriever:
         self._describe_openalex()
         self._unsubscribe = [client.subscribe(self._request_log.on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
+
+    def _make_sources(self, endpoints: Mapping[str, str]) -> dict[str, Source]:
+        """One instance of each source, at its base URL; without an e-mail those that need one are left out,
+        said once in a warning and in the dashboard's notes."""
+        #: Sources left out for want of an e-mail address.
+        self.skipped_sources = tuple(name for name, cls in SOURCES.items()
+                                     if cls.requires_email and not self.identification.email)
+        if self.skipped_sources:
+            logger.warning("no contact e-mail given: %s skipped "
+                           "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
+            missing = (f"no contact e-mail: {', '.join(self.skipped_sources)} skipped, so fewer open copies are found; "
+                       "set PAPERFETCH_EMAIL, email in the config file, or Retriever(email=...)")
+            warnings.warn(missing, UserWarning, stacklevel=3)  # shown once per place (a notebook cell) by default
+            self._notes.append(("settings", missing))
+        return {name: cls(base_url=endpoints.get(name), identification=self.identification)
+                for name, cls in SOURCES.items() if name not in self.skipped_sources}
+
+    def _make_clients(self, settings: Settings, *, http: HttpClient | None, state: Any,
+                      state_fallback: str | None) -> Settings:
+        """``self.web`` (web pages: robots.txt read) and ``self.api`` (documented APIs, used under their terms
+        and published limits) from the one transport config; returns the settings with that config."""
+        derived = self._derived_transport()
+        if http is not None:
+            # A caller's client is left as it was: the Retriever paces through a client of its own over the
+            # caller's session, host state, clock and settings (plus its sources' intervals and pools), and
+            # closes only that one (the caller's session stays open).
+            mine = http.config.replace(host_intervals={**derived["host_intervals"], **(http.config.host_intervals or {})},
+                                       host_concurrency={**derived["host_concurrency"], **(http.config.host_concurrency or {})})
+            settings = settings.with_client(mine)
+            self.web = self.api = HttpClient.from_config(settings.transport, session=http.session, clock=http.clock,
+                                                         registry=http.registry)
+            return settings
+        settings = settings.with_transport(derived, origin="the sources")
+        if state is None or isinstance(state, str):
+            state = settings.state
+        self.web = HttpClient.from_config(settings.transport, state=state, state_fallback=state_fallback)
+        self.api = HttpClient.from_config(settings.transport.replace(respect_robots_txt=False), session=self.web.session,
+                                          state=state, state_fallback=state_fallback)
+        return settings
+
+    def _derived_transport(self) -> dict[str, Any]:
+        """What the sources tell the transport: each service's published interval (a source's related hosts,
+        bioRxiv's www hosts or NCBI's old converter, share it), Crossref's pool, and the hosts that get the
+        contact e-mail in the User-Agent (the services that ask for it)."""
+        intervals: dict[str, float] = {}
+        for source in self._sources.values():
+            for host in (source.base_url, *source.related_hosts()):
+                intervals.setdefault(host_key(host), source.interval_s)
+        arxiv = cast(ArxivSource, self._sources["arxiv"])
+        intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
+        asking = {host_key(host) for s in self._sources.values() if s.wants_contact for host in (s.base_url, *s.related_hosts())}
+        return {"host_intervals": intervals, "host_concurrency": self._source_concurrency(email=self.identification.email),
+                "contact_hosts": asking, "contact_email": self.identification.email}
 
     def _source_concurrency(self, *, email: str | None) -> dict[str, int]:
         """Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it)."""
@@ -551,6 +528,50 @@ def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
         if name != "input":
             joined[f"{name}_paperfetch" if name in df.columns else name] = outcomes[name]
     return joined
+
+
+def _resolve_settings(settings: Settings | None, arguments: dict[str, Any], *, endpoints: Mapping[str, str] | None,
+                      config: str | os.PathLike[str] | None, http: HttpClient | None) -> Settings:
+    """The run's settings: *settings* as given (the CLI read them), else read from *arguments* and the rest."""
+    if settings is None:
+        settings = load_settings(arguments, config_path=None if config is None else os.fspath(config), endpoints=endpoints)
+    elif arguments or endpoints or config is not None:
+        raise ConfigurationError(f"give settings= or the settings themselves, not both (also given: "
+                                 f"{', '.join(sorted(arguments) + (['endpoints'] if endpoints else []))})")
+    if http is not None:  # the Retriever's verbosity (what it prints) is its own; the client's logs stay the client's
+        _refuse_differing({k: v for k, v in arguments.items() if k != "verbosity"}, http.config)
+    return settings
+
+
+def _setting_arguments(named: Mapping[str, Any], http_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The settings given as arguments: the named ones (None: not given) and the transport knobs of
+    *http_options*; a knob given both ways with two values is refused."""
+    given = {name: value for name, value in named.items() if value is not None}
+    for name, value in (http_options or {}).items():
+        if name not in TRANSPORT_SETTING_NAMES:
+            raise ConfigurationError(f"http_options: {name!r} is not a transport setting; known: "
+                                     f"{', '.join(TRANSPORT_SETTING_NAMES)} (a client of your own: Retriever(http=...))")
+        if name in given and given[name] != value:
+            raise ConfigurationError(f"{name} given twice: {given[name]!r} and http_options[{name!r}] = {value!r}")
+        given[name] = value
+    return given
+
+
+def _refuse_differing(arguments: Mapping[str, Any], client: Any) -> None:
+    """With ``http=client`` the client's transport settings are the run's: an argument that would change
+    one of them is refused, never silently ignored."""
+    differing = []
+    for name, value in arguments.items():
+        if name in TRANSPORT_SETTING_NAMES:
+            try:
+                wanted = getattr(client.replace(**{name: value}), name)
+            except (ConfigurationError, TypeError, ValueError):
+                wanted = value
+            if wanted != getattr(client, name):
+                differing.append(f"{name}={value!r} (the client has {getattr(client, name)!r})")
+    if differing:
+        raise ConfigurationError(f"Retriever(http=client) runs on the client's transport settings; these arguments "
+                                 f"differ from it: {', '.join(differing)}. Set them on the client, or drop http=")
 
 
 def _origin(url: str) -> str:

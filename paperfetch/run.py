@@ -1,16 +1,4 @@
-"""One batch of :meth:`paperfetch.Retriever.download`: parse, resume, resolve, run, one row per input.
-
-The machinery behind the Retriever's facade, in the order a run goes (steps 1-4 of
-:mod:`paperfetch.retriever`): the ledger opened for the run, rows decided without a request
-(invalid inputs, duplicates, files the ledger vouches for), the batched metadata lookups, the
-:class:`~paperfetch.http.scheduler.HostScheduler` serving every host at its own pace, and the
-dashboard model that watches it all.
-
-:class:`BatchRun` takes its collaborators explicitly (the two clients, the sources, the metadata
-fetcher, the DOI resolver's origin, and a callable giving the Retriever's settings as the run
-starts); it never sees the Retriever. It does not build clients or sources, and it keeps no
-settings of its own.
-"""
+"""One batch of :meth:`paperfetch.Retriever.download`: parse, resume, resolve, run, one row per input."""
 
 from __future__ import annotations
 
@@ -26,9 +14,10 @@ import pandas as pd
 
 from paperfetch.download import FileAction, existing_file_action
 from paperfetch.errors import Interrupted, RateLimited, Stopped
+from paperfetch.http import context as call_context
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
-from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, resumed_row, set_current_source
+from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, resumed_row
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
@@ -98,8 +87,7 @@ def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def keep_describing_status(row: dict[str, Any], prior: Any) -> dict[str, Any]:
-    """Statuses stable across runs: a row the host's hold or suppression decided this time keeps
-    the status an earlier run gave the paper itself (``invalid_pdf``, say), this run's block as its reason."""
+    """A row a host's hold or suppression decided keeps the paper's earlier status, this block as its reason."""
     if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES:
         return row
     if prior.status in FINISHED_WELL_STATUSES:  # its file is gone: this run's answer is the news
@@ -153,7 +141,6 @@ class BatchRun:
         """The hosts of the metadata services (paced by the API client)."""
         return frozenset(host_key(s.base_url) for s in self.sources.values())
 
-    # ------------------------------------------------------------------ the run
     def download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
         """One outcome row per input, in input order; with *hooks*, the run of a :class:`~paperfetch.job.Job`."""
         settings = self.settings = self._settings()
@@ -275,14 +262,7 @@ class BatchRun:
         )
 
     def reusable(self, job: ItemJob, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
-        """Keep the valid PDF found under *dest* once its part file is ours, instead of fetching it again.
-
-        Only a complete, validated body is ever renamed onto *dest*, so a valid PDF there was written by
-        another process: while we waited for it, during this run, or just before this run began (then
-        that process has recorded it in the ledger by now, with this very file's size and SHA-256).
-        A file the ledger does not vouch for and that predates the run (modified, or ``resume=False``)
-        is fetched again. The rule is :func:`paperfetch.download.download_action`'s.
-        """
+        """Keep the valid PDF under *dest* (another process's finished download) instead of fetching it again."""
         ledger = self.ledger
         out_dir = self.settings.out_dir
 
@@ -335,27 +315,23 @@ class BatchRun:
             return {}
         source = self.sources[name]
         records: dict[str, Record] = {}
-        set_current_source(name)
-        try:
-            for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
-                try:
-                    records.update(source.lookup(self.metadata, chunk))
-                except RateLimited as exc:  # the transport warned once; the items say so
-                    logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
-                    for ident in chunk:
-                        if owners and ident.key in owners:
-                            owners[ident.key].source_failed(name, exc)
-            return records
-        except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
-            logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
-            return records
-        finally:
-            set_current_source(None)
+        with call_context.scope(source=name):
+            try:
+                for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
+                    try:
+                        records.update(source.lookup(self.metadata, chunk))
+                    except RateLimited as exc:  # the transport warned once; the items say so
+                        logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
+                        for ident in chunk:
+                            if owners and ident.key in owners:
+                                owners[ident.key].source_failed(name, exc)
+                return records
+            except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
+                logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+                return records
 
-    # ------------------------------------------------------------------ the dashboard
     def new_dashboard_model(self, *, events: bool) -> Any:
-        """A dashboard model watching the clients: the metadata services' hosts read through the API
-        client, the others through the web client (as ``domain_status()`` does)."""
+        """A dashboard model watching the API client for the services' hosts, the web client for the rest."""
         from paperfetch.dashboard.model import DashboardModel
 
         model = DashboardModel().watch(self.web, events=events)
@@ -439,7 +415,6 @@ class BatchRun:
                 job.stopped = True
                 finished(job)
 
-    # ------------------------------------------------------------------ stopping
     def stop(self) -> None:
         """Stop the batch in progress (no new request starts); nothing when none runs."""
         scheduler = self.scheduler

@@ -1,8 +1,4 @@
-""""Did you mean …?": the nearest of some names to a name that is not among them.
-
-Used where a person types a name the code must find (a frame's identifier column, a CLI
-``--column``). It only suggests; it never picks a name in the caller's place.
-"""
+""""Did you mean …?": the nearest of some names to one that is not among them. It only suggests."""
 
 from __future__ import annotations
 
@@ -13,8 +9,7 @@ __all__ = ["did_you_mean"]
 
 
 def did_you_mean(name: str, choices: Iterable[object]) -> str:
-    """``" (did you mean 'doi'?)"`` for the choice nearest to *name* (the same name in other case
-    first, then a close spelling); ``""`` when none is near."""
+    """``" (did you mean 'doi'?)"`` for the nearest choice (same name in other case first), or ``""``."""
     names = [str(c) for c in choices]
     same = [c for c in names if c.lower() == name.lower()]
     near = same or difflib.get_close_matches(name, names, n=1, cutoff=0.6) or difflib.get_close_matches(

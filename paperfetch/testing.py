@@ -1,14 +1,4 @@
-"""Fakes that ship with paperfetch, for its own tests, the demo and the benchmarks.
-
-* :class:`ScriptedAdapter` — a ``requests`` transport adapter that answers from a
-  script instead of the network, and records what was asked and when (on the
-  injected clock). Mount it on a ``requests.Session`` given to ``HttpClient``.
-* :class:`LoopbackHost` — a real threaded HTTP server on a loopback address
-  (127.0.0.0/8), answering from Python handlers, recording the arrival time of
-  every request. Nothing here talks to any other address.
-
-Neither is needed at run time by the library itself.
-"""
+"""Fakes for the tests, the demo and the benchmarks, never used at run time (docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -35,8 +25,7 @@ __all__ = [
     "scrub_cassette_response"
 ]
 
-#: The vcrpy settings every cassette replay and every live recording uses: identity parameters and
-#: headers never reach a cassette, and a request matches on everything else.
+#: vcrpy settings of every cassette: identity parameters and headers never reach one; the rest matches.
 CASSETTE_FILTER_QUERY_PARAMETERS = ("email", "mailto", "api_key", "tool")
 CASSETTE_FILTER_HEADERS = ("authorization", "user-agent")
 CASSETTE_MATCH_ON = ("method", "scheme", "host", "port", "path", "query")
@@ -57,8 +46,7 @@ def cassette_vcr(record_mode: str = "none", **kwargs: Any):  # noqa: ANN201 - vc
     )
     options.update(kwargs)
     recorder = vcr.VCR(**options)
-    # Paths match as the server reads them: identifiers are sent as one percent-encoded segment
-    # (10.1038%2Fnature12373), recordings may hold the readable form (10.1038/nature12373).
+    # paths match percent-decoded: recordings may hold 10.1038/nature12373 where 10.1038%2Fnature12373 is sent
     recorder.register_matcher("path", _same_decoded_path)
     return recorder
 
@@ -101,8 +89,6 @@ def scrub_cassette_response(response: dict) -> dict:
 
 @dataclass
 class Reply:
-    """One scripted answer."""
-
     status: int = 200
     body: bytes | str = b""
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -116,12 +102,7 @@ Script = Callable[[requests.PreparedRequest], Reply]
 
 
 class ScriptedAdapter(BaseAdapter):
-    """Answers requests from a script: ``{url_or_path: Reply | [Reply, ...] | callable}``.
-
-    A list is consumed in order, its last item repeated. Keys are full URLs
-    (without query) or paths; unmatched URLs answer 404. ``calls`` lists
-    ``(clock.monotonic(), url)`` for every request that reached the adapter.
-    """
+    """Answers from ``{url_or_path: Reply | [Reply, ...] | callable}``; ``calls`` lists ``(monotonic, url)``."""
 
     def __init__(self, routes: Mapping[str, Reply | list[Reply] | Script], clock: Clock | None = None) -> None:
         super().__init__()
@@ -198,12 +179,7 @@ class Request:
 
 
 class LoopbackHost:
-    """A real HTTP server on a loopback address, answering from Python handlers.
-
-    ``routes`` maps a path (without query) to a :class:`Reply` or a handler
-    ``f(request) -> Reply``; ``"*"`` is the fallback. Every request's arrival
-    is recorded in ``log`` as ``(time.monotonic(), path)``.
-    """
+    """A real HTTP server on a loopback address, answering from Python handlers; ``log`` has ``(time.monotonic(), path)``."""
 
     def __init__(self, address: str = "127.0.0.1", routes: Mapping[str, Reply | Handler] | None = None, port: int = 0) -> None:
         if not address.startswith("127.") and address not in ("::1", "localhost"):
@@ -218,8 +194,7 @@ class LoopbackHost:
 
             def setup(self) -> None:
                 super().setup()
-                # Headers and body go out in one segment; without this, Nagle's algorithm and
-                # delayed ACKs add ~40 ms to every keep-alive response on loopback.
+                # one segment: Nagle and delayed ACKs would add ~40 ms to every keep-alive response
                 self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_POST(self) -> None:  # noqa: N802 - idempotent reads sent as POST
@@ -289,6 +264,5 @@ class LoopbackHost:
 
 
 def gaps(times: Iterable[float]) -> list[float]:
-    """Differences between consecutive times."""
     ordered = sorted(times)
     return [b - a for a, b in zip(ordered, ordered[1:])]

@@ -1,31 +1,4 @@
-"""Is it the paper asked for? The first pages' text against the title the metadata gave.
-
-A landing page's ``citation_pdf_url`` can point at a supplement, a cover page or
-another article of the same issue. After a PDF validates, :func:`first_pages_text`
-reads the text layer of its first :data:`PAGES` pages with pypdf and
-:func:`title_score` says which share of the title's words (normalised: accents
-and case folded, punctuation dropped, words of one letter and common stop words
-ignored) occur there — 1.0 when every word of the title is on the page.
-
-:func:`judge` turns the scores into a verdict: ``ok``, ``low`` (below
-:data:`THRESHOLD`; the file is kept and a warning logged) or ``wrong_article``
-(below the threshold while another title of the same batch scores at least
-:data:`THRESHOLD` and clearly better, *or* while the PDF's own title is confidently
-another paper's). ``None`` when there is nothing to compare: no title, or a PDF
-without a text layer (a scan).
-
-The PDF's own titles (:func:`read_first_pages`) are its document info ``/Title`` and the
-first page's largest-font lines when they stand out from the body text. One counts
-(:func:`confident_title`) only when it reads like a title: at least
-:data:`MIN_TITLE_WORDS` words that are not stop words, not a placeholder (``Untitled``,
-``Microsoft Word - draft.docx``, a file name, a DOI), not an author line, not the journal's
-name. The PDF is another paper when every confident title shares less than
-:data:`OWN_TITLE_MATCH` of its words with the title asked for (:func:`title_similarity`).
-Titles that are not confident leave the verdict ``low``: a warning, the file kept.
-
-Deliberately not here: OCR, fuzzy matching across line breaks inside words, and
-any decision about files (the Retriever moves a wrong article aside).
-"""
+"""Is it the paper asked for? :func:`judge` says ``ok``, ``low`` or ``wrong_article`` (docs/research.md)."""
 
 from __future__ import annotations
 
@@ -49,8 +22,7 @@ THRESHOLD = 0.6
 #: How much better another title must score to call the PDF that other article.
 MARGIN = 0.25
 PAGES = 2
-#: A PDF's own title names the paper asked for when it shares at least this much of its words with it
-#: (:func:`title_similarity`; high, since both are titles: a subtitle more or less still matches).
+#: A PDF's own title names the paper asked for at this :func:`title_similarity` (a subtitle more or less matches).
 OWN_TITLE_MATCH = 0.8
 #: Fewer words (not counting stop words) than this is not a confident title ("Editorial", "Research Article").
 MIN_TITLE_WORDS = 4
@@ -198,12 +170,9 @@ class TitleVerdict:
 def judge(title: str | None, text: str | None, other_titles: Iterable[str | None] = (), *,
           threshold: float = THRESHOLD, margin: float = MARGIN, own_titles: Iterable[tuple[str, str]] = (),
           journal: str | None = None) -> TitleVerdict | None:
-    """The verdict for a PDF whose first pages read *text*, asked for as *title*.
-
-    *own_titles* ``(title, where)`` are the PDF's own titles (:attr:`FirstPages.own_titles`): the first
-    confident one (:func:`confident_title`, *journal* the work's journal) decides a low score: sharing
-    less than :data:`OWN_TITLE_MATCH` with *title*, it is ``wrong_article``; otherwise ``low``.
-    """
+    """The verdict for a PDF whose first pages read *text*, asked for as *title*. Of *own_titles* ``(title,
+    where)``, the first :func:`confident_title` one decides a low score: sharing less than
+    :data:`OWN_TITLE_MATCH` with *title*, ``wrong_article``; else ``low``."""
     score = title_score(title, text)
     if score is None:
         return None
@@ -221,8 +190,7 @@ def judge(title: str | None, text: str | None, other_titles: Iterable[str | None
         return TitleVerdict(score, "wrong_article", best, best_score)
     confident = [(stated, where, title_similarity(title, stated) or 0.0) for stated, where in own_titles
                  if confident_title(stated, journal=journal)]
-    # every title the PDF confidently gives itself is another paper's (one naming ours keeps the warning only:
-    # a stale document info beside the right headline is common)
+    # all its confident titles another paper's (a stale document info beside the right headline only warns)
     if confident and all(similarity < OWN_TITLE_MATCH for _, _, similarity in confident):
         stated, where, similarity = confident[0]
         return TitleVerdict(score, "wrong_article", own_title=stated, own_title_from=where, own_similarity=similarity)

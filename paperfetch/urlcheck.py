@@ -1,13 +1,4 @@
-"""Whether a candidate URL can be requested at all, and if not, why: :func:`url_refusal`.
-
-A service's answer or a landing page can offer a URL no client would send: 100 kB long, not
-http(s), without a host, with a port out of range or a host ``requests`` cannot parse. Such a
-candidate is refused *before* the transport (no request, no pacing slot), and the item's row says
-that the copy was refused and why (``Status.REFUSED_URL``), instead of reading as if no source
-had offered one. :func:`shown_url` shortens a URL for a row or a log line.
-
-This module does not fetch, redact or judge whether a host is polite to ask; the transport does.
-"""
+"""Whether a candidate URL can be requested at all, and if not why: a ``refused_url`` row (docs/outcomes.md)."""
 
 from __future__ import annotations
 

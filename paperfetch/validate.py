@@ -1,24 +1,5 @@
-"""Decide whether a downloaded body is a PDF, and if not, say what it is instead.
-
-Publishers and repositories often answer a "PDF" URL with something else: the
-article's HTML landing page, a login wall, an empty body, a JSON error, or a
-bot challenge (Cloudflare's "Just a moment...", PerimeterX, DataDome, Akamai, PMC's
-proof-of-work page …). :func:`refusal_bot_check` names a refusal that is a bot check (PMC's
-134-byte 403 to scripts).
-This module looks at the first bytes of a body (:func:`sniff`) or at a file
-already on disk (:func:`check_pdf_file`) and returns a :class:`Verdict` whose
-``reason`` is a sentence a person can act on.
-
-What it deliberately does not do:
-
-* no network and no parsing of the PDF structure: it checks the header
-  (``%PDF-``), the end-of-file marker (``%%EOF``) and the length, which is what
-  catches the real-world failures (HTML instead of PDF, truncated transfers);
-  a PDF with a corrupt cross-reference table still passes;
-* it never tries to get round a bot challenge; it only names it, so the caller
-  can record the host as blocked and move on;
-* it raises nothing for a bad body: the caller turns a failed verdict into
-  :class:`paperfetch.errors.InvalidPDF` (or ``TruncatedDownload``) itself.
+"""Decide whether a downloaded body is a PDF (header, ``%%EOF``, length; not its structure), and if not, say
+what it is, bot challenges named but never got round. Raises nothing for a bad body.
 """
 
 from __future__ import annotations
@@ -42,12 +23,8 @@ logger = logging.getLogger(__name__)
 #: How many bytes from the start of a body :func:`sniff` needs to decide.
 HEAD_BYTES = 2048
 
-#: How far into the file ``%PDF-`` may start. Real-world readers (Adobe's
-#: implementation note to the PDF 1.7 reference, pdf.js, poppler) accept a
-#: header anywhere in the first 1024 bytes, after junk a server or a broken
-#: generator put in front (a UTF-8 BOM, blank lines, an HTTP header echoed
-#: into the body). We accept the same, so a PDF every viewer opens is not
-#: thrown away.
+#: How far into the file ``%PDF-`` may start: as far as Adobe's readers, pdf.js and poppler accept it,
+#: after junk a server put in front (a BOM, blank lines), so a PDF every viewer opens is kept.
 MAX_PDF_HEADER_OFFSET = 1024
 
 #: How many bytes from the end of a file :func:`check_pdf_file` searches for ``%%EOF``.
@@ -63,27 +40,17 @@ _NOT_GOT_ROUND = "paperfetch does not get round bot challenges"
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a body is.
-
-    ``ok`` is True only for a PDF; ``kind`` is one of :data:`KINDS`; ``reason``
-    is a sentence for a person (what arrived, and what to do about it).
-    """
+    """What a body is: ``ok`` only for a PDF; ``kind`` one of :data:`KINDS`; ``reason`` a sentence for a person."""
 
     ok: bool
     kind: str
     reason: str
 
 
-# --------------------------------------------------------------------------- bot challenges
-
-# Markers that appear only on challenge/block pages, never on an ordinary page
-# that merely sits behind the same vendor. Beware: Cloudflare injects
-# ``/cdn-cgi/challenge-platform/scripts/jsd/main.js`` into ordinary pages (the
-# APS and USENIX fixtures carry it), so "challenge-platform" alone proves nothing;
-# the challenge page loads ``/cdn-cgi/challenge-platform/h/<x>/orchestrate/``.
-# Plain substrings of the lower-cased page: far faster than regexes on a 400 KB page.
-#: How a row names PMC's bot check: since 2025 PMC's article PDF pages answer scripts with a
-#: 134-byte 403 or a ~1.8 KB "Preparing to download ..." proof-of-work page (cookie ``cloudpmc-viewer-pow``).
+# Markers only challenge pages carry, as plain substrings of the lower-cased page (far faster than regexes).
+# Cloudflare injects ``challenge-platform/scripts/jsd/main.js`` into ordinary pages (the APS and USENIX
+# fixtures), so only ``challenge-platform/h/<x>/orchestrate/`` counts.
+#: How a row names PMC's bot check: a 134-byte 403 or a "Preparing to download ..." proof-of-work page.
 PMC_BOT_CHECK = "PMC's bot check"
 _PMC_POW = f"{PMC_BOT_CHECK}, its proof-of-work page with the cookie cloudpmc-viewer-pow"
 
@@ -114,8 +81,7 @@ _VENDOR_TITLES = {
     "preparing to download …": _PMC_POW,
 }
 
-# Phrases that mean "bot check" when they are the page's *title*. In the body
-# they are too common (a comment form with reCAPTCHA, a help text) to count.
+# Phrases that mean "bot check" in the page's *title* (in the body they are too common to count).
 _TITLE_MARKERS = re.compile(
     r"just a moment|checking your browser|attention required|captcha|verify(?:ing)? (?:that )?you are (?:a )?human"
     r"|are you a (?:human|robot)|robot check|bot (?:check|verification|protection)|human verification"
@@ -126,13 +92,7 @@ _TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTAL
 
 
 def detect_bot_challenge(text: str) -> str | None:
-    """Name the bot challenge *text* (an HTML page, or its start) is, or None for an ordinary page.
-
-    Returns a phrase such as ``"a Cloudflare bot challenge"`` that fits into a
-    sentence. Works on the first :data:`HEAD_BYTES` of a page as well as on the
-    whole page: the markers that matter sit near the top of the challenge pages
-    seen in the wild (the title, the challenge stylesheet).
-    """
+    """The bot challenge *text* (a page, or its first :data:`HEAD_BYTES`) is, as ``"a Cloudflare bot challenge"``; or None."""
     title_match = _TITLE_RE.search(text)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title_key = title.lower()
@@ -147,18 +107,13 @@ def detect_bot_challenge(text: str) -> str | None:
     return None
 
 
-# PMC's 403 to scripts, as GjjvdBurg/paper2remarkable#160 recorded it (2025-09-20, 134 bytes): a bare page
-# titled "403". Said to be PMC's bot check only on PMC's own hosts; elsewhere it is just a 403.
+# PMC's 403 to scripts (134 bytes, a bare page titled "403", recorded 2025-09-20): a bot check on PMC's hosts only.
 _PMC_HOSTS = ("pmc.ncbi.nlm.nih.gov",)
 _BARE_403 = re.compile(rb"<title>\s*403\s*</title>\s*403 Forbidden\s*$", re.IGNORECASE)
 
 
 def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | None:
-    """Name a refusal (*status*, the first bytes of its body when read) that is a bot check, or None.
-
-    PMC's article pages answer a script's PDF request with 403 (the 134-byte page of
-    :data:`_BARE_403`, or no body read): that is :data:`PMC_BOT_CHECK`, which no script gets past.
-    A body that is a bot challenge page names its vendor (:func:`detect_bot_challenge`)."""
+    """The bot check a refusal (*status*, its body's first bytes) is: PMC's 403 to scripts or a challenge page; else None."""
     if head:
         named = detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))
         if named:
@@ -169,8 +124,6 @@ def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | 
         return f"{PMC_BOT_CHECK} (HTTP 403 to scripts; open the article in a browser or use Europe PMC's copy)"
     return None
 
-
-# --------------------------------------------------------------------------- sniffing
 
 _HTML_START = re.compile(
     r"<(?:!doctype\s+html|html|head|body|title|meta|script|noscript|style|link|iframe|div|p|h1|table|form)[\s>/]",
@@ -211,13 +164,7 @@ def _describe_other(text: str, content_type: str | None) -> str:
 
 
 def sniff(head: bytes, content_type: str | None = None) -> Verdict:
-    """Say whether *head* (the first :data:`HEAD_BYTES` of a body, or all of it) is a PDF.
-
-    The body decides, not *content_type*: servers label HTML error pages
-    ``application/pdf`` and PDFs ``application/octet-stream``. *content_type*
-    only helps to recognise HTML that does not start with a tag, and appears
-    in the reason.
-    """
+    """Whether *head* (a body's first :data:`HEAD_BYTES`) is a PDF; the body decides, not *content_type*."""
     if not head.strip(b" \t\r\n\f\v\x00"):
         size = "an empty body" if not head else "a body of only whitespace"
         return Verdict(False, "empty", f"the server sent {size} instead of a PDF; try again later or another source")
@@ -252,22 +199,10 @@ def sniff(head: bytes, content_type: str | None = None) -> Verdict:
     return Verdict(False, "other", _describe_other(text, content_type) + "; try another source for this paper")
 
 
-# --------------------------------------------------------------------------- files on disk
-
 def check_pdf_file(path: str | os.PathLike[str], *, expected_length: int | None = None) -> Verdict:
-    """Check a file on disk: PDF header, ``%%EOF`` near the end, and the expected length.
-
-    * the first :data:`HEAD_BYTES` must :func:`sniff` as a PDF;
-    * when *expected_length* is given (a ``Content-Length``), the size must
-      equal it: fewer bytes is ``"truncated"``, more is ``"length_mismatch"``;
-    * the last :data:`TAIL_BYTES` must contain ``%%EOF``, otherwise the
-      transfer was most likely cut short (``"truncated"``). This check is
-      lenient on purpose: any ``%%EOF`` in the tail passes, even one followed
-      by trailing junk, because viewers open such files.
-
-    Raises :class:`OSError` when the file cannot be read (it is the caller's
-    own file, so that is a bug or a full disk, not a bad download).
-    """
+    """Check a file on disk: it sniffs as a PDF, its size equals *expected_length* when given (fewer bytes:
+    ``"truncated"``, more: ``"length_mismatch"``), and its last :data:`TAIL_BYTES` hold a ``%%EOF`` (any one:
+    viewers open such files). Raises OSError when the file cannot be read (a bug or a full disk)."""
     file_path = Path(path)
     size = file_path.stat().st_size
     with file_path.open("rb") as handle:

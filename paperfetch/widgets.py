@@ -1,12 +1,5 @@
-"""The live dashboard of a batch, and ``domain_status()`` styled for people: the import face.
-
-The dashboard lives in :mod:`paperfetch.dashboard` (model, render, view, env); the folding of
-the per-host columns for people and :func:`style_domain_status` in :mod:`paperfetch.report`.
-This module keeps every name importable from where it always was, and holds no code of its own.
-
-``HostSnapshot`` here is the dashboard's row, :class:`~paperfetch.dashboard.model.HostRow` (this
-run's counts plus the transport's :class:`paperfetch.http.hosts.HostSnapshot` as its
-``politeness``); the name is kept for code that imported it from here.
+"""The import face of the dashboard and of ``style_domain_status``: every name where it always was, no code;
+``HostSnapshot`` here is the dashboard's :class:`~paperfetch.dashboard.snapshot.HostRow`.
 """
 
 from __future__ import annotations
@@ -29,8 +22,7 @@ from paperfetch.report import style_domain_status
 #: The dashboard's per-host row, under the name this module always gave it.
 HostSnapshot = HostRow
 
-# Also importable from here, as before (not in __all__, as before): RECENT_EVENTS, the render_* functions,
-# HELD_COLOUR, SUPPRESSED_COLOUR, STATUS_TEXT_LIMIT.
+# also importable from here, not in __all__: RECENT_EVENTS, render_*, HELD_COLOUR, SUPPRESSED_COLOUR, STATUS_TEXT_LIMIT
 __all__ = [
     "BatchSnapshot",
     "Dashboard",

@@ -51,9 +51,11 @@ def _no_user_settings(tmp_path_factory, monkeypatch):
     """The Retriever reads the settings the CLI reads: no test sees the user's config file
     or contact e-mail. PAPERFETCH_CONFIG names a file that does not exist; a test sets it to its own."""
     monkeypatch.setenv("PAPERFETCH_CONFIG", str(tmp_path_factory.mktemp("user-config") / "absent.toml"))
-    for name in ("PAPERFETCH_EMAIL", "PAPERFETCH_OUT", "PAPERFETCH_WORKERS", "PAPERFETCH_DELAY_MIN",
-                 "PAPERFETCH_DELAY_MAX", "PAPERFETCH_MAX_RETRIES", "PAPERFETCH_OPENALEX_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    from paperfetch.settings import ENV_VARS
+
+    for name in ENV_VARS:  # every variable the settings read, but the store (PAPERFETCH_STATE, set above)
+        if name != "PAPERFETCH_STATE" and not name.endswith("_URL"):
+            monkeypatch.delenv(name, raising=False)
     yield
 
 

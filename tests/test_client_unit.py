@@ -37,7 +37,7 @@ def make(routes, **kwargs):
     clock = kwargs.pop("clock", None) or FakeClock()
     session, adapter = scripted_session(routes, clock)
     kwargs.setdefault("rng", random.Random(7))
-    kwargs.setdefault("pacing_margin_s", 0.0)  # the seed's tables, exactly
+    kwargs.setdefault("pacing_margin_s", 0.0)  # the policy tables, exactly
     client = HttpClient(session=session, clock=clock, **kwargs)
     return client, adapter, clock
 

@@ -50,7 +50,7 @@ def _run(world, out_dir, state, **kwargs):
 
 
 def test_a_dask_run_gives_the_outcomes_schema_and_a_rerun_resumes_from_redis(dask_client, redis_url, world, tmp_path):
-    from paperfetch.redis_ledger import RedisLedger
+    from paperfetch.ledger import RedisLedger
 
     out_dir = tmp_path / "shared"
     lazy, outcomes = _run(world, out_dir, redis_url)

@@ -434,6 +434,7 @@ def test_a_gzip_bomb_as_a_pdf_stops_at_max_pdf_bytes_under_300_mb(bomb, tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_pdf_trickling_one_byte_per_second_ends_at_the_deadline(tmp_path):
     with RawServer("127.0.0.98", trickle(fake_pdf("slow"), 1.0)) as server:
         c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=2.0)
@@ -445,6 +446,7 @@ def test_a_pdf_trickling_one_byte_per_second_ends_at_the_deadline(tmp_path):
     assert took < 6 and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_robots_txt_trickling_one_byte_per_second_ends_at_the_deadline(tmp_path):
     def handler(conn, request, stopping):  # noqa: ANN001
         if b"robots.txt" in request.split(b"\r\n", 1)[0]:
@@ -462,6 +464,7 @@ def test_a_robots_txt_trickling_one_byte_per_second_ends_at_the_deadline(tmp_pat
     assert took < 6
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_slow_json_answer_ends_at_the_deadline():
     with RawServer("127.0.0.100", trickle(b'{"doi": "10.1000/x"}' * 50, 0.5, content_type="application/json")) as server:
         c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.5)
@@ -638,6 +641,7 @@ def test_download_returns_one_row_per_input_whatever_the_servers_answer(tmp_path
         assert sum(TOTAL_INPUTS) >= 10_000
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_head_trickling_one_byte_per_second_ends_at_the_deadline():
     def handler(conn, request, stopping):  # noqa: ANN001
         for byte in b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"a" * 1000 + b"\r\n\r\n":
@@ -659,7 +663,7 @@ def test_a_deadline_counts_in_the_injected_clock():
     from paperfetch.clock import FakeClock
 
     clock = FakeClock()
-    deadline = Deadline(5.0, clock=clock.monotonic)
+    deadline = Deadline(5.0, clock=clock)
     assert deadline.remaining() == 5.0 and not deadline.expired()
     clock.advance(5.0)
     with pytest.raises(DeadlineExceeded, match="deadline of 5 s"):
@@ -676,6 +680,7 @@ def _as_if_public(address):
     return refusal
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_polite_mode_false_keeps_the_deadline_the_cap_and_the_redirect_check(hosts, monkeypatch):
     import paperfetch.http.redirects as redirects_module
 
@@ -712,6 +717,7 @@ def test_a_robots_txt_redirect_from_public_to_private_is_refused(hosts, monkeypa
     assert c.snapshot(publisher.base_url).robots == "unreachable"
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_the_breaker_counts_a_deadline_as_a_failure(tmp_path):
     def slow_head(conn, request, stopping):  # noqa: ANN001
         for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:

@@ -1,4 +1,4 @@
-"""The seed's tables, pinned: delay resolution, Crawl-delay interaction, backoff, header priority."""
+"""The politeness policy's tables, pinned: delay resolution, Crawl-delay interaction, backoff, header priority."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ FALLBACK = DelayRange(1.0, 3.0)
         (None, None, None),                  # off
     ],
 )
-def test_delay_bounds_resolve_as_the_seed_table_says(delay_min, delay_max, expected):
+def test_delay_bounds_resolve_as_the_table_says(delay_min, delay_max, expected):
     assert resolve_configured_range(delay_min, delay_max) == expected
 
 

@@ -7,8 +7,7 @@ import threading
 import pytest
 
 from paperfetch.errors import StoreUnavailable
-from paperfetch.ledger import Ledger
-from paperfetch.redis_ledger import RedisLedger
+from paperfetch.ledger import Ledger, RedisLedger
 from tests.test_ledger import LedgerContract, save_pdf
 
 

@@ -25,7 +25,7 @@ from paperfetch import FakeClock, HttpClient, Retriever
 from paperfetch.cache import CachedFetcher, MetadataCache, cache_key
 from paperfetch.config import Identification
 from paperfetch.demo import DemoWorld, fake_pdf
-from paperfetch.demo_research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOWS, science_papers, text_pdf
+from paperfetch.demo.research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOWS, science_papers, text_pdf
 from paperfetch.errors import InvalidIdentifier, NotFoundError, RateLimited, ServiceError
 from paperfetch.ids import Identifier
 from paperfetch.outcomes import COLUMNS, Status
@@ -708,15 +708,15 @@ def test_research_settings_come_from_env_and_the_toml_file(world: DemoWorld, tmp
     monkeypatch.setenv("PAPERFETCH_EMAIL", "env-person@example.org")
     monkeypatch.setenv("NCBI_API_KEY", "ncbi-env-key-123")
     assert main(["search", SEARCH_QUERY, "--max", "20", "--no-progress"]) == 0
-    assert (seen[-1]["email"], seen[-1]["ncbi_api_key"]) == ("env-person@example.org", "ncbi-env-key-123")
+    assert (seen[-1]["settings"].email, seen[-1]["settings"].ncbi_api_key) == ("env-person@example.org", "ncbi-env-key-123")
     config = tmp_path / "settings.toml"
     config.write_text('email = "file-person@example.org"\nopenalex_api_key = "oa-file-key-456"\n')
     monkeypatch.delenv("PAPERFETCH_EMAIL")
     assert main(["citations", "10.1073/pnas.1414271111", "--config", str(config), "--no-progress"]) == 0
-    assert (seen[-1]["email"], seen[-1]["openalex_api_key"]) == ("file-person@example.org", "oa-file-key-456")
+    assert (seen[-1]["settings"].email, seen[-1]["settings"].openalex_api_key) == ("file-person@example.org", "oa-file-key-456")
     assert main(["citations", "10.1073/pnas.1414271111", "--config", str(config), "--email", "arg@example.org",
                  "--no-progress"]) == 0
-    assert seen[-1]["email"] == "arg@example.org"  # argument > environment > file
+    assert seen[-1]["settings"].email == "arg@example.org"  # argument > environment > file
     out, err = capsys.readouterr()
     assert not any(secret in out + err for secret in ("ncbi-env-key-123", "oa-file-key-456", "env-person@"))
 

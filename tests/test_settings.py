@@ -9,8 +9,10 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from paperfetch import ConfigurationError, Settings, load_settings
+from paperfetch import ConfigurationError, HostRegistry, HttpClient, Retriever, Settings, load_settings
 from paperfetch.config import clean_setting, default_config_path, user_agent_for
+from paperfetch.settings import SETTING_NAMES, TRANSPORT_SETTING_NAMES
+from paperfetch.testing import Reply
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -24,11 +26,9 @@ def test_precedence_argument_environment_file_default(tmp_path):
     env = {"PAPERFETCH_OUT": "from-env", "PAPERFETCH_WORKERS": "7"}
     s = load_settings({"workers": 9, "email": None}, environ=env, config_path=path)
     assert (s.workers, s.out_dir, s.email, s.max_retries, s.delay_min_s) == (9, "from-env", "file@example.org", 5, None)
-    assert s.origin == {
-        "email": f"file {path}", "openalex_api_key": "default", "ncbi_api_key": "default", "s2_api_key": "default",
-        "out_dir": "env PAPERFETCH_OUT",
-        "workers": "argument", "delay_min_s": "default", "delay_max_s": "default", "max_retries": f"file {path}",
-        "state": "default",
+    assert set(s.origin) == set(SETTING_NAMES)  # every setting, the transport's included, says where it came from
+    assert {name: where for name, where in s.origin.items() if where != "default"} == {
+        "email": f"file {path}", "out_dir": "env PAPERFETCH_OUT", "workers": "argument", "max_retries": f"file {path}",
     }
     assert s.state == "sqlite"
 
@@ -205,3 +205,172 @@ def test_an_email_with_its_trailing_newline_gives_a_row_per_input_within_seconds
             frame = r.download(["10.5555/demo.fast", "10.5555/demo.unknown"])
         assert time.monotonic() - started < 30
     assert list(frame["status"].astype(str)) == ["downloaded", "not_found"]
+
+
+# ---------------------------------------------------------------------------- one path for every setting
+def _recording(seen: list):
+    def answer(request):
+        seen.append(request.headers.get("User-Agent", ""))
+        return Reply(404, b"no")
+    return answer
+
+
+def _one_request(retriever, server) -> None:
+    response = retriever.web.get(server.url("/paper.pdf"))
+    assert response is not None and response.status_code == 404
+
+
+@pytest.mark.parametrize("door", ["argument", "environment", "config file", "http= client"])
+def test_a_transport_setting_from_each_door_shapes_the_request(door, tmp_path, monkeypatch, hosts):
+    seen: list[str] = []
+    server = hosts("127.0.0.181", {"*": _recording(seen)})
+    wanted = f"paperfetch-door-test/{door.split()[0]}"
+    kwargs: dict = {"out_dir": tmp_path / "pdfs", "progress": False, "cache": False, "state": "memory",
+                    "sources": ["arxiv"]}
+    if door == "argument":
+        kwargs["http_options"] = {"user_agent": wanted}
+    elif door == "environment":
+        monkeypatch.setenv("PAPERFETCH_USER_AGENT", wanted)
+    elif door == "config file":
+        kwargs["config"] = write(tmp_path, f'user_agent = "{wanted}"\n')
+    else:
+        kwargs = {k: v for k, v in kwargs.items() if k != "state"}
+        kwargs["http"] = HttpClient(user_agent=wanted, registry=HostRegistry())
+    with Retriever(**kwargs) as r:
+        _one_request(r, server)
+        expected_origin = {"argument": "argument", "environment": "env PAPERFETCH_USER_AGENT",
+                           "config file": f"file {tmp_path / 'config.toml'}", "http= client": "http= client"}[door]
+        assert (r.web.user_agent, r.settings.origin["user_agent"]) == (wanted, expected_origin)
+        assert dict((name, (value, origin)) for name, value, origin in r.settings.rows())["user_agent"] == (
+            repr(wanted), expected_origin)
+    assert set(seen) == {wanted} and server.hits() >= 1  # robots.txt and the PDF request alike
+
+
+def test_an_argument_beats_the_environment_which_beats_the_file(tmp_path, monkeypatch, hosts):
+    server = hosts("127.0.0.182", {"*": Reply(503, b"busy", headers={"Retry-After": "0"})})
+    path = write(tmp_path, "max_retries = 4\nbackoff_base_s = 0.01\nbackoff_max_s = 0.02\n")
+    monkeypatch.setenv("PAPERFETCH_MAX_RETRIES", "2")
+    common = {"out_dir": tmp_path / "pdfs", "progress": False, "cache": False, "state": "memory", "sources": ["arxiv"],
+              "respect_robots_txt": False, "config": path}
+    with Retriever(**common) as r:
+        assert r.settings.origin["max_retries"] == "env PAPERFETCH_MAX_RETRIES"
+        assert r.settings.origin["backoff_base_s"] == f"file {path}"
+        r.web.get(server.url("/a"))
+    assert server.hits("/a") == 3  # the first try and the environment's 2 retries
+    with Retriever(**common, max_retries=1) as r:
+        r.web.get(server.url("/b"))
+    assert server.hits("/b") == 2
+
+
+def test_settings_rows_are_what_the_clients_run_on(tmp_path):
+    with Retriever(out_dir=tmp_path, progress=False, cache=False, state="memory", delay_min_s=0.5, delay_max_s=0.7,
+                   http_options={"max_crawl_delay_s": 12}) as r:
+        assert r.web.config is r.settings.transport
+        rows = {name: value for name, value, _ in r.settings.rows()}
+        for name in TRANSPORT_SETTING_NAMES:
+            assert rows[name] == r.settings.shown(name)
+            assert getattr(r.settings, name) == getattr(r.web.config, name), name
+            if name != "respect_robots_txt":  # the API client differs in this one knob: APIs are not crawled
+                assert getattr(r.api.config, name) == getattr(r.web.config, name), name
+        assert (r.web.respect_robots_txt, r.api.respect_robots_txt) == (True, False)
+        assert (rows["delay_min_s"], rows["delay_max_s"], rows["max_crawl_delay_s"]) == ("0.5", "0.7", "12.0")
+        host_intervals = r.web.host_intervals
+        assert r.settings.origin["host_intervals"] == "the sources" and host_intervals["api.openalex.org"] == 0.1
+
+
+def test_a_client_and_a_differing_transport_argument_are_refused_by_name(tmp_path):
+    client = HttpClient(registry=HostRegistry())
+    with pytest.raises(ConfigurationError, match=r"max_retries=4 \(the client has 3\)"):
+        Retriever(http=client, max_retries=client.config.max_retries + 1, out_dir=tmp_path)
+    with pytest.raises(ConfigurationError, match="timeout"):
+        Retriever(http=client, http_options={"timeout": 5}, out_dir=tmp_path)
+    with Retriever(http=client, max_retries=3, timeout=client.config.timeout, out_dir=tmp_path, cache=False,
+                   progress=False) as r:  # the same values are no conflict
+        assert r.settings.origin["max_retries"] == "http= client"
+
+
+def test_http_options_are_transport_settings_given_once(tmp_path):
+    with pytest.raises(ConfigurationError, match="'registry' is not a transport setting"):
+        Retriever(out_dir=tmp_path, http_options={"registry": HostRegistry()})
+    with pytest.raises(ConfigurationError, match="max_retries given twice"):
+        Retriever(out_dir=tmp_path, max_retries=2, http_options={"max_retries": 5})
+
+
+def test_transport_settings_from_text_are_parsed_by_their_type_and_refused_by_source(tmp_path):
+    missing = tmp_path / "none.toml"
+    s = load_settings(environ={"PAPERFETCH_POLITE_MODE": "off", "PAPERFETCH_TIMEOUT": "5, 20",
+                               "PAPERFETCH_ROBOTS_UNREACHABLE": "disallow", "PAPERFETCH_DELAY_MIN_S": "1.5"}, config_path=missing)
+    assert (s.polite_mode, s.timeout, s.robots_unreachable.value, s.delay_min_s) == (False, (5.0, 20.0), "disallow", 1.5)
+    with pytest.raises(ConfigurationError, match="polite_mode from env PAPERFETCH_POLITE_MODE must be a bool"):
+        load_settings(environ={"PAPERFETCH_POLITE_MODE": "maybe"}, config_path=missing)
+    with pytest.raises(ConfigurationError, match=r"max_retries must be >= 0.*max_retries from env PAPERFETCH_MAX_RETRIES"):
+        load_settings(environ={"PAPERFETCH_MAX_RETRIES": "-1"}, config_path=missing)
+    path = write(tmp_path, '[paperfetch]\nhost_intervals = { "api.example.org" = 2 }\ntimeout = [3, 9]\n')
+    s = load_settings(environ={}, config_path=path)
+    assert s.host_intervals["api.example.org"] == 2.0 and s.timeout == (3.0, 9.0)
+
+
+def test_paperfetch_config_lists_the_transport_settings_with_their_origins(tmp_path, monkeypatch, capsys):
+    from paperfetch.cli import main
+
+    path = write(tmp_path, "delay_min_s = 2\n")
+    monkeypatch.setenv("PAPERFETCH_MAX_RETRIES", "7")
+    assert main(["config", "--config", str(path)]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")}
+    assert lines["max_retries"].split()[1:] == ["7", "env", "PAPERFETCH_MAX_RETRIES"]
+    assert lines["delay_min_s"].split()[1:] == ["2.0", "file", str(path)]
+    assert lines["timeout"].split()[-1] == "default" and lines["respect_robots_txt"].split()[1] == "True"
+    assert set(TRANSPORT_SETTING_NAMES) <= set(lines)
+
+
+def test_each_knob_is_declared_once_and_the_client_keywords_derive_from_it():
+    import inspect
+
+    from paperfetch.http.config import KNOBS, POSITIONAL_KNOBS, ConfiguredKnobs
+
+    parameters = inspect.signature(HttpClient).parameters
+    assert KNOBS <= set(parameters) and list(parameters)[:len(POSITIONAL_KNOBS)] == list(POSITIONAL_KNOBS)
+    assert all(isinstance(vars(ConfiguredKnobs).get(name), object) and name in vars(ConfiguredKnobs) for name in KNOBS)
+    client = HttpClient("ua/1", True, 0.2, 0.3, registry=HostRegistry(), max_crawl_delay_s=7)
+    assert (client.user_agent, client.respect_robots_txt, client.delay_min_s, client.max_crawl_delay_s) == ("ua/1", True, 0.2, 7.0)
+    client.max_retries = 5  # a knob set on the client makes a new config, and the wire runs on it
+    assert client.config.max_retries == 5
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_retry'"):
+        HttpClient(max_retry=2)
+
+
+# ---------------------------------------------------------------------- the Retriever reads them like the CLI
+def test_paperfetch_email_reaches_a_bare_retriever(monkeypatch, tmp_path):
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "env.person@example.org")
+    with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
+        assert r.identification.email == "env.person@example.org"
+        assert "unpaywall" not in r.skipped_sources
+        assert r.settings.origin["email"] == "env PAPERFETCH_EMAIL"
+        assert "env.person@example.org" not in repr(r.settings)  # masked
+
+
+def test_the_config_file_reaches_a_bare_retriever_and_arguments_win(monkeypatch, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('email = "file.person@example.org"\nworkers = 3\n', encoding="utf-8")
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
+    with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
+        assert r.identification.email == "file.person@example.org"
+        assert r.workers == 3
+        assert r.settings.origin["email"] == f"file {config}"
+        rows = {name: (shown, origin) for name, shown, origin in r.settings.rows()}
+        assert rows["email"] == ("'***'", f"file {config}")
+    monkeypatch.setenv("PAPERFETCH_WORKERS", "2")
+    with Retriever(out_dir=tmp_path, progress=False, cache=False, workers=5) as r:
+        assert r.workers == 5 and r.settings.origin["workers"] == "argument"  # arguments > environment > file
+
+
+def test_a_missing_email_is_a_warning_and_a_dashboard_line(tmp_path):
+    from paperfetch.demo import DemoWorld
+
+    fast = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
+    with DemoWorld(base_ip=64) as world:
+        with pytest.warns(UserWarning, match="no contact e-mail: unpaywall skipped"):
+            r = Retriever(out_dir=tmp_path, endpoints=world.endpoints, progress=False, http_options=fast, state="memory")
+        with r:
+            r.download(["10.5555/demo.fast"])
+            assert "no contact e-mail" in repr(r.dashboard())  # a line of the run's recent events

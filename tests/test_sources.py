@@ -177,12 +177,18 @@ class SourceContract:
     def test_base_url_argument_replaces_scheme_host_and_port_keeping_the_path(self) -> None:
         self._assert_origin_replaced(self.make(base_url="http://127.0.0.1:8765"), "http://127.0.0.1:8765", self.make())
 
-    def test_base_url_env_var_replaces_origin_and_the_argument_wins(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_base_url_from_the_settings_replaces_origin_and_the_argument_wins(self, tmp_path: Path) -> None:
+        from paperfetch.settings import load_settings
+
         default = self.make()
         assert default.env_var == f"PAPERFETCH_{self.source_cls.name.upper()}_URL"
-        monkeypatch.setenv(default.env_var, "http://localhost:9/")
-        self._assert_origin_replaced(self.make(), "http://localhost:9", default)
-        self._assert_origin_replaced(self.make(base_url="https://mirror.example:8443"), "https://mirror.example:8443", default)
+        environ = {default.env_var: "http://localhost:9/"}
+        settings = load_settings(environ=environ, config_path=tmp_path / "none.toml")
+        self._assert_origin_replaced(self.make(base_url=settings.endpoints[self.source_cls.name]), "http://localhost:9", default)
+        given = load_settings(environ=environ, config_path=tmp_path / "none.toml",
+                              endpoints={self.source_cls.name: "https://mirror.example:8443"})
+        self._assert_origin_replaced(self.make(base_url=given.endpoints[self.source_cls.name]), "https://mirror.example:8443",
+                                     default)
 
     def test_requests_are_batched_and_skip_ids_it_cannot_take(self) -> None:
         source = self.make()

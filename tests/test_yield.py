@@ -1,5 +1,5 @@
 """The per-source yield (``offered_by``, ``yield_by_source``, the CLI's line), the credits
-left today in the dashboard and the CLI tables, the two small tables moved into their sources, and the one
+left today in the dashboard and the CLI tables, the two small tables their sources keep, and the one
 ``X-RateLimit-*`` parser."""
 
 from __future__ import annotations

@@ -1,14 +1,4 @@
-"""The ``paperfetch`` parser and :func:`main`: one subparser per command, each registered by its module.
-
-Every command module (:mod:`~paperfetch.cli.download`, :mod:`~paperfetch.cli.config`,
-:mod:`~paperfetch.cli.demo`, :mod:`~paperfetch.cli.research`) has ``add_subcommands(subparsers)``;
-a subcommand sets ``handler=callable(args) -> int`` with ``set_defaults``. :func:`main` parses,
-configures logging for the run (and restores it after: log lines go through
-``tqdm.contrib.logging.logging_redirect_tqdm``, so they never glue onto a progress bar, and retry
-warnings are one line per host), makes SIGTERM an interrupt like Ctrl-C, calls the handler and
-turns a :class:`~paperfetch.cli.common.UsageError` into ``paperfetch: <message>`` and exit
-status 2, Ctrl-C into 130 and SIGTERM into 143. Deliberately not here: any command's flags or run.
-"""
+"""The ``paperfetch`` parser and :func:`main`, which turns errors into exit statuses (docs/cli.md, "Other subcommands")."""
 
 from __future__ import annotations
 
@@ -43,7 +33,6 @@ COMMANDS: tuple[Callable[[Any], None], ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``paperfetch`` parser with every subcommand."""
     parser = argparse.ArgumentParser(
         prog="paperfetch", description="Polite retrieval of legal open-access full texts.",
         epilog="exit status: 0 all papers finished well, 1 some did not, 2 usage error, 130 interrupted (Ctrl-C), "

@@ -1,12 +1,5 @@
-"""What every ``paperfetch`` subcommand shares: exit statuses, the usage error, the common options,
-output with secrets masked, the checks made before any request, report and export files, the
-settings, SIGTERM as an interrupt, retry warnings one line per host, and the per-paper table.
-
-The command modules (:mod:`paperfetch.cli.download`, :mod:`paperfetch.cli.research`,
-:mod:`paperfetch.cli.config`, :mod:`paperfetch.cli.demo`) import from here and from nowhere else in
-:mod:`paperfetch.cli`; this module imports none of them. Deliberately not here: a command's own
-flags and its run (each in its command module), and the parser and ``main``
-(:mod:`paperfetch.cli.app`).
+"""What every ``paperfetch`` subcommand shares: exit statuses, UsageError, options, masked output, checks
+before any request, report and export files, SIGTERM, retry warnings. It imports no command module.
 """
 
 from __future__ import annotations
@@ -60,10 +53,8 @@ class UsageError(Exception):
     """A usage error found before any request: printed as ``paperfetch: <message>``, exit status 2."""
 
 
-# ---------------------------------------------------------------------------- SIGTERM, as Ctrl-C
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread where Ctrl-C would raise: every ``except KeyboardInterrupt``
-    that writes the partial report and the failed list handles it too; the exit status is 143."""
+    """SIGTERM, raised where Ctrl-C would be, so every ``except KeyboardInterrupt`` handles it; exit status 143."""
 
 
 _terminated = threading.Event()
@@ -71,9 +62,7 @@ _terminated = threading.Event()
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """While the command runs, SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) in the
-    main thread, as SIGINT does; the previous handler is put back after. Elsewhere than the main
-    thread (a test calling ``main``), nothing changes."""
+    """While the command runs, SIGTERM raises :class:`Terminated` in the main thread, as SIGINT does."""
     _terminated.clear()
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -99,11 +88,8 @@ def interrupted_word() -> str:
     return "terminated (SIGTERM)" if _terminated.is_set() else "interrupted"
 
 
-# ---------------------------------------------------------------------------- retry warnings, one per host
 class RetryWarningsOncePerHost(logging.Filter):
-    """Lets the first retry warning of each host through, marked "(further retries of this host
-    not shown)"; counts the others. The transport logs one warning per retry: offline, that is
-    a screenful for a few hosts. :meth:`summary` names what was held back."""
+    """Lets each host's first retry warning through, marked "(further retries … not shown)"; counts the others."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -142,15 +128,13 @@ def _host_in(message: str) -> str | None:
 
 @contextmanager
 def configuration_is_usage() -> Iterator[None]:
-    """The one mapping of a :class:`~paperfetch.ConfigurationError` (a setting that cannot work) to a
-    :class:`UsageError` (exit status 2), around what a command does before its first request."""
+    """The one mapping of a ConfigurationError to a UsageError (exit 2), around a command's work before any request."""
     try:
         yield
     except ConfigurationError as exc:
         raise UsageError(str(exc)) from None
 
 
-# ---------------------------------------------------------------------------- options
 def common_options() -> argparse.ArgumentParser:
     """-v/-q, shared by every subcommand (pass as ``parents=[common_options()]``)."""
     common = argparse.ArgumentParser(add_help=False)
@@ -171,21 +155,21 @@ def identity_options(parser: argparse.ArgumentParser) -> None:
 
 
 def export_option(parser: argparse.ArgumentParser) -> None:
-    """--export FILE.bib|.ris|.json."""
     parser.add_argument("--export", type=Path, metavar="FILE",
                         help="write the rows as citations: FILE.bib (BibTeX), FILE.ris (RIS) or FILE.json (CSL-JSON)")
 
 
 def settings_from(args: argparse.Namespace, **extra: Any) -> Any:
-    """The effective settings: these arguments (and *extra*) > environment > config file > defaults."""
-    from paperfetch.config import load_settings
+    """The effective settings: these arguments (and *extra*, any setting) > environment > config file > defaults.
+    The CLI's ``verbosity`` is its own (it prints what it wants); the transport's is 0 unless -v asks."""
+    from paperfetch.settings import load_settings
 
-    arguments = {"email": args.email, "openalex_api_key": args.openalex_api_key, "ncbi_api_key": args.ncbi_api_key}
+    arguments = {"email": args.email, "openalex_api_key": args.openalex_api_key, "ncbi_api_key": args.ncbi_api_key,
+                 "verbosity": 0}
     arguments.update(extra)
     return load_settings(arguments, config_path=args.config)
 
 
-# ---------------------------------------------------------------------------- output
 def say(message: str, *, err: bool = False) -> None:
     """Print one message (secrets masked) on stdout, or stderr with *err*."""
     print(redact_text(message), file=sys.stderr if err else sys.stdout, flush=True)
@@ -237,12 +221,10 @@ def summary(outcomes: pd.DataFrame) -> str:
 
 
 def host_table(status: pd.DataFrame) -> str:
-    """The per-host table for a terminal, folded for people the way the Styler and the dashboard fold it
-    (:func:`paperfetch.report.host_table_text`)."""
+    """The per-host table for a terminal, folded for people (:func:`paperfetch.report.host_table_text`)."""
     return host_table_text(status)
 
 
-# ---------------------------------------------------------------------------- checks before any request
 def check_out_dir(out: str) -> Path:
     """The output folder, created if missing; a UsageError when it is a file or not writable."""
     path = Path(out).expanduser()
@@ -310,7 +292,6 @@ def check_report(path: Path) -> str:
     return suffix
 
 
-# ---------------------------------------------------------------------------- files
 def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
     """Write through *writer* to a sibling temporary name, then rename: no half-written report."""
     tmp = path.with_name(f".{path.name}.part")
@@ -348,9 +329,7 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
 
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
-    """The outcomes known at an interruption, with every column of a finished run's outcomes
-    (:data:`paperfetch.outcomes.COLUMNS`: the columns never depend on how the run ended): invalid
-    inputs, what the ledger recorded in this run, and ``interrupted`` for the rest."""
+    """The outcomes known at an interruption, full schema: the ledger's rows of this run, ``interrupted`` for the rest."""
     from paperfetch.ids import parse_many
     from paperfetch.items import identity_row
     from paperfetch.ledger import Ledger
@@ -382,8 +361,7 @@ def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.
 
 
 def results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
-    """The per-paper table of ``download`` (and ``--download``): input, status, source, and the
-    file or the reason (the short ``reason`` column; ``error`` when a row has none)."""
+    """The per-paper table of ``download``: input, status, source, and the file or the reason."""
     frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
     frame["detail"] = [
         (str(p) if isinstance(p, str) and p else str(r) if isinstance(r, str) and r else
@@ -398,8 +376,7 @@ def results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
 
 
 def inputs_note(inputs: Sequence[object]) -> str:
-    """``"22 inputs: 19 to fetch, 2 duplicates, 1 invalid"`` when some inputs are not fetched
-    (the progress bar counts only those fetched); ``""`` when every input is."""
+    """``"22 inputs: 19 to fetch, 2 duplicates, 1 invalid"`` when some inputs are not fetched, else ``""``."""
     from paperfetch.ids import parse_many
 
     parsed = parse_many(list(inputs))

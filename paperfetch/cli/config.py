@@ -1,6 +1,7 @@
 """``paperfetch config``: the effective settings (secrets masked) and where each came from.
 
-Precedence: argument > environment > config file > default (:func:`paperfetch.config.load_settings`).
+Precedence: argument > environment > config file > default (:func:`paperfetch.settings.load_settings`);
+the transport's settings are listed too, every one a run uses.
 Deliberately not here: reading or validating the settings (that is :mod:`paperfetch.config`); this
 module only shows them.
 """
@@ -26,6 +27,7 @@ def add_subcommands(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The ``config`` handler: the settings, one a line, and what is skipped without an e-mail."""
+    from paperfetch.settings import TRANSPORT_SETTING_NAMES
     from paperfetch.sources import SOURCES
 
     with configuration_is_usage():
@@ -35,8 +37,10 @@ def run(args: argparse.Namespace) -> int:
     say(f"config file: {path} ({state})")
     rows = settings.rows()
     width = max(len(name) for name, _, _ in rows)
-    value_width = max(len(value) for _, value, _ in rows)
+    value_width = min(max(len(value) for _, value, _ in rows), 40)
     for name, value, origin in rows:
+        if name == TRANSPORT_SETTING_NAMES[0]:
+            say("transport (every request of a run):")
         say(f"  {name:<{width}}  {value:<{value_width}}  {origin}")
     if not settings.email:
         skipped = [name for name, cls in SOURCES.items() if cls.requires_email]

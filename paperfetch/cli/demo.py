@@ -1,11 +1,5 @@
-"""``paperfetch demo``: a real batch against an offline world of loopback servers (:mod:`paperfetch.demo`).
-
-The demo keeps nothing of the user's: no metadata cache, host state in memory, PDFs in a temporary
-folder unless ``--out`` names one. It shows failures on purpose, so it exits 0 whenever it ran.
-
-``paperfetch demo --serve`` runs no batch: it starts the same world, prints the
-``PAPERFETCH_*_URL`` exports that point paperfetch at it (paste them into another shell, then try
-``paperfetch download …`` there) and keeps it up until Ctrl-C (or SIGTERM).
+"""``paperfetch demo``: a real batch against an offline loopback world (docs/cli.md, "paperfetch demo"). It keeps
+nothing of the user's and exits 0 whenever it ran; ``--serve`` only keeps the world up.
 """
 
 from __future__ import annotations
@@ -26,7 +20,6 @@ __all__ = ["add_subcommands", "run", "serve"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``demo`` on ``paperfetch``'s subparsers."""
     demo = sub.add_parser("demo", parents=[common_options()],
                           help="run a real batch against an offline world of loopback servers")
     demo.add_argument("--out", type=Path, help="output folder (default: a temporary folder)")
@@ -59,7 +52,6 @@ def serve(*, ready: threading.Event | None = None, stop: threading.Event | None 
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``demo`` handler."""
     from paperfetch.demo import DEMO_INPUTS, DemoWorld
     from paperfetch.retriever import Retriever
 

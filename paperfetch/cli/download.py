@@ -1,16 +1,4 @@
-"""``paperfetch download``: the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs, for scripts and cron jobs.
-
-Order of operations: every check of the command line (flags, settings, ``--report``, ``--failed``,
-``--input``, ``--out``) before any request; then the run (or ``--dry-run``: the candidate URLs
-only); then the per-paper table or JSON Lines, the report, the failed list, the ``--export``
-citations, the summary line (with one line when no service could be reached at all) and the yield
-line (:func:`paperfetch.report.yield_line`: the papers each source supplied of those it offered). On
-Ctrl-C (exit status 130) or SIGTERM (143) the report and the failed list hold what the ledger had
-recorded, with every column of a finished run's report.
-
-Deliberately not here: the helpers every command shares (:mod:`paperfetch.cli.common`) and the
-Retriever's work itself.
-"""
+"""``paperfetch download`` (docs/cli.md): every check of the command line comes before any request."""
 
 from __future__ import annotations
 
@@ -62,7 +50,6 @@ __all__ = ["add_subcommands", "run"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``download`` on ``paperfetch``'s subparsers."""
     dl = sub.add_parser("download", parents=[common_options()],
                         help="download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs",
                         description="Download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs.")
@@ -83,7 +70,7 @@ def add_subcommands(sub: Any) -> None:
     dl.add_argument("--pmid", action="append", default=[], help="a PMID (PyPaperRetriever's flag; repeatable)")
     dl.add_argument("--no-polite-mode", action="store_true", help="bypass every polite feature (not recommended)")
     robots = dl.add_mutually_exclusive_group()
-    robots.add_argument("--respect-robots-txt", dest="robots", action="store_true", default=True,
+    robots.add_argument("--respect-robots-txt", dest="robots", action="store_true", default=None,
                         help="obey robots.txt of web hosts (the default)")
     robots.add_argument("--ignore-robots-txt", dest="robots", action="store_false", help="do not read robots.txt")
     dl.add_argument("--no-suppress-403", action="store_true", help="keep asking hosts that answered 403")
@@ -103,7 +90,6 @@ def add_subcommands(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``download`` handler: the exit status."""
     # 1. everything that can be wrong with the command line, before any request
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be 1 or more, not {args.workers}")
@@ -114,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} must be 0 or more, not {value}")
     with configuration_is_usage():
         settings = settings_from(args, out_dir=args.out, workers=args.workers, delay_min_s=args.delay_min,
-                                 delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state)
+                                 delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state,
+                                 polite_mode=False if args.no_polite_mode else None, respect_robots_txt=args.robots,
+                                 suppress_on_403=False if args.no_suppress_403 else None)
     if settings.workers is not None and settings.workers < 1:
         raise UsageError(f"workers must be 1 or more, not {settings.workers} (from {settings.origin['workers']})")
     if args.report is not None:
@@ -137,14 +125,8 @@ def run(args: argparse.Namespace) -> int:
 
     with configuration_is_usage(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
-        retriever = Retriever(
-            email=settings.email, openalex_api_key=settings.openalex_api_key, ncbi_api_key=settings.ncbi_api_key,
-            s2_api_key=settings.s2_api_key, out_dir=out, polite_mode=not args.no_polite_mode, respect_robots_txt=args.robots,
-            suppress_on_403=not args.no_suppress_403, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
-            max_retries=settings.max_retries, workers=settings.workers,
-            progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,
-            cache=not args.no_cache, state=settings.state, resume=not args.force, config=args.config,
-        )
+        retriever = Retriever(settings=settings, progress=not (args.no_progress or args.quiet or args.format == "jsonl"),
+                              cache=not args.no_cache, resume=not args.force)
 
     # 2. the run
     with retriever:
@@ -201,10 +183,8 @@ def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]
     return frame, []
 
 
-# ---------------------------------------------------------------------------- after the run
 def _failed_inputs(outcomes: pd.DataFrame) -> list[str]:
-    """The identifiers a re-run retries (and nothing else): not finished well, not a final answer
-    (``no_open_copy``, ``not_found``, a 404/410, an invalid input; :func:`paperfetch.outcomes.retried_by_rerun`)."""
+    """The identifiers a re-run retries (:func:`paperfetch.outcomes.retried_by_rerun`), and nothing else."""
     from paperfetch.outcomes import retried_by_rerun
 
     keep = []

@@ -1,26 +1,4 @@
-"""The research subcommands of ``paperfetch``: ``search``, ``references``, ``citations`` and ``cache clear``.
-
-    paperfetch search "crispr AND 2020[pdat]" --max 200 --report hits.csv [--download]
-    paperfetch references 10.1073/pnas.1414271111 [--report refs.parquet] [--download]
-    paperfetch citations PMID:25114263 [--download] [--export cites.bib]
-    paperfetch cache clear
-
-They follow the conventions of :mod:`paperfetch.cli` (docs/cli.md): settings from arguments >
-environment (``PAPERFETCH_EMAIL``, ``PAPERFETCH_NCBI_API_KEY``/``NCBI_API_KEY``,
-``PAPERFETCH_OPENALEX_API_KEY``, ``PAPERFETCH_OUT``) > the TOML file > defaults; ``-v``/``-q``;
-``--report`` written as CSV, Parquet or JSON Lines by its extension, checked before the run;
-every line printed and every file written with secrets masked.
-
-Exit status: 0 the command ran (with ``--download``: every row with an identifier finished
-well); 1 with ``--download`` when some downloads did not, or when a service failed the
-request; 2 a usage error (a bad query, identifier, ``--max``, ``--report``, ``--export``,
-``--out`` or setting), found before any request; 130 on Ctrl-C and 143 on SIGTERM, after writing
-the partial report. With ``--download`` the per-paper table is ``download``'s; ``--export``
-writes the rows (with their outcomes after ``--download``) as BibTeX, RIS or CSL-JSON.
-
-Deliberately not here: the search and the snowballing themselves (:mod:`paperfetch.research`, behind
-the Retriever's methods) and the helpers every command shares (:mod:`paperfetch.cli.common`).
-"""
+"""``paperfetch search``, ``references``, ``citations`` and ``cache clear`` (docs/research.md, "Command line")."""
 
 from __future__ import annotations
 
@@ -60,7 +38,6 @@ __all__ = ["add_subcommands"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register the subcommands on ``paperfetch``'s subparsers; each sets ``handler``."""
     common = common_options()
     search = sub.add_parser(
         "search", parents=[common], help="search PubMed; one row per hit (pmid, doi, title, …)",
@@ -112,9 +89,7 @@ def _retriever(args: argparse.Namespace, settings: Any, out: Path | None) -> Any
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        return Retriever(email=settings.email, openalex_api_key=settings.openalex_api_key,
-                         ncbi_api_key=settings.ncbi_api_key, s2_api_key=settings.s2_api_key, out_dir=out or settings.out_dir,
-                         cache=not args.no_cache, progress=not (args.no_progress or args.quiet), verbosity=0)
+        return Retriever(settings=settings, cache=not args.no_cache, progress=not (args.no_progress or args.quiet))
 
 
 def _service_failed(exc: Exception) -> int:

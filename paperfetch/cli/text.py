@@ -1,16 +1,4 @@
-"""``paperfetch text``: the full text of papers as one row per paragraph, for scripts and cron jobs.
-
-    paperfetch text 10.1186/s13007-021-00757-y PMC8118396 --report paragraphs.parquet [--outcomes papers.csv]
-
-Order of operations: every check of the command line (settings, ``--report``, ``--outcomes``, ``--failed``,
-``--input``, ``--out``) before any request; then ``Retriever.fulltext`` (JATS first, the open-access PDF's text
-layer second; the JATS files and PDFs are kept in ``--out``); then the per-paper table (or JSON Lines), the
-reports, the failed list and the summary line.
-
-Exit status: 0 every paper gave text, 1 some did not (their reasons are in the table and in ``--outcomes``),
-2 a usage error found before any request, 130 on Ctrl-C. Deliberately not here: the helpers every command
-shares (:mod:`paperfetch.cli.common`) and the fetching itself (:mod:`paperfetch.fulltext.fetch`).
-"""
+"""``paperfetch text``: the full text of papers as one row per paragraph (docs/fulltext.md, "paperfetch text")."""
 
 from __future__ import annotations
 
@@ -48,7 +36,6 @@ TEXT_COLUMNS = ["input", "status", "text_source", "paragraphs", "text_path", "er
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``text`` on ``paperfetch``'s subparsers."""
     text = sub.add_parser("text", parents=[common_options()],
                           help="full text as one row per paragraph (JATS, else the open-access PDF's text)",
                           description="The full text of DOIs, PMIDs, PMCIDs or arXiv IDs, one row per paragraph: "
@@ -73,7 +60,6 @@ def add_subcommands(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``text`` handler: the exit status."""
     with configuration_is_usage():
         settings = settings_from(args, out_dir=args.out, state=args.state)
     if args.report is not None:
@@ -97,13 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        retriever = Retriever(
-            email=settings.email, openalex_api_key=settings.openalex_api_key, ncbi_api_key=settings.ncbi_api_key,
-            out_dir=out, delay_min_s=settings.delay_min_s, delay_max_s=settings.delay_max_s,
-            max_retries=settings.max_retries, workers=settings.workers,
-            progress=not (args.no_progress or args.quiet or args.format == "jsonl"), verbosity=0,
-            cache=not args.no_cache, state=settings.state,
-        )
+        retriever = Retriever(settings=settings, progress=not (args.no_progress or args.quiet or args.format == "jsonl"),
+                              cache=not args.no_cache)
     with retriever:
         try:
             paragraphs, outcomes = retriever.fulltext(ids, with_outcomes=True, pdf_engine=args.pdf_engine)

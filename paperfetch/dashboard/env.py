@@ -1,7 +1,4 @@
-"""Where the dashboard runs: a Jupyter kernel or not, ipywidgets importable or not.
-
-Two small questions asked before a view is made; nothing here imports IPython or ipywidgets.
-"""
+"""Whether this is a Jupyter kernel and whether ipywidgets imports; nothing here imports either."""
 
 from __future__ import annotations
 

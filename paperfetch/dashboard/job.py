@@ -1,14 +1,5 @@
-"""The dashboard of a background job: the batch dashboard with a Stop button and an ETA line.
-
-:class:`JobDashboard` composes around the batch's :class:`~paperfetch.dashboard.view.Dashboard`: an
-ipywidgets ``VBox`` of [the progress line with the ETA and a **Stop** button, the batch dashboard,
-the job's log]. The line and the log are redrawn by a timer (a daemon thread that ends with the
-job); the Stop button calls the job's ``stop()``. When the job ends, :meth:`JobDashboard.close`
-freezes it: the batch dashboard's final state, the button disabled, and every output
-:meth:`JobDashboard.show` made replaced by static HTML and text, so a saved notebook keeps it.
-
-It knows the job only by :class:`JobControl` (what it reads and the one thing it does: stop), so
-it imports nothing of :mod:`paperfetch.job`; it neither counts nor estimates.
+"""A background job's dashboard: the batch dashboard with a Stop button, an ETA and the log. It knows the
+job only by :class:`JobControl` (docs/background.md, "Displayed").
 """
 
 from __future__ import annotations
@@ -52,12 +43,7 @@ def _log_html(lines: list[str]) -> str:
 
 
 class JobDashboard:
-    """The widget of a running job; see the module documentation.
-
-    ``widget`` is the root ``VBox``; ``line`` (HTML: the job's progress line with the ETA),
-    ``stop_button`` (Button, description "Stop"), ``dashboard`` (the batch
-    :class:`~paperfetch.dashboard.view.Dashboard`) and ``log`` (HTML) are its parts.
-    """
+    """A running job's widget (``widget``, ``line``, ``stop_button``, ``dashboard``, ``log``); :meth:`close` freezes it."""
 
     def __init__(self, job: JobControl, dashboard: Dashboard, *, interval_s: float = 0.5) -> None:
         import ipywidgets as w
@@ -109,8 +95,7 @@ class JobDashboard:
                 self.log.value = log
 
     def close(self) -> None:
-        """Freeze: stop the timer, the batch dashboard's last redraw, the button off, and the outputs
-        :meth:`show` made replaced by the final state."""
+        """Freeze: stop the timer, redraw last, disable the button, and put the final state in :meth:`show`'s outputs."""
         self._closed.set()
         thread = self._thread
         if thread is not threading.current_thread():
@@ -133,7 +118,6 @@ class JobDashboard:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    # -- display -------------------------------------------------------------------
     def text(self) -> str:
         return f"{self.job!r}\n{self.dashboard.text()}"
 
@@ -152,8 +136,7 @@ class JobDashboard:
         return bundle
 
     def show(self) -> None:
-        """Display with a display id (in a Jupyter kernel; elsewhere nothing): :meth:`close` later
-        replaces the output with the final state."""
+        """Display with a display id (in a Jupyter kernel only), which :meth:`close` later fills with the final state."""
         if not env.in_notebook():
             return
         from IPython.display import display

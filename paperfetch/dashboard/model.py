@@ -1,50 +1,4 @@
-"""The dashboard's model: what a batch does, counted from run events and read from the client's snapshots.
-
-:class:`DashboardModel` listens: it subscribes to the transport's events
-(:meth:`HttpClient.subscribe <paperfetch.http.client.HttpClient.subscribe>`) and is told about
-finished items (:meth:`~DashboardModel.item_finished`). It only counts, under one lock, a few
-microseconds per event. :meth:`~DashboardModel.snapshot` returns a :class:`BatchSnapshot`: plain
-frozen data, cheap to take, safe from any thread.
-
-Where each number comes from
-----------------------------
-
-* **counts by status, done, total** — :meth:`~DashboardModel.start` and
-  :meth:`~DashboardModel.item_finished` (the Retriever calls them once per input row).
-* **queued** — the scheduler's per-host queues (:meth:`~DashboardModel.track`), read when a
-  snapshot is taken. Events cannot tell this: a job waiting in a queue makes none. Jobs whose next
-  step sends no request (the scheduler's ``"(no request)"`` queue) are not shown.
-* **in flight** — ``REQUEST`` events minus ``RESPONSE`` and ``NETWORK_ERROR`` events, per host:
-  requests on the wire, robots.txt and redirect hops included, from every watched client.
-* **requests, OK, errors, not found, last status, not sent** — events: OK is a response below 400,
-  *not found* a 404 or 410 (an ordinary answer: a 404 robots.txt means "no rules", a service's
-  404 "no such record"), errors are other responses and network errors, *not sent* are requests
-  answered without sending (``HELD``, ``SUPPRESSED``, ``DISALLOWED``). These count this run only.
-* **unreachable** — a network error whose text says the name did not resolve or the connection
-  was refused, or a request not sent because the host's breaker opened for that reason; the
-  next answer from the host clears it. (The transport's snapshot does not say why a breaker
-  opened, so this comes from events.)
-* **politeness** (delay range, backoff, hold, suppression, Crawl-delay, robots, learned interval,
-  breaker) — the watched client's :class:`~paperfetch.http.hosts.HostSnapshot` (the one public
-  per-host record, what ``domain_status()`` shows), taken with the batch snapshot: so a hold set
-  before the run, or released by hand (which publishes no event), shows as it is. Each
-  :class:`HostRow` carries that record as ``politeness``. Only a model that watches no client (fed
-  events by hand) builds the record from ``HOLD``, ``SUPPRESS``, ``BACKOFF`` and ``ROBOTS`` events.
-
-Once a run has started, the host rows are the hosts **this run** asked or was blocked from asking
-(seen in its events or queues); the other hosts the shared store holds, suppresses or has a breaker
-open for are counted in ``others`` (one line in the view: ``r.domain_status()`` lists them). Before
-any run, the rows are every host the watched clients' snapshots list. The store is named for
-saved output (:func:`paperfetch.report.store_label`: no home path).
-
-How the run ended (``ending``): ``ended``, ``interrupted`` (a ``KeyboardInterrupt`` was on its way
-when :meth:`~DashboardModel.finish` ran, or ``finish(ending="interrupted")``) or ``stopped``
-(another exception).
-
-It does not render (:mod:`paperfetch.dashboard.render`), show (:mod:`paperfetch.dashboard.view`)
-or know the Retriever: whoever runs the batch creates the model, watches its clients with it and
-tells it about items.
-"""
+"""The dashboard's model: it counts a batch's events and reads the clients' snapshots (docs/dashboard.md)."""
 
 from __future__ import annotations
 
@@ -88,7 +42,6 @@ class QueueSource(Protocol):
     def queued(self) -> Mapping[str, int]: ...
 
 
-# ---------------------------------------------------------------------- the model
 class _Host:
     """This run's counts for one host, plus what a model without a client learns from events."""
 
@@ -143,12 +96,9 @@ def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
 
 
 class DashboardModel:
-    """Counts what a batch does, from transport events and item completions; see the module doc.
-
-    :param clock: the clock the countdowns of event-fed holds are measured on (wall time);
-        a watched client's own clock is used for the holds read from it.
-    :param recent: how many notable events to keep.
-    """
+    """Counts what a batch does, from transport events and item completions (docs/dashboard.md). *clock*
+    measures the countdowns of event-fed holds (a watched client's own clock those read from it);
+    *recent* is how many notable events to keep."""
 
     def __init__(self, *, clock: Clock | None = None, recent: int = RECENT_EVENTS) -> None:
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
@@ -170,10 +120,8 @@ class DashboardModel:
         #: Grows with every change; a view redraws only when it moved (read without the lock).
         self.version = 0
 
-    # -- wiring ----------------------------------------------------------------
     def watch(self, client: HttpClient, *, hosts: Iterable[str] | None = None, events: bool = True) -> DashboardModel:
-        """Read *client*'s snapshots (for *hosts* only, when given; it then wins over a client
-        watched without *hosts*) and, with *events*, subscribe to its events until :meth:`finish`."""
+        """Read *client*'s snapshots (of *hosts* only, when given) and, with *events*, its events until :meth:`finish`."""
         if any(c is client and (h is None) == (hosts is None) for c, h in self._clients):
             return self
         self._clients.append((client, None if hosts is None else frozenset(h.lower() for h in hosts)))
@@ -186,7 +134,6 @@ class DashboardModel:
         self._scheduler = scheduler
 
     def start(self, total: int) -> None:
-        """A run of *total* items begins."""
         with self._lock:
             self._total = int(total)
             self._final = None
@@ -197,13 +144,8 @@ class DashboardModel:
             self.version += 1
 
     def finish(self, *, ending: str | None = None) -> None:
-        """The run is over: stop listening, keep the scheduler's last queue lengths, nothing is in flight,
-        and freeze: from now on :meth:`snapshot` returns the state at this moment (until the next
-        :meth:`start`), so every view of the run tells the same story; its holds no longer count down.
-
-        *ending*: ``ended``, ``interrupted`` or ``stopped``; by default read from the exception on its
-        way (``finish()`` runs in a ``finally``): a ``KeyboardInterrupt`` is ``interrupted``, another
-        exception ``stopped``, none ``ended``."""
+        """The run is over: stop listening and freeze, so :meth:`snapshot` returns this moment until the next
+        :meth:`start`. *ending* (``ended``, ``interrupted``, ``stopped``) defaults to what the exception on its way says."""
         if ending is None:
             pending = sys.exc_info()[1]
             if isinstance(pending, KeyboardInterrupt):
@@ -234,7 +176,6 @@ class DashboardModel:
     def running(self) -> bool:
         return self._running
 
-    # -- feeding -----------------------------------------------------------------
     def on_event(self, event: Event) -> None:
         """The event subscriber (called in the transport's threads)."""
         kind = event.kind
@@ -304,7 +245,6 @@ class DashboardModel:
 
     def item_finished(self, status: str | Status, *, url: str | None = None, error: str | None = None,
                       key: str | None = None) -> None:
-        """One item (one input row) has its outcome."""
         name = status.value if isinstance(status, Status) else str(status)
         note = None
         if name in NOTABLE_STATUSES:
@@ -318,10 +258,8 @@ class DashboardModel:
                 self._events.append(note)
             self.version += 1
 
-    # -- reading -----------------------------------------------------------------
     def snapshot(self) -> BatchSnapshot:
-        """The state now, as plain frozen data; once the run has ended, the state at its end.
-        Thread-safe; costs a few microseconds per host."""
+        """The state now (once ended: at its end), as frozen data; thread-safe, microseconds per host."""
         final = self._final
         if final is not None:
             return final
@@ -385,9 +323,7 @@ class DashboardModel:
         return ""
 
     def _politeness(self) -> dict[str, tuple[HostSnapshot, float]]:
-        """Each known host's snapshot, read through the client that paces it, and its hold's time left
-        on that client's clock. A client watched for some hosts answers for those; the others come
-        from the first client watched for every host (or, without one, from any)."""
+        """Each known host's snapshot and hold time left, read through the client that paces (or was watched for) it."""
         result: dict[str, tuple[HostSnapshot, float]] = {}
         general = [c for c, hosts in self._clients if hosts is None]
         specific = [(c, hosts) for c, hosts in self._clients if hosts is not None]

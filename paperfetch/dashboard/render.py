@@ -1,35 +1,4 @@
-"""The dashboard drawn: a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot` as HTML and as text.
-
-Pure functions of a snapshot (no widget, no clock, no transport): :func:`render_html` is what a
-saved notebook keeps, :func:`render_text` what a terminal prints, and the widget view
-(:mod:`paperfetch.dashboard.view`) puts :func:`render_counts_html`, :func:`render_hosts_html` and
-:func:`render_events_html` in its parts.
-
-The host table
---------------
-
-One line per host **this run** asked or was blocked from asking, problem hosts (held, suppressed,
-unreachable, breaker open) first; the other hosts the shared store holds or suppresses are one
-line above the table ("3 other hosts held or suppressed in the shared state —
-``r.domain_status()``"), and when no host answered at all, one line says so ("could not reach
-any service (DNS failed for 8 hosts): offline, or behind a proxy?"). Its columns are
-:data:`HOST_COLUMNS`, one :class:`HostColumn` each, used by the HTML and the text view alike.
-
-The HTML is styled by classes in one ``<style>`` block (:data:`DASHBOARD_CSS`), not per-cell
-styles, so a saved 20-host dashboard stays small (about 10 kB). It fits a 700 px notebook (1024 px
-with JupyterLab's file browser open): fixed column widths, the state column takes the room left
-and wraps (its word is never cut; a held or suppressed host's reason goes on a second line, two
-lines at most, whole on hover), and below 940 px of table the ``wide`` columns (in flight, done,
-not found, not sent, backoff, crawl) are left out (a CSS container query) before anything is cut.
-The last column is the credits left today of a host that counts them (OpenAlex's budget; empty for
-the others).
-The held and suppressed row colours are also inline on their rows (the only inline styles), so a
-notebook that drops the style block still marks them.
-
-While a run goes, holds count down ("HELD 12:34 left"); once it ended, holds are clock times
-("HELD until 17:04:10 UTC"), queued hosts read ``not started``, and the state line says whether
-the run ended, was interrupted or stopped.
-"""
+"""The dashboard drawn: pure functions of a snapshot, as HTML and as text (docs/dashboard.md, "The host table")."""
 
 from __future__ import annotations
 
@@ -85,8 +54,7 @@ def _hold_text(h: HostRow, ended: bool = False) -> str:
 
 
 def _state_parts(h: HostRow, ended: bool = False) -> tuple[str, str]:
-    """(the state with until when, why): ``("HELD 12:34 left (HTTP 503)", "HTTP 503 with Retry-After")``,
-    ``("SUPPRESSED until 17:04:10 UTC", "HTTP 403 for …")``, ``("UNREACHABLE", "DNS failed")``;
+    """(the state with until when, why), e.g. ``("HELD 12:34 left (HTTP 503)", "HTTP 503 with Retry-After")``;
     a host both suppressed and held has the hold in the why."""
     hold = _hold_text(h, ended)
     hold_why = f"{hold}: {h.hold_reason}" if hold and h.hold_reason else hold
@@ -108,8 +76,7 @@ def _state_text(h: HostRow, ended: bool = False) -> str:
 
 
 def _ordered(hosts: Iterable[HostRow]) -> list[HostRow]:
-    """Problem hosts (held, suppressed, unreachable, breaker open) first, then those this run
-    touched, then the rest; by name within."""
+    """Problem hosts first, then those this run touched, then the rest; by name within."""
     def rank(h: HostRow) -> tuple[int, str]:
         return (0 if (h.held or h.suppressed) else 1 if h.problem else 2 if h.touched else 3, h.host)
 
@@ -118,13 +85,9 @@ def _ordered(hosts: Iterable[HostRow]) -> list[HostRow]:
 
 @dataclass(frozen=True)
 class HostColumn:
-    """One column of the host table, for the HTML and the text view alike.
-
-    ``cell(host, ended)`` gives the text; ``numeric`` columns are right-aligned. In HTML each
-    column is ``width`` wide (em; 0: the room left, the state column, which wraps), its text on one
-    line, cut with ``…`` when longer, the whole text in the cell's ``title`` (shown on hover). A
-    ``clip`` column is also cut in the text view, at that many characters.
-    """
+    """One column of the host table, for the HTML and the text view alike: ``cell(host, ended)`` gives the
+    text; in HTML the column is ``width`` em wide (0: the room left), one line cut with ``…`` and whole on
+    hover; a ``clip`` column is cut in the text view too."""
 
     header: str
     cell: Callable[[HostRow, bool], str]
@@ -253,9 +216,7 @@ def _notes_html(snapshot: BatchSnapshot) -> str:
 
 
 def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = 50, *, style: bool = True) -> str:
-    """The per-host table: ``<table class="paperfetch-hosts">``, one ``<tr data-host=...>`` per host of
-    this run, problem hosts first, in a box that scrolls down (``div.paperfetch-hosts-box``), after
-    the offline and other-hosts lines; with *style*, the :data:`DASHBOARD_CSS` block first."""
+    """The per-host table, problem hosts first, in a scrolling box; *style* puts :data:`DASHBOARD_CSS` first."""
     esc = html.escape
     ended = snapshot.ended
     heads = [
@@ -332,8 +293,7 @@ def render_counts_html(snapshot: BatchSnapshot) -> str:
 
 
 def render_html(snapshot: BatchSnapshot, max_rows: int = 50, title: str = "paperfetch", max_events: int = 15) -> str:
-    """The whole dashboard as static HTML (what a saved notebook keeps): one style block, bar, counts,
-    the offline and other-hosts lines, hosts, the last *max_events* events."""
+    """The whole dashboard as static HTML, what a saved notebook keeps (the last *max_events* events)."""
     total, done = max(0, snapshot.total), min(snapshot.done, max(0, snapshot.total))
     share = 100.0 * done / total if total else 0.0
     colour = "#2196f3" if not snapshot.ended else ("#4caf50" if snapshot.done >= snapshot.total else "#f44336")

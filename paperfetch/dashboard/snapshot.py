@@ -1,11 +1,4 @@
-"""What the dashboard shows at one moment: :class:`BatchSnapshot`, one :class:`HostRow` per host
-and the :class:`RecentEvent` lines. Plain frozen data: compare it, print it, test it.
-
-:class:`~paperfetch.dashboard.model.DashboardModel` makes these; the renderers
-(:mod:`paperfetch.dashboard.render`) read them. Nothing here listens, counts or draws; the only
-logic is what a row or the whole snapshot says in words (a host's state, the offline line, the
-line for the other hosts of a shared store).
-"""
+"""What the dashboard shows at one moment, as plain frozen data: :class:`BatchSnapshot`, :class:`HostRow`."""
 
 from __future__ import annotations
 
@@ -36,7 +29,6 @@ def unreachable_kind(detail: str) -> str:
     return ""
 
 
-# ---------------------------------------------------------------------- snapshots
 @dataclass(frozen=True)
 class RecentEvent:
     """One notable event: a hold set, a suppression, a robots.txt refusal, an invalid PDF."""
@@ -53,13 +45,7 @@ def _epoch(at: datetime | None) -> float | None:
 
 @dataclass(frozen=True)
 class HostRow:
-    """One host's row: this run's counts, and the host's politeness record as it is now.
-
-    The counts are the run's own (from events and queues). ``politeness`` is the transport's
-    :class:`~paperfetch.http.hosts.HostSnapshot` of the host (``None``: nothing known); the
-    politeness properties below read it, times as epoch seconds. ``hold_left_s`` is the hold's
-    countdown at the moment of the batch snapshot.
-    """
+    """One host's row: this run's counts, and ``politeness``, the transport's HostSnapshot (None: nothing known)."""
 
     host: str
     queued: int = 0
@@ -75,7 +61,6 @@ class HostRow:
     unreachable: str = ""        #: ``dns`` or ``refused`` when the host could not be reached (this run)
     run_ended: bool = False      #: the run is over: queued jobs read ``not started``
 
-    # -- the politeness record, read ------------------------------------------------
     @property
     def delay_min_s(self) -> float | None:
         return None if self.politeness is None else self.politeness.delay_min_s
@@ -137,7 +122,6 @@ class HostRow:
         """The host's budget left today (its last ``X-RateLimit-Remaining``); None when it never said."""
         return None if self.politeness is None else self.politeness.credits_left
 
-    # -- derived ----------------------------------------------------------------------
     @property
     def done(self) -> int:
         return self.ok + self.not_found + self.errors + self.not_sent
@@ -158,8 +142,7 @@ class HostRow:
 
     @property
     def state(self) -> str:
-        """In words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``UNREACHABLE``, ``OPEN BREAKER``,
-        ``busy``, ``queued`` (``not started`` after the end), ``backoff`` or ``idle``."""
+        """In words: ``SUPPRESSED``, ``HELD``, ``UNREACHABLE``, ``OPEN BREAKER``, ``busy``, ``queued``, ``backoff``, ``idle``."""
         return state_words(suppressed=self.suppressed, held=self.held, in_flight=self.in_flight,
                            queued=self.queued, backoff_s=self.backoff_s, unreachable=bool(self.unreachable),
                            breaker_open=self.breaker == "open", ended=self.run_ended)
@@ -216,8 +199,7 @@ class BatchSnapshot:
         return tuple(h for h in self.hosts if h.unreachable)
 
     def offline_line(self) -> str:
-        """One line when no host this run asked answered and some could not be reached
-        ("could not reach any service (DNS failed for 8 hosts): offline, or behind a proxy?"); else ``""``."""
+        """``could not reach any service (DNS failed for 8 hosts): offline, or behind a proxy?`` when so; else ``""``."""
         gone = self.unreachable
         if not gone or any(h.ok or h.not_found or h.last_status is not None for h in self.hosts):
             return ""

@@ -1,17 +1,4 @@
-"""The dashboard shown: an ipywidgets view of a :class:`~paperfetch.dashboard.model.DashboardModel`.
-
-:class:`Dashboard` is a progress bar with counts by status, the per-host table and the recent
-notable events, redrawn from the model's snapshots by a timer, at most ``1 / interval_s`` times a
-second (4 by default) whatever the event rate, each redraw inside ``hold_sync()``, and once more on
-:meth:`~Dashboard.close`. Displayed, it is a mime bundle: the widget's view plus static
-``text/html`` and ``text/plain`` of the same moment (:mod:`paperfetch.dashboard.render`); once the
-run has ended, the final state alone, and the output :meth:`~Dashboard.show` made is replaced by
-it, so a saved notebook keeps a readable record without a kernel. ``Dashboard(enabled=False)``
-does nothing. Its ``repr`` is text, for terminals.
-
-It neither counts (the model does) nor formats (the renderer does); ipywidgets is imported when an
-enabled dashboard is made, not with this module.
-"""
+"""The dashboard shown: the ipywidgets view of a DashboardModel, imported only when enabled (docs/dashboard.md)."""
 
 from __future__ import annotations
 
@@ -38,33 +25,16 @@ logger = logging.getLogger("paperfetch.widgets")
 
 
 class Dashboard:
-    """The ipywidgets view of a :class:`DashboardModel`: progress, hosts, recent events.
+    """The ipywidgets view of a :class:`DashboardModel` (docs/dashboard.md): progress, hosts, recent events.
 
     :param model: what to show; a new, empty model when omitted.
     :param enabled: ``False``: no widgets, no thread, no cost; every method does nothing.
-    :param interval_s: the shortest time between two redraws (the timer's period).
-    :param autostart: start the redraw timer now; default: when in a Jupyter kernel. Without
-        the timer the widgets show the moment of the last :meth:`refresh`; the text repr is
-        always taken fresh.
+    :param interval_s: the shortest time between two redraws.
+    :param autostart: start the redraw timer now (default: in a Jupyter kernel); the text repr is always fresh.
     :param max_rows: hosts shown in the table (held and suppressed ones first).
 
-    ``widget`` is the root ``VBox``; ``progress_bar`` (IntProgress), ``counts`` (HTML),
-    ``hosts`` (HTML) and ``events`` (HTML) are its parts. ``redraws`` counts the redraws;
-    each redraw sends its changes inside ``hold_sync()``, one message per part.
-
-    **Displayed**, the dashboard is a mime bundle (``_repr_mimebundle_``): the widget's view, plus
-    ``text/html`` and ``text/plain`` renderings of the same moment, which a notebook saved without
-    its widget state, an HTML export or a terminal show instead. Once its run has ended the
-    bundle is the final state alone (``text/html`` and ``text/plain``, no widget): nothing can
-    change any more. :meth:`show` displays it with a display id and :meth:`close` replaces that
-    output with the final state, so a saved notebook keeps a readable record of the run (the way
-    tqdm leaves its last line) instead of "model not found".
-
-    **One answer per notebook**: while a run goes, holds count down ("HELD 12:34 left"). When it
-    ends, its model freezes (:meth:`DashboardModel.finish`): every view of that run, the one shown
-    during it and any ``r.dashboard()`` afterwards, shows the same final snapshot, "ended HH:MM:SS
-    UTC", holds as clock times ("HELD until 17:04:10 UTC"), no countdown. The politeness state as
-    it is now is ``r.domain_status()``.
+    ``widget`` is the root ``VBox`` of ``progress_bar``, ``counts``, ``hosts`` and ``events``. Displayed, it is
+    the widget plus static HTML and text; once its run ended, the static final state alone.
     """
 
     def __init__(
@@ -98,8 +68,7 @@ class Dashboard:
             self.model = DashboardModel()
         import ipywidgets as w
 
-        # The bar keeps its width (it never shrinks to a sliver); the counts wrap beside it, or below it
-        # in a narrow notebook (1024 px with the file browser open).
+        # the bar keeps its width; the counts wrap beside it, or below it in a narrow notebook
         self.progress_bar = w.IntProgress(value=0, min=0, max=0, description=title, bar_style="",
                                           layout=w.Layout(width="18em", min_width="14em", flex="0 0 auto"))
         self.counts = w.HTML(value="", layout=w.Layout(width="auto", flex="1 1 16em", min_width="0"))
@@ -120,23 +89,20 @@ class Dashboard:
         """The model of an enabled dashboard (every caller checks ``enabled`` first)."""
         return cast(DashboardModel, self.model)
 
-    # -- the timer -----------------------------------------------------------------
     def start(self) -> None:
         """Start the redraw timer (a daemon thread; it ends by itself once nothing can change)."""
         if not self.enabled or (self._thread is not None and self._thread.is_alive()):
             return
         self._stop.clear()
-        # The thread holds the dashboard: a notebook often keeps only ``.widget`` (in a VBox, say),
-        # and the view must go on redrawing it. The thread ends by itself (see tick), on close(),
-        # or when the widget is closed.
+        # The thread holds the dashboard, since a notebook often keeps only ``.widget``; it ends by
+        # itself (see tick), on close(), or when the widget is closed.
         thread = threading.Thread(target=_tick_loop, args=(self, self._stop, self.interval_s),
                                   name="paperfetch-dashboard", daemon=True)
         self._thread = thread
         thread.start()
 
     def tick(self) -> bool:
-        """Redraw if the model changed (or once a second while a hold counts down).
-        Returns whether the view still needs the timer."""
+        """Redraw if the model changed (or each second while a hold counts down); whether the timer is still needed."""
         if not self.enabled or getattr(self.widget, "comm", True) is None:  # disabled, or its widget closed
             return False
         model = self._model
@@ -146,7 +112,6 @@ class Dashboard:
         return model.running or self._countdown
 
     def refresh(self) -> None:
-        """Redraw now from a fresh snapshot."""
         if not self.enabled:
             return
         self._redraw(self._model.snapshot())
@@ -193,7 +158,6 @@ class Dashboard:
             logger.debug("final dashboard redraw failed", exc_info=True)
         self._handles = []
 
-    # -- display -------------------------------------------------------------------
     @property
     def last_drawn(self) -> BatchSnapshot | None:
         """The snapshot the widget shows now (``None`` before the first redraw)."""
@@ -229,8 +193,7 @@ class Dashboard:
         return bundle
 
     def show(self) -> None:
-        """Display the dashboard, when in a Jupyter kernel (elsewhere: nothing); :meth:`close` later
-        replaces this output with the final state."""
+        """Display the dashboard (in a Jupyter kernel only); :meth:`close` later puts the final state there."""
         if self.enabled and env.in_notebook():
             from IPython.display import display
 
@@ -249,8 +212,7 @@ _ROOT: Any = None
 
 
 def _root_class() -> Any:
-    """A ``VBox`` whose ``repr`` (the ``text/plain`` of its mime bundle, when the widget itself is
-    displayed) is the dashboard's summary line, not ``VBox(children=(...``."""
+    """A ``VBox`` whose ``repr`` is the dashboard's summary line, not ``VBox(children=(...``."""
     global _ROOT
     if _ROOT is None:
         import ipywidgets as w

@@ -1,13 +1,4 @@
-"""Full text as data: JATS XML and PDF text layers turned into one record per paragraph, with sections, licences
-and (for JATS) the cited works.
-
-``parse_jats`` / ``parse_jats_set`` read JATS (``jats``), ``parse_references`` the ``<ref-list>``
-(``references``), ``pdf_paragraphs`` a PDF's text layer (``pdftext``). Everything here works on bytes already
-fetched: nothing they do makes a request or writes a file; ``frame`` shapes the records into the two
-fixed-schema frames the Retriever returns. The one exception is ``fetch`` (not imported here): the orchestration
-behind ``Retriever.fulltext``, which asks the JATS endpoints (:mod:`paperfetch.sources.fulltext`) through the
-transport it is given, keeps the XML in the output folder and falls back to the PDF.
-"""
+"""Full text as data: JATS XML and PDF text layers as paragraph records (docs/fulltext.md)."""
 
 from paperfetch.fulltext.base import (
     SECTION_SEPARATOR,

@@ -1,9 +1,4 @@
-"""The records full text is turned into, the error a body that cannot be read raises, and the text helpers both
-parsers share (whitespace, identifiers, licence codes).
-
-This module holds values and pure functions only: it parses no XML and opens no PDF (``jats``, ``references``
-and ``pdftext`` do), and it fetches nothing.
-"""
+"""The records full text becomes, its error, and the text helpers both parsers share (values and pure functions)."""
 
 from __future__ import annotations
 
@@ -31,10 +26,7 @@ SECTION_SEPARATOR = " :: "
 
 
 class FullTextError(PaperfetchError, ValueError):
-    """A full-text body (JATS XML or a PDF) that cannot be read: malformed, truncated, hostile, or not an article.
-
-    It is one paper's failure: callers record it on that paper's outcome row and go on with the others.
-    """
+    """A full-text body that cannot be read (malformed, truncated, hostile, not an article): one paper's failure."""
 
 
 class FullTextTooLarge(FullTextError):
@@ -83,7 +75,6 @@ class JatsArticle:
         return [asdict(p) for p in self.paragraphs]
 
     def reference_records(self) -> list[dict[str, Any]]:
-        """The references as plain dicts, one per cited work."""
         return [asdict(r) for r in self.references]
 
 

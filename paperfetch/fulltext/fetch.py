@@ -1,30 +1,4 @@
-"""Getting the full text of papers: JATS first, the open-access PDF's text layer second, one paper at a time.
-
-:func:`collect_text` is what ``Retriever.fulltext`` and ``Retriever.fulltext_references`` run. Order of
-operations, per batch of identifiers:
-
-1. **Parse** every input (:func:`paperfetch.ids.parse_many`); an invalid input is an outcome row, a duplicate
-   shares its first occurrence's outcome (and adds no paragraph rows of its own).
-2. **From disk**: a paper whose text the ledger records (key ``fulltext:<key>``, its file intact) is read from
-   ``out_dir`` and sends no request; one recorded with a final "no text" answer is not asked again.
-3. **Resolve** the rest: Europe PMC's search (one request a paper, through the metadata cache) gives the PMCID,
-   ``isOpenAccess`` and the licence; a source that offers ``kind="jats"`` candidates (bioRxiv) is asked for DOIs;
-   the NCBI ID converter (200 ids a request) fills in PMCIDs still missing.
-4. **JATS**: Europe PMC ``fullTextXML`` for open-access papers; PMC ``efetch db=pmc`` (batched) for the others and
-   for those Europe PMC could not give. A batched answer that is cut or malformed is asked again per id. JATS
-   candidate URLs come last. The XML is kept in ``out_dir`` as ``pmcid_PMC….xml`` (temporary file, then rename).
-   A JATS article without any ``<body>`` paragraph (PMC's front-matter-only answer) is kept as a last resort.
-5. **PDF** for papers without JATS text: ``download`` (its ledger, so a PDF already in ``out_dir`` is reused),
-   then :func:`~paperfetch.fulltext.pdf_paragraphs`.
-6. **Record** each paper's outcome in the ledger (``extra`` holds ``text_source`` and ``text_path``) and build
-   the frames.
-
-Every request goes through the fetcher it is given (the Retriever's API client behind the metadata cache: paced,
-held, breaker-checked, answers capped). Nothing here raises for a bad input or a failing service: a paper's
-failure is its outcome row's ``error``. Deliberately not here: parsing (:mod:`paperfetch.fulltext.jats`,
-:mod:`~paperfetch.fulltext.pdftext`), the endpoints (:mod:`paperfetch.sources.fulltext`), PDF downloads
-(``Retriever.download``).
-"""
+""":func:`collect_text`, what ``Retriever.fulltext`` runs: disk, then JATS, then PDF (docs/fulltext.md, "r.fulltext")."""
 
 from __future__ import annotations
 
@@ -47,8 +21,9 @@ from paperfetch.fulltext.jats import parse_jats
 from paperfetch.fulltext.pdflines import DEFAULT_MAX_PDF_BYTES, PdfEngine
 from paperfetch.fulltext.pdftext import pdf_paragraphs
 from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES
+from paperfetch.http import context as call_context
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
-from paperfetch.items import identity_row, set_current_source
+from paperfetch.items import identity_row
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text, redact_url
@@ -127,8 +102,7 @@ class _Paper:
 
 
 def collect_text(ids: Iterable[object] | str | pd.Series, *, context: TextContext) -> FullTextResult:
-    """The paragraphs, references and per-input outcomes of *ids* (see the module docstring). Never raises for
-    a bad input or a failing service."""
+    """The paragraphs, references and per-input outcomes of *ids*; a paper's failure is its row's ``error``."""
     parsed = parse_many(ids)
     papers: dict[int, _Paper] = {}
     for item in parsed:
@@ -252,53 +226,49 @@ def _ask(source: EuropePMCFullTextSource | PMCEfetchSource, spec: RequestSpec, c
     """The articles of one request (``{key: ((article, xml), url)}``); a batch that cannot be read is asked per id."""
     url, params = source.url_for(spec)
     shown = _shown_url(url, spec.params)
-    set_current_source(source.name)
-    try:
-        response = context.metadata.fetch(url, classify=source.classify, params=params)
-        return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
-                                                                          max_bytes=context.max_xml_bytes).items()}
-    except NotFoundError:
-        return {}
-    except (FullTextError, DownloadTooLarge) as exc:
-        _forget(context, url, params)  # an unreadable stored answer is asked again next time
-        if per_id:
-            logger.info("%s: the batched answer cannot be read (%s); asking per id", source.name, exc)
-            found: dict[str, tuple[JatsAnswer, str]] = {}
-            for ident in spec.ids:
-                found.update(_ask(source, source.spec_for((ident,)), context,
-                                  [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]))
-            return found
-        _note(papers, f"{source.name} {shown}: {exc}")
-        return {}
-    except PaperfetchError as exc:
-        _note(papers, f"{source.name} {shown}: {exc}", transient=True)
-        return {}
-    except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
-        _note(papers, f"{source.name} {shown}: internal error: {type(exc).__name__}: {exc}")
-        return {}
-    finally:
-        set_current_source(None)
+    with call_context.scope(source=source.name):
+        try:
+            response = context.metadata.fetch(url, classify=source.classify, params=params)
+            return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
+                                                                              max_bytes=context.max_xml_bytes).items()}
+        except NotFoundError:
+            return {}
+        except (FullTextError, DownloadTooLarge) as exc:
+            _forget(context, url, params)  # an unreadable stored answer is asked again next time
+            if per_id:
+                logger.info("%s: the batched answer cannot be read (%s); asking per id", source.name, exc)
+                found: dict[str, tuple[JatsAnswer, str]] = {}
+                for ident in spec.ids:
+                    found.update(_ask(source, source.spec_for((ident,)), context,
+                                      [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]))
+                return found
+            _note(papers, f"{source.name} {shown}: {exc}")
+            return {}
+        except PaperfetchError as exc:
+            _note(papers, f"{source.name} {shown}: {exc}", transient=True)
+            return {}
+        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
+            _note(papers, f"{source.name} {shown}: internal error: {type(exc).__name__}: {exc}")
+            return {}
 
 
 def _ask_url(candidate: Candidate, context: TextContext, paper: _Paper) -> tuple[JatsAnswer, str] | None:
-    set_current_source(candidate.source)
-    try:
-        response = context.metadata.fetch(candidate.url)
-        answers = split_articles(response.content, max_bytes=context.max_xml_bytes)
-        if len(answers) != 1:
-            raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
-        return answers[0], redact_url(candidate.url)
-    except NotFoundError:
-        return None
-    except (FullTextError, DownloadTooLarge) as exc:
-        _forget(context, candidate.url, None)
-        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
-    except PaperfetchError as exc:
-        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
-    except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails this paper only
-        _note([paper], f"{candidate.source} {redact_url(candidate.url)}: internal error: {type(exc).__name__}: {exc}")
-    finally:
-        set_current_source(None)
+    with call_context.scope(source=candidate.source):
+        try:
+            response = context.metadata.fetch(candidate.url)
+            answers = split_articles(response.content, max_bytes=context.max_xml_bytes)
+            if len(answers) != 1:
+                raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
+            return answers[0], redact_url(candidate.url)
+        except NotFoundError:
+            return None
+        except (FullTextError, DownloadTooLarge) as exc:
+            _forget(context, candidate.url, None)
+            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
+        except PaperfetchError as exc:
+            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
+        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails this paper only
+            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: internal error: {type(exc).__name__}: {exc}")
     return None
 
 

@@ -1,11 +1,4 @@
-"""The two fixed-schema frames of full text: paragraphs (one row per paragraph) and references (one row per
-cited work), and the rows each parsed paper contributes to them.
-
-The columns never depend on what was found: a paper without text adds no row, and no paper at all gives a
-0-row frame with every column. Unknown identifiers and licences are ``<NA>``; ``section`` is ``""`` for a
-paragraph outside any section (a known place, not a missing value). Fetching, choosing JATS over PDF and the
-per-paper outcome are the Retriever's; this module only shapes records into frames.
-"""
+"""The two fixed-schema frames of full text, paragraphs and references (docs/fulltext.md, "Parsing")."""
 
 from __future__ import annotations
 
@@ -86,7 +79,6 @@ def pdf_rows(paragraphs: Iterable[Paragraph], *, input: Any, doi: str | None = N
 
 
 def reference_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002
-    """The reference rows of one JATS article."""
     citing = {"input": input, "citing_doi": _or_none(article.doi), "citing_pmid": _or_none(article.pmid),
               "citing_pmcid": _or_none(article.pmcid)}
     return [

@@ -1,28 +1,4 @@
-"""JATS XML (Europe PMC ``fullTextXML``, PMC ``efetch db=pmc``, bioRxiv's ``jatsxml``) → one record per paragraph.
-
-The contract (``docs/fulltext.md`` says it for users):
-
-* Rows are the ``<p>`` of the article's ``<abstract>``\\s (in ``<article-meta>``) and of its ``<body>``, in
-  document order, abstracts first. A ``<p>`` with no text gives no row.
-* A ``<p>`` nested in another ``<p>`` (a list inside a paragraph) is part of the outer row, never a row of its own.
-* Figures, tables, their captions and footers, supplementary-material blocks and footnotes are **not** rows, and
-  their text never leaks into the paragraph that holds them: a ``<p>`` holding a figure keeps its own text only.
-* Formulae: MathML is kept as its token text (``<mi>x</mi><mo>=</mo><mn>2</mn>`` → ``x=2``); TeX source
-  (``<tex-math>``, MathML TeX annotations) is dropped, so a formula given only as TeX contributes its label only.
-* ``section`` is the titles of the enclosing ``<sec>``\\s joined with ``" :: "``, outermost first; a ``<sec>``
-  without a title adds nothing. Abstract paragraphs are ``Abstract`` (``Abstract :: Background`` in a structured
-  abstract; a typed abstract such as an author summary is ``Abstract :: <its title>``).
-* Not rows: the article title, section titles, back matter (``<back>``: acknowledgements, notes, footnotes,
-  references, appendices), ``<ack>``/``<notes>``/``<fn-group>``/``<ref-list>``/``<glossary>`` even inside the body,
-  translated abstracts, and sub-articles (peer reviews, decision letters).
-* ``license``: the first ``<license>`` of ``<article-meta>/<permissions>`` that names one: its
-  ``<ali:license_ref>``, else its ``xlink:href``, else a short code (``cc by``) read from its text.
-* Identifiers from ``<article-meta>/<article-id>``: ``doi`` (lower case), ``pmid``, ``pmcid`` written ``PMC…``
-  (Europe PMC writes the bare number).
-
-Parsing is :func:`paperfetch.fulltext.xmltext.parse_xml` (safe settings, size cap); a body that is not a JATS
-article raises :class:`~paperfetch.fulltext.base.FullTextError`. This module fetches nothing.
-"""
+"""JATS XML → one record per paragraph; which ``<p>`` is a row and what it carries: docs/fulltext.md, "JATS"."""
 
 from __future__ import annotations
 
@@ -34,7 +10,7 @@ from paperfetch.fulltext.xmltext import DEFAULT_MAX_XML_BYTES, flatten, local_na
 
 __all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set"]
 
-#: Containers whose ``<p>`` are never rows (see the module docstring); their text does not reach other rows.
+#: Containers whose ``<p>`` are never rows (docs/fulltext.md, "JATS"); their text does not reach other rows.
 NOT_ROWS = frozenset({
     "ack", "app", "app-group", "back", "caption", "fig", "fig-group", "fn", "fn-group", "glossary", "notes", "ref-list",
     "sub-article", "supplementary-material", "table-wrap", "table-wrap-foot", "table-wrap-group", "trans-abstract",
@@ -45,10 +21,7 @@ _ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
 
 
 def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsArticle:
-    """The one article in *body*: an ``<article>``, or a ``<pmc-articleset>`` holding exactly one.
-
-    Raises :class:`FullTextError` (:class:`FullTextTooLarge` over *max_bytes*) when it cannot be read.
-    """
+    """The one article in *body* (or a one-article ``<pmc-articleset>``); FullTextError when it cannot be read."""
     articles = _articles(parse_xml(body, max_bytes=max_bytes))
     if len(articles) != 1:
         raise FullTextError(f"expected one JATS <article>, found {len(articles)}")
@@ -56,10 +29,7 @@ def parse_jats(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> JatsAr
 
 
 def parse_jats_set(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsArticle]:
-    """Every article of a batched answer (``efetch db=pmc``'s ``<pmc-articleset>``), in order.
-
-    The whole set fails as one (a cut or malformed batch): the caller then asks per id.
-    """
+    """Every article of a batched ``<pmc-articleset>``, in order; the whole set fails as one."""
     return [article_from_element(el) for el in _articles(parse_xml(body, max_bytes=max_bytes))]
 
 
@@ -73,7 +43,6 @@ def _articles(root: etree._Element) -> list[etree._Element]:
 
 
 def article_from_element(article: etree._Element) -> JatsArticle:
-    """The :class:`JatsArticle` of one parsed ``<article>`` element."""
     meta = _child_path(article, "front", "article-meta")
     ids = _article_ids(meta)
     title = _child_path(meta, "title-group", "article-title")

@@ -1,11 +1,4 @@
-"""A PDF's text layer as positioned lines, read by one of two engines: pypdf (the default, pure Python) or
-pypdfium2 (PDFium, the optional ``[pdftext]`` extra).
-
-Each engine yields :class:`TextLine`\\s in the order the page's content stream draws them (which, for the
-multi-column layouts of journals, is usually reading order), with the line's start ``x``, baseline ``y`` (PDF
-coordinates: up is larger), font ``size`` and text. Turning lines into paragraphs and sections is ``pdftext``'s
-job; this module knows nothing of articles. It reads bytes already on hand and fetches nothing.
-"""
+"""A PDF's text layer as positioned lines, read by pypdf (the default) or pypdfium2 (the ``[pdftext]`` extra)."""
 
 from __future__ import annotations
 
@@ -28,8 +21,6 @@ DEFAULT_MAX_PDF_BYTES = 100 * 1024 * 1024
 
 
 class PdfEngine(str, Enum):
-    """Which library reads the text layer."""
-
     PYPDF = "pypdf"
     PYPDFIUM2 = "pypdfium2"
 
@@ -69,8 +60,6 @@ def pdf_lines(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_byte
     except Exception as exc:  # noqa: BLE001 - a parser of untrusted bytes may raise anything; one paper's failure
         raise FullTextError(f"the PDF's text layer cannot be read ({chosen.value}): {type(exc).__name__}: {exc}") from exc
 
-
-# --------------------------------------------------------------------------- pypdf
 
 
 def _pypdf_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
@@ -120,8 +109,6 @@ class _PypdfPage:
         self.where = None
 
 
-# --------------------------------------------------------------------------- pypdfium2
-
 
 def _pdfium_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
     try:
@@ -145,9 +132,8 @@ def _pdfium_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
 
 
 def _pdfium_page_lines(number: int, textpage: Any) -> Iterator[TextLine]:  # noqa: ANN401
-    # PDFium's "rects" are runs of characters on one line in one font, in drawing order, boxed tightly round
-    # their glyphs (a comma's box is tiny and sits low). A run belongs to the line being built when it starts
-    # to the right of the line's last run and its middle lies within the line's band, widened downwards.
+    # PDFium's "rects" are one-font runs boxed tightly round their glyphs (a comma's is tiny and low): a run joins
+    # the line when it starts right of its last run and its middle lies in the line's band, widened downwards.
     current: list[tuple[float, float, float, float, str]] = []
     for i in range(textpage.count_rects()):
         left, bottom, right, top = textpage.get_rect(i)
@@ -175,8 +161,7 @@ def _continues_line(line: list[tuple[float, float, float, float, str]], run: tup
 
 
 def _pdfium_line(number: int, runs: list[tuple[float, float, float, float, str]]) -> TextLine:
-    # A space between runs where the gap is wider than a fifth of the line's height (a word space is about a
-    # quarter em); measured against the run's own height, a quote mark's tiny box would get spaces round it.
+    # a space where the gap passes a fifth of the line's height (a quarter em is a word space); the run's would space quotes
     height = max(run[3] - run[1] for run in runs)
     parts = [runs[0][4]]
     for before, run in zip(runs, runs[1:]):

@@ -1,32 +1,4 @@
-"""A PDF's text layer → one :class:`~paperfetch.fulltext.base.Paragraph` per paragraph, with sections where the
-headings can be recognised. For papers with no JATS; JATS always wins when both exist.
-
-The steps, in order (the lines come from ``pdflines``, pypdf by default):
-
-1. **Page furniture** is dropped: lines that are only a page number (``12``, ``Page 3 of 9``), and running
-   headers/footers, i.e. a page's first or last line whose text, digits aside, recurs on at least half the pages.
-2. **Headings** are lines of at most 12 words that do not end a sentence and are one of: a common section name
-   (Abstract, Introduction, Background, Methods, Results, Discussion, Conclusions, References …, optionally
-   numbered, optionally ending in a colon); a numbered heading (``2. Methods``, ``2.1 Participants``); or, when
-   set apart by a gap above, an ALL-CAPS or Title-Case line, or a line in a font larger than the body's (the
-   latter only after the first recognised heading, so the paper's title stays a row). A heading is not a row: it
-   sets ``section``. Numbered headings nest by their number (``Methods :: Participants``, numbers stripped);
-   other headings start a new top-level section.
-3. **Paragraph breaks** fall before a heading, at a vertical gap over 1.4 × the body's line pitch, at a first-line
-   indent (not the hanging indent under a bullet), before a bulleted line (``•``, ``–`` …), and after a short
-   line (under 70 % of the body's typical line) that ends a sentence. Where the flow
-   jumps (a new page or column) the paragraph goes on unless the next line is indented, in a document that
-   indents first lines, or else unless its last line ended a sentence.
-4. **Lines are joined** with a space; a line ending in a hyphen is joined without one, dropping the hyphen when
-   the next line starts in lower case (``exam-`` + ``ple`` → ``example``; ``COVID-`` + ``19`` → ``COVID-19``).
-5. At a **References** / Bibliography / Literature Cited heading the text stops: the reference list is not rows.
-
-What the PDF path cannot recover (``docs/fulltext.md``): figure and table contents and captions are rows like any
-other text (a PDF does not mark them); footnotes may join the text; a paragraph split across a page that ends on a
-full stop becomes two rows; compound words hyphenated at a line end lose their hyphen; a heading the rules above
-miss is folded into a paragraph row; scanned pages without a text layer give nothing; licences come from the
-metadata, never the PDF. Nothing is guessed from fonts beyond size (bold is not read).
-"""
+"""A PDF's text layer → paragraphs with sections, for papers with no JATS (docs/fulltext.md, "PDF text layer")."""
 
 from __future__ import annotations
 
@@ -60,11 +32,8 @@ _HYPHENS = ("-", "\u00ad", "\ufffe", "\u2010")
 
 def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_bytes: int = DEFAULT_MAX_PDF_BYTES,
                    max_pages: int | None = None) -> list[Paragraph]:
-    """The paragraphs of *pdf*'s text layer in reading order; ``[]`` for a PDF without text.
-
-    Raises :class:`~paperfetch.fulltext.base.FullTextError` for a body that is not a readable PDF (and
-    :class:`~paperfetch.errors.ConfigurationError` for an unknown *engine*).
-    """
+    """The paragraphs of *pdf*'s text layer in reading order (``[]`` without text). Raises FullTextError for a
+    body that is not a readable PDF, ConfigurationError for an unknown *engine*."""
     return paragraphs_from_lines(pdf_lines(pdf, engine=engine, max_bytes=max_bytes, max_pages=max_pages))
 
 
@@ -82,8 +51,7 @@ class _Metrics:
         pitches = [a.y - b.y for a, b in zip(lines, lines[1:]) if a.page == b.page and 0 < a.y - b.y < 4 * a.size]
         chars = [len(line.text.strip()) for line in lines] or [80]
         size = statistics.median(sizes)
-        # The pitch inside a paragraph is the common small one: a low quantile, not the median, which the
-        # gaps around headings and between short paragraphs would pull up.
+        # a low quantile, not the median: the gaps around headings and short paragraphs would pull that up
         pitch = sorted(pitches)[int(0.3 * (len(pitches) - 1))] if pitches else 1.2 * size
         return cls(size=size, pitch=pitch,
                    chars=float(sorted(chars)[int(0.75 * (len(chars) - 1))]))
@@ -112,7 +80,7 @@ class _Builder:
 
 
 def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
-    """Paragraph records from positioned lines (the steps in the module docstring)."""
+    """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 1-5)."""
     lines = _without_furniture(lines)
     if not lines:
         return []
@@ -149,9 +117,8 @@ def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metr
     ends_sentence = bool(_ENDS_SENTENCE.search(before))
     drop = previous.y - line.y
     if previous.page != line.page or drop <= 0 or drop > 4 * metrics.pitch + previous.size:
-        # The flow jumped (next page or column). In a document that indents first lines, a new paragraph
-        # starts here if this line is indented: against the line below it when that one follows closely (the
-        # column's own edge), else against the page's common line starts. Otherwise it goes on unless it ended.
+        # The flow jumped (page or column). With indented first lines, an indented line starts a paragraph
+        # (against the next line when close, the column's edge, else the page's common starts); else unless it ended.
         if indent is None:
             return ends_sentence
         if following is not None and following.page == line.page and 0 < line.y - following.y < 1.4 * metrics.pitch:
@@ -165,8 +132,7 @@ def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metr
 
 
 def _left_margins(lines: list[TextLine], indent: float | None) -> dict[int, list[float]]:
-    """Each page's column edges: the line starts common on it (three lines or more), less those that are an
-    indent's width right of another (first lines), so an indented line is told from a column's body."""
+    """Each page's column edges: common line starts less the indented ones, so an indent is told from a column."""
     starts: dict[int, Counter[int]] = {}
     for line in lines:
         starts.setdefault(line.page, Counter())[round(line.x)] += 1

@@ -1,13 +1,4 @@
-"""A JATS article's ``<ref-list>`` → one :class:`~paperfetch.fulltext.base.Reference` per ``<ref>``.
-
-Each record carries the ref's ``id`` and ``label``, the citation's flattened text, its title (``article-title``,
-else ``chapter-title`` / ``data-title``), source (journal or book), year, and the identifiers the citation gives:
-``<pub-id pub-id-type="doi|pmid|pmcid|pmc">`` first, then DOI / PubMed / PMC links (``<ext-link>``, ``<uri>``),
-then ``doi:``/``PMID:``/``PMC…`` written in the text. Identifiers are canonical (lower-case DOI, ``PMC…``) or empty;
-nothing is guessed from a title. Only the main article's ``<back>`` is read, not sub-articles'.
-
-Parsing the body is ``xmltext``'s job; this module only reads an already parsed ``<article>``.
-"""
+"""A JATS ``<ref-list>`` → one :class:`~paperfetch.fulltext.base.Reference` per ``<ref>`` (docs/fulltext.md, "JATS")."""
 
 from __future__ import annotations
 

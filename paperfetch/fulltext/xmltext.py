@@ -1,14 +1,4 @@
-"""Reading untrusted XML safely with lxml, and flattening an element's inline markup to plain text.
-
-The parser is built for hostile bodies: it never expands entities (no billion laughs), never reads a DTD or
-anything else outside the body (no external entities, no network, no ``file://``), keeps libxml2's size and
-depth limits (``huge_tree=False``), and refuses a body over its size cap before parsing a byte. A document
-type declaration that declares entities is refused outright: JATS from Europe PMC, PMC and bioRxiv never has
-an internal subset, and one that does is either broken or an attack.
-
-What a JATS element *means* (which ``<p>`` is a row, what a section is) is decided in ``jats`` and
-``references``; this module only knows markup.
-"""
+"""Reading untrusted XML safely with lxml (docs/fulltext.md, "Safety"), and flattening inline markup to text."""
 
 from __future__ import annotations
 
@@ -25,15 +15,13 @@ __all__ = ["DEFAULT_MAX_XML_BYTES", "DROPPED", "flatten", "local_name", "parse_x
 
 logger = logging.getLogger(__name__)
 
-#: The size cap of one XML body (bytes). The largest PMC articles are a few MB; 32 MiB leaves room for a
-#: supplement-heavy one and still refuses the 100 MB body of a misbehaving server.
+#: The size cap of one XML body (bytes): room for the largest PMC articles, not for a 100 MB misbehaviour.
 DEFAULT_MAX_XML_BYTES = 32 * 1024 * 1024
 
 # The first element start tag: everything before it is the prolog (XML declaration, comments, DOCTYPE).
 _FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
 
-# Elements whose content is not running text: figures and tables (and their captions and footers), graphics,
-# supplementary files, footnotes, TeX source and MathML annotations (TeX again). Their tails are kept.
+# Elements whose content is not running text (figures, tables, captions, footnotes, TeX); their tails are kept.
 DROPPED = frozenset({
     "alt-text", "annotation", "annotation-xml", "caption", "fig", "fig-group", "fn", "graphic", "inline-graphic",
     "long-desc", "media", "supplementary-material", "table", "table-wrap", "table-wrap-foot", "table-wrap-group",
@@ -48,8 +36,7 @@ _BLOCK = frozenset({
 
 
 class _NothingFromOutside(etree.Resolver):
-    """Belt and braces beside ``load_dtd=False``/``no_network=True``: whatever libxml2 asks to load (a DTD, an
-    external entity) is answered with an empty document, so nothing outside the body is ever read."""
+    """Beside ``load_dtd=False``/``no_network=True``: anything libxml2 asks to load is answered with nothing."""
 
     def resolve(self, system_url: str, public_id: str, context: Any) -> Any:  # noqa: ANN401
         logger.debug("not loading %r (public id %r) while parsing XML", system_url, public_id)
@@ -67,11 +54,8 @@ def _parser() -> etree.XMLParser:
 
 
 def parse_xml(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> etree._Element:
-    """The root element of *body*, parsed with the safe settings above.
-
-    Raises :class:`FullTextTooLarge` for a body over *max_bytes* (checked first), and :class:`FullTextError`
-    for an entity declaration, malformed or truncated XML, or an unresolvable entity reference.
-    """
+    """The root element of *body*, parsed safely. Raises FullTextTooLarge over *max_bytes* (checked first),
+    FullTextError for an entity declaration, malformed or truncated XML, or an unresolvable entity."""
     if isinstance(body, str):
         body = body.encode("utf-8")
     if len(body) > max_bytes:
@@ -93,16 +77,14 @@ def parse_xml(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> etree._
 
 
 def local_name(tag: object) -> str:
-    """``p`` for ``p``, ``math`` for ``{http://www.w3.org/1998/Math/MathML}math`` or an undeclared ``mml:math``;
-    ``""`` for comments, processing instructions and entity references."""
+    """``math`` for ``{…MathML}math`` or an undeclared ``mml:math``; ``""`` for comments, PIs and entities."""
     if not isinstance(tag, str):
         return ""
     return tag.rpartition("}")[2].rpartition(":")[2]
 
 
 def _entity_text(node: etree._Entity) -> str:
-    # Only reached for a reference to an entity no DTD defines (none is ever loaded): decode the HTML/ISO
-    # names every JATS DTD defines; anything else is text we cannot know, so the body is refused.
+    # an entity no loaded DTD defines: the HTML/ISO names every JATS DTD defines, else the body is refused
     name = str(node.name)
     text = html.entities.html5.get(name + ";")
     if text is None:
@@ -111,12 +93,8 @@ def _entity_text(node: etree._Entity) -> str:
 
 
 def flatten(element: etree._Element, *, dropped: frozenset[str] = DROPPED, spaced: bool = False) -> str:
-    """The text of *element* with its markup removed and whitespace normalised.
-
-    Inline markup (italic, sup, xref, ext-link, MathML tokens …) is kept as its text; the subtrees named in
-    *dropped* contribute nothing but their tails; block elements are set apart by a space. With *spaced*, every
-    element is set apart (for ``element-citation``, whose parts carry no punctuation between them).
-    """
+    """The text of *element*, markup removed, whitespace normalised: inline markup kept as text, *dropped*
+    subtrees only their tails, blocks set apart by a space (every element with *spaced*, for ``element-citation``)."""
     out: list[str] = []
     _collect(element, out, dropped, spaced)
     return normalise_space("".join(out))

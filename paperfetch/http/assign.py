@@ -13,10 +13,11 @@ The rule
   (:meth:`~paperfetch.http.client.HttpClient.snapshot`), never from private state: how soon it
   may start its next request (``ready_in_s``: pacing gap, hold, open breaker; ``inf`` while
   suppressed or when its open breaker ends the batch's items for it) and the interval between
-  its requests (the delay range in force: Crawl-delay, the source's interval, the learned
-  interval, backoff; plus the pacing margin).
+  its requests (the snapshot's ``interval_s``: the delay range in force, Crawl-delay, the source's
+  interval, the learned interval, backoff; plus the pacing margin).
 * The *k*-th paper in a host's queue (0-based) starts at about ``ready_in_s + k × interval_s``
-  (:meth:`Outlook.start_at`). A paper is placed at the back of the queue of the copy with the
+  (:meth:`Outlook.start_at`, the transport's :func:`~paperfetch.http.hosts.queued_start`, which the
+  job's ETA reads too). A paper is placed at the back of the queue of the copy with the
   earliest start (:func:`earliest`); **ties go to the copy the paper lists first** (its own
   order: the sources' ranking), so a batch on idle, equal hosts keeps the fixed order.
 * Within a host's queue the papers that can go nowhere else are served first (each kind in its
@@ -48,6 +49,8 @@ from collections import deque
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Hashable, Mapping, Sequence
+
+from paperfetch.http.hosts import queued_start
 
 __all__ = ["Move", "Outlook", "Placement", "Prefer", "TIERS", "copy_tier", "earliest", "outlook_from_snapshot", "revise"]
 
@@ -88,10 +91,8 @@ class Outlook:
     interval_s: float = 0.0   #: seconds between its requests
 
     def start_at(self, position: int) -> float:
-        """About when the paper at *position* (0-based) of its queue starts."""
-        if math.isinf(self.ready_in_s):
-            return math.inf
-        return max(0.0, self.ready_in_s) + position * self.interval_s
+        """About when the paper at *position* (0-based) of its queue starts (:func:`~paperfetch.http.hosts.queued_start`)."""
+        return queued_start(self.ready_in_s, self.interval_s, position)
 
 
 #: The interval assumed for a host without a delay in force yet (no robots.txt read): papers spread by count.
@@ -101,16 +102,14 @@ UNKNOWN_INTERVAL_S = 0.001
 OPEN = Outlook()
 
 
-def outlook_from_snapshot(snapshot: Any, *, margin_s: float = 0.0, serves: bool = True) -> Outlook:
+def outlook_from_snapshot(snapshot: Any, *, serves: bool = True) -> Outlook:
     """The :class:`Outlook` of a :class:`~paperfetch.http.hosts.HostSnapshot` (*serves* ``False``:
     the host's open breaker ends the batch's items for it, so it serves nothing)."""
     ready = float(snapshot.ready_in_s)
     if not serves or snapshot.suppressed:
         ready = math.inf
-    low, high = snapshot.delay_min_s, snapshot.delay_max_s
-    interval = 0.0 if low is None else (low + (high if high is not None else low)) / 2
     # a host not asked yet (its Crawl-delay unknown) is not free: queue length still counts
-    return Outlook(ready_in_s=ready, interval_s=interval + margin_s if interval > 0 else UNKNOWN_INTERVAL_S)
+    return Outlook(ready_in_s=ready, interval_s=snapshot.interval_s or UNKNOWN_INTERVAL_S)
 
 
 def earliest(keys: Sequence[str], outlooks: Mapping[str, Outlook], loads: Mapping[str, int]) -> int:
@@ -191,8 +190,6 @@ class Placement:
         self._gap = REVISE_MIN_S
         self.reports_seen = 0
         self._outlooks: dict[str, tuple[float, Outlook]] = {}
-        config = getattr(transport, "config", None)
-        self._margin = float(getattr(config, "pacing_margin_s", 0.0) or 0.0)
         self._enabled = callable(getattr(transport, "snapshot", None))
 
     def copies_of(self, job: Any, url: str, key_of: Any) -> tuple[tuple[str, str], ...]:
@@ -274,7 +271,7 @@ class Placement:
             return cached[1]
         try:
             serves = not self.transport.breaker_ends_batch(url, since=self.since, max_host_wait_s=self.max_host_wait_s)
-            value = outlook_from_snapshot(self.transport.snapshot(url), margin_s=self._margin, serves=serves)
+            value = outlook_from_snapshot(self.transport.snapshot(url), serves=serves)
         except Exception:  # noqa: BLE001 - a host the transport cannot describe is taken as open
             value = OPEN
         self._outlooks[key] = (now, value)

@@ -44,7 +44,6 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
@@ -55,16 +54,14 @@ from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.download import DownloadResult, file_digest, stream_to_file
 from paperfetch.errors import ConfigurationError, DeadlineExceeded, TooManyRedirects, TruncatedDownload
 from paperfetch.http import policy, redirects, wire
-from paperfetch.http.config import DEFAULT_USER_AGENT, KNOBS, ConfiguredKnobs, TransportConfig
+from paperfetch.http.config import DEFAULT_USER_AGENT, ConfiguredKnobs, TransportConfig, knob_signature
 from paperfetch.http.context import stop_event
-from paperfetch.http.delays import RetrySchedule
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, unreachable
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, registry_for
 from paperfetch.http.hostside import Budget, Exchange, HostSide
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.retry import Retry
-from paperfetch.http.robots import UnreachablePolicy
 from paperfetch.http.verdicts import fetched, judge
 from paperfetch.http.wire import SYNTHETIC_HEADER, Wire, check_url, is_synthetic, new_session, request_method
 from paperfetch.log import enable_logging
@@ -96,65 +93,15 @@ class HttpClient(ConfiguredKnobs):
     See ``docs/politeness.md``.
     """
 
-    def __init__(
-        self,
-        user_agent: str = DEFAULT_USER_AGENT,
-        respect_robots_txt: bool = False,
-        delay_min_s: float | None = None,
-        delay_max_s: float | None = None,
-        honor_retry_after: bool = True,
-        suppress_on_403: bool = True,
-        max_retries: int = defaults.MAX_RETRIES,
-        default_retry_after_s: float = defaults.DEFAULT_RETRY_AFTER_S,
-        max_retry_after_s: float = defaults.MAX_RETRY_AFTER_S,
-        backoff_base_s: float = defaults.BACKOFF_BASE_S,
-        backoff_multiplier: float = defaults.BACKOFF_MULTIPLIER,
-        backoff_max_s: float = defaults.BACKOFF_MAX_S,
-        backoff_decay_s: float = defaults.BACKOFF_DECAY_S,
-        rate_limit_min_s: float = defaults.RATE_LIMIT_MIN_S,
-        rate_limit_max_s: float = defaults.RATE_LIMIT_MAX_S,
-        verbosity: int = 1,
-        polite_mode: bool = True,
-        *,
-        timeout: float | tuple[float, float] = defaults.TIMEOUT,
-        max_elapsed: float | None = None,
-        max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST,
-        host_intervals: Mapping[str, float] | None = None,
-        host_concurrency: Mapping[str, int] | None = None,
-        max_redirects: int = defaults.MAX_REDIRECTS,
-        request_deadline_s: float = defaults.REQUEST_DEADLINE_S,
-        max_answer_bytes: int = defaults.MAX_ANSWER_BYTES,
-        min_rate_bytes_s: float = defaults.MIN_RATE_BYTES_S,
-        min_rate_window_s: float = defaults.MIN_RATE_WINDOW_S,
-        robots_deadline_s: float = defaults.ROBOTS_DEADLINE_S,
-        contact_email: str | None = None,
-        contact_hosts: Iterable[str] = (),
-        contact_everywhere: bool = False,
-        allow_private_redirects: bool = False,
-        suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S,
-        suppression_exempt: Iterable[str] = defaults.SUPPRESSION_EXEMPT,
-        robots_unreachable: UnreachablePolicy | str = UnreachablePolicy.ALLOW,
-        robots_cache_ttl_s: float = defaults.ROBOTS_CACHE_TTL_S,
-        robots_unreachable_ttl_s: float = defaults.ROBOTS_UNREACHABLE_TTL_S,
-        max_crawl_delay_s: float = defaults.MAX_CRAWL_DELAY_S,
-        network_retry_schedule: RetrySchedule | str = RetrySchedule.EXPONENTIAL,
-        network_retry_base_s: float = defaults.NETWORK_RETRY_BASE_S,
-        pacing_margin_s: float = defaults.PACING_MARGIN_S,
-        breaker_failures: int = defaults.BREAKER_FAILURES,
-        learn_interval: bool = True,
-        max_host_wait_s: float = defaults.MAX_HOST_WAIT_S,
-        session: requests.Session | None = None,
-        clock: Clock | None = None,
-        sleep: Callable[[float], None] | None = None,
-        registry: HostRegistry | None = None,
-        rng: random.Random | None = None,
-        state: "str | os.PathLike[str] | HostStateStore | None" = None,
-        state_fallback: str | None = None,
-    ) -> None:
-        # every parameter but the collaborators (session ... state_fallback) is a knob of the config
-        config = TransportConfig(**{name: value for name, value in locals().items() if name in KNOBS})
-        self._setup(config, session=session, clock=clock, sleep=sleep, registry=registry, rng=rng, state=state,
-                    state_fallback=state_fallback)
+    def __init__(self, *args: Any, session: requests.Session | None = None, clock: Clock | None = None,
+                 sleep: Callable[[float], None] | None = None, registry: HostRegistry | None = None,
+                 rng: random.Random | None = None, state: "str | os.PathLike[str] | HostStateStore | None" = None,
+                 state_fallback: str | None = None, config: TransportConfig | None = None, **knobs: Any) -> None:
+        # the knobs are TransportConfig's fields, declared once there (the signature below is derived from them)
+        if config is not None and (args or knobs):
+            raise TypeError("give HttpClient a config= or its settings, not both")
+        self._setup(config if config is not None else TransportConfig.from_arguments(args, knobs), session=session,
+                    clock=clock, sleep=sleep, registry=registry, rng=rng, state=state, state_fallback=state_fallback)
 
     @classmethod
     def from_config(cls, config: TransportConfig, *, session: requests.Session | None = None,
@@ -162,9 +109,8 @@ class HttpClient(ConfiguredKnobs):
                     registry: HostRegistry | None = None, rng: random.Random | None = None,
                     state: "str | os.PathLike[str] | HostStateStore | None" = None,
                     state_fallback: str | None = None) -> "HttpClient":
-        """A client with *config* as it is (the collaborators as in the constructor)."""
-        knobs = {f.name: getattr(config, f.name) for f in fields(config) if f.init}
-        return cls(**knobs, session=session, clock=clock, sleep=sleep, registry=registry, rng=rng, state=state,
+        """A client running on *config* itself (the collaborators as in the constructor)."""
+        return cls(config=config, session=session, clock=clock, sleep=sleep, registry=registry, rng=rng, state=state,
                    state_fallback=state_fallback)
 
     def _setup(self, config: TransportConfig, *, session: requests.Session | None, clock: Clock | None,
@@ -182,11 +128,8 @@ class HttpClient(ConfiguredKnobs):
         self._own_session = session is None
         self._session = session if session is not None else new_session()
         self.events = EventBus()
-        self._wire = Wire(session=self._session, registry=registry,
-                          clock=self._clock, sleep=sleep, emit=self._emit,
-                          request_deadline_s=config.request_deadline_s, max_answer_bytes=config.max_answer_bytes,
-                          max_in_flight_per_host=config.max_in_flight_per_host,
-                          min_rate_bytes_s=config.min_rate_bytes_s, min_rate_window_s=config.min_rate_window_s)
+        self._wire = Wire(session=self._session, registry=registry, clock=self._clock, sleep=sleep, emit=self._emit,
+                          config=config)
         self._hosts = HostSide(config=config, registry=registry, clock=self._clock, wire=self._wire,
                                events=self.events, rng=rng if rng is not None else random.Random())
         # The library sets no level and adds no handler; verbosity >= 2 is sugar for
@@ -205,11 +148,7 @@ class HttpClient(ConfiguredKnobs):
         """Run on *config* from now on (what setting one of the client's attributes does)."""
         self._config = config
         self._hosts.config = config
-        self._wire.request_deadline_s = config.request_deadline_s
-        self._wire.max_answer_bytes = config.max_answer_bytes
-        self._wire.max_in_flight_per_host = config.max_in_flight_per_host
-        self._wire.min_rate_bytes_s = config.min_rate_bytes_s
-        self._wire.min_rate_window_s = config.min_rate_window_s
+        self._wire.config = config
 
     @property
     def settings(self) -> policy.PolicySettings:
@@ -444,11 +383,12 @@ class HttpClient(ConfiguredKnobs):
         return self._hosts.in_flight_cap(url)
 
     def call_allowance(self) -> float:
-        """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed``."""
-        allowance = self._config.max_retry_after_s
-        if self._config.max_elapsed is not None:
-            allowance = min(allowance, float(self._config.max_elapsed))
-        return allowance
+        """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed`` (:func:`.policy.allowance`)."""
+        return policy.allowance(self.settings, Budget(self._config.max_elapsed).remaining())
+
+    def hold_remaining(self, url: str) -> float:
+        """Seconds *url*'s host is held (Retry-After, a spent budget; 0: not held) (:func:`.policy.hold_remaining`)."""
+        return self._hosts.hold_remaining(url)
 
     def would_send(self, url: str) -> bool:
         """``False`` when the host's cached robots.txt disallows *url* (``get`` answers ``None`` at once)."""
@@ -679,3 +619,6 @@ class HttpClient(ConfiguredKnobs):
 
     def _emit(self, kind: EventKind, host: HostLimiter, url: str | None, **fields: Any) -> None:
         self._hosts.emit(kind, host, url, **fields)
+
+
+HttpClient.__init__.__signature__ = knob_signature(HttpClient.__init__)  # type: ignore[attr-defined]

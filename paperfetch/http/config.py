@@ -15,8 +15,9 @@ added to it later (the Retriever names its sources' intervals) is paced at once.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
@@ -26,7 +27,7 @@ from paperfetch.http.policy import PolicySettings
 from paperfetch.http.retry import Retry
 from paperfetch.http.robots import UnreachablePolicy
 
-__all__ = ["ConfiguredKnobs", "DEFAULT_USER_AGENT", "KNOBS", "TransportConfig"]
+__all__ = ["ConfiguredKnobs", "DEFAULT_USER_AGENT", "KNOBS", "POSITIONAL_KNOBS", "TransportConfig", "knob_signature"]
 
 #: What a client sends without being told: the project and its home page (:func:`.identity.user_agent`).
 DEFAULT_USER_AGENT = user_agent()
@@ -109,7 +110,8 @@ class TransportConfig:
     #: ``user_agent`` with the contact e-mail, for the hosts that asked for it
     contact_user_agent: str = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def _refuse_impossible(self) -> None:
+        """A :class:`ConfigurationError` naming the first knob whose value cannot work."""
         if self.max_retries < 0:
             raise ConfigurationError(f"max_retries must be >= 0, not {self.max_retries!r}")
         if self.max_in_flight_per_host < 1:
@@ -118,6 +120,20 @@ class TransportConfig:
             raise ConfigurationError(f"max_redirects must be >= 0, not {self.max_redirects!r}")
         if self.rate_limit_max_s < self.rate_limit_min_s:
             raise ConfigurationError("rate_limit_max_s must not be smaller than rate_limit_min_s")
+        if not self.request_deadline_s > 0:
+            raise ConfigurationError(f"request_deadline_s must be > 0, not {self.request_deadline_s!r}")
+        if self.max_answer_bytes < 1:
+            raise ConfigurationError(f"max_answer_bytes must be >= 1, not {self.max_answer_bytes!r}")
+        if not self.robots_deadline_s > 0:
+            raise ConfigurationError(f"robots_deadline_s must be > 0, not {self.robots_deadline_s!r}")
+        if self.min_rate_bytes_s < 0 or self.min_rate_window_s < 0:
+            raise ConfigurationError("min_rate_bytes_s and min_rate_window_s must be >= 0 (0: no minimum rate)")
+        if self.breaker_failures < 0:
+            raise ConfigurationError(
+                f"breaker_failures must be >= 0 (0: no breaker), not {self.breaker_failures!r}")
+
+    def __post_init__(self) -> None:
+        self._refuse_impossible()
         configured = resolve_configured_range(self.delay_min_s, self.delay_max_s)
         _set(self, "configured_range", configured)
         _set(self, "delay_min_s", None if configured is None else configured.low)
@@ -135,16 +151,8 @@ class TransportConfig:
             raise ConfigurationError(f"host_concurrency caps must be >= 1, not {self.host_concurrency!r}")
         _set(self, "host_concurrency", concurrency)
         _set(self, "max_redirects", int(self.max_redirects))
-        if not self.request_deadline_s > 0:
-            raise ConfigurationError(f"request_deadline_s must be > 0, not {self.request_deadline_s!r}")
-        if self.max_answer_bytes < 1:
-            raise ConfigurationError(f"max_answer_bytes must be >= 1, not {self.max_answer_bytes!r}")
         _set(self, "request_deadline_s", float(self.request_deadline_s))
-        if not self.robots_deadline_s > 0:
-            raise ConfigurationError(f"robots_deadline_s must be > 0, not {self.robots_deadline_s!r}")
         _set(self, "robots_deadline_s", min(float(self.robots_deadline_s), self.request_deadline_s))
-        if self.min_rate_bytes_s < 0 or self.min_rate_window_s < 0:
-            raise ConfigurationError("min_rate_bytes_s and min_rate_window_s must be >= 0 (0: no minimum rate)")
         _set(self, "min_rate_bytes_s", float(self.min_rate_bytes_s))
         _set(self, "min_rate_window_s", float(self.min_rate_window_s))
         _set(self, "contact_email", self.contact_email or None)
@@ -163,9 +171,6 @@ class TransportConfig:
         _set(self, "network_retry_schedule", schedule)
         _set(self, "network_retry_base_s", float(self.network_retry_base_s))
         _set(self, "pacing_margin_s", float(self.pacing_margin_s))
-        if self.breaker_failures < 0:
-            raise ConfigurationError(
-                f"breaker_failures must be >= 0 (0: no breaker), not {self.breaker_failures!r}")
         _set(self, "breaker_failures", int(self.breaker_failures))
         _set(self, "learn_interval", bool(self.learn_interval))
         _set(self, "max_host_wait_s", float(self.max_host_wait_s))
@@ -202,16 +207,44 @@ class TransportConfig:
         """A new value with *changes* applied, validated and built again."""
         return replace(self, **changes)
 
+    @classmethod
+    def from_arguments(cls, args: tuple[Any, ...], knobs: dict[str, Any]) -> "TransportConfig":
+        """The config of ``HttpClient(*args, **knobs)``: positions as :data:`POSITIONAL_KNOBS`, names as the fields."""
+        if len(args) > len(POSITIONAL_KNOBS):
+            raise TypeError(f"HttpClient takes at most {len(POSITIONAL_KNOBS)} settings by position ({len(args)} given)")
+        for name, value in zip(POSITIONAL_KNOBS, args):
+            if name in knobs:
+                raise TypeError(f"HttpClient got multiple values for argument {name!r}")
+            knobs[name] = value
+        unknown = sorted(set(knobs) - KNOBS)
+        if unknown:
+            raise TypeError(f"HttpClient got an unexpected keyword argument {unknown[0]!r}")
+        return cls(**knobs)
+
 
 #: The names of the knobs (the init fields of :class:`TransportConfig`).
 KNOBS = frozenset(f.name for f in fields(TransportConfig) if f.init)
+#: The knobs a client takes by position, in order: PyPaperRetriever's ``HttpClient(user_agent, …, polite_mode)``.
+POSITIONAL_KNOBS: tuple[str, ...] = tuple(f.name for f in fields(TransportConfig) if f.init)[:17]
+
+
+def knob_signature(init: Any) -> inspect.Signature:
+    """*init*'s signature with its ``*args, **knobs`` spelled out as the knobs (positional ones first), for
+    ``help()`` and a notebook's tooltip."""
+    own = inspect.signature(init)
+    self_param = next(iter(own.parameters.values()))
+    collaborators = [p for p in own.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    knob_params = [inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD if f.name in POSITIONAL_KNOBS
+                                     else inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+                   for f in fields(TransportConfig) if f.init]
+    return own.replace(parameters=[self_param, *knob_params, *collaborators])
 
 
 class _Knob:
     """A setting read from its owner's ``config``; setting it makes a new config (validated, its
     policy settings built again) and hands it to ``reconfigure``."""
 
-    def __set_name__(self, owner: type, name: str) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
 
     def __get__(self, obj: "ConfiguredKnobs | None", owner: type) -> Any:
@@ -234,48 +267,11 @@ class ConfiguredKnobs:
     def reconfigure(self, config: TransportConfig) -> None:
         raise NotImplementedError  # pragma: no cover
 
-    user_agent = _Knob()
-    respect_robots_txt = _Knob()
-    delay_min_s = _Knob()
-    delay_max_s = _Knob()
-    honor_retry_after = _Knob()
-    suppress_on_403 = _Knob()
-    max_retries = _Knob()
-    default_retry_after_s = _Knob()
-    max_retry_after_s = _Knob()
-    backoff_base_s = _Knob()
-    backoff_multiplier = _Knob()
-    backoff_max_s = _Knob()
-    backoff_decay_s = _Knob()
-    rate_limit_min_s = _Knob()
-    rate_limit_max_s = _Knob()
-    verbosity = _Knob()
-    polite_mode = _Knob()
-    timeout = _Knob()
-    max_elapsed = _Knob()
-    max_in_flight_per_host = _Knob()
-    host_intervals = _Knob()
-    host_concurrency = _Knob()
-    max_redirects = _Knob()
-    request_deadline_s = _Knob()
-    max_answer_bytes = _Knob()
-    min_rate_bytes_s = _Knob()
-    min_rate_window_s = _Knob()
-    robots_deadline_s = _Knob()
-    contact_email = _Knob()
-    contact_hosts = _Knob()
-    contact_everywhere = _Knob()
-    allow_private_redirects = _Knob()
-    suppress_403_ttl_s = _Knob()
-    suppression_exempt = _Knob()
-    robots_unreachable = _Knob()
-    robots_cache_ttl_s = _Knob()
-    robots_unreachable_ttl_s = _Knob()
-    max_crawl_delay_s = _Knob()
-    network_retry_schedule = _Knob()
-    network_retry_base_s = _Knob()
-    pacing_margin_s = _Knob()
-    breaker_failures = _Knob()
-    learn_interval = _Knob()
-    max_host_wait_s = _Knob()
+    if TYPE_CHECKING:  # the knobs are attributes made from the fields below
+        def __getattr__(self, name: str) -> Any: ...
 
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
+
+for _name in sorted(KNOBS):
+    setattr(ConfiguredKnobs, _name, _Knob(_name))

@@ -1,54 +1,86 @@
-"""The per-call context a batch gives the transport in one worker thread.
+"""The per-call context a worker thread gives the transport, and the item's tally the transport keeps.
 
-A batch (:mod:`paperfetch.http.scheduler`) runs ``client.get`` in its worker threads and
-tells the transport two things about the call in progress there, without either module
-importing the other:
+A batch (:mod:`paperfetch.http.scheduler`) runs ``client.get`` in its worker threads and tells the
+transport about the call in progress there, without either module importing the other:
 
 * the batch's **stop signal** (:func:`stop_event`): the transport sleeps on it, so a stopped
   batch's waits end at once, and checks it before sending anything;
 * **answer now** (:func:`answer_now` / :func:`answering_now`): the host is held or its breaker
-  open past what the batch waits for, so the transport waits for nothing and answers at once.
+  open past what the batch waits for, so the transport waits for nothing and answers at once;
+* the **item** the call works for and the **source** that asked (``current().item`` / ``.source``),
+  which views (the request log) read to name a request; and the item's :class:`Tally`, to which the
+  transport adds what it spent for the item (:func:`charge_wait`, :func:`count_request`).
 
-Thread-local values only; nothing here sends, sleeps or decides.
+This thread's context is one frozen :class:`CallContext`, written only by :func:`scope` (every other
+writer here goes through it); nothing here sends, sleeps or decides.
 """
 
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
-from typing import Generator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Generator
 
-__all__ = ["answer_now", "answering_now", "stop_event", "stopping_with"]
+__all__ = ["CallContext", "Tally", "answer_now", "answering_now", "charge_wait", "count_request", "current", "scope",
+           "stop_event", "stopping_with"]
 
+
+@dataclass(eq=False)
+class Tally:
+    """What the transport spent for one item: written by the transport while it works for the item
+    (one thread at a time), read by the item's row and by views."""
+
+    waited_s: float = 0.0  #: seconds waited for hosts on the item's behalf (pacing, holds, retries)
+    requests: int = 0      #: requests put on the wire for it
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """What this thread's calls are made for."""
+
+    stop: threading.Event | None = None  #: the stop signal of the batch this thread works for
+    answer_now: bool = False             #: wait for no hold and no open breaker: answer at once
+    item: Any = None                     #: the item the calls work for (views name requests by it)
+    tally: Tally | None = None           #: where the transport adds what it spends for that item
+    source: str | None = None            #: the source that asks
+
+
+_EMPTY = CallContext()
 _local = threading.local()
 
 
+def current() -> CallContext:
+    """This thread's context (an empty one outside every :func:`scope`)."""
+    return getattr(_local, "context", _EMPTY)
+
+
 @contextmanager
-def answer_now() -> Generator[None, None, None]:
+def scope(**changes: Any) -> Generator[CallContext, None, None]:
+    """Within this block (in this thread) the context has *changes* (fields of :class:`CallContext`);
+    the one writer of the context: the previous one is back when the block ends."""
+    before = current()
+    _local.context = new = replace(before, **changes)
+    try:
+        yield new
+    finally:
+        _local.context = before
+
+
+def answer_now() -> AbstractContextManager[CallContext]:
     """Within this block (in this thread) the transport waits for no hold and no open breaker:
     such requests are answered at once without being sent. The scheduler drains a blocked host so."""
-    before = getattr(_local, "now", False)
-    _local.now = True
-    try:
-        yield
-    finally:
-        _local.now = before
+    return scope(answer_now=True)
 
 
 def answering_now() -> bool:
     """Whether this thread is inside :func:`answer_now`."""
-    return getattr(_local, "now", False)
+    return current().answer_now
 
 
-@contextmanager
-def stopping_with(event: threading.Event) -> Generator[None, None, None]:
+def stopping_with(event: threading.Event) -> AbstractContextManager[CallContext]:
     """Within this block (in this thread), :func:`stop_event` is *event*: a batch's worker."""
-    before = getattr(_local, "stop", None)
-    _local.stop = event
-    try:
-        yield
-    finally:
-        _local.stop = before
+    return scope(stop=event)
 
 
 def stop_event() -> threading.Event | None:
@@ -56,4 +88,18 @@ def stop_event() -> threading.Event | None:
 
     The transport sleeps on it (``clock.wait``), so a stopped batch's waits end at once, and checks
     it before sending anything."""
-    return getattr(_local, "stop", None)
+    return current().stop
+
+
+def charge_wait(seconds: float) -> None:
+    """The transport waits *seconds* for a host: the item this thread works for has waited that much more."""
+    tally = current().tally
+    if tally is not None and seconds > 0:
+        tally.waited_s += seconds
+
+
+def count_request() -> None:
+    """The transport puts a request on the wire: one more for the item this thread works for."""
+    tally = current().tally
+    if tally is not None:
+        tally.requests += 1

@@ -50,7 +50,8 @@ from paperfetch.state.memory import MemoryStore
 
 __all__ = [
     "BreakerState", "HostFacts", "HostLimiter", "HostRegistry", "HostSnapshot", "Suppression", "default_registry",
-    "host_facts", "host_key", "host_limiter", "registry_for", "release_holds", "stored_facts",
+    "hold_remaining", "host_facts", "host_key", "host_limiter", "queued_start", "registry_for", "release_holds",
+    "stored_facts",
 ]
 
 logger = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ logger = logging.getLogger(__name__)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-@functools.lru_cache(maxsize=1024)  # one request asks for its URL's host several times (check, record, cap)
+@functools.lru_cache(maxsize=1024)  # a request (and a batch planning it) asks for its URL's host more than once
 def host_key(url: str) -> str:
     """The host a URL's politeness is kept under: ``host`` or ``host:port``."""
     try:
@@ -130,6 +131,22 @@ class HostFacts:
     announced_interval_s: float = 0.0
     #: the requests in flight the host's pool allows (``x-concurrency-limit``); None: not announced
     concurrency_limit: int | None = None
+
+
+def hold_remaining(facts: HostFacts, now: float) -> float:
+    """Seconds the host's hold lasts from *now* (wall-clock epoch seconds; 0: not held)."""
+    if facts.hold_until is None:
+        return 0.0
+    return max(0.0, facts.hold_until - now)
+
+
+def queued_start(ready_in_s: float, interval_s: float, position: int) -> float:
+    """Seconds from now until the request at *position* (0-based) of a host's queue starts: the host's next
+    start (*ready_in_s*), then one *interval_s* for each request ahead of it; ``inf`` when the host serves
+    nothing now. The job's ETA and the copy assignment both read it."""
+    if math.isinf(ready_in_s):
+        return math.inf
+    return max(0.0, ready_in_s) + position * interval_s
 
 
 def stored_facts(host: str, facts: HostFacts) -> StoredFacts:
@@ -231,6 +248,20 @@ class HostSnapshot:
     credits_reset_at: datetime | None = None  #: when that budget renews
     budget_spent: bool = False         #: the budget is spent: held until it renews
     max_in_flight: int = 1             #: requests this client lets be in flight to the host
+    pacing_margin_s: float = 0.0       #: added to every gap the delay range asks for
+
+    @property
+    def interval_s(self) -> float:
+        """The mean gap between the host's request starts: the middle of the delay range in force plus
+        the pacing margin (0: no delay)."""
+        low, high = self.delay_min_s, self.delay_max_s
+        middle = 0.0 if low is None else (low + (high if high is not None else low)) / 2
+        return middle + self.pacing_margin_s if middle > 0 else 0.0
+
+    def start_of(self, position: int) -> float:
+        """Seconds from now until the request at *position* (0-based) of the host's queue starts
+        (:func:`queued_start` of ``ready_in_s`` and :attr:`interval_s`)."""
+        return queued_start(self.ready_in_s, self.interval_s, position)
 
 
 class HostLimiter:
@@ -342,10 +373,8 @@ class HostLimiter:
 
     # -- holds (monotonic arguments, for callers that pace on the monotonic clock) ------------
     def hold_remaining(self, now: float) -> float:
-        until = self.facts.hold_until
-        if until is None:
-            return 0.0
-        return max(0.0, until - self._wall(now))
+        """:func:`hold_remaining` of the facts at *now* on the monotonic clock."""
+        return hold_remaining(self.facts, self._wall(now))
 
     def set_hold(self, until: float, *, status: int | None, reason: str) -> bool:
         """Hold the host until *until* (monotonic). A shorter hold never shortens a longer one.

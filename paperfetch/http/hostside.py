@@ -25,7 +25,7 @@ import requests
 from paperfetch.clock import Clock
 from paperfetch.errors import NetworkError
 from paperfetch.http import policy, redirects
-from paperfetch.http.context import answering_now
+from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import unreachable as unreachable_error
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot
@@ -137,6 +137,10 @@ class HostSide:
             return policy.next_start(host.facts, self.pace(host), self.config.settings, host=host.key,
                                      now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
 
+    def hold_remaining(self, url: str) -> float:
+        """:func:`.policy.hold_remaining` for *url*'s host, now: seconds it is held (0: not held)."""
+        return policy.hold_remaining(self.registry.limiter(url).facts, self.clock.time())
+
     def in_flight_cap(self, url: str) -> int:
         """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
         host = self.registry.limiter(url)
@@ -170,10 +174,10 @@ class HostSide:
 
     # ------------------------------------------------------------------ deciding and waiting
     def allowance(self, budget: Budget) -> float:
-        """How long this call may wait for a host (0 while a batch drains a blocked host)."""
+        """How long this call may wait for a host (:func:`.policy.allowance`; 0 while a batch drains a blocked host)."""
         if answering_now():
             return 0.0  # the scheduler drains this host: nothing is waited for
-        return min(self.config.max_retry_after_s, budget.remaining())
+        return policy.allowance(self.config.settings, budget.remaining())
 
     def decide(self, host: HostLimiter, budget: Budget, *, exempt: bool) -> policy.Decision:
         facts = host.refresh()  # what the store says now: a hold another process set counts
@@ -225,10 +229,12 @@ class HostSide:
                               cap=policy.in_flight_cap(host.facts, self.config.settings, host.key))
 
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
-        """Sleep for the host; in a batch's worker, stopping the batch ends the sleep at once with
+        """Sleep for the host, on the call's budget and the tally of the item the call works for
+        (:mod:`.context`); in a batch's worker, stopping the batch ends the sleep at once with
         :class:`~paperfetch.Stopped`."""
         if seconds <= 0:
             return
+        charge_wait(seconds)
         self.emit(EventKind.WAIT, host, url, seconds=seconds, detail=why)
         self.wire.pause(seconds)
         budget.waited += seconds

@@ -6,9 +6,9 @@ kilobytes on the wire decode to gigabytes. :func:`iter_limited` reads a
 streamed response with both ceilings:
 
 * a :class:`Deadline` — a point in monotonic time for the whole request
-  (connect, headers and every read). Before each read the socket's timeout is
-  shrunk to the time left, and reads return as soon as *any* bytes arrive
-  (``read1``), so the deadline holds however the bytes trickle;
+  (connect, headers and every read), on the client's :class:`~paperfetch.clock.Clock`. Before
+  each read the socket's timeout is shrunk to the time left, and reads return as soon as *any*
+  bytes arrive (``read1``), so the deadline holds however the bytes trickle;
 * a **minimum rate** (curl's ``--speed-limit``/``--speed-time``): once the body has started, a
   window of ``min_rate_window_s`` that brings fewer than ``min_rate_bytes_s`` per second ends the
   read with :class:`~paperfetch.errors.TooSlow`, and a read blocks no longer than the window;
@@ -40,7 +40,6 @@ from __future__ import annotations
 import io
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +50,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.response import BaseHTTPResponse
 
 from paperfetch import defaults
+from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, TooSlow
 from paperfetch.http.exceptions import read_errors
 
@@ -69,14 +69,15 @@ MAX_ROBOTS_BYTES = 500 * 1024
 
 @dataclass
 class Deadline:
-    """A point in monotonic time by which a request must be over, and the slowest its body may arrive.
+    """A point in monotonic time (*clock*'s, the client's) by which a request must be over, and the
+    slowest its body may arrive.
 
     The rate floor is curl's ``--speed-limit``/``--speed-time``: once the body has started, every
     *min_rate_window_s* seconds must bring at least ``min_rate_bytes_s × min_rate_window_s`` bytes,
     or the read ends with :class:`~paperfetch.errors.TooSlow` (0 for either: no floor)."""
 
     seconds: float
-    clock: Callable[[], float] = time.monotonic
+    clock: Clock = SYSTEM_CLOCK
     min_rate_bytes_s: float = 0.0
     min_rate_window_s: float = 0.0
     expires_at: float = field(init=False)
@@ -84,7 +85,7 @@ class Deadline:
     _window_bytes: int = field(init=False, default=0, repr=False)
 
     def __post_init__(self) -> None:
-        self.expires_at = self.clock() + self.seconds
+        self.expires_at = self.clock.monotonic() + self.seconds
 
     @property
     def rate_floor(self) -> bool:
@@ -95,7 +96,7 @@ class Deadline:
         (*start*: the body's reads begin now, if they had not; the head's reads do not start it)."""
         left = self.remaining()
         if self.rate_floor:
-            now = self.clock()
+            now = self.clock.monotonic()
             if self._window_start is None and start:
                 self._window_start = now
             if self._window_start is not None:
@@ -107,7 +108,7 @@ class Deadline:
         floor. A window that reached the floor's bytes is over: the next one starts now."""
         if not self.rate_floor:
             return
-        now = self.clock()
+        now = self.clock.monotonic()
         if self._window_start is None:
             self._window_start = now
         self._window_bytes += nbytes
@@ -120,13 +121,13 @@ class Deadline:
         """Raise :class:`~paperfetch.errors.TooSlow` when the current window has closed under the floor."""
         if not self.rate_floor or self._window_start is None:
             return
-        elapsed = self.clock() - self._window_start
+        elapsed = self.clock.monotonic() - self._window_start
         if elapsed >= self.min_rate_window_s and self._window_bytes < self.min_rate_bytes_s * self.min_rate_window_s:
             raise TooSlow(f"{url or 'the request'} sent {self._window_bytes} bytes in {elapsed:.1f} s, under the "
                           f"minimum of {self.min_rate_bytes_s:g} bytes/s (min_rate_bytes_s, min_rate_window_s)", url=url)
 
     def remaining(self) -> float:
-        return self.expires_at - self.clock()
+        return self.expires_at - self.clock.monotonic()
 
     def expired(self) -> bool:
         return self.remaining() <= 0

@@ -47,8 +47,10 @@ to learn, not retried; one ``"budget"`` notice per spent period longer than a ca
 source's declared interval and sets the host's in-flight cap.
 
 "When may this host's next request start?" has one answer, :func:`next_start` (the hold, the
-open breaker and the pacing gap, :func:`pacing_wait`); :func:`decide`, the client's ``ready_in``,
-:func:`snapshot` (every per-host report) and the batch scheduler all read it.
+open breaker and the pacing gap, :func:`pacing_wait`, as :func:`earliest_start` combines them);
+:func:`decide`, the client's ``ready_in``, :func:`snapshot` (every per-host report, its
+``next_allowed_at`` included) and the batch scheduler all read it. How long one call may wait for
+a host has one answer too, :func:`allowance`.
 
 ``now`` is wall-clock epoch seconds (the facts' time), ``mono`` the monotonic
 reading the process-local pacing clock is kept on.
@@ -74,13 +76,14 @@ from paperfetch.http.headers import (
     parse_rate_limit_budget,
     server_requested_wait,
 )
-from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression
+from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression, hold_remaining
 
 __all__ = [
-    "Decision", "HostCounters", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "begin_probe",
-    "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range", "floor", "gap",
-    "hold_remaining", "in_flight_cap", "learned_interval", "next_start", "observe_error", "observe_response",
-    "pacing_wait", "past_budget", "retry_wait", "snapshot", "suppression_in_force", "unreachable",
+    "Decision", "HostCounters", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "allowance",
+    "begin_probe", "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range",
+    "earliest_start", "floor", "gap", "hold_remaining", "in_flight_cap", "learned_interval", "next_start",
+    "observe_error", "observe_response", "pacing_wait", "past_budget", "retry_wait", "snapshot",
+    "suppression_in_force", "unreachable",
 ]
 
 
@@ -160,10 +163,10 @@ class Notice:
 
 
 # ---------------------------------------------------------------------- reading the facts
-def hold_remaining(facts: HostFacts, now: float) -> float:
-    if facts.hold_until is None:
-        return 0.0
-    return max(0.0, facts.hold_until - now)
+def allowance(settings: PolicySettings, remaining: float = math.inf) -> float:
+    """How long one call may wait for a host (a hold, an open breaker, a retry's wait): ``max_retry_after_s``,
+    within *remaining*, what is left of the call's ``max_elapsed``."""
+    return min(settings.max_retry_after_s, remaining)
 
 
 def suppression_in_force(facts: HostFacts, now: float) -> Suppression | None:
@@ -315,17 +318,24 @@ def pacing_wait(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host:
     return pace.last_start + gap(facts, settings, host, pace) - mono
 
 
+def earliest_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: str, now: float,
+                   mono: float) -> float:
+    """Seconds from now until the hold, the open breaker and the pacing gap all let the next request
+    start: the longest of them (negative: the pacing gap passed that long ago)."""
+    return max(hold_remaining(facts, now), breaker_open(facts, settings, now),
+               pacing_wait(facts, pace, settings, host=host, mono=mono))
+
+
 def next_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: str, now: float, mono: float,
                exempt: bool = False) -> float:
     """The one answer to "when may this host's next request start?": seconds from now (0: now;
-    ``inf`` while suppressed). The longest of the hold, the open breaker and the pacing gap; a
-    host whose every slot is taken is a millisecond away. :func:`decide` waits by the same parts,
-    the scheduler and the snapshots read this."""
+    ``inf`` while suppressed). :func:`earliest_start`, not before now; a host whose every slot is
+    taken is a millisecond away. :func:`decide` waits by the same parts, the scheduler and the
+    snapshots read this."""
     if settings.suppress_on_403 and not exempt and suppression_in_force(facts, now) is not None:
         return math.inf
-    hold = max(hold_remaining(facts, now), breaker_open(facts, settings, now))
     busy = 0.0 if pace.in_flight < in_flight_cap(facts, settings, host) else 0.001
-    return max(0.0, hold, pacing_wait(facts, pace, settings, host=host, mono=mono), busy)
+    return max(0.0, earliest_start(facts, pace, settings, host=host, now=now, mono=mono), busy)
 
 
 def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: HostCounters, *, host: str,
@@ -333,16 +343,15 @@ def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: H
     """The host as it is now, for people and schedulers (one :class:`~.hosts.HostSnapshot` schema).
 
     ``next_allowed_at`` is when the hold, the breaker or the pacing gap lets the next request start
-    (``None`` when the host has none of them); ``ready_in_s`` is :func:`next_start` (0 when not
-    *polite*: nothing is paced)."""
+    (:func:`earliest_start`; ``None`` when the host has none of them); ``ready_in_s`` is
+    :func:`next_start` (0 when not *polite*: nothing is paced)."""
     rng = delay_range(facts, settings, host)
     supp = suppression_in_force(facts, now)
     held = hold_remaining(facts, now) > 0
     ready = next_start(facts, pace, settings, host=host, now=now, mono=mono) if polite else 0.0
     next_at = None
     if pace.last_start is not None or held or facts.breaker_open_until is not None:
-        pacing = pacing_wait(facts, pace, settings, host=host, mono=mono)
-        next_at = now + max(pacing, hold_remaining(facts, now), breaker_open(facts, settings, now))
+        next_at = now + earliest_start(facts, pace, settings, host=host, now=now, mono=mono)
     return HostSnapshot(
         host=host,
         requests=counters.requests,
@@ -371,6 +380,7 @@ def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: H
         credits_reset_at=_utc(facts.credits_reset_at),
         budget_spent=budget_spent(facts, now) > 0,
         max_in_flight=in_flight_cap(facts, settings, host),
+        pacing_margin_s=settings.pacing_margin_s,
     )
 
 

@@ -22,7 +22,7 @@ How it works
   answers such requests at once with a synthetic response, without sending
   anything, so those jobs drain in microseconds (and without the in-flight limit).
   A shorter hold, the pacing gap and backoff defer only that host's queue. (The
-  test is on the hold itself, ``host_limiter(url).hold_remaining``, not on
+  test is on the hold itself, ``client.hold_remaining(url)``, not on
   ``ready_in > defer_limit_s``: a pacing gap or backoff longer than the limit is
   always waited out by the transport, so such a host is deferred, not served.)
 * Once a host's robots.txt is known (after its first request), its queued jobs whose
@@ -135,10 +135,11 @@ class Transport(Protocol):
     """What the scheduler asks the transport (:class:`~paperfetch.http.client.HttpClient` is one):
     would it send this URL (``would_send``: not disallowed by a cached robots.txt), how long may one
     call wait (``call_allowance``), does the host's open breaker end the batch's items for it at once
-    (``breaker_ends_batch``), how soon is the host ready (``ready_in``: 0 now, ``inf`` suppressed).
-    The answers are the transport's policy (:mod:`paperfetch.http.policy`); the scheduler re-derives
-    none of them, it only decides which job goes when. ``host_limiter`` gives the host's record, of
-    which it reads the in-flight count, the hold and whether robots.txt changed."""
+    (``breaker_ends_batch``), how soon is the host ready (``ready_in``: 0 now, ``inf`` suppressed),
+    how long is it held (``hold_remaining``). The answers are the transport's policy
+    (:mod:`paperfetch.http.policy`); the scheduler re-derives none of them, it only decides which job
+    goes when. ``host_limiter`` gives the host's record, of which it reads the in-flight count and
+    whether robots.txt changed."""
 
     @property
     def max_in_flight_per_host(self) -> int: ...
@@ -152,6 +153,7 @@ class Transport(Protocol):
     def clock(self) -> Clock: ...
     def host_limiter(self, url: str) -> HostLimiter: ...
     def ready_in(self, url: str) -> float: ...
+    def hold_remaining(self, url: str) -> float: ...
     def in_flight_cap(self, url: str) -> int: ...
     def call_allowance(self) -> float: ...
     def would_send(self, url: str) -> bool: ...
@@ -447,7 +449,7 @@ class HostScheduler:
                 hq.busy_polls = 0
                 return True
             limiter = hq.limiter
-            if ready == math.inf or limiter.hold_remaining(now) > self.defer_limit_s:
+            if ready == math.inf or client.hold_remaining(hq.url) > self.defer_limit_s:
                 # suppressed, or held longer than a call waits: the transport answers at once
                 # with a synthetic response, so the queue drains without the in-flight limit
                 hq.draining = True

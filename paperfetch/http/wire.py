@@ -30,7 +30,7 @@ from requests.structures import CaseInsensitiveDict
 from paperfetch.clock import Clock
 from paperfetch.errors import ConfigurationError, InvalidURL, PaperfetchError, Stopped, StoreUnavailable
 from paperfetch.http import policy
-from paperfetch.http.context import stop_event
+from paperfetch.http.context import count_request, stop_event
 from paperfetch.http.events import EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, deadline_errors, unreachable
 from paperfetch.http.hosts import host_key
@@ -38,6 +38,7 @@ from paperfetch.http.limits import Deadline, deadline_scope, install_deadline_po
 from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.http.config import TransportConfig
     from paperfetch.http.hosts import HostLimiter, HostRegistry
     from paperfetch.state import Slot
 
@@ -139,19 +140,14 @@ class Wire:
     """The session, the slots and the ceilings of one client (see the module)."""
 
     def __init__(self, *, session: requests.Session, registry: "HostRegistry", clock: Clock,
-                 sleep: Callable[[float], None] | None, emit: Emit, request_deadline_s: float,
-                 max_answer_bytes: int, max_in_flight_per_host: int, min_rate_bytes_s: float = 0.0,
-                 min_rate_window_s: float = 0.0) -> None:
+                 sleep: Callable[[float], None] | None, emit: Emit, config: "TransportConfig") -> None:
         self.session = session
         self.registry = registry
         self.clock = clock
         self.sleep = sleep  # None: the clock's own, interruptible wait
         self.emit = emit
-        self.request_deadline_s = request_deadline_s
-        self.max_answer_bytes = max_answer_bytes
-        self.max_in_flight_per_host = max_in_flight_per_host
-        self.min_rate_bytes_s = min_rate_bytes_s  # a body slower than this for min_rate_window_s ends (TooSlow)
-        self.min_rate_window_s = min_rate_window_s
+        #: the client's settings (its deadline, answer ceiling, in-flight cap, minimum rate), swapped on reconfigure
+        self.config = config
         self.requests_sent = 0
         self._count_lock = threading.Lock()
 
@@ -193,6 +189,7 @@ class Wire:
         started = self.clock.monotonic()
         with self._count_lock:
             self.requests_sent += 1
+        count_request()
         try:
             response = self.answer(method, url, params, data, headers, kwargs, deadline_s=deadline_s)
         except NETWORK_ERRORS as exc:
@@ -241,8 +238,9 @@ class Wire:
         (``paperfetch.download``, robots.txt, landing pages). A deadline that passes raises
         :class:`~paperfetch.DeadlineExceeded` (a ``requests.Timeout``).
         """
-        deadline = Deadline(self.request_deadline_s if deadline_s is None else deadline_s,
-                            min_rate_bytes_s=self.min_rate_bytes_s, min_rate_window_s=self.min_rate_window_s)
+        config = self.config
+        deadline = Deadline(config.request_deadline_s if deadline_s is None else deadline_s, clock=self.clock,
+                            min_rate_bytes_s=config.min_rate_bytes_s, min_rate_window_s=config.min_rate_window_s)
         shown = redact_url(url)
         with deadline_errors(shown, deadline):
             with deadline_scope(deadline):
@@ -252,7 +250,7 @@ class Wire:
                 response.paperfetch_deadline = deadline  # type: ignore[attr-defined]
                 return response
             try:
-                _give_body(response, read_limited(response, max_bytes=self.max_answer_bytes, deadline=deadline,
+                _give_body(response, read_limited(response, max_bytes=config.max_answer_bytes, deadline=deadline,
                                                   url=shown))
             finally:
                 response.close()
@@ -265,7 +263,7 @@ class Wire:
         request in flight per host the slot is held until :meth:`finish` (end-to-end pacing) or the
         registry's lease runs out; with more, starts are spaced (start-to-start)."""
         store = self.registry.store
-        lease_s = self.registry.lease_s if (cap or self.max_in_flight_per_host) == 1 else 0.0
+        lease_s = self.registry.lease_s if (cap or self.config.max_in_flight_per_host) == 1 else 0.0
         while True:
             now = self.clock.time()
             slot = store.reserve(host.key, gap_s, now, lease_s)

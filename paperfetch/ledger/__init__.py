@@ -1,18 +1,4 @@
-"""The resume ledger: what is done, so a re-run resumes.
-
-Pick a ledger with :func:`open_ledger` (the Retriever keeps the SQLite one in its output folder;
-``paperfetch.dask`` moves it to Redis with the host state)::
-
-    "sqlite" | "" | None (default)   .paperfetch-ledger.sqlite3 in the output folder
-    "/any/path.sqlite3"              that file (also "sqlite:///any/path.sqlite3")
-    "redis://host:6379/0"            Redis: every machine that opens the same URL (and name)
-
-The contract is :class:`ResumeLedger` (:mod:`paperfetch.ledger.base`, with the stored row
-:func:`record_row` and the file checks :class:`LedgerFiles` every backend shares); the backends are
-:class:`Ledger` (SQLite, :mod:`paperfetch.ledger.sqlite`) and :class:`RedisLedger`
-(:mod:`paperfetch.ledger.redis`). Whether an item is fetched again is decided elsewhere, from the
-ledger's answers: :func:`paperfetch.download.download_action`. See ``docs/state.md``.
-"""
+"""The resume ledger, so a re-run resumes: :func:`open_ledger` (docs/state.md, "The ledger")."""
 
 from __future__ import annotations
 
@@ -78,12 +64,7 @@ def open_ledger(
     name: str = defaults.LEDGER_NAME,
     fallback: str | None = None,
 ) -> ResumeLedger:
-    """The ledger *spec* names, for the output folder *folder*; None means the SQLite file in *folder*.
-
-    A ledger object is returned as it is. *name* separates the ledgers of different batches in one
-    Redis; *fallback* ``"local"`` (Redis only): where Redis does not answer, record and answer in the
-    SQLite ledger of *folder* instead of raising :class:`~paperfetch.errors.StoreUnavailable`.
-    """
+    """The ledger *spec* names for *folder* (a ledger as it is; None: SQLite there); *fallback* ``"local"`` backs Redis."""
     if spec is None:
         spec = "sqlite"
     if isinstance(spec, ResumeLedger) and not isinstance(spec, (str, os.PathLike)):

@@ -1,26 +1,4 @@
-"""The resume-ledger contract: what every backend (SQLite, Redis) must do, and the rules they share.
-
-A ledger keeps one row per key (the latest outcome, with an attempt count) and
-answers three questions about it: what was recorded (:meth:`ResumeLedger.get`),
-is the key's PDF still on disk and intact (:meth:`ResumeLedger.is_done`), and
-is a key that is not done worth another try (:meth:`ResumeLedger.should_retry`).
-
-Shared here, written once:
-
-* :func:`record_row` — the stored form of one :meth:`~ResumeLedger.record`
-  call: URLs and URLs inside the error redacted, ``retryable`` defaulted from
-  the status, ``attempts`` 1, ``first_seen`` = ``updated_at`` = now. A backend
-  then merges it with the row it had (``attempts`` counts up, ``first_seen``
-  stays, ``extra`` merges: :func:`merged_extra`), in one atomic step of its own
-  (``BEGIN IMMEDIATE``, WATCH/MULTI);
-* :class:`LedgerFiles` — paths relative to the ledger's folder, and the file
-  checks behind ``is_done`` / ``should_retry``;
-* :func:`entry_from_row` and :func:`entries_frame` — a stored row back to a
-  :class:`LedgerEntry`, and entries to the DataFrame ``entries()`` returns.
-
-What it deliberately does not do: decide whether to fetch. That is
-:func:`paperfetch.download.download_action`, which reads a ledger's answers.
-"""
+"""The resume-ledger contract and what every backend shares: the stored row and the file checks."""
 
 from __future__ import annotations
 
@@ -58,14 +36,10 @@ __all__ = [
 
 logger = logging.getLogger("paperfetch.ledger")
 
-#: Statuses whose item has a valid PDF on disk (:data:`paperfetch.outcomes.FINISHED_WELL_STATUSES`);
-#: :meth:`LedgerFiles.is_done` still checks the file.
+#: Statuses whose item has a valid PDF on disk (:meth:`LedgerFiles.is_done` still checks the file).
 DONE_STATUSES = FINISHED_WELL_STATUSES
 
-# FINAL_STATUSES (from paperfetch.outcomes): the services said the thing is absent, asking again will
-# not change the answer; so is an http_error with a 404, 410 or 451. Everything else
-# (network_error, other http_errors, host_held, host_suppressed, invalid_pdf, disallowed_by_robots …)
-# is retryable by default: networks recover, holds expire, robots.txt files change.
+# absences are final; all else retryable by default: networks recover, holds expire, robots.txt files change
 
 _HASH_CHUNK_BYTES = 1 << 20
 _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
@@ -73,12 +47,7 @@ _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """The latest recorded outcome for one key.
-
-    ``path`` is as stored: relative to the ledger's folder when the file lies
-    inside it, absolute otherwise (:meth:`LedgerFiles.absolute_path` resolves it).
-    ``extra`` is free-form metadata (title, year …); treat it as read-only.
-    """
+    """The latest recorded outcome for one key; ``path`` as stored, ``extra`` free-form and read-only."""
 
     key: str
     status: str
@@ -111,8 +80,7 @@ def redact_error(message: str) -> str:
 
 
 def default_retryable(status: str, http_status: int | None = None) -> bool:
-    """Whether an outcome with *status* is worth retrying when the caller does not say: not a final
-    status, and not an ``http_error`` with a final HTTP answer (404, 410, 451; :func:`paperfetch.outcomes.is_final`)."""
+    """Whether an outcome is worth retrying when the caller does not say: not :func:`paperfetch.outcomes.is_final`."""
     return not is_final(status, http_status)
 
 
@@ -131,11 +99,8 @@ def record_row(
     now: datetime,
 ) -> dict[str, Any]:
     """The stored form of one ``record()`` call, as if it were the key's first: every :class:`LedgerEntry` field.
-
-    *path* is already as stored (:meth:`LedgerFiles.stored_path`). *url* and URLs inside *error*
-    are redacted; *retryable* defaults to :func:`default_retryable` of *status*; times are ISO 8601
-    UTC text; ``extra`` is empty (the backend merges it with :func:`merged_extra`).
-    """
+    *path* is already as stored; *url* and URLs in *error* are redacted; *retryable* defaults to
+    :func:`default_retryable`; times are ISO 8601 UTC text; ``extra`` is empty (the backend merges it)."""
     stamp = now.isoformat(timespec="microseconds")
     return {
         "key": key,
@@ -163,10 +128,7 @@ def merged_extra(previous: Mapping[str, Any] | None, extra: Mapping[str, Any] | 
 
 
 def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
-    """A stored row (SQLite columns, or the JSON a Redis ledger keeps) as a :class:`LedgerEntry`.
-
-    ``extra`` may be JSON text or a mapping; missing fields read as None.
-    """
+    """A stored row (SQLite columns or Redis JSON) as a :class:`LedgerEntry`; missing fields read as None."""
     extra = row.get("extra")
     if isinstance(extra, str):
         extra = json.loads(extra) if extra else {}
@@ -181,8 +143,7 @@ def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
 
 
 def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
-    """*entries* as the DataFrame ``entries()`` returns: the :class:`LedgerEntry` fields as columns,
-    ``bytes``/``http_status`` nullable integers, timestamps UTC ``datetime64``, ``extra`` dicts."""
+    """*entries* as the DataFrame ``entries()`` returns (nullable integers, UTC timestamps, ``extra`` dicts)."""
     import pandas as pd
 
     columns = [f.name for f in fields(LedgerEntry)]
@@ -198,12 +159,7 @@ def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
 
 @runtime_checkable
 class ResumeLedger(Protocol):
-    """What every ledger backend does (:class:`~paperfetch.ledger.Ledger` in SQLite,
-    :class:`~paperfetch.ledger.RedisLedger`); :func:`~paperfetch.ledger.open_ledger` opens one.
-
-    ``folder`` is the output folder the stored paths are relative to. Every method is thread-safe;
-    a closed ledger raises RuntimeError.
-    """
+    """What every ledger backend does (:func:`~paperfetch.ledger.open_ledger`); thread-safe; closed, it raises RuntimeError."""
 
     folder: Path
 
@@ -247,9 +203,7 @@ class ResumeLedger(Protocol):
 
 
 class LedgerFiles:
-    """What a ledger knows about files, whatever stores its entries (SQLite, Redis): paths relative to
-    the folder, whether a download is still intact, whether a key is worth another try.
-    A subclass gives ``folder`` and ``get``."""
+    """The file side of a ledger, whatever stores its entries; a subclass gives ``folder`` and ``get``."""
 
     folder: Path
 
@@ -277,15 +231,8 @@ class LedgerFiles:
         return stored if stored.is_absolute() else self.folder / stored
 
     def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
-        """The entry when *key* is downloaded and its file is intact, else None.
-
-        Done means: the status is in :data:`DONE_STATUSES`, the file exists,
-        its size equals the recorded ``bytes`` and its SHA-256 the recorded
-        ``sha256`` (checked only when recorded; size first, so a changed file
-        is usually caught without reading it). When *out_dir* is given the
-        file must also lie inside *out_dir*: a PDF saved into another output
-        folder does not count as done for this one.
-        """
+        """The entry when *key* is downloaded and its file intact, else None: a :data:`DONE_STATUSES` status, the
+        file there, its size and SHA-256 (when recorded; size first) as recorded, and inside *out_dir* if given."""
         entry = self.get(key)
         if entry is None or entry.status not in DONE_STATUSES:
             return None
@@ -312,16 +259,7 @@ class LedgerFiles:
         return entry
 
     def should_retry(self, key: str) -> bool:
-        """Whether a key that is not done is worth another attempt.
-
-        The rule: a key never recorded is worth a try; otherwise the recorded
-        ``retryable`` flag decides. That flag is what the caller passed to
-        ``record()``, or by default False for :data:`FINAL_STATUSES` and a 404/410/451 ``http_error``
-        (``not_found``, ``no_open_copy``, ``invalid_identifier``: the services
-        called it absent) and True for everything else (network and HTTP
-        errors, held or suppressed hosts, invalid PDFs, bot challenges,
-        ``disallowed_by_robots`` — robots.txt files change). A ``downloaded``
-        key answers True: if :meth:`is_done` says its file is gone, fetch it again.
-        """
+        """Whether a key that is not done is worth another attempt: a key never recorded is, else its recorded
+        ``retryable`` flag decides. A ``downloaded`` key answers True: a file :meth:`is_done` finds gone is fetched again."""
         entry = self.get(key)
         return True if entry is None else entry.retryable

@@ -1,15 +1,4 @@
-"""Rebuilding a lost ledger from the PDFs in the output folder.
-
-When a ledger's file was damaged (moved aside) or could not be used (a ledger in memory for the run),
-its rows are gone, but the PDFs they vouched for are still in the folder. A PDF's file name follows
-from its identifier (:func:`paperfetch.ids.filename_for` with the run's template), so for each
-identifier of the batch :func:`rebuild_from_files` looks at the file it would be saved as: a valid
-PDF there (:func:`paperfetch.validate.check_pdf_file`) is recorded as ``downloaded``, with its size and
-SHA-256 recomputed, and the re-run counts it ``already_downloaded`` instead of fetching it again.
-
-It records only what a file proves: nothing about items without a PDF (they are simply asked again),
-and never overwrites a row the ledger already has.
-"""
+"""Rebuild a lost ledger from the PDFs in the output folder (docs/state.md, "When a file fails")."""
 
 from __future__ import annotations
 
@@ -28,7 +17,7 @@ logger = logging.getLogger("paperfetch.ledger")
 
 
 def rebuild_from_files(ledger: ResumeLedger, identifiers: Iterable[Identifier], out_dir: Path, template: str) -> int:
-    """Record every identifier whose PDF is already in *out_dir* as ``downloaded``; the number recorded."""
+    """Record as ``downloaded`` each identifier with no row yet whose valid PDF is in *out_dir*; the number recorded."""
     recorded = 0
     for identifier in identifiers:
         if identifier.key in ledger:

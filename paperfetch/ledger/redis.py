@@ -1,24 +1,5 @@
-"""The resume ledger in Redis: the same contract as the SQLite :class:`~paperfetch.ledger.Ledger`, shared by every machine.
-
-When the host state lives in Redis (:class:`paperfetch.state.RedisStore`), so
-does the ledger, and a re-run on any machine resumes: a key downloaded by one
-worker is ``already_downloaded`` for all (its file must lie in the shared
-``out_dir`` and still match its size and SHA-256), a key the services called
-absent is not asked again.
-
-Keys, under ``{namespace}ledger:{name}:``::
-
-    e:{key}     JSON of the entry (the LedgerEntry fields; times as ISO 8601 UTC)
-    index       sorted set of keys, scored by first_seen (order, len)
-
-Each :meth:`RedisLedger.record` is one optimistic transaction (WATCH/MULTI):
-``attempts`` counts up, ``first_seen`` stays, ``extra`` merges — as in the
-SQLite ledger; the row itself is :func:`paperfetch.ledger.base.record_row`, so URLs and URLs inside
-errors are stored redacted.
-
-A lost connection raises :class:`~paperfetch.errors.StoreUnavailable`, or with a
-``fallback`` ledger (a local :class:`~paperfetch.ledger.Ledger`) records and
-answers there, with a warning: no finished outcome is dropped.
+"""The resume ledger in Redis: the SQLite ledger's contract, shared by every machine (docs/state.md, "The ledger").
+Keys under ``{namespace}ledger:{name}:``: ``e:{key}`` (the entry as JSON), ``index`` (sorted by first_seen).
 """
 
 from __future__ import annotations
@@ -45,12 +26,9 @@ logger = logging.getLogger("paperfetch.ledger")
 
 
 class RedisLedger(LedgerFiles):
-    """A resume ledger in Redis for the output folder *folder* (shared storage on a cluster).
-
-    *redis* is a URL (``redis://host:port/db``), a redis-py client, or a
-    :class:`~paperfetch.state.RedisStore` (its connection is shared). *name*
-    separates ledgers of different batches in one Redis. Thread-safe.
-    """
+    """A resume ledger in Redis for the output folder *folder* (shared storage on a cluster). Thread-safe.
+    *redis* is a URL, a redis-py client, or a :class:`~paperfetch.state.RedisStore` (its connection shared);
+    *name* separates the ledgers of different batches in one Redis."""
 
     def __init__(
         self,
@@ -88,7 +66,6 @@ class RedisLedger(LedgerFiles):
         self.fallback = fallback
         self._closed = False
 
-    # ------------------------------------------------------------------ plumbing
     def _entry_key(self, key: str) -> str:
         return f"{self._prefix}e:{key}"
 
@@ -110,7 +87,6 @@ class RedisLedger(LedgerFiles):
             logger.warning("ledger: %s %s during %s; using %s", self.store_name, failure, operation, self.fallback.path)
             return on_fallback(self.fallback)
 
-    # ------------------------------------------------------------------ writing
     def record(
         self,
         key: str,
@@ -160,7 +136,6 @@ class RedisLedger(LedgerFiles):
             http_status=http_status, error=error, retryable=retryable, extra=extra))
         logger.debug("ledger (redis): %s -> %s", key, status)
 
-    # ------------------------------------------------------------------ reading
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""
 
@@ -191,7 +166,6 @@ class RedisLedger(LedgerFiles):
             return rows
         return entries_frame(rows)
 
-    # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
         """Close the connection if this ledger opened it (and the fallback). Closing twice is harmless."""
         if self._closed:

@@ -1,40 +1,4 @@
-"""The resume ledger in SQLite: one file in the output folder recording every outcome as it happens.
-
-A batch of thousands of identifiers takes hours and gets interrupted (Ctrl-C,
-a killed Jupyter kernel, a laptop lid). The ledger makes re-running the same
-batch cheap and safe:
-
-* every outcome is committed the moment it is known (one transaction per
-  :meth:`Ledger.record`, WAL journal), so a killed process keeps every row it
-  finished;
-* :meth:`Ledger.is_done` says whether a key's PDF is already on disk *and
-  intact* (size and SHA-256 as recorded), so a re-run skips it;
-* :meth:`Ledger.should_retry` says whether a key that is not done is worth
-  another attempt.
-
-The default file is ``.paperfetch-ledger.sqlite3`` in the output folder
-(:meth:`Ledger.in_folder`). Paths of downloaded files inside that folder are
-stored relative to it, so the folder can be moved or shared as a whole. The
-contract, the stored row and the file checks are shared with the Redis ledger
-(:mod:`paperfetch.ledger.base`).
-
-What it deliberately does not do:
-
-* it does not decide anything about fetching (order, politeness, sources);
-  it only remembers outcomes and answers questions about them;
-* it keeps one row per key (the latest outcome, with an attempt count), not
-  a history of every attempt; logs are for history;
-* it never stores a secret: URLs pass through :func:`paperfetch.redact.redact_url`
-  and so do URLs inside error messages, then :func:`paperfetch.redact.redact_text`.
-
-A ledger file that fails never stops a run (:mod:`paperfetch.state.sqlite_faults`): a damaged one
-(garbage, cut in half, a folder, read-only) is moved aside (``.damaged-<timestamp>``) and a new one
-made; one locked by another process past the lock timeout, on a full disk, or that cannot be moved
-gives a ledger in memory for the run. Either way ``recovered`` is True and ``problem`` says why (one
-WARNING named the file), and the Retriever rebuilds the rows of the PDFs already in the folder
-(:func:`paperfetch.ledger.rebuild.rebuild_from_files`), so a re-run does not fetch them again. A write
-that fails later (the disk fills up) moves the ledger to memory with what it had, the same way.
-"""
+"""The resume ledger in SQLite, ``.paperfetch-ledger.sqlite3`` in the output folder (docs/outcomes.md, "Resume")."""
 
 from __future__ import annotations
 
@@ -93,9 +57,7 @@ _COLUMNS = (
     "error", "retryable", "attempts", "first_seen", "updated_at", "extra",
 )
 
-# Upsert: the outcome columns take the new values; attempts counts up; first_seen
-# stays; extra keeps the old value unless new extra is given (record() merges the two
-# in Python first, inside the same transaction).
+# Upsert: attempts counts up, first_seen stays, extra is kept unless record() passes a merged one.
 _UPSERT = f"""
 INSERT INTO outcomes ({", ".join(_COLUMNS)})
 VALUES ({", ".join("?" for _ in _COLUMNS)})
@@ -135,20 +97,14 @@ def _folder_lock(folder: Path) -> Iterator[None]:
 
 
 class SqliteLedger(LedgerFiles):
-    """The resume ledger of one output folder (or any SQLite file path); also known as :class:`Ledger`.
-
-    Thread-safe: one connection shared by all threads, serialised by a lock;
-    every :meth:`record` is its own committed transaction. Use as a context
-    manager, or call :meth:`close`.
-    """
+    """The resume ledger of one output folder (or SQLite path), also :class:`Ledger`; thread-safe, each record commits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).resolve()
         self.folder = self.path.parent
         self._lock = threading.Lock()
         self._closed = False
-        #: True when the rows of this ledger were lost (its file moved aside, or the ledger in memory):
-        #: the caller rebuilds them from the files (paperfetch.ledger.rebuild)
+        #: the rows were lost (file moved aside, or in memory): the caller rebuilds them from the files
         self.recovered = False
         #: why the ledger is in memory or was recreated ("" when its file is fine)
         self.problem = ""
@@ -157,9 +113,8 @@ class SqliteLedger(LedgerFiles):
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError:
             pass  # open_database says what is wrong with it
-        # Creation and set-up run under an exclusive flock on the folder: several processes
-        # opening one fresh ledger at once would otherwise meet "database is locked" while switching to
-        # WAL. A directory lock leaves no file behind and never touches SQLite's own POSIX locks.
+        # Set-up under a flock on the folder: processes opening one fresh ledger at once would meet "database
+        # is locked" while switching to WAL. A folder lock leaves no file and never touches SQLite's locks.
         with _folder_lock(self.folder):
             opened = open_database(self.path, what="the ledger", fallback="a ledger in memory (rebuilt from the PDFs)",
                                    prepare=self._prepare)
@@ -235,9 +190,8 @@ class SqliteLedger(LedgerFiles):
 
     @staticmethod
     def _prepare(connection: sqlite3.Connection) -> None:
-        # WAL: readers never block the writer, and a commit is one append to the log.
-        # synchronous=NORMAL keeps every committed row when the *process* dies
-        # (SIGKILL, a killed kernel); only a power cut may lose the last commits.
+        # WAL: readers never block the writer. synchronous=NORMAL keeps every committed row when the
+        # *process* dies (SIGKILL, a killed kernel); only a power cut may lose the last commits.
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -261,8 +215,6 @@ class SqliteLedger(LedgerFiles):
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
                 raise
-
-    # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
         """Close the connection; further calls fail. Closing twice is harmless."""
@@ -292,8 +244,6 @@ class SqliteLedger(LedgerFiles):
         if self._closed:
             raise RuntimeError(f"the ledger {self.path} is closed")
 
-    # ------------------------------------------------------------------ writing
-
     def record(
         self,
         key: str,
@@ -309,14 +259,9 @@ class SqliteLedger(LedgerFiles):
         retryable: bool | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        """Record the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``) and commit it.
-
-        The outcome fields replace the previous ones; ``attempts`` counts the
-        records made for the key; ``first_seen`` keeps the first time;
-        ``extra`` (JSON-serialisable) is merged into what was recorded before.
-        *retryable* defaults to :func:`default_retryable` of *status*.
-        *url* and URLs inside *error* are stored redacted (contact e-mails, API keys).
-        """
+        """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``): ``attempts``
+        counts up, ``first_seen`` stays, ``extra`` merges; *retryable* defaults to :func:`default_retryable`;
+        *url* and URLs in *error* are stored redacted."""
         row = record_row(
             key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
             http_status=http_status, error=error, retryable=retryable, now=datetime.now(timezone.utc),
@@ -353,8 +298,6 @@ class SqliteLedger(LedgerFiles):
                     pass
             raise
 
-    # ------------------------------------------------------------------ reading
-
     def _fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:
             self._check_open()
@@ -378,11 +321,7 @@ class SqliteLedger(LedgerFiles):
         return int(self._fetch("SELECT COUNT(*) FROM outcomes")[0][0])
 
     def entries(self) -> pd.DataFrame:
-        """Every entry as a DataFrame, one row per key, ordered by ``first_seen``.
-
-        Columns are the :class:`LedgerEntry` fields; timestamps are UTC
-        ``datetime64``; ``extra`` holds dicts.
-        """
+        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (:func:`entries_frame`)."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes ORDER BY first_seen, key")
         return entries_frame(entry_from_row(dict(row)) for row in rows)
 

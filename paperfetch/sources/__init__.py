@@ -1,9 +1,4 @@
-"""The metadata services paperfetch asks for open-access copies, one small module each.
-
-``SOURCES`` maps each service name to its :class:`~paperfetch.sources.base.Source`
-class; :func:`get_source` looks one up by name. Landing-page scanning
-(``landing.py``) is not a metadata service and is not registered here.
-"""
+"""The metadata services, one module each; ``SOURCES`` and :func:`get_source` name them (docs/sources.md)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""arXiv: the PDF address follows from the id; the Atom API only adds metadata.
-
-:meth:`ArxivSource.candidates_for` maps an arXiv id (or a ``10.48550/arXiv.*``
-DataCite DOI) straight to ``https://arxiv.org/pdf/{id}{version}`` without any
-request. :meth:`ArxivSource.requests_for` / :meth:`ArxivSource.parse` use
-``export.arxiv.org/api/query?id_list=…`` for title, year and the journal DOI.
-
-Responses, as recorded in ``fixtures/real/arxiv``: an unknown but well-formed
-id gives 200 with no ``<entry>``; a malformed id gives **400** with an Atom feed
-whose single entry has an ``…/api/errors#…`` id. The 400 is FATAL (the default
-reading): the request is malformed, asking again cannot help, and calling it
-"not found" would hide a bad input. Error entries inside a 200 are skipped.
-
-The 2026 feed (recorded 2026-04-12) writes https links and a versioned PDF link
-without ``.pdf`` (``https://arxiv.org/pdf/1605.08386v1``); the 2016 feed wrote
-``http://``. A feed PDF link on arxiv.org is read as ``https`` on
-:attr:`ArxivSource.pdf_base_url` (or its override), version kept, so the same
-PDF is never proposed twice under two spellings.
-"""
+"""arXiv: the PDF address follows from the id; the Atom API only adds metadata (docs/sources.md)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""What every metadata source is: a host, an endpoint, a parser — nothing else.
-
-A :class:`Source` turns identifiers into :class:`RequestSpec` values (a service
-path and its query, batched as the service allows), applies identification in
-exactly one place (:meth:`Source.url_for`), reads one response body into
-:class:`Record` values (:meth:`Source.parse`) and says what a response means
-(:meth:`Source.classify`). It never sends anything itself: the transport does,
-through :meth:`Source.lookup`, which only wires these pieces together.
-
-Deliberately not here: pacing, retries, robots.txt, redirects, downloading.
-``min_interval_s`` / :meth:`Source.interval_for` only *state* each host's
-published limit so the transport can honour it.
+"""What every metadata source is: a host, an endpoint, a parser (docs/sources.md). It never sends: the
+transport does, and paces; ``min_interval_s`` only states a host's published limit.
 """
 
 from __future__ import annotations
@@ -22,7 +12,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from paperfetch.config import Identification, endpoint_env_var, env_endpoint_url
+from paperfetch.config import Identification, endpoint_env_var
 from paperfetch.errors import ConfigurationError, MalformedResponse, NotFoundError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.schema import TEXT
@@ -114,11 +104,9 @@ class Source:
                 f"identification=Identification(email='you@example.org')"
             )
         self.identification = identification
-        override = base_url if base_url is not None else env_endpoint_url(self.name)
+        override = base_url or None  # PAPERFETCH_<NAME>_URL reaches here through the settings (paperfetch.settings)
         self.base_url_overridden = override is not None
         self.base_url = _origin(override, self.env_var) if override is not None else self.default_base_url
-
-    # -- declarative surface --------------------------------------------------------------
 
     @property
     def env_var(self) -> str:
@@ -132,7 +120,6 @@ class Source:
 
     @property
     def interval_s(self) -> float:
-        """The pause this instance should get, given its identification."""
         return self.interval_for(self.identification)
 
     def identity_params(self) -> dict[str, str]:
@@ -167,7 +154,6 @@ class Source:
         return [self.spec_for(batch) for batch in batched(self.accepted(ids), self.batch_size)]
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
-        """The request for one batch of accepted ids."""
         raise NotImplementedError
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
@@ -175,12 +161,7 @@ class Source:
         raise NotImplementedError
 
     def read(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        """:meth:`parse`, with any failure to read the answer raised as :class:`MalformedResponse`.
-
-        Parsers read defensively (:mod:`paperfetch.sources.schema`); this is the
-        net under them: whatever a service answers, the caller gets records or
-        one typed error naming the service, for the items of *spec* only.
-        """
+        """:meth:`parse`, with any failure to read the answer raised as :class:`MalformedResponse` naming the service."""
         try:
             return self.parse(body, spec)
         except MalformedResponse:
@@ -196,8 +177,6 @@ class Source:
     def classify(self, response: requests.Response) -> Outcome:
         """Per-service reading of a response; most services use status codes honestly."""
         return default_classify(response)
-
-    # -- the one place identification and base URL are applied ---------------------------
 
     def url_for(self, spec: RequestSpec) -> tuple[str, dict[str, str]]:
         """Full URL (base + service path) and query parameters including identification."""
@@ -219,8 +198,6 @@ class Source:
             logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
             return {}
         return self.read(response.content, spec)
-
-    # -- helpers for subclasses ------------------------------------------------------------
 
     def accepted(self, ids: Iterable[Identifier]) -> list[Identifier]:
         """The ids this source can look up, in order, without duplicates."""
@@ -252,11 +229,7 @@ class Source:
         return Candidate(url=url, source=self.name, **meta)
 
     def service_url(self, real_base: str) -> str:
-        """A second host of the same service (e.g. europepmc.org beside www.ebi.ac.uk).
-
-        It follows the base-URL override when one is given, so a test double or
-        mirror serves both; otherwise it is *real_base*.
-        """
+        """A second host of the same service (europepmc.org beside www.ebi.ac.uk); it follows the base-URL override."""
         return self.base_url if self.base_url_overridden else real_base
 
     def __repr__(self) -> str:
@@ -276,7 +249,6 @@ def _origin(url: str, env_var: str) -> str:
 
 
 def batched(items: Sequence[Identifier], size: int) -> Iterator[tuple[Identifier, ...]]:
-    """Consecutive tuples of at most *size* items."""
     for start in range(0, len(items), size):
         yield tuple(items[start : start + size])
 
@@ -292,22 +264,13 @@ def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
     return kept
 
 
-#: Text longer than this that does not start like an http(s) URL is junk (browsers and servers stop near 8-64 kB);
-#: a longer http(s) URL is refused by the item (paperfetch.urlcheck), which says so in its row.
+#: Longer text not starting like an http(s) URL is junk; a longer http(s) URL is refused by paperfetch.urlcheck.
 _MAX_URL_CHARS = 16_384
 
 
 def quote_path(value: str) -> str:
-    """Percent-quote identifier text as ONE path segment.
-
-    ``/``, ``?``, ``#``, ``%`` and every other reserved character is encoded, so no
-    identifier can leave the service's path: ``10.1000/../../etc/passwd`` becomes
-    ``10.1000%2F..%2F..%2Fetc%2Fpasswd``, a single segment no dot-segment
-    removal can collapse. The services accept the encoded slash (the recorded
-    ``fixtures/real`` requests to OpenAlex and Crossref use ``%2F``). Text that
-    cannot be encoded (a lone surrogate), an empty text, ``.`` and ``..`` are
-    refused with ``ValueError``.
-    """
+    """Identifier text percent-quoted as ONE path segment (``10.1000/../x`` → ``10.1000%2F..%2Fx``), so it cannot
+    leave the service's path. ValueError for unencodable text (a lone surrogate), ``""``, ``.`` and ``..``."""
     segment = quote(value.encode("utf-8"), safe=":@!$&'()*+,;=-._~")
     if segment in ("", ".", ".."):
         # requests decodes %2E back to "." before sending: a dot segment cannot be quoted, only refused.

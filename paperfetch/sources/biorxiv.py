@@ -1,25 +1,5 @@
-"""bioRxiv and medRxiv: a preprint's versions from ``api.biorxiv.org/details``, the latest one's PDF as the candidate.
-
-``GET /details/{biorxiv|medrxiv}/{doi}`` answers ``{"messages": [...],
-"collection": [...]}`` with one entry per version: ``doi``, ``title``, ``date``,
-``version``, ``license`` (``cc_by``, ``cc_by_nc_nd``, ``cc0``, ``cc_no`` …),
-``jatsxml`` (the version's JATS XML), ``published`` (the journal version's DOI,
-or ``"NA"``) and ``server``. An unknown DOI is a 200 with an empty collection
-and a ``"no posts found"`` message. The two servers share the DOI prefixes
-``10.1101`` and (since December 2025) ``10.64898``, and nothing in a DOI says
-which server holds it, so bioRxiv is asked first and medRxiv only when the item
-still needs a copy.
-
-No ``details`` answer was found recorded (PROVENANCE-3): the shape above is the
-API's documented one, and the cassette built on it is marked synthetic.
-
-The candidate is ``https://www.{server}.org/content/{doi}v{version}.full.pdf`` of
-the latest version, a ``submittedVersion`` in a repository with the version's
-licence; the record keeps the ``jatsxml`` URL (:attr:`Record.jats_url`) and the
-journal DOI (:attr:`Record.published_doi`), which links the preprint to its
-journal version. The www pages sit behind Cloudflare (429 "error code: 1015"
-on repeated fetches): :meth:`BiorxivSource.related_hosts` names them so they are
-paced like the API. Not here: the pacing itself.
+"""bioRxiv and medRxiv: a preprint's versions from ``api.biorxiv.org/details`` (docs/sources.md); bioRxiv is
+asked first. No ``details`` answer was found recorded: its cassette is marked synthetic.
 """
 
 from __future__ import annotations

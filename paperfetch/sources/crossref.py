@@ -1,13 +1,5 @@
-"""Crossref REST ``/works/{doi}``: bibliographic metadata and publisher full-text links.
-
-Crossref does not say whether a work is open access, so ``is_oa`` and
-``oa_status`` stay None. Candidates come from ``message.link``: entries with
-``content-type: application/pdf`` are PDF candidates. ``unspecified`` links are
-used only when the URL path itself ends in ``.pdf`` — in the recorded bodies they
-are text-mining API endpoints (``api.wiley.com/onlinelibrary/tdm/…``) and
-similarity-checking pages (``dx.plos.org/…``, ``onlinelibrary.wiley.com/doi/pdf/…``)
-that need tokens or answer HTML. ``text/html``, ``text/xml``, ``text/plain`` and
-``application/xml`` links are never PDFs and are ignored.
+"""Crossref ``/works/{doi}``: metadata and publisher full-text links (docs/sources.md); an ``unspecified`` link
+counts only when its path ends in ``.pdf`` (the recorded others are text-mining endpoints and HTML).
 """
 
 from __future__ import annotations
@@ -26,15 +18,12 @@ __all__ = ["CrossrefSource"]
 class CrossrefSource(Source):
     name = "crossref"
     default_base_url = "https://api.crossref.org"
-    # Crossref's public pool allows 5 requests/s at concurrency 1 (x-rate-limit-limit: 5 and
-    # x-concurrency-limit: 1 in the 2026 recording fixtures/real/crossref/works_404_notarealdoi.vcr.yaml);
-    # the polite pool (a mailto) allows 10/s. Older recordings (2022/2023) still say 50/s.
+    # public pool 5 requests/s, polite pool (a mailto) 10/s: docs/sources.md, "The services"
     min_interval_s = 0.2
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     accepts = frozenset({IdType.DOI})
 
-    #: Requests in flight since 2025-12-01 (``x-concurrency-limit`` in the 2026 recordings): the public pool 1,
-    #: the polite pool (a mailto) 3. The header, when a host sends it, applies under this cap.
+    #: Requests in flight (``x-concurrency-limit`` since 2025-12-01): public pool 1, polite pool 3; a header applies under it.
     public_concurrency = 1
     polite_concurrency = 3
 

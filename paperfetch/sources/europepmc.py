@@ -1,17 +1,4 @@
-"""Europe PMC REST search (``resultType=core``): ids, metadata and PMC full-text PDFs.
-
-One id per request: ``DOI:"…"``, ``EXT_ID:<pmid> AND SRC:MED`` or ``PMCID:PMC…``.
-A search can return several records (a MEDLINE record and a preprint sharing a
-DOI); the first one whose id equals the requested id is kept, MEDLINE first.
-
-PDF candidates: when ``isOpenAccess == "Y"`` and there is a PMCID, Europe PMC's
-render endpoint ``{render}/articles/{PMCID}?pdf=render``; then every
-``fullTextUrlList.fullTextUrl`` entry with ``documentStyle == "pdf"`` whose
-``availability`` is "Open access" or "Free" (the recorded Lancet erratum
-PMC12124214 is "Free" but ``isOpenAccess`` "N"). The render endpoint lives on
-``https://europepmc.org``, not on the API host; it follows the base-URL
-override when one is given so a test double or mirror serves it too.
-"""
+"""Europe PMC REST search (``resultType=core``): ids, metadata and PMC full-text PDFs (docs/sources.md)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,5 @@
-"""The JATS full-text endpoints, declared like the metadata sources: a host, an endpoint, a parser.
-
-* :class:`EuropePMCFullTextSource` — Europe PMC ``GET /europepmc/webservices/rest/{PMCID}/fullTextXML``
-  (the open-access subset; the search answers say ``isOpenAccess``), one PMCID a request, on the same host
-  (and the same base-URL override) as :class:`~paperfetch.sources.europepmc.EuropePMCSource`.
-* :class:`PMCEfetchSource` — NCBI E-utilities ``efetch.fcgi?db=pmc&id=…``: the same JATS in batches of
-  :attr:`PMCEfetchSource.batch_size`, ids written without the ``PMC`` prefix as E-utilities asks, identified
-  with ``tool``/``email``/``api_key`` and paced like :class:`~paperfetch.sources.ncbi.NCBIEutilsSource`.
-* :func:`jats_candidates` — any :class:`~paperfetch.sources.base.Candidate` of kind ``"jats"`` (bioRxiv's
-  ``jatsxml`` link, for one) is a JATS URL fetched as it is.
-
-:meth:`articles` turns one answer into :class:`~paperfetch.fulltext.JatsArticle` values keyed by the
-requested ids; a cut or malformed batch raises :class:`~paperfetch.fulltext.FullTextError` as a whole, and the
-caller asks per id (:mod:`paperfetch.fulltext.fetch`). :meth:`parse` gives the same answer as
-:class:`~paperfetch.sources.base.Record` values (ids and licence), for the source contract.
-
-Deliberately not here: sending (the transport does, through the metadata cache), choosing which endpoint a
-paper is asked at, keeping the XML on disk (both :mod:`paperfetch.fulltext.fetch`).
+"""The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md). A cut
+or malformed batch raises FullTextError as a whole; sending and keeping the XML are ``fulltext.fetch``'s.
 """
 
 from __future__ import annotations
@@ -39,10 +23,7 @@ JatsAnswer = tuple[JatsArticle, bytes]
 
 
 def split_articles(body: bytes, *, max_bytes: int = DEFAULT_MAX_XML_BYTES) -> list[JatsAnswer]:
-    """Every ``<article>`` of *body* (one ``<article>`` or a ``<pmc-articleset>``), parsed, each with its own XML.
-
-    Raises :class:`FullTextError` when the body as a whole cannot be read (cut, malformed, hostile, too large).
-    """
+    """Every ``<article>`` of *body*, parsed, each with its own XML; FullTextError when the body cannot be read."""
     root = parse_xml(body, max_bytes=max_bytes)
     name = local_name(root.tag)
     if name == "article":

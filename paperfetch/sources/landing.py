@@ -1,22 +1,5 @@
-"""Find the PDF link a publisher's landing page advertises for machines.
-
-Most publishers and repositories put the full-text PDF's address in the page
-head for indexers (Google Scholar's Highwire tags)::
-
-    <meta name="citation_pdf_url" content="https://…/article.pdf">
-    <link rel="alternate" type="application/pdf" href="/article.pdf">
-
-:func:`find_pdf_links` reads those tags with the standard library's
-:mod:`html.parser` (tolerant of malformed markup, no extra dependency) and
-returns absolute http(s) URLs, best first.
-
-What it deliberately does not do:
-
-* no network: it is handed the page, it does not fetch it or the PDF;
-* no guessing: it does not scrape "Download PDF" buttons, rewrite URLs by
-  publisher-specific rules, or follow JavaScript; only declared metadata counts;
-* no getting round bot challenges: :func:`is_bot_challenge` only recognises
-  one, so the caller can stop and report it.
+"""The PDF link a landing page declares for machines (``citation_pdf_url`` and kin): no network, no guessing,
+and a bot challenge only recognised, never solved (docs/sources.md, "What is read").
 """
 
 from __future__ import annotations
@@ -36,8 +19,6 @@ __all__ = ["PDF_META_NAMES", "decode_html", "find_pdf_links", "is_bot_challenge"
 logger = logging.getLogger(__name__)
 
 #: ``<meta>`` names (or properties) that carry a PDF URL, best first, compared case-insensitively.
-#: ``citation_pdf_url`` is the Highwire/Google Scholar tag nearly everyone uses; the
-#: bepress and EPrints variants are older repository conventions.
 PDF_META_NAMES: tuple[str, ...] = ("citation_pdf_url", "bepress_citation_pdf_url", "eprints.document_url")
 
 # Priority groups: a lower number is a better link.
@@ -48,12 +29,8 @@ _PRIORITY_OTHER_META = 2
 
 
 def decode_html(page: str | bytes, content_type: str | None = None) -> str:
-    """Text of an HTML page: a BOM wins, then the charset of the *content_type* header, then a
-    ``<meta charset>`` / XML declaration, else UTF-8 (w3lib's ``html_to_unicode``, the order browsers use).
-
-    Undecodable bytes are replaced, never raised on. A charset the codec
-    registry does not know (``"utf-8,iso-8859-1"`` exists in the wild) is skipped.
-    """
+    """Text of an HTML page: a BOM, then the *content_type* charset, then ``<meta charset>`` / XML declaration,
+    else UTF-8 (w3lib's order). Never raises: bad bytes replaced, unknown charsets skipped."""
     if isinstance(page, str):
         return page
     from w3lib.encoding import html_to_unicode
@@ -69,13 +46,7 @@ _CHARREF_RE = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;
 
 
 def _unescape_attribute(value: str) -> str:
-    """Decode character references in an attribute value the way HTML5 does.
-
-    :func:`html.unescape` decodes ``&sect`` in ``?a=1&section=2`` to ``§ion=2``;
-    inside an attribute HTML5 leaves a reference alone unless it is a complete
-    entity name (and, without its semicolon, not followed by ``=``), so query
-    strings in PDF URLs survive.
-    """
+    """Character references in an attribute decoded as HTML5 does, so ``?a=1&section=2`` survives (not ``§ion=2``)."""
 
     def replace(match: re.Match[str]) -> str:
         reference = match.group(1)
@@ -99,11 +70,7 @@ def _placeholder_for_ampersand(text: str) -> str:
 
 
 class _PdfLinkParser(HTMLParser):
-    """Collects PDF-link candidates and the first ``<base href>`` in document order.
-
-    The page is fed with every ``&`` replaced by *ampersand_placeholder*, so
-    attribute values arrive raw and are decoded by :func:`_unescape_attribute`.
-    """
+    """Collects PDF-link candidates and the first ``<base href>``; ``&`` comes hidden, for :func:`_unescape_attribute`."""
 
     def __init__(self, ampersand_placeholder: str) -> None:
         super().__init__(convert_charrefs=False)
@@ -166,16 +133,8 @@ def _absolute_http_url(raw_url: str, base: str) -> str | None:
 
 
 def find_pdf_links(html: str | bytes, base_url: str, content_type: str | None = None) -> list[str]:
-    """Absolute http(s) PDF URLs a landing page declares, best first, without duplicates.
-
-    Order: ``<meta name|property="citation_pdf_url">``, then
-    ``<link rel="alternate" type="application/pdf">``, then
-    ``bepress_citation_pdf_url`` / ``eprints.document_url`` metas; within each
-    group, document order. Relative URLs are resolved against the page's
-    first ``<base href>`` (itself resolved against *base_url*) or *base_url*.
-    An empty list means the page declares no PDF (or is a bot challenge).
-    Bytes are decoded by :func:`decode_html` with the response's *content_type*.
-    """
+    """Absolute http(s) PDF URLs a landing page declares, best first, no duplicates (docs/sources.md); relative
+    ones resolve against the first ``<base href>`` or *base_url*. ``[]``: none declared (or a bot challenge)."""
     text = decode_html(html, content_type)
     placeholder = _placeholder_for_ampersand(text)
     parser = _PdfLinkParser(placeholder)

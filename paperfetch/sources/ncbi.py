@@ -1,28 +1,5 @@
-"""NCBI: the PMC ID converter (ids only) and E-utilities efetch for PubMed records.
-
-``ncbi_idconv`` maps PMIDs, PMCIDs and DOIs onto each other, up to 200 ids of
-one type per request (``idtype=`` says which). Its documented home moved in 2025
-to ``https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/``, with a new
-record shape (``requested-id``, ``pmid`` as an integer, ``response-date``, and
-``errmsg: "Identifier not found in PMC"`` for an unknown id); the old
-``www.ncbi.nlm.nih.gov/pmc/utils/idconv/v1.0/`` still answered (with the new
-shape) in late 2025 and is the documented fallback when the new one fails
-(:attr:`NCBIIdConvSource.fallback_path`). Both shapes are read. ``ncbi_eutils`` fetches PubMed
-XML for PMIDs the converter does not know (it only knows articles in PMC).
-Neither proposes download candidates: they fill in identifiers and metadata
-for the other sources.
-
-Both identify themselves with ``tool`` and ``email`` (and ``api_key`` when
-given), as NCBI asks, and share NCBI's published limit: 3 requests/s per IP
-without an API key, 10 with one (https://www.ncbi.nlm.nih.gov/books/NBK25497/).
-E-utilities' 429 body is ``{"error":"API rate limit exceeded","api-key":"<…>"}``
-where ``api-key`` holds the caller's **IP address** when no key is sent: the
-classifiers register that value with the redactor (:mod:`paperfetch.redact`)
-before anything can show it, and no message here quotes a body.
-
-The XML is parsed with :mod:`xml.etree.ElementTree`: NCBI is a trusted
-source and ElementTree neither fetches the external DTD nor expands external
-entities, so defusedxml is not needed for this input.
+"""NCBI: the PMC ID converter and E-utilities efetch for PubMed records; ids and metadata, no candidates
+(docs/sources.md). E-utilities' 429 echoes the caller's IP, which the classifiers register for redaction.
 """
 
 from __future__ import annotations
@@ -156,8 +133,7 @@ class NCBIIdConvSource(_NCBISource):
 class NCBIEutilsSource(_NCBISource):
     name = "ncbi_eutils"
     default_base_url = "https://eutils.ncbi.nlm.nih.gov"
-    # 200 PMIDs keep the GET URL near 2 kB; the 2,000-id esummary URL in
-    # fixtures/real/ncbi_eutils/esummary_414_request_uri_too_long.* (20 kB) was refused with 414.
+    # 200 PMIDs keep the URL near 2 kB; a recorded 2,000-id (20 kB) URL was refused with 414
     batch_size = 200
     accepts = frozenset({IdType.PMID})
 

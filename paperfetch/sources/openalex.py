@@ -1,21 +1,5 @@
-"""OpenAlex works: one DOI via the single-work endpoint, several via one OR-filter list query.
-
-A lone DOI goes to ``/works/doi:{doi}``: since the February 2026 credit system
-that singleton form is free, while ``/works/https://doi.org/{doi}`` (the form
-recorded in ``fixtures/real/openalex`` in 2025) is billed 1 credit; both answer
-the work itself, and 404 for unknown DOIs. Two or more go to
-``/works?filter=doi:a|b|…&per-page=50``, whose ``results`` come back in any
-order with ``doi`` as ``https://doi.org/…`` and are matched to the request
-case-insensitively. Only locations with ``is_oa`` true become candidates: a
-closed location's landing page leads to a paywall, not to a legal copy.
-
-The API key is sent as ``api_key=`` when given; ``mailto=`` no longer buys a
-polite pool but is harmless and still sent. :func:`rate_limit_facts` reads the
-``X-RateLimit-*`` headers every answer carries, and :func:`budget_spent` tells a
-spent daily budget (``Remaining < Credits-Required``, as OpenAlex's own CLI
-decides) from a transient 429; both are views over the transport's one parser,
-:func:`paperfetch.http.headers.parse_rate_limit_budget`. Acting on it (the hold until the reset, the one
-warning) is the transport's work, not this module's.
+"""OpenAlex works: one DOI via the free single-work endpoint, several via one OR-filter (docs/sources.md);
+only ``is_oa`` locations become candidates. The ``X-RateLimit-*`` budget is the transport's to act on.
 """
 
 from __future__ import annotations
@@ -46,13 +30,10 @@ _PMCID_PREFIXES = (
 class OpenAlexSource(Source):
     name = "openalex"
     default_base_url = "https://api.openalex.org"
-    # OpenAlex documents at most 10 requests per second (https://docs.openalex.org); the daily usage
-    # budget (reported in X-RateLimit-* headers) is separate and not a pacing matter.
+    # at most 10 requests/s (https://docs.openalex.org); the daily budget is not a pacing matter
     min_interval_s = 0.1
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
-    # "Up to 50 DOIs in a single API call" with the | OR filter
-    # (https://blog.ourresearch.org/fetch-multiple-dois-in-one-openalex-api-request/); per-page matches it.
-    batch_size = 50
+    batch_size = 50  # "up to 50 DOIs in a single API call" with the | OR filter; per-page matches it
     accepts = frozenset({IdType.DOI})
 
     @classmethod
@@ -155,9 +136,7 @@ class RateLimitFacts:
 
 
 def rate_limit_facts(headers: Mapping[str, str], now: float | None = None) -> RateLimitFacts:
-    """The ``X-RateLimit-*`` headers read as numbers (names case-insensitive; the ``-USD`` variants are ignored),
-    by the transport's parser (:func:`paperfetch.http.headers.parse_rate_limit_budget`); *now* (the wall
-    clock, default the time now) turns an epoch reset into seconds."""
+    """The ``X-RateLimit-*`` headers as numbers (``-USD`` variants ignored); *now* turns an epoch reset into seconds."""
     now = time.time() if now is None else now
     budget = parse_rate_limit_budget(headers, now)
     if budget is None:  # neither a limit nor what remains: not a budget answer
@@ -168,10 +147,6 @@ def rate_limit_facts(headers: Mapping[str, str], now: float | None = None) -> Ra
 
 
 def budget_spent(headers: Mapping[str, str]) -> bool:
-    """True when the day's budget cannot pay for the request: ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``
-    (the transport's :attr:`~paperfetch.http.headers.RateLimitBudget.spent`, with both headers present).
-
-    A 429 without both headers is an ordinary (transient) rate limit, never a spent budget.
-    """
+    """True when ``X-RateLimit-Remaining < X-RateLimit-Credits-Required``; without both, a 429 is transient."""
     budget = parse_rate_limit_budget(headers, 0.0)
     return budget is not None and budget.credits_required is not None and budget.spent

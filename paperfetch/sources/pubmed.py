@@ -1,25 +1,4 @@
-"""PubMed search: ESearch on the history server, then EFetch in batches of at most 200.
-
-1. ``esearch.fcgi?db=pubmed&term=…&usehistory=y&retmax=N`` answers the PMIDs in
-   PubMed's order, plus ``WebEnv``/``QueryKey`` naming the result set on NCBI's
-   history server (``mindate``/``maxdate`` restrict it by publication date).
-2. ``efetch.fcgi?db=pubmed&retmode=xml&WebEnv=…&query_key=…&retstart=k&retmax=200``
-   fetches the records 200 at a time. The ids travel on NCBI's side, so the URL
-   stays short whatever the number of hits. When an answer carries no WebEnv, ids
-   are sent as ``id=a,b,…``, 200 per request; a request whose URL would exceed
-   :data:`MAX_GET_URL` characters (200 eight-digit PMIDs make about 2.3 kB) goes
-   as a POST with the same parameters as a form body, as NCBI recommends: a list
-   of 2,000 ids in a GET was refused with HTTP 414 in ``fixtures/real/ncbi_eutils``.
-   EFetch/ESummary are reads, so a POST is as safe to repeat as the GET; the
-   transport paces, holds and retries it exactly like one.
-
-Identification (``tool``, ``email``, ``api_key``) and the pacing (3 requests/s,
-10 with a key) are :class:`~paperfetch.sources.ncbi.NCBIEutilsSource`'s; this
-module only builds requests and reads answers. The Retriever keeps the answers in
-its metadata cache for a shorter time than a work's (``paperfetch.research.SearchAnswers``,
-``defaults.SEARCH_CACHE_TTL_S``): a search's answer changes as PubMed grows, and a
-history page is keyed by its query, since a WebEnv expires on NCBI's side within hours.
-"""
+"""PubMed search: ESearch on the history server, then EFetch (docs/research.md, "search_pubmed")."""
 
 from __future__ import annotations
 
@@ -85,8 +64,7 @@ def _classify(response: requests.Response) -> Outcome:
 
 
 class FormFetcher(Protocol):
-    """The transport as :class:`PubMedSearch` uses it: a GET with a query, or a POST with a form body
-    for an id list too long for a URL (``paperfetch.HttpClient`` has this shape)."""
+    """The transport as :class:`PubMedSearch` uses it: a GET with a query, or a POST with a form body."""
 
     def fetch(
         self,

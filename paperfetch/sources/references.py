@@ -1,27 +1,4 @@
-"""References and citations of one work: OpenAlex's graph, Crossref's reference lists.
-
-* **OpenAlex** — the work (``/works/https://doi.org/{doi}``, ``/works/pmid:{n}``,
-  ``/works/pmcid:{n}``) lists its ``referenced_works`` as OpenAlex ids; they are
-  resolved :data:`OPENALEX_IDS_PER_REQUEST` at a time with
-  ``/works?filter=openalex:W1|W2…&per_page=200&cursor=*``. Citing works come
-  from ``/works?filter=cites:W…&per_page=200``, following ``meta.next_cursor``
-  until it is null or a page comes back empty (both shapes are recorded in
-  ``fixtures/real/openalex``).
-* **Crossref** — ``/works/{doi}`` carries the publisher-deposited ``reference``
-  list; entries with a ``DOI`` become links (unstructured ones cannot be
-  downloaded and are left out). Crossref does not list citing works openly.
-
-* **Europe PMC** — citing works of a PMID (a DOI or PMCID is resolved to its
-  PMID through the OpenAlex work): ``/europepmc/webservices/rest/MED/{pmid}/citations
-  ?format=json&page=N&pageSize=1000``, paged until the rows seen reach ``hitCount``
-  or a page comes back empty. Each ``citationList.citation[]`` entry of source
-  ``MED`` is a PubMed id; other sources (preprints, Agricola) are kept by their own id.
-  Europe PMC's ``/references`` is not asked: no recording of it was available.
-
-Links are deduplicated by DOI (case-insensitively), then by PMID, then by OpenAlex id:
-two rows that share any of them are one work; ``source_of_link`` names every
-service that agrees (``"europepmc;openalex"``).
-"""
+"""References and citations of one work (docs/research.md, "references(id) and citations(id)")."""
 
 from __future__ import annotations
 
@@ -81,7 +58,6 @@ class LinkFinder:
         self.crossref = crossref
         self.europepmc = europepmc
 
-    # -- public --------------------------------------------------------------------
     def references(self, http: Fetcher, ident: Identifier) -> list[Link]:
         links: list[Link] = []
         doi = ident if ident.type is IdType.DOI else None
@@ -110,7 +86,6 @@ class LinkFinder:
                 logger.info("Europe PMC's citations need a PMID; none is known for %s", ident.key)
         return merge_links(links)
 
-    # -- Europe PMC ----------------------------------------------------------------
     def _europepmc_citations(self, http: Fetcher, pmid: str) -> list[Link]:
         links: list[Link] = []
         path = europepmc_citations_path(pmid)
@@ -125,7 +100,6 @@ class LinkFinder:
                 break
         return links
 
-    # -- OpenAlex ------------------------------------------------------------------
     def _get_json(self, http: Fetcher, source: Source | None, path: str, params: dict[str, str],
                   ident: Identifier | None = None) -> dict[str, Any]:
         """The answer's JSON object; anything else is a MalformedResponse naming the service."""
@@ -165,7 +139,6 @@ class LinkFinder:
             cursor = next_cursor
         return links
 
-    # -- Crossref ------------------------------------------------------------------
     def _crossref_references(self, http: Fetcher, ident: Identifier) -> list[Link]:
         try:
             data = self._get_json(http, self.crossref, "/works/" + quote_path(ident.value), {}, ident)
@@ -216,8 +189,7 @@ def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
 
 
 def merge_links(links: Iterable[Link]) -> list[Link]:
-    """One link per work — links sharing a DOI, PMID or OpenAlex id are one — in first occurrence's
-    order, fields filled from the others, ``sources`` the union."""
+    """One link per work (a shared DOI, PMID or OpenAlex id), first occurrence's order, fields and sources merged."""
     merged: list[Link] = []
     index: dict[str, Link] = {}
     for link in links:

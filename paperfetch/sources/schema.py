@@ -1,21 +1,4 @@
-"""Reading a service's answer defensively: the shape is checked, a wrong-shaped field is absent.
-
-Services answer with what they like: ``"results": null``, a list where an
-object belongs, ``"publication_year": "abc"``, ``null`` inside ``locations``.
-Every parser in :mod:`paperfetch.sources` reads its answer through these few
-functions instead of chained ``.get()`` calls, so the rule is the same
-everywhere:
-
-* :func:`load_json` / :func:`load_xml` turn the body into data, or raise
-  :class:`~paperfetch.errors.MalformedResponse` naming the service and what was
-  wrong (invalid JSON, not JSON at all). :func:`top_object` does the same for a
-  top-level value of the wrong shape. That is the source's failure for the
-  items of that request, never anyone else's.
-* :func:`at` walks a path of keys through nested objects and returns the value
-  only when it has the declared kind (:data:`TEXT`, :data:`YEAR`, :data:`FLAG`,
-  :data:`OBJECT`, :data:`OBJECTS`, …); anything else there reads as absent
-  (``None``, or an empty ``{}`` / ``[]`` for the container kinds).
-"""
+"""Reading a service's answer defensively: the shape is checked, a wrong-shaped field is absent."""
 
 from __future__ import annotations
 

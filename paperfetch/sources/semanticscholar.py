@@ -1,21 +1,5 @@
-"""Semantic Scholar Graph API: up to 500 papers per ``POST /graph/v1/paper/batch``, open copies with their licence.
-
-The request body is ``{"ids": ["DOI:…", "PMID:…", "PMCID:…", "ARXIV:…"]}`` and
-the query asks only ``fields=openAccessPdf,externalIds,title,year``. The answer
-(recorded in ``fixtures/real/semanticscholar``, 2024-12 and 2025-08/09) is a JSON
-list **in request order**, with ``null`` in the place of an id Semantic Scholar
-does not know: records are matched by position, never by the DOI an entry
-carries (an id may resolve to a paper whose DOI is written differently).
-
-``openAccessPdf`` is ``{"url", "status", "license"}`` (``license`` and
-``disclaimer`` since 2025): an empty ``url`` or status ``CLOSED`` is no copy;
-a ``doi.org`` URL (recorded for a GOLD paper) is a landing page, not a PDF.
-``GOLD``/``HYBRID``/``BRONZE`` are publisher copies, ``GREEN`` a repository's.
-
-Limits: 1 request/s with a free key, sent as the ``x-api-key`` header
-(``Identification.s2_api_key``, ``PAPERFETCH_S2_API_KEY``); without one, a
-pool shared by every keyless caller, often exhausted (429). Not here: pacing
-and the 429 hold (the transport).
+"""Semantic Scholar: up to 500 papers per ``POST /graph/v1/paper/batch`` (docs/sources.md); the answer lists
+records in request order (``null`` if unknown), matched by position, never by DOI.
 """
 
 from __future__ import annotations
@@ -45,10 +29,8 @@ class SemanticScholarSource(Source):
     default_base_url = "https://api.semanticscholar.org"
     #: Asked in batches before the items run (paperfetch.items.Stage.PREFETCHED), like OpenAlex.
     stage: ClassVar[str] = "prefetched"
-    # "1 request per second" for a key holder (Semantic Scholar API licence and product page).
-    min_interval_s = 1.0
-    # "up to 500 paper IDs" per /paper/batch call.
-    batch_size = 500
+    min_interval_s = 1.0  # "1 request per second" for a key holder (the API licence)
+    batch_size = 500  # "up to 500 paper IDs" per /paper/batch call
     accepts = frozenset({IdType.DOI, IdType.PMID, IdType.PMCID, IdType.ARXIV})
 
     def identity_headers(self) -> dict[str, str]:

@@ -1,24 +1,5 @@
-"""Unpaywall v2: one DOI per request, OA locations ranked by Unpaywall itself.
-
-Field names follow the recorded v2 bodies in ``fixtures/real/unpaywall`` (2020
-schema: ``best_oa_location``, ``oa_locations``, ``url_for_pdf``,
-``url_for_landing_page``, ``journal_name``; the licence lives on each location,
-there is no top-level ``license``). Since Unpaywall answers from OpenAlex's
-database (2025-05-20, recorded in PROVENANCE-3) the schema is the same, but a
-location's ``evidence`` and ``updated`` read ``"deprecated"`` (neither is read
-here) and locations gain ``oa_date``, kept on the candidate's record as the
-earliest date a location became open.
-
-What a status means (ourresearch/oadoi ``views.py``): an unknown DOI is a plain
-HTML **404** (no record); a **422** whose JSON ``message`` is about the e-mail
-(none given, or one ending in ``example.com``) is a configuration error, raised
-from :meth:`UnpaywallSource.classify` so the transport surfaces it, once: the
-source remembers the refusal (one WARNING) and asks nothing more, and no DOI is
-reported "not found" for it. Any other 422 is no record. The same
-placeholder rule is applied before any request: :func:`placeholder_email` is
-checked when the source is built.
-
-Not here: pacing and retries (the transport), the daily quota (the caller's).
+"""Unpaywall v2: one DOI per request (docs/sources.md). A 422 about the e-mail is a ConfigurationError raised
+once; the source then asks nothing more, and no DOI is reported "not found" for it.
 """
 
 from __future__ import annotations
@@ -48,11 +29,7 @@ UNPAYWALL_EMAIL_HELP = (
 
 
 def placeholder_email(email: str | None) -> bool:
-    """True for an address Unpaywall refuses as a placeholder: one ending in ``example.com`` or holding ``YOUR_EMAIL``.
-
-    Unpaywall's own rule, nothing more: ``example.org`` and other real-looking
-    domains pass (Unpaywall accepts them).
-    """
+    """True for an address Unpaywall refuses as a placeholder: ending in ``example.com`` or holding ``YOUR_EMAIL``."""
     if not email:
         return False
     text = email.strip()
@@ -68,8 +45,7 @@ def check_email(email: str | None) -> None:
 class UnpaywallSource(Source):
     name = "unpaywall"
     default_base_url = "https://api.unpaywall.org"
-    # Unpaywall publishes a daily quota (100,000 calls/day, https://unpaywall.org/products/api),
-    # not a per-second one. 0.1 s (10/s) keeps bursts modest; the daily quota is the caller's to budget.
+    # a daily quota (100,000 calls/day), no per-second limit: 10/s keeps bursts modest
     min_interval_s = 0.1
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     accepts = frozenset({IdType.DOI})

@@ -1,16 +1,4 @@
-"""Per-host politeness state that outlives the process and spans machines.
-
-Pick a store with :func:`open_store` (``state=`` on the clients, ``--state`` on the
-CLI, ``PAPERFETCH_STATE`` in the environment)::
-
-    "memory"                     this process only (tests, throwaway clients)
-    "sqlite" | "" (default)      host-state.sqlite3 in the user cache directory: every process of this machine
-    "/any/path.sqlite3"          that file (also "sqlite:///any/path.sqlite3")
-    "redis://host:6379/0"        Redis: every machine that opens the same URL
-
-The contract is :class:`HostStateStore`; a store keeps each host's :class:`~paperfetch.http.hosts.HostFacts` in its
-stored form, :class:`StoredFacts`; see ``docs/state.md``.
-"""
+"""Per-host politeness state that outlives the process and spans machines (docs/state.md, "Choosing a store")."""
 
 from __future__ import annotations
 
@@ -50,11 +38,7 @@ def __getattr__(name: str) -> object:  # RedisStore imports only when asked for:
 
 
 def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, fallback: str | None = None) -> HostStateStore:
-    """The store *spec* names; None reads ``PAPERFETCH_STATE``, and without it the SQLite default.
-
-    A store object is returned as it is. *fallback* (``"local"``) applies to Redis only:
-    where Redis does not answer, go on with this machine's SQLite store instead of raising.
-    """
+    """The store *spec* names (a store as it is; None: ``PAPERFETCH_STATE``, else SQLite); *fallback* ``"local"`` backs Redis."""
     if spec is None:
         spec = env_state()
     if isinstance(spec, HostStateStore) and not isinstance(spec, (str, os.PathLike)):

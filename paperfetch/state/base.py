@@ -1,38 +1,4 @@
-"""The host-state store contract: what every backend (memory, SQLite, Redis) must do, and the pure rules they share.
-
-A store keeps two things per host, keyed by :func:`paperfetch.http.hosts.host_key`:
-
-* **facts** (:class:`StoredFacts`) — what the politeness policy learned about the
-  host: a hold (``Retry-After``), a suppression (403), the learned interval,
-  the backoff, the circuit breaker, robots.txt. Every time in it is a **wall
-  clock epoch** (``clock.time()``), so it means the same in another process
-  or on another machine. Writes go through :func:`merge_facts`: a hold or a
-  suppression only ever extends; the soft fields (interval, backoff, breaker)
-  take the newest value; robots.txt keeps the newer fetch. Reads go through
-  :func:`expire_facts`: a hold, suppression or robots.txt past its time is
-  gone.
-* **a start slot** (:class:`Slot`) — who may send the next request to the host
-  and when. :meth:`HostStateStore.reserve` atomically takes the host's next
-  start: ``start = max(now, next_free)``, ``next_free = start + interval_s``.
-  With ``lease_s > 0`` the caller also becomes the host's *holder* until it
-  calls :meth:`HostStateStore.finish` (which can push ``next_free`` to
-  ``end + gap``: end-to-end pacing) or until ``start + lease_s`` passes — so a
-  process killed with SIGKILL blocks the host for at most its lease. While a
-  holder is active, :meth:`~HostStateStore.reserve` answers ``granted=False``
-  with the time to ask again. See ``docs/state.md``.
-
-The functions here are pure; the backends differ only in how they make one
-read-modify-write atomic (a lock, ``BEGIN IMMEDIATE``, a Lua script / WATCH).
-
-**A wall clock that moves.** Stored times are wall-clock (they must mean the same in another
-process), so a clock stepped back, or a run made while it was hours ahead, leaves times far in the
-future. Every read clamps them to the largest wait they can honestly mean: a hold or an open breaker
-at most :data:`paperfetch.defaults.MAX_HOLD_S` (7 days) ahead (:func:`clamp_facts`); a start slot at
-most :func:`slot_horizon` ahead (the interval for every start one host can have queued, plus the
-lease and the largest Crawl-delay), a holder's lease at most ``max(lease, interval)`` ahead
-(:func:`clamp_slot`). A clamped value is logged at DEBUG. Local waits measured on the monotonic clock
-are the transport's.
-"""
+"""The host-state store contract and the pure rules every backend shares (docs/state.md, "The contract")."""
 
 from __future__ import annotations
 
@@ -57,8 +23,7 @@ CLOCK_SKEW_S = 5.0
 _UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots_fetched_at", "robots_expires_at",
                  "suppressed_since", "failing_since")
 
-#: The most starts one host can have queued ahead (start-to-start pacing): a slot further ahead than this
-#: many intervals (plus the lease and the largest Crawl-delay) is a wall clock that moved.
+#: A slot further ahead than this many intervals (plus lease and largest Crawl-delay) is a clock that moved.
 MAX_QUEUED_STARTS = 64
 
 #: The circuit breaker's states: closed → open → half-open.
@@ -68,17 +33,7 @@ BREAKER_STATES = ("closed", "open", "half_open")
 @dataclass(frozen=True)
 class StoredFacts:
     """The stored form of one host's :class:`paperfetch.http.hosts.HostFacts`: flat, JSON-able, keyed by host.
-
-    There is one facts record, :class:`~paperfetch.http.hosts.HostFacts`, which the policy reads and
-    writes; this is how a store keeps it (``stored_facts`` / ``host_facts`` in
-    :mod:`paperfetch.http.hosts` map one to the other, field for field). Times are wall-clock
-    epoch seconds (``clock.time()``).
-
-    ``hold_until`` / ``suppressed_until``: no request before then (``math.inf``: until cleared).
-    ``learned_interval_s``: the pacing learned from 429s (0: none learned).
-    ``robots_txt`` is the body as fetched (``""`` when there is none: a 404 means allow all),
-    valid until ``robots_expires_at``.
-    """
+    Times are wall-clock epoch seconds; ``math.inf`` in ``hold_until`` / ``suppressed_until``: until cleared."""
 
     host: str
     hold_until: float | None = None
@@ -131,13 +86,9 @@ class StoredFacts:
 
 @dataclass(frozen=True)
 class Slot:
-    """The answer of :meth:`HostStateStore.reserve`.
-
-    ``granted``: the caller may start its request at ``start_at`` (wall epoch, ``>= now``) and must
-    not start before. Not granted: another client holds the host (its request is in flight); ask
-    again at ``start_at`` at the latest (its lease end) — sooner is fine, it may finish early.
-    ``token`` identifies a granted reservation for :meth:`HostStateStore.finish` (``""`` when not granted).
-    """
+    """The answer of :meth:`HostStateStore.reserve`. Granted: start at ``start_at`` (wall epoch), not before.
+    Not granted: another client holds the host; ask again at ``start_at`` (its lease end) at the latest.
+    ``token`` identifies a granted reservation for :meth:`HostStateStore.finish` (``""`` when not granted)."""
 
     host: str
     granted: bool
@@ -151,14 +102,7 @@ def new_token() -> str:
 
 
 def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> StoredFacts:
-    """What the store keeps when *proposed* is written over *current*.
-
-    * a hold and a suppression only ever extend: the later ``until`` wins, with its status and reason;
-    * robots.txt: the later ``robots_fetched_at`` wins;
-    * the soft fields (learned interval, backoff, breaker) are the proposed ones: the writer saw
-      the current state (:meth:`HostStateStore.update` is atomic), so its value is the newest;
-    * ``updated_at`` is *now*.
-    """
+    """What the store keeps when *proposed* is written over *current* (docs/state.md, "Facts merge rules")."""
     if current.host != proposed.host:
         raise ValueError(f"facts of {proposed.host!r} written over {current.host!r}")
     merged = proposed
@@ -178,14 +122,7 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
 
 
 def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
-    """*facts* as they can honestly be read at *now*.
-
-    * a record written "later" than *now* (``updated_at`` ahead by more than :data:`CLOCK_SKEW_S`: the
-      clock was stepped back since, or the writer's ran ahead) has every time in it moved back by that
-      much, so a ``Retry-After: 4`` hold set an hour "ahead" still lasts 4 s;
-    * a hold or an open breaker further ahead than :data:`~paperfetch.defaults.MAX_HOLD_S` is brought
-      back to that bound: a clock that moved (or a corrupt record) never holds a host for longer.
-    """
+    """*facts* as they can honestly be read at *now* (docs/state.md, "A wall clock that moves")."""
     skew = facts.updated_at - now
     if skew <= CLOCK_SKEW_S and facts.hold_until is None and facts.breaker_open_until is None:
         return facts  # nothing ahead to bring back (every read of a quiet host)
@@ -209,14 +146,13 @@ def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
 
 
 def slot_horizon(interval_s: float, lease_s: float) -> float:
-    """How far ahead of now a host's next start slot can honestly be (see the module docstring)."""
+    """How far ahead of now a host's next start slot can honestly be."""
     return max(interval_s, 0.0) * MAX_QUEUED_STARTS + max(lease_s, 0.0) + defaults.MAX_CRAWL_DELAY_S
 
 
 def clamp_slot(state: tuple[float, str, float], host: str, interval_s: float, now: float,
                lease_s: float) -> tuple[float, str, float]:
-    """*state* ``(next_free, holder, lease_until)`` with times too far ahead brought back: ``next_free`` to
-    ``now + interval_s``, a holder's ``lease_until`` to ``now + max(lease_s, interval_s)``."""
+    """*state* ``(next_free, holder, lease_until)`` with times too far ahead brought back (:func:`slot_horizon`)."""
     next_free, holder, lease_until = state
     clamped = []
     if next_free > now + slot_horizon(interval_s, lease_s):
@@ -248,10 +184,7 @@ def expire_facts(facts: StoredFacts, now: float) -> StoredFacts:
 def reserve_slot(
     state: tuple[float, str, float], host: str, interval_s: float, now: float, lease_s: float, token: str
 ) -> tuple[Slot, tuple[float, str, float]]:
-    """The reservation rule on ``(next_free, holder, lease_until)``: the answer and the new state.
-
-    The Redis backend runs the same rule as a Lua script (``paperfetch/state/redis.py``).
-    """
+    """The reservation rule on ``(next_free, holder, lease_until)``: the answer and the new state (Lua in redis.py)."""
     state = clamp_slot(state, host, interval_s, now, lease_s)
     next_free, holder, lease_until = state
     if holder and lease_until > now:
@@ -265,11 +198,8 @@ def reserve_slot(
 
 
 def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: float) -> tuple[float, str, float]:
-    """The finish rule: the holder *token* lets go; the next start is at least ``end + gap_s``.
-
-    ``next_free`` is pushed even when the lease had already run out and someone else holds
-    the host: a late finish can only slow the host down, never speed it up.
-    """
+    """The finish rule: the holder *token* lets go; the next start is at least ``end + gap_s``. A late
+    finish still pushes ``next_free`` (it can only slow the host) but never releases a new holder."""
     if not token:  # a slot that was not granted holds nothing
         return state
     next_free, holder, lease_until = state
@@ -281,13 +211,7 @@ def finish_slot(state: tuple[float, str, float], token: str, end: float, gap_s: 
 
 @runtime_checkable
 class HostStateStore(Protocol):
-    """Per-host politeness state, shared by every client that opens the same store.
-
-    Implementations: :class:`~paperfetch.state.MemoryStore` (this process only),
-    :class:`~paperfetch.state.SqliteStore` (processes of one machine),
-    :class:`~paperfetch.state.RedisStore` (many machines). All are thread-safe.
-    *now* is always a wall-clock epoch (``clock.time()``), passed in so tests run on a fake clock.
-    """
+    """Per-host state shared by every client of the same store; thread-safe; *now* is wall-clock, passed in."""
 
     #: Where the state lives, for people (``"memory"``, ``"sqlite:/path"``, ``"redis://host:6379/0"``); never a password.
     name: str

@@ -1,4 +1,4 @@
-"""The in-process store: today's behaviour, one dict behind a lock. Nothing outlives the process."""
+"""The in-process store: one dict behind a lock. Nothing outlives the process."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Executing a reservation: wait for a host's start slot in a shared store.
-
-:func:`acquire` is the loop the transport runs where it paces today: reserve,
-and either sleep until the granted start or, while another client holds the
-host (end-to-end mode), sleep a little and ask again. The sleeps go through the
-injected clock, so a fake clock runs it without waiting and a stoppable sleep
-interrupts it.
-"""
+"""Wait, on the injected clock, for a host's start slot in a shared store (docs/state.md, "Start-to-start …")."""
 
 from __future__ import annotations
 
@@ -28,11 +21,8 @@ def acquire(
     poll_s: float = DEFAULT_POLL_S,
 ) -> Slot:
     """Wait (on *clock*) until this client may start a request to *host*; return the granted slot.
-
-    ``lease_s == 0``: start-to-start — one reservation, one sleep to its start.
-    ``lease_s > 0``: end-to-end — the caller holds the host until ``store.finish(slot, end, gap_s)``
-    (call it in a ``finally``) or until the lease runs out.
-    """
+    ``lease_s > 0`` is end-to-end: the caller holds the host until ``store.finish(slot, end, gap_s)`` (in a
+    ``finally``) or until the lease runs out; ``lease_s == 0`` is start-to-start."""
     while True:
         now = clock.time()
         slot = store.reserve(host, interval_s, now, lease_s)

@@ -1,30 +1,5 @@
-"""The shared store for many machines: Redis (``redis://host:port/db``, redis-py).
-
-Keys, under a namespace (default ``paperfetch:``)::
-
-    {ns}slot:{host}    hash next_free / holder / lease_until   reserve() and finish(): Lua scripts, atomic
-    {ns}facts:{host}   JSON: learned interval, backoff, breaker, robots.txt     (TTL 30 days, refreshed)
-    {ns}hold:{host}    JSON: hold_until / status / reason       TTL = the hold: Redis drops it when it ends
-    {ns}supp:{host}    JSON: suppressed_until / reason          TTL = the suppression (none when indefinite)
-    {ns}hosts          set of every host seen
-
-A facts update is an optimistic transaction (WATCH the three keys, merge in
-Python with :func:`~paperfetch.state.base.merge_facts`, MULTI/EXEC, again on a
-conflict), so the merge rules are the same code for every backend. Expiry is
-decided by the caller's *now* on every read (so a fake clock works), the TTLs
-clean up after.
-
-A lost connection raises :class:`~paperfetch.errors.StoreUnavailable` — or,
-with ``fallback="local"`` (or any store), logs a warning and serves from the
-local store until Redis answers again (tried every ``retry_after_s``). State
-written to the fallback stays there: other machines do not see it. So does a
-Redis that answers with an error (a wrong password, ``-OOM command not allowed``,
-a read-only replica): the error names the store and Redis's reason (never the
-password), and it is never taken for "no record" — an item it stops is a
-retryable ``network_error`` row.
-
-Times read from Redis are clamped as every store's are (:func:`~paperfetch.state.base.clamp_facts`,
-and the reservation script bounds a stored slot): a wall clock that moved cannot stall a host.
+"""The shared store for many machines: Redis (redis-py); slots are Lua scripts, facts a WATCH/MULTI
+transaction merged by :func:`~paperfetch.state.base.merge_facts` (docs/state.md, "Redis").
 """
 
 from __future__ import annotations
@@ -106,8 +81,7 @@ def redis_name(client: Any) -> str:
 
 
 def redis_failure(exc: BaseException, connection_errors: tuple[type[BaseException], ...]) -> str:
-    """What went wrong, for people: ``does not answer (TimeoutError)`` or ``refused the command
-    (OutOfMemoryError: command not allowed when used memory > 'maxmemory')``. Redis never echoes a password."""
+    """What went wrong, for people: ``does not answer (TimeoutError)``, ``refused the command (…)``; never a password."""
     if isinstance(exc, connection_errors) and not type(exc).__name__.startswith("Authentication"):
         return f"does not answer ({type(exc).__name__})"
     text = " ".join(str(exc).split())[:200]
@@ -161,7 +135,6 @@ class RedisStore(StoreBase):
         self._down_since: float | None = None  # time.monotonic() of the failure while on the fallback
         self._lock = threading.Lock()
 
-    # -- connection handling ------------------------------------------------------
     @property
     def on_fallback(self) -> bool:
         """True while calls are served by the fallback store because Redis did not answer."""
@@ -200,11 +173,9 @@ class RedisStore(StoreBase):
         except self._redis_errors as exc:
             raise StoreUnavailable(f"the host-state store {self.name} does not answer", store=self.name) from exc
 
-    # -- keys --------------------------------------------------------------------------
     def _key(self, kind: str, host: str) -> str:
         return f"{self.namespace}{kind}:{host}"
 
-    # -- slots -----------------------------------------------------------------------
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
         token = new_token()
         ttl_ms = math.ceil((max(interval_s, lease_s) + _SLOT_GRACE_S) * 1000)
@@ -228,7 +199,6 @@ class RedisStore(StoreBase):
             lambda store: store.finish(slot, end, gap_s),
         )
 
-    # -- facts -----------------------------------------------------------------------
     def _facts_keys(self, host: str) -> list[str]:
         return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
 
@@ -300,5 +270,5 @@ class RedisStore(StoreBase):
 
     @property
     def client(self) -> Any:
-        """The redis-py client (shared with :class:`~paperfetch.redis_ledger.RedisLedger` when it is built from this store)."""
+        """The redis-py client (shared with :class:`~paperfetch.ledger.RedisLedger` when it is built from this store)."""
         return self._client

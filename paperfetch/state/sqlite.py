@@ -1,25 +1,4 @@
-"""The embedded store: one SQLite file that every process on the machine shares.
-
-WAL journal (readers never wait for the writer), a busy timeout (a writer
-waits for another instead of failing), and every read-modify-write in one
-``BEGIN IMMEDIATE`` transaction, so a reservation or a facts update is atomic
-across processes. A process killed with SIGKILL leaves no lock behind (SQLite
-drops it with the process) and at most a lease on a host's slot, which runs out
-by itself.
-
-The default file is ``host-state.sqlite3`` in the user cache directory
-(:func:`platformdirs.user_cache_dir`), so a re-run of the CLI or a second
-notebook sees the holds, suppressions, robots.txt and learned intervals of the
-first. Not for network filesystems: SQLite's locking is unreliable on NFS;
-use Redis across machines.
-
-The file is a cache, so no fault of it stops a run (:mod:`paperfetch.state.sqlite_faults`): a damaged
-file is moved aside and a new one made; a file locked by another process past the lock timeout
-(:func:`paperfetch.config.lock_timeout_s`), a full disk or a file that cannot be moved makes the store
-serve from memory for the rest of the run, with one WARNING naming the file; ``name`` then says
-``memory (…)``. A fault in the middle of a run (a reservation that meets a lock or a full disk)
-falls back the same way.
-"""
+"""The embedded store: one SQLite file every process of the machine shares (docs/state.md, "Choosing a store")."""
 
 from __future__ import annotations
 

@@ -1,27 +1,5 @@
-"""SQLite files that fail: damaged, locked by another process, on a full or read-only disk.
-
-The host-state store, the metadata cache and the resume ledger are each one SQLite file. Any of them
-can be filled with garbage, cut in half, replaced by a folder, made read-only, locked by another
-process (``BEGIN EXCLUSIVE``) or sit on a full disk. :func:`open_database` opens one so that none of
-that stops a run:
-
-* the connection is opened with a busy timeout of :func:`paperfetch.config.lock_timeout_s`
-  (``PAPERFETCH_LOCK_TIMEOUT_S``, default :data:`paperfetch.defaults.LOCK_TIMEOUT_S`), the caller's
-  *prepare* runs (schema, pragmas), then a write probe (``BEGIN IMMEDIATE`` / ``ROLLBACK``) and
-  ``PRAGMA quick_check``: a damage shows at the open, not in the middle of a batch;
-* **damaged** (not a database, malformed, a folder, read-only, unreadable): the file is moved aside
-  (renamed ``<name>.damaged-<UTC timestamp>``, with its ``-wal``/``-shm``), a WARNING names both, and
-  a new file is made in its place; when it cannot be moved (a read-only folder) the answer is "no
-  connection" and the caller falls back for the run;
-* **locked** (the busy timeout passed) or **the disk is full**: never moved (the file is fine); the
-  WARNING names the file and the caller falls back for the run. SQLite does not say which process
-  holds a lock; where Linux's ``/proc/locks`` names the process (:func:`lock_holders`) the message gives
-  its pid, else it says that it cannot tell.
-
-:func:`fault_of` classifies an error raised later, in the middle of a run, so a caller can fall back
-the same way. What a caller falls back to is its own business (memory for the host state, an
-in-memory cache, an in-memory ledger rebuilt from the PDFs); this module only opens, classifies
-and moves aside. It never deletes a file.
+"""Open SQLite files that may be damaged, locked or on a full disk: open, classify, move aside; never delete.
+What to fall back to is the caller's (docs/state.md, "When a file fails").
 """
 
 from __future__ import annotations
@@ -89,10 +67,7 @@ class Opened:
 
 
 def move_aside(path: Path, *, now: datetime | None = None) -> Path:
-    """Rename *path* (and its ``-wal``/``-shm``/``-journal``) to ``<name>.damaged-<UTC timestamp>``; the new path.
-
-    Raises OSError when it cannot be renamed (a read-only folder).
-    """
+    """Rename *path* and its side files to ``<name>.damaged-<UTC timestamp>``; the new path (OSError if it cannot)."""
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
     target = path.with_name(f"{path.name}.damaged-{stamp}")
     counter = 1
@@ -130,8 +105,7 @@ def _connect(path: Path, timeout_s: float, prepare: Callable[[sqlite3.Connection
     return connection
 
 
-#: A file found locked is not waited for again within this many seconds (a Retriever opens the host state
-#: once per transport: one wait, not two).
+#: A file found locked is not waited for again within this many seconds (one wait per Retriever, not two).
 _LOCKED_MEMO_S = 5.0
 _RECENTLY_LOCKED: dict[Path, tuple[float, str]] = {}
 _RECENT_LOCK = threading.Lock()
@@ -150,10 +124,7 @@ def _disk_full(path: Path) -> bool:
 
 
 def lock_holders(path: Path) -> list[int]:
-    """The pids holding a POSIX lock on *path* or its ``-shm`` (Linux ``/proc/locks``), this process left out.
-
-    SQLite itself cannot say who holds a lock; where ``/proc/locks`` is missing the answer is ``[]``.
-    """
+    """The other pids holding a POSIX lock on *path* or its ``-shm`` (Linux ``/proc/locks``; else ``[]``)."""
     inodes = set()
     for candidate in (path, Path(f"{path}-shm")):
         try:
@@ -193,12 +164,9 @@ def open_database(
     path: Path, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None]
 ) -> Opened:
     """Open the SQLite file *path* (*what* names it for people: ``"the host-state file"``) or say why not.
-
-    *prepare* sets the connection up (pragmas, schema); *fallback* says what the caller does instead
-    (``"host state in memory"``), for the WARNING. A damaged file is moved aside and a new one made;
-    a locked file or a full disk gives no connection. Errors other than SQLite's and the OS's
-    (a :class:`~paperfetch.errors.ConfigurationError` of *prepare*, say) propagate.
-    """
+    *prepare* sets the connection up; *fallback* names what the caller does instead, for the WARNING.
+    A damaged file is moved aside and a new one made; a locked file or a full disk gives no connection.
+    Errors other than SQLite's and the OS's (a ConfigurationError of *prepare*, say) propagate."""
     timeout_s = lock_timeout_s()
     with _RECENT_LOCK:
         seen = _RECENTLY_LOCKED.get(path)

@@ -1,6 +1,8 @@
-"""The sources against the 2025-26 recordings (PROVENANCE-3) and the synthetic cassettes.
+"""Each source's quirks, on the 2025-26 recordings (PROVENANCE-3) and the synthetic cassettes.
 
-Each test names the point of the issue it pins. Cassettes marked SYNTHETIC in ``cassettes/README.md`` stand in
+Unpaywall's placeholder e-mails, HTML 404 and 422; OpenAlex's free singleton and budget headers; the ID
+converter's two URLs; arXiv's feed links; Semantic Scholar's batch; bioRxiv's details; Crossref's pool 429 and
+validation errors; base URL overrides. Cassettes marked SYNTHETIC in ``cassettes/README.md`` stand in
 for answers nobody recorded (an NCBI 429, an OpenAlex budget 429, a Crossref 429, bioRxiv ``details``).
 """
 
@@ -302,15 +304,17 @@ def test_crossref_2026_validation_failures_are_fatal_not_absent():
         assert CrossrefSource().classify(fake) is Outcome.FATAL
 
 
-def test_base_url_overrides_of_the_new_sources_keep_their_paths(monkeypatch):
-    monkeypatch.setenv("PAPERFETCH_SEMANTICSCHOLAR_URL", "http://127.0.0.1:8001")
-    monkeypatch.setenv("PAPERFETCH_BIORXIV_URL", "http://127.0.0.1:8002/")
-    s2, bio = SemanticScholarSource(), BiorxivSource()
+def test_base_url_overrides_of_the_new_sources_keep_their_paths(tmp_path):
+    from paperfetch.settings import load_settings
+
+    endpoints = load_settings(environ={"PAPERFETCH_SEMANTICSCHOLAR_URL": "http://127.0.0.1:8001",
+                                       "PAPERFETCH_BIORXIV_URL": "http://127.0.0.1:8002/"},
+                              config_path=tmp_path / "none.toml").endpoints
+    s2, bio = SemanticScholarSource(base_url=endpoints["semanticscholar"]), BiorxivSource(base_url=endpoints["biorxiv"])
     assert s2.url_for(s2.requests_for([ident("doi:10.1/a")])[0])[0] == "http://127.0.0.1:8001/graph/v1/paper/batch"
     assert bio.url_for(bio.requests_for([ident("doi:10.1101/x")])[0])[0] == "http://127.0.0.1:8002/details/biorxiv/10.1101/x"
-    monkeypatch.setenv("PAPERFETCH_BIORXIV_URL", "http://127.0.0.1:8002/details")
     with pytest.raises(ConfigurationError, match="scheme, host and port"):
-        BiorxivSource()
+        BiorxivSource(base_url="http://127.0.0.1:8002/details")
 
 
 def test_request_spec_without_a_body_is_a_get():

@@ -1,18 +1,9 @@
-"""An offline world for the demo and the end-to-end tests: services and publishers on loopback.
+"""The demo world's servers: metadata services and publishers on loopback addresses (127.0.0.x).
 
-:class:`DemoWorld` starts real HTTP servers on loopback addresses (127.0.0.x)
-that answer like the metadata services (Unpaywall, OpenAlex, Crossref, Europe
-PMC, the NCBI ID converter, the DOI resolver, arXiv, Semantic Scholar and
-bioRxiv/medRxiv - the last two in :mod:`paperfetch.demo_sources`) and a few publishers:
-one fast, one slow (Crawl-delay 0.5 s), one that rate-limits (429 with
-Retry-After), one forbidden (403), one that serves an HTML landing page
-instead of the PDF, one behind a bot challenge, one whose robots.txt
-disallows its PDFs, one held (503 with a long Retry-After), one whose PDFs are gone (410) and
-one that is down (connection refused). Its JSON bodies
-have the shape of the real services' answers (see ``shared/fixtures/real``),
-reduced to the fields paperfetch reads.
-
-Nothing here reaches beyond the machine.
+:class:`DemoWorld` routes each host's requests to the recorded answers (:mod:`.research`, :mod:`.fulltext`),
+to Semantic Scholar and bioRxiv/medRxiv (:mod:`.sources`), or to its own handlers below, which answer in
+the real services' shapes (reduced to the fields paperfetch reads). docs/cli.md lists the publishers and
+the outcome each one shows.
 """
 
 from __future__ import annotations
@@ -24,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote
 
-from paperfetch import demo_fulltext as _fulltext
-from paperfetch import demo_research as _research
-from paperfetch import demo_sources as _sources
+from paperfetch.demo import fulltext as _fulltext
+from paperfetch.demo import research as _research
+from paperfetch.demo import sources as _sources
 from paperfetch.testing import LoopbackHost, Reply, Request
 
 __all__ = ["DEMO_INPUTS", "DemoWorld", "fake_pdf"]
@@ -79,7 +70,7 @@ PAPERS = [
     _Paper("10.5555/demo.closed", "A closed-access paper", 2015, "Closed Journal", None, "none"),
     _Paper("10.5555/demo.pmc", "A paper in PubMed Central", 2020, "PMC Reports", "europepmc", "europepmc"),
 ]
-# --- the six recorded PubMed hits, served by the "press" publisher (paperfetch.demo_research) ---
+# --- the six recorded PubMed hits, served by the "press" publisher (paperfetch.demo.research) ---
 PAPERS += [_Paper(p["doi"], p["title"], p["year"], p["journal"], "press", "openalex") for p in _research.science_papers()]
 # --- end of the PubMed hits ---
 _BY_DOI = {p.doi: p for p in PAPERS}

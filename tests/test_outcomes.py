@@ -1,5 +1,5 @@
-"""The Retriever: settings read like the CLI's, interrupts that keep what finished, a short
-``reason`` column, identifiers from doi/pmid/pmcid per row, final HTTP answers, ``why`` and ``retry``."""
+"""The Retriever's outcome rows: interrupts that keep what finished, a short ``reason`` column, identifiers
+from doi/pmid/pmcid per row, final HTTP answers, ``why`` and ``retry`` (docs/outcomes.md)."""
 
 from __future__ import annotations
 
@@ -32,40 +32,7 @@ def retriever(world, out_dir, **kwargs):
     return Retriever(out_dir=out_dir, endpoints=world.endpoints, progress=False, **kwargs)
 
 
-# ---------------------------------------------------------------------- (1) settings
-def test_paperfetch_email_reaches_a_bare_retriever(monkeypatch, tmp_path):
-    monkeypatch.setenv("PAPERFETCH_EMAIL", "env.person@example.org")
-    with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
-        assert r.identification.email == "env.person@example.org"
-        assert "unpaywall" not in r.skipped_sources
-        assert r.settings.origin["email"] == "env PAPERFETCH_EMAIL"
-        assert "env.person@example.org" not in repr(r.settings)  # masked
-
-
-def test_the_config_file_reaches_a_bare_retriever_and_arguments_win(monkeypatch, tmp_path):
-    config = tmp_path / "config.toml"
-    config.write_text('email = "file.person@example.org"\nworkers = 3\n', encoding="utf-8")
-    monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
-    with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
-        assert r.identification.email == "file.person@example.org"
-        assert r.workers == 3
-        assert r.settings.origin["email"] == f"file {config}"
-        rows = {name: (shown, origin) for name, shown, origin in r.settings.rows()}
-        assert rows["email"] == ("'***'", f"file {config}")
-    monkeypatch.setenv("PAPERFETCH_WORKERS", "2")
-    with Retriever(out_dir=tmp_path, progress=False, cache=False, workers=5) as r:
-        assert r.workers == 5 and r.settings.origin["workers"] == "argument"  # arguments > environment > file
-
-
-def test_a_missing_email_is_a_warning_and_a_dashboard_line(world, tmp_path):
-    with pytest.warns(UserWarning, match="no contact e-mail: unpaywall skipped"):
-        r = Retriever(out_dir=tmp_path, endpoints=world.endpoints, progress=False, http_options=FAST, state="memory")
-    with r:
-        r.download(["10.5555/demo.fast"])
-        assert "no contact e-mail" in repr(r.dashboard())  # a line of the run's recent events
-
-
-# ---------------------------------------------------------------------- (2) interrupts
+# ---------------------------------------------------------------------- interrupts
 def test_an_interrupted_download_raises_with_the_partial_frame_one_row_per_input(world, tmp_path, capsys):
     inputs = ["10.5555/demo.fast", "10.5555/demo.fast2", "10.5555/demo.slow1", "10.5555/demo.slow2",
               "10.5555/demo.slow3", "not a doi"]
@@ -102,7 +69,7 @@ def test_an_interrupted_download_raises_with_the_partial_frame_one_row_per_input
     assert frames[1:] == ["download"]  # the caller's frame, then download(): nothing of the machinery
 
 
-# ---------------------------------------------------------------------- (5) reason
+# ---------------------------------------------------------------------- reason
 def test_reason_is_short_and_first_in_error(world, tmp_path):
     with retriever(world, tmp_path) as r:
         out = r.download(["10.5555/demo.forbidden", "10.5555/demo.robots", "10.5555/demo.closed", "10.5555/demo.gone",
@@ -130,7 +97,7 @@ def test_reason_table_of_cases():
         "no source has an open copy (asked: unpaywall, openalex, europepmc)"
 
 
-# ---------------------------------------------------------------------- (6) download_frame
+# ---------------------------------------------------------------------- download_frame
 def test_download_frame_uses_doi_then_pmid_then_pmcid_and_names_rows_without_one(world, tmp_path):
     df = pd.DataFrame({"doi": ["10.5555/demo.fast", None, None], "pmid": [None, "90000001", None],
                        "title": ["a", "b", "c"]})
@@ -152,7 +119,7 @@ def test_download_frame_columns_list_and_did_you_mean(world, tmp_path):
     assert list(joined["status"].astype(str)) == ["downloaded"]
 
 
-# ---------------------------------------------------------------------- (9) final answers, stable statuses
+# ---------------------------------------------------------------------- final answers, stable statuses
 def test_a_410_is_final_in_the_ledger_and_not_asked_again_unless_forced(world, tmp_path):
     with retriever(world, tmp_path) as r:
         first = r.download(["10.5555/demo.gone"])
@@ -186,7 +153,7 @@ def test_a_paper_keeps_its_status_when_a_later_run_finds_its_host_suppressed():
     assert keep_describing_status({**row, "status": "network_error"}, prior)["status"] == "network_error"
 
 
-# ---------------------------------------------------------------------- (12) why and retry
+# ---------------------------------------------------------------------- why and retry
 def test_why_lists_each_source_asked_and_its_answer(world, tmp_path):
     with retriever(world, tmp_path) as r:
         r.download(["10.5555/demo.closed"])

@@ -1,37 +1,8 @@
-"""The demo world's literature-search part: PubMed, OpenAlex links and Crossref references from real bodies.
+"""The demo world's literature search: PubMed, OpenAlex, Crossref and Europe PMC from real recorded answers.
 
-:class:`~paperfetch.demo.DemoWorld` asks this module first for E-utilities,
-OpenAlex and Crossref requests and for its ``press`` publisher. Every metadata
-body served here is a real recorded answer, copied into ``paperfetch/demo_data/``
-from ``shared/fixtures/real`` (see ``PROVENANCE-2.md`` there; the package never
-reads the shared folder at run time):
-
-* ESearch ``science[journal] AND breast cancer AND 2008[pdat]`` — hawc's recorded
-  answer (6 PMIDs, no WebEnv); ESearch for ``10.1016/j.nepr.2023.103548`` —
-  DSpace's answer with ``WebEnv``/``QueryKey``; any other term — Biopython's
-  zero-result answer. A ``retmax`` above 10,000 or an ``id=`` list above 200
-  ids gets NCBI's recorded HTTP 414 page (the live service refuses long URLs).
-* EFetch — the recorded PubmedArticle elements of those 6 PMIDs (whole body when
-  exactly those are asked, otherwise the asked ones in a PubmedArticleSet);
-  ids it has no record of are absent, as in a real answer.
-* OpenAlex — the recorded works for 10.1073/pnas.1414271111 and
-  10.1023/a:1007154515475 (with their ``referenced_works``), the recorded
-  ``filter=openalex:W3045921891|W3046863325`` pages (``cursor=*`` with a
-  ``next_cursor``, then the recorded empty last page) and the recorded
-  ``filter=cites:`` first page. *Assembled*: the six PubMed hits' works are the
-  demo's own, listing W3045921891 and W3046863325 as their references, and the
-  page after the recorded cites page is the recorded empty last page.
-* Crossref — the recorded ``/works/{doi}`` bodies with ``reference`` lists.
-* Europe PMC — ``/MED/{pmid}/citations``: the recorded 23 citations of PMID 17183631
-  (sliced by ``page``/``pageSize``, ``hitCount`` as recorded); any other PMID gets the
-  recorded empty answer (hitCount 0). *Reconstructed*: both were recorded on the old
-  v3 path ``/MED/{id}/citations/{page}/json``; the body shape is today's.
-  OpenAlex ``/works/pmid:…`` and ``/works/pmcid:…`` answer 404 (OpenAlex does not know them here).
-
-The ``press`` publisher serves the six articles' PDFs with a text layer (title,
-journal, year), except that the PDF for 10.1126/science.1149185 carries the
-first page of its sister article in the same issue, 10.1126/science.1149200:
-the "wrong article" a landing page can lead to.
+:class:`~paperfetch.demo.DemoWorld` asks this module first for those services' requests and for its ``press``
+publisher. The bodies ship in ``paperfetch/demo/data/`` (its README names each recording's source);
+docs/research.md lists what is served.
 """
 
 from __future__ import annotations
@@ -65,8 +36,8 @@ _MAX_IDS = 200
 
 @lru_cache(maxsize=None)
 def data(name: str) -> bytes:
-    """A recorded body from ``paperfetch/demo_data``."""
-    return files("paperfetch").joinpath("demo_data").joinpath(name).read_bytes()
+    """A recorded body from ``paperfetch/demo/data``."""
+    return files("paperfetch.demo").joinpath("data").joinpath(name).read_bytes()
 
 
 def _xml(body: bytes) -> Reply:
@@ -96,6 +67,14 @@ def science_papers() -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------- NCBI E-utilities
 def serve_ncbi(request: Any) -> Reply | None:
+    """ESearch and EFetch (db=pubmed) from the recorded bodies, or None for the demo's own NCBI answers.
+
+    ESearch for :data:`SEARCH_QUERY` gets hawc's answer (6 PMIDs, no WebEnv), for :data:`HISTORY_QUERY`
+    DSpace's answer with ``WebEnv``/``QueryKey``, for any other term Biopython's zero-result answer. EFetch
+    gets the recorded PubmedArticle elements (the whole body when exactly those six are asked); ids with no
+    record are absent, as in a real answer. A ``retmax`` above 10,000 or an ``id=`` list above 200 ids gets
+    NCBI's recorded HTTP 414 page (the live service refuses long URLs).
+    """
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
     if request.path.endswith("/esearch.fcgi"):
         if int(query.get("retmax", "20") or 0) > 10_000 or len(request.query) > 8000:
@@ -127,7 +106,15 @@ def _too_long() -> Reply:
 
 # ---------------------------------------------------------------------- OpenAlex
 def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
-    """*demo_work(doi)* is the demo's own work body for a DOI it knows, or None."""
+    """The recorded OpenAlex works and pages, or None for the demo's own answers.
+
+    *demo_work(doi)* is the demo's own work body for a DOI it knows. Served: the recorded works for
+    10.1073/pnas.1414271111 and 10.1023/a:1007154515475 (with their ``referenced_works``), the recorded
+    ``filter=openalex:`` pages (``cursor=*`` with a ``next_cursor``, then the recorded empty last page) and
+    the recorded ``filter=cites:`` first page. Assembled: the six PubMed hits' works are the demo's own,
+    listing W3045921891 and W3046863325 as their references, and the page after the cites page is the
+    recorded empty last page. ``/works/pmid:…`` and ``/works/pmcid:…`` answer 404.
+    """
     prefix = next((p for p in ("/works/doi:", "/works/https://doi.org/") if request.path.startswith(p)), "")
     if prefix:
         doi = unquote(request.path[len(prefix):]).lower()
@@ -160,6 +147,11 @@ EPMC_CITED = "17183631"
 
 
 def serve_europepmc(request: Any) -> Reply | None:
+    """``/MED/{pmid}/citations``: the recorded 23 citations of PMID 17183631, sliced by ``page``/``pageSize``.
+
+    Any other PMID gets the recorded empty answer (hitCount 0). Both were recorded on the v3 path
+    ``/MED/{id}/citations/{page}/json``; they are served on today's path, in today's body shape.
+    """
     match = re.fullmatch(r"/europepmc/webservices/rest/MED/(\d+)/citations", request.path)
     if match is None:
         return None
@@ -177,6 +169,7 @@ def serve_europepmc(request: Any) -> Reply | None:
 
 
 def serve_crossref(request: Any) -> Reply | None:
+    """The recorded ``/works/{doi}`` bodies with ``reference`` lists, or None for any other request."""
     doi = unquote(request.path[len("/works/"):]).lower() if request.path.startswith("/works/") else ""
     if doi in RECORDED_CROSSREF:
         return _json(data(RECORDED_CROSSREF[doi]))
@@ -185,6 +178,11 @@ def serve_crossref(request: Any) -> Reply | None:
 
 # ---------------------------------------------------------------------- the press publisher: PDFs with a text layer
 def serve_press(request: Any) -> Reply:
+    """The six PubMed hits' PDFs with a text layer (journal, year, title, DOI).
+
+    The PDF for :data:`WRONG_PDF_DOI` carries the first page of its sister article in the same issue
+    (``WRONG_PDF_SHOWS``): the "wrong article" a landing page can lead to.
+    """
     if request.path == "/robots.txt":
         return Reply(404, b"no robots.txt")
     match = re.fullmatch(r"/pdf/(.+)\.pdf", request.path)

@@ -1,17 +1,4 @@
-"""The demo world's JATS: two real Europe PMC ``fullTextXML`` bodies, served as the services serve them.
-
-:func:`serve` answers for the demo's Europe PMC and NCBI hosts before their own handlers
-(:class:`paperfetch.demo.DemoWorld`), and only for what it knows; it returns None for everything else:
-
-* Europe PMC search for :data:`JATS_PAPERS` (by DOI or PMCID): a ``core`` result with the PMCID, the licence and
-  ``isOpenAccess`` — ``Y`` for PMC8164761 (its JATS comes from ``fullTextXML``), ``N`` for PMC8118396 (its JATS
-  comes from PMC E-utilities);
-* ``/europepmc/webservices/rest/{PMCID}/fullTextXML``: the recorded body, or 404 for any other PMCID;
-* ``efetch.fcgi?db=pmc&id=…``: a ``<pmc-articleset>`` of the known ids (an empty set for the others).
-
-The bodies are copied into ``paperfetch/demo_data/`` from ``shared/fixtures/real/europepmc`` (PROVENANCE-3.md;
-both articles are CC BY 4.0). Nothing here reaches beyond the machine.
-"""
+"""The demo world's JATS: two real Europe PMC ``fullTextXML`` bodies (both CC BY 4.0), served as the services serve them."""
 
 from __future__ import annotations
 
@@ -40,11 +27,20 @@ _FULLTEXT = re.compile(r"/europepmc/webservices/rest/([^/]+)/fullTextXML")
 
 def jats_body(pmcid: str) -> bytes:
     """The recorded ``fullTextXML`` body of *pmcid* (one of :data:`JATS_PAPERS`)."""
-    return files("paperfetch").joinpath("demo_data").joinpath(f"europepmc_fullTextXML_{pmcid}.xml").read_bytes()
+    return files("paperfetch.demo").joinpath("data").joinpath(f"europepmc_fullTextXML_{pmcid}.xml").read_bytes()
 
 
 def serve(host: str, request: Any) -> Reply | None:
-    """The answer for *request* on the demo host named *host*, or None when this module does not know it."""
+    """The answer for *request* on the demo host named *host*, or None when this module does not know it.
+
+    :class:`~paperfetch.demo.DemoWorld` asks this before the Europe PMC and NCBI hosts' own handlers. Known:
+
+    * Europe PMC search for :data:`JATS_PAPERS` (by DOI or PMCID): a ``core`` result with the PMCID, the
+      licence and ``isOpenAccess`` — ``Y`` for PMC8164761 (its JATS comes from ``fullTextXML``), ``N`` for
+      PMC8118396 (its JATS comes from PMC E-utilities);
+    * ``/europepmc/webservices/rest/{PMCID}/fullTextXML``: the recorded body, or 404 for any other PMCID;
+    * ``efetch.fcgi?db=pmc&id=…``: a ``<pmc-articleset>`` of the known ids (an empty set for the others).
+    """
     if host == "europepmc":
         return _europepmc(request)
     if host == "ncbi" and request.path == "/entrez/eutils/efetch.fcgi":

@@ -1,11 +1,12 @@
-"""The transport against the services as they answer in 2026.
+"""The transport against the services' published limits and refusals.
 
 * OpenAlex's budget (``X-RateLimit-*``, recorded in ``shared/fixtures/real/openalex/works_doi_*.vcr.yaml``,
   2026-07-23): read into the host's facts, shown as ``credits_left``; a spent budget is a hold until it
   renews, with one warning, and the other sources carry on;
 * Crossref's pools (``x-rate-limit-limit`` / ``x-rate-limit-interval`` / ``x-concurrency-limit``, recorded in
   ``shared/fixtures/real/crossref/habanero__*2026.yaml``): the pace and the requests in flight follow them;
-* arXiv's 429s: a hold and the breaker, like any other host.
+* arXiv's 429s: a hold and the breaker, like any other host;
+* PMC's proof-of-work page and its 403 to scripts: a named bot check, never a saved PDF.
 
 The spent-budget 429 itself was never recorded (PROVENANCE-3, "Searched for but not found"): its shape
 here is the one the OpenAlex CLI reads (``X-RateLimit-Remaining < X-RateLimit-Credits-Required``,

@@ -1,4 +1,4 @@
-"""The transport's last holes: nothing a setting, a server or a subscriber does hangs a batch,
+"""The transport's guarantees: nothing a setting, a server or a subscriber does hangs a batch,
 is swallowed, leaks a secret or reaches an address it must not.
 
 Every test here bounds its time with small limits set here.
@@ -172,6 +172,7 @@ def test_a_failure_in_the_schedulers_own_bookkeeping_ends_that_job_with_its_erro
 
 
 # ---------------------------------------------------------------------------- 2. trickling ends early
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_trickling_robots_txt_ends_at_its_own_deadline_and_counts_as_unreachable():
     def handler(conn, request, stopping):  # noqa: ANN001
         if b"robots.txt" in request.split(b"\r\n", 1)[0]:
@@ -188,6 +189,7 @@ def test_a_trickling_robots_txt_ends_at_its_own_deadline_and_counts_as_unreachab
     assert took < 3, took
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_body_under_the_minimum_rate_ends_with_too_slow(tmp_path):
     with RawServer("127.0.2.6", trickle(fake_pdf("slow", size=5000), 0.01)) as server:  # ~100 bytes/s
         c = HttpClient(max_retries=0, min_rate_bytes_s=1000, min_rate_window_s=0.5, registry=HostRegistry(), **FAST)
@@ -199,6 +201,7 @@ def test_a_body_under_the_minimum_rate_ends_with_too_slow(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_body_that_stalls_ends_after_the_rate_window_not_the_read_timeout(tmp_path):
     def stall(conn, request, stopping):  # noqa: ANN001
         conn.sendall(head("200 OK", {"Content-Type": "application/pdf", "Content-Length": "100000"}) + b"%PDF-1.4\n")
@@ -213,6 +216,7 @@ def test_a_body_that_stalls_ends_after_the_rate_window_not_the_read_timeout(tmp_
         assert time.monotonic() - started < 3
 
 
+@pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_trickling_pdf_is_a_network_error_row_saying_too_slow(hosts, tmp_path):
     with RawServer("127.0.2.18", trickle(fake_pdf("slow", size=5000), 0.01)) as publisher:
         service = hosts("127.0.2.19", {"*": Reply(200, json.dumps({"doi": "10.1000/s", "oa_locations": [
