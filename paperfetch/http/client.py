@@ -525,20 +525,22 @@ class HttpClient(ConfiguredKnobs):
             if not chosen_agent:
                 headers["User-Agent"] = config.user_agent_for(host.key)  # the e-mail only where it is asked for
             while True:  # again when the host was suppressed, held or opened while this request waited
-                decision = hosts.decide(host, budget, exempt=exempt)
-                if decision.verdict is policy.Verdict.SUPPRESSED:
-                    return hosts.suppressed(host, current, decision)
-                if decision.verdict is policy.Verdict.HELD:
-                    return hosts.held(host, current)
-                if decision.verdict is policy.Verdict.OPEN:
-                    return hosts.open(host, current, decision)
-                if config.respect_robots_txt:
+                if config.respect_robots_txt:  # the host is asked before its robots.txt is read, and after
+                    decision = hosts.decide(host, budget, exempt=exempt)
+                    if decision.verdict is policy.Verdict.SUPPRESSED:
+                        return hosts.suppressed(host, current, decision)
+                    if decision.verdict is policy.Verdict.HELD:
+                        return hosts.held(host, current)
+                    if decision.verdict is policy.Verdict.OPEN:
+                        return hosts.open(host, current, decision)
                     rules = hosts.robots_rules(host, current, budget)
                     if not rules.can_fetch(current, config.user_agent):
                         self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
                         logger.warning("Blocked by robots.txt: %s", redact_url(current))
                         return Exchange("disallowed", None, host, current)
-                decision = hosts.acquire(host, current, budget)
+                decision = hosts.acquire(host, current, budget, exempt=exempt or config.respect_robots_txt)
+                if decision.verdict is policy.Verdict.SUPPRESSED:
+                    return hosts.suppressed(host, current, decision)
                 if decision.verdict is policy.Verdict.OPEN:
                     return hosts.open(host, current, decision)
                 if decision.verdict is policy.Verdict.HELD:
@@ -569,7 +571,7 @@ class HttpClient(ConfiguredKnobs):
             on_error=lambda exc: hosts.observe_error(host, url, exc),
             on_response=lambda response: hosts.observe(host, url, response, exempt=exempt),
             gate=lambda: wire.ensure_open(host, settings, clock.time(), exempt=exempt, refresh=gap > 0),
-            cap=hosts.in_flight_cap(url),
+            cap=policy.in_flight_cap(host.facts, settings, host.key),
         )
 
     def _follow(self, url: str, current: str, location: str, response: requests.Response, hop: int, seen: set[str],

@@ -89,36 +89,64 @@ def _unchain(exc: BaseException) -> None:
         exc.__suppress_context__ = True
 
 
-@contextmanager
-def deadline_errors(shown: str, deadline: _Deadline) -> Generator[None, None, None]:
+class _DeadlineErrors:
+    """:func:`deadline_errors`'s block (a class: it wraps every request, a generator costs more)."""
+
+    __slots__ = ("shown", "deadline")
+
+    def __init__(self, shown: str, deadline: _Deadline) -> None:
+        self.shown = shown
+        self.deadline = deadline
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, requests.RequestException) and self.deadline.expired() \
+                and not isinstance(exc, DeadlineExceeded):
+            raise DeadlineExceeded(f"{self.shown} took longer than its deadline of {self.deadline.seconds:g} s",
+                                   url=self.shown) from None
+
+
+def deadline_errors(shown: str, deadline: _Deadline) -> _DeadlineErrors:
     """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
     (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
-    try:
-        yield
-    except requests.RequestException as exc:
-        if deadline.expired() and not isinstance(exc, DeadlineExceeded):
-            raise DeadlineExceeded(f"{shown} took longer than its deadline of {deadline.seconds:g} s",
-                                   url=shown) from None
-        raise
+    return _DeadlineErrors(shown, deadline)
 
 
-@contextmanager
-def read_errors(shown: str, deadline: _Deadline | None) -> Generator[None, None, None]:
+class _ReadErrors:
+    """:func:`read_errors`' block (a class: it wraps every read of a body, a generator costs more)."""
+
+    __slots__ = ("shown", "deadline")
+
+    def __init__(self, shown: str, deadline: _Deadline | None) -> None:
+        self.shown = shown
+        self.deadline = deadline
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None:
+            return
+        shown, deadline = self.shown, self.deadline
+        if isinstance(exc, (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout)):
+            if deadline is not None:
+                if deadline.expired():
+                    deadline.check(shown)
+                deadline.check_rate(shown)  # the read waited out the rate window: too slow, not a lost connection
+            raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
+        if isinstance(exc, requests.exceptions.RequestException):
+            return
+        if isinstance(exc, (ProtocolError, DecodeError, OSError)):
+            raise requests.exceptions.ConnectionError(
+                f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
+            ) from None
+
+
+def read_errors(shown: str, deadline: _Deadline | None) -> _ReadErrors:
     """A body read's ``urllib3`` and socket errors as ``requests`` reports them (so a call's retry and
     :func:`map_network_errors` see one family): a read timeout past *deadline* is
     :class:`~paperfetch.DeadlineExceeded`, another a ``ReadTimeout``; a broken or undecodable body a
     ``ConnectionError``."""
-    try:
-        yield
-    except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout):
-        if deadline is not None:
-            if deadline.expired():
-                deadline.check(shown)
-            deadline.check_rate(shown)  # the read waited out the rate window: too slow, not a lost connection
-        raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
-    except requests.exceptions.RequestException:
-        raise
-    except (ProtocolError, DecodeError, OSError) as exc:
-        raise requests.exceptions.ConnectionError(
-            f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
-        ) from None
+    return _ReadErrors(shown, deadline)

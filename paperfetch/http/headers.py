@@ -46,6 +46,7 @@ __all__ = [
     "RateLimitBudget",
     "ServerWait",
     "has_rate_limit_headers",
+    "mentions_limits",
     "parse_pool_limits",
     "parse_rate_limit_budget",
     "parse_rate_limit_reset",
@@ -164,6 +165,20 @@ def has_rate_limit_headers(headers: Mapping[str, str], now: float) -> bool:
         return True
     for name in ("X-RateLimit-Remaining", "RateLimit-Remaining"):
         if (headers.get(name) or "").strip() == "0":
+            return True
+    return False
+
+
+#: The lower-cased beginnings of every header name the readers here look at.
+_LIMIT_PREFIXES = ("retry-after", "ratelimit", "x-ratelimit-", "x-rate-limit-", "x-concurrency-limit")
+
+
+def mentions_limits(headers: Mapping[str, str]) -> bool:
+    """Whether *headers* name a wait, a budget or a pool at all. When they do not, every reader
+    here answers ``None`` (no wait, no budget, no pool) without being asked: one pass over the
+    names instead of a lookup per header each reader knows."""
+    for name in headers:
+        if str(name).lower().startswith(_LIMIT_PREFIXES):
             return True
     return False
 

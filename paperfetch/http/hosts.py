@@ -32,6 +32,7 @@ The record has two parts:
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -59,6 +60,7 @@ logger = logging.getLogger(__name__)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@functools.lru_cache(maxsize=1024)  # a request (and a batch planning it) asks for its URL's host more than once
 def host_key(url: str) -> str:
     """The host a URL's politeness is kept under: ``host`` or ``host:port``."""
     try:
@@ -323,7 +325,7 @@ class HostLimiter:
             stored = self._store.update(self.key, on_stored, self._registry.clock.time())
             old = seen[0] if seen else self.facts
             new = self.adopt(stored)
-            if new != old:
+            if new is not old and new != old:
                 self.cond.notify_all()
             return old, new
 

@@ -181,16 +181,17 @@ class HostSide:
                 mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
             )
 
-    def acquire(self, host: HostLimiter, url: str, budget: Budget) -> policy.Decision:
+    def acquire(self, host: HostLimiter, url: str, budget: Budget, *, exempt: bool = True) -> policy.Decision:
         """Wait for the host's turn and take a slot (``PROCEED``); or ``HELD`` / ``OPEN`` when a hold
-        or an open breaker stands in the way for longer than this call may wait (nothing was sent)."""
+        or an open breaker stands in the way for longer than this call may wait (nothing was sent);
+        ``SUPPRESSED`` too unless *exempt* (the caller asked :meth:`decide` before robots.txt, or the
+        host is exempt): one look at the host where no robots.txt is read in between."""
         while True:
             facts = host.refresh()
             with host.cond:
-                # suppression was checked before robots.txt: here only holds, slots and pacing
                 decision = policy.decide(
                     facts, self.pace(host), self.config.settings, host=host.key, now=self.clock.time(),
-                    mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=True,
+                    mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
                 )
                 verdict = decision.verdict
                 if verdict is policy.Verdict.PROCEED:
@@ -205,7 +206,7 @@ class HostSide:
                 if verdict is policy.Verdict.BUSY:
                     host.cond.wait(timeout=0.5)  # real time: woken when a request on this host ends
                     continue
-            if verdict in (policy.Verdict.HELD, policy.Verdict.OPEN):
+            if verdict in (policy.Verdict.HELD, policy.Verdict.OPEN, policy.Verdict.SUPPRESSED):
                 return decision
             self.wait(decision.seconds, host, url, budget, decision.reason)
 

@@ -40,7 +40,6 @@ import io
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,15 +222,26 @@ def _socket_of(raw: object) -> socket.socket | None:
 _current = threading.local()
 
 
-@contextmanager
-def deadline_scope(deadline: Deadline | None) -> Iterator[None]:
+class _Scope:
+    """:func:`deadline_scope`'s block (a class: it wraps every request, a generator costs more)."""
+
+    __slots__ = ("deadline", "previous")
+
+    def __init__(self, deadline: Deadline | None) -> None:
+        self.deadline = deadline
+        self.previous: Deadline | None = None
+
+    def __enter__(self) -> None:
+        self.previous = getattr(_current, "deadline", None)
+        _current.deadline = self.deadline
+
+    def __exit__(self, *exc: object) -> None:
+        _current.deadline = self.previous
+
+
+def deadline_scope(deadline: Deadline | None) -> _Scope:
     """Requests this thread sends inside the block must have their head by *deadline*."""
-    previous = getattr(_current, "deadline", None)
-    _current.deadline = deadline
-    try:
-        yield
-    finally:
-        _current.deadline = previous
+    return _Scope(deadline)
 
 
 class _DeadlineReader(io.RawIOBase):

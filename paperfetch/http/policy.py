@@ -71,6 +71,7 @@ from paperfetch.http.headers import (
     RateLimitBudget,
     ServerWait,
     has_rate_limit_headers,
+    mentions_limits,
     parse_pool_limits,
     parse_rate_limit_budget,
     server_requested_wait,
@@ -136,6 +137,9 @@ class Decision:
     seconds: float = 0.0
     reason: str = ""
     probe: bool = False  #: PROCEED as the half-open breaker's one probe
+
+
+_PROCEED = Decision(Verdict.PROCEED)
 
 
 @dataclass(frozen=True)
@@ -236,6 +240,8 @@ def delay_range(facts: HostFacts, settings: PolicySettings, host: str) -> DelayR
     """The delay range for the host's next request, every floor applied (``None``: no delay)."""
     declared = facts.announced_interval_s or settings.host_intervals.get(host, 0.0)  # the host's own word first
     interval = max(declared, learned_interval(facts, settings))
+    if settings.configured_range is None and facts.robots is None and facts.backoff_s <= 0 and interval <= 0:
+        return None  # no range, no robots.txt consulted, nothing to slow down for: what effective_range answers
     return effective_range(
         configured=settings.configured_range,
         # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
@@ -250,7 +256,7 @@ def delay_range(facts: HostFacts, settings: PolicySettings, host: str) -> DelayR
 
 def floor(facts: HostFacts, settings: PolicySettings, host: str) -> float:
     """The published floor of the host's delay, without backoff or what was learned."""
-    plain = replace(facts, backoff_s=0.0, learned_interval_s=0.0)
+    plain = replace(facts, backoff_s=0.0, learned_interval_s=0.0) if facts.backoff_s or facts.learned_interval_s else facts
     rng = delay_range(plain, settings, host)
     return 0.0 if rng is None else rng.low
 
@@ -301,7 +307,7 @@ def decide(
     wait = pacing_wait(facts, pace, settings, host=host, mono=mono)
     if wait > 0:
         return Decision(Verdict.WAIT, wait, "pacing")
-    return Decision(Verdict.PROCEED, probe=probe)
+    return Decision(Verdict.PROCEED, probe=True) if probe else _PROCEED
 
 
 # ---------------------------------------------------------------------- when may the host go next
@@ -412,10 +418,13 @@ def observe_response(
     *gap_s* is the gap the request kept after the host's previous one (``None``: unknown);
     *floor_s* the published floor of the host's delay (below it nothing is learned)."""
     notices: list[Notice] = []
-    server = server_requested_wait(headers, now)
-    rate_limited_403 = status == 403 and has_rate_limit_headers(headers, now)
-    budget = parse_rate_limit_budget(headers, now)
-    new = _announced(facts, budget, parse_pool_limits(headers), status)
+    if mentions_limits(headers):
+        server = server_requested_wait(headers, now)
+        rate_limited_403 = status == 403 and has_rate_limit_headers(headers, now)
+        budget = parse_rate_limit_budget(headers, now)
+        new = _announced(facts, budget, parse_pool_limits(headers), status)
+    else:  # no wait, budget or pool is named: each reader would answer None
+        server, rate_limited_403, budget, new = None, False, None, facts
     if budget is not None and budget.spent and (status == 429 or 200 <= status < 300):
         new = _spend(new, settings, budget, server, status, now, notices)
         if status == 429:  # the budget, not the pace: no failure, no backoff, nothing learned

@@ -122,8 +122,10 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
 
 def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
     """*facts* as they can honestly be read at *now* (docs/state.md, "A wall clock that moves")."""
-    changes: dict = {}
     skew = facts.updated_at - now
+    if skew <= CLOCK_SKEW_S and facts.hold_until is None and facts.breaker_open_until is None:
+        return facts  # nothing ahead to bring back (every read of a quiet host)
+    changes: dict = {}
     if skew > CLOCK_SKEW_S:
         for name in _UNTIL_FIELDS:
             value = getattr(facts, name)
