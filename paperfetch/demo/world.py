@@ -1,9 +1,5 @@
-"""The demo world's servers: metadata services and publishers on loopback addresses (127.0.0.x).
-
-:class:`DemoWorld` routes each host's requests to the recorded answers (:mod:`.research`, :mod:`.fulltext`),
-to Semantic Scholar and bioRxiv/medRxiv (:mod:`.sources`), or to its own handlers below, which answer in
-the real services' shapes (reduced to the fields paperfetch reads). docs/cli.md lists the publishers and
-the outcome each one shows.
+"""The demo world's servers: metadata services and publishers on loopback addresses (127.0.0.x), answering in
+the real services' shapes (reduced to the fields paperfetch reads). docs/cli.md lists the publishers and outcomes.
 """
 
 from __future__ import annotations
@@ -117,7 +113,6 @@ class DemoWorld:
         self._lock = threading.Lock()
         self._last_limited = 0.0
 
-    # -- lifecycle ------------------------------------------------------------
     def start(self) -> "DemoWorld":
         names = ["unpaywall", "openalex", "crossref", "europepmc", "ncbi", "doi", "arxiv",
                  "fast", "slow", "limited", "forbidden", "html", "challenge", "robots", "held", "gone", "press",
@@ -153,7 +148,6 @@ class DemoWorld:
     def requests_served(self) -> int:
         return sum(host.hits() for host in self.hosts.values())
 
-    # -- routing --------------------------------------------------------------
     def _router(self, name: str) -> Callable[[Request], Reply]:
         def route(request: Request) -> Reply:
             if (jats := _fulltext.serve(name, request)) is not None:  # JATS for some papers
