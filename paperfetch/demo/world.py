@@ -66,9 +66,8 @@ PAPERS = [
     _Paper("10.5555/demo.closed", "A closed-access paper", 2015, "Closed Journal", None, "none"),
     _Paper("10.5555/demo.pmc", "A paper in PubMed Central", 2020, "PMC Reports", "europepmc", "europepmc"),
 ]
-# --- the six recorded PubMed hits, served by the "press" publisher (paperfetch.demo.research) ---
+# the six recorded PubMed hits, served by the "press" publisher
 PAPERS += [_Paper(p["doi"], p["title"], p["year"], p["journal"], "press", "openalex") for p in _research.science_papers()]
-# --- end of the PubMed hits ---
 _BY_DOI = {p.doi: p for p in PAPERS}
 PMID_OF = {"10.5555/demo.pmc": "90000001"}
 PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}

@@ -1,18 +1,6 @@
-"""The per-call context a worker thread gives the transport, and the item's tally the transport keeps.
-
-A batch (:mod:`paperfetch.http.scheduler`) runs ``client.get`` in its worker threads and tells the
-transport about the call in progress there, without either module importing the other:
-
-* the batch's **stop signal** (:func:`stop_event`): the transport sleeps on it, so a stopped
-  batch's waits end at once, and checks it before sending anything;
-* **answer now** (:func:`answer_now` / :func:`answering_now`): the host is held or its breaker
-  open past what the batch waits for, so the transport waits for nothing and answers at once;
-* the **item** the call works for and the **source** that asked (``current().item`` / ``.source``),
-  which views (the request log) read to name a request; and the item's :class:`Tally`, to which the
-  transport adds what it spent for the item (:func:`charge_wait`, :func:`count_request`).
-
-This thread's context is one frozen :class:`CallContext`, written only by :func:`scope` (every other
-writer here goes through it); nothing here sends, sleeps or decides.
+"""The per-call context a batch's worker thread gives the transport (the stop signal, "answer now", the item and
+source), and the item's :class:`Tally` the transport keeps, without the scheduler and the transport importing each
+other. One frozen :class:`CallContext` per thread, written only by :func:`scope`.
 """
 
 from __future__ import annotations
@@ -84,10 +72,8 @@ def stopping_with(event: threading.Event) -> AbstractContextManager[CallContext]
 
 
 def stop_event() -> threading.Event | None:
-    """The stop signal of the batch this thread works for (``None`` outside a batch's workers).
-
-    The transport sleeps on it (``clock.wait``), so a stopped batch's waits end at once, and checks
-    it before sending anything."""
+    """The stop signal of the batch this thread works for (``None`` outside a batch's workers): the transport
+    sleeps on it and checks it before sending."""
     return current().stop
 
 

@@ -1,12 +1,5 @@
-"""The retry policy of one call: an immutable value with its attempt history.
-
-Shaped like urllib3's ``Retry``: :meth:`Retry.increment` records what the
-last attempt ended with and returns a *new* policy (the old one is left as it
-was); :attr:`Retry.exhausted` says whether another attempt is allowed. The
-client runs one loop over it for ``get``, ``fetch`` and ``download``; the
-history fills the outcome row (``attempts``, ``waited_s``).
-
-Nothing here sleeps or reads a clock.
+"""The retry policy of one call: an immutable value with its attempt history, shaped like urllib3's ``Retry``
+(:meth:`Retry.increment` returns a new one). Its history fills the outcome row (``attempts``, ``waited_s``).
 """
 
 from __future__ import annotations
