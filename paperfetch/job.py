@@ -35,8 +35,7 @@ logger = logging.getLogger(__name__)
 
 #: Lines of the job's own log kept (``job.log``).
 LOG_LINES = 200
-#: How often ``stop()`` tells the scheduler again while the batch winds down (a scheduler that was
-#: about to start a run when the first word came would miss it).
+#: How often ``stop()`` tells the scheduler again while the batch winds down (one just starting would miss it).
 STOP_POLL_S = 0.02
 _QUEUE_NAME_NO_REQUEST = "(no request)"
 
@@ -82,8 +81,7 @@ def format_eta(seconds: float | None) -> str:
 
 @dataclass
 class RunHooks:
-    """What ``Retriever._download`` tells a Job: the model as the run begins, the scheduler before it
-    runs, every row as it is decided (in the thread that decided it); and the stop it obeys."""
+    """What the run tells a Job (the model, the scheduler, each row in the thread that decided it) and the stop it obeys."""
 
     stop: threading.Event
     on_begin: Callable[[Any], None]
@@ -192,8 +190,7 @@ class Job(futures.Future):
         return self._stop.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the job ends (or *timeout*), showing progress from this thread; Ctrl-C stops the job.
-        Returns whether the job has ended."""
+        """Block until the job ends or *timeout*, showing progress; Ctrl-C stops the job. Whether it has ended."""
         from paperfetch.dashboard.env import in_notebook
 
         handle: Any = None

@@ -227,8 +227,7 @@ class HttpClient(ConfiguredKnobs):
         return self._hosts.snapshot(self._registry.limiter(url_or_host))
 
     def snapshots(self) -> list[HostSnapshot]:
-        """One :class:`~paperfetch.http.hosts.HostSnapshot` per host of the store (this process's and
-        the ones other processes of a shared store wrote), as the store has them now, sorted by host."""
+        """One :class:`~paperfetch.http.hosts.HostSnapshot` per host of the store (other processes' too), by host."""
         hosts = sorted(self._registry.known_hosts(), key=lambda h: h.key)
         return [self._hosts.snapshot(h, refresh=False) for h in hosts]
 
@@ -316,8 +315,7 @@ class HttpClient(ConfiguredKnobs):
         return self._hosts.would_send(url)
 
     def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
-        """Whether *url*'s host's open breaker ends a batch's items for it at once
-        (:func:`.policy.breaker_ends_batch`)."""
+        """Whether *url*'s host's open breaker ends a batch's items for it at once (:func:`.policy.breaker_ends_batch`)."""
         return self._hosts.breaker_ends_batch(url, since=since, max_host_wait_s=max_host_wait_s)
 
     @property

@@ -67,8 +67,7 @@ class TransportConfig:
     min_rate_window_s: float = defaults.MIN_RATE_WINDOW_S
     #: total seconds a robots.txt request may take (past it: unreachable)
     robots_deadline_s: float = defaults.ROBOTS_DEADLINE_S
-    #: the contact e-mail added to the User-Agent for ``contact_hosts`` only (or every host with
-    #: ``contact_everywhere``); other hosts get ``user_agent`` as it is
+    #: the contact e-mail added to the User-Agent for ``contact_hosts`` only (every host: ``contact_everywhere``)
     contact_email: str | None = field(default=None, repr=False)
     contact_hosts: Iterable[str] = ()
     contact_everywhere: bool = False

@@ -45,8 +45,7 @@ def current() -> CallContext:
 
 @contextmanager
 def scope(**changes: Any) -> Generator[CallContext, None, None]:
-    """Within this block (in this thread) the context has *changes* (fields of :class:`CallContext`);
-    the one writer of the context: the previous one is back when the block ends."""
+    """Within this block (in this thread) the context has *changes*; the previous one is back after it."""
     before = current()
     _local.context = new = replace(before, **changes)
     try:
@@ -56,8 +55,7 @@ def scope(**changes: Any) -> Generator[CallContext, None, None]:
 
 
 def answer_now() -> AbstractContextManager[CallContext]:
-    """Within this block (in this thread) the transport waits for no hold and no open breaker:
-    such requests are answered at once without being sent. The scheduler drains a blocked host so."""
+    """Within this block (in this thread) a held or open host is answered at once without sending."""
     return scope(answer_now=True)
 
 

@@ -68,8 +68,7 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
 
 
 def _unchain(exc: BaseException) -> None:
-    """Drop the raw ``requests``/``urllib3`` errors a paperfetch error was raised from (their text
-    names the URL unredacted); the paperfetch message already says what they said."""
+    """Drop the raw errors a paperfetch error was raised from: their text names the URL unredacted."""
     cause = exc.__cause__ if exc.__cause__ is not None else exc.__context__
     if cause is not None and not isinstance(cause, PaperfetchError):
         exc.__cause__ = None
@@ -92,10 +91,8 @@ def deadline_errors(shown: str, deadline: _Deadline) -> Generator[None, None, No
 
 @contextmanager
 def read_errors(shown: str, deadline: _Deadline | None) -> Generator[None, None, None]:
-    """A body read's ``urllib3`` and socket errors as ``requests`` reports them (so a call's retry and
-    :func:`map_network_errors` see one family): a read timeout past *deadline* is
-    :class:`~paperfetch.DeadlineExceeded`, another a ``ReadTimeout``; a broken or undecodable body a
-    ``ConnectionError``."""
+    """A body read's ``urllib3`` and socket errors as ``requests`` reports them, so retries see one family: past
+    *deadline* :class:`~paperfetch.DeadlineExceeded`, else ``ReadTimeout`` or ``ConnectionError``."""
     try:
         yield
     except (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout):

@@ -120,8 +120,7 @@ def queued_start(ready_in_s: float, interval_s: float, position: int) -> float:
     return max(0.0, ready_in_s) + position * interval_s
 
 
-#: The fields :class:`HostFacts` and :class:`~paperfetch.state.base.StoredFacts` share, name and value
-#: alike; :func:`stored_facts` and :func:`host_facts` map the rest (suppression, breaker, robots.txt).
+#: The fields HostFacts and StoredFacts share as they are; stored_facts and host_facts map the rest.
 _SHARED_FIELDS = tuple(f.name for f in fields(HostFacts) if f.name in {g.name for g in fields(StoredFacts)})
 
 
@@ -142,8 +141,7 @@ def stored_facts(host: str, facts: HostFacts) -> StoredFacts:
 
 
 def host_facts(stored: StoredFacts, robots: RobotsRules | None = None) -> HostFacts:
-    """The :class:`HostFacts` a stored record holds. *robots*: rules already parsed from the same
-    fetch (reused instead of parsing robots.txt again)."""
+    """The :class:`HostFacts` a stored record holds; *robots*: rules already parsed from the same fetch, reused."""
     supp = None
     if stored.suppressed_until is not None:
         until = None if math.isinf(stored.suppressed_until) else stored.suppressed_until
@@ -176,8 +174,7 @@ def _robots_from(stored: StoredFacts) -> RobotsRules:
 
 @dataclass(frozen=True)
 class HostSnapshot:
-    """One host as it is now: the facts, the pacing and the counters (a copy; never changes).
-    The defaults are a host nothing is known of: ``HostSnapshot(host)``."""
+    """One host as it is now: the facts, the pacing and the counters (frozen; ``HostSnapshot(host)``: nothing known)."""
 
     host: str
     requests: int = 0
@@ -292,8 +289,7 @@ class HostLimiter:
             return old, new
 
     def overwrite(self, change: Callable[[HostFacts], HostFacts]) -> None:
-        """Write facts that shorten a hold or a suppression: the store only extends those, so the record is
-        cleared and written anew."""
+        """Write facts that shorten a hold or a suppression (the store only extends those): cleared, written anew."""
         with self.cond:
             facts = change(self.refresh())
             now = self._registry.clock.time()
@@ -406,8 +402,7 @@ def _in_force(stored: StoredFacts, now: float) -> bool:
 
 
 class HostRegistry:
-    """Every host's :class:`HostLimiter`, created on first use, over one host-state *store* (default a fresh
-    :class:`~paperfetch.state.MemoryStore`)."""
+    """Every host's :class:`HostLimiter`, created on first use, over one host-state *store* (default: a fresh memory one)."""
 
     def __init__(self, clock: Clock = SYSTEM_CLOCK, store: HostStateStore | None = None, *,
                  lease_s: float = defaults.HOST_LEASE_S) -> None:
@@ -504,8 +499,7 @@ def registry_for(state: object = None, clock: Clock = SYSTEM_CLOCK, *, fallback:
 
 
 def host_limiter(url: str, *, state: object = None) -> HostLimiter:
-    """The record of *url*'s host in the store *state* names (:func:`registry_for`): the same object for
-    every client of this process on that store."""
+    """The record of *url*'s host in the store *state* names: one object for every client of the process on that store."""
     return registry_for(state).limiter(url)
 
 

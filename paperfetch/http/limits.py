@@ -230,8 +230,7 @@ class _Base:
 
 
 class _DeadlineSocket:
-    """*sock* as http.client sees it while it reads a head: ``makefile`` gives a :class:`_DeadlineReader`;
-    everything else is the socket's."""
+    """*sock* as http.client sees it while it reads a head: ``makefile`` gives a :class:`_DeadlineReader`."""
 
     def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
         self._sock = sock
@@ -277,8 +276,7 @@ def _armed(getresponse: Callable[..., Any], conn: Any) -> Callable[..., Any]:
 
 
 class _DeadlinePool:
-    """Mixin for urllib3 pools: each new connection reads its heads under the scoped deadline. Only the
-    instance's ``getresponse`` is wrapped, so any ``ConnectionCls`` (vcrpy's stub included) works."""
+    """Mixin for urllib3 pools: each new connection's ``getresponse`` reads heads under the scoped deadline."""
 
     def _new_conn(self) -> Any:
         conn = super()._new_conn()  # type: ignore[misc]

@@ -53,8 +53,7 @@ class PolicySettings:
     suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S
     pacing_margin_s: float = defaults.PACING_MARGIN_S
     max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
-    #: per host: the pool's cap on requests in flight (Crossref: 1 public, 3 polite); the host's announced
-    #: ``x-concurrency-limit`` applies under it, 1 until one is announced
+    #: per host: the pool's cap on requests in flight (Crossref: 1 public, 3 polite)
     host_concurrency: Mapping[str, int] = field(default_factory=dict)
     #: consecutive failures that open the breaker; 0: no breaker
     breaker_failures: int = defaults.BREAKER_FAILURES
@@ -107,8 +106,7 @@ class Notice:
 
 
 def allowance(settings: PolicySettings, remaining: float = math.inf) -> float:
-    """How long one call may wait for a host (a hold, an open breaker, a retry's wait): ``max_retry_after_s``,
-    within *remaining*, what is left of the call's ``max_elapsed``."""
+    """How long one call may wait for a host: ``max_retry_after_s``, within what is left of its ``max_elapsed``."""
     return min(settings.max_retry_after_s, remaining)
 
 
@@ -127,7 +125,8 @@ def budget_spent(facts: HostFacts, now: float) -> float:
 
 
 def in_flight_cap(facts: HostFacts, settings: PolicySettings, host: str) -> int:
-    """How many requests may be in flight to *host* at once (see the module's step 4)."""
+    """How many requests may be in flight to *host* at once: ``max_in_flight_per_host``, or for a declared pool
+    what the host announced, within the pool's cap (1 until it has announced anything)."""
     pool = settings.host_concurrency.get(host)
     announced = facts.concurrency_limit
     if pool is not None:
@@ -160,8 +159,7 @@ def past_budget(facts: HostFacts, settings: PolicySettings, since: float | None 
 
 def breaker_ends_batch(facts: HostFacts, settings: PolicySettings, *, now: float, since: float | None,
                        max_host_wait_s: float) -> bool:
-    """Whether the host's open breaker ends a batch's remaining items for it at once: it is unreachable, or
-    :func:`past_budget` with *since* the batch's start."""
+    """Whether the open breaker ends a batch's items for the host at once: unreachable, or :func:`past_budget`."""
     if breaker_open(facts, settings, now) <= 0:
         return False
     return unreachable(facts) or past_budget(facts, replace(settings, max_host_wait_s=max_host_wait_s), since=since)
@@ -221,7 +219,7 @@ def decide(
     allowance: float,
     exempt: bool = False,
 ) -> Decision:
-    """What to do about the next request to *host* (see the module's order)."""
+    """What to do about the next request to *host*, in the order of docs/politeness.md, "Order of operations"."""
     if settings.suppress_on_403 and not exempt:
         s = suppression_in_force(facts, now)
         if s is not None:
@@ -258,8 +256,7 @@ def pacing_wait(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host:
 
 def earliest_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: str, now: float,
                    mono: float) -> float:
-    """Seconds until the hold, the open breaker and the pacing gap all let the next request start
-    (negative: the pacing gap passed that long ago)."""
+    """Seconds until hold, open breaker and pacing gap all let the next request start (negative: gap passed)."""
     return max(hold_remaining(facts, now), breaker_open(facts, settings, now),
                pacing_wait(facts, pace, settings, host=host, mono=mono))
 

@@ -146,10 +146,7 @@ class HostScheduler:
 
     def run(self, jobs: Iterable[Any]) -> None:
         """Advance every job until its ``url`` is ``None``; return then, or soon after :meth:`stop`.
-
-        ``KeyboardInterrupt`` here stops the batch (every worker is waited for: their transport waits
-        end at once, a request already on the wire within its timeout) and is re-raised.
-        """
+        ``KeyboardInterrupt`` here stops the batch, waits for every worker, and is re-raised."""
         with self._cond:
             if self._running:
                 raise RuntimeError("this HostScheduler is already running a batch")
@@ -254,8 +251,7 @@ class HostScheduler:
         hq.jobs.append((job, url))
 
     def _enqueue(self, job: Any, url: str, key: str, now: float) -> None:
-        """Caller holds the lock (or is the only thread, during ingest). A job with copies goes to the
-        copy whose host reaches it soonest (:mod:`paperfetch.http.assign`)."""
+        """A job with copies goes to the copy reached soonest (:mod:`.assign`). Caller holds the lock, or is ingesting."""
         placed = self._placement.place(job, url, self._key, lambda k: len(self._hosts[k].jobs) if k in self._hosts else 0, now)
         if placed is not None:
             key, url = placed
@@ -272,8 +268,7 @@ class HostScheduler:
             return False
 
     def _sort_by_robots(self, hq: _HostQueue, now: float) -> None:
-        """Move the jobs a newly known robots.txt disallows to NO_REQUEST, so none waits for a pacing gap
-        it does not use. Caller holds the lock."""
+        """Move the jobs a newly known robots.txt disallows to NO_REQUEST (no pacing gap to wait). Caller holds the lock."""
         rules = hq.limiter.robots if hq.limiter is not None else None
         if rules is hq.robots:
             return
@@ -323,8 +318,7 @@ class HostScheduler:
                 return True
             limiter = hq.limiter
             if ready == math.inf or client.hold_remaining(hq.url) > self.defer_limit_s:
-                # suppressed, or held longer than a call waits: the transport answers at once
-                # with a synthetic response, so the queue drains without the in-flight limit
+                # the transport answers at once without sending: drain without the in-flight limit
                 hq.draining = True
                 return True
             if limiter.in_flight >= self._cap_of(hq):
@@ -339,8 +333,7 @@ class HostScheduler:
         return False
 
     def _breaker_blocks(self, hq: _HostQueue) -> bool:
-        """Whether *hq*'s open breaker ends the batch's items for it at once
-        (:func:`paperfetch.http.policy.breaker_ends_batch`). Caller holds the lock."""
+        """The transport's :func:`~.policy.breaker_ends_batch` for *hq*. Caller holds the lock."""
         return self.client.breaker_ends_batch(hq.url, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
 
     def _cap_of(self, hq: _HostQueue) -> int:

@@ -51,8 +51,7 @@ def is_synthetic(response: requests.Response | None) -> str | None:
 
 
 def _give_body(response: requests.Response, body: bytes) -> None:
-    """Give *response* a body read elsewhere. ``requests`` has no public setter: this writes the two
-    fields its own ``content`` property fills (as requests-cache and betamax do)."""
+    """Give *response* a body read elsewhere, through the fields ``content`` fills (as requests-cache does)."""
     vars(response).update(_content=body, _content_consumed=True)
 
 
