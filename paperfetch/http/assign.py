@@ -62,8 +62,7 @@ OPEN = Outlook()
 
 
 def outlook_from_snapshot(snapshot: Any, *, serves: bool = True) -> Outlook:
-    """The :class:`Outlook` of a :class:`~paperfetch.http.hosts.HostSnapshot` (*serves* ``False``:
-    the host's open breaker ends the batch's items for it, so it serves nothing)."""
+    """The :class:`Outlook` of a host snapshot (*serves* ``False``: its open breaker ends the batch's items for it)."""
     ready = float(snapshot.ready_in_s)
     if not serves or snapshot.suppressed:
         ready = math.inf
@@ -163,8 +162,7 @@ class Placement:
 
     def place(self, job: Any, url: str, key_of: Callable[[str], str], load_of: Callable[[str], int],
               now: float) -> tuple[str, str] | None:
-        """The ``(host key, url)`` of the copy a job with copies is queued for (:func:`earliest`), or
-        ``None`` for a job that cannot move (queued as before, under its own ``url``)."""
+        """The ``(host key, url)`` a job with copies is queued for (:func:`earliest`); ``None``: it cannot move."""
         copies = self.copies_of(job, url, key_of)
         if not copies:
             return None

@@ -218,8 +218,7 @@ POSITIONAL_KNOBS: tuple[str, ...] = tuple(f.name for f in fields(TransportConfig
 
 
 def knob_signature(init: Any) -> inspect.Signature:
-    """*init*'s signature with its ``*args, **knobs`` spelled out as the knobs (positional ones first), for
-    ``help()`` and a notebook's tooltip."""
+    """*init*'s signature with ``*args, **knobs`` spelled out as the knobs, for ``help()`` and tooltips."""
     own = inspect.signature(init)
     self_param = next(iter(own.parameters.values()))
     collaborators = [p for p in own.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
@@ -230,8 +229,7 @@ def knob_signature(init: Any) -> inspect.Signature:
 
 
 class _Knob:
-    """A setting read from its owner's ``config``; setting it makes a new config (validated, its
-    policy settings built again) and hands it to ``reconfigure``."""
+    """A setting read from its owner's ``config``; setting it hands a new, validated config to ``reconfigure``."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -246,8 +244,7 @@ class _Knob:
 
 
 class ConfiguredKnobs:
-    """Every knob of a :class:`TransportConfig` as an attribute (``client.max_retries``), read from
-    ``self.config``. The class that mixes this in supplies ``config`` and ``reconfigure``."""
+    """Every knob of a :class:`TransportConfig` as an attribute; the mixing class supplies ``config`` and ``reconfigure``."""
 
     @property
     def config(self) -> TransportConfig:

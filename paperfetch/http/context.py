@@ -16,8 +16,7 @@ __all__ = ["CallContext", "Tally", "answer_now", "answering_now", "charge_wait",
 
 @dataclass(eq=False)
 class Tally:
-    """What the transport spent for one item: written by the transport while it works for the item
-    (one thread at a time), read by the item's row and by views."""
+    """What the transport spent for one item: written by one thread at a time, read by the item's row and views."""
 
     waited_s: float = 0.0  #: seconds waited for hosts on the item's behalf (pacing, holds, retries)
     requests: int = 0      #: requests put on the wire for it
@@ -70,8 +69,7 @@ def stopping_with(event: threading.Event) -> AbstractContextManager[CallContext]
 
 
 def stop_event() -> threading.Event | None:
-    """The stop signal of the batch this thread works for (``None`` outside a batch's workers): the transport
-    sleeps on it and checks it before sending."""
+    """The stop signal of this thread's batch (``None`` outside one): the transport sleeps on it and checks it before sending."""
     return current().stop
 
 

@@ -102,8 +102,7 @@ _STRUCTURED_RESET = re.compile(r"(?:^|[;,\s])(?:reset|t)\s*=\s*(\d+(?:\.\d+)?)",
 
 
 def parse_structured_rate_limit(value: str | None) -> float | None:
-    """Seconds until reset from the draft ``RateLimit`` header (``limit=10, remaining=0, reset=5``
-    or ``"default";r=0;t=5``)."""
+    """Seconds until reset from the draft ``RateLimit`` header (``limit=10, remaining=0, reset=5`` or ``"default";r=0;t=5``)."""
     if not value or len(value) > _MAX_VALUE_CHARS:
         return None
     match = _STRUCTURED_RESET.search(value)
@@ -214,8 +213,7 @@ def _interval(value: str | None) -> float | None:
 
 
 def parse_pool_limits(headers: Mapping[str, str]) -> PoolLimits | None:
-    """The pool *headers* announce, or ``None`` when they announce none of it. A limit or a
-    concurrency of 0 (or garbage) is not an announcement."""
+    """The pool *headers* announce, or ``None``; a limit or concurrency of 0 (or garbage) is not an announcement."""
     limit = _count(headers.get("x-rate-limit-limit")) or None
     interval = _interval(headers.get("x-rate-limit-interval"))
     concurrency = _count(headers.get("x-concurrency-limit")) or None

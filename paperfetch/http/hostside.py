@@ -101,8 +101,7 @@ class HostSide:
 
     @staticmethod
     def _warn_spent(host: HostLimiter, notice: policy.Notice) -> None:
-        """The one warning of a spent budget (the policy gives one notice per spent period): which
-        service, until when, and the remedy the caller named (:meth:`.HostLimiter.describe`)."""
+        """The one warning per spent budget period: which service, until when, and the remedy (:meth:`.HostLimiter.describe`)."""
         name = host.service or host.key
         remedy = f" {host.budget_remedy}" if host.budget_remedy else ""
         logger.warning("%s (%s): %s; no requests to it until then (other hosts carry on).%s",
@@ -206,15 +205,13 @@ class HostSide:
 
     def send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
              method: str = "GET", data: Any = None, *, deadline_s: float | None = None) -> requests.Response:
-        """Send on the slot ``acquire`` took (paced, observed on a network error; *deadline_s*: this
-        request's own deadline instead of ``request_deadline_s``)."""
+        """Send on the slot ``acquire`` took (*deadline_s*: instead of ``request_deadline_s``)."""
         return self.wire.send(host, url, params, headers, kwargs, method, data, gap_s=self.gap(host),
                               on_error=lambda exc: self.observe_error(host, url, exc), deadline_s=deadline_s,
                               cap=policy.in_flight_cap(host.facts, self.config.settings, host.key))
 
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
-        """Sleep for the host, on the call's budget and its item's tally; a batch's stop ends it with
-        :class:`~paperfetch.Stopped`."""
+        """Sleep for the host, on the call's budget and its item's tally; a batch's stop raises :class:`~paperfetch.Stopped`."""
         if seconds <= 0:
             return
         charge_wait(seconds)

@@ -60,8 +60,7 @@ class Deadline:
         return left
 
     def progress(self, nbytes: int, url: str | None = None) -> None:
-        """Count *nbytes* of body; raise :class:`~paperfetch.errors.TooSlow` when a window closed under the
-        floor. A window that reached the floor's bytes is over: the next one starts now."""
+        """Count *nbytes* of body; :class:`~paperfetch.errors.TooSlow` when a window closed under the floor."""
         if not self.rate_floor:
             return
         now = self.clock.monotonic()

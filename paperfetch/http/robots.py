@@ -68,8 +68,7 @@ class RobotsRules:
         return bool(self.parser.can_fetch(url, user_agent))
 
     def crawl_delay(self, user_agent: str, cap: float) -> float | None:
-        """The larger of Crawl-delay and Request-rate's seconds/requests for *user_agent*, capped at *cap*;
-        ``None`` when it asks none."""
+        """The larger of Crawl-delay and Request-rate's interval for *user_agent*, capped at *cap*; ``None``: none."""
         if self.parser is None:
             return None
         delays: list[float] = []

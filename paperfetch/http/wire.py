@@ -248,8 +248,7 @@ class Wire:
                 return slot, gap_s
 
     def finish(self, host: "HostLimiter", slot: "Slot | None", gap_s: float) -> None:
-        """Release the slot: the host's next start is at least now + gap. A store that does not answer
-        loses nothing here (the lease runs out by itself); the response in hand is kept."""
+        """Release the slot: the next start is at least now + gap. A store that does not answer leaves it to its lease."""
         if slot is None:
             return
         try:
