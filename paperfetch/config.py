@@ -109,7 +109,6 @@ LOCK_TIMEOUT_ENV = "PAPERFETCH_LOCK_TIMEOUT_S"
 
 
 def environment(environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
-    """*environ*, else the process's environment (``os.environ``)."""
     return os.environ if environ is None else environ
 
 

@@ -1,7 +1,5 @@
-"""A batch beside you: :class:`Job`, the handle of ``Retriever.start(ids)`` (docs/background.md).
-
-This module knows no Retriever: ``start`` hands it the run function and :class:`RunHooks` are how the run
-reports back. It neither schedules nor paces (the scheduler and the transport do).
+"""A batch beside you: :class:`Job`, the handle of ``Retriever.start(ids)`` (docs/background.md). It knows no
+Retriever (``start`` hands it the run function; :class:`RunHooks` report back) and neither schedules nor paces.
 """
 
 from __future__ import annotations

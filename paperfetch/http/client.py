@@ -1,7 +1,5 @@
-"""The polite HTTP transport: every request paperfetch makes goes through :class:`HttpClient`.
-
-It carries out the decisions of :mod:`.policy` hop by hop, then retries in one loop over a :class:`.retry.Retry`
-(docs/politeness.md, "Order of operations"; the rooms of ``paperfetch/http/`` are listed at its top).
+"""The polite HTTP transport: every request paperfetch makes goes through :class:`HttpClient`, which carries out
+:mod:`.policy`'s decisions hop by hop and retries in one loop (docs/politeness.md, "Order of operations").
 """
 
 from __future__ import annotations

@@ -59,7 +59,6 @@ def answer_now() -> AbstractContextManager[CallContext]:
 
 
 def answering_now() -> bool:
-    """Whether this thread is inside :func:`answer_now`."""
     return current().answer_now
 
 

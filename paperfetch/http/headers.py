@@ -1,7 +1,5 @@
-"""How long did the server ask us to wait, and what budget or pool do its headers announce? Pure functions of
-(header value, now); every wait is capped at :data:`paperfetch.defaults.MAX_HOLD_S`. Nothing here decides
-(:mod:`.policy` does). The header priority and the budget rule: docs/politeness.md, "PyPaperRetriever's
-policy tables" and "The behaviours, their defaults and why".
+"""What wait, budget or pool a server's headers announce: pure functions of (header value, now), every wait capped
+at :data:`paperfetch.defaults.MAX_HOLD_S`; :mod:`.policy` decides (docs/politeness.md, "Header priority", "Budgets").
 """
 
 from __future__ import annotations

@@ -256,7 +256,6 @@ class HostLimiter:
         return self._store
 
     def adopt(self, stored: StoredFacts) -> HostFacts:
-        """Take *stored* (read from the store) as this host's facts; returns them."""
         if stored is not self._stored:  # the in-process store hands back the same object until it changes
             self.facts = host_facts(stored, self.facts.robots)
             self._stored = stored
@@ -422,7 +421,6 @@ class HostRegistry:
             return limiter
 
     def hosts(self) -> list[HostLimiter]:
-        """The hosts this process has asked about."""
         with self._lock:
             return list(self._hosts.values())
 

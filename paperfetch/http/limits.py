@@ -88,7 +88,6 @@ class Deadline:
         return self.remaining() <= 0
 
     def check(self, url: str | None = None) -> None:
-        """Raise :class:`DeadlineExceeded` when the deadline has passed."""
         if self.expired():
             raise DeadlineExceeded(f"{url or 'the request'} took longer than its deadline of {self.seconds:g} s", url=url)
 

@@ -34,12 +34,10 @@ class Retry:
 
     @property
     def attempts(self) -> int:
-        """Retries made so far."""
         return len(self.history)
 
     @property
     def exhausted(self) -> bool:
-        """No retry is left."""
         return self.attempts >= self.total
 
     @property
