@@ -73,14 +73,12 @@ def stop_event() -> threading.Event | None:
 
 
 def charge_wait(seconds: float) -> None:
-    """The transport waits *seconds* for a host: the item this thread works for has waited that much more."""
     tally = current().tally
     if tally is not None and seconds > 0:
         tally.waited_s += seconds
 
 
 def count_request() -> None:
-    """The transport puts a request on the wire: one more for the item this thread works for."""
     tally = current().tally
     if tally is not None:
         tally.requests += 1

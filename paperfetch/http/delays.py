@@ -22,13 +22,11 @@ class DelayRange:
     high: float
 
     def raise_floor(self, floor: float | None) -> "DelayRange":
-        """The range with *floor* as its minimum when *floor* is larger (max follows so max ≥ min)."""
         if floor is None or floor <= self.low:
             return self
         return DelayRange(floor, max(self.high, floor))
 
     def sample(self, fraction: float) -> float:
-        """The delay at *fraction* ∈ [0, 1) of the way from low to high."""
         return self.low + fraction * (self.high - self.low)
 
     def __str__(self) -> str:

@@ -55,7 +55,6 @@ def _number(value: str) -> float | None:
 
 
 def _capped(seconds: float) -> float:
-    """*seconds* within [0, defaults.MAX_HOLD_S]; inf is the cap."""
     return min(max(0.0, seconds), defaults.MAX_HOLD_S)
 
 

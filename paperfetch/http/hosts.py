@@ -214,7 +214,6 @@ class HostSnapshot:
         return middle + self.pacing_margin_s if middle > 0 else 0.0
 
     def start_of(self, position: int) -> float:
-        """:func:`queued_start` of ``ready_in_s`` and :attr:`interval_s`."""
         return queued_start(self.ready_in_s, self.interval_s, position)
 
 

@@ -37,7 +37,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PolicySettings:
-    """The client settings the rules read (a frozen copy made by the client)."""
+    """The client settings the rules read, built once by :class:`~.config.TransportConfig` (its fields say what each is)."""
 
     user_agent: str = user_agent()
     respect_robots_txt: bool = False
@@ -53,13 +53,9 @@ class PolicySettings:
     suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S
     pacing_margin_s: float = defaults.PACING_MARGIN_S
     max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
-    #: per host: the pool's cap on requests in flight (Crossref: 1 public, 3 polite)
     host_concurrency: Mapping[str, int] = field(default_factory=dict)
-    #: consecutive failures that open the breaker; 0: no breaker
     breaker_failures: int = defaults.BREAKER_FAILURES
-    #: an open period ending later than this after the host began failing is not waited for
     max_host_wait_s: float = defaults.MAX_HOST_WAIT_S
-    #: learn the interval a host enforces from its 429s
     learn: bool = True
     learn_max_s: float = defaults.LEARN_MAX_S
     learn_decay_successes: int = defaults.LEARN_DECAY_SUCCESSES

@@ -45,7 +45,6 @@ class Retry:
         return sum(a.wait_s for a in self.history)
 
     def network_wait(self) -> float:
-        """The wait before retrying after a timeout or connection error, for the next retry."""
         return self.schedule.wait(self.attempts, self.base_s, self.cap_s)
 
     def increment(self, url: str, *, status: int | None = None, error: str | None = None, wait_s: float = 0.0) -> "Retry":
