@@ -1,10 +1,5 @@
-"""Who we are to the services, and the small readers of the environment.
-
-:class:`Identification` is the contact e-mail, API keys and tool name, frozen, its ``repr`` masked.
-:func:`clean_setting` strips every text setting and refuses control characters (header injection),
-never showing a secret. The readers here (:func:`env_state`, :func:`env_endpoint_url`,
-:func:`env_cache_dir`, :func:`lock_timeout_s`, :func:`default_config_path`) and
-:func:`paperfetch.settings.load_settings` are the only readers of ``PAPERFETCH_*`` variables.
+"""Who we are to the services (:class:`Identification`), text-setting hygiene, and the small readers of the
+environment: with :func:`paperfetch.settings.load_settings`, the only readers of ``PAPERFETCH_*`` variables.
 """
 
 from __future__ import annotations
@@ -43,12 +38,8 @@ def without_userinfo(text: str) -> str:
 
 
 def clean_setting(name: str, value: str | None) -> str | None:
-    """*value* of text setting *name* with surrounding whitespace stripped (``None`` when nothing is left).
-
-    A control character left inside (CR, LF, NUL, ESC, DEL, U+2028 …) raises :class:`ConfigurationError`
-    naming the setting and the character's position, never the value of a secret (the e-mail, the keys):
-    such a value would end up in a header or a URL (header injection) or make a worker fail.
-    """
+    """*value* of text setting *name*, stripped (``None`` when nothing is left). A control character inside
+    (header injection) raises :class:`ConfigurationError` naming its position, never a secret's value."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -103,7 +94,6 @@ class Identification:
         return [v for v in (self.email, self.openalex_api_key, self.ncbi_api_key, self.s2_api_key) if v]
 
 
-# ---------------------------------------------------------------------------- settings
 #: The config file's name inside the user config directory (platformdirs).
 CONFIG_FILE_NAME = "config.toml"
 #: Environment variable naming another config file.
@@ -119,7 +109,6 @@ LOCK_TIMEOUT_ENV = "PAPERFETCH_LOCK_TIMEOUT_S"
 
 
 def environment(environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
-    """*environ*, else the process's environment (``os.environ``)."""
     return os.environ if environ is None else environ
 
 

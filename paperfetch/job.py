@@ -1,30 +1,5 @@
-"""A batch beside you: :class:`Job`, the handle of ``Retriever.start(ids)``.
-
-``job = r.start(ids)`` returns at once; the batch runs on background threads through the same
-transport, ledger, cache and host state as ``r.download(ids)``. The job is a
-:class:`concurrent.futures.Future` of the outcomes frame (the ipyparallel ``AsyncResult`` shape):
-``result(timeout)``, ``done()``, ``running()``, ``exception()``, ``add_done_callback()``; ``cancel()``
-means :meth:`Job.stop`. While it runs:
-
-* ``job.frame`` is a snapshot of the rows finished so far (the outcomes columns, indexed by input position);
-* ``job.eta_s()`` is the time left **from the politeness state**: each host's queue times its current
-  interval (the delay range in force: Crawl-delay, learned interval, backoff), after its ``ready_in``
-  (the next start the policy allows: pacing gap, hold, open breaker); the busiest host's finish time
-  is the estimate (:func:`estimate_eta`). A rate extrapolation is wrong whenever one host dominates;
-* ``job.stop()`` returns once the batch has stopped: no request is sent and no file written after it
-  returns, no paperfetch thread is left; finished rows keep their status, every unfinished input gets
-  ``stopped`` (retryable: the ledger keeps what it had, so a later start or download resumes);
-* displayed in a notebook, the job is its dashboard (:mod:`paperfetch.dashboard.job`): the progress
-  line with the ETA, a Stop button and the batch dashboard; once it ended, static HTML and text.
-
-Output from the job's threads (log records of paperfetch's loggers, warnings) is kept in
-``job.log`` and shown in the dashboard, not in whatever cell runs now (only in a Jupyter kernel:
-in a terminal the application's logging shows it as usual). The kernel's interrupt does not reach a
-job (the main thread is idle): the Stop button, ``job.stop()`` or Ctrl-C in ``job.wait()`` stop it.
-At interpreter exit a running job is stopped (``atexit``).
-
-This module knows no Retriever: ``start`` hands it the run function and :class:`RunHooks` are how
-the run reports back. It neither schedules nor paces (the scheduler and the transport do).
+"""A batch beside you: :class:`Job`, the handle of ``Retriever.start(ids)`` (docs/background.md). It knows no
+Retriever (``start`` hands it the run function; :class:`RunHooks` report back) and neither schedules nor paces.
 """
 
 from __future__ import annotations
@@ -58,22 +33,14 @@ logger = logging.getLogger(__name__)
 
 #: Lines of the job's own log kept (``job.log``).
 LOG_LINES = 200
-#: How often ``stop()`` tells the scheduler again while the batch winds down (a scheduler that was
-#: about to start a run when the first word came would miss it).
+#: How often ``stop()`` tells the scheduler again while the batch winds down (one just starting would miss it).
 STOP_POLL_S = 0.02
 _QUEUE_NAME_NO_REQUEST = "(no request)"
 
 
-# ---------------------------------------------------------------------- the estimate
 def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
-    """Seconds until the busiest host has served its queue, from the politeness state; ``None``
-    while no host has anything queued (the batch lookups, or nothing left but requests in flight).
-
-    Per host: when its last queued job starts (:meth:`~paperfetch.http.hosts.HostSnapshot.start_of`, as
-    the copy assignment reads it): its next start (``ready_in_s``: pacing gap, hold, open breaker, the
-    policy's ``next_start``) plus one interval (``interval_s``: the middle of the delay range in force,
-    with the pacing margin) for each further queued job. A suppressed host (``inf``) sends nothing: its
-    next start counts 0."""
+    """Seconds until the busiest host has served its queue (docs/background.md, "The ETA"); ``None`` while no
+    host has anything queued. A suppressed host (``inf``) sends nothing: its next start counts 0."""
     if snapshot is None:
         return None
     finish: float | None = None
@@ -110,11 +77,9 @@ def format_eta(seconds: float | None) -> str:
     return f"ETA {minutes // 60} h {minutes % 60:02d} min"
 
 
-# ---------------------------------------------------------------------- how the run reports back
 @dataclass
 class RunHooks:
-    """What ``Retriever._download`` tells a Job: the model as the run begins, the scheduler before it
-    runs, every row as it is decided (in the thread that decided it); and the stop it obeys."""
+    """What the run tells a Job (the model, the scheduler, each row in the thread that decided it) and the stop it obeys."""
 
     stop: threading.Event
     on_begin: Callable[[Any], None]
@@ -122,14 +87,9 @@ class RunHooks:
     on_row: Callable[[int, dict[str, Any]], None]
 
 
-# ---------------------------------------------------------------------- the job
 class Job(futures.Future):
-    """The handle of a batch running in the background; see the module documentation.
-
-    Made by :meth:`paperfetch.Retriever.start`, not by hand: *run* is the Retriever's run function
-    (``run(inputs, hooks) -> outcomes frame``), *join* turns outcome rows into the caller's frame
-    (``start(frame, column=...)``).
-    """
+    """The handle of a batch running in the background, made by :meth:`paperfetch.Retriever.start`: *run* is
+    ``run(inputs, hooks) -> outcomes frame``, *join* turns outcome rows into the caller's frame."""
 
     def __init__(self, *, run: Callable[..., pd.DataFrame], ids: Iterable[object] | Any,
                  join: Callable[[list[int], pd.DataFrame], pd.DataFrame] | None = None) -> None:
@@ -154,7 +114,6 @@ class Job(futures.Future):
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self._router = _OutputRouter(self)
 
-    # -- lifecycle ---------------------------------------------------------------
     def begin(self) -> None:
         """Start the runner thread (``Retriever.start`` calls it once)."""
         if self._thread is not None:
@@ -196,9 +155,8 @@ class Job(futures.Future):
             view.close()
 
     def stop(self, timeout: float | None = None) -> None:
-        """Stop the batch and return once it has stopped (see the module documentation); safe from any
-        thread and more than once. With *timeout*, return after at most that long even if a request
-        already on the wire has not ended yet."""
+        """Stop the batch and return once it has stopped (docs/background.md); safe from any thread, more
+        than once. With *timeout*, return after at most that long even if a request is still on the wire."""
         self._stop.set()
         thread = self._thread
         if thread is None or thread is threading.current_thread():
@@ -214,8 +172,7 @@ class Job(futures.Future):
             thread.join(left)
 
     def cancel(self) -> bool:
-        """Stop the job (:meth:`stop`); False when it had ended already. The job keeps a result (its
-        finished rows and ``stopped`` ones), so ``cancelled()`` stays False."""
+        """:meth:`stop`; False when it had ended already. ``cancelled()`` stays False: the job keeps a result."""
         if self.done():
             return False
         self.stop()
@@ -231,9 +188,7 @@ class Job(futures.Future):
         return self._stop.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the job ends (or *timeout*), showing its progress from this thread (where widget
-        updates from threads are not rendered: Colab, some VS Code versions). Ctrl-C here stops the job
-        like :meth:`stop`. Returns whether the job has ended."""
+        """Block until the job ends or *timeout*, showing progress; Ctrl-C stops the job. Whether it has ended."""
         from paperfetch.dashboard.env import in_notebook
 
         handle: Any = None
@@ -265,7 +220,6 @@ class Job(futures.Future):
             sys.stderr.write("\r" + line + "\n")
         return self.done()
 
-    # -- the run reports -----------------------------------------------------------
     def _on_begin(self, model: Any) -> None:
         self._model = model
         self._began.set()
@@ -279,7 +233,6 @@ class Job(futures.Future):
         with self._rows_lock:
             self._rows[position] = dict(row)
 
-    # -- reading -----------------------------------------------------------------
     @property
     def total(self) -> int:
         return len(self._inputs)
@@ -292,9 +245,7 @@ class Job(futures.Future):
 
     @property
     def frame(self) -> pd.DataFrame:
-        """The rows finished so far: the outcomes columns (the caller's frame joined, for
-        ``start(frame, column=...)``), indexed by input position, in input order. Once the job has
-        ended, its result. Cheap to call in a loop (remade only when a row was added)."""
+        """The rows finished so far, indexed by input position (once ended, the result); cheap in a loop."""
         if self.done() and self.exception() is None:
             return self.result()
         with self._rows_lock:
@@ -347,7 +298,6 @@ class Job(futures.Future):
     def __repr__(self) -> str:
         return f"<paperfetch Job {self.state}: {self.progress_line()}>"
 
-    # -- the dashboard -----------------------------------------------------------
     @property
     def dashboard_view(self) -> JobDashboard | None:
         """The job's :class:`~paperfetch.dashboard.job.JobDashboard` (``None`` without ipywidgets)."""
@@ -370,8 +320,7 @@ class Job(futures.Future):
 
     @property
     def dashboard(self) -> Any:
-        """The live dashboard widget (an ipywidgets ``VBox``: progress line and ETA, a Stop button whose
-        description contains "Stop", the batch dashboard, the job's log); ``None`` without ipywidgets."""
+        """The live dashboard widget (an ipywidgets ``VBox``); ``None`` without ipywidgets."""
         view = self.dashboard_view
         return None if view is None else view.widget
 
@@ -398,14 +347,10 @@ class Job(futures.Future):
         return view.bundle()
 
 
-# ---------------------------------------------------------------------- output from the job's threads
 class _OutputRouter:
-    """In a Jupyter kernel, log records and warnings from the job's threads go to ``job.log``, not
-    to the cell that happens to run now (ipykernel >= 7 sends a thread's output to the latest cell).
-
-    The job's threads are its runner and the scheduler's workers (``paperfetch-batch-*``); a filter on
-    every ``paperfetch`` logger (a logger's filters see its records before any handler does) and a
-    wrapper of :func:`warnings.showwarning`, both removed when the job ends."""
+    """In a Jupyter kernel, log records and warnings from the job's threads go to ``job.log``
+    (docs/background.md, "Output from the background threads"): a filter on every ``paperfetch`` logger
+    (filters see records before any handler) and a wrapper of :func:`warnings.showwarning`, removed at the end."""
 
     def __init__(self, job: Job) -> None:
         self._job = weakref.ref(job)
@@ -485,7 +430,6 @@ def _package_logger_names() -> list[str]:
     return sorted(names)
 
 
-# ---------------------------------------------------------------------- interpreter exit
 _RUNNING: weakref.WeakSet[Job] = weakref.WeakSet()
 
 

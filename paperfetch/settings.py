@@ -1,9 +1,5 @@
-"""The one reader of settings: arguments > environment > config file > defaults, for the library and the CLI.
-
-:func:`load_settings` returns a frozen :class:`Settings` that carries everything a run uses: who we are to
-the services, the folders, the host-state store, the metadata cache, the services' base URLs and the
-transport's :class:`~paperfetch.http.config.TransportConfig`. Every transport knob is a setting by
-declaration: its name is the field's, its variable ``PAPERFETCH_<NAME>`` (docs/index.md, "Settings").
+"""The one reader of settings: arguments > environment > config file > defaults, for the library and the CLI
+(docs/index.md, "Settings"). Every transport knob is a setting by declaration: the field's name, ``PAPERFETCH_<NAME>``.
 """
 
 from __future__ import annotations
@@ -123,12 +119,9 @@ ENV_VARS: Mapping[str, str] = {
 
 @dataclass(frozen=True)
 class Settings:
-    """The effective settings: arguments > environment > config file > defaults (:func:`load_settings`).
-
-    ``origin`` says where each value came from (``"argument"``, ``"env PAPERFETCH_EMAIL"``,
-    ``"file /…/config.toml"``, ``"default"``). A transport knob reads through to :attr:`transport`
-    (``settings.max_retries``). The ``repr`` masks the e-mail and the keys; creating one registers them
-    for redaction.
+    """The effective settings (:func:`load_settings`). ``origin`` says where each value came from
+    (``"argument"``, ``"env PAPERFETCH_EMAIL"``, ``"file /…/config.toml"``, ``"default"``); a transport knob reads
+    through to :attr:`transport`. The ``repr`` masks the secrets; creating one registers them for redaction.
     """
 
     email: str | None = None
@@ -188,9 +181,8 @@ class Settings:
         return [(name, self.shown(name), self.origin.get(name, "default")) for name in names]
 
     def with_transport(self, derived: Mapping[str, Any], *, origin: str) -> "Settings":
-        """These settings over a transport whose unset knobs come from *derived* (a Retriever's sources:
-        their hosts' intervals, pools and who gets the contact e-mail). A knob that was given wins; for a
-        mapping the given entries win over the derived ones, key by key."""
+        """These settings over a transport whose unset knobs come from *derived* (a Retriever's sources); a given
+        knob wins, and for a mapping the given entries win key by key."""
         values = {**_SETTINGS_DEFAULTS, **derived}
         origins = dict(self.origin)
         for name, value in derived.items():
@@ -280,12 +272,8 @@ def load_settings(
     config_path: Path | str | None = None,
     endpoints: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Settings from *arguments* (``None`` values count as not given) > *environ* > the config file > defaults.
-
-    *arguments* may name any setting, transport knobs included; *endpoints* are base URLs by service name
-    (over ``PAPERFETCH_<NAME>_URL``). *environ* defaults to the process environment; *config_path* to
-    :func:`paperfetch.config.default_config_path`. A value that cannot be used raises
-    :class:`ConfigurationError` naming its source.
+    """Settings from *arguments* (``None``: not given) > *environ* (default the process's) > the config file >
+    defaults. *endpoints*: base URLs by service name. Raises :class:`ConfigurationError` naming a bad value's source.
     """
     arguments = {k: v for k, v in (arguments or {}).items() if v is not None}
     unknown = sorted(set(arguments) - set(SETTING_NAMES))

@@ -1,9 +1,5 @@
-"""The offline demo world: loopback servers that answer like the scholarly services and a set of publishers.
-
-Start it with ``with DemoWorld() as world:`` and pass ``world.endpoints`` to the Retriever; ``DEMO_INPUTS``
-is the demo batch. ``paperfetch demo`` (docs/cli.md) runs it. The servers live in :mod:`.world`, the recorded
-literature-search answers in :mod:`.research`, Semantic Scholar and bioRxiv/medRxiv in :mod:`.sources`, the
-JATS full texts in :mod:`.fulltext`, and the recorded bodies in ``data/``. Nothing here reaches beyond the machine.
+"""The offline demo world: loopback servers that answer like the scholarly services and a set of publishers
+(``paperfetch demo``, docs/cli.md). Nothing here reaches beyond the machine.
 """
 
 from __future__ import annotations

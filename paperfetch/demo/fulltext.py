@@ -31,15 +31,9 @@ def jats_body(pmcid: str) -> bytes:
 
 
 def serve(host: str, request: Any) -> Reply | None:
-    """The answer for *request* on the demo host named *host*, or None when this module does not know it.
-
-    :class:`~paperfetch.demo.DemoWorld` asks this before the Europe PMC and NCBI hosts' own handlers. Known:
-
-    * Europe PMC search for :data:`JATS_PAPERS` (by DOI or PMCID): a ``core`` result with the PMCID, the
-      licence and ``isOpenAccess`` — ``Y`` for PMC8164761 (its JATS comes from ``fullTextXML``), ``N`` for
-      PMC8118396 (its JATS comes from PMC E-utilities);
-    * ``/europepmc/webservices/rest/{PMCID}/fullTextXML``: the recorded body, or 404 for any other PMCID;
-    * ``efetch.fcgi?db=pmc&id=…``: a ``<pmc-articleset>`` of the known ids (an empty set for the others).
+    """The answer for *request* on the demo host named *host*, or None when this module does not know it: Europe PMC
+    search for :data:`JATS_PAPERS` (``isOpenAccess`` ``Y`` for PMC8164761, whose JATS is ``fullTextXML``, ``N`` for
+    PMC8118396, whose JATS is PMC EFetch), ``/{PMCID}/fullTextXML`` (404 for others), ``efetch.fcgi?db=pmc``.
     """
     if host == "europepmc":
         return _europepmc(request)

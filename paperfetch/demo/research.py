@@ -1,8 +1,5 @@
-"""The demo world's literature search: PubMed, OpenAlex, Crossref and Europe PMC from real recorded answers.
-
-:class:`~paperfetch.demo.DemoWorld` asks this module first for those services' requests and for its ``press``
-publisher. The bodies ship in ``paperfetch/demo/data/`` (its README names each recording's source);
-docs/research.md lists what is served.
+"""The demo world's literature search: PubMed, OpenAlex, Crossref and Europe PMC from real recorded answers
+(``paperfetch/demo/data/``; docs/research.md, "The demo world and the tests", lists what is served).
 """
 
 from __future__ import annotations
@@ -65,15 +62,11 @@ def science_papers() -> list[dict[str, Any]]:
             for h in parse_efetch(data("efetch_breast_cancer_science_2008.xml"))]
 
 
-# ---------------------------------------------------------------------- NCBI E-utilities
 def serve_ncbi(request: Any) -> Reply | None:
     """ESearch and EFetch (db=pubmed) from the recorded bodies, or None for the demo's own NCBI answers.
 
-    ESearch for :data:`SEARCH_QUERY` gets hawc's answer (6 PMIDs, no WebEnv), for :data:`HISTORY_QUERY`
-    DSpace's answer with ``WebEnv``/``QueryKey``, for any other term Biopython's zero-result answer. EFetch
-    gets the recorded PubmedArticle elements (the whole body when exactly those six are asked); ids with no
-    record are absent, as in a real answer. A ``retmax`` above 10,000 or an ``id=`` list above 200 ids gets
-    NCBI's recorded HTTP 414 page (the live service refuses long URLs).
+    EFetch omits ids with no record, as a real answer does; a ``retmax`` above 10,000 or an ``id=`` list above
+    200 ids gets NCBI's recorded 414 page (the live service refuses long URLs).
     """
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
     if request.path.endswith("/esearch.fcgi"):
@@ -104,16 +97,11 @@ def _too_long() -> Reply:
     return Reply(414, data("ncbi_414_uri_too_large.html"), {"Content-Type": "text/html; charset=utf-8"})
 
 
-# ---------------------------------------------------------------------- OpenAlex
 def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
-    """The recorded OpenAlex works and pages, or None for the demo's own answers.
-
-    *demo_work(doi)* is the demo's own work body for a DOI it knows. Served: the recorded works for
-    10.1073/pnas.1414271111 and 10.1023/a:1007154515475 (with their ``referenced_works``), the recorded
-    ``filter=openalex:`` pages (``cursor=*`` with a ``next_cursor``, then the recorded empty last page) and
-    the recorded ``filter=cites:`` first page. Assembled: the six PubMed hits' works are the demo's own,
-    listing W3045921891 and W3046863325 as their references, and the page after the cites page is the
-    recorded empty last page. ``/works/pmid:…`` and ``/works/pmcid:…`` answer 404.
+    """The recorded OpenAlex works and pages, or None for the demo's own answers (*demo_work(doi)*: the demo's
+    own work body for a DOI it knows). Assembled: the six PubMed hits' works list W3045921891 and W3046863325
+    as references; the page after the cites page is the recorded empty last page; ``/works/pmid:…`` and
+    ``/works/pmcid:…`` answer 404.
     """
     prefix = next((p for p in ("/works/doi:", "/works/https://doi.org/") if request.path.startswith(p)), "")
     if prefix:
@@ -142,16 +130,12 @@ def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
     return None
 
 
-# ---------------------------------------------------------------------- Europe PMC
 EPMC_CITED = "17183631"
 
 
 def serve_europepmc(request: Any) -> Reply | None:
-    """``/MED/{pmid}/citations``: the recorded 23 citations of PMID 17183631, sliced by ``page``/``pageSize``.
-
-    Any other PMID gets the recorded empty answer (hitCount 0). Both were recorded on the v3 path
-    ``/MED/{id}/citations/{page}/json``; they are served on today's path, in today's body shape.
-    """
+    """``/MED/{pmid}/citations``: the recorded 23 citations of PMID 17183631, sliced by ``page``/``pageSize``;
+    any other PMID gets the recorded empty answer."""
     match = re.fullmatch(r"/europepmc/webservices/rest/MED/(\d+)/citations", request.path)
     if match is None:
         return None
@@ -176,13 +160,9 @@ def serve_crossref(request: Any) -> Reply | None:
     return None
 
 
-# ---------------------------------------------------------------------- the press publisher: PDFs with a text layer
 def serve_press(request: Any) -> Reply:
-    """The six PubMed hits' PDFs with a text layer (journal, year, title, DOI).
-
-    The PDF for :data:`WRONG_PDF_DOI` carries the first page of its sister article in the same issue
-    (``WRONG_PDF_SHOWS``): the "wrong article" a landing page can lead to.
-    """
+    """The six PubMed hits' PDFs with a text layer; the one for :data:`WRONG_PDF_DOI` carries its sister
+    article's first page (``WRONG_PDF_SHOWS``)."""
     if request.path == "/robots.txt":
         return Reply(404, b"no robots.txt")
     match = re.fullmatch(r"/pdf/(.+)\.pdf", request.path)

@@ -49,10 +49,8 @@ def _json(data: Any, status: int = 200) -> Reply:
 
 
 def serve_semanticscholar(request: Request, pdf_url: Callable[[str], str]) -> Reply:
-    """``POST /graph/v1/paper/batch``: a list in the request's order, ``null`` for every id it does not know.
-
-    That is the recorded 2024-25 shape. *pdf_url(doi)*: where the demo serves that paper's PDF.
-    """
+    """``POST /graph/v1/paper/batch`` in the recorded 2024-25 shape: a list in the request's order, ``null`` for
+    every unknown id. *pdf_url(doi)*: where the demo serves that paper's PDF."""
     if request.path != "/graph/v1/paper/batch" or request.method != "POST":
         return _json({"error": "Not found"}, 404)
     try:
@@ -77,10 +75,8 @@ def serve_semanticscholar(request: Request, pdf_url: Callable[[str], str]) -> Re
 
 
 def serve_biorxiv(request: Request, base_url: str, pdf: Callable[[str], bytes]) -> Reply:
-    """``/details/{server}/{doi}`` (the documented shape; none was recorded) and each version's PDF.
-
-    The PDFs are under ``/content/{doi}v{n}.full.pdf``; *base_url* is this host's, *pdf(name)* a PDF body.
-    """
+    """``/details/{server}/{doi}`` (the documented shape; none was recorded) and each version's PDF under
+    ``/content/{doi}v{n}.full.pdf``; *base_url* is this host's, *pdf(name)* a PDF body."""
     parts = request.path.split("/")
     if request.path.startswith("/content/") and request.path.endswith(".full.pdf"):
         return Reply(200, pdf("biorxiv:" + request.path), {"Content-Type": "application/pdf"})

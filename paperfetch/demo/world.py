@@ -1,9 +1,5 @@
-"""The demo world's servers: metadata services and publishers on loopback addresses (127.0.0.x).
-
-:class:`DemoWorld` routes each host's requests to the recorded answers (:mod:`.research`, :mod:`.fulltext`),
-to Semantic Scholar and bioRxiv/medRxiv (:mod:`.sources`), or to its own handlers below, which answer in
-the real services' shapes (reduced to the fields paperfetch reads). docs/cli.md lists the publishers and
-the outcome each one shows.
+"""The demo world's servers: metadata services and publishers on loopback addresses (127.0.0.x), answering in
+the real services' shapes (reduced to the fields paperfetch reads). docs/cli.md lists the publishers and outcomes.
 """
 
 from __future__ import annotations
@@ -70,9 +66,8 @@ PAPERS = [
     _Paper("10.5555/demo.closed", "A closed-access paper", 2015, "Closed Journal", None, "none"),
     _Paper("10.5555/demo.pmc", "A paper in PubMed Central", 2020, "PMC Reports", "europepmc", "europepmc"),
 ]
-# --- the six recorded PubMed hits, served by the "press" publisher (paperfetch.demo.research) ---
+# the six recorded PubMed hits, served by the "press" publisher
 PAPERS += [_Paper(p["doi"], p["title"], p["year"], p["journal"], "press", "openalex") for p in _research.science_papers()]
-# --- end of the PubMed hits ---
 _BY_DOI = {p.doi: p for p in PAPERS}
 PMID_OF = {"10.5555/demo.pmc": "90000001"}
 PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}
@@ -117,7 +112,6 @@ class DemoWorld:
         self._lock = threading.Lock()
         self._last_limited = 0.0
 
-    # -- lifecycle ------------------------------------------------------------
     def start(self) -> "DemoWorld":
         names = ["unpaywall", "openalex", "crossref", "europepmc", "ncbi", "doi", "arxiv",
                  "fast", "slow", "limited", "forbidden", "html", "challenge", "robots", "held", "gone", "press",
@@ -153,7 +147,6 @@ class DemoWorld:
     def requests_served(self) -> int:
         return sum(host.hits() for host in self.hosts.values())
 
-    # -- routing --------------------------------------------------------------
     def _router(self, name: str) -> Callable[[Request], Reply]:
         def route(request: Request) -> Reply:
             if (jats := _fulltext.serve(name, request)) is not None:  # JATS for some papers

@@ -1,31 +1,6 @@
-"""Redirect safety: a public server may not send us to a private address.
-
-A notebook on a cloud VM or a shared server can reach addresses the internet
-cannot: the cloud metadata endpoint (``169.254.169.254``, ``fd00:ec2::254``),
-the host itself (``127.0.0.1``, ``0.0.0.0``), the private network
-(``10.0.0.0/8`` …). A publisher answering ``302 Location: http://169.254.169.254/…``
-must not make us fetch it. :func:`redirect_refusal` says why a redirect is
-refused, or ``None`` when it may be followed:
-
-* with ``allow_private=True`` every redirect may be followed but a link-local or metadata one (below);
-* a redirect to a **link-local** address (``169.254.0.0/16``, ``fe80::/10``: where the cloud metadata
-  endpoints live) or to a cloud metadata name (:data:`METADATA_HOSTS`) is refused from *any* origin,
-  loopback and private included: no test world, demo or mirror needs one, and a proxy or a local
-  service that forwards a hostile redirect must not lead us there;
-* a redirect from a private address may go anywhere else: starting URLs on loopback
-  (the tests, the demo world, a local mirror) keep working;
-* a redirect from a public address to a host any of whose addresses is
-  private, loopback, link-local, unspecified, reserved or multicast is refused.
-  Literal IPs are read directly (also IPv4-mapped IPv6 such as
-  ``::ffff:10.0.0.1``); names are resolved with *resolver* (``socket.getaddrinfo``
-  by default, injectable in tests). A name that does not resolve is not refused
-  here: the request will fail on its own.
-
-Where the transport calls it: ``HttpClient._check_redirect``, before following
-``Location`` (the polite redirect loop and the ``polite_mode=False`` one), and
-the robots.txt redirect loop; a refusal becomes
-:class:`~paperfetch.errors.RefusedRedirect` and an outcome row (for robots.txt:
-"unreachable").
+"""Redirect safety: a public server may not send us to a private address, and nobody to a link-local or cloud
+metadata one (docs/politeness.md, "Redirects"; docs/hostile.md). A name that does not resolve is not refused here:
+the request fails on its own.
 """
 
 from __future__ import annotations

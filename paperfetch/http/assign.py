@@ -1,44 +1,6 @@
-"""Which copy of a paper goes to which host: the assignment rule, as pure functions of host outlooks.
-
-A paper often has several equivalent open copies (the publisher's, Europe PMC's render, a
-repository's, arXiv's). A polite batch takes as long as its busiest host needs, so the
-:class:`~paperfetch.http.scheduler.HostScheduler` places each paper whose next request has
-copies on the host whose queue will reach it **soonest**, and moves queued papers when a host's
-outlook changes. This module holds the rule; the scheduler holds the queues and applies it.
-
-The rule
---------
-
-* A host's :class:`Outlook` is read from the transport's public snapshot
-  (:meth:`~paperfetch.http.client.HttpClient.snapshot`), never from private state: how soon it
-  may start its next request (``ready_in_s``: pacing gap, hold, open breaker; ``inf`` while
-  suppressed or when its open breaker ends the batch's items for it) and the interval between
-  its requests (the snapshot's ``interval_s``: the delay range in force, Crawl-delay, the source's
-  interval, the learned interval, backoff; plus the pacing margin).
-* The *k*-th paper in a host's queue (0-based) starts at about ``ready_in_s + k × interval_s``
-  (:meth:`Outlook.start_at`, the transport's :func:`~paperfetch.http.hosts.queued_start`, which the
-  job's ETA reads too). A paper is placed at the back of the queue of the copy with the
-  earliest start (:func:`earliest`); **ties go to the copy the paper lists first** (its own
-  order: the sources' ranking), so a batch on idle, equal hosts keeps the fixed order.
-* Within a host's queue the papers that can go nowhere else are served first (each kind in its
-  order of arrival), so the papers with other copies stay movable longest.
-* :func:`revise` moves queued papers: from the back of each queue, a paper moves to the back of
-  another copy's queue when it would start there sooner by more than that host's interval (the
-  slack of the estimate: a move back would need the first host's queue to have shrunk by more
-  than its own pacing jitter allows, so papers do not ping-pong; a host with a long interval of
-  its own, a learned one say, still loses its head paper to an idle copy). Every move lowers
-  the moved paper's start and never raises another's, so a pass ends, and a paper with a single
-  copy is never pushed back by a move (no starvation: it only moves forward in its queue; a
-  paper with copies waits behind single-copy ones only while no other copy's host reaches it
-  sooner, and a batch's arrivals are finite).
-  A held host, an open breaker or a suppression makes ``start_at`` large or infinite, which
-  empties its queue onto the other copies; a 429 raises the interval, which moves the tail.
-* Which copies compete is the paper's business (:func:`copy_tier`): only those of its best
-  version tier are offered to the scheduler (``prefer="version"``), or all of them
-  (``prefer="speed"``).
-
-Deliberately not here: queues, threads, the transport's pacing rules (unchanged: one request in
-flight per host, every gap kept), and what a copy's failure means (the paper's next copy).
+"""Which copy of a paper goes to which host: the assignment rule, as pure functions of host outlooks read from
+the transport's public snapshot (docs/politeness.md, "Several copies of one paper: which host serves it").
+The scheduler holds the queues and applies the rule; the transport's pacing is untouched.
 """
 
 from __future__ import annotations
@@ -69,10 +31,7 @@ class Prefer(str, Enum):
             raise ValueError(f"prefer={value!r}; choose from {', '.join(p.value for p in cls)}") from None
 
 
-#: Version tiers, best first. A copy whose source does not say its version is its own tier after the
-#: accepted manuscript and before a known preprint: such copies are mostly publisher or PMC files
-#: found without a label (Europe PMC's render, a landing page's PDF link), so a preprint never
-#: displaces one, and one never displaces a copy known to be the version of record.
+#: Version tiers, best first; an unlabelled copy ranks between accepted and submitted (docs/politeness.md).
 TIERS: tuple[str | None, ...] = ("publishedVersion", "acceptedVersion", None, "submittedVersion")
 
 
@@ -103,8 +62,7 @@ OPEN = Outlook()
 
 
 def outlook_from_snapshot(snapshot: Any, *, serves: bool = True) -> Outlook:
-    """The :class:`Outlook` of a :class:`~paperfetch.http.hosts.HostSnapshot` (*serves* ``False``:
-    the host's open breaker ends the batch's items for it, so it serves nothing)."""
+    """The :class:`Outlook` of a host snapshot (*serves* ``False``: its open breaker ends the batch's items for it)."""
     ready = float(snapshot.ready_in_s)
     if not serves or snapshot.suppressed:
         ready = math.inf
@@ -134,10 +92,11 @@ class Move:
 
 def revise(queues: Mapping[str, Sequence[tuple[Hashable, Sequence[tuple[str, str]] | None]]],
            outlooks: Mapping[str, Outlook]) -> list[Move]:
-    """The moves that bring queued papers to hosts that reach them sooner (see the module's rule).
+    """The moves that bring queued papers to hosts that reach them sooner by more than the target's interval.
 
     *queues*: each host key's queue in order, as ``(token, copies)`` with *copies* the paper's
-    ``(host key, url)`` pairs (``None`` or a single pair: the paper cannot move)."""
+    ``(host key, url)`` pairs (``None`` or a single pair: the paper cannot move). Every move lowers the moved
+    paper's start and raises no other's, so a pass ends and a single-copy paper is never pushed back."""
     loads = {key: len(queue) for key, queue in queues.items()}
     entries = []
     for key, queue in queues.items():
@@ -165,20 +124,16 @@ def revise(queues: Mapping[str, Sequence[tuple[Hashable, Sequence[tuple[str, str
 
 #: How long a host's outlook is reused before the transport is asked again (seconds of the scheduler's clock).
 OUTLOOK_TTL_S = 0.05
-#: Queued papers are revised at least this often while some can move, and after a worker reports back
-#: (at most every REVISE_MIN_S, or every REVISE_COST_FACTOR times what the last revision cost, if longer:
-#: a batch of many queued papers spends at most a few per cent of a core on revising them).
+#: Queued papers are revised at least this often while some can move, and after a worker reports back at
+#: most every REVISE_MIN_S or REVISE_COST_FACTOR times the last revision's cost: a few per cent of a core at most.
 REVISE_S = 0.1
 REVISE_MIN_S = 0.01
 REVISE_COST_FACTOR = 20.0
 
 
 class Placement:
-    """The scheduler's side of the rule: the copies of each queued paper that can move, and the hosts'
-    outlooks read from the transport's public API (``snapshot``, ``breaker_ends_batch``, ``would_send``).
-
-    A job takes part when it has ``copies`` (the URLs its next request may use, its preferred first)
-    and ``choose(url)`` (make *url* its next request); every other job is placed as before.
+    """The scheduler's side of the rule. A job takes part when it has ``copies`` (its next request's URLs,
+    preferred first) and ``choose(url)``; every other job is queued under its own ``url``.
     Not thread-safe: the scheduler calls it under its lock."""
 
     def __init__(self, transport: Any, *, since: float | None, max_host_wait_s: float) -> None:
@@ -207,8 +162,7 @@ class Placement:
 
     def place(self, job: Any, url: str, key_of: Callable[[str], str], load_of: Callable[[str], int],
               now: float) -> tuple[str, str] | None:
-        """The ``(host key, url)`` of the copy a job with copies is queued for (:func:`earliest`), or
-        ``None`` for a job that cannot move (queued as before, under its own ``url``)."""
+        """The ``(host key, url)`` a job with copies is queued for (:func:`earliest`); ``None``: it cannot move."""
         copies = self.copies_of(job, url, key_of)
         if not copies:
             return None
@@ -223,9 +177,8 @@ class Placement:
 
     def revise(self, queues: Mapping[str, deque], urls: Mapping[str, str], now: float,
                reports: int) -> list[tuple[Any, str, str]]:
-        """Apply :func:`revise` to the scheduler's queues (*queues*: host key -> deque of ``(job, url)``,
-        *urls*: a URL of each host): the moved jobs are taken out of their deques and returned as
-        ``(job, target key, url)`` for the scheduler to append. *reports*: dispatches back so far."""
+        """Apply :func:`revise` to the scheduler's queues (host key -> deque of ``(job, url)``; *urls*: one URL per
+        host): moved jobs leave their deques and come back as ``(job, target key, url)`` to append."""
         self.revised_at, self.reports_seen = now, reports
         started = time.perf_counter()
         try:

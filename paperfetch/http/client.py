@@ -1,42 +1,5 @@
-"""The polite HTTP transport: every request paperfetch makes goes through :class:`HttpClient`.
-
-The client carries out decisions; it does not make them. Its rooms, one job each:
-
-* :mod:`.config` — the knobs, validated once (:class:`~.config.TransportConfig`);
-* :mod:`.policy` — the rules, pure functions of (host facts, settings, now);
-* :mod:`.hostside` — the host side of a request: decide, wait, held/open answers, robots.txt,
-  observe, publish;
-* :mod:`.wire` — the slot in the host-state store, one send, the ceilings, synthetic responses;
-* :mod:`.redirects` — the redirect rules both paths share;
-* :mod:`.exceptions` — the one mapping of ``requests`` errors to paperfetch's;
-* :mod:`.context` — what a batch's worker tells the transport (stop, answer now).
-
-For each hop (a redirect is a new hop, checked afresh against its own host) this module asks
-the host side, in :func:`.policy.decide`'s order:
-
-1. the URL must be http or https;
-2. **suppression** — a host that answered 403 is short-circuited with a synthetic 403;
-3. **hold / breaker** — a host that sent Retry-After (or whose breaker is open) is not asked
-   before the time it named: a wait no longer than this call may wait (``max_retry_after_s``
-   and what is left of ``max_elapsed``) is waited out, a longer one ends the call at once;
-4. **robots.txt** — a disallowed URL is not requested (``get`` returns ``None``);
-5. **pacing** — the host's turn: at most ``max_in_flight_per_host`` requests in flight, and
-   the gap since the host's previous request was answered at least the effective delay
-   (configured range, Crawl-delay, backoff and per-host interval, see :mod:`.delays`);
-6. send, with a timeout, without following redirects;
-7. **observe** — :func:`.policy.observe_response` turns the answer into new host facts
-   (hold, backoff, suppression), which are stored and published as events.
-
-Then the call decides, in one loop over an immutable :class:`.retry.Retry`:
-follow a redirect, retry (429/503/504 for ``get``; a ``RETRY`` verdict for
-``fetch``; timeouts, connection errors and, for ``download``, truncated bodies),
-or return. ``get`` keeps PyPaperRetriever's contract and never raises for an
-HTTP status; ``fetch`` follows PROVESID's and raises a typed error for anything
-but ``Outcome.OK``; ``download`` streams through :mod:`paperfetch.download`.
-
-Synthetic responses (no request was sent) carry the header
-``X-Paperfetch-Synthetic: suppressed`` or ``held``; :func:`is_synthetic`
-reads it.
+"""The polite HTTP transport: every request paperfetch makes goes through :class:`HttpClient`, which carries out
+:mod:`.policy`'s decisions hop by hop and retries in one loop (docs/politeness.md, "Order of operations").
 """
 
 from __future__ import annotations
@@ -85,12 +48,9 @@ DEFAULT_HOST_INTERVALS: Mapping[str, float] = defaults.DEFAULT_HOST_INTERVALS
 class HttpClient(ConfiguredKnobs):
     """HTTP client with robots.txt, per-host pacing, backoff, retries, holds and 403 suppression.
 
-    The positional parameters and their defaults are PyPaperRetriever's
-    ``HttpClient`` contract (``user_agent`` defaults to :func:`paperfetch.http.user_agent`, the
-    same form the Retriever sends); the keyword-only ones are paperfetch's additions. The settings
-    are sugar over one frozen :class:`~paperfetch.http.config.TransportConfig` (:attr:`config`;
-    :meth:`from_config` takes one as it is); defaults come from :mod:`paperfetch.defaults`.
-    See ``docs/politeness.md``.
+    Positional parameters are PyPaperRetriever's ``HttpClient`` contract, keyword-only ones paperfetch's;
+    all are sugar over one frozen :class:`~paperfetch.http.config.TransportConfig` (docs/politeness.md,
+    "Constructor parameters").
     """
 
     def __init__(self, *args: Any, session: requests.Session | None = None, clock: Clock | None = None,
@@ -119,8 +79,7 @@ class HttpClient(ConfiguredKnobs):
         self._config = config
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         if registry is None:
-            # Host state lives in a store (paperfetch.state): "memory" (None) is this process's registry
-            # (a fake clock gets one of its own); a SQLite path or a Redis URL is shared with other processes.
+            # a fake clock gets a registry of its own
             registry = registry_for(state, self._clock, fallback=state_fallback)
         elif state is not None:
             raise ConfigurationError("give either registry= or state=, not both")
@@ -132,13 +91,11 @@ class HttpClient(ConfiguredKnobs):
                           config=config)
         self._hosts = HostSide(config=config, registry=registry, clock=self._clock, wire=self._wire,
                                events=self.events, rng=rng if rng is not None else random.Random())
-        # The library sets no level and adds no handler; verbosity >= 2 is sugar for
-        # paperfetch.enable_logging(INFO/DEBUG), an explicit request to see the messages.
+        # the library adds no handler; verbosity >= 2 is an explicit request to see the messages
         if int(config.verbosity) >= 2:
             enable_logging(logging.DEBUG if int(config.verbosity) >= 3 else logging.INFO)
         self._closed = threading.Event()
 
-    # ------------------------------------------------------------------ settings
     @property
     def config(self) -> TransportConfig:
         """The frozen settings this client runs on."""
@@ -155,19 +112,9 @@ class HttpClient(ConfiguredKnobs):
         """The settings the politeness rules read, as a frozen value (built once with the config)."""
         return self._config.settings
 
-    # ------------------------------------------------------------------ public API
     def get(self, url: str, **kwargs: Any) -> requests.Response | None:
-        """GET *url* politely. PyPaperRetriever's contract:
-
-        * a :class:`requests.Response` for any HTTP status;
-        * ``None`` only when robots.txt (with ``respect_robots_txt``) disallows the URL;
-        * after ``max_retries`` the final 429 (or 503/504) response;
-        * a synthetic 403 for a suppressed host, and a synthetic response with the
-          status that created the hold and ``Retry-After`` for a held host
-          (both marked ``X-Paperfetch-Synthetic``).
-
-        Timeouts and connection errors are retried, then raised as ``requests`` raised them.
-        """
+        """GET *url* politely: a response for any HTTP status, ``None`` when robots.txt disallows it, a
+        synthetic response for a suppressed or held host (docs/politeness.md, "get(), fetch(), ...")."""
         config = self._config
         if not config.polite_mode:
             return self._raw_get(url, kwargs)
@@ -184,23 +131,15 @@ class HttpClient(ConfiguredKnobs):
         return_exceptions: bool = True,
         **kwargs: Any,
     ) -> list[requests.Response | BaseException | None]:
-        """``[self.get(url, **kwargs) for url in urls]``, in input order, with hosts served side by side.
-
-        Each host stays exactly as polite as with ``get``; the batch takes about as long
-        as its busiest host needs. Where ``get`` would raise, the slot holds the exception
-        (``return_exceptions=True``) or the first one stops the batch and is raised.
-        See :func:`paperfetch.batch.get_many`.
-        """
+        """``[self.get(url, **kwargs) for url in urls]``, in input order, hosts served side by side
+        (:func:`paperfetch.batch.get_many`)."""
         return batch.get_many(self, urls, workers=workers, return_exceptions=return_exceptions, **kwargs)
 
     def iter_many(
         self, urls: Iterable[str], *, workers: int | None = None, **kwargs: Any
     ) -> Iterator[tuple[int, requests.Response | BaseException | None]]:
-        """``(index, self.get(urls[index], **kwargs))`` as each URL finishes, hosts side by side.
-
-        Where ``get`` would raise, the pair holds the exception. Leaving the loop early stops the
-        batch; see :func:`paperfetch.batch.iter_many`.
-        """
+        """``(index, self.get(urls[index], **kwargs))`` as each URL finishes, or the exception ``get`` would
+        raise; leaving the loop early stops the batch (:func:`paperfetch.batch.iter_many`)."""
         return batch.iter_many(self, urls, workers=workers, **kwargs)
 
     def fetch(
@@ -211,16 +150,11 @@ class HttpClient(ConfiguredKnobs):
         max_elapsed: float | None = None,
         **kwargs: Any,
     ) -> requests.Response:
-        """GET *url* and return the response when ``classify(response)`` is ``Outcome.OK``.
+        """GET *url* and return the response when ``classify(response)`` is ``Outcome.OK``; otherwise raise a
+        typed error, never a raw ``requests`` one (the table: docs/politeness.md, "get(), fetch(), ...").
 
-        Raises :class:`~paperfetch.NotFoundError` (ABSENT), :class:`~paperfetch.RateLimited`
-        (a held host), :class:`~paperfetch.HostSuppressed`, :class:`~paperfetch.DisallowedByRobots`,
-        :class:`~paperfetch.NetworkError` / :class:`~paperfetch.RequestTimeout` or
-        :class:`~paperfetch.ServiceError`; never a raw ``requests`` exception.
-
-        ``method="POST"`` with a form ``data=`` is for **idempotent reads only** (NCBI's
-        EFetch/ESummary with an id list too long for a URL): it is paced, held, breaker-checked and
-        retried exactly like a GET, because asking such a service twice is harmless.
+        ``method="POST"`` with ``data=`` is for idempotent reads only (NCBI EFetch with a long id list): it is
+        paced and retried like a GET, because asking twice is harmless.
         """
         budget = self._config.max_elapsed if max_elapsed is None else max_elapsed
         shown = redact_url(url)
@@ -246,21 +180,10 @@ class HttpClient(ConfiguredKnobs):
         reuse: Callable[[Path, bool], bool] | None = None,
         **kwargs: Any,
     ) -> DownloadResult:
-        """Stream *url* into *dest*, atomically (see :func:`paperfetch.download.stream_to_file`).
+        """Stream *url* into *dest* atomically, with ``fetch``'s retries (docs/politeness.md, "get(), fetch(), ...").
 
-        The body is written in chunks to a temporary file beside *dest* while its
-        SHA-256 is computed; ``validate(first_bytes, response)`` may raise to reject
-        it (it sees the first *validate_bytes*, or the whole body if shorter); the length must
-        match Content-Length when given and stay within *max_bytes*; only then is the
-        file renamed to *dest*. Timeouts, connection errors and truncated bodies are
-        retried in the same loop as ``fetch``'s retries (``max_retries``, ``network_retry_schedule``).
-        Nothing is ever left under *dest* unless it is complete, and no temporary file survives a failure.
-
-        The body goes to the locked part file of *dest* (:func:`paperfetch.parts.part_file`), so one
-        destination has one writer at a time, across threads and processes. Once the part file is
-        claimed, ``reuse(dest, waited)`` may say that the file already under *dest* (written by another
-        process; ``waited`` when we waited for it) is to be kept: then nothing is requested and the
-        result has ``reused=True``. The body is read within ``request_deadline_s``.
+        ``validate`` sees the first *validate_bytes* (the whole body if shorter). ``reuse(dest, waited)`` runs
+        once the part file is claimed; when it keeps the file already there, nothing is requested.
         """
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -302,16 +225,12 @@ class HttpClient(ConfiguredKnobs):
         return self._hosts.snapshot(self._registry.limiter(url_or_host))
 
     def snapshots(self) -> list[HostSnapshot]:
-        """One :class:`~paperfetch.http.hosts.HostSnapshot` per host of the store (this process's and
-        the ones other processes of a shared store wrote), as the store has them now, sorted by host."""
+        """One :class:`~paperfetch.http.hosts.HostSnapshot` per host of the store (other processes' too), by host."""
         hosts = sorted(self._registry.known_hosts(), key=lambda h: h.key)
         return [self._hosts.snapshot(h, refresh=False) for h in hosts]
 
     def domain_status(self) -> "pd.DataFrame":
-        """One row per host of the store: counts (this process's), pacing, backoff, holds, suppression.
-
-        The frame is built by :func:`paperfetch.report.domain_status_frame` from :meth:`snapshots`
-        (pandas is imported then, not with the transport); ``frame.attrs["store"]`` names the store."""
+        """One row per host of the store (docs/politeness.md, "domain_status()"); pandas is imported only here."""
         from paperfetch.report import domain_status_frame
 
         frame = domain_status_frame(self.snapshots())
@@ -372,8 +291,7 @@ class HttpClient(ConfiguredKnobs):
 
     # ---- what a batch asks (paperfetch.http.scheduler.Transport)
     def ready_in(self, url: str) -> float:
-        """Seconds until a request to *url*'s host could start (0: now); ``inf`` while suppressed
-        (:func:`.policy.next_start`). A scheduler reads this to serve hosts that are due and defer the others."""
+        """Seconds until a request to *url*'s host could start (0: now, ``inf``: suppressed; :func:`.policy.next_start`)."""
         if not self._config.polite_mode:
             return 0.0
         return self._hosts.ready_in(url)
@@ -395,8 +313,7 @@ class HttpClient(ConfiguredKnobs):
         return self._hosts.would_send(url)
 
     def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
-        """Whether *url*'s host's open breaker ends a batch's items for it at once
-        (:func:`.policy.breaker_ends_batch`)."""
+        """Whether *url*'s host's open breaker ends a batch's items for it at once (:func:`.policy.breaker_ends_batch`)."""
         return self._hosts.breaker_ends_batch(url, since=since, max_host_wait_s=max_host_wait_s)
 
     @property
@@ -422,7 +339,6 @@ class HttpClient(ConfiguredKnobs):
             f"respect_robots_txt={self.respect_robots_txt}, hosts={len(self._registry.hosts())})"
         )
 
-    # ------------------------------------------------------------------ the call
     def _get_classify(self, response: requests.Response) -> Outcome:
         """``get``'s retry rule: 429 (with honor_retry_after), 503 and 504 are retried."""
         status = response.status_code

@@ -67,8 +67,7 @@ class TransportConfig:
     min_rate_window_s: float = defaults.MIN_RATE_WINDOW_S
     #: total seconds a robots.txt request may take (past it: unreachable)
     robots_deadline_s: float = defaults.ROBOTS_DEADLINE_S
-    #: the contact e-mail added to the User-Agent for ``contact_hosts`` only (or every host with
-    #: ``contact_everywhere``); other hosts get ``user_agent`` as it is
+    #: the contact e-mail added to the User-Agent for ``contact_hosts`` only (every host: ``contact_everywhere``)
     contact_email: str | None = field(default=None, repr=False)
     contact_hosts: Iterable[str] = ()
     contact_everywhere: bool = False
@@ -219,8 +218,7 @@ POSITIONAL_KNOBS: tuple[str, ...] = tuple(f.name for f in fields(TransportConfig
 
 
 def knob_signature(init: Any) -> inspect.Signature:
-    """*init*'s signature with its ``*args, **knobs`` spelled out as the knobs (positional ones first), for
-    ``help()`` and a notebook's tooltip."""
+    """*init*'s signature with ``*args, **knobs`` spelled out as the knobs, for ``help()`` and tooltips."""
     own = inspect.signature(init)
     self_param = next(iter(own.parameters.values()))
     collaborators = [p for p in own.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
@@ -231,8 +229,7 @@ def knob_signature(init: Any) -> inspect.Signature:
 
 
 class _Knob:
-    """A setting read from its owner's ``config``; setting it makes a new config (validated, its
-    policy settings built again) and hands it to ``reconfigure``."""
+    """A setting read from its owner's ``config``; setting it hands a new, validated config to ``reconfigure``."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -247,8 +244,7 @@ class _Knob:
 
 
 class ConfiguredKnobs:
-    """Every knob of a :class:`TransportConfig` as an attribute (``client.max_retries``), read from
-    ``self.config``. The class that mixes this in supplies ``config`` and ``reconfigure``."""
+    """Every knob of a :class:`TransportConfig` as an attribute; the mixing class supplies ``config`` and ``reconfigure``."""
 
     @property
     def config(self) -> TransportConfig:

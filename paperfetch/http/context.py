@@ -1,18 +1,6 @@
-"""The per-call context a worker thread gives the transport, and the item's tally the transport keeps.
-
-A batch (:mod:`paperfetch.http.scheduler`) runs ``client.get`` in its worker threads and tells the
-transport about the call in progress there, without either module importing the other:
-
-* the batch's **stop signal** (:func:`stop_event`): the transport sleeps on it, so a stopped
-  batch's waits end at once, and checks it before sending anything;
-* **answer now** (:func:`answer_now` / :func:`answering_now`): the host is held or its breaker
-  open past what the batch waits for, so the transport waits for nothing and answers at once;
-* the **item** the call works for and the **source** that asked (``current().item`` / ``.source``),
-  which views (the request log) read to name a request; and the item's :class:`Tally`, to which the
-  transport adds what it spent for the item (:func:`charge_wait`, :func:`count_request`).
-
-This thread's context is one frozen :class:`CallContext`, written only by :func:`scope` (every other
-writer here goes through it); nothing here sends, sleeps or decides.
+"""The per-call context a batch's worker thread gives the transport (the stop signal, "answer now", the item and
+source), and the item's :class:`Tally` the transport keeps, without the scheduler and the transport importing each
+other. One frozen :class:`CallContext` per thread, written only by :func:`scope`.
 """
 
 from __future__ import annotations
@@ -28,8 +16,7 @@ __all__ = ["CallContext", "Tally", "answer_now", "answering_now", "charge_wait",
 
 @dataclass(eq=False)
 class Tally:
-    """What the transport spent for one item: written by the transport while it works for the item
-    (one thread at a time), read by the item's row and by views."""
+    """What the transport spent for one item: written by one thread at a time, read by the item's row and views."""
 
     waited_s: float = 0.0  #: seconds waited for hosts on the item's behalf (pacing, holds, retries)
     requests: int = 0      #: requests put on the wire for it
@@ -57,8 +44,7 @@ def current() -> CallContext:
 
 @contextmanager
 def scope(**changes: Any) -> Generator[CallContext, None, None]:
-    """Within this block (in this thread) the context has *changes* (fields of :class:`CallContext`);
-    the one writer of the context: the previous one is back when the block ends."""
+    """Within this block (in this thread) the context has *changes*; the previous one is back after it."""
     before = current()
     _local.context = new = replace(before, **changes)
     try:
@@ -68,13 +54,11 @@ def scope(**changes: Any) -> Generator[CallContext, None, None]:
 
 
 def answer_now() -> AbstractContextManager[CallContext]:
-    """Within this block (in this thread) the transport waits for no hold and no open breaker:
-    such requests are answered at once without being sent. The scheduler drains a blocked host so."""
+    """Within this block (in this thread) a held or open host is answered at once without sending."""
     return scope(answer_now=True)
 
 
 def answering_now() -> bool:
-    """Whether this thread is inside :func:`answer_now`."""
     return current().answer_now
 
 
@@ -84,22 +68,17 @@ def stopping_with(event: threading.Event) -> AbstractContextManager[CallContext]
 
 
 def stop_event() -> threading.Event | None:
-    """The stop signal of the batch this thread works for (``None`` outside a batch's workers).
-
-    The transport sleeps on it (``clock.wait``), so a stopped batch's waits end at once, and checks
-    it before sending anything."""
+    """The stop signal of this thread's batch (``None`` outside one): the transport sleeps on it and checks it before sending."""
     return current().stop
 
 
 def charge_wait(seconds: float) -> None:
-    """The transport waits *seconds* for a host: the item this thread works for has waited that much more."""
     tally = current().tally
     if tally is not None and seconds > 0:
         tally.waited_s += seconds
 
 
 def count_request() -> None:
-    """The transport puts a request on the wire: one more for the item this thread works for."""
     tally = current().tally
     if tally is not None:
         tally.requests += 1

@@ -1,26 +1,5 @@
-"""Pacing arithmetic: delay ranges, the Crawl-delay floor, exponential backoff. Pure values.
-
-The rules are PyPaperRetriever's, as its documentation tables give them.
-
-Resolving the configured range (``delay_min_s`` / ``delay_max_s``):
-
-=====================================  ============================
-You set                                Resolved range
-=====================================  ============================
-``delay_min_s=1.0, delay_max_s=5.0``   1–5 s
-``delay_min_s=2.0`` only               2–6 s (max = 3 × min)
-``delay_max_s=4.0`` only               0–4 s (min = 0)
-neither                                off: no delay
-=====================================  ============================
-
-A Crawl-delay (with ``respect_robots_txt``), the host's backoff and a
-per-host minimum interval each act as a *floor*: larger than the current
-minimum, it raises the minimum (and the maximum, so that max ≥ min); smaller,
-it changes nothing. With no range at all, a floor becomes a fixed delay.
-With robots respected, no explicit range and no Crawl-delay, the fallback
-range ``rate_limit_min_s``–``rate_limit_max_s`` applies.
-
-Nothing here sleeps or reads a clock.
+"""Pacing arithmetic: delay ranges, the Crawl-delay floor, exponential backoff, as pure values. The rules are
+PyPaperRetriever's (docs/politeness.md, "PyPaperRetriever's policy tables").
 """
 
 from __future__ import annotations
@@ -43,13 +22,11 @@ class DelayRange:
     high: float
 
     def raise_floor(self, floor: float | None) -> "DelayRange":
-        """The range with *floor* as its minimum when *floor* is larger (max follows so max ≥ min)."""
         if floor is None or floor <= self.low:
             return self
         return DelayRange(floor, max(self.high, floor))
 
     def sample(self, fraction: float) -> float:
-        """The delay at *fraction* ∈ [0, 1) of the way from low to high."""
         return self.low + fraction * (self.high - self.low)
 
     def __str__(self) -> str:
@@ -107,12 +84,8 @@ def effective_range(
 
 @dataclass(frozen=True)
 class BackoffPolicy:
-    """Per-host exponential backoff with linear recovery.
-
-    The first error sets ``base_s``; each further error multiplies by
-    ``multiplier``, capped at ``max_s``. Each success (2xx) subtracts
-    ``decay_s``; at zero the backoff is cleared.
-    """
+    """Per-host exponential backoff (from ``base_s``, times ``multiplier``, capped at ``max_s``) with linear
+    recovery (each 2xx subtracts ``decay_s``; at zero it is cleared)."""
 
     base_s: float = defaults.BACKOFF_BASE_S
     multiplier: float = defaults.BACKOFF_MULTIPLIER

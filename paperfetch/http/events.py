@@ -1,10 +1,5 @@
-"""Events: everything the transport does, published to whoever listens.
-
-The dashboard, logging and the resume ledger subscribe; the transport does
-not know them. A subscriber that raises an ``Exception`` is logged and skipped: a broken
-listener never breaks a request; a ``KeyboardInterrupt`` (any ``BaseException``) goes
-through, and stops the batch as Ctrl-C does. An event's ``url`` and ``detail`` are redacted
-when it is made (a connection error's text names the request's URL, e-mail and keys included).
+"""Events: everything the transport does, published to whoever listens (docs/politeness.md, "Events and
+logging"); the transport does not know its subscribers.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""The one place where ``requests`` and ``urllib3`` exceptions become paperfetch errors.
-
-:func:`map_network_errors` is a context manager in the shape of httpx's
-``map_httpcore_exceptions``: the code inside it talks to ``requests``; what leaves it is a
-:class:`~paperfetch.RequestTimeout`, a :class:`~paperfetch.NetworkError` or a
-:class:`~paperfetch.DeadlineExceeded` (paperfetch's own errors pass as they are).
-:func:`unreachable` tells a connection that never started (DNS, refused) from one that
-failed on the way; :data:`NETWORK_ERRORS` are the errors a call retries.
-
-``get`` keeps PyPaperRetriever's contract and lets the raw ``requests`` error through after
-its retries; only a request's trickling head is typed there (:func:`deadline_errors`). A body
-read's ``urllib3`` errors become the ``requests`` ones first (:func:`read_errors`).
-Nothing here sends, waits or decides whether to retry.
+"""The one place where ``requests`` and ``urllib3`` exceptions become paperfetch errors (:func:`map_network_errors`,
+in the shape of httpx's ``map_httpcore_exceptions``). ``get`` lets the raw ``requests`` error through after its
+retries, as PyPaperRetriever's does; only a trickling head is typed there (:func:`deadline_errors`).
 """
 
 from __future__ import annotations
@@ -57,12 +47,10 @@ def unreachable(exc: BaseException) -> bool:
 @contextmanager
 def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, None]:
     """A raw ``requests`` error leaving the block becomes :class:`~paperfetch.RequestTimeout` /
-    :class:`~paperfetch.NetworkError` (``fetch``, ``download``); paperfetch's own errors pass.
+    :class:`~paperfetch.NetworkError`; paperfetch's own errors pass. *what* names the step in the message.
 
-    *what* names the step for the message (``"download"``: "download of <url> failed: ...").
-    The raw error is not chained (``from None``): its text, which names the request's URL with its
-    e-mail and keys, is in the new message redacted, and nothing else of it is kept for a traceback
-    (what a notebook prints and saves) to show."""
+    The raw error is not chained: its text names the URL with its e-mail and keys, and a notebook's saved
+    traceback would show it; the new message has it redacted."""
     try:
         yield
     except PaperfetchError as exc:
@@ -80,8 +68,7 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
 
 
 def _unchain(exc: BaseException) -> None:
-    """Drop the raw ``requests``/``urllib3`` errors a paperfetch error was raised from (their text
-    names the URL unredacted); the paperfetch message already says what they said."""
+    """Drop the raw errors a paperfetch error was raised from: their text names the URL unredacted."""
     cause = exc.__cause__ if exc.__cause__ is not None else exc.__context__
     if cause is not None and not isinstance(cause, PaperfetchError):
         exc.__cause__ = None

@@ -1,32 +1,5 @@
-"""How long did the server ask us to wait? Pure functions of (header value, now).
-
-Priority, as PyPaperRetriever documents it:
-
-====  ==========================================  =========================================
- 1    ``Retry-After`` (RFC 9110)                   delta-seconds or an HTTP-date
- 2    ``RateLimit-Reset`` / ``X-RateLimit-Reset``  epoch seconds (> 1 000 000 000) or delta
- 3    ``RateLimit`` (IETF draft, structured)       ``reset=N`` or ``t=N`` delta-seconds
-====  ==========================================  =========================================
-
-A value that does not parse is ignored and the next header is tried; a date
-or epoch in the past means "now" (0 s). Every wait is capped at
-:data:`paperfetch.defaults.MAX_HOLD_S` (``Retry-After: 99999999999999999999`` is "held until
-the cap", never an ``OverflowError`` or a year 33715 further down); whether to
-wait that long or give up is the client's decision, not the parser's.
-
-Two more things a service's headers announce, read here as values:
-
-* a **budget** (:class:`RateLimitBudget`, :func:`parse_rate_limit_budget`): OpenAlex's
-  ``X-RateLimit-Limit`` / ``-Remaining`` / ``-Credits-Used`` / ``-Credits-Required`` /
-  ``-Reset`` (credits a day, credits left, what this request cost, what the refused one
-  needed, seconds until the budget resets at midnight UTC). It is *spent* when fewer credits
-  are left than a request needs (``Remaining < Credits-Required``, as the OpenAlex CLI reads
-  it; without ``Credits-Required``, when none is left);
-* a **pool** (:class:`PoolLimits`, :func:`parse_pool_limits`): Crossref's
-  ``x-rate-limit-limit`` requests per ``x-rate-limit-interval`` (``1s``) and
-  ``x-concurrency-limit`` requests in flight.
-
-Neither decides anything: :mod:`paperfetch.http.policy` does.
+"""What wait, budget or pool a server's headers announce: pure functions of (header value, now), every wait capped
+at :data:`paperfetch.defaults.MAX_HOLD_S`; :mod:`.policy` decides (docs/politeness.md, "Header priority", "Budgets").
 """
 
 from __future__ import annotations
@@ -83,15 +56,11 @@ def _number(value: str) -> float | None:
 
 
 def _capped(seconds: float) -> float:
-    """*seconds* within [0, defaults.MAX_HOLD_S]; inf is the cap."""
     return min(max(0.0, seconds), defaults.MAX_HOLD_S)
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value, or ``None`` if it does not parse.
-
-    *now* is the wall clock (epoch seconds), used for the HTTP-date form.
-    """
+    """Seconds to wait from a ``Retry-After`` value (*now*: epoch seconds, for the HTTP-date form), or ``None``."""
     if value is None or len(value) > _MAX_VALUE_CHARS:
         return None
     value = value.strip()
@@ -115,11 +84,8 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 
 
 def parse_rate_limit_reset(value: str | None, now: float) -> float | None:
-    """Seconds to wait from a ``RateLimit-Reset`` / ``X-RateLimit-Reset`` value.
-
-    Values above :data:`EPOCH_THRESHOLD` are Unix timestamps (a past one gives 0);
-    smaller ones are seconds until the reset.
-    """
+    """Seconds to wait from a ``RateLimit-Reset`` / ``X-RateLimit-Reset`` value: a Unix timestamp above
+    :data:`EPOCH_THRESHOLD` (a past one gives 0), else seconds until the reset."""
     if value is None:
         return None
     number = _number(value)
@@ -134,8 +100,7 @@ _STRUCTURED_RESET = re.compile(r"(?:^|[;,\s])(?:reset|t)\s*=\s*(\d+(?:\.\d+)?)",
 
 
 def parse_structured_rate_limit(value: str | None) -> float | None:
-    """Seconds until reset from the draft ``RateLimit`` header (``limit=10, remaining=0, reset=5``
-    or ``"default";r=0;t=5``)."""
+    """Seconds until reset from the draft ``RateLimit`` header (``limit=10, remaining=0, reset=5`` or ``"default";r=0;t=5``)."""
     if not value or len(value) > _MAX_VALUE_CHARS:
         return None
     match = _STRUCTURED_RESET.search(value)
@@ -183,7 +148,6 @@ def mentions_limits(headers: Mapping[str, str]) -> bool:
     return False
 
 
-# ---------------------------------------------------------------------- budgets and pools
 def _count(value: str | None) -> int | None:
     """A non-negative whole number of credits or requests, or ``None``."""
     if value is None:
@@ -214,11 +178,8 @@ class RateLimitBudget:
 
 
 def parse_rate_limit_budget(headers: Mapping[str, str], now: float) -> RateLimitBudget | None:
-    """The budget *headers* announce, or ``None`` when they name neither a limit nor what remains.
-
-    ``X-RateLimit-Reset`` is read as :func:`parse_rate_limit_reset` reads it (OpenAlex sends the
-    seconds until midnight UTC, ``64144`` at 06:10:56). Header names are case-insensitive, in a
-    plain dict too; this is the one reader of these headers."""
+    """The budget *headers* announce, or ``None`` when they name neither a limit nor what remains. Header
+    names are case-insensitive, in a plain dict too; this is the one reader of these headers."""
     headers = {str(name).lower(): value for name, value in headers.items() if str(name).lower().startswith("x-ratelimit-")}
     limit = _count(headers.get("x-ratelimit-limit"))
     remaining = _count(headers.get("x-ratelimit-remaining"))
@@ -264,8 +225,7 @@ def _interval(value: str | None) -> float | None:
 
 
 def parse_pool_limits(headers: Mapping[str, str]) -> PoolLimits | None:
-    """The pool *headers* announce, or ``None`` when they announce none of it. A limit or a
-    concurrency of 0 (or garbage) is not an announcement."""
+    """The pool *headers* announce, or ``None``; a limit or concurrency of 0 (or garbage) is not an announcement."""
     limit = _count(headers.get("x-rate-limit-limit")) or None
     interval = _interval(headers.get("x-rate-limit-interval"))
     concurrency = _count(headers.get("x-concurrency-limit")) or None

@@ -1,33 +1,6 @@
-"""Per-host state, shared by every client in the process.
-
-The limits being respected belong to the host, not to a Python object: a
-Crawl-delay, a Retry-After, a ban. So the state lives in one small record per
-host (:class:`HostLimiter`), kept in a :class:`HostRegistry`; every
-:class:`~paperfetch.HttpClient` aimed at a host uses the same record.
-``host_limiter(url)`` returns it; ``release_holds()`` clears every hold.
-
-A host is the URL's authority: lower-cased host name, plus the port when it
-is not the scheme's default (so ``http://127.0.0.2:8001`` and
-``http://127.0.0.2:8002`` are two hosts, as their robots.txt are).
-
-The record has two parts:
-
-* :class:`HostFacts` — what the host told us, as one immutable value: hold,
-  suppression, backoff, learned interval, circuit breaker, robots.txt. Times in
-  it are wall-clock epoch seconds, so the facts can be persisted and shown. The
-  pure functions of :mod:`paperfetch.http.policy` take facts and return new facts.
-  The facts live in the registry's **host-state store**
-  (:class:`paperfetch.state.HostStateStore`: memory, SQLite or Redis), in their
-  stored form :class:`paperfetch.state.StoredFacts` (:func:`stored_facts` /
-  :func:`host_facts` map one to the other). :meth:`HostLimiter.update` is the
-  store's atomic read-modify-write; :meth:`HostLimiter.refresh` reads what the
-  store says now (holds another process set included). ``HostLimiter.facts`` is
-  the last value read or written.
-* process-local things — the lock, requests in flight, the pacing clock
-  (monotonic), counters.
-
-:class:`HostSnapshot` is the public, frozen view of both, which
-``domain_status()``, the scheduler and the dashboard read.
+"""Per-host state: one :class:`HostLimiter` per host (``host`` or ``host:port``), shared by every client on the
+same host-state store: the immutable :class:`HostFacts` kept in the store, plus process-local pacing and counters
+(docs/state.md, "How the transport uses the store"). :class:`HostSnapshot` is the frozen public view.
 """
 
 from __future__ import annotations
@@ -142,16 +115,14 @@ def hold_remaining(facts: HostFacts, now: float) -> float:
 
 
 def queued_start(ready_in_s: float, interval_s: float, position: int) -> float:
-    """Seconds from now until the request at *position* (0-based) of a host's queue starts: the host's next
-    start (*ready_in_s*), then one *interval_s* for each request ahead of it; ``inf`` when the host serves
-    nothing now. The job's ETA and the copy assignment both read it."""
+    """Seconds from now until the request at *position* (0-based) of a host's queue starts: *ready_in_s*, then
+    one *interval_s* per request ahead; ``inf`` when the host serves nothing now."""
     if math.isinf(ready_in_s):
         return math.inf
     return max(0.0, ready_in_s) + position * interval_s
 
 
-#: The fields :class:`HostFacts` and :class:`~paperfetch.state.base.StoredFacts` share, name and value
-#: alike; :func:`stored_facts` and :func:`host_facts` map the rest (suppression, breaker, robots.txt).
+#: The fields HostFacts and StoredFacts share as they are; stored_facts and host_facts map the rest.
 _SHARED_FIELDS = tuple(f.name for f in fields(HostFacts) if f.name in {g.name for g in fields(StoredFacts)})
 
 
@@ -172,8 +143,7 @@ def stored_facts(host: str, facts: HostFacts) -> StoredFacts:
 
 
 def host_facts(stored: StoredFacts, robots: RobotsRules | None = None) -> HostFacts:
-    """The :class:`HostFacts` a stored record holds. *robots*: rules already parsed from the same
-    fetch (reused instead of parsing robots.txt again)."""
+    """The :class:`HostFacts` a stored record holds; *robots*: rules already parsed from the same fetch, reused."""
     supp = None
     if stored.suppressed_until is not None:
         until = None if math.isinf(stored.suppressed_until) else stored.suppressed_until
@@ -206,8 +176,7 @@ def _robots_from(stored: StoredFacts) -> RobotsRules:
 
 @dataclass(frozen=True)
 class HostSnapshot:
-    """One host as it is now: the facts, the pacing and the counters (a copy; never changes).
-    The defaults are a host nothing is known of: ``HostSnapshot(host)``."""
+    """One host as it is now: the facts, the pacing and the counters (frozen; ``HostSnapshot(host)``: nothing known)."""
 
     host: str
     requests: int = 0
@@ -247,18 +216,12 @@ class HostSnapshot:
         return middle + self.pacing_margin_s if middle > 0 else 0.0
 
     def start_of(self, position: int) -> float:
-        """Seconds from now until the request at *position* (0-based) of the host's queue starts
-        (:func:`queued_start` of ``ready_in_s`` and :attr:`interval_s`)."""
         return queued_start(self.ready_in_s, self.interval_s, position)
 
 
 class HostLimiter:
-    """The record of one host: its :class:`HostFacts` (kept in the registry's store) plus the
-    process-local pacing state.
-
-    ``facts`` is the value last read from or written to the store; it is replaced, never mutated.
-    The other fields are guarded by ``cond``.
-    """
+    """The record of one host. ``facts`` is the value last read from or written to the store, replaced,
+    never mutated; the other fields are guarded by ``cond``."""
 
     def __init__(self, key: str, registry: "HostRegistry") -> None:
         self.key = key
@@ -278,26 +241,22 @@ class HostLimiter:
         # what the host is, as the caller named it (process-local): for the warnings people read
         self.service = ""
         self.budget_remedy = ""
-        # counters
         self.requests = 0
         self.ok = 0
         self.errors = 0
         self.last_status: int | None = None
 
     def describe(self, *, service: str, budget_remedy: str = "") -> "HostLimiter":
-        """Name the service behind this host (``"OpenAlex"``) and what to do when its budget is spent
-        (a free API key): the transport's one warning about a spent budget says both."""
+        """Name the service behind this host and the remedy for a spent budget, for the one warning about it."""
         self.service = service
         self.budget_remedy = budget_remedy
         return self
 
-    # -- facts ---------------------------------------------------------------
     @property
     def store(self) -> HostStateStore:
         return self._store
 
     def adopt(self, stored: StoredFacts) -> HostFacts:
-        """Take *stored* (read from the store) as this host's facts; returns them."""
         if stored is not self._stored:  # the in-process store hands back the same object until it changes
             self.facts = host_facts(stored, self.facts.robots)
             self._stored = stored
@@ -330,8 +289,7 @@ class HostLimiter:
             return old, new
 
     def overwrite(self, change: Callable[[HostFacts], HostFacts]) -> None:
-        """Write facts that shorten a hold or a suppression (a person's release): the store only
-        ever extends those, so the host's record is cleared and written anew."""
+        """Write facts that shorten a hold or a suppression (the store only extends those): cleared, written anew."""
         with self.cond:
             facts = change(self.refresh())
             now = self._registry.clock.time()
@@ -359,14 +317,13 @@ class HostLimiter:
     def hold_reason(self) -> str:
         return self.facts.hold_reason
 
-    # -- holds (monotonic arguments, for callers that pace on the monotonic clock) ------------
+    # holds: monotonic arguments, for callers that pace on the monotonic clock
     def hold_remaining(self, now: float) -> float:
         """:func:`hold_remaining` of the facts at *now* on the monotonic clock."""
         return hold_remaining(self.facts, self._wall(now))
 
     def set_hold(self, until: float, *, status: int | None, reason: str) -> bool:
-        """Hold the host until *until* (monotonic). A shorter hold never shortens a longer one.
-        Returns True when the hold was extended."""
+        """Hold the host until *until* (monotonic), never shortening a longer hold; True when extended."""
         wall = self._wall(until)
 
         def hold(f: HostFacts) -> HostFacts:
@@ -378,9 +335,8 @@ class HostLimiter:
         return old != new
 
     def release(self) -> None:
-        """Clear this host's hold, open breaker and learned interval: a person says the host is fine again
-        (the maintenance window is over, the network is back). The published floors stay. In a shared
-        store this releases the host for every process."""
+        """Clear this host's hold, open breaker and learned interval (a person says it is fine again), for every
+        process of the store; the published floors stay."""
         self.overwrite(lambda f: replace(
             f, hold_until=None, hold_status=None, hold_reason="",
             breaker=BreakerState.CLOSED, failures=0, breaker_open_until=None, breaker_reason="",
@@ -395,12 +351,10 @@ class HostLimiter:
             return None
         return utc(until)
 
-    # -- suppression ---------------------------------------------------------
     def suppress(self, reason: str, now: float, ttl: float | None) -> None:
         since = self._wall(now)
         self.update(lambda f: replace(f, suppression=Suppression(reason, since, None if ttl is None else since + ttl)))
 
-    # -- pacing ------------------------------------------------------------
     def begin(self, now: float, gap_fraction: float) -> None:
         """A request starts now (caller holds ``cond``)."""
         self.last_gap_s = None if self.last_start is None else now - self.last_start
@@ -411,12 +365,8 @@ class HostLimiter:
         self.requests += 1
 
     def end(self, status: int | None, now: float | None = None, *, reached: bool = True) -> None:
-        """A request ended (its response headers arrived, or it failed) at *now*.
-
-        The pacing clock restarts from here: the server saw the request at some time between its
-        start and now, so a gap measured from now is a gap the server sees too, whatever the latency.
-        A request that never *reached* the host (name not resolved, connection refused) leaves the
-        pacing clock where it was: the server saw nothing."""
+        """A request ended (headers arrived, or it failed) at *now*: the pacing clock restarts here, so the gap
+        is one the server sees too. A request that never reached the host leaves the clock where it was."""
         with self.cond:
             if not reached:
                 self.last_start = self._previous_start
@@ -452,8 +402,7 @@ def _in_force(stored: StoredFacts, now: float) -> bool:
 
 
 class HostRegistry:
-    """Every host's :class:`HostLimiter`, created on first use, over one host-state *store*
-    (a fresh :class:`~paperfetch.state.MemoryStore` when none is given). One per store and clock."""
+    """Every host's :class:`HostLimiter`, created on first use, over one host-state *store* (default: a fresh memory one)."""
 
     def __init__(self, clock: Clock = SYSTEM_CLOCK, store: HostStateStore | None = None, *,
                  lease_s: float = defaults.HOST_LEASE_S) -> None:
@@ -473,15 +422,12 @@ class HostRegistry:
             return limiter
 
     def hosts(self) -> list[HostLimiter]:
-        """The hosts this process has asked about."""
         with self._lock:
             return list(self._hosts.values())
 
     def known_hosts(self, *, refresh: bool = True) -> list[HostLimiter]:
-        """The hosts this process asked about (each refreshed from the store unless *refresh* is False),
-        and the hosts of the store that other processes hold, suppress or slow down now (a hold, a
-        suppression, a breaker not closed, a backoff or a learned interval); a host the store merely
-        remembers from an earlier run is left out."""
+        """The hosts this process asked about (refreshed unless *refresh* is False), and the store's hosts that
+        something is in force for now, whoever set it; a host merely remembered from an earlier run is left out."""
         limiters = self.hosts()
         if refresh:
             for limiter in limiters:
@@ -500,8 +446,7 @@ class HostRegistry:
         return limiters
 
     def release_holds(self) -> None:
-        """Clear the holds (and open breakers, and learned intervals) of every host this registry asked about
-        and of every host its store holds or slows down now, whichever process set them."""
+        """Clear the holds, open breakers and learned intervals of :meth:`known_hosts`, whichever process set them."""
         for limiter in self.known_hosts():
             limiter.release()
 
@@ -524,10 +469,8 @@ _REGISTRIES_LOCK = threading.Lock()
 
 
 def registry_for(state: object = None, clock: Clock = SYSTEM_CLOCK, *, fallback: str | None = None) -> HostRegistry:
-    """The registry over the store *state* names (see :func:`paperfetch.state.open_store`), one per store and clock
-    in the process, so every client opened on the same store shares its hosts' records.
-
-    ``None`` or ``"memory"``: this process's own state (the default registry; a fresh one for a fake clock)."""
+    """The registry over the store *state* names (:func:`paperfetch.state.open_store`), one per store and clock
+    in the process. ``None`` or ``"memory"``: this process's own (a fresh one for a fake clock)."""
     import os
 
     from paperfetch.state import open_store
@@ -555,16 +498,13 @@ def registry_for(state: object = None, clock: Clock = SYSTEM_CLOCK, *, fallback:
 
 
 def host_limiter(url: str, *, state: object = None) -> HostLimiter:
-    """The record of *url*'s host in the store *state* names (:func:`registry_for`): the same object for
-    every client of this process on that store. ``None``: this process's memory (a bare ``HttpClient``'s);
-    a default :class:`~paperfetch.Retriever` keeps its hosts in ``"sqlite"``."""
+    """The record of *url*'s host in the store *state* names: one object for every client of the process on that store."""
     return registry_for(state).limiter(url)
 
 
 def release_holds() -> None:
-    """Clear every hold (and open breaker, and learned interval) of every host-state store this process has
-    opened: its memory, and each SQLite file or Redis a client of this process used (holds other processes
-    set there included)."""
+    """Clear every hold, open breaker and learned interval in every host-state store this process has opened
+    (holds other processes set there included)."""
     with _REGISTRIES_LOCK:
         registries = [_DEFAULT_REGISTRY, *_REGISTRIES.values()]
     for registry in registries:

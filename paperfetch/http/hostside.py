@@ -1,12 +1,6 @@
-"""The host side of a request: ask the policy, wait, answer for a held or open host, consult
-robots.txt, observe what came back and publish it.
-
-:class:`HostSide` carries out what :mod:`paperfetch.http.policy` decides for one host, in the
-order its docstring writes down; it is the only part of the transport that reads and writes a
-host's record (:class:`~paperfetch.http.hosts.HostLimiter`). It makes no decision of its own
-(the rules are the policy's), never follows a redirect of a caller's request (the client does,
-with :mod:`.redirects`) and never retries. Its waits are interruptible by a batch's stop
-(:mod:`.context`). It logs under ``paperfetch.http.client``: the transport speaks with one name.
+"""The host side of a request: carry out what :mod:`.policy` decides for one host (docs/politeness.md, "Order of
+operations"). The only reader and writer of a host's record; no decision of its own, no redirects, no retries.
+It logs under ``paperfetch.http.client``: the transport speaks with one name.
 """
 
 from __future__ import annotations
@@ -79,7 +73,6 @@ class HostSide:
         self._rng = rng
         self._rng_lock = threading.Lock()
 
-    # ------------------------------------------------------------------ publishing
     def emit(self, kind: EventKind, host: HostLimiter, url: str | None, **fields: Any) -> None:
         if not len(self.events):
             return
@@ -108,14 +101,12 @@ class HostSide:
 
     @staticmethod
     def _warn_spent(host: HostLimiter, notice: policy.Notice) -> None:
-        """The one warning of a spent budget (the policy gives one notice per spent period): which
-        service, until when, and the remedy the caller named (:meth:`.HostLimiter.describe`)."""
+        """The one warning per spent budget period: which service, until when, and the remedy (:meth:`.HostLimiter.describe`)."""
         name = host.service or host.key
         remedy = f" {host.budget_remedy}" if host.budget_remedy else ""
         logger.warning("%s (%s): %s; no requests to it until then (other hosts carry on).%s",
                        name, host.key, notice.detail, remedy)
 
-    # ------------------------------------------------------------------ reading host state
     @staticmethod
     def pace(host: HostLimiter) -> policy.Pace:
         return policy.Pace(host.last_start, host.gap_fraction, host.in_flight, host.probing)
@@ -155,8 +146,7 @@ class HostSide:
                                          max_host_wait_s=max_host_wait_s)
 
     def would_send(self, url: str) -> bool:
-        """``False`` when the host's cached robots.txt (still fresh) disallows *url*: ``get`` answers
-        ``None`` at once. Without ``respect_robots_txt``, or before robots.txt is known: ``True``."""
+        """``False`` when the host's fresh cached robots.txt disallows *url* (``True`` before it is known)."""
         cfg = self.config
         rules = self.registry.limiter(url).robots
         if not (cfg.respect_robots_txt and cfg.polite_mode) or rules is None or rules.expires_at <= self.clock.time():
@@ -166,7 +156,6 @@ class HostSide:
         except Exception:  # noqa: BLE001 - odd URL: the request will say what is wrong with it
             return True
 
-    # ------------------------------------------------------------------ deciding and waiting
     def allowance(self, budget: Budget) -> float:
         """How long this call may wait for a host (:func:`.policy.allowance`; 0 while a batch drains a blocked host)."""
         if answering_now():
@@ -217,16 +206,13 @@ class HostSide:
 
     def send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
              method: str = "GET", data: Any = None, *, deadline_s: float | None = None) -> requests.Response:
-        """Send on the slot ``acquire`` took (paced, observed on a network error; *deadline_s*: this
-        request's own deadline instead of ``request_deadline_s``)."""
+        """Send on the slot ``acquire`` took (*deadline_s*: instead of ``request_deadline_s``)."""
         return self.wire.send(host, url, params, headers, kwargs, method, data, gap_s=self.gap(host),
                               on_error=lambda exc: self.observe_error(host, url, exc), deadline_s=deadline_s,
                               cap=policy.in_flight_cap(host.facts, self.config.settings, host.key))
 
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
-        """Sleep for the host, on the call's budget and the tally of the item the call works for
-        (:mod:`.context`); in a batch's worker, stopping the batch ends the sleep at once with
-        :class:`~paperfetch.Stopped`."""
+        """Sleep for the host, on the call's budget and its item's tally; a batch's stop raises :class:`~paperfetch.Stopped`."""
         if seconds <= 0:
             return
         charge_wait(seconds)
@@ -234,7 +220,6 @@ class HostSide:
         self.wire.pause(seconds)
         budget.waited += seconds
 
-    # ------------------------------------------------------------------ answers without a request
     def suppressed(self, host: HostLimiter, url: str, decision: policy.Decision) -> Exchange:
         self.emit(EventKind.SUPPRESSED, host, url, status=403, detail=decision.reason)
         logger.debug("%s is suppressed; synthetic 403 for %s", host.key, redact_url(url))
@@ -275,7 +260,6 @@ class HostSide:
         )
         return Exchange("held", response, host, url, facts.breaker_reason)
 
-    # ------------------------------------------------------------------ observing
     def observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool,
                 robots: bool = False) -> None:
         """Record what a response says about its host (:func:`.policy.observe_response`), then publish it."""
@@ -329,7 +313,6 @@ class HostSide:
         self.publish(exchange.host, exchange.url, notices)
         return wait
 
-    # ------------------------------------------------------------------ robots.txt
     def robots_rules(self, host: HostLimiter, url: str, budget: Budget) -> RobotsRules:
         rules = host.facts.robots
         if rules is not None and rules.expires_at > self.clock.time():

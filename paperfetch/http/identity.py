@@ -1,8 +1,5 @@
-"""Who is asking: the one User-Agent builder of paperfetch.
-
-Every request paperfetch sends names the project (and, when given, a contact e-mail), so a
-publisher can find out who we are. :class:`~paperfetch.http.client.HttpClient` uses it for its
-default, the Retriever for its clients. It builds a string; it sends nothing and reads no settings.
+"""Who is asking: the one User-Agent builder, naming the project (and a contact e-mail when given) so a publisher
+can find out who we are. It sends nothing and reads no settings.
 """
 
 from __future__ import annotations

@@ -1,37 +1,6 @@
-"""Ceilings on one request's time and size, enforced while the body is read.
-
-A read timeout alone never ends a body that trickles one byte per second: every
-byte resets it. A ``Content-Length`` check alone never stops a gzip bomb: a few
-kilobytes on the wire decode to gigabytes. :func:`iter_limited` reads a
-streamed response with both ceilings:
-
-* a :class:`Deadline` — a point in monotonic time for the whole request
-  (connect, headers and every read), on the client's :class:`~paperfetch.clock.Clock`. Before
-  each read the socket's timeout is shrunk to the time left, and reads return as soon as *any*
-  bytes arrive (``read1``), so the deadline holds however the bytes trickle;
-* a **minimum rate** (curl's ``--speed-limit``/``--speed-time``): once the body has started, a
-  window of ``min_rate_window_s`` that brings fewer than ``min_rate_bytes_s`` per second ends the
-  read with :class:`~paperfetch.errors.TooSlow`, and a read blocks no longer than the window;
-* a cap on **decoded** bytes (what ``Content-Encoding`` expands to), checked
-  after every read of at most *chunk_size* decoded bytes, so memory stays
-  bounded by the cap plus one chunk.
-
-Reaching the deadline raises :class:`~paperfetch.errors.DeadlineExceeded`
-(a ``requests.Timeout`` too); passing the cap raises
-:class:`~paperfetch.errors.DownloadTooLarge`, or, with ``truncate=True`` (a
-landing page, robots.txt: only the head is read), simply stops. A broken body
-raises ``requests.ConnectionError`` / ``ReadTimeout``, as ``iter_content``
-would, so the caller's retry and wrapping apply unchanged.
-
-The ceilings are the settings in :mod:`paperfetch.defaults` (``REQUEST_DEADLINE_S``, ``MAX_ANSWER_BYTES``,
-``MAX_ROBOTS_BYTES``) for metadata answers and robots.txt; PDFs use the client's ``max_pdf_bytes``.
-
-Where the transport calls these: ``HttpClient._answer`` creates one
-:class:`Deadline` per request before the connect and reads a non-streamed answer
-with :func:`read_limited` (``max_answer_bytes``); a streamed response carries
-the deadline as ``paperfetch_deadline`` to the robots.txt fetch
-(``MAX_ROBOTS_BYTES``), ``paperfetch.download.stream_to_file`` (``max_pdf_bytes``)
-and the landing-page reader in ``paperfetch.items``.
+"""Ceilings on one request's time and size, enforced while the head and body are read: a deadline (a read
+timeout alone is reset by every trickled byte), a minimum rate, and a cap on decoded bytes (a gzip bomb is small
+on the wire). Where the transport applies them: docs/hostile.md, "Where the transport applies them".
 """
 
 from __future__ import annotations
@@ -58,12 +27,9 @@ __all__ = ["Deadline", "deadline_scope", "install_deadline_pools", "iter_limited
 
 @dataclass
 class Deadline:
-    """A point in monotonic time (*clock*'s, the client's) by which a request must be over, and the
-    slowest its body may arrive.
-
-    The rate floor is curl's ``--speed-limit``/``--speed-time``: once the body has started, every
-    *min_rate_window_s* seconds must bring at least ``min_rate_bytes_s × min_rate_window_s`` bytes,
-    or the read ends with :class:`~paperfetch.errors.TooSlow` (0 for either: no floor)."""
+    """A point in *clock*'s monotonic time by which a request must be over, and the slowest its body may arrive:
+    once the body has started, each *min_rate_window_s* must bring ``min_rate_bytes_s × min_rate_window_s``
+    bytes, or :class:`~paperfetch.errors.TooSlow` (0 for either: no floor)."""
 
     seconds: float
     clock: Clock = SYSTEM_CLOCK
@@ -93,8 +59,7 @@ class Deadline:
         return left
 
     def progress(self, nbytes: int, url: str | None = None) -> None:
-        """Count *nbytes* of body; raise :class:`~paperfetch.errors.TooSlow` when a window closed under the
-        floor. A window that reached the floor's bytes is over: the next one starts now."""
+        """Count *nbytes* of body; :class:`~paperfetch.errors.TooSlow` when a window closed under the floor."""
         if not self.rate_floor:
             return
         now = self.clock.monotonic()
@@ -122,7 +87,6 @@ class Deadline:
         return self.remaining() <= 0
 
     def check(self, url: str | None = None) -> None:
-        """Raise :class:`DeadlineExceeded` when the deadline has passed."""
         if self.expired():
             raise DeadlineExceeded(f"{url or 'the request'} took longer than its deadline of {self.seconds:g} s", url=url)
 
@@ -150,10 +114,11 @@ def iter_limited(
     truncate: bool = False,
     url: str | None = None,
 ) -> Iterator[bytes]:
-    """Decoded chunks of a streamed *response*, stopping at *max_bytes* decoded bytes or the *deadline*.
+    """Decoded chunks (at most *chunk_size*) of a ``stream=True`` *response*, within *max_bytes* and *deadline*.
 
-    Open *response* with ``stream=True``. *url* (already redacted) names the
-    request in errors. Chunks are at most *chunk_size* bytes.
+    Raises :class:`~paperfetch.errors.DeadlineExceeded`, :class:`~paperfetch.errors.TooSlow`, or past the cap
+    :class:`~paperfetch.errors.DownloadTooLarge` (with *truncate*: just stops); a broken body raises what
+    ``iter_content`` would, so the caller's retries apply. *url* (redacted) names the request in errors.
     """
     shown = url or response.url
     raw = response.raw
@@ -208,16 +173,8 @@ def _socket_of(raw: object) -> socket.socket | None:
     return sock if isinstance(sock, socket.socket) else None
 
 
-# ---------------------------------------------------------------------- the header phase
-#
-# Between sending a request and the end of the response's head, http.client reads
-# line by line, and each byte resets the read timeout: a server trickling its
-# headers would hold us forever. :func:`deadline_scope` names the deadline of the
-# request this thread is sending; connections of a session prepared with
-# :func:`install_deadline_pools` read the head (and the body after it) through a
-# reader that, before every receive, narrows the socket's timeout to what is left of
-# the deadline: a trickle ends when the deadline passes, without a timer thread per
-# request (starting and joining one cost about a third of a loopback request).
+# The head: http.client reads it line by line and each byte resets the read timeout, so the socket's timeout
+# is narrowed to the deadline before every receive (a timer thread per request cost a third of a loopback request).
 
 _current = threading.local()
 
@@ -281,8 +238,7 @@ class _Base:
 
 
 class _DeadlineSocket:
-    """*sock* as http.client sees it while it reads a head: ``makefile`` gives a :class:`_DeadlineReader`;
-    everything else is the socket's."""
+    """*sock* as http.client sees it while it reads a head: ``makefile`` gives a :class:`_DeadlineReader`."""
 
     def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
         self._sock = sock
@@ -328,11 +284,7 @@ def _armed(getresponse: Callable[..., Any], conn: Any) -> Callable[..., Any]:
 
 
 class _DeadlinePool:
-    """Mixin for urllib3 pools: each new connection reads its heads under the scoped deadline.
-
-    The connection class itself is left alone (whatever the pool's ``ConnectionCls``
-    is, vcrpy's recording stub included); only the instance's ``getresponse`` is wrapped.
-    """
+    """Mixin for urllib3 pools: each new connection's ``getresponse`` reads heads under the scoped deadline."""
 
     def _new_conn(self) -> Any:
         conn = super()._new_conn()  # type: ignore[misc]

@@ -1,10 +1,5 @@
-"""What a response means: ``classify(response) -> Outcome``.
-
-The retry policy is fixed in the transport; the *reading* of a response is
-per service, because services disagree about what a status code means (a
-404 that means "busy", a 200 that carries an error). Each source passes its
-own ``classify``; services that use status codes honestly use
-:func:`default_classify`.
+"""What a response means, ``classify(response) -> Outcome``: per service, because services disagree about what a
+status means (a 404 that means "busy", a 200 that carries an error); the retry policy stays the transport's.
 """
 
 from __future__ import annotations

@@ -1,59 +1,7 @@
-"""The politeness rules as pure functions of (host facts, settings, now).
+"""The politeness rules as pure functions of (host facts, settings, now): nothing here sleeps, reads a clock,
+sends or locks (docs/politeness.md, "Order of operations", "The circuit breaker", "The learned interval").
 
-Nothing here sleeps, reads a clock, sends a request or takes a lock: the
-client reads a host's :class:`~paperfetch.http.hosts.HostFacts` (and its
-process-local :class:`Pace`), asks :func:`decide` what to do, does it, and
-hands what came back to :func:`observe_response` / :func:`observe_error`,
-which return the new facts and :class:`Notice` s to publish. The order of
-:func:`decide`:
-
-1. **suppression** — a host that answered a plain 403 is answered with a synthetic 403;
-2. **circuit breaker** — after ``breaker_failures`` consecutive failures (429, 5xx, timeouts,
-   connection and DNS errors, counted per host across URLs and clients) the breaker is
-   *open* until ``breaker_open_until``: a call is answered without a request (``OPEN``),
-   except that a call may wait out an open period within its allowance (``WAIT``) when the
-   host answered (a host that could not be reached gives nothing to wait for) and the period
-   ends within ``max_host_wait_s`` of when the host began failing. When the
-   period is over, one request goes out as the *probe* (``PROCEED`` with ``probe=True``;
-   the breaker is half-open meanwhile and other requests wait for it, ``BUSY``): a success
-   closes the breaker, a failure reopens it for twice the period;
-3. **hold** — a host that sent Retry-After is not asked before the time it named:
-   a hold no longer than the call's *allowance* is waited out (``WAIT``), a longer
-   one ends the call (``HELD``);
-4. **slot** — at most :func:`in_flight_cap` requests in flight (``BUSY``): ``max_in_flight_per_host``,
-   or for a host with a declared pool (``host_concurrency``, Crossref's) what its
-   ``x-concurrency-limit`` announced, never above the pool's cap, 1 while nothing is announced;
-5. **pacing** — the gap since the host's previous request was answered is at least
-   the effective delay (:func:`delay_range`, which includes the **learned interval**), else
-   ``WAIT`` the rest.
-
-The learned interval: a 429 (or a 503 with a server wait) that refused a request sent some
-gap after the host's previous one raises it to at least the
-refused gap plus the server's wait (without one, to twice the larger of it and the
-refused gap), capped at ``learn_max_s``. **A wait is not a pace**: a server wait longer than
-``learn_max_s`` or than ``learn_wait_factor`` (10) times the host's interval (the refused gap,
-the learned interval, the published floor) is kept as a hold followed by the host's normal pace;
-such a 503 teaches nothing, such a 429 teaches what a 429 without a header does (twice the
-refused gap); after ``learn_decay_successes`` successes in a
-row it comes down by ``learn_decay_fraction``, and once it is no longer above the
-published floor (Crawl-delay, the source's interval, the configured range) it is dropped.
-
-A **spent budget** (a 429 or 2xx whose ``X-RateLimit-Remaining`` is below what a request needs,
-:class:`~paperfetch.http.headers.RateLimitBudget`) holds the host until the budget renews
-(``X-RateLimit-Reset``, or the Retry-After when later): not a failure for the breaker, not a pace
-to learn, not retried; one ``"budget"`` notice per spent period longer than a call waits
-(``max_retry_after_s``; a window of seconds is a plain hold). The **announced pool**
-(``x-rate-limit-limit`` per ``x-rate-limit-interval``, ``x-concurrency-limit``) replaces the
-source's declared interval and sets the host's in-flight cap.
-
-"When may this host's next request start?" has one answer, :func:`next_start` (the hold, the
-open breaker and the pacing gap, :func:`pacing_wait`, as :func:`earliest_start` combines them);
-:func:`decide`, the client's ``ready_in``, :func:`snapshot` (every per-host report, its
-``next_allowed_at`` included) and the batch scheduler all read it. How long one call may wait for
-a host has one answer too, :func:`allowance`.
-
-``now`` is wall-clock epoch seconds (the facts' time), ``mono`` the monotonic
-reading the process-local pacing clock is kept on.
+``now`` is wall-clock epoch seconds (the facts' time), ``mono`` the monotonic reading :class:`Pace` is kept on.
 """
 
 from __future__ import annotations
@@ -90,7 +38,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PolicySettings:
-    """The client settings the rules read (a frozen copy made by the client)."""
+    """The client settings the rules read, built once by :class:`~.config.TransportConfig` (its fields say what each is)."""
 
     user_agent: str = user_agent()
     respect_robots_txt: bool = False
@@ -106,14 +54,9 @@ class PolicySettings:
     suppress_403_ttl_s: float | None = defaults.SUPPRESS_403_TTL_S
     pacing_margin_s: float = defaults.PACING_MARGIN_S
     max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
-    #: per host: the pool's cap on requests in flight (Crossref: 1 public, 3 polite); the host's announced
-    #: ``x-concurrency-limit`` applies under it, 1 until one is announced
     host_concurrency: Mapping[str, int] = field(default_factory=dict)
-    #: consecutive failures that open the breaker; 0: no breaker
     breaker_failures: int = defaults.BREAKER_FAILURES
-    #: an open period ending later than this after the host began failing is not waited for
     max_host_wait_s: float = defaults.MAX_HOST_WAIT_S
-    #: learn the interval a host enforces from its 429s
     learn: bool = True
     learn_max_s: float = defaults.LEARN_MAX_S
     learn_decay_successes: int = defaults.LEARN_DECAY_SUCCESSES
@@ -162,10 +105,8 @@ class Notice:
     seconds: float | None = None
 
 
-# ---------------------------------------------------------------------- reading the facts
 def allowance(settings: PolicySettings, remaining: float = math.inf) -> float:
-    """How long one call may wait for a host (a hold, an open breaker, a retry's wait): ``max_retry_after_s``,
-    within *remaining*, what is left of the call's ``max_elapsed``."""
+    """How long one call may wait for a host: ``max_retry_after_s``, within what is left of its ``max_elapsed``."""
     return min(settings.max_retry_after_s, remaining)
 
 
@@ -184,7 +125,8 @@ def budget_spent(facts: HostFacts, now: float) -> float:
 
 
 def in_flight_cap(facts: HostFacts, settings: PolicySettings, host: str) -> int:
-    """How many requests may be in flight to *host* at once (see the module's step 4)."""
+    """How many requests may be in flight to *host* at once: ``max_in_flight_per_host``, or for a declared pool
+    what the host announced, within the pool's cap (1 until it has announced anything)."""
     pool = settings.host_concurrency.get(host)
     announced = facts.concurrency_limit
     if pool is not None:
@@ -217,9 +159,7 @@ def past_budget(facts: HostFacts, settings: PolicySettings, since: float | None 
 
 def breaker_ends_batch(facts: HostFacts, settings: PolicySettings, *, now: float, since: float | None,
                        max_host_wait_s: float) -> bool:
-    """Whether the host's open breaker ends a batch's remaining items for it at once: the host could
-    not be reached at all, or the next probe falls more than *max_host_wait_s* after it began failing
-    (or after *since*, the batch's start, when later)."""
+    """Whether the open breaker ends a batch's items for the host at once: unreachable, or :func:`past_budget`."""
     if breaker_open(facts, settings, now) <= 0:
         return False
     return unreachable(facts) or past_budget(facts, replace(settings, max_host_wait_s=max_host_wait_s), since=since)
@@ -270,7 +210,6 @@ def gap(facts: HostFacts, settings: PolicySettings, host: str, pace: Pace) -> fl
     return seconds + settings.pacing_margin_s if seconds > 0 else 0.0
 
 
-# ---------------------------------------------------------------------- deciding
 def decide(
     facts: HostFacts,
     pace: Pace,
@@ -282,7 +221,7 @@ def decide(
     allowance: float,
     exempt: bool = False,
 ) -> Decision:
-    """What to do about the next request to *host* (see the module's order)."""
+    """What to do about the next request to *host*, in the order of docs/politeness.md, "Order of operations"."""
     if settings.suppress_on_403 and not exempt:
         s = suppression_in_force(facts, now)
         if s is not None:
@@ -310,7 +249,6 @@ def decide(
     return Decision(Verdict.PROCEED, probe=True) if probe else _PROCEED
 
 
-# ---------------------------------------------------------------------- when may the host go next
 def pacing_wait(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: str, mono: float) -> float:
     """Seconds the pacing gap still asks for (may be negative: the gap has passed)."""
     if pace.last_start is None:
@@ -320,18 +258,15 @@ def pacing_wait(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host:
 
 def earliest_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: str, now: float,
                    mono: float) -> float:
-    """Seconds from now until the hold, the open breaker and the pacing gap all let the next request
-    start: the longest of them (negative: the pacing gap passed that long ago)."""
+    """Seconds until hold, open breaker and pacing gap all let the next request start (negative: gap passed)."""
     return max(hold_remaining(facts, now), breaker_open(facts, settings, now),
                pacing_wait(facts, pace, settings, host=host, mono=mono))
 
 
 def next_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: str, now: float, mono: float,
                exempt: bool = False) -> float:
-    """The one answer to "when may this host's next request start?": seconds from now (0: now;
-    ``inf`` while suppressed). :func:`earliest_start`, not before now; a host whose every slot is
-    taken is a millisecond away. :func:`decide` waits by the same parts, the scheduler and the
-    snapshots read this."""
+    """The one answer to "when may this host's next request start?": seconds from now (0: now; ``inf`` while
+    suppressed); a host whose every slot is taken is a millisecond away."""
     if settings.suppress_on_403 and not exempt and suppression_in_force(facts, now) is not None:
         return math.inf
     busy = 0.0 if pace.in_flight < in_flight_cap(facts, settings, host) else 0.001
@@ -340,11 +275,8 @@ def next_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: 
 
 def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: HostCounters, *, host: str,
              now: float, mono: float, polite: bool = True) -> HostSnapshot:
-    """The host as it is now, for people and schedulers (one :class:`~.hosts.HostSnapshot` schema).
-
-    ``next_allowed_at`` is when the hold, the breaker or the pacing gap lets the next request start
-    (:func:`earliest_start`; ``None`` when the host has none of them); ``ready_in_s`` is
-    :func:`next_start` (0 when not *polite*: nothing is paced)."""
+    """The host as it is now (``next_allowed_at``: :func:`earliest_start`, ``None`` when nothing delays it;
+    ``ready_in_s``: :func:`next_start`, 0 when not *polite*)."""
     rng = delay_range(facts, settings, host)
     supp = suppression_in_force(facts, now)
     held = hold_remaining(facts, now) > 0
@@ -399,7 +331,6 @@ def begin_probe(facts: HostFacts) -> HostFacts:
     return replace(facts, breaker=BreakerState.HALF_OPEN)
 
 
-# ---------------------------------------------------------------------- observing
 def observe_response(
     facts: HostFacts,
     settings: PolicySettings,
@@ -413,10 +344,8 @@ def observe_response(
     gap_s: float | None = None,
     floor_s: float = 0.0,
 ) -> tuple[HostFacts, tuple[Notice, ...]]:
-    """What a response says about its host: hold, backoff, suppression, breaker, learned interval.
-
-    *gap_s* is the gap the request kept after the host's previous one (``None``: unknown);
-    *floor_s* the published floor of the host's delay (below it nothing is learned)."""
+    """What a response says about its host. *gap_s*: the gap kept after the host's previous request
+    (``None``: unknown); *floor_s*: the published floor (below it nothing is learned)."""
     notices: list[Notice] = []
     if mentions_limits(headers):
         server = server_requested_wait(headers, now)
@@ -451,9 +380,7 @@ def observe_response(
     # learned only from a refusal that follows an answer: a request sent at our pace, not after a wait
     # the host itself asked for (a hold, an open breaker)
     paced = facts.failures == 0
-    # a wait is not a pace: a server wait beyond learn_max_s, or long compared with the host's
-    # interval, says "come back later" (the hold keeps it), not "slow down"; a 429 then still teaches
-    # that the refused gap was too short, as one without a header does; a 503 teaches nothing
+    # a wait is not a pace (docs/politeness.md, "The learned interval")
     long_wait = server is not None and _long_wait(server.seconds, facts, settings, gap_s, floor_s)
     wait_s = None if server is None or long_wait else server.seconds
     refusal = status == 429 or (status == 503 and server is not None and not long_wait)
@@ -475,10 +402,8 @@ UNREACHABLE = "unreachable"
 
 def observe_error(facts: HostFacts, settings: PolicySettings, *, error: str, now: float,
                   unreachable: bool = False) -> tuple[HostFacts, tuple[Notice, ...]]:
-    """What a timeout or a connection error says about its host: a failure; the backoff grows
-    (not for a host that could not be reached at all).
-
-    *unreachable*: the name did not resolve or the connection was refused."""
+    """What a timeout or a connection error says about its host: a failure; the backoff grows unless
+    *unreachable* (the name did not resolve or the connection was refused)."""
     notices: list[Notice] = []
     new = facts
     if not unreachable:  # a host we never reached saw no request of ours: nothing to slow down for
@@ -519,8 +444,7 @@ def _success(facts: HostFacts, notices: list[Notice]) -> HostFacts:
 
 
 def _long_wait(seconds: float, facts: HostFacts, settings: PolicySettings, gap_s: float | None, floor_s: float) -> bool:
-    """Whether a server's wait is a hold rather than a pace: beyond ``learn_max_s``, or more than
-    ``learn_wait_factor`` times the host's interval (the refused gap, what was learned, the floor)."""
+    """Whether a server's wait is a hold rather than a pace (docs/politeness.md, "The learned interval")."""
     pace = max(gap_s or 0.0, facts.learned_interval_s, floor_s)
     return seconds > settings.learn_max_s or seconds > settings.learn_wait_factor * pace
 

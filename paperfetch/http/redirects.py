@@ -1,13 +1,5 @@
-"""The redirect rules, the same for the polite and the unpaced path (and for robots.txt).
-
-The transport sends every request with ``allow_redirects=False`` and follows a redirect
-itself, one hop at a time, so each hop is paced by its own host and keeps the request's
-ceilings. A hop is refused here when it loops, is one too many (``max_redirects``), or
-leads from a public address to a private one (:mod:`paperfetch.http.addresses`); across
-hosts the ``Authorization`` header is dropped, and 301/302/303 turn the request into a
-GET without a body, as browsers and ``requests`` do.
-
-It neither sends nor waits; the client publishes the ``REDIRECT`` event.
+"""The redirect rules, the same for the polite and the unpaced path and robots.txt: every hop is followed by the
+transport itself, so each is paced by its own host (docs/politeness.md, "Redirects"). Neither sends nor waits.
 """
 
 from __future__ import annotations
@@ -42,11 +34,8 @@ def refusal(current: str, target: str, allow_private: bool) -> str | None:
 def next_hop(url: str, current: str, target_location: str, response: requests.Response, hop: int, seen: set[str],
              headers: dict[str, str], method: str, data: Any, *, max_redirects: int,
              allow_private: bool) -> tuple[str, str, Any]:
-    """One redirect hop of the request for *url*: checked (loops, hop count, public -> private),
-    credentials dropped across hosts, a GET after 301/302/303. Returns the next URL, method and body.
-
-    Raises :class:`~paperfetch.TooManyRedirects` or :class:`~paperfetch.RefusedRedirect` (the
-    response closed) when the hop is not to be followed."""
+    """One redirect hop of the request for *url*: the next URL, method and body. Raises
+    :class:`~paperfetch.TooManyRedirects` or :class:`~paperfetch.RefusedRedirect` (the response closed)."""
     target = urljoin(response.url or current, target_location)
     seen.add(current)
     shown = redact_url(url)

@@ -1,12 +1,5 @@
-"""The retry policy of one call: an immutable value with its attempt history.
-
-Shaped like urllib3's ``Retry``: :meth:`Retry.increment` records what the
-last attempt ended with and returns a *new* policy (the old one is left as it
-was); :attr:`Retry.exhausted` says whether another attempt is allowed. The
-client runs one loop over it for ``get``, ``fetch`` and ``download``; the
-history fills the outcome row (``attempts``, ``waited_s``).
-
-Nothing here sleeps or reads a clock.
+"""The retry policy of one call: an immutable value with its attempt history, shaped like urllib3's ``Retry``
+(:meth:`Retry.increment` returns a new one). Its history fills the outcome row (``attempts``, ``waited_s``).
 """
 
 from __future__ import annotations
@@ -41,12 +34,10 @@ class Retry:
 
     @property
     def attempts(self) -> int:
-        """Retries made so far."""
         return len(self.history)
 
     @property
     def exhausted(self) -> bool:
-        """No retry is left."""
         return self.attempts >= self.total
 
     @property
@@ -54,7 +45,6 @@ class Retry:
         return sum(a.wait_s for a in self.history)
 
     def network_wait(self) -> float:
-        """The wait before retrying after a timeout or connection error, for the next retry."""
         return self.schedule.wait(self.attempts, self.base_s, self.cap_s)
 
     def increment(self, url: str, *, status: int | None = None, error: str | None = None, wait_s: float = 0.0) -> "Retry":

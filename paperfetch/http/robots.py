@@ -1,21 +1,5 @@
-"""robots.txt rules for one host, parsed by Protego (an RFC 9309 parser).
-
-Why Protego and not :mod:`urllib.robotparser`: the standard library parser
-drops fractional Crawl-delay values (``Crawl-delay: 0.5`` becomes "none"),
-knows no wildcards and no longest-match rule. Protego does all three and
-reads ``Request-rate``.
-
-What this module decides (and what it leaves to the client):
-
-* how a fetched robots.txt becomes :class:`RobotsRules` — the status rules of
-  RFC 9309: 2xx parse; 4xx "unavailable", so everything is allowed; 5xx or a
-  network failure "unreachable", allowed by default (PyPaperRetriever's
-  rule) or disallowed for now under ``robots_unreachable="disallow"``;
-* how much is read (at most ``paperfetch.defaults.MAX_ROBOTS_BYTES``, the rest ignored);
-* the Crawl-delay a host may impose, capped so that a hostile file cannot
-  stall a batch for hours.
-
-Fetching (through the polite transport) and caching are the client's job.
+"""robots.txt rules for one host, parsed by Protego: RFC 9309's status rules, how much is read, the Crawl-delay cap
+(docs/politeness.md, "The behaviours, their defaults and why"). Fetching and caching are the client's job.
 """
 
 from __future__ import annotations
@@ -84,8 +68,7 @@ class RobotsRules:
         return bool(self.parser.can_fetch(url, user_agent))
 
     def crawl_delay(self, user_agent: str, cap: float) -> float | None:
-        """The interval this host asks of *user_agent*: the larger of Crawl-delay and
-        Request-rate's seconds/requests, capped at *cap*; ``None`` when it asks none."""
+        """The larger of Crawl-delay and Request-rate's interval for *user_agent*, capped at *cap*; ``None``: none."""
         if self.parser is None:
             return None
         delays: list[float] = []

@@ -1,82 +1,6 @@
-"""Batches: many jobs over many hosts, each host polite, the hosts served side by side.
+"""Batches: many jobs over many hosts, the hosts served side by side, each as polite as the transport makes it.
 
-Politeness limits how fast we may ask *one* host, not how many hosts we ask at
-once. A plain loop sleeps through every host's delay in turn, so a batch takes
-the *sum* over hosts; :class:`HostScheduler` serves the hosts concurrently, so a
-batch takes about as long as its *busiest* host needs. The pacing itself stays
-the transport's (:class:`~paperfetch.http.client.HttpClient`): the scheduler only
-decides *which* job to hand to a worker *when*, from ``client.ready_in(url)``.
-
-How it works
-------------
-
-* Every job sits in one FIFO queue per host (:func:`~paperfetch.http.hosts.host_key`
-  of ``job.url``).
-* The thread that calls :meth:`HostScheduler.run` is the *dispatcher*; a pool of
-  worker threads makes the requests (``job.advance()``). The dispatcher hands a
-  job to an idle worker only when its host is **due**: fewer than
-  ``client.in_flight_cap(url)`` of that host's jobs are in flight as
-  dispatched by this scheduler, and ``client.ready_in(url) == 0``.
-* A host whose ``ready_in`` is ``inf`` (suppressed after a 403), or that is held
-  (Retry-After) for longer than ``defer_limit_s``, is *also* due: the transport
-  answers such requests at once with a synthetic response, without sending
-  anything, so those jobs drain in microseconds (and without the in-flight limit).
-  A shorter hold, the pacing gap and backoff defer only that host's queue. (The
-  test is on the hold itself, ``client.hold_remaining(url)``, not on
-  ``ready_in > defer_limit_s``: a pacing gap or backoff longer than the limit is
-  always waited out by the transport, so such a host is deferred, not served.)
-* Once a host's robots.txt is known (after its first request), its queued jobs whose
-  URL it disallows move to the :data:`NO_REQUEST` queue, served at once: ``get``
-  answers them with ``None`` without sending anything, so they should not wait for
-  a pacing gap they do not use. URLs without a host go there too (``advance``
-  raises, and the error is attached to the job).
-* Among due hosts the longest queue goes first (ties: the host waiting longest).
-  When no host is due, the dispatcher waits on a condition variable until the
-  earliest host is (at most :data:`MAX_WAIT_S`) or a worker reports back — it
-  never spins. A host the transport reports busy for a reason the scheduler did
-  not cause (a redirect hop of another job, another thread) is polled, first after
-  :data:`BUSY_POLL_S`, then less and less often.
-* After ``advance()`` a job whose ``url`` is not ``None`` goes to the back of the
-  queue of the host of its new URL; otherwise ``on_finished(job)`` is called.
-
-What the scheduler cannot see
------------------------------
-
-One ``advance()`` may block inside the transport: the first request to a host
-with ``respect_robots_txt`` fetches robots.txt and then waits its Crawl-delay; a
-429/503 the call may wait out (Retry-After ≤ ``max_retry_after_s``, backoff) is
-slept through and retried; a redirect is followed to another host and paced
-there. The transport keeps all of those polite (its own per-host limiter is
-shared by every thread, and paces from the previous response); they only keep
-that one worker busy, and the job's first host counts as in flight meanwhile.
-In the same way, :meth:`HostScheduler.stop` cannot interrupt an ``advance`` that
-is already sleeping inside the transport.
-
-Threads
--------
-
-``advance()`` runs in worker threads, one job at a time per job (a job is never
-advanced twice concurrently), up to ``workers`` jobs at once overall. Jobs must
-therefore not share mutable state without their own locking. ``on_finished`` is
-called in the worker thread that finished the job (or, for jobs that arrive
-already finished, in the thread calling ``run``), concurrently with other
-workers: make it thread-safe (appending to a list or putting on a
-:class:`queue.Queue` is). It is never called after :meth:`HostScheduler.run`
-has returned. An exception from it, and a ``BaseException`` that is not an ``Exception`` out of
-``advance`` (a ``KeyboardInterrupt`` raised in an event subscriber), stops the batch: ``run`` raises
-it once every worker has ended. Any other failure, the scheduler's own bookkeeping included, is the job's.
-
-Memory
-------
-
-``run`` consumes the iterable of jobs up front (it needs every job's host to
-pick the longest queue and to size the pool); the scheduler keeps one
-``(job, url)`` pair per job in its host's :class:`collections.deque` and nothing
-else per job (about 100 bytes), so a batch of ~100k jobs costs some 10 MB on top
-of the jobs themselves. For larger batches, feed chunks to successive ``run``
-calls. What the jobs keep is theirs: :func:`paperfetch.batch.get_many` keeps every response, about
-8 KB of Python objects each (14 KB of RSS measured with the transport's
-connection-pool churn over more than 64 hosts).
+How it dispatches, its threading rules and its memory (docs/politeness.md, "How the batch scheduler works").
 """
 
 from __future__ import annotations
@@ -102,28 +26,18 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The longest the dispatcher waits before looking again, even when no host is due
-#: (so a released hold or another client's activity is noticed within this time).
+#: The longest the dispatcher waits before looking again (a released hold is noticed within it).
 MAX_WAIT_S = 0.25
-#: How soon a host the *transport* reports busy (a request this scheduler did not
-#: dispatch is in flight there: another job's redirect hop, another thread) is looked at
-#: again; the wait doubles while it stays busy, up to MAX_WAIT_S.
+#: First re-look at a host busy with requests this scheduler did not dispatch; doubles up to MAX_WAIT_S.
 BUSY_POLL_S = 0.002
-#: The queue of jobs whose next ``advance`` sends nothing: a URL without a host (``advance``
-#: will raise) or one the host's cached robots.txt disallows (``get`` returns ``None`` at once).
-#: Always due, no in-flight limit; shown as this key in ``stats["per_host"]``.
+#: The always-due queue of jobs whose next ``advance`` sends nothing (no host, or disallowed by robots.txt).
 NO_REQUEST = "(no request)"
 
 
 @runtime_checkable
 class Job(Protocol):
-    """One unit of work that makes requests one at a time.
-
-    ``url`` is the URL of the next request the job needs (``None`` when the job is
-    finished); ``advance()`` makes that request (blocking, through the
-    :class:`~paperfetch.http.client.HttpClient`) and updates the job's state and
-    ``url``. A job may set ``error`` (the scheduler sets it when ``advance`` raises).
-    """
+    """Work done one request at a time: ``url`` is the next request's (``None`` when finished), ``advance()``
+    makes it (blocking) and moves ``url`` on. The scheduler sets ``error`` when ``advance`` raises."""
 
     @property
     def url(self) -> str | None: ...
@@ -132,14 +46,8 @@ class Job(Protocol):
 
 
 class Transport(Protocol):
-    """What the scheduler asks the transport (:class:`~paperfetch.http.client.HttpClient` is one):
-    would it send this URL (``would_send``: not disallowed by a cached robots.txt), how long may one
-    call wait (``call_allowance``), does the host's open breaker end the batch's items for it at once
-    (``breaker_ends_batch``), how soon is the host ready (``ready_in``: 0 now, ``inf`` suppressed),
-    how long is it held (``hold_remaining``). The answers are the transport's policy
-    (:mod:`paperfetch.http.policy`); the scheduler re-derives none of them, it only decides which job
-    goes when. ``host_limiter`` gives the host's record, of which it reads the in-flight count and
-    whether robots.txt changed."""
+    """What the scheduler asks the transport (:class:`~paperfetch.http.client.HttpClient` is one). The answers
+    are the transport's policy (:mod:`paperfetch.http.policy`); the scheduler re-derives none of them."""
 
     @property
     def max_in_flight_per_host(self) -> int: ...
@@ -161,16 +69,8 @@ class Transport(Protocol):
 
 
 def default_workers(distinct_hosts: int) -> int:
-    """``min(32, 4 × hosts)``, at least 1 (hosts: distinct hosts of the jobs' first URLs).
-
-    At most ``max_in_flight_per_host`` jobs per host are dispatched at once, so about
-    one worker per host is busy at a time; the headroom is for jobs that move on to
-    hosts not known up front (a resolver sending them to publishers), for queues that
-    drain without requests (held, suppressed, disallowed) and for ``on_finished``.
-    Idle workers cost a blocked thread each and no CPU. The cap of 32 reflects that
-    one Python process spends ~1.3 ms of CPU per request under the GIL: more threads
-    would not make more requests per second.
-    """
+    """``min(32, 4 × hosts)``, at least 1, for the distinct hosts of the jobs' first URLs (why: docs/politeness.md,
+    "How the batch scheduler works")."""
     return max(1, min(32, 4 * distinct_hosts))
 
 
@@ -183,12 +83,12 @@ class _HostQueue:
         self.key = key
         self.url = url            # any URL on this host, for ready_in()
         self.jobs: deque = deque()  # (job, url) in arrival order
-        self.limiter = limiter    # the transport's HostLimiter (None for NO_REQUEST)
+        self.limiter = limiter    # None for NO_REQUEST
         self.robots: Any = None   # the RobotsRules the queue was last sorted against
         self.draining = limiter is None  # answered without a request: no in-flight limit
-        self.busy_polls = 0       # consecutive looks that found the transport busy with others' requests
-        self.in_flight = 0        # jobs of this host dispatched by this scheduler, not yet back
-        self.not_before = 0.0     # scheduler clock: not worth asking ready_in() before this
+        self.busy_polls = 0
+        self.in_flight = 0        # dispatched by this scheduler, not yet back
+        self.not_before = 0.0     # not worth asking ready_in() before this
         self.since = now          # when the head of the queue started waiting (tie-break)
         self.dispatched = 0
 
@@ -196,19 +96,11 @@ class _HostQueue:
 class HostScheduler:
     """Runs jobs over many hosts at once, each host no faster than the transport allows.
 
-    :param client: the polite transport whose ``ready_in`` and per-host limits are obeyed.
-    :param workers: worker threads; default :func:`default_workers` of the number of
-        distinct hosts in the batch.
-    :param defer_limit_s: a host held (Retry-After) for longer than this is served at
-        once (the transport answers with a synthetic "held" response without sending
-        anything); a shorter hold defers the host's queue. Default: what one call may
-        wait out, ``min(client.max_retry_after_s, client.max_elapsed)``. A smaller value
-        makes workers sleep through holds inside ``advance``.
-    :param on_finished: called with each job when its ``url`` becomes ``None`` (or its
-        ``advance`` raised); see the module documentation for the threading rules.
-    :param clock: the clock ``ready_in`` is measured on; default the client's. With a
-        clock that is not the system clock (a :class:`~paperfetch.clock.FakeClock`),
-        waiting for a host is done with ``clock.sleep`` rather than in real time.
+    :param workers: default :func:`default_workers` of the batch's distinct hosts.
+    :param defer_limit_s: a host held longer than this is served at once (the transport answers without
+        sending); a shorter hold defers its queue. Default ``client.call_allowance()``.
+    :param on_finished: called with each finished (or failed) job, from worker threads: make it thread-safe.
+    :param clock: default the client's; with a fake clock, waits are ``clock.sleep`` jumps.
     """
 
     def __init__(
@@ -252,13 +144,9 @@ class HostScheduler:
         self._callback_error: BaseException | None = None
         self._reset_stats()
 
-    # ------------------------------------------------------------------ public API
     def run(self, jobs: Iterable[Any]) -> None:
         """Advance every job until its ``url`` is ``None``; return then, or soon after :meth:`stop`.
-
-        ``KeyboardInterrupt`` here stops the batch (every worker is waited for: their transport waits
-        end at once, a request already on the wire within its timeout) and is re-raised.
-        """
+        ``KeyboardInterrupt`` here stops the batch, waits for every worker, and is re-raised."""
         with self._cond:
             if self._running:
                 raise RuntimeError("this HostScheduler is already running a batch")
@@ -311,13 +199,8 @@ class HostScheduler:
             raise error
 
     def stop(self) -> None:
-        """Stop the batch in progress: no new job is dispatched; ``run`` returns promptly.
-
-        Every wait inside the transport of this batch's workers (pacing, retry waits, holds) ends
-        at once and no further request is sent (:class:`~paperfetch.errors.Stopped` is raised in
-        the worker); a request already on the wire is let finish. ``run`` returns once every worker
-        has ended. Unfinished jobs keep their ``url``. Safe to call from any thread, and more than once.
-        """
+        """Stop the batch (docs/politeness.md, "A stop that stops"); unfinished jobs keep their ``url``.
+        Safe from any thread, and more than once."""
         self._stop_event.set()
         with self._cond:
             self._stopping = True
@@ -330,23 +213,12 @@ class HostScheduler:
 
     @property
     def stats(self) -> dict[str, Any]:
-        """Figures of the current or last run (a copy).
-
-        ``requests_started``: ``advance()`` calls dispatched; ``per_host``: the same per
-        host; ``wire_requests``: requests the client actually sent meanwhile (robots.txt,
-        retries and redirect hops included; other users of the client too);
-        ``finished``/``errors``/``unfinished``: jobs; ``workers``; ``worker_idle_s``: the
-        workers' summed time waiting for a job; ``scheduling_cpu_s``: CPU time spent in
-        scheduling (reading the jobs, picking hosts, ``ready_in``, re-queueing), not in
-        ``advance``; ``wakeups``: dispatcher wake-ups; ``wall_s``: duration of ``run``; ``moves``: queued
-        jobs moved to another of their copies' hosts (:mod:`paperfetch.http.assign`).
-        """
+        """Figures of the current or last run, a copy (the keys: docs/politeness.md, "How the batch scheduler works")."""
         with self._cond:
             stats = dict(self._stats)
             stats["per_host"] = {k: hq.dispatched for k, hq in self._hosts.items()}
             return stats
 
-    # ------------------------------------------------------------------ internals
     def _reset_stats(self) -> None:
         self._stats: dict[str, Any] = {
             "requests_started": 0, "finished": 0, "errors": 0, "unfinished": 0, "workers": 0,
@@ -379,8 +251,7 @@ class HostScheduler:
         hq.jobs.append((job, url))
 
     def _enqueue(self, job: Any, url: str, key: str, now: float) -> None:
-        """Caller holds the lock (or is the only thread, during ingest). A job with copies goes to the
-        copy whose host reaches it soonest (:mod:`paperfetch.http.assign`)."""
+        """A job with copies goes to the copy reached soonest (:mod:`.assign`). Caller holds the lock, or is ingesting."""
         placed = self._placement.place(job, url, self._key, lambda k: len(self._hosts[k].jobs) if k in self._hosts else 0, now)
         if placed is not None:
             key, url = placed
@@ -397,10 +268,7 @@ class HostScheduler:
             return False
 
     def _sort_by_robots(self, hq: _HostQueue, now: float) -> None:
-        """When the host's robots.txt became known, move its disallowed jobs to NO_REQUEST.
-
-        Otherwise each would wait for a pacing gap it does not use. Caller holds the lock.
-        """
+        """Move the jobs a newly known robots.txt disallows to NO_REQUEST (no pacing gap to wait). Caller holds the lock."""
         rules = hq.limiter.robots if hq.limiter is not None else None
         if rules is hq.robots:
             return
@@ -450,8 +318,7 @@ class HostScheduler:
                 return True
             limiter = hq.limiter
             if ready == math.inf or client.hold_remaining(hq.url) > self.defer_limit_s:
-                # suppressed, or held longer than a call waits: the transport answers at once
-                # with a synthetic response, so the queue drains without the in-flight limit
+                # the transport answers at once without sending: drain without the in-flight limit
                 hq.draining = True
                 return True
             if limiter.in_flight >= self._cap_of(hq):
@@ -466,16 +333,10 @@ class HostScheduler:
         return False
 
     def _breaker_blocks(self, hq: _HostQueue) -> bool:
-        """Whether *hq*'s breaker is open past what the batch waits for this host (its items end at once).
-
-        The transport answers (:func:`paperfetch.http.policy.breaker_ends_batch`): an open breaker
-        defers the host's queue (``ready_in`` counts it) while the next probe falls within
-        ``max_host_wait_s`` of when the host began failing, or this batch began, if later; a host
-        that could not be reached at all is not waited for. Caller holds the lock."""
+        """The transport's :func:`~.policy.breaker_ends_batch` for *hq*. Caller holds the lock."""
         return self.client.breaker_ends_batch(hq.url, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
 
     def _cap_of(self, hq: _HostQueue) -> int:
-        """The host's in-flight cap (the transport's :func:`~paperfetch.http.policy.in_flight_cap`)."""
         return self.client.in_flight_cap(hq.url) if hq.limiter is not None else self._cap
 
     def _pick(self, now: float) -> _HostQueue | None:
@@ -491,7 +352,6 @@ class HostScheduler:
                 best = hq
         if best is None or self._due(best, now):
             return best
-        # the favourite is not due: try the others in order of preference
         others = [
             hq for hq in self._active.values()
             if (hq.in_flight < self._cap_of(hq) or hq.draining) and hq.not_before <= now and hq is not best
@@ -503,7 +363,6 @@ class HostScheduler:
         return None
 
     def _next_wake(self, now: float) -> float:
-        """Seconds until some queued host may be due (capped at MAX_WAIT_S)."""
         soonest = MAX_WAIT_S
         for hq in self._active.values():
             if hq.in_flight < self._cap_of(hq) or hq.draining:
@@ -645,7 +504,6 @@ class HostScheduler:
                 self._stats["errors"] += 1
             if url is None:
                 finish = True
-            # otherwise re-queued above, or (stopping) left pending, reported in "unfinished"
             if not finish:
                 self._idle += 1
             self._stats["scheduling_cpu_s"] += time.thread_time() - cpu0
@@ -686,10 +544,7 @@ class HostScheduler:
             self._abort(exc)
 
     def _shutdown(self) -> None:
-        """Release the workers and wait for every one of them: nothing of this batch outlives ``run``.
-
-        After a stop their transport waits end at once; a request already on the wire ends within
-        the client's timeout. A second Ctrl-C while waiting abandons them (``run`` re-raises it)."""
+        """Wait for every worker: nothing of this batch outlives ``run``. A second Ctrl-C abandons them."""
         for _ in self._threads:
             self._work.put(None)
         try:

@@ -1,11 +1,5 @@
-"""``fetch``'s verdicts: a settled exchange becomes its response or a typed paperfetch error.
-
-``get`` returns whatever came back; ``fetch`` and ``download`` judge it here, after the call's
-retry loop has settled: robots.txt said no (:class:`~paperfetch.DisallowedByRobots`), the host is
-suppressed (:class:`~paperfetch.HostSuppressed`) or held (:class:`~paperfetch.RateLimited`), or the
-response's :class:`~paperfetch.http.outcome.Outcome` is not OK (:class:`~paperfetch.NotFoundError`,
-:class:`~paperfetch.ServiceError`). Network errors are mapped in :mod:`.exceptions`. Pure: no
-request, no wait, no state written.
+"""``fetch``'s verdicts: a settled exchange becomes its response or a typed paperfetch error (docs/politeness.md,
+"get(), fetch(), ..."). Pure: no request, no wait, no state written; network errors are :mod:`.exceptions`'.
 """
 
 from __future__ import annotations

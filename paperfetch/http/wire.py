@@ -1,19 +1,6 @@
-"""The wire: one request on the network, under its ceilings, on the host's slot.
-
-:class:`Wire` owns the ``requests`` session and does what happens between "the host's turn
-has come" and "an answer is in hand":
-
-* the **slot** in the host-state store (:meth:`Wire.reserve` / :meth:`Wire.finish`): every
-  process of a shared store asks the same one, so the gap kept here is kept by all of them;
-* **one send** (:meth:`Wire.send`) for the polite and the unpaced path: events, the count of
-  requests sent, the host's in-flight record;
-* the **ceilings** (:mod:`paperfetch.http.limits`): a deadline over connect, head and every
-  read, and a cap on the decoded bytes of an answer read here;
-* **synthetic responses** (:func:`synthetic_response`): the answers made up without a request.
-
-It does not decide whether to send (:mod:`.policy` and :mod:`.hostside` do; :func:`ensure_open` only
-asks the policy once more, at the moment of sending, whether the decision still stands), follow redirects
-(:mod:`.redirects`) or retry (the client).
+"""The wire: one request on the network, under its ceilings (:mod:`.limits`), on the host's slot in the
+host-state store, and the synthetic responses made up without a request. It does not decide whether to send
+(:mod:`.policy`, :mod:`.hostside`), follow redirects (:mod:`.redirects`) or retry (the client).
 """
 
 from __future__ import annotations
@@ -64,8 +51,7 @@ def is_synthetic(response: requests.Response | None) -> str | None:
 
 
 def _give_body(response: requests.Response, body: bytes) -> None:
-    """Give *response* a body read elsewhere. ``requests`` has no public setter: this writes the two
-    fields its own ``content`` property fills (as requests-cache and betamax do)."""
+    """Give *response* a body read elsewhere, through the fields ``content`` fills (as requests-cache does)."""
     vars(response).update(_content=body, _content_consumed=True)
 
 
@@ -88,9 +74,8 @@ class Blocked(Exception):
 
 def ensure_open(host: "HostLimiter", settings: "policy.PolicySettings", now: float, *, exempt: bool,
                 refresh: bool = False) -> None:
-    """Raise :class:`Blocked` when *host* became suppressed (unless *exempt*), held, or its breaker opened
-    since the request was decided (:mod:`.policy`'s own tests; the probe itself passes). *refresh* (a paced
-    request, which may have waited): read the store first, so another process's 403 counts too."""
+    """Raise :class:`Blocked` when *host* became suppressed (unless *exempt*), held, or its breaker opened since
+    the request was decided (the probe itself passes). *refresh*: read the store first (another process's 403)."""
     facts = host.facts
     if refresh:
         try:
@@ -151,25 +136,19 @@ class Wire:
         self.requests_sent = 0
         self._count_lock = threading.Lock()
 
-    # ------------------------------------------------------------------ one send
     def send(self, host: "HostLimiter", url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
              method: str = "GET", data: Any = None, *, gap_s: float | None = None,
              on_error: Callable[[BaseException], None] | None = None,
              on_response: Callable[[requests.Response], None] | None = None,
              gate: Callable[[], None] | None = None, deadline_s: float | None = None,
              cap: int | None = None) -> requests.Response:
-        """Send one request. *gap_s* given (the polite path): on the host slot taken by the caller,
-        after reserving the store's start slot for that gap; the slot is always freed. ``None`` (the
-        unpaced path): no slot, no pacing clock.
+        """Send one request. *gap_s* given (the polite path): on the caller's host slot, after reserving the
+        store's start slot for that gap (always freed); ``None``: unpaced, no slot.
 
-        *gate* is asked once the pacing wait is over, at the moment of sending: it raises (the caller's
-        signal, e.g. the host answered 403 to another request meanwhile) to send nothing after all.
-        *on_response* sees the answer before the host's slot is released, so the next request to the
-        host is decided on what this one learned; *on_error* sees a network error before it is raised.
-        A request refused before it left (a header ``requests`` will not send, an adapter's own error)
-        is raised as it is and counts against nobody: it is not the host's failure.
-        *deadline_s* replaces ``request_deadline_s`` for this request (robots.txt has a shorter one).
-        *cap*: the host's in-flight cap (default ``max_in_flight_per_host``)."""
+        *gate* runs once the pacing wait is over and raises to send nothing after all. *on_response* sees the
+        answer before the host's slot is released, so the next request is decided on it; *on_error* sees a
+        network error before it is raised. A request refused before it left is raised as it is and counts
+        against no host. *deadline_s* replaces ``request_deadline_s``; *cap*: the host's in-flight cap."""
         paced = gap_s is not None
         slot: "Slot | None" = None
         gap = 0.0
@@ -228,16 +207,9 @@ class Wire:
 
     def answer(self, method: str, url: str, params: Any, data: Any, headers: dict[str, str],
                kwargs: dict[str, Any], *, deadline_s: float | None = None) -> requests.Response:
-        """One request (GET, or POST for an idempotent read) without redirects, under the request's
-        ceilings (:mod:`paperfetch.http.limits`).
-
-        A :class:`~paperfetch.http.limits.Deadline` of ``request_deadline_s`` bounds the connect, the
-        head (however it trickles) and every read of the body. Without ``stream=True`` the body is read
-        here, at most ``max_answer_bytes`` decoded bytes (:class:`~paperfetch.DownloadTooLarge` past
-        them); with it, the response carries its deadline (``paperfetch_deadline``) for the reader
-        (``paperfetch.download``, robots.txt, landing pages). A deadline that passes raises
-        :class:`~paperfetch.DeadlineExceeded` (a ``requests.Timeout``).
-        """
+        """One request without redirects under one :class:`~paperfetch.http.limits.Deadline`; without ``stream=True``
+        the body is read here within ``max_answer_bytes``, with it the response carries ``paperfetch_deadline``
+        (docs/hostile.md, "Where the transport applies them")."""
         config = self.config
         deadline = Deadline(config.request_deadline_s if deadline_s is None else deadline_s, clock=self.clock,
                             min_rate_bytes_s=config.min_rate_bytes_s, min_rate_window_s=config.min_rate_window_s)
@@ -256,12 +228,9 @@ class Wire:
                 response.close()
             return response
 
-    # ------------------------------------------------------------------ pacing across processes
     def reserve(self, host: "HostLimiter", gap_s: float, cap: int | None = None) -> "tuple[Slot | None, float]":
-        """Take the host's start slot in the store (every process of a shared store asks the same one),
-        waiting for it: the gap this request keeps is then kept by every client of the store. With one
-        request in flight per host the slot is held until :meth:`finish` (end-to-end pacing) or the
-        registry's lease runs out; with more, starts are spaced (start-to-start)."""
+        """Take the host's start slot in the store, waiting for it, so every client of the store keeps the gap
+        (end-to-end or start-to-start: docs/state.md, "How the transport uses the store")."""
         store = self.registry.store
         lease_s = self.registry.lease_s if (cap or self.config.max_in_flight_per_host) == 1 else 0.0
         while True:
@@ -279,8 +248,7 @@ class Wire:
                 return slot, gap_s
 
     def finish(self, host: "HostLimiter", slot: "Slot | None", gap_s: float) -> None:
-        """Release the slot: the host's next start is at least now + gap. A store that does not answer
-        loses nothing here (the lease runs out by itself); the response in hand is kept."""
+        """Release the slot: the next start is at least now + gap. A store that does not answer leaves it to its lease."""
         if slot is None:
             return
         try:
@@ -289,7 +257,6 @@ class Wire:
             logger.warning("%s: could not release the slot in %s (%s); its lease runs out",
                            host.key, self.registry.store.name, exc)
 
-    # ------------------------------------------------------------------ waiting
     def pause(self, seconds: float) -> None:
         """Sleep; in a batch's worker, stopping the batch ends the sleep at once with :class:`~paperfetch.Stopped`."""
         stop = stop_event()
