@@ -150,6 +150,8 @@ def test_cli_download_against_loopback_endpoints(world, tmp_path, monkeypatch, c
 def test_cli_reads_a_csv_column_and_accepts_pypaperretriever_flags(world, tmp_path, monkeypatch, capsys):
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")  # no configured gap between requests: the flags are tested
+    monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
     csv = tmp_path / "in.csv"
     pd.DataFrame({"doi": ["10.5555/demo.slow2", "junk"]}).to_csv(csv, index=False)
     assert main(["download", "--input", str(csv), "--column", "doi", "--dwn-dir", str(tmp_path / "o"), "--no-progress",
