@@ -343,14 +343,19 @@ def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger
             ids: list[str] = []
             rng = random.Random(11)
             killed_mid_write = 0
-            for trial in range(20):
-                batch = [f"10.1000/k{trial}-{n}" for n in range(6)]  # new work each time: the kill lands on writes
-                ids += batch
-                child = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(batch)],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                time.sleep(rng.uniform(0.8, 2.5))  # a random point: interpreter start-up (~1 s), lookups, downloads
-                child.send_signal(signal.SIGKILL)
-                child.wait(30)
+            for pair in range(10):  # twenty trials, two at a time in the same folder (each its own batch)
+                children = []
+                for trial in (2 * pair, 2 * pair + 1):
+                    batch = [f"10.1000/k{trial}-{n}" for n in range(6)]  # new work each time: the kill lands on writes
+                    ids += batch
+                    child = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(batch)],
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    children.append((rng.uniform(0.8, 2.5), child))  # a random point: start-up (~1 s), lookups, downloads
+                started = time.monotonic()
+                for at, child in sorted(children, key=lambda c: c[0]):
+                    time.sleep(max(0.0, started + at - time.monotonic()))
+                    child.send_signal(signal.SIGKILL)
+                    child.wait(30)
                 killed_mid_write += any(p.name.startswith(PART_PREFIX) for p in tmp_path.iterdir())
             rerun = subprocess.run([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(ids)],
                                    capture_output=True, text=True, timeout=300)
@@ -361,7 +366,7 @@ def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger
     assert len(pdfs) == len(ids) and all(check_pdf_file(tmp_path / n).ok for n in pdfs)
     assert [n for n in names if n not in pdfs] == [".paperfetch-ledger.sqlite3"] or all(
         n.startswith(".paperfetch-ledger.sqlite3") for n in names if n not in pdfs)
-    print(f"kill -9: 20 trials, {killed_mid_write} left a part file behind before the re-run swept it")
+    print(f"kill -9: 20 trials in 10 pairs, {killed_mid_write} pairs left a part file behind before the re-run swept it")
     assert killed_mid_write >= 1  # the test did kill writers mid-write
 
 
