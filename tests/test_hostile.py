@@ -441,12 +441,12 @@ def test_a_gzip_bomb_as_a_pdf_stops_at_max_pdf_bytes_under_300_mb(bomb, tmp_path
 
 def test_a_pdf_trickling_one_byte_per_second_ends_at_the_deadline(tmp_path):
     with RawServer("127.0.0.98", trickle(fake_pdf("slow"), 1.0)) as server:
-        c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=2.0)
+        c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.0)
         started = time.monotonic()
-        with pytest.raises(DeadlineExceeded, match="deadline of 2 s"):
+        with pytest.raises(DeadlineExceeded, match="deadline of 1 s"):
             c.download(f"{server.base_url}/slow.pdf", tmp_path / "slow.pdf")
         took = time.monotonic() - started
-    print(f"trickling PDF: deadline 2 s reached after {took:.2f} s")
+    print(f"trickling PDF: deadline 1 s reached after {took:.2f} s")
     assert took < 6 and list(tmp_path.iterdir()) == []
 
 
@@ -457,13 +457,13 @@ def test_a_robots_txt_trickling_one_byte_per_second_ends_at_the_deadline(tmp_pat
         conn.sendall(head("200 OK", {"Content-Type": "application/json", "Content-Length": "2"}) + b"{}")
 
     with RawServer("127.0.0.99", handler) as server:
-        c = HttpClient(respect_robots_txt=True, max_retries=0, request_deadline_s=2.0)
+        c = HttpClient(respect_robots_txt=True, max_retries=0, request_deadline_s=1.0)
         started = time.monotonic()
         assert c.fetch(f"{server.base_url}/x").content == b"{}"  # robots unreachable -> allowed, as configured
         took = time.monotonic() - started
         assert [line.split()[1] for line in server.requests] == [b"/robots.txt", b"/x"]
         assert c.domain_status().shape[0] >= 1
-    print(f"trickling robots.txt: request answered after {took:.2f} s (deadline 2 s)")
+    print(f"trickling robots.txt: request answered after {took:.2f} s (deadline 1 s)")
     assert took < 6
 
 
@@ -651,12 +651,12 @@ def test_a_head_trickling_one_byte_per_second_ends_at_the_deadline():
             conn.sendall(bytes([byte]))
 
     with RawServer("127.0.0.110", handler) as server:
-        c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=2.0)
+        c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.0)
         started = time.monotonic()
         with pytest.raises(DeadlineExceeded):
             c.fetch(f"{server.base_url}/x")
         took = time.monotonic() - started
-    print(f"trickling head: deadline 2 s reached after {took:.2f} s")
+    print(f"trickling head: deadline 1 s reached after {took:.2f} s")
     assert took < 6
 
 
