@@ -44,8 +44,12 @@ def world():
 
 @pytest.fixture
 def demo_env(world, monkeypatch):
+    """The demo world's endpoints, and no configured gap between requests: the tests read the command's
+    output, not its pace (the demo's robots.txt Crawl-delays, holds and Retry-Afters still apply)."""
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
+    monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
     return world
 
 
@@ -264,17 +268,18 @@ def test_config_shows_values_masked_and_their_origin(capsys, monkeypatch, tmp_pa
 @pytest.mark.parametrize("sent, exit_status, word", [(signal.SIGINT, 130, "interrupted"),
                                                      (signal.SIGTERM, 143, "terminated (SIGTERM)")])
 def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path, world, sent, exit_status, word):
-    arrived, release = threading.Event(), threading.Event()
+    arrived, release, release_robots = threading.Event(), threading.Event(), threading.Event()
 
     def stall(request):
         arrived.set()
-        release.wait(60)
+        (release_robots if request.path == "/robots.txt" else release).wait(60)
         return Reply(404, b"late")
 
     blocker = LoopbackHost("127.0.0.1", {"*": stall}).start()
     env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"), "PYTHONUNBUFFERED": "1"}
     env.update({f"PAPERFETCH_{name.upper()}_URL": url for name, url in world.endpoints.items()})
     env["PAPERFETCH_DOI_URL"] = blocker.base_url  # the landing page of demo.unknown never answers
+    env.update(PAPERFETCH_DELAY_MIN="0", PAPERFETCH_DELAY_MAX="0")
     out_dir, report, failed = tmp_path / "pdfs", tmp_path / "partial.csv", tmp_path / "failed.txt"
     process = subprocess.Popen(
         [sys.executable, "-m", "paperfetch", "download", "10.5555/demo.fast", "10.5555/demo.unknown", "not a doi",
@@ -291,9 +296,13 @@ def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path,
                     done = ledger.get("doi:10.5555/demo.fast") is not None
         assert done, "the run never reached the stalled request"
         process.send_signal(sent)
+        # the stalled robots.txt is on the wire: the run ends once it does. Answered a second after the
+        # signal (the run has stopped by then, so nothing follows it), not at its 15 s deadline.
+        threading.Timer(1.0, release_robots.set).start()
         stdout, stderr = process.communicate(timeout=60)
     finally:
         release.set()
+        release_robots.set()
         if process.poll() is None:
             process.kill()
         blocker.stop()
@@ -356,6 +365,8 @@ def test_offline_is_one_line_and_retry_warnings_one_per_host(capsys, tmp_path, m
              "semanticscholar", "biorxiv")
     for name in names:
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", f"http://{name.replace('_', '-')}.paperfetch-test.invalid")
+    monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")  # the retries' waits remain; no politeness gap on top
+    monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
     code, out, err = run(["download", "10.5555/a.b", "PMID:123", "--email", "t@example.org", "--out", str(tmp_path),
                           "--state", "memory", "--no-cache", "--no-progress", "-v"], capsys)
     assert code == 1

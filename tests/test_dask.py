@@ -24,6 +24,8 @@ INPUTS = [
 ]
 EXPECTED = ["downloaded", "downloaded", "downloaded", "no_open_copy", "not_found", "downloaded", "downloaded",
             "invalid_identifier", "invalid_identifier"]
+#: No configured gap between requests: the demo's Crawl-delays, Retry-Afters and arXiv's interval still apply.
+NO_GAP = {"delay_min_s": 0.0, "delay_max_s": 0.0}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +47,7 @@ def _run(world, out_dir, state, **kwargs):
 
     ddf, pdf = _frame()
     lazy = download_frame(ddf, "doi", out_dir=out_dir, state=state, email="tester@example.org",
-                          endpoints=world.endpoints, verbosity=0, **kwargs)
+                          endpoints=world.endpoints, verbosity=0, **NO_GAP, **kwargs)
     return lazy, lazy.compute().loc[pdf.index]
 
 
@@ -112,7 +114,7 @@ class TestRedisDown:
         pdf = pd.DataFrame({"doi": pd.Series(inputs, dtype=object)})
         out_dir = tmp_path / "out"
         lazy = download_frame(dd.from_pandas(pdf, npartitions=6), "doi", out_dir=out_dir, state=server.url,
-                              email="tester@example.org", endpoints=world.endpoints, verbosity=0)
+                              email="tester@example.org", endpoints=world.endpoints, verbosity=0, **NO_GAP)
         future = dask_client.compute(lazy)
         watcher = redis.Redis.from_url(server.url)
         deadline = time.monotonic() + 120
@@ -130,7 +132,8 @@ class TestRedisDown:
                 assert local.get(key) is not None
         server.start()  # back, and empty (it persists nothing): the local ledger resumes the batch
         again = download_frame(dd.from_pandas(pdf, npartitions=6), "doi", out_dir=out_dir, state=server.url,
-                               email="tester@example.org", endpoints=world.endpoints, verbosity=0).compute().sort_index()
+                               email="tester@example.org", endpoints=world.endpoints, verbosity=0,
+                               **NO_GAP).compute().sort_index()
         assert list(again["status"]) == ["already_downloaded" if s == "downloaded" else s for s in expected]
 
     def test_with_fallback_error_the_task_fails_with_a_typed_error(self, dask_client, server, world, tmp_path):
@@ -146,7 +149,7 @@ def test_download_partition_runs_without_dask_and_without_a_store(world, tmp_pat
 
     series = pd.Series(INPUTS[:5], index=[7, 8, 9, 10, 11], dtype=object)
     frame = download_partition(series, out_dir=tmp_path, options={"email": "tester@example.org",
-                                                                  "endpoints": world.endpoints, "verbosity": 0})
+                                                                  "endpoints": world.endpoints, "verbosity": 0, **NO_GAP})
     assert list(frame.index) == [7, 8, 9, 10, 11]
     assert list(frame["status"]) == EXPECTED[:5]
 

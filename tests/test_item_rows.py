@@ -96,7 +96,7 @@ def _unpaywall_world(hosts, publisher_address: str, crawl_delay: float):  # noqa
 
 
 def test_closing_the_retriever_mid_batch_leaves_untried_items_retryable(hosts, tmp_path):
-    service, publisher = _unpaywall_world(hosts, "127.0.0.21", crawl_delay=0.5)
+    service, publisher = _unpaywall_world(hosts, "127.0.0.21", crawl_delay=0.25)
     dois = [f"10.1000/stop{n}" for n in range(6)]
     options = {"host_intervals": {host_key(service.base_url): 0.0}}
 

@@ -144,7 +144,7 @@ def test_format_eta(seconds, text):
 # ---------------------------------------------------------------------- loopback: stop, resume, second start
 @pytest.fixture
 def world():
-    with JobWorld(n=8, crawl_delay=0.5, base_ip=210) as w:
+    with JobWorld(n=8, crawl_delay=0.25, base_ip=210) as w:
         yield w
 
 
@@ -277,7 +277,7 @@ def test_at_interpreter_exit_a_running_job_is_stopped_and_the_ledger_is_consiste
 # ---------------------------------------------------------------------- the ETA against the clock
 @pytest.mark.slow
 def test_the_eta_at_halfway_is_within_20_percent_of_the_time_left(tmp_path):
-    with JobWorld(n=10, crawl_delay=1.0, base_ip=214) as world:
+    with JobWorld(n=10, crawl_delay=0.5, base_ip=214) as world:
         r = make_retriever(world, tmp_path)
         job = r.start(world.dois)
         while job.finished < 5:
@@ -308,7 +308,7 @@ def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypa
         client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
         return "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
 
-    with JobWorld(n=12, crawl_delay=1.0, base_ip=218) as world, client.setup_kernel():
+    with JobWorld(n=12, crawl_delay=0.5, base_ip=218) as world, client.setup_kernel():
         cell(f"import logging, threading, time\nfrom paperfetch import Retriever, enable_logging\n"
              f"r = {world.retriever_code(str(tmp_path / 'pdfs'))}\nids = {world.dois!r}\n"
              "enable_logging(logging.DEBUG)  # every record of the transport, to stderr: none may land in a cell")
@@ -317,10 +317,10 @@ def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypa
         display = nb.cells[-1].outputs[-1]
         assert display.output_type == "display_data" and "application/vnd.jupyter.widget-view+json" in display.data
         assert cell("print(job.done())").strip() == "False"
-        assert cell("n1 = len(job.frame); time.sleep(2.5); print(n1, len(job.frame))")
+        assert cell("n1 = len(job.frame); time.sleep(1.5); print(n1, len(job.frame))")
         n1, n2 = map(int, cell("print(n1, len(job.frame))").split())
         assert n2 > n1
-        cell("time.sleep(1)")  # a cell that prints nothing: the job's threads' records go to its log
+        cell("time.sleep(0.5)")  # a cell that prints nothing: the job's threads' records go to its log
         assert [o for c in nb.cells[1:] for o in c.outputs if o.get("name") == "stderr"] == []
         assert int(cell("print(len(job.log))")) > 0
         out = cell("t0 = time.monotonic(); job.stop(); t1 = time.monotonic(); print(t1 - t0, t1)\n"

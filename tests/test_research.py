@@ -357,8 +357,9 @@ def test_links_are_deduplicated_by_doi_naming_every_agreeing_source() -> None:
 # ============================================================================ 2. the demo world
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def world():
+    """One demo world for the module (the tests compare its servers' logs before and after, never in total)."""
     with DemoWorld(base_ip=140) as w:
         yield w
 
@@ -573,9 +574,12 @@ def test_outcome_schema_has_title_match_and_wrong_article() -> None:
 
 
 def _demo_env(world: DemoWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo world's endpoints, and no configured gap between requests (the demo's Crawl-delays still apply)."""
     _no_user_settings(monkeypatch)
     for name, url in world.endpoints.items():
         monkeypatch.setenv("PAPERFETCH_DOI_URL" if name == "doi" else f"PAPERFETCH_{name.upper()}_URL", url)
+    monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
+    monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
 
 
 def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:

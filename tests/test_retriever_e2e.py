@@ -11,6 +11,7 @@ import pytest
 from paperfetch import Retriever
 from paperfetch.cli import main
 from paperfetch.demo import DEMO_INPUTS, DemoWorld
+from paperfetch.http.hosts import host_key
 from paperfetch.outcomes import COLUMNS, Status
 
 FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
@@ -150,6 +151,8 @@ def test_cli_download_against_loopback_endpoints(world, tmp_path, monkeypatch, c
 def test_cli_reads_a_csv_column_and_accepts_pypaperretriever_flags(world, tmp_path, monkeypatch, capsys):
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")  # no configured gap between requests: the flags are tested
+    monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
     csv = tmp_path / "in.csv"
     pd.DataFrame({"doi": ["10.5555/demo.slow2", "junk"]}).to_csv(csv, index=False)
     assert main(["download", "--input", str(csv), "--column", "doi", "--dwn-dir", str(tmp_path / "o"), "--no-progress",
@@ -228,7 +231,8 @@ def test_a_paper_only_semantic_scholar_knows_is_downloaded_from_one_batch_reques
 
 def test_a_biorxiv_preprint_is_found_through_details_and_medrxiv_is_asked_only_when_biorxiv_does_not_know(tmp_path):
     with DemoWorld(base_ip=120) as world:
-        with retriever(world, tmp_path) as r:
+        biorxiv = host_key(world.hosts["biorxiv"].base_url)  # without bioRxiv's 1 s interval: the route is tested
+        with retriever(world, tmp_path, http_options={**FAST, "host_intervals": {biorxiv: 0.0}}) as r:
             out = r.download(["10.1101/2026.01.05.000001", "10.64898/2026.02.02.000002"])
         paths = [p for _, p in world.hosts["biorxiv"].log]
     by_input = out.set_index("input")

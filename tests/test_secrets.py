@@ -20,6 +20,7 @@ import paperfetch
 from paperfetch import HttpClient, Identification, NetworkError, Retriever, load_settings
 from paperfetch.cli import main
 from paperfetch.demo import DEMO_INPUTS, DemoWorld
+from paperfetch.http.hosts import host_key
 from paperfetch.ledger import DEFAULT_LEDGER_NAME
 from paperfetch.log import disable_logging
 from paperfetch.redact import REDACTED, Redactor, redact_text, redact_url
@@ -157,7 +158,8 @@ def test_failing_run_leaks_nothing(tmp_path, refused_endpoints, every_record, ca
     endpoints = refused_endpoints
     with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, s2_api_key=S2_KEY, out_dir=tmp_path / "lib",
                    endpoints=endpoints, progress=False, max_retries=1, workers=2,
-                   http_options={"network_retry_base_s": 0.01}) as retriever:
+                   http_options={"network_retry_base_s": 0.01,  # and no 3 s arXiv interval on the refusing hosts
+                                 "host_intervals": {host_key(url): 0.0 for url in endpoints.values()}}) as retriever:
         outcomes = retriever.download(["10.1234/abc", "PMID:31452104", "PMC3531190", "arXiv:1706.03762"])
         assert set(outcomes["status"].astype(str)) <= {"network_error", "not_found", "no_open_copy"}
         found = outputs_of(retriever, outcomes, tmp_path / "lib")
@@ -197,6 +199,8 @@ def test_succeeding_run_in_the_demo_world_leaks_nothing(tmp_path, every_record, 
         monkeypatch.setenv("PAPERFETCH_OPENALEX_API_KEY", OPENALEX_KEY)
         monkeypatch.setenv("NCBI_API_KEY", NCBI_KEY)
         monkeypatch.setenv("PAPERFETCH_S2_API_KEY", S2_KEY)
+        monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")  # no configured gap: these runs are read for secrets, not pace
+        monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
         for name, url in world.endpoints.items():
             monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
         code = main(["download", "10.5555/demo.fast", "PMID:90000001", "10.5555/demo.gone", "--out", str(tmp_path / "cli"),

@@ -285,7 +285,10 @@ POLITE = {"x-api-pool": "polite", "x-rate-limit-limit": "10", "x-rate-limit-inte
     (None, 3, 1),  # nothing announced: the safe 1
 ])
 def test_the_requests_in_flight_to_crossref_never_exceed_the_announced_limit(announced, pool, expected_peak):
-    counter = ConcurrencyCounter({**POLITE, **({"x-concurrency-limit": announced} if announced else {})})
+    # each request is held past the 0.1 s interval, so requests overlap unless the limit keeps them apart; three
+    # at once need a hold past two intervals
+    counter = ConcurrencyCounter({**POLITE, **({"x-concurrency-limit": announced} if announced else {})},
+                                 hold_s=0.4 if expected_peak > 1 else 0.25)
     with LoopbackHost("127.0.0.1", {"*": counter}) as server:
         key = host_key(server.base_url)
         with HttpClient(registry=HostRegistry()) as client:
