@@ -60,13 +60,13 @@ def identifier_columns(columns: Iterable[object], names: Sequence[str] = IDENTIF
     JabRef exports); raises ConfigurationError when several columns match a name only in another case."""
     from paperfetch.errors import ConfigurationError
 
-    columns = [str(c) for c in columns]
-    found = []
+    have = [str(c) for c in columns]
+    found: list[str] = []
     for name in names:
-        if name in columns:
+        if name in have:
             found.append(name)
             continue
-        matching = [c for c in columns if c.lower() == name.lower()]
+        matching = [c for c in have if c.lower() == name.lower()]
         if len(matching) > 1:
             raise ConfigurationError(f"several columns could hold the {name} ({', '.join(map(repr, matching))}); "
                                      f"name the one to read: column={matching[0]!r}")
