@@ -341,7 +341,8 @@ class ItemJob:
             target = ident if ident.type is IdType.ARXIV else doi_identifier(doi)
             if target is not None:
                 offered = list(source.candidates_for(target))
-                self.trail.append((name, f"{len(offered)} candidate(s)" if offered else "no copy for this identifier"))
+                if offered:  # none: the identifier is not this source's (a plain DOI for arXiv), nothing was asked
+                    self.trail.append((name, f"{len(offered)} candidate(s)"))
                 self._add_candidates(offered)
         elif stage is Stage.PREFETCHED:
             record = r.prefetched.get((name, (doi or "").lower()))
@@ -481,8 +482,13 @@ class ItemJob:
 
     def _fail(self, action: _Action, exc: PaperfetchError) -> None:
         if action.kind in ("lookup", "landing") and isinstance(exc, NotFoundError):
-            self.trail.append((action.source, "does not know it"))
-            return  # the service (or the DOI resolver) does not know the work: absent, not a failure
+            # the service (or the DOI resolver) does not know the work: absent, not a failure; a page a source
+            # named that is gone says so (the source knew the work)
+            named_page = action.kind == "landing" and stage_of(action.source, self.context.sources.get(action.source)) \
+                is not Stage.LANDING
+            self.trail.append((action.source, f"its page {redact_url(action.url)} was not found" if named_page
+                               else "does not know it"))
+            return
         status = status_for(exc)
         if status is Status.HOST_SUPPRESSED and not self.context.web.suppress_on_403:
             status = Status.HTTP_ERROR

@@ -32,7 +32,7 @@ from paperfetch.outcomes import is_final, retried_by_rerun
 from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
-from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, row_identifiers, why_frame
+from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, identifier_columns, row_identifiers, why_frame
 from paperfetch.settings import ENDPOINT_NAMES, TRANSPORT_SETTING_NAMES, Settings, load_settings
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
@@ -257,12 +257,20 @@ class Retriever:
         """A new frame: *df*'s rows with the outcome columns joined (*df* is not modified).
 
         Each row's identifier is its ``doi``, else its ``pmid``, else its ``pmcid`` (those of the
-        columns *df* has; *columns* gives another list, *column* one column only). A row with none is
+        columns *df* has; *columns* gives another list, *column* one column only). Without *column* and
+        *columns*, a frame with no ``doi`` column but one ``DOI`` (or ``Doi``) column reads that one, and
+        likewise for ``pmid`` and ``pmcid``; a log line (INFO) names the columns read. A row with none is
         ``invalid_identifier`` with the reason "no identifier in this row". An outcome column whose name
-        *df* already uses (``doi``, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they were.
+        *df* already uses (``doi``, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they
+        were, and the outcome columns keep their dtypes (docs/outcomes.md, "Joined to your frame").
         """
         names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
-        present = [name for name in names if name in df.columns]
+        if column is None and columns is None:
+            present = identifier_columns(df.columns)
+            if present and present != [name for name in IDENTIFIER_COLUMNS if name in df.columns]:
+                logger.info("download_frame reads the identifiers from column(s) %s", ", ".join(map(repr, present)))
+        else:
+            present = [name for name in names if name in df.columns]
         if not present or (column is not None and column not in df.columns):
             wanted = column if column is not None else names[0]
             raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "

@@ -29,8 +29,8 @@ from paperfetch.sources.base import batched
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.job import RunHooks
 
-__all__ = ["BatchRun", "IDENTIFIER_COLUMNS", "RunSettings", "keep_describing_status", "row_identifiers",
-           "stopped_row", "why_frame"]
+__all__ = ["BatchRun", "IDENTIFIER_COLUMNS", "RunSettings", "identifier_columns", "keep_describing_status",
+           "row_identifiers", "stopped_row", "why_frame"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,26 @@ class RunSettings:
 IDENTIFIER_COLUMNS: tuple[str, ...] = ("doi", "pmid", "pmcid")
 
 
+def identifier_columns(columns: Iterable[object], names: Sequence[str] = IDENTIFIER_COLUMNS) -> list[str]:
+    """The columns holding *names*, in the order of *names*: the column of that exact name, else the one
+    column whose name is that name in another case (``DOI``, ``PMID``: the headers of Zotero, Scopus and
+    JabRef exports); raises ConfigurationError when several columns match a name only in another case."""
+    from paperfetch.errors import ConfigurationError
+
+    have = [str(c) for c in columns]
+    found: list[str] = []
+    for name in names:
+        if name in have:
+            found.append(name)
+            continue
+        matching = [c for c in have if c.lower() == name.lower()]
+        if len(matching) > 1:
+            raise ConfigurationError(f"several columns could hold the {name} ({', '.join(map(repr, matching))}); "
+                                     f"name the one to read: column={matching[0]!r}")
+        found.extend(matching)
+    return found
+
+
 def row_identifiers(df: pd.DataFrame, columns: Sequence[str]) -> list[object]:
     """Each row's first identifier among *columns* (a PMID as ``PMID:…``), or None for a row with none."""
     chosen: list[object] = []
@@ -63,7 +83,7 @@ def row_identifiers(df: pd.DataFrame, columns: Sequence[str]) -> list[object]:
             if is_missing(value) or not str(value).strip():
                 continue
             text = str(value).strip()
-            found = f"PMID:{text}" if name == "pmid" and text.isdigit() else value
+            found = f"PMID:{text}" if name.lower() == "pmid" and text.isdigit() else value
             break
         chosen.append(found)
     return chosen

@@ -214,12 +214,46 @@ def test_csv_input_report_keeps_the_csv_columns_and_txt_input(capsys, tmp_path, 
                       "--report", str(report), "--no-progress"], capsys)
     assert code == 0
     frame = pd.read_csv(report)
-    assert list(frame.columns[:2]) == ["doi", "note"] and frame.loc[0, "status"] == "downloaded"
+    assert list(frame.columns[:2]) == ["input_doi", "note"] and frame.loc[0, "status"] == "downloaded"
     retry = tmp_path / "retry.txt"
     retry.write_text("# from --failed\n10.5555/demo.fast\n\n")
     code, out, _ = run(["download", "--input", str(retry), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
                         "--no-progress"], capsys)
     assert code == 0 and "already_downloaded" in out
+
+
+def test_a_csv_with_a_DOI_header_is_read_and_said_so(capsys, tmp_path, demo_env):
+    papers = tmp_path / "zotero.csv"
+    papers.write_text("Key,DOI,Title\nK1,10.5555/demo.fast,Fast\n")
+    code, out, err = run(["download", "--input", str(papers), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                          "--no-progress"], capsys)
+    assert code == 0, err
+    assert f"reading the identifiers from column 'DOI' of {papers}" in err and "downloaded" in out
+    both = tmp_path / "both.csv"
+    both.write_text("DOI,Doi\n10.5555/demo.fast,10.5555/demo.fast\n")
+    code, _, err = run(["download", "--input", str(both), "--out", str(tmp_path / "pdfs")], capsys)
+    assert code == 2 and "'DOI', 'Doi'" in err and "--column" in err
+    code, _, err = run(["download", "--input", str(papers), "--column", "doi", "--out", str(tmp_path / "pdfs")], capsys)
+    assert code == 2 and "did you mean 'DOI'" in err  # a column named on the command line is read as named
+
+
+def test_a_csv_input_gives_the_report_the_dtypes_and_names_of_positional_ids(capsys, tmp_path, demo_env):
+    papers = tmp_path / "papers.csv"
+    papers.write_text("doi,year,note\nhttps://doi.org/10.5555/demo.fast,2020,mine\nnot a doi,,x\n")
+    reports = {}
+    for name, argv in (("csv", ["--input", str(papers)]), ("ids", ["https://doi.org/10.5555/demo.fast", "not a doi"])):
+        reports[name] = tmp_path / f"{name}.parquet"
+        code, _, err = run(["download", *argv, "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                            "--report", str(reports[name]), "--no-progress"], capsys)
+        assert code == 1, err  # "not a doi"
+    by_csv, by_ids = pd.read_parquet(reports["csv"]), pd.read_parquet(reports["ids"])
+    for column in by_ids.columns:
+        if column != "input":
+            assert by_csv[column].dtype == by_ids[column].dtype, column
+    assert isinstance(by_csv["status"].dtype, pd.CategoricalDtype) and str(by_csv["bytes"].dtype) == "Int64"
+    assert list(by_csv["input_doi"]) == ["https://doi.org/10.5555/demo.fast", "not a doi"]  # the CSV's own cells
+    assert by_csv["doi"].iloc[0] == "10.5555/demo.fast" and list(by_csv["input_year"]) == ["2020", ""]
+    assert not any(c.endswith("_paperfetch") for c in by_csv.columns)
 
 
 def test_dry_run_shows_candidates_and_downloads_nothing(capsys, tmp_path, demo_env):
@@ -327,10 +361,10 @@ def test_main_leaves_logging_as_it_found_it(capsys, tmp_path):
 
 
 # ---------------------------------------------------------------------------- settings, --failed, --explain, --force
-def test_column_in_other_case_says_did_you_mean(capsys, monkeypatch, tmp_path):
+def test_a_named_column_in_other_case_says_did_you_mean(capsys, monkeypatch, tmp_path):
     NoRequests(monkeypatch)
     (tmp_path / "p.csv").write_text("DOI,title\n10.1/x,x\n")
-    code, _, err = run(["download", "--input", str(tmp_path / "p.csv")], capsys)
+    code, _, err = run(["download", "--input", str(tmp_path / "p.csv"), "--column", "doi"], capsys)
     assert code == 2 and "has no column 'doi' (did you mean 'DOI'?)" in err
 
 

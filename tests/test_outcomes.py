@@ -119,6 +119,38 @@ def test_download_frame_columns_list_and_did_you_mean(world, tmp_path):
     assert list(joined["status"].astype(str)) == ["downloaded"]
 
 
+def test_download_frame_reads_a_doi_or_pmid_column_whatever_its_case_and_says_so(world, tmp_path, caplog):
+    df = pd.DataFrame({"DOI": ["10.5555/demo.fast", None], "PMID": [None, "90000001"], "Title": ["a", "b"]})
+    with retriever(world, tmp_path) as r, caplog.at_level("INFO", logger="paperfetch"):
+        joined = r.download_frame(df)
+    assert list(joined["status"].astype(str)) == ["downloaded", "downloaded"]
+    assert list(joined.columns[:3]) == ["DOI", "PMID", "Title"] and joined["doi"].iloc[0] == "10.5555/demo.fast"
+    said = [rec.getMessage() for rec in caplog.records if "column" in rec.getMessage()]
+    assert any("'DOI'" in line and "'PMID'" in line for line in said), said
+
+
+def test_download_frame_refuses_two_columns_that_differ_only_in_case(world, tmp_path):
+    from paperfetch.errors import ConfigurationError
+    from paperfetch.run import identifier_columns
+
+    assert identifier_columns(["Doi", "x"]) == ["Doi"]
+    assert identifier_columns(["doi", "DOI", "pmid"]) == ["doi", "pmid"]  # the exact name wins
+    with retriever(world, tmp_path) as r, pytest.raises(ConfigurationError, match="'DOI', 'Doi'"):
+        r.download_frame(pd.DataFrame({"DOI": ["10.5555/demo.fast"], "Doi": ["10.5555/demo.fast"]}))
+
+
+def test_download_frame_joins_the_outcome_columns_with_their_dtypes(world, tmp_path):
+    from paperfetch.outcomes import DTYPES
+
+    df = pd.DataFrame({"doi": ["10.5555/demo.fast", "not a doi"], "note": ["x", "y"]}, dtype=str)
+    with retriever(world, tmp_path) as r:
+        joined = r.download_frame(df)
+    for name, dtype in DTYPES.items():
+        target = f"{name}_paperfetch" if name in df.columns else name
+        if name != "input":
+            assert joined[target].dtype == pd.Series([], dtype=dtype).dtype, name
+
+
 # ---------------------------------------------------------------------- final answers, stable statuses
 def test_a_410_is_final_in_the_ledger_and_not_asked_again_unless_forced(world, tmp_path):
     with retriever(world, tmp_path) as r:
@@ -161,6 +193,17 @@ def test_why_lists_each_source_asked_and_its_answer(world, tmp_path):
     assert list(why.columns) == ["source", "answer"]
     assert "unpaywall" in set(why["source"]) and len(why) >= 2
     assert r.why("10.5555/never.asked").empty
+
+
+def test_why_names_only_the_sources_asked_and_never_contradicts_a_source(world, tmp_path):
+    with retriever(world, tmp_path) as r:
+        r.download(["10.5555/demo.gone", "10.5555/demo.down"])
+        answers = {doi: r.why(doi) for doi in ("10.5555/demo.gone", "10.5555/demo.down")}
+    for doi, why in answers.items():
+        assert "arxiv" not in set(why["source"]), why  # a plain DOI: arXiv has no copy and nothing was asked
+        openalex = list(why.loc[why["source"] == "openalex", "answer"])
+        assert openalex[0].startswith("knows it: 2 candidate(s)"), why
+        assert "does not know it" not in openalex, why  # its landing page's 404 is not "does not know it"
 
 
 def test_retry_runs_only_the_retryable_rows(world, tmp_path):

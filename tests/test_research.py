@@ -741,6 +741,27 @@ def test_research_report_formats_quiet_and_verbose(world: DemoWorld, tmp_path: P
     assert "23 citations of pmid:17183631" in captured.out and "INFO" in captured.err  # -v: what happens, on stderr
 
 
+def test_search_pubmed_keeps_max_results_when_the_server_sends_more(world: DemoWorld, tmp_path: Path) -> None:
+    with retriever(world, tmp_path, cache=False) as r:
+        hits = r.search_pubmed(SEARCH_QUERY, max_results=2)  # the demo's ESearch, like a proxy, ignores retmax
+    assert list(hits["pmid"]) == RECORDED_PMIDS[:2]
+
+
+def test_citations_download_tries_rows_by_pmid_and_reports_and_exits_like_download(world: DemoWorld, tmp_path: Path,
+                                                                                 monkeypatch, capsys) -> None:  # noqa: ANN001
+    from paperfetch.cli import main
+
+    _demo_env(world, monkeypatch)
+    code = main(["citations", "pmid:17183631", "--email", "you@example.org", "--out", str(tmp_path / "pdfs"),
+                 "--download", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1  # 23 rows not downloaded: download's exit status
+    assert "without a DOI" not in out  # every row had a PMID and was tried by it
+    table = out.split("23 citations of pmid:17183631", 1)[1]
+    assert f"PMID:{EPMC_FIRST[0]}" in table  # the input column names what was tried
+    assert "23 papers: 23 not_found" in out
+
+
 def test_research_download_exit_status_and_ctrl_c(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
     from paperfetch import retriever as retriever_module
     from paperfetch.cli import main

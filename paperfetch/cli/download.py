@@ -42,6 +42,7 @@ from paperfetch.cli.common import (
     write_private_safe,
     write_report,
 )
+from paperfetch.errors import ConfigurationError
 from paperfetch.redact import redact_text
 from paperfetch.report import yield_by_source, yield_line
 
@@ -54,7 +55,8 @@ def add_subcommands(sub: Any) -> None:
                         description="Download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs.")
     dl.add_argument("ids", nargs="*", help="identifiers (DOI, PMID:…, PMC…, arXiv:…)")
     dl.add_argument("--input", type=Path, help="a CSV file with identifiers, or a .txt file with one per line")
-    dl.add_argument("--column", default="doi", help="the CSV column holding identifiers (default: doi)")
+    dl.add_argument("--column", help="the CSV column holding identifiers (default: doi, or the one column "
+                                     "named so in another case, such as DOI)")
     identity_options(dl)
     dl.add_argument("--out", "--dwn-dir", dest="out", help="output folder (default: PDFs; env PAPERFETCH_OUT)")
     dl.add_argument("--report", type=Path, help="write the outcomes table: FILE.csv, FILE.parquet or FILE.jsonl")
@@ -112,13 +114,16 @@ def run(args: argparse.Namespace) -> int:
         check_export(args.export)
     ids: list[object] = list(args.ids) + list(args.doi) + [f"PMID:{p}" for p in args.pmid]
     frame = None
+    column = args.column or "doi"
     if args.input is not None:
-        frame, lines = _read_input(args.input, args.column)
+        frame, lines, column = _read_input(args.input, args.column)
         ids += lines
+        if frame is not None and column != (args.column or "doi") and not args.quiet:
+            say(f"paperfetch: reading the identifiers from column {column!r} of {args.input}", err=True)
     if not ids and frame is None:
         raise UsageError("give identifiers, --doi/--pmid, or --input FILE (.csv or .txt)")
     out = check_out_dir(settings.out_dir)
-    all_inputs = ids + (list(frame[args.column]) if frame is not None and ids else [])
+    all_inputs = ids + (list(frame[column]) if frame is not None and ids else [])
 
     from paperfetch.retriever import Retriever
 
@@ -130,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     # 2. the run
     with retriever:
         csv_only = frame is not None and not ids
-        inputs = frame[args.column].tolist() if frame is not None and not ids else all_inputs
+        inputs = frame[column].tolist() if frame is not None and not ids else all_inputs
         if args.dry_run:
             return _dry_run(retriever, inputs, args)
         note = inputs_note(inputs)
@@ -166,20 +171,34 @@ def _explain(retriever: Any, outcomes: pd.DataFrame) -> None:
         say(f"why {value} ({status}):\n" + ("\n".join(lines) if lines else "  (no source was asked)"))
 
 
-def _read_input(path: Path, column: str) -> tuple[pd.DataFrame | None, list[str]]:
-    """(*frame*, []) for a CSV; (None, lines) for a .txt file."""
+def _read_input(path: Path, column: str | None) -> tuple[pd.DataFrame | None, list[str], str]:
+    """(*frame*, [], the column read) for a CSV; (None, lines, *column*) for a .txt file. Without *column*:
+    ``doi``, else the one column named so in another case (``DOI``, as reference managers export it)."""
     if path.suffix.lower() == ".txt":
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read {path}: {exc}") from None
-        return None, [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        return None, lines, column or "doi"
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
+    if column is None:
+        from paperfetch.run import identifier_columns
+
+        try:
+            found = identifier_columns(frame.columns, ["doi"])
+        except ConfigurationError:  # DOI and Doi, say: the user names one
+            matching = ", ".join(repr(str(c)) for c in frame.columns if str(c).lower() == "doi")
+            raise UsageError(f"{path} has several columns that could hold the DOIs ({matching}); "
+                             "choose one with --column") from None
+        if not found:
+            check_column(frame, "doi", str(path))
+        column = found[0]
     check_column(frame, column, str(path))
-    return frame, []
+    return frame, [], column
 
 
 def _failed_inputs(outcomes: pd.DataFrame) -> list[str]:
@@ -206,12 +225,24 @@ def _write_failed(path: Path, outcomes: pd.DataFrame) -> int:
 
 
 def _joined(frame: pd.DataFrame | None, outcomes: pd.DataFrame) -> pd.DataFrame:
-    """The CSV's rows with the outcome columns joined, as ``Retriever.download_frame`` makes them."""
+    """The CSV's rows with the outcome columns joined under their own names and dtypes, as a report of
+    positional identifiers has them; a CSV column named like an outcome column in any case (``doi``,
+    ``DOI``, ``year``) is kept as ``input_<name>``, so ``doi`` is always the normalised DOI (docs/cli.md)."""
     assert frame is not None
-    joined = frame.copy()
+    joined_names = {str(name).lower() for name in outcomes.columns if name != "input"}
+    taken = {str(c) for c in frame.columns}
+    renamed: dict[object, str] = {}
+    for column in frame.columns:
+        if str(column).lower() in joined_names:
+            new = f"input_{column}"
+            while new in taken or new.lower() in joined_names:
+                new = f"input_{new}"
+            taken.add(new)
+            renamed[column] = new
+    joined = frame.rename(columns=renamed)
     for name in outcomes.columns:
         if name != "input":
-            joined[f"{name}_paperfetch" if name in frame.columns else name] = outcomes[name].to_numpy()
+            joined[name] = outcomes[name].set_axis(joined.index)  # the outcome's dtype (category, Int64 …) kept
     return joined
 
 

@@ -105,12 +105,15 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
             say(redacted(frame[shown]).to_string() if len(frame) else "(no rows)")
     code = EXIT_OK
     if args.download and len(frame):
+        from paperfetch.run import identifier_columns, row_identifiers
+
         assert out is not None
         started = time.time()
+        # what download_frame tries for each row: its doi, else its pmid (as PMID:…), else its pmcid
+        inputs = ["" if is_missing(v) else str(v) for v in row_identifiers(frame, identifier_columns(frame.columns))]
         try:
-            frame = retriever.download_frame(frame)  # doi, else pmid, else pmcid
+            frame = retriever.download_frame(frame)
         except KeyboardInterrupt:
-            inputs = ["" if is_missing(v) else str(v) for v in frame["doi"]]
             partial = partial_outcomes(inputs, out, started)
             partial.index = frame.index
             frame = frame.assign(**{("status" if "status" not in frame.columns else "status_paperfetch"): partial["status"]})
@@ -118,14 +121,13 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
                 write_report(frame, args.report)
             say(f"paperfetch: {interrupted_word()}; the report holds what had finished", err=True)
             return interrupted_exit()
-        with_id = frame[frame["doi"].notna()]
-        failed = int((~with_id["status"].astype(str).isin(OK_STATUSES)).sum())
+        failed = int((~frame["status"].astype(str).isin(OK_STATUSES)).sum())  # every row, as download counts them
         if not args.quiet:  # download's own per-paper table and summary line
-            table = frame.assign(input=list(frame["doi"]))
-            say("\n" + results_table(table))
+            say("\n" + results_table(frame.assign(input=inputs)))
             say(f"{len(frame)} papers: {summary(frame)}")
-            if len(with_id) < len(frame):
-                say(f"({len(frame) - len(with_id)} row(s) without a DOI were not downloaded)")
+            without = inputs.count("")
+            if without:
+                say(f"({without} row(s) without a DOI, PMID or PMCID could not be tried: invalid_identifier)")
         offline = retriever.run_snapshot().offline_line()
         if offline:
             say(f"paperfetch: {offline}", err=True)

@@ -105,7 +105,9 @@ class PubMedSearch:
             raise ConfigurationError("a PubMed search needs a non-empty query, e.g. 'crispr AND 2020[pdat]'")
         if not 0 < max_results <= MAX_RESULTS:
             raise ConfigurationError(f"max_results must be between 1 and {MAX_RESULTS}, not {max_results!r}")
-        return parse_esearch(self._get(http, ESEARCH, esearch_params(query, max_results, mindate, maxdate)))
+        result = parse_esearch(self._get(http, ESEARCH, esearch_params(query, max_results, mindate, maxdate)))
+        del result.pmids[max_results:]  # a server (or a proxy) that ignores retmax sends more: at most max_results
+        return result
 
     def efetch(self, http: FormFetcher, result: SearchResult) -> list[PubMedHit]:
         """Every record of *result*, in its PMID order; PMIDs EFetch did not return keep a bare hit."""
