@@ -374,3 +374,35 @@ def test_a_missing_email_is_a_warning_and_a_dashboard_line(tmp_path):
         with r:
             r.download(["10.5555/demo.fast"])
             assert "no contact e-mail" in repr(r.dashboard())  # a line of the run's recent events
+
+
+# ---------------------------------------------------------------------- the Retriever as help() and Tab show it
+def _documented(doc: str) -> set[str]:
+    """The names a numpydoc ``Parameters`` section lists (``a, b : type`` lists two)."""
+    import re
+
+    section = doc.split("Parameters\n", 1)[1] if "Parameters\n" in doc else ""
+    heads = re.findall(r"^\s*([A-Za-z_][\w, ]*?)\s*(?::.*)?$", section.split("\n\n    Returns")[0], re.M)
+    return {name.strip() for head in heads for name in head.split(",") if name.strip().isidentifier()}
+
+
+def test_every_argument_of_the_retriever_and_of_its_methods_is_documented():
+    import inspect
+
+    wanted = set(inspect.signature(Retriever.__init__).parameters) - {"self"}
+    assert wanted - _documented(inspect.getdoc(Retriever) or "") == set()
+    for name in [n for n in dir(Retriever) if not n.startswith("_") and callable(getattr(Retriever, n))]:
+        method = getattr(Retriever, name)
+        params = set(inspect.signature(method).parameters) - {"self"}
+        if params:
+            assert params - _documented(inspect.getdoc(method) or "") == set(), name
+    assert "--explain ID" not in (Retriever.why.__doc__ or "")  # the flag takes no argument
+
+
+def test_tab_completion_offers_the_methods_a_user_calls_not_the_machinery(tmp_path):
+    with Retriever(email="tab@example.org", out_dir=tmp_path, progress=False, cache=False, verbosity=0) as r:
+        shown = [n for n in dir(r) if not n.startswith("_")]
+        assert {"download", "download_frame", "start", "retry", "why", "domain_status", "dashboard", "settings"} <= set(shown)
+        assert not {"api", "web", "run_snapshot", "show_dashboard", "order", "store", "api_hosts"} & set(shown)
+        assert len(shown) <= 20
+        assert r.web is not None and r.api is not None and r.run_snapshot() is not None  # still there, for scripts
