@@ -36,6 +36,7 @@ from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, row_identi
 from paperfetch.settings import ENDPOINT_NAMES, TRANSPORT_SETTING_NAMES, Settings, load_settings
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
+from paperfetch.sources.unpaywall import check_email
 from paperfetch.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -167,7 +168,10 @@ class Retriever:
              "respect_robots_txt": respect_robots_txt, "suppress_on_403": suppress_on_403, "delay_min_s": delay_min_s,
              "delay_max_s": delay_max_s, "max_retries": max_retries, "max_retry_after_s": max_retry_after_s,
              "timeout": timeout, "verbosity": verbosity}, http_options)
+        read_here = settings is None  # an "argument" origin is then this call's
         settings = _resolve_settings(settings, arguments, endpoints=endpoints, config=config, http=http)
+        check_email(settings.email, origin=settings.origin.get("email"),
+                    argument="Retriever(email=...)" if read_here else "the email argument (--email)")
         self.identification = settings.identification
         self.out_dir = Path(settings.out_dir or defaults.OUT_DIR).expanduser().resolve()  # absolute
         self.order = tuple(sources)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from paperfetch import defaults
 from paperfetch.config import (
@@ -24,6 +24,9 @@ from paperfetch.config import (
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.config import KNOBS, TransportConfig
 from paperfetch.redact import register_secrets
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = [
     "ENDPOINT_NAMES", "ENV_VARS", "SETTING_NAMES", "Settings", "TRANSPORT_SETTING_NAMES", "load_settings", "read_config_file",
@@ -179,6 +182,16 @@ class Settings:
         settings, the base URLs given, then the transport's knobs."""
         names = [*_OWN_NAMES, *(f"endpoints.{n}" for n in sorted(self.endpoints)), *TRANSPORT_SETTING_NAMES]
         return [(name, self.shown(name), self.origin.get(name, "default")) for name in names]
+
+    def frame(self) -> pd.DataFrame:
+        """:meth:`rows` as a DataFrame (``setting``, ``value``, ``origin``), secrets masked as there."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=["setting", "value", "origin"])
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the settings as :meth:`frame`'s table."""
+        return str(self.frame().to_html(index=False))
 
     def with_transport(self, derived: Mapping[str, Any], *, origin: str) -> "Settings":
         """These settings over a transport whose unset knobs come from *derived* (a Retriever's sources); a given
