@@ -190,6 +190,19 @@ def test_a_paper_keeps_its_status_when_a_later_run_finds_its_host_suppressed():
 
 
 # ---------------------------------------------------------------------- why and retry
+def test_a_retried_row_that_keeps_its_status_says_that_status_s_reason(world, tmp_path):
+    with retriever(world, tmp_path, state="memory") as r:
+        out = r.download(["10.5555/demo.challenge"])
+        assert out["status"].astype(str).iloc[0] == "invalid_pdf"
+        first = out["reason"].iloc[0]
+        r.web.host_limiter(out["url"].iloc[0]).suppress("HTTP 403 for the PDF", r.web.clock.monotonic(), None)
+        with warnings.catch_warnings():
+            again = r.retry(out)
+    assert again["status"].astype(str).iloc[0] == "invalid_pdf"
+    assert again["reason"].iloc[0] == first and "suppressed" not in again["reason"].iloc[0]
+    assert " | this run: " in again["error"].iloc[0] and "suppressed" in again["error"].iloc[0]
+
+
 def test_why_lists_each_source_asked_and_its_answer(world, tmp_path):
     with retriever(world, tmp_path) as r:
         r.download(["10.5555/demo.closed"])
