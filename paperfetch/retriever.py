@@ -33,7 +33,7 @@ from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
 from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, row_identifiers, why_frame
-from paperfetch.settings import ENDPOINT_NAMES, TRANSPORT_SETTING_NAMES, Settings, load_settings
+from paperfetch.settings import ENDPOINT_NAMES, Settings, load_settings, refuse_differing, setting_arguments
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.sources.unpaywall import check_email
@@ -161,7 +161,7 @@ class Retriever:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
             raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
-        arguments = _setting_arguments(
+        arguments = setting_arguments(
             {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
              "out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers,
              "state": state if isinstance(state, str) else None, "polite_mode": polite_mode,
@@ -658,39 +658,8 @@ def _resolve_settings(settings: Settings | None, arguments: dict[str, Any], *, e
         raise ConfigurationError(f"give settings= or the settings themselves, not both (also given: "
                                  f"{', '.join(sorted(arguments) + (['endpoints'] if endpoints else []))})")
     if http is not None:  # the Retriever's verbosity (what it prints) is its own; the client's logs stay the client's
-        _refuse_differing({k: v for k, v in arguments.items() if k != "verbosity"}, http.config)
+        refuse_differing({k: v for k, v in arguments.items() if k != "verbosity"}, http.config)
     return settings
-
-
-def _setting_arguments(named: Mapping[str, Any], http_options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The settings given as arguments: the named ones (None: not given) and the transport knobs of
-    *http_options*; a knob given both ways with two values is refused."""
-    given = {name: value for name, value in named.items() if value is not None}
-    for name, value in (http_options or {}).items():
-        if name not in TRANSPORT_SETTING_NAMES:
-            raise ConfigurationError(f"http_options: {name!r} is not a transport setting; known: "
-                                     f"{', '.join(TRANSPORT_SETTING_NAMES)} (a client of your own: Retriever(http=...))")
-        if name in given and given[name] != value:
-            raise ConfigurationError(f"{name} given twice: {given[name]!r} and http_options[{name!r}] = {value!r}")
-        given[name] = value
-    return given
-
-
-def _refuse_differing(arguments: Mapping[str, Any], client: Any) -> None:
-    """With ``http=client`` the client's transport settings are the run's: an argument that would change
-    one of them is refused, never silently ignored."""
-    differing = []
-    for name, value in arguments.items():
-        if name in TRANSPORT_SETTING_NAMES:
-            try:
-                wanted = getattr(client.replace(**{name: value}), name)
-            except (ConfigurationError, TypeError, ValueError):
-                wanted = value
-            if wanted != getattr(client, name):
-                differing.append(f"{name}={value!r} (the client has {getattr(client, name)!r})")
-    if differing:
-        raise ConfigurationError(f"Retriever(http=client) runs on the client's transport settings; these arguments "
-                                 f"differ from it: {', '.join(differing)}. Set them on the client, or drop http=")
 
 
 def _origin(url: str) -> str:

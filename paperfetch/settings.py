@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ENDPOINT_NAMES", "ENV_VARS", "SETTING_NAMES", "Settings", "TRANSPORT_SETTING_NAMES", "load_settings", "read_config_file",
+    "refuse_differing", "setting_arguments",
 ]
 
 #: The services whose base URL can be pointed elsewhere (``endpoints=`` or ``PAPERFETCH_<NAME>_URL``).
@@ -333,3 +334,34 @@ def load_settings(
     chosen = {name: clean_setting(f"endpoints[{name!r}]", url) or "" for name, url in chosen.items()}
     transport = _transport({**_SETTINGS_DEFAULTS, **given}, origin)
     return Settings(**values, endpoints=chosen, transport=transport, origin=origin, config_path=path, given=given)
+
+
+def setting_arguments(named: Mapping[str, Any], http_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The settings given as arguments: the named ones (None: not given) and the transport knobs of
+    *http_options*; a knob given both ways with two values is refused."""
+    given = {name: value for name, value in named.items() if value is not None}
+    for name, value in (http_options or {}).items():
+        if name not in TRANSPORT_SETTING_NAMES:
+            raise ConfigurationError(f"http_options: {name!r} is not a transport setting; known: "
+                                     f"{', '.join(TRANSPORT_SETTING_NAMES)} (a client of your own: Retriever(http=...))")
+        if name in given and given[name] != value:
+            raise ConfigurationError(f"{name} given twice: {given[name]!r} and http_options[{name!r}] = {value!r}")
+        given[name] = value
+    return given
+
+
+def refuse_differing(arguments: Mapping[str, Any], client: Any) -> None:
+    """With ``http=client`` the client's transport settings are the run's: an argument that would change
+    one of them is refused, never silently ignored."""
+    differing = []
+    for name, value in arguments.items():
+        if name in TRANSPORT_SETTING_NAMES:
+            try:
+                wanted = getattr(client.replace(**{name: value}), name)
+            except (ConfigurationError, TypeError, ValueError):
+                wanted = value
+            if wanted != getattr(client, name):
+                differing.append(f"{name}={value!r} (the client has {getattr(client, name)!r})")
+    if differing:
+        raise ConfigurationError(f"Retriever(http=client) runs on the client's transport settings; these arguments "
+                                 f"differ from it: {', '.join(differing)}. Set them on the client, or drop http=")
