@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Sequence
 from urllib.parse import urlsplit
 
-from paperfetch.cells import clip
-
-__all__ = ["REASON_WIDTH", "absent_reason", "failure_reason", "short_time"]
+__all__ = ["REASON_WIDTH", "absent_reason", "failure_reason", "invalid_reason", "short_time"]
 
 #: The longest reason: the rest of a message is in ``error``.
 REASON_WIDTH = 80
@@ -23,17 +22,72 @@ def short_time(when: datetime | None) -> str:
     return when.strftime("%H:%M UTC" if when.date() == today else "%Y-%m-%d %H:%M UTC")
 
 
+def _top_level_parts(text: str) -> list[str]:
+    """*text* split at ``": "`` and ``"; "`` outside parentheses, so that no part ends inside one."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0 and char in ":;" and text[i + 1:i + 2] == " ":
+            parts.append(text[start:i])
+            start = i + 2
+    return [*parts, text[start:]]
+
+
+def _balanced(text: str) -> str:
+    """*text* without a repr's tail: closing parentheses and quotes at its end that open nowhere."""
+    text = text.strip()
+    while text:
+        last = text[-1]
+        if last == ")" and text.count(")") > text.count("("):
+            text = text[:-1].rstrip()
+        elif last in "'\"" and text.count(last) % 2:
+            text = text[:-1].rstrip()
+        else:
+            break
+    return text
+
+
 def _last_part(message: str) -> str:
-    """The transport's own words at the end of ``"<url>: <url>: <reason>"``."""
-    parts = [p.strip() for p in message.replace("://", "\0").split(": ")]
+    """The transport's own words at the end of ``"<url>: <url>: <reason>"``; of a urllib3 error, the words
+    its ``(Caused by …)`` ends with, without the repr around them."""
+    caused = message.rfind("(Caused by ")
+    if caused >= 0:
+        inner = message[caused + len("(Caused by "):]
+        message = _balanced(re.sub(r"^\w+\(['\"]?", "", inner))
+    parts = [p.strip() for p in _top_level_parts(message.replace("://", "\0"))]
     words = [p for p in parts if p and "\0" not in p]
-    return (words[-1] if words else message).replace("\0", "://")
+    return _balanced((words[-1] if words else message).replace("\0", "://"))
+
+
+def _cut(text: str, limit: int = REASON_WIDTH) -> str:
+    """*text* on one line in at most *limit* characters, cut at a word, ``…`` last; a parenthesis the cut
+    leaves open is closed after the ``…`` (or cut off when nothing of it would be left)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    room = limit - 1
+    while True:
+        head = text[:room]
+        if text[room:room + 1] != " " and head.rfind(" ") > room // 2:  # a long unbroken word is cut inside
+            head = head[: head.rindex(" ")]
+        head = head.rstrip(" ,;:-–'\"")
+        depth = head.count("(") - head.count(")")
+        while depth > 0 and not head[head.rindex("(") + 1:].strip(" ,;:'\""):  # an empty "(": cut before it
+            head = head[: head.rindex("(")].rstrip(" ,;:-–'\"")
+            depth = head.count("(") - head.count(")")
+        if len(head) + 1 + max(0, depth) <= limit or room <= 1:
+            break
+        room -= 1
+    return (head or text[: limit - 1]) + "…" + ")" * max(0, depth)
 
 
 def failure_reason(status: str, *, http_status: int | None = None, url: str | None = None, message: str = "",
                    until: datetime | None = None) -> str:
     """The reason of a row that failed on a candidate (or a lookup) with *status*."""
-    return clip(_failure_words(status, http_status, url, message, until), REASON_WIDTH, one_line=True)
+    return _cut(_failure_words(status, http_status, url, message, until))
 
 
 def _failure_words(status: str, http_status: int | None, url: str | None, message: str, until: datetime | None) -> str:
@@ -58,5 +112,14 @@ def _failure_words(status: str, http_status: int | None, url: str | None, messag
 def absent_reason(*, known: bool, asked: Sequence[str]) -> str:
     """A row no source had a copy for: known but closed (``no_open_copy``) or unknown (``not_found``)."""
     names = f" (asked: {', '.join(asked)})" if asked else ""
-    return clip(("no source has an open copy" if known else "no service knows this identifier") + names, REASON_WIDTH,
-                one_line=True)
+    return _cut(("no source has an open copy" if known else "no service knows this identifier") + names)
+
+
+def invalid_reason(error: str | None) -> str:
+    """The reason of an ``invalid_identifier`` row, from the parser's sentence (*error*): ``blank input``,
+    ``not a DOI`` (``not a PMID``, …) or ``not a DOI, PMID, PMCID or arXiv ID``."""
+    found = re.findall(r" is (blank input|not an? [A-Za-z ]+?)(?=: | \(|$)", error or "")
+    said = found[-1] if found else ""
+    if not said or said == "not an identifier":
+        return "blank input" if not error else "not a DOI, PMID, PMCID or arXiv ID"
+    return said

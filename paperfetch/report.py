@@ -78,7 +78,7 @@ def host_state(snap: HostSnapshot, *, unreachable: bool = False) -> str:
         return "HELD"
     if unreachable or bool(getattr(snap, "unreachable", False)):
         return "UNREACHABLE"
-    if snap.breaker not in ("closed", ""):
+    if snap.breaker == "open":  # half-open: the period is over, a probe is allowed
         return "OPEN BREAKER"
     return "ok"
 
@@ -171,10 +171,11 @@ def suppression_cell(suppressed: Any, until: Any) -> str:
 
 
 def breaker_cell(state: Any, failures: Any = None, open_until: Any = None) -> str:
-    """The breaker in one cell: ``open → 16:04:10 (3 failed)``; empty for a closed breaker with no failure."""
+    """The breaker in one cell: ``open → 16:04:10 (3 failed)``, ``probe allowed (3 failed)`` once half-open;
+    empty for a closed breaker with no failure."""
     state = "" if is_missing(state) else str(state)
-    text = "" if state in ("", "closed") else state
-    if not is_missing(open_until) and state != "closed":
+    text = "probe allowed" if state == "half_open" else "" if state in ("", "closed") else state
+    if not is_missing(open_until) and state == "open":
         text += f" → {time_cell(open_until)}"
     if not is_missing(failures) and int(failures) > 0:
         text = (text + " " if text else "") + f"({int(failures)} failed)"

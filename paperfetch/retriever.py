@@ -33,9 +33,10 @@ from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
 from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, identifier_columns, row_identifiers, why_frame
-from paperfetch.settings import ENDPOINT_NAMES, TRANSPORT_SETTING_NAMES, Settings, load_settings
+from paperfetch.settings import ENDPOINT_NAMES, Settings, load_settings, refuse_differing, setting_arguments
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
+from paperfetch.sources.unpaywall import check_email
 from paperfetch.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,15 +59,66 @@ class Retriever:
     >>> r = Retriever(email="your.name@your-university.edu", out_dir="PDFs")  # doctest: +SKIP
     >>> outcomes = r.download(["10.7759/cureus.76081", "PMID:31452104"])  # doctest: +SKIP
 
-    Settings (the e-mail, keys, ``out_dir``, ``workers``, ``state`` and every transport knob, as arguments,
-    ``http_options={...}`` or ``settings=``) are read by :func:`paperfetch.load_settings`: arguments >
-    environment > config file > defaults; ``r.settings.rows()`` says where each came from (docs/cli.md).
-    *state* names the host-state store (:func:`paperfetch.state.open_store`; ``"memory"``, a SQLite path,
-    ``"redis://host:6379/0"``); *state_fallback* ``"local"`` goes on with this machine's SQLite state where
-    Redis does not answer. *http* is a client of your own whose transport settings the run uses. *prefer*
-    ``"version"`` (default): a paper's copies compete on load only within its best version tier; ``"speed"``:
-    every copy competes (docs/politeness.md).
+    Settings (the e-mail, keys, ``out_dir``, ``workers``, ``state`` and every transport knob) are read by
+    :func:`paperfetch.load_settings`: arguments > environment > config file > defaults; ``r.settings``
+    shows where each came from (docs/cli.md). ``None`` below means "not given": the next source decides.
+
+    Parameters
+    ----------
+    email : str, optional
+        Your contact address, sent to the services that ask for one (Unpaywall needs it; env ``PAPERFETCH_EMAIL``).
+    out_dir : str or path, optional
+        The folder the PDFs and the ledger go to (default ``PDFs``).
+    openalex_api_key, ncbi_api_key, s2_api_key : str, optional
+        The API keys of OpenAlex, NCBI and Semantic Scholar (higher limits; never shown in any output).
+    sources : sequence of str
+        The sources to ask, in order (default :data:`DEFAULT_ORDER`).
+    endpoints : mapping, optional
+        Base URLs by service name (:data:`ENDPOINT_NAMES`), e.g. a local mirror or the demo world.
+    http : HttpClient, optional
+        A client of your own: the run uses its session, host state, clock and transport settings.
+    polite_mode, respect_robots_txt, suppress_on_403 : bool, optional
+        Pace and back off; read robots.txt for web pages; stop asking a host that answered 403.
+    delay_min_s, delay_max_s : float, optional
+        The range of the random gap between two requests to one host, in seconds.
+    max_retries, max_retry_after_s : optional
+        Retries of a failed request; the longest ``Retry-After`` a call waits for (longer: the host is held).
+    timeout : float or (connect, read), optional
+        Seconds to wait for a connection and for each read.
+    filename_template : str
+        The PDF's file name (fields ``{type}``, ``{value}``, ``{key}``, ``{version}``).
+    max_pdf_bytes : int or None
+        Larger files are refused (``None``: no limit).
+    workers : int, optional
+        Papers in progress at once (default: enough to keep every host busy).
+    resume : bool
+        ``True``: the ledger in ``out_dir`` answers for what an earlier run finished (docs/outcomes.md).
+    progress : bool
+        Show progress (the dashboard or a bar); ``False``: none.
+    verbosity : int, optional
+        0 silent, 1 one-line warnings (default), 2 and 3 log at INFO and DEBUG.
+    http_options : mapping, optional
+        Any other transport setting by name (:class:`~paperfetch.http.config.TransportConfig`).
+    dashboard : bool, optional
+        ``None``: the live dashboard in a Jupyter kernel, a bar elsewhere; ``True``/``False``: always/never.
+    cache : bool, path or MetadataCache
+        The metadata cache: ``True`` the user cache folder, ``False`` none, or a path or cache of your own.
+    state : str or store, optional
+        The host-state store (:func:`paperfetch.state.open_store`): ``"memory"``, a SQLite path, ``"redis://…"``.
+    state_fallback : str, optional
+        ``"local"``: go on with this machine's SQLite state where Redis does not answer.
+    config : str or path, optional
+        The config file to read (default: the user config file).
+    prefer : {"version", "speed"}
+        ``"version"``: a paper's copies compete on load only within its best version tier; ``"speed"``: all do.
+    settings : Settings, optional
+        Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above.
     """
+
+    #: Names ``dir()`` and tab completion show besides the public methods (the rest works, unlisted).
+    _SHOWN = ("out_dir", "settings")
+    #: Public names of the machinery, left out of ``dir()``.
+    _MACHINERY = frozenset({"api_hosts", "run_snapshot", "store"})
 
     def __init__(
         self,
@@ -109,14 +161,17 @@ class Retriever:
         unknown = [s for s in sources if s not in DEFAULT_ORDER]
         if unknown:
             raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
-        arguments = _setting_arguments(
+        arguments = setting_arguments(
             {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
              "out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers,
              "state": state if isinstance(state, str) else None, "polite_mode": polite_mode,
              "respect_robots_txt": respect_robots_txt, "suppress_on_403": suppress_on_403, "delay_min_s": delay_min_s,
              "delay_max_s": delay_max_s, "max_retries": max_retries, "max_retry_after_s": max_retry_after_s,
              "timeout": timeout, "verbosity": verbosity}, http_options)
+        read_here = settings is None  # an "argument" origin is then this call's
         settings = _resolve_settings(settings, arguments, endpoints=endpoints, config=config, http=http)
+        check_email(settings.email, origin=settings.origin.get("email"),
+                    argument="Retriever(email=...)" if read_here else "the email argument (--email)")
         self.identification = settings.identification
         self.out_dir = Path(settings.out_dir or defaults.OUT_DIR).expanduser().resolve()  # absolute
         self.order = tuple(sources)
@@ -227,6 +282,11 @@ class Retriever:
         Interrupted (Ctrl-C, a signal), it prints one line (``verbosity=0``: none) and raises
         :class:`~paperfetch.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``.partial`` is the frame:
         finished rows kept, the rest ``stopped``.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series
+            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
         """
         try:
             return self._download(ids)
@@ -249,6 +309,11 @@ class Retriever:
         requested. Columns: ``position`` (of the input), ``input``, ``key``, ``rank`` (the order of
         trial), ``kind`` (``pdf`` or ``landing``), ``source``, ``url``, ``error``. An input without any
         candidate has one row with ``url`` empty and the reason in ``error``.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series
+            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
         """
         return self._batch.candidates(ids)
 
@@ -263,6 +328,15 @@ class Retriever:
         ``invalid_identifier`` with the reason "no identifier in this row". An outcome column whose name
         *df* already uses (``doi``, say) is joined as ``<name>_paperfetch``; the caller's columns stay as they
         were, and the outcome columns keep their dtypes (docs/outcomes.md, "Joined to your frame").
+
+        Parameters
+        ----------
+        df : DataFrame
+            The rows to download, e.g. a reference manager's export or :meth:`search_pubmed`'s hits.
+        column : str, optional
+            The one column that holds the identifiers.
+        columns : sequence of str, optional
+            The columns to look in, in order (default ``doi``, ``pmid``, ``pmcid``).
         """
         names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
         if column is None and columns is None:
@@ -295,14 +369,27 @@ class Retriever:
         """Each source asked about *identifier* in its last run, and its answer: ``source, answer``.
 
         Read from the ledger in ``out_dir`` (the trail a run keeps); empty before any run asked.
-        The CLI's ``--explain ID`` prints it.
+        The CLI's ``download … --explain`` prints it for every row that did not finish well.
+
+        Parameters
+        ----------
+        identifier : str
+            A DOI, PMID, PMCID or arXiv ID of an earlier run.
         """
         with open_ledger(folder=self.out_dir) as ledger:
             return why_frame(ledger.get(parse_identifier(identifier).key))
 
     def retry(self, outcomes: pd.DataFrame, *, statuses: Iterable[str] | None = None) -> pd.DataFrame:
         """Run again just the rows of *outcomes* that failed: those a re-run retries (not finished well,
-        not a final answer), or those with one of *statuses*. Returns *outcomes* with those rows replaced."""
+        not a final answer), or those with one of *statuses*. Returns *outcomes* with those rows replaced.
+
+        Parameters
+        ----------
+        outcomes : DataFrame
+            A frame :meth:`download` returned.
+        statuses : iterable of str, optional
+            Run the rows with these statuses instead (a final one, ``not_found`` say, asks the services again).
+        """
         codes = outcomes["http_status"] if "http_status" in outcomes.columns else [None] * len(outcomes)
         chosen = None if statuses is None else {str(s) for s in statuses}
         mask = pd.Series([retried_by_rerun(s, c) if chosen is None else s in chosen
@@ -367,6 +454,15 @@ class Retriever:
 
         ``mindate``/``maxdate`` (``"2020"``, ``"2020/06"``, ``"2020/06/30"``) restrict the publication date.
         The frame feeds :meth:`download_frame` (``column="pmid"`` or ``"doi"``).
+
+        Parameters
+        ----------
+        query : str
+            A PubMed query, as on pubmed.ncbi.nlm.nih.gov.
+        max_results : int
+            The most hits returned.
+        mindate, maxdate : str, optional
+            The publication dates the hits lie between.
         """
         from paperfetch.research import search_pubmed
 
@@ -374,13 +470,25 @@ class Retriever:
                              maxdate=maxdate, metadata=self._metadata)  # answers cached for defaults.SEARCH_CACHE_TTL_S
 
     def references(self, identifier: object) -> pd.DataFrame:
-        """Works *identifier* (DOI, PMID or PMCID) cites: ``doi, pmid, openalex_id, title, year, source_of_link``."""
+        """Works *identifier* (DOI, PMID or PMCID) cites: ``doi, pmid, openalex_id, title, year, source_of_link``.
+
+        Parameters
+        ----------
+        identifier : str
+            The citing work's DOI, PMID or PMCID.
+        """
         from paperfetch.research import references
 
         return references(identifier, sources=self._sources, metadata=self._metadata)
 
     def citations(self, identifier: object) -> pd.DataFrame:
-        """Works that cite *identifier* (DOI, PMID or PMCID), same columns as :meth:`references`."""
+        """Works that cite *identifier* (DOI, PMID or PMCID), same columns as :meth:`references`.
+
+        Parameters
+        ----------
+        identifier : str
+            The cited work's DOI, PMID or PMCID.
+        """
         from paperfetch.research import citations
 
         return citations(identifier, sources=self._sources, metadata=self._metadata)
@@ -417,6 +525,14 @@ class Retriever:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __dir__(self) -> list[str]:
+        """The methods a user calls and :attr:`_SHOWN`; the clients, the run's settings and the machinery are
+        still there (``r.web``, ``r.api``, ``r.workers``), but not offered by tab completion."""
+        cls = type(self)
+        methods = {n for n in dir(cls) if not n.startswith("_") and n not in self._MACHINERY
+                   and callable(getattr(cls, n, None))}
+        return sorted(methods | set(self._SHOWN) | {n for n in object.__dir__(self) if n.startswith("_")})
 
     def __repr__(self) -> str:
         return f"Retriever(out_dir={str(self.out_dir)!r}, sources={self.order}, identification={self.identification!r})"
@@ -457,6 +573,15 @@ class Retriever:
         Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text`` (docs/fulltext.md).
         ``with_outcomes=True`` returns ``(paragraphs, outcomes)``: the outcomes frame (one row per input) with
         ``text_source`` and ``text_path`` filled. Never raises for a bad input or a failing service.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series
+            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
+        with_outcomes : bool
+            Return the outcomes frame too.
+        pdf_engine : str
+            The PDF text extractor (``"pypdf"``; docs/fulltext.md names the others).
         """
         from paperfetch.fulltext.fetch import collect_text
 
@@ -465,7 +590,13 @@ class Retriever:
 
     def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """One row per cited work of the JATS ``<ref-list>`` of every paper with JATS (``doi``/``pmid``/``pmcid``
-        are the cited work's, so the frame feeds :meth:`download_frame`); a re-run reads the kept XML."""
+        are the cited work's, so the frame feeds :meth:`download_frame`); a re-run reads the kept XML.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series
+            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
+        """
         from paperfetch.fulltext.fetch import collect_text
 
         return collect_text(ids, context=self._text_context("pypdf")).references
@@ -485,6 +616,13 @@ class Retriever:
 
         One job at a time per Retriever: a second ``start`` (or a ``download``) while one runs raises
         :class:`RuntimeError`; a second Retriever runs beside it, sharing every host's pacing.
+
+        Parameters
+        ----------
+        ids : iterable, str, Series or DataFrame
+            The identifiers, as for :meth:`download`, or a frame.
+        column : str, optional
+            A frame's identifier column (default ``doi``).
         """
         from paperfetch.job import Job
 
@@ -528,39 +666,8 @@ def _resolve_settings(settings: Settings | None, arguments: dict[str, Any], *, e
         raise ConfigurationError(f"give settings= or the settings themselves, not both (also given: "
                                  f"{', '.join(sorted(arguments) + (['endpoints'] if endpoints else []))})")
     if http is not None:  # the Retriever's verbosity (what it prints) is its own; the client's logs stay the client's
-        _refuse_differing({k: v for k, v in arguments.items() if k != "verbosity"}, http.config)
+        refuse_differing({k: v for k, v in arguments.items() if k != "verbosity"}, http.config)
     return settings
-
-
-def _setting_arguments(named: Mapping[str, Any], http_options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The settings given as arguments: the named ones (None: not given) and the transport knobs of
-    *http_options*; a knob given both ways with two values is refused."""
-    given = {name: value for name, value in named.items() if value is not None}
-    for name, value in (http_options or {}).items():
-        if name not in TRANSPORT_SETTING_NAMES:
-            raise ConfigurationError(f"http_options: {name!r} is not a transport setting; known: "
-                                     f"{', '.join(TRANSPORT_SETTING_NAMES)} (a client of your own: Retriever(http=...))")
-        if name in given and given[name] != value:
-            raise ConfigurationError(f"{name} given twice: {given[name]!r} and http_options[{name!r}] = {value!r}")
-        given[name] = value
-    return given
-
-
-def _refuse_differing(arguments: Mapping[str, Any], client: Any) -> None:
-    """With ``http=client`` the client's transport settings are the run's: an argument that would change
-    one of them is refused, never silently ignored."""
-    differing = []
-    for name, value in arguments.items():
-        if name in TRANSPORT_SETTING_NAMES:
-            try:
-                wanted = getattr(client.replace(**{name: value}), name)
-            except (ConfigurationError, TypeError, ValueError):
-                wanted = value
-            if wanted != getattr(client, name):
-                differing.append(f"{name}={value!r} (the client has {getattr(client, name)!r})")
-    if differing:
-        raise ConfigurationError(f"Retriever(http=client) runs on the client's transport settings; these arguments "
-                                 f"differ from it: {', '.join(differing)}. Set them on the client, or drop http=")
 
 
 def _origin(url: str) -> str:

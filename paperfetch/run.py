@@ -22,6 +22,7 @@ from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_i
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
+from paperfetch.reasons import failure_reason, invalid_reason
 from paperfetch.redact import redact_frame, redact_text, redact_url
 from paperfetch.sources import Record, Source
 from paperfetch.sources.base import batched
@@ -108,15 +109,19 @@ def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def keep_describing_status(row: dict[str, Any], prior: Any) -> dict[str, Any]:
-    """A row a host's hold or suppression decided keeps the paper's earlier status, this block as its reason."""
+    """A row a host's hold or suppression decided keeps the paper's earlier status and that status's
+    reason (a row's reason is always its status's); this run's block and both runs are in ``error``."""
     if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES:
         return row
     if prior.status in FINISHED_WELL_STATUSES:  # its file is gone: this run's answer is the news
         return row
     kept = dict(row)
     kept.update(status=prior.status, source=prior.source, url=prior.url, http_status=prior.http_status)
-    kept["error"] = (f"{row.get('reason') or row['status']} | this run: {row.get('error') or ''} | "
-                     f"earlier: {prior.error or prior.status}")[:2000]
+    earlier = (getattr(prior, "extra", None) or {}).get("reason") or (prior.error or "").split(" | ")[0]
+    kept["reason"] = earlier or failure_reason(prior.status, http_status=prior.http_status, url=prior.url)
+    said, error = row.get("reason") or row["status"], row.get("error") or ""
+    block = error if error.startswith(said) else f"{said} | {error}" if error else said
+    kept["error"] = f"{kept['reason']} | this run: {block} | earlier: {prior.error or prior.status}"[:2000]
     return kept
 
 
@@ -175,7 +180,8 @@ class BatchRun:
                                        settings.out_dir, settings.filename_template)
                 for item in parsed:
                     if item.identifier is None:
-                        rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value, "error": item.error}
+                        rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value,
+                                               "reason": invalid_reason(item.error), "error": item.error}
                         continue
                     if item.duplicate_of is not None:
                         continue

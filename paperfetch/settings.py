@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from paperfetch import defaults
 from paperfetch.config import (
@@ -25,8 +25,12 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.http.config import KNOBS, TransportConfig
 from paperfetch.redact import register_secrets
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
 __all__ = [
     "ENDPOINT_NAMES", "ENV_VARS", "SETTING_NAMES", "Settings", "TRANSPORT_SETTING_NAMES", "load_settings", "read_config_file",
+    "refuse_differing", "setting_arguments",
 ]
 
 #: The services whose base URL can be pointed elsewhere (``endpoints=`` or ``PAPERFETCH_<NAME>_URL``).
@@ -180,6 +184,16 @@ class Settings:
         names = [*_OWN_NAMES, *(f"endpoints.{n}" for n in sorted(self.endpoints)), *TRANSPORT_SETTING_NAMES]
         return [(name, self.shown(name), self.origin.get(name, "default")) for name in names]
 
+    def frame(self) -> pd.DataFrame:
+        """:meth:`rows` as a DataFrame (``setting``, ``value``, ``origin``), secrets masked as there."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=["setting", "value", "origin"])
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the settings as :meth:`frame`'s table."""
+        return str(self.frame().to_html(index=False))
+
     def with_transport(self, derived: Mapping[str, Any], *, origin: str) -> "Settings":
         """These settings over a transport whose unset knobs come from *derived* (a Retriever's sources); a given
         knob wins, and for a mapping the given entries win key by key."""
@@ -320,3 +334,34 @@ def load_settings(
     chosen = {name: clean_setting(f"endpoints[{name!r}]", url) or "" for name, url in chosen.items()}
     transport = _transport({**_SETTINGS_DEFAULTS, **given}, origin)
     return Settings(**values, endpoints=chosen, transport=transport, origin=origin, config_path=path, given=given)
+
+
+def setting_arguments(named: Mapping[str, Any], http_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The settings given as arguments: the named ones (None: not given) and the transport knobs of
+    *http_options*; a knob given both ways with two values is refused."""
+    given = {name: value for name, value in named.items() if value is not None}
+    for name, value in (http_options or {}).items():
+        if name not in TRANSPORT_SETTING_NAMES:
+            raise ConfigurationError(f"http_options: {name!r} is not a transport setting; known: "
+                                     f"{', '.join(TRANSPORT_SETTING_NAMES)} (a client of your own: Retriever(http=...))")
+        if name in given and given[name] != value:
+            raise ConfigurationError(f"{name} given twice: {given[name]!r} and http_options[{name!r}] = {value!r}")
+        given[name] = value
+    return given
+
+
+def refuse_differing(arguments: Mapping[str, Any], client: Any) -> None:
+    """With ``http=client`` the client's transport settings are the run's: an argument that would change
+    one of them is refused, never silently ignored."""
+    differing = []
+    for name, value in arguments.items():
+        if name in TRANSPORT_SETTING_NAMES:
+            try:
+                wanted = getattr(client.replace(**{name: value}), name)
+            except (ConfigurationError, TypeError, ValueError):
+                wanted = value
+            if wanted != getattr(client, name):
+                differing.append(f"{name}={value!r} (the client has {getattr(client, name)!r})")
+    if differing:
+        raise ConfigurationError(f"Retriever(http=client) runs on the client's transport settings; these arguments "
+                                 f"differ from it: {', '.join(differing)}. Set them on the client, or drop http=")

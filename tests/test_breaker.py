@@ -185,6 +185,21 @@ def test_failures_count_across_urls_and_an_open_host_is_answered_without_a_reque
     assert frame.loc["a.example", "breaker"] == "open"
 
 
+def test_a_breaker_past_its_open_period_is_shown_as_probe_allowed_not_open():
+    from paperfetch.report import breaker_cell
+
+    client, _adapter, clock = make({}, max_retries=0)
+    for host, until in (("http://lapsed.example/", -120.0), ("http://open.example/", 30.0)):
+        client.host_limiter(host).update(
+            lambda f, until=until: replace(f, breaker=BreakerState.OPEN, failures=3, breaker_open_until=clock.time() + until))
+    assert client.snapshot("http://lapsed.example/").breaker == "half_open"  # the next request is the probe
+    assert client.snapshot("http://open.example/").breaker == "open"
+    frame = client.domain_status().set_index("host")
+    assert frame.loc["lapsed.example", "state"] == "ok" and frame.loc["open.example", "state"] == "OPEN BREAKER"
+    assert breaker_cell("half_open", 3, frame.loc["lapsed.example", "breaker_open_until"]) == "probe allowed (3 failed)"
+    assert breaker_cell("open", 3, frame.loc["open.example", "breaker_open_until"]).startswith("open → ")
+
+
 def test_a_probe_after_the_open_period_closes_the_breaker_on_success():
     routes = {f"{A}/x": [Reply(503), Reply(503), Reply(503), Reply(200)]}
     client, adapter, clock = make(routes, max_retries=3)

@@ -368,6 +368,15 @@ def test_a_named_column_in_other_case_says_did_you_mean(capsys, monkeypatch, tmp
     assert code == 2 and "has no column 'doi' (did you mean 'DOI'?)" in err
 
 
+def test_explain_prints_where_its_help_says(capsys, tmp_path, demo_env):
+    _, usage, _ = run(["download", "--help"], capsys)
+    usage = " ".join(usage.split())
+    assert "--explain before the table, each source asked" in usage
+    code, out, _ = run(["download", "10.5555/demo.closed", "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                        "--no-progress", "--explain"], capsys)
+    assert code == 1 and out.index("why 10.5555/demo.closed (no_open_copy):") < out.index("no_open_copy  ")
+
+
 def test_download_frame_says_did_you_mean(tmp_path):
     from paperfetch import Retriever
     from paperfetch.errors import ConfigurationError

@@ -97,6 +97,38 @@ def test_reason_table_of_cases():
         "no source has an open copy (asked: unpaywall, openalex, europepmc)"
 
 
+REFUSED = ("http://127.0.0.1:9/x.pdf is unreachable: _HTTPPool(host='127.0.0.1', port=9): Max retries exceeded with url:"
+           " /x.pdf (Caused by NewConnectionError(\"HTTPConnection(host='127.0.0.1', port=9): Failed to establish a new"
+           " connection: [Errno 111] Connection refused\"))")
+NO_DNS = ("http://gone.invalid/x.pdf is unreachable: _HTTPPool(host='gone.invalid', port=80): Max retries exceeded with"
+          " url: /x.pdf (Caused by NameResolutionError(\"HTTPConnection(host='gone.invalid', port=80): Failed to"
+          " resolve 'gone.invalid' ([Errno -2] Name or service not known)\"))")
+OPEN = ("127.0.0.1:9 is unreachable (unreachable: ConnectionError (3 failures in a row)); http://127.0.0.1:9/x.pdf"
+        " not requested, next try after 18:29:06 UTC")
+
+
+def test_network_reasons_lose_the_repr_tail_and_are_cut_at_a_word_outside_parentheses():
+    assert failure_reason("network_error", message=REFUSED) == "network: [Errno 111] Connection refused"
+    assert failure_reason("network_error", message=f"unpaywall: {REFUSED}") == "network: [Errno 111] Connection refused"
+    dns = failure_reason("network_error", message=NO_DNS)
+    assert dns == "network: Failed to resolve 'gone.invalid' ([Errno -2] Name or service not known)"
+    for message in (OPEN, "a.example is unreachable (" + "very " * 30 + "long)", "word " * 40, "x" * 200):
+        reason = failure_reason("network_error", message=message)
+        assert len(reason) <= 80 and reason.count("(") == reason.count(")"), reason
+        assert not reason.endswith(("(…", " …", "'…", '"…')), reason
+        if reason.endswith("…"):  # cut at a word: what is left ends where the message had a space
+            kept = reason[len("network: "):-1]
+            assert (message + " ").find(kept + " ") >= 0 or kept == "x" * len(kept), reason
+    assert failure_reason("network_error", message=OPEN).startswith("network: 127.0.0.1:9 is unreachable")
+
+
+def test_invalid_inputs_have_a_reason(world, tmp_path):
+    with retriever(world, tmp_path) as r:
+        out = r.download(["not a doi", "", "10.1/", "PMID:abc"])
+    assert list(out["status"].astype(str)) == ["invalid_identifier"] * 4
+    assert list(out["reason"]) == ["not a DOI, PMID, PMCID or arXiv ID", "blank input", "not a DOI", "not a PMID"]
+
+
 # ---------------------------------------------------------------------- download_frame
 def test_download_frame_uses_doi_then_pmid_then_pmcid_and_names_rows_without_one(world, tmp_path):
     df = pd.DataFrame({"doi": ["10.5555/demo.fast", None, None], "pmid": [None, "90000001", None],
@@ -179,13 +211,30 @@ def test_a_paper_keeps_its_status_when_a_later_run_finds_its_host_suppressed():
     row = {"status": "host_suppressed", "reason": "HTTP 403 → host suppressed until 07:28 UTC", "error": "…",
            "source": "unpaywall", "url": "http://h/pdf/y", "http_status": 403}
     kept = keep_describing_status(row, prior)
-    assert kept["status"] == "invalid_pdf" and kept["reason"] == row["reason"]
-    assert kept["error"].startswith(row["reason"]) and "earlier: not a PDF" in kept["error"]
+    # the reason is always the reason of the row's status: this run's block is in error
+    assert kept["status"] == "invalid_pdf" and kept["reason"] == "not a PDF: an HTML page"
+    assert kept["error"].startswith("not a PDF: an HTML page | this run: ") and "earlier: not a PDF" in kept["error"]
+    assert row["reason"] in kept["error"]
+    prior.extra = {"reason": "not a PDF: a bot challenge"}
+    assert keep_describing_status(row, prior)["reason"] == "not a PDF: a bot challenge"
     assert keep_describing_status(row, None) == row
     assert keep_describing_status({**row, "status": "network_error"}, prior)["status"] == "network_error"
 
 
 # ---------------------------------------------------------------------- why and retry
+def test_a_retried_row_that_keeps_its_status_says_that_status_s_reason(world, tmp_path):
+    with retriever(world, tmp_path, state="memory") as r:
+        out = r.download(["10.5555/demo.challenge"])
+        assert out["status"].astype(str).iloc[0] == "invalid_pdf"
+        first = out["reason"].iloc[0]
+        r.web.host_limiter(out["url"].iloc[0]).suppress("HTTP 403 for the PDF", r.web.clock.monotonic(), None)
+        with warnings.catch_warnings():
+            again = r.retry(out)
+    assert again["status"].astype(str).iloc[0] == "invalid_pdf"
+    assert again["reason"].iloc[0] == first and "suppressed" not in again["reason"].iloc[0]
+    assert " | this run: " in again["error"].iloc[0] and "suppressed" in again["error"].iloc[0]
+
+
 def test_why_lists_each_source_asked_and_its_answer(world, tmp_path):
     with retriever(world, tmp_path) as r:
         r.download(["10.5555/demo.closed"])

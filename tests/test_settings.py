@@ -364,6 +364,41 @@ def test_the_config_file_reaches_a_bare_retriever_and_arguments_win(monkeypatch,
         assert r.workers == 5 and r.settings.origin["workers"] == "argument"  # arguments > environment > file
 
 
+def test_settings_print_as_a_small_table_in_a_notebook(monkeypatch, tmp_path):
+    monkeypatch.setenv("PAPERFETCH_WORKERS", "2")
+    s = load_settings({"out_dir": "PDFs", "email": "table.person@example.org"}, environ={"PAPERFETCH_WORKERS": "2"},
+                      config_path=tmp_path / "none.toml")
+    frame = s.frame()
+    assert list(frame.columns) == ["setting", "value", "origin"] and len(frame) == len(s.rows())
+    assert [tuple(row) for row in frame.itertuples(index=False)] == s.rows()  # the CLI's rows, as a frame
+    by = frame.set_index("setting")
+    assert by.loc["workers", "origin"] == "env PAPERFETCH_WORKERS" and by.loc["out_dir", "value"] == "'PDFs'"
+    html = s._repr_html_()
+    assert html.startswith("<table") and "env PAPERFETCH_WORKERS" in html
+    assert "table.person@example.org" not in html + frame.to_string()  # masked: e-mails never reach an output
+
+
+@pytest.mark.parametrize("door", ["env", "file", "argument"])
+def test_a_placeholder_email_is_refused_naming_where_it_came_from(door, monkeypatch, tmp_path):
+    placeholder = "someone@example.com"
+    kwargs: dict = {}
+    if door == "env":
+        monkeypatch.setenv("PAPERFETCH_EMAIL", placeholder)
+        where = "PAPERFETCH_EMAIL"
+    elif door == "file":
+        config = tmp_path / "config.toml"
+        config.write_text(f'email = "{placeholder}"\n', encoding="utf-8")
+        monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
+        where = f"the config file {config}"
+    else:
+        kwargs["email"] = placeholder
+        where = "Retriever(email=...)"
+    with pytest.raises(ConfigurationError) as caught:
+        Retriever(out_dir=tmp_path, progress=False, cache=False, **kwargs)
+    message = str(caught.value)
+    assert f"the contact e-mail from {where} is a placeholder" in message and placeholder not in message
+
+
 def test_a_missing_email_is_a_warning_and_a_dashboard_line(tmp_path):
     from paperfetch.demo import DemoWorld
 
@@ -374,3 +409,35 @@ def test_a_missing_email_is_a_warning_and_a_dashboard_line(tmp_path):
         with r:
             r.download(["10.5555/demo.fast"])
             assert "no contact e-mail" in repr(r.dashboard())  # a line of the run's recent events
+
+
+# ---------------------------------------------------------------------- the Retriever as help() and Tab show it
+def _documented(doc: str) -> set[str]:
+    """The names a numpydoc ``Parameters`` section lists (``a, b : type`` lists two)."""
+    import re
+
+    section = doc.split("Parameters\n", 1)[1] if "Parameters\n" in doc else ""
+    heads = re.findall(r"^\s*([A-Za-z_][\w, ]*?)\s*(?::.*)?$", section.split("\n\n    Returns")[0], re.M)
+    return {name.strip() for head in heads for name in head.split(",") if name.strip().isidentifier()}
+
+
+def test_every_argument_of_the_retriever_and_of_its_methods_is_documented():
+    import inspect
+
+    wanted = set(inspect.signature(Retriever.__init__).parameters) - {"self"}
+    assert wanted - _documented(inspect.getdoc(Retriever) or "") == set()
+    for name in [n for n in dir(Retriever) if not n.startswith("_") and callable(getattr(Retriever, n))]:
+        method = getattr(Retriever, name)
+        params = set(inspect.signature(method).parameters) - {"self"}
+        if params:
+            assert params - _documented(inspect.getdoc(method) or "") == set(), name
+    assert "--explain ID" not in (Retriever.why.__doc__ or "")  # the flag takes no argument
+
+
+def test_tab_completion_offers_the_methods_a_user_calls_not_the_machinery(tmp_path):
+    with Retriever(email="tab@example.org", out_dir=tmp_path, progress=False, cache=False, verbosity=0) as r:
+        shown = [n for n in dir(r) if not n.startswith("_")]
+        assert {"download", "download_frame", "start", "retry", "why", "domain_status", "dashboard", "settings"} <= set(shown)
+        assert not {"api", "web", "run_snapshot", "show_dashboard", "order", "store", "api_hosts"} & set(shown)
+        assert len(shown) <= 20
+        assert r.web is not None and r.api is not None and r.run_snapshot() is not None  # still there, for scripts

@@ -743,6 +743,28 @@ def test_a_run_shows_only_its_hosts_and_folds_the_shared_state_into_one_line():
     assert "other-held.example" not in html and "HELD" not in html.split("paperfetch-counts")[1].split("</span>")[0]
 
 
+def test_the_shared_state_line_counts_what_it_names_and_forgets_lapsed_breakers():
+    from paperfetch.http.hosts import BreakerState
+
+    clock = FakeClock()
+    client = _shared_client(clock)
+    for n in range(19):  # breakers whose open period ended two minutes ago: a probe is allowed
+        client.host_limiter(f"http://lapsed-{n:02d}.example/").update(
+            lambda f: replace(f, breaker=BreakerState.OPEN, failures=3, breaker_open_until=clock.time() - 120))
+    client.host_limiter("http://open.example/").update(
+        lambda f: replace(f, breaker=BreakerState.OPEN, failures=3, breaker_open_until=clock.time() + 30))
+    model = DashboardModel(clock=clock).watch(client, events=False)
+    model.start(1)
+    model.on_event(ev(EventKind.REQUEST, "mine.example", clock))
+    snap = model.snapshot()
+    assert sorted(h.host for h in snap.others) == ["open.example", "other-held.example", "other-shut.example"]
+    assert snap.others_line() == ("2 other hosts held or suppressed and 1 with an open breaker in the shared state"
+                                  " — r.domain_status()")
+    client.host_limiter("http://other-held.example/").overwrite(lambda f: replace(f, hold_until=None))
+    client.host_limiter("http://other-shut.example/").overwrite(lambda f: replace(f, suppression=None))
+    assert model.snapshot().others_line() == "1 other host with an open breaker in the shared state — r.domain_status()"
+
+
 def test_offline_is_one_line_and_the_hosts_read_unreachable():
     clock = FakeClock()
     model = DashboardModel(clock=clock)

@@ -84,7 +84,7 @@ def add_subcommands(sub: Any) -> None:
     dl.add_argument("--no-progress", action="store_true", help="no progress bar")
     dl.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
     dl.add_argument("--explain", action="store_true",
-                    help="after the table, each source asked about every row that did not finish well, and its answer")
+                    help="before the table, each source asked about every row that did not finish well, and its answer")
     dl.add_argument("--force", action="store_true",
                     help="ignore the ledger: ask again for everything, final answers (no_open_copy, 404, 410) included")
     dl.set_defaults(handler=run)

@@ -178,11 +178,19 @@ class BatchSnapshot:
         return f"could not reach any service ({', '.join(parts)}): offline, or behind a proxy?"
 
     def others_line(self) -> str:
-        """``3 other hosts held or suppressed in the shared state — r.domain_status()``; ``""`` when none."""
-        n = len(self.others)
-        if not n:
+        """``3 other hosts held or suppressed and 1 with an open breaker in the shared state —
+        r.domain_status()``, each part only when it counts some; ``""`` when none."""
+        stopped = sum(1 for h in self.others if h.held or h.suppressed)
+        opened = sum(1 for h in self.others if not (h.held or h.suppressed) and h.breaker == "open")
+        if not (stopped or opened):
             return ""
-        return f"{n} other host{'s' if n != 1 else ''} held or suppressed in the shared state — r.domain_status()"
+        first = stopped or opened
+        hosts = f"{first} other host{'s' if first != 1 else ''}"
+        if stopped and opened:
+            said = f"{hosts} held or suppressed and {opened} with an open breaker"
+        else:
+            said = f"{hosts} held or suppressed" if stopped else f"{hosts} with an open breaker"
+        return f"{said} in the shared state — r.domain_status()"
 
     @property
     def ended(self) -> bool:

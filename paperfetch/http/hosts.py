@@ -196,7 +196,8 @@ class HostSnapshot:
     suppressed: bool = False
     suppressed_reason: str | None = None
     suppressed_until: datetime | None = None
-    breaker: str = BreakerState.CLOSED.value  #: :class:`BreakerState` value
+    #: :class:`BreakerState` value in force: ``open`` until ``breaker_open_until``, ``half_open`` after it
+    breaker: str = BreakerState.CLOSED.value
     failures: int = 0
     breaker_open_until: datetime | None = None
     next_allowed_at: datetime | None = None  #: the earliest a request could start (hold, breaker, pacing)

@@ -276,11 +276,15 @@ def next_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: 
 def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: HostCounters, *, host: str,
              now: float, mono: float, polite: bool = True) -> HostSnapshot:
     """The host as it is now (``next_allowed_at``: :func:`earliest_start`, ``None`` when nothing delays it;
-    ``ready_in_s``: :func:`next_start`, 0 when not *polite*)."""
+    ``ready_in_s``: :func:`next_start`, 0 when not *polite*; ``breaker``: ``half_open`` once an open
+    breaker's period is over)."""
     rng = delay_range(facts, settings, host)
     supp = suppression_in_force(facts, now)
     held = hold_remaining(facts, now) > 0
     ready = next_start(facts, pace, settings, host=host, now=now, mono=mono) if polite else 0.0
+    breaker = facts.breaker
+    if breaker is BreakerState.OPEN and (facts.breaker_open_until is None or facts.breaker_open_until <= now):
+        breaker = BreakerState.HALF_OPEN  # the open period is over: the next request is the probe
     next_at = None
     if pace.last_start is not None or held or facts.breaker_open_until is not None:
         next_at = now + earliest_start(facts, pace, settings, host=host, now=now, mono=mono)
@@ -303,7 +307,7 @@ def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: H
         suppressed=supp is not None,
         suppressed_reason=supp.reason if supp else None,
         suppressed_until=utc(supp.until) if supp else None,
-        breaker=facts.breaker.value,
+        breaker=breaker.value,
         failures=facts.failures,
         breaker_open_until=utc(facts.breaker_open_until),
         next_allowed_at=utc(next_at),

@@ -36,10 +36,16 @@ def placeholder_email(email: str | None) -> bool:
     return text.lower().endswith("example.com") or "YOUR_EMAIL" in text.upper()
 
 
-def check_email(email: str | None) -> None:
-    """Refuse a placeholder address before any request, with what Unpaywall wants."""
+def check_email(email: str | None, *, origin: str | None = None, argument: str = "Retriever(email=...)") -> None:
+    """Refuse a placeholder address before any request, with what Unpaywall wants and where the address
+    came from (*origin*, a :attr:`Settings.origin <paperfetch.settings.Settings.origin>` value; *argument*
+    names an ``"argument"`` one). The address itself is never said."""
     if placeholder_email(email):
-        raise ConfigurationError(f"the contact e-mail is a placeholder. {UNPAYWALL_EMAIL_HELP}")
+        where = ""
+        if origin and origin != "default":
+            kind, _, rest = origin.partition(" ")
+            where = " from " + {"env": rest, "file": f"the config file {rest}"}.get(kind, argument)
+        raise ConfigurationError(f"the contact e-mail{where} is a placeholder. {UNPAYWALL_EMAIL_HELP}")
 
 
 class UnpaywallSource(Source):
