@@ -391,6 +391,8 @@ class BatchRun:
             self.scheduler = scheduler  # stop() stops it; a close() before this: the dispatcher sees the closed client
             if hooks is not None:
                 hooks.on_scheduler(scheduler)
+                if hooks.on_items is not None:
+                    hooks.on_items([job for _, job in jobs])
             if hooks is None or not hooks.stop.is_set():
                 scheduler.run([job for _, job in jobs])
         finally:
