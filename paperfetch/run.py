@@ -22,6 +22,7 @@ from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_i
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
+from paperfetch.plot import RunSummary
 from paperfetch.redact import redact_frame, redact_text, redact_url
 from paperfetch.sources import Record, Source
 from paperfetch.sources.base import batched
@@ -117,6 +118,7 @@ class BatchRun:
         self.model: Any = None  # the run in progress, or the last one (paperfetch.dashboard.model.DashboardModel)
         self.jobs: list[Any] = []  # the batch's items, for the title check
         self.run_started = float("inf")  # set as download() starts (see reusable)
+        self.requests: Callable[[], pd.DataFrame] | None = None  # Retriever.requests, for the run's summary plot
         self.ledger: ResumeLedger | None = None  # the ledger of the download() in progress
         self.scheduler: Any = None  # the HostScheduler of the download() in progress (stop() stops it)
         self.thread: int | None = None  # the thread running download()
@@ -195,6 +197,7 @@ class BatchRun:
             for item in parsed:  # an interrupt before the row was decided (the ledger's checks, say): stopped too
                 rows.setdefault(item.position, {"status": Status.STOPPED.value, "reason": "stopped before it finished"})
             frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
+            model.summary = RunSummary(frame, self.requests, started=self.run_started, ended=time.time())
         finally:
             self.ledger = None
             self.thread = None
