@@ -9,7 +9,6 @@ import base64
 import html
 import io
 import logging
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -31,14 +30,24 @@ HOSTS_SHOWN = 10
 _WELL, _BLOCKED, _STOPPED, _FAILED, _WAIT = "#4caf50", "#ff9800", "#9e9e9e", "#f44336", "#90caf9"
 
 
+_FIGURE_CLASS: Any = None
+
+
 def _figure_class() -> Any:
+    """matplotlib's Figure with a PNG repr: a notebook shows it as the cell's result even when pyplot (whose
+    backend registers the display of figures) was never imported."""
+    global _FIGURE_CLASS
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise ImportError(MISSING_MATPLOTLIB, name="matplotlib") from exc
-    if "ipykernel" in sys.modules:  # a kernel's inline backend registers how a Figure displays on this import
-        import matplotlib.pyplot  # noqa: F401
-    return Figure
+    if _FIGURE_CLASS is None:
+        class SummaryFigure(Figure):
+            def _repr_png_(self) -> bytes:
+                return figure_png(self, dpi=100)
+
+        _FIGURE_CLASS = SummaryFigure
+    return _FIGURE_CLASS
 
 
 def _colour(status: str) -> str:
