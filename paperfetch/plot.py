@@ -143,10 +143,13 @@ def summary_figure(outcomes: pd.DataFrame, requests: pd.DataFrame | None = None)
     _by_status(status_ax, outcomes)
     _by_source(source_ax, outcomes)
     _time_per_host(time_ax, requests)
-    statuses = _statuses(outcomes)
-    well = sum(s in FINISHED_WELL_STATUSES for s in statuses)
-    fig.suptitle(f"paperfetch: {well} of {len(statuses)} input(s) downloaded")
+    fig.suptitle(_headline(outcomes))
     return fig
+
+
+def _headline(outcomes: pd.DataFrame) -> str:
+    statuses = _statuses(outcomes)
+    return f"paperfetch: {sum(s in FINISHED_WELL_STATUSES for s in statuses)} of {len(statuses)} input(s) downloaded"
 
 
 def figure_png(fig: Figure, *, dpi: int = 80) -> bytes:
@@ -187,10 +190,23 @@ class RunSummary:
             try:
                 fig = self.figure()
                 data = base64.b64encode(figure_png(fig)).decode("ascii")
-                alt = html.escape(str(fig.get_suptitle()) if hasattr(fig, "get_suptitle") else "summary plot")
+                alt = html.escape(_headline(self.outcomes))
                 self._image = (f'<div class="paperfetch-summary-plot"><img alt="{alt}" src="data:image/png;base64,'
                                f'{data}" style="max-width:100%;height:auto"></div>')
             except Exception:  # noqa: BLE001 - no matplotlib, or a figure that could not be drawn: no image
                 logger.debug("no summary plot in the saved dashboard", exc_info=True)
                 self._image = ""
         return self._image
+
+    def show(self) -> None:
+        """Display the figure as an output of its own (in a Jupyter kernel, the calling cell's): the image and
+        a line of text; nothing without matplotlib. ``download`` calls it below its frozen dashboard."""
+        image = self.image_html()
+        if not image:
+            return
+        try:
+            from IPython.display import display
+
+            display({"text/html": image, "text/plain": f"{_headline(self.outcomes)} (summary plot: r.plot())"}, raw=True)
+        except Exception:  # noqa: BLE001 - runs as a download ends: it must not mask the outcome
+            logger.debug("the summary plot could not be displayed", exc_info=True)

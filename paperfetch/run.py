@@ -205,6 +205,8 @@ class BatchRun:
             model.finish(ending="interrupted" if interrupted else None)  # the interrupt was caught: say so
             if view is not None:
                 view.close()
+                if model.summary is not None:  # the summary plot, an output of its own below the frozen dashboard
+                    model.summary.show()
         if interrupted:
             done = sum(status != Status.STOPPED.value for status in frame["status"].astype(str))
             raise Interrupted(f"interrupted: {done} of {len(frame)} finished; run the same call again to resume",

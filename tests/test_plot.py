@@ -65,6 +65,7 @@ def test_without_matplotlib_the_error_names_the_extra(monkeypatch):
         report.plot(OUTCOMES)
     assert str(caught.value) == MISSING_MATPLOTLIB
     assert RunSummary(OUTCOMES).image_html() == ""  # the saved dashboard: no image, no error
+    RunSummary(OUTCOMES).show()  # and nothing displayed
 
 
 def test_the_extra_is_declared():
@@ -91,10 +92,43 @@ def test_r_plot_draws_the_last_batch_with_its_requests_and_the_saved_dashboard_s
     assert _bars(fig.axes[1]) == {"openalex": 3}
     assert set(_bars(fig.axes[2])) == {host_key(world.openalex.base_url), host_key(world.publisher.base_url)}
     assert _bars(r.plot(out).axes[0]) == {"downloaded": 3}
-    saved = r.dashboard()._repr_mimebundle_()["text/html"]
-    assert '<div class="paperfetch-summary-plot"><img alt="paperfetch: 3 of 3 input(s) downloaded" ' \
-           'src="data:image/png;base64,' in saved
     r.close()
+
+
+def test_in_a_notebook_the_saved_download_shows_the_plot_below_its_dashboard(world, tmp_path, monkeypatch):
+    pytest.importorskip("ipywidgets")
+    import IPython.display
+
+    from paperfetch import widgets
+    from paperfetch.dashboard import env
+
+    class Handle:
+        def __init__(self):
+            self.updates = []
+
+        def update(self, obj, raw=False):
+            self.updates.append(obj)
+
+    shown = []
+
+    def fake_display(obj, display_id=None, raw=False):
+        shown.append((obj if raw else obj._repr_mimebundle_(), Handle()))
+        return shown[-1][1]
+
+    monkeypatch.setattr(IPython.display, "display", fake_display)
+    monkeypatch.setattr(env, "in_notebook", lambda: True)
+    monkeypatch.setattr(widgets, "in_notebook", lambda: True)
+    r = Retriever(email="you@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+                  state="memory", verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False)
+    r.download(world.dois)
+    r.close()
+    (dashboard, handle), (plot_output, _) = shown
+    final = handle.updates[-1]["text/html"]
+    assert "paperfetch-dashboard" in final and "<img" not in final  # the frozen dashboard keeps its size
+    assert plot_output["text/plain"] == "paperfetch: 3 of 3 input(s) downloaded (summary plot: r.plot())"
+    assert plot_output["text/html"].startswith('<div class="paperfetch-summary-plot"><img alt="paperfetch: 3 of 3 '
+                                               'input(s) downloaded" src="data:image/png;base64,')
+    assert "paperfetch-dashboard" not in plot_output["text/html"]
 
 
 def test_the_saved_job_dashboard_shows_the_plot(world, tmp_path):

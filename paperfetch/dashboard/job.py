@@ -42,6 +42,12 @@ def _log_html(lines: list[str]) -> str:
             f"<b>log of the job</b><br>{shown}</div>")
 
 
+def _summary_html(model: Any, *, ended: bool) -> str:
+    """The ended run's summary plot as an image (:meth:`paperfetch.plot.RunSummary.image_html`), else ``""``."""
+    summary = getattr(model, "summary", None)
+    return summary.image_html() if ended and summary is not None else ""
+
+
 class JobDashboard:
     """A running job's widget (``widget``, ``line``, ``stop_button``, ``dashboard``, ``log``); :meth:`close` freezes it.
     Each redraw draws the line and *dashboard* from one snapshot, so the line's count is the dashboard's."""
@@ -128,7 +134,7 @@ class JobDashboard:
         ended = self._closed.is_set()
         snap = self.dashboard.snapshot()
         body = (_line_html(self.job.progress_line(snap), ended=ended) + self.dashboard.html(snap)
-                + _log_html(self.job.log_lines()))
+                + _log_html(self.job.log_lines()) + _summary_html(self.dashboard.model, ended=ended))
         return {"text/html": f'<div class="paperfetch-job">{body}</div>', "text/plain": self.text()}
 
     def bundle(self) -> dict[str, Any]:

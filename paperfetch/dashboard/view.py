@@ -177,16 +177,10 @@ class Dashboard:
         """The dashboard now (or at *snapshot*) as static HTML (no widget)."""
         if not self.enabled:
             return ""
-        snap = snapshot if snapshot is not None else self._model.snapshot()
-        return render_html(snap, self.max_rows, self.title) + self._summary_html(snap)
-
-    def _summary_html(self, snap: BatchSnapshot) -> str:
-        """The ended run's summary plot as an image (:meth:`paperfetch.plot.RunSummary.image_html`), else ``""``."""
-        summary = getattr(self.model, "summary", None)
-        return summary.image_html() if summary is not None and snap.ended else ""
+        return render_html(snapshot if snapshot is not None else self._model.snapshot(), self.max_rows, self.title)
 
     def _static_bundle(self, snap: BatchSnapshot) -> dict[str, str]:
-        return {"text/html": render_html(snap, self.max_rows, self.title) + self._summary_html(snap),
+        return {"text/html": render_html(snap, self.max_rows, self.title),
                 "text/plain": render_text(snap, max_rows=self.max_rows)}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
