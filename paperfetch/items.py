@@ -209,6 +209,21 @@ class ItemJob:
     copy_urls: set[str] = field(default_factory=set)  # every PDF copy any source named (the row's ``copies``)
     #: the sources that offered a copy, in the order they did (the row's ``offered_by``)
     offered: dict[str, None] = field(default_factory=dict)
+    doing: str = ""                # the kind of the action on the wire now ("" between two requests)
+
+    @property
+    def leads_on(self) -> bool:
+        """Whether what this unfinished job does next may lead to a host no queue holds yet: a lookup or a
+        landing page (a doi.org redirect) names the PDF's host only once answered (the ETA's lower bound).
+        Read from another thread, without expanding anything."""
+        if self.finished or self.result is not None or self.cut_short is not None:
+            return False
+        if self.doing:
+            return self.doing != "download"
+        try:
+            return self.actions[0].kind != "download"
+        except IndexError:
+            return bool(self.sources_left)
 
     @property
     def url(self) -> str | None:
@@ -268,8 +283,12 @@ class ItemJob:
         if self.url is None:
             return
         action = self.actions.popleft()
-        with call_context.scope(item=self, tally=self.tally, source=action.source):
-            self._act(action)
+        self.doing = action.kind
+        try:
+            with call_context.scope(item=self, tally=self.tally, source=action.source):
+                self._act(action)
+        finally:
+            self.doing = ""
 
     def _act(self, action: _Action) -> None:
         """Carry out *action*; a failure becomes the job's, and the time it took is counted."""

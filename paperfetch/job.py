@@ -65,16 +65,18 @@ def busy_hosts(snapshot: BatchSnapshot | None) -> int:
     return sum(1 for row in snapshot.hosts if row.queued > 0 or row.in_flight > 0)
 
 
-def format_eta(seconds: float | None) -> str:
-    """``ETA 45 s``, ``ETA 14 min``, ``ETA 1 h 05 min``; ``ETA unknown`` for ``None``."""
+def format_eta(seconds: float | None, *, at_least: bool = False) -> str:
+    """``ETA 45 s``, ``ETA 14 min``, ``ETA 1 h 05 min``; ``ETA unknown`` for ``None``. *at_least*: the
+    estimate is a lower bound (``ETA at least 45 s``)."""
     if seconds is None:
         return "ETA unknown"
+    prefix = "ETA at least" if at_least else "ETA"
     if seconds < 60:
-        return f"ETA {max(1, math.ceil(seconds))} s"
+        return f"{prefix} {max(1, math.ceil(seconds))} s"
     minutes = math.ceil(seconds / 60)
     if minutes < 60:
-        return f"ETA {minutes} min"
-    return f"ETA {minutes // 60} h {minutes % 60:02d} min"
+        return f"{prefix} {minutes} min"
+    return f"{prefix} {minutes // 60} h {minutes % 60:02d} min"
 
 
 @dataclass
@@ -85,6 +87,8 @@ class RunHooks:
     on_begin: Callable[[Any], None]
     on_scheduler: Callable[[Any], None]
     on_row: Callable[[int, dict[str, Any]], None]
+    #: the scheduler's jobs (their ``leads_on``: whether the ETA is a lower bound)
+    on_items: Callable[[list[Any]], None] | None = None
 
 
 class Job(futures.Future):
@@ -104,6 +108,7 @@ class Job(futures.Future):
         self._model: Any = None
         self._began = threading.Event()
         self._scheduler: Any = None
+        self._items: list[Any] = []  # the run's item jobs, once it has them
         self._view: JobDashboard | None = None
         self._view_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -127,7 +132,8 @@ class Job(futures.Future):
     def _main(self) -> None:
         from paperfetch.http.context import stopping_with
 
-        hooks = RunHooks(stop=self._stop, on_begin=self._on_begin, on_scheduler=self._on_scheduler, on_row=self._on_row)
+        hooks = RunHooks(stop=self._stop, on_begin=self._on_begin, on_scheduler=self._on_scheduler, on_row=self._on_row,
+                         on_items=self._on_items)
         try:
             with stopping_with(self._stop):  # the batch lookups' waits end at the stop too
                 frame = self._run_fn(self._inputs, hooks)
@@ -229,6 +235,9 @@ class Job(futures.Future):
         if self._stop.is_set():
             scheduler.stop()
 
+    def _on_items(self, items: list[Any]) -> None:
+        self._items = list(items)
+
     def _on_row(self, position: int, row: dict[str, Any]) -> None:
         with self._rows_lock:
             self._rows[position] = dict(row)
@@ -267,10 +276,17 @@ class Job(futures.Future):
         return None if model is None else model.snapshot()
 
     def eta_s(self) -> float | None:
-        """Seconds left by :func:`estimate_eta` (``None``: not known yet, or the job ended)."""
+        """Seconds left by :func:`estimate_eta` (``None``: not known yet, or the job ended); a lower bound while
+        :attr:`eta_is_lower_bound`."""
         if self._final_state is not None:
             return None
         return estimate_eta(self.snapshot())
+
+    @property
+    def eta_is_lower_bound(self) -> bool:
+        """Whether some unfinished item will go on to a host not queued yet (after a lookup, a landing page or
+        a doi.org redirect): those requests are in no queue, so the ETA counts them not (docs/background.md)."""
+        return self._final_state is None and any(getattr(item, "leads_on", False) for item in self._items)
 
     @property
     def state(self) -> str:
@@ -279,14 +295,17 @@ class Job(futures.Future):
             return self._final_state
         return "stopping" if self._stop.is_set() else "running"
 
-    def progress_line(self) -> str:
-        """``57/500 finished, 3 hosts busy, ETA 14 min`` (while it runs); what it did once it ended."""
+    def progress_line(self, snapshot: BatchSnapshot | None = None) -> str:
+        """``57/500 finished, 3 hosts busy, ETA 14 min`` (while it runs); what it did once it ended. The count is
+        the dashboard's: that of *snapshot* (default: the snapshot now) when the run has a model."""
         done = self.finished
         if self._final_state is None:
-            snap = self.snapshot()
+            snap = self.snapshot() if snapshot is None else snapshot
+            if snap is not None:
+                done = snap.done
             hosts = busy_hosts(snap)
-            return (f"{done}/{self.total} finished, {hosts} host{'s' if hosts != 1 else ''} busy, "
-                    f"{format_eta(estimate_eta(snap))}")
+            eta = format_eta(estimate_eta(snap), at_least=self.eta_is_lower_bound)
+            return f"{done}/{self.total} finished, {hosts} host{'s' if hosts != 1 else ''} busy, {eta}"
         took = f" in {self._ended - self._started:.1f} s" if self._ended is not None else ""
         exc = self._error
         if exc is not None:
@@ -312,7 +331,7 @@ class Job(futures.Future):
 
         with self._view_lock:
             if self._view is None:
-                inner = Dashboard(self._model, autostart=not self.done())
+                inner = Dashboard(self._model, autostart=False)  # the job's view redraws it with its own line
                 self._view = JobDashboard(self, inner)
                 if self.done():
                     self._view.close()

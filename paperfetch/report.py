@@ -34,6 +34,7 @@ __all__ = [
     "host_state",
     "host_table_text",
     "mark_unreachable",
+    "plot",
     "requests_frame",
     "robots_cell",
     "seconds_cell",
@@ -448,6 +449,15 @@ def _paper_key(row: Mapping[str, Any]) -> str | None:
         if not is_missing(value) and str(value):
             return f"{column}:{str(value).lower()}"
     return None
+
+
+def plot(outcomes: pd.DataFrame, requests: pd.DataFrame | None = None) -> Any:
+    """The summary figure of *outcomes*: by status, by source, and the time per host of *requests*
+    (``Retriever.requests()``), a matplotlib Figure (:func:`paperfetch.plot.summary_figure`; docs/outcomes.md).
+    Needs the optional extra ``plot`` (matplotlib); without it an ImportError saying how to install it."""
+    from paperfetch.plot import summary_figure
+
+    return summary_figure(outcomes, requests)
 
 
 def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:

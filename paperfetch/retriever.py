@@ -199,6 +199,7 @@ class Retriever:
         # the batch machinery (paperfetch.run): scheduler, ledger and dashboard model of the run in progress
         self._batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
                                doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
+        self._batch.requests = self._request_log.frame  # the time per host of the run's summary plot
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
         self._describe_openalex()
         self._unsubscribe = [client.subscribe(self._request_log.on_event)
@@ -446,6 +447,30 @@ class Retriever:
     def requests(self) -> pd.DataFrame:
         """One row per HTTP request made: time, host, URL (no secrets), status, waited, elapsed, source."""
         return self._request_log.frame()
+
+    def plot(self, outcomes: pd.DataFrame | None = None) -> Any:
+        """A summary figure of a batch: outcomes by status, outcomes by source, and the time per host.
+
+        Parameters
+        ----------
+        outcomes : pandas.DataFrame, optional
+            An outcomes frame (``download``'s); the time per host is then that of every request this
+            Retriever made. Default: the last batch, with its own requests.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            Three panels (:func:`paperfetch.report.plot`). Needs matplotlib: ``pip install 'paperfetch-oa[plot]'``
+            (an ImportError saying so without it).
+        """
+        from paperfetch.report import plot
+
+        if outcomes is not None:
+            return plot(outcomes, self.requests())
+        summary = getattr(self._batch.model, "summary", None)
+        if summary is None:
+            raise ValueError("no batch has ended in this Retriever yet: pass an outcomes frame, r.plot(outcomes)")
+        return summary.figure()
 
     # ------------------------------------------------------------------ search and snowballing
     def search_pubmed(self, query: str, *, max_results: int = defaults.SEARCH_MAX_RESULTS, mindate: str | None = None,

@@ -22,6 +22,7 @@ from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_i
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
+from paperfetch.plot import RunSummary
 from paperfetch.reasons import failure_reason, invalid_reason
 from paperfetch.redact import redact_frame, redact_text, redact_url
 from paperfetch.sources import Record, Source
@@ -142,6 +143,7 @@ class BatchRun:
         self.model: Any = None  # the run in progress, or the last one (paperfetch.dashboard.model.DashboardModel)
         self.jobs: list[Any] = []  # the batch's items, for the title check
         self.run_started = float("inf")  # set as download() starts (see reusable)
+        self.requests: Callable[[], pd.DataFrame] | None = None  # Retriever.requests, for the run's summary plot
         self.ledger: ResumeLedger | None = None  # the ledger of the download() in progress
         self.scheduler: Any = None  # the HostScheduler of the download() in progress (stop() stops it)
         self.thread: int | None = None  # the thread running download()
@@ -221,6 +223,7 @@ class BatchRun:
             for item in parsed:  # an interrupt before the row was decided (the ledger's checks, say): stopped too
                 rows.setdefault(item.position, {"status": Status.STOPPED.value, "reason": "stopped before it finished"})
             frame = redact_frame(outcomes_frame({"input": item.input, **rows[item.position]} for item in parsed))
+            model.summary = RunSummary(frame, self.requests, started=self.run_started, ended=time.time())
         finally:
             self.ledger = None
             self.thread = None
@@ -228,6 +231,8 @@ class BatchRun:
             model.finish(ending="interrupted" if interrupted else None)  # the interrupt was caught: say so
             if view is not None:
                 view.close()
+                if model.summary is not None:  # the summary plot, an output of its own below the frozen dashboard
+                    model.summary.show()
         if interrupted:
             done = sum(status != Status.STOPPED.value for status in frame["status"].astype(str))
             raise Interrupted(f"interrupted: {done} of {len(frame)} finished; run the same call again to resume",
@@ -417,6 +422,8 @@ class BatchRun:
             self.scheduler = scheduler  # stop() stops it; a close() before this: the dispatcher sees the closed client
             if hooks is not None:
                 hooks.on_scheduler(scheduler)
+                if hooks.on_items is not None:
+                    hooks.on_items([job for _, job in jobs])
             if hooks is None or not hooks.stop.is_set():
                 scheduler.run([job for _, job in jobs])
         finally:

@@ -360,3 +360,118 @@ def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypa
 
 def _statuses(cell, name: str) -> list[str]:
     return cell(f"print(' '.join({name}.status.astype(str)))").split()
+
+
+# ---------------------------------------------------------------------- the ETA on a cold run, the counter
+def test_an_eta_with_hosts_ahead_says_at_least():
+    assert format_eta(4.2, at_least=True) == "ETA at least 5 s"
+    assert format_eta(None, at_least=True) == "ETA unknown"
+
+
+def test_the_job_line_counts_what_the_dashboard_counts():
+    # the model has a row the job's own rows do not have yet (the moment between the two): one count, the model's
+    from paperfetch.dashboard.job import JobDashboard
+    from paperfetch.dashboard.model import DashboardModel
+    from paperfetch.dashboard.view import Dashboard
+
+    gate, model = threading.Event(), DashboardModel()
+
+    def run(inputs, hooks):
+        model.start(len(inputs))
+        hooks.on_begin(model)
+        model.item_finished("downloaded")
+        gate.wait(5)
+        return fake_run({})(inputs, hooks)
+
+    job = Job(run=run, ids=["10.1/a", "10.1/b", "10.1/c"])
+    job.begin()
+    while model.snapshot().done < 1:
+        time.sleep(0.005)
+    view = JobDashboard(job, Dashboard(model, autostart=False))
+    try:
+        assert job.progress_line().startswith("1/3 finished")
+        html = view.static_bundle()["text/html"]
+        assert "1/3 finished" in html and "<b>1 / 3</b>" in html
+        view.refresh()
+        assert "1/3 finished" in view.line.value and "<b>1 / 3</b>" in view.dashboard.counts.value
+    finally:
+        gate.set()
+        view.close()
+        job.result(timeout=5)
+
+
+class ColdWorld:
+    """OpenAlex names a landing page for every DOI; the landing host (held at a gate) links to a PDF on a
+    files host that no request has reached yet."""
+
+    def __init__(self, n: int, base_ip: int) -> None:
+        from paperfetch.demo import fake_pdf
+        from paperfetch.testing import LoopbackHost, Reply
+
+        self.gate = threading.Event()
+        self.dois = [f"10.5555/cold.{i}" for i in range(n)]
+        self.files = LoopbackHost(f"127.0.0.{base_ip}", {
+            "*": lambda req: Reply(200, fake_pdf(req.path), {"Content-Type": "application/pdf"})})
+
+        def landing(req):
+            if req.path == "/robots.txt":
+                return Reply(404, b"", {"Content-Type": "text/plain"})
+            self.gate.wait(10)
+            pdf = self.files.url(f"/pdf{req.path}.pdf")
+            page = f'<html><head><meta name="citation_pdf_url" content="{pdf}"></head><body>paper</body></html>'
+            return Reply(200, page.encode(), {"Content-Type": "text/html"})
+
+        self.landing = LoopbackHost(f"127.0.0.{base_ip + 1}", {"*": landing})
+        self.openalex = LoopbackHost(f"127.0.0.{base_ip + 2}", {"*": self._openalex})
+        self.endpoints = {"openalex": self.openalex.base_url}
+
+    def _openalex(self, request):
+        import json
+        from urllib.parse import parse_qs
+
+        from paperfetch.testing import Reply
+
+        wanted = parse_qs(request.query).get("filter", [""])[0].removeprefix("doi:").split("|")
+        results = []
+        for doi in (d.lower() for d in wanted if d.lower() in self.dois):
+            page = self.landing.url(f"/{doi.split('/', 1)[1]}")
+            location = {"is_oa": True, "pdf_url": None, "landing_page_url": page, "license": "cc-by",
+                        "version": "publishedVersion", "source": {"type": "journal", "display_name": "J"}}
+            results.append({"id": "https://openalex.org/W0", "doi": f"https://doi.org/{doi}", "title": f"Paper {doi}",
+                            "display_name": f"Paper {doi}", "publication_year": 2020,
+                            "ids": {"doi": f"https://doi.org/{doi}"}, "primary_location": location,
+                            "open_access": {"is_oa": True, "oa_status": "gold", "oa_url": page},
+                            "best_oa_location": location, "locations": []})
+        body = {"meta": {"count": len(results), "page": 1, "per_page": 50}, "results": results, "group_by": []}
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    def __enter__(self) -> ColdWorld:
+        for host in (self.files, self.landing, self.openalex):
+            host.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.gate.set()
+        for host in (self.files, self.landing, self.openalex):
+            host.stop()
+
+
+def test_on_a_cold_run_the_eta_is_a_lower_bound_while_items_have_hosts_ahead(tmp_path):
+    with ColdWorld(n=4, base_ip=216) as world:
+        r = Retriever(email="you@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+                      state="memory", verbosity=0, delay_min_s=0.2, delay_max_s=0.2, cache=False, dashboard=False)
+        job = r.start(world.dois)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # the landing pages queued, the files host not reached
+            snap = job.snapshot()
+            if snap is not None and any(h.queued for h in snap.hosts):
+                break
+            time.sleep(0.01)
+        line = job.progress_line()
+        world.gate.set()
+        out = job.result(timeout=30)
+        r.close()
+    print(line)
+    assert "ETA at least" in line
+    assert list(out["status"]) == ["downloaded"] * 4
+    assert job.progress_line().startswith("4/4 finished")

@@ -24,7 +24,7 @@ class JobControl(Protocol):
     """What the dashboard asks a job (:class:`paperfetch.job.Job` is one)."""
 
     def stop(self, timeout: float | None = None) -> None: ...
-    def progress_line(self) -> str: ...
+    def progress_line(self, snapshot: Any = None) -> str: ...
     def log_lines(self) -> list[str]: ...
     def done(self) -> bool: ...
 
@@ -42,10 +42,17 @@ def _log_html(lines: list[str]) -> str:
             f"<b>log of the job</b><br>{shown}</div>")
 
 
-class JobDashboard:
-    """A running job's widget (``widget``, ``line``, ``stop_button``, ``dashboard``, ``log``); :meth:`close` freezes it."""
+def _summary_html(model: Any, *, ended: bool) -> str:
+    """The ended run's summary plot as an image (:meth:`paperfetch.plot.RunSummary.image_html`), else ``""``."""
+    summary = getattr(model, "summary", None)
+    return summary.image_html() if ended and summary is not None else ""
 
-    def __init__(self, job: JobControl, dashboard: Dashboard, *, interval_s: float = 0.5) -> None:
+
+class JobDashboard:
+    """A running job's widget (``widget``, ``line``, ``stop_button``, ``dashboard``, ``log``); :meth:`close` freezes it.
+    Each redraw draws the line and *dashboard* from one snapshot, so the line's count is the dashboard's."""
+
+    def __init__(self, job: JobControl, dashboard: Dashboard, *, interval_s: float = 0.25) -> None:
         import ipywidgets as w
 
         self.job = job
@@ -87,7 +94,9 @@ class JobDashboard:
     def refresh(self) -> None:
         with self._lock:
             ended = self._closed.is_set()
-            value = _line_html(self.job.progress_line(), ended=ended)
+            snap = self.dashboard.snapshot()
+            self.dashboard.refresh(snap)
+            value = _line_html(self.job.progress_line(snap), ended=ended)
             if self.line.value != value:
                 self.line.value = value
             log = _log_html(self.job.log_lines())
@@ -123,8 +132,9 @@ class JobDashboard:
 
     def static_bundle(self) -> dict[str, str]:
         ended = self._closed.is_set()
-        body = (_line_html(self.job.progress_line(), ended=ended) + self.dashboard.html()
-                + _log_html(self.job.log_lines()))
+        snap = self.dashboard.snapshot()
+        body = (_line_html(self.job.progress_line(snap), ended=ended) + self.dashboard.html(snap)
+                + _log_html(self.job.log_lines()) + _summary_html(self.dashboard.model, ended=ended))
         return {"text/html": f'<div class="paperfetch-job">{body}</div>', "text/plain": self.text()}
 
     def bundle(self) -> dict[str, Any]:

@@ -111,6 +111,8 @@ class DashboardModel:
         self._final_queues: dict[str, int] = {}
         self._final: BatchSnapshot | None = None  # the run's end, frozen: every later snapshot
         self._ending = ""
+        #: The ended run's outcomes (a :class:`paperfetch.plot.RunSummary`): the saved view's summary plot.
+        self.summary: Any = None
         #: Grows with every change; a view redraws only when it moved (read without the lock).
         self.version = 0
 
@@ -135,6 +137,7 @@ class DashboardModel:
             self._started_at = self._clock.time()
             self._finished_at = None
             self._ending = ""
+            self.summary = None
             self.version += 1
 
     def finish(self, *, ending: str | None = None) -> None:

@@ -112,10 +112,11 @@ class Dashboard:
             self.refresh()
         return model.running or self._countdown
 
-    def refresh(self) -> None:
+    def refresh(self, snapshot: BatchSnapshot | None = None) -> None:
+        """Redraw now, from *snapshot* (default: the model's now)."""
         if not self.enabled:
             return
-        self._redraw(self._model.snapshot())
+        self._redraw(snapshot if snapshot is not None else self._model.snapshot())
 
     def _redraw(self, snap: BatchSnapshot) -> None:
         with self._draw_lock, ExitStack() as held:
@@ -172,11 +173,11 @@ class Dashboard:
             return "Dashboard(disabled)"
         return render_text(self._model.snapshot(), max_rows=self.max_rows)
 
-    def html(self) -> str:
-        """The dashboard now as static HTML (no widget)."""
+    def html(self, snapshot: BatchSnapshot | None = None) -> str:
+        """The dashboard now (or at *snapshot*) as static HTML (no widget)."""
         if not self.enabled:
             return ""
-        return render_html(self._model.snapshot(), self.max_rows, self.title)
+        return render_html(snapshot if snapshot is not None else self._model.snapshot(), self.max_rows, self.title)
 
     def _static_bundle(self, snap: BatchSnapshot) -> dict[str, str]:
         return {"text/html": render_html(snap, self.max_rows, self.title),
