@@ -998,6 +998,11 @@ def test_the_saved_dashboard_pins_its_table_layout_against_the_notebooks_table_c
     state = css.split(".paperfetch-hosts-box table.paperfetch-hosts td.s{")[1].split("}")[0]
     assert "word-break:normal" in state and "overflow-wrap:normal" in state and "anywhere" not in state
     assert "tr.paperfetch-unreachable{background-color:#e2e3e5}" in css  # over the notebook's striped rows
+    # a narrow table (a saved notebook at 540 px) leaves out the last status and the delay: room for the state
+    from paperfetch.dashboard.render import HOST_COLUMNS
+
+    spare = [i for i, c in enumerate(HOST_COLUMNS, 1) if c.header in ("last", "delay")]
+    assert f"@container (max-width:600px){{.paperfetch-hosts :is(th,td):is(:nth-child({spare[0]}),:nth-child({spare[1]}))" in css
 
 
 # ---------------------------------------------------------------------- the credits column

@@ -98,6 +98,7 @@ class HostColumn:
     clip: int = 0          #: the text view's limit; 0: never cut
     hint: str = ""         #: the header's tooltip
     wide: bool = False     #: left out of a table narrower than :data:`WIDE_FROM_PX` (HTML only)
+    spare: bool = False    #: left out of a table narrower than :data:`SPARE_FROM_PX` too (HTML only)
     #: left out when every host's cell is empty (the CSS picks columns by position: only the last columns are)
     sparse: bool = False
 
@@ -129,8 +130,9 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("not sent", lambda h, e: _count(h.not_sent), True, 5,
                hint="answered without a request: held, suppressed, disallowed", wide=True),
     HostColumn("last", lambda h, e: "" if h.last_status is None else str(h.last_status), True, 2.8,
-               hint="the last HTTP status"),
-    HostColumn("delay", lambda h, e: _delay(h), True, 5.6, hint="the pause between two requests to the host"),
+               hint="the last HTTP status", spare=True),
+    HostColumn("delay", lambda h, e: _delay(h), True, 5.6, hint="the pause between two requests to the host",
+               spare=True),
     HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 4.6,
                hint="added after errors", wide=True),
     HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 3.8, hint="robots.txt Crawl-delay", wide=True),
@@ -140,8 +142,10 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
 
 #: Characters of a reason that two lines of the state column hold at 700 px; of a host name in its column.
 _WHY_FITS, _HOST_FITS = 70, 17
-#: Table widths (px) below which the ``wide`` columns are left out.
+#: Table widths (px) below which the ``wide`` columns, and then the ``spare`` ones, are left out (the state
+#: column keeps room for its words: about 150 px of a 440 px table).
 WIDE_FROM_PX = 940
+SPARE_FROM_PX = 600
 
 def _columns(hosts: Iterable[HostRow], ended: bool) -> list[HostColumn]:
     """The columns of a table of *hosts*: :data:`HOST_COLUMNS`, less the ``sparse`` ones no host has a value for."""
@@ -181,6 +185,7 @@ DASHBOARD_CSS = (
     ".paperfetch-held td,.paperfetch-suppressed td,.paperfetch-unreachable td{color:#000}"
     ".paperfetch-hosts-box table.paperfetch-hosts tr.paperfetch-unreachable{background-color:#e2e3e5}"
     f"@container (max-width:{WIDE_FROM_PX}px){{{_nth(lambda c: c.wide)}{{display:none}}}}"
+    f"@container (max-width:{SPARE_FROM_PX}px){{{_nth(lambda c: c.spare)}{{display:none}}}}"
     ".paperfetch-events{max-height:8em;overflow-y:auto;font-family:monospace;font-size:11px;line-height:1.45;"
     "margin-top:4px;overflow-wrap:anywhere}"
 )
