@@ -550,7 +550,7 @@ def test_the_stop_button_of_a_background_job_stops_it_in_chromium(tmp_path):
                 counts = page.locator(".paperfetch-counts").first.inner_text()
                 finished, total = map(int, counts.split(" · ")[0].split(" / "))
                 assert " ended " not in counts and finished < total, counts
-                bar = page.evaluate("""() => { const b = document.querySelector(".widget-progress .progress-bar");
+                bar = page.evaluate("""() => { const b = document.querySelector(".widget-hprogress .progress-bar");
                                                return [b.className, b.getBoundingClientRect().width,
                                                        b.parentElement.getBoundingClientRect().width]; }""")
                 assert "progress-bar-success" not in bar[0] and "progress-bar-warning" in bar[0], bar
