@@ -136,7 +136,7 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 4.6,
                hint="added after errors", wide=True),
     HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 3.8, hint="robots.txt Crawl-delay", wide=True),
-    HostColumn("credits", lambda h, e: _credits(h.credits_left), True, 4.6, wide=True, sparse=True,
+    HostColumn("credits", lambda h, e: _credits(h.credits_left), True, 4.6, spare=True, sparse=True,
                hint="credits left today, when the host counts them (OpenAlex: its last X-RateLimit-Remaining)"),
 )
 
