@@ -147,6 +147,7 @@ _WHY_FITS, _HOST_FITS = 70, 17
 WIDE_FROM_PX = 940
 SPARE_FROM_PX = 600
 
+
 def _columns(hosts: Iterable[HostRow], ended: bool) -> list[HostColumn]:
     """The columns of a table of *hosts*: :data:`HOST_COLUMNS`, less the ``sparse`` ones no host has a value for."""
     hosts = list(hosts)
