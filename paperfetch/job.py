@@ -400,7 +400,9 @@ class _OutputRouter:
             def filter(self, record: logging.LogRecord) -> bool:
                 if not router.from_job_thread():
                     return True
-                router.keep(f"{record.levelname} {record.name}: {record.getMessage()}")
+                line = _log_line(record)
+                if line:
+                    router.keep(line)
                 return False
 
         self._filter = _ToJobLog()
@@ -430,6 +432,22 @@ class _OutputRouter:
             if warnings.showwarning is ours:
                 warnings.showwarning = previous
             self._showwarning = None
+
+
+#: (module, function) of the transport's records that say what one of its events says (a hold, a suppression,
+#: an open breaker, a robots.txt refusal or an unreachable robots.txt), which the job's dashboard shows already
+#: in its host table and recent events; None: any function of the module.
+_SHOWN_AS_EVENTS: frozenset[tuple[str, str | None]] = frozenset({("hostside", None), ("client", "_exchange")})
+
+
+def _log_line(record: logging.LogRecord) -> str:
+    """The line of the job's log for *record*: its message, ``ERROR`` before it from that level up; ``""``
+    for a transport record the dashboard shows as an event (:data:`_SHOWN_AS_EVENTS`)."""
+    if record.name.startswith("paperfetch.http.") and (
+            (record.module, None) in _SHOWN_AS_EVENTS or (record.module, record.funcName) in _SHOWN_AS_EVENTS):
+        return ""
+    message = record.getMessage()
+    return f"{record.levelname} {message}" if record.levelno >= logging.ERROR else message
 
 
 def _package_logger_names() -> list[str]:

@@ -186,6 +186,80 @@ def _check_sidebar_open(page, name: str, tmp_path: Path, focus: str | None = Non
     return tables
 
 
+# Per dashboard: the bar's fill as a share of its track, the fill's colour, the counter's text.
+FINAL_BARS = """() => Array.from(document.querySelectorAll("div.paperfetch-dashboard")).map(d => {
+  const fill = d.querySelector(".paperfetch-fill"), track = d.querySelector(".paperfetch-track");
+  return {share: fill.getBoundingClientRect().width / track.getBoundingClientRect().width,
+          colour: getComputedStyle(fill).backgroundColor, counts: d.querySelector(".paperfetch-counts").innerText};
+})"""
+GREEN = "rgb(76, 175, 80)"
+
+# Per host table: each row's host and state cells' alignment, the state words broken inside a word (an inline
+# <b> on more lines than it has words) or wider than their cell, the visible header cells, the box.
+NARROW_TABLE = """() => Array.from(document.querySelectorAll("div.paperfetch-hosts-box")).map(box => {
+  const table = box.querySelector("table.paperfetch-hosts");
+  const rows = Array.from(table.querySelectorAll("tr[data-host]"));
+  const align = rows.map(tr => [getComputedStyle(tr.cells[0]).textAlign, getComputedStyle(tr.cells[1]).textAlign]);
+  const broken = Array.from(table.querySelectorAll("td.s")).filter(td => td.scrollWidth > td.clientWidth + 1
+      || Array.from(td.querySelectorAll("b")).some(b => b.getClientRects().length > b.innerText.trim().split(/\\s+/).length))
+    .map(td => td.innerText);
+  const shown = Array.from(table.querySelectorAll("thead th")).filter(th => getComputedStyle(th).display !== "none")
+    .map(th => th.innerText.trim());
+  return {align, broken, shown, box: [box.scrollWidth, box.clientWidth], width: table.getBoundingClientRect().width};
+})"""
+NARROW_PX = 540
+
+
+def _screenshot(page, tmp_path: Path, name: str) -> None:
+    """A screenshot of the window in the test's folder, copied to :func:`_screens_dir` to look at."""
+    shot = tmp_path / name
+    page.screenshot(path=str(shot))
+    try:
+        _screens_dir().mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, _screens_dir() / shot.name)
+    except OSError:
+        pass
+
+
+def _check_narrow(page, name: str, tmp_path: Path, focus: str | None = None) -> list[dict]:
+    """A saved notebook in a :data:`NARROW_PX` window: a screenshot; in every host table the host and state
+    columns read left-aligned (the notebook's table CSS does not win), no state word is broken or cut, and
+    nothing scrolls sideways. Returns what was read."""
+    page.set_viewport_size({"width": NARROW_PX, "height": 900})
+    page.wait_for_timeout(300)
+    if focus is not None:
+        page.locator(focus).scroll_into_view_if_needed()
+    _screenshot(page, tmp_path, f"{name}-{NARROW_PX}.png")
+    tables = page.evaluate(NARROW_TABLE)
+    assert tables, f"{name}: no host table at {NARROW_PX} px"
+    for table in tables:
+        assert all(a == ["left", "left"] for a in table["align"]), f"{name} at {NARROW_PX} px: {table['align']}"
+        assert not table["broken"], f"{name} at {NARROW_PX} px: state words broken or cut: {table}"
+        scroll, client = table["box"]
+        assert scroll <= client, f"{name} at {NARROW_PX} px: the host table scrolls sideways: {table}"
+        assert "state" in table["shown"] and "credits" not in table["shown"], table["shown"]
+    return tables
+
+
+def _run_saved_and_exported(nb, tmp_path: Path, name: str) -> tuple[Path, "object"]:
+    """Execute *nb* in a kernel (this interpreter, in *tmp_path*), save it without its widget state, and
+    export it to HTML as nbconvert does: the file a colleague opens. Returns (the HTML file, the saved notebook)."""
+    import nbclient
+    import nbconvert
+    import nbformat
+
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=120, startup_timeout=60,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb.metadata.pop("widgets", None)  # saved without the widget state: what "model not found" came from
+    saved = tmp_path / f"{name}.ipynb"
+    nbformat.write(nb, saved)
+    reopened = nbformat.read(saved, as_version=4)
+    exported = tmp_path / f"{name}.html"
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(reopened)
+    exported.write_text(body, encoding="utf-8")
+    return exported, reopened
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -379,6 +453,17 @@ def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, 
             assert "not started" in shown.nth(0).inner_text() or "queued" not in shown.nth(0).inner_text()
             held = page.locator("div.paperfetch-dashboard tr[data-host]", has_text="HELD")
             assert held.count() >= 1 and "HELD until" in held.first.inner_text()
+            # the interrupted run's bar: filled to the rows that finished, not green; the resumed run's green
+            page.set_viewport_size({"width": 1024, "height": 900})
+            shown.nth(0).scroll_into_view_if_needed()
+            _screenshot(page, tmp_path, "saved-interrupted-1024.png")
+            bars = page.evaluate(FINAL_BARS)
+            interrupted, resumed = bars[0], bars[2]
+            finished, total = map(int, interrupted["counts"].split(" · ")[0].split(" / "))
+            assert finished < total and "stopped" in interrupted["counts"], interrupted
+            assert abs(interrupted["share"] - finished / total) < 0.02 and interrupted["colour"] != GREEN, interrupted
+            assert resumed["share"] > 0.98 and "interrupted" not in resumed["counts"], resumed
+            _check_narrow(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=0")
             _check_fits(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=2")
             _check_sidebar_open(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=0")
             # style_domain_status(r.domain_status()): formatted for people, and about a window wide, not 2,100 px
@@ -454,10 +539,24 @@ def test_the_stop_button_of_a_background_job_stops_it_in_chromium(tmp_path):
                     """() => Array.from(document.querySelectorAll(".paperfetch-job-line"))
                                   .some(l => l.innerText.includes("stopped"))""",
                     timeout=20_000)
+                page.wait_for_function(  # the dashboard's final redraw, after the job's line
+                    """() => { const c = document.querySelector(".paperfetch-counts");
+                               return c && c.innerText.includes("stopped"); }""", timeout=20_000)
                 page.wait_for_timeout(500)
-                page.screenshot(path=str(_screens_dir() / "job-stopped-1024.png"))
+                _screenshot(page, tmp_path, "job-stopped-1024.png")
                 text = page.locator(".paperfetch-job-line").first.inner_text()
                 assert "stopped" in text and "ETA" not in text, text
+                # the dashboard says "stopped", not "ended"; its bar is filled to the rows that finished, not green
+                counts = page.locator(".paperfetch-counts").first.inner_text()
+                finished, total = map(int, counts.split(" · ")[0].split(" / "))
+                assert " ended " not in counts and finished < total, counts
+                bar = page.evaluate("""() => { const b = document.querySelector(".widget-hprogress .progress-bar");
+                                               return [b.className, b.getBoundingClientRect().width,
+                                                       b.parentElement.getBoundingClientRect().width]; }""")
+                # orange when some rows have their PDF, red when none has (a Stop pressed before the first)
+                expected = "progress-bar-warning" if "downloaded" in counts else "progress-bar-danger"
+                assert "progress-bar-success" not in bar[0] and expected in bar[0], (bar, counts)
+                assert abs(bar[1] / bar[2] - finished / total) < 0.05, (bar, counts)
             finally:
                 browser.close()
     except BaseException:
@@ -466,3 +565,52 @@ def test_the_stop_button_of_a_background_job_stops_it_in_chromium(tmp_path):
         raise
     finally:
         voila.stop()
+
+
+# ---------------------------------------------------------------------- an offline run, saved
+OFFLINE_CELLS = [
+    # every service on a loopback port nothing listens on: each host refuses the connection
+    "import socket\nfrom paperfetch import Retriever\n\n"
+    "def closed_port():\n    with socket.socket() as s:\n        s.bind(('127.0.0.1', 0))\n        return s.getsockname()[1]\n\n"
+    "names = ('unpaywall', 'openalex', 'crossref', 'europepmc', 'ncbi_idconv', 'ncbi_eutils', 'arxiv', 'doi',\n"
+    "         'semanticscholar', 'biorxiv')\n"
+    "r = Retriever(email='you@example.org', out_dir='pdfs', endpoints={n: f'http://127.0.0.1:{closed_port()}' for n in names},\n"
+    "              state='memory', cache=False, verbosity=0, delay_min_s=0.0, delay_max_s=0.0,\n"
+    "              http_options={'network_retry_base_s': 0.05})",
+    "out = r.download(['10.5555/a.b', '10.5555/c.d', '10.5555/e.f'])",
+]
+
+
+@pytest.mark.timeout(240)
+def test_a_saved_offline_run_reads_red_in_chromium(tmp_path, monkeypatch):
+    """An offline run, saved and exported: the dashboard says no service was reached, its bar is full (every
+    row has its outcome) and red (none has a PDF), at 1024 px and in a 540 px window."""
+    _need_chromium()
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("JUPYTER_PATH", str(write_python3_kernelspec(tmp_path / "jupyter")))
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in OFFLINE_CELLS])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    exported, reopened = _run_saved_and_exported(nb, tmp_path, "offline")
+    plain = [o.data["text/plain"] for o in reopened.cells[1].outputs if "text/plain" in o.get("data", {})]
+    assert plain and plain[0].startswith("paperfetch ended ") and "network_error 3" in plain[0], plain
+    with sync_playwright() as p:
+        browser = _launch(p, tmp_path)
+        try:
+            page = browser.new_page()
+            page.set_viewport_size({"width": 1024, "height": 900})
+            page.goto(exported.as_uri(), wait_until="domcontentloaded", timeout=60_000)
+            page.wait_for_selector("div.paperfetch-dashboard table.paperfetch-hosts tr[data-host]", timeout=30_000)
+            page.locator("div.paperfetch-dashboard").first.scroll_into_view_if_needed()
+            _screenshot(page, tmp_path, "offline-1024.png")
+            (bar,) = page.evaluate(FINAL_BARS)
+            assert bar["counts"].startswith("3 / 3 · ended ") and "network error 3" in bar["counts"], bar
+            assert "UNREACHABLE" in bar["counts"] and bar["share"] > 0.98, bar
+            assert bar["colour"] == "rgb(244, 67, 54)", bar  # red: no row has its PDF
+            assert "could not reach any service" in page.locator("div.paperfetch-dashboard").inner_text()
+            tables = _check_narrow(page, "offline", tmp_path, focus="div.paperfetch-dashboard")
+            assert all(len(t["align"]) >= 3 for t in tables), tables
+        finally:
+            browser.close()

@@ -475,3 +475,57 @@ def test_on_a_cold_run_the_eta_is_a_lower_bound_while_items_have_hosts_ahead(tmp
     assert "ETA at least" in line
     assert list(out["status"]) == ["downloaded"] * 4
     assert job.progress_line().startswith("4/4 finished")
+
+
+# ---------------------------------------------------------------------- the job's log
+def test_the_jobs_log_keeps_what_the_dashboard_does_not_show_one_message_a_line(monkeypatch, caplog):
+    """In a kernel the job's threads' records go to ``job.log``: the transport's holds, suppressions and
+    robots.txt refusals (the dashboard's recent events say those) are left out; a line is the time and the
+    message (``ERROR`` before an error), no level word for a warning nor the logger's name; the widget's
+    line height is not a paragraph's."""
+    import logging
+    import random
+
+    import requests
+
+    from paperfetch import FakeClock, HttpClient
+    from paperfetch.dashboard import env
+    from paperfetch.dashboard.job import _log_html
+    from paperfetch.testing import Reply, scripted_session
+
+    monkeypatch.setattr(env, "in_notebook", lambda: True)
+    caplog.set_level(logging.WARNING, logger="paperfetch")  # restored after the test
+    clock = FakeClock()
+    robots = {f"https://{h}.example/robots.txt": Reply(404) for h in ("held", "shut", "gone")}
+    session, _ = scripted_session({
+        **robots, "https://walled.example/robots.txt": Reply(200, "User-agent: *\nDisallow: /\n"),
+        "https://held.example/p": Reply(503, headers={"Retry-After": "3600"}),
+        "https://shut.example/p": Reply(403),
+        "https://walled.example/p": Reply(200),
+        "https://gone.example/p": [Reply(raise_exc=requests.ConnectionError("connection reset")), Reply(200)],
+    }, clock)
+    client = HttpClient(session=session, clock=clock, rng=random.Random(7), respect_robots_txt=True, max_retries=1)
+
+    def run(inputs, hooks: RunHooks) -> pd.DataFrame:
+        hooks.on_begin(None)
+        for host in ("held", "shut", "walled", "gone"):
+            try:
+                client.get(f"https://{host}.example/p")
+            except Exception:  # noqa: BLE001 - the answer does not matter here, the log does
+                pass
+        logging.getLogger("paperfetch.run").error("the ledger could not be written")
+        hooks.on_row(0, {"status": "downloaded"})
+        from paperfetch.outcomes import outcomes_frame
+
+        return outcomes_frame([{"input": inputs[0], "status": "downloaded"}])
+
+    job = Job(run=run, ids=["10.1/a"])
+    job.begin()
+    job.result(timeout=10)
+    lines = [line.split(" ", 1)[1] for line in job.log]  # without the time
+    assert lines and all(line[:2].isdigit() and line[2] == ":" for line in job.log), list(job.log)
+    assert not [line for line in lines if "held" in line or "shut" in line or "robots" in line], lines
+    assert any(line.startswith("ConnectionError for https://gone.example/p; retrying in ") for line in lines), lines
+    assert "ERROR the ledger could not be written" in lines
+    assert not [line for line in lines if line.startswith("WARNING") or "paperfetch." in line], lines
+    assert "line-height:1.4" in _log_html(list(job.log))

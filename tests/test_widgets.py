@@ -670,7 +670,8 @@ def test_host_table_is_compact_problem_hosts_first_reasons_on_a_second_line_styl
     rows = [part.split('"')[0] for part in html_table.split('<tr data-host="')[1:]]
     assert rows == ["b.example", "c.example", "z.example", "a.example", "d.example"]  # held, suppressed first
     head = html_table.split("<thead>")[1].split("</thead>")[0]
-    assert head.count("<th") == len(widgets_module().HOST_COLUMNS)
+    # every column but the credits, which no host here counts
+    assert head.count("<th") == len([c for c in widgets_module().HOST_COLUMNS if not c.sparse])
     assert ">in flight</th>" in head and ">not sent</th>" in head and ">not found</th>" in head
     a_row = html_table.split('<tr data-host="a.example"')[1].split("</tr>")[0]
     numbers = [cell for cell in a_row.split("<td>")[1:] if cell.split("<")[0].isdigit()]
@@ -940,3 +941,108 @@ def test_a_second_run_on_a_shared_store_shows_its_own_hosts_and_one_line_for_the
     assert "2 other hosts held or suppressed in the shared state — r.domain_status()" in text
     assert "HELD" not in text.splitlines()[0] and "SUPPRESSED" not in text.splitlines()[0]
     assert held_or_suppressed <= set(status["host"])  # the state now lists them all
+
+
+# ---------------------------------------------------------------------- how the run ended, at a glance
+def _ended_run(statuses: dict[str, int], *, ending: str | None = None, unreachable: int = 0) -> DashboardModel:
+    clock = FakeClock()
+    model = DashboardModel(clock=clock)
+    model.start(sum(statuses.values()))
+    for i in range(unreachable):
+        host = f"h{i}.example"
+        model.on_event(ev(EventKind.REQUEST, host, clock))
+        model.on_event(ev(EventKind.NETWORK_ERROR, host, clock, detail="NameResolutionError: getaddrinfo failed"))
+    for status, n in statuses.items():
+        for _ in range(n):
+            model.item_finished(status)
+    clock.advance(3.0)
+    model.finish(ending=ending)
+    return model
+
+
+@pytest.mark.parametrize("statuses, ending, unreachable, headline, word, share, style, colour", [
+    # Ctrl-C in download(): 15 finished, 10 stopped
+    ({"downloaded": 15, "stopped": 10}, "interrupted", 0, "15 / 25", "interrupted", 60.0, "warning", "#ff9800"),
+    # a background job's Stop: the rows it never reached are stopped
+    ({"downloaded": 12, "stopped": 13}, None, 0, "12 / 25", "stopped", 48.0, "warning", "#ff9800"),
+    # offline: every row a network error, no host reached
+    ({"network_error": 3}, None, 9, "3 / 3", "ended", 100.0, "danger", "#f44336"),
+    # every row has its PDF
+    ({"downloaded": 4, "already_downloaded": 1}, None, 0, "5 / 5", "ended", 100.0, "success", "#4caf50"),
+])
+def test_the_final_bar_says_how_the_run_ended(statuses, ending, unreachable, headline, word, share, style, colour):
+    from paperfetch.dashboard.render import render_counts_html, render_html
+
+    model = _ended_run(statuses, ending=ending, unreachable=unreachable)
+    snap = model.snapshot()
+    assert snap.ending == word and snap.bar_style == style
+    counts = render_counts_html(snap)
+    assert counts.startswith(f'<span class="paperfetch-counts"><b>{headline}</b> · ')
+    assert f" · {'' if word == 'ended' else '<b>'}{word} " in counts
+    assert snap.summary().startswith(f"paperfetch {word} ") and f": {headline.replace(' / ', '/')} done" in snap.summary()
+    page = render_html(snap)
+    assert f'class="paperfetch-fill" style="width:{share:.1f}%;background:{colour}"' in page
+    dash = Dashboard(model, autostart=False)
+    total = sum(statuses.values())
+    assert (dash.progress_bar.value, dash.progress_bar.max) == (round(total * share / 100), total)
+    assert dash.progress_bar.bar_style == style
+    if unreachable:
+        assert snap.offline_line() and f"{unreachable} UNREACHABLE" in counts
+
+
+def test_a_run_with_some_rows_that_did_not_finish_well_is_not_green():
+    snap = _ended_run({"downloaded": 3, "no_open_copy": 1, "invalid_pdf": 1}).snapshot()
+    assert (snap.finished, snap.bar_style) == (5, "warning")
+    assert _ended_run({"no_open_copy": 2}).snapshot().bar_style == "danger"  # nothing to read
+    running = DashboardModel()
+    running.start(2)
+    running.item_finished("downloaded")
+    assert running.snapshot().bar_style == ""
+
+
+# ---------------------------------------------------------------------- the saved dashboard keeps its layout
+def test_the_saved_dashboard_pins_its_table_layout_against_the_notebooks_table_css():
+    from paperfetch.dashboard.render import render_html
+
+    page = render_html(_ended_run({"downloaded": 1}).snapshot())
+    css = page.split("<style>")[1].split("</style>")[0]
+    # JupyterLab's rendered HTML: ``:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td{text-align:right}`` (two
+    # classes and a type) and ``.jp-RenderedHTMLCommon td{white-space:normal;padding:.5em;…}``: the dashboard's
+    # cell rules name two classes and two types, so they win wherever the style blocks come
+    cells = ".paperfetch-hosts-box table.paperfetch-hosts :is(th,td){"
+    assert cells in css
+    rule = css.split(cells)[1].split("}")[0]
+    for declaration in ("text-align:left", "white-space:nowrap", "padding:1px 4px", "vertical-align:top",
+                        "line-height:1.4"):
+        assert declaration in rule, declaration
+    numeric = css.split(".paperfetch-hosts-box table.paperfetch-hosts :is(th,td):is(:nth-child(3),")[1].split("}")[0]
+    assert "text-align:right" in numeric
+    state = css.split(".paperfetch-hosts-box table.paperfetch-hosts td.s{")[1].split("}")[0]
+    assert "word-break:normal" in state and "overflow-wrap:normal" in state and "anywhere" not in state
+    assert "tr.paperfetch-unreachable{background-color:#e2e3e5}" in css  # over the notebook's striped rows
+    # a narrow table (a saved notebook at 540 px) leaves out the last status and the delay: room for the state
+    from paperfetch.dashboard.render import HOST_COLUMNS
+
+    spare = [i for i, c in enumerate(HOST_COLUMNS, 1) if c.header in ("last", "delay", "credits")]
+    picked = ",".join(f":nth-child({i})" for i in spare)
+    assert f"@container (max-width:600px){{.paperfetch-hosts :is(th,td):is({picked})" in css
+
+
+# ---------------------------------------------------------------------- the credits column
+def test_the_credits_column_shows_only_when_a_host_counts_credits():
+    from paperfetch.dashboard.render import HOST_COLUMNS, render_hosts_html
+    from paperfetch.dashboard.snapshot import HostRow
+    from paperfetch.http.hosts import HostSnapshot as Politeness
+
+    plain = BatchSnapshot(at=1e9, hosts=(HostRow("a.example", requests=2, ok=2),))
+    counted = BatchSnapshot(at=1e9, hosts=(
+        HostRow("a.example", requests=2, ok=2),
+        HostRow("api.openalex.org", requests=1, ok=1, politeness=Politeness("api.openalex.org", credits_left=9876)),
+    ))
+    assert ">credits</th>" not in render_hosts_html(plain) and "credits" not in render_text(plain)
+    table = render_hosts_html(counted)
+    assert ">credits</th>" in table and "<td>9,876</td>" in table
+    assert "credits" in render_text(counted) and "9,876" in render_text(counted)
+    # left out of a table narrower than 600 px, and the last column (the CSS picks columns by position)
+    credits = next(c for c in HOST_COLUMNS if c.header == "credits")
+    assert credits.spare and credits.sparse and [c for c in HOST_COLUMNS if c.sparse] == [HOST_COLUMNS[-1]]

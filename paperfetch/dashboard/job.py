@@ -38,7 +38,8 @@ def _log_html(lines: list[str]) -> str:
     if not lines:
         return ""
     shown = "<br>".join(html.escape(line) for line in lines[-LOG_SHOWN:])
-    return (f'<div class="paperfetch-job-log" style="font-family:monospace;font-size:85%;color:#555">'
+    # its own line height: an HTML widget's (28 px, a button's) would space each line as a paragraph
+    return (f'<div class="paperfetch-job-log" style="font-family:monospace;font-size:85%;line-height:1.4;color:#555">'
             f"<b>log of the job</b><br>{shown}</div>")
 
 

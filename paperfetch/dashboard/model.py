@@ -142,12 +142,13 @@ class DashboardModel:
 
     def finish(self, *, ending: str | None = None) -> None:
         """The run is over: stop listening and freeze, so :meth:`snapshot` returns this moment until the next
-        :meth:`start`. *ending* (``ended``, ``interrupted``, ``stopped``) defaults to what the exception on its way says."""
+        :meth:`start`. *ending* (``ended``, ``interrupted``, ``stopped``) defaults to what the exception on its way
+        says, else ``stopped`` when rows were counted ``stopped`` (a job's Stop), else ``ended``."""
         if ending is None:
             pending = sys.exc_info()[1]
             if isinstance(pending, KeyboardInterrupt):
                 ending = "interrupted"
-            elif pending is not None:
+            elif pending is not None or self._counts.get(Status.STOPPED.value):
                 ending = "stopped"
             else:
                 ending = "ended"

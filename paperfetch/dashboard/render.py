@@ -98,6 +98,9 @@ class HostColumn:
     clip: int = 0          #: the text view's limit; 0: never cut
     hint: str = ""         #: the header's tooltip
     wide: bool = False     #: left out of a table narrower than :data:`WIDE_FROM_PX` (HTML only)
+    spare: bool = False    #: left out of a table narrower than :data:`SPARE_FROM_PX` too (HTML only)
+    #: left out when every host's cell is empty (the CSS picks columns by position: only the last columns are)
+    sparse: bool = False
 
 
 def _count(value: int) -> str:
@@ -127,19 +130,29 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("not sent", lambda h, e: _count(h.not_sent), True, 5,
                hint="answered without a request: held, suppressed, disallowed", wide=True),
     HostColumn("last", lambda h, e: "" if h.last_status is None else str(h.last_status), True, 2.8,
-               hint="the last HTTP status"),
-    HostColumn("delay", lambda h, e: _delay(h), True, 5.6, hint="the pause between two requests to the host"),
+               hint="the last HTTP status", spare=True),
+    HostColumn("delay", lambda h, e: _delay(h), True, 5.6, hint="the pause between two requests to the host",
+               spare=True),
     HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 4.6,
                hint="added after errors", wide=True),
     HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 3.8, hint="robots.txt Crawl-delay", wide=True),
-    HostColumn("credits", lambda h, e: _credits(h.credits_left), True, 4.6,
+    HostColumn("credits", lambda h, e: _credits(h.credits_left), True, 4.6, spare=True, sparse=True,
                hint="credits left today, when the host counts them (OpenAlex: its last X-RateLimit-Remaining)"),
 )
 
 #: Characters of a reason that two lines of the state column hold at 700 px; of a host name in its column.
 _WHY_FITS, _HOST_FITS = 70, 17
-#: Table widths (px) below which the ``wide`` columns are left out.
+#: Table widths (px) below which the ``wide`` columns, and then the ``spare`` ones, are left out (the state
+#: column keeps room for its words: about 150 px of a 440 px table).
 WIDE_FROM_PX = 940
+SPARE_FROM_PX = 600
+
+
+def _columns(hosts: Iterable[HostRow], ended: bool) -> list[HostColumn]:
+    """The columns of a table of *hosts*: :data:`HOST_COLUMNS`, less the ``sparse`` ones no host has a value for."""
+    hosts = list(hosts)
+    return [c for c in HOST_COLUMNS if not c.sparse or any(c.cell(h, ended) for h in hosts)]
+
 
 def _nth(which: Callable[[HostColumn], bool]) -> str:
     """A CSS selector for the cells of the columns *which* picks (by position: no class on every cell)."""
@@ -157,17 +170,23 @@ DASHBOARD_CSS = (
     ".paperfetch-note{font-size:12px;margin:2px 0}"
     ".paperfetch-offline{font-weight:bold;color:#b71c1c}"
     ".paperfetch-hosts-box{max-height:20em;overflow-y:auto;overflow-x:hidden;max-width:100%;container-type:inline-size}"
-    "table.paperfetch-hosts{border-collapse:collapse;table-layout:fixed;width:100%;font-size:12px;line-height:1.4;margin:0}"
-    ".paperfetch-hosts th,.paperfetch-hosts td{padding:1px 4px;white-space:nowrap;overflow:hidden;"
-    "text-overflow:ellipsis;text-align:left;vertical-align:top;border-bottom:1px solid rgba(128,128,128,.25)}"
-    ".paperfetch-hosts th{font-weight:bold;border-bottom:1px solid #888}"
-    + _nth(lambda c: c.numeric) + "{text-align:right;font-variant-numeric:tabular-nums}"
-    ".paperfetch-hosts td.s{white-space:normal;overflow-wrap:anywhere}"
+    # the table's rules outrank a notebook's own table CSS (JupyterLab's rendered HTML sets every cell
+    # right-aligned and wrapping, at two classes and a type): each names the box, the table and the cell
+    ".paperfetch-hosts-box table.paperfetch-hosts{border-collapse:collapse;table-layout:fixed;width:100%;"
+    "font-size:12px;line-height:1.4;margin:0;border:none}"
+    ".paperfetch-hosts-box table.paperfetch-hosts :is(th,td){padding:1px 4px;white-space:nowrap;overflow:hidden;"
+    "text-overflow:ellipsis;text-align:left;vertical-align:top;line-height:1.4;max-width:none;border:none;"
+    "border-bottom:1px solid rgba(128,128,128,.25)}"
+    ".paperfetch-hosts-box table.paperfetch-hosts th{font-weight:bold;border-bottom:1px solid #888}"
+    ".paperfetch-hosts-box table" + _nth(lambda c: c.numeric) + "{text-align:right;font-variant-numeric:tabular-nums}"
+    # the state wraps between words, never inside one; only its reason (a URL, say) breaks anywhere
+    ".paperfetch-hosts-box table.paperfetch-hosts td.s{white-space:normal;word-break:normal;overflow-wrap:normal}"
     ".paperfetch-hosts .why{font-size:11px;opacity:.8;display:-webkit-box;-webkit-line-clamp:2;"
-    "-webkit-box-orient:vertical;overflow:hidden}"
+    "-webkit-box-orient:vertical;overflow:hidden;overflow-wrap:anywhere}"
     ".paperfetch-held td,.paperfetch-suppressed td,.paperfetch-unreachable td{color:#000}"
-    ".paperfetch-unreachable{background-color:#e2e3e5}"
+    ".paperfetch-hosts-box table.paperfetch-hosts tr.paperfetch-unreachable{background-color:#e2e3e5}"
     f"@container (max-width:{WIDE_FROM_PX}px){{{_nth(lambda c: c.wide)}{{display:none}}}}"
+    f"@container (max-width:{SPARE_FROM_PX}px){{{_nth(lambda c: c.spare)}{{display:none}}}}"
     ".paperfetch-events{max-height:8em;overflow-y:auto;font-family:monospace;font-size:11px;line-height:1.45;"
     "margin-top:4px;overflow-wrap:anywhere}"
 )
@@ -222,10 +241,11 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOAR
     """The per-host table, problem hosts first, in a scrolling box; *style* puts :data:`DASHBOARD_CSS` first."""
     esc = html.escape
     ended = snapshot.ended
+    columns = _columns(snapshot.hosts, ended)
     heads = [
         ("<th" + (f' style="width:{c.width:g}em"' if c.width else "")
          + (f' title="{esc(c.hint, quote=True)}"' if c.hint else "") + f">{esc(c.header)}</th>")
-        for c in HOST_COLUMNS
+        for c in columns
     ]
     head = "".join(heads)
     ordered = _ordered(snapshot.hosts)
@@ -234,12 +254,12 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOAR
     for h in shown:
         css, colour = _row_class(h)
         attrs = (f' class="{css}"' if css else "") + (f' style="background-color:{colour}"' if colour else "")
-        cells = "".join(_td(c, h, ended) for c in HOST_COLUMNS)
+        cells = "".join(_td(c, h, ended) for c in columns)
         body.append(f'<tr data-host="{esc(h.host, quote=True)}"{attrs}>{cells}</tr>')
     if rest:
-        body.append(f'<tr class="paperfetch-more"><td colspan="{len(HOST_COLUMNS)}">… {len(rest)} more host(s)</td></tr>')
+        body.append(f'<tr class="paperfetch-more"><td colspan="{len(columns)}">… {len(rest)} more host(s)</td></tr>')
     if not body:
-        body.append(f'<tr class="paperfetch-empty"><td colspan="{len(HOST_COLUMNS)}">no host yet</td></tr>')
+        body.append(f'<tr class="paperfetch-empty"><td colspan="{len(columns)}">no host yet</td></tr>')
     css = f"<style>{DASHBOARD_CSS}</style>" if style else ""
     return (
         f'{css}{_notes_html(snapshot)}<div class="paperfetch-hosts-box"><table class="paperfetch-hosts">'
@@ -286,7 +306,7 @@ def render_counts_html(snapshot: BatchSnapshot) -> str:
     state = esc(_state_line(snapshot))
     if snapshot.ending in ("interrupted", "stopped"):
         state = f"<b>{state}</b>"
-    parts = [f"<b>{snapshot.done} / {snapshot.total}</b>", state]
+    parts = [f"<b>{snapshot.finished} / {snapshot.total}</b>", state]
     parts += [f"{esc(status.replace('_', ' '))} {n}" for status, n in snapshot.counts.items() if n]
     for n, word in ((len(snapshot.held), "HELD"), (len(snapshot.suppressed), "SUPPRESSED"),
                     (len(snapshot.unreachable), "UNREACHABLE")):
@@ -295,12 +315,16 @@ def render_counts_html(snapshot: BatchSnapshot) -> str:
     return '<span class="paperfetch-counts">' + " · ".join(parts) + "</span>"
 
 
+#: The bar's fill for each :attr:`BatchSnapshot.bar_style` (the colours of ipywidgets' bar styles).
+_BAR_COLOURS = {"": "#2196f3", "success": "#4caf50", "warning": "#ff9800", "danger": "#f44336"}
+
+
 def render_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOARD_MAX_ROWS, title: str = "paperfetch",
                 max_events: int = 15) -> str:
     """The whole dashboard as static HTML, what a saved notebook keeps (the last *max_events* events)."""
-    total, done = max(0, snapshot.total), min(snapshot.done, max(0, snapshot.total))
+    total, done = max(0, snapshot.total), max(0, min(snapshot.finished, max(0, snapshot.total)))
     share = 100.0 * done / total if total else 0.0
-    colour = "#2196f3" if not snapshot.ended else ("#4caf50" if snapshot.done >= snapshot.total else "#f44336")
+    colour = _BAR_COLOURS[snapshot.bar_style]
     store = (f'<span class="paperfetch-store">host state: {html.escape(snapshot.store)}</span>'
              if snapshot.store else "")
     bar = (
@@ -324,7 +348,8 @@ def render_text(snapshot: BatchSnapshot, max_rows: int = 20, max_events: int = 1
     ended = snapshot.ended
     if hosts:
         # the column that takes the room left in HTML (the state, with its reasons) goes last in text
-        columns = [c for c in HOST_COLUMNS if c.width] + [c for c in HOST_COLUMNS if not c.width]
+        shown = _columns(hosts, ended)
+        columns = [c for c in shown if c.width] + [c for c in shown if not c.width]
         table = [tuple(c.header for c in columns)]
         for h in hosts[:max_rows]:
             table.append(tuple(clip(c.cell(h, ended), c.clip) if c.clip else c.cell(h, ended) for c in columns))

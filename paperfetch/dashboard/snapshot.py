@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from paperfetch.http.hosts import HostSnapshot
+from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status
 from paperfetch.report import state_words
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -198,6 +199,25 @@ class BatchSnapshot:
         return self.finished_at is not None and not self.running
 
     @property
+    def finished(self) -> int:
+        """Rows that got an outcome of their own: done, less those a stop or an interrupt left ``stopped``."""
+        return self.done - self.counts.get(Status.STOPPED.value, 0)
+
+    @property
+    def bar_style(self) -> str:
+        """The progress bar's colour, as ipywidgets names it: ``""`` while the run goes (or before it); once
+        over, ``success`` when every row has its PDF, ``danger`` when none has one or rows were left without
+        an outcome, ``warning`` when only some have theirs."""
+        if not self.ended:
+            return ""
+        good = sum(n for status, n in self.counts.items() if status in FINISHED_WELL_STATUSES)
+        if good >= self.total:
+            return "success"
+        if good == 0 or self.done < self.total:
+            return "danger"
+        return "warning"
+
+    @property
     def elapsed_s(self) -> float | None:
         if self.started_at is None:
             return None
@@ -209,13 +229,13 @@ class BatchSnapshot:
         elapsed = self.elapsed_s
         took = f" in {elapsed:.1f}s" if elapsed is not None else ""
         if self.running:
-            head = f"paperfetch running: {self.done}/{self.total} done{took}"
+            head = f"paperfetch running: {self.finished}/{self.total} done{took}"
         elif self.finished_at is not None:
             ended = datetime.fromtimestamp(self.finished_at, tz=timezone.utc).strftime("%H:%M:%S")
             how = self.ending if self.ending in ("interrupted", "stopped") else "ended"
-            head = f"paperfetch {how} {ended} UTC: {self.done}/{self.total} done{took}"
+            head = f"paperfetch {how} {ended} UTC: {self.finished}/{self.total} done{took}"
         else:
-            head = f"paperfetch idle: {self.done}/{self.total} done"
+            head = f"paperfetch idle: {self.finished}/{self.total} done"
         counts = ", ".join(f"{status} {n}" for status, n in self.counts.items() if n)
         return f"{head}" + (f" ({counts})" if counts else "")
 

@@ -128,11 +128,9 @@ class Dashboard:
                 if total < bar.value:
                     bar.value = 0
                 bar.max = total
-            bar.value = min(snap.done, total)
-            if snap.running:
-                bar.bar_style = ""
-            elif snap.finished_at is not None:
-                bar.bar_style = "success" if snap.done >= snap.total else "danger"
+            bar.value = max(0, min(snap.finished, total))
+            if snap.running or snap.finished_at is not None:
+                bar.bar_style = snap.bar_style
             self.counts.value = render_counts_html(snap)
             self.hosts.value = render_hosts_html(snap, self.max_rows)
             self.events.value = render_events_html(snap)
