@@ -26,6 +26,7 @@ from paperfetch.cli.common import (
     interrupted_exit,
     interrupted_word,
     partial_outcomes,
+    progress_wanted,
     redacted,
     results_table,
     say,
@@ -91,7 +92,7 @@ def _retriever(args: argparse.Namespace, settings: Any, out: Path | None) -> Any
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        return Retriever(settings=settings, cache=not args.no_cache, progress=not (args.no_progress or args.quiet))
+        return Retriever(settings=settings, cache=not args.no_cache, progress=progress_wanted(args))
 
 
 def _service_failed(exc: Exception) -> int:

@@ -21,6 +21,7 @@ from paperfetch.cli.common import (
     configuration_is_usage,
     identity_options,
     jsonl_records,
+    progress_wanted,
     say,
     settings_from,
     write_private_safe,
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        retriever = Retriever(settings=settings, progress=not (args.no_progress or args.quiet or args.format == "jsonl"),
+        retriever = Retriever(settings=settings, progress=progress_wanted(args, jsonl=args.format == "jsonl"),
                               cache=not args.no_cache)
     with retriever:
         try:
@@ -129,8 +130,12 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
             say(shown[["input", "status", "text_source", "paragraphs", "detail"]].to_string(index=False))
     if args.report is not None:
         write_report(paragraphs, args.report)
+        if not args.quiet:
+            say(f"report written to {args.report}", err=args.format == "jsonl")
     if args.outcomes is not None:
         write_report(outcomes, args.outcomes)
+        if not args.quiet:
+            say(f"outcomes written to {args.outcomes}", err=args.format == "jsonl")
     failed: list[str] = []  # worth another run: no text, and an identifier at all
     for value, source, status in zip(outcomes["input"], outcomes["text_source"], outcomes["status"].astype(str)):
         if is_missing(source) and status != "invalid_identifier" and not is_missing(value) and str(value).strip():
