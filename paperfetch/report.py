@@ -289,7 +289,7 @@ _TEXT_COLUMNS = {
 def host_table_text(frame: pd.DataFrame, *, width: int | None = None) -> str:
     """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns` does
     (times in UTC, as the headers say). Rows wider than *width* lose the columns with nothing to show, then
-    the rightmost columns (state and host stay)."""
+    the pacing columns, then the rightmost ones (state and host stay)."""
     import pandas as pd
 
     if not len(frame):
@@ -320,10 +320,18 @@ def host_table_text(frame: pd.DataFrame, *, width: int | None = None) -> str:
         return text
     table = {header: cells for header, cells in table.items() if header in ("state", "host") or any(cells)}
     text = pd.DataFrame(table).to_string(index=False)
-    while _widest(text) > width and len(table) > 2:
-        table.pop(list(table)[-1])
-        text = pd.DataFrame(table).to_string(index=False)
+    dropped = [h for h in _DROPPED_FIRST if h in table] + [h for h in reversed(table) if h not in _DROPPED_FIRST]
+    for header in dropped:
+        if _widest(text) <= width or len(table) <= 2:
+            break
+        if header not in ("state", "host"):
+            table.pop(header)
+            text = pd.DataFrame(table).to_string(index=False)
     return text
+
+
+#: The CLI table's columns a narrow terminal loses first (the pacing details), before the holds and breakers.
+_DROPPED_FIRST = ("crawl-delay s", "learned s", "backoff s", "delay s", "last", "sent")
 
 
 def _widest(text: str) -> int:

@@ -30,7 +30,7 @@ __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
     "UnreachableWarningsHeld", "UsageError", "check_column", "check_export", "check_out_dir", "check_report",
-    "check_writable_file", "common_options", "configuration_is_usage", "export_option", "host_table",
+    "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table", "host_table",
     "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
     "partial_outcomes", "progress_wanted", "redacted", "results_table", "say", "settings_from",
     "sigterm_as_interrupt", "stdout_gone", "summary", "terminal_width", "wrapped", "write_export",
@@ -446,21 +446,35 @@ def results_table(outcomes: pd.DataFrame, width: int | None = None) -> str:
     width = terminal_width() if width is None else width
     columns = frame[["input", "status", "source", "detail"]].astype(object)
     shown = columns.where(columns.notna(), "")
-    input_width = 40 if width is None else max(16, min(40, width // 3))
-    shown["input"] = [clip(str(v), input_width, one_line=True) for v in shown["input"]]
+    shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
     if width is None:
         shown["detail"] = [clip(str(v), 80, one_line=True) for v in shown["detail"]]
         return shown.to_string(index=False)
-    # what the first three columns take (each as wide as its widest cell or header, one space between)
-    used = sum(max([len(str(c)) for c in shown[name]] + [len(name)]) + 1 for name in ("input", "status", "source"))
-    room = max(12, width - used - 1)
-    shown["detail"] = [clip(str(v), room, one_line=True) for v in shown["detail"]]
-    text = shown.to_string(index=False)
-    excess = max((len(line) for line in text.splitlines()), default=0) - width
-    if excess > 0 and room - excess >= 12:  # pandas pads more than counted: cut the detail by as much
-        shown["detail"] = [clip(str(v), room - excess, one_line=True) for v in shown["detail"]]
-        text = shown.to_string(index=False)
+    shown["detail"] = [clip(str(v), width, one_line=True) for v in shown["detail"]]
+    return fitted_table(shown, width, ["detail", "input"])
+
+
+def fitted_table(frame: pd.DataFrame, width: int | None, shrink: Sequence[str], *, index: bool = False) -> str:
+    """``frame.to_string()`` with the text columns *shrink* cut (``…``, the first named first, none below 12
+    characters) until its rows fit *width*; as it is without a width."""
+    shown = frame.copy()
+    text = shown.to_string(index=index)
+    if width is None:
+        return text
+    for name in shrink:
+        excess = _widest(text) - width
+        if excess <= 0:
+            break
+        cells = [str(v) for v in shown[name]]
+        widest = max([len(c) for c in cells] + [len(str(name))])
+        limit = max(12, widest - excess)
+        shown[name] = [clip(c, limit) for c in cells]
+        text = shown.to_string(index=index)
     return text
+
+
+def _widest(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
 
 
 def inputs_note(inputs: Sequence[object]) -> str:

@@ -20,6 +20,7 @@ from paperfetch.cli.common import (
     EXIT_OK,
     UsageError,
     common_options,
+    fitted_table,
     host_table,
     progress_wanted,
     say,
@@ -97,8 +98,8 @@ def run(args: argparse.Namespace) -> int:
         if args.out is None:
             shutil.rmtree(out, ignore_errors=True)
     if not args.quiet:
-        say(f"PDFs in {out} (kept)" if args.out is not None else
-            f"the PDFs were in a temporary folder, now removed ({out}); --out DIR keeps them")
+        say(wrapped(f"PDFs in {out} (kept)" if args.out is not None else
+                    f"the PDFs were in a temporary folder, now removed ({out}); --out DIR keeps them", terminal_width()))
     return EXIT_OK  # the demo shows failures on purpose; it succeeded when it ran
 
 
@@ -107,8 +108,13 @@ def _show(outcomes: pd.DataFrame, status: pd.DataFrame, world: Any, elapsed: flo
     from paperfetch.demo import DEMO_INPUTS
 
     width = terminal_width()
-    with pd.option_context("display.width", width or 160, "display.max_colwidth", 40 if width is None else 30):
-        say(outcomes[["input", "id_type", "status", "source", "bytes", "title"]].to_string())
+    with pd.option_context("display.width", 160, "display.max_colwidth", 40):
+        if width is None:
+            say(outcomes[["input", "id_type", "status", "source", "bytes", "title"]].to_string())
+        else:
+            table = outcomes[["input", "id_type", "status", "source", "bytes", "title"]].astype(object)
+            shown = table.where(table.notna(), "<NA>").astype(str)
+            say(fitted_table(shown, width, ["title", "input"], index=True))
     say("\n" + wrapped(f"Outcomes: {summary(outcomes)}", width))
     names = world.host_names()
     status = status.assign(host=[names.get(h, h) for h in status["host"]])
