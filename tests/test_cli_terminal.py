@@ -197,3 +197,16 @@ def test_demo_output_has_no_warning_line_names_its_hosts_and_keeps_no_folder(cap
         assert any(line.split()[:2].count(name) or f" {name} " in line for line in table.splitlines()), table
     assert not list(tmp_path.glob("paperfetch-demo-*")), "the demo left its temporary folder"
     assert "removed" in out or "kept" in out
+
+
+def test_text_and_search_tables_fit_the_terminal_width(capsys, tmp_path, demo_env, monkeypatch):
+    from paperfetch.demo.research import SEARCH_QUERY
+
+    monkeypatch.setenv("COLUMNS", "80")
+    main(["text", "PMID:90000001", "10.5555/demo.gone", "--email", "t@example.org", "--out", str(tmp_path / "pdfs"),
+          "--state", "memory", "--no-cache", "--no-progress"])
+    main(["search", SEARCH_QUERY, "--email", "t@example.org", "--state", "memory", "--no-cache", "--no-progress"])
+    out, _ = capsys.readouterr()
+    wide = [line for line in out.splitlines() if len(line) > 80]
+    assert not wide, "\n".join(wide)
+    assert "90000001" in out and "10.5555/demo.gone" in out

@@ -30,9 +30,9 @@ __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
     "UnreachableWarningsHeld", "UsageError", "check_column", "check_export", "check_out_dir", "check_report",
-    "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table", "host_table",
-    "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
-    "partial_outcomes", "progress_wanted", "redacted", "results_table", "say", "settings_from",
+    "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table",
+    "frame_text", "host_table", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word",
+    "jsonl_records", "partial_outcomes", "progress_wanted", "redacted", "results_table", "say", "settings_from",
     "sigterm_as_interrupt", "stdout_gone", "summary", "terminal_width", "wrapped", "write_export",
     "write_private_safe", "write_report"
 ]
@@ -471,6 +471,18 @@ def fitted_table(frame: pd.DataFrame, width: int | None, shrink: Sequence[str], 
         shown[name] = [clip(c, limit) for c in cells]
         text = shown.to_string(index=index)
     return text
+
+
+def frame_text(frame: pd.DataFrame, *, colwidth: int = 60, shrink: Sequence[str] = ("title", "journal", "authors")) -> str:
+    """A table of rows for the terminal: cells cut at *colwidth*, and, when :func:`terminal_width` is known, the
+    text columns *shrink* cut further until the rows fit (the index shown, as ``to_string`` shows it)."""
+    width = terminal_width()
+    if width is None:
+        with pd.option_context("display.width", 160, "display.max_colwidth", colwidth):
+            return frame.to_string()
+    shown = frame.astype(object)
+    shown = shown.where(shown.notna(), "<NA>").map(lambda v: clip(str(v), colwidth, one_line=True))
+    return fitted_table(shown, width, [c for c in shrink if c in shown.columns] + list(shown.columns), index=True)
 
 
 def _widest(text: str) -> int:

@@ -22,6 +22,7 @@ from paperfetch.cli.common import (
     common_options,
     configuration_is_usage,
     export_option,
+    frame_text,
     identity_options,
     interrupted_exit,
     interrupted_word,
@@ -102,8 +103,7 @@ def _service_failed(exc: Exception) -> int:
 
 def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: Path | None, shown: list[str]) -> int:
     if not args.quiet:
-        with pd.option_context("display.width", 160, "display.max_colwidth", 60):
-            say(redacted(frame[shown]).to_string() if len(frame) else "(no rows)")
+        say(frame_text(redacted(frame[shown])) if len(frame) else "(no rows)")
     code = EXIT_OK
     if args.download and len(frame):
         assert out is not None

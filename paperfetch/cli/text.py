@@ -19,11 +19,13 @@ from paperfetch.cli.common import (
     check_writable_file,
     common_options,
     configuration_is_usage,
+    fitted_table,
     identity_options,
     jsonl_records,
     progress_wanted,
     say,
     settings_from,
+    terminal_width,
     write_private_safe,
     write_report,
 )
@@ -127,7 +129,8 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
             shown = table.astype(object).where(table.notna(), "")
             shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
             shown["detail"] = [clip(str(p or e), 80, one_line=True) for p, e in zip(shown["text_path"], shown["error"])]
-            say(shown[["input", "status", "text_source", "paragraphs", "detail"]].to_string(index=False))
+            say(fitted_table(shown[["input", "status", "text_source", "paragraphs", "detail"]], terminal_width(),
+                             ["detail", "input"]))
     if args.report is not None:
         write_report(paragraphs, args.report)
         if not args.quiet:
