@@ -58,18 +58,24 @@ _NETWORK_WORDS = (
     (("ConnectTimeout", "Connect timeout", "connect timeout"), "no connection in time"),
     (("ReadTimeout", "Read timed out", "read timeout"), "no answer in time"),
 )
+#: The marks of urllib3's reprs in an error's text (its pool, its retries, an object's address).
+_REPR_MARKS = ("Pool(", "Max retries exceeded", "Caused by", "object at 0x", "Connection(host=")
 _ERRNO = re.compile(r"\[Errno -?\d+\] ([^)\"'\]]+)")
 
 
 def network_words(exc: BaseException) -> str:
     """A failed request in a few words (``the name did not resolve (DNS)``, ``Connection refused``, …), never
-    urllib3's repr of its connection pool; the class name and its errno text for what has no words here."""
+    urllib3's repr of its connection pool; an error's own text when it holds no such repr, else its class name
+    and its errno text."""
     text = f"{type(exc).__name__}: {exc!r}"
     for words, said in _NETWORK_WORDS:
         if any(word in text for word in words):
             return said
     if isinstance(exc, requests.Timeout):
         return "no answer in time"
+    plain = " ".join(str(exc).split())
+    if plain and not any(mark in plain for mark in _REPR_MARKS):  # paperfetch's own words, or requests' plain ones
+        return plain if len(plain) <= 160 else plain[:159] + "…"
     errno = _ERRNO.search(text)
     return f"{type(exc).__name__} ({errno.group(1).strip()})" if errno else type(exc).__name__
 
@@ -89,7 +95,9 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
     except requests.Timeout as exc:
         if what:
             raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
-        raise RequestTimeout(f"no answer from {shown} in time: {network_words(exc)}", url=shown) from None
+        words = network_words(exc)
+        detail = "" if words == "no answer in time" else f": {words}"
+        raise RequestTimeout(f"no answer from {shown} in time{detail}", url=shown) from None
     except requests.RequestException as exc:
         if what:
             raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
