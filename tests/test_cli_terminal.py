@@ -210,3 +210,20 @@ def test_text_and_search_tables_fit_the_terminal_width(capsys, tmp_path, demo_en
     wide = [line for line in out.splitlines() if len(line) > 80]
     assert not wide, "\n".join(wide)
     assert "90000001" in out and "10.5555/demo.gone" in out
+
+
+def test_library_warnings_offline_are_short_and_never_a_urllib3_repr(tmp_path, caplog):
+    import logging
+
+    from paperfetch import Retriever
+
+    endpoints = {name: f"http://{name.replace('_', '-')}.paperfetch-test.invalid" for name in _SERVICES}
+    caplog.set_level(logging.WARNING, logger="paperfetch")
+    with Retriever(email="t@example.org", out_dir=tmp_path, endpoints=endpoints, state="memory", cache=False,
+                   progress=False, http_options={"network_retry_base_s": 0.01}) as r:
+        outcomes = r.download(["10.5555/a.b", "PMID:123"])
+    assert set(outcomes["status"].astype(str)) <= {"network_error", "not_found"}
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages
+    for marker in ("_HTTPPool", "HTTPConnectionPool", "Max retries exceeded", "Caused by", "object at 0x"):
+        assert not [m for m in messages if marker in m], messages
