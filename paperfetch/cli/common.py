@@ -236,7 +236,9 @@ def terminal_width() -> int | None:
     is no terminal (a pipe or a file keeps whole rows)."""
     import shutil
 
-    if os.environ.get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
+    from paperfetch.config import environment
+
+    if environment().get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
         return max(40, shutil.get_terminal_size().columns)
     return None
 
