@@ -56,7 +56,7 @@ def serve(*, ready: threading.Event | None = None, stop: threading.Event | None 
         say(f"# then, with PAPERFETCH_EMAIL set too: paperfetch download {examples} --state memory --no-cache")
         say("# or in a notebook or a script:")
         say(f"endpoints = {endpoints!r}")
-        say('# r = paperfetch.Retriever(endpoints=endpoints, email="you@your-university.edu", state="memory", cache=False)')
+        say('# r = paperfetch.Retriever(endpoints=endpoints, email="your.name@your-university.edu", state="memory", cache=False)')
         say("# Ctrl-C stops the world")
         if ready is not None:
             ready.set()
