@@ -25,6 +25,7 @@ __all__ = [
     "STATUS_TEXT_LIMIT",
     "SUPPRESSED_COLOUR",
     "YIELD_COLUMNS",
+    "YIELD_LEGEND",
     "breaker_cell",
     "delay_cell",
     "domain_status_frame",
@@ -281,14 +282,16 @@ def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
 _TEXT_COLUMNS = {
     "state": "state", "host": "host",
     "requests": "sent", "last_status": "last", "delay_s": "delay s", "learned_interval_s": "learned s",
-    "backoff_s": "backoff s", "crawl_delay_s": "crawl-delay s", "held_until": "held until",
-    "suppressed_until": "suppressed until", "breaker": "breaker",
+    "backoff_s": "backoff s", "crawl_delay_s": "crawl-delay s", "held_until": "held until UTC",
+    "suppressed_until": "suppressed until UTC", "breaker": "breaker (UTC)",
     "credits_left": "credits left",  # only when some host counts them (OpenAlex's budget)
 }
 
 
-def host_table_text(frame: pd.DataFrame) -> str:
-    """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns` does."""
+def host_table_text(frame: pd.DataFrame, *, width: int | None = None) -> str:
+    """``domain_status()`` for a terminal (the CLI's ``-v`` table), folded as :func:`fold_host_columns` does
+    (times in UTC, as the headers say). Rows wider than *width* lose the columns with nothing to show, then
+    the pacing columns, then the rightmost ones (state and host stay)."""
     import pandas as pd
 
     if not len(frame):
@@ -314,7 +317,27 @@ def host_table_text(frame: pd.DataFrame) -> str:
         else:
             cells = ["" if is_missing(v) else str(v) for v in values]
         table[header] = cells
-    return pd.DataFrame(table).to_string(index=False)
+    text = pd.DataFrame(table).to_string(index=False)
+    if width is None or _widest(text) <= width:
+        return text
+    table = {header: cells for header, cells in table.items() if header in ("state", "host") or any(cells)}
+    text = pd.DataFrame(table).to_string(index=False)
+    dropped = [h for h in _DROPPED_FIRST if h in table] + [h for h in reversed(table) if h not in _DROPPED_FIRST]
+    for header in dropped:
+        if _widest(text) <= width or len(table) <= 2:
+            break
+        if header not in ("state", "host"):
+            table.pop(header)
+            text = pd.DataFrame(table).to_string(index=False)
+    return text
+
+
+#: The CLI table's columns a narrow terminal loses first (the pacing details), before the holds and breakers.
+_DROPPED_FIRST = ("crawl-delay s", "learned s", "backoff s", "delay s", "last", "sent")
+
+
+def _widest(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
 
 
 #: How style_domain_status names domain_status()'s columns (units in the header, not in every cell).
@@ -492,6 +515,10 @@ def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
     for column in YIELD_COLUMNS[1:]:
         frame[column] = frame[column].astype("int64")
     return frame
+
+
+#: How to read :func:`yield_line`: the line the CLI prints under it.
+YIELD_LEGEND = "(per source: papers downloaded from its copy of those it offered; only here: no other source offered them)"
 
 
 def yield_line(table: pd.DataFrame) -> str:

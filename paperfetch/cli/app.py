@@ -13,14 +13,19 @@ from paperfetch.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     RetryWarningsOncePerHost,
+    UnreachableWarningsHeld,
     UsageError,
     interrupted_exit,
     interrupted_word,
     say,
     sigterm_as_interrupt,
+    stdout_gone,
 )
 
 __all__ = ["COMMANDS", "build_parser", "main"]
+
+#: The exit status of a command whose reader closed its stdout: 128 + SIGPIPE, as a Unix tool's.
+_EXIT_SIGPIPE = 141
 
 #: The registration of each command group, in the order ``paperfetch --help`` lists them.
 COMMANDS: tuple[Callable[[Any], None], ...] = (
@@ -32,8 +37,17 @@ COMMANDS: tuple[Callable[[Any], None], ...] = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one line, as the commands' own are (``paperfetch download:
+    argument --workers: invalid int value: 'abc' (paperfetch download --help)``); exit status 2."""
+
+    def error(self, message: str) -> Any:
+        say(f"{self.prog}: {message} ({self.prog} --help)", err=True)
+        raise SystemExit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="paperfetch", description="Polite retrieval of legal open-access full texts.",
         epilog="exit status: 0 all papers finished well, 1 some did not, 2 usage error, 130 interrupted (Ctrl-C), "
                "143 terminated (SIGTERM)",
@@ -78,24 +92,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     saved = (package.level, list(package.handlers))
     _setup_logging(args)
     retries = RetryWarningsOncePerHost()
+    # -v shows every warning; without it, those of hosts that could not be reached end as one line
+    held = UnreachableWarningsHeld(active=not getattr(args, "verbose", 0))
+    filters: list[logging.Filter] = [held, retries]
     try:
         with sigterm_as_interrupt(), logging_redirect_tqdm(loggers=[package]):
             for h in package.handlers:  # the handlers the redirect put in place
-                h.addFilter(retries)
+                for f in filters:
+                    h.addFilter(f)
             try:
                 return int(handler(args))
             finally:
-                if retries.summary():
-                    say(f"paperfetch: {retries.summary()}", err=True)
+                for line in (held.summary(), retries.summary()):
+                    if line:
+                        say(f"paperfetch: {line}", err=True)
     except UsageError as exc:
         say(f"paperfetch: {exc}", err=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
         say(f"paperfetch: {interrupted_word()}", err=True)
         return interrupted_exit()
+    except BrokenPipeError:  # stdout closed by its reader (``| head``): end quietly, as Unix tools do
+        stdout_gone()
+        return _EXIT_SIGPIPE
     finally:  # main() called in-process (tests, a wrapper script) leaves logging as it found it
         package.setLevel(saved[0])
         for extra in [h for h in package.handlers if h not in saved[1]]:
             package.removeHandler(extra)
         for kept in package.handlers:
-            kept.removeFilter(retries)
+            for f in filters:
+                kept.removeFilter(f)

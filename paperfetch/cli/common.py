@@ -29,10 +29,11 @@ from paperfetch.suggest import did_you_mean
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
-    "UsageError", "check_column", "check_export", "check_out_dir", "check_report", "check_writable_file",
-    "common_options", "configuration_is_usage", "export_option", "host_table", "identity_options", "inputs_note",
-    "interrupted_exit", "interrupted_word", "jsonl_records", "partial_outcomes", "redacted",
-    "results_table", "say", "settings_from", "sigterm_as_interrupt", "summary", "write_export",
+    "UnreachableWarningsHeld", "UsageError", "check_column", "check_export", "check_out_dir", "check_report",
+    "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table",
+    "frame_text", "host_table", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word",
+    "jsonl_records", "partial_outcomes", "progress_wanted", "redacted", "results_table", "say", "settings_from",
+    "sigterm_as_interrupt", "stdout_gone", "summary", "terminal_width", "wrapped", "write_export",
     "write_private_safe", "write_report"
 ]
 
@@ -118,6 +119,40 @@ class RetryWarningsOncePerHost(logging.Filter):
         return f"retries not shown: {', '.join(shown)}" if shown else ""
 
 
+class UnreachableWarningsHeld(logging.Filter):
+    """Without ``-v``, holds back the warnings about hosts that could not be reached (retries of a refused
+    connection, the breaker that opens, the lookups that failed) and counts them: the command ends with one
+    line about them (the offline line, or :meth:`summary`) instead of a screenful."""
+
+    def __init__(self, *, active: bool = True) -> None:
+        super().__init__()
+        self.active = active
+        self.held: dict[str, int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.active or record.levelno != logging.WARNING:
+            return True
+        message = record.getMessage()
+        if not _UNREACHABLE.search(message):
+            return True
+        host = _host_in(message) or message.split(":", 1)[0].split()[-1]
+        self.held[host] = self.held.get(host, 0) + 1
+        return False
+
+    def summary(self) -> str:
+        """``"4 warnings about hosts that could not be reached not shown; -v shows them"`` (the hosts named when
+        one or two); ``""`` when none was held back."""
+        if not self.held:
+            return ""
+        count, hosts = sum(self.held.values()), sorted(self.held)
+        named = f" ({', '.join(hosts)})" if len(hosts) <= 2 else ""
+        return (f"{count} warning{'s' if count != 1 else ''} about hosts that could not be reached not shown"
+                f"{named}; -v shows them")
+
+
+#: The warnings :class:`UnreachableWarningsHeld` holds back: a connection that failed, a host unreachable.
+_UNREACHABLE = re.compile(r"ConnectionError for |\bunreachable\b|could not be reached")
+
 _RETRY_HOST = re.compile(r"https?://([^/\s;:]+(?::\d+)?)|HTTP \d+ from (\S+);")
 
 
@@ -172,8 +207,61 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> Any:
 
 
 def say(message: str, *, err: bool = False) -> None:
-    """Print one message (secrets masked) on stdout, or stderr with *err*."""
-    print(redact_text(message), file=sys.stderr if err else sys.stdout, flush=True)
+    """Print one message (secrets masked) on stdout, or stderr with *err*. Once the reader of stdout has gone
+    (``paperfetch config | head -3``), what follows is dropped and the command carries on (reports, exit status)."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        print(redact_text(message), file=stream, flush=True)
+    except BrokenPipeError:
+        stdout_gone(stream)
+
+
+def stdout_gone(stream: Any = None) -> None:
+    """Point the file descriptor of *stream* (stdout) at ``/dev/null``: its reader has closed the pipe, and
+    writing on (or flushing at exit) would raise ``BrokenPipeError`` again."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's capture): nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def terminal_width() -> int | None:
+    """The columns the output may use: ``$COLUMNS``, else the width of the terminal stdout is; None when stdout
+    is no terminal (a pipe or a file keeps whole rows)."""
+    import shutil
+
+    from paperfetch.config import environment
+
+    if environment().get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
+        return max(40, shutil.get_terminal_size().columns)
+    return None
+
+
+def wrapped(line: str, width: int | None, indent: str = "  ") -> str:
+    """*line* wrapped at words to *width* (later lines indented); unchanged without a width."""
+    import textwrap
+
+    if width is None or len(line) <= width:
+        return line
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
+                                    break_long_words=False))
+
+
+def progress_wanted(args: argparse.Namespace, *, jsonl: bool = False) -> bool:
+    """Whether a command draws its progress bar: not with --no-progress, -q or JSON Lines on stdout, and only
+    when stderr is a terminal (a cron log or a pipe would collect every frame on one ``\\r`` line)."""
+    if getattr(args, "no_progress", False) or getattr(args, "quiet", False) or jsonl:
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def redacted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -207,9 +295,10 @@ def summary(outcomes: pd.DataFrame) -> str:
     return ", ".join(f"{count} {name}" for name, count in counts.items())
 
 
-def host_table(status: pd.DataFrame) -> str:
-    """The per-host table for a terminal, folded for people (:func:`paperfetch.report.host_table_text`)."""
-    return host_table_text(status)
+def host_table(status: pd.DataFrame, width: int | None = None) -> str:
+    """The per-host table for a terminal, folded for people (:func:`paperfetch.report.host_table_text`), its
+    rows fitted to *width* (default: :func:`terminal_width`)."""
+    return host_table_text(status, width=terminal_width() if width is None else width)
 
 
 def check_out_dir(out: str) -> Path:
@@ -347,19 +436,59 @@ def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.
     return frame
 
 
-def results_table(outcomes: pd.DataFrame, width: int = 160) -> str:
-    """The per-paper table of ``download``: input, status, source, and the file or the reason."""
+def results_table(outcomes: pd.DataFrame, width: int | None = None) -> str:
+    """The per-paper table of ``download``: input, status, source, and the file or the reason; its rows fit
+    *width* (default: :func:`terminal_width`; without a terminal, the detail is cut at 80 characters)."""
     frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
     frame["detail"] = [
         (str(p) if isinstance(p, str) and p else str(r) if isinstance(r, str) and r else
          (str(e) if isinstance(e, str) else ""))
         for p, r, e in zip(frame["path"], frame["reason"], frame["error"])
     ]
+    width = terminal_width() if width is None else width
     columns = frame[["input", "status", "source", "detail"]].astype(object)
     shown = columns.where(columns.notna(), "")
     shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
-    shown["detail"] = [clip(str(v), max(20, width - 80), one_line=True) for v in shown["detail"]]
-    return shown.to_string(index=False)
+    if width is None:
+        shown["detail"] = [clip(str(v), 80, one_line=True) for v in shown["detail"]]
+        return shown.to_string(index=False)
+    shown["detail"] = [clip(str(v), width, one_line=True) for v in shown["detail"]]
+    return fitted_table(shown, width, ["detail", "input"])
+
+
+def fitted_table(frame: pd.DataFrame, width: int | None, shrink: Sequence[str], *, index: bool = False) -> str:
+    """``frame.to_string()`` with the text columns *shrink* cut (``…``, the first named first, none below 12
+    characters) until its rows fit *width*; as it is without a width."""
+    shown = frame.copy()
+    text = shown.to_string(index=index)
+    if width is None:
+        return text
+    for name in shrink:
+        excess = _widest(text) - width
+        if excess <= 0:
+            break
+        cells = [str(v) for v in shown[name]]
+        widest = max([len(c) for c in cells] + [len(str(name))])
+        limit = max(12, widest - excess)
+        shown[name] = [clip(c, limit) for c in cells]
+        text = shown.to_string(index=index)
+    return text
+
+
+def frame_text(frame: pd.DataFrame, *, colwidth: int = 60, shrink: Sequence[str] = ("title", "journal", "authors")) -> str:
+    """A table of rows for the terminal: cells cut at *colwidth*, and, when :func:`terminal_width` is known, the
+    text columns *shrink* cut further until the rows fit (the index shown, as ``to_string`` shows it)."""
+    width = terminal_width()
+    if width is None:
+        with pd.option_context("display.width", 160, "display.max_colwidth", colwidth):
+            return frame.to_string()
+    shown = frame.astype(object)
+    shown = shown.where(shown.notna(), "<NA>").map(lambda v: clip(str(v), colwidth, one_line=True))
+    return fitted_table(shown, width, [c for c in shrink if c in shown.columns] + list(shown.columns), index=True)
+
+
+def _widest(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
 
 
 def inputs_note(inputs: Sequence[object]) -> str:

@@ -5,7 +5,9 @@ nothing of the user's and exits 0 whenever it ran; ``--serve`` only keeps the wo
 from __future__ import annotations
 
 import argparse
+import logging
 import shlex
+import shutil
 import tempfile
 import threading
 import time
@@ -14,7 +16,18 @@ from typing import Any
 
 import pandas as pd
 
-from paperfetch.cli.common import EXIT_OK, UsageError, common_options, host_table, say, summary
+from paperfetch.cli.common import (
+    EXIT_OK,
+    UsageError,
+    common_options,
+    fitted_table,
+    host_table,
+    progress_wanted,
+    say,
+    summary,
+    terminal_width,
+    wrapped,
+)
 
 __all__ = ["add_subcommands", "run", "serve"]
 
@@ -25,7 +38,8 @@ def add_subcommands(sub: Any) -> None:
     demo.add_argument("--out", type=Path, help="output folder (default: a temporary folder)")
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
     demo.add_argument("--serve", action="store_true",
-                      help="only serve the world: print the PAPERFETCH_*_URL exports and keep it up until Ctrl-C")
+                      help="only serve the world: print the PAPERFETCH_*_URL exports and the endpoints={…} of a "
+                           "notebook, and keep it up until Ctrl-C")
     demo.set_defaults(handler=run)
 
 
@@ -34,11 +48,15 @@ def serve(*, ready: threading.Event | None = None, stop: threading.Event | None 
     from paperfetch.demo import DEMO_INPUTS, DemoWorld
 
     with DemoWorld() as world:
+        endpoints = dict(sorted(world.endpoints.items()))
         say("# the paperfetch demo world is up; in another shell:")
-        for name, url in sorted(world.endpoints.items()):
+        for name, url in endpoints.items():
             say(f"export PAPERFETCH_{name.upper()}_URL={shlex.quote(url)}")
         examples = " ".join(shlex.quote(str(i)) for i in DEMO_INPUTS[:3])
         say(f"# then, with PAPERFETCH_EMAIL set too: paperfetch download {examples} --state memory --no-cache")
+        say("# or in a notebook or a script:")
+        say(f"endpoints = {endpoints!r}")
+        say('# r = paperfetch.Retriever(endpoints=endpoints, email="your.name@your-university.edu", state="memory", cache=False)')
         say("# Ctrl-C stops the world")
         if ready is not None:
             ready.set()
@@ -57,24 +75,50 @@ def run(args: argparse.Namespace) -> int:
 
     if args.serve:
         return serve()
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a file, not a folder")
     out = args.out or Path(tempfile.mkdtemp(prefix="paperfetch-demo-"))
-    if Path(out).exists() and not Path(out).is_dir():
-        raise UsageError(f"--out {out} is a file, not a folder")
+    if not args.verbose:  # the holds, suppressions and refusals the demo provokes are in its host table
+        logging.getLogger("paperfetch").setLevel(logging.ERROR)
     say("Starting an offline world of services and publishers on loopback addresses …")
-    with DemoWorld() as world:
-        with Retriever(email="demo@example.org", out_dir=out, endpoints=world.endpoints,
-                       progress=not (args.no_progress or args.quiet), verbosity=0,
-                       # loopback answers and hosts have no place in the user's metadata cache or host state
-                       cache=False, state="memory",
-                       http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1, "rate_limit_max_s": 0.3}) as retriever:
-            started = time.monotonic()
-            outcomes = retriever.download(DEMO_INPUTS)
-            elapsed = time.monotonic() - started
-            if not args.quiet:
-                with pd.option_context("display.width", 160, "display.max_colwidth", 40):
-                    say(outcomes[["input", "id_type", "status", "source", "bytes", "title"]].to_string())
-                say(f"\nOutcomes: {summary(outcomes)}")
-                say("\nPer-host table:\n" + host_table(retriever.domain_status()))
-                say(f"\n{len(DEMO_INPUTS)} inputs in {elapsed:.1f} s, {world.requests_served()} HTTP requests served; "
-                    f"PDFs in {out}")
+    try:
+        with DemoWorld() as world:
+            with Retriever(email="demo@example.org", out_dir=out, endpoints=world.endpoints,
+                           progress=progress_wanted(args), verbosity=0,
+                           # loopback answers and hosts have no place in the user's metadata cache or host state
+                           cache=False, state="memory",
+                           http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1,
+                                         "rate_limit_max_s": 0.3}) as retriever:
+                started = time.monotonic()
+                outcomes = retriever.download(DEMO_INPUTS)
+                elapsed = time.monotonic() - started
+                if not args.quiet:
+                    _show(outcomes, retriever.domain_status(), world, elapsed, args)
+    finally:
+        if args.out is None:
+            shutil.rmtree(out, ignore_errors=True)
+    if not args.quiet:
+        say(wrapped(f"PDFs in {out} (kept)" if args.out is not None else
+                    f"the PDFs were in a temporary folder, now removed ({out}); --out DIR keeps them", terminal_width()))
     return EXIT_OK  # the demo shows failures on purpose; it succeeded when it ran
+
+
+def _show(outcomes: pd.DataFrame, status: pd.DataFrame, world: Any, elapsed: float, args: argparse.Namespace) -> None:
+    """The outcomes, the counts by status, the per-host table (the demo's hosts by name) and the run's figures."""
+    from paperfetch.demo import DEMO_INPUTS
+
+    width = terminal_width()
+    with pd.option_context("display.width", 160, "display.max_colwidth", 40):
+        if width is None:
+            say(outcomes[["input", "id_type", "status", "source", "bytes", "title"]].to_string())
+        else:
+            table = outcomes[["input", "id_type", "status", "source", "bytes", "title"]].astype(object)
+            shown = table.where(table.notna(), "<NA>").astype(str)
+            say(fitted_table(shown, width, ["title", "input"], index=True))
+    say("\n" + wrapped(f"Outcomes: {summary(outcomes)}", width))
+    names = world.host_names()
+    status = status.assign(host=[names.get(h, h) for h in status["host"]])
+    say("\nPer-host table:\n" + host_table(status))
+    if not args.verbose:
+        say("(the warnings of these holds, suppressions and refusals are left out; -v shows them as they happen)")
+    say(f"\n{len(DEMO_INPUTS)} inputs in {elapsed:.1f} s, {world.requests_served()} HTTP requests served")

@@ -33,18 +33,21 @@ from paperfetch.cli.common import (
     interrupted_word,
     jsonl_records,
     partial_outcomes,
+    progress_wanted,
     redacted,
     results_table,
     say,
     settings_from,
     summary,
+    terminal_width,
+    wrapped,
     write_export,
     write_private_safe,
     write_report,
 )
 from paperfetch.errors import ConfigurationError
 from paperfetch.redact import redact_text
-from paperfetch.report import yield_by_source, yield_line
+from paperfetch.report import YIELD_LEGEND, yield_by_source, yield_line
 
 __all__ = ["add_subcommands", "run"]
 
@@ -129,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
     with configuration_is_usage(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
-        retriever = Retriever(settings=settings, progress=not (args.no_progress or args.quiet or args.format == "jsonl"),
+        retriever = Retriever(settings=settings, progress=progress_wanted(args, jsonl=args.format == "jsonl"),
                               cache=not args.no_cache, resume=not args.force)
 
     # 2. the run
@@ -269,10 +272,12 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool 
             say(f"{entries} citation(s) written to {args.export}", err=args.format == "jsonl")
     bad = int((~outcomes["status"].astype(str).isin(OK_STATUSES)).sum())
     if not args.quiet and not interrupted:
-        say(f"{len(outcomes)} papers: {summary(outcomes)}", err=args.format == "jsonl")
+        width = terminal_width()
+        say(wrapped(f"{len(outcomes)} papers: {summary(outcomes)}", width), err=args.format == "jsonl")
         sources_line = yield_line(yield_by_source(outcomes))  # which source supplied what
         if sources_line:
-            say(sources_line, err=args.format == "jsonl")
+            say(wrapped(sources_line, width), err=args.format == "jsonl")
+            say(wrapped(f"  {YIELD_LEGEND}", width, indent="   "), err=args.format == "jsonl")
     return EXIT_FAILED if bad else EXIT_OK
 
 

@@ -22,10 +22,12 @@ from paperfetch.cli.common import (
     common_options,
     configuration_is_usage,
     export_option,
+    frame_text,
     identity_options,
     interrupted_exit,
     interrupted_word,
     partial_outcomes,
+    progress_wanted,
     redacted,
     results_table,
     say,
@@ -91,7 +93,7 @@ def _retriever(args: argparse.Namespace, settings: Any, out: Path | None) -> Any
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        return Retriever(settings=settings, cache=not args.no_cache, progress=not (args.no_progress or args.quiet))
+        return Retriever(settings=settings, cache=not args.no_cache, progress=progress_wanted(args))
 
 
 def _service_failed(exc: Exception) -> int:
@@ -101,8 +103,7 @@ def _service_failed(exc: Exception) -> int:
 
 def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: Path | None, shown: list[str]) -> int:
     if not args.quiet:
-        with pd.option_context("display.width", 160, "display.max_colwidth", 60):
-            say(redacted(frame[shown]).to_string() if len(frame) else "(no rows)")
+        say(frame_text(redacted(frame[shown])) if len(frame) else "(no rows)")
     code = EXIT_OK
     if args.download and len(frame):
         from paperfetch.run import identifier_columns, row_identifiers

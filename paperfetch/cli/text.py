@@ -19,10 +19,13 @@ from paperfetch.cli.common import (
     check_writable_file,
     common_options,
     configuration_is_usage,
+    fitted_table,
     identity_options,
     jsonl_records,
+    progress_wanted,
     say,
     settings_from,
+    terminal_width,
     write_private_safe,
     write_report,
 )
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        retriever = Retriever(settings=settings, progress=not (args.no_progress or args.quiet or args.format == "jsonl"),
+        retriever = Retriever(settings=settings, progress=progress_wanted(args, jsonl=args.format == "jsonl"),
                               cache=not args.no_cache)
     with retriever:
         try:
@@ -126,11 +129,16 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
             shown = table.astype(object).where(table.notna(), "")
             shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
             shown["detail"] = [clip(str(p or e), 80, one_line=True) for p, e in zip(shown["text_path"], shown["error"])]
-            say(shown[["input", "status", "text_source", "paragraphs", "detail"]].to_string(index=False))
+            say(fitted_table(shown[["input", "status", "text_source", "paragraphs", "detail"]], terminal_width(),
+                             ["detail", "input"]))
     if args.report is not None:
         write_report(paragraphs, args.report)
+        if not args.quiet:
+            say(f"report written to {args.report}", err=args.format == "jsonl")
     if args.outcomes is not None:
         write_report(outcomes, args.outcomes)
+        if not args.quiet:
+            say(f"outcomes written to {args.outcomes}", err=args.format == "jsonl")
     failed: list[str] = []  # worth another run: no text, and an identifier at all
     for value, source, status in zip(outcomes["input"], outcomes["text_source"], outcomes["status"].astype(str)):
         if is_missing(source) and status != "invalid_identifier" and not is_missing(value) and str(value).strip():

@@ -140,6 +140,13 @@ class DemoWorld:
             "semanticscholar": h["semanticscholar"].base_url, "biorxiv": h["biorxiv"].base_url,
         }
 
+    def host_names(self) -> dict[str, str]:
+        """The name of each demo host by its ``address:port`` (as ``domain_status()`` lists it): ``fast``,
+        ``unpaywall``, …, and ``down`` for the address where nothing listens."""
+        names = {host.base_url.split("://", 1)[1]: name for name, host in self.hosts.items()}
+        names[f"127.0.0.{self._ip + 30}:9"] = "down"
+        return names
+
     def requests_by_host(self) -> dict[str, int]:
         """How many requests each demo host has answered (robots.txt included)."""
         return {name: host.hits() for name, host in self.hosts.items()}

@@ -5,6 +5,7 @@ retries, as PyPaperRetriever's does; only a trickling head is typed there (:func
 
 from __future__ import annotations
 
+import re
 import socket
 from contextlib import contextmanager
 from typing import Generator, Protocol
@@ -14,7 +15,7 @@ from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 
 from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
 
-__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "read_errors", "unreachable"]
+__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "network_words", "read_errors", "unreachable"]
 
 
 class _Deadline(Protocol):
@@ -44,6 +45,41 @@ def unreachable(exc: BaseException) -> bool:
     return any(word in text for word in _UNREACHABLE_WORDS)
 
 
+#: What a failed connection says in words, by the words of its error's text (first match wins).
+_NETWORK_WORDS = (
+    (("NameResolution", "getaddrinfo", "Name or service not known", "nodename nor servname",
+      "Temporary failure in name resolution"), "the name did not resolve (DNS)"),
+    (("Connection refused",), "Connection refused"),
+    (("ProxyError", "Unable to connect to proxy"), "the proxy could not be used"),
+    (("SSLError", "CERTIFICATE_VERIFY_FAILED", "SSL:"), "the TLS handshake failed"),
+    (("Connection reset", "ConnectionResetError"), "connection reset"),
+    (("RemoteDisconnected", "Connection aborted"), "the connection was closed before an answer"),
+    (("Network is unreachable", "No route to host"), "no route to the host"),
+    (("ConnectTimeout", "Connect timeout", "connect timeout"), "no connection in time"),
+    (("ReadTimeout", "Read timed out", "read timeout"), "no answer in time"),
+)
+#: The marks of urllib3's reprs in an error's text (its pool, its retries, an object's address).
+_REPR_MARKS = ("Pool(", "Max retries exceeded", "Caused by", "object at 0x", "Connection(host=")
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^)\"'\]]+)")
+
+
+def network_words(exc: BaseException) -> str:
+    """A failed request in a few words (``the name did not resolve (DNS)``, ``Connection refused``, …), never
+    urllib3's repr of its connection pool; an error's own text when it holds no such repr, else its class name
+    and its errno text."""
+    text = f"{type(exc).__name__}: {exc!r}"
+    for words, said in _NETWORK_WORDS:
+        if any(word in text for word in words):
+            return said
+    if isinstance(exc, requests.Timeout):
+        return "no answer in time"
+    plain = " ".join(str(exc).split())
+    if plain and not any(mark in plain for mark in _REPR_MARKS):  # paperfetch's own words, or requests' plain ones
+        return plain if len(plain) <= 160 else plain[:159] + "…"
+    errno = _ERRNO.search(text)
+    return f"{type(exc).__name__} ({errno.group(1).strip()})" if errno else type(exc).__name__
+
+
 @contextmanager
 def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, None]:
     """A raw ``requests`` error leaving the block becomes :class:`~paperfetch.RequestTimeout` /
@@ -58,13 +94,15 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
         raise
     except requests.Timeout as exc:
         if what:
-            raise NetworkError(f"{what} of {shown} failed: {exc}", url=shown) from None
-        raise RequestTimeout(f"no answer from {shown} in time: {exc}", url=shown) from None
+            raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
+        words = network_words(exc)
+        detail = "" if words == "no answer in time" else f": {words}"
+        raise RequestTimeout(f"no answer from {shown} in time{detail}", url=shown) from None
     except requests.RequestException as exc:
         if what:
-            raise NetworkError(f"{what} of {shown} failed: {exc}", url=shown) from None
+            raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
         reach = "is unreachable" if unreachable(exc) else "could not be reached"
-        raise NetworkError(f"{shown} {reach}: {exc}", url=shown) from None
+        raise NetworkError(f"{shown} {reach}: {network_words(exc)}", url=shown) from None
 
 
 def _unchain(exc: BaseException) -> None:
