@@ -154,13 +154,7 @@ class Retriever:
         prefer: str = "version",
         settings: Settings | None = None,
     ) -> None:
-        try:
-            self.prefer = Prefer.parse(prefer).value  # which copies of a paper compete on load (docs/politeness.md)
-        except ValueError as exc:
-            raise ConfigurationError(str(exc)) from None
-        unknown = [s for s in sources if s not in DEFAULT_ORDER]
-        if unknown:
-            raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
+        self.prefer = _chosen_prefer(prefer, sources)  # which copies of a paper compete on load (docs/politeness.md)
         arguments = setting_arguments(
             {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
              "out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers,
@@ -680,6 +674,17 @@ def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
         if name != "input":
             joined[f"{name}_paperfetch" if name in df.columns else name] = outcomes[name]
     return joined
+
+
+def _chosen_prefer(prefer: str, sources: Sequence[str]) -> str:
+    """*prefer*'s value, after refusing an unknown choice or source (a :class:`ConfigurationError`)."""
+    unknown = [s for s in sources if s not in DEFAULT_ORDER]
+    if unknown:
+        raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
+    try:
+        return Prefer.parse(prefer).value
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 def _resolve_settings(settings: Settings | None, arguments: dict[str, Any], *, endpoints: Mapping[str, str] | None,

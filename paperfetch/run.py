@@ -180,18 +180,7 @@ class BatchRun:
 
                     rebuild_from_files(ledger, [i.identifier for i in parsed if i.identifier is not None],
                                        settings.out_dir, settings.filename_template)
-                for item in parsed:
-                    if item.identifier is None:
-                        rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value,
-                                               "reason": invalid_reason(item.error), "error": item.error}
-                        continue
-                    if item.duplicate_of is not None:
-                        continue
-                    reused = resumed_row(ledger, item.identifier, settings.out_dir) if settings.resume else None
-                    if reused is not None:
-                        rows[item.position] = reused
-                        continue
-                    jobs.append((item, self.item_job(item.identifier)))
+                jobs = self._triage(parsed, ledger, rows)
                 for position, row in rows.items():  # decided without a request: invalid inputs, rows reused from the ledger
                     model.item_finished(row["status"])
                     if hooks is not None:
@@ -238,6 +227,25 @@ class BatchRun:
             raise Interrupted(f"interrupted: {done} of {len(frame)} finished; run the same call again to resume",
                               partial=frame)
         return frame
+
+    def _triage(self, parsed: list[ParsedInput], ledger: Any, rows: dict[int, dict[str, Any]]
+                ) -> list[tuple[ParsedInput, ItemJob]]:
+        """The items to run; the rows decided without a request (invalid inputs, rows the ledger already has)
+        go into *rows*, and duplicates wait for their first occurrence."""
+        jobs: list[tuple[ParsedInput, ItemJob]] = []
+        for item in parsed:
+            if item.identifier is None:
+                rows[item.position] = {"id_type": None, "status": Status.INVALID_IDENTIFIER.value,
+                                       "reason": invalid_reason(item.error), "error": item.error}
+                continue
+            if item.duplicate_of is not None:
+                continue
+            reused = resumed_row(ledger, item.identifier, self.settings.out_dir) if self.settings.resume else None
+            if reused is not None:
+                rows[item.position] = reused
+                continue
+            jobs.append((item, self.item_job(item.identifier)))
+        return jobs
 
     def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """:meth:`paperfetch.Retriever.candidates`: one row per candidate URL, nothing downloaded."""
