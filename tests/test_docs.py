@@ -194,6 +194,10 @@ def run_file(name: str) -> dict[int, Result]:
             tempfile.TemporaryDirectory(prefix="paperfetch-docs-") as folder:
         for service, base_url in world.endpoints.items():
             patch.setenv(f"PAPERFETCH_{service.upper()}_URL", base_url)
+        # the examples are checked for what they do, not for their pace: no configured gap between requests
+        # (the demo world's Crawl-delays, Retry-Afters and the services' published intervals still apply)
+        patch.setenv("PAPERFETCH_DELAY_MIN_S", "0")
+        patch.setenv("PAPERFETCH_DELAY_MAX_S", "0")
         patch.setattr(socket, "getaddrinfo", _loopback_only_getaddrinfo)
         patch.chdir(folder)
         namespace: dict[str, Any] = {"__name__": f"docs.{name}", **_given(world)}
