@@ -333,32 +333,9 @@ class Retriever:
         columns : sequence of str, optional
             The columns to look in, in order (default ``doi``, ``pmid``, ``pmcid``).
         """
-        names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
-        if column is None and columns is None:
-            present = identifier_columns(df.columns)
-            if present and present != [name for name in IDENTIFIER_COLUMNS if name in df.columns]:
-                logger.info("download_frame reads the identifiers from column(s) %s", ", ".join(map(repr, present)))
-        else:
-            present = [name for name in names if name in df.columns]
-        if not present or (column is not None and column not in df.columns):
-            wanted = column if column is not None else names[0]
-            raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "
-                                     f"it has {list(df.columns)}")
-        inputs = row_identifiers(df, present)
-        outcomes = self.download(inputs if len(present) > 1 else df[present[0]])
-        outcomes.index = df.index
-        blank = pd.Series([value is None for value in inputs], index=df.index)
-        if blank.any():  # say which columns were looked at, not "blank input"
-            outcomes.loc[blank, "reason"] = "no identifier in this row"
-            outcomes.loc[blank, "error"] = f"no identifier in this row (looked at: {', '.join(present)})"
-        joined = df.copy()
-        for name in outcomes.columns:
-            if name == "input":
-                continue
-            # the caller's columns (the identifier column included) are never overwritten
-            target = f"{name}_paperfetch" if name in df.columns else name
-            joined[target] = outcomes[name]
-        return joined
+        present, inputs = _frame_inputs(df, column, columns)
+        outcomes = self.download(inputs)
+        return _join_outcomes(df, outcomes, present)
 
     def why(self, identifier: object) -> pd.DataFrame:
         """Each source asked about *identifier* in its last run, and its answer: ``source, answer``.
@@ -641,7 +618,8 @@ class Retriever:
         ids : iterable, str, Series or DataFrame
             The identifiers, as for :meth:`download`, or a frame.
         column : str, optional
-            A frame's identifier column (default ``doi``).
+            A frame's identifier column; without it a frame is read as :meth:`download_frame` reads it
+            (``doi``, else ``pmid``, else ``pmcid``, each also in another case such as ``DOI``).
         """
         from paperfetch.job import Job
 
@@ -651,11 +629,9 @@ class Retriever:
                                "host's pacing through the host state")
         if isinstance(ids, pd.DataFrame):
             frame = ids
-            name = column if column is not None else "doi"
-            if name not in frame.columns:
-                raise ConfigurationError(f"no column {name!r} in the frame; it has {list(frame.columns)}")
-            job = Job(run=self._download, ids=frame[name], join=lambda subset, outcomes: _join_outcomes(
-                frame.iloc[subset], outcomes))
+            present, inputs = _frame_inputs(frame, column, None)
+            job = Job(run=self._download, ids=inputs, join=lambda subset, outcomes: _join_outcomes(
+                frame.iloc[subset], outcomes, present))
         else:
             if column is not None:
                 raise ConfigurationError("column= goes with a DataFrame: r.start(frame, column='doi')")
@@ -665,10 +641,33 @@ class Retriever:
         return job
 
 
-def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
-    """*df* with the outcome columns joined, as :meth:`Retriever.download_frame` does (a Job's frames)."""
+def _frame_inputs(df: pd.DataFrame, column: str | None, columns: Sequence[str] | None) -> tuple[list[str], Any]:
+    """``(the columns read, the inputs)`` of a frame: *column* alone, else *columns*, else ``doi``, ``pmid``
+    and ``pmcid`` (each also in another case, when only one column matches); each row's first identifier."""
+    names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
+    if column is None and columns is None:
+        present = identifier_columns(df.columns)
+        if present and present != [name for name in IDENTIFIER_COLUMNS if name in df.columns]:
+            logger.info("reading the identifiers from column(s) %s", ", ".join(map(repr, present)))
+    else:
+        present = [name for name in names if name in df.columns]
+    if not present or (column is not None and column not in df.columns):
+        wanted = column if column is not None else names[0]
+        raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "
+                                 f"it has {list(df.columns)}")
+    return present, (row_identifiers(df, present) if len(present) > 1 else df[present[0]])
+
+
+def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame, present: Sequence[str]) -> pd.DataFrame:
+    """*df* with the outcome columns joined (:meth:`Retriever.download_frame`, a Job's frames): the caller's
+    columns are never overwritten (a clashing outcome column is ``<name>_paperfetch``); a row without an
+    identifier says which columns were looked at."""
     outcomes = outcomes.copy()
     outcomes.index = df.index
+    blank = pd.Series([value is None for value in row_identifiers(df, present)], index=df.index)
+    if blank.any():  # say which columns were looked at, not "blank input"
+        outcomes.loc[blank, "reason"] = "no identifier in this row"
+        outcomes.loc[blank, "error"] = f"no identifier in this row (looked at: {', '.join(present)})"
     joined = df.copy()
     for name in outcomes.columns:
         if name != "input":

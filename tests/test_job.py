@@ -196,6 +196,20 @@ def test_start_of_a_frame_gives_the_joined_frame(world, tmp_path):
     r.close()
 
 
+def test_start_of_a_frame_reads_it_as_download_frame_does(world, tmp_path):
+    # a reference manager's export: a DOI column in capitals, and a row with only a blank
+    r = make_retriever(world, tmp_path)
+    df = pd.DataFrame({"DOI": [world.dois[0], None, world.dois[1]], "Title": ["a", "b", "c"]})
+    out = r.start(df).result(timeout=30)
+    assert list(out["Title"]) == ["a", "b", "c"] and list(out["DOI"]) == list(df["DOI"])
+    assert list(out["status"].astype(str)) == ["downloaded", "invalid_identifier", "downloaded"]
+    assert out.loc[1, "reason"] == "no identifier in this row" and "looked at: DOI" in out.loc[1, "error"]
+    again = r.download_frame(df)  # the same frame, the same columns (a re-run: the ledger answers)
+    assert list(again.columns) == list(out.columns)
+    assert list(again["status"].astype(str)) == ["already_downloaded", "invalid_identifier", "already_downloaded"]
+    r.close()
+
+
 def test_the_dashboard_stop_button_stops_the_job(world, tmp_path):
     r = make_retriever(world, tmp_path)
     job = r.start(world.dois)
