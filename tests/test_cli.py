@@ -182,13 +182,36 @@ def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_pat
     frame = pd.read_csv(report)
     assert list(frame["status"]) == ["downloaded", "http_error", "invalid_identifier"]
     assert list(frame["http_status"].fillna(0).astype(int))[1] == 410
-    # --failed lists exactly what a re-run retries; a 410 Gone and an invalid input are final answers
-    assert failed.read_text() == ""
+    # --failed lists the 410 Gone under the final answers; an invalid input is left out (no retry helps it)
+    assert failed.read_text() == "# final answers (asked again only with --force)\n10.5555/demo.gone\n"
     pdf = next((tmp_path / "pdfs").glob("*.pdf"))
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(pdf.stat().st_mode) == 0o666 & ~umask  # readable by the group, not 0600
     assert stat.S_IMODE(report.stat().st_mode) == 0o666 & ~umask
+
+
+def test_failed_lists_every_input_that_did_not_finish_well_and_says_which_are_final(capsys, tmp_path, demo_env):
+    failed = tmp_path / "failed.txt"
+    inputs = ["10.5555/demo.fast", "10.5555/demo.gone", "10.5555/demo.closed", "10.5555/demo.unknown",
+              "10.5555/demo.held", "not a doi"]
+    code, out, err = run(["download", *inputs, "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                          "--failed", str(failed), "--format", "jsonl", "--no-progress"], capsys)
+    assert code == 1
+    statuses = {r["input"]: r["status"] for r in map(json.loads, out.splitlines())}
+    assert statuses == {"10.5555/demo.fast": "downloaded", "10.5555/demo.gone": "http_error",
+                        "10.5555/demo.closed": "no_open_copy", "10.5555/demo.unknown": "not_found",
+                        "10.5555/demo.held": "host_held", "not a doi": "invalid_identifier"}
+    # every input that did not finish well but the invalid one; a comment line says which a re-run asks again
+    assert failed.read_text() == ("# retried by a re-run\n10.5555/demo.held\n"
+                                  "# final answers (asked again only with --force)\n"
+                                  "10.5555/demo.gone\n10.5555/demo.closed\n10.5555/demo.unknown\n")
+    assert f"4 identifier(s) written to {failed} (1 retried by a re-run, 3 final)" in err
+    # the file is an --input of its own: the comment lines are skipped, the final answers stay final
+    code, out, err = run(["download", "--input", str(failed), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+                          "--format", "jsonl", "--no-progress"], capsys)
+    again = [r["input"] for r in map(json.loads, out.splitlines())]
+    assert again == ["10.5555/demo.held", "10.5555/demo.gone", "10.5555/demo.closed", "10.5555/demo.unknown"]
 
 
 def test_all_well_exits_0_and_jsonl_and_report_formats(capsys, tmp_path, demo_env):
@@ -348,7 +371,7 @@ def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path,
     assert list(frame.columns) == list(COLUMNS)  # the columns never depend on how the run ended
     assert dict(zip(frame["input"], frame["status"])) == {
         "10.5555/demo.fast": "downloaded", "10.5555/demo.unknown": "interrupted", "not a doi": "invalid_identifier"}
-    assert failed.read_text() == "10.5555/demo.unknown\n"
+    assert failed.read_text() == "# retried by a re-run\n10.5555/demo.unknown\n"
 
 
 def test_main_leaves_logging_as_it_found_it(capsys, tmp_path):

@@ -204,27 +204,37 @@ def _read_input(path: Path, column: str | None) -> tuple[pd.DataFrame | None, li
     return frame, [], column
 
 
-def _failed_inputs(outcomes: pd.DataFrame) -> list[str]:
-    """The identifiers a re-run retries (:func:`paperfetch.outcomes.retried_by_rerun`), and nothing else."""
+_RETRIED_HEADER = "# retried by a re-run"
+_FINAL_HEADER = "# final answers (asked again only with --force)"
+
+
+def _failed_inputs(outcomes: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(the identifiers a re-run retries, the final answers): every input that did not finish well, once,
+    but the invalid and blank ones (no retry helps them); :func:`paperfetch.outcomes.retried_by_rerun`
+    decides which list an input is in."""
     from paperfetch.outcomes import retried_by_rerun
 
-    keep = []
+    retried: list[str] = []
+    final: list[str] = []
     codes = outcomes["http_status"] if "http_status" in outcomes.columns else [None] * len(outcomes)
     for value, status, code in zip(outcomes["input"], outcomes["status"].astype(str), codes):
-        if (status in OK_STATUSES or not retried_by_rerun(status, code) or is_missing(value)
+        if (status in OK_STATUSES or status == "invalid_identifier" or is_missing(value)
                 or not str(value).strip()):
             continue
         text = str(value).strip()
-        if text not in keep:
-            keep.append(text)
-    return keep
+        if text not in retried and text not in final:
+            (retried if retried_by_rerun(status, code) else final).append(text)
+    return retried, final
 
 
-def _write_failed(path: Path, outcomes: pd.DataFrame) -> int:
-    lines = _failed_inputs(outcomes)
+def _write_failed(path: Path, outcomes: pd.DataFrame) -> tuple[int, int]:
+    """Writes the list as a ``.txt`` ``--input``: one identifier a line under a ``#`` comment line that says
+    whether a re-run asks again for them (comment lines are skipped when the file is read)."""
+    retried, final = _failed_inputs(outcomes)
+    lines = ([_RETRIED_HEADER, *retried] if retried else []) + ([_FINAL_HEADER, *final] if final else [])
     body = "".join(redact_text(line) + "\n" for line in lines)
     write_private_safe(path, lambda p: p.write_text(body, encoding="utf-8"))
-    return len(lines)
+    return len(retried), len(final)
 
 
 def _joined(frame: pd.DataFrame | None, outcomes: pd.DataFrame) -> pd.DataFrame:
@@ -263,9 +273,10 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool 
         if not args.quiet:
             say(f"report written to {args.report}", err=args.format == "jsonl")
     if args.failed is not None:
-        count = _write_failed(args.failed, outcomes)
+        retried, final = _write_failed(args.failed, outcomes)
         if not args.quiet:
-            say(f"{count} identifier(s) to retry written to {args.failed}", err=args.format == "jsonl")
+            say(f"{retried + final} identifier(s) written to {args.failed} ({retried} retried by a re-run, "
+                f"{final} final)", err=args.format == "jsonl")
     if args.export is not None:
         entries = write_export(outcomes, args.export)
         if not args.quiet:
