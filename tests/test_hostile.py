@@ -555,6 +555,62 @@ def test_a_redirect_between_public_addresses_is_followed():
     assert redirect_refusal("https://publisher.example/a", "https://unresolvable.example/", resolver=resolve) is None
 
 
+@pytest.mark.parametrize("target", [
+    "100.64.0.1", "100.127.255.254",  # carrier-grade NAT
+    "127.1", "2130706433", "0x7f000001", "0x7f.0.0.1", "0177.0.0.1", "0", "127.0.0.1.",  # loopback, shorthand forms
+    "localhost", "api.localhost", "LOCALHOST.",  # RFC 6761 names: loopback, whatever a resolver says
+    "[2002:a00:1::]", "[64:ff9b::a00:1]", "[64:ff9b::7f00:1]",  # 6to4 and NAT64 forms of 10.0.0.1 and 127.0.0.1
+    "172.16.0.1", "172.31.255.255", "192.168.0.1", "10.255.255.255", "[::1]", "[::]", "[fc00::1]", "[fd12:3456::1]",
+    "intranet.example",  # a name with a private address
+])
+def test_every_private_network_form_is_refused_from_a_public_origin(target):
+    resolve = _resolver({"publisher.example": PUBLIC, "intranet.example": "192.168.7.7"})
+    why = redirect_refusal("https://publisher.example/a", f"http://{target}/x", resolver=resolve)
+    assert why is not None and "from a public address" in why
+    assert redirect_refusal("https://publisher.example/a", f"http://{target}/x", allow_private=True,
+                            resolver=resolve) is None
+    assert redirect_refusal("http://127.0.0.5/a", f"http://{target}/x", resolver=resolve) is None  # loopback origin
+
+
+def _resolver_of(table):
+    def resolve(host, *args):  # noqa: ANN001
+        return [(2, 1, 6, "", (address, 0)) for address in table.get(host, [])]
+
+    return resolve
+
+
+def test_an_origin_with_any_public_address_is_public():
+    """A name that resolves to a public and a private address does not make its redirects private ones."""
+    resolve = _resolver_of({"rebind.example": [PUBLIC, "10.0.0.7"], "inside.example": ["10.0.0.8"]})
+    assert redirect_refusal("https://rebind.example/a", "http://inside.example/x", resolver=resolve) is not None
+    assert redirect_refusal("https://rebind.example/a", "http://10.0.0.1/x", resolver=resolve) is not None
+    assert redirect_refusal("https://rebind.example/a", "https://151.101.1.1/x", resolver=resolve) is None
+    # a public answer among private ones in the target is refused too
+    resolve = _resolver_of({"publisher.example": [PUBLIC], "two.example": ["151.101.1.1", "127.0.0.1"]})
+    assert redirect_refusal("https://publisher.example/a", "http://two.example/x", resolver=resolve) is not None
+
+
+def test_a_private_origin_reaches_private_networks_but_not_this_machine():
+    resolve = _resolver_of({"intranet.example": ["10.0.0.5"], "cgnat.example": ["100.64.1.1"]})
+    for origin in ("http://intranet.example/a", "http://192.168.1.10/a", "http://[fd00::5]/a", "http://cgnat.example/a"):
+        for target in ("10.0.0.9", "172.16.4.4", "192.168.1.11", "[fd00::6]", "100.64.2.2", "151.101.1.1"):
+            assert redirect_refusal(origin, f"http://{target}/x", resolver=resolve) is None, (origin, target)
+        for target in ("127.0.0.1", "127.1", "localhost", "[::1]", "0.0.0.0", "[::]"):
+            why = redirect_refusal(origin, f"http://{target}/x", resolver=resolve)
+            assert why is not None and "from a private address" in why, (origin, target)
+            assert redirect_refusal(origin, f"http://{target}/x", allow_private=True, resolver=resolve) is None
+        assert "link-local" in (redirect_refusal(origin, "http://169.254.169.254/", resolver=resolve) or "")
+
+
+def test_a_nat64_address_is_judged_by_the_address_it_embeds():
+    """On an IPv6-only network with DNS64 every public server has a 64:ff9b:: address: it stays public."""
+    resolve = _resolver_of({"publisher.example": ["64:ff9b::5db8:d822"], "cdn.example": ["64:ff9b::9765:101"]})
+    assert redirect_refusal("https://publisher.example/a", "https://cdn.example/a.pdf", resolver=resolve) is None
+    assert redirect_refusal("https://publisher.example/a", "http://[64:ff9b::a00:1]/", resolver=resolve) is not None
+    assert "link-local" in (redirect_refusal("https://publisher.example/a", "http://[64:ff9b::a9fe:a9fe]/",
+                                             resolver=resolve) or "")
+
+
 def test_the_transport_refuses_the_redirect_and_the_row_says_why(hosts, tmp_path, monkeypatch):
     import paperfetch.http.redirects as redirects_module
 

@@ -6,12 +6,14 @@ the request fails on its own.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["METADATA_HOSTS", "Resolver", "addresses_of", "is_link_local", "is_private_address", "redirect_refusal"]
+__all__ = ["METADATA_HOSTS", "Resolver", "addresses_of", "is_link_local", "is_loopback_address", "is_private_address",
+           "redirect_refusal"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[..., list[tuple[Any, ...]]]
@@ -26,19 +28,44 @@ METADATA_HOSTS = frozenset({
 _METADATA_ADDRESSES = frozenset({ipaddress.ip_address("fd00:ec2::254"), ipaddress.ip_address("100.100.100.200")})
 
 
+#: Carrier-grade NAT (RFC 6598): a provider's private network, not the public internet.
+_SHARED_ADDRESS_SPACE = ipaddress.ip_network("100.64.0.0/10")
+#: The NAT64 well-known prefix (RFC 6052): the IPv4 address it embeds is the one reached.
+_NAT64_PREFIX = ipaddress.ip_network("64:ff9b::/96")
+#: What a numeric IPv4 host in a shorthand form (``127.1``, ``2130706433``, ``0x7f.0.0.1``) is made of.
+_NUMERIC_HOST = re.compile(r"[0-9a-fA-FxX.]+")
+_LOOPBACK_NAMES = (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
+
+
+def _reached(address: IPAddress) -> IPAddress:
+    """The IPv4 address a connection to *address* reaches when it embeds one (IPv4-mapped, NAT64, 6to4),
+    else *address*."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return address.ipv4_mapped
+        if address in _NAT64_PREFIX:
+            return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if address.sixtofour is not None:
+            return address.sixtofour
+    return address
+
+
 def is_link_local(address: IPAddress) -> bool:
     """169.254.0.0/16, fe80::/10 (also IPv4-mapped), or a known cloud metadata address."""
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
+    address = _reached(address)
     return address.is_link_local or address in _METADATA_ADDRESSES
 
 
+def is_loopback_address(address: IPAddress) -> bool:
+    """127.0.0.0/8, ::1, or the unspecified 0.0.0.0 and :: (a connection to them reaches this machine)."""
+    address = _reached(address)
+    return address.is_loopback or address.is_unspecified
+
+
 def is_private_address(address: IPAddress) -> bool:
-    """True for addresses the public internet cannot reach us at (or should not send us to)."""
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
+    """True for addresses the public internet cannot reach us at (or should not send us to): RFC 1918, carrier-grade
+    NAT 100.64.0.0/10, loopback, link-local, unspecified, reserved, multicast, unique-local fc00::/7 and site-local."""
+    address = _reached(address)
     return (
         address.is_private
         or address.is_loopback
@@ -46,17 +73,36 @@ def is_private_address(address: IPAddress) -> bool:
         or address.is_unspecified
         or address.is_reserved
         or address.is_multicast
+        or (isinstance(address, ipaddress.IPv4Address) and address in _SHARED_ADDRESS_SPACE)
         or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
     )
 
 
-def addresses_of(host: str, resolver: Resolver = socket.getaddrinfo) -> list[IPAddress]:
-    """The IP addresses of *host*: itself when it is a literal, else what *resolver* says ([] if nothing)."""
-    literal = host.strip("[]").split("%", 1)[0]  # [fd00:ec2::254], fe80::1%eth0
+def _literal(host: str) -> IPAddress | None:
+    """*host* as an IP address when it is one, in any form a connection accepts (``[::1]``, ``fe80::1%eth0``,
+    ``127.0.0.1.``, ``127.1``, ``2130706433``, ``0x7f000001``), read without asking any resolver."""
+    literal = host.strip("[]").split("%", 1)[0].rstrip(".")
     try:
-        return [ipaddress.ip_address(literal)]
+        return ipaddress.ip_address(literal)
     except ValueError:
         pass
+    if literal and _NUMERIC_HOST.fullmatch(literal):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(literal))
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def addresses_of(host: str, resolver: Resolver = socket.getaddrinfo) -> list[IPAddress]:
+    """The IP addresses of *host*: itself when it is a literal, loopback for ``localhost`` and its subdomains
+    (RFC 6761), else what *resolver* says ([] if nothing)."""
+    literal = _literal(host)
+    if literal is not None:
+        return [literal]
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return list(_LOOPBACK_NAMES)
     try:
         infos = resolver(host, None, 0, socket.SOCK_STREAM)
     except (OSError, UnicodeError, ValueError):
@@ -91,9 +137,15 @@ def redirect_refusal(
     if allow_private:
         return None
     source = addresses_of(source_host, resolver)
-    if source and any(is_private_address(a) for a in source):
-        return None  # started on a private or loopback address: the caller chose that network
-    for address in targets:
+    if source and all(is_loopback_address(a) for a in source):
+        return None  # started on this machine: the caller chose it, and the networks it reaches
+    if source and all(is_private_address(a) for a in source):
+        for address in targets:  # started on a private network: it may lead within private networks, not here
+            if is_loopback_address(address):
+                return (f"a redirect from a private address to {target_host} ({address}), a loopback or unspecified "
+                        "address, was refused (allow_private_redirects=True allows it)")
+        return None
+    for address in targets:  # a public origin (or one with any public address, or none known)
         if is_private_address(address):
             return (
                 f"a redirect from a public address to {target_host} ({address}), a private, loopback, link-local "
