@@ -631,6 +631,25 @@ def test_the_transport_refuses_the_redirect_and_the_row_says_why(hosts, tmp_path
         c.fetch(publisher.base_url + "/a.pdf")
 
 
+def test_a_redirect_from_a_private_origin_to_this_machine_is_an_http_error_row(hosts, tmp_path, monkeypatch):
+    import paperfetch.http.redirects as redirects_module
+
+    inside = hosts("127.0.0.117", {"*": Reply(200, b"%PDF-1.4 local", {"Content-Type": "application/pdf"})})
+    intranet = hosts("127.0.0.118", {"/a.pdf": Reply(302, b"", {"Location": inside.base_url + "/admin.pdf"})})
+    service = hosts("127.0.0.119", {"*": Reply(200, json.dumps({"doi": "10.1000/p", "oa_locations": [
+        {"url_for_pdf": intranet.base_url + "/a.pdf"}]}), {"Content-Type": "application/json"})})
+
+    def as_if_intranet(from_url, to_url, allow_private):  # the server plays a private (10/8) address
+        return addresses.redirect_refusal(from_url.replace("127.0.0.118", "10.0.0.5"), to_url, allow_private)
+
+    monkeypatch.setattr(redirects_module, "redirect_refusal", as_if_intranet)
+    with retriever(tmp_path, {"unpaywall": service.base_url}, sources=["unpaywall"], respect_robots_txt=False) as r:
+        out = r.download(["10.1000/p"])
+    assert out.loc[0, "status"] == "http_error"
+    assert "127.0.0.117" in out.loc[0, "error"] and "from a private address" in out.loc[0, "error"]
+    assert inside.hits() == 0  # this machine's server was never asked
+
+
 def test_read_limited_caps_decoded_bytes_and_can_truncate(hosts):
     big = hosts("127.0.0.107", {"/big": Reply(200, b"x" * 300_000)})
     response = requests.get(big.base_url + "/big", stream=True, timeout=10)
