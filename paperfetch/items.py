@@ -5,6 +5,7 @@ the Retriever uses them"); sources expand by :class:`Stage`, and a failed write 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import deque
@@ -55,6 +56,9 @@ logger = logging.getLogger(__name__)
 VALIDATE_BYTES = defaults.PDF_SNIFF_BYTES
 #: Landing pages larger than this are not read (:data:`paperfetch.defaults.MAX_LANDING_BYTES`).
 MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
+#: A copy whose host can start this much later than another copy's of its tier (once its robots.txt is read) gives
+#: way to it once: the paper goes back to the scheduler, which places it by every copy's outlook.
+SOONER_BY_S = 1.0
 
 META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
 _META_FIELDS = META_FIELDS
@@ -210,6 +214,7 @@ class ItemJob:
     #: the sources that offered a copy, in the order they did (the row's ``offered_by``)
     offered: dict[str, None] = field(default_factory=dict)
     doing: str = ""                # the kind of the action on the wire now ("" between two requests)
+    gave_way: set[str] = field(default_factory=set)  # copies that gave way once to a sooner copy elsewhere
 
     @property
     def leads_on(self) -> bool:
@@ -240,6 +245,8 @@ class ItemJob:
             self._expand(self.sources_left.popleft())
         if not self.actions:
             return None
+        if not self.actions[0].copy:
+            self._behind_held()
         if self.actions[0].copy:
             self._arrange()
         return self.actions[0].url
@@ -278,6 +285,43 @@ class ItemJob:
                     del self.actions[index]
                     self.actions.appendleft(action)
                     return
+
+    def _behind_held(self) -> None:
+        """A candidate on a held host waits behind the first copy elsewhere that can start sooner (the hold stays on
+        the host, and the candidate stays in the paper's list)."""
+        web = self.context.web
+        try:
+            held = web.hold_remaining(self.actions[0].url)
+            if held <= 0:
+                return
+            for index, action in enumerate(self.actions):
+                if action.copy and web.ready_in(action.url) < held:
+                    del self.actions[index]
+                    self.actions.appendleft(action)
+                    return
+        except Exception:  # noqa: BLE001 - a transport that cannot say: the order stays
+            return
+
+    def _gives_way(self, action: _Action) -> bool:
+        """Whether the copy *action* goes back behind another of its tier whose host starts sooner by more than
+        :data:`SOONER_BY_S`, its host's robots.txt (and so its Crawl-delay) read first; at most once per copy."""
+        web = self.context.web
+        if action.url in self.gave_way or not callable(getattr(web, "read_robots", None)):
+            return False
+        try:
+            web.read_robots(action.url)
+            here = web.ready_in(action.url)
+            if here <= SOONER_BY_S:
+                return False
+            tier = self._tier(action)
+            there = min((web.ready_in(a.url) for a in self.actions if a.copy and self._tier(a) == tier), default=math.inf)
+        except Exception:  # noqa: BLE001 - the request itself will say what is wrong
+            return False
+        if there + SOONER_BY_S >= here:
+            return False
+        self.gave_way.add(action.url)
+        self.actions.append(action)
+        return True
 
     def advance(self) -> None:
         if self.url is None:
@@ -464,11 +508,13 @@ class ItemJob:
 
     def _download(self, action: _Action) -> None:
         r = self.context
+        # a copy with another of its tier left waits for no hold and no Retry-After: the next copy goes instead
+        alternative = action.copy and any(a.copy and self._tier(a) == self._tier(action) for a in self.actions)
+        if alternative and self._gives_way(action):
+            return
         self.tried.add(action.url)
         dest = r.out_dir / filename_for(self.identifier, r.filename_template)
         self.attempts += 1
-        # a copy with another of its tier left waits for no hold and no Retry-After: the next copy goes instead
-        alternative = action.copy and any(a.copy and self._tier(a) == self._tier(action) for a in self.actions)
         try:
             with answer_now() if alternative else nullcontext():
                 result = r.web.download(action.url, dest, validate=_validator(action.url), max_bytes=r.max_pdf_bytes,

@@ -328,3 +328,63 @@ def test_the_retriever_takes_each_paper_from_a_copy_off_the_held_host_and_says_s
         assert held.hits() == 1 and elapsed < 10.0  # one 503, then its papers went to the other copy
     with pytest.raises(ValueError, match="choose from version, speed"):
         Retriever(out_dir=tmp_path, prefer="fast")
+
+
+# ---------------------------------------------------------------------- facts learned after the assignment
+_PDF = Reply(200, b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n" + b"0" * 900 + b"\n%%EOF\n",
+             {"Content-Type": "application/pdf"})
+
+
+def _robots(delay, other=None):
+    def route(request):
+        if request.path == "/robots.txt":
+            return Reply(200, f"User-agent: *\nCrawl-delay: {delay}\n", {"Content-Type": "text/plain"})
+        return other(request) if callable(other) else (other or _PDF)
+    return route
+
+
+def _one_paper(tmp_path, locations, address):
+    """Download one DOI whose OpenAlex record lists *locations*; returns (frame, seconds from the call)."""
+    import json
+
+    from paperfetch import Retriever
+
+    record = {"doi": "https://doi.org/10.5555/late.1", "title": "Late", "best_oa_location": locations[0],
+              "locations": locations, "open_access": {"is_oa": True, "oa_url": locations[0]["pdf_url"]}}
+    with LoopbackHost(address, {"*": lambda request: Reply(200, json.dumps(record).encode(),
+                                                           {"Content-Type": "application/json"})}) as oa, \
+            LoopbackHost(address.rsplit(".", 1)[0] + "." + str(int(address.rsplit(".", 1)[1]) + 1),
+                         {"*": Reply(404)}) as void:
+        endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
+        r = Retriever(email="t@example.org", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
+                      cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
+                      delay_min_s=0.05, delay_max_s=0.05)
+        started = time.monotonic()
+        frame = r.download(["10.5555/late.1"])
+        elapsed = time.monotonic() - started
+        r.close()
+    return frame, elapsed
+
+
+def _location(pdf_url, landing=None):
+    return {"is_oa": True, "pdf_url": pdf_url, "landing_page_url": landing, "version": "publishedVersion",
+            "source": {"type": "journal"}}
+
+
+def test_a_crawl_delay_read_after_the_assignment_sends_the_paper_to_its_other_copy(tmp_path):
+    with LoopbackHost("127.0.0.71", {"*": _robots(15)}) as slow, LoopbackHost("127.0.0.72", {"*": _robots(0.05)}) as fast:
+        frame, elapsed = _one_paper(tmp_path, [_location(slow.url("/p/1.pdf")), _location(fast.url("/p/1.pdf"))],
+                                    "127.0.0.73")
+        assert list(frame["status"]) == ["downloaded"] and frame["url"][0].startswith(fast.base_url)
+        assert slow.hits() == 1 and slow.hits("/robots.txt") == 1  # its robots.txt only, in its first slot
+    assert elapsed < 5.0  # the 15 s Crawl-delay, learned in the host's first slot, was not waited for
+
+
+def test_the_paper_that_got_the_503_takes_its_copy_elsewhere_before_its_page_on_the_held_host(tmp_path):
+    down = Reply(503, b"down", {"Retry-After": "30"})
+    with LoopbackHost("127.0.0.75", {"*": _robots(0.05, down)}) as held, \
+            LoopbackHost("127.0.0.76", {"*": _robots(0.05)}) as good:
+        locations = [_location(held.url("/p/1.pdf"), held.url("/article/1")), _location(good.url("/p/1.pdf"))]
+        frame, elapsed = _one_paper(tmp_path, locations, "127.0.0.77")
+        assert list(frame["status"]) == ["downloaded"] and frame["url"][0].startswith(good.base_url)
+    assert elapsed < 10.0  # the 30 s hold stayed on the held host; the paper did not wait it out

@@ -304,6 +304,20 @@ class HttpClient(ConfiguredKnobs):
         """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed`` (:func:`.policy.allowance`)."""
         return policy.allowance(self.settings, Budget(self._config.max_elapsed).remaining())
 
+    def read_robots(self, url: str) -> None:
+        """Read *url*'s host's robots.txt now when it is respected and not known yet (in the host's first slot, as
+        a request there would), so its Crawl-delay is in :meth:`ready_in` before a caller commits to waiting for
+        the host. Nothing is sent while the host is held, open or suppressed."""
+        config = self._config
+        if not config.respect_robots_txt:
+            return
+        host = self._registry.limiter(url)
+        budget = Budget(config.max_elapsed)
+        if self._hosts.decide(host, budget, exempt=self._hosts.exempt(url)).verdict in (
+                policy.Verdict.SUPPRESSED, policy.Verdict.HELD, policy.Verdict.OPEN):
+            return
+        self._hosts.robots_rules(host, url, budget)
+
     def hold_remaining(self, url: str) -> float:
         """Seconds *url*'s host is held (Retry-After, a spent budget; 0: not held) (:func:`.policy.hold_remaining`)."""
         return self._hosts.hold_remaining(url)
