@@ -420,6 +420,19 @@ def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
     return result
 
 
+def _check_built(identifier: Identifier) -> None:
+    """An :class:`Identifier` built without parsing carries text as it is: its key reaches the ledger, URLs and
+    file names, so text that cannot be encoded (a lone surrogate) is refused here as parsed text would be."""
+    for part in (identifier.value, identifier.version):
+        if not isinstance(part, str):
+            continue
+        try:
+            part.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _fail_any(identifier, f"it holds U+{ord(part[exc.start]):04X}, a lone surrogate that cannot be "
+                                        "encoded as text") from None
+
+
 def _parse_number(number: int, original: object, hint: IdType | None) -> Identifier:
     if hint in (IdType.DOI, IdType.ARXIV):
         raise _fail(original, hint, "a number on its own cannot be one")
@@ -448,6 +461,7 @@ def _parse_any(text: object, kind: IdType | None) -> Identifier:
     if isinstance(text, Identifier):
         if kind is not None and text.type is not kind:
             raise _fail(text, kind, f"it is {_NAME[text.type]}")
+        _check_built(text)
         return text
     if is_missing(text):
         raise InvalidIdentifier(f"{_show(text)} is blank input (a missing value): {_EXPECT_ANY}", value=text)

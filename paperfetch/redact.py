@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 from typing import Any, Iterable
-from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 __all__ = [
     "REDACTED", "REDACTOR", "RedactingFilter", "Redactor", "SECRET_PARAMS", "install_log_filter", "redact_frame",
@@ -30,16 +30,27 @@ _SECRET_PARAM_RE = re.compile(
 MIN_SECRET_LENGTH = 4
 
 
-def _forms(value: str) -> set[str]:
-    """*value* as it may appear in text: raw, URL-encoded once or twice, ``+`` for spaces."""
-    forms = {value, quote(value, safe=""), quote(value), quote_plus(value), quote(value, safe="@"),
-             quote(quote(value, safe=""), safe="")}
-    return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
+#: Characters a URL carries as they are: every other one may be percent-encoded.
+_UNRESERVED = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.~-")
+
+
+def _char_pattern(ch: str) -> str:
+    """The pattern for one character of a secret as text may spell it: raw, percent-encoded once or twice (in
+    either hex case, the pattern is compiled case-insensitively), a space as ``+`` and a ``+`` read back as a space.
+    Each character has its own alternatives, so a URL that encodes some characters and not others is matched too."""
+    if ch in _UNRESERVED:
+        return re.escape(ch)
+    spellings: set[str] = set()
+    for read_as in ({" ", "+"} if ch in " +" else {ch}):  # a query's `+` is a space once decoded, and back
+        once = quote(read_as, safe="")
+        spellings |= {read_as, once, quote(once, safe="")}
+    return "(?:" + "|".join(re.escape(s) for s in sorted(spellings, key=len, reverse=True)) + ")"
 
 
 def _trie_pattern(words: Iterable[str]) -> str:
-    """One case-insensitive pattern for any of *words*, built as a prefix tree so its cost stays linear in the
-    text whatever the number of words; a word that prefixes another is optional, so the longest form is masked."""
+    """One case-insensitive pattern for any of *words* in any spelling of :func:`_char_pattern`, built as a prefix
+    tree so its cost stays linear in the text whatever the number of words; a word that prefixes another is
+    optional, so the longest form is masked."""
     trie: dict[str, Any] = {}
     long_words = []
     for word in words:
@@ -52,13 +63,13 @@ def _trie_pattern(words: Iterable[str]) -> str:
         node[""] = {}
 
     def build(node: dict[str, Any]) -> str:
-        branches = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        branches = [_char_pattern(ch) + build(child) for ch, child in sorted(node.items()) if ch]
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
         return f"(?:{body})?" if "" in node else body
 
-    parts = [re.escape(w) for w in sorted(long_words, key=len, reverse=True)]
+    parts = ["".join(map(_char_pattern, w.lower())) for w in sorted(long_words, key=len, reverse=True)]
     if trie:
         parts.append(build(trie))
     return "|".join(parts)
@@ -89,10 +100,7 @@ class Redactor:
             return
         with self._lock:
             self._values |= new
-            forms: set[str] = set()
-            for value in self._values:
-                forms |= _forms(value)
-            self._pattern = re.compile(_trie_pattern(forms), re.IGNORECASE)
+            self._pattern = re.compile(_trie_pattern(self._values), re.IGNORECASE)
 
     def __len__(self) -> int:
         return len(self._values)

@@ -188,6 +188,47 @@ def test_download_gives_hostile_inputs_one_row_each(hosts, tmp_path):
         assert status == ("not_found" if ok else "invalid_identifier") and error
 
 
+def _surrogate_shapes() -> list:
+    """A lone surrogate at every position of every identifier form, and identifiers built without parsing."""
+    from paperfetch.ids import Identifier, IdType
+
+    bases = ["10.1000/abc.def", "doi:10.1000/x", "PMID:12345", "PMC123", "arXiv:2101.00001v2", "arXiv:hep-th/9901001",
+             "https://doi.org/10.1000/x", "https://arxiv.org/abs/2101.00001", "https://pubmed.ncbi.nlm.nih.gov/12345/",
+             "https://www.ncbi.nlm.nih.gov/pmc/articles/PMC123/", "http://a.example/p.pdf", "10.1000/x%ED%A0%80"]
+    shapes: list = []
+    for base in bases:
+        for surrogate in ("\ud800", "\udfff", "\udcff"):
+            shapes += [base[:i] + surrogate + base[i:] for i in range(0, len(base) + 1, 3)]
+            shapes += [base + surrogate, base + "#" + surrogate, surrogate + " " + base]
+    shapes += [Identifier(IdType.DOI, "10.1000/\ud800"), Identifier(IdType.PMID, "1\ud800"),
+               Identifier(IdType.PMCID, "PMC1\udfff"), Identifier(IdType.ARXIV, "2101.00001\ud800"),
+               Identifier(IdType.ARXIV, "2101.00001", "v\ud800"), Identifier(IdType.DOI, "10.1000/ok")]
+    return shapes
+
+
+def test_a_lone_surrogate_anywhere_gives_a_row_and_nothing_raises(hosts, tmp_path):
+    """Every input is a row: a surrogate in a DOI suffix, a label, an arXiv form, a URL, or an Identifier built
+    directly (its key would reach the ledger, the URLs and the file name)."""
+    shapes = _surrogate_shapes()
+    absent = hosts("127.0.0.94", {"*": Reply(404, b"{}")})
+    endpoints = {k: absent.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "ncbi_idconv",
+                                              "ncbi_eutils", "doi", "arxiv", "biorxiv", "semanticscholar")}
+    for resume in (True, False):
+        with retriever(tmp_path / str(resume), endpoints, respect_robots_txt=False, resume=resume,
+                       http_options={"host_intervals": {host_key(absent.base_url): 0.0}}) as r:
+            out = r.download(shapes)
+            assert len(out) == len(shapes)
+            for shape in shapes[-6:]:
+                one = r.download([shape])  # alone too: a batch of one takes other paths
+                assert len(one) == 1
+    parsed = parse_many(shapes)
+    assert sum(item.identifier is not None for item in parsed) == 1  # the built 10.1000/ok
+    statuses = list(out["status"].astype(str))
+    assert statuses[-6:-1] == ["invalid_identifier"] * 5 and statuses[-1] == "not_found"
+    for item in parsed[-6:-1]:
+        assert "surrogate" in item.error
+
+
 # ------------------------------------------------------------------ 3. identifier text in URLs
 
 

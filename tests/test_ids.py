@@ -175,6 +175,16 @@ def test_parsing_an_identifier_returns_it() -> None:
     assert parse_identifier(identifier) is identifier
 
 
+def test_an_identifier_built_with_a_lone_surrogate_is_invalid_like_parsed_text() -> None:
+    built = [Identifier(DOI, "10.1000/\ud800"), Identifier(PMID, "1\udfff"), Identifier(ARXIV, "2101.00001", "v\ud800")]
+    for identifier in built:
+        with pytest.raises(InvalidIdentifier, match="lone surrogate") as info:
+            parse_identifier(identifier)
+        str(info.value).encode("utf-8")  # the message itself is encodable
+    parsed = parse_many([*built, Identifier(DOI, "10.1000/ok")])
+    assert [p.identifier for p in parsed] == [None, None, None, Identifier(DOI, "10.1000/ok")]
+
+
 # --------------------------------------------------------------------------- rejections
 
 REJECTED = [

@@ -170,3 +170,42 @@ def test_a_refused_candidate_url_gives_a_row_saying_it_was_refused_and_why(hosts
     assert "cannot be requested" in errors["10.1000/space"]
     assert "60,026 characters long" in via_landing["error"].item()
     assert plan["url"].isna().all() and "characters long" in plan["error"].item()
+
+
+def _work(doi: str, url: str) -> dict:
+    location = {"is_oa": True, "pdf_url": url, "landing_page_url": url, "version": "publishedVersion",
+                "source": {"type": "journal"}}
+    return {"doi": f"https://doi.org/{doi}", "title": "T", "ids": {"doi": f"https://doi.org/{doi}"},
+            "open_access": {"is_oa": True, "oa_url": url}, "best_oa_location": location, "locations": [location]}
+
+
+def test_a_100_kb_candidate_url_from_any_service_is_refused_url_not_no_open_copy(hosts, tmp_path):
+    """A URL longer than any text field a service may carry is still a candidate: the row says it was refused."""
+    long_url = "http://127.0.0.36/pdf/" + "b" * 100_000 + ".pdf"
+    publisher = hosts("127.0.0.36", {"*": Reply(200, fake_pdf("never asked"), {"Content-Type": "application/pdf"})})
+
+    def openalex(request):  # noqa: ANN001, ANN202
+        return Reply(200, json.dumps({"results": [_work("10.1000/huge", long_url)]}).encode(),
+                     {"Content-Type": "application/json"})
+
+    def unpaywall(request):  # noqa: ANN001, ANN202
+        location = {"url_for_pdf": long_url, "url": long_url, "url_for_landing_page": long_url, "host_type": "publisher"}
+        body = {"doi": "10.1000/huge", "title": "T", "is_oa": True, "best_oa_location": location,
+                "oa_locations": [location]}
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    def crossref(request):  # noqa: ANN001, ANN202
+        link = {"URL": long_url, "content-type": "application/pdf", "content-version": "vor"}
+        body = {"status": "ok", "message": {"DOI": "10.1000/huge", "title": ["T"], "link": [link]}}
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    for n, (name, answer) in enumerate((("openalex", openalex), ("unpaywall", unpaywall), ("crossref", crossref))):
+        service = hosts(f"127.0.0.{37 + n}", {"*": answer})
+        with retriever(tmp_path / name, {name: service.base_url}, sources=[name], respect_robots_txt=False,
+                       cache=False) as r:
+            out = r.download(["10.1000/huge"])
+        status, error = out["status"].item(), out["error"].item()
+        assert status == "refused_url", (name, status, error)
+        assert "100,026 characters long" in error and "no source offers" not in error
+        assert len(out["url"].item()) < 300
+    assert publisher.hits() == 0

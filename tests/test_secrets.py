@@ -23,7 +23,7 @@ from paperfetch.demo import DEMO_INPUTS, DemoWorld
 from paperfetch.http.hosts import host_key
 from paperfetch.ledger import DEFAULT_LEDGER_NAME
 from paperfetch.log import disable_logging
-from paperfetch.redact import REDACTED, Redactor, redact_text, redact_url
+from paperfetch.redact import REDACTED, Redactor, redact_text, redact_url, register_secrets
 from paperfetch.retriever import ENDPOINT_NAMES
 from paperfetch.testing import LoopbackHost, Reply, cassette_vcr
 
@@ -294,3 +294,78 @@ def test_redaction_cost_does_not_grow_with_the_number_of_secrets():
     few, many = timed(Redactor(secrets[:4]), masks_tail=False), timed(Redactor(secrets), masks_tail=True)
     assert many < 30 * max(few, 1e-3), (few, many)  # a flat alternation is ~100x the few-secret cost here
     assert Redactor(secrets).redact("x " + secrets[350] + " y") == f"x {REDACTED} y"
+
+
+# ---------------------------------------------------------------------------- secrets with URL-special characters
+SPECIAL_EMAIL = "jane+doe@uni"          # a `+` (a space once a query is decoded) and no TLD: only the value catches it
+SPECIAL_OPENALEX_KEY = "sk-OPEN-xyz/42"
+SPECIAL_NCBI_KEY = "Nc%bi 99+zz"        # a `%`, a space and a `+`
+SPECIAL_S2_KEY = "S2/x%2Fk+Q q"
+SPECIAL = (SPECIAL_EMAIL, SPECIAL_OPENALEX_KEY, SPECIAL_NCBI_KEY, SPECIAL_S2_KEY)
+
+
+def special_needles() -> set[str]:
+    """Every way a URL, a decoded query or a re-encoded one may spell a special secret."""
+    found: set[str] = set()
+    for value in SPECIAL:
+        plus_as_space = value.replace("+", " ")
+        for v in (value, plus_as_space):
+            found |= {v, quote(v, safe=""), quote(v), quote_plus(v), quote(v, safe="@"), quote(v, safe="+"),
+                      quote_plus(v, safe="@"), quote_plus(v, safe="/"), quote(quote(v, safe=""), safe="")}
+    return {f.lower() for f in found} | {f.upper() for f in found}
+
+
+SPECIAL_NEEDLES = special_needles()
+
+
+def special_leaks(text: str | bytes) -> list[str]:
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    low = text.lower()
+    return sorted(n for n in {s.lower() for s in SPECIAL_NEEDLES} if n in low)
+
+
+def test_the_redactor_masks_every_encoded_form_of_special_secrets():
+    r = Redactor(SPECIAL)
+    for needle in sorted(SPECIAL_NEEDLES):
+        masked = r.redact(f"GET /w?q=1&x={needle}&y=2 and {needle}.")
+        assert special_leaks(masked) == [], (needle, masked)
+    assert r.redact("sk-OPEN-xyz%2f42 sk-OPEN-xyz%2F42 jane%2bdoe%40uni") == " ".join([REDACTED] * 3)
+
+
+def test_special_secrets_leave_no_trace_in_exception_chains_logs_or_frames(tmp_path, refused_endpoints, every_record):
+    import traceback
+
+    endpoints = refused_endpoints
+    Identification(email=SPECIAL_EMAIL, openalex_api_key=SPECIAL_OPENALEX_KEY, ncbi_api_key=SPECIAL_NCBI_KEY)
+    register_secrets([SPECIAL_S2_KEY])  # the Retriever below registers it too; the raw client comes first
+    found: dict[str, str | bytes] = {}
+    base = endpoints["openalex"]
+    for i, value in enumerate(SPECIAL):
+        client = HttpClient(max_retries=0, network_retry_base_s=0.01, breaker_failures=0)
+        for query in (f"api_key={quote(value, safe='')}", f"mailto={quote_plus(value)}", f"x={quote(value)}",
+                      f"y={value}", f"api_key={quote(value, safe='@+')}"):
+            for call in (client.fetch, lambda u: client.download(u, tmp_path / "x.pdf")):
+                try:
+                    call(f"{base}/works/{i}?{query}")
+                except Exception as exc:  # noqa: BLE001 - every error is searched, whatever its type
+                    found[f"chain {i} {query}"] = "".join(traceback.format_exception(exc))
+                else:
+                    pytest.fail("a refused host answered")
+    with Retriever(email=SPECIAL_EMAIL, openalex_api_key=SPECIAL_OPENALEX_KEY, ncbi_api_key=SPECIAL_NCBI_KEY,
+                   s2_api_key=SPECIAL_S2_KEY, out_dir=tmp_path / "lib", endpoints=endpoints, progress=False,
+                   max_retries=1, workers=2,
+                   http_options={"network_retry_base_s": 0.01,
+                                 "host_intervals": {host_key(url): 0.0 for url in endpoints.values()}}) as retriever:
+        outcomes = retriever.download(["10.1234/abc", "PMID:31452104", "PMC3531190", "arXiv:1706.03762"])
+        assert set(outcomes["status"].astype(str)) <= {"network_error", "not_found", "no_open_copy"}
+        found.update({"outcomes csv": outcomes.to_csv(), "outcomes repr": repr(outcomes.to_dict()),
+                      "requests": retriever.requests().to_csv(), "requests repr": repr(retriever.requests().to_dict()),
+                      "domain_status": retriever.domain_status().to_csv(), "retriever repr": repr(retriever)})
+    found["log records"] = "\n".join(every_record.lines)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            found[f"file {path.name}"] = path.read_bytes()
+    assert any("Max retries" in str(text) or "refused" in str(text) for text in found.values())
+    dirty = {name: special_leaks(text) for name, text in found.items() if special_leaks(text)}
+    assert dirty == {}

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from paperfetch.config import Identification
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
-from paperfetch.sources.schema import OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
+from paperfetch.sources.schema import OBJECT, OBJECTS, TEXT, URL, YEAR, at, load_json, top_object
 
 __all__ = ["CrossrefSource"]
 
@@ -50,7 +50,7 @@ class CrossrefSource(Source):
             return {}
         license_url = at(work, "license", 0, "URL", kind=TEXT)
         candidates = [
-            self.candidate(at(link, "URL", kind=TEXT), kind="pdf", version=_VERSIONS.get(at(link, "content-version", kind=TEXT)),
+            self.candidate(at(link, "URL", kind=URL), kind="pdf", version=_VERSIONS.get(at(link, "content-version", kind=TEXT)),
                            license=license_url, host_type="publisher")
             for link in at(work, "link", kind=OBJECTS)
             if _is_pdf_link(link)
@@ -75,7 +75,7 @@ def _is_pdf_link(link: dict[str, Any]) -> bool:
     if content_type == "application/pdf":
         return True
     try:
-        path = urlsplit(at(link, "URL", kind=TEXT) or "").path
+        path = urlsplit(at(link, "URL", kind=URL) or "").path
     except ValueError:  # "http://[" and the like
         return False
     return content_type == "unspecified" and path.lower().endswith(".pdf")

@@ -10,7 +10,7 @@ from typing import Any
 from paperfetch.config import Identification
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe, quote_path
-from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
+from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, URL, YEAR, at, load_json, top_object
 
 __all__ = ["OpenAlexSource"]
 
@@ -81,8 +81,8 @@ class OpenAlexSource(Source):
         best = at(work, "best_oa_location", kind=OBJECT)
         primary = at(work, "primary_location", kind=OBJECT)
         pmcid = _strip(at(ids, "pmcid", kind=TEXT), _PMCID_PREFIXES)
-        best_pdf = at(best, "pdf_url", kind=TEXT)
-        oa_url = at(oa, "oa_url", kind=TEXT)
+        best_pdf = at(best, "pdf_url", kind=URL)
+        oa_url = at(oa, "oa_url", kind=URL)
         candidates = [
             self._from_location(best, best_pdf, "pdf"),
             # oa_url is the best location's pdf_url when it has one, otherwise its landing page.
@@ -90,8 +90,8 @@ class OpenAlexSource(Source):
         ]
         for loc in at(work, "locations", kind=OBJECTS):
             if at(loc, "is_oa", kind=FLAG):
-                candidates.append(self._from_location(loc, at(loc, "pdf_url", kind=TEXT), "pdf"))
-                candidates.append(self._from_location(loc, at(loc, "landing_page_url", kind=TEXT), "landing"))
+                candidates.append(self._from_location(loc, at(loc, "pdf_url", kind=URL), "pdf"))
+                candidates.append(self._from_location(loc, at(loc, "landing_page_url", kind=URL), "landing"))
         return Record(
             doi=doi,
             pmid=_strip(at(ids, "pmid", kind=TEXT), _PMID_PREFIXES),

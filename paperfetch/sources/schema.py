@@ -9,9 +9,9 @@ from typing import Any
 
 from paperfetch.errors import MalformedResponse
 
-__all__ = ["ANY", "FLAG", "ID", "OBJECT", "OBJECTS", "TEXT", "TEXTS", "YEAR", "at", "load_json", "load_xml", "top_object"]
+__all__ = ["ANY", "FLAG", "ID", "OBJECT", "OBJECTS", "TEXT", "TEXTS", "URL", "YEAR", "at", "load_json", "load_xml", "top_object"]
 
-#: Longest text field kept; a longer one is junk, not a title or a URL.
+#: Longest text field kept; a longer one is junk, not a title (a candidate URL is read as :data:`URL`).
 MAX_TEXT_CHARS = 100_000
 
 Kind = Callable[[Any], Any]
@@ -20,6 +20,19 @@ Kind = Callable[[Any], Any]
 def TEXT(value: Any) -> str | None:  # noqa: N802 - a declared kind reads like a type
     """A non-empty string that can be encoded as UTF-8 (no lone surrogates), else None."""
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT_CHARS:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
+
+
+def URL(value: Any) -> str | None:  # noqa: N802
+    """A candidate URL: as :data:`TEXT`, without its length cap. An over-long URL is still what the service
+    offers, and the item's row says it was refused (``refused_url``, paperfetch.urlcheck); the answer's own
+    byte cap bounds its length."""
+    if not isinstance(value, str) or not value.strip():
         return None
     try:
         value.encode("utf-8")

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from paperfetch.errors import MalformedResponse
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe
-from paperfetch.sources.schema import ID, OBJECT, TEXT, YEAR, at, load_json
+from paperfetch.sources.schema import ID, OBJECT, TEXT, URL, YEAR, at, load_json
 
 __all__ = ["FIELDS", "SemanticScholarSource", "s2_id", "s2_license"]
 
@@ -63,7 +63,7 @@ class SemanticScholarSource(Source):
         status = (at(pdf, "status", kind=TEXT) or "").upper()
         licence = s2_license(at(pdf, "license", kind=TEXT))
         candidates: list[Candidate | None] = []
-        url = at(pdf, "url", kind=TEXT)
+        url = at(pdf, "url", kind=URL)
         if url and status != "CLOSED":
             publisher = status in _PUBLISHER_STATUSES
             candidates.append(self.candidate(

@@ -14,7 +14,7 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
-from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, YEAR, at, load_json, top_object
+from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, URL, YEAR, at, load_json, top_object
 
 __all__ = ["UNPAYWALL_EMAIL_HELP", "UnpaywallSource", "check_email", "oa_date", "placeholder_email"]
 
@@ -96,11 +96,11 @@ class UnpaywallSource(Source):
         candidates = []
         for loc in filter(None, locations):
             meta = {"version": loc.get("version"), "license": loc.get("license"), "host_type": loc.get("host_type")}
-            pdf, url = at(loc, "url_for_pdf", kind=TEXT), at(loc, "url", kind=TEXT)
+            pdf, url = at(loc, "url_for_pdf", kind=URL), at(loc, "url", kind=URL)
             candidates.append(self.candidate(pdf, kind="pdf", **meta))
             # `url` is url_for_pdf when there is one, else the landing page; dedupe drops the repeat.
             candidates.append(self.candidate(url, kind="pdf" if url == pdf else "landing", **meta))
-            candidates.append(self.candidate(at(loc, "url_for_landing_page", kind=TEXT), kind="landing", **meta))
+            candidates.append(self.candidate(at(loc, "url_for_landing_page", kind=URL), kind="landing", **meta))
         record = Record(
             doi=doi.lower(),
             title=at(work, "title", kind=TEXT),
