@@ -124,7 +124,7 @@ class HostSide:
 
     def hold_remaining(self, url: str) -> float:
         """:func:`.policy.hold_remaining` for *url*'s host, now: seconds it is held (0: not held)."""
-        return policy.hold_remaining(self.registry.limiter(url).facts, self.clock.time())
+        return policy.hold_remaining(self.registry.limiter(url).steady(), self.clock.time())
 
     def in_flight_cap(self, url: str) -> int:
         """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
@@ -227,7 +227,7 @@ class HostSide:
         return Exchange("suppressed", response, host, url, decision.reason)
 
     def held(self, host: HostLimiter, url: str) -> Exchange:
-        facts = host.facts
+        facts = host.steady()
         remaining = policy.hold_remaining(facts, self.clock.time())
         status = facts.hold_status or 429
         self.emit(EventKind.HELD, host, url, status=status, seconds=remaining, detail=facts.hold_reason)
