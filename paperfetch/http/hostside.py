@@ -17,7 +17,7 @@ import requests
 
 from paperfetch import defaults
 from paperfetch.clock import Clock, utc
-from paperfetch.errors import NetworkError
+from paperfetch.errors import NetworkError, TooSlow
 from paperfetch.http import policy, redirects
 from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
@@ -287,7 +287,7 @@ class HostSide:
 
         def change(facts: Any) -> Any:
             new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now,
-                                                unreachable=unreachable_error(exc))
+                                                unreachable=unreachable_error(exc), trickled=isinstance(exc, TooSlow))
             out[:] = notices
             return new
 
