@@ -78,6 +78,12 @@ class FakeClock:
         with self._lock:
             self._now += seconds
 
+    def step_wall(self, seconds: float) -> None:
+        """Step the wall clock (``time()``) by *seconds*, back when negative, as an NTP correction or a person
+        setting the clock does; ``monotonic()`` does not move."""
+        with self._lock:
+            self._offset += seconds
+
     @property
     def slept(self) -> float:
         return sum(s for s in self.sleeps if s > 0)

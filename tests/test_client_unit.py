@@ -597,3 +597,67 @@ def test_polite_mode_off_still_reports_network_errors_as_events():
     with pytest.raises(requests.ConnectionError):
         client.get(f"{A}/x")
     assert [e.kind for e in events] == [EventKind.REQUEST, EventKind.NETWORK_ERROR]
+
+# ---------------------------------------------------------------- a wall clock that steps during a hold
+class _SteppingClock(FakeClock):
+    """A fake clock whose wall time steps by *step_s* once, *after_s* into the first sleep of at least that long."""
+
+    def __init__(self, step_s: float, after_s: float = 2.0) -> None:
+        super().__init__()
+        self.step_s, self.after_s, self.stepped = step_s, after_s, False
+
+    def sleep(self, seconds: float) -> None:
+        if not self.stepped and seconds >= self.after_s:
+            self.stepped = True
+            super().sleep(self.after_s)
+            self.step_wall(self.step_s)
+            super().sleep(seconds - self.after_s)
+        else:
+            super().sleep(seconds)
+
+
+@pytest.mark.parametrize("step_s", [-3600.0, -30.0, 3600.0])
+def test_a_hold_is_waited_out_on_the_monotonic_clock_whatever_the_wall_clock_does(step_s):
+    clock = _SteppingClock(step_s)
+    client, adapter, _ = make({f"{A}/x": [Reply(429, headers={"Retry-After": "5"}), Reply(200, b"ok")]}, clock=clock)
+    start = clock.monotonic()
+    assert client.get(f"{A}/x").status_code == 200
+    assert clock.stepped and len(adapter.calls) == 2
+    assert clock.monotonic() - start == pytest.approx(5.0, abs=1.0)  # the hold's length, not an hour more
+
+
+def test_a_hold_set_again_after_it_ended_holds_again_while_the_clocks_keep_step():
+    client, adapter, clock = make({f"{A}/x": [Reply(429, headers={"Retry-After": "5"}), Reply(200),
+                                              Reply(429, headers={"Retry-After": "5"}), Reply(200)]})
+    assert client.get(f"{A}/x").status_code == 200
+    clock.advance(10)
+    assert client.get(f"{A}/x").status_code == 200
+    assert clock.sleeps.count(5.0) == 2 and len(adapter.calls) == 4
+    assert client.hold_remaining(f"{A}/x") == 0
+
+
+@pytest.mark.parametrize("step_s", [-3600.0, 3600.0])
+def test_the_next_caller_waits_out_a_hold_on_the_monotonic_clock(step_s):
+    clock = _SteppingClock(step_s)
+    registry = HostRegistry(clock)
+    c1, _, _ = make({f"{A}/x": Reply(429, headers={"Retry-After": "5"})}, clock=clock, registry=registry,
+                    max_retries=0)
+    assert c1.get(f"{A}/x").status_code == 429 and not clock.stepped
+    c2, adapter, _ = make({f"{A}/x": Reply(200)}, clock=clock, registry=registry, max_retry_after_s=30)
+    start = clock.monotonic()
+    assert c2.get(f"{A}/x").status_code == 200
+    assert clock.stepped and clock.monotonic() - start == pytest.approx(5.0, abs=1.0)
+
+
+def test_a_wall_clock_stepped_forward_does_not_end_a_hold_this_process_read():
+    registry = HostRegistry(FakeClock())
+    clock = registry.clock
+    c1, _, _ = make({f"{A}/x": Reply(429, headers={"Retry-After": "5"})}, clock=clock, registry=registry,
+                    max_retries=0)
+    assert c1.get(f"{A}/x").status_code == 429
+    clock.step_wall(3600.0)  # the store's wall clock says the hold ended long ago
+    c2, adapter, _ = make({f"{A}/x": Reply(200)}, clock=clock, registry=registry, max_retry_after_s=30)
+    start = clock.monotonic()
+    assert c2.hold_remaining(f"{A}/x") == pytest.approx(5.0)
+    assert c2.get(f"{A}/x").status_code == 200
+    assert clock.monotonic() - start == pytest.approx(5.0, abs=1e-6)

@@ -933,3 +933,37 @@ def test_a_pdf_another_process_finished_just_before_this_run_is_kept_when_the_le
         with open(dest, "ab") as handle:
             handle.write(b"tampered")
         assert not r._batch.reusable(job, dest, False, resume=r.resume)  # not the file the ledger knows
+
+
+@pytest.mark.timeout(60)  # a real socket trickle: bounded whatever the batch does
+def test_a_trickling_pdf_host_costs_a_batch_about_one_window_and_counts_on_its_breaker(hosts, tmp_path):
+    import json as _json
+    from urllib.parse import parse_qs
+
+    dois = [f"10.5555/trickle.{n}" for n in range(3)]
+    with RawServer("127.0.0.117", trickle(fake_pdf("slow"), 0.01)) as pdfs:  # 100 bytes/s, under 1000
+
+        def works(request):  # noqa: ANN001
+            wanted = parse_qs(request.query).get("filter", [""])[0].removeprefix("doi:").split("|")
+            results = [{"id": "https://openalex.org/W0", "doi": f"https://doi.org/{d}", "title": d,
+                        "display_name": d, "publication_year": 2020, "ids": {"doi": f"https://doi.org/{d}"},
+                        "open_access": {"is_oa": True, "oa_status": "gold", "oa_url": None},
+                        "best_oa_location": {"is_oa": True, "pdf_url": pdfs.base_url + f"/{d[-1]}.pdf",
+                                             "landing_page_url": None, "license": "cc-by"},
+                        "locations": []} for d in wanted if d.lower() in dois]
+            return Reply(200, _json.dumps({"meta": {"count": len(results)}, "results": results}).encode(),
+                         {"Content-Type": "application/json"})
+
+        service = hosts("127.0.0.118", {"*": works})
+        with retriever(tmp_path, {"openalex": service.base_url}, sources=("openalex",), respect_robots_txt=False,
+                       max_retries=3, http_options={"min_rate_bytes_s": 1000, "min_rate_window_s": 1.0}) as r:
+            started = time.monotonic()
+            out = r.download(dois)
+            took = time.monotonic() - started
+            status = r.domain_status()
+    print(f"three papers on a trickling host: batch {took:.2f} s (window 1 s)")
+    assert sorted(out["status"]) == ["host_held", "host_held", "network_error"]  # every one retried by a re-run
+    assert "under the minimum of 1000 bytes/s" in out["error"].iloc[0] and (out["attempts"] <= 1).all()
+    row = status[status["host"].str.startswith("127.0.0.117")].iloc[0]
+    assert row["breaker"] == "open" and row["failures"] >= 1  # the trickle counted on the host's breaker
+    assert took < 1.0 + 1.5  # about one window for the batch: not a window per attempt, nor per paper

@@ -265,3 +265,20 @@ def test_a_trickling_robots_txt_ends_at_its_own_deadline_on_the_clients_clock():
     assert client.fetch(f"{PACED}/x").content == b"{}"  # unreachable -> allowed, as configured
     assert client.snapshot(PACED).robots == "unreachable"
     assert clock.monotonic() - 1000.0 < 1.0
+
+
+def test_a_body_under_the_minimum_rate_is_its_hosts_failure_and_not_asked_again_at_once(tmp_path):
+    clock = FakeClock()
+    session = requests.Session()
+    session.mount("https://", _TrickleAdapter(clock, {"/slow.pdf": (fake_pdf("slow", size=5000), 0.01,
+                                                                     "application/pdf")}))
+    client = HttpClient(session=session, clock=clock, registry=HostRegistry(clock), max_retries=3,
+                        min_rate_bytes_s=1000, min_rate_window_s=0.5, breaker_failures=1)
+    started = clock.monotonic()
+    with pytest.raises(TooSlow):
+        client.download(f"{PACED}/slow.pdf", tmp_path / "slow.pdf")
+    assert clock.monotonic() - started == pytest.approx(0.5, abs=0.05)  # one window, not one per attempt
+    snap = client.snapshot(PACED)
+    assert (snap.failures, snap.breaker) == (1, "open")  # a trickle is the host's failure
+    assert "TooSlow" in client.host_limiter(PACED).facts.breaker_reason
+    assert list(tmp_path.iterdir()) == []

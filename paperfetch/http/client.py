@@ -15,7 +15,7 @@ import requests
 from paperfetch import batch, defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.download import DownloadResult, file_digest, stream_to_file
-from paperfetch.errors import ConfigurationError, DeadlineExceeded, TooManyRedirects, TruncatedDownload
+from paperfetch.errors import ConfigurationError, DeadlineExceeded, TooManyRedirects, TooSlow, TruncatedDownload
 from paperfetch.http import policy, redirects, wire
 from paperfetch.http.config import DEFAULT_USER_AGENT, ConfiguredKnobs, TransportConfig, knob_signature
 from paperfetch.http.context import stop_event
@@ -206,7 +206,7 @@ class HttpClient(ConfiguredKnobs):
                         chunk_size=chunk_size, validate_bytes=validate_bytes,
                         should_stop=None if stop is None else stop.is_set, part=claim,
                     )
-                except DeadlineExceeded as exc:  # the body outlived the request's deadline: a failure of its host
+                except (DeadlineExceeded, TooSlow) as exc:  # the body outlived the deadline or trickled: its host's failure
                     self._hosts.observe_error(exchange.host, exchange.url, exc)
                     raise
                 finally:
@@ -414,6 +414,8 @@ class HttpClient(ConfiguredKnobs):
                 return exchange, retry
             try:
                 return finish(exchange, retry)
+            except TooSlow:
+                raise  # a trickling host is its failure (counted in finish), not asked again at once
             except (TruncatedDownload, *NETWORK_ERRORS) as exc:
                 with map_network_errors(shown, what="download"):
                     retry = self._network_retry(retry, url, exc, budget, f"download interrupted: {exc}")

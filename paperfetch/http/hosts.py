@@ -107,6 +107,10 @@ class HostFacts:
     concurrency_limit: int | None = None
 
 
+#: the wall clock moved against the monotonic one by more than this: it stepped (HostLimiter._steady)
+_CLOCK_STEP_S = 1.0
+
+
 def hold_remaining(facts: HostFacts, now: float) -> float:
     """Seconds the host's hold lasts from *now* (wall-clock epoch seconds; 0: not held)."""
     if facts.hold_until is None:
@@ -232,6 +236,9 @@ class HostLimiter:
         self.robots_lock = threading.Lock()
         self.facts = HostFacts()
         self._stored: StoredFacts | None = None  # the record self.facts was made from
+        self._read = HostFacts()  # self.facts as the store has them, before the hold is read on the monotonic clock
+        # the hold last read: (its end on the wall clock, its end on the monotonic clock, status, reason, wall - monotonic)
+        self._hold_mark: tuple[float, float, int | None, str, float] | None = None
         # pacing (process-local, monotonic)
         self.last_start: float | None = None
         self.gap_fraction: float = 0.0
@@ -259,9 +266,50 @@ class HostLimiter:
 
     def adopt(self, stored: StoredFacts) -> HostFacts:
         if stored is not self._stored:  # the in-process store hands back the same object until it changes
-            self.facts = host_facts(stored, self.facts.robots)
+            self._read = host_facts(stored, self.facts.robots)
             self._stored = stored
+        self.facts = self._steady(self._read)
         return self.facts
+
+    def steady(self) -> HostFacts:
+        """``facts`` with the hold read on the monotonic clock now (:meth:`_steady`), without asking the store."""
+        with self.cond:
+            self.facts = self._steady(self._read)
+            return self.facts
+
+    def _steady(self, facts: HostFacts) -> HostFacts:
+        """*facts* with the hold's end read on the monotonic clock: the hold is shared as wall-clock epoch seconds,
+        turned into a monotonic end the first time this process reads it, and lasts that long here whatever the
+        wall clock does afterwards. A step back does not lengthen it; a step forward does not end it early
+        (the store drops a hold its wall clock says has passed; here it stays until its monotonic end). A hold
+        cleared while the wall clock still says it runs (a release) ends at once. A wall clock that moved more
+        than a second against the monotonic one stepped: the hold read then with the same status and reason
+        is the same hold (the store only ever extends holds)."""
+        until = facts.hold_until
+        mark = self._hold_mark
+        if until is None and mark is not None:
+            clock = self._registry.clock
+            wall, mono = clock.time(), clock.monotonic()
+            if wall >= mark[0] and mark[1] > mono:  # the wall clock jumped past the end the monotonic one has not reached
+                return replace(facts, hold_until=wall + (mark[1] - mono), hold_status=mark[2], hold_reason=mark[3])
+            self._hold_mark = None
+            return facts
+        if until is None or not math.isfinite(until):
+            self._hold_mark = None
+            return facts
+        clock = self._registry.clock
+        wall, mono = clock.time(), clock.monotonic()
+        stepped = mark is not None and abs((wall - mono) - mark[4]) > _CLOCK_STEP_S
+        if mark is None or (until != mark[0] and not stepped) or mark[2:4] != (facts.hold_status, facts.hold_reason):
+            # a hold not read before (or extended while the clocks kept step); the same hold read after the wall
+            # clock stepped keeps its monotonic end, however far its wall-clock end moved (a store re-bases the
+            # hold of a record written "later" than now on every read)
+            mark = self._hold_mark = (until, mono + (until - wall), facts.hold_status, facts.hold_reason, wall - mono)
+        left = mark[1] - mono
+        if left <= 0:
+            return replace(facts, hold_until=None, hold_status=None, hold_reason="")
+        steady = wall + left
+        return facts if abs(steady - until) < 1e-6 else replace(facts, hold_until=steady)
 
     def refresh(self) -> HostFacts:
         """The facts as the store has them now (another process's hold included); also kept in ``facts``."""

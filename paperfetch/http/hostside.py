@@ -17,7 +17,7 @@ import requests
 
 from paperfetch import defaults
 from paperfetch.clock import Clock, utc
-from paperfetch.errors import NetworkError
+from paperfetch.errors import NetworkError, TooSlow
 from paperfetch.http import policy, redirects
 from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
@@ -124,7 +124,7 @@ class HostSide:
 
     def hold_remaining(self, url: str) -> float:
         """:func:`.policy.hold_remaining` for *url*'s host, now: seconds it is held (0: not held)."""
-        return policy.hold_remaining(self.registry.limiter(url).facts, self.clock.time())
+        return policy.hold_remaining(self.registry.limiter(url).steady(), self.clock.time())
 
     def in_flight_cap(self, url: str) -> int:
         """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
@@ -227,7 +227,7 @@ class HostSide:
         return Exchange("suppressed", response, host, url, decision.reason)
 
     def held(self, host: HostLimiter, url: str) -> Exchange:
-        facts = host.facts
+        facts = host.steady()
         remaining = policy.hold_remaining(facts, self.clock.time())
         status = facts.hold_status or 429
         self.emit(EventKind.HELD, host, url, status=status, seconds=remaining, detail=facts.hold_reason)
@@ -287,7 +287,7 @@ class HostSide:
 
         def change(facts: Any) -> Any:
             new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now,
-                                                unreachable=unreachable_error(exc))
+                                                unreachable=unreachable_error(exc), trickled=isinstance(exc, TooSlow))
             out[:] = notices
             return new
 

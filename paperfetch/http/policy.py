@@ -159,10 +159,12 @@ def past_budget(facts: HostFacts, settings: PolicySettings, since: float | None 
 
 def breaker_ends_batch(facts: HostFacts, settings: PolicySettings, *, now: float, since: float | None,
                        max_host_wait_s: float) -> bool:
-    """Whether the open breaker ends a batch's items for the host at once: unreachable, or :func:`past_budget`."""
+    """Whether the open breaker ends a batch's items for the host at once: unreachable, a body that trickled
+    under the minimum rate, or :func:`past_budget`."""
     if breaker_open(facts, settings, now) <= 0:
         return False
-    return unreachable(facts) or past_budget(facts, replace(settings, max_host_wait_s=max_host_wait_s), since=since)
+    return (unreachable(facts) or facts.breaker_reason.startswith(_TRICKLED)
+            or past_budget(facts, replace(settings, max_host_wait_s=max_host_wait_s), since=since))
 
 
 def unreachable(facts: HostFacts) -> bool:
@@ -402,17 +404,23 @@ def observe_response(
 
 #: The start of a breaker reason when the host could not be reached at all.
 UNREACHABLE = "unreachable"
+#: The start of a breaker reason when a body arrived under the minimum rate (``TooSlow``).
+_TRICKLED = "body under the minimum rate"
 
 
 def observe_error(facts: HostFacts, settings: PolicySettings, *, error: str, now: float,
-                  unreachable: bool = False) -> tuple[HostFacts, tuple[Notice, ...]]:
+                  unreachable: bool = False, trickled: bool = False) -> tuple[HostFacts, tuple[Notice, ...]]:
     """What a timeout or a connection error says about its host: a failure; the backoff grows unless
-    *unreachable* (the name did not resolve or the connection was refused)."""
+    *unreachable* (the name did not resolve or the connection was refused). A body that *trickled* under the
+    minimum rate opens the breaker at once (its head was a success, which ended the failures in a row; each
+    further request would cost a whole rate window), and a batch's items for the host end."""
     notices: list[Notice] = []
     new = facts
     if not unreachable:  # a host we never reached saw no request of ours: nothing to slow down for
         new = _with_backoff(facts, settings.backoff.increase(facts.backoff_s), notices)
-    what = f"{UNREACHABLE}: {error}" if unreachable else error
+    if trickled and settings.breaker_failures:
+        new = replace(new, failures=max(new.failures, settings.breaker_failures - 1))
+    what = f"{UNREACHABLE}: {error}" if unreachable else f"{_TRICKLED}: {error}" if trickled else error
     new = _failure(replace(new, failure_status=None), settings, now, 0.0, what, notices)
     return new, tuple(notices)
 
