@@ -14,7 +14,7 @@ import pandas as pd
 
 from paperfetch.cells import is_missing
 from paperfetch.download import FileAction, existing_file_action
-from paperfetch.errors import Interrupted, RateLimited, Stopped
+from paperfetch.errors import Interrupted, PaperfetchError, RateLimited, ServiceError, Stopped
 from paperfetch.http import context as call_context
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
@@ -355,6 +355,11 @@ class BatchRun:
                 return records
             except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
                 logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+                # the items left unanswered failed (retryable), unless another source answers: never "absent"
+                failure = exc if isinstance(exc, PaperfetchError) else ServiceError(f"{name} lookup failed: {exc}")
+                for ident in ids:
+                    if owners and ident.key in owners and ident.key not in records:
+                        owners[ident.key].source_failed(name, failure)
                 return records
 
     def new_dashboard_model(self, *, events: bool) -> Any:

@@ -463,3 +463,29 @@ def test_a_disk_that_fills_up_mid_run_moves_each_file_to_memory_with_what_it_had
     with Ledger(small_disk / "out" / ".paperfetch-ledger.sqlite3") as reopened:  # every row committed before is kept
         assert reopened.get("doi:10.1/first").status == "not_found"
         assert reopened.recovered  # and the next run rebuilds the rest from the PDFs
+
+
+DOIS = ["10.5555/demo.fast", "10.5555/demo.fast2"]  # the demo papers OpenAlex has a PDF for
+
+
+def test_a_redis_fault_during_the_batched_lookup_is_retryable_and_the_fixed_rerun_downloads(world, tmp_path,
+                                                                                           redis_with_password):
+    """OpenAlex alone: a lookup that failed on the store is a network_error naming the store, never not_found."""
+    port = redis_with_password
+
+    def run(state: str):
+        before = world.requests_served()
+        with Retriever(email="tester@example.org", out_dir=tmp_path / "out", endpoints=world.endpoints,
+                       sources=("openalex",), progress=False, verbosity=0, http_options=FAST, state=state,
+                       cache=str(tmp_path / "cache.sqlite")) as r:
+            frame = r.download(DOIS)
+        return frame, world.requests_served() - before
+
+    frame, _ = run(f"redis://:wrong-pass-123@127.0.0.1:{port}/0")
+    got = statuses(frame)
+    assert set(got.values()) == {"network_error"}, got
+    errors = " ".join(frame["error"].astype(str))
+    assert f"127.0.0.1:{port}" in errors and "openalex" in errors and "wrong-pass-123" not in errors
+    again, served = run(f"redis://:right-horse-battery@127.0.0.1:{port}/2")
+    assert set(statuses(again).values()) == {"downloaded"}, statuses(again)
+    assert served >= 1 + len(DOIS)  # the lookup and every PDF were asked for
