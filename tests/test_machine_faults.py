@@ -358,7 +358,7 @@ def test_a_redis_fault_is_a_retryable_failure_with_the_stores_error_never_not_fo
     if fault == "wrong_password":
         port = request.getfixturevalue("redis_with_password")
         url, secret, good = f"redis://:wrong-pass-123@127.0.0.1:{port}/0", "wrong-pass-123", \
-            f"redis://:right-horse-battery@127.0.0.1:{port}/1"  # /1: the process-wide registry keys a store by its name
+            f"redis://:right-horse-battery@127.0.0.1:{port}/0"  # the same store, its password fixed, in the same process
     else:
         port = request.getfixturevalue("redis_out_of_memory")
         url, secret, good = f"redis://127.0.0.1:{port}/0", None, "memory"
@@ -486,6 +486,23 @@ def test_a_redis_fault_during_the_batched_lookup_is_retryable_and_the_fixed_reru
     assert set(got.values()) == {"network_error"}, got
     errors = " ".join(frame["error"].astype(str))
     assert f"127.0.0.1:{port}" in errors and "openalex" in errors and "wrong-pass-123" not in errors
-    again, served = run(f"redis://:right-horse-battery@127.0.0.1:{port}/2")
+    again, served = run(f"redis://:right-horse-battery@127.0.0.1:{port}/0")  # the password fixed, same process
     assert set(statuses(again).values()) == {"downloaded"}, statuses(again)
     assert served >= 1 + len(DOIS)  # the lookup and every PDF were asked for
+
+
+def test_a_fixed_redis_password_is_used_in_the_same_process(redis_with_password):
+    """The process-wide registry keys a Redis store by its whole URL (the password too), so a fixed one is used."""
+    from paperfetch.errors import StoreUnavailable
+    from paperfetch.http.hosts import registry_for
+
+    port = redis_with_password
+    wrong = registry_for(f"redis://:wrong-pass-123@127.0.0.1:{port}/0")
+    with pytest.raises(StoreUnavailable):
+        wrong.store.get("a.example:443", time.time())
+    right = registry_for(f"redis://:right-horse-battery@127.0.0.1:{port}/0")
+    assert right is not wrong and right.store.name == wrong.store.name == f"redis://127.0.0.1:{port}/0"
+    assert right.store.get("a.example:443", time.time()).host == "a.example:443"
+    assert registry_for(f"redis://:right-horse-battery@127.0.0.1:{port}/0") is right  # one registry per store
+    for shown in (repr(right.store), right.store.name, repr(right), str(getattr(right.store, "identity", ""))):
+        assert "right-horse-battery" not in shown and "wrong-pass-123" not in shown
