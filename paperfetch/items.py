@@ -32,6 +32,7 @@ from paperfetch.http.assign import Prefer, copy_tier
 from paperfetch.http.context import Tally, answer_now
 from paperfetch.http.limits import read_limited
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
+from paperfetch.ledger.base import recheck_due
 from paperfetch.outcomes import STATUS_FOR_ERROR, Status, status_for
 from paperfetch.reasons import absent_reason, failure_reason
 from paperfetch.redact import redact_text, redact_url
@@ -622,8 +623,8 @@ def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[
     entry = done or ledger.get(ident.key)
     if entry is None:
         return None
-    # a recorded key's should_retry() is its retryable flag
-    action = download_action(resume=True, done=done is not None, final=not entry.retryable)
+    # a recorded key's should_retry(): its retryable flag, or a final "absent" answer past the recheck age
+    action = download_action(resume=True, done=done is not None, final=not (entry.retryable or recheck_due(entry)))
     if action is FileAction.FETCH:
         return None
     extra = dict(entry.extra or {})
