@@ -325,9 +325,10 @@ class ItemJob:
         while True:
             while not self.actions and self.sources_left:
                 self._expand(self.sources_left.popleft())
-            if not self.actions:  # candidates refused before any request are listed with the errors
+            if not self.actions:  # candidates refused before any request, and failed batched lookups, are listed too
                 refused = [f"{f.source} {f.url}: {f.message}" for f in self.failures if f.status is Status.REFUSED_URL]
-                return found, errors + refused
+                batch = [f"{f.source}: {f.message}" for f in self.failures if f.held_lookup]
+                return found, errors + refused + batch
             if self.actions[0].copy:
                 self._arrange()  # the order a run would try them in: the best version tier first
             action = self.actions.popleft()

@@ -506,3 +506,15 @@ def test_a_fixed_redis_password_is_used_in_the_same_process(redis_with_password)
     assert registry_for(f"redis://:right-horse-battery@127.0.0.1:{port}/0") is right  # one registry per store
     for shown in (repr(right.store), right.store.name, repr(right), str(getattr(right.store, "identity", ""))):
         assert "right-horse-battery" not in shown and "wrong-pass-123" not in shown
+
+
+def test_candidates_say_a_failed_batched_lookup_failed(world, tmp_path, redis_with_password):
+    """``candidates()`` names the lookup's failure where no candidate came, never "no service knows" it."""
+    with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+                   progress=False, verbosity=0, http_options=FAST, cache=False,
+                   state=f"redis://:wrong-pass-123@127.0.0.1:{redis_with_password}/0") as r:
+        frame = r.candidates(DOIS)
+    assert len(frame) == len(DOIS) and frame["url"].isna().all()
+    for error in frame["error"]:
+        assert "no service knows" not in error and f"127.0.0.1:{redis_with_password}" in error, error
+        assert "wrong-pass-123" not in error
