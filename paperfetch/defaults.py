@@ -11,7 +11,8 @@ __all__ = [
     "MAX_HOLD_S", "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS",
     "MAX_RETRIES", "MAX_RETRY_AFTER_S", "MAX_ROBOTS_BYTES", "MAX_XML_BYTES", "MIN_RATE_BYTES_S", "MIN_RATE_WINDOW_S",
     "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S",
-    "REDIS_NAMESPACE", "REDIS_RETRY_AFTER_S", "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S", "ROBOTS_CACHE_TTL_S",
+    "RECHECK_AFTER_S", "REDIS_NAMESPACE", "REDIS_RETRY_AFTER_S", "REDIS_SOCKET_TIMEOUT_S", "REQUEST_DEADLINE_S",
+    "ROBOTS_CACHE_TTL_S",
     "ROBOTS_DEADLINE_S", "ROBOTS_REDIRECTS", "ROBOTS_UNREACHABLE_TTL_S", "SEARCH_CACHE_TTL_S", "SEARCH_MAX_RESULTS",
     "STATE", "SUPPRESSION_EXEMPT", "SUPPRESS_403_TTL_S", "TIMEOUT", "UNREACHABLE_RETRY_BASE_S",
 ]
@@ -121,6 +122,9 @@ REDIS_SOCKET_TIMEOUT_S = 5.0
 REDIS_RETRY_AFTER_S = 30.0
 #: Unlocked part files older than this are a dead run's and are removed.
 LEGACY_PART_AGE_S = 3600.0
+#: How long a final "absent" answer in the ledger (``not_found``, ``no_open_copy``) is kept before a run asks
+#: the services again: embargoes end and repositories are harvested late. Read at each run, so it can be set.
+RECHECK_AFTER_S = 30 * 24 * 3600.0
 
 
 # the item path, the research calls, the dashboard

@@ -33,6 +33,7 @@ from paperfetch.http.assign import Prefer, copy_tier
 from paperfetch.http.context import Tally, answer_now
 from paperfetch.http.limits import read_limited
 from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
+from paperfetch.ledger.base import recheck_due
 from paperfetch.outcomes import STATUS_FOR_ERROR, Status, status_for
 from paperfetch.reasons import absent_reason, failure_reason
 from paperfetch.redact import redact_text, redact_url
@@ -368,9 +369,10 @@ class ItemJob:
         while True:
             while not self.actions and self.sources_left:
                 self._expand(self.sources_left.popleft())
-            if not self.actions:  # candidates refused before any request are listed with the errors
+            if not self.actions:  # candidates refused before any request, and failed batched lookups, are listed too
                 refused = [f"{f.source} {f.url}: {f.message}" for f in self.failures if f.status is Status.REFUSED_URL]
-                return found, errors + refused
+                batch = [f"{f.source}: {f.message}" for f in self.failures if f.held_lookup]
+                return found, errors + refused + batch
             if self.actions[0].copy:
                 self._arrange()  # the order a run would try them in: the best version tier first
             action = self.actions.popleft()
@@ -668,8 +670,8 @@ def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[
     entry = done or ledger.get(ident.key)
     if entry is None:
         return None
-    # a recorded key's should_retry() is its retryable flag
-    action = download_action(resume=True, done=done is not None, final=not entry.retryable)
+    # a recorded key's should_retry(): its retryable flag, or a final "absent" answer past the recheck age
+    action = download_action(resume=True, done=done is not None, final=not (entry.retryable or recheck_due(entry)))
     if action is FileAction.FETCH:
         return None
     extra = dict(entry.extra or {})

@@ -354,6 +354,8 @@ class Retriever:
     def retry(self, outcomes: pd.DataFrame, *, statuses: Iterable[str] | None = None) -> pd.DataFrame:
         """Run again just the rows of *outcomes* that failed: those a re-run retries (not finished well,
         not a final answer), or those with one of *statuses*. Returns *outcomes* with those rows replaced.
+        A final ``not_found`` / ``no_open_copy`` is asked again by any run once its ledger row is older than
+        :data:`paperfetch.defaults.RECHECK_AFTER_S` (30 days; :func:`paperfetch.ledger.recheck_at` says when).
 
         Parameters
         ----------

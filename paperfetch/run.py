@@ -14,7 +14,7 @@ import pandas as pd
 
 from paperfetch.cells import is_missing
 from paperfetch.download import FileAction, existing_file_action
-from paperfetch.errors import Interrupted, RateLimited, Stopped
+from paperfetch.errors import Interrupted, PaperfetchError, RateLimited, ServiceError, Stopped
 from paperfetch.http import context as call_context
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
@@ -337,11 +337,13 @@ class BatchRun:
 
     def lookup(self, name: str, ids: list[Identifier], owners: Mapping[str, ItemJob] | None = None) -> dict[str, Record]:
         """A batched lookup, one batch at a time: a batch whose host is held (a spent budget) marks its
-        items (*owners*: identifier key -> job) held for this source, the batches answered before it are kept."""
+        items (*owners*: identifier key -> job) held for this source, the batches answered before it are kept;
+        a lookup that fails otherwise marks every item it left unanswered failed for this source (retryable)."""
         if not ids or getattr(self.api, "closed", False):  # close() from another thread: the batch is stopping, ask nothing more
             return {}
         source = self.sources[name]
         records: dict[str, Record] = {}
+        marked: set[str] = set()  # the items already told this source failed them
         with call_context.scope(source=name):
             try:
                 for chunk in batched(ids, source.batch_size if owners is not None else len(ids)):
@@ -352,9 +354,15 @@ class BatchRun:
                         for ident in chunk:
                             if owners and ident.key in owners:
                                 owners[ident.key].source_failed(name, exc)
+                                marked.add(ident.key)
                 return records
             except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
                 logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
+                # the items left unanswered failed (retryable), unless another source answers: never "absent"
+                failure = exc if isinstance(exc, PaperfetchError) else ServiceError(f"{name} lookup failed: {exc}")
+                for ident in ids:
+                    if owners and ident.key in owners and ident.key not in records and ident.key not in marked:
+                        owners[ident.key].source_failed(name, failure)
                 return records
 
     def new_dashboard_model(self, *, events: bool) -> Any:

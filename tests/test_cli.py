@@ -183,7 +183,7 @@ def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_pat
     assert list(frame["status"]) == ["downloaded", "http_error", "invalid_identifier"]
     assert list(frame["http_status"].fillna(0).astype(int))[1] == 410
     # --failed lists the 410 Gone under the final answers; an invalid input is left out (no retry helps it)
-    assert failed.read_text() == "# final answers (asked again only with --force)\n10.5555/demo.gone\n"
+    assert failed.read_text() == "# final answers (asked again with --force; not_found and no_open_copy also after 30 days)\n10.5555/demo.gone\n"
     pdf = next((tmp_path / "pdfs").glob("*.pdf"))
     umask = os.umask(0)
     os.umask(umask)
@@ -204,7 +204,7 @@ def test_failed_lists_every_input_that_did_not_finish_well_and_says_which_are_fi
                         "10.5555/demo.held": "host_held", "not a doi": "invalid_identifier"}
     # every input that did not finish well but the invalid one; a comment line says which a re-run asks again
     assert failed.read_text() == ("# retried by a re-run\n10.5555/demo.held\n"
-                                  "# final answers (asked again only with --force)\n"
+                                  "# final answers (asked again with --force; not_found and no_open_copy also after 30 days)\n"
                                   "10.5555/demo.gone\n10.5555/demo.closed\n10.5555/demo.unknown\n")
     assert f"4 identifier(s) written to {failed} (1 retried by a re-run, 3 final)" in err
     # the file is an --input of its own: the comment lines are skipped, the final answers stay final

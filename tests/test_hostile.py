@@ -178,8 +178,8 @@ def test_any_python_object_gets_a_row_with_a_message():
 
 def test_download_gives_hostile_inputs_one_row_each(hosts, tmp_path):
     absent = hosts("127.0.0.92", {"*": Reply(404, b"{}")})
-    with retriever(tmp_path, {k: absent.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi")},
-                   respect_robots_txt=False) as r:
+    endpoints = {k: absent.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi", "semanticscholar")}
+    with retriever(tmp_path, endpoints, respect_robots_txt=False) as r:  # every service on loopback: all say "absent"
         out = r.download(HOSTILE_INPUTS)
     assert len(out) == len(HOSTILE_INPUTS)
     valid = [item.identifier is not None for item in parse_many(HOSTILE_INPUTS)]

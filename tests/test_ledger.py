@@ -10,11 +10,12 @@ import subprocess
 import sys
 import textwrap
 import threading
-from datetime import timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
+from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
 from paperfetch.ledger import (
     DEFAULT_LEDGER_NAME,
@@ -25,6 +26,7 @@ from paperfetch.ledger import (
     ResumeLedger,
     default_retryable,
     open_ledger,
+    recheck_at,
     sha256_of_file,
 )
 
@@ -243,6 +245,27 @@ class LedgerContract:
     def test_should_retry_unknown_key(self, ledger: ResumeLedger) -> None:
         assert ledger.should_retry("doi:10.1/never") is True
 
+    @pytest.mark.parametrize("status", ["not_found", "no_open_copy"])
+    def test_a_final_absent_answer_is_asked_again_after_the_recheck_age(self, ledger: ResumeLedger, status: str) -> None:
+        ledger.record("doi:10.1/absent", status=status)
+        entry = ledger.get("doi:10.1/absent")
+        assert entry is not None and entry.retryable is False and ledger.should_retry("doi:10.1/absent") is False
+        due = recheck_at(entry)
+        assert due == entry.updated_at + timedelta(seconds=defaults.RECHECK_AFTER_S)
+        assert defaults.RECHECK_AFTER_S == 30 * 24 * 3600
+        assert ledger.should_retry("doi:10.1/absent", now=due - timedelta(seconds=1)) is False
+        assert ledger.should_retry("doi:10.1/absent", now=due) is True
+        assert ledger.should_retry("doi:10.1/absent", recheck_after_s=0) is True
+
+    def test_other_final_answers_are_not_rechecked(self, ledger: ResumeLedger) -> None:
+        ledger.record("doi:10.1/gone", status="http_error", http_status=404)
+        ledger.record("doi:10.1/flag", status="not_found", retryable=False)
+        ledger.record("doi:10.1/net", status="network_error")
+        later = datetime.now(timezone.utc) + timedelta(days=365)
+        assert ledger.should_retry("doi:10.1/gone", now=later) is False  # a gone URL is not an absence
+        assert ledger.should_retry("doi:10.1/flag", now=later) is True
+        assert recheck_at(ledger.get("doi:10.1/net")) is None  # asked at every run already
+
     def test_entries_dataframe(self, ledger: ResumeLedger, tmp_path: Path) -> None:
         empty = ledger.entries()
         assert empty.empty and "key" in empty.columns and "extra" in empty.columns
@@ -432,3 +455,29 @@ def test_download_action_asks_the_ledger_only_when_its_answer_matters() -> None:
     assert download_action(resume=True, on_disk=False, done=done) is FileAction.FETCH
     assert asked == []
     assert download_action(resume=True, on_disk=True, done=done) is FileAction.REUSE and asked == [True]
+
+
+def test_a_not_found_row_older_than_the_recheck_age_is_asked_again(tmp_path: Path) -> None:
+    """A re-run answers a fresh not_found from the ledger (no request); one past the recheck age asks the services."""
+    from paperfetch import Retriever
+    from paperfetch.demo import DemoWorld
+
+    fast = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.01, "rate_limit_max_s": 0.02}
+
+    def run(world: DemoWorld):
+        before = world.requests_served()
+        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
+                       verbosity=0, http_options=fast, state="memory", cache=False) as r:
+            frame = r.download(["10.5555/demo.unknown"])
+        return str(frame["status"].iloc[0]), world.requests_served() - before
+
+    with DemoWorld(base_ip=93) as world:
+        first, asked = run(world)
+        assert first == "not_found" and asked > 0
+        assert run(world) == ("not_found", 0)  # final: answered from the ledger
+        old = (datetime.now(timezone.utc) - timedelta(seconds=defaults.RECHECK_AFTER_S + 60)).isoformat()
+        with sqlite3.connect(tmp_path / DEFAULT_LEDGER_NAME) as db:
+            db.execute("UPDATE outcomes SET updated_at = ?", (old,))
+        again, asked_again = run(world)
+        assert again == "not_found" and asked_again > 0  # past the recheck age: the services are asked again
+        assert run(world) == ("not_found", 0)  # and the new answer is final for another recheck age

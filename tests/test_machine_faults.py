@@ -358,7 +358,7 @@ def test_a_redis_fault_is_a_retryable_failure_with_the_stores_error_never_not_fo
     if fault == "wrong_password":
         port = request.getfixturevalue("redis_with_password")
         url, secret, good = f"redis://:wrong-pass-123@127.0.0.1:{port}/0", "wrong-pass-123", \
-            f"redis://:right-horse-battery@127.0.0.1:{port}/1"  # /1: the process-wide registry keys a store by its name
+            f"redis://:right-horse-battery@127.0.0.1:{port}/0"  # the same store, its password fixed, in the same process
     else:
         port = request.getfixturevalue("redis_out_of_memory")
         url, secret, good = f"redis://127.0.0.1:{port}/0", None, "memory"
@@ -463,3 +463,58 @@ def test_a_disk_that_fills_up_mid_run_moves_each_file_to_memory_with_what_it_had
     with Ledger(small_disk / "out" / ".paperfetch-ledger.sqlite3") as reopened:  # every row committed before is kept
         assert reopened.get("doi:10.1/first").status == "not_found"
         assert reopened.recovered  # and the next run rebuilds the rest from the PDFs
+
+
+DOIS = ["10.5555/demo.fast", "10.5555/demo.fast2"]  # the demo papers OpenAlex has a PDF for
+
+
+def test_a_redis_fault_during_the_batched_lookup_is_retryable_and_the_fixed_rerun_downloads(world, tmp_path,
+                                                                                           redis_with_password):
+    """OpenAlex alone: a lookup that failed on the store is a network_error naming the store, never not_found."""
+    port = redis_with_password
+
+    def run(state: str):
+        before = world.requests_served()
+        with Retriever(email="tester@example.org", out_dir=tmp_path / "out", endpoints=world.endpoints,
+                       sources=("openalex",), progress=False, verbosity=0, http_options=FAST, state=state,
+                       cache=str(tmp_path / "cache.sqlite")) as r:
+            frame = r.download(DOIS)
+        return frame, world.requests_served() - before
+
+    frame, _ = run(f"redis://:wrong-pass-123@127.0.0.1:{port}/0")
+    got = statuses(frame)
+    assert set(got.values()) == {"network_error"}, got
+    errors = " ".join(frame["error"].astype(str))
+    assert f"127.0.0.1:{port}" in errors and "openalex" in errors and "wrong-pass-123" not in errors
+    again, served = run(f"redis://:right-horse-battery@127.0.0.1:{port}/0")  # the password fixed, same process
+    assert set(statuses(again).values()) == {"downloaded"}, statuses(again)
+    assert served >= 1 + len(DOIS)  # the lookup and every PDF were asked for
+
+
+def test_a_fixed_redis_password_is_used_in_the_same_process(redis_with_password):
+    """The process-wide registry keys a Redis store by its whole URL (the password too), so a fixed one is used."""
+    from paperfetch.errors import StoreUnavailable
+    from paperfetch.http.hosts import registry_for
+
+    port = redis_with_password
+    wrong = registry_for(f"redis://:wrong-pass-123@127.0.0.1:{port}/0")
+    with pytest.raises(StoreUnavailable):
+        wrong.store.get("a.example:443", time.time())
+    right = registry_for(f"redis://:right-horse-battery@127.0.0.1:{port}/0")
+    assert right is not wrong and right.store.name == wrong.store.name == f"redis://127.0.0.1:{port}/0"
+    assert right.store.get("a.example:443", time.time()).host == "a.example:443"
+    assert registry_for(f"redis://:right-horse-battery@127.0.0.1:{port}/0") is right  # one registry per store
+    for shown in (repr(right.store), right.store.name, repr(right), str(getattr(right.store, "identity", ""))):
+        assert "right-horse-battery" not in shown and "wrong-pass-123" not in shown
+
+
+def test_candidates_say_a_failed_batched_lookup_failed(world, tmp_path, redis_with_password):
+    """``candidates()`` names the lookup's failure where no candidate came, never "no service knows" it."""
+    with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+                   progress=False, verbosity=0, http_options=FAST, cache=False,
+                   state=f"redis://:wrong-pass-123@127.0.0.1:{redis_with_password}/0") as r:
+        frame = r.candidates(DOIS)
+    assert len(frame) == len(DOIS) and frame["url"].isna().all()
+    for error in frame["error"]:
+        assert "no service knows" not in error and f"127.0.0.1:{redis_with_password}" in error, error
+        assert "wrong-pass-123" not in error

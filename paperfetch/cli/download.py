@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from paperfetch import defaults
 from paperfetch.cells import clip, is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
@@ -205,7 +206,8 @@ def _read_input(path: Path, column: str | None) -> tuple[pd.DataFrame | None, li
 
 
 _RETRIED_HEADER = "# retried by a re-run"
-_FINAL_HEADER = "# final answers (asked again only with --force)"
+_FINAL_HEADER = (f"# final answers (asked again with --force; not_found and no_open_copy also after "
+                 f"{defaults.RECHECK_AFTER_S / 86400:g} days)")
 
 
 def _failed_inputs(outcomes: pd.DataFrame) -> tuple[list[str], list[str]]:

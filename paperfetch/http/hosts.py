@@ -528,7 +528,7 @@ def registry_for(state: object = None, clock: Clock = SYSTEM_CLOCK, *, fallback:
         return _DEFAULT_REGISTRY if clock is SYSTEM_CLOCK else HostRegistry(clock)
     if isinstance(state, (str, os.PathLike)):
         store = open_store(state, fallback=fallback)
-        key: tuple = ("name", store.name, fallback, id(clock))
+        key: tuple = ("name", getattr(store, "identity", store.name), fallback, id(clock))  # Redis: its credentials too
         with _REGISTRIES_LOCK:
             registry = _REGISTRIES.get(key)
             if registry is None:

@@ -8,12 +8,13 @@ import logging
 import os
 import re
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, runtime_checkable
 
-from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES, is_final
+from paperfetch import defaults
+from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES, Status, is_final
 from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
@@ -24,11 +25,14 @@ __all__ = [
     "FINAL_STATUSES",
     "LedgerEntry",
     "LedgerFiles",
+    "RECHECKED_STATUSES",
     "ResumeLedger",
     "default_retryable",
     "entries_frame",
     "entry_from_row",
     "merged_extra",
+    "recheck_at",
+    "recheck_due",
     "record_row",
     "redact_error",
     "sha256_of_file",
@@ -40,6 +44,9 @@ logger = logging.getLogger("paperfetch.ledger")
 DONE_STATUSES = FINISHED_WELL_STATUSES
 
 # absences are final; all else retryable by default: networks recover, holds expire, robots.txt files change
+
+#: Final answers that are true only for a time (an open copy may appear): asked again after the recheck age.
+RECHECKED_STATUSES: frozenset[str] = frozenset({Status.NOT_FOUND.value, Status.NO_OPEN_COPY.value})
 
 _HASH_CHUNK_BYTES = 1 << 20
 _URL_IN_TEXT_RE = re.compile(r"https?://[^\s'\"<>]+")
@@ -82,6 +89,23 @@ def redact_error(message: str) -> str:
 def default_retryable(status: str, http_status: int | None = None) -> bool:
     """Whether an outcome is worth retrying when the caller does not say: not :func:`paperfetch.outcomes.is_final`."""
     return not is_final(status, http_status)
+
+
+def recheck_at(entry: LedgerEntry, recheck_after_s: float | None = None) -> datetime | None:
+    """When a run asks the services again about a final "absent" *entry* (:data:`RECHECKED_STATUSES`): its
+    ``updated_at`` plus *recheck_after_s* (None: :data:`paperfetch.defaults.RECHECK_AFTER_S`, read now);
+    None for an entry that is not such an answer (a retryable one is asked at every run)."""
+    if entry.retryable or entry.status not in RECHECKED_STATUSES:
+        return None
+    age = defaults.RECHECK_AFTER_S if recheck_after_s is None else recheck_after_s
+    updated = entry.updated_at if entry.updated_at.tzinfo else entry.updated_at.replace(tzinfo=timezone.utc)
+    return updated + timedelta(seconds=max(0.0, float(age)))
+
+
+def recheck_due(entry: LedgerEntry, now: datetime | None = None, recheck_after_s: float | None = None) -> bool:
+    """Whether a final "absent" *entry* is old enough to be asked again (:func:`recheck_at`, *now*: the wall clock)."""
+    due = recheck_at(entry, recheck_after_s)
+    return due is not None and (now or datetime.now(timezone.utc)) >= due
 
 
 def record_row(
@@ -191,7 +215,7 @@ class ResumeLedger(Protocol):
 
     def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None: ...
 
-    def should_retry(self, key: str) -> bool: ...
+    def should_retry(self, key: str, *, now: datetime | None = None, recheck_after_s: float | None = None) -> bool: ...
 
     def close(self) -> None: ...
 
@@ -258,8 +282,9 @@ class LedgerFiles:
             return None
         return entry
 
-    def should_retry(self, key: str) -> bool:
+    def should_retry(self, key: str, *, now: datetime | None = None, recheck_after_s: float | None = None) -> bool:
         """Whether a key that is not done is worth another attempt: a key never recorded is, else its recorded
-        ``retryable`` flag decides. A ``downloaded`` key answers True: a file :meth:`is_done` finds gone is fetched again."""
+        ``retryable`` flag decides, and a final "absent" answer older than the recheck age is (:func:`recheck_due`).
+        A ``downloaded`` key answers True: a file :meth:`is_done` finds gone is fetched again."""
         entry = self.get(key)
-        return True if entry is None else entry.retryable
+        return True if entry is None else entry.retryable or recheck_due(entry, now, recheck_after_s)

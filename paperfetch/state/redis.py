@@ -4,6 +4,7 @@ transaction merged by :func:`~paperfetch.state.base.merge_facts` (docs/state.md,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -119,6 +120,9 @@ class RedisStore(StoreBase):
             url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s, decode_responses=True
         )
         self.name = redis_name(self._client)
+        # which store this is, for the process-wide registry: the whole URL (a fixed password is another
+        # connection), held as a digest so that no password is kept or shown
+        self.identity = f"{self.name}#{hashlib.sha256(url.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
         self.namespace = namespace
         self._reserve_script = self._client.register_script(_RESERVE)
         self._finish_script = self._client.register_script(_FINISH)
