@@ -209,3 +209,42 @@ def test_a_100_kb_candidate_url_from_any_service_is_refused_url_not_no_open_copy
         assert "100,026 characters long" in error and "no source offers" not in error
         assert len(out["url"].item()) < 300
     assert publisher.hits() == 0
+
+
+# ------------------------------------------------------------------ 3. ten thousand fuzzed inputs, one row each
+def _fuzzed_inputs(count: int, seed: int = 20261201) -> list[str]:
+    """Identifier-like text with damage a spreadsheet or a scraper produces: lone surrogates, control and
+    zero-width characters, percent escapes, stray prefixes and cut or overlong values; a tenth stays valid."""
+    import random
+
+    rng = random.Random(seed)
+    bases = ["10.1000/abc.def", "doi:10.1000/x", "https://doi.org/10.1000/x", "PMID:12345", "PMC123",
+             "arXiv:2101.00001v2", "arXiv:hep-th/9901001", "https://arxiv.org/abs/2101.00001", "pmid 9", "10."]
+    noise = ["\ud800", "\udfff", "\x00", "\x1b", "\u200b", "\ufeff", "%ED%A0%80", "%", " ", "\n", "\u2028", "é", "/",
+             "\\", "<", "#", "?", "doi:", "https://", "10.", "0" * 40]
+    inputs = []
+    for n in range(count):
+        if n % 10 == 0:
+            inputs.append(f"10.1000/fuzz.{n}")
+            continue
+        text = rng.choice(bases)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randint(0, len(text))
+            text = text[:at] + rng.choice(noise) + text[at:]
+        inputs.append(text[: rng.randint(1, len(text))] if rng.random() < 0.2 else text)
+    return inputs
+
+
+def test_ten_thousand_fuzzed_inputs_give_ten_thousand_rows(hosts, tmp_path):
+    inputs = _fuzzed_inputs(10_100)
+    absent = hosts("127.0.0.96", {"*": Reply(404, b"{}")})
+    endpoints = {k: absent.base_url for k in ENDPOINT_KEYS}
+    with retriever(tmp_path, endpoints, sources=["openalex"], respect_robots_txt=False, cache=False,
+                   http_options={"host_intervals": {host_key(absent.base_url): 0.0}}) as r:
+        out = r.download(inputs)
+    assert len(out) == len(inputs) and list(out["input"]) == inputs
+    statuses = out["status"].astype(str)
+    assert statuses.isin(["not_found", "invalid_identifier"]).all(), statuses.value_counts().to_dict()
+    assert (statuses[::10] == "not_found").all()  # the valid tenth was asked, and the service said absent
+    assert absent.hits() >= len(inputs) // 10 // 50  # OpenAlex was asked for them, 50 DOIs a request
+    assert out.loc[statuses == "invalid_identifier", "error"].notna().all()
