@@ -15,15 +15,13 @@ from urllib.parse import unquote
 
 import pandas as pd
 
-from paperfetch import Retriever
 from paperfetch.demo import fake_pdf
 from paperfetch.http.hosts import host_key
 from paperfetch.outcomes import outcomes_frame
 from paperfetch.redact import redact_frame
 from paperfetch.testing import Reply
+from tests._quick import retriever
 
-EMAIL = "tester@example.org"
-FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0}
 ENDPOINT_KEYS = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi")
 
 
@@ -33,13 +31,6 @@ def _closed_port() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}"
-
-
-def retriever(out_dir, endpoints, **kwargs) -> Retriever:  # noqa: ANN001
-    options = {**FAST, **kwargs.pop("http_options", {})}
-    kwargs.setdefault("max_retries", 0)
-    return Retriever(email=EMAIL, out_dir=out_dir, endpoints=endpoints, progress=False, verbosity=0,
-                     http_options=options, **kwargs)
 
 
 # ------------------------------------------------------------------ 1. lone surrogates in a batch of strings

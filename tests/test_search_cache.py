@@ -13,16 +13,7 @@ from paperfetch.demo import DemoWorld
 from paperfetch.demo.research import HISTORY_QUERY, SEARCH_QUERY
 from paperfetch.http.hosts import host_key
 from paperfetch.testing import Reply
-
-EMAIL = "tester@example.org"
-FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0}
-
-
-def retriever(out_dir, endpoints, **kwargs) -> Retriever:  # noqa: ANN001
-    options = {**FAST, **kwargs.pop("http_options", {})}
-    kwargs.setdefault("max_retries", 0)
-    return Retriever(email=EMAIL, out_dir=out_dir, endpoints=endpoints, progress=False, verbosity=0,
-                     http_options=options, **kwargs)
+from tests._quick import EMAIL, retriever
 
 
 def _eutils_hits(world) -> int:  # noqa: ANN001

@@ -7,19 +7,8 @@ from urllib.parse import unquote
 
 import pandas as pd
 
-from paperfetch import Retriever
 from paperfetch.testing import Reply
-
-EMAIL = "tester@example.org"
-FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0}
-
-
-def retriever(out_dir, endpoints, **kwargs) -> Retriever:  # noqa: ANN001
-    options = {**FAST, **kwargs.pop("http_options", {})}
-    kwargs.setdefault("max_retries", 0)
-    return Retriever(email=EMAIL, out_dir=out_dir, endpoints=endpoints, progress=False, verbosity=0,
-                     http_options=options, **kwargs)
-
+from tests._quick import retriever
 
 ASKED = "Profiling essential genes in human mammary cells by multiplex RNAi screening"
 OTHER = "Cancer proliferation gene discovery through functional genomics"

@@ -17,21 +17,10 @@ MAX_TEXT_CHARS = 100_000
 Kind = Callable[[Any], Any]
 
 
-def TEXT(value: Any) -> str | None:  # noqa: N802 - a declared kind reads like a type
-    """A non-empty string that can be encoded as UTF-8 (no lone surrogates), else None."""
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT_CHARS:
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return value
-
-
 def URL(value: Any) -> str | None:  # noqa: N802
-    """A candidate URL: as :data:`TEXT`, without its length cap. An over-long URL is still what the service
-    offers, and the item's row says it was refused (``refused_url``, paperfetch.urlcheck); the answer's own
-    byte cap bounds its length."""
+    """A candidate URL: a non-empty string that can be encoded as UTF-8 (no lone surrogates), else None; no
+    length cap: an over-long URL is still what the service offers, and the item's row says it was refused
+    (``refused_url``, paperfetch.urlcheck); the answer's own byte cap bounds its length."""
     if not isinstance(value, str) or not value.strip():
         return None
     try:
@@ -39,6 +28,11 @@ def URL(value: Any) -> str | None:  # noqa: N802
     except UnicodeEncodeError:
         return None
     return value
+
+
+def TEXT(value: Any) -> str | None:  # noqa: N802 - a declared kind reads like a type
+    """As :data:`URL`, and at most :data:`MAX_TEXT_CHARS` characters, else None."""
+    return URL(value) if isinstance(value, str) and len(value) <= MAX_TEXT_CHARS else None
 
 
 def ID(value: Any) -> str | None:  # noqa: N802
