@@ -35,11 +35,20 @@ class FullTextTooLarge(FullTextError):
 
 @dataclass(frozen=True, kw_only=True)
 class Paragraph:
-    """One paragraph of a paper: its section path, its 0-based place in the paper, its text."""
+    """One paragraph of a paper: its section path, its 0-based place in the paper, its text.
+
+    ``paragraph_id`` is the JATS ``<p id>`` or ``""``; ``citations``, ``figures`` and ``tables`` are the ``rid``s of
+    the ``<xref>`` links in the paragraph, in order; ``page`` is the 1-based PDF page the paragraph starts on.
+    """
 
     section: str
     paragraph: int
     text: str
+    paragraph_id: str = ""
+    citations: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
+    page: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
