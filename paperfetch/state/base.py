@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import uuid
 from dataclasses import dataclass, replace
-from typing import Callable, Protocol, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from paperfetch import defaults
 from paperfetch.config import clean_setting
 from paperfetch.errors import ConfigurationError
 
 __all__ = [
-    "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts",
+    "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts", "Window",
     "apply_update", "clamp_facts", "clamp_slot", "expire_facts", "finish_slot", "merge_facts", "new_token",
-    "parse_store_spec", "reserve_slot", "slot_horizon"
+    "parse_store_spec", "reserve_slot", "slot_horizon", "window_depth", "window_floor", "window_span"
 ]
 
 logger = logging.getLogger("paperfetch.state")
@@ -94,6 +95,69 @@ class Slot:
     start_at: float
     token: str
     lease_until: float
+
+
+_WINDOW_TEXT = re.compile(r"(?P<count>\d+)\s*/\s*(?P<number>\d+(?:\.\d+)?)?\s*(?P<unit>[a-z]+)")
+_UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "hour": 3600.0, "day": 86400.0, "d": 86400.0}
+
+
+@dataclass(frozen=True)
+class Window:
+    """At most ``count`` request starts to one host (or pool) in any span of ``seconds`` (a sliding window):
+    Europe PMC's ``500/min`` beside its ``10/s``, a daily budget as ``100000/day``. Every start is logged in
+    the host-state store, so every client of the store counts against the same window."""
+
+    count: int
+    seconds: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.count, int) or isinstance(self.count, bool) or self.count < 1:
+            raise ConfigurationError(f"a window's count must be a whole number >= 1, not {self.count!r}")
+        if not isinstance(self.seconds, (int, float)) or math.isnan(self.seconds) or not 0 < self.seconds < math.inf:
+            raise ConfigurationError(f"a window's span must be a number of seconds > 0, not {self.seconds!r}")
+        object.__setattr__(self, "seconds", float(self.seconds))
+
+    @classmethod
+    def parse(cls, value: "Window | str | Sequence[float]") -> "Window":
+        """A window from ``"500/min"``, ``"10/s"``, ``"100/10s"``, ``"100000/day"`` or ``(count, seconds)``."""
+        if isinstance(value, Window):
+            return value
+        if isinstance(value, str):
+            match = _WINDOW_TEXT.fullmatch(value.strip().lower())
+            if match is None or match["unit"] not in _UNITS:
+                raise ConfigurationError(f"a window is written '500/min', '10/s', '100/10s' or '100000/day', not {value!r}")
+            return cls(int(match["count"]), float(match["number"] or 1) * _UNITS[match["unit"]])
+        try:
+            count, seconds = value
+        except (TypeError, ValueError):
+            raise ConfigurationError(f"a window is '500/min' or (count, seconds), not {value!r}") from None
+        return cls(int(count), float(seconds))
+
+    def __str__(self) -> str:
+        for name, unit in (("day", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0)):
+            if self.seconds == unit:
+                return f"{self.count}/{name}"
+        return f"{self.count}/{self.seconds:g}s"
+
+
+def window_floor(recent: Sequence[float], windows: Sequence[Window], now: float) -> float:
+    """The earliest start *windows* allow, given the host's *recent* starts newest first (0.0: none binds).
+    A logged start ahead of now (a wall clock that moved back) delays by one span at most."""
+    floor = 0.0
+    for window in windows:
+        if len(recent) >= window.count:
+            floor = max(floor, min(recent[window.count - 1], now) + window.seconds)
+    return floor
+
+
+def window_depth(windows: Sequence[Window]) -> int:
+    """How many of a host's latest starts its windows need (0: no window)."""
+    return max((window.count for window in windows), default=0)
+
+
+def window_span(windows: Sequence[Window]) -> float:
+    """The longest window's span: older starts count in none."""
+    return max((window.seconds for window in windows), default=0.0)
 
 
 def new_token() -> str:
@@ -181,14 +245,16 @@ def expire_facts(facts: StoredFacts, now: float) -> StoredFacts:
 
 
 def reserve_slot(
-    state: tuple[float, str, float], host: str, interval_s: float, now: float, lease_s: float, token: str
+    state: tuple[float, str, float], host: str, interval_s: float, now: float, lease_s: float, token: str,
+    not_before: float = 0.0,
 ) -> tuple[Slot, tuple[float, str, float]]:
-    """The reservation rule on ``(next_free, holder, lease_until)``: the answer and the new state (Lua in redis.py)."""
+    """The reservation rule on ``(next_free, holder, lease_until)``: the answer and the new state (Lua in redis.py).
+    *not_before*: the earliest start the host's windows allow (:func:`window_floor`)."""
     state = clamp_slot(state, host, interval_s, now, lease_s)
     next_free, holder, lease_until = state
     if holder and lease_until > now:
         return Slot(host, False, lease_until, "", lease_until), state  # never the holder's token
-    start = max(now, next_free)
+    start = max(now, next_free, not_before)
     if lease_s > 0:
         new_state = (start + interval_s, token, start + lease_s)
     else:
@@ -215,8 +281,14 @@ class HostStateStore(Protocol):
     #: Where the state lives, for people (``"memory"``, ``"sqlite:/path"``, ``"redis://host:6379/0"``); never a password.
     name: str
 
-    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
-        """Atomically take *host*'s next start slot (see :class:`Slot` and :func:`reserve_slot`)."""
+    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
+                windows: Sequence[Window] = ()) -> Slot:
+        """Atomically take *host*'s next start slot (see :class:`Slot` and :func:`reserve_slot`), no sooner than
+        each of *windows* allows; a granted start is logged for the windows."""
+        ...
+
+    def starts(self, host: str, limit: int) -> list[float]:
+        """*host*'s latest logged starts (at most *limit*), newest first: what its windows count."""
         ...
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections import deque
+from typing import Callable, Sequence
 
-from paperfetch.state.base import Slot, StoreBase, StoredFacts, apply_update, expire_facts, finish_slot, new_token, reserve_slot
+from paperfetch.state.base import (
+    Slot,
+    StoreBase,
+    StoredFacts,
+    Window,
+    apply_update,
+    expire_facts,
+    finish_slot,
+    new_token,
+    reserve_slot,
+    window_depth,
+    window_floor,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -20,12 +33,28 @@ class MemoryStore(StoreBase):
         self._facts: dict[str, StoredFacts] = {}
         self._slots: dict[str, tuple[float, str, float]] = {}
         self._blank: dict[str, StoredFacts] = {}
+        self._starts: dict[str, deque[float]] = {}  # newest first, as many as the host's windows need
 
-    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
+    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
+                windows: Sequence[Window] = ()) -> Slot:
         with self._lock:
             state = self._slots.get(host, (0.0, "", 0.0))
-            slot, self._slots[host] = reserve_slot(state, host, interval_s, now, lease_s, new_token())
+            if not windows:
+                slot, self._slots[host] = reserve_slot(state, host, interval_s, now, lease_s, new_token())
+                return slot
+            log = self._starts.setdefault(host, deque())
+            slot, self._slots[host] = reserve_slot(state, host, interval_s, now, lease_s, new_token(),
+                                                   window_floor(log, windows, now))
+            if slot.granted:
+                log.appendleft(slot.start_at)
+                for _ in range(len(log) - window_depth(windows)):
+                    log.pop()
             return slot
+
+    def starts(self, host: str, limit: int) -> list[float]:
+        with self._lock:
+            log = self._starts.get(host, ())
+            return [log[i] for i in range(min(limit, len(log)))]
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         with self._lock:
@@ -56,7 +85,9 @@ class MemoryStore(StoreBase):
                 self._facts.clear()
                 self._slots.clear()
                 self._blank.clear()
+                self._starts.clear()
             else:
                 self._facts.pop(host, None)
                 self._slots.pop(host, None)
                 self._blank.pop(host, None)
+                self._starts.pop(host, None)

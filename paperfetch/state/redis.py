@@ -10,7 +10,7 @@ import logging
 import math
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
@@ -19,6 +19,7 @@ from paperfetch.state.base import (
     Slot,
     StoreBase,
     StoredFacts,
+    Window,
     apply_update,
     expire_facts,
     new_token,
@@ -49,12 +50,25 @@ if holder ~= '' and lease_until > now then
   return {0, string.format('%.6f', lease_until), '', string.format('%.6f', lease_until)}
 end
 local start = math.max(now, next_free)
+-- the windows (ARGV[10..], count and span pairs): no sooner than each one's count-th newest start plus its span
+local windows, depth, span = tonumber(ARGV[9]), 0, 0
+for i = 0, windows - 1 do
+  local count, seconds = tonumber(ARGV[10 + 2 * i]), tonumber(ARGV[11 + 2 * i])
+  local at = tonumber(redis.call('LINDEX', KEYS[3], count - 1))
+  if at then start = math.max(start, math.min(at, now) + seconds) end
+  depth = math.max(depth, count); span = math.max(span, seconds)
+end
 local new_holder, new_lease = '', 0
 if lease > 0 then new_holder = ARGV[4]; new_lease = start + lease end
 redis.call('HSET', KEYS[1], 'next_free', string.format('%.6f', start + interval), 'holder', new_holder,
            'lease_until', string.format('%.6f', new_lease))
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('SADD', KEYS[2], ARGV[6])
+if windows > 0 then
+  redis.call('LPUSH', KEYS[3], string.format('%.6f', start))
+  redis.call('LTRIM', KEYS[3], 0, depth - 1)
+  redis.call('PEXPIRE', KEYS[3], math.ceil((start - now + span) * 1000) + tonumber(ARGV[5]))
+end
 return {1, string.format('%.6f', start), ARGV[4], string.format('%.6f', new_lease)}
 """
 
@@ -180,19 +194,29 @@ class RedisStore(StoreBase):
     def _key(self, kind: str, host: str) -> str:
         return f"{self.namespace}{kind}:{host}"
 
-    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
+    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
+                windows: Sequence[Window] = ()) -> Slot:
         token = new_token()
         ttl_ms = math.ceil((max(interval_s, lease_s) + _SLOT_GRACE_S) * 1000)
+        spans = [value for window in windows for value in (window.count, repr(window.seconds))]
 
         def on_redis() -> Slot:
             granted, start, token_back, lease_until = self._reserve_script(
-                keys=[self._key("slot", host), self.namespace + "hosts"],
+                keys=[self._key("slot", host), self.namespace + "hosts", self._key("starts", host)],
                 args=[repr(float(now)), repr(float(interval_s)), repr(float(lease_s)), token, ttl_ms, host,
-                      repr(slot_horizon(interval_s, lease_s)), repr(float(defaults.MAX_CRAWL_DELAY_S))],
+                      repr(slot_horizon(interval_s, lease_s)), repr(float(defaults.MAX_CRAWL_DELAY_S)),
+                      len(windows), *spans],
             )
             return Slot(host, bool(int(granted)), float(start), token_back, float(lease_until))
 
-        return self._call("reserve", on_redis, lambda store: store.reserve(host, interval_s, now, lease_s))
+        return self._call("reserve", on_redis, lambda store: store.reserve(host, interval_s, now, lease_s, windows))
+
+    def starts(self, host: str, limit: int) -> list[float]:
+        if limit <= 0:
+            return []
+        return self._call("starts",
+                          lambda: [float(at) for at in self._client.lrange(self._key("starts", host), 0, limit - 1)],
+                          lambda store: store.starts(host, limit))
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         ttl_ms = math.ceil((gap_s + _SLOT_GRACE_S) * 1000)
@@ -257,7 +281,7 @@ class RedisStore(StoreBase):
     def clear(self, host: str | None = None) -> None:
         def on_redis() -> None:
             hosts = [host] if host is not None else [str(h) for h in self._client.smembers(self.namespace + "hosts")]
-            keys = [key for h in hosts for key in (*self._facts_keys(h), self._key("slot", h))]
+            keys = [key for h in hosts for key in (*self._facts_keys(h), self._key("slot", h), self._key("starts", h))]
             if keys:
                 self._client.delete(*keys)
             if host is None:

@@ -8,9 +8,21 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
-from paperfetch.state.base import Slot, StoreBase, StoredFacts, apply_update, expire_facts, finish_slot, new_token, reserve_slot
+from paperfetch.state.base import (
+    Slot,
+    StoreBase,
+    StoredFacts,
+    Window,
+    apply_update,
+    expire_facts,
+    finish_slot,
+    new_token,
+    reserve_slot,
+    window_floor,
+    window_span,
+)
 from paperfetch.state.memory import MemoryStore
 from paperfetch.state.sqlite_faults import fault_of, open_database
 
@@ -27,6 +39,9 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS facts (host TEXT PRIMARY KEY, data TEXT NOT NULL, updated_at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS slots"
     " (host TEXT PRIMARY KEY, next_free REAL NOT NULL, holder TEXT NOT NULL, lease_until REAL NOT NULL)",
+    # the starts a host's windows count (only hosts with windows log them)
+    "CREATE TABLE IF NOT EXISTS starts (host TEXT NOT NULL, at REAL NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS starts_by_host ON starts (host, at)",
 )
 
 
@@ -127,14 +142,37 @@ class SqliteStore(StoreBase):
     def _save_slot(db: sqlite3.Connection, host: str, state: tuple[float, str, float]) -> None:
         db.execute("INSERT OR REPLACE INTO slots (host, next_free, holder, lease_until) VALUES (?, ?, ?, ?)", (host, *state))
 
-    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0) -> Slot:
+    @staticmethod
+    def _window_floor(db: sqlite3.Connection, host: str, windows: Sequence[Window], now: float) -> float:
+        """:func:`~paperfetch.state.base.window_floor` read from the log: each window's count-th newest start."""
+        floor = 0.0
+        for window in windows:
+            row = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT 1 OFFSET ?",
+                             (host, window.count - 1)).fetchone()
+            if row is not None:
+                floor = max(floor, window_floor([row[0]], [Window(1, window.seconds)], now))
+        return floor
+
+    def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
+                windows: Sequence[Window] = ()) -> Slot:
         def work(db: sqlite3.Connection) -> Slot:
-            slot, state = reserve_slot(self._slot_state(db, host), host, interval_s, now, lease_s, new_token())
+            floor = self._window_floor(db, host, windows, now) if windows else 0.0
+            slot, state = reserve_slot(self._slot_state(db, host), host, interval_s, now, lease_s, new_token(), floor)
             if slot.granted:
                 self._save_slot(db, host, state)
+                if windows:
+                    db.execute("INSERT INTO starts (host, at) VALUES (?, ?)", (host, slot.start_at))
+                    db.execute("DELETE FROM starts WHERE host = ? AND at <= ?", (host, slot.start_at - window_span(windows)))
             return slot
 
-        return self._run("reserve", work, lambda memory: memory.reserve(host, interval_s, now, lease_s))
+        return self._run("reserve", work, lambda memory: memory.reserve(host, interval_s, now, lease_s, windows))
+
+    def starts(self, host: str, limit: int) -> list[float]:
+        def read(db: sqlite3.Connection) -> list[float]:
+            rows = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT ?", (host, limit))
+            return [float(row[0]) for row in rows]
+
+        return self._run("starts", read, lambda memory: memory.starts(host, limit), write=False)
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         def work(db: sqlite3.Connection) -> None:
@@ -171,7 +209,7 @@ class SqliteStore(StoreBase):
 
     def clear(self, host: str | None = None) -> None:
         def work(db: sqlite3.Connection) -> None:
-            for table in ("facts", "slots"):
+            for table in ("facts", "slots", "starts"):
                 if host is None:
                     db.execute(f"DELETE FROM {table}")
                 else:
