@@ -225,7 +225,9 @@ class Retriever:
             # caller's session, host state, clock and settings (plus its sources' intervals and pools), and
             # closes only that one (the caller's session stays open).
             mine = http.config.replace(host_intervals={**derived["host_intervals"], **(http.config.host_intervals or {})},
-                                       host_concurrency={**derived["host_concurrency"], **(http.config.host_concurrency or {})})
+                                       host_concurrency={**derived["host_concurrency"], **(http.config.host_concurrency or {})},
+                                       host_windows={**derived["host_windows"], **(http.config.host_windows or {})},
+                                       host_pools={**derived["host_pools"], **(http.config.host_pools or {})})
             settings = settings.with_client(mine)
             self.web = self.api = HttpClient.from_config(settings.transport, session=http.session, clock=http.clock,
                                                          registry=http.registry)
@@ -249,8 +251,25 @@ class Retriever:
         arxiv = cast(ArxivSource, self._sources["arxiv"])
         intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         asking = {host_key(host) for s in self._sources.values() if s.wants_contact for host in (s.base_url, *s.related_hosts())}
-        return {"host_intervals": intervals, "host_concurrency": self._source_concurrency(email=self.identification.email),
-                "contact_hosts": asking, "contact_email": self.identification.email}
+        windows = {host_key(s.base_url): list(s.rate_windows) for s in self._sources.values() if s.rate_windows}
+        concurrency = self._source_concurrency(email=self.identification.email)
+        pools = self._source_pools(intervals, concurrency)
+        return {"host_intervals": intervals, "host_concurrency": concurrency, "host_windows": windows,
+                "host_pools": pools, "contact_hosts": asking, "contact_email": self.identification.email}
+
+    def _source_pools(self, intervals: dict[str, float], concurrency: dict[str, int]) -> dict[str, dict[str, str]]:
+        """Crossref's pools per request kind; each pool's interval and cap go in beside the host's."""
+        from paperfetch.sources.crossref import CrossrefSource
+
+        crossref = self._sources.get("crossref")
+        if not isinstance(crossref, CrossrefSource):
+            return {}
+        host = host_key(crossref.base_url)
+        pools = crossref.pools_for(self.identification)
+        for name, (_, interval, cap) in pools.items():
+            intervals.setdefault(f"{host}#{name}", interval)
+            concurrency.setdefault(f"{host}#{name}", cap)
+        return {host: {name: pattern for name, (pattern, _, _) in pools.items()}}
 
     def _source_concurrency(self, *, email: str | None) -> dict[str, int]:
         """Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it)."""

@@ -21,9 +21,10 @@ from paperfetch.http.config import DEFAULT_USER_AGENT, ConfiguredKnobs, Transpor
 from paperfetch.http.context import stop_event
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, unreachable
-from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, registry_for
+from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, host_key, registry_for
 from paperfetch.http.hostside import Budget, Exchange, HostSide
 from paperfetch.http.outcome import Outcome, default_classify
+from paperfetch.http.pools import request_key
 from paperfetch.http.retry import Retry
 from paperfetch.http.verdicts import fetched, judge
 from paperfetch.http.wire import SYNTHETIC_HEADER, Wire, check_url, is_synthetic, new_session, request_method
@@ -222,7 +223,7 @@ class HttpClient(ConfiguredKnobs):
 
     def snapshot(self, url_or_host: str) -> HostSnapshot:
         """The state of *url_or_host*'s host as this client sees it (pacing by this client's settings)."""
-        return self._hosts.snapshot(self._registry.limiter(url_or_host))
+        return self._hosts.snapshot(self._hosts.limiter(url_or_host))
 
     def snapshots(self) -> list[HostSnapshot]:
         """One :class:`~paperfetch.http.hosts.HostSnapshot` per host of the store (other processes' too), by host."""
@@ -278,8 +279,13 @@ class HttpClient(ConfiguredKnobs):
         return self._wire.requests_sent
 
     def host_limiter(self, url: str) -> HostLimiter:
-        """The shared record of *url*'s host in this client's registry."""
-        return self._registry.limiter(url)
+        """The shared record of *url*'s host (or of its pool, :mod:`.pools`) in this client's registry."""
+        return self._hosts.limiter(url)
+
+    def pacing_key(self, url: str) -> str:
+        """The key *url*'s request is paced under: its host (``host_key``), or ``host#pool`` (:mod:`.pools`)."""
+        pools = self._config.pools
+        return request_key(url, None, pools) if pools else host_key(url)
 
     def release_holds(self) -> None:
         """Clear every hold in this client's registry."""
@@ -311,7 +317,7 @@ class HttpClient(ConfiguredKnobs):
         config = self._config
         if not config.respect_robots_txt:
             return
-        host = self._registry.limiter(url)
+        host = self._hosts.limiter(url)
         budget = Budget(config.max_elapsed)
         if self._hosts.decide(host, budget, exempt=self._hosts.exempt(url)).verdict in (
                 policy.Verdict.SUPPRESSED, policy.Verdict.HELD, policy.Verdict.OPEN):
@@ -386,7 +392,7 @@ class HttpClient(ConfiguredKnobs):
             except TooManyRedirects:
                 raise
             except NETWORK_ERRORS as exc:
-                retry = self._network_retry(retry, url, exc, budget, type(exc).__name__)
+                retry = self._network_retry(retry, url, exc, budget, type(exc).__name__, kwargs.get("params"))
                 continue
             if exchange.kind == "response":
                 response = exchange.response
@@ -418,9 +424,11 @@ class HttpClient(ConfiguredKnobs):
                 raise  # a trickling host is its failure (counted in finish), not asked again at once
             except (TruncatedDownload, *NETWORK_ERRORS) as exc:
                 with map_network_errors(shown, what="download"):
-                    retry = self._network_retry(retry, url, exc, budget, f"download interrupted: {exc}")
+                    retry = self._network_retry(retry, url, exc, budget, f"download interrupted: {exc}",
+                                                kwargs.get("params"))
 
-    def _network_retry(self, retry: Retry, url: str, exc: BaseException, budget: Budget, detail: str) -> Retry:
+    def _network_retry(self, retry: Retry, url: str, exc: BaseException, budget: Budget, detail: str,
+                       params: Any = None) -> Retry:
         """The retry after a timeout, connection error or truncated body; re-raises *exc* when none is left."""
         if retry.exhausted:
             raise exc
@@ -429,7 +437,7 @@ class HttpClient(ConfiguredKnobs):
             wait = min(wait, retry.schedule.wait(retry.attempts, defaults.UNREACHABLE_RETRY_BASE_S, retry.cap_s))
         if wait > budget.remaining():
             raise exc
-        host = self._registry.limiter(url)
+        host = self._hosts.limiter(url, params)
         if self._hosts.decide(host, budget, exempt=True).verdict is policy.Verdict.OPEN:
             raise exc  # the breaker would answer the retry without a request: waiting would only cost time
         self._emit(EventKind.RETRY, host, url, seconds=wait, detail=detail)
@@ -452,7 +460,7 @@ class HttpClient(ConfiguredKnobs):
         seen: set[str] = set()
         for hop in range(config.max_redirects + 1):
             check_url(current)
-            host = self._registry.limiter(current)
+            host = hosts.limiter(current, params if hop == 0 else None)  # its pool's, where the host has pools
             exempt = hosts.exempt(current)
             if not chosen_agent:
                 headers["User-Agent"] = config.user_agent_for(host.key)  # the e-mail only where it is asked for

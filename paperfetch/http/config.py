@@ -14,8 +14,10 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
 from paperfetch.http.identity import user_agent, with_contact
 from paperfetch.http.policy import PolicySettings
+from paperfetch.http.pools import Pool, parse_pools, pool_host
 from paperfetch.http.retry import Retry
 from paperfetch.http.robots import UnreachablePolicy
+from paperfetch.state.base import Window
 
 __all__ = ["ConfiguredKnobs", "DEFAULT_USER_AGENT", "KNOBS", "POSITIONAL_KNOBS", "TransportConfig", "knob_signature"]
 
@@ -57,6 +59,12 @@ class TransportConfig:
     host_intervals: Mapping[str, float] | None = None
     #: per host, the pool's cap on requests in flight (Crossref's pools); shared like host_intervals
     host_concurrency: Mapping[str, int] | None = None
+    #: per host (or pool), windows kept beside its interval: at most so many starts in any span
+    #: (``{"www.ebi.ac.uk": ["10/s", "500/min"]}``), counted in the host-state store across its clients
+    host_windows: Mapping[str, Iterable[Window | str]] | None = None
+    #: per host, its pools per request kind: ``{host: {pool: regex of path and query}}``, the first that finds
+    #: the request wins (:mod:`paperfetch.http.pools`); each pool is paced, held and broken as a host
+    host_pools: Mapping[str, Mapping[str, str]] | None = None
     max_redirects: int = defaults.MAX_REDIRECTS
     #: total seconds one request may take: connect, head and every read, however the bytes trickle
     request_deadline_s: float = defaults.REQUEST_DEADLINE_S
@@ -98,6 +106,8 @@ class TransportConfig:
     configured_range: DelayRange | None = field(init=False, repr=False)
     #: ``user_agent`` with the contact e-mail, for the hosts that asked for it
     contact_user_agent: str = field(init=False, repr=False)
+    #: ``host_pools`` as the transport reads them
+    pools: Mapping[str, tuple[Pool, ...]] = field(init=False, repr=False)
 
     def _refuse_impossible(self) -> None:
         """A :class:`ConfigurationError` naming the first knob whose value cannot work."""
@@ -139,6 +149,11 @@ class TransportConfig:
         if any(v < 1 for v in concurrency.values()):
             raise ConfigurationError(f"host_concurrency caps must be >= 1, not {self.host_concurrency!r}")
         _set(self, "host_concurrency", concurrency)
+        windows = _windows(self.host_windows)
+        _set(self, "host_windows", windows)
+        _set(self, "pools", parse_pools(self.host_pools))
+        _set(self, "host_pools", {host: {pool.name: pool.pattern.pattern for pool in pools}
+                                  for host, pools in self.pools.items()})
         _set(self, "max_redirects", int(self.max_redirects))
         _set(self, "request_deadline_s", float(self.request_deadline_s))
         _set(self, "robots_deadline_s", min(float(self.robots_deadline_s), self.request_deadline_s))
@@ -179,6 +194,7 @@ class TransportConfig:
             pacing_margin_s=self.pacing_margin_s,
             max_in_flight_per_host=self.max_in_flight_per_host,
             host_concurrency=concurrency,
+            host_windows=windows,
             breaker_failures=self.breaker_failures,
             learn=self.learn_interval,
             max_host_wait_s=self.max_host_wait_s,
@@ -187,8 +203,9 @@ class TransportConfig:
                                   self.backoff_max_s))
 
     def user_agent_for(self, host: str) -> str:
-        """The User-Agent for *host* (a host key): with the contact e-mail only where it was asked for."""
-        if self.contact_email and (self.contact_everywhere or host in self.contact_hosts):
+        """The User-Agent for *host* (a host key, or a pool's): with the contact e-mail only where it was asked for."""
+        if self.contact_email and (self.contact_everywhere or host in self.contact_hosts
+                                   or pool_host(host) in self.contact_hosts):
             return self.contact_user_agent
         return self.user_agent
 
@@ -209,6 +226,16 @@ class TransportConfig:
         if unknown:
             raise TypeError(f"HttpClient got an unexpected keyword argument {unknown[0]!r}")
         return cls(**knobs)
+
+
+def _windows(value: Mapping[str, Iterable[Window | str]] | None) -> dict[str, tuple[Window, ...]]:
+    """``host_windows`` as the rules read them: each host's (or pool's) windows, parsed (``"500/min"``)."""
+    windows: dict[str, tuple[Window, ...]] = {}
+    for host, given in (value or {}).items():
+        if isinstance(given, (str, Window)):
+            given = [given]
+        windows[host.lower()] = tuple(Window.parse(w) for w in given)
+    return {host: ws for host, ws in windows.items() if ws}
 
 
 #: The names of the knobs (the init fields of :class:`TransportConfig`).

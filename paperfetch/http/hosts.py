@@ -211,6 +211,11 @@ class HostSnapshot:
     budget_spent: bool = False         #: the budget is spent: held until it renews
     max_in_flight: int = 1             #: requests this client lets be in flight to the host
     pacing_margin_s: float = 0.0       #: added to every gap the delay range asks for
+    pool: str = ""                     #: the pool of ``host`` (``host#pool``) by request kind; "" for a host's own
+    windows: str = ""                  #: the windows kept beside the interval (``"10/s, 500/min"``)
+    binding_window: str = ""           #: the window that delays the next start now, else the fullest one
+    window_starts: int = 0             #: starts counted in the binding window now
+    window_wait_s: float = 0.0         #: seconds until the binding window lets the next request start
 
     @property
     def interval_s(self) -> float:

@@ -24,9 +24,11 @@ from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import unreachable as unreachable_error
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot
 from paperfetch.http.limits import iter_limited
+from paperfetch.http.pools import request_key
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.http.wire import Wire, synthetic_response
 from paperfetch.redact import redact_url
+from paperfetch.state.base import window_depth
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
@@ -111,12 +113,19 @@ class HostSide:
     def pace(host: HostLimiter) -> policy.Pace:
         return policy.Pace(host.last_start, host.gap_fraction, host.in_flight, host.probing)
 
+    def limiter(self, url: str, params: Any = None) -> HostLimiter:
+        """The record *url*'s request (with *params*) is paced under: its host's, or its pool's (:mod:`.pools`)."""
+        pools = self.config.pools
+        if not pools or "://" not in url:
+            return self.registry.limiter(url)
+        return self.registry.limiter(request_key(url, params, pools))
+
     def exempt(self, url: str) -> bool:
         return (urlsplit(url).hostname or "") in self.config.suppression_exempt
 
     def ready_in(self, url: str) -> float:
         """:func:`.policy.next_start` for *url*'s host, now."""
-        host = self.registry.limiter(url)
+        host = self.limiter(url)
         exempt = self.exempt(url)
         with host.cond:
             return policy.next_start(host.facts, self.pace(host), self.config.settings, host=host.key,
@@ -124,31 +133,33 @@ class HostSide:
 
     def hold_remaining(self, url: str) -> float:
         """:func:`.policy.hold_remaining` for *url*'s host, now: seconds it is held (0: not held)."""
-        return policy.hold_remaining(self.registry.limiter(url).steady(), self.clock.time())
+        return policy.hold_remaining(self.limiter(url).steady(), self.clock.time())
 
     def in_flight_cap(self, url: str) -> int:
         """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
-        host = self.registry.limiter(url)
+        host = self.limiter(url)
         return policy.in_flight_cap(host.facts, self.config.settings, host.key)
 
     def snapshot(self, host: HostLimiter, *, refresh: bool = True) -> HostSnapshot:
         if refresh:
             host.refresh()
+        windows = self.config.settings.host_windows.get(host.key)
+        recent = self.registry.store.starts(host.key, window_depth(windows)) if windows else ()
         with host.cond:
             counters = policy.HostCounters(host.requests, host.ok, host.errors, host.last_status)
             return policy.snapshot(host.facts, self.pace(host), self.config.settings, counters, host=host.key,
                                    now=self.clock.time(), mono=self.clock.monotonic(),
-                                   polite=self.config.polite_mode)
+                                   polite=self.config.polite_mode, recent=recent)
 
     def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
-        host = self.registry.limiter(url)
+        host = self.limiter(url)
         return policy.breaker_ends_batch(host.facts, self.config.settings, now=self.clock.time(), since=since,
                                          max_host_wait_s=max_host_wait_s)
 
     def would_send(self, url: str) -> bool:
         """``False`` when the host's fresh cached robots.txt disallows *url* (``True`` before it is known)."""
         cfg = self.config
-        rules = self.registry.limiter(url).robots
+        rules = self.limiter(url).robots
         if not (cfg.respect_robots_txt and cfg.polite_mode) or rules is None or rules.expires_at <= self.clock.time():
             return True
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from paperfetch import defaults
 from paperfetch.clock import utc
@@ -26,10 +26,12 @@ from paperfetch.http.headers import (
 )
 from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression, hold_remaining
 from paperfetch.http.identity import user_agent
+from paperfetch.http.pools import for_key, pool_name
+from paperfetch.state.base import Window, window_floor
 
 __all__ = [
     "Decision", "HostCounters", "Notice", "Pace", "PolicySettings", "UNREACHABLE", "Verdict", "allowance",
-    "begin_probe", "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range",
+    "begin_probe", "binding_window", "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range",
     "earliest_start", "floor", "gap", "hold_remaining", "in_flight_cap", "learned_interval", "next_start",
     "observe_error", "observe_response", "pacing_wait", "past_budget", "retry_wait", "snapshot",
     "suppression_in_force", "unreachable",
@@ -55,6 +57,8 @@ class PolicySettings:
     pacing_margin_s: float = defaults.PACING_MARGIN_S
     max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
     host_concurrency: Mapping[str, int] = field(default_factory=dict)
+    #: per host (or pool), its windows (:class:`~paperfetch.state.base.Window`), kept in the host-state store
+    host_windows: Mapping[str, tuple[Window, ...]] = field(default_factory=dict)
     breaker_failures: int = defaults.BREAKER_FAILURES
     max_host_wait_s: float = defaults.MAX_HOST_WAIT_S
     learn: bool = True
@@ -127,7 +131,7 @@ def budget_spent(facts: HostFacts, now: float) -> float:
 def in_flight_cap(facts: HostFacts, settings: PolicySettings, host: str) -> int:
     """How many requests may be in flight to *host* at once: ``max_in_flight_per_host``, or for a declared pool
     what the host announced, within the pool's cap (1 until it has announced anything)."""
-    pool = settings.host_concurrency.get(host)
+    pool = for_key(settings.host_concurrency, host, None)
     announced = facts.concurrency_limit
     if pool is not None:
         return max(1, min(pool, announced)) if announced else 1
@@ -180,7 +184,7 @@ def crawl_delay(facts: HostFacts, settings: PolicySettings) -> float | None:
 
 def delay_range(facts: HostFacts, settings: PolicySettings, host: str) -> DelayRange | None:
     """The delay range for the host's next request, every floor applied (``None``: no delay)."""
-    declared = facts.announced_interval_s or settings.host_intervals.get(host, 0.0)  # the host's own word first
+    declared = facts.announced_interval_s or for_key(settings.host_intervals, host, 0.0)  # the host's own word first
     interval = max(declared, learned_interval(facts, settings))
     if settings.configured_range is None and facts.robots is None and facts.backoff_s <= 0 and interval <= 0:
         return None  # no range, no robots.txt consulted, nothing to slow down for: what effective_range answers
@@ -275,11 +279,28 @@ def next_start(facts: HostFacts, pace: Pace, settings: PolicySettings, *, host: 
     return max(0.0, earliest_start(facts, pace, settings, host=host, now=now, mono=mono), busy)
 
 
+def binding_window(windows: Sequence[Window], recent: Sequence[float], now: float) -> tuple[str, int, float]:
+    """The window that binds *host* now, given its *recent* starts (newest first): the one delaying the next
+    start longest, else the fullest; with the starts it counts and its wait (``("", 0, 0.0)``: no window)."""
+    best: tuple[float, float, str, int] | None = None
+    for window in windows:
+        used = sum(1 for at in recent[:window.count] if at > now - window.seconds)
+        wait = max(0.0, window_floor(recent, (window,), now) - now)
+        rank = (wait, used / window.count, str(window), used)
+        if best is None or rank[:2] > best[:2]:
+            best = rank
+    if best is None:
+        return "", 0, 0.0
+    return best[2], best[3], best[0]
+
+
 def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: HostCounters, *, host: str,
-             now: float, mono: float, polite: bool = True) -> HostSnapshot:
+             now: float, mono: float, polite: bool = True, recent: Sequence[float] = ()) -> HostSnapshot:
     """The host as it is now (``next_allowed_at``: :func:`earliest_start`, ``None`` when nothing delays it;
     ``ready_in_s``: :func:`next_start`, 0 when not *polite*; ``breaker``: ``half_open`` once an open
-    breaker's period is over)."""
+    breaker's period is over; the windows read against *recent*, the host's latest starts newest first)."""
+    windows = settings.host_windows.get(host, ())
+    bound, used, window_wait = binding_window(windows, recent, now)
     rng = delay_range(facts, settings, host)
     supp = suppression_in_force(facts, now)
     held = hold_remaining(facts, now) > 0
@@ -319,6 +340,11 @@ def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: H
         budget_spent=budget_spent(facts, now) > 0,
         max_in_flight=in_flight_cap(facts, settings, host),
         pacing_margin_s=settings.pacing_margin_s,
+        pool=pool_name(host),
+        windows=", ".join(str(w) for w in windows),
+        binding_window=bound,
+        window_starts=used,
+        window_wait_s=window_wait,
     )
 
 

@@ -127,6 +127,8 @@ class HostScheduler:
         self._clock: Clock = clock if clock is not None else client.clock
         self._real_time = isinstance(self._clock, SystemClock)
         self._cap = int(client.max_in_flight_per_host)
+        #: a queue per pacing key: a host's, or one of its pools' (a transport without pools: the host's)
+        self._pacing_key: Callable[[str], str] = getattr(client, "pacing_key", host_key)
         self._cond = threading.Condition()
         self._running = False
         self._stopping = False
@@ -227,7 +229,7 @@ class HostScheduler:
 
     def _key(self, url: str) -> str:
         try:
-            return host_key(url)
+            return self._pacing_key(url)
         except Exception:  # noqa: BLE001 - InvalidURL and anything odd: advance() will report it
             return NO_REQUEST
 

@@ -155,7 +155,8 @@ class Wire:
         if gap_s is not None:
             try:
                 self.check_stop()
-                if gap_s > 0:  # nothing to pace: no reservation
+                windows = self.config.settings.host_windows
+                if gap_s > 0 or (windows and host.key in windows):  # nothing to pace: no reservation
                     slot, gap = self.reserve(host, gap_s, cap)
                 if gate is not None:
                     gate()
@@ -229,13 +230,16 @@ class Wire:
             return response
 
     def reserve(self, host: "HostLimiter", gap_s: float, cap: int | None = None) -> "tuple[Slot | None, float]":
-        """Take the host's start slot in the store, waiting for it, so every client of the store keeps the gap
-        (end-to-end or start-to-start: docs/state.md, "How the transport uses the store")."""
+        """Take the host's start slot in the store, waiting for it, so every client of the store keeps the gap and
+        the host's windows (end-to-end or start-to-start: docs/state.md, "How the transport uses the store")."""
         store = self.registry.store
         lease_s = self.registry.lease_s if (cap or self.config.max_in_flight_per_host) == 1 else 0.0
+        windows = self.config.settings.host_windows.get(host.key, ())
         while True:
             now = self.clock.time()
-            slot = store.reserve(host.key, gap_s, now, lease_s)
+            # a start the windows put off is a wait like the gap's: the request is scheduled, never refused
+            slot = store.reserve(host.key, gap_s, now, lease_s, windows) if windows else store.reserve(
+                host.key, gap_s, now, lease_s)
             wait = slot.start_at - now if slot.granted else max(0.001, min(_POLL_S, slot.start_at - now))
             if wait > 1e-6:  # below: float noise between the wall and the monotonic clock
                 try:

@@ -92,6 +92,8 @@ class Source:
     name: ClassVar[str]
     default_base_url: ClassVar[str]  #: scheme://host only
     min_interval_s: ClassVar[float]  #: the host's published limit, as the default pause between requests
+    #: windows the host publishes beside its interval (``"500/min"``), kept by the transport for every client
+    rate_windows: ClassVar[tuple[str, ...]] = ()
     batch_size: ClassVar[int] = 1  #: how many ids one request may carry
     accepts: ClassVar[frozenset[IdType]]
     requires_email: ClassVar[bool] = False

@@ -17,8 +17,9 @@ class EuropePMCSource(Source):
     name = "europepmc"
     default_base_url = "https://www.ebi.ac.uk"
     render_base_url: ClassVar[str] = "https://europepmc.org"
-    # Europe PMC publishes no numeric limit for its REST API; 10 requests/s is a modest default.
+    # 10 requests/s and 500 requests/min for the REST API (Europe PMC staff post, checked 2026-02-26)
     min_interval_s = 0.1
+    rate_windows = ("10/s", "500/min")
     accepts = frozenset({IdType.DOI, IdType.PMID, IdType.PMCID})
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:

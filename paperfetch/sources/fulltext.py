@@ -47,6 +47,7 @@ class EuropePMCFullTextSource(Source):
     name = "europepmc_fulltext"
     default_base_url = EuropePMCSource.default_base_url
     min_interval_s = EuropePMCSource.min_interval_s
+    rate_windows = EuropePMCSource.rate_windows
     accepts = frozenset({IdType.PMCID})
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
