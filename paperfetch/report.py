@@ -54,11 +54,12 @@ DOMAIN_STATUS_COLUMNS = [
     "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
     "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
     "credits_left",  # the host's budget left (its last X-RateLimit-Remaining)
+    "pool", "windows", "binding_window", "window_starts",  # the pool by request kind; the windows, the binding one
 ]
 #: The words of ``domain_status()``'s ``state`` column, worst first.
 DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")
 _DATETIMES = ("held_until", "suppressed_until", "breaker_open_until", "next_allowed_at")
-_INTS = ("last_status", "hold_status", "credits_left")
+_INTS = ("last_status", "hold_status", "credits_left", "window_starts")
 
 #: :func:`yield_by_source`'s columns.
 YIELD_COLUMNS = ["source", "offered", "downloaded", "only_here"]
@@ -285,6 +286,7 @@ _TEXT_COLUMNS = {
     "backoff_s": "backoff s", "crawl_delay_s": "crawl-delay s", "held_until": "held until UTC",
     "suppressed_until": "suppressed until UTC", "breaker": "breaker (UTC)",
     "credits_left": "credits left",  # only when some host counts them (OpenAlex's budget)
+    "binding_window": "window",  # only when some host has windows (Europe PMC's 500/min)
 }
 
 
@@ -310,6 +312,10 @@ def host_table_text(frame: pd.DataFrame, *, width: int | None = None) -> str:
             cells = ["" if is_missing(v) else str(int(v)) for v in values]
         elif name == "credits_left":
             cells = ["" if is_missing(v) else f"{int(v):,}" for v in values]
+            if not any(cells):
+                continue
+        elif name == "binding_window":
+            cells = ["" if is_missing(v) else str(v) for v in values]
             if not any(cells):
                 continue
         elif name == "state":
@@ -347,7 +353,7 @@ _STATUS_LABELS = {
     "until": "until (UTC)",
     "suppressed_reason": "why", "crawl_delay_s": "Crawl-delay (s)",
     "next_allowed_at": "next allowed (UTC)", "learned_interval_s": "learned (s)", "requests": "sent",
-    "credits_left": "credits left today",
+    "credits_left": "credits left today", "binding_window": "window",
 }
 
 
@@ -376,7 +382,7 @@ def _all_empty(series: pd.Series, name: str) -> bool:
 #: Text columns that wrap instead of being cut.
 _WRAPPED = ("suppressed_reason",)
 #: Columns the notebook view leaves out: rarely needed, and they make the table wider than a notebook.
-_STYLE_DROPPED = ("in_flight", "next_allowed_at")
+_STYLE_DROPPED = ("in_flight", "next_allowed_at", "pool", "windows", "window_starts")  # the pool: in the host's key
 #: Seconds columns where 0 means "none" and shows empty.
 _ZERO_IS_NONE = ("backoff_s", "learned_interval_s")
 

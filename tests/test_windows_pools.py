@@ -145,3 +145,134 @@ def test_without_a_shared_store_each_client_keeps_its_own_window():
             for client in clients:
                 client.get(server.url(f"/rest/search?query={i}"))
     assert most_in_any(log.times(), 60.0) > 500
+
+
+# ---------------------------------------------------------------------- the transport: pools
+from paperfetch.batch import get_many  # noqa: E402
+from paperfetch.http.pools import CROSSREF_LIST, request_key  # noqa: E402
+from paperfetch.sources.crossref import CrossrefSource  # noqa: E402
+
+CROSSREF_POOLS = {"public-array": CROSSREF_LIST, "public-single": "."}
+
+
+@pytest.mark.parametrize(("target", "params", "pool"), [
+    ("/works/10.1038/nature12373", None, "public-single"),
+    ("/works/10.1038/nature12373", {"mailto": "a@b.org"}, "public-single"),
+    ("/works/10.1000/works", None, "public-single"),  # a DOI that ends in a collection's name
+    ("/works/10.1038/nature12373/agency", None, "public-single"),
+    ("/works?filter=from-pub-date:2020", None, "public-array"),
+    ("/works", {"filter": "has-full-text:true", "rows": "20"}, "public-array"),
+    ("/works", {"query.bibliographic": "nanopore"}, "public-array"),
+    ("/works", None, "public-array"),
+    ("/members/98/works", None, "public-array"),
+    ("/funders/10.13039/501100000780/works", None, "public-array"),
+    ("/journals?query=nature", None, "public-array"),
+    ("/members/98", None, "public-single"),
+])
+def test_the_pool_is_chosen_from_the_request_itself(target, params, pool):
+    pools = {"api.crossref.org": tuple(TransportPools.parse(CROSSREF_POOLS))}
+    assert request_key(f"https://api.crossref.org{target}", params, pools) == f"api.crossref.org#{pool}"
+    assert request_key("https://www.ebi.ac.uk/europepmc/webservices/rest/search", None, pools) == "www.ebi.ac.uk"
+
+
+class TransportPools:
+    @staticmethod
+    def parse(rules):
+        from paperfetch.http.pools import parse_pools
+
+        return parse_pools({"h": rules})["h"]
+
+
+def _crossref_client(clock: FakeClock, key: str, registry: HostRegistry | None = None) -> HttpClient:
+    """A client with Crossref's pools as the Retriever declares them (the public pool's figures)."""
+    pools = CrossrefSource.pools_for(CrossrefSource().identification)
+    return HttpClient(clock=clock, registry=registry or HostRegistry(clock), verbosity=0, pacing_margin_s=0.0,
+                      max_retries=0, host_pools={key: {name: rule[0] for name, rule in pools.items()}},
+                      host_intervals={f"{key}#{name}": rule[1] for name, rule in pools.items()},
+                      host_concurrency={f"{key}#{name}": rule[2] for name, rule in pools.items()})
+
+
+def test_crossref_list_requests_keep_1_per_second_while_single_lookups_run_at_5_beside_them():
+    clock = FakeClock(start_wall=NOW)
+    log = ClockLog(clock)
+    with LoopbackHost("127.0.0.1", {"*": log}) as server:
+        key = host_key(server.base_url)
+        with _crossref_client(clock, key) as client:
+            for i in range(10):
+                client.get(server.url("/works"), params={"filter": f"from-pub-date:{2000 + i}"})
+                for j in range(5):
+                    client.get(server.url(f"/works/10.1/{i}.{j}"))
+            rows = client.domain_status().set_index("host")
+    lists, singles = log.times("filter="), log.times("/works/10.1/")
+    assert len(lists) == 10 and len(singles) == 50
+    assert min(gaps_of(lists)) >= 1.0 - 1e-6 and min(gaps_of(singles)) >= 0.2 - 1e-6
+    assert max(lists) - min(lists) == pytest.approx(9.0, abs=0.05)  # 1/s, not slowed by the 50 lookups
+    assert max(singles) - min(singles) <= 10.0  # 5/s beside them, not held to the list pool's 1/s
+    assert set(rows.index) >= {f"{key}#public-array", f"{key}#public-single"}
+    assert rows.loc[f"{key}#public-array", "pool"] == "public-array" and rows.loc[f"{key}#public-array", "requests"] == 10
+    assert client.snapshot(f"{key}#public-single").max_in_flight == 1
+
+
+def gaps_of(times: list[float]) -> list[float]:
+    ordered = sorted(times)
+    return [b - a for a, b in zip(ordered, ordered[1:])]
+
+
+def test_a_batch_queues_each_pool_apart_and_keeps_both_paces():
+    clock = FakeClock(start_wall=NOW)
+    log = ClockLog(clock)
+    with LoopbackHost("127.0.0.1", {"*": log}) as server:
+        key = host_key(server.base_url)
+        with _crossref_client(clock, key) as client:
+            urls = [server.url(f"/works?filter=type:{i}") for i in range(4)]
+            urls += [server.url(f"/works/10.1/{i}") for i in range(12)]
+            answers = get_many(client, urls, workers=4)
+            keys = {client.pacing_key(url) for url in urls}
+    assert all(a.status_code == 200 for a in answers)
+    assert keys == {f"{key}#public-array", f"{key}#public-single"}
+    assert min(gaps_of(log.times("filter="))) >= 1.0 - 1e-6 and min(gaps_of(log.times("/works/10.1/"))) >= 0.2 - 1e-6
+
+
+def test_a_429_in_the_list_pool_holds_that_pool_only():
+    """Crossref's pools are separate: a refusal of list requests says nothing about single lookups."""
+    clock = FakeClock(start_wall=NOW)
+    lists = ClockLog(clock)
+    singles = ClockLog(clock)
+
+    def route(request: Request) -> Reply:
+        if "filter=" in request.query:
+            lists(request)
+            return Reply(429, b"slow down", {"Retry-After": "600"})
+        return singles(request)
+
+    with LoopbackHost("127.0.0.1", {"*": route}) as server:
+        key = host_key(server.base_url)
+        with _crossref_client(clock, key) as client:
+            first = client.get(server.url("/works"), params={"filter": "type:journal-article"})
+            again = client.get(server.url("/works"), params={"filter": "type:book"})
+            single = client.get(server.url("/works/10.1/x"))
+            held = client.snapshot(f"{key}#public-array")
+            free = client.snapshot(f"{key}#public-single")
+    assert first.status_code == 429 and again.headers.get("X-Paperfetch-Synthetic") == "held"
+    assert single.status_code == 200 and len(lists.hits) == 1 and len(singles.hits) == 1
+    assert held.held_until is not None and free.held_until is None
+
+
+def test_the_retriever_declares_the_pools_and_windows_for_every_caller(tmp_path):
+    from tests._quick import retriever
+
+    with LoopbackHost("127.0.0.1", {"*": Reply(200, b"{}", {"Content-Type": "application/json"})}) as crossref, \
+            LoopbackHost("127.0.0.1", {"*": Reply(200, b"{}")}) as ebi:
+        endpoints = {"crossref": crossref.base_url, "europepmc": ebi.base_url}
+        with retriever(tmp_path, endpoints) as r:
+            key = host_key(crossref.base_url)
+            r.api.get(crossref.url("/works"), params={"query.bibliographic": "nanopore"})  # as r.api.get is called
+            r.api.get(crossref.url("/works/10.1/x"))
+            status = r.api.domain_status().set_index("host")
+            windows = r.api.config.settings.host_windows[host_key(ebi.base_url)]
+    assert [str(w) for w in windows] == ["10/s", "500/min"]
+    # with an e-mail, Crossref's polite pool: its single lookups at 10/s, three in flight
+    assert r.api.config.settings.host_intervals[f"{key}#polite-single"] == 0.1
+    assert r.api.config.settings.host_concurrency[f"{key}#polite-single"] == 3
+    assert r.api.config.settings.host_intervals[f"{key}#polite-array"] == 1.0
+    assert status.loc[f"{key}#polite-array", "requests"] == 1 and status.loc[f"{key}#polite-single", "requests"] == 1
