@@ -276,3 +276,44 @@ def test_the_retriever_declares_the_pools_and_windows_for_every_caller(tmp_path)
     assert r.api.config.settings.host_concurrency[f"{key}#polite-single"] == 3
     assert r.api.config.settings.host_intervals[f"{key}#polite-array"] == 1.0
     assert status.loc[f"{key}#polite-array", "requests"] == 1 and status.loc[f"{key}#polite-single", "requests"] == 1
+
+
+# ---------------------------------------------------------------------- shown: domain_status() and the dashboard
+def test_domain_status_and_the_tables_name_the_binding_window_and_the_pools():
+    from paperfetch.report import DOMAIN_STATUS_COLUMNS, host_table_text, style_domain_status
+
+    clock = FakeClock(start_wall=NOW)
+    log = ClockLog(clock)
+    with LoopbackHost("127.0.0.1", {"*": log}) as server:
+        key = host_key(server.base_url)
+        with HttpClient(clock=clock, registry=HostRegistry(clock), verbosity=0, pacing_margin_s=0.0,
+                        host_intervals={key: 0.1}, host_windows={key: ["3/min"]}) as client:
+            for i in range(3):
+                client.get(server.url(f"/rest/{i}"))
+            frame = client.domain_status().set_index("host")
+    assert DOMAIN_STATUS_COLUMNS[:23] == [  # the columns of before, first and in their order
+        "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
+        "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
+        "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots", "credits_left"]
+    row = frame.loc[key]
+    assert row["windows"] == "3/min" and row["binding_window"] == "3/min" and row["window_starts"] == 3
+    assert row["pool"] == "" and row["state"] == "ok"
+    assert "window" in host_table_text(frame.reset_index()) and "3/min" in host_table_text(frame.reset_index())
+    assert ">window</th>" in style_domain_status(frame.reset_index()).to_html()
+
+
+def test_the_dashboard_says_when_a_full_window_lets_the_next_request_go():
+    from paperfetch.dashboard.render import HOST_COLUMNS, render_hosts_html, render_text
+    from paperfetch.dashboard.snapshot import BatchSnapshot, HostRow
+    from paperfetch.http.hosts import HostSnapshot
+
+    full = HostSnapshot("www.ebi.ac.uk", windows="10/s, 500/min", binding_window="500/min", window_starts=500,
+                        window_wait_s=12.0)
+    free = HostSnapshot("api.crossref.org#public-array", pool="public-array")
+    snapshot = BatchSnapshot(at=NOW, hosts=(HostRow("www.ebi.ac.uk", queued=3, politeness=full),
+                                            HostRow("api.crossref.org#public-array", queued=1, politeness=free)))
+    table = render_hosts_html(snapshot)
+    assert '<div class="why">500/min window full: next in 0:12</div>' in table
+    assert 'data-host="api.crossref.org#public-array"' in table  # a pool is a row of its own
+    assert "500/min window full" in render_text(snapshot)
+    assert [c.header for c in HOST_COLUMNS][-1] == "credits"  # the columns as they were

@@ -68,6 +68,8 @@ def _state_parts(h: HostRow, ended: bool = False) -> tuple[str, str]:
         return hold, h.hold_reason
     if h.unreachable:
         return "UNREACHABLE", "DNS failed" if h.unreachable == "dns" else "connection refused"
+    if h.binding_window and (h.window_wait_s or 0.0) >= 0.5 and not ended:  # a full window keeps the next request
+        return h.state, f"{h.binding_window} window full: next in {duration_cell(h.window_wait_s)}"
     return h.state, ""
 
 
@@ -117,7 +119,8 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("host", lambda h, e: h.host, width=10, clip=40),
     HostColumn("state", lambda h, e: _state_text(h, e), clip=90,
                hint="idle, busy, queued (not started, after the end), backoff; "
-                    "SUPPRESSED, HELD, UNREACHABLE or OPEN BREAKER with until when and why"),
+                    "SUPPRESSED, HELD, UNREACHABLE or OPEN BREAKER with until when and why; "
+                    "a full window (500/min) with when it lets the next request go"),
     HostColumn("queued", lambda h, e: _count(h.queued), True, 4.4, hint="jobs waiting in the scheduler's queue"),
     HostColumn("in flight", lambda h, e: _count(h.in_flight), True, 4.6, hint="requests on the wire", wide=True),
     HostColumn("done", lambda h, e: _count(h.done), True, 3.6, hint="OK + not found + errors + not sent, this run",

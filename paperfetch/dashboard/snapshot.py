@@ -89,6 +89,8 @@ class HostRow:
     learned_interval_s = _politeness("learned_interval_s")  #: the interval learned from the host's 429s
     breaker = _politeness("breaker")  #: the host's circuit breaker: closed, open, half_open
     credits_left = _politeness("credits_left")  #: the budget left today; None when the host never said
+    binding_window = _politeness("binding_window")  #: the window that binds the host now (``500/min``); "" for none
+    window_wait_s = _politeness("window_wait_s")  #: seconds until that window lets the next request start
 
     @property
     def done(self) -> int:
@@ -121,7 +123,7 @@ ROW_COLUMNS = (
     "host", "queued", "in_flight", "requests", "ok", "errors", "not_sent", "last_status", "delay_min_s",
     "delay_max_s", "backoff_s", "held_until", "hold_left_s", "hold_status", "hold_reason", "suppressed",
     "suppressed_reason", "suppressed_until", "crawl_delay_s", "robots", "learned_interval_s", "breaker",
-    "not_found", "unreachable", "credits_left",
+    "not_found", "unreachable", "credits_left", "binding_window",
 )
 
 
