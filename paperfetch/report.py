@@ -53,8 +53,8 @@ DOMAIN_STATUS_COLUMNS = [
     "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
     "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
     "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
-    "credits_left",  # the host's budget left (its last X-RateLimit-Remaining)
     "pool", "windows", "binding_window", "window_starts",  # the pool by request kind; the windows, the binding one
+    "credits_left",  # the host's budget left (its last X-RateLimit-Remaining)
 ]
 #: The words of ``domain_status()``'s ``state`` column, worst first.
 DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")

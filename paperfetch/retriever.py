@@ -219,7 +219,9 @@ class Retriever:
                       state_fallback: str | None) -> Settings:
         """``self.web`` (web pages: robots.txt read) and ``self.api`` (documented APIs, used under their terms
         and published limits) from the one transport config; returns the settings with that config."""
-        derived = self._derived_transport()
+        given = settings.given if http is None else {"host_intervals": http.config.host_intervals,
+                                                     "host_concurrency": http.config.host_concurrency}
+        derived = self._derived_transport(given=given)
         if http is not None:
             # A caller's client is left as it was: the Retriever paces through a client of its own over the
             # caller's session, host state, clock and settings (plus its sources' intervals and pools), and
@@ -240,7 +242,7 @@ class Retriever:
                                           state=state, state_fallback=state_fallback)
         return settings
 
-    def _derived_transport(self) -> dict[str, Any]:
+    def _derived_transport(self, *, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What the sources tell the transport: each service's published interval (a source's related hosts,
         bioRxiv's www hosts or NCBI's old converter, share it), Crossref's pool, and the hosts that get the
         contact e-mail in the User-Agent (the services that ask for it)."""
@@ -253,12 +255,14 @@ class Retriever:
         asking = {host_key(host) for s in self._sources.values() if s.wants_contact for host in (s.base_url, *s.related_hosts())}
         windows = {host_key(s.base_url): list(s.rate_windows) for s in self._sources.values() if s.rate_windows}
         concurrency = self._source_concurrency(email=self.identification.email)
-        pools = self._source_pools(intervals, concurrency)
+        pools = self._source_pools(intervals, concurrency, given or {})
         return {"host_intervals": intervals, "host_concurrency": concurrency, "host_windows": windows,
                 "host_pools": pools, "contact_hosts": asking, "contact_email": self.identification.email}
 
-    def _source_pools(self, intervals: dict[str, float], concurrency: dict[str, int]) -> dict[str, dict[str, str]]:
-        """Crossref's pools per request kind; each pool's interval and cap go in beside the host's."""
+    def _source_pools(self, intervals: dict[str, float], concurrency: dict[str, int],
+                      given: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+        """Crossref's pools per request kind; each pool's interval and cap go in beside the host's, unless the
+        caller gave the host's own (*given*: the transport knobs given), which then paces each pool."""
         from paperfetch.sources.crossref import CrossrefSource
 
         crossref = self._sources.get("crossref")
@@ -266,9 +270,13 @@ class Retriever:
             return {}
         host = host_key(crossref.base_url)
         pools = crossref.pools_for(self.identification)
+        own_interval = host in {k.lower() for k in (given.get("host_intervals") or {})}
+        own_cap = host in {k.lower() for k in (given.get("host_concurrency") or {})}
         for name, (_, interval, cap) in pools.items():
-            intervals.setdefault(f"{host}#{name}", interval)
-            concurrency.setdefault(f"{host}#{name}", cap)
+            if not own_interval:
+                intervals.setdefault(f"{host}#{name}", interval)
+            if not own_cap:
+                concurrency.setdefault(f"{host}#{name}", cap)
         return {host: {name: pattern for name, (pattern, _, _) in pools.items()}}
 
     def _source_concurrency(self, *, email: str | None) -> dict[str, int]:

@@ -291,10 +291,12 @@ def test_domain_status_and_the_tables_name_the_binding_window_and_the_pools():
             for i in range(3):
                 client.get(server.url(f"/rest/{i}"))
             frame = client.domain_status().set_index("host")
-    assert DOMAIN_STATUS_COLUMNS[:23] == [  # the columns of before, first and in their order
-        "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
-        "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
-        "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots", "credits_left"]
+    before = ["state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until",
+              "breaker", "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors",
+              "last_status", "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
+              "credits_left"]
+    assert [c for c in DOMAIN_STATUS_COLUMNS if c in before] == before  # every column kept, in its order
+    assert DOMAIN_STATUS_COLUMNS[-1] == "credits_left"
     row = frame.loc[key]
     assert row["windows"] == "3/min" and row["binding_window"] == "3/min" and row["window_starts"] == 3
     assert row["pool"] == "" and row["state"] == "ok"
@@ -317,3 +319,45 @@ def test_the_dashboard_says_when_a_full_window_lets_the_next_request_go():
     assert 'data-host="api.crossref.org#public-array"' in table  # a pool is a row of its own
     assert "500/min window full" in render_text(snapshot)
     assert [c.header for c in HOST_COLUMNS][-1] == "credits"  # the columns as they were
+
+
+# ---------------------------------------------------------------------- configured where intervals are
+def test_windows_and_pools_are_settings_of_the_transport(tmp_path):
+    from paperfetch.http.config import TransportConfig
+    from paperfetch.settings import load_settings
+
+    path = tmp_path / "config.toml"
+    path.write_text('host_windows = { "www.ebi.ac.uk" = ["10/s", "500/min"] }\n'
+                    'host_pools = { "api.crossref.org" = { "public-array" = "filter=", "public-single" = "." } }\n'
+                    'host_intervals = { "api.crossref.org#public-array" = 1.0 }\n')
+    settings = load_settings({}, environ={}, config_path=path)
+    config = settings.transport
+    assert config.settings.host_windows == {"www.ebi.ac.uk": (Window(10, 1.0), Window(500, 60.0))}
+    assert config.host_pools == {"api.crossref.org": {"public-array": "filter=", "public-single": "."}}
+    assert settings.origin["host_windows"].startswith("file")
+    client = HttpClient.from_config(config, registry=HostRegistry())
+    assert client.pacing_key("https://api.crossref.org/works?filter=type:book") == "api.crossref.org#public-array"
+    assert client.pacing_key("https://api.crossref.org/works/10.1/x") == "api.crossref.org#public-single"
+    assert client.pacing_key("https://www.ebi.ac.uk/europepmc/webservices/rest/search") == "www.ebi.ac.uk"
+    assert client.config.user_agent_for("api.crossref.org#public-array") == client.config.user_agent
+    with pytest.raises(ConfigurationError):
+        TransportConfig(host_windows={"h": ["500 a minute"]})
+    with pytest.raises(ConfigurationError):
+        TransportConfig(host_pools={"h": {"list": "(unclosed"}})
+    with pytest.raises(ConfigurationError):
+        TransportConfig(host_pools={"h": {"a#b": "."}})
+    mailed = TransportConfig(contact_email="me@example.org", contact_hosts=["api.crossref.org"])
+    assert "me@example.org" in mailed.user_agent_for("api.crossref.org#public-single")  # a pool of a host that asks
+
+
+def test_a_crossref_interval_the_caller_gives_paces_each_pool(tmp_path):
+    """A caller's ``host_intervals`` for Crossref's host is kept as before: it paces both pools."""
+    from tests._quick import retriever
+
+    with LoopbackHost("127.0.0.1", {"*": Reply(200, b"{}")}) as crossref:
+        key = host_key(crossref.base_url)
+        with retriever(tmp_path, {"crossref": crossref.base_url}, sources=["crossref"],
+                       http_options={"host_intervals": {key: 0.0}}) as r:
+            paced = {r.api.snapshot(f"{key}#{pool}").delay_min_s for pool in ("polite-single", "polite-array")}
+            assert r.api.pacing_key(crossref.url("/works?filter=x")) == f"{key}#polite-array"
+    assert paced == {None}  # no delay: the caller's 0 for the host, in both pools
