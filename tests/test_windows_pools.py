@@ -291,6 +291,7 @@ def test_domain_status_and_the_tables_name_the_binding_window_and_the_pools():
             for i in range(3):
                 client.get(server.url(f"/rest/{i}"))
             frame = client.domain_status().set_index("host")
+            ready = client.ready_in(server.url("/rest/4"))  # what a batch asks before it dispatches
     before = ["state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until",
               "breaker", "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors",
               "last_status", "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
@@ -300,6 +301,8 @@ def test_domain_status_and_the_tables_name_the_binding_window_and_the_pools():
     row = frame.loc[key]
     assert row["windows"] == "3/min" and row["binding_window"] == "3/min" and row["window_starts"] == 3
     assert row["pool"] == "" and row["state"] == "ok"
+    assert ready == pytest.approx(60.0 - 0.2, abs=0.01)  # three starts 0.1 s apart: the minute frees at 60 s
+    assert row["next_allowed_at"].timestamp() == pytest.approx(NOW + 60.0, abs=0.01)
     assert "window" in host_table_text(frame.reset_index()) and "3/min" in host_table_text(frame.reset_index())
     assert ">window</th>" in style_domain_status(frame.reset_index()).to_html()
 
@@ -361,3 +364,15 @@ def test_a_crossref_interval_the_caller_gives_paces_each_pool(tmp_path):
             paced = {r.api.snapshot(f"{key}#{pool}").delay_min_s for pool in ("polite-single", "polite-array")}
             assert r.api.pacing_key(crossref.url("/works?filter=x")) == f"{key}#polite-array"
     assert paced == {None}  # no delay: the caller's 0 for the host, in both pools
+
+
+def test_a_batch_waits_for_the_window_and_fails_nothing():
+    clock = FakeClock(start_wall=NOW)
+    log = ClockLog(clock)
+    with LoopbackHost("127.0.0.1", {"*": log}) as server:
+        key = host_key(server.base_url)
+        with HttpClient(clock=clock, registry=HostRegistry(clock), verbosity=0, pacing_margin_s=0.0, max_retries=0,
+                        host_intervals={key: 0.1}, host_windows={key: ["10/min"]}) as client:
+            answers = get_many(client, [server.url(f"/rest/{i}") for i in range(25)], workers=4)
+    assert [a.status_code for a in answers] == [200] * 25
+    assert most_in_any(log.times(), 60.0) <= 10 and max(log.times()) - min(log.times()) >= 120.0

@@ -28,7 +28,7 @@ from paperfetch.http.pools import request_key
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.http.wire import Wire, synthetic_response
 from paperfetch.redact import redact_url
-from paperfetch.state.base import window_depth
+from paperfetch.state.base import window_depth, window_floor
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
@@ -124,12 +124,17 @@ class HostSide:
         return (urlsplit(url).hostname or "") in self.config.suppression_exempt
 
     def ready_in(self, url: str) -> float:
-        """:func:`.policy.next_start` for *url*'s host, now."""
+        """:func:`.policy.next_start` for *url*'s host (or pool), now, and no sooner than its windows allow."""
         host = self.limiter(url)
         exempt = self.exempt(url)
         with host.cond:
-            return policy.next_start(host.facts, self.pace(host), self.config.settings, host=host.key,
-                                     now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
+            ready = policy.next_start(host.facts, self.pace(host), self.config.settings, host=host.key,
+                                      now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
+        windows = self.config.settings.host_windows.get(host.key)
+        if windows and ready < math.inf:  # a full window keeps the next start too (the store's log says until when)
+            now = self.clock.time()
+            ready = max(ready, window_floor(self.registry.store.starts(host.key, window_depth(windows)), windows, now) - now)
+        return ready
 
     def hold_remaining(self, url: str) -> float:
         """:func:`.policy.hold_remaining` for *url*'s host, now: seconds it is held (0: not held)."""

@@ -311,6 +311,9 @@ def snapshot(facts: HostFacts, pace: Pace, settings: PolicySettings, counters: H
     next_at = None
     if pace.last_start is not None or held or facts.breaker_open_until is not None:
         next_at = now + earliest_start(facts, pace, settings, host=host, now=now, mono=mono)
+    if window_wait > 0:  # a full window keeps the next start as a gap does
+        ready = max(ready, window_wait) if polite else ready
+        next_at = max(next_at or now, now + window_wait)
     return HostSnapshot(
         host=host,
         requests=counters.requests,
