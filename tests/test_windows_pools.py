@@ -15,10 +15,16 @@ import bisect
 
 import pytest
 
+from paperfetch import HttpClient
+from paperfetch.batch import get_many
 from paperfetch.clock import FakeClock
 from paperfetch.errors import ConfigurationError
+from paperfetch.http.hosts import HostRegistry, host_key
+from paperfetch.http.pools import CROSSREF_LIST, parse_pools, request_key
+from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.state import MemoryStore, open_store
 from paperfetch.state.base import Window, window_floor
+from paperfetch.testing import LoopbackHost, Reply, Request
 
 NOW = 1_772_064_000.0  # 2026-02-26 00:00 UTC
 
@@ -68,9 +74,6 @@ def test_each_store_keeps_every_window_for_the_starts_it_grants(kind, tmp_path, 
 
 
 # ---------------------------------------------------------------------- the transport: windows
-from paperfetch import HttpClient  # noqa: E402
-from paperfetch.http.hosts import HostRegistry, host_key  # noqa: E402
-from paperfetch.testing import LoopbackHost, Reply, Request  # noqa: E402
 
 EUROPE_PMC = ["10/s", "500/min"]  # the staff post of 2026-02-26
 
@@ -148,9 +151,6 @@ def test_without_a_shared_store_each_client_keeps_its_own_window():
 
 
 # ---------------------------------------------------------------------- the transport: pools
-from paperfetch.batch import get_many  # noqa: E402
-from paperfetch.http.pools import CROSSREF_LIST, request_key  # noqa: E402
-from paperfetch.sources.crossref import CrossrefSource  # noqa: E402
 
 CROSSREF_POOLS = {"public-array": CROSSREF_LIST, "public-single": "."}
 
@@ -170,17 +170,9 @@ CROSSREF_POOLS = {"public-array": CROSSREF_LIST, "public-single": "."}
     ("/members/98", None, "public-single"),
 ])
 def test_the_pool_is_chosen_from_the_request_itself(target, params, pool):
-    pools = {"api.crossref.org": tuple(TransportPools.parse(CROSSREF_POOLS))}
+    pools = parse_pools({"api.crossref.org": CROSSREF_POOLS})
     assert request_key(f"https://api.crossref.org{target}", params, pools) == f"api.crossref.org#{pool}"
     assert request_key("https://www.ebi.ac.uk/europepmc/webservices/rest/search", None, pools) == "www.ebi.ac.uk"
-
-
-class TransportPools:
-    @staticmethod
-    def parse(rules):
-        from paperfetch.http.pools import parse_pools
-
-        return parse_pools({"h": rules})["h"]
 
 
 def _crossref_client(clock: FakeClock, key: str, registry: HostRegistry | None = None) -> HttpClient:
