@@ -29,8 +29,8 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
     """The table of one ``<table-wrap>``; *number* (1-based, in document order) names one without an ``id``."""
     label = _first_child(wrap, "label")
     caption = _first_child(wrap, "caption")
-    foot = [el for el in wrap.iter() if local_name(el.tag) == "table-wrap-foot"]
-    table = next((el for el in wrap.iter() if local_name(el.tag) == "table"), None)
+    foot = list(wrap.iter("{*}table-wrap-foot"))
+    table = next(wrap.iter("{*}table"), None)
     columns, rows = _grid(table) if table is not None else ((), ())
     links = xrefs(wrap, refs, dropped=_NOTHING_DROPPED, order=order)
     return Table(
