@@ -322,6 +322,8 @@ def test_read_gives_each_bad_file_one_error_row_and_never_raises_for_a_folder(re
     with pytest.raises(FileNotFoundError):
         read(tmp_path / "missing")
     assert len(read(tmp_path / "cut.xml").errors) == 1  # one bad file on its own: its error row, no exception
+    too_big = read(tmp_path, max_xml_bytes=1000, recursive=False).errors.set_index("input")
+    assert too_big.loc["good.nxml", "error"] == "FullTextTooLarge"  # refused before it is read
     assert issubclass(FullTextError, ValueError)
 
 
