@@ -595,7 +595,8 @@ class Retriever:
                  pdf_engine: str = "pypdf") -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
         """One row per paragraph of every paper with text: JATS where it exists, else the open-access PDF's text.
 
-        Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text`` (docs/fulltext.md).
+        Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text``, then
+        ``paragraph_id, citations, figures, tables, words, chars, page, license_id`` (docs/fulltext.md).
         ``with_outcomes=True`` returns ``(paragraphs, outcomes)``: the outcomes frame (one row per input) with
         ``text_source`` and ``text_path`` filled. Never raises for a bad input or a failing service.
 
@@ -625,6 +626,20 @@ class Retriever:
         from paperfetch.fulltext.fetch import collect_text
 
         return collect_text(ids, context=self._text_context("pypdf")).references
+
+    def fulltext_tables(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """One row per JATS ``<table-wrap>`` of every paper with JATS: ``table`` a DataFrame of its cells,
+        ``markdown`` a pipe table (docs/fulltext.md, "Tables and figures"); a re-run reads the kept XML."""
+        from paperfetch.fulltext.fetch import collect_text
+
+        return collect_text(ids, context=self._text_context("pypdf")).tables
+
+    def fulltext_figures(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """One row per JATS ``<fig>`` of every paper with JATS: label, caption, section, the image's href (not
+        downloaded); a re-run reads the kept XML."""
+        from paperfetch.fulltext.fetch import collect_text
+
+        return collect_text(ids, context=self._text_context("pypdf")).figures
 
     def _text_context(self, pdf_engine: str) -> Any:
         from paperfetch.fulltext.fetch import TextContext
