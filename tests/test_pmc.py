@@ -201,3 +201,18 @@ def test_the_bucket_is_in_the_default_order_ahead_of_europe_pmc_with_its_interva
                    email="t@example.org") as r:
         assert r.api.config.host_intervals[host_key(BUCKET)] == PMCSource.min_interval_s
         assert PMCSource(identification=Identification()).interval_s == 0.2
+
+
+def test_fulltext_takes_the_buckets_jats_when_europe_pmc_and_efetch_have_none(tmp_path):
+    """The demo world's bucket (SYNTHETIC listing, JSON and a short JATS, paperfetch/demo/sources.py): PMC9000001
+    has no ``fullTextXML`` and no efetch article there, so its text is the bucket's ``xml_url``."""
+    from paperfetch.demo import DemoWorld
+
+    with DemoWorld(base_ip=200) as world, Retriever(email="t@example.org", out_dir=tmp_path, endpoints=world.endpoints,
+                                                      progress=False, verbosity=0, state="memory", cache=False) as r:
+        paragraphs, outcomes = r.fulltext(["PMC9000001"], with_outcomes=True)
+        sent = list(r.requests()["url"])
+    row = outcomes.iloc[0]
+    assert (row["status"], row["source"], row["text_source"]) == ("downloaded", "pmc", "jats")
+    assert row["url"].endswith("/PMC9000001.1/PMC9000001.1.xml") and list(paragraphs["text"]) == ["A paper in PubMed Central."]
+    assert not any(url.endswith(".pdf") for url in sent)  # a paper with JATS is not downloaded as a PDF

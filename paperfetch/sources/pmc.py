@@ -59,6 +59,7 @@ class PMCSource(Source):
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
         if not isinstance(spec, PMCStep):
+            self.versions(body, spec.ids[0])  # an unreadable listing is a MalformedResponse
             return {}  # a listing without versions: PMC has no such article
         record = self._record(top_object(load_json(body, self.name), self.name), spec)
         if record.is_manuscript and spec.fallback is not None:
