@@ -216,3 +216,29 @@ def test_fulltext_takes_the_buckets_jats_when_europe_pmc_and_efetch_have_none(tm
     assert (row["status"], row["source"], row["text_source"]) == ("downloaded", "pmc", "jats")
     assert row["url"].endswith("/PMC9000001.1/PMC9000001.1.xml") and list(paragraphs["text"]) == ["A paper in PubMed Central."]
     assert not any(url.endswith(".pdf") for url in sent)  # a paper with JATS is not downloaded as a PDF
+
+
+def test_a_runs_listing_and_json_are_kept_a_day_in_the_metadata_cache(tmp_path):
+    """The demo world's bucket (SYNTHETIC bodies): the item's two lookups are stored with the bucket's one-day time
+    to live, beside other services' answers kept for the cache's week; a second run asks the bucket for the PDF only (robots.txt is
+    already known)."""
+    from paperfetch.cache import cache_key
+    from paperfetch.demo import DemoWorld
+
+    now = [2_000_000.0]
+    cache = MetadataCache(":memory:", now=lambda: now[0])
+    with DemoWorld(base_ip=210) as world:
+        for run in (1, 2):
+            with Retriever(email="t@example.org", out_dir=tmp_path / str(run), endpoints=world.endpoints, progress=False,
+                           verbosity=0, state="memory", cache=cache, sources=("pmc",)) as r:
+                row = r.download(["PMC9000001"]).iloc[0]
+                asked = [u for u in r.requests()["url"] if u.startswith(world.endpoints["pmc"])]
+            assert (row["status"], row["source"]) == ("downloaded", "pmc")
+            assert [u.rsplit("/", 1)[-1] for u in asked] == (["", "PMC9000001.1.json", "robots.txt", "PMC9000001.1.pdf"]
+                                                             if run == 1 else ["PMC9000001.1.pdf"])
+        bucket = world.endpoints["pmc"]
+        listing = cache_key(f"{bucket}/", {"list-type": "2", "prefix": "PMC9000001.", "delimiter": "/"})
+        metadata = cache_key(f"{bucket}/PMC9000001.1/PMC9000001.1.json")
+        assert listing in cache and metadata in cache
+        now[0] += 24 * 3600 + 1
+        assert listing not in cache and metadata not in cache and len(cache) > 0  # the ID converter's answer stays
