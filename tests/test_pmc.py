@@ -209,7 +209,8 @@ def test_fulltext_takes_the_buckets_jats_when_europe_pmc_and_efetch_have_none(tm
     from paperfetch.demo import DemoWorld
 
     with DemoWorld(base_ip=200) as world, Retriever(email="t@example.org", out_dir=tmp_path, endpoints=world.endpoints,
-                                                      progress=False, verbosity=0, state="memory", cache=False) as r:
+                                                      progress=False, verbosity=0, state="memory", cache=False,
+                                                      delay_min_s=0.0, delay_max_s=0.0) as r:
         paragraphs, outcomes = r.fulltext(["PMC9000001"], with_outcomes=True)
         sent = list(r.requests()["url"])
     row = outcomes.iloc[0]
@@ -230,7 +231,8 @@ def test_a_runs_listing_and_json_are_kept_a_day_in_the_metadata_cache(tmp_path):
     with DemoWorld(base_ip=210) as world:
         for run in (1, 2):
             with Retriever(email="t@example.org", out_dir=tmp_path / str(run), endpoints=world.endpoints, progress=False,
-                           verbosity=0, state="memory", cache=cache, sources=("pmc",)) as r:
+                           verbosity=0, state="memory", cache=cache, sources=("pmc",), delay_min_s=0.0,
+                           delay_max_s=0.0) as r:
                 row = r.download(["PMC9000001"]).iloc[0]
                 asked = [u for u in r.requests()["url"] if u.startswith(world.endpoints["pmc"])]
             assert (row["status"], row["source"]) == ("downloaded", "pmc")
