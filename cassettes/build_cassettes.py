@@ -884,6 +884,91 @@ CASES += [
 ]
 
 
+
+# --------------------------------------------------------------------------- the PMC Cloud Service (all synthetic)
+# No body from the bucket was ever recorded (NCBI's samples are abbreviated, not valid JSON): the listings are S3
+# ListObjectsV2 XML, the metadata JSON the documented fields. PMC2883744 (pmid 20495566, doi 10.1038/ng.590) and its
+# two versions come from the real ID-converter record in ncbi_idconv/; the other PMCIDs are made up.
+PMC_BUCKET = "https://pmc-oa-opendata.s3.amazonaws.com"
+_S3_XML = {"Content-Type": "application/xml", "Server": "AmazonS3"}
+
+
+def _pmc_listing(pmcid: str, versions: list[int]) -> dict[str, Any]:
+    folders = "".join(f"<CommonPrefixes><Prefix>{pmcid}.{v}/</Prefix></CommonPrefixes>" for v in versions)
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+            f"<Name>pmc-oa-opendata</Name><Prefix>{pmcid}.</Prefix><KeyCount>{len(versions)}</KeyCount>"
+            f"<MaxKeys>1000</MaxKeys><Delimiter>/</Delimiter><IsTruncated>false</IsTruncated>{folders}</ListBucketResult>")
+    uri = uris_for("pmc", [f"pmcid:{pmcid}"])[0]
+    return interaction(uri, _synthetic(200, "OK", _S3_XML, body.encode()))
+
+
+def _pmc_json(pmcid: str, version: int, **fields: Any) -> dict[str, Any]:
+    folder = f"{pmcid}.{version}"
+    s3 = f"s3://pmc-oa-opendata/{folder}/{folder}"
+    meta: dict[str, Any] = {
+        "pmcid": pmcid, "version": version, "pmid": None, "doi": None, "mid": None, "title": None, "citation": None,
+        "is_pmc_openaccess": True, "is_manuscript": False, "is_historical_ocr": False, "is_retracted": False,
+        "license_code": "CC BY", "xml_url": f"{s3}.xml?md5=5d41402abc4b2a76b9719d911017c592",
+        "pdf_url": f"{s3}.pdf?md5=7d793037a0760186574b0282f2f435e7", "text_url": f"{s3}.txt?md5=9e107d9d372bb6826bd81d3542a419d6",
+        "media_urls": [],
+    }
+    meta.update(fields)
+    meta = {k: v for k, v in meta.items() if v is not ...}  # ...: the field is left out
+    body = json.dumps(meta, indent=2).encode()
+    return interaction(f"{PMC_BUCKET}/{folder}/{folder}.json",
+                       _synthetic(200, "OK", {"Content-Type": "application/json", "Server": "AmazonS3"}, body))
+
+
+def build_pmc_versions(fx: Path) -> list[dict[str, Any]]:
+    [record] = json.loads((fx / "ncbi_idconv/idconv_doi_10.1038_ng.590.body.json").read_text())["records"]
+    pmcid, pmid, doi = record["pmcid"], int(record["pmid"]), record["doi"]
+    title = "Genome-wide association study identifies five new schizophrenia loci"
+    return [
+        # the recorded versions: .1 an author manuscript, .2 (marked current) the published version
+        _pmc_listing(pmcid, [1, 2]),
+        _pmc_json(pmcid, 2, pmid=pmid, doi=doi, title=title, citation="Nat Genet. 2010;42(6):482-4"),
+        # made up: the newest version is an author manuscript beside the published version 1
+        _pmc_listing("PMC9900001", [1, 2]),
+        _pmc_json("PMC9900001", 2, is_manuscript=True, mid="NIHMS9900001", license_code="CC BY-NC-ND"),
+        _pmc_json("PMC9900001", 1, doi="10.5555/pmc.published", license_code="CC BY-NC"),
+    ]
+
+
+def build_pmc_edges(fx: Path) -> list[dict[str, Any]]:
+    return [
+        # an unknown PMCID: 200 with KeyCount 0, never a 404
+        _pmc_listing("PMC9900002", []),
+        # a text-mining-only author manuscript: no pdf_url, the JATS only; an unknown field besides
+        _pmc_listing("PMC9900003", [1]),
+        _pmc_json("PMC9900003", 1, is_manuscript=True, license_code="TDM", pdf_url=..., mid="NIHMS9900003",
+                  is_pmc_openaccess=False, new_field_2027={"ignored": True}),
+        # no licence code at all (null), retracted
+        _pmc_listing("PMC9900004", [1]),
+        _pmc_json("PMC9900004", 1, license_code=None, is_retracted=True, pmid="9900004"),
+    ]
+
+
+def build_pmc_errors(fx: Path) -> list[dict[str, Any]]:
+    denied = b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>'
+    slow = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+            b"<Message>Please reduce your request rate.</Message></Error>")
+    return [interaction(uris_for("pmc", ["pmcid:PMC9900005"])[0], _synthetic(403, "Forbidden", _S3_XML, denied)),
+            interaction(uris_for("pmc", ["pmcid:PMC9900006"])[0], _synthetic(503, "Slow Down", _S3_XML, slow))]
+
+
+CASES += [
+    Case("pmc/versions_manuscript_and_published.yaml", "synthetic",
+         ("ncbi_idconv/idconv_doi_10.1038_ng.590.body.json (ids, versions)",),
+         "SYNTHETIC: S3 listings of two versions and the metadata JSON; PMC2883744 (the recorded versions: .1 manuscript, "
+         ".2 published) and a made-up article whose newest version is a manuscript beside the published .1",
+         build_pmc_versions),
+    Case("pmc/keycount_zero_tdm_null_licence.yaml", "synthetic", ("(NCBI's \"Accessing PMC Article Datasets Using AWS\")",),
+         "SYNTHETIC: KeyCount 0 for an unknown PMCID; a TDM manuscript without pdf_url (and an unknown field); "
+         "license_code null with is_retracted true", build_pmc_edges),
+    Case("pmc/listing_403_503.yaml", "synthetic", ("(S3's AccessDenied and SlowDown error bodies)",),
+         "SYNTHETIC: 403 AccessDenied and 503 SlowDown from the bucket", build_pmc_errors),
+]
+
 # --------------------------------------------------------------------------- writing
 
 

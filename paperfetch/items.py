@@ -61,7 +61,8 @@ MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
 #: way to it once: the paper goes back to the scheduler, which places it by every copy's outlook.
 SOONER_BY_S = 1.0
 
-META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
+META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license", "pmc_version",
+               "is_manuscript")
 _META_FIELDS = META_FIELDS
 
 
@@ -421,18 +422,27 @@ class ItemJob:
             target = self._lookup_identifier(source)
             if target is None:
                 return
-            cached = getattr(r.metadata, "cached", None)
             for spec in source.requests_for([target]):
-                url, params = source.url_for(spec)
-                # a cached answer is read now, before the scheduler paces the host (paperfetch.cache)
-                if cached is not None and cached(url, params):
-                    try:
-                        self._lookup(_Action("lookup", name, url, params, spec))
-                        continue
-                    except Exception:  # an unreadable stored answer: forget it, ask again through the scheduler
-                        logger.debug("cached %s answer unusable; asking again", name, exc_info=True)
-                        r.metadata.forget(url, params)
-                self.actions.append(_Action("lookup", name, url, params, spec))
+                self._queue_lookup(name, source, spec)
+
+    def _queue_lookup(self, name: str, source: Source, spec: Any, *, front: bool = False) -> None:
+        """Queue the lookup request *spec* of *source* (first, for the next step of a lookup in several requests)."""
+        r = self.context
+        cached = getattr(r.metadata, "cached", None)
+        url, params = source.url_for(spec)
+        # a cached answer is read now, before the scheduler paces the host (paperfetch.cache)
+        if cached is not None and cached(url, params):
+            try:
+                self._lookup(_Action("lookup", name, url, params, spec))
+                return
+            except Exception:  # an unreadable stored answer: forget it, ask again through the scheduler
+                logger.debug("cached %s answer unusable; asking again", name, exc_info=True)
+                r.metadata.forget(url, params)
+        action = _Action("lookup", name, url, params, spec)
+        if front:
+            self.actions.appendleft(action)
+        else:
+            self.actions.append(action)
 
     def _lookup_identifier(self, source: Source) -> Identifier | None:
         candidates = []
@@ -477,10 +487,16 @@ class ItemJob:
     def _lookup(self, action: _Action) -> None:
         r = self.context
         source = r.sources[action.source]
+        fetcher = r.metadata or r.api
         try:
-            response = (r.metadata or r.api).fetch(action.url, classify=source.classify, params=action.params)
+            response = fetcher.fetch(action.url, classify=source.classify, params=action.params,
+                                     **source.fetch_options(fetcher))
         except NotFoundError:
             self.trail.append((action.source, "does not know it"))
+            return
+        follow = source.next_request(response.content, action.spec)
+        if follow is not None:  # the lookup goes on (PMC: the version listing, then the version's JSON)
+            self._queue_lookup(action.source, source, follow, front=True)
             return
         records = source.read(response.content, action.spec)  # an unreadable answer: MalformedResponse
         self.trail.append((action.source, _answer([c for r in records.values() for c in r.candidates])

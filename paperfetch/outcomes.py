@@ -147,6 +147,9 @@ DTYPES: Mapping[str, Any] = {
     "text_path": "string",
     # how many PDF copies of the paper the sources named (source/url say which one was used)
     "copies": "Int64",
+    # the PMC Cloud Service's version of the article and whether it is an author manuscript (empty: not asked)
+    "pmc_version": "Int64",
+    "is_manuscript": "boolean",
 }
 
 COLUMNS: tuple[str, ...] = tuple(DTYPES)

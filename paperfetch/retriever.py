@@ -47,9 +47,10 @@ __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
 logger = logging.getLogger(__name__)
 
 #: Cheapest reliable first: arXiv needs no lookup, OpenAlex was asked in batches,
-#: Unpaywall and Europe PMC are one request each, the landing page is a last resort.
-DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpaywall", "europepmc", "biorxiv", "crossref",
-                                  "landing")
+#: Unpaywall and Europe PMC are one request each, the landing page is a last resort; PMC's own bucket (the
+#: sanctioned route for PMC articles) comes before Europe PMC's PDF page.
+DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpaywall", "pmc", "europepmc", "biorxiv",
+                                  "crossref", "landing")
 DOI_RESOLVER = "https://doi.org"
 
 

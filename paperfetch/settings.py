@@ -35,7 +35,7 @@ __all__ = [
 
 #: The services whose base URL can be pointed elsewhere (``endpoints=`` or ``PAPERFETCH_<NAME>_URL``).
 ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv",
-                                   "doi", "semanticscholar", "biorxiv")
+                                   "doi", "semanticscholar", "biorxiv", "pmc")
 _SECRETS = frozenset({"email", "openalex_api_key", "ncbi_api_key", "s2_api_key"})
 
 

@@ -428,7 +428,7 @@ def test_invalid_and_duplicate_inputs_are_named_and_export_writes_citations(caps
 
 def test_offline_is_one_line_and_retry_warnings_one_per_host(capsys, tmp_path, monkeypatch):
     names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_eutils", "ncbi_idconv", "arxiv", "doi",
-             "semanticscholar", "biorxiv")
+             "semanticscholar", "biorxiv", "pmc")
     for name in names:
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", f"http://{name.replace('_', '-')}.paperfetch-test.invalid")
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")  # the retries' waits remain; no politeness gap on top

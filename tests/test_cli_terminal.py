@@ -19,7 +19,7 @@ from paperfetch.log import disable_logging
 
 REPO = Path(__file__).resolve().parents[1]
 _SERVICES = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_eutils", "ncbi_idconv", "arxiv", "doi",
-             "semanticscholar", "biorxiv")
+             "semanticscholar", "biorxiv", "pmc")
 
 
 @pytest.fixture(autouse=True)

@@ -77,7 +77,7 @@ class World:
     def endpoints(self) -> dict[str, str]:
         h = self.hosts
         return {"europepmc": h["epmc"].base_url, "ncbi_idconv": h["ncbi"].base_url, "ncbi_eutils": h["ncbi"].base_url,
-                **{name: h["meta"].base_url for name in ("unpaywall", "openalex", "crossref", "arxiv", "doi")}}
+                **{name: h["meta"].base_url for name in ("unpaywall", "openalex", "crossref", "arxiv", "doi", "pmc")}}
 
     def served(self) -> int:
         return sum(host.hits() for host in self.hosts.values())

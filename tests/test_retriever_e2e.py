@@ -36,7 +36,7 @@ GOLDEN = pd.DataFrame(
         ("10.5555/demo.down", "doi", "network_error", "openalex", "10.5555/demo.down"),
         ("10.5555/demo.closed", "doi", "no_open_copy", None, "10.5555/demo.closed"),
         ("10.5555/demo.unknown", "doi", "not_found", None, "10.5555/demo.unknown"),
-        ("PMID:90000001", "pmid", "downloaded", "europepmc", "10.5555/demo.pmc"),
+        ("PMID:90000001", "pmid", "downloaded", "pmc", "10.5555/demo.pmc"),
         ("arXiv:2101.00001v2", "arxiv", "downloaded", "arxiv", "10.48550/arxiv.2101.00001"),
         ("10.5555/demo.s2only", "doi", "downloaded", "semanticscholar", "10.5555/demo.s2only"),
         ("10.1101/2026.01.05.000001", "doi", "downloaded", "biorxiv", "10.1101/2026.01.05.000001"),

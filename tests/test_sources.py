@@ -659,7 +659,7 @@ def test_ncbi_414_uri_too_long_is_fatal() -> None:
 
 def test_registry_names_every_source_once() -> None:
     assert list(SOURCES) == ["unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv",
-                             "semanticscholar", "biorxiv"]
+                             "semanticscholar", "biorxiv", "pmc"]
     assert all(get_source(name).name == name for name in SOURCES)
     with pytest.raises(ConfigurationError, match="arxiv, biorxiv, crossref"):
         get_source("scihub")

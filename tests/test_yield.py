@@ -55,7 +55,7 @@ def test_yield_on_the_demo_world_has_exact_figures(demo_outcomes):
         ("biorxiv", 2, 2, 2),
         ("landing", 2, 1, 1),           # demo.robots: offered by OpenAlex too, so not "only here"
         ("arxiv", 1, 1, 1),
-        ("europepmc", 1, 1, 1),
+        ("pmc", 1, 1, 1),               # the PMC paper, from the PMC bucket ahead of Europe PMC
         ("semanticscholar", 1, 1, 1),   # the paper only Semantic Scholar knows
     ], columns=YIELD_COLUMNS)
     pd.testing.assert_frame_equal(table, expected)

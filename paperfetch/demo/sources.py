@@ -1,4 +1,4 @@
-"""The demo world's Semantic Scholar and bioRxiv/medRxiv: papers only they know, answered in their shapes."""
+"""The demo world's Semantic Scholar, bioRxiv/medRxiv and PMC Cloud Service bucket, answered in their shapes."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote
+from xml.sax.saxutils import escape
 
 from paperfetch.testing import Reply, Request
 
-__all__ = ["PREPRINTS", "S2_ONLY", "serve_biorxiv", "serve_semanticscholar"]
+__all__ = ["PMC_ARTICLES", "PREPRINTS", "S2_ONLY", "serve_biorxiv", "serve_pmc", "serve_semanticscholar"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ PREPRINTS = {
     ]
 }
 _S2_BY_DOI = {p.doi: p for p in S2_ONLY}
+#: The PMC bucket's articles: PMCID → (DOI, PMID, title, licence code); one published version each.
+PMC_ARTICLES: dict[str, tuple[str, int, str, str]] = {
+    "PMC9000001": ("10.5555/demo.pmc", 90000001, "A paper in PubMed Central", "CC BY"),
+}
+_S3 = "http://s3.amazonaws.com/doc/2006-03-01/"
 
 
 def _json(data: Any, status: int = 200) -> Reply:
@@ -92,3 +98,41 @@ def serve_biorxiv(request: Request, base_url: str, pdf: Callable[[str], bytes]) 
         "jatsxml": f"{base_url}/content/early/2026/01/0{n}/{preprint.doi.split('/', 1)[1]}.source.xml",
         "published": preprint.published, "server": server} for n in range(1, preprint.versions + 1)]
     return _json({"messages": [{"status": "ok"}], "collection": collection})
+
+
+def serve_pmc(request: Request, pdf: Callable[[str], bytes]) -> Reply:
+    """The PMC Cloud Service's bucket (the documented shapes; none was recorded): the ListObjectsV2 listing of
+    ``?list-type=2&prefix=PMC{n}.&delimiter=/`` (``KeyCount`` 0 for an unknown article), each version's
+    ``PMC{n}.{v}.json``, a short JATS ``PMC{n}.{v}.xml`` and the PDF; S3's ``NoSuchKey`` 404 for anything else."""
+    if request.path == "/":
+        prefix = (parse_qs(request.query).get("prefix") or [""])[0]
+        folders = [f"{pmcid}.1/" for pmcid in PMC_ARTICLES if f"{pmcid}.1/".startswith(prefix)] if prefix else []
+        listed = "".join(f"<CommonPrefixes><Prefix>{escape(f)}</Prefix></CommonPrefixes>" for f in folders)
+        body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="{_S3}"><Name>pmc-oa-opendata</Name>'
+                f"<Prefix>{escape(prefix)}</Prefix><KeyCount>{len(folders)}</KeyCount><MaxKeys>1000</MaxKeys>"
+                f"<Delimiter>/</Delimiter><IsTruncated>false</IsTruncated>{listed}</ListBucketResult>")
+        return Reply(200, body, {"Content-Type": "application/xml"})
+    folder, _, name = request.path.strip("/").partition("/")
+    pmcid, _, version = folder.partition(".")
+    article = PMC_ARTICLES.get(pmcid)
+    if article is None or version != "1" or not name.startswith(folder + "."):
+        return Reply(404, f"<Error><Code>NoSuchKey</Code><Key>{escape(request.path)}</Key></Error>",
+                     {"Content-Type": "application/xml"})
+    doi, pmid, title, licence = article
+    kind = name[len(folder) + 1:]
+    if kind == "pdf":
+        return Reply(200, pdf("pmc:" + request.path), {"Content-Type": "application/pdf"})
+    if kind == "xml":
+        jats = (f'<article><front><article-meta><article-id pub-id-type="pmc">{pmcid}</article-id>'
+                f'<article-id pub-id-type="doi">{doi}</article-id><title-group><article-title>{escape(title)}'
+                f"</article-title></title-group></article-meta></front><body><p>{escape(title)}.</p></body></article>")
+        return Reply(200, jats, {"Content-Type": "application/xml"})
+    if kind != "json":
+        return Reply(404, b"<Error><Code>NoSuchKey</Code></Error>", {"Content-Type": "application/xml"})
+    s3 = f"s3://pmc-oa-opendata/{folder}/{folder}"
+    return _json({
+        "pmcid": pmcid, "version": 1, "pmid": pmid, "doi": doi, "mid": None, "title": title,
+        "citation": "PMC Reports. 2020;1:1", "is_pmc_openaccess": True, "is_manuscript": False,
+        "is_historical_ocr": False, "is_retracted": False, "license_code": licence,
+        "xml_url": f"{s3}.xml?md5=0", "pdf_url": f"{s3}.pdf?md5=0", "text_url": f"{s3}.txt?md5=0", "media_urls": [],
+    })

@@ -115,7 +115,7 @@ class DemoWorld:
     def start(self) -> "DemoWorld":
         names = ["unpaywall", "openalex", "crossref", "europepmc", "ncbi", "doi", "arxiv",
                  "fast", "slow", "limited", "forbidden", "html", "challenge", "robots", "held", "gone", "press",
-                 "semanticscholar", "biorxiv"]
+                 "semanticscholar", "biorxiv", "pmc"]
         for offset, name in enumerate(names):
             self.hosts[name] = LoopbackHost(f"127.0.0.{self._ip + offset}", {"*": self._router(name)}).start()
         return self
@@ -137,7 +137,7 @@ class DemoWorld:
             "unpaywall": h["unpaywall"].base_url, "openalex": h["openalex"].base_url, "crossref": h["crossref"].base_url,
             "europepmc": h["europepmc"].base_url, "ncbi_idconv": h["ncbi"].base_url, "ncbi_eutils": h["ncbi"].base_url,
             "arxiv": h["arxiv"].base_url, "doi": h["doi"].base_url,
-            "semanticscholar": h["semanticscholar"].base_url, "biorxiv": h["biorxiv"].base_url,
+            "semanticscholar": h["semanticscholar"].base_url, "biorxiv": h["biorxiv"].base_url, "pmc": h["pmc"].base_url,
         }
 
     def host_names(self) -> dict[str, str]:
@@ -184,6 +184,9 @@ class DemoWorld:
 
     def _serve_biorxiv(self, request: Request) -> Reply:
         return _sources.serve_biorxiv(request, self.hosts["biorxiv"].base_url, fake_pdf)
+
+    def _serve_pmc(self, request: Request) -> Reply:
+        return _sources.serve_pmc(request, fake_pdf)
 
     def _serve_unpaywall(self, request: Request) -> Reply:
         doi = unquote(request.path[len("/v2/"):]).lower()

@@ -226,12 +226,24 @@ def _jats(papers: list[_Paper], context: TextContext) -> None:
             for ident in batch:
                 for paper in by_key[ident.key]:
                     _take(paper, found.get(ident.key), efetch, context)
+    _pmc_jats([p for p in papers if p.article is None and p.pmcid is not None], context)
     for paper in papers:
         for candidate in paper.jats_urls:
             if paper.article is not None:
                 break
             _take(paper, _ask_url(candidate, context, paper), None, context, source_name=candidate.source,
                   url=candidate.url)
+
+
+def _pmc_jats(papers: list[_Paper], context: TextContext) -> None:
+    """The PMC Cloud Service's JATS (``Record.jats_url``) as the first JATS candidate of papers still without text."""
+    if "pmc" not in context.sources or not papers:
+        return
+    records = context.lookup("pmc", list({p.pmcid.key: p.pmcid for p in papers if p.pmcid is not None}.values()))
+    for paper in papers:
+        record = records.get(paper.pmcid.key) if paper.pmcid is not None else None
+        if record is not None and record.jats_url:
+            paper.jats_urls.insert(0, Candidate(record.jats_url, "pmc", kind="jats", license=record.license))
 
 
 def _ask(source: EuropePMCFullTextSource | PMCEfetchSource, spec: RequestSpec, context: TextContext,

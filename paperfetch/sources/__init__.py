@@ -10,12 +10,13 @@ from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.ncbi import NCBIEutilsSource, NCBIIdConvSource
 from paperfetch.sources.openalex import OpenAlexSource
+from paperfetch.sources.pmc import PMCSource
 from paperfetch.sources.semanticscholar import SemanticScholarSource
 from paperfetch.sources.unpaywall import UnpaywallSource
 
 __all__ = [
     "ArxivSource", "BiorxivSource", "Candidate", "CrossrefSource", "EuropePMCSource", "NCBIEutilsSource",
-    "NCBIIdConvSource", "OpenAlexSource", "Record", "RequestSpec", "SOURCES", "SemanticScholarSource", "Source",
+    "NCBIIdConvSource", "OpenAlexSource", "PMCSource", "Record", "RequestSpec", "SOURCES", "SemanticScholarSource", "Source",
     "UnpaywallSource", "get_source"
 ]
 
@@ -31,6 +32,7 @@ SOURCES: dict[str, type[Source]] = {
         ArxivSource,
         SemanticScholarSource,
         BiorxivSource,
+        PMCSource,
     )
 }
 

@@ -52,6 +52,9 @@ class Record:
     oa_status: str | None = None
     license: str | None = None
     is_oa: bool | None = None
+    #: the PMC Cloud Service's article version (an int) and whether it is an author manuscript
+    pmc_version: int | None = None
+    is_manuscript: bool | None = None
     candidates: list[Candidate] = field(default_factory=list)
     #: earliest date a location became open (Unpaywall's 2025 ``oa_date``), ``YYYY-MM-DD``
     oa_date: str | None = None
@@ -59,6 +62,7 @@ class Record:
     jats_url: str | None = None
     #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``)
     published_doi: str | None = None
+    retracted: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,8 @@ class Source:
     requires_email: ClassVar[bool] = False
     #: the service asks for a contact e-mail: it gets the one in the User-Agent (everyone else gets the project URL)
     wants_contact: ClassVar[bool] = False
+    #: seconds the metadata cache keeps this service's answers (None: the cache's own time to live)
+    cache_ttl_s: ClassVar[float | None] = None
 
     def __init__(self, *, base_url: str | None = None, identification: Identification = Identification()) -> None:
         if self.requires_email and not identification.email:
@@ -163,6 +169,17 @@ class Source:
         """Records keyed by ``Identifier.key`` of the ids in *spec*; unknown ids are simply absent."""
         raise NotImplementedError
 
+    def next_request(self, body: bytes, spec: RequestSpec) -> RequestSpec | None:
+        """The request that continues a lookup of several requests after *spec*'s answer *body* (then that answer
+        gives no records); None: *body* ends the lookup and :meth:`read` gives its records."""
+        return None
+
+    def fetch_options(self, http: Any) -> dict[str, Any]:
+        """What a lookup passes to *http* for the metadata cache: this service's time to live, when *http* caches."""
+        if self.cache_ttl_s is None or not callable(getattr(http, "cached", None)):
+            return {}
+        return {"ttl_s": self.cache_ttl_s}
+
     def read(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
         """:meth:`parse`, with any failure to read the answer raised as :class:`MalformedResponse` naming the service."""
         try:
@@ -194,13 +211,18 @@ class Source:
 
     def lookup_spec(self, http: Fetcher, spec: RequestSpec) -> dict[str, Record]:
         """One request of :meth:`lookup`: its records, or none when the service has no record."""
-        url, params = self.url_for(spec)
-        try:
-            response = http.fetch(url, classify=self.classify, params=params, **self.send_options(spec))
-        except NotFoundError:
-            logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
-            return {}
-        return self.read(response.content, spec)
+        while True:
+            url, params = self.url_for(spec)
+            try:
+                response = http.fetch(url, classify=self.classify, params=params, **self.send_options(spec),
+                                      **self.fetch_options(http))
+            except NotFoundError:
+                logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
+                return {}
+            follow = self.next_request(response.content, spec)
+            if follow is None:
+                return self.read(response.content, spec)
+            spec = follow
 
     def accepted(self, ids: Iterable[Identifier]) -> list[Identifier]:
         """The ids this source can look up, in order, without duplicates."""
