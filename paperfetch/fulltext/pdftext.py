@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from paperfetch import defaults
 from paperfetch.fulltext.base import SECTION_SEPARATOR, Paragraph, normalise_space
-from paperfetch.fulltext.pdflines import PdfEngine, TextLine, pdf_lines
+from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine, TextLine, pdf_lines
 
 __all__ = ["PdfEngine", "paragraphs_from_lines", "pdf_paragraphs"]
 
@@ -31,7 +31,7 @@ _BULLET = re.compile(r"^(?:[\u2022\u25e6\u25aa\u25ab\u2023\u2219\u25cf\u25cb\u25
 _HYPHENS = ("-", "\u00ad", "\ufffe", "\u2010")
 
 
-def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_bytes: int = defaults.MAX_PDF_BYTES,
+def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = DEFAULT_ENGINE, max_bytes: int = defaults.MAX_PDF_BYTES,
                    max_pages: int | None = None) -> list[Paragraph]:
     """The paragraphs of *pdf*'s text layer in reading order (``[]`` without text). Raises FullTextError for a
     body that is not a readable PDF, ConfigurationError for an unknown *engine*."""
