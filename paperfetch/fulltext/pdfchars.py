@@ -2,9 +2,10 @@
 
 PDFium's own line breaks split a line at every raised or lowered glyph (``m`` | ``2``) and its text runs break
 apart on Type-3 fonts, so the lines are built here from the characters: a glyph joins the line when its middle
-lies in the line's band and it starts right of the last glyph (or inside it: a ligature's second letter), within a gap narrower than a column gutter. A space
-goes where the text has one (PDFium's generated spaces included) or where the gap passes a fifth of the glyph's
-height; a smaller raised or lowered glyph takes no space, so ``10`` + ``−3`` reads ``10−3``.
+lies in the line's band and it starts right of the last glyph (or inside it: a ligature's second letter), within
+a gap narrower than a column gutter. A space goes where the text has one (PDFium's generated spaces included) or
+where the gap passes an eighth of the glyph's height; a smaller raised or lowered glyph takes no space, so ``10`` +
+``−3`` reads ``10−3``.
 """
 
 from __future__ import annotations
@@ -76,7 +77,6 @@ def pdfium_char_lines(pdf: bytes, max_pages: int | None, seconds: float = PDFIUM
 
 def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa: ANN401 - ctypes handles
     rect = raw.FS_RECTF()
-    edges = [ctypes.c_double() for _ in range(4)]
     buffer = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     line: _Line | None = None
@@ -93,10 +93,9 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
         if char.isspace() or (unicodedata.category(char[0]) in ("Cc", "Cf", "Co", "Cn", "Cs") and code not in _HYPHEN_MARKS):
             space = space or char == " "
             continue
-        # the loose box (the font's ascent to descent) places the glyph in its line; the tight box says where it ends
+        # the loose box: the font's ascent to descent, the glyph's origin to its advance (a ligature's covers both)
         raw.FPDFText_GetLooseCharBox(handle, k, ctypes.byref(rect))
-        raw.FPDFText_GetCharBox(handle, k, *(ctypes.byref(edge) for edge in edges))
-        left, right = edges[0].value, edges[1].value
+        left, right = rect.left, rect.right
         bottom, top = min(rect.bottom, rect.top), max(rect.bottom, rect.top)
         height = top - bottom
         if height <= 0:
@@ -105,7 +104,7 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
         font = buffer.value.decode("latin-1", "replace")
         if line is not None and line.takes(left, bottom, top):
             small = height < 0.85 * line.height
-            if (space or left - line.right > 0.2 * min(height, line.height)) and not (small and left - line.right < 0.3 * height):
+            if (space or left - line.right > 0.12 * min(height, line.height)) and not (small and left - line.right < 0.3 * height):
                 line.parts.append(" ")
                 line.fonts.append(font)
             if height > line.height:

@@ -9,6 +9,15 @@ from dataclasses import dataclass, field
 
 from paperfetch import defaults
 from paperfetch.fulltext.base import SECTION_SEPARATOR, Paragraph, normalise_space
+from paperfetch.fulltext.pdflayout import (
+    Vocabulary,
+    body_font,
+    clean,
+    is_caption,
+    run_in_heading,
+    table_cells,
+    without_furniture,
+)
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine, TextLine, pdf_lines
 
 __all__ = ["PdfEngine", "paragraphs_from_lines", "pdf_paragraphs"]
@@ -24,7 +33,6 @@ _SECTION_NAMES = (
 )
 _STOP_NAMES = frozenset({"references", "bibliography", "literature cited", "works cited"})
 _NUMBERED = re.compile(r"^((?:\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,3})\.?\s+(\S.*)$")
-_PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
 _ENDS_SENTENCE = re.compile(r"[.!?:;][\"'\u2019\u201d)\]]*$")
 _SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "vs", "with"})
 _BULLET = re.compile(r"^(?:[\u2022\u25e6\u25aa\u25ab\u2023\u2219\u25cf\u25cb\u25a0\u25a1\u2013]|-(?=\s))")
@@ -60,19 +68,26 @@ class _Metrics:
 
 @dataclass
 class _Builder:
-    """The paragraphs found so far, the one being built, and the section path."""
+    """The paragraphs found so far, the one being built (its lines and first page), and the section path."""
 
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
     rows: list[Paragraph] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    page: int | None = None
     path: list[tuple[int, str]] = field(default_factory=list)
 
     def section(self) -> str:
         return SECTION_SEPARATOR.join(title for _, title in self.path)
 
+    def add(self, text: str, page: int) -> None:
+        if not self.lines:
+            self.page = page + 1
+        self.lines.append(text)
+
     def close(self) -> None:
-        text = normalise_space(_join(self.lines))
+        text = clean(_join(self.lines, self.vocabulary))
         if text:
-            self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text))
+            self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text, page=self.page))
         self.lines = []
 
     def heading(self, level: int, title: str) -> None:
@@ -80,36 +95,114 @@ class _Builder:
         self.path = [(lvl, t) for lvl, t in self.path if lvl < level] + [(level, title)]
 
 
+@dataclass
+class _Flow:
+    """What the walk over the lines knows: the document's measures and the line before."""
+
+    metrics: _Metrics
+    font: str
+    indent: float | None
+    margins: dict[int, list[float]]
+    previous: TextLine | None = None
+    seen: TextLine | None = None
+    seen_heading: bool = False
+    in_caption: bool = False
+    heading_lead: str = ""
+
+    def gap_above(self, line: TextLine, before: TextLine | None) -> bool:
+        return before is None or before.page != line.page or before.y - line.y > 1.4 * self.metrics.pitch \
+            or before.y - line.y <= 0
+
+
 def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
     """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 1-5)."""
-    lines = _without_furniture(lines)
+    lines = without_furniture(lines)
     if not lines:
         return []
     metrics = _Metrics.of(lines)
     indent = _indent_step(lines, metrics)
-    margins = _left_margins(lines, indent)
-    out = _Builder()
-    seen_heading = False
-    previous: TextLine | None = None
+    flow = _Flow(metrics=metrics, font=body_font(lines), indent=indent, margins=_left_margins(lines, indent))
+    cells = table_cells(lines)
+    out = _Builder(vocabulary=Vocabulary.of(lines))
     for i, line in enumerate(lines):
-        text = normalise_space(line.text)
-        gap_above = previous is None or previous.page != line.page or previous.y - line.y > 1.4 * metrics.pitch
-        found = _heading(text, line, metrics, gap_above=gap_above, seen_heading=seen_heading)
+        if i in cells:
+            continue
+        following = next((lines[j] for j in range(i + 1, len(lines)) if j not in cells), None)
+        if _step(flow, out, line, following) == "stop":
+            break
+    out.close()
+    return out.rows
+
+
+def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None) -> str:
+    """Take *line* into *out*: a caption line is left out, a heading opens a section, text joins or opens a
+    paragraph; ``"stop"`` at the references."""
+    text = clean(line.text)
+    seen, flow.seen = flow.seen, line
+    if not text:
+        return ""
+    if flow.in_caption and not flow.gap_above(line, seen):
+        return ""
+    flow.in_caption = False
+    if is_caption(text) and (flow.gap_above(line, seen) or _ended(flow.previous)):
+        flow.in_caption = True
+        return ""
+    opens = flow.previous is None or flow.gap_above(line, flow.previous) or _ended(flow.previous)
+    if opens and flow.font and _lead_heading(flow, line, following):
+        return ""
+    split = run_in_heading(line, flow.font) if opens else None
+    if split is not None:
+        lead, text = split
+        found = _run_in_level(flow.heading_lead + lead)
+        flow.heading_lead = ""
+        if found is not None:
+            out.heading(*found)
+            flow.seen_heading, flow.previous = True, None
+    else:
+        found = _heading(text, line, flow.metrics, gap_above=flow.gap_above(line, flow.previous),
+                         seen_heading=flow.seen_heading, font=flow.font)
         if found is not None:
             level, title = found
             if title.lower().rstrip(":") in _STOP_NAMES:
-                break
+                return "stop"
             out.heading(level, title)
-            seen_heading = True
-            previous = None
-            continue
-        following = lines[i + 1] if i + 1 < len(lines) else None
-        if previous is not None and out.lines and _breaks(previous, line, following, metrics, indent, margins[line.page]):
-            out.close()
-        out.lines.append(text)
-        previous = line
-    out.close()
-    return out.rows
+            flow.seen_heading, flow.previous = True, None
+            return ""
+    previous = flow.previous
+    if previous is not None and out.lines and _breaks(previous, line, following, flow.metrics, flow.indent,
+                                                      flow.margins[line.page]):
+        out.close()
+    out.add(text, line.page)
+    flow.previous = line
+    return ""
+
+
+def _ended(line: TextLine | None) -> bool:
+    return line is None or bool(_ENDS_SENTENCE.search(clean(line.text)))
+
+
+def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bool:
+    """A heading set in its own font over a line and the start of the next, run in there (``3.1. Effects of …`` /
+    ``on Serum Activity. Serum …``): keep the first part for the run-in split of the next line."""
+    if len(line.runs) != 1 or line.runs[0][0] == flow.font or following is None or _ENDS_SENTENCE.search(line.text):
+        return False
+    if following.page != line.page or not 0 < line.y - following.y < 1.4 * flow.metrics.pitch:
+        return False
+    if run_in_heading(following, flow.font) is None or following.runs[0][0] != line.runs[0][0]:
+        return False
+    flow.heading_lead = clean(line.text) + " "
+    return True
+
+
+def _run_in_level(lead: str) -> tuple[int, str] | None:
+    """The level and title of a run-in heading: its numbering's depth, or below the current section."""
+    title = clean(lead).rstrip(".:").strip()
+    if not title:
+        return None
+    if (match := _NUMBERED.match(title)) is not None:
+        number, rest = match.groups()
+        return (number.count(".") + 1 if number[0].isdigit() else 1), rest
+    return 9, title
 
 
 def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metrics: _Metrics, indent: float | None,
@@ -163,10 +256,16 @@ def _indent_step(lines: list[TextLine], metrics: _Metrics) -> float | None:
     return float(step) if count >= 2 else None
 
 
-def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, seen_heading: bool) -> tuple[int, str] | None:
+def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, seen_heading: bool,
+             font: str = "") -> tuple[int, str] | None:
     words = text.split()
-    if not words or len(words) > 12 or len(text) > 120:
+    if not words or len(words) > 12 or len(text) > 120 or is_caption(text):
         return None
+    if font and line.runs and all(f == font for f, _ in line.runs) and line.size < 1.1 * metrics.size \
+            and text.rstrip(":").lower() not in _SECTION_NAMES:
+        return None  # set in the body's font and size: a table row, a byline, a short line of text
+    if font and line.size < 0.95 * metrics.size and text.rstrip(":").lower() not in _SECTION_NAMES:
+        return None  # smaller than the body: an affiliation, a footnote, a label
     bare = text.rstrip(":").strip()
     if (match := _NUMBERED.match(bare)) is not None:
         number, title = match.groups()
@@ -197,35 +296,16 @@ def _title_case(title: str) -> bool:
     return bool(words) and all(w[0].isupper() or w.lower() in _SMALL_WORDS for w in words)
 
 
-def _without_furniture(lines: list[TextLine]) -> list[TextLine]:
-    pages: dict[int, list[TextLine]] = {}
-    for line in lines:
-        if line.text.strip() and not _PAGE_NUMBER.match(line.text.strip()):
-            pages.setdefault(line.page, []).append(line)
-    if len(pages) >= 2:
-        edges: Counter[str] = Counter()
-        for page_lines in pages.values():
-            edges.update({_shape(page_lines[0].text), _shape(page_lines[-1].text)})
-        running = {shape for shape, count in edges.items() if count >= max(2, len(pages) / 2)}
-        for number, page_lines in pages.items():
-            while page_lines and _shape(page_lines[0].text) in running:
-                page_lines.pop(0)
-            while page_lines and _shape(page_lines[-1].text) in running:
-                page_lines.pop()
-    return [line for number in sorted(pages) for line in pages[number]]
-
-
-def _shape(text: str) -> str:
-    return re.sub(r"\d+", "#", normalise_space(text).lower())
-
-
-def _join(lines: list[str]) -> str:
+def _join(lines: list[str], vocabulary: Vocabulary) -> str:
     out = ""
     for line in lines:
         if not out:
             out = line
         elif out.endswith(_HYPHENS) and len(out) > 1 and out[-2].isalpha():
-            out = (out[:-1] if line[:1].islower() else out[:-1] + "-") + line
+            head = re.findall(r"[^\W\d_]+$", out[:-1])
+            tail = re.findall(r"^[^\W\d_]+", line)
+            compound = not line[:1].islower() or (head and tail and vocabulary.keeps_hyphen(head[0], tail[0]))
+            out = (out[:-1] + "-" if compound else out[:-1]) + line
         else:
             out = f"{out} {line}"
     return out

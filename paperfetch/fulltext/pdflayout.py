@@ -1,0 +1,152 @@
+"""The page furniture, figure/table text, run-in headings and hyphenation vocabulary of a PDF's positioned lines.
+
+What is left out of the running paragraphs (docs/fulltext.md, "PDF text layer"): running headers, footers,
+page numbers and mastheads (text at a page's top or foot that repeats, digits aside, on two pages or more, and
+bare page numbers there), figure and table captions (a block opening ``Figure 2.`` / ``Table 1:``), and table
+cells (short lines sharing their baseline with other short lines). None of them becomes a row.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+from paperfetch.fulltext.base import normalise_space
+from paperfetch.fulltext.pdflines import TextLine
+
+__all__ = ["Vocabulary", "body_font", "clean", "is_caption", "run_in_heading", "table_cells", "without_furniture"]
+
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?[ivx\d]{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
+_CAPTION = re.compile(r"^(?:fig(?:ure)?s?|table|box|scheme|plate|chart)\.?\s*[A-Z]?\d+[A-Za-z]?(?:[.:|]|\s+[-–—(]|\s*$)",
+                      re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+def clean(text: str) -> str:
+    """*text* without control or format characters (NUL, ``\\x03``, soft hyphen …), its whitespace normalised."""
+    return normalise_space("".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co") else c for c in text))
+
+
+def shape(text: str) -> str:
+    """A line's text with digits folded, so ``Page 2 of 22`` and ``Page 3 of 22`` are one running line."""
+    return re.sub(r"\d+", "#", normalise_space(text).lower())
+
+
+def without_furniture(lines: list[TextLine]) -> list[TextLine]:
+    """*lines* less the running headers, footers, page numbers and mastheads of every page."""
+    pages: dict[int, list[TextLine]] = {}
+    for line in lines:
+        if clean(line.text):
+            pages.setdefault(line.page, []).append(line)
+    edges = {number: _edge_lines(page_lines) for number, page_lines in pages.items()}
+    counts: Counter[str] = Counter()
+    for edge in edges.values():
+        counts.update({shape(line.text) for line in edge})
+    running = {text for text, count in counts.items() if count >= 2}
+    out: list[TextLine] = []
+    for number in sorted(pages):
+        furniture = [line for line in edges[number]
+                     if shape(line.text) in running or _PAGE_NUMBER.match(clean(line.text))]
+        levels = {round(line.y) for line in furniture}
+        edge_ids = {id(line) for line in edges[number]}
+        out += [line for line in pages[number]
+                if not (id(line) in edge_ids and (line in furniture or round(line.y) in levels))]
+    return out
+
+
+def _edge_lines(page_lines: list[TextLine]) -> list[TextLine]:
+    """The lines on a page's two highest and two lowest baselines (a header or footer line may be split in pieces)."""
+    levels = sorted({round(line.y) for line in page_lines})
+    if len(levels) < 3:
+        return list(page_lines) if len(levels) and all(_PAGE_NUMBER.match(clean(x.text)) for x in page_lines) else []
+    keep = set(levels[:2] + levels[-2:])
+    return [line for line in page_lines if round(line.y) in keep]
+
+
+def is_caption(text: str) -> bool:
+    """Whether *text* opens a figure, table or box caption (``Figure 3.``, ``Table 2:``, ``Fig. 1 (a)``)."""
+    return bool(_CAPTION.match(text))
+
+
+def table_cells(lines: list[TextLine]) -> set[int]:
+    """The indexes of lines that are table cells: short pieces (under 0.6 of the usual line's width) of which two or
+    more share one baseline of a page with a third piece or with figures (body text runs as long lines)."""
+    rows: dict[tuple[int, int], list[int]] = {}
+    for i, line in enumerate(lines):
+        rows.setdefault((line.page, round(line.y / 2)), []).append(i)
+    widths = [line.right - line.x for line in lines if line.right > line.x]
+    column = statistics.median(widths) if widths else 0.0
+    cells: set[int] = set()
+    for members in rows.values():
+        if len(members) < 2 or not column:
+            continue
+        short = [i for i in members if lines[i].right - lines[i].x < 0.6 * column]
+        numeric = [i for i in short if _digits(lines[i].text) >= 0.3]
+        if len(short) >= 2 and (len(members) >= 3 or numeric):
+            cells.update(short)
+    return cells
+
+
+def _digits(text: str) -> float:
+    chars = [c for c in text if not c.isspace()]
+    return sum(c.isdigit() for c in chars) / len(chars) if chars else 0.0
+
+
+def body_font(lines: list[TextLine]) -> str:
+    """The font most of the document's characters are set in (``""`` when the engine gives no fonts)."""
+    counts: Counter[str] = Counter()
+    for line in lines:
+        for font, text in line.runs:
+            counts[font] += len(text.strip())
+    return counts.most_common(1)[0][0] if counts else ""
+
+
+def run_in_heading(line: TextLine, font: str) -> tuple[str, str] | None:
+    """``(heading, rest)`` when *line* opens with a run in another font than the body's that ends a sentence
+    and the body font follows on the same line: ``2.2. Protocol.`` + ``A total of 65 …``."""
+    if not font or len(line.runs) < 2 or line.runs[0][0] == font:
+        return None
+    lead = normalise_space(line.runs[0][1])
+    rest = normalise_space("".join(text for _, text in line.runs[1:]))
+    if not lead.endswith((".", ":")) or len(lead.split()) > 14 or not rest or not (rest[:1].isupper() or rest[:1].isdigit()
+                                                                                    or rest[:1] in "([\"'\u201c"):
+        return None
+    if line.runs[1][0] != font:
+        return None
+    return lead, rest
+
+
+@dataclass
+class Vocabulary:
+    """The words a document spells in full inside its lines, and the hyphenated compounds it prints there."""
+
+    words: set[str] = field(default_factory=set)
+    compounds: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, lines: list[TextLine]) -> Vocabulary:
+        vocabulary = cls()
+        for line in lines:
+            found = _WORD.findall(line.text.lower())
+            if line.text.rstrip().endswith(("-", "\u00ad", "\u2010")) and found:
+                found = found[:-1]  # the word broken at the line's end is not spelled in full there
+            for word in found:
+                if "-" in word:
+                    vocabulary.compounds.add(word)
+                    vocabulary.words.update(word.split("-"))
+                else:
+                    vocabulary.words.add(word)
+        return vocabulary
+
+    def keeps_hyphen(self, head: str, tail: str) -> bool:
+        """Whether ``head-`` at a line's end and ``tail`` at the next line's start are a hyphenated compound:
+        the document prints ``head-tail`` elsewhere, or never ``headtail`` while both halves are its words."""
+        head, tail = head.lower(), tail.lower()
+        if f"{head}-{tail}" in self.compounds:
+            return True
+        if head + tail in self.words:
+            return False
+        return len(head) >= 3 and len(tail) >= 3 and head in self.words and tail in self.words
