@@ -103,8 +103,9 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
         raw.FPDFText_GetFontInfo(handle, k, buffer, len(buffer), ctypes.byref(flags))
         font = buffer.value.decode("latin-1", "replace")
         if line is not None and line.takes(left, bottom, top):
+            gap = left - line.right
             small = height < 0.85 * line.height
-            if (space or left - line.right > 0.12 * min(height, line.height)) and not (small and left - line.right < 0.3 * height):
+            if (space or gap > 0.12 * min(height, line.height)) and not (small and gap < 0.3 * height):
                 line.parts.append(" ")
                 line.fonts.append(font)
             if height > line.height:

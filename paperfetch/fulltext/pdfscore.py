@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from paperfetch.fulltext.base import SECTION_SEPARATOR, JatsArticle, Paragraph
+from paperfetch.fulltext.jats import parse_jats
 from paperfetch.fulltext.pdflines import TextLine
+from paperfetch.fulltext.xmltext import parse_xml
 
 __all__ = ["PairScore", "score_pair", "words"]
 
@@ -75,8 +77,11 @@ def _candidates(target: list[str], index: dict[str, set[int]]) -> list[int]:
     return sorted(row for row, count in counts.items() if count >= _SHARE * distinct * 0.9)
 
 
-def score_pair(name: str, article: JatsArticle, rows: Sequence[Paragraph], lines: Sequence[TextLine] = ()) -> PairScore:
-    """Score *rows* (from a PDF) against *article* (its JATS); *lines* (the PDF's raw lines) find running furniture."""
+def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequence[TextLine] = ()) -> PairScore:
+    """Score *rows* (from a PDF) against *jats* (the article's JATS XML); *lines* (the PDF's raw lines) find its
+    running headers and footers. A glued word is one the JATS never writes that splits into two it does."""
+    article = parse_jats(jats)
+    vocabulary = set(words(" ".join(parse_xml(jats).itertext())))
     score = PairScore(name=name, jats=len(article.paragraphs), rows=len(rows))
     row_words = [words(row.text) for row in rows]
     index: dict[str, set[int]] = {}
@@ -102,7 +107,7 @@ def score_pair(name: str, article: JatsArticle, rows: Sequence[Paragraph], lines
             score.problems.append(f"not found: {paragraph.text[:90]!r}")
     score.shared = sum(len(js) for js in holders.values() if len(js) > 1)
     score.out_of_order = sum(1 for a, b in zip(order, order[1:]) if b < a)
-    _check_rows(score, article, rows, lines)
+    _check_rows(score, article, vocabulary, rows, lines)
     return score
 
 
@@ -117,12 +122,11 @@ def _split_held(target: list[str], row_words: list[list[str]], index: dict[str, 
     return False
 
 
-def _check_rows(score: PairScore, article: JatsArticle, rows: Sequence[Paragraph], lines: Sequence[TextLine]) -> None:
-    vocabulary = {w for p in article.paragraphs for w in words(p.text)}
-    vocabulary |= {w for r in article.references for w in words(r.text)}
+def _check_rows(score: PairScore, article: JatsArticle, vocabulary: set[str], rows: Sequence[Paragraph],
+                lines: Sequence[TextLine]) -> None:
     furniture = _furniture(lines)
     openings = {tuple(words(p.text)[:3]) for p in article.paragraphs if len(words(p.text)) >= 3}
-    titles = {tuple(words(t)) for p in article.paragraphs for t in p.section.split(SECTION_SEPARATOR)}
+    titles = {_unnumbered(t) for p in article.paragraphs for t in p.section.split(SECTION_SEPARATOR)}
     for row in rows:
         text = row.text
         if any(unicodedata.category(c) == "Cc" for c in text):
@@ -139,13 +143,20 @@ def _check_rows(score: PairScore, article: JatsArticle, rows: Sequence[Paragraph
     seen: set[str] = set()
     for row in rows:
         for title in row.section.split(SECTION_SEPARATOR) if row.section else ():
-            title_words = tuple(words(title))
+            title_words = _unnumbered(title)
             if title in seen or title_words in titles:
                 continue
             seen.add(title)
             if any(title_words[k:k + 3] in openings for k in range(max(0, len(title_words) - 2))):
                 score.swallowing_headings += 1
                 score.problems.append(f"heading swallowed a first line: {title!r}")
+
+
+def _unnumbered(title: str) -> tuple[str, ...]:
+    found = words(title)
+    while found and (found[0].isdigit() or found[0] in ("i", "ii", "iii", "iv", "v")):
+        found.pop(0)
+    return tuple(found)
 
 
 def _glued(word: str, vocabulary: set[str]) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -56,10 +55,15 @@ class _Metrics:
 
     @classmethod
     def of(cls, lines: list[TextLine]) -> _Metrics:
-        sizes = [line.size for line in lines if line.size > 0] or [10.0]
-        pitches = [a.y - b.y for a, b in zip(lines, lines[1:]) if a.page == b.page and 0 < a.y - b.y < 4 * a.size]
-        chars = [len(line.text.strip()) for line in lines] or [80]
-        size = statistics.median(sizes)
+        # the body's size is the one most characters are set in (tables and notes can have more lines)
+        weights: Counter[float] = Counter()
+        for line in lines:
+            if line.size > 0:
+                weights[round(line.size, 1)] += len(line.text.strip())
+        size = weights.most_common(1)[0][0] if weights else 10.0
+        body = [line for line in lines if abs(line.size - size) <= 0.1 * size] or lines
+        pitches = [a.y - b.y for a, b in zip(body, body[1:]) if a.page == b.page and 0 < a.y - b.y < 4 * a.size]
+        chars = [len(line.text.strip()) for line in body] or [80]
         # a low quantile, not the median: the gaps around headings and short paragraphs would pull that up
         pitch = sorted(pitches)[int(0.3 * (len(pitches) - 1))] if pitches else 1.2 * size
         return cls(size=size, pitch=pitch,
@@ -67,28 +71,39 @@ class _Metrics:
 
 
 @dataclass
+class _Open:
+    """A paragraph being built: its lines, the page it starts on, the last line taken."""
+
+    lines: list[str] = field(default_factory=list)
+    page: int = 0
+    last: TextLine | None = None
+
+
+@dataclass
 class _Builder:
-    """The paragraphs found so far, the one being built (its lines and first page), and the section path."""
+    """The paragraphs found so far, the ones being built (one for body text, one for small print, so a table or
+    a note set in smaller type between two halves of a paragraph does not cut it), and the section path."""
 
     vocabulary: Vocabulary = field(default_factory=Vocabulary)
     rows: list[Paragraph] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
-    page: int | None = None
+    open: dict[bool, _Open] = field(default_factory=dict)
     path: list[tuple[int, str]] = field(default_factory=list)
 
     def section(self) -> str:
         return SECTION_SEPARATOR.join(title for _, title in self.path)
 
-    def add(self, text: str, page: int) -> None:
-        if not self.lines:
-            self.page = page + 1
-        self.lines.append(text)
+    def add(self, small: bool, text: str, line: TextLine) -> None:
+        current = self.open.setdefault(small, _Open(page=line.page + 1))
+        current.lines.append(text)
+        current.last = line
 
-    def close(self) -> None:
-        text = clean(_join(self.lines, self.vocabulary))
-        if text:
-            self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text, page=self.page))
-        self.lines = []
+    def close(self, small: bool | None = None) -> None:
+        for kind in ([small] if small is not None else sorted(self.open)):
+            current = self.open.pop(kind, None)
+            text = clean(_join(current.lines, self.vocabulary)) if current else ""
+            if current and text:
+                self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text,
+                                           page=current.page))
 
     def heading(self, level: int, title: str) -> None:
         self.close()
@@ -103,7 +118,6 @@ class _Flow:
     font: str
     indent: float | None
     margins: dict[int, list[float]]
-    previous: TextLine | None = None
     seen: TextLine | None = None
     seen_heading: bool = False
     in_caption: bool = False
@@ -135,19 +149,22 @@ def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
 
 
 def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None) -> str:
-    """Take *line* into *out*: a caption line is left out, a heading opens a section, text joins or opens a
-    paragraph; ``"stop"`` at the references."""
+    """Take *line* into *out*: a caption or chart label is left out, a heading opens a section, text joins or
+    opens a paragraph of its stream (body or small print); ``"stop"`` at the references."""
     text = clean(line.text)
     seen, flow.seen = flow.seen, line
-    if not text:
+    if not text or _label(text, line, flow.metrics):
         return ""
     if flow.in_caption and not flow.gap_above(line, seen):
         return ""
     flow.in_caption = False
-    if is_caption(text) and (flow.gap_above(line, seen) or _ended(flow.previous)):
+    small = line.size < 0.9 * flow.metrics.size
+    current = out.open.get(small)
+    previous = current.last if current else None
+    if is_caption(text) and (flow.gap_above(line, seen) or _ended(previous)):
         flow.in_caption = True
         return ""
-    opens = flow.previous is None or flow.gap_above(line, flow.previous) or _ended(flow.previous)
+    opens = previous is None or flow.gap_above(line, previous) or _ended(previous)
     if opens and flow.font and _lead_heading(flow, line, following):
         return ""
     split = run_in_heading(line, flow.font) if opens else None
@@ -157,24 +174,26 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
         flow.heading_lead = ""
         if found is not None:
             out.heading(*found)
-            flow.seen_heading, flow.previous = True, None
+            flow.seen_heading, previous = True, None
     else:
-        found = _heading(text, line, flow.metrics, gap_above=flow.gap_above(line, flow.previous),
+        found = _heading(text, line, flow.metrics, gap_above=flow.gap_above(line, previous),
                          seen_heading=flow.seen_heading, font=flow.font)
         if found is not None:
             level, title = found
             if title.lower().rstrip(":") in _STOP_NAMES:
                 return "stop"
             out.heading(level, title)
-            flow.seen_heading, flow.previous = True, None
+            flow.seen_heading = True
             return ""
-    previous = flow.previous
-    if previous is not None and out.lines and _breaks(previous, line, following, flow.metrics, flow.indent,
-                                                      flow.margins[line.page]):
-        out.close()
-    out.add(text, line.page)
-    flow.previous = line
+    if previous is not None and _breaks(previous, line, following, flow.metrics, flow.indent, flow.margins[line.page]):
+        out.close(small)
+    out.add(small, text, line)
     return ""
+
+
+def _label(text: str, line: TextLine, metrics: _Metrics) -> bool:
+    """A chart's tick labels or a lone number: no letters, and shorter than a third of a body line."""
+    return not any(c.isalpha() for c in text) and len(text) < max(12.0, metrics.chars / 3)
 
 
 def _ended(line: TextLine | None) -> bool:
