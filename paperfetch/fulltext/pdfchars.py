@@ -11,8 +11,10 @@ where the gap passes an eighth of the glyph's height; a smaller raised or lowere
 from __future__ import annotations
 
 import ctypes
+import math
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +41,7 @@ class _Line:
     last_left: float = 0.0
     parts: list[str] = field(default_factory=list)
     fonts: list[str] = field(default_factory=list)
+    sizes: Counter[float] = field(default_factory=Counter)
 
     def takes(self, left: float, bottom: float, top: float) -> bool:
         middle = (bottom + top) / 2
@@ -77,6 +80,7 @@ def pdfium_char_lines(pdf: bytes, max_pages: int | None, seconds: float = PDFIUM
 
 def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa: ANN401 - ctypes handles
     rect = raw.FS_RECTF()
+    matrix = raw.FS_MATRIX()
     buffer = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     line: _Line | None = None
@@ -114,6 +118,9 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
             if line is not None:
                 yield line
             line = _Line(page=number, left=left, bottom=bottom, top=top, right=right, height=height, last_left=left)
+        # the font size as printed: the nominal size scaled by the text matrix (often 1 × a matrix of 10)
+        raw.FPDFText_GetMatrix(handle, k, ctypes.byref(matrix))
+        line.sizes[round(raw.FPDFText_GetFontSize(handle, k) * math.hypot(matrix.c, matrix.d), 1)] += 1
         line.parts.append(char)
         line.fonts.append(font)
         line.right = max(line.right, right)
@@ -130,5 +137,6 @@ def _text_line(factory: Any, line: _Line) -> Any:  # noqa: ANN401 - TextLine, im
             runs[-1] = (runs[-1][0], runs[-1][1] + char)
         else:
             runs.append((font, char))
-    return factory(page=line.page, x=line.left, y=line.bottom, size=line.height, text="".join(line.parts),
+    size = line.sizes.most_common(1)[0][0] if line.sizes else line.height
+    return factory(page=line.page, x=line.left, y=line.bottom, size=size, text="".join(line.parts),
                    right=line.right, runs=tuple(runs))
