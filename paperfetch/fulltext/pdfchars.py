@@ -109,7 +109,9 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
         if line is not None and line.takes(left, bottom, top):
             gap = left - line.right
             small = height < 0.85 * line.height
-            if (space or gap > 0.12 * min(height, line.height)) and not (small and gap < 0.3 * height):
+            # a change of font (into maths, out of italics) takes a space at a smaller gap than within a word
+            least = 0.05 if line.fonts and font != line.fonts[-1] else 0.12
+            if (space or gap > least * min(height, line.height)) and not (small and gap < 0.3 * height):
                 line.parts.append(" ")
                 line.fonts.append(font)
             if height > line.height:

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from paperfetch.fulltext.base import normalise_space
 from paperfetch.fulltext.pdflines import TextLine
 
-__all__ = ["Vocabulary", "body_font", "clean", "is_caption", "run_in_heading", "table_cells", "without_furniture"]
+__all__ = [
+    "Vocabulary",
+    "body_font",
+    "clean",
+    "is_caption",
+    "run_in_heading",
+    "table_cells",
+    "without_furniture",
+]
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[ivx\d]{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:fig(?:ure)?s?|table|box|scheme|plate|chart)\.?\s*[A-Z]?\d+[A-Za-z]?(?:[.:|]|\s+[-–—(]|\s*$)",
@@ -48,13 +56,19 @@ def without_furniture(lines: list[TextLine]) -> list[TextLine]:
     running = {text for text, count in counts.items() if count >= 2}
     out: list[TextLine] = []
     for number in sorted(pages):
-        furniture = [line for line in edges[number]
-                     if shape(line.text) in running or _PAGE_NUMBER.match(clean(line.text))]
+        furniture = [line for line in edges[number] if _running(shape(line.text), running)
+                     or _PAGE_NUMBER.match(clean(line.text))]
         levels = {round(line.y) for line in furniture}
         edge_ids = {id(line) for line in edges[number]}
         out += [line for line in pages[number]
                 if not (id(line) in edge_ids and (line in furniture or round(line.y) in levels))]
     return out
+
+
+def _running(text: str, running: set[str]) -> bool:
+    """A running line, or one that opens with a running line's words (page 1's ``Metabolites 2014, 4, 932-945``
+    under the later pages' ``Metabolites 2014, 4``)."""
+    return text in running or any(len(r) >= 8 and text.startswith(r) and text[len(r):len(r) + 1] in " ,;:" for r in running)
 
 
 def _edge_lines(page_lines: list[TextLine]) -> list[TextLine]:
@@ -106,17 +120,29 @@ def body_font(lines: list[TextLine]) -> str:
 
 def run_in_heading(line: TextLine, font: str) -> tuple[str, str] | None:
     """``(heading, rest)`` when *line* opens with a run in another font than the body's that ends a sentence
-    and the body font follows on the same line: ``2.2. Protocol.`` + ``A total of 65 …``."""
-    if not font or len(line.runs) < 2 or line.runs[0][0] == font:
+    and another font follows on the same line: ``2.2. Protocol.`` + ``A total of 65 …``."""
+    if not font or len(line.runs) < 2 or line.runs[0][0] == font or line.runs[1][0] == line.runs[0][0]:
         return None
-    lead = normalise_space(line.runs[0][1])
-    rest = normalise_space("".join(text for _, text in line.runs[1:]))
-    if not lead.endswith((".", ":")) or len(lead.split()) > 14 or not rest or not (rest[:1].isupper() or rest[:1].isdigit()
-                                                                                    or rest[:1] in "([\"'\u201c"):
-        return None
-    if line.runs[1][0] != font:
+    lead, rest = _take_stop(normalise_space(line.runs[0][1]), normalise_space("".join(t for _, t in line.runs[1:])))
+    if not _heading_run(lead, 14) or not _opens(rest):
         return None
     return lead, rest
+
+
+def _take_stop(lead: str, rest: str) -> tuple[str, str]:
+    """A heading's closing stop printed in the following run's font (``Introduction`` + ``. Pain …``) moved over."""
+    if not lead.endswith((".", ":")) and rest[:1] in (".", ":"):
+        return lead + rest[0], rest[1:].lstrip()
+    return lead, rest
+
+
+def _heading_run(text: str, most: int) -> bool:
+    return (text.endswith((".", ":")) and 0 < len(text.split()) <= most and (text[:1].isupper() or text[:1].isdigit())
+            and any(c.isalpha() for c in text))
+
+
+def _opens(text: str) -> bool:
+    return bool(text) and (text[:1].isupper() or text[:1].isdigit() or text[:1] in "([\"'\u201c")
 
 
 @dataclass
@@ -135,18 +161,22 @@ class Vocabulary:
                 found = found[:-1]  # the word broken at the line's end is not spelled in full there
             for word in found:
                 if "-" in word:
-                    vocabulary.compounds.add(word)
-                    vocabulary.words.update(word.split("-"))
+                    parts = word.split("-")
+                    vocabulary.compounds.update(f"{a}-{b}" for a, b in zip(parts, parts[1:]))
+                    vocabulary.words.update(parts)
                 else:
                     vocabulary.words.add(word)
         return vocabulary
 
     def keeps_hyphen(self, head: str, tail: str) -> bool:
         """Whether ``head-`` at a line's end and ``tail`` at the next line's start are a hyphenated compound:
-        the document prints ``head-tail`` elsewhere, or never ``headtail`` while both halves are its words."""
+        the document prints ``head-tail`` elsewhere, or never ``headtail`` while both halves are its words (or
+        the tail is a long word of its own: ``supra-`` ``axillary``)."""
         head, tail = head.lower(), tail.lower()
         if f"{head}-{tail}" in self.compounds:
             return True
         if head + tail in self.words:
             return False
-        return len(head) >= 3 and len(tail) >= 3 and head in self.words and tail in self.words
+        if len(head) < 3 or tail not in self.words:
+            return False
+        return head in self.words and len(tail) >= 3 or len(tail) >= 6

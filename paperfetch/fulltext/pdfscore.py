@@ -95,7 +95,9 @@ def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequenc
         if not target:
             score.jats -= 1
             continue
-        hit = next((i for i in _candidates(target, index) if _held(target, row_words[i])), None)
+        # the row that holds it with the fewest other words: a short paragraph's words may recur in a long row
+        held = [i for i in _candidates(target, index) if _held(target, row_words[i])]
+        hit = min(held, key=lambda i: len(row_words[i])) if held else None
         if hit is not None:
             score.found += 1
             score.found_or_split += 1
@@ -106,7 +108,10 @@ def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequenc
         elif len(score.problems) < 40:
             score.problems.append(f"not found: {paragraph.text[:90]!r}")
     score.shared = sum(len(js) for js in holders.values() if len(js) > 1)
+    score.problems += [f"one row holds {len(js)} paragraphs: {rows[i].text[:90]!r}" for i, js in holders.items() if len(js) > 1]
     score.out_of_order = sum(1 for a, b in zip(order, order[1:]) if b < a)
+    score.problems += [f"out of order: {rows[b].text[:60]!r} after {rows[a].text[:60]!r}"
+                       for a, b in zip(order, order[1:]) if b < a]
     _check_rows(score, article, vocabulary, rows, lines)
     return score
 

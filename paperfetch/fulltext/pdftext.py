@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from paperfetch import defaults
 from paperfetch.fulltext.base import SECTION_SEPARATOR, Paragraph, normalise_space
@@ -77,6 +77,7 @@ class _Open:
     lines: list[str] = field(default_factory=list)
     page: int = 0
     last: TextLine | None = None
+    order: int = 0
 
 
 @dataclass
@@ -88,12 +89,22 @@ class _Builder:
     rows: list[Paragraph] = field(default_factory=list)
     open: dict[bool, _Open] = field(default_factory=dict)
     path: list[tuple[int, str]] = field(default_factory=list)
+    opened: int = 0
+    starts: list[int] = field(default_factory=list)
+
+    def ordered(self) -> list[Paragraph]:
+        """The rows in the order their paragraphs start (a paragraph cut by small print closes after it)."""
+        rows = [row for _, row in sorted(zip(self.starts, self.rows), key=lambda pair: pair[0])]
+        return [replace(row, paragraph=i) for i, row in enumerate(rows)]
 
     def section(self) -> str:
         return SECTION_SEPARATOR.join(title for _, title in self.path)
 
     def add(self, small: bool, text: str, line: TextLine) -> None:
-        current = self.open.setdefault(small, _Open(page=line.page + 1))
+        if small not in self.open:
+            self.opened += 1
+            self.open[small] = _Open(page=line.page + 1, order=self.opened)
+        current = self.open[small]
         current.lines.append(text)
         current.last = line
 
@@ -104,6 +115,7 @@ class _Builder:
             if current and text:
                 self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text,
                                            page=current.page))
+                self.starts.append(current.order)
 
     def heading(self, level: int, title: str) -> None:
         self.close()
@@ -145,7 +157,7 @@ def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
         if _step(flow, out, line, following) == "stop":
             break
     out.close()
-    return out.rows
+    return out.ordered()
 
 
 def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None) -> str:
