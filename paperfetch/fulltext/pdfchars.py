@@ -99,8 +99,7 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
             continue
         # the loose box: the font's ascent to descent, the glyph's origin to its advance (a ligature's covers both)
         raw.FPDFText_GetLooseCharBox(handle, k, ctypes.byref(rect))
-        left, right = rect.left, rect.right
-        bottom, top = min(rect.bottom, rect.top), max(rect.bottom, rect.top)
+        left, right, bottom, top = _upright(rect, raw.FPDFText_GetCharAngle(handle, k))
         height = top - bottom
         if height <= 0:
             continue
@@ -132,6 +131,19 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
         yield line
 
 
+def _upright(rect: Any, angle: float) -> tuple[float, float, float, float]:  # noqa: ANN401 - an FS_RECTF
+    """The glyph's box (left, right, bottom, top) in its own reading frame: text set turned a quarter, half or
+    three quarters round (a landscape page, a rotated stamp) reads left to right there like any other line."""
+    turns = round(angle / (math.pi / 2)) % 4 if angle >= 0 else 0
+    xs, ys = (rect.left, rect.right), (rect.bottom, rect.top)
+    if turns == 0:
+        return min(xs), max(xs), min(ys), max(ys)
+    cos, sin = ((1, 0), (0, 1), (-1, 0), (0, -1))[turns]
+    corners = [(x * cos + y * sin, -x * sin + y * cos) for x in xs for y in ys]
+    return (min(c[0] for c in corners), max(c[0] for c in corners),
+            min(c[1] for c in corners), max(c[1] for c in corners))
+
+
 def _text_line(factory: Any, line: _Line) -> Any:  # noqa: ANN401 - TextLine, imported late to keep one import path
     runs: list[tuple[str, str]] = []
     for char, font in zip(line.parts, line.fonts):
@@ -139,6 +151,7 @@ def _text_line(factory: Any, line: _Line) -> Any:  # noqa: ANN401 - TextLine, im
             runs[-1] = (runs[-1][0], runs[-1][1] + char)
         else:
             runs.append((font, char))
-    size = line.sizes.most_common(1)[0][0] if line.sizes else line.height
+    size = line.sizes.most_common(1)[0][0] if line.sizes else 0.0
+    size = size if size >= 2 else line.height  # a Type-3 font's size lives in its own matrix: the glyphs' height
     return factory(page=line.page, x=line.left, y=line.bottom, size=size, text="".join(line.parts),
                    right=line.right, runs=tuple(runs))

@@ -20,6 +20,7 @@ from paperfetch.fulltext.pdflines import TextLine
 __all__ = [
     "Vocabulary",
     "body_font",
+    "broken_words",
     "clean",
     "is_caption",
     "run_in_heading",
@@ -78,6 +79,18 @@ def _edge_lines(page_lines: list[TextLine]) -> list[TextLine]:
         return list(page_lines) if len(levels) and all(_PAGE_NUMBER.match(clean(x.text)) for x in page_lines) else []
     keep = set(levels[:2] + levels[-2:])
     return [line for line in page_lines if round(line.y) in keep]
+
+
+_COMMON_SHORT = frozenset("a i of in to is at on by an as be or we it no do if so up et al vs".split())
+
+
+def broken_words(lines: list[TextLine]) -> float:
+    """The share of lower-case words that are one or two letters and not a common short word: about 0.02-0.07 in
+    article text, over 0.15 where the text layer breaks words into letters (``Cont i n uous``, Type-3 fonts)."""
+    found = [w for line in lines for w in re.findall(r"[^\W\d_]+", line.text) if w.islower()]
+    if len(found) < 200:
+        return 0.0
+    return sum(1 for w in found if len(w) <= 2 and w not in _COMMON_SHORT) / len(found)
 
 
 def is_caption(text: str) -> bool:

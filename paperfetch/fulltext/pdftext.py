@@ -7,10 +7,11 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from paperfetch import defaults
-from paperfetch.fulltext.base import SECTION_SEPARATOR, Paragraph, normalise_space
+from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, Paragraph, normalise_space
 from paperfetch.fulltext.pdflayout import (
     Vocabulary,
     body_font,
+    broken_words,
     clean,
     is_caption,
     run_in_heading,
@@ -19,7 +20,10 @@ from paperfetch.fulltext.pdflayout import (
 )
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine, TextLine, pdf_lines
 
-__all__ = ["PdfEngine", "paragraphs_from_lines", "pdf_paragraphs"]
+__all__ = ["BROKEN_WORDS", "PdfEngine", "paragraphs_from_lines", "pdf_paragraphs"]
+
+#: Above this share of fragment words (:func:`~paperfetch.fulltext.pdflayout.broken_words`) a text layer is refused.
+BROKEN_WORDS = 0.15
 
 _SECTION_NAMES = (
     "abstract", "summary", "introduction", "background", "methods", "method", "materials and methods",
@@ -41,8 +45,12 @@ _HYPHENS = ("-", "\u00ad", "\ufffe", "\u2010")
 def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = DEFAULT_ENGINE, max_bytes: int = defaults.MAX_PDF_BYTES,
                    max_pages: int | None = None) -> list[Paragraph]:
     """The paragraphs of *pdf*'s text layer in reading order (``[]`` without text). Raises FullTextError for a
-    body that is not a readable PDF, ConfigurationError for an unknown *engine*."""
-    return paragraphs_from_lines(pdf_lines(pdf, engine=engine, max_bytes=max_bytes, max_pages=max_pages))
+    body that is not a readable PDF or whose text layer breaks its words into letters, ConfigurationError for an
+    unknown *engine*."""
+    lines = pdf_lines(pdf, engine=engine, max_bytes=max_bytes, max_pages=max_pages)
+    if (share := broken_words(lines)) > BROKEN_WORDS:
+        raise FullTextError(f"the PDF's text layer breaks words into letters ({share:.0%} of its words are fragments)")
+    return paragraphs_from_lines(lines)
 
 
 @dataclass
