@@ -4,7 +4,7 @@ PDFium's own line breaks split a line at every raised or lowered glyph (``m`` | 
 apart on Type-3 fonts, so the lines are built here from the characters: a glyph joins the line when its middle
 lies in the line's band and it starts right of the last glyph (or inside it: a ligature's second letter), within
 a gap narrower than a column gutter. A space goes where the text has one (PDFium's generated spaces included) or
-where the gap passes an eighth of the glyph's height; a smaller raised or lowered glyph takes no space, so ``10`` +
+where the gap passes 0.15 em (0.06 em where the font changes); a smaller raised or lowered glyph takes no space, so ``10`` +
 ``−3`` reads ``10−3``.
 """
 
@@ -105,12 +105,17 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
             continue
         raw.FPDFText_GetFontInfo(handle, k, buffer, len(buffer), ctypes.byref(flags))
         font = buffer.value.decode("latin-1", "replace")
+        # the font size as printed: the nominal size scaled by the text matrix (often 1 × a matrix of 10)
+        raw.FPDFText_GetMatrix(handle, k, ctypes.byref(matrix))
+        size = round(raw.FPDFText_GetFontSize(handle, k) * math.hypot(matrix.c, matrix.d), 1)
         if line is not None and line.takes(left, bottom, top):
             gap = left - line.right
-            small = height < 0.85 * line.height
+            em = size if size >= 2 else height  # a Type-3 font's size lives in its own matrix
+            largest = max(line.sizes) if size >= 2 and line.sizes else 0.0
+            small = size < 0.85 * largest if largest >= 2 else height < 0.85 * line.height
             # a change of font (into maths, out of italics) takes a space at a smaller gap than within a word
-            least = 0.05 if line.fonts and font != line.fonts[-1] else 0.12
-            if (space or gap > least * min(height, line.height)) and not (small and gap < 0.3 * height):
+            least = 0.06 if line.fonts and font != line.fonts[-1] else 0.15
+            if (space or gap > least * em) and not (small and gap < 0.3 * height):
                 line.parts.append(" ")
                 line.fonts.append(font)
             if height > line.height:
@@ -119,9 +124,7 @@ def _page_lines(raw: Any, handle: Any, number: int) -> Iterator[_Line]:  # noqa:
             if line is not None:
                 yield line
             line = _Line(page=number, left=left, bottom=bottom, top=top, right=right, height=height, last_left=left)
-        # the font size as printed: the nominal size scaled by the text matrix (often 1 × a matrix of 10)
-        raw.FPDFText_GetMatrix(handle, k, ctypes.byref(matrix))
-        line.sizes[round(raw.FPDFText_GetFontSize(handle, k) * math.hypot(matrix.c, matrix.d), 1)] += 1
+        line.sizes[size] += 1
         line.parts.append(char)
         line.fonts.append(font)
         line.right = max(line.right, right)
