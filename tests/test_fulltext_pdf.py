@@ -160,3 +160,21 @@ def test_a_file_one_engine_cannot_parse_is_read_by_the_other(monkeypatch):
     assert [line.text for line in pdf_lines(pdf)] == ["Hello there."]
     with pytest.raises(FullTextError, match="pypdfium2"):
         pdf_lines(pdf, fallback=False)
+
+
+def test_a_scanned_pdf_gives_no_rows_and_the_reason_no_text_layer(tmp_path):
+    """Loopback world of tests/test_fulltext.py; the publisher serves a real image-only PDF (robust/)."""
+    from tests.test_fulltext import PDF_ONLY, World, retriever
+
+    scan = (PAIRS / "robust" / "image_only_6pages.pdf").read_bytes()
+
+    class ScanWorld(World):
+        def _pub(self, request):
+            from paperfetch.testing import Reply
+
+            return Reply(200, scan, {"Content-Type": "application/pdf"})
+
+    with ScanWorld(base_ip=110) as world, retriever(world, tmp_path, cache=False) as r:
+        paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)
+    assert len(paragraphs) == 0
+    assert outcomes.iloc[0]["error"].startswith("no text layer")

@@ -51,12 +51,11 @@ class _Line:
                 and left - self.right < 1.6 * self.height)
 
 
-def pdfium_char_lines(pdf: bytes, max_pages: int | None, seconds: float = PDFIUM_SECONDS) -> Iterator[Any]:
-    """The lines of *pdf* as :class:`~paperfetch.fulltext.pdflines.TextLine`, read glyph by glyph by PDFium."""
+def pdfium_char_lines(pdf: bytes, max_pages: int | None, seconds: float = PDFIUM_SECONDS) -> Iterator[dict[str, Any]]:
+    """The lines of *pdf*, read glyph by glyph by PDFium, as the fields of a
+    :class:`~paperfetch.fulltext.pdflines.TextLine` (``page``, ``x``, ``y``, ``size``, ``text``, ``right``, ``runs``)."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as raw
-
-    from paperfetch.fulltext.pdflines import TextLine
 
     started = time.monotonic()
     document = pdfium.PdfDocument(pdf)
@@ -70,7 +69,7 @@ def pdfium_char_lines(pdf: bytes, max_pages: int | None, seconds: float = PDFIUM
             textpage = page.get_textpage()
             try:
                 for line in _page_lines(raw, textpage.raw, number):
-                    yield _text_line(TextLine, line)
+                    yield _fields(line)
             finally:
                 textpage.close()
                 page.close()
@@ -147,7 +146,7 @@ def _upright(rect: Any, angle: float) -> tuple[float, float, float, float]:  # n
             min(c[1] for c in corners), max(c[1] for c in corners))
 
 
-def _text_line(factory: Any, line: _Line) -> Any:  # noqa: ANN401 - TextLine, imported late to keep one import path
+def _fields(line: _Line) -> dict[str, Any]:
     runs: list[tuple[str, str]] = []
     for char, font in zip(line.parts, line.fonts):
         if runs and (runs[-1][0] == font or char == " "):
@@ -156,5 +155,5 @@ def _text_line(factory: Any, line: _Line) -> Any:  # noqa: ANN401 - TextLine, im
             runs.append((font, char))
     size = line.sizes.most_common(1)[0][0] if line.sizes else 0.0
     size = size if size >= 2 else line.height  # a Type-3 font's size lives in its own matrix: the glyphs' height
-    return factory(page=line.page, x=line.left, y=line.bottom, size=size, text="".join(line.parts),
-                   right=line.right, runs=tuple(runs))
+    return {"page": line.page, "x": line.left, "y": line.bottom, "size": size, "text": "".join(line.parts),
+            "right": line.right, "runs": tuple(runs)}

@@ -39,7 +39,7 @@ def clean(text: str) -> str:
     return normalise_space("".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co") else c for c in text))
 
 
-def shape(text: str) -> str:
+def _shape(text: str) -> str:
     """A line's text with digits folded, so ``Page 2 of 22`` and ``Page 3 of 22`` are one running line."""
     return re.sub(r"\d+", "#", normalise_space(text).lower())
 
@@ -53,11 +53,11 @@ def without_furniture(lines: list[TextLine]) -> list[TextLine]:
     edges = {number: _edge_lines(page_lines) for number, page_lines in pages.items()}
     counts: Counter[str] = Counter()
     for edge in edges.values():
-        counts.update({shape(line.text) for line in edge})
+        counts.update({_shape(line.text) for line in edge})
     running = {text for text, count in counts.items() if count >= 2}
     out: list[TextLine] = []
     for number in sorted(pages):
-        furniture = [line for line in edges[number] if _running(shape(line.text), running)
+        furniture = [line for line in edges[number] if _running(_shape(line.text), running)
                      or _PAGE_NUMBER.match(clean(line.text))]
         levels = {round(line.y) for line in furniture}
         edge_ids = {id(line) for line in edges[number]}

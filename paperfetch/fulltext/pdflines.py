@@ -145,7 +145,8 @@ def _pdfium_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
     from paperfetch.fulltext.pdfchars import pdfium_char_lines
 
     try:
-        yield from pdfium_char_lines(pdf, max_pages)
+        for fields in pdfium_char_lines(pdf, max_pages):
+            yield TextLine(**fields)
     except pypdfium2.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise FullTextError("the PDF is encrypted") from exc
