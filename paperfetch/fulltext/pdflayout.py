@@ -45,12 +45,20 @@ def _shape(text: str) -> str:
 
 
 def without_furniture(lines: list[TextLine]) -> list[TextLine]:
-    """*lines* less the running headers, footers, page numbers and mastheads of every page."""
+    """*lines* less the running headers, footers, page numbers and mastheads of every page: what stands apart at
+    a page's top or foot and repeats on another page (digits aside), is a page number, or is set smaller than the
+    body (a masthead, a footnote); and anywhere near a page's edge, a line repeating a running one."""
     pages: dict[int, list[TextLine]] = {}
     for line in lines:
         if clean(line.text):
             pages.setdefault(line.page, []).append(line)
-    edges = {number: _edge_lines(page_lines) for number, page_lines in pages.items()}
+    steps = [a - b for page_lines in pages.values() for a, b in zip(*_pairs(_levels(page_lines))) if a > b]
+    pitch = statistics.median(steps) if steps else 12.0
+    sizes: Counter[float] = Counter()
+    for line in lines:
+        sizes[round(line.size, 1)] += len(line.text)
+    body = sizes.most_common(1)[0][0] if sizes else 0.0
+    edges = {number: _edge_lines(page_lines, pitch, body) for number, page_lines in pages.items()}
     counts: Counter[str] = Counter()
     for edge in edges.values():
         counts.update({_shape(line.text) for line in edge})
@@ -58,11 +66,14 @@ def without_furniture(lines: list[TextLine]) -> list[TextLine]:
     out: list[TextLine] = []
     for number in sorted(pages):
         furniture = [line for line in edges[number] if _running(_shape(line.text), running)
-                     or _PAGE_NUMBER.match(clean(line.text))]
+                     or _PAGE_NUMBER.match(clean(line.text)) or line.size < 0.9 * body]
         levels = {round(line.y) for line in furniture}
         edge_ids = {id(line) for line in edges[number]}
+        top, bottom = max(line.y for line in pages[number]), min(line.y for line in pages[number])
+        band = 0.12 * (top - bottom)
         out += [line for line in pages[number]
-                if not (id(line) in edge_ids and (line in furniture or round(line.y) in levels))]
+                if not (id(line) in edge_ids and (line in furniture or round(line.y) in levels))
+                and not (_shape(line.text) in running and not bottom + band < line.y < top - band)]
     return out
 
 
@@ -72,13 +83,39 @@ def _running(text: str, running: set[str]) -> bool:
     return text in running or any(len(r) >= 8 and text.startswith(r) and text[len(r):len(r) + 1] in " ,;:" for r in running)
 
 
-def _edge_lines(page_lines: list[TextLine]) -> list[TextLine]:
-    """The lines on a page's two highest and two lowest baselines (a header or footer line may be split in pieces)."""
-    levels = sorted({round(line.y) for line in page_lines})
+def _levels(page_lines: list[TextLine]) -> list[int]:
+    """A page's baselines, top first."""
+    return sorted({round(line.y) for line in page_lines}, reverse=True)
+
+
+def _pairs(levels: list[int]) -> tuple[list[int], list[int]]:
+    return levels, levels[1:]
+
+
+def _edge_lines(page_lines: list[TextLine], pitch: float, body: float) -> list[TextLine]:
+    """The lines a page's header or footer may hold: on its one or two highest (lowest) baselines when a gap
+    wider than the body's line pitch parts them from the text (up to five when all are smaller than the body's
+    size: a masthead), and any page number on those baselines."""
+    levels = _levels(page_lines)
     if len(levels) < 3:
         return list(page_lines) if len(levels) and all(_PAGE_NUMBER.match(clean(x.text)) for x in page_lines) else []
-    keep = set(levels[:2] + levels[-2:])
-    return [line for line in page_lines if round(line.y) in keep]
+    small = {round(line.y) for line in page_lines if line.size < 0.9 * body}
+    small -= {round(line.y) for line in page_lines if line.size >= 0.9 * body}
+    keep = set(_apart(levels, pitch, small) + _apart(levels[::-1], pitch, small))
+    outer = set(levels[:2] + levels[-2:])
+    return [line for line in page_lines
+            if round(line.y) in keep or round(line.y) in outer and _PAGE_NUMBER.match(clean(line.text))]
+
+
+def _apart(levels: list[int], pitch: float, small: set[int]) -> list[int]:
+    """The outermost baselines of *levels* (two, or five in small print) that a gap over 1.3 line pitches parts
+    from the rest."""
+    for i in range(min(5, len(levels) - 1)):
+        if i >= 2 and levels[i] not in small:
+            break
+        if abs(levels[i] - levels[i + 1]) > 1.3 * pitch:
+            return levels[:i + 1] if i < 2 or all(level in small for level in levels[:i + 1]) else []
+    return []
 
 
 _COMMON_SHORT = frozenset("a i of in to is at on by an as be or we it no do if so up et al vs".split())
@@ -131,13 +168,14 @@ def body_font(lines: list[TextLine]) -> str:
     return counts.most_common(1)[0][0] if counts else ""
 
 
-def run_in_heading(line: TextLine, font: str) -> tuple[str, str] | None:
+def run_in_heading(line: TextLine, font: str, *, continued: bool = False) -> tuple[str, str] | None:
     """``(heading, rest)`` when *line* opens with a run in another font than the body's that ends a sentence
-    and another font follows on the same line: ``2.2. Protocol.`` + ``A total of 65 …``."""
+    and another font follows on the same line: ``2.2. Protocol.`` + ``A total of 65 …``. A *continued* heading
+    (its start on the line above) may open in lower case."""
     if not font or len(line.runs) < 2 or line.runs[0][0] == font or line.runs[1][0] == line.runs[0][0]:
         return None
     lead, rest = _take_stop(normalise_space(line.runs[0][1]), normalise_space("".join(t for _, t in line.runs[1:])))
-    if not _heading_run(lead, 14) or not _opens(rest):
+    if not _heading_run(lead[:1].upper() + lead[1:] if continued else lead, 14) or not _opens(rest):
         return None
     return lead, rest
 

@@ -187,10 +187,10 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
     opens = previous is None or flow.gap_above(line, previous) or _ended(previous)
     if opens and flow.font and _lead_heading(flow, line, following):
         return ""
-    split = run_in_heading(line, flow.font) if opens else None
+    split = run_in_heading(line, flow.font, continued=bool(flow.heading_lead)) if opens else None
     if split is not None:
         lead, text = split
-        found = _run_in_level(flow.heading_lead + lead)
+        found = _run_in_level(_join([flow.heading_lead, lead], out.vocabulary) if flow.heading_lead else lead)
         flow.heading_lead = ""
         if found is not None:
             out.heading(*found)
@@ -227,9 +227,9 @@ def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bo
         return False
     if following.page != line.page or not 0 < line.y - following.y < 1.4 * flow.metrics.pitch:
         return False
-    if run_in_heading(following, flow.font) is None or following.runs[0][0] != line.runs[0][0]:
+    if run_in_heading(following, flow.font, continued=True) is None or following.runs[0][0] != line.runs[0][0]:
         return False
-    flow.heading_lead = clean(line.text) + " "
+    flow.heading_lead = clean(line.text)
     return True
 
 
@@ -298,8 +298,8 @@ def _indent_step(lines: list[TextLine], metrics: _Metrics) -> float | None:
 def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, seen_heading: bool,
              font: str = "") -> tuple[int, str] | None:
     words = text.split()
-    if not words or len(words) > 12 or len(text) > 120 or is_caption(text):
-        return None
+    if not words or len(words) > 12 or len(text) > 120 or is_caption(text) or sum(c.isalpha() for c in text) < 3:
+        return None  # too long for a heading, a caption, or a figure's panel letter
     if font and line.runs and all(f == font for f, _ in line.runs) and line.size < 1.1 * metrics.size \
             and text.rstrip(":").lower() not in _SECTION_NAMES:
         return None  # set in the body's font and size: a table row, a byline, a short line of text
