@@ -29,19 +29,22 @@ FOUND_PER_FILE = 0.90
 
 
 @pytest.fixture(scope="module")
-def scores() -> dict[str, PairScore]:
+def parsed() -> dict[str, list]:
+    """Each pair's rows from the default engine, every PDF read once."""
     if not PDFS:
         pytest.skip("the real PDF/JATS pairs are not on this machine")
-    out = {}
-    for pdf in PDFS:
-        lines = pdf_lines(pdf.read_bytes())
-        out[pdf.name] = score_pair(pdf.name, pdf.with_suffix(".xml").read_bytes(), paragraphs_from_lines(lines), lines)
-    return out
+    return {pdf.name: (pdf_lines(pdf.read_bytes()),) for pdf in PDFS}
 
 
 @pytest.fixture(scope="module")
-def rows_04(scores) -> list:
-    return pdf_paragraphs((PAIRS / "04-00932.pdf").read_bytes())
+def rows(parsed) -> dict[str, list]:
+    return {name: paragraphs_from_lines(lines) for name, (lines,) in parsed.items()}
+
+
+@pytest.fixture(scope="module")
+def scores(parsed, rows) -> dict[str, PairScore]:
+    return {name: score_pair(name, (PAIRS / name).with_suffix(".xml").read_bytes(), rows[name], lines)
+            for name, (lines,) in parsed.items()}
 
 
 def test_the_default_engine_is_pypdfium2():
@@ -67,14 +70,13 @@ def test_no_row_is_out_of_order_furniture_glued_controlled_or_eaten_by_a_heading
     assert not bad, bad
 
 
-def test_every_row_has_its_page_and_the_pages_rise(scores):
-    rows = pdf_paragraphs((PAIRS / "PMC4417228.pdf").read_bytes())
-    pages = [row.page for row in rows]
+def test_every_row_has_its_page_and_the_pages_rise(rows):
+    pages = [row.page for row in rows["PMC4417228.pdf"]]
     assert all(isinstance(p, int) and p >= 1 for p in pages) and pages == sorted(pages) and pages[-1] > 15
 
 
-def test_superscripts_stay_inline_in_their_paragraph(rows_04):
-    text = " ".join(row.text for row in rows_04)
+def test_superscripts_stay_inline_in_their_paragraph(rows):
+    text = " ".join(row.text for row in rows["04-00932.pdf"])
     assert "approximately 107 conidia" in text and "(R2 0.812, Q2" in text
 
 

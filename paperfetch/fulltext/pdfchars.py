@@ -24,7 +24,7 @@ from paperfetch.fulltext.base import FullTextError
 __all__ = ["PDFIUM_SECONDS", "pdfium_char_lines"]
 
 #: The wall-clock budget of one PDF's text layer: a page that PDFium is slow on (Type-3 fonts) stops the reading.
-PDFIUM_SECONDS = 20.0
+PDFIUM_SECONDS = 60.0
 
 # PDFium marks a hyphen that ends a line as U+0002 (U+FFFE in some builds): the "-" printed there.
 _HYPHEN_MARKS = {0x02: "-", 0xFFFE: "-"}

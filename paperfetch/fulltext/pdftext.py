@@ -149,13 +149,14 @@ class _Flow:
 
 
 def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
-    """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 1-5)."""
+    """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 2-7)."""
     lines = without_furniture(lines)
     if not lines:
         return []
-    metrics = _Metrics.of(lines)
-    indent = _indent_step(lines, metrics)
-    flow = _Flow(metrics=metrics, font=body_font(lines), indent=indent, margins=_left_margins(lines, indent))
+    body = _before_references(lines)  # a long reference list in small type must not set the body's measures
+    metrics = _Metrics.of(body)
+    indent = _indent_step(body, metrics)
+    flow = _Flow(metrics=metrics, font=body_font(body), indent=indent, margins=_left_margins(lines, indent))
     cells = table_cells(lines)
     out = _Builder(vocabulary=Vocabulary.of(lines))
     for i, line in enumerate(lines):
@@ -166,6 +167,15 @@ def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
             break
     out.close()
     return out.ordered()
+
+
+def _before_references(lines: list[TextLine]) -> list[TextLine]:
+    """The lines before the first short line naming the references, when that leaves half the text or more."""
+    for i, line in enumerate(lines):
+        name = _NUMBERED.sub(r"\2", clean(line.text)).lower().rstrip(":")
+        if name in _STOP_NAMES and i >= len(lines) // 2:
+            return lines[:i]
+    return lines
 
 
 def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None) -> str:
