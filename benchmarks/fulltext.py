@@ -5,7 +5,7 @@
 0. PDF paragraphs against the JATS, per engine, on the real PDF/JATS pairs (shared/fixtures/real/fulltext_pairs):
    the share of JATS paragraphs one PDF row holds (>= 90 % of its words in order), found or split over 2-4 rows,
    the share sharing a row with another, the rows out of order / carrying running furniture / with glued words,
-   and pages/s of the whole path (paperfetch.fulltext.pdfscore, the measure tests/test_fulltext_pdf.py asserts).
+   the share of found paragraphs under the JATS section title, and pages/s of the whole path (paperfetch.fulltext.pdfscore, the measure tests/test_fulltext_pdf.py asserts).
 1. JATS parsing in papers/s: ``parse_jats`` (paragraphs, licence, ids, references) over the real Europe PMC
    ``fullTextXML`` bodies in tests/data/europepmc, repeated.
 2. PDF text extraction in pages/s, pypdf against pypdfium2 on the same PDFs: generated articles (tests/_pdfwriter,
@@ -117,7 +117,7 @@ def pair_scores(folder: Path | None) -> None:
     pdfs = sorted(folder.glob("*.pdf"))
     reference = {p.name: pdf_lines(p.read_bytes(), engine="pypdfium2") for p in pdfs}  # where the page furniture is
     for engine in ("pypdfium2", "pypdf"):
-        total = {"jats": 0, "found": 0, "split": 0, "shared": 0, "pages": 0, "seconds": 0.0}
+        total = {"jats": 0, "found": 0, "split": 0, "shared": 0, "section": 0, "pages": 0, "seconds": 0.0}
         for pdf in pdfs:
             body, pages = pdf.read_bytes(), _page_count(pdf.read_bytes())
             started = time.perf_counter()
@@ -131,14 +131,16 @@ def pair_scores(folder: Path | None) -> None:
             print(f"PAIRS {engine:9} {pdf.name:26} {s.jats:3} JATS paragraphs, {s.rows:4} rows: found {s.found_share:.3f}, "
                   f"found or split {s.split_share:.3f}, sharing a row {s.shared_share:.3f}; out of order "
                   f"{s.out_of_order}, furniture rows {s.furniture_rows}, glued rows {s.glued_rows}, control "
-                  f"{s.control_rows}, swallowing headings {s.swallowing_headings}; {pages / seconds:6.1f} pages/s")
+                  f"{s.control_rows}, swallowing headings {s.swallowing_headings}; under the JATS section "
+                  f"{s.section_share:.2f}; {pages / seconds:6.1f} pages/s")
             for key, value in (("jats", s.jats), ("found", s.found), ("split", s.found_or_split), ("shared", s.shared),
-                               ("pages", pages), ("seconds", seconds)):
+                               ("section", s.same_section), ("pages", pages), ("seconds", seconds)):
                 total[key] += value
         if total["jats"]:
             print(f"PAIRS {engine:9} ALL: {total['jats']} JATS paragraphs: found {total['found'] / total['jats']:.3f}, "
                   f"found or split {total['split'] / total['jats']:.3f}, sharing a row "
-                  f"{total['shared'] / total['jats']:.3f}; {total['pages'] / total['seconds']:.1f} pages/s")
+                  f"{total['shared'] / total['jats']:.3f}, under the JATS section {total['section'] / max(1, total['found']):.2f}; "
+                  f"{total['pages'] / total['seconds']:.1f} pages/s")
 
 
 def _status_kb(field: str) -> int:

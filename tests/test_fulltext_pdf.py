@@ -59,6 +59,8 @@ def test_the_default_engine_finds_the_jats_paragraphs_one_row_each(scores):
     assert len(scores) == 8 and jats > 200
     assert found / jats >= FOUND_OVERALL, {n: round(s.found_share, 3) for n, s in scores.items()}
     assert shared / jats <= 0.02, [p for s in scores.values() for p in s.problems if "holds" in p]
+    section = sum(s.same_section for s in scores.values()) / found
+    assert section >= 0.9, {n: round(s.section_share, 2) for n, s in scores.items()}
     for name, score in scores.items():
         assert score.found_share >= FOUND_PER_FILE, (name, score.problems[:5])
         assert score.split_share >= 0.94, (name, score.problems[:5])

@@ -31,6 +31,7 @@ __all__ = [
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[ivx\d]{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
 _CAPTION = re.compile(r"^(?:fig(?:ure)?s?|table|box|scheme|plate|chart)\.?\s*[A-Z]?\d+[A-Za-z]?(?:[.:|]|\s+[-–—(]|\s*$)",
                       re.IGNORECASE)
+_CAPTION_TITLED = re.compile(r"^(?:Fig(?:ure)?s?|Table|Box|Scheme|Plate|Chart)\.?\s*[A-Z]?\d+[a-z]?\s+[A-Z]")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 
 
@@ -131,8 +132,9 @@ def broken_words(lines: list[TextLine]) -> float:
 
 
 def is_caption(text: str) -> bool:
-    """Whether *text* opens a figure, table or box caption (``Figure 3.``, ``Table 2:``, ``Fig. 1 (a)``)."""
-    return bool(_CAPTION.match(text))
+    """Whether *text* opens a figure, table or box caption (``Figure 3.``, ``Table 2:``, ``Fig. 1 (a)``,
+    ``Table 1 Some data``)."""
+    return bool(_CAPTION.match(text) or _CAPTION_TITLED.match(text))
 
 
 def table_cells(lines: list[TextLine]) -> set[int]:

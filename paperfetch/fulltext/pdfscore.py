@@ -3,7 +3,8 @@
 A JATS paragraph is *found* when one PDF row holds at least 90 % of its words in order; *found or split* when
 one row or two to four consecutive rows do. The other figures count what must never happen: a row holding two
 JATS paragraphs, found paragraphs out of order, rows carrying a running header, footer or page number, words
-glued together, control characters, and headings that swallowed the first words of a paragraph.
+glued together, control characters, and headings that swallowed the first words of a paragraph; and how many
+found paragraphs sit under the JATS section title.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class PairScore:
     glued_rows: int = 0
     control_rows: int = 0
     swallowing_headings: int = 0
+    same_section: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -55,6 +57,11 @@ class PairScore:
     @property
     def split_share(self) -> float:
         return self.found_or_split / self.jats if self.jats else 1.0
+
+    @property
+    def section_share(self) -> float:
+        """Of the found paragraphs, the share whose row's innermost section is the JATS one (numbers aside)."""
+        return self.same_section / self.found if self.found else 1.0
 
     @property
     def shared_share(self) -> float:
@@ -101,6 +108,7 @@ def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequenc
         if hit is not None:
             score.found += 1
             score.found_or_split += 1
+            score.same_section += _last_title(paragraph.section) == _last_title(rows[hit].section)
             holders.setdefault(hit, []).append(j)
             order.append(hit)
         elif _split_held(target, row_words, index):
@@ -155,6 +163,10 @@ def _check_rows(score: PairScore, article: JatsArticle, vocabulary: set[str], ro
             if any(title_words[k:k + 3] in openings for k in range(max(0, len(title_words) - 2))):
                 score.swallowing_headings += 1
                 score.problems.append(f"heading swallowed a first line: {title!r}")
+
+
+def _last_title(section: str) -> tuple[str, ...]:
+    return _unnumbered(section.split(SECTION_SEPARATOR)[-1]) if section else ()
 
 
 def _unnumbered(title: str) -> tuple[str, ...]:

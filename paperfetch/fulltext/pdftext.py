@@ -142,6 +142,20 @@ class _Flow:
     seen_heading: bool = False
     in_caption: bool = False
     heading_lead: str = ""
+    styles: dict[tuple[float, str], int] = field(default_factory=dict)
+
+    def level(self, line: TextLine, found: int, path: list[tuple[int, str]]) -> int:
+        """The nesting level of a heading: its numbering's or its name's (*found*), else its style's (size and
+        font): a style met first below a section nests one deeper, unless it is larger than the top level's."""
+        style = (round(line.size, 1), line.runs[0][0] if line.runs else "")
+        if found:
+            self.styles.setdefault(style, found)
+            return found
+        if style not in self.styles:
+            tops = [size for (size, _), level in self.styles.items() if level == 1]
+            deeper = max((level for level, _ in path), default=0) + 1
+            self.styles[style] = 1 if not tops or style[0] > max(tops) + 0.5 else min(deeper, 4)
+        return self.styles[style]
 
     def gap_above(self, line: TextLine, before: TextLine | None) -> bool:
         return before is None or before.page != line.page or before.y - line.y > 1.4 * self.metrics.pitch \
@@ -212,7 +226,7 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
             level, title = found
             if title.lower().rstrip(":") in _STOP_NAMES:
                 return "stop"
-            out.heading(level, title)
+            out.heading(flow.level(line, level, out.path), title)
             flow.seen_heading = True
             return ""
     if previous is not None and _breaks(previous, line, following, flow.metrics, flow.indent, flow.margins[line.page]):
@@ -313,7 +327,7 @@ def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, s
     if font and line.runs and all(f == font for f, _ in line.runs) and line.size < 1.1 * metrics.size \
             and text.rstrip(":").lower() not in _SECTION_NAMES:
         return None  # set in the body's font and size: a table row, a byline, a short line of text
-    if font and line.size < 0.95 * metrics.size and text.rstrip(":").lower() not in _SECTION_NAMES:
+    if font and line.size < 0.9 * metrics.size and text.rstrip(":").lower() not in _SECTION_NAMES:
         return None  # smaller than the body: an affiliation, a footnote, a label
     bare = text.rstrip(":").strip()
     if (match := _NUMBERED.match(bare)) is not None:
@@ -332,11 +346,15 @@ def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, s
         return None
     letters = [c for c in title if c.isalpha()]
     if len(letters) >= 3 and all(c.isupper() for c in letters) and len(words) <= 8:
-        return 1, title
+        return 0 if font else 1, title
+    typographic = 0 if font else 1  # with fonts, the level comes from the heading's style (``_Flow.level``)
     if seen_heading and line.size > 1.15 * metrics.size:
-        return 1, title
+        return typographic, title
     if seen_heading and len(words) <= 8 and _title_case(title):
-        return 1, title
+        return typographic, title
+    if font and seen_heading and len(words) <= 10 and all(f != font for f, _ in line.runs) \
+            and sum(c.isdigit() for c in title) < 0.3 * len(title):
+        return typographic, title  # a line of its own in another font than the body's: a sentence-case heading
     return None
 
 
