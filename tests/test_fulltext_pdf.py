@@ -182,3 +182,13 @@ def test_a_scanned_pdf_gives_no_rows_and_the_reason_no_text_layer(tmp_path):
         paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)
     assert len(paragraphs) == 0
     assert outcomes.iloc[0]["error"].startswith("no text layer")
+
+
+def test_a_table_drawn_between_two_lines_of_a_paragraph_stays_out_of_it():
+    """Synthetic: two table lines drawn, in the file's order, between two lines of one paragraph."""
+    lines = [_line(720, "Methods"), _line(700, "All participants were diagnosed by the same criteria. None"),
+             _line(500, "Variables", x=330), _line(488, "Value 12.2", x=330),
+             _line(688, "had eating disorders or other acute complications of the disease.")]
+    rows = paragraphs_from_lines(lines)
+    assert rows[0].text == ("All participants were diagnosed by the same criteria. None had eating disorders or other "
+                            "acute complications of the disease.")

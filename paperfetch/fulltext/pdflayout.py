@@ -22,6 +22,7 @@ __all__ = [
     "body_font",
     "broken_words",
     "clean",
+    "floats",
     "is_caption",
     "run_in_heading",
     "table_cells",
@@ -159,6 +160,33 @@ def table_cells(lines: list[TextLine]) -> set[int]:
 def _digits(text: str) -> float:
     chars = [c for c in text if not c.isspace()]
     return sum(c.isdigit() for c in chars) / len(chars) if chars else 0.0
+
+
+def floats(lines: list[TextLine], pitch: float, window: int = 60) -> set[int]:
+    """The indexes of lines drawn inside the run of a column's text that are not part of it: a table, a label or
+    a box placed between two of its lines in the drawing order. A line that leaves the text's flow is one when,
+    within *window* lines, a line turns up right below the last line of the flow (same page and start, the next
+    baseline, the same size): the lines between are out of the flow."""
+    out: set[int] = set()
+    last: TextLine | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if last is None or _continues(last, line, pitch):
+            last, i = line, i + 1
+            continue
+        back = next((j for j in range(i + 1, min(len(lines), i + window)) if _continues(last, lines[j], pitch)), None)
+        if back is None:
+            last, i = line, i + 1
+            continue
+        out.update(range(i, back))
+        i = back
+    return out
+
+
+def _continues(last: TextLine, line: TextLine, pitch: float) -> bool:
+    return (line.page == last.page and abs(line.x - last.x) <= 2 * last.size and 0 < last.y - line.y <= 1.6 * pitch
+            and abs(line.size - last.size) <= 0.15 * last.size)
 
 
 def body_font(lines: list[TextLine]) -> str:

@@ -13,6 +13,7 @@ from paperfetch.fulltext.pdflayout import (
     body_font,
     broken_words,
     clean,
+    floats,
     is_caption,
     run_in_heading,
     table_cells,
@@ -171,7 +172,7 @@ def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
     metrics = _Metrics.of(body)
     indent = _indent_step(body, metrics)
     flow = _Flow(metrics=metrics, font=body_font(body), indent=indent, margins=_left_margins(lines, indent))
-    cells = table_cells(lines)
+    cells = table_cells(lines) | floats(lines, metrics.pitch)
     out = _Builder(vocabulary=Vocabulary.of(lines))
     for i, line in enumerate(lines):
         if i in cells:
