@@ -5,7 +5,8 @@
 0. PDF paragraphs against the JATS, per engine, on the real PDF/JATS pairs (shared/fixtures/real/fulltext_pairs):
    the share of JATS paragraphs one PDF row holds (>= 90 % of its words in order), found or split over 2-4 rows,
    the share sharing a row with another, the rows out of order / carrying running furniture / with glued words,
-   the share of found paragraphs under the JATS section title, and pages/s of the whole path (paperfetch.fulltext.pdfscore, the measure tests/test_fulltext_pdf.py asserts).
+   the share of found paragraphs under the JATS section title, and pages/s of the whole path
+   (paperfetch.fulltext.pdfscore, the measure tests/test_fulltext_pdf.py asserts).
 1. JATS parsing in papers/s: ``parse_jats`` (paragraphs, licence, ids, references) over the real Europe PMC
    ``fullTextXML`` bodies in tests/data/europepmc, repeated.
 2. PDF text extraction in pages/s, pypdf against pypdfium2 on the same PDFs: generated articles (tests/_pdfwriter,
@@ -139,7 +140,8 @@ def pair_scores(folder: Path | None) -> None:
         if total["jats"]:
             print(f"PAIRS {engine:9} ALL: {total['jats']} JATS paragraphs: found {total['found'] / total['jats']:.3f}, "
                   f"found or split {total['split'] / total['jats']:.3f}, sharing a row "
-                  f"{total['shared'] / total['jats']:.3f}, under the JATS section {total['section'] / max(1, total['found']):.2f}; "
+                  f"{total['shared'] / total['jats']:.3f}, under the JATS section "
+                  f"{total['section'] / max(1, total['found']):.2f}; "
                   f"{total['pages'] / total['seconds']:.1f} pages/s")
 
 
