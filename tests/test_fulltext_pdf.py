@@ -192,3 +192,14 @@ def test_a_table_drawn_between_two_lines_of_a_paragraph_stays_out_of_it():
     rows = paragraphs_from_lines(lines)
     assert rows[0].text == ("All participants were diagnosed by the same criteria. None had eating disorders or other "
                             "acute complications of the disease.")
+
+
+def test_two_columns_drawn_line_by_line_lose_no_line():
+    """Synthetic: a file that draws a left-column line, then a right-column line, and so on."""
+    left = [f"left column line {i} of the first paragraph goes on here" for i in range(6)]
+    right = [f"right column line {i} of the other paragraph goes on too" for i in range(6)]
+    lines = [_line(720, "Methods")]
+    for i in range(6):
+        lines += [_line(700 - 12 * i, left[i]), _line(700 - 12 * i, right[i], x=320)]
+    text = " ".join(row.text for row in paragraphs_from_lines(lines))
+    assert all(part in text for part in left + right)

@@ -166,8 +166,10 @@ def floats(lines: list[TextLine], pitch: float, window: int = 60) -> set[int]:
     """The indexes of lines drawn inside the run of a column's text that are not part of it: a table, a label or
     a box placed between two of its lines in the drawing order. A line that leaves the text's flow is one when,
     within *window* lines, a line turns up right below the last line of the flow (same page and start, the next
-    baseline, the same size): the lines between are out of the flow."""
+    baseline, the same size): the lines between are out of the flow, unless they are one full-width line."""
     out: set[int] = set()
+    widths = [line.right - line.x for line in lines if line.right > line.x]
+    column = statistics.median(widths) if widths else 0.0
     last: TextLine | None = None
     i = 0
     while i < len(lines):
@@ -176,7 +178,8 @@ def floats(lines: list[TextLine], pitch: float, window: int = 60) -> set[int]:
             last, i = line, i + 1
             continue
         back = next((j for j in range(i + 1, min(len(lines), i + window)) if _continues(last, lines[j], pitch)), None)
-        if back is None:
+        # one full-width line between two of a column's lines is the other column drawn line by line: kept
+        if back is None or back == i + 1 and line.right - line.x >= 0.6 * column:
             last, i = line, i + 1
             continue
         out.update(range(i, back))
