@@ -1,7 +1,12 @@
 """Full-text parsing benchmark (paperfetch.fulltext). Prints figures; asserts nothing.
 
-    python benchmarks/fulltext.py [--papers 1000] [--pdf-paragraphs 120] [--pdf PATH ...]
+    python benchmarks/fulltext.py [--papers 1000] [--pdf-paragraphs 120] [--pdf PATH ...] [--pairs DIR]
 
+0. PDF paragraphs against the JATS, per engine, on the real PDF/JATS pairs (shared/fixtures/real/fulltext_pairs):
+   the share of JATS paragraphs one PDF row holds (>= 90 % of its words in order), found or split over 2-4 rows,
+   the share sharing a row with another, the rows out of order / carrying running furniture / with glued words,
+   the share of found paragraphs under the JATS section title, and pages/s of the whole path
+   (paperfetch.fulltext.pdfscore, the measure tests/test_fulltext_pdf.py asserts).
 1. JATS parsing in papers/s: ``parse_jats`` (paragraphs, licence, ids, references) over the real Europe PMC
    ``fullTextXML`` bodies in tests/data/europepmc, repeated.
 2. PDF text extraction in pages/s, pypdf against pypdfium2 on the same PDFs: generated articles (tests/_pdfwriter,
@@ -27,10 +32,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from paperfetch.fulltext import parse_jats, pdf_lines, pdf_paragraphs  # noqa: E402
+from paperfetch.fulltext import FullTextError, paragraphs_from_lines, parse_jats, pdf_lines, pdf_paragraphs  # noqa: E402
+from paperfetch.fulltext.pdfscore import score_pair  # noqa: E402
 from tests._pdfwriter import layout_article, write_pdf  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "europepmc"
+PAIRS = next((p for p in (REPO.parent / "shared" / "fixtures" / "real" / "fulltext_pairs",
+                          Path("/work/shared/fixtures/real/fulltext_pairs")) if p.is_dir()), None)
 DEFAULT_REAL_PDFS = [Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
                      Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")]
 SENTENCE = ("The measured ratio followed the water content of the stem closely in every species that was tested, "
@@ -102,6 +110,41 @@ def pdf_rates(count: int, real: list[Path]) -> None:
                   f"{len(lines)} lines, {chars:,} chars, {len(rows)} rows{recovered}")
 
 
+def pair_scores(folder: Path | None) -> None:
+    """Each engine's paragraphs against the JATS of every PDF/JATS pair in *folder*, per file and in all."""
+    if folder is None or not folder.is_dir():
+        print("PAIRS no PDF/JATS pairs found (--pairs DIR)")
+        return
+    pdfs = sorted(folder.glob("*.pdf"))
+    reference = {p.name: pdf_lines(p.read_bytes(), engine="pypdfium2") for p in pdfs}  # where the page furniture is
+    for engine in ("pypdfium2", "pypdf"):
+        total = {"jats": 0, "found": 0, "split": 0, "shared": 0, "section": 0, "pages": 0, "seconds": 0.0}
+        for pdf in pdfs:
+            body, pages = pdf.read_bytes(), _page_count(pdf.read_bytes())
+            started = time.perf_counter()
+            try:
+                rows = paragraphs_from_lines(pdf_lines(body, engine=engine, fallback=False))
+            except FullTextError as exc:
+                print(f"PAIRS {engine:9} {pdf.name:26} cannot be read: {exc}")
+                continue
+            seconds = time.perf_counter() - started
+            s = score_pair(pdf.name, pdf.with_suffix(".xml").read_bytes(), rows, reference[pdf.name])
+            print(f"PAIRS {engine:9} {pdf.name:26} {s.jats:3} JATS paragraphs, {s.rows:4} rows: found {s.found_share:.3f}, "
+                  f"found or split {s.split_share:.3f}, sharing a row {s.shared_share:.3f}; out of order "
+                  f"{s.out_of_order}, furniture rows {s.furniture_rows}, glued rows {s.glued_rows}, control "
+                  f"{s.control_rows}, swallowing headings {s.swallowing_headings}; under the JATS section "
+                  f"{s.section_share:.2f}; {pages / seconds:6.1f} pages/s")
+            for key, value in (("jats", s.jats), ("found", s.found), ("split", s.found_or_split), ("shared", s.shared),
+                               ("section", s.same_section), ("pages", pages), ("seconds", seconds)):
+                total[key] += value
+        if total["jats"]:
+            print(f"PAIRS {engine:9} ALL: {total['jats']} JATS paragraphs: found {total['found'] / total['jats']:.3f}, "
+                  f"found or split {total['split'] / total['jats']:.3f}, sharing a row "
+                  f"{total['shared'] / total['jats']:.3f}, under the JATS section "
+                  f"{total['section'] / max(1, total['found']):.2f}; "
+                  f"{total['pages'] / total['seconds']:.1f} pages/s")
+
+
 def _status_kb(field: str) -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -151,11 +194,13 @@ def main() -> None:
     parser.add_argument("--papers", type=int, default=1000)
     parser.add_argument("--pdf-paragraphs", type=int, default=120, help="paragraphs of the generated PDF")
     parser.add_argument("--pdf", type=Path, nargs="*", default=DEFAULT_REAL_PDFS, help="real PDFs to time as well")
+    parser.add_argument("--pairs", type=Path, default=PAIRS, help="a folder of PDF/JATS pairs (NAME.pdf + NAME.xml)")
     parser.add_argument("--child-rss", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_rss:
         _child_rss(args.child_rss)
         return
+    pair_scores(args.pairs)
     jats_rate(args.papers)
     pdf_rates(args.pdf_paragraphs, args.pdf)
     rss(args.papers)

@@ -586,14 +586,14 @@ class Retriever:
     # ------------------------------------------------------------------ full text (paperfetch.fulltext.fetch)
     @overload
     def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[False] = False,
-                 pdf_engine: str = "pypdf") -> pd.DataFrame: ...
+                 pdf_engine: str = "pypdfium2") -> pd.DataFrame: ...
 
     @overload
     def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[True],
-                 pdf_engine: str = "pypdf") -> tuple[pd.DataFrame, pd.DataFrame]: ...
+                 pdf_engine: str = "pypdfium2") -> tuple[pd.DataFrame, pd.DataFrame]: ...
 
     def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: bool = False,
-                 pdf_engine: str = "pypdf") -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+                 pdf_engine: str = "pypdfium2") -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
         """One row per paragraph of every paper with text: JATS where it exists, else the open-access PDF's text.
 
         Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text``, then
@@ -608,7 +608,7 @@ class Retriever:
         with_outcomes : bool
             Return the outcomes frame too.
         pdf_engine : str
-            The PDF text extractor (``"pypdf"``; docs/fulltext.md names the others).
+            The PDF text extractor (``"pypdfium2"``, or ``"pypdf"``; docs/fulltext.md compares them).
         """
         from paperfetch.fulltext.fetch import collect_text
 
@@ -626,7 +626,7 @@ class Retriever:
         """
         from paperfetch.fulltext.fetch import collect_text
 
-        return collect_text(ids, context=self._text_context("pypdf")).references
+        return collect_text(ids, context=self._text_context("pypdfium2")).references
 
     def fulltext_tables(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """One row per JATS ``<table-wrap>`` of every paper with JATS: ``table`` a DataFrame of its cells,

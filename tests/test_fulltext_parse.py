@@ -491,9 +491,10 @@ def test_pdf_lines_are_joined_and_hyphenated_words_mended():
     rows = paragraphs_from_lines(lines)
     assert rows == [
         Paragraph(section="Results", paragraph=0,
-                  text="The measurements of COVID-19 patients were taken every morning and continued on the next page."),
-        Paragraph(section="Results", paragraph=1, text="A new paragraph after a gap."),
-        Paragraph(section="Results :: Deeply Nested", paragraph=2, text="Text under it."),
+                  text="The measurements of COVID-19 patients were taken every morning and continued on the next page.",
+                  page=1),
+        Paragraph(section="Results", paragraph=1, text="A new paragraph after a gap.", page=2),
+        Paragraph(section="Results :: Deeply Nested", paragraph=2, text="Text under it.", page=2),
     ]
 
 

@@ -53,8 +53,8 @@ def add_subcommands(sub: Any) -> None:
                       help="write the identifiers that gave no text, one per line (feed back with --input)")
     text.add_argument("--format", choices=("table", "jsonl"), default="table",
                       help="per-paper results on stdout: a compact table (default) or JSON Lines")
-    text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), default="pypdf",
-                      help="the PDF text engine (pypdfium2 needs the [pdftext] extra)")
+    text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), default="pypdfium2",
+                      help="the PDF text engine (default pypdfium2; docs/fulltext.md compares them)")
     text.add_argument("--state", help="host-state store shared with other runs (as for download; env PAPERFETCH_STATE)")
     text.add_argument("--no-progress", action="store_true", help="no progress bar")
     text.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             import pypdfium2  # noqa: F401
         except ImportError:
-            raise UsageError("--pdf-engine pypdfium2 needs pypdfium2: pip install 'paperfetch-oa[pdftext]'") from None
+            raise UsageError("--pdf-engine pypdfium2 needs pypdfium2: pip install pypdfium2") from None
     out = check_out_dir(settings.out_dir)
 
     from paperfetch.retriever import Retriever

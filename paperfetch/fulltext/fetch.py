@@ -30,7 +30,7 @@ from paperfetch.fulltext.frame import (
     tables_frame,
 )
 from paperfetch.fulltext.jats import parse_jats
-from paperfetch.fulltext.pdflines import PdfEngine
+from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
 from paperfetch.fulltext.pdftext import pdf_paragraphs
 from paperfetch.http import context as call_context
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
@@ -69,7 +69,7 @@ class TextContext:
     out_dir: Path
     filename_template: str
     resume: bool = True
-    pdf_engine: PdfEngine | str = PdfEngine.PYPDF
+    pdf_engine: PdfEngine | str = DEFAULT_ENGINE
     max_xml_bytes: int = defaults.MAX_XML_BYTES
     max_pdf_bytes: int = defaults.MAX_PDF_BYTES
 
@@ -369,7 +369,7 @@ def _pdf(papers: list[_Paper], context: TextContext) -> None:
             paper.notes.append(f"PDF text: {exc}")
             continue
         if not paper.paragraphs:
-            paper.notes.append("the PDF has no text layer (scanned pages are not read: no OCR)")
+            paper.notes.append("no text layer: the PDF gives no text (scanned pages are not read: no OCR)")
             continue
         paper.notes = []
         paper.text_source, paper.text_path = "pdf", str(values["path"])

@@ -1,4 +1,4 @@
-"""A PDF's text layer as positioned lines, read by pypdf (the default) or pypdfium2 (the ``[pdftext]`` extra)."""
+"""A PDF's text layer as positioned lines, read by pypdfium2 (the default, glyph by glyph) or pypdf."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
 from paperfetch.fulltext.base import FullTextError, FullTextTooLarge
 
-__all__ = ["PdfEngine", "TextLine", "pdf_lines"]
+__all__ = ["DEFAULT_ENGINE", "PdfEngine", "TextLine", "pdf_lines"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,30 +32,60 @@ class PdfEngine(str, Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class TextLine:
-    """One line of text on a page: where it starts (``x``), its baseline (``y``), its font size, its text."""
+    """One line of text on a page: where it starts (``x``), its baseline (``y``), its font size, its text.
+
+    ``right`` is where it ends (0 when the engine does not say) and ``runs`` its text as ``(font name, text)``
+    pieces (empty when the engine gives no fonts): a run-in heading is the line's first run in another font.
+    """
 
     page: int
     x: float
     y: float
     size: float
     text: str
+    right: float = 0.0
+    runs: tuple[tuple[str, str], ...] = ()
 
 
-def pdf_lines(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_bytes: int = defaults.MAX_PDF_BYTES,
-              max_pages: int | None = None) -> list[TextLine]:
-    """The text lines of *pdf*, page by page; :class:`FullTextError` when it cannot be read."""
+#: The engine used when none is named: measured on real article PDFs against their JATS (docs/fulltext.md).
+DEFAULT_ENGINE = PdfEngine.PYPDFIUM2
+
+
+def pdf_lines(pdf: bytes, *, engine: PdfEngine | str = DEFAULT_ENGINE, max_bytes: int = defaults.MAX_PDF_BYTES,
+              max_pages: int | None = None, fallback: bool = True) -> list[TextLine]:
+    """The text lines of *pdf*, page by page; :class:`FullTextError` when it cannot be read.
+
+    When *engine* cannot parse the file (its parser raises), the other engine is tried once (*fallback*); a PDF
+    that is encrypted, too slow or not a PDF at all fails at once."""
     chosen = PdfEngine.coerce(engine)
     if len(pdf) > max_bytes:
         raise FullTextTooLarge(f"the PDF is {len(pdf):,} bytes, over the cap of {max_bytes:,}")
     if not pdf.lstrip()[:5].startswith(b"%PDF-"):
         raise FullTextError("not a PDF: the body does not start with %PDF-")
-    reader = _pypdf_lines if chosen is PdfEngine.PYPDF else _pdfium_lines
+    try:
+        return _read(pdf, chosen, max_pages)
+    except _Unparsed as first:
+        if not fallback:
+            raise FullTextError(str(first)) from first.__cause__
+        other = PdfEngine.PYPDF if chosen is PdfEngine.PYPDFIUM2 else PdfEngine.PYPDFIUM2
+        try:
+            return _read(pdf, other, max_pages)
+        except _Unparsed as second:
+            raise FullTextError(f"{first}; {second}") from first.__cause__
+
+
+class _Unparsed(FullTextError):
+    """The engine's parser raised on the file: the other engine may still read it."""
+
+
+def _read(pdf: bytes, engine: PdfEngine, max_pages: int | None) -> list[TextLine]:
+    reader = _pypdf_lines if engine is PdfEngine.PYPDF else _pdfium_lines
     try:
         return list(reader(pdf, max_pages))
-    except (FullTextError, ConfigurationError):  # ours, already saying what is wrong (or the missing extra)
+    except (FullTextError, ConfigurationError):  # ours, already saying what is wrong (or the missing engine)
         raise
     except Exception as exc:  # noqa: BLE001 - a parser of untrusted bytes may raise anything; one paper's failure
-        raise FullTextError(f"the PDF's text layer cannot be read ({chosen.value}): {type(exc).__name__}: {exc}") from exc
+        raise _Unparsed(f"the PDF's text layer cannot be read ({engine.value}): {type(exc).__name__}: {exc}") from exc
 
 
 
@@ -109,59 +139,15 @@ class _PypdfPage:
 
 def _pdfium_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
     try:
-        import pypdfium2 as pdfium
+        import pypdfium2  # a core dependency; a trimmed install may lack it
     except ImportError:
-        raise ConfigurationError("the pypdfium2 engine needs the extra: pip install 'paperfetch-oa[pdftext]'") from None
-    document = pdfium.PdfDocument(pdf)
+        raise ConfigurationError("the pypdfium2 engine needs pypdfium2: pip install pypdfium2") from None
+    from paperfetch.fulltext.pdfchars import pdfium_char_lines
+
     try:
-        for number in range(len(document)):
-            if max_pages is not None and number >= max_pages:
-                break
-            page = document[number]
-            textpage = page.get_textpage()
-            try:
-                yield from _pdfium_page_lines(number, textpage)
-            finally:
-                textpage.close()
-                page.close()
-    finally:
-        document.close()
-
-
-def _pdfium_page_lines(number: int, textpage: Any) -> Iterator[TextLine]:  # noqa: ANN401
-    # PDFium's "rects" are one-font runs boxed tightly round their glyphs (a comma's is tiny and low): a run joins
-    # the line when it starts right of its last run and its middle lies in the line's band, widened downwards.
-    current: list[tuple[float, float, float, float, str]] = []
-    for i in range(textpage.count_rects()):
-        left, bottom, right, top = textpage.get_rect(i)
-        text = textpage.get_text_bounded(left, bottom, right, top).translate(_PDFIUM_CHARS)
-        if not text.strip():
-            continue
-        run = (left, bottom, right, top, text)
-        if current and not _continues_line(current, run):
-            yield _pdfium_line(number, current)
-            current = []
-        current.append(run)
-    if current:
-        yield _pdfium_line(number, current)
-
-
-# PDFium marks a hyphen that ends a line as U+0002 (U+FFFE in get_text_range); both are the "-" printed there.
-_PDFIUM_CHARS = str.maketrans({"\x02": "-", "\ufffe": "-", "\r": " ", "\n": " "})
-
-
-def _continues_line(line: list[tuple[float, float, float, float, str]], run: tuple[float, float, float, float, str]) -> bool:
-    bottom = min(r[1] for r in line)
-    top = max(r[3] for r in line)
-    middle = (run[1] + run[3]) / 2
-    return run[0] >= line[-1][2] - 1.0 and bottom - 0.3 * (top - bottom) <= middle <= top
-
-
-def _pdfium_line(number: int, runs: list[tuple[float, float, float, float, str]]) -> TextLine:
-    # a space where the gap passes a fifth of the line's height (a quarter em is a word space); the run's would space quotes
-    height = max(run[3] - run[1] for run in runs)
-    parts = [runs[0][4]]
-    for before, run in zip(runs, runs[1:]):
-        space = run[0] - before[2] > 0.2 * height and not before[4].endswith(" ") and not run[4].startswith(" ")
-        parts.append((" " if space else "") + run[4])
-    return TextLine(page=number, x=runs[0][0], y=min(run[1] for run in runs), size=height, text="".join(parts))
+        for fields in pdfium_char_lines(pdf, max_pages):
+            yield TextLine(**fields)
+    except pypdfium2.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise FullTextError("the PDF is encrypted") from exc
+        raise

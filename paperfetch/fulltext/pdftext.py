@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import re
-import statistics
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from paperfetch import defaults
-from paperfetch.fulltext.base import SECTION_SEPARATOR, Paragraph, normalise_space
-from paperfetch.fulltext.pdflines import PdfEngine, TextLine, pdf_lines
+from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, Paragraph, normalise_space
+from paperfetch.fulltext.pdflayout import (
+    Vocabulary,
+    body_font,
+    broken_words,
+    clean,
+    floats,
+    is_caption,
+    run_in_heading,
+    table_cells,
+    without_furniture,
+)
+from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine, TextLine, pdf_lines
 
-__all__ = ["PdfEngine", "paragraphs_from_lines", "pdf_paragraphs"]
+__all__ = ["BROKEN_WORDS", "PdfEngine", "paragraphs_from_lines", "pdf_paragraphs"]
+
+#: Above this share of fragment words (:func:`~paperfetch.fulltext.pdflayout.broken_words`) a text layer is refused.
+BROKEN_WORDS = 0.15
 
 _SECTION_NAMES = (
     "abstract", "summary", "introduction", "background", "methods", "method", "materials and methods",
@@ -24,18 +37,21 @@ _SECTION_NAMES = (
 )
 _STOP_NAMES = frozenset({"references", "bibliography", "literature cited", "works cited"})
 _NUMBERED = re.compile(r"^((?:\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,3})\.?\s+(\S.*)$")
-_PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
 _ENDS_SENTENCE = re.compile(r"[.!?:;][\"'\u2019\u201d)\]]*$")
 _SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "vs", "with"})
 _BULLET = re.compile(r"^(?:[\u2022\u25e6\u25aa\u25ab\u2023\u2219\u25cf\u25cb\u25a0\u25a1\u2013]|-(?=\s))")
 _HYPHENS = ("-", "\u00ad", "\ufffe", "\u2010")
 
 
-def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = PdfEngine.PYPDF, max_bytes: int = defaults.MAX_PDF_BYTES,
+def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = DEFAULT_ENGINE, max_bytes: int = defaults.MAX_PDF_BYTES,
                    max_pages: int | None = None) -> list[Paragraph]:
     """The paragraphs of *pdf*'s text layer in reading order (``[]`` without text). Raises FullTextError for a
-    body that is not a readable PDF, ConfigurationError for an unknown *engine*."""
-    return paragraphs_from_lines(pdf_lines(pdf, engine=engine, max_bytes=max_bytes, max_pages=max_pages))
+    body that is not a readable PDF or whose text layer breaks its words into letters, ConfigurationError for an
+    unknown *engine*."""
+    lines = pdf_lines(pdf, engine=engine, max_bytes=max_bytes, max_pages=max_pages)
+    if (share := broken_words(lines)) > BROKEN_WORDS:
+        raise FullTextError(f"the PDF's text layer breaks words into letters ({share:.0%} of its words are fragments)")
+    return paragraphs_from_lines(lines)
 
 
 @dataclass
@@ -48,10 +64,15 @@ class _Metrics:
 
     @classmethod
     def of(cls, lines: list[TextLine]) -> _Metrics:
-        sizes = [line.size for line in lines if line.size > 0] or [10.0]
-        pitches = [a.y - b.y for a, b in zip(lines, lines[1:]) if a.page == b.page and 0 < a.y - b.y < 4 * a.size]
-        chars = [len(line.text.strip()) for line in lines] or [80]
-        size = statistics.median(sizes)
+        # the body's size is the one most characters are set in (tables and notes can have more lines)
+        weights: Counter[float] = Counter()
+        for line in lines:
+            if line.size > 0:
+                weights[round(line.size, 1)] += len(line.text.strip())
+        size = weights.most_common(1)[0][0] if weights else 10.0
+        body = [line for line in lines if abs(line.size - size) <= 0.1 * size] or lines
+        pitches = [a.y - b.y for a, b in zip(body, body[1:]) if a.page == b.page and 0 < a.y - b.y < 4 * a.size]
+        chars = [len(line.text.strip()) for line in body] or [80]
         # a low quantile, not the median: the gaps around headings and short paragraphs would pull that up
         pitch = sorted(pitches)[int(0.3 * (len(pitches) - 1))] if pitches else 1.2 * size
         return cls(size=size, pitch=pitch,
@@ -59,57 +80,193 @@ class _Metrics:
 
 
 @dataclass
-class _Builder:
-    """The paragraphs found so far, the one being built, and the section path."""
+class _Open:
+    """A paragraph being built: its lines, the page it starts on, the last line taken."""
 
-    rows: list[Paragraph] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    page: int = 0
+    last: TextLine | None = None
+    order: int = 0
+
+
+@dataclass
+class _Builder:
+    """The paragraphs found so far, the ones being built (one for body text, one for small print, so a table or
+    a note set in smaller type between two halves of a paragraph does not cut it), and the section path."""
+
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
+    rows: list[Paragraph] = field(default_factory=list)
+    open: dict[bool, _Open] = field(default_factory=dict)
     path: list[tuple[int, str]] = field(default_factory=list)
+    opened: int = 0
+    starts: list[int] = field(default_factory=list)
+
+    def ordered(self) -> list[Paragraph]:
+        """The rows in the order their paragraphs start (a paragraph cut by small print closes after it)."""
+        rows = [row for _, row in sorted(zip(self.starts, self.rows), key=lambda pair: pair[0])]
+        return [replace(row, paragraph=i) for i, row in enumerate(rows)]
 
     def section(self) -> str:
         return SECTION_SEPARATOR.join(title for _, title in self.path)
 
-    def close(self) -> None:
-        text = normalise_space(_join(self.lines))
-        if text:
-            self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text))
-        self.lines = []
+    def add(self, small: bool, text: str, line: TextLine) -> None:
+        if small not in self.open:
+            self.opened += 1
+            self.open[small] = _Open(page=line.page + 1, order=self.opened)
+        current = self.open[small]
+        current.lines.append(text)
+        current.last = line
+
+    def close(self, small: bool | None = None) -> None:
+        for kind in ([small] if small is not None else sorted(self.open)):
+            current = self.open.pop(kind, None)
+            text = clean(_join(current.lines, self.vocabulary)) if current else ""
+            if current and text:
+                self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text,
+                                           page=current.page))
+                self.starts.append(current.order)
 
     def heading(self, level: int, title: str) -> None:
         self.close()
         self.path = [(lvl, t) for lvl, t in self.path if lvl < level] + [(level, title)]
 
 
+@dataclass
+class _Flow:
+    """What the walk over the lines knows: the document's measures and the line before."""
+
+    metrics: _Metrics
+    font: str
+    indent: float | None
+    margins: dict[int, list[float]]
+    seen: TextLine | None = None
+    seen_heading: bool = False
+    in_caption: bool = False
+    heading_lead: str = ""
+    styles: dict[tuple[float, str], int] = field(default_factory=dict)
+
+    def level(self, line: TextLine, found: int, path: list[tuple[int, str]]) -> int:
+        """The nesting level of a heading: its numbering's or its name's (*found*), else its style's (size and
+        font): a style met first below a section nests one deeper, unless it is larger than the top level's."""
+        style = (round(line.size, 1), line.runs[0][0] if line.runs else "")
+        if found:
+            self.styles.setdefault(style, found)
+            return found
+        if style not in self.styles:
+            tops = [size for (size, _), level in self.styles.items() if level == 1]
+            deeper = max((level for level, _ in path), default=0) + 1
+            self.styles[style] = 1 if not tops or style[0] > max(tops) + 0.5 else min(deeper, 4)
+        return self.styles[style]
+
+    def gap_above(self, line: TextLine, before: TextLine | None) -> bool:
+        return before is None or before.page != line.page or before.y - line.y > 1.4 * self.metrics.pitch \
+            or before.y - line.y <= 0
+
+
 def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
-    """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 1-5)."""
-    lines = _without_furniture(lines)
+    """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 2-7)."""
+    lines = without_furniture(lines)
     if not lines:
         return []
-    metrics = _Metrics.of(lines)
-    indent = _indent_step(lines, metrics)
-    margins = _left_margins(lines, indent)
-    out = _Builder()
-    seen_heading = False
-    previous: TextLine | None = None
+    body = _before_references(lines)  # a long reference list in small type must not set the body's measures
+    metrics = _Metrics.of(body)
+    indent = _indent_step(body, metrics)
+    flow = _Flow(metrics=metrics, font=body_font(body), indent=indent, margins=_left_margins(lines, indent))
+    cells = table_cells(lines) | floats(lines, metrics.pitch)
+    out = _Builder(vocabulary=Vocabulary.of(lines))
     for i, line in enumerate(lines):
-        text = normalise_space(line.text)
-        gap_above = previous is None or previous.page != line.page or previous.y - line.y > 1.4 * metrics.pitch
-        found = _heading(text, line, metrics, gap_above=gap_above, seen_heading=seen_heading)
+        if i in cells:
+            continue
+        following = next((lines[j] for j in range(i + 1, len(lines)) if j not in cells), None)
+        if _step(flow, out, line, following) == "stop":
+            break
+    out.close()
+    return out.ordered()
+
+
+def _before_references(lines: list[TextLine]) -> list[TextLine]:
+    """The lines before the first short line naming the references, when that leaves half the text or more."""
+    for i, line in enumerate(lines):
+        name = _NUMBERED.sub(r"\2", clean(line.text)).lower().rstrip(":")
+        if name in _STOP_NAMES and i >= len(lines) // 2:
+            return lines[:i]
+    return lines
+
+
+def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None) -> str:
+    """Take *line* into *out*: a caption or chart label is left out, a heading opens a section, text joins or
+    opens a paragraph of its stream (body or small print); ``"stop"`` at the references."""
+    text = clean(line.text)
+    seen, flow.seen = flow.seen, line
+    if not text or _label(text, line, flow.metrics):
+        return ""
+    if flow.in_caption and not flow.gap_above(line, seen):
+        return ""
+    flow.in_caption = False
+    small = line.size < 0.9 * flow.metrics.size
+    current = out.open.get(small)
+    previous = current.last if current else None
+    if is_caption(text) and (flow.gap_above(line, seen) or _ended(previous)):
+        flow.in_caption = True
+        return ""
+    opens = previous is None or flow.gap_above(line, previous) or _ended(previous)
+    if opens and flow.font and _lead_heading(flow, line, following):
+        return ""
+    split = run_in_heading(line, flow.font, continued=bool(flow.heading_lead)) if opens else None
+    if split is not None:
+        lead, text = split
+        found = _run_in_level(_join([flow.heading_lead, lead], out.vocabulary) if flow.heading_lead else lead)
+        flow.heading_lead = ""
+        if found is not None:
+            out.heading(*found)
+            flow.seen_heading, previous = True, None
+    else:
+        found = _heading(text, line, flow.metrics, gap_above=flow.gap_above(line, previous),
+                         seen_heading=flow.seen_heading, font=flow.font)
         if found is not None:
             level, title = found
             if title.lower().rstrip(":") in _STOP_NAMES:
-                break
-            out.heading(level, title)
-            seen_heading = True
-            previous = None
-            continue
-        following = lines[i + 1] if i + 1 < len(lines) else None
-        if previous is not None and out.lines and _breaks(previous, line, following, metrics, indent, margins[line.page]):
-            out.close()
-        out.lines.append(text)
-        previous = line
-    out.close()
-    return out.rows
+                return "stop"
+            out.heading(flow.level(line, level, out.path), title)
+            flow.seen_heading = True
+            return ""
+    if previous is not None and _breaks(previous, line, following, flow.metrics, flow.indent, flow.margins[line.page]):
+        out.close(small)
+    out.add(small, text, line)
+    return ""
+
+
+def _label(text: str, line: TextLine, metrics: _Metrics) -> bool:
+    """A chart's tick labels or a lone number: no letters, and shorter than a third of a body line."""
+    return not any(c.isalpha() for c in text) and len(text) < max(12.0, metrics.chars / 3)
+
+
+def _ended(line: TextLine | None) -> bool:
+    return line is None or bool(_ENDS_SENTENCE.search(clean(line.text)))
+
+
+def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bool:
+    """A heading set in its own font over a line and the start of the next, run in there (``3.1. Effects of …`` /
+    ``on Serum Activity. Serum …``): keep the first part for the run-in split of the next line."""
+    if len(line.runs) != 1 or line.runs[0][0] == flow.font or following is None or _ENDS_SENTENCE.search(line.text):
+        return False
+    if following.page != line.page or not 0 < line.y - following.y < 1.4 * flow.metrics.pitch:
+        return False
+    if run_in_heading(following, flow.font, continued=True) is None or following.runs[0][0] != line.runs[0][0]:
+        return False
+    flow.heading_lead = clean(line.text)
+    return True
+
+
+def _run_in_level(lead: str) -> tuple[int, str] | None:
+    """The level and title of a run-in heading: its numbering's depth, or below the current section."""
+    title = clean(lead).rstrip(".:").strip()
+    if not title:
+        return None
+    if (match := _NUMBERED.match(title)) is not None:
+        number, rest = match.groups()
+        return (number.count(".") + 1 if number[0].isdigit() else 1), rest
+    return 9, title
 
 
 def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metrics: _Metrics, indent: float | None,
@@ -163,10 +320,16 @@ def _indent_step(lines: list[TextLine], metrics: _Metrics) -> float | None:
     return float(step) if count >= 2 else None
 
 
-def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, seen_heading: bool) -> tuple[int, str] | None:
+def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, seen_heading: bool,
+             font: str = "") -> tuple[int, str] | None:
     words = text.split()
-    if not words or len(words) > 12 or len(text) > 120:
-        return None
+    if not words or len(words) > 12 or len(text) > 120 or is_caption(text) or sum(c.isalpha() for c in text) < 3:
+        return None  # too long for a heading, a caption, or a figure's panel letter
+    if font and line.runs and all(f == font for f, _ in line.runs) and line.size < 1.1 * metrics.size \
+            and text.rstrip(":").lower() not in _SECTION_NAMES:
+        return None  # set in the body's font and size: a table row, a byline, a short line of text
+    if font and line.size < 0.9 * metrics.size and text.rstrip(":").lower() not in _SECTION_NAMES:
+        return None  # smaller than the body: an affiliation, a footnote, a label
     bare = text.rstrip(":").strip()
     if (match := _NUMBERED.match(bare)) is not None:
         number, title = match.groups()
@@ -184,11 +347,15 @@ def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, s
         return None
     letters = [c for c in title if c.isalpha()]
     if len(letters) >= 3 and all(c.isupper() for c in letters) and len(words) <= 8:
-        return 1, title
+        return 0 if font else 1, title
+    typographic = 0 if font else 1  # with fonts, the level comes from the heading's style (``_Flow.level``)
     if seen_heading and line.size > 1.15 * metrics.size:
-        return 1, title
+        return typographic, title
     if seen_heading and len(words) <= 8 and _title_case(title):
-        return 1, title
+        return typographic, title
+    if font and seen_heading and len(words) <= 10 and all(f != font for f, _ in line.runs) \
+            and sum(c.isdigit() for c in title) < 0.3 * len(title):
+        return typographic, title  # a line of its own in another font than the body's: a sentence-case heading
     return None
 
 
@@ -197,35 +364,16 @@ def _title_case(title: str) -> bool:
     return bool(words) and all(w[0].isupper() or w.lower() in _SMALL_WORDS for w in words)
 
 
-def _without_furniture(lines: list[TextLine]) -> list[TextLine]:
-    pages: dict[int, list[TextLine]] = {}
-    for line in lines:
-        if line.text.strip() and not _PAGE_NUMBER.match(line.text.strip()):
-            pages.setdefault(line.page, []).append(line)
-    if len(pages) >= 2:
-        edges: Counter[str] = Counter()
-        for page_lines in pages.values():
-            edges.update({_shape(page_lines[0].text), _shape(page_lines[-1].text)})
-        running = {shape for shape, count in edges.items() if count >= max(2, len(pages) / 2)}
-        for number, page_lines in pages.items():
-            while page_lines and _shape(page_lines[0].text) in running:
-                page_lines.pop(0)
-            while page_lines and _shape(page_lines[-1].text) in running:
-                page_lines.pop()
-    return [line for number in sorted(pages) for line in pages[number]]
-
-
-def _shape(text: str) -> str:
-    return re.sub(r"\d+", "#", normalise_space(text).lower())
-
-
-def _join(lines: list[str]) -> str:
+def _join(lines: list[str], vocabulary: Vocabulary) -> str:
     out = ""
     for line in lines:
         if not out:
             out = line
         elif out.endswith(_HYPHENS) and len(out) > 1 and out[-2].isalpha():
-            out = (out[:-1] if line[:1].islower() else out[:-1] + "-") + line
+            head = re.findall(r"[^\W\d_]+$", out[:-1])
+            tail = re.findall(r"^[^\W\d_]+", line)
+            compound = not line[:1].islower() or (head and tail and vocabulary.keeps_hyphen(head[0], tail[0]))
+            out = (out[:-1] + "-" if compound else out[:-1]) + line
         else:
             out = f"{out} {line}"
     return out

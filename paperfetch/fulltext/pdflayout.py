@@ -1,0 +1,266 @@
+"""The page furniture, figure/table text, run-in headings and hyphenation vocabulary of a PDF's positioned lines.
+
+What is left out of the running paragraphs (docs/fulltext.md, "PDF text layer"): running headers, footers,
+page numbers and mastheads (text at a page's top or foot that repeats, digits aside, on two pages or more, and
+bare page numbers there), figure and table captions (a block opening ``Figure 2.`` / ``Table 1:``), and table
+cells (short lines sharing their baseline with other short lines). None of them becomes a row.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+from paperfetch.fulltext.base import normalise_space
+from paperfetch.fulltext.pdflines import TextLine
+
+__all__ = [
+    "Vocabulary",
+    "body_font",
+    "broken_words",
+    "clean",
+    "floats",
+    "is_caption",
+    "run_in_heading",
+    "table_cells",
+    "without_furniture",
+]
+
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?[ivx\d]{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
+_CAPTION = re.compile(r"^(?:fig(?:ure)?s?|table|box|scheme|plate|chart)\.?\s*[A-Z]?\d+[A-Za-z]?(?:[.:|]|\s+[-–—(]|\s*$)",
+                      re.IGNORECASE)
+_CAPTION_TITLED = re.compile(r"^(?:Fig(?:ure)?s?|Table|Box|Scheme|Plate|Chart)\.?\s*[A-Z]?\d+[a-z]?\s+[A-Z]")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+def clean(text: str) -> str:
+    """*text* without control or format characters (NUL, ``\\x03``, soft hyphen …), its whitespace normalised."""
+    return normalise_space("".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co") else c for c in text))
+
+
+def _shape(text: str) -> str:
+    """A line's text with digits folded, so ``Page 2 of 22`` and ``Page 3 of 22`` are one running line."""
+    return re.sub(r"\d+", "#", normalise_space(text).lower())
+
+
+def without_furniture(lines: list[TextLine]) -> list[TextLine]:
+    """*lines* less the running headers, footers, page numbers and mastheads of every page: what stands apart at
+    a page's top or foot and repeats on another page (digits aside), is a page number, or is set smaller than the
+    body (a masthead, a footnote); and anywhere near a page's edge, a line repeating a running one."""
+    pages: dict[int, list[TextLine]] = {}
+    for line in lines:
+        if clean(line.text):
+            pages.setdefault(line.page, []).append(line)
+    steps = [a - b for page_lines in pages.values() for a, b in zip(*_pairs(_levels(page_lines))) if a > b]
+    pitch = statistics.median(steps) if steps else 12.0
+    sizes: Counter[float] = Counter()
+    for line in lines:
+        sizes[round(line.size, 1)] += len(line.text)
+    body = sizes.most_common(1)[0][0] if sizes else 0.0
+    edges = {number: _edge_lines(page_lines, pitch, body) for number, page_lines in pages.items()}
+    counts: Counter[str] = Counter()
+    for edge in edges.values():
+        counts.update({_shape(line.text) for line in edge})
+    running = {text for text, count in counts.items() if count >= 2}
+    out: list[TextLine] = []
+    for number in sorted(pages):
+        furniture = [line for line in edges[number] if _running(_shape(line.text), running)
+                     or _PAGE_NUMBER.match(clean(line.text)) or line.size < 0.9 * body]
+        levels = {round(line.y) for line in furniture}
+        edge_ids = {id(line) for line in edges[number]}
+        top, bottom = max(line.y for line in pages[number]), min(line.y for line in pages[number])
+        band = 0.12 * (top - bottom)
+        out += [line for line in pages[number]
+                if not (id(line) in edge_ids and (line in furniture or round(line.y) in levels))
+                and not (_shape(line.text) in running and not bottom + band < line.y < top - band)]
+    return out
+
+
+def _running(text: str, running: set[str]) -> bool:
+    """A running line, or one that opens with a running line's words (page 1's ``Metabolites 2014, 4, 932-945``
+    under the later pages' ``Metabolites 2014, 4``)."""
+    return text in running or any(len(r) >= 8 and text.startswith(r) and text[len(r):len(r) + 1] in " ,;:" for r in running)
+
+
+def _levels(page_lines: list[TextLine]) -> list[int]:
+    """A page's baselines, top first."""
+    return sorted({round(line.y) for line in page_lines}, reverse=True)
+
+
+def _pairs(levels: list[int]) -> tuple[list[int], list[int]]:
+    return levels, levels[1:]
+
+
+def _edge_lines(page_lines: list[TextLine], pitch: float, body: float) -> list[TextLine]:
+    """The lines a page's header or footer may hold: on its one or two highest (lowest) baselines when a gap
+    wider than the body's line pitch parts them from the text (up to five when all are smaller than the body's
+    size: a masthead), and any page number on those baselines."""
+    levels = _levels(page_lines)
+    if len(levels) < 3:
+        return list(page_lines) if len(levels) and all(_PAGE_NUMBER.match(clean(x.text)) for x in page_lines) else []
+    small = {round(line.y) for line in page_lines if line.size < 0.9 * body}
+    small -= {round(line.y) for line in page_lines if line.size >= 0.9 * body}
+    keep = set(_apart(levels, pitch, small) + _apart(levels[::-1], pitch, small))
+    outer = set(levels[:2] + levels[-2:])
+    return [line for line in page_lines
+            if round(line.y) in keep or round(line.y) in outer and _PAGE_NUMBER.match(clean(line.text))]
+
+
+def _apart(levels: list[int], pitch: float, small: set[int]) -> list[int]:
+    """The outermost baselines of *levels* (two, or five in small print) that a gap over 1.3 line pitches parts
+    from the rest."""
+    for i in range(min(5, len(levels) - 1)):
+        if i >= 2 and levels[i] not in small:
+            break
+        if abs(levels[i] - levels[i + 1]) > 1.3 * pitch:
+            return levels[:i + 1] if i < 2 or all(level in small for level in levels[:i + 1]) else []
+    return []
+
+
+_COMMON_SHORT = frozenset("a i of in to is at on by an as be or we it no do if so up et al vs".split())
+
+
+def broken_words(lines: list[TextLine]) -> float:
+    """The share of lower-case words that are one or two letters and not a common short word: about 0.02-0.07 in
+    article text, over 0.15 where the text layer breaks words into letters (``Cont i n uous``, Type-3 fonts)."""
+    found = [w for line in lines for w in re.findall(r"[^\W\d_]+", line.text) if w.islower()]
+    if len(found) < 200:
+        return 0.0
+    return sum(1 for w in found if len(w) <= 2 and w not in _COMMON_SHORT) / len(found)
+
+
+def is_caption(text: str) -> bool:
+    """Whether *text* opens a figure, table or box caption (``Figure 3.``, ``Table 2:``, ``Fig. 1 (a)``,
+    ``Table 1 Some data``)."""
+    return bool(_CAPTION.match(text) or _CAPTION_TITLED.match(text))
+
+
+def table_cells(lines: list[TextLine]) -> set[int]:
+    """The indexes of lines that are table cells: short pieces (under 0.6 of the usual line's width) of which two or
+    more share one baseline of a page with a third piece or with figures (body text runs as long lines)."""
+    rows: dict[tuple[int, int], list[int]] = {}
+    for i, line in enumerate(lines):
+        rows.setdefault((line.page, round(line.y / 2)), []).append(i)
+    widths = [line.right - line.x for line in lines if line.right > line.x]
+    column = statistics.median(widths) if widths else 0.0
+    cells: set[int] = set()
+    for members in rows.values():
+        if len(members) < 2 or not column:
+            continue
+        short = [i for i in members if lines[i].right - lines[i].x < 0.6 * column]
+        numeric = [i for i in short if _digits(lines[i].text) >= 0.3]
+        if len(short) >= 2 and (len(members) >= 3 or numeric):
+            cells.update(short)
+    return cells
+
+
+def _digits(text: str) -> float:
+    chars = [c for c in text if not c.isspace()]
+    return sum(c.isdigit() for c in chars) / len(chars) if chars else 0.0
+
+
+def floats(lines: list[TextLine], pitch: float, window: int = 60) -> set[int]:
+    """The indexes of lines drawn inside the run of a column's text that are not part of it: a table, a label or
+    a box placed between two of its lines in the drawing order. A line that leaves the text's flow is one when,
+    within *window* lines, a line turns up right below the last line of the flow (same page and start, the next
+    baseline, the same size): the lines between are out of the flow, unless they are one full-width line."""
+    out: set[int] = set()
+    widths = [line.right - line.x for line in lines if line.right > line.x]
+    column = statistics.median(widths) if widths else 0.0
+    last: TextLine | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if last is None or _continues(last, line, pitch):
+            last, i = line, i + 1
+            continue
+        back = next((j for j in range(i + 1, min(len(lines), i + window)) if _continues(last, lines[j], pitch)), None)
+        # one full-width line between two of a column's lines is the other column drawn line by line: kept
+        if back is None or back == i + 1 and line.right - line.x >= 0.6 * column:
+            last, i = line, i + 1
+            continue
+        out.update(range(i, back))
+        i = back
+    return out
+
+
+def _continues(last: TextLine, line: TextLine, pitch: float) -> bool:
+    return (line.page == last.page and abs(line.x - last.x) <= 2 * last.size and 0 < last.y - line.y <= 1.6 * pitch
+            and abs(line.size - last.size) <= 0.15 * last.size)
+
+
+def body_font(lines: list[TextLine]) -> str:
+    """The font most of the document's characters are set in (``""`` when the engine gives no fonts)."""
+    counts: Counter[str] = Counter()
+    for line in lines:
+        for font, text in line.runs:
+            counts[font] += len(text.strip())
+    return counts.most_common(1)[0][0] if counts else ""
+
+
+def run_in_heading(line: TextLine, font: str, *, continued: bool = False) -> tuple[str, str] | None:
+    """``(heading, rest)`` when *line* opens with a run in another font than the body's that ends a sentence
+    and another font follows on the same line: ``2.2. Protocol.`` + ``A total of 65 …``. A *continued* heading
+    (its start on the line above) may open in lower case."""
+    if not font or len(line.runs) < 2 or line.runs[0][0] == font or line.runs[1][0] == line.runs[0][0]:
+        return None
+    lead, rest = _take_stop(normalise_space(line.runs[0][1]), normalise_space("".join(t for _, t in line.runs[1:])))
+    if not _heading_run(lead[:1].upper() + lead[1:] if continued else lead, 14) or not _opens(rest):
+        return None
+    return lead, rest
+
+
+def _take_stop(lead: str, rest: str) -> tuple[str, str]:
+    """A heading's closing stop printed in the following run's font (``Introduction`` + ``. Pain …``) moved over."""
+    if not lead.endswith((".", ":")) and rest[:1] in (".", ":"):
+        return lead + rest[0], rest[1:].lstrip()
+    return lead, rest
+
+
+def _heading_run(text: str, most: int) -> bool:
+    return (text.endswith((".", ":")) and 0 < len(text.split()) <= most and (text[:1].isupper() or text[:1].isdigit())
+            and any(c.isalpha() for c in text))
+
+
+def _opens(text: str) -> bool:
+    return bool(text) and (text[:1].isupper() or text[:1].isdigit() or text[:1] in "([\"'\u201c")
+
+
+@dataclass
+class Vocabulary:
+    """The words a document spells in full inside its lines, and the hyphenated compounds it prints there."""
+
+    words: set[str] = field(default_factory=set)
+    compounds: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, lines: list[TextLine]) -> Vocabulary:
+        vocabulary = cls()
+        for line in lines:
+            found = _WORD.findall(line.text.lower())
+            if line.text.rstrip().endswith(("-", "\u00ad", "\u2010")) and found:
+                found = found[:-1]  # the word broken at the line's end is not spelled in full there
+            for word in found:
+                if "-" in word:
+                    parts = word.split("-")
+                    vocabulary.compounds.update(f"{a}-{b}" for a, b in zip(parts, parts[1:]))
+                    vocabulary.words.update(parts)
+                else:
+                    vocabulary.words.add(word)
+        return vocabulary
+
+    def keeps_hyphen(self, head: str, tail: str) -> bool:
+        """Whether ``head-`` at a line's end and ``tail`` at the next line's start are a hyphenated compound:
+        the document prints ``head-tail`` elsewhere, or never ``headtail`` while both halves are its words (or
+        the tail is a long word of its own: ``supra-`` ``axillary``)."""
+        head, tail = head.lower(), tail.lower()
+        if f"{head}-{tail}" in self.compounds:
+            return True
+        if head + tail in self.words:
+            return False
+        if len(head) < 3 or tail not in self.words:
+            return False
+        return head in self.words and len(tail) >= 3 or len(tail) >= 6

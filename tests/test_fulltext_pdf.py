@@ -1,0 +1,205 @@
+"""The PDF text path on real article PDFs, scored against each article's own JATS (paperfetch.fulltext.pdfscore).
+
+The pairs are shared/fixtures/real/fulltext_pairs/ (PROVENANCE.md there): eight CC-BY articles from five
+publishers, each PDF beside its JATS. Every PDF is parsed once (module-scoped fixture). The checks on hand-made
+lines (``TextLine``) and on ``tests/_pdfwriter`` PDFs are synthetic and say so.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from paperfetch.fulltext import FullTextError, PdfEngine, TextLine, paragraphs_from_lines, pdf_lines, pdf_paragraphs, pdflines
+from paperfetch.fulltext.pdfscore import PairScore, score_pair
+from tests._pdfwriter import Line, write_pdf
+from tests.conftest import _shared_fixtures
+
+pytest.importorskip("pypdfium2")
+
+PAIRS = (_shared_fixtures() or Path("/nonexistent")) / "fulltext_pairs"
+PDFS = sorted(PAIRS.glob("*.pdf"))
+ROBUST = sorted((PAIRS / "robust").glob("*.pdf"))
+
+#: What the default engine reaches on the pairs (docs/fulltext.md, "PDF text layer"); the floor per file is lower.
+FOUND_OVERALL = 0.95
+FOUND_PER_FILE = 0.90
+
+
+@pytest.fixture(scope="module")
+def parsed() -> dict[str, list]:
+    """Each pair's rows from the default engine, every PDF read once."""
+    if not PDFS:
+        pytest.skip("the real PDF/JATS pairs are not on this machine")
+    return {pdf.name: (pdf_lines(pdf.read_bytes()),) for pdf in PDFS}
+
+
+@pytest.fixture(scope="module")
+def rows(parsed) -> dict[str, list]:
+    return {name: paragraphs_from_lines(lines) for name, (lines,) in parsed.items()}
+
+
+@pytest.fixture(scope="module")
+def scores(parsed, rows) -> dict[str, PairScore]:
+    return {name: score_pair(name, (PAIRS / name).with_suffix(".xml").read_bytes(), rows[name], lines)
+            for name, (lines,) in parsed.items()}
+
+
+def test_the_default_engine_is_pypdfium2():
+    assert pdflines.DEFAULT_ENGINE is PdfEngine.PYPDFIUM2
+    assert pdf_paragraphs.__kwdefaults__["engine"] is PdfEngine.PYPDFIUM2
+
+
+def test_the_default_engine_finds_the_jats_paragraphs_one_row_each(scores):
+    jats = sum(s.jats for s in scores.values())
+    found = sum(s.found for s in scores.values())
+    shared = sum(s.shared for s in scores.values())
+    assert len(scores) == 8 and jats > 200
+    assert found / jats >= FOUND_OVERALL, {n: round(s.found_share, 3) for n, s in scores.items()}
+    assert shared / jats <= 0.02, [p for s in scores.values() for p in s.problems if "holds" in p]
+    section = sum(s.same_section for s in scores.values()) / found
+    assert section >= 0.9, {n: round(s.section_share, 2) for n, s in scores.items()}
+    for name, score in scores.items():
+        assert score.found_share >= FOUND_PER_FILE, (name, score.problems[:5])
+        assert score.split_share >= 0.94, (name, score.problems[:5])
+
+
+@pytest.mark.parametrize("check", ["out_of_order", "furniture_rows", "glued_rows", "control_rows", "swallowing_headings"])
+def test_no_row_is_out_of_order_furniture_glued_controlled_or_eaten_by_a_heading(scores, check):
+    bad = {name: [p for p in s.problems if not p.startswith("not found")] for name, s in scores.items() if getattr(s, check)}
+    assert not bad, bad
+
+
+def test_every_row_has_its_page_and_the_pages_rise(rows):
+    pages = [row.page for row in rows["PMC4417228.pdf"]]
+    assert all(isinstance(p, int) and p >= 1 for p in pages) and pages == sorted(pages) and pages[-1] > 15
+
+
+def test_superscripts_stay_inline_in_their_paragraph(rows):
+    text = " ".join(row.text for row in rows["04-00932.pdf"])
+    assert "approximately 107 conidia" in text and "(R2 0.812, Q2" in text
+
+
+@pytest.mark.parametrize("path", ROBUST, ids=lambda p: p.name)
+def test_a_robust_pdf_gives_no_rows_or_full_text_error_and_fast(path):
+    started = time.perf_counter()
+    try:
+        rows = pdf_paragraphs(path.read_bytes())
+    except FullTextError:
+        rows = []
+    assert rows == []
+    assert time.perf_counter() - started < 5.0
+
+
+# ------------------------------------------------------------------- synthetic lines (hand-made TextLine values)
+
+
+def _line(y: float, text: str, *, page: int = 0, x: float = 72, runs: tuple = (), size: float = 10) -> TextLine:
+    return TextLine(page=page, x=x, y=y, size=size, text=text, right=x + 5.5 * len(text), runs=runs)
+
+
+def _body(text: str) -> tuple:
+    return (("Body-Regular", text),)
+
+
+def test_run_in_headings_are_split_without_losing_a_word():
+    """Synthetic: a run-in heading in its own font, then the paragraph on the same line."""
+    filler = "The patients were followed for two years and seen every month at the same clinic by one doctor."
+    lines = [_line(700, filler, runs=_body(filler)), _line(688, filler, runs=_body(filler)),
+             _line(664, "2.1. Patients and Methods. Between February 2010 and Jan-",
+                   runs=(("Body-Italic", "2.1. Patients and Methods."), ("Body-Regular", " Between February 2010 and Jan-"))),
+             _line(652, "uary 2014 every patient was seen.", runs=_body("uary 2014 every patient was seen."))]
+    rows = paragraphs_from_lines(lines)
+    assert rows[-1].section == "Patients and Methods"
+    assert rows[-1].text == "Between February 2010 and January 2014 every patient was seen."
+
+
+def test_a_table_row_or_byline_in_the_body_font_is_never_a_section():
+    """Synthetic: short lines in the body's font and size after a gap are text, not headings."""
+    filler = "Blood samples were taken in the morning after an overnight fast and frozen at once for later study."
+    lines = [_line(700, "Results", runs=(("Body-Bold", "Results"),), size=12),
+             _line(680, filler, runs=_body(filler)), _line(668, filler, runs=_body(filler)),
+             _line(640, "Female 65 (51.6%) 86 (51.2%)", runs=_body("Female 65 (51.6%) 86 (51.2%)")),
+             _line(612, "Jane Doe and Richard Roe", runs=_body("Jane Doe and Richard Roe")),
+             _line(584, filler, runs=_body(filler))]
+    assert {row.section for row in paragraphs_from_lines(lines)} == {"Results"}
+
+
+def test_line_end_hyphens_follow_the_documents_own_compounds():
+    """Synthetic: ``long-term`` printed whole elsewhere keeps its hyphen at a line end; ``treat-ment`` does not."""
+    lines = [_line(700, "Results"), _line(680, "The long-term effect of the treat-"), _line(668, "ment was a long-"),
+             _line(656, "term gain in every group of the study.")]
+    assert paragraphs_from_lines(lines)[0].text == "The long-term effect of the treatment was a long-term gain in every group of the study."
+
+
+def test_control_characters_never_reach_the_text():
+    """Synthetic: NUL and ``\\x03`` inside a line are dropped."""
+    rows = paragraphs_from_lines([_line(700, "Results"), _line(680, "Water\x00 content rose\x03 at dawn.")])
+    assert rows[0].text == "Water content rose at dawn."
+
+
+def test_running_headers_and_page_numbers_inside_a_paragraph_are_dropped():
+    """Synthetic: a header and a page number at the top and foot of three pages, a paragraph running over them."""
+    lines = []
+    words = ("the holding pens were located near the shore and were checked every day by two of the authors "
+             "who kept a record of each animal and its weight over the season").split()
+    for page in range(3):
+        lines.append(_line(760, f"Behav Ecol Sociobiol (2015) 69:1383-1394 {1383 + page}", page=page))
+        lines += [_line(700 - 12 * i, " ".join(words[i * 6:(i + 1) * 6]) or "x", page=page) for i in range(3)]
+        lines.append(_line(40, str(page + 1), page=page, x=300))
+    text = " ".join(row.text for row in paragraphs_from_lines(lines))
+    assert "Sociobiol" not in text and " 1385" not in text and not text.endswith(" 3")
+
+
+def test_a_file_one_engine_cannot_parse_is_read_by_the_other(monkeypatch):
+    """Synthetic PDF (tests/_pdfwriter); the default engine is made to fail, and pypdf reads the file."""
+    def broken(pdf, max_pages):
+        raise RuntimeError("no")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(pdflines, "_pdfium_lines", broken)
+    pdf = write_pdf([[Line(72, 700, "Hello there.")]])
+    assert [line.text for line in pdf_lines(pdf)] == ["Hello there."]
+    with pytest.raises(FullTextError, match="pypdfium2"):
+        pdf_lines(pdf, fallback=False)
+
+
+def test_a_scanned_pdf_gives_no_rows_and_the_reason_no_text_layer(tmp_path):
+    """Loopback world of tests/test_fulltext.py; the publisher serves a real image-only PDF (robust/)."""
+    from tests.test_fulltext import PDF_ONLY, World, retriever
+
+    scan = (PAIRS / "robust" / "image_only_6pages.pdf").read_bytes()
+
+    class ScanWorld(World):
+        def _pub(self, request):
+            from paperfetch.testing import Reply
+
+            return Reply(200, scan, {"Content-Type": "application/pdf"})
+
+    with ScanWorld(base_ip=110) as world, retriever(world, tmp_path, cache=False) as r:
+        paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)
+    assert len(paragraphs) == 0
+    assert outcomes.iloc[0]["error"].startswith("no text layer")
+
+
+def test_a_table_drawn_between_two_lines_of_a_paragraph_stays_out_of_it():
+    """Synthetic: two table lines drawn, in the file's order, between two lines of one paragraph."""
+    lines = [_line(720, "Methods"), _line(700, "All participants were diagnosed by the same criteria. None"),
+             _line(500, "Variables", x=330), _line(488, "Value 12.2", x=330),
+             _line(688, "had eating disorders or other acute complications of the disease.")]
+    rows = paragraphs_from_lines(lines)
+    assert rows[0].text == ("All participants were diagnosed by the same criteria. None had eating disorders or other "
+                            "acute complications of the disease.")
+
+
+def test_two_columns_drawn_line_by_line_lose_no_line():
+    """Synthetic: a file that draws a left-column line, then a right-column line, and so on."""
+    left = [f"left column line {i} of the first paragraph goes on here" for i in range(6)]
+    right = [f"right column line {i} of the other paragraph goes on too" for i in range(6)]
+    lines = [_line(720, "Methods")]
+    for i in range(6):
+        lines += [_line(700 - 12 * i, left[i]), _line(700 - 12 * i, right[i], x=320)]
+    text = " ".join(row.text for row in paragraphs_from_lines(lines))
+    assert all(part in text for part in left + right)
