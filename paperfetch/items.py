@@ -61,7 +61,7 @@ MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
 #: way to it once: the paper goes back to the scheduler, which places it by every copy's outlook.
 SOONER_BY_S = 1.0
 
-META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license")
+META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license", "authors")
 _META_FIELDS = META_FIELDS
 
 

@@ -1,0 +1,202 @@
+"""Titles as styled runs: Crossref's and JATS' markup (``<i>``, ``<sub>``, ``<scp>``, MathML …) read once, entities
+decoded once, then written as each format wants it: BibTeX commands with case protection, CSL-JSON's rich text,
+or plain text (docs/export.md, "Titles").
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+__all__ = ["Run", "bibtex_text", "csl_text", "plain_text", "runs"]
+
+#: Tag names (any ``jats:``/``mml:`` prefix dropped) and the style they give.
+_STYLES = {"i": "i", "italic": "i", "em": "i", "b": "b", "bold": "b", "strong": "b", "sub": "sub", "sup": "sup",
+           "scp": "sc", "sc": "sc", "small-caps": "sc"}
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][\w.-]*:)?([A-Za-z][\w.-]*)(?:\s[^<>]*)?(/?)>")
+_SPACE_RE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Run:
+    """Text in one style: a subset of ``i``, ``b``, ``sub``, ``sup``, ``sc``."""
+
+    text: str
+    styles: frozenset[str] = frozenset()
+
+
+def runs(markup: str) -> list[Run]:
+    """*markup* (text that may hold tags and entities) as runs; unknown tags are dropped, their text kept;
+    MathML becomes its text, with ``msub``/``msup`` as sub- and superscripts."""
+    out: list[Run] = []
+    stack: list[str] = []
+    math: list[str] | None = None  # the open math element's tag names, while inside one
+    pos = 0
+    for match in _TAG_RE.finditer(markup):
+        _add(out, markup[pos:match.start()], stack, math)
+        pos = match.end()
+        closing, name, empty = match.group(1), match.group(3).lower(), match.group(4)
+        if name == "math":
+            math = None if closing else ([] if not empty else None)
+            continue
+        if math is not None:
+            _math_tag(math, stack, name, closing)
+            continue
+        style = _STYLES.get(name)
+        if style is None or empty:
+            continue
+        if not closing:
+            stack.append(style)
+        elif style in stack:
+            del stack[len(stack) - 1 - stack[::-1].index(style)]
+    _add(out, markup[pos:], stack, math)
+    return _joined(out)
+
+
+def _math_tag(math: list[str], stack: list[str], name: str, closing: str) -> None:
+    """Inside MathML: the second child of ``msub``/``msup`` is a sub-/superscript (one level is enough for titles)."""
+    if not closing:
+        if math and math[-1] in ("msub", "msup") and name not in ("msub", "msup"):
+            math.append(name)
+            return
+        math.append(name)
+        return
+    if math and math[-1] == name:
+        math.pop()
+        if math and math[-1] in ("msub", "msup"):
+            parent = math[-1]
+            style = "sub" if parent == "msub" else "sup"
+            if style in stack:  # the script was written: the element is done
+                stack.remove(style)
+                math.pop()
+            else:  # the base was written: the next child is the script
+                stack.append(style)
+
+
+def _add(out: list[Run], text: str, stack: list[str], math: list[str] | None) -> None:
+    if not text:
+        return
+    text = html.unescape(text)
+    if math is not None:
+        text = text.strip()
+    if text:
+        out.append(Run(text, frozenset(stack)))
+
+
+def _joined(items: list[Run]) -> list[Run]:
+    """Neighbouring runs of one style merged, white space collapsed, the ends trimmed."""
+    merged: list[Run] = []
+    for run in items:
+        if merged and merged[-1].styles == run.styles:
+            merged[-1] = Run(merged[-1].text + run.text, run.styles)
+        else:
+            merged.append(run)
+    cleaned = [Run(_SPACE_RE.sub(" ", r.text), r.styles) for r in merged]
+    if cleaned:
+        cleaned[0] = Run(cleaned[0].text.lstrip(), cleaned[0].styles)
+        cleaned[-1] = Run(cleaned[-1].text.rstrip(), cleaned[-1].styles)
+    return [r for r in cleaned if r.text]
+
+
+def plain_text(markup: str) -> str:
+    """The text a reader sees, no markup (RIS, keys, comparisons)."""
+    return "".join(r.text for r in runs(markup))
+
+
+# ---------------------------------------------------------------------- CSL-JSON
+_CSL_OPEN = {"i": "<i>", "b": "<b>", "sub": "<sub>", "sup": "<sup>", "sc": '<span style="font-variant:small-caps;">'}
+_CSL_CLOSE = {"i": "</i>", "b": "</b>", "sub": "</sub>", "sup": "</sup>", "sc": "</span>"}
+_ORDER = ("b", "i", "sc", "sub", "sup")
+
+
+def csl_text(markup: str) -> str:
+    """CSL-JSON rich text: only ``<i> <b> <sub> <sup>`` and small caps as a span; ``<`` and ``>`` of the text
+    itself written as look-alikes no processor takes for a tag (``‹`` ``›``) only where they would form one."""
+    parts = []
+    for run in runs(markup):
+        text = re.sub(r"<(?=/?[A-Za-z])", "\u2039", run.text)
+        styles = [s for s in _ORDER if s in run.styles]
+        parts.append("".join(_CSL_OPEN[s] for s in styles) + text + "".join(_CSL_CLOSE[s] for s in reversed(styles)))
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------------- BibTeX
+_COMMANDS = {"i": r"\textit", "b": r"\textbf", "sub": r"\textsubscript", "sup": r"\textsuperscript", "sc": r"\textsc"}
+_SPECIALS = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+}
+_SPECIAL_RE = re.compile(r"--|[\\&%$#_~^<>]")
+_WORD_RE = re.compile(r"[^\s{}]+")
+
+
+def _escape(text: str) -> str:
+    return _SPECIAL_RE.sub(lambda m: "-{}-" if m.group(0) == "--" else _SPECIALS[m.group(0)], text)
+
+
+def _braces(text: str) -> list[tuple[str, bool]]:
+    """*text* cut into pieces, each ``(piece, True)`` for a brace: matched pairs as ``\\{``/``\\}`` (every
+    reader shows them), unmatched ones as ``\\textbraceleft{}``/``\\textbraceright{}`` (BibTeX counts a brace
+    even after a backslash, so a lone ``\\{`` would unbalance the file)."""
+    opening: list[int] = []
+    matched: set[int] = set()
+    for i, ch in enumerate(text):
+        if ch == "{":
+            opening.append(i)
+        elif ch == "}" and opening:
+            matched.update((opening.pop(), i))
+    pieces: list[tuple[str, bool]] = []
+    start = 0
+    for i, ch in enumerate(text):
+        if ch in "{}":
+            pieces.append((text[start:i], False))
+            if i in matched:
+                pieces.append(("\\" + ch, True))
+            else:
+                pieces.append((r"\textbraceleft{}" if ch == "{" else r"\textbraceright{}", True))
+            start = i + 1
+    pieces.append((text[start:], False))
+    return pieces
+
+
+def _protected(text: str, first: bool) -> str:
+    """Words with a capital letter in braces, as Better BibTeX protects them, so readers that change a title's
+    case (pandoc, BibTeX styles, pybtex's ``plain``) keep ``R&D``, ``Germany``, ``α-Synuclein``; the title's first
+    word is left alone when only its first letter is a capital (every style keeps that one)."""
+    out = []
+    pos = 0
+    for match in _WORD_RE.finditer(text):
+        word = match.group(0)
+        out.append(_escape(text[pos:match.start()]))
+        pos = match.end()
+        lead = first and match.start() == 0
+        capitals = [i for i, c in enumerate(word) if c.isupper()]
+        if capitals and not (lead and capitals == [0]):
+            out.append("{" + _escape(word) + "}")
+        else:
+            out.append(_escape(word))
+    out.append(_escape(text[pos:]))
+    return "".join(out)
+
+
+def bibtex_text(markup: str, *, protect: bool = True) -> str:
+    """*markup* as a braced BibTeX field's text: specials escaped, braces balanced, ``--`` as ``-{}-`` (no en
+    dash), styles as ``\\textit{}``/``\\textbf{}``/``\\textsubscript{}``/``\\textsuperscript{}``/``\\textsc{}``, and,
+    with *protect*, capitals protected (:func:`_protected`)."""
+    out = []
+    first = True
+    for run in runs(markup):
+        body = []
+        for piece, is_brace in _braces(run.text):
+            if is_brace:
+                body.append(piece)
+            elif piece:
+                body.append(_protected(piece, first) if protect else _escape(piece))
+            first = first and not piece.strip() and not is_brace
+        text = "".join(body)
+        for style in reversed([s for s in _ORDER if s in run.styles]):
+            text = f"{_COMMANDS[style]}{{{text}}}"
+        out.append(text)
+        first = False
+    return "".join(out)
