@@ -211,7 +211,7 @@ _CYRILLIC = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъы
 
 def transliterate(text: str) -> str:
     """*text* in ASCII letters for a citation key: accents dropped, Greek and Cyrillic spelled out, other scripts
-    by the first word of their Unicode names (``李`` → ``cjk``, so a key still starts with a letter)."""
+    by their Unicode names (:func:`_script_word`)."""
     out = []
     for ch in text:
         low = ch.lower()
@@ -229,9 +229,10 @@ def transliterate(text: str) -> str:
 
 
 def _script_word(ch: str) -> str:
-    """``CJK UNIFIED IDEOGRAPH-674E`` → ``cjk``, ``HIRAGANA LETTER KA`` → ``ka``, ``HANGUL SYLLABLE GIM`` → ``gim``."""
+    """``李`` (``CJK UNIFIED IDEOGRAPH-674E``) → ``u674e``, ``HIRAGANA LETTER KA`` → ``ka``, ``HANGUL SYLLABLE GIM``
+    → ``gim``: stable, and a key built from it still starts with a letter."""
     name = unicodedata.name(ch, "")
     if name.startswith("CJK"):
-        return "cjk"
+        return f"u{ord(ch):x}"
     words = name.split(" ")
     return words[-1].lower() if words and words[-1].isalpha() else ""

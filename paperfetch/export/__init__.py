@@ -106,7 +106,7 @@ def _url(record: dict[str, Any]) -> str:
 
 def bibtex_escape(text: str) -> str:
     """*text* safe in a braced BibTeX field: specials escaped, braces balanced, no case protection or markup."""
-    return bibtex_text(text.replace("<", "\x00"), protect=False).replace("\x00", r"\textless{}")
+    return bibtex_text(text.replace("<", "\x00"), protect=False).replace("\x00", "<")
 
 
 def _ascii_word(text: str) -> str:
@@ -177,7 +177,7 @@ def _bibtex_entry(r: dict[str, Any], key: str) -> str:
     else:
         kind = "article" if r["journal"] else "misc"
         if r["journal"]:
-            fields.append(("journal", bibtex_text(r["journal"])))
+            fields.append(("journal", bibtex_text(r["journal"], protect=False)))
     if r["year"]:
         fields.append(("year", bibtex_escape(r["year"])))
     if r["doi"]:

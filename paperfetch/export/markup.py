@@ -110,12 +110,27 @@ _CSL_CLOSE = {"i": "</i>", "b": "</b>", "sub": "</sub>", "sup": "</sup>", "sc": 
 _ORDER = ("b", "i", "sc", "sub", "sup")
 
 
+_NOCASE_RE = re.compile(r"[^\s]*[^\W\d_][^\s]*")
+
+
+def _nocase(text: str) -> str:
+    """Words with a capital after their first letter (``EZH2``, ``iPhone``, ``α-Synuclein``) in CSL's
+    ``<span class="nocase">``: title- and sentence-casing processors change them otherwise."""
+    def protect(match: re.Match[str]) -> str:
+        word = match.group(0)
+        core = word.strip("()[],.;:!?\"'")
+        if any(c.isupper() for c in core[1:]) or (core[:1].islower() and any(c.isupper() for c in core)):
+            return word.replace(core, f'<span class="nocase">{core}</span>', 1)
+        return word
+    return _NOCASE_RE.sub(protect, text)
+
+
 def csl_text(markup: str) -> str:
-    """CSL-JSON rich text: only ``<i> <b> <sub> <sup>`` and small caps as a span; ``<`` and ``>`` of the text
-    itself written as look-alikes no processor takes for a tag (``‹`` ``›``) only where they would form one."""
+    """CSL-JSON rich text: only ``<i> <b> <sub> <sup>``, small caps as a span and ``nocase`` spans (:func:`_nocase`);
+    a ``<`` of the text itself that would open a tag is written ``‹``."""
     parts = []
     for run in runs(markup):
-        text = re.sub(r"<(?=/?[A-Za-z])", "\u2039", run.text)
+        text = _nocase(re.sub(r"<(?=/?[A-Za-z])", "\u2039", run.text))
         styles = [s for s in _ORDER if s in run.styles]
         parts.append("".join(_CSL_OPEN[s] for s in styles) + text + "".join(_CSL_CLOSE[s] for s in reversed(styles)))
     return "".join(parts)
@@ -125,10 +140,11 @@ def csl_text(markup: str) -> str:
 _COMMANDS = {"i": r"\textit", "b": r"\textbf", "sub": r"\textsubscript", "sup": r"\textsuperscript", "sc": r"\textsc"}
 _SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
 }
-_SPECIAL_RE = re.compile(r"--|[\\&%$#_~^<>]")
+_SPECIAL_RE = re.compile(r"--|[\\&%$#_~^]")
 _WORD_RE = re.compile(r"[^\s{}]+")
+_LETTERS_RE = re.compile(r"[^\W\d_]+")
 
 
 def _escape(text: str) -> str:
@@ -161,21 +177,26 @@ def _braces(text: str) -> list[tuple[str, bool]]:
 
 
 def _protected(text: str, first: bool) -> str:
-    """Words with a capital letter in braces, as Better BibTeX protects them, so readers that change a title's
-    case (pandoc, BibTeX styles, pybtex's ``plain``) keep ``R&D``, ``Germany``, ``α-Synuclein``; the title's first
-    word is left alone when only its first letter is a capital (every style keeps that one)."""
+    """Runs of letters holding a capital in braces, as Better BibTeX protects them, so readers that change a
+    title's case (pandoc, BibTeX styles, pybtex's ``plain``) keep ``R&D``, ``Germany``, ``α-Synuclein``, ``EZH2``;
+    the title's first word is left alone when only its first letter is a capital (every style keeps that one).
+    Letters only (``{EZH}2``, ``{α}-{Synuclein}``): pandoc 2.17 drops the protection of a braced group that is a
+    whole word with digits, and capitalises a title's unprotected first letter."""
     out = []
     pos = 0
     for match in _WORD_RE.finditer(text):
         word = match.group(0)
         out.append(_escape(text[pos:match.start()]))
         pos = match.end()
-        lead = first and match.start() == 0
         capitals = [i for i, c in enumerate(word) if c.isupper()]
-        if capitals and not (lead and capitals == [0]):
-            out.append("{" + _escape(word) + "}")
-        else:
+        if not capitals or (first and match.start() == 0 and capitals == [0]):
             out.append(_escape(word))
+            continue
+        last = 0
+        for letters in _LETTERS_RE.finditer(word):
+            out.append(_escape(word[last:letters.start()]) + "{" + letters.group(0) + "}")
+            last = letters.end()
+        out.append(_escape(word[last:]))
     out.append(_escape(text[pos:]))
     return "".join(out)
 
