@@ -218,7 +218,8 @@ def transliterate(text: str) -> str:
         if ch in _SPELLED:
             out.append(_SPELLED[ch])
         elif low in _GREEK or low in _CYRILLIC:
-            out.append(_GREEK.get(low) or _CYRILLIC.get(low, ""))
+            spelled = _GREEK.get(low) or _CYRILLIC.get(low, "")
+            out.append(spelled.capitalize() if ch.isupper() else spelled)
         else:
             plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
             if plain or not ch.isalpha():
