@@ -8,6 +8,8 @@ a list of them, in the work's order (docs/export.md).
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -165,7 +167,10 @@ def from_europepmc(author: Mapping[str, Any]) -> Name | None:
 
 
 def names_from(value: Any) -> list[Name]:
-    """An ``authors`` cell as names: a list of name dicts (kept), or text ``"Smith JA; {WHO}"`` (parsed)."""
+    """An ``authors`` cell as names: a list of name dicts (kept), the same list as JSON or as a CSV report writes
+    it (``[{'family': …}]``), or text ``"Smith JA; {WHO}"`` (parsed)."""
+    if isinstance(value, str) and value.lstrip().startswith("[{"):
+        value = _listed(value)
     if isinstance(value, str):
         items: Iterable[Any] = value.split(";")
     elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
@@ -183,6 +188,18 @@ def names_from(value: Any) -> list[Name]:
             if parsed:
                 out.append(parsed)
     return out
+
+
+def _listed(text: str) -> Any:
+    """A list of dicts written as JSON or as Python's repr (a CSV report's cell); the text itself otherwise."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
 
 
 def names_text(names: Any) -> str:

@@ -89,6 +89,8 @@ def test_initials_cells_and_transliteration() -> None:
     assert person("Dalla Serra", "Mauro") == {"family": "Dalla Serra", "given": "Mauro"}  # a capital particle is the name
     assert names_from("Smith JA; {WHO}") == [{"family": "Smith", "given": "J. A."}, {"literal": "WHO"}]
     assert names_from(None) == [] and names_from(float("nan")) == []
+    cell = [{"family": "Berg", "given": "K.", "non-dropping-particle": "van der"}, {"literal": "WHO"}]
+    assert names_from(str(cell)) == cell and names_from(json.dumps(cell)) == cell  # a CSV report's cell, JSON
     assert names_text([{"family": "Berg", "given": "K.", "non-dropping-particle": "van der"}, {"literal": "WHO"}]) == \
         "van der Berg, K.; WHO"
     assert transliterate("Müller Øster Straße Иванов Σωκράτης 李") == "Muller Oster Strasse Ivanov Sokrates u674e"
