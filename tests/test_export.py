@@ -73,3 +73,18 @@ def test_ris_and_csl_json_carry_the_same_fields():
     assert items[0]["author"][1] == {"family": "Berg", "given": "K.", "non-dropping-particle": "van der"}
     assert items[0]["issued"] == {"date-parts": [[2020]]} and items[1]["title"] == "Zweite Arbeit über Ähnliches"
     assert len({i["id"] for i in items}) == 3
+
+
+def test_title_markup_is_read_once_and_written_per_format():
+    from paperfetch.export.markup import bibtex_text, csl_text, plain_text
+
+    math = ('<mml:math xmlns:mml="http://www.w3.org/1998/Math/MathML"><mml:msub><mml:mi>x</mml:mi><mml:mn>2</mml:mn>'
+            '</mml:msub><mml:mo>+</mml:mo><mml:mfrac><mml:mn>1</mml:mn><mml:mn>2</mml:mn></mml:mfrac></mml:math> rule')
+    assert csl_text(math) == "x<sub>2</sub>+1/2 rule" and bibtex_text(math) == r"x\textsubscript{2}+1/2 rule"
+    assert plain_text("p<0.05 and a<b and c>d") == "p<0.05 and a<b and c>d"  # no tag: text
+    assert plain_text("An <mml:math><mml:mi>x</mml:mi> left open") == "An x left open"
+    assert plain_text("&amp;lt;i&amp;gt; R&amp;D") == "&lt;i&gt; R&D"  # entities decoded once
+    assert csl_text("<scp>Dna</scp> of <jats:italic>E. coli</jats:italic>") == \
+        '<span style="font-variant:small-caps;">Dna</span> of <i>E. coli</i>'
+    assert bibtex_text("a {b} c } d -- e") == r"a \{b\} c \textbraceright{} d -{}- e"
+    assert bibtex_text("EZH2 in Germany") == "{EZH}2 in {Germany}" and bibtex_text("Germany") == "Germany"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 __all__ = ["Run", "bibtex_text", "csl_text", "plain_text", "runs"]
@@ -14,7 +15,9 @@ __all__ = ["Run", "bibtex_text", "csl_text", "plain_text", "runs"]
 #: Tag names (any ``jats:``/``mml:`` prefix dropped) and the style they give.
 _STYLES = {"i": "i", "italic": "i", "em": "i", "b": "b", "bold": "b", "strong": "b", "sub": "sub", "sup": "sup",
            "scp": "sc", "sc": "sc", "small-caps": "sc"}
-_TAG_RE = re.compile(r"<(/?)([A-Za-z][\w.-]*:)?([A-Za-z][\w.-]*)(?:\s[^<>]*)?(/?)>")
+#: A tag: a name, then attributes only in their ``name="value"`` form (so ``a<b and c>d`` stays text).
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][\w.-]*:)?([A-Za-z][\w.-]*)((?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*(/?)>")
+_MATH_END_RE = re.compile(r"</(?:[A-Za-z][\w.-]*:)?math\s*>", re.IGNORECASE)
 _SPACE_RE = re.compile(r"\s+")
 
 
@@ -28,20 +31,22 @@ class Run:
 
 def runs(markup: str) -> list[Run]:
     """*markup* (text that may hold tags and entities) as runs; unknown tags are dropped, their text kept;
-    MathML becomes its text, with ``msub``/``msup`` as sub- and superscripts."""
+    MathML becomes its text (:func:`_math_runs`)."""
     out: list[Run] = []
     stack: list[str] = []
-    math: list[str] | None = None  # the open math element's tag names, while inside one
     pos = 0
-    for match in _TAG_RE.finditer(markup):
-        _add(out, markup[pos:match.start()], stack, math)
+    while True:
+        match = _TAG_RE.search(markup, pos)
+        if match is None:
+            break
+        _add(out, markup[pos:match.start()], stack)
         pos = match.end()
-        closing, name, empty = match.group(1), match.group(3).lower(), match.group(4)
-        if name == "math":
-            math = None if closing else ([] if not empty else None)
-            continue
-        if math is not None:
-            _math_tag(math, stack, name, closing)
+        closing, name, empty = match.group(1), match.group(3).lower(), match.group(5)
+        if name == "math" and not closing:
+            end = _MATH_END_RE.search(markup, pos) if not empty else None
+            fragment = markup[match.start():end.end()] if end else ""
+            pos = end.end() if end else pos
+            out += _math_runs(fragment, frozenset(stack))
             continue
         style = _STYLES.get(name)
         if style is None or empty:
@@ -50,38 +55,51 @@ def runs(markup: str) -> list[Run]:
             stack.append(style)
         elif style in stack:
             del stack[len(stack) - 1 - stack[::-1].index(style)]
-    _add(out, markup[pos:], stack, math)
+    _add(out, markup[pos:], stack)
     return _joined(out)
 
 
-def _math_tag(math: list[str], stack: list[str], name: str, closing: str) -> None:
-    """Inside MathML: the second child of ``msub``/``msup`` is a sub-/superscript (one level is enough for titles)."""
-    if not closing:
-        if math and math[-1] in ("msub", "msup") and name not in ("msub", "msup"):
-            math.append(name)
-            return
-        math.append(name)
-        return
-    if math and math[-1] == name:
-        math.pop()
-        if math and math[-1] in ("msub", "msup"):
-            parent = math[-1]
-            style = "sub" if parent == "msub" else "sup"
-            if style in stack:  # the script was written: the element is done
-                stack.remove(style)
-                math.pop()
-            else:  # the base was written: the next child is the script
-                stack.append(style)
+def _math_runs(fragment: str, styles: frozenset[str]) -> list[Run]:
+    """A MathML fragment as text: ``msub``/``msup``/``msubsup`` scripts as sub- and superscripts, ``mfrac`` as
+    ``a/b``, ``msqrt`` as ``√(…)``; one that does not parse as XML is its text without the tags."""
+    clean = re.sub(r"(</?)[A-Za-z][\w.-]*:", r"\1", fragment)
+    clean = re.sub(r"\sxmlns(:\w+)?=(\"[^\"]*\"|'[^']*')", "", clean)
+    try:
+        root = ET.fromstring(clean)
+    except ET.ParseError:
+        return [Run(html.unescape(_TAG_RE.sub("", fragment)).strip(), styles)]
+    out: list[Run] = []
+    _math_node(root, styles, out)
+    return out
 
 
-def _add(out: list[Run], text: str, stack: list[str], math: list[str] | None) -> None:
-    if not text:
+def _math_node(node: ET.Element, styles: frozenset[str], out: list[Run]) -> None:
+    tag, children = node.tag, list(node)
+    scripts = {"msub": ("sub",), "msup": ("sup",), "msubsup": ("sub", "sup")}.get(tag)
+    if scripts and children:
+        _math_node(children[0], styles, out)
+        for child, style in zip(children[1:], scripts):
+            _math_node(child, styles | {style}, out)
         return
-    text = html.unescape(text)
-    if math is not None:
-        text = text.strip()
+    if tag == "mfrac" and len(children) == 2:
+        _math_node(children[0], styles, out)
+        out.append(Run("/", styles))
+        _math_node(children[1], styles, out)
+        return
+    if tag in ("msqrt", "mroot") and children:
+        out.append(Run("\u221a(", styles))
+        _math_node(children[0], styles, out)
+        out.append(Run(")", styles))
+        return
+    if node.text and node.text.strip():
+        out.append(Run(node.text.strip(), styles))
+    for child in children:
+        _math_node(child, styles, out)
+
+
+def _add(out: list[Run], text: str, stack: list[str]) -> None:
     if text:
-        out.append(Run(text, frozenset(stack)))
+        out.append(Run(html.unescape(text), frozenset(stack)))
 
 
 def _joined(items: list[Run]) -> list[Run]:
