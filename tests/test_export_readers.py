@@ -239,6 +239,9 @@ def test_pybtex_parses_names_and_its_plain_style_formats_every_entry(exports: di
     from pybtex.style.formatting.plain import Style
     from pybtex.style.template import FieldIsMissing
 
+    from paperfetch.export import _server, bibtex_escape
+    from paperfetch.export.markup import bibtex_text
+
     data = parse_string(exports["bib"], "bibtex")
     assert list(data.entries) == exports["keys"]
     for key, row in zip(exports["keys"], exports["rows"]):
@@ -250,6 +253,12 @@ def test_pybtex_parses_names_and_its_plain_style_formats_every_entry(exports: di
         assert got == want["authors"], key
         assert entry.fields.get("doi", "") == want["doi"] and entry.fields.get("url", "") == want["url"]
         assert entry.fields.get("year", "") == want["year"]
+        assert entry.type == EXPECTED_TYPES[want["kind"]][0]
+        # pybtex keeps a field's TeX as written (Journal of \textit{Bacteriology}): compared with what was written
+        journal = entry.fields.get("howpublished" if want["kind"] == "preprint" else "journal", "")
+        assert journal == (bibtex_escape(_server(row)) if want["kind"] == "preprint" else
+                           bibtex_text(row["journal"], protect=False)), key
+        assert entry.fields.get("pmid", "") == want["pmid"] and entry.fields.get("pmcid", "") == want["pmcid"]
     style, rendered = Style(), []
     for key, row in zip(exports["keys"], exports["rows"]):
         try:
@@ -305,6 +314,8 @@ def test_csl_json_validates_and_carries_every_field(exports: dict) -> None:
         assert [_name_tuple(a) for a in item.get("author", [])] == want["authors"]
         assert item.get("DOI", "") == want["doi"] and item.get("URL", "") == want["url"]
         assert item.get("PMID", "") == want["pmid"] and item.get("PMCID", "") == want["pmcid"]
+        journal = item.get("publisher", "") if want["kind"] == "preprint" else item.get("container-title", "")
+        assert _norm(plain_text(journal)) == want["journal"]
         tags = set(re.findall(r"</?([a-z]+)", item.get("title", "")))
         assert tags <= {"i", "b", "sub", "sup", "span"}, item["title"]
 
@@ -412,6 +423,11 @@ def test_pandoc_reads_the_bibtex_as_the_records(pandoc_exports: dict, pandoc_fil
         assert [_name_tuple(a) for a in item.get("author", [])] == want["authors"], key
         assert item.get("DOI", "") == want["doi"] and item.get("URL", "") == want["url"]
         assert str(item.get("issued", {}).get("date-parts", [[""]])[0][0]) == want["year"]
+        assert item.get("PMID", "") == want["pmid"] and item.get("PMCID", "") == want["pmcid"]
+        if want["kind"] == "article":
+            assert item["type"] == "article-journal" and _norm(plain_text(item["container-title"])) == want["journal"]
+        elif want["kind"] == "preprint":  # @misc: pandoc 2.17 gives it no CSL type, and howpublished as publisher
+            assert _norm(item["publisher"]) == want["journal"]
 
 
 _SCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉⁰¹²³⁴⁵⁶⁷⁸⁹", "01234567890123456789")
