@@ -102,3 +102,17 @@ def test_the_outcomes_frame_has_an_authors_column_of_lists() -> None:
     assert "authors" in COLUMNS
     frame = outcomes_frame([{"input": "10.1/x", "status": "downloaded", "authors": [{"literal": "WHO"}]}, {"input": "y"}])
     assert frame["authors"].iloc[0] == [{"literal": "WHO"}] and frame["authors"].iloc[1] is None
+
+
+def test_reports_write_the_authors_as_json_that_reads_back(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from paperfetch.cli.common import write_report
+
+    cell = [{"family": "Lloyd", "given": "C. J."}, {"literal": "World Health Organization"}]
+    frame = pd.DataFrame({"doi": ["10.1000/x", "10.1000/y"], "authors": pd.Series([cell, None], dtype=object)})
+    for suffix in (".csv", ".parquet"):
+        write_report(frame, tmp_path / f"r{suffix}")
+        back = pd.read_csv(tmp_path / "r.csv") if suffix == ".csv" else pd.read_parquet(tmp_path / "r.parquet")
+        assert json.loads(back["authors"][0]) == cell and names_from(back["authors"][0]) == cell
+        assert pd.isna(back["authors"][1])
