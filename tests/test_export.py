@@ -57,6 +57,9 @@ def test_bibtex_escapes_every_special_and_keeps_dois_verbatim():
     assert len(set(keys)) == len(keys) and keys[0] == "smith2020genes" and keys[2].startswith("smith2020same")
     assert entries[0].startswith("@article{") and "misc{" in entries[1]
     assert "eprint = {2101.00001v2}" in entries[2] and "archiveprefix = {arXiv}" in entries[2]
+    assert "url = {https://arxiv.org/abs/2101.00001v2}" in entries[2] and entries[2].startswith("misc{")
+    with_class = to_bibtex(EXPORT_ROWS.assign(primaryclass=[None, None, "cs.CL", None]))
+    assert "primaryclass = {cs.CL}" in with_class
 
 
 def test_ris_and_csl_json_carry_the_same_fields():

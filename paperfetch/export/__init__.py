@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["EXPORT_FORMATS", "PREPRINT_SERVERS", "bibtex_escape", "keys", "records", "to_bibtex", "to_csl_json",
            "to_ris", "write_export"]
 
-#: The metadata columns read, where a frame has them (``source`` stands for ``journal`` in a frame of links).
-FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "authors", "url")
+#: The metadata columns read, where a frame has them (``source`` stands for ``journal`` in a frame of links;
+#: ``primaryclass``, an arXiv category such as ``cs.CL``, only from a frame of the user's own: no source gives it).
+FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "authors", "url", "primaryclass")
 #: DOI prefixes and journal names of preprint servers: such a work is exported as a preprint.
 PREPRINT_SERVERS = {"10.1101/": "bioRxiv", "10.48550/": "arXiv", "10.21203/": "Research Square",
                     "10.2139/": "SSRN", "10.20944/": "Preprints", "10.31219/": "OSF Preprints"}
@@ -187,9 +188,8 @@ def _bibtex_entry(r: dict[str, Any], key: str) -> str:
         fields.append(("url", _verbatim(url)))
     if r["arxiv_id"]:
         fields += [("eprint", _verbatim(r["arxiv_id"])), ("archiveprefix", "arXiv"), ("eprinttype", "arxiv")]
-        primary = r.get("primaryclass", "")
-        if primary:
-            fields.append(("primaryclass", _verbatim(primary)))
+        if r["primaryclass"]:
+            fields.append(("primaryclass", _verbatim(r["primaryclass"])))
     elif r["pmid"]:
         fields += [("eprint", _verbatim(r["pmid"])), ("eprinttype", "pubmed")]
     if r["pmid"]:
