@@ -24,7 +24,8 @@ Name = dict[str, str]
 #: Lower-case words that open a family name and stay with it (CSL's ``non-dropping-particle``, BibTeX's "von").
 PARTICLES = frozenset({
     "van", "von", "der", "den", "de", "del", "della", "des", "di", "da", "dos", "das", "du", "la", "le", "ten", "ter",
-    "zu", "zum", "zur", "af", "av", "al", "el", "bin", "ibn", "y", "op", "het", "'t", "d'", "l'", "lo", "dello", "degli",
+    "zu", "zum", "zur", "los", "las", "af", "av", "al", "el", "bin", "ibn", "y", "op", "het", "'t", "d'", "l'", "lo",
+    "dello", "degli",
 })
 
 #: Words that make an untyped name an organisation (a person's name never holds them).
@@ -32,9 +33,9 @@ _ORGANISATION_WORDS = frozenset({
     "organization", "organisation", "foundation", "consortium", "collaboration", "collaborators", "collaborative",
     "group", "committee", "society", "association", "institute", "institutes", "university", "network", "council",
     "agency", "department", "ministry", "center", "centre", "team", "investigators", "working", "initiative",
-    "alliance", "board", "commission", "federation", "program", "programme", "project", "service", "services",
-    "office", "study", "trial", "registry", "panel", "taskforce", "force", "academy", "college", "hospital",
-    "laboratory", "inc", "ltd", "gmbh", "corporation", "company", "bureau", "survey", "national", "international",
+    "alliance", "commission", "federation", "programme", "project", "services", "office", "trial", "registry",
+    "panel", "taskforce", "academy", "college", "hospital", "laboratory", "inc", "ltd", "gmbh", "corporation",
+    "company", "bureau", "survey", "national", "international",
 })
 
 _SPACE_RE = re.compile(r"\s+")
@@ -96,7 +97,7 @@ def organisation(name: str) -> Name:
 
 def _looks_like_organisation(text: str) -> bool:
     words = {w.strip(".,;:()").lower() for w in text.split(" ")}
-    return bool(words & _ORGANISATION_WORDS) or len(words) > 5 or any(c.isdigit() for c in text)
+    return bool(words & _ORGANISATION_WORDS) or any(c.isdigit() for c in text)
 
 
 def parse_name(text: str) -> Name | None:

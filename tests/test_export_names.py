@@ -84,6 +84,10 @@ def test_untyped_names_are_typed(text: str, name: dict | None) -> None:
     assert parse_name(text) == name
 
 
+def test_a_long_name_is_still_a_person() -> None:
+    assert "family" in parse_name("María de los Ángeles García López")  # six words, no organisation's word
+
+
 def test_initials_cells_and_transliteration() -> None:
     assert initials("CJ") == "C. J." and initials("J-P") == "J.-P." and initials("C.J.") == "C. J."
     assert person("Dalla Serra", "Mauro") == {"family": "Dalla Serra", "given": "Mauro"}  # a capital particle is the name
