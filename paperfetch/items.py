@@ -62,7 +62,7 @@ MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
 SOONER_BY_S = 1.0
 
 META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license", "pmc_version",
-               "is_manuscript")
+               "is_manuscript", "authors")
 _META_FIELDS = META_FIELDS
 
 

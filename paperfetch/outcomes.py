@@ -135,6 +135,8 @@ DTYPES: Mapping[str, Any] = {
     "title": "string",
     "year": "Int64",
     "journal": "string",
+    #: the authors in order, each a dict (paperfetch.names: ``{"family", "given"}`` or ``{"literal"}``), or empty
+    "authors": "object",
     "oa_status": "string",
     "license": "string",
     "title_match": "float64",

@@ -33,9 +33,9 @@ __all__ = [
 logger = logging.getLogger("paperfetch.research")
 
 HIT_DTYPES = {"pmid": "string", "doi": "string", "pmcid": "string", "title": "string", "journal": "string",
-              "year": "Int64", "authors": "string", "abstract": "string"}
+              "year": "Int64", "authors": "object", "abstract": "string"}
 LINK_DTYPES = {"doi": "string", "pmid": "string", "openalex_id": "string", "title": "string", "year": "Int64",
-               "source_of_link": "string"}
+               "source_of_link": "string", "journal": "string", "authors": "object"}
 #: Where a PDF that turned out to be another article goes, inside ``out_dir``.
 WRONG_ARTICLE_DIR = "wrong_article"
 
@@ -73,7 +73,7 @@ def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher
             raise
     else:
         hits = search.search(api, query, **kwargs)
-    frame = _frame([hit.__dict__ for hit in hits], HIT_DTYPES)
+    frame = _frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
     assert tuple(frame.columns) == HIT_COLUMNS
     return frame
 
@@ -137,7 +137,7 @@ def references(identifier: object, *, sources: Mapping[str, Source], metadata: F
     """Works *identifier* cites: one row per linked work, deduplicated by DOI (asked through *metadata*)."""
     ident = parse_identifier(identifier)
     links = _finder(sources).references(metadata, ident)
-    frame = _frame([link.row() for link in links], LINK_DTYPES)
+    frame = _frame([_link_row(link) for link in links], LINK_DTYPES)
     assert tuple(frame.columns) == LINK_COLUMNS
     return frame
 
@@ -145,7 +145,12 @@ def references(identifier: object, *, sources: Mapping[str, Source], metadata: F
 def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fetcher) -> pd.DataFrame:
     """Works that cite *identifier* (OpenAlex; Europe PMC for a PMID, or a DOI/PMCID OpenAlex maps to one)."""
     ident = parse_identifier(identifier)
-    return _frame([link.row() for link in _finder(sources).citations(metadata, ident)], LINK_DTYPES)
+    return _frame([_link_row(link) for link in _finder(sources).citations(metadata, ident)], LINK_DTYPES)
+
+
+def _link_row(link: Any) -> dict[str, Any]:
+    """A link's row with its journal and typed authors (what an export of the frame reads)."""
+    return {**link.row(), "journal": link.journal, "authors": link.authors}
 
 
 def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[str | None] = (),

@@ -45,7 +45,7 @@ def test_bibtex_escapes_every_special_and_keeps_dois_verbatim():
     assert len(entries) == 3  # the row with neither identifier nor title is left out
     first = _bib_fields(entries[0])
     assert _unescape(first["title"]) == EXPORT_ROWS["title"][0]  # round trip
-    assert first["doi"] == "10.1000/a_b%c" and first["author"] == "Smith, JA and van der Berg, K"
+    assert first["doi"] == "10.1000/a_b%c" and first["author"] == "Smith, J. A. and van der Berg, K."
     for entry in entries:  # braces balance in every entry: an escaped brace is not counted
         body = entry.replace("\\{", "").replace("\\}", "")
         depth = 0
@@ -57,6 +57,9 @@ def test_bibtex_escapes_every_special_and_keeps_dois_verbatim():
     assert len(set(keys)) == len(keys) and keys[0] == "smith2020genes" and keys[2].startswith("smith2020same")
     assert entries[0].startswith("@article{") and "misc{" in entries[1]
     assert "eprint = {2101.00001v2}" in entries[2] and "archiveprefix = {arXiv}" in entries[2]
+    assert "url = {https://arxiv.org/abs/2101.00001v2}" in entries[2] and entries[2].startswith("misc{")
+    with_class = to_bibtex(EXPORT_ROWS.assign(primaryclass=[None, None, "cs.CL", None]))
+    assert "primaryclass = {cs.CL}" in with_class
 
 
 def test_ris_and_csl_json_carry_the_same_fields():
@@ -70,6 +73,21 @@ def test_ris_and_csl_json_carry_the_same_fields():
     assert all(len(line) >= 6 and line[2:6] == "  - " for r in records for line in r.strip().splitlines())
     items = json.loads(to_csl_json(EXPORT_ROWS))
     assert [i.get("DOI") for i in items] == ["10.1000/a_b%c", "10.1000/two", None]
-    assert items[0]["author"][1] == {"family": "van der Berg", "given": "K"}
+    assert items[0]["author"][1] == {"family": "Berg", "given": "K.", "non-dropping-particle": "van der"}
     assert items[0]["issued"] == {"date-parts": [[2020]]} and items[1]["title"] == "Zweite Arbeit über Ähnliches"
     assert len({i["id"] for i in items}) == 3
+
+
+def test_title_markup_is_read_once_and_written_per_format():
+    from paperfetch.export.markup import bibtex_text, csl_text, plain_text
+
+    math = ('<mml:math xmlns:mml="http://www.w3.org/1998/Math/MathML"><mml:msub><mml:mi>x</mml:mi><mml:mn>2</mml:mn>'
+            '</mml:msub><mml:mo>+</mml:mo><mml:mfrac><mml:mn>1</mml:mn><mml:mn>2</mml:mn></mml:mfrac></mml:math> rule')
+    assert csl_text(math) == "x<sub>2</sub>+1/2 rule" and bibtex_text(math) == r"x\textsubscript{2}+1/2 rule"
+    assert plain_text("p<0.05 and a<b and c>d") == "p<0.05 and a<b and c>d"  # no tag: text
+    assert plain_text("An <mml:math><mml:mi>x</mml:mi> left open") == "An x left open"
+    assert plain_text("&amp;lt;i&amp;gt; R&amp;D") == "&lt;i&gt; R&D"  # entities decoded once
+    assert csl_text("<scp>Dna</scp> of <jats:italic>E. coli</jats:italic>") == \
+        '<span style="font-variant:small-caps;">Dna</span> of <i>E. coli</i>'
+    assert bibtex_text("a {b} c } d -- e") == r"a \{b\} c \textbraceright{} d -{}- e"
+    assert bibtex_text("EZH2 in Germany") == "{EZH}2 in {Germany}" and bibtex_text("Germany") == "Germany"

@@ -427,7 +427,7 @@ def test_second_run_with_the_cache_sends_no_metadata_request(world: DemoWorld, t
 def test_references_and_citations_on_the_demo_world_feed_download_frame(world: DemoWorld, tmp_path: Path) -> None:
     with retriever(world, tmp_path, cache=tmp_path / "c.sqlite") as r:
         refs = r.references(science_papers()[0]["doi"])
-        assert list(refs.columns) == ["doi", "pmid", "openalex_id", "title", "year", "source_of_link"]
+        assert list(refs.columns) == ["doi", "pmid", "openalex_id", "title", "year", "source_of_link", "journal", "authors"]
         assert set(refs["doi"]) == {"10.1145/3383583.3398584", "10.48550/arxiv.2007.14454"}
         before = world.hosts["openalex"].hits()
         assert r.references(science_papers()[0]["doi"]).equals(refs)

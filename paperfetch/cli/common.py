@@ -390,18 +390,27 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
     frame = redacted(frame)
     suffix = path.suffix.lower()
     if suffix == ".csv":
+        listed = [c for c in frame.columns if frame[c].map(lambda v: isinstance(v, (list, dict))).any()]
+        frame = frame.assign(**{c: frame[c].map(_json_cell) for c in listed})  # the authors as JSON, not a repr
         write_private_safe(path, lambda p: frame.to_csv(p, index=False))
     elif suffix == ".parquet":
         parquet = frame.copy()
         for column in parquet.columns:
-            if parquet[column].dtype == object:  # mixed inputs (None, numbers, text): store as text
-                parquet[column] = parquet[column].map(lambda v: None if is_missing(v) else str(v)).astype("string")
+            if parquet[column].dtype == object:  # mixed inputs (None, numbers, text): store as text (lists as JSON)
+                parquet[column] = parquet[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
         write_private_safe(path, lambda p: parquet.to_parquet(p, index=False))
     elif suffix == ".jsonl":
         lines = jsonl_records(frame)
         write_private_safe(path, lambda p: p.write_text("".join(line + "\n" for line in lines), encoding="utf-8"))
     else:  # pragma: no cover - checked before the run
         raise UsageError(f"unknown report format {suffix!r}")
+
+
+def _json_cell(value: Any) -> Any:
+    """A list or dict cell (the typed ``authors``) as JSON text; any other value as it is (text for parquet)."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return value if is_missing(value) or isinstance(value, str) else str(value)
 
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:

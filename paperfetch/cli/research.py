@@ -56,7 +56,8 @@ def add_subcommands(sub: Any) -> None:
     for name, what, where in (("references", "works the given paper cites", "OpenAlex, Crossref"),
                               ("citations", "works that cite the given paper", "OpenAlex, Europe PMC")):
         links = sub.add_parser(name, parents=[common], help=f"{what} ({where}); one row per work",
-                               description=f"The {what} ({where}): doi, pmid, openalex_id, title, year, source_of_link.")
+                               description=f"The {what} ({where}): doi, pmid, openalex_id, title, year, "
+                                           "source_of_link, journal, authors.")
         links.add_argument("id", help="a DOI, PMID:… or PMC…")
         _common(links)
         links.set_defaults(handler=_run_links, links=name)

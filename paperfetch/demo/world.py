@@ -69,6 +69,13 @@ PAPERS = [
 # the six recorded PubMed hits, served by the "press" publisher
 PAPERS += [_Paper(p["doi"], p["title"], p["year"], p["journal"], "press", "openalex") for p in _research.science_papers()]
 _BY_DOI = {p.doi: p for p in PAPERS}
+#: Every synthetic paper's authors, as OpenAlex (one name a string) and Crossref (given/family, or ``name`` for an
+#: organisation) answer: a person, a person with a particle, and a consortium in odd years.
+_AUTHORS = (("Ada", "Lovelace"), ("Karin", "van der Berg"))
+
+
+def _authors(paper: _Paper) -> list[tuple[str | None, str]]:
+    return [*_AUTHORS, (None, "Demo Consortium")] if paper.year % 2 else list(_AUTHORS)
 PMID_OF = {"10.5555/demo.pmc": "90000001"}
 PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}
 
@@ -221,6 +228,9 @@ class DemoWorld:
             "open_access": {"is_oa": best is not None, "oa_status": "gold" if best else "closed",
                             "oa_url": best["pdf_url"] if best else None},
             "best_oa_location": best, "locations": [best] if best else [],
+            "authorships": [{"raw_author_name": " ".join(p for p in (given, family) if p),
+                             "author": {"display_name": " ".join(p for p in (given, family) if p)}}
+                            for given, family in _authors(paper)],
         }
 
     def _serve_openalex(self, request: Request) -> Reply:
@@ -247,7 +257,8 @@ class DemoWorld:
             return Reply(404, b"Resource not found.", {"Content-Type": "text/plain"})
         return self._json({"status": "ok", "message-type": "work", "message": {
             "DOI": paper.doi, "title": [paper.title], "container-title": [paper.journal],
-            "issued": {"date-parts": [[paper.year]]}, "link": []}})
+            "issued": {"date-parts": [[paper.year]]}, "link": [],
+            "author": [{"given": given, "family": family} if given else {"name": family} for given, family in _authors(paper)]}})
 
     def _serve_europepmc(self, request: Request) -> Reply:
         recorded = _research.serve_europepmc(request)  # citations

@@ -63,6 +63,8 @@ class Record:
     #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``)
     published_doi: str | None = None
     retracted: bool | None = None
+    #: the authors in order, typed (:mod:`paperfetch.names`: ``{"family", "given"}`` or ``{"literal"}``)
+    authors: list[dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)

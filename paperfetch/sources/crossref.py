@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from paperfetch.config import Identification
 from paperfetch.ids import Identifier, IdType
+from paperfetch.names import from_crossref
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
 from paperfetch.sources.schema import OBJECT, OBJECTS, TEXT, URL, YEAR, at, load_json, top_object
 
@@ -73,6 +74,7 @@ class CrossrefSource(Source):
             journal=at(work, "container-title", 0, kind=TEXT),
             license=license_url,
             candidates=dedupe(candidates),
+            authors=[n for n in map(from_crossref, at(work, "author", kind=OBJECTS)) if n] or None,
         )
         return {spec.ids[0].key: record}
 

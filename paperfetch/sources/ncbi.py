@@ -17,11 +17,12 @@ from paperfetch.config import Identification
 from paperfetch.errors import MalformedResponse, NetworkError, NotFoundError, RateLimited, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.ids import Identifier, IdType
+from paperfetch.names import from_pubmed
 from paperfetch.redact import register_secrets
 from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, batched
 from paperfetch.sources.schema import ID, OBJECTS, TEXT, at, load_json, load_xml, top_object
 
-__all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo"]
+__all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo", "pubmed_authors"]
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +162,7 @@ class NCBIEutilsSource(_NCBISource):
                 title=_text(article.find("MedlineCitation/Article/ArticleTitle")),
                 year=_pub_year(article),
                 journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
+                authors=pubmed_authors(article),
             )
         return records
 
@@ -202,6 +204,13 @@ def _text(element: ET.Element | None) -> str | None:
     if element is None:
         return None
     return " ".join("".join(element.itertext()).split()) or None
+
+
+def pubmed_authors(article: ET.Element) -> list[dict[str, str]] | None:
+    """The article's ``AuthorList``, typed (:func:`paperfetch.names.from_pubmed`: ``ForeName`` kept,
+    ``CollectiveName`` an organisation)."""
+    names = [from_pubmed(a) for a in article.findall("MedlineCitation/Article/AuthorList/Author")]
+    return [n for n in names if n] or None
 
 
 def _elocation_doi(article: ET.Element) -> str | None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from paperfetch.config import Identification
 from paperfetch.ids import Identifier, IdType
+from paperfetch.names import from_openalex
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe, quote_path
 from paperfetch.sources.schema import FLAG, OBJECT, OBJECTS, TEXT, URL, YEAR, at, load_json, top_object
 
@@ -103,6 +104,7 @@ class OpenAlexSource(Source):
             license=at(best, "license", kind=TEXT) or at(primary, "license", kind=TEXT),
             is_oa=at(oa, "is_oa", kind=FLAG),
             candidates=dedupe(candidates),
+            authors=[n for n in map(from_openalex, at(work, "authorships", kind=OBJECTS)) if n] or None,
         )
 
     def _from_location(self, loc: dict[str, Any], url: Any, kind: str) -> Candidate | None:

@@ -13,7 +13,7 @@ from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.base import RequestSpec
-from paperfetch.sources.ncbi import NCBIEutilsSource, _elocation_doi, _pub_year, _text
+from paperfetch.sources.ncbi import NCBIEutilsSource, _elocation_doi, _pub_year, _text, pubmed_authors
 
 __all__ = [
     "EFETCH_BATCH", "FormFetcher", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
@@ -56,6 +56,8 @@ class PubMedHit:
     year: int | None = None
     authors: str | None = None  #: "Last FM; Last FM; …"
     abstract: str | None = None
+    #: the authors typed, as the hits frame's ``authors`` column holds them (:mod:`paperfetch.names`)
+    names: list[dict[str, str]] | None = None
 
 
 def _classify(response: requests.Response) -> Outcome:
@@ -181,6 +183,7 @@ def parse_efetch(body: bytes) -> list[PubMedHit]:
             title=_text(article.find("MedlineCitation/Article/ArticleTitle")),
             journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
             year=_pub_year(article), authors=_authors(article), abstract=_abstract(article),
+            names=pubmed_authors(article),
         ))
     return hits
 

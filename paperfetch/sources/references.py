@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from paperfetch.errors import ConfigurationError, NotFoundError
 from paperfetch.ids import Identifier, IdType
+from paperfetch.names import from_openalex, parse_name
 from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
 
@@ -25,7 +26,7 @@ PER_PAGE = "200"
 MAX_PAGES = 50
 #: Europe PMC's largest page of citations.
 EUROPEPMC_PAGE_SIZE = 1000
-LINK_COLUMNS: tuple[str, ...] = ("doi", "pmid", "openalex_id", "title", "year", "source_of_link")
+LINK_COLUMNS: tuple[str, ...] = ("doi", "pmid", "openalex_id", "title", "year", "source_of_link", "journal", "authors")
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Link:
     year: int | None = None
     sources: tuple[str, ...] = ()
     other_id: str | None = None  #: a service's own id when there is no DOI, PMID or OpenAlex id ("PPR:PPR123")
+    journal: str | None = None
+    authors: list[dict[str, str]] | None = None  #: typed, as :mod:`paperfetch.names` gives them
 
     def keys(self) -> list[str]:
         """What identifies this work, strongest first: two links sharing any key are one work."""
@@ -148,8 +151,10 @@ class LinkFinder:
             doi = (at(ref, "DOI", kind=TEXT) or "").strip().lower()
             if not doi:
                 continue
+            first = parse_name(at(ref, "author", kind=TEXT) or "")
             links.append(Link(doi=doi, title=at(ref, "article-title", kind=TEXT), year=at(ref, "year", kind=YEAR),
-                              sources=("crossref",)))
+                              sources=("crossref",), journal=at(ref, "journal-title", kind=TEXT),
+                              authors=[first] if first else None))
         return links
 
 
@@ -177,9 +182,11 @@ def _europepmc_link(citation: dict[str, Any]) -> Link:
     source, value = str(citation.get("source") or ""), str(citation.get("id") or "").strip()
     doi = str(citation.get("doi") or "").strip().lower() or None
     year = str(citation.get("pubYear") or "")
+    names = [parse_name(n) for n in str(citation.get("authorString") or "").rstrip(".").split(", ")]
     return Link(doi=doi, pmid=value if source == "MED" and value else None, title=citation.get("title") or None,
                 year=int(year) if year.isdigit() else None, sources=("europepmc",),
-                other_id=f"{source}:{value}" if source != "MED" and value else None)
+                other_id=f"{source}:{value}" if source != "MED" and value else None,
+                journal=at(citation, "journalAbbreviation", kind=TEXT), authors=[n for n in names if n] or None)
 
 
 def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
@@ -197,7 +204,7 @@ def merge_links(links: Iterable[Link]) -> list[Link]:
             kept = Link(**{**link.__dict__})
             merged.append(kept)
         else:
-            for name in ("doi", "pmid", "openalex_id", "title", "year", "other_id"):
+            for name in ("doi", "pmid", "openalex_id", "title", "year", "other_id", "journal", "authors"):
                 if getattr(kept, name) is None and getattr(link, name) is not None:
                     setattr(kept, name, getattr(link, name))
             kept.sources = tuple(dict.fromkeys(kept.sources + link.sources))
@@ -220,4 +227,7 @@ def _openalex_link(work: dict[str, Any]) -> Link:
     pmid = (at(work, "ids", "pmid", kind=TEXT) or "").rstrip("/").rsplit("/", 1)[-1] or None
     return Link(doi=doi.lower() or None, pmid=pmid, openalex_id=_short_id(work.get("id")),
                 title=at(work, "title", kind=TEXT) or at(work, "display_name", kind=TEXT),
-                year=at(work, "publication_year", kind=YEAR), sources=("openalex",))
+                year=at(work, "publication_year", kind=YEAR), sources=("openalex",),
+                journal=at(work, "primary_location", "source", "display_name", kind=TEXT)
+                or at(work, "primary_location", "raw_source_name", kind=TEXT),
+                authors=[n for n in map(from_openalex, at(work, "authorships", kind=OBJECTS)) if n] or None)
