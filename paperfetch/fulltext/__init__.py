@@ -9,6 +9,7 @@ from paperfetch.fulltext.base import (
     Reference,
     license_code,
 )
+from paperfetch.fulltext.chunks import CHUNK_COLUMNS, chunks, count_tokens, default_tokenizer
 from paperfetch.fulltext.frame import (
     PARAGRAPH_COLUMNS,
     REFERENCE_COLUMNS,
@@ -24,6 +25,7 @@ from paperfetch.fulltext.pdftext import paragraphs_from_lines, pdf_paragraphs
 from paperfetch.fulltext.references import parse_references
 
 __all__ = [
+    "CHUNK_COLUMNS",
     "FullTextError",
     "FullTextTooLarge",
     "JatsArticle",
@@ -35,6 +37,9 @@ __all__ = [
     "SECTION_SEPARATOR",
     "TextLine",
     "article_rows",
+    "chunks",
+    "count_tokens",
+    "default_tokenizer",
     "license_code",
     "paragraphs_frame",
     "paragraphs_from_lines",
