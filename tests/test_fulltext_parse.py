@@ -255,7 +255,15 @@ def test_the_contract_on_a_synthetic_article():
      '</ali:license_ref></license>', "https://creativecommons.org/publicdomain/zero/1.0/"),
     ("<license><license-p>This is an open access article under the Creative Commons Attribution-NonCommercial License."
      "</license-p></license>", "cc by-nc"),
-    ("<license><license-p>All rights reserved.</license-p></license>", ""),
+    # a licence that is not Creative Commons is its text (or its URL), never "" (which means no licence)
+    ("<license><license-p>All rights reserved.</license-p></license>", "All rights reserved."),
+    ("<license><license-p>This is an open access article distributed under the terms of the Creative Commons Attribution "
+     "license (http://creativecommons.org/licenses/by/4.0/).</license-p></license>", "http://creativecommons.org/licenses/by/4.0/"),
+    ('<license><license-p>Open Access under the <ext-link ext-link-type="uri" xlink:href="http://creativecommons.org/'
+     'licenses/by-nc/3.0/">Creative Commons Attribution License</ext-link>.</license-p></license>',
+     "http://creativecommons.org/licenses/by-nc/3.0/"),
+    ("<license><license-p>\u00a9 World Health Organization 2020. Licensee WHO. Some rights reserved.</license-p></license>",
+     "\u00a9 World Health Organization 2020. Licensee WHO. Some rights reserved."),
     ("", ""),
 ])
 def test_the_licence_forms(license_xml, expected):
@@ -276,6 +284,25 @@ def test_the_licence_forms(license_xml, expected):
 ])
 def test_license_code_table(text, code):
     assert license_code(text) == code
+
+
+@pytest.mark.parametrize(("text", "ident"), [
+    ("https://creativecommons.org/licenses/by/4.0/", "cc-by-4.0"),
+    ("http://creativecommons.org/licenses/by-nc-nd/3.0/igo/", "cc-by-nc-nd-3.0"),
+    ("https://creativecommons.org/publicdomain/zero/1.0/", "cc0-1.0"),
+    ("CC BY 4.0", "cc-by-4.0"),
+    ("Creative Commons Attribution 4.0 International License", "cc-by-4.0"),
+    ("Creative Commons Attribution-NonCommercial-NoDerivatives 4.0 International", "cc-by-nc-nd-4.0"),
+    ("cc by", "cc-by"),
+    ("cc-by-nc", "cc-by-nc"),
+    ("distributed under the Creative Commons Attribution License, which permits", "cc-by"),
+    ("\u00a9 World Health Organization 2020. Some rights reserved.", ""),
+    ("", ""),
+])
+def test_license_id_table(text, ident):
+    from paperfetch.fulltext import license_id
+
+    assert license_id(text) == ident
 
 
 # --------------------------------------------------------------------------- hostile and broken bodies
@@ -581,7 +608,8 @@ def test_the_paragraph_and_reference_frames_have_fixed_columns_even_when_empty()
     from paperfetch.fulltext import PARAGRAPH_COLUMNS, REFERENCE_COLUMNS, paragraphs_frame, references_frame
 
     assert list(paragraphs_frame([]).columns) == list(PARAGRAPH_COLUMNS) == [
-        "input", "doi", "pmid", "pmcid", "text_source", "license", "section", "paragraph", "text"]
+        "input", "doi", "pmid", "pmcid", "text_source", "license", "section", "paragraph", "text",
+        "paragraph_id", "citations", "figures", "tables", "words", "chars", "page", "license_id"]
     assert len(paragraphs_frame([])) == 0 and len(references_frame([])) == 0
     assert list(references_frame([]).columns) == list(REFERENCE_COLUMNS)
     with pytest.raises(KeyError):

@@ -10,15 +10,19 @@ from paperfetch.errors import InvalidIdentifier, PaperfetchError
 from paperfetch.ids import IdType, parse_identifier
 
 __all__ = [
+    "Figure",
     "FullTextError",
     "FullTextTooLarge",
     "JatsArticle",
     "Paragraph",
     "Reference",
     "SECTION_SEPARATOR",
+    "Table",
     "canonical_id",
     "license_code",
+    "license_id",
     "normalise_space",
+    "unique_ids",
 ]
 
 #: Joins the titles of nested sections, outermost first: ``Methods :: Participants``.
@@ -68,8 +72,43 @@ class Reference:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Table:
+    """One JATS ``<table-wrap>``: its id, label, caption, footnotes and section, and its cells as a grid.
+
+    ``columns`` are the header rows' texts (one name a column; several header rows joined with ``" / "``);
+    ``rows`` the body rows, every spanned cell repeated in each place it covers. A table given only as an image
+    has no columns and no rows. ``citations``, ``figures`` and ``tables`` are the ``<xref>`` rids inside it.
+    """
+
+    table_id: str
+    label: str = ""
+    caption: str = ""
+    footnotes: str = ""
+    section: str = ""
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    citations: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Figure:
+    """One JATS ``<fig>``: its id, label, caption, section, the href of its first ``<graphic>``, its xref rids."""
+
+    figure_id: str
+    label: str = ""
+    caption: str = ""
+    section: str = ""
+    graphic: str = ""
+    citations: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class JatsArticle:
-    """What one JATS article gives: its identifiers, its licence, its paragraphs and its references."""
+    """What one JATS article gives: its identifiers, its licence, its paragraphs, references, tables and figures."""
 
     doi: str = ""
     pmid: str = ""
@@ -78,6 +117,8 @@ class JatsArticle:
     license: str = ""
     paragraphs: tuple[Paragraph, ...] = field(default_factory=tuple)
     references: tuple[Reference, ...] = field(default_factory=tuple)
+    tables: tuple[Table, ...] = field(default_factory=tuple)
+    figures: tuple[Figure, ...] = field(default_factory=tuple)
 
     def paragraph_records(self) -> list[dict[str, Any]]:
         """The paragraphs as plain dicts (``section``, ``paragraph``, ``text``), ready for a DataFrame."""
@@ -92,9 +133,29 @@ def normalise_space(text: str) -> str:
     return " ".join(text.split())
 
 
+def unique_ids(given: list[str], prefix: str, start: int = 0) -> list[str]:
+    """One id per item: its own (*given*, ``""`` for none) when no earlier item took it, else ``{prefix}{n}``
+    (*n* its place, counted from *start*), else that with ``-2``, ``-3`` … until unused: unique, and the same on every run."""
+    taken = {value for value in given if value}
+    used: set[str] = set()
+    out: list[str] = []
+    for n, value in enumerate(given):
+        if not value or value in used:
+            value = candidate = f"{prefix}{n + start}"
+            k = 2
+            while value in taken or value in used:
+                value, k = f"{candidate}-{k}", k + 1
+        used.add(value)
+        out.append(value)
+    return out
+
+
 def canonical_id(value: str, kind: str) -> str:
-    """*value* as paperfetch writes a ``doi`` / ``pmid`` / ``pmcid`` (``PMC…``), or ``""`` when it is not one."""
-    value = normalise_space(value)
+    """*value* as paperfetch writes a ``doi`` / ``pmid`` / ``pmcid`` (``PMC…``), or ``""`` when it is not one.
+
+    *value* is the whole content of an identifier element, so whitespace inside a DOI is stray and is removed
+    (``10.1000/ abc`` wrapped over two lines is ``10.1000/abc``)."""
+    value = "".join(value.split()) if kind == IdType.DOI.value else normalise_space(value)
     if not value:
         return ""
     try:
@@ -138,3 +199,37 @@ def license_code(text: str) -> str:
             return "cc " + "-".join(parts)
         return "cc0"
     return ""
+
+
+_CC_VERSIONED_URL = re.compile(
+    r"creativecommons\.org/(licenses|publicdomain)/([a-z-]+)(?:/(\d+(?:\.\d+)?))?", re.IGNORECASE)
+_VERSION_AFTER = re.compile(
+    r"^[\s,(-]*(?:(?:international|generic|unported)\s+)?(?:(?:public\s+)?licen[cs]e\s*)?(?:\(\s*)?"
+    r"(?:version\s*|v)?(\d\.\d)\b", re.IGNORECASE)
+
+
+def license_id(text: str) -> str:
+    """A lower-case short id of a Creative Commons licence, with its version when *text* gives one
+    (``cc-by-4.0``, ``cc-by-nc-nd-3.0``, ``cc0-1.0``, ``cc-by``); ``""`` for any other licence or none.
+
+    >>> license_id("https://creativecommons.org/licenses/by-nc/4.0/")
+    'cc-by-nc-4.0'
+    >>> license_id("distributed under the Creative Commons Attribution 4.0 International License")
+    'cc-by-4.0'
+    >>> license_id("cc by")
+    'cc-by'
+    """
+    if match := _CC_VERSIONED_URL.search(text):
+        kind, code, version = match.group(1).lower(), match.group(2).lower(), match.group(3)
+        if kind == "publicdomain":
+            code = "cc0" if code == "zero" else f"publicdomain-{code}"
+            return f"{code}-{version}" if version else code
+        return f"cc-{code}-{version}" if version else f"cc-{code}"
+    code = license_code(text)
+    if not code:
+        return ""
+    ident = code.replace(" ", "-")
+    for pattern in (_CC_CODE, _CC_WORDS):
+        if (match := pattern.search(text)) and (version := _VERSION_AFTER.match(text[match.end():])):
+            return f"{ident}-{version.group(1)}"
+    return ident

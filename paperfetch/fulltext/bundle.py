@@ -6,7 +6,18 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-__all__ = ["FullText"]
+from paperfetch.fulltext.frame import figures_frame, tables_frame
+
+__all__ = ["ERROR_COLUMNS", "FullText", "errors_frame"]
+
+#: The columns of :attr:`FullText.errors`: the document, the error's class (``FullTextError`` …), its message.
+ERROR_COLUMNS = ("input", "error", "message")
+
+
+def errors_frame(rows: list[dict[str, object]] | None = None) -> pd.DataFrame:
+    """The errors frame from row dicts (``input``, ``error``, ``message``); 0 rows gives every column."""
+    frame = pd.DataFrame(rows or [], columns=list(ERROR_COLUMNS))
+    return frame.astype({"input": object, "error": "string", "message": "string"})
 
 
 @dataclass(frozen=True)
@@ -19,6 +30,6 @@ class FullText:
 
     paragraphs: pd.DataFrame
     references: pd.DataFrame
-    tables: pd.DataFrame = field(default_factory=pd.DataFrame)
-    figures: pd.DataFrame = field(default_factory=pd.DataFrame)
-    errors: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["input", "error", "message"]))
+    tables: pd.DataFrame = field(default_factory=lambda: tables_frame([]))
+    figures: pd.DataFrame = field(default_factory=lambda: figures_frame([]))
+    errors: pd.DataFrame = field(default_factory=errors_frame)

@@ -18,7 +18,17 @@ from paperfetch.cells import is_missing
 from paperfetch.config import Identification
 from paperfetch.errors import DownloadTooLarge, NotFoundError, PaperfetchError
 from paperfetch.fulltext.base import FullTextError, JatsArticle, Paragraph
-from paperfetch.fulltext.frame import article_rows, paragraphs_frame, pdf_rows, reference_rows, references_frame
+from paperfetch.fulltext.frame import (
+    article_rows,
+    figure_rows,
+    figures_frame,
+    paragraphs_frame,
+    pdf_rows,
+    reference_rows,
+    references_frame,
+    table_rows,
+    tables_frame,
+)
 from paperfetch.fulltext.jats import parse_jats
 from paperfetch.fulltext.pdflines import PdfEngine
 from paperfetch.fulltext.pdftext import pdf_paragraphs
@@ -66,11 +76,13 @@ class TextContext:
 
 @dataclass(frozen=True)
 class FullTextResult:
-    """The three frames of one :func:`collect_text` call."""
+    """The frames of one :func:`collect_text` call."""
 
     paragraphs: pd.DataFrame   #: one row per paragraph (:data:`paperfetch.fulltext.PARAGRAPH_COLUMNS`)
     references: pd.DataFrame   #: one row per cited work (:data:`paperfetch.fulltext.REFERENCE_COLUMNS`)
     outcomes: pd.DataFrame     #: one row per input (:data:`paperfetch.outcomes.COLUMNS`)
+    tables: pd.DataFrame = field(default_factory=lambda: tables_frame([]))     #: one row per JATS ``<table-wrap>``
+    figures: pd.DataFrame = field(default_factory=lambda: figures_frame([]))   #: one row per JATS ``<fig>``
 
 
 @dataclass
@@ -389,6 +401,7 @@ def _record(paper: _Paper, ledger: Any) -> None:
 def _frames(parsed: list[ParsedInput], papers: Mapping[int, _Paper]) -> FullTextResult:
     paragraph_rows: list[dict[str, Any]] = []
     reference_rows_: list[dict[str, Any]] = []
+    float_rows: dict[str, list[dict[str, Any]]] = {"tables": [], "figures": []}
     outcome_rows: list[dict[str, Any]] = []
     for item in parsed:
         if item.identifier is None:
@@ -406,7 +419,12 @@ def _frames(parsed: list[ParsedInput], papers: Mapping[int, _Paper]) -> FullText
             for row in reference_rows(paper.article, input=item.input):
                 for name in ("doi", "pmid", "pmcid"):
                     row[f"citing_{name}"] = row[f"citing_{name}"] or _text(ids[name])
+                row["license"] = row["license"] or _text(paper.meta.get("license"))
                 reference_rows_.append(row)
+            float_rows["tables"] += [_filled(row, ids, paper.meta.get("license"))
+                                     for row in table_rows(paper.article, input=item.input)]
+            float_rows["figures"] += [_filled(row, ids, paper.meta.get("license"))
+                                      for row in figure_rows(paper.article, input=item.input)]
         elif paper.paragraphs:
             paragraph_rows += pdf_rows(paper.paragraphs, input=item.input, doi=_text(ids["doi"]), pmid=_text(ids["pmid"]),
                                        pmcid=_text(ids["pmcid"]), license=_text(paper.meta.get("license")))
@@ -414,7 +432,8 @@ def _frames(parsed: list[ParsedInput], papers: Mapping[int, _Paper]) -> FullText
     if len(outcomes):  # redact_frame trips over an empty string column (pandas' arrow strings)
         redact_frame(outcomes)
     return FullTextResult(paragraphs=paragraphs_frame(paragraph_rows), references=references_frame(reference_rows_),
-                          outcomes=outcomes)
+                          outcomes=outcomes, tables=tables_frame(float_rows["tables"]),
+                          figures=figures_frame(float_rows["figures"]))
 
 
 def _outcome_row(item: ParsedInput, paper: _Paper) -> dict[str, Any]:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 from lxml import etree
 
 from paperfetch import defaults
-from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, JatsArticle, Paragraph, canonical_id, license_code
+from paperfetch.fulltext.base import (
+    SECTION_SEPARATOR,
+    FullTextError,
+    JatsArticle,
+    Paragraph,
+    canonical_id,
+    license_code,
+    unique_ids,
+)
+from paperfetch.fulltext.figures import floats
 from paperfetch.fulltext.references import parse_references
-from paperfetch.fulltext.xmltext import flatten, local_name, parse_xml
+from paperfetch.fulltext.xmltext import flatten, local_name, parse_xml, xrefs
 
 __all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set"]
 
@@ -18,6 +29,7 @@ NOT_ROWS = frozenset({
 })
 
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+_LICENCE_URL = re.compile(r"https?://[^\s<>\"]+", re.IGNORECASE)
 _ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
 
 
@@ -47,21 +59,33 @@ def article_from_element(article: etree._Element) -> JatsArticle:
     meta = _child_path(article, "front", "article-meta")
     ids = _article_ids(meta)
     title = _child_path(meta, "title-group", "article-title")
-    rows: list[tuple[str, str]] = []
+    rows: list[tuple[str, str, etree._Element]] = []
     if meta is not None:
         for abstract in _children(meta, "abstract"):
             _walk(abstract, _abstract_path(abstract), rows)
     body = _child_path(article, "body")
     if body is not None:
         _walk(body, [], rows)
+    references = parse_references(article)
+    refs = [r.ref_id for r in references]
+    order = {rid: i for i, rid in enumerate(refs) if rid}
+    paragraph_ids = unique_ids([(p.get("id") or "").strip() for _, _, p in rows], "p")
+    paragraphs = []
+    for i, (section, text, p) in enumerate(rows):
+        links = xrefs(p, refs, order=order)
+        paragraphs.append(Paragraph(section=section, paragraph=i, text=text, paragraph_id=paragraph_ids[i],
+                                    citations=links["citations"], figures=links["figures"], tables=links["tables"]))
+    tables, figures = floats(article, refs)
     return JatsArticle(
         doi=ids.get("doi", ""),
         pmid=ids.get("pmid", ""),
         pmcid=ids.get("pmcid", ""),
         title=flatten(title) if title is not None else "",
         license=_license(meta),
-        paragraphs=tuple(Paragraph(section=section, paragraph=i, text=text) for i, (section, text) in enumerate(rows)),
-        references=parse_references(article),
+        paragraphs=tuple(paragraphs),
+        references=references,
+        tables=tables,
+        figures=figures,
     )
 
 
@@ -84,13 +108,13 @@ def _abstract_path(abstract: etree._Element) -> list[str]:
     return ["Abstract", label or abstract.get("abstract-type", "")]
 
 
-def _walk(element: etree._Element, path: list[str], rows: list[tuple[str, str]]) -> None:
+def _walk(element: etree._Element, path: list[str], rows: list[tuple[str, str, etree._Element]]) -> None:
     for child in element:
         name = local_name(child.tag)
         if name == "p":
             text = flatten(child)
             if text:
-                rows.append((SECTION_SEPARATOR.join(path), text))
+                rows.append((SECTION_SEPARATOR.join(path), text, child))
         elif name == "sec":
             title = _child_path(child, "title")
             heading = flatten(title) if title is not None else ""
@@ -111,6 +135,8 @@ def _article_ids(meta: etree._Element | None) -> dict[str, str]:
 
 
 def _license(meta: etree._Element | None) -> str:
+    """The first ``<license>`` that names one: its URL (``ali:license_ref``, ``xlink:href``, a link or a URL in
+    its text), else the Creative Commons code its text gives (``cc by``), else its text (a licence of its own)."""
     for permissions in _children(meta, "permissions"):
         for lic in _children(permissions, "license"):
             for ref in lic.iter():
@@ -118,6 +144,15 @@ def _license(meta: etree._Element | None) -> str:
                     return url
             if href := (lic.get(_XLINK_HREF) or "").strip():
                 return href
-            if code := license_code(flatten(lic)) or license_code(lic.get("license-type") or ""):
+            text = flatten(lic)
+            for link in lic.iter():
+                if local_name(link.tag) in ("ext-link", "uri") and _LICENCE_URL.match(
+                        url := (link.get(_XLINK_HREF) or flatten(link)).strip()):
+                    return url
+            if match := _LICENCE_URL.search(text):
+                return match.group(0).rstrip(".,;:)]}")
+            if code := license_code(text) or license_code(lic.get("license-type") or ""):
                 return code
+            if text:
+                return text
     return ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html.entities
 import logging
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lxml import etree
@@ -12,7 +13,7 @@ from lxml import etree
 from paperfetch import defaults
 from paperfetch.fulltext.base import FullTextError, FullTextTooLarge, normalise_space
 
-__all__ = ["DROPPED", "flatten", "local_name", "parse_xml"]
+__all__ = ["DROPPED", "XREF_KINDS", "flatten", "local_name", "parse_xml", "section_path", "xrefs"]
 
 logger = logging.getLogger(__name__)
 
@@ -116,3 +117,79 @@ def _collect(element: etree._Element, out: list[str], dropped: frozenset[str], s
                     out.append(" ")
         if child.tail:
             out.append(child.tail)
+
+
+#: The ``<xref ref-type>`` values a row lists, and the row field each goes to.
+XREF_KINDS: Mapping[str, str] = {"bibr": "citations", "fig": "figures", "table": "tables"}
+
+# What may stand between the two ends of a citation range: "[3]–[6]", "3–6", "(3 - 6)".
+_RANGE_DASH = re.compile(r"\s*[\])]?\s*[-\u2010-\u2015\u2212]\s*[\[(]?\s*")
+_MAX_RANGE = 200
+
+
+def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozenset[str] = DROPPED,
+          order: Mapping[str, int] | None = None) -> dict[str, tuple[str, ...]]:
+    """``{"citations": (rid, …), "figures": (…), "tables": (…)}``: the rids of the ``<xref>`` links of *element*,
+    one per mention, in document order, outside *dropped* subtrees (as :func:`flatten` reads its text).
+
+    A multi-rid ``<xref rid="r3 r4">`` gives each rid; a citation range written as two bibliography links with
+    only a dash between ("[3]–[6]") gives every reference between them too,
+    in the order of *refs* (the article's ``<ref id>`` list; *order* maps each to its place)."""
+    events: list[tuple[str | None, Any]] = []
+    _xref_events(element, events, dropped)
+    if order is None:
+        order = {rid: i for i, rid in enumerate(refs)}
+    found: dict[str, list[str]] = {field: [] for field in XREF_KINDS.values()}
+    gap: str | None = None  # the text since the last bibliography link, None when something else came between
+    for kind, value in events:
+        if kind is None:
+            gap = None if gap is None else gap + value
+            continue
+        field = XREF_KINDS.get(kind)
+        if field != "citations":
+            gap = None
+            if field is not None:
+                found[field].extend(value)
+            continue
+        cited = found["citations"]
+        if gap is not None and value and cited and _RANGE_DASH.fullmatch(gap):
+            start, end = order.get(cited[-1]), order.get(value[0])
+            if start is not None and end is not None and 1 < end - start <= _MAX_RANGE:
+                cited.extend(refs[start + 1:end])
+        cited.extend(value)
+        gap = ""
+    return {field: tuple(rids) for field, rids in found.items()}
+
+
+def _xref_events(element: etree._Element, out: list[tuple[str | None, Any]], dropped: frozenset[str]) -> None:
+    if element.text:
+        out.append((None, element.text))
+    for child in element:
+        if isinstance(child.tag, str):
+            name = local_name(child.tag)
+            if name == "xref":
+                out.append(((child.get("ref-type") or "").strip().lower(), (child.get("rid") or "").split()))
+            elif name not in dropped:
+                _xref_events(child, out, dropped)
+        if child.tail:
+            out.append((None, child.tail))
+
+
+_TITLED = frozenset({"sec", "app", "boxed-text"})
+
+
+def section_path(element: etree._Element, separator: str) -> str:
+    """The titles of the ``<sec>``/``<app>``/``<boxed-text>`` holding *element*, outermost first, joined with
+    *separator*; ``Abstract`` first inside an ``<abstract>``; ``""`` outside any."""
+    titles: list[str] = []
+    for ancestor in element.iterancestors():
+        name = local_name(ancestor.tag)
+        if name in _TITLED:
+            title = next((child for child in ancestor if local_name(child.tag) == "title"), None)
+            if title is not None and (text := flatten(title)):
+                titles.append(text)
+        elif name == "abstract":
+            titles.append("Abstract")
+        elif name == "article":
+            break
+    return separator.join(reversed(titles))
