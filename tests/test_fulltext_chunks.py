@@ -44,7 +44,8 @@ def _check_rules(paragraphs: pd.DataFrame, out: pd.DataFrame, max_tokens: int, t
     for paper, rows in paragraphs.groupby(paragraphs["input"].astype(str), sort=False):
         mine = out[out["input"].astype(str) == paper].reset_index(drop=True)
         assert list(mine["chunk_id"]) == [f"c{n}" for n in range(len(mine))]
-        ids = [f"p{n}" for n in rows["paragraph"]] if "paragraph_id" not in rows else list(rows["paragraph_id"])
+        given = rows["paragraph_id"] if "paragraph_id" in rows else pd.Series([None] * len(rows), dtype=object)
+        ids = [f"p{n}" if pd.isna(p) else p for n, p in zip(rows["paragraph"], given)]
         section_of = dict(zip(ids, rows["section"]))
         text_of = dict(zip(ids, rows["text"]))
         where: dict[str, list[int]] = {}
