@@ -115,6 +115,7 @@ class JatsArticle:
     pmcid: str = ""
     title: str = ""
     license: str = ""
+    license_id: str = ""   #: the short id of a Creative Commons licence (``cc-by-4.0``), from its URL or its text
     paragraphs: tuple[Paragraph, ...] = field(default_factory=tuple)
     references: tuple[Reference, ...] = field(default_factory=tuple)
     tables: tuple[Table, ...] = field(default_factory=tuple)

@@ -419,7 +419,8 @@ def _frames(parsed: list[ParsedInput], papers: Mapping[int, _Paper]) -> FullText
             for row in reference_rows(paper.article, input=item.input):
                 for name in ("doi", "pmid", "pmcid"):
                     row[f"citing_{name}"] = row[f"citing_{name}"] or _text(ids[name])
-                row["license"] = row["license"] or _text(paper.meta.get("license"))
+                if not row["license"]:
+                    row["license"], row["license_id"] = _text(paper.meta.get("license")), None
                 reference_rows_.append(row)
             float_rows["tables"] += [_filled(row, ids, paper.meta.get("license"))
                                      for row in table_rows(paper.article, input=item.input)]
@@ -448,7 +449,8 @@ def _outcome_row(item: ParsedInput, paper: _Paper) -> dict[str, Any]:
 def _filled(row: dict[str, Any], ids: Mapping[str, Any], license_: Any) -> dict[str, Any]:
     for name in ("doi", "pmid", "pmcid"):
         row[name] = row[name] or _text(ids[name])
-    row["license"] = row["license"] or _text(license_)
+    if not row["license"]:
+        row["license"], row["license_id"] = _text(license_), None  # the metadata's: its id read from it
     return row
 
 

@@ -25,7 +25,7 @@ def parse_figure(fig: etree._Element, number: int, refs: Sequence[str] = (),
     """The figure of one ``<fig>``; *number* (1-based, in document order) names one without an ``id``."""
     label = next((child for child in fig if local_name(child.tag) == "label"), None)
     caption = next((child for child in fig if local_name(child.tag) == "caption"), None)
-    graphic = next((el.get(_XLINK_HREF) or "" for el in fig.iter() if local_name(el.tag) == "graphic"), "")
+    graphic = next((el.get(_XLINK_HREF) or "" for el in fig.iter("{*}graphic")), "")
     return Figure(
         figure_id=fig.get("id") or f"f{number}",
         label=flatten(label) if label is not None else "",
@@ -42,16 +42,8 @@ def floats(article: etree._Element, refs: Sequence[str] = ()) -> tuple[tuple[Tab
     order = {rid: i for i, rid in enumerate(refs)}
     tables: list[Table] = []
     figures: list[Figure] = []
-    stack: list[etree._Element] = [article]
-    found: list[etree._Element] = []
-    while stack:  # document order, without entering the places a float is never the article's own
-        element = stack.pop()
-        for child in reversed(element):
-            name = local_name(child.tag)
-            if name and name not in _ELSEWHERE:
-                stack.append(child)
-        if local_name(element.tag) in ("table-wrap", "fig"):
-            found.append(element)
+    found = [el for el in article.iter("{*}table-wrap", "{*}fig")  # document order
+             if not any(local_name(a.tag) in _ELSEWHERE for a in el.iterancestors())]
     for element in found:
         if local_name(element.tag) == "fig":
             figures.append(parse_figure(element, len(figures) + 1, refs, order))

@@ -108,7 +108,8 @@ def _paragraph(p: Paragraph) -> dict[str, Any]:
 
 def _paper(article: JatsArticle, input: Any) -> dict[str, Any]:  # noqa: A002
     return {"input": input, "doi": _or_none(article.doi), "pmid": _or_none(article.pmid),
-            "pmcid": _or_none(article.pmcid), "license": _or_none(article.license)}
+            "pmcid": _or_none(article.pmcid), "license": _or_none(article.license),
+            "license_id": _or_none(article.license_id)}
 
 
 def article_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002 - the column's name
@@ -143,7 +144,8 @@ def pdf_rows(paragraphs: Iterable[Paragraph], *, input: Any, doi: str | None = N
 
 def reference_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002
     citing = {"input": input, "citing_doi": _or_none(article.doi), "citing_pmid": _or_none(article.pmid),
-              "citing_pmcid": _or_none(article.pmcid), "license": _or_none(article.license)}
+              "citing_pmcid": _or_none(article.pmcid), "license": _or_none(article.license),
+              "license_id": _or_none(article.license_id)}
     return [
         {**citing, "index": r.index, "ref_id": _or_none(r.ref_id), "label": _or_none(r.label), "text": _or_none(r.text),
          "title": _or_none(r.title), "source": _or_none(r.source), "year": int(r.year) if r.year else None,
@@ -168,8 +170,9 @@ def _frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any], what: s
             frame[column] = pd.Series(values, index=frame.index, dtype=object)
         else:
             frame[column] = frame[column].astype(dtype)
-    if "license_id" in dtypes:  # always the short id of the row's licence, however the row was built
-        ids = [license_id(str(value)) or None if isinstance(value, str) else None for value in data["license"]]
+    if "license_id" in dtypes:  # a row without one (PDF text, a licence from the metadata): read from its licence
+        ids = [given if isinstance(given, str) and given else (license_id(value) or None if isinstance(value, str) else None)
+               for given, value in zip(data["license_id"], data["license"])]
         frame["license_id"] = pd.Series(ids, index=frame.index, dtype="string")
     return frame
 

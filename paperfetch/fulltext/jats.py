@@ -14,6 +14,7 @@ from paperfetch.fulltext.base import (
     Paragraph,
     canonical_id,
     license_code,
+    license_id,
     unique_ids,
 )
 from paperfetch.fulltext.figures import floats
@@ -76,12 +77,14 @@ def article_from_element(article: etree._Element) -> JatsArticle:
         paragraphs.append(Paragraph(section=section, paragraph=i, text=text, paragraph_id=paragraph_ids[i],
                                     citations=links["citations"], figures=links["figures"], tables=links["tables"]))
     tables, figures = floats(article, refs)
+    licence, licence_id = _license(meta)
     return JatsArticle(
         doi=ids.get("doi", ""),
         pmid=ids.get("pmid", ""),
         pmcid=ids.get("pmcid", ""),
         title=flatten(title) if title is not None else "",
-        license=_license(meta),
+        license=licence,
+        license_id=licence_id,
         paragraphs=tuple(paragraphs),
         references=references,
         tables=tables,
@@ -134,25 +137,29 @@ def _article_ids(meta: etree._Element | None) -> dict[str, str]:
     return ids
 
 
-def _license(meta: etree._Element | None) -> str:
-    """The first ``<license>`` that names one: its URL (``ali:license_ref``, ``xlink:href``, a link or a URL in
-    its text), else the Creative Commons code its text gives (``cc by``), else its text (a licence of its own)."""
+def _license(meta: etree._Element | None) -> tuple[str, str]:
+    """The first ``<license>`` that names one, and its short id (:func:`~paperfetch.fulltext.base.license_id`)."""
     for permissions in _children(meta, "permissions"):
         for lic in _children(permissions, "license"):
-            for ref in lic.iter():
-                if local_name(ref.tag) == "license_ref" and (url := flatten(ref)):
-                    return url
-            if href := (lic.get(_XLINK_HREF) or "").strip():
-                return href
             text = flatten(lic)
-            for link in lic.iter():
-                if local_name(link.tag) in ("ext-link", "uri") and _LICENCE_URL.match(
-                        url := (link.get(_XLINK_HREF) or flatten(link)).strip()):
-                    return url
-            if match := _LICENCE_URL.search(text):
-                return match.group(0).rstrip(".,;:)]}")
-            if code := license_code(text) or license_code(lic.get("license-type") or ""):
-                return code
-            if text:
-                return text
-    return ""
+            if licence := _licence_of(lic, text):
+                ident, in_text = license_id(licence), license_id(text)  # the text may name the version the code lacks
+                return licence, in_text if in_text.startswith(ident) and len(in_text) > len(ident) else ident or in_text
+    return "", ""
+
+
+def _licence_of(lic: etree._Element, text: str) -> str:
+    """Its URL (``ali:license_ref``, ``xlink:href``, a link or a URL in its text), else the Creative Commons
+    code its text gives (``cc by``), else its text (a licence of its own)."""
+    for ref in lic.iter():
+        if local_name(ref.tag) == "license_ref" and (url := flatten(ref)):
+            return url
+    if href := (lic.get(_XLINK_HREF) or "").strip():
+        return href
+    for link in lic.iter():
+        if local_name(link.tag) in ("ext-link", "uri") and _LICENCE_URL.match(
+                url := (link.get(_XLINK_HREF) or flatten(link)).strip()):
+            return url
+    if match := _LICENCE_URL.search(text):
+        return match.group(0).rstrip(".,;:)]}")
+    return license_code(text) or license_code(lic.get("license-type") or "") or text

@@ -83,11 +83,24 @@ def _suffix_of(body: bytes) -> str:
     return ".pdf" if body.lstrip()[:5] == b"%PDF-" else ".xml"
 
 
-def _files(folder: Path) -> list[Path]:
-    """The readable files under *folder* (recursively, sorted); of files sharing a folder and a stem, only the
-    one of the preferred kind (JATS over Markdown over PDF, as ``r.fulltext`` prefers JATS)."""
+def _notes(path: Path) -> bool:
+    """A Markdown file without YAML front matter (a README, notes): in a folder, not a paper."""
+    if path.suffix.lower() != ".md":
+        return False
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4).rstrip(b"\r\n") != b"---"
+    except OSError:
+        return False
+
+
+def _files(folder: Path, recursive: bool) -> list[Path]:
+    """The readable files in *folder* (and its subfolders when *recursive*), sorted; of files sharing a folder
+    and a stem, only the one of the preferred kind (JATS over Markdown over PDF, as ``r.fulltext`` prefers
+    JATS). A Markdown file without front matter is not a paper (a README) and is left out."""
     chosen: dict[tuple[Path, str], Path] = {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in READERS):
+    found = folder.rglob("*") if recursive else folder.glob("*")
+    for path in sorted(p for p in found if p.is_file() and p.suffix.lower() in READERS and not _notes(p)):
         key = (path.parent, path.stem)
         held = chosen.get(key)
         if held is None or _PREFERENCE.index(path.suffix.lower()) < _PREFERENCE.index(held.suffix.lower()):
@@ -95,14 +108,16 @@ def _files(folder: Path) -> list[Path]:
     return sorted(chosen.values())
 
 
-def read(source: str | Path | bytes, *, name: str | None = None, pdf_engine: PdfEngine | str = PdfEngine.PYPDF,
-         max_xml_bytes: int = defaults.MAX_XML_BYTES, max_pdf_bytes: int = defaults.MAX_PDF_BYTES) -> FullText:
+def read(source: str | Path | bytes, *, name: str | None = None, recursive: bool = True,
+         pdf_engine: PdfEngine | str = PdfEngine.PYPDF, max_xml_bytes: int = defaults.MAX_XML_BYTES,
+         max_pdf_bytes: int = defaults.MAX_PDF_BYTES) -> FullText:
     """The full text of files already on disk, as the frames ``r.fulltext`` gives, sending no request.
 
-    *source* is a file (JATS ``.xml``/``.nxml``, ``.pdf``, ``.md``), the bytes of one (``input`` is then *name*,
-    by default ``"<bytes>"``), or a folder, read recursively; a JATS file may hold a ``<pmc-articleset>`` of many
-    articles. ``input`` is the file's name (its path under the folder). A file that cannot be read is one row
-    of ``errors`` (``error`` the FullTextError's class), never an exception; a missing path is FileNotFoundError.
+    *source* is a file (JATS ``.xml``/``.nxml``, ``.pdf``, ``.md``), the bytes of one (``input`` is then
+    *name*, by default ``"<bytes>"``), or a folder (with its subfolders unless ``recursive=False``); a JATS
+    file may hold a ``<pmc-articleset>`` of many articles. ``input`` is the file's name (its path under the
+    folder). A file that cannot be read is one row of ``errors`` (``error`` the FullTextError's class), never
+    an exception; a missing path is FileNotFoundError.
     """
     options = {"pdf_engine": pdf_engine, "max_xml_bytes": max_xml_bytes, "max_pdf_bytes": max_pdf_bytes}
     out = _Frames()
@@ -114,7 +129,7 @@ def read(source: str | Path | bytes, *, name: str | None = None, pdf_engine: Pdf
     if not path.exists():
         raise FileNotFoundError(f"no such file or folder: {path}")
     if path.is_dir():
-        for file in _files(path):
+        for file in _files(path, recursive):
             _read_file(file, file.relative_to(path).as_posix(), out, options)
     else:
         _read_file(path, name or path.name, out, options)

@@ -9,7 +9,7 @@ import pandas as pd
 from lxml import etree
 
 from paperfetch.fulltext.base import SECTION_SEPARATOR, Table
-from paperfetch.fulltext.xmltext import flatten, local_name, section_path, xrefs
+from paperfetch.fulltext.xmltext import DROPPED, flatten, local_name, section_path, xrefs
 
 __all__ = ["HEADER_SEPARATOR", "MAX_SPAN", "parse_table", "pipe_table", "table_frame"]
 
@@ -21,6 +21,7 @@ MAX_SPAN = 1000
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _ROW_GROUPS = ("thead", "tbody", "tfoot")
 _NOTHING_DROPPED: frozenset[str] = frozenset()
+_FOOTNOTES_KEPT = DROPPED - {"fn", "table-wrap-foot"}
 
 
 def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
@@ -28,15 +29,15 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
     """The table of one ``<table-wrap>``; *number* (1-based, in document order) names one without an ``id``."""
     label = _first_child(wrap, "label")
     caption = _first_child(wrap, "caption")
-    foot = [el for el in wrap.iter() if local_name(el.tag) == "table-wrap-foot"]
-    table = next((el for el in wrap.iter() if local_name(el.tag) == "table"), None)
+    foot = list(wrap.iter("{*}table-wrap-foot"))
+    table = next(wrap.iter("{*}table"), None)
     columns, rows = _grid(table) if table is not None else ((), ())
     links = xrefs(wrap, refs, dropped=_NOTHING_DROPPED, order=order)
     return Table(
         table_id=wrap.get("id") or f"t{number}",
         label=flatten(label) if label is not None else "",
         caption=flatten(caption) if caption is not None else "",
-        footnotes=" ".join(text for el in foot if (text := flatten(el))),
+        footnotes=" ".join(text for el in foot if (text := flatten(el, dropped=_FOOTNOTES_KEPT))),
         section=section_path(wrap, SECTION_SEPARATOR),
         columns=columns, rows=rows, **links,
     )

@@ -135,11 +135,13 @@ def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozens
     A multi-rid ``<xref rid="r3 r4">`` gives each rid; a citation range written as two bibliography links with
     only a dash between ("[3]–[6]") gives every reference between them too,
     in the order of *refs* (the article's ``<ref id>`` list; *order* maps each to its place)."""
+    found: dict[str, list[str]] = {field: [] for field in XREF_KINDS.values()}
+    if next(element.iter("{*}xref"), None) is None:  # most elements have none: no walk
+        return {field: () for field in found}
     events: list[tuple[str | None, Any]] = []
     _xref_events(element, events, dropped)
     if order is None:
         order = {rid: i for i, rid in enumerate(refs)}
-    found: dict[str, list[str]] = {field: [] for field in XREF_KINDS.values()}
     gap: str | None = None  # the text since the last bibliography link, None when something else came between
     for kind, value in events:
         if kind is None:
