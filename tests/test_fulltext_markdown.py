@@ -1,0 +1,191 @@
+"""paperfetch.fulltext.markdown: each paper as Markdown, and back.
+
+The round trip runs on every real JATS body in shared/fixtures/real (fulltext_pairs/*.xml and the Europe PMC
+fullTextXML bodies); the escaping is checked on random text (Hypothesis) and, with pandoc where it is
+installed, by rendering: footnotes resolve and escaped text renders as itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paperfetch.fulltext import FullTextError, paragraphs_frame, read
+from paperfetch.fulltext.bundle import FullText
+from paperfetch.fulltext.frame import references_frame
+from paperfetch.fulltext.markdown import FRONT_MATTER_KEYS, escape, read_markdown, reuse_of, to_markdown, unescape
+
+PARAGRAPH_KEPT = ("input", "doi", "pmid", "pmcid", "text_source", "license", "license_id", "section", "paragraph",
+                  "text", "paragraph_id", "citations", "figures", "tables", "words", "chars", "page")
+TABLE_KEPT = ("table_id", "label", "caption", "footnotes", "section", "markdown", "citations", "figures", "tables")
+FIGURE_KEPT = ("figure_id", "label", "caption", "section", "graphic", "citations", "figures", "tables")
+REFERENCE_KEPT = ("citing_doi", "citing_pmid", "citing_pmcid", "ref_id", "label", "text", "doi", "pmid", "pmcid")
+PANDOC = shutil.which("pandoc")
+
+
+def _values(frame: pd.DataFrame, columns: tuple[str, ...]) -> list[list[object]]:
+    return [[None if not isinstance(v, list) and pd.isna(v) else v for v in frame[c]] for c in columns]
+
+
+@pytest.fixture(scope="module")
+def real_bundle(tmp_path_factory) -> FullText:
+    from tests.conftest import _shared_fixtures
+
+    root = _shared_fixtures()
+    if root is None:
+        pytest.skip("shared/fixtures/real is not beside this checkout")
+    folder = tmp_path_factory.mktemp("jats")
+    for path in [*(root / "fulltext_pairs").glob("*.xml"), *(root / "europepmc").glob("rest__*.xml")]:
+        shutil.copy(path, folder / path.name)
+    bundle = read(folder)
+    assert bundle.errors.empty and bundle.paragraphs["input"].nunique() == 10
+    return bundle
+
+
+@pytest.fixture(scope="module")
+def real_documents(real_bundle) -> dict[object, str]:
+    return to_markdown(real_bundle)
+
+
+def _part(frame: pd.DataFrame, key: object) -> pd.DataFrame:
+    return frame[frame["input"] == key].reset_index(drop=True)
+
+
+def test_every_real_jats_body_round_trips_through_its_markdown(real_bundle, real_documents):
+    assert list(real_documents) == list(dict.fromkeys(real_bundle.paragraphs["input"]))
+    for key, document in real_documents.items():
+        back = read_markdown(document, input=key)
+        assert _values(back.paragraphs, PARAGRAPH_KEPT) == _values(_part(real_bundle.paragraphs, key), PARAGRAPH_KEPT)
+        tables = _part(real_bundle.tables, key)
+        assert _values(back.tables, TABLE_KEPT) == _values(tables, TABLE_KEPT), key
+        for mine, theirs in zip(back.tables["table"], tables["table"]):
+            assert mine.shape == theirs.shape and mine.fillna("").values.tolist() == theirs.fillna("").values.tolist()
+        assert _values(back.figures, FIGURE_KEPT) == _values(_part(real_bundle.figures, key), FIGURE_KEPT), key
+        refs = _part(real_bundle.references, key)
+        assert _values(back.references, REFERENCE_KEPT) == _values(refs, REFERENCE_KEPT), key
+    assert sum(len(c) for c in real_bundle.paragraphs["citations"]) > 400  # the bodies do cite (460 citations)
+
+
+def test_read_of_a_folder_of_markdown_gives_the_frames_of_the_jats(real_bundle, real_documents, tmp_path):
+    for key, document in real_documents.items():
+        (tmp_path / f"{Path(str(key)).stem}.md").write_text(document, encoding="utf-8")
+    again = read(tmp_path)
+    assert again.errors.empty
+    renamed = real_bundle.paragraphs.assign(input=[f"{Path(str(k)).stem}.md" for k in real_bundle.paragraphs["input"]])
+    assert _values(again.paragraphs, PARAGRAPH_KEPT) == _values(renamed, PARAGRAPH_KEPT)
+
+
+def test_the_front_matter_is_yaml_with_every_key_and_the_licence(real_documents):
+    for document in real_documents.values():
+        meta = yaml.safe_load(document.split("---\n")[1])
+        assert list(meta) == list(FRONT_MATTER_KEYS)
+        assert meta["license"] and meta["reuse"] in ("open", "restricted", "unknown") and meta["text_source"] == "jats"
+        assert "> **Licence:**" in document
+
+
+def test_headings_anchors_tables_and_footnotes_are_written(real_bundle, real_documents):
+    key = next(k for k in real_documents if str(k).startswith("PMC4417228"))
+    document = real_documents[key]
+    paragraphs = _part(real_bundle.paragraphs, key)
+    assert "## Abstract\n\n### Background" in document
+    for pid in paragraphs["paragraph_id"]:
+        assert len(re.findall(f'<a id="{pid}"[ >].*?</a>\n', document)) == 1, pid
+    first_table = _part(real_bundle.tables, key).iloc[0]
+    assert f"**{first_table['label']}** " in document and first_table["markdown"] in document
+    cited = {rid for rids in paragraphs["citations"] for rid in rids}
+    assert all(f"\n[^{rid}]: " in document for rid in cited)
+    assert "<https://doi.org/" in document
+
+
+@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+def test_pandoc_renders_each_document_with_every_footnote_resolved(real_bundle, real_documents, tmp_path):
+    for key, document in real_documents.items():
+        source = tmp_path / "doc.md"
+        source.write_text(document, encoding="utf-8")
+        done = subprocess.run([PANDOC, "-f", "markdown", "-t", "html", str(source)], capture_output=True, text=True,
+                              timeout=60, check=True)
+        cited = [rid for column in ("citations",) for rids in _part(real_bundle.paragraphs, key)[column]
+                 for rid in rids]
+        assert "[^" not in done.stdout, key
+        assert done.stdout.count('class="footnote-ref"') >= len(cited) > 0 or not cited
+        assert "<table" in done.stdout or _part(real_bundle.tables, key).empty
+
+
+_HOSTILE = ("*not emphasis* _nor this_ [a](link) <b>html</b> &amp; `code` # @cite $x$ ~sub~ ^sup^ | pipe "
+            "\\ backslash [^fake] {#id}")
+
+
+@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+def test_escaped_text_renders_as_itself_in_pandoc():
+    for text in (_HOSTILE, "1. not a list", "- not an item", "# not a heading", "> not a quote", "+ plus"):
+        done = subprocess.run([PANDOC, "-f", "markdown-smart", "-t", "plain", "--wrap=none"], input=escape(text),
+                              capture_output=True, text=True, timeout=60, check=True)
+        assert done.stdout.strip() == text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=80))
+def test_escape_round_trips_any_text(text):
+    text = " ".join(text.split())
+    assert unescape(escape(text)) == text
+    if not text:
+        return
+    frame = paragraphs_frame([{"input": "x", "section": "A :: B", "paragraph": 0, "text": text, "paragraph_id": "p0",
+                               "citations": ["r1"], "figures": [], "tables": []}])
+    back = read_markdown(to_markdown(FullText(paragraphs=frame, references=references_frame([])))["x"], input="x")
+    assert back.paragraphs["text"].tolist() == [text] and back.paragraphs["citations"].tolist() == [["r1"]]
+
+
+def _synthetic(sections: list[str], **paper: object) -> FullText:
+    rows = [{"input": "paper", "section": s, "paragraph": n, "text": f"Paragraph {n}.", "citations": [],
+             "figures": [], "tables": [], **paper} for n, s in enumerate(sections)]
+    return FullText(paragraphs=paragraphs_frame(rows), references=references_frame([]))
+
+
+def test_sections_that_go_back_up_or_to_none_round_trip():
+    sections = ["", "Abstract", "Methods", "Methods :: A", "Methods :: A :: deep", "Methods", "", "Results :: X",
+                "Results", "Results :: Y"]
+    document = to_markdown(_synthetic(sections))["paper"]
+    back = read_markdown(document, input="paper")
+    assert back.paragraphs["section"].tolist() == sections
+    assert back.paragraphs["paragraph_id"].tolist() == [f"p{n}" for n in range(len(sections))]
+
+
+def test_a_paper_without_a_reuse_licence_says_so_and_is_logged(caplog):
+    caplog.set_level(logging.WARNING, logger="paperfetch")
+    none = to_markdown(_synthetic(["Intro"]))["paper"]
+    meta = yaml.safe_load(none.split("---\n")[1])
+    assert meta["license"] is None and meta["reuse"] == "unknown"
+    assert "no licence given" in none and "unknown licence" in caplog.text
+    nc = to_markdown(_synthetic(["Intro"], license="https://creativecommons.org/licenses/by-nc-nd/4.0/"))["paper"]
+    assert yaml.safe_load(nc.split("---\n")[1])["reuse"] == "restricted"
+    assert [reuse_of(x) for x in ("cc by", "CC0", "http://creativecommons.org/licenses/by-sa/3.0/", "All rights", None)] \
+        == ["open", "open", "open", "unknown", "unknown"]
+
+
+def test_papers_add_the_title_and_the_text_files_sha256(tmp_path):
+    kept = tmp_path / "paper.xml"
+    kept.write_bytes(b"<article/>")
+    papers = pd.DataFrame([{"input": "paper", "title": "A *title*", "text_path": str(kept)}])
+    document = to_markdown(_synthetic(["Intro"]), papers=papers)["paper"]
+    meta = yaml.safe_load(document.split("---\n")[1])
+    assert meta["title"] == "A *title*" and "# A \\*title\\*" in document
+    assert meta["sha256"] == hashlib.sha256(b"<article/>").hexdigest()
+    assert json.loads(document.split("input: ")[1].split("\n")[0]) == "paper"
+
+
+def test_text_that_is_not_paperfetch_markdown_is_a_fulltext_error():
+    for text in ("# Just a heading\n\nText.", "---\ntitle: x\nno end"):
+        with pytest.raises(FullTextError):
+            read_markdown(text, input="x")
