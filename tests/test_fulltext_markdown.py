@@ -189,3 +189,76 @@ def test_text_that_is_not_paperfetch_markdown_is_a_fulltext_error():
     for text in ("# Just a heading\n\nText.", "---\ntitle: x\nno end"):
         with pytest.raises(FullTextError):
             read_markdown(text, input="x")
+
+
+# --------------------------------------------------------------------------- paperfetch text --format md|chunks
+
+
+@pytest.fixture(scope="module")
+def demo_world():
+    from paperfetch.demo import DemoWorld
+
+    with DemoWorld(base_ip=30) as world:
+        yield world
+
+
+@pytest.fixture
+def demo_env(demo_world, monkeypatch):
+    for name, url in demo_world.endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
+    monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
+    return demo_world
+
+
+def _text_cli(*args: str, out: Path) -> list[str]:
+    from paperfetch.demo.fulltext import JATS_DOIS
+    from paperfetch.demo.research import science_papers
+
+    ids = [*JATS_DOIS, science_papers()[0]["doi"], "10.5555/demo.closed"]
+    return ["text", *ids, "--email", "t@example.org", "--out", str(out), "--state", "memory", "--no-cache",
+            "--no-progress", *args]
+
+
+def test_cli_text_format_md_writes_one_markdown_file_per_paper_beside_its_text(demo_env, tmp_path, capsys):
+    from paperfetch.cli import main
+
+    code = main(_text_cli("--format", "md", out=tmp_path))
+    out, _ = capsys.readouterr()
+    assert code == 1  # the closed paper has no text
+    written = sorted(tmp_path.glob("*.md"))
+    assert len(written) == 3 and "3 Markdown files written to" in out
+    for path in written:
+        kept = next(p for p in tmp_path.iterdir() if p.stem == path.stem and p.suffix in (".xml", ".pdf"))
+        text = path.read_text(encoding="utf-8")
+        meta = yaml.safe_load(text.split("---\n")[1])
+        assert meta["sha256"] == hashlib.sha256(kept.read_bytes()).hexdigest()
+        assert meta["text_source"] == kept.suffix[1:].replace("xml", "jats") and meta["title"]
+        back = read_markdown(text, input=path.name)
+        assert len(back.paragraphs) > 0 and back.paragraphs["paragraph_id"].is_unique
+        if kept.suffix == ".xml":
+            assert meta["license"] and len(back.references) > 0
+            original = read(kept)
+            assert back.paragraphs["text"].tolist() == original.paragraphs["text"].tolist()
+            assert back.paragraphs["citations"].tolist() == original.paragraphs["citations"].tolist()
+
+
+def test_cli_text_format_chunks_prints_one_json_line_per_chunk(demo_env, tmp_path, capsys):
+    from paperfetch.cli import main
+
+    main(_text_cli("--format", "chunks", "--max-tokens", "100", "--overlap", "10", out=tmp_path))
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows and {row["input"] for row in rows} == set(_text_cli(out=tmp_path)[1:4])
+    assert all(row["tokens"] <= 100 and row["paragraph_ids"] and row["chunk_id"].startswith("c") for row in rows)
+    assert "papers (" in err
+    code = main(_text_cli("--format", "jsonl", out=tmp_path))  # per-paper lines, as before
+    out, _ = capsys.readouterr()
+    assert code == 1 and [json.loads(line)["input"] for line in out.splitlines()] == _text_cli(out=tmp_path)[1:5]
+
+
+def test_cli_text_refuses_a_bad_chunk_budget_before_any_request(tmp_path, capsys):
+    from paperfetch.cli import main
+
+    assert main(_text_cli("--format", "chunks", "--max-tokens", "10", "--overlap", "6", out=tmp_path)) == 2
+    assert "--overlap" in capsys.readouterr().err
