@@ -32,6 +32,7 @@ from paperfetch.fulltext.frame import (
 )
 from paperfetch.fulltext.jats import parse_jats, parse_jats_set
 from paperfetch.fulltext.local import read
+from paperfetch.fulltext.markdown import read_markdown, to_markdown
 from paperfetch.fulltext.pdflines import PdfEngine, TextLine, pdf_lines
 from paperfetch.fulltext.pdftext import paragraphs_from_lines, pdf_paragraphs
 from paperfetch.fulltext.references import parse_references
@@ -71,8 +72,10 @@ __all__ = [
     "pdf_paragraphs",
     "pdf_rows",
     "read",
+    "read_markdown",
     "reference_rows",
     "references_frame",
     "table_rows",
     "tables_frame",
+    "to_markdown",
 ]

@@ -30,11 +30,11 @@ CHUNK_COLUMNS: tuple[str, ...] = (
 )
 _PAPER_COLUMNS = ("doi", "pmid", "pmcid", "text_source", "license")
 
-# A letter run, one to three digits, or any other visible character: roughly what a byte-level BPE makes of
-# English scientific prose, where a common word is one token and a long or rare one several.
-_TOKEN = re.compile(r"[^\W\d_]+|\d{1,3}|\S")
 #: A letter run counts one token for every this many letters (or part of it).
 LETTERS_PER_TOKEN = 6
+# Up to six letters, one to three digits, or any other visible character: roughly what a byte-level BPE makes
+# of English scientific prose, where a common word is one token and a long or rare one several.
+_TOKEN = re.compile(r"[^\W\d_]{1,%d}|\d{1,3}|\S" % LETTERS_PER_TOKEN)
 # A sentence ends at . ! or ? (and any closing quote or bracket) before a space and a capital, digit or bracket.
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=[\"'(\[A-Z0-9])")
 _SPACE = re.compile(r"\s+")
@@ -50,14 +50,7 @@ def default_tokenizer(text: str) -> list[str]:
     >>> default_tokenizer("Immunohistochemistry in 2021.")
     ['Immuno', 'histoc', 'hemist', 'ry', 'in', '202', '1', '.']
     """
-    out: list[str] = []
-    for match in _TOKEN.finditer(text):
-        piece = match.group()
-        if len(piece) > LETTERS_PER_TOKEN and piece[0].isalpha():
-            out += [piece[i:i + LETTERS_PER_TOKEN] for i in range(0, len(piece), LETTERS_PER_TOKEN)]
-        else:
-            out.append(piece)
-    return out
+    return _TOKEN.findall(text)
 
 
 def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
@@ -73,6 +66,7 @@ class _Unit:
     section: str
     text: str
     whole: bool
+    tokens: int = 0  #: about what the text adds to a chunk (its count with its section path, less the path's)
 
 
 class _Budget:
@@ -82,6 +76,7 @@ class _Budget:
         self.max_tokens, self.tokenizer, self.contextualize = max_tokens, tokenizer, contextualize
         self.room = max_tokens - overlap  # what a chunk's own paragraphs may take, its section path included
         self._prefixes: dict[str, str] = {}
+        self._counts: dict[str, int] = {}
 
     def count(self, text: str) -> int:
         return len(self.tokenizer(text))
@@ -91,7 +86,12 @@ class _Budget:
         if section not in self._prefixes:
             keep = self.contextualize and section and self.count(section) <= self.room // 2
             self._prefixes[section] = section + "\n\n" if keep else ""
+            self._counts[section] = self.count(self._prefixes[section])
         return self._prefixes[section]
+
+    def prefix_tokens(self, section: str) -> int:
+        self.prefix(section)
+        return self._counts[section]
 
     def render(self, section: str, bodies: Sequence[str]) -> str:
         return self.prefix(section) + "\n\n".join(bodies)
@@ -158,7 +158,10 @@ def _group_chunks(units: Sequence[_Unit], budget: _Budget, room: int) -> list[tu
     for unit in units:
         candidate = [*current, unit]
         section = _common_section([u.section for u in candidate])
-        if current and unit.whole and current[-1].whole and budget.fits(section, [u.text for u in candidate], room):
+        # the sum of the parts' counts rules out most candidates without counting them whole
+        estimate = budget.prefix_tokens(section) + sum(u.tokens for u in candidate)
+        if (current and unit.whole and current[-1].whole and estimate <= room
+                and budget.fits(section, [u.text for u in candidate], room)):
             current = candidate
             continue
         if current:
@@ -172,8 +175,9 @@ def _group_chunks(units: Sequence[_Unit], budget: _Budget, room: int) -> list[tu
 def _units(rows: Sequence[tuple[str, str, str]], budget: _Budget, room: int) -> list[_Unit]:
     units: list[_Unit] = []
     for paragraph_id, section, text in rows:
-        if budget.fits(section, [text], room):
-            units.append(_Unit(paragraph_id, section, text, True))
+        whole = budget.count(budget.render(section, [text]))
+        if whole <= room:
+            units.append(_Unit(paragraph_id, section, text, True, whole - budget.prefix_tokens(section)))
         else:
             fits = lambda piece, s=section: budget.fits(s, [piece], room)  # noqa: E731
             units += [_Unit(paragraph_id, section, piece, False) for piece in _pieces(text, fits)]
@@ -184,7 +188,9 @@ def _with_overlap(previous: str, section: str, body: str, budget: _Budget, overl
     """*body* led by the whole words of up to *overlap* tokens from the end of *previous*, within the budget."""
     words = _SPACE.split(previous.strip())
     taken: list[str] = []
-    while words and budget.count(" ".join([words[-1], *taken])) <= overlap:
+    used = 0
+    while words and (used + budget.count(words[-1])) <= overlap:
+        used += budget.count(words[-1])
         taken.insert(0, words.pop())
     while taken and not budget.fits(section, [" ".join(taken) + " " + body], budget.max_tokens):
         taken.pop(0)
