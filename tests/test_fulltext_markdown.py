@@ -134,17 +134,17 @@ def test_escaped_text_renders_as_itself_in_pandoc():
         assert done.stdout.strip() == text
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=80))
-def test_escape_round_trips_any_text(text):
-    text = " ".join(text.split())
-    assert unescape(escape(text)) == text
-    if not text:
-        return
-    frame = paragraphs_frame([{"input": "x", "section": "A :: B", "paragraph": 0, "text": text, "paragraph_id": "p0",
-                               "citations": ["r1"], "figures": [], "tables": []}])
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1,
+                        max_size=80), min_size=1, max_size=12))
+def test_escape_round_trips_any_text(texts):
+    texts = [" ".join(text.split()) or "x" for text in texts]
+    assert [unescape(escape(text)) for text in texts] == texts
+    frame = paragraphs_frame([{"input": "x", "section": "A :: B", "paragraph": n, "text": text,
+                               "paragraph_id": f"p{n}", "citations": ["r1"], "figures": [], "tables": []}
+                              for n, text in enumerate(texts)])
     back = read_markdown(to_markdown(FullText(paragraphs=frame, references=references_frame([])))["x"], input="x")
-    assert back.paragraphs["text"].tolist() == [text] and back.paragraphs["citations"].tolist() == [["r1"]]
+    assert back.paragraphs["text"].tolist() == texts and back.paragraphs["citations"].tolist() == [["r1"]] * len(texts)
 
 
 def _synthetic(sections: list[str], **paper: object) -> FullText:
