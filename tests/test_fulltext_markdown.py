@@ -183,6 +183,11 @@ def test_papers_add_the_title_and_the_text_files_sha256(tmp_path):
     assert meta["title"] == "A *title*" and "# A \\*title\\*" in document
     assert meta["sha256"] == hashlib.sha256(b"<article/>").hexdigest()
     assert json.loads(document.split("input: ")[1].split("\n")[0]) == "paper"
+    own = _synthetic(["Intro"], license="https://creativecommons.org/licenses/by/4.0/", doi="10.1/own")
+    other = pd.DataFrame([{"input": "paper", "license": "cc by-nc", "doi": "10.1/other", "pmid": "123"}])
+    meta = yaml.safe_load(to_markdown(own, papers=other)["paper"].split("---\n")[1])
+    assert (meta["license"], meta["doi"], meta["pmid"]) == ("https://creativecommons.org/licenses/by/4.0/", "10.1/own",
+                                                            "123")
 
 
 def test_text_that_is_not_paperfetch_markdown_is_a_fulltext_error():

@@ -229,7 +229,9 @@ def _sha256(path: Any) -> str | None:
 def _paper_meta(rows: pd.DataFrame, extra: Mapping[str, Any]) -> dict[str, Any]:
     first = rows.iloc[0] if len(rows) else pd.Series(dtype=object)
     meta: dict[str, Any] = {key: _value(first.get(key)) for key in (*_IDS, "license", "license_id", "text_source")}
-    meta.update({key: _value(value) for key, value in extra.items() if key in FRONT_MATTER_KEYS and _value(value)})
+    for key, value in extra.items():  # what the frames lack; never in place of the paper's own ids or licence
+        if key in FRONT_MATTER_KEYS and not meta.get(key) and _value(value):
+            meta[key] = _value(value)
     meta["reuse"] = reuse_of(meta.get("license"))
     if not meta.get("sha256"):
         meta["sha256"] = _sha256(extra.get("text_path"))
@@ -256,10 +258,11 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
     paragraphs frame).
 
     *papers* adds what the frames do not hold, per ``input``: ``title``, ``sha256``, or a ``text_path`` whose
-    SHA-256 is computed; the outcomes frame of ``r.fulltext(ids, with_outcomes=True)`` serves as it is. The
-    licence is always written: ``license`` in the front matter (``null`` when none is known), ``reuse``
-    (:func:`reuse_of`) beside it, and a ``> **Licence:**`` line under the title; a paper whose licence does not
-    allow reuse is exported with that said, and logged as a warning.
+    SHA-256 is computed (an id or licence there fills only one the frames lack); the outcomes frame of
+    ``r.fulltext(ids, with_outcomes=True)`` serves as it is. The licence is always written: ``license`` in the
+    front matter (``null`` when none is known), ``reuse`` (:func:`reuse_of`) beside it, and a ``> **Licence:**``
+    line under the title; a paper whose licence does not allow reuse is exported with that said, and logged as
+    a warning.
     """
     extra = _papers_meta(papers)
     references, tables, figures = _by_input(bundle.references), _by_input(bundle.tables), _by_input(bundle.figures)
