@@ -568,7 +568,8 @@ class Retriever:
                  pdf_engine: str = "pypdf") -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
         """One row per paragraph of every paper with text: JATS where it exists, else the open-access PDF's text.
 
-        Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text`` (docs/fulltext.md).
+        Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text``, then
+        ``paragraph_id, citations, figures, tables, words, chars, page, license_id`` (docs/fulltext.md).
         ``with_outcomes=True`` returns ``(paragraphs, outcomes)``: the outcomes frame (one row per input) with
         ``text_source`` and ``text_path`` filled. Never raises for a bad input or a failing service.
 

@@ -81,11 +81,11 @@ def _row_elements(doc: etree._Element) -> list[etree._Element]:
     return out
 
 
-def _bibr_rids(p: etree._Element) -> list[str]:
-    """The rids of the p's own bibliography xrefs: not those inside a figure, table, caption or footnote."""
+def _own_rids(p: etree._Element, kind: str = "bibr") -> list[str]:
+    """The rids of the p's own xrefs of *kind*: not those inside a figure, table, caption or footnote."""
     rids = []
     for xref in p.iter("xref"):
-        if xref.get("ref-type") != "bibr":
+        if xref.get("ref-type") != kind:
             continue
         inside = [a for a in xref.iterancestors() if a is not p and p in a.iterancestors()]
         if not any(a.tag in DROPPED_IN_TEXT for a in inside):
@@ -114,7 +114,7 @@ def test_every_bibliography_link_of_a_paragraph_is_in_its_citations_in_order_and
         assert len(elements) == len(rows) > 0, name
         ref_ids = {r.ref_id for r in article.references}
         for p, element in zip(rows, elements):
-            expected = _bibr_rids(element)
+            expected = _own_rids(element)
             assert _is_subsequence(expected, list(p.citations)), (name, p.paragraph_id, expected, p.citations)
             assert set(p.citations) <= ref_ids, (name, p.paragraph_id)
             checked += len(expected)
@@ -129,17 +129,14 @@ def test_every_bibliography_link_of_a_paragraph_is_in_its_citations_in_order_and
     assert checked > 400  # 431 links in paragraphs, of 436 in these bodies (the rest in tables and figures)
 
 
-def test_figure_and_table_links_of_a_paragraph_are_listed(bodies, articles):
+def test_figure_and_table_links_of_a_paragraph_are_listed_once_each_in_order(bodies, articles):
     for name, body in bodies.items():
-        doc = _plain(body)
-        for kind, field in (("fig", "figures"), ("table", "tables")):
-            wanted = [rid for x in doc.xpath(f"/article/body//p//xref[@ref-type='{kind}']")
-                      if not any(a.tag in DROPPED_IN_TEXT for a in x.iterancestors())
-                      for rid in (x.get("rid") or "").split()]
-            got = [rid for p in articles[name].paragraphs for rid in getattr(p, field)]
-            assert sorted(got) == sorted(wanted), (name, kind)
-    assert any(p.figures for a in articles.values() for p in a.paragraphs)
-    assert any(p.tables for a in articles.values() for p in a.paragraphs)
+        for p, element in zip(articles[name].paragraphs, _row_elements(_plain(body))):
+            for kind, field in (("fig", "figures"), ("table", "tables")):
+                wanted = _own_rids(element, kind)
+                assert getattr(p, field) == tuple(dict.fromkeys(wanted)), (name, p.paragraph_id, kind)
+    assert sum(len(p.figures) for a in articles.values() for p in a.paragraphs) > 30
+    assert sum(len(p.tables) for a in articles.values() for p in a.paragraphs) > 30
 
 
 def test_paragraph_ids_are_unique_stable_and_the_jats_ids_where_given(bodies, articles):
@@ -210,6 +207,23 @@ def test_a_table_with_rowspan_and_colspan_gives_the_grid():
         "| B \\| C | 3 |  |"]
     assert frame.loc[1, "table"].empty and frame.loc[1, "markdown"] == ""
     assert set(frame["license_id"]) == {"cc-by-nc-4.0"}
+
+
+def test_a_table_asking_for_a_huge_grid_keeps_its_caption_and_an_empty_grid_fast():
+    """Synthetic, hostile: spans that would make billions of cells, and a ragged table padded past the cap."""
+    import time
+
+    wide = "<tr>" + '<td colspan="999999">x</td>' * 3 + "</tr>"
+    tall = '<tr><td rowspan="999999" colspan="999">y</td></tr>' + "<tr><td>z</td></tr>" * 3000
+    ragged = '<tr><td colspan="1000">w</td></tr>' + "<tr><td>v</td></tr>" * 1500
+    tables = "".join(f'<table-wrap id="h{i}"><caption><p>Huge {i}.</p></caption><table>{body * 400 if i == 0 else body}'
+                     f"</table></table-wrap>" for i, body in enumerate((wide, tall, ragged)))
+    started = time.perf_counter()
+    article = parse_jats(f"<article><body><p>Text.</p>{tables}</body></article>".encode())
+    assert time.perf_counter() - started < 5
+    assert [(t.caption, t.columns, t.rows) for t in article.tables] == [
+        ("Huge 0.", (), ()), ("Huge 1.", (), ()), ("Huge 2.", (), ())]
+    assert [p.text for p in article.paragraphs] == ["Text."]
 
 
 # --------------------------------------------------------------------------- tables and figures of real bodies
@@ -325,6 +339,8 @@ def test_read_gives_each_bad_file_one_error_row_and_never_raises_for_a_folder(re
     with pytest.raises(FileNotFoundError):
         read(tmp_path / "missing")
     assert len(read(tmp_path / "cut.xml").errors) == 1  # one bad file on its own: its error row, no exception
+    too_big = read(tmp_path, max_xml_bytes=1000, recursive=False).errors.set_index("input")
+    assert too_big.loc["good.nxml", "error"] == "FullTextTooLarge"  # refused before it is read
     assert issubclass(FullTextError, ValueError)
 
 
@@ -433,3 +449,35 @@ def test_a_second_fulltext_tables_reads_the_kept_jats_and_sends_no_request(epmc,
     assert len(first) == len(second) == 18 and len(figures) == 18
     pd.testing.assert_frame_equal(first.drop(columns=["table"]), second.drop(columns=["table"]))
     assert first["license"].notna().all() and first["doi"].notna().all()
+
+
+def test_read_dispatches_markdown_to_the_markdown_reader_and_leaves_a_readme_alone(monkeypatch, no_socket, tmp_path,
+                                                                                  bodies):
+    """A stand-in ``paperfetch.fulltext.markdown`` (the real one writes and reads paperfetch's own Markdown):
+    a ``.md`` with front matter goes to its ``read_markdown(text, input=...)``; the .xml of the same stem wins."""
+    import types
+
+    from paperfetch.fulltext import paragraphs_frame, references_frame
+
+    seen = []
+
+    def read_markdown(text, *, input):  # noqa: A002
+        seen.append((input, text.splitlines()[0]))
+        return FullText(paragraphs=paragraphs_frame([{"input": input, "text_source": "jats", "text": "From Markdown.",
+                                                      "paragraph": 0, "paragraph_id": "p0", "citations": []}]),
+                        references=references_frame([]))
+
+    monkeypatch.setitem(__import__("sys").modules, "paperfetch.fulltext.markdown",
+                        types.SimpleNamespace(read_markdown=read_markdown))
+    (tmp_path / "paper.md").write_text("---\ntitle: A paper\n---\n\nFrom Markdown. {#p0}\n")
+    (tmp_path / "README.md").write_text("# What this folder holds\n")
+    (tmp_path / "twin.md").write_text("---\ntitle: twin\n---\n")
+    (tmp_path / "twin.xml").write_bytes(bodies["PMC4678086.xml"])
+    (tmp_path / "empty").mkdir()
+    empty = read(tmp_path / "empty")
+    assert len(empty.paragraphs) == len(empty.errors) == 0 and list(empty.tables.columns) == list(TABLE_COLUMNS)
+    bundle = read(tmp_path)
+    assert seen == [("paper.md", "---")]
+    assert set(bundle.paragraphs["input"]) == {"paper.md", "twin.xml"} and len(bundle.errors) == 0
+    assert bundle.paragraphs.loc[bundle.paragraphs["input"] == "paper.md", "text"].tolist() == ["From Markdown."]
+    assert list(bundle.paragraphs.columns) == list(PARAGRAPH_COLUMNS)

@@ -41,8 +41,10 @@ class FullTextTooLarge(FullTextError):
 class Paragraph:
     """One paragraph of a paper: its section path, its 0-based place in the paper, its text.
 
-    ``paragraph_id`` is the JATS ``<p id>`` or ``""``; ``citations``, ``figures`` and ``tables`` are the ``rid``s of
-    the ``<xref>`` links in the paragraph, in order; ``page`` is the 1-based PDF page the paragraph starts on.
+    ``paragraph_id`` is the JATS ``<p id>``, else ``p{paragraph}`` (``""`` from the PDF path: the frames write
+    ``p{paragraph}``); ``citations`` are the ``rid``s of the bibliography ``<xref>`` links in the paragraph, once per
+    mention, in order; ``figures`` and ``tables`` those of the figure and table links, each once; ``page`` is the
+    1-based PDF page the paragraph starts on.
     """
 
     section: str

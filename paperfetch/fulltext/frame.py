@@ -139,7 +139,7 @@ def pdf_rows(paragraphs: Iterable[Paragraph], *, input: Any, doi: str | None = N
     """The paragraph rows of one PDF's text layer; the ids and licence come from the metadata, not the PDF."""
     paper = {"input": input, "doi": _or_none(doi), "pmid": _or_none(pmid), "pmcid": _or_none(pmcid),
              "text_source": "pdf", "license": _or_none(license)}
-    return [{**paper, **_paragraph(p), "citations": [], "figures": [], "tables": []} for p in paragraphs]
+    return [{**paper, **_paragraph(p)} for p in paragraphs]
 
 
 def reference_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from paperfetch import defaults
-from paperfetch.fulltext.base import FullTextError
+from paperfetch.fulltext.base import FullTextError, FullTextTooLarge
 from paperfetch.fulltext.bundle import FullText, errors_frame
 from paperfetch.fulltext.frame import (
     article_rows,
@@ -80,7 +80,8 @@ _PREFERENCE = (".xml", ".nxml", ".md", ".pdf")  # one paper in several forms is 
 
 
 def _suffix_of(body: bytes) -> str:
-    return ".pdf" if body.lstrip()[:5] == b"%PDF-" else ".xml"
+    start = body.lstrip()[:5]
+    return ".pdf" if start == b"%PDF-" else ".md" if start.startswith(b"---") else ".xml"
 
 
 def _notes(path: Path) -> bool:
@@ -141,6 +142,9 @@ def _read_file(path: Path, name: str, out: _Frames, options: Mapping[str, Any]) 
     try:
         if reader is None:
             raise FullTextError(f"not a kind of file read here (one of {', '.join(sorted(READERS))})")
+        cap = options["max_pdf_bytes"] if reader is _pdf else options["max_xml_bytes"]
+        if (size := path.stat().st_size) > cap:  # refused before it is read into memory
+            raise FullTextTooLarge(f"the file is {size:,} bytes, over the cap of {cap:,}")
         body = path.read_bytes()
     except (OSError, FullTextError) as exc:
         out.errors.append({"input": name, "error": type(exc).__name__, "message": str(exc)})

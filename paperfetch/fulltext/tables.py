@@ -11,12 +11,14 @@ from lxml import etree
 from paperfetch.fulltext.base import SECTION_SEPARATOR, Table
 from paperfetch.fulltext.xmltext import DROPPED, flatten, local_name, section_path, xrefs
 
-__all__ = ["HEADER_SEPARATOR", "MAX_SPAN", "parse_table", "pipe_table", "table_frame"]
+__all__ = ["HEADER_SEPARATOR", "MAX_CELLS", "MAX_SPAN", "parse_table", "pipe_table", "table_frame"]
 
 #: Joins the texts of a column's header cells when a table has more than one header row: ``Group A / n``.
 HEADER_SEPARATOR = " / "
 #: A ``rowspan``/``colspan`` above this is read as this (a hostile body cannot ask for a grid of any size).
 MAX_SPAN = 1000
+#: A table whose grid would hold more cells than this keeps its caption and gets an empty grid, as an image does.
+MAX_CELLS = 1_000_000
 
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _ROW_GROUPS = ("thead", "tbody", "tfoot")
@@ -31,7 +33,10 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
     caption = _first_child(wrap, "caption")
     foot = list(wrap.iter("{*}table-wrap-foot"))
     table = next(wrap.iter("{*}table"), None)
-    columns, rows = _grid(table) if table is not None else ((), ())
+    try:
+        columns, rows = _grid(table) if table is not None else ((), ())
+    except _TooLarge:
+        columns, rows = (), ()
     links = xrefs(wrap, refs, dropped=_NOTHING_DROPPED, order=order)
     return Table(
         table_id=wrap.get("id") or f"t{number}",
@@ -41,6 +46,10 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
         section=section_path(wrap, SECTION_SEPARATOR),
         columns=columns, rows=rows, **links,
     )
+
+
+class _TooLarge(Exception):
+    """A grid over :data:`MAX_CELLS`."""
 
 
 def _first_child(element: etree._Element, name: str) -> etree._Element | None:
@@ -73,6 +82,7 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
     rows = _table_rows(table)
     grid: list[list[str | None]] = []
     header_flags: list[bool] = []
+    cells_made = 0
     for r, (in_head, tr) in enumerate(rows):
         while len(grid) <= r:
             grid.append([])
@@ -85,6 +95,9 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
             text = flatten(cell)
             rowspan, colspan = _span(cell, "rowspan"), _span(cell, "colspan")
             rowspan = min(rowspan, len(rows) - r)
+            cells_made += rowspan * colspan
+            if cells_made > MAX_CELLS:
+                raise _TooLarge
             for dr in range(rowspan):
                 while len(grid) <= r + dr:
                     grid.append([])
@@ -96,6 +109,8 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
             c += colspan
         header_flags.append(in_head or (bool(cells) and all(local_name(cell.tag) == "th" for cell in cells)))
     width = max((len(line) for line in grid), default=0)
+    if width * len(grid) > MAX_CELLS:  # short rows are padded to the widest
+        raise _TooLarge
     texts = [tuple("" if value is None else value for value in line) + ("",) * (width - len(line)) for line in grid]
     if any(in_head for in_head, _ in rows):
         head = sum(1 for in_head, _ in rows if in_head)

@@ -129,8 +129,9 @@ _MAX_RANGE = 200
 
 def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozenset[str] = DROPPED,
           order: Mapping[str, int] | None = None) -> dict[str, tuple[str, ...]]:
-    """``{"citations": (rid, …), "figures": (…), "tables": (…)}``: the rids of the ``<xref>`` links of *element*,
-    one per mention, in document order, outside *dropped* subtrees (as :func:`flatten` reads its text).
+    """``{"citations": (rid, …), "figures": (…), "tables": (…)}``: the rids of the ``<xref>`` links of *element*
+    in document order, outside *dropped* subtrees (as :func:`flatten` reads its text): every citation, once per
+    mention; each figure and table once, where it is first named.
 
     A multi-rid ``<xref rid="r3 r4">`` gives each rid; a citation range written as two bibliography links with
     only a dash between ("[3]–[6]") gives every reference between them too,
@@ -160,7 +161,8 @@ def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozens
                 cited.extend(refs[start + 1:end])
         cited.extend(value)
         gap = ""
-    return {field: tuple(rids) for field, rids in found.items()}
+    # every citation is kept (a mention is a citation context); a figure or table is listed once, where first named
+    return {field: tuple(rids) if field == "citations" else tuple(dict.fromkeys(rids)) for field, rids in found.items()}
 
 
 def _xref_events(element: etree._Element, out: list[tuple[str | None, Any]], dropped: frozenset[str]) -> None:
