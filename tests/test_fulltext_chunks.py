@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paperfetch.fulltext import article_rows, paragraphs_frame, parse_jats
+from paperfetch.fulltext import FullText, article_rows, paragraphs_frame, parse_jats, references_frame
 from paperfetch.fulltext.chunks import CHUNK_COLUMNS, chunks, count_tokens, default_tokenizer
 
 SEP = " :: "
@@ -170,6 +170,15 @@ def test_paragraph_ids_come_from_the_frame_else_p_n():
     assert chunks(frame)["paragraph_ids"].tolist() == [["para-1", "para-2"]]
     frame["paragraph_id"] = pd.Series(["x", None], dtype="string")
     assert chunks(frame)["paragraph_ids"].tolist() == [["x", "p1"]]
+
+
+def test_a_paper_whose_rows_are_apart_in_the_frame_is_still_one_paper():
+    a, b = _paper([("Intro", "a one."), ("Intro", "a two.")], input="A"), _paper([("Intro", "b one.")], input="B")
+    mixed = pd.concat([a.iloc[:1], b, a.iloc[1:]], ignore_index=True)
+    out = chunks(mixed)
+    assert chunks(FullText(paragraphs=mixed, references=references_frame([]))).equals(out)
+    assert list(zip(out["input"], out["chunk_id"], out["paragraph_ids"])) == [("A", "c0", ["p0", "p1"]),
+                                                                          ("B", "c0", ["p0"])]
 
 
 def test_bad_budgets_are_a_value_error_and_no_rows_give_every_column():

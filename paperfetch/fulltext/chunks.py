@@ -17,6 +17,7 @@ import pandas as pd
 
 from paperfetch.cells import is_missing
 from paperfetch.fulltext.base import SECTION_SEPARATOR
+from paperfetch.fulltext.bundle import FullText
 
 __all__ = ["CHUNK_COLUMNS", "Tokenizer", "chunks", "count_tokens", "default_tokenizer"]
 
@@ -244,7 +245,7 @@ def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: 
         raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
     if not 0 <= overlap <= max_tokens // 2:
         raise ValueError(f"overlap must be between 0 and max_tokens // 2 ({max_tokens // 2}), not {overlap}")
-    frame = getattr(paragraphs, "paragraphs", paragraphs)
+    frame = paragraphs.paragraphs if isinstance(paragraphs, FullText) else paragraphs
     budget = _Budget(max_tokens, overlap, tokenizer or default_tokenizer, contextualize)
     records: list[dict[str, Any]] = []
     for _, paper in _papers(frame):
@@ -260,13 +261,10 @@ def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: 
 
 
 def _papers(frame: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
-    """The rows of each paper, in the frame's order (a paper is its consecutive rows of one ``input``)."""
+    """The rows of each paper (one ``input``), papers in the order they first come, rows in the frame's order."""
     if frame.empty:
         return
-    keys = frame["input"].astype(str)
-    starts = [0, *[i for i in range(1, len(frame)) if keys.iloc[i] != keys.iloc[i - 1]], len(frame)]
-    for start, end in zip(starts, starts[1:]):
-        yield keys.iloc[start], frame.iloc[start:end]
+    yield from frame.groupby(frame["input"].astype(str), sort=False)
 
 
 def _chunks_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
