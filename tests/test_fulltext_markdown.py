@@ -228,9 +228,14 @@ def _text_cli(*args: str, out: Path) -> list[str]:
 def test_cli_text_format_md_writes_one_markdown_file_per_paper_beside_its_text(demo_env, tmp_path, capsys):
     from paperfetch.cli import main
 
+    main(_text_cli(out=tmp_path / "warm"))  # the module's world is warm from here on: each run asks alike
+    start = demo_env.requests_served()
+    main(_text_cli(out=tmp_path / "plain"))
+    plain = demo_env.requests_served() - start
     code = main(_text_cli("--format", "md", out=tmp_path))
     out, _ = capsys.readouterr()
     assert code == 1  # the closed paper has no text
+    assert demo_env.requests_served() - start - plain == plain  # the Markdown's other frames cost no request
     written = sorted(tmp_path.glob("*.md"))
     assert len(written) == 3 and "3 Markdown files written to" in out
     for path in written:
