@@ -191,7 +191,7 @@ def test_papers_add_the_title_and_the_text_files_sha256(tmp_path):
 
 
 def test_text_that_is_not_paperfetch_markdown_is_a_fulltext_error():
-    for text in ("# Just a heading\n\nText.", "---\ntitle: x\nno end"):
+    for text in ("# Just a heading\n\nText.", "---\ntitle: x\nno end", "---\nlayout: post\ntitle: A blog\n---\n\nText."):
         with pytest.raises(FullTextError):
             read_markdown(text, input="x")
 

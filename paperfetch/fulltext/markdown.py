@@ -363,6 +363,8 @@ def read_markdown(text: str, *, input: Any) -> FullText:  # noqa: A002 - the col
     and the linked DOI/PMID/PMCID). ``input`` names the paper in every frame. FullTextError when *text* is not
     such a document."""
     meta, body = _split_front_matter(text)
+    if missing := [key for key in FRONT_MATTER_KEYS if key not in meta]:
+        raise FullTextError(f"not a paperfetch Markdown document: the front matter lacks {', '.join(missing)}")
     paper = {"input": input, **{key: meta.get(key) for key in (*_IDS, "license", "license_id")}}
     paragraphs: list[dict[str, Any]] = []
     tables: list[dict[str, Any]] = []
