@@ -155,11 +155,27 @@ def _synthetic(sections: list[str], **paper: object) -> FullText:
 
 def test_sections_that_go_back_up_or_to_none_round_trip():
     sections = ["", "Abstract", "Methods", "Methods :: A", "Methods :: A :: deep", "Methods", "", "Results :: X",
-                "Results", "Results :: Y"]
+                "Results", "Results :: Y", "1 :: 2 :: 3 :: 4 :: 5 :: 6 :: 7", "1 :: 2 :: 3 :: 4 :: 5 :: 6", "1 :: 2"]
     document = to_markdown(_synthetic(sections))["paper"]
     back = read_markdown(document, input="paper")
     assert back.paragraphs["section"].tolist() == sections
     assert back.paragraphs["paragraph_id"].tolist() == [f"p{n}" for n in range(len(sections))]
+
+
+_TITLE = st.sampled_from(["Methods", "Results", "A", "B", "1. Numbered", "*Starred*", "x :: y"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.lists(_TITLE, max_size=8), st.lists(st.sampled_from(["r1", "r2", "b-3"]), max_size=4)),
+                min_size=1, max_size=15))
+def test_any_sections_and_citations_round_trip(rows):
+    sections = [" :: ".join(titles) for titles, _ in rows]
+    frame = paragraphs_frame([{"input": "paper", "section": s, "paragraph": n, "text": f"Text {n}.", "citations": c,
+                               "figures": [], "tables": []} for n, (s, (_, c)) in enumerate(zip(sections, rows))])
+    back = read_markdown(to_markdown(FullText(paragraphs=frame, references=references_frame([])))["paper"],
+                         input="paper")
+    assert back.paragraphs["section"].tolist() == sections
+    assert back.paragraphs["citations"].tolist() == [c for _, c in rows]
 
 
 def test_a_paper_without_a_reuse_licence_says_so_and_is_logged(caplog):

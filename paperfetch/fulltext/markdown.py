@@ -109,6 +109,12 @@ def _front_matter(meta: Mapping[str, Any]) -> str:
     return "---\n" + "\n".join(lines) + "\n---"
 
 
+def _levels(section: str) -> list[str]:
+    """The heading titles of a section path: one a level, the fifth level and below in one ``######`` heading."""
+    titles = section.split(SECTION_SEPARATOR) if section else []
+    return titles if len(titles) <= 5 else [*titles[:4], SECTION_SEPARATOR.join(titles[4:])]
+
+
 def _headings(old: list[str], new: list[str]) -> list[str]:
     """The headings that take the reader from section path *old* to *new*."""
     if not new:
@@ -118,7 +124,7 @@ def _headings(old: list[str], new: list[str]) -> list[str]:
         same += 1
     if same == len(new):  # back up to an enclosing section: its heading again
         same -= 1
-    return [f"{'#' * min(level + 2, 6)} {escape(title)}" for level, title in enumerate(new) if level >= same]
+    return [f"{'#' * (level + 2)} {escape(title)}" for level, title in enumerate(new) if level >= same]
 
 
 def _paragraph_block(row: Mapping[str, Any]) -> str:
@@ -196,14 +202,14 @@ def _document(meta: Mapping[str, Any], paragraphs: pd.DataFrame, references: pd.
     path: list[str] = []
     rows = paragraphs.to_dict("records")
     for n, row in enumerate(rows):
-        new = str(_value(row.get("section")) or "").split(SECTION_SEPARATOR) if _value(row.get("section")) else []
+        new = _levels(str(_value(row.get("section")) or ""))
         if new != path:
             blocks += _headings(path, new)
             path = new
         blocks.append(_paragraph_block(row))
         blocks += placed.get(n, [])
     for section, float_blocks in orphans:
-        new = section.split(SECTION_SEPARATOR) if section else []
+        new = _levels(section)
         if new != path:
             blocks += _headings(path, new)
             path = new
