@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,13 @@ def add_subcommands(sub: Any) -> None:
     text.add_argument("--outcomes", type=Path, help="write the per-paper outcomes: FILE.csv, FILE.parquet or FILE.jsonl")
     text.add_argument("--failed", type=Path, metavar="FILE",
                       help="write the identifiers that gave no text, one per line (feed back with --input)")
-    text.add_argument("--format", choices=("table", "jsonl"), default="table",
-                      help="per-paper results on stdout: a compact table (default) or JSON Lines")
+    text.add_argument("--format", choices=("table", "jsonl", "md", "chunks"), default="table",
+                      help="stdout: a compact per-paper table (default), per-paper JSON Lines, the table and one "
+                           "Markdown file per paper in --out (md), or one JSON line per chunk (chunks)")
+    text.add_argument("--max-tokens", type=int, default=512, help="with --format chunks: the tokens of a chunk at "
+                                                                  "most (default 512, the default tokenizer's)")
+    text.add_argument("--overlap", type=int, default=0,
+                      help="with --format chunks: tokens of the chunk before that lead each chunk (default 0)")
     text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), default="pypdfium2",
                       help="the PDF text engine (default pypdfium2; docs/fulltext.md compares them)")
     text.add_argument("--state", help="host-state store shared with other runs (as for download; env PAPERFETCH_STATE)")
@@ -75,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         ids += _read_lines(args.input)
     if not ids:
         raise UsageError("give identifiers, or --input FILE (.txt, one a line)")
+    if args.max_tokens < 1 or not 0 <= args.overlap <= args.max_tokens // 2:
+        raise UsageError("--max-tokens must be at least 1 and --overlap between 0 and half of it")
     if args.pdf_engine == "pypdfium2":
         try:
             import pypdfium2  # noqa: F401
@@ -85,15 +93,47 @@ def run(args: argparse.Namespace) -> int:
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage():
-        retriever = Retriever(settings=settings, progress=progress_wanted(args, jsonl=args.format == "jsonl"),
+        retriever = Retriever(settings=settings, progress=progress_wanted(args, jsonl=_jsonl(args)),
                               cache=not args.no_cache)
     with retriever:
         try:
             paragraphs, outcomes = retriever.fulltext(ids, with_outcomes=True, pdf_engine=args.pdf_engine)
+            written = _write_markdown(retriever, paragraphs, outcomes) if args.format == "md" else None
         except KeyboardInterrupt:
             say("paperfetch: interrupted; the texts fetched so far are kept in " + str(out), err=True)
             return EXIT_INTERRUPTED
-    return _finish(paragraphs, outcomes, args)
+    code = _finish(paragraphs, outcomes, args)
+    if written is not None and not args.quiet:
+        say(f"{written} Markdown files written to {out}")
+    return code
+
+
+def _jsonl(args: argparse.Namespace) -> bool:
+    """Whether stdout is JSON Lines (then every other line goes to stderr)."""
+    return args.format in ("jsonl", "chunks")
+
+
+def _write_markdown(retriever: Any, paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> int:
+    """One ``.md`` per paper with text, beside its JATS file or PDF in --out (named like it); the other frames
+    are read from the files this run kept, so no request is sent for them."""
+    from paperfetch.fulltext import FullText
+    from paperfetch.fulltext.markdown import to_markdown
+
+    with_text = outcomes[outcomes["text_source"].notna()]
+    wanted = list(dict.fromkeys(with_text["input"]))
+    bundle = FullText(paragraphs=paragraphs, references=retriever.fulltext_references(wanted),
+                      tables=retriever.fulltext_tables(wanted), figures=retriever.fulltext_figures(wanted))
+    documents = to_markdown(bundle, papers=with_text)
+    paths = {str(value): path for value, path in zip(with_text["input"], with_text["text_path"])}
+    written = 0
+    for key, document in documents.items():
+        kept = paths.get(str(key))
+        if kept is None or is_missing(kept):
+            continue
+        dest = Path(str(kept)).with_suffix(".md")
+        write_private_safe(dest, functools.partial(Path.write_text, data=document, encoding="utf-8"))
+        written += 1
+    return written
 
 
 def _check_outcomes(path: Path) -> None:
@@ -121,7 +161,12 @@ def _per_paper(paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame
 
 def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Namespace) -> int:
     table = _per_paper(paragraphs, outcomes)
-    if not args.quiet:
+    if args.format == "chunks":
+        from paperfetch.fulltext import chunks
+
+        for line in jsonl_records(chunks(paragraphs, max_tokens=args.max_tokens, overlap=args.overlap)):
+            say(line)
+    elif not args.quiet:
         if args.format == "jsonl":
             for line in jsonl_records(table):
                 say(line)
@@ -134,11 +179,11 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
     if args.report is not None:
         write_report(paragraphs, args.report)
         if not args.quiet:
-            say(f"report written to {args.report}", err=args.format == "jsonl")
+            say(f"report written to {args.report}", err=_jsonl(args))
     if args.outcomes is not None:
         write_report(outcomes, args.outcomes)
         if not args.quiet:
-            say(f"outcomes written to {args.outcomes}", err=args.format == "jsonl")
+            say(f"outcomes written to {args.outcomes}", err=_jsonl(args))
     failed: list[str] = []  # worth another run: no text, and an identifier at all
     for value, source, status in zip(outcomes["input"], outcomes["text_source"], outcomes["status"].astype(str)):
         if is_missing(source) and status != "invalid_identifier" and not is_missing(value) and str(value).strip():
@@ -150,5 +195,5 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
     if not args.quiet:
         by_source = table["text_source"].astype(object).where(table["text_source"].notna(), "none").value_counts()
         detail = ", ".join(f"{count} {name}" for name, count in by_source.items())
-        say(f"{len(table)} papers ({detail}): {len(paragraphs)} paragraphs", err=args.format == "jsonl")
+        say(f"{len(table)} papers ({detail}): {len(paragraphs)} paragraphs", err=_jsonl(args))
     return EXIT_FAILED if int(outcomes["text_source"].isna().sum()) else EXIT_OK

@@ -14,6 +14,7 @@ from paperfetch.fulltext.base import (
     license_id,
 )
 from paperfetch.fulltext.bundle import ERROR_COLUMNS, FullText
+from paperfetch.fulltext.chunks import CHUNK_COLUMNS, chunks, count_tokens, default_tokenizer
 from paperfetch.fulltext.frame import (
     FIGURE_COLUMNS,
     PARAGRAPH_COLUMNS,
@@ -31,11 +32,13 @@ from paperfetch.fulltext.frame import (
 )
 from paperfetch.fulltext.jats import parse_jats, parse_jats_set
 from paperfetch.fulltext.local import read
+from paperfetch.fulltext.markdown import read_markdown, to_markdown
 from paperfetch.fulltext.pdflines import PdfEngine, TextLine, pdf_lines
 from paperfetch.fulltext.pdftext import paragraphs_from_lines, pdf_paragraphs
 from paperfetch.fulltext.references import parse_references
 
 __all__ = [
+    "CHUNK_COLUMNS",
     "ERROR_COLUMNS",
     "FIGURE_COLUMNS",
     "Figure",
@@ -53,6 +56,9 @@ __all__ = [
     "Table",
     "TextLine",
     "article_rows",
+    "chunks",
+    "count_tokens",
+    "default_tokenizer",
     "figure_rows",
     "figures_frame",
     "license_code",
@@ -66,8 +72,10 @@ __all__ = [
     "pdf_paragraphs",
     "pdf_rows",
     "read",
+    "read_markdown",
     "reference_rows",
     "references_frame",
     "table_rows",
     "tables_frame",
+    "to_markdown",
 ]

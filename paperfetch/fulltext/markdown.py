@@ -1,0 +1,440 @@
+"""A Markdown twin of each paper, and reading it back (docs/fulltext.md, "Markdown").
+
+:func:`to_markdown` writes one document per paper: YAML front matter (ids, licence, text source, the text
+file's SHA-256), headings from the section paths, one block per paragraph ending with an invisible HTML anchor
+(``<a id="p12"></a>``), tables as pipe tables under their captions, figure captions, in-text citations as
+``[^ref_id]`` footnote references and the reference list as the footnotes. :func:`read_markdown` gives back the
+same paragraphs, ids, sections, citations, tables, figures and references.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+import pandas as pd
+
+from paperfetch.cells import is_missing
+from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, license_code
+from paperfetch.fulltext.bundle import FullText
+from paperfetch.fulltext.frame import figures_frame, paragraphs_frame, references_frame, tables_frame
+
+__all__ = ["FRONT_MATTER_KEYS", "escape", "read_markdown", "reuse_of", "to_markdown", "unescape"]
+
+logger = logging.getLogger(__name__)
+
+#: The keys of the front matter, in order; every one is written, ``null`` when unknown.
+FRONT_MATTER_KEYS = ("title", "doi", "pmid", "pmcid", "license", "license_id", "reuse", "text_source", "sha256",
+                     "input")
+_IDS = ("doi", "pmid", "pmcid")
+_OPEN = frozenset({"cc by", "cc by-sa", "cc0"})
+_NO_LICENSE = "no licence given: the text may not be reused without the publisher's permission"
+_NOT_LISTED = "(not in the reference list)"
+
+# Backslash-escaped wherever they stand: what would otherwise be markup, an entity, a link or a citation.
+_ESCAPED = frozenset("\\`*_[]{}<>|~^$&@#")
+_LEADING = re.compile(r"^(?:[-+=:%!]|\d+[.)])")
+_UNESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_ANCHOR = re.compile(r'\s*<a((?: [a-z-]+="[^"]*")*)></a>\s*$')
+_ATTRIBUTE = re.compile(r' ([a-z-]+)="([^"]*)"')
+_REFS = re.compile(r"\s((?:\[\^[^\]\s]+\])+)$")
+_REF = re.compile(r"\[\^([^\]\s]+)\]")
+_HEADING = re.compile(r"^(#{1,6}) (.*)$")
+_FOOTNOTE = re.compile(r"^\[\^([^\]\s]+)\]: ?(.*)$")
+_BOLD = re.compile(r"^\*\*((?:[^*\\]|\\.)*)\*\*(?: |$)")
+_LINKS = (("doi", re.compile(r" <https://doi\.org/([^>\s]+)>$")),
+          ("pmid", re.compile(r" <https://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/>$")),
+          ("pmcid", re.compile(r" <https://www\.ncbi\.nlm\.nih\.gov/pmc/articles/(PMC\d+)/>$")))
+_BREAK = "* * *"
+
+
+def escape(text: str) -> str:
+    """*text* as Markdown that renders as the text itself (and :func:`unescape` gives back exactly)."""
+    out = "".join("\\" + ch if ch in _ESCAPED else ch for ch in text)
+    if match := _LEADING.match(out):  # what would start a list, a heading underline or a definition
+        return out[: match.end() - 1] + "\\" + out[match.end() - 1:]
+    return out
+
+
+def unescape(text: str) -> str:
+    return _UNESCAPE.sub(r"\1", text)
+
+
+def reuse_of(license: Any) -> str:  # noqa: A002 - the column's name
+    """``open`` (CC BY, CC BY-SA, CC0), ``restricted`` (another Creative Commons licence: non-commercial or
+    no derivatives) or ``unknown`` (no licence, or one that is not a Creative Commons licence)."""
+    if is_missing(license) or not str(license).strip():
+        return "unknown"
+    code = license_code(str(license))
+    return "open" if code in _OPEN else "restricted" if code else "unknown"
+
+
+def _value(value: Any) -> Any:
+    if is_missing(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def _list(value: Any) -> list[str]:
+    if value is None or (not isinstance(value, (list, tuple)) and is_missing(value)):
+        return []
+    return [str(v) for v in value]
+
+
+def _anchor(ident: str, kind: str = "", **data: Any) -> str:
+    attributes = f' id="{html.escape(ident)}"' if ident else ""
+    if kind:
+        attributes += f' class="{kind}"'
+    for name, value in data.items():
+        if value not in (None, "", []):
+            text = " ".join(value) if isinstance(value, list) else str(value)
+            attributes += f' data-{name}="{html.escape(text)}"'
+    return f"<a{attributes}></a>"
+
+
+def _with_refs(text: str, citations: list[str]) -> str:
+    return text + (" " + "".join(f"[^{rid}]" for rid in citations) if citations else "")
+
+
+def _front_matter(meta: Mapping[str, Any]) -> str:
+    lines = [f"{key}: {json.dumps(_value(meta.get(key)), ensure_ascii=False, default=str)}"
+             for key in FRONT_MATTER_KEYS]
+    return "---\n" + "\n".join(lines) + "\n---"
+
+
+def _levels(section: str) -> list[str]:
+    """The heading titles of a section path: one a level, the fifth level and below in one ``######`` heading."""
+    titles = section.split(SECTION_SEPARATOR) if section else []
+    return titles if len(titles) <= 5 else [*titles[:4], SECTION_SEPARATOR.join(titles[4:])]
+
+
+def _headings(old: list[str], new: list[str]) -> list[str]:
+    """The headings that take the reader from section path *old* to *new*."""
+    if not new:
+        return [_BREAK] if old else []
+    same = 0
+    while same < min(len(old), len(new)) and old[same] == new[same]:
+        same += 1
+    if same == len(new):  # back up to an enclosing section: its heading again
+        same -= 1
+    return [f"{'#' * (level + 2)} {escape(title)}" for level, title in enumerate(new) if level >= same]
+
+
+def _paragraph_block(row: Mapping[str, Any]) -> str:
+    text = _with_refs(escape(str(_value(row.get("text")) or "")), _list(row.get("citations")))
+    page = _value(row.get("page"))
+    anchor = _anchor(str(_value(row.get("paragraph_id")) or f"p{int(row['paragraph'])}"),
+                     figures=_list(row.get("figures")), tables=_list(row.get("tables")),
+                     page=None if page is None else int(page))
+    return f"{text} {anchor}"
+
+
+def _caption(row: Mapping[str, Any], ident: str, kind: str, **data: Any) -> str:
+    label, caption = _value(row.get("label")), _value(row.get("caption"))
+    parts = [f"**{escape(str(label))}**"] if label else []
+    if caption:
+        parts.append(escape(str(caption)))
+    text = _with_refs(" ".join(parts), _list(row.get("citations")))
+    anchor = _anchor(ident, kind, figures=_list(row.get("figures")), tables=_list(row.get("tables")), **data)
+    return f"{text} {anchor}".strip()
+
+
+def _figure_blocks(row: Mapping[str, Any]) -> list[str]:
+    return [_caption(row, str(_value(row.get("figure_id")) or ""), "figure", graphic=_value(row.get("graphic")))]
+
+
+def _table_blocks(row: Mapping[str, Any]) -> list[str]:
+    blocks = [_caption(row, str(_value(row.get("table_id")) or ""), "table")]
+    if markdown := _value(row.get("markdown")):
+        blocks.append(str(markdown))
+    if footnotes := _value(row.get("footnotes")):
+        blocks.append("> " + escape(str(footnotes)) + " " + _anchor("", "table-footnotes"))
+    return blocks
+
+
+def _reference_line(row: Mapping[str, Any]) -> str:
+    parts = [f"**{escape(str(label))}**"] if (label := _value(row.get("label"))) else []
+    if text := _value(row.get("text")):
+        parts.append(escape(str(text)))
+    if doi := _value(row.get("doi")):
+        parts.append(f"<https://doi.org/{quote(str(doi), safe='/:;._-()')}>")
+    if pmid := _value(row.get("pmid")):
+        parts.append(f"<https://pubmed.ncbi.nlm.nih.gov/{pmid}/>")
+    if pmcid := _value(row.get("pmcid")):
+        parts.append(f"<https://www.ncbi.nlm.nih.gov/pmc/articles/{pmcid}/>")
+    return f"[^{_value(row.get('ref_id'))}]: " + " ".join(parts)
+
+
+def _license_block(meta: Mapping[str, Any]) -> str:
+    license_ = meta.get("license")
+    shown = escape(str(license_)) if license_ else _NO_LICENSE
+    return f"> **Licence:** {shown} {_anchor('', 'license', reuse=meta['reuse'])}"
+
+
+def _floats_after(paragraphs: pd.DataFrame, floats: list[tuple[str, list[str]]]) -> tuple[dict[int, list[str]],
+                                                                                           list[tuple[str, list[str]]]]:
+    """Each figure or table after the last paragraph of its section; those of a section without one, apart."""
+    last = {str(section): n for n, section in enumerate(paragraphs["section"].fillna(""))}
+    placed: dict[int, list[str]] = {}
+    orphans: list[tuple[str, list[str]]] = []
+    for section, blocks in floats:
+        if section in last:
+            placed.setdefault(last[section], []).extend(blocks)
+        else:
+            orphans.append((section, blocks))
+    return placed, orphans
+
+
+def _document(meta: Mapping[str, Any], paragraphs: pd.DataFrame, references: pd.DataFrame,
+              floats: list[tuple[str, list[str]]]) -> str:
+    blocks = [_front_matter(meta)]
+    if meta.get("title"):
+        blocks.append("# " + escape(str(meta["title"])))
+    blocks.append(_license_block(meta))
+    placed, orphans = _floats_after(paragraphs, floats)
+    path: list[str] = []
+    rows = paragraphs.to_dict("records")
+    for n, row in enumerate(rows):
+        new = _levels(str(_value(row.get("section")) or ""))
+        if new != path:
+            blocks += _headings(path, new)
+            path = new
+        blocks.append(_paragraph_block(row))
+        blocks += placed.get(n, [])
+    for section, float_blocks in orphans:
+        new = _levels(section)
+        if new != path:
+            blocks += _headings(path, new)
+            path = new
+        blocks += float_blocks
+    cited = [rid for row in rows for rid in _list(row.get("citations"))]
+    cited += [rid for _, float_blocks in floats for block in float_blocks for rid in _REF.findall(block)]
+    listed = [str(_value(r)) for r in references.get("ref_id", pd.Series(dtype=object)) if _value(r)]
+    notes = [_reference_line(row) for row in references.to_dict("records") if _value(row.get("ref_id"))]
+    notes += [f"[^{rid}]: {_NOT_LISTED}" for rid in dict.fromkeys(cited) if rid not in set(listed)]
+    blocks += notes
+    return "\n\n".join(blocks) + "\n"
+
+
+def _sha256(path: Any) -> str | None:
+    if is_missing(path) or not str(path):
+        return None
+    try:
+        return hashlib.sha256(Path(str(path)).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _paper_meta(rows: pd.DataFrame, extra: Mapping[str, Any]) -> dict[str, Any]:
+    first = rows.iloc[0] if len(rows) else pd.Series(dtype=object)
+    meta: dict[str, Any] = {key: _value(first.get(key)) for key in (*_IDS, "license", "license_id", "text_source")}
+    for key, value in extra.items():  # what the frames lack; never in place of the paper's own ids or licence
+        if key in FRONT_MATTER_KEYS and not meta.get(key) and _value(value):
+            meta[key] = _value(value)
+    meta["reuse"] = reuse_of(meta.get("license"))
+    if not meta.get("sha256"):
+        meta["sha256"] = _sha256(extra.get("text_path"))
+    return meta
+
+
+def _by_input(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    if frame is None or frame.empty or "input" not in frame.columns:
+        return {}
+    return {key: part for key, part in frame.groupby(frame["input"].astype(str), sort=False)}
+
+
+def _papers_meta(papers: pd.DataFrame | Mapping[Any, Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:
+    if papers is None:
+        return {}
+    if isinstance(papers, pd.DataFrame):
+        return {str(row["input"]): row for row in papers.to_dict("records")}
+    return {str(key): value for key, value in papers.items()}
+
+
+def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping[str, Any]] | None = None,
+                ) -> dict[Any, str]:
+    """One Markdown document per paper of *bundle*, keyed by the paper's ``input`` (in the order of the
+    paragraphs frame).
+
+    *papers* adds what the frames do not hold, per ``input``: ``title``, ``sha256``, or a ``text_path`` whose
+    SHA-256 is computed (an id or licence there fills only one the frames lack); the outcomes frame of
+    ``r.fulltext(ids, with_outcomes=True)`` serves as it is. The licence is always written: ``license`` in the
+    front matter (``null`` when none is known), ``reuse`` (:func:`reuse_of`) beside it, and a ``> **Licence:**``
+    line under the title; a paper whose licence does not allow reuse is exported with that said, and logged as
+    a warning.
+    """
+    extra = _papers_meta(papers)
+    references, tables, figures = _by_input(bundle.references), _by_input(bundle.tables), _by_input(bundle.figures)
+    out: dict[Any, str] = {}
+    for key, rows in _by_input(bundle.paragraphs).items():
+        rows = rows.reset_index(drop=True)
+        meta = _paper_meta(rows, extra.get(key, {}))
+        meta["input"] = rows["input"].iloc[0]
+        if meta["reuse"] != "open":
+            logger.warning("%s: %s licence (%s); the Markdown says so in its front matter", key, meta["reuse"],
+                           meta.get("license") or "none given")
+        floats = [(str(_value(row.get("section")) or ""), _figure_blocks(row))
+                  for row in figures.get(key, pd.DataFrame()).to_dict("records")]
+        floats += [(str(_value(row.get("section")) or ""), _table_blocks(row))
+                   for row in tables.get(key, pd.DataFrame()).to_dict("records")]
+        refs = references.get(key, pd.DataFrame(columns=["ref_id"]))
+        out[rows["input"].iloc[0]] = _document(meta, rows, refs, floats)
+    return out
+
+
+# --------------------------------------------------------------------------- reading it back
+
+
+def _split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    if not text.startswith("---\n"):
+        raise FullTextError("not a paperfetch Markdown document: no front matter")
+    end = text.find("\n---", 4)
+    if end < 0:
+        raise FullTextError("the front matter is not closed by ---")
+    meta: dict[str, Any] = {}
+    for line in text[4:end].splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        try:
+            meta[key.strip()] = json.loads(value.strip())
+        except ValueError:
+            meta[key.strip()] = value.strip() or None
+    return meta, text[end + 4:]
+
+
+def _blocks(body: str) -> Iterator[str]:
+    for block in re.split(r"\n\s*\n", body):
+        if block.strip():
+            yield block.strip()
+
+
+def _attributes(block: str) -> tuple[str, dict[str, str] | None]:
+    """The block without its trailing anchor, and the anchor's attributes (``None`` when it has none)."""
+    match = _ANCHOR.search(block)
+    if not match:
+        return block, None
+    return block[: match.start()], {k: html.unescape(v) for k, v in _ATTRIBUTE.findall(match.group(1))}
+
+
+def _refs_of(text: str) -> tuple[str, list[str]]:
+    match = _REFS.search(text)
+    return (text, []) if not match else (text[: match.start()], _REF.findall(match.group(1)))
+
+
+def _words(value: str | None) -> list[str]:
+    return value.split() if value else []
+
+
+def _caption_of(text: str) -> tuple[str | None, str | None]:
+    label = None
+    if match := _BOLD.match(text):
+        label, text = unescape(match.group(1)), text[match.end():]
+    return label, unescape(text) or None
+
+
+def _pipe_frame(markdown: str) -> pd.DataFrame:
+    def cells(line: str) -> list[str]:
+        inner = line.strip()[1:-1] if line.strip().endswith("|") else line.strip()[1:]
+        return [c.strip().replace("\\|", "|").replace("\\\\", "\\") for c in re.split(r"(?<!\\)\|", inner)]
+
+    lines = markdown.splitlines()
+    header, rows = cells(lines[0]), [cells(line) for line in lines[2:]]
+    columns = None if all(not name for name in header) else header
+    return pd.DataFrame(rows, columns=columns, dtype=object)
+
+
+def _reference_row(rid: str, text: str, index: int) -> dict[str, Any] | None:
+    if text == _NOT_LISTED:
+        return None
+    row: dict[str, Any] = {"index": index, "ref_id": rid}
+    for _ in range(3):
+        for key, pattern in _LINKS:
+            if match := pattern.search(text):
+                row[key], text = unquote(match.group(1)), text[: match.start()]
+    row["label"], row["text"] = _caption_of(text)
+    return row
+
+
+def read_markdown(text: str, *, input: Any) -> FullText:  # noqa: A002 - the column's name
+    """The :class:`FullText` of a document :func:`to_markdown` wrote: the same paragraphs (ids, sections,
+    citations, figure and table links, pages), tables, figures and references (``ref_id``, ``label``, ``text``
+    and the linked DOI/PMID/PMCID). ``input`` names the paper in every frame. FullTextError when *text* is not
+    such a document."""
+    meta, body = _split_front_matter(text)
+    if missing := [key for key in FRONT_MATTER_KEYS if key not in meta]:
+        raise FullTextError(f"not a paperfetch Markdown document: the front matter lacks {', '.join(missing)}")
+    paper = {"input": input, **{key: meta.get(key) for key in (*_IDS, "license", "license_id")}}
+    paragraphs: list[dict[str, Any]] = []
+    tables: list[dict[str, Any]] = []
+    figures: list[dict[str, Any]] = []
+    references: list[dict[str, Any]] = []
+    path: list[str] = []
+    after_table = False
+    for block in _blocks(body):
+        if heading := _HEADING.match(block):
+            level = len(heading.group(1)) - 2
+            if level >= 0:
+                path = [*path[:level], unescape(heading.group(2))]
+            continue
+        if block == _BREAK:
+            path = []
+            continue
+        if _FOOTNOTE.match(block):
+            for line in block.splitlines():
+                if note := _FOOTNOTE.match(line):
+                    row = _reference_row(note.group(1), note.group(2), len(references))
+                    if row:
+                        references.append({"citing_" + k: v for k, v in paper.items() if k in _IDS}
+                                          | {"input": input, "license": paper["license"],
+                                             "license_id": paper["license_id"]} | row)
+            continue
+        after_table = _read_block(block, SECTION_SEPARATOR.join(path), paper, paragraphs, tables, figures,
+                                  after_table=after_table)
+    paragraph_rows = [{**paper, "text_source": meta.get("text_source"), **row} for row in paragraphs]
+    return FullText(paragraphs=paragraphs_frame(paragraph_rows), references=references_frame(references),
+                    tables=tables_frame(tables), figures=figures_frame(figures))
+
+
+def _read_block(block: str, section: str, paper: Mapping[str, Any], paragraphs: list[dict[str, Any]],
+                tables: list[dict[str, Any]], figures: list[dict[str, Any]], *, after_table: bool) -> bool:
+    """Adds what *block* holds to its frame's rows; whether a table's pipe table or footnotes may follow."""
+    if after_table and block.startswith("|"):
+        tables[-1].update(markdown=block, table=_pipe_frame(block))
+        return True
+    quoted = block.startswith("> ")
+    rest, attributes = _attributes(block[2:] if quoted else block)
+    if attributes is None:
+        return False  # not a block this module writes
+    kind = attributes.get("class", "")
+    if kind == "license":
+        return False
+    if kind == "table-footnotes":
+        if after_table:
+            tables[-1]["footnotes"] = unescape(rest)
+        return False
+    rest, citations = _refs_of(rest)
+    links = {"citations": citations, "figures": _words(attributes.get("data-figures")),
+             "tables": _words(attributes.get("data-tables"))}
+    if kind in ("figure", "table"):
+        label, caption = _caption_of(rest)
+        row = {**paper, "label": label, "caption": caption, "section": section, **links}
+        if kind == "figure":
+            figures.append({**row, "figure_id": attributes.get("id", ""), "graphic": attributes.get("data-graphic")})
+        else:
+            tables.append({**row, "table_id": attributes.get("id", ""), "markdown": "", "table": pd.DataFrame(),
+                           "footnotes": None})
+        return kind == "table"
+    text = unescape(rest)
+    page = attributes.get("data-page")
+    paragraphs.append({"section": section, "paragraph": len(paragraphs), "text": text,
+                       "paragraph_id": attributes.get("id"), **links, "words": len(text.split()),
+                       "chars": len(text), "page": int(page) if page else None})
+    return False

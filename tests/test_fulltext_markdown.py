@@ -1,0 +1,290 @@
+"""paperfetch.fulltext.markdown: each paper as Markdown, and back.
+
+The round trip runs on every real JATS body in shared/fixtures/real (fulltext_pairs/*.xml and the Europe PMC
+fullTextXML bodies); the escaping is checked on random text (Hypothesis) and, with pandoc where it is
+installed, by rendering: footnotes resolve and escaped text renders as itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paperfetch.fulltext import FullTextError, paragraphs_frame, read
+from paperfetch.fulltext.bundle import FullText
+from paperfetch.fulltext.frame import references_frame
+from paperfetch.fulltext.markdown import FRONT_MATTER_KEYS, escape, read_markdown, reuse_of, to_markdown, unescape
+
+PARAGRAPH_KEPT = ("input", "doi", "pmid", "pmcid", "text_source", "license", "license_id", "section", "paragraph",
+                  "text", "paragraph_id", "citations", "figures", "tables", "words", "chars", "page")
+TABLE_KEPT = ("table_id", "label", "caption", "footnotes", "section", "markdown", "citations", "figures", "tables")
+FIGURE_KEPT = ("figure_id", "label", "caption", "section", "graphic", "citations", "figures", "tables")
+REFERENCE_KEPT = ("citing_doi", "citing_pmid", "citing_pmcid", "ref_id", "label", "text", "doi", "pmid", "pmcid")
+PANDOC = shutil.which("pandoc")
+
+
+def _values(frame: pd.DataFrame, columns: tuple[str, ...]) -> list[list[object]]:
+    return [[None if not isinstance(v, list) and pd.isna(v) else v for v in frame[c]] for c in columns]
+
+
+@pytest.fixture(scope="module")
+def real_bundle(tmp_path_factory) -> FullText:
+    from tests.conftest import _shared_fixtures
+
+    root = _shared_fixtures()
+    if root is None:
+        pytest.skip("shared/fixtures/real is not beside this checkout")
+    folder = tmp_path_factory.mktemp("jats")
+    for path in [*(root / "fulltext_pairs").glob("*.xml"), *(root / "europepmc").glob("rest__*.xml")]:
+        shutil.copy(path, folder / path.name)
+    bundle = read(folder)
+    assert bundle.errors.empty and bundle.paragraphs["input"].nunique() == 10
+    return bundle
+
+
+@pytest.fixture(scope="module")
+def real_documents(real_bundle) -> dict[object, str]:
+    return to_markdown(real_bundle)
+
+
+def _part(frame: pd.DataFrame, key: object) -> pd.DataFrame:
+    return frame[frame["input"] == key].reset_index(drop=True)
+
+
+def test_every_real_jats_body_round_trips_through_its_markdown(real_bundle, real_documents):
+    assert list(real_documents) == list(dict.fromkeys(real_bundle.paragraphs["input"]))
+    for key, document in real_documents.items():
+        back = read_markdown(document, input=key)
+        assert _values(back.paragraphs, PARAGRAPH_KEPT) == _values(_part(real_bundle.paragraphs, key), PARAGRAPH_KEPT)
+        tables = _part(real_bundle.tables, key)
+        assert _values(back.tables, TABLE_KEPT) == _values(tables, TABLE_KEPT), key
+        for mine, theirs in zip(back.tables["table"], tables["table"]):
+            assert mine.shape == theirs.shape and mine.fillna("").values.tolist() == theirs.fillna("").values.tolist()
+        assert _values(back.figures, FIGURE_KEPT) == _values(_part(real_bundle.figures, key), FIGURE_KEPT), key
+        refs = _part(real_bundle.references, key)
+        assert _values(back.references, REFERENCE_KEPT) == _values(refs, REFERENCE_KEPT), key
+    assert sum(len(c) for c in real_bundle.paragraphs["citations"]) > 400  # the bodies do cite (460 citations)
+
+
+def test_read_of_a_folder_of_markdown_gives_the_frames_of_the_jats(real_bundle, real_documents, tmp_path):
+    for key, document in real_documents.items():
+        (tmp_path / f"{Path(str(key)).stem}.md").write_text(document, encoding="utf-8")
+    again = read(tmp_path)
+    assert again.errors.empty
+    renamed = real_bundle.paragraphs.assign(input=[f"{Path(str(k)).stem}.md" for k in real_bundle.paragraphs["input"]])
+    assert _values(again.paragraphs, PARAGRAPH_KEPT) == _values(renamed, PARAGRAPH_KEPT)
+
+
+def test_the_front_matter_is_yaml_with_every_key_and_the_licence(real_documents):
+    for document in real_documents.values():
+        meta = yaml.safe_load(document.split("---\n")[1])
+        assert list(meta) == list(FRONT_MATTER_KEYS)
+        assert meta["license"] and meta["reuse"] in ("open", "restricted", "unknown") and meta["text_source"] == "jats"
+        assert "> **Licence:**" in document
+
+
+def test_headings_anchors_tables_and_footnotes_are_written(real_bundle, real_documents):
+    key = next(k for k in real_documents if str(k).startswith("PMC4417228"))
+    document = real_documents[key]
+    paragraphs = _part(real_bundle.paragraphs, key)
+    assert "## Abstract\n\n### Background" in document
+    for pid in paragraphs["paragraph_id"]:
+        assert len(re.findall(f'<a id="{pid}"[ >].*?</a>\n', document)) == 1, pid
+    first_table = _part(real_bundle.tables, key).iloc[0]
+    assert f"**{first_table['label']}** " in document and first_table["markdown"] in document
+    cited = {rid for rids in paragraphs["citations"] for rid in rids}
+    assert all(f"\n[^{rid}]: " in document for rid in cited)
+    assert "<https://doi.org/" in document
+
+
+@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+def test_pandoc_renders_each_document_with_every_footnote_resolved(real_bundle, real_documents, tmp_path):
+    for key, document in real_documents.items():
+        source = tmp_path / "doc.md"
+        source.write_text(document, encoding="utf-8")
+        done = subprocess.run([PANDOC, "-f", "markdown", "-t", "html", str(source)], capture_output=True, text=True,
+                              timeout=60, check=True)
+        cited = [rid for column in ("citations",) for rids in _part(real_bundle.paragraphs, key)[column]
+                 for rid in rids]
+        assert "[^" not in done.stdout, key
+        assert done.stdout.count('class="footnote-ref"') >= len(cited) > 0 or not cited
+        assert "<table" in done.stdout or _part(real_bundle.tables, key).empty
+
+
+_HOSTILE = ("*not emphasis* _nor this_ [a](link) <b>html</b> &amp; `code` # @cite $x$ ~sub~ ^sup^ | pipe "
+            "\\ backslash [^fake] {#id}")
+
+
+@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+def test_escaped_text_renders_as_itself_in_pandoc():
+    for text in (_HOSTILE, "1. not a list", "- not an item", "# not a heading", "> not a quote", "+ plus"):
+        done = subprocess.run([PANDOC, "-f", "markdown-smart", "-t", "plain", "--wrap=none"], input=escape(text),
+                              capture_output=True, text=True, timeout=60, check=True)
+        assert done.stdout.strip() == text
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1,
+                        max_size=80), min_size=1, max_size=12))
+def test_escape_round_trips_any_text(texts):
+    texts = [" ".join(text.split()) or "x" for text in texts]
+    assert [unescape(escape(text)) for text in texts] == texts
+    frame = paragraphs_frame([{"input": "x", "section": "A :: B", "paragraph": n, "text": text,
+                               "paragraph_id": f"p{n}", "citations": ["r1"], "figures": [], "tables": []}
+                              for n, text in enumerate(texts)])
+    back = read_markdown(to_markdown(FullText(paragraphs=frame, references=references_frame([])))["x"], input="x")
+    assert back.paragraphs["text"].tolist() == texts and back.paragraphs["citations"].tolist() == [["r1"]] * len(texts)
+
+
+def _synthetic(sections: list[str], **paper: object) -> FullText:
+    rows = [{"input": "paper", "section": s, "paragraph": n, "text": f"Paragraph {n}.", "citations": [],
+             "figures": [], "tables": [], **paper} for n, s in enumerate(sections)]
+    return FullText(paragraphs=paragraphs_frame(rows), references=references_frame([]))
+
+
+def test_sections_that_go_back_up_or_to_none_round_trip():
+    sections = ["", "Abstract", "Methods", "Methods :: A", "Methods :: A :: deep", "Methods", "", "Results :: X",
+                "Results", "Results :: Y", "1 :: 2 :: 3 :: 4 :: 5 :: 6 :: 7", "1 :: 2 :: 3 :: 4 :: 5 :: 6", "1 :: 2"]
+    document = to_markdown(_synthetic(sections))["paper"]
+    back = read_markdown(document, input="paper")
+    assert back.paragraphs["section"].tolist() == sections
+    assert back.paragraphs["paragraph_id"].tolist() == [f"p{n}" for n in range(len(sections))]
+
+
+_TITLE = st.sampled_from(["Methods", "Results", "A", "B", "1. Numbered", "*Starred*", "x :: y"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.lists(_TITLE, max_size=8), st.lists(st.sampled_from(["r1", "r2", "b-3"]), max_size=4)),
+                min_size=1, max_size=15))
+def test_any_sections_and_citations_round_trip(rows):
+    sections = [" :: ".join(titles) for titles, _ in rows]
+    frame = paragraphs_frame([{"input": "paper", "section": s, "paragraph": n, "text": f"Text {n}.", "citations": c,
+                               "figures": [], "tables": []} for n, (s, (_, c)) in enumerate(zip(sections, rows))])
+    back = read_markdown(to_markdown(FullText(paragraphs=frame, references=references_frame([])))["paper"],
+                         input="paper")
+    assert back.paragraphs["section"].tolist() == sections
+    assert back.paragraphs["citations"].tolist() == [c for _, c in rows]
+
+
+def test_a_paper_without_a_reuse_licence_says_so_and_is_logged(caplog):
+    caplog.set_level(logging.WARNING, logger="paperfetch")
+    none = to_markdown(_synthetic(["Intro"]))["paper"]
+    meta = yaml.safe_load(none.split("---\n")[1])
+    assert meta["license"] is None and meta["reuse"] == "unknown"
+    assert "no licence given" in none and "unknown licence" in caplog.text
+    nc = to_markdown(_synthetic(["Intro"], license="https://creativecommons.org/licenses/by-nc-nd/4.0/"))["paper"]
+    assert yaml.safe_load(nc.split("---\n")[1])["reuse"] == "restricted"
+    assert [reuse_of(x) for x in ("cc by", "CC0", "http://creativecommons.org/licenses/by-sa/3.0/", "All rights", None)] \
+        == ["open", "open", "open", "unknown", "unknown"]
+
+
+def test_papers_add_the_title_and_the_text_files_sha256(tmp_path):
+    kept = tmp_path / "paper.xml"
+    kept.write_bytes(b"<article/>")
+    papers = pd.DataFrame([{"input": "paper", "title": "A *title*", "text_path": str(kept)}])
+    document = to_markdown(_synthetic(["Intro"]), papers=papers)["paper"]
+    meta = yaml.safe_load(document.split("---\n")[1])
+    assert meta["title"] == "A *title*" and "# A \\*title\\*" in document
+    assert meta["sha256"] == hashlib.sha256(b"<article/>").hexdigest()
+    assert json.loads(document.split("input: ")[1].split("\n")[0]) == "paper"
+    own = _synthetic(["Intro"], license="https://creativecommons.org/licenses/by/4.0/", doi="10.1/own")
+    other = pd.DataFrame([{"input": "paper", "license": "cc by-nc", "doi": "10.1/other", "pmid": "123"}])
+    meta = yaml.safe_load(to_markdown(own, papers=other)["paper"].split("---\n")[1])
+    assert (meta["license"], meta["doi"], meta["pmid"]) == ("https://creativecommons.org/licenses/by/4.0/", "10.1/own",
+                                                            "123")
+
+
+def test_text_that_is_not_paperfetch_markdown_is_a_fulltext_error():
+    for text in ("# Just a heading\n\nText.", "---\ntitle: x\nno end", "---\nlayout: post\ntitle: A blog\n---\n\nText."):
+        with pytest.raises(FullTextError):
+            read_markdown(text, input="x")
+
+
+# --------------------------------------------------------------------------- paperfetch text --format md|chunks
+
+
+@pytest.fixture(scope="module")
+def demo_world():
+    from paperfetch.demo import DemoWorld
+
+    with DemoWorld(base_ip=30) as world:
+        yield world
+
+
+@pytest.fixture
+def demo_env(demo_world, monkeypatch):
+    for name, url in demo_world.endpoints.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
+    monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
+    monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
+    return demo_world
+
+
+def _text_cli(*args: str, out: Path) -> list[str]:
+    from paperfetch.demo.fulltext import JATS_DOIS
+    from paperfetch.demo.research import science_papers
+
+    ids = [*JATS_DOIS, science_papers()[0]["doi"], "10.5555/demo.closed"]
+    return ["text", *ids, "--email", "t@example.org", "--out", str(out), "--state", "memory", "--no-cache",
+            "--no-progress", *args]
+
+
+def test_cli_text_format_md_writes_one_markdown_file_per_paper_beside_its_text(demo_env, tmp_path, capsys):
+    from paperfetch.cli import main
+
+    main(_text_cli(out=tmp_path / "warm"))  # the module's world is warm from here on: each run asks alike
+    start = demo_env.requests_served()
+    main(_text_cli(out=tmp_path / "plain"))
+    plain = demo_env.requests_served() - start
+    code = main(_text_cli("--format", "md", out=tmp_path))
+    out, _ = capsys.readouterr()
+    assert code == 1  # the closed paper has no text
+    assert demo_env.requests_served() - start - plain == plain  # the Markdown's other frames cost no request
+    written = sorted(tmp_path.glob("*.md"))
+    assert len(written) == 3 and "3 Markdown files written to" in out
+    for path in written:
+        kept = next(p for p in tmp_path.iterdir() if p.stem == path.stem and p.suffix in (".xml", ".pdf"))
+        text = path.read_text(encoding="utf-8")
+        meta = yaml.safe_load(text.split("---\n")[1])
+        assert meta["sha256"] == hashlib.sha256(kept.read_bytes()).hexdigest()
+        assert meta["text_source"] == kept.suffix[1:].replace("xml", "jats") and meta["title"]
+        back = read_markdown(text, input=path.name)
+        assert len(back.paragraphs) > 0 and back.paragraphs["paragraph_id"].is_unique
+        if kept.suffix == ".xml":
+            assert meta["license"] and len(back.references) > 0
+            original = read(kept)
+            assert back.paragraphs["text"].tolist() == original.paragraphs["text"].tolist()
+            assert back.paragraphs["citations"].tolist() == original.paragraphs["citations"].tolist()
+
+
+def test_cli_text_format_chunks_prints_one_json_line_per_chunk(demo_env, tmp_path, capsys):
+    from paperfetch.cli import main
+
+    main(_text_cli("--format", "chunks", "--max-tokens", "100", "--overlap", "10", out=tmp_path))
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows and {row["input"] for row in rows} == set(_text_cli(out=tmp_path)[1:4])
+    assert all(row["tokens"] <= 100 and row["paragraph_ids"] and row["chunk_id"].startswith("c") for row in rows)
+    assert "papers (" in err
+    code = main(_text_cli("--format", "jsonl", out=tmp_path))  # per-paper lines, as before
+    out, _ = capsys.readouterr()
+    assert code == 1 and [json.loads(line)["input"] for line in out.splitlines()] == _text_cli(out=tmp_path)[1:5]
+
+
+def test_cli_text_refuses_a_bad_chunk_budget_before_any_request(tmp_path, capsys):
+    from paperfetch.cli import main
+
+    assert main(_text_cli("--format", "chunks", "--max-tokens", "10", "--overlap", "6", out=tmp_path)) == 2
+    assert "--overlap" in capsys.readouterr().err
