@@ -1041,6 +1041,11 @@ request the source actually builds.
 
 *(offline only)*: error responses that cannot be provoked on demand; `--live` skips them.
 
+tests/test_fulltext_frames.py uses no cassette: its loopback Europe PMC serves the eight real
+`fulltext_pairs/*.xml` bodies as they are; the search answers it gives are SYNTHETIC (the DOI and PMCID each body
+names, a made-up `PMC900000n` for the two bodies without one, `isOpenAccess: Y`). Its small JATS articles (link
+forms, a spanned table, an image-only table, licence and DOI forms) are SYNTHETIC too, written in the test.
+
 ## Re-recording against the live services
 
     python cassettes/build_cassettes.py --live --email your.name@your-university.edu

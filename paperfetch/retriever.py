@@ -630,17 +630,29 @@ class Retriever:
 
     def fulltext_tables(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """One row per JATS ``<table-wrap>`` of every paper with JATS: ``table`` a DataFrame of its cells,
-        ``markdown`` a pipe table (docs/fulltext.md, "Tables and figures"); a re-run reads the kept XML."""
+        ``markdown`` a pipe table (docs/fulltext.md, "Tables and figures"); a re-run reads the kept XML.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series
+            DOIs, PMIDs, PMCIDs or arXiv IDs, as for :meth:`fulltext`.
+        """
         from paperfetch.fulltext.fetch import collect_text
 
-        return collect_text(ids, context=self._text_context("pypdf")).tables
+        return collect_text(ids, context=self._text_context("pypdfium2")).tables
 
     def fulltext_figures(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """One row per JATS ``<fig>`` of every paper with JATS: label, caption, section, the image's href (not
-        downloaded); a re-run reads the kept XML."""
+        downloaded); a re-run reads the kept XML.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series
+            DOIs, PMIDs, PMCIDs or arXiv IDs, as for :meth:`fulltext`.
+        """
         from paperfetch.fulltext.fetch import collect_text
 
-        return collect_text(ids, context=self._text_context("pypdf")).figures
+        return collect_text(ids, context=self._text_context("pypdfium2")).figures
 
     def _text_context(self, pdf_engine: str) -> Any:
         from paperfetch.fulltext.fetch import TextContext
