@@ -18,6 +18,7 @@ from paperfetch.errors import Interrupted, PaperfetchError, RateLimited, Service
 from paperfetch.http import context as call_context
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
+from paperfetch.integrity import ledger_fields
 from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, initial_meta, resumed_row
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
@@ -50,6 +51,7 @@ class RunSettings:
     progress: bool
     show_dashboard: bool | None
     prefer: str = "version"  #: which copies of a paper compete on load (paperfetch.http.assign.Prefer)
+    skip_retracted: bool = False  #: a retracted paper ends ``retracted``, not downloaded (paperfetch.integrity)
 
 
 #: Where ``download_frame`` looks for each row's identifier, in order (Europe PMC's citations have PMIDs only).
@@ -205,7 +207,7 @@ class BatchRun:
                                 hooks.on_row(item.position, rows[item.position])
             for item in parsed:  # duplicates share the first occurrence's outcome
                 if item.duplicate_of is not None:
-                    rows[item.position] = dict(rows[item.duplicate_of])
+                    rows[item.position] = {**rows[item.duplicate_of], "same_work_as": parsed[item.duplicate_of].input}
                     model.item_finished(rows[item.position]["status"])
                     if hooks is not None:
                         hooks.on_row(item.position, rows[item.position])
@@ -285,7 +287,7 @@ class BatchRun:
             api=self.api, web=self.web, sources=self.sources, prefetched=self.prefetched, doi_base=self.doi_base,
             out_dir=s.out_dir, filename_template=s.filename_template, max_pdf_bytes=s.max_pdf_bytes,
             metadata=self.metadata, check_title=self.check_title, reuse=self.reusable, write_stop=self.write_stop,
-            prefer=s.prefer,
+            prefer=s.prefer, skip_retracted=s.skip_retracted,
         )
 
     def reusable(self, job: ItemJob, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
@@ -413,6 +415,7 @@ class BatchRun:
             row = keep_describing_status(job.outcome(), ledger.get(job.identifier.key))
             rows[position[id(job)]] = row
             extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
+            extra.update(ledger_fields(row))  # a resumed row shows the paper's standing again
             if row.get("title_match") is not None:  # an already_downloaded row carries it too
                 extra["title_match"] = row["title_match"]
             extra.update(reason=row.get("reason"), trail=[list(step) for step in job.trail])  # Retriever.why reads it

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from paperfetch.config import Identification
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
+from paperfetch.sources.notices import crossref_notices, crossref_versions
 from paperfetch.sources.schema import OBJECT, OBJECTS, TEXT, URL, YEAR, at, load_json, top_object
 
 __all__ = ["CrossrefSource"]
@@ -62,6 +63,8 @@ class CrossrefSource(Source):
             journal=at(work, "container-title", 0, kind=TEXT),
             license=license_url,
             candidates=dedupe(candidates),
+            **crossref_notices(work),  # retraction and preprint links ride on the same answer
+            **crossref_versions(work),
         )
         return {spec.ids[0].key: record}
 

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
+from paperfetch.sources.notices import europepmc_notices
 from paperfetch.sources.schema import ID, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
 __all__ = ["EuropePMCSource"]
@@ -72,4 +73,5 @@ class EuropePMCSource(Source):
             license=license_,
             is_oa=result.get("isOpenAccess") == "Y" if result.get("isOpenAccess") in ("Y", "N") else None,
             candidates=dedupe(candidates),
+            **europepmc_notices(result),
         )

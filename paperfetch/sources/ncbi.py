@@ -19,6 +19,7 @@ from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.ids import Identifier, IdType
 from paperfetch.redact import register_secrets
 from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, batched
+from paperfetch.sources.notices import pubmed_notices
 from paperfetch.sources.schema import ID, OBJECTS, TEXT, at, load_json, load_xml, top_object
 
 __all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo"]
@@ -161,6 +162,7 @@ class NCBIEutilsSource(_NCBISource):
                 title=_text(article.find("MedlineCitation/Article/ArticleTitle")),
                 year=_pub_year(article),
                 journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
+                **pubmed_notices(article),
             )
         return records
 

@@ -103,6 +103,7 @@ class OpenAlexSource(Source):
             license=at(best, "license", kind=TEXT) or at(primary, "license", kind=TEXT),
             is_oa=at(oa, "is_oa", kind=FLAG),
             candidates=dedupe(candidates),
+            retracted=at(work, "is_retracted", kind=FLAG),
         )
 
     def _from_location(self, loc: dict[str, Any], url: Any, kind: str) -> Candidate | None:
