@@ -117,12 +117,12 @@ def integrity_row(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 def ledger_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     """What the ledger keeps of a row's standing (its ``extra``), so a resumed row shows it again."""
-    return {name: row.get(name) for name in (*INTEGRITY_COLUMNS, "version") if row.get(name) is not None}
+    return {name: row.get(name) for name in (*INTEGRITY_COLUMNS, "version", "same_work_as") if row.get(name) is not None}
 
 
 def resumed_fields(extra: Mapping[str, Any]) -> dict[str, Any]:
     """The standing columns of a row rebuilt from the ledger's ``extra`` (:func:`ledger_fields`)."""
-    return {name: extra.get(name) for name in (*INTEGRITY_COLUMNS, "version")}
+    return {name: extra.get(name) for name in (*INTEGRITY_COLUMNS, "version", "same_work_as")}
 
 
 #: How a notice's first page opens: "Retraction Note", "Notice of Retraction", "RETRACTION: …", "Retracted: …",

@@ -28,6 +28,7 @@ from paperfetch.reasons import failure_reason, invalid_reason
 from paperfetch.redact import redact_frame, redact_text, redact_url
 from paperfetch.sources import Record, Source
 from paperfetch.sources.base import batched
+from paperfetch.works import share_rows, work_groups
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.job import RunHooks
@@ -187,8 +188,10 @@ class BatchRun:
                     model.item_finished(row["status"])
                     if hooks is not None:
                         hooks.on_row(position, row)
+                shared: dict[int, Any] = {}
                 try:
                     self.resolve([job for _, job in jobs])
+                    jobs, shared = work_groups(jobs, rows)  # one file per work: the same work given twice runs once
                     self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None or hooks is not None,
                               hooks=hooks)
                 except Stopped:  # a Job's stop cut a batch lookup short: its unfinished items are ``stopped``
@@ -205,6 +208,13 @@ class BatchRun:
                             model.item_finished(Status.STOPPED.value)
                             if hooks is not None:
                                 hooks.on_row(item.position, rows[item.position])
+
+                def shared_row(position: int, row: dict[str, Any]) -> None:
+                    model.item_finished(row["status"])
+                    if hooks is not None:
+                        hooks.on_row(position, row)
+
+                share_rows(shared, rows, [item.input for item in parsed], ledger=ledger, on_row=shared_row)
             for item in parsed:  # duplicates share the first occurrence's outcome
                 if item.duplicate_of is not None:
                     rows[item.position] = {**rows[item.duplicate_of], "same_work_as": parsed[item.duplicate_of].input}

@@ -240,10 +240,25 @@ def test_openalex_is_retracted_reaches_the_row_and_skip_retracted_sends_no_pdf_r
     assert [p for _, p in publisher.log].count("/hdy.2013.26.pdf") == 1  # the first run's download only
 
 
-def test_one_doi_written_twice_is_fetched_once_and_the_second_row_says_with_which_input(crossref_world, tmp_path):
+def test_each_work_is_fetched_once_and_every_input_keeps_its_row(crossref_world, hosts, tmp_path):
+    """The same DOI in another case and as a doi.org URL, and a PMID the ID converter maps to it (the
+    converter's answer is SYNTHETIC, in its 2025 shape): one download, one row per input, ``same_work_as`` set."""
     crossref, publisher = crossref_world
-    inputs = [RETRACTED, f"https://doi.org/{RETRACTED.upper()}"]
-    with retriever(tmp_path, {"crossref": crossref.base_url}, sources=["crossref"], respect_robots_txt=False, cache=False) as r:
+    converted = {"status": "ok", "records": [{"requested-id": "26568415", "pmid": 26568415, "doi": RETRACTED.upper()}]}
+    ncbi = hosts("127.0.0.65", {"/tools/idconv/api/v1/articles/": Reply(200, json.dumps(converted).encode(),
+                                                                        {"Content-Type": "application/json"})})
+    inputs = [RETRACTED, f"https://doi.org/{RETRACTED.upper()}", "PMID:26568415", NOTICE]
+    endpoints = {"crossref": crossref.base_url, "ncbi_idconv": ncbi.base_url}
+    with retriever(tmp_path, endpoints, sources=["crossref"], respect_robots_txt=False, cache=False) as r:
         rows = r.download(inputs)
-    assert list(rows["input"]) == inputs and pd.isna(rows.loc[0, "same_work_as"]) and rows.loc[1, "same_work_as"] == RETRACTED
-    assert rows.loc[0, "path"] == rows.loc[1, "path"] and [p for _, p in publisher.log] == ["/srep16696.pdf"]
+        again = r.download(inputs)
+    assert list(rows["input"]) == inputs and list(rows["status"]) == ["downloaded"] * 4
+    assert pd.isna(rows.loc[0, "same_work_as"]) and list(rows["same_work_as"][1:3]) == [RETRACTED, RETRACTED]
+    assert pd.isna(rows.loc[3, "same_work_as"])  # the notice is a work of its own
+    assert rows.loc[0, "path"] == rows.loc[1, "path"] == rows.loc[2, "path"] != rows.loc[3, "path"]
+    assert rows.loc[2, "id_type"] == "pmid" and rows.loc[2, "pmid"] == "26568415" and flag(rows.loc[2, "retracted"]) is True
+    assert sorted(p for _, p in publisher.log) == ["/notice.pdf", "/srep16696.pdf"]  # each work downloaded once
+    assert sorted(unquote(p) for _, p in crossref.log) == sorted(f"/works/{d}" for d in (RETRACTED, NOTICE))
+    # a re-run reuses every file, the shared one included, and asks nobody
+    assert list(again["status"]) == ["already_downloaded"] * 4 and again.loc[2, "same_work_as"] == RETRACTED
+    assert len(publisher.log) == 2 and len(crossref.log) == 2

@@ -1,0 +1,60 @@
+"""One file per work: inputs of one batch that name the same work once their identifiers are resolved (a PMID
+and the DOI it maps to, a DOI written twice) are fetched once; each input keeps its own row, the others
+naming in ``same_work_as`` the input whose file they share (docs/outcomes.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from paperfetch.integrity import ledger_fields
+from paperfetch.items import identity_row
+from paperfetch.outcomes import FINISHED_WELL_STATUSES, is_final
+
+__all__ = ["share_rows", "work_groups", "work_key"]
+
+
+def work_key(job: Any) -> str:
+    """What names the work: its DOI (lower case) once known, else the identifier's own key."""
+    doi = job.meta.get("doi")
+    return f"doi:{str(doi).strip().lower()}" if doi else job.identifier.key
+
+
+def work_groups(jobs: Sequence[tuple[Any, Any]], decided: Mapping[int, Mapping[str, Any]] | None = None
+                ) -> tuple[list[tuple[Any, Any]], dict[int, tuple[int, Any]]]:
+    """``(the jobs to run, shared)``: the first job of each work runs; *shared* maps every later input's
+    position to ``(the first input's position, its own job)``. A work whose PDF a row in *decided* (by
+    position: rows reused from the ledger) already has is not fetched again."""
+    first: dict[str, int] = {}
+    for position, row in (decided or {}).items():
+        if row.get("doi") and row.get("status") in FINISHED_WELL_STATUSES:
+            first.setdefault(f"doi:{str(row['doi']).strip().lower()}", position)
+    kept: list[tuple[Any, Any]] = []
+    shared: dict[int, tuple[int, Any]] = {}
+    for item, job in jobs:
+        key = work_key(job)
+        if key in first:
+            shared[item.position] = (first[key], job)
+        else:
+            first[key] = item.position
+            kept.append((item, job))
+    return kept, shared
+
+
+def share_rows(shared: dict[int, tuple[int, Any]], rows: dict[int, dict[str, Any]], inputs: Sequence[Any], *,
+               ledger: Any = None, on_row: Callable[[int, dict[str, Any]], None] | None = None) -> None:
+    """Give each shared input the row of the input it shares the work with: that row's outcome and file,
+    this input's own identity, ``same_work_as`` naming the other input; the ledger keeps it under this key."""
+    for position, (first, job) in shared.items():
+        if first not in rows:
+            continue
+        row = {**rows[first], **identity_row(job.identifier, job.meta), "same_work_as": inputs[first]}
+        rows[position] = row
+        if ledger is not None:
+            ledger.record(job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
+                          sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),
+                          http_status=row.get("http_status"), error=row.get("error"),
+                          extra={"reason": row.get("reason"), **ledger_fields(row)},
+                          retryable=not is_final(row["status"], row.get("http_status")))
+        if on_row is not None:
+            on_row(position, row)
