@@ -14,8 +14,8 @@ from paperfetch.sources.base import Record, Update
 from paperfetch.sources.notices import RETRACTING_KINDS
 
 __all__ = ["INTEGRITY_COLUMNS", "STATUS_RETRACTED", "copy_version", "format_updates", "integrity_row", "ledger_fields",
-           "looks_like_notice", "merge_signals", "parse_updates", "resumed_fields", "retracted_reason", "skip_retracted",
-           "work_reason"]
+           "looks_like_notice", "merge_signals", "met_by", "met_line", "parse_updates", "resumed_fields",
+           "retracted_reason", "skip_retracted", "work_reason"]
 
 #: The outcome columns this module fills (the row of a paper: :func:`integrity_row`).
 INTEGRITY_COLUMNS: tuple[str, ...] = ("retracted", "updates", "is_notice", "preprint_of", "preprint")
@@ -118,6 +118,23 @@ def integrity_row(meta: Mapping[str, Any]) -> dict[str, Any]:
 def ledger_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     """What the ledger keeps of a row's standing (its ``extra``), so a resumed row shows it again."""
     return {name: row.get(name) for name in (*INTEGRITY_COLUMNS, "version", "same_work_as") if row.get(name) is not None}
+
+
+def met_by(row: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """What a row counts toward in the batch's tally of standing: ``retracted``, ``notices`` (or neither)."""
+    if not row:
+        return ()
+    flags = (("retracted", row.get("retracted")), ("notices", row.get("is_notice")))
+    return tuple(name for name, value in flags if value is True or (value is not None and str(value) == "True"))
+
+
+def met_line(met: Mapping[str, int]) -> str:
+    """``2 retracted papers, 1 notice`` (the parts that count some); ``""`` when none."""
+    papers, notices = met.get("retracted", 0), met.get("notices", 0)
+    parts = [f"{papers} retracted paper{'s' if papers != 1 else ''}"] if papers else []
+    if notices:
+        parts.append(f"{notices} notice{'s' if notices != 1 else ''}")
+    return ", ".join(parts)
 
 
 def resumed_fields(extra: Mapping[str, Any]) -> dict[str, Any]:

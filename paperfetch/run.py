@@ -185,7 +185,7 @@ class BatchRun:
                                        settings.out_dir, settings.filename_template)
                 jobs = self._triage(parsed, ledger, rows)
                 for position, row in rows.items():  # decided without a request: invalid inputs, rows reused from the ledger
-                    model.item_finished(row["status"])
+                    model.item_finished(row["status"], row=row)
                     if hooks is not None:
                         hooks.on_row(position, row)
                 shared: dict[int, Any] = {}
@@ -210,7 +210,7 @@ class BatchRun:
                                 hooks.on_row(item.position, rows[item.position])
 
                 def shared_row(position: int, row: dict[str, Any]) -> None:
-                    model.item_finished(row["status"])
+                    model.item_finished(row["status"], row=row)
                     if hooks is not None:
                         hooks.on_row(position, row)
 
@@ -218,7 +218,7 @@ class BatchRun:
             for item in parsed:  # duplicates share the first occurrence's outcome
                 if item.duplicate_of is not None:
                     rows[item.position] = {**rows[item.duplicate_of], "same_work_as": parsed[item.duplicate_of].input}
-                    model.item_finished(rows[item.position]["status"])
+                    model.item_finished(rows[item.position]["status"], row=rows[item.position])
                     if hooks is not None:
                         hooks.on_row(item.position, rows[item.position])
             for item in parsed:  # an interrupt before the row was decided (the ledger's checks, say): stopped too
@@ -436,7 +436,7 @@ class BatchRun:
                 retryable=not is_final(row["status"], row.get("http_status")),  # a 404/410 is final too
             )
             if model is not None:
-                model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key)
+                model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key, row=row)
             if hooks is not None:
                 hooks.on_row(position[id(job)], row)
             with lock:

@@ -19,7 +19,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from paperfetch.cli.common import summary
 from paperfetch.clock import FakeClock
+from paperfetch.dashboard.render import render_counts_html
 from paperfetch.http.client import HttpClient
 from paperfetch.ids import Identifier
 from paperfetch.integrity import format_updates, looks_like_notice
@@ -176,7 +178,9 @@ def crossref_world(hosts):
 def test_a_retracted_paper_is_downloaded_with_the_notice_in_its_reason_and_the_notice_as_what_it_is(crossref_world, tmp_path):
     crossref, publisher = crossref_world
     with retriever(tmp_path, {"crossref": crossref.base_url}, sources=["crossref"], respect_robots_txt=False, cache=False) as r:
-        rows = r.download([RETRACTED, NOTICE, CONCERN]).set_index("input")
+        frame = r.download([RETRACTED, NOTICE, CONCERN])
+        snapshot = r.run_snapshot()
+    rows = frame.set_index("input")
     paper, notice, concern = rows.loc[RETRACTED], rows.loc[NOTICE], rows.loc[CONCERN]
     assert paper["status"] == "downloaded" and flag(paper["retracted"]) is True and paper["version"] == "published"
     assert paper["reason"] == f"retracted (notice {NOTICE}, 2024-05-01)"
@@ -188,6 +192,10 @@ def test_a_retracted_paper_is_downloaded_with_the_notice_in_its_reason_and_the_n
     # one Crossref request per DOI, the one paperfetch sends anyway; each PDF fetched once
     assert sorted(unquote(p) for _, p in crossref.log) == sorted(f"/works/{d}" for d in (RETRACTED, NOTICE, CONCERN))
     assert sorted(p for _, p in publisher.log) == ["/notice.pdf", "/srep16696.pdf"]
+    # counted and shown: the dashboard's counts and the CLI's summary line
+    assert snapshot.met == {"retracted": 1, "notices": 1} and snapshot.summary().endswith("; met 1 retracted paper, 1 notice")
+    assert "met 1 retracted paper, 1 notice" in render_counts_html(snapshot)
+    assert summary(frame).endswith("; met 1 retracted paper, 1 notice")
 
 
 def test_skip_retracted_ends_the_paper_retracted_without_a_pdf_request_and_a_rerun_keeps_it(crossref_world, tmp_path):
