@@ -44,7 +44,7 @@ def merge_signals(meta: MutableMapping[str, Any], record: Record) -> None:
         meta["notice_of"] = tuple(dict.fromkeys((*meta.get("notice_of", ()), *targets)))
     for name, field in (("preprint_of", "published_doi"), ("preprint", "preprint")):
         value = getattr(record, field, None)
-        if value and not meta.get(name):
+        if value and not meta.get(name) and value != str(meta.get("doi") or "").lower():  # not the paper itself
             meta[name] = value
 
 

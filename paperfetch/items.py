@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import requests
 
-from paperfetch import defaults, integrity
+from paperfetch import defaults, integrity, versions
 from paperfetch.download import FileAction, download_action, write_error
 from paperfetch.errors import (
     ConfigurationError,
@@ -252,6 +252,8 @@ class ItemJob:
             self._behind_held()
         if self.actions[0].copy:
             self._arrange()
+            if versions.seek_published(self):  # prefer="published": the version of record's lookups go first
+                return self.url
         if self.actions[0].kind != "lookup" and integrity.skip_retracted(self):  # before any PDF or page request
             return None
         return self.actions[0].url
@@ -479,6 +481,13 @@ class ItemJob:
                 self.meta[name] = value
         integrity.merge_signals(self.meta, record)  # retracted, notices, preprint links: one answer per paper
 
+    def ask_first(self, name: str, ident: Identifier) -> None:
+        """Put source *name*'s lookups of *ident* (the work's other DOI: its version of record) before every action."""
+        source = self.context.sources[name]
+        for spec in reversed(source.requests_for([ident])):
+            url, params = source.url_for(spec)
+            self.actions.appendleft(_Action("lookup", name, url, params, spec))
+
     def _lookup(self, action: _Action) -> None:
         r = self.context
         source = r.sources[action.source]
@@ -599,7 +608,7 @@ class ItemJob:
             return row
         if self.result is not None:
             row.update(self.result)
-            row["reason"] = row.get("reason") or integrity.work_reason(self.meta)
+            row["reason"] = row.get("reason") or integrity.work_reason(self.meta) or versions.published_reason(self.meta, row)
             return row
         if self.cut_short is not None:
             row.update(status=Status.WRITE_ERROR.value, reason="not written: the output folder failed",

@@ -109,8 +109,9 @@ class Retriever:
         ``"local"``: go on with this machine's SQLite state where Redis does not answer.
     config : str or path, optional
         The config file to read (default: the user config file).
-    prefer : {"version", "speed"}
-        ``"version"``: a paper's copies compete on load only within its best version tier; ``"speed"``: all do.
+    prefer : {"version", "speed", "published"}
+        ``"version"``: a paper's copies compete on load only within its best version tier; ``"speed"``: all do;
+        ``"published"``: as ``"version"``, and a preprint's version of record is fetched where it is open.
     skip_retracted : bool, optional
         ``True``: a paper a source calls retracted gets status ``retracted`` without a PDF request (default: it
         is downloaded, its ``reason`` naming the notice; env ``PAPERFETCH_SKIP_RETRACTED``).

@@ -270,3 +270,55 @@ def test_each_work_is_fetched_once_and_every_input_keeps_its_row(crossref_world,
     # a re-run reuses every file, the shared one included, and asks nobody
     assert list(again["status"]) == ["already_downloaded"] * 4 and again.loc[2, "same_work_as"] == RETRACTED
     assert len(publisher.log) == 2 and len(crossref.log) == 2
+
+
+# ============================================================================ prefer="published"
+PREPRINT = "10.1101/2024.04.01.587366"
+JOURNAL = "10.1016/j.xgen.2025.100814"
+
+
+@pytest.fixture
+def preprint_world(hosts):
+    """bioRxiv answering its SYNTHETIC details cassette (published = the journal DOI) and serving the preprint's
+    PDF; Unpaywall answering its recorded 2025 record of the journal version, whose published location is given
+    a PDF on a loopback publisher here (recorded: a landing page only), and 404 for the preprint."""
+    details = cassette_bodies("biorxiv/details_two_dois.yaml")
+    [vor] = [b for path, b in cassette_bodies("unpaywall/v2_2025_two_dois.yaml").items() if JOURNAL in path]
+    publisher = hosts("127.0.0.66", {"/vor.pdf": Reply(200, _pdf(details[f"details/biorxiv/{PREPRINT}"]["collection"][0]["title"]),
+                                                       {"Content-Type": "application/pdf"})})
+    for location in [vor["best_oa_location"], *vor["oa_locations"]]:
+        if location["version"] == "publishedVersion":
+            location["url_for_pdf"] = publisher.url("/vor.pdf")
+
+    def biorxiv_answer(request):  # noqa: ANN001, ANN202
+        path = unquote(request.path).lstrip("/")
+        if path.startswith("content/"):
+            return Reply(200, _pdf("the preprint"), {"Content-Type": "application/pdf"})
+        body = details.get(path, {"messages": [{"status": "no posts found"}], "collection": []})
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    def unpaywall_answer(request):  # noqa: ANN001, ANN202
+        if unquote(request.path) == f"/v2/{JOURNAL}":
+            return Reply(200, json.dumps(vor).encode(), {"Content-Type": "application/json"})
+        return Reply(404, b"<!doctype html><title>404 Not Found</title>", {"Content-Type": "text/html"})
+
+    biorxiv, unpaywall = hosts("127.0.0.67", {"*": biorxiv_answer}), hosts("127.0.0.68", {"*": unpaywall_answer})
+    return {"biorxiv": biorxiv.base_url, "unpaywall": unpaywall.base_url}, biorxiv, unpaywall, publisher
+
+
+@pytest.mark.parametrize("prefer", ["version", "published"])
+def test_prefer_published_fetches_a_preprints_open_version_of_record(preprint_world, tmp_path, prefer):
+    endpoints, biorxiv, unpaywall, publisher = preprint_world
+    with retriever(tmp_path, endpoints, sources=["unpaywall", "biorxiv"], respect_robots_txt=False, cache=False,
+                   prefer=prefer) as r:
+        row = r.download([PREPRINT]).iloc[0]
+    assert row["input"] == PREPRINT and row["status"] == "downloaded" and row["preprint_of"] == JOURNAL
+    pdfs = [p for _, p in biorxiv.log if p.startswith("/content/")]
+    if prefer == "version":  # the default: the preprint's own copy, and nobody asked about the journal version
+        assert row["version"] == "submitted" and len(pdfs) == 1 and not publisher.log and pd.isna(row["reason"])
+        assert [unquote(p) for _, p in unpaywall.log] == [f"/v2/{PREPRINT}"]
+    else:
+        assert row["version"] == "published" and row["url"].endswith("/vor.pdf") and pdfs == []
+        assert row["reason"] == f'the version of record {JOURNAL} (prefer="published")'
+        assert [unquote(p) for _, p in unpaywall.log] == [f"/v2/{PREPRINT}", f"/v2/{JOURNAL}"]
+        assert "2024.04.01.587366" in Path(row["path"]).name  # saved under the input's name
