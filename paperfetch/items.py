@@ -140,6 +140,8 @@ class ItemContext:
     prefer: str = Prefer.VERSION.value
     #: a paper a source calls retracted ends ``retracted`` before any PDF request (paperfetch.integrity)
     skip_retracted: bool = False
+    #: the batch's works: DOI (lower case) -> position of the input that fetches it (paperfetch.works)
+    works: Mapping[str, int] | None = None
 
 
 def current_job() -> "ItemJob | None":

@@ -28,7 +28,7 @@ from paperfetch.reasons import failure_reason, invalid_reason
 from paperfetch.redact import redact_frame, redact_text, redact_url
 from paperfetch.sources import Record, Source
 from paperfetch.sources.base import batched
-from paperfetch.works import share_rows, work_groups
+from paperfetch.works import batch_works, deferred, settle_deferred, share_rows, work_groups
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.job import RunHooks
@@ -143,6 +143,7 @@ class BatchRun:
         self.notes = notes  # (kind, message) lines every run's dashboard starts with (a missing e-mail, say)
         self.settings = settings()  # the settings of the run in progress, or of the last one
         self.prefetched: dict[tuple[str, str], Record] = {}
+        self.works: dict[str, int] = {}  # the batch's works by DOI (paperfetch.works.batch_works)
         self.model: Any = None  # the run in progress, or the last one (paperfetch.dashboard.model.DashboardModel)
         self.jobs: list[Any] = []  # the batch's items, for the title check
         self.run_started = float("inf")  # set as download() starts (see reusable)
@@ -192,8 +193,13 @@ class BatchRun:
                 try:
                     self.resolve([job for _, job in jobs])
                     jobs, shared = work_groups(jobs, rows)  # one file per work: the same work given twice runs once
+                    batch_works(jobs, self.works)  # a preprint given with its journal version leaves the file to it
                     self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None or hooks is not None,
                               hooks=hooks)
+                    again = settle_deferred(jobs, rows, shared)  # their journal version had no file: their own
+                    stopped = any(job.stopped for _, job in jobs) or (hooks is not None and hooks.stop.is_set())
+                    if again and not stopped:
+                        self._run(again, ledger, rows, model=model, dashboard_shown=True, hooks=hooks)
                 except Stopped:  # a Job's stop cut a batch lookup short: its unfinished items are ``stopped``
                     if hooks is None:
                         raise
@@ -297,7 +303,7 @@ class BatchRun:
             api=self.api, web=self.web, sources=self.sources, prefetched=self.prefetched, doi_base=self.doi_base,
             out_dir=s.out_dir, filename_template=s.filename_template, max_pdf_bytes=s.max_pdf_bytes,
             metadata=self.metadata, check_title=self.check_title, reuse=self.reusable, write_stop=self.write_stop,
-            prefer=s.prefer, skip_retracted=s.skip_retracted,
+            prefer=s.prefer, skip_retracted=s.skip_retracted, works=self.works,
         )
 
     def reusable(self, job: ItemJob, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
@@ -421,6 +427,8 @@ class BatchRun:
         lock = threading.Lock()
 
         def finished(job: ItemJob) -> None:
+            if deferred(job):  # left to its journal version's input: settled after the pass
+                return
             job.finished = True
             row = keep_describing_status(job.outcome(), ledger.get(job.identifier.key))
             rows[position[id(job)]] = row
@@ -461,7 +469,7 @@ class BatchRun:
         if hooks is not None and hooks.stop.is_set():
             return  # a Job's stop: download() gives its unfinished items ``stopped`` rows, the ledger keeps what it had
         for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row: stopped
-            if position[id(job)] not in rows:
+            if position[id(job)] not in rows and not deferred(job):
                 job.stopped = True
                 finished(job)
 

@@ -13,26 +13,38 @@ from typing import Any, Mapping
 from paperfetch.http.assign import Prefer
 from paperfetch.ids import Identifier, IdType, parse_identifier
 from paperfetch.integrity import copy_version
+from paperfetch.sources.biorxiv import is_biorxiv_doi
 
-__all__ = ["LINK_SOURCES", "VOR_SOURCES", "published_reason", "seek_published"]
+__all__ = ["DEFER_DONE", "LINK_SOURCES", "PUT_ASIDE", "SAME_WORK", "VOR_SOURCES", "defer", "published_reason",
+           "seek_published"]
 
 #: The sources whose answer links a preprint to its journal version, asked first for the preprint.
 LINK_SOURCES: tuple[str, ...] = ("biorxiv", "crossref")
 #: The sources asked for the journal version's open copies (one lookup each, by DOI).
 VOR_SOURCES: tuple[str, ...] = ("unpaywall", "crossref", "europepmc")
 _LINK_ASKED = "_published_link_asked"
+#: meta keys of a preprint left to its journal version's input: that input's position; what it put aside; once
+#: given its file back (the other input found none), it fetches its own and never defers again
+SAME_WORK, PUT_ASIDE, DEFER_DONE = "_same_work_position", "_put_aside", "_defer_done"
 _VOR_ASKED = "_published_copies_asked"
 
 
 def seek_published(job: Any) -> bool:
-    """With ``prefer="published"``, put the lookups that find the version of record before *job*'s leading
-    copy when that copy is not a published one; True when lookups were put first (the job's next action)."""
-    if Prefer(job.context.prefer) is not Prefer.PUBLISHED or not job.actions or not job.actions[0].copy:
-        return False
-    if copy_version(job.actions[0].version) == "published":
+    """Before *job*'s leading copy, when that copy is not a published one: with ``prefer="published"`` put the
+    lookups that find the version of record first; for a bioRxiv/medRxiv preprint whose journal DOI is another
+    input of the batch, ask for the link first and, found, leave the file to that input (:func:`defer`).
+    True when the job's next action changed (lookups first, or nothing left: deferred)."""
+    if not job.actions or not job.actions[0].copy or copy_version(job.actions[0].version) == "published":
         return False
     meta = job.meta
     doi = meta.get("doi")
+    works = job.context.works or {}
+    pairing = is_biorxiv_doi(doi) and len(works) > 1 and not meta.get(DEFER_DONE)  # its journal version may be given too
+    if pairing and str(meta.get("preprint_of") or "").lower() in works:
+        return defer(job, works[str(meta["preprint_of"]).lower()])
+    published = Prefer(job.context.prefer) is Prefer.PUBLISHED
+    if not (published or pairing):
+        return False
     if not meta.get("preprint_of") and not meta.get(_LINK_ASKED) and _doi(doi) is not None:
         meta[_LINK_ASKED] = True
         asked = [name for name in LINK_SOURCES if name in job.sources_left and name in job.context.sources]
@@ -42,7 +54,7 @@ def seek_published(job: Any) -> bool:
         if asked:
             return True
     target = _doi(meta.get("preprint_of"))
-    if target is not None and not meta.get(_VOR_ASKED):
+    if published and target is not None and not meta.get(_VOR_ASKED):
         meta[_VOR_ASKED] = True
         # only the run's own sources: those still to ask, asked, or with an action queued
         chosen = {*job.sources_left, *(source for source, _ in job.trail), *(a.source for a in job.actions)}
@@ -51,6 +63,16 @@ def seek_published(job: Any) -> bool:
             job.ask_first(name, target)
         return bool(names)
     return False
+
+
+def defer(job: Any, position: int) -> bool:
+    """Leave *job*'s file to the input at *position* (the same work): its actions and sources are put aside
+    (:data:`SAME_WORK`, :data:`PUT_ASIDE`), so the scheduler ends it with no request of its own."""
+    job.meta[SAME_WORK] = position
+    job.meta[PUT_ASIDE] = (list(job.actions), list(job.sources_left))
+    job.actions.clear()
+    job.sources_left.clear()
+    return True
 
 
 def _doi(text: Any) -> Identifier | None:

@@ -7,11 +7,21 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from paperfetch.integrity import ledger_fields
+from paperfetch.integrity import integrity_row, ledger_fields
 from paperfetch.items import identity_row
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, is_final
+from paperfetch.versions import DEFER_DONE, PUT_ASIDE, SAME_WORK
 
-__all__ = ["share_rows", "work_groups", "work_key"]
+__all__ = ["batch_works", "deferred", "settle_deferred", "share_rows", "work_groups", "work_key"]
+
+
+def batch_works(jobs: Sequence[tuple[Any, Any]], into: dict[str, int]) -> None:
+    """Fill *into* with the DOI of every job's work -> its input's position (the first one, for a work given twice)."""
+    into.clear()
+    for item, job in jobs:
+        doi = job.meta.get("doi")
+        if doi:
+            into.setdefault(str(doi).strip().lower(), item.position)
 
 
 def work_key(job: Any) -> str:
@@ -48,7 +58,8 @@ def share_rows(shared: dict[int, tuple[int, Any]], rows: dict[int, dict[str, Any
     for position, (first, job) in shared.items():
         if first not in rows:
             continue
-        row = {**rows[first], **identity_row(job.identifier, job.meta), "same_work_as": inputs[first]}
+        own = {k: v for k, v in integrity_row(job.meta).items() if v is not None}  # what its own sources said
+        row = {**rows[first], **identity_row(job.identifier, job.meta), **own, "same_work_as": inputs[first]}
         rows[position] = row
         if ledger is not None:
             ledger.record(job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
@@ -58,3 +69,28 @@ def share_rows(shared: dict[int, tuple[int, Any]], rows: dict[int, dict[str, Any
                           retryable=not is_final(row["status"], row.get("http_status")))
         if on_row is not None:
             on_row(position, row)
+
+
+def deferred(job: Any) -> bool:
+    """Whether *job* left its file to another input of the batch and waits for :func:`settle_deferred`."""
+    return job.meta.get(SAME_WORK) is not None and not job.meta.get(DEFER_DONE)
+
+
+def settle_deferred(jobs: Sequence[tuple[Any, Any]], rows: Mapping[int, Mapping[str, Any]],
+                    shared: dict[int, tuple[int, Any]]) -> list[tuple[Any, Any]]:
+    """After a pass: each deferred preprint shares its journal version's row when that input has its PDF
+    (into *shared*); the others get their actions back and are returned, to fetch their own copy."""
+    again = []
+    for item, job in jobs:
+        if not deferred(job):
+            continue
+        position = job.meta[SAME_WORK]
+        if rows.get(position, {}).get("status") in FINISHED_WELL_STATUSES:
+            shared[item.position] = (position, job)
+            continue
+        actions, sources = job.meta.pop(PUT_ASIDE)
+        job.meta[DEFER_DONE] = True
+        job.actions.extend(actions)
+        job.sources_left.extend(sources)
+        again.append((item, job))
+    return again

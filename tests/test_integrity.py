@@ -322,3 +322,24 @@ def test_prefer_published_fetches_a_preprints_open_version_of_record(preprint_wo
         assert row["reason"] == f'the version of record {JOURNAL} (prefer="published")'
         assert [unquote(p) for _, p in unpaywall.log] == [f"/v2/{PREPRINT}", f"/v2/{JOURNAL}"]
         assert "2024.04.01.587366" in Path(row["path"]).name  # saved under the input's name
+
+
+def test_a_preprint_given_with_its_journal_version_is_fetched_once(preprint_world, tmp_path):
+    """The preprint's link (bioRxiv's ``published``, SYNTHETIC) names the other input: one file, two rows."""
+    endpoints, biorxiv, unpaywall, publisher = preprint_world
+    with retriever(tmp_path, endpoints, sources=["unpaywall", "biorxiv"], respect_robots_txt=False, cache=False) as r:
+        rows = r.download([PREPRINT, JOURNAL]).set_index("input")
+    assert list(rows["status"]) == ["downloaded", "downloaded"]
+    assert rows.loc[PREPRINT, "same_work_as"] == JOURNAL and pd.isna(rows.loc[JOURNAL, "same_work_as"])
+    assert rows.loc[PREPRINT, "path"] == rows.loc[JOURNAL, "path"] and rows.loc[PREPRINT, "preprint_of"] == JOURNAL
+    assert [p for _, p in publisher.log] == ["/vor.pdf"] and not [p for _, p in biorxiv.log if p.startswith("/content/")]
+
+
+def test_a_preprint_whose_journal_version_has_no_open_copy_fetches_its_own(preprint_world, tmp_path):
+    endpoints, biorxiv, unpaywall, publisher = preprint_world
+    publisher.routes["/vor.pdf"] = Reply(404, b"not found")
+    with retriever(tmp_path, endpoints, sources=["unpaywall", "biorxiv"], respect_robots_txt=False, cache=False) as r:
+        rows = r.download([PREPRINT, JOURNAL]).set_index("input")
+    assert rows.loc[JOURNAL, "status"] == "http_error" and rows.loc[PREPRINT, "status"] == "downloaded"
+    assert pd.isna(rows.loc[PREPRINT, "same_work_as"]) and rows.loc[PREPRINT, "version"] == "submitted"
+    assert len([p for _, p in biorxiv.log if p.startswith("/content/")]) == 1
