@@ -47,7 +47,8 @@ def seek_published(job: Any) -> bool:
         return False
     if not meta.get("preprint_of") and not meta.get(_LINK_ASKED) and _doi(doi) is not None:
         meta[_LINK_ASKED] = True
-        asked = [name for name in LINK_SOURCES if name in job.sources_left and name in job.context.sources]
+        linking = LINK_SOURCES if published else ("biorxiv",)  # a batch's pairing asks only the preprint's own server
+        asked = [name for name in linking if name in job.sources_left and name in job.context.sources]
         for name in reversed(asked):  # asked now, not again later
             job.sources_left.remove(name)
             job.ask_first(name, _doi(doi))
