@@ -10,18 +10,22 @@ from typing import Any, Callable, Mapping, Sequence
 from paperfetch.integrity import integrity_row, ledger_fields
 from paperfetch.items import identity_row
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, is_final
+from paperfetch.sources.biorxiv import is_biorxiv_doi
 from paperfetch.versions import DEFER_DONE, PUT_ASIDE, SAME_WORK
 
 __all__ = ["batch_works", "deferred", "settle_deferred", "share_rows", "work_groups", "work_key"]
 
 
 def batch_works(jobs: Sequence[tuple[Any, Any]], into: dict[str, int]) -> None:
-    """Fill *into* with the DOI of every job's work -> its input's position (the first one, for a work given twice)."""
+    """Fill *into* with the DOI of every job's work -> its input's position (the first one, for a work given
+    twice), when the batch could pair a preprint with its journal version: it holds a bioRxiv/medRxiv DOI and
+    another DOI. Otherwise *into* stays empty, and no preprint asks for its link before its first copy."""
     into.clear()
-    for item, job in jobs:
-        doi = job.meta.get("doi")
-        if doi:
-            into.setdefault(str(doi).strip().lower(), item.position)
+    dois = [(str(job.meta["doi"]).strip().lower(), item.position) for item, job in jobs if job.meta.get("doi")]
+    kinds = {is_biorxiv_doi(doi) for doi, _ in dois}
+    if kinds == {True, False}:
+        for doi, position in dois:
+            into.setdefault(doi, position)
 
 
 def work_key(job: Any) -> str:
