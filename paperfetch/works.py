@@ -8,12 +8,16 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from paperfetch.integrity import integrity_row, ledger_fields
-from paperfetch.items import identity_row
-from paperfetch.outcomes import FINISHED_WELL_STATUSES, is_final
+from paperfetch.items import META_FIELDS, identity_row
+from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, is_final
 from paperfetch.sources.biorxiv import is_biorxiv_doi
 from paperfetch.versions import DEFER_DONE, PUT_ASIDE, SAME_WORK
 
 __all__ = ["batch_works", "deferred", "settle_deferred", "share_rows", "work_groups", "work_key"]
+
+
+#: Rows the ledger does not keep for a shared input: nothing was decided about the work
+_NOT_KEPT = frozenset({Status.STOPPED.value, Status.INVALID_IDENTIFIER.value})
 
 
 def batch_works(jobs: Sequence[tuple[Any, Any]], into: dict[str, int]) -> None:
@@ -65,11 +69,12 @@ def share_rows(shared: dict[int, tuple[int, Any]], rows: dict[int, dict[str, Any
         own = {k: v for k, v in integrity_row(job.meta).items() if v is not None}  # what its own sources said
         row = {**rows[first], **identity_row(job.identifier, job.meta), **own, "same_work_as": inputs[first]}
         rows[position] = row
-        if ledger is not None:
+        if ledger is not None and row["status"] not in _NOT_KEPT:
             ledger.record(job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),
                           sha256=row.get("sha256"), source=row.get("source"), url=row.get("url"),
                           http_status=row.get("http_status"), error=row.get("error"),
-                          extra={"reason": row.get("reason"), **ledger_fields(row)},
+                          extra={**{k: row[k] for k in META_FIELDS if row.get(k) is not None}, "reason": row.get("reason"),
+                                 **ledger_fields(row)},
                           retryable=not is_final(row["status"], row.get("http_status")))
         if on_row is not None:
             on_row(position, row)

@@ -269,6 +269,7 @@ def test_each_work_is_fetched_once_and_every_input_keeps_its_row(crossref_world,
     assert sorted(unquote(p) for _, p in crossref.log) == sorted(f"/works/{d}" for d in (RETRACTED, NOTICE))
     # a re-run reuses every file, the shared one included, and asks nobody
     assert list(again["status"]) == ["already_downloaded"] * 4 and again.loc[2, "same_work_as"] == RETRACTED
+    assert again.loc[2, "title"] == rows.loc[0, "title"] and flag(again.loc[2, "retracted"]) is True
     assert len(publisher.log) == 2 and len(crossref.log) == 2
 
 
