@@ -66,8 +66,9 @@ def share_rows(shared: dict[int, tuple[int, Any]], rows: dict[int, dict[str, Any
     for position, (first, job) in shared.items():
         if first not in rows:
             continue
-        own = {k: v for k, v in integrity_row(job.meta).items() if v is not None}  # what its own sources said
-        row = {**rows[first], **identity_row(job.identifier, job.meta), **own, "same_work_as": inputs[first]}
+        # its own identity and what its own sources said, over the other input's row
+        own = {k: v for k, v in {**identity_row(job.identifier, job.meta), **integrity_row(job.meta)}.items() if v is not None}
+        row = {**rows[first], **own, "same_work_as": inputs[first]}
         rows[position] = row
         if ledger is not None and row["status"] not in _NOT_KEPT:
             ledger.record(job.identifier.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"),

@@ -265,6 +265,7 @@ def test_each_work_is_fetched_once_and_every_input_keeps_its_row(crossref_world,
     assert pd.isna(rows.loc[3, "same_work_as"])  # the notice is a work of its own
     assert rows.loc[0, "path"] == rows.loc[1, "path"] == rows.loc[2, "path"] != rows.loc[3, "path"]
     assert rows.loc[2, "id_type"] == "pmid" and rows.loc[2, "pmid"] == "26568415" and flag(rows.loc[2, "retracted"]) is True
+    assert rows.loc[2, "title"] == rows.loc[0, "title"] == PAPER_TITLE.replace("'", "’")
     assert sorted(p for _, p in publisher.log) == ["/notice.pdf", "/srep16696.pdf"]  # each work downloaded once
     assert sorted(unquote(p) for _, p in crossref.log) == sorted(f"/works/{d}" for d in (RETRACTED, NOTICE))
     # a re-run reuses every file, the shared one included, and asks nobody
