@@ -197,7 +197,8 @@ class BatchRun:
                     self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None or hooks is not None,
                               hooks=hooks)
                     again = settle_deferred(jobs, rows, shared)  # their journal version had no file: their own
-                    stopped = any(job.stopped for _, job in jobs) or (hooks is not None and hooks.stop.is_set())
+                    stopped = (any(job.stopped for _, job in jobs) or (hooks is not None and hooks.stop.is_set())
+                               or getattr(self.web, "closed", False))
                     if again and not stopped:
                         self._run(again, ledger, rows, model=model, dashboard_shown=True, hooks=hooks)
                 except Stopped:  # a Job's stop cut a batch lookup short: its unfinished items are ``stopped``
