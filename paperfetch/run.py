@@ -260,6 +260,8 @@ class BatchRun:
             if item.duplicate_of is not None:
                 continue
             reused = resumed_row(ledger, item.identifier, self.settings.out_dir) if self.settings.resume else None
+            if reused is not None and reused["status"] == Status.RETRACTED.value and not self.settings.skip_retracted:
+                reused = None  # left undownloaded only because skip_retracted was on: fetched now
             if reused is not None:
                 rows[item.position] = reused
                 continue

@@ -212,6 +212,9 @@ def test_skip_retracted_ends_the_paper_retracted_without_a_pdf_request_and_a_rer
     # final: the re-run answers from the ledger, asking nobody, and still says why
     assert again.loc[RETRACTED, "status"] == "retracted" and flag(again.loc[RETRACTED, "retracted"]) is True
     assert len(crossref.log) == asked and again.loc[RETRACTED, "attempts"] == 0
+    # final only while the setting is on: without it, a re-run fetches the paper
+    with retriever(tmp_path, {"crossref": crossref.base_url}, sources=["crossref"], respect_robots_txt=False, cache=False) as r:
+        assert r.download([RETRACTED]).loc[0, "status"] == "downloaded"
 
 
 def test_a_notice_served_for_the_paper_is_a_wrong_article(crossref_world, tmp_path):
