@@ -142,10 +142,11 @@ def resumed_fields(extra: Mapping[str, Any]) -> dict[str, Any]:
     return {name: extra.get(name) for name in (*INTEGRITY_COLUMNS, "version", "same_work_as")}
 
 
-#: How a notice's first page opens: "Retraction Note", "Notice of Retraction", "RETRACTION: …", "Retracted: …",
-#: "Retraction notice to …", "Expression of Concern: …" (a retracted paper's own watermark does not start so).
+#: How a notice's first page opens: "Retraction Note", "Notice of Retraction", "RETRACTION: …", "Retraction notice
+#: to …", "Expression of Concern: …". A retracted paper's own label ("RETRACTED: <title>", Elsevier's, or a
+#: "This article has been retracted" watermark) does not open so: that PDF is the paper.
 _NOTICE_HEAD = re.compile(r"^\W*(retraction\s+(note|notice)|notice\s+of\s+retraction|retraction\s*(of\b|:|to\b)|"
-                          r"retracted\s*:|expression\s+of\s+concern\b|withdrawal\s*:)", re.IGNORECASE)
+                          r"expression\s+of\s+concern\b|withdrawal\s*:)", re.IGNORECASE)
 
 
 def looks_like_notice(title_asked: str | None, first_page: str | None, own_titles: Iterable[str] = ()) -> bool:

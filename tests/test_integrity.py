@@ -133,6 +133,7 @@ def test_the_first_page_of_a_notice_is_told_from_a_paper_about_retractions():
     assert looks_like_notice("A study of X", "Retraction Note: A study of X\nThe authors have retracted")
     assert looks_like_notice("A study of X", "body", ["Notice of Retraction"])
     assert not looks_like_notice("A study of X", "A study of X\nThis article has been retracted. Abstract")
+    assert not looks_like_notice("A study of X", "RETRACTED: A study of X\nAbstract")  # Elsevier's label on the paper
     assert not looks_like_notice("Retraction: why journals retract", "Retraction: why journals retract\nAbstract")
 
 
