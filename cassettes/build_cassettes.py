@@ -969,6 +969,64 @@ CASES += [
          "SYNTHETIC: 403 AccessDenied and 503 SlowDown from the bucket", build_pmc_errors),
 ]
 
+#: Retraction Watch's data reached Crossref's API in 2025, but no recorded answer carries an entry of it
+#: (PROVENANCE-3): the notices below are written by hand in the shape Crossref documents (``updated-by`` on the
+#: paper, ``update-to`` on the notice: type, label, DOI, updated.date-parts, source, record-id) onto real records.
+#: The notice DOIs are under Crossref's test prefix 10.5555, so no real work is named.
+RETRACTED_DOI = "10.1038/srep16696"
+RETRACTION_NOTICE = "10.5555/retraction.srep16696"
+CONCERN_DOI = "10.1073/pnas.1414271111"
+CONCERN_NOTICE = "10.5555/concern.pnas.1414271111"
+
+
+def _notice_entry(kind: str, label: str, doi: str, date: tuple[int, int, int], record_id: int) -> dict[str, Any]:
+    y, m, d = date
+    return {"type": kind, "label": label, "DOI": doi, "source": "retraction-watch", "record-id": record_id,
+            "updated": {"date-parts": [[y, m, d]], "date-time": f"{y:04d}-{m:02d}-{d:02d}T00:00:00Z"}}
+
+
+def _crossref_reply(doc: dict[str, Any]) -> dict[str, Any]:
+    return _synthetic(200, "OK", {"Content-Type": "application/json"}, json.dumps(doc, ensure_ascii=False).encode())
+
+
+def build_crossref_retraction_watch(fx: Path) -> list[dict[str, Any]]:
+    paper = json.loads((fx / "crossref/works_10.1038_srep16696.body.json").read_text())
+    paper["message"]["updated-by"] = [_notice_entry("retraction", "Retraction", RETRACTION_NOTICE, (2024, 5, 1), 54321)]
+    notice = json.loads(json.dumps(paper))
+    work = notice["message"]
+    for name in ("updated-by", "link", "reference", "relation"):
+        work.pop(name, None)
+    work.update(DOI=RETRACTION_NOTICE, URL=f"https://doi.org/{RETRACTION_NOTICE}", title=[f"Retraction Note: {work['title'][0]}"],
+                **{"update-to": [_notice_entry("retraction", "Retraction", RETRACTED_DOI, (2024, 5, 1), 54321)],
+                   "reference-count": 0, "references-count": 0})
+    concern = json.loads((fx / "crossref/works__10.1073-pnas.1414271111.json").read_text())
+    concern["message"]["updated-by"].append(
+        _notice_entry("expression_of_concern", "Expression of Concern", CONCERN_NOTICE, (2023, 2, 14), 61234))
+    uris = uris_for("crossref", [f"doi:{RETRACTED_DOI}", f"doi:{RETRACTION_NOTICE}", f"doi:{CONCERN_DOI}"])
+    return [interaction(uri, _crossref_reply(doc)) for uri, doc in zip(uris, (paper, notice, concern))]
+
+
+def build_openalex_one_retracted(fx: Path) -> list[dict[str, Any]]:
+    # The assembled four-DOI page with is_retracted set on one work (OpenAlex's field; every recorded work has false).
+    [recorded] = build_openalex_batch(fx)
+    body = json.loads(recorded["response"]["body"]["string"])
+    for work in body["results"]:
+        work["is_retracted"] = work["doi"].lower().endswith("10.1038/hdy.2013.26")
+    return [interaction(recorded["request"]["uri"], _with_body(recorded["response"], json.dumps(body).encode()))]
+
+
+CASES += [
+    Case("crossref/works_retraction_watch_notices.yaml", "synthetic",
+         ("crossref/works_10.1038_srep16696.body.json", "crossref/works__10.1073-pnas.1414271111.json"),
+         f"SYNTHETIC: a Retraction Watch retraction (updated-by) on {RETRACTED_DOI}, its notice {RETRACTION_NOTICE} "
+         f"(update-to, title \"Retraction Note: …\"), and an expression of concern added beside the real correction of "
+         f"{CONCERN_DOI}", build_crossref_retraction_watch),
+    Case("openalex/works_filter_four_dois_one_retracted.yaml", "synthetic", ("openalex/works_filter_four_dois.yaml (as built)",),
+         "SYNTHETIC: the assembled four-DOI page with is_retracted true on 10.1038/hdy.2013.26 (no recorded work has it)",
+         build_openalex_one_retracted),
+]
+
+
 # --------------------------------------------------------------------------- writing
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import requests
 
-from paperfetch import defaults
+from paperfetch import defaults, integrity, versions
 from paperfetch.download import FileAction, download_action, write_error
 from paperfetch.errors import (
     ConfigurationError,
@@ -139,6 +139,10 @@ class ItemContext:
     write_stop: WriteStop | None = None
     #: which copies compete on load (:class:`paperfetch.http.assign.Prefer`): the best version tier, or all
     prefer: str = Prefer.VERSION.value
+    #: a paper a source calls retracted ends ``retracted`` before any PDF request (paperfetch.integrity)
+    skip_retracted: bool = False
+    #: the batch's works: DOI (lower case) -> position of the input that fetches it (paperfetch.works)
+    works: Mapping[str, int] | None = None
 
 
 def current_job() -> "ItemJob | None":
@@ -251,6 +255,10 @@ class ItemJob:
             self._behind_held()
         if self.actions[0].copy:
             self._arrange()
+            if versions.seek_published(self):  # prefer="published": the version of record's lookups go first
+                return self.url
+        if self.actions[0].kind != "lookup" and integrity.skip_retracted(self):  # before any PDF or page request
+            return None
         return self.actions[0].url
 
     @property
@@ -483,6 +491,14 @@ class ItemJob:
             value = getattr(record, name, None)
             if value not in (None, "") and self.meta.get(name) in (None, ""):
                 self.meta[name] = value
+        integrity.merge_signals(self.meta, record)  # retracted, notices, preprint links: one answer per paper
+
+    def ask_first(self, name: str, ident: Identifier) -> None:
+        """Put source *name*'s lookups of *ident* (the work's other DOI: its version of record) before every action."""
+        source = self.context.sources[name]
+        for spec in reversed(source.requests_for([ident])):
+            url, params = source.url_for(spec)
+            self.actions.appendleft(_Action("lookup", name, url, params, spec))
 
     def _lookup(self, action: _Action) -> None:
         r = self.context
@@ -560,6 +576,7 @@ class ItemJob:
             "bytes": result.bytes,
             "sha256": result.sha256,
             "http_status": result.status_code,
+            "version": integrity.copy_version(action.version),
         }
         self.trail.append((action.source, f"downloaded {redact_url(result.url)}"))
 
@@ -597,7 +614,7 @@ class ItemJob:
         return list(dict.fromkeys([*self.offered, *batched]))
 
     def outcome(self) -> dict[str, Any]:
-        row = identity_row(self.identifier, self.meta)
+        row = {**identity_row(self.identifier, self.meta), **integrity.integrity_row(self.meta)}
         row["title_match"] = self.meta.get("title_match")  # a wrong article's score; a download's overrides it
         row.update(attempts=self.attempts, waited_s=round(self.tally.waited_s, 6), elapsed_s=round(self.elapsed_s, 6),
                    copies=len(self.copy_urls))
@@ -609,6 +626,7 @@ class ItemJob:
             return row
         if self.result is not None:
             row.update(self.result)
+            row["reason"] = row.get("reason") or integrity.work_reason(self.meta) or versions.published_reason(self.meta, row)
             return row
         if self.cut_short is not None:
             row.update(status=Status.WRITE_ERROR.value, reason="not written: the output folder failed",
@@ -694,6 +712,7 @@ def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[
     row = identity_row(ident, extra)
     row["title_match"] = extra.get("title_match")  # stored when it was downloaded
     row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
+    row.update(integrity.resumed_fields(extra))
     if action is FileAction.REUSE:
         path = ledger.absolute_path(entry)
         row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=entry.bytes,

@@ -43,6 +43,7 @@ class Status(str, Enum):
     WRITE_ERROR = "write_error"                    #: the PDF could not be written to out_dir (full disk, read-only)
     STOPPED = "stopped"                            #: the batch was stopped before this item was finished
     REFUSED_URL = "refused_url"                    #: the candidate URL cannot be requested (too long, not http(s) …)
+    RETRACTED = "retracted"                        #: a source calls the paper retracted, and skip_retracted is on
 
     @property
     def finished_well(self) -> bool:
@@ -63,7 +64,8 @@ class Status(str, Enum):
 #: Statuses whose item has a valid PDF on disk (the status values, so frames and ledger rows compare directly).
 FINISHED_WELL_STATUSES: frozenset[str] = frozenset({Status.DOWNLOADED.value, Status.ALREADY_DOWNLOADED.value})
 #: Final answers: a re-run does not retry them unless forced.
-FINAL_STATUSES: frozenset[str] = frozenset({Status.NOT_FOUND.value, Status.NO_OPEN_COPY.value, Status.INVALID_IDENTIFIER.value})
+FINAL_STATUSES: frozenset[str] = frozenset({Status.NOT_FOUND.value, Status.NO_OPEN_COPY.value, Status.INVALID_IDENTIFIER.value,
+                                           Status.RETRACTED.value})
 #: HTTP answers that describe the URL, not the moment: an ``http_error`` with one of them is final too.
 FINAL_HTTP_STATUSES: frozenset[int] = frozenset({404, 410, 451})
 #: Statuses of the moment, not the paper: a re-run meeting one keeps the earlier status, this as the reason.
@@ -152,6 +154,14 @@ DTYPES: Mapping[str, Any] = {
     # the PMC Cloud Service's version of the article and whether it is an author manuscript (empty: not asked)
     "pmc_version": "Int64",
     "is_manuscript": "boolean",
+    # the paper's standing and versions (paperfetch.integrity): <NA> where no source said
+    "retracted": "boolean",
+    "updates": "string",  # the notices: "retraction 10.1234/notice 2024-05-01 (retraction-watch)", "; "-joined
+    "is_notice": "boolean",  # the input is itself a retraction/correction notice
+    "version": "string",  # of the copy downloaded: submitted / accepted / published
+    "preprint_of": "string",  # a preprint's journal-version DOI
+    "preprint": "string",  # a journal version's preprint DOI
+    "same_work_as": "object",  # the input whose file this row shares (the same work given twice); inputs are as given
 }
 
 COLUMNS: tuple[str, ...] = tuple(DTYPES)

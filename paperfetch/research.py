@@ -14,6 +14,7 @@ from paperfetch import defaults
 from paperfetch.cache import CachedFetcher, cache_key
 from paperfetch.errors import ConfigurationError, WrongArticle
 from paperfetch.ids import parse_identifier
+from paperfetch.integrity import looks_like_notice
 from paperfetch.redact import redact_url
 from paperfetch.sources import Source
 from paperfetch.sources.base import Fetcher
@@ -160,6 +161,8 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
     if not title:
         return {"title_match": None}
     first = read_first_pages(path)
+    if not job.meta.get("is_notice") and looks_like_notice(title, first.text, [t for t, _ in first.own_titles]):
+        _move_notice_aside(job, path, url)  # the notice is not the paper asked for: wrong_article
     verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=job.meta.get("journal"))
     if verdict is None:
         return {"title_match": None}
@@ -184,6 +187,16 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
     message = f"the PDF at {redact_url(url)} is another article ({why}); moved to {aside}"
     logger.warning("%s: %s", key, message)
     raise WrongArticle(message, moved_to=str(aside), title_match=verdict.score, url=redact_url(url))
+
+
+def _move_notice_aside(job: "ItemJob", path: Path, url: str) -> None:
+    """Raise WrongArticle for a retraction notice served for a paper, after moving the file aside."""
+    aside = path.parent / WRONG_ARTICLE_DIR / path.name
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(path), aside)
+    message = f"the PDF at {redact_url(url)} is a retraction notice, not the paper asked for; moved to {aside}"
+    logger.warning("%s: %s", job.identifier.key, message)
+    raise WrongArticle(message, moved_to=str(aside), url=redact_url(url))
 
 
 def _note(notify: Notify | None, kind: str, message: str, url: str) -> None:

@@ -110,8 +110,12 @@ class Retriever:
         ``"local"``: go on with this machine's SQLite state where Redis does not answer.
     config : str or path, optional
         The config file to read (default: the user config file).
-    prefer : {"version", "speed"}
-        ``"version"``: a paper's copies compete on load only within its best version tier; ``"speed"``: all do.
+    prefer : {"version", "speed", "published"}
+        ``"version"``: a paper's copies compete on load only within its best version tier; ``"speed"``: all do;
+        ``"published"``: as ``"version"``, and a preprint's version of record is fetched where it is open.
+    skip_retracted : bool, optional
+        ``True``: a paper a source calls retracted gets status ``retracted`` without a PDF request (default: it
+        is downloaded, its ``reason`` naming the notice; env ``PAPERFETCH_SKIP_RETRACTED``).
     settings : Settings, optional
         Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above.
     """
@@ -153,6 +157,7 @@ class Retriever:
         state_fallback: str | None = None,
         config: str | os.PathLike[str] | None = None,
         prefer: str = "version",
+        skip_retracted: bool | None = None,
         settings: Settings | None = None,
     ) -> None:
         self.prefer = _chosen_prefer(prefer, sources)  # which copies of a paper compete on load (docs/politeness.md)
@@ -162,7 +167,7 @@ class Retriever:
              "state": state if isinstance(state, str) else None, "polite_mode": polite_mode,
              "respect_robots_txt": respect_robots_txt, "suppress_on_403": suppress_on_403, "delay_min_s": delay_min_s,
              "delay_max_s": delay_max_s, "max_retries": max_retries, "max_retry_after_s": max_retry_after_s,
-             "timeout": timeout, "verbosity": verbosity}, http_options)
+             "timeout": timeout, "verbosity": verbosity, "skip_retracted": skip_retracted}, http_options)
         read_here = settings is None  # an "argument" origin is then this call's
         settings = _resolve_settings(settings, arguments, endpoints=endpoints, config=config, http=http)
         check_email(settings.email, origin=settings.origin.get("email"),
@@ -174,6 +179,7 @@ class Retriever:
         filename_for(parse_identifier("10.1000/template-check"), filename_template)  # fail early on a bad template
         self.max_pdf_bytes = max_pdf_bytes
         self.workers = settings.workers
+        self.skip_retracted = settings.skip_retracted  # a retracted paper: status "retracted", never downloaded
         self.resume = resume
         self.progress = progress
         #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
@@ -568,7 +574,8 @@ class Retriever:
         """The settings a run reads, as they are now (a caller may change them between runs)."""
         return RunSettings(out_dir=self.out_dir, order=self.order, filename_template=self.filename_template,
                            max_pdf_bytes=self.max_pdf_bytes, workers=self.workers, resume=self.resume,
-                           progress=self.progress, show_dashboard=self.show_dashboard, prefer=self.prefer)
+                           progress=self.progress, show_dashboard=self.show_dashboard, prefer=self.prefer,
+                           skip_retracted=self.skip_retracted)
 
     @property
     def api_hosts(self) -> frozenset[str]:

@@ -18,6 +18,7 @@ from paperfetch.errors import Interrupted, PaperfetchError, RateLimited, Service
 from paperfetch.http import context as call_context
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
+from paperfetch.integrity import ledger_fields
 from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, initial_meta, resumed_row
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
@@ -27,6 +28,7 @@ from paperfetch.reasons import failure_reason, invalid_reason
 from paperfetch.redact import redact_frame, redact_text, redact_url
 from paperfetch.sources import Record, Source
 from paperfetch.sources.base import batched
+from paperfetch.works import batch_works, deferred, settle_deferred, share_rows, work_groups
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.job import RunHooks
@@ -50,6 +52,7 @@ class RunSettings:
     progress: bool
     show_dashboard: bool | None
     prefer: str = "version"  #: which copies of a paper compete on load (paperfetch.http.assign.Prefer)
+    skip_retracted: bool = False  #: a retracted paper ends ``retracted``, not downloaded (paperfetch.integrity)
 
 
 #: Where ``download_frame`` looks for each row's identifier, in order (Europe PMC's citations have PMIDs only).
@@ -140,6 +143,7 @@ class BatchRun:
         self.notes = notes  # (kind, message) lines every run's dashboard starts with (a missing e-mail, say)
         self.settings = settings()  # the settings of the run in progress, or of the last one
         self.prefetched: dict[tuple[str, str], Record] = {}
+        self.works: dict[str, int] = {}  # the batch's works by DOI (paperfetch.works.batch_works)
         self.model: Any = None  # the run in progress, or the last one (paperfetch.dashboard.model.DashboardModel)
         self.jobs: list[Any] = []  # the batch's items, for the title check
         self.run_started = float("inf")  # set as download() starts (see reusable)
@@ -182,13 +186,21 @@ class BatchRun:
                                        settings.out_dir, settings.filename_template)
                 jobs = self._triage(parsed, ledger, rows)
                 for position, row in rows.items():  # decided without a request: invalid inputs, rows reused from the ledger
-                    model.item_finished(row["status"])
+                    model.item_finished(row["status"], row=row)
                     if hooks is not None:
                         hooks.on_row(position, row)
+                shared: dict[int, Any] = {}
                 try:
                     self.resolve([job for _, job in jobs])
+                    jobs, shared = work_groups(jobs, rows)  # one file per work: the same work given twice runs once
+                    batch_works(jobs, self.works)  # a preprint given with its journal version leaves the file to it
                     self._run(jobs, ledger, rows, model=model, dashboard_shown=view is not None or hooks is not None,
                               hooks=hooks)
+                    again = settle_deferred(jobs, rows, shared)  # their journal version had no file: their own
+                    stopped = (any(job.stopped for _, job in jobs) or (hooks is not None and hooks.stop.is_set())
+                               or getattr(self.web, "closed", False))
+                    if again and not stopped:
+                        self._run(again, ledger, rows, model=model, dashboard_shown=True, hooks=hooks)
                 except Stopped:  # a Job's stop cut a batch lookup short: its unfinished items are ``stopped``
                     if hooks is None:
                         raise
@@ -203,10 +215,17 @@ class BatchRun:
                             model.item_finished(Status.STOPPED.value)
                             if hooks is not None:
                                 hooks.on_row(item.position, rows[item.position])
+
+                def shared_row(position: int, row: dict[str, Any]) -> None:
+                    model.item_finished(row["status"], row=row)
+                    if hooks is not None:
+                        hooks.on_row(position, row)
+
+                share_rows(shared, rows, [item.input for item in parsed], ledger=ledger, on_row=shared_row)
             for item in parsed:  # duplicates share the first occurrence's outcome
                 if item.duplicate_of is not None:
-                    rows[item.position] = dict(rows[item.duplicate_of])
-                    model.item_finished(rows[item.position]["status"])
+                    rows[item.position] = {**rows[item.duplicate_of], "same_work_as": parsed[item.duplicate_of].input}
+                    model.item_finished(rows[item.position]["status"], row=rows[item.position])
                     if hooks is not None:
                         hooks.on_row(item.position, rows[item.position])
             for item in parsed:  # an interrupt before the row was decided (the ledger's checks, say): stopped too
@@ -241,6 +260,8 @@ class BatchRun:
             if item.duplicate_of is not None:
                 continue
             reused = resumed_row(ledger, item.identifier, self.settings.out_dir) if self.settings.resume else None
+            if reused is not None and reused["status"] == Status.RETRACTED.value and not self.settings.skip_retracted:
+                reused = None  # left undownloaded only because skip_retracted was on: fetched now
             if reused is not None:
                 rows[item.position] = reused
                 continue
@@ -285,7 +306,7 @@ class BatchRun:
             api=self.api, web=self.web, sources=self.sources, prefetched=self.prefetched, doi_base=self.doi_base,
             out_dir=s.out_dir, filename_template=s.filename_template, max_pdf_bytes=s.max_pdf_bytes,
             metadata=self.metadata, check_title=self.check_title, reuse=self.reusable, write_stop=self.write_stop,
-            prefer=s.prefer,
+            prefer=s.prefer, skip_retracted=s.skip_retracted, works=self.works,
         )
 
     def reusable(self, job: ItemJob, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
@@ -409,10 +430,13 @@ class BatchRun:
         lock = threading.Lock()
 
         def finished(job: ItemJob) -> None:
+            if deferred(job):  # left to its journal version's input: settled after the pass
+                return
             job.finished = True
             row = keep_describing_status(job.outcome(), ledger.get(job.identifier.key))
             rows[position[id(job)]] = row
             extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
+            extra.update(ledger_fields(row))  # a resumed row shows the paper's standing again
             if row.get("title_match") is not None:  # an already_downloaded row carries it too
                 extra["title_match"] = row["title_match"]
             extra.update(reason=row.get("reason"), trail=[list(step) for step in job.trail])  # Retriever.why reads it
@@ -423,7 +447,7 @@ class BatchRun:
                 retryable=not is_final(row["status"], row.get("http_status")),  # a 404/410 is final too
             )
             if model is not None:
-                model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key)
+                model.item_finished(row["status"], url=row.get("url"), error=row.get("error"), key=job.identifier.key, row=row)
             if hooks is not None:
                 hooks.on_row(position[id(job)], row)
             with lock:
@@ -448,7 +472,7 @@ class BatchRun:
         if hooks is not None and hooks.stop.is_set():
             return  # a Job's stop: download() gives its unfinished items ``stopped`` rows, the ledger keeps what it had
         for _, job in jobs:  # a job the scheduler never reported (stopped early) still gets a row: stopped
-            if position[id(job)] not in rows:
+            if position[id(job)] not in rows and not deferred(job):
                 job.stopped = True
                 finished(job)
 

@@ -60,6 +60,8 @@ _OWN: tuple[_Own, ...] = (
     _Own("state", str, defaults.STATE, (STATE_ENV,),
          "host-state store: 'sqlite' (user cache dir), a path, 'sqlite:///path', 'redis://host:port/db' or 'memory'"),
     _Own("cache_dir", str, None, ("PAPERFETCH_CACHE_DIR",), "folder of the metadata cache (none: the user cache dir)"),
+    _Own("skip_retracted", bool, False, ("PAPERFETCH_SKIP_RETRACTED",),
+         "a paper a source calls retracted gets status 'retracted', not downloaded"),
 )
 _OWN_NAMES = tuple(spec.name for spec in _OWN)
 
@@ -137,6 +139,8 @@ class Settings:
     #: the host-state store (:func:`paperfetch.state.open_store`); a password in a Redis URL is never shown
     state: str = defaults.STATE
     cache_dir: str | None = None
+    #: a paper a source calls retracted ends ``retracted`` without a PDF request (paperfetch.integrity)
+    skip_retracted: bool = False
     #: base URLs given for services (name → URL); the others use the service's own
     endpoints: Mapping[str, str] = field(default_factory=dict)
     transport: TransportConfig = field(default_factory=lambda: TransportConfig(**_SETTINGS_DEFAULTS))
@@ -243,6 +247,11 @@ def _convert_own(spec: _Own, value: Any, where: str) -> Any:
             return clean_setting(spec.name, value)
         except ConfigurationError as exc:
             raise ConfigurationError(f"{exc} (from {where})") from None
+    if spec.kind is bool:
+        try:
+            return value if isinstance(value, bool) else _parse_bool(str(value))
+        except ValueError:
+            raise ConfigurationError(f"{spec.name} from {where} must be true or false, not {value!r}") from None
     try:
         if isinstance(value, bool):
             raise ValueError

@@ -191,6 +191,18 @@ def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_pat
     assert stat.S_IMODE(report.stat().st_mode) == 0o666 & ~umask
 
 
+def test_skip_retracted_flag_ends_a_retracted_paper_without_a_pdf_request(capsys, tmp_path, demo_env):
+    report = tmp_path / "report.csv"
+    before = [p for _, p in demo_env.hosts["gone"].log]
+    code, out, _ = run(["download", "10.5555/demo.gone", "--skip-retracted", "--out", str(tmp_path / "pdfs"), "--email",
+                        "t@example.org", "--report", str(report), "--no-progress", "--no-cache"], capsys)
+    assert code == 1 and "1 papers: 1 retracted; met 1 retracted paper" in out
+    row = pd.read_csv(report).iloc[0]
+    # OpenAlex's batched flag decided before any copy was asked for: a boolean, no notice (Crossref was not asked)
+    assert row["status"] == "retracted" and row["reason"] == "retracted (no notice named)"
+    assert [p for _, p in demo_env.hosts["gone"].log] == before  # the retracted paper's PDF was never asked for
+
+
 def test_failed_lists_every_input_that_did_not_finish_well_and_says_which_are_final(capsys, tmp_path, demo_env):
     failed = tmp_path / "failed.txt"
     inputs = ["10.5555/demo.fast", "10.5555/demo.gone", "10.5555/demo.closed", "10.5555/demo.unknown",

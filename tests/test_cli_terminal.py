@@ -191,6 +191,7 @@ def test_demo_output_has_no_warning_line_names_its_hosts_and_keeps_no_folder(cap
     out, err = capsys.readouterr()
     assert code == 0
     assert "WARNING" not in out + err, err
+    assert "; met 1 retracted paper, 1 notice" in out  # demo.gone is retracted, and its notice is an input
     table = out.split("Per-host table:")[1]
     assert "UTC" in table
     for name in ("fast", "slow", "held", "unpaywall"):

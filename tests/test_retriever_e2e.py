@@ -33,6 +33,7 @@ GOLDEN = pd.DataFrame(
         ("10.5555/demo.held", "doi", "host_held", "openalex", "10.5555/demo.held"),
         ("10.5555/demo.landing", "doi", "downloaded", "landing", "10.5555/demo.landing"),
         ("10.5555/demo.gone", "doi", "http_error", "openalex", "10.5555/demo.gone"),
+        ("10.5555/demo.gone.retraction", "doi", "no_open_copy", None, "10.5555/demo.gone.retraction"),
         ("10.5555/demo.down", "doi", "network_error", "openalex", "10.5555/demo.down"),
         ("10.5555/demo.closed", "doi", "no_open_copy", None, "10.5555/demo.closed"),
         ("10.5555/demo.unknown", "doi", "not_found", None, "10.5555/demo.unknown"),
@@ -78,6 +79,9 @@ def test_mixed_batch_matches_the_golden_outcomes_and_resumes(world, tmp_path):
     assert first.loc[first["input"] == "PMID:90000001", "pmcid"].item() == "PMC9000001"
     assert first.loc[first["input"] == "10.5555/demo.fast", "title"].item() == "A fast publisher's paper"
     assert "Cloudflare" in first.loc[first["input"] == "10.5555/demo.challenge", "error"].item()
+    gone, notice = (first.set_index("input").loc[d] for d in ("10.5555/demo.gone", "10.5555/demo.gone.retraction"))
+    assert bool(gone["retracted"]) and gone["updates"] == "retraction 10.5555/demo.gone.retraction 2024-05-01 (retraction-watch)"
+    assert bool(notice["is_notice"]) and not bool(notice["retracted"])
     assert len(requests_first) > 0 and not requests_first["url"].str.contains("tester@example.org").any()
 
     # A re-run never downloads twice and does not ask again what the services called absent.

@@ -12,6 +12,7 @@ import re
 import signal
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,7 @@ import pandas as pd
 
 from paperfetch.cells import clip, is_missing
 from paperfetch.errors import ConfigurationError
+from paperfetch.integrity import met_by, met_line
 from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_frame, redact_text
 from paperfetch.report import host_table_text
@@ -292,7 +294,9 @@ def _plain(value: Any) -> Any:
 def summary(outcomes: pd.DataFrame) -> str:
     """``"3 downloaded, 1 not_found"``: the count of each status."""
     counts = outcomes["status"].astype(str).value_counts()
-    return ", ".join(f"{count} {name}" for name, count in counts.items())
+    said = ", ".join(f"{count} {name}" for name, count in counts.items())
+    met = met_line(Counter(name for row in outcomes.to_dict("records") for name in met_by(row)))
+    return f"{said}; met {met}" if met else said
 
 
 def host_table(status: pd.DataFrame, width: int | None = None) -> str:

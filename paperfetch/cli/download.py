@@ -79,6 +79,9 @@ def add_subcommands(sub: Any) -> None:
                         help="obey robots.txt of web hosts (the default)")
     robots.add_argument("--ignore-robots-txt", dest="robots", action="store_false", help="do not read robots.txt")
     dl.add_argument("--no-suppress-403", action="store_true", help="keep asking hosts that answered 403")
+    dl.add_argument("--skip-retracted", action="store_true", default=None,
+                    help="a paper a source calls retracted gets status 'retracted', not downloaded "
+                         "(env PAPERFETCH_SKIP_RETRACTED)")
     dl.add_argument("--delay-min", type=float, help="minimum seconds between requests to one host")
     dl.add_argument("--delay-max", type=float, help="maximum seconds between requests to one host")
     dl.add_argument("--max-retries", type=int, help="retries per request (default: 3)")
@@ -107,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         settings = settings_from(args, out_dir=args.out, workers=args.workers, delay_min_s=args.delay_min,
                                  delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state,
                                  polite_mode=False if args.no_polite_mode else None, respect_robots_txt=args.robots,
-                                 suppress_on_403=False if args.no_suppress_403 else None)
+                                 suppress_on_403=False if args.no_suppress_403 else None,
+                                 skip_retracted=args.skip_retracted)
     if settings.workers is not None and settings.workers < 1:
         raise UsageError(f"workers must be 1 or more, not {settings.workers} (from {settings.origin['workers']})")
     if args.report is not None:

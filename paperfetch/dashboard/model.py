@@ -14,6 +14,7 @@ from paperfetch.clock import SYSTEM_CLOCK, Clock, utc
 from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, RecentEvent, unreachable_kind
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostSnapshot, host_key
+from paperfetch.integrity import met_by
 from paperfetch.outcomes import NOTABLE_STATUSES, Status
 from paperfetch.redact import redact_text
 from paperfetch.report import duration_cell, store_label
@@ -99,6 +100,7 @@ class DashboardModel:
         self._lock = threading.Lock()
         self._hosts: dict[str, _Host] = {}
         self._counts: dict[str, int] = {}
+        self._met: dict[str, int] = {}
         self._events: deque[RecentEvent] = deque(maxlen=recent)
         self._total = 0
         self._done = 0
@@ -242,7 +244,7 @@ class DashboardModel:
             self.version += 1
 
     def item_finished(self, status: str | Status, *, url: str | None = None, error: str | None = None,
-                      key: str | None = None) -> None:
+                      key: str | None = None, row: Mapping[str, Any] | None = None) -> None:
         name = status.value if isinstance(status, Status) else str(status)
         note = None
         if name in NOTABLE_STATUSES:
@@ -251,6 +253,8 @@ class DashboardModel:
             note = RecentEvent(self._clock.time(), _host_of(url), name, clip(message, 300))
         with self._lock:
             self._counts[name] = self._counts.get(name, 0) + 1
+            for met in met_by(row):  # retracted papers and notices the batch met (paperfetch.integrity)
+                self._met[met] = self._met.get(met, 0) + 1
             self._done += 1
             if note is not None:
                 self._events.append(note)
@@ -276,7 +280,7 @@ class DashboardModel:
             snap: dict[str, Any] = dict(
                 at=now, total=self._total, done=self._done, counts=counts, events=tuple(self._events),
                 running=self._running, started_at=self._started_at, finished_at=self._finished_at, version=self.version,
-                ending=self._ending,
+                ending=self._ending, met=dict(self._met),
             )
             ended = not self._running and self._finished_at is not None
         snap["store"] = store_label(self._store_name())

@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 from paperfetch import defaults
 from paperfetch.cells import clip
 from paperfetch.dashboard.model import BatchSnapshot, HostRow
+from paperfetch.integrity import met_line
 from paperfetch.report import HELD_COLOUR, SUPPRESSED_COLOUR, duration_cell, seconds_cell
 
 __all__ = [
@@ -311,6 +312,8 @@ def render_counts_html(snapshot: BatchSnapshot) -> str:
         state = f"<b>{state}</b>"
     parts = [f"<b>{snapshot.finished} / {snapshot.total}</b>", state]
     parts += [f"{esc(status.replace('_', ' '))} {n}" for status, n in snapshot.counts.items() if n]
+    if met_line(snapshot.met):
+        parts.append(f"<b>met {esc(met_line(snapshot.met))}</b>")
     for n, word in ((len(snapshot.held), "HELD"), (len(snapshot.suppressed), "SUPPRESSED"),
                     (len(snapshot.unreachable), "UNREACHABLE")):
         if n:

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from paperfetch.http.hosts import HostSnapshot
+from paperfetch.integrity import met_line
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status
 from paperfetch.report import state_words
 
@@ -145,6 +146,8 @@ class BatchSnapshot:
     #: other hosts of the shared store, held, suppressed or with an open breaker, that this run never asked
     others: tuple[HostRow, ...] = ()
     ending: str = ""                            #: "", or once over: "ended", "interrupted", "stopped"
+    #: the retracted papers and notices among the rows (``{"retracted": 2, "notices": 1}``; paperfetch.integrity)
+    met: Mapping[str, int] = field(default_factory=dict)
 
     def host(self, key: str) -> HostRow | None:
         for h in self.hosts:
@@ -239,7 +242,8 @@ class BatchSnapshot:
         else:
             head = f"paperfetch idle: {self.finished}/{self.total} done"
         counts = ", ".join(f"{status} {n}" for status, n in self.counts.items() if n)
-        return f"{head}" + (f" ({counts})" if counts else "")
+        met = met_line(self.met)
+        return f"{head}" + (f" ({counts})" if counts else "") + (f"; met {met}" if met else "")
 
     def hosts_frame(self) -> pd.DataFrame:
         """The host table as a DataFrame (one row per host, :data:`ROW_COLUMNS`, plus done and state)."""

@@ -38,7 +38,7 @@ S2_ONLY = [_S2Paper("10.5555/demo.s2only", "Known to Semantic Scholar alone", 20
 #: Preprints by DOI: one on bioRxiv linked to its journal version, one on medRxiv under the 2025 prefix.
 PREPRINTS = {
     p.doi: p for p in [
-        _Preprint("10.1101/2026.01.05.000001", "biorxiv", "A preprint and its journal version", 2, "cc_by", "10.5555/demo.fast"),
+        _Preprint("10.1101/2026.01.05.000001", "biorxiv", "A preprint and its journal version", 2, "cc_by", "10.5555/demo.vor"),
         _Preprint("10.64898/2026.02.02.000002", "medrxiv", "A medRxiv preprint under the new prefix", 1, "cc_by_nc_nd", "NA"),
     ]
 }

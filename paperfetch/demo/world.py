@@ -62,6 +62,7 @@ PAPERS = [
     _Paper("10.5555/demo.held", "Come back tomorrow", 2022, "Held Proceedings", "held", "openalex"),
     _Paper("10.5555/demo.landing", "Only the landing page knows", 2016, "Landing Letters", "fast", "landing"),
     _Paper("10.5555/demo.gone", "Retracted and removed", 2014, "Gone Journal", "gone", "openalex"),
+    _Paper("10.5555/demo.gone.retraction", "Retraction Note: Retracted and removed", 2024, "Gone Journal", None, "none"),
     _Paper("10.5555/demo.down", "A server that is down", 2013, "Down Journal", "down", "openalex"),
     _Paper("10.5555/demo.closed", "A closed-access paper", 2015, "Closed Journal", None, "none"),
     _Paper("10.5555/demo.pmc", "A paper in PubMed Central", 2020, "PMC Reports", "europepmc", "europepmc"),
@@ -77,6 +78,9 @@ _AUTHORS = (("Ada", "Lovelace"), ("Karin", "van der Berg"))
 def _authors(paper: _Paper) -> list[tuple[str | None, str]]:
     return [*_AUTHORS, (None, "Demo Consortium")] if paper.year % 2 else list(_AUTHORS)
 PMID_OF = {"10.5555/demo.pmc": "90000001"}
+#: Retracted papers: the notice's DOI and its date (OpenAlex says is_retracted, Crossref names the notice)
+RETRACTED = {"10.5555/demo.gone": ("10.5555/demo.gone.retraction", (2024, 5, 1))}
+_NOTICE_OF = {notice: paper for paper, (notice, _) in RETRACTED.items()}
 PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}
 
 #: The demo batch: every identifier type and every outcome.
@@ -96,6 +100,7 @@ DEMO_INPUTS: list[Any] = [
     "10.5555/demo.held",
     "10.5555/demo.landing",
     "10.5555/demo.gone",
+    "10.5555/demo.gone.retraction",           # the retraction notice of demo.gone (known, no open copy)
     "10.5555/demo.down",
     "10.5555/demo.closed",
     "10.5555/demo.unknown",
@@ -231,6 +236,7 @@ class DemoWorld:
             "authorships": [{"raw_author_name": " ".join(p for p in (given, family) if p),
                              "author": {"display_name": " ".join(p for p in (given, family) if p)}}
                             for given, family in _authors(paper)],
+            "is_retracted": paper.doi in RETRACTED,
         }
 
     def _serve_openalex(self, request: Request) -> Reply:
@@ -257,7 +263,7 @@ class DemoWorld:
             return Reply(404, b"Resource not found.", {"Content-Type": "text/plain"})
         return self._json({"status": "ok", "message-type": "work", "message": {
             "DOI": paper.doi, "title": [paper.title], "container-title": [paper.journal],
-            "issued": {"date-parts": [[paper.year]]}, "link": [],
+            "issued": {"date-parts": [[paper.year]]}, "link": [], **_notices(paper.doi),
             "author": [{"given": given, "family": family} if given else {"name": family} for given, family in _authors(paper)]}})
 
     def _serve_europepmc(self, request: Request) -> Reply:
@@ -350,3 +356,17 @@ class DemoWorld:
             if too_fast:
                 return Reply(429, b"slow down", {"Retry-After": "1"})
         return self._pdf_reply(f"{name}:{path}")
+
+
+def _notices(doi: str) -> dict[str, Any]:
+    """Crossref's ``updated-by`` on a retracted demo paper, ``update-to`` on its notice (Retraction Watch's shape)."""
+    def entry(target: str, date: tuple[int, int, int]) -> dict[str, Any]:
+        return {"type": "retraction", "label": "Retraction", "DOI": target, "source": "retraction-watch",
+                "updated": {"date-parts": [list(date)]}}
+
+    if doi in RETRACTED:
+        notice, date = RETRACTED[doi]
+        return {"updated-by": [entry(notice, date)]}
+    if doi in _NOTICE_OF:
+        return {"update-to": [entry(_NOTICE_OF[doi], RETRACTED[_NOTICE_OF[doi]][1])]}
+    return {}

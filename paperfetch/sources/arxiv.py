@@ -72,6 +72,7 @@ class ArxivSource(Source):
             ]
             records[ident.key] = Record(
                 doi=doi.strip().lower() if doi else None,
+                published_doi=doi.strip().lower() if doi else None,  # arxiv:doi is the journal version's
                 arxiv_id=match.group("id"),
                 title=" ".join((entry.findtext(f"{_ATOM}title") or "").split()) or None,
                 year=int(published[:4]) if published[:4].isdigit() else None,

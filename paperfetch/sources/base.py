@@ -21,7 +21,7 @@ from paperfetch.sources.schema import TEXT
 if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
     from paperfetch.ids import Identifier, IdType
 
-__all__ = ["Candidate", "Fetcher", "Record", "RequestSpec", "Source", "batched", "dedupe", "quote_path"]
+__all__ = ["Candidate", "Fetcher", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "quote_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,16 @@ class Candidate:
     version: str | None = None  #: publishedVersion / acceptedVersion / submittedVersion
     license: str | None = None
     host_type: str | None = None  #: "publisher" / "repository"
+
+
+@dataclass(frozen=True)
+class Update:
+    """A notice about a work: a retraction, correction, expression of concern, removal or withdrawal."""
+
+    kind: str  #: ``retraction``, ``correction``, ``expression_of_concern``, ``removal``, ``withdrawal`` …
+    notice: str | None = None  #: the notice's DOI (lower case), or ``PMID:…`` where only PubMed names it
+    date: str | None = None  #: ``YYYY-MM-DD`` (or shorter, as the service gives it)
+    source: str | None = None  #: who says so: ``retraction-watch``, ``publisher``, ``pubmed``, ``europepmc``
 
 
 @dataclass
@@ -60,11 +70,21 @@ class Record:
     oa_date: str | None = None
     #: the version's JATS XML (bioRxiv/medRxiv ``jatsxml``), for a full-text reader
     jats_url: str | None = None
-    #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``)
+    #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``, Crossref ``is-preprint-of``,
+    #: arXiv ``arxiv:doi``): the outcome's ``preprint_of``
     published_doi: str | None = None
-    retracted: bool | None = None
     #: the authors in order, typed (:mod:`paperfetch.names`: ``{"family", "given"}`` or ``{"literal"}``)
     authors: list[dict[str, str]] | None = None
+    #: the work is retracted (OpenAlex ``is_retracted``, a retraction among the updates); None: not said
+    retracted: bool | None = None
+    #: the notices about the work (Crossref ``updated-by``, PubMed/Europe PMC comment-correction links)
+    updates: tuple[Update, ...] = ()
+    #: the work is itself a notice (Crossref ``update-to``, "Retraction of Publication"); None: not said
+    is_notice: bool | None = None
+    #: the works a notice is about (the DOIs of its Crossref ``update-to``)
+    notice_of: tuple[str, ...] = ()
+    #: the preprint's DOI of a journal version (Crossref ``has-preprint``)
+    preprint: str | None = None
 
 
 @dataclass(frozen=True)

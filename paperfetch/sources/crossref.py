@@ -11,6 +11,7 @@ from paperfetch.config import Identification
 from paperfetch.ids import Identifier, IdType
 from paperfetch.names import from_crossref
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
+from paperfetch.sources.notices import crossref_notices, crossref_versions
 from paperfetch.sources.schema import OBJECT, OBJECTS, TEXT, URL, YEAR, at, load_json, top_object
 
 __all__ = ["CrossrefSource"]
@@ -75,6 +76,8 @@ class CrossrefSource(Source):
             license=license_url,
             candidates=dedupe(candidates),
             authors=[n for n in map(from_crossref, at(work, "author", kind=OBJECTS)) if n] or None,
+            **crossref_notices(work),  # retraction and preprint links ride on the same answer
+            **crossref_versions(work),
         )
         return {spec.ids[0].key: record}
 

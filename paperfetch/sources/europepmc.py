@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from paperfetch.ids import Identifier, IdType
 from paperfetch.names import from_europepmc
 from paperfetch.sources.base import Record, RequestSpec, Source, dedupe, quote_path
+from paperfetch.sources.notices import europepmc_notices
 from paperfetch.sources.schema import ID, OBJECTS, TEXT, YEAR, at, load_json, top_object
 
 __all__ = ["EuropePMCSource"]
@@ -75,4 +76,5 @@ class EuropePMCSource(Source):
             is_oa=result.get("isOpenAccess") == "Y" if result.get("isOpenAccess") in ("Y", "N") else None,
             candidates=dedupe(candidates),
             authors=[n for n in map(from_europepmc, at(result, "authorList", "author", kind=OBJECTS)) if n] or None,
+            **europepmc_notices(result),
         )

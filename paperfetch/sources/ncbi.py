@@ -20,6 +20,7 @@ from paperfetch.ids import Identifier, IdType
 from paperfetch.names import from_pubmed
 from paperfetch.redact import register_secrets
 from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, batched
+from paperfetch.sources.notices import pubmed_notices
 from paperfetch.sources.schema import ID, OBJECTS, TEXT, at, load_json, load_xml, top_object
 
 __all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo", "pubmed_authors"]
@@ -163,6 +164,7 @@ class NCBIEutilsSource(_NCBISource):
                 year=_pub_year(article),
                 journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
                 authors=pubmed_authors(article),
+                **pubmed_notices(article),
             )
         return records
 

@@ -105,6 +105,7 @@ class OpenAlexSource(Source):
             is_oa=at(oa, "is_oa", kind=FLAG),
             candidates=dedupe(candidates),
             authors=[n for n in map(from_openalex, at(work, "authorships", kind=OBJECTS)) if n] or None,
+            retracted=at(work, "is_retracted", kind=FLAG),
         )
 
     def _from_location(self, loc: dict[str, Any], url: Any, kind: str) -> Candidate | None:
