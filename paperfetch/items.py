@@ -15,12 +15,12 @@ from datetime import datetime
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import requests
 
 from paperfetch import defaults, integrity, versions
-from paperfetch.download import FileAction, download_action, write_error
+from paperfetch.download import write_error
 from paperfetch.errors import (
     ConfigurationError,
     InvalidPDF,
@@ -32,23 +32,20 @@ from paperfetch.http import context as call_context
 from paperfetch.http.assign import Prefer, copy_tier
 from paperfetch.http.context import Tally, answer_now
 from paperfetch.http.limits import read_limited
-from paperfetch.ids import Identifier, IdType, filename_for, parse_identifier
-from paperfetch.ledger.base import recheck_due
+from paperfetch.ids import Identifier, IdType, filename_for
 from paperfetch.outcomes import STATUS_FOR_ERROR, Status, status_for
 from paperfetch.reasons import absent_reason, failure_reason
 from paperfetch.redact import redact_text, redact_url
+from paperfetch.rows import META_FIELDS, doi_identifier, identity_row, safe_parse
 from paperfetch.sources import Candidate, Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.urlcheck import shown_url, url_refusal
 from paperfetch.validate import check_pdf_file, refusal_bot_check, sniff
 
-if TYPE_CHECKING:
-    from paperfetch.ledger.base import ResumeLedger
-
 __all__ = [
-    "ItemContext", "ItemJob", "META_FIELDS", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "WriteStop",
-    "current_job", "current_source", "doi_identifier", "identity_row", "initial_meta", "resumed_row", "stage_of", "status_for"
+    "ItemContext", "ItemJob", "SOURCE_STAGES", "STATUS_FOR_ERROR", "Stage", "WriteStop", "current_job", "current_source",
+    "stage_of", "status_for"
 ]
 
 logger = logging.getLogger(__name__)
@@ -61,9 +58,6 @@ MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
 #: way to it once: the paper goes back to the scheduler, which places it by every copy's outlook.
 SOONER_BY_S = 1.0
 
-META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license", "pmc_version",
-               "is_manuscript", "authors")
-_META_FIELDS = META_FIELDS
 
 
 class Stage(str, Enum):
@@ -457,9 +451,9 @@ class ItemJob:
         if self.meta.get("doi"):
             candidates.append(doi_identifier(self.meta["doi"]))
         if self.meta.get("pmcid"):
-            candidates.append(_safe_parse(self.meta["pmcid"], IdType.PMCID))
+            candidates.append(safe_parse(self.meta["pmcid"], IdType.PMCID))
         if self.meta.get("pmid"):
-            candidates.append(_safe_parse(self.meta["pmid"], IdType.PMID))
+            candidates.append(safe_parse(self.meta["pmid"], IdType.PMID))
         for ident in candidates:
             if ident is not None and ident.type in source.accepts:
                 return ident
@@ -487,7 +481,7 @@ class ItemJob:
 
     def merge(self, record: Record) -> None:
         self.known = True
-        for name in _META_FIELDS:
+        for name in META_FIELDS:
             value = getattr(record, name, None)
             if value not in (None, "") and self.meta.get(name) in (None, ""):
                 self.meta[name] = value
@@ -665,61 +659,6 @@ class ItemJob:
 
 def _answer(candidates: Sequence[Any]) -> str:
     return f"knows it: {len(candidates)} candidate(s)" if candidates else "knows it, no open copy"
-
-
-def doi_identifier(doi: str | None) -> Identifier | None:
-    if not doi:
-        return None
-    return _safe_parse(doi, None)
-
-
-def _safe_parse(value: Any, hint: IdType | None) -> Identifier | None:
-    try:
-        return parse_identifier(value, hint=hint)
-    except (ValueError, TypeError):
-        return None
-
-
-def initial_meta(ident: Identifier) -> dict[str, Any]:
-    """What the identifier itself says about the paper, before any service is asked."""
-    name, value = ident.column()
-    return {"doi": ident.doi, name: value}
-
-
-def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {"id_type": ident.type.value}
-    for name in _META_FIELDS:
-        row[name] = meta.get(name)
-    name, value = ident.column()
-    row[name] = value
-    for name in ("pmid", "year"):
-        if row.get(name) is not None:
-            row[name] = str(row[name]) if name == "pmid" else int(row[name])
-    return row
-
-
-def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
-    """The row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` needs no request, else None."""
-    done = ledger.is_done(ident.key, out_dir)
-    entry = done or ledger.get(ident.key)
-    if entry is None:
-        return None
-    # a recorded key's should_retry(): its retryable flag, or a final "absent" answer past the recheck age
-    action = download_action(resume=True, done=done is not None, final=not (entry.retryable or recheck_due(entry)))
-    if action is FileAction.FETCH:
-        return None
-    extra = dict(entry.extra or {})
-    row = identity_row(ident, extra)
-    row["title_match"] = extra.get("title_match")  # stored when it was downloaded
-    row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
-    row.update(integrity.resumed_fields(extra))
-    if action is FileAction.REUSE:
-        path = ledger.absolute_path(entry)
-        row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=entry.bytes,
-                   sha256=entry.sha256)
-    else:
-        row.update(status=entry.status, error=entry.error, reason=extra.get("reason"))
-    return row
 
 
 def _validator(url: str) -> Callable[[bytes, requests.Response], None]:

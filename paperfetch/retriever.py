@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence, cast, overload
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, cast
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -23,6 +23,7 @@ from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, Interrupted
+from paperfetch.fulltext.methods import FullTextMethods
 from paperfetch.http.assign import Prefer
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
@@ -54,7 +55,7 @@ DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpay
 DOI_RESOLVER = "https://doi.org"
 
 
-class Retriever:
+class Retriever(FullTextMethods):
     """Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
 
     >>> r = Retriever(email="your.name@your-university.edu", out_dir="PDFs")  # doctest: +SKIP
@@ -589,77 +590,6 @@ class Retriever:
 
         model = self._batch.model
         return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
-
-    # ------------------------------------------------------------------ full text (paperfetch.fulltext.fetch)
-    @overload
-    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[False] = False,
-                 pdf_engine: str = "pypdfium2") -> pd.DataFrame: ...
-
-    @overload
-    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[True],
-                 pdf_engine: str = "pypdfium2") -> tuple[pd.DataFrame, pd.DataFrame]: ...
-
-    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: bool = False,
-                 pdf_engine: str = "pypdfium2") -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
-        """One row per paragraph of every paper with text: JATS where it exists, else the open-access PDF's text.
-
-        Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text``, then
-        ``paragraph_id, citations, figures, tables, words, chars, page, license_id`` (docs/fulltext.md).
-        ``with_outcomes=True`` returns ``(paragraphs, outcomes)``: the outcomes frame (one row per input) with
-        ``text_source`` and ``text_path`` filled. Never raises for a bad input or a failing service.
-
-        Parameters
-        ----------
-        ids : iterable, str or Series
-            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
-        with_outcomes : bool
-            Return the outcomes frame too.
-        pdf_engine : str
-            The PDF text extractor (``"pypdfium2"``, or ``"pypdf"``; docs/fulltext.md compares them).
-        """
-        from paperfetch.fulltext.fetch import collect_text
-
-        result = collect_text(ids, context=self._text_context(pdf_engine))
-        return (result.paragraphs, result.outcomes) if with_outcomes else result.paragraphs
-
-    def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """One row per cited work of the JATS ``<ref-list>`` of every paper with JATS (``doi``/``pmid``/``pmcid``
-        are the cited work's, so the frame feeds :meth:`download_frame`); a re-run reads the kept XML.
-
-        Parameters
-        ----------
-        ids : iterable, str or Series
-            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
-        """
-        from paperfetch.fulltext.fetch import collect_text
-
-        return collect_text(ids, context=self._text_context("pypdfium2")).references
-
-    def fulltext_tables(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """One row per JATS ``<table-wrap>`` of every paper with JATS: ``table`` a DataFrame of its cells,
-        ``markdown`` a pipe table (docs/fulltext.md, "Tables and figures"); a re-run reads the kept XML.
-
-        Parameters
-        ----------
-        ids : iterable, str or Series
-            DOIs, PMIDs, PMCIDs or arXiv IDs, as for :meth:`fulltext`.
-        """
-        from paperfetch.fulltext.fetch import collect_text
-
-        return collect_text(ids, context=self._text_context("pypdfium2")).tables
-
-    def fulltext_figures(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """One row per JATS ``<fig>`` of every paper with JATS: label, caption, section, the image's href (not
-        downloaded); a re-run reads the kept XML.
-
-        Parameters
-        ----------
-        ids : iterable, str or Series
-            DOIs, PMIDs, PMCIDs or arXiv IDs, as for :meth:`fulltext`.
-        """
-        from paperfetch.fulltext.fetch import collect_text
-
-        return collect_text(ids, context=self._text_context("pypdfium2")).figures
 
     def _text_context(self, pdf_engine: str) -> Any:
         from paperfetch.fulltext.fetch import TextContext

@@ -19,13 +19,14 @@ from paperfetch.http import context as call_context
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
 from paperfetch.integrity import ledger_fields
-from paperfetch.items import META_FIELDS, ItemContext, ItemJob, WriteStop, doi_identifier, initial_meta, resumed_row
+from paperfetch.items import ItemContext, ItemJob, WriteStop
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status, is_final, outcomes_frame
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.plot import RunSummary
 from paperfetch.reasons import failure_reason, invalid_reason
 from paperfetch.redact import redact_frame, redact_text, redact_url
+from paperfetch.rows import META_FIELDS, doi_identifier, initial_meta, resumed_row
 from paperfetch.sources import Record, Source
 from paperfetch.sources.base import batched
 from paperfetch.works import batch_works, deferred, settle_deferred, share_rows, work_groups

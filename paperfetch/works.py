@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from paperfetch.integrity import integrity_row, ledger_fields
-from paperfetch.items import META_FIELDS, identity_row
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, is_final
+from paperfetch.rows import META_FIELDS, identity_row
 from paperfetch.sources.biorxiv import is_biorxiv_doi
 from paperfetch.versions import DEFER_DONE, PUT_ASIDE, SAME_WORK
 
