@@ -15,6 +15,7 @@ from paperfetch.fulltext.pdflayout import (
     clean,
     floats,
     is_caption,
+    joined_spread_lines,
     run_in_heading,
     table_cells,
     without_furniture,
@@ -141,7 +142,7 @@ class _Flow:
     margins: dict[int, list[float]]
     seen: TextLine | None = None
     seen_heading: bool = False
-    in_caption: bool = False
+    caption_size: float = 0.0  # the size of the caption being left out (0 outside one)
     heading_lead: str = ""
     styles: dict[tuple[float, str], int] = field(default_factory=dict)
 
@@ -165,7 +166,7 @@ class _Flow:
 
 def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
     """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 2-7)."""
-    lines = without_furniture(lines)
+    lines = without_furniture(joined_spread_lines(lines))
     if not lines:
         return []
     body = _before_references(lines)  # a long reference list in small type must not set the body's measures
@@ -200,14 +201,15 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
     seen, flow.seen = flow.seen, line
     if not text or _label(text, line, flow.metrics):
         return ""
-    if flow.in_caption and not flow.gap_above(line, seen):
+    # a caption runs on until a gap or a change of size (the text after a small-print caption may follow closely)
+    if flow.caption_size and not flow.gap_above(line, seen) and abs(line.size - flow.caption_size) <= 0.05 * line.size:
         return ""
-    flow.in_caption = False
+    flow.caption_size = 0.0
     small = line.size < 0.9 * flow.metrics.size
     current = out.open.get(small)
     previous = current.last if current else None
     if is_caption(text) and (flow.gap_above(line, seen) or _ended(previous)):
-        flow.in_caption = True
+        flow.caption_size = line.size
         return ""
     opens = previous is None or flow.gap_above(line, previous) or _ended(previous)
     if opens and flow.font and _lead_heading(flow, line, following):
@@ -221,8 +223,10 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
             out.heading(*found)
             flow.seen_heading, previous = True, None
     else:
+        set_apart = following is not None and bool(following.runs) and bool(line.runs) \
+            and following.runs[0][0] != line.runs[-1][0]
         found = _heading(text, line, flow.metrics, gap_above=flow.gap_above(line, previous),
-                         seen_heading=flow.seen_heading, font=flow.font)
+                         seen_heading=flow.seen_heading, font=flow.font, set_apart=set_apart)
         if found is not None:
             level, title = found
             if title.lower().rstrip(":") in _STOP_NAMES:
@@ -250,8 +254,9 @@ def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bo
     ``on Serum Activity. Serum …``): keep the first part for the run-in split of the next line."""
     if len(line.runs) != 1 or line.runs[0][0] == flow.font or following is None or _ENDS_SENTENCE.search(line.text):
         return False
-    if following.page != line.page or not 0 < line.y - following.y < 1.4 * flow.metrics.pitch:
-        return False
+    if following.page != line.page or not 0 < line.y - following.y < 1.4 * flow.metrics.pitch \
+            or abs(following.size - line.size) > 0.05 * line.size:
+        return False  # a heading set over two lines keeps its size: a larger one above is a heading of its own
     if run_in_heading(following, flow.font, continued=True) is None or following.runs[0][0] != line.runs[0][0]:
         return False
     flow.heading_lead = clean(line.text)
@@ -321,7 +326,9 @@ def _indent_step(lines: list[TextLine], metrics: _Metrics) -> float | None:
 
 
 def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, seen_heading: bool,
-             font: str = "") -> tuple[int, str] | None:
+             font: str = "", set_apart: bool = False) -> tuple[int, str] | None:
+    """The level and title when *line* is a heading; *set_apart*: the next line is in another font (a longer line
+    in a font of its own is still a heading then, not the first line of a paragraph set in that font)."""
     words = text.split()
     if not words or len(words) > 12 or len(text) > 120 or is_caption(text) or sum(c.isalpha() for c in text) < 3:
         return None  # too long for a heading, a caption, or a figure's panel letter
@@ -353,7 +360,7 @@ def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, s
         return typographic, title
     if seen_heading and len(words) <= 8 and _title_case(title):
         return typographic, title
-    if font and seen_heading and len(words) <= 10 and all(f != font for f, _ in line.runs) \
+    if font and seen_heading and (len(words) <= 10 or set_apart) and all(f != font for f, _ in line.runs) \
             and sum(c.isdigit() for c in title) < 0.3 * len(title):
         return typographic, title  # a line of its own in another font than the body's: a sentence-case heading
     return None
