@@ -260,7 +260,8 @@ class _Renderer:
     def _references(self) -> str:
         refs = []
         for ref in self.root.iterfind(".//{*}ref-list/{*}ref"):
-            citation = ref.find("{*}mixed-citation") if ref.find("{*}mixed-citation") is not None else ref.find("{*}element-citation")
+            found = [ref.find("{*}mixed-citation"), ref.find("{*}element-citation")]
+            citation = next((c for c in found if c is not None), None)
             if citation is not None:
                 refs.append(f"<li>{html.escape(' '.join(' '.join(citation.itertext()).split()))}</li>")
         return f"<h2>References</h2><ol class='refs'>{''.join(refs)}</ol>" if refs else ""
