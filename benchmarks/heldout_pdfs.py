@@ -209,8 +209,9 @@ class _Renderer:
                 heading = child.find("{*}title")
                 text = self.inline(heading) if heading is not None else ""
                 number = [*numbers, count]
-                label = ".".join(map(str, number)) + ("." if len(number) == 1 else "")
-                shown = f"{label} {text}" if self.numbered and not abstract and text else text
+                label = child.findtext("{*}label") or ".".join(map(str, number)) + ("." if len(number) == 1 else "")
+                numbered = self.numbered and not abstract and text and not text[:1].isdigit()
+                shown = f"{label} {text}" if numbered else text
                 inner = self.block(child, depth + 1, number, abstract)
                 if text and (abstract or self.run_in and depth >= 2) and inner.startswith("<p"):
                     inner = re.sub(r"^<p[^>]*>", f"<p class='first'><b>{shown}.</b> ", inner, count=1)

@@ -261,3 +261,16 @@ def test_text_right_after_a_small_print_caption_is_not_part_of_it():
              _line(636, "To evaluate the effect of watering, the ratio was measured again."), _line(624, body)]
     texts = [row.text for row in paragraphs_from_lines(lines)]
     assert texts[-1].startswith("To evaluate the effect of watering") and not any("Fig. 1" in t for t in texts)
+
+
+def test_a_run_in_heading_that_fills_its_line_opens_a_section():
+    """Synthetic: a bold run-in heading ending its line, its paragraph on the next line, after a figure's gap."""
+    body = "The measured ratio followed the water content of the stem closely in every species tested."
+    lines = [_line(720, "Results", runs=(("Body-Bold", "Results"),), size=12), _line(700, body, runs=_body(body)),
+             _line(688, "on every day.", runs=_body("on every day.")),
+             _line(560, "Effect of watering and illumination on growth.",
+                   runs=(("Body-Bold", "Effect of watering and illumination on growth."),)),
+             _line(548, body, runs=_body(body)), _line(536, body, runs=_body(body))]
+    rows = paragraphs_from_lines(lines)
+    assert [row.section for row in rows] == ["Results", "Results :: Effect of watering and illumination on growth"]
+    assert rows[1].text == f"{body} {body}"

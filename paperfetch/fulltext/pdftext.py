@@ -215,6 +215,8 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
     if opens and flow.font and _lead_heading(flow, line, following):
         return ""
     split = run_in_heading(line, flow.font, continued=bool(flow.heading_lead)) if opens else None
+    if split is None and opens and not flow.heading_lead and _whole_line_run_in(flow, line, following):
+        split = (text, "")  # a run-in heading that fills its line: its paragraph opens on the next
     if split is not None:
         lead, text = split
         found = _run_in_level(_join([flow.heading_lead, lead], out.vocabulary) if flow.heading_lead else lead)
@@ -222,6 +224,8 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
         if found is not None:
             out.heading(*found)
             flow.seen_heading, previous = True, None
+        if not text:
+            return ""
     else:
         set_apart = following is not None and bool(following.runs) and bool(line.runs) \
             and following.runs[0][0] != line.runs[-1][0]
@@ -261,6 +265,19 @@ def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bo
         return False
     flow.heading_lead = clean(line.text)
     return True
+
+
+def _whole_line_run_in(flow: _Flow, line: TextLine, following: TextLine | None) -> bool:
+    """A line wholly in one font other than the body's that ends a short sentence (``Effect of watering on
+    growth.``), followed at the body's line pitch by a line in the body's font and size: a run-in heading whose
+    text starts on the next line."""
+    if not flow.font or len({font for font, _ in line.runs}) != 1 or line.runs[0][0] == flow.font:
+        return False
+    if following is None or following.page != line.page or not following.runs or following.runs[0][0] != flow.font:
+        return False
+    if not 0 < line.y - following.y < 1.4 * flow.metrics.pitch or abs(following.size - line.size) > 0.05 * line.size:
+        return False
+    return run_in_heading(replace(line, runs=(*line.runs, (flow.font, " A"))), flow.font) is not None
 
 
 def _run_in_level(lead: str) -> tuple[int, str] | None:
