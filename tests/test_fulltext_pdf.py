@@ -274,3 +274,17 @@ def test_a_run_in_heading_that_fills_its_line_opens_a_section():
     rows = paragraphs_from_lines(lines)
     assert [row.section for row in rows] == ["Results", "Results :: Effect of watering and illumination on growth"]
     assert rows[1].text == f"{body} {body}"
+
+
+def test_a_numbered_heading_set_over_two_lines_is_one_heading():
+    """Synthetic: ``2.1 Changes in … ves-`` / ``sels under …`` in the heading's bold, then the body text."""
+    body = "The measured ratio followed the water content of the stem closely in every species tested."
+    bold = "Body-Bold"
+    lines = [_line(720, "2. Results", runs=((bold, "2. Results"),), size=12), _line(700, body, runs=_body(body)),
+             _line(676, "2.1 Changes in the ratio for experimental ves\u2010",
+                   runs=((bold, "2.1 Changes in the ratio for experimental ves\u2010"),)),
+             _line(664, "sels under dry conditions", runs=((bold, "sels under dry conditions"),)),
+             _line(650, body, runs=_body(body))]
+    rows = paragraphs_from_lines(lines)
+    assert rows[-1].section == "Results :: Changes in the ratio for experimental vessels under dry conditions"
+    assert rows[-1].text == body

@@ -143,6 +143,7 @@ class _Flow:
     seen: TextLine | None = None
     seen_heading: bool = False
     caption_size: float = 0.0  # the size of the caption being left out (0 outside one)
+    absorbed: TextLine | None = None  # a heading's second line, taken with its first
     heading_lead: str = ""
     styles: dict[tuple[float, str], int] = field(default_factory=dict)
 
@@ -199,6 +200,8 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
     opens a paragraph of its stream (body or small print); ``"stop"`` at the references."""
     text = clean(line.text)
     seen, flow.seen = flow.seen, line
+    if line is flow.absorbed:
+        return ""
     if not text or _label(text, line, flow.metrics):
         return ""
     # a caption runs on until a gap or a change of size (the text after a small-print caption may follow closely)
@@ -229,8 +232,15 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
     else:
         set_apart = following is not None and bool(following.runs) and bool(line.runs) \
             and following.runs[0][0] != line.runs[-1][0]
-        found = _heading(text, line, flow.metrics, gap_above=flow.gap_above(line, previous),
-                         seen_heading=flow.seen_heading, font=flow.font, set_apart=set_apart)
+        gap_above = flow.gap_above(line, previous)
+        found = None
+        if following is not None and _same_style_below(flow, line, following):  # a heading set over two lines
+            found = _heading(_join([text, clean(following.text)], out.vocabulary), line, flow.metrics,
+                             gap_above=gap_above, seen_heading=flow.seen_heading, font=flow.font, set_apart=True)
+            flow.absorbed = following if found is not None else None
+        if found is None:
+            found = _heading(text, line, flow.metrics, gap_above=gap_above, seen_heading=flow.seen_heading,
+                             font=flow.font, set_apart=set_apart)
         if found is not None:
             level, title = found
             if title.lower().rstrip(":") in _STOP_NAMES:
@@ -265,6 +275,14 @@ def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bo
         return False
     flow.heading_lead = clean(line.text)
     return True
+
+
+def _same_style_below(flow: _Flow, line: TextLine, following: TextLine) -> bool:
+    """*following* is the next baseline in *line*'s one font (not the body's) and size: a heading's second line."""
+    fonts = {font for font, _ in line.runs}
+    return (bool(flow.font) and len(fonts) == 1 and flow.font not in fonts and {f for f, _ in following.runs} == fonts
+            and following.page == line.page and abs(following.size - line.size) <= 0.05 * line.size
+            and 0 < line.y - following.y < 1.4 * max(flow.metrics.pitch, 1.2 * line.size))
 
 
 def _whole_line_run_in(flow: _Flow, line: TextLine, following: TextLine | None) -> bool:
