@@ -288,3 +288,14 @@ def test_a_numbered_heading_set_over_two_lines_is_one_heading():
     rows = paragraphs_from_lines(lines)
     assert rows[-1].section == "Results :: Changes in the ratio for experimental vessels under dry conditions"
     assert rows[-1].text == body
+
+
+def test_tight_paragraph_spacing_after_a_sentence_end_parts_two_paragraphs():
+    """Synthetic: unindented paragraphs a third of a line apart (14.2 points at a 10.5-point pitch)."""
+    a = ["The volatile compounds were produced in higher amounts two days after",
+         "inoculation, and the controls gave only slight traces of them at all."]
+    b = ["In conclusion, volatile metabolites can indicate the presence of fungi",
+         "during the spoilage of grain in the silo and in the mill alike as well."]
+    ys = [700, 689.5, 675.3, 664.8]
+    lines = [_line(720, "Results")] + [_line(y, text) for y, text in zip(ys, a + b)]
+    assert [row.text for row in paragraphs_from_lines(lines)] == [" ".join(a), " ".join(b)]

@@ -324,6 +324,8 @@ def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metr
         return line.x - _margin(line, margins) >= 0.6 * indent
     if drop > 1.4 * metrics.pitch or _BULLET.match(line.text.lstrip()):
         return True
+    if ends_sentence and drop > 1.2 * metrics.pitch:
+        return True  # tight paragraph spacing (a third of a line or less) after a sentence's end
     if indent is not None and line.x - previous.x >= 0.6 * indent and not _BULLET.match(previous.text.lstrip()):
         return True  # a first-line indent (not the hanging indent under a bullet)
     return ends_sentence and len(before) < 0.7 * metrics.chars and line.text.lstrip()[:1].isupper()
