@@ -299,3 +299,9 @@ def test_tight_paragraph_spacing_after_a_sentence_end_parts_two_paragraphs():
     ys = [700, 689.5, 675.3, 664.8]
     lines = [_line(720, "Results")] + [_line(y, text) for y, text in zip(ys, a + b)]
     assert [row.text for row in paragraphs_from_lines(lines)] == [" ".join(a), " ".join(b)]
+
+
+def test_a_suspended_hyphen_at_a_line_end_stays():
+    """Synthetic: ``intra-`` ending a line before ``and inter-assay``."""
+    lines = [_line(700, "Results"), _line(680, "The intra-"), _line(668, "and inter-assay variation was low.")]
+    assert paragraphs_from_lines(lines)[0].text == "The intra- and inter-assay variation was low."

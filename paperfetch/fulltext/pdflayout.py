@@ -173,6 +173,8 @@ def _apart(levels: list[int], pitch: float, small: set[int]) -> list[int]:
     return []
 
 
+#: The words after a suspended hyphen (``pre- and post-``, ``intra- or inter-``): a line-end hyphen before one stays.
+_SUSPENDING = frozenset({"and", "or", "nor", "to"})
 _COMMON_SHORT = frozenset("a i of in to is at on by an as be or we it no do if so up et al vs".split())
 
 
@@ -305,13 +307,18 @@ class Vocabulary:
                     vocabulary.words.add(word)
         return vocabulary
 
+    @staticmethod
+    def suspends(tail: str) -> bool:
+        """Whether *tail* follows a suspended hyphen (``pre-`` ``and post-``): the hyphen stays, and a space."""
+        return tail.lower() in _SUSPENDING
+
     def keeps_hyphen(self, head: str, tail: str) -> bool:
         """Whether ``head-`` at a line's end and ``tail`` at the next line's start are a hyphenated compound:
         the document prints ``head-tail`` elsewhere, or never ``headtail`` while both halves are its words (or
         the tail is a long word of its own: ``supra-`` ``axillary``)."""
         head, tail = head.lower(), tail.lower()
-        if f"{head}-{tail}" in self.compounds:
-            return True
+        if f"{head}-{tail}" in self.compounds or self.suspends(tail):
+            return True  # printed whole elsewhere, or a suspended compound (``intra-`` ``and inter-assay``)
         if head + tail in self.words:
             return False
         if len(head) < 3 or tail not in self.words:

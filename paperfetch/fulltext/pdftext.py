@@ -417,7 +417,8 @@ def _join(lines: list[str], vocabulary: Vocabulary) -> str:
             head = re.findall(r"[^\W\d_]+$", out[:-1])
             tail = re.findall(r"^[^\W\d_]+", line)
             compound = not line[:1].islower() or (head and tail and vocabulary.keeps_hyphen(head[0], tail[0]))
-            out = (out[:-1] + "-" if compound else out[:-1]) + line
+            suspended = compound and bool(tail) and vocabulary.suspends(tail[0])
+            out = (out[:-1] + ("- " if suspended else "-") if compound else out[:-1]) + line
         else:
             out = f"{out} {line}"
     return out
