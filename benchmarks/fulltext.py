@@ -1,12 +1,15 @@
 """Full-text parsing benchmark (paperfetch.fulltext). Prints figures; asserts nothing.
 
-    python benchmarks/fulltext.py [--papers 1000] [--pdf-paragraphs 120] [--pdf PATH ...] [--pairs DIR]
+    python benchmarks/fulltext.py [--papers 1000] [--pdf-paragraphs 120] [--pdf PATH ...] [--pairs DIR] [--heldout DIR]
 
 0. PDF paragraphs against the JATS, per engine, on the real PDF/JATS pairs (shared/fixtures/real/fulltext_pairs):
    the share of JATS paragraphs one PDF row holds (>= 90 % of its words in order), found or split over 2-4 rows,
    the share sharing a row with another, the rows out of order / carrying running furniture / with glued words,
    the share of found paragraphs under the JATS section title, and pages/s of the whole path
    (paperfetch.fulltext.pdfscore, the measure tests/test_fulltext_pdf.py asserts).
+0b. The same figures per layout on held-out PDFs (tests/data/heldout_pdfs, made by benchmarks/heldout_pdfs.py):
+   Chromium renderings of real JATS text in journal-like layouts, not publisher PDFs; ``--heldout DIR`` scores
+   another folder of ``STEM__LAYOUT.pdf`` beside ``STEM.xml``.
 1. JATS parsing in papers/s: ``parse_jats`` (paragraphs, licence, ids, references) over the real Europe PMC
    ``fullTextXML`` bodies in tests/data/europepmc, repeated.
 2. PDF text extraction in pages/s, pypdf against pypdfium2 on the same PDFs: generated articles (tests/_pdfwriter,
@@ -39,6 +42,7 @@ from tests._pdfwriter import layout_article, write_pdf  # noqa: E402
 DATA = REPO / "tests" / "data" / "europepmc"
 PAIRS = next((p for p in (REPO.parent / "shared" / "fixtures" / "real" / "fulltext_pairs",
                           Path("/work/shared/fixtures/real/fulltext_pairs")) if p.is_dir()), None)
+HELDOUT = REPO / "tests" / "data" / "heldout_pdfs"
 DEFAULT_REAL_PDFS = [Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
                      Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")]
 SENTENCE = ("The measured ratio followed the water content of the stem closely in every species that was tested, "
@@ -145,6 +149,28 @@ def pair_scores(folder: Path | None) -> None:
                   f"{total['pages'] / total['seconds']:.1f} pages/s")
 
 
+def heldout_scores(folder: Path) -> None:
+    """The default engine's paragraphs against the JATS of the held-out PDFs in *folder*, per layout and in all."""
+    by_layout: dict[str, list] = {}
+    for pdf in sorted(folder.glob("*__*.pdf")):
+        stem, layout = pdf.stem.split("__", 1)
+        lines = pdf_lines(pdf.read_bytes())
+        score = score_pair(pdf.name, (folder / f"{stem}.xml").read_bytes(), paragraphs_from_lines(lines), lines)
+        by_layout.setdefault(layout, []).append(score)
+    if not by_layout:
+        print(f"HELD  no held-out PDFs in {folder}")
+        return
+    for layout, scores in [*sorted(by_layout.items()), ("ALL", [s for v in by_layout.values() for s in v])]:
+        jats, found = sum(s.jats for s in scores), sum(s.found for s in scores)
+        bad = {check: sum(getattr(s, check) for s in scores) for check in
+               ("out_of_order", "furniture_rows", "glued_rows", "control_rows", "swallowing_headings")}
+        print(f"HELD  {layout:22} {len(scores):2} PDFs, {jats:4} JATS paragraphs: found {found / jats:.3f}, found or "
+              f"split {sum(s.found_or_split for s in scores) / jats:.3f}, sharing a row "
+              f"{sum(s.shared for s in scores) / jats:.3f}, under the JATS section "
+              f"{sum(s.same_section for s in scores) / max(1, found):.2f}; "
+              + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in bad.items()))
+
+
 def _status_kb(field: str) -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -195,12 +221,14 @@ def main() -> None:
     parser.add_argument("--pdf-paragraphs", type=int, default=120, help="paragraphs of the generated PDF")
     parser.add_argument("--pdf", type=Path, nargs="*", default=DEFAULT_REAL_PDFS, help="real PDFs to time as well")
     parser.add_argument("--pairs", type=Path, default=PAIRS, help="a folder of PDF/JATS pairs (NAME.pdf + NAME.xml)")
+    parser.add_argument("--heldout", type=Path, default=HELDOUT, help="held-out PDFs (STEM__LAYOUT.pdf + STEM.xml)")
     parser.add_argument("--child-rss", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_rss:
         _child_rss(args.child_rss)
         return
     pair_scores(args.pairs)
+    heldout_scores(args.heldout)
     jats_rate(args.papers)
     pdf_rates(args.pdf_paragraphs, args.pdf)
     rss(args.papers)

@@ -8,6 +8,7 @@ lines (``TextLine``) and on ``tests/_pdfwriter`` PDFs are synthetic and say so.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,104 @@ def test_two_columns_drawn_line_by_line_lose_no_line():
         lines += [_line(700 - 12 * i, left[i]), _line(700 - 12 * i, right[i], x=320)]
     text = " ".join(row.text for row in paragraphs_from_lines(lines))
     assert all(part in text for part in left + right)
+
+
+# ------------------------------------------- held-out PDFs (Chromium renderings of real JATS text, synthetic layout)
+
+HELDOUT = Path(__file__).parent / "data" / "heldout_pdfs"
+
+#: Paragraphs found per layout on the held-out PDFs (docs/fulltext.md, "PDF text layer"), the measured share rounded down.
+HELDOUT_FOUND = {"one_column": 1.0, "one_column_large": 1.0, "two_column_boxed": 1.0, "two_column_dense": 0.96,
+                 "two_column_justified": 1.0}
+
+
+@pytest.fixture(scope="module")
+def heldout() -> dict[str, list[PairScore]]:
+    """Each held-out PDF of tests/data/heldout_pdfs scored against its JATS, by layout. The PDFs are synthetic:
+    real Europe PMC JATS text printed by Chromium in made-up journal layouts (benchmarks/heldout_pdfs.py)."""
+    out: dict[str, list[PairScore]] = {}
+    for pdf in sorted(HELDOUT.glob("*__*.pdf")):
+        stem, layout = pdf.stem.split("__")
+        lines = pdf_lines(pdf.read_bytes())
+        jats = (HELDOUT / f"{stem}.xml").read_bytes()
+        out.setdefault(layout, []).append(score_pair(pdf.name, jats, paragraphs_from_lines(lines), lines))
+    return out
+
+
+def test_the_held_out_pdfs_keep_their_paragraphs_per_layout(heldout):
+    assert set(heldout) == set(HELDOUT_FOUND) and all(len(s) == 2 for s in heldout.values())
+    for layout, scores in heldout.items():
+        found = sum(s.found for s in scores) / sum(s.jats for s in scores)
+        assert found >= HELDOUT_FOUND[layout], (layout, [p for s in scores for p in s.problems][:5])
+        assert sum(s.found_or_split for s in scores) == sum(s.jats for s in scores), layout
+    scores = [s for layout in heldout.values() for s in layout]
+    assert sum(s.shared for s in scores) <= 2, [p for s in scores for p in s.problems if "holds" in p]
+    for check in ("out_of_order", "furniture_rows", "glued_rows", "control_rows", "swallowing_headings"):
+        assert not [s.name for s in scores if getattr(s, check)], check
+
+
+def test_a_widely_spaced_justified_line_in_pieces_is_joined_again():
+    """Synthetic: a justified line drawn as word pieces with even wide gaps, spanning what the full line above spans."""
+    full = "The adult specimens were collected in the vicinity of the county and kept"
+    pieces: list[TextLine] = []
+    for word in "Northwest A&F University (accession".split():  # even 20-point word spaces
+        pieces.append(_line(688, word, x=pieces[-1].right + 20 if pieces else 72))
+    spread = pieces[-1].right
+    lines = [_line(712, "Methods"), replace(_line(700, full), right=spread), *pieces,
+             _line(676, "number: Hm-085256), Yangling, China.")]
+    rows = paragraphs_from_lines(lines)
+    assert [row.text for row in rows] == [f"{full} Northwest A&F University (accession number: Hm-085256), Yangling, China."]
+
+
+def test_text_right_after_a_small_print_caption_is_not_part_of_it():
+    """Synthetic: a caption in smaller type, then a body paragraph after a gap smaller than the body's paragraph gap."""
+    body = "The measured ratio followed the water content of the stem closely in every species."
+    lines = [_line(720, "Results"), _line(700, body), _line(688, body),
+             _line(660, "Fig. 1 The ratio of the stem over three days.", size=8), _line(651, "Measured at noon.", size=8),
+             _line(636, "To evaluate the effect of watering, the ratio was measured again."), _line(624, body)]
+    texts = [row.text for row in paragraphs_from_lines(lines)]
+    assert texts[-1].startswith("To evaluate the effect of watering") and not any("Fig. 1" in t for t in texts)
+
+
+def test_a_run_in_heading_that_fills_its_line_opens_a_section():
+    """Synthetic: a bold run-in heading ending its line, its paragraph on the next line, after a figure's gap."""
+    body = "The measured ratio followed the water content of the stem closely in every species tested."
+    lines = [_line(720, "Results", runs=(("Body-Bold", "Results"),), size=12), _line(700, body, runs=_body(body)),
+             _line(688, "on every day.", runs=_body("on every day.")),
+             _line(560, "Effect of watering and illumination on growth.",
+                   runs=(("Body-Bold", "Effect of watering and illumination on growth."),)),
+             _line(548, body, runs=_body(body)), _line(536, body, runs=_body(body))]
+    rows = paragraphs_from_lines(lines)
+    assert [row.section for row in rows] == ["Results", "Results :: Effect of watering and illumination on growth"]
+    assert rows[1].text == f"{body} {body}"
+
+
+def test_a_numbered_heading_set_over_two_lines_is_one_heading():
+    """Synthetic: ``2.1 Changes in … ves-`` / ``sels under …`` in the heading's bold, then the body text."""
+    body = "The measured ratio followed the water content of the stem closely in every species tested."
+    bold = "Body-Bold"
+    lines = [_line(720, "2. Results", runs=((bold, "2. Results"),), size=12), _line(700, body, runs=_body(body)),
+             _line(676, "2.1 Changes in the ratio for experimental ves\u2010",
+                   runs=((bold, "2.1 Changes in the ratio for experimental ves\u2010"),)),
+             _line(664, "sels under dry conditions", runs=((bold, "sels under dry conditions"),)),
+             _line(650, body, runs=_body(body))]
+    rows = paragraphs_from_lines(lines)
+    assert rows[-1].section == "Results :: Changes in the ratio for experimental vessels under dry conditions"
+    assert rows[-1].text == body
+
+
+def test_tight_paragraph_spacing_after_a_sentence_end_parts_two_paragraphs():
+    """Synthetic: unindented paragraphs a third of a line apart (14.2 points at a 10.5-point pitch)."""
+    a = ["The volatile compounds were produced in higher amounts two days after",
+         "inoculation, and the controls gave only slight traces of them at all."]
+    b = ["In conclusion, volatile metabolites can indicate the presence of fungi",
+         "during the spoilage of grain in the silo and in the mill alike as well."]
+    ys = [700, 689.5, 675.3, 664.8]
+    lines = [_line(720, "Results")] + [_line(y, text) for y, text in zip(ys, a + b)]
+    assert [row.text for row in paragraphs_from_lines(lines)] == [" ".join(a), " ".join(b)]
+
+
+def test_a_suspended_hyphen_at_a_line_end_stays():
+    """Synthetic: ``intra-`` ending a line before ``and inter-assay``."""
+    lines = [_line(700, "Results"), _line(680, "The intra-"), _line(668, "and inter-assay variation was low.")]
+    assert paragraphs_from_lines(lines)[0].text == "The intra- and inter-assay variation was low."

@@ -24,6 +24,7 @@ __all__ = [
     "clean",
     "floats",
     "is_caption",
+    "joined_spread_lines",
     "run_in_heading",
     "table_cells",
     "without_furniture",
@@ -79,6 +80,58 @@ def without_furniture(lines: list[TextLine]) -> list[TextLine]:
     return out
 
 
+def joined_spread_lines(lines: list[TextLine]) -> list[TextLine]:
+    """*lines* with the pieces of a widely spaced justified line joined again. A justified line whose word spaces
+    pass the gap the glyph reader bridges (a long unbreakable word on the next line, a line beside a float) comes
+    as several pieces on one baseline; they are one line when a line just above or below, in the same size, spans
+    exactly from the first piece's start to the last one's end, and the gaps between them are even (a column
+    gutter or a table's columns are not)."""
+    spans: dict[int, list[TextLine]] = {}
+    for line in lines:
+        if line.right > line.x:
+            spans.setdefault(line.page, []).append(line)
+    out: list[TextLine] = []
+    i = 0
+    while i < len(lines):
+        j = i + 1
+        while j < len(lines) and _same_baseline(lines[j - 1], lines[j]):
+            j += 1
+        end = next((k for k in range(j - 1, i, -1) if _spread(lines[i:k + 1], spans.get(lines[i].page, []))), None)
+        if end is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        out.append(_joined(lines[i:end + 1]))
+        i = end + 1
+    return out
+
+
+def _same_baseline(a: TextLine, b: TextLine) -> bool:
+    return a.page == b.page and abs(a.y - b.y) <= 0.05 * a.size and a.size == b.size and b.x > a.right
+
+
+def _spread(pieces: list[TextLine], page: list[TextLine]) -> bool:
+    first, last = pieces[0], pieces[-1]
+    gaps = [b.x - a.right for a, b in zip(pieces, pieces[1:])]
+    if min(gaps) <= 0 or max(gaps) > 1.25 * min(gaps) + 0.1 * first.size:
+        return False
+    slack = 0.1 * first.size
+    return any(0 < abs(other.y - first.y) <= 2.5 * first.size and abs(other.size - first.size) <= 0.05 * first.size
+               and abs(other.x - first.x) <= slack and abs(other.right - last.right) <= slack for other in page)
+
+
+def _joined(pieces: list[TextLine]) -> TextLine:
+    runs: list[tuple[str, str]] = []
+    for piece in pieces:
+        piece_runs = list(piece.runs) or [("", piece.text)]
+        if runs:
+            runs[-1] = (runs[-1][0], runs[-1][1] + " ")
+        runs += piece_runs
+    return TextLine(page=pieces[0].page, x=pieces[0].x, y=pieces[0].y, size=pieces[0].size,
+                    text=" ".join(piece.text for piece in pieces), right=pieces[-1].right,
+                    runs=tuple(runs) if any(piece.runs for piece in pieces) else ())
+
+
 def _running(text: str, running: set[str]) -> bool:
     """A running line, or one that opens with a running line's words (page 1's ``Metabolites 2014, 4, 932-945``
     under the later pages' ``Metabolites 2014, 4``)."""
@@ -120,6 +173,8 @@ def _apart(levels: list[int], pitch: float, small: set[int]) -> list[int]:
     return []
 
 
+#: The words after a suspended hyphen (``pre- and post-``, ``intra- or inter-``): a line-end hyphen before one stays.
+_SUSPENDING = frozenset({"and", "or", "nor", "to"})
 _COMMON_SHORT = frozenset("a i of in to is at on by an as be or we it no do if so up et al vs".split())
 
 
@@ -252,13 +307,18 @@ class Vocabulary:
                     vocabulary.words.add(word)
         return vocabulary
 
+    @staticmethod
+    def suspends(tail: str) -> bool:
+        """Whether *tail* follows a suspended hyphen (``pre-`` ``and post-``): the hyphen stays, and a space."""
+        return tail.lower() in _SUSPENDING
+
     def keeps_hyphen(self, head: str, tail: str) -> bool:
         """Whether ``head-`` at a line's end and ``tail`` at the next line's start are a hyphenated compound:
         the document prints ``head-tail`` elsewhere, or never ``headtail`` while both halves are its words (or
         the tail is a long word of its own: ``supra-`` ``axillary``)."""
         head, tail = head.lower(), tail.lower()
-        if f"{head}-{tail}" in self.compounds:
-            return True
+        if f"{head}-{tail}" in self.compounds or self.suspends(tail):
+            return True  # printed whole elsewhere, or a suspended compound (``intra-`` ``and inter-assay``)
         if head + tail in self.words:
             return False
         if len(head) < 3 or tail not in self.words:

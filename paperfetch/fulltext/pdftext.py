@@ -15,6 +15,7 @@ from paperfetch.fulltext.pdflayout import (
     clean,
     floats,
     is_caption,
+    joined_spread_lines,
     run_in_heading,
     table_cells,
     without_furniture,
@@ -141,7 +142,8 @@ class _Flow:
     margins: dict[int, list[float]]
     seen: TextLine | None = None
     seen_heading: bool = False
-    in_caption: bool = False
+    caption_size: float = 0.0  # the size of the caption being left out (0 outside one)
+    absorbed: TextLine | None = None  # a heading's second line, taken with its first
     heading_lead: str = ""
     styles: dict[tuple[float, str], int] = field(default_factory=dict)
 
@@ -165,7 +167,7 @@ class _Flow:
 
 def paragraphs_from_lines(lines: list[TextLine]) -> list[Paragraph]:
     """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 2-7)."""
-    lines = without_furniture(lines)
+    lines = without_furniture(joined_spread_lines(lines))
     if not lines:
         return []
     body = _before_references(lines)  # a long reference list in small type must not set the body's measures
@@ -198,21 +200,26 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
     opens a paragraph of its stream (body or small print); ``"stop"`` at the references."""
     text = clean(line.text)
     seen, flow.seen = flow.seen, line
+    if line is flow.absorbed:
+        return ""
     if not text or _label(text, line, flow.metrics):
         return ""
-    if flow.in_caption and not flow.gap_above(line, seen):
+    # a caption runs on until a gap or a change of size (the text after a small-print caption may follow closely)
+    if flow.caption_size and not flow.gap_above(line, seen) and abs(line.size - flow.caption_size) <= 0.05 * line.size:
         return ""
-    flow.in_caption = False
+    flow.caption_size = 0.0
     small = line.size < 0.9 * flow.metrics.size
     current = out.open.get(small)
     previous = current.last if current else None
     if is_caption(text) and (flow.gap_above(line, seen) or _ended(previous)):
-        flow.in_caption = True
+        flow.caption_size = line.size
         return ""
     opens = previous is None or flow.gap_above(line, previous) or _ended(previous)
     if opens and flow.font and _lead_heading(flow, line, following):
         return ""
     split = run_in_heading(line, flow.font, continued=bool(flow.heading_lead)) if opens else None
+    if split is None and opens and not flow.heading_lead and _whole_line_run_in(flow, line, following):
+        split = (text, "")  # a run-in heading that fills its line: its paragraph opens on the next
     if split is not None:
         lead, text = split
         found = _run_in_level(_join([flow.heading_lead, lead], out.vocabulary) if flow.heading_lead else lead)
@@ -220,9 +227,20 @@ def _step(flow: _Flow, out: _Builder, line: TextLine, following: TextLine | None
         if found is not None:
             out.heading(*found)
             flow.seen_heading, previous = True, None
+        if not text:
+            return ""
     else:
-        found = _heading(text, line, flow.metrics, gap_above=flow.gap_above(line, previous),
-                         seen_heading=flow.seen_heading, font=flow.font)
+        set_apart = following is not None and bool(following.runs) and bool(line.runs) \
+            and following.runs[0][0] != line.runs[-1][0]
+        gap_above = flow.gap_above(line, previous)
+        found = None
+        if following is not None and _same_style_below(flow, line, following):  # a heading set over two lines
+            found = _heading(_join([text, clean(following.text)], out.vocabulary), line, flow.metrics,
+                             gap_above=gap_above, seen_heading=flow.seen_heading, font=flow.font, set_apart=True)
+            flow.absorbed = following if found is not None else None
+        if found is None:
+            found = _heading(text, line, flow.metrics, gap_above=gap_above, seen_heading=flow.seen_heading,
+                             font=flow.font, set_apart=set_apart)
         if found is not None:
             level, title = found
             if title.lower().rstrip(":") in _STOP_NAMES:
@@ -250,12 +268,34 @@ def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bo
     ``on Serum Activity. Serum …``): keep the first part for the run-in split of the next line."""
     if len(line.runs) != 1 or line.runs[0][0] == flow.font or following is None or _ENDS_SENTENCE.search(line.text):
         return False
-    if following.page != line.page or not 0 < line.y - following.y < 1.4 * flow.metrics.pitch:
-        return False
+    if following.page != line.page or not 0 < line.y - following.y < 1.4 * flow.metrics.pitch \
+            or abs(following.size - line.size) > 0.05 * line.size:
+        return False  # a heading set over two lines keeps its size: a larger one above is a heading of its own
     if run_in_heading(following, flow.font, continued=True) is None or following.runs[0][0] != line.runs[0][0]:
         return False
     flow.heading_lead = clean(line.text)
     return True
+
+
+def _same_style_below(flow: _Flow, line: TextLine, following: TextLine) -> bool:
+    """*following* is the next baseline in *line*'s one font (not the body's) and size: a heading's second line."""
+    fonts = {font for font, _ in line.runs}
+    return (bool(flow.font) and len(fonts) == 1 and flow.font not in fonts and {f for f, _ in following.runs} == fonts
+            and following.page == line.page and abs(following.size - line.size) <= 0.05 * line.size
+            and 0 < line.y - following.y < 1.4 * max(flow.metrics.pitch, 1.2 * line.size))
+
+
+def _whole_line_run_in(flow: _Flow, line: TextLine, following: TextLine | None) -> bool:
+    """A line wholly in one font other than the body's that ends a short sentence (``Effect of watering on
+    growth.``), followed at the body's line pitch by a line in the body's font and size: a run-in heading whose
+    text starts on the next line."""
+    if not flow.font or len({font for font, _ in line.runs}) != 1 or line.runs[0][0] == flow.font:
+        return False
+    if following is None or following.page != line.page or not following.runs or following.runs[0][0] != flow.font:
+        return False
+    if not 0 < line.y - following.y < 1.4 * flow.metrics.pitch or abs(following.size - line.size) > 0.05 * line.size:
+        return False
+    return run_in_heading(replace(line, runs=(*line.runs, (flow.font, " A"))), flow.font) is not None
 
 
 def _run_in_level(lead: str) -> tuple[int, str] | None:
@@ -284,6 +324,8 @@ def _breaks(previous: TextLine, line: TextLine, following: TextLine | None, metr
         return line.x - _margin(line, margins) >= 0.6 * indent
     if drop > 1.4 * metrics.pitch or _BULLET.match(line.text.lstrip()):
         return True
+    if ends_sentence and drop > 1.2 * metrics.pitch:
+        return True  # tight paragraph spacing (a third of a line or less) after a sentence's end
     if indent is not None and line.x - previous.x >= 0.6 * indent and not _BULLET.match(previous.text.lstrip()):
         return True  # a first-line indent (not the hanging indent under a bullet)
     return ends_sentence and len(before) < 0.7 * metrics.chars and line.text.lstrip()[:1].isupper()
@@ -321,7 +363,9 @@ def _indent_step(lines: list[TextLine], metrics: _Metrics) -> float | None:
 
 
 def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, seen_heading: bool,
-             font: str = "") -> tuple[int, str] | None:
+             font: str = "", set_apart: bool = False) -> tuple[int, str] | None:
+    """The level and title when *line* is a heading; *set_apart*: the next line is in another font (a longer line
+    in a font of its own is still a heading then, not the first line of a paragraph set in that font)."""
     words = text.split()
     if not words or len(words) > 12 or len(text) > 120 or is_caption(text) or sum(c.isalpha() for c in text) < 3:
         return None  # too long for a heading, a caption, or a figure's panel letter
@@ -353,7 +397,7 @@ def _heading(text: str, line: TextLine, metrics: _Metrics, *, gap_above: bool, s
         return typographic, title
     if seen_heading and len(words) <= 8 and _title_case(title):
         return typographic, title
-    if font and seen_heading and len(words) <= 10 and all(f != font for f, _ in line.runs) \
+    if font and seen_heading and (len(words) <= 10 or set_apart) and all(f != font for f, _ in line.runs) \
             and sum(c.isdigit() for c in title) < 0.3 * len(title):
         return typographic, title  # a line of its own in another font than the body's: a sentence-case heading
     return None
@@ -373,7 +417,8 @@ def _join(lines: list[str], vocabulary: Vocabulary) -> str:
             head = re.findall(r"[^\W\d_]+$", out[:-1])
             tail = re.findall(r"^[^\W\d_]+", line)
             compound = not line[:1].islower() or (head and tail and vocabulary.keeps_hyphen(head[0], tail[0]))
-            out = (out[:-1] + "-" if compound else out[:-1]) + line
+            suspended = compound and bool(tail) and vocabulary.suspends(tail[0])
+            out = (out[:-1] + ("- " if suspended else "-") if compound else out[:-1]) + line
         else:
             out = f"{out} {line}"
     return out
