@@ -369,7 +369,7 @@ def test_the_cli_export_is_byte_identical_to_the_functions(demo: dict, monkeypat
 def test_the_demo_frames_carry_typed_authors_and_journals(demo: dict) -> None:
     frames = demo["frames"]
     download = _exports(frames["download"])
-    assert len(download["rows"]) == 22  # 25 inputs: the DOI given twice once, the two invalid ones left out
+    assert len(download["rows"]) == 23  # 26 inputs: the DOI given twice once, the two invalid ones left out
     # every work OpenAlex or Crossref knows; the arXiv, Semantic Scholar and bioRxiv/medRxiv answers name no authors
     assert download["bib"].count("author = {") == 17 and "van der Berg, Karin and {Demo Consortium}" in download["bib"]
     assert "@misc{anon2026preprint," in download["bib"] and "howpublished = {bioRxiv}" in download["bib"]

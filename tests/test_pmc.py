@@ -244,3 +244,17 @@ def test_a_runs_listing_and_json_are_kept_a_day_in_the_metadata_cache(tmp_path):
         assert listing in cache and metadata in cache
         now[0] += 24 * 3600 + 1
         assert listing not in cache and metadata not in cache and len(cache) > 0  # the ID converter's answer stays
+
+
+def test_the_buckets_is_retracted_reaches_the_outcome_row(tmp_path, monkeypatch):
+    """SYNTHETIC bodies: PMC9900004's metadata JSON says ``is_retracted``; the paper is still downloaded from the
+    bucket, its row says ``retracted`` and its reason names the retraction (the bucket names no notice)."""
+    cassette = _world(tmp_path, "pmc/keycount_zero_tdm_null_licence.yaml", "PMC9900004")
+    world = yaml.safe_load(cassette.read_text())
+    world["interactions"] += [
+        _interaction(f"{BUCKET}/robots.txt", 404, "<Error><Code>NoSuchKey</Code></Error>", "application/xml"),
+        _interaction(f"{BUCKET}/PMC9900004.1/PMC9900004.1.pdf", 200, fake_pdf("pmc").decode("latin-1"), "application/pdf")]
+    cassette.write_text(yaml.safe_dump(world))
+    row, _ = _download(tmp_path, cassette, "PMC9900004", monkeypatch)
+    assert (row["status"], row["source"], row["retracted"]) == ("downloaded", "pmc", True)
+    assert row["reason"] == "retracted (no notice named)"
