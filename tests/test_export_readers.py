@@ -371,7 +371,7 @@ def test_the_demo_frames_carry_typed_authors_and_journals(demo: dict) -> None:
     download = _exports(frames["download"])
     assert len(download["rows"]) == 23  # 26 inputs: the DOI given twice once, the two invalid ones left out
     # every work OpenAlex or Crossref knows; the arXiv, Semantic Scholar and bioRxiv/medRxiv answers name no authors
-    assert download["bib"].count("author = {") == 17 and "van der Berg, Karin and {Demo Consortium}" in download["bib"]
+    assert download["bib"].count("author = {") == 18 and "van der Berg, Karin and {Demo Consortium}" in download["bib"]
     assert "@misc{anon2026preprint," in download["bib"] and "howpublished = {bioRxiv}" in download["bib"]
     assert frames["search"]["authors"].iloc[0][:2] == [{"family": "Varambally", "given": "Sooryanarayana"},
                                                       {"family": "Cao", "given": "Qi"}]

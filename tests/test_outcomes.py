@@ -276,6 +276,7 @@ def test_cli_shows_the_reason_explains_and_force_asks_again(world, tmp_path, mon
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")  # no configured gap between requests: the output is tested
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough for the whole reason, whatever terminal runs the tests
     failed = tmp_path / "failed.txt"
     args = ["download", "10.5555/demo.closed", "10.5555/demo.down", "10.5555/demo.forbidden", "--email", "cli@example.org",
             "--out", str(tmp_path / "pdfs"), "--no-progress", "--failed", str(failed)]
