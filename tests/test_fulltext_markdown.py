@@ -27,7 +27,7 @@ from paperfetch.fulltext.frame import references_frame
 from paperfetch.fulltext.markdown import FRONT_MATTER_KEYS, escape, read_markdown, reuse_of, to_markdown, unescape
 
 PARAGRAPH_KEPT = ("input", "doi", "pmid", "pmcid", "text_source", "license", "license_id", "section", "paragraph",
-                  "text", "paragraph_id", "citations", "figures", "tables", "words", "chars", "page")
+                  "text", "paragraph_id", "citations", "citation_offsets", "figures", "tables", "words", "chars", "page")
 TABLE_KEPT = ("table_id", "label", "caption", "footnotes", "section", "markdown", "citations", "figures", "tables")
 FIGURE_KEPT = ("figure_id", "label", "caption", "section", "graphic", "citations", "figures", "tables")
 REFERENCE_KEPT = ("citing_doi", "citing_pmid", "citing_pmcid", "ref_id", "label", "text", "doi", "pmid", "pmcid")
