@@ -44,7 +44,8 @@ class Paragraph:
     ``paragraph_id`` is the JATS ``<p id>``, else ``p{paragraph}`` (``""`` from the PDF path: the frames write
     ``p{paragraph}``); ``citations`` are the ``rid``s of the bibliography ``<xref>`` links in the paragraph, once per
     mention, in order, and ``citation_offsets`` where each stands: the offset in ``text`` just after its link's text
-    (the ids of a range "[3–6]" share the offset of its end); ``figures`` and ``tables`` those of the figure and table links, each once; ``page`` is the
+    (the ids of a range "[3–6]" share the offset of its end); ``figures`` and ``tables`` those of the
+    figure and table links, each once; ``page`` is the
     1-based PDF page the paragraph starts on.
     """
 
