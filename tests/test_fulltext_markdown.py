@@ -27,7 +27,7 @@ from paperfetch.fulltext.frame import references_frame
 from paperfetch.fulltext.markdown import FRONT_MATTER_KEYS, escape, read_markdown, reuse_of, to_markdown, unescape
 
 PARAGRAPH_KEPT = ("input", "doi", "pmid", "pmcid", "text_source", "license", "license_id", "section", "paragraph",
-                  "text", "paragraph_id", "citations", "figures", "tables", "words", "chars", "page")
+                  "text", "paragraph_id", "citations", "citation_offsets", "figures", "tables", "words", "chars", "page")
 TABLE_KEPT = ("table_id", "label", "caption", "footnotes", "section", "markdown", "citations", "figures", "tables")
 FIGURE_KEPT = ("figure_id", "label", "caption", "section", "graphic", "citations", "figures", "tables")
 REFERENCE_KEPT = ("citing_doi", "citing_pmid", "citing_pmcid", "ref_id", "label", "text", "doi", "pmid", "pmcid")
@@ -288,3 +288,29 @@ def test_cli_text_refuses_a_bad_chunk_budget_before_any_request(tmp_path, capsys
 
     assert main(_text_cli("--format", "chunks", "--max-tokens", "10", "--overlap", "6", out=tmp_path)) == 2
     assert "--overlap" in capsys.readouterr().err
+
+
+def test_citations_stand_where_they_occur_in_text_and_markdown():
+    """A synthetic JATS paragraph: each footnote reference right after its link's text, a range's ids at its end."""
+    from paperfetch.fulltext import parse_jats
+
+    body = (b'<article><body><p>Known <xref ref-type="bibr" rid="r1">[1]</xref> and '
+            b'<xref ref-type="bibr" rid="r2">[2]</xref>&#8211;<xref ref-type="bibr" rid="r4">[4]</xref>, '
+            b'see <xref ref-type="fig" rid="f1">Fig 1</xref>.</p></body><back><ref-list>'
+            b'<ref id="r1"/><ref id="r2"/><ref id="r3"/><ref id="r4"/></ref-list></back></article>')
+    p = parse_jats(body).paragraphs[0]
+    assert p.text == "Known [1] and [2]\u2013[4], see Fig 1."
+    assert p.citations == ("r1", "r2", "r3", "r4") and p.citation_offsets == (9, 17, 21, 21)
+    frame = paragraphs_frame([{"input": "x", "section": "", "paragraph": 0, "text": p.text,
+                               "citations": list(p.citations), "citation_offsets": list(p.citation_offsets)}])
+    document = to_markdown(FullText(paragraphs=frame, references=references_frame([])))["x"]
+    assert "Known \\[1\\][^r1] and \\[2\\][^r2]\u2013\\[4\\][^r3][^r4], see" in document
+    back = read_markdown(document, input="x").paragraphs.iloc[0]
+    assert back["text"] == p.text and back["citation_offsets"] == [9, 17, 21, 21]
+
+
+def test_real_citation_offsets_end_where_a_link_does(real_bundle):
+    rows = real_bundle.paragraphs
+    assert all(len(c) == len(o) for c, o in zip(rows["citations"], rows["citation_offsets"]))
+    assert all(0 < o <= len(t) and t[o - 1] != " " for t, offs in zip(rows["text"], rows["citation_offsets"])
+               for o in offs)

@@ -610,7 +610,7 @@ def test_the_paragraph_and_reference_frames_have_fixed_columns_even_when_empty()
 
     assert list(paragraphs_frame([]).columns) == list(PARAGRAPH_COLUMNS) == [
         "input", "doi", "pmid", "pmcid", "text_source", "license", "section", "paragraph", "text",
-        "paragraph_id", "citations", "figures", "tables", "words", "chars", "page", "license_id"]
+        "paragraph_id", "citations", "citation_offsets", "figures", "tables", "words", "chars", "page", "license_id"]
     assert len(paragraphs_frame([])) == 0 and len(references_frame([])) == 0
     assert list(references_frame([]).columns) == list(REFERENCE_COLUMNS)
     with pytest.raises(KeyError):

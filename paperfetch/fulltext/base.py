@@ -43,7 +43,9 @@ class Paragraph:
 
     ``paragraph_id`` is the JATS ``<p id>``, else ``p{paragraph}`` (``""`` from the PDF path: the frames write
     ``p{paragraph}``); ``citations`` are the ``rid``s of the bibliography ``<xref>`` links in the paragraph, once per
-    mention, in order; ``figures`` and ``tables`` those of the figure and table links, each once; ``page`` is the
+    mention, in order, and ``citation_offsets`` where each stands: the offset in ``text`` just after its link's text
+    (the ids of a range "[3–6]" share the offset of its end); ``figures`` and ``tables`` those of the
+    figure and table links, each once; ``page`` is the
     1-based PDF page the paragraph starts on.
     """
 
@@ -52,6 +54,7 @@ class Paragraph:
     text: str
     paragraph_id: str = ""
     citations: tuple[str, ...] = ()
+    citation_offsets: tuple[int, ...] = ()
     figures: tuple[str, ...] = ()
     tables: tuple[str, ...] = ()
     page: int | None = None

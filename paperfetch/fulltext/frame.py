@@ -47,6 +47,7 @@ PARAGRAPH_DTYPES: Mapping[str, Any] = {
     "text": "string",
     "paragraph_id": "string",
     "citations": "object",
+    "citation_offsets": "object",
     "figures": "object",
     "tables": "object",
     "words": "Int64",
@@ -102,6 +103,7 @@ def _or_none(value: str | None) -> str | None:
 def _paragraph(p: Paragraph) -> dict[str, Any]:
     return {"section": p.section, "paragraph": p.paragraph, "text": p.text,
             "paragraph_id": p.paragraph_id or f"p{p.paragraph}", "citations": list(p.citations),
+            "citation_offsets": list(p.citation_offsets),
             "figures": list(p.figures), "tables": list(p.tables), "words": len(p.text.split()), "chars": len(p.text),
             "page": p.page}
 

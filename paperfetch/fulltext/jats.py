@@ -19,7 +19,7 @@ from paperfetch.fulltext.base import (
 )
 from paperfetch.fulltext.figures import floats
 from paperfetch.fulltext.references import parse_references
-from paperfetch.fulltext.xmltext import flatten, local_name, parse_xml, xrefs
+from paperfetch.fulltext.xmltext import citation_ends, flatten, local_name, parse_xml, xrefs
 
 __all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set"]
 
@@ -73,9 +73,12 @@ def article_from_element(article: etree._Element) -> JatsArticle:
     paragraph_ids = unique_ids([(p.get("id") or "").strip() for _, _, p in rows], "p")
     paragraphs = []
     for i, (section, text, p) in enumerate(rows):
-        links = xrefs(p, refs, order=order)
+        marks: list[int] = []
+        links = xrefs(p, refs, order=order, marks=marks)
+        ends = citation_ends(p) if marks else []
         paragraphs.append(Paragraph(section=section, paragraph=i, text=text, paragraph_id=paragraph_ids[i],
-                                    citations=links["citations"], figures=links["figures"], tables=links["tables"]))
+                                    citations=links["citations"], citation_offsets=tuple(ends[m] for m in marks),
+                                    figures=links["figures"], tables=links["tables"]))
     tables, figures = floats(article, refs)
     licence, licence_id = _license(meta)
     return JatsArticle(

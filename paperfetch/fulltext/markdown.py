@@ -103,6 +103,26 @@ def _with_refs(text: str, citations: list[str]) -> str:
     return text + (" " + "".join(f"[^{rid}]" for rid in citations) if citations else "")
 
 
+def _offsets(value: Any, citations: list[str]) -> list[int] | None:
+    """The citation offsets of a row when there is one per citation, else ``None``."""
+    if value is None or (not isinstance(value, (list, tuple)) and is_missing(value)):
+        return None
+    offsets = [int(v) for v in value]
+    return offsets if len(offsets) == len(citations) else None
+
+
+def _inline_refs(text: str, citations: list[str], offsets: list[int]) -> str:
+    """*text* escaped with each ``[^rid]`` right after the character its offset names (never after a space:
+    the offsets fall at the end of a link's text, which is how :func:`_refs_in` tells them from a trailing list)."""
+    parts = ["\\" + ch if ch in _ESCAPED else ch for ch in text]
+    if match := _LEADING.match("".join(parts)):  # the characters it matches are never escaped: one part each
+        parts[match.end() - 1] = "\\" + parts[match.end() - 1]
+    after: dict[int, list[str]] = {}
+    for rid, offset in zip(citations, offsets):
+        after.setdefault(min(max(offset, 0), len(text)), []).append(f"[^{rid}]")
+    return "".join("".join(after.get(n, [])) + part for n, part in enumerate(parts)) + "".join(after.get(len(text), []))
+
+
 def _front_matter(meta: Mapping[str, Any]) -> str:
     lines = [f"{key}: {json.dumps(_value(meta.get(key)), ensure_ascii=False, default=str)}"
              for key in FRONT_MATTER_KEYS]
@@ -128,7 +148,10 @@ def _headings(old: list[str], new: list[str]) -> list[str]:
 
 
 def _paragraph_block(row: Mapping[str, Any]) -> str:
-    text = _with_refs(escape(str(_value(row.get("text")) or "")), _list(row.get("citations")))
+    text, citations = str(_value(row.get("text")) or ""), _list(row.get("citations"))
+    offsets = _offsets(row.get("citation_offsets"), citations)
+    text = _with_refs(escape(text), citations) if offsets is None or not citations else _inline_refs(
+        text, citations, offsets)
     page = _value(row.get("page"))
     anchor = _anchor(str(_value(row.get("paragraph_id")) or f"p{int(row['paragraph'])}"),
                      figures=_list(row.get("figures")), tables=_list(row.get("tables")),
@@ -329,6 +352,30 @@ def _refs_of(text: str) -> tuple[str, list[str]]:
     return (text, []) if not match else (text[: match.start()], _REF.findall(match.group(1)))
 
 
+_INLINE = re.compile(r"\\.|\[\^([^\]\s]+)\]|[^\\\[]+|.", re.DOTALL)
+
+
+def _refs_in(text: str) -> tuple[str, list[str], list[int] | None]:
+    """A paragraph's escaped text without its footnote references, their ids, and where each stood in the
+    unescaped text (``None`` when they trail the paragraph after a space, as written without offsets)."""
+    rest, trailing = _refs_of(text)
+    if trailing:
+        return unescape(rest), trailing, None
+    out: list[str] = []
+    size = 0
+    citations: list[str] = []
+    offsets: list[int] = []
+    for match in _INLINE.finditer(text):
+        if match.group(1) is not None:
+            citations.append(match.group(1))
+            offsets.append(size)
+        else:
+            piece = unescape(match.group(0))
+            out.append(piece)
+            size += len(piece)
+    return "".join(out), citations, offsets
+
+
 def _words(value: str | None) -> list[str]:
     return value.split() if value else []
 
@@ -420,6 +467,8 @@ def _read_block(block: str, section: str, paper: Mapping[str, Any], paragraphs: 
         if after_table:
             tables[-1]["footnotes"] = unescape(rest)
         return False
+    if kind not in ("figure", "table"):
+        return _read_paragraph(rest, attributes, section, paragraphs)
     rest, citations = _refs_of(rest)
     links = {"citations": citations, "figures": _words(attributes.get("data-figures")),
              "tables": _words(attributes.get("data-tables"))}
@@ -431,10 +480,14 @@ def _read_block(block: str, section: str, paper: Mapping[str, Any], paragraphs: 
         else:
             tables.append({**row, "table_id": attributes.get("id", ""), "markdown": "", "table": pd.DataFrame(),
                            "footnotes": None})
-        return kind == "table"
-    text = unescape(rest)
+    return kind == "table"
+
+
+def _read_paragraph(rest: str, attributes: Mapping[str, str], section: str, paragraphs: list[dict[str, Any]]) -> bool:
+    text, citations, offsets = _refs_in(rest)
     page = attributes.get("data-page")
     paragraphs.append({"section": section, "paragraph": len(paragraphs), "text": text,
-                       "paragraph_id": attributes.get("id"), **links, "words": len(text.split()),
-                       "chars": len(text), "page": int(page) if page else None})
+                       "paragraph_id": attributes.get("id"), "citations": citations, "citation_offsets": offsets,
+                       "figures": _words(attributes.get("data-figures")), "tables": _words(attributes.get("data-tables")),
+                       "words": len(text.split()), "chars": len(text), "page": int(page) if page else None})
     return False

@@ -13,7 +13,7 @@ from lxml import etree
 from paperfetch import defaults
 from paperfetch.fulltext.base import FullTextError, FullTextTooLarge, normalise_space
 
-__all__ = ["DROPPED", "XREF_KINDS", "flatten", "local_name", "parse_xml", "section_path", "xrefs"]
+__all__ = ["DROPPED", "XREF_KINDS", "citation_ends", "flatten", "local_name", "parse_xml", "section_path", "xrefs"]
 
 logger = logging.getLogger(__name__)
 
@@ -128,14 +128,17 @@ _MAX_RANGE = 200
 
 
 def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozenset[str] = DROPPED,
-          order: Mapping[str, int] | None = None) -> dict[str, tuple[str, ...]]:
+          order: Mapping[str, int] | None = None, marks: list[int] | None = None) -> dict[str, tuple[str, ...]]:
     """``{"citations": (rid, …), "figures": (…), "tables": (…)}``: the rids of the ``<xref>`` links of *element*
     in document order, outside *dropped* subtrees (as :func:`flatten` reads its text): every citation, once per
     mention; each figure and table once, where it is first named.
 
     A multi-rid ``<xref rid="r3 r4">`` gives each rid; a citation range written as two bibliography links with
     only a dash between ("[3]–[6]") gives every reference between them too,
-    in the order of *refs* (the article's ``<ref id>`` list; *order* maps each to its place)."""
+    in the order of *refs* (the article's ``<ref id>`` list; *order* maps each to its place).
+
+    *marks*, when given, receives for each citation the 0-based place of its bibliography ``<xref>`` among
+    those of *element* (an id a range adds takes the place of the range's end), to index :func:`citation_ends`."""
     found: dict[str, list[str]] = {field: [] for field in XREF_KINDS.values()}
     if next(element.iter("{*}xref"), None) is None:  # most elements have none: no walk
         return {field: () for field in found}
@@ -144,6 +147,7 @@ def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozens
     if order is None:
         order = {rid: i for i, rid in enumerate(refs)}
     gap: str | None = None  # the text since the last bibliography link, None when something else came between
+    link = -1
     for kind, value in events:
         if kind is None:
             gap = None if gap is None else gap + value
@@ -155,11 +159,15 @@ def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozens
                 found[field].extend(value)
             continue
         cited = found["citations"]
+        link += 1
+        before = len(cited)
         if gap is not None and value and cited and _RANGE_DASH.fullmatch(gap):
             start, end = order.get(cited[-1]), order.get(value[0])
             if start is not None and end is not None and 1 < end - start <= _MAX_RANGE:
                 cited.extend(refs[start + 1:end])
         cited.extend(value)
+        if marks is not None:
+            marks.extend([link] * (len(cited) - before))
         gap = ""
     # every citation is kept (a mention is a citation context); a figure or table is listed once, where first named
     return {field: tuple(rids) if field == "citations" else tuple(dict.fromkeys(rids)) for field, rids in found.items()}
@@ -177,6 +185,45 @@ def _xref_events(element: etree._Element, out: list[tuple[str | None, Any]], dro
                 _xref_events(child, out, dropped)
         if child.tail:
             out.append((None, child.tail))
+
+
+def citation_ends(element: etree._Element, *, dropped: frozenset[str] = DROPPED) -> list[int]:
+    """For each bibliography ``<xref>`` of *element* in document order (outside *dropped* subtrees, as
+    :func:`xrefs` reads them), the offset in :func:`flatten`'s text of *element* just after the link's text."""
+    raw: list[str] = []
+    ends: list[int] = []
+    _collect_ends(element, raw, ends, dropped)
+    text = "".join(raw)
+    # the flattened text of a prefix of the raw text is a prefix of the flattened whole
+    return [len(normalise_space(text[:end])) for end in ends]
+
+
+def _collect_ends(element: etree._Element, out: list[str], ends: list[int], dropped: frozenset[str]) -> None:
+    """:func:`_collect` without *spaced*, noting where each bibliography ``<xref>`` ends in the raw text."""
+    if element.text:
+        out.append(element.text)
+    for child in element:
+        tag = child.tag
+        if tag is etree.Entity:
+            out.append(_entity_text(child))
+        elif isinstance(tag, str):
+            name = local_name(tag)
+            if name not in dropped:
+                block = name in _BLOCK
+                if block:
+                    out.append(" ")
+                if name == "xref":
+                    flat: list[str] = []
+                    _collect(child, flat, dropped, False)
+                    out.extend(flat)
+                    if (child.get("ref-type") or "").strip().lower() == "bibr":
+                        ends.append(sum(map(len, out)))
+                else:
+                    _collect_ends(child, out, ends, dropped)
+                if block:
+                    out.append(" ")
+        if child.tail:
+            out.append(child.tail)
 
 
 _TITLED = frozenset({"sec", "app", "boxed-text"})
