@@ -34,6 +34,7 @@ from paperfetch.sources.pubmed import parse_efetch
 
 DEMO_DATA = Path(__file__).resolve().parents[1] / "paperfetch" / "demo" / "data"
 CSL_SCHEMA = Path(__file__).resolve().parent / "data" / "csl" / "csl-data.json"
+APA_CSL = Path(__file__).resolve().parent / "data" / "csl" / "apa.csl"
 PANDOC = shutil.which("pandoc")
 
 #: SYNTHETIC: PubMed authors no recorded body shows together.
@@ -438,21 +439,29 @@ def _colon(title: str) -> str:
     return re.sub(r": (\w)", lambda m: ": " + m.group(1).lower(), title)
 
 
-def _rendered(pandoc_files: dict, fmt: str) -> str:
+def _rendered(pandoc_files: dict, fmt: str, style: str) -> str:
     document = "---\nnocite: '@*'\n---\n"
-    return _pandoc("--citeproc", "--bibliography", str(pandoc_files[fmt]), "-f", "markdown", "-t", "plain",
+    csl = ("--csl", str(APA_CSL)) if style == "apa" else ()
+    return _pandoc("--citeproc", "--bibliography", str(pandoc_files[fmt]), *csl, "-f", "markdown", "-t", "plain",
                    "--wrap=none", stdin=document)
 
 
+@pytest.mark.parametrize("style", ["default", "apa"])
 @pytest.mark.parametrize("fmt", ["bib", "json"])
-def test_pandoc_citeproc_renders_capitals_and_initials_and_no_markup(pandoc_exports: dict, pandoc_files: dict, fmt: str) -> None:
-    """pandoc's default style is Chicago author-date (no APA .csl on this machine: the check is the same with it:
-    the first author inverted, ``Lloyd, C. J.``, and every capital of a title kept)."""
+def test_pandoc_citeproc_renders_capitals_and_initials_and_no_markup(pandoc_exports: dict, pandoc_files: dict, fmt: str,
+                                                                     style: str) -> None:
+    """Rendered with pandoc's default style (Chicago author-date) and with APA 7th edition (the Citation Style
+    Language project's ``apa.csl``, vendored in tests/data/csl): the first author inverted, ``Lloyd, C. J.``, every
+    capital of a title kept (APA sentence-cases titles: the BibTeX case protection keeps acronyms and names), and
+    no markup, entity or TeX command in the text."""
     exports = pandoc_exports
-    raw = _norm(_rendered(pandoc_files, fmt))
+    raw = _norm(_rendered(pandoc_files, fmt, style))
     text = raw.translate(_SCRIPTS)
     if "case" not in exports:  # the hard set
         assert "Lloyd, C. J." in text and "World Health Organization" in text and "Glaudemans" in text
+        if style == "apa":  # APA inverts every author and keeps the title's capitals after the year
+            assert "Lloyd, C. J., Glaudemans, A. W. J. M., World Health Organization, " in text
+            assert "(2019). Exposure to PM2.5 in Germany and the R&D of WHO guidance. The Lancet." in text
     assert not MARKUP_RE.search(text) and not re.search(r"\\[A-Za-z]+", text), re.findall(r".{30}\\[A-Za-z]+.{10}", text)
     for row in exports["rows"]:
         title = plain_text(row["title"])
