@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 __all__ = [
-    "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
-    "CACHE_ANSWER_TTL_S", "CACHE_NOT_FOUND_TTL_S", "CLOSE_WAIT_S", "DASHBOARD_MAX_ROWS", "DEFAULT_HOST_INTERVALS",
+    "ARXIV_INTERVAL_S", "BACKOFF_BASE_S", "BACKOFF_DECAY_S", "BACKOFF_MAX_S", "BACKOFF_MULTIPLIER", "BREAKER_FAILURES",
+    "CACHE_ANSWER_TTL_S", "CACHE_NOT_FOUND_TTL_S", "CLOSE_WAIT_S", "DASHBOARD_MAX_ROWS",
     "DEFAULT_RETRY_AFTER_S", "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "HOST_LEASE_S",
     "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEARN_WAIT_FACTOR", "LEDGER_NAME",
     "LEGACY_PART_AGE_S", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S",
@@ -36,8 +36,8 @@ RATE_LIMIT_MAX_S = 3.0
 MAX_CRAWL_DELAY_S = 60.0
 #: Per-request (connect, read) timeout, seconds.
 TIMEOUT = (10.0, 60.0)
-#: Per-host minimum intervals (seconds): arXiv asks for no more than one request every three seconds.
-DEFAULT_HOST_INTERVALS = {"export.arxiv.org": 3.0, "arxiv.org": 3.0}
+#: arXiv asks for no more than one request every three seconds (every client keeps it for arXiv's hosts).
+ARXIV_INTERVAL_S = 3.0
 
 #: Consecutive failures (429, 5xx, timeouts, connection errors) that open a host's breaker.
 BREAKER_FAILURES = 3

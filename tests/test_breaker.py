@@ -10,12 +10,13 @@ import requests
 
 from paperfetch import FakeClock, HttpClient, NetworkError, RateLimited, is_synthetic
 from paperfetch.http import policy
+from paperfetch.http.config import TransportConfig
 from paperfetch.http.hosts import BreakerState, HostFacts
 from paperfetch.http.retry import Retry
 from paperfetch.testing import Reply, scripted_session
 
 NOW = 1_700_000_000.0
-S = policy.PolicySettings(breaker_failures=3)
+S = TransportConfig(breaker_failures=3)
 A = "https://a.example"
 B = "https://b.example"
 
@@ -102,7 +103,7 @@ def test_network_failures_open_the_breaker_and_an_unreachable_host_is_not_waited
 
 
 def test_breaker_failures_zero_disables_the_breaker():
-    off = policy.PolicySettings(breaker_failures=0)
+    off = TransportConfig(breaker_failures=0)
     facts = HostFacts()
     for _ in range(10):
         facts = fail(facts, 503, settings=off)
@@ -131,19 +132,24 @@ def test_a_refusal_raises_the_learned_interval(status, headers, gap_s, before, e
 
 
 def test_the_learned_interval_decays_after_a_run_of_successes_and_never_below_the_floor():
-    s = policy.PolicySettings(learn_decay_successes=3, learn_decay_fraction=0.5)
+    from paperfetch import defaults
+
     facts = replace(HostFacts(), learned_interval_s=8.0)
+    runs = defaults.LEARN_DECAY_SUCCESSES
     seen = []
-    for _ in range(9):
-        facts = ok(facts, settings=s, floor_s=1.5)
+    for _ in range(3 * runs):
+        facts = ok(facts, floor_s=5.9)
         seen.append(facts.learned_interval_s)
-    assert seen == [8.0, 8.0, 4.0, 4.0, 4.0, 2.0, 2.0, 2.0, 0.0]  # 1.0 would be below the floor: dropped
+    step = 1.0 - defaults.LEARN_DECAY_FRACTION
+    assert seen[runs - 2] == 8.0 and seen[runs - 1] == pytest.approx(8.0 * step)  # one run of successes: one step down
+    assert seen[2 * runs - 1] == pytest.approx(8.0 * step * step)
+    assert seen[-1] == 0.0  # the next step would fall below the floor: dropped
 
 
 def test_the_learned_interval_is_a_floor_of_the_delay_and_learning_can_be_disabled():
     facts = replace(HostFacts(), learned_interval_s=1.6)
     assert policy.delay_range(facts, S, "a.example").low == 1.6
-    assert policy.delay_range(facts, policy.PolicySettings(learn=False), "a.example") is None
+    assert policy.delay_range(facts, TransportConfig(learn_interval=False), "a.example") is None
 
 
 # ---------------------------------------------------------------------- retry value

@@ -30,6 +30,7 @@ from paperfetch import FakeClock, HttpClient, Retriever
 from paperfetch.batch import get_many
 from paperfetch.demo import DemoWorld
 from paperfetch.http import policy
+from paperfetch.http.config import TransportConfig
 from paperfetch.http.headers import PoolLimits, RateLimitBudget, parse_pool_limits, parse_rate_limit_budget
 from paperfetch.http.hosts import BreakerState, HostFacts, HostRegistry, host_key
 from paperfetch.testing import LoopbackHost, Reply, Request, gaps, scripted_session
@@ -106,7 +107,7 @@ def test_pool_limits_are_read_from_the_crossref_headers(headers, expected, gap):
 
 
 # ---------------------------------------------------------------------- the policy, on values
-SETTINGS = policy.PolicySettings()
+SETTINGS = TransportConfig()
 
 
 def test_every_answer_updates_the_credits_left_and_the_reset_time():
@@ -163,12 +164,12 @@ def test_the_last_credit_spent_on_a_200_holds_the_host_before_it_refuses():
     (3, 2, 1, 2),
 ])
 def test_in_flight_cap_follows_the_pool_and_the_announced_limit(pool, announced, global_cap, expected):
-    settings = policy.PolicySettings(max_in_flight_per_host=global_cap, host_concurrency={"h": pool} if pool else {})
+    settings = TransportConfig(max_in_flight_per_host=global_cap, host_concurrency={"h": pool} if pool else {})
     assert policy.in_flight_cap(HostFacts(concurrency_limit=announced), settings, "h") == expected
 
 
 def test_the_announced_interval_replaces_the_declared_one_and_is_a_published_floor():
-    settings = policy.PolicySettings(host_intervals={"api.crossref.org": 0.2})
+    settings = TransportConfig(host_intervals={"api.crossref.org": 0.2})
     polite = CaseInsensitiveDict({"x-rate-limit-limit": "10", "x-rate-limit-interval": "1s", "x-concurrency-limit": "3"})
     facts, _ = policy.observe_response(HostFacts(), settings, status=200, headers=polite, now=NOW)
     assert facts.announced_interval_s == pytest.approx(0.1) and facts.concurrency_limit == 3
@@ -291,8 +292,7 @@ def test_the_requests_in_flight_to_crossref_never_exceed_the_announced_limit(ann
                                  hold_s=0.4 if expected_peak > 1 else 0.25)
     with LoopbackHost("127.0.0.1", {"*": counter}) as server:
         key = host_key(server.base_url)
-        with HttpClient(registry=HostRegistry()) as client:
-            client.host_concurrency[key] = pool  # what the Retriever declares for Crossref's pool
+        with HttpClient(registry=HostRegistry(), host_concurrency={key: pool}) as client:  # as the Retriever declares it
             client.get(server.url("/works/first"))  # the first answer announces the pool
             assert counter.peak == 1
             urls = [server.url(f"/works/10.1/{i}") for i in range(9)]
@@ -308,8 +308,7 @@ def test_the_pace_to_crossref_follows_its_announced_interval():
     counter = ConcurrencyCounter(RECORDED_CROSSREF_PUBLIC, hold_s=0.0)
     with LoopbackHost("127.0.0.1", {"*": counter}) as server:
         key = host_key(server.base_url)
-        with HttpClient(registry=HostRegistry(), host_intervals={key: 0.05}) as client:
-            client.host_concurrency[key] = 3
+        with HttpClient(registry=HostRegistry(), host_intervals={key: 0.05}, host_concurrency={key: 3}) as client:
             for i in range(5):
                 client.get(server.url(f"/works/10.1/{i}"))
         starts = server.arrivals("/works/")
@@ -460,7 +459,7 @@ def test_host_concurrency_is_a_knob_that_survives_from_config_and_reconfiguring(
     client = HttpClient.from_config(TransportConfig(host_concurrency={"API.Crossref.org": 3}), registry=HostRegistry())
     assert client.host_concurrency == {"api.crossref.org": 3}
     client.max_retries = 1  # a new config, the caps kept
-    assert client.config.settings.host_concurrency == {"api.crossref.org": 3}
+    assert client.config.rule("api.crossref.org").in_flight == 3
     with pytest.raises(ConfigurationError):
         HttpClient(host_concurrency={"h": 0})
 

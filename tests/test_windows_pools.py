@@ -261,12 +261,12 @@ def test_the_retriever_declares_the_pools_and_windows_for_every_caller(tmp_path)
             r.api.get(crossref.url("/works"), params={"query.bibliographic": "nanopore"})  # as r.api.get is called
             r.api.get(crossref.url("/works/10.1/x"))
             status = r.api.domain_status().set_index("host")
-            windows = r.api.config.settings.host_windows[host_key(ebi.base_url)]
+            windows = r.api.config.hosts[host_key(ebi.base_url)].windows
     assert [str(w) for w in windows] == ["10/s", "500/min"]
     # with an e-mail, Crossref's polite pool: its single lookups at 10/s, three in flight
-    assert r.api.config.settings.host_intervals[f"{key}#polite-single"] == 0.1
-    assert r.api.config.settings.host_concurrency[f"{key}#polite-single"] == 3
-    assert r.api.config.settings.host_intervals[f"{key}#polite-array"] == 1.0
+    assert r.api.config.hosts[f"{key}#polite-single"].interval_s == 0.1
+    assert r.api.config.hosts[f"{key}#polite-single"].in_flight == 3
+    assert r.api.config.hosts[f"{key}#polite-array"].interval_s == 1.0
     assert status.loc[f"{key}#polite-array", "requests"] == 1 and status.loc[f"{key}#polite-single", "requests"] == 1
 
 
@@ -327,7 +327,8 @@ def test_windows_and_pools_are_settings_of_the_transport(tmp_path):
                     'host_intervals = { "api.crossref.org#public-array" = 1.0 }\n')
     settings = load_settings({}, environ={}, config_path=path)
     config = settings.transport
-    assert config.settings.host_windows == {"www.ebi.ac.uk": (Window(10, 1.0), Window(500, 60.0))}
+    assert config.hosts["www.ebi.ac.uk"].windows == (Window(10, 1.0), Window(500, 60.0))
+    assert str(config.hosts["www.ebi.ac.uk"]) == "10 per 1 s; 500 per 60 s"  # one rule per host, in plain words
     assert config.host_pools == {"api.crossref.org": {"public-array": "filter=", "public-single": "."}}
     assert settings.origin["host_windows"].startswith("file")
     client = HttpClient.from_config(config, registry=HostRegistry())

@@ -8,7 +8,7 @@ import logging
 import random
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import requests
 
@@ -42,9 +42,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DEFAULT_USER_AGENT", "DownloadResult", "HttpClient", "SYNTHETIC_HEADER", "TransportConfig", "is_synthetic"]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_HOST_INTERVALS: Mapping[str, float] = defaults.DEFAULT_HOST_INTERVALS
-
 
 class HttpClient(ConfiguredKnobs):
     """HTTP client with robots.txt, per-host pacing, backoff, retries, holds and 403 suppression.
@@ -107,11 +104,6 @@ class HttpClient(ConfiguredKnobs):
         self._config = config
         self._hosts.config = config
         self._wire.config = config
-
-    @property
-    def settings(self) -> policy.PolicySettings:
-        """The settings the politeness rules read, as a frozen value (built once with the config)."""
-        return self._config.settings
 
     def get(self, url: str, **kwargs: Any) -> requests.Response | None:
         """GET *url* politely: a response for any HTTP status, ``None`` when robots.txt disallows it, a
@@ -308,7 +300,7 @@ class HttpClient(ConfiguredKnobs):
 
     def call_allowance(self) -> float:
         """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed`` (:func:`.policy.allowance`)."""
-        return policy.allowance(self.settings, Budget(self._config.max_elapsed).remaining())
+        return policy.allowance(self._config, Budget(self._config.max_elapsed).remaining())
 
     def read_robots(self, url: str) -> None:
         """Read *url*'s host's robots.txt now when it is respected and not known yet (in the host's first slot, as
@@ -504,7 +496,7 @@ class HttpClient(ConfiguredKnobs):
               method: str, data: Any, *, exempt: bool) -> requests.Response:
         """Send on the slot ``acquire`` took, checked again at the moment of sending (:func:`.wire.ensure_open`);
         the answer is observed before the slot is released, so a request waiting for the host is decided on it."""
-        hosts, clock, settings = self._hosts, self._clock, self._config.settings
+        hosts, clock, settings = self._hosts, self._clock, self._config
         gap = hosts.gap(host)
         return self._wire.send(
             host, url, params, headers, kwargs, method, data, gap_s=gap,

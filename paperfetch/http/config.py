@@ -1,5 +1,6 @@
 """The transport's knobs as one frozen value, :class:`TransportConfig`: declared once (its fields), validated
-once, and built once into what the rules read (``settings``) and what every call starts from (``retry``).
+once, and built once into what the rules read (:mod:`.policy` takes the config itself), each host's one
+:class:`HostRule`, and what every call starts from (``retry``).
 Every knob is also a setting of :func:`paperfetch.settings.load_settings` (docs/politeness.md, "Constructor parameters").
 """
 
@@ -13,13 +14,13 @@ from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.delays import BackoffPolicy, DelayRange, RetrySchedule, resolve_configured_range
 from paperfetch.http.identity import user_agent, with_contact
-from paperfetch.http.policy import PolicySettings
-from paperfetch.http.pools import Pool, parse_pools, pool_host
+from paperfetch.http.pools import POOL_MARK, Pool, parse_pools, pool_host
 from paperfetch.http.retry import Retry
 from paperfetch.http.robots import UnreachablePolicy
 from paperfetch.state.base import Window
 
-__all__ = ["ConfiguredKnobs", "DEFAULT_USER_AGENT", "KNOBS", "POSITIONAL_KNOBS", "TransportConfig", "knob_signature"]
+__all__ = ["ConfiguredKnobs", "DEFAULT_HOST_RULES", "DEFAULT_USER_AGENT", "HostRule", "KNOBS", "POSITIONAL_KNOBS",
+           "TransportConfig", "knob_signature"]
 
 #: What a client sends without being told: the project and its home page (:func:`.identity.user_agent`).
 DEFAULT_USER_AGENT = user_agent()
@@ -30,6 +31,53 @@ _ROBOTS_TTL_CEILING_S = 86400.0
 
 def _set(obj: object, name: str, value: Any) -> None:
     object.__setattr__(obj, name, value)  # a frozen dataclass normalising its own fields once
+
+
+@dataclass(frozen=True)
+class HostRule:
+    """What one host (or pool, ``host#pool``) is kept to: the least seconds between two request starts, the
+    cap on requests in flight (a declared pool's: the host's announced limit applies under it), the windows
+    counted in the host-state store, and its pools per request kind. ``None``: not declared (a pool then
+    takes its host's interval and cap)."""
+
+    interval_s: float | None = None
+    in_flight: int | None = None
+    windows: tuple[Window, ...] = ()
+    pools: tuple[Pool, ...] = ()
+
+    def __str__(self) -> str:
+        """The rule in plain words: ``1 request per 3 s; 3 in flight; 10 per 1 s; pools: list (filter=)``."""
+        parts = [] if self.interval_s is None else [f"1 request per {self.interval_s:g} s"]
+        if self.in_flight is not None:
+            parts.append(f"{self.in_flight} in flight")
+        parts.extend(f"{w.count} per {w.seconds:g} s" for w in self.windows)
+        if self.pools:
+            parts.append("pools: " + ", ".join(f"{p.name} ({p.pattern.pattern})" for p in self.pools))
+        return "; ".join(parts) or "no rule"
+
+
+#: Every client's rules without being told: arXiv asks for no more than one request every three seconds.
+DEFAULT_HOST_RULES: Mapping[str, HostRule] = {host: HostRule(interval_s=defaults.ARXIV_INTERVAL_S)
+                                              for host in ("export.arxiv.org", "arxiv.org")}
+_NO_RULE = HostRule()
+
+#: Knobs kept as numbers of one kind, whatever number was given.
+_FLOATS = ("default_retry_after_s", "max_retry_after_s", "request_deadline_s", "min_rate_bytes_s",
+           "min_rate_window_s", "max_crawl_delay_s", "network_retry_base_s", "pacing_margin_s", "max_host_wait_s")
+_INTS = ("max_retries", "max_in_flight_per_host", "max_redirects", "max_answer_bytes", "breaker_failures")
+_BOOLS = ("contact_everywhere", "allow_private_redirects", "learn_interval")
+#: Host names kept in lower case, as a set.
+_HOST_SETS = ("contact_hosts", "suppression_exempt")
+#: The checks of :meth:`TransportConfig._refuse_impossible`: a knob's test and what it must be.
+_LIMITS: tuple[tuple[str, Any, str], ...] = (
+    ("max_retries", lambda v: v >= 0, ">= 0"),
+    ("max_in_flight_per_host", lambda v: v >= 1, ">= 1"),
+    ("max_redirects", lambda v: v >= 0, ">= 0"),
+    ("request_deadline_s", lambda v: v > 0, "> 0"),
+    ("max_answer_bytes", lambda v: v >= 1, ">= 1"),
+    ("robots_deadline_s", lambda v: v > 0, "> 0"),
+    ("breaker_failures", lambda v: v >= 0, ">= 0 (0: no breaker)"),
+)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -56,8 +104,10 @@ class TransportConfig:
     timeout: float | tuple[float, float] = defaults.TIMEOUT
     max_elapsed: float | None = None
     max_in_flight_per_host: int = defaults.MAX_IN_FLIGHT_PER_HOST
+    # The next four knobs are the spellings a host's rule is given in (:attr:`hosts` is what the rules read).
+    #: per host, the least seconds between two starts (merged over :data:`DEFAULT_HOST_RULES`)
     host_intervals: Mapping[str, float] | None = None
-    #: per host, the pool's cap on requests in flight (Crossref's pools); shared like host_intervals
+    #: per host, the pool's cap on requests in flight (Crossref's pools)
     host_concurrency: Mapping[str, int] | None = None
     #: per host (or pool), windows kept beside its interval: at most so many starts in any span
     #: (``{"www.ebi.ac.uk": ["10/s", "500/min"]}``), counted in the host-state store across its clients
@@ -98,109 +148,86 @@ class TransportConfig:
     #: how long a batch waits for one host's breaker before its remaining items end at once
     max_host_wait_s: float = defaults.MAX_HOST_WAIT_S
 
-    #: what the politeness rules read, built once from the fields above
-    settings: PolicySettings = field(init=False, repr=False)
+    #: each host's (or pool's) one rule, built from the four ``host_*`` knobs over :data:`DEFAULT_HOST_RULES`
+    hosts: Mapping[str, HostRule] = field(init=False, repr=False)
     #: the retry policy every call starts from, built once
     retry: Retry = field(init=False, repr=False)
     #: the configured delay range (``None``: no configured delay)
     configured_range: DelayRange | None = field(init=False, repr=False)
+    #: the delay range of a host whose robots.txt names no Crawl-delay
+    fallback_range: DelayRange = field(init=False, repr=False)
+    #: the backoff after a 429 or 5xx, and its decay
+    backoff: BackoffPolicy = field(init=False, repr=False)
     #: ``user_agent`` with the contact e-mail, for the hosts that asked for it
     contact_user_agent: str = field(init=False, repr=False)
-    #: ``host_pools`` as the transport reads them
+    #: each host's pools, as :func:`.pools.request_key` reads them
     pools: Mapping[str, tuple[Pool, ...]] = field(init=False, repr=False)
 
     def _refuse_impossible(self) -> None:
         """A :class:`ConfigurationError` naming the first knob whose value cannot work."""
-        if self.max_retries < 0:
-            raise ConfigurationError(f"max_retries must be >= 0, not {self.max_retries!r}")
-        if self.max_in_flight_per_host < 1:
-            raise ConfigurationError(f"max_in_flight_per_host must be >= 1, not {self.max_in_flight_per_host!r}")
-        if self.max_redirects < 0:
-            raise ConfigurationError(f"max_redirects must be >= 0, not {self.max_redirects!r}")
+        for name, works, wanted in _LIMITS:
+            if not works(getattr(self, name)):
+                raise ConfigurationError(f"{name} must be {wanted}, not {getattr(self, name)!r}")
         if self.rate_limit_max_s < self.rate_limit_min_s:
             raise ConfigurationError("rate_limit_max_s must not be smaller than rate_limit_min_s")
-        if not self.request_deadline_s > 0:
-            raise ConfigurationError(f"request_deadline_s must be > 0, not {self.request_deadline_s!r}")
-        if self.max_answer_bytes < 1:
-            raise ConfigurationError(f"max_answer_bytes must be >= 1, not {self.max_answer_bytes!r}")
-        if not self.robots_deadline_s > 0:
-            raise ConfigurationError(f"robots_deadline_s must be > 0, not {self.robots_deadline_s!r}")
         if self.min_rate_bytes_s < 0 or self.min_rate_window_s < 0:
             raise ConfigurationError("min_rate_bytes_s and min_rate_window_s must be >= 0 (0: no minimum rate)")
-        if self.breaker_failures < 0:
-            raise ConfigurationError(
-                f"breaker_failures must be >= 0 (0: no breaker), not {self.breaker_failures!r}")
 
     def __post_init__(self) -> None:
         self._refuse_impossible()
+        for names, kind in ((_FLOATS, float), (_INTS, int), (_BOOLS, bool)):
+            for name in names:
+                _set(self, name, kind(getattr(self, name)))
+        for name in _HOST_SETS:
+            _set(self, name, frozenset(h.lower() for h in getattr(self, name)))
         configured = resolve_configured_range(self.delay_min_s, self.delay_max_s)
         _set(self, "configured_range", configured)
         _set(self, "delay_min_s", None if configured is None else configured.low)
         _set(self, "delay_max_s", None if configured is None else configured.high)
-        _set(self, "max_retries", int(self.max_retries))
-        _set(self, "default_retry_after_s", float(self.default_retry_after_s))
-        _set(self, "max_retry_after_s", float(self.max_retry_after_s))
-        _set(self, "max_in_flight_per_host", int(self.max_in_flight_per_host))
-        intervals = dict(defaults.DEFAULT_HOST_INTERVALS)
-        if self.host_intervals:
-            intervals.update({k.lower(): float(v) for k, v in self.host_intervals.items()})
-        _set(self, "host_intervals", intervals)
-        concurrency = {k.lower(): int(v) for k, v in (self.host_concurrency or {}).items()}
-        if any(v < 1 for v in concurrency.values()):
-            raise ConfigurationError(f"host_concurrency caps must be >= 1, not {self.host_concurrency!r}")
-        _set(self, "host_concurrency", concurrency)
-        windows = _windows(self.host_windows)
-        _set(self, "host_windows", windows)
-        _set(self, "pools", parse_pools(self.host_pools))
-        _set(self, "host_pools", {host: {pool.name: pool.pattern.pattern for pool in pools}
-                                  for host, pools in self.pools.items()})
-        _set(self, "max_redirects", int(self.max_redirects))
-        _set(self, "request_deadline_s", float(self.request_deadline_s))
+        _set(self, "fallback_range", DelayRange(float(self.rate_limit_min_s), float(self.rate_limit_max_s)))
+        _set(self, "backoff", BackoffPolicy(self.backoff_base_s, self.backoff_multiplier, self.backoff_max_s,
+                                            self.backoff_decay_s))
+        self._build_hosts()
         _set(self, "robots_deadline_s", min(float(self.robots_deadline_s), self.request_deadline_s))
-        _set(self, "min_rate_bytes_s", float(self.min_rate_bytes_s))
-        _set(self, "min_rate_window_s", float(self.min_rate_window_s))
         _set(self, "contact_email", self.contact_email or None)
-        _set(self, "contact_hosts", frozenset(h.lower() for h in self.contact_hosts))
-        _set(self, "contact_everywhere", bool(self.contact_everywhere))
         _set(self, "contact_user_agent", with_contact(self.user_agent, self.contact_email))
-        _set(self, "max_answer_bytes", int(self.max_answer_bytes))
-        _set(self, "allow_private_redirects", bool(self.allow_private_redirects))
-        _set(self, "suppression_exempt", frozenset(h.lower() for h in self.suppression_exempt))
         _set(self, "robots_unreachable", UnreachablePolicy.parse(self.robots_unreachable))
         # RFC 9309 §2.4: a cached robots.txt should not be used for more than 24 hours.
         _set(self, "robots_cache_ttl_s", min(float(self.robots_cache_ttl_s), _ROBOTS_TTL_CEILING_S))
         _set(self, "robots_unreachable_ttl_s", min(float(self.robots_unreachable_ttl_s), self.robots_cache_ttl_s))
-        _set(self, "max_crawl_delay_s", float(self.max_crawl_delay_s))
         schedule = RetrySchedule.parse(self.network_retry_schedule)
         _set(self, "network_retry_schedule", schedule)
-        _set(self, "network_retry_base_s", float(self.network_retry_base_s))
-        _set(self, "pacing_margin_s", float(self.pacing_margin_s))
-        _set(self, "breaker_failures", int(self.breaker_failures))
-        _set(self, "learn_interval", bool(self.learn_interval))
-        _set(self, "max_host_wait_s", float(self.max_host_wait_s))
-        _set(self, "settings", PolicySettings(
-            user_agent=self.user_agent,
-            respect_robots_txt=self.respect_robots_txt,
-            configured_range=configured,
-            fallback_range=DelayRange(float(self.rate_limit_min_s), float(self.rate_limit_max_s)),
-            max_crawl_delay_s=self.max_crawl_delay_s,
-            host_intervals=intervals,
-            backoff=BackoffPolicy(self.backoff_base_s, self.backoff_multiplier, self.backoff_max_s, self.backoff_decay_s),
-            honor_retry_after=self.honor_retry_after,
-            default_retry_after_s=self.default_retry_after_s,
-            max_retry_after_s=self.max_retry_after_s,
-            suppress_on_403=self.suppress_on_403,
-            suppress_403_ttl_s=self.suppress_403_ttl_s,
-            pacing_margin_s=self.pacing_margin_s,
-            max_in_flight_per_host=self.max_in_flight_per_host,
-            host_concurrency=concurrency,
-            host_windows=windows,
-            breaker_failures=self.breaker_failures,
-            learn=self.learn_interval,
-            max_host_wait_s=self.max_host_wait_s,
-        ))
-        _set(self, "retry", Retry(self.max_retries, schedule, self.network_retry_base_s,
-                                  self.backoff_max_s))
+        _set(self, "retry", Retry(self.max_retries, schedule, self.network_retry_base_s, self.backoff_max_s))
+
+    def _build_hosts(self) -> None:
+        """:attr:`hosts` from the four ``host_*`` knobs (which are kept as given, host names in lower case)."""
+        intervals = {k.lower(): float(v) for k, v in (self.host_intervals or {}).items()}
+        concurrency = {k.lower(): int(v) for k, v in (self.host_concurrency or {}).items()}
+        if any(v < 1 for v in concurrency.values()):
+            raise ConfigurationError(f"host_concurrency caps must be >= 1, not {self.host_concurrency!r}")
+        windows = _windows(self.host_windows)
+        pools = parse_pools(self.host_pools)
+        hosts = dict(DEFAULT_HOST_RULES)
+        for host in sorted({*intervals, *concurrency, *windows, *pools}):
+            rule = hosts.get(host, _NO_RULE)
+            hosts[host] = HostRule(interval_s=intervals.get(host, rule.interval_s), in_flight=concurrency.get(host),
+                                   windows=windows.get(host, ()), pools=pools.get(host, ()))
+        _set(self, "hosts", hosts)
+        _set(self, "pools", pools)
+        _set(self, "host_intervals", intervals)
+        _set(self, "host_concurrency", concurrency)
+        _set(self, "host_windows", windows)
+        _set(self, "host_pools", {host: {pool.name: pool.pattern.pattern for pool in rules} for host, rules in pools.items()})
+
+    def rule(self, key: str) -> HostRule:
+        """The rule *key* is kept to: its own; a pool (``host#pool``) takes its host's interval and cap where
+        it declares none (its windows are its own)."""
+        own = self.hosts.get(key, _NO_RULE)
+        if POOL_MARK not in key or (own.interval_s is not None and own.in_flight is not None):
+            return own
+        parent = self.hosts.get(pool_host(key), _NO_RULE)
+        return replace(own, interval_s=parent.interval_s if own.interval_s is None else own.interval_s,
+                       in_flight=parent.in_flight if own.in_flight is None else own.in_flight)
 
     def user_agent_for(self, host: str) -> str:
         """The User-Agent for *host* (a host key, or a pool's): with the contact e-mail only where it was asked for."""

@@ -128,9 +128,9 @@ class HostSide:
         host = self.limiter(url)
         exempt = self.exempt(url)
         with host.cond:
-            ready = policy.next_start(host.facts, self.pace(host), self.config.settings, host=host.key,
+            ready = policy.next_start(host.facts, self.pace(host), self.config, host=host.key,
                                       now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
-        windows = self.config.settings.host_windows.get(host.key)
+        windows = self.config.rule(host.key).windows
         if windows and ready < math.inf:  # a full window keeps the next start too (the store's log says until when)
             now = self.clock.time()
             ready = max(ready, window_floor(self.registry.store.starts(host.key, window_depth(windows)), windows, now) - now)
@@ -143,22 +143,22 @@ class HostSide:
     def in_flight_cap(self, url: str) -> int:
         """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
         host = self.limiter(url)
-        return policy.in_flight_cap(host.facts, self.config.settings, host.key)
+        return policy.in_flight_cap(host.facts, self.config, host.key)
 
     def snapshot(self, host: HostLimiter, *, refresh: bool = True) -> HostSnapshot:
         if refresh:
             host.refresh()
-        windows = self.config.settings.host_windows.get(host.key)
+        windows = self.config.rule(host.key).windows
         recent = self.registry.store.starts(host.key, window_depth(windows)) if windows else ()
         with host.cond:
             counters = policy.HostCounters(host.requests, host.ok, host.errors, host.last_status)
-            return policy.snapshot(host.facts, self.pace(host), self.config.settings, counters, host=host.key,
+            return policy.snapshot(host.facts, self.pace(host), self.config, counters, host=host.key,
                                    now=self.clock.time(), mono=self.clock.monotonic(),
                                    polite=self.config.polite_mode, recent=recent)
 
     def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
         host = self.limiter(url)
-        return policy.breaker_ends_batch(host.facts, self.config.settings, now=self.clock.time(), since=since,
+        return policy.breaker_ends_batch(host.facts, self.config, now=self.clock.time(), since=since,
                                          max_host_wait_s=max_host_wait_s)
 
     def would_send(self, url: str) -> bool:
@@ -176,13 +176,13 @@ class HostSide:
         """How long this call may wait for a host (:func:`.policy.allowance`; 0 while a batch drains a blocked host)."""
         if answering_now():
             return 0.0  # the scheduler drains this host: nothing is waited for
-        return policy.allowance(self.config.settings, budget.remaining())
+        return policy.allowance(self.config, budget.remaining())
 
     def decide(self, host: HostLimiter, budget: Budget, *, exempt: bool) -> policy.Decision:
         facts = host.refresh()  # what the store says now: a hold another process set counts
         with host.cond:
             return policy.decide(
-                facts, self.pace(host), self.config.settings, host=host.key, now=self.clock.time(),
+                facts, self.pace(host), self.config, host=host.key, now=self.clock.time(),
                 mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
             )
 
@@ -195,7 +195,7 @@ class HostSide:
             facts = host.refresh()
             with host.cond:
                 decision = policy.decide(
-                    facts, self.pace(host), self.config.settings, host=host.key, now=self.clock.time(),
+                    facts, self.pace(host), self.config, host=host.key, now=self.clock.time(),
                     mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
                 )
                 verdict = decision.verdict
@@ -218,14 +218,14 @@ class HostSide:
     def gap(self, host: HostLimiter) -> float:
         """The gap the request that just took *host*'s slot keeps after the previous one."""
         with host.cond:
-            return policy.gap(host.facts, self.config.settings, host.key, self.pace(host))
+            return policy.gap(host.facts, self.config, host.key, self.pace(host))
 
     def send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
              method: str = "GET", data: Any = None, *, deadline_s: float | None = None) -> requests.Response:
         """Send on the slot ``acquire`` took (*deadline_s*: instead of ``request_deadline_s``)."""
         return self.wire.send(host, url, params, headers, kwargs, method, data, gap_s=self.gap(host),
                               on_error=lambda exc: self.observe_error(host, url, exc), deadline_s=deadline_s,
-                              cap=policy.in_flight_cap(host.facts, self.config.settings, host.key))
+                              cap=policy.in_flight_cap(host.facts, self.config, host.key))
 
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
         """Sleep for the host, on the call's budget and its item's tally; a batch's stop raises :class:`~paperfetch.Stopped`."""
@@ -279,7 +279,7 @@ class HostSide:
     def observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool,
                 robots: bool = False) -> None:
         """Record what a response says about its host (:func:`.policy.observe_response`), then publish it."""
-        settings = self.config.settings
+        settings = self.config
         now = self.clock.time()
         out: list[Any] = []
         gap_s = host.last_gap_s
@@ -297,7 +297,7 @@ class HostSide:
         self.publish(host, url, out)
 
     def observe_error(self, host: HostLimiter, url: str, exc: BaseException) -> None:
-        settings = self.config.settings
+        settings = self.config
         now = self.clock.time()
         out: list[Any] = []
 
@@ -314,7 +314,7 @@ class HostSide:
         """How long to wait before retrying *exchange*'s response (:func:`.policy.retry_wait`)."""
         response = exchange.response
         assert response is not None
-        settings = self.config.settings
+        settings = self.config
         out: list[Any] = []
 
         def change(facts: Any) -> Any:

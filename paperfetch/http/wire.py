@@ -72,7 +72,7 @@ class Blocked(Exception):
     """The host changed while a request waited for its turn: nothing was sent; the caller decides again."""
 
 
-def ensure_open(host: "HostLimiter", settings: "policy.PolicySettings", now: float, *, exempt: bool,
+def ensure_open(host: "HostLimiter", settings: "TransportConfig", now: float, *, exempt: bool,
                 refresh: bool = False) -> None:
     """Raise :class:`Blocked` when *host* became suppressed (unless *exempt*), held, or its breaker opened since
     the request was decided (the probe itself passes). *refresh*: read the store first (another process's 403)."""
@@ -155,8 +155,7 @@ class Wire:
         if gap_s is not None:
             try:
                 self.check_stop()
-                windows = self.config.settings.host_windows
-                if gap_s > 0 or (windows and host.key in windows):  # nothing to pace: no reservation
+                if gap_s > 0 or self.config.rule(host.key).windows:  # nothing to pace: no reservation
                     slot, gap = self.reserve(host, gap_s, cap)
                 if gate is not None:
                     gate()
@@ -234,7 +233,7 @@ class Wire:
         the host's windows (end-to-end or start-to-start: docs/state.md, "How the transport uses the store")."""
         store = self.registry.store
         lease_s = self.registry.lease_s if (cap or self.config.max_in_flight_per_host) == 1 else 0.0
-        windows = self.config.settings.host_windows.get(host.key, ())
+        windows = self.config.rule(host.key).windows
         while True:
             now = self.clock.time()
             # a start the windows put off is a wait like the gap's: the request is scheduled, never refused
