@@ -24,10 +24,9 @@ from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, Interrupted
 from paperfetch.fulltext.methods import FullTextMethods
-from paperfetch.http.assign import Prefer
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
-from paperfetch.ids import filename_for, parse_identifier
+from paperfetch.ids import parse_identifier
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import is_final, retried_by_rerun
 from paperfetch.redact import install_log_filter, redact_frame
@@ -43,7 +42,7 @@ from paperfetch.suggest import did_you_mean
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.job import Job, RunHooks
 
-__all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "Retriever"]
+__all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "RUN_OPTIONS", "Retriever"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +52,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_ORDER: tuple[str, ...] = ("arxiv", "openalex", "semanticscholar", "unpaywall", "pmc", "europepmc", "biorxiv",
                                   "crossref", "landing")
 DOI_RESOLVER = "https://doi.org"
+#: The settings a Retriever's runs read that :meth:`Retriever.configure` may change between runs.
+RUN_OPTIONS: tuple[str, ...] = ("out_dir", "workers", "resume", "prefer", "skip_retracted", "pdf_engine",
+                                "filename_template", "max_pdf_bytes", "progress", "dashboard")
 
 
 class Retriever(FullTextMethods):
@@ -87,16 +89,16 @@ class Retriever(FullTextMethods):
         Retries of a failed request; the longest ``Retry-After`` a call waits for (longer: the host is held).
     timeout : float or (connect, read), optional
         Seconds to wait for a connection and for each read.
-    filename_template : str
-        The PDF's file name (fields ``{type}``, ``{value}``, ``{key}``, ``{version}``).
+    filename_template : str, optional
+        The PDF's file name (fields ``{type}``, ``{value}``, ``{key}``, ``{version}``; default ``{type}_{value}``).
     max_pdf_bytes : int or None
-        Larger files are refused (``None``: no limit).
+        Larger files are refused (default 200 MB; ``None`` or 0: no limit).
     workers : int, optional
         Papers in progress at once (default: enough to keep every host busy).
-    resume : bool
-        ``True``: the ledger in ``out_dir`` answers for what an earlier run finished (docs/outcomes.md).
-    progress : bool
-        Show progress (the dashboard or a bar); ``False``: none.
+    resume : bool, optional
+        ``True`` (default): the ledger in ``out_dir`` answers for what an earlier run finished (docs/outcomes.md).
+    progress : bool, optional
+        Show progress (default) (the dashboard or a bar); ``False``: none.
     verbosity : int, optional
         0 silent, 1 one-line warnings (default), 2 and 3 log at INFO and DEBUG.
     http_options : mapping, optional
@@ -111,20 +113,21 @@ class Retriever(FullTextMethods):
         ``"local"``: go on with this machine's SQLite state where Redis does not answer.
     config : str or path, optional
         The config file to read (default: the user config file).
-    prefer : {"version", "speed", "published"}
-        ``"version"``: a paper's copies compete on load only within its best version tier; ``"speed"``: all do;
+    prefer : {"version", "speed", "published"}, optional
+        ``"version"`` (default): a paper's copies compete on load only within its best version tier; ``"speed"``: all do;
         ``"published"``: as ``"version"``, and a preprint's version of record is fetched where it is open.
     skip_retracted : bool, optional
         ``True``: a paper a source calls retracted gets status ``retracted`` without a PDF request (default: it
         is downloaded, its ``reason`` naming the notice; env ``PAPERFETCH_SKIP_RETRACTED``).
+    pdf_engine : {"pypdfium2", "pypdf"}, optional
+        The library that reads a PDF's text (default :data:`paperfetch.fulltext.pdflines.DEFAULT_ENGINE`).
     settings : Settings, optional
-        Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above.
-    """
+        Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above (the run
+        options, ``out_dir`` to ``pdf_engine``, may still be given: they go on top).
 
-    #: Names ``dir()`` and tab completion show besides the public methods (the rest works, unlisted).
-    _SHOWN = ("out_dir", "settings")
-    #: Public names of the machinery, left out of ``dir()``.
-    _MACHINERY = frozenset({"api_hosts", "run_snapshot", "store"})
+    Every setting has one home, ``r.settings`` (a frozen :class:`~paperfetch.settings.Settings`); ``r.out_dir``
+    is its folder, resolved. :meth:`configure` changes run options between runs.
+    """
 
     def __init__(
         self,
@@ -145,11 +148,11 @@ class Retriever(FullTextMethods):
         max_retries: int | None = None,
         max_retry_after_s: float | None = None,
         timeout: float | tuple[float, float] | None = None,
-        filename_template: str = defaults.FILENAME_TEMPLATE,
+        filename_template: str | None = None,
         max_pdf_bytes: int | None = defaults.MAX_PDF_BYTES,
         workers: int | None = None,
-        resume: bool = True,
-        progress: bool = True,
+        resume: bool | None = None,
+        progress: bool | None = None,
         verbosity: int | None = None,
         http_options: Mapping[str, Any] | None = None,
         dashboard: bool | None = None,
@@ -157,46 +160,41 @@ class Retriever(FullTextMethods):
         state: Any = None,
         state_fallback: str | None = None,
         config: str | os.PathLike[str] | None = None,
-        prefer: str = "version",
+        prefer: str | None = None,
         skip_retracted: bool | None = None,
+        pdf_engine: str | None = None,
         settings: Settings | None = None,
     ) -> None:
-        self.prefer = _chosen_prefer(prefer, sources)  # which copies of a paper compete on load (docs/politeness.md)
+        self._order = _chosen_sources(sources)
+        options = {"out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers,
+                   "filename_template": filename_template, "resume": resume, "progress": progress,
+                   "dashboard": dashboard, "prefer": prefer, "skip_retracted": skip_retracted, "pdf_engine": pdf_engine,
+                   # the signature's default is "not given"; None asks for no limit (0)
+                   "max_pdf_bytes": None if max_pdf_bytes == defaults.MAX_PDF_BYTES else (max_pdf_bytes or 0)}
         arguments = setting_arguments(
             {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
-             "out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers,
              "state": state if isinstance(state, str) else None, "polite_mode": polite_mode,
              "respect_robots_txt": respect_robots_txt, "suppress_on_403": suppress_on_403, "delay_min_s": delay_min_s,
              "delay_max_s": delay_max_s, "max_retries": max_retries, "max_retry_after_s": max_retry_after_s,
-             "timeout": timeout, "verbosity": verbosity, "skip_retracted": skip_retracted}, http_options)
+             "timeout": timeout, "verbosity": verbosity}, http_options)
         read_here = settings is None  # an "argument" origin is then this call's
-        settings = _resolve_settings(settings, arguments, endpoints=endpoints, config=config, http=http)
+        settings = _resolve_settings(settings, arguments, options, endpoints=endpoints, config=config, http=http)
         check_email(settings.email, origin=settings.origin.get("email"),
                     argument="Retriever(email=...)" if read_here else "the email argument (--email)")
-        self.identification = settings.identification
-        self.out_dir = Path(settings.out_dir or defaults.OUT_DIR).expanduser().resolve()  # absolute
-        self.order = tuple(sources)
-        self.filename_template = filename_template
-        filename_for(parse_identifier("10.1000/template-check"), filename_template)  # fail early on a bad template
-        self.max_pdf_bytes = max_pdf_bytes
-        self.workers = settings.workers
-        self.skip_retracted = settings.skip_retracted  # a retracted paper: status "retracted", never downloaded
-        self.resume = resume
-        self.progress = progress
-        #: None: the live dashboard in a Jupyter kernel (with ipywidgets), tqdm elsewhere; True/False: always/never.
-        self.show_dashboard = dashboard
         install_log_filter()  # loggers made since the import mask secrets too
         self._notes: list[tuple[str, str]] = []  # lines every run's dashboard starts with
-        self._sources = self._make_sources(settings.endpoints)
-        settings = self._make_clients(settings, http=http, state=state, state_fallback=state_fallback)
+        self._sources = self._make_sources(settings.endpoints, settings.identification)
         #: the effective settings, where each came from, and the transport the clients run on (``r.settings.rows()``)
-        self.settings = settings
-        self.verbosity = settings.transport.verbosity if verbosity is None else verbosity
-        doi_override = settings.endpoints.get("doi")
+        self.settings = self._make_clients(settings, http=http, state=state, state_fallback=state_fallback)
+        self._verbosity = self.settings.transport.verbosity if verbosity is None else verbosity
+        self._start(cache)
+
+    def _start(self, cache: bool | str | os.PathLike[str] | MetadataCache) -> None:
+        """The metadata cache (:mod:`paperfetch.cache`) in front of the API transport (True: the user cache
+        folder, False: none; or a path, or a cache the caller owns), the request log and the batch machinery."""
+        doi_override = self.settings.endpoints.get("doi")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
-        # The metadata cache (paperfetch.cache) in front of the API transport. True: the user cache dir,
-        # False: none; or a path, or a MetadataCache the caller owns.
-        self._metadata, self._own_cache = metadata_fetcher(self.api, cache, folder=settings.cache_dir)
+        self._metadata, self._own_cache = metadata_fetcher(self.api, cache, folder=self.settings.cache_dir)
         self._request_log = RequestLog()
         # the batch machinery (paperfetch.run): scheduler, ledger and dashboard model of the run in progress
         self._batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
@@ -207,12 +205,40 @@ class Retriever(FullTextMethods):
         self._unsubscribe = [client.subscribe(self._request_log.on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
 
-    def _make_sources(self, endpoints: Mapping[str, str]) -> dict[str, Source]:
+    @property
+    def identification(self) -> Identification:
+        """Who is asking, as the services are told (:attr:`settings`' e-mail and keys; never shown)."""
+        return self.settings.identification
+
+    @property
+    def out_dir(self) -> Path:
+        """The folder the PDFs and the ledger go to: :attr:`settings`' ``out_dir``, absolute."""
+        return Path(self.settings.out_dir or defaults.OUT_DIR).expanduser().resolve()
+
+    def configure(self, **changes: Any) -> Settings:
+        """Change run options between runs: :attr:`settings` becomes new frozen settings with *changes*
+        (``out_dir``, ``workers``, ``resume``, ``prefer``, ``skip_retracted``, ``pdf_engine``, ``filename_template``,
+        ``max_pdf_bytes``, ``progress``, ``dashboard``), checked as arguments are; returns them. The e-mail, the
+        keys, the endpoints and the transport are a new Retriever's.
+
+        Parameters
+        ----------
+        changes : keyword arguments
+            Run options by name (``r.configure(resume=False)``).
+        """
+        fixed = sorted(set(changes) - set(RUN_OPTIONS))
+        if fixed:
+            raise ConfigurationError(f"{fixed} are set when the Retriever is made; configure() changes "
+                                     f"{', '.join(RUN_OPTIONS)}")
+        self.settings = self.settings.replace(origin="configure()", **changes)
+        return self.settings
+
+    def _make_sources(self, endpoints: Mapping[str, str], identification: Identification) -> dict[str, Source]:
         """One instance of each source, at its base URL; without an e-mail those that need one are left out,
         said once in a warning and in the dashboard's notes."""
         #: Sources left out for want of an e-mail address.
         self.skipped_sources = tuple(name for name, cls in SOURCES.items()
-                                     if cls.requires_email and not self.identification.email)
+                                     if cls.requires_email and not identification.email)
         if self.skipped_sources:
             logger.warning("no contact e-mail given: %s skipped "
                            "(give one with --email, PAPERFETCH_EMAIL or Retriever(email=...))", ", ".join(self.skipped_sources))
@@ -220,7 +246,7 @@ class Retriever(FullTextMethods):
                        "set PAPERFETCH_EMAIL, email in the config file, or Retriever(email=...)")
             warnings.warn(missing, UserWarning, stacklevel=3)  # shown once per place (a notebook cell) by default
             self._notes.append(("settings", missing))
-        return {name: cls(base_url=endpoints.get(name), identification=self.identification)
+        return {name: cls(base_url=endpoints.get(name), identification=identification)
                 for name, cls in SOURCES.items() if name not in self.skipped_sources}
 
     def _make_clients(self, settings: Settings, *, http: HttpClient | None, state: Any,
@@ -229,7 +255,7 @@ class Retriever(FullTextMethods):
         and published limits) from the one transport config; returns the settings with that config."""
         given = settings.given if http is None else {"host_intervals": http.config.host_intervals,
                                                      "host_concurrency": http.config.host_concurrency}
-        derived = self._derived_transport(given=given)
+        derived = self._derived_transport(settings.email, given=given)
         if http is not None:
             # A caller's client is left as it was: the Retriever paces through a client of its own over the
             # caller's session, host state, clock and settings (plus its sources' intervals and pools), and
@@ -250,7 +276,7 @@ class Retriever(FullTextMethods):
                                           state=state, state_fallback=state_fallback)
         return settings
 
-    def _derived_transport(self, *, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _derived_transport(self, email: str | None, *, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What the sources tell the transport: each service's published interval (a source's related hosts,
         bioRxiv's www hosts or NCBI's old converter, share it), Crossref's pool, and the hosts that get the
         contact e-mail in the User-Agent (the services that ask for it)."""
@@ -262,13 +288,13 @@ class Retriever(FullTextMethods):
         intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         asking = {host_key(host) for s in self._sources.values() if s.wants_contact for host in (s.base_url, *s.related_hosts())}
         windows = {host_key(s.base_url): list(s.rate_windows) for s in self._sources.values() if s.rate_windows}
-        concurrency = self._source_concurrency(email=self.identification.email)
-        pools = self._source_pools(intervals, concurrency, given or {})
+        concurrency = self._source_concurrency(email=email)
+        pools = self._source_pools(intervals, concurrency, given or {}, Identification(email=email))
         return {"host_intervals": intervals, "host_concurrency": concurrency, "host_windows": windows,
-                "host_pools": pools, "contact_hosts": asking, "contact_email": self.identification.email}
+                "host_pools": pools, "contact_hosts": asking, "contact_email": email}
 
     def _source_pools(self, intervals: dict[str, float], concurrency: dict[str, int],
-                      given: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+                      given: Mapping[str, Any], identification: Identification) -> dict[str, dict[str, str]]:
         """Crossref's pools per request kind; each pool's interval and cap go in beside the host's, unless the
         caller gave the host's own (*given*: the transport knobs given), which then paces each pool."""
         from paperfetch.sources.crossref import CrossrefSource
@@ -277,7 +303,7 @@ class Retriever(FullTextMethods):
         if not isinstance(crossref, CrossrefSource):
             return {}
         host = host_key(crossref.base_url)
-        pools = crossref.pools_for(self.identification)
+        pools = crossref.pools_for(identification)
         own_interval = host in {k.lower() for k in (given.get("host_intervals") or {})}
         own_cap = host in {k.lower() for k in (given.get("host_concurrency") or {})}
         for name, (_, interval, cap) in pools.items():
@@ -321,7 +347,7 @@ class Retriever(FullTextMethods):
         try:
             return self._download(ids)
         except Interrupted as exc:
-            if self.verbosity > 0:  # the one line a notebook or a script shows (the CLI says its own)
+            if self._verbosity > 0:  # the one line a notebook or a script shows (the CLI says its own)
                 print(exc, file=sys.stderr, flush=True)
             raise Interrupted(str(exc), partial=exc.partial) from None  # no frames of the machinery
 
@@ -405,13 +431,14 @@ class Retriever(FullTextMethods):
                           for s, c in zip(outcomes["status"].astype(str), codes)], index=outcomes.index)
         if not mask.any():
             return outcomes.copy()
-        resume = self.resume
+        settings = self.settings
         # asked for final statuses by name: ask the services again (the ledger would answer from memory)
-        self.resume = resume and not any(is_final(s) for s in (chosen or ()))
+        if any(is_final(s) for s in (chosen or ())):
+            self.settings = settings.replace(origin="retry()", resume=False)
         try:
             fresh = self.download(list(outcomes.loc[mask, "input"]))
         finally:
-            self.resume = resume
+            self.settings = settings
         fresh.index = outcomes.index[mask.to_numpy()]
         return pd.concat([outcomes[~mask], fresh]).reindex(outcomes.index)
 
@@ -559,24 +586,17 @@ class Retriever(FullTextMethods):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __dir__(self) -> list[str]:
-        """The methods a user calls and :attr:`_SHOWN`; the clients, the run's settings and the machinery are
-        still there (``r.web``, ``r.api``, ``r.workers``), but not offered by tab completion."""
-        cls = type(self)
-        methods = {n for n in dir(cls) if not n.startswith("_") and n not in self._MACHINERY
-                   and callable(getattr(cls, n, None))}
-        return sorted(methods | set(self._SHOWN) | {n for n in object.__dir__(self) if n.startswith("_")})
-
     def __repr__(self) -> str:
-        return f"Retriever(out_dir={str(self.out_dir)!r}, sources={self.order}, identification={self.identification!r})"
+        return f"Retriever(out_dir={str(self.out_dir)!r}, sources={self._order}, identification={self.identification!r})"
 
     # ------------------------------------------------------------------ internals
     def _run_settings(self) -> RunSettings:
         """The settings a run reads, as they are now (a caller may change them between runs)."""
-        return RunSettings(out_dir=self.out_dir, order=self.order, filename_template=self.filename_template,
-                           max_pdf_bytes=self.max_pdf_bytes, workers=self.workers, resume=self.resume,
-                           progress=self.progress, show_dashboard=self.show_dashboard, prefer=self.prefer,
-                           skip_retracted=self.skip_retracted)
+        s = self.settings
+        return RunSettings(out_dir=self.out_dir, order=self._order, filename_template=s.filename_template,
+                           max_pdf_bytes=s.max_pdf_bytes or None, workers=s.workers, resume=s.resume,
+                           progress=s.progress, show_dashboard=s.dashboard, prefer=s.prefer,
+                           skip_retracted=s.skip_retracted)
 
     @property
     def api_hosts(self) -> frozenset[str]:
@@ -591,12 +611,13 @@ class Retriever(FullTextMethods):
         model = self._batch.model
         return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
-    def _text_context(self, pdf_engine: str) -> Any:
+    def _text_context(self, pdf_engine: str | None) -> Any:
         from paperfetch.fulltext.fetch import TextContext
 
+        s = self.settings
         return TextContext(metadata=self._metadata, sources=self._sources, lookup=self._batch.lookup, download=self.download,
                            identification=self.identification, out_dir=self.out_dir,
-                           filename_template=self.filename_template, resume=self.resume, pdf_engine=pdf_engine)
+                           filename_template=s.filename_template, resume=s.resume, pdf_engine=pdf_engine or s.pdf_engine)
 
     # ------------------------------------------------------------------ in the background
     def start(self, ids: Iterable[object] | str | pd.Series | pd.DataFrame, column: str | None = None) -> Job:
@@ -669,25 +690,27 @@ def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame, present: Sequence[s
     return joined
 
 
-def _chosen_prefer(prefer: str, sources: Sequence[str]) -> str:
-    """*prefer*'s value, after refusing an unknown choice or source (a :class:`ConfigurationError`)."""
+def _chosen_sources(sources: Sequence[str]) -> tuple[str, ...]:
+    """*sources* in order, after refusing an unknown one (a :class:`ConfigurationError`)."""
     unknown = [s for s in sources if s not in DEFAULT_ORDER]
     if unknown:
         raise ConfigurationError(f"unknown source(s) {unknown}; choose from {', '.join(DEFAULT_ORDER)}")
-    try:
-        return Prefer.parse(prefer).value
-    except ValueError as exc:
-        raise ConfigurationError(str(exc)) from None
+    return tuple(sources)
 
 
-def _resolve_settings(settings: Settings | None, arguments: dict[str, Any], *, endpoints: Mapping[str, str] | None,
-                      config: str | os.PathLike[str] | None, http: HttpClient | None) -> Settings:
-    """The run's settings: *settings* as given (the CLI read them), else read from *arguments* and the rest."""
+def _resolve_settings(settings: Settings | None, arguments: dict[str, Any], options: dict[str, Any], *,
+                      endpoints: Mapping[str, str] | None, config: str | os.PathLike[str] | None,
+                      http: HttpClient | None) -> Settings:
+    """The run's settings: *settings* as given (the CLI read them) with the run *options* given on top, else
+    read from *arguments*, *options* and the rest."""
     if settings is None:
-        settings = load_settings(arguments, config_path=None if config is None else os.fspath(config), endpoints=endpoints)
+        settings = load_settings({**arguments, **options}, config_path=None if config is None else os.fspath(config),
+                                 endpoints=endpoints)
     elif arguments or endpoints or config is not None:
         raise ConfigurationError(f"give settings= or the settings themselves, not both (also given: "
                                  f"{', '.join(sorted(arguments) + (['endpoints'] if endpoints else []))})")
+    else:
+        settings = settings.replace(**options)
     if http is not None:  # the Retriever's verbosity (what it prints) is its own; the client's logs stay the client's
         refuse_differing({k: v for k, v in arguments.items() if k != "verbosity"}, http.config)
     return settings

@@ -1,10 +1,12 @@
-"""The one reader of settings: arguments > environment > config file > defaults, for the library and the CLI
-(docs/index.md, "Settings"). Every transport knob is a setting by declaration: the field's name, ``PAPERFETCH_<NAME>``.
+"""The one home of settings: arguments > environment > config file > defaults, for the library and the CLI
+(docs/index.md, "Settings"). Each run option is a field of :class:`Settings` whose metadata names its environment
+variables and its help line once; the loader, ``paperfetch config``, the CLI's help and ``r.settings`` are made
+from it. Every transport knob is a setting by declaration: the field's name, ``PAPERFETCH_<NAME>``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
@@ -22,59 +24,197 @@ from paperfetch.config import (
     without_userinfo,
 )
 from paperfetch.errors import ConfigurationError
-from paperfetch.http.config import KNOBS, TransportConfig
+from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
+from paperfetch.http.assign import Prefer
+from paperfetch.http.config import DEFAULT_HOST_RULES, KNOBS, TransportConfig
 from paperfetch.redact import register_secrets
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = [
-    "ENDPOINT_NAMES", "ENV_VARS", "SETTING_NAMES", "Settings", "TRANSPORT_SETTING_NAMES", "load_settings", "read_config_file",
-    "refuse_differing", "setting_arguments",
+    "ENDPOINT_NAMES", "ENV_VARS", "HOST_RULE_KNOBS", "OPTION_NAMES", "SETTING_NAMES", "Settings",
+    "TRANSPORT_SETTING_NAMES", "load_settings", "read_config_file", "refuse_differing", "setting_arguments",
+    "setting_help",
 ]
 
 #: The services whose base URL can be pointed elsewhere (``endpoints=`` or ``PAPERFETCH_<NAME>_URL``).
 ENDPOINT_NAMES: tuple[str, ...] = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv",
                                    "doi", "semanticscholar", "biorxiv", "pmc")
-_SECRETS = frozenset({"email", "openalex_api_key", "ncbi_api_key", "s2_api_key"})
+#: The transport knobs that spell a host's rule (:class:`~paperfetch.http.config.HostRule`): shown as one row per host.
+HOST_RULE_KNOBS = ("host_intervals", "host_concurrency", "host_windows", "host_pools")
+
+
+def _option(default: Any, kind: type, line: str, *env: str, secret: bool = False,
+            choices: tuple[str, ...] = ()) -> Any:
+    """A run option: its default, the kind its text is read as, its help line, its environment variables (first
+    wins), whether it is a secret (never shown) and the values it may take."""
+    return field(default=default, metadata={"kind": kind, "help": line, "env": env, "secret": secret, "choices": choices})
+
+
+def _check_template(template: str) -> None:
+    from paperfetch.ids import filename_for, parse_identifier
+
+    filename_for(parse_identifier("10.1000/template-check"), template)  # fail early on a bad template
 
 
 @dataclass(frozen=True)
-class _Own:
-    """A setting that is not the transport's: its type, default, variables and help line."""
+class Settings:
+    """The effective settings (:func:`load_settings`). ``origin`` says where each value came from
+    (``"argument"``, ``"env PAPERFETCH_EMAIL"``, ``"file /…/config.toml"``, ``"default"``); a transport knob reads
+    through to :attr:`transport`. The ``repr`` masks the secrets; creating one registers them for redaction.
+    """
 
-    name: str
-    kind: type
-    default: Any
-    env: tuple[str, ...]
-    help: str
+    email: str | None = _option(None, str, "contact e-mail (Unpaywall requires one)", "PAPERFETCH_EMAIL", secret=True)
+    openalex_api_key: str | None = _option(None, str, "OpenAlex API key", "PAPERFETCH_OPENALEX_API_KEY", secret=True)
+    ncbi_api_key: str | None = _option(None, str, "NCBI E-utilities API key", "PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY",
+                                       secret=True)
+    s2_api_key: str | None = _option(None, str, "Semantic Scholar API key", "PAPERFETCH_S2_API_KEY", secret=True)
+    out_dir: str = _option(defaults.OUT_DIR, str, "output folder (also holds the resume ledger)", "PAPERFETCH_OUT")
+    workers: int | None = _option(None, int, "papers in progress at once (none: by the number of hosts)",
+                                  "PAPERFETCH_WORKERS")
+    #: the host-state store (:func:`paperfetch.state.open_store`); a password in a Redis URL is never shown
+    state: str = _option(defaults.STATE, str, "host-state store: 'sqlite' (user cache dir), a path, 'sqlite:///path', "
+                         "'redis://host:port/db' or 'memory'", STATE_ENV)
+    cache_dir: str | None = _option(None, str, "folder of the metadata cache (none: the user cache dir)",
+                                    "PAPERFETCH_CACHE_DIR")
+    skip_retracted: bool = _option(False, bool, "a paper a source calls retracted gets status 'retracted', "
+                                   "not downloaded", "PAPERFETCH_SKIP_RETRACTED")
+    prefer: str = _option(Prefer.VERSION.value, str, "which copies of a paper compete on load: 'version', 'speed' "
+                          "or 'published' (a preprint's version of record where it is open)", "PAPERFETCH_PREFER",
+                          choices=tuple(p.value for p in Prefer))
+    pdf_engine: str = _option(DEFAULT_ENGINE.value, str, "the library that reads a PDF's text",
+                              "PAPERFETCH_PDF_ENGINE", choices=tuple(e.value for e in PdfEngine))
+    filename_template: str = _option(defaults.FILENAME_TEMPLATE, str, "a saved PDF's file name (fields {type}, "
+                                     "{value}, {key}, {version})", "PAPERFETCH_FILENAME_TEMPLATE")
+    max_pdf_bytes: int = _option(defaults.MAX_PDF_BYTES, int, "larger PDFs are refused (0: no limit)",
+                                 "PAPERFETCH_MAX_PDF_BYTES")
+    resume: bool = _option(True, bool, "the ledger in out_dir answers for what an earlier run finished",
+                           "PAPERFETCH_RESUME")
+    progress: bool = _option(True, bool, "show progress (the dashboard or a bar)", "PAPERFETCH_PROGRESS")
+    dashboard: bool | None = _option(None, bool, "the live dashboard (none: in a Jupyter kernel, a bar elsewhere)",
+                                     "PAPERFETCH_DASHBOARD")
+    #: base URLs given for services (name → URL); the others use the service's own
+    endpoints: Mapping[str, str] = field(default_factory=dict)
+    transport: TransportConfig = field(default_factory=lambda: TransportConfig(**_SETTINGS_DEFAULTS))
+    origin: Mapping[str, str] = field(default_factory=dict, compare=False)
+    config_path: Path | None = field(default=None, compare=False)
+    #: the transport knobs that were given (not defaults), as given: what :meth:`with_transport` keeps on top
+    given: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        register_secrets([getattr(self, f.name) for f in _OPTIONS if f.metadata["secret"]])
+
+    def __getattr__(self, name: str) -> Any:
+        if name in KNOBS:  # one value: the transport's
+            return getattr(self.transport, name)
+        raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"Settings({', '.join(f'{name}={self.shown(name)}' for name in OPTION_NAMES)}, transport=…)"
+
+    __str__ = __repr__
+
+    def shown(self, name: str) -> str:
+        """The value of setting *name* for people: secrets masked, a URL's password masked, a host's rule in words."""
+        if name.startswith("endpoints."):
+            return repr(without_userinfo(self.endpoints.get(name.split(".", 1)[1], "")))
+        if name.startswith("hosts."):
+            return str(self.transport.hosts[name.split(".", 1)[1]])
+        value = getattr(self, name)
+        if name in _SECRETS:
+            return mask(value)
+        if isinstance(value, Enum):
+            value = value.value
+        if isinstance(value, (frozenset, set)):
+            value = sorted(value)
+        if isinstance(value, Mapping):
+            value = dict(sorted(value.items()))
+        return without_userinfo(repr(value)) if isinstance(value, str) else repr(value)
+
+    @property
+    def identification(self) -> Identification:
+        return Identification(email=self.email, openalex_api_key=self.openalex_api_key, ncbi_api_key=self.ncbi_api_key,
+                              s2_api_key=self.s2_api_key)
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """``(name, shown value, origin)`` for every setting a run uses (``paperfetch config``): the run options,
+        the base URLs given, the transport's knobs, then one rule per host (``hosts.<host>``)."""
+        names = [*OPTION_NAMES, *(f"endpoints.{n}" for n in sorted(self.endpoints)),
+                 *(n for n in TRANSPORT_SETTING_NAMES if n not in HOST_RULE_KNOBS),
+                 *(f"hosts.{host}" for host in sorted(self.transport.hosts))]
+        return [(name, self.shown(name), self._origin_of(name)) for name in names]
+
+    def _origin_of(self, name: str) -> str:
+        """Where setting *name* came from; a host's rule: where each knob that spells it came from."""
+        if not name.startswith("hosts."):
+            return self.origin.get(name, "default")
+        host = name.split(".", 1)[1]
+        doors = [self.origin.get(knob, "default") for knob in HOST_RULE_KNOBS
+                 if host in (getattr(self.transport, knob) or {})]
+        return "; ".join(dict.fromkeys(doors)) or ("default" if host in DEFAULT_HOST_RULES else "")
+
+    def frame(self) -> pd.DataFrame:
+        """:meth:`rows` as a DataFrame (``setting``, ``value``, ``origin``), secrets masked as there."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=["setting", "value", "origin"])
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the settings as :meth:`frame`'s table."""
+        return str(self.frame().to_html(index=False))
+
+    def replace(self, *, origin: str = "argument", **changes: Any) -> "Settings":
+        """These settings with run options *changes* (read as arguments are, checked the same way)."""
+        unknown = sorted(set(changes) - set(OPTION_NAMES))
+        if unknown:
+            raise ConfigurationError(f"{unknown} cannot be changed here; run options: {', '.join(OPTION_NAMES)}")
+        values = {name: _convert(_FIELDS[name], value, origin) for name, value in changes.items() if value is not None}
+        return replace(self, **values, origin={**self.origin, **dict.fromkeys(values, origin)})
+
+    def with_transport(self, derived: Mapping[str, Any], *, origin: str) -> "Settings":
+        """These settings over a transport whose unset knobs come from *derived* (a Retriever's sources); a given
+        knob wins, and for a mapping the given entries win key by key."""
+        values = {**_SETTINGS_DEFAULTS, **derived}
+        origins = dict(self.origin)
+        for name, value in derived.items():
+            if name in TRANSPORT_SETTING_NAMES and name not in self.given:
+                origins[name] = origin
+        for name, value in self.given.items():
+            if isinstance(value, Mapping) and isinstance(derived.get(name), Mapping):
+                values[name] = {**derived[name], **value}
+                origins[name] = f"{self.origin.get(name, 'argument')} over {origin}"
+            else:
+                values[name] = value
+        return replace(self, transport=_transport(values, origins), origin=origins)
+
+    def with_client(self, config: TransportConfig) -> "Settings":
+        """These settings with a caller's client's transport, every knob's origin ``"http= client"``."""
+        origins = {**self.origin, **{name: "http= client" for name in TRANSPORT_SETTING_NAMES}}
+        return replace(self, transport=config, origin=origins, given={})
 
 
-_OWN: tuple[_Own, ...] = (
-    _Own("email", str, None, ("PAPERFETCH_EMAIL",), "contact e-mail (Unpaywall requires one)"),
-    _Own("openalex_api_key", str, None, ("PAPERFETCH_OPENALEX_API_KEY",), "OpenAlex API key"),
-    _Own("ncbi_api_key", str, None, ("PAPERFETCH_NCBI_API_KEY", "NCBI_API_KEY"), "NCBI E-utilities API key"),
-    _Own("s2_api_key", str, None, ("PAPERFETCH_S2_API_KEY",), "Semantic Scholar API key"),
-    _Own("out_dir", str, defaults.OUT_DIR, ("PAPERFETCH_OUT",), "output folder (also holds the resume ledger)"),
-    _Own("workers", int, None, ("PAPERFETCH_WORKERS",), "worker threads (none: by the number of hosts)"),
-    _Own("state", str, defaults.STATE, (STATE_ENV,),
-         "host-state store: 'sqlite' (user cache dir), a path, 'sqlite:///path', 'redis://host:port/db' or 'memory'"),
-    _Own("cache_dir", str, None, ("PAPERFETCH_CACHE_DIR",), "folder of the metadata cache (none: the user cache dir)"),
-    _Own("skip_retracted", bool, False, ("PAPERFETCH_SKIP_RETRACTED",),
-         "a paper a source calls retracted gets status 'retracted', not downloaded"),
-)
-_OWN_NAMES = tuple(spec.name for spec in _OWN)
-
+#: The run options: the fields of :class:`Settings` that declare how they are read.
+_OPTIONS: tuple[Field, ...] = tuple(f for f in fields(Settings) if "kind" in f.metadata)
+_FIELDS: Mapping[str, Field] = {f.name: f for f in _OPTIONS}
+OPTION_NAMES: tuple[str, ...] = tuple(_FIELDS)
+_SECRETS = frozenset(f.name for f in _OPTIONS if f.metadata["secret"])
 #: Knobs the Retriever derives rather than reads: the contact e-mail is the ``email`` setting.
 _DERIVED_KNOBS = frozenset({"contact_email"})
 #: The transport knobs that are settings, in the order of :class:`TransportConfig`'s fields.
 TRANSPORT_SETTING_NAMES: tuple[str, ...] = tuple(f.name for f in fields(TransportConfig)
                                                  if f.init and f.name not in _DERIVED_KNOBS)
-SETTING_NAMES: tuple[str, ...] = _OWN_NAMES + TRANSPORT_SETTING_NAMES
+SETTING_NAMES: tuple[str, ...] = OPTION_NAMES + TRANSPORT_SETTING_NAMES
 #: Short variable names read before the ``PAPERFETCH_<KNOB>`` form.
 _ENV_ALIASES: Mapping[str, tuple[str, ...]] = {"delay_min_s": ("PAPERFETCH_DELAY_MIN",), "delay_max_s": ("PAPERFETCH_DELAY_MAX",)}
 #: Where the settings' defaults differ from a bare client's: a Retriever reads robots.txt for web pages.
 _SETTINGS_DEFAULTS: Mapping[str, Any] = {"respect_robots_txt": defaults.RESPECT_ROBOTS_TXT}
+
+
+def setting_help(name: str) -> str:
+    """Run option *name*'s help line with its environment variables, for the CLI's ``--help``."""
+    meta = _FIELDS[name].metadata
+    return f"{meta['help']} (env {' or '.join(meta['env'])})"
 
 
 def _knob_env(name: str) -> tuple[str, ...]:
@@ -117,114 +257,10 @@ def _knob_parser(name: str) -> Callable[[str], Any] | None:
 
 #: environment variable → the setting it gives, for every setting read from the environment
 ENV_VARS: Mapping[str, str] = {
-    **{env: spec.name for spec in _OWN for env in spec.env},
+    **{env: f.name for f in _OPTIONS for env in f.metadata["env"]},
     **{env: name for name in TRANSPORT_SETTING_NAMES if _knob_parser(name) is not None for env in _knob_env(name)},
     **{endpoint_env_var(name): f"endpoints.{name}" for name in ENDPOINT_NAMES},
 }
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The effective settings (:func:`load_settings`). ``origin`` says where each value came from
-    (``"argument"``, ``"env PAPERFETCH_EMAIL"``, ``"file /…/config.toml"``, ``"default"``); a transport knob reads
-    through to :attr:`transport`. The ``repr`` masks the secrets; creating one registers them for redaction.
-    """
-
-    email: str | None = None
-    openalex_api_key: str | None = None
-    ncbi_api_key: str | None = None
-    s2_api_key: str | None = None
-    out_dir: str = defaults.OUT_DIR
-    workers: int | None = None
-    #: the host-state store (:func:`paperfetch.state.open_store`); a password in a Redis URL is never shown
-    state: str = defaults.STATE
-    cache_dir: str | None = None
-    #: a paper a source calls retracted ends ``retracted`` without a PDF request (paperfetch.integrity)
-    skip_retracted: bool = False
-    #: base URLs given for services (name → URL); the others use the service's own
-    endpoints: Mapping[str, str] = field(default_factory=dict)
-    transport: TransportConfig = field(default_factory=lambda: TransportConfig(**_SETTINGS_DEFAULTS))
-    origin: Mapping[str, str] = field(default_factory=dict, compare=False)
-    config_path: Path | None = field(default=None, compare=False)
-    #: the transport knobs that were given (not defaults), as given: what :meth:`with_transport` keeps on top
-    given: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        register_secrets([self.email, self.openalex_api_key, self.ncbi_api_key, self.s2_api_key])
-
-    def __getattr__(self, name: str) -> Any:
-        if name in KNOBS:  # one value: the transport's
-            return getattr(self.transport, name)
-        raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
-
-    def __repr__(self) -> str:
-        return f"Settings({', '.join(f'{name}={self.shown(name)}' for name in _OWN_NAMES)}, transport=…)"
-
-    __str__ = __repr__
-
-    def shown(self, name: str) -> str:
-        """The value of setting *name* for people: secrets masked, a URL's password masked."""
-        if name.startswith("endpoints."):
-            return repr(without_userinfo(self.endpoints.get(name.split(".", 1)[1], "")))
-        value = getattr(self, name)
-        if name in _SECRETS:
-            return mask(value)
-        if isinstance(value, Enum):
-            value = value.value
-        if isinstance(value, (frozenset, set)):
-            value = sorted(value)
-        if isinstance(value, Mapping):
-            value = dict(sorted(value.items()))
-        return without_userinfo(repr(value)) if isinstance(value, str) else repr(value)
-
-    @property
-    def identification(self) -> Identification:
-        return Identification(email=self.email, openalex_api_key=self.openalex_api_key, ncbi_api_key=self.ncbi_api_key,
-                              s2_api_key=self.s2_api_key)
-
-    def rows(self) -> list[tuple[str, str, str]]:
-        """``(name, shown value, origin)`` for every setting a run uses (``paperfetch config``): the
-        settings, the base URLs given, then the transport's knobs."""
-        names = [*_OWN_NAMES, *(f"endpoints.{n}" for n in sorted(self.endpoints)), *TRANSPORT_SETTING_NAMES]
-        return [(name, self.shown(name), self.origin.get(name, "default")) for name in names]
-
-    def frame(self) -> pd.DataFrame:
-        """:meth:`rows` as a DataFrame (``setting``, ``value``, ``origin``), secrets masked as there."""
-        import pandas as pd
-
-        return pd.DataFrame(self.rows(), columns=["setting", "value", "origin"])
-
-    def _repr_html_(self) -> str:
-        """A notebook shows the settings as :meth:`frame`'s table."""
-        return str(self.frame().to_html(index=False))
-
-    def with_transport(self, derived: Mapping[str, Any], *, origin: str) -> "Settings":
-        """These settings over a transport whose unset knobs come from *derived* (a Retriever's sources); a given
-        knob wins, and for a mapping the given entries win key by key."""
-        values = {**_SETTINGS_DEFAULTS, **derived}
-        origins = dict(self.origin)
-        for name, value in derived.items():
-            if name in TRANSPORT_SETTING_NAMES and name not in self.given:
-                origins[name] = origin
-        for name, value in self.given.items():
-            if isinstance(value, Mapping) and isinstance(derived.get(name), Mapping):
-                values[name] = {**derived[name], **value}
-                origins[name] = f"{self.origin.get(name, 'argument')} over {origin}"
-            else:
-                values[name] = value
-        transport = _transport(values, origins)
-        return _replace(self, transport=transport, origin=origins)
-
-    def with_client(self, config: TransportConfig) -> "Settings":
-        """These settings with a caller's client's transport, every knob's origin ``"http= client"``."""
-        origins = {**self.origin, **{name: "http= client" for name in TRANSPORT_SETTING_NAMES}}
-        return _replace(self, transport=config, origin=origins, given={})
-
-
-def _replace(settings: Settings, **changes: Any) -> Settings:
-    values = {f.name: getattr(settings, f.name) for f in fields(settings)}
-    values.update(changes)
-    return Settings(**values)
 
 
 def _transport(values: Mapping[str, Any], origin: Mapping[str, str]) -> TransportConfig:
@@ -239,26 +275,41 @@ def _transport(values: Mapping[str, Any], origin: Mapping[str, str]) -> Transpor
         raise ConfigurationError(f"transport settings: {exc}") from None
 
 
-def _convert_own(spec: _Own, value: Any, where: str) -> Any:
-    if spec.kind is str:
+def _convert(spec: Field, value: Any, where: str) -> Any:
+    """Run option *spec*'s value from *where*, read as its kind and checked; None: empty text (not given)."""
+    name, kind = spec.name, spec.metadata["kind"]
+    if kind is str:
         if not isinstance(value, str):
-            raise ConfigurationError(f"{spec.name} from {where} must be text, not {type(value).__name__}")
+            raise ConfigurationError(f"{name} from {where} must be text, not {type(value).__name__}")
         try:
-            return clean_setting(spec.name, value)
+            text = clean_setting(name, value)
         except ConfigurationError as exc:
             raise ConfigurationError(f"{exc} (from {where})") from None
-    if spec.kind is bool:
+        return _checked(spec, text, where)
+    if kind is bool:
         try:
             return value if isinstance(value, bool) else _parse_bool(str(value))
         except ValueError:
-            raise ConfigurationError(f"{spec.name} from {where} must be true or false, not {value!r}") from None
+            raise ConfigurationError(f"{name} from {where} must be true or false, not {value!r}") from None
     try:
         if isinstance(value, bool):
             raise ValueError
-        return spec.kind(value)
+        return kind(value)
     except (TypeError, ValueError):
-        shown = mask(value) if spec.name in _SECRETS else repr(value)
-        raise ConfigurationError(f"{spec.name} from {where} must be a number ({spec.kind.__name__}), not {shown}") from None
+        shown = mask(value) if name in _SECRETS else repr(value)
+        raise ConfigurationError(f"{name} from {where} must be a number ({kind.__name__}), not {shown}") from None
+
+
+def _checked(spec: Field, text: str | None, where: str) -> str | None:
+    """*text* of a text option, if it is one of the option's choices (and, a file name template, one that works)."""
+    choices = spec.metadata["choices"]
+    if text is not None and choices:
+        text = text.lower()
+        if text not in choices:
+            raise ConfigurationError(f"{spec.name} from {where} must be one of {', '.join(choices)}, not {text!r}")
+    if text is not None and spec.name == "filename_template":
+        _check_template(text)
+    return text
 
 
 def _convert_knob(name: str, value: Any, where: str) -> Any:
@@ -288,6 +339,60 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return table
 
 
+@dataclass(frozen=True)
+class _Doors:
+    """The places a setting can come from, in order: arguments, the environment, the config file."""
+
+    arguments: Mapping[str, Any]
+    environ: Mapping[str, str]
+    path: Path
+    from_file: Mapping[str, Any]
+
+    def pick(self, name: str, env: tuple[str, ...]) -> tuple[Any, str]:
+        """Setting *name*'s value and where it came from (``(None, "default")``: from none)."""
+        env_name = next((e for e in env if self.environ.get(e, "").strip()), None)
+        if name in self.arguments:
+            return self.arguments[name], "argument"
+        if env_name is not None:
+            return self.environ[env_name], f"env {env_name}"
+        if name in self.from_file:
+            return self.from_file[name], f"file {self.path}"
+        return None, "default"
+
+    def options(self, origin: dict[str, str]) -> dict[str, Any]:
+        """The run options given, converted; *origin* gets where each setting came from."""
+        values: dict[str, Any] = {}
+        for spec in _OPTIONS:
+            value, where = self.pick(spec.name, spec.metadata["env"])
+            converted = _convert(spec, value, where) if where != "default" else None
+            origin[spec.name] = "default" if converted is None else where
+            if converted is not None:
+                values[spec.name] = converted
+        return values
+
+    def knobs(self, origin: dict[str, str]) -> dict[str, Any]:
+        """The transport knobs given, as given (parsed from text); *origin* gets where each came from."""
+        given: dict[str, Any] = {}
+        for name in TRANSPORT_SETTING_NAMES:
+            value, where = self.pick(name, _knob_env(name) if _knob_parser(name) is not None else ())
+            converted = _convert_knob(name, value, where) if where != "default" else None
+            origin[name] = "default" if converted is None else where
+            if converted is not None:
+                given[name] = converted
+        return given
+
+    def endpoints(self, named: Mapping[str, str], origin: dict[str, str]) -> dict[str, str]:
+        """The base URLs given by argument (*named*) or ``PAPERFETCH_<NAME>_URL``."""
+        chosen: dict[str, str] = {}
+        for name in ENDPOINT_NAMES:
+            variable = endpoint_env_var(name)
+            if named.get(name):
+                chosen[name], origin[f"endpoints.{name}"] = named[name], "argument"
+            elif self.environ.get(variable, "").strip():
+                chosen[name], origin[f"endpoints.{name}"] = self.environ[variable], f"env {variable}"
+        return {name: clean_setting(f"endpoints[{name!r}]", url) or "" for name, url in chosen.items()}
+
+
 def load_settings(
     arguments: Mapping[str, Any] | None = None,
     *,
@@ -307,40 +412,11 @@ def load_settings(
         raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
     environ = environment(environ)
     path = Path(config_path).expanduser() if config_path is not None else default_config_path(environ)
-    from_file = read_config_file(path)
-    values: dict[str, Any] = {}
+    doors = _Doors(arguments, environ, path, read_config_file(path))
     origin: dict[str, str] = {}
-    given: dict[str, Any] = {}
-
-    def pick(name: str, env: tuple[str, ...]) -> tuple[Any, str]:
-        env_name = next((e for e in env if environ.get(e, "").strip()), None)
-        if name in arguments:
-            return arguments[name], "argument"
-        if env_name is not None:
-            return environ[env_name], f"env {env_name}"
-        if name in from_file:
-            return from_file[name], f"file {path}"
-        return None, "default"
-
-    for spec in _OWN:
-        value, where = pick(spec.name, spec.env)
-        converted = _convert_own(spec, value, where) if where != "default" else None
-        values[spec.name], origin[spec.name] = (spec.default, "default") if converted is None else (converted, where)
-    for name in TRANSPORT_SETTING_NAMES:
-        value, where = pick(name, _knob_env(name) if _knob_parser(name) is not None else ())
-        converted = _convert_knob(name, value, where) if where != "default" else None
-        if converted is not None:
-            given[name], origin[name] = converted, where
-        else:
-            origin[name] = "default"
-    chosen: dict[str, str] = {}
-    for name in ENDPOINT_NAMES:
-        variable = endpoint_env_var(name)
-        if endpoints and endpoints.get(name):
-            chosen[name], origin[f"endpoints.{name}"] = endpoints[name], "argument"
-        elif environ.get(variable, "").strip():
-            chosen[name], origin[f"endpoints.{name}"] = environ[variable], f"env {variable}"
-    chosen = {name: clean_setting(f"endpoints[{name!r}]", url) or "" for name, url in chosen.items()}
+    values = doors.options(origin)
+    given = doors.knobs(origin)
+    chosen = doors.endpoints(endpoints or {}, origin)
     transport = _transport({**_SETTINGS_DEFAULTS, **given}, origin)
     return Settings(**values, endpoints=chosen, transport=transport, origin=origin, config_path=path, given=given)
 

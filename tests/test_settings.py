@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from paperfetch import ConfigurationError, HostRegistry, HttpClient, Retriever, Settings, load_settings
 from paperfetch.config import clean_setting, default_config_path, user_agent_for
-from paperfetch.settings import SETTING_NAMES, TRANSPORT_SETTING_NAMES
+from paperfetch.settings import HOST_RULE_KNOBS, SETTING_NAMES, TRANSPORT_SETTING_NAMES
 from paperfetch.testing import Reply
 
 
@@ -268,7 +268,8 @@ def test_settings_rows_are_what_the_clients_run_on(tmp_path):
         assert r.web.config is r.settings.transport
         rows = {name: value for name, value, _ in r.settings.rows()}
         for name in TRANSPORT_SETTING_NAMES:
-            assert rows[name] == r.settings.shown(name)
+            if name not in HOST_RULE_KNOBS:  # the spellings of a host's rule: one row per host instead
+                assert rows[name] == r.settings.shown(name)
             assert getattr(r.settings, name) == getattr(r.web.config, name), name
             if name != "respect_robots_txt":  # the API client differs in this one knob: APIs are not crawled
                 assert getattr(r.api.config, name) == getattr(r.web.config, name), name
@@ -276,6 +277,10 @@ def test_settings_rows_are_what_the_clients_run_on(tmp_path):
         assert (rows["delay_min_s"], rows["delay_max_s"], rows["max_crawl_delay_s"]) == ("0.5", "0.7", "12.0")
         host_intervals = r.web.host_intervals
         assert r.settings.origin["host_intervals"] == "the sources" and host_intervals["api.openalex.org"] == 0.1
+        origins = {name: origin for name, _, origin in r.settings.rows()}
+        assert rows["hosts.api.openalex.org"] == "1 request per 0.1 s" and origins["hosts.api.openalex.org"] == "the sources"
+        assert rows["hosts.arxiv.org"] == "1 request per 3 s"  # every client's default rule for arXiv
+        assert not any("Window(" in value for value in rows.values())  # a host's rule in plain words
 
 
 def test_a_client_and_a_differing_transport_argument_are_refused_by_name(tmp_path):
@@ -320,7 +325,8 @@ def test_paperfetch_config_lists_the_transport_settings_with_their_origins(tmp_p
     assert lines["max_retries"].split()[1:] == ["7", "env", "PAPERFETCH_MAX_RETRIES"]
     assert lines["delay_min_s"].split()[1:] == ["2.0", "file", str(path)]
     assert lines["timeout"].split()[-1] == "default" and lines["respect_robots_txt"].split()[1] == "True"
-    assert set(TRANSPORT_SETTING_NAMES) <= set(lines)
+    assert set(TRANSPORT_SETTING_NAMES) - set(HOST_RULE_KNOBS) <= set(lines)
+    assert lines["hosts.arxiv.org"].split()[1:] == ["1", "request", "per", "3", "s", "default"]  # one row per host rule
 
 
 def test_each_knob_is_declared_once_and_the_client_keywords_derive_from_it():
@@ -355,13 +361,13 @@ def test_the_config_file_reaches_a_bare_retriever_and_arguments_win(monkeypatch,
     monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
     with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
         assert r.identification.email == "file.person@example.org"
-        assert r.workers == 3
+        assert r.settings.workers == 3
         assert r.settings.origin["email"] == f"file {config}"
         rows = {name: (shown, origin) for name, shown, origin in r.settings.rows()}
         assert rows["email"] == ("'***'", f"file {config}")
     monkeypatch.setenv("PAPERFETCH_WORKERS", "2")
     with Retriever(out_dir=tmp_path, progress=False, cache=False, workers=5) as r:
-        assert r.workers == 5 and r.settings.origin["workers"] == "argument"  # arguments > environment > file
+        assert r.settings.workers == 5 and r.settings.origin["workers"] == "argument"  # arguments > environment > file
 
 
 def test_settings_print_as_a_small_table_in_a_notebook(monkeypatch, tmp_path):
@@ -434,10 +440,22 @@ def test_every_argument_of_the_retriever_and_of_its_methods_is_documented():
     assert "--explain ID" not in (Retriever.why.__doc__ or "")  # the flag takes no argument
 
 
-def test_tab_completion_offers_the_methods_a_user_calls_not_the_machinery(tmp_path):
+def test_the_retrievers_settings_have_one_home_and_change_through_configure(tmp_path):
     with Retriever(email="tab@example.org", out_dir=tmp_path, progress=False, cache=False, verbosity=0) as r:
-        shown = [n for n in dir(r) if not n.startswith("_")]
-        assert {"download", "download_frame", "start", "retry", "why", "domain_status", "dashboard", "settings"} <= set(shown)
-        assert not {"api", "web", "run_snapshot", "show_dashboard", "order", "store", "api_hosts"} & set(shown)
-        assert len(shown) <= 22  # the user's methods and out_dir: a short list, machinery hidden
-        assert r.web is not None and r.api is not None and r.run_snapshot() is not None  # still there, for scripts
+        public = {n for n in dir(r) if not n.startswith("_")}
+        assert {"download", "download_frame", "start", "retry", "why", "domain_status", "dashboard", "settings",
+                "configure", "out_dir"} <= public
+        mirrors = {"workers", "resume", "progress", "show_dashboard", "order", "prefer", "skip_retracted",
+                   "filename_template", "max_pdf_bytes", "verbosity"}
+        assert not mirrors & public  # no second answer to r.settings
+        assert r.out_dir == tmp_path.resolve()
+        with pytest.raises(AttributeError):
+            r.out_dir = tmp_path / "elsewhere"  # read from the settings, never set beside them
+        before = r.settings
+        after = r.configure(resume=False, workers=3)
+        assert r.settings is after and (after.resume, after.workers) == (False, 3) and before.resume is True
+        assert after.origin["workers"] == "configure()" and after.transport is before.transport
+        with pytest.raises(ConfigurationError, match="email"):
+            r.configure(email="other@example.org")  # who is asking is a new Retriever's
+        with pytest.raises(ConfigurationError, match="prefer"):
+            r.configure(prefer="fastest")

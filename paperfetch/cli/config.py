@@ -30,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
     from paperfetch.settings import TRANSPORT_SETTING_NAMES
     from paperfetch.sources import SOURCES
 
+    headers = {TRANSPORT_SETTING_NAMES[0]: "transport (every request of a run):",
+               "hosts.": "hosts (one rule each; a pool is host#pool):"}
+
     with configuration_is_usage():
         settings = settings_from(args)
     path = settings.config_path
@@ -39,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(name) for name, _, _ in rows)
     value_width = min(max(len(value) for _, value, _ in rows), 40)
     for name, value, origin in rows:
-        if name == TRANSPORT_SETTING_NAMES[0]:
-            say("transport (every request of a run):")
+        header = headers.pop(name if name in headers else name[:6], None)
+        if header is not None:
+            say(header)
         say(f"  {name:<{width}}  {value:<{value_width}}  {origin}")
     if not settings.email:
         skipped = [name for name, cls in SOURCES.items() if cls.requires_email]

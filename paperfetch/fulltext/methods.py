@@ -17,24 +17,24 @@ __all__ = ["FullTextMethods"]
 class FullTextMethods:
     """Mixed into :class:`~paperfetch.retriever.Retriever`, which gives ``_text_context``."""
 
-    def _text_context(self, pdf_engine: str) -> Any:
+    def _text_context(self, pdf_engine: str | None) -> Any:
         raise NotImplementedError
 
-    def _collect(self, ids: Iterable[object] | str | pd.Series, pdf_engine: str = "pypdfium2") -> FullTextResult:
+    def _collect(self, ids: Iterable[object] | str | pd.Series, pdf_engine: str | None = None) -> FullTextResult:
         from paperfetch.fulltext.fetch import collect_text
 
         return collect_text(ids, context=self._text_context(pdf_engine))
 
     @overload
     def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[False] = False,
-                 pdf_engine: str = "pypdfium2") -> pd.DataFrame: ...
+                 pdf_engine: str | None = None) -> pd.DataFrame: ...
 
     @overload
     def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: Literal[True],
-                 pdf_engine: str = "pypdfium2") -> tuple[pd.DataFrame, pd.DataFrame]: ...
+                 pdf_engine: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]: ...
 
     def fulltext(self, ids: Iterable[object] | str | pd.Series, *, with_outcomes: bool = False,
-                 pdf_engine: str = "pypdfium2") -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+                 pdf_engine: str | None = None) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
         """One row per paragraph of every paper with text: JATS where it exists, else the open-access PDF's text.
 
         Columns ``input, doi, pmid, pmcid, text_source, license, section, paragraph, text``, then
@@ -49,7 +49,7 @@ class FullTextMethods:
         with_outcomes : bool
             Return the outcomes frame too.
         pdf_engine : str
-            The PDF text extractor (``"pypdfium2"``, or ``"pypdf"``; docs/fulltext.md compares them).
+            The PDF text extractor (``"pypdfium2"`` or ``"pypdf"``; default: the ``pdf_engine`` setting).
         """
         result = self._collect(ids, pdf_engine)
         return (result.paragraphs, result.outcomes) if with_outcomes else result.paragraphs
