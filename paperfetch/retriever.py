@@ -33,7 +33,7 @@ from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
 from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, identifier_columns, row_identifiers, why_frame
-from paperfetch.settings import ENDPOINT_NAMES, Settings, load_settings, refuse_differing, setting_arguments
+from paperfetch.settings import ENDPOINT_NAMES, HOST_RULE_KNOBS, Settings, load_settings, refuse_differing, setting_arguments
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.sources.unpaywall import check_email
@@ -260,10 +260,8 @@ class Retriever(FullTextMethods):
             # A caller's client is left as it was: the Retriever paces through a client of its own over the
             # caller's session, host state, clock and settings (plus its sources' intervals and pools), and
             # closes only that one (the caller's session stays open).
-            mine = http.config.replace(host_intervals={**derived["host_intervals"], **(http.config.host_intervals or {})},
-                                       host_concurrency={**derived["host_concurrency"], **(http.config.host_concurrency or {})},
-                                       host_windows={**derived["host_windows"], **(http.config.host_windows or {})},
-                                       host_pools={**derived["host_pools"], **(http.config.host_pools or {})})
+            mine = http.config.replace(**{knob: {**derived[knob], **(getattr(http.config, knob) or {})}
+                                          for knob in HOST_RULE_KNOBS})
             settings = settings.with_client(mine)
             self.web = self.api = HttpClient.from_config(settings.transport, session=http.session, clock=http.clock,
                                                          registry=http.registry)
@@ -288,21 +286,23 @@ class Retriever(FullTextMethods):
         intervals.setdefault(host_key(arxiv.service_url(arxiv.pdf_base_url)), arxiv.interval_s)
         asking = {host_key(host) for s in self._sources.values() if s.wants_contact for host in (s.base_url, *s.related_hosts())}
         windows = {host_key(s.base_url): list(s.rate_windows) for s in self._sources.values() if s.rate_windows}
-        concurrency = self._source_concurrency(email=email)
-        pools = self._source_pools(intervals, concurrency, given or {}, Identification(email=email))
+        concurrency: dict[str, int] = {}
+        pools = self._crossref_pools(intervals, concurrency, given or {}, Identification(email=email))
         return {"host_intervals": intervals, "host_concurrency": concurrency, "host_windows": windows,
                 "host_pools": pools, "contact_hosts": asking, "contact_email": email}
 
-    def _source_pools(self, intervals: dict[str, float], concurrency: dict[str, int],
-                      given: Mapping[str, Any], identification: Identification) -> dict[str, dict[str, str]]:
-        """Crossref's pools per request kind; each pool's interval and cap go in beside the host's, unless the
-        caller gave the host's own (*given*: the transport knobs given), which then paces each pool."""
+    def _crossref_pools(self, intervals: dict[str, float], concurrency: dict[str, int],
+                        given: Mapping[str, Any], identification: Identification) -> dict[str, dict[str, str]]:
+        """Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it), and its pools
+        per request kind: each pool's interval and cap go in beside the host's, unless the caller gave the host's
+        own (*given*: the transport knobs given), which then paces each pool."""
         from paperfetch.sources.crossref import CrossrefSource
 
         crossref = self._sources.get("crossref")
         if not isinstance(crossref, CrossrefSource):
             return {}
         host = host_key(crossref.base_url)
+        concurrency[host] = crossref.concurrency_for(identification)
         pools = crossref.pools_for(identification)
         own_interval = host in {k.lower() for k in (given.get("host_intervals") or {})}
         own_cap = host in {k.lower() for k in (given.get("host_concurrency") or {})}
@@ -312,15 +312,6 @@ class Retriever(FullTextMethods):
             if not own_cap:
                 concurrency.setdefault(f"{host}#{name}", cap)
         return {host: {name: pattern for name, (pattern, _, _) in pools.items()}}
-
-    def _source_concurrency(self, *, email: str | None) -> dict[str, int]:
-        """Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it)."""
-        from paperfetch.sources.crossref import CrossrefSource
-
-        crossref = self._sources.get("crossref")
-        if not isinstance(crossref, CrossrefSource):
-            return {}
-        return {host_key(crossref.base_url): crossref.concurrency_for(Identification(email=email))}
 
     def _describe_openalex(self) -> None:
         """OpenAlex's host is named, with the remedy for a spent budget, in the transport's one warning."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import Field, dataclass, field, fields, replace
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -330,6 +331,12 @@ def _convert_knob(name: str, value: Any, where: str) -> Any:
         raise ConfigurationError(f"{name} from {where} must be a {kind}, not {text!r}") from None
 
 
+#: How each run option and each transport knob is read: its variables and its converter.
+_OPTION_READERS = {f.name: (f.metadata["env"], partial(_convert, f)) for f in _OPTIONS}
+_KNOB_READERS = {name: (_knob_env(name) if _knob_parser(name) is not None else (), partial(_convert_knob, name))
+                 for name in TRANSPORT_SETTING_NAMES}
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """The settings table of the TOML file at *path* (``{}`` when there is no file); an unknown name is refused."""
     table = read_toml_table(path)
@@ -359,27 +366,18 @@ class _Doors:
             return self.from_file[name], f"file {self.path}"
         return None, "default"
 
-    def options(self, origin: dict[str, str]) -> dict[str, Any]:
-        """The run options given, converted; *origin* gets where each setting came from."""
+    def given(self, readers: Mapping[str, tuple[tuple[str, ...], Callable[[Any, str], Any]]],
+              origin: dict[str, str]) -> dict[str, Any]:
+        """The settings given, each ``name: (its variables, its converter)`` of *readers*, converted (None: not
+        given); *origin* gets where each setting came from."""
         values: dict[str, Any] = {}
-        for spec in _OPTIONS:
-            value, where = self.pick(spec.name, spec.metadata["env"])
-            converted = _convert(spec, value, where) if where != "default" else None
-            origin[spec.name] = "default" if converted is None else where
-            if converted is not None:
-                values[spec.name] = converted
-        return values
-
-    def knobs(self, origin: dict[str, str]) -> dict[str, Any]:
-        """The transport knobs given, as given (parsed from text); *origin* gets where each came from."""
-        given: dict[str, Any] = {}
-        for name in TRANSPORT_SETTING_NAMES:
-            value, where = self.pick(name, _knob_env(name) if _knob_parser(name) is not None else ())
-            converted = _convert_knob(name, value, where) if where != "default" else None
+        for name, (env, convert) in readers.items():
+            value, where = self.pick(name, env)
+            converted = convert(value, where) if where != "default" else None
             origin[name] = "default" if converted is None else where
             if converted is not None:
-                given[name] = converted
-        return given
+                values[name] = converted
+        return values
 
     def endpoints(self, named: Mapping[str, str], origin: dict[str, str]) -> dict[str, str]:
         """The base URLs given by argument (*named*) or ``PAPERFETCH_<NAME>_URL``."""
@@ -414,8 +412,8 @@ def load_settings(
     path = Path(config_path).expanduser() if config_path is not None else default_config_path(environ)
     doors = _Doors(arguments, environ, path, read_config_file(path))
     origin: dict[str, str] = {}
-    values = doors.options(origin)
-    given = doors.knobs(origin)
+    values = doors.given(_OPTION_READERS, origin)
+    given = doors.given(_KNOB_READERS, origin)
     chosen = doors.endpoints(endpoints or {}, origin)
     transport = _transport({**_SETTINGS_DEFAULTS, **given}, origin)
     return Settings(**values, endpoints=chosen, transport=transport, origin=origin, config_path=path, given=given)
