@@ -17,8 +17,8 @@ from paperfetch.redact import register_secrets
 
 __all__ = [
     "CACHE_DIR_ENV", "CONFIG_ENV", "Identification", "LOCK_TIMEOUT_ENV", "STATE_ENV", "clean_setting", "default_config_path",
-    "endpoint_env_var", "env_cache_dir", "env_endpoint_url", "env_state", "environment", "lock_timeout_s", "mask",
-    "read_toml_table", "user_agent_for", "without_userinfo",
+    "endpoint_env_var", "env_cache_dir", "env_state", "environment", "lock_timeout_s", "mask",
+    "read_toml_table", "without_userinfo",
 ]
 
 
@@ -106,8 +106,6 @@ CACHE_DIR_ENV = "PAPERFETCH_CACHE_DIR"
 LOCK_TIMEOUT_ENV = "PAPERFETCH_LOCK_TIMEOUT_S"
 
 
-
-
 def environment(environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
     return os.environ if environ is None else environ
 
@@ -120,11 +118,6 @@ def env_state(environ: Mapping[str, str] | None = None) -> str:
 def endpoint_env_var(name: str) -> str:
     """The environment variable that overrides the base URL of service *name*: ``PAPERFETCH_<NAME>_URL``."""
     return f"PAPERFETCH_{name.upper()}_URL"
-
-
-def env_endpoint_url(name: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """``$PAPERFETCH_<NAME>_URL`` (a source's base URL, or ``doi`` for the DOI resolver); None when unset or empty."""
-    return clean_setting(endpoint_env_var(name), environment(environ).get(endpoint_env_var(name)) or None)
 
 
 def env_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
@@ -173,10 +166,3 @@ def read_toml_table(path: Path) -> dict[str, Any]:
         raise ConfigurationError(f"cannot read the config file {path}: {exc}") from None
     table = data.get("paperfetch", data)
     return {k: v for k, v in table.items() if k != "paperfetch"}
-
-
-def user_agent_for(email: str | None) -> str:
-    """The User-Agent for a contact *email*: :func:`paperfetch.http.identity.user_agent`, the one builder."""
-    from paperfetch.http.identity import user_agent
-
-    return user_agent(email)

@@ -10,7 +10,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from paperfetch import ConfigurationError, HostRegistry, HttpClient, Retriever, Settings, load_settings
-from paperfetch.config import clean_setting, default_config_path, user_agent_for
+from paperfetch.config import clean_setting, default_config_path
+from paperfetch.http.identity import user_agent
 from paperfetch.settings import HOST_RULE_KNOBS, SETTING_NAMES, TRANSPORT_SETTING_NAMES
 from paperfetch.testing import Reply
 
@@ -95,23 +96,25 @@ def test_default_path_is_in_the_user_config_folder(monkeypatch, tmp_path):
 def test_user_agent_names_the_project_and_the_contact():
     from paperfetch import __version__
 
-    assert user_agent_for(None) == f"paperfetch/{__version__} (+https://github.com/paperfetch/paperfetch)"
-    assert user_agent_for("me@example.org").endswith("; mailto:me@example.org)")
+    assert user_agent(None) == f"paperfetch/{__version__} (+https://github.com/paperfetch/paperfetch)"
+    assert user_agent("me@example.org").endswith("; mailto:me@example.org)")
 
 
 def test_the_environment_readers(monkeypatch, tmp_path):
-    from paperfetch.config import env_cache_dir, env_endpoint_url, env_state
+    from paperfetch.config import env_cache_dir, env_state
 
     assert env_state({}) == "sqlite" and env_state({"PAPERFETCH_STATE": ""}) == "sqlite"
     assert env_state({"PAPERFETCH_STATE": "memory"}) == "memory"
-    assert env_endpoint_url("unpaywall", {}) is None and env_endpoint_url("doi", {"PAPERFETCH_DOI_URL": ""}) is None
-    assert env_endpoint_url("doi", {"PAPERFETCH_DOI_URL": "http://127.0.0.1:9"}) == "http://127.0.0.1:9"
+    none = tmp_path / "none.toml"  # a service's base URL is a setting: PAPERFETCH_<NAME>_URL, blank when unset
+    assert load_settings(environ={"PAPERFETCH_DOI_URL": ""}, config_path=none).endpoints == {}
+    endpoints = load_settings(environ={"PAPERFETCH_DOI_URL": "http://127.0.0.1:9"}, config_path=none).endpoints
+    assert endpoints == {"doi": "http://127.0.0.1:9"}
     assert env_cache_dir({}) is None
     assert env_cache_dir({"PAPERFETCH_CACHE_DIR": "~/c"}) == Path("~/c").expanduser()
     monkeypatch.setenv("PAPERFETCH_STATE", "redis://127.0.0.1:1/0")  # without a mapping: os.environ, when asked
     monkeypatch.setenv("PAPERFETCH_CROSSREF_URL", "http://127.0.0.1:8")
     monkeypatch.setenv("PAPERFETCH_CACHE_DIR", str(tmp_path))
-    assert env_state() == "redis://127.0.0.1:1/0" and env_endpoint_url("crossref") == "http://127.0.0.1:8"
+    assert env_state() == "redis://127.0.0.1:1/0" and load_settings(config_path=none).endpoints["crossref"] == "http://127.0.0.1:8"
     assert env_cache_dir() == tmp_path
 
 
