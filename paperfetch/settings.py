@@ -215,7 +215,7 @@ _SETTINGS_DEFAULTS: Mapping[str, Any] = {"respect_robots_txt": defaults.RESPECT_
 def setting_help(name: str) -> str:
     """Run option *name*'s help line with its environment variables, for the CLI's ``--help``."""
     meta = _FIELDS[name].metadata
-    return f"{meta['help']} (env {' or '.join(meta['env'])})"
+    return f"{meta['help']} (env {' or '.join(meta['env'])}{'; never printed' if meta['secret'] else ''})"
 
 
 def _knob_env(name: str) -> tuple[str, ...]:

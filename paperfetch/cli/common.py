@@ -185,9 +185,10 @@ def common_options() -> argparse.ArgumentParser:
 
 def identity_options(parser: argparse.ArgumentParser) -> None:
     """--email, the API keys and --config: what :func:`settings_from` reads."""
-    parser.add_argument("--email", help="contact e-mail; Unpaywall requires one (env PAPERFETCH_EMAIL; never printed)")
-    parser.add_argument("--openalex-api-key", help="OpenAlex API key (prefer env PAPERFETCH_OPENALEX_API_KEY)")
-    parser.add_argument("--ncbi-api-key", help="NCBI API key (prefer env PAPERFETCH_NCBI_API_KEY or NCBI_API_KEY)")
+    from paperfetch.settings import setting_help
+
+    for name in ("email", "openalex_api_key", "ncbi_api_key"):  # secrets: never printed; a variable keeps them out of ps
+        parser.add_argument(f"--{name.replace('_', '-')}", help=setting_help(name))
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="the TOML settings file (default: config.toml in the user config folder; env PAPERFETCH_CONFIG)")
 
