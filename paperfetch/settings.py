@@ -53,12 +53,6 @@ def _option(default: Any, kind: type, line: str, *env: str, secret: bool = False
     return field(default=default, metadata={"kind": kind, "help": line, "env": env, "secret": secret, "choices": choices})
 
 
-def _check_template(template: str) -> None:
-    from paperfetch.ids import filename_for, parse_identifier
-
-    filename_for(parse_identifier("10.1000/template-check"), template)  # fail early on a bad template
-
-
 @dataclass(frozen=True)
 class Settings:
     """The effective settings (:func:`load_settings`). ``origin`` says where each value came from
@@ -308,8 +302,10 @@ def _checked(spec: Field, text: str | None, where: str) -> str | None:
         text = text.lower()
         if text not in choices:
             raise ConfigurationError(f"{spec.name} from {where} must be one of {', '.join(choices)}, not {text!r}")
-    if text is not None and spec.name == "filename_template":
-        _check_template(text)
+    if text is not None and spec.name == "filename_template":  # a template that cannot name a file fails here
+        from paperfetch.ids import filename_for, parse_identifier
+
+        filename_for(parse_identifier("10.1000/template-check"), text)
     return text
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 from paperfetch.cells import clip, is_missing
 from paperfetch.errors import ConfigurationError
 from paperfetch.integrity import met_by, met_line
+from paperfetch.log import file_mode
 from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_frame, redact_text
 from paperfetch.report import host_table_text
@@ -331,12 +332,18 @@ def check_writable_file(path: Path, flag: str) -> None:
         raise UsageError(f"{flag} {path}: the folder {parent} is not writable")
 
 
+def _known_suffix(path: Path, flag: str, formats: dict[str, str]) -> str:
+    """*path*'s extension, lower case; a UsageError naming the known ones when it is none of *formats*."""
+    suffix = path.suffix.lower()
+    if suffix not in formats:
+        known = ", ".join(f"{ext} ({name})" for ext, name in formats.items())
+        raise UsageError(f"{flag} {path}: unknown extension {suffix or '(none)'!r}; use {known}")
+    return suffix
+
+
 def check_export(path: Path) -> None:
     """A UsageError unless --export names a .bib, .ris or .json file that can be written."""
-    suffix = path.suffix.lower()
-    if suffix not in EXPORT_EXTENSIONS:
-        known = ", ".join(f"{ext} ({name})" for ext, name in EXPORT_EXTENSIONS.items())
-        raise UsageError(f"--export {path}: unknown extension {suffix or '(none)'!r}; use {known}")
+    _known_suffix(path, "--export", EXPORT_EXTENSIONS)
     check_writable_file(path, "--export")
 
 
@@ -359,10 +366,7 @@ def check_column(frame: pd.DataFrame, column: str, where: str) -> None:
 
 def check_report(path: Path) -> str:
     """The --report file's extension, once its format is known and writable (pyarrow for Parquet)."""
-    suffix = path.suffix.lower()
-    if suffix not in REPORT_FORMATS:
-        known = ", ".join(f"{ext} ({name})" for ext, name in REPORT_FORMATS.items())
-        raise UsageError(f"--report {path}: unknown extension {suffix or '(none)'!r}; use {known}")
+    suffix = _known_suffix(path, "--report", REPORT_FORMATS)
     if suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401
@@ -378,16 +382,10 @@ def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
     tmp = path.with_name(f".{path.name}.part")
     try:
         writer(tmp)
-        os.chmod(tmp, _file_mode())
+        os.chmod(tmp, file_mode())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-
-
-def _file_mode() -> int:
-    from paperfetch.log import file_mode
-
-    return file_mode()
 
 
 def write_report(frame: pd.DataFrame, path: Path) -> None:

@@ -205,7 +205,8 @@ class TransportConfig:
         concurrency = {k.lower(): int(v) for k, v in (self.host_concurrency or {}).items()}
         if any(v < 1 for v in concurrency.values()):
             raise ConfigurationError(f"host_concurrency caps must be >= 1, not {self.host_concurrency!r}")
-        windows = _windows(self.host_windows)
+        windows = {host.lower(): tuple(Window.parse(w) for w in ([given] if isinstance(given, (str, Window)) else given))
+                   for host, given in (self.host_windows or {}).items() if given}  # "500/min", or a list of them
         pools = parse_pools(self.host_pools)
         hosts = dict(DEFAULT_HOST_RULES)
         for host in sorted({*intervals, *concurrency, *windows, *pools}):
@@ -253,16 +254,6 @@ class TransportConfig:
         if unknown:
             raise TypeError(f"HttpClient got an unexpected keyword argument {unknown[0]!r}")
         return cls(**knobs)
-
-
-def _windows(value: Mapping[str, Iterable[Window | str]] | None) -> dict[str, tuple[Window, ...]]:
-    """``host_windows`` as the rules read them: each host's (or pool's) windows, parsed (``"500/min"``)."""
-    windows: dict[str, tuple[Window, ...]] = {}
-    for host, given in (value or {}).items():
-        if isinstance(given, (str, Window)):
-            given = [given]
-        windows[host.lower()] = tuple(Window.parse(w) for w in given)
-    return {host: ws for host, ws in windows.items() if ws}
 
 
 #: The names of the knobs (the init fields of :class:`TransportConfig`).
