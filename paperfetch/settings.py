@@ -301,7 +301,7 @@ def _checked(spec: Field, text: str | None, where: str) -> str | None:
     if text is not None and choices:
         text = text.lower()
         if text not in choices:
-            raise ConfigurationError(f"{spec.name} from {where} must be one of {', '.join(choices)}, not {text!r}")
+            raise ConfigurationError(f"{spec.name}={text!r} from {where}; choose from {', '.join(choices)}")
     if text is not None and spec.name == "filename_template":  # a template that cannot name a file fails here
         from paperfetch.ids import filename_for, parse_identifier
 
