@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ENDPOINT_NAMES", "ENV_VARS", "HOST_RULE_KNOBS", "OPTION_NAMES", "SETTING_NAMES", "Settings",
-    "TRANSPORT_SETTING_NAMES", "load_settings", "read_config_file", "refuse_differing", "setting_arguments",
+    "TRANSPORT_SETTING_NAMES", "load_settings", "refuse_differing", "setting_arguments",
     "setting_help",
 ]
 
@@ -234,20 +234,18 @@ def _parse_timeout(text: str) -> float | tuple[float, float]:
     raise ValueError(text)
 
 
+#: How a knob's text is read, by the start of its annotation (a choice of an enum or text: ``… | str``).
+_TEXT_READERS: tuple[tuple[str, Callable[[str], Any]], ...] = (
+    ("bool", _parse_bool), ("int", int), ("float | tuple", _parse_timeout), ("float", float), ("str", str))
+
+
 def _knob_parser(name: str) -> Callable[[str], Any] | None:
-    """How a knob's text (an environment variable) becomes its value; None: not settable from text."""
+    """How a knob's text (an environment variable) becomes its value; None: not settable from text (mappings
+    and collections: an argument or the config file only)."""
     annotation = str(next(f.type for f in fields(TransportConfig) if f.name == name))
-    if annotation == "bool":
-        return _parse_bool
-    if annotation.startswith("int"):
-        return int
-    if annotation.startswith("float | tuple"):
-        return _parse_timeout
-    if annotation.startswith("float"):
-        return float
-    if annotation.startswith("str") or annotation.endswith("| str"):
+    if annotation.endswith("| str"):
         return str
-    return None  # mappings and collections: an argument or the config file only
+    return next((read for start, read in _TEXT_READERS if annotation.startswith(start)), None)
 
 
 #: environment variable → the setting it gives, for every setting read from the environment
@@ -333,15 +331,6 @@ _KNOB_READERS = {name: (_knob_env(name) if _knob_parser(name) is not None else (
                  for name in TRANSPORT_SETTING_NAMES}
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
-    """The settings table of the TOML file at *path* (``{}`` when there is no file); an unknown name is refused."""
-    table = read_toml_table(path)
-    unknown = sorted(set(table) - set(SETTING_NAMES))
-    if unknown:
-        raise ConfigurationError(f"unknown setting(s) {unknown} in {path}; known: {', '.join(SETTING_NAMES)}")
-    return table
-
-
 @dataclass(frozen=True)
 class _Doors:
     """The places a setting can come from, in order: arguments, the environment, the config file."""
@@ -406,7 +395,11 @@ def load_settings(
         raise ConfigurationError(f"unknown endpoint name(s) {bad}; choose from {', '.join(ENDPOINT_NAMES)}")
     environ = environment(environ)
     path = Path(config_path).expanduser() if config_path is not None else default_config_path(environ)
-    doors = _Doors(arguments, environ, path, read_config_file(path))
+    from_file = read_toml_table(path)
+    unknown = sorted(set(from_file) - set(SETTING_NAMES))
+    if unknown:
+        raise ConfigurationError(f"unknown setting(s) {unknown} in {path}; known: {', '.join(SETTING_NAMES)}")
+    doors = _Doors(arguments, environ, path, from_file)
     origin: dict[str, str] = {}
     values = doors.given(_OPTION_READERS, origin)
     given = doors.given(_KNOB_READERS, origin)

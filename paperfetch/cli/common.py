@@ -27,6 +27,7 @@ from paperfetch.log import file_mode
 from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_frame, redact_text
 from paperfetch.report import host_table_text
+from paperfetch.settings import setting_help
 from paperfetch.suggest import did_you_mean
 
 __all__ = [
@@ -186,8 +187,6 @@ def common_options() -> argparse.ArgumentParser:
 
 def identity_options(parser: argparse.ArgumentParser) -> None:
     """--email, the API keys and --config: what :func:`settings_from` reads."""
-    from paperfetch.settings import setting_help
-
     for name in ("email", "openalex_api_key", "ncbi_api_key"):  # secrets: never printed; a variable keeps them out of ps
         parser.add_argument(f"--{name.replace('_', '-')}", help=setting_help(name))
     parser.add_argument("--config", type=Path, metavar="FILE",

@@ -49,6 +49,7 @@ from paperfetch.cli.common import (
 from paperfetch.errors import ConfigurationError
 from paperfetch.redact import redact_text
 from paperfetch.report import YIELD_LEGEND, yield_by_source, yield_line
+from paperfetch.settings import setting_help
 
 __all__ = ["add_subcommands", "run"]
 
@@ -62,7 +63,7 @@ def add_subcommands(sub: Any) -> None:
     dl.add_argument("--column", help="the CSV column holding identifiers (default: doi, or the one column "
                                      "named so in another case, such as DOI)")
     identity_options(dl)
-    dl.add_argument("--out", "--dwn-dir", dest="out", help="output folder (default: PDFs; env PAPERFETCH_OUT)")
+    dl.add_argument("--out", "--dwn-dir", dest="out", help=setting_help("out_dir"))
     dl.add_argument("--report", type=Path, help="write the outcomes table: FILE.csv, FILE.parquet or FILE.jsonl")
     dl.add_argument("--failed", type=Path, metavar="FILE",
                     help="write the identifiers that did not finish well, one per line (feed back with --input)")
@@ -79,15 +80,12 @@ def add_subcommands(sub: Any) -> None:
                         help="obey robots.txt of web hosts (the default)")
     robots.add_argument("--ignore-robots-txt", dest="robots", action="store_false", help="do not read robots.txt")
     dl.add_argument("--no-suppress-403", action="store_true", help="keep asking hosts that answered 403")
-    dl.add_argument("--skip-retracted", action="store_true", default=None,
-                    help="a paper a source calls retracted gets status 'retracted', not downloaded "
-                         "(env PAPERFETCH_SKIP_RETRACTED)")
+    dl.add_argument("--skip-retracted", action="store_true", default=None, help=setting_help("skip_retracted"))
     dl.add_argument("--delay-min", type=float, help="minimum seconds between requests to one host")
     dl.add_argument("--delay-max", type=float, help="maximum seconds between requests to one host")
     dl.add_argument("--max-retries", type=int, help="retries per request (default: 3)")
-    dl.add_argument("--workers", type=int, help="worker threads (default: by the number of hosts)")
-    dl.add_argument("--state", help="host-state store shared with other runs: 'sqlite' (default, user cache dir), "
-                                    "a path, 'sqlite:///path', 'redis://host:port/db' or 'memory' (env PAPERFETCH_STATE)")
+    dl.add_argument("--workers", type=int, help=setting_help("workers"))
+    dl.add_argument("--state", help=setting_help("state"))
     dl.add_argument("--no-progress", action="store_true", help="no progress bar")
     dl.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
     dl.add_argument("--explain", action="store_true",

@@ -31,6 +31,7 @@ from paperfetch.cli.common import (
     write_report,
 )
 from paperfetch.redact import redact_text
+from paperfetch.settings import setting_help
 
 __all__ = ["add_subcommands", "run"]
 
@@ -59,8 +60,7 @@ def add_subcommands(sub: Any) -> None:
                                                                   "most (default 512, the default tokenizer's)")
     text.add_argument("--overlap", type=int, default=0,
                       help="with --format chunks: tokens of the chunk before that lead each chunk (default 0)")
-    text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), default="pypdfium2",
-                      help="the PDF text engine (default pypdfium2; docs/fulltext.md compares them)")
+    text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), help=setting_help("pdf_engine"))
     text.add_argument("--state", help="host-state store shared with other runs (as for download; env PAPERFETCH_STATE)")
     text.add_argument("--no-progress", action="store_true", help="no progress bar")
     text.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
@@ -69,7 +69,7 @@ def add_subcommands(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with configuration_is_usage():
-        settings = settings_from(args, out_dir=args.out, state=args.state)
+        settings = settings_from(args, out_dir=args.out, state=args.state, pdf_engine=args.pdf_engine)
     if args.report is not None:
         check_report(args.report)
     if args.outcomes is not None:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give identifiers, or --input FILE (.txt, one a line)")
     if args.max_tokens < 1 or not 0 <= args.overlap <= args.max_tokens // 2:
         raise UsageError("--max-tokens must be at least 1 and --overlap between 0 and half of it")
-    if args.pdf_engine == "pypdfium2":
+    if settings.pdf_engine == "pypdfium2":
         try:
             import pypdfium2  # noqa: F401
         except ImportError:
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                               cache=not args.no_cache)
     with retriever:
         try:
-            paragraphs, outcomes = retriever.fulltext(ids, with_outcomes=True, pdf_engine=args.pdf_engine)
+            paragraphs, outcomes = retriever.fulltext(ids, with_outcomes=True)  # the pdf_engine setting
             written = _write_markdown(retriever, paragraphs, outcomes) if args.format == "md" else None
         except KeyboardInterrupt:
             say("paperfetch: interrupted; the texts fetched so far are kept in " + str(out), err=True)
