@@ -33,7 +33,15 @@ from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
 from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, identifier_columns, row_identifiers, why_frame
-from paperfetch.settings import ENDPOINT_NAMES, HOST_RULE_KNOBS, Settings, load_settings, refuse_differing, setting_arguments
+from paperfetch.settings import (
+    ENDPOINT_NAMES,
+    HOST_RULE_KNOBS,
+    Settings,
+    load_settings,
+    options_doc,
+    refuse_differing,
+    setting_arguments,
+)
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.sources.unpaywall import check_email
@@ -58,19 +66,17 @@ RUN_OPTIONS: tuple[str, ...] = ("out_dir", "workers", "resume", "prefer", "skip_
 
 
 class Retriever(FullTextMethods):
-    """Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
+    __doc__ = f"""Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
 
     >>> r = Retriever(email="your.name@your-university.edu", out_dir="PDFs")  # doctest: +SKIP
     >>> outcomes = r.download(["10.7759/cureus.76081", "PMID:31452104"])  # doctest: +SKIP
 
-    Settings (the e-mail, keys, ``out_dir``, ``workers``, ``state`` and every transport knob) are read by
+    Settings (the e-mail, keys, ``out_dir``, the run options and every transport knob) are read by
     :func:`paperfetch.load_settings`: arguments > environment > config file > defaults; ``r.settings``
     shows where each came from (docs/cli.md). ``None`` below means "not given": the next source decides.
 
     Parameters
     ----------
-    email : str, optional
-        Your contact address, sent to the services that ask for one (Unpaywall needs it; env ``PAPERFETCH_EMAIL``).
     out_dir : str or path, optional
         The folder the PDFs and the ledger go to (default ``PDFs``).
     openalex_api_key, ncbi_api_key, s2_api_key : str, optional
@@ -89,22 +95,12 @@ class Retriever(FullTextMethods):
         Retries of a failed request; the longest ``Retry-After`` a call waits for (longer: the host is held).
     timeout : float or (connect, read), optional
         Seconds to wait for a connection and for each read.
-    filename_template : str, optional
-        The PDF's file name (fields ``{type}``, ``{value}``, ``{key}``, ``{version}``; default ``{type}_{value}``).
     max_pdf_bytes : int or None
         Larger files are refused (default 200 MB; ``None`` or 0: no limit).
-    workers : int, optional
-        Papers in progress at once (default: enough to keep every host busy).
-    resume : bool, optional
-        ``True`` (default): the ledger in ``out_dir`` answers for what an earlier run finished (docs/outcomes.md).
-    progress : bool, optional
-        Show progress (default) (the dashboard or a bar); ``False``: none.
     verbosity : int, optional
         0 silent, 1 one-line warnings (default), 2 and 3 log at INFO and DEBUG.
     http_options : mapping, optional
         Any other transport setting by name (:class:`~paperfetch.http.config.TransportConfig`).
-    dashboard : bool, optional
-        ``None``: the live dashboard in a Jupyter kernel, a bar elsewhere; ``True``/``False``: always/never.
     cache : bool, path or MetadataCache
         The metadata cache: ``True`` the user cache folder, ``False`` none, or a path or cache of your own.
     state : str or store, optional
@@ -113,17 +109,11 @@ class Retriever(FullTextMethods):
         ``"local"``: go on with this machine's SQLite state where Redis does not answer.
     config : str or path, optional
         The config file to read (default: the user config file).
-    prefer : {"version", "speed", "published"}, optional
-        ``"version"`` (default): a paper's copies compete on load only within its best version tier; ``"speed"``: all do;
-        ``"published"``: as ``"version"``, and a preprint's version of record is fetched where it is open.
-    skip_retracted : bool, optional
-        ``True``: a paper a source calls retracted gets status ``retracted`` without a PDF request (default: it
-        is downloaded, its ``reason`` naming the notice; env ``PAPERFETCH_SKIP_RETRACTED``).
-    pdf_engine : {"pypdfium2", "pypdf"}, optional
-        The library that reads a PDF's text (default :data:`paperfetch.fulltext.pdflines.DEFAULT_ENGINE`).
     settings : Settings, optional
         Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above (the run
-        options, ``out_dir`` to ``pdf_engine``, may still be given: they go on top).
+        options of :data:`RUN_OPTIONS` may still be given: they go on top).
+{options_doc("email", "workers", "resume", "prefer", "skip_retracted", "pdf_engine", "filename_template", "progress",
+             "dashboard")}
 
     Every setting has one home, ``r.settings`` (a frozen :class:`~paperfetch.settings.Settings`); ``r.out_dir``
     is its folder, resolved. :meth:`configure` changes run options between runs.

@@ -6,6 +6,7 @@ from it. Every transport knob is a setting by declaration: the field's name, ``P
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import Field, dataclass, field, fields, replace
 from enum import Enum
 from functools import partial
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ENDPOINT_NAMES", "ENV_VARS", "HOST_RULE_KNOBS", "OPTION_NAMES", "SETTING_NAMES", "Settings",
-    "TRANSPORT_SETTING_NAMES", "load_settings", "refuse_differing", "setting_arguments",
+    "TRANSPORT_SETTING_NAMES", "load_settings", "options_doc", "refuse_differing", "setting_arguments",
     "setting_help",
 ]
 
@@ -75,9 +76,9 @@ class Settings:
                                     "PAPERFETCH_CACHE_DIR")
     skip_retracted: bool = _option(False, bool, "a paper a source calls retracted gets status 'retracted', "
                                    "not downloaded", "PAPERFETCH_SKIP_RETRACTED")
-    prefer: str = _option(Prefer.VERSION.value, str, "which copies of a paper compete on load: 'version', 'speed' "
-                          "or 'published' (a preprint's version of record where it is open)", "PAPERFETCH_PREFER",
-                          choices=tuple(p.value for p in Prefer))
+    prefer: str = _option(Prefer.VERSION.value, str, "which copies of a paper compete on load: 'version' (those of its "
+                          "best version tier), 'speed' (all), 'published' (as 'version', and a preprint's version of "
+                          "record where it is open)", "PAPERFETCH_PREFER", choices=tuple(p.value for p in Prefer))
     pdf_engine: str = _option(DEFAULT_ENGINE.value, str, "the library that reads a PDF's text",
                               "PAPERFETCH_PDF_ENGINE", choices=tuple(e.value for e in PdfEngine))
     filename_template: str = _option(defaults.FILENAME_TEMPLATE, str, "a saved PDF's file name (fields {type}, "
@@ -210,6 +211,15 @@ def setting_help(name: str) -> str:
     """Run option *name*'s help line with its environment variables, for the CLI's ``--help``."""
     meta = _FIELDS[name].metadata
     return f"{meta['help']} (env {' or '.join(meta['env'])}{'; never printed' if meta['secret'] else ''})"
+
+
+def options_doc(*names: str) -> str:
+    """The numpydoc ``Parameters`` entries of run options *names*, made from their help lines (a docstring's)."""
+    kinds = {name: "{" + ", ".join(map(repr, _FIELDS[name].metadata["choices"])) + "}" if _FIELDS[name].metadata["choices"]
+             else _FIELDS[name].metadata["kind"].__name__ for name in names}
+    return "\n".join(f"    {name} : {kinds[name]}, optional\n" + textwrap.fill(
+        f"{setting_help(name)}; default {_FIELDS[name].default!r}.", 116, initial_indent=" " * 8, subsequent_indent=" " * 8)
+        for name in names)
 
 
 def _knob_env(name: str) -> tuple[str, ...]:
