@@ -273,21 +273,6 @@ def knob_signature(init: Any) -> inspect.Signature:
     return own.replace(parameters=[self_param, *knob_params, *collaborators])
 
 
-class _Knob:
-    """A setting read from its owner's ``config``; setting it hands a new, validated config to ``reconfigure``."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: "ConfiguredKnobs | None", owner: type) -> Any:
-        if obj is None:
-            return self
-        return getattr(obj.config, self.name)
-
-    def __set__(self, obj: "ConfiguredKnobs", value: Any) -> None:
-        obj.reconfigure(obj.config.replace(**{self.name: value}))
-
-
 class ConfiguredKnobs:
     """Every knob of a :class:`TransportConfig` as an attribute; the mixing class supplies ``config`` and ``reconfigure``."""
 
@@ -304,5 +289,14 @@ class ConfiguredKnobs:
         def __setattr__(self, name: str, value: Any) -> None: ...
 
 
+def _knob(name: str) -> property:
+    """Knob *name* as an attribute read from its owner's ``config``; setting it hands a new, validated config to
+    ``reconfigure``."""
+    def put(obj: ConfiguredKnobs, value: Any) -> None:
+        obj.reconfigure(obj.config.replace(**{name: value}))
+
+    return property(lambda obj: getattr(obj.config, name), put)
+
+
 for _name in sorted(KNOBS):
-    setattr(ConfiguredKnobs, _name, _Knob(_name))
+    setattr(ConfiguredKnobs, _name, _knob(_name))
