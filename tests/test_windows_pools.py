@@ -369,3 +369,15 @@ def test_a_batch_waits_for_the_window_and_fails_nothing():
             answers = get_many(client, [server.url(f"/rest/{i}") for i in range(25)], workers=4)
     assert [a.status_code for a in answers] == [200] * 25
     assert most_in_any(log.times(), 60.0) <= 10 and max(log.times()) - min(log.times()) >= 120.0
+
+
+def test_one_rule_per_host_and_a_pool_takes_its_hosts_interval_and_cap_where_it_declares_none():
+    from paperfetch.http.config import TransportConfig
+
+    config = TransportConfig(host_intervals={"H.org": 2.0}, host_concurrency={"h.org": 3},
+                             host_windows={"h.org": ["5/s"], "h.org#list": "1/s"}, host_pools={"h.org": {"list": "filter="}})
+    assert str(config.hosts["h.org"]) == "1 request per 2 s; 3 in flight; 5 per 1 s; pools: list (filter=)"
+    pool = config.rule("h.org#list")
+    assert (pool.interval_s, pool.in_flight, [str(w) for w in pool.windows]) == (2.0, 3, ["1/s"])
+    assert config.rule("h.org#single").windows == ()  # windows are counted under their own key only
+    assert config.rule("arxiv.org").interval_s == 3.0 and config.rule("other.org").interval_s is None
