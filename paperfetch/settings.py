@@ -172,10 +172,8 @@ class Settings:
         """These settings over a transport whose unset knobs come from *derived* (a Retriever's sources); a given
         knob wins, and for a mapping the given entries win key by key."""
         values = {**_SETTINGS_DEFAULTS, **derived}
-        origins = dict(self.origin)
-        for name, value in derived.items():
-            if name in TRANSPORT_SETTING_NAMES and name not in self.given:
-                origins[name] = origin
+        origins = {**self.origin, **{name: origin for name in derived if name in TRANSPORT_SETTING_NAMES
+                                     and name not in self.given}}
         for name, value in self.given.items():
             if isinstance(value, Mapping) and isinstance(derived.get(name), Mapping):
                 values[name] = {**derived[name], **value}
