@@ -87,8 +87,6 @@ class Identification:
             parts.append(f"{f.name}={shown}")
         return f"Identification({', '.join(parts)})"
 
-    __str__ = __repr__
-
     def secrets(self) -> list[str]:
         """The secret values present, for scrubbing (cassettes, logs)."""
         return [v for v in (self.email, self.openalex_api_key, self.ncbi_api_key, self.s2_api_key) if v]

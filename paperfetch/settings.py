@@ -109,8 +109,6 @@ class Settings:
     def __repr__(self) -> str:
         return f"Settings({', '.join(f'{name}={self.shown(name)}' for name in OPTION_NAMES)}, transport=…)"
 
-    __str__ = __repr__
-
     def shown(self, name: str) -> str:
         """The value of setting *name* for people: secrets masked, a URL's password masked, a host's rule in words."""
         if name.startswith("endpoints."):
