@@ -211,11 +211,14 @@ def setting_help(name: str) -> str:
 
 def options_doc(*names: str) -> str:
     """The numpydoc ``Parameters`` entries of run options *names*, made from their help lines (a docstring's)."""
-    kinds = {name: "{" + ", ".join(map(repr, _FIELDS[name].metadata["choices"])) + "}" if _FIELDS[name].metadata["choices"]
-             else _FIELDS[name].metadata["kind"].__name__ for name in names}
-    return "\n".join(f"    {name} : {kinds[name]}, optional\n" + textwrap.fill(
-        f"{setting_help(name)}; default {_FIELDS[name].default!r}.", 116, initial_indent=" " * 8, subsequent_indent=" " * 8)
-        for name in names)
+    entries = []
+    for name in names:
+        meta = _FIELDS[name].metadata
+        kind = "{" + ", ".join(map(repr, meta["choices"])) + "}" if meta["choices"] else meta["kind"].__name__
+        text = f"{setting_help(name)}; default {_FIELDS[name].default!r}."
+        entries.append(f"    {name} : {kind}, optional\n" + textwrap.fill(text, 116, initial_indent=" " * 8,
+                                                                            subsequent_indent=" " * 8))
+    return "\n".join(entries)
 
 
 def _knob_env(name: str) -> tuple[str, ...]:
