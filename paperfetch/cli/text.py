@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -30,7 +30,11 @@ from paperfetch.cli.common import (
     write_private_safe,
     write_report,
 )
+from paperfetch.fulltext.pdflines import DEFAULT_ENGINE
 from paperfetch.redact import redact_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.fulltext import FullText
 
 __all__ = ["add_subcommands", "run"]
 
@@ -59,8 +63,8 @@ def add_subcommands(sub: Any) -> None:
                                                                   "most (default 512, the default tokenizer's)")
     text.add_argument("--overlap", type=int, default=0,
                       help="with --format chunks: tokens of the chunk before that lead each chunk (default 0)")
-    text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), default="pypdfium2",
-                      help="the PDF text engine (default pypdfium2; docs/fulltext.md compares them)")
+    text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), default=None,
+                      help="the PDF text engine (default: the PDF layer's, pypdfium2; docs/fulltext.md compares them)")
     text.add_argument("--state", help="host-state store shared with other runs (as for download; env PAPERFETCH_STATE)")
     text.add_argument("--no-progress", action="store_true", help="no progress bar")
     text.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
@@ -83,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give identifiers, or --input FILE (.txt, one a line)")
     if args.max_tokens < 1 or not 0 <= args.overlap <= args.max_tokens // 2:
         raise UsageError("--max-tokens must be at least 1 and --overlap between 0 and half of it")
-    if args.pdf_engine == "pypdfium2":
+    if (args.pdf_engine or DEFAULT_ENGINE) == "pypdfium2":
         try:
             import pypdfium2  # noqa: F401
         except ImportError:
@@ -97,12 +101,12 @@ def run(args: argparse.Namespace) -> int:
                               cache=not args.no_cache)
     with retriever:
         try:
-            paragraphs, outcomes = retriever.fulltext(ids, with_outcomes=True, pdf_engine=args.pdf_engine)
-            written = _write_markdown(retriever, paragraphs, outcomes) if args.format == "md" else None
+            bundle = retriever.fulltext(ids, pdf_engine=args.pdf_engine)
+            written = _write_markdown(bundle) if args.format == "md" else None
         except KeyboardInterrupt:
             say("paperfetch: interrupted; the texts fetched so far are kept in " + str(out), err=True)
             return EXIT_INTERRUPTED
-    code = _finish(paragraphs, outcomes, args)
+    code = _finish(bundle.paragraphs, bundle.outcomes, args)
     if written is not None and not args.quiet:
         say(f"{written} Markdown files written to {out}")
     return code
@@ -113,16 +117,13 @@ def _jsonl(args: argparse.Namespace) -> bool:
     return args.format in ("jsonl", "chunks")
 
 
-def _write_markdown(retriever: Any, paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> int:
-    """One ``.md`` per paper with text, beside its JATS file or PDF in --out (named like it); the other frames
-    are read from the files this run kept, so no request is sent for them."""
-    from paperfetch.fulltext import FullText
+def _write_markdown(bundle: FullText) -> int:
+    """One ``.md`` per paper with text, beside its JATS file or PDF in --out (named like it), from the bundle
+    of the run (no request more): its front matter carries the paper's bibliographic record."""
     from paperfetch.fulltext.markdown import to_markdown
 
+    outcomes = bundle.outcomes
     with_text = outcomes[outcomes["text_source"].notna()]
-    wanted = list(dict.fromkeys(with_text["input"]))
-    bundle = FullText(paragraphs=paragraphs, references=retriever.fulltext_references(wanted),
-                      tables=retriever.fulltext_tables(wanted), figures=retriever.fulltext_figures(wanted))
     documents = to_markdown(bundle, papers=with_text)
     paths = {str(value): path for value, path in zip(with_text["input"], with_text["text_path"])}
     written = 0

@@ -1,41 +1,24 @@
 """The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md). A cut
 or malformed batch raises FullTextError as a whole; sending and keeping the XML are ``fulltext.fetch``'s.
+Text parsing builds on the sources here, never the other way round.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lxml import etree
-
 from paperfetch import defaults
-from paperfetch.fulltext.base import FullTextError, JatsArticle
-from paperfetch.fulltext.jats import article_from_element
-from paperfetch.fulltext.xmltext import local_name, parse_xml
+from paperfetch.fulltext.base import Article, FullTextError
+from paperfetch.fulltext.jats import split_articles
 from paperfetch.ids import Identifier, IdType
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, quote_path
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.ncbi import NCBIEutilsSource
 
-__all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_candidates", "split_articles"]
+__all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_candidates"]
 
 #: One article of an answer: its parsed form and its own XML (what is kept on disk).
-JatsAnswer = tuple[JatsArticle, bytes]
-
-
-def split_articles(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> list[JatsAnswer]:
-    """Every ``<article>`` of *body*, parsed, each with its own XML; FullTextError when the body cannot be read."""
-    root = parse_xml(body, max_bytes=max_bytes)
-    name = local_name(root.tag)
-    if name == "article":
-        elements = [root]
-    elif name == "pmc-articleset":
-        elements = [child for child in root if local_name(child.tag) == "article"]
-    else:
-        raise FullTextError(f"not a JATS article: the root element is <{name or root.tag}>")
-    if len(elements) == 1 and elements[0] is root:
-        return [(article_from_element(root), body)]
-    return [(article_from_element(el), etree.tostring(el, encoding="utf-8", xml_declaration=True)) for el in elements]
+JatsAnswer = tuple[Article, bytes]
 
 
 def _records(found: dict[str, JatsAnswer]) -> dict[str, Record]:
