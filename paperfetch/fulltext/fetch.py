@@ -192,29 +192,15 @@ def _lookup_id(paper: _Paper, source: Source | None) -> Identifier | None:
 
 # ---------------------------------------------------------------------- 4. JATS
 def _jats(papers: list[_Paper], context: TextContext) -> None:
-    europepmc = context.sources.get("europepmc")
-    eutils = context.sources.get("ncbi_eutils")
-    epmc = EuropePMCFullTextSource(base_url=europepmc.base_url, identification=context.identification) if europepmc else None
-    efetch = PMCEfetchSource(base_url=eutils.base_url, identification=context.identification) if eutils else None
-    if epmc is not None:
+    """Each paper's JATS: Europe PMC's ``fullTextXML`` (open access there), PMC ``efetch`` in batches, the PMC
+    Cloud Service, then the JATS links the sources gave; the first with body text is kept."""
+    if (europepmc := context.sources.get("europepmc")) is not None:
+        epmc = EuropePMCFullTextSource(base_url=europepmc.base_url, identification=context.identification)
         for paper in papers:
-            ident = paper.pmcid
-            if ident is not None and paper.is_oa:
-                found = _ask(epmc, epmc.spec_for((ident,)), context, [paper])
-                _take(paper, found.get(ident.key), epmc, context)
-    if efetch is not None:
-        wanted = [p for p in papers if p.article is None and p.pmcid is not None]
-        by_key: dict[str, list[_Paper]] = {}
-        for paper in wanted:
-            by_key.setdefault(paper.pmcid.key, []).append(paper)  # type: ignore[union-attr]
-        idents = [p.pmcid for p in wanted if p.pmcid is not None]
-        unique = list({i.key: i for i in idents}.values())
-        for batch in batched(unique, efetch.batch_size):
-            batch_papers = [p for i in batch for p in by_key[i.key]]
-            found = _ask(efetch, efetch.spec_for(batch), context, batch_papers, per_id=len(batch) > 1)
-            for ident in batch:
-                for paper in by_key[ident.key]:
-                    _take(paper, found.get(ident.key), efetch, context)
+            if (ident := paper.pmcid) is not None and paper.is_oa:
+                _take(paper, _ask(epmc, epmc.spec_for((ident,)), context, [paper]).get(ident.key), epmc, context)
+    if (eutils := context.sources.get("ncbi_eutils")) is not None:
+        _efetch(papers, PMCEfetchSource(base_url=eutils.base_url, identification=context.identification), context)
     _pmc_jats([p for p in papers if p.article is None and p.pmcid is not None], context)
     for paper in papers:
         for candidate in paper.jats_urls:
@@ -222,6 +208,21 @@ def _jats(papers: list[_Paper], context: TextContext) -> None:
                 break
             _take(paper, _ask_url(candidate, context, paper), None, context, source_name=candidate.source,
                   url=candidate.url)
+
+
+def _efetch(papers: list[_Paper], efetch: PMCEfetchSource, context: TextContext) -> None:
+    """PMC ``efetch`` for the papers still without text, one request a batch of distinct PMCIDs."""
+    by_key: dict[str, list[_Paper]] = {}
+    for paper in papers:
+        if paper.article is None and paper.pmcid is not None:
+            by_key.setdefault(paper.pmcid.key, []).append(paper)
+    unique = [group[0].pmcid for group in by_key.values() if group[0].pmcid is not None]
+    for batch in batched(unique, efetch.batch_size):
+        batch_papers = [p for i in batch for p in by_key[i.key]]
+        found = _ask(efetch, efetch.spec_for(batch), context, batch_papers, per_id=len(batch) > 1)
+        for ident in batch:
+            for paper in by_key[ident.key]:
+                _take(paper, found.get(ident.key), efetch, context)
 
 
 def _pmc_jats(papers: list[_Paper], context: TextContext) -> None:
