@@ -25,12 +25,12 @@ from paperfetch.fulltext.frame import RECORD_FIELDS
 from paperfetch.fulltext.jats import parse_jats, split_articles
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
 from paperfetch.http import context as call_context
-from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
+from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_many
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
 from paperfetch.parts import part_file
 from paperfetch.redact import redact_frame, redact_text, redact_url
-from paperfetch.rows import identity_row, initial_meta
+from paperfetch.rows import identity_row, initial_meta, safe_parse
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched
 
 __all__ = ["TEXT_KEY_PREFIX", "TextContext", "collect_text", "fetch_texts", "text_key"]
@@ -241,50 +241,54 @@ def _ask(source: EuropePMCFullTextSource | PMCEfetchSource, spec: RequestSpec, c
     """The articles of one request (``{key: ((article, xml), url)}``); a batch that cannot be read is asked per id."""
     url, params = source.url_for(spec)
     shown = _shown_url(url, spec.params)
-    with call_context.scope(source=source.name):
-        try:
-            response = context.metadata.fetch(url, classify=source.classify, params=params)
-            return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
-                                                                              max_bytes=context.max_xml_bytes).items()}
-        except NotFoundError:
-            return {}
-        except (FullTextError, DownloadTooLarge) as exc:
-            _forget(context, url, params)  # an unreadable stored answer is asked again next time
-            if per_id:
-                logger.info("%s: the batched answer cannot be read (%s); asking per id", source.name, exc)
-                found: dict[str, tuple[JatsAnswer, str]] = {}
-                for ident in spec.ids:
-                    found.update(_ask(source, source.spec_for((ident,)), context,
-                                      [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]))
-                return found
-            _note(papers, f"{source.name} {shown}: {exc}")
-            return {}
-        except PaperfetchError as exc:
-            _note(papers, f"{source.name} {shown}: {exc}", transient=True)
-            return {}
-        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
-            _note(papers, f"{source.name} {shown}: internal error: {type(exc).__name__}: {exc}")
-            return {}
+
+    def request() -> dict[str, tuple[JatsAnswer, str]]:
+        response = context.metadata.fetch(url, classify=source.classify, params=params)
+        return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
+                                                                          max_bytes=context.max_xml_bytes).items()}
+
+    def each() -> dict[str, tuple[JatsAnswer, str]]:
+        logger.info("%s: the batched answer cannot be read; asking per id", source.name)
+        return {key: found for ident in spec.ids for key, found in _ask(
+            source, source.spec_for((ident,)), context,
+            [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]).items()}
+
+    return _asked(source.name, shown, papers, request, lambda: _forget(context, url, params), each if per_id else None)
 
 
 def _ask_url(candidate: Candidate, context: TextContext, paper: _Paper) -> tuple[JatsAnswer, str] | None:
-    with call_context.scope(source=candidate.source):
+    shown = redact_url(candidate.url)
+
+    def request() -> dict[str, tuple[JatsAnswer, str]]:
+        answers = split_articles(context.metadata.fetch(candidate.url).content, max_bytes=context.max_xml_bytes)
+        if len(answers) != 1:
+            raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
+        return {"": (answers[0], shown)}
+
+    return _asked(candidate.source, shown, [paper], request, lambda: _forget(context, candidate.url, None)).get("")
+
+
+def _asked(name: str, shown: str, papers: list[_Paper], request: Callable[[], dict[str, tuple[JatsAnswer, str]]],
+           forget: Callable[[], None], each: Callable[[], dict[str, tuple[JatsAnswer, str]]] | None = None,
+           ) -> dict[str, tuple[JatsAnswer, str]]:
+    """What *request* gives; a failure is the papers' note, never raised: a 404 gives nothing, an answer that
+    cannot be read is forgotten by the cache (and asked again per id by *each*), a failure that may pass is
+    transient (asked again next run)."""
+    with call_context.scope(source=name):
         try:
-            response = context.metadata.fetch(candidate.url)
-            answers = split_articles(response.content, max_bytes=context.max_xml_bytes)
-            if len(answers) != 1:
-                raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
-            return answers[0], redact_url(candidate.url)
+            return request()
         except NotFoundError:
-            return None
+            return {}
         except (FullTextError, DownloadTooLarge) as exc:
-            _forget(context, candidate.url, None)
-            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
+            forget()  # an unreadable stored answer is asked again next time
+            if each is not None:
+                return each()
+            _note(papers, f"{name} {shown}: {exc}")
         except PaperfetchError as exc:
-            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
-        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails this paper only
-            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: internal error: {type(exc).__name__}: {exc}")
-    return None
+            _note(papers, f"{name} {shown}: {exc}", transient=True)
+        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
+            _note(papers, f"{name} {shown}: internal error: {type(exc).__name__}: {exc}")
+    return {}
 
 
 def _take(paper: _Paper, found: tuple[JatsAnswer, str] | None, source: Source | None, context: TextContext, *,
@@ -419,13 +423,8 @@ def _outcome_row(item: ParsedInput, paper: _Paper) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- helpers
 def _parsed(value: Any, hint: IdType) -> Identifier | None:
-    if value in (None, ""):
-        return None
-    try:
-        ident = parse_identifier(str(value), hint=hint)
-    except (ValueError, TypeError):
-        return None
-    return ident if ident.type is hint else None
+    ident = safe_parse(str(value), hint) if value not in (None, "") else None
+    return ident if ident is not None and ident.type is hint else None
 
 
 def _note(papers: Iterable[_Paper], message: str, *, transient: bool = False) -> None:
