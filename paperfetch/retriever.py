@@ -597,7 +597,7 @@ class Retriever:
         ``paragraphs``, ``references``, ``tables``, ``figures`` (each row with its paper's ids and bibliographic
         record) and ``outcomes`` (one row per input). JATS where it exists, else the open-access PDF's text
         (docs/fulltext.md; *pdf_engine* None: the PDF layer's default). The bundle is kept: the same ids again
-        (or a view below) send no request; text already in ``out_dir`` is read from disk with its record.
+        (or a view below) send no request and give a copy; text already in ``out_dir`` is read from disk with its record.
         Never raises for a bad input or a failing service."""
         from paperfetch.fulltext.fetch import TextContext, collect_text
 
@@ -608,7 +608,7 @@ class Retriever:
                                   download=self.download, identification=self.identification, out_dir=self.out_dir,
                                   filename_template=self.filename_template, resume=self.resume, pdf_engine=pdf_engine)
             self._texts[key] = collect_text(items, context=context)
-        return self._texts[key]
+        return self._texts[key].copy()
 
     def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """``fulltext(ids).references``: one row per cited work (``doi``/``pmid``/``pmcid`` the cited work's)."""

@@ -258,7 +258,11 @@ def test_one_batch_gives_the_bundle_and_its_views_and_a_rerun_keeps_the_record(t
             sent = world.served()
             views = [r.fulltext_references(ids), r.fulltext_tables(ids), r.fulltext_figures(ids), r.fulltext(ids)]
             assert world.served() == sent and len(batches) == 1  # one batch, one dashboard; the views ask nothing
-        assert views[-1] is first and views[0] is first.references and views[1] is first.tables
+        pd.testing.assert_frame_equal(views[0], first.references)
+        pd.testing.assert_frame_equal(views[1].drop(columns=["table"]), first.tables.drop(columns=["table"]))
+        pd.testing.assert_frame_equal(views[-1].paragraphs, first.paragraphs)
+        views[-1].paragraphs["mine"] = 1  # a copy: what a caller changes stays out of the kept bundle
+        assert "mine" not in r.fulltext(ids).paragraphs.columns
         with retriever(world, tmp_path, cache=False) as r:  # a new process, as it were: the ledger and the files
             again = r.fulltext(ids)
         assert world.served() == sent

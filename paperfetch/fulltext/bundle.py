@@ -4,7 +4,7 @@ outcomes and the per-file errors; built from parsed :class:`~paperfetch.fulltext
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import pandas as pd
@@ -50,6 +50,10 @@ class FullText:
     figures: pd.DataFrame = field(default_factory=lambda: figures_frame([]))
     outcomes: pd.DataFrame = field(default_factory=lambda: outcomes_frame([]))
     errors: pd.DataFrame = field(default_factory=errors_frame)
+
+    def copy(self) -> FullText:
+        """The bundle with a copy of every frame (what a caller changes stays out of the original)."""
+        return FullText(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
 
     @classmethod
     def of(cls, papers: Iterable[tuple[Any, Article, Mapping[str, Any] | None]], *,
