@@ -232,7 +232,7 @@ def _text_of(value: Any) -> str:
 
 def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: Tokenizer | None = None,
            contextualize: bool = True) -> pd.DataFrame:
-    """The chunks of a paragraphs frame (``r.fulltext(ids)``, ``read(…)``, or a :class:`FullText` bundle).
+    """The chunks of a paragraphs frame (``r.fulltext(ids).paragraphs``), or of a :class:`FullText` bundle.
 
     One row per chunk, columns :data:`CHUNK_COLUMNS`: the paper's ``input``, ids, ``text_source`` and
     ``license``; ``chunk_id`` (``c0``, ``c1`` … within the paper); ``section`` (the section path the chunk's

@@ -272,8 +272,8 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
     paragraphs frame).
 
     *papers* adds what the frames do not hold, per ``input``: ``title``, ``sha256``, or a ``text_path`` whose
-    SHA-256 is computed (an id or licence there fills only one the frames lack); the outcomes frame of
-    ``r.fulltext(ids, with_outcomes=True)`` serves as it is. The licence is always written: ``license`` in the
+    SHA-256 is computed (an id or licence there fills only one the frames lack); the bundle's ``outcomes`` serve
+    as they are. The licence is always written: ``license`` in the
     front matter (``null`` when none is known), ``reuse`` (:func:`reuse_of`) beside it, and a ``> **Licence:**``
     line under the title; a paper whose licence does not allow reuse is exported with that said, and logged as
     a warning.
