@@ -280,6 +280,26 @@ def test_one_batch_gives_the_bundle_and_its_views_and_a_rerun_keeps_the_record(t
     assert list(again.outcomes["input"]) == ids and again.outcomes.set_index("input").loc[EFETCH, "retracted"]
 
 
+def test_read_of_an_out_dir_gives_one_paper_per_work_with_the_ledgers_record(tmp_path):
+    """The out_dir of r.fulltext, plus a PDF of a paper that has JATS (``doi_….pdf`` beside ``pmcid_….xml``, one
+    work by the ledger's key): read() gives one paper per work, the JATS one from its JATS, each with its record."""
+    from paperfetch.fulltext import read
+
+    with RecordWorld(base_ip=234) as world, retriever(world, tmp_path, cache=False) as r:
+        r.fulltext([EPMC_OA, EFETCH, PDF_ONLY, NOTHING])
+    twin = tmp_path / "doi_10.1186_s13007-021-00757-y.pdf"
+    twin.write_bytes(_pdf())
+    with open_ledger(folder=tmp_path) as ledger:
+        ledger.record("doi:" + EPMC_OA, status="downloaded", path=twin, bytes=twin.stat().st_size)
+    local = read(tmp_path)
+    papers = local.paragraphs.groupby("input").first()
+    assert len(papers) == 3 and local.errors.empty
+    assert set(papers["text_source"]) == {"jats", "pdf"} and twin.name not in papers.index
+    assert papers.set_index("doi").loc[EPMC_OA, "title"] == "The paper PMC8164761"
+    assert papers.set_index("doi").loc[EFETCH, "retracted"] and papers["year"].eq(2021).sum() == 2
+    assert papers.set_index("doi").loc[PDF_ONLY, "license"] == "cc-by-nc"
+
+
 def test_requests_per_paper_jats_against_pdf(world, tmp_path):
     with retriever(world, tmp_path / "a", cache=False) as r:
         r.fulltext([EPMC_OA])

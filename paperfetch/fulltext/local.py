@@ -83,7 +83,7 @@ def _read_file(path: Path, name: str, options: Mapping[str, Any], errors: list[d
         return
     key, record = records.get(path.resolve(), ("", {}))
     for document in _parse(body, name, suffix, options, errors, record):
-        document.keys |= {key} - {""}
+        document.keys |= {key.lower()} - {""}
         yield document
 
 
