@@ -1,5 +1,6 @@
-"""The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md). A cut
-or malformed batch raises FullTextError as a whole; sending and keeping the XML are ``fulltext.fetch``'s.
+"""The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md), asked for
+articles (``articles``), never for records. A cut or malformed batch raises FullTextError as a whole; sending
+and keeping the XML are ``fulltext.fetch``'s.
 Text parsing builds on the sources here, never the other way round.
 """
 
@@ -11,7 +12,7 @@ from paperfetch import defaults
 from paperfetch.fulltext.base import Article, FullTextError
 from paperfetch.fulltext.jats import split_articles
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, quote_path
+from paperfetch.sources.base import Candidate, RequestSpec, Source, quote_path
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.ncbi import NCBIEutilsSource
 
@@ -19,11 +20,6 @@ __all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_can
 
 #: One article of an answer: its parsed form and its own XML (what is kept on disk).
 JatsAnswer = tuple[Article, bytes]
-
-
-def _records(found: dict[str, JatsAnswer]) -> dict[str, Record]:
-    return {key: Record(doi=a.doi or None, pmid=a.pmid or None, pmcid=a.pmcid or None, license=a.license or None)
-            for key, (a, _) in found.items()}
 
 
 class EuropePMCFullTextSource(Source):
@@ -43,9 +39,6 @@ class EuropePMCFullTextSource(Source):
         if len(found) != 1:
             raise FullTextError(f"expected one JATS <article>, found {len(found)}")
         return {spec.ids[0].key: found[0]}
-
-    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        return _records(self.articles(body, spec))
 
 
 class PMCEfetchSource(NCBIEutilsSource):
@@ -68,9 +61,6 @@ class PMCEfetchSource(NCBIEutilsSource):
             if key is not None and key not in found:
                 found[key] = (article, xml)
         return found
-
-    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        return _records(self.articles(body, spec))
 
 
 def jats_candidates(candidates: Iterable[Candidate]) -> list[Candidate]:
