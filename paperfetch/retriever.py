@@ -593,12 +593,18 @@ class Retriever:
         return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
     def fulltext(self, ids: Iterable[object] | str | pd.Series, *, pdf_engine: str | None = None) -> FullText:
-        """The full text of papers from one batch, as a :class:`~paperfetch.fulltext.FullText` bundle:
-        ``paragraphs``, ``references``, ``tables``, ``figures`` (each row with its paper's ids and bibliographic
-        record) and ``outcomes`` (one row per input). JATS where it exists, else the open-access PDF's text
-        (docs/fulltext.md; *pdf_engine* None: the PDF layer's default). The bundle is kept: the same ids again
-        (or a view below) send no request and give a copy; text already in ``out_dir`` is read from disk with its record.
-        Never raises for a bad input or a failing service."""
+        """The full text of papers from one batch (JATS, else the open-access PDF's text; docs/fulltext.md) as a
+        :class:`~paperfetch.fulltext.FullText`: paragraphs, references, tables, figures (each row with its paper's
+        ids and bibliographic record) and outcomes. Kept: the same ids again (or a view below) send no request and
+        give a copy; text already in ``out_dir`` is read from disk with its record. Never raises for a bad input.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series
+            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
+        pdf_engine : str, optional
+            ``"pypdfium2"`` or ``"pypdf"`` (docs/fulltext.md compares them); None: the PDF layer's default.
+        """
         from paperfetch.fulltext.fetch import TextContext, collect_text
 
         items = [ids] if isinstance(ids, str) else list(ids)
@@ -611,15 +617,30 @@ class Retriever:
         return self._texts[key].copy()
 
     def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).references``: one row per cited work (``doi``/``pmid``/``pmcid`` the cited work's)."""
+        """``fulltext(ids).references``: one row per cited work (``doi``/``pmid``/``pmcid`` the cited work's).
+
+        Parameters
+        ----------
+        ids : iterable, str or Series, as for :meth:`fulltext`
+        """
         return self.fulltext(ids).references
 
     def fulltext_tables(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).tables``: one row per JATS ``<table-wrap>``, its cells as a DataFrame and a pipe table."""
+        """``fulltext(ids).tables``: one row per JATS ``<table-wrap>``, its cells as a DataFrame and a pipe table.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series, as for :meth:`fulltext`
+        """
         return self.fulltext(ids).tables
 
     def fulltext_figures(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).figures``: one row per JATS ``<fig>``, its caption and its image's href."""
+        """``fulltext(ids).figures``: one row per JATS ``<fig>``, its caption and its image's href.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series, as for :meth:`fulltext`
+        """
         return self.fulltext(ids).figures
 
     # ------------------------------------------------------------------ in the background
