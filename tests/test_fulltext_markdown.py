@@ -277,6 +277,12 @@ def test_cli_text_format_md_writes_one_markdown_file_per_paper_beside_its_text(d
             original = read(kept).paragraphs
             assert [t for _, _, t, _ in back] == original["text"].tolist()
             assert [c for _, _, _, c in back] == original["citations"].tolist()
+    before = demo_env.requests_served()
+    assert main(_text_cli("--format", "md", out=tmp_path)) == 1  # again, from disk: the same files, no request
+    assert demo_env.requests_served() == before
+    for path in written:
+        meta = yaml.safe_load(path.read_text(encoding="utf-8").split("---\n")[1])
+        assert meta["title"] and meta["year"], path.name
 
 
 def test_cli_text_format_chunks_prints_one_json_line_per_chunk(demo_env, tmp_path, capsys):
