@@ -23,7 +23,6 @@ from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, Interrupted
-from paperfetch.fulltext.methods import FullTextMethods
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import parse_identifier
@@ -48,6 +47,7 @@ from paperfetch.sources.unpaywall import check_email
 from paperfetch.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.fulltext.bundle import FullText
     from paperfetch.job import Job, RunHooks
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "RUN_OPTIONS", "Retriever"]
@@ -65,7 +65,7 @@ RUN_OPTIONS: tuple[str, ...] = ("out_dir", "workers", "resume", "prefer", "skip_
                                 "filename_template", "max_pdf_bytes", "progress", "dashboard")
 
 
-class Retriever(FullTextMethods):
+class Retriever:
     __doc__ = f"""Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
 
     >>> r = Retriever(email="your.name@your-university.edu", out_dir="PDFs")  # doctest: +SKIP
@@ -191,6 +191,7 @@ class Retriever(FullTextMethods):
                                doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
         self._batch.requests = self._request_log.frame  # the time per host of the run's summary plot
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
+        self._texts: dict[tuple[tuple[str, ...], str], FullText] = {}  # fulltext() bundles by ids and PDF engine
         self._describe_openalex()
         self._unsubscribe = [client.subscribe(self._request_log.on_event)
                              for client in {id(self.web): self.web, id(self.api): self.api}.values()]
@@ -592,13 +593,58 @@ class Retriever(FullTextMethods):
         model = self._batch.model
         return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
-    def _text_context(self, pdf_engine: str | None) -> Any:
-        from paperfetch.fulltext.fetch import TextContext
+    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, pdf_engine: str | None = None) -> FullText:
+        """The full text of papers from one batch (JATS, else the open-access PDF's text; docs/fulltext.md) as a
+        :class:`~paperfetch.fulltext.FullText`: paragraphs, references, tables, figures (each row with its paper's
+        ids and bibliographic record) and outcomes. Kept: the same ids again (or a view below) send no request and
+        give a copy; text already in ``out_dir`` is read from disk with its record. Never raises for a bad input.
 
-        s = self.settings
-        return TextContext(metadata=self._metadata, sources=self._sources, lookup=self._batch.lookup, download=self.download,
-                           identification=self.identification, out_dir=self.out_dir,
-                           filename_template=s.filename_template, resume=s.resume, pdf_engine=pdf_engine or s.pdf_engine)
+        Parameters
+        ----------
+        ids : iterable, str or Series
+            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
+        pdf_engine : str, optional
+            ``"pypdfium2"`` or ``"pypdf"`` (docs/fulltext.md compares them); None: the ``pdf_engine`` setting.
+        """
+        from paperfetch.fulltext.fetch import TextContext, collect_text
+
+        items = [ids] if isinstance(ids, str) else list(ids)
+        engine = pdf_engine or self.settings.pdf_engine
+        key = (tuple(map(str, items)), engine)
+        if key not in self._texts:
+            context = TextContext(metadata=self._metadata, sources=self._sources, lookup=self._batch.lookup,
+                                  download=self.download, identification=self.identification, out_dir=self.out_dir,
+                                  filename_template=self.settings.filename_template, resume=self.settings.resume,
+                                  pdf_engine=engine)
+            self._texts[key] = collect_text(items, context=context)
+        return self._texts[key].copy()
+
+    def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """``fulltext(ids).references``: one row per cited work (``doi``/``pmid``/``pmcid`` the cited work's).
+
+        Parameters
+        ----------
+        ids : iterable, str or Series, as for :meth:`fulltext`
+        """
+        return self.fulltext(ids).references
+
+    def fulltext_tables(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """``fulltext(ids).tables``: one row per JATS ``<table-wrap>``, its cells as a DataFrame and a pipe table.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series, as for :meth:`fulltext`
+        """
+        return self.fulltext(ids).tables
+
+    def fulltext_figures(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        """``fulltext(ids).figures``: one row per JATS ``<fig>``, its caption and its image's href.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series, as for :meth:`fulltext`
+        """
+        return self.fulltext(ids).figures
 
     # ------------------------------------------------------------------ in the background
     def start(self, ids: Iterable[object] | str | pd.Series | pd.DataFrame, column: str | None = None) -> Job:

@@ -155,7 +155,8 @@ def _texts(frame: pd.DataFrame, input_: str) -> list[tuple[str, str]]:
 
 def test_every_p_of_the_real_bodies_is_one_row_through_europepmc_and_efetch(world, tmp_path):
     with retriever(world, tmp_path, cache=False) as r:
-        paragraphs, outcomes = r.fulltext([EPMC_OA, EFETCH], with_outcomes=True)
+        text = r.fulltext([EPMC_OA, EFETCH])
+        paragraphs, outcomes = text.paragraphs, text.outcomes
     assert list(paragraphs.columns) == list(PARAGRAPH_COLUMNS)
     assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
     assert _texts(paragraphs, EFETCH) == _expected_rows(BODIES["PMC8118396"])
@@ -184,7 +185,8 @@ def test_every_p_of_the_real_bodies_is_one_row_through_europepmc_and_efetch(worl
 def test_hostile_truncated_and_oversized_bodies_are_each_papers_own_failure(world, tmp_path):
     http = {**FAST, "max_answer_bytes": 2 << 20}
     with retriever(world, tmp_path, cache=False, http_options=http) as r:
-        paragraphs, outcomes = r.fulltext([HOSTILE, EPMC_OA, HUGE, EFETCH], with_outcomes=True)
+        text = r.fulltext([HOSTILE, EPMC_OA, HUGE, EFETCH])
+        paragraphs, outcomes = text.paragraphs, text.outcomes
     assert set(paragraphs["input"]) == {EPMC_OA, EFETCH}
     assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
     by_input = outcomes.set_index("input")
@@ -199,7 +201,7 @@ def test_a_cut_batched_efetch_falls_back_to_one_request_per_id(world, tmp_path):
     world.epmc[EPMC_OA] = ("PMC8164761", "N")  # both papers now come from efetch, in one batch
     world.cut_batches = True
     with retriever(world, tmp_path, cache=False) as r:
-        paragraphs = r.fulltext([EPMC_OA, EFETCH])
+        paragraphs = r.fulltext([EPMC_OA, EFETCH]).paragraphs
     assert world.efetch_ids() == ["8164761,8118396", "8164761", "8118396"]
     assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
     assert _texts(paragraphs, EFETCH) == _expected_rows(BODIES["PMC8118396"])
@@ -207,7 +209,8 @@ def test_a_cut_batched_efetch_falls_back_to_one_request_per_id(world, tmp_path):
 
 def test_a_pdf_gives_pdf_rows_and_a_paper_with_nothing_gives_none(world, tmp_path):
     with retriever(world, tmp_path, cache=False) as r:
-        paragraphs, outcomes = r.fulltext([PDF_ONLY, NOTHING, "not an id", EPMC_OA], with_outcomes=True)
+        text = r.fulltext([PDF_ONLY, NOTHING, "not an id", EPMC_OA])
+        paragraphs, outcomes = text.paragraphs, text.outcomes
     pdf_rows = paragraphs[paragraphs["input"] == PDF_ONLY]
     assert set(pdf_rows["text_source"]) == {"pdf"} and set(pdf_rows["license"]) == {"cc-by-nc"}
     assert list(pdf_rows["text"])[-3:] == PDF_PARAGRAPHS
@@ -222,24 +225,79 @@ def test_a_pdf_gives_pdf_rows_and_a_paper_with_nothing_gives_none(world, tmp_pat
 
 def test_no_input_gives_the_empty_frames_with_every_column(world, tmp_path):
     with retriever(world, tmp_path, cache=False) as r:
-        assert list(r.fulltext([]).columns) == list(PARAGRAPH_COLUMNS) and len(r.fulltext(["junk"])) == 0
+        assert list(r.fulltext([]).paragraphs.columns) == list(PARAGRAPH_COLUMNS)
+        assert len(r.fulltext(["junk"]).paragraphs) == 0
         assert list(r.fulltext_references([]).columns) == list(REFERENCE_COLUMNS)
     assert world.served() == 0
 
 
-def test_a_second_fulltext_of_the_same_ids_sends_no_request(world, tmp_path):
+class RecordWorld(World):
+    """Europe PMC's search answers also give each paper's title, year, authors, and a retraction of EFETCH."""
+
+    def _epmc(self, request: Request) -> Reply:
+        reply = super()._epmc(request)
+        if request.path.endswith("/fullTextXML"):
+            return reply
+        answer = json.loads(reply.body)
+        for result in answer["resultList"]["result"]:
+            result.update(title=f"The paper {result['pmcid']}", pubYear="2021",
+                          authorList={"author": [{"lastName": "Lovelace", "firstName": "Ada"}]})
+            if result["doi"] == EFETCH:
+                result["commentCorrectionList"] = {"commentCorrection": [{"type": "Retraction in", "id": "1"}]}
+        return Reply(200, json.dumps(answer), {"Content-Type": "application/json"})
+
+
+def test_one_batch_gives_the_bundle_and_its_views_and_a_rerun_keeps_the_record(tmp_path):
     ids = [EPMC_OA, EFETCH, PDF_ONLY, NOTHING]
-    with retriever(world, tmp_path, cache=False) as r:
-        first = r.fulltext(ids)
-    sent = world.served()
-    assert sent > 0
-    with retriever(world, tmp_path, cache=False) as r:  # a new process, as it were: the ledger and the files
-        second = r.fulltext(ids)
-        refs = r.fulltext_references(ids)
-    assert world.served() == sent
-    pd.testing.assert_frame_equal(first, second)
-    assert len(refs) > 0 and set(refs["input"]) == {EPMC_OA, EFETCH}
-    assert refs["doi"].notna().any()
+    with RecordWorld(base_ip=230) as world:
+        with retriever(world, tmp_path, cache=False) as r:
+            batches = []
+            download = r.download
+            r.download = lambda items: batches.append(list(items)) or download(items)  # type: ignore[method-assign]
+            first = r.fulltext(ids)
+            sent = world.served()
+            views = [r.fulltext_references(ids), r.fulltext_tables(ids), r.fulltext_figures(ids), r.fulltext(ids)]
+            assert world.served() == sent and len(batches) == 1  # one batch, one dashboard; the views ask nothing
+        pd.testing.assert_frame_equal(views[0], first.references)
+        pd.testing.assert_frame_equal(views[1].drop(columns=["table"]), first.tables.drop(columns=["table"]))
+        pd.testing.assert_frame_equal(views[-1].paragraphs, first.paragraphs)
+        views[-1].paragraphs["mine"] = 1  # a copy: what a caller changes stays out of the kept bundle
+        assert "mine" not in r.fulltext(ids).paragraphs.columns
+        with retriever(world, tmp_path, cache=False) as r:  # a new process, as it were: the ledger and the files
+            again = r.fulltext(ids)
+        assert world.served() == sent
+    for name in ("paragraphs", "references", "tables", "figures"):
+        pd.testing.assert_frame_equal(getattr(first, name), getattr(again, name))
+    prefix = {"paragraphs": "", "references": "citing_", "tables": "", "figures": ""}
+    for name, frame in [(name, getattr(again, name)) for name in prefix]:
+        rows = frame[frame["input"].isin([EPMC_OA, EFETCH])]
+        assert (len(rows) or name in ("tables", "figures")) and rows[prefix[name] + "year"].eq(2021).all(), name
+        titles = dict(zip(rows["input"], rows[prefix[name] + "title"]))
+        assert set(titles.values()) <= {"The paper PMC8164761", "The paper PMC8118396"}, name
+        assert all(a[0]["family"] == "Lovelace" for a in rows[prefix[name] + "authors"]), name
+        assert rows.loc[rows["input"] == EFETCH, prefix[name] + "retracted"].eq(True).all(), name
+    assert again.paragraphs.loc[again.paragraphs["input"] == PDF_ONLY, "doi"].eq(PDF_ONLY).all()
+    assert list(again.outcomes["input"]) == ids and again.outcomes.set_index("input").loc[EFETCH, "retracted"]
+
+
+def test_read_of_an_out_dir_gives_one_paper_per_work_with_the_ledgers_record(tmp_path):
+    """The out_dir of r.fulltext, plus a PDF of a paper that has JATS (``doi_….pdf`` beside ``pmcid_….xml``, one
+    work by the ledger's key): read() gives one paper per work, the JATS one from its JATS, each with its record."""
+    from paperfetch.fulltext import read
+
+    with RecordWorld(base_ip=234) as world, retriever(world, tmp_path, cache=False) as r:
+        r.fulltext([EPMC_OA, EFETCH, PDF_ONLY, NOTHING])
+    twin = tmp_path / "doi_10.1186_s13007-021-00757-y.pdf"
+    twin.write_bytes(_pdf())
+    with open_ledger(folder=tmp_path) as ledger:
+        ledger.record("doi:" + EPMC_OA, status="downloaded", path=twin, bytes=twin.stat().st_size)
+    local = read(tmp_path)
+    papers = local.paragraphs.groupby("input").first()
+    assert len(papers) == 3 and local.errors.empty
+    assert set(papers["text_source"]) == {"jats", "pdf"} and twin.name not in papers.index
+    assert papers.set_index("doi").loc[EPMC_OA, "title"] == "The paper PMC8164761"
+    assert papers.set_index("doi").loc[EFETCH, "retracted"] and papers["year"].eq(2021).sum() == 2
+    assert papers.set_index("doi").loc[PDF_ONLY, "license"] == "cc-by-nc"
 
 
 def test_requests_per_paper_jats_against_pdf(world, tmp_path):
@@ -311,7 +369,8 @@ def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
     with retriever(world, tmp_path, cache=False) as r:
         downloaded = r.download([PDF_ONLY])
         assert list(downloaded["status"]) == ["downloaded"]
-        paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)
+        text = r.fulltext([PDF_ONLY])
+        paragraphs, outcomes = text.paragraphs, text.outcomes
     assert world.hosts["pub"].hits("/files/pdf-only.pdf") == 1
     assert list(paragraphs["text"])[-3:] == PDF_PARAGRAPHS
     assert list(outcomes["status"]) == ["already_downloaded"] and outcomes["text_path"].item() == downloaded["path"].item()
@@ -323,7 +382,7 @@ def test_the_recorded_fulltextxml_answer_replays_through_the_source_and_gives_ev
     """The cassette holds Europe PMC's real fullTextXML answer; the real transport (fake clock) replays it
     through the source, and every <p> of abstract and body comes out as one row, in document order."""
     from paperfetch.ids import Identifier
-    from paperfetch.sources.fulltext import EuropePMCFullTextSource
+    from paperfetch.fulltext.endpoints import EuropePMCFullTextSource
     from tests.test_sources import IDENTIFICATION, SessionFetcher, replay
 
     source = EuropePMCFullTextSource(identification=IDENTIFICATION)

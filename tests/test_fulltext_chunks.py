@@ -216,3 +216,13 @@ def test_chunks_of_the_real_bodies_obey_every_rule(real_paragraphs, max_tokens, 
     out = chunks(real_paragraphs, max_tokens=max_tokens, overlap=overlap)
     _check_rules(real_paragraphs, out, max_tokens, overlap=overlap)
     assert out["license"].notna().all() and set(out["input"]) == set(real_paragraphs["input"])
+
+
+def test_every_chunk_carries_its_papers_bibliographic_record():
+    record = {"doi": "10.5555/a", "title": "A paper", "year": 2021, "journal": "J", "retracted": True,
+              "authors": [{"family": "Lovelace", "given": "Ada"}], "license": "cc by"}
+    rows = [{"input": "a", "section": "Intro", "paragraph": n, "text": "Words here. " * 40, **record} for n in range(4)]
+    out = chunks(paragraphs_frame(rows), max_tokens=100)
+    assert len(out) > 1 and out["title"].eq("A paper").all() and out["year"].eq(2021).all()
+    assert out["retracted"].all() and all(a == record["authors"] for a in out["authors"])
+    assert out["license_id"].eq("cc-by").all() and out["journal"].eq("J").all()

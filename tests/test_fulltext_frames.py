@@ -414,11 +414,19 @@ def _comparable(frame: pd.DataFrame, inputs: dict[str, str], drop: tuple[str, ..
 def test_read_of_the_folder_gives_the_frames_r_fulltext_gives(epmc, pair_bodies, real_fixtures, tmp_path):
     dois = {parse_jats(body).doi: name for name, body in pair_bodies.items()}
     with epmc.retriever(tmp_path) as r:
-        paragraphs = r.fulltext(list(dois))
+        paragraphs = r.fulltext(list(dois)).paragraphs
         references = r.fulltext_references(list(dois))
         tables = r.fulltext_tables(list(dois))
         figures = r.fulltext_figures(list(dois))
     local = read(real_fixtures / "fulltext_pairs", recursive=False)
+    assert local.paragraphs["title"].notna().all()  # what the JATS says of itself; r.fulltext's is the search's
+    record = ("title", "year", "journal", "authors", "retracted")
+    paragraphs, tables, figures, references, local = (
+        *(frame.drop(columns=list(record)) for frame in (paragraphs, tables, figures)),
+        references.drop(columns=[f"citing_{name}" for name in record]),
+        FullText(paragraphs=local.paragraphs.drop(columns=list(record)), tables=local.tables.drop(columns=list(record)),
+                 figures=local.figures.drop(columns=list(record)),
+                 references=local.references.drop(columns=[f"citing_{name}" for name in record])))
     pd.testing.assert_frame_equal(_comparable(paragraphs, dois), _comparable(local.paragraphs, {}))
     # the pmcid of the two articles whose JATS has none is the search's in r.fulltext (a PMCID was needed to fetch)
     pd.testing.assert_frame_equal(_comparable(references, dois, ("citing_pmcid",)),
@@ -451,33 +459,28 @@ def test_a_second_fulltext_tables_reads_the_kept_jats_and_sends_no_request(epmc,
     assert first["license"].notna().all() and first["doi"].notna().all()
 
 
-def test_read_dispatches_markdown_to_the_markdown_reader_and_leaves_a_readme_alone(monkeypatch, no_socket, tmp_path,
-                                                                                  bodies):
-    """A stand-in ``paperfetch.fulltext.markdown`` (the real one writes and reads paperfetch's own Markdown):
-    a ``.md`` with front matter goes to its ``read_markdown(text, input=...)``; the .xml of the same stem wins."""
-    import types
+def test_read_gives_one_paper_per_work_from_its_jats_and_leaves_a_readme_alone(no_socket, tmp_path, bodies):
+    """A JATS file and a PDF of the same work are one paper, read from the JATS: matched by the file name's stem
+    or by the DOI the PDF's first page states; a PDF alone gives that DOI and the licence its first page names."""
+    from tests._pdfwriter import layout_article, write_pdf
 
-    from paperfetch.fulltext import paragraphs_frame, references_frame
+    def pdf(*lines: str) -> bytes:
+        return write_pdf(layout_article([("title", "A paper"), *(("para", line) for line in lines),
+                                         ("heading", "Results"), ("para", "The results were as expected, and more.")]))
 
-    seen = []
-
-    def read_markdown(text, *, input):  # noqa: A002
-        seen.append((input, text.splitlines()[0]))
-        return FullText(paragraphs=paragraphs_frame([{"input": input, "text_source": "jats", "text": "From Markdown.",
-                                                      "paragraph": 0, "paragraph_id": "p0", "citations": []}]),
-                        references=references_frame([]))
-
-    monkeypatch.setitem(__import__("sys").modules, "paperfetch.fulltext.markdown",
-                        types.SimpleNamespace(read_markdown=read_markdown))
-    (tmp_path / "paper.md").write_text("---\ntitle: A paper\n---\n\nFrom Markdown. {#p0}\n")
+    twin = parse_jats(bodies["PMC4678086.xml"])
     (tmp_path / "README.md").write_text("# What this folder holds\n")
-    (tmp_path / "twin.md").write_text("---\ntitle: twin\n---\n")
     (tmp_path / "twin.xml").write_bytes(bodies["PMC4678086.xml"])
+    (tmp_path / "twin.pdf").write_bytes(pdf("The same work as a PDF."))
+    (tmp_path / "a.xml").write_bytes(bodies["PMC4417228.xml"])
+    (tmp_path / "z.pdf").write_bytes(pdf(f"https://doi.org/{parse_jats(bodies['PMC4417228.xml']).doi} is this work."))
+    (tmp_path / "alone.pdf").write_bytes(pdf("doi:10.5555/Alone.1 Published under a CC BY 4.0 licence."))
     (tmp_path / "empty").mkdir()
     empty = read(tmp_path / "empty")
     assert len(empty.paragraphs) == len(empty.errors) == 0 and list(empty.tables.columns) == list(TABLE_COLUMNS)
     bundle = read(tmp_path)
-    assert seen == [("paper.md", "---")]
-    assert set(bundle.paragraphs["input"]) == {"paper.md", "twin.xml"} and len(bundle.errors) == 0
-    assert bundle.paragraphs.loc[bundle.paragraphs["input"] == "paper.md", "text"].tolist() == ["From Markdown."]
-    assert list(bundle.paragraphs.columns) == list(PARAGRAPH_COLUMNS)
+    assert len(bundle.errors) == 0 and list(bundle.paragraphs.columns) == list(PARAGRAPH_COLUMNS)
+    by_input = bundle.paragraphs.groupby("input").first()
+    assert list(by_input.index) == ["a.xml", "alone.pdf", "twin.xml"]
+    assert by_input.loc["twin.xml", "doi"] == twin.doi and by_input.loc["twin.xml", "text_source"] == "jats"
+    assert by_input.loc["alone.pdf", ["doi", "license", "license_id"]].tolist() == ["10.5555/alone.1", "cc by", "cc-by-4.0"]

@@ -610,7 +610,8 @@ def test_the_paragraph_and_reference_frames_have_fixed_columns_even_when_empty()
 
     assert list(paragraphs_frame([]).columns) == list(PARAGRAPH_COLUMNS) == [
         "input", "doi", "pmid", "pmcid", "text_source", "license", "section", "paragraph", "text",
-        "paragraph_id", "citations", "citation_offsets", "figures", "tables", "words", "chars", "page", "license_id"]
+        "paragraph_id", "citations", "citation_offsets", "figures", "tables", "words", "chars", "page", "license_id",
+        "title", "year", "journal", "authors", "retracted"]
     assert len(paragraphs_frame([])) == 0 and len(references_frame([])) == 0
     assert list(references_frame([]).columns) == list(REFERENCE_COLUMNS)
     with pytest.raises(KeyError):
@@ -618,18 +619,22 @@ def test_the_paragraph_and_reference_frames_have_fixed_columns_even_when_empty()
 
 
 def test_rows_of_a_jats_paper_and_a_pdf_paper_in_one_frame():
-    from paperfetch.fulltext import article_rows, paragraphs_frame, pdf_rows, reference_rows, references_frame
+    from paperfetch.fulltext import Article, article_rows, paragraphs_frame, reference_rows, references_frame
 
     article = parse_jats((DATA / "rest__PMC8164761__fullTextXML.xml").read_bytes())
-    pdf = [Paragraph(section="", paragraph=0, text="Title"), Paragraph(section="Results", paragraph=1, text="Found.")]
+    pdf = Article(text_source="pdf", paragraphs=(Paragraph(section="", paragraph=0, text="Title"),
+                                                 Paragraph(section="Results", paragraph=1, text="Found.")))
     frame = paragraphs_frame(article_rows(article, input="PMC8164761")
-                             + pdf_rows(pdf, input="10.5555/X", doi="10.5555/x", license="cc by"))
+                             + article_rows(pdf, input="10.5555/X", record={"doi": "10.5555/x", "license": "cc by",
+                                                                          "title": "Found", "retracted": False}))
     assert len(frame) == 24
     assert frame["input"].tolist()[:1] == ["PMC8164761"] and frame["input"].tolist()[-1] == "10.5555/X"
     assert frame["text_source"].tolist() == ["jats"] * 22 + ["pdf"] * 2
     assert frame["pmcid"].iloc[0] == "PMC8164761" and frame["pmcid"].isna().iloc[-1]
     assert frame["paragraph"].tolist() == list(range(22)) + [0, 1]
     assert str(frame["paragraph"].dtype) == "Int64" and frame["section"].iloc[-2] == ""
+    assert frame["title"].iloc[-1] == "Found" and frame["license"].iloc[-1] == "cc by" and not frame["retracted"].iloc[-1]
+    assert frame["title"].iloc[0] == article.title and frame["retracted"].isna().iloc[0]
     refs = references_frame(reference_rows(article, input="PMC8164761"))
     assert len(refs) == 22 and refs["citing_pmcid"].eq("PMC8164761").all()
     assert refs.loc[2, ["doi", "pmid", "year"]].tolist() == ["10.1104/pp.48.6.683", "16657861", 1971]

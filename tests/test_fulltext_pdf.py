@@ -180,7 +180,8 @@ def test_a_scanned_pdf_gives_no_rows_and_the_reason_no_text_layer(tmp_path):
             return Reply(200, scan, {"Content-Type": "application/pdf"})
 
     with ScanWorld(base_ip=110) as world, retriever(world, tmp_path, cache=False) as r:
-        paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)
+        text = r.fulltext([PDF_ONLY])
+        paragraphs, outcomes = text.paragraphs, text.outcomes
     assert len(paragraphs) == 0
     assert outcomes.iloc[0]["error"].startswith("no text layer")
 

@@ -211,7 +211,8 @@ def test_fulltext_takes_the_buckets_jats_when_europe_pmc_and_efetch_have_none(tm
     with DemoWorld(base_ip=200) as world, Retriever(email="t@example.org", out_dir=tmp_path, endpoints=world.endpoints,
                                                       progress=False, verbosity=0, state="memory", cache=False,
                                                       delay_min_s=0.0, delay_max_s=0.0) as r:
-        paragraphs, outcomes = r.fulltext(["PMC9000001"], with_outcomes=True)
+        text = r.fulltext(["PMC9000001"])
+        paragraphs, outcomes = text.paragraphs, text.outcomes
         sent = list(r.requests()["url"])
     row = outcomes.iloc[0]
     assert (row["status"], row["source"], row["text_source"]) == ("downloaded", "pmc", "jats")

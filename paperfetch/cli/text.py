@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -32,6 +32,9 @@ from paperfetch.cli.common import (
 )
 from paperfetch.redact import redact_text
 from paperfetch.settings import setting_help
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.fulltext import FullText
 
 __all__ = ["add_subcommands", "run"]
 
@@ -97,12 +100,12 @@ def run(args: argparse.Namespace) -> int:
                               cache=not args.no_cache)
     with retriever:
         try:
-            paragraphs, outcomes = retriever.fulltext(ids, with_outcomes=True)  # the pdf_engine setting
-            written = _write_markdown(retriever, paragraphs, outcomes) if args.format == "md" else None
+            bundle = retriever.fulltext(ids)  # the pdf_engine setting
+            written = _write_markdown(bundle) if args.format == "md" else None
         except KeyboardInterrupt:
             say("paperfetch: interrupted; the texts fetched so far are kept in " + str(out), err=True)
             return EXIT_INTERRUPTED
-    code = _finish(paragraphs, outcomes, args)
+    code = _finish(bundle.paragraphs, bundle.outcomes, args)
     if written is not None and not args.quiet:
         say(f"{written} Markdown files written to {out}")
     return code
@@ -113,16 +116,13 @@ def _jsonl(args: argparse.Namespace) -> bool:
     return args.format in ("jsonl", "chunks")
 
 
-def _write_markdown(retriever: Any, paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> int:
-    """One ``.md`` per paper with text, beside its JATS file or PDF in --out (named like it); the other frames
-    are read from the files this run kept, so no request is sent for them."""
-    from paperfetch.fulltext import FullText
+def _write_markdown(bundle: FullText) -> int:
+    """One ``.md`` per paper with text, beside its JATS file or PDF in --out (named like it), from the bundle
+    of the run (no request more): its front matter carries the paper's bibliographic record."""
     from paperfetch.fulltext.markdown import to_markdown
 
+    outcomes = bundle.outcomes
     with_text = outcomes[outcomes["text_source"].notna()]
-    wanted = list(dict.fromkeys(with_text["input"]))
-    bundle = FullText(paragraphs=paragraphs, references=retriever.fulltext_references(wanted),
-                      tables=retriever.fulltext_tables(wanted), figures=retriever.fulltext_figures(wanted))
     documents = to_markdown(bundle, papers=with_text)
     paths = {str(value): path for value, path in zip(with_text["input"], with_text["text_path"])}
     written = 0
@@ -161,39 +161,40 @@ def _per_paper(paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame
 
 def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Namespace) -> int:
     table = _per_paper(paragraphs, outcomes)
-    if args.format == "chunks":
-        from paperfetch.fulltext import chunks
-
-        for line in jsonl_records(chunks(paragraphs, max_tokens=args.max_tokens, overlap=args.overlap)):
-            say(line)
-    elif not args.quiet:
-        if args.format == "jsonl":
-            for line in jsonl_records(table):
-                say(line)
-        else:
-            shown = table.astype(object).where(table.notna(), "")
-            shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
-            shown["detail"] = [clip(str(p or e), 80, one_line=True) for p, e in zip(shown["text_path"], shown["error"])]
-            say(fitted_table(shown[["input", "status", "text_source", "paragraphs", "detail"]], terminal_width(),
-                             ["detail", "input"]))
-    if args.report is not None:
-        write_report(paragraphs, args.report)
-        if not args.quiet:
-            say(f"report written to {args.report}", err=_jsonl(args))
-    if args.outcomes is not None:
-        write_report(outcomes, args.outcomes)
-        if not args.quiet:
-            say(f"outcomes written to {args.outcomes}", err=_jsonl(args))
-    failed: list[str] = []  # worth another run: no text, and an identifier at all
-    for value, source, status in zip(outcomes["input"], outcomes["text_source"], outcomes["status"].astype(str)):
-        if is_missing(source) and status != "invalid_identifier" and not is_missing(value) and str(value).strip():
-            failed.append(str(value).strip())
-    failed = list(dict.fromkeys(failed))
-    if args.failed is not None:
-        body = "".join(redact_text(line) + "\n" for line in failed)
+    _print(paragraphs, table, args)
+    for frame, path, what in ((paragraphs, args.report, "report"), (outcomes, args.outcomes, "outcomes")):
+        if path is not None:
+            write_report(frame, path)
+            if not args.quiet:
+                say(f"{what} written to {path}", err=_jsonl(args))
+    if args.failed is not None:  # worth another run: no text, and an identifier at all
+        failed = [str(value).strip() for value, source, status in
+                  zip(outcomes["input"], outcomes["text_source"], outcomes["status"].astype(str))
+                  if is_missing(source) and status != "invalid_identifier" and not is_missing(value) and str(value).strip()]
+        body = "".join(redact_text(line) + "\n" for line in dict.fromkeys(failed))
         write_private_safe(args.failed, lambda p: p.write_text(body, encoding="utf-8"))
     if not args.quiet:
         by_source = table["text_source"].astype(object).where(table["text_source"].notna(), "none").value_counts()
         detail = ", ".join(f"{count} {name}" for name, count in by_source.items())
         say(f"{len(table)} papers ({detail}): {len(paragraphs)} paragraphs", err=_jsonl(args))
     return EXIT_FAILED if int(outcomes["text_source"].isna().sum()) else EXIT_OK
+
+
+def _print(paragraphs: pd.DataFrame, table: pd.DataFrame, args: argparse.Namespace) -> None:
+    """stdout: the chunks (``--format chunks``), the per-paper JSON Lines, or the per-paper table."""
+    if args.format == "chunks":
+        from paperfetch.fulltext import chunks
+
+        for line in jsonl_records(chunks(paragraphs, max_tokens=args.max_tokens, overlap=args.overlap)):
+            say(line)
+    elif args.quiet:
+        return
+    elif args.format == "jsonl":
+        for line in jsonl_records(table):
+            say(line)
+    else:
+        shown = table.astype(object).where(table.notna(), "")
+        shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
+        shown["detail"] = [clip(str(p or e), 80, one_line=True) for p, e in zip(shown["text_path"], shown["error"])]
+        say(fitted_table(shown[["input", "status", "text_source", "paragraphs", "detail"]], terminal_width(),
+                         ["detail", "input"]))

@@ -1,12 +1,14 @@
 """Full text as data: JATS XML and PDF text layers as paragraph, reference, table and figure records
 (docs/fulltext.md)."""
 
+from paperfetch.fulltext.article import parse_pdf
 from paperfetch.fulltext.base import (
     SECTION_SEPARATOR,
+    Article,
     Figure,
     FullTextError,
     FullTextTooLarge,
-    JatsArticle,
+    NoTextLayer,
     Paragraph,
     Reference,
     Table,
@@ -18,13 +20,14 @@ from paperfetch.fulltext.chunks import CHUNK_COLUMNS, chunks, count_tokens, defa
 from paperfetch.fulltext.frame import (
     FIGURE_COLUMNS,
     PARAGRAPH_COLUMNS,
+    RECORD_FIELDS,
     REFERENCE_COLUMNS,
     TABLE_COLUMNS,
     article_rows,
     figure_rows,
     figures_frame,
+    paper_fields,
     paragraphs_frame,
-    pdf_rows,
     reference_rows,
     references_frame,
     table_rows,
@@ -32,12 +35,13 @@ from paperfetch.fulltext.frame import (
 )
 from paperfetch.fulltext.jats import parse_jats, parse_jats_set
 from paperfetch.fulltext.local import read
-from paperfetch.fulltext.markdown import read_markdown, to_markdown
+from paperfetch.fulltext.markdown import to_markdown
 from paperfetch.fulltext.pdflines import PdfEngine, TextLine, pdf_lines
 from paperfetch.fulltext.pdftext import paragraphs_from_lines, pdf_paragraphs
 from paperfetch.fulltext.references import parse_references
 
 __all__ = [
+    "Article",
     "CHUNK_COLUMNS",
     "ERROR_COLUMNS",
     "FIGURE_COLUMNS",
@@ -45,10 +49,11 @@ __all__ = [
     "FullText",
     "FullTextError",
     "FullTextTooLarge",
-    "JatsArticle",
+    "NoTextLayer",
     "PARAGRAPH_COLUMNS",
     "Paragraph",
     "PdfEngine",
+    "RECORD_FIELDS",
     "REFERENCE_COLUMNS",
     "Reference",
     "SECTION_SEPARATOR",
@@ -63,16 +68,16 @@ __all__ = [
     "figures_frame",
     "license_code",
     "license_id",
+    "paper_fields",
     "paragraphs_frame",
     "paragraphs_from_lines",
     "parse_jats",
     "parse_jats_set",
+    "parse_pdf",
     "parse_references",
     "pdf_lines",
     "pdf_paragraphs",
-    "pdf_rows",
     "read",
-    "read_markdown",
     "reference_rows",
     "references_frame",
     "table_rows",

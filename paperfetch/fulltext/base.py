@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 from paperfetch.errors import InvalidIdentifier, PaperfetchError
 from paperfetch.ids import IdType, parse_identifier
 
 __all__ = [
+    "Article",
     "Figure",
     "FullTextError",
     "FullTextTooLarge",
-    "JatsArticle",
+    "NoTextLayer",
     "Paragraph",
     "Reference",
     "SECTION_SEPARATOR",
@@ -31,6 +31,10 @@ SECTION_SEPARATOR = " :: "
 
 class FullTextError(PaperfetchError, ValueError):
     """A full-text body that cannot be read (malformed, truncated, hostile, not an article): one paper's failure."""
+
+
+class NoTextLayer(FullTextError):
+    """A PDF that gives no text (scanned pages are not read: no OCR)."""
 
 
 class FullTextTooLarge(FullTextError):
@@ -112,9 +116,12 @@ class Figure:
 
 
 @dataclass(frozen=True, kw_only=True)
-class JatsArticle:
-    """What one JATS article gives: its identifiers, its licence, its paragraphs, references, tables and figures."""
+class Article:
+    """What one document says of itself, parsed from its bytes (JATS or a PDF's text layer): its identifiers,
+    title and licence as it states them, its paragraphs, references, tables and figures (a PDF gives paragraphs
+    only, and its DOI and licence when its first page states them)."""
 
+    text_source: str = "jats"   #: ``jats`` or ``pdf``: what the text was parsed from
     doi: str = ""
     pmid: str = ""
     pmcid: str = ""
@@ -125,13 +132,6 @@ class JatsArticle:
     references: tuple[Reference, ...] = field(default_factory=tuple)
     tables: tuple[Table, ...] = field(default_factory=tuple)
     figures: tuple[Figure, ...] = field(default_factory=tuple)
-
-    def paragraph_records(self) -> list[dict[str, Any]]:
-        """The paragraphs as plain dicts (``section``, ``paragraph``, ``text``), ready for a DataFrame."""
-        return [asdict(p) for p in self.paragraphs]
-
-    def reference_records(self) -> list[dict[str, Any]]:
-        return [asdict(r) for r in self.references]
 
 
 def normalise_space(text: str) -> str:

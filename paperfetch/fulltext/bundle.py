@@ -1,12 +1,26 @@
-"""A bundle of full-text frames for a set of papers: paragraphs, references, tables, figures, and per-file errors."""
+"""A bundle of full-text frames for a set of papers: paragraphs, references, tables, figures, the per-paper
+outcomes and the per-file errors; built from parsed :class:`~paperfetch.fulltext.base.Article` values."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import pandas as pd
 
-from paperfetch.fulltext.frame import figures_frame, tables_frame
+from paperfetch.fulltext.base import Article
+from paperfetch.fulltext.frame import (
+    article_rows,
+    figure_rows,
+    figures_frame,
+    paragraphs_frame,
+    reference_rows,
+    references_frame,
+    table_rows,
+    tables_frame,
+)
+from paperfetch.outcomes import outcomes_frame
 
 __all__ = ["ERROR_COLUMNS", "FullText", "errors_frame"]
 
@@ -22,14 +36,36 @@ def errors_frame(rows: list[dict[str, object]] | None = None) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class FullText:
-    """The frames full text becomes, for one or more papers (``input`` names the paper in every frame).
+    """The frames full text becomes, for one or more papers (``input`` names the paper in every frame, and every
+    frame carries the paper's ids and bibliographic record).
 
-    ``errors`` has one row per document that could not be read (``input``, ``error``, ``message``): one bad file
-    is that file's failure only.
+    ``outcomes`` has one row per input of ``r.fulltext`` (the outcomes frame of ``download``, with ``text_source``
+    and ``text_path``); ``errors`` one row per document :func:`~paperfetch.fulltext.read` could not read
+    (``input``, ``error``, ``message``): one bad file is that file's failure only.
     """
 
-    paragraphs: pd.DataFrame
-    references: pd.DataFrame
+    paragraphs: pd.DataFrame = field(default_factory=lambda: paragraphs_frame([]))
+    references: pd.DataFrame = field(default_factory=lambda: references_frame([]))
     tables: pd.DataFrame = field(default_factory=lambda: tables_frame([]))
     figures: pd.DataFrame = field(default_factory=lambda: figures_frame([]))
+    outcomes: pd.DataFrame = field(default_factory=lambda: outcomes_frame([]))
     errors: pd.DataFrame = field(default_factory=errors_frame)
+
+    def copy(self) -> FullText:
+        """The bundle with a copy of every frame (what a caller changes stays out of the original)."""
+        return FullText(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+
+    @classmethod
+    def of(cls, papers: Iterable[tuple[Any, Article, Mapping[str, Any] | None]], *,
+           outcomes: pd.DataFrame | None = None, errors: list[dict[str, object]] | None = None) -> FullText:
+        """The bundle of *papers*, each ``(input, article, record)``: the frames are functions of the articles
+        and the papers' bibliographic records."""
+        rows: dict[str, list[dict[str, Any]]] = {"paragraphs": [], "references": [], "tables": [], "figures": []}
+        for name, article, record in papers:
+            rows["paragraphs"] += article_rows(article, input=name, record=record)
+            rows["references"] += reference_rows(article, input=name, record=record)
+            rows["tables"] += table_rows(article, input=name, record=record)
+            rows["figures"] += figure_rows(article, input=name, record=record)
+        return cls(paragraphs=paragraphs_frame(rows["paragraphs"]), references=references_frame(rows["references"]),
+                   tables=tables_frame(rows["tables"]), figures=figures_frame(rows["figures"]),
+                   outcomes=outcomes if outcomes is not None else outcomes_frame([]), errors=errors_frame(errors))

@@ -27,9 +27,11 @@ Tokenizer = Callable[[str], Sequence[Any]]
 #: The columns of the chunks frame, in order.
 CHUNK_COLUMNS: tuple[str, ...] = (
     "input", "doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section", "paragraph_ids", "text",
-    "tokens",
+    "tokens", "license_id", "title", "year", "journal", "authors", "retracted",
 )
-_PAPER_COLUMNS = ("doi", "pmid", "pmcid", "text_source", "license")
+#: The paper's columns a chunk carries from its paragraphs: its ids, licence and bibliographic record.
+_PAPER_COLUMNS = ("doi", "pmid", "pmcid", "text_source", "license", "license_id", "title", "year", "journal",
+                  "authors", "retracted")
 
 #: A letter run counts one token for every this many letters (or part of it).
 LETTERS_PER_TOKEN = 6
@@ -220,17 +222,23 @@ def _paper_chunks(rows: list[tuple[str, str, str]], budget: _Budget, overlap: in
     return out
 
 
+def _value(value: Any) -> Any:
+    return value if isinstance(value, (list, tuple)) else None if is_missing(value) else value
+
+
 def _text_of(value: Any) -> str:
     return "" if is_missing(value) else str(value)
 
 
 def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: Tokenizer | None = None,
            contextualize: bool = True) -> pd.DataFrame:
-    """The chunks of a paragraphs frame (``r.fulltext(ids)``, ``read(…)``, or a :class:`FullText` bundle).
+    """The chunks of a paragraphs frame (``r.fulltext(ids).paragraphs``), or of a :class:`FullText` bundle.
 
     One row per chunk, columns :data:`CHUNK_COLUMNS`: the paper's ``input``, ids, ``text_source`` and
     ``license``; ``chunk_id`` (``c0``, ``c1`` … within the paper); ``section`` (the section path the chunk's
-    paragraphs share); ``paragraph_ids``; ``text``; ``tokens`` (``len(tokenizer(text))``, at most *max_tokens*).
+    paragraphs share); ``paragraph_ids``; ``text``; ``tokens`` (``len(tokenizer(text))``, at most *max_tokens*);
+    then the paper's ``license_id`` and bibliographic record (``title``, ``year``, ``journal``, ``authors``,
+    ``retracted``), so a chunk can be cited on its own.
 
     With *contextualize* (the default) ``text`` starts with the section path and a blank line, as docling's
     ``contextualize`` does, and the path counts towards the budget; a path taking more than half of
@@ -253,7 +261,7 @@ def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: 
         ids = paper["paragraph_id"] if "paragraph_id" in paper.columns else pd.Series([None] * len(paper))
         rows = [(_text_of(pid) or f"p{int(n)}", _text_of(section), _text_of(text))
                 for pid, n, section, text in zip(ids, paper["paragraph"], paper["section"], paper["text"])]
-        meta = {column: (None if is_missing(first.get(column)) else first.get(column)) for column in _PAPER_COLUMNS}
+        meta = {column: _value(first.get(column)) for column in _PAPER_COLUMNS}
         for n, (section, paragraph_ids, text) in enumerate(_paper_chunks(rows, budget, overlap)):
             records.append({"input": first["input"], **meta, "chunk_id": f"c{n}", "section": section,
                             "paragraph_ids": paragraph_ids, "text": text, "tokens": budget.count(text)})
@@ -271,8 +279,10 @@ def _chunks_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     data = {column: [row.get(column) for row in records] for column in CHUNK_COLUMNS}
     frame = pd.DataFrame(data, columns=list(CHUNK_COLUMNS))
     frame["input"] = pd.Series(data["input"], index=frame.index, dtype=object)
-    frame["paragraph_ids"] = pd.Series(data["paragraph_ids"], index=frame.index, dtype=object)
-    for column in ("doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section", "text"):
+    for column in ("paragraph_ids", "authors"):
+        frame[column] = pd.Series(data[column], index=frame.index, dtype=object)
+    for column in ("doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section", "text", "license_id",
+                   "title", "journal"):
         frame[column] = frame[column].astype("string")
-    frame["tokens"] = frame["tokens"].astype("Int64")
+    frame = frame.astype({"tokens": "Int64", "year": "Int64", "retracted": "boolean"})
     return frame

@@ -1,10 +1,9 @@
-""":func:`collect_text`, what ``Retriever.fulltext`` runs: disk, then JATS, then PDF (docs/fulltext.md, "r.fulltext")."""
+""":func:`collect_text`, what ``Retriever.fulltext`` runs: the ledger first (text already on disk, with its paper's
+record), then :func:`fetch_texts` (JATS, then the PDF) for the rest (docs/fulltext.md, "r.fulltext")."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,32 +15,25 @@ import pandas as pd
 from paperfetch import defaults
 from paperfetch.cells import is_missing
 from paperfetch.config import Identification
+from paperfetch.download import file_digest
 from paperfetch.errors import DownloadTooLarge, NotFoundError, PaperfetchError
-from paperfetch.fulltext.base import FullTextError, JatsArticle, Paragraph
-from paperfetch.fulltext.frame import (
-    article_rows,
-    figure_rows,
-    figures_frame,
-    paragraphs_frame,
-    pdf_rows,
-    reference_rows,
-    references_frame,
-    table_rows,
-    tables_frame,
-)
-from paperfetch.fulltext.jats import parse_jats
+from paperfetch.fulltext.article import parse_pdf
+from paperfetch.fulltext.base import Article, FullTextError, NoTextLayer
+from paperfetch.fulltext.bundle import FullText
+from paperfetch.fulltext.endpoints import EuropePMCFullTextSource, JatsAnswer, PMCEfetchSource, jats_candidates
+from paperfetch.fulltext.frame import RECORD_FIELDS
+from paperfetch.fulltext.jats import parse_jats, split_articles
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
-from paperfetch.fulltext.pdftext import pdf_paragraphs
 from paperfetch.http import context as call_context
-from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
+from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_many
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
+from paperfetch.parts import part_file
 from paperfetch.redact import redact_frame, redact_text, redact_url
-from paperfetch.rows import identity_row, initial_meta
+from paperfetch.rows import identity_row, initial_meta, safe_parse
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched
-from paperfetch.sources.fulltext import EuropePMCFullTextSource, JatsAnswer, PMCEfetchSource, jats_candidates, split_articles
 
-__all__ = ["FullTextResult", "TEXT_KEY_PREFIX", "TextContext", "collect_text", "text_key"]
+__all__ = ["TEXT_KEY_PREFIX", "TextContext", "collect_text", "fetch_texts", "text_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +41,8 @@ logger = logging.getLogger(__name__)
 TEXT_KEY_PREFIX = "fulltext:"
 #: Sources asked for ``kind="jats"`` candidates, when the Retriever has them.
 JATS_CANDIDATE_SOURCES = ("biorxiv",)
-_META = ("doi", "pmid", "pmcid", "license", "title", "year", "journal")
+#: What a paper's record holds (and its text's ledger entry keeps, so a re-run from disk loses nothing).
+_META = tuple(dict.fromkeys((*RECORD_FIELDS, "oa_status")))
 
 
 def text_key(identifier: Identifier) -> str:
@@ -69,20 +62,9 @@ class TextContext:
     out_dir: Path
     filename_template: str
     resume: bool = True
-    pdf_engine: PdfEngine | str = DEFAULT_ENGINE
+    pdf_engine: PdfEngine | str | None = None  #: None: the PDF layer's default
     max_xml_bytes: int = defaults.MAX_XML_BYTES
     max_pdf_bytes: int = defaults.MAX_PDF_BYTES
-
-
-@dataclass(frozen=True)
-class FullTextResult:
-    """The frames of one :func:`collect_text` call."""
-
-    paragraphs: pd.DataFrame   #: one row per paragraph (:data:`paperfetch.fulltext.PARAGRAPH_COLUMNS`)
-    references: pd.DataFrame   #: one row per cited work (:data:`paperfetch.fulltext.REFERENCE_COLUMNS`)
-    outcomes: pd.DataFrame     #: one row per input (:data:`paperfetch.outcomes.COLUMNS`)
-    tables: pd.DataFrame = field(default_factory=lambda: tables_frame([]))     #: one row per JATS ``<table-wrap>``
-    figures: pd.DataFrame = field(default_factory=lambda: figures_frame([]))   #: one row per JATS ``<fig>``
 
 
 @dataclass
@@ -92,9 +74,8 @@ class _Paper:
     meta: dict[str, Any]
     is_oa: bool | None = None
     jats_urls: list[Candidate] = field(default_factory=list)
-    article: JatsArticle | None = None
-    front_only: tuple[JatsArticle, bytes, str, str] | None = None  # a JATS answer without a body
-    paragraphs: list[Paragraph] | None = None                      # PDF text
+    article: Article | None = None                             # the text, parsed: JATS or the PDF's
+    front_only: tuple[Article, bytes, str, str] | None = None  # a JATS answer without a body
     text_source: str | None = None
     text_path: str | None = None
     outcome: dict[str, Any] = field(default_factory=dict)
@@ -110,12 +91,13 @@ class _Paper:
     def merge(self, record: Any) -> None:
         for name in _META:
             value = getattr(record, name, None) if not isinstance(record, Mapping) else record.get(name)
-            if value not in (None, "") and self.meta.get(name) in (None, ""):
+            if value not in (None, "", []) and self.meta.get(name) in (None, "", []):
                 self.meta[name] = value
 
 
-def collect_text(ids: Iterable[object] | str | pd.Series, *, context: TextContext) -> FullTextResult:
-    """The paragraphs, references and per-input outcomes of *ids*; a paper's failure is its row's ``error``."""
+def collect_text(ids: Iterable[object] | str | pd.Series, *, context: TextContext) -> FullText:
+    """The full text of *ids* as one bundle, outcomes included; a paper's failure is its row's ``error``. Text
+    the ledger holds is read from disk with its paper's record, sending no request."""
     parsed = parse_many(ids)
     papers: dict[int, _Paper] = {}
     for item in parsed:
@@ -128,14 +110,21 @@ def collect_text(ids: Iterable[object] | str | pd.Series, *, context: TextContex
                 _from_ledger(paper, ledger, context)
     pending = [p for p in papers.values() if not p.done]
     if pending:
-        _resolve(pending, context)
-        _jats(pending, context)
-        _pdf([p for p in pending if p.article is None], context)
+        fetch_texts(pending, context)
         with open_ledger(folder=context.out_dir) as ledger:
             for paper in pending:
-                _finish(paper, context)
                 _record(paper, ledger)
-    return _frames(parsed, papers)
+    return _bundle(parsed, papers)
+
+
+def fetch_texts(papers: list[_Paper], context: TextContext) -> None:
+    """The network part: each paper's JATS (Europe PMC, PMC, the sources' JATS links), else its PDF's text, kept
+    in ``out_dir``; what the services say fills the paper's record."""
+    _resolve(papers, context)
+    _jats(papers, context)
+    _pdf([p for p in papers if p.article is None], context)
+    for paper in papers:
+        _finish(paper, context)
 
 
 # ---------------------------------------------------------------------- 2. from disk
@@ -157,10 +146,10 @@ def _from_ledger(paper: _Paper, ledger: Any, context: TextContext) -> None:
         if extra.get("text_source") == "jats":
             paper.article = parse_jats(body, max_bytes=context.max_xml_bytes)
         else:
-            paper.paragraphs = pdf_paragraphs(body, engine=context.pdf_engine, max_bytes=context.max_pdf_bytes)
+            paper.article = parse_pdf(body, engine=context.pdf_engine or DEFAULT_ENGINE, max_bytes=context.max_pdf_bytes)
     except (OSError, FullTextError) as exc:  # changed or unreadable since: fetch it again
         logger.info("%s: the stored text %s cannot be read (%s); asking again", paper.ident.key, path, exc)
-        paper.article = paper.paragraphs = None
+        paper.article = None
         return
     paper.merge(extra)
     paper.text_source, paper.text_path = extra.get("text_source"), str(path)
@@ -203,29 +192,15 @@ def _lookup_id(paper: _Paper, source: Source | None) -> Identifier | None:
 
 # ---------------------------------------------------------------------- 4. JATS
 def _jats(papers: list[_Paper], context: TextContext) -> None:
-    europepmc = context.sources.get("europepmc")
-    eutils = context.sources.get("ncbi_eutils")
-    epmc = EuropePMCFullTextSource(base_url=europepmc.base_url, identification=context.identification) if europepmc else None
-    efetch = PMCEfetchSource(base_url=eutils.base_url, identification=context.identification) if eutils else None
-    if epmc is not None:
+    """Each paper's JATS: Europe PMC's ``fullTextXML`` (open access there), PMC ``efetch`` in batches, the PMC
+    Cloud Service, then the JATS links the sources gave; the first with body text is kept."""
+    if (europepmc := context.sources.get("europepmc")) is not None:
+        epmc = EuropePMCFullTextSource(base_url=europepmc.base_url, identification=context.identification)
         for paper in papers:
-            ident = paper.pmcid
-            if ident is not None and paper.is_oa:
-                found = _ask(epmc, epmc.spec_for((ident,)), context, [paper])
-                _take(paper, found.get(ident.key), epmc, context)
-    if efetch is not None:
-        wanted = [p for p in papers if p.article is None and p.pmcid is not None]
-        by_key: dict[str, list[_Paper]] = {}
-        for paper in wanted:
-            by_key.setdefault(paper.pmcid.key, []).append(paper)  # type: ignore[union-attr]
-        idents = [p.pmcid for p in wanted if p.pmcid is not None]
-        unique = list({i.key: i for i in idents}.values())
-        for batch in batched(unique, efetch.batch_size):
-            batch_papers = [p for i in batch for p in by_key[i.key]]
-            found = _ask(efetch, efetch.spec_for(batch), context, batch_papers, per_id=len(batch) > 1)
-            for ident in batch:
-                for paper in by_key[ident.key]:
-                    _take(paper, found.get(ident.key), efetch, context)
+            if (ident := paper.pmcid) is not None and paper.is_oa:
+                _take(paper, _ask(epmc, epmc.spec_for((ident,)), context, [paper]).get(ident.key), epmc, context)
+    if (eutils := context.sources.get("ncbi_eutils")) is not None:
+        _efetch(papers, PMCEfetchSource(base_url=eutils.base_url, identification=context.identification), context)
     _pmc_jats([p for p in papers if p.article is None and p.pmcid is not None], context)
     for paper in papers:
         for candidate in paper.jats_urls:
@@ -233,6 +208,21 @@ def _jats(papers: list[_Paper], context: TextContext) -> None:
                 break
             _take(paper, _ask_url(candidate, context, paper), None, context, source_name=candidate.source,
                   url=candidate.url)
+
+
+def _efetch(papers: list[_Paper], efetch: PMCEfetchSource, context: TextContext) -> None:
+    """PMC ``efetch`` for the papers still without text, one request a batch of distinct PMCIDs."""
+    by_key: dict[str, list[_Paper]] = {}
+    for paper in papers:
+        if paper.article is None and paper.pmcid is not None:
+            by_key.setdefault(paper.pmcid.key, []).append(paper)
+    unique = [group[0].pmcid for group in by_key.values() if group[0].pmcid is not None]
+    for batch in batched(unique, efetch.batch_size):
+        batch_papers = [p for i in batch for p in by_key[i.key]]
+        found = _ask(efetch, efetch.spec_for(batch), context, batch_papers, per_id=len(batch) > 1)
+        for ident in batch:
+            for paper in by_key[ident.key]:
+                _take(paper, found.get(ident.key), efetch, context)
 
 
 def _pmc_jats(papers: list[_Paper], context: TextContext) -> None:
@@ -251,50 +241,54 @@ def _ask(source: EuropePMCFullTextSource | PMCEfetchSource, spec: RequestSpec, c
     """The articles of one request (``{key: ((article, xml), url)}``); a batch that cannot be read is asked per id."""
     url, params = source.url_for(spec)
     shown = _shown_url(url, spec.params)
-    with call_context.scope(source=source.name):
-        try:
-            response = context.metadata.fetch(url, classify=source.classify, params=params)
-            return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
-                                                                              max_bytes=context.max_xml_bytes).items()}
-        except NotFoundError:
-            return {}
-        except (FullTextError, DownloadTooLarge) as exc:
-            _forget(context, url, params)  # an unreadable stored answer is asked again next time
-            if per_id:
-                logger.info("%s: the batched answer cannot be read (%s); asking per id", source.name, exc)
-                found: dict[str, tuple[JatsAnswer, str]] = {}
-                for ident in spec.ids:
-                    found.update(_ask(source, source.spec_for((ident,)), context,
-                                      [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]))
-                return found
-            _note(papers, f"{source.name} {shown}: {exc}")
-            return {}
-        except PaperfetchError as exc:
-            _note(papers, f"{source.name} {shown}: {exc}", transient=True)
-            return {}
-        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
-            _note(papers, f"{source.name} {shown}: internal error: {type(exc).__name__}: {exc}")
-            return {}
+
+    def request() -> dict[str, tuple[JatsAnswer, str]]:
+        response = context.metadata.fetch(url, classify=source.classify, params=params)
+        return {key: (answer, shown) for key, answer in source.articles(response.content, spec,
+                                                                          max_bytes=context.max_xml_bytes).items()}
+
+    def each() -> dict[str, tuple[JatsAnswer, str]]:
+        logger.info("%s: the batched answer cannot be read; asking per id", source.name)
+        return {key: found for ident in spec.ids for key, found in _ask(
+            source, source.spec_for((ident,)), context,
+            [p for p in papers if p.pmcid is not None and p.pmcid.key == ident.key]).items()}
+
+    return _asked(source.name, shown, papers, request, lambda: _forget(context, url, params), each if per_id else None)
 
 
 def _ask_url(candidate: Candidate, context: TextContext, paper: _Paper) -> tuple[JatsAnswer, str] | None:
-    with call_context.scope(source=candidate.source):
+    shown = redact_url(candidate.url)
+
+    def request() -> dict[str, tuple[JatsAnswer, str]]:
+        answers = split_articles(context.metadata.fetch(candidate.url).content, max_bytes=context.max_xml_bytes)
+        if len(answers) != 1:
+            raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
+        return {"": (answers[0], shown)}
+
+    return _asked(candidate.source, shown, [paper], request, lambda: _forget(context, candidate.url, None)).get("")
+
+
+def _asked(name: str, shown: str, papers: list[_Paper], request: Callable[[], dict[str, tuple[JatsAnswer, str]]],
+           forget: Callable[[], None], each: Callable[[], dict[str, tuple[JatsAnswer, str]]] | None = None,
+           ) -> dict[str, tuple[JatsAnswer, str]]:
+    """What *request* gives; a failure is the papers' note, never raised: a 404 gives nothing, an answer that
+    cannot be read is forgotten by the cache (and asked again per id by *each*), a failure that may pass is
+    transient (asked again next run)."""
+    with call_context.scope(source=name):
         try:
-            response = context.metadata.fetch(candidate.url)
-            answers = split_articles(response.content, max_bytes=context.max_xml_bytes)
-            if len(answers) != 1:
-                raise FullTextError(f"expected one JATS <article>, found {len(answers)}")
-            return answers[0], redact_url(candidate.url)
+            return request()
         except NotFoundError:
-            return None
+            return {}
         except (FullTextError, DownloadTooLarge) as exc:
-            _forget(context, candidate.url, None)
-            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}")
+            forget()  # an unreadable stored answer is asked again next time
+            if each is not None:
+                return each()
+            _note(papers, f"{name} {shown}: {exc}")
         except PaperfetchError as exc:
-            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: {exc}", transient=True)
-        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails this paper only
-            _note([paper], f"{candidate.source} {redact_url(candidate.url)}: internal error: {type(exc).__name__}: {exc}")
-    return None
+            _note(papers, f"{name} {shown}: {exc}", transient=True)
+        except Exception as exc:  # noqa: BLE001 - an answer of a shape nobody foresaw fails these papers only
+            _note(papers, f"{name} {shown}: internal error: {type(exc).__name__}: {exc}")
+    return {}
 
 
 def _take(paper: _Paper, found: tuple[JatsAnswer, str] | None, source: Source | None, context: TextContext, *,
@@ -311,12 +305,16 @@ def _take(paper: _Paper, found: tuple[JatsAnswer, str] | None, source: Source | 
     _keep_jats(paper, article, xml, name, shown, context)
 
 
-def _keep_jats(paper: _Paper, article: JatsArticle, xml: bytes, source: str, url: str, context: TextContext) -> None:
+def _keep_jats(paper: _Paper, article: Article, xml: bytes, source: str, url: str, context: TextContext) -> None:
+    path = context.out_dir / _xml_name(paper, article, context)
     try:
-        path, size, digest = _write_atomically(context.out_dir / _xml_name(paper, article, context), xml)
+        with part_file(path) as part:
+            part.handle.write(xml)
+            part.commit(path)
     except OSError as exc:
         _note([paper], f"cannot keep the JATS file in {context.out_dir}: {exc}")
         return
+    size, digest = file_digest(path)
     paper.article = article
     paper.notes = []  # what other endpoints said no longer matters: the paper has its text
     paper.merge({"doi": article.doi, "pmid": article.pmid, "pmcid": article.pmcid, "license": article.license})
@@ -325,22 +323,9 @@ def _keep_jats(paper: _Paper, article: JatsArticle, xml: bytes, source: str, url
                      "bytes": size, "sha256": digest, "http_status": 200}
 
 
-def _xml_name(paper: _Paper, article: JatsArticle, context: TextContext) -> str:
+def _xml_name(paper: _Paper, article: Article, context: TextContext) -> str:
     pmcid = _parsed(article.pmcid, IdType.PMCID) or paper.pmcid
     return filename_for(pmcid or paper.ident, context.filename_template, extension=".xml")
-
-
-def _write_atomically(dest: Path, body: bytes) -> tuple[Path, int, str]:
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return dest, len(body), hashlib.sha256(body).hexdigest()
 
 
 # ---------------------------------------------------------------------- 5. PDF
@@ -363,13 +348,13 @@ def _pdf(papers: list[_Paper], context: TextContext) -> None:
             continue
         try:
             body = Path(str(values["path"])).read_bytes()
-            paper.paragraphs = pdf_paragraphs(body, engine=context.pdf_engine, max_bytes=context.max_pdf_bytes)
+            paper.article = parse_pdf(body, engine=context.pdf_engine or DEFAULT_ENGINE, max_bytes=context.max_pdf_bytes)
+        except NoTextLayer as exc:
+            paper.notes.append(str(exc))
+            continue
         except (OSError, FullTextError) as exc:
             paper.outcome["status"] = Status.INVALID_PDF.value
             paper.notes.append(f"PDF text: {exc}")
-            continue
-        if not paper.paragraphs:
-            paper.notes.append("no text layer: the PDF gives no text (scanned pages are not read: no OCR)")
             continue
         paper.notes = []
         paper.text_source, paper.text_path = "pdf", str(values["path"])
@@ -378,9 +363,8 @@ def _pdf(papers: list[_Paper], context: TextContext) -> None:
 # ---------------------------------------------------------------------- 6. record and shape
 def _finish(paper: _Paper, context: TextContext) -> None:
     """A paper without JATS body text or PDF text falls back to a front-matter-only JATS answer, if it had one."""
-    if paper.article is None and not paper.paragraphs and paper.front_only is not None:
+    if paper.article is None and paper.front_only is not None:
         article, xml, source, url = paper.front_only
-        paper.paragraphs = None
         _keep_jats(paper, article, xml, source, url, context)
         if paper.article is not None:
             paper.notes = ["the JATS has no body text (front matter and abstract only)"]
@@ -396,7 +380,7 @@ def _record(paper: _Paper, ledger: Any) -> None:
         out["error"] = redact_text("; ".join(dict.fromkeys(paper.notes)))[:2000]
     elif not has_text:
         out.setdefault("error", "no JATS and no open-access PDF")
-    extra = {k: paper.meta.get(k) for k in ("doi", "pmid", "pmcid", "license") if paper.meta.get(k) not in (None, "")}
+    extra = {k: paper.meta.get(k) for k in _META if paper.meta.get(k) not in (None, "", [])}
     extra.update(text_source=paper.text_source, text_path=paper.text_path)
     status = Status.DOWNLOADED.value if has_text else str(out["status"])
     # an unreadable PDF does not change by asking again; a JATS endpoint that failed for now (network, a hold) may
@@ -410,71 +394,37 @@ def _record(paper: _Paper, ledger: Any) -> None:
         logger.warning("%s: the text outcome could not be recorded: %s", paper.ident.key, exc)
 
 
-def _frames(parsed: list[ParsedInput], papers: Mapping[int, _Paper]) -> FullTextResult:
-    paragraph_rows: list[dict[str, Any]] = []
-    reference_rows_: list[dict[str, Any]] = []
-    float_rows: dict[str, list[dict[str, Any]]] = {"tables": [], "figures": []}
+def _bundle(parsed: list[ParsedInput], papers: Mapping[int, _Paper]) -> FullText:
+    texts: list[tuple[Any, Article, Mapping[str, Any]]] = []
     outcome_rows: list[dict[str, Any]] = []
     for item in parsed:
         if item.identifier is None:
             outcome_rows.append({"input": item.input, "status": Status.INVALID_IDENTIFIER.value, "error": item.error})
             continue
-        first = item.position if item.duplicate_of is None else item.duplicate_of
-        paper = papers[first]
+        paper = papers[item.position if item.duplicate_of is None else item.duplicate_of]
         outcome_rows.append(_outcome_row(item, paper))
-        if item.duplicate_of is not None:
-            continue
-        ids = {k: paper.meta.get(k) for k in ("doi", "pmid", "pmcid")}
-        if paper.article is not None:
-            for row in article_rows(paper.article, input=item.input):
-                paragraph_rows.append(_filled(row, ids, paper.meta.get("license")))
-            for row in reference_rows(paper.article, input=item.input):
-                for name in ("doi", "pmid", "pmcid"):
-                    row[f"citing_{name}"] = row[f"citing_{name}"] or _text(ids[name])
-                if not row["license"]:
-                    row["license"], row["license_id"] = _text(paper.meta.get("license")), None
-                reference_rows_.append(row)
-            float_rows["tables"] += [_filled(row, ids, paper.meta.get("license"))
-                                     for row in table_rows(paper.article, input=item.input)]
-            float_rows["figures"] += [_filled(row, ids, paper.meta.get("license"))
-                                      for row in figure_rows(paper.article, input=item.input)]
-        elif paper.paragraphs:
-            paragraph_rows += pdf_rows(paper.paragraphs, input=item.input, doi=_text(ids["doi"]), pmid=_text(ids["pmid"]),
-                                       pmcid=_text(ids["pmcid"]), license=_text(paper.meta.get("license")))
+        if item.duplicate_of is None and paper.article is not None:
+            texts.append((item.input, paper.article, paper.meta))
     outcomes = outcomes_frame(outcome_rows)
     if len(outcomes):  # redact_frame trips over an empty string column (pandas' arrow strings)
         redact_frame(outcomes)
-    return FullTextResult(paragraphs=paragraphs_frame(paragraph_rows), references=references_frame(reference_rows_),
-                          outcomes=outcomes, tables=tables_frame(float_rows["tables"]),
-                          figures=figures_frame(float_rows["figures"]))
+    return FullText.of(texts, outcomes=outcomes)
 
 
 def _outcome_row(item: ParsedInput, paper: _Paper) -> dict[str, Any]:
     row = identity_row(paper.ident, paper.meta)
     row.update({k: v for k, v in paper.outcome.items() if k in ("status", "source", "url", "path", "bytes", "sha256",
                                                                "http_status", "error")})
-    row.update(input=item.input, text_source=paper.text_source, text_path=paper.text_path)
+    row.update(input=item.input, text_source=paper.text_source, text_path=paper.text_path,
+               retracted=paper.meta.get("retracted"))
     row["http_status"] = _int(row.get("http_status"))
-    return row
-
-
-def _filled(row: dict[str, Any], ids: Mapping[str, Any], license_: Any) -> dict[str, Any]:
-    for name in ("doi", "pmid", "pmcid"):
-        row[name] = row[name] or _text(ids[name])
-    if not row["license"]:
-        row["license"], row["license_id"] = _text(license_), None  # the metadata's: its id read from it
     return row
 
 
 # ---------------------------------------------------------------------- helpers
 def _parsed(value: Any, hint: IdType) -> Identifier | None:
-    if value in (None, ""):
-        return None
-    try:
-        ident = parse_identifier(str(value), hint=hint)
-    except (ValueError, TypeError):
-        return None
-    return ident if ident.type is hint else None
+    ident = safe_parse(str(value), hint) if value not in (None, "") else None
+    return ident if ident is not None and ident.type is hint else None
 
 
 def _note(papers: Iterable[_Paper], message: str, *, transient: bool = False) -> None:
@@ -493,10 +443,6 @@ def _forget(context: TextContext, url: str, params: Mapping[str, str] | None) ->
 def _shown_url(url: str, params: Mapping[str, str]) -> str:
     """The request's URL as outcome rows show it: without the identity parameters."""
     return redact_url(f"{url}?{urlencode(dict(params))}" if params else url)
-
-
-def _text(value: Any) -> str | None:
-    return None if is_missing(value) or value == "" else str(value)
 
 
 def _int(value: Any) -> int | None:

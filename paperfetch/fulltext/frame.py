@@ -1,4 +1,10 @@
-"""The fixed-schema frames of full text: paragraphs, references, tables, figures (docs/fulltext.md, "Parsing")."""
+"""The fixed-schema frames of full text: paragraphs, references, tables, figures (docs/fulltext.md, "Parsing").
+
+Each is a function of an :class:`~paperfetch.fulltext.base.Article` and the paper's bibliographic record
+(:data:`RECORD_FIELDS`): every row carries the paper's identity and record, the record's values first (the
+ledger's, the services'), else what the document says of itself; the ids and the licence the document states
+come first (a JATS file names its own licence), then the record's.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from paperfetch.fulltext.base import JatsArticle, Paragraph, license_id
+from paperfetch.cells import is_missing
+from paperfetch.fulltext.base import Article, Paragraph, license_id
 from paperfetch.fulltext.tables import pipe_table, table_frame
 
 __all__ = [
@@ -16,6 +23,7 @@ __all__ = [
     "FIGURE_DTYPES",
     "PARAGRAPH_COLUMNS",
     "PARAGRAPH_DTYPES",
+    "RECORD_FIELDS",
     "REFERENCE_COLUMNS",
     "REFERENCE_DTYPES",
     "TABLE_COLUMNS",
@@ -24,8 +32,8 @@ __all__ = [
     "article_rows",
     "figure_rows",
     "figures_frame",
+    "paper_fields",
     "paragraphs_frame",
-    "pdf_rows",
     "reference_rows",
     "references_frame",
     "table_rows",
@@ -34,6 +42,13 @@ __all__ = [
 
 #: Where a paragraph's text came from: JATS XML (Europe PMC, PMC E-utilities, bioRxiv) or a PDF's text layer.
 TEXT_SOURCES = ("jats", "pdf")
+
+#: The paper's bibliographic record beyond its ids and licence, at the end of every frame (``citing_…`` in the
+#: references frame, whose ``title``/``year`` are the cited work's): from the paper's record, else the document.
+_BIB_DTYPES: Mapping[str, Any] = {"title": "string", "year": "Int64", "journal": "string", "authors": "object",
+                                  "retracted": "boolean"}
+#: The fields of a paper's record the frames carry: ids, licence and the bibliographic record.
+RECORD_FIELDS = ("doi", "pmid", "pmcid", "license", "license_id", *_BIB_DTYPES)
 
 PARAGRAPH_DTYPES: Mapping[str, Any] = {
     "input": "object",
@@ -54,6 +69,7 @@ PARAGRAPH_DTYPES: Mapping[str, Any] = {
     "chars": "Int64",
     "page": "Int64",
     "license_id": "string",
+    **_BIB_DTYPES,
 }
 PARAGRAPH_COLUMNS: tuple[str, ...] = tuple(PARAGRAPH_DTYPES)
 
@@ -76,11 +92,12 @@ REFERENCE_DTYPES: Mapping[str, Any] = {
     "pmcid": "string",
     "license": "string",
     "license_id": "string",
+    **{f"citing_{name}": dtype for name, dtype in _BIB_DTYPES.items()},
 }
 REFERENCE_COLUMNS: tuple[str, ...] = tuple(REFERENCE_DTYPES)
 
 _PAPER_DTYPES: Mapping[str, Any] = {"input": "object", "doi": "string", "pmid": "string", "pmcid": "string",
-                                    "license": "string", "license_id": "string"}
+                                    "license": "string", "license_id": "string", **_BIB_DTYPES}
 #: One row per ``<table-wrap>``: ``table`` is a DataFrame of the cells, ``markdown`` the same as a pipe table.
 TABLE_DTYPES: Mapping[str, Any] = {
     **_PAPER_DTYPES, "table_id": "string", "label": "string", "caption": "string", "footnotes": "string",
@@ -100,6 +117,32 @@ def _or_none(value: str | None) -> str | None:
     return value or None
 
 
+def _given(value: Any) -> Any:
+    """*value*, or None where it is missing or empty (an empty author list included)."""
+    if isinstance(value, (list, tuple)):
+        return list(value) or None
+    return None if is_missing(value) or value == "" else value
+
+
+def paper_fields(article: Article, record: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The paper's columns for the rows of *article*: the record's ids, else those the document states; the
+    licence a JATS file states (its own), else the record's (a PDF's first page is read second); the title and
+    the rest of the record (year, journal, authors, retracted) from *record*, else the document's title. A
+    licence brings its own ``license_id`` (none: read from the licence)."""
+    record = record or {}
+    out = {name: _given(record.get(name)) or _or_none(getattr(article, name)) for name in ("doi", "pmid", "pmcid")}
+    own = article.license if article.text_source == "jats" or not _given(record.get("license")) else ""
+    out["license"] = own or _given(record.get("license"))
+    out["license_id"] = _or_none(article.license_id) if own else _given(record.get("license_id"))
+    out.update({name: _given(record.get(name)) for name in _BIB_DTYPES})
+    out["title"] = out["title"] or _or_none(article.title)
+    try:
+        out["year"] = None if out["year"] is None else int(out["year"])
+    except (TypeError, ValueError):
+        out["year"] = None
+    return out
+
+
 def _paragraph(p: Paragraph) -> dict[str, Any]:
     return {"section": p.section, "paragraph": p.paragraph, "text": p.text,
             "paragraph_id": p.paragraph_id or f"p{p.paragraph}", "citations": list(p.citations),
@@ -108,46 +151,39 @@ def _paragraph(p: Paragraph) -> dict[str, Any]:
             "page": p.page}
 
 
-def _paper(article: JatsArticle, input: Any) -> dict[str, Any]:  # noqa: A002
-    return {"input": input, "doi": _or_none(article.doi), "pmid": _or_none(article.pmid),
-            "pmcid": _or_none(article.pmcid), "license": _or_none(article.license),
-            "license_id": _or_none(article.license_id)}
-
-
-def article_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002 - the column's name
-    """The paragraph rows of one JATS article, for the paper asked for as *input*."""
-    paper = {**_paper(article, input), "text_source": "jats"}
+def article_rows(article: Article, *, input: Any, record: Mapping[str, Any] | None = None,  # noqa: A002
+                 ) -> list[dict[str, Any]]:
+    """The paragraph rows of one article (JATS or PDF), for the paper asked for as *input* with its *record*."""
+    paper = {"input": input, **paper_fields(article, record), "text_source": article.text_source}
     return [{**paper, **_paragraph(p)} for p in article.paragraphs]
 
 
-def table_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002
-    """One row per table of one JATS article."""
-    return [{**_paper(article, input), "table_id": t.table_id, "label": _or_none(t.label), "caption": _or_none(t.caption),
+def table_rows(article: Article, *, input: Any, record: Mapping[str, Any] | None = None,  # noqa: A002
+               ) -> list[dict[str, Any]]:
+    """One row per table of one article."""
+    paper = {"input": input, **paper_fields(article, record)}
+    return [{**paper, "table_id": t.table_id, "label": _or_none(t.label), "caption": _or_none(t.caption),
              "footnotes": _or_none(t.footnotes), "section": t.section, "markdown": pipe_table(t), "table": table_frame(t),
              "citations": list(t.citations), "figures": list(t.figures), "tables": list(t.tables)}
             for t in article.tables]
 
 
-def figure_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002
-    """One row per figure of one JATS article."""
-    return [{**_paper(article, input), "figure_id": f.figure_id, "label": _or_none(f.label),
+def figure_rows(article: Article, *, input: Any, record: Mapping[str, Any] | None = None,  # noqa: A002
+                ) -> list[dict[str, Any]]:
+    """One row per figure of one article."""
+    paper = {"input": input, **paper_fields(article, record)}
+    return [{**paper, "figure_id": f.figure_id, "label": _or_none(f.label),
              "caption": _or_none(f.caption), "section": f.section, "graphic": _or_none(f.graphic),
              "citations": list(f.citations), "figures": list(f.figures), "tables": list(f.tables)}
             for f in article.figures]
 
 
-def pdf_rows(paragraphs: Iterable[Paragraph], *, input: Any, doi: str | None = None, pmid: str | None = None,  # noqa: A002
-             pmcid: str | None = None, license: str | None = None) -> list[dict[str, Any]]:  # noqa: A002
-    """The paragraph rows of one PDF's text layer; the ids and licence come from the metadata, not the PDF."""
-    paper = {"input": input, "doi": _or_none(doi), "pmid": _or_none(pmid), "pmcid": _or_none(pmcid),
-             "text_source": "pdf", "license": _or_none(license)}
-    return [{**paper, **_paragraph(p)} for p in paragraphs]
-
-
-def reference_rows(article: JatsArticle, *, input: Any) -> list[dict[str, Any]]:  # noqa: A002
-    citing = {"input": input, "citing_doi": _or_none(article.doi), "citing_pmid": _or_none(article.pmid),
-              "citing_pmcid": _or_none(article.pmcid), "license": _or_none(article.license),
-              "license_id": _or_none(article.license_id)}
+def reference_rows(article: Article, *, input: Any, record: Mapping[str, Any] | None = None,  # noqa: A002
+                   ) -> list[dict[str, Any]]:
+    """One row per cited work of one article; ``citing_…`` name the citing paper."""
+    paper = paper_fields(article, record)
+    citing = {"input": input, "license": paper.pop("license"), "license_id": paper.pop("license_id"),
+              **{f"citing_{name}": value for name, value in paper.items()}}
     return [
         {**citing, "index": r.index, "ref_id": _or_none(r.ref_id), "label": _or_none(r.label), "text": _or_none(r.text),
          "title": _or_none(r.title), "source": _or_none(r.source), "year": int(r.year) if r.year else None,

@@ -9,8 +9,8 @@ from lxml import etree
 from paperfetch import defaults
 from paperfetch.fulltext.base import (
     SECTION_SEPARATOR,
+    Article,
     FullTextError,
-    JatsArticle,
     Paragraph,
     canonical_id,
     license_code,
@@ -21,7 +21,7 @@ from paperfetch.fulltext.figures import floats
 from paperfetch.fulltext.references import parse_references
 from paperfetch.fulltext.xmltext import citation_ends, flatten, local_name, parse_xml, xrefs
 
-__all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set"]
+__all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set", "split_articles"]
 
 #: Containers whose ``<p>`` are never rows (docs/fulltext.md, "JATS"); their text does not reach other rows.
 NOT_ROWS = frozenset({
@@ -34,7 +34,7 @@ _LICENCE_URL = re.compile(r"https?://[^\s<>\"]+", re.IGNORECASE)
 _ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
 
 
-def parse_jats(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> JatsArticle:
+def parse_jats(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> Article:
     """The one article in *body* (or a one-article ``<pmc-articleset>``); FullTextError when it cannot be read."""
     articles = _articles(parse_xml(body, max_bytes=max_bytes))
     if len(articles) != 1:
@@ -42,9 +42,18 @@ def parse_jats(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> JatsA
     return article_from_element(articles[0])
 
 
-def parse_jats_set(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> list[JatsArticle]:
+def parse_jats_set(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> list[Article]:
     """Every article of a batched ``<pmc-articleset>``, in order; the whole set fails as one."""
     return [article_from_element(el) for el in _articles(parse_xml(body, max_bytes=max_bytes))]
+
+
+def split_articles(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> list[tuple[Article, bytes]]:
+    """Every article of *body*, parsed, each with its own XML (what is kept on disk); the whole body fails as one."""
+    root = parse_xml(body, max_bytes=max_bytes)
+    elements = _articles(root)
+    if elements == [root]:
+        return [(article_from_element(root), body)]
+    return [(article_from_element(el), etree.tostring(el, encoding="utf-8", xml_declaration=True)) for el in elements]
 
 
 def _articles(root: etree._Element) -> list[etree._Element]:
@@ -56,7 +65,7 @@ def _articles(root: etree._Element) -> list[etree._Element]:
     raise FullTextError(f"not a JATS article: the root element is <{name or root.tag}>")
 
 
-def article_from_element(article: etree._Element) -> JatsArticle:
+def article_from_element(article: etree._Element) -> Article:
     meta = _child_path(article, "front", "article-meta")
     ids = _article_ids(meta)
     title = _child_path(meta, "title-group", "article-title")
@@ -81,7 +90,7 @@ def article_from_element(article: etree._Element) -> JatsArticle:
                                     figures=links["figures"], tables=links["tables"]))
     tables, figures = floats(article, refs)
     licence, licence_id = _license(meta)
-    return JatsArticle(
+    return Article(
         doi=ids.get("doi", ""),
         pmid=ids.get("pmid", ""),
         pmcid=ids.get("pmcid", ""),

@@ -3,8 +3,8 @@
 :func:`to_markdown` writes one document per paper: YAML front matter (ids, licence, text source, the text
 file's SHA-256), headings from the section paths, one block per paragraph ending with an invisible HTML anchor
 (``<a id="p12"></a>``), tables as pipe tables under their captions, figure captions, in-text citations as
-``[^ref_id]`` footnote references and the reference list as the footnotes. :func:`read_markdown` gives back the
-same paragraphs, ids, sections, citations, tables, figures and references.
+``[^ref_id]`` footnote references and the reference list as the footnotes. The front matter carries the
+paper's bibliographic record from the frames (title, year, journal, authors, retracted).
 """
 
 from __future__ import annotations
@@ -14,25 +14,24 @@ import html
 import json
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import pandas as pd
 
 from paperfetch.cells import is_missing
-from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, license_code
+from paperfetch.fulltext.base import SECTION_SEPARATOR, license_code
 from paperfetch.fulltext.bundle import FullText
-from paperfetch.fulltext.frame import figures_frame, paragraphs_frame, references_frame, tables_frame
 
-__all__ = ["FRONT_MATTER_KEYS", "escape", "read_markdown", "reuse_of", "to_markdown", "unescape"]
+__all__ = ["FRONT_MATTER_KEYS", "escape", "reuse_of", "to_markdown"]
 
 logger = logging.getLogger(__name__)
 
 #: The keys of the front matter, in order; every one is written, ``null`` when unknown.
-FRONT_MATTER_KEYS = ("title", "doi", "pmid", "pmcid", "license", "license_id", "reuse", "text_source", "sha256",
-                     "input")
+FRONT_MATTER_KEYS = ("title", "year", "journal", "authors", "retracted", "doi", "pmid", "pmcid", "license",
+                     "license_id", "reuse", "text_source", "sha256", "input")
 _IDS = ("doi", "pmid", "pmcid")
 _OPEN = frozenset({"cc by", "cc by-sa", "cc0"})
 _NO_LICENSE = "no licence given: the text may not be reused without the publisher's permission"
@@ -41,30 +40,16 @@ _NOT_LISTED = "(not in the reference list)"
 # Backslash-escaped wherever they stand: what would otherwise be markup, an entity, a link or a citation.
 _ESCAPED = frozenset("\\`*_[]{}<>|~^$&@#")
 _LEADING = re.compile(r"^(?:[-+=:%!]|\d+[.)])")
-_UNESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_ANCHOR = re.compile(r'\s*<a((?: [a-z-]+="[^"]*")*)></a>\s*$')
-_ATTRIBUTE = re.compile(r' ([a-z-]+)="([^"]*)"')
-_REFS = re.compile(r"\s((?:\[\^[^\]\s]+\])+)$")
 _REF = re.compile(r"\[\^([^\]\s]+)\]")
-_HEADING = re.compile(r"^(#{1,6}) (.*)$")
-_FOOTNOTE = re.compile(r"^\[\^([^\]\s]+)\]: ?(.*)$")
-_BOLD = re.compile(r"^\*\*((?:[^*\\]|\\.)*)\*\*(?: |$)")
-_LINKS = (("doi", re.compile(r" <https://doi\.org/([^>\s]+)>$")),
-          ("pmid", re.compile(r" <https://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/>$")),
-          ("pmcid", re.compile(r" <https://www\.ncbi\.nlm\.nih\.gov/pmc/articles/(PMC\d+)/>$")))
 _BREAK = "* * *"
 
 
 def escape(text: str) -> str:
-    """*text* as Markdown that renders as the text itself (and :func:`unescape` gives back exactly)."""
+    """*text* as Markdown that renders as the text itself."""
     out = "".join("\\" + ch if ch in _ESCAPED else ch for ch in text)
     if match := _LEADING.match(out):  # what would start a list, a heading underline or a definition
         return out[: match.end() - 1] + "\\" + out[match.end() - 1:]
     return out
-
-
-def unescape(text: str) -> str:
-    return _UNESCAPE.sub(r"\1", text)
 
 
 def reuse_of(license: Any) -> str:  # noqa: A002 - the column's name
@@ -257,7 +242,7 @@ def _sha256(path: Any) -> str | None:
 
 def _paper_meta(rows: pd.DataFrame, extra: Mapping[str, Any]) -> dict[str, Any]:
     first = rows.iloc[0] if len(rows) else pd.Series(dtype=object)
-    meta: dict[str, Any] = {key: _value(first.get(key)) for key in (*_IDS, "license", "license_id", "text_source")}
+    meta: dict[str, Any] = {key: _value(first.get(key)) for key in FRONT_MATTER_KEYS if key in rows.columns}
     for key, value in extra.items():  # what the frames lack; never in place of the paper's own ids or licence
         if key in FRONT_MATTER_KEYS and not meta.get(key) and _value(value):
             meta[key] = _value(value)
@@ -287,8 +272,8 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
     paragraphs frame).
 
     *papers* adds what the frames do not hold, per ``input``: ``title``, ``sha256``, or a ``text_path`` whose
-    SHA-256 is computed (an id or licence there fills only one the frames lack); the outcomes frame of
-    ``r.fulltext(ids, with_outcomes=True)`` serves as it is. The licence is always written: ``license`` in the
+    SHA-256 is computed (an id or licence there fills only one the frames lack); the bundle's ``outcomes`` serve
+    as they are. The licence is always written: ``license`` in the
     front matter (``null`` when none is known), ``reuse`` (:func:`reuse_of`) beside it, and a ``> **Licence:**``
     line under the title; a paper whose licence does not allow reuse is exported with that said, and logged as
     a warning.
@@ -310,184 +295,3 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
         refs = references.get(key, pd.DataFrame(columns=["ref_id"]))
         out[rows["input"].iloc[0]] = _document(meta, rows, refs, floats)
     return out
-
-
-# --------------------------------------------------------------------------- reading it back
-
-
-def _split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    if not text.startswith("---\n"):
-        raise FullTextError("not a paperfetch Markdown document: no front matter")
-    end = text.find("\n---", 4)
-    if end < 0:
-        raise FullTextError("the front matter is not closed by ---")
-    meta: dict[str, Any] = {}
-    for line in text[4:end].splitlines():
-        key, sep, value = line.partition(":")
-        if not sep:
-            continue
-        try:
-            meta[key.strip()] = json.loads(value.strip())
-        except ValueError:
-            meta[key.strip()] = value.strip() or None
-    return meta, text[end + 4:]
-
-
-def _blocks(body: str) -> Iterator[str]:
-    for block in re.split(r"\n\s*\n", body):
-        if block.strip():
-            yield block.strip()
-
-
-def _attributes(block: str) -> tuple[str, dict[str, str] | None]:
-    """The block without its trailing anchor, and the anchor's attributes (``None`` when it has none)."""
-    match = _ANCHOR.search(block)
-    if not match:
-        return block, None
-    return block[: match.start()], {k: html.unescape(v) for k, v in _ATTRIBUTE.findall(match.group(1))}
-
-
-def _refs_of(text: str) -> tuple[str, list[str]]:
-    match = _REFS.search(text)
-    return (text, []) if not match else (text[: match.start()], _REF.findall(match.group(1)))
-
-
-_INLINE = re.compile(r"\\.|\[\^([^\]\s]+)\]|[^\\\[]+|.", re.DOTALL)
-
-
-def _refs_in(text: str) -> tuple[str, list[str], list[int] | None]:
-    """A paragraph's escaped text without its footnote references, their ids, and where each stood in the
-    unescaped text (``None`` when they trail the paragraph after a space, as written without offsets)."""
-    rest, trailing = _refs_of(text)
-    if trailing:
-        return unescape(rest), trailing, None
-    out: list[str] = []
-    size = 0
-    citations: list[str] = []
-    offsets: list[int] = []
-    for match in _INLINE.finditer(text):
-        if match.group(1) is not None:
-            citations.append(match.group(1))
-            offsets.append(size)
-        else:
-            piece = unescape(match.group(0))
-            out.append(piece)
-            size += len(piece)
-    return "".join(out), citations, offsets
-
-
-def _words(value: str | None) -> list[str]:
-    return value.split() if value else []
-
-
-def _caption_of(text: str) -> tuple[str | None, str | None]:
-    label = None
-    if match := _BOLD.match(text):
-        label, text = unescape(match.group(1)), text[match.end():]
-    return label, unescape(text) or None
-
-
-def _pipe_frame(markdown: str) -> pd.DataFrame:
-    def cells(line: str) -> list[str]:
-        inner = line.strip()[1:-1] if line.strip().endswith("|") else line.strip()[1:]
-        return [c.strip().replace("\\|", "|").replace("\\\\", "\\") for c in re.split(r"(?<!\\)\|", inner)]
-
-    lines = markdown.splitlines()
-    header, rows = cells(lines[0]), [cells(line) for line in lines[2:]]
-    columns = None if all(not name for name in header) else header
-    return pd.DataFrame(rows, columns=columns, dtype=object)
-
-
-def _reference_row(rid: str, text: str, index: int) -> dict[str, Any] | None:
-    if text == _NOT_LISTED:
-        return None
-    row: dict[str, Any] = {"index": index, "ref_id": rid}
-    for _ in range(3):
-        for key, pattern in _LINKS:
-            if match := pattern.search(text):
-                row[key], text = unquote(match.group(1)), text[: match.start()]
-    row["label"], row["text"] = _caption_of(text)
-    return row
-
-
-def read_markdown(text: str, *, input: Any) -> FullText:  # noqa: A002 - the column's name
-    """The :class:`FullText` of a document :func:`to_markdown` wrote: the same paragraphs (ids, sections,
-    citations, figure and table links, pages), tables, figures and references (``ref_id``, ``label``, ``text``
-    and the linked DOI/PMID/PMCID). ``input`` names the paper in every frame. FullTextError when *text* is not
-    such a document."""
-    meta, body = _split_front_matter(text)
-    if missing := [key for key in FRONT_MATTER_KEYS if key not in meta]:
-        raise FullTextError(f"not a paperfetch Markdown document: the front matter lacks {', '.join(missing)}")
-    paper = {"input": input, **{key: meta.get(key) for key in (*_IDS, "license", "license_id")}}
-    paragraphs: list[dict[str, Any]] = []
-    tables: list[dict[str, Any]] = []
-    figures: list[dict[str, Any]] = []
-    references: list[dict[str, Any]] = []
-    path: list[str] = []
-    after_table = False
-    for block in _blocks(body):
-        if heading := _HEADING.match(block):
-            level = len(heading.group(1)) - 2
-            if level >= 0:
-                path = [*path[:level], unescape(heading.group(2))]
-            continue
-        if block == _BREAK:
-            path = []
-            continue
-        if _FOOTNOTE.match(block):
-            for line in block.splitlines():
-                if note := _FOOTNOTE.match(line):
-                    row = _reference_row(note.group(1), note.group(2), len(references))
-                    if row:
-                        references.append({"citing_" + k: v for k, v in paper.items() if k in _IDS}
-                                          | {"input": input, "license": paper["license"],
-                                             "license_id": paper["license_id"]} | row)
-            continue
-        after_table = _read_block(block, SECTION_SEPARATOR.join(path), paper, paragraphs, tables, figures,
-                                  after_table=after_table)
-    paragraph_rows = [{**paper, "text_source": meta.get("text_source"), **row} for row in paragraphs]
-    return FullText(paragraphs=paragraphs_frame(paragraph_rows), references=references_frame(references),
-                    tables=tables_frame(tables), figures=figures_frame(figures))
-
-
-def _read_block(block: str, section: str, paper: Mapping[str, Any], paragraphs: list[dict[str, Any]],
-                tables: list[dict[str, Any]], figures: list[dict[str, Any]], *, after_table: bool) -> bool:
-    """Adds what *block* holds to its frame's rows; whether a table's pipe table or footnotes may follow."""
-    if after_table and block.startswith("|"):
-        tables[-1].update(markdown=block, table=_pipe_frame(block))
-        return True
-    quoted = block.startswith("> ")
-    rest, attributes = _attributes(block[2:] if quoted else block)
-    if attributes is None:
-        return False  # not a block this module writes
-    kind = attributes.get("class", "")
-    if kind == "license":
-        return False
-    if kind == "table-footnotes":
-        if after_table:
-            tables[-1]["footnotes"] = unescape(rest)
-        return False
-    if kind not in ("figure", "table"):
-        return _read_paragraph(rest, attributes, section, paragraphs)
-    rest, citations = _refs_of(rest)
-    links = {"citations": citations, "figures": _words(attributes.get("data-figures")),
-             "tables": _words(attributes.get("data-tables"))}
-    if kind in ("figure", "table"):
-        label, caption = _caption_of(rest)
-        row = {**paper, "label": label, "caption": caption, "section": section, **links}
-        if kind == "figure":
-            figures.append({**row, "figure_id": attributes.get("id", ""), "graphic": attributes.get("data-graphic")})
-        else:
-            tables.append({**row, "table_id": attributes.get("id", ""), "markdown": "", "table": pd.DataFrame(),
-                           "footnotes": None})
-    return kind == "table"
-
-
-def _read_paragraph(rest: str, attributes: Mapping[str, str], section: str, paragraphs: list[dict[str, Any]]) -> bool:
-    text, citations, offsets = _refs_in(rest)
-    page = attributes.get("data-page")
-    paragraphs.append({"section": section, "paragraph": len(paragraphs), "text": text,
-                       "paragraph_id": attributes.get("id"), "citations": citations, "citation_offsets": offsets,
-                       "figures": _words(attributes.get("data-figures")), "tables": _words(attributes.get("data-tables")),
-                       "words": len(text.split()), "chars": len(text), "page": int(page) if page else None})
-    return False

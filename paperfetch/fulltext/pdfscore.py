@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from paperfetch.fulltext.base import SECTION_SEPARATOR, JatsArticle, Paragraph
+from paperfetch.fulltext.base import SECTION_SEPARATOR, Article, Paragraph
 from paperfetch.fulltext.jats import parse_jats
 from paperfetch.fulltext.pdflines import TextLine
 from paperfetch.fulltext.xmltext import parse_xml
@@ -135,7 +135,7 @@ def _split_held(target: list[str], row_words: list[list[str]], index: dict[str, 
     return False
 
 
-def _check_rows(score: PairScore, article: JatsArticle, vocabulary: set[str], rows: Sequence[Paragraph],
+def _check_rows(score: PairScore, article: Article, vocabulary: set[str], rows: Sequence[Paragraph],
                 lines: Sequence[TextLine]) -> None:
     furniture = _furniture(lines)
     openings = {tuple(words(p.text)[:3]) for p in article.paragraphs if len(words(p.text)) >= 3}

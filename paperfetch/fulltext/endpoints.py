@@ -1,46 +1,25 @@
-"""The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md). A cut
-or malformed batch raises FullTextError as a whole; sending and keeping the XML are ``fulltext.fetch``'s.
+"""The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md), asked for
+articles (``articles``), never for records. A cut or malformed batch raises FullTextError as a whole; sending
+and keeping the XML are ``fulltext.fetch``'s.
+Text parsing builds on the sources here, never the other way round.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lxml import etree
-
 from paperfetch import defaults
-from paperfetch.fulltext.base import FullTextError, JatsArticle
-from paperfetch.fulltext.jats import article_from_element
-from paperfetch.fulltext.xmltext import local_name, parse_xml
+from paperfetch.fulltext.base import Article, FullTextError
+from paperfetch.fulltext.jats import split_articles
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, quote_path
+from paperfetch.sources.base import Candidate, RequestSpec, Source, quote_path
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.ncbi import NCBIEutilsSource
 
-__all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_candidates", "split_articles"]
+__all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_candidates"]
 
 #: One article of an answer: its parsed form and its own XML (what is kept on disk).
-JatsAnswer = tuple[JatsArticle, bytes]
-
-
-def split_articles(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> list[JatsAnswer]:
-    """Every ``<article>`` of *body*, parsed, each with its own XML; FullTextError when the body cannot be read."""
-    root = parse_xml(body, max_bytes=max_bytes)
-    name = local_name(root.tag)
-    if name == "article":
-        elements = [root]
-    elif name == "pmc-articleset":
-        elements = [child for child in root if local_name(child.tag) == "article"]
-    else:
-        raise FullTextError(f"not a JATS article: the root element is <{name or root.tag}>")
-    if len(elements) == 1 and elements[0] is root:
-        return [(article_from_element(root), body)]
-    return [(article_from_element(el), etree.tostring(el, encoding="utf-8", xml_declaration=True)) for el in elements]
-
-
-def _records(found: dict[str, JatsAnswer]) -> dict[str, Record]:
-    return {key: Record(doi=a.doi or None, pmid=a.pmid or None, pmcid=a.pmcid or None, license=a.license or None)
-            for key, (a, _) in found.items()}
+JatsAnswer = tuple[Article, bytes]
 
 
 class EuropePMCFullTextSource(Source):
@@ -60,9 +39,6 @@ class EuropePMCFullTextSource(Source):
         if len(found) != 1:
             raise FullTextError(f"expected one JATS <article>, found {len(found)}")
         return {spec.ids[0].key: found[0]}
-
-    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        return _records(self.articles(body, spec))
 
 
 class PMCEfetchSource(NCBIEutilsSource):
@@ -85,9 +61,6 @@ class PMCEfetchSource(NCBIEutilsSource):
             if key is not None and key not in found:
                 found[key] = (article, xml)
         return found
-
-    def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
-        return _records(self.articles(body, spec))
 
 
 def jats_candidates(candidates: Iterable[Candidate]) -> list[Candidate]:
