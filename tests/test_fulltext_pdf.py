@@ -1,4 +1,4 @@
-"""The PDF text path on real article PDFs, scored against each article's own JATS (paperfetch.fulltext.pdfscore).
+"""The PDF text path on real article PDFs, scored against each article's own JATS (benchmarks/pdfscore.py).
 
 The pairs are shared/fixtures/real/fulltext_pairs/ (PROVENANCE.md there): eight CC-BY articles from five
 publishers, each PDF beside its JATS. Every PDF is parsed once (module-scoped fixture). The checks on hand-made
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.pdfscore import PairScore, score_pair
 from paperfetch.fulltext import FullTextError, PdfEngine, TextLine, paragraphs_from_lines, pdf_lines, pdf_paragraphs, pdflines
-from paperfetch.fulltext.pdfscore import PairScore, score_pair
 from tests._pdfwriter import Line, write_pdf
 from tests.conftest import _shared_fixtures
 

@@ -22,7 +22,7 @@ from paperfetch.fulltext.pdflayout import (
 )
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine, TextLine, pdf_lines
 
-__all__ = ["BROKEN_WORDS", "PdfEngine", "paragraphs_from_lines", "pdf_paragraphs"]
+__all__ = ["BROKEN_WORDS", "PdfEngine", "paragraphs_from_lines", "pdf_paragraphs", "refused"]
 
 #: Above this share of fragment words (:func:`~paperfetch.fulltext.pdflayout.broken_words`) a text layer is refused.
 BROKEN_WORDS = 0.15
@@ -50,9 +50,16 @@ def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = DEFAULT_ENGINE, max_
     body that is not a readable PDF or whose text layer breaks its words into letters, ConfigurationError for an
     unknown *engine*."""
     lines = pdf_lines(pdf, engine=engine, max_bytes=max_bytes, max_pages=max_pages)
-    if (share := broken_words(lines)) > BROKEN_WORDS:
-        raise FullTextError(f"the PDF's text layer breaks words into letters ({share:.0%} of its words are fragments)")
+    if why := refused(lines):
+        raise FullTextError(why)
     return paragraphs_from_lines(lines)
+
+
+def refused(lines: list[TextLine]) -> str:
+    """Why *lines* are no usable text layer (``""`` when they are)."""
+    if (share := broken_words(lines)) > BROKEN_WORDS:
+        return f"the PDF's text layer breaks words into letters ({share:.0%} of its words are fragments)"
+    return ""
 
 
 @dataclass
