@@ -385,7 +385,7 @@ class _Line:
             else:
                 runs.append((font, char))
         size = self.sizes.most_common(1)[0][0] if self.sizes else 0.0
-        size = size if size >= layout.least_size else self.height  # a Type-3 font's size lives in its own matrix: the glyphs' height
+        size = size if size >= layout.least_size else self.height  # a Type-3 font's: the glyphs' height
         return TextLine(page=self.page, x=self.left, y=self.bottom, size=size, text="".join(self.parts),
                         right=self.right, runs=tuple(runs))
 
