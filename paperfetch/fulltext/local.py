@@ -26,7 +26,7 @@ from paperfetch.fulltext.frame import (
     tables_frame,
 )
 from paperfetch.fulltext.jats import parse_jats_set
-from paperfetch.fulltext.pdflines import PdfEngine
+from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
 from paperfetch.fulltext.pdftext import pdf_paragraphs
 
 __all__ = ["READERS", "read"]
@@ -110,7 +110,7 @@ def _files(folder: Path, recursive: bool) -> list[Path]:
 
 
 def read(source: str | Path | bytes, *, name: str | None = None, recursive: bool = True,
-         pdf_engine: PdfEngine | str = PdfEngine.PYPDF, max_xml_bytes: int = defaults.MAX_XML_BYTES,
+         pdf_engine: PdfEngine | str = DEFAULT_ENGINE, max_xml_bytes: int = defaults.MAX_XML_BYTES,
          max_pdf_bytes: int = defaults.MAX_PDF_BYTES) -> FullText:
     """The full text of files already on disk, as the frames ``r.fulltext`` gives, sending no request.
 

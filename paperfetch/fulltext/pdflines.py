@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import io
-import logging
 import math
 import time
 import unicodedata
@@ -29,8 +28,6 @@ from paperfetch.fulltext.base import FullTextError, FullTextTooLarge
 
 __all__ = ["DEFAULT_ENGINE", "LAYOUT", "PdfEngine", "PdfLayout", "TextLine", "pdf_lines"]
 
-logger = logging.getLogger(__name__)
-
 
 @dataclass(frozen=True, kw_only=True)
 class PdfLayout:
@@ -41,121 +38,67 @@ class PdfLayout:
     held-out renderings and the real article pairs (benchmarks/pdf_layers.py prints the figures)."""
 
     # -- glyphs into lines (pypdfium2) --
-    seconds: float = 60.0
-    """Wall-clock budget of one PDF's text layer: a page PDFium is slow on (Type-3 fonts) stops the reading."""
-    band_slack: float = 0.25
-    """Heights a glyph's middle may lie outside a line's band and still join it (accents, super/subscripts)."""
-    overlap: float = 0.4
-    """Heights a glyph may start left of the line's end (a ligature's second letter, a kerned pair)."""
-    backstep: float = 0.1
-    """Heights a glyph may start left of the last glyph's start: further left is a new line (a column's next)."""
-    gutter: float = 1.6
-    """Heights of empty space that part two columns: a glyph further right than that starts a new line."""
-    word_space: float = 0.15
-    """Em of gap that is a word space (letter spacing in justified text stays under it)."""
-    font_space: float = 0.06
-    """Em of gap that is a word space where the font changes (into maths, out of italics): kerning is tighter."""
-    script_size: float = 0.85
-    """A glyph below this share of the line's size (or height) is a super/subscript: no space before it ..."""
-    script_gap: float = 0.3
-    """... when its gap is under this many of its heights (``10`` + ``−3`` reads ``10−3``)."""
-    least_size: float = 2.0
-    """Points: a font size under this is a Type-3 font's (the size lives in its matrix): the height stands in."""
+    seconds: float = 60.0  # seconds of PDFium time per PDF: a page it is slow on (Type-3 fonts) stops the read
+    band_slack: float = 0.25  # heights a glyph's middle may lie outside a line's band and join it (accents, scripts)
+    overlap: float = 0.4  # heights a glyph may start left of the line's end (a ligature's second letter, a kerned pair)
+    backstep: float = 0.1  # heights a glyph may start left of the last one's start: further left, a new line
+    gutter: float = 1.6  # heights of empty space that part two columns: a glyph further right than that starts a new line
+    word_space: float = 0.15  # em of gap that is a word space (letter spacing in justified text stays under it)
+    font_space: float = 0.06  # em of gap that is a word space where the font changes (into maths, out of italics)
+    script_size: float = 0.85  # a glyph below this share of the line's size (or height) is a super/subscript: no space ..
+    script_gap: float = 0.3  # ... when its gap is under this many of its heights (``10`` + ``−3`` reads ``10−3``)
+    least_size: float = 2.0  # points: a size under this is a Type-3 font's (its size is in its matrix): the height stands in
     # -- the body's measures --
-    same_size: float = 0.05
-    """Two font sizes within this share of each other are one size (a heading's two lines, a caption's)."""
-    body_band: float = 0.1
-    """Lines within this share of the body size are body lines when the line pitch is measured."""
-    pitch_span: float = 4.0
-    """Sizes: a baseline step over this is no line pitch (a gap, a column's end)."""
-    pitch_quantile: float = 0.3
-    """The body's line pitch is this quantile of its steps: a low one, as gaps around headings pull the median up."""
-    leading: float = 1.2
-    """Sizes: the line pitch assumed where none can be measured (1.2 is the usual leading)."""
-    full_line: float = 0.75
-    """A full body line holds this quantile of the body lines' character counts."""
-    small_print: float = 0.9
-    """Below this share of the body size a line is small print (notes, tables, mastheads): its own stream."""
+    same_size: float = 0.05  # two font sizes within this share of each other are one size (a heading's two lines, a caption's)
+    body_band: float = 0.1  # lines within this share of the body size are body lines when the line pitch is measured
+    pitch_span: float = 4.0  # sizes: a baseline step over this is no line pitch (a gap, a column's end)
+    pitch_quantile: float = 0.3  # the body's line pitch is this quantile of its steps (gaps around headings pull the median up)
+    leading: float = 1.2  # sizes: the line pitch assumed where none can be measured (1.2 is the usual leading)
+    full_line: float = 0.75  # a full body line holds this quantile of the body lines' character counts
+    small_print: float = 0.9  # below this share of the body size a line is small print (notes, tables): its own stream
     # -- paragraphs --
-    line_gap: float = 1.4
-    """Pitches: lines closer than this are consecutive lines of one block; a wider gap opens a paragraph."""
-    sentence_gap: float = 1.2
-    """Pitches: after a line that ends a sentence, a gap over this opens a paragraph (tight paragraph spacing)."""
-    jump: float = 4.0
-    """Pitches (plus a line): a drop over this, or a rise, is a jump to another column or page."""
-    indent_least: float = 0.8
-    """Sizes: the least step right that is a first-line indent ..."""
-    indent_most: float = 6.0
-    """... and the most (further right is a column or a centred line)."""
-    indent_share: float = 0.6
-    """Of the document's indent step: a line starting that far right of its column opens a paragraph."""
-    short_line: float = 0.7
-    """Of a full line: a line shorter than this that ends a sentence ends its paragraph."""
-    margin_lines: int = 3
-    """Lines that must start at one x (rounded to a point) on a page for it to be a column edge."""
-    margin_slack: float = 2.0
-    """Points: an edge this near another edge plus the indent is an indented start, not a column."""
+    line_gap: float = 1.4  # pitches: lines closer than this are consecutive lines of one block; a wider gap opens a paragraph
+    sentence_gap: float = 1.2  # pitches: after a line that ends a sentence, a gap over this opens a paragraph (tight spacing)
+    jump: float = 4.0  # pitches (plus a line): a drop over this, or a rise, is a jump to another column or page
+    indent_least: float = 0.8  # sizes: the least step right that is a first-line indent ..
+    indent_most: float = 6.0  # ... and the most (further right is a column or a centred line)
+    indent_share: float = 0.6  # of the document's indent step: a line starting that far right of its column opens a paragraph
+    short_line: float = 0.7  # of a full line: a line shorter than this that ends a sentence ends its paragraph
+    margin_lines: int = 3  # lines that must start at one x (rounded to a point) on a page for it to be a column edge
+    margin_slack: float = 2.0  # points: an edge this near another edge plus the indent is an indented start, not a column
     # -- headings --
-    heading_words: int = 12
-    """Most words of a heading line (and :attr:`heading_chars` characters): longer is text."""
-    heading_chars: int = 120
-    """Most characters of a heading line."""
-    heading_letters: int = 3
-    """Fewest letters of a heading: fewer is a figure's panel letter or a number."""
-    heading_size: float = 1.1
-    """A line in the body's font under this share of the body size is no heading (unless a section name)."""
-    larger: float = 1.15
-    """A line over this share of the body size, set apart, is a heading by its size."""
-    short_heading: int = 8
-    """Most words of an ALL-CAPS or Title-Case heading."""
-    numbered_words: int = 10
-    """Most words of a numbered heading's title, and of one known only by its own font."""
-    heading_digits: float = 0.3
-    """A line whose characters are this share digits or more is a table row, not a heading."""
-    run_in_words: int = 14
-    """Most words of a run-in heading (``2.2. Protocol.``) before the text goes on in the body's font."""
-    label_chars: float = 12.0
-    """A line without letters shorter than this many characters (or a third of a full line) is a chart label."""
+    heading_words: int = 12  # most words of a heading line (and :attr:`heading_chars` characters): longer is text
+    heading_chars: int = 120  # most characters of a heading line
+    heading_letters: int = 3  # fewest letters of a heading: fewer is a figure's panel letter or a number
+    heading_size: float = 1.1  # a line in the body's font under this share of its size is no heading (unless a section name)
+    larger: float = 1.15  # a line over this share of the body size, set apart, is a heading by its size
+    short_heading: int = 8  # most words of an ALL-CAPS or Title-Case heading
+    numbered_words: int = 10  # most words of a numbered heading's title, and of one known only by its own font
+    heading_digits: float = 0.3  # a line whose characters are this share digits or more is a table row, not a heading
+    run_in_words: int = 14  # most words of a run-in heading (``2.2. Protocol.``) before the text goes on in the body's font
+    label_chars: float = 12.0  # characters: a line without letters shorter than this (or a third of a full line) is a chart label
     # -- page furniture --
-    fallback_pitch: float = 12.0
-    """Points: the line pitch the furniture rule assumes when a document has no two baselines to measure."""
-    edge_gap: float = 1.3
-    """Pitches: a gap over this parts a page's header or footer from its text."""
-    edge_lines: int = 2
-    """Baselines a header or footer may take at a page's top or foot ..."""
-    masthead_lines: int = 5
-    """... and how many when all are small print (a journal's masthead)."""
-    edge_band: float = 0.12
-    """Of a page's text height: a line repeating a running one within this of the top or foot is furniture too."""
-    running_prefix: int = 8
-    """Characters of a running line that a page's first edge line may open with (``Metabolites 2014, 4``)."""
+    fallback_pitch: float = 12.0  # points: the line pitch the furniture rule assumes when no two baselines can be measured
+    edge_gap: float = 1.3  # pitches: a gap over this parts a page's header or footer from its text
+    edge_lines: int = 2  # baselines a header or footer may take at a page's top or foot ..
+    masthead_lines: int = 5  # ... and how many when all are small print (a journal's masthead)
+    edge_band: float = 0.12  # of a page's text height: a running line this near its top or foot is furniture too
+    running_prefix: int = 8  # characters of a running line that a page's first edge line may open with (``Metabolites 2014, 4``)
     # -- widely spaced justified lines --
-    spread_evenness: float = 1.25
-    """The widest gap between a spread line's pieces is at most this times the narrowest (plus slack)."""
-    spread_slack: float = 0.1
-    """Sizes of slack for a spread line's gaps and for its edges against its neighbours' edges."""
-    spread_reach: float = 2.5
-    """Sizes: how far above or below the neighbour spanning a spread line may be."""
+    spread_evenness: float = 1.25  # a spread line's widest gap between pieces is at most this times the narrowest (+ slack)
+    spread_slack: float = 0.1  # sizes of slack for a spread line's gaps and for its edges against its neighbours' edges
+    spread_reach: float = 2.5  # sizes: how far above or below the neighbour spanning a spread line may be
     # -- tables and floats --
-    short_width: float = 0.6
-    """Of the usual line width: a line under this is short (a table cell; a float between column lines)."""
-    cell_digits: float = 0.3
-    """A short line whose characters are this share digits or more is a figure in a table."""
-    row_band: float = 2.0
-    """Points: lines whose baselines fall in one band of this height share a row."""
-    float_window: int = 60
-    """Lines ahead in which a column's text may go on after a float drawn inside it."""
-    float_drift: float = 2.0
-    """Sizes a column's next line may start away from its last one."""
-    float_gap: float = 1.6
-    """Pitches: the most a column's next line lies below its last one."""
-    float_size: float = 0.15
-    """Of the size: a column's next line differs by less in size from its last one."""
+    short_width: float = 0.6  # of the usual line width: a line under this is short (a table cell; a float between column lines)
+    cell_digits: float = 0.3  # a short line whose characters are this share digits or more is a figure in a table
+    row_band: float = 2.0  # points: lines whose baselines fall in one band of this height share a row
+    float_window: int = 60  # lines ahead in which a column's text may go on after a float drawn inside it
+    float_drift: float = 2.0  # sizes a column's next line may start away from its last one
+    float_gap: float = 1.6  # pitches: the most a column's next line lies below its last one
+    float_size: float = 0.15  # of the size: a column's next line differs by less in size from its last one
     # -- refusing a text layer --
-    broken_words: float = 0.15
-    """Above this share of fragment words the text layer breaks words into letters and is refused."""
-    broken_sample: int = 200
-    """Fewest lower-case words a document needs before its share of fragments is judged."""
+    broken_words: float = 0.15  # above this share of fragment words the text layer breaks words into letters: refused
+    broken_sample: int = 200  # fewest lower-case words a document needs before its share of fragments is judged
 
 
 #: The measures every caller uses unless it passes its own :class:`PdfLayout`.
