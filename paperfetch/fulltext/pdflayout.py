@@ -28,6 +28,7 @@ __all__ = [
     "run_in_heading",
     "table_cells",
     "without_furniture",
+    "without_turned",
 ]
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[ivx\d]{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
@@ -83,6 +84,16 @@ def _page_body(page: list[TextLine], edge: list[TextLine], running: set[str], sm
     return [line for line in page
             if not (id(line) in edge_ids and (line in furniture or round(line.y) in levels))
             and not (_shape(line.text) in running and not bottom + band < line.y < top - band)]
+
+
+def without_turned(lines: list[TextLine]) -> list[TextLine]:
+    """*lines* less the text printed turned round (an axis label, a rotated table, a stamp in the margin) on the
+    pages whose text is mostly upright; a page mostly turned (a landscape page) is read in its own frame."""
+    turned, total = Counter[int](), Counter[int]()
+    for line in lines:
+        total[line.page] += len(line.text)
+        turned[line.page] += len(line.text) if line.turned else 0
+    return [line for line in lines if not line.turned or 2 * turned[line.page] > total[line.page]]
 
 
 def joined_spread_lines(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> list[TextLine]:
@@ -183,16 +194,18 @@ def _apart(levels: list[int], pitch: float, small: set[int], layout: PdfLayout) 
 
 #: The words after a suspended hyphen (``pre- and post-``, ``intra- or inter-``): a line-end hyphen before one stays.
 _SUSPENDING = frozenset({"and", "or", "nor", "to"})
-_COMMON_SHORT = frozenset("a i of in to is at on by an as be or we it no do if so up et al vs".split())
 
 
 def broken_words(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> float:
-    """The share of lower-case words that are one or two letters and not a common short word: about 0.02-0.07 in
-    article text, over 0.15 where the text layer breaks words into letters (``Cont i n uous``, Type-3 fonts)."""
-    found = [w for line in lines for w in re.findall(r"[^\W\d_]+", line.text) if w.islower()]
+    """The share of words that are one letter beside another one-letter word, in reading order: a few hundredths
+    in article text of any language or script (``e a``, ``y o`` are rare neighbours), most of it where the text
+    layer breaks words into letters (``C o n t i n u o u s``, one glyph a line in some Type-3 fonts)."""
+    found = [w for line in lines for w in re.findall(r"[^\W\d_]+", line.text)]
     if len(found) < layout.broken_sample:
         return 0.0
-    return sum(1 for w in found if len(w) <= 2 and w not in _COMMON_SHORT) / len(found)
+    single = [len(w) == 1 for w in found]
+    beside = [one and (i > 0 and single[i - 1] or i + 1 < len(single) and single[i + 1]) for i, one in enumerate(single)]
+    return sum(beside) / len(found)
 
 
 def is_caption(text: str) -> bool:

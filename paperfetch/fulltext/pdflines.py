@@ -97,8 +97,8 @@ class PdfLayout:
     float_gap: float = 1.6  # pitches: the most a column's next line lies below its last one
     float_size: float = 0.15  # of the size: a column's next line differs by less in size from its last one
     # -- refusing a text layer --
-    broken_words: float = 0.15  # above this share of fragment words the text layer breaks words into letters: refused
-    broken_sample: int = 200  # fewest lower-case words a document needs before its share of fragments is judged
+    broken_words: float = 0.25  # over this share of letters standing alone (pdflayout.broken_words): refused
+    broken_sample: int = 200  # fewest words a document needs before its share of lone letters is judged
 
 
 #: The measures every caller uses unless it passes its own :class:`PdfLayout`.
@@ -124,6 +124,8 @@ class TextLine:
 
     ``right`` is where it ends (0 when the engine does not say) and ``runs`` its text as ``(font name, text)``
     pieces (empty when the engine gives no fonts): a run-in heading is the line's first run in another font.
+    ``turned`` is set for text printed a quarter or half turn round (read in its own frame): a landscape table,
+    an axis label, a stamp in the margin.
     """
 
     page: int
@@ -133,6 +135,7 @@ class TextLine:
     text: str
     right: float = 0.0
     runs: tuple[tuple[str, str], ...] = ()
+    turned: bool = False
 
 
 #: The engine used when none is named: measured on real article PDFs against their JATS (docs/fulltext.md).
@@ -271,6 +274,7 @@ class _Glyph:
     font: str
     size: float
     space: bool
+    turned: bool
 
     @property
     def height(self) -> float:
@@ -286,6 +290,7 @@ class _Line:
     right: float
     height: float
     last_left: float = 0.0
+    turned: bool = False
     parts: list[str] = field(default_factory=list)
     fonts: list[str] = field(default_factory=list)
     sizes: Counter[float] = field(default_factory=Counter)
@@ -293,7 +298,7 @@ class _Line:
     def takes(self, glyph: _Glyph, layout: PdfLayout) -> bool:
         middle = (glyph.bottom + glyph.top) / 2
         slack = layout.band_slack * self.height
-        return (self.bottom - slack <= middle <= self.top + slack
+        return (glyph.turned == self.turned and self.bottom - slack <= middle <= self.top + slack
                 and glyph.left >= min(self.right - layout.overlap * self.height, self.last_left)
                 - layout.backstep * self.height
                 and glyph.left - self.right < layout.gutter * self.height)
@@ -330,7 +335,7 @@ class _Line:
         size = self.sizes.most_common(1)[0][0] if self.sizes else 0.0
         size = size if size >= layout.least_size else self.height  # a Type-3 font's: the glyphs' height
         return TextLine(page=self.page, x=self.left, y=self.bottom, size=size, text="".join(self.parts),
-                        right=self.right, runs=tuple(runs))
+                        right=self.right, runs=tuple(runs), turned=self.turned)
 
 
 def _page_lines(raw: Any, handle: Any, number: int, layout: PdfLayout) -> Iterator[_Line]:  # noqa: ANN401 - ctypes
@@ -342,7 +347,7 @@ def _page_lines(raw: Any, handle: Any, number: int, layout: PdfLayout) -> Iterat
             if line is not None:
                 yield line
             line = _Line(page=number, left=glyph.left, bottom=glyph.bottom, top=glyph.top, right=glyph.right,
-                         height=glyph.height, last_left=glyph.left)
+                         height=glyph.height, last_left=glyph.left, turned=glyph.turned)
         line.add(glyph)
     if line is not None:
         yield line
@@ -365,25 +370,27 @@ def _glyphs(raw: Any, handle: Any) -> Iterator[_Glyph]:  # noqa: ANN401 - ctypes
             space = space or char == " "
             continue
         raw.FPDFText_GetLooseCharBox(handle, k, ctypes.byref(rect))
-        left, right, bottom, top = _upright(rect, raw.FPDFText_GetCharAngle(handle, k))
+        angle = raw.FPDFText_GetCharAngle(handle, k)
+        turns = round(angle / (math.pi / 2)) % 4 if angle >= 0 else 0
+        left, right, bottom, top = _upright(rect, turns)
         if top <= bottom:
             continue
         raw.FPDFText_GetFontInfo(handle, k, buffer, len(buffer), ctypes.byref(flags))
         # the font size as printed: the nominal size scaled by the text matrix (often 1 × a matrix of 10)
         raw.FPDFText_GetMatrix(handle, k, ctypes.byref(matrix))
         size = round(raw.FPDFText_GetFontSize(handle, k) * math.hypot(matrix.c, matrix.d), 1)
-        yield _Glyph(char, left, right, bottom, top, buffer.value.decode("latin-1", "replace"), size, space)
+        yield _Glyph(char, left, right, bottom, top, buffer.value.decode("latin-1", "replace"), size, space, turns != 0)
         space = False
 
 
-def _upright(rect: Any, angle: float) -> tuple[float, float, float, float]:  # noqa: ANN401 - an FS_RECTF
+def _upright(rect: Any, turns: int) -> tuple[float, float, float, float]:  # noqa: ANN401 - an FS_RECTF
     """The glyph's box (left, right, bottom, top) in its own reading frame: text set turned a quarter, half or
-    three quarters round (a landscape page, a rotated stamp) reads left to right there like any other line."""
-    turns = round(angle / (math.pi / 2)) % 4 if angle >= 0 else 0
+    three quarters round (a landscape table, a rotated stamp) reads left to right there like any other line.
+    *turns* are PDFium's quarter turns, clockwise (text reading up the page, a text matrix of ``b > 0``, is 3)."""
     xs, ys = (rect.left, rect.right), (rect.bottom, rect.top)
     if turns == 0:
         return min(xs), max(xs), min(ys), max(ys)
-    cos, sin = ((1, 0), (0, 1), (-1, 0), (0, -1))[turns]
+    cos, sin = ((1, 0), (0, -1), (-1, 0), (0, 1))[turns]  # of the turn back
     corners = [(x * cos + y * sin, -x * sin + y * cos) for x in xs for y in ys]
     return (min(c[0] for c in corners), max(c[0] for c in corners),
             min(c[1] for c in corners), max(c[1] for c in corners))

@@ -19,6 +19,7 @@ from paperfetch.fulltext.pdflayout import (
     run_in_heading,
     table_cells,
     without_furniture,
+    without_turned,
 )
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, LAYOUT, PdfEngine, PdfLayout, TextLine, pdf_lines
 
@@ -55,7 +56,7 @@ def pdf_paragraphs(pdf: bytes, *, engine: PdfEngine | str = DEFAULT_ENGINE, max_
 def refused(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> str:
     """Why *lines* are no usable text layer (``""`` when they are)."""
     if (share := broken_words(lines, layout)) > layout.broken_words:
-        return f"the PDF's text layer breaks words into letters ({share:.0%} of its words are fragments)"
+        return f"the PDF's text layer breaks words into letters ({share:.0%} of its words are letters standing alone)"
     return ""
 
 
@@ -179,7 +180,7 @@ class _Flow:
 
 def paragraphs_from_lines(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> list[Paragraph]:
     """Paragraph records from positioned lines (docs/fulltext.md, "PDF text layer", steps 2-7)."""
-    lines = without_furniture(joined_spread_lines(lines, layout), layout)
+    lines = without_furniture(joined_spread_lines(without_turned(lines), layout), layout)
     if not lines:
         return []
     body = _before_references(lines)  # a long reference list in small type must not set the body's measures
