@@ -56,7 +56,7 @@ def without_furniture(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> list
     for line in lines:
         if clean(line.text):
             pages.setdefault(line.page, []).append(line)
-    steps = [a - b for page_lines in pages.values() for a, b in zip(*_pairs(_levels(page_lines))) if a > b]
+    steps = [a - b for levels in map(_levels, pages.values()) for a, b in zip(levels, levels[1:]) if a > b]
     pitch = statistics.median(steps) if steps else layout.fallback_pitch
     sizes: Counter[float] = Counter()
     for line in lines:
@@ -159,10 +159,6 @@ def _running(text: str, running: set[str], layout: PdfLayout) -> bool:
 def _levels(page_lines: list[TextLine]) -> list[int]:
     """A page's baselines, top first."""
     return sorted({round(line.y) for line in page_lines}, reverse=True)
-
-
-def _pairs(levels: list[int]) -> tuple[list[int], list[int]]:
-    return levels, levels[1:]
 
 
 def _edge_lines(page_lines: list[TextLine], pitch: float, small_size: float, layout: PdfLayout) -> list[TextLine]:

@@ -189,42 +189,35 @@ def _pypdf_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
     for number, page in enumerate(reader.pages):
         if max_pages is not None and number >= max_pages:
             break
-        yield from _PypdfPage(number).read(page)
+        yield from _pypdf_page(number, page)
 
 
-class _PypdfPage:
-    """Collects pypdf's visitor callbacks into lines: text runs until a newline, placed where its first run is."""
+def _pypdf_page(number: int, page: Any) -> list[TextLine]:  # noqa: ANN401 - a pypdf page
+    """pypdf's visitor callbacks collected into lines: text runs until a newline, placed where its first run is."""
+    lines: list[TextLine] = []
+    parts: list[str] = []
+    where: list[tuple[float, float, float]] = []
 
-    def __init__(self, number: int) -> None:
-        self.number = number
-        self.lines: list[TextLine] = []
-        self.parts: list[str] = []
-        self.where: tuple[float, float, float] | None = None
-
-    def read(self, page: Any) -> list[TextLine]:  # noqa: ANN401
-        page.extract_text(visitor_text=self._visit)
-        self._end_line()
-        return self.lines
-
-    def _visit(self, text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:  # noqa: ANN401
-        pieces = text.split("\n")
-        for i, piece in enumerate(pieces):
+    def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:  # noqa: ANN401
+        for i, piece in enumerate(text.split("\n")):
             if i:
-                self._end_line()
-            if piece.strip() and self.where is None:
-                x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
-                y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+                end_line()
+            if piece.strip() and not where:
                 scale = abs(tm[3] * cm[3]) or 1.0
-                self.where = (x, y, float(size or 0) * scale)
-            self.parts.append(piece)
+                where.append((tm[4] * cm[0] + tm[5] * cm[2] + cm[4], tm[4] * cm[1] + tm[5] * cm[3] + cm[5],
+                              float(size or 0) * scale))
+            parts.append(piece)
 
-    def _end_line(self) -> None:
-        text = "".join(self.parts)
-        if text.strip() and self.where is not None:
-            x, y, size = self.where
-            self.lines.append(TextLine(page=self.number, x=x, y=y, size=size, text=text))
-        self.parts = []
-        self.where = None
+    def end_line() -> None:
+        if "".join(parts).strip() and where:
+            x, y, size = where[0]
+            lines.append(TextLine(page=number, x=x, y=y, size=size, text="".join(parts)))
+        parts.clear()
+        where.clear()
+
+    page.extract_text(visitor_text=visit)
+    end_line()
+    return lines
 
 
 # PDFium marks a hyphen that ends a line as U+0002 (U+FFFE in some builds): the "-" printed there.
