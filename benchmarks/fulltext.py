@@ -9,7 +9,8 @@
    (benchmarks/pdfscore.py, the measure tests/test_fulltext_pdf.py asserts).
 0b. The same figures per layout on held-out PDFs (tests/data/heldout_pdfs, made by benchmarks/heldout_pdfs.py):
    Chromium renderings of real JATS text in journal-like layouts, not publisher PDFs; ``--heldout DIR`` scores
-   another folder of ``STEM__LAYOUT.pdf`` beside ``STEM.xml``.
+   another folder of ``STEM__LAYOUT.pdf`` beside ``STEM.xml``. benchmarks/pdf_layers.py puts pdfminer.six's layout
+   analysis through the same scorer beside pypdfium2's lines, on these sets and the real article pairs.
 1. JATS parsing in papers/s: ``parse_jats`` (paragraphs, licence, ids, references) over the real Europe PMC
    ``fullTextXML`` bodies in tests/data/europepmc, repeated.
 2. PDF text extraction in pages/s, pypdf against pypdfium2 on the same PDFs: generated articles (tests/_pdfwriter,
