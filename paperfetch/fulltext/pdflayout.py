@@ -223,7 +223,7 @@ def table_cells(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> set[int]:
         if len(members) < 2 or not column:
             continue
         short = [i for i in members if lines[i].right - lines[i].x < layout.short_width * column]
-        numeric = [i for i in short if _digits(lines[i].text) >= layout.cell_digits]
+        numeric = [i for i in short if _digits(lines[i].text) >= layout.digits]
         if len(short) >= 2 and (len(members) >= 3 or numeric):
             cells.update(short)
     return cells

@@ -74,7 +74,6 @@ class PdfLayout:
     larger: float = 1.15  # a line over this share of the body size, set apart, is a heading by its size
     short_heading: int = 8  # most words of an ALL-CAPS or Title-Case heading
     numbered_words: int = 10  # most words of a numbered heading's title, and of one known only by its own font
-    heading_digits: float = 0.3  # a line whose characters are this share digits or more is a table row, not a heading
     run_in_words: int = 14  # most words of a run-in heading (``2.2. Protocol.``) before the text goes on in the body's font
     label_chars: float = 12.0  # characters: a line without letters shorter than this (or a third of a full line) is a chart label
     # -- page furniture --
@@ -90,7 +89,7 @@ class PdfLayout:
     spread_reach: float = 2.5  # sizes: how far above or below the neighbour spanning a spread line may be
     # -- tables and floats --
     short_width: float = 0.6  # of the usual line width: a line under this is short (a table cell; a float between column lines)
-    cell_digits: float = 0.3  # a short line whose characters are this share digits or more is a figure in a table
+    digits: float = 0.3  # a line this share digits or more is figures (a table's cell or row), never a heading
     row_band: float = 2.0  # points: lines whose baselines fall in one band of this height share a row
     float_window: int = 60  # lines ahead in which a column's text may go on after a float drawn inside it
     float_drift: float = 2.0  # sizes a column's next line may start away from its last one

@@ -174,6 +174,10 @@ class _Flow:
         *pitch*, else the body's)."""
         return below.page == line.page and 0 < line.y - below.y <= self.layout.line_gap * (pitch or self.metrics.pitch)
 
+    def own_font(self, line: TextLine) -> bool:
+        """*line* is set wholly in one font, and not the body's."""
+        return bool(self.font) and len({font for font, _ in line.runs}) == 1 and line.runs[0][0] != self.font
+
     def same_size(self, line: TextLine, other: TextLine) -> bool:
         return abs(other.size - line.size) <= self.layout.same_size * line.size
 
@@ -302,7 +306,7 @@ def _ended(line: TextLine | None) -> bool:
 def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bool:
     """A heading set in its own font over a line and the start of the next, run in there (``3.1. Effects of …`` /
     ``on Serum Activity. Serum …``): keep the first part for the run-in split of the next line."""
-    if len(line.runs) != 1 or line.runs[0][0] == flow.font or following is None or _ENDS_SENTENCE.search(line.text):
+    if not flow.own_font(line) or following is None or _ENDS_SENTENCE.search(line.text):
         return False
     if not flow.next_line(line, following) or not flow.same_size(line, following):
         return False  # a heading set over two lines keeps its size: a larger one above is a heading of its own
@@ -315,9 +319,7 @@ def _lead_heading(flow: _Flow, line: TextLine, following: TextLine | None) -> bo
 
 def _same_style_below(flow: _Flow, line: TextLine, following: TextLine) -> bool:
     """*following* is the next baseline in *line*'s one font (not the body's) and size: a heading's second line."""
-    fonts = {font for font, _ in line.runs}
-    return (bool(flow.font) and len(fonts) == 1 and flow.font not in fonts and {f for f, _ in following.runs} == fonts
-            and flow.same_size(line, following)
+    return (flow.own_font(line) and {f for f, _ in following.runs} == {line.runs[0][0]} and flow.same_size(line, following)
             and flow.next_line(line, following, max(flow.metrics.pitch, flow.layout.leading * line.size)))
 
 
@@ -325,9 +327,7 @@ def _whole_line_run_in(flow: _Flow, line: TextLine, following: TextLine | None) 
     """A line wholly in one font other than the body's that ends a short sentence (``Effect of watering on
     growth.``), followed at the body's line pitch by a line in the body's font and size: a run-in heading whose
     text starts on the next line."""
-    if not flow.font or len({font for font, _ in line.runs}) != 1 or line.runs[0][0] == flow.font:
-        return False
-    if following is None or not following.runs or following.runs[0][0] != flow.font:
+    if not flow.own_font(line) or following is None or not following.runs or following.runs[0][0] != flow.font:
         return False
     if not flow.next_line(line, following) or not flow.same_size(line, following):
         return False
@@ -447,7 +447,7 @@ def _styled(title: str, words: int, line: TextLine, flow: _Flow, set_apart: bool
     if line.size > layout.larger * flow.metrics.size or words <= layout.short_heading and _title_case(title):
         return typographic, title
     if flow.font and (words <= layout.numbered_words or set_apart) and all(f != flow.font for f, _ in line.runs) \
-            and sum(c.isdigit() for c in title) < layout.heading_digits * len(title):
+            and sum(c.isdigit() for c in title) < layout.digits * len(title):
         return typographic, title  # a line of its own in another font than the body's: a sentence-case heading
     return None
 
