@@ -72,6 +72,7 @@ class PdfLayout:
     heading_letters: int = 3  # fewest letters of a heading: fewer is a figure's panel letter or a number
     heading_size: float = 1.1  # a line in the body's font under this share of its size is no heading (unless a section name)
     larger: float = 1.15  # a line over this share of the body size, set apart, is a heading by its size
+    top_style: float = 0.5  # points: an unnumbered heading style larger than a top level's by this is top level too
     short_heading: int = 8  # most words of an ALL-CAPS or Title-Case heading
     numbered_words: int = 10  # most words of a numbered heading's title, and of one known only by its own font
     run_in_words: int = 14  # most words of a run-in heading (``2.2. Protocol.``) before the text goes on in the body's font

@@ -163,7 +163,7 @@ class _Flow:
         if style not in self.styles:
             tops = [size for (size, _), level in self.styles.items() if level == 1]
             deeper = max((level for level, _ in path), default=0) + 1
-            self.styles[style] = 1 if not tops or style[0] > max(tops) + 0.5 else min(deeper, 4)
+            self.styles[style] = 1 if not tops or style[0] > max(tops) + self.layout.top_style else min(deeper, 4)
         return self.styles[style]
 
     def gap_above(self, line: TextLine, before: TextLine | None) -> bool:
