@@ -6,10 +6,11 @@
    the share of JATS paragraphs one PDF row holds (>= 90 % of its words in order), found or split over 2-4 rows,
    the share sharing a row with another, the rows out of order / carrying running furniture / with glued words,
    the share of found paragraphs under the JATS section title, and pages/s of the whole path
-   (paperfetch.fulltext.pdfscore, the measure tests/test_fulltext_pdf.py asserts).
+   (benchmarks/pdfscore.py, the measure tests/test_fulltext_pdf.py asserts).
 0b. The same figures per layout on held-out PDFs (tests/data/heldout_pdfs, made by benchmarks/heldout_pdfs.py):
    Chromium renderings of real JATS text in journal-like layouts, not publisher PDFs; ``--heldout DIR`` scores
-   another folder of ``STEM__LAYOUT.pdf`` beside ``STEM.xml``.
+   another folder of ``STEM__LAYOUT.pdf`` beside ``STEM.xml``. benchmarks/pdf_layers.py puts pdfminer.six's layout
+   analysis through the same scorer beside pypdfium2's lines, on these sets and the real article pairs.
 1. JATS parsing in papers/s: ``parse_jats`` (paragraphs, licence, ids, references) over the real Europe PMC
    ``fullTextXML`` bodies in tests/data/europepmc, repeated.
 2. PDF text extraction in pages/s, pypdf against pypdfium2 on the same PDFs: generated articles (tests/_pdfwriter,
@@ -36,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from paperfetch.fulltext import FullTextError, paragraphs_from_lines, parse_jats, pdf_lines, pdf_paragraphs  # noqa: E402
-from paperfetch.fulltext.pdfscore import score_pair  # noqa: E402
+from benchmarks.pdfscore import score_pair  # noqa: E402
 from tests._pdfwriter import layout_article, write_pdf  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "europepmc"

@@ -13,7 +13,7 @@ captions, a table, run-in bold headings and numbered headings. The text is the J
 own notes (text JATS keeps out of its paragraphs), and the table, where the article has none, is made-up figures.
 
 Each PDF is written as ``<stem>__<layout>.pdf`` beside its JATS copy ``<stem>.xml``; tests/test_fulltext_pdf.py
-scores them with paperfetch.fulltext.pdfscore and benchmarks/fulltext.py prints the figures per layout.
+scores them with benchmarks/pdfscore.py and benchmarks/fulltext.py prints the figures per layout.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The PDF text path on real article PDFs, scored against each article's own JATS (paperfetch.fulltext.pdfscore).
+"""The PDF text path on real article PDFs, scored against each article's own JATS (benchmarks/pdfscore.py).
 
 The pairs are shared/fixtures/real/fulltext_pairs/ (PROVENANCE.md there): eight CC-BY articles from five
 publishers, each PDF beside its JATS. Every PDF is parsed once (module-scoped fixture). The checks on hand-made
@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.pdfscore import PairScore, score_pair
 from paperfetch.fulltext import FullTextError, PdfEngine, TextLine, paragraphs_from_lines, pdf_lines, pdf_paragraphs, pdflines
-from paperfetch.fulltext.pdfscore import PairScore, score_pair
+from paperfetch.fulltext.pdflines import PdfLayout
+from paperfetch.fulltext.pdftext import refused
 from tests._pdfwriter import Line, write_pdf
 from tests.conftest import _shared_fixtures
 
@@ -156,7 +158,7 @@ def test_running_headers_and_page_numbers_inside_a_paragraph_are_dropped():
 
 def test_a_file_one_engine_cannot_parse_is_read_by_the_other(monkeypatch):
     """Synthetic PDF (tests/_pdfwriter); the default engine is made to fail, and pypdf reads the file."""
-    def broken(pdf, max_pages):
+    def broken(*args):
         raise RuntimeError("no")
         yield  # pragma: no cover
 
@@ -306,3 +308,50 @@ def test_a_suspended_hyphen_at_a_line_end_stays():
     """Synthetic: ``intra-`` ending a line before ``and inter-assay``."""
     lines = [_line(700, "Results"), _line(680, "The intra-"), _line(668, "and inter-assay variation was low.")]
     assert paragraphs_from_lines(lines)[0].text == "The intra- and inter-assay variation was low."
+
+
+def test_a_text_layer_in_any_language_is_read_and_one_broken_into_letters_is_refused():
+    """Synthetic lines: Portuguese and Spanish prose, full of one- and two-letter words (de, da, em, os, e, y, el,
+    la), is a readable text layer; letters standing one beside another (``C o n t i n u o u s``) are not."""
+    portuguese = ("Os resultados de um estudo e a análise da amostra em que o grupo de controle e o tratamento foram "
+                  "comparados em dois momentos mostraram que a dose é segura para os pacientes da região")
+    spanish = ("El análisis de la muestra y de los datos de un grupo de pacientes en la región a lo largo de un año "
+               "mostró que el tratamiento es seguro y que la dosis y el efecto son los esperados")
+    broken = "C o n t i n u o u s w a t e r i n g o f t h e s t e m w a s m e a s u r e d"
+    for text in (portuguese, spanish):
+        assert refused([_line(700 - i, text) for i in range(20)]) == ""
+    assert "breaks words into letters" in refused([_line(700 - i, broken) for i in range(20)])
+    one_glyph_a_line = [_line(700 - i, c) for i, c in enumerate(broken.replace(" ", "") * 8)]
+    assert refused(one_glyph_a_line)
+
+
+def test_text_printed_turned_round_is_left_out_of_an_upright_page():
+    """Synthetic lines: an axis label set turned on an upright page is no paragraph; a page set turned (a
+    landscape page) is read in its own frame."""
+    body = "The measured ratio followed the water content of the stem closely in every species tested."
+    label = replace(_line(400, "TBD (U/d) (1 U-mmol/L)"), turned=True)
+    rows = paragraphs_from_lines([_line(700, body), label, _line(688, body)])
+    assert "TBD" not in " ".join(row.text for row in rows)
+    turned = [replace(_line(700 - 12 * i, body, page=1), turned=True) for i in range(3)]
+    assert [row.text for row in paragraphs_from_lines(turned)] == [" ".join([body] * 3)]
+
+
+def test_text_read_turned_round_comes_in_words():
+    """Real Hindawi PDF (shared/fixtures/real/articles): a table printed reading up the page (PDFium's angle
+    3π/2) reads as words in its own frame, so the file is not refused as broken into letters."""
+    pdf = (_shared_fixtures() or Path("/nonexistent")) / "articles" / "pdf" / "pairs" / "PMC4736231.pdf"
+    if not pdf.exists():
+        pytest.skip("the real article PDFs are not on this machine")
+    lines = pdf_lines(pdf.read_bytes())
+    assert any(line.turned and line.text.startswith("Table 2: Echocardiographic") for line in lines)
+    assert refused(lines) == "" and pdf_paragraphs(pdf.read_bytes())
+
+
+def test_the_layout_measures_are_one_value_passed_through():
+    """Synthetic lines: a heading longer than the layout allows is text."""
+    body = "The measured ratio followed the water content of the stem closely in every species tested."
+    lines = [_line(720, "2. Results of the trial", size=12), _line(700, body)]
+    assert paragraphs_from_lines(lines)[0].section == "Results of the trial"
+    assert paragraphs_from_lines(lines, PdfLayout(numbered_words=2, heading_words=3))[0].section == ""
+    with pytest.raises(AttributeError):
+        PdfLayout().line_gap = 2.0  # type: ignore[misc]

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from paperfetch.fulltext.base import normalise_space
-from paperfetch.fulltext.pdflines import TextLine
+from paperfetch.fulltext.pdflines import LAYOUT, PdfLayout, TextLine
 
 __all__ = [
     "Vocabulary",
@@ -28,6 +28,7 @@ __all__ = [
     "run_in_heading",
     "table_cells",
     "without_furniture",
+    "without_turned",
 ]
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[ivx\d]{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
@@ -47,7 +48,7 @@ def _shape(text: str) -> str:
     return re.sub(r"\d+", "#", normalise_space(text).lower())
 
 
-def without_furniture(lines: list[TextLine]) -> list[TextLine]:
+def without_furniture(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> list[TextLine]:
     """*lines* less the running headers, footers, page numbers and mastheads of every page: what stands apart at
     a page's top or foot and repeats on another page (digits aside), is a page number, or is set smaller than the
     body (a masthead, a footnote); and anywhere near a page's edge, a line repeating a running one."""
@@ -55,32 +56,47 @@ def without_furniture(lines: list[TextLine]) -> list[TextLine]:
     for line in lines:
         if clean(line.text):
             pages.setdefault(line.page, []).append(line)
-    steps = [a - b for page_lines in pages.values() for a, b in zip(*_pairs(_levels(page_lines))) if a > b]
-    pitch = statistics.median(steps) if steps else 12.0
+    steps = [a - b for levels in map(_levels, pages.values()) for a, b in zip(levels, levels[1:]) if a > b]
+    pitch = statistics.median(steps) if steps else layout.fallback_pitch
     sizes: Counter[float] = Counter()
     for line in lines:
         sizes[round(line.size, 1)] += len(line.text)
-    body = sizes.most_common(1)[0][0] if sizes else 0.0
-    edges = {number: _edge_lines(page_lines, pitch, body) for number, page_lines in pages.items()}
+    small = layout.small_print * (sizes.most_common(1)[0][0] if sizes else 0.0)
+    edges = {number: _edge_lines(page_lines, pitch, small, layout) for number, page_lines in pages.items()}
     counts: Counter[str] = Counter()
     for edge in edges.values():
         counts.update({_shape(line.text) for line in edge})
     running = {text for text, count in counts.items() if count >= 2}
-    out: list[TextLine] = []
-    for number in sorted(pages):
-        furniture = [line for line in edges[number] if _running(_shape(line.text), running)
-                     or _PAGE_NUMBER.match(clean(line.text)) or line.size < 0.9 * body]
-        levels = {round(line.y) for line in furniture}
-        edge_ids = {id(line) for line in edges[number]}
-        top, bottom = max(line.y for line in pages[number]), min(line.y for line in pages[number])
-        band = 0.12 * (top - bottom)
-        out += [line for line in pages[number]
-                if not (id(line) in edge_ids and (line in furniture or round(line.y) in levels))
-                and not (_shape(line.text) in running and not bottom + band < line.y < top - band)]
-    return out
+    return [line for number in sorted(pages)
+            for line in _page_body(pages[number], edges[number], running, small, layout)]
 
 
-def joined_spread_lines(lines: list[TextLine]) -> list[TextLine]:
+def _page_body(page: list[TextLine], edge: list[TextLine], running: set[str], small: float,
+               layout: PdfLayout) -> list[TextLine]:
+    """A page's lines less its furniture: the edge lines that run, are a page number or small print (and any
+    line on their baselines), and a running line anywhere in the page's outer bands."""
+    furniture = [line for line in edge if _running(_shape(line.text), running, layout)
+                 or _PAGE_NUMBER.match(clean(line.text)) or line.size < small]
+    levels = {round(line.y) for line in furniture}
+    edge_ids = {id(line) for line in edge}
+    top, bottom = max(line.y for line in page), min(line.y for line in page)
+    band = layout.edge_band * (top - bottom)
+    return [line for line in page
+            if not (id(line) in edge_ids and (line in furniture or round(line.y) in levels))
+            and not (_shape(line.text) in running and not bottom + band < line.y < top - band)]
+
+
+def without_turned(lines: list[TextLine]) -> list[TextLine]:
+    """*lines* less the text printed turned round (an axis label, a rotated table, a stamp in the margin) on the
+    pages whose text is mostly upright; a page mostly turned (a landscape page) is read in its own frame."""
+    turned, total = Counter[int](), Counter[int]()
+    for line in lines:
+        total[line.page] += len(line.text)
+        turned[line.page] += len(line.text) if line.turned else 0
+    return [line for line in lines if not line.turned or 2 * turned[line.page] > total[line.page]]
+
+
+def joined_spread_lines(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> list[TextLine]:
     """*lines* with the pieces of a widely spaced justified line joined again. A justified line whose word spaces
     pass the gap the glyph reader bridges (a long unbreakable word on the next line, a line beside a float) comes
     as several pieces on one baseline; they are one line when a line just above or below, in the same size, spans
@@ -94,9 +110,9 @@ def joined_spread_lines(lines: list[TextLine]) -> list[TextLine]:
     i = 0
     while i < len(lines):
         j = i + 1
-        while j < len(lines) and _same_baseline(lines[j - 1], lines[j]):
+        while j < len(lines) and _same_baseline(lines[j - 1], lines[j], layout):
             j += 1
-        end = next((k for k in range(j - 1, i, -1) if _spread(lines[i:k + 1], spans.get(lines[i].page, []))), None)
+        end = next((k for k in range(j - 1, i, -1) if _spread(lines[i:k + 1], spans.get(lines[i].page, []), layout)), None)
         if end is None:
             out.append(lines[i])
             i += 1
@@ -106,17 +122,18 @@ def joined_spread_lines(lines: list[TextLine]) -> list[TextLine]:
     return out
 
 
-def _same_baseline(a: TextLine, b: TextLine) -> bool:
-    return a.page == b.page and abs(a.y - b.y) <= 0.05 * a.size and a.size == b.size and b.x > a.right
+def _same_baseline(a: TextLine, b: TextLine, layout: PdfLayout) -> bool:
+    return a.page == b.page and abs(a.y - b.y) <= layout.same_size * a.size and a.size == b.size and b.x > a.right
 
 
-def _spread(pieces: list[TextLine], page: list[TextLine]) -> bool:
+def _spread(pieces: list[TextLine], page: list[TextLine], layout: PdfLayout) -> bool:
     first, last = pieces[0], pieces[-1]
     gaps = [b.x - a.right for a, b in zip(pieces, pieces[1:])]
-    if min(gaps) <= 0 or max(gaps) > 1.25 * min(gaps) + 0.1 * first.size:
+    slack = layout.spread_slack * first.size
+    if min(gaps) <= 0 or max(gaps) > layout.spread_evenness * min(gaps) + slack:
         return False
-    slack = 0.1 * first.size
-    return any(0 < abs(other.y - first.y) <= 2.5 * first.size and abs(other.size - first.size) <= 0.05 * first.size
+    return any(0 < abs(other.y - first.y) <= layout.spread_reach * first.size
+               and abs(other.size - first.size) <= layout.same_size * first.size
                and abs(other.x - first.x) <= slack and abs(other.right - last.right) <= slack for other in page)
 
 
@@ -132,10 +149,11 @@ def _joined(pieces: list[TextLine]) -> TextLine:
                     runs=tuple(runs) if any(piece.runs for piece in pieces) else ())
 
 
-def _running(text: str, running: set[str]) -> bool:
+def _running(text: str, running: set[str], layout: PdfLayout) -> bool:
     """A running line, or one that opens with a running line's words (page 1's ``Metabolites 2014, 4, 932-945``
     under the later pages' ``Metabolites 2014, 4``)."""
-    return text in running or any(len(r) >= 8 and text.startswith(r) and text[len(r):len(r) + 1] in " ,;:" for r in running)
+    return text in running or any(len(r) >= layout.running_prefix and text.startswith(r)
+                                  and text[len(r):len(r) + 1] in " ,;:" for r in running)
 
 
 def _levels(page_lines: list[TextLine]) -> list[int]:
@@ -143,48 +161,47 @@ def _levels(page_lines: list[TextLine]) -> list[int]:
     return sorted({round(line.y) for line in page_lines}, reverse=True)
 
 
-def _pairs(levels: list[int]) -> tuple[list[int], list[int]]:
-    return levels, levels[1:]
-
-
-def _edge_lines(page_lines: list[TextLine], pitch: float, body: float) -> list[TextLine]:
-    """The lines a page's header or footer may hold: on its one or two highest (lowest) baselines when a gap
-    wider than the body's line pitch parts them from the text (up to five when all are smaller than the body's
-    size: a masthead), and any page number on those baselines."""
+def _edge_lines(page_lines: list[TextLine], pitch: float, small_size: float, layout: PdfLayout) -> list[TextLine]:
+    """The lines a page's header or footer may hold: on its outermost baselines (:attr:`PdfLayout.edge_lines`)
+    at the top or foot when a gap wider than the body's line pitch parts them from the text (up to
+    :attr:`PdfLayout.masthead_lines` when all are small print: a masthead), and any page number on those baselines."""
     levels = _levels(page_lines)
     if len(levels) < 3:
         return list(page_lines) if len(levels) and all(_PAGE_NUMBER.match(clean(x.text)) for x in page_lines) else []
-    small = {round(line.y) for line in page_lines if line.size < 0.9 * body}
-    small -= {round(line.y) for line in page_lines if line.size >= 0.9 * body}
-    keep = set(_apart(levels, pitch, small) + _apart(levels[::-1], pitch, small))
-    outer = set(levels[:2] + levels[-2:])
+    small = {round(line.y) for line in page_lines if line.size < small_size}
+    small -= {round(line.y) for line in page_lines if line.size >= small_size}
+    keep = set(_apart(levels, pitch, small, layout) + _apart(levels[::-1], pitch, small, layout))
+    outer = set(levels[:layout.edge_lines] + levels[-layout.edge_lines:])
     return [line for line in page_lines
             if round(line.y) in keep or round(line.y) in outer and _PAGE_NUMBER.match(clean(line.text))]
 
 
-def _apart(levels: list[int], pitch: float, small: set[int]) -> list[int]:
-    """The outermost baselines of *levels* (two, or five in small print) that a gap over 1.3 line pitches parts
-    from the rest."""
-    for i in range(min(5, len(levels) - 1)):
-        if i >= 2 and levels[i] not in small:
+def _apart(levels: list[int], pitch: float, small: set[int], layout: PdfLayout) -> list[int]:
+    """The outermost baselines of *levels* (a few, more in small print) that a gap over
+    :attr:`PdfLayout.edge_gap` line pitches parts from the rest."""
+    edge = layout.edge_lines
+    for i in range(min(layout.masthead_lines, len(levels) - 1)):
+        if i >= edge and levels[i] not in small:
             break
-        if abs(levels[i] - levels[i + 1]) > 1.3 * pitch:
-            return levels[:i + 1] if i < 2 or all(level in small for level in levels[:i + 1]) else []
+        if abs(levels[i] - levels[i + 1]) > layout.edge_gap * pitch:
+            return levels[:i + 1] if i < edge or all(level in small for level in levels[:i + 1]) else []
     return []
 
 
 #: The words after a suspended hyphen (``pre- and post-``, ``intra- or inter-``): a line-end hyphen before one stays.
 _SUSPENDING = frozenset({"and", "or", "nor", "to"})
-_COMMON_SHORT = frozenset("a i of in to is at on by an as be or we it no do if so up et al vs".split())
 
 
-def broken_words(lines: list[TextLine]) -> float:
-    """The share of lower-case words that are one or two letters and not a common short word: about 0.02-0.07 in
-    article text, over 0.15 where the text layer breaks words into letters (``Cont i n uous``, Type-3 fonts)."""
-    found = [w for line in lines for w in re.findall(r"[^\W\d_]+", line.text) if w.islower()]
-    if len(found) < 200:
+def broken_words(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> float:
+    """The share of words that are one letter beside another one-letter word, in reading order: a few hundredths
+    in article text of any language or script (``e a``, ``y o`` are rare neighbours), most of it where the text
+    layer breaks words into letters (``C o n t i n u o u s``, one glyph a line in some Type-3 fonts)."""
+    found = [w for line in lines for w in re.findall(r"[^\W\d_]+", line.text)]
+    if len(found) < layout.broken_sample:
         return 0.0
-    return sum(1 for w in found if len(w) <= 2 and w not in _COMMON_SHORT) / len(found)
+    single = [len(w) == 1 for w in found]
+    beside = [one and (i > 0 and single[i - 1] or i + 1 < len(single) and single[i + 1]) for i, one in enumerate(single)]
+    return sum(beside) / len(found)
 
 
 def is_caption(text: str) -> bool:
@@ -193,20 +210,20 @@ def is_caption(text: str) -> bool:
     return bool(_CAPTION.match(text) or _CAPTION_TITLED.match(text))
 
 
-def table_cells(lines: list[TextLine]) -> set[int]:
-    """The indexes of lines that are table cells: short pieces (under 0.6 of the usual line's width) of which two or
+def table_cells(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> set[int]:
+    """The indexes of lines that are table cells: short pieces (:attr:`PdfLayout.short_width`) of which two or
     more share one baseline of a page with a third piece or with figures (body text runs as long lines)."""
     rows: dict[tuple[int, int], list[int]] = {}
     for i, line in enumerate(lines):
-        rows.setdefault((line.page, round(line.y / 2)), []).append(i)
+        rows.setdefault((line.page, round(line.y / layout.row_band)), []).append(i)
     widths = [line.right - line.x for line in lines if line.right > line.x]
     column = statistics.median(widths) if widths else 0.0
     cells: set[int] = set()
     for members in rows.values():
         if len(members) < 2 or not column:
             continue
-        short = [i for i in members if lines[i].right - lines[i].x < 0.6 * column]
-        numeric = [i for i in short if _digits(lines[i].text) >= 0.3]
+        short = [i for i in members if lines[i].right - lines[i].x < layout.short_width * column]
+        numeric = [i for i in short if _digits(lines[i].text) >= layout.digits]
         if len(short) >= 2 and (len(members) >= 3 or numeric):
             cells.update(short)
     return cells
@@ -217,11 +234,12 @@ def _digits(text: str) -> float:
     return sum(c.isdigit() for c in chars) / len(chars) if chars else 0.0
 
 
-def floats(lines: list[TextLine], pitch: float, window: int = 60) -> set[int]:
+def floats(lines: list[TextLine], pitch: float, layout: PdfLayout = LAYOUT) -> set[int]:
     """The indexes of lines drawn inside the run of a column's text that are not part of it: a table, a label or
     a box placed between two of its lines in the drawing order. A line that leaves the text's flow is one when,
-    within *window* lines, a line turns up right below the last line of the flow (same page and start, the next
-    baseline, the same size): the lines between are out of the flow, unless they are one full-width line."""
+    within :attr:`PdfLayout.float_window` lines, a line turns up right below the last line of the flow (same page
+    and start, the next baseline, the same size): the lines between are out of the flow, unless they are one
+    full-width line."""
     out: set[int] = set()
     widths = [line.right - line.x for line in lines if line.right > line.x]
     column = statistics.median(widths) if widths else 0.0
@@ -229,12 +247,13 @@ def floats(lines: list[TextLine], pitch: float, window: int = 60) -> set[int]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if last is None or _continues(last, line, pitch):
+        if last is None or _continues(last, line, pitch, layout):
             last, i = line, i + 1
             continue
-        back = next((j for j in range(i + 1, min(len(lines), i + window)) if _continues(last, lines[j], pitch)), None)
+        back = next((j for j in range(i + 1, min(len(lines), i + layout.float_window))
+                     if _continues(last, lines[j], pitch, layout)), None)
         # one full-width line between two of a column's lines is the other column drawn line by line: kept
-        if back is None or back == i + 1 and line.right - line.x >= 0.6 * column:
+        if back is None or back == i + 1 and line.right - line.x >= layout.short_width * column:
             last, i = line, i + 1
             continue
         out.update(range(i, back))
@@ -242,9 +261,10 @@ def floats(lines: list[TextLine], pitch: float, window: int = 60) -> set[int]:
     return out
 
 
-def _continues(last: TextLine, line: TextLine, pitch: float) -> bool:
-    return (line.page == last.page and abs(line.x - last.x) <= 2 * last.size and 0 < last.y - line.y <= 1.6 * pitch
-            and abs(line.size - last.size) <= 0.15 * last.size)
+def _continues(last: TextLine, line: TextLine, pitch: float, layout: PdfLayout) -> bool:
+    return (line.page == last.page and abs(line.x - last.x) <= layout.float_drift * last.size
+            and 0 < last.y - line.y <= layout.float_gap * pitch
+            and abs(line.size - last.size) <= layout.float_size * last.size)
 
 
 def body_font(lines: list[TextLine]) -> str:
@@ -256,14 +276,15 @@ def body_font(lines: list[TextLine]) -> str:
     return counts.most_common(1)[0][0] if counts else ""
 
 
-def run_in_heading(line: TextLine, font: str, *, continued: bool = False) -> tuple[str, str] | None:
+def run_in_heading(line: TextLine, font: str, *, continued: bool = False,
+                   layout: PdfLayout = LAYOUT) -> tuple[str, str] | None:
     """``(heading, rest)`` when *line* opens with a run in another font than the body's that ends a sentence
     and another font follows on the same line: ``2.2. Protocol.`` + ``A total of 65 …``. A *continued* heading
     (its start on the line above) may open in lower case."""
     if not font or len(line.runs) < 2 or line.runs[0][0] == font or line.runs[1][0] == line.runs[0][0]:
         return None
     lead, rest = _take_stop(normalise_space(line.runs[0][1]), normalise_space("".join(t for _, t in line.runs[1:])))
-    if not _heading_run(lead[:1].upper() + lead[1:] if continued else lead, 14) or not _opens(rest):
+    if not _heading_run(lead[:1].upper() + lead[1:] if continued else lead, layout.run_in_words) or not _opens(rest):
         return None
     return lead, rest
 

@@ -80,33 +80,12 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
 
     Header rows are the ``<thead>`` rows, else the leading rows made only of ``<th>`` cells."""
     rows = _table_rows(table)
-    grid: list[list[str | None]] = []
+    grid: list[list[str | None]] = [[] for _ in rows]
     header_flags: list[bool] = []
     cells_made = 0
     for r, (in_head, tr) in enumerate(rows):
-        while len(grid) <= r:
-            grid.append([])
-        line = grid[r]
-        c = 0
         cells = [cell for cell in tr if local_name(cell.tag) in ("td", "th")]
-        for cell in cells:
-            while c < len(line) and line[c] is not None:
-                c += 1
-            text = flatten(cell)
-            rowspan, colspan = _span(cell, "rowspan"), _span(cell, "colspan")
-            rowspan = min(rowspan, len(rows) - r)
-            cells_made += rowspan * colspan
-            if cells_made > MAX_CELLS:
-                raise _TooLarge
-            for dr in range(rowspan):
-                while len(grid) <= r + dr:
-                    grid.append([])
-                target = grid[r + dr]
-                if len(target) < c + colspan:
-                    target.extend([None] * (c + colspan - len(target)))
-                for dc in range(colspan):
-                    target[c + dc] = text
-            c += colspan
+        cells_made += _place_row(grid, r, cells, cells_made)
         header_flags.append(in_head or (bool(cells) and all(local_name(cell.tag) == "th" for cell in cells)))
     width = max((len(line) for line in grid), default=0)
     if width * len(grid) > MAX_CELLS:  # short rows are padded to the widest
@@ -117,6 +96,25 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
     else:
         head = next((i for i, flag in enumerate(header_flags) if not flag), len(header_flags))
     return _column_names(texts[:head], width), tuple(texts[head:])
+
+
+def _place_row(grid: list[list[str | None]], r: int, cells: list[etree._Element], made: int) -> int:
+    """Put row *r*'s *cells* into *grid*, each in the places its spans cover (rows below included), left of
+    which the spans from above leave free; the number of grid places filled (over :data:`MAX_CELLS` raises)."""
+    line, c, filled = grid[r], 0, 0
+    for cell in cells:
+        while c < len(line) and line[c] is not None:
+            c += 1
+        rowspan, colspan = min(_span(cell, "rowspan"), len(grid) - r), _span(cell, "colspan")
+        filled += rowspan * colspan
+        if made + filled > MAX_CELLS:
+            raise _TooLarge
+        text = flatten(cell)
+        for target in grid[r:r + rowspan]:
+            target.extend([None] * (c + colspan - len(target)))
+            target[c:c + colspan] = [text] * colspan
+        c += colspan
+    return filled
 
 
 def _column_names(header: list[tuple[str, ...]], width: int) -> tuple[str, ...]:

@@ -161,16 +161,24 @@ def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozens
         cited = found["citations"]
         link += 1
         before = len(cited)
-        if gap is not None and value and cited and _RANGE_DASH.fullmatch(gap):
-            start, end = order.get(cited[-1]), order.get(value[0])
-            if start is not None and end is not None and 1 < end - start <= _MAX_RANGE:
-                cited.extend(refs[start + 1:end])
-        cited.extend(value)
+        cited.extend(_range_between(cited, value, gap, refs, order) + list(value))
         if marks is not None:
             marks.extend([link] * (len(cited) - before))
         gap = ""
     # every citation is kept (a mention is a citation context); a figure or table is listed once, where first named
     return {field: tuple(rids) if field == "citations" else tuple(dict.fromkeys(rids)) for field, rids in found.items()}
+
+
+def _range_between(cited: list[str], value: list[str], gap: str | None, refs: Sequence[str],
+                   order: Mapping[str, int]) -> list[str]:
+    """The references a range "[3]–[6]" leaves between its ends: the link before (*cited*'s last) and *value*'s
+    first, when only a dash (*gap*) stands between them."""
+    if gap is None or not value or not cited or not _RANGE_DASH.fullmatch(gap):
+        return []
+    start, end = order.get(cited[-1]), order.get(value[0])
+    if start is None or end is None or not 1 < end - start <= _MAX_RANGE:
+        return []
+    return list(refs[start + 1:end])
 
 
 def _xref_events(element: etree._Element, out: list[tuple[str | None, Any]], dropped: frozenset[str]) -> None:

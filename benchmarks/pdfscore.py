@@ -138,8 +138,6 @@ def _split_held(target: list[str], row_words: list[list[str]], index: dict[str, 
 def _check_rows(score: PairScore, article: Article, vocabulary: set[str], rows: Sequence[Paragraph],
                 lines: Sequence[TextLine]) -> None:
     furniture = _furniture(lines)
-    openings = {tuple(words(p.text)[:3]) for p in article.paragraphs if len(words(p.text)) >= 3}
-    titles = {_unnumbered(t) for p in article.paragraphs for t in p.section.split(SECTION_SEPARATOR)}
     for row in rows:
         text = row.text
         if any(unicodedata.category(c) == "Cc" for c in text):
@@ -153,6 +151,13 @@ def _check_rows(score: PairScore, article: Article, vocabulary: set[str], rows: 
         if carried:
             score.furniture_rows += 1
             score.problems.append(f"running furniture {carried[0]!r}: {text[:60]!r}")
+    _check_headings(score, article, rows)
+
+
+def _check_headings(score: PairScore, article: Article, rows: Sequence[Paragraph]) -> None:
+    """Count the PDF section titles (none of the JATS's) that open with a JATS paragraph's first three words."""
+    openings = {tuple(words(p.text)[:3]) for p in article.paragraphs if len(words(p.text)) >= 3}
+    titles = {_unnumbered(t) for p in article.paragraphs for t in p.section.split(SECTION_SEPARATOR)}
     seen: set[str] = set()
     for row in rows:
         for title in row.section.split(SECTION_SEPARATOR) if row.section else ():
