@@ -33,11 +33,12 @@ from paperfetch.sources import CrossrefSource, EuropePMCSource, NCBIEutilsSource
 from paperfetch.sources.pubmed import EFETCH_BATCH, PubMedSearch, SearchResult, efetch_params
 from paperfetch.sources.references import Link, LinkFinder, merge_links
 from paperfetch.testing import Reply, cassette_vcr
+from tests._fixtures import cassette as built_cassette
+from tests._fixtures import replayer
 from paperfetch.titlematch import first_pages_text, judge, normalise, title_score
 
 REPO = Path(__file__).resolve().parents[1]
-CASSETTES = Path(os.environ.get("PAPERFETCH_CASSETTE_DIR", REPO / "cassettes"))
-replay = cassette_vcr(cassette_library_dir=str(CASSETTES))
+replay = replayer()
 IDENTIFICATION = Identification(email="you@example.org", openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key")
 RECORDED_PMIDS = ["19008416", "18927361", "18787170", "18487186", "18239126", "18239125"]
 ident = Identifier.from_key
@@ -72,7 +73,7 @@ def test_pubmed_search_returns_the_recorded_pmids_in_order_with_their_records() 
     esearch = dict(parse_qsl(urlsplit(http.sent[0]).query))
     assert esearch["usehistory"] == "y" and esearch["tool"] and esearch["email"] == "you@example.org"
     assert esearch["api_key"] == "ncbi-secret-key"  # sent, and filtered out of the cassette:
-    assert "secret" not in (CASSETTES / "ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml").read_text()
+    assert "secret" not in built_cassette("ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml").read_text()
 
 
 def test_esearch_on_the_history_server_gives_webenv_and_efetch_pages_through_it() -> None:
@@ -110,7 +111,7 @@ def test_ncbi_414_is_a_typed_error_that_says_what_to_do(monkeypatch) -> None:
 
     # _get posts a URL this long; a server that refuses a shorter one still gets a clear error
     monkeypatch.setattr(pubmed_module, "MAX_GET_URL", 100_000)
-    doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
+    doc = yaml.safe_load(built_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
     parts = urlsplit(doc["interactions"][0]["request"]["uri"])
     with replay.use_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml"):
         with pytest.raises(ServiceError, match="414.*at most 200") as caught:
@@ -146,7 +147,7 @@ def test_efetch_by_a_long_id_list_is_a_post_replayed_from_the_real_recorded_post
     assert method == "POST" and urlsplit(url).query == ""  # everything, identity included, in the form body
     form = dict(parse_qsl(body))
     assert form["id"].split(",") == RECORDED_PMIDS and form["db"] == "pubmed" and form["email"] == "you@example.org"
-    recorded = yaml.safe_load((CASSETTES / "ncbi_eutils/efetch_post_six_pmids.yaml").read_text())["interactions"][0]
+    recorded = yaml.safe_load(built_cassette("ncbi_eutils/efetch_post_six_pmids.yaml").read_text())["interactions"][0]
     assert recorded["request"]["method"] == "POST" and "secret" not in str(recorded) and "example.com" not in str(recorded)
 
 
@@ -162,7 +163,7 @@ def eutils_414():
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     import threading
 
-    doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
+    doc = yaml.safe_load(built_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
     too_long = doc["interactions"][0]["response"]["body"]["string"].encode()
     seen: list[tuple[str, int, list[str]]] = []
 
