@@ -26,8 +26,8 @@ from types import ModuleType
 
 import pytest
 
-__all__ = ["CASSETTES", "REAL_FIXTURES", "REPO", "build_cassettes", "builder", "cassette", "replayer",
-           "require_real_fixtures"]
+__all__ = ["CASSETTES", "REAL_FIXTURES", "REPO", "build_cassettes", "builder", "cassette", "fixtures_or_placeholder",
+           "heldout_pdfs", "recorded_params", "replayer", "require_real_fixtures"]
 
 REPO = Path(__file__).resolve().parents[1]
 #: Where the session's cassettes are built (ignored by git, see .gitignore).
@@ -43,8 +43,7 @@ def _find_real_fixtures() -> Path | None:
 #: The recorded fixtures folder, or None when it is not beside this checkout.
 REAL_FIXTURES = _find_real_fixtures()
 
-_MISSING = ("the recorded fixtures (shared/fixtures/real beside the checkout, or $PAPERFETCH_FIXTURES) are not here; "
-            "they are other people's recordings and not in the repository")
+_MISSING = "needs the recorded fixtures: ../shared/fixtures/real or $PAPERFETCH_FIXTURES (not in the repository)"
 
 
 def require_real_fixtures() -> Path:
@@ -54,6 +53,18 @@ def require_real_fixtures() -> Path:
             pytest.fail(_MISSING, pytrace=False)
         pytest.skip(_MISSING)
     return REAL_FIXTURES
+
+
+def fixtures_or_placeholder() -> Path:
+    """The fixtures folder, or a path that does not exist (for module-level paths; the tests reading it are marked
+    ``recorded``, or take their cases from :func:`recorded_params`)."""
+    return REAL_FIXTURES or REPO / "shared-fixtures-absent"
+
+
+def recorded_params(cases: list) -> list:
+    """*cases* for ``parametrize`` when the fixtures are here; else one case marked ``recorded``, which skips with
+    one line (fails under CI), where an empty list would skip silently."""
+    return cases if REAL_FIXTURES else [pytest.param(None, id="recorded-fixtures-absent", marks=pytest.mark.recorded)]
 
 
 def builder() -> ModuleType:
@@ -134,3 +145,35 @@ def replayer(library: Path | None = None, **options):  # noqa: ANN003, ANN201 - 
     recorder = cassette_vcr(cassette_library_dir=str(folder), **options)
     recorder.register_persister(_Persister)
     return recorder
+
+
+#: Where :func:`heldout_pdfs` renders (the PDFs and JATS copies there are ignored by git; its README is not).
+HELDOUT = REPO / "tests" / "data" / "heldout_pdfs"
+
+
+def heldout_pdfs(out: Path = HELDOUT) -> Path:
+    """The held-out PDFs: the two recorded Europe PMC JATS bodies printed by Chromium in the layouts of
+    ``benchmarks/heldout_pdfs.py``, rendered into *out* unless its stamp says they are current (about 40 s).
+    Skips with one line without the fixtures or without Chromium (fails under CI / PAPERFETCH_REQUIRE_BROWSER)."""
+    fixtures = require_real_fixtures()
+    chromium = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None)
+    if chromium is None:
+        if os.environ.get("CI") or os.environ.get("PAPERFETCH_REQUIRE_BROWSER"):
+            pytest.fail("Chromium is not installed: the held-out PDFs cannot be rendered", pytrace=False)
+        pytest.skip("Chromium is not installed: the held-out PDFs cannot be rendered")
+    spec = importlib.util.spec_from_file_location("heldout_pdfs", REPO / "benchmarks" / "heldout_pdfs.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    jats = sorted((fixtures / "europepmc").glob("rest__PMC*__fullTextXML.xml"))
+    digest = hashlib.sha256((REPO / "benchmarks" / "heldout_pdfs.py").read_bytes())
+    for path in jats:
+        digest.update(path.read_bytes())
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = out / ".stamp"
+        if not (stamp.is_file() and stamp.read_text() == digest.hexdigest()):
+            stamp.unlink(missing_ok=True)
+            generator.render_all(jats, out, list(generator.LAYOUTS), chromium)
+            stamp.write_text(digest.hexdigest())
+    return out

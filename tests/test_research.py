@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -32,10 +31,10 @@ from paperfetch.outcomes import COLUMNS, Status
 from paperfetch.sources import CrossrefSource, EuropePMCSource, NCBIEutilsSource, OpenAlexSource
 from paperfetch.sources.pubmed import EFETCH_BATCH, PubMedSearch, SearchResult, efetch_params
 from paperfetch.sources.references import Link, LinkFinder, merge_links
-from paperfetch.testing import Reply, cassette_vcr
+from paperfetch.testing import Reply
+from paperfetch.titlematch import first_pages_text, judge, normalise, title_score
 from tests._fixtures import cassette as built_cassette
 from tests._fixtures import replayer
-from paperfetch.titlematch import first_pages_text, judge, normalise, title_score
 
 REPO = Path(__file__).resolve().parents[1]
 replay = replayer()
@@ -160,8 +159,8 @@ def _efetch_xml(pmids: list[str]) -> bytes:
 @pytest.fixture()
 def eutils_414():
     """A loopback E-utilities that answers long GETs as NCBI does (its real 414 body) and serves EFetch by GET or POST."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     doc = yaml.safe_load(built_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
     too_long = doc["interactions"][0]["response"]["body"]["string"].encode()

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
@@ -43,11 +41,11 @@ from paperfetch.sources import (
     get_source,
 )
 from paperfetch.sources.base import Candidate, RequestSpec
-from paperfetch.testing import CASSETTE_FILTER_QUERY_PARAMETERS, cassette_vcr
+from paperfetch.testing import CASSETTE_FILTER_QUERY_PARAMETERS
 from tests._fixtures import CASSETTES as BUILT_CASSETTES
-from tests._fixtures import cassette as built_cassette
 from tests._fixtures import REAL_FIXTURES, replayer
 from tests._fixtures import builder as cassette_builder
+from tests._fixtures import cassette as built_cassette
 
 REPO = Path(__file__).resolve().parents[1]
 CASSETTES = Path(os.environ.get("PAPERFETCH_CASSETTE_DIR") or BUILT_CASSETTES)
