@@ -1146,8 +1146,8 @@ against a loopback stub (all `PAPERFETCH_<NAME>_URL` pointed at 127.0.0.1), neve
 ## Bodies written inside the export tests (not cassettes)
 
 `tests/test_export_readers.py` and `tests/test_export_names.py` read recorded bodies (shared/fixtures/real:
-PubMed EFetch, Crossref works, Europe PMC's core search; the demo world's recorded PubMed hits and OpenAlex
-work) and hold a few SYNTHETIC ones no recording shows: a PubMed EFetch with initials but no `ForeName`,
+PubMed EFetch, among them hawc's six hits, Crossref works, Europe PMC's core search, paper-qa's OpenAlex work)
+and hold a few SYNTHETIC ones no recording shows: a PubMed EFetch with initials but no `ForeName`,
 a `CollectiveName`, a particle and a `Suffix` (`HARD_EFETCH`, `SYNTHETIC_EFETCH`); Crossref works whose titles
 carry `<i>`, `<sub>`, `<sup>`, `<scp>`, MathML and `&amp;`, with a `name`-only author (`HARD_CROSSREF`); and
 rows with unbalanced braces, TeX specials, `--`, non-Latin names, no authors, preprints and a DOI given twice
