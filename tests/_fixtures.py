@@ -100,7 +100,11 @@ def build_cassettes(out: Path = CASSETTES, fixtures: Path | None = REAL_FIXTURES
         if stamp_file.is_file() and stamp_file.read_text() == stamp:
             return out
         fresh = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-        builder().build_offline(fixtures, fresh)
+        try:
+            builder().build_offline(fixtures, fresh)
+        except BaseException:
+            shutil.rmtree(fresh)
+            raise
         (fresh / ".stamp").write_text(stamp)
         if out.exists():
             shutil.rmtree(out)

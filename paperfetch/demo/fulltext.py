@@ -9,7 +9,7 @@ from importlib.resources import files
 from typing import Any
 from urllib.parse import parse_qs
 
-from paperfetch.testing import Reply
+from paperfetch.testing import Reply, Request
 
 __all__ = ["JATS_DOIS", "JATS_PAPERS", "jats_body", "serve"]
 
@@ -31,7 +31,7 @@ def jats_body(pmcid: str) -> bytes:
     return files("paperfetch.demo").joinpath("data").joinpath(f"jats_{pmcid}.xml").read_bytes()
 
 
-def serve(host: str, request: Any) -> Reply | None:
+def serve(host: str, request: Request) -> Reply | None:
     """The answer for *request* on the demo host named *host*, or None when this module does not know it: Europe PMC
     search for :data:`JATS_PAPERS` (``isOpenAccess`` ``Y`` for PMC9000201, whose JATS is ``fullTextXML``, ``N`` for
     PMC9000202, whose JATS is PMC EFetch), ``/{PMCID}/fullTextXML`` (404 for others), ``efetch.fcgi?db=pmc``.
@@ -43,7 +43,7 @@ def serve(host: str, request: Any) -> Reply | None:
     return None
 
 
-def _europepmc(request: Any) -> Reply | None:
+def _europepmc(request: Request) -> Reply | None:
     match = _FULLTEXT.fullmatch(request.path)
     if match:
         pmcid = match.group(1).upper()
@@ -67,7 +67,7 @@ def _result(pmcid: str) -> dict[str, Any]:
             "license": "cc by"}
 
 
-def _efetch(request: Any) -> Reply | None:
+def _efetch(request: Request) -> Reply | None:
     query = parse_qs(request.query)
     if query.get("db", [""])[0] != "pmc":
         return None

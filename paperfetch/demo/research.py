@@ -9,14 +9,14 @@ import re
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, unquote
 
-from paperfetch.testing import Reply
+from paperfetch.testing import Reply, Request
 
 __all__ = [
     "CITED_DOI", "EPMC_CITED", "HISTORY_QUERY", "REFERENCED", "SEARCH_QUERY", "WRONG_PDF_DOI", "WRONG_PDF_SHOWS", "data",
-    "science_papers", "serve_crossref", "serve_europepmc", "serve_ncbi", "serve_openalex", "serve_press", "text_pdf"
+    "science_papers", "serve", "text_pdf"
 ]
 
 SEARCH_QUERY = "demo studies[journal] AND soil microbes AND 2021[pdat]"
@@ -64,7 +64,16 @@ def science_papers() -> list[dict[str, Any]]:
             for h in parse_efetch(data("pubmed_efetch.xml"))]
 
 
-def serve_ncbi(request: Any) -> Reply | None:
+def serve(host: str, request: Request, demo_work: Callable[[str], dict[str, Any]]) -> Reply | None:
+    """The answer for *request* on the demo host named *host*, or None for the world's other answers
+    (*demo_work(doi)*: the world's OpenAlex work body for a DOI it knows). The "press" host is all here."""
+    if host == "openalex":
+        return serve_openalex(request, demo_work)
+    handler = {"ncbi": serve_ncbi, "crossref": serve_crossref, "europepmc": serve_europepmc, "press": serve_press}.get(host)
+    return handler(request) if handler else None
+
+
+def serve_ncbi(request: Request) -> Reply | None:
     """ESearch and EFetch (db=pubmed) for the search hits, or None for the demo world's other NCBI answers.
 
     EFetch omits ids with no record, as a real answer does; a ``retmax`` above 10,000 or an ``id=`` list above
@@ -99,7 +108,7 @@ def _too_long() -> Reply:
     return Reply(414, data("ncbi_414.html"), {"Content-Type": "text/html; charset=utf-8"})
 
 
-def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
+def serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]]) -> Reply | None:
     """The search's OpenAlex works and pages, or None for the demo world's other answers (*demo_work(doi)*: the
     world's work body for a DOI it knows). The six PubMed hits' works list :data:`REFERENCED` as references; the
     page after the cites page is an empty last page; ``/works/pmid:…`` and ``/works/pmcid:…`` answer 404.
@@ -131,7 +140,7 @@ def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
     return None
 
 
-def serve_europepmc(request: Any) -> Reply | None:
+def serve_europepmc(request: Request) -> Reply | None:
     """``/MED/{pmid}/citations``: the 23 citations of :data:`EPMC_CITED`, sliced by ``page``/``pageSize``; any
     other PMID gets the empty answer."""
     match = re.fullmatch(r"/europepmc/webservices/rest/MED/(\d+)/citations", request.path)
@@ -150,7 +159,7 @@ def serve_europepmc(request: Any) -> Reply | None:
     return _json(json.dumps(doc).encode())
 
 
-def serve_crossref(request: Any) -> Reply | None:
+def serve_crossref(request: Request) -> Reply | None:
     """The ``/works/{doi}`` bodies with ``reference`` lists, or None for any other request."""
     doi = unquote(request.path[len("/works/"):]).lower() if request.path.startswith("/works/") else ""
     if doi in CROSSREF_WORKS:
@@ -158,7 +167,7 @@ def serve_crossref(request: Any) -> Reply | None:
     return None
 
 
-def serve_press(request: Any) -> Reply:
+def serve_press(request: Request) -> Reply:
     """The six PubMed hits' PDFs with a text layer; the one for :data:`WRONG_PDF_DOI` carries its sister
     article's first page (``WRONG_PDF_SHOWS``)."""
     if request.path == "/robots.txt":
