@@ -68,12 +68,12 @@ def serve(host: str, request: Request, demo_work: Callable[[str], dict[str, Any]
     """The answer for *request* on the demo host named *host*, or None for the world's other answers
     (*demo_work(doi)*: the world's OpenAlex work body for a DOI it knows). The "press" host is all here."""
     if host == "openalex":
-        return serve_openalex(request, demo_work)
-    handler = {"ncbi": serve_ncbi, "crossref": serve_crossref, "europepmc": serve_europepmc, "press": serve_press}.get(host)
+        return _serve_openalex(request, demo_work)
+    handler = {"ncbi": _serve_ncbi, "crossref": _serve_crossref, "europepmc": _serve_europepmc, "press": _serve_press}.get(host)
     return handler(request) if handler else None
 
 
-def serve_ncbi(request: Request) -> Reply | None:
+def _serve_ncbi(request: Request) -> Reply | None:
     """ESearch and EFetch (db=pubmed) for the search hits, or None for the demo world's other NCBI answers.
 
     EFetch omits ids with no record, as a real answer does; a ``retmax`` above 10,000 or an ``id=`` list above
@@ -108,7 +108,7 @@ def _too_long() -> Reply:
     return Reply(414, data("ncbi_414.html"), {"Content-Type": "text/html; charset=utf-8"})
 
 
-def serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]]) -> Reply | None:
+def _serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]]) -> Reply | None:
     """The search's OpenAlex works and pages, or None for the demo world's other answers (*demo_work(doi)*: the
     world's work body for a DOI it knows). The six PubMed hits' works list :data:`REFERENCED` as references; the
     page after the cites page is an empty last page; ``/works/pmid:…`` and ``/works/pmcid:…`` answer 404.
@@ -140,7 +140,7 @@ def serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]])
     return None
 
 
-def serve_europepmc(request: Request) -> Reply | None:
+def _serve_europepmc(request: Request) -> Reply | None:
     """``/MED/{pmid}/citations``: the 23 citations of :data:`EPMC_CITED`, sliced by ``page``/``pageSize``; any
     other PMID gets the empty answer."""
     match = re.fullmatch(r"/europepmc/webservices/rest/MED/(\d+)/citations", request.path)
@@ -159,7 +159,7 @@ def serve_europepmc(request: Request) -> Reply | None:
     return _json(json.dumps(doc).encode())
 
 
-def serve_crossref(request: Request) -> Reply | None:
+def _serve_crossref(request: Request) -> Reply | None:
     """The ``/works/{doi}`` bodies with ``reference`` lists, or None for any other request."""
     doi = unquote(request.path[len("/works/"):]).lower() if request.path.startswith("/works/") else ""
     if doi in CROSSREF_WORKS:
@@ -167,7 +167,7 @@ def serve_crossref(request: Request) -> Reply | None:
     return None
 
 
-def serve_press(request: Request) -> Reply:
+def _serve_press(request: Request) -> Reply:
     """The six PubMed hits' PDFs with a text layer; the one for :data:`WRONG_PDF_DOI` carries its sister
     article's first page (``WRONG_PDF_SHOWS``)."""
     if request.path == "/robots.txt":
