@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -40,9 +41,9 @@ from paperfetch.fulltext import FullTextError, paragraphs_from_lines, parse_jats
 from benchmarks.pdfscore import score_pair  # noqa: E402
 from tests._pdfwriter import layout_article, write_pdf  # noqa: E402
 
-DATA = REPO / "tests" / "data" / "europepmc"
-PAIRS = next((p for p in (REPO.parent / "shared" / "fixtures" / "real" / "fulltext_pairs",
-                          Path("/work/shared/fixtures/real/fulltext_pairs")) if p.is_dir()), None)
+FIXTURES = Path(os.environ.get("PAPERFETCH_FIXTURES") or REPO.parent / "shared" / "fixtures" / "real")
+DATA = FIXTURES / "europepmc"  # the recorded Europe PMC fullTextXML bodies (rest__PMC…__fullTextXML.xml)
+PAIRS = FIXTURES / "fulltext_pairs" if (FIXTURES / "fulltext_pairs").is_dir() else None
 HELDOUT = REPO / "tests" / "data" / "heldout_pdfs"
 DEFAULT_REAL_PDFS = [Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
                      Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")]

@@ -11,6 +11,7 @@ Times are CPU time (``time.process_time``): on a shared machine, wall time measu
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,8 +31,8 @@ from paperfetch.fulltext import (  # noqa: E402
     tables_frame,
 )
 
-FOLDERS = [REPO / "tests" / "data" / "europepmc", REPO.parent / "shared" / "fixtures" / "real" / "fulltext_pairs",
-           Path("/work/shared/fixtures/real/fulltext_pairs")]
+FIXTURES = Path(os.environ.get("PAPERFETCH_FIXTURES") or REPO.parent / "shared" / "fixtures" / "real")
+FOLDERS = [FIXTURES / "europepmc", FIXTURES / "fulltext_pairs"]
 
 
 def _bodies() -> list[bytes]:

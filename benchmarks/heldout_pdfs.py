@@ -1,10 +1,10 @@
 """Held-out article PDFs for the PDF text path: real JATS bodies printed to PDF by Chromium in journal-like layouts.
 
-    python benchmarks/heldout_pdfs.py [--out tests/data/heldout_pdfs] [--chromium /usr/bin/chromium] [JATS ...]
+    python benchmarks/heldout_pdfs.py [--out tests/data/heldout_pdfs] [--chromium PATH] [JATS ...]
 
 The PDF path's rules were tuned on the real publisher PDFs of shared/fixtures/real/fulltext_pairs. This script makes
 PDFs from another producer (Chromium's print to PDF, Skia) out of JATS bodies those rules never saw (by default the
-Europe PMC ``fullTextXML`` bodies in tests/data/europepmc), each in the layouts of ``LAYOUTS``: one or two columns,
+Europe PMC ``fullTextXML`` bodies in shared/fixtures/real/europepmc beside the checkout, or in $PAPERFETCH_FIXTURES), each in the layouts of ``LAYOUTS``: one or two columns,
 running headers and footers with page numbers (``@page`` margin boxes, or a fixed-position element that Chromium
 repeats on every printed page), justified text broken at soft hyphens (Chromium on Linux has no hyphenation
 dictionaries offline, so ``hyphens: auto`` alone breaks nothing; the soft hyphens are placed by a simple syllable
@@ -13,13 +13,16 @@ captions, a table, run-in bold headings and numbered headings. The text is the J
 own notes (text JATS keeps out of its paragraphs), and the table, where the article has none, is made-up figures.
 
 Each PDF is written as ``<stem>__<layout>.pdf`` beside its JATS copy ``<stem>.xml``; tests/test_fulltext_pdf.py
-scores them with benchmarks/pdfscore.py and benchmarks/fulltext.py prints the figures per layout.
+scores them with benchmarks/pdfscore.py and benchmarks/fulltext.py prints the figures per layout. The
+output is made of recorded article text, so it is never committed: the tests render it when they need it
+(tests/_fixtures.py, ``heldout_pdfs``), and ``benchmarks/fulltext.py --heldout DIR`` reads what this script wrote.
 """
 
 from __future__ import annotations
 
 import argparse
 import html
+import os
 import re
 import shutil
 import subprocess
@@ -30,7 +33,8 @@ from pathlib import Path
 from lxml import etree
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_JATS = sorted((REPO / "tests" / "data" / "europepmc").glob("rest__PMC*__fullTextXML.xml"))
+FIXTURES = Path(os.environ.get("PAPERFETCH_FIXTURES") or REPO.parent / "shared" / "fixtures" / "real")
+DEFAULT_JATS = sorted((FIXTURES / "europepmc").glob("rest__PMC*__fullTextXML.xml"))
 OUT = REPO / "tests" / "data" / "heldout_pdfs"
 
 _BASE = """
@@ -293,14 +297,24 @@ def main() -> None:
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     parser.add_argument("--layouts", nargs="*", default=list(LAYOUTS))
     args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    for jats in args.jats:
-        shutil.copyfile(jats, args.out / f"{stem(jats)}.xml")
-        for layout in args.layouts:
-            target = args.out / f"{stem(jats)}__{layout}.pdf"
-            print_pdf(render(jats, layout), target, args.chromium)
-            print(f"{target.relative_to(REPO) if target.is_relative_to(REPO) else target}: {target.stat().st_size / 1024:.0f} kB",
-                  file=sys.stderr)
+    if not args.jats:
+        parser.error(f"no JATS given and none in {FIXTURES / 'europepmc'}")
+    for target in render_all(args.jats, args.out, args.layouts, args.chromium):
+        print(f"{target.relative_to(REPO) if target.is_relative_to(REPO) else target}: {target.stat().st_size / 1024:.0f} kB",
+              file=sys.stderr)
+
+
+def render_all(jats_paths: list[Path], out: Path, layouts: list[str], chromium: str) -> list[Path]:
+    """Each JATS copied to ``out/<stem>.xml`` and printed as ``out/<stem>__<layout>.pdf``; the PDFs written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for jats in jats_paths:
+        shutil.copyfile(jats, out / f"{stem(jats)}.xml")
+        for layout in layouts:
+            target = out / f"{stem(jats)}__{layout}.pdf"
+            print_pdf(render(jats, layout), target, chromium)
+            written.append(target)
+    return written
 
 
 if __name__ == "__main__":

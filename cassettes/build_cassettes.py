@@ -1,12 +1,14 @@
 #!/usr/bin/env python
-"""Generate the vcrpy cassettes in ``cassettes/`` from the real recorded fixtures.
+"""Generate the vcrpy cassettes the tests replay.
 
-Offline (the default) every cassette — and ``cassettes/README.md`` — is rebuilt
-from the real response bodies in the shared fixture folder, with request URIs
-taken from the sources' own ``url_for`` (identity parameters removed, exactly as
-vcrpy's ``filter_query_parameters`` stores them). The output is deterministic:
-``tests/test_sources.py`` rebuilds into a temporary folder and compares byte for
-byte with what is committed.
+Offline (the default) every cassette is built into ``cassettes/built/`` (ignored by git):
+the ones made of the real recorded bodies in the shared fixture folder (other people's
+recordings, never committed) and the ones this script writes itself. Request URIs are
+taken from the sources' own ``url_for`` (identity parameters removed, exactly as vcrpy's
+``filter_query_parameters`` stores them). The output is deterministic. The tests build
+the same folder when they start (``tests/_fixtures.py``). ``--ours`` writes only the
+cassettes whose every body this script wrote (marked SYNTHETIC), and the README, into
+``cassettes/``: those are committed.
 
 ``--live`` re-records the same cases against the real services with vcrpy
 (``record_mode="all"``, the same filters the tests replay with) into
@@ -15,6 +17,7 @@ byte with what is committed.
 contact e-mail, and cannot run in the offline build environment.
 
     python cassettes/build_cassettes.py [--fixtures DIR] [--out DIR]
+    python cassettes/build_cassettes.py --ours
     python cassettes/build_cassettes.py --live --email your.name@your-university.edu [--openalex-key K] [--ncbi-key K]
 """
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import sys
 import time
@@ -184,6 +188,11 @@ class Case:
     build: Callable[[Path], list[dict[str, Any]]]
     source: str | None = None  # for --live; None: cannot be provoked on demand, offline only
     live_ids: tuple[str, ...] = ()
+
+    @property
+    def ours(self) -> bool:
+        """Written by this script alone (its "fixtures" only name the evidence, in parentheses): committed."""
+        return all(f.startswith("(") for f in self.fixtures)
 
 
 UNPAYWALL_DOIS = [
@@ -1035,21 +1044,31 @@ def dump(interactions: list[dict[str, Any]]) -> str:
     return yaml.dump(doc, Dumper=yaml.SafeDumper, allow_unicode=True, sort_keys=True, width=120)
 
 
-def build_offline(fixtures: Path, out: Path) -> list[Path]:
+OURS_HEADER = "# SYNTHETIC: every body here was written by cassettes/build_cassettes.py; nothing was recorded.\n"
+
+
+def build_offline(fixtures: Path | None, out: Path, *, ours_only: bool = False) -> list[Path]:
+    """Write the cassettes into *out*: ours always, the ones made of recorded bodies when *fixtures* is given
+    (and not *ours_only*); the README only with *ours_only* (it belongs beside the committed ones)."""
     written = []
     for case in CASES:
+        if not case.ours and (ours_only or fixtures is None):
+            continue
         target = out / case.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(dump(case.build(fixtures)), encoding="utf-8", newline="\n")
+        text = dump(case.build(fixtures or Path("no-fixtures-needed")))
+        target.write_text(OURS_HEADER + text if case.ours else text, encoding="utf-8", newline="\n")
         written.append(target)
-    readme = out / "README.md"
-    readme.write_text(render_readme(), encoding="utf-8", newline="\n")
-    return [*written, readme]
+    if ours_only:
+        readme = out / "README.md"
+        readme.write_text(render_readme(), encoding="utf-8", newline="\n")
+        written.append(readme)
+    return written
 
 
 def render_readme() -> str:
     rows = "\n".join(
-        f"| `{c.path}` | {c.origin} | {'<br>'.join(f'`{f}`' for f in c.fixtures)} | "
+        f"| `{c.path}` | {c.origin}{' (ours, committed)' if c.ours else ''} | {'<br>'.join(f'`{f}`' for f in c.fixtures)} | "
         f"{c.note.replace('|', chr(92) + '|')}{'' if c.source else ' *(offline only)*'} |"
         for c in CASES
     )
@@ -1059,15 +1078,24 @@ def render_readme() -> str:
 README_TEMPLATE = """\
 # Cassettes
 
-vcrpy cassettes for `tests/test_sources.py`, **generated** by `cassettes/build_cassettes.py` from the real
-recorded responses in the shared fixture folder (`fixtures/real`, see its `PROVENANCE.md`). This README is
-generated too; edit the script, not the output. Rebuild (offline, deterministic):
+vcrpy cassettes for the tests (`tests/test_sources.py` and others), **generated** by `cassettes/build_cassettes.py`.
+This README is generated too (`--ours`); edit the script, not the output.
 
-    python cassettes/build_cassettes.py            # --fixtures DIR, default <repo>/../shared/fixtures/real, then /work/shared/fixtures/real
+Most are made of real recorded responses: the shared fixture folder `shared/fixtures/real` beside the checkout
+(or `$PAPERFETCH_FIXTURES`; see its `PROVENANCE.md`), copied out of other people's public repositories. Those
+recordings are for building and testing only, so neither they nor cassettes made of them are committed or shipped:
+the tests build every cassette into `cassettes/built/` (ignored by git) when they start (`tests/_fixtures.py`;
+deterministic, a second or two, rebuilt when the fixtures, this script or the sources change). Without the fixture
+folder only the cassettes marked *ours* below are built, and the tests that need the others skip with one line
+(under `CI` they fail). By hand (offline, deterministic):
 
-`tests/test_sources.py::test_committed_cassettes_are_reproducible` rebuilds into a temporary folder and
-requires every file here to match byte for byte, so a cassette cannot drift from its fixture or from the
-request the source actually builds.
+    python cassettes/build_cassettes.py            # every cassette into cassettes/built/; --fixtures DIR, --out DIR
+    python cassettes/build_cassettes.py --ours     # only ours, and this README, into cassettes/ (committed)
+
+The cassettes committed here (`cassettes/<service>/…`) are the ones whose every body this script wrote, in the
+shapes the recordings and the services' documentation show; each starts with a `# SYNTHETIC` line.
+`tests/test_sources.py` checks that a build is deterministic and that the committed ones equal a fresh `--ours`,
+and `tests/test_provenance.py` that no committed file carries a recorded body.
 
 ## How they are made
 
@@ -1118,8 +1146,8 @@ against a loopback stub (all `PAPERFETCH_<NAME>_URL` pointed at 127.0.0.1), neve
 ## Bodies written inside the export tests (not cassettes)
 
 `tests/test_export_readers.py` and `tests/test_export_names.py` read recorded bodies (shared/fixtures/real:
-PubMed EFetch, Crossref works, Europe PMC's core search; the demo world's recorded PubMed hits and OpenAlex
-work) and hold a few SYNTHETIC ones no recording shows: a PubMed EFetch with initials but no `ForeName`,
+PubMed EFetch, among them hawc's six hits, Crossref works, Europe PMC's core search, paper-qa's OpenAlex work)
+and hold a few SYNTHETIC ones no recording shows: a PubMed EFetch with initials but no `ForeName`,
 a `CollectiveName`, a particle and a `Suffix` (`HARD_EFETCH`, `SYNTHETIC_EFETCH`); Crossref works whose titles
 carry `<i>`, `<sub>`, `<sup>`, `<scp>`, MathML and `&amp;`, with a `name`-only author (`HARD_CROSSREF`); and
 rows with unbalanced braces, TeX specials, `--`, non-Latin names, no authors, preprints and a DOI given twice
@@ -1180,17 +1208,20 @@ def record_live(out: Path, identification: Identification) -> None:
 
 
 def find_fixtures(explicit: str | None) -> Path:
-    candidates = [Path(explicit)] if explicit else [REPO.parent / "shared/fixtures/real", Path("/work/shared/fixtures/real")]
-    for candidate in candidates:
-        if (candidate / "PROVENANCE.md").is_file():
-            return candidate
-    raise SystemExit(f"fixture folder not found (tried {', '.join(map(str, candidates))}); pass --fixtures DIR")
+    """--fixtures, else $PAPERFETCH_FIXTURES, else ``shared/fixtures/real`` beside the checkout."""
+    candidate = Path(explicit or os.environ.get("PAPERFETCH_FIXTURES") or REPO.parent / "shared/fixtures/real")
+    if (candidate / "PROVENANCE.md").is_file():
+        return candidate
+    raise SystemExit(f"fixture folder not found ({candidate}); pass --fixtures DIR")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--fixtures", help="the fixtures/real folder (default: <repo>/../shared/fixtures/real)")
-    parser.add_argument("--out", help="output folder (default: cassettes/, or cassettes/live/ with --live)")
+    parser.add_argument("--fixtures", help="the fixtures/real folder (default: $PAPERFETCH_FIXTURES, else "
+                        "<repo>/../shared/fixtures/real)")
+    parser.add_argument("--out", help="build every cassette into this folder (default: cassettes/built/)")
+    parser.add_argument("--ours", action="store_true", help="write only the committed ones (ours, and the README) "
+                        "into cassettes/; needs no fixtures")
     parser.add_argument("--live", action="store_true", help="re-record against the live services (needs network)")
     parser.add_argument("--email", help="contact e-mail for --live (required by Unpaywall)")
     parser.add_argument("--openalex-key", help="OpenAlex api_key for --live")
@@ -1202,8 +1233,13 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(args.out) if args.out else REPO / "cassettes/live"
         record_live(out, Identification(email=args.email, openalex_api_key=args.openalex_key, ncbi_api_key=args.ncbi_key))
         return 0
-    out = Path(args.out) if args.out else REPO / "cassettes"
-    for path in build_offline(find_fixtures(args.fixtures), out):
+    if args.ours:
+        written = build_offline(None, REPO / "cassettes", ours_only=True)
+        out = REPO / "cassettes"
+    else:
+        out = Path(args.out) if args.out else REPO / "cassettes/built"
+        written = build_offline(find_fixtures(args.fixtures), out)
+    for path in written:
         print(path.relative_to(out))
     return 0
 

@@ -10,23 +10,24 @@ import pytest
 
 from paperfetch.http.hosts import default_registry
 from paperfetch.testing import LoopbackHost
+from tests._fixtures import build_cassettes, require_real_fixtures
 
-REPO = Path(__file__).resolve().parents[1]
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "recorded: needs the real recorded fixtures (shared/fixtures/real); "
+                            "skips with one line without them, fails under CI")
+    build_cassettes()  # cassettes/built/: ours always, the recorded ones when the fixtures are here
 
 
-def _shared_fixtures() -> Path | None:
-    for candidate in (REPO.parent / "shared" / "fixtures" / "real", Path("/work/shared/fixtures/real")):
-        if candidate.exists():
-            return candidate
-    return None
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("recorded") is not None:
+        require_real_fixtures()
 
 
 @pytest.fixture(scope="session")
 def real_fixtures() -> Path:
-    path = _shared_fixtures()
-    if path is None:
-        pytest.skip("shared/fixtures/real is not beside this checkout")
-    return path
+    """The recorded fixtures folder (tests/_fixtures.py); the test skips with one line without it."""
+    return require_real_fixtures()
 
 
 @pytest.fixture(autouse=True)

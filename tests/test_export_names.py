@@ -13,8 +13,6 @@ from paperfetch.ids import parse_identifier
 from paperfetch.names import initials, names_from, names_text, parse_name, person, transliterate
 from paperfetch.sources.base import RequestSpec
 
-DEMO_DATA = Path(__file__).resolve().parents[1] / "paperfetch" / "demo" / "data"
-
 SYNTHETIC_EFETCH = b"""<?xml version="1.0"?><PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>99000002</PMID>
 <Article><ArticleTitle>A title</ArticleTitle><AuthorList>
 <Author><LastName>Lloyd</LastName><Initials>CJ</Initials></Author>
@@ -28,7 +26,7 @@ def _spec(key: str) -> RequestSpec:
     return RequestSpec(path="", params={}, ids=(parse_identifier(key),))
 
 
-def test_pubmed_keeps_forename_dots_initials_and_types_collective_names() -> None:
+def test_pubmed_keeps_forename_dots_initials_and_types_collective_names(real_fixtures: Path) -> None:
     from paperfetch.sources.ncbi import NCBIEutilsSource
     from paperfetch.sources.pubmed import parse_efetch
 
@@ -39,7 +37,7 @@ def test_pubmed_keeps_forename_dots_initials_and_types_collective_names() -> Non
     assert hit.names == expected
     record = NCBIEutilsSource().parse(SYNTHETIC_EFETCH, _spec("PMID:99000002"))["pmid:99000002"]
     assert record.authors == expected
-    recorded = parse_efetch((DEMO_DATA / "efetch_breast_cancer_science_2008.xml").read_bytes())
+    recorded = parse_efetch((real_fixtures / "ncbi_eutils/efetch.fcgi__db-pubmed_retmode-xml_id-19008416,18927361,18787170,18487186,18239126,18239125.xml").read_bytes())
     people = [n for h in recorded for n in h.names or []]
     assert len(people) == 58 and {"family": "Varambally", "given": "Sooryanarayana"} == people[0]
     assert {"family": "Brenner", "given": "J. Chad"} in people  # the recorded ForeName "J Chad", its initial dotted
@@ -62,7 +60,7 @@ def test_openalex_and_europepmc_authors_from_the_recorded_answers(real_fixtures:
     from paperfetch.sources.europepmc import EuropePMCSource
     from paperfetch.sources.openalex import OpenAlexSource
 
-    body = (DEMO_DATA / "openalex_work_10.1073_pnas.1414271111.json").read_bytes()
+    body = (real_fixtures / "openalex/works__https-doi.org-10.1073-pnas.1414271111.json").read_bytes()
     record = OpenAlexSource().parse(body, _spec("10.1073/pnas.1414271111"))["doi:10.1073/pnas.1414271111"]
     assert record.authors[0] == {"family": "Makris", "given": "Eleftherios A."}
     results = json.loads((real_fixtures / "europepmc/search_cancer_resultType-core_pageSize25.json").read_bytes())

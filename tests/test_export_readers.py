@@ -3,7 +3,7 @@ the CSL-JSON schema and ``pandoc --citeproc`` (Debian's pandoc; skipped without 
 PAPERFETCH_REQUIRE_PANDOC is set, as .ci/run does).
 
 The hard set is built from recorded bodies in shared/fixtures/real (PubMed EFetch with ``ForeName``, Crossref
-works, Europe PMC's core search) and from the demo world's recorded PubMed hits, plus SYNTHETIC records for the
+works, Europe PMC's core search, hawc's six PubMed hits), plus SYNTHETIC records for the
 cases no recorded body shows: ``HARD_EFETCH`` (initials only, ``CollectiveName``, particles, a suffix) and
 ``HARD_CROSSREF`` (titles with ``<i>``/``<sub>``/``<sup>``/``<scp>``/MathML/entities, a ``name``-only author) and
 ``HARD_ROWS`` (unbalanced braces, TeX specials, ``--``, capitals, non-Latin names, no authors, preprints, a DOI
@@ -32,7 +32,6 @@ from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.pubmed import parse_efetch
 
-DEMO_DATA = Path(__file__).resolve().parents[1] / "paperfetch" / "demo" / "data"
 CSL_SCHEMA = Path(__file__).resolve().parent / "data" / "csl" / "csl-data.json"
 APA_CSL = Path(__file__).resolve().parent / "data" / "csl" / "apa.csl"
 PANDOC = shutil.which("pandoc")
@@ -95,7 +94,7 @@ def hard_frame(real_fixtures: Path) -> pd.DataFrame:
 def build_hard_frame(fixtures: Path) -> pd.DataFrame:
     """The hard set: recorded bodies read by the sources' own parsers, then the synthetic rows."""
     rows = []
-    bodies = [(DEMO_DATA / "efetch_breast_cancer_science_2008.xml").read_bytes(), HARD_EFETCH]
+    bodies = [(fixtures / "ncbi_eutils/efetch.fcgi__db-pubmed_retmode-xml_id-19008416,18927361,18787170,18487186,18239126,18239125.xml").read_bytes(), HARD_EFETCH]
     bodies += [p.read_bytes() for p in sorted((fixtures / "ncbi_eutils").glob("efetch_pubmed_3*.xml"))]
     for body in bodies:
         rows += [{**{k: getattr(h, k) for k in ("pmid", "doi", "pmcid", "title", "journal", "year")}, "authors": h.names}
@@ -374,11 +373,11 @@ def test_the_demo_frames_carry_typed_authors_and_journals(demo: dict) -> None:
     # every work OpenAlex or Crossref knows; the arXiv, Semantic Scholar and bioRxiv/medRxiv answers name no authors
     assert download["bib"].count("author = {") == 18 and "van der Berg, Karin and {Demo Consortium}" in download["bib"]
     assert "@misc{anon2026preprint," in download["bib"] and "howpublished = {bioRxiv}" in download["bib"]
-    assert frames["search"]["authors"].iloc[0][:2] == [{"family": "Varambally", "given": "Sooryanarayana"},
-                                                      {"family": "Cao", "given": "Qi"}]
+    assert frames["search"]["authors"].iloc[0][:2] == [{"family": "Quill", "given": "Ada"},
+                                                      {"family": "Marlow", "given": "Tobias J."}]
     refs = _exports(frames["references"])
     assert all(r["journal"] for r in refs["rows"]) and refs["bib"].count("author = {") == len(refs["rows"])
-    assert "journal = {Proceedings of the ACM/IEEE Joint Conference on Digital Libraries in 2020}" in refs["bib"]
+    assert "journal = {Journal of Fast Results}" in refs["bib"]
     assert frames["citations"]["journal"].notna().all()
 
 

@@ -201,11 +201,9 @@ def test_the_default_tokenizer_counts_letter_runs_digits_and_signs():
 
 @pytest.fixture(scope="module")
 def real_paragraphs() -> pd.DataFrame:
-    from tests.conftest import _shared_fixtures
+    from tests._fixtures import require_real_fixtures
 
-    root = _shared_fixtures()
-    if root is None:
-        pytest.skip("shared/fixtures/real is not beside this checkout")
+    root = require_real_fixtures()
     paths = sorted((root / "fulltext_pairs").glob("*.xml")) + sorted((root / "europepmc").glob("rest__*.xml"))
     rows = [row for path in paths for row in article_rows(parse_jats(Path(path).read_bytes()), input=path.name)]
     return paragraphs_frame(rows)

@@ -62,11 +62,9 @@ def _rows(frame: pd.DataFrame) -> list[tuple[str, str, str, list[str]]]:
 
 @pytest.fixture(scope="module")
 def real_bundle(tmp_path_factory) -> FullText:
-    from tests.conftest import _shared_fixtures
+    from tests._fixtures import require_real_fixtures
 
-    root = _shared_fixtures()
-    if root is None:
-        pytest.skip("shared/fixtures/real is not beside this checkout")
+    root = require_real_fixtures()
     folder = tmp_path_factory.mktemp("jats")
     for path in [*(root / "fulltext_pairs").glob("*.xml"), *(root / "europepmc").glob("rest__*.xml")]:
         shutil.copy(path, folder / path.name)

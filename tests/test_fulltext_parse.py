@@ -14,7 +14,6 @@ import re
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from lxml import etree
@@ -31,9 +30,10 @@ from paperfetch.fulltext import (
     parse_jats_set,
     pdf_paragraphs,
 )
+from tests._fixtures import fixtures_or_placeholder, recorded_params
 from tests._pdfwriter import Line, layout_article, wrap_words, write_pdf
 
-DATA = Path(__file__).resolve().parent / "data" / "europepmc"
+DATA = fixtures_or_placeholder() / "europepmc"  # the recorded Europe PMC bodies, never committed
 FIXTURES = sorted(DATA.glob("rest__PMC*__fullTextXML.xml"))
 
 # What the contract leaves out of rows and out of row text (paperfetch.fulltext.jats docstring).
@@ -92,12 +92,7 @@ def _expected_rows(body: bytes) -> list[tuple[str, str]]:
 # --------------------------------------------------------------------------- real Europe PMC JATS
 
 
-def test_the_copied_fixtures_match_the_shared_originals(real_fixtures):
-    for path in FIXTURES:
-        assert path.read_bytes() == (real_fixtures / "europepmc" / path.name).read_bytes(), path.name
-
-
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name.split("__")[1])
+@pytest.mark.parametrize("path", recorded_params(FIXTURES), ids=lambda p: p.name.split("__")[1])
 def test_every_abstract_and_body_p_is_one_row_with_its_section_in_document_order(path):
     body = path.read_bytes()
     article = parse_jats(body)
@@ -107,6 +102,7 @@ def test_every_abstract_and_body_p_is_one_row_with_its_section_in_document_order
     assert [p.paragraph for p in article.paragraphs] == list(range(len(expected)))
 
 
+@pytest.mark.recorded
 def test_the_pinned_shape_of_the_two_real_articles():
     small = parse_jats((DATA / "rest__PMC8118396__fullTextXML.xml").read_bytes())
     big = parse_jats((DATA / "rest__PMC8164761__fullTextXML.xml").read_bytes())
@@ -119,7 +115,7 @@ def test_the_pinned_shape_of_the_two_real_articles():
     assert {"Background", "Conclusions"} <= {p.section for p in big.paragraphs}
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name.split("__")[1])
+@pytest.mark.parametrize("path", recorded_params(FIXTURES), ids=lambda p: p.name.split("__")[1])
 def test_figures_captions_and_markup_do_not_leak_into_text(path):
     body = path.read_bytes()
     article = parse_jats(body)
@@ -138,6 +134,7 @@ def test_figures_captions_and_markup_do_not_leak_into_text(path):
         assert any("34°05′N" in row.text for row in article.paragraphs)
 
 
+@pytest.mark.recorded
 def test_licence_and_ids_are_read_from_article_meta():
     small = parse_jats((DATA / "rest__PMC8118396__fullTextXML.xml").read_bytes())
     big = parse_jats((DATA / "rest__PMC8164761__fullTextXML.xml").read_bytes())
@@ -148,6 +145,7 @@ def test_licence_and_ids_are_read_from_article_meta():
     assert small.title.startswith("Complete mitochondrial genome sequence of the global invasive species Stictocephala")
 
 
+@pytest.mark.recorded
 def test_the_ref_list_gives_one_record_per_ref_with_its_identifiers():
     big = parse_jats((DATA / "rest__PMC8164761__fullTextXML.xml").read_bytes())
     assert len(big.references) == 22
@@ -161,6 +159,7 @@ def test_the_ref_list_gives_one_record_per_ref_with_its_identifiers():
     assert small.references[0].text.startswith("Horváth G. 1912. Az amerikai bivalykabócza Magyarországon.")
 
 
+@pytest.mark.recorded
 def test_a_pmc_articleset_gives_each_article_and_parse_jats_wants_exactly_one():
     bodies = [re.sub(rb"<!DOCTYPE[^>]*>", b"", p.read_bytes()) for p in FIXTURES]
     batch = b"<pmc-articleset>" + b"".join(bodies) + b"</pmc-articleset>"
@@ -317,7 +316,7 @@ def _fails_fast(body: bytes, error: type[Exception] = FullTextError, **kwargs) -
     return info.value
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name.split("__")[1])
+@pytest.mark.parametrize("path", recorded_params(FIXTURES), ids=lambda p: p.name.split("__")[1])
 def test_a_truncated_body_is_a_full_text_error(path):
     body = path.read_bytes()
     for cut in (len(body) // 3, len(body) // 2, len(body) - 20):
@@ -396,6 +395,7 @@ def test_an_external_dtd_or_entity_is_never_fetched(dtd_server, tmp_path):
     assert hits == ["/evil.dtd"]
 
 
+@pytest.mark.recorded
 def test_a_body_over_the_cap_is_refused_before_parsing():
     huge = b"<article><body><p>" + b"x" * 100_000_000 + b"</p></body></article>"
     error = _fails_fast(huge, FullTextTooLarge)
@@ -561,7 +561,7 @@ def test_a_paragraph_running_from_one_column_to_the_next_is_one_row(engine, inde
     assert [(r.section, r.text) for r in rows] == [("Methods", p) for p in paragraphs]
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name.split("__")[1])
+@pytest.mark.parametrize("path", recorded_params(FIXTURES), ids=lambda p: p.name.split("__")[1])
 def test_cut_or_corrupted_bodies_raise_only_full_text_error(path):
     import random
 
@@ -618,6 +618,7 @@ def test_the_paragraph_and_reference_frames_have_fixed_columns_even_when_empty()
         paragraphs_frame([{"input": "x", "colour": "blue"}])
 
 
+@pytest.mark.recorded
 def test_rows_of_a_jats_paper_and_a_pdf_paper_in_one_frame():
     from paperfetch.fulltext import Article, article_rows, paragraphs_frame, reference_rows, references_frame
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -17,12 +16,12 @@ from benchmarks.pdfscore import PairScore, score_pair
 from paperfetch.fulltext import FullTextError, PdfEngine, TextLine, paragraphs_from_lines, pdf_lines, pdf_paragraphs, pdflines
 from paperfetch.fulltext.pdflines import PdfLayout
 from paperfetch.fulltext.pdftext import refused
+from tests._fixtures import fixtures_or_placeholder, heldout_pdfs, recorded_params, require_real_fixtures
 from tests._pdfwriter import Line, write_pdf
-from tests.conftest import _shared_fixtures
 
 pytest.importorskip("pypdfium2")
 
-PAIRS = (_shared_fixtures() or Path("/nonexistent")) / "fulltext_pairs"
+PAIRS = fixtures_or_placeholder() / "fulltext_pairs"
 PDFS = sorted(PAIRS.glob("*.pdf"))
 ROBUST = sorted((PAIRS / "robust").glob("*.pdf"))
 
@@ -34,8 +33,7 @@ FOUND_PER_FILE = 0.90
 @pytest.fixture(scope="module")
 def parsed() -> dict[str, list]:
     """Each pair's rows from the default engine, every PDF read once."""
-    if not PDFS:
-        pytest.skip("the real PDF/JATS pairs are not on this machine")
+    require_real_fixtures()
     return {pdf.name: (pdf_lines(pdf.read_bytes()),) for pdf in PDFS}
 
 
@@ -85,7 +83,7 @@ def test_superscripts_stay_inline_in_their_paragraph(rows):
     assert "approximately 107 conidia" in text and "(R2 0.812, Q2" in text
 
 
-@pytest.mark.parametrize("path", ROBUST, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", recorded_params(ROBUST), ids=lambda p: p.name)
 def test_a_robust_pdf_gives_no_rows_or_full_text_error_and_fast(path):
     started = time.perf_counter()
     try:
@@ -169,6 +167,7 @@ def test_a_file_one_engine_cannot_parse_is_read_by_the_other(monkeypatch):
         pdf_lines(pdf, fallback=False)
 
 
+@pytest.mark.recorded
 def test_a_scanned_pdf_gives_no_rows_and_the_reason_no_text_layer(tmp_path):
     """Loopback world of tests/test_fulltext.py; the publisher serves a real image-only PDF (robust/)."""
     from tests.test_fulltext import PDF_ONLY, World, retriever
@@ -211,7 +210,6 @@ def test_two_columns_drawn_line_by_line_lose_no_line():
 
 # ------------------------------------------- held-out PDFs (Chromium renderings of real JATS text, synthetic layout)
 
-HELDOUT = Path(__file__).parent / "data" / "heldout_pdfs"
 
 #: Paragraphs found per layout on the held-out PDFs (docs/fulltext.md, "PDF text layer"), the measured share rounded down.
 HELDOUT_FOUND = {"one_column": 1.0, "one_column_large": 1.0, "two_column_boxed": 1.0, "two_column_dense": 0.96,
@@ -221,12 +219,14 @@ HELDOUT_FOUND = {"one_column": 1.0, "one_column_large": 1.0, "two_column_boxed":
 @pytest.fixture(scope="module")
 def heldout() -> dict[str, list[PairScore]]:
     """Each held-out PDF of tests/data/heldout_pdfs scored against its JATS, by layout. The PDFs are synthetic:
-    real Europe PMC JATS text printed by Chromium in made-up journal layouts (benchmarks/heldout_pdfs.py)."""
+    real Europe PMC JATS text printed by Chromium in made-up journal layouts (benchmarks/heldout_pdfs.py), rendered
+    from the recorded fixtures when the test needs them, never committed."""
+    folder = heldout_pdfs()
     out: dict[str, list[PairScore]] = {}
-    for pdf in sorted(HELDOUT.glob("*__*.pdf")):
+    for pdf in sorted(folder.glob("*__*.pdf")):
         stem, layout = pdf.stem.split("__")
         lines = pdf_lines(pdf.read_bytes())
-        jats = (HELDOUT / f"{stem}.xml").read_bytes()
+        jats = (folder / f"{stem}.xml").read_bytes()
         out.setdefault(layout, []).append(score_pair(pdf.name, jats, paragraphs_from_lines(lines), lines))
     return out
 

@@ -29,11 +29,11 @@ from paperfetch.settings import load_settings
 from paperfetch.sources import SOURCES
 from paperfetch.sources.base import Update
 from paperfetch.testing import Reply, cassette_vcr
+from tests._fixtures import cassette as built_cassette
 from tests._pdfwriter import Line, write_pdf
 from tests._quick import retriever
 
 REPO = Path(__file__).resolve().parents[1]
-CASSETTES = REPO / "cassettes"
 RETRACTED = "10.1038/srep16696"
 NOTICE = "10.5555/retraction.srep16696"
 CONCERN = "10.1073/pnas.1414271111"
@@ -53,7 +53,7 @@ class Fetcher(HttpClient):
 def replayed(source_name: str, cassette: str, keys: list[str]) -> tuple[dict[str, Any], list[str]]:
     """The records *source_name* reads for *keys* from *cassette*, and the URLs it sent."""
     fetcher = Fetcher()
-    with cassette_vcr().use_cassette(str(CASSETTES / cassette)) as tape:
+    with cassette_vcr().use_cassette(str(built_cassette(cassette))) as tape:
         records = SOURCES[source_name]().lookup(fetcher, [Identifier.from_key(k) for k in keys])
         assert tape.all_played
     return records, fetcher.sent
@@ -61,7 +61,7 @@ def replayed(source_name: str, cassette: str, keys: list[str]) -> tuple[dict[str
 
 def cassette_bodies(name: str) -> dict[str, dict[str, Any]]:
     """The JSON bodies of *name* by the request's decoded path."""
-    doc = yaml.safe_load((CASSETTES / name).read_text(encoding="utf-8"))
+    doc = yaml.safe_load(built_cassette(name).read_text(encoding="utf-8"))
     return {unquote(i["request"]["uri"].split("?")[0].split("/", 3)[3]): json.loads(i["response"]["body"]["string"])
             for i in doc["interactions"]}
 
@@ -109,7 +109,7 @@ def test_preprint_links_from_biorxiv_published_and_crossref_is_preprint_of():
 def test_europepmc_and_pubmed_publication_types_and_comment_links():
     # SYNTHETIC: a real Europe PMC core record with a retraction's publication type and link added
     [body] = [json.loads(i["response"]["body"]["string"]) for i in
-              yaml.safe_load((CASSETTES / "europepmc/search_core_four_ids.yaml").read_text())["interactions"][:1]]
+              yaml.safe_load(built_cassette("europepmc/search_core_four_ids.yaml").read_text())["interactions"][:1]]
     result = body["resultList"]["result"][0]
     result["pubTypeList"] = {"pubType": ["Journal Article", "Retracted Publication"]}
     result["commentCorrectionList"] = {"commentCorrection": [{"id": "38000001", "source": "MED", "type": "Retraction in"}]}
@@ -118,7 +118,7 @@ def test_europepmc_and_pubmed_publication_types_and_comment_links():
     [record] = europepmc.parse(json.dumps(body).encode(), spec).values()
     assert record.retracted is True and record.updates == (Update("retraction", "PMID:38000001", None, "europepmc"),)
     # SYNTHETIC: a real PubmedArticle made a retraction notice of another PMID
-    doc = yaml.safe_load((CASSETTES / "ncbi_eutils/efetch_pubmed_29915538.yaml").read_text())
+    doc = yaml.safe_load(built_cassette("ncbi_eutils/efetch_pubmed_29915538.yaml").read_text())
     root = ET.fromstring(doc["interactions"][0]["response"]["body"]["string"].encode())
     article = root.find("PubmedArticle/MedlineCitation/Article")
     types = article.find("PublicationTypeList")

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from paperfetch.sources.landing import decode_html, find_pdf_links, is_bot_challenge
+from tests._fixtures import fixtures_or_placeholder
 
-FIXTURES = next(
-    p
-    for p in [Path(__file__).resolve().parents[1].parent / "shared/fixtures/real", Path("/work/shared/fixtures/real")]
-    if p.exists()
-)
+FIXTURES = fixtures_or_placeholder()
 LANDING_PAGES = FIXTURES / "landing_pages"
 
 # file -> (the page's own URL, expected first PDF link or None). The truth comes
@@ -69,10 +64,12 @@ EXPECTED_FIRST_LINK: dict[str, tuple[str, str | None]] = {
 }
 
 
+@pytest.mark.recorded
 def test_table_covers_every_fixture() -> None:
     assert sorted(p.name for p in LANDING_PAGES.glob("*.html")) == sorted(EXPECTED_FIRST_LINK)
 
 
+@pytest.mark.recorded
 @pytest.mark.parametrize("name", sorted(EXPECTED_FIRST_LINK))
 def test_first_pdf_link_of_each_real_page(name: str) -> None:
     page_url, expected = EXPECTED_FIRST_LINK[name]
@@ -85,12 +82,14 @@ def test_first_pdf_link_of_each_real_page(name: str) -> None:
     assert find_pdf_links(body.decode("utf-8", "replace"), page_url) == links
 
 
+@pytest.mark.recorded
 @pytest.mark.parametrize("name", sorted(EXPECTED_FIRST_LINK))
 def test_is_bot_challenge_on_real_pages(name: str) -> None:
     body = (LANDING_PAGES / name).read_bytes()
     assert is_bot_challenge(body) == name.endswith("cloudflare_challenge.html")
 
 
+@pytest.mark.recorded
 def test_peerj_alternate_link_is_resolved_and_deduplicated() -> None:
     body = (LANDING_PAGES / "peerj_10.7717_peerj.4375.html").read_bytes()
     # The <link rel=alternate> is relative ("/articles/4375.pdf") and names the same PDF as the meta tag.

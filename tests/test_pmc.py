@@ -22,12 +22,15 @@ from paperfetch.demo import fake_pdf
 from paperfetch.http.hosts import host_key
 from paperfetch.sources import EuropePMCSource, NCBIIdConvSource, PMCSource
 from paperfetch.testing import CASSETTE_FILTER_QUERY_PARAMETERS, cassette_vcr
+from tests._fixtures import CASSETTES as BUILT_CASSETTES
+from tests._fixtures import cassette as built_cassette
+from tests._fixtures import replayer
 from tests.test_sources import SessionFetcher, ident
 
 REPO = Path(__file__).resolve().parents[1]
-CASSETTES = REPO / "cassettes"
+CASSETTES = BUILT_CASSETTES
 BUCKET = "https://pmc-oa-opendata.s3.amazonaws.com"
-replay = cassette_vcr(cassette_library_dir=str(CASSETTES))
+replay = replayer()
 
 
 def lookup(cassette: str, *keys: str):
@@ -117,7 +120,7 @@ def _interaction(uri: str, status: int, body: str, content_type: str) -> dict:
 def _world(tmp_path: Path, bucket_cassette: str, pmcid: str, *, pmc_pdf: bool = False) -> Path:
     """The bucket's SYNTHETIC cassette, plus SYNTHETIC answers of the ID converter and Europe PMC for *pmcid*
     (open access, its PDF page) and fake PDFs."""
-    interactions = list(yaml.safe_load((CASSETTES / bucket_cassette).read_text())["interactions"])
+    interactions = list(yaml.safe_load(built_cassette(bucket_cassette).read_text())["interactions"])
     ids = NCBIIdConvSource()
     [spec] = ids.requests_for([ident(f"pmcid:{pmcid}")])
     converted = {"status": "ok", "records": [{"requested-id": pmcid, "pmcid": pmcid, "pmid": 1}]}

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -25,21 +24,33 @@ from paperfetch import FakeClock, HttpClient, Retriever
 from paperfetch.cache import CachedFetcher, MetadataCache, cache_key
 from paperfetch.config import Identification
 from paperfetch.demo import DemoWorld, fake_pdf
-from paperfetch.demo.research import SEARCH_QUERY, WRONG_PDF_DOI, WRONG_PDF_SHOWS, science_papers, text_pdf
+from paperfetch.demo.research import (
+    CITED_DOI,
+    EPMC_CITED,
+    SEARCH_QUERY,
+    WRONG_PDF_DOI,
+    WRONG_PDF_SHOWS,
+    science_papers,
+    text_pdf,
+)
 from paperfetch.errors import InvalidIdentifier, NotFoundError, RateLimited, ServiceError
 from paperfetch.ids import Identifier
 from paperfetch.outcomes import COLUMNS, Status
 from paperfetch.sources import CrossrefSource, EuropePMCSource, NCBIEutilsSource, OpenAlexSource
 from paperfetch.sources.pubmed import EFETCH_BATCH, PubMedSearch, SearchResult, efetch_params
 from paperfetch.sources.references import Link, LinkFinder, merge_links
-from paperfetch.testing import Reply, cassette_vcr
+from paperfetch.testing import Reply
 from paperfetch.titlematch import first_pages_text, judge, normalise, title_score
+from tests._fixtures import cassette as built_cassette
+from tests._fixtures import replayer
 
 REPO = Path(__file__).resolve().parents[1]
-CASSETTES = Path(os.environ.get("PAPERFETCH_CASSETTE_DIR", REPO / "cassettes"))
-replay = cassette_vcr(cassette_library_dir=str(CASSETTES))
+replay = replayer()
 IDENTIFICATION = Identification(email="you@example.org", openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key")
 RECORDED_PMIDS = ["19008416", "18927361", "18787170", "18487186", "18239126", "18239125"]
+#: The demo world's six PubMed hits (paperfetch/demo/data, synthetic).
+DEMO_PMIDS = [f"9000010{n}" for n in range(1, 7)]
+DEMO_EPMC_FIRST = "90000401"  # the first of the 23 citations the demo's Europe PMC gives
 ident = Identifier.from_key
 
 
@@ -72,7 +83,7 @@ def test_pubmed_search_returns_the_recorded_pmids_in_order_with_their_records() 
     esearch = dict(parse_qsl(urlsplit(http.sent[0]).query))
     assert esearch["usehistory"] == "y" and esearch["tool"] and esearch["email"] == "you@example.org"
     assert esearch["api_key"] == "ncbi-secret-key"  # sent, and filtered out of the cassette:
-    assert "secret" not in (CASSETTES / "ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml").read_text()
+    assert "secret" not in built_cassette("ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml").read_text()
 
 
 def test_esearch_on_the_history_server_gives_webenv_and_efetch_pages_through_it() -> None:
@@ -110,7 +121,7 @@ def test_ncbi_414_is_a_typed_error_that_says_what_to_do(monkeypatch) -> None:
 
     # _get posts a URL this long; a server that refuses a shorter one still gets a clear error
     monkeypatch.setattr(pubmed_module, "MAX_GET_URL", 100_000)
-    doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
+    doc = yaml.safe_load(built_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
     parts = urlsplit(doc["interactions"][0]["request"]["uri"])
     with replay.use_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml"):
         with pytest.raises(ServiceError, match="414.*at most 200") as caught:
@@ -146,7 +157,7 @@ def test_efetch_by_a_long_id_list_is_a_post_replayed_from_the_real_recorded_post
     assert method == "POST" and urlsplit(url).query == ""  # everything, identity included, in the form body
     form = dict(parse_qsl(body))
     assert form["id"].split(",") == RECORDED_PMIDS and form["db"] == "pubmed" and form["email"] == "you@example.org"
-    recorded = yaml.safe_load((CASSETTES / "ncbi_eutils/efetch_post_six_pmids.yaml").read_text())["interactions"][0]
+    recorded = yaml.safe_load(built_cassette("ncbi_eutils/efetch_post_six_pmids.yaml").read_text())["interactions"][0]
     assert recorded["request"]["method"] == "POST" and "secret" not in str(recorded) and "example.com" not in str(recorded)
 
 
@@ -159,10 +170,10 @@ def _efetch_xml(pmids: list[str]) -> bytes:
 @pytest.fixture()
 def eutils_414():
     """A loopback E-utilities that answers long GETs as NCBI does (its real 414 body) and serves EFetch by GET or POST."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    doc = yaml.safe_load((CASSETTES / "ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
+    doc = yaml.safe_load(built_cassette("ncbi_eutils/esummary_414_request_uri_too_long.yaml").read_text())
     too_long = doc["interactions"][0]["response"]["body"]["string"].encode()
     seen: list[tuple[str, int, list[str]]] = []
 
@@ -373,6 +384,10 @@ def metadata_hits(world: DemoWorld) -> int:
                if not path.startswith(("/articles/", "/robots.txt")))
 
 
+def _title(doi: str) -> str:
+    return next(p["title"] for p in science_papers() if p["doi"] == doi).rstrip(".")
+
+
 def retriever(world: DemoWorld, out_dir: Path, **kwargs) -> Retriever:  # noqa: ANN003
     """Publishers paced at 0.05-0.1 s instead of the polite 1-3 s, so a run takes seconds."""
     return Retriever(email="you@example.org", out_dir=out_dir, endpoints=world.endpoints, progress=False, verbosity=0,
@@ -383,7 +398,7 @@ def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(
     with retriever(world, tmp_path, cache=tmp_path / "cache.sqlite") as r:
         hits = r.search_pubmed(SEARCH_QUERY, max_results=20)
         assert list(hits.columns) == ["pmid", "doi", "pmcid", "title", "journal", "year", "authors", "abstract"]
-        assert list(hits["pmid"]) == RECORDED_PMIDS
+        assert list(hits["pmid"]) == DEMO_PMIDS
         out = r.download_frame(hits)
     assert list(out.columns[:8]) == list(hits.columns) and "title_match" in out.columns
     by_doi = out.set_index("doi")
@@ -391,10 +406,10 @@ def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(
     assert set(right["status"]) == {"downloaded"} and (right["title_match"] >= 0.9).all()
     wrong = by_doi.loc[WRONG_PDF_DOI]
     assert wrong["status"] == Status.WRONG_ARTICLE.value and pd.isna(wrong["path"]) and wrong["title_match"] == 0.0
-    assert "Cancer proliferation gene discovery" in wrong["error"]
+    assert _title(WRONG_PDF_SHOWS) in wrong["error"]
     aside = list((tmp_path / "wrong_article").glob("*.pdf"))
-    assert len(aside) == 1 and "science.1149185" in aside[0].name
-    assert not any("science.1149185" in p.name for p in tmp_path.glob("*.pdf"))  # not under the expected name
+    assert len(aside) == 1 and WRONG_PDF_DOI.split("/")[1] in aside[0].name
+    assert not any(WRONG_PDF_DOI.split("/")[1] in p.name for p in tmp_path.glob("*.pdf"))  # not under the expected name
     with retriever(world, tmp_path, cache=tmp_path / "cache.sqlite") as r:  # a second run reuses the ledger
         again = r.download_frame(hits).set_index("doi")
     reused = again.drop(index=WRONG_PDF_DOI)
@@ -428,21 +443,21 @@ def test_references_and_citations_on_the_demo_world_feed_download_frame(world: D
     with retriever(world, tmp_path, cache=tmp_path / "c.sqlite") as r:
         refs = r.references(science_papers()[0]["doi"])
         assert list(refs.columns) == ["doi", "pmid", "openalex_id", "title", "year", "source_of_link", "journal", "authors"]
-        assert set(refs["doi"]) == {"10.1145/3383583.3398584", "10.48550/arxiv.2007.14454"}
+        assert set(refs["doi"]) == {"10.5555/demo.ref.unindexed", "10.5555/demo.fast2"}
         before = world.hosts["openalex"].hits()
         assert r.references(science_papers()[0]["doi"]).equals(refs)
         assert world.hosts["openalex"].hits() == before  # answered from the cache
         outcomes = r.download_frame(refs)
         assert dict(zip(outcomes["doi"], outcomes["status"])) == {
-            "10.1145/3383583.3398584": "not_found", "10.48550/arxiv.2007.14454": "downloaded"}
-        cites = r.citations("10.1073/pnas.1414271111")
+            "10.5555/demo.ref.unindexed": "not_found", "10.5555/demo.fast2": "downloaded"}
+        cites = r.citations(CITED_DOI)
         assert len(cites) == 5 and set(cites["source_of_link"]) == {"openalex"}
-        both = r.references("10.1073/pnas.1414271111")
+        both = r.references(CITED_DOI)
         assert len(both) == 65 and set(both["source_of_link"]) == {"crossref"}
         with pytest.raises(InvalidIdentifier):
             r.references("not an identifier")
-        epmc = r.citations("pmid:17183631")  # OpenAlex does not know it here; Europe PMC's recorded 23
-        assert len(epmc) == 23 and set(epmc["source_of_link"]) == {"europepmc"} and epmc["pmid"].iloc[0] == EPMC_FIRST[0]
+        epmc = r.citations(f"pmid:{EPMC_CITED}")  # OpenAlex does not know it here; Europe PMC's 23
+        assert len(epmc) == 23 and set(epmc["source_of_link"]) == {"europepmc"} and epmc["pmid"].iloc[0] == DEMO_EPMC_FIRST
         assert epmc["doi"].isna().all()
 
 
@@ -599,7 +614,7 @@ def test_cli_search_writes_the_hits_and_downloads_them(world: DemoWorld, tmp_pat
                  "--out", str(tmp_path / "pdfs"), "--download", "--no-progress"])
     assert code == 1  # --download and one row did not finish well (wrong_article)
     frame = pd.read_csv(report, dtype=str)
-    assert list(frame["pmid"]) == RECORDED_PMIDS and "status" in frame.columns
+    assert list(frame["pmid"]) == DEMO_PMIDS and "status" in frame.columns
     assert (frame["status"] == "downloaded").sum() == 5 and (frame["status"] == "wrong_article").sum() == 1
     out = capsys.readouterr().out
     assert "6 PubMed hit(s)" in out and "you@example.org" not in out
@@ -609,9 +624,9 @@ def test_cli_references_citations_and_cache_clear(world: DemoWorld, tmp_path: Pa
     from paperfetch.cli import main
 
     _demo_env(world, monkeypatch)
-    assert main(["citations", "10.1073/pnas.1414271111", "--report", str(tmp_path / "c.csv"), "--no-progress"]) == 0
+    assert main(["citations", CITED_DOI, "--report", str(tmp_path / "c.csv"), "--no-progress"]) == 0
     assert len(pd.read_csv(tmp_path / "c.csv")) == 5
-    assert main(["references", "doi:10.1073/pnas.1414271111", "--no-progress"]) == 0
+    assert main(["references", f"doi:{CITED_DOI}", "--no-progress"]) == 0
     assert "65 references" in capsys.readouterr().out
     assert main(["references", "not an id"]) == 2
     assert main(["cache", "clear"]) == 0
@@ -716,9 +731,9 @@ def test_research_settings_come_from_env_and_the_toml_file(world: DemoWorld, tmp
     config = tmp_path / "settings.toml"
     config.write_text('email = "file-person@example.org"\nopenalex_api_key = "oa-file-key-456"\n')
     monkeypatch.delenv("PAPERFETCH_EMAIL")
-    assert main(["citations", "10.1073/pnas.1414271111", "--config", str(config), "--no-progress"]) == 0
+    assert main(["citations", CITED_DOI, "--config", str(config), "--no-progress"]) == 0
     assert (seen[-1]["settings"].email, seen[-1]["settings"].openalex_api_key) == ("file-person@example.org", "oa-file-key-456")
-    assert main(["citations", "10.1073/pnas.1414271111", "--config", str(config), "--email", "arg@example.org",
+    assert main(["citations", CITED_DOI, "--config", str(config), "--email", "arg@example.org",
                  "--no-progress"]) == 0
     assert seen[-1]["settings"].email == "arg@example.org"  # argument > environment > file
     out, err = capsys.readouterr()
@@ -732,19 +747,19 @@ def test_research_report_formats_quiet_and_verbose(world: DemoWorld, tmp_path: P
     assert main(["search", SEARCH_QUERY, "--max", "20", "--email", "you@example.org", "--report",
                  str(tmp_path / "hits.parquet"), "-q", "--no-progress"]) == 0
     assert capsys.readouterr().out == ""  # -q: the exit status tells the rest
-    assert list(pd.read_parquet(tmp_path / "hits.parquet")["pmid"]) == RECORDED_PMIDS
-    assert main(["citations", "pmid:17183631", "--email", "you@example.org", "--report", str(tmp_path / "c.jsonl"),
+    assert list(pd.read_parquet(tmp_path / "hits.parquet")["pmid"]) == DEMO_PMIDS
+    assert main(["citations", f"pmid:{EPMC_CITED}", "--email", "you@example.org", "--report", str(tmp_path / "c.jsonl"),
                  "-v", "--no-progress"]) == 0
     lines = (tmp_path / "c.jsonl").read_text().splitlines()
     assert len(lines) == 23 and '"source_of_link": "europepmc"' in lines[0]
     captured = capsys.readouterr()
-    assert "23 citations of pmid:17183631" in captured.out and "INFO" in captured.err  # -v: what happens, on stderr
+    assert f"23 citations of pmid:{EPMC_CITED}" in captured.out and "INFO" in captured.err  # -v: what happens, on stderr
 
 
 def test_search_pubmed_keeps_max_results_when_the_server_sends_more(world: DemoWorld, tmp_path: Path) -> None:
     with retriever(world, tmp_path, cache=False) as r:
         hits = r.search_pubmed(SEARCH_QUERY, max_results=2)  # the demo's ESearch, like a proxy, ignores retmax
-    assert list(hits["pmid"]) == RECORDED_PMIDS[:2]
+    assert list(hits["pmid"]) == DEMO_PMIDS[:2]
 
 
 def test_citations_download_tries_rows_by_pmid_and_reports_and_exits_like_download(world: DemoWorld, tmp_path: Path,
@@ -752,13 +767,13 @@ def test_citations_download_tries_rows_by_pmid_and_reports_and_exits_like_downlo
     from paperfetch.cli import main
 
     _demo_env(world, monkeypatch)
-    code = main(["citations", "pmid:17183631", "--email", "you@example.org", "--out", str(tmp_path / "pdfs"),
+    code = main(["citations", f"pmid:{EPMC_CITED}", "--email", "you@example.org", "--out", str(tmp_path / "pdfs"),
                  "--download", "--no-progress"])
     out = capsys.readouterr().out
     assert code == 1  # 23 rows not downloaded: download's exit status
     assert "without a DOI" not in out  # every row had a PMID and was tried by it
-    table = out.split("23 citations of pmid:17183631", 1)[1]
-    assert f"PMID:{EPMC_FIRST[0]}" in table  # the input column names what was tried
+    table = out.split(f"23 citations of pmid:{EPMC_CITED}", 1)[1]
+    assert f"PMID:{DEMO_EPMC_FIRST}" in table  # the input column names what was tried
     assert "23 papers: 23 not_found" in out
 
 
@@ -784,7 +799,7 @@ def test_research_download_exit_status_and_ctrl_c(world: DemoWorld, tmp_path: Pa
     assert main(["search", SEARCH_QUERY, "--max", "20", "--download", "--report", str(partial), "--no-progress"]) == 130
     assert "interrupted" in capsys.readouterr().err
     rows = [json.loads(line) for line in partial.read_text().splitlines()]
-    assert [r["pmid"] for r in rows] == RECORDED_PMIDS and {r["status"] for r in rows} == {"interrupted"}
+    assert [r["pmid"] for r in rows] == DEMO_PMIDS and {r["status"] for r in rows} == {"interrupted"}
 
     def stopped(self, *args, **kwargs):  # noqa: ANN001,ANN002,ANN003,ANN202
         raise KeyboardInterrupt

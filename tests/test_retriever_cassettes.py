@@ -12,8 +12,8 @@ from paperfetch import Retriever
 from paperfetch.cli import main
 from paperfetch.demo import fake_pdf
 from paperfetch.testing import cassette_vcr
+from tests._fixtures import cassette as built_cassette
 
-REPO = Path(__file__).resolve().parents[1]
 DOI = "10.1371/journal.pone.0000030"
 PLOS_PDF = "https://journals.plos.org/plosone/article/file?id=10.1371/journal.pone.0000030&type=printable"
 
@@ -32,7 +32,7 @@ def _interaction(uri: str, status: int, body: str, content_type: str) -> dict:
 
 @pytest.fixture
 def cassette(tmp_path, real_fixtures) -> Path:
-    recorded = yaml.safe_load((REPO / "cassettes/openalex/works_doi_10.1371_journal.pone.0000030.yaml").read_text())
+    recorded = yaml.safe_load(built_cassette("openalex/works_doi_10.1371_journal.pone.0000030.yaml").read_text())
     interactions = list(recorded["interactions"])  # real: OpenAlex's answer for the DOI
     interactions.append(_interaction("https://journals.plos.org/robots.txt", 404, "Not Found", "text/plain"))  # synthetic
     interactions.append(_interaction(PLOS_PDF, 200, fake_pdf("plos").decode("latin-1"), "application/pdf"))  # synthetic

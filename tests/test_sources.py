@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
@@ -43,13 +41,17 @@ from paperfetch.sources import (
     get_source,
 )
 from paperfetch.sources.base import Candidate, RequestSpec
-from paperfetch.testing import CASSETTE_FILTER_QUERY_PARAMETERS, cassette_vcr
+from paperfetch.testing import CASSETTE_FILTER_QUERY_PARAMETERS
+from tests._fixtures import CASSETTES as BUILT_CASSETTES
+from tests._fixtures import REAL_FIXTURES, replayer
+from tests._fixtures import builder as cassette_builder
+from tests._fixtures import cassette as built_cassette
 
 REPO = Path(__file__).resolve().parents[1]
-CASSETTES = Path(os.environ.get("PAPERFETCH_CASSETTE_DIR", REPO / "cassettes"))
+CASSETTES = Path(os.environ.get("PAPERFETCH_CASSETTE_DIR") or BUILT_CASSETTES)
 FILTER_QUERY_PARAMETERS = CASSETTE_FILTER_QUERY_PARAMETERS
 
-replay = cassette_vcr(cassette_library_dir=str(CASSETTES))
+replay = replayer(CASSETTES)
 
 EMAIL = "your.name@your-university.edu"  # you@example.com is refused before any request (Unpaywall's rule)
 #: Every secret a source could send; none may reach a cassette.
@@ -80,7 +82,7 @@ def response(status: int, body: bytes = b"", content_type: str = "text/plain") -
 
 
 def cassette_doc(name: str) -> dict[str, Any]:
-    return yaml.safe_load((CASSETTES / name).read_text(encoding="utf-8"))
+    return yaml.safe_load(built_cassette(name, CASSETTES).read_text(encoding="utf-8"))
 
 
 def bodies(name: str) -> list[bytes]:
@@ -150,7 +152,7 @@ class SourceContract:
         _, fetcher = self.lookup()
         for url in fetcher.sent:
             assert self.identity_keys <= {k for k, _ in parse_qsl(urlsplit(url).query)}
-        stored = (CASSETTES / self.cassette).read_text(encoding="utf-8")
+        stored = built_cassette(self.cassette, CASSETTES).read_text(encoding="utf-8")
         for secret in IDENTIFICATION.secrets():
             assert secret not in stored and secret.replace("@", "%40") not in stored
         for item in cassette_doc(self.cassette)["interactions"]:
@@ -676,22 +678,24 @@ def test_repr_never_shows_secrets() -> None:
     assert "oa-secret-key" not in text and EMAIL not in text
 
 
-def _fixtures_dir() -> Path | None:
-    for candidate in (REPO.parent / "shared/fixtures/real", Path("/work/shared/fixtures/real")):
-        if (candidate / "PROVENANCE.md").is_file():
-            return candidate
-    return None
-
-
-@pytest.mark.skipif(_fixtures_dir() is None, reason="the shared fixtures/real folder is not available")
-def test_committed_cassettes_are_reproducible(tmp_path: Path) -> None:
-    script = REPO / "cassettes/build_cassettes.py"
-    subprocess.run([sys.executable, str(script), "--fixtures", str(_fixtures_dir()), "--out", str(tmp_path)],
-                   check=True, capture_output=True)
+def test_cassette_build_is_deterministic_and_the_committed_ones_are_ours(tmp_path: Path) -> None:
+    """Two builds are byte for byte the same; the committed cassettes are exactly the ones the builder writes
+    alone (``--ours``), with the README it renders. The recorded ones are built when the tests start, never
+    committed (tests/test_provenance.py)."""
+    builder = cassette_builder()
+    fixtures = REAL_FIXTURES  # None: only ours are built
+    first, second, ours = tmp_path / "first", tmp_path / "second", tmp_path / "ours"
+    builder.build_offline(fixtures, first)
+    builder.build_offline(fixtures, second)
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    assert all((first / rel).read_bytes() == (second / rel).read_bytes() for rel in files)
+    assert len(files) == len(builder.CASES if fixtures else [c for c in builder.CASES if c.ours])
+    builder.build_offline(None, ours, ours_only=True)
     committed = REPO / "cassettes"
-    built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     kept = sorted(p.relative_to(committed) for p in committed.rglob("*")
-                  if p.is_file() and p.suffix in (".yaml", ".md") and "live" not in p.relative_to(committed).parts)
-    assert built == kept
-    for rel in built:
-        assert (tmp_path / rel).read_bytes() == (committed / rel).read_bytes(), rel
+                  if p.is_file() and p.suffix in (".yaml", ".md") and p.relative_to(committed).parts[0] not in ("built", "live"))
+    assert kept == sorted(p.relative_to(ours) for p in ours.rglob("*") if p.is_file())
+    for rel in kept:
+        assert (ours / rel).read_bytes() == (committed / rel).read_bytes(), rel
+        assert rel.suffix == ".md" or (committed / rel).read_text().startswith("# SYNTHETIC")

@@ -16,12 +16,9 @@ from paperfetch.validate import (
     detect_bot_challenge,
     sniff,
 )
+from tests._fixtures import fixtures_or_placeholder, recorded_params
 
-FIXTURES = next(
-    p
-    for p in [Path(__file__).resolve().parents[1].parent / "shared/fixtures/real", Path("/work/shared/fixtures/real")]
-    if p.exists()
-)
+FIXTURES = fixtures_or_placeholder()
 LANDING_PAGES = FIXTURES / "landing_pages"
 ALL_PAGES = sorted(LANDING_PAGES.glob("*.html"))
 CHALLENGE_PAGES = [p for p in ALL_PAGES if p.name.endswith("cloudflare_challenge.html")]
@@ -30,6 +27,7 @@ ORDINARY_PAGES = [p for p in ALL_PAGES if p not in CHALLENGE_PAGES]
 SMALL_PDF = b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n"
 
 
+@pytest.mark.recorded
 def test_fixture_folder_has_both_kinds_of_page() -> None:
     assert len(CHALLENGE_PAGES) == 2
     assert len(ORDINARY_PAGES) >= 10
@@ -37,7 +35,7 @@ def test_fixture_folder_has_both_kinds_of_page() -> None:
 
 # --------------------------------------------------------------------------- real pages
 
-@pytest.mark.parametrize("page", CHALLENGE_PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", recorded_params(CHALLENGE_PAGES), ids=lambda p: p.name)
 @pytest.mark.parametrize("head_only", [False, True], ids=["whole", "head"])
 def test_cloudflare_pages_are_bot_challenges(page: Path, head_only: bool) -> None:
     body = page.read_bytes()
@@ -47,7 +45,7 @@ def test_cloudflare_pages_are_bot_challenges(page: Path, head_only: bool) -> Non
     assert "does not get round bot challenges" in verdict.reason
 
 
-@pytest.mark.parametrize("page", ORDINARY_PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", recorded_params(ORDINARY_PAGES), ids=lambda p: p.name)
 @pytest.mark.parametrize("head_only", [False, True], ids=["whole", "head"])
 def test_ordinary_landing_pages_are_html_not_challenges(page: Path, head_only: bool) -> None:
     body = page.read_bytes()
@@ -160,6 +158,7 @@ def test_other_bodies() -> None:
     assert "plain text" in sniff(b"Service unavailable").reason
 
 
+@pytest.mark.recorded
 def test_every_verdict_kind_is_declared() -> None:
     samples = [SMALL_PDF, b"", b"<html>", b"{}", CHALLENGE_PAGES[0].read_bytes()]
     assert {sniff(s).kind for s in samples} <= KINDS
@@ -219,6 +218,7 @@ def test_empty_file(tmp_path: Path) -> None:
     assert check_pdf_file(write(tmp_path, b"")).kind == "empty"
 
 
+@pytest.mark.recorded
 def test_html_saved_as_pdf(tmp_path: Path) -> None:
     path = write(tmp_path, CHALLENGE_PAGES[0].read_bytes())
     assert check_pdf_file(path).kind == "bot_challenge"

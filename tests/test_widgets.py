@@ -837,7 +837,7 @@ def test_the_store_is_named_without_the_users_home(tmp_path, monkeypatch):
     store = SqliteStore()
     assert "zqxuserjw" in store.name  # the store itself knows its path
     assert store_label(store.name) == "sqlite (user cache)"
-    assert store_label(f"sqlite:{home}/work/state.sqlite3") == "sqlite:~/work/state.sqlite3"
+    assert store_label(f"sqlite:{home}/projects/state.sqlite3") == "sqlite:~/projects/state.sqlite3"
     assert store_label("memory") == "memory"
     clock = FakeClock()
     client = HttpClient(registry=HostRegistry(clock, store), clock=clock)

@@ -1,4 +1,5 @@
-"""The demo world's JATS: two real Europe PMC ``fullTextXML`` bodies (both CC BY 4.0), served as the services serve them."""
+"""The demo world's JATS: two Europe PMC ``fullTextXML`` bodies written for the demo (synthetic, one with a table),
+served as the services serve them."""
 
 from __future__ import annotations
 
@@ -8,16 +9,16 @@ from importlib.resources import files
 from typing import Any
 from urllib.parse import parse_qs
 
-from paperfetch.testing import Reply
+from paperfetch.testing import Reply, Request
 
 __all__ = ["JATS_DOIS", "JATS_PAPERS", "jats_body", "serve"]
 
 #: PMCID → (DOI, title, year, journal, Europe PMC's isOpenAccess).
 JATS_PAPERS: dict[str, tuple[str, str, int, str, str]] = {
-    "PMC8164761": ("10.1186/s13007-021-00757-y", "Methodology: non-invasive monitoring system based on standing wave "
-                   "ratio for detecting water content variations in plants", 2021, "Plant Methods", "Y"),
-    "PMC8118396": ("10.1080/23802359.2021.1911705", "Complete mitochondrial genome sequence of Stictocephala bisonia",
-                   2021, "Mitochondrial DNA Part B", "N"),
+    "PMC9000201": ("10.5555/demo.jats.sensor", "A clip-on sensor for the water content of plant stems", 2021,
+                   "Demo Plant Methods", "Y"),
+    "PMC9000202": ("10.5555/demo.jats.genome", "Complete chloroplast genome of the invented fern Demopteris exemplaris",
+                   2021, "Demo Genomes Part B", "N"),
 }
 #: The DOIs whose JATS the demo serves, in :data:`JATS_PAPERS` order.
 JATS_DOIS: tuple[str, ...] = tuple(doi for doi, *_ in JATS_PAPERS.values())
@@ -26,14 +27,14 @@ _FULLTEXT = re.compile(r"/europepmc/webservices/rest/([^/]+)/fullTextXML")
 
 
 def jats_body(pmcid: str) -> bytes:
-    """The recorded ``fullTextXML`` body of *pmcid* (one of :data:`JATS_PAPERS`)."""
-    return files("paperfetch.demo").joinpath("data").joinpath(f"europepmc_fullTextXML_{pmcid}.xml").read_bytes()
+    """The ``fullTextXML`` body of *pmcid* (one of :data:`JATS_PAPERS`)."""
+    return files("paperfetch.demo").joinpath("data").joinpath(f"jats_{pmcid}.xml").read_bytes()
 
 
-def serve(host: str, request: Any) -> Reply | None:
+def serve(host: str, request: Request) -> Reply | None:
     """The answer for *request* on the demo host named *host*, or None when this module does not know it: Europe PMC
-    search for :data:`JATS_PAPERS` (``isOpenAccess`` ``Y`` for PMC8164761, whose JATS is ``fullTextXML``, ``N`` for
-    PMC8118396, whose JATS is PMC EFetch), ``/{PMCID}/fullTextXML`` (404 for others), ``efetch.fcgi?db=pmc``.
+    search for :data:`JATS_PAPERS` (``isOpenAccess`` ``Y`` for PMC9000201, whose JATS is ``fullTextXML``, ``N`` for
+    PMC9000202, whose JATS is PMC EFetch), ``/{PMCID}/fullTextXML`` (404 for others), ``efetch.fcgi?db=pmc``.
     """
     if host == "europepmc":
         return _europepmc(request)
@@ -42,7 +43,7 @@ def serve(host: str, request: Any) -> Reply | None:
     return None
 
 
-def _europepmc(request: Any) -> Reply | None:
+def _europepmc(request: Request) -> Reply | None:
     match = _FULLTEXT.fullmatch(request.path)
     if match:
         pmcid = match.group(1).upper()
@@ -66,7 +67,7 @@ def _result(pmcid: str) -> dict[str, Any]:
             "license": "cc by"}
 
 
-def _efetch(request: Any) -> Reply | None:
+def _efetch(request: Request) -> Reply | None:
     query = parse_qs(request.query)
     if query.get("db", [""])[0] != "pmc":
         return None

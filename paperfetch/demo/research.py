@@ -1,5 +1,5 @@
-"""The demo world's literature search: PubMed, OpenAlex, Crossref and Europe PMC from real recorded answers
-(``paperfetch/demo/data/``; docs/research.md, "The demo world and the tests", lists what is served).
+"""The demo world's literature search: PubMed, OpenAlex, Crossref and Europe PMC answers written for the demo in
+the services' shapes (``paperfetch/demo/data/``, all synthetic; docs/research.md, "The demo world and the tests").
 """
 
 from __future__ import annotations
@@ -9,31 +9,34 @@ import re
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, unquote
 
-from paperfetch.testing import Reply
+from paperfetch.testing import Reply, Request
 
 __all__ = [
-    "SEARCH_QUERY", "WRONG_PDF_DOI", "data", "science_papers", "serve_crossref", "serve_europepmc", "serve_ncbi",
-    "serve_openalex", "serve_press", "text_pdf"
+    "CITED_DOI", "EPMC_CITED", "HISTORY_QUERY", "REFERENCED", "SEARCH_QUERY", "WRONG_PDF_DOI", "WRONG_PDF_SHOWS", "data",
+    "science_papers", "serve", "text_pdf"
 ]
 
-SEARCH_QUERY = "science[journal] AND breast cancer AND 2008[pdat]"
-HISTORY_QUERY = "10.1016/j.nepr.2023.103548"
-WRONG_PDF_DOI = "10.1126/science.1149185"
-WRONG_PDF_SHOWS = "10.1126/science.1149200"
-REFERENCED = ("W3045921891", "W3046863325")
-RECORDED_WORKS = {"10.1073/pnas.1414271111": "openalex_work_10.1073_pnas.1414271111.json",
-                  "10.1023/a:1007154515475": "openalex_work_10.1023_a-1007154515475.json"}
-RECORDED_CROSSREF = {"10.1073/pnas.1414271111": "crossref_work_10.1073_pnas.1414271111.json",
-                     "10.1023/a:1007154515475": "crossref_work_10.1023_a-1007154515475.json"}
+SEARCH_QUERY = "demo studies[journal] AND soil microbes AND 2021[pdat]"
+HISTORY_QUERY = "10.5555/demo.history"
+WRONG_PDF_DOI = "10.5555/demo.search.4"
+WRONG_PDF_SHOWS = "10.5555/demo.search.5"
+#: The OpenAlex works the six PubMed hits reference: one no service knows, one the demo world downloads.
+REFERENCED = ("W5555000201", "W5555000202")
+#: A work OpenAlex knows 5 citing works of and Crossref 65 references (with DOIs) of.
+CITED_DOI = "10.5555/demo.cited"
+WORKS = {CITED_DOI: "openalex_work_cited.json", "10.5555/demo.cited.both": "openalex_work_cited_both.json"}
+CROSSREF_WORKS = {CITED_DOI: "crossref_work_cited.json", "10.5555/demo.cited.both": "crossref_work_cited_both.json"}
+#: The PMID whose 23 citations Europe PMC gives (any other PMID: none).
+EPMC_CITED = "90000301"
 _MAX_IDS = 200
 
 
 @lru_cache(maxsize=None)
 def data(name: str) -> bytes:
-    """A recorded body from ``paperfetch/demo/data``."""
+    """A body from ``paperfetch/demo/data``."""
     return files("paperfetch.demo").joinpath("data").joinpath(name).read_bytes()
 
 
@@ -47,26 +50,34 @@ def _json(body: bytes) -> Reply:
 
 @lru_cache(maxsize=None)
 def _articles() -> dict[str, bytes]:
-    """PMID -> the recorded <PubmedArticle> element, serialised."""
-    root = ET.fromstring(data("efetch_breast_cancer_science_2008.xml"))
-    # every recorded <PubmedArticle> has its PMID
+    """PMID -> the demo's <PubmedArticle> element, serialised."""
+    root = ET.fromstring(data("pubmed_efetch.xml"))
     return {a.findtext("MedlineCitation/PMID", ""): ET.tostring(a, encoding="utf-8") for a in root.iter("PubmedArticle")}
 
 
 @lru_cache(maxsize=None)
 def science_papers() -> list[dict[str, Any]]:
-    """The six recorded PubMed hits: pmid, doi, title, journal, year (from the recorded EFetch body)."""
+    """The six PubMed hits of :data:`SEARCH_QUERY`: pmid, doi, title, journal, year (from the EFetch body)."""
     from paperfetch.sources.pubmed import parse_efetch
 
     return [{"pmid": h.pmid, "doi": h.doi, "title": h.title, "journal": h.journal, "year": h.year}
-            for h in parse_efetch(data("efetch_breast_cancer_science_2008.xml"))]
+            for h in parse_efetch(data("pubmed_efetch.xml"))]
 
 
-def serve_ncbi(request: Any) -> Reply | None:
-    """ESearch and EFetch (db=pubmed) from the recorded bodies, or None for the demo's own NCBI answers.
+def serve(host: str, request: Request, demo_work: Callable[[str], dict[str, Any]]) -> Reply | None:
+    """The answer for *request* on the demo host named *host*, or None for the world's other answers
+    (*demo_work(doi)*: the world's OpenAlex work body for a DOI it knows). The "press" host is all here."""
+    if host == "openalex":
+        return _serve_openalex(request, demo_work)
+    handler = {"ncbi": _serve_ncbi, "crossref": _serve_crossref, "europepmc": _serve_europepmc, "press": _serve_press}.get(host)
+    return handler(request) if handler else None
+
+
+def _serve_ncbi(request: Request) -> Reply | None:
+    """ESearch and EFetch (db=pubmed) for the search hits, or None for the demo world's other NCBI answers.
 
     EFetch omits ids with no record, as a real answer does; a ``retmax`` above 10,000 or an ``id=`` list above
-    200 ids gets NCBI's recorded 414 page (the live service refuses long URLs).
+    200 ids gets a 414 page (the live service refuses long URLs).
     """
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
     if request.path.endswith("/esearch.fcgi"):
@@ -74,19 +85,19 @@ def serve_ncbi(request: Any) -> Reply | None:
             return _too_long()
         term = " ".join(query.get("term", "").split())
         if term == SEARCH_QUERY:
-            return _xml(data("esearch_breast_cancer_science_2008.xml"))
+            return _xml(data("pubmed_esearch.xml"))
         if term == HISTORY_QUERY:
-            return _xml(data("esearch_usehistory.xml"))
-        return _xml(data("esearch_zero_results.xml"))
+            return _xml(data("pubmed_esearch_history.xml"))
+        return _xml(data("pubmed_esearch_zero.xml"))
     if request.path.endswith("/efetch.fcgi") and query.get("db") == "pubmed":
-        if "WebEnv" in query:  # the history server: DSpace's set holds one PMID we have no record of
+        if "WebEnv" in query:  # the history server: the set holds one PMID with no record
             return _xml(b'<?xml version="1.0" ?>\n<PubmedArticleSet></PubmedArticleSet>')
         ids = [i for i in query.get("id", "").split(",") if i]
         if len(ids) > _MAX_IDS or len(request.query) > 8000:
             return _too_long()
         known = _articles()
         if ids == list(known):
-            return _xml(data("efetch_breast_cancer_science_2008.xml"))
+            return _xml(data("pubmed_efetch.xml"))
         if any(i in known for i in ids):
             return _xml(b'<?xml version="1.0" ?>\n<PubmedArticleSet>' + b"".join(known[i] for i in ids if i in known)
                         + b"</PubmedArticleSet>")
@@ -94,23 +105,22 @@ def serve_ncbi(request: Any) -> Reply | None:
 
 
 def _too_long() -> Reply:
-    return Reply(414, data("ncbi_414_uri_too_large.html"), {"Content-Type": "text/html; charset=utf-8"})
+    return Reply(414, data("ncbi_414.html"), {"Content-Type": "text/html; charset=utf-8"})
 
 
-def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
-    """The recorded OpenAlex works and pages, or None for the demo's own answers (*demo_work(doi)*: the demo's
-    own work body for a DOI it knows). Assembled: the six PubMed hits' works list W3045921891 and W3046863325
-    as references; the page after the cites page is the recorded empty last page; ``/works/pmid:…`` and
-    ``/works/pmcid:…`` answer 404.
+def _serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]]) -> Reply | None:
+    """The search's OpenAlex works and pages, or None for the demo world's other answers (*demo_work(doi)*: the
+    world's work body for a DOI it knows). The six PubMed hits' works list :data:`REFERENCED` as references; the
+    page after the cites page is an empty last page; ``/works/pmid:…`` and ``/works/pmcid:…`` answer 404.
     """
     prefix = next((p for p in ("/works/doi:", "/works/https://doi.org/") if request.path.startswith(p)), "")
     if prefix:
         doi = unquote(request.path[len(prefix):]).lower()
-        if doi in RECORDED_WORKS:
-            return _json(data(RECORDED_WORKS[doi]))
+        if doi in WORKS:
+            return _json(data(WORKS[doi]))
         if any(p["doi"] == doi for p in science_papers()):
             work = demo_work(doi)
-            work["id"] = "https://openalex.org/W9" + re.sub(r"\D", "", doi)[-9:]
+            work["id"] = "https://openalex.org/W9" + re.sub(r"\D", "", doi)[-9:].rjust(9, "0")
             work["referenced_works"] = [f"https://openalex.org/{w}" for w in REFERENCED]
             return _json(json.dumps(work).encode())
         return None
@@ -123,44 +133,41 @@ def serve_openalex(request: Any, demo_work: Any) -> Reply | None:
     first = query.get("cursor", "*") == "*"
     if flt.startswith("openalex:"):
         if sorted(flt[len("openalex:"):].split("|")) == sorted(REFERENCED) and first:
-            return _json(data("openalex_ids_page1.json"))
-        return _json(data("openalex_ids_page2_last.json"))  # the recorded empty last page
+            return _json(data("openalex_referenced_page1.json"))
+        return _json(data("openalex_last_page.json"))
     if flt.startswith("cites:"):
-        return _json(data("openalex_cites_page1.json") if first else data("openalex_ids_page2_last.json"))
+        return _json(data("openalex_citing_page1.json") if first else data("openalex_last_page.json"))
     return None
 
 
-EPMC_CITED = "17183631"
-
-
-def serve_europepmc(request: Any) -> Reply | None:
-    """``/MED/{pmid}/citations``: the recorded 23 citations of PMID 17183631, sliced by ``page``/``pageSize``;
-    any other PMID gets the recorded empty answer."""
+def _serve_europepmc(request: Request) -> Reply | None:
+    """``/MED/{pmid}/citations``: the 23 citations of :data:`EPMC_CITED`, sliced by ``page``/``pageSize``; any
+    other PMID gets the empty answer."""
     match = re.fullmatch(r"/europepmc/webservices/rest/MED/(\d+)/citations", request.path)
     if match is None:
         return None
     if match.group(1) != EPMC_CITED:
-        return _json(data("europepmc_citations_MED_20098740_none.json"))
+        return _json(data("europepmc_citations_none.json"))
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
     page, size = max(1, int(query.get("page", "1") or 1)), max(1, min(1000, int(query.get("pageSize", "25") or 25)))
-    whole = json.loads(data("europepmc_citations_MED_17183631.json"))
+    whole = json.loads(data("europepmc_citations.json"))
     rows = whole["citationList"]["citation"]
     if (page, size) == (1, 1000):
-        return _json(data("europepmc_citations_MED_17183631.json"))  # the recorded body, byte for byte
+        return _json(data("europepmc_citations.json"))  # the whole body, as written
     doc = {**whole, "request": {"id": EPMC_CITED, "source": "MED", "page": page},
            "citationList": {"citation": rows[(page - 1) * size : page * size]}}
     return _json(json.dumps(doc).encode())
 
 
-def serve_crossref(request: Any) -> Reply | None:
-    """The recorded ``/works/{doi}`` bodies with ``reference`` lists, or None for any other request."""
+def _serve_crossref(request: Request) -> Reply | None:
+    """The ``/works/{doi}`` bodies with ``reference`` lists, or None for any other request."""
     doi = unquote(request.path[len("/works/"):]).lower() if request.path.startswith("/works/") else ""
-    if doi in RECORDED_CROSSREF:
-        return _json(data(RECORDED_CROSSREF[doi]))
+    if doi in CROSSREF_WORKS:
+        return _json(data(CROSSREF_WORKS[doi]))
     return None
 
 
-def serve_press(request: Any) -> Reply:
+def _serve_press(request: Request) -> Reply:
     """The six PubMed hits' PDFs with a text layer; the one for :data:`WRONG_PDF_DOI` carries its sister
     article's first page (``WRONG_PDF_SHOWS``)."""
     if request.path == "/robots.txt":

@@ -170,6 +170,8 @@ class DemoWorld:
         def route(request: Request) -> Reply:
             if (jats := _fulltext.serve(name, request)) is not None:  # JATS for some papers
                 return jats
+            if (found := _research.serve(name, request, lambda doi: self._work(_BY_DOI[doi]))) is not None:
+                return found  # the literature search's answers
             handler = getattr(self, f"_serve_{name}", None)
             if handler is None:
                 return self._publisher(name, request)
@@ -240,9 +242,6 @@ class DemoWorld:
         }
 
     def _serve_openalex(self, request: Request) -> Reply:
-        recorded = _research.serve_openalex(request, lambda doi: self._work(_BY_DOI[doi]))
-        if recorded is not None:
-            return recorded
         prefix = next((p for p in ("/works/doi:", "/works/https://doi.org/") if request.path.startswith(p)), None)
         if prefix is not None:  # /works/doi:{doi} is the free singleton (2026); the doi.org form costs a credit
             doi = unquote(request.path[len(prefix):]).lower()
@@ -254,9 +253,6 @@ class DemoWorld:
         return self._json({"meta": {"count": len(results), "page": 1, "per_page": 50}, "results": results, "group_by": []})
 
     def _serve_crossref(self, request: Request) -> Reply:
-        recorded = _research.serve_crossref(request)
-        if recorded is not None:
-            return recorded
         doi = unquote(request.path[len("/works/"):]).lower()
         paper = _BY_DOI.get(doi)
         if paper is None:
@@ -267,9 +263,6 @@ class DemoWorld:
             "author": [{"given": given, "family": family} if given else {"name": family} for given, family in _authors(paper)]}})
 
     def _serve_europepmc(self, request: Request) -> Reply:
-        recorded = _research.serve_europepmc(request)  # citations
-        if recorded is not None:
-            return recorded
         if request.path.startswith("/articles/"):
             return self._pdf_reply("pmc:" + request.path)
         query = parse_qs(request.query).get("query", [""])[0]
@@ -283,13 +276,7 @@ class DemoWorld:
                                 "isOpenAccess": "Y", "license": "cc by"})
         return self._json({"version": "6.9", "hitCount": len(results), "resultList": {"result": results}})
 
-    def _serve_press(self, request: Request) -> Reply:  # PDFs with a text layer
-        return _research.serve_press(request)
-
     def _serve_ncbi(self, request: Request) -> Reply:
-        recorded = _research.serve_ncbi(request)
-        if recorded is not None:
-            return recorded
         query = parse_qs(request.query)
         if request.path.startswith(("/pmc/utils/idconv", "/tools/idconv/api/v1/articles")):
             records = []
