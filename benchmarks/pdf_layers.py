@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -29,7 +30,8 @@ from benchmarks.pdfscore import PairScore, score_pair  # noqa: E402
 from paperfetch.fulltext import FullTextError, TextLine, paragraphs_from_lines, pdf_lines  # noqa: E402
 from paperfetch.fulltext.pdftext import refused  # noqa: E402
 
-SHARED = Path("/work/shared/fixtures/real")
+#: The recorded fixtures: $PAPERFETCH_FIXTURES, else shared/fixtures/real beside the checkout.
+SHARED = Path(os.environ.get("PAPERFETCH_FIXTURES") or REPO.parent / "shared" / "fixtures" / "real")
 HELDOUT = REPO / "tests" / "data" / "heldout_pdfs"
 
 

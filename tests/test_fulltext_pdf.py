@@ -339,9 +339,7 @@ def test_text_printed_turned_round_is_left_out_of_an_upright_page():
 def test_text_read_turned_round_comes_in_words():
     """Real Hindawi PDF (shared/fixtures/real/articles): a table printed reading up the page (PDFium's angle
     3π/2) reads as words in its own frame, so the file is not refused as broken into letters."""
-    pdf = (_shared_fixtures() or Path("/nonexistent")) / "articles" / "pdf" / "pairs" / "PMC4736231.pdf"
-    if not pdf.exists():
-        pytest.skip("the real article PDFs are not on this machine")
+    pdf = require_real_fixtures() / "articles" / "pdf" / "pairs" / "PMC4736231.pdf"
     lines = pdf_lines(pdf.read_bytes())
     assert any(line.turned and line.text.startswith("Table 2: Echocardiographic") for line in lines)
     assert refused(lines) == "" and pdf_paragraphs(pdf.read_bytes())
