@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 from paperfetch.cells import clip
 from paperfetch.clock import SYSTEM_CLOCK, Clock, utc
 from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, RecentEvent, unreachable_kind
+from paperfetch.dashboard.tables import duration_cell, store_label
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostSnapshot, host_key
 from paperfetch.integrity import met_by
 from paperfetch.outcomes import NOTABLE_STATUSES, Status
 from paperfetch.redact import redact_text
-from paperfetch.report import duration_cell, store_label
 
 if TYPE_CHECKING:  # pragma: no cover
 
@@ -38,7 +38,7 @@ _NOT_FOUND = frozenset({404, 410})
 
 
 class QueueSource(Protocol):
-    """What :meth:`DashboardModel.track` reads: jobs queued per host (a :class:`~paperfetch.batch.HostScheduler`)."""
+    """What :meth:`DashboardModel.track` reads: jobs queued per host (a :class:`~paperfetch.http.batch.HostScheduler`)."""
 
     def queued(self) -> Mapping[str, int]: ...
 

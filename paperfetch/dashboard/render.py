@@ -10,8 +10,8 @@ from typing import Callable, Iterable
 from paperfetch import defaults
 from paperfetch.cells import clip
 from paperfetch.dashboard.model import BatchSnapshot, HostRow
+from paperfetch.dashboard.tables import HELD_COLOUR, SUPPRESSED_COLOUR, duration_cell, seconds_cell
 from paperfetch.integrity import met_line
-from paperfetch.report import HELD_COLOUR, SUPPRESSED_COLOUR, duration_cell, seconds_cell
 
 __all__ = [
     "HOST_COLUMNS",

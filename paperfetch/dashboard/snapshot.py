@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from paperfetch.dashboard.tables import state_words
 from paperfetch.http.hosts import HostSnapshot
 from paperfetch.integrity import met_line
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status
-from paperfetch.report import state_words
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

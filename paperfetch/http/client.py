@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import requests
 
-from paperfetch import batch, defaults
+from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
-from paperfetch.download import DownloadResult, file_digest, stream_to_file
 from paperfetch.errors import ConfigurationError, DeadlineExceeded, TooManyRedirects, TooSlow, TruncatedDownload
-from paperfetch.http import policy, redirects, wire
+from paperfetch.http import batch, policy, redirects, wire
 from paperfetch.http.config import DEFAULT_USER_AGENT, ConfiguredKnobs, TransportConfig, knob_signature
 from paperfetch.http.context import stop_event
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, unreachable
+from paperfetch.http.files import DownloadResult, file_digest, stream_to_file
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, host_key, registry_for
 from paperfetch.http.hostside import Budget, Exchange, HostSide
 from paperfetch.http.outcome import Outcome, default_classify
@@ -133,14 +133,14 @@ class HttpClient(ConfiguredKnobs):
         **kwargs: Any,
     ) -> list[requests.Response | BaseException | None]:
         """``[self.get(url, **kwargs) for url in urls]``, in input order, hosts served side by side
-        (:func:`paperfetch.batch.get_many`)."""
+        (:func:`paperfetch.http.batch.get_many`)."""
         return batch.get_many(self, urls, workers=workers, return_exceptions=return_exceptions, **kwargs)
 
     def iter_many(
         self, urls: Iterable[str], *, workers: int | None = None, **kwargs: Any
     ) -> Iterator[tuple[int, requests.Response | BaseException | None]]:
         """``(index, self.get(urls[index], **kwargs))`` as each URL finishes, or the exception ``get`` would
-        raise; leaving the loop early stops the batch (:func:`paperfetch.batch.iter_many`)."""
+        raise; leaving the loop early stops the batch (:func:`paperfetch.http.batch.iter_many`)."""
         return batch.iter_many(self, urls, workers=workers, **kwargs)
 
     def fetch(
@@ -232,7 +232,7 @@ class HttpClient(ConfiguredKnobs):
 
     def domain_status(self) -> "pd.DataFrame":
         """One row per host of the store (docs/politeness.md, "domain_status()"); pandas is imported only here."""
-        from paperfetch.report import domain_status_frame
+        from paperfetch.http.status import domain_status_frame
 
         frame = domain_status_frame(self.snapshots())
         frame.attrs["store"] = self.store.name

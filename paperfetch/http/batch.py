@@ -1,5 +1,5 @@
 """:func:`get_many` and :func:`iter_many`: each host as polite as a loop of ``get`` would keep it, the hosts
-side by side (docs/politeness.md, "get_many()"); :class:`HostScheduler` is re-exported from paperfetch.http.
+side by side (docs/politeness.md, "get_many()"); :class:`HostScheduler` is re-exported from its module, scheduler.py.
 """
 
 from __future__ import annotations
