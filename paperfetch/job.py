@@ -437,7 +437,7 @@ class _OutputRouter:
 #: (module, function) of the transport's records that say what one of its events says (a hold, a suppression,
 #: an open breaker, a robots.txt refusal or an unreachable robots.txt), which the job's dashboard shows already
 #: in its host table and recent events; None: any function of the module.
-_SHOWN_AS_EVENTS: frozenset[tuple[str, str | None]] = frozenset({("hostside", None), ("client", "_exchange")})
+_SHOWN_AS_EVENTS: frozenset[tuple[str, str | None]] = frozenset({("hostside", None), ("client", "_robots_refusal")})
 
 
 def _log_line(record: logging.LogRecord) -> str:
