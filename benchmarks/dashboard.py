@@ -99,9 +99,9 @@ class GetJob:
 
 def run_once(variant: str, urls: list[str], session: Any, workers: int | None = None) -> dict[str, Any]:
     from paperfetch import HttpClient
-    from paperfetch.http.batch import HostScheduler
     from paperfetch.dashboard import Dashboard, DashboardModel
     from paperfetch.http.hosts import HostRegistry
+    from paperfetch.http.scheduler import HostScheduler
 
     client = HttpClient(registry=HostRegistry(), session=session, delay_min_s=0, delay_max_s=0, verbosity=0)
     model = view = None

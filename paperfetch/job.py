@@ -17,6 +17,7 @@ from concurrent import futures
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from paperfetch.http.scheduler import NO_REQUEST
 from paperfetch.ids import parse_many
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text
@@ -35,7 +36,6 @@ logger = logging.getLogger(__name__)
 LOG_LINES = 200
 #: How often ``stop()`` tells the scheduler again while the batch winds down (one just starting would miss it).
 STOP_POLL_S = 0.02
-_QUEUE_NAME_NO_REQUEST = "(no request)"
 
 
 def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
@@ -45,7 +45,7 @@ def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
         return None
     finish: float | None = None
     for row in snapshot.hosts:
-        if row.queued <= 0 or row.host == _QUEUE_NAME_NO_REQUEST:
+        if row.queued <= 0 or row.host == NO_REQUEST:
             continue
         record = row.politeness
         if record is None:

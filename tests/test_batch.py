@@ -14,8 +14,9 @@ import time
 import pytest
 
 from paperfetch import FakeClock, HttpClient, InvalidURL, is_synthetic
-from paperfetch.http.batch import NO_REQUEST, HostScheduler, default_workers, get_many
+from paperfetch.http.batch import get_many
 from paperfetch.http.hosts import HostRegistry, host_key
+from paperfetch.http.scheduler import NO_REQUEST, HostScheduler, default_workers
 from paperfetch.testing import Reply, gaps, scripted_session
 
 TOLERANCE = 0.002

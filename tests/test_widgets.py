@@ -13,9 +13,9 @@ import pytest
 
 from paperfetch import FakeClock, HttpClient, Retriever
 from paperfetch.demo import DemoWorld
-from paperfetch.http.batch import HostScheduler
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostRegistry
+from paperfetch.http.scheduler import HostScheduler
 from paperfetch.outcomes import Status
 from paperfetch.widgets import (
     HELD_COLOUR,

@@ -15,6 +15,7 @@ from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, R
 from paperfetch.dashboard.tables import duration_cell, store_label
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostSnapshot, host_key
+from paperfetch.http.scheduler import NO_REQUEST
 from paperfetch.integrity import met_by
 from paperfetch.outcomes import NOTABLE_STATUSES, Status
 from paperfetch.redact import redact_text
@@ -33,12 +34,11 @@ RECENT_EVENTS = 50
 
 _STATUS_ORDER = [s.value for s in Status]
 _IGNORED = frozenset({EventKind.WAIT, EventKind.RETRY, EventKind.REDIRECT})
-_NO_REQUEST = "(no request)"  # the scheduler's queue of jobs whose next step sends no request
 _NOT_FOUND = frozenset({404, 410})
 
 
 class QueueSource(Protocol):
-    """What :meth:`DashboardModel.track` reads: jobs queued per host (a :class:`~paperfetch.http.batch.HostScheduler`)."""
+    """What :meth:`DashboardModel.track` reads: jobs queued per host (a :class:`~paperfetch.http.scheduler.HostScheduler`)."""
 
     def queued(self) -> Mapping[str, int]: ...
 
@@ -321,7 +321,7 @@ class DashboardModel:
         if scheduler is None:
             return {}
         try:
-            return {k: n for k, n in scheduler.queued().items() if k != _NO_REQUEST and n}
+            return {k: n for k, n in scheduler.queued().items() if k != NO_REQUEST and n}
         except Exception:  # noqa: BLE001 - a dashboard never breaks a run
             return {}
 

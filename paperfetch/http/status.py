@@ -30,39 +30,37 @@ _INTS = ("last_status", "hold_status", "credits_left", "window_starts")
 _SNAPSHOT_FIELDS = frozenset(f.name for f in fields(HostSnapshot))
 
 
-def host_state(snap: HostSnapshot, *, unreachable: bool = False) -> str:
-    """One word for a host (:data:`DOMAIN_STATES`); *unreachable* or the snapshot's own flag gives ``UNREACHABLE``."""
+def host_state(snap: HostSnapshot) -> str:
+    """One word for a host (:data:`DOMAIN_STATES`; ``UNREACHABLE`` is marked above the transport, which keeps
+    no record of a host that never answered: :func:`paperfetch.report.mark_unreachable`)."""
     if snap.suppressed:
         return "SUPPRESSED"
     if snap.held_until is not None:
         return "HELD"
-    if unreachable or bool(getattr(snap, "unreachable", False)):
-        return "UNREACHABLE"
     if snap.breaker == "open":  # half-open: the period is over, a probe is allowed
         return "OPEN BREAKER"
     return "ok"
 
 
-def status_rows(snapshots: Iterable[HostSnapshot], *, unreachable: Iterable[str] = ()) -> list[dict[str, Any]]:
-    """One plain dict per host, sorted by host, keyed by :data:`DOMAIN_STATUS_COLUMNS`; *unreachable*: hosts
-    known unreachable. A host not held has no ``hold_status``."""
-    gone = set(unreachable)
+def status_rows(snapshots: Iterable[HostSnapshot]) -> list[dict[str, Any]]:
+    """One plain dict per host, sorted by host, keyed by :data:`DOMAIN_STATUS_COLUMNS`; a host not held has no
+    ``hold_status``."""
     rows = []
     for snap in sorted(snapshots, key=lambda s: s.host):
         row = {name: getattr(snap, name) for name in DOMAIN_STATUS_COLUMNS if name in _SNAPSHOT_FIELDS}
-        row["state"] = host_state(snap, unreachable=snap.host in gone)
+        row["state"] = host_state(snap)
         if snap.held_until is None:
             row["hold_status"] = None
         rows.append(row)
     return rows
 
 
-def domain_status_frame(snapshots: Iterable[HostSnapshot], *, unreachable: Iterable[str] = ()) -> pd.DataFrame:
+def domain_status_frame(snapshots: Iterable[HostSnapshot]) -> pd.DataFrame:
     """:func:`status_rows` as the frame ``domain_status()`` returns: times as UTC datetimes, counts as ``Int64``
     (pandas is imported only here)."""
     import pandas as pd
 
-    frame = pd.DataFrame(status_rows(snapshots, unreachable=unreachable), columns=DOMAIN_STATUS_COLUMNS)
+    frame = pd.DataFrame(status_rows(snapshots), columns=DOMAIN_STATUS_COLUMNS)
     for column in _DATETIMES:
         frame[column] = pd.to_datetime(frame[column], utc=True)
     for column in _INTS:
