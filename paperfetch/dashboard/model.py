@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from paperfetch.cells import clip
 from paperfetch.clock import SYSTEM_CLOCK, Clock, utc
-from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, RecentEvent, unreachable_kind
+from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, RecentEvent
 from paperfetch.dashboard.tables import duration_cell, store_label
 from paperfetch.http.events import Event, EventKind
+from paperfetch.http.exceptions import unreachable_kind
 from paperfetch.http.hosts import HostSnapshot, host_key
 from paperfetch.http.scheduler import NO_REQUEST
 from paperfetch.integrity import met_by
@@ -24,8 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from paperfetch.http.client import HttpClient
 
-__all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent",
-           "unreachable_kind"]
+__all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent"]
 
 logger = logging.getLogger("paperfetch.widgets")
 

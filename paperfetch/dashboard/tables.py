@@ -29,7 +29,6 @@ __all__ = [
     "host_table_text",
     "robots_cell",
     "seconds_cell",
-    "state_words",
     "store_label",
     "style_domain_status",
     "suppression_cell",
@@ -99,28 +98,6 @@ def breaker_cell(state: Any, failures: Any = None, open_until: Any = None) -> st
     if not is_missing(failures) and int(failures) > 0:
         text = (text + " " if text else "") + f"({int(failures)} failed)"
     return text.strip()
-
-
-def state_words(*, suppressed: bool = False, held: bool = False, in_flight: int = 0, queued: int = 0,
-                backoff_s: float = 0.0, unreachable: bool = False, breaker_open: bool = False,
-                ended: bool = False) -> str:
-    """A host's state in words: ``SUPPRESSED``, ``HELD`` (both, joined by ``+``), ``UNREACHABLE``,
-    ``OPEN BREAKER``, ``busy``, ``queued`` (``not started`` once the run has *ended*), ``backoff``
-    or ``idle``."""
-    words = [w for w, on in (("SUPPRESSED", suppressed), ("HELD", held)) if on]
-    if words:
-        return " + ".join(words)
-    if unreachable:
-        return "UNREACHABLE"
-    if breaker_open:
-        return "OPEN BREAKER"
-    if in_flight and not ended:
-        return "busy"
-    if queued:
-        return "not started" if ended else "queued"
-    if backoff_s > 0:
-        return "backoff"
-    return "idle"
 
 
 def duration_cell(seconds: float | None) -> str:
