@@ -125,33 +125,9 @@ def _unchain(exc: BaseException) -> None:
         exc.__suppress_context__ = True
 
 
-class _DeadlineErrors:
-    """:func:`deadline_errors`'s block (a class: it wraps every request, a generator costs more)."""
-
-    __slots__ = ("shown", "deadline")
-
-    def __init__(self, shown: str, deadline: _Deadline) -> None:
-        self.shown = shown
-        self.deadline = deadline
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if isinstance(exc, requests.RequestException) and self.deadline.expired() \
-                and not isinstance(exc, DeadlineExceeded):
-            raise DeadlineExceeded(f"{self.shown} took longer than its deadline of {self.deadline.seconds:g} s",
-                                   url=self.shown) from None
-
-
-def deadline_errors(shown: str, deadline: _Deadline) -> _DeadlineErrors:
-    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
-    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
-    return _DeadlineErrors(shown, deadline)
-
-
-class _ReadErrors:
-    """:func:`read_errors`' block (a class: it wraps every read of a body, a generator costs more)."""
+class _ErrorsBlock:
+    """A block that maps the errors leaving it, for *shown* under *deadline* (a class: it wraps every request
+    and every read of a body, a generator costs more)."""
 
     __slots__ = ("shown", "deadline")
 
@@ -161,6 +137,31 @@ class _ReadErrors:
 
     def __enter__(self) -> None:
         return None
+
+
+class _DeadlineErrors(_ErrorsBlock):
+    """:func:`deadline_errors`'s block."""
+
+    __slots__ = ()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        deadline = self.deadline
+        if isinstance(exc, requests.RequestException) and deadline is not None and deadline.expired() \
+                and not isinstance(exc, DeadlineExceeded):
+            raise DeadlineExceeded(f"{self.shown} took longer than its deadline of {deadline.seconds:g} s",
+                                   url=self.shown) from None
+
+
+def deadline_errors(shown: str, deadline: _Deadline) -> _DeadlineErrors:
+    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
+    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
+    return _DeadlineErrors(shown, deadline)
+
+
+class _ReadErrors(_ErrorsBlock):
+    """:func:`read_errors`' block."""
+
+    __slots__ = ()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc is None:
