@@ -355,7 +355,7 @@ def count_connections() -> None:
 
 
 def run_parallel(world: World, urls: list[str], scale: bool, keep: bool = True) -> dict[str, Any]:
-    from paperfetch.batch import _GetJob
+    from paperfetch.http.batch import _GetJob
     from paperfetch.http.scheduler import HostScheduler
 
     world.reset()

@@ -6,7 +6,7 @@
 
 The batch: ``--hosts`` loopback hosts (127.0.3.1, 127.0.3.2, ...) answering 200 with a
 1 KB body at once, ``--per-host`` URLs each, fetched through a
-:class:`~paperfetch.batch.HostScheduler` over one :class:`~paperfetch.HttpClient` with no
+:class:`~paperfetch.http.batch.HostScheduler` over one :class:`~paperfetch.HttpClient` with no
 pacing (``delay_min_s = delay_max_s = 0``), so the batch is as fast as the client's CPU
 allows and any cost of the dashboard shows in the wall time. Each request publishes two
 events (REQUEST, RESPONSE) and each job one completion: thousands of events per run.
@@ -99,9 +99,9 @@ class GetJob:
 
 def run_once(variant: str, urls: list[str], session: Any, workers: int | None = None) -> dict[str, Any]:
     from paperfetch import HttpClient
-    from paperfetch.batch import HostScheduler
     from paperfetch.dashboard import Dashboard, DashboardModel
     from paperfetch.http.hosts import HostRegistry
+    from paperfetch.http.scheduler import HostScheduler
 
     client = HttpClient(registry=HostRegistry(), session=session, delay_min_s=0, delay_max_s=0, verbosity=0)
     model = view = None

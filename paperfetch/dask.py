@@ -24,7 +24,7 @@ import pandas as pd
 from paperfetch import defaults
 from paperfetch.cells import is_missing
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.ids import Identifier, IdType, parse_many
+from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import COLUMNS, outcomes_frame
 from paperfetch.rows import META_FIELDS, resumed_row
@@ -68,67 +68,91 @@ def download_partition(
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """One partition's outcomes frame, indexed like *inputs*: what each Dask task runs (a Series works too)."""
-    from paperfetch.retriever import Retriever
-
     out_dir = Path(out_dir).expanduser().resolve()
     values = [_clean(value) for value in inputs]  # pyarrow strings hold <NA> where the caller had None
     parsed = parse_many(values)
-    rows: dict[int, dict[str, Any]] = {}
-    ledger: ResumeLedger | None = None
-    if _is_redis(state):
-        ledger = open_ledger(state, folder=out_dir, name=ledger_name)
-
-    def redis_lost(exc: StoreUnavailable) -> None:
-        """Without Redis, this partition goes on with the Retriever's SQLite ledger in out_dir (or fails, if asked)."""
-        nonlocal ledger
-        if fallback == "error":
-            raise exc
-        logger.warning("%s; this partition goes on with the local ledger in %s", exc, out_dir)
-        if ledger is not None:
-            ledger.close()
-        ledger = None
-
+    shared = _SharedLedger(state, out_dir, ledger_name, fallback)
     try:
-        if ledger is not None:
-            try:
-                for item in parsed:
-                    if item.identifier is not None and item.duplicate_of is None:
-                        resumed = _resumed_row(ledger, item.identifier, out_dir)
-                        if resumed is not None:
-                            rows[item.position] = {"input": item.input, **resumed}
-            except StoreUnavailable as exc:
-                redis_lost(exc)
+        rows = shared.resumed(parsed)
         todo = [item for item in parsed if item.position not in rows and item.duplicate_of not in rows]
         if todo:
-            kwargs = dict(options or {})
-            kwargs.setdefault("progress", False)
-            kwargs.setdefault("dashboard", False)
-            if state is not None:
-                kwargs["state"] = state  # the shared host state: every worker paces through the same store
-                if _is_redis(state) and fallback == "local":
-                    kwargs.setdefault("state_fallback", "local")  # Redis lost: this machine's state, rows keep coming
-            # the SQLite ledger in out_dir records every finished row: it survives a Redis outage
-            with Retriever(out_dir=out_dir, **kwargs) as retriever:
-                fresh = retriever.download([item.input for item in todo])
+            fresh = _download([item.input for item in todo], out_dir, state, fallback, options)
             for item, record in zip(todo, fresh.to_dict("records")):
                 row = {column: _clean(record[column]) for column in COLUMNS}
                 row["input"] = item.input
                 rows[item.position] = row
-                if ledger is not None and item.identifier is not None and item.duplicate_of is None:
-                    try:
-                        _record(ledger, item.identifier, row)
-                    except StoreUnavailable as exc:
-                        redis_lost(exc)
+                shared.record(item, row)
         for item in parsed:  # a duplicate of a resumed row shares it
             if item.position not in rows:
                 assert item.duplicate_of is not None  # every other input got its row above
                 rows[item.position] = {**rows[item.duplicate_of], "input": item.input}
     finally:
-        if ledger is not None:
-            ledger.close()
+        shared.close()
     frame = outcomes_frame(rows[item.position] for item in parsed)
     frame.index = inputs.index
     return frame
+
+
+class _SharedLedger:
+    """A partition's view of the shared Redis ledger (none for another *state*). Without Redis, the partition
+    goes on with the Retriever's SQLite ledger in out_dir, or fails if *fallback* is ``"error"``."""
+
+    def __init__(self, state: str | None, out_dir: Path, name: str, fallback: str) -> None:
+        self.out_dir = out_dir
+        self.fallback = fallback
+        self.ledger: ResumeLedger | None = open_ledger(state, folder=out_dir, name=name) if _is_redis(state) else None
+
+    def resumed(self, parsed: list[ParsedInput]) -> dict[int, dict[str, Any]]:
+        """The rows, by input position, the shared ledger answers without a request."""
+        rows: dict[int, dict[str, Any]] = {}
+        if self.ledger is None:
+            return rows
+        try:
+            for item in parsed:
+                if item.identifier is not None and item.duplicate_of is None:
+                    resumed = _resumed_row(self.ledger, item.identifier, self.out_dir)
+                    if resumed is not None:
+                        rows[item.position] = {"input": item.input, **resumed}
+        except StoreUnavailable as exc:
+            self._lost(exc)
+        return rows
+
+    def record(self, item: ParsedInput, row: Mapping[str, Any]) -> None:
+        """Record a fresh row of a first-seen identifier in the shared ledger."""
+        if self.ledger is None or item.identifier is None or item.duplicate_of is not None:
+            return
+        try:
+            _record(self.ledger, item.identifier, row)
+        except StoreUnavailable as exc:
+            self._lost(exc)
+
+    def _lost(self, exc: StoreUnavailable) -> None:
+        if self.fallback == "error":
+            raise exc
+        logger.warning("%s; this partition goes on with the local ledger in %s", exc, self.out_dir)
+        self.close()
+
+    def close(self) -> None:
+        if self.ledger is not None:
+            self.ledger.close()
+        self.ledger = None
+
+
+def _download(inputs: list[object], out_dir: Path, state: str | None, fallback: str,
+              options: Mapping[str, Any] | None) -> pd.DataFrame:
+    """The outcomes of *inputs* from a Retriever of this worker; the SQLite ledger in out_dir records every
+    finished row, so it survives a Redis outage."""
+    from paperfetch.retriever import Retriever
+
+    kwargs = dict(options or {})
+    kwargs.setdefault("progress", False)
+    kwargs.setdefault("dashboard", False)
+    if state is not None:
+        kwargs["state"] = state  # the shared host state: every worker paces through the same store
+        if _is_redis(state) and fallback == "local":
+            kwargs.setdefault("state_fallback", "local")  # Redis lost: this machine's state, rows keep coming
+    with Retriever(out_dir=out_dir, **kwargs) as retriever:
+        return retriever.download(inputs)
 
 
 def _record(ledger: ResumeLedger, ident: Identifier, row: Mapping[str, Any]) -> None:

@@ -17,6 +17,7 @@ from concurrent import futures
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from paperfetch.http.scheduler import NO_REQUEST
 from paperfetch.ids import parse_many
 from paperfetch.outcomes import Status, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text
@@ -35,7 +36,6 @@ logger = logging.getLogger(__name__)
 LOG_LINES = 200
 #: How often ``stop()`` tells the scheduler again while the batch winds down (one just starting would miss it).
 STOP_POLL_S = 0.02
-_QUEUE_NAME_NO_REQUEST = "(no request)"
 
 
 def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
@@ -45,7 +45,7 @@ def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
         return None
     finish: float | None = None
     for row in snapshot.hosts:
-        if row.queued <= 0 or row.host == _QUEUE_NAME_NO_REQUEST:
+        if row.queued <= 0 or row.host == NO_REQUEST:
             continue
         record = row.politeness
         if record is None:
@@ -437,7 +437,7 @@ class _OutputRouter:
 #: (module, function) of the transport's records that say what one of its events says (a hold, a suppression,
 #: an open breaker, a robots.txt refusal or an unreachable robots.txt), which the job's dashboard shows already
 #: in its host table and recent events; None: any function of the module.
-_SHOWN_AS_EVENTS: frozenset[tuple[str, str | None]] = frozenset({("hostside", None), ("client", "_exchange")})
+_SHOWN_AS_EVENTS: frozenset[tuple[str, str | None]] = frozenset({("hostside", None), ("client", "_robots_refusal")})
 
 
 def _log_line(record: logging.LogRecord) -> str:

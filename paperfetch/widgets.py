@@ -13,11 +13,11 @@ from paperfetch.dashboard.render import render_events_html as render_events_html
 from paperfetch.dashboard.render import render_hosts_html as render_hosts_html
 from paperfetch.dashboard.render import render_html as render_html
 from paperfetch.dashboard.render import render_text as render_text
+from paperfetch.dashboard.tables import HELD_COLOUR as HELD_COLOUR
+from paperfetch.dashboard.tables import STATUS_TEXT_LIMIT as STATUS_TEXT_LIMIT
+from paperfetch.dashboard.tables import SUPPRESSED_COLOUR as SUPPRESSED_COLOUR
+from paperfetch.dashboard.tables import style_domain_status
 from paperfetch.dashboard.view import Dashboard
-from paperfetch.report import HELD_COLOUR as HELD_COLOUR
-from paperfetch.report import STATUS_TEXT_LIMIT as STATUS_TEXT_LIMIT
-from paperfetch.report import SUPPRESSED_COLOUR as SUPPRESSED_COLOUR
-from paperfetch.report import style_domain_status
 
 #: The dashboard's per-host row, under the name this module always gave it.
 HostSnapshot = HostRow

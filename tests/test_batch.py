@@ -14,8 +14,9 @@ import time
 import pytest
 
 from paperfetch import FakeClock, HttpClient, InvalidURL, is_synthetic
-from paperfetch.batch import NO_REQUEST, HostScheduler, default_workers, get_many
+from paperfetch.http.batch import get_many
 from paperfetch.http.hosts import HostRegistry, host_key
+from paperfetch.http.scheduler import NO_REQUEST, HostScheduler, default_workers
 from paperfetch.testing import Reply, gaps, scripted_session
 
 TOLERANCE = 0.002
@@ -274,7 +275,7 @@ def test_an_exception_in_advance_does_not_stop_the_batch(hosts, caplog):
     slotted = Exploding(server.url("/x"))
     done = []
     scheduler = HostScheduler(c, workers=2, on_finished=done.append)
-    with caplog.at_level("WARNING", logger="paperfetch.batch"):
+    with caplog.at_level("WARNING", logger="paperfetch.http.batch"):
         scheduler.run([*bad, slotted, *good])
     assert all(job.statuses == [200] and job.error is None for job in good)
     assert all(isinstance(job.error, ValueError) for job in bad)

@@ -192,7 +192,7 @@ def test_failures_count_across_urls_and_an_open_host_is_answered_without_a_reque
 
 
 def test_a_breaker_past_its_open_period_is_shown_as_probe_allowed_not_open():
-    from paperfetch.report import breaker_cell
+    from paperfetch.dashboard.tables import breaker_cell
 
     client, _adapter, clock = make({}, max_retries=0)
     for host, until in (("http://lapsed.example/", -120.0), ("http://open.example/", 30.0)):

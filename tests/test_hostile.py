@@ -913,7 +913,7 @@ def test_wrong_shaped_reference_fields_are_absent():
 def test_a_pdf_another_process_finished_just_before_this_run_is_kept_when_the_ledger_vouches_for_it(tmp_path):
     """The race behind an overlapping batch fetching a PDF twice: the other process renamed the file before
     this run began, and recorded it after this run had read the ledger."""
-    from paperfetch.download import file_digest
+    from paperfetch.http.files import file_digest
     from paperfetch.items import ItemJob
 
     dest = tmp_path / "doi_10.1000_x.pdf"

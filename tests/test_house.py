@@ -117,6 +117,51 @@ def test_no_module_is_over_the_size_limit():
     assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}
 
 
+#: The transport and the stores: the floor the rest of the package stands on.
+LOWER_FLOOR = ("paperfetch.http", "paperfetch.state", "paperfetch.ledger", "paperfetch.cache")
+#: The bottom-floor utilities the lower floor may use, each importing nothing above the lower floor itself.
+BOTTOM_UTILITIES = {
+    "paperfetch._version": "the version in the User-Agent",
+    "paperfetch.cells": "what counts as an empty cell",
+    "paperfetch.clock": "the injected clock",
+    "paperfetch.config": "environment readers (state spec, cache dir, lock timeout)",
+    "paperfetch.defaults": "the named defaults",
+    "paperfetch.errors": "the typed errors",
+    "paperfetch.ids": "identifiers and their file names (the ledger rebuild reads file names)",
+    "paperfetch.log": "logging setup and the file mode of written files",
+    "paperfetch.outcomes": "the status vocabulary the ledger stores",
+    "paperfetch.parts": "the locked part file a download writes through",
+    "paperfetch.redact": "secrets kept out of logs and errors",
+    "paperfetch.validate": "is a file a PDF",
+}
+
+
+def _in_lower_floor(module: str) -> bool:
+    return any(module == room or module.startswith(room + ".") for room in LOWER_FLOOR)
+
+
+def test_the_transport_and_the_stores_import_nothing_above_them():
+    upward = {
+        (module, target)
+        for module in MODULES
+        if _in_lower_floor(module)
+        for target in _imports(module)
+        if not _in_lower_floor(target) and target not in BOTTOM_UTILITIES
+    }
+    assert upward == set()
+
+
+def test_the_bottom_utilities_stand_on_the_bottom_floor():
+    # what the lower floor may use must not itself reach above the lower floor
+    upward = {
+        (module, target)
+        for module in BOTTOM_UTILITIES
+        for target in _imports(module)
+        if not _in_lower_floor(target) and target not in BOTTOM_UTILITIES
+    }
+    assert upward == set()
+
+
 #: Names with a leading underscore that their libraries document as public.
 THIRD_PARTY_PUBLIC = {("_Element", "etree"), ("_Entity", "etree")}
 

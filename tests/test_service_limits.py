@@ -27,7 +27,7 @@ import pytest
 from requests.structures import CaseInsensitiveDict
 
 from paperfetch import FakeClock, HttpClient, Retriever
-from paperfetch.batch import get_many
+from paperfetch.http.batch import get_many
 from paperfetch.demo import DemoWorld
 from paperfetch.http import policy
 from paperfetch.http.config import TransportConfig

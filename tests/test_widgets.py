@@ -6,17 +6,16 @@ import sys
 import threading
 import time
 import types
-
-import pandas as pd
 from dataclasses import replace
 
+import pandas as pd
 import pytest
 
 from paperfetch import FakeClock, HttpClient, Retriever
-from paperfetch.batch import HostScheduler
 from paperfetch.demo import DemoWorld
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostRegistry
+from paperfetch.http.scheduler import HostScheduler
 from paperfetch.outcomes import Status
 from paperfetch.widgets import (
     HELD_COLOUR,
@@ -828,7 +827,7 @@ def test_a_404_robots_txt_and_a_not_found_answer_are_not_errors():
 
 
 def test_the_store_is_named_without_the_users_home(tmp_path, monkeypatch):
-    from paperfetch.report import store_label
+    from paperfetch.dashboard.tables import store_label
     from paperfetch.state.sqlite import SqliteStore
 
     home = tmp_path / "home" / "zqxuserjw"
@@ -882,7 +881,8 @@ def test_a_saved_20_host_dashboard_is_under_15_kb():
 # ---------------------------------------------------------------------- tables for people
 def test_domain_status_puts_the_state_first_in_words():
     from paperfetch.http.hosts import BreakerState
-    from paperfetch.report import DOMAIN_STATUS_COLUMNS, mark_unreachable
+    from paperfetch.http.status import DOMAIN_STATUS_COLUMNS
+    from paperfetch.report import mark_unreachable
 
     clock = FakeClock()
     client = _shared_client(clock)

@@ -16,9 +16,9 @@ import bisect
 import pytest
 
 from paperfetch import HttpClient
-from paperfetch.batch import get_many
 from paperfetch.clock import FakeClock
 from paperfetch.errors import ConfigurationError
+from paperfetch.http.batch import get_many
 from paperfetch.http.hosts import HostRegistry, host_key
 from paperfetch.http.pools import CROSSREF_LIST, parse_pools, request_key
 from paperfetch.sources.crossref import CrossrefSource
@@ -272,7 +272,8 @@ def test_the_retriever_declares_the_pools_and_windows_for_every_caller(tmp_path)
 
 # ---------------------------------------------------------------------- shown: domain_status() and the dashboard
 def test_domain_status_and_the_tables_name_the_binding_window_and_the_pools():
-    from paperfetch.report import DOMAIN_STATUS_COLUMNS, host_table_text, style_domain_status
+    from paperfetch.dashboard.tables import host_table_text, style_domain_status
+    from paperfetch.http.status import DOMAIN_STATUS_COLUMNS
 
     clock = FakeClock(start_wall=NOW)
     log = ClockLog(clock)

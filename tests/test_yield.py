@@ -12,10 +12,11 @@ from paperfetch.cli import main
 from paperfetch.config import Identification
 from paperfetch.dashboard import DashboardModel
 from paperfetch.dashboard.render import HOST_COLUMNS, render_html, render_text
+from paperfetch.dashboard.tables import host_table_text, style_domain_status
 from paperfetch.demo import DEMO_INPUTS, DemoWorld
 from paperfetch.http.hosts import host_key
 from paperfetch.outcomes import COLUMNS, outcomes_frame
-from paperfetch.report import YIELD_COLUMNS, host_table_text, style_domain_status, yield_by_source, yield_line
+from paperfetch.report import YIELD_COLUMNS, yield_by_source, yield_line
 from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.openalex import OpenAlexSource
 from paperfetch.testing import Reply, scripted_session

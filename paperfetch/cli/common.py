@@ -21,12 +21,12 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from paperfetch.cells import clip, is_missing
+from paperfetch.dashboard.tables import host_table_text
 from paperfetch.errors import ConfigurationError
 from paperfetch.integrity import met_by, met_line
 from paperfetch.log import file_mode
 from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_frame, redact_text
-from paperfetch.report import host_table_text
 from paperfetch.settings import setting_help
 from paperfetch.suggest import did_you_mean
 
@@ -301,7 +301,7 @@ def summary(outcomes: pd.DataFrame) -> str:
 
 
 def host_table(status: pd.DataFrame, width: int | None = None) -> str:
-    """The per-host table for a terminal, folded for people (:func:`paperfetch.report.host_table_text`), its
+    """The per-host table for a terminal, folded for people (:func:`paperfetch.dashboard.tables.host_table_text`), its
     rows fitted to *width* (default: :func:`terminal_width`)."""
     return host_table_text(status, width=terminal_width() if width is None else width)
 

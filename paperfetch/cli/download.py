@@ -6,7 +6,7 @@ import argparse
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pandas as pd
 
@@ -50,6 +50,10 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.redact import redact_text
 from paperfetch.report import YIELD_LEGEND, yield_by_source, yield_line
 from paperfetch.settings import setting_help
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.retriever import Retriever
+    from paperfetch.settings import Settings
 
 __all__ = ["add_subcommands", "run"]
 
@@ -97,6 +101,39 @@ def add_subcommands(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # 1. everything that can be wrong with the command line, before any request
+    settings = _checked_settings(args)
+    ids, frame, column = _gathered_inputs(args)
+    out = check_out_dir(settings.out_dir)
+    retriever = _retriever(settings, args)
+    csv_frame = frame if frame is not None and not ids else None  # the report is this CSV with the outcomes joined
+
+    # 2. the run
+    with retriever:
+        inputs = _inputs(ids, frame, column)
+        if args.dry_run:
+            return _dry_run(retriever, inputs, args)
+        note = inputs_note(inputs)
+        if note and not args.quiet:
+            say(f"paperfetch: {note}", err=True)
+        started = time.time()
+        try:
+            outcomes = retriever.download(inputs)
+        except KeyboardInterrupt:
+            return _interrupted(inputs, args, out, started, csv_frame)
+        offline = retriever.run_snapshot().offline_line()
+        if args.explain and not args.quiet:
+            _explain(retriever, outcomes)
+        if args.verbose and not args.quiet and args.format == "table":
+            say("\nPer-host table:\n" + host_table(retriever.domain_status()))
+    code = _finish(outcomes, args, report=_joined(csv_frame, outcomes) if csv_frame is not None else None)
+    if offline:
+        say(f"paperfetch: {offline}", err=True)
+    return code
+
+
+def _checked_settings(args: argparse.Namespace) -> "Settings":
+    """The run's settings from the flags, the environment and the config file; a bad value or an unwritable
+    output file is a usage error."""
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be 1 or more, not {args.workers}")
     if args.max_retries is not None and args.max_retries < 0:
@@ -118,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
         check_writable_file(args.failed, "--failed")
     if args.export is not None:
         check_export(args.export)
+    return settings
+
+
+def _gathered_inputs(args: argparse.Namespace) -> tuple[list[object], pd.DataFrame | None, str]:
+    """(the identifiers given as arguments and in a .txt file, the CSV read from ``--input``, its column)."""
     ids: list[object] = list(args.ids) + list(args.doi) + [f"PMID:{p}" for p in args.pmid]
     frame = None
     column = args.column or "doi"
@@ -128,43 +170,33 @@ def run(args: argparse.Namespace) -> int:
             say(f"paperfetch: reading the identifiers from column {column!r} of {args.input}", err=True)
     if not ids and frame is None:
         raise UsageError("give identifiers, --doi/--pmid, or --input FILE (.csv or .txt)")
-    out = check_out_dir(settings.out_dir)
-    all_inputs = ids + (list(frame[column]) if frame is not None and ids else [])
+    return ids, frame, column
 
+
+def _inputs(ids: list[object], frame: pd.DataFrame | None, column: str) -> list[object]:
+    """What the run downloads: the identifiers, then the CSV's column."""
+    if frame is None:
+        return ids
+    return ids + list(frame[column]) if ids else frame[column].tolist()
+
+
+def _retriever(settings: "Settings", args: argparse.Namespace) -> "Retriever":
     from paperfetch.retriever import Retriever
 
     with configuration_is_usage(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
-        retriever = Retriever(settings=settings, progress=progress_wanted(args, jsonl=args.format == "jsonl"),
-                              cache=not args.no_cache, resume=not args.force)
+        return Retriever(settings=settings, progress=progress_wanted(args, jsonl=args.format == "jsonl"),
+                         cache=not args.no_cache, resume=not args.force)
 
-    # 2. the run
-    with retriever:
-        csv_only = frame is not None and not ids
-        inputs = frame[column].tolist() if frame is not None and not ids else all_inputs
-        if args.dry_run:
-            return _dry_run(retriever, inputs, args)
-        note = inputs_note(inputs)
-        if note and not args.quiet:
-            say(f"paperfetch: {note}", err=True)
-        started = time.time()
-        try:
-            outcomes = retriever.download(inputs)
-        except KeyboardInterrupt:
-            partial = partial_outcomes(inputs, out, started)
-            _finish(partial, args, interrupted=True, report=_joined(frame, partial) if csv_only else None)
-            say(f"paperfetch: {interrupted_word()}; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
-                "papers had finished", err=True)
-            return interrupted_exit()
-        offline = retriever.run_snapshot().offline_line()
-        if args.explain and not args.quiet:
-            _explain(retriever, outcomes)
-        if args.verbose and not args.quiet and args.format == "table":
-            say("\nPer-host table:\n" + host_table(retriever.domain_status()))
-    code = _finish(outcomes, args, report=_joined(frame, outcomes) if csv_only else None)
-    if offline:
-        say(f"paperfetch: {offline}", err=True)
-    return code
+
+def _interrupted(inputs: list[object], args: argparse.Namespace, out: Path, started: float,
+                 csv_frame: pd.DataFrame | None) -> int:
+    """Ctrl-C during the run: the rows finished so far are written, the others say ``interrupted``."""
+    partial = partial_outcomes(inputs, out, started)
+    _finish(partial, args, interrupted=True, report=_joined(csv_frame, partial) if csv_frame is not None else None)
+    say(f"paperfetch: {interrupted_word()}; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
+        "papers had finished", err=True)
+    return interrupted_exit()
 
 
 def _explain(retriever: Any, outcomes: pd.DataFrame) -> None:

@@ -1,10 +1,12 @@
-"""The live notebook dashboard of a batch (docs/dashboard.md); :mod:`paperfetch.widgets` keeps the old names."""
+"""The notebook views: the live dashboard of a batch (docs/dashboard.md) and the per-host table for people
+(:func:`style_domain_status`); :mod:`paperfetch.widgets` keeps the old names."""
 
 from __future__ import annotations
 
 from paperfetch.dashboard.env import in_notebook, widgets_available
 from paperfetch.dashboard.model import RECENT_EVENTS, BatchSnapshot, DashboardModel, HostRow, RecentEvent
 from paperfetch.dashboard.render import HOST_COLUMNS, HostColumn, render_html, render_text
+from paperfetch.dashboard.tables import style_domain_status
 from paperfetch.dashboard.view import Dashboard
 
 __all__ = [
@@ -19,5 +21,6 @@ __all__ = [
     "in_notebook",
     "render_html",
     "render_text",
+    "style_domain_status",
     "widgets_available",
 ]

@@ -11,20 +11,21 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from paperfetch.cells import clip
 from paperfetch.clock import SYSTEM_CLOCK, Clock, utc
-from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, RecentEvent, unreachable_kind
+from paperfetch.dashboard.snapshot import ROW_COLUMNS, BatchSnapshot, HostRow, RecentEvent
+from paperfetch.dashboard.tables import duration_cell, store_label
 from paperfetch.http.events import Event, EventKind
+from paperfetch.http.exceptions import unreachable_kind
 from paperfetch.http.hosts import HostSnapshot, host_key
+from paperfetch.http.scheduler import NO_REQUEST
 from paperfetch.integrity import met_by
 from paperfetch.outcomes import NOTABLE_STATUSES, Status
 from paperfetch.redact import redact_text
-from paperfetch.report import duration_cell, store_label
 
 if TYPE_CHECKING:  # pragma: no cover
 
     from paperfetch.http.client import HttpClient
 
-__all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent",
-           "unreachable_kind"]
+__all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent"]
 
 logger = logging.getLogger("paperfetch.widgets")
 
@@ -33,12 +34,11 @@ RECENT_EVENTS = 50
 
 _STATUS_ORDER = [s.value for s in Status]
 _IGNORED = frozenset({EventKind.WAIT, EventKind.RETRY, EventKind.REDIRECT})
-_NO_REQUEST = "(no request)"  # the scheduler's queue of jobs whose next step sends no request
 _NOT_FOUND = frozenset({404, 410})
 
 
 class QueueSource(Protocol):
-    """What :meth:`DashboardModel.track` reads: jobs queued per host (a :class:`~paperfetch.batch.HostScheduler`)."""
+    """What :meth:`DashboardModel.track` reads: jobs queued per host (a :class:`~paperfetch.http.scheduler.HostScheduler`)."""
 
     def queued(self) -> Mapping[str, int]: ...
 
@@ -71,6 +71,75 @@ class _Host:
         for name in _Host.__slots__:
             setattr(c, name, getattr(self, name))
         return c
+
+    def apply(self, event: Event) -> RecentEvent | None:
+        """Count *event* (one of this host's); the line it adds to the recent events, if any."""
+        handler = _HANDLERS.get(event.kind)
+        return handler(self, event) if handler is not None else None
+
+    def count_request(self, event: Event) -> None:
+        self.requests += 1
+        self.in_flight += 1
+
+    def count_response(self, event: Event) -> None:
+        if self.in_flight > 0:
+            self.in_flight -= 1
+        status = event.status
+        self.last_status = status
+        self.unreachable = ""  # it answered
+        if status is not None and 200 <= status < 400:
+            self.ok += 1
+        elif status in _NOT_FOUND:
+            self.not_found += 1
+        else:
+            self.errors += 1
+
+    def count_network_error(self, event: Event) -> None:
+        if self.in_flight > 0:
+            self.in_flight -= 1
+        self.errors += 1
+        self.unreachable = unreachable_kind(event.detail)
+
+    def count_not_sent(self, event: Event) -> None:
+        self.not_sent += 1
+        if event.detail.startswith("breaker open: unreachable") and not self.unreachable:
+            self.unreachable = unreachable_kind(event.detail) or "dns"
+
+    def count_disallowed(self, event: Event) -> RecentEvent:
+        self.not_sent += 1
+        return RecentEvent(event.at, event.host, "disallowed", f"robots.txt disallows {event.url or 'the URL'}")
+
+    def count_hold(self, event: Event) -> RecentEvent:
+        seconds = event.seconds or 0.0
+        self.held_until = event.at + seconds
+        self.hold_status = event.status
+        self.hold_reason = event.detail
+        return RecentEvent(event.at, event.host, "hold", f"held for {duration_cell(seconds)}: {event.detail}".rstrip(": "))
+
+    def count_suppress(self, event: Event) -> RecentEvent:
+        self.suppressed = True
+        self.suppressed_reason = event.detail or "HTTP 403"
+        self.suppressed_until = event.at + event.seconds if event.seconds else None
+        ttl = f" for {duration_cell(event.seconds)}" if event.seconds else ""
+        return RecentEvent(event.at, event.host, "suppress", f"suppressed{ttl}: {self.suppressed_reason}")
+
+    def count_backoff(self, event: Event) -> None:
+        self.backoff_s = event.seconds or 0.0
+
+    def count_robots(self, event: Event) -> RecentEvent | None:
+        self.robots = event.detail.split(":", 1)[0] or None
+        if event.detail.startswith("unreachable"):
+            return RecentEvent(event.at, event.host, "robots", f"robots.txt {event.detail}")
+        return None
+
+
+#: What each transport event does to a host's counts (the others change nothing).
+_HANDLERS: dict[EventKind, Callable[[_Host, Event], RecentEvent | None]] = {
+    EventKind.REQUEST: _Host.count_request, EventKind.RESPONSE: _Host.count_response,
+    EventKind.NETWORK_ERROR: _Host.count_network_error, EventKind.HELD: _Host.count_not_sent,
+    EventKind.SUPPRESSED: _Host.count_not_sent, EventKind.DISALLOWED: _Host.count_disallowed, EventKind.HOLD: _Host.count_hold,
+    EventKind.SUPPRESS: _Host.count_suppress, EventKind.BACKOFF: _Host.count_backoff, EventKind.ROBOTS: _Host.count_robots,
+}
 
 
 def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
@@ -181,57 +250,11 @@ class DashboardModel:
         kind = event.kind
         if kind in _IGNORED:
             return
-        note: RecentEvent | None = None
         with self._lock:
             h = self._hosts.get(event.host)
             if h is None:
                 h = self._hosts[event.host] = _Host(event.host)
-            if kind is EventKind.REQUEST:
-                h.requests += 1
-                h.in_flight += 1
-            elif kind is EventKind.RESPONSE:
-                if h.in_flight > 0:
-                    h.in_flight -= 1
-                status = event.status
-                h.last_status = status
-                h.unreachable = ""  # it answered
-                if status is not None and 200 <= status < 400:
-                    h.ok += 1
-                elif status in _NOT_FOUND:
-                    h.not_found += 1
-                else:
-                    h.errors += 1
-            elif kind is EventKind.NETWORK_ERROR:
-                if h.in_flight > 0:
-                    h.in_flight -= 1
-                h.errors += 1
-                h.unreachable = unreachable_kind(event.detail)
-            elif kind is EventKind.HELD or kind is EventKind.SUPPRESSED:
-                h.not_sent += 1
-                if event.detail.startswith("breaker open: unreachable") and not h.unreachable:
-                    h.unreachable = unreachable_kind(event.detail) or "dns"
-            elif kind is EventKind.DISALLOWED:
-                h.not_sent += 1
-                note = RecentEvent(event.at, event.host, "disallowed", f"robots.txt disallows {event.url or 'the URL'}")
-            elif kind is EventKind.HOLD:
-                seconds = event.seconds or 0.0
-                h.held_until = event.at + seconds
-                h.hold_status = event.status
-                h.hold_reason = event.detail
-                note = RecentEvent(event.at, event.host, "hold",
-                                   f"held for {duration_cell(seconds)}: {event.detail}".rstrip(": "))
-            elif kind is EventKind.SUPPRESS:
-                h.suppressed = True
-                h.suppressed_reason = event.detail or "HTTP 403"
-                h.suppressed_until = event.at + event.seconds if event.seconds else None
-                ttl = f" for {duration_cell(event.seconds)}" if event.seconds else ""
-                note = RecentEvent(event.at, event.host, "suppress", f"suppressed{ttl}: {h.suppressed_reason}")
-            elif kind is EventKind.BACKOFF:
-                h.backoff_s = event.seconds or 0.0
-            elif kind is EventKind.ROBOTS:
-                h.robots = event.detail.split(":", 1)[0] or None
-                if event.detail.startswith("unreachable"):
-                    note = RecentEvent(event.at, event.host, "robots", f"robots.txt {event.detail}")
+            note = h.apply(event)
             if note is not None:
                 self._events.append(note)
             self.version += 1
@@ -285,21 +308,7 @@ class DashboardModel:
             ended = not self._running and self._finished_at is not None
         snap["store"] = store_label(self._store_name())
         keys = sorted(set(hosts) | set(queues) | set(politeness))
-        rows = []
-        for key in keys:
-            h = hosts.get(key)
-            fields: dict[str, Any] = {"host": key, "queued": queues.get(key, 0), "run_ended": ended}
-            if h is not None:
-                fields.update(in_flight=h.in_flight, requests=h.requests, ok=h.ok, errors=h.errors,
-                              not_sent=h.not_sent, last_status=h.last_status, not_found=h.not_found,
-                              unreachable=h.unreachable)
-            live = politeness.get(key)
-            if live is not None:
-                fields.update(politeness=live[0], hold_left_s=live[1])
-            elif h is not None:  # no client: what the events said
-                record, left = _from_events(h, now)
-                fields.update(politeness=record, hold_left_s=left)
-            rows.append(HostRow(**fields))
+        rows = [_host_row(key, hosts.get(key), queues.get(key, 0), politeness.get(key), ended, now) for key in keys]
         if snap["started_at"] is None:  # before any run: the hosts the store knows, as they are
             return BatchSnapshot(hosts=tuple(rows), **snap)
         seen = set(hosts) | set(queues)  # the hosts of this run's events and queues
@@ -312,7 +321,7 @@ class DashboardModel:
         if scheduler is None:
             return {}
         try:
-            return {k: n for k, n in scheduler.queued().items() if k != _NO_REQUEST and n}
+            return {k: n for k, n in scheduler.queued().items() if k != NO_REQUEST and n}
         except Exception:  # noqa: BLE001 - a dashboard never breaks a run
             return {}
 
@@ -360,3 +369,17 @@ def _host_of(url: str | None) -> str:
     except Exception:  # noqa: BLE001
         return ""
 
+
+def _host_row(key: str, h: _Host | None, queued: int, live: tuple[HostSnapshot, float] | None, ended: bool,
+              now: float) -> HostRow:
+    """One host's row: this run's counts, and its politeness from the client (else from the events)."""
+    fields: dict[str, Any] = {"host": key, "queued": queued, "run_ended": ended}
+    if h is not None:
+        fields.update(in_flight=h.in_flight, requests=h.requests, ok=h.ok, errors=h.errors, not_sent=h.not_sent,
+                      last_status=h.last_status, not_found=h.not_found, unreachable=h.unreachable)
+    if live is not None:
+        fields.update(politeness=live[0], hold_left_s=live[1])
+    elif h is not None:  # no client: what the events said
+        record, left = _from_events(h, now)
+        fields.update(politeness=record, hold_left_s=left)
+    return HostRow(**fields)

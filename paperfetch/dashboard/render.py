@@ -10,8 +10,8 @@ from typing import Callable, Iterable
 from paperfetch import defaults
 from paperfetch.cells import clip
 from paperfetch.dashboard.model import BatchSnapshot, HostRow
+from paperfetch.dashboard.tables import HELD_COLOUR, SUPPRESSED_COLOUR, duration_cell, seconds_cell
 from paperfetch.integrity import met_line
-from paperfetch.report import HELD_COLOUR, SUPPRESSED_COLOUR, duration_cell, seconds_cell
 
 __all__ = [
     "HOST_COLUMNS",
@@ -351,25 +351,28 @@ def render_text(snapshot: BatchSnapshot, max_rows: int = 20, max_events: int = 1
         lines.append(f"host state: {snapshot.store}")
     lines += [line for line in (snapshot.offline_line(), snapshot.others_line()) if line]
     hosts = _ordered(snapshot.hosts)
-    ended = snapshot.ended
     if hosts:
-        # the column that takes the room left in HTML (the state, with its reasons) goes last in text
-        shown = _columns(hosts, ended)
-        columns = [c for c in shown if c.width] + [c for c in shown if not c.width]
-        table = [tuple(c.header for c in columns)]
-        for h in hosts[:max_rows]:
-            table.append(tuple(clip(c.cell(h, ended), c.clip) if c.clip else c.cell(h, ended) for c in columns))
-        widths = [max(len(row[i]) for row in table) for i in range(len(columns))]
-        for row in table:
-            cells = [
-                cell.rjust(w) if c.numeric else cell.ljust(w)
-                for c, cell, w in zip(columns[:-1], row[:-1], widths[:-1])
-            ]
-            lines.append("  " + "  ".join(cells) + "  " + row[-1])
-        if len(hosts) > max_rows:
-            lines.append(f"  … {len(hosts) - max_rows} more host(s)")
+        lines += _host_lines(hosts, snapshot.ended, max_rows)
     if snapshot.events:
         lines.append("recent events (UTC):")
         for e in list(snapshot.events)[-max_events:][::-1]:
             lines.append(f"  {_clock_time(e.at)} {_EVENT_LABELS.get(e.kind, e.kind.upper())} {e.host} {clip(e.message, 160)}")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _host_lines(hosts: list[HostRow], ended: bool, max_rows: int) -> list[str]:
+    """The host table as text lines, aligned; the column that takes the room left in HTML (the state, with its
+    reasons) goes last, unpadded."""
+    shown = _columns(hosts, ended)
+    columns = [c for c in shown if c.width] + [c for c in shown if not c.width]
+    table = [tuple(c.header for c in columns)]
+    for h in hosts[:max_rows]:
+        table.append(tuple(clip(c.cell(h, ended), c.clip) if c.clip else c.cell(h, ended) for c in columns))
+    widths = [max(len(row[i]) for row in table) for i in range(len(columns))]
+    lines = []
+    for row in table:
+        cells = [cell.rjust(w) if c.numeric else cell.ljust(w) for c, cell, w in zip(columns[:-1], row[:-1], widths[:-1])]
+        lines.append("  " + "  ".join(cells) + "  " + row[-1])
+    if len(hosts) > max_rows:
+        lines.append(f"  … {len(hosts) - max_rows} more host(s)")
+    return lines

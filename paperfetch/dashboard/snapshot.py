@@ -9,27 +9,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from paperfetch.http.hosts import HostSnapshot
 from paperfetch.integrity import met_line
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status
-from paperfetch.report import state_words
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["BatchSnapshot", "HostRow", "ROW_COLUMNS", "RecentEvent", "unreachable_kind"]
-
-#: Words of a network error that mean the host could not be reached at all (as the transport's test reads them).
-_DNS_WORDS = ("NameResolution", "getaddrinfo", "Name or service not known", "nodename nor servname",
-              "Temporary failure in name resolution", "No address associated")
-_REFUSED_WORDS = ("Connection refused", "NewConnectionError", "ConnectionRefused")
-
-
-def unreachable_kind(detail: str) -> str:
-    """``dns`` or ``refused`` when a network error's text says the host could not be reached; else ``""``."""
-    if any(word in detail for word in _DNS_WORDS):
-        return "dns"
-    if any(word in detail for word in _REFUSED_WORDS):
-        return "refused"
-    return ""
-
+__all__ = ["BatchSnapshot", "HostRow", "ROW_COLUMNS", "RecentEvent"]
 
 @dataclass(frozen=True)
 class RecentEvent:
@@ -114,9 +98,18 @@ class HostRow:
     @property
     def state(self) -> str:
         """In words: ``SUPPRESSED``, ``HELD``, ``UNREACHABLE``, ``OPEN BREAKER``, ``busy``, ``queued``, ``backoff``, ``idle``."""
-        return state_words(suppressed=self.suppressed, held=self.held, in_flight=self.in_flight,
-                           queued=self.queued, backoff_s=self.backoff_s, unreachable=bool(self.unreachable),
-                           breaker_open=self.breaker == "open", ended=self.run_ended)
+        words = [w for w, on in (("SUPPRESSED", self.suppressed), ("HELD", self.held)) if on]
+        if words:
+            return " + ".join(words)  # both, when both
+        if self.unreachable:
+            return "UNREACHABLE"
+        if self.breaker == "open":
+            return "OPEN BREAKER"
+        if self.in_flight and not self.run_ended:
+            return "busy"
+        if self.queued:
+            return "not started" if self.run_ended else "queued"
+        return "backoff" if self.backoff_s > 0 else "idle"
 
 
 #: The columns of :meth:`BatchSnapshot.hosts_frame` (before ``done`` and ``state``).

@@ -15,7 +15,6 @@ import pandas as pd
 from paperfetch import defaults
 from paperfetch.cells import is_missing
 from paperfetch.config import Identification
-from paperfetch.download import file_digest
 from paperfetch.errors import DownloadTooLarge, NotFoundError, PaperfetchError
 from paperfetch.fulltext.article import parse_pdf
 from paperfetch.fulltext.base import Article, FullTextError, NoTextLayer
@@ -25,6 +24,7 @@ from paperfetch.fulltext.frame import RECORD_FIELDS
 from paperfetch.fulltext.jats import parse_jats, split_articles
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
 from paperfetch.http import context as call_context
+from paperfetch.http.files import file_digest
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_many
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame

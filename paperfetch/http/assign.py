@@ -189,19 +189,11 @@ class Placement:
 
     def _revise(self, queues: Mapping[str, deque], urls: Mapping[str, str], now: float) -> list[tuple[Any, str, str]]:
         movable = self.movable
-        for jobs in queues.values():  # papers that can go nowhere else first: the others may still move
-            if any(id(a) in movable and id(b) not in movable for (a, _), (b, _) in zip(jobs, list(jobs)[1:])):
-                ordered = [e for e in jobs if id(e[0]) not in movable] + [e for e in jobs if id(e[0]) in movable]
-                jobs.clear()
-                jobs.extend(ordered)
+        for jobs in queues.values():
+            self._fixed_first(jobs)
         entries = {k: [(id(job), movable.get(id(job))) for job, _ in jobs] for k, jobs in queues.items()}
-        outlooks = {k: self.outlook(k, urls[k], now, fresh=True) for k in entries}
-        for copies in movable.values():
-            for k, u in copies:
-                if k not in outlooks:
-                    outlooks[k] = self.outlook(k, u, now, fresh=True)
         by_source: dict[str, dict[Hashable, Move]] = {}
-        for move in revise(entries, outlooks):
+        for move in revise(entries, self._fresh_outlooks(entries, urls, now)):
             by_source.setdefault(move.source, {})[move.token] = move
         out: list[tuple[Any, str, str]] = []
         for key, moves in by_source.items():
@@ -211,6 +203,23 @@ class Placement:
             jobs.clear()
             jobs.extend(kept)
         return out
+
+    def _fixed_first(self, jobs: deque) -> None:
+        """Papers that can go nowhere else first in *jobs*: the others may still move."""
+        movable = self.movable
+        if any(id(a) in movable and id(b) not in movable for (a, _), (b, _) in zip(jobs, list(jobs)[1:])):
+            ordered = [e for e in jobs if id(e[0]) not in movable] + [e for e in jobs if id(e[0]) in movable]
+            jobs.clear()
+            jobs.extend(ordered)
+
+    def _fresh_outlooks(self, entries: Mapping[str, Any], urls: Mapping[str, str], now: float) -> dict[str, Outlook]:
+        """The outlook, read now, of every host with a queue and of every host a queued paper could move to."""
+        outlooks = {k: self.outlook(k, urls[k], now, fresh=True) for k in entries}
+        for copies in self.movable.values():
+            for k, u in copies:
+                if k not in outlooks:
+                    outlooks[k] = self.outlook(k, u, now, fresh=True)
+        return outlooks
 
     def _sends(self, url: str) -> bool:
         try:

@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import requests
 
-from paperfetch import batch, defaults
+from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
-from paperfetch.download import DownloadResult, file_digest, stream_to_file
 from paperfetch.errors import ConfigurationError, DeadlineExceeded, TooManyRedirects, TooSlow, TruncatedDownload
-from paperfetch.http import policy, redirects, wire
+from paperfetch.http import batch, policy, redirects, wire
 from paperfetch.http.config import DEFAULT_USER_AGENT, ConfiguredKnobs, TransportConfig, knob_signature
 from paperfetch.http.context import stop_event
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, unreachable
+from paperfetch.http.files import DownloadResult, file_digest, stream_to_file
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, host_key, registry_for
 from paperfetch.http.hostside import Budget, Exchange, HostSide
 from paperfetch.http.outcome import Outcome, default_classify
@@ -125,14 +125,14 @@ class HttpClient(ConfiguredKnobs):
         **kwargs: Any,
     ) -> list[requests.Response | BaseException | None]:
         """``[self.get(url, **kwargs) for url in urls]``, in input order, hosts served side by side
-        (:func:`paperfetch.batch.get_many`)."""
+        (:func:`paperfetch.http.batch.get_many`)."""
         return batch.get_many(self, urls, workers=workers, return_exceptions=return_exceptions, **kwargs)
 
     def iter_many(
         self, urls: Iterable[str], *, workers: int | None = None, **kwargs: Any
     ) -> Iterator[tuple[int, requests.Response | BaseException | None]]:
         """``(index, self.get(urls[index], **kwargs))`` as each URL finishes, or the exception ``get`` would
-        raise; leaving the loop early stops the batch (:func:`paperfetch.batch.iter_many`)."""
+        raise; leaving the loop early stops the batch (:func:`paperfetch.http.batch.iter_many`)."""
         return batch.iter_many(self, urls, workers=workers, **kwargs)
 
     def fetch(
@@ -224,7 +224,7 @@ class HttpClient(ConfiguredKnobs):
 
     def domain_status(self) -> "pd.DataFrame":
         """One row per host of the store (docs/politeness.md, "domain_status()"); pandas is imported only here."""
-        from paperfetch.report import domain_status_frame
+        from paperfetch.http.status import domain_status_frame
 
         frame = domain_status_frame(self.snapshots())
         frame.attrs["store"] = self.store.name
@@ -377,7 +377,6 @@ class HttpClient(ConfiguredKnobs):
         budget = Budget(max_elapsed)
         retry = self._config.retry
         shown = redact_url(url)
-        hosts = self._hosts
         while True:
             try:
                 exchange = self._exchange(url, dict(kwargs), budget)
@@ -387,27 +386,10 @@ class HttpClient(ConfiguredKnobs):
                 retry = self._network_retry(retry, url, exc, budget, type(exc).__name__, kwargs.get("params"))
                 continue
             if exchange.kind == "response":
-                response = exchange.response
-                assert response is not None
-                if classify(response) is Outcome.RETRY and not retry.exhausted:
-                    wait = hosts.retry_wait(exchange)
-                    allowance = hosts.allowance(budget)
-                    if hosts.decide(exchange.host, budget, exempt=True).verdict is policy.Verdict.OPEN:
-                        # the breaker would answer the retry without a request: do not sleep for it
-                        logger.info("%s: breaker open; HTTP %s is the answer", exchange.host.key, response.status_code)
-                        exchange.kind = "gave_up"
-                    elif wait > allowance:
-                        logger.info("HTTP %s from %s asks for %.0fs, more than this call may wait (%.0fs); giving up",
-                                    response.status_code, exchange.host.key, wait, allowance)
-                        exchange.kind = "gave_up"
-                    else:
-                        self._emit(EventKind.RETRY, exchange.host, exchange.url, status=response.status_code, seconds=wait)
-                        logger.warning("HTTP %s from %s; waiting %.1fs before retry",
-                                       response.status_code, exchange.host.key, wait)
-                        response.close()
-                        hosts.wait(wait, exchange.host, exchange.url, budget, f"HTTP {response.status_code}")
-                        retry = retry.increment(shown, status=response.status_code, wait_s=wait)
-                        continue
+                again = self._status_retry(exchange, retry, budget, classify, shown)
+                if again is not None:
+                    retry = again
+                    continue
             if finish is None:
                 return exchange, retry
             try:
@@ -418,6 +400,32 @@ class HttpClient(ConfiguredKnobs):
                 with map_network_errors(shown, what="download"):
                     retry = self._network_retry(retry, url, exc, budget, f"download interrupted: {exc}",
                                                 kwargs.get("params"))
+
+    def _status_retry(self, exchange: Exchange, retry: Retry, budget: Budget,
+                      classify: Callable[[requests.Response], Outcome], shown: str) -> Retry | None:
+        """The retry after an answer *classify* calls worth retrying, once its wait is over; None to settle on
+        *exchange* (``gave_up`` when the breaker is open or the host asks for more than this call may wait)."""
+        hosts, response = self._hosts, exchange.response
+        assert response is not None
+        if classify(response) is not Outcome.RETRY or retry.exhausted:
+            return None
+        wait = hosts.retry_wait(exchange)
+        allowance = hosts.allowance(budget)
+        if hosts.decide(exchange.host, budget, exempt=True).verdict is policy.Verdict.OPEN:
+            # the breaker would answer the retry without a request: do not sleep for it
+            logger.info("%s: breaker open; HTTP %s is the answer", exchange.host.key, response.status_code)
+            exchange.kind = "gave_up"
+            return None
+        if wait > allowance:
+            logger.info("HTTP %s from %s asks for %.0fs, more than this call may wait (%.0fs); giving up",
+                        response.status_code, exchange.host.key, wait, allowance)
+            exchange.kind = "gave_up"
+            return None
+        self._emit(EventKind.RETRY, exchange.host, exchange.url, status=response.status_code, seconds=wait)
+        logger.warning("HTTP %s from %s; waiting %.1fs before retry", response.status_code, exchange.host.key, wait)
+        response.close()
+        hosts.wait(wait, exchange.host, exchange.url, budget, f"HTTP {response.status_code}")
+        return retry.increment(shown, status=response.status_code, wait_s=wait)
 
     def _network_retry(self, retry: Retry, url: str, exc: BaseException, budget: Budget, detail: str,
                        params: Any = None) -> Retry:
@@ -456,41 +464,59 @@ class HttpClient(ConfiguredKnobs):
             exempt = hosts.exempt(current)
             if not chosen_agent:
                 headers["User-Agent"] = config.user_agent_for(host.key)  # the e-mail only where it is asked for
-            while True:  # again when the host was suppressed, held or opened while this request waited
-                if config.respect_robots_txt:  # the host is asked before its robots.txt is read, and after
-                    decision = hosts.decide(host, budget, exempt=exempt)
-                    if decision.verdict is policy.Verdict.SUPPRESSED:
-                        return hosts.suppressed(host, current, decision)
-                    if decision.verdict is policy.Verdict.HELD:
-                        return hosts.held(host, current)
-                    if decision.verdict is policy.Verdict.OPEN:
-                        return hosts.open(host, current, decision)
-                    rules = hosts.robots_rules(host, current, budget)
-                    if not rules.can_fetch(current, config.user_agent):
-                        self._emit(EventKind.DISALLOWED, host, current, detail=rules.status.value)
-                        logger.warning("Blocked by robots.txt: %s", redact_url(current))
-                        return Exchange("disallowed", None, host, current)
-                decision = hosts.acquire(host, current, budget, exempt=exempt or config.respect_robots_txt)
-                if decision.verdict is policy.Verdict.SUPPRESSED:
-                    return hosts.suppressed(host, current, decision)
-                if decision.verdict is policy.Verdict.OPEN:
-                    return hosts.open(host, current, decision)
-                if decision.verdict is policy.Verdict.HELD:
-                    return hosts.held(host, current)
-                try:
-                    response = self._send(host, current, params if hop == 0 else None, headers, kwargs, method, data,
-                                          exempt=exempt)
-                except wire.Blocked:
-                    continue
-                break
-            location = redirects.location(response)
+            answer = self._hop(host, current, params if hop == 0 else None, headers, kwargs, method, data,
+                               budget=budget, exempt=exempt)
+            if isinstance(answer, Exchange):
+                return answer
+            location = redirects.location(answer)
             if location is not None:
-                current, method, data = self._follow(url, current, location, response, hop, seen, headers, history,
+                current, method, data = self._follow(url, current, location, answer, hop, seen, headers, history,
                                                      host, method, data)
                 continue
-            response.history = history
-            return Exchange("response", response, host, current)
+            answer.history = history
+            return Exchange("response", answer, host, current)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _hop(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
+             method: str, data: Any, *, budget: Budget, exempt: bool) -> Exchange | requests.Response:
+        """One hop: the host asked (and its robots.txt read), its slot acquired, the request sent; again when the
+        host was suppressed, held or opened while this request waited. An Exchange when no request was sent."""
+        config = self._config
+        while True:
+            if config.respect_robots_txt:  # the host is asked before its robots.txt is read, and after
+                refused = self._robots_refusal(host, url, budget, exempt)
+                if refused is not None:
+                    return refused
+            decision = self._hosts.acquire(host, url, budget, exempt=exempt or config.respect_robots_txt)
+            refused = self._refusal(host, url, decision)
+            if refused is not None:
+                return refused
+            try:
+                return self._send(host, url, params, headers, kwargs, method, data, exempt=exempt)
+            except wire.Blocked:
+                continue
+
+    def _refusal(self, host: HostLimiter, url: str, decision: policy.Decision) -> Exchange | None:
+        """The answer without a request for a host suppressed, held or with its breaker open; None to go on."""
+        if decision.verdict is policy.Verdict.SUPPRESSED:
+            return self._hosts.suppressed(host, url, decision)
+        if decision.verdict is policy.Verdict.HELD:
+            return self._hosts.held(host, url)
+        if decision.verdict is policy.Verdict.OPEN:
+            return self._hosts.open(host, url, decision)
+        return None
+
+    def _robots_refusal(self, host: HostLimiter, url: str, budget: Budget, exempt: bool) -> Exchange | None:
+        """:meth:`_refusal` on the host's standing, then robots.txt's verdict on *url*; None to go on."""
+        refused = self._refusal(host, url, self._hosts.decide(host, budget, exempt=exempt))
+        if refused is not None:
+            return refused
+        rules = self._hosts.robots_rules(host, url, budget)
+        if rules.can_fetch(url, self._config.user_agent):
+            return None
+        self._emit(EventKind.DISALLOWED, host, url, detail=rules.status.value)
+        logger.warning("Blocked by robots.txt: %s", redact_url(url))
+        return Exchange("disallowed", None, host, url)
 
     def _send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
               method: str, data: Any, *, exempt: bool) -> requests.Response:

@@ -15,7 +15,8 @@ from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 
 from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
 
-__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "network_words", "read_errors", "unreachable"]
+__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "network_words", "read_errors", "unreachable",
+           "unreachable_kind"]
 
 
 class _Deadline(Protocol):
@@ -33,22 +34,32 @@ class _Deadline(Protocol):
 #: What a call retries: a timeout, a connection error, a body cut short on the wire.
 NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
 
-_UNREACHABLE_WORDS = ("NameResolution", "NewConnectionError", "Connection refused", "getaddrinfo",
-                      "Name or service not known", "nodename nor servname")
+#: Words of an error's text that say the host's name did not resolve ...
+_DNS_WORDS = ("NameResolution", "getaddrinfo", "Name or service not known", "nodename nor servname",
+              "Temporary failure in name resolution", "No address associated")
+#: ... or that the host refused the connection.
+_REFUSED_WORDS = ("Connection refused", "NewConnectionError", "ConnectionRefused")
+
+
+def unreachable_kind(text: str) -> str:
+    """``dns`` or ``refused`` when an error's *text* says the host could not be reached at all; else ``""``."""
+    if any(word in text for word in _DNS_WORDS):
+        return "dns"
+    if any(word in text for word in _REFUSED_WORDS):
+        return "refused"
+    return ""
 
 
 def unreachable(exc: BaseException) -> bool:
     """A connection that could not even start: the name did not resolve, or it was refused."""
     if isinstance(exc, requests.Timeout) or not isinstance(exc, requests.ConnectionError):
         return False
-    text = repr(exc)
-    return any(word in text for word in _UNREACHABLE_WORDS)
+    return bool(unreachable_kind(repr(exc)))
 
 
 #: What a failed connection says in words, by the words of its error's text (first match wins).
 _NETWORK_WORDS = (
-    (("NameResolution", "getaddrinfo", "Name or service not known", "nodename nor servname",
-      "Temporary failure in name resolution"), "the name did not resolve (DNS)"),
+    (_DNS_WORDS, "the name did not resolve (DNS)"),
     (("Connection refused",), "Connection refused"),
     (("ProxyError", "Unable to connect to proxy"), "the proxy could not be used"),
     (("SSLError", "CERTIFICATE_VERIFY_FAILED", "SSL:"), "the TLS handshake failed"),
@@ -114,33 +125,9 @@ def _unchain(exc: BaseException) -> None:
         exc.__suppress_context__ = True
 
 
-class _DeadlineErrors:
-    """:func:`deadline_errors`'s block (a class: it wraps every request, a generator costs more)."""
-
-    __slots__ = ("shown", "deadline")
-
-    def __init__(self, shown: str, deadline: _Deadline) -> None:
-        self.shown = shown
-        self.deadline = deadline
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if isinstance(exc, requests.RequestException) and self.deadline.expired() \
-                and not isinstance(exc, DeadlineExceeded):
-            raise DeadlineExceeded(f"{self.shown} took longer than its deadline of {self.deadline.seconds:g} s",
-                                   url=self.shown) from None
-
-
-def deadline_errors(shown: str, deadline: _Deadline) -> _DeadlineErrors:
-    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
-    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
-    return _DeadlineErrors(shown, deadline)
-
-
-class _ReadErrors:
-    """:func:`read_errors`' block (a class: it wraps every read of a body, a generator costs more)."""
+class _ErrorsBlock:
+    """A block that maps the errors leaving it, for *shown* under *deadline* (a class: it wraps every request
+    and every read of a body, a generator costs more)."""
 
     __slots__ = ("shown", "deadline")
 
@@ -150,6 +137,31 @@ class _ReadErrors:
 
     def __enter__(self) -> None:
         return None
+
+
+class _DeadlineErrors(_ErrorsBlock):
+    """:func:`deadline_errors`'s block."""
+
+    __slots__ = ()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        deadline = self.deadline
+        if isinstance(exc, requests.RequestException) and deadline is not None and deadline.expired() \
+                and not isinstance(exc, DeadlineExceeded):
+            raise DeadlineExceeded(f"{self.shown} took longer than its deadline of {deadline.seconds:g} s",
+                                   url=self.shown) from None
+
+
+def deadline_errors(shown: str, deadline: _Deadline) -> _DeadlineErrors:
+    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
+    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
+    return _DeadlineErrors(shown, deadline)
+
+
+class _ReadErrors(_ErrorsBlock):
+    """:func:`read_errors`' block."""
+
+    __slots__ = ()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc is None:

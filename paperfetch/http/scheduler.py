@@ -448,27 +448,43 @@ class HostScheduler:
                     self._stats["worker_idle_s"] += idle
 
     def _run_one(self, generation: int, job: Any, hq: _HostQueue, draining: bool = False) -> None:
+        """Advance *job* by one request, then queue its next request or report it finished."""
         if self._stopping or generation != self._generation:
-            # dispatched, but stop() came before this worker took it: no new request starts
-            with self._cond:
-                if generation == self._generation and not self._closed:
-                    hq.in_flight -= 1
-                    self._in_flight -= 1
-                    self._idle += 1
-                    self._cond.notify()
+            self._release_unstarted(generation, hq)
             return
-        error: BaseException | None = None
+        error = self._advance(job, draining)
+        cpu0 = time.thread_time()
+        url, error = self._next_url(job, error)
+        key = self._key(url) if url else None
+        if self._report_back(generation, job, hq, url, key, error, cpu0):
+            self._finish(generation, job)
+
+    def _release_unstarted(self, generation: int, hq: _HostQueue) -> None:
+        """Dispatched, but stop() came before this worker took it: no new request starts."""
+        with self._cond:
+            if generation == self._generation and not self._closed:
+                hq.in_flight -= 1
+                self._in_flight -= 1
+                self._idle += 1
+                self._cond.notify()
+
+    @staticmethod
+    def _advance(job: Any, draining: bool) -> BaseException | None:
+        """Run *job*'s next request; its failure is returned, never raised (a job's failure never kills a worker)."""
         try:
             if draining:
                 with answer_now():  # the host is held or its breaker open: the transport answers at once
                     job.advance()
             else:
                 job.advance()
-        except BaseException as exc:  # noqa: BLE001 - a job's failure never kills a worker
-            error = exc
-        cpu0 = time.thread_time()
+        except BaseException as exc:  # noqa: BLE001
+            return exc
+        return None
+
+    def _next_url(self, job: Any, error: BaseException | None) -> tuple[str | None, BaseException | None]:
+        """(*job*'s next URL, the error it ended with): no URL for a failed job, ``""`` for one cut short by the
+        stop (not re-queued, not finished). Ctrl-C or SystemExit from a job stops the batch."""
         url = None
-        key = None
         if error is None:
             try:
                 url = job.url
@@ -478,19 +494,21 @@ class HostScheduler:
             self._abort(error)  # Ctrl-C, SystemExit (a subscriber's too): the batch stops, run() raises it
         if isinstance(error, Stopped) or (error is not None and not isinstance(error, Exception)):
             # cut short by the stop: the job is not finished (no outcome for it), it keeps its url
-            error = None
-            url = url if url is not None else getattr(job, "url", None)
-            if url is None:
-                url = ""  # not re-queued (stopping); not reported as finished
+            kept = getattr(job, "url", None)
+            return ("" if kept is None else kept), None
         if error is not None:
             self._attach(job, error)
-            url = None
-        elif url:
-            key = self._key(url)
-        finish = False
+            return None, error
+        return url, None
+
+    def _report_back(
+        self, generation: int, job: Any, hq: _HostQueue, url: str | None, key: str | None,
+        error: BaseException | None, cpu0: float,
+    ) -> bool:
+        """Free *hq*'s slot and queue *job*'s next request at *url*; whether the job is finished."""
         with self._cond:
             if generation != self._generation or self._closed:
-                return  # run() has returned: the job is left as it is (its url tells whether it finished)
+                return False  # run() has returned: the job is left as it is (its url tells whether it finished)
             hq.in_flight -= 1
             hq.not_before = 0.0
             self._in_flight -= 1
@@ -504,14 +522,14 @@ class HostScheduler:
                 error, url = exc, None
             if error is not None:
                 self._stats["errors"] += 1
-            if url is None:
-                finish = True
-            if not finish:
+            finished = url is None
+            if not finished:
                 self._idle += 1
             self._stats["scheduling_cpu_s"] += time.thread_time() - cpu0
             self._cond.notify()
-            if not finish:
-                return
+        return finished
+
+    def _finish(self, generation: int, job: Any) -> None:
         self._call_on_finished(job)
         with self._cond:
             if generation != self._generation:

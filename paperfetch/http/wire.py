@@ -150,20 +150,7 @@ class Wire:
         network error before it is raised. A request refused before it left is raised as it is and counts
         against no host. *deadline_s* replaces ``request_deadline_s``; *cap*: the host's in-flight cap."""
         paced = gap_s is not None
-        slot: "Slot | None" = None
-        gap = 0.0
-        if gap_s is not None:
-            try:
-                self.check_stop()
-                if gap_s > 0 or self.config.rule(host.key).windows:  # nothing to pace: no reservation
-                    slot, gap = self.reserve(host, gap_s, cap)
-                if gate is not None:
-                    gate()
-            except BaseException:
-                if slot is not None:
-                    self.finish(host, slot, 0.0)
-                host.cancel()
-                raise
+        slot, gap = self._take_slot(host, gap_s, gate, cap) if gap_s is not None else (None, 0.0)
         self.emit(EventKind.REQUEST, host, url)
         started = self.clock.monotonic()
         with self._count_lock:
@@ -171,25 +158,8 @@ class Wire:
         count_request()
         try:
             response = self.answer(method, url, params, data, headers, kwargs, deadline_s=deadline_s)
-        except NETWORK_ERRORS as exc:
-            if paced:
-                host.end(None, self.clock.monotonic(), reached=not unreachable(exc))
-            else:
-                host.end(None, self.clock.monotonic())
-            self.finish(host, slot, gap)
-            self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
-            logger.debug("%s for %s: %s", type(exc).__name__, redact_url(url), redact_text(str(exc)))
-            if on_error is not None:
-                on_error(exc)  # a DeadlineExceeded is a timeout: a failure for the breaker
-            raise
         except BaseException as exc:
-            # not the network's doing (an invalid header, a bug in an adapter, Ctrl-C): the host saw nothing
-            # (a cap passed while reading is the host's answer: its pacing clock restarts from now)
-            host.end(None, self.clock.monotonic() if paced else None, reached=isinstance(exc, PaperfetchError))
-            self.finish(host, slot, gap)
-            if isinstance(exc, Exception):
-                self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"not sent: {type(exc).__name__}: {exc}")
-                logger.debug("%s not sent: %s: %s", redact_url(url), type(exc).__name__, redact_text(str(exc)))
+            self._not_answered(host, url, exc, paced=paced, slot=slot, gap=gap, on_error=on_error)
             raise
         if not paced:
             host.end(response.status_code)
@@ -204,6 +174,47 @@ class Wire:
             self.finish(host, slot, gap)
         self.emit(EventKind.RESPONSE, host, url, status=response.status_code, seconds=answered - started)
         return response
+
+    def _take_slot(self, host: "HostLimiter", gap_s: float, gate: Callable[[], None] | None,
+                   cap: int | None) -> "tuple[Slot | None, float]":
+        """The polite path's start slot (none when there is nothing to pace), then the *gate*; on any failure
+        the slot is freed and the host's place given back."""
+        slot: "Slot | None" = None
+        gap = 0.0
+        try:
+            self.check_stop()
+            if gap_s > 0 or self.config.rule(host.key).windows:  # nothing to pace: no reservation
+                slot, gap = self.reserve(host, gap_s, cap)
+            if gate is not None:
+                gate()
+        except BaseException:
+            if slot is not None:
+                self.finish(host, slot, 0.0)
+            host.cancel()
+            raise
+        return slot, gap
+
+    def _not_answered(self, host: "HostLimiter", url: str, exc: BaseException, *, paced: bool,
+                      slot: "Slot | None", gap: float, on_error: Callable[[BaseException], None] | None) -> None:
+        """Close the host's books on a request that got no answer; *exc* is raised by the caller."""
+        if isinstance(exc, NETWORK_ERRORS):
+            if paced:
+                host.end(None, self.clock.monotonic(), reached=not unreachable(exc))
+            else:
+                host.end(None, self.clock.monotonic())
+            self.finish(host, slot, gap)
+            self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
+            logger.debug("%s for %s: %s", type(exc).__name__, redact_url(url), redact_text(str(exc)))
+            if on_error is not None:
+                on_error(exc)  # a DeadlineExceeded is a timeout: a failure for the breaker
+            return
+        # not the network's doing (an invalid header, a bug in an adapter, Ctrl-C): the host saw nothing
+        # (a cap passed while reading is the host's answer: its pacing clock restarts from now)
+        host.end(None, self.clock.monotonic() if paced else None, reached=isinstance(exc, PaperfetchError))
+        self.finish(host, slot, gap)
+        if isinstance(exc, Exception):
+            self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"not sent: {type(exc).__name__}: {exc}")
+            logger.debug("%s not sent: %s: %s", redact_url(url), type(exc).__name__, redact_text(str(exc)))
 
     def answer(self, method: str, url: str, params: Any, data: Any, headers: dict[str, str],
                kwargs: dict[str, Any], *, deadline_s: float | None = None) -> requests.Response:

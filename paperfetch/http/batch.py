@@ -1,5 +1,5 @@
 """:func:`get_many` and :func:`iter_many`: each host as polite as a loop of ``get`` would keep it, the hosts
-side by side (docs/politeness.md, "get_many()"); :class:`HostScheduler` is re-exported from paperfetch.http.
+side by side (docs/politeness.md, "get_many()") by :class:`~paperfetch.http.scheduler.HostScheduler`.
 """
 
 from __future__ import annotations
@@ -8,23 +8,12 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Any, Generator, Iterable, Protocol
 
-from paperfetch.http.scheduler import (
-    BUSY_POLL_S,
-    MAX_WAIT_S,
-    NO_REQUEST,
-    HostScheduler,
-    Job,
-    Transport,
-    default_workers,
-)
+from paperfetch.http.scheduler import HostScheduler, Transport
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
 
-__all__ = [
-    "BUSY_POLL_S", "BatchClient", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "default_workers", "get_many",
-    "iter_many",
-]
+__all__ = ["BatchClient", "get_many", "iter_many"]
 
 
 class BatchClient(Transport, Protocol):

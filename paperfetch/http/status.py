@@ -1,0 +1,68 @@
+"""``domain_status()`` as data: one row per host from the transport's own snapshots (docs/politeness.md,
+"domain_status()"). The transport builds the rows; how people see them (the notebook Styler, the terminal
+table, the dashboard) is :mod:`paperfetch.dashboard.tables`'s business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Iterable
+
+from paperfetch.http.hosts import HostSnapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["DOMAIN_STATES", "DOMAIN_STATUS_COLUMNS", "domain_status_frame", "host_state", "status_rows"]
+
+#: ``domain_status()``'s columns: state, host, hold and suppression, breaker, this process's counts, pacing.
+DOMAIN_STATUS_COLUMNS = [
+    "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
+    "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
+    "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
+    "pool", "windows", "binding_window", "window_starts",  # the pool by request kind; the windows, the binding one
+    "credits_left",  # the host's budget left (its last X-RateLimit-Remaining)
+]
+#: The words of ``domain_status()``'s ``state`` column, worst first.
+DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")
+_DATETIMES = ("held_until", "suppressed_until", "breaker_open_until", "next_allowed_at")
+_INTS = ("last_status", "hold_status", "credits_left", "window_starts")
+_SNAPSHOT_FIELDS = frozenset(f.name for f in fields(HostSnapshot))
+
+
+def host_state(snap: HostSnapshot) -> str:
+    """One word for a host (:data:`DOMAIN_STATES`; ``UNREACHABLE`` is marked above the transport, which keeps
+    no record of a host that never answered: :func:`paperfetch.report.mark_unreachable`)."""
+    if snap.suppressed:
+        return "SUPPRESSED"
+    if snap.held_until is not None:
+        return "HELD"
+    if snap.breaker == "open":  # half-open: the period is over, a probe is allowed
+        return "OPEN BREAKER"
+    return "ok"
+
+
+def status_rows(snapshots: Iterable[HostSnapshot]) -> list[dict[str, Any]]:
+    """One plain dict per host, sorted by host, keyed by :data:`DOMAIN_STATUS_COLUMNS`; a host not held has no
+    ``hold_status``."""
+    rows = []
+    for snap in sorted(snapshots, key=lambda s: s.host):
+        row = {name: getattr(snap, name) for name in DOMAIN_STATUS_COLUMNS if name in _SNAPSHOT_FIELDS}
+        row["state"] = host_state(snap)
+        if snap.held_until is None:
+            row["hold_status"] = None
+        rows.append(row)
+    return rows
+
+
+def domain_status_frame(snapshots: Iterable[HostSnapshot]) -> pd.DataFrame:
+    """:func:`status_rows` as the frame ``domain_status()`` returns: times as UTC datetimes, counts as ``Int64``
+    (pandas is imported only here)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(status_rows(snapshots), columns=DOMAIN_STATUS_COLUMNS)
+    for column in _DATETIMES:
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    for column in _INTS:
+        frame[column] = frame[column].astype("Int64")
+    return frame
