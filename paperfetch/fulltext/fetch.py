@@ -36,8 +36,8 @@ from paperfetch.http import context as call_context
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_identifier, parse_many
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
+from paperfetch.paper import identity_row, initial_meta
 from paperfetch.redact import redact_frame, redact_text, redact_url
-from paperfetch.rows import identity_row, initial_meta
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched
 from paperfetch.sources.fulltext import EuropePMCFullTextSource, JatsAnswer, PMCEfetchSource, jats_candidates, split_articles
 

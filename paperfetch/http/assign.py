@@ -22,7 +22,7 @@ class Prefer(str, Enum):
 
     VERSION = "version"  #: only the best version tier available (the default)
     SPEED = "speed"      #: every copy: the user needs *a* text
-    PUBLISHED = "published"  #: as VERSION, and a preprint's open version of record first (paperfetch.versions)
+    PUBLISHED = "published"  #: as VERSION, and a preprint's open version of record first (paperfetch.flow.decide)
 
     @classmethod
     def parse(cls, value: "str | Prefer") -> "Prefer":
