@@ -105,13 +105,9 @@ def tier(action: Action, prefer: str) -> int:
 
 def next_step(paper: Paper, outlook: Outlook) -> Step:
     """The paper's next step under *outlook*; the same paper and outlook always give the same step."""
-    if paper.ended or paper.stopped or paper.internal_error is not None:
-        return Step("end", paper)
-    stop = outlook.write_stop()
-    if stop is not None:
-        if not any(f.status is Status.WRITE_ERROR for f in paper.failures):
-            paper = replace(paper, cut_short=stop)
-        return Step("end", paper)
+    ended = _ended(paper, outlook)
+    if ended is not None:
+        return ended
     while not paper.actions and paper.sources_left:
         paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
     if not paper.actions:
@@ -127,15 +123,32 @@ def next_step(paper: Paper, outlook: Outlook) -> Step:
     if isinstance(first, Lookup):
         return Step("lookup", paper, free=outlook.cached is not None and outlook.cached(first.url, first.params))
     if outlook.skip_retracted and paper.retracted:  # before any PDF or page request
-        reason = retracted_reason(paper.updates)
-        ended = paper.noted("integrity", f"{reason}: not downloaded")
-        return Step("end", replace(ended, outcome=Outcome(Status.RETRACTED.value, reason=reason,
-                                                          error=f"{reason}: not downloaded (skip_retracted is on)")))
+        return Step("end", _retracted(paper))
     if first.kind == "landing":
         return Step("landing", paper)
     best = tier(first, outlook.prefer)
     copies = tuple(a.url for a in paper.actions if a.listed and tier(a, outlook.prefer) == best) if first.listed else ()
     return Step("download", paper, copies=copies)
+
+
+def _ended(paper: Paper, outlook: Outlook) -> Step | None:
+    """The end step of a paper that has ended, or that the batch's failed write stops; None otherwise."""
+    if paper.ended or paper.stopped or paper.internal_error is not None:
+        return Step("end", paper)
+    stop = outlook.write_stop()
+    if stop is None:
+        return None
+    if not any(f.status is Status.WRITE_ERROR for f in paper.failures):
+        paper = replace(paper, cut_short=stop)
+    return Step("end", paper)
+
+
+def _retracted(paper: Paper) -> Paper:
+    """With ``skip_retracted``: the paper ends ``retracted`` (final), the notice in its reason."""
+    reason = retracted_reason(paper.updates)
+    return replace(paper.noted("integrity", f"{reason}: not downloaded"),
+                   outcome=Outcome(Status.RETRACTED.value, reason=reason,
+                                   error=f"{reason}: not downloaded (skip_retracted is on)"))
 
 
 def _to_front(paper: Paper, index: int) -> Paper:
@@ -225,29 +238,42 @@ def _seek_published(paper: Paper, outlook: Outlook) -> tuple[Paper, bool]:
         return paper, False
     works = outlook.works
     pairing = is_biorxiv_doi(paper.doi) and len(works) > 1 and not paper.defer_done  # its journal version may be given too
-    if pairing and str(paper.preprint_of or "").lower() in works:
-        return replace(paper, same_work=works[str(paper.preprint_of).lower()], actions=(), sources_left=(),
+    position = works.get(str(paper.preprint_of or "").lower()) if pairing else None
+    if position is not None:
+        return replace(paper, same_work=position, actions=(), sources_left=(),
                        put_aside=(paper.actions, paper.sources_left)), True
     published = Prefer(outlook.prefer) is Prefer.PUBLISHED
     if not (published or pairing):
         return paper, False
-    doi = doi_of(paper.doi)
-    if not paper.preprint_of and not paper.link_asked and doi is not None:
-        linking = LINK_SOURCES if published else ("biorxiv",)  # a batch's pairing asks only the preprint's own server
-        asked = [name for name in linking if name in paper.sources_left and name in outlook.sources]
-        first = tuple(a for name in asked for a in lookups(name, outlook.sources[name], doi))
-        left = tuple(name for name in paper.sources_left if name not in asked)  # asked now, not again later
-        paper = replace(paper, link_asked=True, sources_left=left, actions=(*first, *paper.actions))
-        if asked:
-            return paper, True
+    paper, asked = _ask_link(paper, outlook, published)
+    if asked:
+        return paper, True
     target = doi_of(paper.preprint_of)
     if published and target is not None and not paper.vor_asked:
         # only the run's own sources: those still to ask, asked, or with an action queued
         chosen = {*paper.sources_left, *(source for source, _ in paper.trail), *(a.source for a in paper.actions)}
-        names = [name for name in VOR_SOURCES if name in chosen and name in outlook.sources]
-        first = tuple(a for name in names for a in lookups(name, outlook.sources[name], target))
-        return replace(paper, vor_asked=True, actions=(*first, *paper.actions)), bool(names)
+        paper, asked = _ask_first(replace(paper, vor_asked=True), VOR_SOURCES, target, outlook, chosen)
+        return paper, bool(asked)
     return paper, False
+
+
+def _ask_link(paper: Paper, outlook: Outlook, published: bool) -> tuple[Paper, bool]:
+    """Once, before its first copy: the preprint's journal-version link asked first (a batch's pairing asks only
+    the preprint's own server); the sources asked now are not asked again later."""
+    doi = doi_of(paper.doi)
+    if paper.preprint_of or paper.link_asked or doi is None:
+        return paper, False
+    paper, asked = _ask_first(replace(paper, link_asked=True), LINK_SOURCES if published else ("biorxiv",), doi,
+                              outlook, paper.sources_left)
+    return replace(paper, sources_left=tuple(n for n in paper.sources_left if n not in asked)), bool(asked)
+
+
+def _ask_first(paper: Paper, names: tuple[str, ...], ident: Identifier, outlook: Outlook, among: Any
+               ) -> tuple[Paper, list[str]]:
+    """The lookups of *ident* at each of *names* that is *among* the paper's sources put before every action."""
+    asked = [name for name in names if name in among and name in outlook.sources]
+    first = tuple(a for name in asked for a in lookups(name, outlook.sources[name], ident))
+    return replace(paper, actions=(*first, *paper.actions)), asked
 
 
 def _parsed(value: Any, hint: IdType | None) -> Identifier | None:
