@@ -1,6 +1,7 @@
 """:class:`PaperJob`, the scheduler's Job for one paper (:class:`paperfetch.http.scheduler.Job`): it holds the
-paper and its decided step, both read without side effects; :meth:`PaperJob.advance` decides again (the hosts'
-readiness has moved on since), acts, and holds the paper that comes back.
+paper as last acted on and its decided step (whose paper has its sources expanded), both read without side
+effects; :meth:`PaperJob.advance` decides again (the hosts' readiness has moved on since), acts, and holds the
+paper that comes back.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class PaperJob:
     def leads_on(self) -> bool:
         """Whether what this unfinished paper does next may lead to a host no queue holds yet: a lookup or a
         landing page (a doi.org redirect) names the PDF's host only once answered (the ETA's lower bound)."""
-        paper = self.paper
+        paper = self.step.paper
         if self.finished or paper.ended:
             return False
         if self.doing:
@@ -84,7 +85,9 @@ class PaperJob:
             self.hold(replace(self.step.paper, actions=(actions[index], *actions[:index], *actions[index + 1:])))
 
     def advance(self) -> None:
-        self.step = next_step(self.paper, self.outlook)
+        # decided again from the decided paper (its sources already expanded): the holds, the copies' order
+        # and the batch's write stop are as they are now
+        self.step = next_step(self.step.paper, self.outlook)
         step = self.step
         if step.action is None:
             return
@@ -121,11 +124,11 @@ class PaperJob:
 
     def stop(self) -> None:
         """The batch stopped before this paper ended: its row says ``stopped`` (never a final answer)."""
-        self.hold(replace(self.step.paper if self.step.kind == "end" else self.paper, stopped=True))
+        self.hold(replace(self.step.paper, stopped=True))
 
     def final(self) -> Paper:
         """The paper as it ends: its last decision applied, the transport's waits and any failure of the flow."""
-        paper = self.step.paper if self.step.kind == "end" else self.paper
+        paper = self.step.paper
         if self.error is not None and paper.internal_error is None:
             paper = replace(paper, internal_error=(type(self.error).__name__, str(self.error)))
         return replace(paper, waited_s=self.tally.waited_s)
