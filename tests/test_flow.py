@@ -160,3 +160,26 @@ def test_a_jats_copy_is_fetched_and_written_by_the_same_flow_writer_and_ledger(t
         assert entry.path is not None and not list(tmp_path.glob("*.part"))
     else:
         assert not list(tmp_path.glob("*.xml")) and "not JATS XML" in row["error"]
+
+
+def test_the_ledger_keeps_a_papers_notices_as_values_and_still_reads_them_as_text(tmp_path):
+    from paperfetch.flow.rows import resumed_row
+    from paperfetch.paper import Outcome
+
+    notices = (Update("retraction", "10.5555/n", "2024-05-01", "retraction-watch"), Update("correction", None, None, "pubmed"))
+    paper = dataclasses.replace(Paper.start(parse_identifier(DOI)), retracted=True, updates=notices,
+                                outcome=Outcome("http_error", http_status=404, error="gone"))
+    older = Paper.start(parse_identifier("10.5555/older"))
+    with open_ledger(folder=tmp_path) as ledger:
+        ledger.record(**paper.ledger_entry())
+        entry = ledger.get(paper.identifier.key)
+        assert entry is not None and entry.extra["updates"][0] == {"kind": "retraction", "notice": "10.5555/n",
+                                                                   "date": "2024-05-01", "source": "retraction-watch"}
+        resumed = resumed_row(ledger, paper.identifier, tmp_path)
+        assert resumed is not None and resumed["updates"] == paper.row()["updates"] == \
+            "retraction 10.5555/n 2024-05-01 (retraction-watch); correction (pubmed)"
+        # a ledger written before the notices were kept as values: its text is shown as it was
+        ledger.record(older.identifier.key, status="http_error", http_status=404, error="gone", retryable=False,
+                      extra={"updates": "retraction 10.5555/m 2023-01-02 (publisher)", "retracted": True})
+        again = resumed_row(ledger, older.identifier, tmp_path)
+        assert again is not None and again["updates"] == "retraction 10.5555/m 2023-01-02 (publisher)"
