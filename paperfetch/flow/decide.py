@@ -245,8 +245,8 @@ def _seek_published(paper: Paper, outlook: Outlook) -> tuple[Paper, bool]:
     published = Prefer(outlook.prefer) is Prefer.PUBLISHED
     if not (published or pairing):
         return paper, False
-    paper, asked = _ask_link(paper, outlook, published)
-    if asked:
+    paper, linking = _ask_link(paper, outlook, published)
+    if linking:
         return paper, True
     target = doi_of(paper.preprint_of)
     if published and target is not None and not paper.vor_asked:

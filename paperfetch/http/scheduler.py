@@ -42,6 +42,8 @@ class Job(Protocol):
     @property
     def url(self) -> str | None: ...
 
+    error: BaseException | None
+
     def advance(self) -> None: ...
 
 
@@ -246,13 +248,13 @@ class HostScheduler:
             hq = self._hosts[key] = _HostQueue(key, url, now, limiter)
         return hq
 
-    def _append(self, hq: _HostQueue, job: Any, url: str, now: float) -> None:
+    def _append(self, hq: _HostQueue, job: Job, url: str, now: float) -> None:
         if not hq.jobs:
             hq.since = now
             self._active[hq.key] = hq
         hq.jobs.append((job, url))
 
-    def _enqueue(self, job: Any, url: str, key: str, now: float) -> None:
+    def _enqueue(self, job: Job, url: str, key: str, now: float) -> None:
         """A job with copies goes to the copy reached soonest (:mod:`.assign`). Caller holds the lock, or is ingesting."""
         placed = self._placement.place(job, url, self._key, lambda k: len(self._hosts[k].jobs) if k in self._hosts else 0, now)
         if placed is not None:
@@ -447,7 +449,7 @@ class HostScheduler:
                 if generation == self._generation:
                     self._stats["worker_idle_s"] += idle
 
-    def _run_one(self, generation: int, job: Any, hq: _HostQueue, draining: bool = False) -> None:
+    def _run_one(self, generation: int, job: Job, hq: _HostQueue, draining: bool = False) -> None:
         if self._stopping or generation != self._generation:
             # dispatched, but stop() came before this worker took it: no new request starts
             with self._cond:
@@ -479,7 +481,7 @@ class HostScheduler:
         if isinstance(error, Stopped) or (error is not None and not isinstance(error, Exception)):
             # cut short by the stop: the job is not finished (no outcome for it), it keeps its url
             error = None
-            url = url if url is not None else getattr(job, "url", None)
+            url = url if url is not None else job.url
             if url is None:
                 url = ""  # not re-queued (stopping); not reported as finished
         if error is not None:
@@ -528,14 +530,14 @@ class HostScheduler:
             self._callback_error = self._callback_error or error
         self.stop()
 
-    def _attach(self, job: Any, error: BaseException) -> None:
+    def _attach(self, job: Job, error: BaseException) -> None:
         try:
             job.error = error
             logger.debug("job %r failed: %s: %s", job, type(error).__name__, error)
         except Exception:  # a job without a settable ``error`` (logged with its traceback)
             logger.warning("job %r failed (not attachable): %s: %s", job, type(error).__name__, error, exc_info=error)
 
-    def _call_on_finished(self, job: Any) -> None:
+    def _call_on_finished(self, job: Job) -> None:
         """An exception from ``on_finished`` stops the batch; ``run`` raises it once every worker has ended."""
         if self.on_finished is None:
             return
