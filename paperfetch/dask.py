@@ -24,10 +24,11 @@ import pandas as pd
 from paperfetch import defaults
 from paperfetch.cells import is_missing
 from paperfetch.errors import ConfigurationError, StoreUnavailable
+from paperfetch.flow.rows import resumed_row
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import COLUMNS, outcomes_frame
-from paperfetch.rows import META_FIELDS, resumed_row
+from paperfetch.paper import META_FIELDS
 
 __all__ = ["download_frame", "download_partition", "outcomes_meta"]
 

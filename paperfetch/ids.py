@@ -26,6 +26,7 @@ __all__ = [
     "filename_for",
     "parse_identifier",
     "parse_many",
+    "safe_parse",
 ]
 
 
@@ -596,3 +597,13 @@ def filename_for(
         digest = _identifier_hash(identifier)
         stem = f"{stem}_{digest}" if stem else digest
     return stem + extension
+
+
+def safe_parse(value: object, hint: IdType | None = None) -> Identifier | None:
+    """*value* as an identifier (of type *hint* where given), or None where it is empty or not one."""
+    if value in (None, ""):
+        return None
+    try:
+        return parse_identifier(value, hint=hint)
+    except (ValueError, TypeError):
+        return None

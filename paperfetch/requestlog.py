@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from paperfetch.flow.job import current_job, current_source
 from paperfetch.http.context import Tally
 from paperfetch.http.context import current as current_context
 from paperfetch.http.events import Event, EventKind
-from paperfetch.items import current_job, current_source
 from paperfetch.redact import redact_frame
 from paperfetch.report import requests_frame
 

@@ -6,7 +6,7 @@ import logging
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -22,9 +22,6 @@ from paperfetch.sources.ncbi import NCBIEutilsSource
 from paperfetch.sources.pubmed import HIT_COLUMNS, FormFetcher, PubMedSearch
 from paperfetch.sources.references import LINK_COLUMNS, LinkFinder
 from paperfetch.titlematch import judge, read_first_pages
-
-if TYPE_CHECKING:
-    from paperfetch.items import ItemJob
 
 __all__ = [
     "HIT_DTYPES", "LINK_DTYPES", "Notify", "SearchAnswers", "WRONG_ARTICLE_DIR", "check_title", "citations",
@@ -154,27 +151,26 @@ def _link_row(link: Any) -> dict[str, Any]:
     return {**link.row(), "journal": link.journal, "authors": link.authors}
 
 
-def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[str | None] = (),
+def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice: bool = False,
+                journal: str | None = None, other_titles: Iterable[str | None] = (),
                 notify: Notify | None = None) -> dict[str, Any]:
-    """``{"title_match": score}`` for a PDF just saved for *job*; raises WrongArticle after moving it aside."""
-    title = job.meta.get("title")
+    """``{"title_match": score}`` for a PDF just saved for the paper *key* titled *title* (itself a notice or
+    not, in *journal*); raises WrongArticle, carrying the score, after moving the file aside."""
     if not title:
         return {"title_match": None}
     first = read_first_pages(path)
-    if not job.meta.get("is_notice") and looks_like_notice(title, first.text, [t for t, _ in first.own_titles]):
-        _move_notice_aside(job, path, url)  # the notice is not the paper asked for: wrong_article
-    verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=job.meta.get("journal"))
+    if not is_notice and looks_like_notice(title, first.text, [t for t, _ in first.own_titles]):
+        _move_notice_aside(key, path, url)  # the notice is not the paper asked for: wrong_article
+    verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=journal)
     if verdict is None:
         return {"title_match": None}
     if verdict.verdict == "ok":
         return {"title_match": verdict.score}
-    key = job.identifier.key
     if verdict.verdict == "low":
         message = f"{key}: the PDF's first pages match its title only {verdict.score:.0%} ({redact_url(url)})"
         logger.warning("%s", message)
         _note(notify, "title_mismatch", message, url)
         return {"title_match": verdict.score}
-    job.meta["title_match"] = verdict.score  # the row's title_match should this stay the deciding failure
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
@@ -189,13 +185,13 @@ def check_title(job: "ItemJob", path: Path, url: str, *, other_titles: Iterable[
     raise WrongArticle(message, moved_to=str(aside), title_match=verdict.score, url=redact_url(url))
 
 
-def _move_notice_aside(job: "ItemJob", path: Path, url: str) -> None:
+def _move_notice_aside(key: str, path: Path, url: str) -> None:
     """Raise WrongArticle for a retraction notice served for a paper, after moving the file aside."""
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
     message = f"the PDF at {redact_url(url)} is a retraction notice, not the paper asked for; moved to {aside}"
-    logger.warning("%s: %s", job.identifier.key, message)
+    logger.warning("%s: %s", key, message)
     raise WrongArticle(message, moved_to=str(aside), url=redact_url(url))
 
 

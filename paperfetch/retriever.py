@@ -3,7 +3,7 @@
 Data flows one way: identifier → candidates (sources) → polite transport → validated file → outcome row
 (docs/sources.md: batched lookups and the default order; docs/outcomes.md: resuming). This module is the
 facade — the constructor (settings, sources, the web and API clients) and the public methods; the batch
-itself is :class:`paperfetch.run.BatchRun`.
+itself is :class:`paperfetch.flow.BatchRun`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, Interrupted
+from paperfetch.flow import IDENTIFIER_COLUMNS, BatchRun, RunSettings, identifier_columns, row_identifiers, why_frame
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import parse_identifier
@@ -31,7 +32,6 @@ from paperfetch.outcomes import is_final, retried_by_rerun
 from paperfetch.redact import install_log_filter, redact_frame
 from paperfetch.report import mark_unreachable
 from paperfetch.requestlog import RequestLog
-from paperfetch.run import IDENTIFIER_COLUMNS, BatchRun, RunSettings, identifier_columns, row_identifiers, why_frame
 from paperfetch.settings import (
     ENDPOINT_NAMES,
     HOST_RULE_KNOBS,
@@ -186,7 +186,7 @@ class Retriever:
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._metadata, self._own_cache = metadata_fetcher(self.api, cache, folder=self.settings.cache_dir)
         self._request_log = RequestLog()
-        # the batch machinery (paperfetch.run): scheduler, ledger and dashboard model of the run in progress
+        # the batch machinery (paperfetch.flow): scheduler, ledger and dashboard model of the run in progress
         self._batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
                                doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
         self._batch.requests = self._request_log.frame  # the time per host of the run's summary plot

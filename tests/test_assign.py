@@ -14,12 +14,14 @@ import pytest
 import requests
 
 from paperfetch import FakeClock, HttpClient
+from paperfetch.flow import Means, PaperJob
+from paperfetch.flow import Outlook as FlowOutlook
 from paperfetch.http.assign import Outlook, Placement, Prefer, copy_tier, earliest, revise
 from paperfetch.http.context import answer_now
 from paperfetch.http.hosts import HostRegistry, host_key
 from paperfetch.http.scheduler import HostScheduler
 from paperfetch.ids import parse_identifier
-from paperfetch.items import ItemContext, ItemJob
+from paperfetch.paper import Paper
 from paperfetch.sources import Candidate, Record
 from paperfetch.testing import LoopbackHost, Reply, scripted_session
 
@@ -181,7 +183,7 @@ class CopyJob:
 
     def advance(self):
         url = self._copies.pop(0)
-        with answer_now() if self._copies else nullcontext():  # another copy left: wait for no hold (as ItemJob)
+        with answer_now() if self._copies else nullcontext():  # another copy left: wait for no hold (as PaperJob)
             response = self.client.get(url)
         if response is not None and response.status_code == 200:
             self.done, self.served = True, url
@@ -207,7 +209,7 @@ def test_the_scheduler_spreads_papers_over_their_copies_by_each_hosts_pace():
     assert scheduler.stats["moves"] >= 0  # placed well at once: the intervals are known up front
 
 
-def test_item_jobs_offer_only_their_best_version_tier_and_choose_moves_a_copy_first():
+def test_a_papers_step_offers_only_its_best_version_tier_and_choose_moves_a_copy_first():
     doi = "10.5555/x.1"
     cands = [Candidate(f"{A}/pre.pdf", "openalex", version="submittedVersion"),
              Candidate(f"{B}/pub.pdf", "openalex", version="publishedVersion"),
@@ -218,10 +220,10 @@ def test_item_jobs_offer_only_their_best_version_tier_and_choose_moves_a_copy_fi
         stage = "prefetched"
 
     def job(prefer):
-        context = ItemContext(api=None, web=None, sources={"openalex": Prefetched()},  # type: ignore[dict-item]
-                              prefetched={("openalex", doi): Record(doi=doi, candidates=cands)}, doi_base="https://doi.org",
-                              out_dir=Path("."), filename_template="{key}.pdf", max_pdf_bytes=None, prefer=prefer)
-        return ItemJob(context, parse_identifier(doi), {"doi": doi}, deque(["openalex"]))
+        outlook = FlowOutlook(sources={"openalex": Prefetched()},  # type: ignore[dict-item]
+                          prefetched={("openalex", doi): Record(doi=doi, candidates=cands)}, prefer=prefer)
+        means = Means(api=None, web=None, sources=outlook.sources, out_dir=Path("."), filename_template="{key}.pdf")
+        return PaperJob(Paper.start(parse_identifier(doi), ["openalex"]), outlook, means)
 
     by_version = job("version")
     assert by_version.url == f"{B}/pub.pdf" and by_version.copies == (f"{B}/pub.pdf", f"{C}/pub.pdf")

@@ -914,25 +914,24 @@ def test_a_pdf_another_process_finished_just_before_this_run_is_kept_when_the_le
     """The race behind an overlapping batch fetching a PDF twice: the other process renamed the file before
     this run began, and recorded it after this run had read the ledger."""
     from paperfetch.http.files import file_digest
-    from paperfetch.items import ItemJob
 
     dest = tmp_path / "doi_10.1000_x.pdf"
     dest.write_bytes(fake_pdf("x"))
-    job = ItemJob(None, parse_identifier("10.1000/x"), {}, None)  # only its identifier is read
+    key = parse_identifier("10.1000/x").key
     with retriever(tmp_path, {}) as r, Ledger.in_folder(tmp_path) as ledger:
-        r._batch.run_started = time.time() + 60  # the file predates the run (paperfetch.run.BatchRun)
+        r._batch.run_started = time.time() + 60  # the file predates the run (paperfetch.flow.BatchRun)
         r._batch.ledger = ledger
-        assert not r._batch.reusable(job, dest, False, resume=r.settings.resume)  # nobody vouches for it: fetched again
-        assert r._batch.reusable(job, dest, True, resume=r.settings.resume)  # we waited for its writer
+        assert not r._batch.reusable(key, dest, False, resume=r.settings.resume)  # nobody vouches for it: fetched again
+        assert r._batch.reusable(key, dest, True, resume=r.settings.resume)  # we waited for its writer
         size, digest = file_digest(dest)
-        ledger.record(job.identifier.key, status="downloaded", path=dest, bytes=size, sha256=digest)
-        assert r._batch.reusable(job, dest, False, resume=r.settings.resume)  # the other process has recorded it by now
+        ledger.record(key, status="downloaded", path=dest, bytes=size, sha256=digest)
+        assert r._batch.reusable(key, dest, False, resume=r.settings.resume)  # the other process has recorded it by now
         r.configure(resume=False)
-        assert not r._batch.reusable(job, dest, False, resume=r.settings.resume)  # resume=False: only what was written during this run
+        assert not r._batch.reusable(key, dest, False, resume=r.settings.resume)  # resume=False: only what was written during this run
         r.configure(resume=True)
         with open(dest, "ab") as handle:
             handle.write(b"tampered")
-        assert not r._batch.reusable(job, dest, False, resume=r.settings.resume)  # not the file the ledger knows
+        assert not r._batch.reusable(key, dest, False, resume=r.settings.resume)  # not the file the ledger knows
 
 
 @pytest.mark.timeout(60)  # a real socket trickle: bounded whatever the batch does

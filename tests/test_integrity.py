@@ -24,7 +24,8 @@ from paperfetch.clock import FakeClock
 from paperfetch.dashboard.render import render_counts_html
 from paperfetch.http.client import HttpClient
 from paperfetch.ids import Identifier
-from paperfetch.integrity import format_updates, looks_like_notice
+from paperfetch.integrity import looks_like_notice
+from paperfetch.paper import updates_text as format_updates
 from paperfetch.settings import load_settings
 from paperfetch.sources import SOURCES
 from paperfetch.sources.base import Update

@@ -20,7 +20,7 @@ from paperfetch.dashboard.model import BatchSnapshot, HostRow
 from paperfetch.http.hosts import HostSnapshot
 from paperfetch.job import Job, RunHooks, estimate_eta, format_eta
 from paperfetch.outcomes import COLUMNS, Status
-from paperfetch.run import stopped_row
+from paperfetch.flow.rows import stopped_row
 from tests._job_world import JobWorld
 from tests._jupyter import write_python3_kernelspec
 
@@ -527,7 +527,7 @@ def test_the_jobs_log_keeps_what_the_dashboard_does_not_show_one_message_a_line(
                 client.get(f"https://{host}.example/p")
             except Exception:  # noqa: BLE001 - the answer does not matter here, the log does
                 pass
-        logging.getLogger("paperfetch.run").error("the ledger could not be written")
+        logging.getLogger("paperfetch.flow.batch").error("the ledger could not be written")
         hooks.on_row(0, {"status": "downloaded"})
         from paperfetch.outcomes import outcomes_frame
 

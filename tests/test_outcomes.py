@@ -163,7 +163,7 @@ def test_download_frame_reads_a_doi_or_pmid_column_whatever_its_case_and_says_so
 
 def test_download_frame_refuses_two_columns_that_differ_only_in_case(world, tmp_path):
     from paperfetch.errors import ConfigurationError
-    from paperfetch.run import identifier_columns
+    from paperfetch.flow.rows import identifier_columns
 
     assert identifier_columns(["Doi", "x"]) == ["Doi"]
     assert identifier_columns(["doi", "DOI", "pmid"]) == ["doi", "pmid"]  # the exact name wins
@@ -204,7 +204,7 @@ def test_a_410_is_final_in_the_ledger_and_not_asked_again_unless_forced(world, t
 def test_a_paper_keeps_its_status_when_a_later_run_finds_its_host_suppressed():
     from types import SimpleNamespace
 
-    from paperfetch.run import keep_describing_status
+    from paperfetch.flow.rows import keep_describing_status
 
     prior = SimpleNamespace(status="invalid_pdf", source="openalex", url="http://h/pdf/x", http_status=200,
                             error="not a PDF: an HTML page")

@@ -635,20 +635,17 @@ def test_cli_references_citations_and_cache_clear(world: DemoWorld, tmp_path: Pa
 
 
 def test_a_low_title_match_keeps_the_file_and_says_so_on_the_dashboard(tmp_path: Path, caplog) -> None:  # noqa: ANN001
-    from types import SimpleNamespace
-
     from paperfetch.research import check_title
     from paperfetch.widgets import DashboardModel
 
     pdf = tmp_path / "a.pdf"
     pdf.write_bytes(text_pdf(["Supplementary material", "Table S1"]))
     model = DashboardModel()
-    job = SimpleNamespace(meta={"title": "Profiling essential genes in human mammary cells"}, identifier=ident("doi:10.1/x"))
-    assert check_title(job, pdf, "http://127.0.0.1/a.pdf?api_key=k", notify=model.note) == {"title_match": 0.0}
+    title, key = "Profiling essential genes in human mammary cells", ident("doi:10.1/x").key
+    assert check_title(title, pdf, "http://127.0.0.1/a.pdf?api_key=k", key=key, notify=model.note) == {"title_match": 0.0}
     assert pdf.exists() and "match its title only 0%" in caplog.text and "api_key=k" not in caplog.text
     assert any(e.kind == "title_mismatch" and "doi:10.1/x" in e.message for e in model.snapshot().events)
-    job.meta["title"] = None
-    assert check_title(job, pdf, "http://127.0.0.1/a.pdf", notify=model.note) == {"title_match": None}
+    assert check_title(None, pdf, "http://127.0.0.1/a.pdf", key=key, notify=model.note) == {"title_match": None}
 
 
 def test_an_unreadable_cached_answer_is_asked_again(world: DemoWorld, tmp_path: Path) -> None:

@@ -420,7 +420,7 @@ def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.
     from paperfetch.ids import parse_many
     from paperfetch.ledger import Ledger
     from paperfetch.outcomes import COLUMNS, outcomes_frame
-    from paperfetch.rows import identity_row
+    from paperfetch.paper import identity_row
 
     rows = []
     with Ledger.in_folder(out) as ledger:

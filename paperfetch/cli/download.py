@@ -224,7 +224,7 @@ def _read_input(path: Path, column: str | None) -> tuple[pd.DataFrame | None, li
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
     if column is None:
-        from paperfetch.run import identifier_columns
+        from paperfetch.flow.rows import identifier_columns
 
         try:
             found = identifier_columns(frame.columns, ["doi"])

@@ -107,7 +107,7 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
         say(frame_text(redacted(frame[shown])) if len(frame) else "(no rows)")
     code = EXIT_OK
     if args.download and len(frame):
-        from paperfetch.run import identifier_columns, row_identifiers
+        from paperfetch.flow.rows import identifier_columns, row_identifiers
 
         assert out is not None
         started = time.time()

@@ -25,12 +25,12 @@ from paperfetch.fulltext.jats import parse_jats, split_articles
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
 from paperfetch.http import context as call_context
 from paperfetch.http.files import file_digest
-from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_many
+from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_many, safe_parse
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
+from paperfetch.paper import identity_row, initial_meta
 from paperfetch.parts import part_file
 from paperfetch.redact import redact_frame, redact_text, redact_url
-from paperfetch.rows import identity_row, initial_meta, safe_parse
 from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched
 
 __all__ = ["TEXT_KEY_PREFIX", "TextContext", "collect_text", "fetch_texts", "text_key"]

@@ -10,11 +10,12 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Hashable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Mapping, Protocol, Sequence, runtime_checkable
 
 from paperfetch.http.hosts import queued_start
 
-__all__ = ["Move", "Outlook", "Placement", "Prefer", "TIERS", "copy_tier", "earliest", "outlook_from_snapshot", "revise"]
+__all__ = ["Movable", "Move", "Outlook", "Placement", "Prefer", "TIERS", "copy_tier", "earliest", "outlook_from_snapshot",
+           "revise"]
 
 
 class Prefer(str, Enum):
@@ -22,7 +23,7 @@ class Prefer(str, Enum):
 
     VERSION = "version"  #: only the best version tier available (the default)
     SPEED = "speed"      #: every copy: the user needs *a* text
-    PUBLISHED = "published"  #: as VERSION, and a preprint's open version of record first (paperfetch.versions)
+    PUBLISHED = "published"  #: as VERSION, and a preprint's open version of record first (paperfetch.flow.decide)
 
     @classmethod
     def parse(cls, value: "str | Prefer") -> "Prefer":
@@ -132,6 +133,16 @@ REVISE_MIN_S = 0.01
 REVISE_COST_FACTOR = 20.0
 
 
+@runtime_checkable
+class Movable(Protocol):
+    """A job with several copies: the URLs its next request may use (preferred first), and the pick among them."""
+
+    @property
+    def copies(self) -> tuple[str, ...]: ...
+
+    def choose(self, url: str) -> None: ...
+
+
 class Placement:
     """The scheduler's side of the rule. A job takes part when it has ``copies`` (its next request's URLs,
     preferred first) and ``choose(url)``; every other job is queued under its own ``url``.
@@ -148,11 +159,11 @@ class Placement:
         self._outlooks: dict[str, tuple[float, Outlook]] = {}
         self._enabled = callable(getattr(transport, "snapshot", None))
 
-    def copies_of(self, job: Any, url: str, key_of: Any) -> tuple[tuple[str, str], ...]:
+    def copies_of(self, job: object, url: str, key_of: Any) -> tuple[tuple[str, str], ...]:
         """*job*'s copies as ``(host key, url)``, one per host, *url*'s host first when it is one of them;
         ``()`` when the job cannot move (one copy, no ``choose``, or a transport without snapshots)."""
-        urls = getattr(job, "copies", ()) if self._enabled else ()
-        if len(urls) < 2 or not callable(getattr(job, "choose", None)) or url not in urls:
+        urls = job.copies if self._enabled and isinstance(job, Movable) else ()
+        if len(urls) < 2 or url not in urls:
             return ()
         pairs: dict[str, str] = {}
         for u in urls:
@@ -161,7 +172,7 @@ class Placement:
                 pairs[key] = u
         return tuple(pairs.items()) if len(pairs) > 1 else ()
 
-    def place(self, job: Any, url: str, key_of: Callable[[str], str], load_of: Callable[[str], int],
+    def place(self, job: object, url: str, key_of: Callable[[str], str], load_of: Callable[[str], int],
               now: float) -> tuple[str, str] | None:
         """The ``(host key, url)`` a job with copies is queued for (:func:`earliest`); ``None``: it cannot move."""
         copies = self.copies_of(job, url, key_of)
@@ -171,9 +182,9 @@ class Placement:
         outlooks = {k: self.outlook(k, u, now) for k, u in copies}
         return copies[earliest([k for k, _ in copies], outlooks, {k: load_of(k) for k, _ in copies})]
 
-    def take(self, job: Any, url: str) -> None:
+    def take(self, job: object, url: str) -> None:
         """*job* leaves its queue for a worker: the copy it was queued under becomes its next request."""
-        if self.movable.pop(id(job), None) is not None:
+        if self.movable.pop(id(job), None) is not None and isinstance(job, Movable):
             job.choose(url)
 
     def revise(self, queues: Mapping[str, deque], urls: Mapping[str, str], now: float,

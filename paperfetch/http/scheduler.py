@@ -42,6 +42,8 @@ class Job(Protocol):
     @property
     def url(self) -> str | None: ...
 
+    error: BaseException | None
+
     def advance(self) -> None: ...
 
 
@@ -246,13 +248,13 @@ class HostScheduler:
             hq = self._hosts[key] = _HostQueue(key, url, now, limiter)
         return hq
 
-    def _append(self, hq: _HostQueue, job: Any, url: str, now: float) -> None:
+    def _append(self, hq: _HostQueue, job: Job, url: str, now: float) -> None:
         if not hq.jobs:
             hq.since = now
             self._active[hq.key] = hq
         hq.jobs.append((job, url))
 
-    def _enqueue(self, job: Any, url: str, key: str, now: float) -> None:
+    def _enqueue(self, job: Job, url: str, key: str, now: float) -> None:
         """A job with copies goes to the copy reached soonest (:mod:`.assign`). Caller holds the lock, or is ingesting."""
         placed = self._placement.place(job, url, self._key, lambda k: len(self._hosts[k].jobs) if k in self._hosts else 0, now)
         if placed is not None:
@@ -447,7 +449,7 @@ class HostScheduler:
                 if generation == self._generation:
                     self._stats["worker_idle_s"] += idle
 
-    def _run_one(self, generation: int, job: Any, hq: _HostQueue, draining: bool = False) -> None:
+    def _run_one(self, generation: int, job: Job, hq: _HostQueue, draining: bool = False) -> None:
         """Advance *job* by one request, then queue its next request or report it finished."""
         if self._stopping or generation != self._generation:
             self._release_unstarted(generation, hq)
@@ -469,7 +471,7 @@ class HostScheduler:
                 self._cond.notify()
 
     @staticmethod
-    def _advance(job: Any, draining: bool) -> BaseException | None:
+    def _advance(job: Job, draining: bool) -> BaseException | None:
         """Run *job*'s next request; its failure is returned, never raised (a job's failure never kills a worker)."""
         try:
             if draining:
@@ -481,7 +483,7 @@ class HostScheduler:
             return exc
         return None
 
-    def _next_url(self, job: Any, error: BaseException | None) -> tuple[str | None, BaseException | None]:
+    def _next_url(self, job: Job, error: BaseException | None) -> tuple[str | None, BaseException | None]:
         """(*job*'s next URL, the error it ended with): no URL for a failed job, ``""`` for one cut short by the
         stop (not re-queued, not finished). Ctrl-C or SystemExit from a job stops the batch."""
         url = None
@@ -494,7 +496,7 @@ class HostScheduler:
             self._abort(error)  # Ctrl-C, SystemExit (a subscriber's too): the batch stops, run() raises it
         if isinstance(error, Stopped) or (error is not None and not isinstance(error, Exception)):
             # cut short by the stop: the job is not finished (no outcome for it), it keeps its url
-            kept = getattr(job, "url", None)
+            kept = job.url
             return ("" if kept is None else kept), None
         if error is not None:
             self._attach(job, error)
@@ -502,7 +504,7 @@ class HostScheduler:
         return url, None
 
     def _report_back(
-        self, generation: int, job: Any, hq: _HostQueue, url: str | None, key: str | None,
+        self, generation: int, job: Job, hq: _HostQueue, url: str | None, key: str | None,
         error: BaseException | None, cpu0: float,
     ) -> bool:
         """Free *hq*'s slot and queue *job*'s next request at *url*; whether the job is finished."""
@@ -529,7 +531,7 @@ class HostScheduler:
             self._cond.notify()
         return finished
 
-    def _finish(self, generation: int, job: Any) -> None:
+    def _finish(self, generation: int, job: Job) -> None:
         self._call_on_finished(job)
         with self._cond:
             if generation != self._generation:
@@ -546,14 +548,14 @@ class HostScheduler:
             self._callback_error = self._callback_error or error
         self.stop()
 
-    def _attach(self, job: Any, error: BaseException) -> None:
+    def _attach(self, job: Job, error: BaseException) -> None:
         try:
             job.error = error
             logger.debug("job %r failed: %s: %s", job, type(error).__name__, error)
         except Exception:  # a job without a settable ``error`` (logged with its traceback)
             logger.warning("job %r failed (not attachable): %s: %s", job, type(error).__name__, error, exc_info=error)
 
-    def _call_on_finished(self, job: Any) -> None:
+    def _call_on_finished(self, job: Job) -> None:
         """An exception from ``on_finished`` stops the batch; ``run`` raises it once every worker has ended."""
         if self.on_finished is None:
             return

@@ -27,7 +27,7 @@ _LANDING_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
 class SemanticScholarSource(Source):
     name = "semanticscholar"
     default_base_url = "https://api.semanticscholar.org"
-    #: Asked in batches before the items run (paperfetch.items.Stage.PREFETCHED), like OpenAlex.
+    #: Asked in batches before the items run (paperfetch.flow.decide.Stage.PREFETCHED), like OpenAlex.
     stage: ClassVar[str] = "prefetched"
     min_interval_s = 1.0  # "1 request per second" for a key holder (the API licence)
     batch_size = 500  # "up to 500 paper IDs" per /paper/batch call

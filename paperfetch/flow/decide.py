@@ -1,0 +1,289 @@
+"""Decide first: :func:`next_step` reads a :class:`~paperfetch.paper.Paper` and the batch's :class:`Outlook`
+and says what the paper does next, changing nothing. The rules: sources expand by :class:`Stage` (docs/sources.md,
+"How the Retriever uses them"); a paper's copies compete by version tier; a candidate on a held host waits behind
+a copy that starts sooner; with ``skip_retracted`` a retracted paper ends before any PDF request; with
+``prefer="published"`` a preprint's version of record is sought first (docs/outcomes.md, "Versions"); a
+preprint whose journal version is another input of the batch leaves its file to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, Callable, Mapping
+
+from paperfetch.errors import ConfigurationError
+from paperfetch.http.assign import Prefer, copy_tier
+from paperfetch.ids import Identifier, IdType, safe_parse
+from paperfetch.outcomes import Status
+from paperfetch.paper import Action, Copy, Lookup, Outcome, Paper, copy_version, retracted_reason
+from paperfetch.sources import Record, Source
+from paperfetch.sources.base import quote_path
+from paperfetch.sources.biorxiv import is_biorxiv_doi
+
+__all__ = ["LINK_SOURCES", "Outlook", "SOURCE_STAGES", "Stage", "Step", "VOR_SOURCES", "answer", "arrange", "doi_of",
+           "expand", "lookup_identifier", "lookups", "next_step", "stage_of", "tier"]
+
+
+class Stage(str, Enum):
+    """When a source gives a paper its candidates."""
+
+    FROM_IDENTIFIER = "from_identifier"
+    PREFETCHED = "prefetched"
+    LOOKUP = "lookup"
+    LANDING = "landing"
+
+
+#: The built-in sources' stages (a source class's own ``stage`` attribute wins).
+SOURCE_STAGES: Mapping[str, Stage] = {
+    "arxiv": Stage.FROM_IDENTIFIER,
+    "openalex": Stage.PREFETCHED,
+    "unpaywall": Stage.LOOKUP,
+    "europepmc": Stage.LOOKUP,
+    "crossref": Stage.LOOKUP,
+    "landing": Stage.LANDING,
+}
+#: The stages that give candidates without a request of the paper's own (gathered together as copies).
+_FREE = (Stage.FROM_IDENTIFIER, Stage.PREFETCHED)
+#: The sources whose answer links a preprint to its journal version, asked first for the preprint.
+LINK_SOURCES: tuple[str, ...] = ("biorxiv", "crossref")
+#: The sources asked for the journal version's open copies (one lookup each, by DOI).
+VOR_SOURCES: tuple[str, ...] = ("unpaywall", "crossref", "europepmc")
+
+
+def stage_of(name: str, source: Any = None) -> Stage | None:
+    declared = getattr(source, "stage", None) if source is not None else None
+    if declared is not None:
+        return Stage(declared)
+    return SOURCE_STAGES.get(name)
+
+
+def _never(url: str) -> float:
+    return 0.0
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What a decision reads besides the paper: the batch's sources and answers, its settings, and read-only
+    views of the transport (how long a host is held, how soon it can start) and of the metadata cache."""
+
+    sources: Mapping[str, Source]
+    prefetched: Mapping[tuple[str, str], Record] = field(default_factory=dict)
+    doi_base: str = "https://doi.org"
+    prefer: str = Prefer.VERSION.value
+    skip_retracted: bool = False
+    works: Mapping[str, int] = field(default_factory=dict)  #: the batch's works: DOI -> position of its input
+    hold_remaining: Callable[[str], float] = _never
+    ready_in: Callable[[str], float] = _never
+    cached: Callable[[str, Any], bool] | None = None  #: whether the metadata cache has a lookup's answer
+    write_stop: Callable[[], str | None] = lambda: None  #: the batch's failed write, once one tripped it
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a paper does next. ``paper`` is the paper as decided (its sources expanded, its copies ordered),
+    its first action being this step's; an ``end`` step's paper is the paper as it ends."""
+
+    kind: str  #: "lookup" | "landing" | "download" | "end"
+    paper: Paper
+    copies: tuple[str, ...] = ()  #: the URLs the request may use: the best version tier's copies, preferred first
+    free: bool = False  #: a lookup answered from the metadata cache: run at once, never queued on a host
+
+    @property
+    def action(self) -> Action | None:
+        return self.paper.actions[0] if self.kind != "end" else None
+
+    @property
+    def url(self) -> str | None:
+        action = self.action
+        return action.url if action is not None else None
+
+
+def tier(action: Action, prefer: str) -> int:
+    return copy_tier(action.version, prefer)
+
+
+def next_step(paper: Paper, outlook: Outlook) -> Step:
+    """The paper's next step under *outlook*; the same paper and outlook always give the same step."""
+    ended = _ended(paper, outlook)
+    if ended is not None:
+        return ended
+    while not paper.actions and paper.sources_left:
+        paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+    if not paper.actions:
+        return Step("end", paper)
+    if not paper.actions[0].listed:
+        paper = _behind_held(paper, outlook)
+    if paper.actions[0].listed:
+        paper = arrange(paper, outlook)
+        paper, changed = _seek_published(paper, outlook)
+        if changed:  # the version of record's lookups go first, or the file is left to the journal version
+            return next_step(paper, outlook)
+    first = paper.actions[0]
+    if isinstance(first, Lookup):
+        return Step("lookup", paper, free=outlook.cached is not None and outlook.cached(first.url, first.params))
+    if outlook.skip_retracted and paper.retracted:  # before any PDF or page request
+        return Step("end", _retracted(paper))
+    if first.kind == "landing":
+        return Step("landing", paper)
+    best = tier(first, outlook.prefer)
+    copies = tuple(a.url for a in paper.actions if a.listed and tier(a, outlook.prefer) == best) if first.listed else ()
+    return Step("download", paper, copies=copies)
+
+
+def _ended(paper: Paper, outlook: Outlook) -> Step | None:
+    """The end step of a paper that has ended, or that the batch's failed write stops; None otherwise."""
+    if paper.ended or paper.stopped or paper.internal_error is not None:
+        return Step("end", paper)
+    stop = outlook.write_stop()
+    if stop is None:
+        return None
+    if not any(f.status is Status.WRITE_ERROR for f in paper.failures):
+        paper = replace(paper, cut_short=stop)
+    return Step("end", paper)
+
+
+def _retracted(paper: Paper) -> Paper:
+    """With ``skip_retracted``: the paper ends ``retracted`` (final), the notice in its reason."""
+    reason = retracted_reason(paper.updates)
+    return replace(paper.noted("integrity", f"{reason}: not downloaded"),
+                   outcome=Outcome(Status.RETRACTED.value, reason=reason,
+                                   error=f"{reason}: not downloaded (skip_retracted is on)"))
+
+
+def _to_front(paper: Paper, index: int) -> Paper:
+    actions = paper.actions
+    return replace(paper, actions=(actions[index], *actions[:index], *actions[index + 1:])) if index else paper
+
+
+def arrange(paper: Paper, outlook: Outlook) -> Paper:
+    """Gather the copies known without a request, then put the best version tier's first copy in front."""
+    while paper.sources_left and stage_of(paper.sources_left[0], outlook.sources.get(paper.sources_left[0])) in _FREE:
+        paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+    best = min(tier(a, outlook.prefer) for a in paper.actions if a.listed)
+    if tier(paper.actions[0], outlook.prefer) > best:
+        return _to_front(paper, next(i for i, a in enumerate(paper.actions) if a.listed and tier(a, outlook.prefer) == best))
+    return paper
+
+
+def _behind_held(paper: Paper, outlook: Outlook) -> Paper:
+    """A candidate on a held host waits behind the first copy elsewhere that can start sooner (the hold stays on
+    the host, and the candidate stays in the paper's list)."""
+    try:
+        held = outlook.hold_remaining(paper.actions[0].url)
+        if held <= 0:
+            return paper
+        for index, action in enumerate(paper.actions):
+            if action.listed and outlook.ready_in(action.url) < held:
+                return _to_front(paper, index)
+    except Exception:  # noqa: BLE001 - a transport that cannot say: the order stays
+        pass
+    return paper
+
+
+def answer(candidates: Any) -> str:
+    return f"knows it: {len(candidates)} candidate(s)" if candidates else "knows it, no open copy"
+
+
+def expand(paper: Paper, name: str, outlook: Outlook) -> Paper:
+    """The paper with source *name*'s candidates or lookups queued (the source taken off ``sources_left``)."""
+    source = outlook.sources.get(name)
+    stage = stage_of(name, source)
+    doi = paper.doi
+    if stage is None:
+        raise ConfigurationError(f"unknown source {name!r}")
+    if stage is Stage.LANDING:
+        segment = _doi_segment(doi) if doi else None  # the DOI is one path segment
+        url = f"{outlook.doi_base}/{segment}" if segment else None
+        if url is not None and url not in paper.tried:
+            return replace(paper, actions=(*paper.actions, Copy(url, name, kind="landing")))
+        return paper
+    if source is None:
+        return paper
+    if stage is Stage.FROM_IDENTIFIER:
+        target = paper.identifier if paper.identifier.type is IdType.ARXIV else doi_of(doi)
+        offered = list(source.candidates_for(target)) if target is not None else []
+        if offered:  # none: the identifier is not this source's (a plain DOI for arXiv), nothing was asked
+            paper = paper.noted(name, f"{len(offered)} candidate(s)")
+        return paper.with_candidates(offered)
+    if stage is Stage.PREFETCHED:
+        record = outlook.prefetched.get((name, (doi or "").lower()))
+        if record is not None:
+            return paper.merged(record).noted(name, answer(record.candidates)).with_candidates(record.candidates)
+        return paper.noted(name, "does not know it") if doi else paper
+    target = lookup_identifier(paper, source)
+    return replace(paper, actions=(*paper.actions, *lookups(name, source, target))) if target is not None else paper
+
+
+def lookups(name: str, source: Source, ident: Identifier) -> tuple[Lookup, ...]:
+    """Source *name*'s lookups of *ident*, in order."""
+    return tuple(Lookup(name, *source.url_for(spec), spec) for spec in source.requests_for([ident]))
+
+
+def lookup_identifier(paper: Paper, source: Source) -> Identifier | None:
+    """The first of the paper's DOI, PMCID and PMID that *source* accepts."""
+    for value, hint in ((paper.doi, None), (paper.pmcid, IdType.PMCID), (paper.pmid, IdType.PMID)):
+        ident = safe_parse(value, hint)
+        if ident is not None and ident.type in source.accepts:
+            return ident
+    return None
+
+
+def _seek_published(paper: Paper, outlook: Outlook) -> tuple[Paper, bool]:
+    """Before a leading copy that is not a published one: with ``prefer="published"`` the lookups that find the
+    version of record go first; a bioRxiv/medRxiv preprint whose journal DOI is another input of the batch asks
+    for the link first and, found, leaves the file to that input. The paper as marked, and whether its next
+    action changed."""
+    if copy_version(paper.actions[0].version) == "published":
+        return paper, False
+    works = outlook.works
+    pairing = is_biorxiv_doi(paper.doi) and len(works) > 1 and not paper.defer_done  # its journal version may be given too
+    position = works.get(str(paper.preprint_of or "").lower()) if pairing else None
+    if position is not None:
+        return replace(paper, same_work=position, actions=(), sources_left=(),
+                       put_aside=(paper.actions, paper.sources_left)), True
+    published = Prefer(outlook.prefer) is Prefer.PUBLISHED
+    if not (published or pairing):
+        return paper, False
+    paper, linking = _ask_link(paper, outlook, published)
+    if linking:
+        return paper, True
+    target = doi_of(paper.preprint_of)
+    if published and target is not None and not paper.vor_asked:
+        # only the run's own sources: those still to ask, asked, or with an action queued
+        chosen = {*paper.sources_left, *(source for source, _ in paper.trail), *(a.source for a in paper.actions)}
+        paper, asked = _ask_first(replace(paper, vor_asked=True), VOR_SOURCES, target, outlook, chosen)
+        return paper, bool(asked)
+    return paper, False
+
+
+def _ask_link(paper: Paper, outlook: Outlook, published: bool) -> tuple[Paper, bool]:
+    """Once, before its first copy: the preprint's journal-version link asked first (a batch's pairing asks only
+    the preprint's own server); the sources asked now are not asked again later."""
+    doi = doi_of(paper.doi)
+    if paper.preprint_of or paper.link_asked or doi is None:
+        return paper, False
+    paper, asked = _ask_first(replace(paper, link_asked=True), LINK_SOURCES if published else ("biorxiv",), doi,
+                              outlook, paper.sources_left)
+    return replace(paper, sources_left=tuple(n for n in paper.sources_left if n not in asked)), bool(asked)
+
+
+def _ask_first(paper: Paper, names: tuple[str, ...], ident: Identifier, outlook: Outlook, among: Any
+               ) -> tuple[Paper, list[str]]:
+    """The lookups of *ident* at each of *names* that is *among* the paper's sources put before every action."""
+    asked = [name for name in names if name in among and name in outlook.sources]
+    first = tuple(a for name in asked for a in lookups(name, outlook.sources[name], ident))
+    return replace(paper, actions=(*first, *paper.actions)), asked
+
+
+def doi_of(text: Any) -> Identifier | None:
+    ident = safe_parse(text, IdType.DOI)
+    return ident if ident is not None and ident.type is IdType.DOI else None
+
+
+def _doi_segment(doi: Any) -> str | None:
+    """*doi* as one percent-encoded path segment of the resolver's URL; None for text that cannot be one."""
+    try:
+        return quote_path(str(doi))
+    except ValueError:
+        return None

@@ -1,0 +1,119 @@
+"""The rows a batch gives without running a paper: which column holds each input's identifier, the row a
+resumed run takes from the ledger, a stopped item's row, a blocked row that keeps its earlier status, and a
+paper's trail as ``Retriever.why`` shows it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+
+from paperfetch.cells import is_missing
+from paperfetch.download import FileAction, download_action
+from paperfetch.errors import ConfigurationError
+from paperfetch.ids import Identifier
+from paperfetch.ledger.base import LedgerEntry, ResumeLedger, recheck_due
+from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status
+from paperfetch.paper import identity_row, resumed_standing
+from paperfetch.reasons import failure_reason
+from paperfetch.redact import redact_frame
+
+__all__ = ["IDENTIFIER_COLUMNS", "identifier_columns", "keep_describing_status", "resumed_row", "row_identifiers",
+           "stopped_row", "why_frame"]
+
+
+#: Where ``download_frame`` looks for each row's identifier, in order (Europe PMC's citations have PMIDs only).
+IDENTIFIER_COLUMNS: tuple[str, ...] = ("doi", "pmid", "pmcid")
+
+
+def identifier_columns(columns: Iterable[object], names: Sequence[str] = IDENTIFIER_COLUMNS) -> list[str]:
+    """The columns holding *names*, in the order of *names*: the column of that exact name, else the one
+    column whose name is that name in another case (``DOI``, ``PMID``: the headers of Zotero, Scopus and
+    JabRef exports); raises ConfigurationError when several columns match a name only in another case."""
+    have = [str(c) for c in columns]
+    found: list[str] = []
+    for name in names:
+        if name in have:
+            found.append(name)
+            continue
+        matching = [c for c in have if c.lower() == name.lower()]
+        if len(matching) > 1:
+            raise ConfigurationError(f"several columns could hold the {name} ({', '.join(map(repr, matching))}); "
+                                     f"name the one to read: column={matching[0]!r}")
+        found.extend(matching)
+    return found
+
+
+def row_identifiers(df: pd.DataFrame, columns: Sequence[str]) -> list[object]:
+    """Each row's first identifier among *columns* (a PMID as ``PMID:…``), or None for a row with none."""
+    chosen: list[object] = []
+    for values in df[list(columns)].itertuples(index=False, name=None):
+        found: object = None
+        for name, value in zip(columns, values):
+            if is_missing(value) or not str(value).strip():
+                continue
+            text = str(value).strip()
+            found = f"PMID:{text}" if name.lower() == "pmid" and text.isdigit() else value
+            break
+        chosen.append(found)
+    return chosen
+
+
+def why_frame(entry: LedgerEntry | None) -> pd.DataFrame:
+    """``source, answer`` rows from a ledger entry's trail (its status and error when it has none)."""
+    if entry is None:
+        return pd.DataFrame({"source": pd.Series([], dtype=object), "answer": pd.Series([], dtype=object)})
+    trail = [tuple(step) for step in (entry.extra or {}).get("trail") or [] if len(step) == 2]
+    if not trail:
+        trail = [(entry.source or "", f"{entry.status}: {entry.error}" if entry.error else entry.status)]
+    return redact_frame(pd.DataFrame(trail, columns=["source", "answer"], dtype=object))
+
+
+def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An unfinished item's row: its identity and metadata, status ``stopped``, no file."""
+    stopped = {k: v for k, v in row.items() if k not in ("path", "bytes", "sha256", "title_match")}
+    stopped.update(status=Status.STOPPED.value, reason="stopped before it finished",
+                   error="the batch was stopped before this item finished")
+    return stopped
+
+
+def keep_describing_status(row: dict[str, Any], prior: LedgerEntry | None) -> dict[str, Any]:
+    """A row a host's hold or suppression decided keeps the paper's earlier status and that status's
+    reason (a row's reason is always its status's); this run's block and both runs are in ``error``."""
+    if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES:
+        return row
+    if prior.status in FINISHED_WELL_STATUSES:  # its file is gone: this run's answer is the news
+        return row
+    kept = dict(row)
+    kept.update(status=prior.status, source=prior.source, url=prior.url, http_status=prior.http_status)
+    earlier = (getattr(prior, "extra", None) or {}).get("reason") or (prior.error or "").split(" | ")[0]
+    kept["reason"] = earlier or failure_reason(prior.status, http_status=prior.http_status, url=prior.url)
+    said, error = row.get("reason") or row["status"], row.get("error") or ""
+    block = error if error.startswith(said) else f"{said} | {error}" if error else said
+    kept["error"] = f"{kept['reason']} | this run: {block} | earlier: {prior.error or prior.status}"[:2000]
+    return kept
+
+
+def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
+    """The row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` needs no request, else None."""
+    done = ledger.is_done(ident.key, out_dir)
+    entry = done or ledger.get(ident.key)
+    if entry is None:
+        return None
+    # a recorded key's should_retry(): its retryable flag, or a final "absent" answer past the recheck age
+    action = download_action(resume=True, done=done is not None, final=not (entry.retryable or recheck_due(entry)))
+    if action is FileAction.FETCH:
+        return None
+    extra = dict(entry.extra or {})
+    row = identity_row(ident, extra)
+    row["title_match"] = extra.get("title_match")  # stored when it was downloaded
+    row.update(source=entry.source, url=entry.url, http_status=entry.http_status, attempts=0, waited_s=0.0, elapsed_s=0.0)
+    row.update(resumed_standing(extra))
+    if action is FileAction.REUSE:
+        path = ledger.absolute_path(entry)
+        row.update(status=Status.ALREADY_DOWNLOADED.value, path=str(path) if path else None, bytes=entry.bytes,
+                   sha256=entry.sha256)
+    else:
+        row.update(status=entry.status, error=entry.error, reason=extra.get("reason"))
+    return row
