@@ -7,6 +7,7 @@ they run in well under a second and fail with the names to look at.
 from __future__ import annotations
 
 import ast
+import re
 import importlib
 import sys
 from pathlib import Path
@@ -207,3 +208,36 @@ def test_all_is_sorted_complete_and_resolvable(module):
     assert missing == [], f"{module}.__all__ names what it does not have"
     unlisted = sorted(_public_definitions(MODULES[module]) - set(exported))
     assert unlisted == [], f"{module} defines public names its __all__ leaves out"
+
+
+def _layout_block() -> str:
+    text = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Layout", 1)[1].split("\n## ", 1)[0]
+    return section.split("```", 2)[1]
+
+
+def _named_in_layout(block: str) -> tuple[set[str], set[str]]:
+    """The modules (paths under paperfetch/) and folders the README's Layout block names. A line indented two
+    spaces that starts with ``folder/`` opens that folder: the ``.py`` names on it and on the deeper lines under it
+    are its modules; any other two-space line names modules of the package itself."""
+    modules: set[str] = set()
+    folders: set[str] = set()
+    folder = ""
+    for line in block.splitlines()[1:]:
+        if line.startswith("  ") and not line.startswith("   "):
+            head = line.split()[0]
+            folder = head if head.endswith("/") else ""
+            if folder:
+                folders.add(folder.rstrip("/"))
+        modules.update(folder + name for name in re.findall(r"\b[a-z_]+\.py\b", line))
+    return modules, folders
+
+
+def test_the_readme_layout_names_every_module_and_nothing_else():
+    modules, folders = _named_in_layout(_layout_block())
+    tree = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")}
+    packages = {str(p.parent.relative_to(PACKAGE)) for p in PACKAGE.rglob("__init__.py") if p.parent != PACKAGE}
+    unnamed = sorted(m for m in tree - modules if not (m.endswith("/__init__.py") and m.rsplit("/", 1)[0] in folders))
+    assert unnamed == [], "modules README.md's Layout block leaves out"
+    assert sorted(modules - tree) == [], "modules README.md's Layout block names that do not exist"
+    assert sorted(packages - folders) == [] and sorted(folders - packages) == []
