@@ -23,7 +23,8 @@ from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, Interrupted
-from paperfetch.flow import IDENTIFIER_COLUMNS, BatchRun, RunSettings, identifier_columns, row_identifiers, why_frame
+from paperfetch.flow import BatchRun, RunSettings, why_frame
+from paperfetch.flow.rows import frame_inputs, join_outcomes
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import parse_identifier
@@ -44,7 +45,6 @@ from paperfetch.settings import (
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.sources.unpaywall import check_email
-from paperfetch.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.fulltext.bundle import FullText
@@ -376,9 +376,9 @@ class Retriever:
         columns : sequence of str, optional
             The columns to look in, in order (default ``doi``, ``pmid``, ``pmcid``).
         """
-        present, inputs = _frame_inputs(df, column, columns)
+        present, inputs = frame_inputs(df, column, columns)
         outcomes = self.download(inputs)
-        return _join_outcomes(df, outcomes, present)
+        return join_outcomes(df, outcomes, present)
 
     def why(self, identifier: object) -> pd.DataFrame:
         """Each source asked about *identifier* in its last run, and its answer: ``source, answer``.
@@ -671,8 +671,8 @@ class Retriever:
                                "host's pacing through the host state")
         if isinstance(ids, pd.DataFrame):
             frame = ids
-            present, inputs = _frame_inputs(frame, column, None)
-            job = Job(run=self._download, ids=inputs, join=lambda subset, outcomes: _join_outcomes(
+            present, inputs = frame_inputs(frame, column, None)
+            job = Job(run=self._download, ids=inputs, join=lambda subset, outcomes: join_outcomes(
                 frame.iloc[subset], outcomes, present))
         else:
             if column is not None:
@@ -681,40 +681,6 @@ class Retriever:
         self._job = job
         job.begin()
         return job
-
-
-def _frame_inputs(df: pd.DataFrame, column: str | None, columns: Sequence[str] | None) -> tuple[list[str], Any]:
-    """``(the columns read, the inputs)`` of a frame: *column* alone, else *columns*, else ``doi``, ``pmid``
-    and ``pmcid`` (each also in another case, when only one column matches); each row's first identifier."""
-    names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
-    if column is None and columns is None:
-        present = identifier_columns(df.columns)
-        if present and present != [name for name in IDENTIFIER_COLUMNS if name in df.columns]:
-            logger.info("reading the identifiers from column(s) %s", ", ".join(map(repr, present)))
-    else:
-        present = [name for name in names if name in df.columns]
-    if not present or (column is not None and column not in df.columns):
-        wanted = column if column is not None else names[0]
-        raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "
-                                 f"it has {list(df.columns)}")
-    return present, (row_identifiers(df, present) if len(present) > 1 else df[present[0]])
-
-
-def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame, present: Sequence[str]) -> pd.DataFrame:
-    """*df* with the outcome columns joined (:meth:`Retriever.download_frame`, a Job's frames): the caller's
-    columns are never overwritten (a clashing outcome column is ``<name>_paperfetch``); a row without an
-    identifier says which columns were looked at."""
-    outcomes = outcomes.copy()
-    outcomes.index = df.index
-    blank = pd.Series([value is None for value in row_identifiers(df, present)], index=df.index)
-    if blank.any():  # say which columns were looked at, not "blank input"
-        outcomes.loc[blank, "reason"] = "no identifier in this row"
-        outcomes.loc[blank, "error"] = f"no identifier in this row (looked at: {', '.join(present)})"
-    joined = df.copy()
-    for name in outcomes.columns:
-        if name != "input":
-            joined[f"{name}_paperfetch" if name in df.columns else name] = outcomes[name]
-    return joined
 
 
 def _chosen_sources(sources: Sequence[str]) -> tuple[str, ...]:
