@@ -33,7 +33,7 @@ from paperfetch.http.addresses import redirect_refusal
 from paperfetch.http.hosts import host_key
 from paperfetch.http.limits import Deadline, read_limited
 from paperfetch.ids import parse_many
-from paperfetch.ledger import Ledger
+from paperfetch.ledger import SqliteLedger
 from paperfetch.parts import PART_PREFIX, part_file, sweep_stale_parts
 from paperfetch.sources import SOURCES
 from paperfetch.sources.base import RequestSpec, quote_path
@@ -265,7 +265,7 @@ def test_dot_segments_never_reach_another_path_on_the_services(hosts, tmp_path):
 def _open_ledger(folder, barrier, results):  # noqa: ANN001 - runs in a forked process
     try:
         barrier.wait()
-        with Ledger.in_folder(folder) as ledger:
+        with SqliteLedger.in_folder(folder) as ledger:
             ledger.record(f"doi:10.1/{os.getpid()}", status="not_found")
         results.put(None)
     except Exception as exc:  # noqa: BLE001
@@ -285,7 +285,7 @@ def test_four_processes_create_one_ledger_fifty_times_without_a_failure(tmp_path
         for p in procs:
             p.join(60)
         failures += [o for o in outcomes if o]
-        with Ledger.in_folder(folder) as ledger:
+        with SqliteLedger.in_folder(folder) as ledger:
             assert len(ledger) == 4
     assert failures == []
 
@@ -322,7 +322,7 @@ def test_two_overlapping_batches_in_one_folder_write_every_file_once(tmp_path):
     pdfs = {Path(row["path"]).name for batch in rows for row in batch}
     others = [n for n in os.listdir(tmp_path) if n not in pdfs]
     assert all(n.startswith(".paperfetch-ledger.sqlite3") for n in others), others  # no part file, nothing else
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         assert len(ledger) == len(DOWNLOADABLE)
 
 
@@ -343,10 +343,11 @@ def test_part_files_have_one_writer_and_a_dead_writers_are_swept(tmp_path):
     """)], check=False)
     assert child.returncode == -signal.SIGKILL
     assert [p.name.startswith(PART_PREFIX) for p in tmp_path.iterdir()] == [True]
-    legacy = tmp_path / ".doi_y.pdf.abc123xy.part"
-    legacy.write_bytes(b"old")
-    os.utime(legacy, (time.time() - 7200,) * 2)
-    assert len(sweep_stale_parts(tmp_path)) == 2 and list(tmp_path.iterdir()) == []
+    other = tmp_path / ".doi_y.pdf.abc123xy.part"  # not a paperfetch part file: the sweep leaves it alone
+    other.write_bytes(b"someone else's")
+    os.utime(other, (time.time() - 7200,) * 2)
+    assert [p.name.startswith(PART_PREFIX) for p in sweep_stale_parts(tmp_path)] == [True]
+    assert list(tmp_path.iterdir()) == [other]
 
 
 KILL_SCRIPT = textwrap.dedent("""
@@ -919,7 +920,7 @@ def test_a_pdf_another_process_finished_just_before_this_run_is_kept_when_the_le
     dest = tmp_path / "doi_10.1000_x.pdf"
     dest.write_bytes(fake_pdf("x"))
     job = ItemJob(None, parse_identifier("10.1000/x"), {}, None)  # only its identifier is read
-    with retriever(tmp_path, {}) as r, Ledger.in_folder(tmp_path) as ledger:
+    with retriever(tmp_path, {}) as r, SqliteLedger.in_folder(tmp_path) as ledger:
         r._batch.run_started = time.time() + 60  # the file predates the run (paperfetch.run.BatchRun)
         r._batch.ledger = ledger
         assert not r._batch.reusable(job, dest, False, resume=r.resume)  # nobody vouches for it: fetched again
