@@ -25,7 +25,7 @@ from paperfetch import defaults
 from paperfetch.cells import is_missing
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.ids import Identifier, IdType, parse_many
-from paperfetch.ledger import ResumeLedger, open_ledger
+from paperfetch.ledger import ResumeLedger, open_ledger, record_outcome
 from paperfetch.outcomes import COLUMNS, outcomes_frame
 from paperfetch.rows import META_FIELDS, resumed_row
 
@@ -116,7 +116,8 @@ def download_partition(
                 rows[item.position] = row
                 if ledger is not None and item.identifier is not None and item.duplicate_of is None:
                     try:
-                        _record(ledger, item.identifier, row)
+                        record_outcome(ledger, item.identifier.key, row,
+                                       extra={k: row[k] for k in META_FIELDS if row.get(k) is not None})
                     except StoreUnavailable as exc:
                         redis_lost(exc)
         for item in parsed:  # a duplicate of a resumed row shares it
@@ -129,14 +130,6 @@ def download_partition(
     frame = outcomes_frame(rows[item.position] for item in parsed)
     frame.index = inputs.index
     return frame
-
-
-def _record(ledger: ResumeLedger, ident: Identifier, row: Mapping[str, Any]) -> None:
-    ledger.record(
-        ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
-        source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"), error=row.get("error"),
-        extra={k: row[k] for k in META_FIELDS if row.get(k) is not None},
-    )
 
 
 def download_frame(

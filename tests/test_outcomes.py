@@ -12,7 +12,7 @@ import pytest
 from paperfetch import Retriever
 from paperfetch.demo import DemoWorld
 from paperfetch.errors import Interrupted
-from paperfetch.ledger import Ledger
+from paperfetch.ledger import SqliteLedger
 from paperfetch.outcomes import COLUMNS, retried_by_rerun
 from paperfetch.reasons import absent_reason, failure_reason
 
@@ -189,7 +189,7 @@ def test_a_410_is_final_in_the_ledger_and_not_asked_again_unless_forced(world, t
         first = r.download(["10.5555/demo.gone"])
     assert first["status"].iloc[0] == "http_error" and first["http_status"].iloc[0] == 410
     assert not retried_by_rerun("http_error", 410) and retried_by_rerun("http_error", 503)
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         assert not ledger.should_retry("doi:10.5555/demo.gone")
     before = world.requests_served()
     with retriever(world, tmp_path) as r:
@@ -299,7 +299,7 @@ def test_cli_shows_the_reason_explains_and_force_asks_again(world, tmp_path, mon
 
 
 def test_the_ledgers_default_rule_makes_404_and_410_final(tmp_path):
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         ledger.record("doi:10.1/gone", status="http_error", http_status=410)
         ledger.record("doi:10.1/missing", status="http_error", http_status=404)
         ledger.record("doi:10.1/busy", status="http_error", http_status=503)

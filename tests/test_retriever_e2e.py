@@ -174,7 +174,7 @@ def test_ctrl_c_stops_promptly_keeps_finished_items_and_the_next_run_resumes(wor
     import _thread
     import time
 
-    from paperfetch.ledger import Ledger
+    from paperfetch.ledger import SqliteLedger
 
     inputs = [p for p in DEMO_INPUTS if isinstance(p, str) and "demo." in p and "unknown" not in p]
     r = retriever(world, tmp_path, http_options={**FAST, "rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5})
@@ -198,7 +198,7 @@ def test_ctrl_c_stops_promptly_keeps_finished_items_and_the_next_run_resumes(wor
     assert world.requests_served() == served
     assert sorted(p.name for p in tmp_path.iterdir()) == files
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]  # no partial file anywhere
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         finished = ledger.entries()
     done = set(finished.loc[finished["status"] == "downloaded", "key"])
     assert done, "some items finished before the interrupt"
