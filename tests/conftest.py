@@ -10,15 +10,13 @@ import pytest
 
 from paperfetch.http.hosts import default_registry
 from paperfetch.testing import LoopbackHost
+from tests._real import real_fixtures_dir
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _shared_fixtures() -> Path | None:
-    for candidate in (REPO.parent / "shared" / "fixtures" / "real", Path("/work/shared/fixtures/real")):
-        if candidate.exists():
-            return candidate
-    return None
+    return real_fixtures_dir()  # $PAPERFETCH_FIXTURES, else shared/fixtures/real beside the checkout
 
 
 @pytest.fixture(scope="session")

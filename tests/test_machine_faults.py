@@ -91,8 +91,8 @@ def files(tmp_path):
 def damage(files: Files, which: str, how: str) -> None:
     path = files.path(which)
     assert path.is_file(), path
-    for suffix in ("-wal", "-shm"):
-        assert not Path(f"{path}{suffix}").exists() or how == "folder" or True
+    for suffix in ("-wal", "-shm"):  # the damage is the file's alone: no sidecar keeps a good copy of its pages
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
     if how == "garbage":
         path.write_bytes(os.urandom(64) + b"this is not a database " * 300)
     elif how == "half":
@@ -100,15 +100,12 @@ def damage(files: Files, which: str, how: str) -> None:
         with open(path, "r+b") as handle:
             handle.truncate(size // 2)
     elif how == "folder":
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        path.unlink()
         path.mkdir()
         (path / "something").write_text("a folder where the file was")
     elif how == "readonly":
         if shutil.which("chattr") is None or os.geteuid() != 0:
             pytest.skip("chattr +i (root) is needed to make a file read-only for root")
-        for suffix in ("-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
         done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
         if done.returncode != 0:
             pytest.skip(f"chattr +i not supported here: {done.stderr.decode().strip()}")
@@ -353,7 +350,7 @@ def _assert_store_failure_rows(frame, store: str, secret: str | None) -> None:
 
 @pytest.mark.parametrize("fault", ["wrong_password", "out_of_memory"])
 def test_a_redis_fault_is_a_retryable_failure_with_the_stores_error_never_not_found(world, files, request, fault):
-    from paperfetch.ledger import Ledger
+    from paperfetch.ledger import SqliteLedger
 
     if fault == "wrong_password":
         port = request.getfixturevalue("redis_with_password")
@@ -366,7 +363,7 @@ def test_a_redis_fault_is_a_retryable_failure_with_the_stores_error_never_not_fo
     frame, elapsed, _ = files.run(world, state=url)
     assert time.monotonic() - started < BOUND_S
     _assert_store_failure_rows(frame, f"127.0.0.1:{port}", secret)
-    with Ledger.in_folder(files.out) as ledger:
+    with SqliteLedger.in_folder(files.out) as ledger:
         entries = ledger.entries()
     assert entries["retryable"].all() and len(entries) == len(INPUTS)  # the re-run asks again
     again, _, _ = files.run(world, state=good)  # the store fixed (the password right, or another store)
@@ -435,9 +432,9 @@ def test_the_clamp_keeps_an_honest_queue_of_starts(any_store):
 
 def test_a_disk_that_fills_up_mid_run_moves_each_file_to_memory_with_what_it_had(small_disk, caplog):
     from paperfetch.cache import MetadataCache
-    from paperfetch.ledger import Ledger
+    from paperfetch.ledger import SqliteLedger
 
-    ledger = Ledger(small_disk / "out" / ".paperfetch-ledger.sqlite3")
+    ledger = SqliteLedger(small_disk / "out" / ".paperfetch-ledger.sqlite3")
     store = SqliteStore(small_disk / "host-state.sqlite3")
     cache = MetadataCache(small_disk / "metadata-cache.sqlite")
     ledger.record("doi:10.1/first", status="not_found")
@@ -460,7 +457,7 @@ def test_a_disk_that_fills_up_mid_run_moves_each_file_to_memory_with_what_it_had
     store.close()
     cache.close()
     filler.unlink()
-    with Ledger(small_disk / "out" / ".paperfetch-ledger.sqlite3") as reopened:  # every row committed before is kept
+    with SqliteLedger(small_disk / "out" / ".paperfetch-ledger.sqlite3") as reopened:  # every row committed before is kept
         assert reopened.get("doi:10.1/first").status == "not_found"
         assert reopened.recovered  # and the next run rebuilds the rest from the PDFs
 

@@ -44,6 +44,7 @@ from paperfetch.sources import (
 )
 from paperfetch.sources.base import Candidate, RequestSpec
 from paperfetch.testing import CASSETTE_FILTER_QUERY_PARAMETERS, cassette_vcr
+from tests._real import SKIP_REASON, real_fixtures_dir
 
 REPO = Path(__file__).resolve().parents[1]
 CASSETTES = Path(os.environ.get("PAPERFETCH_CASSETTE_DIR", REPO / "cassettes"))
@@ -676,17 +677,10 @@ def test_repr_never_shows_secrets() -> None:
     assert "oa-secret-key" not in text and EMAIL not in text
 
 
-def _fixtures_dir() -> Path | None:
-    for candidate in (REPO.parent / "shared/fixtures/real", Path("/work/shared/fixtures/real")):
-        if (candidate / "PROVENANCE.md").is_file():
-            return candidate
-    return None
-
-
-@pytest.mark.skipif(_fixtures_dir() is None, reason="the shared fixtures/real folder is not available")
+@pytest.mark.skipif(real_fixtures_dir() is None, reason=SKIP_REASON)
 def test_committed_cassettes_are_reproducible(tmp_path: Path) -> None:
     script = REPO / "cassettes/build_cassettes.py"
-    subprocess.run([sys.executable, str(script), "--fixtures", str(_fixtures_dir()), "--out", str(tmp_path)],
+    subprocess.run([sys.executable, str(script), "--fixtures", str(real_fixtures_dir()), "--out", str(tmp_path)],
                    check=True, capture_output=True)
     committed = REPO / "cassettes"
     built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())

@@ -16,12 +16,11 @@ from paperfetch.validate import (
     detect_bot_challenge,
     sniff,
 )
+from tests._real import SKIP_REASON, real_fixtures_dir
 
-FIXTURES = next(
-    p
-    for p in [Path(__file__).resolve().parents[1].parent / "shared/fixtures/real", Path("/work/shared/fixtures/real")]
-    if p.exists()
-)
+FIXTURES = real_fixtures_dir()
+if FIXTURES is None:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
 LANDING_PAGES = FIXTURES / "landing_pages"
 ALL_PAGES = sorted(LANDING_PAGES.glob("*.html"))
 CHALLENGE_PAGES = [p for p in ALL_PAGES if p.name.endswith("cloudflare_challenge.html")]
