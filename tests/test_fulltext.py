@@ -15,7 +15,6 @@ from urllib.parse import parse_qs
 import pandas as pd
 import pytest
 
-from paperfetch import Retriever
 from paperfetch.cli import main
 from paperfetch.fulltext import PARAGRAPH_COLUMNS, REFERENCE_COLUMNS, parse_jats
 from paperfetch.ledger import open_ledger
@@ -24,10 +23,10 @@ from paperfetch.outcomes import COLUMNS
 from paperfetch.testing import LoopbackHost, Reply, Request
 from tests._pdfwriter import layout_article, write_pdf
 from tests.test_fulltext_parse import _expected_rows
+from tests._quick import retriever
 
 DATA = Path(__file__).parent / "data" / "europepmc"
 BODIES = {pmcid: (DATA / f"rest__{pmcid}__fullTextXML.xml").read_bytes() for pmcid in ("PMC8164761", "PMC8118396")}
-FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.02, "rate_limit_max_s": 0.05}
 
 EPMC_OA = "10.1186/s13007-021-00757-y"       # PMC8164761, Europe PMC open access: fullTextXML
 EFETCH = "10.1080/23802359.2021.1911705"     # PMC8118396, not open access in Europe PMC: efetch db=pmc
@@ -142,10 +141,8 @@ def world():
         yield w
 
 
-def retriever(world: World, out_dir: Path, **kwargs) -> Retriever:
-    kwargs.setdefault("http_options", FAST)
-    return Retriever(email="tester@example.org", out_dir=out_dir, endpoints=world.endpoints, progress=False,
-                     verbosity=0, sources=("unpaywall",), state="memory", **kwargs)
+#: Text through JATS and PDF alone: Unpaywall the one metadata source, nothing kept between runs but the ledger.
+TEXT_ONLY = {"sources": ("unpaywall",), "state": "memory", "cache": False}
 
 
 def _texts(frame: pd.DataFrame, input_: str) -> list[tuple[str, str]]:
@@ -154,7 +151,7 @@ def _texts(frame: pd.DataFrame, input_: str) -> list[tuple[str, str]]:
 
 
 def test_every_p_of_the_real_bodies_is_one_row_through_europepmc_and_efetch(world, tmp_path):
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
         paragraphs, outcomes = r.fulltext([EPMC_OA, EFETCH], with_outcomes=True)
     assert list(paragraphs.columns) == list(PARAGRAPH_COLUMNS)
     assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
@@ -182,8 +179,8 @@ def test_every_p_of_the_real_bodies_is_one_row_through_europepmc_and_efetch(worl
 
 
 def test_hostile_truncated_and_oversized_bodies_are_each_papers_own_failure(world, tmp_path):
-    http = {**FAST, "max_answer_bytes": 2 << 20}
-    with retriever(world, tmp_path, cache=False, http_options=http) as r:
+    http = {"max_answer_bytes": 2 << 20}
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY, http_options=http) as r:
         paragraphs, outcomes = r.fulltext([HOSTILE, EPMC_OA, HUGE, EFETCH], with_outcomes=True)
     assert set(paragraphs["input"]) == {EPMC_OA, EFETCH}
     assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
@@ -198,7 +195,7 @@ def test_hostile_truncated_and_oversized_bodies_are_each_papers_own_failure(worl
 def test_a_cut_batched_efetch_falls_back_to_one_request_per_id(world, tmp_path):
     world.epmc[EPMC_OA] = ("PMC8164761", "N")  # both papers now come from efetch, in one batch
     world.cut_batches = True
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
         paragraphs = r.fulltext([EPMC_OA, EFETCH])
     assert world.efetch_ids() == ["8164761,8118396", "8164761", "8118396"]
     assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
@@ -206,7 +203,7 @@ def test_a_cut_batched_efetch_falls_back_to_one_request_per_id(world, tmp_path):
 
 
 def test_a_pdf_gives_pdf_rows_and_a_paper_with_nothing_gives_none(world, tmp_path):
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
         paragraphs, outcomes = r.fulltext([PDF_ONLY, NOTHING, "not an id", EPMC_OA], with_outcomes=True)
     pdf_rows = paragraphs[paragraphs["input"] == PDF_ONLY]
     assert set(pdf_rows["text_source"]) == {"pdf"} and set(pdf_rows["license"]) == {"cc-by-nc"}
@@ -221,7 +218,7 @@ def test_a_pdf_gives_pdf_rows_and_a_paper_with_nothing_gives_none(world, tmp_pat
 
 
 def test_no_input_gives_the_empty_frames_with_every_column(world, tmp_path):
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
         assert list(r.fulltext([]).columns) == list(PARAGRAPH_COLUMNS) and len(r.fulltext(["junk"])) == 0
         assert list(r.fulltext_references([]).columns) == list(REFERENCE_COLUMNS)
     assert world.served() == 0
@@ -229,11 +226,11 @@ def test_no_input_gives_the_empty_frames_with_every_column(world, tmp_path):
 
 def test_a_second_fulltext_of_the_same_ids_sends_no_request(world, tmp_path):
     ids = [EPMC_OA, EFETCH, PDF_ONLY, NOTHING]
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
         first = r.fulltext(ids)
     sent = world.served()
     assert sent > 0
-    with retriever(world, tmp_path, cache=False) as r:  # a new process, as it were: the ledger and the files
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:  # a new process, as it were: the ledger and the files
         second = r.fulltext(ids)
         refs = r.fulltext_references(ids)
     assert world.served() == sent
@@ -243,10 +240,10 @@ def test_a_second_fulltext_of_the_same_ids_sends_no_request(world, tmp_path):
 
 
 def test_requests_per_paper_jats_against_pdf(world, tmp_path):
-    with retriever(world, tmp_path / "a", cache=False) as r:
+    with retriever(tmp_path / "a", world.endpoints, **TEXT_ONLY) as r:
         r.fulltext([EPMC_OA])
         jats = len(r.requests())
-    with retriever(world, tmp_path / "b", cache=False) as r:
+    with retriever(tmp_path / "b", world.endpoints, **TEXT_ONLY) as r:
         r.fulltext([PDF_ONLY])
         pdf = r.requests()
     assert jats == 2  # Europe PMC search, fullTextXML
@@ -298,7 +295,7 @@ def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tm
             return {}
         return {ids[0].key: Record(doi=preprint, license="cc_by", candidates=[Candidate(url, "biorxiv", kind="jats")])}
 
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
         context = TextContext(metadata=r.api, sources={"biorxiv": Biorxiv()}, lookup=lookup, download=r.download,
                               identification=r.identification, out_dir=tmp_path, filename_template="{type}_{value}")
         result = collect_text([preprint], context=context)
@@ -308,7 +305,7 @@ def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tm
 
 
 def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
         downloaded = r.download([PDF_ONLY])
         assert list(downloaded["status"]) == ["downloaded"]
         paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)

@@ -169,7 +169,8 @@ def test_a_file_one_engine_cannot_parse_is_read_by_the_other(monkeypatch):
 
 def test_a_scanned_pdf_gives_no_rows_and_the_reason_no_text_layer(tmp_path):
     """Loopback world of tests/test_fulltext.py; the publisher serves a real image-only PDF (robust/)."""
-    from tests.test_fulltext import PDF_ONLY, World, retriever
+    from tests._quick import retriever
+    from tests.test_fulltext import PDF_ONLY, TEXT_ONLY, World
 
     scan = (PAIRS / "robust" / "image_only_6pages.pdf").read_bytes()
 
@@ -179,7 +180,7 @@ def test_a_scanned_pdf_gives_no_rows_and_the_reason_no_text_layer(tmp_path):
 
             return Reply(200, scan, {"Content-Type": "application/pdf"})
 
-    with ScanWorld(base_ip=110) as world, retriever(world, tmp_path, cache=False) as r:
+    with ScanWorld(base_ip=110) as world, retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
         paragraphs, outcomes = r.fulltext([PDF_ONLY], with_outcomes=True)
     assert len(paragraphs) == 0
     assert outcomes.iloc[0]["error"].startswith("no text layer")

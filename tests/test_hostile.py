@@ -25,7 +25,7 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paperfetch import HttpClient, Retriever, parse_identifier
+from paperfetch import HttpClient, parse_identifier
 from paperfetch.demo import DemoWorld, fake_pdf
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, MalformedResponse, RefusedRedirect
 from paperfetch.http import addresses
@@ -40,17 +40,11 @@ from paperfetch.sources.base import RequestSpec, quote_path
 from paperfetch.testing import LoopbackHost, Reply
 from paperfetch.validate import check_pdf_file
 from tests._hostile_servers import RawServer, gzip_bomb, head, once, trickle
+from tests._quick import retriever
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.01, "rate_limit_max_s": 0.02}
 EMAIL = "tester@example.org"
-
-
-def retriever(out_dir, endpoints, **kwargs) -> Retriever:
-    options = {**FAST, **kwargs.pop("http_options", {})}
-    kwargs.setdefault("max_retries", 0)
-    return Retriever(email=EMAIL, out_dir=out_dir, endpoints=endpoints, progress=False, verbosity=0,
-                     http_options=options, **kwargs)
 
 
 def spec_for(source, value="10.1000/x"):

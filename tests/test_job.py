@@ -23,16 +23,16 @@ from paperfetch.outcomes import COLUMNS, Status
 from paperfetch.run import stopped_row
 from tests._job_world import JobWorld
 from tests._jupyter import write_python3_kernelspec
+from tests._quick import retriever
 
 
 def paperfetch_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("paperfetch")]
 
 
-def make_retriever(world: JobWorld, out_dir, **kwargs) -> Retriever:
-    return Retriever(email="you@example.org", out_dir=out_dir, endpoints=world.endpoints, sources=("openalex",),
-                     state="memory", verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False, dashboard=False,
-                     **kwargs)
+#: The job world's one source, unpaced publishers, nothing kept between runs but the ledger.
+JOB = {"sources": ("openalex",), "state": "memory", "delay_min_s": 0.0, "delay_max_s": 0.0, "cache": False,
+       "dashboard": False}
 
 
 # ---------------------------------------------------------------------- the Future API, on a fake run
@@ -149,7 +149,7 @@ def world():
 
 
 def test_start_returns_at_once_stop_stops_and_a_new_start_resumes(world, tmp_path):
-    r = make_retriever(world, tmp_path)
+    r = retriever(tmp_path, world.endpoints, **JOB)
     job = r.start(world.dois)
     assert not job.done() and job.finished < len(world.dois)  # start returned while the job goes on
     deadline = time.monotonic() + 10
@@ -182,7 +182,7 @@ def test_start_returns_at_once_stop_stops_and_a_new_start_resumes(world, tmp_pat
 
 
 def test_start_of_a_frame_gives_the_joined_frame(world, tmp_path):
-    r = make_retriever(world, tmp_path)
+    r = retriever(tmp_path, world.endpoints, **JOB)
     df = pd.DataFrame({"doi": world.dois[:3], "note": ["x", "y", "z"]}, index=["p", "q", "s"])
     job = r.start(df, column="doi")
     out = job.result(timeout=30)
@@ -194,7 +194,7 @@ def test_start_of_a_frame_gives_the_joined_frame(world, tmp_path):
 
 def test_start_of_a_frame_reads_it_as_download_frame_does(world, tmp_path):
     # a reference manager's export: a DOI column in capitals, and a row with only a blank
-    r = make_retriever(world, tmp_path)
+    r = retriever(tmp_path, world.endpoints, **JOB)
     df = pd.DataFrame({"DOI": [world.dois[0], None, world.dois[1]], "Title": ["a", "b", "c"]})
     out = r.start(df).result(timeout=30)
     assert list(out["Title"]) == ["a", "b", "c"] and list(out["DOI"]) == list(df["DOI"])
@@ -207,7 +207,7 @@ def test_start_of_a_frame_reads_it_as_download_frame_does(world, tmp_path):
 
 
 def test_the_dashboard_stop_button_stops_the_job(world, tmp_path):
-    r = make_retriever(world, tmp_path)
+    r = retriever(tmp_path, world.endpoints, **JOB)
     job = r.start(world.dois)
     box = job.dashboard
     button = job.dashboard_view.stop_button
@@ -223,7 +223,7 @@ def test_the_dashboard_stop_button_stops_the_job(world, tmp_path):
 
 
 def test_a_stop_right_after_start_sends_nothing_more_and_every_row_is_stopped(world, tmp_path):
-    r = make_retriever(world, tmp_path)
+    r = retriever(tmp_path, world.endpoints, **JOB)
     job = r.start(world.dois)
     job.stop()
     stopped_at = time.monotonic()
@@ -239,7 +239,7 @@ def test_a_stop_right_after_start_sends_nothing_more_and_every_row_is_stopped(wo
 def test_ctrl_c_in_wait_stops_the_job(world, tmp_path):
     import _thread
 
-    r = make_retriever(world, tmp_path)
+    r = retriever(tmp_path, world.endpoints, **JOB)
     job = r.start(world.dois)
     threading.Timer(0.8, _thread.interrupt_main).start()
     assert job.wait() is True
@@ -273,7 +273,7 @@ def test_at_interpreter_exit_a_running_job_is_stopped_and_the_ledger_is_consiste
     assert world.requests_after(exited_at) == 0
     pdfs = sorted(p.name for p in tmp_path.glob("*.pdf"))
     assert 2 <= len(pdfs) < len(world.dois) and not list(tmp_path.glob("*.part*"))
-    r = make_retriever(world, tmp_path)
+    r = retriever(tmp_path, world.endpoints, **JOB)
     resumed_at = time.monotonic()
     again = r.download(world.dois)
     assert (again["status"] == "already_downloaded").sum() == len(pdfs)
@@ -286,7 +286,7 @@ def test_at_interpreter_exit_a_running_job_is_stopped_and_the_ledger_is_consiste
 @pytest.mark.slow
 def test_the_eta_at_halfway_is_within_20_percent_of_the_time_left(tmp_path):
     with JobWorld(n=10, crawl_delay=0.5, base_ip=214) as world:
-        r = make_retriever(world, tmp_path)
+        r = retriever(tmp_path, world.endpoints, **JOB)
         job = r.start(world.dois)
         while job.finished < 5:
             time.sleep(0.02)
