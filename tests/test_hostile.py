@@ -400,8 +400,7 @@ def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger
     names = sorted(p.name for p in tmp_path.iterdir())
     pdfs = [n for n in names if n.endswith(".pdf")]
     assert len(pdfs) == len(ids) and all(check_pdf_file(tmp_path / n).ok for n in pdfs)
-    assert [n for n in names if n not in pdfs] == [".paperfetch-ledger.sqlite3"] or all(
-        n.startswith(".paperfetch-ledger.sqlite3") for n in names if n not in pdfs)
+    assert all(n.startswith(".paperfetch-ledger.sqlite3") for n in names if n not in pdfs)  # the ledger's files alone
     print(f"kill -9: 20 trials in 10 pairs, {killed_mid_write} pairs left a part file behind before the re-run swept it")
     assert killed_mid_write >= 1  # the test did kill writers mid-write
 
