@@ -7,7 +7,6 @@ lines (``TextLine``) and on ``tests/_pdfwriter`` PDFs are synthetic and say so.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -84,14 +83,12 @@ def test_superscripts_stay_inline_in_their_paragraph(rows):
 
 
 @pytest.mark.parametrize("path", ROBUST, ids=lambda p: p.name)
-def test_a_robust_pdf_gives_no_rows_or_full_text_error_and_fast(path):
-    started = time.perf_counter()
+def test_a_robust_pdf_gives_no_rows_or_full_text_error(path):
     try:
         rows = pdf_paragraphs(path.read_bytes())
     except FullTextError:
         rows = []
     assert rows == []
-    assert time.perf_counter() - started < 5.0
 
 
 # ------------------------------------------------------------------- synthetic lines (hand-made TextLine values)

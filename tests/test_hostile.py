@@ -478,12 +478,9 @@ def test_a_gzip_bomb_as_a_pdf_stops_at_max_pdf_bytes_under_300_mb(bomb, tmp_path
 def test_a_pdf_trickling_one_byte_per_second_ends_at_the_deadline(tmp_path):
     with RawServer("127.0.0.98", trickle(fake_pdf("slow"), 1.0)) as server:
         c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.0)
-        started = time.monotonic()
         with pytest.raises(DeadlineExceeded, match="deadline of 1 s"):
             c.download(f"{server.base_url}/slow.pdf", tmp_path / "slow.pdf")
-        took = time.monotonic() - started
-    print(f"trickling PDF: deadline 1 s reached after {took:.2f} s")
-    assert took < 6 and list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
@@ -495,23 +492,17 @@ def test_a_robots_txt_trickling_one_byte_per_second_ends_at_the_deadline(tmp_pat
 
     with RawServer("127.0.0.99", handler) as server:
         c = HttpClient(respect_robots_txt=True, max_retries=0, request_deadline_s=1.0)
-        started = time.monotonic()
         assert c.fetch(f"{server.base_url}/x").content == b"{}"  # robots unreachable -> allowed, as configured
-        took = time.monotonic() - started
         assert [line.split()[1] for line in server.requests] == [b"/robots.txt", b"/x"]
-        assert c.domain_status().shape[0] >= 1
-    print(f"trickling robots.txt: request answered after {took:.2f} s (deadline 1 s)")
-    assert took < 6
+        assert c.snapshot(server.base_url).robots == "unreachable"  # cut at the deadline, 100 s before its end
 
 
 @pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_slow_json_answer_ends_at_the_deadline():
     with RawServer("127.0.0.100", trickle(b'{"doi": "10.1000/x"}' * 50, 0.5, content_type="application/json")) as server:
         c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.5)
-        started = time.monotonic()
         with pytest.raises(DeadlineExceeded):
             c.fetch(f"{server.base_url}/v2/x")
-        assert time.monotonic() - started < 5
 
 
 @pytest.mark.parametrize(
@@ -527,12 +518,10 @@ def test_broken_heads_end_in_a_clear_row(payload, statuses, hosts, tmp_path):
     with RawServer("127.0.0.101", once(payload)) as publisher:
         service = hosts("127.0.0.109", {"*": Reply(200, json.dumps({"doi": "10.1000/b", "oa_locations": [
             {"url_for_pdf": publisher.base_url + "/b.pdf"}]}), {"Content-Type": "application/json"})})
-        started = time.monotonic()
         with retriever(tmp_path, {"unpaywall": service.base_url}, sources=["unpaywall"], respect_robots_txt=False) as r:
             out = r.download(["10.1000/b"])
-        took = time.monotonic() - started
     assert out.loc[0, "status"] in statuses and out.loc[0, "error"], out.loc[0, "error"]
-    assert took < 10 and [p.name for p in tmp_path.iterdir()] == [".paperfetch-ledger.sqlite3"]
+    assert [p.name for p in tmp_path.iterdir()] == [".paperfetch-ledger.sqlite3"]
 
 
 def test_a_302_without_location_and_a_charset_lie_end_in_clear_rows(hosts, tmp_path):
@@ -768,12 +757,8 @@ def test_a_head_trickling_one_byte_per_second_ends_at_the_deadline():
 
     with RawServer("127.0.0.110", handler) as server:
         c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.0)
-        started = time.monotonic()
         with pytest.raises(DeadlineExceeded):
             c.fetch(f"{server.base_url}/x")
-        took = time.monotonic() - started
-    print(f"trickling head: deadline 1 s reached after {took:.2f} s")
-    assert took < 6
 
 
 def test_a_deadline_counts_in_the_injected_clock():
@@ -803,10 +788,8 @@ def test_polite_mode_false_keeps_the_deadline_the_cap_and_the_redirect_check(hos
 
     with RawServer("127.0.0.111", trickle(b'{"a": 1}' * 50, 0.5, content_type="application/json")) as slow:
         c = HttpClient(polite_mode=False, max_retries=0, request_deadline_s=1.5)
-        started = time.monotonic()
         with pytest.raises(DeadlineExceeded, match="deadline of 1.5 s"):
             c.fetch(f"{slow.base_url}/x")
-        assert time.monotonic() - started < 5
     site = hosts("127.0.0.112", {"/big": Reply(200, b"x" * 300_000), "/hop": Reply(302, b"", {"Location": "/big"}),
                                  "/meta": Reply(302, b"", {"Location": "http://169.254.169.254/latest/"})})
     c = HttpClient(polite_mode=False, max_retries=0, max_answer_bytes=100_000)
@@ -951,13 +934,10 @@ def test_a_trickling_pdf_host_costs_a_batch_about_one_window_and_counts_on_its_b
         service = hosts("127.0.0.118", {"*": works})
         with retriever(tmp_path, {"openalex": service.base_url}, sources=("openalex",), respect_robots_txt=False,
                        max_retries=3, http_options={"min_rate_bytes_s": 1000, "min_rate_window_s": 1.0}) as r:
-            started = time.monotonic()
             out = r.download(dois)
-            took = time.monotonic() - started
             status = r.domain_status()
-    print(f"three papers on a trickling host: batch {took:.2f} s (window 1 s)")
     assert sorted(out["status"]) == ["host_held", "host_held", "network_error"]  # every one retried by a re-run
     assert "under the minimum of 1000 bytes/s" in out["error"].iloc[0] and (out["attempts"] <= 1).all()
     row = status[status["host"].str.startswith("127.0.0.117")].iloc[0]
     assert row["breaker"] == "open" and row["failures"] >= 1  # the trickle counted on the host's breaker
-    assert took < 1.0 + 1.5  # about one window for the batch: not a window per attempt, nor per paper
+    assert len(pdfs.requests) == 1  # one window for the batch: not a window per attempt, nor per paper
