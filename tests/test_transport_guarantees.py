@@ -52,6 +52,10 @@ def _leaks(text: str) -> list[str]:
     return sorted(n for n in NEEDLES if n in low)
 
 
+def _paperfetch_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("paperfetch")]
+
+
 def _within(seconds: float, fn):  # noqa: ANN001, ANN202 - run fn in a thread; a hang fails the test, never the suite
     box: dict[str, object] = {}
 
@@ -235,7 +239,7 @@ def test_a_keyboard_interrupt_in_a_subscriber_stops_get_many_with_no_request_aft
     client.subscribe(interrupt)
     with pytest.raises(KeyboardInterrupt):
         _within(10, lambda: client.get_many([f"{site.base_url}/{n}" for n in range(10)], workers=4))
-    time.sleep(0.1)
+    assert _paperfetch_threads() == []  # no worker left to send another request, now or later
     assert seen and site.hits() == seen[0]
 
 
@@ -256,7 +260,7 @@ def test_a_keyboard_interrupt_in_a_subscriber_stops_download_with_no_request_aft
             r.api.subscribe(interrupt)
         with pytest.raises(KeyboardInterrupt):
             _within(20, lambda: r.download([f"10.1000/k{n}" for n in range(8)]))
-    time.sleep(0.1)
+        assert _paperfetch_threads() == []  # no worker left to send another request, now or later
     assert seen and service.hits() == seen[0]
 
 
