@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -162,3 +163,13 @@ def test_all_is_sorted_complete_and_resolvable(module):
     assert missing == [], f"{module}.__all__ names what it does not have"
     unlisted = sorted(_public_definitions(MODULES[module]) - set(exported))
     assert unlisted == [], f"{module} defines public names its __all__ leaves out"
+
+
+def test_docs_testing_md_maps_every_test_file_and_only_those():
+    """docs/testing.md's map names each tests/test_*.py; a file it names exists."""
+    tests = Path(__file__).resolve().parent
+    text = (tests.parent / "docs" / "testing.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\b(test_\w+\.py)\b", text))
+    present = {path.name for path in tests.glob("test_*.py")}
+    assert sorted(present - named) == [], "test files docs/testing.md does not name"
+    assert sorted(named - present) == [], "files docs/testing.md names that do not exist"
