@@ -177,11 +177,19 @@ def test_ctrl_c_stops_promptly_keeps_finished_items_and_the_next_run_resumes(wor
     r = retriever(tmp_path, world.endpoints, **RETRYING, http_options={"rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5})
     pdfs_seen = []
 
+    def a_paper_is_on_record() -> bool:
+        with SqliteLedger.in_folder(tmp_path) as ledger:
+            return bool((ledger.entries()["status"] == "downloaded").any())
+
     def interrupt_after_two_pdfs(event):
-        # Ctrl-C arrives while the batch is running: after the second PDF response, never later.
+        # Ctrl-C arrives while the batch is running: at the second PDF response, once a paper is on record
+        # (an event, not a time: the two PDFs may come from two hosts at once)
         if event.kind.value == "response" and event.status == 200 and "/pdf/" in (event.url or ""):
             pdfs_seen.append(event.url)
             if len(pdfs_seen) == 2:
+                deadline = time.monotonic() + 20
+                while not a_paper_is_on_record() and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 _thread.interrupt_main()
 
     r.web.subscribe(interrupt_after_two_pdfs)
