@@ -96,7 +96,7 @@ def pdf_rates(count: int, real: list[Path]) -> None:
         import pypdfium2  # noqa: F401
         engines.append("pypdfium2")
     except ImportError:
-        print("PDF   pypdfium2 is not installed (pip install 'paperfetch[pdftext]'): pypdf only")
+        print("PDF   pypdfium2 is not installed (pip install pypdfium2): pypdf only")
     for name, pdf, known in cases:
         pages = _page_count(pdf)
         for engine in engines:

@@ -26,7 +26,7 @@ from paperfetch.cells import is_missing
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.flow.rows import resumed_row
 from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
-from paperfetch.ledger import ResumeLedger, open_ledger
+from paperfetch.ledger import ResumeLedger, open_ledger, record_outcome
 from paperfetch.outcomes import COLUMNS, outcomes_frame
 from paperfetch.paper import META_FIELDS
 
@@ -157,11 +157,7 @@ def _download(inputs: list[object], out_dir: Path, state: str | None, fallback: 
 
 
 def _record(ledger: ResumeLedger, ident: Identifier, row: Mapping[str, Any]) -> None:
-    ledger.record(
-        ident.key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
-        source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"), error=row.get("error"),
-        extra={k: row[k] for k in META_FIELDS if row.get(k) is not None},
-    )
+    record_outcome(ledger, ident.key, row, extra={k: row[k] for k in META_FIELDS if row.get(k) is not None})
 
 
 def download_frame(

@@ -8,15 +8,11 @@ import errno
 import fcntl
 import logging
 import os
-import re
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
-
-from paperfetch import defaults
 
 __all__ = ["PART_PREFIX", "PartClaim", "part_file", "part_path", "sweep_stale_parts"]
 
@@ -24,7 +20,6 @@ logger = logging.getLogger("paperfetch.parts")
 
 #: Every part file's name starts with this.
 PART_PREFIX = ".paperfetch-part-"
-_LEGACY_PART = re.compile(r"^\..+\.[A-Za-z0-9_]{6,}\.part$")  # tempfile.mkstemp(prefix=".<name>.", suffix=".part")
 
 
 @dataclass
@@ -81,28 +76,14 @@ def part_file(dest: str | os.PathLike[str]) -> Iterator[PartClaim]:
             handle.close()  # releases the lock
 
 
-def sweep_stale_parts(out_dir: str | os.PathLike[str], *, legacy_age_s: float = defaults.LEGACY_PART_AGE_S) -> list[Path]:
-    """Remove the part files in *out_dir* no live process holds; returns what was removed."""
+def sweep_stale_parts(out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Remove the part files in *out_dir* no live process holds (no other file); returns what was removed."""
     folder = Path(out_dir)
-    removed: list[Path] = []
     try:
-        entries = list(os.scandir(folder))
+        names = [entry.name for entry in os.scandir(folder) if entry.name.startswith(PART_PREFIX)]
     except FileNotFoundError:
-        return removed
-    now = time.time()
-    for entry in entries:
-        name = entry.name
-        path = folder / name
-        if name.startswith(PART_PREFIX):
-            if _remove_if_unlocked(path):
-                removed.append(path)
-        elif _LEGACY_PART.match(name):
-            try:
-                if now - entry.stat().st_mtime >= legacy_age_s:
-                    path.unlink()
-                    removed.append(path)
-            except FileNotFoundError:
-                continue
+        return []
+    removed = [folder / name for name in names if _remove_if_unlocked(folder / name)]
     if removed:
         logger.info("removed %d stale part file(s) in %s", len(removed), folder)
     return removed

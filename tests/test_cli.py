@@ -18,7 +18,7 @@ import pytest
 from paperfetch import __version__
 from paperfetch.cli import main
 from paperfetch.demo import DemoWorld
-from paperfetch.ledger import DEFAULT_LEDGER_NAME, Ledger
+from paperfetch.ledger import DEFAULT_LEDGER_NAME, SqliteLedger
 from paperfetch.log import disable_logging
 from paperfetch.testing import LoopbackHost, Reply
 
@@ -361,7 +361,7 @@ def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path,
         while time.monotonic() < deadline and not done:
             arrived.wait(0.1)
             if arrived.is_set() and (out_dir / DEFAULT_LEDGER_NAME).exists():
-                with Ledger.in_folder(out_dir) as ledger:
+                with SqliteLedger.in_folder(out_dir) as ledger:
                     done = ledger.get("doi:10.5555/demo.fast") is not None
         assert done, "the run never reached the stalled request"
         process.send_signal(sent)

@@ -195,9 +195,9 @@ def test_demo_output_has_no_warning_line_names_its_hosts_and_keeps_no_folder(cap
     table = out.split("Per-host table:")[1]
     assert "UTC" in table
     for name in ("fast", "slow", "held", "unpaywall"):
-        assert any(line.split()[:2].count(name) or f" {name} " in line for line in table.splitlines()), table
+        assert any(name in line.split()[:2] for line in table.splitlines()), table
     assert not list(tmp_path.glob("paperfetch-demo-*")), "the demo left its temporary folder"
-    assert "removed" in out or "kept" in out
+    assert "removed" in out
 
 
 def test_text_and_search_tables_fit_the_terminal_width(capsys, tmp_path, demo_env, monkeypatch):

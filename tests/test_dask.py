@@ -107,7 +107,7 @@ class TestRedisDown:
         import redis
 
         from paperfetch.dask import download_frame
-        from paperfetch.ledger import Ledger
+        from paperfetch.ledger import SqliteLedger
 
         inputs = INPUTS + ["10.5555/demo.slow1", "10.5555/demo.slow2", "10.5555/demo.slow3"]
         expected = EXPECTED + ["downloaded"] * 3
@@ -127,7 +127,7 @@ class TestRedisDown:
         future.release()  # else the scheduler keeps the result and hands it to the identical graph below
         assert stopped_mid_batch  # the outage really fell inside the batch
         assert list(outcomes["status"]) == expected  # every item has its row
-        with Ledger.in_folder(out_dir) as local:  # every finished row is kept, Redis or not
+        with SqliteLedger.in_folder(out_dir) as local:  # every finished row is kept, Redis or not
             for key in ("doi:10.5555/demo.fast", "doi:10.5555/demo.slow3", "doi:10.5555/demo.closed", "pmid:90000001"):
                 assert local.get(key) is not None
         server.start()  # back, and empty (it persists nothing): the local ledger resumes the batch

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import pandas as pd
 
-from paperfetch import Retriever
 from paperfetch.outcomes import COLUMNS, DTYPES
 from paperfetch.redact import redact_frame
+from tests._quick import retriever
 
 
-def _retriever(tmp_path) -> Retriever:
-    return Retriever(email="someone@uni.edu", out_dir=tmp_path / "out", state="memory", cache=False,
-                     progress=False, dashboard=False)
+#: No endpoint is asked: nothing kept, nothing drawn.
+QUIET = {"state": "memory", "cache": False, "dashboard": False}
 
 
 def test_an_empty_list_gives_an_empty_frame_with_every_column(tmp_path):
-    with _retriever(tmp_path) as r:
+    with retriever(tmp_path / "out", **QUIET) as r:
         frame = r.download([])
     assert list(frame.columns) == list(COLUMNS) and len(frame) == 0
     assert str(frame["status"].dtype) == "category" and str(frame["doi"].dtype) == str(pd.StringDtype()) == str(DTYPES["doi"])
@@ -23,7 +22,7 @@ def test_an_empty_list_gives_an_empty_frame_with_every_column(tmp_path):
 
 def test_a_frame_a_filter_left_empty_gives_an_empty_joined_frame(tmp_path):
     papers = pd.DataFrame({"doi": ["10.1000/a"], "note": ["x"]}).iloc[0:0]
-    with _retriever(tmp_path) as r:
+    with retriever(tmp_path / "out", **QUIET) as r:
         frame = r.download_frame(papers, column="doi")
     assert len(frame) == 0 and {"doi", "note", "status"} <= set(frame.columns)
 

@@ -153,7 +153,7 @@ def test_only_a_single_word_over_the_budget_is_cut_inside_it():
     word = "ACGT" * 200
     out = chunks(_paper([("", f"The sequence {word} follows.")]), max_tokens=20, contextualize=False)
     assert out["tokens"].max() <= 20 and "".join(out["text"]).replace(" ", "") == f"Thesequence{word}follows."
-    assert out.loc[0, "text"] == "The sequence" or out.loc[0, "text"].startswith("The sequence ")
+    assert out.loc[0, "text"] == "The sequence"
 
 
 def test_any_tokenizer_that_returns_a_sequence_is_used_for_every_count():

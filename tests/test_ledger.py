@@ -20,10 +20,10 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.ledger import (
     DEFAULT_LEDGER_NAME,
     SCHEMA_VERSION,
-    Ledger,
     LedgerEntry,
     RedisLedger,
     ResumeLedger,
+    SqliteLedger,
     default_retryable,
     open_ledger,
     recheck_at,
@@ -35,7 +35,7 @@ PDF_BODY = b"%PDF-1.7\nhello\n%%EOF\n"
 
 @pytest.fixture
 def ledger(tmp_path: Path):
-    with Ledger.in_folder(tmp_path) as opened:
+    with SqliteLedger.in_folder(tmp_path) as opened:
         yield opened
 
 
@@ -46,7 +46,7 @@ def save_pdf(folder: Path, name: str = "paper.pdf", body: bytes = PDF_BODY) -> t
     return path, len(body), hashlib.sha256(body).hexdigest()
 
 
-def record_download(ledger: Ledger, key: str, path: Path, size: int, digest: str) -> None:
+def record_download(ledger: SqliteLedger, key: str, path: Path, size: int, digest: str) -> None:
     ledger.record(key, status="downloaded", path=path, bytes=size, sha256=digest, source="unpaywall")
 
 
@@ -54,7 +54,7 @@ def record_download(ledger: Ledger, key: str, path: Path, size: int, digest: str
 
 def test_in_folder_creates_the_default_file(tmp_path: Path) -> None:
     out_dir = tmp_path / "new" / "out"
-    with Ledger.in_folder(out_dir) as ledger:
+    with SqliteLedger.in_folder(out_dir) as ledger:
         assert ledger.path == (out_dir / DEFAULT_LEDGER_NAME).resolve()
     assert (out_dir / DEFAULT_LEDGER_NAME).is_file()
     connection = sqlite3.connect(out_dir / DEFAULT_LEDGER_NAME)
@@ -65,14 +65,14 @@ def test_in_folder_creates_the_default_file(tmp_path: Path) -> None:
 
 def test_path_outside_the_folder_is_stored_absolute(tmp_path: Path) -> None:
     elsewhere, _, _ = save_pdf(tmp_path / "elsewhere")
-    with Ledger.in_folder(tmp_path / "out") as ledger:
+    with SqliteLedger.in_folder(tmp_path / "out") as ledger:
         ledger.record("pmid:1", status="downloaded", path=elsewhere)
         entry = ledger.get("pmid:1")
         assert entry is not None and entry.path == str(elsewhere.resolve())
         assert ledger.absolute_path(entry) == elsewhere.resolve()
 
 
-def test_url_and_error_are_redacted(ledger: Ledger) -> None:
+def test_url_and_error_are_redacted(ledger: SqliteLedger) -> None:
     ledger.record(
         "doi:10.1/z",
         status="http_error",
@@ -94,17 +94,17 @@ def test_url_and_error_are_redacted(ledger: Ledger) -> None:
 def test_is_done_after_folder_moves(tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
     path, size, digest = save_pdf(out_dir)
-    with Ledger.in_folder(out_dir) as ledger:
+    with SqliteLedger.in_folder(out_dir) as ledger:
         record_download(ledger, "doi:10.1/a", path, size, digest)
     moved = out_dir.rename(tmp_path / "moved")
-    with Ledger.in_folder(moved) as ledger:
+    with SqliteLedger.in_folder(moved) as ledger:
         assert ledger.is_done("doi:10.1/a", moved) is not None
 
 
 def test_is_done_false_when_file_is_outside_out_dir(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     path, size, digest = save_pdf(tmp_path / "run1")
-    with Ledger(shared / "ledger.sqlite3") as ledger:
+    with SqliteLedger(shared / "ledger.sqlite3") as ledger:
         record_download(ledger, "doi:10.1/a", path, size, digest)
         assert ledger.is_done("doi:10.1/a", tmp_path / "run1") is not None
         assert ledger.is_done("doi:10.1/a", tmp_path / "run2") is None
@@ -312,7 +312,7 @@ class TestSqliteLedger(LedgerContract):
 
 def test_open_ledger_specs(tmp_path: Path) -> None:
     with open_ledger(folder=tmp_path) as default, open_ledger("", folder=tmp_path) as blank:
-        assert isinstance(default, Ledger) and default.path == (tmp_path / DEFAULT_LEDGER_NAME).resolve()
+        assert isinstance(default, SqliteLedger) and default.path == (tmp_path / DEFAULT_LEDGER_NAME).resolve()
         assert blank.path == default.path
         assert open_ledger(default, folder=tmp_path / "elsewhere") is default  # a ledger object as it is
     with open_ledger(tmp_path / "a.sqlite3", folder=tmp_path) as by_path, \
@@ -339,7 +339,7 @@ def test_open_ledger_names_the_choices(tmp_path: Path, spec: object, message: st
 def test_open_ledger_local_fallback_is_the_folders_sqlite_ledger(tmp_path: Path) -> None:
     pytest.importorskip("redis")
     redis_ledger = open_ledger("redis://127.0.0.1:1/0", folder=tmp_path, fallback="local")
-    assert isinstance(redis_ledger, RedisLedger) and isinstance(redis_ledger.fallback, Ledger)
+    assert isinstance(redis_ledger, RedisLedger) and isinstance(redis_ledger.fallback, SqliteLedger)
     assert redis_ledger.fallback.path == (tmp_path / DEFAULT_LEDGER_NAME).resolve()
     redis_ledger.close()
     with pytest.raises(ConfigurationError, match="fallback"):
@@ -349,7 +349,7 @@ def test_open_ledger_local_fallback_is_the_folders_sqlite_ledger(tmp_path: Path)
 # --------------------------------------------------------------------------- lifecycle and schema
 
 def test_closed_ledger_refuses_work(tmp_path: Path) -> None:
-    ledger = Ledger.in_folder(tmp_path)
+    ledger = SqliteLedger.in_folder(tmp_path)
     ledger.close()
     ledger.close()
     with pytest.raises(RuntimeError, match="closed"):
@@ -359,9 +359,9 @@ def test_closed_ledger_refuses_work(tmp_path: Path) -> None:
 
 
 def test_reopen_keeps_rows(tmp_path: Path) -> None:
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         ledger.record("doi:10.1/a", status="not_found")
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         entry = ledger.get("doi:10.1/a")
         assert entry is not None and entry.status == "not_found"
         ledger.record("doi:10.1/a", status="not_found")
@@ -374,7 +374,7 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     connection.close()
     with pytest.raises(ConfigurationError, match="newer paperfetch"):
-        Ledger(path)
+        SqliteLedger(path)
 
 
 # --------------------------------------------------------------------------- concurrency and durability
@@ -385,8 +385,8 @@ def test_rows_survive_sigkill(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys, time
-        from paperfetch.ledger import Ledger
-        ledger = Ledger.in_folder({str(tmp_path)!r})
+        from paperfetch.ledger import SqliteLedger
+        ledger = SqliteLedger.in_folder({str(tmp_path)!r})
         for i in range({rows_before_signal}):
             ledger.record(f"doi:10.1/{{i}}", status="not_found", extra={{"i": i}})
         sys.stdout.write("written\\n")
@@ -413,7 +413,7 @@ def test_rows_survive_sigkill(tmp_path: Path) -> None:
             if stream is not None:
                 stream.close()
 
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         for i in range(rows_before_signal):
             entry = ledger.get(f"doi:10.1/{i}")
             assert entry is not None and entry.status == "not_found" and entry.extra == {"i": i}

@@ -9,7 +9,6 @@ in a temporary working folder. The notebooks are committed without outputs.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import ipykernel  # noqa: F401 - the kernel the notebooks run in; the test extra installs it
@@ -66,15 +65,12 @@ def test_notebook_runs_without_error(path, tmp_path, jupyter_path_with_this_pyth
         startup_timeout=60,
         resources={"metadata": {"path": str(tmp_path)}},  # the working folder: nothing lands in notebooks/
     )
-    started = time.monotonic()
     try:
-        client.execute()
+        client.execute()  # each cell within the budget (nbclient's timeout); the whole within the test's
     except nbclient.exceptions.CellExecutionError as exc:
         pytest.fail(f"{path.name} failed:\n{exc}", pytrace=False)
-    elapsed = time.monotonic() - started
     errors = [
         output for cell in nb.cells if cell.cell_type == "code"
         for output in cell.outputs if output.output_type == "error"
     ]
     assert not errors, errors
-    assert elapsed < NOTEBOOK_BUDGET_S, f"{path.name} took {elapsed:.1f} s"

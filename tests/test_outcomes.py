@@ -9,14 +9,13 @@ import warnings
 import pandas as pd
 import pytest
 
-from paperfetch import Retriever
 from paperfetch.demo import DemoWorld
 from paperfetch.errors import Interrupted
-from paperfetch.ledger import Ledger
+from paperfetch.ledger import SqliteLedger
 from paperfetch.outcomes import COLUMNS, retried_by_rerun
 from paperfetch.reasons import absent_reason, failure_reason
+from tests._quick import retriever
 
-FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
 
 
 @pytest.fixture(scope="module")
@@ -25,18 +24,11 @@ def world():
         yield w
 
 
-def retriever(world, out_dir, **kwargs):
-    kwargs.setdefault("http_options", FAST)
-    kwargs.setdefault("email", "tester@example.org")
-    kwargs.setdefault("verbosity", 0)
-    return Retriever(out_dir=out_dir, endpoints=world.endpoints, progress=False, **kwargs)
-
-
 # ---------------------------------------------------------------------- interrupts
 def test_an_interrupted_download_raises_with_the_partial_frame_one_row_per_input(world, tmp_path, capsys):
     inputs = ["10.5555/demo.fast", "10.5555/demo.fast2", "10.5555/demo.slow1", "10.5555/demo.slow2",
               "10.5555/demo.slow3", "not a doi"]
-    r = retriever(world, tmp_path, http_options={**FAST, "rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5}, verbosity=1)
+    r = retriever(tmp_path, world.endpoints, http_options={"rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5}, verbosity=1)
     seen = []
 
     def interrupt_after_one_pdf(event):
@@ -71,7 +63,7 @@ def test_an_interrupted_download_raises_with_the_partial_frame_one_row_per_input
 
 # ---------------------------------------------------------------------- reason
 def test_reason_is_short_and_first_in_error(world, tmp_path):
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         out = r.download(["10.5555/demo.forbidden", "10.5555/demo.robots", "10.5555/demo.closed", "10.5555/demo.gone",
                           "10.5555/demo.fast"])
     by = dict(zip(out["doi"], zip(out["status"].astype(str), out["reason"], out["error"])))
@@ -123,7 +115,7 @@ def test_network_reasons_lose_the_repr_tail_and_are_cut_at_a_word_outside_parent
 
 
 def test_invalid_inputs_have_a_reason(world, tmp_path):
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         out = r.download(["not a doi", "", "10.1/", "PMID:abc"])
     assert list(out["status"].astype(str)) == ["invalid_identifier"] * 4
     assert list(out["reason"]) == ["not a DOI, PMID, PMCID or arXiv ID", "blank input", "not a DOI", "not a PMID"]
@@ -133,7 +125,7 @@ def test_invalid_inputs_have_a_reason(world, tmp_path):
 def test_download_frame_uses_doi_then_pmid_then_pmcid_and_names_rows_without_one(world, tmp_path):
     df = pd.DataFrame({"doi": ["10.5555/demo.fast", None, None], "pmid": [None, "90000001", None],
                        "title": ["a", "b", "c"]})
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         joined = r.download_frame(df)
     assert list(joined["status"].astype(str)) == ["downloaded", "downloaded", "invalid_identifier"]
     assert joined["reason"].iloc[2] == "no identifier in this row"
@@ -144,7 +136,7 @@ def test_download_frame_uses_doi_then_pmid_then_pmcid_and_names_rows_without_one
 def test_download_frame_columns_list_and_did_you_mean(world, tmp_path):
     from paperfetch.errors import ConfigurationError
 
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         with pytest.raises(ConfigurationError, match="did you mean"):
             r.download_frame(pd.DataFrame({"DOI": ["10.5555/demo.fast"]}), column="DOI2")
         joined = r.download_frame(pd.DataFrame({"x": ["PMID:90000001"]}), columns=["x"])
@@ -153,7 +145,7 @@ def test_download_frame_columns_list_and_did_you_mean(world, tmp_path):
 
 def test_download_frame_reads_a_doi_or_pmid_column_whatever_its_case_and_says_so(world, tmp_path, caplog):
     df = pd.DataFrame({"DOI": ["10.5555/demo.fast", None], "PMID": [None, "90000001"], "Title": ["a", "b"]})
-    with retriever(world, tmp_path) as r, caplog.at_level("INFO", logger="paperfetch"):
+    with retriever(tmp_path, world.endpoints) as r, caplog.at_level("INFO", logger="paperfetch"):
         joined = r.download_frame(df)
     assert list(joined["status"].astype(str)) == ["downloaded", "downloaded"]
     assert list(joined.columns[:3]) == ["DOI", "PMID", "Title"] and joined["doi"].iloc[0] == "10.5555/demo.fast"
@@ -167,7 +159,7 @@ def test_download_frame_refuses_two_columns_that_differ_only_in_case(world, tmp_
 
     assert identifier_columns(["Doi", "x"]) == ["Doi"]
     assert identifier_columns(["doi", "DOI", "pmid"]) == ["doi", "pmid"]  # the exact name wins
-    with retriever(world, tmp_path) as r, pytest.raises(ConfigurationError, match="'DOI', 'Doi'"):
+    with retriever(tmp_path, world.endpoints) as r, pytest.raises(ConfigurationError, match="'DOI', 'Doi'"):
         r.download_frame(pd.DataFrame({"DOI": ["10.5555/demo.fast"], "Doi": ["10.5555/demo.fast"]}))
 
 
@@ -175,7 +167,7 @@ def test_download_frame_joins_the_outcome_columns_with_their_dtypes(world, tmp_p
     from paperfetch.outcomes import DTYPES
 
     df = pd.DataFrame({"doi": ["10.5555/demo.fast", "not a doi"], "note": ["x", "y"]}, dtype=str)
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         joined = r.download_frame(df)
     for name, dtype in DTYPES.items():
         target = f"{name}_paperfetch" if name in df.columns else name
@@ -185,18 +177,18 @@ def test_download_frame_joins_the_outcome_columns_with_their_dtypes(world, tmp_p
 
 # ---------------------------------------------------------------------- final answers, stable statuses
 def test_a_410_is_final_in_the_ledger_and_not_asked_again_unless_forced(world, tmp_path):
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         first = r.download(["10.5555/demo.gone"])
     assert first["status"].iloc[0] == "http_error" and first["http_status"].iloc[0] == 410
     assert not retried_by_rerun("http_error", 410) and retried_by_rerun("http_error", 503)
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         assert not ledger.should_retry("doi:10.5555/demo.gone")
     before = world.requests_served()
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         again = r.download(["10.5555/demo.gone"])
     assert world.requests_served() == before  # the ledger answered
     assert again["status"].iloc[0] == "http_error"
-    with retriever(world, tmp_path, resume=False) as r:
+    with retriever(tmp_path, world.endpoints, resume=False) as r:
         r.download(["10.5555/demo.gone"])
     assert world.requests_served() > before
 
@@ -223,7 +215,7 @@ def test_a_paper_keeps_its_status_when_a_later_run_finds_its_host_suppressed():
 
 # ---------------------------------------------------------------------- why and retry
 def test_a_retried_row_that_keeps_its_status_says_that_status_s_reason(world, tmp_path):
-    with retriever(world, tmp_path, state="memory") as r:
+    with retriever(tmp_path, world.endpoints, state="memory") as r:
         out = r.download(["10.5555/demo.challenge"])
         assert out["status"].astype(str).iloc[0] == "invalid_pdf"
         first = out["reason"].iloc[0]
@@ -236,7 +228,7 @@ def test_a_retried_row_that_keeps_its_status_says_that_status_s_reason(world, tm
 
 
 def test_why_lists_each_source_asked_and_its_answer(world, tmp_path):
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         r.download(["10.5555/demo.closed"])
         why = r.why("10.5555/demo.closed")
     assert list(why.columns) == ["source", "answer"]
@@ -245,7 +237,7 @@ def test_why_lists_each_source_asked_and_its_answer(world, tmp_path):
 
 
 def test_why_names_only_the_sources_asked_and_never_contradicts_a_source(world, tmp_path):
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         r.download(["10.5555/demo.gone", "10.5555/demo.down"])
         answers = {doi: r.why(doi) for doi in ("10.5555/demo.gone", "10.5555/demo.down")}
     for doi, why in answers.items():
@@ -256,7 +248,7 @@ def test_why_names_only_the_sources_asked_and_never_contradicts_a_source(world, 
 
 
 def test_retry_runs_only_the_retryable_rows(world, tmp_path):
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints) as r:
         out = r.download(["10.5555/demo.fast", "10.5555/demo.closed", "10.5555/demo.down"])
         asked = []
         original = r.download
@@ -299,7 +291,7 @@ def test_cli_shows_the_reason_explains_and_force_asks_again(world, tmp_path, mon
 
 
 def test_the_ledgers_default_rule_makes_404_and_410_final(tmp_path):
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         ledger.record("doi:10.1/gone", status="http_error", http_status=410)
         ledger.record("doi:10.1/missing", status="http_error", http_status=404)
         ledger.record("doi:10.1/busy", status="http_error", http_status=503)

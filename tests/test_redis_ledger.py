@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from paperfetch.errors import StoreUnavailable
-from paperfetch.ledger import Ledger, RedisLedger
+from paperfetch.ledger import RedisLedger, SqliteLedger
 from tests.test_ledger import LedgerContract, save_pdf
 
 
@@ -102,7 +102,7 @@ class TestOutage:
         ledger.close()
 
     def test_with_a_local_fallback_no_finished_outcome_is_lost(self, server, tmp_path):
-        local = Ledger(tmp_path / "local.sqlite3")
+        local = SqliteLedger(tmp_path / "local.sqlite3")
         ledger = RedisLedger(server.url, tmp_path, fallback=local, socket_timeout_s=2.0)
         ledger.record("doi:10.1/a", status="not_found")
         server.stop()
@@ -110,5 +110,5 @@ class TestOutage:
         assert ledger.get("doi:10.1/b").status == "no_open_copy"
         server.start()
         ledger.close()
-        with Ledger(tmp_path / "local.sqlite3") as reopened:
+        with SqliteLedger(tmp_path / "local.sqlite3") as reopened:
             assert reopened.get("doi:10.1/b").status == "no_open_copy"

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from paperfetch import FakeClock, HttpClient, Retriever
+from paperfetch import FakeClock, HttpClient
 from paperfetch.cache import CachedFetcher, MetadataCache, cache_key
 from paperfetch.config import Identification
 from paperfetch.demo import DemoWorld, fake_pdf
@@ -43,6 +43,7 @@ from paperfetch.testing import Reply
 from paperfetch.titlematch import first_pages_text, judge, normalise, title_score
 from tests._fixtures import cassette as built_cassette
 from tests._fixtures import replayer
+from tests._quick import retriever
 
 REPO = Path(__file__).resolve().parents[1]
 replay = replayer()
@@ -388,14 +389,13 @@ def _title(doi: str) -> str:
     return next(p["title"] for p in science_papers() if p["doi"] == doi).rstrip(".")
 
 
-def retriever(world: DemoWorld, out_dir: Path, **kwargs) -> Retriever:  # noqa: ANN003
-    """Publishers paced at 0.05-0.1 s instead of the polite 1-3 s, so a run takes seconds."""
-    return Retriever(email="you@example.org", out_dir=out_dir, endpoints=world.endpoints, progress=False, verbosity=0,
-                     delay_min_s=0.05, delay_max_s=0.1, **kwargs)
+
+#: Publishers paced at 0.05-0.1 s instead of the polite 1-3 s, so a run takes seconds.
+PACED = {"delay_min_s": 0.05, "delay_max_s": 0.1}
 
 
 def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(world: DemoWorld, tmp_path: Path) -> None:
-    with retriever(world, tmp_path, cache=tmp_path / "cache.sqlite") as r:
+    with retriever(tmp_path, world.endpoints, **PACED, cache=tmp_path / "cache.sqlite") as r:
         hits = r.search_pubmed(SEARCH_QUERY, max_results=20)
         assert list(hits.columns) == ["pmid", "doi", "pmcid", "title", "journal", "year", "authors", "abstract"]
         assert list(hits["pmid"]) == DEMO_PMIDS
@@ -410,7 +410,7 @@ def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(
     aside = list((tmp_path / "wrong_article").glob("*.pdf"))
     assert len(aside) == 1 and WRONG_PDF_DOI.split("/")[1] in aside[0].name
     assert not any(WRONG_PDF_DOI.split("/")[1] in p.name for p in tmp_path.glob("*.pdf"))  # not under the expected name
-    with retriever(world, tmp_path, cache=tmp_path / "cache.sqlite") as r:  # a second run reuses the ledger
+    with retriever(tmp_path, world.endpoints, **PACED, cache=tmp_path / "cache.sqlite") as r:  # a second run reuses the ledger
         again = r.download_frame(hits).set_index("doi")
     reused = again.drop(index=WRONG_PDF_DOI)
     assert set(reused["status"]) == {"already_downloaded"}
@@ -418,7 +418,7 @@ def test_search_pubmed_on_the_demo_world_feeds_download_frame_and_checks_titles(
 
 
 def test_zero_hits_on_the_demo_world_are_an_empty_frame_with_the_columns(world: DemoWorld, tmp_path: Path) -> None:
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **PACED, cache=False) as r:
         hits = r.search_pubmed("nothing matches this")
     assert hits.empty and list(hits.columns)[:2] == ["pmid", "doi"]
 
@@ -426,21 +426,21 @@ def test_zero_hits_on_the_demo_world_are_an_empty_frame_with_the_columns(world: 
 def test_second_run_with_the_cache_sends_no_metadata_request(world: DemoWorld, tmp_path: Path) -> None:
     batch = [p["doi"] for p in science_papers()] + ["10.5555/demo.slow1", "10.5555/demo.unknown", "PMID:90000001"]
     cache = tmp_path / "cache.sqlite"
-    with retriever(world, tmp_path / "one", cache=cache) as r:
+    with retriever(tmp_path / "one", world.endpoints, **PACED, cache=cache) as r:
         first = r.download(batch)
     asked = metadata_hits(world)
     assert asked > 0
-    with retriever(world, tmp_path / "two", cache=cache) as r:
+    with retriever(tmp_path / "two", world.endpoints, **PACED, cache=cache) as r:
         second = r.download(batch)
     assert metadata_hits(world) == asked  # 0 metadata requests, by the servers' own logs
     pd.testing.assert_series_equal(first["status"], second["status"])
-    with retriever(world, tmp_path / "three", cache=False) as r:
+    with retriever(tmp_path / "three", world.endpoints, **PACED, cache=False) as r:
         r.download(batch)
     assert metadata_hits(world) > asked  # cache=False asks again
 
 
 def test_references_and_citations_on_the_demo_world_feed_download_frame(world: DemoWorld, tmp_path: Path) -> None:
-    with retriever(world, tmp_path, cache=tmp_path / "c.sqlite") as r:
+    with retriever(tmp_path, world.endpoints, **PACED, cache=tmp_path / "c.sqlite") as r:
         refs = r.references(science_papers()[0]["doi"])
         assert list(refs.columns) == ["doi", "pmid", "openalex_id", "title", "year", "source_of_link", "journal", "authors"]
         assert set(refs["doi"]) == {"10.5555/demo.ref.unindexed", "10.5555/demo.fast2"}
@@ -650,12 +650,12 @@ def test_a_low_title_match_keeps_the_file_and_says_so_on_the_dashboard(tmp_path:
 
 def test_an_unreadable_cached_answer_is_asked_again(world: DemoWorld, tmp_path: Path) -> None:
     cache = tmp_path / "cache.sqlite"
-    with retriever(world, tmp_path / "one", cache=cache) as r:
+    with retriever(tmp_path / "one", world.endpoints, **PACED, cache=cache) as r:
         assert r.download(["10.5555/demo.slow1"])["status"].tolist() == ["downloaded"]
     with sqlite3.connect(cache) as db:
         assert db.execute("UPDATE answers SET body = ? WHERE key LIKE '%/v2/%'", (b"not json",)).rowcount == 1
     before = world.hosts["unpaywall"].hits()
-    with retriever(world, tmp_path / "two", cache=cache) as r:
+    with retriever(tmp_path / "two", world.endpoints, **PACED, cache=cache) as r:
         assert r.download(["10.5555/demo.slow1"])["status"].tolist() == ["downloaded"]
     assert world.hosts["unpaywall"].hits() == before + 1
 
@@ -754,7 +754,7 @@ def test_research_report_formats_quiet_and_verbose(world: DemoWorld, tmp_path: P
 
 
 def test_search_pubmed_keeps_max_results_when_the_server_sends_more(world: DemoWorld, tmp_path: Path) -> None:
-    with retriever(world, tmp_path, cache=False) as r:
+    with retriever(tmp_path, world.endpoints, **PACED, cache=False) as r:
         hits = r.search_pubmed(SEARCH_QUERY, max_results=2)  # the demo's ESearch, like a proxy, ignores retmax
     assert list(hits["pmid"]) == DEMO_PMIDS[:2]
 

@@ -8,13 +8,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from paperfetch import Retriever
+from paperfetch import Retriever, defaults
 from paperfetch.cli import main
 from paperfetch.demo import DEMO_INPUTS, DemoWorld
 from paperfetch.http.hosts import host_key
 from paperfetch.outcomes import COLUMNS, Status
+from tests._quick import retriever
 
-FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
+#: The demo world's 429s and resets retried as a user's run retries them.
+RETRYING = {"max_retries": defaults.MAX_RETRIES}
 
 GOLDEN = pd.DataFrame(
     [
@@ -55,13 +57,8 @@ def world():
         yield w
 
 
-def retriever(world, out_dir, **kwargs):
-    kwargs.setdefault("http_options", FAST)
-    return Retriever(email="tester@example.org", out_dir=out_dir, endpoints=world.endpoints, progress=False, verbosity=0, **kwargs)
-
-
 def test_mixed_batch_matches_the_golden_outcomes_and_resumes(world, tmp_path):
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints, **RETRYING) as r:
         first = r.download(DEMO_INPUTS)
         requests_first = r.requests()
     assert list(first.columns) == list(COLUMNS)
@@ -86,7 +83,7 @@ def test_mixed_batch_matches_the_golden_outcomes_and_resumes(world, tmp_path):
 
     # A re-run never downloads twice and does not ask again what the services called absent.
     served_before = world.requests_served()
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints, **RETRYING) as r:
         second = r.download(DEMO_INPUTS)
     again = second.set_index("input", drop=False)
     for inp in downloaded["input"]:
@@ -100,12 +97,12 @@ def test_mixed_batch_matches_the_golden_outcomes_and_resumes(world, tmp_path):
 
 
 def test_a_modified_file_is_downloaded_again(world, tmp_path):
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints, **RETRYING) as r:
         first = r.download(["10.5555/demo.fast2"])
     path = first.loc[0, "path"]
     with open(path, "ab") as handle:
         handle.write(b"tampered")
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints, **RETRYING) as r:
         second = r.download(["10.5555/demo.fast2"])
     assert second.loc[0, "status"] == "downloaded"
 
@@ -113,7 +110,7 @@ def test_a_modified_file_is_downloaded_again(world, tmp_path):
 def test_download_frame_leaves_the_input_untouched_and_joins_outcomes(world, tmp_path):
     df = pd.DataFrame({"doi": ["10.5555/demo.slow1", "nonsense", None], "note": ["a", "b", "c"]}, index=[10, 20, 30])
     before = df.copy()
-    with retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints, **RETRYING) as r:
         joined = r.download_frame(df, column="doi")
     pd.testing.assert_frame_equal(df, before)
     assert list(joined.index) == [10, 20, 30]
@@ -174,17 +171,25 @@ def test_ctrl_c_stops_promptly_keeps_finished_items_and_the_next_run_resumes(wor
     import _thread
     import time
 
-    from paperfetch.ledger import Ledger
+    from paperfetch.ledger import SqliteLedger
 
     inputs = [p for p in DEMO_INPUTS if isinstance(p, str) and "demo." in p and "unknown" not in p]
-    r = retriever(world, tmp_path, http_options={**FAST, "rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5})
+    r = retriever(tmp_path, world.endpoints, **RETRYING, http_options={"rate_limit_min_s": 0.4, "rate_limit_max_s": 0.5})
     pdfs_seen = []
 
+    def a_paper_is_on_record() -> bool:
+        with SqliteLedger.in_folder(tmp_path) as ledger:
+            return bool((ledger.entries()["status"] == "downloaded").any())
+
     def interrupt_after_two_pdfs(event):
-        # Ctrl-C arrives while the batch is running: after the second PDF response, never later.
+        # Ctrl-C arrives while the batch is running: at the second PDF response, once a paper is on record
+        # (an event, not a time: the two PDFs may come from two hosts at once)
         if event.kind.value == "response" and event.status == 200 and "/pdf/" in (event.url or ""):
             pdfs_seen.append(event.url)
             if len(pdfs_seen) == 2:
+                deadline = time.monotonic() + 20
+                while not a_paper_is_on_record() and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 _thread.interrupt_main()
 
     r.web.subscribe(interrupt_after_two_pdfs)
@@ -198,14 +203,14 @@ def test_ctrl_c_stops_promptly_keeps_finished_items_and_the_next_run_resumes(wor
     assert world.requests_served() == served
     assert sorted(p.name for p in tmp_path.iterdir()) == files
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]  # no partial file anywhere
-    with Ledger.in_folder(tmp_path) as ledger:
+    with SqliteLedger.in_folder(tmp_path) as ledger:
         finished = ledger.entries()
     done = set(finished.loc[finished["status"] == "downloaded", "key"])
     assert done, "some items finished before the interrupt"
     # every PDF on disk has its ledger row
     recorded = {Path(p).name for p in finished["path"].dropna()}
     assert {p.name for p in tmp_path.glob("*.pdf")} <= recorded
-    second = retriever(world, tmp_path).download(inputs)
+    second = retriever(tmp_path, world.endpoints, **RETRYING).download(inputs)
     resumed = set("doi:" + second.loc[second["status"] == "already_downloaded", "doi"])
     assert done <= resumed
 
@@ -222,7 +227,7 @@ def test_outcomes_input_column_keeps_inputs_as_given():
 
 def test_a_paper_only_semantic_scholar_knows_is_downloaded_from_one_batch_request(tmp_path):
     with DemoWorld(base_ip=120) as world:
-        with retriever(world, tmp_path) as r:
+        with retriever(tmp_path, world.endpoints, **RETRYING) as r:
             out = r.download(["10.5555/demo.s2only", "10.5555/demo.fast", "10.5555/demo.unknown"])
         s2 = world.hosts["semanticscholar"]
         assert s2.hits("/graph/v1/paper/batch") == 1  # the three DOIs in one POST
@@ -236,7 +241,7 @@ def test_a_paper_only_semantic_scholar_knows_is_downloaded_from_one_batch_reques
 def test_a_biorxiv_preprint_is_found_through_details_and_medrxiv_is_asked_only_when_biorxiv_does_not_know(tmp_path):
     with DemoWorld(base_ip=120) as world:
         biorxiv = host_key(world.hosts["biorxiv"].base_url)  # without bioRxiv's 1 s interval: the route is tested
-        with retriever(world, tmp_path, http_options={**FAST, "host_intervals": {biorxiv: 0.0}}) as r:
+        with retriever(tmp_path, world.endpoints, **RETRYING, http_options={"host_intervals": {biorxiv: 0.0}}) as r:
             out = r.download(["10.1101/2026.01.05.000001", "10.64898/2026.02.02.000002"])
         paths = [p for _, p in world.hosts["biorxiv"].log]
     by_input = out.set_index("input")

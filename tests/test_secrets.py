@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import time
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -250,49 +249,29 @@ def test_importing_paperfetch_puts_the_filter_on_every_module_logger():
     assert paperfetch.redact_text is redact_text
 
 
+@pytest.mark.timeout(60)  # linear: well under a second here; quadratic (the old code: 5.5 s at 40 kB) about an hour
 def test_redact_text_is_linear_in_its_input():
-    """40 kB took 5.5 s before (quadratic); a 10x longer input must take well under 100x as long."""
+    """2 MB of each adversarial shape within the test's time limit (the figures per size: benchmarks/redact.py)."""
     Redactor([EMAIL])  # the shape of a real process: some secrets registered
-
-    def timed(n: int) -> float:
-        texts = ["a" * n, ("a." * (n // 2)), ("x%40" * (n // 4)), ("mailto=" + "b" * n), ("a@" * (n // 2))]
-        best = float("inf")
-        for _ in range(3):
-            started = time.perf_counter()
-            for text in texts:
-                redact_text(text)
-            best = min(best, time.perf_counter() - started)
-        return best
-
-    small, large = timed(20_000), timed(200_000)
-    assert large < 50 * max(small, 1e-4), (small, large)  # linear is 10x; quadratic 100x (the old code: 150-180x)
-    assert large < 5.0
+    n = 2_000_000
+    for text in ["a" * n, ("a." * (n // 2)), ("x%40" * (n // 4)), ("mailto=" + "b" * n), ("a@" * (n // 2))]:
+        assert len(redact_text(text)) <= len(text)
 
 
+@pytest.mark.timeout(60)  # the prefix tree: about 0.4 s per MB; one alternative per secret form: about 12 s per MB
 def test_redaction_cost_does_not_grow_with_the_number_of_secrets():
     """The registry only grows (a long kernel, a test session); masking is one prefix tree, not one alternative
-    per secret form: 400 secrets (1,000+ forms) on 200 kB must cost far less than 100x what 4 secrets cost.
-    A flat alternation took 12 s per MB with 400 secrets; the tree 0.4 s."""
+    per secret form: 400 secrets (1,000+ forms) on 8 MB within the test's time limit."""
     import random
     import string
 
     rng = random.Random(5)
     secrets = [f"user{i}.{''.join(rng.choices(string.ascii_lowercase, k=8))}@uni" for i in range(300)]
     secrets += ["".join(rng.choices(string.ascii_letters + string.digits, k=32)) for _ in range(100)]
-    text = "".join(rng.choices(string.ascii_letters + string.digits + " /.:", k=200_000)) + secrets[7]
-
-    def timed(redactor: Redactor, *, masks_tail: bool) -> float:
-        best = float("inf")
-        for _ in range(3):
-            started = time.perf_counter()
-            out = redactor.redact(text)
-            best = min(best, time.perf_counter() - started)
-        # the text ends with secrets[7]: masked by the redactor that knows it, left alone by the one that does not
-        assert out.endswith(REDACTED) == masks_tail and (secrets[7] in out) != masks_tail
-        return best
-
-    few, many = timed(Redactor(secrets[:4]), masks_tail=False), timed(Redactor(secrets), masks_tail=True)
-    assert many < 30 * max(few, 1e-3), (few, many)  # a flat alternation is ~100x the few-secret cost here
+    text = "".join(rng.choices(string.ascii_letters + string.digits + " /.:", k=200_000)) * 40 + secrets[7]
+    # the text ends with secrets[7]: masked by the redactor that knows it, left alone by the one that does not
+    assert Redactor(secrets[:4]).redact(text).endswith(secrets[7])
+    assert Redactor(secrets).redact(text).endswith(REDACTED)
     assert Redactor(secrets).redact("x " + secrets[350] + " y") == f"x {REDACTED} y"
 
 
@@ -366,6 +345,6 @@ def test_special_secrets_leave_no_trace_in_exception_chains_logs_or_frames(tmp_p
     for path in tmp_path.rglob("*"):
         if path.is_file():
             found[f"file {path.name}"] = path.read_bytes()
-    assert any("Max retries" in str(text) or "refused" in str(text) for text in found.values())
+    assert any("refused" in str(text) for text in found.values())
     dirty = {name: special_leaks(text) for name, text in found.items() if special_leaks(text)}
     assert dirty == {}

@@ -48,7 +48,7 @@ class StoreContract:
     # -- the interface --------------------------------------------------------------------
     def test_is_a_host_state_store_with_a_printable_name(self, store):
         assert isinstance(store, HostStateStore)
-        assert store.name and ":" in store.name or store.name == "memory"
+        assert store.name == "memory" if isinstance(store, MemoryStore) else ":" in store.name
         assert store.name in repr(store)
 
     # -- reservations ---------------------------------------------------------------------

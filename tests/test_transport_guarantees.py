@@ -52,6 +52,10 @@ def _leaks(text: str) -> list[str]:
     return sorted(n for n in NEEDLES if n in low)
 
 
+def _paperfetch_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("paperfetch")]
+
+
 def _within(seconds: float, fn):  # noqa: ANN001, ANN202 - run fn in a thread; a hang fails the test, never the suite
     box: dict[str, object] = {}
 
@@ -75,9 +79,7 @@ def test_a_header_requests_refuses_gives_every_url_its_result_at_once_and_blames
     site = hosts("127.0.2.1", {"*": Reply(200, b"ok")})
     client = HttpClient(user_agent="paperfetch-test\n", registry=HostRegistry(), **FAST)
     urls = [f"{site.base_url}/{n}" for n in range(8)]
-    started = time.monotonic()
-    results = _within(20, lambda: client.get_many(urls))
-    assert time.monotonic() - started < 5
+    results = _within(20, lambda: client.get_many(urls))  # no request sent, so none waited for
     assert len(results) == 8 and all(isinstance(r, requests.exceptions.InvalidHeader) for r in results)
     snap = client.snapshot(site.base_url)
     assert site.hits() == 0 and (snap.failures, snap.breaker, snap.backoff_s) == (0, "closed", 0.0)
@@ -94,11 +96,8 @@ def test_a_setting_requests_refuses_gives_a_row_per_input_within_seconds(setting
     ids = [f"10.1000/x{n}" for n in range(6)]
     with Retriever(email=email, out_dir=tmp_path, endpoints={"unpaywall": service.base_url}, sources=["unpaywall"],
                    respect_robots_txt=False, progress=False, verbosity=0, max_retries=1, http_options=options) as r:
-        started = time.monotonic()
         out = _within(30, lambda: r.download(ids))
-        took = time.monotonic() - started
     assert list(out["input"]) == ids and out["status"].notna().all()
-    assert took < 10, took
 
 
 def test_a_header_injection_in_the_email_is_refused_before_any_request(hosts, tmp_path):
@@ -182,22 +181,16 @@ def test_a_trickling_robots_txt_ends_at_its_own_deadline_and_counts_as_unreachab
     with RawServer("127.0.2.5", handler) as server:
         c = HttpClient(respect_robots_txt=True, max_retries=0, robots_deadline_s=0.5, min_rate_bytes_s=0,
                        registry=HostRegistry(), **FAST)
-        started = time.monotonic()
         assert c.fetch(f"{server.base_url}/x").content == b"{}"  # unreachable -> allowed, as configured
-        took = time.monotonic() - started
-        assert c.snapshot(server.base_url).robots == "unreachable"
-    assert took < 3, took
+        assert c.snapshot(server.base_url).robots == "unreachable"  # cut at its deadline: read whole, it allows
 
 
 @pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
 def test_a_body_under_the_minimum_rate_ends_with_too_slow(tmp_path):
     with RawServer("127.0.2.6", trickle(fake_pdf("slow", size=5000), 0.01)) as server:  # ~100 bytes/s
         c = HttpClient(max_retries=0, min_rate_bytes_s=1000, min_rate_window_s=0.5, registry=HostRegistry(), **FAST)
-        started = time.monotonic()
         with pytest.raises(TooSlow, match="minimum of 1000 bytes/s"):
             c.download(f"{server.base_url}/slow.pdf", tmp_path / "slow.pdf")
-        took = time.monotonic() - started
-    assert took < 3, took
     assert list(tmp_path.iterdir()) == []
 
 
@@ -210,10 +203,8 @@ def test_a_body_that_stalls_ends_after_the_rate_window_not_the_read_timeout(tmp_
     with RawServer("127.0.2.7", stall) as server:
         c = HttpClient(max_retries=0, min_rate_bytes_s=1000, min_rate_window_s=0.5, timeout=(5, 20),
                        registry=HostRegistry(), **FAST)
-        started = time.monotonic()
-        with pytest.raises(TooSlow):
+        with pytest.raises(TooSlow):  # the rate window's error; the 20 s read timeout would raise another
             c.fetch(f"{server.base_url}/x")
-        assert time.monotonic() - started < 3
 
 
 @pytest.mark.timeout(30)  # a real socket trickle: bounded whatever the deadline does
@@ -224,11 +215,8 @@ def test_a_trickling_pdf_is_a_network_error_row_saying_too_slow(hosts, tmp_path)
         with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints={"unpaywall": service.base_url},
                        sources=["unpaywall"], respect_robots_txt=False, progress=False, verbosity=0, max_retries=0,
                        http_options={**FAST, "min_rate_bytes_s": 1000, "min_rate_window_s": 0.5}) as r:
-            started = time.monotonic()
             out = r.download(["10.1000/s"])
-            took = time.monotonic() - started
     assert out.loc[0, "status"] == "network_error" and "minimum of 1000 bytes/s" in out.loc[0, "error"]
-    assert took < 5, took
 
 
 def test_a_quick_body_is_not_too_slow(hosts):
@@ -251,7 +239,7 @@ def test_a_keyboard_interrupt_in_a_subscriber_stops_get_many_with_no_request_aft
     client.subscribe(interrupt)
     with pytest.raises(KeyboardInterrupt):
         _within(10, lambda: client.get_many([f"{site.base_url}/{n}" for n in range(10)], workers=4))
-    time.sleep(0.1)
+    assert _paperfetch_threads() == []  # no worker left to send another request, now or later
     assert seen and site.hits() == seen[0]
 
 
@@ -272,7 +260,7 @@ def test_a_keyboard_interrupt_in_a_subscriber_stops_download_with_no_request_aft
             r.api.subscribe(interrupt)
         with pytest.raises(KeyboardInterrupt):
             _within(20, lambda: r.download([f"10.1000/k{n}" for n in range(8)]))
-    time.sleep(0.1)
+        assert _paperfetch_threads() == []  # no worker left to send another request, now or later
     assert seen and service.hits() == seen[0]
 
 
@@ -293,7 +281,7 @@ def test_exception_chains_and_event_reprs_hold_no_secret(tmp_path):
         client.download(url.replace("/works", "/paper.pdf"), tmp_path / "p.pdf")
     texts.append("".join(traceback.format_exception(downloaded.value)))
     assert _leaks("\n".join(texts)) == [] and _leaks("\n".join(events)) == []
-    assert any("Connection refused" in t or "NewConnectionError" in t for t in texts)  # the cause's text is kept
+    assert all("Connection refused" in t for t in texts)  # the cause's text is kept
     assert any(e for e in events if "network_error" in e.lower() and "refused" in e.lower())
     assert fetched.value.__cause__ is None and downloaded.value.__cause__ is None
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from paperfetch import FakeClock, HttpClient, Retriever
+from paperfetch import FakeClock, HttpClient
 from paperfetch.demo import DemoWorld
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostRegistry
@@ -29,8 +29,8 @@ from paperfetch.widgets import (
     render_text,
     style_domain_status,
 )
+from tests._quick import retriever
 
-FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
 
 
 def ev(kind: EventKind, host: str, clock: FakeClock | None = None, **fields) -> Event:
@@ -473,8 +473,10 @@ def test_style_domain_status_is_formatted_for_people():
     times = [c for c in cells if re.fullmatch(r"[\d:\- ]{8,}", c)]
     assert times and all(re.fullmatch(r"(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d", t) for t in times)  # to the second
     assert reason in html and "white-space: normal" in html  # the reason wraps in a narrow column, never cut
-    assert cells[:3] == ["HELD", "ok", "SUPPRESSED"] or "SUPPRESSED" in cells  # the state in words
-    assert any(c.endswith(":00 (429)") or c.endswith(" (429)") for c in cells)  # the hold and its status, one cell
+    width = len(cells) // len(frame)  # one row per host, its state in words first
+    assert cells[::width] == ["HELD", "ok", "SUPPRESSED"]
+    assert cells[1::width] == ["held.example", "plain.example", "shut.example"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(429\)", cells[2])  # the hold and its status, one cell
     assert "suppressed" not in style_domain_status(frame).data.columns  # the reason and the colour say it
     assert ">delay (s)<" in html and ">until (UTC)<" in html and ">0.1–0.2<" not in html  # units in the header
     assert "white-space: nowrap" in html and 'class="row_heading' not in html  # no index column
@@ -485,12 +487,6 @@ def test_style_domain_status_is_formatted_for_people():
 def world():
     with DemoWorld(base_ip=100) as w:
         yield w
-
-
-def make_retriever(world, tmp_path, **kwargs):
-    kwargs.setdefault("progress", True)
-    return Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, verbosity=0,
-                     http_options=FAST, **kwargs)
 
 
 INPUTS = [
@@ -515,7 +511,7 @@ def test_a_real_run_fills_the_dashboard(world, tmp_path, monkeypatch):
         return real_tqdm(*args, **kwargs)
 
     monkeypatch.setattr(tqdm.auto, "tqdm", recording_tqdm)
-    with make_retriever(world, tmp_path, dashboard=True) as r:
+    with retriever(tmp_path, world.endpoints, progress=True, dashboard=True) as r:
         outcomes = r.download(INPUTS)
         dash = r.dashboard()
         assert bars == [True]  # the dashboard replaced the tqdm bar
@@ -551,7 +547,7 @@ def test_a_real_run_fills_the_dashboard(world, tmp_path, monkeypatch):
 def test_auto_mode_shows_the_dashboard_only_in_a_notebook(world, tmp_path, monkeypatch):
     import paperfetch.widgets as widgets
 
-    with make_retriever(world, tmp_path) as r:
+    with retriever(tmp_path, world.endpoints, progress=True) as r:
         model, view = r._batch.dashboard_begin(3)
         model.finish()
         assert view is None  # a terminal: tqdm as before
@@ -564,18 +560,18 @@ def test_auto_mode_shows_the_dashboard_only_in_a_notebook(world, tmp_path, monke
         finally:
             model.finish()
             view.close()
-    with make_retriever(world, tmp_path, progress=False) as r:
+    with retriever(tmp_path, world.endpoints, progress=False) as r:
         model, view = r._batch.dashboard_begin(3)  # progress=False disables both
         model.finish()
         assert view is None
-    with make_retriever(world, tmp_path, dashboard=False) as r:
+    with retriever(tmp_path, world.endpoints, progress=True, dashboard=False) as r:
         model, view = r._batch.dashboard_begin(3)
         model.finish()
         assert view is None
 
 
 def test_dashboard_before_any_run_shows_the_known_hosts(world, tmp_path):
-    with make_retriever(world, tmp_path, progress=False) as r:
+    with retriever(tmp_path, world.endpoints, progress=False) as r:
         r.web.host_limiter("http://already.example/").suppress("HTTP 403 earlier", 0.0, None)
         dash = r.dashboard()
         assert len(r.web.events) == 1  # only the Retriever's own subscriber
@@ -926,11 +922,11 @@ def test_requests_are_timed_to_the_millisecond():
 
 def test_a_second_run_on_a_shared_store_shows_its_own_hosts_and_one_line_for_the_others(world, tmp_path):
     store = f"sqlite:///{tmp_path / 'state.sqlite3'}"
-    with make_retriever(world, tmp_path / "first", state=store, progress=False, cache=False) as first:
+    with retriever(tmp_path / "first", world.endpoints, state=store, progress=False, cache=False) as first:
         first.download(["10.5555/demo.forbidden", "10.5555/demo.held"])
         held_or_suppressed = {h.host for h in first.run_snapshot().hosts if h.held or h.suppressed}
     assert len(held_or_suppressed) == 2
-    with make_retriever(world, tmp_path / "second", state=store, progress=False, cache=False) as second:
+    with retriever(tmp_path / "second", world.endpoints, state=store, progress=False, cache=False) as second:
         second.download(["10.5555/demo.fast"])
         snap = second.run_snapshot()
         status = second.domain_status()

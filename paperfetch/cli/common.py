@@ -418,12 +418,12 @@ def _json_cell(value: Any) -> Any:
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
     """The outcomes known at an interruption, full schema: the ledger's rows of this run, ``interrupted`` for the rest."""
     from paperfetch.ids import parse_many
-    from paperfetch.ledger import Ledger
+    from paperfetch.ledger import SqliteLedger
     from paperfetch.outcomes import COLUMNS, outcomes_frame
     from paperfetch.paper import identity_row
 
     rows = []
-    with Ledger.in_folder(out) as ledger:
+    with SqliteLedger.in_folder(out) as ledger:
         for item in parse_many(list(inputs)):
             row: dict[str, Any] = {"input": item.input}
             if item.identifier is None:

@@ -26,7 +26,7 @@ from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
 from paperfetch.http import context as call_context
 from paperfetch.http.files import file_digest
 from paperfetch.ids import Identifier, IdType, ParsedInput, filename_for, parse_many, safe_parse
-from paperfetch.ledger import open_ledger
+from paperfetch.ledger import open_ledger, record_outcome
 from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, outcomes_frame
 from paperfetch.paper import identity_row, initial_meta
 from paperfetch.parts import part_file
@@ -386,10 +386,9 @@ def _record(paper: _Paper, ledger: Any) -> None:
     # an unreadable PDF does not change by asking again; a JATS endpoint that failed for now (network, a hold) may
     retryable = True if paper.transient and not has_text else (False if status == Status.INVALID_PDF.value else None)
     try:
-        ledger.record(text_key(paper.ident), status=status, path=paper.text_path if has_text else None,
-                      bytes=out.get("bytes") if has_text else None, sha256=out.get("sha256") if has_text else None,
-                      source=out.get("source"), url=out.get("url"), http_status=_int(out.get("http_status")),
-                      error=out.get("error"), retryable=retryable, extra=extra)
+        file = {"path": paper.text_path} if has_text else {"path": None, "bytes": None, "sha256": None}
+        row = {**out, **file, "status": status, "http_status": _int(out.get("http_status"))}
+        record_outcome(ledger, text_key(paper.ident), row, retryable=retryable, extra=extra)
     except Exception as exc:  # noqa: BLE001 - a ledger that cannot record costs a re-run, not this call's answer
         logger.warning("%s: the text outcome could not be recorded: %s", paper.ident.key, exc)
 

@@ -20,12 +20,13 @@ from paperfetch.ledger.base import (
     merged_extra,
     recheck_at,
     recheck_due,
+    record_outcome,
     record_row,
     redact_error,
     sha256_of_file,
 )
 from paperfetch.ledger.redis import RedisLedger
-from paperfetch.ledger.sqlite import DEFAULT_LEDGER_NAME, SCHEMA_VERSION, Ledger, SqliteLedger
+from paperfetch.ledger.sqlite import DEFAULT_LEDGER_NAME, SCHEMA_VERSION, SqliteLedger
 from paperfetch.state.base import parse_store_spec
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
     "DONE_STATUSES",
     "FINAL_STATUSES",
     "LEDGER_KINDS",
-    "Ledger",
     "LedgerEntry",
     "LedgerFiles",
     "RECHECKED_STATUSES",
@@ -48,6 +48,7 @@ __all__ = [
     "open_ledger",
     "recheck_at",
     "recheck_due",
+    "record_outcome",
     "record_row",
     "redact_error",
     "sha256_of_file",

@@ -33,6 +33,7 @@ __all__ = [
     "merged_extra",
     "recheck_at",
     "recheck_due",
+    "record_outcome",
     "record_row",
     "redact_error",
     "sha256_of_file",
@@ -224,6 +225,23 @@ class ResumeLedger(Protocol):
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None: ...
+
+
+#: The columns of an outcome row a ledger entry keeps under their own names (:func:`record_outcome`).
+_ROW_FIELDS = ("path", "bytes", "sha256", "source", "url", "http_status", "error")
+
+
+def record_outcome(
+    ledger: ResumeLedger,
+    key: str,
+    row: Mapping[str, Any],
+    *,
+    retryable: bool | None = None,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Record the outcome *row* (an outcome frame's columns) under *key*: its status, file, source and error."""
+    ledger.record(key, status=str(row["status"]), retryable=retryable, extra=extra,
+                  **{name: row.get(name) for name in _ROW_FIELDS})
 
 
 class LedgerFiles:

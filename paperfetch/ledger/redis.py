@@ -18,7 +18,7 @@ from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entr
 if TYPE_CHECKING:
     import pandas as pd
 
-    from paperfetch.ledger.sqlite import SqliteLedger as Ledger
+    from paperfetch.ledger.sqlite import SqliteLedger
 
 __all__ = ["RedisLedger"]
 
@@ -37,7 +37,7 @@ class RedisLedger(LedgerFiles):
         *,
         name: str = defaults.LEDGER_NAME,
         namespace: str = defaults.REDIS_NAMESPACE,
-        fallback: Ledger | None = None,
+        fallback: SqliteLedger | None = None,
         socket_timeout_s: float = defaults.REDIS_SOCKET_TIMEOUT_S,
     ) -> None:
         try:
@@ -69,7 +69,7 @@ class RedisLedger(LedgerFiles):
     def _entry_key(self, key: str) -> str:
         return f"{self._prefix}e:{key}"
 
-    def _call(self, operation: str, on_redis: Callable[[], Any], on_fallback: Callable[[Ledger], Any]) -> Any:
+    def _call(self, operation: str, on_redis: Callable[[], Any], on_fallback: Callable[[SqliteLedger], Any]) -> Any:
         if self._closed:
             raise RuntimeError(f"the ledger {self!r} is closed")
         try:
@@ -102,7 +102,7 @@ class RedisLedger(LedgerFiles):
         retryable: bool | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        """Record the latest outcome for *key* (as :meth:`paperfetch.ledger.Ledger.record` does)."""
+        """Record the latest outcome for *key* (as :meth:`paperfetch.ledger.SqliteLedger.record` does)."""
         now = datetime.now(timezone.utc)
         fresh = record_row(
             key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
@@ -158,7 +158,7 @@ class RedisLedger(LedgerFiles):
             values = self._client.mget([self._entry_key(k) for k in keys]) if keys else []
             return [entry_from_row(json.loads(v)) for v in values if v]
 
-        def on_fallback(ledger: Ledger) -> pd.DataFrame:
+        def on_fallback(ledger: SqliteLedger) -> pd.DataFrame:
             return ledger.entries()
 
         rows = self._call("entries", on_redis, on_fallback)

@@ -22,7 +22,7 @@ from paperfetch.state.sqlite_faults import fault_of, open_database
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
 
-__all__ = ["DEFAULT_LEDGER_NAME", "Ledger", "SCHEMA_VERSION", "SqliteLedger"]
+__all__ = ["DEFAULT_LEDGER_NAME", "SCHEMA_VERSION", "SqliteLedger"]
 
 logger = logging.getLogger("paperfetch.ledger")
 
@@ -97,7 +97,7 @@ def _folder_lock(folder: Path) -> Iterator[None]:
 
 
 class SqliteLedger(LedgerFiles):
-    """The resume ledger of one output folder (or SQLite path), also :class:`Ledger`; thread-safe, each record commits."""
+    """The resume ledger of one output folder (or SQLite path), a :class:`ResumeLedger`; thread-safe, each record commits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).resolve()
@@ -238,7 +238,7 @@ class SqliteLedger(LedgerFiles):
         self.close()
 
     def __repr__(self) -> str:
-        return f"Ledger({str(self.path)!r})"
+        return f"SqliteLedger({str(self.path)!r})"
 
     def _check_open(self) -> None:
         if self._closed:
@@ -325,6 +325,3 @@ class SqliteLedger(LedgerFiles):
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes ORDER BY first_seen, key")
         return entries_frame(entry_from_row(dict(row)) for row in rows)
 
-
-#: The SQLite ledger under the name it has always had (``paperfetch.ledger.Ledger``).
-Ledger = SqliteLedger
