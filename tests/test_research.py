@@ -48,6 +48,8 @@ from tests._quick import retriever
 REPO = Path(__file__).resolve().parents[1]
 replay = replayer()
 IDENTIFICATION = Identification(email="you@example.org", openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key")
+#: The query the recorded PubMed search cassette answers (the demo world answers SEARCH_QUERY).
+RECORDED_QUERY = "science[journal] AND breast cancer AND 2008[pdat]"
 RECORDED_PMIDS = ["19008416", "18927361", "18787170", "18487186", "18239126", "18239125"]
 #: The demo world's six PubMed hits (paperfetch/demo/data, synthetic).
 DEMO_PMIDS = [f"9000010{n}" for n in range(1, 7)]
@@ -74,7 +76,7 @@ def pubmed() -> PubMedSearch:
 def test_pubmed_search_returns_the_recorded_pmids_in_order_with_their_records() -> None:
     http = Transport()
     with replay.use_cassette("ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml") as cassette:
-        hits = pubmed().search(http, SEARCH_QUERY, max_results=20)
+        hits = pubmed().search(http, RECORDED_QUERY, max_results=20)
         assert cassette.all_played
     assert [h.pmid for h in hits] == RECORDED_PMIDS
     first = hits[0]

@@ -269,7 +269,7 @@ class BatchRun:
     def check_title(self, paper: Paper, path: Path, url: str) -> dict[str, Any]:
         from paperfetch.research import check_title
 
-        others = [job.paper.title for _, job in self.jobs if job.paper.identifier != paper.identifier]
+        others = [job.step.paper.title for _, job in self.jobs if job.identifier != paper.identifier]  # as decided
         notify = getattr(self.model, "note", None)  # the run's recent events, when a model watches it
         return check_title(paper.title, path, url, key=paper.identifier.key, is_notice=bool(paper.is_notice),
                            journal=paper.journal, other_titles=others, notify=notify)
