@@ -445,7 +445,7 @@ class Retriever:
         return self.web.store
 
     def dashboard(self) -> Any:
-        """A :class:`~paperfetch.widgets.Dashboard` of this retriever, at any time.
+        """A :class:`~paperfetch.dashboard.Dashboard` of this retriever, at any time.
 
         During a run it follows the run (holds count down); afterwards it shows the last run as it
         ended (counts by status, per-host counts and politeness state, recent events; holds as clock
@@ -454,7 +454,7 @@ class Retriever:
         displays as widgets while something can change and as static HTML once the run ended; its
         ``repr`` is text.
         """
-        from paperfetch.widgets import Dashboard
+        from paperfetch.dashboard import Dashboard
 
         model = self._batch.model
         if model is None:

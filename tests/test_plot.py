@@ -99,7 +99,7 @@ def test_in_a_notebook_the_saved_download_shows_the_plot_below_its_dashboard(wor
     pytest.importorskip("ipywidgets")
     import IPython.display
 
-    from paperfetch import widgets
+    from paperfetch import dashboard as widgets
     from paperfetch.dashboard import env
 
     class Handle:

@@ -241,7 +241,7 @@ def test_a_cli_rerun_remembers_a_one_hour_retry_after_and_reports_host_held(tmp_
 
 def test_domain_status_and_the_dashboard_show_a_hold_another_process_set_and_name_the_store(tmp_path, hosts):
     """Two registries over one SQLite file stand for two processes (each has its own connection)."""
-    from paperfetch.widgets import DashboardModel, render_html, render_text
+    from paperfetch.dashboard import DashboardModel, render_html, render_text
 
     server = hosts("127.0.0.159", {"*": Reply(429, b"busy", headers={"Retry-After": "600"})})
     path = tmp_path / "state.sqlite3"

@@ -12,25 +12,23 @@ import pandas as pd
 import pytest
 
 from paperfetch import FakeClock, HttpClient
+from paperfetch.dashboard import (
+    RECENT_EVENTS,
+    BatchSnapshot,
+    Dashboard,
+    DashboardModel,
+    HostRow,
+    in_notebook,
+    render_text,
+    style_domain_status,
+)
+from paperfetch.dashboard.tables import HELD_COLOUR, SUPPRESSED_COLOUR
 from paperfetch.demo import DemoWorld
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.hosts import HostRegistry
 from paperfetch.http.scheduler import HostScheduler
 from paperfetch.outcomes import Status
-from paperfetch.widgets import (
-    HELD_COLOUR,
-    RECENT_EVENTS,
-    SUPPRESSED_COLOUR,
-    BatchSnapshot,
-    Dashboard,
-    DashboardModel,
-    HostSnapshot,
-    in_notebook,
-    render_text,
-    style_domain_status,
-)
 from tests._quick import retriever
-
 
 
 def ev(kind: EventKind, host: str, clock: FakeClock | None = None, **fields) -> Event:
@@ -412,7 +410,7 @@ def test_repr_is_text():
 
 
 def test_hosts_frame_and_host_snapshot_defaults():
-    frame = BatchSnapshot(at=0.0, hosts=(HostSnapshot("a.example", ok=2, errors=1),)).hosts_frame()
+    frame = BatchSnapshot(at=0.0, hosts=(HostRow("a.example", ok=2, errors=1),)).hosts_frame()
     assert list(frame["host"]) == ["a.example"] and frame.loc[0, "done"] == 3 and frame.loc[0, "state"] == "idle"
 
 
@@ -545,7 +543,7 @@ def test_a_real_run_fills_the_dashboard(world, tmp_path, monkeypatch):
 
 
 def test_auto_mode_shows_the_dashboard_only_in_a_notebook(world, tmp_path, monkeypatch):
-    import paperfetch.widgets as widgets
+    import paperfetch.dashboard as widgets
 
     with retriever(tmp_path, world.endpoints, progress=True) as r:
         model, view = r._batch.dashboard_begin(3)
@@ -682,7 +680,7 @@ def test_host_table_is_compact_problem_hosts_first_reasons_on_a_second_line_styl
 
 
 def widgets_module():
-    import paperfetch.widgets as widgets
+    import paperfetch.dashboard as widgets
 
     return widgets
 

@@ -1,5 +1,5 @@
 """The notebook views: the live dashboard of a batch (docs/dashboard.md) and the per-host table for people
-(:func:`style_domain_status`); :mod:`paperfetch.widgets` keeps the old names."""
+(:func:`style_domain_status`)."""
 
 from __future__ import annotations
 

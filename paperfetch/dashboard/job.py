@@ -14,7 +14,7 @@ from paperfetch.dashboard.view import Dashboard
 
 __all__ = ["JobControl", "JobDashboard"]
 
-logger = logging.getLogger("paperfetch.widgets")
+logger = logging.getLogger(__name__)
 
 #: Lines of the job's log the dashboard shows (the newest).
 LOG_SHOWN = 8

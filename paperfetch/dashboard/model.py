@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["BatchSnapshot", "DashboardModel", "HostRow", "QueueSource", "RECENT_EVENTS", "ROW_COLUMNS", "RecentEvent"]
 
-logger = logging.getLogger("paperfetch.widgets")
+logger = logging.getLogger(__name__)
 
 #: How many notable events the model keeps.
 RECENT_EVENTS = 50

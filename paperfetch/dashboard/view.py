@@ -22,7 +22,7 @@ from paperfetch.dashboard.render import (
 
 __all__ = ["Dashboard"]
 
-logger = logging.getLogger("paperfetch.widgets")
+logger = logging.getLogger(__name__)
 
 
 class Dashboard:

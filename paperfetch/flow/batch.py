@@ -285,7 +285,7 @@ class BatchRun:
 
     def dashboard_begin(self, total: int, show: bool = True) -> tuple[Any, Any]:
         """The run's DashboardModel (always: ``dashboard()`` reads it), and its view when one is shown."""
-        from paperfetch.widgets import Dashboard, in_notebook, widgets_available
+        from paperfetch.dashboard import Dashboard, in_notebook, widgets_available
 
         settings = self._settings()
         model = self.new_dashboard_model(events=True)
