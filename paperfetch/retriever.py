@@ -606,17 +606,14 @@ class Retriever:
         pdf_engine : str, optional
             ``"pypdfium2"`` or ``"pypdf"`` (docs/fulltext.md compares them); None: the ``pdf_engine`` setting.
         """
-        from paperfetch.fulltext.fetch import TextContext, collect_text
+        from paperfetch.fulltext.bundle import texts_of
 
         items = [ids] if isinstance(ids, str) else list(ids)
         engine = pdf_engine or self.settings.pdf_engine
         key = (tuple(map(str, items)), engine)
-        if key not in self._texts:
-            context = TextContext(metadata=self._metadata, sources=self._sources, lookup=self._batch.lookup,
-                                  download=self.download, identification=self.identification, out_dir=self.out_dir,
-                                  filename_template=self.settings.filename_template, resume=self.settings.resume,
-                                  pdf_engine=engine)
-            self._texts[key] = collect_text(items, context=context)
+        if key not in self._texts:  # one batch: JATS copies first, else the PDF (paperfetch.flow.text)
+            outcomes = self._batch.download(items, want="text")
+            self._texts[key] = texts_of(outcomes, engine=engine, max_pdf_bytes=self.settings.max_pdf_bytes or None)
         return self._texts[key].copy()
 
     def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:

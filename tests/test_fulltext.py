@@ -203,12 +203,13 @@ def test_hostile_truncated_and_oversized_bodies_are_each_papers_own_failure(worl
 
 
 @pytest.mark.recorded
-def test_a_cut_batched_efetch_falls_back_to_one_request_per_id(world, tmp_path):
-    world.epmc[EPMC_OA] = ("PMC8164761", "N")  # both papers now come from efetch, in one batch
+def test_efetch_is_each_papers_own_copy_so_no_cut_batch_costs_a_paper(world, tmp_path):
+    """efetch's URL is one JATS copy per PMCID: a server that cuts batched answers cuts none of them."""
+    world.epmc[EPMC_OA] = ("PMC8164761", "N")  # both papers now come from efetch
     world.cut_batches = True
     with retriever(world, tmp_path, cache=False) as r:
         paragraphs = r.fulltext([EPMC_OA, EFETCH]).paragraphs
-    assert world.efetch_ids() == ["8164761,8118396", "8164761", "8118396"]
+    assert sorted(world.efetch_ids()) == ["8118396", "8164761"]
     assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
     assert _texts(paragraphs, EFETCH) == _expected_rows(BODIES["PMC8118396"])
 
@@ -255,13 +256,16 @@ class RecordWorld(World):
 
 
 @pytest.mark.recorded
-def test_one_batch_gives_the_bundle_and_its_views_and_a_rerun_keeps_the_record(tmp_path):
+def test_one_batch_gives_the_bundle_and_its_views_and_a_rerun_keeps_the_record(tmp_path, monkeypatch):
+    from paperfetch.flow import BatchRun
+
     ids = [EPMC_OA, EFETCH, PDF_ONLY, NOTHING]
+    batches = []
+    download = BatchRun.download
+    monkeypatch.setattr(BatchRun, "download", lambda self, items, *a, **k: batches.append(list(items))
+                        or download(self, items, *a, **k))
     with RecordWorld(base_ip=230) as world:
         with retriever(world, tmp_path, cache=False) as r:
-            batches = []
-            download = r.download
-            r.download = lambda items: batches.append(list(items)) or download(items)  # type: ignore[method-assign]
             first = r.fulltext(ids)
             sent = world.served()
             views = [r.fulltext_references(ids), r.fulltext_tables(ids), r.fulltext_figures(ids), r.fulltext(ids)]
@@ -350,28 +354,24 @@ def test_the_text_command_writes_the_paragraphs_and_exits_by_outcome(cli_env, tm
 
 
 @pytest.mark.recorded
-def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tmp_path):
-    """bioRxiv's ``jatsxml`` link, as a source that offers ``kind="jats"`` candidates gives it (sources/biorxiv.py)."""
-    from paperfetch.fulltext.fetch import TextContext, collect_text
-    from paperfetch.ids import IdType
+def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tmp_path, monkeypatch):
+    """bioRxiv's ``jatsxml`` link (a record's ``kind="jats"`` candidate, or its ``jats_url``) is a JATS copy of the
+    paper, tried before its PDFs and kept under the text's ledger key."""
+    from paperfetch.flow import BatchRun
     from paperfetch.sources import Candidate, Record
 
     preprint = "10.1101/2026.01.01.000001"
     url = world.hosts["pub"].url("/biorxiv/preprint.source.xml")
     world.hosts["pub"].routes["/biorxiv/preprint.source.xml"] = Reply(200, BODIES["PMC8118396"], {"Content-Type": "text/xml"})
 
-    class Biorxiv:
-        accepts = frozenset({IdType.DOI})
-
-    def lookup(name, ids):
+    def lookup(self, name, ids):  # bioRxiv's answer, as its source reads it (sources/biorxiv.py)
         if name != "biorxiv":
             return {}
         return {ids[0].key: Record(doi=preprint, license="cc_by", candidates=[Candidate(url, "biorxiv", kind="jats")])}
 
+    monkeypatch.setattr(BatchRun, "lookup", lookup)
     with retriever(world, tmp_path, cache=False) as r:
-        context = TextContext(metadata=r.api, sources={"biorxiv": Biorxiv()}, lookup=lookup, download=r.download,
-                              identification=r.identification, out_dir=tmp_path, filename_template="{type}_{value}")
-        result = collect_text([preprint], context=context)
+        result = r.fulltext([preprint])
     assert _texts(result.paragraphs, preprint) == _expected_rows(BODIES["PMC8118396"])
     assert list(result.outcomes["source"]) == ["biorxiv"] and list(result.outcomes["text_source"]) == ["jats"]
     assert world.hosts["pub"].hits("/biorxiv/preprint.source.xml") == 1 and not list(tmp_path.glob("*.pdf"))

@@ -25,7 +25,7 @@ from paperfetch.errors import InvalidPDF, NetworkError, NotFoundError, Paperfetc
 from paperfetch.flow.decide import Stage, Step, answer, stage_of
 from paperfetch.http.context import answer_now
 from paperfetch.http.limits import read_limited
-from paperfetch.ids import filename_for
+from paperfetch.ids import IdType, filename_for, safe_parse
 from paperfetch.outcomes import Status, status_for
 from paperfetch.paper import Action, Copy, Failure, Lookup, Outcome, Paper, copy_version
 from paperfetch.redact import redact_text, redact_url
@@ -104,8 +104,10 @@ class _Failed(Exception):
 
 
 def destination(paper: Paper, means: Means, kind: str = "pdf") -> Path:
-    """Where the paper's copy of *kind* is written."""
-    return means.out_dir / filename_for(paper.identifier, means.filename_template, extension=_EXTENSIONS.get(kind, ".pdf"))
+    """Where the paper's copy of *kind* is written (a JATS copy under the paper's PMCID when it has one)."""
+    pmcid = safe_parse(paper.pmcid, IdType.PMCID) if kind == "jats" and paper.pmcid else None
+    ident = pmcid if pmcid is not None and pmcid.type is IdType.PMCID else paper.identifier
+    return means.out_dir / filename_for(ident, means.filename_template, extension=_EXTENSIONS.get(kind, ".pdf"))
 
 
 def act(step: Step, means: Means) -> Paper:
@@ -157,6 +159,8 @@ def lookup(paper: Paper, action: Lookup, means: Means) -> Paper:
                         if records else "does not know it")
     for record in records.values():
         paper = paper.merged(record).with_candidates(record.candidates, front=True)
+        if record.jats_url:  # a JATS copy: tried first when text is wanted, never downloaded for a PDF
+            paper = paper.with_candidates([Candidate(record.jats_url, action.source, kind="jats")], front=True)
     return paper
 
 
@@ -201,12 +205,14 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
         return replace(paper, gave_way=paper.gave_way | {action.url}, actions=(*paper.actions, action))
     paper = replace(paper, tried=paper.tried | {action.url}, attempts=paper.attempts + 1)
     dest = destination(paper, means, action.kind)
-    validate = _validator(action.url) if action.kind == "pdf" else _xml_validator(action.url)
+    pdf = action.kind == "pdf"
+    # a JATS copy comes from a documented API (Europe PMC, E-utilities, the PMC bucket, bioRxiv), capped as answers are
+    client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, _answer_cap(means.api))
     try:
         with answer_now() if others else nullcontext():
-            result = means.web.download(action.url, dest, validate=validate, max_bytes=means.max_pdf_bytes,
-                                        validate_bytes=VALIDATE_BYTES,
-                                        reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
+            result = client.download(action.url, dest, validate=_validator(action.url) if pdf else _xml_validator(action.url),
+                                     max_bytes=cap, validate_bytes=VALIDATE_BYTES,
+                                     reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
         title_row = _checked(paper, action, result, means)
     except _NotPDF as exc:
         if exc.kind == "html" and not action.followed:
@@ -224,14 +230,40 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
 
 
 def _checked(paper: Paper, action: Copy, result: Any, means: Means) -> dict[str, Any]:
-    """A PDF is whole and is the paper asked for (paperfetch.research; WrongArticle after moving it aside)."""
+    """A PDF is whole and is the paper asked for (paperfetch.research; WrongArticle after moving it aside); a JATS
+    copy is an article with body text (a page, a cut or hostile body, front matter alone: a failed copy)."""
     if action.kind != "pdf":
+        _check_jats(result, means)
         return {}
     verdict = check_pdf_file(result.path, expected_length=result.bytes)
     if not verdict.ok:
         result.path.unlink(missing_ok=True)
         raise InvalidPDF(verdict.reason, url=result.url, status_code=result.status_code)
     return means.check_title(paper, result.path, result.url) if means.check_title is not None else {}
+
+
+def _answer_cap(api: Any) -> int:
+    config = getattr(api, "config", None)
+    return min(defaults.MAX_XML_BYTES, getattr(config, "max_answer_bytes", None) or defaults.MAX_XML_BYTES)
+
+
+def _check_jats(result: Any, means: Means) -> None:
+    from paperfetch.fulltext.base import FullTextError
+    from paperfetch.fulltext.jats import parse_jats_set
+
+    try:
+        articles = parse_jats_set(Path(result.path).read_bytes(), max_bytes=_answer_cap(means.api))
+        if not articles:  # E-utilities' answer for an id it has no article of: absent, not a failure
+            raise NotFoundError(f"{result.url}: no JATS article", url=result.url, status_code=result.status_code)
+        if len(articles) != 1:
+            raise FullTextError(f"expected one JATS <article>, found {len(articles)}")
+        if not any(not p.section.startswith("Abstract") for p in articles[0].paragraphs):
+            raise FullTextError("the JATS has no body text (front matter and abstract only)")
+    except (FullTextError, NotFoundError) as exc:
+        Path(result.path).unlink(missing_ok=True)
+        if isinstance(exc, NotFoundError):
+            raise
+        raise InvalidPDF(f"not a JATS article: {exc}", url=result.url, status_code=result.status_code) from exc
 
 
 def fail(paper: Paper, action: Action, exc: PaperfetchError, means: Means) -> Paper:

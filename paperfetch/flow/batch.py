@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
@@ -17,7 +17,8 @@ from paperfetch.flow.act import Means, WriteStop
 from paperfetch.flow.decide import Outlook
 from paperfetch.flow.job import PaperJob
 from paperfetch.flow.resolve import ask, plan, resolve
-from paperfetch.flow.rows import keep_describing_status, resumed_row, stopped_row
+from paperfetch.flow.rows import keep_describing_status, resumed_row, stopped_row, with_text_columns
+from paperfetch.flow.text import text_key, with_text_copies
 from paperfetch.flow.works import batch_works, deferred, settle_deferred, share_rows, work_groups
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, ParsedInput, parse_many
@@ -55,6 +56,7 @@ class RunSettings:
     show_dashboard: bool | None
     prefer: str = "version"  #: which copies of a paper compete on load (paperfetch.http.assign.Prefer)
     skip_retracted: bool = False  #: a retracted paper ends ``retracted``, not downloaded
+    want: str = "pdf"  #: "text": each paper's first JATS copy that parses, else its PDF (paperfetch.flow.text)
 
 
 @dataclass
@@ -121,7 +123,7 @@ class BatchRun:
                        skip_retracted=s.skip_retracted, works=works,
                        hold_remaining=getattr(web, "hold_remaining", lambda url: 0.0),
                        ready_in=getattr(web, "ready_in", lambda url: 0.0), cached=cached if callable(cached) else None,
-                       write_stop=lambda: stop.reason)
+                       write_stop=lambda: stop.reason, want=s.want)
 
     def lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
         """A batched lookup of *ids* at source *name* (one request for the list)."""
@@ -132,14 +134,19 @@ class BatchRun:
         papers = [Paper.start(item.identifier, self.settings.order) for item in items if item.identifier is not None]
         means = self.means()
         papers, prefetched = resolve(papers, order=self.settings.order, means=means)
+        if self.settings.want == "text":
+            papers = with_text_copies(papers, self.sources, self.lookup)
         works = batch_works([(item.position, paper) for item, paper in zip(items, papers)])
         outlook = self.outlook(prefetched, works)
         self.jobs = [(item, PaperJob(paper, outlook, means)) for item, paper in zip(items, papers)]
         return self.jobs
 
-    def download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
-        """One outcome row per input, in input order; with *hooks*, the run of a :class:`~paperfetch.job.Job`."""
-        settings = self.settings = self._settings()
+    def download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None, *,
+                 want: str = "pdf") -> pd.DataFrame:
+        """One outcome row per input, in input order; with *hooks*, the run of a :class:`~paperfetch.job.Job`;
+        with ``want="text"`` each paper's text (its first JATS copy that parses, else its PDF), ``text_source``
+        and ``text_path`` in its row, kept in the ledger under :func:`~paperfetch.flow.text.text_key`."""
+        settings = self.settings = replace(self._settings(), want=want)
         parsed = parse_many(ids)
         settings.out_dir.mkdir(parents=True, exist_ok=True)
         sweep_stale_parts(settings.out_dir)  # part files a killed run left behind (none a live process holds)
@@ -199,7 +206,8 @@ class BatchRun:
             for item, job in one.jobs:
                 if item.position not in one.rows:
                     one.give(item.position, stopped_row(job.outcome()), counted=False)
-        share_rows(one.shared, one.rows, [item.input for item in one.parsed], ledger=ledger, on_row=one.give)
+        share_rows(one.shared, one.rows, [item.input for item in one.parsed], ledger=ledger, on_row=one.give,
+                   key=self.ledger_key)
 
     def _end(self, model: Any, view: Any, interrupted: bool) -> None:
         self.ledger = None
@@ -222,7 +230,7 @@ class BatchRun:
                 continue
             if item.duplicate_of is not None:
                 continue
-            reused = resumed_row(ledger, item.identifier, self.settings.out_dir) if self.settings.resume else None
+            reused = self._resumed(ledger, item.identifier) if self.settings.resume else None
             if reused is not None and reused["status"] == Status.RETRACTED.value and not self.settings.skip_retracted:
                 reused = None  # left undownloaded only because skip_retracted was on: fetched now
             if reused is not None:
@@ -230,6 +238,32 @@ class BatchRun:
                 continue
             to_run.append(item)
         return to_run
+
+    def ledger_key(self, key: str) -> str:
+        """The ledger key of the paper whose identifier's key is *key*, in this run (its text's, wanting text)."""
+        return text_key(key) if self.settings.want == "text" else key
+
+    def _resumed(self, ledger: ResumeLedger, ident: Identifier) -> dict[str, Any] | None:
+        """The row the ledger gives without a request; wanting text, also a PDF an earlier download kept."""
+        out_dir = self.settings.out_dir
+        row = resumed_row(ledger, ident, out_dir, key=self.ledger_key(ident.key))
+        if row is None and self.settings.want == "text":
+            pdf = resumed_row(ledger, ident, out_dir)
+            row = pdf if pdf is not None and pdf["status"] == Status.ALREADY_DOWNLOADED.value else None
+        return with_text_columns(row) if row is not None and self.settings.want == "text" else row
+
+    def _record(self, ledger: ResumeLedger, paper: Paper, row: dict[str, Any]) -> dict[str, Any]:
+        """Keep *paper*'s *row* in the ledger; its text's row also under its text key (a PDF also under its own)."""
+        entry = paper.ledger_entry(row)
+        if self.settings.want != "text":
+            ledger.record(**entry)
+            return row
+        row = with_text_columns(row)
+        if row.get("text_source") == "pdf":
+            ledger.record(**entry)  # the PDF is the paper's PDF too: a later download() keeps it
+        entry["extra"].update(text_source=row.get("text_source"), text_path=row.get("text_path"))
+        ledger.record(**{**entry, "key": text_key(paper.identifier.key)})
+        return row
 
     def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """:meth:`paperfetch.Retriever.candidates`: one row per candidate URL, nothing downloaded."""
@@ -323,8 +357,8 @@ class BatchRun:
             if deferred(paper):  # left to its journal version's input: settled after the pass
                 return
             job.finished = True
-            row = keep_describing_status(paper.row(), ledger.get(paper.identifier.key))
-            ledger.record(**paper.ledger_entry(row))
+            row = keep_describing_status(paper.row(), ledger.get(self.ledger_key(paper.identifier.key)))
+            row = self._record(ledger, paper, row)
             one.give(position[id(job)], row, url=row.get("url"), error=row.get("error"), key=paper.identifier.key)
             with lock:
                 bar.update(1)
