@@ -203,13 +203,12 @@ def test_hostile_truncated_and_oversized_bodies_are_each_papers_own_failure(worl
 
 
 @pytest.mark.recorded
-def test_efetch_is_each_papers_own_copy_so_no_cut_batch_costs_a_paper(world, tmp_path):
-    """efetch's URL is one JATS copy per PMCID: a server that cuts batched answers cuts none of them."""
-    world.epmc[EPMC_OA] = ("PMC8164761", "N")  # both papers now come from efetch
+def test_a_cut_batched_efetch_falls_back_to_one_request_per_id(world, tmp_path):
+    world.epmc[EPMC_OA] = ("PMC8164761", "N")  # both papers now come from efetch, in one batch
     world.cut_batches = True
     with retriever(world, tmp_path, cache=False) as r:
         paragraphs = r.fulltext([EPMC_OA, EFETCH]).paragraphs
-    assert sorted(world.efetch_ids()) == ["8118396", "8164761"]
+    assert world.efetch_ids() == ["8164761,8118396", "8164761", "8118396"]
     assert _texts(paragraphs, EPMC_OA) == _expected_rows(BODIES["PMC8164761"])
     assert _texts(paragraphs, EFETCH) == _expected_rows(BODIES["PMC8118396"])
 

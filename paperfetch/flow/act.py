@@ -33,7 +33,7 @@ from paperfetch.sources import Candidate, Source
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, refusal_bot_check, sniff
 
-__all__ = ["MAX_LANDING_BYTES", "Means", "SOONER_BY_S", "VALIDATE_BYTES", "WriteStop", "act", "destination", "fail",
+__all__ = ["MAX_LANDING_BYTES", "Means", "SOONER_BY_S", "VALIDATE_BYTES", "WriteStop", "act", "answer_cap", "destination", "fail",
            "lookup", "source_failed"]
 
 logger = logging.getLogger(__name__)
@@ -207,7 +207,7 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
     dest = destination(paper, means, action.kind)
     pdf = action.kind == "pdf"
     # a JATS copy comes from a documented API (Europe PMC, E-utilities, the PMC bucket, bioRxiv), capped as answers are
-    client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, _answer_cap(means.api))
+    client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, answer_cap(means.api))
     try:
         with answer_now() if others else nullcontext():
             result = client.download(action.url, dest, validate=_validator(action.url) if pdf else _xml_validator(action.url),
@@ -242,7 +242,8 @@ def _checked(paper: Paper, action: Copy, result: Any, means: Means) -> dict[str,
     return means.check_title(paper, result.path, result.url) if means.check_title is not None else {}
 
 
-def _answer_cap(api: Any) -> int:
+def answer_cap(api: Any) -> int:
+    """The most a JATS answer may be: the API client's answer cap, at most :data:`~paperfetch.defaults.MAX_XML_BYTES`."""
     config = getattr(api, "config", None)
     return min(defaults.MAX_XML_BYTES, getattr(config, "max_answer_bytes", None) or defaults.MAX_XML_BYTES)
 
@@ -252,7 +253,7 @@ def _check_jats(result: Any, means: Means) -> None:
     from paperfetch.fulltext.jats import parse_jats_set
 
     try:
-        articles = parse_jats_set(Path(result.path).read_bytes(), max_bytes=_answer_cap(means.api))
+        articles = parse_jats_set(Path(result.path).read_bytes(), max_bytes=answer_cap(means.api))
         if not articles:  # E-utilities' answer for an id it has no article of: absent, not a failure
             raise NotFoundError(f"{result.url}: no JATS article", url=result.url, status_code=result.status_code)
         if len(articles) != 1:

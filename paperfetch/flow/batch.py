@@ -135,7 +135,7 @@ class BatchRun:
         means = self.means()
         papers, prefetched = resolve(papers, order=self.settings.order, means=means)
         if self.settings.want == "text":
-            papers = with_text_copies(papers, self.sources, self.lookup)
+            papers = with_text_copies(papers, means, self.lookup)
         works = batch_works([(item.position, paper) for item, paper in zip(items, papers)])
         outlook = self.outlook(prefetched, works)
         self.jobs = [(item, PaperJob(paper, outlook, means)) for item, paper in zip(items, papers)]
