@@ -376,6 +376,26 @@ def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tm
     assert world.hosts["pub"].hits("/biorxiv/preprint.source.xml") == 1 and not list(tmp_path.glob("*.pdf"))
 
 
+class PageWorld(World):
+    """PDF_ONLY also has an open-access PMCID, whose ``fullTextXML`` is a sign-in page and efetch has no article."""
+
+    def _epmc(self, request: Request) -> Reply:
+        if request.path.endswith("/PMC1000003/fullTextXML"):
+            return Reply(200, b"<html><body>sign in</body></html>", {"Content-Type": "text/html"})
+        return super()._epmc(request)
+
+
+def test_a_jats_copy_that_is_no_article_is_a_failed_copy_and_the_pdf_gives_the_text(tmp_path):
+    with PageWorld(base_ip=238) as world:
+        world.epmc[PDF_ONLY] = ("PMC1000003", "Y")
+        with retriever(world, tmp_path, cache=False) as r:
+            text = r.fulltext([PDF_ONLY])
+        assert world.hosts["epmc"].hits("/europepmc/webservices/rest/PMC1000003/fullTextXML") == 1
+    row = text.outcomes.iloc[0]
+    assert (row["status"], row["text_source"]) == ("downloaded", "pdf") and Path(row["text_path"]).suffix == ".pdf"
+    assert list(text.paragraphs["text"])[-3:] == PDF_PARAGRAPHS and not list(tmp_path.glob("*.xml"))
+
+
 def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
     with retriever(world, tmp_path, cache=False) as r:
         downloaded = r.download([PDF_ONLY])

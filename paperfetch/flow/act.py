@@ -258,7 +258,7 @@ def _check_jats(result: Any, means: Means) -> None:
             raise NotFoundError(f"{result.url}: no JATS article", url=result.url, status_code=result.status_code)
         if len(articles) != 1:
             raise FullTextError(f"expected one JATS <article>, found {len(articles)}")
-        if not any(not p.section.startswith("Abstract") for p in articles[0].paragraphs):
+        if not articles[0].has_body:
             raise FullTextError("the JATS has no body text (front matter and abstract only)")
     except (FullTextError, NotFoundError) as exc:
         Path(result.path).unlink(missing_ok=True)

@@ -167,7 +167,7 @@ def _kept(paper: Paper, answer: JatsAnswer, url: str, means: Means) -> Paper:
     """*paper* ended ``downloaded`` with *answer*'s XML written to its JATS destination; unchanged when the
     article has no body text, or the file cannot be written (its other copies are tried)."""
     article, xml = answer
-    if not any(not p.section.startswith("Abstract") for p in article.paragraphs):
+    if not article.has_body:
         return paper.noted("pmc_efetch", "the JATS has no body text (front matter and abstract only)")
     path = destination(paper, means, "jats")
     try:
