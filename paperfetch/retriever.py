@@ -23,7 +23,8 @@ from paperfetch import defaults
 from paperfetch.cache import MetadataCache, metadata_fetcher
 from paperfetch.config import Identification
 from paperfetch.errors import ConfigurationError, Interrupted
-from paperfetch.flow import IDENTIFIER_COLUMNS, BatchRun, RunSettings, identifier_columns, row_identifiers, why_frame
+from paperfetch.flow import BatchRun, RunSettings, why_frame
+from paperfetch.flow.rows import frame_inputs, join_outcomes
 from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import parse_identifier
@@ -44,7 +45,6 @@ from paperfetch.settings import (
 from paperfetch.sources import SOURCES, Source
 from paperfetch.sources.arxiv import ArxivSource
 from paperfetch.sources.unpaywall import check_email
-from paperfetch.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.fulltext.bundle import FullText
@@ -186,10 +186,8 @@ class Retriever:
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._metadata, self._own_cache = metadata_fetcher(self.api, cache, folder=self.settings.cache_dir)
         self._request_log = RequestLog()
-        # the batch machinery (paperfetch.flow): scheduler, ledger and dashboard model of the run in progress
-        self._batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
-                               doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
-        self._batch.requests = self._request_log.frame  # the time per host of the run's summary plot
+        # the run in progress, or the last one (paperfetch.flow): its dashboard model outlives the call
+        self._batch = self._new_batch()
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
         self._texts: dict[tuple[tuple[str, ...], str], FullText] = {}  # fulltext() bundles by ids and PDF engine
         self._describe_openalex()
@@ -333,12 +331,22 @@ class Retriever:
                 print(exc, file=sys.stderr, flush=True)
             raise Interrupted(str(exc), partial=exc.partial) from None  # no frames of the machinery
 
-    def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
-        """:meth:`download`; with *hooks*, the run of a :class:`~paperfetch.job.Job` (see :meth:`start`)."""
+    def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None, *,
+                  want: str = "pdf") -> pd.DataFrame:
+        """:meth:`download` as one new batch; with *hooks*, the run of a :class:`~paperfetch.job.Job` (see
+        :meth:`start`); ``want="text"``: :meth:`fulltext`'s."""
         if self._job is not None and hooks is None and not self._job.done():
             raise RuntimeError(f"{self._job!r} of this Retriever is running: stop it or wait for it first "
                                "(a second Retriever shares every host's pacing through the host state)")
-        return self._batch.download(ids, hooks=hooks)
+        self._batch = self._new_batch()
+        return self._batch.download(ids, hooks=hooks, want=want)
+
+    def _new_batch(self) -> BatchRun:
+        """A batch of this Retriever's clients and sources (one per call), its summary plot timed by the request log."""
+        batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
+                         doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
+        batch.requests = self._request_log.frame
+        return batch
 
     def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """What :meth:`download` would try, without downloading: one row per candidate URL.
@@ -353,7 +361,7 @@ class Retriever:
         ids : iterable, str or Series
             DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
         """
-        return self._batch.candidates(ids)
+        return self._new_batch().candidates(ids)
 
     def download_frame(self, df: pd.DataFrame, column: str | None = None, *,
                        columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -376,9 +384,9 @@ class Retriever:
         columns : sequence of str, optional
             The columns to look in, in order (default ``doi``, ``pmid``, ``pmcid``).
         """
-        present, inputs = _frame_inputs(df, column, columns)
+        present, inputs = frame_inputs(df, column, columns)
         outcomes = self.download(inputs)
-        return _join_outcomes(df, outcomes, present)
+        return join_outcomes(df, outcomes, present)
 
     def why(self, identifier: object) -> pd.DataFrame:
         """Each source asked about *identifier* in its last run, and its answer: ``source, answer``.
@@ -612,7 +620,7 @@ class Retriever:
         engine = pdf_engine or self.settings.pdf_engine
         key = (tuple(map(str, items)), engine)
         if key not in self._texts:  # one batch: JATS copies first, else the PDF (paperfetch.flow.text)
-            outcomes = self._batch.download(items, want="text")
+            outcomes = self._download(items, want="text")
             self._texts[key] = texts_of(outcomes, engine=engine, max_pdf_bytes=self.settings.max_pdf_bytes or None)
         return self._texts[key].copy()
 
@@ -668,8 +676,8 @@ class Retriever:
                                "host's pacing through the host state")
         if isinstance(ids, pd.DataFrame):
             frame = ids
-            present, inputs = _frame_inputs(frame, column, None)
-            job = Job(run=self._download, ids=inputs, join=lambda subset, outcomes: _join_outcomes(
+            present, inputs = frame_inputs(frame, column, None)
+            job = Job(run=self._download, ids=inputs, join=lambda subset, outcomes: join_outcomes(
                 frame.iloc[subset], outcomes, present))
         else:
             if column is not None:
@@ -678,40 +686,6 @@ class Retriever:
         self._job = job
         job.begin()
         return job
-
-
-def _frame_inputs(df: pd.DataFrame, column: str | None, columns: Sequence[str] | None) -> tuple[list[str], Any]:
-    """``(the columns read, the inputs)`` of a frame: *column* alone, else *columns*, else ``doi``, ``pmid``
-    and ``pmcid`` (each also in another case, when only one column matches); each row's first identifier."""
-    names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
-    if column is None and columns is None:
-        present = identifier_columns(df.columns)
-        if present and present != [name for name in IDENTIFIER_COLUMNS if name in df.columns]:
-            logger.info("reading the identifiers from column(s) %s", ", ".join(map(repr, present)))
-    else:
-        present = [name for name in names if name in df.columns]
-    if not present or (column is not None and column not in df.columns):
-        wanted = column if column is not None else names[0]
-        raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "
-                                 f"it has {list(df.columns)}")
-    return present, (row_identifiers(df, present) if len(present) > 1 else df[present[0]])
-
-
-def _join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame, present: Sequence[str]) -> pd.DataFrame:
-    """*df* with the outcome columns joined (:meth:`Retriever.download_frame`, a Job's frames): the caller's
-    columns are never overwritten (a clashing outcome column is ``<name>_paperfetch``); a row without an
-    identifier says which columns were looked at."""
-    outcomes = outcomes.copy()
-    outcomes.index = df.index
-    blank = pd.Series([value is None for value in row_identifiers(df, present)], index=df.index)
-    if blank.any():  # say which columns were looked at, not "blank input"
-        outcomes.loc[blank, "reason"] = "no identifier in this row"
-        outcomes.loc[blank, "error"] = f"no identifier in this row (looked at: {', '.join(present)})"
-    joined = df.copy()
-    for name in outcomes.columns:
-        if name != "input":
-            joined[f"{name}_paperfetch" if name in df.columns else name] = outcomes[name]
-    return joined
 
 
 def _chosen_sources(sources: Sequence[str]) -> tuple[str, ...]:

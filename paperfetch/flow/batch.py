@@ -82,7 +82,8 @@ class _Pass:
 
 
 class BatchRun:
-    """The runs of one Retriever: one :meth:`download` at a time, its scheduler, ledger and dashboard model."""
+    """One batch of a Retriever (one per ``download``/``fulltext`` call): its settings, scheduler, ledger and
+    dashboard model (the Retriever keeps the last one's, for ``r.dashboard()``)."""
 
     def __init__(self, *, api: Any, web: Any, sources: Mapping[str, Source], metadata: Any, doi_base: str,
                  settings: Callable[[], RunSettings], notes: Sequence[tuple[str, str]] = ()) -> None:

@@ -4,6 +4,7 @@ paper's trail as ``Retriever.why`` shows it."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -18,9 +19,12 @@ from paperfetch.outcomes import BLOCKED_STATUSES, FINISHED_WELL_STATUSES, Status
 from paperfetch.paper import identity_row, resumed_standing
 from paperfetch.reasons import failure_reason
 from paperfetch.redact import redact_frame
+from paperfetch.suggest import did_you_mean
 
-__all__ = ["IDENTIFIER_COLUMNS", "identifier_columns", "keep_describing_status", "resumed_row", "row_identifiers",
-           "stopped_row", "why_frame", "with_text_columns"]
+__all__ = ["IDENTIFIER_COLUMNS", "frame_inputs", "identifier_columns", "join_outcomes", "keep_describing_status",
+           "resumed_row", "row_identifiers", "stopped_row", "why_frame", "with_text_columns"]
+
+logger = logging.getLogger(__name__)
 
 
 #: Where ``download_frame`` looks for each row's identifier, in order (Europe PMC's citations have PMIDs only).
@@ -128,3 +132,37 @@ def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path, *, key: 
     else:
         row.update(status=entry.status, error=entry.error, reason=extra.get("reason"))
     return row
+
+
+def frame_inputs(df: pd.DataFrame, column: str | None, columns: Sequence[str] | None) -> tuple[list[str], Any]:
+    """``(the columns read, the inputs)`` of a frame: *column* alone, else *columns*, else ``doi``, ``pmid``
+    and ``pmcid`` (each also in another case, when only one column matches); each row's first identifier."""
+    names = [column] if column is not None else list(columns or IDENTIFIER_COLUMNS)
+    if column is None and columns is None:
+        present = identifier_columns(df.columns)
+        if present and present != [name for name in IDENTIFIER_COLUMNS if name in df.columns]:
+            logger.info("reading the identifiers from column(s) %s", ", ".join(map(repr, present)))
+    else:
+        present = [name for name in names if name in df.columns]
+    if not present or (column is not None and column not in df.columns):
+        wanted = column if column is not None else names[0]
+        raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "
+                                 f"it has {list(df.columns)}")
+    return present, (row_identifiers(df, present) if len(present) > 1 else df[present[0]])
+
+
+def join_outcomes(df: pd.DataFrame, outcomes: pd.DataFrame, present: Sequence[str]) -> pd.DataFrame:
+    """*df* with the outcome columns joined (:meth:`Retriever.download_frame`, a Job's frames): the caller's
+    columns are never overwritten (a clashing outcome column is ``<name>_paperfetch``); a row without an
+    identifier says which columns were looked at."""
+    outcomes = outcomes.copy()
+    outcomes.index = df.index
+    blank = pd.Series([value is None for value in row_identifiers(df, present)], index=df.index)
+    if blank.any():  # say which columns were looked at, not "blank input"
+        outcomes.loc[blank, "reason"] = "no identifier in this row"
+        outcomes.loc[blank, "error"] = f"no identifier in this row (looked at: {', '.join(present)})"
+    joined = df.copy()
+    for name in outcomes.columns:
+        if name != "input":
+            joined[f"{name}_paperfetch" if name in df.columns else name] = outcomes[name]
+    return joined
