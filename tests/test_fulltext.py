@@ -407,6 +407,16 @@ def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
     assert list(outcomes["status"]) == ["already_downloaded"] and outcomes["text_path"].item() == downloaded["path"].item()
 
 
+@pytest.mark.recorded
+def test_a_pdf_already_in_out_dir_gives_way_to_the_papers_jats(world, tmp_path):
+    world.epmc[PDF_ONLY] = ("PMC8164761", "Y")
+    with retriever(world, tmp_path, cache=False) as r:
+        assert list(r.download([PDF_ONLY])["status"]) == ["downloaded"]
+        outcomes = r.fulltext([PDF_ONLY]).outcomes
+    assert list(outcomes["text_source"]) == ["jats"] and list(outcomes["source"]) == ["europepmc_fulltext"]
+    assert world.hosts["pub"].hits("/files/pdf-only.pdf") == 1
+
+
 # ---------------------------------------------------------------------------- the recorded answers, replayed
 @pytest.mark.parametrize("pmcid", ["PMC8164761", "PMC8118396"])
 def test_the_recorded_fulltextxml_answer_replays_through_the_source_and_gives_every_p(pmcid):

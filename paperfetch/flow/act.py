@@ -82,6 +82,7 @@ class Means:
     #: ``reuse(key, dest, waited)``: keep the file another process wrote under *dest* (``HttpClient.download``'s callback)
     reuse: Callable[[str, Path, bool], bool] | None = None
     write_stop: WriteStop | None = None  #: the batch's switch for a failed write to out_dir
+    want: str = "pdf"  #: "text": a record's JATS link is a copy too (paperfetch.flow.text)
 
 
 class _NotPDF(InvalidPDF):
@@ -159,7 +160,7 @@ def lookup(paper: Paper, action: Lookup, means: Means) -> Paper:
                         if records else "does not know it")
     for record in records.values():
         paper = paper.merged(record).with_candidates(record.candidates, front=True)
-        if record.jats_url:  # a JATS copy: tried first when text is wanted, never downloaded for a PDF
+        if record.jats_url and means.want == "text":  # a JATS copy, tried before the PDFs
             paper = paper.with_candidates([Candidate(record.jats_url, action.source, kind="jats")], front=True)
     return paper
 

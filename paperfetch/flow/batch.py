@@ -24,7 +24,7 @@ from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, ParsedInput, parse_many
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import Status, outcomes_frame
-from paperfetch.paper import Paper
+from paperfetch.paper import Copy, Paper
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.plot import RunSummary
 from paperfetch.reasons import invalid_reason
@@ -105,6 +105,7 @@ class BatchRun:
         self.idle = threading.Event()  # set while no download() runs
         self.idle.set()
         self.write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
+        self.kept_pdfs: dict[str, dict[str, Any]] = {}  # wanting text: the PDFs the ledger already has, by key
 
     @property
     def api_hosts(self) -> frozenset[str]:
@@ -115,7 +116,8 @@ class BatchRun:
         s = self.settings
         return Means(api=self.api, web=self.web, sources=self.sources, out_dir=s.out_dir,
                      filename_template=s.filename_template, max_pdf_bytes=s.max_pdf_bytes, metadata=self.metadata,
-                     check_title=self.check_title, reuse=self.reusable, write_stop=self.write_stop)
+                     check_title=self.check_title, reuse=self.reusable, write_stop=self.write_stop,
+                     want=s.want)
 
     def outlook(self, prefetched: Mapping[tuple[str, str], Record], works: Mapping[str, int]) -> Outlook:
         s, web, stop = self.settings, self.web, self.write_stop
@@ -136,7 +138,7 @@ class BatchRun:
         means = self.means()
         papers, prefetched = resolve(papers, order=self.settings.order, means=means)
         if self.settings.want == "text":
-            papers = with_text_copies(papers, means, self.lookup)
+            papers = [self._then_kept_pdf(p) for p in with_text_copies(papers, means, self.lookup)]
         works = batch_works([(item.position, paper) for item, paper in zip(items, papers)])
         outlook = self.outlook(prefetched, works)
         self.jobs = [(item, PaperJob(paper, outlook, means)) for item, paper in zip(items, papers)]
@@ -245,13 +247,23 @@ class BatchRun:
         return text_key(key) if self.settings.want == "text" else key
 
     def _resumed(self, ledger: ResumeLedger, ident: Identifier) -> dict[str, Any] | None:
-        """The row the ledger gives without a request; wanting text, also a PDF an earlier download kept."""
+        """The row the ledger gives without a request; wanting text, a PDF an earlier download kept is noted for
+        :meth:`_then_kept_pdf` (its JATS copies are still tried first)."""
         out_dir = self.settings.out_dir
         row = resumed_row(ledger, ident, out_dir, key=self.ledger_key(ident.key))
         if row is None and self.settings.want == "text":
             pdf = resumed_row(ledger, ident, out_dir)
-            row = pdf if pdf is not None and pdf["status"] == Status.ALREADY_DOWNLOADED.value else None
+            if pdf is not None and pdf["status"] == Status.ALREADY_DOWNLOADED.value:
+                self.kept_pdfs[ident.key] = pdf
         return with_text_columns(row) if row is not None and self.settings.want == "text" else row
+
+    def _then_kept_pdf(self, paper: Paper) -> Paper:
+        """Wanting text: after its JATS copies, a paper whose PDF is already kept takes that file (reused, no
+        request) instead of asking its sources again."""
+        kept = self.kept_pdfs.get(paper.identifier.key)
+        if kept is None:
+            return paper
+        return replace(paper, sources_left=(), actions=(*paper.actions, Copy(kept["url"] or "", kept["source"] or "")))
 
     def _record(self, ledger: ResumeLedger, paper: Paper, row: dict[str, Any]) -> dict[str, Any]:
         """Keep *paper*'s *row* in the ledger; its text's row also under its text key (a PDF also under its own)."""
