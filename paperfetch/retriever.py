@@ -186,10 +186,8 @@ class Retriever:
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._metadata, self._own_cache = metadata_fetcher(self.api, cache, folder=self.settings.cache_dir)
         self._request_log = RequestLog()
-        # the batch machinery (paperfetch.flow): scheduler, ledger and dashboard model of the run in progress
-        self._batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
-                               doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
-        self._batch.requests = self._request_log.frame  # the time per host of the run's summary plot
+        # the run in progress, or the last one (paperfetch.flow): its dashboard model outlives the call
+        self._batch = self._new_batch()
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
         self._texts: dict[tuple[tuple[str, ...], str], FullText] = {}  # fulltext() bundles by ids and PDF engine
         self._describe_openalex()
@@ -333,12 +331,22 @@ class Retriever:
                 print(exc, file=sys.stderr, flush=True)
             raise Interrupted(str(exc), partial=exc.partial) from None  # no frames of the machinery
 
-    def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
-        """:meth:`download`; with *hooks*, the run of a :class:`~paperfetch.job.Job` (see :meth:`start`)."""
+    def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None, *,
+                  want: str = "pdf") -> pd.DataFrame:
+        """:meth:`download` as one new batch; with *hooks*, the run of a :class:`~paperfetch.job.Job` (see
+        :meth:`start`); ``want="text"``: :meth:`fulltext`'s."""
         if self._job is not None and hooks is None and not self._job.done():
             raise RuntimeError(f"{self._job!r} of this Retriever is running: stop it or wait for it first "
                                "(a second Retriever shares every host's pacing through the host state)")
-        return self._batch.download(ids, hooks=hooks)
+        self._batch = self._new_batch()
+        return self._batch.download(ids, hooks=hooks, want=want)
+
+    def _new_batch(self) -> BatchRun:
+        """A batch of this Retriever's clients and sources (one per call), its summary plot timed by the request log."""
+        batch = BatchRun(api=self.api, web=self.web, sources=self._sources, metadata=self._metadata,
+                         doi_base=self._doi_base, settings=self._run_settings, notes=self._notes)
+        batch.requests = self._request_log.frame
+        return batch
 
     def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """What :meth:`download` would try, without downloading: one row per candidate URL.
@@ -353,7 +361,7 @@ class Retriever:
         ids : iterable, str or Series
             DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
         """
-        return self._batch.candidates(ids)
+        return self._new_batch().candidates(ids)
 
     def download_frame(self, df: pd.DataFrame, column: str | None = None, *,
                        columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -606,17 +614,14 @@ class Retriever:
         pdf_engine : str, optional
             ``"pypdfium2"`` or ``"pypdf"`` (docs/fulltext.md compares them); None: the ``pdf_engine`` setting.
         """
-        from paperfetch.fulltext.fetch import TextContext, collect_text
+        from paperfetch.fulltext.bundle import texts_of
 
         items = [ids] if isinstance(ids, str) else list(ids)
         engine = pdf_engine or self.settings.pdf_engine
         key = (tuple(map(str, items)), engine)
-        if key not in self._texts:
-            context = TextContext(metadata=self._metadata, sources=self._sources, lookup=self._batch.lookup,
-                                  download=self.download, identification=self.identification, out_dir=self.out_dir,
-                                  filename_template=self.settings.filename_template, resume=self.settings.resume,
-                                  pdf_engine=engine)
-            self._texts[key] = collect_text(items, context=context)
+        if key not in self._texts:  # one batch: JATS copies first, else the PDF (paperfetch.flow.text)
+            outcomes = self._download(items, want="text")
+            self._texts[key] = texts_of(outcomes, engine=engine, max_pdf_bytes=self.settings.max_pdf_bytes or None)
         return self._texts[key].copy()
 
     def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:

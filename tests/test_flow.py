@@ -136,13 +136,17 @@ JATS = b'<?xml version="1.0"?>\n<article><front><article-meta><title-group><arti
        b'</title-group></article-meta></front><body><p>Text.</p></body></article>\n'
 
 
-@pytest.mark.parametrize("body, status", [(JATS, "downloaded"), (b"<html><body>sign in</body></html>", "invalid_pdf")])
-def test_a_jats_copy_is_fetched_and_written_by_the_same_flow_writer_and_ledger(tmp_path, body, status):
+@pytest.mark.parametrize("body, status, said", [
+    (JATS, "downloaded", None), (b"<html><body>sign in</body></html>", "invalid_pdf", "not JATS XML"),
+    (JATS.replace(b"<body><p>Text.</p></body>", b""), "invalid_pdf", "no body text")])
+def test_a_jats_copy_is_fetched_and_written_by_the_same_flow_writer_and_ledger(tmp_path, body, status, said):
+    """Wanting text, a JATS copy is downloaded; one that is no article with a body (a page, front matter only)
+    is a failed copy, its file gone."""
     with LoopbackHost("127.0.0.81", {"/a.xml": Reply(200, body, {"Content-Type": "application/xml"})}) as host:
         web = HttpClient(registry=HostRegistry(), verbosity=0, delay_min_s=0.0, delay_max_s=0.0)
         paper = Paper.start(parse_identifier(DOI)).with_candidates([Candidate(host.url("/a.xml"), "biorxiv", kind="jats")])
         assert paper.copies[0].kind == "jats"
-        job = PaperJob(paper, Outlook(sources={}), Means(api=web, web=web, sources={}, out_dir=tmp_path,
+        job = PaperJob(paper, Outlook(sources={}, want="text"), Means(api=web, web=web, sources={}, out_dir=tmp_path,
                                                           filename_template="{type}_{value}"))
         assert job.step.kind == "download" and job.url == host.url("/a.xml")
         job.advance()
@@ -159,7 +163,16 @@ def test_a_jats_copy_is_fetched_and_written_by_the_same_flow_writer_and_ledger(t
         assert written.suffix == ".xml" and written.read_bytes() == JATS and row["bytes"] == len(JATS)
         assert entry.path is not None and not list(tmp_path.glob("*.part"))
     else:
-        assert not list(tmp_path.glob("*.xml")) and "not JATS XML" in row["error"]
+        assert not list(tmp_path.glob("*.xml")) and said in row["error"]
+
+
+def test_wanting_text_a_jats_copy_goes_before_the_pdfs_and_wanting_a_pdf_it_is_never_downloaded():
+    pdf, jats = Candidate("https://example.org/a.pdf", "unpaywall"), Candidate("https://example.org/a.xml", "biorxiv", kind="jats")
+    paper = Paper.start(parse_identifier(DOI)).with_candidates([pdf, jats])
+    assert next_step(paper, Outlook(sources={}, want="text")).url == jats.url
+    assert next_step(paper, Outlook(sources={})).url == pdf.url
+    only_jats = Paper.start(parse_identifier(DOI)).with_candidates([jats])
+    assert next_step(only_jats, Outlook(sources={})).kind == "end"
 
 
 def test_the_ledger_keeps_a_papers_notices_as_values_and_still_reads_them_as_text(tmp_path):

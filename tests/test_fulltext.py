@@ -252,13 +252,16 @@ class RecordWorld(World):
 
 
 @pytest.mark.recorded
-def test_one_batch_gives_the_bundle_and_its_views_and_a_rerun_keeps_the_record(tmp_path):
+def test_one_batch_gives_the_bundle_and_its_views_and_a_rerun_keeps_the_record(tmp_path, monkeypatch):
+    from paperfetch.flow import BatchRun
+
     ids = [EPMC_OA, EFETCH, PDF_ONLY, NOTHING]
+    batches = []
+    download = BatchRun.download
+    monkeypatch.setattr(BatchRun, "download", lambda self, items, *a, **k: batches.append(list(items))
+                        or download(self, items, *a, **k))
     with RecordWorld(base_ip=230) as world:
         with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
-            batches = []
-            download = r.download
-            r.download = lambda items: batches.append(list(items)) or download(items)  # type: ignore[method-assign]
             first = r.fulltext(ids)
             sent = world.served()
             views = [r.fulltext_references(ids), r.fulltext_tables(ids), r.fulltext_figures(ids), r.fulltext(ids)]
@@ -347,31 +350,47 @@ def test_the_text_command_writes_the_paragraphs_and_exits_by_outcome(cli_env, tm
 
 
 @pytest.mark.recorded
-def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tmp_path):
-    """bioRxiv's ``jatsxml`` link, as a source that offers ``kind="jats"`` candidates gives it (sources/biorxiv.py)."""
-    from paperfetch.fulltext.fetch import TextContext, collect_text
-    from paperfetch.ids import IdType
+def test_a_jats_candidate_url_is_fetched_and_kept_when_no_pmcid_exists(world, tmp_path, monkeypatch):
+    """bioRxiv's ``jatsxml`` link (a record's ``kind="jats"`` candidate, or its ``jats_url``) is a JATS copy of the
+    paper, tried before its PDFs and kept under the text's ledger key."""
+    from paperfetch.flow import BatchRun
     from paperfetch.sources import Candidate, Record
 
     preprint = "10.1101/2026.01.01.000001"
     url = world.hosts["pub"].url("/biorxiv/preprint.source.xml")
     world.hosts["pub"].routes["/biorxiv/preprint.source.xml"] = Reply(200, BODIES["PMC8118396"], {"Content-Type": "text/xml"})
 
-    class Biorxiv:
-        accepts = frozenset({IdType.DOI})
-
-    def lookup(name, ids):
+    def lookup(self, name, ids):  # bioRxiv's answer, as its source reads it (sources/biorxiv.py)
         if name != "biorxiv":
             return {}
         return {ids[0].key: Record(doi=preprint, license="cc_by", candidates=[Candidate(url, "biorxiv", kind="jats")])}
 
+    monkeypatch.setattr(BatchRun, "lookup", lookup)
     with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
-        context = TextContext(metadata=r.api, sources={"biorxiv": Biorxiv()}, lookup=lookup, download=r.download,
-                              identification=r.identification, out_dir=tmp_path, filename_template="{type}_{value}")
-        result = collect_text([preprint], context=context)
+        result = r.fulltext([preprint])
     assert _texts(result.paragraphs, preprint) == _expected_rows(BODIES["PMC8118396"])
     assert list(result.outcomes["source"]) == ["biorxiv"] and list(result.outcomes["text_source"]) == ["jats"]
     assert world.hosts["pub"].hits("/biorxiv/preprint.source.xml") == 1 and not list(tmp_path.glob("*.pdf"))
+
+
+class PageWorld(World):
+    """PDF_ONLY also has an open-access PMCID, whose ``fullTextXML`` is a sign-in page and efetch has no article."""
+
+    def _epmc(self, request: Request) -> Reply:
+        if request.path.endswith("/PMC1000003/fullTextXML"):
+            return Reply(200, b"<html><body>sign in</body></html>", {"Content-Type": "text/html"})
+        return super()._epmc(request)
+
+
+def test_a_jats_copy_that_is_no_article_is_a_failed_copy_and_the_pdf_gives_the_text(tmp_path):
+    with PageWorld(base_ip=238) as world:
+        world.epmc[PDF_ONLY] = ("PMC1000003", "Y")
+        with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
+            text = r.fulltext([PDF_ONLY])
+        assert world.hosts["epmc"].hits("/europepmc/webservices/rest/PMC1000003/fullTextXML") == 1
+    row = text.outcomes.iloc[0]
+    assert (row["status"], row["text_source"]) == ("downloaded", "pdf") and Path(row["text_path"]).suffix == ".pdf"
+    assert list(text.paragraphs["text"])[-3:] == PDF_PARAGRAPHS and not list(tmp_path.glob("*.xml"))
 
 
 def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
@@ -383,6 +402,16 @@ def test_a_pdf_already_in_out_dir_is_read_not_downloaded_again(world, tmp_path):
     assert world.hosts["pub"].hits("/files/pdf-only.pdf") == 1
     assert list(paragraphs["text"])[-3:] == PDF_PARAGRAPHS
     assert list(outcomes["status"]) == ["already_downloaded"] and outcomes["text_path"].item() == downloaded["path"].item()
+
+
+@pytest.mark.recorded
+def test_a_pdf_already_in_out_dir_gives_way_to_the_papers_jats(world, tmp_path):
+    world.epmc[PDF_ONLY] = ("PMC8164761", "Y")
+    with retriever(tmp_path, world.endpoints, **TEXT_ONLY) as r:
+        assert list(r.download([PDF_ONLY])["status"]) == ["downloaded"]
+        outcomes = r.fulltext([PDF_ONLY]).outcomes
+    assert list(outcomes["text_source"]) == ["jats"] and list(outcomes["source"]) == ["europepmc_fulltext"]
+    assert world.hosts["pub"].hits("/files/pdf-only.pdf") == 1
 
 
 # ---------------------------------------------------------------------------- the recorded answers, replayed

@@ -25,7 +25,7 @@ from paperfetch.errors import InvalidPDF, NetworkError, NotFoundError, Paperfetc
 from paperfetch.flow.decide import Stage, Step, answer, stage_of
 from paperfetch.http.context import answer_now
 from paperfetch.http.limits import read_limited
-from paperfetch.ids import filename_for
+from paperfetch.ids import IdType, filename_for, safe_parse
 from paperfetch.outcomes import Status, status_for
 from paperfetch.paper import Action, Copy, Failure, Lookup, Outcome, Paper, copy_version
 from paperfetch.redact import redact_text, redact_url
@@ -33,7 +33,7 @@ from paperfetch.sources import Candidate, Source
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, refusal_bot_check, sniff
 
-__all__ = ["MAX_LANDING_BYTES", "Means", "SOONER_BY_S", "VALIDATE_BYTES", "WriteStop", "act", "destination", "fail",
+__all__ = ["MAX_LANDING_BYTES", "Means", "SOONER_BY_S", "VALIDATE_BYTES", "WriteStop", "act", "answer_cap", "destination", "fail",
            "lookup", "source_failed"]
 
 logger = logging.getLogger(__name__)
@@ -82,6 +82,7 @@ class Means:
     #: ``reuse(key, dest, waited)``: keep the file another process wrote under *dest* (``HttpClient.download``'s callback)
     reuse: Callable[[str, Path, bool], bool] | None = None
     write_stop: WriteStop | None = None  #: the batch's switch for a failed write to out_dir
+    want: str = "pdf"  #: "text": a record's JATS link is a copy too (paperfetch.flow.text)
 
 
 class _NotPDF(InvalidPDF):
@@ -104,8 +105,10 @@ class _Failed(Exception):
 
 
 def destination(paper: Paper, means: Means, kind: str = "pdf") -> Path:
-    """Where the paper's copy of *kind* is written."""
-    return means.out_dir / filename_for(paper.identifier, means.filename_template, extension=_EXTENSIONS.get(kind, ".pdf"))
+    """Where the paper's copy of *kind* is written (a JATS copy under the paper's PMCID when it has one)."""
+    pmcid = safe_parse(paper.pmcid, IdType.PMCID) if kind == "jats" and paper.pmcid else None
+    ident = pmcid if pmcid is not None and pmcid.type is IdType.PMCID else paper.identifier
+    return means.out_dir / filename_for(ident, means.filename_template, extension=_EXTENSIONS.get(kind, ".pdf"))
 
 
 def act(step: Step, means: Means) -> Paper:
@@ -157,6 +160,8 @@ def lookup(paper: Paper, action: Lookup, means: Means) -> Paper:
                         if records else "does not know it")
     for record in records.values():
         paper = paper.merged(record).with_candidates(record.candidates, front=True)
+        if record.jats_url and means.want == "text":  # a JATS copy, tried before the PDFs
+            paper = paper.with_candidates([Candidate(record.jats_url, action.source, kind="jats")], front=True)
     return paper
 
 
@@ -201,12 +206,14 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
         return replace(paper, gave_way=paper.gave_way | {action.url}, actions=(*paper.actions, action))
     paper = replace(paper, tried=paper.tried | {action.url}, attempts=paper.attempts + 1)
     dest = destination(paper, means, action.kind)
-    validate = _validator(action.url) if action.kind == "pdf" else _xml_validator(action.url)
+    pdf = action.kind == "pdf"
+    # a JATS copy comes from a documented API (Europe PMC, E-utilities, the PMC bucket, bioRxiv), capped as answers are
+    client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, answer_cap(means.api))
     try:
         with answer_now() if others else nullcontext():
-            result = means.web.download(action.url, dest, validate=validate, max_bytes=means.max_pdf_bytes,
-                                        validate_bytes=VALIDATE_BYTES,
-                                        reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
+            result = client.download(action.url, dest, validate=_validator(action.url) if pdf else _xml_validator(action.url),
+                                     max_bytes=cap, validate_bytes=VALIDATE_BYTES,
+                                     reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
         title_row = _checked(paper, action, result, means)
     except _NotPDF as exc:
         if exc.kind == "html" and not action.followed:
@@ -224,14 +231,41 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
 
 
 def _checked(paper: Paper, action: Copy, result: Any, means: Means) -> dict[str, Any]:
-    """A PDF is whole and is the paper asked for (paperfetch.research; WrongArticle after moving it aside)."""
+    """A PDF is whole and is the paper asked for (paperfetch.research; WrongArticle after moving it aside); a JATS
+    copy is an article with body text (a page, a cut or hostile body, front matter alone: a failed copy)."""
     if action.kind != "pdf":
+        _check_jats(result, means)
         return {}
     verdict = check_pdf_file(result.path, expected_length=result.bytes)
     if not verdict.ok:
         result.path.unlink(missing_ok=True)
         raise InvalidPDF(verdict.reason, url=result.url, status_code=result.status_code)
     return means.check_title(paper, result.path, result.url) if means.check_title is not None else {}
+
+
+def answer_cap(api: Any) -> int:
+    """The most a JATS answer may be: the API client's answer cap, at most :data:`~paperfetch.defaults.MAX_XML_BYTES`."""
+    config = getattr(api, "config", None)
+    return min(defaults.MAX_XML_BYTES, getattr(config, "max_answer_bytes", None) or defaults.MAX_XML_BYTES)
+
+
+def _check_jats(result: Any, means: Means) -> None:
+    from paperfetch.fulltext.base import FullTextError
+    from paperfetch.fulltext.jats import parse_jats_set
+
+    try:
+        articles = parse_jats_set(Path(result.path).read_bytes(), max_bytes=answer_cap(means.api))
+        if not articles:  # E-utilities' answer for an id it has no article of: absent, not a failure
+            raise NotFoundError(f"{result.url}: no JATS article", url=result.url, status_code=result.status_code)
+        if len(articles) != 1:
+            raise FullTextError(f"expected one JATS <article>, found {len(articles)}")
+        if not articles[0].has_body:
+            raise FullTextError("the JATS has no body text (front matter and abstract only)")
+    except (FullTextError, NotFoundError) as exc:
+        Path(result.path).unlink(missing_ok=True)
+        if isinstance(exc, NotFoundError):
+            raise
+        raise InvalidPDF(f"not a JATS article: {exc}", url=result.url, status_code=result.status_code) from exc
 
 
 def fail(paper: Paper, action: Action, exc: PaperfetchError, means: Means) -> Paper:

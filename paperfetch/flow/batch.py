@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
@@ -17,13 +17,14 @@ from paperfetch.flow.act import Means, WriteStop
 from paperfetch.flow.decide import Outlook
 from paperfetch.flow.job import PaperJob
 from paperfetch.flow.resolve import ask, plan, resolve
-from paperfetch.flow.rows import keep_describing_status, resumed_row, stopped_row
+from paperfetch.flow.rows import keep_describing_status, resumed_row, stopped_row, with_text_columns
+from paperfetch.flow.text import text_key, with_text_copies
 from paperfetch.flow.works import batch_works, deferred, settle_deferred, share_rows, work_groups
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, ParsedInput, parse_many
 from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import Status, outcomes_frame
-from paperfetch.paper import Paper
+from paperfetch.paper import Copy, Paper
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.plot import RunSummary
 from paperfetch.reasons import invalid_reason
@@ -55,6 +56,7 @@ class RunSettings:
     show_dashboard: bool | None
     prefer: str = "version"  #: which copies of a paper compete on load (paperfetch.http.assign.Prefer)
     skip_retracted: bool = False  #: a retracted paper ends ``retracted``, not downloaded
+    want: str = "pdf"  #: "text": each paper's first JATS copy that parses, else its PDF (paperfetch.flow.text)
 
 
 @dataclass
@@ -80,7 +82,8 @@ class _Pass:
 
 
 class BatchRun:
-    """The runs of one Retriever: one :meth:`download` at a time, its scheduler, ledger and dashboard model."""
+    """One batch of a Retriever (one per ``download``/``fulltext`` call): its settings, scheduler, ledger and
+    dashboard model (the Retriever keeps the last one's, for ``r.dashboard()``)."""
 
     def __init__(self, *, api: Any, web: Any, sources: Mapping[str, Source], metadata: Any, doi_base: str,
                  settings: Callable[[], RunSettings], notes: Sequence[tuple[str, str]] = ()) -> None:
@@ -102,6 +105,7 @@ class BatchRun:
         self.idle = threading.Event()  # set while no download() runs
         self.idle.set()
         self.write_stop = WriteStop()  # tripped by a PDF out_dir cannot take (full disk): no further downloads
+        self.kept_pdfs: dict[str, dict[str, Any]] = {}  # wanting text: the PDFs the ledger already has, by key
 
     @property
     def api_hosts(self) -> frozenset[str]:
@@ -112,7 +116,8 @@ class BatchRun:
         s = self.settings
         return Means(api=self.api, web=self.web, sources=self.sources, out_dir=s.out_dir,
                      filename_template=s.filename_template, max_pdf_bytes=s.max_pdf_bytes, metadata=self.metadata,
-                     check_title=self.check_title, reuse=self.reusable, write_stop=self.write_stop)
+                     check_title=self.check_title, reuse=self.reusable, write_stop=self.write_stop,
+                     want=s.want)
 
     def outlook(self, prefetched: Mapping[tuple[str, str], Record], works: Mapping[str, int]) -> Outlook:
         s, web, stop = self.settings, self.web, self.write_stop
@@ -121,7 +126,7 @@ class BatchRun:
                        skip_retracted=s.skip_retracted, works=works,
                        hold_remaining=getattr(web, "hold_remaining", lambda url: 0.0),
                        ready_in=getattr(web, "ready_in", lambda url: 0.0), cached=cached if callable(cached) else None,
-                       write_stop=lambda: stop.reason)
+                       write_stop=lambda: stop.reason, want=s.want)
 
     def lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
         """A batched lookup of *ids* at source *name* (one request for the list)."""
@@ -132,14 +137,19 @@ class BatchRun:
         papers = [Paper.start(item.identifier, self.settings.order) for item in items if item.identifier is not None]
         means = self.means()
         papers, prefetched = resolve(papers, order=self.settings.order, means=means)
+        if self.settings.want == "text":
+            papers = [self._then_kept_pdf(p) for p in with_text_copies(papers, means, self.lookup)]
         works = batch_works([(item.position, paper) for item, paper in zip(items, papers)])
         outlook = self.outlook(prefetched, works)
         self.jobs = [(item, PaperJob(paper, outlook, means)) for item, paper in zip(items, papers)]
         return self.jobs
 
-    def download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None) -> pd.DataFrame:
-        """One outcome row per input, in input order; with *hooks*, the run of a :class:`~paperfetch.job.Job`."""
-        settings = self.settings = self._settings()
+    def download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None, *,
+                 want: str = "pdf") -> pd.DataFrame:
+        """One outcome row per input, in input order; with *hooks*, the run of a :class:`~paperfetch.job.Job`;
+        with ``want="text"`` each paper's text (its first JATS copy that parses, else its PDF), ``text_source``
+        and ``text_path`` in its row, kept in the ledger under :func:`~paperfetch.flow.text.text_key`."""
+        settings = self.settings = replace(self._settings(), want=want)
         parsed = parse_many(ids)
         settings.out_dir.mkdir(parents=True, exist_ok=True)
         sweep_stale_parts(settings.out_dir)  # part files a killed run left behind (none a live process holds)
@@ -199,7 +209,8 @@ class BatchRun:
             for item, job in one.jobs:
                 if item.position not in one.rows:
                     one.give(item.position, stopped_row(job.outcome()), counted=False)
-        share_rows(one.shared, one.rows, [item.input for item in one.parsed], ledger=ledger, on_row=one.give)
+        share_rows(one.shared, one.rows, [item.input for item in one.parsed], ledger=ledger, on_row=one.give,
+                   key=self.ledger_key)
 
     def _end(self, model: Any, view: Any, interrupted: bool) -> None:
         self.ledger = None
@@ -222,7 +233,7 @@ class BatchRun:
                 continue
             if item.duplicate_of is not None:
                 continue
-            reused = resumed_row(ledger, item.identifier, self.settings.out_dir) if self.settings.resume else None
+            reused = self._resumed(ledger, item.identifier) if self.settings.resume else None
             if reused is not None and reused["status"] == Status.RETRACTED.value and not self.settings.skip_retracted:
                 reused = None  # left undownloaded only because skip_retracted was on: fetched now
             if reused is not None:
@@ -230,6 +241,42 @@ class BatchRun:
                 continue
             to_run.append(item)
         return to_run
+
+    def ledger_key(self, key: str) -> str:
+        """The ledger key of the paper whose identifier's key is *key*, in this run (its text's, wanting text)."""
+        return text_key(key) if self.settings.want == "text" else key
+
+    def _resumed(self, ledger: ResumeLedger, ident: Identifier) -> dict[str, Any] | None:
+        """The row the ledger gives without a request; wanting text, a PDF an earlier download kept is noted for
+        :meth:`_then_kept_pdf` (its JATS copies are still tried first)."""
+        out_dir = self.settings.out_dir
+        row = resumed_row(ledger, ident, out_dir, key=self.ledger_key(ident.key))
+        if row is None and self.settings.want == "text":
+            pdf = resumed_row(ledger, ident, out_dir)
+            if pdf is not None and pdf["status"] == Status.ALREADY_DOWNLOADED.value:
+                self.kept_pdfs[ident.key] = pdf
+        return with_text_columns(row) if row is not None and self.settings.want == "text" else row
+
+    def _then_kept_pdf(self, paper: Paper) -> Paper:
+        """Wanting text: after its JATS copies, a paper whose PDF is already kept takes that file (reused, no
+        request) instead of asking its sources again."""
+        kept = self.kept_pdfs.get(paper.identifier.key)
+        if kept is None:
+            return paper
+        return replace(paper, sources_left=(), actions=(*paper.actions, Copy(kept["url"] or "", kept["source"] or "")))
+
+    def _record(self, ledger: ResumeLedger, paper: Paper, row: dict[str, Any]) -> dict[str, Any]:
+        """Keep *paper*'s *row* in the ledger; its text's row also under its text key (a PDF also under its own)."""
+        entry = paper.ledger_entry(row)
+        if self.settings.want != "text":
+            ledger.record(**entry)
+            return row
+        row = with_text_columns(row)
+        if row.get("text_source") == "pdf":
+            ledger.record(**entry)  # the PDF is the paper's PDF too: a later download() keeps it
+        entry["extra"].update(text_source=row.get("text_source"), text_path=row.get("text_path"))
+        ledger.record(**{**entry, "key": text_key(paper.identifier.key)})
+        return row
 
     def candidates(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """:meth:`paperfetch.Retriever.candidates`: one row per candidate URL, nothing downloaded."""
@@ -323,8 +370,8 @@ class BatchRun:
             if deferred(paper):  # left to its journal version's input: settled after the pass
                 return
             job.finished = True
-            row = keep_describing_status(paper.row(), ledger.get(paper.identifier.key))
-            ledger.record(**paper.ledger_entry(row))
+            row = keep_describing_status(paper.row(), ledger.get(self.ledger_key(paper.identifier.key)))
+            row = self._record(ledger, paper, row)
             one.give(position[id(job)], row, url=row.get("url"), error=row.get("error"), key=paper.identifier.key)
             with lock:
                 bar.update(1)

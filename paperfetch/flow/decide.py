@@ -77,6 +77,7 @@ class Outlook:
     ready_in: Callable[[str], float] = _never
     cached: Callable[[str, Any], bool] | None = None  #: whether the metadata cache has a lookup's answer
     write_stop: Callable[[], str | None] = lambda: None  #: the batch's failed write, once one tripped it
+    want: str = "pdf"  #: "pdf": a PDF per paper; "text": its first JATS copy that parses, else its PDF
 
 
 @dataclass(frozen=True)
@@ -108,11 +109,13 @@ def next_step(paper: Paper, outlook: Outlook) -> Step:
     ended = _ended(paper, outlook)
     if ended is not None:
         return ended
+    paper = _by_want(paper, outlook.want)
     while not paper.actions and paper.sources_left:
         paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+    paper = _by_want(paper, outlook.want)
     if not paper.actions:
         return Step("end", paper)
-    if not paper.actions[0].listed:
+    if not paper.actions[0].listed and not (outlook.want == "text" and paper.actions[0].kind == "jats"):
         paper = _behind_held(paper, outlook)
     if paper.actions[0].listed:
         paper = arrange(paper, outlook)
@@ -129,6 +132,20 @@ def next_step(paper: Paper, outlook: Outlook) -> Step:
     best = tier(first, outlook.prefer)
     copies = tuple(a.url for a in paper.actions if a.listed and tier(a, outlook.prefer) == best) if first.listed else ()
     return Step("download", paper, copies=copies)
+
+
+def _by_want(paper: Paper, want: str) -> Paper:
+    """Wanting text, a JATS copy goes before any PDF or page (lookups keep their place); wanting a PDF, the JATS
+    copies are no copies to download."""
+    actions = paper.actions
+    if want != "text":
+        kept = tuple(a for a in actions if a.kind != "jats")
+        return paper if len(kept) == len(actions) else replace(paper, actions=kept)
+    first = next((i for i, a in enumerate(actions) if a.kind == "jats"), None)
+    if first is None or not any(a.kind in ("pdf", "landing") for a in actions[:first]):
+        return paper
+    before = next(i for i, a in enumerate(actions) if a.kind in ("pdf", "landing"))
+    return replace(paper, actions=(*actions[:before], actions[first], *actions[before:first], *actions[first + 1:]))
 
 
 def _ended(paper: Paper, outlook: Outlook) -> Step | None:

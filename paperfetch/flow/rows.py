@@ -22,7 +22,7 @@ from paperfetch.redact import redact_frame
 from paperfetch.suggest import did_you_mean
 
 __all__ = ["IDENTIFIER_COLUMNS", "frame_inputs", "identifier_columns", "join_outcomes", "keep_describing_status",
-           "resumed_row", "row_identifiers", "stopped_row", "why_frame"]
+           "resumed_row", "row_identifiers", "stopped_row", "why_frame", "with_text_columns"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,10 +98,21 @@ def keep_describing_status(row: dict[str, Any], prior: LedgerEntry | None) -> di
     return kept
 
 
-def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
-    """The row for *ident* from *ledger* when :func:`~paperfetch.download.download_action` needs no request, else None."""
-    done = ledger.is_done(ident.key, out_dir)
-    entry = done or ledger.get(ident.key)
+def with_text_columns(row: dict[str, Any]) -> dict[str, Any]:
+    """*row* with ``text_source`` (``jats`` for an XML file, ``pdf`` for a PDF) and ``text_path``: the file it
+    finished with, None without one."""
+    path = row.get("path") if row.get("status") in FINISHED_WELL_STATUSES else None
+    source = None if not path else "jats" if str(path).endswith(".xml") else "pdf"
+    return {**row, "text_source": source, "text_path": str(path) if source else None}
+
+
+def resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path, *, key: str | None = None
+                ) -> dict[str, Any] | None:
+    """The row for *ident* (kept under *key*, else its own key) from *ledger* when
+    :func:`~paperfetch.download.download_action` needs no request, else None."""
+    key = key or ident.key
+    done = ledger.is_done(key, out_dir)
+    entry = done or ledger.get(key)
     if entry is None:
         return None
     # a recorded key's should_retry(): its retryable flag, or a final "absent" answer past the recheck age

@@ -62,9 +62,11 @@ def work_groups(jobs: Sequence[tuple[ParsedInput, PaperJob]], decided: Mapping[i
 
 
 def share_rows(shared: Mapping[int, tuple[int, PaperJob]], rows: dict[int, dict[str, Any]], inputs: Sequence[Any], *,
-               ledger: Any = None, on_row: Callable[[int, dict[str, Any]], None] | None = None) -> None:
+               ledger: Any = None, on_row: Callable[[int, dict[str, Any]], None] | None = None,
+               key: Callable[[str], str] = str) -> None:
     """Give each shared input the row of the input it shares the work with: that row's outcome and file,
-    this input's own identity, ``same_work_as`` naming the other input; the ledger keeps it under this key."""
+    this input's own identity, ``same_work_as`` naming the other input; the ledger keeps it under this input's
+    ``key(identifier key)``."""
     for position, (first, job) in shared.items():
         if first not in rows:
             continue
@@ -75,7 +77,7 @@ def share_rows(shared: Mapping[int, tuple[int, PaperJob]], rows: dict[int, dict[
         row = {**rows[first], **own, "same_work_as": inputs[first]}
         rows[position] = row
         if ledger is not None and row["status"] not in _NOT_KEPT:
-            ledger.record(**ledger_entry(paper.identifier.key, {**row, "title_match": None}, updates=paper.updates))
+            ledger.record(**ledger_entry(key(paper.identifier.key), {**row, "title_match": None}, updates=paper.updates))
         if on_row is not None:
             on_row(position, row)
 

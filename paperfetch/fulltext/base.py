@@ -133,6 +133,11 @@ class Article:
     tables: tuple[Table, ...] = field(default_factory=tuple)
     figures: tuple[Figure, ...] = field(default_factory=tuple)
 
+    @property
+    def has_body(self) -> bool:
+        """Whether it has text beyond its abstract (PMC gives front matter alone where a publisher withholds it)."""
+        return any(not p.section.startswith("Abstract") for p in self.paragraphs)
+
 
 def normalise_space(text: str) -> str:
     """Every run of whitespace (newline, tab, no-break space …) as one space, none at the edges."""

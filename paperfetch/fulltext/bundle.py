@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from paperfetch.fulltext.base import Article
+from paperfetch import defaults
+from paperfetch.cells import is_missing
+from paperfetch.fulltext.article import parse_pdf
+from paperfetch.fulltext.base import Article, FullTextError, NoTextLayer
 from paperfetch.fulltext.frame import (
     article_rows,
     figure_rows,
@@ -20,9 +24,11 @@ from paperfetch.fulltext.frame import (
     table_rows,
     tables_frame,
 )
-from paperfetch.outcomes import outcomes_frame
+from paperfetch.fulltext.jats import parse_jats
+from paperfetch.outcomes import Status, outcomes_frame
+from paperfetch.redact import redact_frame
 
-__all__ = ["ERROR_COLUMNS", "FullText", "errors_frame"]
+__all__ = ["ERROR_COLUMNS", "FullText", "errors_frame", "texts_of"]
 
 #: The columns of :attr:`FullText.errors`: the document, the error's class (``FullTextError`` …), its message.
 ERROR_COLUMNS = ("input", "error", "message")
@@ -69,3 +75,37 @@ class FullText:
         return cls(paragraphs=paragraphs_frame(rows["paragraphs"]), references=references_frame(rows["references"]),
                    tables=tables_frame(rows["tables"]), figures=figures_frame(rows["figures"]),
                    outcomes=outcomes if outcomes is not None else outcomes_frame([]), errors=errors_frame(errors))
+
+
+def _text(row: dict[str, Any], engine: str, max_pdf_bytes: int | None) -> Article | None:
+    """The article of the file *row* finished with; a file that cannot be read is the row's error."""
+    path, source = row.get("text_path"), row.get("text_source")
+    if not path or not source:
+        return None
+    try:
+        body = Path(str(path)).read_bytes()
+        if source == "jats":
+            return parse_jats(body)
+        return parse_pdf(body, engine=engine, max_bytes=max_pdf_bytes or defaults.MAX_PDF_BYTES)
+    except (OSError, FullTextError) as exc:
+        said = str(exc) if isinstance(exc, NoTextLayer) else f"{'PDF' if source == 'pdf' else 'JATS'} text: {exc}"
+        if source == "pdf" and not isinstance(exc, NoTextLayer):
+            row["status"] = Status.INVALID_PDF.value
+        row.update(text_source=None, text_path=None, error=said[:2000])
+        return None
+
+
+def texts_of(outcomes: pd.DataFrame, *, engine: str, max_pdf_bytes: int | None = None) -> FullText:
+    """The bundle of a text run's *outcomes* (``BatchRun.download(ids, want="text")``): each row's file parsed
+    (``text_source``, ``text_path``), its frames carrying the row's ids and bibliographic record; an input that
+    shares another's work (``same_work_as``) gives that paper's text once."""
+    texts: list[tuple[Any, Article, Mapping[str, Any]]] = []
+    rows = []
+    for given in outcomes.to_dict("records"):
+        row = {k: v if isinstance(v, (list, tuple)) or not is_missing(v) else None for k, v in given.items()}
+        article = _text(row, engine, max_pdf_bytes)
+        if article is not None and not row.get("same_work_as"):
+            texts.append((row["input"], article, row))
+        rows.append(row)
+    frame = outcomes_frame(rows)
+    return FullText.of(texts, outcomes=redact_frame(frame) if len(frame) else frame)

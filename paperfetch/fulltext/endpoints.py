@@ -1,22 +1,23 @@
-"""The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md), asked for
-articles (``articles``), never for records. A cut or malformed batch raises FullTextError as a whole; sending
-and keeping the XML are ``fulltext.fetch``'s.
+"""The JATS endpoints as sources: Europe PMC ``fullTextXML`` and PMC ``efetch`` (docs/fulltext.md), whose URLs
+are a paper's JATS copies (``paperfetch.flow.text``), and whose answers parse into articles (``articles``), never
+records. A cut or malformed batch raises FullTextError as a whole.
 Text parsing builds on the sources here, never the other way round.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from paperfetch import defaults
 from paperfetch.fulltext.base import Article, FullTextError
 from paperfetch.fulltext.jats import split_articles
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Candidate, RequestSpec, Source, quote_path
+from paperfetch.sources.base import RequestSpec, Source, quote_path
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.ncbi import NCBIEutilsSource
 
-__all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "jats_candidates"]
+__all__ = ["EuropePMCFullTextSource", "JatsAnswer", "PMCEfetchSource", "TEXT_KEY_PREFIX"]
+
+#: The ledger key of a paper's text is this prefix and the identifier's key (its PDF keeps the plain key).
+TEXT_KEY_PREFIX = "fulltext:"
 
 #: One article of an answer: its parsed form and its own XML (what is kept on disk).
 JatsAnswer = tuple[Article, bytes]
@@ -61,8 +62,3 @@ class PMCEfetchSource(NCBIEutilsSource):
             if key is not None and key not in found:
                 found[key] = (article, xml)
         return found
-
-
-def jats_candidates(candidates: Iterable[Candidate]) -> list[Candidate]:
-    """The candidates that are JATS URLs (``kind == "jats"``: bioRxiv's ``jatsxml``, for one), in order."""
-    return [c for c in candidates if c.kind == "jats"]

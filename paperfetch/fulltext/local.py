@@ -13,7 +13,7 @@ from paperfetch import defaults
 from paperfetch.fulltext.article import parse_pdf
 from paperfetch.fulltext.base import Article, FullTextError, FullTextTooLarge
 from paperfetch.fulltext.bundle import FullText
-from paperfetch.fulltext.fetch import TEXT_KEY_PREFIX
+from paperfetch.fulltext.endpoints import TEXT_KEY_PREFIX
 from paperfetch.fulltext.jats import parse_jats_set
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
 from paperfetch.ledger.sqlite import DEFAULT_LEDGER_NAME, SqliteLedger
