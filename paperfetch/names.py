@@ -1,9 +1,9 @@
-"""Author names, typed as the services give them: a person (family, given, particle) or an organisation.
+"""Author names, typed as the services give them: a person (family with its particle, given) or an organisation.
 
 One name is a dict in CSL-JSON's shape, so it goes to CSL-JSON as it is and to BibTeX and RIS by
-:mod:`paperfetch.export`: ``{"family": "Lloyd", "given": "C. J."}``, ``{"family": "Berg", "given": "K.",
-"non-dropping-particle": "van der"}`` or ``{"literal": "World Health Organization"}``. An ``authors`` cell holds
-a list of them, in the work's order (docs/export.md).
+:mod:`paperfetch.export`: ``{"family": "Lloyd", "given": "C. J."}``, ``{"family": "van der Berg", "given": "K."}``
+(a particle stays in the family name, so every reader shows it there) or ``{"literal": "World Health
+Organization"}``. An ``authors`` cell holds a list of them, in the work's order (docs/export.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ __all__ = ["Name", "PARTICLES", "from_crossref", "from_europepmc", "from_openale
 #: One author: CSL-JSON's name object (``family``/``given``/``non-dropping-particle``/``suffix``, or ``literal``).
 Name = dict[str, str]
 
-#: Lower-case words that open a family name and stay with it (CSL's ``non-dropping-particle``, BibTeX's "von").
+#: Lower-case words that open a family name and stay in it (``van der Berg``, ``de la Cruz``, ``dos Santos``).
 PARTICLES = frozenset({
     "van", "von", "der", "den", "de", "del", "della", "des", "di", "da", "dos", "das", "du", "la", "le", "ten", "ter",
     "zu", "zum", "zur", "los", "las", "af", "av", "al", "el", "bin", "ibn", "y", "op", "het", "'t", "d'", "l'", "lo",
@@ -39,7 +39,8 @@ _ORGANISATION_WORDS = frozenset({
 })
 
 _SPACE_RE = re.compile(r"\s+")
-_INITIALS_RE = re.compile(r"^(?:[A-Z]\.?[\s-]*){1,5}$")
+#: One to five letters of any script, each maybe dotted: ``CJ``, ``C. J.``, ``J-P``, ``Ö``, ``Γ``.
+_INITIALS_RE = re.compile(r"^(?:[^\W\d_]\.?[\s-]*){1,5}$")
 
 
 def _clean(value: Any) -> str:
@@ -70,21 +71,16 @@ def _given(given: str, initials_hint: str = "") -> str:
 
 
 def person(family: str, given: str = "", *, suffix: str = "", initials_hint: str = "") -> Name:
-    """A person: leading lower-case particles of *family* (``van der Berg``) become ``non-dropping-particle``,
-    and so do trailing ones of *given* (``Ludwig van``); initials are dotted (``C. J.``)."""
+    """A person: particles stay in *family* (``van der Berg``), and trailing ones of *given* (``Ludwig van``) move
+    to it; initials are dotted (``C. J.``)."""
     family, given = _clean(family), _given(given, initials_hint)
     words = family.split(" ")
-    particle: list[str] = []
-    while len(words) > 1 and words[0].lower() in PARTICLES and words[0][:1].islower():
-        particle.append(words.pop(0))
     given_words = given.split(" ") if given else []
     while len(given_words) > 1 and given_words[-1] in PARTICLES:
-        particle.insert(0, given_words.pop())
+        words.insert(0, given_words.pop())
     name: Name = {"family": " ".join(words)}
     if given_words:
         name["given"] = " ".join(given_words)
-    if particle:
-        name["non-dropping-particle"] = " ".join(particle)
     if _clean(suffix):
         name["suffix"] = _clean(suffix)
     return name
@@ -118,8 +114,17 @@ def parse_name(text: str) -> Name | None:
         return {"family": words[0]} if words[0][:1].isupper() or not words[0].isascii() else organisation(text)
     if _INITIALS_RE.match(words[-1]) and words[-1].replace(".", "").isupper() and len(words[-1].replace(".", "")) <= 5:
         return person(" ".join(words[:-1]), words[-1])  # PubMed's "Last FM"
-    start = next((i for i in range(1, len(words) - 1) if words[i] in PARTICLES), len(words) - 1)
+    start = next((i for i in range(len(words) - 1) if _opens_particle(words, i)), len(words) - 1)
     return person(" ".join(words[start:]), " ".join(words[:start]))
+
+
+def _opens_particle(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` opens the family name's particle: a lower-case particle (``van der Meulen``), or a
+    capitalised one followed by a lower-case one (``Van der Meulen``, where ``Van`` alone may be a given name)."""
+    word = words[i]
+    if word in PARTICLES:
+        return True
+    return word.lower() in PARTICLES and i + 2 < len(words) and words[i + 1] in PARTICLES
 
 
 def from_pubmed(author: Any) -> Name | None:

@@ -9,8 +9,8 @@ from typing import Any, Iterable
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 __all__ = [
-    "REDACTED", "REDACTOR", "RedactingFilter", "Redactor", "SECRET_PARAMS", "install_log_filter", "redact_frame",
-    "redact_text", "redact_url", "register_secrets"
+    "REDACTED", "REDACTOR", "RedactingFilter", "Redactor", "SECRET_PARAMS", "install_log_filter", "redact_exception",
+    "redact_frame", "redact_text", "redact_url", "register_secrets"
 ]
 
 REDACTED = "REDACTED"
@@ -156,6 +156,32 @@ def redact_url(url: str) -> str:
     return redact_text(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))
 
 
+def redact_exception(exc: BaseException) -> BaseException:
+    """*exc* with its whole chain masked in place, and returned: every ``__cause__``/``__context__`` and every
+    exception held in an ``args`` or attribute (urllib3's ``MaxRetryError.reason``), their text ``args`` and text
+    attributes (``url``) and a ``request``'s URL, so that ``str``, ``repr`` and a traceback of any of them hold no
+    secret (urllib3 writes the query, percent-encoded, into its messages)."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        error = todo.pop()
+        if id(error) in seen:
+            continue
+        seen.add(id(error))
+        held = [error.__cause__, error.__context__, *error.args, *getattr(error, "__dict__", {}).values()]
+        todo += [item for item in held if isinstance(item, BaseException)]
+        try:
+            error.args = tuple(redact_text(a) if isinstance(a, str) else a for a in error.args)
+        except (AttributeError, TypeError):  # an exception type whose args cannot be set keeps them
+            pass
+        for name, value in list(getattr(error, "__dict__", {}).items()):
+            if isinstance(value, str):
+                setattr(error, name, redact_text(value))
+            elif isinstance(getattr(value, "url", None), str) and name == "request":
+                value.url = redact_url(value.url)
+    return exc
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter masking secrets in a record's message, arguments and traceback; it never drops a record."""
 
@@ -166,6 +192,8 @@ class RedactingFilter(logging.Filter):
             return True
         record.msg = redact_text(message)
         record.args = ()
+        if record.exc_info and record.exc_info[1] is not None:  # a handler may format the chain itself
+            redact_exception(record.exc_info[1])
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:

@@ -27,6 +27,7 @@ import pytest
 from paperfetch.export import keys, records, to_bibtex, to_csl_json, to_ris
 from paperfetch.export.markup import plain_text
 from paperfetch.ids import parse_identifier
+from paperfetch.names import from_openalex
 from paperfetch.sources.base import RequestSpec
 from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.europepmc import EuropePMCSource
@@ -72,6 +73,15 @@ HARD_ROWS = [
      "authors": [{"family": "Vaswani", "given": "A."}]},
     {"pmid": "31452104", "title": "A PubMed-only record", "year": 2019, "journal": "Cureus", "authors": "Smith JA; Doe K"},
     {"doi": "HTTPS://DOI.ORG/10.9999/DASH", "title": "α-Synuclein -- the R&D of CRISPR in Germany", "year": 2022},
+    # PubMed-style names whose initial is not ASCII, an em dash written as TeX's ---
+    {"doi": "10.9999/emdash", "title": "Ozone---a review of Turkish and Greek sites", "year": 2020, "journal": "Ozone",
+     "authors": "Çelik Ö; Παπαδόπουλος Γ; Øster ÅB"},
+    # a journal article Semantic Scholar also gives an arXiv id for: an article, its DOI the link
+    {"doi": "10.9999/nature.1", "arxiv_id": "2001.00002", "title": "Quantum supremacy in Nature", "year": 2019,
+     "journal": "Nature", "authors": [from_openalex({"author": {"display_name": "Ruud van der Meulen"}}),
+                                      from_openalex({"raw_author_name": "Maria dos Santos"})]},
+    # the PubMed-only record again, no DOI: the same work
+    {"pmid": "31452104", "title": "A PubMed-only record (again)", "year": 2019, "journal": "Cureus"},
 ]
 
 EXPECTED_TYPES = {"article": ("article", "article-journal", "JOUR"), "preprint": ("misc", "article", "UNPB"),
@@ -159,17 +169,20 @@ def _expected(row: dict) -> dict:
     from paperfetch.export import _server, _url
 
     kind = "preprint" if row["preprint"] else ("article" if row["journal"] else "misc")
-    return {"title": _norm(plain_text(row["title"])), "year": row["year"], "doi": row["doi"], "url": _url(row),
+    title = _norm(plain_text(row["title"]))
+    return {"title": title, "bib_title": title.replace("---", "\u2014"), "year": row["year"], "doi": row["doi"], "url": _url(row),
             "journal": _norm(plain_text(_server(row) if row["preprint"] else row["journal"])), "kind": kind,
             "authors": [_name_tuple(n) for n in row["authors"]], "pmid": row["pmid"], "pmcid": row["pmcid"]}
 
 
 def _name_tuple(name: dict) -> tuple:
-    """(literal) or (family, given, particle, suffix), as every reader can be compared on."""
+    """(literal) or (family, given, particle, suffix), as every reader can be compared on: a particle a reader
+    splits off (pandoc's citeproc does, even from a braced family) is read as part of the family name."""
     if name.get("literal"):
         return (_norm(name["literal"]),)
     particle = name.get("non-dropping-particle") or name.get("dropping-particle") or ""
-    return (_norm(name.get("family", "")), _norm(name.get("given", "")), _norm(particle), _norm(name.get("suffix", "")))
+    family = " ".join(p for p in (particle, name.get("family", "")) if p)
+    return (_norm(family), _norm(name.get("given", "")), "", _norm(name.get("suffix", "")))
 
 
 def _unbraced(text: str) -> str:
@@ -186,7 +199,7 @@ def test_the_hard_set_holds_the_cases_and_one_entry_per_work(hard_exports: dict)
     names = [n for r in rows for n in r["authors"]]
     assert {"literal": "World Health Organization"} in names and {"literal": "Bill and Melinda Gates Foundation"} in names
     assert {"family": "Lloyd", "given": "C. J."} in names and {"family": "Glaudemans", "given": "A. W. J. M."} in names
-    assert {"family": "Berg", "given": "Karin", "non-dropping-particle": "van der"} in names
+    assert {"family": "van der Berg", "given": "Karin"} in names
     assert {"family": "Makris", "given": "Eleftherios A."} not in names  # OpenAlex is not in this set
     assert sum(1 for n in names if n.get("given", "").endswith(".")) > 20  # recorded ForeName initials dotted
     assert [r["doi"] for r in rows].count("10.9999/dash") == 1  # the same DOI twice: one entry
@@ -204,6 +217,51 @@ def test_the_hard_set_holds_the_cases_and_one_entry_per_work(hard_exports: dict)
     assert "{Germany}" in bib and "{R}\\&{D}" in bib and "{α}-{Synuclein}" in bib and "{EZH}2" in bib
 
 
+def test_names_dashes_types_and_duplicates_read_back_as_meant_in_every_reader(hard_exports: dict) -> None:
+    """Non-ASCII PubMed initials, Greek names, ``---``, a journal article with an arXiv id, a PMID given twice
+    and particles, as bibtexparser, pybtex, rispy, CSL-JSON and pandoc read them."""
+    import bibtexparser
+    import rispy
+    from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors, SplitNameParts
+    from pybtex.database import parse_string
+
+    bib, ris = hard_exports["bib"], hard_exports["ris"]
+    library = bibtexparser.parse_string(bib, append_middleware=[LatexDecodingMiddleware()])
+    people = bibtexparser.parse_string(bib, append_middleware=[SeparateCoAuthors(), SplitNameParts()])
+    by_doi = {e.fields_dict["doi"].value: (e, n) for e, n in zip(library.entries, people.entries) if "doi" in e}
+    entry, named = by_doi["10.9999/emdash"]
+    assert entry["title"] == "Ozone—a review of Turkish and Greek sites"
+    assert [(" ".join(n.last), " ".join(n.first)) for n in named["author"]] == [
+        ("Çelik", "Ö."), ("Παπαδόπουλος", "Γ."), ("Øster", "Å. B.")]
+    entry, named = by_doi["10.9999/nature.1"]
+    assert entry.entry_type == "article" and entry["journal"] == "Nature"
+    assert entry["url"] == "https://doi.org/10.9999/nature.1" and entry["eprint"] == "2001.00002"
+    assert [(" ".join(n.last).strip("{}"), " ".join(n.first)) for n in named["author"]] == [
+        ("van der Meulen", "Ruud"), ("dos Santos", "Maria")]
+    pybtex = {e.fields["doi"]: e for e in parse_string(bib, "bibtex").entries.values() if "doi" in e.fields}
+    assert pybtex["10.9999/emdash"].fields["title"].startswith("Ozone—a review")
+    assert [str(p) for p in pybtex["10.9999/emdash"].persons["author"]] == ["Çelik, Ö.", "Παπαδόπουλος, Γ.", "Øster, Å. B."]
+    assert pybtex["10.9999/nature.1"].type == "article"
+    assert [" ".join(p.last_names).strip("{}") for p in pybtex["10.9999/nature.1"].persons["author"]] == [
+        "van der Meulen", "dos Santos"]
+    records_ = {r.get("doi"): r for r in rispy.loads(ris)}
+    assert records_["10.9999/nature.1"]["type_of_reference"] == "JOUR"
+    assert records_["10.9999/nature.1"]["urls"] == ["https://doi.org/10.9999/nature.1"]
+    assert records_["10.9999/emdash"]["authors"][:2] == ["Çelik, Ö.", "Παπαδόπουλος, Γ."]
+    items = {i.get("DOI"): i for i in json.loads(hard_exports["json"])}
+    assert items["10.9999/nature.1"]["type"] == "article-journal" and "genre" not in items["10.9999/nature.1"]
+    assert items["10.9999/nature.1"]["author"][0] == {"family": "van der Meulen", "given": "Ruud"}
+    assert items["10.9999/emdash"]["author"][0] == {"family": "Çelik", "given": "Ö."}
+    assert [r["pmid"] for r in hard_exports["rows"]].count("31452104") == 1
+    assert bib.count("pmid = {31452104}") == 1 and ris.count("AN  - PMID:31452104") == 1
+    if PANDOC:
+        with_pandoc = {i.get("DOI"): i for i in json.loads(_pandoc("-f", "bibtex", "-t", "csljson", stdin=bib))}
+        assert _norm(plain_text(with_pandoc["10.9999/emdash"]["title"])) == "Ozone—a review of Turkish and Greek sites"
+        assert with_pandoc["10.9999/emdash"]["author"][0] == {"family": "Çelik", "given": "Ö."}
+        assert with_pandoc["10.9999/nature.1"]["type"] == "article-journal"
+        assert _name_tuple(with_pandoc["10.9999/nature.1"]["author"][0]) == ("van der Meulen", "Ruud", "", "")
+
+
 def test_bibtexparser_2_reads_every_field(exports: dict) -> None:
     import bibtexparser
     from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors, SplitNameParts
@@ -218,7 +276,7 @@ def test_bibtexparser_2_reads_every_field(exports: dict) -> None:
         fields["author"] = named.fields_dict["author"].value if "author" in named.fields_dict else []
         assert entry.key == key and entry.entry_type == EXPECTED_TYPES[want["kind"]][0]
         title = _norm(fields.get("title", ""))
-        assert title == (_unbraced(want["title"]) if "unmatched" in want["title"] else want["title"]), key
+        assert title == (_unbraced(want["title"]) if "unmatched" in want["title"] else want["bib_title"]), key
         assert not re.search(r"\\[A-Za-z]", title) and not MARKUP_RE.search(title), title
         got = [(" ".join(n.last).strip("{}"),) if not n.first and n.last and n.last[0].startswith("{")
                else (" ".join(n.last).strip("{}"), " ".join(n.first), " ".join(n.von), " ".join(n.jr))
@@ -371,7 +429,7 @@ def test_the_demo_frames_carry_typed_authors_and_journals(demo: dict) -> None:
     download = _exports(frames["download"])
     assert len(download["rows"]) == 23  # 26 inputs: the DOI given twice once, the two invalid ones left out
     # every work OpenAlex or Crossref knows; the arXiv, Semantic Scholar and bioRxiv/medRxiv answers name no authors
-    assert download["bib"].count("author = {") == 18 and "van der Berg, Karin and {Demo Consortium}" in download["bib"]
+    assert download["bib"].count("author = {") == 18 and "{van der Berg}, Karin and {Demo Consortium}" in download["bib"]
     assert "@misc{anon2026preprint," in download["bib"] and "howpublished = {bioRxiv}" in download["bib"]
     assert frames["search"]["authors"].iloc[0][:2] == [{"family": "Quill", "given": "Ada"},
                                                       {"family": "Marlow", "given": "Tobias J."}]
@@ -419,7 +477,7 @@ def test_pandoc_reads_the_bibtex_as_the_records(pandoc_exports: dict, pandoc_fil
     for key, row in zip(exports["keys"], exports["rows"]):
         item, want = items[key], _expected(row)
         title = _colon(_norm(plain_text(item.get("title", ""))))
-        assert title == _colon(_unbraced(want["title"]) if "unmatched" in want["title"] else want["title"]), key
+        assert title == _colon(_unbraced(want["title"]) if "unmatched" in want["title"] else want["bib_title"]), key
         assert [_name_tuple(a) for a in item.get("author", [])] == want["authors"], key
         assert item.get("DOI", "") == want["doi"] and item.get("URL", "") == want["url"]
         assert str(item.get("issued", {}).get("date-parts", [[""]])[0][0]) == want["year"]

@@ -348,3 +348,166 @@ def test_special_secrets_leave_no_trace_in_exception_chains_logs_or_frames(tmp_p
     assert any("refused" in str(text) for text in found.values())
     dirty = {name: special_leaks(text) for name, text in found.items() if special_leaks(text)}
     assert dirty == {}
+
+
+# ---------------------------------------------------------------------------- exception chains
+CHAIN_KEY = "Ck/9+z%q w"                # a `/` urllib3 writes as %2F, a `+`, a `%` and a space
+
+
+def _spellings(value: str) -> set[str]:
+    """The key raw, percent-encoded (once, twice, keeping `/`), plus-encoded, with `+` read as a space, any case."""
+    found: set[str] = set()
+    for v in (value, value.replace("+", " ")):
+        found |= {v, quote(v, safe=""), quote(v), quote_plus(v), quote_plus(v, safe="/"), quote(quote(v, safe=""), safe="")}
+    return {f.lower() for f in found}
+
+
+CHAIN_NEEDLES = _spellings(CHAIN_KEY)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """*exc* and every exception it holds: ``__cause__``, ``__context__`` and those in ``args`` (urllib3 wraps its
+    ``MaxRetryError`` in the ``requests`` error's args), each once."""
+    found: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        error = todo.pop()
+        if any(error is seen for seen in found):
+            continue
+        found.append(error)
+        todo += [e for e in (error.__cause__, error.__context__, *error.args) if isinstance(e, BaseException)]
+    return found
+
+
+def chain_leaks(exc: BaseException) -> list[str]:
+    """Where in *exc*'s whole chain the key shows: ``"<type> str|repr|args"``."""
+    dirty = []
+    for error in _chain(exc):
+        for what, text in (("str", str(error)), ("repr", repr(error)), ("args", repr(error.args))):
+            if any(n in text.lower() for n in CHAIN_NEEDLES):
+                dirty.append(f"{type(error).__name__} {what}")
+    return dirty
+
+
+@pytest.fixture
+def resetting():
+    """Makes loopback hosts that accept a connection, read the request and reset it (SO_LINGER 0); each a new
+    port, so no host's backoff from an earlier error holds the next call."""
+    import struct
+    import threading
+
+    servers: list[tuple[socket.socket, threading.Thread]] = []
+
+    def serve(server: socket.socket) -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    conn.recv(65536)
+                except OSError:
+                    pass
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    def make() -> str:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        thread = threading.Thread(target=serve, args=(server,), daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        return f"http://127.0.0.1:{server.getsockname()[1]}"
+
+    yield make
+    for server, thread in servers:
+        try:
+            server.shutdown(socket.SHUT_RDWR)  # wakes the accept() waiting in the thread
+        except OSError:
+            pass
+        server.close()
+        thread.join(timeout=5)
+
+
+class Records(logging.Handler):
+    """Every record of every logger, kept whole (its ``exc_info`` too)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def records():
+    handler = Records()
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    yield handler
+    root.removeHandler(handler)
+    root.setLevel(previous)
+    disable_logging()
+
+
+def test_a_key_with_url_specials_is_absent_from_every_exception_chain_of_the_client(tmp_path, resetting, records):
+    Identification(openalex_api_key=CHAIN_KEY)
+    raised = 0
+    for make in (_refused, resetting):
+        for query in (f"api_key={quote(CHAIN_KEY, safe='')}", f"key={quote_plus(CHAIN_KEY)}", f"x={CHAIN_KEY}",
+                      f"q={quote(CHAIN_KEY, safe='/')}"):
+            for name in ("get", "fetch", "download"):
+                base = make()  # a new host each time: no backoff held from the call before
+                url = f"{base}/works?{query}"
+                client = HttpClient(max_retries=0, network_retry_base_s=0.01, breaker_failures=0)
+                call = getattr(client, name)
+                with pytest.raises(Exception) as info:  # noqa: PT011 - whatever the type, its chain is searched
+                    call(url) if name != "download" else call(url, tmp_path / "x.pdf")
+                assert len(_chain(info.value)) > 1, name  # the raw urllib3 errors are held: the test sees them
+                assert chain_leaks(info.value) == [], (base, query, name)
+                raised += 1
+    logged = [r.exc_info[1] for r in records.records if r.exc_info and r.exc_info[1] is not None]
+    assert raised == 24 and all(chain_leaks(e) == [] for e in logged)
+
+
+def test_a_key_with_url_specials_is_absent_from_what_download_and_fulltext_log_and_report(
+        tmp_path, resetting, records):
+    endpoints = {name: (_refused() if i % 2 else resetting()) for i, name in enumerate(ENDPOINT_NAMES)}
+    with Retriever(email="lab@example.org", openalex_api_key=CHAIN_KEY, ncbi_api_key=CHAIN_KEY, s2_api_key=CHAIN_KEY,
+                   out_dir=tmp_path / "lib", endpoints=endpoints, progress=False, max_retries=0, workers=2,
+                   http_options={"network_retry_base_s": 0.01, "breaker_failures": 0,
+                                 "host_intervals": {host_key(url): 0.0 for url in endpoints.values()}}) as retriever:
+        outcomes = retriever.download(["10.1234/abc", "PMID:31452104", "arXiv:1706.03762"])
+        text = retriever.fulltext(["10.1234/xyz", "PMC3531190"])
+        frames = [outcomes, retriever.requests(), text.outcomes, text.paragraphs]
+    assert "network_error" in set(outcomes["status"].astype(str))
+    dumped = "\n".join(f.to_csv() + repr(f.to_dict()) for f in frames).lower()
+    assert [n for n in CHAIN_NEEDLES if n in dumped] == []
+    logged = [r.exc_info[1] for r in records.records if r.exc_info and r.exc_info[1] is not None]
+    assert [chain_leaks(e) for e in logged if chain_leaks(e)] == []
+    messages = "\n".join(r.getMessage() for r in records.records).lower()
+    assert [n for n in CHAIN_NEEDLES if n in messages] == []
+
+
+def test_a_key_with_url_specials_is_absent_from_the_command_line_output(tmp_path, resetting):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"),
+           "PAPERFETCH_CACHE_DIR": str(tmp_path / "cache")}
+    for i, name in enumerate(ENDPOINT_NAMES):
+        env[f"PAPERFETCH_{name.upper()}_URL"] = _refused() if i % 2 else resetting()
+    done = subprocess.run(
+        [sys.executable, "-m", "paperfetch", "download", "10.1234/abc", "PMID:31452104", "--email", "lab@example.org",
+         "--openalex-api-key", CHAIN_KEY, "--ncbi-api-key", CHAIN_KEY, "--out", str(tmp_path / "cli"),
+         "--max-retries", "0", "-vv", "--no-progress"],
+        capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 1 and "network_error" in done.stdout, done.stderr[-2000:]
+    output = (done.stdout + done.stderr).lower()
+    assert [n for n in CHAIN_NEEDLES if n in output] == []

@@ -44,8 +44,8 @@ def _doi_key(doi: str) -> str:
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """One dict a work (the :data:`FIELDS` found, as text; ``authors`` as names), leaving out rows with no
-    identifier and no title, and rows that are the same work as one before: ``same_work_as`` names it, or the
-    same DOI (case and ``https://doi.org/`` aside)."""
+    identifier and no title, and rows that are the same work as one before: ``same_work_as`` names it, the
+    same DOI (case and ``https://doi.org/`` aside), or the same PMID."""
     columns = [c for c in (*FIELDS, "source", "same_work_as", "status", "preprint") if c in frame.columns]
     journal_column = "journal" if "journal" in frame.columns or "status" in frame.columns else "source"
     out: list[dict[str, Any]] = []
@@ -61,7 +61,8 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         if not any(record[k] for k in ("doi", "pmid", "pmcid", "arxiv_id", "title")):
             continue
         same = _text(row.get("same_work_as"))
-        keys = {f"doi:{record['doi']}" if record["doi"] else "", f"same:{_doi_key(same)}" if same else ""} - {""}
+        keys = {f"doi:{record['doi']}" if record["doi"] else "", f"same:{_doi_key(same)}" if same else "",
+                f"same:pmid:{record['pmid']}" if record["pmid"] else ""} - {""}
         if keys & seen:
             continue
         seen |= keys | _aliases(record)
@@ -80,8 +81,9 @@ def _is_preprint(record: dict[str, Any], flag: Any) -> bool:
     if flag is True or _text(flag).lower() in ("true", "1", "yes"):
         return True
     doi = record["doi"]
-    return bool(record["arxiv_id"]) or any(doi.startswith(p) for p in PREPRINT_SERVERS) \
-        or record["journal"].lower() in _PREPRINT_NAMES
+    if any(doi.startswith(p) for p in PREPRINT_SERVERS) or record["journal"].lower() in _PREPRINT_NAMES:
+        return True
+    return bool(record["arxiv_id"]) and not record["journal"]  # a journal's article may have an arXiv copy too
 
 
 def _server(record: dict[str, Any]) -> str:
@@ -93,15 +95,19 @@ def _server(record: dict[str, Any]) -> str:
 
 
 def _url(record: dict[str, Any]) -> str:
-    """The one URL every reader keeps: the arXiv abstract, the DOI, PubMed, PMC, else the row's own."""
-    if record["arxiv_id"]:
-        return f"https://arxiv.org/abs/{record['arxiv_id']}"
+    """The one URL every reader keeps: a preprint's arXiv abstract, the DOI, PubMed, PMC, the arXiv abstract, else
+    the row's own."""
+    arxiv = f"https://arxiv.org/abs/{record['arxiv_id']}" if record["arxiv_id"] else ""
+    if arxiv and record["preprint"]:
+        return arxiv
     if record["doi"]:
         return f"https://doi.org/{record['doi']}"
     if record["pmid"]:
         return f"https://pubmed.ncbi.nlm.nih.gov/{record['pmid']}/"
     if record["pmcid"]:
         return f"https://pmc.ncbi.nlm.nih.gov/articles/{record['pmcid']}/"
+    if arxiv:
+        return arxiv
     return record["url"] if record["url"].startswith(("http://", "https://")) else ""
 
 

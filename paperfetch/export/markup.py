@@ -160,13 +160,15 @@ _SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
 }
-_SPECIAL_RE = re.compile(r"--|[\\&%$#_~^]")
+#: ``---`` as the em dash TeX makes of it (every reader shows "—"); ``--`` kept as two hyphens, not an en dash.
+_DASHES = {"---": "\u2014", "--": "-{}-"}
+_SPECIAL_RE = re.compile(r"---|--|[\\&%$#_~^]")
 _WORD_RE = re.compile(r"[^\s{}]+")
 _LETTERS_RE = re.compile(r"[^\W\d_]+")
 
 
 def _escape(text: str) -> str:
-    return _SPECIAL_RE.sub(lambda m: "-{}-" if m.group(0) == "--" else _SPECIALS[m.group(0)], text)
+    return _SPECIAL_RE.sub(lambda m: _DASHES.get(m.group(0)) or _SPECIALS[m.group(0)], text)
 
 
 def _braces(text: str) -> list[tuple[str, bool]]:
@@ -220,8 +222,8 @@ def _protected(text: str, first: bool) -> str:
 
 
 def bibtex_text(markup: str, *, protect: bool = True) -> str:
-    """*markup* as a braced BibTeX field's text: specials escaped, braces balanced, ``--`` as ``-{}-`` (no en
-    dash), styles as ``\\textit{}``/``\\textbf{}``/``\\textsubscript{}``/``\\textsuperscript{}``/``\\textsc{}``, and,
+    """*markup* as a braced BibTeX field's text: specials escaped, braces balanced, ``---`` as an em dash, ``--`` as ``-{}-``
+    (no en dash), styles as ``\\textit{}``/``\\textbf{}``/``\\textsubscript{}``/``\\textsuperscript{}``/``\\textsc{}``, and,
     with *protect*, capitals protected (:func:`_protected`)."""
     out = []
     first = True

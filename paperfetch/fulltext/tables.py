@@ -1,9 +1,14 @@
 """JATS ``<table-wrap>`` → :class:`~paperfetch.fulltext.base.Table`: the cells as a grid, spans expanded, and a
-Markdown pipe table of it (docs/fulltext.md, "Tables and figures")."""
+Markdown pipe table of it (docs/fulltext.md, "Tables and figures").
+
+Both table models JATS allows are read: XHTML (``tr``/``td``/``th`` with ``rowspan``/``colspan``) and the OASIS
+exchange model (``tgroup``/``row``/``entry`` placed by ``colname``/``namest``/``nameend``/``spanname`` against the
+group's ``colspec``/``spanspec``, ``morerows`` below), as Copernicus publishes them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import pandas as pd
 from lxml import etree
@@ -63,16 +68,66 @@ def _span(cell: etree._Element, name: str) -> int:
         return 1
 
 
-def _table_rows(table: etree._Element) -> list[tuple[bool, etree._Element]]:
-    """Every ``<tr>`` in order, each with whether it is a header row (in ``<thead>``)."""
-    rows: list[tuple[bool, etree._Element]] = []
+class _Cell(NamedTuple):
+    """One cell to place: the element, its first column when the markup names it (OASIS), its rows and columns."""
+
+    element: etree._Element
+    start: int | None
+    rowspan: int
+    colspan: int
+
+
+def _table_rows(table: etree._Element) -> list[tuple[bool, list[_Cell]]]:
+    """Every row (``<tr>`` or OASIS ``<row>``) in order, each with whether it is a header row (in ``<thead>``)
+    and its cells; an OASIS ``<tgroup>``'s rows place their cells by the group's column and span names."""
+    rows: list[tuple[bool, list[_Cell]]] = []
     for child in table:
         name = local_name(child.tag)
-        if name == "tr":
-            rows.append((False, child))
+        if name in ("tr", "row"):
+            rows.append((False, _row_cells(child, {}, {})))
         elif name in _ROW_GROUPS:
-            rows += [(name == "thead", tr) for tr in child if local_name(tr.tag) == "tr"]
+            rows += [(name == "thead", _row_cells(tr, {}, {})) for tr in child if local_name(tr.tag) in ("tr", "row")]
+        elif name == "tgroup":
+            columns, spans = _colspecs(child)
+            for group in child:
+                head = local_name(group.tag) == "thead"
+                rows += [(head, _row_cells(row, columns, spans)) for row in group if local_name(row.tag) == "row"]
     return rows
+
+
+def _colspecs(tgroup: etree._Element) -> tuple[dict[str, int], dict[str, tuple[str, str]]]:
+    """An OASIS group's column names → 0-based column (``colnum``, else the one after the previous ``colspec``),
+    and span names → (first, last) column name."""
+    columns: dict[str, int] = {}
+    spans: dict[str, tuple[str, str]] = {}
+    last = -1
+    for spec in tgroup:
+        name = local_name(spec.tag)
+        if name == "colspec":
+            try:
+                last = max(0, min(int(spec.get("colnum") or ""), MAX_SPAN) - 1)
+            except ValueError:
+                last += 1
+            columns[spec.get("colname") or f"col{last + 1}"] = last
+        elif name == "spanspec":
+            spans[spec.get("spanname") or ""] = (spec.get("namest") or "", spec.get("nameend") or "")
+    return columns, spans
+
+
+def _row_cells(row: etree._Element, columns: dict[str, int], spans: dict[str, tuple[str, str]]) -> list[_Cell]:
+    cells: list[_Cell] = []
+    for cell in row:
+        name = local_name(cell.tag)
+        if name in ("td", "th"):
+            cells.append(_Cell(cell, None, _span(cell, "rowspan"), _span(cell, "colspan")))
+        elif name == "entry":
+            first, last = spans.get(cell.get("spanname") or "", ("", ""))
+            first = cell.get("namest") or cell.get("colname") or first
+            start, end = columns.get(first), columns.get(cell.get("nameend") or last)
+            width = end - start + 1 if start is not None and end is not None and end >= start else 1
+            cells.append(_Cell(cell, start, _span(cell, "morerows") + 1 if cell.get("morerows") else 1,
+                          min(width, MAX_SPAN)))
+    return cells
 
 
 def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
@@ -83,10 +138,9 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
     grid: list[list[str | None]] = [[] for _ in rows]
     header_flags: list[bool] = []
     cells_made = 0
-    for r, (in_head, tr) in enumerate(rows):
-        cells = [cell for cell in tr if local_name(cell.tag) in ("td", "th")]
+    for r, (in_head, cells) in enumerate(rows):
         cells_made += _place_row(grid, r, cells, cells_made)
-        header_flags.append(in_head or (bool(cells) and all(local_name(cell.tag) == "th" for cell in cells)))
+        header_flags.append(in_head or (bool(cells) and all(local_name(cell.tag) == "th" for cell, *_ in cells)))
     width = max((len(line) for line in grid), default=0)
     if width * len(grid) > MAX_CELLS:  # short rows are padded to the widest
         raise _TooLarge
@@ -98,14 +152,17 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
     return _column_names(texts[:head], width), tuple(texts[head:])
 
 
-def _place_row(grid: list[list[str | None]], r: int, cells: list[etree._Element], made: int) -> int:
-    """Put row *r*'s *cells* into *grid*, each in the places its spans cover (rows below included), left of
-    which the spans from above leave free; the number of grid places filled (over :data:`MAX_CELLS` raises)."""
+def _place_row(grid: list[list[str | None]], r: int, cells: list[_Cell], made: int) -> int:
+    """Put row *r*'s *cells* into *grid*, each in the places its spans cover (rows below included): at the column
+    the markup names, else left of which the spans from above leave free; the number of grid places filled (over
+    :data:`MAX_CELLS` raises)."""
     line, c, filled = grid[r], 0, 0
-    for cell in cells:
+    for cell, start, rowspan, colspan in cells:
+        if start is not None:
+            c = start
         while c < len(line) and line[c] is not None:
             c += 1
-        rowspan, colspan = min(_span(cell, "rowspan"), len(grid) - r), _span(cell, "colspan")
+        rowspan = min(rowspan, len(grid) - r)
         filled += rowspan * colspan
         if made + filled > MAX_CELLS:
             raise _TooLarge

@@ -30,7 +30,7 @@ from paperfetch.http.verdicts import fetched, judge
 from paperfetch.http.wire import SYNTHETIC_HEADER, Wire, check_url, is_synthetic, new_session, request_method
 from paperfetch.log import enable_logging
 from paperfetch.parts import part_file
-from paperfetch.redact import redact_text, redact_url
+from paperfetch.redact import redact_exception, redact_text, redact_url
 
 if TYPE_CHECKING:  # pragma: no cover
     import os
@@ -107,11 +107,16 @@ class HttpClient(ConfiguredKnobs):
 
     def get(self, url: str, **kwargs: Any) -> requests.Response | None:
         """GET *url* politely: a response for any HTTP status, ``None`` when robots.txt disallows it, a
-        synthetic response for a suppressed or held host (docs/politeness.md, "get(), fetch(), ...")."""
+        synthetic response for a suppressed or held host (docs/politeness.md, "get(), fetch(), ...").
+        A ``requests`` error it lets through has its chain redacted (:func:`~paperfetch.redact.redact_exception`)."""
         config = self._config
-        if not config.polite_mode:
-            return self._raw_get(url, kwargs)
-        exchange, _ = self._call(url, kwargs, classify=self._get_classify, max_elapsed=config.max_elapsed)
+        try:
+            if not config.polite_mode:
+                return self._raw_get(url, kwargs)
+            exchange, _ = self._call(url, kwargs, classify=self._get_classify, max_elapsed=config.max_elapsed)
+        except Exception as exc:
+            redact_exception(exc)
+            raise
         if exchange.kind == "disallowed":
             return None
         return exchange.response

@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 import socket
 from contextlib import contextmanager
-from typing import Generator, Protocol
+from typing import Generator, NoReturn, Protocol
 
 import requests
 from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 
 from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
+from paperfetch.redact import redact_exception
 
 __all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "network_words", "read_errors", "unreachable",
            "unreachable_kind"]
@@ -96,24 +97,32 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
     """A raw ``requests`` error leaving the block becomes :class:`~paperfetch.RequestTimeout` /
     :class:`~paperfetch.NetworkError`; paperfetch's own errors pass. *what* names the step in the message.
 
-    The raw error is not chained: its text names the URL with its e-mail and keys, and a notebook's saved
-    traceback would show it; the new message has it redacted."""
+    The raw error is not chained as the cause (``from None``), and what stays of it as the context is redacted
+    (:func:`~paperfetch.redact.redact_exception`): urllib3 names the URL with its e-mail and keys, and a
+    notebook's saved traceback would show it."""
     try:
         yield
     except PaperfetchError as exc:
         _unchain(exc)
+        redact_exception(exc)
         raise
-    except requests.Timeout as exc:
+    except requests.RequestException as exc:
+        redact_exception(exc)
+        _raise_mapped(exc, shown, what)
+
+
+def _raise_mapped(exc: requests.RequestException, shown: str, what: str) -> NoReturn:
+    """Raise the paperfetch error of a raw ``requests`` *exc* (:func:`map_network_errors`)."""
+    if isinstance(exc, requests.Timeout):
         if what:
             raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
         words = network_words(exc)
         detail = "" if words == "no answer in time" else f": {words}"
         raise RequestTimeout(f"no answer from {shown} in time{detail}", url=shown) from None
-    except requests.RequestException as exc:
-        if what:
-            raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
-        reach = "is unreachable" if unreachable(exc) else "could not be reached"
-        raise NetworkError(f"{shown} {reach}: {network_words(exc)}", url=shown) from None
+    if what:
+        raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
+    reach = "is unreachable" if unreachable(exc) else "could not be reached"
+    raise NetworkError(f"{shown} {reach}: {network_words(exc)}", url=shown) from None
 
 
 def _unchain(exc: BaseException) -> None:
