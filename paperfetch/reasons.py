@@ -100,13 +100,14 @@ def _failure_words(status: str, http_status: int | None, url: str | None, messag
     if status == "disallowed_by_robots":
         path = urlsplit(url or "").path or "/"
         return f"robots.txt disallows {path.rsplit('/', 1)[0] + '/' if path.count('/') > 1 else path}"
-    if status == "http_error" and http_status:
+    if status == "http_error" and http_status and http_status >= 400:  # a 2xx answer failed on its body: say how
         return f"HTTP {http_status} from {urlsplit(url or '').hostname or 'the server'}"
     if status == "invalid_pdf":
         return "not a PDF: " + _last_part(message)
     if status == "network_error":
         return "network: " + _last_part(message)
-    return f"{status.replace('_', ' ')}: {_last_part(message)}" if message else status.replace("_", " ")
+    words = re.sub(r"^[a-z][a-z0-9+.-]*://\S+\s+", "", _last_part(message))  # "<url> announces …": the words
+    return f"{status.replace('_', ' ')}: {words}" if message else status.replace("_", " ")
 
 
 def absent_reason(*, known: bool, asked: Sequence[str]) -> str:

@@ -195,6 +195,7 @@ def test_hostile_truncated_and_oversized_bodies_are_each_papers_own_failure(worl
     assert pd.isna(by_input.loc[HOSTILE, "text_source"]) and pd.isna(by_input.loc[HUGE, "text_source"])
     assert "entit" in by_input.loc[HOSTILE, "error"]  # the billion laughs: refused, never expanded
     assert "over the limit of 2,097,152" in by_input.loc[HUGE, "error"]  # announced by Content-Length: never read
+    assert "over the limit" in by_input.loc[HUGE, "reason"]  # the reason names the size, not the 200 it came with
     # the hostile paper's batch-mate still got its text from the same efetch batch (cut there: asked per id)
     assert list(by_input.loc[[EPMC_OA, EFETCH], "text_source"]) == ["jats", "jats"]
 
