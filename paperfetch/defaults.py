@@ -7,7 +7,7 @@ __all__ = [
     "CACHE_ANSWER_TTL_S", "CACHE_NOT_FOUND_TTL_S", "CLOSE_WAIT_S", "DASHBOARD_MAX_ROWS",
     "DEFAULT_RETRY_AFTER_S", "DOWNLOAD_CHUNK_BYTES", "DOWNLOAD_VALIDATE_BYTES", "FILENAME_TEMPLATE", "HOST_LEASE_S",
     "LEARN_DECAY_FRACTION", "LEARN_DECAY_SUCCESSES", "LEARN_MAX_S", "LEARN_WAIT_FACTOR", "LEDGER_NAME",
-    "LEGACY_PART_AGE_S", "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S",
+    "LOCK_TIMEOUT_S", "MAX_ANSWER_BYTES", "MAX_CANDIDATE_URL_CHARS", "MAX_CRAWL_DELAY_S",
     "MAX_HOLD_S", "MAX_HOST_WAIT_S", "MAX_IN_FLIGHT_PER_HOST", "MAX_LANDING_BYTES", "MAX_PDF_BYTES", "MAX_REDIRECTS",
     "MAX_RETRIES", "MAX_RETRY_AFTER_S", "MAX_ROBOTS_BYTES", "MAX_XML_BYTES", "MIN_RATE_BYTES_S", "MIN_RATE_WINDOW_S",
     "NETWORK_RETRY_BASE_S", "OUT_DIR", "PACING_MARGIN_S", "PDF_SNIFF_BYTES", "RATE_LIMIT_MAX_S", "RATE_LIMIT_MIN_S",
@@ -120,8 +120,6 @@ REDIS_NAMESPACE = "paperfetch:"
 REDIS_SOCKET_TIMEOUT_S = 5.0
 #: How long host state stays in the fallback store before Redis is tried again.
 REDIS_RETRY_AFTER_S = 30.0
-#: Unlocked part files older than this are a dead run's and are removed.
-LEGACY_PART_AGE_S = 3600.0
 #: How long a final "absent" answer in the ledger (``not_found``, ``no_open_copy``) is kept before a run asks
 #: the services again: embargoes end and repositories are harvested late. Read at each run, so it can be set.
 RECHECK_AFTER_S = 30 * 24 * 3600.0
