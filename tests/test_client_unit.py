@@ -669,6 +669,17 @@ def test_a_hold_another_process_set_costs_its_length_when_the_wall_clock_steps_b
     store.close()
 
 
+@pytest.mark.parametrize("step_s", [-3600.0, 3600.0])
+def test_the_time_until_a_held_host_is_ready_is_the_hold_left_whatever_the_wall_clock_does(step_s):
+    # what a batch's scheduler and the copy choice wait on: after the step it still says the hold's own length
+    clock = FakeClock()
+    client, _, _ = make({f"{A}/x": Reply(429, headers={"Retry-After": "4"})}, clock=clock, max_retries=0)
+    assert client.get(f"{A}/x").status_code == 429
+    clock.advance(2.0)
+    clock.step_wall(step_s)
+    assert client.ready_in(f"{A}/x") == pytest.approx(2.0) and client.hold_remaining(f"{A}/x") == pytest.approx(2.0)
+
+
 def test_a_wall_clock_stepped_forward_does_not_end_a_hold_this_process_read():
     registry = HostRegistry(FakeClock())
     clock = registry.clock
