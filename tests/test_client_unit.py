@@ -649,6 +649,37 @@ def test_the_next_caller_waits_out_a_hold_on_the_monotonic_clock(step_s):
     assert clock.stepped and clock.monotonic() - start == pytest.approx(5.0, abs=1.0)
 
 
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("in_flight", [1, 4])  # 1: each start holds the host's lease end to end
+def test_a_hold_another_process_set_costs_its_length_when_the_wall_clock_steps_back_an_hour(store_kind, in_flight,
+                                                                                            tmp_path):
+    from paperfetch.state import open_store
+
+    clock = _SteppingClock(-3600.0)
+    store = open_store("memory" if store_kind == "memory" else str(tmp_path / "hosts.sqlite3"))
+    first, second = HostRegistry(clock, store), HostRegistry(clock, store)  # two processes sharing the store
+    c1, _, _ = make({f"{A}/x": Reply(429, headers={"Retry-After": "4"})}, clock=clock, registry=first,
+                    max_retries=0, max_in_flight_per_host=in_flight)
+    assert c1.get(f"{A}/x").status_code == 429 and not clock.stepped
+    c2, adapter, _ = make({f"{A}/x": Reply(200)}, clock=clock, registry=second, max_retry_after_s=30,
+                          max_in_flight_per_host=in_flight)
+    start = clock.monotonic()
+    assert c2.get(f"{A}/x").status_code == 200
+    assert clock.stepped and clock.monotonic() - start <= 4.0 + 1.0  # the hold's own length, not a lease or an hour
+    store.close()
+
+
+@pytest.mark.parametrize("step_s", [-3600.0, 3600.0])
+def test_the_time_until_a_held_host_is_ready_is_the_hold_left_whatever_the_wall_clock_does(step_s):
+    # what a batch's scheduler and the copy choice wait on: after the step it still says the hold's own length
+    clock = FakeClock()
+    client, _, _ = make({f"{A}/x": Reply(429, headers={"Retry-After": "4"})}, clock=clock, max_retries=0)
+    assert client.get(f"{A}/x").status_code == 429
+    clock.advance(2.0)
+    clock.step_wall(step_s)
+    assert client.ready_in(f"{A}/x") == pytest.approx(2.0) and client.hold_remaining(f"{A}/x") == pytest.approx(2.0)
+
+
 def test_a_wall_clock_stepped_forward_does_not_end_a_hold_this_process_read():
     registry = HostRegistry(FakeClock())
     clock = registry.clock

@@ -26,8 +26,13 @@ from tests._jupyter import write_python3_kernelspec
 from tests._quick import retriever
 
 
+#: The dashboard's thread, which draws the final frame after stop() returned; it makes no request.
+VIEW_THREAD = "paperfetch-job-view"
+
+
 def paperfetch_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("paperfetch")]
+    """The job's threads that make requests (its runner and its batch workers)."""
+    return [t.name for t in threading.enumerate() if t.name.startswith("paperfetch") and t.name != VIEW_THREAD]
 
 
 #: The job world's one source, unpaced publishers, nothing kept between runs but the ledger.
@@ -218,7 +223,38 @@ def test_the_dashboard_stop_button_stops_the_job(world, tmp_path):
     assert job.done() and paperfetch_threads() == []
     assert "stopped" in set(job.result()["status"])
     assert job.dashboard_view.closed and button.disabled
+    assert job.dashboard_view.wait_drawn(30)
     assert job.dashboard_view.static_bundle()["text/plain"].startswith("<paperfetch Job stopped")
+    r.close()
+
+
+def test_stop_returns_before_the_final_frame_and_summary_plot_are_drawn(world, tmp_path, monkeypatch):
+    import paperfetch.dashboard.job as dashboard_job
+
+    order: list[str] = []
+    drawing = threading.Event()
+    released = threading.Event()
+
+    def summary_html(model, *, ended):  # the slow part of the final frame, held until stop() has returned
+        if ended:
+            drawing.set()
+            released.wait(10)
+            order.append("final frame drawn")
+        return ""
+
+    monkeypatch.setattr(dashboard_job, "_summary_html", summary_html)
+    r = retriever(tmp_path, world.endpoints, **JOB)
+    job = r.start(world.dois)
+    view = job.dashboard_view
+    while len(job.frame) < 2:
+        time.sleep(0.05)
+    job.stop()
+    order.append("stop returned")
+    assert job.done() and job.state == "stopped" and paperfetch_threads() == []
+    released.set()
+    assert view.wait_drawn(30) and drawing.is_set()
+    assert order == ["stop returned", "final frame drawn"]
+    assert view.stop_button.disabled and view.static_bundle()["text/plain"].startswith("<paperfetch Job stopped")
     r.close()
 
 
@@ -335,8 +371,9 @@ def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypa
         cell("time.sleep(0.5)")  # a cell that prints nothing: the job's threads' records go to its log
         assert [o for c in nb.cells[1:] for o in c.outputs if o.get("name") == "stderr"] == []
         assert int(cell("print(len(job.log))")) > 0
-        out = cell("job.stop(); print(time.monotonic(), job.done())\n"
-                   "print([t.name for t in threading.enumerate() if t.name.startswith('paperfetch')])")
+        out = cell("job.stop(); print(time.monotonic(), job.done()); job.dashboard_view.wait_drawn(60)\n"
+                   "print([t.name for t in threading.enumerate() if t.name.startswith('paperfetch-batch') "
+                   "or t.name == 'paperfetch-job'])")
         stopped_at, done_flag = out.splitlines()[0].split()
         assert done_flag == "True" and out.splitlines()[1] == "[]"
         time.sleep(2 * world.crawl_delay)
@@ -351,7 +388,8 @@ def test_in_a_kernel_the_next_cell_runs_while_the_job_goes_on(tmp_path, monkeypa
         cell("job2 = r.start(ids)\nbutton = job2.dashboard_view.stop_button\nassert 'Stop' in button.description\n"
              "while job2.finished < res.status.eq('downloaded').sum() + 2: time.sleep(0.05)")
         out = cell("button.click(); print(time.monotonic(), job2.done())\n"
-                   "print([t.name for t in threading.enumerate() if t.name.startswith('paperfetch')])")
+                   "print([t.name for t in threading.enumerate() if t.name.startswith('paperfetch-batch') "
+                   "or t.name == 'paperfetch-job'])")
         clicked_at, done_flag = out.splitlines()[0].split()
         assert done_flag == "True" and out.splitlines()[1] == "[]"
         time.sleep(2 * world.crawl_delay)

@@ -72,6 +72,8 @@ class JobDashboard:
         self._handles: list[Any] = []
         self._frozen = False  # the final state is in every output shown
         self._closed = threading.Event()
+        self._final_started = False
+        self._drawn = threading.Event()  # the final frame is in every output shown
         self._lock = threading.Lock()
         self.refresh()
         self._thread = threading.Thread(target=self._tick, name="paperfetch-job-view", daemon=True)
@@ -105,24 +107,39 @@ class JobDashboard:
                 self.log.value = log
 
     def close(self) -> None:
-        """Freeze: stop the timer, redraw last, disable the button, and put the final state in :meth:`show`'s outputs."""
+        """Freeze: disable the button and stop the timer at once; the view's own thread then draws the final frame
+        (the summary plot included) into :meth:`show`'s outputs, so a stop never waits for the drawing."""
+        self.stop_button.disabled = True
+        self.stop_button.description = "Stopped" if getattr(self.job, "stop_requested", False) else "Finished"
         self._closed.set()
-        thread = self._thread
-        if thread is not threading.current_thread():
-            thread.join(timeout=2.0)
+        # a thread of its own, started by the closing thread (in a kernel, its outputs go where the closer's would)
+        threading.Thread(target=self._draw_final, name="paperfetch-job-view", daemon=True).start()
+
+    def _draw_final(self) -> None:
+        """The last redraw and the final state in every output shown; once, whichever thread comes first."""
+        with self._lock:
+            if self._final_started:
+                return
+            self._final_started = True
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=2.0)  # its last redraw ends before the final one
         try:
             self.dashboard.close()
             self.refresh()
-            self.stop_button.disabled = True
-            self.stop_button.description = "Stopped" if getattr(self.job, "stop_requested", False) else "Finished"
             bundle = self.static_bundle()
             with self._lock:
                 self._frozen = True
                 handles, self._handles = self._handles, []
             for handle in handles:
                 handle.update(bundle, raw=True)
-        except Exception:  # noqa: BLE001 - runs as the job ends: it must not mask the outcome
+        except Exception:  # noqa: BLE001 - a view never breaks a run
             logger.debug("final job dashboard redraw failed", exc_info=True)
+        finally:
+            self._drawn.set()
+
+    def wait_drawn(self, timeout: float | None = None) -> bool:
+        """Block until the final frame is drawn (after :meth:`close`) or *timeout*; whether it is."""
+        return self._drawn.wait(timeout)
 
     @property
     def closed(self) -> bool:

@@ -124,11 +124,12 @@ class HostSide:
         return (urlsplit(url).hostname or "") in self.config.suppression_exempt
 
     def ready_in(self, url: str) -> float:
-        """:func:`.policy.next_start` for *url*'s host (or pool), now, and no sooner than its windows allow."""
+        """:func:`.policy.next_start` for *url*'s host (or pool), now, and no sooner than its windows allow; a hold
+        counts as long as it lasts on the monotonic clock (:meth:`HostLimiter.steady`), whatever the wall clock did."""
         host = self.limiter(url)
         exempt = self.exempt(url)
         with host.cond:
-            ready = policy.next_start(host.facts, self.pace(host), self.config, host=host.key,
+            ready = policy.next_start(host.steady(), self.pace(host), self.config, host=host.key,
                                       now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
         windows = self.config.rule(host.key).windows
         if windows and ready < math.inf:  # a full window keeps the next start too (the store's log says until when)
