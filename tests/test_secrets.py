@@ -49,14 +49,17 @@ def leaks(text: str | bytes) -> list[str]:
 
 
 class Everything(logging.Handler):
-    """Every record of every logger, formatted with its traceback."""
+    """Every record of every logger: formatted with its traceback (``lines``), and kept whole (``records``, their
+    ``exc_info`` too)."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
         self.lines: list[str] = []
+        self.records: list[logging.LogRecord] = []
 
     def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
         self.lines.append(self.format(record))
 
 
@@ -431,31 +434,7 @@ def resetting():
         thread.join(timeout=5)
 
 
-class Records(logging.Handler):
-    """Every record of every logger, kept whole (its ``exc_info`` too)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@pytest.fixture
-def records():
-    handler = Records()
-    root = logging.getLogger()
-    previous = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    yield handler
-    root.removeHandler(handler)
-    root.setLevel(previous)
-    disable_logging()
-
-
-def test_a_key_with_url_specials_is_absent_from_every_exception_chain_of_the_client(tmp_path, resetting, records):
+def test_a_key_with_url_specials_is_absent_from_every_exception_chain_of_the_client(tmp_path, resetting, every_record):
     Identification(openalex_api_key=CHAIN_KEY)
     raised = 0
     for make in (_refused, resetting):
@@ -471,12 +450,12 @@ def test_a_key_with_url_specials_is_absent_from_every_exception_chain_of_the_cli
                 assert len(_chain(info.value)) > 1, name  # the raw urllib3 errors are held: the test sees them
                 assert chain_leaks(info.value) == [], (base, query, name)
                 raised += 1
-    logged = [r.exc_info[1] for r in records.records if r.exc_info and r.exc_info[1] is not None]
+    logged = [r.exc_info[1] for r in every_record.records if r.exc_info and r.exc_info[1] is not None]
     assert raised == 24 and all(chain_leaks(e) == [] for e in logged)
 
 
 def test_a_key_with_url_specials_is_absent_from_what_download_and_fulltext_log_and_report(
-        tmp_path, resetting, records):
+        tmp_path, resetting, every_record):
     endpoints = {name: (_refused() if i % 2 else resetting()) for i, name in enumerate(ENDPOINT_NAMES)}
     with Retriever(email="lab@example.org", openalex_api_key=CHAIN_KEY, ncbi_api_key=CHAIN_KEY, s2_api_key=CHAIN_KEY,
                    out_dir=tmp_path / "lib", endpoints=endpoints, progress=False, max_retries=0, workers=2,
@@ -488,9 +467,9 @@ def test_a_key_with_url_specials_is_absent_from_what_download_and_fulltext_log_a
     assert "network_error" in set(outcomes["status"].astype(str))
     dumped = "\n".join(f.to_csv() + repr(f.to_dict()) for f in frames).lower()
     assert [n for n in CHAIN_NEEDLES if n in dumped] == []
-    logged = [r.exc_info[1] for r in records.records if r.exc_info and r.exc_info[1] is not None]
+    logged = [r.exc_info[1] for r in every_record.records if r.exc_info and r.exc_info[1] is not None]
     assert [chain_leaks(e) for e in logged if chain_leaks(e)] == []
-    messages = "\n".join(r.getMessage() for r in records.records).lower()
+    messages = "\n".join(r.getMessage() for r in every_record.records).lower()
     assert [n for n in CHAIN_NEEDLES if n in messages] == []
 
 
