@@ -25,7 +25,7 @@ from paperfetch import defaults
 from paperfetch.cells import is_missing
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.flow.rows import resumed_row
-from paperfetch.ids import Identifier, IdType, ParsedInput, parse_many
+from paperfetch.ids import IdType, ParsedInput, parse_many
 from paperfetch.ledger import ResumeLedger, open_ledger, record_outcome
 from paperfetch.outcomes import COLUMNS, outcomes_frame
 from paperfetch.paper import META_FIELDS
@@ -42,14 +42,6 @@ def outcomes_meta() -> pd.DataFrame:
 
 def _is_redis(state: Any) -> bool:
     return isinstance(state, str) and state.lower().startswith(("redis://", "rediss://", "unix://"))
-
-
-def _resumed_row(ledger: ResumeLedger, ident: Identifier, out_dir: Path) -> dict[str, Any] | None:
-    """The row for *ident* from the shared ledger when it needs no request (done, or called absent), else None."""
-    row = resumed_row(ledger, ident, out_dir)
-    if row is not None and ident.type is IdType.ARXIV:
-        row["doi"] = row.get("doi") or ident.doi
-    return row
 
 
 def _clean(value: Any) -> Any:
@@ -104,16 +96,20 @@ class _SharedLedger:
         self.ledger: ResumeLedger | None = open_ledger(state, folder=out_dir, name=name) if _is_redis(state) else None
 
     def resumed(self, parsed: list[ParsedInput]) -> dict[int, dict[str, Any]]:
-        """The rows, by input position, the shared ledger answers without a request."""
+        """The rows, by input position, the shared ledger answers without a request (done, or called absent)."""
         rows: dict[int, dict[str, Any]] = {}
         if self.ledger is None:
             return rows
         try:
             for item in parsed:
-                if item.identifier is not None and item.duplicate_of is None:
-                    resumed = _resumed_row(self.ledger, item.identifier, self.out_dir)
-                    if resumed is not None:
-                        rows[item.position] = {"input": item.input, **resumed}
+                ident = item.identifier
+                if ident is None or item.duplicate_of is not None:
+                    continue
+                resumed = resumed_row(self.ledger, ident, self.out_dir)
+                if resumed is not None:
+                    if ident.type is IdType.ARXIV:
+                        resumed["doi"] = resumed.get("doi") or ident.doi
+                    rows[item.position] = {"input": item.input, **resumed}
         except StoreUnavailable as exc:
             self._lost(exc)
         return rows
@@ -122,8 +118,9 @@ class _SharedLedger:
         """Record a fresh row of a first-seen identifier in the shared ledger."""
         if self.ledger is None or item.identifier is None or item.duplicate_of is not None:
             return
+        extra = {k: row[k] for k in META_FIELDS if row.get(k) is not None}
         try:
-            _record(self.ledger, item.identifier, row)
+            record_outcome(self.ledger, item.identifier.key, row, extra=extra)
         except StoreUnavailable as exc:
             self._lost(exc)
 
@@ -154,10 +151,6 @@ def _download(inputs: list[object], out_dir: Path, state: str | None, fallback: 
             kwargs.setdefault("state_fallback", "local")  # Redis lost: this machine's state, rows keep coming
     with Retriever(out_dir=out_dir, **kwargs) as retriever:
         return retriever.download(inputs)
-
-
-def _record(ledger: ResumeLedger, ident: Identifier, row: Mapping[str, Any]) -> None:
-    record_outcome(ledger, ident.key, row, extra={k: row[k] for k in META_FIELDS if row.get(k) is not None})
 
 
 def download_frame(

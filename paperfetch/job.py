@@ -41,21 +41,14 @@ STOP_POLL_S = 0.02
 def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
     """Seconds until the busiest host has served its queue (docs/background.md, "The ETA"); ``None`` while no
     host has anything queued. A suppressed host (``inf``) sends nothing: its next start counts 0."""
-    if snapshot is None:
-        return None
-    finish: float | None = None
-    for row in snapshot.hosts:
-        if row.queued <= 0 or row.host == NO_REQUEST:
-            continue
-        record = row.politeness
-        if record is None:
-            host_finish = 0.0
-        else:
-            if not math.isfinite(record.ready_in_s):  # suppressed: its queue is answered without waiting
+    finishes = []
+    for row in snapshot.hosts if snapshot is not None else ():
+        if row.queued > 0 and row.host != NO_REQUEST:
+            record = row.politeness
+            if record is not None and not math.isfinite(record.ready_in_s):  # suppressed: answered without waiting
                 record = replace(record, ready_in_s=0.0)
-            host_finish = record.start_of(row.queued - 1)
-        finish = host_finish if finish is None else max(finish, host_finish)
-    return finish
+            finishes.append(0.0 if record is None else record.start_of(row.queued - 1))
+    return max(finishes, default=None)
 
 
 def busy_hosts(snapshot: BatchSnapshot | None) -> int:
@@ -199,19 +192,17 @@ class Job(futures.Future):
 
         handle: Any = None
         notebook = in_notebook()
+        if notebook and not self.done():
+            from IPython.display import display
+
+            handle = display({"text/plain": repr(self)}, raw=True, display_id=True)
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while not self.done():
-                line = repr(self)
-                if notebook:
-                    from IPython.display import display
-
-                    if handle is None:
-                        handle = display({"text/plain": line}, raw=True, display_id=True)
-                    else:
-                        handle.update({"text/plain": line}, raw=True)
-                else:
-                    sys.stderr.write("\r" + line)
+                if handle is not None:
+                    handle.update({"text/plain": repr(self)}, raw=True)
+                elif not notebook:
+                    sys.stderr.write("\r" + repr(self))
                     sys.stderr.flush()
                 left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
                 if left <= 0:
@@ -346,24 +337,24 @@ class Job(futures.Future):
     def log_lines(self) -> list[str]:
         return list(self.log)
 
+    def _notebook_view(self) -> JobDashboard | None:
+        """The dashboard in a Jupyter kernel; ``None`` elsewhere (a terminal IPython shows the line)."""
+        from paperfetch.dashboard.env import in_notebook
+
+        return self.dashboard_view if in_notebook() else None
+
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        from paperfetch.dashboard.env import in_notebook
-
-        view = self.dashboard_view if in_notebook() else None  # a terminal IPython shows the line
+        view = self._notebook_view()
         if view is None:
             display({"text/plain": repr(self)}, raw=True)
             return
         view.show()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
-        from paperfetch.dashboard.env import in_notebook
-
-        view = self.dashboard_view if in_notebook() else None
-        if view is None:
-            return {"text/plain": repr(self)}
-        return view.bundle()
+        view = self._notebook_view()
+        return {"text/plain": repr(self)} if view is None else view.bundle()
 
 
 class _OutputRouter:

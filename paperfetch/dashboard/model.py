@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import sys
@@ -66,12 +67,6 @@ class _Host:
         self.suppressed_until: float | None = None
         self.robots: str | None = None
 
-    def copy(self) -> _Host:
-        c = _Host.__new__(_Host)
-        for name in _Host.__slots__:
-            setattr(c, name, getattr(self, name))
-        return c
-
     def apply(self, event: Event) -> RecentEvent | None:
         """Count *event* (one of this host's); the line it adds to the recent events, if any."""
         handler = _HANDLERS.get(event.kind)
@@ -82,8 +77,7 @@ class _Host:
         self.in_flight += 1
 
     def count_response(self, event: Event) -> None:
-        if self.in_flight > 0:
-            self.in_flight -= 1
+        self.in_flight = max(0, self.in_flight - 1)
         status = event.status
         self.last_status = status
         self.unreachable = ""  # it answered
@@ -95,8 +89,7 @@ class _Host:
             self.errors += 1
 
     def count_network_error(self, event: Event) -> None:
-        if self.in_flight > 0:
-            self.in_flight -= 1
+        self.in_flight = max(0, self.in_flight - 1)
         self.errors += 1
         self.unreachable = unreachable_kind(event.detail)
 
@@ -297,7 +290,7 @@ class DashboardModel:
         with self._lock:
             if queues is None:
                 queues = dict(self._final_queues)
-            hosts = {k: h.copy() for k, h in self._hosts.items()}
+            hosts = {k: copy.copy(h) for k, h in self._hosts.items()}
             counts = {s: self._counts[s] for s in _STATUS_ORDER if s in self._counts}
             counts.update({s: n for s, n in self._counts.items() if s not in counts})
             snap: dict[str, Any] = dict(
@@ -336,10 +329,9 @@ class DashboardModel:
     def _politeness(self) -> dict[str, tuple[HostSnapshot, float]]:
         """Each known host's snapshot and hold time left, read through the client that paces (or was watched for) it."""
         result: dict[str, tuple[HostSnapshot, float]] = {}
-        general = [c for c, hosts in self._clients if hosts is None]
-        specific = [(c, hosts) for c, hosts in self._clients if hosts is not None]
+        general = any(hosts is None for _, hosts in self._clients)
         listed: list[Any] = []  # the registries whose hosts are listed already
-        for client, hosts in [(c, None) for c in general] + specific:
+        for client, hosts in sorted(self._clients, key=lambda pair: pair[1] is not None):  # the general ones first
             try:
                 registry = client.registry
                 if hosts is not None and any(registry is seen for seen in listed):
@@ -354,9 +346,8 @@ class DashboardModel:
                 continue
             for snap in snapshots:
                 left = 0.0 if snap.held_until is None else max(0.0, snap.held_until.timestamp() - wall)
-                if hosts is not None and snap.host in hosts:
-                    result[snap.host] = (snap, left)
-                elif snap.host not in result and (hosts is None or not general):
+                mine = hosts is not None and snap.host in hosts  # a specific client's own host wins
+                if mine or (snap.host not in result and (hosts is None or not general)):
                     result[snap.host] = (snap, left)
         return result
 

@@ -106,10 +106,6 @@ class HostColumn:
     sparse: bool = False
 
 
-def _count(value: int) -> str:
-    return str(value)
-
-
 def _credits(value: int | None) -> str:
     """Credits left, with thousands separated (``12,345``); empty when the host never said."""
     return "" if value is None else f"{value:,}"
@@ -122,16 +118,16 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
                hint="idle, busy, queued (not started, after the end), backoff; "
                     "SUPPRESSED, HELD, UNREACHABLE or OPEN BREAKER with until when and why; "
                     "a full window (500/min) with when it lets the next request go"),
-    HostColumn("queued", lambda h, e: _count(h.queued), True, 4.4, hint="jobs waiting in the scheduler's queue"),
-    HostColumn("in flight", lambda h, e: _count(h.in_flight), True, 4.6, hint="requests on the wire", wide=True),
-    HostColumn("done", lambda h, e: _count(h.done), True, 3.6, hint="OK + not found + errors + not sent, this run",
+    HostColumn("queued", lambda h, e: str(h.queued), True, 4.4, hint="jobs waiting in the scheduler's queue"),
+    HostColumn("in flight", lambda h, e: str(h.in_flight), True, 4.6, hint="requests on the wire", wide=True),
+    HostColumn("done", lambda h, e: str(h.done), True, 3.6, hint="OK + not found + errors + not sent, this run",
                wide=True),
-    HostColumn("OK", lambda h, e: _count(h.ok), True, 2.8, hint="responses below 400, this run"),
-    HostColumn("not found", lambda h, e: _count(h.not_found), True, 5.2, wide=True,
+    HostColumn("OK", lambda h, e: str(h.ok), True, 2.8, hint="responses below 400, this run"),
+    HostColumn("not found", lambda h, e: str(h.not_found), True, 5.2, wide=True,
                hint="404 and 410 answers, this run: not errors (a 404 robots.txt means no rules)"),
-    HostColumn("errors", lambda h, e: _count(h.errors), True, 3.8,
+    HostColumn("errors", lambda h, e: str(h.errors), True, 3.8,
                hint="other responses, and network errors, this run"),
-    HostColumn("not sent", lambda h, e: _count(h.not_sent), True, 5,
+    HostColumn("not sent", lambda h, e: str(h.not_sent), True, 5,
                hint="answered without a request: held, suppressed, disallowed", wide=True),
     HostColumn("last", lambda h, e: "" if h.last_status is None else str(h.last_status), True, 2.8,
                hint="the last HTTP status", spare=True),

@@ -143,10 +143,7 @@ class BatchSnapshot:
     met: Mapping[str, int] = field(default_factory=dict)
 
     def host(self, key: str) -> HostRow | None:
-        for h in self.hosts:
-            if h.host == key:
-                return h
-        return None
+        return next((h for h in self.hosts if h.host == key), None)
 
     @property
     def held(self) -> tuple[HostRow, ...]:

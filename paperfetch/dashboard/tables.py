@@ -396,15 +396,8 @@ def _aligned(styler: Styler, columns: list[str], numeric: list[str]) -> Styler:
     """Reasons wrap in a narrow column (never cut, never wider than the notebook), the rest on one line;
     numbers to the right in tabular figures, text to the left."""
     wrapped = [c for c in columns if c in _WRAPPED]
-    if wrapped:
-        styler = styler.set_properties(subset=wrapped, **{"white-space": "normal", "min-width": "10em",
-                                                          "max-width": "16em", "overflow-wrap": "anywhere"})
-    one_line = [c for c in columns if c not in _WRAPPED]
-    if one_line:
-        styler = styler.set_properties(subset=one_line, **{"white-space": "nowrap"})
-    if numeric:
-        styler = styler.set_properties(subset=numeric, **{"text-align": "right", "font-variant-numeric": "tabular-nums"})
-    text = [c for c in columns if c not in numeric]
-    if text:
-        styler = styler.set_properties(subset=text, **{"text-align": "left"})
-    return styler
+    styler = styler.set_properties(subset=wrapped, **{"white-space": "normal", "min-width": "10em",
+                                                      "max-width": "16em", "overflow-wrap": "anywhere"})
+    styler = styler.set_properties(subset=[c for c in columns if c not in _WRAPPED], **{"white-space": "nowrap"})
+    styler = styler.set_properties(subset=numeric, **{"text-align": "right", "font-variant-numeric": "tabular-nums"})
+    return styler.set_properties(subset=[c for c in columns if c not in numeric], **{"text-align": "left"})

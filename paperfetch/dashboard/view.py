@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -208,25 +209,20 @@ class Dashboard:
         p.text(self.text() if not cycle else "Dashboard(...)")
 
 
-_ROOT: Any = None
-
-
+@functools.cache
 def _root_class() -> Any:
     """A ``VBox`` whose ``repr`` is the dashboard's summary line, not ``VBox(children=(...``."""
-    global _ROOT
-    if _ROOT is None:
-        import ipywidgets as w
+    import ipywidgets as w
 
-        class DashboardBox(w.VBox):
-            paperfetch_view: Any = None  # a weak reference to the Dashboard it shows
+    class DashboardBox(w.VBox):
+        paperfetch_view: Any = None  # a weak reference to the Dashboard it shows
 
-            def __repr__(self) -> str:
-                view = self.paperfetch_view() if self.paperfetch_view is not None else None
-                snap = view.last_drawn if view is not None else None
-                return snap.summary() if snap is not None else "paperfetch dashboard"
+        def __repr__(self) -> str:
+            view = self.paperfetch_view() if self.paperfetch_view is not None else None
+            snap = view.last_drawn if view is not None else None
+            return snap.summary() if snap is not None else "paperfetch dashboard"
 
-        _ROOT = DashboardBox
-    return _ROOT
+    return DashboardBox
 
 
 def _tick_loop(dashboard: Dashboard, stop: threading.Event, interval: float) -> None:
