@@ -364,7 +364,6 @@ class _OutputRouter:
 
     def __init__(self, job: Job) -> None:
         self._job = weakref.ref(job)
-        self._filter: logging.Filter | None = None
         self._loggers: list[logging.Logger] = []
         self._showwarning: Any = None
 
@@ -380,32 +379,29 @@ class _OutputRouter:
         if job is not None:
             job.log.append(f"{time.strftime('%H:%M:%S')} {redact_text(line)}")
 
+    def filter(self, record: logging.LogRecord) -> bool:
+        """The loggers' filter: a record of a job thread goes to the job's log (or nowhere), any other passes."""
+        if not self.from_job_thread():
+            return True
+        line = _log_line(record)
+        if line:
+            self.keep(line)
+        return False
+
     def install(self) -> None:
         from paperfetch.dashboard.env import in_notebook
 
         if not in_notebook():
             return
-        router = self
-
-        class _ToJobLog(logging.Filter):
-            def filter(self, record: logging.LogRecord) -> bool:
-                if not router.from_job_thread():
-                    return True
-                line = _log_line(record)
-                if line:
-                    router.keep(line)
-                return False
-
-        self._filter = _ToJobLog()
         self._loggers = [logging.getLogger(n) for n in _package_logger_names()]
         for log in self._loggers:
-            log.addFilter(self._filter)
+            log.addFilter(self)
         previous = warnings.showwarning
 
         def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
                         line: str | None = None) -> None:
-            if router.from_job_thread():
-                router.keep(f"{category.__name__}: {message}")
+            if self.from_job_thread():
+                self.keep(f"{category.__name__}: {message}")
             else:
                 previous(message, category, filename, lineno, file, line)
 
@@ -413,11 +409,9 @@ class _OutputRouter:
         warnings.showwarning = showwarning
 
     def uninstall(self) -> None:
-        if self._filter is not None:
-            for log in self._loggers:
-                log.removeFilter(self._filter)
-            self._filter = None
-            self._loggers = []
+        for log in self._loggers:  # none unless installed
+            log.removeFilter(self)
+        self._loggers = []
         if self._showwarning is not None:
             previous, ours = self._showwarning
             if warnings.showwarning is ours:

@@ -9,6 +9,7 @@ import base64
 import html
 import io
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -94,19 +95,16 @@ def _by_source(ax: Any, outcomes: pd.DataFrame) -> None:
     statuses = _statuses(outcomes)
     column = outcomes["source"].astype(object) if "source" in outcomes.columns else [None] * len(statuses)
     sources = ["(none)" if is_missing(s) else str(s) for s in column]
-    well: dict[str, int] = {}
-    other: dict[str, int] = {}
-    for source, status in zip(sources, statuses):
-        counts = well if status in FINISHED_WELL_STATUSES else other
-        counts[source] = counts.get(source, 0) + 1
+    well = Counter(source for source, status in zip(sources, statuses) if status in FINISHED_WELL_STATUSES)
+    every = Counter(sources)
     ax.set_title("outcomes by source")
-    names = sorted(set(sources), key=lambda s: (s == "(none)", -(well.get(s, 0) + other.get(s, 0)), s))
+    names = sorted(every, key=lambda s: (s == "(none)", -every[s], s))
     if not names:
         _empty(ax, "no rows")
         return
-    ok = [well.get(n, 0) for n in names]
+    ok = [well[n] for n in names]
     ax.barh(names, ok, color=_WELL, label="downloaded")
-    ax.barh(names, [other.get(n, 0) for n in names], left=ok, color=_FAILED, label="not downloaded")
+    ax.barh(names, [every[n] - well[n] for n in names], left=ok, color=_FAILED, label="not downloaded")
     _counts_axis(ax)
     ax.legend(loc="lower right", fontsize="small")
 

@@ -94,10 +94,7 @@ def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
             tally[2] += len(offered) == 1
     ranked = sorted(counts.items(), key=lambda item: (-item[1][1], -item[1][0], item[0]))
     rows = [(name, *tally) for name, tally in ranked]
-    frame = pd.DataFrame(rows, columns=YIELD_COLUMNS)
-    for column in YIELD_COLUMNS[1:]:
-        frame[column] = frame[column].astype("int64")
-    return frame
+    return pd.DataFrame(rows, columns=YIELD_COLUMNS).astype({column: "int64" for column in YIELD_COLUMNS[1:]})
 
 
 #: How to read :func:`yield_line`: the line the CLI prints under it.

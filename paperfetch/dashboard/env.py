@@ -15,14 +15,7 @@ def in_notebook() -> bool:
         return False
     try:
         shell = ipython.get_ipython()
-    except Exception:  # noqa: BLE001
-        return False
-    if shell is None:
-        return False
-    if type(shell).__name__ == "ZMQInteractiveShell":
-        return True
-    try:
-        return "IPKernelApp" in shell.config
+        return shell is not None and (type(shell).__name__ == "ZMQInteractiveShell" or "IPKernelApp" in shell.config)
     except Exception:  # noqa: BLE001
         return False
 

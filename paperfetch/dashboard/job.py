@@ -99,12 +99,8 @@ class JobDashboard:
             ended = self._closed.is_set()
             snap = self.dashboard.snapshot()
             self.dashboard.refresh(snap)
-            value = _line_html(self.job.progress_line(snap), ended=ended)
-            if self.line.value != value:
-                self.line.value = value
-            log = _log_html(self.job.log_lines())
-            if self.log.value != log:
-                self.log.value = log
+            self.line.value = _line_html(self.job.progress_line(snap), ended=ended)  # a widget sends only a change
+            self.log.value = _log_html(self.job.log_lines())
 
     def close(self) -> None:
         """Freeze: disable the button and stop the timer at once; the view's own thread then draws the final frame

@@ -368,9 +368,8 @@ def _host_row(key: str, h: _Host | None, queued: int, live: tuple[HostSnapshot, 
     if h is not None:
         fields.update(in_flight=h.in_flight, requests=h.requests, ok=h.ok, errors=h.errors, not_sent=h.not_sent,
                       last_status=h.last_status, not_found=h.not_found, unreachable=h.unreachable)
+    if live is None and h is not None:  # no client: what the events said
+        live = _from_events(h, now)
     if live is not None:
         fields.update(politeness=live[0], hold_left_s=live[1])
-    elif h is not None:  # no client: what the events said
-        record, left = _from_events(h, now)
-        fields.update(politeness=record, hold_left_s=left)
     return HostRow(**fields)

@@ -30,6 +30,11 @@ def _clock_time(at: float | None) -> str:
     return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%H:%M:%S")
 
 
+def _label(kind: str) -> str:
+    """An event's kind as the recent events name it: ``HOLD``, ``INVALID PDF``."""
+    return kind.upper().replace("_", " ")
+
+
 def _seconds(value: float | None) -> str:
     """``0.3 s``, ``12 s``; empty for None (whole seconds from 10 s: the table's cells are narrow)."""
     if value is None or value != value:
@@ -46,20 +51,12 @@ def _delay(h: HostRow) -> str:
     return f"{low}–{_seconds(h.delay_max_s)}"
 
 
-def _hold_text(h: HostRow, ended: bool = False) -> str:
-    """``HELD 12:34 left (HTTP 503)`` while the run goes; ``HELD until 17:04:10 UTC (HTTP 503)`` once it ended."""
-    if not h.held:
-        return ""
-    status = f" (HTTP {h.hold_status})" if h.hold_status else ""
-    if ended:
-        return f"HELD until {_clock_time(h.held_until)} UTC{status}"
-    return f"HELD {duration_cell(h.hold_left_s)} left{status}"
-
-
 def _state_parts(h: HostRow, ended: bool = False) -> tuple[str, str]:
-    """(the state with until when, why), e.g. ``("HELD 12:34 left (HTTP 503)", "HTTP 503 with Retry-After")``;
-    a host both suppressed and held has the hold in the why."""
-    hold = _hold_text(h, ended)
+    """(the state with until when, why), e.g. ``("HELD 12:34 left (HTTP 503)", "HTTP 503 with Retry-After")``, the
+    hold ``HELD until 17:04:10 UTC`` once the run ended; a host both suppressed and held has the hold in the why."""
+    status = f" (HTTP {h.hold_status})" if h.hold_status else ""
+    until = f"until {_clock_time(h.held_until)} UTC" if ended else f"{duration_cell(h.hold_left_s)} left"
+    hold = f"HELD {until}{status}" if h.held else ""
     hold_why = f"{hold}: {h.hold_reason}" if hold and h.hold_reason else hold
     if h.suppressed:
         until = f" until {_clock_time(h.suppressed_until)} UTC" if h.suppressed_until is not None else ""
@@ -72,12 +69,6 @@ def _state_parts(h: HostRow, ended: bool = False) -> tuple[str, str]:
     if h.binding_window and (h.window_wait_s or 0.0) >= 0.5 and not ended:  # a full window keeps the next request
         return h.state, f"{h.binding_window} window full: next in {duration_cell(h.window_wait_s)}"
     return h.state, ""
-
-
-def _state_text(h: HostRow, ended: bool = False) -> str:
-    """The state in words; for a suppressed, held or unreachable host, with until when and why, in one line."""
-    head, why = _state_parts(h, ended)
-    return f"{head}: {why}" if why else head
 
 
 def _ordered(hosts: Iterable[HostRow]) -> list[HostRow]:
@@ -106,15 +97,10 @@ class HostColumn:
     sparse: bool = False
 
 
-def _credits(value: int | None) -> str:
-    """Credits left, with thousands separated (``12,345``); empty when the host never said."""
-    return "" if value is None else f"{value:,}"
-
-
 #: The host table, left to right. A new per-host figure is one line here (and a field of HostRow or its politeness).
 HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("host", lambda h, e: h.host, width=10, clip=40),
-    HostColumn("state", lambda h, e: _state_text(h, e), clip=90,
+    HostColumn("state", lambda h, e: ": ".join(part for part in _state_parts(h, e) if part), clip=90,
                hint="idle, busy, queued (not started, after the end), backoff; "
                     "SUPPRESSED, HELD, UNREACHABLE or OPEN BREAKER with until when and why; "
                     "a full window (500/min) with when it lets the next request go"),
@@ -136,7 +122,8 @@ HOST_COLUMNS: tuple[HostColumn, ...] = (
     HostColumn("backoff", lambda h, e: _seconds(h.backoff_s) if h.backoff_s else "", True, 4.6,
                hint="added after errors", wide=True),
     HostColumn("crawl", lambda h, e: _seconds(h.crawl_delay_s), True, 3.8, hint="robots.txt Crawl-delay", wide=True),
-    HostColumn("credits", lambda h, e: _credits(h.credits_left), True, 4.6, spare=True, sparse=True,
+    HostColumn("credits", lambda h, e: "" if h.credits_left is None else f"{h.credits_left:,}", True, 4.6,
+               spare=True, sparse=True,
                hint="credits left today, when the host counts them (OpenAlex: its last X-RateLimit-Remaining)"),
 )
 
@@ -267,12 +254,6 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOAR
     )
 
 
-_EVENT_LABELS = {
-    "hold": "HOLD", "suppress": "SUPPRESS", "disallowed": "DISALLOWED",
-    "robots": "ROBOTS", "invalid_pdf": "INVALID PDF",
-}
-
-
 def render_events_html(snapshot: BatchSnapshot, max_events: int | None = None) -> str:
     """The recent notable events, newest first, in a box that scrolls; long lines wrap."""
     esc = html.escape
@@ -280,7 +261,7 @@ def render_events_html(snapshot: BatchSnapshot, max_events: int | None = None) -
     if max_events is not None:
         events = events[-max_events:]
     lines = [
-        f'<div data-kind="{esc(e.kind)}">{_clock_time(e.at)} <b>{esc(_EVENT_LABELS.get(e.kind, e.kind.upper()))}</b> '
+        f'<div data-kind="{esc(e.kind)}">{_clock_time(e.at)} <b>{esc(_label(e.kind))}</b> '
         f"{esc(e.host)} {esc(e.message)}</div>"
         for e in reversed(events)
     ]
@@ -352,7 +333,7 @@ def render_text(snapshot: BatchSnapshot, max_rows: int = 20, max_events: int = 1
     if snapshot.events:
         lines.append("recent events (UTC):")
         for e in list(snapshot.events)[-max_events:][::-1]:
-            lines.append(f"  {_clock_time(e.at)} {_EVENT_LABELS.get(e.kind, e.kind.upper())} {e.host} {clip(e.message, 160)}")
+            lines.append(f"  {_clock_time(e.at)} {_label(e.kind)} {e.host} {clip(e.message, 160)}")
     return "\n".join(line.rstrip() for line in lines)
 
 

@@ -225,7 +225,16 @@ def host_table_text(frame: pd.DataFrame, *, width: int | None = None) -> str:
     text = _table_text(table)
     if width is None or _widest(text) <= width:
         return text
-    return _narrowed(table, width)
+    table = {header: cells for header, cells in table.items() if header in _TEXT_KEPT or any(cells)}
+    text = _table_text(table)
+    dropped = [h for h in _DROPPED_FIRST if h in table] + [h for h in reversed(table) if h not in _DROPPED_FIRST]
+    for header in dropped:
+        if _widest(text) <= width or len(table) <= len(_TEXT_KEPT):
+            break
+        if header not in _TEXT_KEPT:
+            table.pop(header)
+            text = _table_text(table)
+    return text
 
 
 def _text_table(view: pd.DataFrame) -> dict[str, list[str]]:
@@ -239,20 +248,6 @@ def _text_table(view: pd.DataFrame) -> dict[str, list[str]]:
             continue
         table[header] = cells
     return table
-
-
-def _narrowed(table: dict[str, list[str]], width: int) -> str:
-    """*table* as text within *width*: the empty columns go, then :data:`_DROPPED_FIRST`, then the rightmost."""
-    table = {header: cells for header, cells in table.items() if header in _TEXT_KEPT or any(cells)}
-    text = _table_text(table)
-    dropped = [h for h in _DROPPED_FIRST if h in table] + [h for h in reversed(table) if h not in _DROPPED_FIRST]
-    for header in dropped:
-        if _widest(text) <= width or len(table) <= len(_TEXT_KEPT):
-            break
-        if header not in _TEXT_KEPT:
-            table.pop(header)
-            text = _table_text(table)
-    return text
 
 
 def _table_text(table: dict[str, list[str]]) -> str:
