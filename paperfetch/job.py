@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.dashboard.job import JobDashboard
     from paperfetch.dashboard.model import BatchSnapshot
 
-__all__ = ["Job", "RunHooks", "busy_hosts", "estimate_eta", "format_eta"]
+__all__ = ["Job", "RunHooks", "estimate_eta", "format_eta"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,13 +49,6 @@ def estimate_eta(snapshot: BatchSnapshot | None) -> float | None:
                 record = replace(record, ready_in_s=0.0)
             finishes.append(0.0 if record is None else record.start_of(row.queued - 1))
     return max(finishes, default=None)
-
-
-def busy_hosts(snapshot: BatchSnapshot | None) -> int:
-    """Hosts with a job queued or a request in flight."""
-    if snapshot is None:
-        return 0
-    return sum(1 for row in snapshot.hosts if row.queued > 0 or row.in_flight > 0)
 
 
 def format_eta(seconds: float | None, *, at_least: bool = False) -> str:
@@ -294,7 +287,7 @@ class Job(futures.Future):
             snap = self.snapshot() if snapshot is None else snapshot
             if snap is not None:
                 done = snap.done
-            hosts = busy_hosts(snap)
+            hosts = 0 if snap is None else sum(1 for row in snap.hosts if row.queued > 0 or row.in_flight > 0)  # busy
             eta = format_eta(estimate_eta(snap), at_least=self.eta_is_lower_bound)
             return f"{done}/{self.total} finished, {hosts} host{'s' if hosts != 1 else ''} busy, {eta}"
         took = f" in {self._ended - self._started:.1f} s" if self._ended is not None else ""
@@ -333,9 +326,6 @@ class Job(futures.Future):
         """The live dashboard widget (an ipywidgets ``VBox``); ``None`` without ipywidgets."""
         view = self.dashboard_view
         return None if view is None else view.widget
-
-    def log_lines(self) -> list[str]:
-        return list(self.log)
 
     def _notebook_view(self) -> JobDashboard | None:
         """The dashboard in a Jupyter kernel; ``None`` elsewhere (a terminal IPython shows the line)."""

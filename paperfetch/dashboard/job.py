@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import logging
 import threading
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 from paperfetch.dashboard import env
 from paperfetch.dashboard.view import Dashboard
@@ -25,7 +25,8 @@ class JobControl(Protocol):
 
     def stop(self, timeout: float | None = None) -> None: ...
     def progress_line(self, snapshot: Any = None) -> str: ...
-    def log_lines(self) -> list[str]: ...
+    @property
+    def log(self) -> Sequence[str]: ...
     def done(self) -> bool: ...
 
 
@@ -100,7 +101,7 @@ class JobDashboard:
             snap = self.dashboard.snapshot()
             self.dashboard.refresh(snap)
             self.line.value = _line_html(self.job.progress_line(snap), ended=ended)  # a widget sends only a change
-            self.log.value = _log_html(self.job.log_lines())
+            self.log.value = _log_html(list(self.job.log))
 
     def close(self) -> None:
         """Freeze: disable the button and stop the timer at once; the view's own thread then draws the final frame
@@ -148,7 +149,7 @@ class JobDashboard:
         ended = self._closed.is_set()
         snap = self.dashboard.snapshot()
         body = (_line_html(self.job.progress_line(snap), ended=ended) + self.dashboard.html(snap)
-                + _log_html(self.job.log_lines()) + _summary_html(self.dashboard.model, ended=ended))
+                + _log_html(list(self.job.log)) + _summary_html(self.dashboard.model, ended=ended))
         return {"text/html": f'<div class="paperfetch-job">{body}</div>', "text/plain": self.text()}
 
     def bundle(self) -> dict[str, Any]:

@@ -286,17 +286,6 @@ def _plain_cell(value: Any) -> str:
     return f'<span title="{html.escape(text, quote=True)}">{html.escape(clip(text, STATUS_TEXT_LIMIT))}</span>'
 
 
-def _all_empty(series: pd.Series, name: str) -> bool:
-    """Whether every cell of a styled column would show empty (0 counts as empty where it means none)."""
-    for value in series:
-        if is_missing(value) or value is False or value == "":
-            continue
-        if name in _ZERO_IS_NONE and isinstance(value, (int, float)) and float(value) <= 0:
-            continue
-        return False
-    return True
-
-
 #: Text columns that wrap instead of being cut.
 _WRAPPED = ("suppressed_reason",)
 #: Columns the notebook view leaves out: rarely needed, and they make the table wider than a notebook.
@@ -348,7 +337,9 @@ def _status_view(frame: pd.DataFrame) -> pd.DataFrame:
     if "robots" in view.columns:
         view["robots"] = [robots_cell(v) for v in view["robots"]]
     dropped = [c for c in _STYLE_DROPPED if c in view.columns]
-    dropped += [c for c in view.columns if c not in _TEXT_KEPT and c not in dropped and _all_empty(view[c], c)]
+    # and the columns whose every cell shows empty (0 where it means none: see _status_format)
+    dropped += [c for c in view.columns if c not in _TEXT_KEPT and c not in dropped
+                and not any(map(_status_format(c, view[c])[0], view[c]))]
     return view.drop(columns=dropped)
 
 
