@@ -190,24 +190,24 @@ class Job(futures.Future):
 
             handle = display({"text/plain": repr(self)}, raw=True, display_id=True)
         deadline = None if timeout is None else time.monotonic() + timeout
+
+        def show(end: str = "") -> None:
+            if handle is not None:
+                handle.update({"text/plain": repr(self)}, raw=True)
+            elif not notebook:
+                sys.stderr.write("\r" + repr(self) + end)
+                sys.stderr.flush()
+
         try:
             while not self.done():
-                if handle is not None:
-                    handle.update({"text/plain": repr(self)}, raw=True)
-                elif not notebook:
-                    sys.stderr.write("\r" + repr(self))
-                    sys.stderr.flush()
+                show()
                 left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
                 if left <= 0:
                     break
                 futures.wait([self], timeout=left)
         except KeyboardInterrupt:
             self.stop()
-        line = repr(self)
-        if handle is not None:
-            handle.update({"text/plain": line}, raw=True)
-        elif not notebook:
-            sys.stderr.write("\r" + line + "\n")
+        show("\n")
         return self.done()
 
     def _on_begin(self, model: Any) -> None:
@@ -262,9 +262,7 @@ class Job(futures.Future):
     def eta_s(self) -> float | None:
         """Seconds left by :func:`estimate_eta` (``None``: not known yet, or the job ended); a lower bound while
         :attr:`eta_is_lower_bound`."""
-        if self._final_state is not None:
-            return None
-        return estimate_eta(self.snapshot())
+        return None if self._final_state is not None else estimate_eta(self.snapshot())
 
     @property
     def eta_is_lower_bound(self) -> bool:

@@ -240,14 +240,10 @@ class DashboardModel:
 
     def on_event(self, event: Event) -> None:
         """The event subscriber (called in the transport's threads)."""
-        kind = event.kind
-        if kind in _IGNORED:
+        if event.kind in _IGNORED:
             return
         with self._lock:
-            h = self._hosts.get(event.host)
-            if h is None:
-                h = self._hosts[event.host] = _Host(event.host)
-            note = h.apply(event)
+            note = self._hosts.setdefault(event.host, _Host(event.host)).apply(event)
             if note is not None:
                 self._events.append(note)
             self.version += 1
@@ -279,9 +275,7 @@ class DashboardModel:
     def snapshot(self) -> BatchSnapshot:
         """The state now (once ended: at its end), as frozen data; thread-safe, microseconds per host."""
         final = self._final
-        if final is not None:
-            return final
-        return self._take_snapshot()
+        return final if final is not None else self._take_snapshot()
 
     def _take_snapshot(self) -> BatchSnapshot:
         queues = self._queues() if self._scheduler is not None else None

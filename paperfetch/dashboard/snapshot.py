@@ -181,11 +181,9 @@ class BatchSnapshot:
         if not (stopped or opened):
             return ""
         first = stopped or opened
-        hosts = f"{first} other host{'s' if first != 1 else ''}"
-        if stopped and opened:
-            said = f"{hosts} held or suppressed and {opened} with an open breaker"
-        else:
-            said = f"{hosts} held or suppressed" if stopped else f"{hosts} with an open breaker"
+        said = f"{first} other host{'s' if first != 1 else ''}" + (" held or suppressed" if stopped else "")
+        if opened:
+            said += f" and {opened} with an open breaker" if stopped else " with an open breaker"
         return f"{said} in the shared state — r.domain_status()"
 
     @property

@@ -345,12 +345,10 @@ def _status_view(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _row_colours(frame: pd.DataFrame, columns: list[str]) -> Callable[[pd.Series], list[str]]:
     """The row styler: held rows amber, suppressed rows red (read from *frame*, the unfolded table)."""
-    import pandas as pd
-
     def row_style(row: pd.Series) -> list[str]:
         source = frame.loc[row.name]
-        suppressed = "suppressed" in source.index and pd.notna(source["suppressed"]) and bool(source["suppressed"])
-        held = "held_until" in source.index and pd.notna(source["held_until"])
+        suppressed = not is_missing(source.get("suppressed")) and bool(source.get("suppressed"))
+        held = not is_missing(source.get("held_until"))
         if not (held or suppressed):
             return [""] * len(columns)
         colour = SUPPRESSED_COLOUR if suppressed else HELD_COLOUR
