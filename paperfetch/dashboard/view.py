@@ -98,18 +98,16 @@ class Dashboard:
         self._stop.clear()
         # The thread holds the dashboard, since a notebook often keeps only ``.widget``; it ends by
         # itself (see tick), on close(), or when the widget is closed.
-        thread = threading.Thread(target=_tick_loop, args=(self, self._stop, self.interval_s),
-                                  name="paperfetch-dashboard", daemon=True)
-        self._thread = thread
-        thread.start()
+        self._thread = threading.Thread(target=_tick_loop, args=(self, self._stop, self.interval_s),
+                                        name="paperfetch-dashboard", daemon=True)
+        self._thread.start()
 
     def tick(self) -> bool:
         """Redraw if the model changed (or each second while a hold counts down); whether the timer is still needed."""
         if not self.enabled or getattr(self.widget, "comm", True) is None:  # disabled, or its widget closed
             return False
         model = self._model
-        now = time.monotonic()
-        if model.version != self._drawn_version or (self._countdown and now - self._drawn_at >= 1.0):
+        if model.version != self._drawn_version or (self._countdown and time.monotonic() - self._drawn_at >= 1.0):
             self.refresh()
         return model.running or self._countdown
 
