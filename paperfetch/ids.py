@@ -231,17 +231,11 @@ def _strip_trailing(text: str) -> str:
     """Drop copy-paste punctuation and unbalanced closing brackets/quotes from the end."""
     while text:
         last = text[-1]
-        if last in _TRAILING_PUNCT or last.isspace():
-            text = text[:-1]
-            continue
         opener = {")": "(", "]": "[", "}": "{", ">": "<"}.get(last)
-        if opener is not None and text.count(opener) < text.count(last):
-            text = text[:-1]
-            continue
-        if last in "\"'\u201d\u2019" and last not in text[:-1]:
-            text = text[:-1]
-            continue
-        break
+        if not (last in _TRAILING_PUNCT or last.isspace() or (opener and text.count(opener) < text.count(last))
+                or (last in "\"'\u201d\u2019" and last not in text[:-1])):
+            break
+        text = text[:-1]
     return text
 
 
@@ -283,8 +277,6 @@ def _number(digits: str, original: object, idtype: IdType) -> int:
 
 def _parse_pmid(rest: str, original: object) -> Identifier:
     text = rest.strip()
-    if not text:
-        raise _fail(original, IdType.PMID, "nothing follows the prefix")
     if text.startswith("-") and _DIGITS_RE.match(text[1:]):
         raise _fail(original, IdType.PMID, "it is negative")
     if not _DIGITS_RE.match(text):
@@ -294,8 +286,6 @@ def _parse_pmid(rest: str, original: object) -> Identifier:
 
 def _parse_pmcid(rest: str, original: object) -> Identifier:
     text = rest.strip()
-    if not text:
-        raise _fail(original, IdType.PMCID, "nothing follows the prefix")
     match = _PMCID_RE.match(text)
     if match is None:
         raise _fail(original, IdType.PMCID)
@@ -313,8 +303,6 @@ def _version(raw: str | None, original: object) -> str | None:
 
 def _parse_arxiv(rest: str, original: object) -> Identifier:
     text = rest.strip()
-    if not text:
-        raise _fail(original, IdType.ARXIV, "nothing follows the prefix")
     if text.lower().startswith(ARXIV_DOI_PREFIX):
         text = text[len(ARXIV_DOI_PREFIX):]
     match = _ARXIV_NEW_RE.match(text)
@@ -385,12 +373,7 @@ def _split(text: str) -> tuple[IdType | None, str, str | None]:
 def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
     if len(text) > MAX_INPUT_CHARS:
         raise _fail_any(original, f"it is {len(text):,} characters long; an identifier is at most {MAX_INPUT_CHARS:,}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        bad = text[exc.start]
-        raise _fail_any(original, f"it holds U+{ord(bad):04X} at position {exc.start}, a lone surrogate that cannot be "
-                                  "encoded as text (a damaged cell: re-read the file with the right encoding)") from None
+    _refuse_surrogates(text, original)
     cleaned = _clean(text)
     if not cleaned:
         raise InvalidIdentifier(f"{_show(original)} is blank input: {_EXPECT_ANY}", value=original)
@@ -415,23 +398,22 @@ def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
             raise _fail_any(original, "it does not look like any known identifier")
         else:
             kind = detected
+    if not rest.strip():
+        raise _fail(original, kind, "nothing follows the prefix")
     result = _PARSERS[kind](rest, original)
     if hint is IdType.ARXIV and result.type is not IdType.ARXIV:
         raise _fail(original, IdType.ARXIV, "it is a DOI, but not an arXiv DOI (10.48550/arXiv.<id>)")
     return result
 
 
-def _check_built(identifier: Identifier) -> None:
-    """An :class:`Identifier` built without parsing carries text as it is: its key reaches the ledger, URLs and
-    file names, so text that cannot be encoded (a lone surrogate) is refused here as parsed text would be."""
-    for part in (identifier.value, identifier.version):
-        if not isinstance(part, str):
-            continue
-        try:
-            part.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise _fail_any(identifier, f"it holds U+{ord(part[exc.start]):04X}, a lone surrogate that cannot be "
-                                        "encoded as text") from None
+def _refuse_surrogates(text: str, original: object) -> None:
+    """Text that cannot be encoded (a lone surrogate) is refused: a key reaches the ledger, URLs and file names."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail_any(original, f"it holds U+{ord(text[exc.start]):04X} at position {exc.start}, a lone surrogate "
+                                  "that cannot be encoded as text (a damaged cell: re-read the file with the right "
+                                  "encoding)") from None
 
 
 def _parse_number(number: int, original: object, hint: IdType | None) -> Identifier:
@@ -462,7 +444,7 @@ def _parse_any(text: object, kind: IdType | None) -> Identifier:
     if isinstance(text, Identifier):
         if kind is not None and text.type is not kind:
             raise _fail(text, kind, f"it is {_NAME[text.type]}")
-        _check_built(text)
+        _refuse_surrogates(text.value + (text.version or ""), text)  # built without parsing: its text as it is
         return text
     if is_missing(text):
         raise InvalidIdentifier(f"{_show(text)} is blank input (a missing value): {_EXPECT_ANY}", value=text)
@@ -497,24 +479,19 @@ def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None =
     if hasattr(values, "columns") and hasattr(values, "iloc"):
         raise TypeError("parse_many takes one column, not a DataFrame: pass e.g. df['doi']")
     items: Iterable[object]
-    if isinstance(values, (str, bytes, bytearray, Identifier, numbers.Number)) or values is None:
-        items = [values]
+    if isinstance(values, (str, bytes, bytearray, numbers.Number)) or not isinstance(values, Iterable):
+        items = [values]  # one item (None, an Identifier, a number)
     elif hasattr(values, "tolist") and hasattr(values, "__len__"):
         items = values.tolist()  # pandas Series / numpy array: values in order, numpy scalars unboxed
-    elif isinstance(values, Iterable):
-        items = values
     else:
-        items = [values]
+        items = values
     results: list[ParsedInput] = []
     first: dict[str, int] = {}
     for position, item in enumerate(items):
         try:
             identifier = parse_identifier(item, hint=kind)
-        except InvalidIdentifier as exc:
+        except InvalidIdentifier as exc:  # parse_identifier turns any other error into one
             results.append(ParsedInput(position, item, None, str(exc), None))
-            continue
-        except Exception as exc:  # noqa: BLE001 - never expected (parse_identifier types its errors); still one row
-            results.append(ParsedInput(position, item, None, f"{_show(item)} could not be read: {_type_name(exc)}", None))
             continue
         duplicate_of = first.setdefault(identifier.key, position)
         results.append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import socket
 import threading
 import time
@@ -96,6 +97,15 @@ class Reply:
 
     def body_bytes(self) -> bytes:
         return self.body.encode() if isinstance(self.body, str) else self.body
+
+    @classmethod
+    def json(cls, data: Any, status: int = 200) -> "Reply":
+        """A JSON answer of *data* (bytes are sent as they are: a body already written)."""
+        return cls(status, data if isinstance(data, bytes) else json.dumps(data).encode(), {"Content-Type": "application/json"})
+
+    @classmethod
+    def pdf(cls, body: bytes) -> "Reply":
+        return cls(200, body, {"Content-Type": "application/pdf"})
 
 
 Script = Callable[[requests.PreparedRequest], Reply]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 __all__ = [
     "FirstPages", "MARGIN", "MIN_TITLE_WORDS", "OWN_TITLE_MATCH", "PAGES", "THRESHOLD", "TitleVerdict",
-    "confident_title", "first_pages_text", "judge", "normalise", "read_first_pages", "title_score",
+    "confident_title", "judge", "normalise", "read_first_pages", "title_score",
     "title_similarity"
 ]
 
@@ -117,11 +117,6 @@ def read_first_pages(path: str | Path, pages: int = PAGES) -> FirstPages:
         info_title = None
     headline = _headline(first[0]) if first else None
     return FirstPages(text if text.strip() else None, info_title, headline)
-
-
-def first_pages_text(path: str | Path, pages: int = PAGES) -> str | None:
-    """The text layer of the first *pages* pages, or None (no text layer, or pypdf cannot read it)."""
-    return read_first_pages(path, pages).text
 
 
 def _headline(page: object) -> str | None:

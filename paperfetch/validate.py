@@ -68,17 +68,14 @@ _VENDOR_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("a Sucuri firewall block page", ("sucuri website firewall",)),
 )
 
-# Titles that name the vendor (compared after lower-casing and collapsing whitespace).
+# Titles that name the vendor (compared after lower-casing, collapsing whitespace and dropping trailing dots).
 _VENDOR_TITLES = {
-    "just a moment...": "a Cloudflare bot challenge",
-    "just a moment\u2026": "a Cloudflare bot challenge",
+    "just a moment": "a Cloudflare bot challenge",
     "attention required! | cloudflare": "a Cloudflare bot challenge",
     "access to this page has been denied": "a PerimeterX (HUMAN) bot challenge",
-    "access to this page has been denied.": "a PerimeterX (HUMAN) bot challenge",
     "pardon our interruption": "an Imperva (Distil) bot challenge",
     "ddos-guard": "a DDoS-Guard bot challenge",
-    "preparing to download ...": _PMC_POW,
-    "preparing to download …": _PMC_POW,
+    "preparing to download": _PMC_POW,
 }
 
 # Phrases that mean "bot check" in the page's *title* (in the body they are too common to count).
@@ -96,8 +93,8 @@ def detect_bot_challenge(text: str) -> str | None:
     title_match = _TITLE_RE.search(text)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title_key = title.lower()
-    if title_key in _VENDOR_TITLES:
-        return _VENDOR_TITLES[title_key]
+    if (vendor := _VENDOR_TITLES.get(title_key.replace("\u2026", "").rstrip(". "))) is not None:
+        return vendor
     lowered = text.lower()
     for label, markers in _VENDOR_MARKERS:
         if any(marker in lowered for marker in markers):
@@ -211,19 +208,10 @@ def check_pdf_file(path: str | os.PathLike[str], *, expected_length: int | None 
         if not verdict.ok:
             return verdict
         if expected_length is not None and size != expected_length:
-            if size < expected_length:
-                return Verdict(
-                    False,
-                    "truncated",
-                    f"the file has {size} bytes but the server announced {expected_length}; "
-                    "the download was cut short, try again",
-                )
-            return Verdict(
-                False,
-                "length_mismatch",
-                f"the file has {size} bytes but the server announced {expected_length}; "
-                "the download is not what the server described, try again",
-            )
+            short = size < expected_length
+            what = "the download was cut short" if short else "the download is not what the server described"
+            return Verdict(False, "truncated" if short else "length_mismatch",
+                           f"the file has {size} bytes but the server announced {expected_length}; {what}, try again")
         handle.seek(max(0, size - TAIL_BYTES))
         tail = handle.read(TAIL_BYTES)
     if size > 0 and _EOF_MARKER not in tail:

@@ -44,10 +44,6 @@ def _xml(body: bytes) -> Reply:
     return Reply(200, body, {"Content-Type": "text/xml; charset=UTF-8"})
 
 
-def _json(body: bytes) -> Reply:
-    return Reply(200, body, {"Content-Type": "application/json"})
-
-
 @lru_cache(maxsize=None)
 def _articles() -> dict[str, bytes]:
     """PMID -> the demo's <PubmedArticle> element, serialised."""
@@ -117,15 +113,15 @@ def _serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]]
     if prefix:
         doi = unquote(request.path[len(prefix):]).lower()
         if doi in WORKS:
-            return _json(data(WORKS[doi]))
+            return Reply.json(data(WORKS[doi]))
         if any(p["doi"] == doi for p in science_papers()):
             work = demo_work(doi)
             work["id"] = "https://openalex.org/W9" + re.sub(r"\D", "", doi)[-9:].rjust(9, "0")
             work["referenced_works"] = [f"https://openalex.org/{w}" for w in REFERENCED]
-            return _json(json.dumps(work).encode())
+            return Reply.json(work)
         return None
     if request.path.startswith(("/works/pmid:", "/works/pmcid:")):
-        return Reply(404, b'{"error": "not found"}', {"Content-Type": "application/json"})
+        return Reply.json({"error": "not found"}, 404)
     if request.path != "/works":
         return None
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
@@ -133,10 +129,10 @@ def _serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]]
     first = query.get("cursor", "*") == "*"
     if flt.startswith("openalex:"):
         if sorted(flt[len("openalex:"):].split("|")) == sorted(REFERENCED) and first:
-            return _json(data("openalex_referenced_page1.json"))
-        return _json(data("openalex_last_page.json"))
+            return Reply.json(data("openalex_referenced_page1.json"))
+        return Reply.json(data("openalex_last_page.json"))
     if flt.startswith("cites:"):
-        return _json(data("openalex_citing_page1.json") if first else data("openalex_last_page.json"))
+        return Reply.json(data("openalex_citing_page1.json") if first else data("openalex_last_page.json"))
     return None
 
 
@@ -147,23 +143,23 @@ def _serve_europepmc(request: Request) -> Reply | None:
     if match is None:
         return None
     if match.group(1) != EPMC_CITED:
-        return _json(data("europepmc_citations_none.json"))
+        return Reply.json(data("europepmc_citations_none.json"))
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
     page, size = max(1, int(query.get("page", "1") or 1)), max(1, min(1000, int(query.get("pageSize", "25") or 25)))
     whole = json.loads(data("europepmc_citations.json"))
     rows = whole["citationList"]["citation"]
     if (page, size) == (1, 1000):
-        return _json(data("europepmc_citations.json"))  # the whole body, as written
+        return Reply.json(data("europepmc_citations.json"))  # the whole body, as written
     doc = {**whole, "request": {"id": EPMC_CITED, "source": "MED", "page": page},
            "citationList": {"citation": rows[(page - 1) * size : page * size]}}
-    return _json(json.dumps(doc).encode())
+    return Reply.json(doc)
 
 
 def _serve_crossref(request: Request) -> Reply | None:
     """The ``/works/{doi}`` bodies with ``reference`` lists, or None for any other request."""
     doi = unquote(request.path[len("/works/"):]).lower() if request.path.startswith("/works/") else ""
     if doi in CROSSREF_WORKS:
-        return _json(data(CROSSREF_WORKS[doi]))
+        return Reply.json(data(CROSSREF_WORKS[doi]))
     return None
 
 
@@ -182,7 +178,7 @@ def _serve_press(request: Request) -> Reply:
         shown = next(p for p in science_papers() if p["doi"] == WRONG_PDF_SHOWS)
     lines = [f"{shown['journal']} {shown['year']}", "", *_wrap(shown["title"] or "", 60), "", f"doi:{shown['doi']}",
              "", "Reproduced in the paperfetch demo world; the article text is not included."]
-    return Reply(200, text_pdf(lines), {"Content-Type": "application/pdf"})
+    return Reply.pdf(text_pdf(lines))
 
 
 def _wrap(text: str, width: int) -> list[str]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from paperfetch.cells import is_missing
 from paperfetch.export.markup import bibtex_text, csl_text, plain_text
-from paperfetch.names import Name, names_from, transliterate
+from paperfetch.names import Name, name_text, names_from, transliterate
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -213,14 +213,6 @@ def to_bibtex(frame: pd.DataFrame) -> str:
     return "\n".join(_bibtex_entry(r, k) for r, k in zip(rows, keys(rows)))
 
 
-def _ris_name(name: Name) -> str:
-    if "literal" in name:
-        return name["literal"]
-    last = " ".join(p for p in (name.get("non-dropping-particle"), name.get("family")) if p)
-    rest = ", ".join(p for p in (name.get("given"), name.get("suffix")) if p)
-    return f"{last}, {rest}" if rest else last
-
-
 def to_ris(frame: pd.DataFrame) -> str:
     """The works as RIS records (``JOUR`` with a journal, ``UNPB`` for a preprint, ``GEN`` else), each ended by
     ``ER  -``; PMID in ``AN`` (and ``PMID:`` in ``C2`` beside the PMCID), the one URL in ``UR``."""
@@ -228,7 +220,7 @@ def to_ris(frame: pd.DataFrame) -> str:
     for r in records(frame):
         kind = "UNPB" if r["preprint"] else ("JOUR" if r["journal"] else "GEN")
         lines = [("TY", kind)]
-        lines += [("AU", _ris_name(n)) for n in r["authors"]]
+        lines += [("AU", name_text(n)) for n in r["authors"]]
         journal = _server(r) if r["preprint"] else r["journal"]
         for tag, value in (("TI", plain_text(r["title"])), ("T2", plain_text(journal)), ("PY", r["year"]),
                            ("DO", r["doi"]), ("UR", _url(r)),
