@@ -35,11 +35,7 @@ def _text(value: Any) -> str:
 
 
 def _doi_key(doi: str) -> str:
-    doi = doi.strip().lower()
-    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"):
-        if doi.startswith(prefix):
-            doi = doi[len(prefix):]
-    return doi
+    return re.sub(r"^(?:https://doi\.org/|http://doi\.org/|https://dx\.doi\.org/)?(?:doi:)?", "", doi.strip().lower())
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -171,39 +167,20 @@ def _bibtex_name(name: Name) -> str:
 
 
 def _bibtex_entry(r: dict[str, Any], key: str) -> str:
-    fields: list[tuple[str, str]] = []
-    if r["authors"]:
-        fields.append(("author", " and ".join(_bibtex_name(n) for n in r["authors"])))
-    if r["title"]:
-        fields.append(("title", bibtex_text(r["title"])))
-    if r["preprint"]:
-        kind = "misc"
-        server = _server(r)
-        if server:
-            fields.append(("howpublished", bibtex_escape(server)))
-    else:
-        kind = "article" if r["journal"] else "misc"
-        if r["journal"]:
-            fields.append(("journal", bibtex_text(r["journal"], protect=False)))
-    if r["year"]:
-        fields.append(("year", bibtex_escape(r["year"])))
-    if r["doi"]:
-        fields.append(("doi", _verbatim(r["doi"])))
-    url = _url(r)
-    if url:
-        fields.append(("url", _verbatim(url)))
+    """One entry; a field whose value is empty is left out."""
+    eprint: list[tuple[str, str]] = []
     if r["arxiv_id"]:
-        fields += [("eprint", _verbatim(r["arxiv_id"])), ("archiveprefix", "arXiv"), ("eprinttype", "arxiv")]
-        if r["primaryclass"]:
-            fields.append(("primaryclass", _verbatim(r["primaryclass"])))
+        eprint = [("eprint", _verbatim(r["arxiv_id"])), ("archiveprefix", "arXiv"), ("eprinttype", "arxiv"),
+                  ("primaryclass", _verbatim(r["primaryclass"]))]
     elif r["pmid"]:
-        fields += [("eprint", _verbatim(r["pmid"])), ("eprinttype", "pubmed")]
-    if r["pmid"]:
-        fields.append(("pmid", _verbatim(r["pmid"])))
-    if r["pmcid"]:
-        fields.append(("pmcid", _verbatim(r["pmcid"])))
-    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
-    return f"@{kind}{{{key},\n{body}\n}}\n"
+        eprint = [("eprint", _verbatim(r["pmid"])), ("eprinttype", "pubmed")]
+    fields = [("author", " and ".join(_bibtex_name(n) for n in r["authors"])), ("title", bibtex_text(r["title"])),
+              ("howpublished", bibtex_escape(_server(r)) if r["preprint"] else ""),
+              ("journal", "" if r["preprint"] else bibtex_text(r["journal"], protect=False)),
+              ("year", bibtex_escape(r["year"])), ("doi", _verbatim(r["doi"])), ("url", _verbatim(_url(r))), *eprint,
+              ("pmid", _verbatim(r["pmid"])), ("pmcid", _verbatim(r["pmcid"]))]
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields if value)
+    return f"@{'article' if r['journal'] and not r['preprint'] else 'misc'}{{{key},\n{body}\n}}\n"
 
 
 def to_bibtex(frame: pd.DataFrame) -> str:
@@ -241,27 +218,15 @@ def to_csl_json(frame: pd.DataFrame) -> str:
     rows = records(frame)
     items = []
     for r, key in zip(rows, keys(rows)):
-        item: dict[str, Any] = {"id": key, "type": "article" if r["preprint"] or not r["journal"] else "article-journal"}
-        if r["title"]:
-            item["title"] = csl_text(r["title"])
-        if r["preprint"]:
-            item["genre"] = "preprint"
-            if _server(r):
-                item["publisher"] = _server(r)
-        elif r["journal"]:
-            item["container-title"] = csl_text(r["journal"])
-        if r["authors"]:
-            item["author"] = [_csl_name(n) for n in r["authors"]]
-        if r["year"].isdigit():
-            item["issued"] = {"date-parts": [[int(r["year"])]]}
-        for name, field in (("doi", "DOI"), ("pmid", "PMID"), ("pmcid", "PMCID")):
-            if r[name]:
-                item[field] = r[name]
-        if _url(r):
-            item["URL"] = _url(r)
-        if r["arxiv_id"]:
-            item["number"] = f"arXiv:{r['arxiv_id']}"
-        items.append(item)
+        item: dict[str, Any] = {  # in this order; the empty ones are left out
+            "id": key, "type": "article" if r["preprint"] or not r["journal"] else "article-journal",
+            "title": csl_text(r["title"]), "genre": "preprint" if r["preprint"] else "",
+            "publisher": _server(r) if r["preprint"] else "", "container-title": "" if r["preprint"] else csl_text(r["journal"]),
+            "author": [_csl_name(n) for n in r["authors"]],
+            "issued": {"date-parts": [[int(r["year"])]]} if r["year"].isdigit() else None,
+            "DOI": r["doi"], "PMID": r["pmid"], "PMCID": r["pmcid"], "URL": _url(r),
+            "number": f"arXiv:{r['arxiv_id']}" if r["arxiv_id"] else ""}
+        items.append({name: value for name, value in item.items() if value})
     return json.dumps(items, ensure_ascii=False, indent=2) + "\n"
 
 
