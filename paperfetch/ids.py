@@ -106,12 +106,6 @@ class ParsedInput:
         return self.identifier is not None
 
 
-_NAME = {
-    IdType.DOI: "a DOI",
-    IdType.PMID: "a PMID",
-    IdType.PMCID: "a PMCID",
-    IdType.ARXIV: "an arXiv ID",
-}
 _EXPECT = {
     IdType.DOI: "a DOI is '10.<registrant>/<suffix>', e.g. '10.1038/nature12373'",
     IdType.PMID: "a PMID is a positive number of 1 to 9 digits, e.g. '31452104'",
@@ -121,6 +115,7 @@ _EXPECT = {
         "(e.g. 'hep-th/9901001'), optionally followed by a version such as 'v2'"
     ),
 }
+_NAME = {kind: expected.split(" is ", 1)[0] for kind, expected in _EXPECT.items()}  # "a DOI", "an arXiv ID"
 _EXPECT_ANY = (
     "expected a DOI, PMID, PMCID or arXiv ID, e.g. '10.1038/nature12373', "
     "'PMID:31452104', 'PMC3531190' or 'arXiv:1706.03762'"
@@ -130,10 +125,7 @@ _EXPECT_ANY = (
 def _show(value: object) -> str:
     """A short, printable, encodable picture of *value*, even when its ``__repr__`` raises or lies."""
     try:
-        if isinstance(value, (str, bytes, bytearray)) and len(value) > 80:
-            text = repr(value[:80])
-        else:
-            text = repr(value)
+        text = repr(value[:80] if isinstance(value, (str, bytes, bytearray)) else value)
         if not isinstance(text, str):
             raise TypeError("__repr__ returned a non-string")
     except Exception:  # noqa: BLE001 - a broken __repr__ is the value's problem, not the batch's

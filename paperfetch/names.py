@@ -64,10 +64,7 @@ def _given(given: str, initials_hint: str = "") -> str:
         return initials(initials_hint) if initials_hint else ""
     if _INITIALS_RE.match(given) and (len(given.replace(".", "").replace(" ", "")) <= 1 or given.isupper()):
         return initials(given)
-    words = []
-    for word in given.split(" "):
-        words.append(f"{word}." if len(word) == 1 and word.isupper() else word)
-    return " ".join(words)
+    return " ".join(f"{word}." if len(word) == 1 and word.isupper() else word for word in given.split(" "))
 
 
 def person(family: str, given: str = "", *, suffix: str = "", initials_hint: str = "") -> Name:
@@ -189,10 +186,8 @@ def names_from(value: Any) -> list[Name]:
             name = {str(k): _clean(v) for k, v in item.items() if _clean(v)}
             if name.get("literal") or name.get("family"):
                 out.append(name)
-        elif isinstance(item, str):
-            parsed = parse_name(item)
-            if parsed:
-                out.append(parsed)
+        elif isinstance(item, str) and (parsed := parse_name(item)):
+            out.append(parsed)
     return out
 
 
@@ -246,10 +241,7 @@ def transliterate(text: str) -> str:
             out.append(spelled.capitalize() if ch.isupper() else spelled)
         else:
             plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
-            if plain or not ch.isalpha():
-                out.append(plain)
-            else:
-                out.append(_script_word(ch))
+            out.append(plain if plain or not ch.isalpha() else _script_word(ch))
     return "".join(out)
 
 

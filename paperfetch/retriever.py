@@ -112,8 +112,7 @@ class Retriever:
     settings : Settings, optional
         Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above (the run
         options of :data:`RUN_OPTIONS` may still be given: they go on top).
-{options_doc("email", "workers", "resume", "prefer", "skip_retracted", "pdf_engine", "filename_template", "progress",
-             "dashboard")}
+{options_doc("email", *(name for name in RUN_OPTIONS if name not in ("out_dir", "max_pdf_bytes")))}
 
     Every setting has one home, ``r.settings`` (a frozen :class:`~paperfetch.settings.Settings`); ``r.out_dir``
     is its folder, resolved. :meth:`configure` changes run options between runs.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import codecs
 import html
-import logging
 import os
 import re
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ __all__ = [
     "detect_bot_challenge", "refusal_bot_check", "sniff"
 ]
 
-logger = logging.getLogger(__name__)
 
 #: How many bytes from the start of a body :func:`sniff` needs to decide.
 HEAD_BYTES = 2048
@@ -168,10 +166,8 @@ def sniff(head: bytes, content_type: str | None = None) -> Verdict:
 
     offset = head.find(_PDF_MAGIC, 0, MAX_PDF_HEADER_OFFSET + len(_PDF_MAGIC))
     if offset >= 0:
-        if offset:
-            logger.debug("PDF header found after %d leading bytes", offset)
-            return Verdict(True, "pdf", f"the body is a PDF (its %PDF- header follows {offset} leading bytes)")
-        return Verdict(True, "pdf", "the body is a PDF")
+        after = f" (its %PDF- header follows {offset} leading bytes)" if offset else ""
+        return Verdict(True, "pdf", f"the body is a PDF{after}")
 
     text = _decode_head(head)
     declared_html = bool(content_type and "html" in content_type.lower())

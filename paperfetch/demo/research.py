@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 from importlib.resources import files
@@ -176,20 +177,10 @@ def _serve_press(request: Request) -> Reply:
     shown = paper
     if paper["doi"] == WRONG_PDF_DOI:
         shown = next(p for p in science_papers() if p["doi"] == WRONG_PDF_SHOWS)
-    lines = [f"{shown['journal']} {shown['year']}", "", *_wrap(shown["title"] or "", 60), "", f"doi:{shown['doi']}",
+    title = textwrap.wrap(shown["title"] or "", 60, break_long_words=False, break_on_hyphens=False)
+    lines = [f"{shown['journal']} {shown['year']}", "", *title, "", f"doi:{shown['doi']}",
              "", "Reproduced in the paperfetch demo world; the article text is not included."]
     return Reply.pdf(text_pdf(lines))
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    lines, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return lines + ([line] if line else [])
 
 
 def text_pdf(lines: list[str]) -> bytes:

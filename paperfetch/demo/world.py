@@ -71,11 +71,17 @@ _AUTHORS = (("Ada", "Lovelace"), ("Karin", "van der Berg"))
 
 def _authors(paper: _Paper) -> list[tuple[str | None, str]]:
     return [*_AUTHORS, (None, "Demo Consortium")] if paper.year % 2 else list(_AUTHORS)
-PMID_OF = {"10.5555/demo.pmc": "90000001"}
+#: The robots.txt of the publishers that have one.
+_ROBOTS = {"slow": "User-agent: *\nCrawl-delay: 0.5\n", "robots": "User-agent: *\nDisallow: /pdf/\n"}
+#: The publishers that answer every other request the same way.
+_REFUSALS = {"forbidden": Reply(403, b"<html><body>Forbidden</body></html>", {"Content-Type": "text/html"}),
+             "gone": Reply(410, b"gone", {"Content-Type": "text/plain"}),
+             "held": Reply(503, b"maintenance", {"Retry-After": "3600"})}
+#: DOI → (PMID, PMCID) of the papers in PubMed Central.
+_PMC_IDS = {doi: (str(pmid), pmcid) for pmcid, (doi, pmid, *_) in _sources.PMC_ARTICLES.items()}
 #: Retracted papers: the notice's DOI and its date (OpenAlex says is_retracted, Crossref names the notice)
 RETRACTED = {"10.5555/demo.gone": ("10.5555/demo.gone.retraction", (2024, 5, 1))}
 _NOTICE_OF = {notice: paper for paper, (notice, _) in RETRACTED.items()}
-PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}
 
 #: The demo batch: every identifier type and every outcome.
 DEMO_INPUTS: list[Any] = [
@@ -201,8 +207,8 @@ class DemoWorld:
                     "license": "cc-by", "version": "publishedVersion",
                     "source": {"type": "journal", "display_name": paper.journal}}
         ids = {"doi": f"https://doi.org/{paper.doi}"}
-        if paper.doi in PMID_OF:
-            ids["pmid"] = f"https://pubmed.ncbi.nlm.nih.gov/{PMID_OF[paper.doi]}"
+        if paper.doi in _PMC_IDS:
+            ids["pmid"] = f"https://pubmed.ncbi.nlm.nih.gov/{_PMC_IDS[paper.doi][0]}"
         return {
             "id": "https://openalex.org/W0", "doi": f"https://doi.org/{paper.doi}", "title": paper.title,
             "display_name": paper.title,
@@ -243,10 +249,10 @@ class DemoWorld:
             return Reply.pdf(fake_pdf("pmc:" + request.path))
         query = parse_qs(request.query).get("query", [""])[0]
         results = []
-        for doi, pmid in PMID_OF.items():
-            if pmid in query or PMCID_OF[doi] in query or doi in query.lower():
+        for doi, (pmid, pmcid) in _PMC_IDS.items():
+            if pmid in query or pmcid in query or doi in query.lower():
                 paper = _BY_DOI[doi]
-                results.append({"id": pmid, "source": "MED", "pmid": pmid, "pmcid": PMCID_OF[doi], "doi": doi,
+                results.append({"id": pmid, "source": "MED", "pmid": pmid, "pmcid": pmcid, "doi": doi,
                                 "title": paper.title,
                                 "pubYear": str(paper.year), "journalInfo": {"journal": {"title": paper.journal}},
                                 "isOpenAccess": "Y", "license": "cc by"})
@@ -257,10 +263,10 @@ class DemoWorld:
         if request.path.startswith(("/pmc/utils/idconv", "/tools/idconv/api/v1/articles")):
             records = []
             for value in query.get("ids", [""])[0].split(","):
-                match = [d for d in PMID_OF if value in (PMID_OF[d], PMCID_OF[d], d)]
-                if match:
-                    d = match[0]
-                    records.append({"pmcid": PMCID_OF[d], "pmid": int(PMID_OF[d]), "doi": d, "requested-id": value})
+                found = next((doi for doi, ids in _PMC_IDS.items() if value in (*ids, doi)), None)
+                if found:
+                    pmid, pmcid = _PMC_IDS[found]
+                    records.append({"pmcid": pmcid, "pmid": int(pmid), "doi": found, "requested-id": value})
                 else:
                     records.append({"requested-id": value, "errmsg": "Identifier not found in PMC"})
             return Reply.json({"status": "ok", "response-date": "2026-11-29 00:00:00", "request": "demo", "records": records})
@@ -281,17 +287,9 @@ class DemoWorld:
     def _publisher(self, name: str, request: Request) -> Reply:
         path = request.path
         if path == "/robots.txt":
-            if name == "slow":
-                return Reply(200, "User-agent: *\nCrawl-delay: 0.5\n")
-            if name == "robots":
-                return Reply(200, "User-agent: *\nDisallow: /pdf/\n")
-            return Reply(404, b"no robots.txt")
-        if name == "forbidden":
-            return Reply(403, b"<html><body>Forbidden</body></html>", {"Content-Type": "text/html"})
-        if name == "gone":
-            return Reply(410, b"gone", {"Content-Type": "text/plain"})
-        if name == "held":
-            return Reply(503, b"maintenance", {"Retry-After": "3600"})
+            return Reply(200, _ROBOTS[name]) if name in _ROBOTS else Reply(404, b"no robots.txt")
+        if name in _REFUSALS:
+            return _REFUSALS[name]
         if name == "challenge":
             return Reply(403 if path.startswith("/article") else 200, CHALLENGE, {"Content-Type": "text/html"})
         if path.startswith("/article/"):

@@ -182,15 +182,12 @@ def _braces(text: str) -> list[tuple[str, bool]]:
             opening.append(i)
         elif ch == "}" and opening:
             matched.update((opening.pop(), i))
+    lone = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
     pieces: list[tuple[str, bool]] = []
     start = 0
     for i, ch in enumerate(text):
-        if ch in "{}":
-            pieces.append((text[start:i], False))
-            if i in matched:
-                pieces.append(("\\" + ch, True))
-            else:
-                pieces.append((r"\textbraceleft{}" if ch == "{" else r"\textbraceright{}", True))
+        if ch in lone:
+            pieces += [(text[start:i], False), ("\\" + ch if i in matched else lone[ch], True)]
             start = i + 1
     pieces.append((text[start:], False))
     return pieces
