@@ -346,12 +346,9 @@ def _split(text: str) -> tuple[IdType | None, str, str | None]:
         if rest.lower().endswith(".pdf"):
             rest = rest[:-4]
         return IdType.ARXIV, _strip_trailing(rest), "arXiv URL"
-    match = _PUBMED_URL_RE.match(text)
-    if match is not None:
-        return IdType.PMID, match.group(1), "PubMed URL"
-    match = _PMC_URL_RE.match(text)
-    if match is not None:
-        return IdType.PMCID, match.group(1), "PMC URL"
+    for pattern, kind, how in ((_PUBMED_URL_RE, IdType.PMID, "PubMed URL"), (_PMC_URL_RE, IdType.PMCID, "PMC URL")):
+        if (match := pattern.match(text)) is not None:
+            return kind, match.group(1), how
     match = _LABEL_RE.match(text)
     if match is not None:
         label = match.group(1)

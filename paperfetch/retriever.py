@@ -435,15 +435,14 @@ class Retriever:
 
         Rows for the metadata services show the API client's pacing, the others the web client's.
         """
-        web = redact_frame(self.web.domain_status())
-        if self.api is self.web:
-            return mark_unreachable(web, [h.host for h in self.run_snapshot().unreachable])
-        api_hosts = self._batch.api_hosts  # paced by the API client
-        api = redact_frame(self.api.domain_status())
-        merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
-        merged = merged.sort_values("host", ignore_index=True)
-        merged.attrs["store"] = self.store.name
-        return mark_unreachable(merged, [h.host for h in self.run_snapshot().unreachable])
+        frame = redact_frame(self.web.domain_status())
+        if self.api is not self.web:
+            api_hosts = self._batch.api_hosts  # paced by the API client
+            api = redact_frame(self.api.domain_status())
+            frame = pd.concat([frame[~frame["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
+            frame = frame.sort_values("host", ignore_index=True)
+            frame.attrs["store"] = self.store.name
+        return mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable])
 
     @property
     def store(self) -> Any:

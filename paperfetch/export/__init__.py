@@ -49,10 +49,9 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     for row in frame[columns].to_dict(orient="records") if columns else []:
         record: dict[str, Any] = {name: _text(row.get(name)) for name in FIELDS if name != "authors"}
         record["journal"] = _text(row.get(journal_column))
-        record["doi"] = _doi_key(record["doi"]) if record["doi"] else ""
+        record["doi"] = _doi_key(record["doi"])
         record["authors"] = names_from(row.get("authors"))
-        year = record["year"]
-        record["year"] = year[:-2] if year.endswith(".0") else year
+        record["year"] = record["year"].removesuffix(".0")  # a float column's 2020.0
         record["preprint"] = _is_preprint(record, row.get("preprint"))
         if not any(record[k] for k in ("doi", "pmid", "pmcid", "arxiv_id", "title")):
             continue
