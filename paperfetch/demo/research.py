@@ -33,6 +33,8 @@ CROSSREF_WORKS = {CITED_DOI: "crossref_work_cited.json", "10.5555/demo.cited.bot
 #: The PMID whose 23 citations Europe PMC gives (any other PMID: none).
 EPMC_CITED = "90000301"
 _MAX_IDS = 200
+#: ESearch's answers by query (any other query: no hits).
+_ESEARCH = {SEARCH_QUERY: "pubmed_esearch.xml", HISTORY_QUERY: "pubmed_esearch_history.xml"}
 
 
 @lru_cache(maxsize=None)
@@ -81,11 +83,7 @@ def _serve_ncbi(request: Request) -> Reply | None:
         if int(query.get("retmax", "20") or 0) > 10_000 or len(request.query) > 8000:
             return _too_long()
         term = " ".join(query.get("term", "").split())
-        if term == SEARCH_QUERY:
-            return _xml(data("pubmed_esearch.xml"))
-        if term == HISTORY_QUERY:
-            return _xml(data("pubmed_esearch_history.xml"))
-        return _xml(data("pubmed_esearch_zero.xml"))
+        return _xml(data(_ESEARCH.get(term, "pubmed_esearch_zero.xml")))
     if request.path.endswith("/efetch.fcgi") and query.get("db") == "pubmed":
         if "WebEnv" in query:  # the history server: the set holds one PMID with no record
             return _xml(b'<?xml version="1.0" ?>\n<PubmedArticleSet></PubmedArticleSet>')
