@@ -171,7 +171,6 @@ _LABEL_RE = re.compile(r"^(doi|pmcid|pmid|arxiv)(?:\s*[:\-]\s*|\s+|(?=[0-9])|$)(
 _LABEL_TYPE = {"doi": IdType.DOI, "pmid": IdType.PMID, "pmcid": IdType.PMCID, "arxiv": IdType.ARXIV}
 
 _DOI_RE = re.compile(r"^10\.([0-9]{4,9}(?:\.[0-9]+)*)/(.+)$", re.S)
-_PERCENT_RE = re.compile(r"%[0-9A-Fa-f]{2}")
 _DIGITS_RE = re.compile(r"^[0-9]+$")
 _PMCID_RE = re.compile(r"^(?:pmc\s*[:\-]?\s*)?([0-9]+)$", re.I)
 _ARXIV_NEW_RE = re.compile(r"^([0-9]{2})([0-9]{2})\.([0-9]{4,5})(?:v([0-9]+))?$", re.I)
@@ -236,9 +235,7 @@ def _parse_doi(rest: str, original: object) -> Identifier:
     text = _DOI_URL_RE.sub("", rest.strip(), count=1)
     if not text:
         raise _fail(original, IdType.DOI, "nothing follows the prefix")
-    if _PERCENT_RE.search(text):
-        text = unquote(text)
-    text = _strip_trailing(text.strip())
+    text = _strip_trailing(unquote(text).strip())  # a copied URL's %2F; text without escapes stays as it is
     match = _DOI_RE.match(text)
     if match is None:
         if text.startswith("10.") and "/" not in text:
@@ -515,10 +512,6 @@ def _check_template(template: str) -> None:
             raise ConfigurationError(f"unknown field {{{field}}} in file name template {template!r}; valid fields: {valid}")
 
 
-def _identifier_hash(identifier: Identifier) -> str:
-    return hashlib.sha256(identifier.key.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
-
-
 def filename_for(
     identifier: Identifier,
     template: str = "{type}_{value}",
@@ -560,7 +553,7 @@ def filename_for(
     if altered or len(stem) + len(extension) > max_length:
         room = max_length - len(extension) - 1 - _HASH_LENGTH
         stem = stem[:room]
-        digest = _identifier_hash(identifier)
+        digest = hashlib.sha256(identifier.key.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
         stem = f"{stem}_{digest}" if stem else digest
     return stem + extension
 

@@ -128,11 +128,11 @@ def _serve_pmc(request: Request) -> Reply:
     folder, _, name = request.path.strip("/").partition("/")
     pmcid, _, version = folder.partition(".")
     article = PMC_ARTICLES.get(pmcid)
-    if article is None or version != "1" or not name.startswith(folder + "."):
+    kind = name[len(folder) + 1:] if name.startswith(folder + ".") else ""
+    if article is None or version != "1" or kind not in ("pdf", "xml", "json"):
         return Reply(404, f"<Error><Code>NoSuchKey</Code><Key>{escape(request.path)}</Key></Error>",
                      {"Content-Type": "application/xml"})
     doi, pmid, title, licence = article
-    kind = name[len(folder) + 1:]
     if kind == "pdf":
         return Reply.pdf(fake_pdf("pmc:" + request.path))
     if kind == "xml":
@@ -140,8 +140,6 @@ def _serve_pmc(request: Request) -> Reply:
                 f'<article-id pub-id-type="doi">{doi}</article-id><title-group><article-title>{escape(title)}'
                 f"</article-title></title-group></article-meta></front><body><p>{escape(title)}.</p></body></article>")
         return Reply(200, jats, {"Content-Type": "application/xml"})
-    if kind != "json":
-        return Reply(404, b"<Error><Code>NoSuchKey</Code></Error>", {"Content-Type": "application/xml"})
     s3 = f"s3://pmc-oa-opendata/{folder}/{folder}"
     return Reply.json({
         "pmcid": pmcid, "version": 1, "pmid": pmid, "doi": doi, "mid": None, "title": title,
