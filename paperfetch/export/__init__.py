@@ -93,17 +93,11 @@ def _url(record: dict[str, Any]) -> str:
     """The one URL every reader keeps: a preprint's arXiv abstract, the DOI, PubMed, PMC, the arXiv abstract, else
     the row's own."""
     arxiv = f"https://arxiv.org/abs/{record['arxiv_id']}" if record["arxiv_id"] else ""
-    if arxiv and record["preprint"]:
-        return arxiv
-    if record["doi"]:
-        return f"https://doi.org/{record['doi']}"
-    if record["pmid"]:
-        return f"https://pubmed.ncbi.nlm.nih.gov/{record['pmid']}/"
-    if record["pmcid"]:
-        return f"https://pmc.ncbi.nlm.nih.gov/articles/{record['pmcid']}/"
-    if arxiv:
-        return arxiv
-    return record["url"] if record["url"].startswith(("http://", "https://")) else ""
+    in_order = [arxiv if record["preprint"] else "", record["doi"] and f"https://doi.org/{record['doi']}",
+                record["pmid"] and f"https://pubmed.ncbi.nlm.nih.gov/{record['pmid']}/",
+                record["pmcid"] and f"https://pmc.ncbi.nlm.nih.gov/articles/{record['pmcid']}/", arxiv,
+                record["url"] if record["url"].startswith(("http://", "https://")) else ""]
+    return next((url for url in in_order if url), "")
 
 
 def bibtex_escape(text: str) -> str:
