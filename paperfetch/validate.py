@@ -109,10 +109,8 @@ _BARE_403 = re.compile(rb"<title>\s*403\s*</title>\s*403 Forbidden\s*$", re.IGNO
 
 def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | None:
     """The bot check a refusal (*status*, its body's first bytes) is: PMC's 403 to scripts or a challenge page; else None."""
-    if head:
-        named = detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))
-        if named:
-            return named
+    if head and (named := detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))):
+        return named
     host = (urlsplit(url).hostname or "").lower() if url else ""
     pmc = host in _PMC_HOSTS or (host == "www.ncbi.nlm.nih.gov" and "/pmc/" in urlsplit(url).path)
     if pmc and status == 403 and (not head or len(head) <= 512 and _BARE_403.search(head.strip())):
@@ -170,18 +168,16 @@ def sniff(head: bytes, content_type: str | None = None) -> Verdict:
         return Verdict(True, "pdf", f"the body is a PDF{after}")
 
     text = _decode_head(head)
-    declared_html = bool(content_type and "html" in content_type.lower())
-    if _looks_like_html(text) or declared_html:
-        challenge = detect_bot_challenge(text)
-        if challenge:
+    declared = (content_type or "").lower()
+    if _looks_like_html(text) or "html" in declared:
+        if challenge := detect_bot_challenge(text):
             return Verdict(
                 False,
                 "bot_challenge",
                 f"the server sent an HTML page ({challenge}) instead of a PDF; {_NOT_GOT_ROUND}, "
                 "so try another source for this paper or download it in a browser",
             )
-        labelled_pdf = bool(content_type and "pdf" in content_type.lower())
-        label = " although it was labelled application/pdf" if labelled_pdf else ""
+        label = " although it was labelled application/pdf" if "pdf" in declared else ""
         return Verdict(
             False,
             "html",
