@@ -168,7 +168,6 @@ _PMC_URL_RE = re.compile(
 )
 _ANY_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _LABEL_RE = re.compile(r"^(doi|pmcid|pmid|arxiv)(?:\s*[:\-]\s*|\s+|(?=[0-9])|$)(.*)$", re.I | re.S)
-_LABEL_TYPE = {"doi": IdType.DOI, "pmid": IdType.PMID, "pmcid": IdType.PMCID, "arxiv": IdType.ARXIV}
 
 _DOI_RE = re.compile(r"^10\.([0-9]{4,9}(?:\.[0-9]+)*)/(.+)$", re.S)
 _DIGITS_RE = re.compile(r"^[0-9]+$")
@@ -349,7 +348,7 @@ def _split(text: str) -> tuple[IdType | None, str, str | None]:
     match = _LABEL_RE.match(text)
     if match is not None:
         label = match.group(1)
-        return _LABEL_TYPE[label.lower()], _strip_trailing(match.group(2).strip()), f"'{label}' label"
+        return IdType(label.lower()), _strip_trailing(match.group(2).strip()), f"'{label}' label"
     if text.lower().startswith("10."):
         # a DOI's own parser strips copy-paste punctuation: stripped here, a truncated "10." would read as PMID 10
         return None, text, None
