@@ -370,10 +370,9 @@ def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
             f"address; paste the identifier itself; {_EXPECT[hint] if hint else _EXPECT_ANY}",
             value=original,
         )
-    if hint is not None and announced is not None and announced is not hint:
-        # A DOI of arXiv is acceptable where arXiv IDs are expected.
-        if not (announced is IdType.DOI and hint is IdType.ARXIV):
-            raise _fail(original, hint, f"it carries a {how} for {_NAME[announced]}")
+    # a DOI of arXiv is acceptable where arXiv IDs are expected
+    if hint is not None and announced not in (None, hint) and (announced, hint) != (IdType.DOI, IdType.ARXIV):
+        raise _fail(original, hint, f"it carries a {how} for {_NAME[announced]}")
     kind = announced
     if kind is None:
         detected = _detect(rest)
