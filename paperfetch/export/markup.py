@@ -35,10 +35,7 @@ def runs(markup: str) -> list[Run]:
     out: list[Run] = []
     stack: list[str] = []
     pos = 0
-    while True:
-        match = _TAG_RE.search(markup, pos)
-        if match is None:
-            break
+    while (match := _TAG_RE.search(markup, pos)) is not None:
         _add(out, markup[pos:match.start()], stack)
         pos = match.end()
         closing, name, empty = match.group(1), match.group(3).lower(), match.group(5)
