@@ -189,15 +189,11 @@ def to_ris(frame: pd.DataFrame) -> str:
     out = []
     for r in records(frame):
         kind = "UNPB" if r["preprint"] else ("JOUR" if r["journal"] else "GEN")
-        lines = [("TY", kind)]
-        lines += [("AU", name_text(n)) for n in r["authors"]]
         journal = _server(r) if r["preprint"] else r["journal"]
-        for tag, value in (("TI", plain_text(r["title"])), ("T2", plain_text(journal)), ("PY", r["year"]),
-                           ("DO", r["doi"]), ("UR", _url(r)),
-                           ("AN", f"PMID:{r['pmid']}" if r["pmid"] else ""), ("C2", r["pmcid"])):
-            if value:
-                lines.append((tag, value))
-        out.append("".join(f"{tag}  - {value}\n" for tag, value in lines) + "ER  - \n")
+        lines = [("TY", kind), *(("AU", name_text(n)) for n in r["authors"]), ("TI", plain_text(r["title"])),
+                 ("T2", plain_text(journal)), ("PY", r["year"]), ("DO", r["doi"]), ("UR", _url(r)),
+                 ("AN", f"PMID:{r['pmid']}" if r["pmid"] else ""), ("C2", r["pmcid"])]
+        out.append("".join(f"{tag}  - {value}\n" for tag, value in lines if value) + "ER  - \n")  # empty ones left out
     return "\n".join(out)
 
 
