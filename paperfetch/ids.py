@@ -106,12 +106,6 @@ class ParsedInput:
         return self.identifier is not None
 
 
-_NAME = {
-    IdType.DOI: "a DOI",
-    IdType.PMID: "a PMID",
-    IdType.PMCID: "a PMCID",
-    IdType.ARXIV: "an arXiv ID",
-}
 _EXPECT = {
     IdType.DOI: "a DOI is '10.<registrant>/<suffix>', e.g. '10.1038/nature12373'",
     IdType.PMID: "a PMID is a positive number of 1 to 9 digits, e.g. '31452104'",
@@ -121,6 +115,7 @@ _EXPECT = {
         "(e.g. 'hep-th/9901001'), optionally followed by a version such as 'v2'"
     ),
 }
+_NAME = {kind: expected.split(" is ", 1)[0] for kind, expected in _EXPECT.items()}  # "a DOI", "an arXiv ID"
 _EXPECT_ANY = (
     "expected a DOI, PMID, PMCID or arXiv ID, e.g. '10.1038/nature12373', "
     "'PMID:31452104', 'PMC3531190' or 'arXiv:1706.03762'"
@@ -130,10 +125,7 @@ _EXPECT_ANY = (
 def _show(value: object) -> str:
     """A short, printable, encodable picture of *value*, even when its ``__repr__`` raises or lies."""
     try:
-        if isinstance(value, (str, bytes, bytearray)) and len(value) > 80:
-            text = repr(value[:80])
-        else:
-            text = repr(value)
+        text = repr(value[:80] if isinstance(value, (str, bytes, bytearray)) else value)
         if not isinstance(text, str):
             raise TypeError("__repr__ returned a non-string")
     except Exception:  # noqa: BLE001 - a broken __repr__ is the value's problem, not the batch's
@@ -176,10 +168,8 @@ _PMC_URL_RE = re.compile(
 )
 _ANY_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _LABEL_RE = re.compile(r"^(doi|pmcid|pmid|arxiv)(?:\s*[:\-]\s*|\s+|(?=[0-9])|$)(.*)$", re.I | re.S)
-_LABEL_TYPE = {"doi": IdType.DOI, "pmid": IdType.PMID, "pmcid": IdType.PMCID, "arxiv": IdType.ARXIV}
 
 _DOI_RE = re.compile(r"^10\.([0-9]{4,9}(?:\.[0-9]+)*)/(.+)$", re.S)
-_PERCENT_RE = re.compile(r"%[0-9A-Fa-f]{2}")
 _DIGITS_RE = re.compile(r"^[0-9]+$")
 _PMCID_RE = re.compile(r"^(?:pmc\s*[:\-]?\s*)?([0-9]+)$", re.I)
 _ARXIV_NEW_RE = re.compile(r"^([0-9]{2})([0-9]{2})\.([0-9]{4,5})(?:v([0-9]+))?$", re.I)
@@ -231,17 +221,11 @@ def _strip_trailing(text: str) -> str:
     """Drop copy-paste punctuation and unbalanced closing brackets/quotes from the end."""
     while text:
         last = text[-1]
-        if last in _TRAILING_PUNCT or last.isspace():
-            text = text[:-1]
-            continue
         opener = {")": "(", "]": "[", "}": "{", ">": "<"}.get(last)
-        if opener is not None and text.count(opener) < text.count(last):
-            text = text[:-1]
-            continue
-        if last in "\"'\u201d\u2019" and last not in text[:-1]:
-            text = text[:-1]
-            continue
-        break
+        if not (last in _TRAILING_PUNCT or last.isspace() or (opener and text.count(opener) < text.count(last))
+                or (last in "\"'\u201d\u2019" and last not in text[:-1])):
+            break
+        text = text[:-1]
     return text
 
 
@@ -250,9 +234,7 @@ def _parse_doi(rest: str, original: object) -> Identifier:
     text = _DOI_URL_RE.sub("", rest.strip(), count=1)
     if not text:
         raise _fail(original, IdType.DOI, "nothing follows the prefix")
-    if _PERCENT_RE.search(text):
-        text = unquote(text)
-    text = _strip_trailing(text.strip())
+    text = _strip_trailing(unquote(text).strip())  # a copied URL's %2F; text without escapes stays as it is
     match = _DOI_RE.match(text)
     if match is None:
         if text.startswith("10.") and "/" not in text:
@@ -283,8 +265,6 @@ def _number(digits: str, original: object, idtype: IdType) -> int:
 
 def _parse_pmid(rest: str, original: object) -> Identifier:
     text = rest.strip()
-    if not text:
-        raise _fail(original, IdType.PMID, "nothing follows the prefix")
     if text.startswith("-") and _DIGITS_RE.match(text[1:]):
         raise _fail(original, IdType.PMID, "it is negative")
     if not _DIGITS_RE.match(text):
@@ -294,8 +274,6 @@ def _parse_pmid(rest: str, original: object) -> Identifier:
 
 def _parse_pmcid(rest: str, original: object) -> Identifier:
     text = rest.strip()
-    if not text:
-        raise _fail(original, IdType.PMCID, "nothing follows the prefix")
     match = _PMCID_RE.match(text)
     if match is None:
         raise _fail(original, IdType.PMCID)
@@ -313,8 +291,6 @@ def _version(raw: str | None, original: object) -> str | None:
 
 def _parse_arxiv(rest: str, original: object) -> Identifier:
     text = rest.strip()
-    if not text:
-        raise _fail(original, IdType.ARXIV, "nothing follows the prefix")
     if text.lower().startswith(ARXIV_DOI_PREFIX):
         text = text[len(ARXIV_DOI_PREFIX):]
     match = _ARXIV_NEW_RE.match(text)
@@ -366,16 +342,13 @@ def _split(text: str) -> tuple[IdType | None, str, str | None]:
         if rest.lower().endswith(".pdf"):
             rest = rest[:-4]
         return IdType.ARXIV, _strip_trailing(rest), "arXiv URL"
-    match = _PUBMED_URL_RE.match(text)
-    if match is not None:
-        return IdType.PMID, match.group(1), "PubMed URL"
-    match = _PMC_URL_RE.match(text)
-    if match is not None:
-        return IdType.PMCID, match.group(1), "PMC URL"
+    for pattern, kind, how in ((_PUBMED_URL_RE, IdType.PMID, "PubMed URL"), (_PMC_URL_RE, IdType.PMCID, "PMC URL")):
+        if (match := pattern.match(text)) is not None:
+            return kind, match.group(1), how
     match = _LABEL_RE.match(text)
     if match is not None:
         label = match.group(1)
-        return _LABEL_TYPE[label.lower()], _strip_trailing(match.group(2).strip()), f"'{label}' label"
+        return IdType(label.lower()), _strip_trailing(match.group(2).strip()), f"'{label}' label"
     if text.lower().startswith("10."):
         # a DOI's own parser strips copy-paste punctuation: stripped here, a truncated "10." would read as PMID 10
         return None, text, None
@@ -385,12 +358,7 @@ def _split(text: str) -> tuple[IdType | None, str, str | None]:
 def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
     if len(text) > MAX_INPUT_CHARS:
         raise _fail_any(original, f"it is {len(text):,} characters long; an identifier is at most {MAX_INPUT_CHARS:,}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        bad = text[exc.start]
-        raise _fail_any(original, f"it holds U+{ord(bad):04X} at position {exc.start}, a lone surrogate that cannot be "
-                                  "encoded as text (a damaged cell: re-read the file with the right encoding)") from None
+    _refuse_surrogates(text, original)
     cleaned = _clean(text)
     if not cleaned:
         raise InvalidIdentifier(f"{_show(original)} is blank input: {_EXPECT_ANY}", value=original)
@@ -402,10 +370,9 @@ def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
             f"address; paste the identifier itself; {_EXPECT[hint] if hint else _EXPECT_ANY}",
             value=original,
         )
-    if hint is not None and announced is not None and announced is not hint:
-        # A DOI of arXiv is acceptable where arXiv IDs are expected.
-        if not (announced is IdType.DOI and hint is IdType.ARXIV):
-            raise _fail(original, hint, f"it carries a {how} for {_NAME[announced]}")
+    # a DOI of arXiv is acceptable where arXiv IDs are expected
+    if hint is not None and announced not in (None, hint) and (announced, hint) != (IdType.DOI, IdType.ARXIV):
+        raise _fail(original, hint, f"it carries a {how} for {_NAME[announced]}")
     kind = announced
     if kind is None:
         detected = _detect(rest)
@@ -415,23 +382,22 @@ def _parse_text(text: str, original: object, hint: IdType | None) -> Identifier:
             raise _fail_any(original, "it does not look like any known identifier")
         else:
             kind = detected
+    if not rest.strip():
+        raise _fail(original, kind, "nothing follows the prefix")
     result = _PARSERS[kind](rest, original)
     if hint is IdType.ARXIV and result.type is not IdType.ARXIV:
         raise _fail(original, IdType.ARXIV, "it is a DOI, but not an arXiv DOI (10.48550/arXiv.<id>)")
     return result
 
 
-def _check_built(identifier: Identifier) -> None:
-    """An :class:`Identifier` built without parsing carries text as it is: its key reaches the ledger, URLs and
-    file names, so text that cannot be encoded (a lone surrogate) is refused here as parsed text would be."""
-    for part in (identifier.value, identifier.version):
-        if not isinstance(part, str):
-            continue
-        try:
-            part.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise _fail_any(identifier, f"it holds U+{ord(part[exc.start]):04X}, a lone surrogate that cannot be "
-                                        "encoded as text") from None
+def _refuse_surrogates(text: str, original: object) -> None:
+    """Text that cannot be encoded (a lone surrogate) is refused: a key reaches the ledger, URLs and file names."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail_any(original, f"it holds U+{ord(text[exc.start]):04X} at position {exc.start}, a lone surrogate "
+                                  "that cannot be encoded as text (a damaged cell: re-read the file with the right "
+                                  "encoding)") from None
 
 
 def _parse_number(number: int, original: object, hint: IdType | None) -> Identifier:
@@ -462,7 +428,7 @@ def _parse_any(text: object, kind: IdType | None) -> Identifier:
     if isinstance(text, Identifier):
         if kind is not None and text.type is not kind:
             raise _fail(text, kind, f"it is {_NAME[text.type]}")
-        _check_built(text)
+        _refuse_surrogates(text.value + (text.version or ""), text)  # built without parsing: its text as it is
         return text
     if is_missing(text):
         raise InvalidIdentifier(f"{_show(text)} is blank input (a missing value): {_EXPECT_ANY}", value=text)
@@ -497,24 +463,19 @@ def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None =
     if hasattr(values, "columns") and hasattr(values, "iloc"):
         raise TypeError("parse_many takes one column, not a DataFrame: pass e.g. df['doi']")
     items: Iterable[object]
-    if isinstance(values, (str, bytes, bytearray, Identifier, numbers.Number)) or values is None:
-        items = [values]
+    if isinstance(values, (str, bytes, bytearray, numbers.Number)) or not isinstance(values, Iterable):
+        items = [values]  # one item (None, an Identifier, a number)
     elif hasattr(values, "tolist") and hasattr(values, "__len__"):
         items = values.tolist()  # pandas Series / numpy array: values in order, numpy scalars unboxed
-    elif isinstance(values, Iterable):
-        items = values
     else:
-        items = [values]
+        items = values
     results: list[ParsedInput] = []
     first: dict[str, int] = {}
     for position, item in enumerate(items):
         try:
             identifier = parse_identifier(item, hint=kind)
-        except InvalidIdentifier as exc:
+        except InvalidIdentifier as exc:  # parse_identifier turns any other error into one
             results.append(ParsedInput(position, item, None, str(exc), None))
-            continue
-        except Exception as exc:  # noqa: BLE001 - never expected (parse_identifier types its errors); still one row
-            results.append(ParsedInput(position, item, None, f"{_show(item)} could not be read: {_type_name(exc)}", None))
             continue
         duplicate_of = first.setdefault(identifier.key, position)
         results.append(
@@ -547,10 +508,6 @@ def _check_template(template: str) -> None:
     for _, field, _, _ in parsed:
         if field is not None and field not in FILENAME_FIELDS:
             raise ConfigurationError(f"unknown field {{{field}}} in file name template {template!r}; valid fields: {valid}")
-
-
-def _identifier_hash(identifier: Identifier) -> str:
-    return hashlib.sha256(identifier.key.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
 
 
 def filename_for(
@@ -594,7 +551,7 @@ def filename_for(
     if altered or len(stem) + len(extension) > max_length:
         room = max_length - len(extension) - 1 - _HASH_LENGTH
         stem = stem[:room]
-        digest = _identifier_hash(identifier)
+        digest = hashlib.sha256(identifier.key.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
         stem = f"{stem}_{digest}" if stem else digest
     return stem + extension
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = ["Name", "PARTICLES", "from_crossref", "from_europepmc", "from_openalex", "from_pubmed", "initials",
-           "names_from", "names_text", "organisation", "parse_name", "person", "transliterate"]
+           "name_text", "names_from", "names_text", "organisation", "parse_name", "person", "transliterate"]
 
 #: One author: CSL-JSON's name object (``family``/``given``/``non-dropping-particle``/``suffix``, or ``literal``).
 Name = dict[str, str]
@@ -64,10 +64,7 @@ def _given(given: str, initials_hint: str = "") -> str:
         return initials(initials_hint) if initials_hint else ""
     if _INITIALS_RE.match(given) and (len(given.replace(".", "").replace(" ", "")) <= 1 or given.isupper()):
         return initials(given)
-    words = []
-    for word in given.split(" "):
-        words.append(f"{word}." if len(word) == 1 and word.isupper() else word)
-    return " ".join(words)
+    return " ".join(f"{word}." if len(word) == 1 and word.isupper() else word for word in given.split(" "))
 
 
 def person(family: str, given: str = "", *, suffix: str = "", initials_hint: str = "") -> Name:
@@ -138,15 +135,21 @@ def from_pubmed(author: Any) -> Name | None:
     return organisation(collective) if collective else None
 
 
-def from_crossref(author: Mapping[str, Any]) -> Name | None:
-    """One Crossref ``author``: ``family``/``given``/``suffix``; a ``name`` alone is an organisation."""
+def _typed(author: Any, family: str, given: str, collective: str, *, suffix: str = "", initials: str = "") -> Name | None:
+    """A name from a service's typed fields (their keys given): a person, else the collective name, else None."""
     if not isinstance(author, Mapping):
         return None
-    family = _clean(author.get("family"))
-    if family:
-        return person(family, _clean(author.get("given")), suffix=_clean(author.get("suffix")))
-    name = _clean(author.get("name"))
+    last = _clean(author.get(family))
+    if last:
+        return person(last, _clean(author.get(given)), suffix=_clean(author.get(suffix)),
+                      initials_hint=_clean(author.get(initials)))
+    name = _clean(author.get(collective))
     return organisation(name) if name else None
+
+
+def from_crossref(author: Mapping[str, Any]) -> Name | None:
+    """One Crossref ``author``: ``family``/``given``/``suffix``; a ``name`` alone is an organisation."""
+    return _typed(author, "family", "given", "name", suffix="suffix")
 
 
 def from_openalex(authorship: Mapping[str, Any]) -> Name | None:
@@ -160,16 +163,10 @@ def from_openalex(authorship: Mapping[str, Any]) -> Name | None:
 
 
 def from_europepmc(author: Mapping[str, Any]) -> Name | None:
-    """One Europe PMC ``authorList.author``: ``lastName``/``firstName``/``initials``, or ``collectiveName``."""
-    if not isinstance(author, Mapping):
-        return None
-    last = _clean(author.get("lastName"))
-    if last:
-        return person(last, _clean(author.get("firstName")), initials_hint=_clean(author.get("initials")))
-    collective = _clean(author.get("collectiveName"))
-    if collective:
-        return organisation(collective)
-    return parse_name(_clean(author.get("fullName")))
+    """One Europe PMC ``authorList.author``: ``lastName``/``firstName``/``initials``, or ``collectiveName``, else
+    its ``fullName`` parsed."""
+    typed = _typed(author, "lastName", "firstName", "collectiveName", initials="initials")
+    return typed or (parse_name(_clean(author.get("fullName"))) if isinstance(author, Mapping) else None)
 
 
 def names_from(value: Any) -> list[Name]:
@@ -189,10 +186,8 @@ def names_from(value: Any) -> list[Name]:
             name = {str(k): _clean(v) for k, v in item.items() if _clean(v)}
             if name.get("literal") or name.get("family"):
                 out.append(name)
-        elif isinstance(item, str):
-            parsed = parse_name(item)
-            if parsed:
-                out.append(parsed)
+        elif isinstance(item, str) and (parsed := parse_name(item)):
+            out.append(parsed)
     return out
 
 
@@ -208,17 +203,18 @@ def _listed(text: str) -> Any:
         return text
 
 
+def name_text(name: Name) -> str:
+    """One name to read (and RIS's ``AU``): ``Lloyd, C. J.``, ``Smith, J., Jr.``, ``World Health Organization``."""
+    if "literal" in name:
+        return name["literal"]
+    family = " ".join(p for p in (name.get("non-dropping-particle"), name.get("family")) if p)
+    given = ", ".join(p for p in (name.get("given"), name.get("suffix")) if p)
+    return f"{family}, {given}" if given else family
+
+
 def names_text(names: Any) -> str:
     """Names as one line to read: ``Lloyd, C. J.; van der Berg, K.; World Health Organization``."""
-    shown = []
-    for name in names_from(names):
-        if "literal" in name:
-            shown.append(name["literal"])
-            continue
-        family = " ".join(p for p in (name.get("non-dropping-particle"), name.get("family")) if p)
-        given = ", ".join(p for p in (name.get("given"), name.get("suffix")) if p)
-        shown.append(f"{family}, {given}" if given else family)
-    return "; ".join(shown)
+    return "; ".join(map(name_text, names_from(names)))
 
 
 #: Letters NFKD does not take apart into ASCII, spelled as library catalogues do.
@@ -245,10 +241,7 @@ def transliterate(text: str) -> str:
             out.append(spelled.capitalize() if ch.isupper() else spelled)
         else:
             plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
-            if plain or not ch.isalpha():
-                out.append(plain)
-            else:
-                out.append(_script_word(ch))
+            out.append(plain if plain or not ch.isalpha() else _script_word(ch))
     return "".join(out)
 
 

@@ -210,11 +210,8 @@ _THIRD_PARTY_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3
 
 def install_log_filter() -> None:
     """Put the redacting filter on every ``paperfetch`` logger and urllib3's (idempotent; each logger needs its own)."""
-    loggers = [logging.getLogger(name) for name in ("paperfetch", *_THIRD_PARTY_LOGGERS)]
-    for name in list(logging.Logger.manager.loggerDict):
-        if name.startswith("paperfetch."):
-            loggers.append(logging.getLogger(name))
-    for log in loggers:
+    ours = [name for name in list(logging.Logger.manager.loggerDict) if name.startswith("paperfetch.")]
+    for log in map(logging.getLogger, ("paperfetch", *_THIRD_PARTY_LOGGERS, *ours)):
         if _FILTER not in log.filters:
             log.addFilter(_FILTER)
 

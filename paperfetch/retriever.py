@@ -112,8 +112,7 @@ class Retriever:
     settings : Settings, optional
         Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above (the run
         options of :data:`RUN_OPTIONS` may still be given: they go on top).
-{options_doc("email", "workers", "resume", "prefer", "skip_retracted", "pdf_engine", "filename_template", "progress",
-             "dashboard")}
+{options_doc("email", *(name for name in RUN_OPTIONS if name not in ("out_dir", "max_pdf_bytes")))}
 
     Every setting has one home, ``r.settings`` (a frozen :class:`~paperfetch.settings.Settings`); ``r.out_dir``
     is its folder, resolved. :meth:`configure` changes run options between runs.
@@ -335,9 +334,8 @@ class Retriever:
                   want: str = "pdf") -> pd.DataFrame:
         """:meth:`download` as one new batch; with *hooks*, the run of a :class:`~paperfetch.job.Job` (see
         :meth:`start`); ``want="text"``: :meth:`fulltext`'s."""
-        if self._job is not None and hooks is None and not self._job.done():
-            raise RuntimeError(f"{self._job!r} of this Retriever is running: stop it or wait for it first "
-                               "(a second Retriever shares every host's pacing through the host state)")
+        if hooks is None:
+            self._refuse_while_running()
         self._batch = self._new_batch()
         return self._batch.download(ids, hooks=hooks, want=want)
 
@@ -437,15 +435,14 @@ class Retriever:
 
         Rows for the metadata services show the API client's pacing, the others the web client's.
         """
-        web = redact_frame(self.web.domain_status())
-        if self.api is self.web:
-            return mark_unreachable(web, [h.host for h in self.run_snapshot().unreachable])
-        api_hosts = self.api_hosts
-        api = redact_frame(self.api.domain_status())
-        merged = pd.concat([web[~web["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
-        merged = merged.sort_values("host", ignore_index=True)
-        merged.attrs["store"] = self.store.name
-        return mark_unreachable(merged, [h.host for h in self.run_snapshot().unreachable])
+        frame = redact_frame(self.web.domain_status())
+        if self.api is not self.web:
+            api_hosts = self._batch.api_hosts  # paced by the API client
+            api = redact_frame(self.api.domain_status())
+            frame = pd.concat([frame[~frame["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
+            frame = frame.sort_values("host", ignore_index=True)
+            frame.attrs["store"] = self.store.name
+        return mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable])
 
     @property
     def store(self) -> Any:
@@ -588,11 +585,6 @@ class Retriever:
                            progress=s.progress, show_dashboard=s.dashboard, prefer=s.prefer,
                            skip_retracted=s.skip_retracted)
 
-    @property
-    def api_hosts(self) -> frozenset[str]:
-        """The hosts of the metadata services (paced by the API client)."""
-        return self._batch.api_hosts
-
     def run_snapshot(self) -> Any:
         """The last run as its dashboard tells it (a :class:`~paperfetch.dashboard.snapshot.BatchSnapshot`:
         counts, this run's hosts, ``offline_line()``); empty before any run."""
@@ -670,10 +662,7 @@ class Retriever:
         """
         from paperfetch.job import Job
 
-        if self._job is not None and not self._job.done():
-            raise RuntimeError(f"{self._job!r} of this Retriever is still running: stop it (job.stop()) or wait "
-                               "for it (job.result()) first; a second Retriever runs beside it, sharing every "
-                               "host's pacing through the host state")
+        self._refuse_while_running()
         if isinstance(ids, pd.DataFrame):
             frame = ids
             present, inputs = frame_inputs(frame, column, None)
@@ -686,6 +675,12 @@ class Retriever:
         self._job = job
         job.begin()
         return job
+
+    def _refuse_while_running(self) -> None:
+        if self._job is not None and not self._job.done():
+            raise RuntimeError(f"{self._job!r} of this Retriever is running: stop it (job.stop()) or wait for it "
+                               "(job.result()) first, a job still running owns the batch; a second Retriever runs "
+                               "beside it, sharing every host's pacing through the host state")
 
 
 def _chosen_sources(sources: Sequence[str]) -> tuple[str, ...]:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import io
+import json
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import requests
-from requests.adapters import BaseAdapter
-from requests.structures import CaseInsensitiveDict
+from requests.adapters import HTTPAdapter
 from urllib3.response import HTTPResponse
 
 from paperfetch.clock import Clock
@@ -53,8 +53,6 @@ def cassette_vcr(record_mode: str = "none", **kwargs: Any):  # noqa: ANN201 - vc
 
 def _same_decoded_path(r1: Any, r2: Any) -> None:
     """vcrpy matcher: two request paths are the same once percent-decoded."""
-    from urllib.parse import unquote
-
     assert unquote(r1.path) == unquote(r2.path), f"{r1.path} != {r2.path}"
 
 
@@ -97,11 +95,27 @@ class Reply:
     def body_bytes(self) -> bytes:
         return self.body.encode() if isinstance(self.body, str) else self.body
 
+    @classmethod
+    def json(cls, data: Any, status: int = 200) -> "Reply":
+        """A JSON answer of *data* (bytes are sent as they are: a body already written)."""
+        return cls(status, data if isinstance(data, bytes) else json.dumps(data).encode(), {"Content-Type": "application/json"})
+
+    @classmethod
+    def pdf(cls, body: bytes) -> "Reply":
+        return cls(200, body, {"Content-Type": "application/pdf"})
+
 
 Script = Callable[[requests.PreparedRequest], Reply]
 
 
-class ScriptedAdapter(BaseAdapter):
+def _answer(route: Reply | Callable[[Any], Reply] | None, request: Any) -> Reply:
+    """A route's answer to *request*: a reply as it is, a handler's, or 404 where no route is."""
+    if route is None:
+        return Reply(404, b"not found", {"Content-Type": "text/plain"})
+    return route if isinstance(route, Reply) else route(request)
+
+
+class ScriptedAdapter(HTTPAdapter):
     """Answers from ``{url_or_path: Reply | [Reply, ...] | callable}``; ``calls`` lists ``(monotonic, url)``."""
 
     def __init__(self, routes: Mapping[str, Reply | list[Reply] | Script], clock: Clock | None = None) -> None:
@@ -117,13 +131,9 @@ class ScriptedAdapter(BaseAdapter):
         bare = f"{parts.scheme}://{parts.netloc}{parts.path}"
         with self._lock:
             route = self.routes.get(url, self.routes.get(bare, self.routes.get(parts.path)))
-            if route is None:
-                return Reply(404, b"not found")
-            if isinstance(route, list):
-                return route.pop(0) if len(route) > 1 else route[0]
-        if isinstance(route, Reply):
-            return route
-        return route(request)
+            if isinstance(route, list):  # one reply after the other; the last one stays
+                route = route.pop(0) if len(route) > 1 else route[0]
+        return _answer(route, request)
 
     def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None, verify: Any = True,
              cert: Any = None, proxies: Any = None) -> requests.Response:
@@ -135,21 +145,13 @@ class ScriptedAdapter(BaseAdapter):
             raise reply.raise_exc
         body = reply.body_bytes()
         headers = {"Content-Length": str(len(body)), **dict(reply.headers)}
-        raw = HTTPResponse(body=io.BytesIO(body), headers=headers, status=reply.status, preload_content=False)
-        response = requests.Response()
-        response.status_code = reply.status
-        response.headers = CaseInsensitiveDict(headers)
-        response.raw = raw
-        response.url = request.url or ""
-        response.request = request
-        response.reason = "scripted"
+        raw = HTTPResponse(body=io.BytesIO(body), headers=headers, status=reply.status, reason="scripted",
+                           preload_content=False)
+        response = self.build_response(request, raw)
         response.encoding = "utf-8"
         if not stream:
             _ = response.content
         return response
-
-    def close(self) -> None:
-        pass
 
     def urls(self) -> list[str]:
         return [u for _, u in self.calls]
@@ -207,12 +209,7 @@ class LoopbackHost:
                 with log_lock:
                     host.log.append((arrived, parts.path))
                 route = host.routes.get(parts.path, host.routes.get("*"))
-                if route is None:
-                    reply = Reply(404, b"not found", {"Content-Type": "text/plain"})
-                elif isinstance(route, Reply):
-                    reply = route
-                else:
-                    reply = route(Request(parts.path, parts.query, dict(self.headers), arrived, method, body))
+                reply = _answer(route, Request(parts.path, parts.query, dict(self.headers), arrived, method, body))
                 body = reply.body_bytes()
                 self.send_response(reply.status)
                 headers = {"Content-Length": str(len(body)), **dict(reply.headers)}

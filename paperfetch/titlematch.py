@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "FirstPages", "MARGIN", "MIN_TITLE_WORDS", "OWN_TITLE_MATCH", "PAGES", "THRESHOLD", "TitleVerdict",
-    "confident_title", "first_pages_text", "judge", "normalise", "read_first_pages", "title_score",
+    "confident_title", "judge", "normalise", "read_first_pages", "title_score",
     "title_similarity"
 ]
 
@@ -119,11 +120,6 @@ def read_first_pages(path: str | Path, pages: int = PAGES) -> FirstPages:
     return FirstPages(text if text.strip() else None, info_title, headline)
 
 
-def first_pages_text(path: str | Path, pages: int = PAGES) -> str | None:
-    """The text layer of the first *pages* pages, or None (no text layer, or pypdf cannot read it)."""
-    return read_first_pages(path, pages).text
-
-
 def _headline(page: object) -> str | None:
     """The lines set in the page's largest type, when that type is clearly larger than most of the text."""
     pieces: list[tuple[float, str]] = []
@@ -143,10 +139,10 @@ def _headline(page: object) -> str | None:
         return None
     if not pieces:
         return None
-    by_size: dict[float, int] = {}
+    by_size: Counter[float] = Counter()
     for size, words in pieces:
-        by_size[size] = by_size.get(size, 0) + len(words)
-    body = max(by_size, key=lambda size: by_size[size])  # the size most of the text is set in
+        by_size[size] += len(words)
+    body = by_size.most_common(1)[0][0]  # the size most of the text is set in
     for largest in sorted(by_size, reverse=True):
         if largest < body * HEADLINE_RATIO:
             return None
@@ -178,14 +174,9 @@ def judge(title: str | None, text: str | None, other_titles: Iterable[str | None
         return None
     if score >= threshold:
         return TitleVerdict(score, "ok")
-    best, best_score = None, 0.0
     own = set(normalise(title or ""))
-    for other in other_titles:
-        if not other or set(normalise(other)) == own:
-            continue
-        other_score = title_score(other, text) or 0.0
-        if other_score > best_score:
-            best, best_score = other, other_score
+    scored = [(title_score(other, text) or 0.0, other) for other in other_titles if other and set(normalise(other)) != own]
+    best_score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))  # the first of the best
     if best is not None and best_score >= threshold and best_score >= score + margin:
         return TitleVerdict(score, "wrong_article", best, best_score)
     confident = [(stated, where, title_similarity(title, stated) or 0.0) for stated, where in own_titles

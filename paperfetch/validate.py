@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import codecs
 import html
-import logging
 import os
 import re
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ __all__ = [
     "detect_bot_challenge", "refusal_bot_check", "sniff"
 ]
 
-logger = logging.getLogger(__name__)
 
 #: How many bytes from the start of a body :func:`sniff` needs to decide.
 HEAD_BYTES = 2048
@@ -68,17 +66,14 @@ _VENDOR_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("a Sucuri firewall block page", ("sucuri website firewall",)),
 )
 
-# Titles that name the vendor (compared after lower-casing and collapsing whitespace).
+# Titles that name the vendor (compared after lower-casing, collapsing whitespace and dropping trailing dots).
 _VENDOR_TITLES = {
-    "just a moment...": "a Cloudflare bot challenge",
-    "just a moment\u2026": "a Cloudflare bot challenge",
+    "just a moment": "a Cloudflare bot challenge",
     "attention required! | cloudflare": "a Cloudflare bot challenge",
     "access to this page has been denied": "a PerimeterX (HUMAN) bot challenge",
-    "access to this page has been denied.": "a PerimeterX (HUMAN) bot challenge",
     "pardon our interruption": "an Imperva (Distil) bot challenge",
     "ddos-guard": "a DDoS-Guard bot challenge",
-    "preparing to download ...": _PMC_POW,
-    "preparing to download …": _PMC_POW,
+    "preparing to download": _PMC_POW,
 }
 
 # Phrases that mean "bot check" in the page's *title* (in the body they are too common to count).
@@ -96,8 +91,8 @@ def detect_bot_challenge(text: str) -> str | None:
     title_match = _TITLE_RE.search(text)
     title = " ".join(html.unescape(title_match.group(1)).split()) if title_match else ""
     title_key = title.lower()
-    if title_key in _VENDOR_TITLES:
-        return _VENDOR_TITLES[title_key]
+    if (vendor := _VENDOR_TITLES.get(title_key.replace("\u2026", "").rstrip(". "))) is not None:
+        return vendor
     lowered = text.lower()
     for label, markers in _VENDOR_MARKERS:
         if any(marker in lowered for marker in markers):
@@ -114,10 +109,8 @@ _BARE_403 = re.compile(rb"<title>\s*403\s*</title>\s*403 Forbidden\s*$", re.IGNO
 
 def refusal_bot_check(url: str, status: int | None, head: bytes = b"") -> str | None:
     """The bot check a refusal (*status*, its body's first bytes) is: PMC's 403 to scripts or a challenge page; else None."""
-    if head:
-        named = detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))
-        if named:
-            return named
+    if head and (named := detect_bot_challenge(_decode_head(head[:HEAD_BYTES]))):
+        return named
     host = (urlsplit(url).hostname or "").lower() if url else ""
     pmc = host in _PMC_HOSTS or (host == "www.ncbi.nlm.nih.gov" and "/pmc/" in urlsplit(url).path)
     if pmc and status == 403 and (not head or len(head) <= 512 and _BARE_403.search(head.strip())):
@@ -171,24 +164,20 @@ def sniff(head: bytes, content_type: str | None = None) -> Verdict:
 
     offset = head.find(_PDF_MAGIC, 0, MAX_PDF_HEADER_OFFSET + len(_PDF_MAGIC))
     if offset >= 0:
-        if offset:
-            logger.debug("PDF header found after %d leading bytes", offset)
-            return Verdict(True, "pdf", f"the body is a PDF (its %PDF- header follows {offset} leading bytes)")
-        return Verdict(True, "pdf", "the body is a PDF")
+        after = f" (its %PDF- header follows {offset} leading bytes)" if offset else ""
+        return Verdict(True, "pdf", f"the body is a PDF{after}")
 
     text = _decode_head(head)
-    declared_html = bool(content_type and "html" in content_type.lower())
-    if _looks_like_html(text) or declared_html:
-        challenge = detect_bot_challenge(text)
-        if challenge:
+    declared = (content_type or "").lower()
+    if _looks_like_html(text) or "html" in declared:
+        if challenge := detect_bot_challenge(text):
             return Verdict(
                 False,
                 "bot_challenge",
                 f"the server sent an HTML page ({challenge}) instead of a PDF; {_NOT_GOT_ROUND}, "
                 "so try another source for this paper or download it in a browser",
             )
-        labelled_pdf = bool(content_type and "pdf" in content_type.lower())
-        label = " although it was labelled application/pdf" if labelled_pdf else ""
+        label = " although it was labelled application/pdf" if "pdf" in declared else ""
         return Verdict(
             False,
             "html",
@@ -211,19 +200,10 @@ def check_pdf_file(path: str | os.PathLike[str], *, expected_length: int | None 
         if not verdict.ok:
             return verdict
         if expected_length is not None and size != expected_length:
-            if size < expected_length:
-                return Verdict(
-                    False,
-                    "truncated",
-                    f"the file has {size} bytes but the server announced {expected_length}; "
-                    "the download was cut short, try again",
-                )
-            return Verdict(
-                False,
-                "length_mismatch",
-                f"the file has {size} bytes but the server announced {expected_length}; "
-                "the download is not what the server described, try again",
-            )
+            short = size < expected_length
+            what = "the download was cut short" if short else "the download is not what the server described"
+            return Verdict(False, "truncated" if short else "length_mismatch",
+                           f"the file has {size} bytes but the server announced {expected_length}; {what}, try again")
         handle.seek(max(0, size - TAIL_BYTES))
         tail = handle.read(TAIL_BYTES)
     if size > 0 and _EOF_MARKER not in tail:

@@ -40,7 +40,7 @@ from paperfetch.sources import CrossrefSource, EuropePMCSource, NCBIEutilsSource
 from paperfetch.sources.pubmed import EFETCH_BATCH, PubMedSearch, SearchResult, efetch_params
 from paperfetch.sources.references import Link, LinkFinder, merge_links
 from paperfetch.testing import Reply
-from paperfetch.titlematch import first_pages_text, judge, normalise, title_score
+from paperfetch.titlematch import judge, normalise, read_first_pages, title_score
 from tests._fixtures import cassette as built_cassette
 from tests._fixtures import replayer
 from tests._quick import retriever
@@ -578,8 +578,8 @@ def test_first_pages_text_reads_a_text_layer_and_none_without_one(tmp_path: Path
     with_text, scan = tmp_path / "a.pdf", tmp_path / "b.pdf"
     with_text.write_bytes(text_pdf(["Profiling essential genes (in) human cells"]))
     scan.write_bytes(fake_pdf("no text layer"))
-    assert normalise(first_pages_text(with_text)) == normalise("Profiling essential genes (in) human cells")
-    assert first_pages_text(scan) is None and first_pages_text(tmp_path / "missing.pdf") is None
+    assert normalise(read_first_pages(with_text).text or "") == normalise("Profiling essential genes (in) human cells")
+    assert read_first_pages(scan).text is None and read_first_pages(tmp_path / "missing.pdf").text is None
 
 
 def test_outcome_schema_has_title_match_and_wrong_article() -> None:

@@ -3,7 +3,6 @@ served as the services serve them."""
 
 from __future__ import annotations
 
-import json
 import re
 from importlib.resources import files
 from typing import Any
@@ -57,7 +56,7 @@ def _europepmc(request: Request) -> Reply | None:
     if not results:
         return None
     body = {"version": "6.9", "hitCount": len(results), "resultList": {"result": results}}
-    return Reply(200, json.dumps(body), {"Content-Type": "application/json"})
+    return Reply.json(body)
 
 
 def _result(pmcid: str) -> dict[str, Any]:

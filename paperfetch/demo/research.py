@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 from importlib.resources import files
@@ -32,6 +33,8 @@ CROSSREF_WORKS = {CITED_DOI: "crossref_work_cited.json", "10.5555/demo.cited.bot
 #: The PMID whose 23 citations Europe PMC gives (any other PMID: none).
 EPMC_CITED = "90000301"
 _MAX_IDS = 200
+#: ESearch's answers by query (any other query: no hits).
+_ESEARCH = {SEARCH_QUERY: "pubmed_esearch.xml", HISTORY_QUERY: "pubmed_esearch_history.xml"}
 
 
 @lru_cache(maxsize=None)
@@ -42,10 +45,6 @@ def data(name: str) -> bytes:
 
 def _xml(body: bytes) -> Reply:
     return Reply(200, body, {"Content-Type": "text/xml; charset=UTF-8"})
-
-
-def _json(body: bytes) -> Reply:
-    return Reply(200, body, {"Content-Type": "application/json"})
 
 
 @lru_cache(maxsize=None)
@@ -84,11 +83,7 @@ def _serve_ncbi(request: Request) -> Reply | None:
         if int(query.get("retmax", "20") or 0) > 10_000 or len(request.query) > 8000:
             return _too_long()
         term = " ".join(query.get("term", "").split())
-        if term == SEARCH_QUERY:
-            return _xml(data("pubmed_esearch.xml"))
-        if term == HISTORY_QUERY:
-            return _xml(data("pubmed_esearch_history.xml"))
-        return _xml(data("pubmed_esearch_zero.xml"))
+        return _xml(data(_ESEARCH.get(term, "pubmed_esearch_zero.xml")))
     if request.path.endswith("/efetch.fcgi") and query.get("db") == "pubmed":
         if "WebEnv" in query:  # the history server: the set holds one PMID with no record
             return _xml(b'<?xml version="1.0" ?>\n<PubmedArticleSet></PubmedArticleSet>')
@@ -117,15 +112,15 @@ def _serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]]
     if prefix:
         doi = unquote(request.path[len(prefix):]).lower()
         if doi in WORKS:
-            return _json(data(WORKS[doi]))
+            return Reply.json(data(WORKS[doi]))
         if any(p["doi"] == doi for p in science_papers()):
             work = demo_work(doi)
             work["id"] = "https://openalex.org/W9" + re.sub(r"\D", "", doi)[-9:].rjust(9, "0")
             work["referenced_works"] = [f"https://openalex.org/{w}" for w in REFERENCED]
-            return _json(json.dumps(work).encode())
+            return Reply.json(work)
         return None
     if request.path.startswith(("/works/pmid:", "/works/pmcid:")):
-        return Reply(404, b'{"error": "not found"}', {"Content-Type": "application/json"})
+        return Reply.json({"error": "not found"}, 404)
     if request.path != "/works":
         return None
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
@@ -133,10 +128,10 @@ def _serve_openalex(request: Request, demo_work: Callable[[str], dict[str, Any]]
     first = query.get("cursor", "*") == "*"
     if flt.startswith("openalex:"):
         if sorted(flt[len("openalex:"):].split("|")) == sorted(REFERENCED) and first:
-            return _json(data("openalex_referenced_page1.json"))
-        return _json(data("openalex_last_page.json"))
+            return Reply.json(data("openalex_referenced_page1.json"))
+        return Reply.json(data("openalex_last_page.json"))
     if flt.startswith("cites:"):
-        return _json(data("openalex_citing_page1.json") if first else data("openalex_last_page.json"))
+        return Reply.json(data("openalex_citing_page1.json") if first else data("openalex_last_page.json"))
     return None
 
 
@@ -147,23 +142,23 @@ def _serve_europepmc(request: Request) -> Reply | None:
     if match is None:
         return None
     if match.group(1) != EPMC_CITED:
-        return _json(data("europepmc_citations_none.json"))
+        return Reply.json(data("europepmc_citations_none.json"))
     query = {k: v[0] for k, v in parse_qs(request.query).items()}
     page, size = max(1, int(query.get("page", "1") or 1)), max(1, min(1000, int(query.get("pageSize", "25") or 25)))
     whole = json.loads(data("europepmc_citations.json"))
     rows = whole["citationList"]["citation"]
     if (page, size) == (1, 1000):
-        return _json(data("europepmc_citations.json"))  # the whole body, as written
+        return Reply.json(data("europepmc_citations.json"))  # the whole body, as written
     doc = {**whole, "request": {"id": EPMC_CITED, "source": "MED", "page": page},
            "citationList": {"citation": rows[(page - 1) * size : page * size]}}
-    return _json(json.dumps(doc).encode())
+    return Reply.json(doc)
 
 
 def _serve_crossref(request: Request) -> Reply | None:
     """The ``/works/{doi}`` bodies with ``reference`` lists, or None for any other request."""
     doi = unquote(request.path[len("/works/"):]).lower() if request.path.startswith("/works/") else ""
     if doi in CROSSREF_WORKS:
-        return _json(data(CROSSREF_WORKS[doi]))
+        return Reply.json(data(CROSSREF_WORKS[doi]))
     return None
 
 
@@ -180,20 +175,10 @@ def _serve_press(request: Request) -> Reply:
     shown = paper
     if paper["doi"] == WRONG_PDF_DOI:
         shown = next(p for p in science_papers() if p["doi"] == WRONG_PDF_SHOWS)
-    lines = [f"{shown['journal']} {shown['year']}", "", *_wrap(shown["title"] or "", 60), "", f"doi:{shown['doi']}",
+    title = textwrap.wrap(shown["title"] or "", 60, break_long_words=False, break_on_hyphens=False)
+    lines = [f"{shown['journal']} {shown['year']}", "", *title, "", f"doi:{shown['doi']}",
              "", "Reproduced in the paperfetch demo world; the article text is not included."]
-    return Reply(200, text_pdf(lines), {"Content-Type": "application/pdf"})
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    lines, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return lines + ([line] if line else [])
+    return Reply.pdf(text_pdf(lines))
 
 
 def text_pdf(lines: list[str]) -> bytes:

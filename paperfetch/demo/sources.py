@@ -11,7 +11,7 @@ from xml.sax.saxutils import escape
 
 from paperfetch.testing import Reply, Request
 
-__all__ = ["PMC_ARTICLES", "PREPRINTS", "S2_ONLY", "serve_biorxiv", "serve_pmc", "serve_semanticscholar"]
+__all__ = ["PMC_ARTICLES", "PREPRINTS", "S2_ONLY", "fake_pdf", "serve"]
 
 
 @dataclass(frozen=True)
@@ -50,23 +50,35 @@ PMC_ARTICLES: dict[str, tuple[str, int, str, str]] = {
 _S3 = "http://s3.amazonaws.com/doc/2006-03-01/"
 
 
-def _json(data: Any, status: int = 200) -> Reply:
-    return Reply(status, json.dumps(data).encode(), {"Content-Type": "application/json"})
+def fake_pdf(name: str, size: int = 4000) -> bytes:
+    """A small well-formed-looking PDF whose bytes depend on *name*."""
+    filler = (name.encode() * (size // max(1, len(name)) + 1))[:size]
+    return b"%PDF-1.4\n% paperfetch demo\n1 0 obj <<>> endobj\n" + filler + b"\ntrailer <<>>\n%%EOF\n"
 
 
-def serve_semanticscholar(request: Request, pdf_url: Callable[[str], str]) -> Reply:
+def serve(host: str, request: Request, base_url: Callable[[str], str]) -> Reply | None:
+    """The answer for *request* on the demo host named *host*, or None for the world's other hosts
+    (*base_url(name)*: the base URL of the demo host *name*)."""
+    if host == "semanticscholar":
+        return _serve_semanticscholar(request, base_url("fast"))
+    if host == "biorxiv":
+        return _serve_biorxiv(request, base_url("biorxiv"))
+    return _serve_pmc(request) if host == "pmc" else None
+
+
+def _serve_semanticscholar(request: Request, publisher: str) -> Reply:
     """``POST /graph/v1/paper/batch`` in the recorded 2024-25 shape: a list in the request's order, ``null`` for
-    every unknown id. *pdf_url(doi)*: where the demo serves that paper's PDF."""
+    every unknown id; the PDFs are on the *publisher* host."""
     if request.path != "/graph/v1/paper/batch" or request.method != "POST":
-        return _json({"error": "Not found"}, 404)
+        return Reply.json({"error": "Not found"}, 404)
     try:
         ids = json.loads(request.body or b"{}").get("ids")
     except (ValueError, AttributeError):
         ids = None
     if not isinstance(ids, list) or not ids:
-        return _json({"error": "No valid paper ids given"}, 400)
+        return Reply.json({"error": "No valid paper ids given"}, 400)
     if len(ids) > 500:
-        return _json({"error": "Cannot process more than 500 ids"}, 400)
+        return Reply.json({"error": "Cannot process more than 500 ids"}, 400)
     answers: list[Any] = []
     for raw in ids:
         kind, _, value = str(raw).partition(":")
@@ -74,33 +86,34 @@ def serve_semanticscholar(request: Request, pdf_url: Callable[[str], str]) -> Re
         if paper is None:
             answers.append(None)
             continue
+        pdf_url = f"{publisher}/pdf/{paper.doi.split('/', 1)[1]}.pdf"
         answers.append({"paperId": "0" * 40, "externalIds": {"DOI": paper.doi, "CorpusId": 1}, "title": paper.title,
-                        "year": paper.year, "openAccessPdf": {"url": pdf_url(paper.doi), "status": paper.status,
+                        "year": paper.year, "openAccessPdf": {"url": pdf_url, "status": paper.status,
                                                               "license": paper.license, "disclaimer": "demo"}})
-    return _json(answers)
+    return Reply.json(answers)
 
 
-def serve_biorxiv(request: Request, base_url: str, pdf: Callable[[str], bytes]) -> Reply:
+def _serve_biorxiv(request: Request, base_url: str) -> Reply:
     """``/details/{server}/{doi}`` (the documented shape; none was recorded) and each version's PDF under
-    ``/content/{doi}v{n}.full.pdf``; *base_url* is this host's, *pdf(name)* a PDF body."""
+    ``/content/{doi}v{n}.full.pdf``; *base_url* is this host's."""
     parts = request.path.split("/")
     if request.path.startswith("/content/") and request.path.endswith(".full.pdf"):
-        return Reply(200, pdf("biorxiv:" + request.path), {"Content-Type": "application/pdf"})
+        return Reply.pdf(fake_pdf("biorxiv:" + request.path))
     if len(parts) < 5 or parts[1] != "details":
-        return _json({"messages": [{"status": "not found"}], "collection": []}, 404)
+        return Reply.json({"messages": [{"status": "not found"}], "collection": []}, 404)
     server, doi = parts[2], unquote("/".join(parts[3:])).lower()
     preprint = PREPRINTS.get(doi)
     if preprint is None or preprint.server != server:
-        return _json({"messages": [{"status": "no posts found"}], "collection": []})
+        return Reply.json({"messages": [{"status": "no posts found"}], "collection": []})
     collection = [{
         "doi": preprint.doi, "title": preprint.title, "authors": "Demo, A.", "date": f"2026-01-0{n}", "version": str(n),
         "type": "new results", "license": preprint.license, "category": "bioinformatics",
         "jatsxml": f"{base_url}/content/early/2026/01/0{n}/{preprint.doi.split('/', 1)[1]}.source.xml",
         "published": preprint.published, "server": server} for n in range(1, preprint.versions + 1)]
-    return _json({"messages": [{"status": "ok"}], "collection": collection})
+    return Reply.json({"messages": [{"status": "ok"}], "collection": collection})
 
 
-def serve_pmc(request: Request, pdf: Callable[[str], bytes]) -> Reply:
+def _serve_pmc(request: Request) -> Reply:
     """The PMC Cloud Service's bucket (the documented shapes; none was recorded): the ListObjectsV2 listing of
     ``?list-type=2&prefix=PMC{n}.&delimiter=/`` (``KeyCount`` 0 for an unknown article), each version's
     ``PMC{n}.{v}.json``, a short JATS ``PMC{n}.{v}.xml`` and the PDF; S3's ``NoSuchKey`` 404 for anything else."""
@@ -115,22 +128,20 @@ def serve_pmc(request: Request, pdf: Callable[[str], bytes]) -> Reply:
     folder, _, name = request.path.strip("/").partition("/")
     pmcid, _, version = folder.partition(".")
     article = PMC_ARTICLES.get(pmcid)
-    if article is None or version != "1" or not name.startswith(folder + "."):
+    kind = name[len(folder) + 1:] if name.startswith(folder + ".") else ""
+    if article is None or version != "1" or kind not in ("pdf", "xml", "json"):
         return Reply(404, f"<Error><Code>NoSuchKey</Code><Key>{escape(request.path)}</Key></Error>",
                      {"Content-Type": "application/xml"})
     doi, pmid, title, licence = article
-    kind = name[len(folder) + 1:]
     if kind == "pdf":
-        return Reply(200, pdf("pmc:" + request.path), {"Content-Type": "application/pdf"})
+        return Reply.pdf(fake_pdf("pmc:" + request.path))
     if kind == "xml":
         jats = (f'<article><front><article-meta><article-id pub-id-type="pmc">{pmcid}</article-id>'
                 f'<article-id pub-id-type="doi">{doi}</article-id><title-group><article-title>{escape(title)}'
                 f"</article-title></title-group></article-meta></front><body><p>{escape(title)}.</p></body></article>")
         return Reply(200, jats, {"Content-Type": "application/xml"})
-    if kind != "json":
-        return Reply(404, b"<Error><Code>NoSuchKey</Code></Error>", {"Content-Type": "application/xml"})
     s3 = f"s3://pmc-oa-opendata/{folder}/{folder}"
-    return _json({
+    return Reply.json({
         "pmcid": pmcid, "version": 1, "pmid": pmid, "doi": doi, "mid": None, "title": title,
         "citation": "PMC Reports. 2020;1:1", "is_pmc_openaccess": True, "is_manuscript": False,
         "is_historical_ocr": False, "is_retracted": False, "license_code": licence,

@@ -4,7 +4,6 @@ the real services' shapes (reduced to the fields paperfetch reads). docs/cli.md 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass
@@ -14,15 +13,10 @@ from urllib.parse import parse_qs, unquote
 from paperfetch.demo import fulltext as _fulltext
 from paperfetch.demo import research as _research
 from paperfetch.demo import sources as _sources
+from paperfetch.demo.sources import fake_pdf
 from paperfetch.testing import LoopbackHost, Reply, Request
 
 __all__ = ["DEMO_INPUTS", "DemoWorld", "fake_pdf"]
-
-
-def fake_pdf(name: str, size: int = 4000) -> bytes:
-    """A small well-formed-looking PDF whose bytes depend on *name*."""
-    filler = (name.encode() * (size // max(1, len(name)) + 1))[:size]
-    return b"%PDF-1.4\n% paperfetch demo\n1 0 obj <<>> endobj\n" + filler + b"\ntrailer <<>>\n%%EOF\n"
 
 
 LANDING = """<!doctype html><html><head><title>{title}</title>
@@ -44,7 +38,6 @@ class _Paper:
     journal: str
     publisher: str | None      # which publisher host serves its PDF (None: no open copy)
     via: str                   # "openalex" | "unpaywall" | "europepmc" | "landing" | "none"
-    known: bool = True
 
 
 PAPERS = [
@@ -77,32 +70,24 @@ _AUTHORS = (("Ada", "Lovelace"), ("Karin", "van der Berg"))
 
 def _authors(paper: _Paper) -> list[tuple[str | None, str]]:
     return [*_AUTHORS, (None, "Demo Consortium")] if paper.year % 2 else list(_AUTHORS)
-PMID_OF = {"10.5555/demo.pmc": "90000001"}
+#: The robots.txt of the publishers that have one.
+_ROBOTS = {"slow": "User-agent: *\nCrawl-delay: 0.5\n", "robots": "User-agent: *\nDisallow: /pdf/\n"}
+#: The publishers that answer every other request the same way.
+_REFUSALS = {"forbidden": Reply(403, b"<html><body>Forbidden</body></html>", {"Content-Type": "text/html"}),
+             "gone": Reply(410, b"gone", {"Content-Type": "text/plain"}),
+             "held": Reply(503, b"maintenance", {"Retry-After": "3600"})}
+#: DOI → (PMID, PMCID) of the papers in PubMed Central.
+_PMC_IDS = {doi: (str(pmid), pmcid) for pmcid, (doi, pmid, *_) in _sources.PMC_ARTICLES.items()}
 #: Retracted papers: the notice's DOI and its date (OpenAlex says is_retracted, Crossref names the notice)
 RETRACTED = {"10.5555/demo.gone": ("10.5555/demo.gone.retraction", (2024, 5, 1))}
 _NOTICE_OF = {notice: paper for paper, (notice, _) in RETRACTED.items()}
-PMCID_OF = {"10.5555/demo.pmc": "PMC9000001"}
 
 #: The demo batch: every identifier type and every outcome.
 DEMO_INPUTS: list[Any] = [
     "10.5555/demo.fast",
     "https://doi.org/10.5555/DEMO.FAST",      # a duplicate, written differently
     "doi:10.5555/demo.fast2",
-    "10.5555/demo.slow1",
-    "10.5555/demo.slow2",
-    "10.5555/demo.slow3",
-    "10.5555/demo.limited",
-    "10.5555/demo.limited2",
-    "10.5555/demo.forbidden",
-    "10.5555/demo.html",
-    "10.5555/demo.challenge",
-    "10.5555/demo.robots",
-    "10.5555/demo.held",
-    "10.5555/demo.landing",
-    "10.5555/demo.gone",
-    "10.5555/demo.gone.retraction",           # the retraction notice of demo.gone (known, no open copy)
-    "10.5555/demo.down",
-    "10.5555/demo.closed",
+    *(paper.doi for paper in PAPERS[2:17]),   # slow1 to closed: every publisher, the retraction notice of demo.gone
     "10.5555/demo.unknown",
     "PMID:90000001",
     "arXiv:2101.00001v2",
@@ -144,13 +129,9 @@ class DemoWorld:
 
     @property
     def endpoints(self) -> dict[str, str]:
-        h = self.hosts
-        return {
-            "unpaywall": h["unpaywall"].base_url, "openalex": h["openalex"].base_url, "crossref": h["crossref"].base_url,
-            "europepmc": h["europepmc"].base_url, "ncbi_idconv": h["ncbi"].base_url, "ncbi_eutils": h["ncbi"].base_url,
-            "arxiv": h["arxiv"].base_url, "doi": h["doi"].base_url,
-            "semanticscholar": h["semanticscholar"].base_url, "biorxiv": h["biorxiv"].base_url, "pmc": h["pmc"].base_url,
-        }
+        names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
+                 "semanticscholar", "biorxiv", "pmc")
+        return {name: self.hosts[name.split("_")[0]].base_url for name in names}  # both NCBI services on one host
 
     def host_names(self) -> dict[str, str]:
         """The name of each demo host by its ``address:port`` (as ``domain_status()`` lists it): ``fast``,
@@ -158,10 +139,6 @@ class DemoWorld:
         names = {host.base_url.split("://", 1)[1]: name for name, host in self.hosts.items()}
         names[f"127.0.0.{self._ip + 30}:9"] = "down"
         return names
-
-    def requests_by_host(self) -> dict[str, int]:
-        """How many requests each demo host has answered (robots.txt included)."""
-        return {name: host.hits() for name, host in self.hosts.items()}
 
     def requests_served(self) -> int:
         return sum(host.hits() for host in self.hosts.values())
@@ -172,6 +149,8 @@ class DemoWorld:
                 return jats
             if (found := _research.serve(name, request, lambda doi: self._work(_BY_DOI[doi]))) is not None:
                 return found  # the literature search's answers
+            if (found := _sources.serve(name, request, lambda host: self.hosts[host].base_url)) is not None:
+                return found
             handler = getattr(self, f"_serve_{name}", None)
             if handler is None:
                 return self._publisher(name, request)
@@ -190,18 +169,6 @@ class DemoWorld:
         host = paper.publisher if paper.publisher in self.hosts else "gone"
         return self.hosts[host].url(f"/article/{paper.doi.split('/', 1)[1]}")
 
-    def _json(self, data: Any, status: int = 200) -> Reply:
-        return Reply(status, json.dumps(data).encode(), {"Content-Type": "application/json"})
-
-    def _serve_semanticscholar(self, request: Request) -> Reply:
-        return _sources.serve_semanticscholar(request, lambda doi: self.hosts["fast"].url(f"/pdf/{doi.split('/', 1)[1]}.pdf"))
-
-    def _serve_biorxiv(self, request: Request) -> Reply:
-        return _sources.serve_biorxiv(request, self.hosts["biorxiv"].base_url, fake_pdf)
-
-    def _serve_pmc(self, request: Request) -> Reply:
-        return _sources.serve_pmc(request, fake_pdf)
-
     def _serve_unpaywall(self, request: Request) -> Reply:
         doi = unquote(request.path[len("/v2/"):]).lower()
         paper = _BY_DOI.get(doi)
@@ -212,7 +179,7 @@ class DemoWorld:
             location = {"url": self.pdf_url(paper), "url_for_pdf": self.pdf_url(paper),
                         "url_for_landing_page": self.landing_url(paper), "host_type": "publisher", "license": "cc-by",
                         "version": "publishedVersion"}
-        return self._json({
+        return Reply.json({
             "doi": doi, "title": paper.title, "year": paper.year, "journal_name": paper.journal, "is_oa": location is not None,
             "oa_status": "gold" if location else "closed", "best_oa_location": location,
             "oa_locations": [location] if location else [],
@@ -225,8 +192,8 @@ class DemoWorld:
                     "license": "cc-by", "version": "publishedVersion",
                     "source": {"type": "journal", "display_name": paper.journal}}
         ids = {"doi": f"https://doi.org/{paper.doi}"}
-        if paper.doi in PMID_OF:
-            ids["pmid"] = f"https://pubmed.ncbi.nlm.nih.gov/{PMID_OF[paper.doi]}"
+        if paper.doi in _PMC_IDS:
+            ids["pmid"] = f"https://pubmed.ncbi.nlm.nih.gov/{_PMC_IDS[paper.doi][0]}"
         return {
             "id": "https://openalex.org/W0", "doi": f"https://doi.org/{paper.doi}", "title": paper.title,
             "display_name": paper.title,
@@ -246,48 +213,48 @@ class DemoWorld:
         if prefix is not None:  # /works/doi:{doi} is the free singleton (2026); the doi.org form costs a credit
             doi = unquote(request.path[len(prefix):]).lower()
             paper = _BY_DOI.get(doi)
-            return self._json(self._work(paper)) if paper else self._json({"error": "not found"}, 404)
+            return Reply.json(self._work(paper)) if paper else Reply.json({"error": "not found"}, 404)
         query = parse_qs(request.query)
         wanted = (query.get("filter", [""])[0]).removeprefix("doi:").split("|")
         results = [self._work(_BY_DOI[d.lower()]) for d in wanted if d.lower() in _BY_DOI]
-        return self._json({"meta": {"count": len(results), "page": 1, "per_page": 50}, "results": results, "group_by": []})
+        return Reply.json({"meta": {"count": len(results), "page": 1, "per_page": 50}, "results": results, "group_by": []})
 
     def _serve_crossref(self, request: Request) -> Reply:
         doi = unquote(request.path[len("/works/"):]).lower()
         paper = _BY_DOI.get(doi)
         if paper is None:
             return Reply(404, b"Resource not found.", {"Content-Type": "text/plain"})
-        return self._json({"status": "ok", "message-type": "work", "message": {
+        return Reply.json({"status": "ok", "message-type": "work", "message": {
             "DOI": paper.doi, "title": [paper.title], "container-title": [paper.journal],
             "issued": {"date-parts": [[paper.year]]}, "link": [], **_notices(paper.doi),
             "author": [{"given": given, "family": family} if given else {"name": family} for given, family in _authors(paper)]}})
 
     def _serve_europepmc(self, request: Request) -> Reply:
         if request.path.startswith("/articles/"):
-            return self._pdf_reply("pmc:" + request.path)
+            return Reply.pdf(fake_pdf("pmc:" + request.path))
         query = parse_qs(request.query).get("query", [""])[0]
         results = []
-        for doi, pmid in PMID_OF.items():
-            if pmid in query or PMCID_OF[doi] in query or doi in query.lower():
+        for doi, (pmid, pmcid) in _PMC_IDS.items():
+            if pmid in query or pmcid in query or doi in query.lower():
                 paper = _BY_DOI[doi]
-                results.append({"id": pmid, "source": "MED", "pmid": pmid, "pmcid": PMCID_OF[doi], "doi": doi,
+                results.append({"id": pmid, "source": "MED", "pmid": pmid, "pmcid": pmcid, "doi": doi,
                                 "title": paper.title,
                                 "pubYear": str(paper.year), "journalInfo": {"journal": {"title": paper.journal}},
                                 "isOpenAccess": "Y", "license": "cc by"})
-        return self._json({"version": "6.9", "hitCount": len(results), "resultList": {"result": results}})
+        return Reply.json({"version": "6.9", "hitCount": len(results), "resultList": {"result": results}})
 
     def _serve_ncbi(self, request: Request) -> Reply:
         query = parse_qs(request.query)
         if request.path.startswith(("/pmc/utils/idconv", "/tools/idconv/api/v1/articles")):
             records = []
             for value in query.get("ids", [""])[0].split(","):
-                match = [d for d in PMID_OF if value in (PMID_OF[d], PMCID_OF[d], d)]
-                if match:
-                    d = match[0]
-                    records.append({"pmcid": PMCID_OF[d], "pmid": int(PMID_OF[d]), "doi": d, "requested-id": value})
+                found = next((doi for doi, ids in _PMC_IDS.items() if value in (*ids, doi)), None)
+                if found:
+                    pmid, pmcid = _PMC_IDS[found]
+                    records.append({"pmcid": pmcid, "pmid": int(pmid), "doi": found, "requested-id": value})
                 else:
                     records.append({"requested-id": value, "errmsg": "Identifier not found in PMC"})
-            return self._json({"status": "ok", "response-date": "2026-11-29 00:00:00", "request": "demo", "records": records})
+            return Reply.json({"status": "ok", "response-date": "2026-11-29 00:00:00", "request": "demo", "records": records})
         return Reply(200, b"<?xml version=\"1.0\"?><PubmedArticleSet></PubmedArticleSet>", {"Content-Type": "text/xml"})
 
     def _serve_doi(self, request: Request) -> Reply:
@@ -300,25 +267,14 @@ class DemoWorld:
     def _serve_arxiv(self, request: Request) -> Reply:
         if request.path == "/robots.txt":
             return Reply(200, "User-agent: *\nDisallow: /search\n")
-        return self._pdf_reply("arxiv:" + request.path)
-
-    def _pdf_reply(self, name: str) -> Reply:
-        return Reply(200, fake_pdf(name), {"Content-Type": "application/pdf"})
+        return Reply.pdf(fake_pdf("arxiv:" + request.path))
 
     def _publisher(self, name: str, request: Request) -> Reply:
         path = request.path
         if path == "/robots.txt":
-            if name == "slow":
-                return Reply(200, "User-agent: *\nCrawl-delay: 0.5\n")
-            if name == "robots":
-                return Reply(200, "User-agent: *\nDisallow: /pdf/\n")
-            return Reply(404, b"no robots.txt")
-        if name == "forbidden":
-            return Reply(403, b"<html><body>Forbidden</body></html>", {"Content-Type": "text/html"})
-        if name == "gone":
-            return Reply(410, b"gone", {"Content-Type": "text/plain"})
-        if name == "held":
-            return Reply(503, b"maintenance", {"Retry-After": "3600"})
+            return Reply(200, _ROBOTS[name]) if name in _ROBOTS else Reply(404, b"no robots.txt")
+        if name in _REFUSALS:
+            return _REFUSALS[name]
         if name == "challenge":
             return Reply(403 if path.startswith("/article") else 200, CHALLENGE, {"Content-Type": "text/html"})
         if path.startswith("/article/"):
@@ -342,7 +298,7 @@ class DemoWorld:
                 self._last_limited = now
             if too_fast:
                 return Reply(429, b"slow down", {"Retry-After": "1"})
-        return self._pdf_reply(f"{name}:{path}")
+        return Reply.pdf(fake_pdf(f"{name}:{path}"))
 
 
 def _notices(doi: str) -> dict[str, Any]:

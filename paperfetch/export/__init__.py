@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from paperfetch.cells import is_missing
 from paperfetch.export.markup import bibtex_text, csl_text, plain_text
-from paperfetch.names import Name, names_from, transliterate
+from paperfetch.names import Name, name_text, names_from, transliterate
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -35,11 +35,7 @@ def _text(value: Any) -> str:
 
 
 def _doi_key(doi: str) -> str:
-    doi = doi.strip().lower()
-    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"):
-        if doi.startswith(prefix):
-            doi = doi[len(prefix):]
-    return doi
+    return re.sub(r"^(?:https://doi\.org/|http://doi\.org/|https://dx\.doi\.org/)?(?:doi:)?", "", doi.strip().lower())
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -53,10 +49,9 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     for row in frame[columns].to_dict(orient="records") if columns else []:
         record: dict[str, Any] = {name: _text(row.get(name)) for name in FIELDS if name != "authors"}
         record["journal"] = _text(row.get(journal_column))
-        record["doi"] = _doi_key(record["doi"]) if record["doi"] else ""
+        record["doi"] = _doi_key(record["doi"])
         record["authors"] = names_from(row.get("authors"))
-        year = record["year"]
-        record["year"] = year[:-2] if year.endswith(".0") else year
+        record["year"] = record["year"].removesuffix(".0")  # a float column's 2020.0
         record["preprint"] = _is_preprint(record, row.get("preprint"))
         if not any(record[k] for k in ("doi", "pmid", "pmcid", "arxiv_id", "title")):
             continue
@@ -98,17 +93,11 @@ def _url(record: dict[str, Any]) -> str:
     """The one URL every reader keeps: a preprint's arXiv abstract, the DOI, PubMed, PMC, the arXiv abstract, else
     the row's own."""
     arxiv = f"https://arxiv.org/abs/{record['arxiv_id']}" if record["arxiv_id"] else ""
-    if arxiv and record["preprint"]:
-        return arxiv
-    if record["doi"]:
-        return f"https://doi.org/{record['doi']}"
-    if record["pmid"]:
-        return f"https://pubmed.ncbi.nlm.nih.gov/{record['pmid']}/"
-    if record["pmcid"]:
-        return f"https://pmc.ncbi.nlm.nih.gov/articles/{record['pmcid']}/"
-    if arxiv:
-        return arxiv
-    return record["url"] if record["url"].startswith(("http://", "https://")) else ""
+    in_order = [arxiv if record["preprint"] else "", record["doi"] and f"https://doi.org/{record['doi']}",
+                record["pmid"] and f"https://pubmed.ncbi.nlm.nih.gov/{record['pmid']}/",
+                record["pmcid"] and f"https://pmc.ncbi.nlm.nih.gov/articles/{record['pmcid']}/", arxiv,
+                record["url"] if record["url"].startswith(("http://", "https://")) else ""]
+    return next((url for url in in_order if url), "")
 
 
 def bibtex_escape(text: str) -> str:
@@ -171,39 +160,20 @@ def _bibtex_name(name: Name) -> str:
 
 
 def _bibtex_entry(r: dict[str, Any], key: str) -> str:
-    fields: list[tuple[str, str]] = []
-    if r["authors"]:
-        fields.append(("author", " and ".join(_bibtex_name(n) for n in r["authors"])))
-    if r["title"]:
-        fields.append(("title", bibtex_text(r["title"])))
-    if r["preprint"]:
-        kind = "misc"
-        server = _server(r)
-        if server:
-            fields.append(("howpublished", bibtex_escape(server)))
-    else:
-        kind = "article" if r["journal"] else "misc"
-        if r["journal"]:
-            fields.append(("journal", bibtex_text(r["journal"], protect=False)))
-    if r["year"]:
-        fields.append(("year", bibtex_escape(r["year"])))
-    if r["doi"]:
-        fields.append(("doi", _verbatim(r["doi"])))
-    url = _url(r)
-    if url:
-        fields.append(("url", _verbatim(url)))
+    """One entry; a field whose value is empty is left out."""
+    eprint: list[tuple[str, str]] = []
     if r["arxiv_id"]:
-        fields += [("eprint", _verbatim(r["arxiv_id"])), ("archiveprefix", "arXiv"), ("eprinttype", "arxiv")]
-        if r["primaryclass"]:
-            fields.append(("primaryclass", _verbatim(r["primaryclass"])))
+        eprint = [("eprint", _verbatim(r["arxiv_id"])), ("archiveprefix", "arXiv"), ("eprinttype", "arxiv"),
+                  ("primaryclass", _verbatim(r["primaryclass"]))]
     elif r["pmid"]:
-        fields += [("eprint", _verbatim(r["pmid"])), ("eprinttype", "pubmed")]
-    if r["pmid"]:
-        fields.append(("pmid", _verbatim(r["pmid"])))
-    if r["pmcid"]:
-        fields.append(("pmcid", _verbatim(r["pmcid"])))
-    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
-    return f"@{kind}{{{key},\n{body}\n}}\n"
+        eprint = [("eprint", _verbatim(r["pmid"])), ("eprinttype", "pubmed")]
+    fields = [("author", " and ".join(_bibtex_name(n) for n in r["authors"])), ("title", bibtex_text(r["title"])),
+              ("howpublished", bibtex_escape(_server(r)) if r["preprint"] else ""),
+              ("journal", "" if r["preprint"] else bibtex_text(r["journal"], protect=False)),
+              ("year", bibtex_escape(r["year"])), ("doi", _verbatim(r["doi"])), ("url", _verbatim(_url(r))), *eprint,
+              ("pmid", _verbatim(r["pmid"])), ("pmcid", _verbatim(r["pmcid"]))]
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields if value)
+    return f"@{'article' if r['journal'] and not r['preprint'] else 'misc'}{{{key},\n{body}\n}}\n"
 
 
 def to_bibtex(frame: pd.DataFrame) -> str:
@@ -213,29 +183,17 @@ def to_bibtex(frame: pd.DataFrame) -> str:
     return "\n".join(_bibtex_entry(r, k) for r, k in zip(rows, keys(rows)))
 
 
-def _ris_name(name: Name) -> str:
-    if "literal" in name:
-        return name["literal"]
-    last = " ".join(p for p in (name.get("non-dropping-particle"), name.get("family")) if p)
-    rest = ", ".join(p for p in (name.get("given"), name.get("suffix")) if p)
-    return f"{last}, {rest}" if rest else last
-
-
 def to_ris(frame: pd.DataFrame) -> str:
     """The works as RIS records (``JOUR`` with a journal, ``UNPB`` for a preprint, ``GEN`` else), each ended by
     ``ER  -``; PMID in ``AN`` (and ``PMID:`` in ``C2`` beside the PMCID), the one URL in ``UR``."""
     out = []
     for r in records(frame):
         kind = "UNPB" if r["preprint"] else ("JOUR" if r["journal"] else "GEN")
-        lines = [("TY", kind)]
-        lines += [("AU", _ris_name(n)) for n in r["authors"]]
         journal = _server(r) if r["preprint"] else r["journal"]
-        for tag, value in (("TI", plain_text(r["title"])), ("T2", plain_text(journal)), ("PY", r["year"]),
-                           ("DO", r["doi"]), ("UR", _url(r)),
-                           ("AN", f"PMID:{r['pmid']}" if r["pmid"] else ""), ("C2", r["pmcid"])):
-            if value:
-                lines.append((tag, value))
-        out.append("".join(f"{tag}  - {value}\n" for tag, value in lines) + "ER  - \n")
+        lines = [("TY", kind), *(("AU", name_text(n)) for n in r["authors"]), ("TI", plain_text(r["title"])),
+                 ("T2", plain_text(journal)), ("PY", r["year"]), ("DO", r["doi"]), ("UR", _url(r)),
+                 ("AN", f"PMID:{r['pmid']}" if r["pmid"] else ""), ("C2", r["pmcid"])]
+        out.append("".join(f"{tag}  - {value}\n" for tag, value in lines if value) + "ER  - \n")  # empty ones left out
     return "\n".join(out)
 
 
@@ -249,27 +207,15 @@ def to_csl_json(frame: pd.DataFrame) -> str:
     rows = records(frame)
     items = []
     for r, key in zip(rows, keys(rows)):
-        item: dict[str, Any] = {"id": key, "type": "article" if r["preprint"] or not r["journal"] else "article-journal"}
-        if r["title"]:
-            item["title"] = csl_text(r["title"])
-        if r["preprint"]:
-            item["genre"] = "preprint"
-            if _server(r):
-                item["publisher"] = _server(r)
-        elif r["journal"]:
-            item["container-title"] = csl_text(r["journal"])
-        if r["authors"]:
-            item["author"] = [_csl_name(n) for n in r["authors"]]
-        if r["year"].isdigit():
-            item["issued"] = {"date-parts": [[int(r["year"])]]}
-        for name, field in (("doi", "DOI"), ("pmid", "PMID"), ("pmcid", "PMCID")):
-            if r[name]:
-                item[field] = r[name]
-        if _url(r):
-            item["URL"] = _url(r)
-        if r["arxiv_id"]:
-            item["number"] = f"arXiv:{r['arxiv_id']}"
-        items.append(item)
+        item: dict[str, Any] = {  # in this order; the empty ones are left out
+            "id": key, "type": "article" if r["preprint"] or not r["journal"] else "article-journal",
+            "title": csl_text(r["title"]), "genre": "preprint" if r["preprint"] else "",
+            "publisher": _server(r) if r["preprint"] else "", "container-title": "" if r["preprint"] else csl_text(r["journal"]),
+            "author": [_csl_name(n) for n in r["authors"]],
+            "issued": {"date-parts": [[int(r["year"])]]} if r["year"].isdigit() else None,
+            "DOI": r["doi"], "PMID": r["pmid"], "PMCID": r["pmcid"], "URL": _url(r),
+            "number": f"arXiv:{r['arxiv_id']}" if r["arxiv_id"] else ""}
+        items.append({name: value for name, value in item.items() if value})
     return json.dumps(items, ensure_ascii=False, indent=2) + "\n"
 
 

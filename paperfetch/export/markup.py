@@ -35,10 +35,7 @@ def runs(markup: str) -> list[Run]:
     out: list[Run] = []
     stack: list[str] = []
     pos = 0
-    while True:
-        match = _TAG_RE.search(markup, pos)
-        if match is None:
-            break
+    while (match := _TAG_RE.search(markup, pos)) is not None:
         _add(out, markup[pos:match.start()], stack)
         pos = match.end()
         closing, name, empty = match.group(1), match.group(3).lower(), match.group(5)
@@ -182,15 +179,12 @@ def _braces(text: str) -> list[tuple[str, bool]]:
             opening.append(i)
         elif ch == "}" and opening:
             matched.update((opening.pop(), i))
+    lone = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
     pieces: list[tuple[str, bool]] = []
     start = 0
     for i, ch in enumerate(text):
-        if ch in "{}":
-            pieces.append((text[start:i], False))
-            if i in matched:
-                pieces.append(("\\" + ch, True))
-            else:
-                pieces.append((r"\textbraceleft{}" if ch == "{" else r"\textbraceright{}", True))
+        if ch in lone:
+            pieces += [(text[start:i], False), ("\\" + ch if i in matched else lone[ch], True)]
             start = i + 1
     pieces.append((text[start:], False))
     return pieces
