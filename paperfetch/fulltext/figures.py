@@ -10,11 +10,10 @@ from lxml import etree
 
 from paperfetch.fulltext.base import SECTION_SEPARATOR, Figure, Table, unique_ids
 from paperfetch.fulltext.tables import parse_table
-from paperfetch.fulltext.xmltext import flatten, local_name, section_path, xrefs
+from paperfetch.fulltext.xmltext import XLINK_HREF, first_child, flatten, local_name, section_path, xrefs
 
 __all__ = ["floats", "parse_figure"]
 
-_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 #: Where a figure or table is never the article's own: peer reviews and decision letters, translated abstracts.
 _ELSEWHERE = frozenset({"sub-article", "response", "trans-abstract"})
 _NOTHING_DROPPED: frozenset[str] = frozenset()
@@ -23,13 +22,11 @@ _NOTHING_DROPPED: frozenset[str] = frozenset()
 def parse_figure(fig: etree._Element, number: int, refs: Sequence[str] = (),
                  order: Mapping[str, int] | None = None) -> Figure:
     """The figure of one ``<fig>``; *number* (1-based, in document order) names one without an ``id``."""
-    label = next((child for child in fig if local_name(child.tag) == "label"), None)
-    caption = next((child for child in fig if local_name(child.tag) == "caption"), None)
-    graphic = next((el.get(_XLINK_HREF) or "" for el in fig.iter("{*}graphic")), "")
+    graphic = next((el.get(XLINK_HREF) or "" for el in fig.iter("{*}graphic")), "")
     return Figure(
         figure_id=fig.get("id") or f"f{number}",
-        label=flatten(label) if label is not None else "",
-        caption=flatten(caption) if caption is not None else "",
+        label=flatten(first_child(fig, "label")),
+        caption=flatten(first_child(fig, "caption")),
         section=section_path(fig, SECTION_SEPARATOR),
         graphic=graphic.strip(),
         **xrefs(fig, refs, dropped=_NOTHING_DROPPED, order=order),

@@ -46,10 +46,15 @@ _BREAK = "* * *"
 
 def escape(text: str) -> str:
     """*text* as Markdown that renders as the text itself."""
-    out = "".join("\\" + ch if ch in _ESCAPED else ch for ch in text)
-    if match := _LEADING.match(out):  # what would start a list, a heading underline or a definition
-        return out[: match.end() - 1] + "\\" + out[match.end() - 1:]
-    return out
+    return "".join(_escaped(text))
+
+
+def _escaped(text: str) -> list[str]:
+    """Each character of *text*, escaped where it would be markup (one part a character)."""
+    parts = ["\\" + ch if ch in _ESCAPED else ch for ch in text]
+    if match := _LEADING.match("".join(parts)):  # what would start a list, a heading underline or a definition
+        parts[match.end() - 1] = "\\" + parts[match.end() - 1]  # the characters it matches are never escaped
+    return parts
 
 
 def reuse_of(license: Any) -> str:  # noqa: A002 - the column's name
@@ -99,9 +104,7 @@ def _offsets(value: Any, citations: list[str]) -> list[int] | None:
 def _inline_refs(text: str, citations: list[str], offsets: list[int]) -> str:
     """*text* escaped with each ``[^rid]`` right after the character its offset names (never after a space:
     the offsets fall at the end of a link's text, which is how :func:`_refs_in` tells them from a trailing list)."""
-    parts = ["\\" + ch if ch in _ESCAPED else ch for ch in text]
-    if match := _LEADING.match("".join(parts)):  # the characters it matches are never escaped: one part each
-        parts[match.end() - 1] = "\\" + parts[match.end() - 1]
+    parts = _escaped(text)
     after: dict[int, list[str]] = {}
     for rid, offset in zip(citations, offsets):
         after.setdefault(min(max(offset, 0), len(text)), []).append(f"[^{rid}]")
@@ -209,19 +212,14 @@ def _document(meta: Mapping[str, Any], paragraphs: pd.DataFrame, references: pd.
     placed, orphans = _floats_after(paragraphs, floats)
     path: list[str] = []
     rows = paragraphs.to_dict("records")
-    for n, row in enumerate(rows):
-        new = _levels(str(_value(row.get("section")) or ""))
-        if new != path:
-            blocks += _headings(path, new)
-            path = new
-        blocks.append(_paragraph_block(row))
-        blocks += placed.get(n, [])
-    for section, float_blocks in orphans:
+    sections = [(str(_value(row.get("section")) or ""), [_paragraph_block(row), *placed.get(n, [])])
+                for n, row in enumerate(rows)]
+    for section, section_blocks in sections + orphans:
         new = _levels(section)
         if new != path:
             blocks += _headings(path, new)
             path = new
-        blocks += float_blocks
+        blocks += section_blocks
     cited = [rid for row in rows for rid in _list(row.get("citations"))]
     cited += [rid for _, float_blocks in floats for block in float_blocks for rid in _REF.findall(block)]
     listed = [str(_value(r)) for r in references.get("ref_id", pd.Series(dtype=object)) if _value(r)]

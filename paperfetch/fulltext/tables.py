@@ -14,7 +14,7 @@ import pandas as pd
 from lxml import etree
 
 from paperfetch.fulltext.base import SECTION_SEPARATOR, Table
-from paperfetch.fulltext.xmltext import DROPPED, flatten, local_name, section_path, xrefs
+from paperfetch.fulltext.xmltext import DROPPED, first_child, flatten, local_name, section_path, xrefs
 
 __all__ = ["HEADER_SEPARATOR", "MAX_CELLS", "MAX_SPAN", "parse_table", "pipe_table", "table_frame"]
 
@@ -25,7 +25,6 @@ MAX_SPAN = 1000
 #: A table whose grid would hold more cells than this keeps its caption and gets an empty grid, as an image does.
 MAX_CELLS = 1_000_000
 
-_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _ROW_GROUPS = ("thead", "tbody", "tfoot")
 _NOTHING_DROPPED: frozenset[str] = frozenset()
 _FOOTNOTES_KEPT = DROPPED - {"fn", "table-wrap-foot"}
@@ -34,8 +33,6 @@ _FOOTNOTES_KEPT = DROPPED - {"fn", "table-wrap-foot"}
 def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
                 order: Mapping[str, int] | None = None) -> Table:
     """The table of one ``<table-wrap>``; *number* (1-based, in document order) names one without an ``id``."""
-    label = _first_child(wrap, "label")
-    caption = _first_child(wrap, "caption")
     foot = list(wrap.iter("{*}table-wrap-foot"))
     table = next(wrap.iter("{*}table"), None)
     try:
@@ -45,8 +42,8 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
     links = xrefs(wrap, refs, dropped=_NOTHING_DROPPED, order=order)
     return Table(
         table_id=wrap.get("id") or f"t{number}",
-        label=flatten(label) if label is not None else "",
-        caption=flatten(caption) if caption is not None else "",
+        label=flatten(first_child(wrap, "label")),
+        caption=flatten(first_child(wrap, "caption")),
         footnotes=" ".join(text for el in foot if (text := flatten(el, dropped=_FOOTNOTES_KEPT))),
         section=section_path(wrap, SECTION_SEPARATOR),
         columns=columns, rows=rows, **links,
@@ -55,10 +52,6 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
 
 class _TooLarge(Exception):
     """A grid over :data:`MAX_CELLS`."""
-
-
-def _first_child(element: etree._Element, name: str) -> etree._Element | None:
-    return next((child for child in element if local_name(child.tag) == name), None)
 
 
 def _span(cell: etree._Element, name: str) -> int:
