@@ -47,14 +47,14 @@ TEXT_SOURCES = ("jats", "pdf")
 #: references frame, whose ``title``/``year`` are the cited work's): from the paper's record, else the document.
 _BIB_DTYPES: Mapping[str, Any] = {"title": "string", "year": "Int64", "journal": "string", "authors": "object",
                                   "retracted": "boolean"}
+_IDS = ("doi", "pmid", "pmcid")
+_ID_DTYPES = dict.fromkeys(_IDS, "string")
 #: The fields of a paper's record the frames carry: ids, licence and the bibliographic record.
-RECORD_FIELDS = ("doi", "pmid", "pmcid", "license", "license_id", *_BIB_DTYPES)
+RECORD_FIELDS = (*_IDS, "license", "license_id", *_BIB_DTYPES)
 
 PARAGRAPH_DTYPES: Mapping[str, Any] = {
     "input": "object",
-    "doi": "string",
-    "pmid": "string",
-    "pmcid": "string",
+    **_ID_DTYPES,
     "text_source": pd.CategoricalDtype(list(TEXT_SOURCES)),
     "license": "string",
     "section": "string",
@@ -77,9 +77,7 @@ PARAGRAPH_COLUMNS: tuple[str, ...] = tuple(PARAGRAPH_DTYPES)
 #: frame goes straight into ``Retriever.download_frame(refs, column="doi")``.
 REFERENCE_DTYPES: Mapping[str, Any] = {
     "input": "object",
-    "citing_doi": "string",
-    "citing_pmid": "string",
-    "citing_pmcid": "string",
+    **{f"citing_{name}": dtype for name, dtype in _ID_DTYPES.items()},
     "index": "Int64",
     "ref_id": "string",
     "label": "string",
@@ -87,17 +85,15 @@ REFERENCE_DTYPES: Mapping[str, Any] = {
     "title": "string",
     "source": "string",
     "year": "Int64",
-    "doi": "string",
-    "pmid": "string",
-    "pmcid": "string",
+    **_ID_DTYPES,
     "license": "string",
     "license_id": "string",
     **{f"citing_{name}": dtype for name, dtype in _BIB_DTYPES.items()},
 }
 REFERENCE_COLUMNS: tuple[str, ...] = tuple(REFERENCE_DTYPES)
 
-_PAPER_DTYPES: Mapping[str, Any] = {"input": "object", "doi": "string", "pmid": "string", "pmcid": "string",
-                                    "license": "string", "license_id": "string", **_BIB_DTYPES}
+_PAPER_DTYPES: Mapping[str, Any] = {"input": "object", **_ID_DTYPES, "license": "string", "license_id": "string",
+                                    **_BIB_DTYPES}
 #: One row per ``<table-wrap>``: ``table`` is a DataFrame of the cells, ``markdown`` the same as a pipe table.
 TABLE_DTYPES: Mapping[str, Any] = {
     **_PAPER_DTYPES, "table_id": "string", "label": "string", "caption": "string", "footnotes": "string",
@@ -130,7 +126,7 @@ def paper_fields(article: Article, record: Mapping[str, Any] | None = None) -> d
     the rest of the record (year, journal, authors, retracted) from *record*, else the document's title. A
     licence brings its own ``license_id`` (none: read from the licence)."""
     record = record or {}
-    out = {name: _given(record.get(name)) or _or_none(getattr(article, name)) for name in ("doi", "pmid", "pmcid")}
+    out = {name: _given(record.get(name)) or _or_none(getattr(article, name)) for name in _IDS}
     own = article.license if article.text_source == "jats" or not _given(record.get("license")) else ""
     out["license"] = own or _given(record.get("license"))
     out["license_id"] = _or_none(article.license_id) if own else _given(record.get("license_id"))

@@ -157,10 +157,6 @@ def _caption(row: Mapping[str, Any], ident: str, kind: str, **data: Any) -> str:
     return f"{text} {anchor}".strip()
 
 
-def _figure_blocks(row: Mapping[str, Any]) -> list[str]:
-    return [_caption(row, str(_value(row.get("figure_id")) or ""), "figure", graphic=_value(row.get("graphic")))]
-
-
 def _table_blocks(row: Mapping[str, Any]) -> list[str]:
     blocks = [_caption(row, str(_value(row.get("table_id")) or ""), "table")]
     if markdown := _value(row.get("markdown")):
@@ -286,7 +282,8 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
         if meta["reuse"] != "open":
             logger.warning("%s: %s licence (%s); the Markdown says so in its front matter", key, meta["reuse"],
                            meta.get("license") or "none given")
-        floats = [(str(_value(row.get("section")) or ""), _figure_blocks(row))
+        floats = [(str(_value(row.get("section")) or ""),
+                   [_caption(row, str(_value(row.get("figure_id")) or ""), "figure", graphic=_value(row.get("graphic")))])
                   for row in figures.get(key, pd.DataFrame()).to_dict("records")]
         floats += [(str(_value(row.get("section")) or ""), _table_blocks(row))
                    for row in tables.get(key, pd.DataFrame()).to_dict("records")]

@@ -138,10 +138,8 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
     if width * len(grid) > MAX_CELLS:  # short rows are padded to the widest
         raise _TooLarge
     texts = [tuple("" if value is None else value for value in line) + ("",) * (width - len(line)) for line in grid]
-    if any(in_head for in_head, _ in rows):
-        head = sum(1 for in_head, _ in rows if in_head)
-    else:
-        head = next((i for i, flag in enumerate(header_flags) if not flag), len(header_flags))
+    head = sum(in_head for in_head, _ in rows) \
+        or next((i for i, flag in enumerate(header_flags) if not flag), len(header_flags))
     return _column_names(texts[:head], width), tuple(texts[head:])
 
 
