@@ -9,7 +9,7 @@ chunk, or its pieces in consecutive chunks.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
@@ -19,18 +19,20 @@ import pandas as pd
 from paperfetch.cells import is_missing
 from paperfetch.fulltext.base import SECTION_SEPARATOR
 from paperfetch.fulltext.bundle import FullText
-from paperfetch.fulltext.frame import RECORD_FIELDS
+from paperfetch.fulltext.frame import RECORD_FIELDS, typed_frame
 
-__all__ = ["CHUNK_COLUMNS", "Tokenizer", "chunks", "count_tokens", "default_tokenizer"]
+__all__ = ["CHUNK_COLUMNS", "CHUNK_DTYPES", "Tokenizer", "chunks", "count_tokens", "default_tokenizer"]
 
 #: Any callable from a text to a sequence of tokens: a Hugging Face tokenizer's ``encode``, tiktoken's ``encode``.
 Tokenizer = Callable[[str], Sequence[Any]]
 
-#: The columns of the chunks frame, in order.
-CHUNK_COLUMNS: tuple[str, ...] = (
-    "input", "doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section", "paragraph_ids", "text",
-    "tokens", "license_id", "title", "year", "journal", "authors", "retracted",
-)
+#: The columns of the chunks frame, in order, and their types.
+CHUNK_DTYPES: Mapping[str, Any] = {
+    "input": "object", **dict.fromkeys(("doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section"), "string"),
+    "paragraph_ids": "object", "text": "string", "tokens": "Int64", "license_id": "string", "title": "string",
+    "year": "Int64", "journal": "string", "authors": "object", "retracted": "boolean",
+}
+CHUNK_COLUMNS: tuple[str, ...] = tuple(CHUNK_DTYPES)
 #: The paper's columns a chunk carries from its paragraphs: its ids, licence and bibliographic record.
 _PAPER_COLUMNS = ("text_source", *RECORD_FIELDS)
 
@@ -248,7 +250,7 @@ def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: 
         for n, (section, paragraph_ids, text) in enumerate(_paper_chunks(rows, budget, overlap)):
             records.append({"input": first["input"], **meta, "chunk_id": f"c{n}", "section": section,
                             "paragraph_ids": paragraph_ids, "text": text, "tokens": budget.count(text)})
-    return _chunks_frame(records)
+    return typed_frame(records, CHUNK_DTYPES, "chunk")
 
 
 def _papers(frame: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
@@ -256,16 +258,3 @@ def _papers(frame: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
     if frame.empty:
         return
     yield from frame.groupby(frame["input"].astype(str), sort=False)
-
-
-def _chunks_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
-    data = {column: [row.get(column) for row in records] for column in CHUNK_COLUMNS}
-    frame = pd.DataFrame(data, columns=list(CHUNK_COLUMNS))
-    frame["input"] = pd.Series(data["input"], index=frame.index, dtype=object)
-    for column in ("paragraph_ids", "authors"):
-        frame[column] = pd.Series(data[column], index=frame.index, dtype=object)
-    for column in ("doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section", "text", "license_id",
-                   "title", "journal"):
-        frame[column] = frame[column].astype("string")
-    frame = frame.astype({"tokens": "Int64", "year": "Int64", "retracted": "boolean"})
-    return frame
