@@ -19,7 +19,7 @@ import pandas as pd
 from paperfetch.cells import is_missing
 from paperfetch.fulltext.base import SECTION_SEPARATOR
 from paperfetch.fulltext.bundle import FullText
-from paperfetch.fulltext.frame import RECORD_FIELDS, typed_frame
+from paperfetch.fulltext.frame import RECORD_FIELDS, by_input, typed_frame
 
 __all__ = ["CHUNK_COLUMNS", "CHUNK_DTYPES", "Tokenizer", "chunks", "count_tokens", "default_tokenizer"]
 
@@ -241,7 +241,7 @@ def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: 
     frame = paragraphs.paragraphs if isinstance(paragraphs, FullText) else paragraphs
     budget = _Budget(max_tokens, overlap, tokenizer or default_tokenizer, contextualize)
     records: list[dict[str, Any]] = []
-    for _, paper in _papers(frame):
+    for paper in by_input(frame).values():
         first = paper.iloc[0]
         ids = paper["paragraph_id"] if "paragraph_id" in paper.columns else pd.Series([None] * len(paper))
         rows = [(_text_of(pid) or f"p{int(n)}", _text_of(section), _text_of(text))
@@ -253,8 +253,3 @@ def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: 
     return typed_frame(records, CHUNK_DTYPES, "chunk")
 
 
-def _papers(frame: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
-    """The rows of each paper (one ``input``), papers in the order they first come, rows in the frame's order."""
-    if frame.empty:
-        return
-    yield from frame.groupby(frame["input"].astype(str), sort=False)

@@ -31,6 +31,7 @@ __all__ = [
     "TABLE_DTYPES",
     "TEXT_SOURCES",
     "article_rows",
+    "by_input",
     "figure_rows",
     "figures_frame",
     "paper_fields",
@@ -204,6 +205,13 @@ def typed_frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any], wh
                for given, value in zip(data["license_id"], data["license"])]
         frame["license_id"] = pd.Series(ids, index=frame.index, dtype="string")
     return frame
+
+
+def by_input(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The rows of each paper (one ``input``), papers in the order they first come, rows in the frame's order."""
+    if frame.empty or "input" not in frame.columns:
+        return {}
+    return {key: part for key, part in frame.groupby(frame["input"].astype(str), sort=False)}
 
 
 def paragraphs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

@@ -24,6 +24,7 @@ import pandas as pd
 from paperfetch.cells import is_missing
 from paperfetch.fulltext.base import SECTION_SEPARATOR, license_code
 from paperfetch.fulltext.bundle import FullText
+from paperfetch.fulltext.frame import by_input
 
 __all__ = ["FRONT_MATTER_KEYS", "escape", "reuse_of", "to_markdown"]
 
@@ -246,12 +247,6 @@ def _paper_meta(rows: pd.DataFrame, extra: Mapping[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _by_input(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    if frame is None or frame.empty or "input" not in frame.columns:
-        return {}
-    return {key: part for key, part in frame.groupby(frame["input"].astype(str), sort=False)}
-
-
 def _papers_meta(papers: pd.DataFrame | Mapping[Any, Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:
     if papers is None:
         return {}
@@ -273,9 +268,9 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
     a warning.
     """
     extra = _papers_meta(papers)
-    references, tables, figures = _by_input(bundle.references), _by_input(bundle.tables), _by_input(bundle.figures)
+    references, tables, figures = by_input(bundle.references), by_input(bundle.tables), by_input(bundle.figures)
     out: dict[Any, str] = {}
-    for key, rows in _by_input(bundle.paragraphs).items():
+    for key, rows in by_input(bundle.paragraphs).items():
         rows = rows.reset_index(drop=True)
         meta = _paper_meta(rows, extra.get(key, {}))
         meta["input"] = rows["input"].iloc[0]

@@ -191,10 +191,8 @@ def paragraphs_from_lines(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> 
                  margins=_left_margins(lines, indent, layout))
     cells = table_cells(lines, layout) | floats(lines, metrics.pitch, layout)
     out = _Builder(vocabulary=Vocabulary.of(lines))
-    for i, line in enumerate(lines):
-        if i in cells:
-            continue
-        following = next((lines[j] for j in range(i + 1, len(lines)) if j not in cells), None)
+    kept = [line for i, line in enumerate(lines) if i not in cells]
+    for line, following in zip(kept, [*kept[1:], None]):
         if _step(flow, out, line, following) == "stop":
             break
     out.close()

@@ -7,7 +7,9 @@ group's ``colspec``/``spanspec``, ``morerows`` below), as Copernicus publishes t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import NamedTuple
 
 import pandas as pd
@@ -168,19 +170,13 @@ def _place_row(grid: list[list[str | None]], r: int, cells: list[_Cell], made: i
 def _column_names(header: list[tuple[str, ...]], width: int) -> tuple[str, ...]:
     if not header:
         return ()
-    names: list[str] = []
-    for c in range(width):
-        parts: list[str] = []
-        for line in header:
-            if line[c] and (not parts or parts[-1] != line[c]):
-                parts.append(line[c])
-        names.append(HEADER_SEPARATOR.join(parts))
-    seen: dict[str, int] = {}
+    # a column's header texts top down, a text spanning several header rows once
+    names = [HEADER_SEPARATOR.join(text for text, _ in groupby(line[c] for line in header if line[c])) for c in range(width)]
+    seen: Counter[str] = Counter()
     unique = []
     for name in names:  # as pandas names repeated CSV headers: "n", "n.1"
-        count = seen.get(name, 0)
-        seen[name] = count + 1
-        unique.append(name if count == 0 else f"{name}.{count}")
+        unique.append(f"{name}.{seen[name]}" if seen[name] else name)
+        seen[name] += 1
     return tuple(unique)
 
 
