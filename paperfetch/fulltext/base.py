@@ -204,10 +204,8 @@ def license_code(text: str) -> str:
         return "cc0" if code == "0" else f"cc {code}"
     if match := _CC_WORDS.search(text):
         if match.group(0).lower().split()[2].startswith("attribution"):
-            parts = ["by"]
             tail = (match.group(1) or "").lower()
-            parts += [code for pattern, code in _CC_PARTS if re.search(pattern, tail)]
-            return "cc " + "-".join(parts)
+            return "cc " + "-".join(["by", *(code for pattern, code in _CC_PARTS if re.search(pattern, tail))])
         return "cc0"
     return ""
 

@@ -67,9 +67,8 @@ def article_from_element(article: etree._Element) -> Article:
     meta = _child_path(article, "front", "article-meta")
     ids = _article_ids(meta)
     rows: list[tuple[str, str, etree._Element]] = []
-    if meta is not None:
-        for abstract in _children(meta, "abstract"):
-            _walk(abstract, _abstract_path(abstract), rows)
+    for abstract in _children(meta, "abstract"):
+        _walk(abstract, _abstract_path(abstract), rows)
     body = _child_path(article, "body")
     if body is not None:
         _walk(body, [], rows)

@@ -136,7 +136,7 @@ def _ledger_records(folder: Path) -> dict[Path, tuple[str, dict[str, Any]]]:
     out: dict[Path, tuple[str, dict[str, Any]]] = {}
     for key, path, extra in zip(entries["key"], entries["path"], entries["extra"]):
         if isinstance(path, str) and path:
-            file = (folder / path).resolve() if not Path(path).is_absolute() else Path(path).resolve()
+            file = (folder / path).resolve()  # an absolute path stays itself
             paper = key.removeprefix(TEXT_KEY_PREFIX)
             out[file] = (paper, {**out.get(file, ("", {}))[1], **(extra or {})})
     return out

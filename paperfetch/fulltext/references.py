@@ -66,12 +66,10 @@ def _identifiers(holder: etree._Element, text: str) -> dict[str, str]:
             found[kind] = canonical
 
     for el in holder.iter():
-        name = local_name(el.tag)
-        if name == "pub-id" and (kind := PUB_ID_TYPES.get((el.get("pub-id-type") or "").lower())):
+        if local_name(el.tag) == "pub-id" and (kind := PUB_ID_TYPES.get((el.get("pub-id-type") or "").lower())):
             offer(kind, flatten(el))
     for el in holder.iter():
-        name = local_name(el.tag)
-        if name not in ("ext-link", "uri"):
+        if local_name(el.tag) not in ("ext-link", "uri"):
             continue
         for value in (el.get(XLINK_HREF) or "", flatten(el)):
             if (el.get("ext-link-type") or "").lower() == "doi" or "doi.org/" in value.lower():
@@ -81,12 +79,9 @@ def _identifiers(holder: etree._Element, text: str) -> dict[str, str]:
                 offer("pmid", match.group(1))
             if (el.get("ext-link-type") or "").lower() == "pmid":
                 offer("pmid", value)
-    if match := _DOI_IN_TEXT.search(text):
-        offer("doi", _strip_end(match.group(1)))
-    if match := _PMID_IN_TEXT.search(text):
-        offer("pmid", match.group(1))
-    if match := _PMCID_IN_TEXT.search(text):
-        offer("pmcid", match.group(1))
+    for kind, pattern in (("doi", _DOI_IN_TEXT), ("pmid", _PMID_IN_TEXT), ("pmcid", _PMCID_IN_TEXT)):
+        if match := pattern.search(text):
+            offer(kind, _strip_end(match.group(1)))  # a PMID's or PMCID's digits end at a word boundary already
     return found
 
 

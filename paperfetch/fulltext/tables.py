@@ -32,9 +32,9 @@ _NOTHING_DROPPED: frozenset[str] = frozenset()
 _FOOTNOTES_KEPT = DROPPED - {"fn", "table-wrap-foot"}
 
 
-def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
+def parse_table(wrap: etree._Element, table_id: str, refs: Sequence[str] = (),
                 order: Mapping[str, int] | None = None) -> Table:
-    """The table of one ``<table-wrap>``; *number* (1-based, in document order) names one without an ``id``."""
+    """The table of one ``<table-wrap>``, under *table_id*."""
     foot = list(wrap.iter("{*}table-wrap-foot"))
     table = next(wrap.iter("{*}table"), None)
     try:
@@ -43,7 +43,7 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
         columns, rows = (), ()
     links = xrefs(wrap, refs, dropped=_NOTHING_DROPPED, order=order)
     return Table(
-        table_id=wrap.get("id") or f"t{number}",
+        table_id=table_id,
         label=flatten(first_child(wrap, "label")),
         caption=flatten(first_child(wrap, "caption")),
         footnotes=" ".join(text for el in foot if (text := flatten(el, dropped=_FOOTNOTES_KEPT))),
