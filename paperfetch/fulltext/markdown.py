@@ -103,8 +103,7 @@ def _offsets(value: Any, citations: list[str]) -> list[int] | None:
 
 
 def _inline_refs(text: str, citations: list[str], offsets: list[int]) -> str:
-    """*text* escaped with each ``[^rid]`` right after the character its offset names (never after a space:
-    the offsets fall at the end of a link's text, which is how :func:`_refs_in` tells them from a trailing list)."""
+    """*text* escaped with each ``[^rid]`` right after the character its offset names (the end of its link's text)."""
     parts = _escaped(text)
     after: dict[int, list[str]] = {}
     for rid, offset in zip(citations, offsets):
