@@ -178,7 +178,7 @@ def canonical_id(value: str, kind: str) -> str:
     return identifier.value if identifier.type.value == kind else ""
 
 
-_CC_URL = re.compile(r"creativecommons\.org/(licenses|publicdomain)/([a-z-]+)", re.IGNORECASE)
+_CC_URL = re.compile(r"creativecommons\.org/(licenses|publicdomain)/([a-z-]+)(?:/(\d+(?:\.\d+)?))?", re.IGNORECASE)
 _CC_CODE = re.compile(r"\bCC[\s-]?(BY(?:[\s-]?(?:NC|ND|SA)){0,2}|0)\b", re.IGNORECASE)
 _CC_WORDS = re.compile(
     r"creative\s+commons\s+(?:attribution((?:[\s-]+(?:non[\s-]?commercial|no[\s-]?deriv\w*|share[\s-]?alike)){0,2})"
@@ -204,16 +204,12 @@ def license_code(text: str) -> str:
         return "cc0" if code == "0" else f"cc {code}"
     if match := _CC_WORDS.search(text):
         if match.group(0).lower().split()[2].startswith("attribution"):
-            parts = ["by"]
             tail = (match.group(1) or "").lower()
-            parts += [code for pattern, code in _CC_PARTS if re.search(pattern, tail)]
-            return "cc " + "-".join(parts)
+            return "cc " + "-".join(["by", *(code for pattern, code in _CC_PARTS if re.search(pattern, tail))])
         return "cc0"
     return ""
 
 
-_CC_VERSIONED_URL = re.compile(
-    r"creativecommons\.org/(licenses|publicdomain)/([a-z-]+)(?:/(\d+(?:\.\d+)?))?", re.IGNORECASE)
 _VERSION_AFTER = re.compile(
     r"^[\s,(-]*(?:(?:international|generic|unported)\s+)?(?:(?:public\s+)?licen[cs]e\s*)?(?:\(\s*)?"
     r"(?:version\s*|v)?(\d\.\d)\b", re.IGNORECASE)
@@ -230,12 +226,10 @@ def license_id(text: str) -> str:
     >>> license_id("cc by")
     'cc-by'
     """
-    if match := _CC_VERSIONED_URL.search(text):
+    if match := _CC_URL.search(text):
         kind, code, version = match.group(1).lower(), match.group(2).lower(), match.group(3)
-        if kind == "publicdomain":
-            code = "cc0" if code == "zero" else f"publicdomain-{code}"
-            return f"{code}-{version}" if version else code
-        return f"cc-{code}-{version}" if version else f"cc-{code}"
+        code = f"cc-{code}" if kind != "publicdomain" else "cc0" if code == "zero" else f"publicdomain-{code}"
+        return f"{code}-{version}" if version else code
     code = license_code(text)
     if not code:
         return ""

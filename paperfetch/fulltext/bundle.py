@@ -40,6 +40,11 @@ def errors_frame(rows: list[dict[str, object]] | None = None) -> pd.DataFrame:
     return frame.astype({"input": object, "error": "string", "message": "string"})
 
 
+#: Each article frame of a bundle: its rows of one article, and its frame of rows.
+_FRAMES = {"paragraphs": (article_rows, paragraphs_frame), "references": (reference_rows, references_frame),
+           "tables": (table_rows, tables_frame), "figures": (figure_rows, figures_frame)}
+
+
 @dataclass(frozen=True)
 class FullText:
     """The frames full text becomes, for one or more papers (``input`` names the paper in every frame, and every
@@ -66,14 +71,11 @@ class FullText:
            outcomes: pd.DataFrame | None = None, errors: list[dict[str, object]] | None = None) -> FullText:
         """The bundle of *papers*, each ``(input, article, record)``: the frames are functions of the articles
         and the papers' bibliographic records."""
-        rows: dict[str, list[dict[str, Any]]] = {"paragraphs": [], "references": [], "tables": [], "figures": []}
+        rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in _FRAMES}
         for name, article, record in papers:
-            rows["paragraphs"] += article_rows(article, input=name, record=record)
-            rows["references"] += reference_rows(article, input=name, record=record)
-            rows["tables"] += table_rows(article, input=name, record=record)
-            rows["figures"] += figure_rows(article, input=name, record=record)
-        return cls(paragraphs=paragraphs_frame(rows["paragraphs"]), references=references_frame(rows["references"]),
-                   tables=tables_frame(rows["tables"]), figures=figures_frame(rows["figures"]),
+            for kind, (of_article, _) in _FRAMES.items():
+                rows[kind] += of_article(article, input=name, record=record)
+        return cls(**{kind: frame(rows[kind]) for kind, (_, frame) in _FRAMES.items()},
                    outcomes=outcomes if outcomes is not None else outcomes_frame([]), errors=errors_frame(errors))
 
 

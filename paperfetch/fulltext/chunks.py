@@ -9,8 +9,9 @@ chunk, or its pieces in consecutive chunks.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 import pandas as pd
@@ -18,20 +19,22 @@ import pandas as pd
 from paperfetch.cells import is_missing
 from paperfetch.fulltext.base import SECTION_SEPARATOR
 from paperfetch.fulltext.bundle import FullText
+from paperfetch.fulltext.frame import RECORD_FIELDS, by_input, typed_frame
 
-__all__ = ["CHUNK_COLUMNS", "Tokenizer", "chunks", "count_tokens", "default_tokenizer"]
+__all__ = ["CHUNK_COLUMNS", "CHUNK_DTYPES", "Tokenizer", "chunks", "count_tokens", "default_tokenizer"]
 
 #: Any callable from a text to a sequence of tokens: a Hugging Face tokenizer's ``encode``, tiktoken's ``encode``.
 Tokenizer = Callable[[str], Sequence[Any]]
 
-#: The columns of the chunks frame, in order.
-CHUNK_COLUMNS: tuple[str, ...] = (
-    "input", "doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section", "paragraph_ids", "text",
-    "tokens", "license_id", "title", "year", "journal", "authors", "retracted",
-)
+#: The columns of the chunks frame, in order, and their types.
+CHUNK_DTYPES: Mapping[str, Any] = {
+    "input": "object", **dict.fromkeys(("doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section"), "string"),
+    "paragraph_ids": "object", "text": "string", "tokens": "Int64", "license_id": "string", "title": "string",
+    "year": "Int64", "journal": "string", "authors": "object", "retracted": "boolean",
+}
+CHUNK_COLUMNS: tuple[str, ...] = tuple(CHUNK_DTYPES)
 #: The paper's columns a chunk carries from its paragraphs: its ids, licence and bibliographic record.
-_PAPER_COLUMNS = ("doi", "pmid", "pmcid", "text_source", "license", "license_id", "title", "year", "journal",
-                  "authors", "retracted")
+_PAPER_COLUMNS = ("text_source", *RECORD_FIELDS)
 
 #: A letter run counts one token for every this many letters (or part of it).
 LETTERS_PER_TOKEN = 6
@@ -78,26 +81,22 @@ class _Budget:
     def __init__(self, max_tokens: int, overlap: int, tokenizer: Tokenizer, contextualize: bool) -> None:
         self.max_tokens, self.tokenizer, self.contextualize = max_tokens, tokenizer, contextualize
         self.room = max_tokens - overlap  # what a chunk's own paragraphs may take, its section path included
-        self._prefixes: dict[str, str] = {}
-        self._counts: dict[str, int] = {}
+        self._prefixes: dict[str, tuple[str, int]] = {}
 
     def count(self, text: str) -> int:
         return len(self.tokenizer(text))
 
-    def prefix(self, section: str) -> str:
-        # The section path heads the text, unless it would take more than half of the room.
+    def prefix(self, section: str) -> tuple[str, int]:
+        """The text heading a chunk of *section* and its tokens: the section path, unless it would take more
+        than half of the room."""
         if section not in self._prefixes:
             keep = self.contextualize and section and self.count(section) <= self.room // 2
-            self._prefixes[section] = section + "\n\n" if keep else ""
-            self._counts[section] = self.count(self._prefixes[section])
+            text = section + "\n\n" if keep else ""
+            self._prefixes[section] = (text, self.count(text))
         return self._prefixes[section]
 
-    def prefix_tokens(self, section: str) -> int:
-        self.prefix(section)
-        return self._counts[section]
-
     def render(self, section: str, bodies: Sequence[str]) -> str:
-        return self.prefix(section) + "\n\n".join(bodies)
+        return self.prefix(section)[0] + "\n\n".join(bodies)
 
     def fits(self, section: str, bodies: Sequence[str], budget: int) -> bool:
         return self.count(self.render(section, bodies)) <= budget
@@ -113,18 +112,15 @@ def _common_section(sections: Sequence[str]) -> str:
     return SECTION_SEPARATOR.join(common)
 
 
-def _greedy(items: Sequence[str], fits: Callable[[str], bool], join: str) -> Iterator[str]:
+def _greedy(items: Sequence[str], fits: Callable[[str], bool], join: str) -> list[str]:
     """Consecutive *items* joined while the joined text fits; an item that does not fit alone comes on its own."""
-    current: list[str] = []
+    groups: list[list[str]] = []
     for item in items:
-        if current and fits(join.join([*current, item])):
-            current.append(item)
-            continue
-        if current:
-            yield join.join(current)
-        current = [item]
-    if current:
-        yield join.join(current)
+        if groups and fits(join.join([*groups[-1], item])):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return [join.join(group) for group in groups]
 
 
 def _cut_word(word: str, fits: Callable[[str], bool]) -> Iterator[str]:
@@ -156,23 +152,18 @@ def _pieces(text: str, fits: Callable[[str], bool]) -> list[str]:
 
 def _group_chunks(units: Sequence[_Unit], budget: _Budget, room: int) -> list[tuple[str, list[_Unit]]]:
     """The chunks of one top-level section: (common section, units), each fitting in *room* tokens."""
-    out: list[tuple[str, list[_Unit]]] = []
-    current: list[_Unit] = []
+    groups: list[list[_Unit]] = []
     for unit in units:
-        candidate = [*current, unit]
+        candidate = [*groups[-1], unit] if groups else [unit]
         section = _common_section([u.section for u in candidate])
         # the sum of the parts' counts rules out most candidates without counting them whole
-        estimate = budget.prefix_tokens(section) + sum(u.tokens for u in candidate)
-        if (current and unit.whole and current[-1].whole and estimate <= room
+        estimate = budget.prefix(section)[1] + sum(u.tokens for u in candidate)
+        if (groups and unit.whole and groups[-1][-1].whole and estimate <= room
                 and budget.fits(section, [u.text for u in candidate], room)):
-            current = candidate
-            continue
-        if current:
-            out.append((_common_section([u.section for u in current]), current))
-        current = [unit]
-    if current:
-        out.append((_common_section([u.section for u in current]), current))
-    return out
+            groups[-1] = candidate
+        else:
+            groups.append([unit])
+    return [(_common_section([u.section for u in group]), group) for group in groups]
 
 
 def _units(rows: Sequence[tuple[str, str, str]], budget: _Budget, room: int) -> list[_Unit]:
@@ -180,7 +171,7 @@ def _units(rows: Sequence[tuple[str, str, str]], budget: _Budget, room: int) -> 
     for paragraph_id, section, text in rows:
         whole = budget.count(budget.render(section, [text]))
         if whole <= room:
-            units.append(_Unit(paragraph_id, section, text, True, whole - budget.prefix_tokens(section)))
+            units.append(_Unit(paragraph_id, section, text, True, whole - budget.prefix(section)[1]))
         else:
             fits = lambda piece, s=section: budget.fits(s, [piece], room)  # noqa: E731
             units += [_Unit(paragraph_id, section, piece, False) for piece in _pieces(text, fits)]
@@ -204,21 +195,15 @@ def _paper_chunks(rows: list[tuple[str, str, str]], budget: _Budget, overlap: in
     """(section, paragraph ids, text) of each chunk of one paper, in order."""
     out: list[tuple[str, list[str], str]] = []
     room = budget.room
-    start = 0
-    while start < len(rows):
-        top = rows[start][1].split(SECTION_SEPARATOR)[0]
-        end = start
-        while end < len(rows) and rows[end][1].split(SECTION_SEPARATOR)[0] == top:
-            end += 1
+    for _, top_section in groupby(rows, key=lambda row: row[1].split(SECTION_SEPARATOR)[0]):
         previous = ""
-        for section, units in _group_chunks(_units(rows[start:end], budget, room), budget, room):
+        for section, units in _group_chunks(_units(list(top_section), budget, room), budget, room):
             body = "\n\n".join(u.text for u in units)
             if overlap and previous:
                 body = _with_overlap(previous, section, body, budget, overlap)
             previous = body
             out.append((section, list(dict.fromkeys(u.paragraph_id for u in units)),
                         budget.render(section, [body])))
-        start = end
     return out
 
 
@@ -256,7 +241,7 @@ def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: 
     frame = paragraphs.paragraphs if isinstance(paragraphs, FullText) else paragraphs
     budget = _Budget(max_tokens, overlap, tokenizer or default_tokenizer, contextualize)
     records: list[dict[str, Any]] = []
-    for _, paper in _papers(frame):
+    for paper in by_input(frame).values():
         first = paper.iloc[0]
         ids = paper["paragraph_id"] if "paragraph_id" in paper.columns else pd.Series([None] * len(paper))
         rows = [(_text_of(pid) or f"p{int(n)}", _text_of(section), _text_of(text))
@@ -265,24 +250,6 @@ def chunks(paragraphs: Any, max_tokens: int = 512, overlap: int = 0, tokenizer: 
         for n, (section, paragraph_ids, text) in enumerate(_paper_chunks(rows, budget, overlap)):
             records.append({"input": first["input"], **meta, "chunk_id": f"c{n}", "section": section,
                             "paragraph_ids": paragraph_ids, "text": text, "tokens": budget.count(text)})
-    return _chunks_frame(records)
+    return typed_frame(records, CHUNK_DTYPES, "chunk")
 
 
-def _papers(frame: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
-    """The rows of each paper (one ``input``), papers in the order they first come, rows in the frame's order."""
-    if frame.empty:
-        return
-    yield from frame.groupby(frame["input"].astype(str), sort=False)
-
-
-def _chunks_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
-    data = {column: [row.get(column) for row in records] for column in CHUNK_COLUMNS}
-    frame = pd.DataFrame(data, columns=list(CHUNK_COLUMNS))
-    frame["input"] = pd.Series(data["input"], index=frame.index, dtype=object)
-    for column in ("paragraph_ids", "authors"):
-        frame[column] = pd.Series(data[column], index=frame.index, dtype=object)
-    for column in ("doi", "pmid", "pmcid", "text_source", "license", "chunk_id", "section", "text", "license_id",
-                   "title", "journal"):
-        frame[column] = frame[column].astype("string")
-    frame = frame.astype({"tokens": "Int64", "year": "Int64", "retracted": "boolean"})
-    return frame

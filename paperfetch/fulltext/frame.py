@@ -9,13 +9,14 @@ come first (a JATS file names its own licence), then the record's.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from paperfetch.cells import is_missing
-from paperfetch.fulltext.base import Article, Paragraph, license_id
+from paperfetch.fulltext.base import Article, Figure, Paragraph, Reference, Table, license_id
 from paperfetch.fulltext.tables import pipe_table, table_frame
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "TABLE_DTYPES",
     "TEXT_SOURCES",
     "article_rows",
+    "by_input",
     "figure_rows",
     "figures_frame",
     "paper_fields",
@@ -38,6 +40,7 @@ __all__ = [
     "references_frame",
     "table_rows",
     "tables_frame",
+    "typed_frame",
 ]
 
 #: Where a paragraph's text came from: JATS XML (Europe PMC, PMC E-utilities, bioRxiv) or a PDF's text layer.
@@ -47,14 +50,14 @@ TEXT_SOURCES = ("jats", "pdf")
 #: references frame, whose ``title``/``year`` are the cited work's): from the paper's record, else the document.
 _BIB_DTYPES: Mapping[str, Any] = {"title": "string", "year": "Int64", "journal": "string", "authors": "object",
                                   "retracted": "boolean"}
+_IDS = ("doi", "pmid", "pmcid")
+_ID_DTYPES = dict.fromkeys(_IDS, "string")
 #: The fields of a paper's record the frames carry: ids, licence and the bibliographic record.
-RECORD_FIELDS = ("doi", "pmid", "pmcid", "license", "license_id", *_BIB_DTYPES)
+RECORD_FIELDS = (*_IDS, "license", "license_id", *_BIB_DTYPES)
 
 PARAGRAPH_DTYPES: Mapping[str, Any] = {
     "input": "object",
-    "doi": "string",
-    "pmid": "string",
-    "pmcid": "string",
+    **_ID_DTYPES,
     "text_source": pd.CategoricalDtype(list(TEXT_SOURCES)),
     "license": "string",
     "section": "string",
@@ -77,9 +80,7 @@ PARAGRAPH_COLUMNS: tuple[str, ...] = tuple(PARAGRAPH_DTYPES)
 #: frame goes straight into ``Retriever.download_frame(refs, column="doi")``.
 REFERENCE_DTYPES: Mapping[str, Any] = {
     "input": "object",
-    "citing_doi": "string",
-    "citing_pmid": "string",
-    "citing_pmcid": "string",
+    **{f"citing_{name}": dtype for name, dtype in _ID_DTYPES.items()},
     "index": "Int64",
     "ref_id": "string",
     "label": "string",
@@ -87,17 +88,15 @@ REFERENCE_DTYPES: Mapping[str, Any] = {
     "title": "string",
     "source": "string",
     "year": "Int64",
-    "doi": "string",
-    "pmid": "string",
-    "pmcid": "string",
+    **_ID_DTYPES,
     "license": "string",
     "license_id": "string",
     **{f"citing_{name}": dtype for name, dtype in _BIB_DTYPES.items()},
 }
 REFERENCE_COLUMNS: tuple[str, ...] = tuple(REFERENCE_DTYPES)
 
-_PAPER_DTYPES: Mapping[str, Any] = {"input": "object", "doi": "string", "pmid": "string", "pmcid": "string",
-                                    "license": "string", "license_id": "string", **_BIB_DTYPES}
+_PAPER_DTYPES: Mapping[str, Any] = {"input": "object", **_ID_DTYPES, "license": "string", "license_id": "string",
+                                    **_BIB_DTYPES}
 #: One row per ``<table-wrap>``: ``table`` is a DataFrame of the cells, ``markdown`` the same as a pipe table.
 TABLE_DTYPES: Mapping[str, Any] = {
     **_PAPER_DTYPES, "table_id": "string", "label": "string", "caption": "string", "footnotes": "string",
@@ -130,7 +129,7 @@ def paper_fields(article: Article, record: Mapping[str, Any] | None = None) -> d
     the rest of the record (year, journal, authors, retracted) from *record*, else the document's title. A
     licence brings its own ``license_id`` (none: read from the licence)."""
     record = record or {}
-    out = {name: _given(record.get(name)) or _or_none(getattr(article, name)) for name in ("doi", "pmid", "pmcid")}
+    out = {name: _given(record.get(name)) or _or_none(getattr(article, name)) for name in _IDS}
     own = article.license if article.text_source == "jats" or not _given(record.get("license")) else ""
     out["license"] = own or _given(record.get("license"))
     out["license_id"] = _or_none(article.license_id) if own else _given(record.get("license_id"))
@@ -143,28 +142,29 @@ def paper_fields(article: Article, record: Mapping[str, Any] | None = None) -> d
     return out
 
 
-def _paragraph(p: Paragraph) -> dict[str, Any]:
-    return {"section": p.section, "paragraph": p.paragraph, "text": p.text,
-            "paragraph_id": p.paragraph_id or f"p{p.paragraph}", "citations": list(p.citations),
-            "citation_offsets": list(p.citation_offsets),
-            "figures": list(p.figures), "tables": list(p.tables), "words": len(p.text.split()), "chars": len(p.text),
-            "page": p.page}
+def _fields(item: Paragraph | Reference | Table | Figure, kept: tuple[str, ...] = ("section",),
+            left: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A record's fields as row values, less the *left* ones: its tuples as lists, an empty text as None (not
+    the *kept* ones)."""
+    values = {f.name: getattr(item, f.name) for f in fields(item) if f.name not in left}
+    return {name: list(value) if isinstance(value, tuple)
+            else _or_none(value) if isinstance(value, str) and name not in kept else value
+            for name, value in values.items()}
 
 
 def article_rows(article: Article, *, input: Any, record: Mapping[str, Any] | None = None,  # noqa: A002
                  ) -> list[dict[str, Any]]:
     """The paragraph rows of one article (JATS or PDF), for the paper asked for as *input* with its *record*."""
     paper = {"input": input, **paper_fields(article, record), "text_source": article.text_source}
-    return [{**paper, **_paragraph(p)} for p in article.paragraphs]
+    return [{**paper, **_fields(p, kept=("section", "text")), "paragraph_id": p.paragraph_id or f"p{p.paragraph}",
+             "words": len(p.text.split()), "chars": len(p.text)} for p in article.paragraphs]
 
 
 def table_rows(article: Article, *, input: Any, record: Mapping[str, Any] | None = None,  # noqa: A002
                ) -> list[dict[str, Any]]:
     """One row per table of one article."""
     paper = {"input": input, **paper_fields(article, record)}
-    return [{**paper, "table_id": t.table_id, "label": _or_none(t.label), "caption": _or_none(t.caption),
-             "footnotes": _or_none(t.footnotes), "section": t.section, "markdown": pipe_table(t), "table": table_frame(t),
-             "citations": list(t.citations), "figures": list(t.figures), "tables": list(t.tables)}
+    return [{**paper, **_fields(t, left=("columns", "rows")), "markdown": pipe_table(t), "table": table_frame(t)}
             for t in article.tables]
 
 
@@ -172,10 +172,7 @@ def figure_rows(article: Article, *, input: Any, record: Mapping[str, Any] | Non
                 ) -> list[dict[str, Any]]:
     """One row per figure of one article."""
     paper = {"input": input, **paper_fields(article, record)}
-    return [{**paper, "figure_id": f.figure_id, "label": _or_none(f.label),
-             "caption": _or_none(f.caption), "section": f.section, "graphic": _or_none(f.graphic),
-             "citations": list(f.citations), "figures": list(f.figures), "tables": list(f.tables)}
-            for f in article.figures]
+    return [{**paper, **_fields(f)} for f in article.figures]
 
 
 def reference_rows(article: Article, *, input: Any, record: Mapping[str, Any] | None = None,  # noqa: A002
@@ -184,15 +181,10 @@ def reference_rows(article: Article, *, input: Any, record: Mapping[str, Any] | 
     paper = paper_fields(article, record)
     citing = {"input": input, "license": paper.pop("license"), "license_id": paper.pop("license_id"),
               **{f"citing_{name}": value for name, value in paper.items()}}
-    return [
-        {**citing, "index": r.index, "ref_id": _or_none(r.ref_id), "label": _or_none(r.label), "text": _or_none(r.text),
-         "title": _or_none(r.title), "source": _or_none(r.source), "year": int(r.year) if r.year else None,
-         "doi": _or_none(r.doi), "pmid": _or_none(r.pmid), "pmcid": _or_none(r.pmcid)}
-        for r in article.references
-    ]
+    return [{**citing, **_fields(r), "year": int(r.year) if r.year else None} for r in article.references]
 
 
-def _frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any], what: str) -> pd.DataFrame:
+def typed_frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any], what: str) -> pd.DataFrame:
     rows = list(rows)
     columns = list(dtypes)
     for row in rows:
@@ -215,21 +207,28 @@ def _frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any], what: s
     return frame
 
 
+def by_input(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The rows of each paper (one ``input``), papers in the order they first come, rows in the frame's order."""
+    if frame.empty or "input" not in frame.columns:
+        return {}
+    return {key: part for key, part in frame.groupby(frame["input"].astype(str), sort=False)}
+
+
 def paragraphs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The paragraphs frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return _frame(rows, PARAGRAPH_DTYPES, "paragraph")
+    return typed_frame(rows, PARAGRAPH_DTYPES, "paragraph")
 
 
 def references_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The references frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return _frame(rows, REFERENCE_DTYPES, "reference")
+    return typed_frame(rows, REFERENCE_DTYPES, "reference")
 
 
 def tables_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The tables frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return _frame(rows, TABLE_DTYPES, "table")
+    return typed_frame(rows, TABLE_DTYPES, "table")
 
 
 def figures_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The figures frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return _frame(rows, FIGURE_DTYPES, "figure")
+    return typed_frame(rows, FIGURE_DTYPES, "figure")

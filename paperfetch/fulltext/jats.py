@@ -18,8 +18,8 @@ from paperfetch.fulltext.base import (
     unique_ids,
 )
 from paperfetch.fulltext.figures import floats
-from paperfetch.fulltext.references import parse_references
-from paperfetch.fulltext.xmltext import citation_ends, flatten, local_name, parse_xml, xrefs
+from paperfetch.fulltext.references import PUB_ID_TYPES, parse_references
+from paperfetch.fulltext.xmltext import XLINK_HREF, citation_ends, first_child, flatten, local_name, parse_xml, xrefs
 
 __all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set", "split_articles"]
 
@@ -29,9 +29,7 @@ NOT_ROWS = frozenset({
     "sub-article", "supplementary-material", "table-wrap", "table-wrap-foot", "table-wrap-group", "trans-abstract",
 })
 
-_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _LICENCE_URL = re.compile(r"https?://[^\s<>\"]+", re.IGNORECASE)
-_ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
 
 
 def parse_jats(body: bytes, *, max_bytes: int = defaults.MAX_XML_BYTES) -> Article:
@@ -68,11 +66,9 @@ def _articles(root: etree._Element) -> list[etree._Element]:
 def article_from_element(article: etree._Element) -> Article:
     meta = _child_path(article, "front", "article-meta")
     ids = _article_ids(meta)
-    title = _child_path(meta, "title-group", "article-title")
     rows: list[tuple[str, str, etree._Element]] = []
-    if meta is not None:
-        for abstract in _children(meta, "abstract"):
-            _walk(abstract, _abstract_path(abstract), rows)
+    for abstract in _children(meta, "abstract"):
+        _walk(abstract, _abstract_path(abstract), rows)
     body = _child_path(article, "body")
     if body is not None:
         _walk(body, [], rows)
@@ -94,7 +90,7 @@ def article_from_element(article: etree._Element) -> Article:
         doi=ids.get("doi", ""),
         pmid=ids.get("pmid", ""),
         pmcid=ids.get("pmcid", ""),
-        title=flatten(title) if title is not None else "",
+        title=flatten(_child_path(meta, "title-group", "article-title")),
         license=licence,
         license_id=licence_id,
         paragraphs=tuple(paragraphs),
@@ -110,17 +106,14 @@ def _children(element: etree._Element | None, name: str) -> list[etree._Element]
 
 def _child_path(element: etree._Element | None, *names: str) -> etree._Element | None:
     for name in names:
-        found = _children(element, name)
-        element = found[0] if found else None
+        element = first_child(element, name)
     return element
 
 
 def _abstract_path(abstract: etree._Element) -> list[str]:
     if not abstract.get("abstract-type"):
         return ["Abstract"]
-    title = _child_path(abstract, "title")
-    label = flatten(title) if title is not None else ""
-    return ["Abstract", label or abstract.get("abstract-type", "")]
+    return ["Abstract", flatten(first_child(abstract, "title")) or abstract.get("abstract-type", "")]
 
 
 def _walk(element: etree._Element, path: list[str], rows: list[tuple[str, str, etree._Element]]) -> None:
@@ -131,8 +124,7 @@ def _walk(element: etree._Element, path: list[str], rows: list[tuple[str, str, e
             if text:
                 rows.append((SECTION_SEPARATOR.join(path), text, child))
         elif name == "sec":
-            title = _child_path(child, "title")
-            heading = flatten(title) if title is not None else ""
+            heading = flatten(first_child(child, "title"))
             _walk(child, [*path, heading] if heading else path, rows)
         elif name and name not in NOT_ROWS and name != "title":
             _walk(child, path, rows)
@@ -141,7 +133,7 @@ def _walk(element: etree._Element, path: list[str], rows: list[tuple[str, str, e
 def _article_ids(meta: etree._Element | None) -> dict[str, str]:
     ids: dict[str, str] = {}
     for element in _children(meta, "article-id"):
-        kind = _ID_TYPES.get((element.get("pub-id-type") or "").lower())
+        kind = PUB_ID_TYPES.get((element.get("pub-id-type") or "").lower())
         if kind and kind not in ids:
             value = canonical_id(flatten(element), kind)
             if value:
@@ -166,11 +158,11 @@ def _licence_of(lic: etree._Element, text: str) -> str:
     for ref in lic.iter():
         if local_name(ref.tag) == "license_ref" and (url := flatten(ref)):
             return url
-    if href := (lic.get(_XLINK_HREF) or "").strip():
+    if href := (lic.get(XLINK_HREF) or "").strip():
         return href
     for link in lic.iter():
         if local_name(link.tag) in ("ext-link", "uri") and _LICENCE_URL.match(
-                url := (link.get(_XLINK_HREF) or flatten(link)).strip()):
+                url := (link.get(XLINK_HREF) or flatten(link)).strip()):
             return url
     if match := _LICENCE_URL.search(text):
         return match.group(0).rstrip(".,;:)]}")

@@ -53,19 +53,18 @@ def read(source: str | Path | bytes, *, name: str | None = None, recursive: bool
     if isinstance(source, (bytes, bytearray, memoryview)):
         body = bytes(source)
         suffix = ".pdf" if body.lstrip()[:5] == b"%PDF-" else ".xml"
-        documents = list(_parse(body, name or "<bytes>", suffix, options, errors))
-        return FullText.of(((d.name, d.article, d.record) for d in documents), errors=errors)
-    path = Path(source)
-    if not path.exists():
+        documents = _parse(body, name or "<bytes>", suffix, options, errors)
+    elif not (path := Path(source)).exists():
         raise FileNotFoundError(f"no such file or folder: {path}")
-    if not path.is_dir():
+    elif not path.is_dir():
         documents = list(_read_file(path, name or path.name, options, errors, {}))
-        return FullText.of(((d.name, d.article, d.record) for d in documents), errors=errors)
-    records = _ledger_records(path)
-    found = path.rglob("*") if recursive else path.glob("*")
-    documents = [document for file in sorted(p for p in found if p.is_file() and p.suffix.lower() in READERS)
-                 for document in _read_file(file, file.relative_to(path).as_posix(), options, errors, records)]
-    return FullText.of(((d.name, d.article, d.record) for d in _one_per_paper(documents)), errors=errors)
+    else:
+        records = _ledger_records(path)
+        found = path.rglob("*") if recursive else path.glob("*")
+        documents = _one_per_paper([document for file in sorted(p for p in found if p.is_file() and p.suffix.lower() in READERS)
+                                    for document in _read_file(file, file.relative_to(path).as_posix(), options, errors,
+                                                               records)])
+    return FullText.of(((d.name, d.article, d.record) for d in documents), errors=errors)
 
 
 def _read_file(path: Path, name: str, options: Mapping[str, Any], errors: list[dict[str, object]],
@@ -137,7 +136,7 @@ def _ledger_records(folder: Path) -> dict[Path, tuple[str, dict[str, Any]]]:
     out: dict[Path, tuple[str, dict[str, Any]]] = {}
     for key, path, extra in zip(entries["key"], entries["path"], entries["extra"]):
         if isinstance(path, str) and path:
-            file = (folder / path).resolve() if not Path(path).is_absolute() else Path(path).resolve()
+            file = (folder / path).resolve()  # an absolute path stays itself
             paper = key.removeprefix(TEXT_KEY_PREFIX)
             out[file] = (paper, {**out.get(file, ("", {}))[1], **(extra or {})})
     return out

@@ -24,6 +24,7 @@ import pandas as pd
 from paperfetch.cells import is_missing
 from paperfetch.fulltext.base import SECTION_SEPARATOR, license_code
 from paperfetch.fulltext.bundle import FullText
+from paperfetch.fulltext.frame import by_input
 
 __all__ = ["FRONT_MATTER_KEYS", "escape", "reuse_of", "to_markdown"]
 
@@ -46,10 +47,15 @@ _BREAK = "* * *"
 
 def escape(text: str) -> str:
     """*text* as Markdown that renders as the text itself."""
-    out = "".join("\\" + ch if ch in _ESCAPED else ch for ch in text)
-    if match := _LEADING.match(out):  # what would start a list, a heading underline or a definition
-        return out[: match.end() - 1] + "\\" + out[match.end() - 1:]
-    return out
+    return "".join(_escaped(text))
+
+
+def _escaped(text: str) -> list[str]:
+    """Each character of *text*, escaped where it would be markup (one part a character)."""
+    parts = ["\\" + ch if ch in _ESCAPED else ch for ch in text]
+    if match := _LEADING.match("".join(parts)):  # what would start a list, a heading underline or a definition
+        parts[match.end() - 1] = "\\" + parts[match.end() - 1]  # the characters it matches are never escaped
+    return parts
 
 
 def reuse_of(license: Any) -> str:  # noqa: A002 - the column's name
@@ -97,11 +103,8 @@ def _offsets(value: Any, citations: list[str]) -> list[int] | None:
 
 
 def _inline_refs(text: str, citations: list[str], offsets: list[int]) -> str:
-    """*text* escaped with each ``[^rid]`` right after the character its offset names (never after a space:
-    the offsets fall at the end of a link's text, which is how :func:`_refs_in` tells them from a trailing list)."""
-    parts = ["\\" + ch if ch in _ESCAPED else ch for ch in text]
-    if match := _LEADING.match("".join(parts)):  # the characters it matches are never escaped: one part each
-        parts[match.end() - 1] = "\\" + parts[match.end() - 1]
+    """*text* escaped with each ``[^rid]`` right after the character its offset names (the end of its link's text)."""
+    parts = _escaped(text)
     after: dict[int, list[str]] = {}
     for rid, offset in zip(citations, offsets):
         after.setdefault(min(max(offset, 0), len(text)), []).append(f"[^{rid}]")
@@ -152,10 +155,6 @@ def _caption(row: Mapping[str, Any], ident: str, kind: str, **data: Any) -> str:
     text = _with_refs(" ".join(parts), _list(row.get("citations")))
     anchor = _anchor(ident, kind, figures=_list(row.get("figures")), tables=_list(row.get("tables")), **data)
     return f"{text} {anchor}".strip()
-
-
-def _figure_blocks(row: Mapping[str, Any]) -> list[str]:
-    return [_caption(row, str(_value(row.get("figure_id")) or ""), "figure", graphic=_value(row.get("graphic")))]
 
 
 def _table_blocks(row: Mapping[str, Any]) -> list[str]:
@@ -209,19 +208,14 @@ def _document(meta: Mapping[str, Any], paragraphs: pd.DataFrame, references: pd.
     placed, orphans = _floats_after(paragraphs, floats)
     path: list[str] = []
     rows = paragraphs.to_dict("records")
-    for n, row in enumerate(rows):
-        new = _levels(str(_value(row.get("section")) or ""))
-        if new != path:
-            blocks += _headings(path, new)
-            path = new
-        blocks.append(_paragraph_block(row))
-        blocks += placed.get(n, [])
-    for section, float_blocks in orphans:
+    sections = [(str(_value(row.get("section")) or ""), [_paragraph_block(row), *placed.get(n, [])])
+                for n, row in enumerate(rows)]
+    for section, section_blocks in sections + orphans:
         new = _levels(section)
         if new != path:
             blocks += _headings(path, new)
             path = new
-        blocks += float_blocks
+        blocks += section_blocks
     cited = [rid for row in rows for rid in _list(row.get("citations"))]
     cited += [rid for _, float_blocks in floats for block in float_blocks for rid in _REF.findall(block)]
     listed = [str(_value(r)) for r in references.get("ref_id", pd.Series(dtype=object)) if _value(r)]
@@ -252,12 +246,6 @@ def _paper_meta(rows: pd.DataFrame, extra: Mapping[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _by_input(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    if frame is None or frame.empty or "input" not in frame.columns:
-        return {}
-    return {key: part for key, part in frame.groupby(frame["input"].astype(str), sort=False)}
-
-
 def _papers_meta(papers: pd.DataFrame | Mapping[Any, Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:
     if papers is None:
         return {}
@@ -279,16 +267,17 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
     a warning.
     """
     extra = _papers_meta(papers)
-    references, tables, figures = _by_input(bundle.references), _by_input(bundle.tables), _by_input(bundle.figures)
+    references, tables, figures = by_input(bundle.references), by_input(bundle.tables), by_input(bundle.figures)
     out: dict[Any, str] = {}
-    for key, rows in _by_input(bundle.paragraphs).items():
+    for key, rows in by_input(bundle.paragraphs).items():
         rows = rows.reset_index(drop=True)
         meta = _paper_meta(rows, extra.get(key, {}))
         meta["input"] = rows["input"].iloc[0]
         if meta["reuse"] != "open":
             logger.warning("%s: %s licence (%s); the Markdown says so in its front matter", key, meta["reuse"],
                            meta.get("license") or "none given")
-        floats = [(str(_value(row.get("section")) or ""), _figure_blocks(row))
+        floats = [(str(_value(row.get("section")) or ""),
+                   [_caption(row, str(_value(row.get("figure_id")) or ""), "figure", graphic=_value(row.get("graphic")))])
                   for row in figures.get(key, pd.DataFrame()).to_dict("records")]
         floats += [(str(_value(row.get("section")) or ""), _table_blocks(row))
                    for row in tables.get(key, pd.DataFrame()).to_dict("records")]

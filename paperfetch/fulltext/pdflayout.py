@@ -319,13 +319,9 @@ class Vocabulary:
             found = _WORD.findall(line.text.lower())
             if line.text.rstrip().endswith(("-", "\u00ad", "\u2010")) and found:
                 found = found[:-1]  # the word broken at the line's end is not spelled in full there
-            for word in found:
-                if "-" in word:
-                    parts = word.split("-")
-                    vocabulary.compounds.update(f"{a}-{b}" for a, b in zip(parts, parts[1:]))
-                    vocabulary.words.update(parts)
-                else:
-                    vocabulary.words.add(word)
+            for parts in (word.split("-") for word in found):
+                vocabulary.compounds.update(f"{a}-{b}" for a, b in zip(parts, parts[1:]))
+                vocabulary.words.update(parts)
         return vocabulary
 
     @staticmethod

@@ -384,6 +384,5 @@ def _upright(rect: Any, turns: int) -> tuple[float, float, float, float]:  # noq
     if turns == 0:
         return min(xs), max(xs), min(ys), max(ys)
     cos, sin = ((1, 0), (0, -1), (-1, 0), (0, 1))[turns]  # of the turn back
-    corners = [(x * cos + y * sin, -x * sin + y * cos) for x in xs for y in ys]
-    return (min(c[0] for c in corners), max(c[0] for c in corners),
-            min(c[1] for c in corners), max(c[1] for c in corners))
+    across, up = zip(*[(x * cos + y * sin, -x * sin + y * cos) for x in xs for y in ys])
+    return min(across), max(across), min(up), max(up)

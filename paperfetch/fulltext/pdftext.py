@@ -101,16 +101,14 @@ class _Builder:
     a note set in smaller type between two halves of a paragraph does not cut it), and the section path."""
 
     vocabulary: Vocabulary = field(default_factory=Vocabulary)
-    rows: list[Paragraph] = field(default_factory=list)
+    rows: list[tuple[int, Paragraph]] = field(default_factory=list)  #: each with the place its paragraph opened
     open: dict[bool, _Open] = field(default_factory=dict)
     path: list[tuple[int, str]] = field(default_factory=list)
     opened: int = 0
-    starts: list[int] = field(default_factory=list)
 
     def ordered(self) -> list[Paragraph]:
         """The rows in the order their paragraphs start (a paragraph cut by small print closes after it)."""
-        rows = [row for _, row in sorted(zip(self.starts, self.rows), key=lambda pair: pair[0])]
-        return [replace(row, paragraph=i) for i, row in enumerate(rows)]
+        return [replace(row, paragraph=i) for i, (_, row) in enumerate(sorted(self.rows, key=lambda pair: pair[0]))]
 
     def section(self) -> str:
         return SECTION_SEPARATOR.join(title for _, title in self.path)
@@ -128,9 +126,8 @@ class _Builder:
             current = self.open.pop(kind, None)
             text = clean(_join(current.lines, self.vocabulary)) if current else ""
             if current and text:
-                self.rows.append(Paragraph(section=self.section(), paragraph=len(self.rows), text=text,
-                                           page=current.page))
-                self.starts.append(current.order)
+                self.rows.append((current.order, Paragraph(section=self.section(), paragraph=0, text=text,
+                                                           page=current.page)))
 
     def heading(self, level: int, title: str) -> None:
         self.close()
@@ -194,10 +191,8 @@ def paragraphs_from_lines(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> 
                  margins=_left_margins(lines, indent, layout))
     cells = table_cells(lines, layout) | floats(lines, metrics.pitch, layout)
     out = _Builder(vocabulary=Vocabulary.of(lines))
-    for i, line in enumerate(lines):
-        if i in cells:
-            continue
-        following = next((lines[j] for j in range(i + 1, len(lines)) if j not in cells), None)
+    kept = [line for i, line in enumerate(lines) if i not in cells]
+    for line, following in zip(kept, [*kept[1:], None]):
         if _step(flow, out, line, following) == "stop":
             break
     out.close()

@@ -7,14 +7,14 @@ import re
 from lxml import etree
 
 from paperfetch.fulltext.base import Reference, canonical_id
-from paperfetch.fulltext.xmltext import flatten, local_name
+from paperfetch.fulltext.xmltext import XLINK_HREF, first_child, flatten, local_name
 
-__all__ = ["parse_references"]
+__all__ = ["PUB_ID_TYPES", "parse_references"]
 
 _CITATIONS = ("mixed-citation", "element-citation", "citation", "nlm-citation")
 _TITLES = ("article-title", "chapter-title", "data-title", "part-title")
-_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
-_PUB_ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
+#: The ``pub-id-type`` / ``article-id`` kinds read, and the id each gives.
+PUB_ID_TYPES = {"doi": "doi", "pmid": "pmid", "pmcid": "pmcid", "pmc": "pmcid"}
 
 _DOI_IN_TEXT = re.compile(r"(?:doi\.org/|\bdoi:?\s*)(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
 _DOI_BARE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$", re.IGNORECASE)
@@ -34,31 +34,23 @@ def parse_references(article: etree._Element) -> tuple[Reference, ...]:
 
 
 def _first(element: etree._Element, names: tuple[str, ...]) -> etree._Element | None:
-    for name in names:
-        for el in element.iter():
-            if local_name(el.tag) == name:
-                return el
-    return None
+    return next((el for name in names for el in element.iter() if local_name(el.tag) == name), None)
 
 
 def _reference(index: int, ref: etree._Element) -> Reference:
     citation = _first(ref, _CITATIONS)
     holder = citation if citation is not None else ref
-    label = next((flatten(el) for el in ref if local_name(el.tag) == "label"), "")
     spaced = citation is not None and local_name(citation.tag) != "mixed-citation"
     text = flatten(holder, spaced=spaced)
-    title = _first(holder, _TITLES)
-    source = _first(holder, ("source",))
-    year_el = _first(holder, ("year",))
-    year_match = _YEAR.search(flatten(year_el)) if year_el is not None else None
+    year_match = _YEAR.search(flatten(_first(holder, ("year",))))
     ids = _identifiers(holder, text)
     return Reference(
         index=index,
         ref_id=ref.get("id") or "",
-        label=label,
+        label=flatten(first_child(ref, "label")),
         text=text,
-        title=flatten(title) if title is not None else "",
-        source=flatten(source) if source is not None else "",
+        title=flatten(_first(holder, _TITLES)),
+        source=flatten(_first(holder, ("source",))),
         year=year_match.group(1) if year_match else "",
         doi=ids.get("doi", ""),
         pmid=ids.get("pmid", ""),
@@ -74,14 +66,12 @@ def _identifiers(holder: etree._Element, text: str) -> dict[str, str]:
             found[kind] = canonical
 
     for el in holder.iter():
-        name = local_name(el.tag)
-        if name == "pub-id" and (kind := _PUB_ID_TYPES.get((el.get("pub-id-type") or "").lower())):
+        if local_name(el.tag) == "pub-id" and (kind := PUB_ID_TYPES.get((el.get("pub-id-type") or "").lower())):
             offer(kind, flatten(el))
     for el in holder.iter():
-        name = local_name(el.tag)
-        if name not in ("ext-link", "uri"):
+        if local_name(el.tag) not in ("ext-link", "uri"):
             continue
-        for value in (el.get(_XLINK_HREF) or "", flatten(el)):
+        for value in (el.get(XLINK_HREF) or "", flatten(el)):
             if (el.get("ext-link-type") or "").lower() == "doi" or "doi.org/" in value.lower():
                 if match := _DOI_BARE.match(value.strip()):
                     offer("doi", _strip_end(match.group(1)))
@@ -89,12 +79,9 @@ def _identifiers(holder: etree._Element, text: str) -> dict[str, str]:
                 offer("pmid", match.group(1))
             if (el.get("ext-link-type") or "").lower() == "pmid":
                 offer("pmid", value)
-    if match := _DOI_IN_TEXT.search(text):
-        offer("doi", _strip_end(match.group(1)))
-    if match := _PMID_IN_TEXT.search(text):
-        offer("pmid", match.group(1))
-    if match := _PMCID_IN_TEXT.search(text):
-        offer("pmcid", match.group(1))
+    for kind, pattern in (("doi", _DOI_IN_TEXT), ("pmid", _PMID_IN_TEXT), ("pmcid", _PMCID_IN_TEXT)):
+        if match := pattern.search(text):
+            offer(kind, _strip_end(match.group(1)))  # a PMID's or PMCID's digits end at a word boundary already
     return found
 
 

@@ -7,14 +7,16 @@ group's ``colspec``/``spanspec``, ``morerows`` below), as Copernicus publishes t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import NamedTuple
 
 import pandas as pd
 from lxml import etree
 
 from paperfetch.fulltext.base import SECTION_SEPARATOR, Table
-from paperfetch.fulltext.xmltext import DROPPED, flatten, local_name, section_path, xrefs
+from paperfetch.fulltext.xmltext import DROPPED, first_child, flatten, local_name, section_path, xrefs
 
 __all__ = ["HEADER_SEPARATOR", "MAX_CELLS", "MAX_SPAN", "parse_table", "pipe_table", "table_frame"]
 
@@ -25,17 +27,14 @@ MAX_SPAN = 1000
 #: A table whose grid would hold more cells than this keeps its caption and gets an empty grid, as an image does.
 MAX_CELLS = 1_000_000
 
-_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _ROW_GROUPS = ("thead", "tbody", "tfoot")
 _NOTHING_DROPPED: frozenset[str] = frozenset()
 _FOOTNOTES_KEPT = DROPPED - {"fn", "table-wrap-foot"}
 
 
-def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
+def parse_table(wrap: etree._Element, table_id: str, refs: Sequence[str] = (),
                 order: Mapping[str, int] | None = None) -> Table:
-    """The table of one ``<table-wrap>``; *number* (1-based, in document order) names one without an ``id``."""
-    label = _first_child(wrap, "label")
-    caption = _first_child(wrap, "caption")
+    """The table of one ``<table-wrap>``, under *table_id*."""
     foot = list(wrap.iter("{*}table-wrap-foot"))
     table = next(wrap.iter("{*}table"), None)
     try:
@@ -44,9 +43,9 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
         columns, rows = (), ()
     links = xrefs(wrap, refs, dropped=_NOTHING_DROPPED, order=order)
     return Table(
-        table_id=wrap.get("id") or f"t{number}",
-        label=flatten(label) if label is not None else "",
-        caption=flatten(caption) if caption is not None else "",
+        table_id=table_id,
+        label=flatten(first_child(wrap, "label")),
+        caption=flatten(first_child(wrap, "caption")),
         footnotes=" ".join(text for el in foot if (text := flatten(el, dropped=_FOOTNOTES_KEPT))),
         section=section_path(wrap, SECTION_SEPARATOR),
         columns=columns, rows=rows, **links,
@@ -55,10 +54,6 @@ def parse_table(wrap: etree._Element, number: int, refs: Sequence[str] = (),
 
 class _TooLarge(Exception):
     """A grid over :data:`MAX_CELLS`."""
-
-
-def _first_child(element: etree._Element, name: str) -> etree._Element | None:
-    return next((child for child in element if local_name(child.tag) == name), None)
 
 
 def _span(cell: etree._Element, name: str) -> int:
@@ -145,10 +140,8 @@ def _grid(table: etree._Element) -> tuple[tuple[str, ...], tuple[tuple[str, ...]
     if width * len(grid) > MAX_CELLS:  # short rows are padded to the widest
         raise _TooLarge
     texts = [tuple("" if value is None else value for value in line) + ("",) * (width - len(line)) for line in grid]
-    if any(in_head for in_head, _ in rows):
-        head = sum(1 for in_head, _ in rows if in_head)
-    else:
-        head = next((i for i, flag in enumerate(header_flags) if not flag), len(header_flags))
+    head = sum(in_head for in_head, _ in rows) \
+        or next((i for i, flag in enumerate(header_flags) if not flag), len(header_flags))
     return _column_names(texts[:head], width), tuple(texts[head:])
 
 
@@ -177,19 +170,13 @@ def _place_row(grid: list[list[str | None]], r: int, cells: list[_Cell], made: i
 def _column_names(header: list[tuple[str, ...]], width: int) -> tuple[str, ...]:
     if not header:
         return ()
-    names: list[str] = []
-    for c in range(width):
-        parts: list[str] = []
-        for line in header:
-            if line[c] and (not parts or parts[-1] != line[c]):
-                parts.append(line[c])
-        names.append(HEADER_SEPARATOR.join(parts))
-    seen: dict[str, int] = {}
+    # a column's header texts top down, a text spanning several header rows once
+    names = [HEADER_SEPARATOR.join(text for text, _ in groupby(line[c] for line in header if line[c])) for c in range(width)]
+    seen: Counter[str] = Counter()
     unique = []
     for name in names:  # as pandas names repeated CSV headers: "n", "n.1"
-        count = seen.get(name, 0)
-        seen[name] = count + 1
-        unique.append(name if count == 0 else f"{name}.{count}")
+        unique.append(f"{name}.{seen[name]}" if seen[name] else name)
+        seen[name] += 1
     return tuple(unique)
 
 

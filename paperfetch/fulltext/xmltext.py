@@ -13,9 +13,14 @@ from lxml import etree
 from paperfetch import defaults
 from paperfetch.fulltext.base import FullTextError, FullTextTooLarge, normalise_space
 
-__all__ = ["DROPPED", "XREF_KINDS", "citation_ends", "flatten", "local_name", "parse_xml", "section_path", "xrefs"]
+__all__ = [
+    "DROPPED", "XLINK_HREF", "XREF_KINDS", "citation_ends", "first_child", "flatten", "local_name", "parse_xml",
+    "section_path", "xrefs",
+]
 
 logger = logging.getLogger(__name__)
+
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 
 # The first element start tag: everything before it is the prolog (XML declaration, comments, DOCTYPE).
 _FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
@@ -91,15 +96,25 @@ def _entity_text(node: etree._Entity) -> str:
     return text
 
 
-def flatten(element: etree._Element, *, dropped: frozenset[str] = DROPPED, spaced: bool = False) -> str:
-    """The text of *element*, markup removed, whitespace normalised: inline markup kept as text, *dropped*
-    subtrees only their tails, blocks set apart by a space (every element with *spaced*, for ``element-citation``)."""
+def flatten(element: etree._Element | None, *, dropped: frozenset[str] = DROPPED, spaced: bool = False) -> str:
+    """The text of *element* (``""`` for none), markup removed, whitespace normalised: inline markup kept as text,
+    *dropped* subtrees only their tails, blocks set apart by a space (every element with *spaced*, for
+    ``element-citation``)."""
+    if element is None:
+        return ""
     out: list[str] = []
     _collect(element, out, dropped, spaced)
     return normalise_space("".join(out))
 
 
-def _collect(element: etree._Element, out: list[str], dropped: frozenset[str], spaced: bool) -> None:
+def first_child(element: etree._Element | None, name: str) -> etree._Element | None:
+    """The first child of *element* named *name* (any namespace), or ``None``."""
+    return None if element is None else next((child for child in element if local_name(child.tag) == name), None)
+
+
+def _collect(element: etree._Element, out: list[str], dropped: frozenset[str], spaced: bool,
+             ends: list[int] | None = None) -> None:
+    """The raw text of *element* into *out*; with *ends*, where each bibliography ``<xref>`` ends in it."""
     if element.text:
         out.append(element.text)
     for child in element:
@@ -112,7 +127,12 @@ def _collect(element: etree._Element, out: list[str], dropped: frozenset[str], s
                 block = spaced or name in _BLOCK
                 if block:
                     out.append(" ")
-                _collect(child, out, dropped, spaced)
+                if ends is not None and name == "xref":
+                    _collect(child, out, dropped, spaced)
+                    if (child.get("ref-type") or "").strip().lower() == "bibr":
+                        ends.append(sum(map(len, out)))
+                else:
+                    _collect(child, out, dropped, spaced, ends)
                 if block:
                     out.append(" ")
         if child.tail:
@@ -200,38 +220,10 @@ def citation_ends(element: etree._Element, *, dropped: frozenset[str] = DROPPED)
     :func:`xrefs` reads them), the offset in :func:`flatten`'s text of *element* just after the link's text."""
     raw: list[str] = []
     ends: list[int] = []
-    _collect_ends(element, raw, ends, dropped)
+    _collect(element, raw, dropped, False, ends)
     text = "".join(raw)
     # the flattened text of a prefix of the raw text is a prefix of the flattened whole
     return [len(normalise_space(text[:end])) for end in ends]
-
-
-def _collect_ends(element: etree._Element, out: list[str], ends: list[int], dropped: frozenset[str]) -> None:
-    """:func:`_collect` without *spaced*, noting where each bibliography ``<xref>`` ends in the raw text."""
-    if element.text:
-        out.append(element.text)
-    for child in element:
-        tag = child.tag
-        if tag is etree.Entity:
-            out.append(_entity_text(child))
-        elif isinstance(tag, str):
-            name = local_name(tag)
-            if name not in dropped:
-                block = name in _BLOCK
-                if block:
-                    out.append(" ")
-                if name == "xref":
-                    flat: list[str] = []
-                    _collect(child, flat, dropped, False)
-                    out.extend(flat)
-                    if (child.get("ref-type") or "").strip().lower() == "bibr":
-                        ends.append(sum(map(len, out)))
-                else:
-                    _collect_ends(child, out, ends, dropped)
-                if block:
-                    out.append(" ")
-        if child.tail:
-            out.append(child.tail)
 
 
 _TITLED = frozenset({"sec", "app", "boxed-text"})
@@ -244,8 +236,7 @@ def section_path(element: etree._Element, separator: str) -> str:
     for ancestor in element.iterancestors():
         name = local_name(ancestor.tag)
         if name in _TITLED:
-            title = next((child for child in ancestor if local_name(child.tag) == "title"), None)
-            if title is not None and (text := flatten(title)):
+            if text := flatten(first_child(ancestor, "title")):
                 titles.append(text)
         elif name == "abstract":
             titles.append("Abstract")
