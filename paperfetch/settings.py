@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ENDPOINT_NAMES", "ENV_VARS", "HOST_RULE_KNOBS", "OPTION_NAMES", "SETTING_NAMES", "Settings",
     "TRANSPORT_SETTING_NAMES", "load_settings", "options_doc", "refuse_differing", "setting_arguments",
-    "setting_help",
+    "setting_flag", "setting_help",
 ]
 
 #: The services whose base URL can be pointed elsewhere (``endpoints=`` or ``PAPERFETCH_<NAME>_URL``).
@@ -207,6 +207,14 @@ def setting_help(name: str) -> str:
     """Run option *name*'s help line with its environment variables, for the CLI's ``--help``."""
     meta = _FIELDS[name].metadata
     return f"{meta['help']} (env {' or '.join(meta['env'])}{'; never printed' if meta['secret'] else ''})"
+
+
+def setting_flag(name: str) -> dict[str, Any]:
+    """argparse's keywords for run option *name*'s flag: its help line, its kind or choices; a yes/no is a switch."""
+    meta = _FIELDS[name].metadata
+    if meta["kind"] is bool:
+        return {"action": "store_true", "default": None, "help": setting_help(name)}
+    return {"type": meta["kind"], "choices": meta["choices"] or None, "help": setting_help(name)}
 
 
 def options_doc(*names: str) -> str:

@@ -12,33 +12,37 @@ import re
 import signal
 import sys
 import threading
+import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pandas as pd
 
 from paperfetch.cells import clip, is_missing
-from paperfetch.dashboard.tables import host_table_text
 from paperfetch.errors import ConfigurationError
 from paperfetch.integrity import met_by, met_line
 from paperfetch.log import file_mode
 from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.redact import redact_frame, redact_text
-from paperfetch.settings import setting_help
+from paperfetch.settings import setting_flag
 from paperfetch.suggest import did_you_mean
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.retriever import Retriever
+    from paperfetch.settings import Settings
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
-    "UnreachableWarningsHeld", "UsageError", "check_column", "check_export", "check_out_dir", "check_report",
+    "UnreachableWarningsHeld", "UsageError", "check_column", "check_out_dir", "check_outputs",
     "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table",
-    "frame_text", "host_table", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word",
-    "jsonl_records", "partial_outcomes", "progress_wanted", "redacted", "results_table", "say", "settings_from",
-    "sigterm_as_interrupt", "stdout_gone", "summary", "terminal_width", "wrapped", "write_export",
-    "write_private_safe", "write_report"
+    "frame_text", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
+    "partial_outcomes", "progress_wanted", "read_lines", "redacted", "results_table", "retriever_for", "say",
+    "setting_option", "settings_from", "sigterm_as_interrupt", "stdout_gone", "summary", "terminal_width", "wrapped",
+    "write_export", "write_lines", "write_private_safe", "write_report"
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -188,9 +192,19 @@ def common_options() -> argparse.ArgumentParser:
 def identity_options(parser: argparse.ArgumentParser) -> None:
     """--email, the API keys and --config: what :func:`settings_from` reads."""
     for name in ("email", "openalex_api_key", "ncbi_api_key"):  # secrets: never printed; a variable keeps them out of ps
-        parser.add_argument(f"--{name.replace('_', '-')}", help=setting_help(name))
+        setting_option(parser, name)
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="the TOML settings file (default: config.toml in the user config folder; env PAPERFETCH_CONFIG)")
+
+
+def setting_option(parser: argparse.ArgumentParser, name: str, *flags: str, **changes: Any) -> None:
+    """The flag (``--<name>``, or *flags*) of run option *name*, made from its ``Settings`` field and stored under
+    the setting's name, where :func:`settings_from` finds it; *changes* are a command's own (its help line)."""
+    flags = flags or (f"--{name.replace('_', '-')}",)
+    spec = {**setting_flag(name), **changes}
+    if "type" in spec and not spec["choices"]:
+        spec["metavar"] = flags[0].lstrip("-").replace("-", "_").upper()
+    parser.add_argument(*flags, dest=name, **spec)
 
 
 def export_option(parser: argparse.ArgumentParser) -> None:
@@ -198,15 +212,24 @@ def export_option(parser: argparse.ArgumentParser) -> None:
                         help="write the rows as citations: FILE.bib (BibTeX), FILE.ris (RIS) or FILE.json (CSL-JSON)")
 
 
-def settings_from(args: argparse.Namespace, **extra: Any) -> Any:
-    """The effective settings: these arguments (and *extra*, any setting) > environment > config file > defaults.
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The effective settings: the arguments stored under a setting's name > environment > config file > defaults.
     The CLI's ``verbosity`` is its own (it prints what it wants); the transport's is 0 unless -v asks."""
-    from paperfetch.settings import load_settings
+    from paperfetch.settings import SETTING_NAMES, load_settings
 
-    arguments = {"email": args.email, "openalex_api_key": args.openalex_api_key, "ncbi_api_key": args.ncbi_api_key,
-                 "verbosity": 0}
-    arguments.update(extra)
-    return load_settings(arguments, config_path=args.config)
+    given = {name: getattr(args, name) for name in SETTING_NAMES if getattr(args, name, None) is not None}
+    return load_settings({**given, "verbosity": 0}, config_path=args.config)
+
+
+def retriever_for(settings: Settings, args: argparse.Namespace, *, jsonl: bool = False, **options: Any) -> Retriever:
+    """The command's Retriever on *settings*: a progress bar as :func:`progress_wanted` says, the metadata cache
+    unless --no-cache; a setting it refuses is a usage error."""
+    from paperfetch.retriever import Retriever
+
+    with configuration_is_usage(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
+        return Retriever(settings=settings, progress=progress_wanted(args, jsonl=jsonl), cache=not args.no_cache,
+                         **options)
 
 
 def say(message: str, *, err: bool = False) -> None:
@@ -273,23 +296,17 @@ def redacted(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def jsonl_records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[str]:
-    """One JSON object a row (missing values as null)."""
-    cols = list(columns) if columns is not None else list(frame.columns)
-    frame = frame.reindex(columns=cols).astype(object)
-    lines = []
-    for record in frame.to_dict(orient="records"):
-        clean = {k: (None if is_missing(v) else _plain(v)) for k, v in record.items()}
-        lines.append(json.dumps(clean, ensure_ascii=False, default=str))
-    return lines
+    """One JSON object a row (missing values as null; a NumPy number as the Python one)."""
+    frame = frame.reindex(columns=list(columns) if columns is not None else list(frame.columns)).astype(object)
+    return [json.dumps({k: (None if is_missing(v) else v) for k, v in record.items()}, ensure_ascii=False, default=_plain)
+            for record in frame.to_dict(orient="records")]
 
 
 def _plain(value: Any) -> Any:
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            return value.item()
-        except (ValueError, AttributeError):
-            return value
-    return value
+    try:
+        return value.item()
+    except (AttributeError, ValueError):
+        return str(value)
 
 
 def summary(outcomes: pd.DataFrame) -> str:
@@ -298,12 +315,6 @@ def summary(outcomes: pd.DataFrame) -> str:
     said = ", ".join(f"{count} {name}" for name, count in counts.items())
     met = met_line(Counter(name for row in outcomes.to_dict("records") for name in met_by(row)))
     return f"{said}; met {met}" if met else said
-
-
-def host_table(status: pd.DataFrame, width: int | None = None) -> str:
-    """The per-host table for a terminal, folded for people (:func:`paperfetch.dashboard.tables.host_table_text`), its
-    rows fitted to *width* (default: :func:`terminal_width`)."""
-    return host_table_text(status, width=terminal_width() if width is None else width)
 
 
 def check_out_dir(out: str) -> Path:
@@ -340,12 +351,6 @@ def _known_suffix(path: Path, flag: str, formats: dict[str, str]) -> str:
     return suffix
 
 
-def check_export(path: Path) -> None:
-    """A UsageError unless --export names a .bib, .ris or .json file that can be written."""
-    _known_suffix(path, "--export", EXPORT_EXTENSIONS)
-    check_writable_file(path, "--export")
-
-
 def write_export(frame: pd.DataFrame, path: Path) -> int:
     """Write the citations of *frame* to *path* (secrets masked; format by extension); the entries written."""
     from paperfetch.export import EXPORT_FORMATS, records
@@ -363,17 +368,36 @@ def check_column(frame: pd.DataFrame, column: str, where: str) -> None:
                          f"(columns: {', '.join(map(str, frame.columns))})")
 
 
-def check_report(path: Path) -> str:
-    """The --report file's extension, once its format is known and writable (pyarrow for Parquet)."""
-    suffix = _known_suffix(path, "--report", REPORT_FORMATS)
-    if suffix == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise UsageError(f"--report {path}: writing Parquet needs pyarrow; "
-                             "pip install 'paperfetch-oa[parquet]', or use a .csv or .jsonl report") from None
-    check_writable_file(path, "--report")
-    return suffix
+def check_outputs(args: argparse.Namespace) -> None:
+    """A UsageError unless each output file asked for (--report, --outcomes, --failed, --export) can be written
+    in a known format (pyarrow for Parquet)."""
+    for flag, formats in (("report", REPORT_FORMATS), ("outcomes", REPORT_FORMATS), ("failed", None),
+                          ("export", EXPORT_EXTENSIONS)):
+        path = getattr(args, flag, None)
+        if path is None:
+            continue
+        if formats is not None and _known_suffix(path, f"--{flag}", formats) == ".parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise UsageError(f"--{flag} {path}: writing Parquet needs pyarrow; "
+                                 "pip install 'paperfetch-oa[parquet]', or use a .csv or .jsonl report") from None
+        check_writable_file(path, f"--{flag}")
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of a .txt ``--input``, stripped: blank lines and ``#`` comment lines skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> None:
+    """*lines* as a text file, one a line, secrets masked (a ``--failed`` list, read back with ``--input``)."""
+    body = "".join(redact_text(line) + "\n" for line in lines)
+    write_private_safe(path, lambda p: p.write_text(body, encoding="utf-8"))
 
 
 def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
@@ -402,8 +426,7 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
                 parquet[column] = parquet[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
         write_private_safe(path, lambda p: parquet.to_parquet(p, index=False))
     elif suffix == ".jsonl":
-        lines = jsonl_records(frame)
-        write_private_safe(path, lambda p: p.write_text("".join(line + "\n" for line in lines), encoding="utf-8"))
+        write_lines(path, jsonl_records(frame))
     else:  # pragma: no cover - checked before the run
         raise UsageError(f"unknown report format {suffix!r}")
 

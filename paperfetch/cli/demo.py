@@ -21,13 +21,13 @@ from paperfetch.cli.common import (
     UsageError,
     common_options,
     fitted_table,
-    host_table,
     progress_wanted,
     say,
     summary,
     terminal_width,
     wrapped,
 )
+from paperfetch.dashboard.tables import host_table_text
 
 __all__ = ["add_subcommands", "run", "serve"]
 
@@ -118,7 +118,7 @@ def _show(outcomes: pd.DataFrame, status: pd.DataFrame, world: Any, elapsed: flo
     say("\n" + wrapped(f"Outcomes: {summary(outcomes)}", width))
     names = world.host_names()
     status = status.assign(host=[names.get(h, h) for h in status["host"]])
-    say("\nPer-host table:\n" + host_table(status))
+    say("\nPer-host table:\n" + host_table_text(status, width=terminal_width()))
     if not args.verbose:
         say("(the warnings of these holds, suppressions and refusals are left out; -v shows them as they happen)")
     say(f"\n{len(DEMO_INPUTS)} inputs in {elapsed:.1f} s, {world.requests_served()} HTTP requests served")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -20,39 +19,36 @@ from paperfetch.cli.common import (
     RESULT_COLUMNS,
     UsageError,
     check_column,
-    check_export,
     check_out_dir,
-    check_report,
-    check_writable_file,
+    check_outputs,
     common_options,
     configuration_is_usage,
     export_option,
-    host_table,
     identity_options,
     inputs_note,
     interrupted_exit,
     interrupted_word,
     jsonl_records,
     partial_outcomes,
-    progress_wanted,
+    read_lines,
     redacted,
     results_table,
+    retriever_for,
     say,
+    setting_option,
     settings_from,
     summary,
     terminal_width,
     wrapped,
     write_export,
-    write_private_safe,
+    write_lines,
     write_report,
 )
+from paperfetch.dashboard.tables import host_table_text
 from paperfetch.errors import ConfigurationError
-from paperfetch.redact import redact_text
 from paperfetch.report import YIELD_LEGEND, yield_by_source, yield_line
-from paperfetch.settings import setting_help
 
 if TYPE_CHECKING:  # pragma: no cover
-    from paperfetch.retriever import Retriever
     from paperfetch.settings import Settings
 
 __all__ = ["add_subcommands", "run"]
@@ -67,7 +63,7 @@ def add_subcommands(sub: Any) -> None:
     dl.add_argument("--column", help="the CSV column holding identifiers (default: doi, or the one column "
                                      "named so in another case, such as DOI)")
     identity_options(dl)
-    dl.add_argument("--out", "--dwn-dir", dest="out", help=setting_help("out_dir"))
+    setting_option(dl, "out_dir", "--out", "--dwn-dir")
     dl.add_argument("--report", type=Path, help="write the outcomes table: FILE.csv, FILE.parquet or FILE.jsonl")
     dl.add_argument("--failed", type=Path, metavar="FILE",
                     help="write the identifiers that did not finish well, one per line (feed back with --input)")
@@ -78,18 +74,22 @@ def add_subcommands(sub: Any) -> None:
                     help="resolve the identifiers and show the candidate URLs; download nothing")
     dl.add_argument("--doi", action="append", default=[], help="a DOI (PyPaperRetriever's flag; repeatable)")
     dl.add_argument("--pmid", action="append", default=[], help="a PMID (PyPaperRetriever's flag; repeatable)")
-    dl.add_argument("--no-polite-mode", action="store_true", help="bypass every polite feature (not recommended)")
+    dl.add_argument("--no-polite-mode", dest="polite_mode", action="store_false", default=None,
+                    help="bypass every polite feature (not recommended)")
     robots = dl.add_mutually_exclusive_group()
-    robots.add_argument("--respect-robots-txt", dest="robots", action="store_true", default=None,
+    robots.add_argument("--respect-robots-txt", dest="respect_robots_txt", action="store_true", default=None,
                         help="obey robots.txt of web hosts (the default)")
-    robots.add_argument("--ignore-robots-txt", dest="robots", action="store_false", help="do not read robots.txt")
-    dl.add_argument("--no-suppress-403", action="store_true", help="keep asking hosts that answered 403")
-    dl.add_argument("--skip-retracted", action="store_true", default=None, help=setting_help("skip_retracted"))
-    dl.add_argument("--delay-min", type=float, help="minimum seconds between requests to one host")
-    dl.add_argument("--delay-max", type=float, help="maximum seconds between requests to one host")
+    robots.add_argument("--ignore-robots-txt", dest="respect_robots_txt", action="store_false",
+                        help="do not read robots.txt")
+    dl.add_argument("--no-suppress-403", dest="suppress_on_403", action="store_false", default=None,
+                    help="keep asking hosts that answered 403")
+    setting_option(dl, "skip_retracted")
+    for bound in ("min", "max"):
+        dl.add_argument(f"--delay-{bound}", dest=f"delay_{bound}_s", metavar=f"DELAY_{bound.upper()}", type=float,
+                        help=f"{bound}imum seconds between requests to one host")
     dl.add_argument("--max-retries", type=int, help="retries per request (default: 3)")
-    dl.add_argument("--workers", type=int, help=setting_help("workers"))
-    dl.add_argument("--state", help=setting_help("state"))
+    setting_option(dl, "workers")
+    setting_option(dl, "state")
     dl.add_argument("--no-progress", action="store_true", help="no progress bar")
     dl.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
     dl.add_argument("--explain", action="store_true",
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     settings = _checked_settings(args)
     ids, frame, column = _gathered_inputs(args)
     out = check_out_dir(settings.out_dir)
-    retriever = _retriever(settings, args)
+    retriever = retriever_for(settings, args, jsonl=args.format == "jsonl", resume=not args.force)
     csv_frame = frame if frame is not None and not ids else None  # the report is this CSV with the outcomes joined
 
     # 2. the run
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         if args.explain and not args.quiet:
             _explain(retriever, outcomes)
         if args.verbose and not args.quiet and args.format == "table":
-            say("\nPer-host table:\n" + host_table(retriever.domain_status()))
+            say("\nPer-host table:\n" + host_table_text(retriever.domain_status(), width=terminal_width()))
     code = _finish(outcomes, args, report=_joined(csv_frame, outcomes) if csv_frame is not None else None)
     if offline:
         say(f"paperfetch: {offline}", err=True)
@@ -134,27 +134,15 @@ def run(args: argparse.Namespace) -> int:
 def _checked_settings(args: argparse.Namespace) -> "Settings":
     """The run's settings from the flags, the environment and the config file; a bad value or an unwritable
     output file is a usage error."""
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be 1 or more, not {args.workers}")
-    if args.max_retries is not None and args.max_retries < 0:
-        raise UsageError(f"--max-retries must be 0 or more, not {args.max_retries}")
-    for flag, value in (("--delay-min", args.delay_min), ("--delay-max", args.delay_max)):
-        if value is not None and value < 0:
-            raise UsageError(f"{flag} must be 0 or more, not {value}")
+    for flag, value, least in (("--workers", args.workers, 1), ("--max-retries", args.max_retries, 0),
+                               ("--delay-min", args.delay_min_s, 0), ("--delay-max", args.delay_max_s, 0)):
+        if value is not None and value < least:
+            raise UsageError(f"{flag} must be {least} or more, not {value}")
     with configuration_is_usage():
-        settings = settings_from(args, out_dir=args.out, workers=args.workers, delay_min_s=args.delay_min,
-                                 delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state,
-                                 polite_mode=False if args.no_polite_mode else None, respect_robots_txt=args.robots,
-                                 suppress_on_403=False if args.no_suppress_403 else None,
-                                 skip_retracted=args.skip_retracted)
+        settings = settings_from(args)
     if settings.workers is not None and settings.workers < 1:
         raise UsageError(f"workers must be 1 or more, not {settings.workers} (from {settings.origin['workers']})")
-    if args.report is not None:
-        check_report(args.report)
-    if args.failed is not None:
-        check_writable_file(args.failed, "--failed")
-    if args.export is not None:
-        check_export(args.export)
+    check_outputs(args)
     return settings
 
 
@@ -178,15 +166,6 @@ def _inputs(ids: list[object], frame: pd.DataFrame | None, column: str) -> list[
     if frame is None:
         return ids
     return ids + list(frame[column]) if ids else frame[column].tolist()
-
-
-def _retriever(settings: "Settings", args: argparse.Namespace) -> "Retriever":
-    from paperfetch.retriever import Retriever
-
-    with configuration_is_usage(), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
-        return Retriever(settings=settings, progress=progress_wanted(args, jsonl=args.format == "jsonl"),
-                         cache=not args.no_cache, resume=not args.force)
 
 
 def _interrupted(inputs: list[object], args: argparse.Namespace, out: Path, started: float,
@@ -213,12 +192,7 @@ def _read_input(path: Path, column: str | None) -> tuple[pd.DataFrame | None, li
     """(*frame*, [], the column read) for a CSV; (None, lines, *column*) for a .txt file. Without *column*:
     ``doi``, else the one column named so in another case (``DOI``, as reference managers export it)."""
     if path.suffix.lower() == ".txt":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {path}: {exc}") from None
-        lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-        return None, lines, column or "doi"
+        return None, read_lines(path), column or "doi"
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as exc:
@@ -268,8 +242,7 @@ def _write_failed(path: Path, outcomes: pd.DataFrame) -> tuple[int, int]:
     whether a re-run asks again for them (comment lines are skipped when the file is read)."""
     retried, final = _failed_inputs(outcomes)
     lines = ([_RETRIED_HEADER, *retried] if retried else []) + ([_FINAL_HEADER, *final] if final else [])
-    body = "".join(redact_text(line) + "\n" for line in lines)
-    write_private_safe(path, lambda p: p.write_text(body, encoding="utf-8"))
+    write_lines(path, lines)
     return len(retried), len(final)
 
 

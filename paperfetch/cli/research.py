@@ -16,9 +16,8 @@ from paperfetch.cli.common import (
     EXIT_OK,
     OK_STATUSES,
     UsageError,
-    check_export,
     check_out_dir,
-    check_report,
+    check_outputs,
     common_options,
     configuration_is_usage,
     export_option,
@@ -27,10 +26,11 @@ from paperfetch.cli.common import (
     interrupted_exit,
     interrupted_word,
     partial_outcomes,
-    progress_wanted,
     redacted,
     results_table,
+    retriever_for,
     say,
+    setting_option,
     settings_from,
     summary,
     write_export,
@@ -73,7 +73,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--download", action="store_true", help="download the PDFs of the rows (by DOI) in the same run")
     export_option(parser)
     identity_options(parser)
-    parser.add_argument("--out", help="output folder for --download (default: PDFs; env PAPERFETCH_OUT)")
+    setting_option(parser, "out_dir", "--out", help="output folder for --download (default: PDFs; env PAPERFETCH_OUT)")
     parser.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -81,25 +81,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _prepare(args: argparse.Namespace) -> tuple[Any, Path | None]:
     """Everything that can be wrong with the command line, before any request: ``(settings, out folder)``."""
     with configuration_is_usage():
-        settings = settings_from(args, out_dir=args.out)
-    if args.report is not None:
-        check_report(args.report)
-    if args.export is not None:
-        check_export(args.export)
+        settings = settings_from(args)
+    check_outputs(args)
     out = check_out_dir(settings.out_dir) if args.download else None  # no PDFs folder for a table alone
     return settings, out
-
-
-def _retriever(args: argparse.Namespace, settings: Any, out: Path | None) -> Any:
-    from paperfetch.retriever import Retriever
-
-    with configuration_is_usage():
-        return Retriever(settings=settings, cache=not args.no_cache, progress=progress_wanted(args))
-
-
-def _service_failed(exc: Exception) -> int:
-    say(f"paperfetch: {exc}", err=True)
-    return EXIT_FAILED
 
 
 def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: Path | None, shown: list[str]) -> int:
@@ -151,12 +136,13 @@ def _ask(args: argparse.Namespace, call: Callable[[Any], pd.DataFrame], what: st
     from paperfetch.errors import ServiceError
 
     settings, out = _prepare(args)
-    with _retriever(args, settings, out) as retriever:
+    with retriever_for(settings, args) as retriever:
         try:
             with configuration_is_usage():
                 frame = call(retriever)
         except ServiceError as exc:
-            return _service_failed(exc)
+            say(f"paperfetch: {exc}", err=True)
+            return EXIT_FAILED
         if not args.quiet:
             say(f"{len(frame)} {what}")
         return _finish(retriever, frame, args, out, shown)
