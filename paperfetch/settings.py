@@ -327,13 +327,11 @@ def _checked(spec: Field, text: str | None, where: str) -> str | None:
 def _convert_knob(name: str, value: Any, where: str) -> Any:
     """A transport knob's value from *where*: text (the environment) parsed by the field's type; a TOML
     or Python value as it is (the config validates it)."""
-    if not isinstance(value, str) or where == "argument":
-        if isinstance(value, str):
-            return clean_setting(name, value)
+    if not isinstance(value, str):
         return tuple(value) if isinstance(value, list) and name == "timeout" else value
-    parser = _knob_parser(name)
     text = clean_setting(name, value)
-    if parser is None or text is None:
+    parser = _knob_parser(name)
+    if parser is None or text is None or where == "argument":
         return text
     try:
         return parser(text)
@@ -357,24 +355,21 @@ class _Doors:
     path: Path
     from_file: Mapping[str, Any]
 
-    def pick(self, name: str, env: tuple[str, ...]) -> tuple[Any, str]:
-        """Setting *name*'s value and where it came from (``(None, "default")``: from none)."""
-        env_name = next((e for e in env if self.environ.get(e, "").strip()), None)
-        if name in self.arguments:
-            return self.arguments[name], "argument"
-        if env_name is not None:
-            return self.environ[env_name], f"env {env_name}"
-        if name in self.from_file:
-            return self.from_file[name], f"file {self.path}"
-        return None, "default"
-
     def given(self, readers: Mapping[str, tuple[tuple[str, ...], Callable[[Any, str], Any]]],
               origin: dict[str, str]) -> dict[str, Any]:
-        """The settings given, each ``name: (its variables, its converter)`` of *readers*, converted (None: not
-        given); *origin* gets where each setting came from."""
+        """The settings given, each ``name: (its variables, its converter)`` of *readers*, converted from the
+        first door that has it (None: not given); *origin* gets where each setting came from."""
         values: dict[str, Any] = {}
         for name, (env, convert) in readers.items():
-            value, where = self.pick(name, env)
+            variable = next((e for e in env if self.environ.get(e, "").strip()), None)
+            if name in self.arguments:
+                value, where = self.arguments[name], "argument"
+            elif variable is not None:
+                value, where = self.environ[variable], f"env {variable}"
+            elif name in self.from_file:
+                value, where = self.from_file[name], f"file {self.path}"
+            else:
+                value, where = None, "default"
             converted = convert(value, where) if where != "default" else None
             origin[name] = "default" if converted is None else where
             if converted is not None:

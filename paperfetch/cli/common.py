@@ -106,12 +106,8 @@ class RetryWarningsOncePerHost(logging.Filter):
         self.held_back: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno != logging.WARNING:
-            return True
         message = record.getMessage()
-        if "retry" not in message:
-            return True
-        host = _host_in(message)
+        host = _host_in(message) if record.levelno == logging.WARNING and "retry" in message else None
         if host is None:
             return True
         if host in self.held_back:
@@ -138,10 +134,8 @@ class UnreachableWarningsHeld(logging.Filter):
         self.held: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.active or record.levelno != logging.WARNING:
-            return True
         message = record.getMessage()
-        if not _UNREACHABLE.search(message):
+        if not self.active or record.levelno != logging.WARNING or not _UNREACHABLE.search(message):
             return True
         host = _host_in(message) or message.split(":", 1)[0].split()[-1]
         self.held[host] = self.held.get(host, 0) + 1
@@ -214,11 +208,15 @@ def export_option(parser: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """The effective settings: the arguments stored under a setting's name > environment > config file > defaults.
-    The CLI's ``verbosity`` is its own (it prints what it wants); the transport's is 0 unless -v asks."""
+    The CLI's ``verbosity`` is its own (it prints what it wants). A bad value, or an output file asked for that
+    cannot be written (:func:`check_outputs`), is a usage error."""
     from paperfetch.settings import SETTING_NAMES, load_settings
 
     given = {name: getattr(args, name) for name in SETTING_NAMES if getattr(args, name, None) is not None}
-    return load_settings({**given, "verbosity": 0}, config_path=args.config)
+    with configuration_is_usage():
+        settings = load_settings({**given, "verbosity": 0}, config_path=args.config)
+    check_outputs(args)
+    return settings
 
 
 def retriever_for(settings: Settings, args: argparse.Namespace, *, jsonl: bool = False, **options: Any) -> Retriever:
@@ -295,11 +293,10 @@ def redacted(frame: pd.DataFrame) -> pd.DataFrame:
     return redact_frame(frame.copy())
 
 
-def jsonl_records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[str]:
+def jsonl_records(frame: pd.DataFrame) -> list[str]:
     """One JSON object a row (missing values as null; a NumPy number as the Python one)."""
-    frame = frame.reindex(columns=list(columns) if columns is not None else list(frame.columns)).astype(object)
     return [json.dumps({k: (None if is_missing(v) else v) for k, v in record.items()}, ensure_ascii=False, default=_plain)
-            for record in frame.to_dict(orient="records")]
+            for record in frame.astype(object).to_dict(orient="records")]
 
 
 def _plain(value: Any) -> Any:
@@ -474,19 +471,13 @@ def results_table(outcomes: pd.DataFrame, width: int | None = None) -> str:
     """The per-paper table of ``download``: input, status, source, and the file or the reason; its rows fit
     *width* (default: :func:`terminal_width`; without a terminal, the detail is cut at 80 characters)."""
     frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
-    frame["detail"] = [
-        (str(p) if isinstance(p, str) and p else str(r) if isinstance(r, str) and r else
-         (str(e) if isinstance(e, str) else ""))
-        for p, r, e in zip(frame["path"], frame["reason"], frame["error"])
-    ]
+    frame["detail"] = [next((text for text in cells if isinstance(text, str) and text), "")  # the file, else why not
+                       for cells in zip(frame["path"], frame["reason"], frame["error"])]
     width = terminal_width() if width is None else width
     columns = frame[["input", "status", "source", "detail"]].astype(object)
     shown = columns.where(columns.notna(), "")
     shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
-    if width is None:
-        shown["detail"] = [clip(str(v), 80, one_line=True) for v in shown["detail"]]
-        return shown.to_string(index=False)
-    shown["detail"] = [clip(str(v), width, one_line=True) for v in shown["detail"]]
+    shown["detail"] = [clip(str(v), width or 80, one_line=True) for v in shown["detail"]]
     return fitted_table(shown, width, ["detail", "input"])
 
 

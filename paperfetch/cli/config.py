@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from paperfetch.cli.common import EXIT_OK, common_options, configuration_is_usage, identity_options, say, settings_from
+from paperfetch.cli.common import EXIT_OK, common_options, identity_options, say, settings_from
 
 __all__ = ["add_subcommands", "run"]
 
@@ -33,8 +33,7 @@ def run(args: argparse.Namespace) -> int:
     headers = {TRANSPORT_SETTING_NAMES[0]: "transport (every request of a run):",
                "hosts.": "hosts (one rule each; a pool is host#pool):"}
 
-    with configuration_is_usage():
-        settings = settings_from(args)
+    settings = settings_from(args)
     path = settings.config_path
     state = "found" if path is not None and path.is_file() else "not found"
     say(f"config file: {path} ({state})")

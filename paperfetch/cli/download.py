@@ -20,9 +20,7 @@ from paperfetch.cli.common import (
     UsageError,
     check_column,
     check_out_dir,
-    check_outputs,
     common_options,
-    configuration_is_usage,
     export_option,
     identity_options,
     inputs_note,
@@ -125,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             _explain(retriever, outcomes)
         if args.verbose and not args.quiet and args.format == "table":
             say("\nPer-host table:\n" + host_table_text(retriever.domain_status(), width=terminal_width()))
-    code = _finish(outcomes, args, report=_joined(csv_frame, outcomes) if csv_frame is not None else None)
+    code = _finish(outcomes, args, csv_frame)
     if offline:
         say(f"paperfetch: {offline}", err=True)
     return code
@@ -138,11 +136,9 @@ def _checked_settings(args: argparse.Namespace) -> "Settings":
                                ("--delay-min", args.delay_min_s, 0), ("--delay-max", args.delay_max_s, 0)):
         if value is not None and value < least:
             raise UsageError(f"{flag} must be {least} or more, not {value}")
-    with configuration_is_usage():
-        settings = settings_from(args)
+    settings = settings_from(args)
     if settings.workers is not None and settings.workers < 1:
         raise UsageError(f"workers must be 1 or more, not {settings.workers} (from {settings.origin['workers']})")
-    check_outputs(args)
     return settings
 
 
@@ -163,16 +159,14 @@ def _gathered_inputs(args: argparse.Namespace) -> tuple[list[object], pd.DataFra
 
 def _inputs(ids: list[object], frame: pd.DataFrame | None, column: str) -> list[object]:
     """What the run downloads: the identifiers, then the CSV's column."""
-    if frame is None:
-        return ids
-    return ids + list(frame[column]) if ids else frame[column].tolist()
+    return ids if frame is None else ids + frame[column].tolist()
 
 
 def _interrupted(inputs: list[object], args: argparse.Namespace, out: Path, started: float,
                  csv_frame: pd.DataFrame | None) -> int:
     """Ctrl-C during the run: the rows finished so far are written, the others say ``interrupted``."""
     partial = partial_outcomes(inputs, out, started)
-    _finish(partial, args, interrupted=True, report=_joined(csv_frame, partial) if csv_frame is not None else None)
+    _finish(partial, args, csv_frame, interrupted=True)
     say(f"paperfetch: {interrupted_word()}; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
         "papers had finished", err=True)
     return interrupted_exit()
@@ -218,39 +212,28 @@ _FINAL_HEADER = (f"# final answers (asked again with --force; not_found and no_o
                  f"{defaults.RECHECK_AFTER_S / 86400:g} days)")
 
 
-def _failed_inputs(outcomes: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """(the identifiers a re-run retries, the final answers): every input that did not finish well, once,
-    but the invalid and blank ones (no retry helps them); :func:`paperfetch.outcomes.retried_by_rerun`
-    decides which list an input is in."""
+def _write_failed(path: Path, outcomes: pd.DataFrame) -> tuple[int, int]:
+    """Every input that did not finish well, once, as a ``.txt`` ``--input`` (the invalid and blank ones left
+    out: no retry helps them), under a ``#`` line that says whether a re-run asks again
+    (:func:`paperfetch.outcomes.retried_by_rerun`); the counts of the two lists."""
     from paperfetch.outcomes import retried_by_rerun
 
-    retried: list[str] = []
-    final: list[str] = []
+    lists: dict[bool, dict[str, None]] = {True: {}, False: {}}
     codes = outcomes["http_status"] if "http_status" in outcomes.columns else [None] * len(outcomes)
     for value, status, code in zip(outcomes["input"], outcomes["status"].astype(str), codes):
-        if (status in OK_STATUSES or status == "invalid_identifier" or is_missing(value)
-                or not str(value).strip()):
-            continue
-        text = str(value).strip()
-        if text not in retried and text not in final:
-            (retried if retried_by_rerun(status, code) else final).append(text)
-    return retried, final
-
-
-def _write_failed(path: Path, outcomes: pd.DataFrame) -> tuple[int, int]:
-    """Writes the list as a ``.txt`` ``--input``: one identifier a line under a ``#`` comment line that says
-    whether a re-run asks again for them (comment lines are skipped when the file is read)."""
-    retried, final = _failed_inputs(outcomes)
+        text = "" if is_missing(value) else str(value).strip()
+        if text and status not in OK_STATUSES and status != "invalid_identifier" and text not in lists[True] | lists[False]:
+            lists[retried_by_rerun(status, code)][text] = None
+    retried, final = list(lists[True]), list(lists[False])
     lines = ([_RETRIED_HEADER, *retried] if retried else []) + ([_FINAL_HEADER, *final] if final else [])
     write_lines(path, lines)
     return len(retried), len(final)
 
 
-def _joined(frame: pd.DataFrame | None, outcomes: pd.DataFrame) -> pd.DataFrame:
+def _joined(frame: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
     """The CSV's rows with the outcome columns joined under their own names and dtypes, as a report of
     positional identifiers has them; a CSV column named like an outcome column in any case (``doi``,
     ``DOI``, ``year``) is kept as ``input_<name>``, so ``doi`` is always the normalised DOI (docs/cli.md)."""
-    assert frame is not None
     joined_names = {str(name).lower() for name in outcomes.columns if name != "input"}
     taken = {str(c) for c in frame.columns}
     renamed: dict[object, str] = {}
@@ -268,17 +251,20 @@ def _joined(frame: pd.DataFrame | None, outcomes: pd.DataFrame) -> pd.DataFrame:
     return joined
 
 
-def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool = False,
-            report: pd.DataFrame | None = None) -> int:
+def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.DataFrame | None,
+            interrupted: bool = False) -> int:
+    """The results on stdout, the files asked for (the report: *csv_frame* with the outcomes joined, when the
+    input was a CSV) and the summary; the exit status."""
+    report = outcomes if csv_frame is None else _joined(csv_frame, outcomes)
     outcomes = redacted(outcomes)
     if not args.quiet and not interrupted:
         if args.format == "jsonl":
-            for line in jsonl_records(outcomes, [c for c in RESULT_COLUMNS if c in outcomes.columns] or None):
+            for line in jsonl_records(outcomes[[c for c in RESULT_COLUMNS if c in outcomes.columns]]):
                 say(line)
         else:
             say(results_table(outcomes))
     if args.report is not None:
-        write_report(outcomes if report is None else report, args.report)
+        write_report(report, args.report)
         if not args.quiet:
             say(f"report written to {args.report}", err=args.format == "jsonl")
     if args.failed is not None:

@@ -17,7 +17,6 @@ from paperfetch.cli.common import (
     OK_STATUSES,
     UsageError,
     check_out_dir,
-    check_outputs,
     common_options,
     configuration_is_usage,
     export_option,
@@ -78,15 +77,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _prepare(args: argparse.Namespace) -> tuple[Any, Path | None]:
-    """Everything that can be wrong with the command line, before any request: ``(settings, out folder)``."""
-    with configuration_is_usage():
-        settings = settings_from(args)
-    check_outputs(args)
-    out = check_out_dir(settings.out_dir) if args.download else None  # no PDFs folder for a table alone
-    return settings, out
-
-
 def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: Path | None, shown: list[str]) -> int:
     if not args.quiet:
         say(frame_text(redacted(frame[shown])) if len(frame) else "(no rows)")
@@ -135,7 +125,8 @@ def _ask(args: argparse.Namespace, call: Callable[[Any], pd.DataFrame], what: st
     and is not configured for is a usage error, a service's failure the command's exit code."""
     from paperfetch.errors import ServiceError
 
-    settings, out = _prepare(args)
+    settings = settings_from(args)  # everything that can be wrong with the command line, before any request
+    out = check_out_dir(settings.out_dir) if args.download else None  # no PDFs folder for a table alone
     with retriever_for(settings, args) as retriever:
         try:
             with configuration_is_usage():

@@ -12,15 +12,14 @@ import pandas as pd
 from paperfetch.cells import clip, is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
     check_out_dir,
-    check_outputs,
     common_options,
-    configuration_is_usage,
     fitted_table,
     identity_options,
+    interrupted_exit,
+    interrupted_word,
     jsonl_records,
     read_lines,
     retriever_for,
@@ -71,9 +70,7 @@ def add_subcommands(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with configuration_is_usage():
-        settings = settings_from(args)
-    check_outputs(args)
+    settings = settings_from(args)
     ids: list[object] = list(args.ids)
     if args.input is not None:
         ids += read_lines(args.input)
@@ -93,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
             bundle = retriever.fulltext(ids)  # the pdf_engine setting
             written = _write_markdown(bundle) if args.format == "md" else None
         except KeyboardInterrupt:
-            say("paperfetch: interrupted; the texts fetched so far are kept in " + str(out), err=True)
-            return EXIT_INTERRUPTED
+            say(f"paperfetch: {interrupted_word()}; the texts fetched so far are kept in {out}", err=True)
+            return interrupted_exit()
     code = _finish(bundle.paragraphs, bundle.outcomes, args)
     if written is not None and not args.quiet:
         say(f"{written} Markdown files written to {out}")
