@@ -9,8 +9,10 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import sys
+import textwrap
 import threading
 import warnings
 from collections import Counter
@@ -22,17 +24,18 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import pandas as pd
 
 from paperfetch.cells import clip, is_missing
+from paperfetch.config import environment
 from paperfetch.errors import ConfigurationError
+from paperfetch.ids import parse_many
 from paperfetch.integrity import met_by, met_line
 from paperfetch.log import file_mode
-from paperfetch.outcomes import FINISHED_WELL_STATUSES
+from paperfetch.outcomes import COLUMNS, FINISHED_WELL_STATUSES, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text
-from paperfetch.settings import setting_flag
+from paperfetch.settings import SETTING_NAMES, Settings, load_settings, setting_flag
 from paperfetch.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.retriever import Retriever
-    from paperfetch.settings import Settings
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
@@ -41,7 +44,7 @@ __all__ = [
     "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table",
     "frame_text", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
     "partial_outcomes", "progress_wanted", "read_lines", "redacted", "results_table", "retriever_for", "say",
-    "setting_option", "settings_from", "sigterm_as_interrupt", "stdout_gone", "summary", "terminal_width", "wrapped",
+    "setting_option", "settings_from", "sigterm_as_interrupt", "stdout_gone", "summary", "tell", "terminal_width", "wrapped",
     "write_export", "write_lines", "write_private_safe", "write_report"
 ]
 
@@ -210,8 +213,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
     """The effective settings: the arguments stored under a setting's name > environment > config file > defaults.
     The CLI's ``verbosity`` is its own (it prints what it wants). A bad value, or an output file asked for that
     cannot be written (:func:`check_outputs`), is a usage error."""
-    from paperfetch.settings import SETTING_NAMES, load_settings
-
     given = {name: getattr(args, name) for name in SETTING_NAMES if getattr(args, name, None) is not None}
     with configuration_is_usage():
         settings = load_settings({**given, "verbosity": 0}, config_path=args.config)
@@ -240,6 +241,12 @@ def say(message: str, *, err: bool = False) -> None:
         stdout_gone(stream)
 
 
+def tell(args: argparse.Namespace, message: str, *, err: bool = False) -> None:
+    """:func:`say` *message* unless -q asked for errors only."""
+    if not args.quiet:
+        say(message, err=err)
+
+
 def stdout_gone(stream: Any = None) -> None:
     """Point the file descriptor of *stream* (stdout) at ``/dev/null``: its reader has closed the pipe, and
     writing on (or flushing at exit) would raise ``BrokenPipeError`` again."""
@@ -258,10 +265,6 @@ def stdout_gone(stream: Any = None) -> None:
 def terminal_width() -> int | None:
     """The columns the output may use: ``$COLUMNS``, else the width of the terminal stdout is; None when stdout
     is no terminal (a pipe or a file keeps whole rows)."""
-    import shutil
-
-    from paperfetch.config import environment
-
     if environment().get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
         return max(40, shutil.get_terminal_size().columns)
     return None
@@ -269,8 +272,6 @@ def terminal_width() -> int | None:
 
 def wrapped(line: str, width: int | None, indent: str = "  ") -> str:
     """*line* wrapped at words to *width* (later lines indented); unchanged without a width."""
-    import textwrap
-
     if width is None or len(line) <= width:
         return line
     return "\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
@@ -437,45 +438,43 @@ def _json_cell(value: Any) -> Any:
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
     """The outcomes known at an interruption, full schema: the ledger's rows of this run, ``interrupted`` for the rest."""
-    from paperfetch.ids import parse_many
     from paperfetch.ledger import SqliteLedger
-    from paperfetch.outcomes import COLUMNS, outcomes_frame
     from paperfetch.paper import identity_row
 
     rows = []
     with SqliteLedger.in_folder(out) as ledger:
         for item in parse_many(list(inputs)):
-            row: dict[str, Any] = {"input": item.input}
             if item.identifier is None:
-                row.update(status="invalid_identifier", error=item.error)
-                rows.append(row)
+                rows.append({"input": item.input, "status": "invalid_identifier", "error": item.error})
                 continue
             entry = ledger.get(item.identifier.key)
-            fresh = entry is not None and entry.updated_at.timestamp() >= started - 1.0
-            row.update(identity_row(item.identifier, dict(entry.extra or {}) if entry is not None and fresh else {}))
-            if entry is not None and fresh:
+            if entry is not None and entry.updated_at.timestamp() < started - 1.0:
+                entry = None  # an answer of an earlier run
+            row = {"input": item.input, **identity_row(item.identifier, dict(entry.extra or {}) if entry is not None else {})}
+            if entry is None:
+                row.update(status=None, error="not finished when the run was interrupted")
+            else:
                 path = ledger.absolute_path(entry)
                 row.update(status=entry.status, source=entry.source, url=entry.url, http_status=entry.http_status,
                            bytes=entry.bytes, sha256=entry.sha256, path=str(path) if path else None, error=entry.error)
-            else:
-                row.update(status=None, error="not finished when the run was interrupted")
             rows.append({k: v for k, v in row.items() if k in COLUMNS})
     frame = outcomes_frame(rows)
-    if INTERRUPTED not in frame["status"].cat.categories:
-        frame["status"] = frame["status"].cat.add_categories([INTERRUPTED])
+    frame["status"] = frame["status"].cat.add_categories([INTERRUPTED])  # no status of the library's
     frame.loc[frame["status"].isna(), "status"] = INTERRUPTED
     return frame
 
 
-def results_table(outcomes: pd.DataFrame, width: int | None = None) -> str:
-    """The per-paper table of ``download``: input, status, source, and the file or the reason; its rows fit
-    *width* (default: :func:`terminal_width`; without a terminal, the detail is cut at 80 characters)."""
-    frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
-    frame["detail"] = [next((text for text in cells if isinstance(text, str) and text), "")  # the file, else why not
-                       for cells in zip(frame["path"], frame["reason"], frame["error"])]
+def results_table(outcomes: pd.DataFrame, width: int | None = None, columns: Sequence[str] = ("input", "status", "source"),
+                  details: Sequence[str] = ("path", "reason", "error")) -> str:
+    """The per-paper table of ``download`` (and ``text``): *columns*, then the first of *details* a row has (the
+    file, else why not); its rows fit *width* (default: :func:`terminal_width`; without a terminal, the detail is
+    cut at 80 characters)."""
+    frame = outcomes.reindex(columns=[*columns, *details])
+    frame["detail"] = [next((text for text in cells if isinstance(text, str) and text), "")
+                       for cells in zip(*(frame[name] for name in details))]
     width = terminal_width() if width is None else width
-    columns = frame[["input", "status", "source", "detail"]].astype(object)
-    shown = columns.where(columns.notna(), "")
+    shown = frame[[*columns, "detail"]].astype(object)
+    shown = shown.where(shown.notna(), "")
     shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
     shown["detail"] = [clip(str(v), width or 80, one_line=True) for v in shown["detail"]]
     return fitted_table(shown, width, ["detail", "input"])
@@ -518,8 +517,6 @@ def _widest(text: str) -> int:
 
 def inputs_note(inputs: Sequence[object]) -> str:
     """``"22 inputs: 19 to fetch, 2 duplicates, 1 invalid"`` when some inputs are not fetched, else ``""``."""
-    from paperfetch.ids import parse_many
-
     parsed = parse_many(list(inputs))
     invalid = sum(1 for p in parsed if p.identifier is None)
     duplicates = sum(1 for p in parsed if p.identifier is not None and p.duplicate_of is not None)

@@ -1,9 +1,5 @@
-"""``paperfetch config``: the effective settings (secrets masked) and where each came from.
-
-Precedence: argument > environment > config file > default (:func:`paperfetch.settings.load_settings`);
-the transport's settings are listed too, every one a run uses.
-Deliberately not here: reading or validating the settings (that is :mod:`paperfetch.config`); this
-module only shows them.
+"""``paperfetch config``: the effective settings (secrets masked), every one a run uses, the transport's too, and
+where each came from (:func:`paperfetch.settings.load_settings` reads them; this module only shows them).
 """
 
 from __future__ import annotations
@@ -17,7 +13,6 @@ __all__ = ["add_subcommands", "run"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``config`` on ``paperfetch``'s subparsers."""
     cfg = sub.add_parser("config", parents=[common_options()], help="show the effective settings and where each came from",
                          description="Show the effective settings (secrets masked) and where each came from: "
                                      "argument > environment > config file > default.")

@@ -36,6 +36,7 @@ from paperfetch.cli.common import (
     setting_option,
     settings_from,
     summary,
+    tell,
     terminal_width,
     wrapped,
     write_export,
@@ -265,17 +266,14 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.Data
             say(results_table(outcomes))
     if args.report is not None:
         write_report(report, args.report)
-        if not args.quiet:
-            say(f"report written to {args.report}", err=args.format == "jsonl")
+        tell(args, f"report written to {args.report}", err=args.format == "jsonl")
     if args.failed is not None:
         retried, final = _write_failed(args.failed, outcomes)
-        if not args.quiet:
-            say(f"{retried + final} identifier(s) written to {args.failed} ({retried} retried by a re-run, "
-                f"{final} final)", err=args.format == "jsonl")
+        tell(args, f"{retried + final} identifier(s) written to {args.failed} ({retried} retried by a re-run, "
+                   f"{final} final)", err=args.format == "jsonl")
     if args.export is not None:
         entries = write_export(outcomes, args.export)
-        if not args.quiet:
-            say(f"{entries} citation(s) written to {args.export}", err=args.format == "jsonl")
+        tell(args, f"{entries} citation(s) written to {args.export}", err=args.format == "jsonl")
     bad = int((~outcomes["status"].astype(str).isin(OK_STATUSES)).sum())
     if not args.quiet and not interrupted:
         width = terminal_width()

@@ -32,6 +32,7 @@ from paperfetch.cli.common import (
     setting_option,
     settings_from,
     summary,
+    tell,
     write_export,
     write_report,
 )
@@ -111,12 +112,10 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
         code = EXIT_FAILED if failed else EXIT_OK
     if args.report is not None:
         write_report(frame, args.report)
-        if not args.quiet:
-            say(f"{len(frame)} rows written to {args.report}")
+        tell(args, f"{len(frame)} rows written to {args.report}")
     if args.export is not None:
         entries = write_export(frame, args.export)
-        if not args.quiet:
-            say(f"{entries} citation(s) written to {args.export}")
+        tell(args, f"{entries} citation(s) written to {args.export}")
     return code
 
 
@@ -134,8 +133,7 @@ def _ask(args: argparse.Namespace, call: Callable[[Any], pd.DataFrame], what: st
         except ServiceError as exc:
             say(f"paperfetch: {exc}", err=True)
             return EXIT_FAILED
-        if not args.quiet:
-            say(f"{len(frame)} {what}")
+        tell(args, f"{len(frame)} {what}")
         return _finish(retriever, frame, args, out, shown)
 
 
@@ -173,6 +171,5 @@ def _run_cache(args: argparse.Namespace) -> int:
         removed = cache.clear()
     finally:
         cache.close()
-    if not args.quiet:
-        say(f"metadata cache cleared: {removed} answer(s) removed from {cache.path}")
+    tell(args, f"metadata cache cleared: {removed} answer(s) removed from {cache.path}")
     return EXIT_OK

@@ -9,24 +9,24 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from paperfetch.cells import clip, is_missing
+from paperfetch.cells import is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
     check_out_dir,
     common_options,
-    fitted_table,
     identity_options,
     interrupted_exit,
     interrupted_word,
     jsonl_records,
     read_lines,
+    results_table,
     retriever_for,
     say,
     setting_option,
     settings_from,
-    terminal_width,
+    tell,
     write_lines,
     write_private_safe,
     write_report,
@@ -125,10 +125,10 @@ def _write_markdown(bundle: FullText) -> int:
 
 def _per_paper(paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
     counts = paragraphs.groupby(paragraphs["input"].astype(str), sort=False).size()
-    table = outcomes.reindex(columns=[c for c in TEXT_COLUMNS if c != "paragraphs"]).copy()
+    table = outcomes.reindex(columns=TEXT_COLUMNS)
     table["paragraphs"] = [0 if is_missing(source) else int(counts.get(str(value), 0))
                            for value, source in zip(outcomes["input"], outcomes["text_source"])]
-    return table[TEXT_COLUMNS]
+    return table
 
 
 def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Namespace) -> int:
@@ -137,8 +137,7 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
     for frame, path, what in ((paragraphs, args.report, "report"), (outcomes, args.outcomes, "outcomes")):
         if path is not None:
             write_report(frame, path)
-            if not args.quiet:
-                say(f"{what} written to {path}", err=_jsonl(args))
+            tell(args, f"{what} written to {path}", err=_jsonl(args))
     if args.failed is not None:  # worth another run: no text, and an identifier at all
         failed = [str(value).strip() for value, source, status in
                   zip(outcomes["input"], outcomes["text_source"], outcomes["status"].astype(str))
@@ -164,8 +163,4 @@ def _print(paragraphs: pd.DataFrame, table: pd.DataFrame, args: argparse.Namespa
         for line in jsonl_records(table):
             say(line)
     else:
-        shown = table.astype(object).where(table.notna(), "")
-        shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
-        shown["detail"] = [clip(str(p or e), 80, one_line=True) for p, e in zip(shown["text_path"], shown["error"])]
-        say(fitted_table(shown[["input", "status", "text_source", "paragraphs", "detail"]], terminal_width(),
-                         ["detail", "input"]))
+        say(results_table(table, columns=("input", "status", "text_source", "paragraphs"), details=("text_path", "error")))
