@@ -128,8 +128,7 @@ class Settings:
 
     @property
     def identification(self) -> Identification:
-        return Identification(email=self.email, openalex_api_key=self.openalex_api_key, ncbi_api_key=self.ncbi_api_key,
-                              s2_api_key=self.s2_api_key)
+        return Identification(**{f.name: getattr(self, f.name) for f in fields(Identification) if f.name != "tool"})
 
     def rows(self) -> list[tuple[str, str, str]]:
         """``(name, shown value, origin)`` for every setting a run uses (``paperfetch config``): the run options,

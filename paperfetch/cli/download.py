@@ -103,11 +103,10 @@ def run(args: argparse.Namespace) -> int:
     settings = _checked_settings(args)
     ids, frame, column = _gathered_inputs(args)
     out = check_out_dir(settings.out_dir)
-    retriever = retriever_for(settings, args, jsonl=args.format == "jsonl", resume=not args.force)
     csv_frame = frame if frame is not None and not ids else None  # the report is this CSV with the outcomes joined
 
     # 2. the run
-    with retriever:
+    with retriever_for(settings, args, jsonl=args.format == "jsonl", resume=not args.force) as retriever:
         inputs = _inputs(ids, frame, column)
         if args.dry_run:
             return _dry_run(retriever, inputs, args)
@@ -297,5 +296,4 @@ def _dry_run(retriever: Any, inputs: Sequence[object], args: argparse.Namespace)
             say(shown.to_string(index=False))
     if args.report is not None:
         write_report(found, args.report)
-    inputs_without = found.groupby("position")["url"].apply(lambda s: s.notna().any())
-    return EXIT_OK if bool(inputs_without.all()) else EXIT_FAILED
+    return EXIT_OK if bool(found.groupby("position")["url"].count().all()) else EXIT_FAILED  # each input has a URL
