@@ -79,11 +79,7 @@ class Identification:
         register_secrets(self.secrets())  # masked in every output of this process from now on
 
     def __repr__(self) -> str:
-        parts = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            shown = repr(value) if f.name == "tool" else mask(value)
-            parts.append(f"{f.name}={shown}")
+        parts = [f"{f.name}={repr(self.tool) if f.name == 'tool' else mask(getattr(self, f.name))}" for f in fields(self)]
         return f"Identification({', '.join(parts)})"
 
     def secrets(self) -> list[str]:

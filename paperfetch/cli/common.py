@@ -418,11 +418,10 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
         frame = frame.assign(**{c: frame[c].map(_json_cell) for c in listed})  # the authors as JSON, not a repr
         write_private_safe(path, lambda p: frame.to_csv(p, index=False))
     elif suffix == ".parquet":
-        parquet = frame.copy()
-        for column in parquet.columns:
-            if parquet[column].dtype == object:  # mixed inputs (None, numbers, text): store as text (lists as JSON)
-                parquet[column] = parquet[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
-        write_private_safe(path, lambda p: parquet.to_parquet(p, index=False))
+        for column in frame.columns:  # a copy already (redacted)
+            if frame[column].dtype == object:  # mixed inputs (None, numbers, text): store as text (lists as JSON)
+                frame[column] = frame[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
+        write_private_safe(path, lambda p: frame.to_parquet(p, index=False))
     elif suffix == ".jsonl":
         write_lines(path, jsonl_records(frame))
     else:  # pragma: no cover - checked before the run
@@ -488,7 +487,7 @@ def fitted_table(frame: pd.DataFrame, width: int | None, shrink: Sequence[str], 
     if width is None:
         return text
     for name in shrink:
-        excess = _widest(text) - width
+        excess = max((len(line) for line in text.splitlines()), default=0) - width
         if excess <= 0:
             break
         cells = [str(v) for v in shown[name]]
@@ -509,10 +508,6 @@ def frame_text(frame: pd.DataFrame, *, colwidth: int = 60, shrink: Sequence[str]
     shown = frame.astype(object)
     shown = shown.where(shown.notna(), "<NA>").map(lambda v: clip(str(v), colwidth, one_line=True))
     return fitted_table(shown, width, [c for c in shrink if c in shown.columns] + list(shown.columns), index=True)
-
-
-def _widest(text: str) -> int:
-    return max((len(line) for line in text.splitlines()), default=0)
 
 
 def inputs_note(inputs: Sequence[object]) -> str:
