@@ -81,7 +81,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
         return
 
-    def on_term(signum: int, frame: Any) -> None:
+    def on_term(_signum: int, _frame: Any) -> None:
         _terminated.set()
         raise Terminated()
 

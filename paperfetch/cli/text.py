@@ -111,16 +111,12 @@ def _write_markdown(bundle: FullText) -> int:
     outcomes = bundle.outcomes
     with_text = outcomes[outcomes["text_source"].notna()]
     documents = to_markdown(bundle, papers=with_text)
-    paths = {str(value): path for value, path in zip(with_text["input"], with_text["text_path"])}
-    written = 0
-    for key, document in documents.items():
-        kept = paths.get(str(key))
-        if kept is None or is_missing(kept):
-            continue
-        dest = Path(str(kept)).with_suffix(".md")
+    paths = {str(value): Path(str(path)).with_suffix(".md")
+             for value, path in zip(with_text["input"], with_text["text_path"]) if not is_missing(path)}
+    written = [(paths[str(key)], document) for key, document in documents.items() if str(key) in paths]
+    for dest, document in written:
         write_private_safe(dest, functools.partial(Path.write_text, data=document, encoding="utf-8"))
-        written += 1
-    return written
+    return len(written)
 
 
 def _per_paper(paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
