@@ -83,9 +83,9 @@ def add_subcommands(sub: Any) -> None:
     dl.add_argument("--no-suppress-403", dest="suppress_on_403", action="store_false", default=None,
                     help="keep asking hosts that answered 403")
     setting_option(dl, "skip_retracted")
-    for bound in ("min", "max"):
+    for bound, word in (("min", "minimum"), ("max", "maximum")):
         dl.add_argument(f"--delay-{bound}", dest=f"delay_{bound}_s", metavar=f"DELAY_{bound.upper()}", type=float,
-                        help=f"{bound}imum seconds between requests to one host")
+                        help=f"{word} seconds between requests to one host")
     dl.add_argument("--max-retries", type=int, help="retries per request (default: 3)")
     setting_option(dl, "workers")
     setting_option(dl, "state")
