@@ -273,7 +273,6 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.Data
     if args.export is not None:
         entries = write_export(outcomes, args.export)
         tell(args, f"{entries} citation(s) written to {args.export}", err=args.format == "jsonl")
-    bad = int((~outcomes["status"].astype(str).isin(OK_STATUSES)).sum())
     if not args.quiet and not interrupted:
         width = terminal_width()
         say(wrapped(f"{len(outcomes)} papers: {summary(outcomes)}", width), err=args.format == "jsonl")
@@ -281,7 +280,7 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.Data
         if sources_line:
             say(wrapped(sources_line, width), err=args.format == "jsonl")
             say(wrapped(f"  {YIELD_LEGEND}", width, indent="   "), err=args.format == "jsonl")
-    return EXIT_FAILED if bad else EXIT_OK
+    return EXIT_OK if outcomes["status"].astype(str).isin(OK_STATUSES).all() else EXIT_FAILED
 
 
 def _dry_run(retriever: Any, inputs: Sequence[object], args: argparse.Namespace) -> int:

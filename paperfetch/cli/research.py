@@ -99,7 +99,7 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
                 write_report(frame, args.report)
             say(f"paperfetch: {interrupted_word()}; the report holds what had finished", err=True)
             return interrupted_exit()
-        failed = int((~frame["status"].astype(str).isin(OK_STATUSES)).sum())  # every row, as download counts them
+        code = EXIT_OK if frame["status"].astype(str).isin(OK_STATUSES).all() else EXIT_FAILED  # every row, as download
         if not args.quiet:  # download's own per-paper table and summary line
             say("\n" + results_table(frame.assign(input=inputs)))
             say(f"{len(frame)} papers: {summary(frame)}")
@@ -109,7 +109,6 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
         offline = retriever.run_snapshot().offline_line()
         if offline:
             say(f"paperfetch: {offline}", err=True)
-        code = EXIT_FAILED if failed else EXIT_OK
     if args.report is not None:
         write_report(frame, args.report)
         tell(args, f"{len(frame)} rows written to {args.report}")
