@@ -28,8 +28,6 @@ def mask(value: object) -> str:
 
 
 _CONTROL_CHARACTERS = frozenset(chr(c) for c in (*range(0x00, 0x20), *range(0x7F, 0xA0))) | {"\u2028", "\u2029"}
-#: Settings whose values are never shown, not even in the error that refuses them.
-_SECRET_SETTINGS = frozenset({"email", "openalex_api_key", "ncbi_api_key", "s2_api_key"})
 
 
 def without_userinfo(text: str) -> str:
@@ -39,7 +37,8 @@ def without_userinfo(text: str) -> str:
 
 def clean_setting(name: str, value: str | None) -> str | None:
     """*value* of text setting *name*, stripped (``None`` when nothing is left). A control character inside
-    (header injection) raises :class:`ConfigurationError` naming its position, never a secret's value."""
+    (header injection) raises :class:`ConfigurationError` naming its position, never a secret's value (the
+    e-mail's, a key's)."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -47,7 +46,7 @@ def clean_setting(name: str, value: str | None) -> str | None:
     stripped = value.strip()
     for index, character in enumerate(stripped):
         if character in _CONTROL_CHARACTERS:
-            shown = "(value not shown)" if name in _SECRET_SETTINGS or "key" in name else repr(without_userinfo(stripped))
+            shown = "(value not shown)" if name == "email" or "key" in name else repr(without_userinfo(stripped))
             raise ConfigurationError(
                 f"{name} contains a control character (U+{ord(character):04X} at position {index}) {shown}; "
                 "give it without line breaks, tabs or other control characters"
@@ -80,11 +79,7 @@ class Identification:
         register_secrets(self.secrets())  # masked in every output of this process from now on
 
     def __repr__(self) -> str:
-        parts = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            shown = repr(value) if f.name == "tool" else mask(value)
-            parts.append(f"{f.name}={shown}")
+        parts = [f"{f.name}={repr(self.tool) if f.name == 'tool' else mask(getattr(self, f.name))}" for f in fields(self)]
         return f"Identification({', '.join(parts)})"
 
     def secrets(self) -> list[str]:

@@ -1,35 +1,7 @@
-"""Every exception paperfetch raises, in one place.
-
-The hierarchy::
-
-    PaperfetchError
-     ├── InvalidIdentifier (also ValueError)      a DOI / PMID / PMCID / arXiv ID that does not parse
-     ├── ConfigurationError (also ValueError)     a setting that cannot work (unknown option, bad range)
-     ├── InvalidURL (also ValueError)             not http(s), or no host
-     ├── DisallowedByRobots                       robots.txt forbids the URL for our User-Agent
-     ├── StateStoreError                          the shared host-state store (paperfetch.state) failed
-     │    └── StoreUnavailable (also ConnectionError)  its server cannot be reached or refuses (Redis down, OOM, auth)
-     └── ServiceError                             a service (or the network to it) failed the request
-          ├── NotFoundError                       the service says the record does not exist (ABSENT)
-          ├── RateLimited                         the host is held: no request until ``held_until``
-          ├── HostSuppressed                      the host answered 403 earlier and is suppressed
-          ├── TooManyRedirects (also requests.TooManyRedirects)   a redirect loop or chain too long
-          ├── RefusedRedirect                     a redirect from a public address to a private one
-          ├── MalformedResponse (also ValueError) an answer that cannot be read (invalid JSON, wrong shape)
-          ├── NetworkError (also requests.ConnectionError)        nothing arrived: connection failed
-          │    └── RequestTimeout (also requests.Timeout)          nothing arrived in time
-          │         ├── DeadlineExceeded                           the request's total deadline passed
-          │         └── TooSlow                                    a body stayed under the minimum rate
-          └── DownloadError                       a body arrived but cannot be kept
-               ├── TruncatedDownload              fewer bytes than Content-Length promised
-               ├── DownloadTooLarge               more bytes than the configured limit
-               ├── InvalidPDF                     the body is not a PDF (an HTML page, a bot challenge …)
-               ├── WrongArticle                   a PDF, but its first pages name another article of the batch
-               └── WriteError (also OSError)      the output folder cannot take the file (read-only, no permission)
-                    └── DiskFull                  no space left on the output folder's disk (ENOSPC, quota)
-
-:class:`Stopped` (a ``BaseException``) and :class:`Interrupted` (a ``KeyboardInterrupt``) stand apart.
-What each carries and why some also subclass builtins: docs/politeness.md, "Exceptions".
+"""Every exception paperfetch raises, in one place: each a :class:`PaperfetchError`, some also the builtin
+callers catch (``ValueError``, ``OSError``, ``requests``' errors). The hierarchy, what each carries and why:
+docs/politeness.md, "Exceptions". :class:`Stopped` (a ``BaseException``) and :class:`Interrupted` (a
+``KeyboardInterrupt``) stand apart.
 """
 
 from __future__ import annotations

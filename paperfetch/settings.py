@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ENDPOINT_NAMES", "ENV_VARS", "HOST_RULE_KNOBS", "OPTION_NAMES", "SETTING_NAMES", "Settings",
     "TRANSPORT_SETTING_NAMES", "load_settings", "options_doc", "refuse_differing", "setting_arguments",
-    "setting_help",
+    "setting_flag", "setting_help",
 ]
 
 #: The services whose base URL can be pointed elsewhere (``endpoints=`` or ``PAPERFETCH_<NAME>_URL``).
@@ -128,8 +128,7 @@ class Settings:
 
     @property
     def identification(self) -> Identification:
-        return Identification(email=self.email, openalex_api_key=self.openalex_api_key, ncbi_api_key=self.ncbi_api_key,
-                              s2_api_key=self.s2_api_key)
+        return Identification(**{f.name: getattr(self, f.name) for f in fields(Identification) if f.name != "tool"})
 
     def rows(self) -> list[tuple[str, str, str]]:
         """``(name, shown value, origin)`` for every setting a run uses (``paperfetch config``): the run options,
@@ -207,6 +206,14 @@ def setting_help(name: str) -> str:
     """Run option *name*'s help line with its environment variables, for the CLI's ``--help``."""
     meta = _FIELDS[name].metadata
     return f"{meta['help']} (env {' or '.join(meta['env'])}{'; never printed' if meta['secret'] else ''})"
+
+
+def setting_flag(name: str) -> dict[str, Any]:
+    """argparse's keywords for run option *name*'s flag: its help line, its kind or choices; a yes/no is a switch."""
+    meta = _FIELDS[name].metadata
+    if meta["kind"] is bool:
+        return {"action": "store_true", "default": None, "help": setting_help(name)}
+    return {"type": meta["kind"], "choices": meta["choices"] or None, "help": setting_help(name)}
 
 
 def options_doc(*names: str) -> str:
@@ -319,13 +326,11 @@ def _checked(spec: Field, text: str | None, where: str) -> str | None:
 def _convert_knob(name: str, value: Any, where: str) -> Any:
     """A transport knob's value from *where*: text (the environment) parsed by the field's type; a TOML
     or Python value as it is (the config validates it)."""
-    if not isinstance(value, str) or where == "argument":
-        if isinstance(value, str):
-            return clean_setting(name, value)
+    if not isinstance(value, str):
         return tuple(value) if isinstance(value, list) and name == "timeout" else value
-    parser = _knob_parser(name)
     text = clean_setting(name, value)
-    if parser is None or text is None:
+    parser = _knob_parser(name)
+    if parser is None or text is None or where == "argument":
         return text
     try:
         return parser(text)
@@ -349,24 +354,21 @@ class _Doors:
     path: Path
     from_file: Mapping[str, Any]
 
-    def pick(self, name: str, env: tuple[str, ...]) -> tuple[Any, str]:
-        """Setting *name*'s value and where it came from (``(None, "default")``: from none)."""
-        env_name = next((e for e in env if self.environ.get(e, "").strip()), None)
-        if name in self.arguments:
-            return self.arguments[name], "argument"
-        if env_name is not None:
-            return self.environ[env_name], f"env {env_name}"
-        if name in self.from_file:
-            return self.from_file[name], f"file {self.path}"
-        return None, "default"
-
     def given(self, readers: Mapping[str, tuple[tuple[str, ...], Callable[[Any, str], Any]]],
               origin: dict[str, str]) -> dict[str, Any]:
-        """The settings given, each ``name: (its variables, its converter)`` of *readers*, converted (None: not
-        given); *origin* gets where each setting came from."""
+        """The settings given, each ``name: (its variables, its converter)`` of *readers*, converted from the
+        first door that has it (None: not given); *origin* gets where each setting came from."""
         values: dict[str, Any] = {}
         for name, (env, convert) in readers.items():
-            value, where = self.pick(name, env)
+            variable = next((e for e in env if self.environ.get(e, "").strip()), None)
+            if name in self.arguments:
+                value, where = self.arguments[name], "argument"
+            elif variable is not None:
+                value, where = self.environ[variable], f"env {variable}"
+            elif name in self.from_file:
+                value, where = self.from_file[name], f"file {self.path}"
+            else:
+                value, where = None, "default"
             converted = convert(value, where) if where != "default" else None
             origin[name] = "default" if converted is None else where
             if converted is not None:

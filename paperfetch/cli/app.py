@@ -63,27 +63,21 @@ def _setup_logging(args: argparse.Namespace) -> None:
     """The command is an application: it configures logging (the library never does)."""
     from paperfetch.log import enable_logging
 
-    verbose = getattr(args, "verbose", 0) or 0
-    if getattr(args, "quiet", False):
-        level = logging.ERROR
+    if args.quiet:
+        enable_logging(logging.ERROR)
     else:
-        level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
-    enable_logging(level)
+        enable_logging({0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``paperfetch`` with *argv* (default ``sys.argv[1:]``); the exit status."""
     parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        parser.print_help()
-        return EXIT_OK
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help / --version
         return int(exc.code or 0)
     handler = getattr(args, "handler", None)
-    if handler is None:
+    if handler is None:  # bare ``paperfetch``
         parser.print_help()
         return EXIT_OK
     from tqdm.contrib.logging import logging_redirect_tqdm
@@ -93,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging(args)
     retries = RetryWarningsOncePerHost()
     # -v shows every warning; without it, those of hosts that could not be reached end as one line
-    held = UnreachableWarningsHeld(active=not getattr(args, "verbose", 0))
+    held = UnreachableWarningsHeld(active=not args.verbose)
     filters: list[logging.Filter] = [held, retries]
     try:
         with sigterm_as_interrupt(), logging_redirect_tqdm(loggers=[package]):

@@ -9,36 +9,43 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import sys
+import textwrap
 import threading
+import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pandas as pd
 
 from paperfetch.cells import clip, is_missing
-from paperfetch.dashboard.tables import host_table_text
+from paperfetch.config import environment
 from paperfetch.errors import ConfigurationError
+from paperfetch.ids import parse_many
 from paperfetch.integrity import met_by, met_line
 from paperfetch.log import file_mode
-from paperfetch.outcomes import FINISHED_WELL_STATUSES
+from paperfetch.outcomes import COLUMNS, FINISHED_WELL_STATUSES, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text
-from paperfetch.settings import setting_help
+from paperfetch.settings import SETTING_NAMES, Settings, load_settings, setting_flag
 from paperfetch.suggest import did_you_mean
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.retriever import Retriever
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
-    "UnreachableWarningsHeld", "UsageError", "check_column", "check_export", "check_out_dir", "check_report",
+    "UnreachableWarningsHeld", "UsageError", "check_column", "check_out_dir", "check_outputs",
     "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table",
-    "frame_text", "host_table", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word",
-    "jsonl_records", "partial_outcomes", "progress_wanted", "redacted", "results_table", "say", "settings_from",
-    "sigterm_as_interrupt", "stdout_gone", "summary", "terminal_width", "wrapped", "write_export",
-    "write_private_safe", "write_report"
+    "frame_text", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
+    "partial_outcomes", "progress_wanted", "read_lines", "redacted", "results_table", "retriever_for", "say",
+    "setting_option", "settings_from", "sigterm_as_interrupt", "stdout_gone", "summary", "tell", "terminal_width", "wrapped",
+    "write_export", "write_lines", "write_private_safe", "write_report"
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -74,7 +81,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
         return
 
-    def on_term(signum: int, frame: Any) -> None:
+    def on_term(_signum: int, _frame: Any) -> None:
         _terminated.set()
         raise Terminated()
 
@@ -102,12 +109,8 @@ class RetryWarningsOncePerHost(logging.Filter):
         self.held_back: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno != logging.WARNING:
-            return True
         message = record.getMessage()
-        if "retry" not in message:
-            return True
-        host = _host_in(message)
+        host = _host_in(message) if record.levelno == logging.WARNING and "retry" in message else None
         if host is None:
             return True
         if host in self.held_back:
@@ -134,10 +137,8 @@ class UnreachableWarningsHeld(logging.Filter):
         self.held: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.active or record.levelno != logging.WARNING:
-            return True
         message = record.getMessage()
-        if not _UNREACHABLE.search(message):
+        if not self.active or record.levelno != logging.WARNING or not _UNREACHABLE.search(message):
             return True
         host = _host_in(message) or message.split(":", 1)[0].split()[-1]
         self.held[host] = self.held.get(host, 0) + 1
@@ -188,9 +189,19 @@ def common_options() -> argparse.ArgumentParser:
 def identity_options(parser: argparse.ArgumentParser) -> None:
     """--email, the API keys and --config: what :func:`settings_from` reads."""
     for name in ("email", "openalex_api_key", "ncbi_api_key"):  # secrets: never printed; a variable keeps them out of ps
-        parser.add_argument(f"--{name.replace('_', '-')}", help=setting_help(name))
+        setting_option(parser, name)
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="the TOML settings file (default: config.toml in the user config folder; env PAPERFETCH_CONFIG)")
+
+
+def setting_option(parser: argparse.ArgumentParser, name: str, *flags: str, **changes: Any) -> None:
+    """The flag (``--<name>``, or *flags*) of run option *name*, made from its ``Settings`` field and stored under
+    the setting's name, where :func:`settings_from` finds it; *changes* are a command's own (its help line)."""
+    flags = flags or (f"--{name.replace('_', '-')}",)
+    spec = {**setting_flag(name), **changes}
+    if "type" in spec and not spec["choices"]:
+        spec["metavar"] = flags[0].lstrip("-").replace("-", "_").upper()
+    parser.add_argument(*flags, dest=name, **spec)
 
 
 def export_option(parser: argparse.ArgumentParser) -> None:
@@ -198,15 +209,26 @@ def export_option(parser: argparse.ArgumentParser) -> None:
                         help="write the rows as citations: FILE.bib (BibTeX), FILE.ris (RIS) or FILE.json (CSL-JSON)")
 
 
-def settings_from(args: argparse.Namespace, **extra: Any) -> Any:
-    """The effective settings: these arguments (and *extra*, any setting) > environment > config file > defaults.
-    The CLI's ``verbosity`` is its own (it prints what it wants); the transport's is 0 unless -v asks."""
-    from paperfetch.settings import load_settings
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The effective settings: the arguments stored under a setting's name > environment > config file > defaults.
+    The CLI's ``verbosity`` is its own (it prints what it wants). A bad value, or an output file asked for that
+    cannot be written (:func:`check_outputs`), is a usage error."""
+    given = {name: getattr(args, name) for name in SETTING_NAMES if getattr(args, name, None) is not None}
+    with configuration_is_usage():
+        settings = load_settings({**given, "verbosity": 0}, config_path=args.config)
+    check_outputs(args)
+    return settings
 
-    arguments = {"email": args.email, "openalex_api_key": args.openalex_api_key, "ncbi_api_key": args.ncbi_api_key,
-                 "verbosity": 0}
-    arguments.update(extra)
-    return load_settings(arguments, config_path=args.config)
+
+def retriever_for(settings: Settings, args: argparse.Namespace, *, jsonl: bool = False, **options: Any) -> Retriever:
+    """The command's Retriever on *settings*: a progress bar as :func:`progress_wanted` says, the metadata cache
+    unless --no-cache; a setting it refuses is a usage error."""
+    from paperfetch.retriever import Retriever
+
+    with configuration_is_usage(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
+        return Retriever(settings=settings, progress=progress_wanted(args, jsonl=jsonl), cache=not args.no_cache,
+                         **options)
 
 
 def say(message: str, *, err: bool = False) -> None:
@@ -217,6 +239,12 @@ def say(message: str, *, err: bool = False) -> None:
         print(redact_text(message), file=stream, flush=True)
     except BrokenPipeError:
         stdout_gone(stream)
+
+
+def tell(args: argparse.Namespace, message: str, *, err: bool = False) -> None:
+    """:func:`say` *message* unless -q asked for errors only."""
+    if not args.quiet:
+        say(message, err=err)
 
 
 def stdout_gone(stream: Any = None) -> None:
@@ -237,10 +265,6 @@ def stdout_gone(stream: Any = None) -> None:
 def terminal_width() -> int | None:
     """The columns the output may use: ``$COLUMNS``, else the width of the terminal stdout is; None when stdout
     is no terminal (a pipe or a file keeps whole rows)."""
-    import shutil
-
-    from paperfetch.config import environment
-
     if environment().get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
         return max(40, shutil.get_terminal_size().columns)
     return None
@@ -248,8 +272,6 @@ def terminal_width() -> int | None:
 
 def wrapped(line: str, width: int | None, indent: str = "  ") -> str:
     """*line* wrapped at words to *width* (later lines indented); unchanged without a width."""
-    import textwrap
-
     if width is None or len(line) <= width:
         return line
     return "\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
@@ -272,24 +294,17 @@ def redacted(frame: pd.DataFrame) -> pd.DataFrame:
     return redact_frame(frame.copy())
 
 
-def jsonl_records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[str]:
-    """One JSON object a row (missing values as null)."""
-    cols = list(columns) if columns is not None else list(frame.columns)
-    frame = frame.reindex(columns=cols).astype(object)
-    lines = []
-    for record in frame.to_dict(orient="records"):
-        clean = {k: (None if is_missing(v) else _plain(v)) for k, v in record.items()}
-        lines.append(json.dumps(clean, ensure_ascii=False, default=str))
-    return lines
+def jsonl_records(frame: pd.DataFrame) -> list[str]:
+    """One JSON object a row (missing values as null; a NumPy number as the Python one)."""
+    return [json.dumps({k: (None if is_missing(v) else v) for k, v in record.items()}, ensure_ascii=False, default=_plain)
+            for record in frame.astype(object).to_dict(orient="records")]
 
 
 def _plain(value: Any) -> Any:
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            return value.item()
-        except (ValueError, AttributeError):
-            return value
-    return value
+    try:
+        return value.item()
+    except (AttributeError, ValueError):
+        return str(value)
 
 
 def summary(outcomes: pd.DataFrame) -> str:
@@ -298,12 +313,6 @@ def summary(outcomes: pd.DataFrame) -> str:
     said = ", ".join(f"{count} {name}" for name, count in counts.items())
     met = met_line(Counter(name for row in outcomes.to_dict("records") for name in met_by(row)))
     return f"{said}; met {met}" if met else said
-
-
-def host_table(status: pd.DataFrame, width: int | None = None) -> str:
-    """The per-host table for a terminal, folded for people (:func:`paperfetch.dashboard.tables.host_table_text`), its
-    rows fitted to *width* (default: :func:`terminal_width`)."""
-    return host_table_text(status, width=terminal_width() if width is None else width)
 
 
 def check_out_dir(out: str) -> Path:
@@ -340,12 +349,6 @@ def _known_suffix(path: Path, flag: str, formats: dict[str, str]) -> str:
     return suffix
 
 
-def check_export(path: Path) -> None:
-    """A UsageError unless --export names a .bib, .ris or .json file that can be written."""
-    _known_suffix(path, "--export", EXPORT_EXTENSIONS)
-    check_writable_file(path, "--export")
-
-
 def write_export(frame: pd.DataFrame, path: Path) -> int:
     """Write the citations of *frame* to *path* (secrets masked; format by extension); the entries written."""
     from paperfetch.export import EXPORT_FORMATS, records
@@ -363,17 +366,36 @@ def check_column(frame: pd.DataFrame, column: str, where: str) -> None:
                          f"(columns: {', '.join(map(str, frame.columns))})")
 
 
-def check_report(path: Path) -> str:
-    """The --report file's extension, once its format is known and writable (pyarrow for Parquet)."""
-    suffix = _known_suffix(path, "--report", REPORT_FORMATS)
-    if suffix == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise UsageError(f"--report {path}: writing Parquet needs pyarrow; "
-                             "pip install 'paperfetch-oa[parquet]', or use a .csv or .jsonl report") from None
-    check_writable_file(path, "--report")
-    return suffix
+def check_outputs(args: argparse.Namespace) -> None:
+    """A UsageError unless each output file asked for (--report, --outcomes, --failed, --export) can be written
+    in a known format (pyarrow for Parquet)."""
+    for flag, formats in (("report", REPORT_FORMATS), ("outcomes", REPORT_FORMATS), ("failed", None),
+                          ("export", EXPORT_EXTENSIONS)):
+        path = getattr(args, flag, None)
+        if path is None:
+            continue
+        if formats is not None and _known_suffix(path, f"--{flag}", formats) == ".parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise UsageError(f"--{flag} {path}: writing Parquet needs pyarrow; "
+                                 "pip install 'paperfetch-oa[parquet]', or use a .csv or .jsonl report") from None
+        check_writable_file(path, f"--{flag}")
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of a .txt ``--input``, stripped: blank lines and ``#`` comment lines skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> None:
+    """*lines* as a text file, one a line, secrets masked (a ``--failed`` list, read back with ``--input``)."""
+    body = "".join(redact_text(line) + "\n" for line in lines)
+    write_private_safe(path, lambda p: p.write_text(body, encoding="utf-8"))
 
 
 def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
@@ -396,14 +418,12 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
         frame = frame.assign(**{c: frame[c].map(_json_cell) for c in listed})  # the authors as JSON, not a repr
         write_private_safe(path, lambda p: frame.to_csv(p, index=False))
     elif suffix == ".parquet":
-        parquet = frame.copy()
-        for column in parquet.columns:
-            if parquet[column].dtype == object:  # mixed inputs (None, numbers, text): store as text (lists as JSON)
-                parquet[column] = parquet[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
-        write_private_safe(path, lambda p: parquet.to_parquet(p, index=False))
+        for column in frame.columns:  # a copy already (redacted)
+            if frame[column].dtype == object:  # mixed inputs (None, numbers, text): store as text (lists as JSON)
+                frame[column] = frame[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
+        write_private_safe(path, lambda p: frame.to_parquet(p, index=False))
     elif suffix == ".jsonl":
-        lines = jsonl_records(frame)
-        write_private_safe(path, lambda p: p.write_text("".join(line + "\n" for line in lines), encoding="utf-8"))
+        write_lines(path, jsonl_records(frame))
     else:  # pragma: no cover - checked before the run
         raise UsageError(f"unknown report format {suffix!r}")
 
@@ -417,53 +437,45 @@ def _json_cell(value: Any) -> Any:
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
     """The outcomes known at an interruption, full schema: the ledger's rows of this run, ``interrupted`` for the rest."""
-    from paperfetch.ids import parse_many
     from paperfetch.ledger import SqliteLedger
-    from paperfetch.outcomes import COLUMNS, outcomes_frame
     from paperfetch.paper import identity_row
 
     rows = []
     with SqliteLedger.in_folder(out) as ledger:
         for item in parse_many(list(inputs)):
-            row: dict[str, Any] = {"input": item.input}
             if item.identifier is None:
-                row.update(status="invalid_identifier", error=item.error)
-                rows.append(row)
+                rows.append({"input": item.input, "status": "invalid_identifier", "error": item.error})
                 continue
             entry = ledger.get(item.identifier.key)
-            fresh = entry is not None and entry.updated_at.timestamp() >= started - 1.0
-            row.update(identity_row(item.identifier, dict(entry.extra or {}) if entry is not None and fresh else {}))
-            if entry is not None and fresh:
+            if entry is not None and entry.updated_at.timestamp() < started - 1.0:
+                entry = None  # an answer of an earlier run
+            row = {"input": item.input, **identity_row(item.identifier, dict(entry.extra or {}) if entry is not None else {})}
+            if entry is None:
+                row.update(status=None, error="not finished when the run was interrupted")
+            else:
                 path = ledger.absolute_path(entry)
                 row.update(status=entry.status, source=entry.source, url=entry.url, http_status=entry.http_status,
                            bytes=entry.bytes, sha256=entry.sha256, path=str(path) if path else None, error=entry.error)
-            else:
-                row.update(status=None, error="not finished when the run was interrupted")
             rows.append({k: v for k, v in row.items() if k in COLUMNS})
     frame = outcomes_frame(rows)
-    if INTERRUPTED not in frame["status"].cat.categories:
-        frame["status"] = frame["status"].cat.add_categories([INTERRUPTED])
+    frame["status"] = frame["status"].cat.add_categories([INTERRUPTED])  # no status of the library's
     frame.loc[frame["status"].isna(), "status"] = INTERRUPTED
     return frame
 
 
-def results_table(outcomes: pd.DataFrame, width: int | None = None) -> str:
-    """The per-paper table of ``download``: input, status, source, and the file or the reason; its rows fit
-    *width* (default: :func:`terminal_width`; without a terminal, the detail is cut at 80 characters)."""
-    frame = outcomes.reindex(columns=RESULT_COLUMNS).copy()
-    frame["detail"] = [
-        (str(p) if isinstance(p, str) and p else str(r) if isinstance(r, str) and r else
-         (str(e) if isinstance(e, str) else ""))
-        for p, r, e in zip(frame["path"], frame["reason"], frame["error"])
-    ]
+def results_table(outcomes: pd.DataFrame, width: int | None = None, columns: Sequence[str] = ("input", "status", "source"),
+                  details: Sequence[str] = ("path", "reason", "error")) -> str:
+    """The per-paper table of ``download`` (and ``text``): *columns*, then the first of *details* a row has (the
+    file, else why not); its rows fit *width* (default: :func:`terminal_width`; without a terminal, the detail is
+    cut at 80 characters)."""
+    frame = outcomes.reindex(columns=[*columns, *details])
+    frame["detail"] = [next((text for text in cells if isinstance(text, str) and text), "")
+                       for cells in zip(*(frame[name] for name in details))]
     width = terminal_width() if width is None else width
-    columns = frame[["input", "status", "source", "detail"]].astype(object)
-    shown = columns.where(columns.notna(), "")
+    shown = frame[[*columns, "detail"]].astype(object)
+    shown = shown.where(shown.notna(), "")
     shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
-    if width is None:
-        shown["detail"] = [clip(str(v), 80, one_line=True) for v in shown["detail"]]
-        return shown.to_string(index=False)
-    shown["detail"] = [clip(str(v), width, one_line=True) for v in shown["detail"]]
+    shown["detail"] = [clip(str(v), width or 80, one_line=True) for v in shown["detail"]]
     return fitted_table(shown, width, ["detail", "input"])
 
 
@@ -475,7 +487,7 @@ def fitted_table(frame: pd.DataFrame, width: int | None, shrink: Sequence[str], 
     if width is None:
         return text
     for name in shrink:
-        excess = _widest(text) - width
+        excess = max((len(line) for line in text.splitlines()), default=0) - width
         if excess <= 0:
             break
         cells = [str(v) for v in shown[name]]
@@ -498,14 +510,8 @@ def frame_text(frame: pd.DataFrame, *, colwidth: int = 60, shrink: Sequence[str]
     return fitted_table(shown, width, [c for c in shrink if c in shown.columns] + list(shown.columns), index=True)
 
 
-def _widest(text: str) -> int:
-    return max((len(line) for line in text.splitlines()), default=0)
-
-
 def inputs_note(inputs: Sequence[object]) -> str:
     """``"22 inputs: 19 to fetch, 2 duplicates, 1 invalid"`` when some inputs are not fetched, else ``""``."""
-    from paperfetch.ids import parse_many
-
     parsed = parse_many(list(inputs))
     invalid = sum(1 for p in parsed if p.identifier is None)
     duplicates = sum(1 for p in parsed if p.identifier is not None and p.duplicate_of is not None)

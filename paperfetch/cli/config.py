@@ -1,9 +1,5 @@
-"""``paperfetch config``: the effective settings (secrets masked) and where each came from.
-
-Precedence: argument > environment > config file > default (:func:`paperfetch.settings.load_settings`);
-the transport's settings are listed too, every one a run uses.
-Deliberately not here: reading or validating the settings (that is :mod:`paperfetch.config`); this
-module only shows them.
+"""``paperfetch config``: the effective settings (secrets masked), every one a run uses, the transport's too, and
+where each came from (:func:`paperfetch.settings.load_settings` reads them; this module only shows them).
 """
 
 from __future__ import annotations
@@ -11,13 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from paperfetch.cli.common import EXIT_OK, common_options, configuration_is_usage, identity_options, say, settings_from
+from paperfetch.cli.common import EXIT_OK, common_options, identity_options, say, settings_from
 
 __all__ = ["add_subcommands", "run"]
 
 
 def add_subcommands(sub: Any) -> None:
-    """Register ``config`` on ``paperfetch``'s subparsers."""
     cfg = sub.add_parser("config", parents=[common_options()], help="show the effective settings and where each came from",
                          description="Show the effective settings (secrets masked) and where each came from: "
                                      "argument > environment > config file > default.")
@@ -33,8 +28,7 @@ def run(args: argparse.Namespace) -> int:
     headers = {TRANSPORT_SETTING_NAMES[0]: "transport (every request of a run):",
                "hosts.": "hosts (one rule each; a pool is host#pool):"}
 
-    with configuration_is_usage():
-        settings = settings_from(args)
+    settings = settings_from(args)
     path = settings.config_path
     state = "found" if path is not None and path.is_file() else "not found"
     say(f"config file: {path} ({state})")

@@ -20,14 +20,15 @@ from paperfetch.cli.common import (
     EXIT_OK,
     UsageError,
     common_options,
-    fitted_table,
-    host_table,
+    frame_text,
     progress_wanted,
     say,
     summary,
+    tell,
     terminal_width,
     wrapped,
 )
+from paperfetch.dashboard.tables import host_table_text
 
 __all__ = ["add_subcommands", "run", "serve"]
 
@@ -97,9 +98,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if args.out is None:
             shutil.rmtree(out, ignore_errors=True)
-    if not args.quiet:
-        say(wrapped(f"PDFs in {out} (kept)" if args.out is not None else
-                    f"the PDFs were in a temporary folder, now removed ({out}); --out DIR keeps them", terminal_width()))
+    tell(args, wrapped(f"PDFs in {out} (kept)" if args.out is not None else
+                       f"the PDFs were in a temporary folder, now removed ({out}); --out DIR keeps them", terminal_width()))
     return EXIT_OK  # the demo shows failures on purpose; it succeeded when it ran
 
 
@@ -107,18 +107,12 @@ def _show(outcomes: pd.DataFrame, status: pd.DataFrame, world: Any, elapsed: flo
     """The outcomes, the counts by status, the per-host table (the demo's hosts by name) and the run's figures."""
     from paperfetch.demo import DEMO_INPUTS
 
-    width = terminal_width()
-    with pd.option_context("display.width", 160, "display.max_colwidth", 40):
-        if width is None:
-            say(outcomes[["input", "id_type", "status", "source", "bytes", "title"]].to_string())
-        else:
-            table = outcomes[["input", "id_type", "status", "source", "bytes", "title"]].astype(object)
-            shown = table.where(table.notna(), "<NA>").astype(str)
-            say(fitted_table(shown, width, ["title", "input"], index=True))
-    say("\n" + wrapped(f"Outcomes: {summary(outcomes)}", width))
+    say(frame_text(outcomes[["input", "id_type", "status", "source", "bytes", "title"]], colwidth=40,
+                   shrink=("title", "input")))
+    say("\n" + wrapped(f"Outcomes: {summary(outcomes)}", terminal_width()))
     names = world.host_names()
     status = status.assign(host=[names.get(h, h) for h in status["host"]])
-    say("\nPer-host table:\n" + host_table(status))
+    say("\nPer-host table:\n" + host_table_text(status, width=terminal_width()))
     if not args.verbose:
         say("(the warnings of these holds, suppressions and refusals are left out; -v shows them as they happen)")
     say(f"\n{len(DEMO_INPUTS)} inputs in {elapsed:.1f} s, {world.requests_served()} HTTP requests served")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -20,39 +19,35 @@ from paperfetch.cli.common import (
     RESULT_COLUMNS,
     UsageError,
     check_column,
-    check_export,
     check_out_dir,
-    check_report,
-    check_writable_file,
     common_options,
-    configuration_is_usage,
     export_option,
-    host_table,
     identity_options,
     inputs_note,
     interrupted_exit,
     interrupted_word,
     jsonl_records,
     partial_outcomes,
-    progress_wanted,
+    read_lines,
     redacted,
     results_table,
+    retriever_for,
     say,
+    setting_option,
     settings_from,
     summary,
+    tell,
     terminal_width,
     wrapped,
     write_export,
-    write_private_safe,
+    write_lines,
     write_report,
 )
+from paperfetch.dashboard.tables import host_table_text
 from paperfetch.errors import ConfigurationError
-from paperfetch.redact import redact_text
 from paperfetch.report import YIELD_LEGEND, yield_by_source, yield_line
-from paperfetch.settings import setting_help
 
 if TYPE_CHECKING:  # pragma: no cover
-    from paperfetch.retriever import Retriever
     from paperfetch.settings import Settings
 
 __all__ = ["add_subcommands", "run"]
@@ -67,7 +62,7 @@ def add_subcommands(sub: Any) -> None:
     dl.add_argument("--column", help="the CSV column holding identifiers (default: doi, or the one column "
                                      "named so in another case, such as DOI)")
     identity_options(dl)
-    dl.add_argument("--out", "--dwn-dir", dest="out", help=setting_help("out_dir"))
+    setting_option(dl, "out_dir", "--out", "--dwn-dir")
     dl.add_argument("--report", type=Path, help="write the outcomes table: FILE.csv, FILE.parquet or FILE.jsonl")
     dl.add_argument("--failed", type=Path, metavar="FILE",
                     help="write the identifiers that did not finish well, one per line (feed back with --input)")
@@ -78,18 +73,22 @@ def add_subcommands(sub: Any) -> None:
                     help="resolve the identifiers and show the candidate URLs; download nothing")
     dl.add_argument("--doi", action="append", default=[], help="a DOI (PyPaperRetriever's flag; repeatable)")
     dl.add_argument("--pmid", action="append", default=[], help="a PMID (PyPaperRetriever's flag; repeatable)")
-    dl.add_argument("--no-polite-mode", action="store_true", help="bypass every polite feature (not recommended)")
+    dl.add_argument("--no-polite-mode", dest="polite_mode", action="store_false", default=None,
+                    help="bypass every polite feature (not recommended)")
     robots = dl.add_mutually_exclusive_group()
-    robots.add_argument("--respect-robots-txt", dest="robots", action="store_true", default=None,
+    robots.add_argument("--respect-robots-txt", dest="respect_robots_txt", action="store_true", default=None,
                         help="obey robots.txt of web hosts (the default)")
-    robots.add_argument("--ignore-robots-txt", dest="robots", action="store_false", help="do not read robots.txt")
-    dl.add_argument("--no-suppress-403", action="store_true", help="keep asking hosts that answered 403")
-    dl.add_argument("--skip-retracted", action="store_true", default=None, help=setting_help("skip_retracted"))
-    dl.add_argument("--delay-min", type=float, help="minimum seconds between requests to one host")
-    dl.add_argument("--delay-max", type=float, help="maximum seconds between requests to one host")
+    robots.add_argument("--ignore-robots-txt", dest="respect_robots_txt", action="store_false",
+                        help="do not read robots.txt")
+    dl.add_argument("--no-suppress-403", dest="suppress_on_403", action="store_false", default=None,
+                    help="keep asking hosts that answered 403")
+    setting_option(dl, "skip_retracted")
+    for bound, word in (("min", "minimum"), ("max", "maximum")):
+        dl.add_argument(f"--delay-{bound}", dest=f"delay_{bound}_s", metavar=f"DELAY_{bound.upper()}", type=float,
+                        help=f"{word} seconds between requests to one host")
     dl.add_argument("--max-retries", type=int, help="retries per request (default: 3)")
-    dl.add_argument("--workers", type=int, help=setting_help("workers"))
-    dl.add_argument("--state", help=setting_help("state"))
+    setting_option(dl, "workers")
+    setting_option(dl, "state")
     dl.add_argument("--no-progress", action="store_true", help="no progress bar")
     dl.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
     dl.add_argument("--explain", action="store_true",
@@ -104,11 +103,10 @@ def run(args: argparse.Namespace) -> int:
     settings = _checked_settings(args)
     ids, frame, column = _gathered_inputs(args)
     out = check_out_dir(settings.out_dir)
-    retriever = _retriever(settings, args)
     csv_frame = frame if frame is not None and not ids else None  # the report is this CSV with the outcomes joined
 
     # 2. the run
-    with retriever:
+    with retriever_for(settings, args, jsonl=args.format == "jsonl", resume=not args.force) as retriever:
         inputs = _inputs(ids, frame, column)
         if args.dry_run:
             return _dry_run(retriever, inputs, args)
@@ -124,8 +122,8 @@ def run(args: argparse.Namespace) -> int:
         if args.explain and not args.quiet:
             _explain(retriever, outcomes)
         if args.verbose and not args.quiet and args.format == "table":
-            say("\nPer-host table:\n" + host_table(retriever.domain_status()))
-    code = _finish(outcomes, args, report=_joined(csv_frame, outcomes) if csv_frame is not None else None)
+            say("\nPer-host table:\n" + host_table_text(retriever.domain_status(), width=terminal_width()))
+    code = _finish(outcomes, args, csv_frame)
     if offline:
         say(f"paperfetch: {offline}", err=True)
     return code
@@ -134,27 +132,13 @@ def run(args: argparse.Namespace) -> int:
 def _checked_settings(args: argparse.Namespace) -> "Settings":
     """The run's settings from the flags, the environment and the config file; a bad value or an unwritable
     output file is a usage error."""
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be 1 or more, not {args.workers}")
-    if args.max_retries is not None and args.max_retries < 0:
-        raise UsageError(f"--max-retries must be 0 or more, not {args.max_retries}")
-    for flag, value in (("--delay-min", args.delay_min), ("--delay-max", args.delay_max)):
-        if value is not None and value < 0:
-            raise UsageError(f"{flag} must be 0 or more, not {value}")
-    with configuration_is_usage():
-        settings = settings_from(args, out_dir=args.out, workers=args.workers, delay_min_s=args.delay_min,
-                                 delay_max_s=args.delay_max, max_retries=args.max_retries, state=args.state,
-                                 polite_mode=False if args.no_polite_mode else None, respect_robots_txt=args.robots,
-                                 suppress_on_403=False if args.no_suppress_403 else None,
-                                 skip_retracted=args.skip_retracted)
+    for flag, value, least in (("--workers", args.workers, 1), ("--max-retries", args.max_retries, 0),
+                               ("--delay-min", args.delay_min_s, 0), ("--delay-max", args.delay_max_s, 0)):
+        if value is not None and value < least:
+            raise UsageError(f"{flag} must be {least} or more, not {value}")
+    settings = settings_from(args)
     if settings.workers is not None and settings.workers < 1:
         raise UsageError(f"workers must be 1 or more, not {settings.workers} (from {settings.origin['workers']})")
-    if args.report is not None:
-        check_report(args.report)
-    if args.failed is not None:
-        check_writable_file(args.failed, "--failed")
-    if args.export is not None:
-        check_export(args.export)
     return settings
 
 
@@ -175,25 +159,14 @@ def _gathered_inputs(args: argparse.Namespace) -> tuple[list[object], pd.DataFra
 
 def _inputs(ids: list[object], frame: pd.DataFrame | None, column: str) -> list[object]:
     """What the run downloads: the identifiers, then the CSV's column."""
-    if frame is None:
-        return ids
-    return ids + list(frame[column]) if ids else frame[column].tolist()
-
-
-def _retriever(settings: "Settings", args: argparse.Namespace) -> "Retriever":
-    from paperfetch.retriever import Retriever
-
-    with configuration_is_usage(), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="no contact e-mail")  # the CLI logs it once already
-        return Retriever(settings=settings, progress=progress_wanted(args, jsonl=args.format == "jsonl"),
-                         cache=not args.no_cache, resume=not args.force)
+    return ids if frame is None else ids + frame[column].tolist()
 
 
 def _interrupted(inputs: list[object], args: argparse.Namespace, out: Path, started: float,
                  csv_frame: pd.DataFrame | None) -> int:
     """Ctrl-C during the run: the rows finished so far are written, the others say ``interrupted``."""
     partial = partial_outcomes(inputs, out, started)
-    _finish(partial, args, interrupted=True, report=_joined(csv_frame, partial) if csv_frame is not None else None)
+    _finish(partial, args, csv_frame, interrupted=True)
     say(f"paperfetch: {interrupted_word()}; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
         "papers had finished", err=True)
     return interrupted_exit()
@@ -213,12 +186,7 @@ def _read_input(path: Path, column: str | None) -> tuple[pd.DataFrame | None, li
     """(*frame*, [], the column read) for a CSV; (None, lines, *column*) for a .txt file. Without *column*:
     ``doi``, else the one column named so in another case (``DOI``, as reference managers export it)."""
     if path.suffix.lower() == ".txt":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {path}: {exc}") from None
-        lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-        return None, lines, column or "doi"
+        return None, read_lines(path), column or "doi"
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as exc:
@@ -244,40 +212,28 @@ _FINAL_HEADER = (f"# final answers (asked again with --force; not_found and no_o
                  f"{defaults.RECHECK_AFTER_S / 86400:g} days)")
 
 
-def _failed_inputs(outcomes: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """(the identifiers a re-run retries, the final answers): every input that did not finish well, once,
-    but the invalid and blank ones (no retry helps them); :func:`paperfetch.outcomes.retried_by_rerun`
-    decides which list an input is in."""
+def _write_failed(path: Path, outcomes: pd.DataFrame) -> tuple[int, int]:
+    """Every input that did not finish well, once, as a ``.txt`` ``--input`` (the invalid and blank ones left
+    out: no retry helps them), under a ``#`` line that says whether a re-run asks again
+    (:func:`paperfetch.outcomes.retried_by_rerun`); the counts of the two lists."""
     from paperfetch.outcomes import retried_by_rerun
 
-    retried: list[str] = []
-    final: list[str] = []
+    lists: dict[bool, dict[str, None]] = {True: {}, False: {}}
     codes = outcomes["http_status"] if "http_status" in outcomes.columns else [None] * len(outcomes)
     for value, status, code in zip(outcomes["input"], outcomes["status"].astype(str), codes):
-        if (status in OK_STATUSES or status == "invalid_identifier" or is_missing(value)
-                or not str(value).strip()):
-            continue
-        text = str(value).strip()
-        if text not in retried and text not in final:
-            (retried if retried_by_rerun(status, code) else final).append(text)
-    return retried, final
-
-
-def _write_failed(path: Path, outcomes: pd.DataFrame) -> tuple[int, int]:
-    """Writes the list as a ``.txt`` ``--input``: one identifier a line under a ``#`` comment line that says
-    whether a re-run asks again for them (comment lines are skipped when the file is read)."""
-    retried, final = _failed_inputs(outcomes)
+        text = "" if is_missing(value) else str(value).strip()
+        if text and status not in OK_STATUSES and status != "invalid_identifier" and text not in lists[True] | lists[False]:
+            lists[retried_by_rerun(status, code)][text] = None
+    retried, final = list(lists[True]), list(lists[False])
     lines = ([_RETRIED_HEADER, *retried] if retried else []) + ([_FINAL_HEADER, *final] if final else [])
-    body = "".join(redact_text(line) + "\n" for line in lines)
-    write_private_safe(path, lambda p: p.write_text(body, encoding="utf-8"))
+    write_lines(path, lines)
     return len(retried), len(final)
 
 
-def _joined(frame: pd.DataFrame | None, outcomes: pd.DataFrame) -> pd.DataFrame:
+def _joined(frame: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
     """The CSV's rows with the outcome columns joined under their own names and dtypes, as a report of
     positional identifiers has them; a CSV column named like an outcome column in any case (``doi``,
     ``DOI``, ``year``) is kept as ``input_<name>``, so ``doi`` is always the normalised DOI (docs/cli.md)."""
-    assert frame is not None
     joined_names = {str(name).lower() for name in outcomes.columns if name != "input"}
     taken = {str(c) for c in frame.columns}
     renamed: dict[object, str] = {}
@@ -295,29 +251,28 @@ def _joined(frame: pd.DataFrame | None, outcomes: pd.DataFrame) -> pd.DataFrame:
     return joined
 
 
-def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool = False,
-            report: pd.DataFrame | None = None) -> int:
+def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.DataFrame | None,
+            interrupted: bool = False) -> int:
+    """The results on stdout, the files asked for (the report: *csv_frame* with the outcomes joined, when the
+    input was a CSV) and the summary; the exit status."""
+    report = outcomes if csv_frame is None else _joined(csv_frame, outcomes)
     outcomes = redacted(outcomes)
     if not args.quiet and not interrupted:
         if args.format == "jsonl":
-            for line in jsonl_records(outcomes, [c for c in RESULT_COLUMNS if c in outcomes.columns] or None):
+            for line in jsonl_records(outcomes[[c for c in RESULT_COLUMNS if c in outcomes.columns]]):
                 say(line)
         else:
             say(results_table(outcomes))
     if args.report is not None:
-        write_report(outcomes if report is None else report, args.report)
-        if not args.quiet:
-            say(f"report written to {args.report}", err=args.format == "jsonl")
+        write_report(report, args.report)
+        tell(args, f"report written to {args.report}", err=args.format == "jsonl")
     if args.failed is not None:
         retried, final = _write_failed(args.failed, outcomes)
-        if not args.quiet:
-            say(f"{retried + final} identifier(s) written to {args.failed} ({retried} retried by a re-run, "
-                f"{final} final)", err=args.format == "jsonl")
+        tell(args, f"{retried + final} identifier(s) written to {args.failed} ({retried} retried by a re-run, "
+                   f"{final} final)", err=args.format == "jsonl")
     if args.export is not None:
         entries = write_export(outcomes, args.export)
-        if not args.quiet:
-            say(f"{entries} citation(s) written to {args.export}", err=args.format == "jsonl")
-    bad = int((~outcomes["status"].astype(str).isin(OK_STATUSES)).sum())
+        tell(args, f"{entries} citation(s) written to {args.export}", err=args.format == "jsonl")
     if not args.quiet and not interrupted:
         width = terminal_width()
         say(wrapped(f"{len(outcomes)} papers: {summary(outcomes)}", width), err=args.format == "jsonl")
@@ -325,7 +280,7 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool 
         if sources_line:
             say(wrapped(sources_line, width), err=args.format == "jsonl")
             say(wrapped(f"  {YIELD_LEGEND}", width, indent="   "), err=args.format == "jsonl")
-    return EXIT_FAILED if bad else EXIT_OK
+    return EXIT_OK if outcomes["status"].astype(str).isin(OK_STATUSES).all() else EXIT_FAILED
 
 
 def _dry_run(retriever: Any, inputs: Sequence[object], args: argparse.Namespace) -> int:
@@ -340,5 +295,4 @@ def _dry_run(retriever: Any, inputs: Sequence[object], args: argparse.Namespace)
             say(shown.to_string(index=False))
     if args.report is not None:
         write_report(found, args.report)
-    inputs_without = found.groupby("position")["url"].apply(lambda s: s.notna().any())
-    return EXIT_OK if bool(inputs_without.all()) else EXIT_FAILED
+    return EXIT_OK if bool(found.groupby("position")["url"].count().all()) else EXIT_FAILED  # each input has a URL

@@ -16,9 +16,7 @@ from paperfetch.cli.common import (
     EXIT_OK,
     OK_STATUSES,
     UsageError,
-    check_export,
     check_out_dir,
-    check_report,
     common_options,
     configuration_is_usage,
     export_option,
@@ -27,12 +25,14 @@ from paperfetch.cli.common import (
     interrupted_exit,
     interrupted_word,
     partial_outcomes,
-    progress_wanted,
     redacted,
     results_table,
+    retriever_for,
     say,
+    setting_option,
     settings_from,
     summary,
+    tell,
     write_export,
     write_report,
 )
@@ -73,33 +73,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--download", action="store_true", help="download the PDFs of the rows (by DOI) in the same run")
     export_option(parser)
     identity_options(parser)
-    parser.add_argument("--out", help="output folder for --download (default: PDFs; env PAPERFETCH_OUT)")
+    setting_option(parser, "out_dir", "--out", help="output folder for --download (default: PDFs; env PAPERFETCH_OUT)")
     parser.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def _prepare(args: argparse.Namespace) -> tuple[Any, Path | None]:
-    """Everything that can be wrong with the command line, before any request: ``(settings, out folder)``."""
-    with configuration_is_usage():
-        settings = settings_from(args, out_dir=args.out)
-    if args.report is not None:
-        check_report(args.report)
-    if args.export is not None:
-        check_export(args.export)
-    out = check_out_dir(settings.out_dir) if args.download else None  # no PDFs folder for a table alone
-    return settings, out
-
-
-def _retriever(args: argparse.Namespace, settings: Any, out: Path | None) -> Any:
-    from paperfetch.retriever import Retriever
-
-    with configuration_is_usage():
-        return Retriever(settings=settings, cache=not args.no_cache, progress=progress_wanted(args))
-
-
-def _service_failed(exc: Exception) -> int:
-    say(f"paperfetch: {exc}", err=True)
-    return EXIT_FAILED
 
 
 def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: Path | None, shown: list[str]) -> int:
@@ -123,7 +99,7 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
                 write_report(frame, args.report)
             say(f"paperfetch: {interrupted_word()}; the report holds what had finished", err=True)
             return interrupted_exit()
-        failed = int((~frame["status"].astype(str).isin(OK_STATUSES)).sum())  # every row, as download counts them
+        code = EXIT_OK if frame["status"].astype(str).isin(OK_STATUSES).all() else EXIT_FAILED  # every row, as download
         if not args.quiet:  # download's own per-paper table and summary line
             say("\n" + results_table(frame.assign(input=inputs)))
             say(f"{len(frame)} papers: {summary(frame)}")
@@ -133,15 +109,12 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
         offline = retriever.run_snapshot().offline_line()
         if offline:
             say(f"paperfetch: {offline}", err=True)
-        code = EXIT_FAILED if failed else EXIT_OK
     if args.report is not None:
         write_report(frame, args.report)
-        if not args.quiet:
-            say(f"{len(frame)} rows written to {args.report}")
+        tell(args, f"{len(frame)} rows written to {args.report}")
     if args.export is not None:
         entries = write_export(frame, args.export)
-        if not args.quiet:
-            say(f"{entries} citation(s) written to {args.export}")
+        tell(args, f"{entries} citation(s) written to {args.export}")
     return code
 
 
@@ -150,15 +123,16 @@ def _ask(args: argparse.Namespace, call: Callable[[Any], pd.DataFrame], what: st
     and is not configured for is a usage error, a service's failure the command's exit code."""
     from paperfetch.errors import ServiceError
 
-    settings, out = _prepare(args)
-    with _retriever(args, settings, out) as retriever:
+    settings = settings_from(args)  # everything that can be wrong with the command line, before any request
+    out = check_out_dir(settings.out_dir) if args.download else None  # no PDFs folder for a table alone
+    with retriever_for(settings, args) as retriever:
         try:
             with configuration_is_usage():
                 frame = call(retriever)
         except ServiceError as exc:
-            return _service_failed(exc)
-        if not args.quiet:
-            say(f"{len(frame)} {what}")
+            say(f"paperfetch: {exc}", err=True)
+            return EXIT_FAILED
+        tell(args, f"{len(frame)} {what}")
         return _finish(retriever, frame, args, out, shown)
 
 
@@ -196,6 +170,5 @@ def _run_cache(args: argparse.Namespace) -> int:
         removed = cache.clear()
     finally:
         cache.close()
-    if not args.quiet:
-        say(f"metadata cache cleared: {removed} answer(s) removed from {cache.path}")
+    tell(args, f"metadata cache cleared: {removed} answer(s) removed from {cache.path}")
     return EXIT_OK

@@ -9,29 +9,28 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from paperfetch.cells import clip, is_missing
+from paperfetch.cells import is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
     check_out_dir,
-    check_report,
-    check_writable_file,
     common_options,
-    configuration_is_usage,
-    fitted_table,
     identity_options,
+    interrupted_exit,
+    interrupted_word,
     jsonl_records,
-    progress_wanted,
+    read_lines,
+    results_table,
+    retriever_for,
     say,
+    setting_option,
     settings_from,
-    terminal_width,
+    tell,
+    write_lines,
     write_private_safe,
     write_report,
 )
-from paperfetch.redact import redact_text
-from paperfetch.settings import setting_help
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.fulltext import FullText
@@ -50,8 +49,8 @@ def add_subcommands(sub: Any) -> None:
     text.add_argument("ids", nargs="*", help="identifiers (DOI, PMID:…, PMC…, arXiv:…)")
     text.add_argument("--input", type=Path, help="a .txt file with one identifier per line")
     identity_options(text)
-    text.add_argument("--out", "--dwn-dir", dest="out",
-                      help="folder for the JATS files and PDFs (default: PDFs; env PAPERFETCH_OUT)")
+    setting_option(text, "out_dir", "--out", "--dwn-dir",
+                   help="folder for the JATS files and PDFs (default: PDFs; env PAPERFETCH_OUT)")
     text.add_argument("--report", type=Path, help="write the paragraphs: FILE.csv, FILE.parquet or FILE.jsonl")
     text.add_argument("--outcomes", type=Path, help="write the per-paper outcomes: FILE.csv, FILE.parquet or FILE.jsonl")
     text.add_argument("--failed", type=Path, metavar="FILE",
@@ -63,25 +62,18 @@ def add_subcommands(sub: Any) -> None:
                                                                   "most (default 512, the default tokenizer's)")
     text.add_argument("--overlap", type=int, default=0,
                       help="with --format chunks: tokens of the chunk before that lead each chunk (default 0)")
-    text.add_argument("--pdf-engine", choices=("pypdf", "pypdfium2"), help=setting_help("pdf_engine"))
-    text.add_argument("--state", help="host-state store shared with other runs (as for download; env PAPERFETCH_STATE)")
+    setting_option(text, "pdf_engine")
+    setting_option(text, "state", help="host-state store shared with other runs (as for download; env PAPERFETCH_STATE)")
     text.add_argument("--no-progress", action="store_true", help="no progress bar")
     text.add_argument("--no-cache", action="store_true", help="do not use or fill the metadata cache")
     text.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    with configuration_is_usage():
-        settings = settings_from(args, out_dir=args.out, state=args.state, pdf_engine=args.pdf_engine)
-    if args.report is not None:
-        check_report(args.report)
-    if args.outcomes is not None:
-        _check_outcomes(args.outcomes)
-    if args.failed is not None:
-        check_writable_file(args.failed, "--failed")
+    settings = settings_from(args)
     ids: list[object] = list(args.ids)
     if args.input is not None:
-        ids += _read_lines(args.input)
+        ids += read_lines(args.input)
     if not ids:
         raise UsageError("give identifiers, or --input FILE (.txt, one a line)")
     if args.max_tokens < 1 or not 0 <= args.overlap <= args.max_tokens // 2:
@@ -93,18 +85,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--pdf-engine pypdfium2 needs pypdfium2: pip install pypdfium2") from None
     out = check_out_dir(settings.out_dir)
 
-    from paperfetch.retriever import Retriever
-
-    with configuration_is_usage():
-        retriever = Retriever(settings=settings, progress=progress_wanted(args, jsonl=_jsonl(args)),
-                              cache=not args.no_cache)
-    with retriever:
+    with retriever_for(settings, args, jsonl=_jsonl(args)) as retriever:
         try:
             bundle = retriever.fulltext(ids)  # the pdf_engine setting
             written = _write_markdown(bundle) if args.format == "md" else None
         except KeyboardInterrupt:
-            say("paperfetch: interrupted; the texts fetched so far are kept in " + str(out), err=True)
-            return EXIT_INTERRUPTED
+            say(f"paperfetch: {interrupted_word()}; the texts fetched so far are kept in {out}", err=True)
+            return interrupted_exit()
     code = _finish(bundle.paragraphs, bundle.outcomes, args)
     if written is not None and not args.quiet:
         say(f"{written} Markdown files written to {out}")
@@ -124,39 +111,20 @@ def _write_markdown(bundle: FullText) -> int:
     outcomes = bundle.outcomes
     with_text = outcomes[outcomes["text_source"].notna()]
     documents = to_markdown(bundle, papers=with_text)
-    paths = {str(value): path for value, path in zip(with_text["input"], with_text["text_path"])}
-    written = 0
-    for key, document in documents.items():
-        kept = paths.get(str(key))
-        if kept is None or is_missing(kept):
-            continue
-        dest = Path(str(kept)).with_suffix(".md")
+    paths = {str(value): Path(str(path)).with_suffix(".md")
+             for value, path in zip(with_text["input"], with_text["text_path"]) if not is_missing(path)}
+    written = [(paths[str(key)], document) for key, document in documents.items() if str(key) in paths]
+    for dest, document in written:
         write_private_safe(dest, functools.partial(Path.write_text, data=document, encoding="utf-8"))
-        written += 1
-    return written
-
-
-def _check_outcomes(path: Path) -> None:
-    try:
-        check_report(path)
-    except UsageError as exc:
-        raise UsageError(str(exc).replace("--report", "--outcomes", 1)) from None
-
-
-def _read_lines(path: Path) -> list[str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return len(written)
 
 
 def _per_paper(paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
     counts = paragraphs.groupby(paragraphs["input"].astype(str), sort=False).size()
-    table = outcomes.reindex(columns=[c for c in TEXT_COLUMNS if c != "paragraphs"]).copy()
+    table = outcomes.reindex(columns=TEXT_COLUMNS)
     table["paragraphs"] = [0 if is_missing(source) else int(counts.get(str(value), 0))
                            for value, source in zip(outcomes["input"], outcomes["text_source"])]
-    return table[TEXT_COLUMNS]
+    return table
 
 
 def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Namespace) -> int:
@@ -165,14 +133,12 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
     for frame, path, what in ((paragraphs, args.report, "report"), (outcomes, args.outcomes, "outcomes")):
         if path is not None:
             write_report(frame, path)
-            if not args.quiet:
-                say(f"{what} written to {path}", err=_jsonl(args))
+            tell(args, f"{what} written to {path}", err=_jsonl(args))
     if args.failed is not None:  # worth another run: no text, and an identifier at all
         failed = [str(value).strip() for value, source, status in
                   zip(outcomes["input"], outcomes["text_source"], outcomes["status"].astype(str))
                   if is_missing(source) and status != "invalid_identifier" and not is_missing(value) and str(value).strip()]
-        body = "".join(redact_text(line) + "\n" for line in dict.fromkeys(failed))
-        write_private_safe(args.failed, lambda p: p.write_text(body, encoding="utf-8"))
+        write_lines(args.failed, dict.fromkeys(failed))
     if not args.quiet:
         by_source = table["text_source"].astype(object).where(table["text_source"].notna(), "none").value_counts()
         detail = ", ".join(f"{count} {name}" for name, count in by_source.items())
@@ -193,8 +159,4 @@ def _print(paragraphs: pd.DataFrame, table: pd.DataFrame, args: argparse.Namespa
         for line in jsonl_records(table):
             say(line)
     else:
-        shown = table.astype(object).where(table.notna(), "")
-        shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
-        shown["detail"] = [clip(str(p or e), 80, one_line=True) for p, e in zip(shown["text_path"], shown["error"])]
-        say(fitted_table(shown[["input", "status", "text_source", "paragraphs", "detail"]], terminal_width(),
-                         ["detail", "input"]))
+        say(results_table(table, columns=("input", "status", "text_source", "paragraphs"), details=("text_path", "error")))
