@@ -10,7 +10,7 @@ import math
 import random
 import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -22,7 +22,7 @@ from paperfetch.http import policy, redirects
 from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import unreachable as unreachable_error
-from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot
+from paperfetch.http.hosts import HostFacts, HostLimiter, HostRegistry, HostSnapshot
 from paperfetch.http.limits import iter_limited
 from paperfetch.http.pools import request_key
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
@@ -36,6 +36,16 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Budget", "Exchange", "HostSide"]
 
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
+
+#: Each notice's event, and its log line (host, detail, seconds); a spent budget has a warning of its own.
+_NOTICES = {
+    "budget": (EventKind.HOLD, logging.WARNING, ""),
+    "hold": (EventKind.HOLD, logging.WARNING, "%(host)s asked for no requests for %(seconds).0fs (%(detail)s)"),
+    "backoff": (EventKind.BACKOFF, logging.INFO, "backoff for %(host)s: %(detail)s"),
+    "breaker": (EventKind.BREAKER, logging.WARNING, "%(host)s: %(detail)s"),
+    "learned": (EventKind.LEARNED, logging.INFO, "%(host)s: %(detail)s"),
+    "suppress": (EventKind.SUPPRESS, logging.WARNING, "%(host)s answered 403; suppressing it (%(detail)s)"),
+}
 
 
 @dataclass
@@ -82,24 +92,12 @@ class HostSide:
 
     def publish(self, host: HostLimiter, url: str, notices: Iterable[policy.Notice]) -> None:
         for n in notices:
+            kind, level, message = _NOTICES[n.kind]
+            self.emit(kind, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
             if n.kind == "budget":
-                self.emit(EventKind.HOLD, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
                 self._warn_spent(host, n)
-            elif n.kind == "hold":
-                self.emit(EventKind.HOLD, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-                logger.warning("%s asked for no requests for %.0fs (%s)", host.key, n.seconds or 0.0, n.detail)
-            elif n.kind == "backoff":
-                self.emit(EventKind.BACKOFF, host, url, seconds=n.seconds, detail=n.detail)
-                logger.info("backoff for %s: %s", host.key, n.detail)
-            elif n.kind == "breaker":
-                self.emit(EventKind.BREAKER, host, url, seconds=n.seconds, detail=n.detail)
-                logger.warning("%s: %s", host.key, n.detail)
-            elif n.kind == "learned":
-                self.emit(EventKind.LEARNED, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-                logger.info("%s: %s", host.key, n.detail)
-            elif n.kind == "suppress":
-                self.emit(EventKind.SUPPRESS, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-                logger.warning("%s answered 403; suppressing it (%s)", host.key, n.detail)
+            else:
+                logger.log(level, message, {"host": host.key, "detail": n.detail, "seconds": n.seconds or 0.0})
 
     @staticmethod
     def _warn_spent(host: HostLimiter, notice: policy.Notice) -> None:
@@ -182,10 +180,12 @@ class HostSide:
     def decide(self, host: HostLimiter, budget: Budget, *, exempt: bool) -> policy.Decision:
         facts = host.refresh()  # what the store says now: a hold another process set counts
         with host.cond:
-            return policy.decide(
-                facts, self.pace(host), self.config, host=host.key, now=self.clock.time(),
-                mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
-            )
+            return self._decide(host, facts, budget, exempt)
+
+    def _decide(self, host: HostLimiter, facts: HostFacts, budget: Budget, exempt: bool) -> policy.Decision:
+        """:func:`.policy.decide` on *facts* now (caller holds ``host.cond``)."""
+        return policy.decide(facts, self.pace(host), self.config, host=host.key, now=self.clock.time(),
+                             mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt)
 
     def acquire(self, host: HostLimiter, url: str, budget: Budget, *, exempt: bool = True) -> policy.Decision:
         """Wait for the host's turn and take a slot (``PROCEED``); or ``HELD`` / ``OPEN`` when a hold
@@ -195,10 +195,7 @@ class HostSide:
         while True:
             facts = host.refresh()
             with host.cond:
-                decision = policy.decide(
-                    facts, self.pace(host), self.config, host=host.key, now=self.clock.time(),
-                    mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
-                )
+                decision = self._decide(host, facts, budget, exempt)
                 verdict = decision.verdict
                 if verdict is policy.Verdict.PROCEED:
                     with self._rng_lock:
@@ -280,55 +277,46 @@ class HostSide:
     def observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool,
                 robots: bool = False) -> None:
         """Record what a response says about its host (:func:`.policy.observe_response`), then publish it."""
-        settings = self.config
-        now = self.clock.time()
-        out: list[Any] = []
-        gap_s = host.last_gap_s
-
-        def change(facts: Any) -> Any:
-            new, notices = policy.observe_response(
-                facts, settings, status=response.status_code, headers=response.headers, now=now,
-                exempt=exempt, robots=robots, shown_url=redact_url(url), gap_s=gap_s,
-                floor_s=policy.floor(facts, settings, host.key),
-            )
-            out[:] = notices
-            return new
-
-        host.update(change)
-        self.publish(host, url, out)
+        settings, now, gap_s = self.config, self.clock.time(), host.last_gap_s
+        self._observed(host, url, lambda facts: policy.observe_response(
+            facts, settings, status=response.status_code, headers=response.headers, now=now,
+            exempt=exempt, robots=robots, shown_url=redact_url(url), gap_s=gap_s,
+            floor_s=policy.floor(facts, settings, host.key),
+        ))
 
     def observe_error(self, host: HostLimiter, url: str, exc: BaseException) -> None:
-        settings = self.config
-        now = self.clock.time()
-        out: list[Any] = []
-
-        def change(facts: Any) -> Any:
-            new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now,
-                                                unreachable=unreachable_error(exc), trickled=isinstance(exc, TooSlow))
-            out[:] = notices
-            return new
-
-        host.update(change)
-        self.publish(host, url, out)
+        settings, now = self.config, self.clock.time()
+        self._observed(host, url, lambda facts: policy.observe_error(
+            facts, settings, error=type(exc).__name__, now=now, unreachable=unreachable_error(exc),
+            trickled=isinstance(exc, TooSlow)))
 
     def retry_wait(self, exchange: Exchange) -> float:
         """How long to wait before retrying *exchange*'s response (:func:`.policy.retry_wait`)."""
         response = exchange.response
         assert response is not None
-        settings = self.config
-        out: list[Any] = []
+        waits: list[float] = []
 
-        def change(facts: Any) -> Any:
-            wait, new, notices = policy.retry_wait(
-                facts, settings, status=response.status_code, headers=response.headers, now=self.clock.time()
-            )
-            out[:] = [wait, notices]
+        def judge(facts: HostFacts) -> tuple[HostFacts, tuple[policy.Notice, ...]]:
+            wait, new, notices = policy.retry_wait(facts, self.config, status=response.status_code,
+                                                   headers=response.headers, now=self.clock.time())
+            waits[:] = [wait]
+            return new, notices
+
+        self._observed(exchange.host, exchange.url, judge)
+        return waits[0]
+
+    def _observed(self, host: HostLimiter, url: str,
+                  judge: Callable[[HostFacts], tuple[HostFacts, tuple[policy.Notice, ...]]]) -> None:
+        """Apply *judge* to the host's facts in the store (:meth:`.HostLimiter.update`), then publish its notices."""
+        out: list[policy.Notice] = []
+
+        def change(facts: HostFacts) -> HostFacts:
+            new, notices = judge(facts)
+            out[:] = notices
             return new
 
-        exchange.host.update(change)
-        wait, notices = out
-        self.publish(exchange.host, exchange.url, notices)
-        return wait
+        host.update(change)
+        self.publish(host, url, out)
 
     def robots_rules(self, host: HostLimiter, url: str, budget: Budget) -> RobotsRules:
         rules = host.facts.robots
