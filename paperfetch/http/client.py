@@ -453,13 +453,8 @@ class HttpClient(ConfiguredKnobs):
     def _exchange(self, url: str, kwargs: dict[str, Any], budget: Budget) -> Exchange:
         """One request with its redirects, each hop through the host side: decide, robots, acquire, send, observe."""
         config, hosts = self._config, self._hosts
-        params = kwargs.pop("params", None)
-        method, data = request_method(kwargs)  # POST for idempotent reads (see fetch)
         kwargs.pop("allow_redirects", None)
-        if kwargs.get("timeout") is None:
-            kwargs["timeout"] = config.timeout
-        headers = dict(kwargs.pop("headers", None) or {})
-        chosen_agent = any(name.lower() == "user-agent" for name in headers)  # the caller's, sent everywhere
+        params, method, data, headers, chosen_agent = self._prepare(kwargs)
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()
@@ -556,13 +551,8 @@ class HttpClient(ConfiguredKnobs):
         config = self._config
         check_url(url)
         kwargs = dict(kwargs)
-        headers = dict(kwargs.pop("headers", None) or {})
-        chosen_agent = any(name.lower() == "user-agent" for name in headers)
-        if kwargs.get("timeout") is None:
-            kwargs["timeout"] = config.timeout
         follow = kwargs.pop("allow_redirects", True)
-        params = kwargs.pop("params", None)
-        method, data = request_method(kwargs)
+        params, method, data, headers, chosen_agent = self._prepare(kwargs)
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()
@@ -582,8 +572,19 @@ class HttpClient(ConfiguredKnobs):
                                                  host, method, data)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _prepare(self, kwargs: dict[str, Any]) -> tuple[Any, str, Any, dict[str, str], bool]:
+        """Pop a call's ``params``, method (POST for idempotent reads, see fetch), body and headers from *kwargs*
+        and set its timeout; the last item: whether the caller chose the User-Agent (then sent everywhere)."""
+        params = kwargs.pop("params", None)
+        method, data = request_method(kwargs)
+        if kwargs.get("timeout") is None:
+            kwargs["timeout"] = self._config.timeout
+        headers = dict(kwargs.pop("headers", None) or {})
+        return params, method, data, headers, any(name.lower() == "user-agent" for name in headers)
+
     def _emit(self, kind: EventKind, host: HostLimiter, url: str | None, **fields: Any) -> None:
-        self._hosts.emit(kind, host, url, **fields)
+        self._hosts.emit(kind, host, url, **fields)  # the wire's, which is made before the host side
+
 
 
 HttpClient.__init__.__signature__ = knob_signature(HttpClient.__init__)  # type: ignore[attr-defined]

@@ -91,18 +91,9 @@ class Deadline:
             raise DeadlineExceeded(f"{url or 'the request'} took longer than its deadline of {self.seconds:g} s", url=url)
 
 
-def read_limited(
-    response: requests.Response,
-    *,
-    max_bytes: int,
-    deadline: Deadline | None = None,
-    chunk_size: int = defaults.DOWNLOAD_CHUNK_BYTES,
-    truncate: bool = False,
-    url: str | None = None,
-) -> bytes:
-    """The decoded body of a streamed *response*, within *max_bytes* and *deadline* (see :func:`iter_limited`)."""
-    return b"".join(iter_limited(response, max_bytes=max_bytes, deadline=deadline, chunk_size=chunk_size,
-                                 truncate=truncate, url=url))
+def read_limited(response: requests.Response, **limits: Any) -> bytes:
+    """The decoded body of a streamed *response*: :func:`iter_limited`'s chunks (*limits*: its keywords), joined."""
+    return b"".join(iter_limited(response, **limits))
 
 
 def iter_limited(

@@ -95,6 +95,11 @@ class _HostQueue:
         self.dispatched = 0
 
 
+def _longest_first(hq: _HostQueue) -> tuple[int, float]:
+    """The order hosts are served in: the longest queue first, then the one waiting longest."""
+    return -len(hq.jobs), hq.since
+
+
 class HostScheduler:
     """Runs jobs over many hosts at once, each host no faster than the transport allows.
 
@@ -133,10 +138,14 @@ class HostScheduler:
         self._pacing_key: Callable[[str], str] = getattr(client, "pacing_key", host_key)
         self._cond = threading.Condition()
         self._running = False
-        self._stopping = False
         self._closed = True
         self._generation = 0  # which run workers and their results belong to
         self._started_wall = 0.0
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """The state of a batch not yet started."""
+        self._stopping = False
         self._hosts: dict[str, _HostQueue] = {}
         self._active: dict[str, _HostQueue] = {}   # hosts with queued jobs
         self._pending = 0     # jobs not yet finished: queued, in flight, or in on_finished
@@ -146,7 +155,10 @@ class HostScheduler:
         self._threads: list[threading.Thread] = []
         self._stop_event = threading.Event()
         self._callback_error: BaseException | None = None
-        self._reset_stats()
+        self._stats: dict[str, Any] = {
+            "requests_started": 0, "finished": 0, "errors": 0, "unfinished": 0, "workers": 0,
+            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0, "moves": 0,
+        }
 
     def run(self, jobs: Iterable[Any]) -> None:
         """Advance every job until its ``url`` is ``None``; return then, or soon after :meth:`stop`.
@@ -154,21 +166,13 @@ class HostScheduler:
         with self._cond:
             if self._running:
                 raise RuntimeError("this HostScheduler is already running a batch")
+            self._fresh()
             self._running = True
-            self._stopping = False
-            self._stop_event = threading.Event()
-            self._callback_error = None
             self._closed = False
             self._generation += 1
             generation = self._generation
             self._started_wall = self._clock.time()
             self._placement = Placement(self.client, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
-            self._hosts = {}
-            self._active = {}
-            self._pending = self._in_flight = self._idle = 0
-            self._work = queue.SimpleQueue()
-            self._threads = []
-            self._reset_stats()
         cpu0 = time.thread_time()
         wall0 = time.perf_counter()
         sent0 = self.client.requests_sent
@@ -222,12 +226,6 @@ class HostScheduler:
             stats = dict(self._stats)
             stats["per_host"] = {k: hq.dispatched for k, hq in self._hosts.items()}
             return stats
-
-    def _reset_stats(self) -> None:
-        self._stats: dict[str, Any] = {
-            "requests_started": 0, "finished": 0, "errors": 0, "unfinished": 0, "workers": 0,
-            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0, "moves": 0,
-        }
 
     def _key(self, url: str) -> str:
         try:
@@ -313,7 +311,7 @@ class HostScheduler:
         client = self.client
         hq.draining = False
         try:
-            if self._breaker_blocks(hq):
+            if client.breaker_ends_batch(hq.url, since=self._started_wall, max_host_wait_s=self.max_host_wait_s):
                 hq.draining = True
                 return True
             ready = client.ready_in(hq.url)
@@ -336,10 +334,6 @@ class HostScheduler:
         hq.not_before = now + min(ready, MAX_WAIT_S)
         return False
 
-    def _breaker_blocks(self, hq: _HostQueue) -> bool:
-        """The transport's :func:`~.policy.breaker_ends_batch` for *hq*. Caller holds the lock."""
-        return self.client.breaker_ends_batch(hq.url, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
-
     def _cap_of(self, hq: _HostQueue) -> int:
         return self.client.in_flight_cap(hq.url) if hq.limiter is not None else self._cap
 
@@ -348,23 +342,13 @@ class HostScheduler:
         free = self._active.get(NO_REQUEST)
         if free is not None:
             return free
-        best = None
-        for hq in self._active.values():
-            if (hq.in_flight >= self._cap_of(hq) and not hq.draining) or hq.not_before > now:
-                continue
-            if best is None or len(hq.jobs) > len(best.jobs) or (len(hq.jobs) == len(best.jobs) and hq.since < best.since):
-                best = hq
+        candidates = [hq for hq in self._active.values()
+                      if (hq.in_flight < self._cap_of(hq) or hq.draining) and hq.not_before <= now]
+        best = min(candidates, key=_longest_first, default=None)
         if best is None or self._due(best, now):
             return best
-        others = [
-            hq for hq in self._active.values()
-            if (hq.in_flight < self._cap_of(hq) or hq.draining) and hq.not_before <= now and hq is not best
-        ]
-        others.sort(key=lambda h: (-len(h.jobs), h.since))
-        for hq in others:
-            if self._due(hq, now):
-                return hq
-        return None
+        candidates.sort(key=_longest_first)  # the best was not due: the others in turn
+        return next((hq for hq in candidates if hq is not best and self._due(hq, now)), None)
 
     def _next_wake(self, now: float) -> float:
         soonest = MAX_WAIT_S
