@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 from pathlib import Path
@@ -31,6 +32,7 @@ from paperfetch.http.wire import SYNTHETIC_HEADER, Wire, check_url, is_synthetic
 from paperfetch.log import enable_logging
 from paperfetch.parts import part_file
 from paperfetch.redact import redact_exception, redact_text, redact_url
+from paperfetch.state.base import window_depth, window_floor
 
 if TYPE_CHECKING:  # pragma: no cover
     import os
@@ -294,14 +296,27 @@ class HttpClient(ConfiguredKnobs):
 
     # ---- what a batch asks (paperfetch.http.scheduler.Transport)
     def ready_in(self, url: str) -> float:
-        """Seconds until a request to *url*'s host could start (0: now, ``inf``: suppressed; :func:`.policy.next_start`)."""
-        if not self._config.polite_mode:
+        """Seconds until a request to *url*'s host (or pool) could start (0: now, ``inf``: suppressed;
+        :func:`.policy.next_start`), no sooner than its windows allow; a hold counts as long as it lasts on the
+        monotonic clock (:meth:`.HostLimiter.steady`), whatever the wall clock did."""
+        config, clock = self._config, self._clock
+        if not config.polite_mode:
             return 0.0
-        return self._hosts.ready_in(url)
+        host = self._hosts.limiter(url)
+        exempt = self._hosts.exempt(url)
+        with host.cond:
+            ready = policy.next_start(host.steady(), self._hosts.pace(host), config, host=host.key,
+                                      now=clock.time(), mono=clock.monotonic(), exempt=exempt)
+        windows = config.rule(host.key).windows
+        if windows and ready < math.inf:  # a full window keeps the next start too (the store's log says until when)
+            now = clock.time()
+            ready = max(ready, window_floor(self._registry.store.starts(host.key, window_depth(windows)), windows, now) - now)
+        return ready
 
     def in_flight_cap(self, url: str) -> int:
         """How many requests to *url*'s host may be in flight at once (:func:`.policy.in_flight_cap`)."""
-        return self._hosts.in_flight_cap(url)
+        host = self._hosts.limiter(url)
+        return policy.in_flight_cap(host.facts, self._config, host.key)
 
     def call_allowance(self) -> float:
         """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed`` (:func:`.policy.allowance`)."""
@@ -323,15 +338,25 @@ class HttpClient(ConfiguredKnobs):
 
     def hold_remaining(self, url: str) -> float:
         """Seconds *url*'s host is held (Retry-After, a spent budget; 0: not held) (:func:`.policy.hold_remaining`)."""
-        return self._hosts.hold_remaining(url)
+        return policy.hold_remaining(self._hosts.limiter(url).steady(), self._clock.time())
 
     def would_send(self, url: str) -> bool:
-        """``False`` when the host's cached robots.txt disallows *url* (``get`` answers ``None`` at once)."""
-        return self._hosts.would_send(url)
+        """``False`` when the host's fresh cached robots.txt disallows *url* (``get`` answers ``None`` at once);
+        ``True`` before it is known."""
+        config = self._config
+        rules = self._hosts.limiter(url).robots
+        if not (config.respect_robots_txt and config.polite_mode) or rules is None or rules.expires_at <= self._clock.time():
+            return True
+        try:
+            return rules.can_fetch(url, config.user_agent)
+        except Exception:  # noqa: BLE001 - odd URL: the request will say what is wrong with it
+            return True
 
     def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
         """Whether *url*'s host's open breaker ends a batch's items for it at once (:func:`.policy.breaker_ends_batch`)."""
-        return self._hosts.breaker_ends_batch(url, since=since, max_host_wait_s=max_host_wait_s)
+        host = self._hosts.limiter(url)
+        return policy.breaker_ends_batch(host.facts, self._config, now=self._clock.time(), since=since,
+                                         max_host_wait_s=max_host_wait_s)
 
     @property
     def closed(self) -> bool:

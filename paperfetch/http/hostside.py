@@ -28,7 +28,7 @@ from paperfetch.http.pools import request_key
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.http.wire import Wire, synthetic_response
 from paperfetch.redact import redact_url
-from paperfetch.state.base import window_depth, window_floor
+from paperfetch.state.base import window_depth
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
@@ -121,29 +121,6 @@ class HostSide:
     def exempt(self, url: str) -> bool:
         return (urlsplit(url).hostname or "") in self.config.suppression_exempt
 
-    def ready_in(self, url: str) -> float:
-        """:func:`.policy.next_start` for *url*'s host (or pool), now, and no sooner than its windows allow; a hold
-        counts as long as it lasts on the monotonic clock (:meth:`HostLimiter.steady`), whatever the wall clock did."""
-        host = self.limiter(url)
-        exempt = self.exempt(url)
-        with host.cond:
-            ready = policy.next_start(host.steady(), self.pace(host), self.config, host=host.key,
-                                      now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
-        windows = self.config.rule(host.key).windows
-        if windows and ready < math.inf:  # a full window keeps the next start too (the store's log says until when)
-            now = self.clock.time()
-            ready = max(ready, window_floor(self.registry.store.starts(host.key, window_depth(windows)), windows, now) - now)
-        return ready
-
-    def hold_remaining(self, url: str) -> float:
-        """:func:`.policy.hold_remaining` for *url*'s host, now: seconds it is held (0: not held)."""
-        return policy.hold_remaining(self.limiter(url).steady(), self.clock.time())
-
-    def in_flight_cap(self, url: str) -> int:
-        """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
-        host = self.limiter(url)
-        return policy.in_flight_cap(host.facts, self.config, host.key)
-
     def snapshot(self, host: HostLimiter, *, refresh: bool = True) -> HostSnapshot:
         if refresh:
             host.refresh()
@@ -154,22 +131,6 @@ class HostSide:
             return policy.snapshot(host.facts, self.pace(host), self.config, counters, host=host.key,
                                    now=self.clock.time(), mono=self.clock.monotonic(),
                                    polite=self.config.polite_mode, recent=recent)
-
-    def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
-        host = self.limiter(url)
-        return policy.breaker_ends_batch(host.facts, self.config, now=self.clock.time(), since=since,
-                                         max_host_wait_s=max_host_wait_s)
-
-    def would_send(self, url: str) -> bool:
-        """``False`` when the host's fresh cached robots.txt disallows *url* (``True`` before it is known)."""
-        cfg = self.config
-        rules = self.limiter(url).robots
-        if not (cfg.respect_robots_txt and cfg.polite_mode) or rules is None or rules.expires_at <= self.clock.time():
-            return True
-        try:
-            return rules.can_fetch(url, cfg.user_agent)
-        except Exception:  # noqa: BLE001 - odd URL: the request will say what is wrong with it
-            return True
 
     def allowance(self, budget: Budget) -> float:
         """How long this call may wait for a host (:func:`.policy.allowance`; 0 while a batch drains a blocked host)."""
