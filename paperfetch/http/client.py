@@ -92,8 +92,8 @@ class HttpClient(ConfiguredKnobs):
         self._hosts = HostSide(config=config, registry=registry, clock=self._clock, wire=self._wire,
                                events=self.events, rng=rng if rng is not None else random.Random())
         # the library adds no handler; verbosity >= 2 is an explicit request to see the messages
-        if int(config.verbosity) >= 2:
-            enable_logging(logging.DEBUG if int(config.verbosity) >= 3 else logging.INFO)
+        if config.verbosity >= 2:
+            enable_logging(logging.DEBUG if config.verbosity >= 3 else logging.INFO)
         self._closed = threading.Event()
 
     @property

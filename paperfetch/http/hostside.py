@@ -127,8 +127,7 @@ class HostSide:
         windows = self.config.rule(host.key).windows
         recent = self.registry.store.starts(host.key, window_depth(windows)) if windows else ()
         with host.cond:
-            counters = policy.HostCounters(host.requests, host.ok, host.errors, host.last_status)
-            return policy.snapshot(host.facts, self.pace(host), self.config, counters, host=host.key,
+            return policy.snapshot(host.facts, self.pace(host), self.config, host, host=host.key,
                                    now=self.clock.time(), mono=self.clock.monotonic(),
                                    polite=self.config.polite_mode, recent=recent)
 

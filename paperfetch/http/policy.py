@@ -24,7 +24,7 @@ from paperfetch.http.headers import (
     parse_rate_limit_budget,
     server_requested_wait,
 )
-from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression, hold_remaining
+from paperfetch.http.hosts import BreakerState, HostFacts, HostLimiter, HostSnapshot, Suppression, hold_remaining
 from paperfetch.http.pools import pool_name
 from paperfetch.state.base import Window, window_floor
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
 
 __all__ = [
-    "Decision", "HostCounters", "Notice", "Pace", "UNREACHABLE", "Verdict", "allowance",
+    "Decision", "Notice", "Pace", "UNREACHABLE", "Verdict", "allowance",
     "begin_probe", "binding_window", "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range",
     "earliest_start", "floor", "gap", "hold_remaining", "in_flight_cap", "learned_interval", "next_start",
     "observe_error", "observe_response", "pacing_wait", "past_budget", "retry_wait", "snapshot",
@@ -265,11 +265,12 @@ def binding_window(windows: Sequence[Window], recent: Sequence[float], now: floa
     return best[2], best[3], best[0]
 
 
-def snapshot(facts: HostFacts, pace: Pace, config: TransportConfig, counters: HostCounters, *, host: str,
+def snapshot(facts: HostFacts, pace: Pace, config: TransportConfig, counters: HostLimiter, *, host: str,
              now: float, mono: float, polite: bool = True, recent: Sequence[float] = ()) -> HostSnapshot:
-    """The host as it is now (``next_allowed_at``: :func:`earliest_start`, ``None`` when nothing delays it;
-    ``ready_in_s``: :func:`next_start`, 0 when not *polite*; ``breaker``: ``half_open`` once an open
-    breaker's period is over; the windows read against *recent*, the host's latest starts newest first)."""
+    """The host as it is now, with what *counters* counted in this process (``next_allowed_at``:
+    :func:`earliest_start`, ``None`` when nothing delays it; ``ready_in_s``: :func:`next_start`, 0 when not
+    *polite*; ``breaker``: ``half_open`` once an open breaker's period is over; the windows read against
+    *recent*, the host's latest starts newest first)."""
     windows = config.rule(host).windows
     bound, used, window_wait = binding_window(windows, recent, now)
     rng = delay_range(facts, config, host)
@@ -308,16 +309,6 @@ def _standing(facts: HostFacts, now: float) -> dict[str, Any]:
         credits_left=facts.credits_left, credits_reset_at=utc(facts.credits_reset_at),
         budget_spent=budget_spent(facts, now) > 0,
     )
-
-
-@dataclass(frozen=True)
-class HostCounters:
-    """What this process counted for a host (the snapshot's counters)."""
-
-    requests: int = 0
-    ok: int = 0
-    errors: int = 0
-    last_status: int | None = None
 
 
 def begin_probe(facts: HostFacts) -> HostFacts:
