@@ -475,26 +475,35 @@ class HttpClient(ConfiguredKnobs):
         self._hosts.wait(wait, host, url, budget, "network retry")
         return retry.increment(redact_url(url), error=type(exc).__name__, wait_s=wait)
 
-    def _exchange(self, url: str, kwargs: dict[str, Any], budget: Budget) -> Exchange:
-        """One request with its redirects, each hop through the host side: decide, robots, acquire, send, observe."""
+    def _exchange(self, url: str, kwargs: dict[str, Any], budget: Budget | None) -> Exchange:
+        """One request with its redirects (:mod:`.redirects`' rules), each hop through the host side: decide, robots,
+        acquire, send, observe. Without *budget* (``polite_mode=False``): plain requests, no pacing, redirects
+        followed unless ``allow_redirects=False``, every hop still under the ceilings and the redirect check."""
         config, hosts = self._config, self._hosts
-        kwargs.pop("allow_redirects", None)
+        follow = kwargs.pop("allow_redirects", True) or budget is not None  # a polite call follows, hop by hop
         params, method, data, headers, chosen_agent = self._prepare(kwargs)
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()
         for hop in range(config.max_redirects + 1):
             check_url(current)
-            host = hosts.limiter(current, params if hop == 0 else None)  # its pool's, where the host has pools
-            exempt = hosts.exempt(current)
+            hop_params = params if hop == 0 else None
+            # its pool's, where the host has pools (a plain request: its host's)
+            host = hosts.limiter(current, hop_params) if budget is not None else self._registry.limiter(current)
             if not chosen_agent:
                 headers["User-Agent"] = config.user_agent_for(host.key)  # the e-mail only where it is asked for
-            answer = self._hop(host, current, params if hop == 0 else None, headers, kwargs, method, data,
-                               budget=budget, exempt=exempt)
+            if budget is None:
+                with host.cond:
+                    host.begin(self._clock.monotonic(), 0.0)
+                answer: Exchange | requests.Response = self._wire.send(host, current, hop_params, headers, kwargs,
+                                                                      method, data)
+            else:
+                answer = self._hop(host, current, hop_params, headers, kwargs, method, data, budget=budget,
+                                   exempt=hosts.exempt(current))
             if isinstance(answer, Exchange):
                 return answer
             location = redirects.location(answer)
-            if location is not None:
+            if follow and location is not None:
                 current, method, data = self._follow(url, current, location, answer, hop, seen, headers, history,
                                                      host, method, data)
                 continue
@@ -571,31 +580,10 @@ class HttpClient(ConfiguredKnobs):
         return target, method, data
 
     def _raw_get(self, url: str, kwargs: dict[str, Any]) -> requests.Response:
-        """``polite_mode=False``: plain requests, no pacing; redirects are followed here, hop by hop,
-        so every hop keeps the ceilings (deadline, decoded-bytes cap) and the redirect check."""
-        config = self._config
-        check_url(url)
-        kwargs = dict(kwargs)
-        follow = kwargs.pop("allow_redirects", True)
-        params, method, data, headers, chosen_agent = self._prepare(kwargs)
-        current = url
-        history: list[requests.Response] = []
-        seen: set[str] = set()
-        for hop in range(config.max_redirects + 1):
-            check_url(current)
-            host = self._registry.limiter(current)
-            if not chosen_agent:
-                headers["User-Agent"] = config.user_agent_for(host.key)
-            with host.cond:
-                host.begin(self._clock.monotonic(), 0.0)
-            response = self._wire.send(host, current, params if hop == 0 else None, headers, kwargs, method, data)
-            location = redirects.location(response)
-            if not follow or location is None:
-                response.history = history
-                return response
-            current, method, data = self._follow(url, current, location, response, hop, seen, headers, history,
-                                                 host, method, data)
-        raise AssertionError("unreachable")  # pragma: no cover
+        """``polite_mode=False``: :meth:`_exchange` without a budget, which always ends in a response."""
+        response = self._exchange(url, dict(kwargs), None).response
+        assert response is not None
+        return response
 
     def _prepare(self, kwargs: dict[str, Any]) -> tuple[Any, str, Any, dict[str, str], bool]:
         """Pop a call's ``params``, method (POST for idempotent reads, see fetch), body and headers from *kwargs*
