@@ -60,22 +60,7 @@ class HttpClient(ConfiguredKnobs):
         # the knobs are TransportConfig's fields, declared once there (the signature below is derived from them)
         if config is not None and (args or knobs):
             raise TypeError("give HttpClient a config= or its settings, not both")
-        self._setup(config if config is not None else TransportConfig.from_arguments(args, knobs), session=session,
-                    clock=clock, sleep=sleep, registry=registry, rng=rng, state=state, state_fallback=state_fallback)
-
-    @classmethod
-    def from_config(cls, config: TransportConfig, *, session: requests.Session | None = None,
-                    clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
-                    registry: HostRegistry | None = None, rng: random.Random | None = None,
-                    state: "str | os.PathLike[str] | HostStateStore | None" = None,
-                    state_fallback: str | None = None) -> "HttpClient":
-        """A client running on *config* itself (the collaborators as in the constructor)."""
-        return cls(config=config, session=session, clock=clock, sleep=sleep, registry=registry, rng=rng, state=state,
-                   state_fallback=state_fallback)
-
-    def _setup(self, config: TransportConfig, *, session: requests.Session | None, clock: Clock | None,
-               sleep: Callable[[float], None] | None, registry: HostRegistry | None, rng: random.Random | None,
-               state: Any, state_fallback: str | None) -> None:
+        config = config if config is not None else TransportConfig.from_arguments(args, knobs)
         self._config = config
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         if registry is None:
@@ -95,6 +80,16 @@ class HttpClient(ConfiguredKnobs):
         if config.verbosity >= 2:
             enable_logging(logging.DEBUG if config.verbosity >= 3 else logging.INFO)
         self._closed = threading.Event()
+
+    @classmethod
+    def from_config(cls, config: TransportConfig, *, session: requests.Session | None = None,
+                    clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
+                    registry: HostRegistry | None = None, rng: random.Random | None = None,
+                    state: "str | os.PathLike[str] | HostStateStore | None" = None,
+                    state_fallback: str | None = None) -> "HttpClient":
+        """A client running on *config* itself (the collaborators as in the constructor)."""
+        return cls(config=config, session=session, clock=clock, sleep=sleep, registry=registry, rng=rng, state=state,
+                   state_fallback=state_fallback)
 
     @property
     def config(self) -> TransportConfig:

@@ -126,12 +126,8 @@ def server_requested_wait(headers: Mapping[str, str], now: float) -> ServerWait 
 
 def has_rate_limit_headers(headers: Mapping[str, str], now: float) -> bool:
     """True when the response speaks of a rate limit: a parseable wait, or a remaining quota of 0."""
-    if server_requested_wait(headers, now) is not None:
-        return True
-    for name in ("X-RateLimit-Remaining", "RateLimit-Remaining"):
-        if (headers.get(name) or "").strip() == "0":
-            return True
-    return False
+    return server_requested_wait(headers, now) is not None or any(
+        (headers.get(name) or "").strip() == "0" for name in ("X-RateLimit-Remaining", "RateLimit-Remaining"))
 
 
 #: The lower-cased beginnings of every header name the readers here look at.

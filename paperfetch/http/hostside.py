@@ -19,6 +19,7 @@ from paperfetch import defaults
 from paperfetch.clock import Clock, utc
 from paperfetch.errors import NetworkError, TooSlow
 from paperfetch.http import policy, redirects
+from paperfetch.http.addresses import redirect_refusal
 from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import unreachable as unreachable_error
@@ -70,6 +71,12 @@ class Exchange:
     host: HostLimiter
     url: str
     detail: str = ""
+
+
+def _held(host: HostLimiter, url: str, status: int, seconds: float, reason: str, detail: str = "") -> Exchange:
+    """The synthetic answer of a held host (or one whose breaker is open), with its Retry-After."""
+    response = synthetic_response(url, status, "held", reason, {"Retry-After": str(max(1, math.ceil(seconds)))})
+    return Exchange("held", response, host, url, detail)
 
 
 class HostSide:
@@ -206,10 +213,7 @@ class HostSide:
         status = facts.hold_status or 429
         self.emit(EventKind.HELD, host, url, status=status, seconds=remaining, detail=facts.hold_reason)
         logger.debug("%s is held for %.0fs more; no request sent for %s", host.key, remaining, redact_url(url))
-        response = synthetic_response(
-            url, status, "held", "Held (no request sent)", {"Retry-After": str(max(1, math.ceil(remaining)))}
-        )
-        return Exchange("held", response, host, url)
+        return _held(host, url, status, remaining, "Held (no request sent)")
 
     def open(self, host: HostLimiter, url: str, decision: policy.Decision) -> Exchange:
         """The breaker is open: no request. An unreachable host raises a network error; one that
@@ -228,11 +232,7 @@ class HostSide:
                 url=shown,
             )
         status = facts.failure_status or facts.hold_status or 503
-        response = synthetic_response(
-            url, status, "held", "Held: breaker open (no request sent)",
-            {"Retry-After": str(max(1, math.ceil(decision.seconds)))},
-        )
-        return Exchange("held", response, host, url, facts.breaker_reason)
+        return _held(host, url, status, decision.seconds, "Held: breaker open (no request sent)", facts.breaker_reason)
 
     def observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool,
                 robots: bool = False) -> None:
@@ -324,7 +324,7 @@ class HostSide:
             response.close()
             if urlsplit(target).scheme.lower() not in ("http", "https"):
                 break
-            refusal = redirects.refusal(hop_url, target, cfg.allow_private_redirects)  # as for any other request
+            refusal = redirect_refusal(hop_url, target, cfg.allow_private_redirects)  # as for any other request
             if refusal is not None:
                 return unreachable(f"redirect to {redact_url(target)} refused: {refusal}")
             hop_url, hop_host = target, self.registry.limiter(target)

@@ -16,13 +16,10 @@ from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 from paperfetch.clock import Clock, SystemClock
 from paperfetch.errors import Stopped
 from paperfetch.http.assign import Placement
-from paperfetch.http.context import answer_now, answering_now, stop_event, stopping_with
+from paperfetch.http.context import answer_now, stopping_with
 from paperfetch.http.hosts import HostLimiter, host_key
 
-__all__ = [
-    "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "Transport", "answer_now", "answering_now",
-    "default_workers", "stop_event",
-]
+__all__ = ["BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "Transport", "default_workers"]
 
 logger = logging.getLogger(__name__)
 
