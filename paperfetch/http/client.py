@@ -241,12 +241,8 @@ class HttpClient(ConfiguredKnobs):
     def suppressed_domains(self) -> dict[str, str]:
         """A copy of the suppressed hosts and why (PyPaperRetriever's property)."""
         now = self._clock.time()
-        result = {}
-        for host in self._registry.hosts():
-            supp = policy.suppression_in_force(host.facts, now)
-            if supp is not None:
-                result[host.key] = supp.reason
-        return result
+        return {host.key: supp.reason for host in self._registry.hosts()
+                if (supp := policy.suppression_in_force(host.facts, now)) is not None}
 
     @property
     def backoff_delays(self) -> dict[str, float]:

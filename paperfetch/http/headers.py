@@ -86,14 +86,10 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 def parse_rate_limit_reset(value: str | None, now: float) -> float | None:
     """Seconds to wait from a ``RateLimit-Reset`` / ``X-RateLimit-Reset`` value: a Unix timestamp above
     :data:`EPOCH_THRESHOLD` (a past one gives 0), else seconds until the reset."""
-    if value is None:
-        return None
-    number = _number(value)
+    number = None if value is None else _number(value)
     if number is None:
         return None
-    if number > EPOCH_THRESHOLD:
-        return _capped(number - now)
-    return _capped(number)
+    return _capped(number - now if number > EPOCH_THRESHOLD else number)
 
 
 _STRUCTURED_RESET = re.compile(r"(?:^|[;,\s])(?:reset|t)\s*=\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
@@ -146,12 +142,8 @@ def mentions_limits(headers: Mapping[str, str]) -> bool:
 
 def _count(value: str | None) -> int | None:
     """A non-negative whole number of credits or requests, or ``None``."""
-    if value is None:
-        return None
-    number = _number(value)
-    if number is None or math.isinf(number):
-        return None
-    return int(number)
+    number = None if value is None else _number(value)
+    return None if number is None or math.isinf(number) else int(number)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from paperfetch import defaults
 from paperfetch.clock import Clock, utc
 from paperfetch.errors import NetworkError, TooSlow
 from paperfetch.http import policy, redirects
-from paperfetch.http.addresses import redirect_refusal
 from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import unreachable as unreachable_error
@@ -324,7 +323,7 @@ class HostSide:
             response.close()
             if urlsplit(target).scheme.lower() not in ("http", "https"):
                 break
-            refusal = redirect_refusal(hop_url, target, cfg.allow_private_redirects)  # as for any other request
+            refusal = redirects.redirect_refusal(hop_url, target, cfg.allow_private_redirects)  # as for any other request
             if refusal is not None:
                 return unreachable(f"redirect to {redact_url(target)} refused: {refusal}")
             hop_url, hop_host = target, self.registry.limiter(target)

@@ -5,6 +5,7 @@ on the wire). Where the transport applies them: docs/hostile.md, "Where the tran
 
 from __future__ import annotations
 
+import contextlib
 import io
 import socket
 import threading
@@ -142,10 +143,8 @@ def iter_limited(
             yield chunk
     finally:
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.settimeout(base_timeout)
-            except OSError:
-                pass
 
 
 def _reader(response: requests.Response, chunk_size: int) -> Callable[[], bytes]:
@@ -255,10 +254,8 @@ def _armed(getresponse: Callable[..., Any], conn: Any) -> Callable[..., Any]:
         finally:
             if conn.sock is wrapped:  # http.client drops the socket of a connection it closes
                 conn.sock = sock
-                try:
+                with contextlib.suppress(OSError):
                     sock.settimeout(wrapped.base_timeout)
-                except OSError:
-                    pass
 
     return deadline_getresponse
 

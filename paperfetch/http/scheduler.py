@@ -237,9 +237,8 @@ class HostScheduler:
             if key != NO_REQUEST:
                 try:
                     limiter = self.client.host_limiter(url)
-                except Exception:  # noqa: BLE001
-                    key = NO_REQUEST
-                    return self._queue(key, url, now)
+                except Exception:  # noqa: BLE001 - advance() will report it
+                    return self._queue(NO_REQUEST, url, now)
             hq = self._hosts[key] = _HostQueue(key, url, now, limiter)
         return hq
 
