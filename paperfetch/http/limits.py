@@ -5,7 +5,6 @@ on the wire). Where the transport applies them: docs/hostile.md, "Where the tran
 
 from __future__ import annotations
 
-import contextlib
 import io
 import socket
 import threading
@@ -143,8 +142,10 @@ def iter_limited(
             yield chunk
     finally:
         if sock is not None:
-            with contextlib.suppress(OSError):
+            try:
                 sock.settimeout(base_timeout)
+            except OSError:
+                pass
 
 
 def _reader(response: requests.Response, chunk_size: int) -> Callable[[], bytes]:
@@ -254,8 +255,10 @@ def _armed(getresponse: Callable[..., Any], conn: Any) -> Callable[..., Any]:
         finally:
             if conn.sock is wrapped:  # http.client drops the socket of a connection it closes
                 conn.sock = sock
-                with contextlib.suppress(OSError):
+                try:
                     sock.settimeout(wrapped.base_timeout)
+                except OSError:
+                    pass
 
     return deadline_getresponse
 
