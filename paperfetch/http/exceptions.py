@@ -176,8 +176,7 @@ class _ReadErrors(_ErrorsBlock):
         shown, deadline = self.shown, self.deadline
         if isinstance(exc, (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout)):
             if deadline is not None:
-                if deadline.expired():
-                    deadline.check(shown)
+                deadline.check(shown)  # past it: DeadlineExceeded
                 deadline.check_rate(shown)  # the read waited out the rate window: too slow, not a lost connection
             raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
         if isinstance(exc, requests.exceptions.RequestException):

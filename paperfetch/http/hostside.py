@@ -37,9 +37,11 @@ __all__ = ["Budget", "Exchange", "HostSide"]
 
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
 
-#: Each notice's event, and its log line (host, detail, seconds); a spent budget has a warning of its own.
+#: Each notice's event and log line. A spent budget's is the one warning of its period: which service, until when,
+#: and the remedy (:meth:`.HostLimiter.describe`).
 _NOTICES = {
-    "budget": (EventKind.HOLD, logging.WARNING, ""),
+    "budget": (EventKind.HOLD, logging.WARNING,
+               "%(service)s (%(host)s): %(detail)s; no requests to it until then (other hosts carry on).%(remedy)s"),
     "hold": (EventKind.HOLD, logging.WARNING, "%(host)s asked for no requests for %(seconds).0fs (%(detail)s)"),
     "backoff": (EventKind.BACKOFF, logging.INFO, "backoff for %(host)s: %(detail)s"),
     "breaker": (EventKind.BREAKER, logging.WARNING, "%(host)s: %(detail)s"),
@@ -100,18 +102,9 @@ class HostSide:
         for n in notices:
             kind, level, message = _NOTICES[n.kind]
             self.emit(kind, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-            if n.kind == "budget":
-                self._warn_spent(host, n)
-            else:
-                logger.log(level, message, {"host": host.key, "detail": n.detail, "seconds": n.seconds or 0.0})
-
-    @staticmethod
-    def _warn_spent(host: HostLimiter, notice: policy.Notice) -> None:
-        """The one warning per spent budget period: which service, until when, and the remedy (:meth:`.HostLimiter.describe`)."""
-        name = host.service or host.key
-        remedy = f" {host.budget_remedy}" if host.budget_remedy else ""
-        logger.warning("%s (%s): %s; no requests to it until then (other hosts carry on).%s",
-                       name, host.key, notice.detail, remedy)
+            logger.log(level, message, {"host": host.key, "detail": n.detail, "seconds": n.seconds or 0.0,
+                                        "service": host.service or host.key,
+                                        "remedy": f" {host.budget_remedy}" if host.budget_remedy else ""})
 
     @staticmethod
     def pace(host: HostLimiter) -> policy.Pace:
