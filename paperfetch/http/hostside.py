@@ -327,7 +327,7 @@ class HostSide:
             response.close()
 
     def _robots_answer(self, host: HostLimiter, robots_url: str, response: requests.Response,
-                       unreachable: Any) -> RobotsRules:
+                       unreachable: Callable[[str], RobotsRules]) -> RobotsRules:
         """RFC 9309 §2.3.1: the rules of a 2xx body, "unavailable" for a 3xx/4xx, else unreachable."""
         status = response.status_code
         now = self.clock.time()

@@ -11,6 +11,7 @@ import queue
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 from paperfetch.clock import Clock, SystemClock
@@ -18,6 +19,7 @@ from paperfetch.errors import Stopped
 from paperfetch.http.assign import Placement
 from paperfetch.http.context import answer_now, stopping_with
 from paperfetch.http.hosts import HostLimiter, host_key
+from paperfetch.http.robots import RobotsRules
 
 __all__ = ["BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "Transport", "default_workers"]
 
@@ -73,23 +75,19 @@ def default_workers(distinct_hosts: int) -> int:
     return max(1, min(32, 4 * distinct_hosts))
 
 
+@dataclass(slots=True, eq=False)
 class _HostQueue:
-    __slots__ = (
-        "key", "url", "jobs", "in_flight", "not_before", "since", "dispatched", "limiter", "robots", "draining", "busy_polls",
-    )
-
-    def __init__(self, key: str, url: str, now: float, limiter: Any = None) -> None:
-        self.key = key
-        self.url = url            # any URL on this host, for ready_in()
-        self.jobs: deque = deque()  # (job, url) in arrival order
-        self.limiter = limiter    # None for NO_REQUEST
-        self.robots: Any = None   # the RobotsRules the queue was last sorted against
-        self.draining = limiter is None  # answered without a request: no in-flight limit
-        self.busy_polls = 0
-        self.in_flight = 0        # dispatched by this scheduler, not yet back
-        self.not_before = 0.0     # not worth asking ready_in() before this
-        self.since = now          # when the head of the queue started waiting (tie-break)
-        self.dispatched = 0
+    key: str
+    url: str                   # any URL on this host, for ready_in()
+    since: float               # when the head of the queue started waiting (tie-break)
+    limiter: HostLimiter | None = None  # None for NO_REQUEST
+    jobs: deque = field(default_factory=deque)  # (job, url) in arrival order
+    robots: RobotsRules | None = None   # the RobotsRules the queue was last sorted against
+    draining: bool = False     # answered without a request: no in-flight limit
+    busy_polls: int = 0
+    in_flight: int = 0         # dispatched by this scheduler, not yet back
+    not_before: float = 0.0    # not worth asking ready_in() before this
+    dispatched: int = 0
 
 
 def _longest_first(hq: _HostQueue) -> tuple[int, float]:
@@ -239,7 +237,7 @@ class HostScheduler:
                     limiter = self.client.host_limiter(url)
                 except Exception:  # noqa: BLE001 - advance() will report it
                     return self._queue(NO_REQUEST, url, now)
-            hq = self._hosts[key] = _HostQueue(key, url, now, limiter)
+            hq = self._hosts[key] = _HostQueue(key, url, now, limiter, draining=limiter is None)
         return hq
 
     def _append(self, hq: _HostQueue, job: Job, url: str, now: float) -> None:
