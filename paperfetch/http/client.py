@@ -22,7 +22,7 @@ from paperfetch.http.context import stop_event
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, unreachable
 from paperfetch.http.files import DownloadResult, file_digest, stream_to_file
-from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, host_key, registry_for
+from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, registry_for
 from paperfetch.http.hostside import Budget, Exchange, HostSide
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.pools import request_key
@@ -274,8 +274,7 @@ class HttpClient(ConfiguredKnobs):
 
     def pacing_key(self, url: str) -> str:
         """The key *url*'s request is paced under: its host (``host_key``), or ``host#pool`` (:mod:`.pools`)."""
-        pools = self._config.pools
-        return request_key(url, None, pools) if pools else host_key(url)
+        return request_key(url, None, self._config.pools)
 
     def release_holds(self) -> None:
         """Clear every hold in this client's registry."""

@@ -470,11 +470,10 @@ def _long_wait(seconds: float, facts: HostFacts, gap_s: float | None, floor_s: f
 def _learn(facts: HostFacts, config: TransportConfig, server_wait: float | None, gap_s: float, floor_s: float,
            status: int, notices: list[Notice]) -> HostFacts:
     current = max(facts.learned_interval_s, floor_s)
-    gap_seen = gap_s
     if server_wait is not None:
-        value = max(current, gap_seen + server_wait)
+        value = max(current, gap_s + server_wait)
     else:
-        value = 2 * max(current, gap_seen, config.backoff.base_s / 2)
+        value = 2 * max(current, gap_s, config.backoff.base_s / 2)
     value = min(value, defaults.LEARN_MAX_S)
     if value <= facts.learned_interval_s:
         return replace(facts, successes=0)
@@ -504,9 +503,8 @@ def _announced(facts: HostFacts, budget: RateLimitBudget | None, pool: PoolLimit
         if not budget.spent and 200 <= status < 300:
             changes.update(budget_spent_until=None)  # it renewed (or was never spent)
     if pool is not None:
-        gap_s = pool.min_gap_s
-        if gap_s is not None:
-            changes.update(announced_interval_s=gap_s)
+        if pool.min_gap_s is not None:
+            changes.update(announced_interval_s=pool.min_gap_s)
         if pool.concurrency is not None:
             changes.update(concurrency_limit=pool.concurrency)
     if not changes:
