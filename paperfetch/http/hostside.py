@@ -5,6 +5,7 @@ It logs under ``paperfetch.http.client``: the transport speaks with one name.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import random
@@ -177,13 +178,6 @@ class HostSide:
         with host.cond:
             return policy.gap(host.facts, self.config, host.key, self.pace(host))
 
-    def send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
-             method: str = "GET", data: Any = None, *, deadline_s: float | None = None) -> requests.Response:
-        """Send on the slot ``acquire`` took (*deadline_s*: instead of ``request_deadline_s``)."""
-        return self.wire.send(host, url, params, headers, kwargs, method, data, gap_s=self.gap(host),
-                              on_error=lambda exc: self.observe_error(host, url, exc), deadline_s=deadline_s,
-                              cap=policy.in_flight_cap(host.facts, self.config, host.key))
-
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
         """Sleep for the host, on the call's budget and its item's tally; a batch's stop raises :class:`~paperfetch.Stopped`."""
         if seconds <= 0:
@@ -304,9 +298,11 @@ class HostSide:
             if self.acquire(hop_host, hop_url, budget).verdict is not policy.Verdict.PROCEED:
                 return unreachable("host is held")
             try:
-                response = self.send(hop_host, hop_url, None, {"User-Agent": cfg.user_agent},
-                                     {"timeout": cfg.timeout, "stream": True},
-                                     deadline_s=cfg.robots_deadline_s)  # it blocks the host's queue: a short one
+                response = self.wire.send(hop_host, hop_url, None, {"User-Agent": cfg.user_agent},
+                                          {"timeout": cfg.timeout, "stream": True}, gap_s=self.gap(hop_host),
+                                          on_error=functools.partial(self.observe_error, hop_host, hop_url),
+                                          deadline_s=cfg.robots_deadline_s,  # it blocks the host's queue: a short one
+                                          cap=policy.in_flight_cap(hop_host.facts, cfg, hop_host.key))
             except requests.RequestException as exc:
                 return unreachable(type(exc).__name__)
             location = redirects.location(response)
