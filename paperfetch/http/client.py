@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 from pathlib import Path
@@ -21,7 +22,7 @@ from paperfetch.http.context import stop_event
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, unreachable
 from paperfetch.http.files import DownloadResult, file_digest, stream_to_file
-from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, host_key, registry_for
+from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, registry_for
 from paperfetch.http.hostside import Budget, Exchange, HostSide
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.http.pools import request_key
@@ -31,6 +32,7 @@ from paperfetch.http.wire import SYNTHETIC_HEADER, Wire, check_url, is_synthetic
 from paperfetch.log import enable_logging
 from paperfetch.parts import part_file
 from paperfetch.redact import redact_exception, redact_text, redact_url
+from paperfetch.state.base import window_depth, window_floor
 
 if TYPE_CHECKING:  # pragma: no cover
     import os
@@ -58,22 +60,7 @@ class HttpClient(ConfiguredKnobs):
         # the knobs are TransportConfig's fields, declared once there (the signature below is derived from them)
         if config is not None and (args or knobs):
             raise TypeError("give HttpClient a config= or its settings, not both")
-        self._setup(config if config is not None else TransportConfig.from_arguments(args, knobs), session=session,
-                    clock=clock, sleep=sleep, registry=registry, rng=rng, state=state, state_fallback=state_fallback)
-
-    @classmethod
-    def from_config(cls, config: TransportConfig, *, session: requests.Session | None = None,
-                    clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
-                    registry: HostRegistry | None = None, rng: random.Random | None = None,
-                    state: "str | os.PathLike[str] | HostStateStore | None" = None,
-                    state_fallback: str | None = None) -> "HttpClient":
-        """A client running on *config* itself (the collaborators as in the constructor)."""
-        return cls(config=config, session=session, clock=clock, sleep=sleep, registry=registry, rng=rng, state=state,
-                   state_fallback=state_fallback)
-
-    def _setup(self, config: TransportConfig, *, session: requests.Session | None, clock: Clock | None,
-               sleep: Callable[[float], None] | None, registry: HostRegistry | None, rng: random.Random | None,
-               state: Any, state_fallback: str | None) -> None:
+        config = config if config is not None else TransportConfig.from_arguments(args, knobs)
         self._config = config
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         if registry is None:
@@ -90,9 +77,19 @@ class HttpClient(ConfiguredKnobs):
         self._hosts = HostSide(config=config, registry=registry, clock=self._clock, wire=self._wire,
                                events=self.events, rng=rng if rng is not None else random.Random())
         # the library adds no handler; verbosity >= 2 is an explicit request to see the messages
-        if int(config.verbosity) >= 2:
-            enable_logging(logging.DEBUG if int(config.verbosity) >= 3 else logging.INFO)
+        if config.verbosity >= 2:
+            enable_logging(logging.DEBUG if config.verbosity >= 3 else logging.INFO)
         self._closed = threading.Event()
+
+    @classmethod
+    def from_config(cls, config: TransportConfig, *, session: requests.Session | None = None,
+                    clock: Clock | None = None, sleep: Callable[[float], None] | None = None,
+                    registry: HostRegistry | None = None, rng: random.Random | None = None,
+                    state: "str | os.PathLike[str] | HostStateStore | None" = None,
+                    state_fallback: str | None = None) -> "HttpClient":
+        """A client running on *config* itself (the collaborators as in the constructor)."""
+        return cls(config=config, session=session, clock=clock, sleep=sleep, registry=registry, rng=rng, state=state,
+                   state_fallback=state_fallback)
 
     @property
     def config(self) -> TransportConfig:
@@ -244,12 +241,8 @@ class HttpClient(ConfiguredKnobs):
     def suppressed_domains(self) -> dict[str, str]:
         """A copy of the suppressed hosts and why (PyPaperRetriever's property)."""
         now = self._clock.time()
-        result = {}
-        for host in self._registry.hosts():
-            supp = policy.suppression_in_force(host.facts, now)
-            if supp is not None:
-                result[host.key] = supp.reason
-        return result
+        return {host.key: supp.reason for host in self._registry.hosts()
+                if (supp := policy.suppression_in_force(host.facts, now)) is not None}
 
     @property
     def backoff_delays(self) -> dict[str, float]:
@@ -281,8 +274,7 @@ class HttpClient(ConfiguredKnobs):
 
     def pacing_key(self, url: str) -> str:
         """The key *url*'s request is paced under: its host (``host_key``), or ``host#pool`` (:mod:`.pools`)."""
-        pools = self._config.pools
-        return request_key(url, None, pools) if pools else host_key(url)
+        return request_key(url, None, self._config.pools)
 
     def release_holds(self) -> None:
         """Clear every hold in this client's registry."""
@@ -294,14 +286,27 @@ class HttpClient(ConfiguredKnobs):
 
     # ---- what a batch asks (paperfetch.http.scheduler.Transport)
     def ready_in(self, url: str) -> float:
-        """Seconds until a request to *url*'s host could start (0: now, ``inf``: suppressed; :func:`.policy.next_start`)."""
-        if not self._config.polite_mode:
+        """Seconds until a request to *url*'s host (or pool) could start (0: now, ``inf``: suppressed;
+        :func:`.policy.next_start`), no sooner than its windows allow; a hold counts as long as it lasts on the
+        monotonic clock (:meth:`.HostLimiter.steady`), whatever the wall clock did."""
+        config, clock = self._config, self._clock
+        if not config.polite_mode:
             return 0.0
-        return self._hosts.ready_in(url)
+        host = self._hosts.limiter(url)
+        exempt = self._hosts.exempt(url)
+        with host.cond:
+            ready = policy.next_start(host.steady(), self._hosts.pace(host), config, host=host.key,
+                                      now=clock.time(), mono=clock.monotonic(), exempt=exempt)
+        windows = config.rule(host.key).windows
+        if windows and ready < math.inf:  # a full window keeps the next start too (the store's log says until when)
+            now = clock.time()
+            ready = max(ready, window_floor(self._registry.store.starts(host.key, window_depth(windows)), windows, now) - now)
+        return ready
 
     def in_flight_cap(self, url: str) -> int:
         """How many requests to *url*'s host may be in flight at once (:func:`.policy.in_flight_cap`)."""
-        return self._hosts.in_flight_cap(url)
+        host = self._hosts.limiter(url)
+        return policy.in_flight_cap(host.facts, self._config, host.key)
 
     def call_allowance(self) -> float:
         """How long one call may wait for a host: ``max_retry_after_s``, within ``max_elapsed`` (:func:`.policy.allowance`)."""
@@ -323,15 +328,25 @@ class HttpClient(ConfiguredKnobs):
 
     def hold_remaining(self, url: str) -> float:
         """Seconds *url*'s host is held (Retry-After, a spent budget; 0: not held) (:func:`.policy.hold_remaining`)."""
-        return self._hosts.hold_remaining(url)
+        return policy.hold_remaining(self._hosts.limiter(url).steady(), self._clock.time())
 
     def would_send(self, url: str) -> bool:
-        """``False`` when the host's cached robots.txt disallows *url* (``get`` answers ``None`` at once)."""
-        return self._hosts.would_send(url)
+        """``False`` when the host's fresh cached robots.txt disallows *url* (``get`` answers ``None`` at once);
+        ``True`` before it is known."""
+        config = self._config
+        rules = self._hosts.limiter(url).robots
+        if not (config.respect_robots_txt and config.polite_mode) or rules is None or rules.expires_at <= self._clock.time():
+            return True
+        try:
+            return rules.can_fetch(url, config.user_agent)
+        except Exception:  # noqa: BLE001 - odd URL: the request will say what is wrong with it
+            return True
 
     def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
         """Whether *url*'s host's open breaker ends a batch's items for it at once (:func:`.policy.breaker_ends_batch`)."""
-        return self._hosts.breaker_ends_batch(url, since=since, max_host_wait_s=max_host_wait_s)
+        host = self._hosts.limiter(url)
+        return policy.breaker_ends_batch(host.facts, self._config, now=self._clock.time(), since=since,
+                                         max_host_wait_s=max_host_wait_s)
 
     @property
     def closed(self) -> bool:
@@ -450,31 +465,35 @@ class HttpClient(ConfiguredKnobs):
         self._hosts.wait(wait, host, url, budget, "network retry")
         return retry.increment(redact_url(url), error=type(exc).__name__, wait_s=wait)
 
-    def _exchange(self, url: str, kwargs: dict[str, Any], budget: Budget) -> Exchange:
-        """One request with its redirects, each hop through the host side: decide, robots, acquire, send, observe."""
+    def _exchange(self, url: str, kwargs: dict[str, Any], budget: Budget | None) -> Exchange:
+        """One request with its redirects (:mod:`.redirects`' rules), each hop through the host side: decide, robots,
+        acquire, send, observe. Without *budget* (``polite_mode=False``): plain requests, no pacing, redirects
+        followed unless ``allow_redirects=False``, every hop still under the ceilings and the redirect check."""
         config, hosts = self._config, self._hosts
-        params = kwargs.pop("params", None)
-        method, data = request_method(kwargs)  # POST for idempotent reads (see fetch)
-        kwargs.pop("allow_redirects", None)
-        if kwargs.get("timeout") is None:
-            kwargs["timeout"] = config.timeout
-        headers = dict(kwargs.pop("headers", None) or {})
-        chosen_agent = any(name.lower() == "user-agent" for name in headers)  # the caller's, sent everywhere
+        follow = kwargs.pop("allow_redirects", True) or budget is not None  # a polite call follows, hop by hop
+        params, method, data, headers, chosen_agent = self._prepare(kwargs)
         current = url
         history: list[requests.Response] = []
         seen: set[str] = set()
         for hop in range(config.max_redirects + 1):
             check_url(current)
-            host = hosts.limiter(current, params if hop == 0 else None)  # its pool's, where the host has pools
-            exempt = hosts.exempt(current)
+            hop_params = params if hop == 0 else None
+            # its pool's, where the host has pools (a plain request: its host's)
+            host = hosts.limiter(current, hop_params) if budget is not None else self._registry.limiter(current)
             if not chosen_agent:
                 headers["User-Agent"] = config.user_agent_for(host.key)  # the e-mail only where it is asked for
-            answer = self._hop(host, current, params if hop == 0 else None, headers, kwargs, method, data,
-                               budget=budget, exempt=exempt)
+            if budget is None:
+                with host.cond:
+                    host.begin(self._clock.monotonic(), 0.0)
+                answer: Exchange | requests.Response = self._wire.send(host, current, hop_params, headers, kwargs,
+                                                                      method, data)
+            else:
+                answer = self._hop(host, current, hop_params, headers, kwargs, method, data, budget=budget,
+                                   exempt=hosts.exempt(current))
             if isinstance(answer, Exchange):
                 return answer
             location = redirects.location(answer)
-            if location is not None:
+            if follow and location is not None:
                 current, method, data = self._follow(url, current, location, answer, hop, seen, headers, history,
                                                      host, method, data)
                 continue
@@ -551,39 +570,24 @@ class HttpClient(ConfiguredKnobs):
         return target, method, data
 
     def _raw_get(self, url: str, kwargs: dict[str, Any]) -> requests.Response:
-        """``polite_mode=False``: plain requests, no pacing; redirects are followed here, hop by hop,
-        so every hop keeps the ceilings (deadline, decoded-bytes cap) and the redirect check."""
-        config = self._config
-        check_url(url)
-        kwargs = dict(kwargs)
-        headers = dict(kwargs.pop("headers", None) or {})
-        chosen_agent = any(name.lower() == "user-agent" for name in headers)
-        if kwargs.get("timeout") is None:
-            kwargs["timeout"] = config.timeout
-        follow = kwargs.pop("allow_redirects", True)
+        """``polite_mode=False``: :meth:`_exchange` without a budget, which always ends in a response."""
+        response = self._exchange(url, dict(kwargs), None).response
+        assert response is not None
+        return response
+
+    def _prepare(self, kwargs: dict[str, Any]) -> tuple[Any, str, Any, dict[str, str], bool]:
+        """Pop a call's ``params``, method (POST for idempotent reads, see fetch), body and headers from *kwargs*
+        and set its timeout; the last item: whether the caller chose the User-Agent (then sent everywhere)."""
         params = kwargs.pop("params", None)
         method, data = request_method(kwargs)
-        current = url
-        history: list[requests.Response] = []
-        seen: set[str] = set()
-        for hop in range(config.max_redirects + 1):
-            check_url(current)
-            host = self._registry.limiter(current)
-            if not chosen_agent:
-                headers["User-Agent"] = config.user_agent_for(host.key)
-            with host.cond:
-                host.begin(self._clock.monotonic(), 0.0)
-            response = self._wire.send(host, current, params if hop == 0 else None, headers, kwargs, method, data)
-            location = redirects.location(response)
-            if not follow or location is None:
-                response.history = history
-                return response
-            current, method, data = self._follow(url, current, location, response, hop, seen, headers, history,
-                                                 host, method, data)
-        raise AssertionError("unreachable")  # pragma: no cover
+        if kwargs.get("timeout") is None:
+            kwargs["timeout"] = self._config.timeout
+        headers = dict(kwargs.pop("headers", None) or {})
+        return params, method, data, headers, any(name.lower() == "user-agent" for name in headers)
 
     def _emit(self, kind: EventKind, host: HostLimiter, url: str | None, **fields: Any) -> None:
-        self._hosts.emit(kind, host, url, **fields)
+        self._hosts.emit(kind, host, url, **fields)  # the wire's, which is made before the host side
+
 
 
 HttpClient.__init__.__signature__ = knob_signature(HttpClient.__init__)  # type: ignore[attr-defined]

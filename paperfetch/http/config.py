@@ -61,11 +61,8 @@ DEFAULT_HOST_RULES: Mapping[str, HostRule] = {host: HostRule(interval_s=defaults
                                               for host in ("export.arxiv.org", "arxiv.org")}
 _NO_RULE = HostRule()
 
-#: Knobs kept as numbers of one kind, whatever number was given.
-_FLOATS = ("default_retry_after_s", "max_retry_after_s", "request_deadline_s", "min_rate_bytes_s",
-           "min_rate_window_s", "max_crawl_delay_s", "network_retry_base_s", "pacing_margin_s", "max_host_wait_s")
-_INTS = ("max_retries", "max_in_flight_per_host", "max_redirects", "max_answer_bytes", "breaker_failures")
-_BOOLS = ("contact_everywhere", "allow_private_redirects", "learn_interval")
+#: A knob declared ``float``, ``int`` or ``bool`` is kept as a value of that kind, whatever number was given.
+_KINDS = {"float": float, "int": int, "bool": bool}
 #: Host names kept in lower case, as a set.
 _HOST_SETS = ("contact_hosts", "suppression_exempt")
 #: The checks of :meth:`TransportConfig._refuse_impossible`: a knob's test and what it must be.
@@ -175,26 +172,26 @@ class TransportConfig:
 
     def __post_init__(self) -> None:
         self._refuse_impossible()
-        for names, kind in ((_FLOATS, float), (_INTS, int), (_BOOLS, bool)):
-            for name in names:
-                _set(self, name, kind(getattr(self, name)))
+        for f in fields(self):
+            if f.init and f.type in _KINDS:
+                _set(self, f.name, _KINDS[f.type](getattr(self, f.name)))
         for name in _HOST_SETS:
             _set(self, name, frozenset(h.lower() for h in getattr(self, name)))
         configured = resolve_configured_range(self.delay_min_s, self.delay_max_s)
         _set(self, "configured_range", configured)
         _set(self, "delay_min_s", None if configured is None else configured.low)
         _set(self, "delay_max_s", None if configured is None else configured.high)
-        _set(self, "fallback_range", DelayRange(float(self.rate_limit_min_s), float(self.rate_limit_max_s)))
+        _set(self, "fallback_range", DelayRange(self.rate_limit_min_s, self.rate_limit_max_s))
         _set(self, "backoff", BackoffPolicy(self.backoff_base_s, self.backoff_multiplier, self.backoff_max_s,
                                             self.backoff_decay_s))
         self._build_hosts()
-        _set(self, "robots_deadline_s", min(float(self.robots_deadline_s), self.request_deadline_s))
+        _set(self, "robots_deadline_s", min(self.robots_deadline_s, self.request_deadline_s))
         _set(self, "contact_email", self.contact_email or None)
         _set(self, "contact_user_agent", with_contact(self.user_agent, self.contact_email))
         _set(self, "robots_unreachable", UnreachablePolicy.parse(self.robots_unreachable))
         # RFC 9309 §2.4: a cached robots.txt should not be used for more than 24 hours.
-        _set(self, "robots_cache_ttl_s", min(float(self.robots_cache_ttl_s), _ROBOTS_TTL_CEILING_S))
-        _set(self, "robots_unreachable_ttl_s", min(float(self.robots_unreachable_ttl_s), self.robots_cache_ttl_s))
+        _set(self, "robots_cache_ttl_s", min(self.robots_cache_ttl_s, _ROBOTS_TTL_CEILING_S))
+        _set(self, "robots_unreachable_ttl_s", min(self.robots_unreachable_ttl_s, self.robots_cache_ttl_s))
         schedule = RetrySchedule.parse(self.network_retry_schedule)
         _set(self, "network_retry_schedule", schedule)
         _set(self, "retry", Retry(self.max_retries, schedule, self.network_retry_base_s, self.backoff_max_s))

@@ -113,14 +113,12 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
 
 def _raise_mapped(exc: requests.RequestException, shown: str, what: str) -> NoReturn:
     """Raise the paperfetch error of a raw ``requests`` *exc* (:func:`map_network_errors`)."""
+    if what:
+        raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
     if isinstance(exc, requests.Timeout):
-        if what:
-            raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
         words = network_words(exc)
         detail = "" if words == "no answer in time" else f": {words}"
         raise RequestTimeout(f"no answer from {shown} in time{detail}", url=shown) from None
-    if what:
-        raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
     reach = "is unreachable" if unreachable(exc) else "could not be reached"
     raise NetworkError(f"{shown} {reach}: {network_words(exc)}", url=shown) from None
 
@@ -178,8 +176,7 @@ class _ReadErrors(_ErrorsBlock):
         shown, deadline = self.shown, self.deadline
         if isinstance(exc, (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout)):
             if deadline is not None:
-                if deadline.expired():
-                    deadline.check(shown)
+                deadline.check(shown)  # past it: DeadlineExceeded
                 deadline.check_rate(shown)  # the read waited out the rate window: too slow, not a lost connection
             raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
         if isinstance(exc, requests.exceptions.RequestException):

@@ -86,14 +86,10 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 def parse_rate_limit_reset(value: str | None, now: float) -> float | None:
     """Seconds to wait from a ``RateLimit-Reset`` / ``X-RateLimit-Reset`` value: a Unix timestamp above
     :data:`EPOCH_THRESHOLD` (a past one gives 0), else seconds until the reset."""
-    if value is None:
-        return None
-    number = _number(value)
+    number = None if value is None else _number(value)
     if number is None:
         return None
-    if number > EPOCH_THRESHOLD:
-        return _capped(number - now)
-    return _capped(number)
+    return _capped(number - now if number > EPOCH_THRESHOLD else number)
 
 
 _STRUCTURED_RESET = re.compile(r"(?:^|[;,\s])(?:reset|t)\s*=\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
@@ -126,12 +122,8 @@ def server_requested_wait(headers: Mapping[str, str], now: float) -> ServerWait 
 
 def has_rate_limit_headers(headers: Mapping[str, str], now: float) -> bool:
     """True when the response speaks of a rate limit: a parseable wait, or a remaining quota of 0."""
-    if server_requested_wait(headers, now) is not None:
-        return True
-    for name in ("X-RateLimit-Remaining", "RateLimit-Remaining"):
-        if (headers.get(name) or "").strip() == "0":
-            return True
-    return False
+    return server_requested_wait(headers, now) is not None or any(
+        (headers.get(name) or "").strip() == "0" for name in ("X-RateLimit-Remaining", "RateLimit-Remaining"))
 
 
 #: The lower-cased beginnings of every header name the readers here look at.
@@ -150,12 +142,8 @@ def mentions_limits(headers: Mapping[str, str]) -> bool:
 
 def _count(value: str | None) -> int | None:
     """A non-negative whole number of credits or requests, or ``None``."""
-    if value is None:
-        return None
-    number = _number(value)
-    if number is None or math.isinf(number):
-        return None
-    return int(number)
+    number = None if value is None else _number(value)
+    return None if number is None or math.isinf(number) else int(number)
 
 
 @dataclass(frozen=True)

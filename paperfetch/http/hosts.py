@@ -265,10 +265,6 @@ class HostLimiter:
         self.budget_remedy = budget_remedy
         return self
 
-    @property
-    def store(self) -> HostStateStore:
-        return self._store
-
     def adopt(self, stored: StoredFacts) -> HostFacts:
         if stored is not self._stored:  # the in-process store hands back the same object until it changes
             self._read = host_facts(stored, self.facts.robots)
@@ -356,20 +352,8 @@ class HostLimiter:
         return clock.time() + (monotonic - clock.monotonic())
 
     @property
-    def backoff_s(self) -> float:
-        return self.facts.backoff_s
-
-    @property
     def robots(self) -> RobotsRules | None:
         return self.facts.robots
-
-    @property
-    def hold_status(self) -> int | None:
-        return self.facts.hold_status
-
-    @property
-    def hold_reason(self) -> str:
-        return self.facts.hold_reason
 
     # holds: monotonic arguments, for callers that pace on the monotonic clock
     def hold_remaining(self, now: float) -> float:
@@ -531,24 +515,20 @@ def registry_for(state: object = None, clock: Clock = SYSTEM_CLOCK, *, fallback:
 
     if state is None or (isinstance(state, str) and state.strip().lower() == "memory"):
         return _DEFAULT_REGISTRY if clock is SYSTEM_CLOCK else HostRegistry(clock)
-    if isinstance(state, (str, os.PathLike)):
-        store = open_store(state, fallback=fallback)
-        key: tuple = ("name", getattr(store, "identity", store.name), fallback, id(clock))  # Redis: its credentials too
-        with _REGISTRIES_LOCK:
-            registry = _REGISTRIES.get(key)
-            if registry is None:
-                registry = _REGISTRIES[key] = HostRegistry(clock, store)
-                return registry
-        store.close()  # the registry already has a connection to it
-        return registry
-    if not isinstance(state, HostStateStore):
+    store = open_store(state, fallback=fallback) if isinstance(state, (str, os.PathLike)) else state
+    if not isinstance(store, HostStateStore):
         raise TypeError(f"state must be 'memory', a path, a store URL or a HostStateStore, not {state!r}")
-    with _REGISTRIES_LOCK:  # the registry keeps the store alive, so its id is not reused
-        key = ("object", id(state), id(clock))
+    # an opened store is known by its name (Redis: its credentials too); an object by its id (the registry keeps it alive)
+    opened = store is not state
+    key = ("name", getattr(store, "identity", store.name), fallback, id(clock)) if opened else ("object", id(store), id(clock))
+    with _REGISTRIES_LOCK:
         registry = _REGISTRIES.get(key)
         if registry is None:
-            registry = _REGISTRIES[key] = HostRegistry(clock, state)
-        return registry
+            registry = _REGISTRIES[key] = HostRegistry(clock, store)
+            return registry
+    if opened:
+        store.close()  # the registry already has a connection to it
+    return registry
 
 
 def host_limiter(url: str, *, state: object = None) -> HostLimiter:

@@ -5,12 +5,13 @@ It logs under ``paperfetch.http.client``: the transport speaks with one name.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import random
 import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -22,13 +23,13 @@ from paperfetch.http import policy, redirects
 from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import unreachable as unreachable_error
-from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot
+from paperfetch.http.hosts import HostFacts, HostLimiter, HostRegistry, HostSnapshot
 from paperfetch.http.limits import iter_limited
 from paperfetch.http.pools import request_key
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.http.wire import Wire, synthetic_response
 from paperfetch.redact import redact_url
-from paperfetch.state.base import window_depth, window_floor
+from paperfetch.state.base import window_depth
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
@@ -36,6 +37,18 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Budget", "Exchange", "HostSide"]
 
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
+
+#: Each notice's event and log line. A spent budget's is the one warning of its period: which service, until when,
+#: and the remedy (:meth:`.HostLimiter.describe`).
+_NOTICES = {
+    "budget": (EventKind.HOLD, logging.WARNING,
+               "%(service)s (%(host)s): %(detail)s; no requests to it until then (other hosts carry on).%(remedy)s"),
+    "hold": (EventKind.HOLD, logging.WARNING, "%(host)s asked for no requests for %(seconds).0fs (%(detail)s)"),
+    "backoff": (EventKind.BACKOFF, logging.INFO, "backoff for %(host)s: %(detail)s"),
+    "breaker": (EventKind.BREAKER, logging.WARNING, "%(host)s: %(detail)s"),
+    "learned": (EventKind.LEARNED, logging.INFO, "%(host)s: %(detail)s"),
+    "suppress": (EventKind.SUPPRESS, logging.WARNING, "%(host)s answered 403; suppressing it (%(detail)s)"),
+}
 
 
 @dataclass
@@ -62,6 +75,12 @@ class Exchange:
     detail: str = ""
 
 
+def _held(host: HostLimiter, url: str, status: int, seconds: float, reason: str, detail: str = "") -> Exchange:
+    """The synthetic answer of a held host (or one whose breaker is open), with its Retry-After."""
+    response = synthetic_response(url, status, "held", reason, {"Retry-After": str(max(1, math.ceil(seconds)))})
+    return Exchange("held", response, host, url, detail)
+
+
 class HostSide:
     """Carries out the policy for the hosts of one client (see the module)."""
 
@@ -82,32 +101,11 @@ class HostSide:
 
     def publish(self, host: HostLimiter, url: str, notices: Iterable[policy.Notice]) -> None:
         for n in notices:
-            if n.kind == "budget":
-                self.emit(EventKind.HOLD, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-                self._warn_spent(host, n)
-            elif n.kind == "hold":
-                self.emit(EventKind.HOLD, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-                logger.warning("%s asked for no requests for %.0fs (%s)", host.key, n.seconds or 0.0, n.detail)
-            elif n.kind == "backoff":
-                self.emit(EventKind.BACKOFF, host, url, seconds=n.seconds, detail=n.detail)
-                logger.info("backoff for %s: %s", host.key, n.detail)
-            elif n.kind == "breaker":
-                self.emit(EventKind.BREAKER, host, url, seconds=n.seconds, detail=n.detail)
-                logger.warning("%s: %s", host.key, n.detail)
-            elif n.kind == "learned":
-                self.emit(EventKind.LEARNED, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-                logger.info("%s: %s", host.key, n.detail)
-            elif n.kind == "suppress":
-                self.emit(EventKind.SUPPRESS, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-                logger.warning("%s answered 403; suppressing it (%s)", host.key, n.detail)
-
-    @staticmethod
-    def _warn_spent(host: HostLimiter, notice: policy.Notice) -> None:
-        """The one warning per spent budget period: which service, until when, and the remedy (:meth:`.HostLimiter.describe`)."""
-        name = host.service or host.key
-        remedy = f" {host.budget_remedy}" if host.budget_remedy else ""
-        logger.warning("%s (%s): %s; no requests to it until then (other hosts carry on).%s",
-                       name, host.key, notice.detail, remedy)
+            kind, level, message = _NOTICES[n.kind]
+            self.emit(kind, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
+            logger.log(level, message, {"host": host.key, "detail": n.detail, "seconds": n.seconds or 0.0,
+                                        "service": host.service or host.key,
+                                        "remedy": f" {host.budget_remedy}" if host.budget_remedy else ""})
 
     @staticmethod
     def pace(host: HostLimiter) -> policy.Pace:
@@ -123,55 +121,15 @@ class HostSide:
     def exempt(self, url: str) -> bool:
         return (urlsplit(url).hostname or "") in self.config.suppression_exempt
 
-    def ready_in(self, url: str) -> float:
-        """:func:`.policy.next_start` for *url*'s host (or pool), now, and no sooner than its windows allow; a hold
-        counts as long as it lasts on the monotonic clock (:meth:`HostLimiter.steady`), whatever the wall clock did."""
-        host = self.limiter(url)
-        exempt = self.exempt(url)
-        with host.cond:
-            ready = policy.next_start(host.steady(), self.pace(host), self.config, host=host.key,
-                                      now=self.clock.time(), mono=self.clock.monotonic(), exempt=exempt)
-        windows = self.config.rule(host.key).windows
-        if windows and ready < math.inf:  # a full window keeps the next start too (the store's log says until when)
-            now = self.clock.time()
-            ready = max(ready, window_floor(self.registry.store.starts(host.key, window_depth(windows)), windows, now) - now)
-        return ready
-
-    def hold_remaining(self, url: str) -> float:
-        """:func:`.policy.hold_remaining` for *url*'s host, now: seconds it is held (0: not held)."""
-        return policy.hold_remaining(self.limiter(url).steady(), self.clock.time())
-
-    def in_flight_cap(self, url: str) -> int:
-        """:func:`.policy.in_flight_cap` for *url*'s host: how many of its requests may be in flight."""
-        host = self.limiter(url)
-        return policy.in_flight_cap(host.facts, self.config, host.key)
-
     def snapshot(self, host: HostLimiter, *, refresh: bool = True) -> HostSnapshot:
         if refresh:
             host.refresh()
         windows = self.config.rule(host.key).windows
         recent = self.registry.store.starts(host.key, window_depth(windows)) if windows else ()
         with host.cond:
-            counters = policy.HostCounters(host.requests, host.ok, host.errors, host.last_status)
-            return policy.snapshot(host.facts, self.pace(host), self.config, counters, host=host.key,
+            return policy.snapshot(host.facts, self.pace(host), self.config, host, host=host.key,
                                    now=self.clock.time(), mono=self.clock.monotonic(),
                                    polite=self.config.polite_mode, recent=recent)
-
-    def breaker_ends_batch(self, url: str, *, since: float | None, max_host_wait_s: float) -> bool:
-        host = self.limiter(url)
-        return policy.breaker_ends_batch(host.facts, self.config, now=self.clock.time(), since=since,
-                                         max_host_wait_s=max_host_wait_s)
-
-    def would_send(self, url: str) -> bool:
-        """``False`` when the host's fresh cached robots.txt disallows *url* (``True`` before it is known)."""
-        cfg = self.config
-        rules = self.limiter(url).robots
-        if not (cfg.respect_robots_txt and cfg.polite_mode) or rules is None or rules.expires_at <= self.clock.time():
-            return True
-        try:
-            return rules.can_fetch(url, cfg.user_agent)
-        except Exception:  # noqa: BLE001 - odd URL: the request will say what is wrong with it
-            return True
 
     def allowance(self, budget: Budget) -> float:
         """How long this call may wait for a host (:func:`.policy.allowance`; 0 while a batch drains a blocked host)."""
@@ -182,10 +140,12 @@ class HostSide:
     def decide(self, host: HostLimiter, budget: Budget, *, exempt: bool) -> policy.Decision:
         facts = host.refresh()  # what the store says now: a hold another process set counts
         with host.cond:
-            return policy.decide(
-                facts, self.pace(host), self.config, host=host.key, now=self.clock.time(),
-                mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
-            )
+            return self._decide(host, facts, budget, exempt)
+
+    def _decide(self, host: HostLimiter, facts: HostFacts, budget: Budget, exempt: bool) -> policy.Decision:
+        """:func:`.policy.decide` on *facts* now (caller holds ``host.cond``)."""
+        return policy.decide(facts, self.pace(host), self.config, host=host.key, now=self.clock.time(),
+                             mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt)
 
     def acquire(self, host: HostLimiter, url: str, budget: Budget, *, exempt: bool = True) -> policy.Decision:
         """Wait for the host's turn and take a slot (``PROCEED``); or ``HELD`` / ``OPEN`` when a hold
@@ -195,10 +155,7 @@ class HostSide:
         while True:
             facts = host.refresh()
             with host.cond:
-                decision = policy.decide(
-                    facts, self.pace(host), self.config, host=host.key, now=self.clock.time(),
-                    mono=self.clock.monotonic(), allowance=self.allowance(budget), exempt=exempt,
-                )
+                decision = self._decide(host, facts, budget, exempt)
                 verdict = decision.verdict
                 if verdict is policy.Verdict.PROCEED:
                     with self._rng_lock:
@@ -221,13 +178,6 @@ class HostSide:
         with host.cond:
             return policy.gap(host.facts, self.config, host.key, self.pace(host))
 
-    def send(self, host: HostLimiter, url: str, params: Any, headers: dict[str, str], kwargs: dict[str, Any],
-             method: str = "GET", data: Any = None, *, deadline_s: float | None = None) -> requests.Response:
-        """Send on the slot ``acquire`` took (*deadline_s*: instead of ``request_deadline_s``)."""
-        return self.wire.send(host, url, params, headers, kwargs, method, data, gap_s=self.gap(host),
-                              on_error=lambda exc: self.observe_error(host, url, exc), deadline_s=deadline_s,
-                              cap=policy.in_flight_cap(host.facts, self.config, host.key))
-
     def wait(self, seconds: float, host: HostLimiter, url: str, budget: Budget, why: str) -> None:
         """Sleep for the host, on the call's budget and its item's tally; a batch's stop raises :class:`~paperfetch.Stopped`."""
         if seconds <= 0:
@@ -249,10 +199,7 @@ class HostSide:
         status = facts.hold_status or 429
         self.emit(EventKind.HELD, host, url, status=status, seconds=remaining, detail=facts.hold_reason)
         logger.debug("%s is held for %.0fs more; no request sent for %s", host.key, remaining, redact_url(url))
-        response = synthetic_response(
-            url, status, "held", "Held (no request sent)", {"Retry-After": str(max(1, math.ceil(remaining)))}
-        )
-        return Exchange("held", response, host, url)
+        return _held(host, url, status, remaining, "Held (no request sent)")
 
     def open(self, host: HostLimiter, url: str, decision: policy.Decision) -> Exchange:
         """The breaker is open: no request. An unreachable host raises a network error; one that
@@ -271,64 +218,51 @@ class HostSide:
                 url=shown,
             )
         status = facts.failure_status or facts.hold_status or 503
-        response = synthetic_response(
-            url, status, "held", "Held: breaker open (no request sent)",
-            {"Retry-After": str(max(1, math.ceil(decision.seconds)))},
-        )
-        return Exchange("held", response, host, url, facts.breaker_reason)
+        return _held(host, url, status, decision.seconds, "Held: breaker open (no request sent)", facts.breaker_reason)
 
     def observe(self, host: HostLimiter, url: str, response: requests.Response, *, exempt: bool,
                 robots: bool = False) -> None:
         """Record what a response says about its host (:func:`.policy.observe_response`), then publish it."""
-        settings = self.config
-        now = self.clock.time()
-        out: list[Any] = []
-        gap_s = host.last_gap_s
-
-        def change(facts: Any) -> Any:
-            new, notices = policy.observe_response(
-                facts, settings, status=response.status_code, headers=response.headers, now=now,
-                exempt=exempt, robots=robots, shown_url=redact_url(url), gap_s=gap_s,
-                floor_s=policy.floor(facts, settings, host.key),
-            )
-            out[:] = notices
-            return new
-
-        host.update(change)
-        self.publish(host, url, out)
+        settings, now, gap_s = self.config, self.clock.time(), host.last_gap_s
+        self._observed(host, url, lambda facts: policy.observe_response(
+            facts, settings, status=response.status_code, headers=response.headers, now=now,
+            exempt=exempt, robots=robots, shown_url=redact_url(url), gap_s=gap_s,
+            floor_s=policy.floor(facts, settings, host.key),
+        ))
 
     def observe_error(self, host: HostLimiter, url: str, exc: BaseException) -> None:
-        settings = self.config
-        now = self.clock.time()
-        out: list[Any] = []
-
-        def change(facts: Any) -> Any:
-            new, notices = policy.observe_error(facts, settings, error=type(exc).__name__, now=now,
-                                                unreachable=unreachable_error(exc), trickled=isinstance(exc, TooSlow))
-            out[:] = notices
-            return new
-
-        host.update(change)
-        self.publish(host, url, out)
+        settings, now = self.config, self.clock.time()
+        self._observed(host, url, lambda facts: policy.observe_error(
+            facts, settings, error=type(exc).__name__, now=now, unreachable=unreachable_error(exc),
+            trickled=isinstance(exc, TooSlow)))
 
     def retry_wait(self, exchange: Exchange) -> float:
         """How long to wait before retrying *exchange*'s response (:func:`.policy.retry_wait`)."""
         response = exchange.response
         assert response is not None
-        settings = self.config
-        out: list[Any] = []
+        waits: list[float] = []
 
-        def change(facts: Any) -> Any:
-            wait, new, notices = policy.retry_wait(
-                facts, settings, status=response.status_code, headers=response.headers, now=self.clock.time()
-            )
-            out[:] = [wait, notices]
+        def judge(facts: HostFacts) -> tuple[HostFacts, tuple[policy.Notice, ...]]:
+            wait, new, notices = policy.retry_wait(facts, self.config, status=response.status_code,
+                                                   headers=response.headers, now=self.clock.time())
+            waits[:] = [wait]
+            return new, notices
+
+        self._observed(exchange.host, exchange.url, judge)
+        return waits[0]
+
+    def _observed(self, host: HostLimiter, url: str,
+                  judge: Callable[[HostFacts], tuple[HostFacts, tuple[policy.Notice, ...]]]) -> None:
+        """Apply *judge* to the host's facts in the store (:meth:`.HostLimiter.update`), then publish its notices."""
+        out: list[policy.Notice] = []
+
+        def change(facts: HostFacts) -> HostFacts:
+            new, notices = judge(facts)
+            out[:] = notices
             return new
 
-        exchange.host.update(change)
-        wait, notices = out
-        self.publish(exchange.host, exchange.url, notices)
-        return wait
+        host.update(change)
+        self.publish(host, url, out)
 
     def robots_rules(self, host: HostLimiter, url: str, budget: Budget) -> RobotsRules:
         rules = host.facts.robots
@@ -364,9 +298,11 @@ class HostSide:
             if self.acquire(hop_host, hop_url, budget).verdict is not policy.Verdict.PROCEED:
                 return unreachable("host is held")
             try:
-                response = self.send(hop_host, hop_url, None, {"User-Agent": cfg.user_agent},
-                                     {"timeout": cfg.timeout, "stream": True},
-                                     deadline_s=cfg.robots_deadline_s)  # it blocks the host's queue: a short one
+                response = self.wire.send(hop_host, hop_url, None, {"User-Agent": cfg.user_agent},
+                                          {"timeout": cfg.timeout, "stream": True}, gap_s=self.gap(hop_host),
+                                          on_error=functools.partial(self.observe_error, hop_host, hop_url),
+                                          deadline_s=cfg.robots_deadline_s,  # it blocks the host's queue: a short one
+                                          cap=policy.in_flight_cap(hop_host.facts, cfg, hop_host.key))
             except requests.RequestException as exc:
                 return unreachable(type(exc).__name__)
             location = redirects.location(response)
@@ -376,7 +312,7 @@ class HostSide:
             response.close()
             if urlsplit(target).scheme.lower() not in ("http", "https"):
                 break
-            refusal = redirects.refusal(hop_url, target, cfg.allow_private_redirects)  # as for any other request
+            refusal = redirects.redirect_refusal(hop_url, target, cfg.allow_private_redirects)  # as for any other request
             if refusal is not None:
                 return unreachable(f"redirect to {redact_url(target)} refused: {refusal}")
             hop_url, hop_host = target, self.registry.limiter(target)
@@ -387,7 +323,7 @@ class HostSide:
             response.close()
 
     def _robots_answer(self, host: HostLimiter, robots_url: str, response: requests.Response,
-                       unreachable: Any) -> RobotsRules:
+                       unreachable: Callable[[str], RobotsRules]) -> RobotsRules:
         """RFC 9309 §2.3.1: the rules of a 2xx body, "unavailable" for a 3xx/4xx, else unreachable."""
         status = response.status_code
         now = self.clock.time()

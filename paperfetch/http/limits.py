@@ -91,18 +91,9 @@ class Deadline:
             raise DeadlineExceeded(f"{url or 'the request'} took longer than its deadline of {self.seconds:g} s", url=url)
 
 
-def read_limited(
-    response: requests.Response,
-    *,
-    max_bytes: int,
-    deadline: Deadline | None = None,
-    chunk_size: int = defaults.DOWNLOAD_CHUNK_BYTES,
-    truncate: bool = False,
-    url: str | None = None,
-) -> bytes:
-    """The decoded body of a streamed *response*, within *max_bytes* and *deadline* (see :func:`iter_limited`)."""
-    return b"".join(iter_limited(response, max_bytes=max_bytes, deadline=deadline, chunk_size=chunk_size,
-                                 truncate=truncate, url=url))
+def read_limited(response: requests.Response, **limits: Any) -> bytes:
+    """The decoded body of a streamed *response*: :func:`iter_limited`'s chunks (*limits*: its keywords), joined."""
+    return b"".join(iter_limited(response, **limits))
 
 
 def iter_limited(
@@ -204,22 +195,20 @@ def deadline_scope(deadline: Deadline | None) -> _Scope:
 class _DeadlineReader(io.RawIOBase):
     """The socket's own reader (``makefile``), each receive bounded by what is left of the deadline."""
 
-    def __init__(self, raw: Any, sock: socket.socket, deadline: Deadline, base: "_Base") -> None:
+    def __init__(self, raw: Any, sock: "_DeadlineSocket") -> None:
         super().__init__()
         self._raw = raw
         self._sock = sock
-        self._deadline = deadline
-        self._base = base
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        left = self._deadline.read_budget(start=False)  # narrowed to the body's rate window once it started
+        left = self._sock.deadline.read_budget(start=False)  # narrowed to the body's rate window once it started
         if left <= 0:
             raise socket.timeout("the request's deadline passed")
-        base = self._base.timeout
-        self._sock.settimeout(left if base is None else min(left, base))
+        base = self._sock.base_timeout
+        self._sock.sock.settimeout(left if base is None else min(left, base))
         return self._raw.readinto(buffer)
 
     def close(self) -> None:
@@ -228,36 +217,27 @@ class _DeadlineReader(io.RawIOBase):
         super().close()
 
 
-class _Base:
-    """The timeout urllib3 set on the socket (the read timeout), restored after the head."""
-
-    __slots__ = ("timeout",)
-
-    def __init__(self, timeout: float | None) -> None:
-        self.timeout = timeout
-
-
 class _DeadlineSocket:
-    """*sock* as http.client sees it while it reads a head: ``makefile`` gives a :class:`_DeadlineReader`."""
+    """*sock* as http.client sees it while it reads a head: ``makefile`` gives a :class:`_DeadlineReader`;
+    ``base_timeout`` is the timeout urllib3 set (the read timeout), restored after the head."""
 
     def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
-        self._sock = sock
-        self._deadline = deadline
-        self.base = _Base(sock.gettimeout())
+        self.sock = sock
+        self.deadline = deadline
+        self.base_timeout = sock.gettimeout()
 
     def settimeout(self, value: float | None) -> None:
-        self.base.timeout = value
-        self._sock.settimeout(value)
+        self.base_timeout = value
+        self.sock.settimeout(value)
 
     def makefile(self, mode: str = "rb", buffering: int = -1, **kwargs: Any) -> Any:
         if mode != "rb":  # http.client reads a response with "rb"; anything else is the socket's own
-            return self._sock.makefile(mode, buffering, **kwargs)  # type: ignore[call-overload]
-        raw = self._sock.makefile("rb", buffering=0)
-        reader = _DeadlineReader(raw, self._sock, self._deadline, self.base)
+            return self.sock.makefile(mode, buffering, **kwargs)  # type: ignore[call-overload]
+        reader = _DeadlineReader(self.sock.makefile("rb", buffering=0), self)
         return io.BufferedReader(reader) if buffering != 0 else reader
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
+        return getattr(self.sock, name)
 
 
 def _armed(getresponse: Callable[..., Any], conn: Any) -> Callable[..., Any]:
@@ -276,7 +256,7 @@ def _armed(getresponse: Callable[..., Any], conn: Any) -> Callable[..., Any]:
             if conn.sock is wrapped:  # http.client drops the socket of a connection it closes
                 conn.sock = sock
                 try:
-                    sock.settimeout(wrapped.base.timeout)
+                    sock.settimeout(wrapped.base_timeout)
                 except OSError:
                     pass
 

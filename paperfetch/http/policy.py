@@ -24,7 +24,7 @@ from paperfetch.http.headers import (
     parse_rate_limit_budget,
     server_requested_wait,
 )
-from paperfetch.http.hosts import BreakerState, HostFacts, HostSnapshot, Suppression, hold_remaining
+from paperfetch.http.hosts import BreakerState, HostFacts, HostLimiter, HostSnapshot, Suppression, hold_remaining
 from paperfetch.http.pools import pool_name
 from paperfetch.state.base import Window, window_floor
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
 
 __all__ = [
-    "Decision", "HostCounters", "Notice", "Pace", "UNREACHABLE", "Verdict", "allowance",
+    "Decision", "Notice", "Pace", "UNREACHABLE", "Verdict", "allowance",
     "begin_probe", "binding_window", "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range",
     "earliest_start", "floor", "gap", "hold_remaining", "in_flight_cap", "learned_interval", "next_start",
     "observe_error", "observe_response", "pacing_wait", "past_budget", "retry_wait", "snapshot",
@@ -265,11 +265,12 @@ def binding_window(windows: Sequence[Window], recent: Sequence[float], now: floa
     return best[2], best[3], best[0]
 
 
-def snapshot(facts: HostFacts, pace: Pace, config: TransportConfig, counters: HostCounters, *, host: str,
+def snapshot(facts: HostFacts, pace: Pace, config: TransportConfig, counters: HostLimiter, *, host: str,
              now: float, mono: float, polite: bool = True, recent: Sequence[float] = ()) -> HostSnapshot:
-    """The host as it is now (``next_allowed_at``: :func:`earliest_start`, ``None`` when nothing delays it;
-    ``ready_in_s``: :func:`next_start`, 0 when not *polite*; ``breaker``: ``half_open`` once an open
-    breaker's period is over; the windows read against *recent*, the host's latest starts newest first)."""
+    """The host as it is now, with what *counters* counted in this process (``next_allowed_at``:
+    :func:`earliest_start`, ``None`` when nothing delays it; ``ready_in_s``: :func:`next_start`, 0 when not
+    *polite*; ``breaker``: ``half_open`` once an open breaker's period is over; the windows read against
+    *recent*, the host's latest starts newest first)."""
     windows = config.rule(host).windows
     bound, used, window_wait = binding_window(windows, recent, now)
     rng = delay_range(facts, config, host)
@@ -308,16 +309,6 @@ def _standing(facts: HostFacts, now: float) -> dict[str, Any]:
         credits_left=facts.credits_left, credits_reset_at=utc(facts.credits_reset_at),
         budget_spent=budget_spent(facts, now) > 0,
     )
-
-
-@dataclass(frozen=True)
-class HostCounters:
-    """What this process counted for a host (the snapshot's counters)."""
-
-    requests: int = 0
-    ok: int = 0
-    errors: int = 0
-    last_status: int | None = None
 
 
 def begin_probe(facts: HostFacts) -> HostFacts:
@@ -479,11 +470,10 @@ def _long_wait(seconds: float, facts: HostFacts, gap_s: float | None, floor_s: f
 def _learn(facts: HostFacts, config: TransportConfig, server_wait: float | None, gap_s: float, floor_s: float,
            status: int, notices: list[Notice]) -> HostFacts:
     current = max(facts.learned_interval_s, floor_s)
-    gap_seen = gap_s
     if server_wait is not None:
-        value = max(current, gap_seen + server_wait)
+        value = max(current, gap_s + server_wait)
     else:
-        value = 2 * max(current, gap_seen, config.backoff.base_s / 2)
+        value = 2 * max(current, gap_s, config.backoff.base_s / 2)
     value = min(value, defaults.LEARN_MAX_S)
     if value <= facts.learned_interval_s:
         return replace(facts, successes=0)
@@ -513,9 +503,8 @@ def _announced(facts: HostFacts, budget: RateLimitBudget | None, pool: PoolLimit
         if not budget.spent and 200 <= status < 300:
             changes.update(budget_spent_until=None)  # it renewed (or was never spent)
     if pool is not None:
-        gap_s = pool.min_gap_s
-        if gap_s is not None:
-            changes.update(announced_interval_s=gap_s)
+        if pool.min_gap_s is not None:
+            changes.update(announced_interval_s=pool.min_gap_s)
         if pool.concurrency is not None:
             changes.update(concurrency_limit=pool.concurrency)
     if not changes:

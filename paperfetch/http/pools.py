@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, TypeVar
+from typing import Any, Mapping
 from urllib.parse import urlencode, urlsplit
 
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.hosts import host_key
 
-__all__ = ["CROSSREF_LIST", "POOL_MARK", "Pool", "for_key", "parse_pools", "pool_host", "pool_name", "request_key"]
+__all__ = ["CROSSREF_LIST", "POOL_MARK", "Pool", "parse_pools", "pool_host", "pool_name", "request_key"]
 
 #: Between a host and its pool in a key: ``api.crossref.org#public-array``.
 POOL_MARK = "#"
@@ -88,16 +88,3 @@ def pool_host(key: str) -> str:
 def pool_name(key: str) -> str:
     """The pool of a key (``""`` for a host's own key)."""
     return key.partition(POOL_MARK)[2]
-
-
-_V = TypeVar("_V")
-
-
-def for_key(mapping: Mapping[str, _V], key: str, default: _V) -> _V:
-    """*mapping*'s entry for *key*; for a pool without one, its host's; else *default*."""
-    value = mapping.get(key)
-    if value is not None:
-        return value
-    if POOL_MARK in key:
-        return mapping.get(pool_host(key), default)
-    return default

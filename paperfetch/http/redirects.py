@@ -13,7 +13,7 @@ from paperfetch.errors import RefusedRedirect, TooManyRedirects
 from paperfetch.http.addresses import redirect_refusal
 from paperfetch.redact import redact_url
 
-__all__ = ["REDIRECT_STATUSES", "location", "next_hop", "refusal"]
+__all__ = ["REDIRECT_STATUSES", "location", "next_hop"]
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
@@ -24,11 +24,6 @@ def location(response: requests.Response) -> str | None:
     if response.status_code not in REDIRECT_STATUSES or not target:
         return None
     return target
-
-
-def refusal(current: str, target: str, allow_private: bool) -> str | None:
-    """Why the hop *current* -> *target* must not be followed (public to private), or ``None``."""
-    return redirect_refusal(current, target, allow_private)
 
 
 def next_hop(url: str, current: str, target_location: str, response: requests.Response, hop: int, seen: set[str],
@@ -48,7 +43,7 @@ def next_hop(url: str, current: str, target_location: str, response: requests.Re
             url=shown,
             response=response,
         )
-    refused = refusal(current, target, allow_private)
+    refused = redirect_refusal(current, target, allow_private)
     if refused is not None:
         response.close()
         raise RefusedRedirect(f"{redact_url(current)} -> {redact_url(target)}: {refused}",

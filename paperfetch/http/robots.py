@@ -78,6 +78,4 @@ class RobotsRules:
         rate = self.parser.request_rate(user_agent)
         if rate is not None and rate.requests:
             delays.append(float(rate.seconds) / float(rate.requests))
-        if not delays:
-            return None
-        return min(max(delays), cap)
+        return min(max(delays), cap) if delays else None

@@ -11,18 +11,17 @@ import queue
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 from paperfetch.clock import Clock, SystemClock
 from paperfetch.errors import Stopped
 from paperfetch.http.assign import Placement
-from paperfetch.http.context import answer_now, answering_now, stop_event, stopping_with
+from paperfetch.http.context import answer_now, stopping_with
 from paperfetch.http.hosts import HostLimiter, host_key
+from paperfetch.http.robots import RobotsRules
 
-__all__ = [
-    "BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "Transport", "answer_now", "answering_now",
-    "default_workers", "stop_event",
-]
+__all__ = ["BUSY_POLL_S", "HostScheduler", "Job", "MAX_WAIT_S", "NO_REQUEST", "Transport", "default_workers"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,23 +75,24 @@ def default_workers(distinct_hosts: int) -> int:
     return max(1, min(32, 4 * distinct_hosts))
 
 
+@dataclass(slots=True, eq=False)
 class _HostQueue:
-    __slots__ = (
-        "key", "url", "jobs", "in_flight", "not_before", "since", "dispatched", "limiter", "robots", "draining", "busy_polls",
-    )
+    key: str
+    url: str                   # any URL on this host, for ready_in()
+    since: float               # when the head of the queue started waiting (tie-break)
+    limiter: HostLimiter | None = None  # None for NO_REQUEST
+    jobs: deque = field(default_factory=deque)  # (job, url) in arrival order
+    robots: RobotsRules | None = None   # the RobotsRules the queue was last sorted against
+    draining: bool = False     # answered without a request: no in-flight limit
+    busy_polls: int = 0
+    in_flight: int = 0         # dispatched by this scheduler, not yet back
+    not_before: float = 0.0    # not worth asking ready_in() before this
+    dispatched: int = 0
 
-    def __init__(self, key: str, url: str, now: float, limiter: Any = None) -> None:
-        self.key = key
-        self.url = url            # any URL on this host, for ready_in()
-        self.jobs: deque = deque()  # (job, url) in arrival order
-        self.limiter = limiter    # None for NO_REQUEST
-        self.robots: Any = None   # the RobotsRules the queue was last sorted against
-        self.draining = limiter is None  # answered without a request: no in-flight limit
-        self.busy_polls = 0
-        self.in_flight = 0        # dispatched by this scheduler, not yet back
-        self.not_before = 0.0     # not worth asking ready_in() before this
-        self.since = now          # when the head of the queue started waiting (tie-break)
-        self.dispatched = 0
+
+def _longest_first(hq: _HostQueue) -> tuple[int, float]:
+    """The order hosts are served in: the longest queue first, then the one waiting longest."""
+    return -len(hq.jobs), hq.since
 
 
 class HostScheduler:
@@ -133,10 +133,14 @@ class HostScheduler:
         self._pacing_key: Callable[[str], str] = getattr(client, "pacing_key", host_key)
         self._cond = threading.Condition()
         self._running = False
-        self._stopping = False
         self._closed = True
         self._generation = 0  # which run workers and their results belong to
         self._started_wall = 0.0
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """The state of a batch not yet started."""
+        self._stopping = False
         self._hosts: dict[str, _HostQueue] = {}
         self._active: dict[str, _HostQueue] = {}   # hosts with queued jobs
         self._pending = 0     # jobs not yet finished: queued, in flight, or in on_finished
@@ -146,7 +150,10 @@ class HostScheduler:
         self._threads: list[threading.Thread] = []
         self._stop_event = threading.Event()
         self._callback_error: BaseException | None = None
-        self._reset_stats()
+        self._stats: dict[str, Any] = {
+            "requests_started": 0, "finished": 0, "errors": 0, "unfinished": 0, "workers": 0,
+            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0, "moves": 0,
+        }
 
     def run(self, jobs: Iterable[Any]) -> None:
         """Advance every job until its ``url`` is ``None``; return then, or soon after :meth:`stop`.
@@ -154,21 +161,13 @@ class HostScheduler:
         with self._cond:
             if self._running:
                 raise RuntimeError("this HostScheduler is already running a batch")
+            self._fresh()
             self._running = True
-            self._stopping = False
-            self._stop_event = threading.Event()
-            self._callback_error = None
             self._closed = False
             self._generation += 1
             generation = self._generation
             self._started_wall = self._clock.time()
             self._placement = Placement(self.client, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
-            self._hosts = {}
-            self._active = {}
-            self._pending = self._in_flight = self._idle = 0
-            self._work = queue.SimpleQueue()
-            self._threads = []
-            self._reset_stats()
         cpu0 = time.thread_time()
         wall0 = time.perf_counter()
         sent0 = self.client.requests_sent
@@ -223,12 +222,6 @@ class HostScheduler:
             stats["per_host"] = {k: hq.dispatched for k, hq in self._hosts.items()}
             return stats
 
-    def _reset_stats(self) -> None:
-        self._stats: dict[str, Any] = {
-            "requests_started": 0, "finished": 0, "errors": 0, "unfinished": 0, "workers": 0,
-            "worker_idle_s": 0.0, "scheduling_cpu_s": 0.0, "wakeups": 0, "wall_s": 0.0, "wire_requests": 0, "moves": 0,
-        }
-
     def _key(self, url: str) -> str:
         try:
             return self._pacing_key(url)
@@ -242,10 +235,9 @@ class HostScheduler:
             if key != NO_REQUEST:
                 try:
                     limiter = self.client.host_limiter(url)
-                except Exception:  # noqa: BLE001
-                    key = NO_REQUEST
-                    return self._queue(key, url, now)
-            hq = self._hosts[key] = _HostQueue(key, url, now, limiter)
+                except Exception:  # noqa: BLE001 - advance() will report it
+                    return self._queue(NO_REQUEST, url, now)
+            hq = self._hosts[key] = _HostQueue(key, url, now, limiter, draining=limiter is None)
         return hq
 
     def _append(self, hq: _HostQueue, job: Job, url: str, now: float) -> None:
@@ -313,7 +305,7 @@ class HostScheduler:
         client = self.client
         hq.draining = False
         try:
-            if self._breaker_blocks(hq):
+            if client.breaker_ends_batch(hq.url, since=self._started_wall, max_host_wait_s=self.max_host_wait_s):
                 hq.draining = True
                 return True
             ready = client.ready_in(hq.url)
@@ -336,10 +328,6 @@ class HostScheduler:
         hq.not_before = now + min(ready, MAX_WAIT_S)
         return False
 
-    def _breaker_blocks(self, hq: _HostQueue) -> bool:
-        """The transport's :func:`~.policy.breaker_ends_batch` for *hq*. Caller holds the lock."""
-        return self.client.breaker_ends_batch(hq.url, since=self._started_wall, max_host_wait_s=self.max_host_wait_s)
-
     def _cap_of(self, hq: _HostQueue) -> int:
         return self.client.in_flight_cap(hq.url) if hq.limiter is not None else self._cap
 
@@ -348,23 +336,13 @@ class HostScheduler:
         free = self._active.get(NO_REQUEST)
         if free is not None:
             return free
-        best = None
-        for hq in self._active.values():
-            if (hq.in_flight >= self._cap_of(hq) and not hq.draining) or hq.not_before > now:
-                continue
-            if best is None or len(hq.jobs) > len(best.jobs) or (len(hq.jobs) == len(best.jobs) and hq.since < best.since):
-                best = hq
+        candidates = [hq for hq in self._active.values()
+                      if (hq.in_flight < self._cap_of(hq) or hq.draining) and hq.not_before <= now]
+        best = min(candidates, key=_longest_first, default=None)
         if best is None or self._due(best, now):
             return best
-        others = [
-            hq for hq in self._active.values()
-            if (hq.in_flight < self._cap_of(hq) or hq.draining) and hq.not_before <= now and hq is not best
-        ]
-        others.sort(key=lambda h: (-len(h.jobs), h.since))
-        for hq in others:
-            if self._due(hq, now):
-                return hq
-        return None
+        candidates.sort(key=_longest_first)  # the best was not due: the others in turn
+        return next((hq for hq in candidates if hq is not best and self._due(hq, now)), None)
 
     def _next_wake(self, now: float) -> float:
         soonest = MAX_WAIT_S

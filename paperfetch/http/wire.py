@@ -197,22 +197,18 @@ class Wire:
     def _not_answered(self, host: "HostLimiter", url: str, exc: BaseException, *, paced: bool,
                       slot: "Slot | None", gap: float, on_error: Callable[[BaseException], None] | None) -> None:
         """Close the host's books on a request that got no answer; *exc* is raised by the caller."""
-        if isinstance(exc, NETWORK_ERRORS):
-            if paced:
-                host.end(None, self.clock.monotonic(), reached=not unreachable(exc))
-            else:
-                host.end(None, self.clock.monotonic())
-            self.finish(host, slot, gap)
+        network = isinstance(exc, NETWORK_ERRORS)
+        # not the network's doing (an invalid header, a bug in an adapter, Ctrl-C): the host saw nothing
+        # (a cap passed while reading is the host's answer: its pacing clock restarts from now)
+        reached = not (paced and unreachable(exc)) if network else isinstance(exc, PaperfetchError)
+        host.end(None, self.clock.monotonic() if paced or network else None, reached=reached)
+        self.finish(host, slot, gap)
+        if network:
             self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"{type(exc).__name__}: {exc}")
             logger.debug("%s for %s: %s", type(exc).__name__, redact_url(url), redact_text(str(exc)))
             if on_error is not None:
                 on_error(exc)  # a DeadlineExceeded is a timeout: a failure for the breaker
-            return
-        # not the network's doing (an invalid header, a bug in an adapter, Ctrl-C): the host saw nothing
-        # (a cap passed while reading is the host's answer: its pacing clock restarts from now)
-        host.end(None, self.clock.monotonic() if paced else None, reached=isinstance(exc, PaperfetchError))
-        self.finish(host, slot, gap)
-        if isinstance(exc, Exception):
+        elif isinstance(exc, Exception):
             self.emit(EventKind.NETWORK_ERROR, host, url, detail=f"not sent: {type(exc).__name__}: {exc}")
             logger.debug("%s not sent: %s: %s", redact_url(url), type(exc).__name__, redact_text(str(exc)))
 
