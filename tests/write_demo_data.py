@@ -12,6 +12,7 @@ checks that running this again writes the committed files byte for byte.
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "paperfetch" / "demo" / "data"
@@ -315,3 +316,88 @@ w("jats_PMC9000202.xml", jats("PMC9000202", "10.5555/demo.jats.genome", "9000020
                               [("Tanaka", "Hiro"), ("Brandt", "Eliza M.")], 2021,
                               p("We report the complete chloroplast genome of an invented fern, written for the paperfetch demo."),
                               "".join(genome_body), REFS[:2], ["chloroplast genome", "fern", "demo"]))
+
+# ---------------------------------------------------------------- PDFs with a text layer (the demo publishers' copies)
+# Each a real PDF (one or two US Letter pages, Helvetica and Helvetica-Bold, WinAnsi text in a content stream, no
+# compression) that pypdfium2 reads: the paper's title, its DOI, headings and a few paragraphs of invented text.
+# The file name is the served PDF's stem (paperfetch/demo/world.py: demo_pdf).
+
+PDF_PAPERS = [  # (stem, doi, title, topic)
+    ("demo.fast", "10.5555/demo.fast", "A fast publisher's paper", "how quickly an invented publisher answers"),
+    ("demo.fast2", "10.5555/demo.fast2", "Another fast paper", "a second look at quick answers"),
+    ("demo.slow1", "10.5555/demo.slow1", "Slow but steady I", "waiting for a server that asks for a crawl delay"),
+    ("demo.slow2", "10.5555/demo.slow2", "Slow but steady II", "pacing requests to a patient host"),
+    ("demo.slow3", "10.5555/demo.slow3", "Slow but steady III", "the last of three papers from a slow press"),
+    ("demo.limited", "10.5555/demo.limited", "Rate limits in practice", "answers of 429 and the wait they ask for"),
+    ("demo.limited2", "10.5555/demo.limited2", "Rate limits, again", "a second paper behind the same rate limit"),
+    ("demo.html", "10.5555/demo.html", "A landing page in disguise", "a web page served where a PDF should be"),
+    ("demo.landing", "10.5555/demo.landing", "Only the landing page knows", "finding a PDF from its landing page"),
+    ("demo.s2only", "10.5555/demo.s2only", "Known to Semantic Scholar alone", "a paper that one index lists"),
+    ("demo.vor", "10.5555/demo.vor", "A preprint and its journal version", "the journal version of a demo preprint"),
+    ("PMC9000001.1", "10.5555/demo.pmc", "A paper in PubMed Central", "an article kept in an open archive"),
+    ("2101.00001v2", "10.48550/arxiv.2101.00001", "Counting invented pebbles on a demo beach", "a preprint server's copy"),
+    ("2026.01.05.000001v1", "10.1101/2026.01.05.000001", "A preprint and its journal version", "the first version of a preprint"),
+    ("2026.01.05.000001v2", "10.1101/2026.01.05.000001", "A preprint and its journal version", "the second version of a preprint"),
+    ("2026.02.02.000002v1", "10.64898/2026.02.02.000002", "A medRxiv preprint under the new prefix", "a preprint under a new prefix"),
+]
+PDF_SECTIONS = [
+    ("Introduction", ["This paper was written for the paperfetch demo; it reports nothing real. Its subject is {topic}, "
+                      "told as a short story about invented measurements in an invented place.",
+                      "Earlier demo papers looked at the same question from other sides, and none of them reached "
+                      "a firm answer. Here we ask it once more, with a little more care."]),
+    ("Methods", ["We made twelve invented observations on four imaginary days and wrote each one down by hand. "
+                 "Every observation was checked twice before it entered the notebook."]),
+    ("Results", ["Nine of the twelve observations agreed with the simplest explanation. The other three were taken "
+                 "on a windy afternoon and are set aside in the discussion below.",
+                 "Nothing in these results should be cited as a finding about the world."]),
+    ("Discussion", ["The story of {topic} is a small one, but it gives the demo a text layer with headings and "
+                    "paragraphs that a program can read back."]),
+]
+
+
+def pdf_string(text):
+    return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
+
+
+def pdf_pages(doi, title, topic):
+    """Each page's lines as (font, size, y, text); a paragraph's lines wrapped at 90 characters."""
+    pages, lines, y = [], [("F2", 16, 720, title), ("F1", 9, 700, f"https://doi.org/{doi}")], 670
+    for heading, paragraphs in PDF_SECTIONS:
+        if y < 200:
+            pages.append(lines)
+            lines, y = [], 720
+        lines.append(("F2", 12, y, heading))
+        y -= 18
+        for paragraph in paragraphs:
+            for line in textwrap.wrap(paragraph.format(topic=topic), 90):
+                lines.append(("F1", 10, y, line))
+                y -= 13
+            y -= 8
+        y -= 6
+    return [*pages, lines]
+
+
+def pdf(doi, title, topic):
+    pages = pdf_pages(doi, title, topic)
+    first = 5  # 1 catalog, 2 pages, 3 and 4 the fonts; then each page and its content stream
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
+               "<< /Type /Pages /Kids [" + " ".join(f"{first + 2 * i} 0 R" for i in range(len(pages)))
+               + f"] /Count {len(pages)} >>",
+               "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+               "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>"]
+    for i, lines in enumerate(pages):
+        stream = "".join(f"BT /{font} {size} Tf 72 {y} Td {pdf_string(text)} Tj ET\n" for font, size, y, text in lines)
+        objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> "
+                       f"/Contents {first + 2 * i + 1} 0 R >>")
+        objects.append(f"<< /Length {len(stream.encode('cp1252'))} >>\nstream\n{stream}endstream")
+    out, offsets = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode("cp1252")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode() + b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    return out + f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+
+
+for stem, doi, title, topic in PDF_PAPERS:
+    (OUT / f"pdf_{stem}.pdf").write_bytes(pdf(doi, title, topic))

@@ -32,6 +32,9 @@ from paperfetch.dashboard.tables import host_table_text
 
 __all__ = ["add_subcommands", "run", "serve"]
 
+#: The papers of the demo's full-text line: a downloaded PDF (its text layer) and a JATS with a table.
+_TEXTS = ("10.5555/demo.fast", "10.5555/demo.jats.sensor")
+
 
 def add_subcommands(sub: Any) -> None:
     demo = sub.add_parser("demo", parents=[common_options()],
@@ -95,6 +98,10 @@ def run(args: argparse.Namespace) -> int:
                 elapsed = time.monotonic() - started
                 if not args.quiet:
                     _show(outcomes, retriever.domain_status(), world, elapsed, args)
+                    text = retriever.fulltext(_TEXTS)
+                    tables = len(text.tables)
+                    say(f"\nfull text: {len(text.paragraphs)} paragraphs, {tables} table{'s' * (tables != 1)} from "
+                        f"{text.paragraphs['input'].nunique()} papers (r.fulltext of {', '.join(_TEXTS)})")
     finally:
         if args.out is None:
             shutil.rmtree(out, ignore_errors=True)

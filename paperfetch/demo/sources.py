@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.resources import files
 from typing import Any
 from urllib.parse import parse_qs, unquote
 from xml.sax.saxutils import escape
 
 from paperfetch.testing import Reply, Request
 
-__all__ = ["PMC_ARTICLES", "PREPRINTS", "S2_ONLY", "fake_pdf", "serve"]
+__all__ = ["PMC_ARTICLES", "PREPRINTS", "S2_ONLY", "demo_pdf", "fake_pdf", "serve"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,14 @@ def fake_pdf(name: str, size: int = 4000) -> bytes:
     return b"%PDF-1.4\n% paperfetch demo\n1 0 obj <<>> endobj\n" + filler + b"\ntrailer <<>>\n%%EOF\n"
 
 
+def demo_pdf(path: str) -> bytes:
+    """The PDF served at *path*: its paper's one-page PDF with a text layer (synthetic, written by
+    tests/write_demo_data.py, named after the path's last part), else :func:`fake_pdf`'s bytes (no text layer)."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".pdf").removesuffix(".full")
+    found = files("paperfetch.demo").joinpath("data").joinpath(f"pdf_{stem}.pdf")
+    return found.read_bytes() if found.is_file() else fake_pdf(path)
+
+
 def serve(host: str, request: Request, base_url: Callable[[str], str]) -> Reply | None:
     """The answer for *request* on the demo host named *host*, or None for the world's other hosts
     (*base_url(name)*: the base URL of the demo host *name*)."""
@@ -98,7 +107,7 @@ def _serve_biorxiv(request: Request, base_url: str) -> Reply:
     ``/content/{doi}v{n}.full.pdf``; *base_url* is this host's."""
     parts = request.path.split("/")
     if request.path.startswith("/content/") and request.path.endswith(".full.pdf"):
-        return Reply.pdf(fake_pdf("biorxiv:" + request.path))
+        return Reply.pdf(demo_pdf(request.path))
     if len(parts) < 5 or parts[1] != "details":
         return Reply.json({"messages": [{"status": "not found"}], "collection": []}, 404)
     server, doi = parts[2], unquote("/".join(parts[3:])).lower()
@@ -134,7 +143,7 @@ def _serve_pmc(request: Request) -> Reply:
                      {"Content-Type": "application/xml"})
     doi, pmid, title, licence = article
     if kind == "pdf":
-        return Reply.pdf(fake_pdf("pmc:" + request.path))
+        return Reply.pdf(demo_pdf(request.path))
     if kind == "xml":
         jats = (f'<article><front><article-meta><article-id pub-id-type="pmc">{pmcid}</article-id>'
                 f'<article-id pub-id-type="doi">{doi}</article-id><title-group><article-title>{escape(title)}'

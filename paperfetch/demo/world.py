@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, unquote
 from paperfetch.demo import fulltext as _fulltext
 from paperfetch.demo import research as _research
 from paperfetch.demo import sources as _sources
-from paperfetch.demo.sources import fake_pdf
+from paperfetch.demo.sources import demo_pdf, fake_pdf
 from paperfetch.testing import LoopbackHost, Reply, Request
 
 __all__ = ["DEMO_INPUTS", "DemoWorld", "fake_pdf"]
@@ -59,6 +59,8 @@ PAPERS = [
     _Paper("10.5555/demo.down", "A server that is down", 2013, "Down Journal", "down", "openalex"),
     _Paper("10.5555/demo.closed", "A closed-access paper", 2015, "Closed Journal", None, "none"),
     _Paper("10.5555/demo.pmc", "A paper in PubMed Central", 2020, "PMC Reports", "europepmc", "europepmc"),
+    # the bioRxiv preprint's journal version (not an input): Unpaywall, which prefer="published" asks, has its copy
+    _Paper("10.5555/demo.vor", "A preprint and its journal version", 2026, "Journal of Fast Results", "fast", "unpaywall"),
 ]
 # the six recorded PubMed hits, served by the "press" publisher
 PAPERS += [_Paper(p["doi"], p["title"], p["year"], p["journal"], "press", "openalex") for p in _research.science_papers()]
@@ -231,7 +233,7 @@ class DemoWorld:
 
     def _serve_europepmc(self, request: Request) -> Reply:
         if request.path.startswith("/articles/"):
-            return Reply.pdf(fake_pdf("pmc:" + request.path))
+            return Reply.pdf(demo_pdf(request.path + ".1"))  # the render of its one version
         query = parse_qs(request.query).get("query", [""])[0]
         results = []
         for doi, (pmid, pmcid) in _PMC_IDS.items():
@@ -267,7 +269,7 @@ class DemoWorld:
     def _serve_arxiv(self, request: Request) -> Reply:
         if request.path == "/robots.txt":
             return Reply(200, "User-agent: *\nDisallow: /search\n")
-        return Reply.pdf(fake_pdf("arxiv:" + request.path))
+        return Reply.pdf(demo_pdf(request.path))
 
     def _publisher(self, name: str, request: Request) -> Reply:
         path = request.path
@@ -298,7 +300,7 @@ class DemoWorld:
                 self._last_limited = now
             if too_fast:
                 return Reply(429, b"slow down", {"Retry-After": "1"})
-        return Reply.pdf(fake_pdf(f"{name}:{path}"))
+        return Reply.pdf(demo_pdf(path))
 
 
 def _notices(doi: str) -> dict[str, Any]:
