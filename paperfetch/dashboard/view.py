@@ -39,6 +39,9 @@ class Dashboard:
     the widget plus static HTML and text; once its run ended, the static final state alone.
     """
 
+    #: The name of the redraw timer's thread.
+    thread_name = "paperfetch-dashboard"
+
     def __init__(
         self,
         model: DashboardModel | None = None,
@@ -64,6 +67,7 @@ class Dashboard:
         self._countdown = False
         self._last: BatchSnapshot | None = None
         self._handles: list[Any] = []
+        self._frozen = False  # the final state is in every output shown
         if not self.enabled:
             return
         if self.model is None:
@@ -99,7 +103,7 @@ class Dashboard:
         # The thread holds the dashboard, since a notebook often keeps only ``.widget``; it ends by
         # itself (see tick), on close(), or when the widget is closed.
         self._thread = threading.Thread(target=_tick_loop, args=(self, self._stop, self.interval_s),
-                                        name="paperfetch-dashboard", daemon=True)
+                                        name=self.thread_name, daemon=True)
         self._thread.start()
 
     def tick(self) -> bool:
@@ -150,12 +154,14 @@ class Dashboard:
         self._thread = None
         try:
             self.refresh()
-            bundle = self._static_bundle(self._last or self._model.snapshot())
-            for handle in self._handles:
+            bundle = self.static_bundle(self._last)
+            with self._draw_lock:
+                self._frozen = True
+                handles, self._handles = self._handles, []
+            for handle in handles:
                 handle.update(bundle, raw=True)
         except Exception:  # noqa: BLE001 - close() runs in a download's finally: it must not mask its outcome
             logger.debug("final dashboard redraw failed", exc_info=True)
-        self._handles = []
 
     @property
     def last_drawn(self) -> BatchSnapshot | None:
@@ -176,7 +182,9 @@ class Dashboard:
             return ""
         return render_html(snapshot if snapshot is not None else self._model.snapshot(), self.max_rows, self.title)
 
-    def _static_bundle(self, snap: BatchSnapshot) -> dict[str, str]:
+    def static_bundle(self, snapshot: BatchSnapshot | None = None) -> dict[str, str]:
+        """The static renderings (HTML, text) of *snapshot* (default: the model's now), what a saved notebook keeps."""
+        snap = snapshot if snapshot is not None else self._model.snapshot()
         return {"text/html": render_html(snap, self.max_rows, self.title),
                 "text/plain": render_text(snap, max_rows=self.max_rows)}
 
@@ -186,9 +194,9 @@ class Dashboard:
             return {"text/plain": "Dashboard(disabled)"}
         snap = self._model.snapshot()
         bundle: dict[str, Any] = {}
-        if not snap.ended and getattr(self.widget, "comm", None) is not None:
+        if not (snap.ended or self._frozen) and getattr(self.widget, "comm", None) is not None:
             bundle.update(self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs) or {})
-        bundle.update(self._static_bundle(snap))
+        bundle.update(self.static_bundle(snap))
         return bundle
 
     def show(self) -> None:
@@ -197,8 +205,13 @@ class Dashboard:
             from IPython.display import display
 
             handle = display(self, display_id=True)
-            if handle is not None:
-                self._handles.append(handle)
+            if handle is None:
+                return
+            with self._draw_lock:
+                if not self._frozen:
+                    self._handles.append(handle)
+                    return
+            handle.update(self.static_bundle(), raw=True)  # it ended while it was being shown
 
     def __repr__(self) -> str:
         return self.text()
