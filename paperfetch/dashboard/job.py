@@ -27,7 +27,8 @@ class JobControl(Protocol):
     def progress_line(self, snapshot: Any = None) -> str: ...
     @property
     def log(self) -> Sequence[str]: ...
-    def done(self) -> bool: ...
+    @property
+    def stop_requested(self) -> bool: ...
 
 
 def _line_html(text: str, *, ended: bool) -> str:
@@ -44,10 +45,9 @@ def _log_html(lines: list[str]) -> str:
             f"<b>log of the job</b><br>{shown}</div>")
 
 
-def _summary_html(model: Any, *, ended: bool) -> str:
+def _summary_html(model: DashboardModel, *, ended: bool) -> str:
     """The ended run's summary plot as an image (:meth:`paperfetch.plot.RunSummary.image_html`), else ``""``."""
-    summary = getattr(model, "summary", None)
-    return summary.image_html() if ended and summary is not None else ""
+    return model.summary.image_html() if ended and model.summary is not None else ""
 
 
 class JobDashboard(Dashboard):
@@ -98,7 +98,7 @@ class JobDashboard(Dashboard):
         """Freeze: disable the button and stop the timer at once; a thread of the view's own then draws the final
         frame (the summary plot included) into :meth:`show`'s outputs, so a stop never waits for the drawing."""
         self.stop_button.disabled = True
-        self.stop_button.description = "Stopped" if getattr(self.job, "stop_requested", False) else "Finished"
+        self.stop_button.description = "Stopped" if self.job.stop_requested else "Finished"
         self._closed.set()
         self._stop.set()
         # started by the closing thread (in a kernel, its outputs go where the closer's would)
@@ -130,5 +130,5 @@ class JobDashboard(Dashboard):
         snap = snapshot if snapshot is not None else self._model.snapshot()
         ended = self.closed
         body = (_line_html(self.job.progress_line(snap), ended=ended) + self.html(snap)
-                + _log_html(list(self.job.log)) + _summary_html(self.model, ended=ended))
+                + _log_html(list(self.job.log)) + _summary_html(self._model, ended=ended))
         return {"text/html": f'<div class="paperfetch-job">{body}</div>', "text/plain": self.text()}
