@@ -6,7 +6,6 @@ import functools
 import logging
 import threading
 import time
-import weakref
 from contextlib import ExitStack
 from typing import Any, cast
 
@@ -81,9 +80,8 @@ class Dashboard:
         self.hosts = w.HTML(value="", layout=w.Layout(width="100%"))
         self.events = w.HTML(value="", layout=w.Layout(width="100%"))
         top = w.HBox([self.progress_bar, self.counts], layout=w.Layout(flex_flow="row wrap", width="100%"))
-        self.widget = _root_class()([top, self.hosts, self.events],
-                                    layout=w.Layout(width="100%", max_width="100%"))
-        self.widget.paperfetch_view = weakref.ref(self)
+        self.widget = self._box = _root_class()([top, self.hosts, self.events],
+                                                layout=w.Layout(width="100%", max_width="100%"))
         self.refresh()
         if autostart is None:
             autostart = env.in_notebook()
@@ -141,6 +139,7 @@ class Dashboard:
             self._drawn_at = time.monotonic()
             self._countdown = bool(snap.held) and not snap.ended  # a finished run counts nothing down
             self._last = snap
+            self._box.summary_line = snap.summary()
             self.redraws += 1
 
     def close(self) -> None:
@@ -162,11 +161,6 @@ class Dashboard:
                 handle.update(bundle, raw=True)
         except Exception:  # noqa: BLE001 - close() runs in a download's finally: it must not mask its outcome
             logger.debug("final dashboard redraw failed", exc_info=True)
-
-    @property
-    def last_drawn(self) -> BatchSnapshot | None:
-        """The snapshot the widget shows now (``None`` before the first redraw)."""
-        return self._last
 
     def snapshot(self) -> BatchSnapshot | None:
         return self._model.snapshot() if self.enabled else None
@@ -226,12 +220,10 @@ def _root_class() -> Any:
     import ipywidgets as w
 
     class DashboardBox(w.VBox):
-        paperfetch_view: Any = None  # a weak reference to the Dashboard it shows
+        summary_line = "paperfetch dashboard"  # the summary of the snapshot drawn last
 
         def __repr__(self) -> str:
-            view = self.paperfetch_view() if self.paperfetch_view is not None else None
-            snap = view.last_drawn if view is not None else None
-            return snap.summary() if snap is not None else "paperfetch dashboard"
+            return self.summary_line
 
     return DashboardBox
 
