@@ -7,7 +7,7 @@ import logging
 import math
 import sys
 import threading
-from collections import deque
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from paperfetch.cells import clip
@@ -144,8 +144,8 @@ class DashboardModel:
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         self._lock = threading.Lock()
         self._hosts: dict[str, _Host] = {}
-        self._counts: dict[str, int] = {}
-        self._met: dict[str, int] = {}
+        self._counts: Counter[str] = Counter()
+        self._met: Counter[str] = Counter()  # retracted papers and notices the batch met (paperfetch.integrity)
         self._events: deque[RecentEvent] = deque(maxlen=recent)
         self._total = 0
         self._done = 0
@@ -247,9 +247,8 @@ class DashboardModel:
             message = redact_text(f"{key}: {first}" if key else first)
             note = RecentEvent(self._clock.time(), _host_of(url), name, clip(message, 300))
         with self._lock:
-            self._counts[name] = self._counts.get(name, 0) + 1
-            for met in met_by(row):  # retracted papers and notices the batch met (paperfetch.integrity)
-                self._met[met] = self._met.get(met, 0) + 1
+            self._counts[name] += 1
+            self._met.update(met_by(row))
             self._done += 1
             if note is not None:
                 self._events.append(note)

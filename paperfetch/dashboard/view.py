@@ -179,8 +179,7 @@ class Dashboard:
     def static_bundle(self, snapshot: BatchSnapshot | None = None) -> dict[str, str]:
         """The static renderings (HTML, text) of *snapshot* (default: the model's now), what a saved notebook keeps."""
         snap = snapshot if snapshot is not None else self._model.snapshot()
-        return {"text/html": render_html(snap, self.max_rows, self.title),
-                "text/plain": render_text(snap, max_rows=self.max_rows)}
+        return {"text/html": self.html(snap), "text/plain": render_text(snap, max_rows=self.max_rows)}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
         """The widget's view plus static renderings of the same moment; the final state alone once the run ended."""
