@@ -68,8 +68,6 @@ class JobDashboard(Dashboard):
         self.stop_button.add_class("paperfetch-stop")
         self.stop_button.on_click(self._clicked)
         self.log = w.HTML(value="", layout=w.Layout(width="100%"))
-        self._closed = threading.Event()
-        self._final_started = False
         self._drawn = threading.Event()  # the final frame is in every output shown
         super().__init__(model, interval_s=interval_s, autostart=False)
         self.widget = w.VBox([w.HBox([self.stop_button, self.line]), self.widget, self.log],
@@ -99,17 +97,12 @@ class JobDashboard(Dashboard):
         frame (the summary plot included) into :meth:`show`'s outputs, so a stop never waits for the drawing."""
         self.stop_button.disabled = True
         self.stop_button.description = "Stopped" if self.job.stop_requested else "Finished"
-        self._closed.set()
         self._stop.set()
         # started by the closing thread (in a kernel, its outputs go where the closer's would)
         threading.Thread(target=self._draw_final, name=self.thread_name, daemon=True).start()
 
     def _draw_final(self) -> None:
-        """The last redraw and the final state in every output shown; once, whichever thread comes first."""
-        with self._draw_lock:
-            if self._final_started:
-                return
-            self._final_started = True
+        """The last redraw and the final state in every output shown."""
         try:
             super().close()  # its timer's last redraw ends first
         finally:
@@ -121,7 +114,7 @@ class JobDashboard(Dashboard):
 
     @property
     def closed(self) -> bool:
-        return self._closed.is_set()
+        return self._stop.is_set()
 
     def text(self) -> str:
         return f"{self.job!r}\n{super().text()}"
