@@ -124,9 +124,8 @@ def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
     held = left > 0
     supp = h.suppressed and (h.suppressed_until is None or now < h.suppressed_until)
     until = h.held_until if held else None
-    snap = HostSnapshot(
-        host=h.key, requests=h.requests, in_flight=h.in_flight, ok=h.ok, errors=h.errors, last_status=h.last_status,
-        backoff_s=h.backoff_s, robots=h.robots, held_until=utc(until), hold_status=h.hold_status if held else None,
+    snap = HostSnapshot(  # its counts are the row's own
+        host=h.key, backoff_s=h.backoff_s, robots=h.robots, held_until=utc(until), hold_status=h.hold_status if held else None,
         hold_reason=h.hold_reason if held else "", suppressed=supp,
         suppressed_reason=h.suppressed_reason if supp else None,
         suppressed_until=utc(h.suppressed_until) if supp else None,
