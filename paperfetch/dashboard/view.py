@@ -100,9 +100,16 @@ class Dashboard:
         self._stop.clear()
         # The thread holds the dashboard, since a notebook often keeps only ``.widget``; it ends by
         # itself (see tick), on close(), or when the widget is closed.
-        self._thread = threading.Thread(target=_tick_loop, args=(self, self._stop, self.interval_s),
-                                        name=self.thread_name, daemon=True)
+        self._thread = threading.Thread(target=self._timer, name=self.thread_name, daemon=True)
         self._thread.start()
+
+    def _timer(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                if not self.tick():
+                    return
+            except Exception:  # noqa: BLE001 - a view never breaks a run
+                logger.debug("dashboard redraw failed", exc_info=True)
 
     def tick(self) -> bool:
         """Redraw if the model changed (or each second while a hold counts down); whether the timer is still needed."""
@@ -225,14 +232,3 @@ def _root_class() -> Any:
             return self.summary_line
 
     return DashboardBox
-
-
-def _tick_loop(dashboard: Dashboard, stop: threading.Event, interval: float) -> None:
-    while not stop.wait(interval):
-        try:
-            keep = dashboard.tick()
-        except Exception:  # noqa: BLE001 - a view never breaks a run
-            logger.debug("dashboard redraw failed", exc_info=True)
-            keep = True
-        if not keep:
-            return
