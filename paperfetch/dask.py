@@ -30,14 +30,9 @@ from paperfetch.ledger import ResumeLedger, open_ledger, record_outcome
 from paperfetch.outcomes import COLUMNS, outcomes_frame
 from paperfetch.paper import META_FIELDS
 
-__all__ = ["download_frame", "download_partition", "outcomes_meta"]
+__all__ = ["download_frame", "download_partition"]
 
 logger = logging.getLogger("paperfetch.dask")
-
-
-def outcomes_meta() -> pd.DataFrame:
-    """An empty frame with the outcomes schema: the ``meta`` of the Dask result."""
-    return outcomes_frame([])
 
 
 def _is_redis(state: Any) -> bool:
@@ -188,7 +183,7 @@ def download_frame(
                                  "for pandas use Retriever.download_frame")
     return series.map_partitions(
         download_partition, out_dir=str(Path(out_dir).expanduser().resolve()), state=state, ledger_name=ledger_name,
-        fallback=fallback, options=dict(retriever_options), meta=outcomes_meta(),
+        fallback=fallback, options=dict(retriever_options), meta=outcomes_frame([]),  # the outcomes schema
     )
 
 

@@ -103,7 +103,7 @@ class Job(futures.Future):
         self._final_state: str | None = None  # set as the run ends, just before the result
         self._error: BaseException | None = None
         self.log: deque[str] = deque(maxlen=LOG_LINES)
-        self._router = _OutputRouter(self)
+        self._unroute: Callable[[], None] = lambda: None  # the output router's removal, once begun
 
     def begin(self) -> None:
         """Start the runner thread (``Retriever.start`` calls it once)."""
@@ -111,7 +111,7 @@ class Job(futures.Future):
             raise RuntimeError("this Job has begun already")
         self.set_running_or_notify_cancel()
         _RUNNING.add(self)
-        self._router.install()
+        self._unroute = _route_output(self)
         self._thread = threading.Thread(target=self._main, name="paperfetch-job", daemon=True)
         self._thread.start()
 
@@ -140,7 +140,7 @@ class Job(futures.Future):
         self._error = error
         self._ended = time.time()
         self._final_state = state
-        self._router.uninstall()
+        self._unroute()
         with self._view_lock:
             view = self._view
         if view is not None:
@@ -309,12 +309,10 @@ class Job(futures.Future):
                 return self._view
         self._began.wait(10.0)  # the run makes its model at once (after parsing the inputs)
         from paperfetch.dashboard.job import JobDashboard
-        from paperfetch.dashboard.view import Dashboard
 
         with self._view_lock:
             if self._view is None:
-                inner = Dashboard(self._model, autostart=False)  # the job's view redraws it with its own line
-                self._view = JobDashboard(self, inner)
+                self._view = JobDashboard(self, self._model)
                 if self.done():
                     self._view.close()
             return self._view
@@ -342,69 +340,53 @@ class Job(futures.Future):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
         view = self._notebook_view()
-        return {"text/plain": repr(self)} if view is None else view.bundle()
+        return {"text/plain": repr(self)} if view is None else view._repr_mimebundle_(include, exclude, **kwargs)
 
 
-class _OutputRouter:
+def _route_output(job: Job) -> Callable[[], None]:
     """In a Jupyter kernel, log records and warnings from the job's threads go to ``job.log``
     (docs/background.md, "Output from the background threads"): a filter on every ``paperfetch`` logger
-    (filters see records before any handler) and a wrapper of :func:`warnings.showwarning`, removed at the end."""
+    (filters see records before any handler) and a wrapper of :func:`warnings.showwarning`. Returns what
+    removes both (nothing to remove outside a kernel)."""
+    from paperfetch.dashboard.env import in_notebook
 
-    def __init__(self, job: Job) -> None:
-        self._job = weakref.ref(job)
-        self._loggers: list[logging.Logger] = []
-        self._showwarning: Any = None
+    if not in_notebook():
+        return lambda: None
+    ref = weakref.ref(job)
 
-    def from_job_thread(self) -> bool:
-        """Whether the calling thread is one of the job's own (its runner or its batch workers)."""
-        job = self._job()
-        thread = threading.current_thread()
-        return job is not None and (thread is job.runner_thread or thread.name.startswith("paperfetch-batch-"))
-
-    def keep(self, line: str) -> None:
-        """Keep *line* (redacted, with the time) in the job's log, shown on its dashboard."""
-        job = self._job()
-        if job is not None:
-            job.log.append(f"{time.strftime('%H:%M:%S')} {redact_text(line)}")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """The loggers' filter: a record of a job thread goes to the job's log (or nowhere), any other passes."""
-        if not self.from_job_thread():
-            return True
-        line = _log_line(record)
+    def kept(line: str) -> bool:
+        """Keep *line* (redacted, with the time) in the job's log when the calling thread is one of the job's
+        own (its runner or its batch workers); whether it was."""
+        owner, thread = ref(), threading.current_thread()
+        if owner is None or not (thread is owner.runner_thread or thread.name.startswith("paperfetch-batch-")):
+            return False
         if line:
-            self.keep(line)
-        return False
+            owner.log.append(f"{time.strftime('%H:%M:%S')} {redact_text(line)}")
+        return True
 
-    def install(self) -> None:
-        from paperfetch.dashboard.env import in_notebook
+    def route(record: logging.LogRecord) -> bool:
+        """The loggers' filter: a record of a job thread goes to the job's log (or nowhere), any other passes."""
+        return not kept(_log_line(record))
 
-        if not in_notebook():
-            return
-        self._loggers = [logging.getLogger(n) for n in _package_logger_names()]
-        for log in self._loggers:
-            log.addFilter(self)
-        previous = warnings.showwarning
+    loggers = [logging.getLogger(n) for n in _package_logger_names()]
+    for log in loggers:
+        log.addFilter(route)
+    previous = warnings.showwarning
 
-        def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
-                        line: str | None = None) -> None:
-            if self.from_job_thread():
-                self.keep(f"{category.__name__}: {message}")
-            else:
-                previous(message, category, filename, lineno, file, line)
+    def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                    line: str | None = None) -> None:
+        if not kept(f"{category.__name__}: {message}"):
+            previous(message, category, filename, lineno, file, line)
 
-        self._showwarning = (previous, showwarning)
-        warnings.showwarning = showwarning
+    warnings.showwarning = showwarning
 
-    def uninstall(self) -> None:
-        for log in self._loggers:  # none unless installed
-            log.removeFilter(self)
-        self._loggers = []
-        if self._showwarning is not None:
-            previous, ours = self._showwarning
-            if warnings.showwarning is ours:
-                warnings.showwarning = previous
-            self._showwarning = None
+    def uninstall() -> None:
+        for log in loggers:
+            log.removeFilter(route)
+        if warnings.showwarning is showwarning:
+            warnings.showwarning = previous
+
+    return uninstall
 
 
 #: (module, function) of the transport's records that say what one of its events says (a hold, a suppression,

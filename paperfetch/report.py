@@ -5,6 +5,7 @@ How people see the per-host table is :mod:`paperfetch.dashboard.tables`.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from paperfetch.cells import is_missing
@@ -85,15 +86,13 @@ def yield_by_source(outcomes: pd.DataFrame) -> pd.DataFrame:
             offered.append(source)  # resumed from the ledger: the earlier run's copy was offered then
         if key not in best or (done and not best[key][0]):
             best[key] = (done, offered, source)
-    counts: dict[str, list[int]] = {}
+    offers, downloads, only = Counter[str](), Counter[str](), Counter[str]()
     for _done, offered, source in best.values():
-        for name in offered:
-            tally = counts.setdefault(name, [0, 0, 0])
-            tally[0] += 1
-            tally[1] += name == source
-            tally[2] += len(offered) == 1
-    ranked = sorted(counts.items(), key=lambda item: (-item[1][1], -item[1][0], item[0]))
-    rows = [(name, *tally) for name, tally in ranked]
+        offers.update(offered)
+        downloads.update([source] if source is not None else [])  # its source is among those that offered it
+        only.update(offered if len(offered) == 1 else [])
+    ranked = sorted(offers, key=lambda name: (-downloads[name], -offers[name], name))
+    rows = [(name, offers[name], downloads[name], only[name]) for name in ranked]
     return pd.DataFrame(rows, columns=YIELD_COLUMNS).astype({column: "int64" for column in YIELD_COLUMNS[1:]})
 
 

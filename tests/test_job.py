@@ -421,7 +421,6 @@ def test_the_job_line_counts_what_the_dashboard_counts():
     # the model has a row the job's own rows do not have yet (the moment between the two): one count, the model's
     from paperfetch.dashboard.job import JobDashboard
     from paperfetch.dashboard.model import DashboardModel
-    from paperfetch.dashboard.view import Dashboard
 
     gate, model = threading.Event(), DashboardModel()
 
@@ -436,13 +435,13 @@ def test_the_job_line_counts_what_the_dashboard_counts():
     job.begin()
     while model.snapshot().done < 1:
         time.sleep(0.005)
-    view = JobDashboard(job, Dashboard(model, autostart=False))
+    view = JobDashboard(job, model)
     try:
         assert job.progress_line().startswith("1/3 finished")
         html = view.static_bundle()["text/html"]
         assert "1/3 finished" in html and "<b>1 / 3</b>" in html
         view.refresh()
-        assert "1/3 finished" in view.line.value and "<b>1 / 3</b>" in view.dashboard.counts.value
+        assert "1/3 finished" in view.line.value and "<b>1 / 3</b>" in view.counts.value
     finally:
         gate.set()
         view.close()

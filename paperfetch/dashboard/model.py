@@ -7,7 +7,7 @@ import logging
 import math
 import sys
 import threading
-from collections import deque
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from paperfetch.cells import clip
@@ -69,70 +69,53 @@ class _Host:
 
     def apply(self, event: Event) -> RecentEvent | None:
         """Count *event* (one of this host's); the line it adds to the recent events, if any."""
-        handler = _HANDLERS.get(event.kind)
-        return handler(self, event) if handler is not None else None
-
-    def count_request(self, event: Event) -> None:
-        self.requests += 1
-        self.in_flight += 1
-
-    def count_response(self, event: Event) -> None:
-        self.in_flight = max(0, self.in_flight - 1)
-        status = event.status
-        self.last_status = status
-        self.unreachable = ""  # it answered
-        if status is not None and 200 <= status < 400:
-            self.ok += 1
-        elif status in _NOT_FOUND:
-            self.not_found += 1
-        else:
+        kind, detail = event.kind, event.detail
+        if kind in (EventKind.RESPONSE, EventKind.NETWORK_ERROR):
+            self.in_flight = max(0, self.in_flight - 1)
+        if kind is EventKind.REQUEST:
+            self.requests += 1
+            self.in_flight += 1
+        elif kind is EventKind.RESPONSE:
+            self.last_status = status = event.status
+            self.unreachable = ""  # it answered
+            if status is not None and 200 <= status < 400:
+                self.ok += 1
+            elif status in _NOT_FOUND:
+                self.not_found += 1
+            else:
+                self.errors += 1
+        elif kind is EventKind.NETWORK_ERROR:
             self.errors += 1
+            self.unreachable = unreachable_kind(detail)
+        elif kind in (EventKind.HELD, EventKind.SUPPRESSED, EventKind.DISALLOWED):
+            self.not_sent += 1
+            if detail.startswith("breaker open: unreachable") and not self.unreachable:
+                self.unreachable = unreachable_kind(detail) or "dns"
+        return self._politeness(event)
 
-    def count_network_error(self, event: Event) -> None:
-        self.in_flight = max(0, self.in_flight - 1)
-        self.errors += 1
-        self.unreachable = unreachable_kind(event.detail)
-
-    def count_not_sent(self, event: Event) -> None:
-        self.not_sent += 1
-        if event.detail.startswith("breaker open: unreachable") and not self.unreachable:
-            self.unreachable = unreachable_kind(event.detail) or "dns"
-
-    def count_disallowed(self, event: Event) -> RecentEvent:
-        self.not_sent += 1
-        return RecentEvent(event.at, event.host, "disallowed", f"robots.txt disallows {event.url or 'the URL'}")
-
-    def count_hold(self, event: Event) -> RecentEvent:
-        seconds = event.seconds or 0.0
-        self.held_until = event.at + seconds
-        self.hold_status = event.status
-        self.hold_reason = event.detail
-        return RecentEvent(event.at, event.host, "hold", f"held for {duration_cell(seconds)}: {event.detail}".rstrip(": "))
-
-    def count_suppress(self, event: Event) -> RecentEvent:
-        self.suppressed = True
-        self.suppressed_reason = event.detail or "HTTP 403"
-        self.suppressed_until = event.at + event.seconds if event.seconds else None
-        ttl = f" for {duration_cell(event.seconds)}" if event.seconds else ""
-        return RecentEvent(event.at, event.host, "suppress", f"suppressed{ttl}: {self.suppressed_reason}")
-
-    def count_backoff(self, event: Event) -> None:
-        self.backoff_s = event.seconds or 0.0
-
-    def count_robots(self, event: Event) -> RecentEvent | None:
-        self.robots = event.detail.split(":", 1)[0] or None
-        if event.detail.startswith("unreachable"):
-            return RecentEvent(event.at, event.host, "robots", f"robots.txt {event.detail}")
+    def _politeness(self, event: Event) -> RecentEvent | None:
+        """What a politeness event changes (a model without a client shows it); the line of a notable one."""
+        kind, detail, seconds = event.kind, event.detail, event.seconds
+        if kind is EventKind.DISALLOWED:
+            return RecentEvent(event.at, event.host, "disallowed", f"robots.txt disallows {event.url or 'the URL'}")
+        if kind is EventKind.HOLD:
+            self.held_until = event.at + (seconds or 0.0)
+            self.hold_status = event.status
+            self.hold_reason = detail
+            return RecentEvent(event.at, event.host, "hold", f"held for {duration_cell(seconds or 0.0)}: {detail}".rstrip(": "))
+        if kind is EventKind.SUPPRESS:
+            self.suppressed = True
+            self.suppressed_reason = detail or "HTTP 403"
+            self.suppressed_until = event.at + seconds if seconds else None
+            ttl = f" for {duration_cell(seconds)}" if seconds else ""
+            return RecentEvent(event.at, event.host, "suppress", f"suppressed{ttl}: {self.suppressed_reason}")
+        if kind is EventKind.BACKOFF:
+            self.backoff_s = seconds or 0.0
+        elif kind is EventKind.ROBOTS:
+            self.robots = detail.split(":", 1)[0] or None
+            if detail.startswith("unreachable"):
+                return RecentEvent(event.at, event.host, "robots", f"robots.txt {detail}")
         return None
-
-
-#: What each transport event does to a host's counts (the others change nothing).
-_HANDLERS: dict[EventKind, Callable[[_Host, Event], RecentEvent | None]] = {
-    EventKind.REQUEST: _Host.count_request, EventKind.RESPONSE: _Host.count_response,
-    EventKind.NETWORK_ERROR: _Host.count_network_error, EventKind.HELD: _Host.count_not_sent,
-    EventKind.SUPPRESSED: _Host.count_not_sent, EventKind.DISALLOWED: _Host.count_disallowed, EventKind.HOLD: _Host.count_hold,
-    EventKind.SUPPRESS: _Host.count_suppress, EventKind.BACKOFF: _Host.count_backoff, EventKind.ROBOTS: _Host.count_robots,
-}
 
 
 def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
@@ -141,9 +124,8 @@ def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
     held = left > 0
     supp = h.suppressed and (h.suppressed_until is None or now < h.suppressed_until)
     until = h.held_until if held else None
-    snap = HostSnapshot(
-        host=h.key, requests=h.requests, in_flight=h.in_flight, ok=h.ok, errors=h.errors, last_status=h.last_status,
-        backoff_s=h.backoff_s, robots=h.robots, held_until=utc(until), hold_status=h.hold_status if held else None,
+    snap = HostSnapshot(  # its counts are the row's own
+        host=h.key, backoff_s=h.backoff_s, robots=h.robots, held_until=utc(until), hold_status=h.hold_status if held else None,
         hold_reason=h.hold_reason if held else "", suppressed=supp,
         suppressed_reason=h.suppressed_reason if supp else None,
         suppressed_until=utc(h.suppressed_until) if supp else None,
@@ -161,8 +143,8 @@ class DashboardModel:
         self._clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         self._lock = threading.Lock()
         self._hosts: dict[str, _Host] = {}
-        self._counts: dict[str, int] = {}
-        self._met: dict[str, int] = {}
+        self._counts: Counter[str] = Counter()
+        self._met: Counter[str] = Counter()  # retracted papers and notices the batch met (paperfetch.integrity)
         self._events: deque[RecentEvent] = deque(maxlen=recent)
         self._total = 0
         self._done = 0
@@ -264,9 +246,8 @@ class DashboardModel:
             message = redact_text(f"{key}: {first}" if key else first)
             note = RecentEvent(self._clock.time(), _host_of(url), name, clip(message, 300))
         with self._lock:
-            self._counts[name] = self._counts.get(name, 0) + 1
-            for met in met_by(row):  # retracted papers and notices the batch met (paperfetch.integrity)
-                self._met[met] = self._met.get(met, 0) + 1
+            self._counts[name] += 1
+            self._met.update(met_by(row))
             self._done += 1
             if note is not None:
                 self._events.append(note)

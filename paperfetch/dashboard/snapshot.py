@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from paperfetch.http.hosts import HostSnapshot
 from paperfetch.integrity import met_line
@@ -25,22 +25,6 @@ class RecentEvent:
     message: str     #: no secrets: URLs are redacted
 
 
-def _epoch(at: datetime | None) -> float | None:
-    return None if at is None else at.timestamp()
-
-
-_UNKNOWN = HostSnapshot("")  # a host nothing is known of
-
-
-def _politeness(name: str, convert: Callable[[Any], Any] | None = None) -> Any:
-    """A :class:`HostRow` property: its politeness record's *name* (*convert*-ed), a host nothing is known
-    of without one."""
-    def read(row: HostRow) -> Any:
-        value = getattr(row.politeness or _UNKNOWN, name)
-        return value if convert is None else convert(value)
-    return property(read)
-
-
 @dataclass(frozen=True)
 class HostRow:
     """One host's row: this run's counts, and ``politeness``, the transport's HostSnapshot (None: nothing known)."""
@@ -59,23 +43,30 @@ class HostRow:
     unreachable: str = ""        #: ``dns`` or ``refused`` when the host could not be reached (this run)
     run_ended: bool = False      #: the run is over: queued jobs read ``not started``
 
-    # -- the politeness record, read (a host nothing is known of without one) -------------
-    delay_min_s = _politeness("delay_min_s")
-    delay_max_s = _politeness("delay_max_s")
-    backoff_s = _politeness("backoff_s")
-    held_until = _politeness("held_until", _epoch)  #: epoch seconds; None when not held
-    hold_status = _politeness("hold_status")
-    hold_reason = _politeness("hold_reason")
-    suppressed = _politeness("suppressed")
-    suppressed_reason = _politeness("suppressed_reason")
-    suppressed_until = _politeness("suppressed_until", _epoch)  #: epoch seconds; None: until further notice
-    crawl_delay_s = _politeness("crawl_delay_s")
-    robots = _politeness("robots")
-    learned_interval_s = _politeness("learned_interval_s")  #: the interval learned from the host's 429s
-    breaker = _politeness("breaker")  #: the host's circuit breaker: closed, open, half_open
-    credits_left = _politeness("credits_left")  #: the budget left today; None when the host never said
-    binding_window = _politeness("binding_window")  #: the window that binds the host now (``500/min``); "" for none
-    window_wait_s = _politeness("window_wait_s")  #: seconds until that window lets the next request start
+    # -- the politeness record, read (a host nothing is known of without one): set from ``politeness`` --------
+    delay_min_s: float | None = field(init=False)
+    delay_max_s: float | None = field(init=False)
+    backoff_s: float = field(init=False)
+    held_until: float | None = field(init=False)  #: epoch seconds; None when not held
+    hold_status: int | None = field(init=False)
+    hold_reason: str = field(init=False)
+    suppressed: bool = field(init=False)
+    suppressed_reason: str | None = field(init=False)
+    suppressed_until: float | None = field(init=False)  #: epoch seconds; None: until further notice
+    crawl_delay_s: float | None = field(init=False)
+    robots: str | None = field(init=False)
+    learned_interval_s: float = field(init=False)  #: the interval learned from the host's 429s
+    breaker: str = field(init=False)  #: the host's circuit breaker: closed, open, half_open
+    credits_left: int | None = field(init=False)  #: the budget left today; None when the host never said
+    binding_window: str = field(init=False)  #: the window that binds the host now (``500/min``); "" for none
+    window_wait_s: float = field(init=False)  #: seconds until that window lets the next request start
+
+    def __post_init__(self) -> None:
+        record = self.politeness or HostSnapshot(self.host)
+        for read in fields(self):
+            if not read.init:
+                value = getattr(record, read.name)
+                object.__setattr__(self, read.name, value.timestamp() if isinstance(value, datetime) else value)
 
     @property
     def done(self) -> int:

@@ -6,7 +6,6 @@ import functools
 import logging
 import threading
 import time
-import weakref
 from contextlib import ExitStack
 from typing import Any, cast
 
@@ -39,6 +38,9 @@ class Dashboard:
     the widget plus static HTML and text; once its run ended, the static final state alone.
     """
 
+    #: The name of the redraw timer's thread.
+    thread_name = "paperfetch-dashboard"
+
     def __init__(
         self,
         model: DashboardModel | None = None,
@@ -64,6 +66,7 @@ class Dashboard:
         self._countdown = False
         self._last: BatchSnapshot | None = None
         self._handles: list[Any] = []
+        self._frozen = False  # the final state is in every output shown
         if not self.enabled:
             return
         if self.model is None:
@@ -77,9 +80,8 @@ class Dashboard:
         self.hosts = w.HTML(value="", layout=w.Layout(width="100%"))
         self.events = w.HTML(value="", layout=w.Layout(width="100%"))
         top = w.HBox([self.progress_bar, self.counts], layout=w.Layout(flex_flow="row wrap", width="100%"))
-        self.widget = _root_class()([top, self.hosts, self.events],
-                                    layout=w.Layout(width="100%", max_width="100%"))
-        self.widget.paperfetch_view = weakref.ref(self)
+        self.widget = self._box = _root_class()([top, self.hosts, self.events],
+                                                layout=w.Layout(width="100%", max_width="100%"))
         self.refresh()
         if autostart is None:
             autostart = env.in_notebook()
@@ -98,9 +100,16 @@ class Dashboard:
         self._stop.clear()
         # The thread holds the dashboard, since a notebook often keeps only ``.widget``; it ends by
         # itself (see tick), on close(), or when the widget is closed.
-        self._thread = threading.Thread(target=_tick_loop, args=(self, self._stop, self.interval_s),
-                                        name="paperfetch-dashboard", daemon=True)
+        self._thread = threading.Thread(target=self._timer, name=self.thread_name, daemon=True)
         self._thread.start()
+
+    def _timer(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                if not self.tick():
+                    return
+            except Exception:  # noqa: BLE001 - a view never breaks a run
+                logger.debug("dashboard redraw failed", exc_info=True)
 
     def tick(self) -> bool:
         """Redraw if the model changed (or each second while a hold counts down); whether the timer is still needed."""
@@ -137,6 +146,7 @@ class Dashboard:
             self._drawn_at = time.monotonic()
             self._countdown = bool(snap.held) and not snap.ended  # a finished run counts nothing down
             self._last = snap
+            self._box.summary_line = snap.summary()
             self.redraws += 1
 
     def close(self) -> None:
@@ -150,17 +160,14 @@ class Dashboard:
         self._thread = None
         try:
             self.refresh()
-            bundle = self._static_bundle(self._last or self._model.snapshot())
-            for handle in self._handles:
+            bundle = self.static_bundle(self._last)
+            with self._draw_lock:
+                self._frozen = True
+                handles, self._handles = self._handles, []
+            for handle in handles:
                 handle.update(bundle, raw=True)
         except Exception:  # noqa: BLE001 - close() runs in a download's finally: it must not mask its outcome
             logger.debug("final dashboard redraw failed", exc_info=True)
-        self._handles = []
-
-    @property
-    def last_drawn(self) -> BatchSnapshot | None:
-        """The snapshot the widget shows now (``None`` before the first redraw)."""
-        return self._last
 
     def snapshot(self) -> BatchSnapshot | None:
         return self._model.snapshot() if self.enabled else None
@@ -176,9 +183,10 @@ class Dashboard:
             return ""
         return render_html(snapshot if snapshot is not None else self._model.snapshot(), self.max_rows, self.title)
 
-    def _static_bundle(self, snap: BatchSnapshot) -> dict[str, str]:
-        return {"text/html": render_html(snap, self.max_rows, self.title),
-                "text/plain": render_text(snap, max_rows=self.max_rows)}
+    def static_bundle(self, snapshot: BatchSnapshot | None = None) -> dict[str, str]:
+        """The static renderings (HTML, text) of *snapshot* (default: the model's now), what a saved notebook keeps."""
+        snap = snapshot if snapshot is not None else self._model.snapshot()
+        return {"text/html": self.html(snap), "text/plain": render_text(snap, max_rows=self.max_rows)}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
         """The widget's view plus static renderings of the same moment; the final state alone once the run ended."""
@@ -186,9 +194,9 @@ class Dashboard:
             return {"text/plain": "Dashboard(disabled)"}
         snap = self._model.snapshot()
         bundle: dict[str, Any] = {}
-        if not snap.ended and getattr(self.widget, "comm", None) is not None:
+        if not (snap.ended or self._frozen) and getattr(self.widget, "comm", None) is not None:
             bundle.update(self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs) or {})
-        bundle.update(self._static_bundle(snap))
+        bundle.update(self.static_bundle(snap))
         return bundle
 
     def show(self) -> None:
@@ -197,8 +205,13 @@ class Dashboard:
             from IPython.display import display
 
             handle = display(self, display_id=True)
-            if handle is not None:
-                self._handles.append(handle)
+            if handle is None:
+                return
+            with self._draw_lock:
+                if not self._frozen:
+                    self._handles.append(handle)
+                    return
+            handle.update(self.static_bundle(), raw=True)  # it ended while it was being shown
 
     def __repr__(self) -> str:
         return self.text()
@@ -213,22 +226,9 @@ def _root_class() -> Any:
     import ipywidgets as w
 
     class DashboardBox(w.VBox):
-        paperfetch_view: Any = None  # a weak reference to the Dashboard it shows
+        summary_line = "paperfetch dashboard"  # the summary of the snapshot drawn last
 
         def __repr__(self) -> str:
-            view = self.paperfetch_view() if self.paperfetch_view is not None else None
-            snap = view.last_drawn if view is not None else None
-            return snap.summary() if snap is not None else "paperfetch dashboard"
+            return self.summary_line
 
     return DashboardBox
-
-
-def _tick_loop(dashboard: Dashboard, stop: threading.Event, interval: float) -> None:
-    while not stop.wait(interval):
-        try:
-            keep = dashboard.tick()
-        except Exception:  # noqa: BLE001 - a view never breaks a run
-            logger.debug("dashboard redraw failed", exc_info=True)
-            keep = True
-        if not keep:
-            return
