@@ -5,7 +5,7 @@ never mutated; :meth:`Paper.row` is its outcome row and :meth:`Paper.ledger_entr
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from typing import Any, ClassVar, Iterable, Mapping, Union
 
@@ -13,7 +13,7 @@ from paperfetch.ids import Identifier
 from paperfetch.outcomes import Status, is_final
 from paperfetch.reasons import REASON_WIDTH, absent_reason, failure_reason
 from paperfetch.redact import redact_url
-from paperfetch.sources.base import Candidate, Record, Update
+from paperfetch.sources.base import Candidate, Metadata, Record, Update
 from paperfetch.sources.notices import RETRACTING_KINDS
 from paperfetch.urlcheck import shown_url, url_refusal
 
@@ -22,8 +22,7 @@ __all__ = ["Action", "Copy", "Failure", "INTEGRITY_COLUMNS", "KEPT_STANDING", "L
            "retracted_reason", "updates_from", "updates_text"]
 
 #: The metadata a paper gathers from the services, copied onto its outcome row.
-META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license", "pmc_version",
-               "is_manuscript", "authors")
+META_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Metadata))
 #: The outcome columns of a paper's standing.
 INTEGRITY_COLUMNS: tuple[str, ...] = ("retracted", "updates", "is_notice", "preprint_of", "preprint")
 #: The columns of a row's standing the ledger keeps, so a resumed row shows them again.
@@ -154,23 +153,11 @@ def _merged_updates(have: Iterable[Update], new: Iterable[Update]) -> tuple[Upda
 
 
 @dataclass(frozen=True)
-class Paper:
-    """One input paper: identity, metadata, standing, copies, the flow's progress and its outcome."""
+class Paper(Metadata):
+    """One input paper: identity, metadata (its :class:`Metadata` fields), standing, copies, the flow's progress
+    and its outcome."""
 
     identifier: Identifier
-    # metadata (META_FIELDS)
-    doi: str | None = None
-    pmid: str | None = None
-    pmcid: str | None = None
-    arxiv_id: str | None = None
-    title: str | None = None
-    year: int | None = None
-    journal: str | None = None
-    oa_status: str | None = None
-    license: str | None = None
-    pmc_version: int | None = None
-    is_manuscript: bool | None = None
-    authors: Any = None
     # standing: a retraction any source names wins; notices kept once each; the first preprint link found
     retracted: bool | None = None
     updates: tuple[Update, ...] = ()
@@ -221,19 +208,18 @@ class Paper:
 
     def merged(self, record: Record) -> "Paper":
         """The paper with what *record* adds: metadata it lacks, and the record's say on its standing."""
-        changes: dict[str, Any] = {name: getattr(record, name, None) for name in META_FIELDS
-                                   if getattr(record, name, None) not in (None, "") and getattr(self, name) in (None, "")}
-        updates = _merged_updates(self.updates, getattr(record, "updates", ()) or ())
-        said = getattr(record, "retracted", None)
+        changes: dict[str, Any] = {name: getattr(record, name) for name in META_FIELDS
+                                   if getattr(record, name) not in (None, "") and getattr(self, name) in (None, "")}
+        updates = _merged_updates(self.updates, record.updates)
+        said = record.retracted
         if said is True or any(u.kind in RETRACTING_KINDS for u in updates):
             changes["retracted"] = True
         elif said is False and self.retracted is None:
             changes["retracted"] = False
-        if getattr(record, "is_notice", None):
+        if record.is_notice:
             changes["is_notice"] = True
-        targets = tuple(getattr(record, "notice_of", ()) or ())
-        if targets:
-            changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *targets)))
+        if record.notice_of:
+            changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *record.notice_of)))
         for name, attr in (("preprint_of", "published_doi"), ("preprint", "preprint")):
             value = getattr(record, attr, None)
             if value and not getattr(self, name) and value != str(self.doi or "").lower():  # not the paper itself

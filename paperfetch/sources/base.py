@@ -21,7 +21,7 @@ from paperfetch.sources.schema import TEXT
 if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
     from paperfetch.ids import Identifier, IdType
 
-__all__ = ["Candidate", "Fetcher", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "quote_path"]
+__all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "quote_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +48,9 @@ class Update:
     source: str | None = None  #: who says so: ``retraction-watch``, ``publisher``, ``pubmed``, ``europepmc``
 
 
-@dataclass
-class Record:
-    """What one service learned about one work."""
+@dataclass(frozen=True, kw_only=True)
+class Metadata:
+    """The metadata of a work a service may give (a :class:`Record`'s) and a paper gathers (its outcome row's)."""
 
     doi: str | None = None
     pmid: str | None = None
@@ -61,10 +61,18 @@ class Record:
     journal: str | None = None
     oa_status: str | None = None
     license: str | None = None
-    is_oa: bool | None = None
     #: the PMC Cloud Service's article version (an int) and whether it is an author manuscript
     pmc_version: int | None = None
     is_manuscript: bool | None = None
+    #: the authors in order, typed (:mod:`paperfetch.names`: ``{"family", "given"}`` or ``{"literal"}``)
+    authors: list[dict[str, str]] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record(Metadata):
+    """What one service learned about one work."""
+
+    is_oa: bool | None = None
     candidates: list[Candidate] = field(default_factory=list)
     #: earliest date a location became open (Unpaywall's 2025 ``oa_date``), ``YYYY-MM-DD``
     oa_date: str | None = None
@@ -73,8 +81,6 @@ class Record:
     #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``, Crossref ``is-preprint-of``,
     #: arXiv ``arxiv:doi``): the outcome's ``preprint_of``
     published_doi: str | None = None
-    #: the authors in order, typed (:mod:`paperfetch.names`: ``{"family", "given"}`` or ``{"literal"}``)
-    authors: list[dict[str, str]] | None = None
     #: the work is retracted (OpenAlex ``is_retracted``, a retraction among the updates); None: not said
     retracted: bool | None = None
     #: the notices about the work (Crossref ``updated-by``, PubMed/Europe PMC comment-correction links)
