@@ -46,19 +46,9 @@ class Status(str, Enum):
     RETRACTED = "retracted"                        #: a source calls the paper retracted, and skip_retracted is on
 
     @property
-    def finished_well(self) -> bool:
-        """A valid PDF is on disk for the item (a CLI exit of 0, the ledger's "done")."""
-        return self.value in FINISHED_WELL_STATUSES
-
-    @property
     def final(self) -> bool:
         """A re-run does not ask again: the answer describes the work, not this moment."""
         return self.value in FINAL_STATUSES
-
-    @property
-    def notable(self) -> bool:
-        """The dashboard lists the item under its notable events."""
-        return self.value in NOTABLE_STATUSES
 
 
 #: Statuses whose item has a valid PDF on disk (the status values, so frames and ledger rows compare directly).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable
 
 from paperfetch.errors import ConfigurationError, NotFoundError
@@ -201,10 +201,10 @@ def merge_links(links: Iterable[Link]) -> list[Link]:
     for link in links:
         kept = next((index[k] for k in link.keys() if k in index), None)
         if kept is None:
-            kept = Link(**{**link.__dict__})
+            kept = replace(link)
             merged.append(kept)
         else:
-            for name in ("doi", "pmid", "openalex_id", "title", "year", "other_id", "journal", "authors"):
+            for name in (f.name for f in fields(Link)):
                 if getattr(kept, name) is None and getattr(link, name) is not None:
                     setattr(kept, name, getattr(link, name))
             kept.sources = tuple(dict.fromkeys(kept.sources + link.sources))
