@@ -23,7 +23,7 @@ from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, batche
 from paperfetch.sources.notices import pubmed_notices
 from paperfetch.sources.schema import ID, OBJECTS, TEXT, at, load_json, load_xml, top_object
 
-__all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo", "pubmed_authors"]
+__all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo", "pubmed_article", "pubmed_authors"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,6 @@ class _NCBISource(Source):
 
     min_interval_s = 0.34  # 3 requests/s without an API key
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
-    batch_size = 200
 
     @classmethod
     def interval_for(cls, identification: Identification) -> float:
@@ -150,22 +149,9 @@ class NCBIEutilsSource(_NCBISource):
         wanted = {i.value: i.key for i in spec.ids}
         records = {}
         for article in load_xml(body, self.name).iter("PubmedArticle"):
-            pmid = article.findtext("MedlineCitation/PMID")
-            if pmid not in wanted:
-                continue
-            # Only the article's own ids: ReferenceList entries carry ArticleIdLists of cited works.
-            own = {el.get("IdType"): (el.text or "").strip() for el in article.findall("PubmedData/ArticleIdList/ArticleId")}
-            doi = own.get("doi") or _elocation_doi(article)
-            records[wanted[pmid]] = Record(
-                doi=doi.lower() if doi else None,
-                pmid=pmid,
-                pmcid=own.get("pmc") or None,
-                title=_text(article.find("MedlineCitation/Article/ArticleTitle")),
-                year=_pub_year(article),
-                journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
-                authors=pubmed_authors(article),
-                **pubmed_notices(article),
-            )
+            fields = pubmed_article(article)
+            if fields["pmid"] in wanted:
+                records[wanted[fields["pmid"]]] = Record(**fields, authors=pubmed_authors(article), **pubmed_notices(article))
         return records
 
 
@@ -213,6 +199,16 @@ def pubmed_authors(article: ET.Element) -> list[dict[str, str]] | None:
     ``CollectiveName`` an organisation)."""
     names = [from_pubmed(a) for a in article.findall("MedlineCitation/Article/AuthorList/Author")]
     return [n for n in names if n] or None
+
+
+def pubmed_article(article: ET.Element) -> dict[str, Any]:
+    """A PubmedArticle's PMID, its own ids (a ReferenceList's ArticleIdLists are the cited works'), title, journal
+    and year."""
+    own = {el.get("IdType"): (el.text or "").strip() for el in article.findall("PubmedData/ArticleIdList/ArticleId")}
+    doi = own.get("doi") or _elocation_doi(article)
+    return {"pmid": (article.findtext("MedlineCitation/PMID") or "").strip(), "doi": doi.lower() if doi else None,
+            "pmcid": own.get("pmc") or None, "title": _text(article.find("MedlineCitation/Article/ArticleTitle")),
+            "journal": _text(article.find("MedlineCitation/Article/Journal/Title")), "year": _pub_year(article)}
 
 
 def _elocation_doi(article: ET.Element) -> str | None:

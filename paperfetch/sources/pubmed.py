@@ -13,7 +13,7 @@ from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.base import RequestSpec
-from paperfetch.sources.ncbi import NCBIEutilsSource, _elocation_doi, _pub_year, _text, pubmed_authors
+from paperfetch.sources.ncbi import NCBIEutilsSource, _text, pubmed_article, pubmed_authors
 
 __all__ = [
     "EFETCH_BATCH", "FormFetcher", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
@@ -173,18 +173,10 @@ def parse_esearch(body: bytes) -> SearchResult:
 def parse_efetch(body: bytes) -> list[PubMedHit]:
     hits = []
     for article in ET.fromstring(body).iter("PubmedArticle"):
-        pmid = (article.findtext("MedlineCitation/PMID") or "").strip()
-        if not pmid:
-            continue
-        own = {el.get("IdType"): (el.text or "").strip() for el in article.findall("PubmedData/ArticleIdList/ArticleId")}
-        doi = own.get("doi") or _elocation_doi(article)
-        hits.append(PubMedHit(
-            pmid=pmid, doi=doi.lower() if doi else None, pmcid=own.get("pmc") or None,
-            title=_text(article.find("MedlineCitation/Article/ArticleTitle")),
-            journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
-            year=_pub_year(article), authors=_authors(article), abstract=_abstract(article),
-            names=pubmed_authors(article),
-        ))
+        fields = pubmed_article(article)
+        if fields["pmid"]:
+            hits.append(PubMedHit(**fields, authors=_authors(article), abstract=_abstract(article),
+                                  names=pubmed_authors(article)))
     return hits
 
 

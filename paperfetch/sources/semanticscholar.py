@@ -5,13 +5,12 @@ records in request order (``null`` if unknown), matched by position, never by DO
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from paperfetch.errors import MalformedResponse
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe
+from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, dedupe
 from paperfetch.sources.schema import ID, OBJECT, TEXT, URL, YEAR, at, load_json
 
 __all__ = ["FIELDS", "SemanticScholarSource", "s2_id", "s2_license"]
@@ -36,9 +35,6 @@ class SemanticScholarSource(Source):
     def identity_headers(self) -> dict[str, str]:
         key = self.identification.s2_api_key
         return {"x-api-key": key} if key else {}
-
-    def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
-        return [self.spec_for(batch) for batch in batched(self.accepted(ids), self.batch_size)]
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
         body = json.dumps({"ids": [s2_id(i) for i in ids]}, separators=(",", ":"))
