@@ -20,7 +20,7 @@ from paperfetch.sources import Source
 from paperfetch.sources.base import Fetcher
 from paperfetch.sources.ncbi import NCBIEutilsSource
 from paperfetch.sources.pubmed import HIT_COLUMNS, FormFetcher, PubMedSearch
-from paperfetch.sources.references import LINK_COLUMNS, LinkFinder
+from paperfetch.sources.references import LINK_COLUMNS, Link, LinkFinder
 from paperfetch.titlematch import judge, read_first_pages
 
 __all__ = [
@@ -133,22 +133,19 @@ def _finder(sources: Mapping[str, Source]) -> LinkFinder:
 
 def references(identifier: object, *, sources: Mapping[str, Source], metadata: Fetcher) -> pd.DataFrame:
     """Works *identifier* cites: one row per linked work, deduplicated by DOI (asked through *metadata*)."""
-    ident = parse_identifier(identifier)
-    links = _finder(sources).references(metadata, ident)
-    frame = _frame([_link_row(link) for link in links], LINK_DTYPES)
-    assert tuple(frame.columns) == LINK_COLUMNS
-    return frame
+    return _links_frame(_finder(sources).references(metadata, parse_identifier(identifier)))
 
 
 def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fetcher) -> pd.DataFrame:
     """Works that cite *identifier* (OpenAlex; Europe PMC for a PMID, or a DOI/PMCID OpenAlex maps to one)."""
-    ident = parse_identifier(identifier)
-    return _frame([_link_row(link) for link in _finder(sources).citations(metadata, ident)], LINK_DTYPES)
+    return _links_frame(_finder(sources).citations(metadata, parse_identifier(identifier)))
 
 
-def _link_row(link: Any) -> dict[str, Any]:
-    """A link's row with its journal and typed authors (what an export of the frame reads)."""
-    return {**link.row(), "journal": link.journal, "authors": link.authors}
+def _links_frame(links: list[Link]) -> pd.DataFrame:
+    """One row per link, with its journal and typed authors (what an export of the frame reads)."""
+    frame = _frame([{**link.row(), "journal": link.journal, "authors": link.authors} for link in links], LINK_DTYPES)
+    assert tuple(frame.columns) == LINK_COLUMNS
+    return frame
 
 
 def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice: bool = False,
@@ -160,7 +157,10 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
         return {"title_match": None}
     first = read_first_pages(path)
     if not is_notice and looks_like_notice(title, first.text, [t for t, _ in first.own_titles]):
-        _move_notice_aside(key, path, url)  # the notice is not the paper asked for: wrong_article
+        aside = _move_aside(path)  # the notice is not the paper asked for: wrong_article
+        message = f"the PDF at {redact_url(url)} is a retraction notice, not the paper asked for; moved to {aside}"
+        logger.warning("%s: %s", key, message)
+        raise WrongArticle(message, moved_to=str(aside), url=redact_url(url))
     verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=journal)
     if verdict is None:
         return {"title_match": None}
@@ -171,9 +171,7 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
         logger.warning("%s", message)
         _note(notify, "title_mismatch", message, url)
         return {"title_match": verdict.score}
-    aside = path.parent / WRONG_ARTICLE_DIR / path.name
-    aside.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(path), aside)
+    aside = _move_aside(path)
     if verdict.own_title is not None:  # the PDF's own title names another paper
         why = (f"{verdict.own_title_from} calls it {verdict.own_title[:200]!r}, which shares "
                f"{verdict.own_similarity or 0.0:.0%} of its words with the title asked for; its first pages match "
@@ -185,14 +183,12 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
     raise WrongArticle(message, moved_to=str(aside), title_match=verdict.score, url=redact_url(url))
 
 
-def _move_notice_aside(key: str, path: Path, url: str) -> None:
-    """Raise WrongArticle for a retraction notice served for a paper, after moving the file aside."""
+def _move_aside(path: Path) -> Path:
+    """Move a PDF that is another article (or a notice) into :data:`WRONG_ARTICLE_DIR`; where it went."""
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
-    message = f"the PDF at {redact_url(url)} is a retraction notice, not the paper asked for; moved to {aside}"
-    logger.warning("%s: %s", key, message)
-    raise WrongArticle(message, moved_to=str(aside), url=redact_url(url))
+    return aside
 
 
 def _note(notify: Notify | None, kind: str, message: str, url: str) -> None:

@@ -22,10 +22,10 @@ import requests
 from paperfetch import defaults
 from paperfetch.download import write_error
 from paperfetch.errors import InvalidPDF, NetworkError, NotFoundError, PaperfetchError
-from paperfetch.flow.decide import Stage, Step, answer, stage_of
+from paperfetch.flow.decide import Stage, Step, answer, id_of, stage_of
 from paperfetch.http.context import answer_now
 from paperfetch.http.limits import read_limited
-from paperfetch.ids import IdType, filename_for, safe_parse
+from paperfetch.ids import IdType, filename_for
 from paperfetch.outcomes import Status, status_for
 from paperfetch.paper import Action, Copy, Failure, Lookup, Outcome, Paper, copy_version
 from paperfetch.redact import redact_text, redact_url
@@ -106,8 +106,7 @@ class _Failed(Exception):
 
 def destination(paper: Paper, means: Means, kind: str = "pdf") -> Path:
     """Where the paper's copy of *kind* is written (a JATS copy under the paper's PMCID when it has one)."""
-    pmcid = safe_parse(paper.pmcid, IdType.PMCID) if kind == "jats" and paper.pmcid else None
-    ident = pmcid if pmcid is not None and pmcid.type is IdType.PMCID else paper.identifier
+    ident = (id_of(paper.pmcid, IdType.PMCID) if kind == "jats" else None) or paper.identifier
     return means.out_dir / filename_for(ident, means.filename_template, extension=_EXTENSIONS.get(kind, ".pdf"))
 
 

@@ -21,8 +21,8 @@ from paperfetch.sources import Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.biorxiv import is_biorxiv_doi
 
-__all__ = ["LINK_SOURCES", "Outlook", "SOURCE_STAGES", "Stage", "Step", "VOR_SOURCES", "answer", "arrange", "doi_of",
-           "expand", "lookup_identifier", "lookups", "next_step", "stage_of", "tier"]
+__all__ = ["LINK_SOURCES", "Outlook", "SOURCE_STAGES", "Stage", "Step", "VOR_SOURCES", "answer", "arrange", "expand",
+           "id_of", "lookup_identifier", "lookups", "next_step", "stage_of", "tier"]
 
 
 class Stage(str, Enum):
@@ -218,7 +218,7 @@ def expand(paper: Paper, name: str, outlook: Outlook) -> Paper:
     if source is None:
         return paper
     if stage is Stage.FROM_IDENTIFIER:
-        target = paper.identifier if paper.identifier.type is IdType.ARXIV else doi_of(doi)
+        target = paper.identifier if paper.identifier.type is IdType.ARXIV else id_of(doi)
         offered = list(source.candidates_for(target)) if target is not None else []
         if offered:  # none: the identifier is not this source's (a plain DOI for arXiv), nothing was asked
             paper = paper.noted(name, f"{len(offered)} candidate(s)")
@@ -265,7 +265,7 @@ def _seek_published(paper: Paper, outlook: Outlook) -> tuple[Paper, bool]:
     paper, linking = _ask_link(paper, outlook, published)
     if linking:
         return paper, True
-    target = doi_of(paper.preprint_of)
+    target = id_of(paper.preprint_of)
     if published and target is not None and not paper.vor_asked:
         # only the run's own sources: those still to ask, asked, or with an action queued
         chosen = {*paper.sources_left, *(source for source, _ in paper.trail), *(a.source for a in paper.actions)}
@@ -277,7 +277,7 @@ def _seek_published(paper: Paper, outlook: Outlook) -> tuple[Paper, bool]:
 def _ask_link(paper: Paper, outlook: Outlook, published: bool) -> tuple[Paper, bool]:
     """Once, before its first copy: the preprint's journal-version link asked first (a batch's pairing asks only
     the preprint's own server); the sources asked now are not asked again later."""
-    doi = doi_of(paper.doi)
+    doi = id_of(paper.doi)
     if paper.preprint_of or paper.link_asked or doi is None:
         return paper, False
     paper, asked = _ask_first(replace(paper, link_asked=True), LINK_SOURCES if published else ("biorxiv",), doi,
@@ -293,9 +293,10 @@ def _ask_first(paper: Paper, names: tuple[str, ...], ident: Identifier, outlook:
     return replace(paper, actions=(*first, *paper.actions)), asked
 
 
-def doi_of(text: Any) -> Identifier | None:
-    ident = safe_parse(text, IdType.DOI)
-    return ident if ident is not None and ident.type is IdType.DOI else None
+def id_of(text: Any, kind: IdType = IdType.DOI) -> Identifier | None:
+    """*text* as an identifier of *kind* (a DOI unless told); None when it is none or another kind."""
+    ident = safe_parse(text, kind)
+    return ident if ident is not None and ident.type is kind else None
 
 
 def _doi_segment(doi: Any) -> str | None:

@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from paperfetch.errors import PaperfetchError, RateLimited, ServiceError
 from paperfetch.flow.act import Means, lookup, source_failed
-from paperfetch.flow.decide import Outlook, Stage, arrange, doi_of, expand, stage_of
+from paperfetch.flow.decide import Outlook, Stage, arrange, expand, id_of, stage_of
 from paperfetch.http import context as call_context
 from paperfetch.ids import Identifier, IdType
 from paperfetch.outcomes import Status
@@ -85,7 +85,7 @@ def resolve(papers: Sequence[Paper], *, order: Sequence[str], means: Means) -> t
             continue
         dois, owners = [], {}
         for paper in found.values():
-            ident = doi_of(paper.doi)
+            ident = id_of(paper.doi)
             if ident is not None:
                 dois.append(ident)
                 owners[ident.key] = paper.identifier.key
