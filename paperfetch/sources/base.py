@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from urllib.parse import quote, urlsplit
 
 import requests
@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
 __all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "quote_path"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -301,7 +303,7 @@ def _origin(url: str, env_var: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def batched(items: Sequence[Identifier], size: int) -> Iterator[tuple[Identifier, ...]]:
+def batched(items: Sequence[T], size: int) -> Iterator[tuple[T, ...]]:
     for start in range(0, len(items), size):
         yield tuple(items[start : start + size])
 

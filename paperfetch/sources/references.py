@@ -9,12 +9,12 @@ from typing import Any, Iterable
 from paperfetch.errors import ConfigurationError, NotFoundError
 from paperfetch.ids import Identifier, IdType
 from paperfetch.names import from_openalex, parse_name
-from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
+from paperfetch.sources.base import Fetcher, RequestSpec, Source, batched, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
 
 __all__ = [
     "EUROPEPMC_PAGE_SIZE", "LINK_COLUMNS", "Link", "LinkFinder", "OPENALEX_IDS_PER_REQUEST",
-    "europepmc_citations_path", "europepmc_page_params", "merge_links", "openalex_work_path", "page_params"
+    "europepmc_citations_path", "merge_links", "openalex_work_path", "page_params"
 ]
 
 logger = logging.getLogger("paperfetch.references")
@@ -92,8 +92,9 @@ class LinkFinder:
         links: list[Link] = []
         path = europepmc_citations_path(pmid)
         for page in range(1, MAX_PAGES + 1):
+            params = {"format": "json", "page": str(page), "pageSize": str(EUROPEPMC_PAGE_SIZE)}
             try:
-                data = self._get_json(http, self.europepmc, path, europepmc_page_params(page))
+                data = self._get_json(http, self.europepmc, path, params)
             except NotFoundError:
                 return links
             rows = (data.get("citationList") or {}).get("citation") or []
@@ -122,11 +123,8 @@ class LinkFinder:
             return None
 
     def _openalex_by_ids(self, http: Fetcher, ids: list[str]) -> list[Link]:
-        links = []
-        for start in range(0, len(ids), OPENALEX_IDS_PER_REQUEST):
-            batch = ids[start : start + OPENALEX_IDS_PER_REQUEST]
-            links += self._openalex_pages(http, {"filter": "openalex:" + "|".join(batch)})
-        return links
+        return [link for batch in batched(ids, OPENALEX_IDS_PER_REQUEST)
+                for link in self._openalex_pages(http, {"filter": "openalex:" + "|".join(batch)})]
 
     def _openalex_pages(self, http: Fetcher, params: dict[str, str]) -> list[Link]:
         links: list[Link] = []
@@ -173,9 +171,9 @@ def europepmc_citations_path(pmid: str) -> str:
     return f"/europepmc/webservices/rest/MED/{quote_path(pmid)}/citations"
 
 
-def europepmc_page_params(page: int) -> dict[str, str]:
-    """One page of Europe PMC's citations (1-based)."""
-    return {"format": "json", "page": str(page), "pageSize": str(EUROPEPMC_PAGE_SIZE)}
+def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
+    """One page of an OpenAlex list query."""
+    return {**params, "per_page": PER_PAGE, "cursor": cursor}
 
 
 def _europepmc_link(citation: dict[str, Any]) -> Link:
@@ -187,11 +185,6 @@ def _europepmc_link(citation: dict[str, Any]) -> Link:
                 year=int(year) if year.isdigit() else None, sources=("europepmc",),
                 other_id=f"{source}:{value}" if source != "MED" and value else None,
                 journal=at(citation, "journalAbbreviation", kind=TEXT), authors=[n for n in names if n] or None)
-
-
-def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
-    """One page of an OpenAlex list query."""
-    return {**params, "per_page": PER_PAGE, "cursor": cursor}
 
 
 def merge_links(links: Iterable[Link]) -> list[Link]:
