@@ -164,16 +164,11 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         extra = set(row) - set(COLUMNS)
         if extra:
             raise KeyError(f"not outcome columns: {sorted(extra)}")
-    data = {column: [row.get(column) for row in rows] for column in COLUMNS}
     # the inputs as given, in an object column: pandas 3's Arrow text cannot hold a lone surrogate
-    frame = pd.DataFrame({"input": pd.Series(data.pop("input"), dtype=object)})
-    for column, values in data.items():
-        frame[column] = pd.Series(values, index=frame.index, dtype=object)
+    frame = pd.DataFrame({"input": pd.Series([row.get("input") for row in rows], dtype=object)})
     for column, dtype in DTYPES.items():
-        if column == "input":
-            continue
-        if dtype == "float64":
-            frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-        else:
-            frame[column] = frame[column].astype(dtype)
+        if column != "input":
+            values = pd.Series([row.get(column) for row in rows], index=frame.index, dtype=object)
+            frame[column] = (pd.to_numeric(values, errors="coerce").astype("float64") if dtype == "float64"
+                             else values.astype(dtype))
     return frame

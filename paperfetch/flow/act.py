@@ -210,7 +210,7 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
     client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, answer_cap(means.api))
     try:
         with answer_now() if others else nullcontext():
-            result = client.download(action.url, dest, validate=_validator(action.url) if pdf else _xml_validator(action.url),
+            result = client.download(action.url, dest, validate=_validator(action.url, action.kind),
                                      max_bytes=cap, validate_bytes=VALIDATE_BYTES,
                                      reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
         title_row = _checked(paper, action, result, means)
@@ -302,22 +302,17 @@ def source_failed(paper: Paper, name: str, exc: PaperfetchError, means: Means) -
     return failed
 
 
-def _validator(url: str) -> Callable[[bytes, requests.Response], None]:
+def _validator(url: str, kind: str) -> Callable[[bytes, requests.Response], None]:
+    """A PDF's body must sniff as a PDF (an HTML page's links are looked at); a JATS copy's must open as XML."""
     def validate(head: bytes, response: requests.Response) -> None:
+        shown = redact_url(response.url or url)
+        if kind != "pdf":
+            if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<") or b"<html" in head[:1024].lower():
+                raise InvalidPDF(f"{shown}: not JATS XML", url=shown, status_code=response.status_code)
+            return
         verdict = sniff(head[:4096], response.headers.get("Content-Type"))
         if not verdict.ok:
-            shown = redact_url(response.url or url)
             raise _NotPDF(f"{shown}: {verdict.reason}", kind=verdict.kind, head=head, base_url=response.url or url,
                           url=shown, status_code=response.status_code)
-
-    return validate
-
-
-def _xml_validator(url: str) -> Callable[[bytes, requests.Response], None]:
-    """A JATS copy's body must open as XML (a page or a PDF served instead is no JATS)."""
-    def validate(head: bytes, response: requests.Response) -> None:
-        if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<") or b"<html" in head[:1024].lower():
-            shown = redact_url(response.url or url)
-            raise InvalidPDF(f"{shown}: not JATS XML", url=shown, status_code=response.status_code)
 
     return validate

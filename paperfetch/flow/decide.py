@@ -96,8 +96,7 @@ class Step:
 
     @property
     def url(self) -> str | None:
-        action = self.action
-        return action.url if action is not None else None
+        return self.paper.actions[0].url if self.kind != "end" else None
 
 
 def tier(action: Action, prefer: str) -> int:

@@ -239,13 +239,16 @@ class Source:
             records.update(self.lookup_spec(http, spec))
         return records
 
+    def send(self, http: Fetcher, spec: RequestSpec) -> requests.Response:
+        """Send one request of a lookup through *http*."""
+        url, params = self.url_for(spec)
+        return http.fetch(url, classify=self.classify, params=params, **self.send_options(spec), **self.fetch_options(http))
+
     def lookup_spec(self, http: Fetcher, spec: RequestSpec) -> dict[str, Record]:
         """One request of :meth:`lookup`: its records, or none when the service has no record."""
         while True:
-            url, params = self.url_for(spec)
             try:
-                response = http.fetch(url, classify=self.classify, params=params, **self.send_options(spec),
-                                      **self.fetch_options(http))
+                response = self.send(http, spec)
             except NotFoundError:
                 logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
                 return {}

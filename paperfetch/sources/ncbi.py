@@ -85,24 +85,15 @@ class NCBIIdConvSource(_NCBISource):
         """The old converter's URL for *spec* (on the override host when one is given)."""
         return self.service_url(self.fallback_base_url) + self.fallback_path
 
-    def lookup(self, http: Fetcher, ids: Sequence[Identifier]) -> dict[str, Record]:
-        """Like :meth:`Source.lookup`, asking the old URL for a batch the new one could not answer."""
-        records: dict[str, Record] = {}
-        for spec in self.requests_for(ids):
-            url, params = self.url_for(spec)
-            try:
-                try:
-                    response = http.fetch(url, classify=self.classify, params=params)
-                except (NetworkError, ServiceError) as exc:
-                    if not _worth_the_fallback(exc):
-                        raise
-                    logger.info("%s: the new converter URL failed (%s); asking the old one", self.name, type(exc).__name__)
-                    response = http.fetch(self.fallback_url(spec), classify=self.classify, params=params)
-            except NotFoundError:
-                logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
-                continue
-            records.update(self.read(response.content, spec))
-        return records
+    def send(self, http: Fetcher, spec: RequestSpec) -> requests.Response:
+        """Like :meth:`Source.send`, asking the old URL for a batch the new one could not answer."""
+        try:
+            return super().send(http, spec)
+        except (NetworkError, ServiceError) as exc:
+            if not _worth_the_fallback(exc):
+                raise
+            logger.info("%s: the new converter URL failed (%s); asking the old one", self.name, type(exc).__name__)
+            return http.fetch(self.fallback_url(spec), classify=self.classify, params=self.url_for(spec)[1])
 
     def classify(self, response: requests.Response) -> Outcome:
         mask_rate_limit_echo(response)
