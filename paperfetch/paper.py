@@ -18,7 +18,7 @@ from paperfetch.sources.notices import RETRACTING_KINDS
 from paperfetch.urlcheck import shown_url, url_refusal
 
 __all__ = ["Action", "Copy", "Failure", "INTEGRITY_COLUMNS", "KEPT_STANDING", "Lookup", "META_FIELDS", "Outcome",
-           "Paper", "Update", "copy_version", "identity_row", "initial_meta", "ledger_entry", "resumed_standing",
+           "Paper", "Update", "copy_version", "identity_row", "ledger_entry", "resumed_standing",
            "retracted_reason", "updates_from", "updates_text"]
 
 #: The metadata a paper gathers from the services, copied onto its outcome row.
@@ -123,12 +123,6 @@ def retracted_reason(updates: Iterable[Update]) -> str:
     return f"retracted ({details})"[:REASON_WIDTH] if details else "retracted (no notice named)"
 
 
-def initial_meta(ident: Identifier) -> dict[str, Any]:
-    """What the identifier itself says about the paper, before any service is asked."""
-    name, value = ident.column()
-    return {"doi": ident.doi, name: value}
-
-
 def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
     """The row's identity columns: the identifier's type and value and the metadata gathered."""
     row: dict[str, Any] = {"id_type": ident.type.value}
@@ -194,8 +188,10 @@ class Paper(Metadata):
 
     @classmethod
     def start(cls, ident: Identifier, order: Iterable[str] = ()) -> "Paper":
-        """A paper as its identifier gives it, its sources to ask in *order*."""
-        return cls(ident, **initial_meta(ident), sources_left=tuple(order))
+        """A paper as its identifier gives it (its DOI, its own column), its sources to ask in *order*."""
+        name, value = ident.column()
+        own: dict[str, Any] = {"doi": ident.doi, name: value}
+        return cls(ident, **own, sources_left=tuple(order))
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -261,8 +257,7 @@ class Paper(Metadata):
 
     def standing_row(self) -> dict[str, Any]:
         """The outcome columns of :data:`INTEGRITY_COLUMNS`."""
-        return {"retracted": self.retracted, "updates": updates_text(self.updates), "is_notice": self.is_notice,
-                "preprint_of": self.preprint_of, "preprint": self.preprint}
+        return {**{name: getattr(self, name) for name in INTEGRITY_COLUMNS}, "updates": updates_text(self.updates)}
 
     def work_reason(self) -> str | None:
         """The reason of a paper downloaded: what its standing says (retracted, a notice), or None."""
