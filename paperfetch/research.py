@@ -19,7 +19,7 @@ from paperfetch.redact import redact_url
 from paperfetch.sources import Source
 from paperfetch.sources.base import Fetcher
 from paperfetch.sources.ncbi import NCBIEutilsSource
-from paperfetch.sources.pubmed import HIT_COLUMNS, FormFetcher, PubMedSearch
+from paperfetch.sources.pubmed import HIT_COLUMNS, PubMedSearch
 from paperfetch.sources.references import LINK_COLUMNS, Link, LinkFinder
 from paperfetch.titlematch import judge, read_first_pages
 
@@ -50,7 +50,7 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------- search and snowballing
-def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = defaults.SEARCH_MAX_RESULTS,
+def search_pubmed(query: str, *, sources: Mapping[str, Source], api: Fetcher, max_results: int = defaults.SEARCH_MAX_RESULTS,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
     """PubMed hits for *query* through *api*; with *metadata* a CachedFetcher, answers are kept (:class:`SearchAnswers`)."""
     source = sources.get("ncbi_eutils")
@@ -94,12 +94,11 @@ class SearchAnswers:
         self.search_was_stored = False
         self.keys: list[str] = []  #: the cache keys this search read or stored
 
-    def fetch(self, url: str, *, classify: Any, params: dict[str, str] | None = None, method: str = "GET",
-              data: dict[str, str] | None = None) -> Any:
+    def fetch(self, url: str, *, classify: Any, params: dict[str, str] | None = None, **options: Any) -> Any:
+        """The transport's ``fetch`` (a POST's ``method`` and ``data`` among *options*), through the cache."""
+        data = options.get("data")
         query = {**(params or {}), **(data or {})}
-        call: dict[str, Any] = {"classify": classify, "params": params, "ttl_s": self.ttl_s}
-        if method != "GET" or data is not None:
-            call.update(method=method, data=data)
+        call: dict[str, Any] = {"classify": classify, "params": params, "ttl_s": self.ttl_s, **options}
         if "WebEnv" in query and self.search_key is not None:
             page = {k: v for k, v in query.items() if k not in ("WebEnv", "query_key")}
             key = cache_key(url, {**page, "search": self.search_key})

@@ -5,18 +5,18 @@ from __future__ import annotations
 import logging
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import requests
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
-from paperfetch.sources.base import RequestSpec
+from paperfetch.sources.base import Fetcher, RequestSpec
 from paperfetch.sources.ncbi import NCBIEutilsSource, _text, pubmed_article, pubmed_authors
 
 __all__ = [
-    "EFETCH_BATCH", "FormFetcher", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
+    "EFETCH_BATCH", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
     "SearchResult", "efetch_params", "esearch_params", "get_url", "parse_efetch", "parse_esearch"
 ]
 
@@ -66,27 +66,13 @@ def _classify(response: requests.Response) -> Outcome:
     return default_classify(response)
 
 
-class FormFetcher(Protocol):
-    """The transport as :class:`PubMedSearch` uses it: a GET with a query, or a POST with a form body."""
-
-    def fetch(
-        self,
-        url: str,
-        *,
-        classify: Any,
-        params: dict[str, str] | None = None,
-        method: str = "GET",
-        data: dict[str, str] | None = None,
-    ) -> requests.Response: ...
-
-
 class PubMedSearch:
     """ESearch + EFetch through *http* (the transport, which paces NCBI's host)."""
 
     def __init__(self, source: NCBIEutilsSource) -> None:
         self.source = source
 
-    def _get(self, http: FormFetcher, path: str, params: dict[str, str]) -> bytes:
+    def _get(self, http: Fetcher, path: str, params: dict[str, str]) -> bytes:
         url, query = self.source.url_for(RequestSpec(path=path, params=params, ids=()))
         try:
             if len(get_url(url, query)) > MAX_GET_URL:  # an id list too long for a URL: a form body instead
@@ -101,7 +87,7 @@ class PubMedSearch:
                 ) from exc
             raise
 
-    def esearch(self, http: FormFetcher, query: str, *, max_results: int = defaults.SEARCH_MAX_RESULTS,
+    def esearch(self, http: Fetcher, query: str, *, max_results: int = defaults.SEARCH_MAX_RESULTS,
                 mindate: str | None = None, maxdate: str | None = None) -> SearchResult:
         if not isinstance(query, str) or not query.strip():
             raise ConfigurationError("a PubMed search needs a non-empty query, e.g. 'crispr AND 2020[pdat]'")
@@ -111,7 +97,7 @@ class PubMedSearch:
         del result.pmids[max_results:]  # a server (or a proxy) that ignores retmax sends more: at most max_results
         return result
 
-    def efetch(self, http: FormFetcher, result: SearchResult) -> list[PubMedHit]:
+    def efetch(self, http: Fetcher, result: SearchResult) -> list[PubMedHit]:
         """Every record of *result*, in its PMID order; PMIDs EFetch did not return keep a bare hit."""
         found: dict[str, PubMedHit] = {}
         for start in range(0, len(result.pmids), EFETCH_BATCH):
@@ -119,7 +105,7 @@ class PubMedSearch:
                 found.setdefault(hit.pmid, hit)
         return [found.get(pmid) or PubMedHit(pmid=pmid) for pmid in result.pmids]
 
-    def search(self, http: FormFetcher, query: str, **kwargs: Any) -> list[PubMedHit]:
+    def search(self, http: Fetcher, query: str, **kwargs: Any) -> list[PubMedHit]:
         result = self.esearch(http, query, **kwargs)
         for message in result.messages:
             logger.info("PubMed: %s", message)
