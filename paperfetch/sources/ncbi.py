@@ -81,10 +81,6 @@ class NCBIIdConvSource(_NCBISource):
     def related_hosts(self) -> tuple[str, ...]:
         return (self.service_url(self.fallback_base_url),)
 
-    def fallback_url(self, spec: RequestSpec) -> str:
-        """The old converter's URL for *spec* (on the override host when one is given)."""
-        return self.service_url(self.fallback_base_url) + self.fallback_path
-
     def send(self, http: Fetcher, spec: RequestSpec) -> requests.Response:
         """Like :meth:`Source.send`, asking the old URL for a batch the new one could not answer."""
         try:
@@ -93,7 +89,8 @@ class NCBIIdConvSource(_NCBISource):
             if not _worth_the_fallback(exc):
                 raise
             logger.info("%s: the new converter URL failed (%s); asking the old one", self.name, type(exc).__name__)
-            return http.fetch(self.fallback_url(spec), classify=self.classify, params=self.url_for(spec)[1])
+            old = self.service_url(self.fallback_base_url) + self.fallback_path  # on the override host when one is given
+            return http.fetch(old, classify=self.classify, params=self.url_for(spec)[1])
 
     def classify(self, response: requests.Response) -> Outcome:
         mask_rate_limit_echo(response)

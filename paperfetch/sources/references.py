@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from paperfetch.errors import ConfigurationError, NotFoundError
 from paperfetch.ids import Identifier, IdType
 from paperfetch.names import from_openalex, parse_name
-from paperfetch.sources.base import Fetcher, RequestSpec, Source, batched, quote_path
+from paperfetch.sources.base import Fetcher, Metadata, RequestSpec, Source, batched, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
 
 __all__ = [
@@ -29,17 +29,13 @@ EUROPEPMC_PAGE_SIZE = 1000
 LINK_COLUMNS: tuple[str, ...] = ("doi", "pmid", "openalex_id", "title", "year", "source_of_link", "journal", "authors")
 
 
-@dataclass
-class Link:
-    doi: str | None = None
-    pmid: str | None = None
+@dataclass(frozen=True, kw_only=True)
+class Link(Metadata):
+    """A work one work cites or is cited by: its metadata, ids and the services that named it."""
+
     openalex_id: str | None = None
-    title: str | None = None
-    year: int | None = None
     sources: tuple[str, ...] = ()
     other_id: str | None = None  #: a service's own id when there is no DOI, PMID or OpenAlex id ("PPR:PPR123")
-    journal: str | None = None
-    authors: list[dict[str, str]] | None = None  #: typed, as :mod:`paperfetch.names` gives them
 
     def keys(self) -> list[str]:
         """What identifies this work, strongest first: two links sharing any key are one work."""
@@ -190,19 +186,18 @@ def _europepmc_link(citation: dict[str, Any]) -> Link:
 def merge_links(links: Iterable[Link]) -> list[Link]:
     """One link per work (a shared DOI, PMID or OpenAlex id), first occurrence's order, fields and sources merged."""
     merged: list[Link] = []
-    index: dict[str, Link] = {}
+    index: dict[str, int] = {}  # a key -> the position in merged of the link it names
     for link in links:
-        kept = next((index[k] for k in link.keys() if k in index), None)
-        if kept is None:
-            kept = replace(link)
-            merged.append(kept)
+        position = next((index[k] for k in link.keys() if k in index), len(merged))
+        if position == len(merged):
+            merged.append(link)
         else:
-            for name in (f.name for f in fields(Link)):
-                if getattr(kept, name) is None and getattr(link, name) is not None:
-                    setattr(kept, name, getattr(link, name))
-            kept.sources = tuple(dict.fromkeys(kept.sources + link.sources))
-        for key in kept.keys():
-            index.setdefault(key, kept)
+            kept = merged[position]
+            filled = {f.name: getattr(link, f.name) for f in fields(Link)
+                      if getattr(kept, f.name) is None and getattr(link, f.name) is not None}
+            merged[position] = replace(kept, **filled, sources=tuple(dict.fromkeys(kept.sources + link.sources)))
+        for key in merged[position].keys():
+            index.setdefault(key, position)
     return merged
 
 
