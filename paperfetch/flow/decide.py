@@ -22,7 +22,7 @@ from paperfetch.sources.base import quote_path
 from paperfetch.sources.biorxiv import is_biorxiv_doi
 
 __all__ = ["LINK_SOURCES", "Outlook", "SOURCE_STAGES", "Stage", "Step", "VOR_SOURCES", "answer", "arrange", "expand",
-           "id_of", "lookup_identifier", "lookups", "next_step", "stage_of", "tier"]
+           "id_of", "lookup_identifier", "lookups", "next_step", "stage_of", "tier", "to_front"]
 
 
 class Stage(str, Enum):
@@ -52,10 +52,8 @@ VOR_SOURCES: tuple[str, ...] = ("unpaywall", "crossref", "europepmc")
 
 
 def stage_of(name: str, source: Any = None) -> Stage | None:
-    declared = getattr(source, "stage", None) if source is not None else None
-    if declared is not None:
-        return Stage(declared)
-    return SOURCE_STAGES.get(name)
+    declared = getattr(source, "stage", None)
+    return Stage(declared) if declared is not None else SOURCE_STAGES.get(name)
 
 
 def _never(url: str) -> float:
@@ -167,7 +165,7 @@ def _retracted(paper: Paper) -> Paper:
                                    error=f"{reason}: not downloaded (skip_retracted is on)"))
 
 
-def _to_front(paper: Paper, index: int) -> Paper:
+def to_front(paper: Paper, index: int) -> Paper:
     actions = paper.actions
     return replace(paper, actions=(actions[index], *actions[:index], *actions[index + 1:])) if index else paper
 
@@ -178,7 +176,7 @@ def arrange(paper: Paper, outlook: Outlook) -> Paper:
         paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
     best = min(tier(a, outlook.prefer) for a in paper.actions if a.listed)
     if tier(paper.actions[0], outlook.prefer) > best:
-        return _to_front(paper, next(i for i, a in enumerate(paper.actions) if a.listed and tier(a, outlook.prefer) == best))
+        return to_front(paper, next(i for i, a in enumerate(paper.actions) if a.listed and tier(a, outlook.prefer) == best))
     return paper
 
 
@@ -191,7 +189,7 @@ def _behind_held(paper: Paper, outlook: Outlook) -> Paper:
             return paper
         for index, action in enumerate(paper.actions):
             if action.listed and outlook.ready_in(action.url) < held:
-                return _to_front(paper, index)
+                return to_front(paper, index)
     except Exception:  # noqa: BLE001 - a transport that cannot say: the order stays
         pass
     return paper

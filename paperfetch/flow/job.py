@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from paperfetch.flow.act import Means, act
-from paperfetch.flow.decide import Outlook, Step, next_step
+from paperfetch.flow.decide import Outlook, Step, next_step, to_front
 from paperfetch.http import context as call_context
 from paperfetch.http.context import Tally
 from paperfetch.ids import Identifier
@@ -79,10 +79,9 @@ class PaperJob:
 
     def choose(self, url: str) -> None:
         """Make the copy at *url* the next request (the scheduler's pick among :attr:`copies`)."""
-        actions = self.step.paper.actions
-        index = next((i for i, a in enumerate(actions) if a.url == url), None)
+        index = next((i for i, a in enumerate(self.step.paper.actions) if a.url == url), None)
         if index:
-            self.hold(replace(self.step.paper, actions=(actions[index], *actions[:index], *actions[index + 1:])))
+            self.hold(to_front(self.step.paper, index))
 
     def advance(self) -> None:
         # decided again from the decided paper (its sources already expanded): the holds, the copies' order

@@ -259,13 +259,11 @@ class Source:
 
     def accepted(self, ids: Iterable[Identifier]) -> list[Identifier]:
         """The ids this source can look up, in order, without duplicates."""
-        seen: set[str] = set()
-        kept = []
+        kept: dict[str, Identifier] = {}
         for ident in ids:
-            if ident.type in self.accepts and ident.key not in seen:
-                seen.add(ident.key)
-                kept.append(ident)
-        return kept
+            if ident.type in self.accepts:
+                kept.setdefault(ident.key, ident)
+        return list(kept.values())
 
     def candidate(self, url: Any, **kwargs: Any) -> Candidate | None:
         """A candidate from this source, or None when *url* is not an http(s) URL."""
@@ -313,13 +311,11 @@ def batched(items: Sequence[T], size: int) -> Iterator[tuple[T, ...]]:
 
 def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
     """Drop Nones and repeated URLs, keeping the first (best-ranked) occurrence."""
-    seen: set[str] = set()
-    kept = []
+    kept: dict[str, Candidate] = {}
     for cand in candidates:
-        if cand is not None and cand.url not in seen:
-            seen.add(cand.url)
-            kept.append(cand)
-    return kept
+        if cand is not None:
+            kept.setdefault(cand.url, cand)
+    return list(kept.values())
 
 
 def quote_path(value: str) -> str:
