@@ -108,7 +108,7 @@ def next_step(paper: Paper, outlook: Outlook) -> Step:
         return ended
     paper = _by_want(paper, outlook.want)
     while not paper.actions and paper.sources_left:
-        paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+        paper = expand(paper, outlook)
     paper = _by_want(paper, outlook.want)
     if not paper.actions:
         return Step("end", paper)
@@ -173,7 +173,7 @@ def to_front(paper: Paper, index: int) -> Paper:
 def arrange(paper: Paper, outlook: Outlook) -> Paper:
     """Gather the copies known without a request, then put the best version tier's first copy in front."""
     while paper.sources_left and stage_of(paper.sources_left[0], outlook.sources.get(paper.sources_left[0])) in _FREE:
-        paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+        paper = expand(paper, outlook)
     best = min(tier(a, outlook.prefer) for a in paper.actions if a.listed)
     if tier(paper.actions[0], outlook.prefer) > best:
         return to_front(paper, next(i for i, a in enumerate(paper.actions) if a.listed and tier(a, outlook.prefer) == best))
@@ -199,8 +199,9 @@ def answer(candidates: Any) -> str:
     return f"knows it: {len(candidates)} candidate(s)" if candidates else "knows it, no open copy"
 
 
-def expand(paper: Paper, name: str, outlook: Outlook) -> Paper:
-    """The paper with source *name*'s candidates or lookups queued (the source taken off ``sources_left``)."""
+def expand(paper: Paper, outlook: Outlook) -> Paper:
+    """The paper with its next source's candidates or lookups queued (the source taken off ``sources_left``)."""
+    name, paper = paper.sources_left[0], replace(paper, sources_left=paper.sources_left[1:])
     source = outlook.sources.get(name)
     stage = stage_of(name, source)
     doi = paper.doi

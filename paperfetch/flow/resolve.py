@@ -115,7 +115,7 @@ def plan(paper: Paper, outlook: Outlook, means: Means) -> tuple[list[tuple[str, 
     errors: list[str] = []
     while True:
         while not paper.actions and paper.sources_left:
-            paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+            paper = expand(paper, outlook)
         if not paper.actions:  # candidates refused before any request, and failed batched lookups, are listed too
             refused = [f"{f.source} {f.url}: {f.message}" for f in paper.failures if f.status is Status.REFUSED_URL]
             held = [f"{f.source}: {f.message}" for f in paper.failures if f.held_lookup]
