@@ -216,8 +216,7 @@ class Paper(Metadata):
             changes["is_notice"] = True
         if record.notice_of:
             changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *record.notice_of)))
-        for name, attr in (("preprint_of", "published_doi"), ("preprint", "preprint")):
-            value = getattr(record, attr, None)
+        for name, value in (("preprint_of", record.published_doi), ("preprint", record.preprint)):
             if value and not getattr(self, name) and value != str(self.doi or "").lower():  # not the paper itself
                 changes[name] = value
         return replace(self, known=True, updates=updates, **changes)

@@ -39,12 +39,8 @@ class _NCBISource(Source):
         return 0.1 if identification.ncbi_api_key else cls.min_interval_s  # 10 requests/s with a key
 
     def identity_params(self) -> dict[str, str]:
-        params = {"tool": self.identification.tool}
-        if self.identification.email:
-            params["email"] = self.identification.email
-        if self.identification.ncbi_api_key:
-            params["api_key"] = self.identification.ncbi_api_key
-        return params
+        given = {"email": self.identification.email, "api_key": self.identification.ncbi_api_key}
+        return {"tool": self.identification.tool, **{name: value for name, value in given.items() if value}}
 
     def classify(self, response: requests.Response) -> Outcome:
         mask_rate_limit_echo(response)
