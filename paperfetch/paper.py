@@ -116,9 +116,7 @@ def updates_from(stored: Any) -> tuple[Update, ...]:
 def retracted_reason(updates: Iterable[Update]) -> str:
     """``retracted (notice 10.…, 2024-05-01)``; a retraction no source dated or named says so."""
     notices = [u for u in updates if u.kind in RETRACTING_KINDS]
-    first = next((u for u in notices if u.notice), notices[0] if notices else None)
-    if first is None:
-        return "retracted (no notice named)"
+    first = next((u for u in notices if u.notice), notices[0] if notices else Update(""))
     details = ", ".join(part for part in (f"notice {first.notice}" if first.notice else None, first.date) if part)
     return f"retracted ({details})"[:REASON_WIDTH] if details else "retracted (no notice named)"
 
@@ -323,13 +321,11 @@ class Paper(Metadata):
 
 def ledger_entry(key: str, row: Mapping[str, Any], *, updates: Iterable[Update] = ()) -> dict[str, Any]:
     """The ledger's record of the outcome *row* under *key* (``ledger.record(**entry)``)."""
-    extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
-    extra.update({k: row.get(k) for k in KEPT_STANDING if row.get(k) is not None})
+    # an already_downloaded row carries its title_match too
+    extra = {k: row.get(k) for k in (*META_FIELDS, *KEPT_STANDING, "title_match") if row.get(k) is not None}
     updates = tuple(updates)
     if row.get("updates") is not None:  # the notices as values (a row copied from another input's: as it says)
         extra["updates"] = [asdict(u) for u in updates] if updates else row["updates"]
-    if row.get("title_match") is not None:  # an already_downloaded row carries it too
-        extra["title_match"] = row["title_match"]
     extra["reason"] = row.get("reason")
     return dict(key=key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
                 source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"),

@@ -47,7 +47,6 @@ def ask(name: str, ids: list[Identifier], *, sources: Mapping[str, Source], fetc
                         if failed is not None:
                             failed(ident.key, exc)
                             marked.add(ident.key)
-            return records
         except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
             logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             # the items left unanswered failed (retryable), unless another source answers: never "absent"
@@ -55,7 +54,7 @@ def ask(name: str, ids: list[Identifier], *, sources: Mapping[str, Source], fetc
             for ident in ids:
                 if failed is not None and ident.key not in records and ident.key not in marked:
                     failed(ident.key, failure)
-            return records
+    return records
 
 
 def resolve(papers: Sequence[Paper], *, order: Sequence[str], means: Means) -> tuple[list[Paper], dict[tuple[str, str], Record]]:
