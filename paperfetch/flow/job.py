@@ -90,7 +90,7 @@ class PaperJob:
         step = self.step
         if step.action is None:
             return
-        self.doing = "download" if step.kind == "download" else step.kind
+        self.doing = step.kind
         try:
             with call_context.scope(item=self, tally=self.tally, source=step.action.source):
                 paper = act(step, self.means)

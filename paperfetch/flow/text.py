@@ -109,9 +109,8 @@ def _efetched(papers: list[Paper], oa: Sequence[bool], means: Means) -> list[Pap
     for i, (paper, is_oa) in enumerate(zip(papers, oa)):
         if (pmcid := id_of(paper.pmcid, IdType.PMCID)) is not None and not is_oa:
             wanted.setdefault(pmcid.key, []).append(i)
-    idents = [Identifier.from_key(key) for key in wanted]
-    for batch in batched(idents, efetch.batch_size):
-        found, failed = _efetch(efetch, tuple(batch), means)
+    for batch in batched([Identifier.from_key(key) for key in wanted], efetch.batch_size):
+        found, failed = _efetch(efetch, batch, means)
         for key, (answer, url) in found.items():
             for i in wanted[key]:
                 papers[i] = _kept(papers[i], answer, url, means)
