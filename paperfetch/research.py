@@ -19,8 +19,8 @@ from paperfetch.redact import redact_url
 from paperfetch.sources import Source
 from paperfetch.sources.base import Fetcher
 from paperfetch.sources.ncbi import NCBIEutilsSource
-from paperfetch.sources.pubmed import HIT_COLUMNS, PubMedSearch
-from paperfetch.sources.references import LINK_COLUMNS, Link, LinkFinder
+from paperfetch.sources.pubmed import PubMedSearch
+from paperfetch.sources.references import Link, LinkFinder
 from paperfetch.titlematch import judge, read_first_pages
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
 
 logger = logging.getLogger("paperfetch.research")
 
+#: The columns of ``search_pubmed``'s and of ``references``/``citations``' frames, and their types.
 HIT_DTYPES = {"pmid": "string", "doi": "string", "pmcid": "string", "title": "string", "journal": "string",
               "year": "Int64", "authors": "object", "abstract": "string"}
 LINK_DTYPES = {"doi": "string", "pmid": "string", "openalex_id": "string", "title": "string", "year": "Int64",
@@ -71,9 +72,7 @@ def search_pubmed(query: str, *, sources: Mapping[str, Source], api: Fetcher, ma
             raise
     else:
         hits = search.search(api, query, **kwargs)
-    frame = _frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
-    assert tuple(frame.columns) == HIT_COLUMNS
-    return frame
+    return _frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
 
 
 class _StaleHistory(Exception):
@@ -142,9 +141,7 @@ def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fe
 
 def _links_frame(links: list[Link]) -> pd.DataFrame:
     """One row per link, with its journal and typed authors (what an export of the frame reads)."""
-    frame = _frame([{**link.row(), "journal": link.journal, "authors": link.authors} for link in links], LINK_DTYPES)
-    assert tuple(frame.columns) == LINK_COLUMNS
-    return frame
+    return _frame([{**link.row(), "journal": link.journal, "authors": link.authors} for link in links], LINK_DTYPES)
 
 
 def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice: bool = False,

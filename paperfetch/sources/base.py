@@ -219,9 +219,8 @@ class Source:
         except RecursionError:
             raise MalformedResponse(f"{self.name}: the answer is nested too deeply to read") from None
         except Exception as exc:  # noqa: BLE001 - a parser bug or an answer of a shape nobody foresaw
-            text = str(exc)
             raise MalformedResponse(
-                f"{self.name}: the answer could not be read ({type(exc).__name__}: {text[:200]})"
+                f"{self.name}: the answer could not be read ({type(exc).__name__}: {str(exc)[:200]})"
             ) from None
 
     def classify(self, response: requests.Response) -> Outcome:
@@ -267,10 +266,10 @@ class Source:
 
     def candidate(self, url: Any, **kwargs: Any) -> Candidate | None:
         """A candidate from this source, or None when *url* is not an http(s) URL."""
-        if not isinstance(url, str):
+        # long junk is dropped; a long http(s) URL is kept, and the item (paperfetch.urlcheck) says why it was refused
+        if not isinstance(url, str) or (len(url) > defaults.MAX_CANDIDATE_URL_CHARS
+                                        and not url.lstrip()[:8].lower().startswith(("http://", "https://"))):
             return None
-        if len(url) > defaults.MAX_CANDIDATE_URL_CHARS and not url.lstrip()[:8].lower().startswith(("http://", "https://")):
-            return None  # long junk; a long http(s) URL is kept, and the item (paperfetch.urlcheck) says why it was refused
         url = url.strip()
         try:
             url.encode("utf-8")

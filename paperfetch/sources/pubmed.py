@@ -16,7 +16,7 @@ from paperfetch.sources.base import Fetcher, RequestSpec
 from paperfetch.sources.ncbi import NCBIEutilsSource, _text, pubmed_article, pubmed_authors
 
 __all__ = [
-    "EFETCH_BATCH", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
+    "EFETCH_BATCH", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
     "SearchResult", "efetch_params", "esearch_params", "get_url", "parse_efetch", "parse_esearch"
 ]
 
@@ -26,7 +26,6 @@ logger = logging.getLogger("paperfetch.pubmed")
 EFETCH_BATCH = 200
 #: ESearch returns at most 10,000 ids of a result set (NCBI's documented retmax limit).
 MAX_RESULTS = 10_000
-HIT_COLUMNS: tuple[str, ...] = ("pmid", "doi", "pmcid", "title", "journal", "year", "authors", "abstract")
 
 #: Longest URL sent as a GET; longer requests go as POST (NCBI answers 414 to long URLs).
 MAX_GET_URL = 2000

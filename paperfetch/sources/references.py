@@ -13,7 +13,7 @@ from paperfetch.sources.base import Fetcher, Metadata, RequestSpec, Source, batc
 from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
 
 __all__ = [
-    "EUROPEPMC_PAGE_SIZE", "LINK_COLUMNS", "Link", "LinkFinder", "OPENALEX_IDS_PER_REQUEST",
+    "EUROPEPMC_PAGE_SIZE", "Link", "LinkFinder", "OPENALEX_IDS_PER_REQUEST",
     "europepmc_citations_path", "merge_links", "openalex_work_path", "page_params"
 ]
 
@@ -26,7 +26,6 @@ PER_PAGE = "200"
 MAX_PAGES = 50
 #: Europe PMC's largest page of citations.
 EUROPEPMC_PAGE_SIZE = 1000
-LINK_COLUMNS: tuple[str, ...] = ("doi", "pmid", "openalex_id", "title", "year", "source_of_link", "journal", "authors")
 
 
 @dataclass(frozen=True, kw_only=True)
