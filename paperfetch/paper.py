@@ -123,14 +123,12 @@ def retracted_reason(updates: Iterable[Update]) -> str:
 
 def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
     """The row's identity columns: the identifier's type and value and the metadata gathered."""
-    row: dict[str, Any] = {"id_type": ident.type.value}
-    for name in META_FIELDS:
-        row[name] = meta.get(name)
     name, value = ident.column()
-    row[name] = value
-    for name in ("pmid", "year"):
-        if row.get(name) is not None:
-            row[name] = str(row[name]) if name == "pmid" else int(row[name])
+    row: dict[str, Any] = {"id_type": ident.type.value, **{k: meta.get(k) for k in META_FIELDS}, name: value}
+    if row["pmid"] is not None:
+        row["pmid"] = str(row["pmid"])
+    if row["year"] is not None:
+        row["year"] = int(row["year"])
     return row
 
 
