@@ -205,9 +205,8 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
         return replace(paper, gave_way=paper.gave_way | {action.url}, actions=(*paper.actions, action))
     paper = replace(paper, tried=paper.tried | {action.url}, attempts=paper.attempts + 1)
     dest = destination(paper, means, action.kind)
-    pdf = action.kind == "pdf"
     # a JATS copy comes from a documented API (Europe PMC, E-utilities, the PMC bucket, bioRxiv), capped as answers are
-    client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, answer_cap(means.api))
+    client, cap = (means.web, means.max_pdf_bytes) if action.kind == "pdf" else (means.api, answer_cap(means.api))
     try:
         with answer_now() if others else nullcontext():
             result = client.download(action.url, dest, validate=_validator(action.url, action.kind),

@@ -112,8 +112,7 @@ class PaperJob:
                     raise RuntimeError(paper.failures[-1].message)
             except Exception:  # noqa: BLE001 - an unreadable stored answer: ask again
                 self.means.metadata.forget(action.url, action.params)
-                self.hold(step.paper)
-                continue
+                paper = step.paper
             self.hold(paper)
 
     def restart(self, paper: Paper) -> None:
