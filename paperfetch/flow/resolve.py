@@ -82,12 +82,8 @@ def resolve(papers: Sequence[Paper], *, order: Sequence[str], means: Means) -> t
     for name in ("openalex", "semanticscholar"):  # the batched sources, asked once for the whole batch
         if name not in order or name not in sources:
             continue
-        dois, owners = [], {}
-        for paper in found.values():
-            ident = id_of(paper.doi)
-            if ident is not None:
-                dois.append(ident)
-                owners[ident.key] = paper.identifier.key
+        owners = {ident.key: paper.identifier.key for paper in found.values() if (ident := id_of(paper.doi)) is not None}
+        dois = [Identifier.from_key(key) for key in owners]
 
         def failed(key: str, exc: PaperfetchError, name: str = name, owners: dict[str, str] = owners) -> None:
             if key in owners:
