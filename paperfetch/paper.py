@@ -1,7 +1,5 @@
-"""One frozen record per input paper (:class:`Paper`): what identifies it, what the services say of it, its
-standing, its copies, how far its flow got and how it ended. It is evolved with :func:`dataclasses.replace`,
-never mutated; :meth:`Paper.row` is its outcome row and :meth:`Paper.ledger_entry` what the ledger keeps of it.
-"""
+"""One frozen record per input paper (:class:`Paper`), evolved with :func:`dataclasses.replace`, never mutated; its
+outcome row (:meth:`Paper.row`) and what the ledger keeps of it (:meth:`Paper.ledger_entry`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-""":class:`PaperJob`, the scheduler's Job for one paper (:class:`paperfetch.http.scheduler.Job`): it holds the
-paper as last acted on and its decided step (whose paper has its sources expanded), both read without side
-effects; :meth:`PaperJob.advance` decides again (the hosts' readiness has moved on since), acts, and holds the
-paper that comes back.
-"""
+""":class:`PaperJob`, the scheduler's Job for one paper (:class:`paperfetch.http.scheduler.Job`): the paper as last
+acted on and its decided step, both read without side effects."""
 
 from __future__ import annotations
 
