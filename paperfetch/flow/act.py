@@ -33,15 +33,11 @@ from paperfetch.sources import Candidate, Source
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, refusal_bot_check, sniff
 
-__all__ = ["MAX_LANDING_BYTES", "Means", "SOONER_BY_S", "VALIDATE_BYTES", "WriteStop", "act", "answer_cap", "destination", "fail",
+__all__ = ["Means", "SOONER_BY_S", "WriteStop", "act", "answer_cap", "destination", "fail",
            "lookup", "source_failed"]
 
 logger = logging.getLogger(__name__)
 
-#: How much of a body is kept to judge it (:data:`paperfetch.defaults.PDF_SNIFF_BYTES`).
-VALIDATE_BYTES = defaults.PDF_SNIFF_BYTES
-#: Landing pages larger than this are not read (:data:`paperfetch.defaults.MAX_LANDING_BYTES`).
-MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
 #: A copy whose host can start this much later than another copy's of its tier (once its robots.txt is read) gives
 #: way to it once: the paper goes back to the scheduler, which places it by every copy's outlook.
 SOONER_BY_S = 1.0
@@ -167,7 +163,7 @@ def lookup(paper: Paper, action: Lookup, means: Means) -> Paper:
 def _landing(paper: Paper, action: Copy, means: Means) -> Paper:
     response = means.web.fetch(action.url, stream=True)
     try:
-        head = read_limited(response, max_bytes=MAX_LANDING_BYTES, truncate=True,
+        head = read_limited(response, max_bytes=defaults.MAX_LANDING_BYTES, truncate=True,
                             deadline=getattr(response, "paperfetch_deadline", None), url=redact_url(response.url or ""))
         final_url = response.url or action.url
         verdict = sniff(head[:4096], response.headers.get("Content-Type"))
@@ -210,7 +206,7 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
     try:
         with answer_now() if others else nullcontext():
             result = client.download(action.url, dest, validate=_validator(action.url, action.kind),
-                                     max_bytes=cap, validate_bytes=VALIDATE_BYTES,
+                                     max_bytes=cap, validate_bytes=defaults.PDF_SNIFF_BYTES,
                                      reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
         title_row = _checked(paper, action, result, means)
     except _NotPDF as exc:

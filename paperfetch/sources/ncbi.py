@@ -61,11 +61,8 @@ class NCBIIdConvSource(_NCBISource):
     def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
         # ids are comma-separated on the wire, so a DOI containing a comma cannot be asked for.
         accepted = [i for i in self.accepted(ids) if "," not in i.value]
-        specs = []
-        for id_type in (IdType.PMID, IdType.PMCID, IdType.DOI):
-            of_type = [i for i in accepted if i.type == id_type]
-            specs += [self.spec_for(batch) for batch in batched(of_type, self.batch_size)]
-        return specs
+        return [self.spec_for(batch) for id_type in (IdType.PMID, IdType.PMCID, IdType.DOI)  # one type per request
+                for batch in batched([i for i in accepted if i.type == id_type], self.batch_size)]
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
         return RequestSpec(
