@@ -165,7 +165,11 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
     if verdict.verdict == "low":
         message = f"{key}: the PDF's first pages match its title only {verdict.score:.0%} ({redact_url(url)})"
         logger.warning("%s", message)
-        _note(notify, "title_mismatch", message, url)
+        try:
+            if notify is not None:
+                notify("title_mismatch", message, url=url)
+        except Exception:  # noqa: BLE001 - a view never stops a run
+            logger.debug("dashboard note failed", exc_info=True)
         return {"title_match": verdict.score}
     aside = _move_aside(path)
     if verdict.own_title is not None:  # the PDF's own title names another paper
@@ -185,11 +189,3 @@ def _move_aside(path: Path) -> Path:
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
     return aside
-
-
-def _note(notify: Notify | None, kind: str, message: str, url: str) -> None:
-    if notify is not None:
-        try:
-            notify(kind, message, url=url)
-        except Exception:  # noqa: BLE001 - a view never stops a run
-            logger.debug("dashboard note failed", exc_info=True)
