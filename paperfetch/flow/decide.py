@@ -208,8 +208,10 @@ def expand(paper: Paper, outlook: Outlook) -> Paper:
     if stage is None:
         raise ConfigurationError(f"unknown source {name!r}")
     if stage is Stage.LANDING:
-        segment = _doi_segment(doi) if doi else None  # the DOI is one path segment
-        url = f"{outlook.doi_base}/{segment}" if segment else None
+        try:  # the DOI is one path segment; text that cannot be one has no resolver URL
+            url = f"{outlook.doi_base}/{quote_path(str(doi))}" if doi else None
+        except ValueError:
+            url = None
         if url is not None and url not in paper.tried:
             return replace(paper, actions=(*paper.actions, Copy(url, name, kind="landing")))
         return paper
@@ -295,11 +297,3 @@ def id_of(text: Any, kind: IdType = IdType.DOI) -> Identifier | None:
     """*text* as an identifier of *kind* (a DOI unless told); None when it is none or another kind."""
     ident = safe_parse(text, kind)
     return ident if ident is not None and ident.type is kind else None
-
-
-def _doi_segment(doi: Any) -> str | None:
-    """*doi* as one percent-encoded path segment of the resolver's URL; None for text that cannot be one."""
-    try:
-        return quote_path(str(doi))
-    except ValueError:
-        return None
