@@ -122,9 +122,7 @@ def _absolute_http_url(raw_url: str, base: str) -> str | None:
         parts = urlsplit(absolute)
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    return absolute
+    return absolute if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
 def find_pdf_links(html: str | bytes, base_url: str, content_type: str | None = None) -> list[str]:
