@@ -233,10 +233,7 @@ class Source:
 
     def lookup(self, http: Fetcher, ids: Sequence[Identifier]) -> dict[str, Record]:
         """Send every request through *http* and merge the parsed records; ABSENT means no record."""
-        records: dict[str, Record] = {}
-        for spec in self.requests_for(ids):
-            records.update(self.lookup_spec(http, spec))
-        return records
+        return {key: record for spec in self.requests_for(ids) for key, record in self.lookup_spec(http, spec).items()}
 
     def send(self, http: Fetcher, spec: RequestSpec) -> requests.Response:
         """Send one request of a lookup through *http*."""

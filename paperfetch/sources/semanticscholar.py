@@ -45,11 +45,8 @@ class SemanticScholarSource(Source):
         if not isinstance(papers, list) or len(papers) != len(spec.ids):
             got = f"{len(papers)} entries" if isinstance(papers, list) else "no list"
             raise MalformedResponse(f"{self.name}: expected a list of {len(spec.ids)} entries in request order, got {got}")
-        records = {}
-        for ident, paper in zip(spec.ids, papers):
-            if isinstance(paper, dict):  # null: this id is unknown, and only this one
-                records[ident.key] = self._record(paper)
-        return records
+        # null: this id is unknown, and only this one
+        return {ident.key: self._record(paper) for ident, paper in zip(spec.ids, papers) if isinstance(paper, dict)}
 
     def _record(self, paper: dict[str, Any]) -> Record:
         ids = at(paper, "externalIds", kind=OBJECT)
