@@ -21,11 +21,8 @@ def met_by(row: Mapping[str, Any] | None) -> tuple[str, ...]:
 
 def met_line(met: Mapping[str, int]) -> str:
     """``2 retracted papers, 1 notice`` (the parts that count some); ``""`` when none."""
-    papers, notices = met.get("retracted", 0), met.get("notices", 0)
-    parts = [f"{papers} retracted paper{'s' if papers != 1 else ''}"] if papers else []
-    if notices:
-        parts.append(f"{notices} notice{'s' if notices != 1 else ''}")
-    return ", ".join(parts)
+    counts = ((met.get("retracted", 0), "retracted paper"), (met.get("notices", 0), "notice"))
+    return ", ".join(f"{count} {noun}{'s' if count != 1 else ''}" for count, noun in counts if count)
 
 
 #: How a notice's first page opens: "Retraction Note", "Notice of Retraction", "RETRACTION: …", "Retraction notice

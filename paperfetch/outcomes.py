@@ -46,19 +46,9 @@ class Status(str, Enum):
     RETRACTED = "retracted"                        #: a source calls the paper retracted, and skip_retracted is on
 
     @property
-    def finished_well(self) -> bool:
-        """A valid PDF is on disk for the item (a CLI exit of 0, the ledger's "done")."""
-        return self.value in FINISHED_WELL_STATUSES
-
-    @property
     def final(self) -> bool:
         """A re-run does not ask again: the answer describes the work, not this moment."""
         return self.value in FINAL_STATUSES
-
-    @property
-    def notable(self) -> bool:
-        """The dashboard lists the item under its notable events."""
-        return self.value in NOTABLE_STATUSES
 
 
 #: Statuses whose item has a valid PDF on disk (the status values, so frames and ledger rows compare directly).
@@ -174,16 +164,11 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         extra = set(row) - set(COLUMNS)
         if extra:
             raise KeyError(f"not outcome columns: {sorted(extra)}")
-    data = {column: [row.get(column) for row in rows] for column in COLUMNS}
     # the inputs as given, in an object column: pandas 3's Arrow text cannot hold a lone surrogate
-    frame = pd.DataFrame({"input": pd.Series(data.pop("input"), dtype=object)})
-    for column, values in data.items():
-        frame[column] = pd.Series(values, index=frame.index, dtype=object)
+    frame = pd.DataFrame({"input": pd.Series([row.get("input") for row in rows], dtype=object)})
     for column, dtype in DTYPES.items():
-        if column == "input":
-            continue
-        if dtype == "float64":
-            frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-        else:
-            frame[column] = frame[column].astype(dtype)
+        if column != "input":
+            values = pd.Series([row.get(column) for row in rows], index=frame.index, dtype=object)
+            frame[column] = (pd.to_numeric(values, errors="coerce").astype("float64") if dtype == "float64"
+                             else values.astype(dtype))
     return frame

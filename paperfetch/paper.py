@@ -1,11 +1,9 @@
-"""One frozen record per input paper (:class:`Paper`): what identifies it, what the services say of it, its
-standing, its copies, how far its flow got and how it ended. It is evolved with :func:`dataclasses.replace`,
-never mutated; :meth:`Paper.row` is its outcome row and :meth:`Paper.ledger_entry` what the ledger keeps of it.
-"""
+"""One frozen record per input paper (:class:`Paper`), evolved with :func:`dataclasses.replace`, never mutated; its
+outcome row (:meth:`Paper.row`) and what the ledger keeps of it (:meth:`Paper.ledger_entry`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from typing import Any, ClassVar, Iterable, Mapping, Union
 
@@ -13,17 +11,16 @@ from paperfetch.ids import Identifier
 from paperfetch.outcomes import Status, is_final
 from paperfetch.reasons import REASON_WIDTH, absent_reason, failure_reason
 from paperfetch.redact import redact_url
-from paperfetch.sources.base import Candidate, Record, Update
+from paperfetch.sources.base import Candidate, Metadata, Record, Update
 from paperfetch.sources.notices import RETRACTING_KINDS
 from paperfetch.urlcheck import shown_url, url_refusal
 
 __all__ = ["Action", "Copy", "Failure", "INTEGRITY_COLUMNS", "KEPT_STANDING", "Lookup", "META_FIELDS", "Outcome",
-           "Paper", "Update", "copy_version", "identity_row", "initial_meta", "ledger_entry", "resumed_standing",
+           "Paper", "Update", "copy_version", "identity_row", "ledger_entry", "resumed_standing",
            "retracted_reason", "updates_from", "updates_text"]
 
 #: The metadata a paper gathers from the services, copied onto its outcome row.
-META_FIELDS = ("doi", "pmid", "pmcid", "arxiv_id", "title", "year", "journal", "oa_status", "license", "pmc_version",
-               "is_manuscript", "authors")
+META_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Metadata))
 #: The outcome columns of a paper's standing.
 INTEGRITY_COLUMNS: tuple[str, ...] = ("retracted", "updates", "is_notice", "preprint_of", "preprint")
 #: The columns of a row's standing the ledger keeps, so a resumed row shows them again.
@@ -117,29 +114,19 @@ def updates_from(stored: Any) -> tuple[Update, ...]:
 def retracted_reason(updates: Iterable[Update]) -> str:
     """``retracted (notice 10.…, 2024-05-01)``; a retraction no source dated or named says so."""
     notices = [u for u in updates if u.kind in RETRACTING_KINDS]
-    first = next((u for u in notices if u.notice), notices[0] if notices else None)
-    if first is None:
-        return "retracted (no notice named)"
+    first = next((u for u in notices if u.notice), notices[0] if notices else Update(""))
     details = ", ".join(part for part in (f"notice {first.notice}" if first.notice else None, first.date) if part)
     return f"retracted ({details})"[:REASON_WIDTH] if details else "retracted (no notice named)"
 
 
-def initial_meta(ident: Identifier) -> dict[str, Any]:
-    """What the identifier itself says about the paper, before any service is asked."""
-    name, value = ident.column()
-    return {"doi": ident.doi, name: value}
-
-
 def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
     """The row's identity columns: the identifier's type and value and the metadata gathered."""
-    row: dict[str, Any] = {"id_type": ident.type.value}
-    for name in META_FIELDS:
-        row[name] = meta.get(name)
     name, value = ident.column()
-    row[name] = value
-    for name in ("pmid", "year"):
-        if row.get(name) is not None:
-            row[name] = str(row[name]) if name == "pmid" else int(row[name])
+    row: dict[str, Any] = {"id_type": ident.type.value, **{k: meta.get(k) for k in META_FIELDS}, name: value}
+    if row["pmid"] is not None:
+        row["pmid"] = str(row["pmid"])
+    if row["year"] is not None:
+        row["year"] = int(row["year"])
     return row
 
 
@@ -154,23 +141,11 @@ def _merged_updates(have: Iterable[Update], new: Iterable[Update]) -> tuple[Upda
 
 
 @dataclass(frozen=True)
-class Paper:
-    """One input paper: identity, metadata, standing, copies, the flow's progress and its outcome."""
+class Paper(Metadata):
+    """One input paper: identity, metadata (its :class:`Metadata` fields), standing, copies, the flow's progress
+    and its outcome."""
 
     identifier: Identifier
-    # metadata (META_FIELDS)
-    doi: str | None = None
-    pmid: str | None = None
-    pmcid: str | None = None
-    arxiv_id: str | None = None
-    title: str | None = None
-    year: int | None = None
-    journal: str | None = None
-    oa_status: str | None = None
-    license: str | None = None
-    pmc_version: int | None = None
-    is_manuscript: bool | None = None
-    authors: Any = None
     # standing: a retraction any source names wins; notices kept once each; the first preprint link found
     retracted: bool | None = None
     updates: tuple[Update, ...] = ()
@@ -207,8 +182,10 @@ class Paper:
 
     @classmethod
     def start(cls, ident: Identifier, order: Iterable[str] = ()) -> "Paper":
-        """A paper as its identifier gives it, its sources to ask in *order*."""
-        return cls(ident, **initial_meta(ident), sources_left=tuple(order))
+        """A paper as its identifier gives it (its DOI, its own column), its sources to ask in *order*."""
+        name, value = ident.column()
+        own: dict[str, Any] = {"doi": ident.doi, name: value}
+        return cls(ident, **own, sources_left=tuple(order))
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -221,21 +198,19 @@ class Paper:
 
     def merged(self, record: Record) -> "Paper":
         """The paper with what *record* adds: metadata it lacks, and the record's say on its standing."""
-        changes: dict[str, Any] = {name: getattr(record, name, None) for name in META_FIELDS
-                                   if getattr(record, name, None) not in (None, "") and getattr(self, name) in (None, "")}
-        updates = _merged_updates(self.updates, getattr(record, "updates", ()) or ())
-        said = getattr(record, "retracted", None)
+        changes: dict[str, Any] = {name: getattr(record, name) for name in META_FIELDS
+                                   if getattr(record, name) not in (None, "") and getattr(self, name) in (None, "")}
+        updates = _merged_updates(self.updates, record.updates)
+        said = record.retracted
         if said is True or any(u.kind in RETRACTING_KINDS for u in updates):
             changes["retracted"] = True
         elif said is False and self.retracted is None:
             changes["retracted"] = False
-        if getattr(record, "is_notice", None):
+        if record.is_notice:
             changes["is_notice"] = True
-        targets = tuple(getattr(record, "notice_of", ()) or ())
-        if targets:
-            changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *targets)))
-        for name, attr in (("preprint_of", "published_doi"), ("preprint", "preprint")):
-            value = getattr(record, attr, None)
+        if record.notice_of:
+            changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *record.notice_of)))
+        for name, value in (("preprint_of", record.published_doi), ("preprint", record.preprint)):
             if value and not getattr(self, name) and value != str(self.doi or "").lower():  # not the paper itself
                 changes[name] = value
         return replace(self, known=True, updates=updates, **changes)
@@ -275,8 +250,7 @@ class Paper:
 
     def standing_row(self) -> dict[str, Any]:
         """The outcome columns of :data:`INTEGRITY_COLUMNS`."""
-        return {"retracted": self.retracted, "updates": updates_text(self.updates), "is_notice": self.is_notice,
-                "preprint_of": self.preprint_of, "preprint": self.preprint}
+        return {**{name: getattr(self, name) for name in INTEGRITY_COLUMNS}, "updates": updates_text(self.updates)}
 
     def work_reason(self) -> str | None:
         """The reason of a paper downloaded: what its standing says (retracted, a notice), or None."""
@@ -343,13 +317,11 @@ class Paper:
 
 def ledger_entry(key: str, row: Mapping[str, Any], *, updates: Iterable[Update] = ()) -> dict[str, Any]:
     """The ledger's record of the outcome *row* under *key* (``ledger.record(**entry)``)."""
-    extra = {k: row.get(k) for k in META_FIELDS if row.get(k) is not None}
-    extra.update({k: row.get(k) for k in KEPT_STANDING if row.get(k) is not None})
+    # an already_downloaded row carries its title_match too
+    extra = {k: row.get(k) for k in (*META_FIELDS, *KEPT_STANDING, "title_match") if row.get(k) is not None}
     updates = tuple(updates)
     if row.get("updates") is not None:  # the notices as values (a row copied from another input's: as it says)
         extra["updates"] = [asdict(u) for u in updates] if updates else row["updates"]
-    if row.get("title_match") is not None:  # an already_downloaded row carries it too
-        extra["title_match"] = row["title_match"]
     extra["reason"] = row.get("reason")
     return dict(key=key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
                 source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"),

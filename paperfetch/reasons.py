@@ -39,14 +39,9 @@ def _top_level_parts(text: str) -> list[str]:
 def _balanced(text: str) -> str:
     """*text* without a repr's tail: closing parentheses and quotes at its end that open nowhere."""
     text = text.strip()
-    while text:
-        last = text[-1]
-        if last == ")" and text.count(")") > text.count("("):
-            text = text[:-1].rstrip()
-        elif last in "'\"" and text.count(last) % 2:
-            text = text[:-1].rstrip()
-        else:
-            break
+    while text and ((text[-1] == ")" and text.count(")") > text.count("("))
+                    or (text[-1] in "'\"" and text.count(text[-1]) % 2)):
+        text = text[:-1].rstrip()
     return text
 
 

@@ -19,8 +19,8 @@ from paperfetch.redact import redact_url
 from paperfetch.sources import Source
 from paperfetch.sources.base import Fetcher
 from paperfetch.sources.ncbi import NCBIEutilsSource
-from paperfetch.sources.pubmed import HIT_COLUMNS, FormFetcher, PubMedSearch
-from paperfetch.sources.references import LINK_COLUMNS, LinkFinder
+from paperfetch.sources.pubmed import PubMedSearch
+from paperfetch.sources.references import Link, LinkFinder
 from paperfetch.titlematch import judge, read_first_pages
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
 
 logger = logging.getLogger("paperfetch.research")
 
+#: The columns of ``search_pubmed``'s and of ``references``/``citations``' frames, and their types.
 HIT_DTYPES = {"pmid": "string", "doi": "string", "pmcid": "string", "title": "string", "journal": "string",
               "year": "Int64", "authors": "object", "abstract": "string"}
 LINK_DTYPES = {"doi": "string", "pmid": "string", "openalex_id": "string", "title": "string", "year": "Int64",
@@ -50,7 +51,7 @@ def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------- search and snowballing
-def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher, max_results: int = defaults.SEARCH_MAX_RESULTS,
+def search_pubmed(query: str, *, sources: Mapping[str, Source], api: Fetcher, max_results: int = defaults.SEARCH_MAX_RESULTS,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
     """PubMed hits for *query* through *api*; with *metadata* a CachedFetcher, answers are kept (:class:`SearchAnswers`)."""
     source = sources.get("ncbi_eutils")
@@ -71,9 +72,7 @@ def search_pubmed(query: str, *, sources: Mapping[str, Source], api: FormFetcher
             raise
     else:
         hits = search.search(api, query, **kwargs)
-    frame = _frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
-    assert tuple(frame.columns) == HIT_COLUMNS
-    return frame
+    return _frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
 
 
 class _StaleHistory(Exception):
@@ -94,12 +93,11 @@ class SearchAnswers:
         self.search_was_stored = False
         self.keys: list[str] = []  #: the cache keys this search read or stored
 
-    def fetch(self, url: str, *, classify: Any, params: dict[str, str] | None = None, method: str = "GET",
-              data: dict[str, str] | None = None) -> Any:
+    def fetch(self, url: str, *, classify: Any, params: dict[str, str] | None = None, **options: Any) -> Any:
+        """The transport's ``fetch`` (a POST's ``method`` and ``data`` among *options*), through the cache."""
+        data = options.get("data")
         query = {**(params or {}), **(data or {})}
-        call: dict[str, Any] = {"classify": classify, "params": params, "ttl_s": self.ttl_s}
-        if method != "GET" or data is not None:
-            call.update(method=method, data=data)
+        call: dict[str, Any] = {"classify": classify, "params": params, "ttl_s": self.ttl_s, **options}
         if "WebEnv" in query and self.search_key is not None:
             page = {k: v for k, v in query.items() if k not in ("WebEnv", "query_key")}
             key = cache_key(url, {**page, "search": self.search_key})
@@ -133,22 +131,17 @@ def _finder(sources: Mapping[str, Source]) -> LinkFinder:
 
 def references(identifier: object, *, sources: Mapping[str, Source], metadata: Fetcher) -> pd.DataFrame:
     """Works *identifier* cites: one row per linked work, deduplicated by DOI (asked through *metadata*)."""
-    ident = parse_identifier(identifier)
-    links = _finder(sources).references(metadata, ident)
-    frame = _frame([_link_row(link) for link in links], LINK_DTYPES)
-    assert tuple(frame.columns) == LINK_COLUMNS
-    return frame
+    return _links_frame(_finder(sources).references(metadata, parse_identifier(identifier)))
 
 
 def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fetcher) -> pd.DataFrame:
     """Works that cite *identifier* (OpenAlex; Europe PMC for a PMID, or a DOI/PMCID OpenAlex maps to one)."""
-    ident = parse_identifier(identifier)
-    return _frame([_link_row(link) for link in _finder(sources).citations(metadata, ident)], LINK_DTYPES)
+    return _links_frame(_finder(sources).citations(metadata, parse_identifier(identifier)))
 
 
-def _link_row(link: Any) -> dict[str, Any]:
-    """A link's row with its journal and typed authors (what an export of the frame reads)."""
-    return {**link.row(), "journal": link.journal, "authors": link.authors}
+def _links_frame(links: list[Link]) -> pd.DataFrame:
+    """One row per link, with its journal and typed authors (what an export of the frame reads)."""
+    return _frame([{**link.row(), "journal": link.journal, "authors": link.authors} for link in links], LINK_DTYPES)
 
 
 def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice: bool = False,
@@ -160,7 +153,10 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
         return {"title_match": None}
     first = read_first_pages(path)
     if not is_notice and looks_like_notice(title, first.text, [t for t, _ in first.own_titles]):
-        _move_notice_aside(key, path, url)  # the notice is not the paper asked for: wrong_article
+        aside = _move_aside(path)  # the notice is not the paper asked for: wrong_article
+        message = f"the PDF at {redact_url(url)} is a retraction notice, not the paper asked for; moved to {aside}"
+        logger.warning("%s: %s", key, message)
+        raise WrongArticle(message, moved_to=str(aside), url=redact_url(url))
     verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=journal)
     if verdict is None:
         return {"title_match": None}
@@ -169,11 +165,13 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
     if verdict.verdict == "low":
         message = f"{key}: the PDF's first pages match its title only {verdict.score:.0%} ({redact_url(url)})"
         logger.warning("%s", message)
-        _note(notify, "title_mismatch", message, url)
+        try:
+            if notify is not None:
+                notify("title_mismatch", message, url=url)
+        except Exception:  # noqa: BLE001 - a view never stops a run
+            logger.debug("dashboard note failed", exc_info=True)
         return {"title_match": verdict.score}
-    aside = path.parent / WRONG_ARTICLE_DIR / path.name
-    aside.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(path), aside)
+    aside = _move_aside(path)
     if verdict.own_title is not None:  # the PDF's own title names another paper
         why = (f"{verdict.own_title_from} calls it {verdict.own_title[:200]!r}, which shares "
                f"{verdict.own_similarity or 0.0:.0%} of its words with the title asked for; its first pages match "
@@ -185,19 +183,9 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
     raise WrongArticle(message, moved_to=str(aside), title_match=verdict.score, url=redact_url(url))
 
 
-def _move_notice_aside(key: str, path: Path, url: str) -> None:
-    """Raise WrongArticle for a retraction notice served for a paper, after moving the file aside."""
+def _move_aside(path: Path) -> Path:
+    """Move a PDF that is another article (or a notice) into :data:`WRONG_ARTICLE_DIR`; where it went."""
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
-    message = f"the PDF at {redact_url(url)} is a retraction notice, not the paper asked for; moved to {aside}"
-    logger.warning("%s: %s", key, message)
-    raise WrongArticle(message, moved_to=str(aside), url=redact_url(url))
-
-
-def _note(notify: Notify | None, kind: str, message: str, url: str) -> None:
-    if notify is not None:
-        try:
-            notify(kind, message, url=url)
-        except Exception:  # noqa: BLE001 - a view never stops a run
-            logger.debug("dashboard note failed", exc_info=True)
+    return aside

@@ -19,7 +19,7 @@ from paperfetch import Retriever, defaults
 from paperfetch.dashboard.model import BatchSnapshot, HostRow
 from paperfetch.http.hosts import HostSnapshot
 from paperfetch.job import Job, RunHooks, estimate_eta, format_eta
-from paperfetch.outcomes import COLUMNS, Status
+from paperfetch.outcomes import COLUMNS, FINISHED_WELL_STATUSES, Status
 from paperfetch.flow.rows import stopped_row
 from tests._job_world import JobWorld
 from tests._jupyter import write_python3_kernelspec
@@ -111,7 +111,7 @@ def test_cancel_means_stop_and_the_job_keeps_a_result():
 def test_the_stopped_row_keeps_identity_and_drops_the_file():
     row = stopped_row({"id_type": "doi", "doi": "10.1/a", "path": "/x.pdf", "bytes": 3, "status": "downloaded"})
     assert row["status"] == "stopped" and row["doi"] == "10.1/a" and "path" not in row and "bytes" not in row
-    assert not Status.STOPPED.final and not Status.STOPPED.finished_well
+    assert not Status.STOPPED.final and Status.STOPPED.value not in FINISHED_WELL_STATUSES
 
 
 def _host(key: str, *, queued: int, low: float | None, high: float | None, ready: float, in_flight: int = 0) -> HostRow:

@@ -22,10 +22,10 @@ import requests
 from paperfetch import defaults
 from paperfetch.download import write_error
 from paperfetch.errors import InvalidPDF, NetworkError, NotFoundError, PaperfetchError
-from paperfetch.flow.decide import Stage, Step, answer, stage_of
+from paperfetch.flow.decide import Stage, Step, answer, id_of, stage_of
 from paperfetch.http.context import answer_now
 from paperfetch.http.limits import read_limited
-from paperfetch.ids import IdType, filename_for, safe_parse
+from paperfetch.ids import IdType, filename_for
 from paperfetch.outcomes import Status, status_for
 from paperfetch.paper import Action, Copy, Failure, Lookup, Outcome, Paper, copy_version
 from paperfetch.redact import redact_text, redact_url
@@ -33,15 +33,11 @@ from paperfetch.sources import Candidate, Source
 from paperfetch.sources.landing import find_pdf_links
 from paperfetch.validate import check_pdf_file, refusal_bot_check, sniff
 
-__all__ = ["MAX_LANDING_BYTES", "Means", "SOONER_BY_S", "VALIDATE_BYTES", "WriteStop", "act", "answer_cap", "destination", "fail",
+__all__ = ["Means", "SOONER_BY_S", "WriteStop", "act", "answer_cap", "destination", "fail",
            "lookup", "source_failed"]
 
 logger = logging.getLogger(__name__)
 
-#: How much of a body is kept to judge it (:data:`paperfetch.defaults.PDF_SNIFF_BYTES`).
-VALIDATE_BYTES = defaults.PDF_SNIFF_BYTES
-#: Landing pages larger than this are not read (:data:`paperfetch.defaults.MAX_LANDING_BYTES`).
-MAX_LANDING_BYTES = defaults.MAX_LANDING_BYTES
 #: A copy whose host can start this much later than another copy's of its tier (once its robots.txt is read) gives
 #: way to it once: the paper goes back to the scheduler, which places it by every copy's outlook.
 SOONER_BY_S = 1.0
@@ -106,8 +102,7 @@ class _Failed(Exception):
 
 def destination(paper: Paper, means: Means, kind: str = "pdf") -> Path:
     """Where the paper's copy of *kind* is written (a JATS copy under the paper's PMCID when it has one)."""
-    pmcid = safe_parse(paper.pmcid, IdType.PMCID) if kind == "jats" and paper.pmcid else None
-    ident = pmcid if pmcid is not None and pmcid.type is IdType.PMCID else paper.identifier
+    ident = (id_of(paper.pmcid, IdType.PMCID) if kind == "jats" else None) or paper.identifier
     return means.out_dir / filename_for(ident, means.filename_template, extension=_EXTENSIONS.get(kind, ".pdf"))
 
 
@@ -168,7 +163,7 @@ def lookup(paper: Paper, action: Lookup, means: Means) -> Paper:
 def _landing(paper: Paper, action: Copy, means: Means) -> Paper:
     response = means.web.fetch(action.url, stream=True)
     try:
-        head = read_limited(response, max_bytes=MAX_LANDING_BYTES, truncate=True,
+        head = read_limited(response, max_bytes=defaults.MAX_LANDING_BYTES, truncate=True,
                             deadline=getattr(response, "paperfetch_deadline", None), url=redact_url(response.url or ""))
         final_url = response.url or action.url
         verdict = sniff(head[:4096], response.headers.get("Content-Type"))
@@ -206,13 +201,12 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
         return replace(paper, gave_way=paper.gave_way | {action.url}, actions=(*paper.actions, action))
     paper = replace(paper, tried=paper.tried | {action.url}, attempts=paper.attempts + 1)
     dest = destination(paper, means, action.kind)
-    pdf = action.kind == "pdf"
     # a JATS copy comes from a documented API (Europe PMC, E-utilities, the PMC bucket, bioRxiv), capped as answers are
-    client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, answer_cap(means.api))
+    client, cap = (means.web, means.max_pdf_bytes) if action.kind == "pdf" else (means.api, answer_cap(means.api))
     try:
         with answer_now() if others else nullcontext():
-            result = client.download(action.url, dest, validate=_validator(action.url) if pdf else _xml_validator(action.url),
-                                     max_bytes=cap, validate_bytes=VALIDATE_BYTES,
+            result = client.download(action.url, dest, validate=_validator(action.url, action.kind),
+                                     max_bytes=cap, validate_bytes=defaults.PDF_SNIFF_BYTES,
                                      reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
         title_row = _checked(paper, action, result, means)
     except _NotPDF as exc:
@@ -303,22 +297,17 @@ def source_failed(paper: Paper, name: str, exc: PaperfetchError, means: Means) -
     return failed
 
 
-def _validator(url: str) -> Callable[[bytes, requests.Response], None]:
+def _validator(url: str, kind: str) -> Callable[[bytes, requests.Response], None]:
+    """A PDF's body must sniff as a PDF (an HTML page's links are looked at); a JATS copy's must open as XML."""
     def validate(head: bytes, response: requests.Response) -> None:
+        shown = redact_url(response.url or url)
+        if kind != "pdf":
+            if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<") or b"<html" in head[:1024].lower():
+                raise InvalidPDF(f"{shown}: not JATS XML", url=shown, status_code=response.status_code)
+            return
         verdict = sniff(head[:4096], response.headers.get("Content-Type"))
         if not verdict.ok:
-            shown = redact_url(response.url or url)
             raise _NotPDF(f"{shown}: {verdict.reason}", kind=verdict.kind, head=head, base_url=response.url or url,
                           url=shown, status_code=response.status_code)
-
-    return validate
-
-
-def _xml_validator(url: str) -> Callable[[bytes, requests.Response], None]:
-    """A JATS copy's body must open as XML (a page or a PDF served instead is no JATS)."""
-    def validate(head: bytes, response: requests.Response) -> None:
-        if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<") or b"<html" in head[:1024].lower():
-            shown = redact_url(response.url or url)
-            raise InvalidPDF(f"{shown}: not JATS XML", url=shown, status_code=response.status_code)
 
     return validate

@@ -234,12 +234,11 @@ class BatchRun:
             if item.duplicate_of is not None:
                 continue
             reused = self._resumed(ledger, item.identifier) if self.settings.resume else None
-            if reused is not None and reused["status"] == Status.RETRACTED.value and not self.settings.skip_retracted:
-                reused = None  # left undownloaded only because skip_retracted was on: fetched now
-            if reused is not None:
+            # a row left undownloaded only because skip_retracted was on: fetched now
+            if reused is None or (reused["status"] == Status.RETRACTED.value and not self.settings.skip_retracted):
+                to_run.append(item)
+            else:
                 one.give(item.position, reused)
-                continue
-            to_run.append(item)
         return to_run
 
     def ledger_key(self, key: str) -> str:

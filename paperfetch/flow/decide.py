@@ -21,8 +21,8 @@ from paperfetch.sources import Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.biorxiv import is_biorxiv_doi
 
-__all__ = ["LINK_SOURCES", "Outlook", "SOURCE_STAGES", "Stage", "Step", "VOR_SOURCES", "answer", "arrange", "doi_of",
-           "expand", "lookup_identifier", "lookups", "next_step", "stage_of", "tier"]
+__all__ = ["LINK_SOURCES", "Outlook", "SOURCE_STAGES", "Stage", "Step", "VOR_SOURCES", "answer", "arrange", "expand",
+           "id_of", "lookup_identifier", "lookups", "next_step", "stage_of", "tier", "to_front"]
 
 
 class Stage(str, Enum):
@@ -52,10 +52,8 @@ VOR_SOURCES: tuple[str, ...] = ("unpaywall", "crossref", "europepmc")
 
 
 def stage_of(name: str, source: Any = None) -> Stage | None:
-    declared = getattr(source, "stage", None) if source is not None else None
-    if declared is not None:
-        return Stage(declared)
-    return SOURCE_STAGES.get(name)
+    declared = getattr(source, "stage", None)
+    return Stage(declared) if declared is not None else SOURCE_STAGES.get(name)
 
 
 def _never(url: str) -> float:
@@ -96,8 +94,7 @@ class Step:
 
     @property
     def url(self) -> str | None:
-        action = self.action
-        return action.url if action is not None else None
+        return self.paper.actions[0].url if self.kind != "end" else None
 
 
 def tier(action: Action, prefer: str) -> int:
@@ -111,7 +108,7 @@ def next_step(paper: Paper, outlook: Outlook) -> Step:
         return ended
     paper = _by_want(paper, outlook.want)
     while not paper.actions and paper.sources_left:
-        paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+        paper = expand(paper, outlook)
     paper = _by_want(paper, outlook.want)
     if not paper.actions:
         return Step("end", paper)
@@ -168,7 +165,7 @@ def _retracted(paper: Paper) -> Paper:
                                    error=f"{reason}: not downloaded (skip_retracted is on)"))
 
 
-def _to_front(paper: Paper, index: int) -> Paper:
+def to_front(paper: Paper, index: int) -> Paper:
     actions = paper.actions
     return replace(paper, actions=(actions[index], *actions[:index], *actions[index + 1:])) if index else paper
 
@@ -176,10 +173,10 @@ def _to_front(paper: Paper, index: int) -> Paper:
 def arrange(paper: Paper, outlook: Outlook) -> Paper:
     """Gather the copies known without a request, then put the best version tier's first copy in front."""
     while paper.sources_left and stage_of(paper.sources_left[0], outlook.sources.get(paper.sources_left[0])) in _FREE:
-        paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+        paper = expand(paper, outlook)
     best = min(tier(a, outlook.prefer) for a in paper.actions if a.listed)
     if tier(paper.actions[0], outlook.prefer) > best:
-        return _to_front(paper, next(i for i, a in enumerate(paper.actions) if a.listed and tier(a, outlook.prefer) == best))
+        return to_front(paper, next(i for i, a in enumerate(paper.actions) if a.listed and tier(a, outlook.prefer) == best))
     return paper
 
 
@@ -192,7 +189,7 @@ def _behind_held(paper: Paper, outlook: Outlook) -> Paper:
             return paper
         for index, action in enumerate(paper.actions):
             if action.listed and outlook.ready_in(action.url) < held:
-                return _to_front(paper, index)
+                return to_front(paper, index)
     except Exception:  # noqa: BLE001 - a transport that cannot say: the order stays
         pass
     return paper
@@ -202,23 +199,26 @@ def answer(candidates: Any) -> str:
     return f"knows it: {len(candidates)} candidate(s)" if candidates else "knows it, no open copy"
 
 
-def expand(paper: Paper, name: str, outlook: Outlook) -> Paper:
-    """The paper with source *name*'s candidates or lookups queued (the source taken off ``sources_left``)."""
+def expand(paper: Paper, outlook: Outlook) -> Paper:
+    """The paper with its next source's candidates or lookups queued (the source taken off ``sources_left``)."""
+    name, paper = paper.sources_left[0], replace(paper, sources_left=paper.sources_left[1:])
     source = outlook.sources.get(name)
     stage = stage_of(name, source)
     doi = paper.doi
     if stage is None:
         raise ConfigurationError(f"unknown source {name!r}")
     if stage is Stage.LANDING:
-        segment = _doi_segment(doi) if doi else None  # the DOI is one path segment
-        url = f"{outlook.doi_base}/{segment}" if segment else None
+        try:  # the DOI is one path segment; text that cannot be one has no resolver URL
+            url = f"{outlook.doi_base}/{quote_path(str(doi))}" if doi else None
+        except ValueError:
+            url = None
         if url is not None and url not in paper.tried:
             return replace(paper, actions=(*paper.actions, Copy(url, name, kind="landing")))
         return paper
     if source is None:
         return paper
     if stage is Stage.FROM_IDENTIFIER:
-        target = paper.identifier if paper.identifier.type is IdType.ARXIV else doi_of(doi)
+        target = paper.identifier if paper.identifier.type is IdType.ARXIV else id_of(doi)
         offered = list(source.candidates_for(target)) if target is not None else []
         if offered:  # none: the identifier is not this source's (a plain DOI for arXiv), nothing was asked
             paper = paper.noted(name, f"{len(offered)} candidate(s)")
@@ -265,7 +265,7 @@ def _seek_published(paper: Paper, outlook: Outlook) -> tuple[Paper, bool]:
     paper, linking = _ask_link(paper, outlook, published)
     if linking:
         return paper, True
-    target = doi_of(paper.preprint_of)
+    target = id_of(paper.preprint_of)
     if published and target is not None and not paper.vor_asked:
         # only the run's own sources: those still to ask, asked, or with an action queued
         chosen = {*paper.sources_left, *(source for source, _ in paper.trail), *(a.source for a in paper.actions)}
@@ -277,7 +277,7 @@ def _seek_published(paper: Paper, outlook: Outlook) -> tuple[Paper, bool]:
 def _ask_link(paper: Paper, outlook: Outlook, published: bool) -> tuple[Paper, bool]:
     """Once, before its first copy: the preprint's journal-version link asked first (a batch's pairing asks only
     the preprint's own server); the sources asked now are not asked again later."""
-    doi = doi_of(paper.doi)
+    doi = id_of(paper.doi)
     if paper.preprint_of or paper.link_asked or doi is None:
         return paper, False
     paper, asked = _ask_first(replace(paper, link_asked=True), LINK_SOURCES if published else ("biorxiv",), doi,
@@ -293,14 +293,7 @@ def _ask_first(paper: Paper, names: tuple[str, ...], ident: Identifier, outlook:
     return replace(paper, actions=(*first, *paper.actions)), asked
 
 
-def doi_of(text: Any) -> Identifier | None:
-    ident = safe_parse(text, IdType.DOI)
-    return ident if ident is not None and ident.type is IdType.DOI else None
-
-
-def _doi_segment(doi: Any) -> str | None:
-    """*doi* as one percent-encoded path segment of the resolver's URL; None for text that cannot be one."""
-    try:
-        return quote_path(str(doi))
-    except ValueError:
-        return None
+def id_of(text: Any, kind: IdType = IdType.DOI) -> Identifier | None:
+    """*text* as an identifier of *kind* (a DOI unless told); None when it is none or another kind."""
+    ident = safe_parse(text, kind)
+    return ident if ident is not None and ident.type is kind else None

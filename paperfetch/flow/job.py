@@ -1,15 +1,12 @@
-""":class:`PaperJob`, the scheduler's Job for one paper (:class:`paperfetch.http.scheduler.Job`): it holds the
-paper as last acted on and its decided step (whose paper has its sources expanded), both read without side
-effects; :meth:`PaperJob.advance` decides again (the hosts' readiness has moved on since), acts, and holds the
-paper that comes back.
-"""
+""":class:`PaperJob`, the scheduler's Job for one paper (:class:`paperfetch.http.scheduler.Job`): the paper as last
+acted on and its decided step, both read without side effects."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from paperfetch.flow.act import Means, act
-from paperfetch.flow.decide import Outlook, Step, next_step
+from paperfetch.flow.decide import Outlook, Step, next_step, to_front
 from paperfetch.http import context as call_context
 from paperfetch.http.context import Tally
 from paperfetch.ids import Identifier
@@ -79,10 +76,9 @@ class PaperJob:
 
     def choose(self, url: str) -> None:
         """Make the copy at *url* the next request (the scheduler's pick among :attr:`copies`)."""
-        actions = self.step.paper.actions
-        index = next((i for i, a in enumerate(actions) if a.url == url), None)
+        index = next((i for i, a in enumerate(self.step.paper.actions) if a.url == url), None)
         if index:
-            self.hold(replace(self.step.paper, actions=(actions[index], *actions[:index], *actions[index + 1:])))
+            self.hold(to_front(self.step.paper, index))
 
     def advance(self) -> None:
         # decided again from the decided paper (its sources already expanded): the holds, the copies' order
@@ -91,7 +87,7 @@ class PaperJob:
         step = self.step
         if step.action is None:
             return
-        self.doing = "download" if step.kind == "download" else step.kind
+        self.doing = step.kind
         try:
             with call_context.scope(item=self, tally=self.tally, source=step.action.source):
                 paper = act(step, self.means)
@@ -113,8 +109,7 @@ class PaperJob:
                     raise RuntimeError(paper.failures[-1].message)
             except Exception:  # noqa: BLE001 - an unreadable stored answer: ask again
                 self.means.metadata.forget(action.url, action.params)
-                self.hold(step.paper)
-                continue
+                paper = step.paper
             self.hold(paper)
 
     def restart(self, paper: Paper) -> None:

@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from paperfetch.errors import PaperfetchError, RateLimited, ServiceError
 from paperfetch.flow.act import Means, lookup, source_failed
-from paperfetch.flow.decide import Outlook, Stage, arrange, doi_of, expand, stage_of
+from paperfetch.flow.decide import Outlook, Stage, arrange, expand, id_of, stage_of
 from paperfetch.http import context as call_context
 from paperfetch.ids import Identifier, IdType
 from paperfetch.outcomes import Status
@@ -47,7 +47,6 @@ def ask(name: str, ids: list[Identifier], *, sources: Mapping[str, Source], fetc
                         if failed is not None:
                             failed(ident.key, exc)
                             marked.add(ident.key)
-            return records
         except Exception as exc:  # noqa: BLE001 - a batch lookup's failure (whatever it is) never ends the batch
             logger.warning("%s lookup failed for %d identifier(s): %s", name, len(ids), redact_text(str(exc)))
             # the items left unanswered failed (retryable), unless another source answers: never "absent"
@@ -55,7 +54,7 @@ def ask(name: str, ids: list[Identifier], *, sources: Mapping[str, Source], fetc
             for ident in ids:
                 if failed is not None and ident.key not in records and ident.key not in marked:
                     failed(ident.key, failure)
-            return records
+    return records
 
 
 def resolve(papers: Sequence[Paper], *, order: Sequence[str], means: Means) -> tuple[list[Paper], dict[tuple[str, str], Record]]:
@@ -83,12 +82,8 @@ def resolve(papers: Sequence[Paper], *, order: Sequence[str], means: Means) -> t
     for name in ("openalex", "semanticscholar"):  # the batched sources, asked once for the whole batch
         if name not in order or name not in sources:
             continue
-        dois, owners = [], {}
-        for paper in found.values():
-            ident = doi_of(paper.doi)
-            if ident is not None:
-                dois.append(ident)
-                owners[ident.key] = paper.identifier.key
+        owners = {ident.key: paper.identifier.key for paper in found.values() if (ident := id_of(paper.doi)) is not None}
+        dois = [Identifier.from_key(key) for key in owners]
 
         def failed(key: str, exc: PaperfetchError, name: str = name, owners: dict[str, str] = owners) -> None:
             if key in owners:
@@ -115,7 +110,7 @@ def plan(paper: Paper, outlook: Outlook, means: Means) -> tuple[list[tuple[str, 
     errors: list[str] = []
     while True:
         while not paper.actions and paper.sources_left:
-            paper = expand(replace(paper, sources_left=paper.sources_left[1:]), paper.sources_left[0], outlook)
+            paper = expand(paper, outlook)
         if not paper.actions:  # candidates refused before any request, and failed batched lookups, are listed too
             refused = [f"{f.source} {f.url}: {f.message}" for f in paper.failures if f.status is Status.REFUSED_URL]
             held = [f"{f.source}: {f.message}" for f in paper.failures if f.held_lookup]

@@ -52,14 +52,10 @@ def row_identifiers(df: pd.DataFrame, columns: Sequence[str]) -> list[object]:
     """Each row's first identifier among *columns* (a PMID as ``PMID:…``), or None for a row with none."""
     chosen: list[object] = []
     for values in df[list(columns)].itertuples(index=False, name=None):
-        found: object = None
-        for name, value in zip(columns, values):
-            if is_missing(value) or not str(value).strip():
-                continue
-            text = str(value).strip()
-            found = f"PMID:{text}" if name.lower() == "pmid" and text.isdigit() else value
-            break
-        chosen.append(found)
+        given = [(name, value) for name, value in zip(columns, values) if not is_missing(value) and str(value).strip()]
+        name, value = given[0] if given else ("", None)
+        text = str(value).strip()
+        chosen.append(f"PMID:{text}" if name.lower() == "pmid" and text.isdigit() else value)
     return chosen
 
 
@@ -84,9 +80,8 @@ def stopped_row(row: dict[str, Any]) -> dict[str, Any]:
 def keep_describing_status(row: dict[str, Any], prior: LedgerEntry | None) -> dict[str, Any]:
     """A row a host's hold or suppression decided keeps the paper's earlier status and that status's
     reason (a row's reason is always its status's); this run's block and both runs are in ``error``."""
-    if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES:
-        return row
-    if prior.status in FINISHED_WELL_STATUSES:  # its file is gone: this run's answer is the news
+    # an earlier block, or an earlier file now gone: this run's answer is the news
+    if prior is None or row.get("status") not in BLOCKED_STATUSES or prior.status in BLOCKED_STATUSES | FINISHED_WELL_STATUSES:
         return row
     kept = dict(row)
     kept.update(status=prior.status, source=prior.source, url=prior.url, http_status=prior.http_status)

@@ -13,12 +13,12 @@ from urllib.parse import urlencode
 
 from paperfetch.errors import DownloadTooLarge, NotFoundError, PaperfetchError
 from paperfetch.flow.act import Means, answer_cap, destination
-from paperfetch.flow.decide import lookups
+from paperfetch.flow.decide import id_of, lookup_identifier, lookups
 from paperfetch.fulltext.base import FullTextError
 from paperfetch.fulltext.endpoints import TEXT_KEY_PREFIX, EuropePMCFullTextSource, JatsAnswer, PMCEfetchSource
 from paperfetch.http import context as call_context
 from paperfetch.http.files import file_digest
-from paperfetch.ids import Identifier, IdType, safe_parse
+from paperfetch.ids import Identifier, IdType
 from paperfetch.outcomes import Status, status_for
 from paperfetch.paper import Copy, Failure, Lookup, Outcome, Paper
 from paperfetch.parts import part_file
@@ -50,15 +50,13 @@ def _url(source: Source, ident: Identifier) -> str:
 def jats_copies(paper: Paper, sources: Mapping[str, Source], records: Sequence[Record], is_oa: bool) -> tuple[Copy, ...]:
     """The paper's JATS copies in the order they are tried: ``fullTextXML`` and ``efetch`` (open access in Europe
     PMC), then the JATS links the records give."""
-    pmcid = safe_parse(paper.pmcid, IdType.PMCID) if paper.pmcid else None
+    pmcid = id_of(paper.pmcid, IdType.PMCID)
     copies: list[Copy] = []
-    if pmcid is not None and pmcid.type is IdType.PMCID:
-        if is_oa and (epmc := sources.get("europepmc")) is not None:
-            source = EuropePMCFullTextSource(base_url=epmc.base_url, identification=epmc.identification)
+    for name, kind in (("europepmc", EuropePMCFullTextSource), ("ncbi_eutils", PMCEfetchSource)):
+        # efetch here for open access only: the others were asked in batches
+        if pmcid is not None and is_oa and (given := sources.get(name)) is not None:
+            source = kind(base_url=given.base_url, identification=given.identification)
             copies.append(Copy(_url(source, pmcid), source.name, kind="jats"))
-        if is_oa and (eutils := sources.get("ncbi_eutils")) is not None:  # the others were asked in batches
-            efetch = PMCEfetchSource(base_url=eutils.base_url, identification=eutils.identification)
-            copies.append(Copy(_url(efetch, pmcid), efetch.name, kind="jats"))
     for record in records:
         links = [(c.url, c.source) for c in record.candidates if c.kind == "jats"]
         if record.jats_url:
@@ -70,12 +68,7 @@ def jats_copies(paper: Paper, sources: Mapping[str, Source], records: Sequence[R
 def _identifier(paper: Paper, source: Source | None) -> Identifier | None:
     if source is None:
         return None
-    for value, hint in ((paper.identifier.value, paper.identifier.type), (paper.doi, IdType.DOI),
-                        (paper.pmcid, IdType.PMCID), (paper.pmid, IdType.PMID)):
-        ident = safe_parse(value, hint) if value else None
-        if ident is not None and ident.type in source.accepts:
-            return ident
-    return None
+    return paper.identifier if paper.identifier.type in source.accepts else lookup_identifier(paper, source)
 
 
 def with_text_copies(papers: Sequence[Paper], means: Means, ask: Ask) -> list[Paper]:
@@ -104,11 +97,6 @@ def with_text_copies(papers: Sequence[Paper], means: Means, ask: Ask) -> list[Pa
     return out
 
 
-def _pmcid(paper: Paper) -> Identifier | None:
-    ident = safe_parse(paper.pmcid, IdType.PMCID) if paper.pmcid else None
-    return ident if ident is not None and ident.type is IdType.PMCID else None
-
-
 def _efetched(papers: list[Paper], oa: Sequence[bool], means: Means) -> list[Paper]:
     """PMC ``efetch`` in batches of distinct PMCIDs for the papers Europe PMC has no open-access text of: an
     article with body text is written by the flow's atomic writer and ends its paper ``downloaded``; a paper
@@ -119,11 +107,10 @@ def _efetched(papers: list[Paper], oa: Sequence[bool], means: Means) -> list[Pap
     efetch = PMCEfetchSource(base_url=eutils.base_url, identification=eutils.identification)
     wanted: dict[str, list[int]] = {}
     for i, (paper, is_oa) in enumerate(zip(papers, oa)):
-        if (pmcid := _pmcid(paper)) is not None and not is_oa:
+        if (pmcid := id_of(paper.pmcid, IdType.PMCID)) is not None and not is_oa:
             wanted.setdefault(pmcid.key, []).append(i)
-    idents = [Identifier.from_key(key) for key in wanted]
-    for batch in batched(idents, efetch.batch_size):
-        found, failed = _efetch(efetch, tuple(batch), means)
+    for batch in batched([Identifier.from_key(key) for key in wanted], efetch.batch_size):
+        found, failed = _efetch(efetch, batch, means)
         for key, (answer, url) in found.items():
             for i in wanted[key]:
                 papers[i] = _kept(papers[i], answer, url, means)
@@ -185,7 +172,7 @@ def _kept(paper: Paper, answer: JatsAnswer, url: str, means: Means) -> Paper:
 def _pmc_lookup(paper: Paper, sources: Mapping[str, Source]) -> tuple[Lookup, ...]:
     """The PMC Cloud Service's lookup of a paper with a PMCID (its record's JATS link is a copy of its own)."""
     pmc = sources.get("pmc")
-    ident = safe_parse(paper.pmcid, IdType.PMCID) if paper.pmcid else None
+    ident = id_of(paper.pmcid, IdType.PMCID)
     if pmc is None or ident is None or ident.type not in pmc.accepts or "pmc" in paper.sources_left:
         return ()
     return lookups("pmc", pmc, ident)

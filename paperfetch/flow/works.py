@@ -29,10 +29,7 @@ def batch_works(papers: Sequence[tuple[int, Paper]]) -> dict[str, int]:
     dois = [(str(paper.doi).strip().lower(), position) for position, paper in papers if paper.doi]
     if {is_biorxiv_doi(doi) for doi, _ in dois} != {True, False}:
         return {}
-    works: dict[str, int] = {}
-    for doi, position in dois:
-        works.setdefault(doi, position)
-    return works
+    return dict(reversed(dois))  # a work given twice: its first input's position is written last
 
 
 def work_key(paper: Paper) -> str:

@@ -49,9 +49,7 @@ class ArxivSource(Source):
     def feed_pdf(self, href: str | None) -> str | None:
         """A feed's PDF link on arxiv.org as ``https://arxiv.org/pdf/{id}{version}`` (on the override host if any)."""
         match = _FEED_PDF.match(href or "")
-        if match is None:
-            return href
-        return f"{self.service_url(self.pdf_base_url)}{match.group('path')}"
+        return href if match is None else f"{self.service_url(self.pdf_base_url)}{match.group('path')}"
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
         wanted = {arxiv_id(i).lower(): i for i in spec.ids}  # type: ignore[union-attr]

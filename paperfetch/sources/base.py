@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from urllib.parse import quote, urlsplit
 
 import requests
@@ -21,9 +21,11 @@ from paperfetch.sources.schema import TEXT
 if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
     from paperfetch.ids import Identifier, IdType
 
-__all__ = ["Candidate", "Fetcher", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "quote_path"]
+__all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "quote_path"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,9 @@ class Update:
     source: str | None = None  #: who says so: ``retraction-watch``, ``publisher``, ``pubmed``, ``europepmc``
 
 
-@dataclass
-class Record:
-    """What one service learned about one work."""
+@dataclass(frozen=True, kw_only=True)
+class Metadata:
+    """The metadata of a work a service may give (a :class:`Record`'s) and a paper gathers (its outcome row's)."""
 
     doi: str | None = None
     pmid: str | None = None
@@ -61,10 +63,18 @@ class Record:
     journal: str | None = None
     oa_status: str | None = None
     license: str | None = None
-    is_oa: bool | None = None
     #: the PMC Cloud Service's article version (an int) and whether it is an author manuscript
     pmc_version: int | None = None
     is_manuscript: bool | None = None
+    #: the authors in order, typed (:mod:`paperfetch.names`: ``{"family", "given"}`` or ``{"literal"}``)
+    authors: list[dict[str, str]] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record(Metadata):
+    """What one service learned about one work."""
+
+    is_oa: bool | None = None
     candidates: list[Candidate] = field(default_factory=list)
     #: earliest date a location became open (Unpaywall's 2025 ``oa_date``), ``YYYY-MM-DD``
     oa_date: str | None = None
@@ -73,8 +83,6 @@ class Record:
     #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``, Crossref ``is-preprint-of``,
     #: arXiv ``arxiv:doi``): the outcome's ``preprint_of``
     published_doi: str | None = None
-    #: the authors in order, typed (:mod:`paperfetch.names`: ``{"family", "given"}`` or ``{"literal"}``)
-    authors: list[dict[str, str]] | None = None
     #: the work is retracted (OpenAlex ``is_retracted``, a retraction among the updates); None: not said
     retracted: bool | None = None
     #: the notices about the work (Crossref ``updated-by``, PubMed/Europe PMC comment-correction links)
@@ -211,9 +219,8 @@ class Source:
         except RecursionError:
             raise MalformedResponse(f"{self.name}: the answer is nested too deeply to read") from None
         except Exception as exc:  # noqa: BLE001 - a parser bug or an answer of a shape nobody foresaw
-            text = str(exc)
             raise MalformedResponse(
-                f"{self.name}: the answer could not be read ({type(exc).__name__}: {text[:200]})"
+                f"{self.name}: the answer could not be read ({type(exc).__name__}: {str(exc)[:200]})"
             ) from None
 
     def classify(self, response: requests.Response) -> Outcome:
@@ -226,18 +233,18 @@ class Source:
 
     def lookup(self, http: Fetcher, ids: Sequence[Identifier]) -> dict[str, Record]:
         """Send every request through *http* and merge the parsed records; ABSENT means no record."""
-        records: dict[str, Record] = {}
-        for spec in self.requests_for(ids):
-            records.update(self.lookup_spec(http, spec))
-        return records
+        return {key: record for spec in self.requests_for(ids) for key, record in self.lookup_spec(http, spec).items()}
+
+    def send(self, http: Fetcher, spec: RequestSpec) -> requests.Response:
+        """Send one request of a lookup through *http*."""
+        url, params = self.url_for(spec)
+        return http.fetch(url, classify=self.classify, params=params, **self.send_options(spec), **self.fetch_options(http))
 
     def lookup_spec(self, http: Fetcher, spec: RequestSpec) -> dict[str, Record]:
         """One request of :meth:`lookup`: its records, or none when the service has no record."""
         while True:
-            url, params = self.url_for(spec)
             try:
-                response = http.fetch(url, classify=self.classify, params=params, **self.send_options(spec),
-                                      **self.fetch_options(http))
+                response = self.send(http, spec)
             except NotFoundError:
                 logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
                 return {}
@@ -248,20 +255,18 @@ class Source:
 
     def accepted(self, ids: Iterable[Identifier]) -> list[Identifier]:
         """The ids this source can look up, in order, without duplicates."""
-        seen: set[str] = set()
-        kept = []
+        kept: dict[str, Identifier] = {}
         for ident in ids:
-            if ident.type in self.accepts and ident.key not in seen:
-                seen.add(ident.key)
-                kept.append(ident)
-        return kept
+            if ident.type in self.accepts:
+                kept.setdefault(ident.key, ident)
+        return list(kept.values())
 
     def candidate(self, url: Any, **kwargs: Any) -> Candidate | None:
         """A candidate from this source, or None when *url* is not an http(s) URL."""
-        if not isinstance(url, str):
+        # long junk is dropped; a long http(s) URL is kept, and the item (paperfetch.urlcheck) says why it was refused
+        if not isinstance(url, str) or (len(url) > defaults.MAX_CANDIDATE_URL_CHARS
+                                        and not url.lstrip()[:8].lower().startswith(("http://", "https://"))):
             return None
-        if len(url) > defaults.MAX_CANDIDATE_URL_CHARS and not url.lstrip()[:8].lower().startswith(("http://", "https://")):
-            return None  # long junk; a long http(s) URL is kept, and the item (paperfetch.urlcheck) says why it was refused
         url = url.strip()
         try:
             url.encode("utf-8")
@@ -295,20 +300,18 @@ def _origin(url: str, env_var: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def batched(items: Sequence[Identifier], size: int) -> Iterator[tuple[Identifier, ...]]:
+def batched(items: Sequence[T], size: int) -> Iterator[tuple[T, ...]]:
     for start in range(0, len(items), size):
         yield tuple(items[start : start + size])
 
 
 def dedupe(candidates: Iterable[Candidate | None]) -> list[Candidate]:
     """Drop Nones and repeated URLs, keeping the first (best-ranked) occurrence."""
-    seen: set[str] = set()
-    kept = []
+    kept: dict[str, Candidate] = {}
     for cand in candidates:
-        if cand is not None and cand.url not in seen:
-            seen.add(cand.url)
-            kept.append(cand)
-    return kept
+        if cand is not None:
+            kept.setdefault(cand.url, cand)
+    return list(kept.values())
 
 
 def quote_path(value: str) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Candidate, Fetcher, Record, RequestSpec, Source, quote_path
+from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, dedupe, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, at, load_json, top_object
 
 __all__ = ["BIORXIV_DOI_PREFIXES", "BiorxivSource", "SERVERS", "biorxiv_license", "is_biorxiv_doi"]
@@ -68,12 +68,10 @@ class BiorxivSource(Source):
         licence = biorxiv_license(at(latest, "license", kind=TEXT))
         published = at(latest, "published", kind=TEXT)
         version = _version_number(latest)
-        candidates: list[Candidate] = []
         pdf_base = self.pdf_base_urls.get(server)
-        if pdf_base and version > 0:
-            cand = self.candidate(f"{self.service_url(pdf_base)}/content/{ident.value}v{version}.full.pdf", kind="pdf",
-                                  version="submittedVersion", license=licence, host_type="repository")
-            candidates = [cand] if cand else []
+        pdf = f"{self.service_url(pdf_base)}/content/{ident.value}v{version}.full.pdf" if pdf_base and version > 0 else None
+        candidates = dedupe([self.candidate(pdf, kind="pdf", version="submittedVersion", license=licence,
+                                            host_type="repository")])
         date = at(latest, "date", kind=TEXT) or ""
         return {ident.key: Record(
             doi=ident.value.lower(),

@@ -25,18 +25,15 @@ class CrossrefSource(Source):
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     accepts = frozenset({IdType.DOI})
 
-    #: Requests in flight (``x-concurrency-limit`` since 2025-12-01): public pool 1, polite pool 3; a header applies under it.
-    public_concurrency = 1
-    polite_concurrency = 3
-
     @classmethod
     def interval_for(cls, identification: Identification) -> float:
         return 0.1 if identification.email else cls.min_interval_s
 
     @classmethod
     def concurrency_for(cls, identification: Identification) -> int:
-        """Crossref's pool cap on requests in flight: 3 with an e-mail (the polite pool), 1 without."""
-        return cls.polite_concurrency if identification.email else cls.public_concurrency
+        """Crossref's pool cap on requests in flight (``x-concurrency-limit`` since 2025-12-01): 3 with an e-mail
+        (the polite pool), 1 without; a header applies under it."""
+        return 3 if identification.email else 1
 
     @classmethod
     def pools_for(cls, identification: Identification) -> dict[str, tuple[str, float, int]]:

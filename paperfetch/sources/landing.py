@@ -75,7 +75,7 @@ class _PdfLinkParser(HTMLParser):
     def __init__(self, ampersand_placeholder: str) -> None:
         super().__init__(convert_charrefs=False)
         self.ampersand_placeholder = ampersand_placeholder
-        self.candidates: list[tuple[int, int, str]] = []  # (priority, document order, raw URL)
+        self.candidates: list[tuple[int, str]] = []  # (priority, raw URL), in document order
         self.base_href: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -101,11 +101,9 @@ class _PdfLinkParser(HTMLParser):
             return
         for key in ("name", "property"):
             label = attributes.get(key, "").strip().lower()
-            if label == "citation_pdf_url":
-                self._add(_PRIORITY_CITATION_META, content)
-                return
             if label in PDF_META_NAMES:
-                self._add(_PRIORITY_OTHER_META, content)
+                self.candidates.append((_PRIORITY_CITATION_META if label == "citation_pdf_url" else _PRIORITY_OTHER_META,
+                                        content))
                 return
 
     def _link(self, attributes: dict[str, str]) -> None:
@@ -113,10 +111,7 @@ class _PdfLinkParser(HTMLParser):
         media_type = attributes.get("type", "").split(";")[0].strip().lower()
         href = attributes.get("href", "").strip()
         if "alternate" in rel_tokens and media_type == "application/pdf" and href:
-            self._add(_PRIORITY_ALTERNATE_LINK, href)
-
-    def _add(self, priority: int, raw_url: str) -> None:
-        self.candidates.append((priority, len(self.candidates), raw_url))
+            self.candidates.append((_PRIORITY_ALTERNATE_LINK, href))
 
 
 def _absolute_http_url(raw_url: str, base: str) -> str | None:
@@ -127,9 +122,7 @@ def _absolute_http_url(raw_url: str, base: str) -> str | None:
         parts = urlsplit(absolute)
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    return absolute
+    return absolute if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
 def find_pdf_links(html: str | bytes, base_url: str, content_type: str | None = None) -> list[str]:
@@ -144,21 +137,15 @@ def find_pdf_links(html: str | bytes, base_url: str, content_type: str | None = 
     except Exception as exc:  # noqa: BLE001 - html.parser can still trip on pathological markup; keep what it found
         logger.debug("HTML parser stopped early on %s: %s", base_url, exc)
 
-    base = base_url
-    if parser.base_href:
-        base = urljoin(base_url, parser.base_href)
-
-    links: list[str] = []
-    seen: set[str] = set()
-    for _priority, _order, raw_url in sorted(parser.candidates):
+    base = urljoin(base_url, parser.base_href) if parser.base_href else base_url
+    links: dict[str, None] = {}
+    for _priority, raw_url in sorted(parser.candidates, key=lambda candidate: candidate[0]):  # stable: page order
         absolute = _absolute_http_url(raw_url, base)
         if absolute is None:
             logger.debug("ignoring non-http(s) PDF link %r on %s", raw_url, base_url)
-            continue
-        if absolute not in seen:
-            seen.add(absolute)
-            links.append(absolute)
-    return links
+        else:
+            links.setdefault(absolute)
+    return list(links)
 
 
 def is_bot_challenge(html: str | bytes) -> bool:

@@ -23,7 +23,7 @@ from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, batche
 from paperfetch.sources.notices import pubmed_notices
 from paperfetch.sources.schema import ID, OBJECTS, TEXT, at, load_json, load_xml, top_object
 
-__all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo", "pubmed_authors"]
+__all__ = ["NCBIEutilsSource", "NCBIIdConvSource", "mask_rate_limit_echo", "pubmed_article", "pubmed_authors"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,19 +33,14 @@ class _NCBISource(Source):
 
     min_interval_s = 0.34  # 3 requests/s without an API key
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
-    batch_size = 200
 
     @classmethod
     def interval_for(cls, identification: Identification) -> float:
         return 0.1 if identification.ncbi_api_key else cls.min_interval_s  # 10 requests/s with a key
 
     def identity_params(self) -> dict[str, str]:
-        params = {"tool": self.identification.tool}
-        if self.identification.email:
-            params["email"] = self.identification.email
-        if self.identification.ncbi_api_key:
-            params["api_key"] = self.identification.ncbi_api_key
-        return params
+        given = {"email": self.identification.email, "api_key": self.identification.ncbi_api_key}
+        return {"tool": self.identification.tool, **{name: value for name, value in given.items() if value}}
 
     def classify(self, response: requests.Response) -> Outcome:
         mask_rate_limit_echo(response)
@@ -66,11 +61,8 @@ class NCBIIdConvSource(_NCBISource):
     def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
         # ids are comma-separated on the wire, so a DOI containing a comma cannot be asked for.
         accepted = [i for i in self.accepted(ids) if "," not in i.value]
-        specs = []
-        for id_type in (IdType.PMID, IdType.PMCID, IdType.DOI):
-            of_type = [i for i in accepted if i.type == id_type]
-            specs += [self.spec_for(batch) for batch in batched(of_type, self.batch_size)]
-        return specs
+        return [self.spec_for(batch) for id_type in (IdType.PMID, IdType.PMCID, IdType.DOI)  # one type per request
+                for batch in batched([i for i in accepted if i.type == id_type], self.batch_size)]
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
         return RequestSpec(
@@ -82,28 +74,16 @@ class NCBIIdConvSource(_NCBISource):
     def related_hosts(self) -> tuple[str, ...]:
         return (self.service_url(self.fallback_base_url),)
 
-    def fallback_url(self, spec: RequestSpec) -> str:
-        """The old converter's URL for *spec* (on the override host when one is given)."""
-        return self.service_url(self.fallback_base_url) + self.fallback_path
-
-    def lookup(self, http: Fetcher, ids: Sequence[Identifier]) -> dict[str, Record]:
-        """Like :meth:`Source.lookup`, asking the old URL for a batch the new one could not answer."""
-        records: dict[str, Record] = {}
-        for spec in self.requests_for(ids):
-            url, params = self.url_for(spec)
-            try:
-                try:
-                    response = http.fetch(url, classify=self.classify, params=params)
-                except (NetworkError, ServiceError) as exc:
-                    if not _worth_the_fallback(exc):
-                        raise
-                    logger.info("%s: the new converter URL failed (%s); asking the old one", self.name, type(exc).__name__)
-                    response = http.fetch(self.fallback_url(spec), classify=self.classify, params=params)
-            except NotFoundError:
-                logger.debug("%s: no record for %s", self.name, [i.key for i in spec.ids])
-                continue
-            records.update(self.read(response.content, spec))
-        return records
+    def send(self, http: Fetcher, spec: RequestSpec) -> requests.Response:
+        """Like :meth:`Source.send`, asking the old URL for a batch the new one could not answer."""
+        try:
+            return super().send(http, spec)
+        except (NetworkError, ServiceError) as exc:
+            if not _worth_the_fallback(exc):
+                raise
+            logger.info("%s: the new converter URL failed (%s); asking the old one", self.name, type(exc).__name__)
+            old = self.service_url(self.fallback_base_url) + self.fallback_path  # on the override host when one is given
+            return http.fetch(old, classify=self.classify, params=self.url_for(spec)[1])
 
     def classify(self, response: requests.Response) -> Outcome:
         mask_rate_limit_echo(response)
@@ -150,22 +130,9 @@ class NCBIEutilsSource(_NCBISource):
         wanted = {i.value: i.key for i in spec.ids}
         records = {}
         for article in load_xml(body, self.name).iter("PubmedArticle"):
-            pmid = article.findtext("MedlineCitation/PMID")
-            if pmid not in wanted:
-                continue
-            # Only the article's own ids: ReferenceList entries carry ArticleIdLists of cited works.
-            own = {el.get("IdType"): (el.text or "").strip() for el in article.findall("PubmedData/ArticleIdList/ArticleId")}
-            doi = own.get("doi") or _elocation_doi(article)
-            records[wanted[pmid]] = Record(
-                doi=doi.lower() if doi else None,
-                pmid=pmid,
-                pmcid=own.get("pmc") or None,
-                title=_text(article.find("MedlineCitation/Article/ArticleTitle")),
-                year=_pub_year(article),
-                journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
-                authors=pubmed_authors(article),
-                **pubmed_notices(article),
-            )
+            fields = pubmed_article(article)
+            if fields["pmid"] in wanted:
+                records[wanted[fields["pmid"]]] = Record(**fields, authors=pubmed_authors(article), **pubmed_notices(article))
         return records
 
 
@@ -213,6 +180,16 @@ def pubmed_authors(article: ET.Element) -> list[dict[str, str]] | None:
     ``CollectiveName`` an organisation)."""
     names = [from_pubmed(a) for a in article.findall("MedlineCitation/Article/AuthorList/Author")]
     return [n for n in names if n] or None
+
+
+def pubmed_article(article: ET.Element) -> dict[str, Any]:
+    """A PubmedArticle's PMID, its own ids (a ReferenceList's ArticleIdLists are the cited works'), title, journal
+    and year."""
+    own = {el.get("IdType"): (el.text or "").strip() for el in article.findall("PubmedData/ArticleIdList/ArticleId")}
+    doi = own.get("doi") or _elocation_doi(article)
+    return {"pmid": (article.findtext("MedlineCitation/PMID") or "").strip(), "doi": doi.lower() if doi else None,
+            "pmcid": own.get("pmc") or None, "title": _text(article.find("MedlineCitation/Article/ArticleTitle")),
+            "journal": _text(article.find("MedlineCitation/Article/Journal/Title")), "year": _pub_year(article)}
 
 
 def _elocation_doi(article: ET.Element) -> str | None:

@@ -6,7 +6,7 @@ types and comment-correction links. No request of its own: each parser reads the
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import Any, Iterable
 
 from paperfetch.sources.base import Update
 from paperfetch.sources.schema import ID, OBJECT, OBJECTS, TEXT, TEXTS, at
@@ -77,44 +77,33 @@ def crossref_versions(work: dict[str, Any]) -> dict[str, Any]:
     return {"published_doi": first_doi("is-preprint-of"), "preprint": first_doi("has-preprint")}
 
 
-def _typed(types: list[str]) -> dict[str, Any]:
+def _typed(types: Iterable[str], links: Iterable[tuple[str | None, str | None]], source: str) -> dict[str, Any]:
+    """Record fields from PubMed's or Europe PMC's publication *types* and comment-correction *links*
+    (``(type, PMID)``), as *source* gives them."""
     lowered = {t.strip().lower() for t in types}
     fields: dict[str, Any] = {}
     if lowered & _RETRACTED_TYPES:
         fields["retracted"] = True
     if lowered & _NOTICE_TYPES:
         fields["is_notice"] = True
+    updates = [Update(kind=kind, notice=f"PMID:{pmid}" if pmid else None, source=source)
+               for kind, pmid in ((_PUBMED_KINDS.get((raw or "").strip().lower()), pmid) for raw, pmid in links) if kind]
+    if updates:
+        fields["updates"] = tuple(dict.fromkeys(updates))
+        if any(u.kind in RETRACTING_KINDS for u in updates):
+            fields["retracted"] = True
     return fields
 
 
 def europepmc_notices(result: dict[str, Any]) -> dict[str, Any]:
     """A Europe PMC core record's ``pubTypeList`` and ``commentCorrectionList``, as Record fields."""
-    fields = _typed(at(result, "pubTypeList", "pubType", kind=TEXTS))
-    updates = []
-    for link in at(result, "commentCorrectionList", "commentCorrection", kind=OBJECTS):
-        kind = _PUBMED_KINDS.get((TEXT(link.get("type")) or "").strip().lower())
-        pmid = ID(link.get("id"))
-        if kind is not None:
-            updates.append(Update(kind=kind, notice=f"PMID:{pmid}" if pmid else None, source="europepmc"))
-    if updates:
-        fields["updates"] = tuple(dict.fromkeys(updates))
-        if any(u.kind in RETRACTING_KINDS for u in updates):
-            fields["retracted"] = True
-    return fields
+    links = at(result, "commentCorrectionList", "commentCorrection", kind=OBJECTS)
+    return _typed(at(result, "pubTypeList", "pubType", kind=TEXTS),
+                  [(TEXT(link.get("type")), ID(link.get("id"))) for link in links], "europepmc")
 
 
 def pubmed_notices(article: ET.Element) -> dict[str, Any]:
     """A PubmedArticle's publication types and ``CommentsCorrections`` links, as Record fields."""
     types = [(el.text or "") for el in article.findall("MedlineCitation/Article/PublicationTypeList/PublicationType")]
-    fields = _typed(types)
-    updates = []
-    for link in article.findall("MedlineCitation/CommentsCorrectionsList/CommentsCorrections"):
-        kind = _PUBMED_KINDS.get((link.get("RefType") or "").strip().lower())
-        pmid = (link.findtext("PMID") or "").strip()
-        if kind is not None:
-            updates.append(Update(kind=kind, notice=f"PMID:{pmid}" if pmid else None, source="pubmed"))
-    if updates:
-        fields["updates"] = tuple(dict.fromkeys(updates))
-        if any(u.kind in RETRACTING_KINDS for u in updates):
-            fields["retracted"] = True
-    return fields
+    links = article.findall("MedlineCitation/CommentsCorrectionsList/CommentsCorrections")
+    return _typed(types, [(link.get("RefType"), (link.findtext("PMID") or "").strip()) for link in links], "pubmed")

@@ -43,12 +43,8 @@ class OpenAlexSource(Source):
                 "(or Retriever(openalex_api_key=...)).")
 
     def identity_params(self) -> dict[str, str]:
-        params = {}
-        if self.identification.email:
-            params["mailto"] = self.identification.email
-        if self.identification.openalex_api_key:
-            params["api_key"] = self.identification.openalex_api_key
-        return params
+        given = {"mailto": self.identification.email, "api_key": self.identification.openalex_api_key}
+        return {name: value for name, value in given.items() if value}
 
     def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
         accepted = self.accepted(ids)

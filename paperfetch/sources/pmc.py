@@ -87,9 +87,7 @@ class PMCSource(Source):
         if parts.scheme in ("http", "https"):
             return text.strip()
         key = parts.path.lstrip("/")
-        if parts.scheme != "s3" or parts.netloc != self.bucket or not key:
-            return None
-        if any(segment in ("", ".", "..") for segment in key.split("/")):
+        if parts.scheme != "s3" or parts.netloc != self.bucket or any(part in ("", ".", "..") for part in key.split("/")):
             return None
         return f"{self.base_url}/{quote(key, safe='/')}"
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 import logging
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import requests
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
-from paperfetch.sources.base import RequestSpec
-from paperfetch.sources.ncbi import NCBIEutilsSource, _elocation_doi, _pub_year, _text, pubmed_authors
+from paperfetch.sources.base import Fetcher, RequestSpec
+from paperfetch.sources.ncbi import NCBIEutilsSource, _text, pubmed_article, pubmed_authors
 
 __all__ = [
-    "EFETCH_BATCH", "FormFetcher", "HIT_COLUMNS", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
+    "EFETCH_BATCH", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
     "SearchResult", "efetch_params", "esearch_params", "get_url", "parse_efetch", "parse_esearch"
 ]
 
@@ -26,7 +26,6 @@ logger = logging.getLogger("paperfetch.pubmed")
 EFETCH_BATCH = 200
 #: ESearch returns at most 10,000 ids of a result set (NCBI's documented retmax limit).
 MAX_RESULTS = 10_000
-HIT_COLUMNS: tuple[str, ...] = ("pmid", "doi", "pmcid", "title", "journal", "year", "authors", "abstract")
 
 #: Longest URL sent as a GET; longer requests go as POST (NCBI answers 414 to long URLs).
 MAX_GET_URL = 2000
@@ -66,27 +65,13 @@ def _classify(response: requests.Response) -> Outcome:
     return default_classify(response)
 
 
-class FormFetcher(Protocol):
-    """The transport as :class:`PubMedSearch` uses it: a GET with a query, or a POST with a form body."""
-
-    def fetch(
-        self,
-        url: str,
-        *,
-        classify: Any,
-        params: dict[str, str] | None = None,
-        method: str = "GET",
-        data: dict[str, str] | None = None,
-    ) -> requests.Response: ...
-
-
 class PubMedSearch:
     """ESearch + EFetch through *http* (the transport, which paces NCBI's host)."""
 
     def __init__(self, source: NCBIEutilsSource) -> None:
         self.source = source
 
-    def _get(self, http: FormFetcher, path: str, params: dict[str, str]) -> bytes:
+    def _get(self, http: Fetcher, path: str, params: dict[str, str]) -> bytes:
         url, query = self.source.url_for(RequestSpec(path=path, params=params, ids=()))
         try:
             if len(get_url(url, query)) > MAX_GET_URL:  # an id list too long for a URL: a form body instead
@@ -101,7 +86,7 @@ class PubMedSearch:
                 ) from exc
             raise
 
-    def esearch(self, http: FormFetcher, query: str, *, max_results: int = defaults.SEARCH_MAX_RESULTS,
+    def esearch(self, http: Fetcher, query: str, *, max_results: int = defaults.SEARCH_MAX_RESULTS,
                 mindate: str | None = None, maxdate: str | None = None) -> SearchResult:
         if not isinstance(query, str) or not query.strip():
             raise ConfigurationError("a PubMed search needs a non-empty query, e.g. 'crispr AND 2020[pdat]'")
@@ -111,7 +96,7 @@ class PubMedSearch:
         del result.pmids[max_results:]  # a server (or a proxy) that ignores retmax sends more: at most max_results
         return result
 
-    def efetch(self, http: FormFetcher, result: SearchResult) -> list[PubMedHit]:
+    def efetch(self, http: Fetcher, result: SearchResult) -> list[PubMedHit]:
         """Every record of *result*, in its PMID order; PMIDs EFetch did not return keep a bare hit."""
         found: dict[str, PubMedHit] = {}
         for start in range(0, len(result.pmids), EFETCH_BATCH):
@@ -119,7 +104,7 @@ class PubMedSearch:
                 found.setdefault(hit.pmid, hit)
         return [found.get(pmid) or PubMedHit(pmid=pmid) for pmid in result.pmids]
 
-    def search(self, http: FormFetcher, query: str, **kwargs: Any) -> list[PubMedHit]:
+    def search(self, http: Fetcher, query: str, **kwargs: Any) -> list[PubMedHit]:
         result = self.esearch(http, query, **kwargs)
         for message in result.messages:
             logger.info("PubMed: %s", message)
@@ -173,18 +158,10 @@ def parse_esearch(body: bytes) -> SearchResult:
 def parse_efetch(body: bytes) -> list[PubMedHit]:
     hits = []
     for article in ET.fromstring(body).iter("PubmedArticle"):
-        pmid = (article.findtext("MedlineCitation/PMID") or "").strip()
-        if not pmid:
-            continue
-        own = {el.get("IdType"): (el.text or "").strip() for el in article.findall("PubmedData/ArticleIdList/ArticleId")}
-        doi = own.get("doi") or _elocation_doi(article)
-        hits.append(PubMedHit(
-            pmid=pmid, doi=doi.lower() if doi else None, pmcid=own.get("pmc") or None,
-            title=_text(article.find("MedlineCitation/Article/ArticleTitle")),
-            journal=_text(article.find("MedlineCitation/Article/Journal/Title")),
-            year=_pub_year(article), authors=_authors(article), abstract=_abstract(article),
-            names=pubmed_authors(article),
-        ))
+        fields = pubmed_article(article)
+        if fields["pmid"]:
+            hits.append(PubMedHit(**fields, authors=_authors(article), abstract=_abstract(article),
+                                  names=pubmed_authors(article)))
     return hits
 
 

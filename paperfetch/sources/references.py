@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable
 
 from paperfetch.errors import ConfigurationError, NotFoundError
 from paperfetch.ids import Identifier, IdType
 from paperfetch.names import from_openalex, parse_name
-from paperfetch.sources.base import Fetcher, RequestSpec, Source, quote_path
+from paperfetch.sources.base import Fetcher, Metadata, RequestSpec, Source, batched, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, TEXTS, YEAR, at, load_json, top_object
 
 __all__ = [
-    "EUROPEPMC_PAGE_SIZE", "LINK_COLUMNS", "Link", "LinkFinder", "OPENALEX_IDS_PER_REQUEST",
-    "europepmc_citations_path", "europepmc_page_params", "merge_links", "openalex_work_path", "page_params"
+    "EUROPEPMC_PAGE_SIZE", "Link", "LinkFinder", "OPENALEX_IDS_PER_REQUEST",
+    "europepmc_citations_path", "merge_links", "openalex_work_path", "page_params"
 ]
 
 logger = logging.getLogger("paperfetch.references")
@@ -26,20 +26,15 @@ PER_PAGE = "200"
 MAX_PAGES = 50
 #: Europe PMC's largest page of citations.
 EUROPEPMC_PAGE_SIZE = 1000
-LINK_COLUMNS: tuple[str, ...] = ("doi", "pmid", "openalex_id", "title", "year", "source_of_link", "journal", "authors")
 
 
-@dataclass
-class Link:
-    doi: str | None = None
-    pmid: str | None = None
+@dataclass(frozen=True, kw_only=True)
+class Link(Metadata):
+    """A work one work cites or is cited by: its metadata, ids and the services that named it."""
+
     openalex_id: str | None = None
-    title: str | None = None
-    year: int | None = None
     sources: tuple[str, ...] = ()
     other_id: str | None = None  #: a service's own id when there is no DOI, PMID or OpenAlex id ("PPR:PPR123")
-    journal: str | None = None
-    authors: list[dict[str, str]] | None = None  #: typed, as :mod:`paperfetch.names` gives them
 
     def keys(self) -> list[str]:
         """What identifies this work, strongest first: two links sharing any key are one work."""
@@ -92,8 +87,9 @@ class LinkFinder:
         links: list[Link] = []
         path = europepmc_citations_path(pmid)
         for page in range(1, MAX_PAGES + 1):
+            params = {"format": "json", "page": str(page), "pageSize": str(EUROPEPMC_PAGE_SIZE)}
             try:
-                data = self._get_json(http, self.europepmc, path, europepmc_page_params(page))
+                data = self._get_json(http, self.europepmc, path, params)
             except NotFoundError:
                 return links
             rows = (data.get("citationList") or {}).get("citation") or []
@@ -122,11 +118,8 @@ class LinkFinder:
             return None
 
     def _openalex_by_ids(self, http: Fetcher, ids: list[str]) -> list[Link]:
-        links = []
-        for start in range(0, len(ids), OPENALEX_IDS_PER_REQUEST):
-            batch = ids[start : start + OPENALEX_IDS_PER_REQUEST]
-            links += self._openalex_pages(http, {"filter": "openalex:" + "|".join(batch)})
-        return links
+        return [link for batch in batched(ids, OPENALEX_IDS_PER_REQUEST)
+                for link in self._openalex_pages(http, {"filter": "openalex:" + "|".join(batch)})]
 
     def _openalex_pages(self, http: Fetcher, params: dict[str, str]) -> list[Link]:
         links: list[Link] = []
@@ -173,9 +166,9 @@ def europepmc_citations_path(pmid: str) -> str:
     return f"/europepmc/webservices/rest/MED/{quote_path(pmid)}/citations"
 
 
-def europepmc_page_params(page: int) -> dict[str, str]:
-    """One page of Europe PMC's citations (1-based)."""
-    return {"format": "json", "page": str(page), "pageSize": str(EUROPEPMC_PAGE_SIZE)}
+def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
+    """One page of an OpenAlex list query."""
+    return {**params, "per_page": PER_PAGE, "cursor": cursor}
 
 
 def _europepmc_link(citation: dict[str, Any]) -> Link:
@@ -189,27 +182,21 @@ def _europepmc_link(citation: dict[str, Any]) -> Link:
                 journal=at(citation, "journalAbbreviation", kind=TEXT), authors=[n for n in names if n] or None)
 
 
-def page_params(params: dict[str, str], cursor: str) -> dict[str, str]:
-    """One page of an OpenAlex list query."""
-    return {**params, "per_page": PER_PAGE, "cursor": cursor}
-
-
 def merge_links(links: Iterable[Link]) -> list[Link]:
     """One link per work (a shared DOI, PMID or OpenAlex id), first occurrence's order, fields and sources merged."""
     merged: list[Link] = []
-    index: dict[str, Link] = {}
+    index: dict[str, int] = {}  # a key -> the position in merged of the link it names
     for link in links:
-        kept = next((index[k] for k in link.keys() if k in index), None)
-        if kept is None:
-            kept = Link(**{**link.__dict__})
-            merged.append(kept)
+        position = next((index[k] for k in link.keys() if k in index), len(merged))
+        if position == len(merged):
+            merged.append(link)
         else:
-            for name in ("doi", "pmid", "openalex_id", "title", "year", "other_id", "journal", "authors"):
-                if getattr(kept, name) is None and getattr(link, name) is not None:
-                    setattr(kept, name, getattr(link, name))
-            kept.sources = tuple(dict.fromkeys(kept.sources + link.sources))
-        for key in kept.keys():
-            index.setdefault(key, kept)
+            kept = merged[position]
+            filled = {f.name: getattr(link, f.name) for f in fields(Link)
+                      if getattr(kept, f.name) is None and getattr(link, f.name) is not None}
+            merged[position] = replace(kept, **filled, sources=tuple(dict.fromkeys(kept.sources + link.sources)))
+        for key in merged[position].keys():
+            index.setdefault(key, position)
     return merged
 
 

@@ -71,9 +71,7 @@ def OBJECTS(value: Any) -> list[dict[str, Any]]:  # noqa: N802
 
 def TEXTS(value: Any) -> list[str]:  # noqa: N802
     """The usable strings of a JSON list; not a list: ``[]``."""
-    if not isinstance(value, list):
-        return []
-    return [text for text in map(TEXT, value) if text is not None]
+    return [text for text in map(TEXT, value) if text is not None] if isinstance(value, list) else []
 
 
 def ANY(value: Any) -> Any:  # noqa: N802
@@ -119,9 +117,7 @@ def top_object(data: Any, service: str) -> dict[str, Any]:
 
 
 def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
+    return {type(None): "null", bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
         type(value), type(value).__name__
     )
 

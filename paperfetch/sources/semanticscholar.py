@@ -5,13 +5,12 @@ records in request order (``null`` if unknown), matched by position, never by DO
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from paperfetch.errors import MalformedResponse
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, batched, dedupe
+from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, dedupe
 from paperfetch.sources.schema import ID, OBJECT, TEXT, URL, YEAR, at, load_json
 
 __all__ = ["FIELDS", "SemanticScholarSource", "s2_id", "s2_license"]
@@ -37,9 +36,6 @@ class SemanticScholarSource(Source):
         key = self.identification.s2_api_key
         return {"x-api-key": key} if key else {}
 
-    def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
-        return [self.spec_for(batch) for batch in batched(self.accepted(ids), self.batch_size)]
-
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
         body = json.dumps({"ids": [s2_id(i) for i in ids]}, separators=(",", ":"))
         return RequestSpec(path="/graph/v1/paper/batch", params={"fields": FIELDS}, ids=ids, body=body)
@@ -49,11 +45,8 @@ class SemanticScholarSource(Source):
         if not isinstance(papers, list) or len(papers) != len(spec.ids):
             got = f"{len(papers)} entries" if isinstance(papers, list) else "no list"
             raise MalformedResponse(f"{self.name}: expected a list of {len(spec.ids)} entries in request order, got {got}")
-        records = {}
-        for ident, paper in zip(spec.ids, papers):
-            if isinstance(paper, dict):  # null: this id is unknown, and only this one
-                records[ident.key] = self._record(paper)
-        return records
+        # null: this id is unknown, and only this one
+        return {ident.key: self._record(paper) for ident, paper in zip(spec.ids, papers) if isinstance(paper, dict)}
 
     def _record(self, paper: dict[str, Any]) -> Record:
         ids = at(paper, "externalIds", kind=OBJECT)

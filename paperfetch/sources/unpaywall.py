@@ -30,9 +30,7 @@ UNPAYWALL_EMAIL_HELP = (
 
 def placeholder_email(email: str | None) -> bool:
     """True for an address Unpaywall refuses as a placeholder: ending in ``example.com`` or holding ``YOUR_EMAIL``."""
-    if not email:
-        return False
-    text = email.strip()
+    text = (email or "").strip()
     return text.lower().endswith("example.com") or "YOUR_EMAIL" in text.upper()
 
 
