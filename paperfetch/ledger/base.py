@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, TypeVar, runtime_checkable
 
 from paperfetch import defaults
 from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES, Status, is_final
@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("paperfetch.ledger")
+
+_L = TypeVar("_L", bound="LedgerFiles")
 
 #: Statuses whose item has a valid PDF on disk (:meth:`LedgerFiles.is_done` still checks the file).
 DONE_STATUSES = FINISHED_WELL_STATUSES
@@ -245,12 +247,55 @@ def record_outcome(
 
 
 class LedgerFiles:
-    """The file side of a ledger, whatever stores its entries; a subclass gives ``folder`` and ``get``."""
+    """What every ledger backend shares: ``record`` (the row built once), the file checks, the context manager.
+    A subclass gives ``folder``, ``get``, ``write_row`` and ``close``, and sets ``_closed``."""
 
     folder: Path
+    _closed = False
 
     def get(self, key: str) -> LedgerEntry | None:  # pragma: no cover - every subclass has its own
         raise NotImplementedError
+
+    def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:  # pragma: no cover
+        """Store *row* (:func:`record_row`) over its key's entry: attempts count up, first_seen stays, *extra* merges."""
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def record(
+        self,
+        key: str,
+        *,
+        status: str,
+        path: str | os.PathLike[str] | None = None,
+        bytes: int | None = None,  # noqa: A002 - the public name the callers use
+        sha256: str | None = None,
+        source: str | None = None,
+        url: str | None = None,
+        http_status: int | None = None,
+        error: str | None = None,
+        retryable: bool | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``): ``attempts``
+        counts up, ``first_seen`` stays, ``extra`` merges; *retryable* defaults to :func:`default_retryable`;
+        *url* and URLs in *error* are stored redacted."""
+        self.write_row(record_row(
+            key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
+            http_status=http_status, error=error, retryable=retryable, now=datetime.now(timezone.utc),
+        ), extra)
+        logger.debug("ledger: %s -> %s", key, status)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"the ledger {self!r} is closed")
+
+    def __enter__(self: _L) -> _L:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None

@@ -9,15 +9,13 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import datetime, timezone
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from paperfetch.errors import ConfigurationError
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row, merged_extra, record_row
-from paperfetch.state.sqlite_faults import fault_of, open_database
+from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row, merged_extra
+from paperfetch.state.sqlite_faults import fault_of, open_database, transaction
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
@@ -25,6 +23,8 @@ if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker c
 __all__ = ["DEFAULT_LEDGER_NAME", "SCHEMA_VERSION", "SqliteLedger"]
 
 logger = logging.getLogger("paperfetch.ledger")
+
+_T = TypeVar("_T")
 
 #: File name of the ledger inside an output folder.
 DEFAULT_LEDGER_NAME = ".paperfetch-ledger.sqlite3"
@@ -87,10 +87,8 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         yield
         return
     try:
-        try:
+        with suppress(OSError):  # flock unsupported here: SQLite's busy timeout is the only guard
             fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            pass  # flock unsupported here: SQLite's busy timeout is the only guard
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -109,10 +107,8 @@ class SqliteLedger(LedgerFiles):
         #: why the ledger is in memory or was recreated ("" when its file is fine)
         self.problem = ""
         self._in_memory = False
-        try:
+        with suppress(OSError):  # open_database says what is wrong with it
             self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            pass  # open_database says what is wrong with it
         # Set-up under a flock on the folder: processes opening one fresh ledger at once would meet "database
         # is locked" while switching to WAL. A folder lock leaves no file and never touches SQLite's locks.
         with _folder_lock(self.folder):
@@ -144,10 +140,8 @@ class SqliteLedger(LedgerFiles):
         return self.path.with_name(self.path.name + ".rebuild")
 
     def _mark_for_rebuild(self) -> None:
-        try:
+        with suppress(OSError):  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
             self._rebuild_marker.touch()
-        except OSError:  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
-            pass
 
     @classmethod
     def _memory_connection(cls, source: sqlite3.Connection | None = None) -> sqlite3.Connection:
@@ -171,17 +165,13 @@ class SqliteLedger(LedgerFiles):
         logger.warning("%s", self.problem)
         old = self._connection
         if old.in_transaction:
-            try:
+            with suppress(sqlite3.Error):
                 old.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
         self._connection = self._memory_connection(old)
         self._in_memory = True
         self._mark_for_rebuild()
-        try:
+        with suppress(sqlite3.Error):
             old.close()
-        except sqlite3.Error:
-            pass
 
     @classmethod
     def in_folder(cls, out_dir: str | os.PathLike[str], name: str = DEFAULT_LEDGER_NAME) -> SqliteLedger:
@@ -201,20 +191,13 @@ class SqliteLedger(LedgerFiles):
                 f"(schema {version}, this version understands {SCHEMA_VERSION}); upgrade paperfetch or use another output folder"
             )
         if version < SCHEMA_VERSION:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(connection):
                 if connection.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
-                    connection.execute("COMMIT")  # another process set it up first: nothing to do
-                    return
+                    return  # another process set it up first: nothing to do
                 # Statement by statement: executescript() would COMMIT our transaction.
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
 
     def close(self) -> None:
         """Close the connection; further calls fail. Closing twice is harmless."""
@@ -226,96 +209,41 @@ class SqliteLedger(LedgerFiles):
                     self._rebuild_marker.unlink(missing_ok=True)
                 logger.debug("closed ledger %s", self.path)
 
-    def __enter__(self) -> SqliteLedger:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"SqliteLedger({str(self.path)!r})"
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError(f"the ledger {self.path} is closed")
-
-    def record(
-        self,
-        key: str,
-        *,
-        status: str,
-        path: str | os.PathLike[str] | None = None,
-        bytes: int | None = None,  # noqa: A002 - the public name the callers use
-        sha256: str | None = None,
-        source: str | None = None,
-        url: str | None = None,
-        http_status: int | None = None,
-        error: str | None = None,
-        retryable: bool | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``): ``attempts``
-        counts up, ``first_seen`` stays, ``extra`` merges; *retryable* defaults to :func:`default_retryable`;
-        *url* and URLs in *error* are stored redacted."""
-        row = record_row(
-            key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
-            http_status=http_status, error=error, retryable=retryable, now=datetime.now(timezone.utc),
-        )
-        row["retryable"] = int(row["retryable"])
+    def _run(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """*work* on the connection, under the lock; a failing file turns into a ledger in memory, asked again."""
         with self._lock:
             self._check_open()
             try:
-                self._upsert(key, row, extra)
+                return work(self._connection)
             except sqlite3.Error as exc:
                 if self._in_memory:
                     raise
-                self._to_memory("record", exc)
-                self._upsert(key, row, extra)
-        logger.debug("ledger: %s -> %s", key, status)
+                self._to_memory(operation, exc)
+                return work(self._connection)
 
-    def _upsert(self, key: str, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
-        connection = self._connection
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            merged: dict[str, Any] = {}
-            if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
-                previous = connection.execute("SELECT extra FROM outcomes WHERE key = ?", (key,)).fetchone()
-                merged = merged_extra(json.loads(previous["extra"]) if previous is not None and previous["extra"]
-                                      else None, extra)
-            row["extra"] = json.dumps(merged, ensure_ascii=False, default=str) if merged else None
-            connection.execute(_UPSERT, tuple(row[column] for column in _COLUMNS))
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                try:
-                    connection.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-            raise
+    def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
+        def upsert(connection: sqlite3.Connection) -> None:
+            with transaction(connection):
+                merged: dict[str, Any] = {}
+                if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
+                    previous = connection.execute("SELECT extra FROM outcomes WHERE key = ?", (row["key"],)).fetchone()
+                    merged = merged_extra(json.loads(previous["extra"]) if previous is not None and previous["extra"]
+                                          else None, extra)
+                stored = dict(row, extra=json.dumps(merged, ensure_ascii=False, default=str) if merged else None)
+                connection.execute(_UPSERT, tuple(stored[column] for column in _COLUMNS))
+
+        self._run("record", upsert)
 
     def _fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            self._check_open()
-            try:
-                return self._connection.execute(sql, parameters).fetchall()
-            except sqlite3.Error as exc:
-                if self._in_memory:
-                    raise
-                self._to_memory("a read", exc)
-                return self._connection.execute(sql, parameters).fetchall()
+        return self._run("a read", lambda connection: connection.execute(sql, parameters).fetchall())
 
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes WHERE key = ?", (key,))
         return entry_from_row(dict(rows[0])) if rows else None
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(self._fetch("SELECT 1 FROM outcomes WHERE key = ?", (key,)))
 
     def __len__(self) -> int:
         return int(self._fetch("SELECT COUNT(*) FROM outcomes")[0][0])

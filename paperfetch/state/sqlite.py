@@ -7,6 +7,7 @@ import logging
 import os
 import sqlite3
 import threading
+from contextlib import suppress
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
@@ -24,7 +25,7 @@ from paperfetch.state.base import (
     window_span,
 )
 from paperfetch.state.memory import MemoryStore
-from paperfetch.state.sqlite_faults import fault_of, open_database
+from paperfetch.state.sqlite_faults import fault_of, open_database, transaction
 
 __all__ = ["DEFAULT_STATE_FILE", "SqliteStore", "default_state_path"]
 
@@ -74,15 +75,9 @@ class SqliteStore(StoreBase):
     def _prepare(db: sqlite3.Connection) -> None:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(db):
             for statement in _SCHEMA:
                 db.execute(statement)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
 
     @property
     def in_memory(self) -> bool:
@@ -95,10 +90,8 @@ class SqliteStore(StoreBase):
         self.problem = problem
         self.name = f"memory (sqlite:{self.path} unusable for this run)"
         if self._db is not None:
-            try:
+            with suppress(sqlite3.Error):
                 self._db.close()
-            except sqlite3.Error:
-                pass
             self._db = None
 
     def _run(self, operation: str, on_file: Callable[[sqlite3.Connection], _T], on_memory: Callable[[MemoryStore], _T],
@@ -108,7 +101,10 @@ class SqliteStore(StoreBase):
                 raise RuntimeError(f"the host-state store {self.name} is closed")
             if self._db is not None:
                 try:
-                    return self._transaction(self._db, on_file) if write else on_file(self._db)
+                    if not write:
+                        return on_file(self._db)
+                    with transaction(self._db):
+                        return on_file(self._db)
                 except sqlite3.Error as exc:
                     fault = fault_of(exc)
                     problem = (f"the host-state file {self.path} failed during {operation} "
@@ -117,21 +113,6 @@ class SqliteStore(StoreBase):
                     self._use_memory(problem)
             assert self._memory is not None
             return on_memory(self._memory)
-
-    @staticmethod
-    def _transaction(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        db.execute("BEGIN IMMEDIATE")  # the write lock now, so read-modify-write is atomic across processes
-        try:
-            result = work(db)
-            db.execute("COMMIT")
-            return result
-        except BaseException:
-            if db.in_transaction:
-                try:
-                    db.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-            raise
 
     @staticmethod
     def _slot_state(db: sqlite3.Connection, host: str) -> tuple[float, str, float]:

@@ -11,6 +11,8 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
@@ -19,7 +21,7 @@ from typing import Callable
 
 from paperfetch.config import lock_timeout_s
 
-__all__ = ["FileFault", "Opened", "fault_of", "lock_holders", "move_aside", "open_database"]
+__all__ = ["FileFault", "Opened", "fault_of", "lock_holders", "move_aside", "open_database", "transaction"]
 
 logger = logging.getLogger("paperfetch.state")
 
@@ -147,6 +149,21 @@ def lock_holders(path: Path) -> list[int]:
     return sorted(holders)
 
 
+@contextmanager
+def transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``: the write lock first, so a read-modify-write is atomic across processes;
+    rolled back on any error (a failing rollback gives way to the error that caused it)."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            with suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+        raise
+
+
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
@@ -173,34 +190,26 @@ def open_database(
         first = exc
     if fault is FileFault.DAMAGED and _disk_full(path):
         fault = FileFault.FULL  # SQLite says "disk I/O error" when it cannot make its -shm file: not a damage
+    connection, moved = None, None
     if fault is FileFault.LOCKED:
         holders = lock_holders(path)
         who = (f"held by pid {', '.join(map(str, holders))} (from /proc/locks)" if holders
                else "SQLite does not tell which process holds it")
         problem = (f"{what} {path} is locked by another process (waited {timeout_s:g} s, the lock timeout: "
                    f"PAPERFETCH_LOCK_TIMEOUT_S; {who}); {fallback} for this run")
-        logger.warning("%s", problem)
         with _RECENT_LOCK:
             _RECENTLY_LOCKED[path] = (time.monotonic(), problem)
-        return Opened(None, problem=problem)
-    if fault is FileFault.FULL:
+    elif fault is FileFault.FULL:
         problem = f"{what} {path} cannot be written: the disk is full ({_reason(first)}); {fallback} for this run"
-        logger.warning("%s", problem)
-        return Opened(None, problem=problem)
-    try:
-        moved = move_aside(path)
-    except OSError as move_error:
-        problem = (f"{what} {path} is unusable ({_reason(first)}) and cannot be moved aside "
-                   f"({_reason(move_error)}); {fallback} for this run")
-        logger.warning("%s", problem)
-        return Opened(None, problem=problem)
-    try:
-        connection = _connect(path, timeout_s, prepare)
-    except (sqlite3.Error, OSError) as again:
-        problem = (f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}, but a new one "
-                   f"cannot be made ({_reason(again)}); {fallback} for this run")
-        logger.warning("%s", problem)
-        return Opened(None, moved_to=moved, problem=problem)
-    problem = f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}; a new one is in its place"
+    else:
+        try:
+            moved = move_aside(path)
+            connection = _connect(path, timeout_s, prepare)
+            problem = f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}; a new one is in its place"
+        except (sqlite3.Error, OSError) as again:
+            problem = (f"{what} {path} is unusable ({_reason(first)}) and cannot be moved aside ({_reason(again)}); "
+                       f"{fallback} for this run" if moved is None else
+                       f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}, but a new one "
+                       f"cannot be made ({_reason(again)}); {fallback} for this run")
     logger.warning("%s", problem)
     return Opened(connection, moved_to=moved, problem=problem)
