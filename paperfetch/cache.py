@@ -9,6 +9,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -82,8 +83,6 @@ class MetadataCache:
         self.problem = ""
         self._db: sqlite3.Connection = self._open()
         self.purge_expired()  # the file never grows beyond a week of answers
-        self.hits = 0
-        self.misses = 0
 
     def _open(self) -> sqlite3.Connection:
         if self.path is None:
@@ -121,10 +120,8 @@ class MetadataCache:
                 raise
             self.problem = f"the metadata cache {self.path} failed ({exc}); a cache in memory for the rest of this run"
             logger.warning("%s", self.problem)
-            try:
+            with suppress(sqlite3.Error):
                 self._db.close()
-            except sqlite3.Error:
-                pass
             self._db = self._in_memory()
             return self._db.execute(sql, parameters)
 
@@ -204,13 +201,11 @@ class CachedFetcher:
         key = key or cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)
         if stored is not None:
-            self.cache.hits += 1
             status, content_type, body = stored
             if status == _NOT_FOUND:
                 shown = key.split(" ", 1)[1]
                 raise NotFoundError(f"no record (cached): {shown}", url=shown, status_code=404)
             return _response(key.split(" ", 1)[1], status, content_type, body)
-        self.cache.misses += 1
         call: dict[str, Any] = dict(kwargs, params=params)
         if classify is not None:
             call["classify"] = classify
@@ -253,10 +248,7 @@ def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCa
         return api, None
     if isinstance(cache, MetadataCache):
         return CachedFetcher(api, cache), None  # the caller's: closed by the caller
-    if cache is True:
-        opened = MetadataCache(default_cache_path(folder))
-    elif isinstance(cache, (str, os.PathLike)):
-        opened = MetadataCache(cache)
-    else:
+    if cache is not True and not isinstance(cache, (str, os.PathLike)):
         raise ConfigurationError(f"cache must be True, False, a file path or a MetadataCache, not {cache!r}")
+    opened = MetadataCache(default_cache_path(folder) if cache is True else cache)
     return CachedFetcher(api, opened), opened

@@ -184,13 +184,6 @@ class RedisStore(StoreBase):
             logger.warning("%s answers again; host state is shared again", self.name)
         return result
 
-    def ping(self) -> bool:
-        """True when Redis answers (raises :class:`StoreUnavailable` otherwise, whatever the fallback)."""
-        try:
-            return bool(self._client.ping())
-        except self._redis_errors as exc:
-            raise StoreUnavailable(f"the host-state store {self.name} does not answer", store=self.name) from exc
-
     def _key(self, kind: str, host: str) -> str:
         return f"{self.namespace}{kind}:{host}"
 
@@ -232,7 +225,7 @@ class RedisStore(StoreBase):
 
     @staticmethod
     def _combine(host: str, values: "list[Any]") -> StoredFacts:
-        data: dict[str, Any] = {"host": host}
+        data: dict[str, Any] = {}
         for value in values:
             if value:
                 data.update(json.loads(value))
