@@ -14,15 +14,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, TypeVar, runtime_checkable
 
 from paperfetch import defaults
-from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES, Status, is_final
+from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, is_final
 from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
 
 __all__ = [
-    "DONE_STATUSES",
-    "FINAL_STATUSES",
     "LedgerEntry",
     "LedgerFiles",
     "RECHECKED_STATUSES",
@@ -30,21 +28,16 @@ __all__ = [
     "default_retryable",
     "entries_frame",
     "entry_from_row",
-    "merged_extra",
     "recheck_at",
     "recheck_due",
     "record_outcome",
     "record_row",
-    "redact_error",
     "sha256_of_file",
 ]
 
 logger = logging.getLogger("paperfetch.ledger")
 
 _L = TypeVar("_L", bound="LedgerFiles")
-
-#: Statuses whose item has a valid PDF on disk (:meth:`LedgerFiles.is_done` still checks the file).
-DONE_STATUSES = FINISHED_WELL_STATUSES
 
 # absences are final; all else retryable by default: networks recover, holds expire, robots.txt files change
 
@@ -84,7 +77,7 @@ def sha256_of_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def redact_error(message: str) -> str:
+def _redact_error(message: str) -> str:
     """*message* with every URL in it redacted (API keys too, not only e-mail addresses)."""
     return redact_text(_URL_IN_TEXT_RE.sub(lambda match: redact_url(match.group(0)), message))
 
@@ -138,20 +131,13 @@ def record_row(
         "source": source,
         "url": redact_url(url) if url is not None else None,
         "http_status": http_status,
-        "error": redact_error(error) if error is not None else None,
+        "error": _redact_error(error) if error is not None else None,
         "retryable": bool(default_retryable(status, http_status) if retryable is None else retryable),
         "attempts": 1,
         "first_seen": stamp,
         "updated_at": stamp,
         "extra": {},
     }
-
-
-def merged_extra(previous: Mapping[str, Any] | None, extra: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The ``extra`` a record stores: what was recorded before, updated with the new *extra*."""
-    merged: dict[str, Any] = dict(previous or {})
-    merged.update(extra or {})
-    return merged
 
 
 def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
@@ -318,10 +304,10 @@ class LedgerFiles:
         return stored if stored.is_absolute() else self.folder / stored
 
     def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
-        """The entry when *key* is downloaded and its file intact, else None: a :data:`DONE_STATUSES` status, the
+        """The entry when *key* is downloaded and its file intact, else None: a :data:`FINISHED_WELL_STATUSES` status, the
         file there, its size and SHA-256 (when recorded; size first) as recorded, and inside *out_dir* if given."""
         entry = self.get(key)
-        if entry is None or entry.status not in DONE_STATUSES:
+        if entry is None or entry.status not in FINISHED_WELL_STATUSES:
             return None
         file_path = self.absolute_path(entry)
         if file_path is None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row, merged_extra
+from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
 from paperfetch.state.redis import RedisStore, redis_failure, redis_name
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class RedisLedger(LedgerFiles):
                         pipe.watch(entry_key)
                         previous = pipe.get(entry_key)
                         old = json.loads(previous) if previous else {}
-                        stored = dict(row, extra=merged_extra(old.get("extra"), extra))
+                        stored = dict(row, extra={**old.get("extra", {}), **(extra or {})})
                         if old:
                             stored.update(attempts=int(old["attempts"]) + 1, first_seen=old["first_seen"])
                         pipe.multi()

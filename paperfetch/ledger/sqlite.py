@@ -10,11 +10,12 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from paperfetch.errors import ConfigurationError
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row, merged_extra
+from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
 from paperfetch.state.sqlite_faults import fault_of, open_database, transaction
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
@@ -52,29 +53,13 @@ CREATE TABLE IF NOT EXISTS outcomes (
 CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status);
 """
 
-_COLUMNS = (
-    "key", "status", "path", "bytes", "sha256", "source", "url", "http_status",
-    "error", "retryable", "attempts", "first_seen", "updated_at", "extra",
-)
+_COLUMNS = tuple(f.name for f in fields(LedgerEntry))
 
 # Upsert: attempts counts up, first_seen stays, extra is kept unless record() passes a merged one.
-_UPSERT = f"""
-INSERT INTO outcomes ({", ".join(_COLUMNS)})
-VALUES ({", ".join("?" for _ in _COLUMNS)})
-ON CONFLICT(key) DO UPDATE SET
-    status = excluded.status,
-    path = excluded.path,
-    bytes = excluded.bytes,
-    sha256 = excluded.sha256,
-    source = excluded.source,
-    url = excluded.url,
-    http_status = excluded.http_status,
-    error = excluded.error,
-    retryable = excluded.retryable,
-    attempts = outcomes.attempts + 1,
-    updated_at = excluded.updated_at,
-    extra = COALESCE(excluded.extra, outcomes.extra)
-"""
+_UPDATES = {column: f"excluded.{column}" for column in _COLUMNS if column not in ("key", "first_seen")}
+_UPDATES.update(attempts="outcomes.attempts + 1", extra="COALESCE(excluded.extra, outcomes.extra)")
+_UPSERT = (f"INSERT INTO outcomes ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+           f" ON CONFLICT(key) DO UPDATE SET {', '.join(f'{column} = {value}' for column, value in _UPDATES.items())}")
 
 
 
@@ -230,8 +215,7 @@ class SqliteLedger(LedgerFiles):
                 merged: dict[str, Any] = {}
                 if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
                     previous = connection.execute("SELECT extra FROM outcomes WHERE key = ?", (row["key"],)).fetchone()
-                    merged = merged_extra(json.loads(previous["extra"]) if previous is not None and previous["extra"]
-                                          else None, extra)
+                    merged = {**(json.loads(previous["extra"]) if previous is not None and previous["extra"] else {}), **extra}
                 stored = dict(row, extra=json.dumps(merged, ensure_ascii=False, default=str) if merged else None)
                 connection.execute(_UPSERT, tuple(stored[column] for column in _COLUMNS))
 
