@@ -33,27 +33,21 @@ DEFAULT_LEDGER_NAME = ".paperfetch-ledger.sqlite3"
 #: ``PRAGMA user_version`` of the schema this module writes.
 SCHEMA_VERSION = 1
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS outcomes (
-    key         TEXT PRIMARY KEY,
-    status      TEXT NOT NULL,
-    path        TEXT,
-    bytes       INTEGER,
-    sha256      TEXT,
-    source      TEXT,
-    url         TEXT,
-    http_status INTEGER,
-    error       TEXT,
-    retryable   INTEGER NOT NULL,
-    attempts    INTEGER NOT NULL,
-    first_seen  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL,
-    extra       TEXT
-);
-CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status);
-"""
-
 _COLUMNS = tuple(f.name for f in fields(LedgerEntry))
+
+
+def _column_sql(name: str, annotation: str) -> str:
+    """The column of a :class:`LedgerEntry` field: numbers and flags INTEGER, the rest (times, extra as JSON) TEXT."""
+    if name == "key":
+        return "key TEXT PRIMARY KEY"
+    sql_type = "INTEGER" if annotation.startswith(("int", "bool")) else "TEXT"
+    return f"{name} {sql_type}" if annotation.endswith("| None") or name == "extra" else f"{name} {sql_type} NOT NULL"
+
+
+_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS outcomes ({', '.join(_column_sql(f.name, str(f.type)) for f in fields(LedgerEntry))})",
+    "CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status)",
+)
 
 # Upsert: attempts counts up, first_seen stays, extra is kept unless record() passes a merged one.
 _UPDATES = {column: f"excluded.{column}" for column in _COLUMNS if column not in ("key", "first_seen")}
@@ -91,7 +85,8 @@ class SqliteLedger(LedgerFiles):
         self.recovered = False
         #: why the ledger is in memory or was recreated ("" when its file is fine)
         self.problem = ""
-        self._in_memory = False
+        #: True when this run's rows live in memory only (see ``problem``)
+        self.in_memory = False
         with suppress(OSError):  # open_database says what is wrong with it
             self.folder.mkdir(parents=True, exist_ok=True)
         # Set-up under a flock on the folder: processes opening one fresh ledger at once would meet "database
@@ -100,9 +95,7 @@ class SqliteLedger(LedgerFiles):
             opened = open_database(self.path, what="the ledger", fallback="a ledger in memory (rebuilt from the PDFs)",
                                    prepare=self._prepare)
         if opened.connection is None:
-            self._connection = self._memory_connection()
-            self._in_memory = True
-            self._mark_for_rebuild()
+            self._use_memory(None)
         else:
             self._connection = opened.connection
             self._connection.row_factory = sqlite3.Row
@@ -115,22 +108,12 @@ class SqliteLedger(LedgerFiles):
         logger.debug("opened ledger %s", self.path)
 
     @property
-    def in_memory(self) -> bool:
-        """True when this run's rows live in memory only (see ``problem``)."""
-        return self._in_memory
-
-    @property
     def _rebuild_marker(self) -> Path:
         """A file beside the ledger saying "rows were kept in memory": the next opening rebuilds them."""
         return self.path.with_name(self.path.name + ".rebuild")
 
-    def _mark_for_rebuild(self) -> None:
-        with suppress(OSError):  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
-            self._rebuild_marker.touch()
-
-    @classmethod
-    def _memory_connection(cls, source: sqlite3.Connection | None = None) -> sqlite3.Connection:
-        """A ledger in memory: a copy of *source* when it can still be read, else empty."""
+    def _use_memory(self, source: sqlite3.Connection | None) -> None:
+        """Keep this run's rows in memory, a copy of *source* when it can still be read; the file is marked for a rebuild."""
         connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         if source is not None:
             try:
@@ -138,9 +121,11 @@ class SqliteLedger(LedgerFiles):
             except sqlite3.Error:
                 connection.close()
                 connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        cls._prepare(connection)
+        self._prepare(connection)
         connection.row_factory = sqlite3.Row
-        return connection
+        self._connection, self.in_memory = connection, True
+        with suppress(OSError):  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
+            self._rebuild_marker.touch()
 
     def _to_memory(self, operation: str, exc: sqlite3.Error) -> None:
         """The file failed during *operation* (the caller holds the lock): go on in memory with what it had."""
@@ -152,9 +137,7 @@ class SqliteLedger(LedgerFiles):
         if old.in_transaction:
             with suppress(sqlite3.Error):
                 old.execute("ROLLBACK")
-        self._connection = self._memory_connection(old)
-        self._in_memory = True
-        self._mark_for_rebuild()
+        self._use_memory(old)
         with suppress(sqlite3.Error):
             old.close()
 
@@ -180,7 +163,7 @@ class SqliteLedger(LedgerFiles):
                 if connection.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
                     return  # another process set it up first: nothing to do
                 # Statement by statement: executescript() would COMMIT our transaction.
-                for statement in filter(str.strip, _SCHEMA.split(";")):
+                for statement in _SCHEMA:
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -190,7 +173,7 @@ class SqliteLedger(LedgerFiles):
             if not self._closed:
                 self._closed = True
                 self._connection.close()
-                if self.recovered and not self._in_memory:  # the rows are in the file again (rebuilt by the caller)
+                if self.recovered and not self.in_memory:  # the rows are in the file again (rebuilt by the caller)
                     self._rebuild_marker.unlink(missing_ok=True)
                 logger.debug("closed ledger %s", self.path)
 
@@ -204,7 +187,7 @@ class SqliteLedger(LedgerFiles):
             try:
                 return work(self._connection)
             except sqlite3.Error as exc:
-                if self._in_memory:
+                if self.in_memory:
                     raise
                 self._to_memory(operation, exc)
                 return work(self._connection)
