@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import logging
 import os
 import sqlite3
 import threading
@@ -19,14 +18,13 @@ import requests
 from paperfetch import defaults
 from paperfetch.config import env_cache_dir
 from paperfetch.errors import ConfigurationError, NotFoundError
-from paperfetch.state.sqlite_faults import open_database
+from paperfetch.state.sqlite_faults import failed_midrun, open_database
 
 __all__ = [
     "CachedFetcher", "IDENTITY_PARAMETERS", "MetadataCache", "cache_key",
     "default_cache_path", "metadata_fetcher"
 ]
 
-logger = logging.getLogger("paperfetch.cache")
 
 #: Query parameters that say who asks, never what: dropped from the key (and so from the file).
 IDENTITY_PARAMETERS = frozenset({"email", "mailto", "tool", "api_key"})
@@ -118,8 +116,7 @@ class MetadataCache:
         except sqlite3.Error as exc:
             if self.in_memory:
                 raise
-            self.problem = f"the metadata cache {self.path} failed ({exc}); a cache in memory for the rest of this run"
-            logger.warning("%s", self.problem)
+            self.problem = failed_midrun("the metadata cache", self.path, "a query", exc, "a cache in memory")
             with suppress(sqlite3.Error):
                 self._db.close()
             self._db = self._in_memory()

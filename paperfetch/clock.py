@@ -19,7 +19,6 @@ class Clock(Protocol):
 
     def wait(self, event: threading.Event, seconds: float) -> bool:
         """Sleep *seconds*, or less when *event* is set; True when it was set (the sleep was cut short)."""
-        ...
 
 
 class SystemClock:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from paperfetch.errors import ConfigurationError
 from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
-from paperfetch.state.sqlite_faults import fault_of, open_database, transaction
+from paperfetch.state.sqlite_faults import failed_midrun, open_database, transaction
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
@@ -129,10 +129,8 @@ class SqliteLedger(LedgerFiles):
 
     def _to_memory(self, operation: str, exc: sqlite3.Error) -> None:
         """The file failed during *operation* (the caller holds the lock): go on in memory with what it had."""
-        fault = fault_of(exc)
-        self.problem = (f"the ledger {self.path} failed during {operation} ({fault.value if fault else 'error'}: {exc}); "
-                        "a ledger in memory for the rest of this run (every row committed before is kept in the file)")
-        logger.warning("%s", self.problem)
+        # every row committed before is kept in the file
+        self.problem = failed_midrun("the ledger", self.path, operation, exc, "a ledger in memory")
         old = self._connection
         if old.in_transaction:
             with suppress(sqlite3.Error):

@@ -6,7 +6,7 @@ import logging
 import math
 import re
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from paperfetch import defaults
@@ -76,7 +76,7 @@ class StoredFacts:
         return self.suppressed_until is not None and self.suppressed_until > now
 
     def to_json(self) -> dict:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict) -> StoredFacts:
@@ -99,6 +99,7 @@ class Slot:
 
 _WINDOW_TEXT = re.compile(r"(?P<count>\d+)\s*/\s*(?P<number>\d+(?:\.\d+)?)?\s*(?P<unit>[a-z]+)")
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "hour": 3600.0, "day": 86400.0, "d": 86400.0}
+_UNIT_NAMES = {1.0: "s", 60.0: "min", 3600.0: "h", 86400.0: "day"}  # how str() writes a span of one unit
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,7 @@ class Window:
         return cls(int(count), float(seconds))
 
     def __str__(self) -> str:
-        for name, unit in (("day", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0)):
-            if self.seconds == unit:
-                return f"{self.count}/{name}"
-        return f"{self.count}/{self.seconds:g}s"
+        return f"{self.count}/{_UNIT_NAMES.get(self.seconds) or f'{self.seconds:g}s'}"
 
 
 def window_floor(recent: Sequence[float], windows: Sequence[Window], now: float) -> float:
@@ -285,39 +283,30 @@ class HostStateStore(Protocol):
                 windows: Sequence[Window] = ()) -> Slot:
         """Atomically take *host*'s next start slot (see :class:`Slot` and :func:`reserve_slot`), no sooner than
         each of *windows* allows; a granted start is logged for the windows."""
-        ...
 
     def starts(self, host: str, limit: int) -> list[float]:
         """*host*'s latest logged starts (at most *limit*), newest first: what its windows count."""
-        ...
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         """The request of *slot* ended at *end*: release the host; its next start is at least ``end + gap_s``."""
-        ...
 
     def get(self, host: str, now: float) -> StoredFacts:
         """The facts about *host* as of *now* (expired parts dropped; a blank record for an unknown host)."""
-        ...
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         """Atomically apply *change* to *host*'s current facts and store the merge (:func:`merge_facts`); return it."""
-        ...
 
     def put(self, facts: StoredFacts, now: float) -> StoredFacts:
         """Merge *facts* into what is stored (same rules); return the stored record."""
-        ...
 
     def hosts(self) -> list[str]:
         """Every host the store has facts or a slot for, sorted."""
-        ...
 
     def clear(self, host: str | None = None) -> None:
         """Forget *host* (or every host): holds, suppressions, learned state, slots."""
-        ...
 
     def close(self) -> None:
         """Let go of connections; further calls fail. Closing twice is harmless."""
-        ...
 
 
 class StoreBase:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -25,14 +24,13 @@ from paperfetch.state.base import (
     window_span,
 )
 from paperfetch.state.memory import MemoryStore
-from paperfetch.state.sqlite_faults import fault_of, open_database, transaction
+from paperfetch.state.sqlite_faults import failed_midrun, open_database, transaction
 
 __all__ = ["DEFAULT_STATE_FILE", "SqliteStore", "default_state_path"]
 
 #: File name of the default store inside the user cache directory.
 DEFAULT_STATE_FILE = "host-state.sqlite3"
 
-logger = logging.getLogger("paperfetch.state")
 
 _T = TypeVar("_T")
 
@@ -106,11 +104,7 @@ class SqliteStore(StoreBase):
                     with transaction(self._db):
                         return on_file(self._db)
                 except sqlite3.Error as exc:
-                    fault = fault_of(exc)
-                    problem = (f"the host-state file {self.path} failed during {operation} "
-                               f"({fault.value if fault else 'error'}: {exc}); host state in memory for the rest of this run")
-                    logger.warning("%s", problem)
-                    self._use_memory(problem)
+                    self._use_memory(failed_midrun("the host-state file", self.path, operation, exc, "host state in memory"))
             assert self._memory is not None
             return on_memory(self._memory)
 

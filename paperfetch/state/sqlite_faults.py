@@ -21,7 +21,9 @@ from typing import Callable
 
 from paperfetch.config import lock_timeout_s
 
-__all__ = ["FileFault", "Opened", "fault_of", "lock_holders", "move_aside", "open_database", "transaction"]
+__all__ = [
+    "FileFault", "Opened", "failed_midrun", "fault_of", "lock_holders", "move_aside", "open_database", "transaction"
+]
 
 logger = logging.getLogger("paperfetch.state")
 
@@ -162,6 +164,15 @@ def transaction(connection: sqlite3.Connection) -> Iterator[None]:
             with suppress(sqlite3.Error):
                 connection.execute("ROLLBACK")
         raise
+
+
+def failed_midrun(what: str, path: Path | None, operation: str, exc: BaseException, fallback: str) -> str:
+    """Log and return the WARNING for a file that failed after it opened: *fallback* serves the rest of the run."""
+    fault = fault_of(exc)
+    problem = (f"{what} {path} failed during {operation} ({fault.value if fault else 'error'}: {exc}); "
+               f"{fallback} for the rest of this run")
+    logger.warning("%s", problem)
+    return problem
 
 
 def _reason(exc: BaseException) -> str:
