@@ -8,7 +8,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -18,7 +17,7 @@ import requests
 from paperfetch import defaults
 from paperfetch.config import env_cache_dir
 from paperfetch.errors import ConfigurationError, NotFoundError
-from paperfetch.state.sqlite_faults import failed_midrun, open_database
+from paperfetch.state.sqlite_faults import FallbackDatabase
 
 __all__ = [
     "CachedFetcher", "IDENTITY_PARAMETERS", "MetadataCache", "cache_key",
@@ -66,9 +65,17 @@ def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[s
     return f"{method} " + urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, urlencode(kept), ""))
 
 
-class MetadataCache:
+def _prepare(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA journal_mode=WAL")
+    # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(_SCHEMA)
+
+
+class MetadataCache(FallbackDatabase):
     """Stored answers with a time to live, in one SQLite file (*path*, default :func:`default_cache_path`;
-    ``":memory:"`` for a private one). Thread-safe; *now* gives wall-clock seconds (tests inject it)."""
+    ``":memory:"`` for a private one). Thread-safe; *now* gives wall-clock seconds (tests inject it).
+    ``in_memory``: the answers live in memory only (``":memory:"``, or the file failed: see ``problem``)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, answer_ttl_s: float = defaults.CACHE_ANSWER_TTL_S,
                  not_found_ttl_s: float = defaults.CACHE_NOT_FOUND_TTL_S, now: Callable[[], float] = time.time) -> None:
@@ -77,50 +84,12 @@ class MetadataCache:
         self.not_found_ttl_s = not_found_ttl_s
         self._now = now
         self._lock = threading.Lock()
-        #: why the cache lives in memory for this run ("" while it uses its file)
-        self.problem = ""
-        self._db: sqlite3.Connection = self._open()
+        super().__init__(self.path, what="the metadata cache", fallback="a cache in memory", prepare=_prepare)
         self.purge_expired()  # the file never grows beyond a week of answers
 
-    def _open(self) -> sqlite3.Connection:
-        if self.path is None:
-            return self._in_memory()
-
-        def prepare(db: sqlite3.Connection) -> None:
-            db.execute("PRAGMA journal_mode=WAL")
-            # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(_SCHEMA)
-
-        opened = open_database(self.path, what="the metadata cache", fallback="a cache in memory", prepare=prepare)
-        if opened.connection is None:
-            self.problem = opened.problem
-            return self._in_memory()
-        return opened.connection
-
-    @staticmethod
-    def _in_memory() -> sqlite3.Connection:
-        db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        db.execute(_SCHEMA)
-        return db
-
-    @property
-    def in_memory(self) -> bool:
-        """True when the answers live in memory only (``":memory:"``, or the file failed: see ``problem``)."""
-        return self.path is None or bool(self.problem)
-
     def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        """*sql* on the cache (the caller holds the lock); a failing file turns into a cache in memory."""
-        try:
-            return self._db.execute(sql, parameters)
-        except sqlite3.Error as exc:
-            if self.in_memory:
-                raise
-            self.problem = failed_midrun("the metadata cache", self.path, "a query", exc, "a cache in memory")
-            with suppress(sqlite3.Error):
-                self._db.close()
-            self._db = self._in_memory()
-            return self._db.execute(sql, parameters)
+        """*sql* on the cache (the caller holds the lock)."""
+        return self._run("a query", lambda db: db.execute(sql, parameters))
 
     def get(self, key: str) -> tuple[int, str | None, bytes] | None:
         """``(status, content_type, body)`` of a live entry, or None; status -1 is a stored "not found"."""
@@ -170,7 +139,7 @@ class MetadataCache:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            self._connection.close()
 
     def __repr__(self) -> str:
         return f"MetadataCache(path={str(self.path) if self.path else ':memory:'!r})"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from paperfetch.errors import ConfigurationError
 from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
-from paperfetch.state.sqlite_faults import failed_midrun, open_database, transaction
+from paperfetch.state.sqlite_faults import FallbackDatabase, transaction
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
@@ -73,7 +73,7 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-class SqliteLedger(LedgerFiles):
+class SqliteLedger(LedgerFiles, FallbackDatabase):
     """The resume ledger of one output folder (or SQLite path), a :class:`ResumeLedger`; thread-safe, each record commits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -81,27 +81,16 @@ class SqliteLedger(LedgerFiles):
         self.folder = self.path.parent
         self._lock = threading.Lock()
         self._closed = False
-        #: the rows were lost (file moved aside, or in memory): the caller rebuilds them from the files
-        self.recovered = False
-        #: why the ledger is in memory or was recreated ("" when its file is fine)
-        self.problem = ""
-        #: True when this run's rows live in memory only (see ``problem``)
-        self.in_memory = False
         with suppress(OSError):  # open_database says what is wrong with it
             self.folder.mkdir(parents=True, exist_ok=True)
         # Set-up under a flock on the folder: processes opening one fresh ledger at once would meet "database
         # is locked" while switching to WAL. A folder lock leaves no file and never touches SQLite's locks.
         with _folder_lock(self.folder):
-            opened = open_database(self.path, what="the ledger", fallback="a ledger in memory (rebuilt from the PDFs)",
-                                   prepare=self._prepare)
-        if opened.connection is None:
-            self._use_memory(None)
-        else:
-            self._connection = opened.connection
-            self._connection.row_factory = sqlite3.Row
-        if opened.problem:
-            self.recovered, self.problem = True, opened.problem
-        elif self._rebuild_marker.exists():
+            super().__init__(self.path, what="the ledger", fallback="a ledger in memory (rebuilt from the PDFs)",
+                             prepare=self._prepare, on_memory=self._mark_for_rebuild)
+        #: the rows were lost (file moved aside, or in memory): the caller rebuilds them from the files
+        self.recovered = bool(self.problem)
+        if not self.recovered and self._rebuild_marker.exists():
             self.recovered = True
             self.problem = f"an earlier run kept its rows of {self.path} in memory; they are rebuilt from the PDFs"
             logger.info("ledger: %s", self.problem)
@@ -112,32 +101,9 @@ class SqliteLedger(LedgerFiles):
         """A file beside the ledger saying "rows were kept in memory": the next opening rebuilds them."""
         return self.path.with_name(self.path.name + ".rebuild")
 
-    def _use_memory(self, source: sqlite3.Connection | None) -> None:
-        """Keep this run's rows in memory, a copy of *source* when it can still be read; the file is marked for a rebuild."""
-        connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        if source is not None:
-            try:
-                source.backup(connection)
-            except sqlite3.Error:
-                connection.close()
-                connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        self._prepare(connection)
-        connection.row_factory = sqlite3.Row
-        self._connection, self.in_memory = connection, True
+    def _mark_for_rebuild(self) -> None:
         with suppress(OSError):  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
             self._rebuild_marker.touch()
-
-    def _to_memory(self, operation: str, exc: sqlite3.Error) -> None:
-        """The file failed during *operation* (the caller holds the lock): go on in memory with what it had."""
-        # every row committed before is kept in the file
-        self.problem = failed_midrun("the ledger", self.path, operation, exc, "a ledger in memory")
-        old = self._connection
-        if old.in_transaction:
-            with suppress(sqlite3.Error):
-                old.execute("ROLLBACK")
-        self._use_memory(old)
-        with suppress(sqlite3.Error):
-            old.close()
 
     @classmethod
     def in_folder(cls, out_dir: str | os.PathLike[str], name: str = DEFAULT_LEDGER_NAME) -> SqliteLedger:
@@ -178,17 +144,10 @@ class SqliteLedger(LedgerFiles):
     def __repr__(self) -> str:
         return f"SqliteLedger({str(self.path)!r})"
 
-    def _run(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        """*work* on the connection, under the lock; a failing file turns into a ledger in memory, asked again."""
+    def _locked(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
         with self._lock:
             self._check_open()
-            try:
-                return work(self._connection)
-            except sqlite3.Error as exc:
-                if self.in_memory:
-                    raise
-                self._to_memory(operation, exc)
-                return work(self._connection)
+            return self._run(operation, work)
 
     def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
         def upsert(connection: sqlite3.Connection) -> None:
@@ -200,10 +159,10 @@ class SqliteLedger(LedgerFiles):
                 stored = dict(row, extra=json.dumps(merged, ensure_ascii=False, default=str) if merged else None)
                 connection.execute(_UPSERT, tuple(stored[column] for column in _COLUMNS))
 
-        self._run("record", upsert)
+        self._locked("record", upsert)
 
     def _fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        return self._run("a read", lambda connection: connection.execute(sql, parameters).fetchall())
+        return self._locked("a read", lambda connection: connection.execute(sql, parameters).fetchall())
 
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""

@@ -17,15 +17,18 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from paperfetch.config import lock_timeout_s
 
 __all__ = [
-    "FileFault", "Opened", "failed_midrun", "fault_of", "lock_holders", "move_aside", "open_database", "transaction"
+    "FallbackDatabase", "FileFault", "Opened", "failed_midrun", "fault_of", "lock_holders", "move_aside", "open_database",
+    "transaction"
 ]
 
 logger = logging.getLogger("paperfetch.state")
+
+_T = TypeVar("_T")
 
 #: errno values of a full disk (or quota): a local write that cannot succeed, never a network fault.
 _FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG})
@@ -224,3 +227,51 @@ def open_database(
                        f"cannot be made ({_reason(again)}); {fallback} for this run")
     logger.warning("%s", problem)
     return Opened(connection, moved_to=moved, problem=problem)
+
+
+class FallbackDatabase:
+    """A SQLite file (:func:`open_database`; *path* None: none) that goes on in memory when it fails, at opening or
+    later, with a copy of what it held when that can still be read: the ledger and the metadata cache. The
+    subclass locks around :meth:`_run`; *on_memory* runs when the rows move to memory."""
+
+    def __init__(self, path: Path | None, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None],
+                 on_memory: Callable[[], object] = lambda: None) -> None:
+        self._file, self._what, self._fallback, self._prepare_db, self._on_memory = path, what, fallback, prepare, on_memory
+        opened = Opened(None) if path is None else open_database(path, what=what, fallback=fallback, prepare=prepare)
+        #: why the rows are in memory, or the file was recreated ("" while the file is fine)
+        self.problem = opened.problem
+        #: True when this run's rows live in memory only (see ``problem``)
+        self.in_memory = False
+        self._connection = opened.connection or self._memory_copy(None)
+        self._connection.row_factory = sqlite3.Row
+
+    def _memory_copy(self, source: sqlite3.Connection | None) -> sqlite3.Connection:
+        connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        if source is not None:
+            try:
+                source.backup(connection)
+            except sqlite3.Error:
+                connection.close()
+                connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._prepare_db(connection)
+        connection.row_factory = sqlite3.Row
+        self.in_memory = True
+        self._on_memory()
+        return connection
+
+    def _run(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """*work* on the connection; when the file fails, a WARNING and *work* again on the rows in memory."""
+        try:
+            return work(self._connection)
+        except sqlite3.Error as exc:
+            if self.in_memory:
+                raise
+            self.problem = failed_midrun(self._what, self._file, operation, exc, self._fallback)
+            old = self._connection
+            if old.in_transaction:
+                with suppress(sqlite3.Error):
+                    old.execute("ROLLBACK")
+            self._connection = self._memory_copy(old)
+            with suppress(sqlite3.Error):
+                old.close()
+            return work(self._connection)
