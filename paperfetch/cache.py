@@ -139,7 +139,7 @@ class MetadataCache(FallbackDatabase):
 
     def close(self) -> None:
         with self._lock:
-            self._connection.close()
+            self._db.close()
 
     def __repr__(self) -> str:
         return f"MetadataCache(path={str(self.path) if self.path else ':memory:'!r})"

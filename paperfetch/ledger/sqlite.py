@@ -136,7 +136,7 @@ class SqliteLedger(LedgerFiles, FallbackDatabase):
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._connection.close()
+                self._db.close()
                 if self.recovered and not self.in_memory:  # the rows are in the file again (rebuilt by the caller)
                     self._rebuild_marker.unlink(missing_ok=True)
                 logger.debug("closed ledger %s", self.path)

@@ -6,7 +6,6 @@ import json
 import os
 import sqlite3
 import threading
-from contextlib import suppress
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
@@ -23,8 +22,7 @@ from paperfetch.state.base import (
     window_floor,
     window_span,
 )
-from paperfetch.state.memory import MemoryStore
-from paperfetch.state.sqlite_faults import failed_midrun, open_database, transaction
+from paperfetch.state.sqlite_faults import FallbackDatabase, transaction
 
 __all__ = ["DEFAULT_STATE_FILE", "SqliteStore", "default_state_path"]
 
@@ -51,7 +49,7 @@ def default_state_path() -> Path:
     return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / DEFAULT_STATE_FILE
 
 
-class SqliteStore(StoreBase):
+class SqliteStore(StoreBase, FallbackDatabase):
     """Host state in a SQLite file shared by the processes of one machine. Thread-safe."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -59,15 +57,8 @@ class SqliteStore(StoreBase):
         self.name = f"sqlite:{self.path}"
         self._lock = threading.Lock()
         self._closed = False
-        #: set when the file failed: the store serves from memory for the rest of the run
-        self._memory: MemoryStore | None = None
-        #: why the store is in memory ("" while it uses its file)
-        self.problem = ""
-        opened = open_database(self.path, what="the host-state file", fallback="host state in memory",
-                               prepare=self._prepare)
-        self._db: sqlite3.Connection | None = opened.connection
-        if opened.connection is None:
-            self._use_memory(opened.problem)
+        super().__init__(self.path, what="the host-state file", fallback="host state in memory", prepare=self._prepare,
+                         on_memory=self._named_memory)
 
     @staticmethod
     def _prepare(db: sqlite3.Connection) -> None:
@@ -77,36 +68,20 @@ class SqliteStore(StoreBase):
             for statement in _SCHEMA:
                 db.execute(statement)
 
-    @property
-    def in_memory(self) -> bool:
-        """True once the file failed and the store serves from memory (see ``problem``)."""
-        return self._memory is not None
-
-    def _use_memory(self, problem: str) -> None:
-        """From now on serve from memory; the file is let go (the caller holds the lock, or no one can)."""
-        self._memory = MemoryStore()
-        self.problem = problem
+    def _named_memory(self) -> None:
         self.name = f"memory (sqlite:{self.path} unusable for this run)"
-        if self._db is not None:
-            with suppress(sqlite3.Error):
-                self._db.close()
-            self._db = None
 
-    def _run(self, operation: str, on_file: Callable[[sqlite3.Connection], _T], on_memory: Callable[[MemoryStore], _T],
-             *, write: bool = True) -> _T:
+    def _locked(self, operation: str, work: Callable[[sqlite3.Connection], _T], *, write: bool = True) -> _T:
+        """*work* under the lock; a write in one transaction, so a read-modify-write is atomic across processes."""
+
+        def in_transaction(db: sqlite3.Connection) -> _T:
+            with transaction(db):
+                return work(db)
+
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"the host-state store {self.name} is closed")
-            if self._db is not None:
-                try:
-                    if not write:
-                        return on_file(self._db)
-                    with transaction(self._db):
-                        return on_file(self._db)
-                except sqlite3.Error as exc:
-                    self._use_memory(failed_midrun("the host-state file", self.path, operation, exc, "host state in memory"))
-            assert self._memory is not None
-            return on_memory(self._memory)
+            return self._run(operation, in_transaction if write else work)
 
     @staticmethod
     def _slot_state(db: sqlite3.Connection, host: str) -> tuple[float, str, float]:
@@ -140,20 +115,20 @@ class SqliteStore(StoreBase):
                     db.execute("DELETE FROM starts WHERE host = ? AND at <= ?", (host, slot.start_at - window_span(windows)))
             return slot
 
-        return self._run("reserve", work, lambda memory: memory.reserve(host, interval_s, now, lease_s, windows))
+        return self._locked("reserve", work)
 
     def starts(self, host: str, limit: int) -> list[float]:
         def read(db: sqlite3.Connection) -> list[float]:
             rows = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT ?", (host, limit))
             return [float(row[0]) for row in rows]
 
-        return self._run("starts", read, lambda memory: memory.starts(host, limit), write=False)
+        return self._locked("starts", read, write=False)
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         def work(db: sqlite3.Connection) -> None:
             self._save_slot(db, slot.host, finish_slot(self._slot_state(db, slot.host), slot.token, end, gap_s))
 
-        self._run("finish", work, lambda memory: memory.finish(slot, end, gap_s))
+        self._locked("finish", work)
 
     @staticmethod
     def _facts(db: sqlite3.Connection, host: str) -> StoredFacts:
@@ -161,8 +136,7 @@ class SqliteStore(StoreBase):
         return StoredFacts.from_json(json.loads(row[0])) if row else StoredFacts(host)
 
     def get(self, host: str, now: float) -> StoredFacts:
-        return self._run("get", lambda db: expire_facts(self._facts(db, host), now), lambda memory: memory.get(host, now),
-                         write=False)
+        return self._locked("get", lambda db: expire_facts(self._facts(db, host), now), write=False)
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         def work(db: sqlite3.Connection) -> StoredFacts:
@@ -174,13 +148,13 @@ class SqliteStore(StoreBase):
                        (host, json.dumps(merged.to_json()), merged.updated_at))
             return merged
 
-        return self._run("update", work, lambda memory: memory.update(host, change, now))
+        return self._locked("update", work)
 
     def hosts(self) -> list[str]:
         def read(db: sqlite3.Connection) -> list[str]:
             return [row[0] for row in db.execute("SELECT host FROM facts UNION SELECT host FROM slots ORDER BY 1")]
 
-        return self._run("hosts", read, lambda memory: memory.hosts(), write=False)
+        return self._locked("hosts", read, write=False)
 
     def clear(self, host: str | None = None) -> None:
         def work(db: sqlite3.Connection) -> None:
@@ -190,11 +164,10 @@ class SqliteStore(StoreBase):
                 else:
                     db.execute(f"DELETE FROM {table} WHERE host = ?", (host,))
 
-        self._run("clear", work, lambda memory: memory.clear(host))
+        self._locked("clear", work)
 
     def close(self) -> None:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                if self._db is not None:
-                    self._db.close()
+                self._db.close()

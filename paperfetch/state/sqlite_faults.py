@@ -242,8 +242,8 @@ class FallbackDatabase:
         self.problem = opened.problem
         #: True when this run's rows live in memory only (see ``problem``)
         self.in_memory = False
-        self._connection = opened.connection or self._memory_copy(None)
-        self._connection.row_factory = sqlite3.Row
+        self._db = opened.connection or self._memory_copy(None)
+        self._db.row_factory = sqlite3.Row
 
     def _memory_copy(self, source: sqlite3.Connection | None) -> sqlite3.Connection:
         connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
@@ -262,16 +262,16 @@ class FallbackDatabase:
     def _run(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
         """*work* on the connection; when the file fails, a WARNING and *work* again on the rows in memory."""
         try:
-            return work(self._connection)
+            return work(self._db)
         except sqlite3.Error as exc:
             if self.in_memory:
                 raise
             self.problem = failed_midrun(self._what, self._file, operation, exc, self._fallback)
-            old = self._connection
+            old = self._db
             if old.in_transaction:
                 with suppress(sqlite3.Error):
                     old.execute("ROLLBACK")
-            self._connection = self._memory_copy(old)
+            self._db = self._memory_copy(old)
             with suppress(sqlite3.Error):
                 old.close()
-            return work(self._connection)
+            return work(self._db)
