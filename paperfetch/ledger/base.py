@@ -10,7 +10,6 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, TypeVar, runtime_checkable
 
 from paperfetch import defaults
@@ -31,7 +30,6 @@ __all__ = [
     "recheck_at",
     "recheck_due",
     "record_outcome",
-    "record_row",
     "sha256_of_file",
 ]
 
@@ -104,42 +102,6 @@ def recheck_due(entry: LedgerEntry, now: datetime | None = None, recheck_after_s
     return due is not None and (now or datetime.now(timezone.utc)) >= due
 
 
-def record_row(
-    key: str,
-    *,
-    status: str,
-    path: str | None,
-    bytes: int | None,  # noqa: A002 - the public name the callers use
-    sha256: str | None,
-    source: str | None,
-    url: str | None,
-    http_status: int | None,
-    error: str | None,
-    retryable: bool | None,
-    now: datetime,
-) -> dict[str, Any]:
-    """The stored form of one ``record()`` call, as if it were the key's first: every :class:`LedgerEntry` field.
-    *path* is already as stored; *url* and URLs in *error* are redacted; *retryable* defaults to
-    :func:`default_retryable`; times are ISO 8601 UTC text; ``extra`` is empty (the backend merges it)."""
-    stamp = now.isoformat(timespec="microseconds")
-    return {
-        "key": key,
-        "status": status,
-        "path": path,
-        "bytes": bytes,
-        "sha256": sha256,
-        "source": source,
-        "url": redact_url(url) if url is not None else None,
-        "http_status": http_status,
-        "error": _redact_error(error) if error is not None else None,
-        "retryable": bool(default_retryable(status, http_status) if retryable is None else retryable),
-        "attempts": 1,
-        "first_seen": stamp,
-        "updated_at": stamp,
-        "extra": {},
-    }
-
-
 def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
     """A stored row (SQLite columns or Redis JSON) as a :class:`LedgerEntry`; missing fields read as None."""
     extra = row.get("extra")
@@ -210,9 +172,7 @@ class ResumeLedger(Protocol):
 
     def __enter__(self) -> ResumeLedger: ...
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None: ...
+    def __exit__(self, *exc: object) -> None: ...
 
 
 #: The columns of an outcome row a ledger entry keeps under their own names (:func:`record_outcome`).
@@ -243,7 +203,8 @@ class LedgerFiles:
         raise NotImplementedError
 
     def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:  # pragma: no cover
-        """Store *row* (:func:`record_row`) over its key's entry: attempts count up, first_seen stays, *extra* merges."""
+        """Store *row* (``record()``'s, times as ISO 8601 UTC text) over its key's entry: attempts count up,
+        first_seen stays, *extra* merges."""
         raise NotImplementedError
 
     def close(self) -> None:  # pragma: no cover - every subclass has its own
@@ -267,10 +228,23 @@ class LedgerFiles:
         """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``): ``attempts``
         counts up, ``first_seen`` stays, ``extra`` merges; *retryable* defaults to :func:`default_retryable`;
         *url* and URLs in *error* are stored redacted."""
-        self.write_row(record_row(
-            key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
-            http_status=http_status, error=error, retryable=retryable, now=datetime.now(timezone.utc),
-        ), extra)
+        stamp = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+        row = {  # every LedgerEntry field, as if this were the key's first record (write_row keeps what stays)
+            "key": key,
+            "status": status,
+            "path": self.stored_path(path),
+            "bytes": bytes,
+            "sha256": sha256,
+            "source": source,
+            "url": redact_url(url) if url is not None else None,
+            "http_status": http_status,
+            "error": _redact_error(error) if error is not None else None,
+            "retryable": bool(default_retryable(status, http_status) if retryable is None else retryable),
+            "attempts": 1,
+            "first_seen": stamp,
+            "updated_at": stamp,
+        }
+        self.write_row(row, extra)
         logger.debug("ledger: %s -> %s", key, status)
 
     def _check_open(self) -> None:

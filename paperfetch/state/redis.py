@@ -158,11 +158,12 @@ class RedisStore(StoreBase):
         """True while calls are served by the fallback store because Redis did not answer."""
         return self._down_since is not None
 
-    def _call(self, operation: str, on_redis: Callable[[], Any], on_fallback: Callable[[HostStateStore], Any]) -> Any:
+    def _call(self, operation: str, on_redis: Callable[[], Any], *args: Any) -> Any:
+        """*on_redis*, or the fallback store's method *operation* with *args* while Redis does not answer."""
         with self._lock:
             down_since = self._down_since
         if down_since is not None and self._fallback is not None and time.monotonic() - down_since < self._retry_after_s:
-            return on_fallback(self._fallback)
+            return getattr(self._fallback, operation)(*args)
         try:
             result = on_redis()
         except self._redis_errors as exc:
@@ -177,7 +178,7 @@ class RedisStore(StoreBase):
                     logger.warning("%s %s; using %s until it answers", self.name,
                                    redis_failure(exc, self._connection_errors), self._fallback.name)
                 self._down_since = time.monotonic()
-            return on_fallback(self._fallback)
+            return getattr(self._fallback, operation)(*args)
         if down_since is not None:
             with self._lock:
                 self._down_since = None
@@ -202,23 +203,19 @@ class RedisStore(StoreBase):
             )
             return Slot(host, bool(int(granted)), float(start), token_back, float(lease_until))
 
-        return self._call("reserve", on_redis, lambda store: store.reserve(host, interval_s, now, lease_s, windows))
+        return self._call("reserve", on_redis, host, interval_s, now, lease_s, windows)
 
     def starts(self, host: str, limit: int) -> list[float]:
         if limit <= 0:
             return []
-        return self._call("starts",
-                          lambda: [float(at) for at in self._client.lrange(self._key("starts", host), 0, limit - 1)],
-                          lambda store: store.starts(host, limit))
+        return self._call("starts", lambda: [float(at) for at in self._client.lrange(self._key("starts", host), 0, limit - 1)],
+                          host, limit)
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         ttl_ms = math.ceil((gap_s + _SLOT_GRACE_S) * 1000)
-        self._call(
-            "finish",
-            lambda: self._finish_script(keys=[self._key("slot", slot.host)],
-                                        args=[slot.token, repr(float(end)), repr(float(gap_s)), ttl_ms]),
-            lambda store: store.finish(slot, end, gap_s),
-        )
+        self._call("finish", lambda: self._finish_script(keys=[self._key("slot", slot.host)],
+                                                         args=[slot.token, repr(float(end)), repr(float(gap_s)), ttl_ms]),
+                   slot, end, gap_s)
 
     def _facts_keys(self, host: str) -> list[str]:
         return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
@@ -233,11 +230,8 @@ class RedisStore(StoreBase):
         return StoredFacts.from_json(data)
 
     def get(self, host: str, now: float) -> StoredFacts:
-        return self._call(
-            "get",
-            lambda: expire_facts(self._combine(host, self._client.mget(self._facts_keys(host))), now),
-            lambda store: store.get(host, now),
-        )
+        return self._call("get", lambda: expire_facts(self._combine(host, self._client.mget(self._facts_keys(host))), now),
+                          host, now)
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         keys = self._facts_keys(host)
@@ -265,11 +259,10 @@ class RedisStore(StoreBase):
                     except self._watch_error:
                         continue  # another client wrote this host meanwhile: merge again over its value
 
-        return self._call("update", on_redis, lambda store: store.update(host, change, now))
+        return self._call("update", on_redis, host, change, now)
 
     def hosts(self) -> list[str]:
-        return self._call("hosts", lambda: sorted(str(h) for h in self._client.smembers(self.namespace + "hosts")),
-                          lambda store: store.hosts())
+        return self._call("hosts", lambda: sorted(str(h) for h in self._client.smembers(self.namespace + "hosts")))
 
     def clear(self, host: str | None = None) -> None:
         def on_redis() -> None:
@@ -282,7 +275,7 @@ class RedisStore(StoreBase):
             else:
                 self._client.srem(self.namespace + "hosts", host)
 
-        self._call("clear", on_redis, lambda store: store.clear(host))
+        self._call("clear", on_redis, host)
 
     def close(self) -> None:
         self._client.close()
