@@ -17,6 +17,7 @@ import requests
 from paperfetch import defaults
 from paperfetch.config import env_cache_dir
 from paperfetch.errors import ConfigurationError, NotFoundError
+from paperfetch.state.sqlite import default_state_path
 from paperfetch.state.sqlite_faults import FallbackDatabase
 
 __all__ = [
@@ -45,11 +46,7 @@ CREATE TABLE IF NOT EXISTS answers (
 def default_cache_path(folder: str | os.PathLike[str] | None = None) -> Path:
     """The cache file in *folder*, else in ``$PAPERFETCH_CACHE_DIR``, else in the platform's user cache directory."""
     named = Path(folder).expanduser() if folder else env_cache_dir()
-    if named:
-        return named / _FILENAME
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / _FILENAME
+    return (named or default_state_path().parent) / _FILENAME  # the user cache directory: the host state's
 
 
 def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[str, Any] | str | bytes | None = None) -> str:
@@ -65,10 +62,7 @@ def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[s
     return f"{method} " + urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, urlencode(kept), ""))
 
 
-def _prepare(db: sqlite3.Connection) -> None:
-    db.execute("PRAGMA journal_mode=WAL")
-    # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
-    db.execute("PRAGMA synchronous=NORMAL")
+def _create_table(db: sqlite3.Connection) -> None:
     db.execute(_SCHEMA)
 
 
@@ -84,7 +78,7 @@ class MetadataCache(FallbackDatabase):
         self.not_found_ttl_s = not_found_ttl_s
         self._now = now
         self._lock = threading.Lock()
-        super().__init__(self.path, what="the metadata cache", fallback="a cache in memory", prepare=_prepare)
+        super().__init__(self.path, what="the metadata cache", fallback="a cache in memory", prepare=_create_table)
         self.purge_expired()  # the file never grows beyond a week of answers
 
     def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:

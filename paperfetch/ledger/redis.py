@@ -47,18 +47,15 @@ class RedisLedger(LedgerFiles):
             raise ConfigurationError('the Redis ledger needs redis-py: pip install "paperfetch-oa[redis]"') from None
         self._owns_client = isinstance(redis, str)
         if isinstance(redis, str):
-            client = redis_py.Redis.from_url(redis, socket_timeout=socket_timeout_s,
-                                             socket_connect_timeout=socket_timeout_s, decode_responses=True)
-        elif isinstance(redis, RedisStore):
-            client = redis.client
+            self._client = redis_py.Redis.from_url(redis, socket_timeout=socket_timeout_s,
+                                                   socket_connect_timeout=socket_timeout_s, decode_responses=True)
         else:
-            client = redis
-        self._client = client
+            self._client = redis.client if isinstance(redis, RedisStore) else redis
         self._connection_errors = (redis_py.exceptions.ConnectionError, redis_py.exceptions.TimeoutError)
         # any Redis failure (OOM, NOAUTH / WRONGPASS, READONLY …): never "no record"
         self._errors = (redis_py.exceptions.RedisError,)
         self._watch_error = redis_py.exceptions.WatchError
-        self.store_name = redis_name(client)
+        self.store_name = redis_name(self._client)
         self.folder = Path(folder).expanduser().resolve()
         self.name = name
         self._prefix = f"{namespace}ledger:{name}:"
@@ -125,21 +122,14 @@ class RedisLedger(LedgerFiles):
 
     def entries(self) -> pd.DataFrame:
         """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (the SQLite ledger's columns)."""
-        import pandas as pd
 
-        def on_redis() -> list[LedgerEntry]:
+        def on_redis() -> pd.DataFrame:
             # the index holds the keys we wrote (str); redis-py's stubs type members by every response shape
             keys = cast("list[str]", self._client.zrange(self._prefix + "index", 0, -1))
             values = self._client.mget([self._entry_key(k) for k in keys]) if keys else []
-            return [entry_from_row(json.loads(v)) for v in values if v]
+            return entries_frame(entry_from_row(json.loads(v)) for v in values if v)
 
-        def on_fallback(ledger: SqliteLedger) -> pd.DataFrame:
-            return ledger.entries()
-
-        rows = self._call("entries", on_redis, on_fallback)
-        if isinstance(rows, pd.DataFrame):  # answered by the fallback ledger
-            return rows
-        return entries_frame(rows)
+        return self._call("entries", on_redis, lambda ledger: ledger.entries())
 
     def close(self) -> None:
         """Close the connection if this ledger opened it (and the fallback). Closing twice is harmless."""

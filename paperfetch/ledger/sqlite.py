@@ -112,10 +112,6 @@ class SqliteLedger(LedgerFiles, FallbackDatabase):
 
     @staticmethod
     def _prepare(connection: sqlite3.Connection) -> None:
-        # WAL: readers never block the writer. synchronous=NORMAL keeps every committed row when the
-        # *process* dies (SIGKILL, a killed kernel); only a power cut may lose the last commits.
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise ConfigurationError(

@@ -8,6 +8,7 @@ from paperfetch.config import env_state
 from paperfetch.errors import ConfigurationError
 from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts, parse_store_spec
 from paperfetch.state.memory import MemoryStore
+from paperfetch.state.redis import RedisStore  # redis-py itself (an extra) is imported by RedisStore()
 from paperfetch.state.sqlite import SqliteStore, default_state_path
 
 __all__ = [
@@ -23,12 +24,6 @@ __all__ = [
     "open_store",
 ]
 
-def __getattr__(name: str) -> object:  # RedisStore imports only when asked for: redis-py is an extra
-    if name == "RedisStore":
-        from paperfetch.state.redis import RedisStore
-
-        return RedisStore
-    raise AttributeError(name)
 
 
 def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, fallback: str | None = None) -> HostStateStore:
@@ -46,7 +41,5 @@ def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, f
     if kind == "memory":
         return MemoryStore()
     if kind == "redis":
-        from paperfetch.state.redis import RedisStore
-
         return RedisStore(str(target), fallback=fallback)
     return SqliteStore(target)  # None: the default file

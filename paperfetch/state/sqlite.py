@@ -62,8 +62,6 @@ class SqliteStore(StoreBase, FallbackDatabase):
 
     @staticmethod
     def _prepare(db: sqlite3.Connection) -> None:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
         with transaction(db):
             for statement in _SCHEMA:
                 db.execute(statement)

@@ -93,6 +93,10 @@ def _connect(path: Path, timeout_s: float, prepare: Callable[[sqlite3.Connection
     connection = sqlite3.connect(path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        # WAL: readers never block the writer. synchronous=NORMAL keeps every committed row when the *process*
+        # dies (SIGKILL, a killed kernel); only a power cut may lose the last commits, and no commit waits for an fsync.
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
         prepare(connection)
         connection.execute("BEGIN IMMEDIATE")  # the write lock: read-only files and held locks show now
         connection.execute("ROLLBACK")
