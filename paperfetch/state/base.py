@@ -14,7 +14,8 @@ from paperfetch.config import clean_setting
 from paperfetch.errors import ConfigurationError
 
 __all__ = [
-    "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts", "Window",
+    "CLOCK_SKEW_S", "HOLD_FIELDS", "HostStateStore", "MAX_QUEUED_STARTS", "SUPPRESSION_FIELDS", "Slot", "StoreBase",
+    "StoredFacts", "Window",
     "apply_update", "clamp_facts", "clamp_slot", "expire_facts", "finish_slot", "merge_facts", "new_token",
     "parse_store_spec", "reserve_slot", "slot_horizon", "window_depth", "window_floor", "window_span"
 ]
@@ -25,6 +26,11 @@ logger = logging.getLogger("paperfetch.state")
 CLOCK_SKEW_S = 5.0
 _UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots_fetched_at", "robots_expires_at",
                  "suppressed_since", "failing_since")
+
+#: The fields of one hold, of one suppression and of one robots.txt fetch (merged and expired as a whole).
+HOLD_FIELDS = ("hold_until", "hold_status", "hold_reason")
+SUPPRESSION_FIELDS = ("suppressed_until", "suppression_reason", "suppressed_since")
+_ROBOTS_FIELDS = ("robots_txt", "robots_fetched_at", "robots_expires_at", "robots_status", "robots_detail", "robots_truncated")
 
 #: A slot further ahead than this many intervals (plus lease and largest Crawl-delay) is a clock that moved.
 MAX_QUEUED_STARTS = 64
@@ -82,6 +88,9 @@ class StoredFacts:
     def from_json(cls, data: dict) -> StoredFacts:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
+
+
+_BLANK = StoredFacts("")  # every field's value when nothing is known
 
 
 @dataclass(frozen=True)
@@ -166,20 +175,16 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
     """What the store keeps when *proposed* is written over *current* (docs/state.md, "Facts merge rules")."""
     if current.host != proposed.host:
         raise ValueError(f"facts of {proposed.host!r} written over {current.host!r}")
-    merged = proposed
+    kept: list[str] = []  # the fields of the later hold, suppression and robots.txt fetch: current's
     if (current.hold_until or -math.inf) > (proposed.hold_until or -math.inf):
-        merged = replace(merged, hold_until=current.hold_until, hold_status=current.hold_status, hold_reason=current.hold_reason)
+        kept += HOLD_FIELDS
     if (current.suppressed_until or -math.inf) > (proposed.suppressed_until or -math.inf):
-        merged = replace(merged, suppressed_until=current.suppressed_until, suppression_reason=current.suppression_reason,
-                         suppressed_since=current.suppressed_since)
+        kept += SUPPRESSION_FIELDS
     if current.robots_fetched_at is not None and (
         proposed.robots_fetched_at is None or current.robots_fetched_at > proposed.robots_fetched_at
     ):
-        merged = replace(merged, robots_txt=current.robots_txt, robots_fetched_at=current.robots_fetched_at,
-                         robots_expires_at=current.robots_expires_at, robots_status=current.robots_status,
-                         robots_detail=current.robots_detail, robots_truncated=current.robots_truncated,
-                         robots_unreachable_policy=current.robots_unreachable_policy)
-    return replace(merged, updated_at=now)
+        kept += (*_ROBOTS_FIELDS, "robots_unreachable_policy")
+    return replace(proposed, updated_at=now, **{name: getattr(current, name) for name in kept})
 
 
 def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
@@ -231,15 +236,12 @@ def clamp_slot(state: tuple[float, str, float], host: str, interval_s: float, no
 def expire_facts(facts: StoredFacts, now: float) -> StoredFacts:
     """*facts* without what has run out by *now*: a past hold, suppression or robots.txt (after :func:`clamp_facts`)."""
     facts = clamp_facts(facts, now)
-    changes: dict = {}
-    if facts.hold_until is not None and facts.hold_until <= now:
-        changes.update(hold_until=None, hold_status=None, hold_reason="")
-    if facts.suppressed_until is not None and facts.suppressed_until <= now:
-        changes.update(suppressed_until=None, suppression_reason="", suppressed_since=None)
-    if facts.robots_expires_at is not None and facts.robots_expires_at <= now:
-        changes.update(robots_txt=None, robots_fetched_at=None, robots_expires_at=None, robots_status=None,
-                       robots_detail="", robots_truncated=False)
-    return replace(facts, **changes) if changes else facts
+    expired: list[str] = []
+    for until, names in ((facts.hold_until, HOLD_FIELDS), (facts.suppressed_until, SUPPRESSION_FIELDS),
+                         (facts.robots_expires_at, _ROBOTS_FIELDS)):
+        if until is not None and until <= now:
+            expired += names
+    return replace(facts, **{name: getattr(_BLANK, name) for name in expired}) if expired else facts
 
 
 def reserve_slot(

@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.state.base import (
+    HOLD_FIELDS,
+    SUPPRESSION_FIELDS,
     HostStateStore,
     Slot,
     StoreBase,
@@ -82,8 +84,6 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 """
 
-_HOLD_FIELDS = ("hold_until", "hold_status", "hold_reason")
-_SUPP_FIELDS = ("suppressed_until", "suppression_reason", "suppressed_since")
 
 
 def redis_name(client: Any) -> str:
@@ -243,8 +243,8 @@ class RedisStore(StoreBase):
                         pipe.watch(*keys)
                         merged = apply_update(self._combine(host, pipe.mget(keys)), change, now)
                         record = merged.to_json()
-                        hold = {name: record.pop(name) for name in _HOLD_FIELDS}
-                        supp = {name: record.pop(name) for name in _SUPP_FIELDS}
+                        hold = {name: record.pop(name) for name in HOLD_FIELDS}
+                        supp = {name: record.pop(name) for name in SUPPRESSION_FIELDS}
                         pipe.multi()
                         pipe.set(keys[0], json.dumps(record), ex=FACTS_TTL_S)
                         for key, part, until in ((keys[1], hold, merged.hold_until), (keys[2], supp, merged.suppressed_until)):
