@@ -13,7 +13,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Callable, TypeVar
 from paperfetch.config import lock_timeout_s
 
 __all__ = [
-    "FallbackDatabase", "FileFault", "Opened", "failed_midrun", "fault_of", "lock_holders", "move_aside", "open_database",
+    "FallbackDatabase", "FileFault", "failed_midrun", "fault_of", "lock_holders", "move_aside", "open_database",
     "transaction"
 ]
 
@@ -55,15 +54,6 @@ def fault_of(exc: BaseException) -> FileFault | None:
     if isinstance(exc, OSError):
         return FileFault.FULL if exc.errno in _FULL_ERRNOS else FileFault.DAMAGED
     return None
-
-
-@dataclass(frozen=True)
-class Opened:
-    """What :func:`open_database` made of a file."""
-
-    connection: sqlite3.Connection | None   #: None: the caller falls back for this run
-    moved_to: Path | None = None            #: where a damaged file was moved (a new one is in its place)
-    problem: str = ""                       #: the WARNING that was logged ("" when the file was fine)
 
 
 def move_aside(path: Path, *, now: datetime | None = None) -> Path:
@@ -136,8 +126,6 @@ def lock_holders(path: Path) -> list[int]:
         except OSError:
             continue
         inodes.add((os.major(info.st_dev), os.minor(info.st_dev), info.st_ino))
-    if not inodes:
-        return []
     try:
         lines = Path("/proc/locks").read_text().splitlines()
     except OSError:
@@ -190,9 +178,10 @@ def _reason(exc: BaseException) -> str:
 
 def open_database(
     path: Path, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None]
-) -> Opened:
-    """Open the SQLite file *path* (*what* names it for people: ``"the host-state file"``) or say why not.
-    *prepare* sets the connection up; *fallback* names what the caller does instead, for the WARNING.
+) -> tuple[sqlite3.Connection | None, str]:
+    """``(connection, problem)``: the SQLite file *path* opened (*what* names it for people: ``"the host-state file"``),
+    or None, and the WARNING logged ("" when the file was fine). *prepare* sets the connection up; *fallback* names
+    what the caller does instead, for the WARNING.
     A damaged file is moved aside and a new one made; a locked file or a full disk gives no connection.
     Errors other than SQLite's and the OS's (a ConfigurationError of *prepare*, say) propagate."""
     timeout_s = lock_timeout_s()
@@ -200,9 +189,9 @@ def open_database(
         seen = _RECENTLY_LOCKED.get(path)
     if seen is not None and time.monotonic() - seen[0] < _LOCKED_MEMO_S:
         logger.debug("%s %s was found locked a moment ago; not waited for again", what, path)
-        return Opened(None, problem=seen[1])
+        return None, seen[1]
     try:
-        return Opened(_connect(path, timeout_s, prepare))
+        return _connect(path, timeout_s, prepare), ""
     except (sqlite3.Error, OSError) as exc:
         fault = fault_of(exc)
         first = exc
@@ -230,7 +219,7 @@ def open_database(
                        f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}, but a new one "
                        f"cannot be made ({_reason(again)}); {fallback} for this run")
     logger.warning("%s", problem)
-    return Opened(connection, moved_to=moved, problem=problem)
+    return connection, problem
 
 
 class FallbackDatabase:
@@ -241,12 +230,13 @@ class FallbackDatabase:
     def __init__(self, path: Path | None, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None],
                  on_memory: Callable[[], object] = lambda: None) -> None:
         self._file, self._what, self._fallback, self._prepare_db, self._on_memory = path, what, fallback, prepare, on_memory
-        opened = Opened(None) if path is None else open_database(path, what=what, fallback=fallback, prepare=prepare)
+        connection, problem = (None, "") if path is None else open_database(path, what=what, fallback=fallback,
+                                                                             prepare=prepare)
         #: why the rows are in memory, or the file was recreated ("" while the file is fine)
-        self.problem = opened.problem
+        self.problem = problem
         #: True when this run's rows live in memory only (see ``problem``)
         self.in_memory = False
-        self._db = opened.connection or self._memory_copy(None)
+        self._db = connection or self._memory_copy(None)
         self._db.row_factory = sqlite3.Row
 
     def _memory_copy(self, source: sqlite3.Connection | None) -> sqlite3.Connection:
