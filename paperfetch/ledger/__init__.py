@@ -33,16 +33,10 @@ def open_ledger(
     fallback: str | None = None,
 ) -> ResumeLedger:
     """The ledger *spec* names for *folder* (a ledger as it is; None: SQLite there); *fallback* ``"local"`` backs Redis."""
-    if spec is None:
-        spec = "sqlite"
     if isinstance(spec, ResumeLedger) and not isinstance(spec, (str, os.PathLike)):
         return spec
     if fallback not in (None, "local"):
         raise ConfigurationError(f"a ledger's fallback is 'local' or None, not {fallback!r}")
-    if isinstance(spec, os.PathLike):
-        return SqliteLedger(spec)
-    if not isinstance(spec, str):
-        raise ConfigurationError(f"a ledger is one of {_CHOICES}; not {spec!r}")
     kind, target = parse_store_spec(spec, "ledger", "ledger", _CHOICES, memory=False)
     if kind == "redis":
         local = SqliteLedger.in_folder(folder) if fallback == "local" else None

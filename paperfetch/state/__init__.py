@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 from paperfetch.config import env_state
-from paperfetch.errors import ConfigurationError
 from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts, parse_store_spec
 from paperfetch.state.memory import MemoryStore
 from paperfetch.state.redis import RedisStore  # redis-py itself (an extra) is imported by RedisStore()
@@ -32,10 +31,6 @@ def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, f
         spec = env_state()
     if isinstance(spec, HostStateStore) and not isinstance(spec, (str, os.PathLike)):
         return spec
-    if isinstance(spec, os.PathLike):
-        return SqliteStore(spec)
-    if not isinstance(spec, str):
-        raise ConfigurationError(f"state must be 'memory', 'sqlite', a path, 'sqlite:///path' or 'redis://…', not {spec!r}")
     choices = "'memory', a path, 'sqlite:///path' or 'redis://host:port/db'"
     kind, target = parse_store_spec(spec, "state", "state store", choices, memory=True)
     if kind == "memory":

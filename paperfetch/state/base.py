@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
 import uuid
 from dataclasses import asdict, dataclass, replace
@@ -346,11 +347,15 @@ def apply_update(current: StoredFacts, change: Callable[[StoredFacts], StoredFac
     return merge_facts(current, proposed, now)
 
 
-def parse_store_spec(spec: str, what: str, noun: str, choices: str, *, memory: bool) -> tuple[str, str | None]:
-    """What a store *spec* names, as the host-state store (*what* ``"state"``) and the ledger read it:
-    ``("memory", None)`` (only where *memory* is one), ``("sqlite", None)`` (the default file),
-    ``("sqlite", path)`` or ``("redis", url)``. A ``sqlite:`` URL without three slashes, or another scheme,
-    is a :class:`~paperfetch.errors.ConfigurationError` naming the *noun* and the *choices*."""
+def parse_store_spec(spec: object, what: str, noun: str, choices: str, *, memory: bool) -> tuple[str, str | None]:
+    """What a store *spec* (text, a path or None) names, as the host-state store (*what* ``"state"``) and the ledger
+    read it: ``("memory", None)`` (only where *memory* is one), ``("sqlite", None)`` (the default file),
+    ``("sqlite", path)`` or ``("redis", url)``. A ``sqlite:`` URL without three slashes, another scheme, or
+    another type is a :class:`~paperfetch.errors.ConfigurationError` naming the *noun* and the *choices*."""
+    if isinstance(spec, os.PathLike):
+        return "sqlite", os.fspath(spec)
+    if spec is not None and not isinstance(spec, str):
+        raise ConfigurationError(f"a {noun} is one of {choices}; not {spec!r}")
     text = clean_setting(what, spec) or ""  # stripped; a control character refused, the password masked
     lowered = text.lower()
     if memory and lowered == "memory":
