@@ -265,10 +265,7 @@ class LedgerFiles:
         if path is None:
             return None
         absolute = Path(path).resolve()
-        try:
-            return absolute.relative_to(self.folder).as_posix()
-        except ValueError:
-            return str(absolute)
+        return absolute.relative_to(self.folder).as_posix() if absolute.is_relative_to(self.folder) else str(absolute)
 
     def absolute_path(self, entry: LedgerEntry) -> Path | None:
         """The file an entry points at, resolving a stored relative path against the ledger's folder."""
@@ -286,12 +283,9 @@ class LedgerFiles:
         file_path = self.absolute_path(entry)
         if file_path is None:
             return None
-        if out_dir is not None:
-            try:
-                file_path.resolve().relative_to(Path(out_dir).resolve())
-            except ValueError:
-                logger.debug("ledger: %s was saved outside %s", key, out_dir)
-                return None
+        if out_dir is not None and not file_path.resolve().is_relative_to(Path(out_dir).resolve()):
+            logger.debug("ledger: %s was saved outside %s", key, out_dir)
+            return None
         try:
             size = file_path.stat().st_size
         except OSError:

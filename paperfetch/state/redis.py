@@ -103,13 +103,6 @@ def redis_failure(exc: BaseException, connection_errors: tuple[type[BaseExceptio
     return f"refused the command ({type(exc).__name__}: {text})" if text else f"refused the command ({type(exc).__name__})"
 
 
-def _ttl_ms(until: float | None, now: float) -> int | None:
-    """Milliseconds from *now* to *until* (None: no expiry; 0: already over)."""
-    if until is None or math.isinf(until):
-        return None
-    return max(0, math.ceil((until - now) * 1000))
-
-
 class RedisStore(StoreBase):
     """Host state in Redis, shared by every process on every machine that opens the same URL. Thread-safe."""
 
@@ -248,11 +241,10 @@ class RedisStore(StoreBase):
                         pipe.multi()
                         pipe.set(keys[0], json.dumps(record), ex=FACTS_TTL_S)
                         for key, part, until in ((keys[1], hold, merged.hold_until), (keys[2], supp, merged.suppressed_until)):
-                            ttl = _ttl_ms(until, now)
-                            if until is None or ttl == 0:
+                            if until is None or until <= now:
                                 pipe.delete(key)
-                            else:
-                                pipe.set(key, json.dumps(part), px=ttl)  # px=None: no expiry (indefinite)
+                            else:  # px=None: no expiry (indefinite)
+                                pipe.set(key, json.dumps(part), px=None if math.isinf(until) else math.ceil((until - now) * 1000))
                         pipe.sadd(self.namespace + "hosts", host)
                         pipe.execute()
                         return merged
