@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -77,18 +76,15 @@ class MetadataCache(FallbackDatabase):
         self.answer_ttl_s = answer_ttl_s
         self.not_found_ttl_s = not_found_ttl_s
         self._now = now
-        self._lock = threading.Lock()
         super().__init__(self.path, what="the metadata cache", fallback="a cache in memory", prepare=_create_table)
         self.purge_expired()  # the file never grows beyond a week of answers
 
     def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        """*sql* on the cache (the caller holds the lock)."""
         return self._run("a query", lambda db: db.execute(sql, parameters))
 
     def get(self, key: str) -> tuple[int, str | None, bytes] | None:
         """``(status, content_type, body)`` of a live entry, or None; status -1 is a stored "not found"."""
-        with self._lock:
-            row = self._execute("SELECT status, content_type, body, expires_at FROM answers WHERE key = ?", (key,)).fetchone()
+        row = self._execute("SELECT status, content_type, body, expires_at FROM answers WHERE key = ?", (key,)).fetchone()
         if row is None or row[3] <= self._now():
             return None
         return int(row[0]), row[1], bytes(row[2] or b"")
@@ -97,8 +93,7 @@ class MetadataCache(FallbackDatabase):
         return self.get(key) is not None
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
+        return int(self._execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
 
     def put_answer(self, key: str, status: int, content_type: str | None, body: bytes, *, ttl_s: float | None = None) -> None:
         """Store an answer for *ttl_s* seconds (default :attr:`answer_ttl_s`; a search's is shorter)."""
@@ -109,31 +104,23 @@ class MetadataCache(FallbackDatabase):
 
     def _put(self, key: str, status: int, content_type: str | None, body: bytes, ttl: float) -> None:
         now = self._now()
-        with self._lock:
-            self._execute(
-                "INSERT OR REPLACE INTO answers (key, status, content_type, body, stored_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (key, status, content_type, sqlite3.Binary(body), now, now + ttl),
-            )
+        self._execute(
+            "INSERT OR REPLACE INTO answers (key, status, content_type, body, stored_at, expires_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (key, status, content_type, sqlite3.Binary(body), now, now + ttl),
+        )
 
     def delete(self, key: str) -> None:
-        with self._lock:
-            self._execute("DELETE FROM answers WHERE key = ?", (key,))
+        self._execute("DELETE FROM answers WHERE key = ?", (key,))
 
     def clear(self) -> int:
         """Forget every entry; the number removed."""
-        with self._lock:
-            removed = self._execute("DELETE FROM answers").rowcount
-            self._execute("VACUUM")
+        removed = self._execute("DELETE FROM answers").rowcount
+        self._execute("VACUUM")
         return int(removed or 0)
 
     def purge_expired(self) -> int:
-        with self._lock:
-            return int(self._execute("DELETE FROM answers WHERE expires_at <= ?", (self._now(),)).rowcount or 0)
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        return int(self._execute("DELETE FROM answers WHERE expires_at <= ?", (self._now(),)).rowcount or 0)
 
     def __repr__(self) -> str:
         return f"MetadataCache(path={str(self.path) if self.path else ':memory:'!r})"

@@ -194,10 +194,9 @@ def record_outcome(
 
 class LedgerFiles:
     """What every ledger backend shares: ``record`` (the row built once), the file checks, the context manager.
-    A subclass gives ``folder``, ``get``, ``write_row`` and ``close``, and sets ``_closed``."""
+    A subclass gives ``folder``, ``get``, ``write_row`` and ``close``."""
 
     folder: Path
-    _closed = False
 
     def get(self, key: str) -> LedgerEntry | None:  # pragma: no cover - every subclass has its own
         raise NotImplementedError
@@ -246,10 +245,6 @@ class LedgerFiles:
         }
         self.write_row(row, extra)
         logger.debug("ledger: %s -> %s", key, status)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError(f"the ledger {self!r} is closed")
 
     def __enter__(self: _L) -> _L:
         return self

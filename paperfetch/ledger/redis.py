@@ -60,12 +60,14 @@ class RedisLedger(LedgerFiles):
         self.name = name
         self._prefix = f"{namespace}ledger:{name}:"
         self.fallback = fallback
+        self._closed = False
 
     def _entry_key(self, key: str) -> str:
         return f"{self._prefix}e:{key}"
 
     def _call(self, operation: str, on_redis: Callable[[], Any], on_fallback: Callable[[SqliteLedger], Any]) -> Any:
-        self._check_open()
+        if self._closed:
+            raise RuntimeError(f"the ledger {self!r} is closed")
         try:
             return on_redis()
         except self._errors as exc:

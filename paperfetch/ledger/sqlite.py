@@ -7,12 +7,11 @@ import json
 import logging
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from paperfetch.errors import ConfigurationError
 from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
@@ -25,7 +24,6 @@ __all__ = ["DEFAULT_LEDGER_NAME", "SCHEMA_VERSION", "SqliteLedger"]
 
 logger = logging.getLogger("paperfetch.ledger")
 
-_T = TypeVar("_T")
 
 #: File name of the ledger inside an output folder.
 DEFAULT_LEDGER_NAME = ".paperfetch-ledger.sqlite3"
@@ -73,14 +71,12 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-class SqliteLedger(LedgerFiles, FallbackDatabase):
+class SqliteLedger(FallbackDatabase, LedgerFiles):
     """The resume ledger of one output folder (or SQLite path), a :class:`ResumeLedger`; thread-safe, each record commits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).resolve()
         self.folder = self.path.parent
-        self._lock = threading.Lock()
-        self._closed = False
         with suppress(OSError):  # open_database says what is wrong with it
             self.folder.mkdir(parents=True, exist_ok=True)
         # Set-up under a flock on the folder: processes opening one fresh ledger at once would meet "database
@@ -128,37 +124,27 @@ class SqliteLedger(LedgerFiles, FallbackDatabase):
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
-        """Close the connection; further calls fail. Closing twice is harmless."""
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._db.close()
-                if self.recovered and not self.in_memory:  # the rows are in the file again (rebuilt by the caller)
-                    self._rebuild_marker.unlink(missing_ok=True)
-                logger.debug("closed ledger %s", self.path)
+        was_open = not self._closed
+        super().close()
+        if was_open and self.recovered and not self.in_memory:  # the rows are in the file again (rebuilt by the caller)
+            self._rebuild_marker.unlink(missing_ok=True)
 
     def __repr__(self) -> str:
         return f"SqliteLedger({str(self.path)!r})"
 
-    def _locked(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
-            self._check_open()
-            return self._run(operation, work)
-
     def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
         def upsert(connection: sqlite3.Connection) -> None:
-            with transaction(connection):
-                merged: dict[str, Any] = {}
-                if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
-                    previous = connection.execute("SELECT extra FROM outcomes WHERE key = ?", (row["key"],)).fetchone()
-                    merged = {**(json.loads(previous["extra"]) if previous is not None and previous["extra"] else {}), **extra}
-                stored = dict(row, extra=json.dumps(merged, ensure_ascii=False, default=str) if merged else None)
-                connection.execute(_UPSERT, tuple(stored[column] for column in _COLUMNS))
+            merged: dict[str, Any] = {}
+            if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
+                previous = connection.execute("SELECT extra FROM outcomes WHERE key = ?", (row["key"],)).fetchone()
+                merged = {**(json.loads(previous["extra"]) if previous is not None and previous["extra"] else {}), **extra}
+            stored = dict(row, extra=json.dumps(merged, ensure_ascii=False, default=str) if merged else None)
+            connection.execute(_UPSERT, tuple(stored[column] for column in _COLUMNS))
 
-        self._locked("record", upsert)
+        self._run("record", upsert, write=True)
 
     def _fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        return self._locked("a read", lambda connection: connection.execute(sql, parameters).fetchall())
+        return self._run("a read", lambda connection: connection.execute(sql, parameters).fetchall())
 
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Sequence
 
 from paperfetch.state.base import (
     Slot,
@@ -30,7 +29,6 @@ __all__ = ["DEFAULT_STATE_FILE", "SqliteStore", "default_state_path"]
 DEFAULT_STATE_FILE = "host-state.sqlite3"
 
 
-_T = TypeVar("_T")
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS facts (host TEXT PRIMARY KEY, data TEXT NOT NULL, updated_at REAL NOT NULL)",
@@ -49,14 +47,12 @@ def default_state_path() -> Path:
     return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / DEFAULT_STATE_FILE
 
 
-class SqliteStore(StoreBase, FallbackDatabase):
+class SqliteStore(FallbackDatabase, StoreBase):
     """Host state in a SQLite file shared by the processes of one machine. Thread-safe."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path).expanduser().resolve() if path is not None else default_state_path()
         self.name = f"sqlite:{self.path}"
-        self._lock = threading.Lock()
-        self._closed = False
         super().__init__(self.path, what="the host-state file", fallback="host state in memory", prepare=self._prepare,
                          on_memory=self._named_memory)
 
@@ -68,18 +64,6 @@ class SqliteStore(StoreBase, FallbackDatabase):
 
     def _named_memory(self) -> None:
         self.name = f"memory (sqlite:{self.path} unusable for this run)"
-
-    def _locked(self, operation: str, work: Callable[[sqlite3.Connection], _T], *, write: bool = True) -> _T:
-        """*work* under the lock; a write in one transaction, so a read-modify-write is atomic across processes."""
-
-        def in_transaction(db: sqlite3.Connection) -> _T:
-            with transaction(db):
-                return work(db)
-
-        with self._lock:
-            if self._closed:
-                raise RuntimeError(f"the host-state store {self.name} is closed")
-            return self._run(operation, in_transaction if write else work)
 
     @staticmethod
     def _slot_state(db: sqlite3.Connection, host: str) -> tuple[float, str, float]:
@@ -113,20 +97,20 @@ class SqliteStore(StoreBase, FallbackDatabase):
                     db.execute("DELETE FROM starts WHERE host = ? AND at <= ?", (host, slot.start_at - window_span(windows)))
             return slot
 
-        return self._locked("reserve", work)
+        return self._run("reserve", work, write=True)
 
     def starts(self, host: str, limit: int) -> list[float]:
         def read(db: sqlite3.Connection) -> list[float]:
             rows = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT ?", (host, limit))
             return [float(row[0]) for row in rows]
 
-        return self._locked("starts", read, write=False)
+        return self._run("starts", read)
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         def work(db: sqlite3.Connection) -> None:
             self._save_slot(db, slot.host, finish_slot(self._slot_state(db, slot.host), slot.token, end, gap_s))
 
-        self._locked("finish", work)
+        self._run("finish", work, write=True)
 
     @staticmethod
     def _facts(db: sqlite3.Connection, host: str) -> StoredFacts:
@@ -134,7 +118,7 @@ class SqliteStore(StoreBase, FallbackDatabase):
         return StoredFacts.from_json(json.loads(row[0])) if row else StoredFacts(host)
 
     def get(self, host: str, now: float) -> StoredFacts:
-        return self._locked("get", lambda db: expire_facts(self._facts(db, host), now), write=False)
+        return self._run("get", lambda db: expire_facts(self._facts(db, host), now))
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         def work(db: sqlite3.Connection) -> StoredFacts:
@@ -146,13 +130,13 @@ class SqliteStore(StoreBase, FallbackDatabase):
                        (host, json.dumps(merged.to_json()), merged.updated_at))
             return merged
 
-        return self._locked("update", work)
+        return self._run("update", work, write=True)
 
     def hosts(self) -> list[str]:
         def read(db: sqlite3.Connection) -> list[str]:
             return [row[0] for row in db.execute("SELECT host FROM facts UNION SELECT host FROM slots ORDER BY 1")]
 
-        return self._locked("hosts", read, write=False)
+        return self._run("hosts", read)
 
     def clear(self, host: str | None = None) -> None:
         def work(db: sqlite3.Connection) -> None:
@@ -162,10 +146,4 @@ class SqliteStore(StoreBase, FallbackDatabase):
                 else:
                     db.execute(f"DELETE FROM {table} WHERE host = ?", (host,))
 
-        self._locked("clear", work)
-
-    def close(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._db.close()
+        self._run("clear", work, write=True)

@@ -224,12 +224,14 @@ def open_database(
 
 class FallbackDatabase:
     """A SQLite file (:func:`open_database`; *path* None: none) that goes on in memory when it fails, at opening or
-    later, with a copy of what it held when that can still be read: the ledger and the metadata cache. The
-    subclass locks around :meth:`_run`; *on_memory* runs when the rows move to memory."""
+    later, with a copy of what it held when that can still be read: the host state, the ledger, the metadata cache.
+    Thread-safe; closed, it raises RuntimeError. *on_memory* runs when the rows move to memory."""
 
     def __init__(self, path: Path | None, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None],
                  on_memory: Callable[[], object] = lambda: None) -> None:
         self._file, self._what, self._fallback, self._prepare_db, self._on_memory = path, what, fallback, prepare, on_memory
+        self._lock = threading.Lock()
+        self._closed = False
         connection, problem = (None, "") if path is None else open_database(path, what=what, fallback=fallback,
                                                                              prepare=prepare)
         #: why the rows are in memory, or the file was recreated ("" while the file is fine)
@@ -253,19 +255,37 @@ class FallbackDatabase:
         self._on_memory()
         return connection
 
-    def _run(self, operation: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        """*work* on the connection; when the file fails, a WARNING and *work* again on the rows in memory."""
-        try:
-            return work(self._db)
-        except sqlite3.Error as exc:
-            if self.in_memory:
-                raise
-            self.problem = failed_midrun(self._what, self._file, operation, exc, self._fallback)
-            old = self._db
-            if old.in_transaction:
+    def _run(self, operation: str, work: Callable[[sqlite3.Connection], _T], *, write: bool = False) -> _T:
+        """*work* on the connection under the lock (a *write* in one :func:`transaction`); when the file fails, a
+        WARNING and *work* again on the rows in memory."""
+
+        def attempt() -> _T:
+            if not write:
+                return work(self._db)
+            with transaction(self._db):
+                return work(self._db)
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self._what} {self._file or ''} is closed")
+            try:
+                return attempt()
+            except sqlite3.Error as exc:
+                if self.in_memory:
+                    raise
+                self.problem = failed_midrun(self._what, self._file, operation, exc, self._fallback)
+                old = self._db
+                if old.in_transaction:
+                    with suppress(sqlite3.Error):
+                        old.execute("ROLLBACK")
+                self._db = self._memory_copy(old)
                 with suppress(sqlite3.Error):
-                    old.execute("ROLLBACK")
-            self._db = self._memory_copy(old)
-            with suppress(sqlite3.Error):
-                old.close()
-            return work(self._db)
+                    old.close()
+                return attempt()
+
+    def close(self) -> None:
+        """Close the connection; further calls fail. Closing twice is harmless."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
