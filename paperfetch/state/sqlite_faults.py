@@ -20,10 +20,7 @@ from typing import Callable, TypeVar
 
 from paperfetch.config import lock_timeout_s
 
-__all__ = [
-    "FallbackDatabase", "FileFault", "failed_midrun", "fault_of", "lock_holders", "move_aside", "open_database",
-    "transaction"
-]
+__all__ = ["FallbackDatabase", "FileFault", "fault_of", "lock_holders", "move_aside", "open_database", "transaction"]
 
 logger = logging.getLogger("paperfetch.state")
 
@@ -161,15 +158,6 @@ def transaction(connection: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def failed_midrun(what: str, path: Path | None, operation: str, exc: BaseException, fallback: str) -> str:
-    """Log and return the WARNING for a file that failed after it opened: *fallback* serves the rest of the run."""
-    fault = fault_of(exc)
-    problem = (f"{what} {path} failed during {operation} ({fault.value if fault else 'error'}: {exc}); "
-               f"{fallback} for the rest of this run")
-    logger.warning("%s", problem)
-    return problem
-
-
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
@@ -273,7 +261,10 @@ class FallbackDatabase:
             except sqlite3.Error as exc:
                 if self.in_memory:
                     raise
-                self.problem = failed_midrun(self._what, self._file, operation, exc, self._fallback)
+                fault = fault_of(exc)
+                self.problem = (f"{self._what} {self._file} failed during {operation} ({fault.value if fault else 'error'}: "
+                                f"{exc}); {self._fallback} for the rest of this run")
+                logger.warning("%s", self.problem)
                 old = self._db
                 if old.in_transaction:
                     with suppress(sqlite3.Error):
