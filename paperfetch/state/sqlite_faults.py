@@ -167,11 +167,9 @@ def _reason(exc: BaseException) -> str:
 def open_database(
     path: Path, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None]
 ) -> tuple[sqlite3.Connection | None, str]:
-    """``(connection, problem)``: the SQLite file *path* opened (*what* names it for people: ``"the host-state file"``),
-    or None, and the WARNING logged ("" when the file was fine). *prepare* sets the connection up; *fallback* names
-    what the caller does instead, for the WARNING.
-    A damaged file is moved aside and a new one made; a locked file or a full disk gives no connection.
-    Errors other than SQLite's and the OS's (a ConfigurationError of *prepare*, say) propagate."""
+    """``(connection or None, the WARNING logged or "")`` for the SQLite file *path* (*what* and *fallback*, what the caller
+    does instead, name them in the WARNING), set up by *prepare*. A damaged file is moved aside and a new one made; a
+    locked file or a full disk gives no connection. Errors other than SQLite's and the OS's propagate."""
     timeout_s = lock_timeout_s()
     with _RECENT_LOCK:
         seen = _RECENTLY_LOCKED.get(path)
