@@ -264,10 +264,7 @@ class LedgerFiles:
 
     def absolute_path(self, entry: LedgerEntry) -> Path | None:
         """The file an entry points at, resolving a stored relative path against the ledger's folder."""
-        if entry.path is None:
-            return None
-        stored = Path(entry.path)
-        return stored if stored.is_absolute() else self.folder / stored
+        return None if entry.path is None else self.folder / entry.path  # an absolute path stays as it is
 
     def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
         """The entry when *key* is downloaded and its file intact, else None: a :data:`FINISHED_WELL_STATUSES` status, the

@@ -153,9 +153,8 @@ class RedisStore(StoreBase):
 
     def _call(self, operation: str, on_redis: Callable[[], Any], *args: Any) -> Any:
         """*on_redis*, or the fallback store's method *operation* with *args* while Redis does not answer."""
-        with self._lock:
-            down_since = self._down_since
-        if down_since is not None and self._fallback is not None and time.monotonic() - down_since < self._retry_after_s:
+        down_since = self._down_since  # set only when there is a fallback
+        if down_since is not None and time.monotonic() - down_since < self._retry_after_s:
             return getattr(self._fallback, operation)(*args)
         try:
             result = on_redis()
