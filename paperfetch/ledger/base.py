@@ -198,16 +198,13 @@ class LedgerFiles:
 
     folder: Path
 
-    def get(self, key: str) -> LedgerEntry | None:  # pragma: no cover - every subclass has its own
-        raise NotImplementedError
+    def get(self, key: str) -> LedgerEntry | None: ...
 
-    def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:  # pragma: no cover
+    def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
         """Store *row* (``record()``'s, times as ISO 8601 UTC text) over its key's entry: attempts count up,
         first_seen stays, *extra* merges."""
-        raise NotImplementedError
 
-    def close(self) -> None:  # pragma: no cover - every subclass has its own
-        raise NotImplementedError
+    def close(self) -> None: ...
 
     def record(
         self,

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
@@ -246,9 +246,7 @@ class FallbackDatabase:
         WARNING and *work* again on the rows in memory."""
 
         def attempt() -> _T:
-            if not write:
-                return work(self._db)
-            with transaction(self._db):
+            with transaction(self._db) if write else nullcontext():
                 return work(self._db)
 
         with self._lock:
