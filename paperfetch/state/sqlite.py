@@ -18,6 +18,7 @@ from paperfetch.state.base import (
     finish_slot,
     new_token,
     reserve_slot,
+    window_depth,
     window_floor,
     window_span,
 )
@@ -75,20 +76,14 @@ class SqliteStore(FallbackDatabase, StoreBase):
         db.execute("INSERT OR REPLACE INTO slots (host, next_free, holder, lease_until) VALUES (?, ?, ?, ?)", (host, *state))
 
     @staticmethod
-    def _window_floor(db: sqlite3.Connection, host: str, windows: Sequence[Window], now: float) -> float:
-        """:func:`~paperfetch.state.base.window_floor` read from the log: each window's count-th newest start."""
-        floor = 0.0
-        for window in windows:
-            row = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT 1 OFFSET ?",
-                             (host, window.count - 1)).fetchone()
-            if row is not None:
-                floor = max(floor, window_floor([row[0]], [Window(1, window.seconds)], now))
-        return floor
+    def _latest_starts(db: sqlite3.Connection, host: str, limit: int) -> list[float]:
+        rows = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT ?", (host, limit))
+        return [float(row[0]) for row in rows]
 
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
                 windows: Sequence[Window] = ()) -> Slot:
         def work(db: sqlite3.Connection) -> Slot:
-            floor = self._window_floor(db, host, windows, now) if windows else 0.0
+            floor = window_floor(self._latest_starts(db, host, window_depth(windows)), windows, now) if windows else 0.0
             slot, state = reserve_slot(self._slot_state(db, host), host, interval_s, now, lease_s, new_token(), floor)
             if slot.granted:
                 self._save_slot(db, host, state)
@@ -100,11 +95,7 @@ class SqliteStore(FallbackDatabase, StoreBase):
         return self._run("reserve", work, write=True)
 
     def starts(self, host: str, limit: int) -> list[float]:
-        def read(db: sqlite3.Connection) -> list[float]:
-            rows = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT ?", (host, limit))
-            return [float(row[0]) for row in rows]
-
-        return self._run("starts", read)
+        return self._run("starts", lambda db: self._latest_starts(db, host, limit))
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         def work(db: sqlite3.Connection) -> None:
