@@ -123,16 +123,17 @@ class RedisStore(StoreBase):
         # any Redis failure (OOM, NOAUTH / WRONGPASS, READONLY …) counts as the store failing
         self._redis_errors = (redis.exceptions.RedisError,)
         self._watch_error = redis.exceptions.WatchError
-        self._client = redis.Redis.from_url(
+        #: the redis-py client (shared with :class:`~paperfetch.ledger.RedisLedger` when it is built from this store)
+        self.client = redis.Redis.from_url(
             url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s, decode_responses=True
         )
-        self.name = redis_name(self._client)
+        self.name = redis_name(self.client)
         # which store this is, for the process-wide registry: the whole URL (a fixed password is another
         # connection), held as a digest so that no password is kept or shown
         self.identity = f"{self.name}#{hashlib.sha256(url.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
         self.namespace = namespace
-        self._reserve_script = self._client.register_script(_RESERVE)
-        self._finish_script = self._client.register_script(_FINISH)
+        self._reserve_script = self.client.register_script(_RESERVE)
+        self._finish_script = self.client.register_script(_FINISH)
         if fallback == "local":
             from paperfetch.state.sqlite import SqliteStore
 
@@ -200,7 +201,7 @@ class RedisStore(StoreBase):
     def starts(self, host: str, limit: int) -> list[float]:
         if limit <= 0:
             return []
-        return self._call("starts", lambda: [float(at) for at in self._client.lrange(self._key("starts", host), 0, limit - 1)],
+        return self._call("starts", lambda: [float(at) for at in self.client.lrange(self._key("starts", host), 0, limit - 1)],
                           host, limit)
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
@@ -222,14 +223,14 @@ class RedisStore(StoreBase):
         return StoredFacts.from_json(data)
 
     def get(self, host: str, now: float) -> StoredFacts:
-        return self._call("get", lambda: expire_facts(self._combine(host, self._client.mget(self._facts_keys(host))), now),
+        return self._call("get", lambda: expire_facts(self._combine(host, self.client.mget(self._facts_keys(host))), now),
                           host, now)
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         keys = self._facts_keys(host)
 
         def on_redis() -> StoredFacts:
-            with self._client.pipeline() as pipe:
+            with self.client.pipeline() as pipe:
                 while True:
                     try:
                         pipe.watch(*keys)
@@ -253,27 +254,22 @@ class RedisStore(StoreBase):
         return self._call("update", on_redis, host, change, now)
 
     def hosts(self) -> list[str]:
-        return self._call("hosts", lambda: sorted(str(h) for h in self._client.smembers(self.namespace + "hosts")))
+        return self._call("hosts", lambda: sorted(str(h) for h in self.client.smembers(self.namespace + "hosts")))
 
     def clear(self, host: str | None = None) -> None:
         def on_redis() -> None:
-            hosts = [host] if host is not None else [str(h) for h in self._client.smembers(self.namespace + "hosts")]
+            hosts = [host] if host is not None else [str(h) for h in self.client.smembers(self.namespace + "hosts")]
             keys = [key for h in hosts for key in (*self._facts_keys(h), self._key("slot", h), self._key("starts", h))]
             if keys:
-                self._client.delete(*keys)
+                self.client.delete(*keys)
             if host is None:
-                self._client.delete(self.namespace + "hosts")
+                self.client.delete(self.namespace + "hosts")
             else:
-                self._client.srem(self.namespace + "hosts", host)
+                self.client.srem(self.namespace + "hosts", host)
 
         self._call("clear", on_redis, host)
 
     def close(self) -> None:
-        self._client.close()
+        self.client.close()
         if self._fallback is not None:
             self._fallback.close()
-
-    @property
-    def client(self) -> Any:
-        """The redis-py client (shared with :class:`~paperfetch.ledger.RedisLedger` when it is built from this store)."""
-        return self._client
