@@ -256,10 +256,8 @@ def reserve_slot(
     if holder and lease_until > now:
         return Slot(host, False, lease_until, "", lease_until), state  # never the holder's token
     start = max(now, next_free, not_before)
-    if lease_s > 0:
-        new_state = (start + interval_s, token, start + lease_s)
-    else:
-        new_state = (start + interval_s, "", 0.0)
+    holds = lease_s > 0  # end-to-end: the holder keeps the host until it finishes or its lease ends
+    new_state = (start + interval_s, token if holds else "", start + lease_s if holds else 0.0)
     return Slot(host, True, start, token, new_state[2]), new_state
 
 

@@ -171,8 +171,7 @@ def open_database(
     does instead, name them in the WARNING), set up by *prepare*. A damaged file is moved aside and a new one made; a
     locked file or a full disk gives no connection. Errors other than SQLite's and the OS's propagate."""
     timeout_s = lock_timeout_s()
-    with _RECENT_LOCK:
-        seen = _RECENTLY_LOCKED.get(path)
+    seen = _RECENTLY_LOCKED.get(path)  # one dict read: atomic
     if seen is not None and time.monotonic() - seen[0] < _LOCKED_MEMO_S:
         logger.debug("%s %s was found locked a moment ago; not waited for again", what, path)
         return None, seen[1]
@@ -261,10 +260,7 @@ class FallbackDatabase:
                 self.problem = (f"{self._what} {self._file} failed during {operation} ({fault.value if fault else 'error'}: "
                                 f"{exc}); {self._fallback} for the rest of this run")
                 logger.warning("%s", self.problem)
-                old = self._db
-                if old.in_transaction:
-                    with suppress(sqlite3.Error):
-                        old.execute("ROLLBACK")
+                old = self._db  # a failed write was rolled back by transaction()
                 self._db = self._memory_copy(old)
                 with suppress(sqlite3.Error):
                     old.close()
