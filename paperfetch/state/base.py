@@ -151,11 +151,8 @@ class Window:
 def window_floor(recent: Sequence[float], windows: Sequence[Window], now: float) -> float:
     """The earliest start *windows* allow, given the host's *recent* starts newest first (0.0: none binds).
     A logged start ahead of now (a wall clock that moved back) delays by one span at most."""
-    floor = 0.0
-    for window in windows:
-        if len(recent) >= window.count:
-            floor = max(floor, min(recent[window.count - 1], now) + window.seconds)
-    return floor
+    return max((min(recent[window.count - 1], now) + window.seconds for window in windows if len(recent) >= window.count),
+               default=0.0)
 
 
 def window_depth(windows: Sequence[Window]) -> int:
