@@ -250,7 +250,7 @@ class FallbackDatabase:
 
         with self._lock:
             if self._closed:
-                raise RuntimeError(f"{self._what} {self._file or ''} is closed")
+                raise RuntimeError(f"{self._what} ({self._file or 'in memory'}) is closed")
             try:
                 return attempt()
             except sqlite3.Error as exc:
