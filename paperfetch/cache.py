@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import io
-import logging
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,14 +16,14 @@ import requests
 from paperfetch import defaults
 from paperfetch.config import env_cache_dir
 from paperfetch.errors import ConfigurationError, NotFoundError
-from paperfetch.state.sqlite_faults import open_database
+from paperfetch.state.sqlite import default_state_path
+from paperfetch.state.sqlite_faults import FallbackDatabase
 
 __all__ = [
     "CachedFetcher", "IDENTITY_PARAMETERS", "MetadataCache", "cache_key",
     "default_cache_path", "metadata_fetcher"
 ]
 
-logger = logging.getLogger("paperfetch.cache")
 
 #: Query parameters that say who asks, never what: dropped from the key (and so from the file).
 IDENTITY_PARAMETERS = frozenset({"email", "mailto", "tool", "api_key"})
@@ -47,11 +45,7 @@ CREATE TABLE IF NOT EXISTS answers (
 def default_cache_path(folder: str | os.PathLike[str] | None = None) -> Path:
     """The cache file in *folder*, else in ``$PAPERFETCH_CACHE_DIR``, else in the platform's user cache directory."""
     named = Path(folder).expanduser() if folder else env_cache_dir()
-    if named:
-        return named / _FILENAME
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / _FILENAME
+    return (named or default_state_path().parent) / _FILENAME  # the user cache directory: the host state's
 
 
 def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[str, Any] | str | bytes | None = None) -> str:
@@ -67,9 +61,14 @@ def cache_key(url: str, params: Mapping[str, Any] | None = None, data: Mapping[s
     return f"{method} " + urlunsplit((parts.scheme, parts.netloc.lower(), parts.path, urlencode(kept), ""))
 
 
-class MetadataCache:
+def _create_table(db: sqlite3.Connection) -> None:
+    db.execute(_SCHEMA)
+
+
+class MetadataCache(FallbackDatabase):
     """Stored answers with a time to live, in one SQLite file (*path*, default :func:`default_cache_path`;
-    ``":memory:"`` for a private one). Thread-safe; *now* gives wall-clock seconds (tests inject it)."""
+    ``":memory:"`` for a private one). Thread-safe; *now* gives wall-clock seconds (tests inject it).
+    ``in_memory``: the answers live in memory only (``":memory:"``, or the file failed: see ``problem``)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, answer_ttl_s: float = defaults.CACHE_ANSWER_TTL_S,
                  not_found_ttl_s: float = defaults.CACHE_NOT_FOUND_TTL_S, now: Callable[[], float] = time.time) -> None:
@@ -77,61 +76,15 @@ class MetadataCache:
         self.answer_ttl_s = answer_ttl_s
         self.not_found_ttl_s = not_found_ttl_s
         self._now = now
-        self._lock = threading.Lock()
-        #: why the cache lives in memory for this run ("" while it uses its file)
-        self.problem = ""
-        self._db: sqlite3.Connection = self._open()
+        super().__init__(self.path, what="the metadata cache", fallback="a cache in memory", prepare=_create_table)
         self.purge_expired()  # the file never grows beyond a week of answers
-        self.hits = 0
-        self.misses = 0
-
-    def _open(self) -> sqlite3.Connection:
-        if self.path is None:
-            return self._in_memory()
-
-        def prepare(db: sqlite3.Connection) -> None:
-            db.execute("PRAGMA journal_mode=WAL")
-            # a lost last answer after a power cut is harmless (it is asked again); an fsync per answer is not
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(_SCHEMA)
-
-        opened = open_database(self.path, what="the metadata cache", fallback="a cache in memory", prepare=prepare)
-        if opened.connection is None:
-            self.problem = opened.problem
-            return self._in_memory()
-        return opened.connection
-
-    @staticmethod
-    def _in_memory() -> sqlite3.Connection:
-        db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        db.execute(_SCHEMA)
-        return db
-
-    @property
-    def in_memory(self) -> bool:
-        """True when the answers live in memory only (``":memory:"``, or the file failed: see ``problem``)."""
-        return self.path is None or bool(self.problem)
 
     def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        """*sql* on the cache (the caller holds the lock); a failing file turns into a cache in memory."""
-        try:
-            return self._db.execute(sql, parameters)
-        except sqlite3.Error as exc:
-            if self.in_memory:
-                raise
-            self.problem = f"the metadata cache {self.path} failed ({exc}); a cache in memory for the rest of this run"
-            logger.warning("%s", self.problem)
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
-            self._db = self._in_memory()
-            return self._db.execute(sql, parameters)
+        return self._run("a query", lambda db: db.execute(sql, parameters))
 
     def get(self, key: str) -> tuple[int, str | None, bytes] | None:
         """``(status, content_type, body)`` of a live entry, or None; status -1 is a stored "not found"."""
-        with self._lock:
-            row = self._execute("SELECT status, content_type, body, expires_at FROM answers WHERE key = ?", (key,)).fetchone()
+        row = self._execute("SELECT status, content_type, body, expires_at FROM answers WHERE key = ?", (key,)).fetchone()
         if row is None or row[3] <= self._now():
             return None
         return int(row[0]), row[1], bytes(row[2] or b"")
@@ -140,8 +93,7 @@ class MetadataCache:
         return self.get(key) is not None
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
+        return int(self._execute("SELECT COUNT(*) FROM answers WHERE expires_at > ?", (self._now(),)).fetchone()[0])
 
     def put_answer(self, key: str, status: int, content_type: str | None, body: bytes, *, ttl_s: float | None = None) -> None:
         """Store an answer for *ttl_s* seconds (default :attr:`answer_ttl_s`; a search's is shorter)."""
@@ -152,31 +104,23 @@ class MetadataCache:
 
     def _put(self, key: str, status: int, content_type: str | None, body: bytes, ttl: float) -> None:
         now = self._now()
-        with self._lock:
-            self._execute(
-                "INSERT OR REPLACE INTO answers (key, status, content_type, body, stored_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (key, status, content_type, sqlite3.Binary(body), now, now + ttl),
-            )
+        self._execute(
+            "INSERT OR REPLACE INTO answers (key, status, content_type, body, stored_at, expires_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (key, status, content_type, sqlite3.Binary(body), now, now + ttl),
+        )
 
     def delete(self, key: str) -> None:
-        with self._lock:
-            self._execute("DELETE FROM answers WHERE key = ?", (key,))
+        self._execute("DELETE FROM answers WHERE key = ?", (key,))
 
     def clear(self) -> int:
         """Forget every entry; the number removed."""
-        with self._lock:
-            removed = self._execute("DELETE FROM answers").rowcount
-            self._execute("VACUUM")
+        removed = self._execute("DELETE FROM answers").rowcount
+        self._execute("VACUUM")
         return int(removed or 0)
 
     def purge_expired(self) -> int:
-        with self._lock:
-            return int(self._execute("DELETE FROM answers WHERE expires_at <= ?", (self._now(),)).rowcount or 0)
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        return int(self._execute("DELETE FROM answers WHERE expires_at <= ?", (self._now(),)).rowcount or 0)
 
     def __repr__(self) -> str:
         return f"MetadataCache(path={str(self.path) if self.path else ':memory:'!r})"
@@ -204,13 +148,11 @@ class CachedFetcher:
         key = key or cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)
         if stored is not None:
-            self.cache.hits += 1
             status, content_type, body = stored
             if status == _NOT_FOUND:
                 shown = key.split(" ", 1)[1]
                 raise NotFoundError(f"no record (cached): {shown}", url=shown, status_code=404)
             return _response(key.split(" ", 1)[1], status, content_type, body)
-        self.cache.misses += 1
         call: dict[str, Any] = dict(kwargs, params=params)
         if classify is not None:
             call["classify"] = classify
@@ -253,10 +195,7 @@ def metadata_fetcher(api: Any, cache: bool | str | os.PathLike[str] | MetadataCa
         return api, None
     if isinstance(cache, MetadataCache):
         return CachedFetcher(api, cache), None  # the caller's: closed by the caller
-    if cache is True:
-        opened = MetadataCache(default_cache_path(folder))
-    elif isinstance(cache, (str, os.PathLike)):
-        opened = MetadataCache(cache)
-    else:
+    if cache is not True and not isinstance(cache, (str, os.PathLike)):
         raise ConfigurationError(f"cache must be True, False, a file path or a MetadataCache, not {cache!r}")
+    opened = MetadataCache(default_cache_path(folder) if cache is True else cache)
     return CachedFetcher(api, opened), opened

@@ -19,7 +19,6 @@ class Clock(Protocol):
 
     def wait(self, event: threading.Event, seconds: float) -> bool:
         """Sleep *seconds*, or less when *event* is set; True when it was set (the sleep was cut short)."""
-        ...
 
 
 class SystemClock:
@@ -36,7 +35,6 @@ class SystemClock:
             _time.sleep(seconds)
 
     def wait(self, event: threading.Event, seconds: float) -> bool:
-        """Sleep until *event* is set or *seconds* have passed; True when the event ended the sleep."""
         return event.wait(max(0.0, seconds))
 
     def __repr__(self) -> str:

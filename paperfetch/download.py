@@ -55,7 +55,6 @@ def existing_file_action(
     try:
         recent = dest.stat().st_mtime >= run_started
     except OSError:
-        return download_action(resume=resume, on_disk=False)
-    if not check_pdf_file(dest).ok:
-        return download_action(resume=resume, on_disk=False)
-    return download_action(resume=resume, done=done, on_disk=True, fresh=waited or recent)
+        recent = None  # no file
+    on_disk = recent is not None and check_pdf_file(dest).ok
+    return download_action(resume=resume, done=done, on_disk=on_disk, fresh=waited or bool(recent))

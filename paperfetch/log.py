@@ -16,11 +16,8 @@ _HANDLER_NAME = "paperfetch.enable_logging"
 
 def enable_logging(level: int | str = logging.INFO, stream: IO[str] | None = None) -> logging.Handler:
     """Show paperfetch's records of *level* and above on *stream* (stderr); the handler, replaced on a second call."""
-    package = logging.getLogger("paperfetch")
     install_log_filter()
-    for handler in list(package.handlers):
-        if handler.get_name() == _HANDLER_NAME:
-            package.removeHandler(handler)
+    package = _without_our_handler()
     handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(logging.Formatter("[paperfetch] %(levelname)s %(name)s: %(message)s"))
@@ -46,11 +43,16 @@ class _StderrHandler(logging.StreamHandler):
 
 def disable_logging() -> None:
     """Undo :func:`enable_logging`: remove its handler and give the level back to the logging config."""
+    _without_our_handler().setLevel(logging.NOTSET)
+
+
+def _without_our_handler() -> logging.Logger:
+    """The package's logger, the handler of :func:`enable_logging` removed from it."""
     package = logging.getLogger("paperfetch")
     for handler in list(package.handlers):
         if handler.get_name() == _HANDLER_NAME:
             package.removeHandler(handler)
-    package.setLevel(logging.NOTSET)
+    return package
 
 
 def file_mode(base: int = 0o666) -> int:

@@ -1,8 +1,5 @@
-"""The request log behind ``Retriever.requests()``: an event subscriber making one row per request.
-
-A row names the item and the source that asked (the worker thread's :mod:`paperfetch.http.context`); its
-``waited_s`` is what the item's :class:`~paperfetch.http.context.Tally`, kept by the transport, grew by since
-the item's previous row. The log only reads: it writes into no item.
+"""The request log behind ``Retriever.requests()``: an event subscriber making one row per request, naming the
+item and source that asked (the worker thread's :mod:`paperfetch.http.context`); it only reads, writing into no item.
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ class RequestLog:
     def __init__(self) -> None:
         self._rows: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        #: each item's waited_s as of its last row, so each row shows its own wait (gone with the item)
+        #: each item's Tally.waited_s (the transport's) as of its last row: a row's waited_s is its own wait (gone with the item)
         self._reported: weakref.WeakKeyDictionary[Tally, float] = weakref.WeakKeyDictionary()
 
     def on_event(self, event: Event) -> None:

@@ -7,59 +7,22 @@ from pathlib import Path
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
-from paperfetch.ledger.base import (
-    DONE_STATUSES,
-    FINAL_STATUSES,
-    RECHECKED_STATUSES,
-    LedgerEntry,
-    LedgerFiles,
-    ResumeLedger,
-    default_retryable,
-    entries_frame,
-    entry_from_row,
-    merged_extra,
-    recheck_at,
-    recheck_due,
-    record_outcome,
-    record_row,
-    redact_error,
-    sha256_of_file,
-)
+from paperfetch.ledger import base, redis, sqlite
+
+# the names everyone imports: each module's __all__
+from paperfetch.ledger.base import *  # noqa: F403
+from paperfetch.ledger.base import ResumeLedger
+from paperfetch.ledger.redis import *  # noqa: F403
 from paperfetch.ledger.redis import RedisLedger
-from paperfetch.ledger.sqlite import DEFAULT_LEDGER_NAME, SCHEMA_VERSION, SqliteLedger
+from paperfetch.ledger.sqlite import *  # noqa: F403
+from paperfetch.ledger.sqlite import SqliteLedger
 from paperfetch.state.base import parse_store_spec
 
-__all__ = [
-    "DEFAULT_LEDGER_NAME",
-    "DONE_STATUSES",
-    "FINAL_STATUSES",
-    "LEDGER_KINDS",
-    "LedgerEntry",
-    "LedgerFiles",
-    "RECHECKED_STATUSES",
-    "RedisLedger",
-    "ResumeLedger",
-    "SCHEMA_VERSION",
-    "SqliteLedger",
-    "default_retryable",
-    "entries_frame",
-    "entry_from_row",
-    "merged_extra",
-    "open_ledger",
-    "recheck_at",
-    "recheck_due",
-    "record_outcome",
-    "record_row",
-    "redact_error",
-    "sha256_of_file",
-]
+__all__ = sorted([*base.__all__, *redis.__all__, *sqlite.__all__, "LEDGER_KINDS", "open_ledger"])
 
 #: What :func:`open_ledger` accepts, for people (the error lists them).
 LEDGER_KINDS = ("'sqlite' (the file in the output folder)", "a path", "'sqlite:///path'", "'redis://host:port/db'")
-
-
-def _choices() -> str:
-    return ", ".join(LEDGER_KINDS)
+_CHOICES = ", ".join(LEDGER_KINDS)
 
 
 def open_ledger(
@@ -70,17 +33,11 @@ def open_ledger(
     fallback: str | None = None,
 ) -> ResumeLedger:
     """The ledger *spec* names for *folder* (a ledger as it is; None: SQLite there); *fallback* ``"local"`` backs Redis."""
-    if spec is None:
-        spec = "sqlite"
     if isinstance(spec, ResumeLedger) and not isinstance(spec, (str, os.PathLike)):
         return spec
     if fallback not in (None, "local"):
         raise ConfigurationError(f"a ledger's fallback is 'local' or None, not {fallback!r}")
-    if isinstance(spec, os.PathLike):
-        return SqliteLedger(spec)
-    if not isinstance(spec, str):
-        raise ConfigurationError(f"a ledger is one of {_choices()}; not {spec!r}")
-    kind, target = parse_store_spec(spec, "ledger", "ledger", _choices(), memory=False)
+    kind, target = parse_store_spec(spec, "ledger", "ledger", _CHOICES, memory=False)
     if kind == "redis":
         local = SqliteLedger.in_folder(folder) if fallback == "local" else None
         return RedisLedger(str(target), Path(folder), name=name, fallback=local)

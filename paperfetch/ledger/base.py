@@ -10,19 +10,16 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, TypeVar, runtime_checkable
 
 from paperfetch import defaults
-from paperfetch.outcomes import FINAL_STATUSES, FINISHED_WELL_STATUSES, Status, is_final
+from paperfetch.outcomes import FINISHED_WELL_STATUSES, Status, is_final
 from paperfetch.redact import redact_text, redact_url
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
 
 __all__ = [
-    "DONE_STATUSES",
-    "FINAL_STATUSES",
     "LedgerEntry",
     "LedgerFiles",
     "RECHECKED_STATUSES",
@@ -30,19 +27,15 @@ __all__ = [
     "default_retryable",
     "entries_frame",
     "entry_from_row",
-    "merged_extra",
     "recheck_at",
     "recheck_due",
     "record_outcome",
-    "record_row",
-    "redact_error",
     "sha256_of_file",
 ]
 
 logger = logging.getLogger("paperfetch.ledger")
 
-#: Statuses whose item has a valid PDF on disk (:meth:`LedgerFiles.is_done` still checks the file).
-DONE_STATUSES = FINISHED_WELL_STATUSES
+_L = TypeVar("_L", bound="LedgerFiles")
 
 # absences are final; all else retryable by default: networks recover, holds expire, robots.txt files change
 
@@ -82,7 +75,7 @@ def sha256_of_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def redact_error(message: str) -> str:
+def _redact_error(message: str) -> str:
     """*message* with every URL in it redacted (API keys too, not only e-mail addresses)."""
     return redact_text(_URL_IN_TEXT_RE.sub(lambda match: redact_url(match.group(0)), message))
 
@@ -107,49 +100,6 @@ def recheck_due(entry: LedgerEntry, now: datetime | None = None, recheck_after_s
     """Whether a final "absent" *entry* is old enough to be asked again (:func:`recheck_at`, *now*: the wall clock)."""
     due = recheck_at(entry, recheck_after_s)
     return due is not None and (now or datetime.now(timezone.utc)) >= due
-
-
-def record_row(
-    key: str,
-    *,
-    status: str,
-    path: str | None,
-    bytes: int | None,  # noqa: A002 - the public name the callers use
-    sha256: str | None,
-    source: str | None,
-    url: str | None,
-    http_status: int | None,
-    error: str | None,
-    retryable: bool | None,
-    now: datetime,
-) -> dict[str, Any]:
-    """The stored form of one ``record()`` call, as if it were the key's first: every :class:`LedgerEntry` field.
-    *path* is already as stored; *url* and URLs in *error* are redacted; *retryable* defaults to
-    :func:`default_retryable`; times are ISO 8601 UTC text; ``extra`` is empty (the backend merges it)."""
-    stamp = now.isoformat(timespec="microseconds")
-    return {
-        "key": key,
-        "status": status,
-        "path": path,
-        "bytes": bytes,
-        "sha256": sha256,
-        "source": source,
-        "url": redact_url(url) if url is not None else None,
-        "http_status": http_status,
-        "error": redact_error(error) if error is not None else None,
-        "retryable": bool(default_retryable(status, http_status) if retryable is None else retryable),
-        "attempts": 1,
-        "first_seen": stamp,
-        "updated_at": stamp,
-        "extra": {},
-    }
-
-
-def merged_extra(previous: Mapping[str, Any] | None, extra: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The ``extra`` a record stores: what was recorded before, updated with the new *extra*."""
-    merged: dict[str, Any] = dict(previous or {})
-    merged.update(extra or {})
-    return merged
 
 
 def entry_from_row(row: Mapping[str, Any]) -> LedgerEntry:
@@ -222,9 +172,7 @@ class ResumeLedger(Protocol):
 
     def __enter__(self) -> ResumeLedger: ...
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None: ...
+    def __exit__(self, *exc: object) -> None: ...
 
 
 #: The columns of an outcome row a ledger entry keeps under their own names (:func:`record_outcome`).
@@ -245,12 +193,61 @@ def record_outcome(
 
 
 class LedgerFiles:
-    """The file side of a ledger, whatever stores its entries; a subclass gives ``folder`` and ``get``."""
+    """What every ledger backend shares: ``record`` (the row built once), the file checks, the context manager.
+    A subclass gives ``folder``, ``get``, ``write_row`` and ``close``."""
 
     folder: Path
 
-    def get(self, key: str) -> LedgerEntry | None:  # pragma: no cover - every subclass has its own
-        raise NotImplementedError
+    def get(self, key: str) -> LedgerEntry | None: ...
+
+    def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
+        """Store *row* (``record()``'s, times as ISO 8601 UTC text) over its key's entry: attempts count up,
+        first_seen stays, *extra* merges."""
+
+    def close(self) -> None: ...
+
+    def record(
+        self,
+        key: str,
+        *,
+        status: str,
+        path: str | os.PathLike[str] | None = None,
+        bytes: int | None = None,  # noqa: A002 - the public name the callers use
+        sha256: str | None = None,
+        source: str | None = None,
+        url: str | None = None,
+        http_status: int | None = None,
+        error: str | None = None,
+        retryable: bool | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``): ``attempts``
+        counts up, ``first_seen`` stays, ``extra`` merges; *retryable* defaults to :func:`default_retryable`;
+        *url* and URLs in *error* are stored redacted."""
+        stamp = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+        row = {  # every LedgerEntry field, as if this were the key's first record (write_row keeps what stays)
+            "key": key,
+            "status": status,
+            "path": self.stored_path(path),
+            "bytes": bytes,
+            "sha256": sha256,
+            "source": source,
+            "url": redact_url(url) if url is not None else None,
+            "http_status": http_status,
+            "error": _redact_error(error) if error is not None else None,
+            "retryable": bool(default_retryable(status, http_status) if retryable is None else retryable),
+            "attempts": 1,
+            "first_seen": stamp,
+            "updated_at": stamp,
+        }
+        self.write_row(row, extra)
+        logger.debug("ledger: %s -> %s", key, status)
+
+    def __enter__(self: _L) -> _L:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
@@ -260,33 +257,24 @@ class LedgerFiles:
         if path is None:
             return None
         absolute = Path(path).resolve()
-        try:
-            return absolute.relative_to(self.folder).as_posix()
-        except ValueError:
-            return str(absolute)
+        return absolute.relative_to(self.folder).as_posix() if absolute.is_relative_to(self.folder) else str(absolute)
 
     def absolute_path(self, entry: LedgerEntry) -> Path | None:
         """The file an entry points at, resolving a stored relative path against the ledger's folder."""
-        if entry.path is None:
-            return None
-        stored = Path(entry.path)
-        return stored if stored.is_absolute() else self.folder / stored
+        return None if entry.path is None else self.folder / entry.path  # an absolute path stays as it is
 
     def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None:
-        """The entry when *key* is downloaded and its file intact, else None: a :data:`DONE_STATUSES` status, the
+        """The entry when *key* is downloaded and its file intact, else None: a :data:`FINISHED_WELL_STATUSES` status, the
         file there, its size and SHA-256 (when recorded; size first) as recorded, and inside *out_dir* if given."""
         entry = self.get(key)
-        if entry is None or entry.status not in DONE_STATUSES:
+        if entry is None or entry.status not in FINISHED_WELL_STATUSES:
             return None
         file_path = self.absolute_path(entry)
         if file_path is None:
             return None
-        if out_dir is not None:
-            try:
-                file_path.resolve().relative_to(Path(out_dir).resolve())
-            except ValueError:
-                logger.debug("ledger: %s was saved outside %s", key, out_dir)
-                return None
+        if out_dir is not None and not file_path.resolve().is_relative_to(Path(out_dir).resolve()):
+            logger.debug("ledger: %s was saved outside %s", key, out_dir)
+            return None
         try:
             size = file_path.stat().st_size
         except OSError:

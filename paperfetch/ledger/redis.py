@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row, merged_extra, record_row
+from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
+from paperfetch.state.redis import RedisStore, redis_failure, redis_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,22 +45,17 @@ class RedisLedger(LedgerFiles):
             import redis as redis_py
         except ImportError:  # pragma: no cover
             raise ConfigurationError('the Redis ledger needs redis-py: pip install "paperfetch-oa[redis]"') from None
-        from paperfetch.state.redis import RedisStore, redis_name
-
         self._owns_client = isinstance(redis, str)
         if isinstance(redis, str):
-            client = redis_py.Redis.from_url(redis, socket_timeout=socket_timeout_s,
-                                             socket_connect_timeout=socket_timeout_s, decode_responses=True)
-        elif isinstance(redis, RedisStore):
-            client = redis.client
+            self._client = redis_py.Redis.from_url(redis, socket_timeout=socket_timeout_s,
+                                                   socket_connect_timeout=socket_timeout_s, decode_responses=True)
         else:
-            client = redis
-        self._client = client
+            self._client = redis.client if isinstance(redis, RedisStore) else redis
         self._connection_errors = (redis_py.exceptions.ConnectionError, redis_py.exceptions.TimeoutError)
         # any Redis failure (OOM, NOAUTH / WRONGPASS, READONLY …): never "no record"
         self._errors = (redis_py.exceptions.RedisError,)
         self._watch_error = redis_py.exceptions.WatchError
-        self.store_name = redis_name(client)
+        self.store_name = redis_name(self._client)
         self.folder = Path(folder).expanduser().resolve()
         self.name = name
         self._prefix = f"{namespace}ledger:{name}:"
@@ -75,8 +71,6 @@ class RedisLedger(LedgerFiles):
         try:
             return on_redis()
         except self._errors as exc:
-            from paperfetch.state.redis import redis_failure
-
             failure = redis_failure(exc, self._connection_errors)
             if self.fallback is None:
                 raise StoreUnavailable(
@@ -87,27 +81,8 @@ class RedisLedger(LedgerFiles):
             logger.warning("ledger: %s %s during %s; using %s", self.store_name, failure, operation, self.fallback.path)
             return on_fallback(self.fallback)
 
-    def record(
-        self,
-        key: str,
-        *,
-        status: str,
-        path: str | os.PathLike[str] | None = None,
-        bytes: int | None = None,  # noqa: A002 - the public name the callers use
-        sha256: str | None = None,
-        source: str | None = None,
-        url: str | None = None,
-        http_status: int | None = None,
-        error: str | None = None,
-        retryable: bool | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        """Record the latest outcome for *key* (as :meth:`paperfetch.ledger.SqliteLedger.record` does)."""
-        now = datetime.now(timezone.utc)
-        fresh = record_row(
-            key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
-            http_status=http_status, error=error, retryable=retryable, now=now,
-        )
+    def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
+        key = row["key"]
         entry_key, index = self._entry_key(key), self._prefix + "index"
 
         def on_redis() -> None:
@@ -116,25 +91,24 @@ class RedisLedger(LedgerFiles):
                     try:
                         pipe.watch(entry_key)
                         previous = pipe.get(entry_key)
-                        row = dict(fresh)
-                        old = json.loads(previous) if previous else None
-                        if old is not None:
-                            row["attempts"] = int(old["attempts"]) + 1
-                            row["first_seen"] = old["first_seen"]
-                        row["extra"] = merged_extra(old.get("extra") if old is not None else None, extra)
+                        old = json.loads(previous) if previous else {}
+                        stored = dict(row, extra={**old.get("extra", {}), **(extra or {})})
+                        if old:
+                            stored.update(attempts=int(old["attempts"]) + 1, first_seen=old["first_seen"])
                         pipe.multi()
-                        pipe.set(entry_key, json.dumps(row, ensure_ascii=False, default=str))
+                        pipe.set(entry_key, json.dumps(stored, ensure_ascii=False, default=str))
                         if not previous:
-                            pipe.zadd(index, {key: now.timestamp()})
+                            pipe.zadd(index, {key: datetime.fromisoformat(row["first_seen"]).timestamp()})
                         pipe.execute()
                         return
                     except self._watch_error:
                         continue
 
-        self._call("record", on_redis, lambda ledger: ledger.record(
-            key, status=status, path=path, bytes=bytes, sha256=sha256, source=source, url=url,
-            http_status=http_status, error=error, retryable=retryable, extra=extra))
-        logger.debug("ledger (redis): %s -> %s", key, status)
+        def on_fallback(ledger: SqliteLedger) -> None:  # its path stored against its own folder
+            path = row["path"] and ledger.stored_path(self.folder / row["path"])
+            ledger.write_row(dict(row, path=path), extra)
+
+        self._call("record", on_redis, on_fallback)
 
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""
@@ -150,21 +124,14 @@ class RedisLedger(LedgerFiles):
 
     def entries(self) -> pd.DataFrame:
         """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (the SQLite ledger's columns)."""
-        import pandas as pd
 
-        def on_redis() -> list[LedgerEntry]:
+        def on_redis() -> pd.DataFrame:
             # the index holds the keys we wrote (str); redis-py's stubs type members by every response shape
             keys = cast("list[str]", self._client.zrange(self._prefix + "index", 0, -1))
             values = self._client.mget([self._entry_key(k) for k in keys]) if keys else []
-            return [entry_from_row(json.loads(v)) for v in values if v]
+            return entries_frame(entry_from_row(json.loads(v)) for v in values if v)
 
-        def on_fallback(ledger: SqliteLedger) -> pd.DataFrame:
-            return ledger.entries()
-
-        rows = self._call("entries", on_redis, on_fallback)
-        if isinstance(rows, pd.DataFrame):  # answered by the fallback ledger
-            return rows
-        return entries_frame(rows)
+        return self._call("entries", on_redis, lambda ledger: ledger.entries())
 
     def close(self) -> None:
         """Close the connection if this ledger opened it (and the fallback). Closing twice is harmless."""
@@ -175,12 +142,6 @@ class RedisLedger(LedgerFiles):
             self._client.close()
         if self.fallback is not None:
             self.fallback.close()
-
-    def __enter__(self) -> RedisLedger:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"RedisLedger({self.store_name!r}, name={self.name!r}, folder={str(self.folder)!r})"

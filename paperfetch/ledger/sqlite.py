@@ -7,17 +7,15 @@ import json
 import logging
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import datetime, timezone
+from contextlib import contextmanager, suppress
+from dataclasses import fields
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from paperfetch.errors import ConfigurationError
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row, merged_extra, record_row
-from paperfetch.state.sqlite_faults import fault_of, open_database
+from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
+from paperfetch.state.sqlite_faults import FallbackDatabase, transaction
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
     import pandas as pd
@@ -26,55 +24,34 @@ __all__ = ["DEFAULT_LEDGER_NAME", "SCHEMA_VERSION", "SqliteLedger"]
 
 logger = logging.getLogger("paperfetch.ledger")
 
+
 #: File name of the ledger inside an output folder.
 DEFAULT_LEDGER_NAME = ".paperfetch-ledger.sqlite3"
 
 #: ``PRAGMA user_version`` of the schema this module writes.
 SCHEMA_VERSION = 1
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS outcomes (
-    key         TEXT PRIMARY KEY,
-    status      TEXT NOT NULL,
-    path        TEXT,
-    bytes       INTEGER,
-    sha256      TEXT,
-    source      TEXT,
-    url         TEXT,
-    http_status INTEGER,
-    error       TEXT,
-    retryable   INTEGER NOT NULL,
-    attempts    INTEGER NOT NULL,
-    first_seen  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL,
-    extra       TEXT
-);
-CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status);
-"""
+_COLUMNS = tuple(f.name for f in fields(LedgerEntry))
 
-_COLUMNS = (
-    "key", "status", "path", "bytes", "sha256", "source", "url", "http_status",
-    "error", "retryable", "attempts", "first_seen", "updated_at", "extra",
+
+def _column_sql(name: str, annotation: str) -> str:
+    """The column of a :class:`LedgerEntry` field: numbers and flags INTEGER, the rest (times, extra as JSON) TEXT."""
+    if name == "key":
+        return "key TEXT PRIMARY KEY"
+    sql_type = "INTEGER" if annotation.startswith(("int", "bool")) else "TEXT"
+    return f"{name} {sql_type}" if annotation.endswith("| None") or name == "extra" else f"{name} {sql_type} NOT NULL"
+
+
+_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS outcomes ({', '.join(_column_sql(f.name, str(f.type)) for f in fields(LedgerEntry))})",
+    "CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status)",
 )
 
 # Upsert: attempts counts up, first_seen stays, extra is kept unless record() passes a merged one.
-_UPSERT = f"""
-INSERT INTO outcomes ({", ".join(_COLUMNS)})
-VALUES ({", ".join("?" for _ in _COLUMNS)})
-ON CONFLICT(key) DO UPDATE SET
-    status = excluded.status,
-    path = excluded.path,
-    bytes = excluded.bytes,
-    sha256 = excluded.sha256,
-    source = excluded.source,
-    url = excluded.url,
-    http_status = excluded.http_status,
-    error = excluded.error,
-    retryable = excluded.retryable,
-    attempts = outcomes.attempts + 1,
-    updated_at = excluded.updated_at,
-    extra = COALESCE(excluded.extra, outcomes.extra)
-"""
+_UPDATES = {column: f"excluded.{column}" for column in _COLUMNS if column not in ("key", "first_seen")}
+_UPDATES.update(attempts="outcomes.attempts + 1", extra="COALESCE(excluded.extra, outcomes.extra)")
+_UPSERT = (f"INSERT INTO outcomes ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+           f" ON CONFLICT(key) DO UPDATE SET {', '.join(f'{column} = {value}' for column, value in _UPDATES.items())}")
 
 
 
@@ -87,56 +64,33 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         yield
         return
     try:
-        try:
+        with suppress(OSError):  # flock unsupported here: SQLite's busy timeout is the only guard
             fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            pass  # flock unsupported here: SQLite's busy timeout is the only guard
         yield
     finally:
         os.close(fd)  # releases the lock
 
 
-class SqliteLedger(LedgerFiles):
+class SqliteLedger(FallbackDatabase, LedgerFiles):
     """The resume ledger of one output folder (or SQLite path), a :class:`ResumeLedger`; thread-safe, each record commits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).resolve()
         self.folder = self.path.parent
-        self._lock = threading.Lock()
-        self._closed = False
-        #: the rows were lost (file moved aside, or in memory): the caller rebuilds them from the files
-        self.recovered = False
-        #: why the ledger is in memory or was recreated ("" when its file is fine)
-        self.problem = ""
-        self._in_memory = False
-        try:
+        with suppress(OSError):  # open_database says what is wrong with it
             self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            pass  # open_database says what is wrong with it
         # Set-up under a flock on the folder: processes opening one fresh ledger at once would meet "database
         # is locked" while switching to WAL. A folder lock leaves no file and never touches SQLite's locks.
         with _folder_lock(self.folder):
-            opened = open_database(self.path, what="the ledger", fallback="a ledger in memory (rebuilt from the PDFs)",
-                                   prepare=self._prepare)
-        if opened.connection is None:
-            self._connection = self._memory_connection()
-            self._in_memory = True
-            self._mark_for_rebuild()
-        else:
-            self._connection = opened.connection
-            self._connection.row_factory = sqlite3.Row
-        if opened.problem:
-            self.recovered, self.problem = True, opened.problem
-        elif self._rebuild_marker.exists():
+            super().__init__(self.path, what="the ledger", fallback="a ledger in memory (rebuilt from the PDFs)",
+                             prepare=self._prepare, on_memory=self._mark_for_rebuild)
+        #: the rows were lost (file moved aside, or in memory): the caller rebuilds them from the files
+        self.recovered = bool(self.problem)
+        if not self.recovered and self._rebuild_marker.exists():
             self.recovered = True
             self.problem = f"an earlier run kept its rows of {self.path} in memory; they are rebuilt from the PDFs"
             logger.info("ledger: %s", self.problem)
         logger.debug("opened ledger %s", self.path)
-
-    @property
-    def in_memory(self) -> bool:
-        """True when this run's rows live in memory only (see ``problem``)."""
-        return self._in_memory
 
     @property
     def _rebuild_marker(self) -> Path:
@@ -144,44 +98,8 @@ class SqliteLedger(LedgerFiles):
         return self.path.with_name(self.path.name + ".rebuild")
 
     def _mark_for_rebuild(self) -> None:
-        try:
+        with suppress(OSError):  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
             self._rebuild_marker.touch()
-        except OSError:  # a read-only or full folder: the next run finds the file unusable again and rebuilds anyway
-            pass
-
-    @classmethod
-    def _memory_connection(cls, source: sqlite3.Connection | None = None) -> sqlite3.Connection:
-        """A ledger in memory: a copy of *source* when it can still be read, else empty."""
-        connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        if source is not None:
-            try:
-                source.backup(connection)
-            except sqlite3.Error:
-                connection.close()
-                connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        cls._prepare(connection)
-        connection.row_factory = sqlite3.Row
-        return connection
-
-    def _to_memory(self, operation: str, exc: sqlite3.Error) -> None:
-        """The file failed during *operation* (the caller holds the lock): go on in memory with what it had."""
-        fault = fault_of(exc)
-        self.problem = (f"the ledger {self.path} failed during {operation} ({fault.value if fault else 'error'}: {exc}); "
-                        "a ledger in memory for the rest of this run (every row committed before is kept in the file)")
-        logger.warning("%s", self.problem)
-        old = self._connection
-        if old.in_transaction:
-            try:
-                old.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-        self._connection = self._memory_connection(old)
-        self._in_memory = True
-        self._mark_for_rebuild()
-        try:
-            old.close()
-        except sqlite3.Error:
-            pass
 
     @classmethod
     def in_folder(cls, out_dir: str | os.PathLike[str], name: str = DEFAULT_LEDGER_NAME) -> SqliteLedger:
@@ -190,10 +108,6 @@ class SqliteLedger(LedgerFiles):
 
     @staticmethod
     def _prepare(connection: sqlite3.Connection) -> None:
-        # WAL: readers never block the writer. synchronous=NORMAL keeps every committed row when the
-        # *process* dies (SIGKILL, a killed kernel); only a power cut may lose the last commits.
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise ConfigurationError(
@@ -201,121 +115,41 @@ class SqliteLedger(LedgerFiles):
                 f"(schema {version}, this version understands {SCHEMA_VERSION}); upgrade paperfetch or use another output folder"
             )
         if version < SCHEMA_VERSION:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(connection):
                 if connection.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
-                    connection.execute("COMMIT")  # another process set it up first: nothing to do
-                    return
+                    return  # another process set it up first: nothing to do
                 # Statement by statement: executescript() would COMMIT our transaction.
-                for statement in filter(str.strip, _SCHEMA.split(";")):
+                for statement in _SCHEMA:
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
 
     def close(self) -> None:
-        """Close the connection; further calls fail. Closing twice is harmless."""
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._connection.close()
-                if self.recovered and not self._in_memory:  # the rows are in the file again (rebuilt by the caller)
-                    self._rebuild_marker.unlink(missing_ok=True)
-                logger.debug("closed ledger %s", self.path)
-
-    def __enter__(self) -> SqliteLedger:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
+        was_open = not self._closed
+        super().close()
+        if was_open and self.recovered and not self.in_memory:  # the rows are in the file again (rebuilt by the caller)
+            self._rebuild_marker.unlink(missing_ok=True)
 
     def __repr__(self) -> str:
         return f"SqliteLedger({str(self.path)!r})"
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError(f"the ledger {self.path} is closed")
-
-    def record(
-        self,
-        key: str,
-        *,
-        status: str,
-        path: str | os.PathLike[str] | None = None,
-        bytes: int | None = None,  # noqa: A002 - the public name the callers use
-        sha256: str | None = None,
-        source: str | None = None,
-        url: str | None = None,
-        http_status: int | None = None,
-        error: str | None = None,
-        retryable: bool | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        """Record and commit the latest outcome for *key* (a canonical key such as ``"doi:10.1/x"``): ``attempts``
-        counts up, ``first_seen`` stays, ``extra`` merges; *retryable* defaults to :func:`default_retryable`;
-        *url* and URLs in *error* are stored redacted."""
-        row = record_row(
-            key, status=status, path=self.stored_path(path), bytes=bytes, sha256=sha256, source=source, url=url,
-            http_status=http_status, error=error, retryable=retryable, now=datetime.now(timezone.utc),
-        )
-        row["retryable"] = int(row["retryable"])
-        with self._lock:
-            self._check_open()
-            try:
-                self._upsert(key, row, extra)
-            except sqlite3.Error as exc:
-                if self._in_memory:
-                    raise
-                self._to_memory("record", exc)
-                self._upsert(key, row, extra)
-        logger.debug("ledger: %s -> %s", key, status)
-
-    def _upsert(self, key: str, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
-        connection = self._connection
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+    def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
+        def upsert(connection: sqlite3.Connection) -> None:
             merged: dict[str, Any] = {}
             if extra:  # without new extra, the upsert keeps the stored one (COALESCE)
-                previous = connection.execute("SELECT extra FROM outcomes WHERE key = ?", (key,)).fetchone()
-                merged = merged_extra(json.loads(previous["extra"]) if previous is not None and previous["extra"]
-                                      else None, extra)
-            row["extra"] = json.dumps(merged, ensure_ascii=False, default=str) if merged else None
-            connection.execute(_UPSERT, tuple(row[column] for column in _COLUMNS))
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                try:
-                    connection.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-            raise
+                previous = connection.execute("SELECT extra FROM outcomes WHERE key = ?", (row["key"],)).fetchone()
+                merged = {**(json.loads(previous["extra"]) if previous is not None and previous["extra"] else {}), **extra}
+            stored = dict(row, extra=json.dumps(merged, ensure_ascii=False, default=str) if merged else None)
+            connection.execute(_UPSERT, tuple(stored[column] for column in _COLUMNS))
+
+        self._run("record", upsert, write=True)
 
     def _fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            self._check_open()
-            try:
-                return self._connection.execute(sql, parameters).fetchall()
-            except sqlite3.Error as exc:
-                if self._in_memory:
-                    raise
-                self._to_memory("a read", exc)
-                return self._connection.execute(sql, parameters).fetchall()
+        return self._run("a read", lambda connection: connection.execute(sql, parameters).fetchall())
 
     def get(self, key: str) -> LedgerEntry | None:
         """The latest outcome recorded for *key*, or None."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes WHERE key = ?", (key,))
         return entry_from_row(dict(rows[0])) if rows else None
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(self._fetch("SELECT 1 FROM outcomes WHERE key = ?", (key,)))
 
     def __len__(self) -> int:
         return int(self._fetch("SELECT COUNT(*) FROM outcomes")[0][0])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from paperfetch.config import env_state
-from paperfetch.errors import ConfigurationError
 from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts, parse_store_spec
 from paperfetch.state.memory import MemoryStore
+from paperfetch.state.redis import RedisStore  # redis-py itself (an extra) is imported by RedisStore()
 from paperfetch.state.sqlite import SqliteStore, default_state_path
 
 __all__ = [
@@ -23,12 +23,6 @@ __all__ = [
     "open_store",
 ]
 
-def __getattr__(name: str) -> object:  # RedisStore imports only when asked for: redis-py is an extra
-    if name == "RedisStore":
-        from paperfetch.state.redis import RedisStore
-
-        return RedisStore
-    raise AttributeError(name)
 
 
 def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, fallback: str | None = None) -> HostStateStore:
@@ -37,16 +31,10 @@ def open_store(spec: str | os.PathLike[str] | HostStateStore | None = None, *, f
         spec = env_state()
     if isinstance(spec, HostStateStore) and not isinstance(spec, (str, os.PathLike)):
         return spec
-    if isinstance(spec, os.PathLike):
-        return SqliteStore(spec)
-    if not isinstance(spec, str):
-        raise ConfigurationError(f"state must be 'memory', 'sqlite', a path, 'sqlite:///path' or 'redis://…', not {spec!r}")
     choices = "'memory', a path, 'sqlite:///path' or 'redis://host:port/db'"
     kind, target = parse_store_spec(spec, "state", "state store", choices, memory=True)
     if kind == "memory":
         return MemoryStore()
     if kind == "redis":
-        from paperfetch.state.redis import RedisStore
-
         return RedisStore(str(target), fallback=fallback)
     return SqliteStore(target)  # None: the default file

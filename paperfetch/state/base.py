@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from paperfetch import defaults
@@ -14,7 +15,8 @@ from paperfetch.config import clean_setting
 from paperfetch.errors import ConfigurationError
 
 __all__ = [
-    "CLOCK_SKEW_S", "HostStateStore", "MAX_QUEUED_STARTS", "Slot", "StoreBase", "StoredFacts", "Window",
+    "CLOCK_SKEW_S", "HOLD_FIELDS", "HostStateStore", "MAX_QUEUED_STARTS", "SUPPRESSION_FIELDS", "Slot", "StoreBase",
+    "StoredFacts", "Window",
     "apply_update", "clamp_facts", "clamp_slot", "expire_facts", "finish_slot", "merge_facts", "new_token",
     "parse_store_spec", "reserve_slot", "slot_horizon", "window_depth", "window_floor", "window_span"
 ]
@@ -25,6 +27,11 @@ logger = logging.getLogger("paperfetch.state")
 CLOCK_SKEW_S = 5.0
 _UNTIL_FIELDS = ("hold_until", "suppressed_until", "breaker_open_until", "robots_fetched_at", "robots_expires_at",
                  "suppressed_since", "failing_since")
+
+#: The fields of one hold, of one suppression and of one robots.txt fetch (merged and expired as a whole).
+HOLD_FIELDS = ("hold_until", "hold_status", "hold_reason")
+SUPPRESSION_FIELDS = ("suppressed_until", "suppression_reason", "suppressed_since")
+_ROBOTS_FIELDS = ("robots_txt", "robots_fetched_at", "robots_expires_at", "robots_status", "robots_detail", "robots_truncated")
 
 #: A slot further ahead than this many intervals (plus lease and largest Crawl-delay) is a clock that moved.
 MAX_QUEUED_STARTS = 64
@@ -76,12 +83,15 @@ class StoredFacts:
         return self.suppressed_until is not None and self.suppressed_until > now
 
     def to_json(self) -> dict:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict) -> StoredFacts:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
+
+
+_BLANK = StoredFacts("")  # every field's value when nothing is known
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,7 @@ class Slot:
 
 _WINDOW_TEXT = re.compile(r"(?P<count>\d+)\s*/\s*(?P<number>\d+(?:\.\d+)?)?\s*(?P<unit>[a-z]+)")
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "hour": 3600.0, "day": 86400.0, "d": 86400.0}
+_UNIT_NAMES = {1.0: "s", 60.0: "min", 3600.0: "h", 86400.0: "day"}  # how str() writes a span of one unit
 
 
 @dataclass(frozen=True)
@@ -134,20 +145,14 @@ class Window:
         return cls(int(count), float(seconds))
 
     def __str__(self) -> str:
-        for name, unit in (("day", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0)):
-            if self.seconds == unit:
-                return f"{self.count}/{name}"
-        return f"{self.count}/{self.seconds:g}s"
+        return f"{self.count}/{_UNIT_NAMES.get(self.seconds) or f'{self.seconds:g}s'}"
 
 
 def window_floor(recent: Sequence[float], windows: Sequence[Window], now: float) -> float:
     """The earliest start *windows* allow, given the host's *recent* starts newest first (0.0: none binds).
     A logged start ahead of now (a wall clock that moved back) delays by one span at most."""
-    floor = 0.0
-    for window in windows:
-        if len(recent) >= window.count:
-            floor = max(floor, min(recent[window.count - 1], now) + window.seconds)
-    return floor
+    return max((min(recent[window.count - 1], now) + window.seconds for window in windows if len(recent) >= window.count),
+               default=0.0)
 
 
 def window_depth(windows: Sequence[Window]) -> int:
@@ -168,20 +173,16 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
     """What the store keeps when *proposed* is written over *current* (docs/state.md, "Facts merge rules")."""
     if current.host != proposed.host:
         raise ValueError(f"facts of {proposed.host!r} written over {current.host!r}")
-    merged = proposed
+    kept: list[str] = []  # the fields of the later hold, suppression and robots.txt fetch: current's
     if (current.hold_until or -math.inf) > (proposed.hold_until or -math.inf):
-        merged = replace(merged, hold_until=current.hold_until, hold_status=current.hold_status, hold_reason=current.hold_reason)
+        kept += HOLD_FIELDS
     if (current.suppressed_until or -math.inf) > (proposed.suppressed_until or -math.inf):
-        merged = replace(merged, suppressed_until=current.suppressed_until, suppression_reason=current.suppression_reason,
-                         suppressed_since=current.suppressed_since)
+        kept += SUPPRESSION_FIELDS
     if current.robots_fetched_at is not None and (
         proposed.robots_fetched_at is None or current.robots_fetched_at > proposed.robots_fetched_at
     ):
-        merged = replace(merged, robots_txt=current.robots_txt, robots_fetched_at=current.robots_fetched_at,
-                         robots_expires_at=current.robots_expires_at, robots_status=current.robots_status,
-                         robots_detail=current.robots_detail, robots_truncated=current.robots_truncated,
-                         robots_unreachable_policy=current.robots_unreachable_policy)
-    return replace(merged, updated_at=now)
+        kept += (*_ROBOTS_FIELDS, "robots_unreachable_policy")
+    return replace(proposed, updated_at=now, **{name: getattr(current, name) for name in kept})
 
 
 def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
@@ -233,15 +234,12 @@ def clamp_slot(state: tuple[float, str, float], host: str, interval_s: float, no
 def expire_facts(facts: StoredFacts, now: float) -> StoredFacts:
     """*facts* without what has run out by *now*: a past hold, suppression or robots.txt (after :func:`clamp_facts`)."""
     facts = clamp_facts(facts, now)
-    changes: dict = {}
-    if facts.hold_until is not None and facts.hold_until <= now:
-        changes.update(hold_until=None, hold_status=None, hold_reason="")
-    if facts.suppressed_until is not None and facts.suppressed_until <= now:
-        changes.update(suppressed_until=None, suppression_reason="", suppressed_since=None)
-    if facts.robots_expires_at is not None and facts.robots_expires_at <= now:
-        changes.update(robots_txt=None, robots_fetched_at=None, robots_expires_at=None, robots_status=None,
-                       robots_detail="", robots_truncated=False)
-    return replace(facts, **changes) if changes else facts
+    expired: list[str] = []
+    for until, names in ((facts.hold_until, HOLD_FIELDS), (facts.suppressed_until, SUPPRESSION_FIELDS),
+                         (facts.robots_expires_at, _ROBOTS_FIELDS)):
+        if until is not None and until <= now:
+            expired += names
+    return replace(facts, **{name: getattr(_BLANK, name) for name in expired}) if expired else facts
 
 
 def reserve_slot(
@@ -255,10 +253,8 @@ def reserve_slot(
     if holder and lease_until > now:
         return Slot(host, False, lease_until, "", lease_until), state  # never the holder's token
     start = max(now, next_free, not_before)
-    if lease_s > 0:
-        new_state = (start + interval_s, token, start + lease_s)
-    else:
-        new_state = (start + interval_s, "", 0.0)
+    holds = lease_s > 0  # end-to-end: the holder keeps the host until it finishes or its lease ends
+    new_state = (start + interval_s, token if holds else "", start + lease_s if holds else 0.0)
     return Slot(host, True, start, token, new_state[2]), new_state
 
 
@@ -285,39 +281,30 @@ class HostStateStore(Protocol):
                 windows: Sequence[Window] = ()) -> Slot:
         """Atomically take *host*'s next start slot (see :class:`Slot` and :func:`reserve_slot`), no sooner than
         each of *windows* allows; a granted start is logged for the windows."""
-        ...
 
     def starts(self, host: str, limit: int) -> list[float]:
         """*host*'s latest logged starts (at most *limit*), newest first: what its windows count."""
-        ...
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         """The request of *slot* ended at *end*: release the host; its next start is at least ``end + gap_s``."""
-        ...
 
     def get(self, host: str, now: float) -> StoredFacts:
         """The facts about *host* as of *now* (expired parts dropped; a blank record for an unknown host)."""
-        ...
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         """Atomically apply *change* to *host*'s current facts and store the merge (:func:`merge_facts`); return it."""
-        ...
 
     def put(self, facts: StoredFacts, now: float) -> StoredFacts:
         """Merge *facts* into what is stored (same rules); return the stored record."""
-        ...
 
     def hosts(self) -> list[str]:
         """Every host the store has facts or a slot for, sorted."""
-        ...
 
     def clear(self, host: str | None = None) -> None:
         """Forget *host* (or every host): holds, suppressions, learned state, slots."""
-        ...
 
     def close(self) -> None:
         """Let go of connections; further calls fail. Closing twice is harmless."""
-        ...
 
 
 class StoreBase:
@@ -355,11 +342,15 @@ def apply_update(current: StoredFacts, change: Callable[[StoredFacts], StoredFac
     return merge_facts(current, proposed, now)
 
 
-def parse_store_spec(spec: str, what: str, noun: str, choices: str, *, memory: bool) -> tuple[str, str | None]:
-    """What a store *spec* names, as the host-state store (*what* ``"state"``) and the ledger read it:
-    ``("memory", None)`` (only where *memory* is one), ``("sqlite", None)`` (the default file),
-    ``("sqlite", path)`` or ``("redis", url)``. A ``sqlite:`` URL without three slashes, or another scheme,
-    is a :class:`~paperfetch.errors.ConfigurationError` naming the *noun* and the *choices*."""
+def parse_store_spec(spec: object, what: str, noun: str, choices: str, *, memory: bool) -> tuple[str, str | None]:
+    """What a store *spec* (text, a path or None) names, as the host-state store (*what* ``"state"``) and the ledger
+    read it: ``("memory", None)`` (only where *memory* is one), ``("sqlite", None)`` (the default file),
+    ``("sqlite", path)`` or ``("redis", url)``. A ``sqlite:`` URL without three slashes, another scheme, or
+    another type is a :class:`~paperfetch.errors.ConfigurationError` naming the *noun* and the *choices*."""
+    if isinstance(spec, os.PathLike):
+        return "sqlite", os.fspath(spec)
+    if spec is not None and not isinstance(spec, str):
+        raise ConfigurationError(f"a {noun} is one of {choices}; not {spec!r}")
     text = clean_setting(what, spec) or ""  # stripped; a control character refused, the password masked
     lowered = text.lower()
     if memory and lowered == "memory":

@@ -38,14 +38,11 @@ class MemoryStore(StoreBase):
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
                 windows: Sequence[Window] = ()) -> Slot:
         with self._lock:
-            state = self._slots.get(host, (0.0, "", 0.0))
-            if not windows:
-                slot, self._slots[host] = reserve_slot(state, host, interval_s, now, lease_s, new_token())
-                return slot
-            log = self._starts.setdefault(host, deque())
-            slot, self._slots[host] = reserve_slot(state, host, interval_s, now, lease_s, new_token(),
-                                                   window_floor(log, windows, now))
-            if slot.granted:
+            log = self._starts.get(host, deque())
+            slot, self._slots[host] = reserve_slot(self._slots.get(host, (0.0, "", 0.0)), host, interval_s, now, lease_s,
+                                                   new_token(), window_floor(log, windows, now))
+            if slot.granted and windows:
+                log = self._starts.setdefault(host, log)
                 log.appendleft(slot.start_at)
                 for _ in range(len(log) - window_depth(windows)):
                     log.pop()
@@ -62,11 +59,8 @@ class MemoryStore(StoreBase):
 
     def get(self, host: str, now: float) -> StoredFacts:
         with self._lock:
-            facts = self._facts.get(host)
-            if facts is None:  # kept aside, so a host never written reads as the same record every time
-                facts = self._blank.get(host)
-                if facts is None:
-                    facts = self._blank[host] = StoredFacts(host)
+            # a host never written: a blank record kept aside, so that it reads as the same record every time
+            facts = self._facts.get(host) or self._blank.setdefault(host, StoredFacts(host))
             return expire_facts(facts, now)
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
@@ -81,13 +75,8 @@ class MemoryStore(StoreBase):
 
     def clear(self, host: str | None = None) -> None:
         with self._lock:
-            if host is None:
-                self._facts.clear()
-                self._slots.clear()
-                self._blank.clear()
-                self._starts.clear()
-            else:
-                self._facts.pop(host, None)
-                self._slots.pop(host, None)
-                self._blank.pop(host, None)
-                self._starts.pop(host, None)
+            for table in (self._facts, self._slots, self._blank, self._starts):
+                if host is None:
+                    table.clear()
+                else:
+                    table.pop(host, None)

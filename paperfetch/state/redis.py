@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.state.base import (
+    HOLD_FIELDS,
+    SUPPRESSION_FIELDS,
     HostStateStore,
     Slot,
     StoreBase,
@@ -82,8 +84,6 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 """
 
-_HOLD_FIELDS = ("hold_until", "hold_status", "hold_reason")
-_SUPP_FIELDS = ("suppressed_until", "suppression_reason", "suppressed_since")
 
 
 def redis_name(client: Any) -> str:
@@ -101,13 +101,6 @@ def redis_failure(exc: BaseException, connection_errors: tuple[type[BaseExceptio
         return f"does not answer ({type(exc).__name__})"
     text = " ".join(str(exc).split())[:200]
     return f"refused the command ({type(exc).__name__}: {text})" if text else f"refused the command ({type(exc).__name__})"
-
-
-def _ttl_ms(until: float | None, now: float) -> int | None:
-    """Milliseconds from *now* to *until* (None: no expiry; 0: already over)."""
-    if until is None or math.isinf(until):
-        return None
-    return max(0, math.ceil((until - now) * 1000))
 
 
 class RedisStore(StoreBase):
@@ -130,16 +123,17 @@ class RedisStore(StoreBase):
         # any Redis failure (OOM, NOAUTH / WRONGPASS, READONLY …) counts as the store failing
         self._redis_errors = (redis.exceptions.RedisError,)
         self._watch_error = redis.exceptions.WatchError
-        self._client = redis.Redis.from_url(
+        #: the redis-py client (shared with :class:`~paperfetch.ledger.RedisLedger` when it is built from this store)
+        self.client = redis.Redis.from_url(
             url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s, decode_responses=True
         )
-        self.name = redis_name(self._client)
+        self.name = redis_name(self.client)
         # which store this is, for the process-wide registry: the whole URL (a fixed password is another
         # connection), held as a digest so that no password is kept or shown
         self.identity = f"{self.name}#{hashlib.sha256(url.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
         self.namespace = namespace
-        self._reserve_script = self._client.register_script(_RESERVE)
-        self._finish_script = self._client.register_script(_FINISH)
+        self._reserve_script = self.client.register_script(_RESERVE)
+        self._finish_script = self.client.register_script(_FINISH)
         if fallback == "local":
             from paperfetch.state.sqlite import SqliteStore
 
@@ -158,11 +152,11 @@ class RedisStore(StoreBase):
         """True while calls are served by the fallback store because Redis did not answer."""
         return self._down_since is not None
 
-    def _call(self, operation: str, on_redis: Callable[[], Any], on_fallback: Callable[[HostStateStore], Any]) -> Any:
-        with self._lock:
-            down_since = self._down_since
-        if down_since is not None and self._fallback is not None and time.monotonic() - down_since < self._retry_after_s:
-            return on_fallback(self._fallback)
+    def _call(self, operation: str, on_redis: Callable[[], Any], *args: Any) -> Any:
+        """*on_redis*, or the fallback store's method *operation* with *args* while Redis does not answer."""
+        down_since = self._down_since  # set only when there is a fallback
+        if down_since is not None and time.monotonic() - down_since < self._retry_after_s:
+            return getattr(self._fallback, operation)(*args)
         try:
             result = on_redis()
         except self._redis_errors as exc:
@@ -177,19 +171,12 @@ class RedisStore(StoreBase):
                     logger.warning("%s %s; using %s until it answers", self.name,
                                    redis_failure(exc, self._connection_errors), self._fallback.name)
                 self._down_since = time.monotonic()
-            return on_fallback(self._fallback)
+            return getattr(self._fallback, operation)(*args)
         if down_since is not None:
             with self._lock:
                 self._down_since = None
             logger.warning("%s answers again; host state is shared again", self.name)
         return result
-
-    def ping(self) -> bool:
-        """True when Redis answers (raises :class:`StoreUnavailable` otherwise, whatever the fallback)."""
-        try:
-            return bool(self._client.ping())
-        except self._redis_errors as exc:
-            raise StoreUnavailable(f"the host-state store {self.name} does not answer", store=self.name) from exc
 
     def _key(self, kind: str, host: str) -> str:
         return f"{self.namespace}{kind}:{host}"
@@ -209,30 +196,26 @@ class RedisStore(StoreBase):
             )
             return Slot(host, bool(int(granted)), float(start), token_back, float(lease_until))
 
-        return self._call("reserve", on_redis, lambda store: store.reserve(host, interval_s, now, lease_s, windows))
+        return self._call("reserve", on_redis, host, interval_s, now, lease_s, windows)
 
     def starts(self, host: str, limit: int) -> list[float]:
         if limit <= 0:
             return []
-        return self._call("starts",
-                          lambda: [float(at) for at in self._client.lrange(self._key("starts", host), 0, limit - 1)],
-                          lambda store: store.starts(host, limit))
+        return self._call("starts", lambda: [float(at) for at in self.client.lrange(self._key("starts", host), 0, limit - 1)],
+                          host, limit)
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         ttl_ms = math.ceil((gap_s + _SLOT_GRACE_S) * 1000)
-        self._call(
-            "finish",
-            lambda: self._finish_script(keys=[self._key("slot", slot.host)],
-                                        args=[slot.token, repr(float(end)), repr(float(gap_s)), ttl_ms]),
-            lambda store: store.finish(slot, end, gap_s),
-        )
+        self._call("finish", lambda: self._finish_script(keys=[self._key("slot", slot.host)],
+                                                         args=[slot.token, repr(float(end)), repr(float(gap_s)), ttl_ms]),
+                   slot, end, gap_s)
 
     def _facts_keys(self, host: str) -> list[str]:
         return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
 
     @staticmethod
     def _combine(host: str, values: "list[Any]") -> StoredFacts:
-        data: dict[str, Any] = {"host": host}
+        data: dict[str, Any] = {}
         for value in values:
             if value:
                 data.update(json.loads(value))
@@ -240,63 +223,53 @@ class RedisStore(StoreBase):
         return StoredFacts.from_json(data)
 
     def get(self, host: str, now: float) -> StoredFacts:
-        return self._call(
-            "get",
-            lambda: expire_facts(self._combine(host, self._client.mget(self._facts_keys(host))), now),
-            lambda store: store.get(host, now),
-        )
+        return self._call("get", lambda: expire_facts(self._combine(host, self.client.mget(self._facts_keys(host))), now),
+                          host, now)
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         keys = self._facts_keys(host)
 
         def on_redis() -> StoredFacts:
-            with self._client.pipeline() as pipe:
+            with self.client.pipeline() as pipe:
                 while True:
                     try:
                         pipe.watch(*keys)
                         merged = apply_update(self._combine(host, pipe.mget(keys)), change, now)
                         record = merged.to_json()
-                        hold = {name: record.pop(name) for name in _HOLD_FIELDS}
-                        supp = {name: record.pop(name) for name in _SUPP_FIELDS}
+                        hold = {name: record.pop(name) for name in HOLD_FIELDS}
+                        supp = {name: record.pop(name) for name in SUPPRESSION_FIELDS}
                         pipe.multi()
                         pipe.set(keys[0], json.dumps(record), ex=FACTS_TTL_S)
                         for key, part, until in ((keys[1], hold, merged.hold_until), (keys[2], supp, merged.suppressed_until)):
-                            ttl = _ttl_ms(until, now)
-                            if until is None or ttl == 0:
+                            if until is None or until <= now:
                                 pipe.delete(key)
-                            else:
-                                pipe.set(key, json.dumps(part), px=ttl)  # px=None: no expiry (indefinite)
+                            else:  # px=None: no expiry (indefinite)
+                                pipe.set(key, json.dumps(part), px=None if math.isinf(until) else math.ceil((until - now) * 1000))
                         pipe.sadd(self.namespace + "hosts", host)
                         pipe.execute()
                         return merged
                     except self._watch_error:
                         continue  # another client wrote this host meanwhile: merge again over its value
 
-        return self._call("update", on_redis, lambda store: store.update(host, change, now))
+        return self._call("update", on_redis, host, change, now)
 
     def hosts(self) -> list[str]:
-        return self._call("hosts", lambda: sorted(str(h) for h in self._client.smembers(self.namespace + "hosts")),
-                          lambda store: store.hosts())
+        return self._call("hosts", lambda: sorted(str(h) for h in self.client.smembers(self.namespace + "hosts")))
 
     def clear(self, host: str | None = None) -> None:
         def on_redis() -> None:
-            hosts = [host] if host is not None else [str(h) for h in self._client.smembers(self.namespace + "hosts")]
+            hosts = [host] if host is not None else [str(h) for h in self.client.smembers(self.namespace + "hosts")]
             keys = [key for h in hosts for key in (*self._facts_keys(h), self._key("slot", h), self._key("starts", h))]
             if keys:
-                self._client.delete(*keys)
+                self.client.delete(*keys)
             if host is None:
-                self._client.delete(self.namespace + "hosts")
+                self.client.delete(self.namespace + "hosts")
             else:
-                self._client.srem(self.namespace + "hosts", host)
+                self.client.srem(self.namespace + "hosts", host)
 
-        self._call("clear", on_redis, lambda store: store.clear(host))
+        self._call("clear", on_redis, host)
 
     def close(self) -> None:
-        self._client.close()
+        self.client.close()
         if self._fallback is not None:
             self._fallback.close()
-
-    @property
-    def client(self) -> Any:
-        """The redis-py client (shared with :class:`~paperfetch.ledger.RedisLedger` when it is built from this store)."""
-        return self._client

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
-import threading
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Sequence
 
 from paperfetch.state.base import (
     Slot,
@@ -20,20 +18,18 @@ from paperfetch.state.base import (
     finish_slot,
     new_token,
     reserve_slot,
+    window_depth,
     window_floor,
     window_span,
 )
-from paperfetch.state.memory import MemoryStore
-from paperfetch.state.sqlite_faults import fault_of, open_database
+from paperfetch.state.sqlite_faults import FallbackDatabase, transaction
 
 __all__ = ["DEFAULT_STATE_FILE", "SqliteStore", "default_state_path"]
 
 #: File name of the default store inside the user cache directory.
 DEFAULT_STATE_FILE = "host-state.sqlite3"
 
-logger = logging.getLogger("paperfetch.state")
 
-_T = TypeVar("_T")
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS facts (host TEXT PRIMARY KEY, data TEXT NOT NULL, updated_at REAL NOT NULL)",
@@ -52,86 +48,23 @@ def default_state_path() -> Path:
     return Path(platformdirs.user_cache_dir("paperfetch", appauthor=False)) / DEFAULT_STATE_FILE
 
 
-class SqliteStore(StoreBase):
+class SqliteStore(FallbackDatabase, StoreBase):
     """Host state in a SQLite file shared by the processes of one machine. Thread-safe."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path).expanduser().resolve() if path is not None else default_state_path()
         self.name = f"sqlite:{self.path}"
-        self._lock = threading.Lock()
-        self._closed = False
-        #: set when the file failed: the store serves from memory for the rest of the run
-        self._memory: MemoryStore | None = None
-        #: why the store is in memory ("" while it uses its file)
-        self.problem = ""
-        opened = open_database(self.path, what="the host-state file", fallback="host state in memory",
-                               prepare=self._prepare)
-        self._db: sqlite3.Connection | None = opened.connection
-        if opened.connection is None:
-            self._use_memory(opened.problem)
+        super().__init__(self.path, what="the host-state file", fallback="host state in memory", prepare=self._prepare,
+                         on_memory=self._named_memory)
 
     @staticmethod
     def _prepare(db: sqlite3.Connection) -> None:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(db):
             for statement in _SCHEMA:
                 db.execute(statement)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
 
-    @property
-    def in_memory(self) -> bool:
-        """True once the file failed and the store serves from memory (see ``problem``)."""
-        return self._memory is not None
-
-    def _use_memory(self, problem: str) -> None:
-        """From now on serve from memory; the file is let go (the caller holds the lock, or no one can)."""
-        self._memory = MemoryStore()
-        self.problem = problem
+    def _named_memory(self) -> None:
         self.name = f"memory (sqlite:{self.path} unusable for this run)"
-        if self._db is not None:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
-            self._db = None
-
-    def _run(self, operation: str, on_file: Callable[[sqlite3.Connection], _T], on_memory: Callable[[MemoryStore], _T],
-             *, write: bool = True) -> _T:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError(f"the host-state store {self.name} is closed")
-            if self._db is not None:
-                try:
-                    return self._transaction(self._db, on_file) if write else on_file(self._db)
-                except sqlite3.Error as exc:
-                    fault = fault_of(exc)
-                    problem = (f"the host-state file {self.path} failed during {operation} "
-                               f"({fault.value if fault else 'error'}: {exc}); host state in memory for the rest of this run")
-                    logger.warning("%s", problem)
-                    self._use_memory(problem)
-            assert self._memory is not None
-            return on_memory(self._memory)
-
-    @staticmethod
-    def _transaction(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        db.execute("BEGIN IMMEDIATE")  # the write lock now, so read-modify-write is atomic across processes
-        try:
-            result = work(db)
-            db.execute("COMMIT")
-            return result
-        except BaseException:
-            if db.in_transaction:
-                try:
-                    db.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-            raise
 
     @staticmethod
     def _slot_state(db: sqlite3.Connection, host: str) -> tuple[float, str, float]:
@@ -143,20 +76,14 @@ class SqliteStore(StoreBase):
         db.execute("INSERT OR REPLACE INTO slots (host, next_free, holder, lease_until) VALUES (?, ?, ?, ?)", (host, *state))
 
     @staticmethod
-    def _window_floor(db: sqlite3.Connection, host: str, windows: Sequence[Window], now: float) -> float:
-        """:func:`~paperfetch.state.base.window_floor` read from the log: each window's count-th newest start."""
-        floor = 0.0
-        for window in windows:
-            row = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT 1 OFFSET ?",
-                             (host, window.count - 1)).fetchone()
-            if row is not None:
-                floor = max(floor, window_floor([row[0]], [Window(1, window.seconds)], now))
-        return floor
+    def _latest_starts(db: sqlite3.Connection, host: str, limit: int) -> list[float]:
+        rows = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT ?", (host, limit))
+        return [float(row[0]) for row in rows]
 
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
                 windows: Sequence[Window] = ()) -> Slot:
         def work(db: sqlite3.Connection) -> Slot:
-            floor = self._window_floor(db, host, windows, now) if windows else 0.0
+            floor = window_floor(self._latest_starts(db, host, window_depth(windows)), windows, now) if windows else 0.0
             slot, state = reserve_slot(self._slot_state(db, host), host, interval_s, now, lease_s, new_token(), floor)
             if slot.granted:
                 self._save_slot(db, host, state)
@@ -165,20 +92,16 @@ class SqliteStore(StoreBase):
                     db.execute("DELETE FROM starts WHERE host = ? AND at <= ?", (host, slot.start_at - window_span(windows)))
             return slot
 
-        return self._run("reserve", work, lambda memory: memory.reserve(host, interval_s, now, lease_s, windows))
+        return self._run("reserve", work, write=True)
 
     def starts(self, host: str, limit: int) -> list[float]:
-        def read(db: sqlite3.Connection) -> list[float]:
-            rows = db.execute("SELECT at FROM starts WHERE host = ? ORDER BY at DESC LIMIT ?", (host, limit))
-            return [float(row[0]) for row in rows]
-
-        return self._run("starts", read, lambda memory: memory.starts(host, limit), write=False)
+        return self._run("starts", lambda db: self._latest_starts(db, host, limit))
 
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         def work(db: sqlite3.Connection) -> None:
             self._save_slot(db, slot.host, finish_slot(self._slot_state(db, slot.host), slot.token, end, gap_s))
 
-        self._run("finish", work, lambda memory: memory.finish(slot, end, gap_s))
+        self._run("finish", work, write=True)
 
     @staticmethod
     def _facts(db: sqlite3.Connection, host: str) -> StoredFacts:
@@ -186,8 +109,7 @@ class SqliteStore(StoreBase):
         return StoredFacts.from_json(json.loads(row[0])) if row else StoredFacts(host)
 
     def get(self, host: str, now: float) -> StoredFacts:
-        return self._run("get", lambda db: expire_facts(self._facts(db, host), now), lambda memory: memory.get(host, now),
-                         write=False)
+        return self._run("get", lambda db: expire_facts(self._facts(db, host), now))
 
     def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
         def work(db: sqlite3.Connection) -> StoredFacts:
@@ -199,13 +121,13 @@ class SqliteStore(StoreBase):
                        (host, json.dumps(merged.to_json()), merged.updated_at))
             return merged
 
-        return self._run("update", work, lambda memory: memory.update(host, change, now))
+        return self._run("update", work, write=True)
 
     def hosts(self) -> list[str]:
         def read(db: sqlite3.Connection) -> list[str]:
             return [row[0] for row in db.execute("SELECT host FROM facts UNION SELECT host FROM slots ORDER BY 1")]
 
-        return self._run("hosts", read, lambda memory: memory.hosts(), write=False)
+        return self._run("hosts", read)
 
     def clear(self, host: str | None = None) -> None:
         def work(db: sqlite3.Connection) -> None:
@@ -215,11 +137,4 @@ class SqliteStore(StoreBase):
                 else:
                     db.execute(f"DELETE FROM {table} WHERE host = ?", (host,))
 
-        self._run("clear", work, lambda memory: memory.clear(host))
-
-    def close(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                if self._db is not None:
-                    self._db.close()
+        self._run("clear", work, write=True)

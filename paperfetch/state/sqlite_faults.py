@@ -11,17 +11,20 @@ import shutil
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from paperfetch.config import lock_timeout_s
 
-__all__ = ["FileFault", "Opened", "fault_of", "lock_holders", "move_aside", "open_database"]
+__all__ = ["FallbackDatabase", "FileFault", "fault_of", "lock_holders", "move_aside", "open_database", "transaction"]
 
 logger = logging.getLogger("paperfetch.state")
+
+_T = TypeVar("_T")
 
 #: errno values of a full disk (or quota): a local write that cannot succeed, never a network fault.
 _FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG})
@@ -48,15 +51,6 @@ def fault_of(exc: BaseException) -> FileFault | None:
     if isinstance(exc, OSError):
         return FileFault.FULL if exc.errno in _FULL_ERRNOS else FileFault.DAMAGED
     return None
-
-
-@dataclass(frozen=True)
-class Opened:
-    """What :func:`open_database` made of a file."""
-
-    connection: sqlite3.Connection | None   #: None: the caller falls back for this run
-    moved_to: Path | None = None            #: where a damaged file was moved (a new one is in its place)
-    problem: str = ""                       #: the WARNING that was logged ("" when the file was fine)
 
 
 def move_aside(path: Path, *, now: datetime | None = None) -> Path:
@@ -86,6 +80,10 @@ def _connect(path: Path, timeout_s: float, prepare: Callable[[sqlite3.Connection
     connection = sqlite3.connect(path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        # WAL: readers never block the writer. synchronous=NORMAL keeps every committed row when the *process*
+        # dies (SIGKILL, a killed kernel); only a power cut may lose the last commits, and no commit waits for an fsync.
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
         prepare(connection)
         connection.execute("BEGIN IMMEDIATE")  # the write lock: read-only files and held locks show now
         connection.execute("ROLLBACK")
@@ -125,8 +123,6 @@ def lock_holders(path: Path) -> list[int]:
         except OSError:
             continue
         inodes.add((os.major(info.st_dev), os.minor(info.st_dev), info.st_ino))
-    if not inodes:
-        return []
     try:
         lines = Path("/proc/locks").read_text().splitlines()
     except OSError:
@@ -147,6 +143,21 @@ def lock_holders(path: Path) -> list[int]:
     return sorted(holders)
 
 
+@contextmanager
+def transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``: the write lock first, so a read-modify-write is atomic across processes;
+    rolled back on any error (a failing rollback gives way to the error that caused it)."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            with suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+        raise
+
+
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
@@ -155,52 +166,109 @@ def _reason(exc: BaseException) -> str:
 
 def open_database(
     path: Path, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None]
-) -> Opened:
-    """Open the SQLite file *path* (*what* names it for people: ``"the host-state file"``) or say why not.
-    *prepare* sets the connection up; *fallback* names what the caller does instead, for the WARNING.
-    A damaged file is moved aside and a new one made; a locked file or a full disk gives no connection.
-    Errors other than SQLite's and the OS's (a ConfigurationError of *prepare*, say) propagate."""
+) -> tuple[sqlite3.Connection | None, str]:
+    """``(connection or None, the WARNING logged or "")`` for the SQLite file *path* (*what* and *fallback*, what the caller
+    does instead, name them in the WARNING), set up by *prepare*. A damaged file is moved aside and a new one made; a
+    locked file or a full disk gives no connection. Errors other than SQLite's and the OS's propagate."""
     timeout_s = lock_timeout_s()
-    with _RECENT_LOCK:
-        seen = _RECENTLY_LOCKED.get(path)
+    seen = _RECENTLY_LOCKED.get(path)  # one dict read: atomic
     if seen is not None and time.monotonic() - seen[0] < _LOCKED_MEMO_S:
         logger.debug("%s %s was found locked a moment ago; not waited for again", what, path)
-        return Opened(None, problem=seen[1])
+        return None, seen[1]
     try:
-        return Opened(_connect(path, timeout_s, prepare))
+        return _connect(path, timeout_s, prepare), ""
     except (sqlite3.Error, OSError) as exc:
         fault = fault_of(exc)
         first = exc
     if fault is FileFault.DAMAGED and _disk_full(path):
         fault = FileFault.FULL  # SQLite says "disk I/O error" when it cannot make its -shm file: not a damage
+    connection, moved = None, None
     if fault is FileFault.LOCKED:
         holders = lock_holders(path)
         who = (f"held by pid {', '.join(map(str, holders))} (from /proc/locks)" if holders
                else "SQLite does not tell which process holds it")
         problem = (f"{what} {path} is locked by another process (waited {timeout_s:g} s, the lock timeout: "
                    f"PAPERFETCH_LOCK_TIMEOUT_S; {who}); {fallback} for this run")
-        logger.warning("%s", problem)
         with _RECENT_LOCK:
             _RECENTLY_LOCKED[path] = (time.monotonic(), problem)
-        return Opened(None, problem=problem)
-    if fault is FileFault.FULL:
+    elif fault is FileFault.FULL:
         problem = f"{what} {path} cannot be written: the disk is full ({_reason(first)}); {fallback} for this run"
-        logger.warning("%s", problem)
-        return Opened(None, problem=problem)
-    try:
-        moved = move_aside(path)
-    except OSError as move_error:
-        problem = (f"{what} {path} is unusable ({_reason(first)}) and cannot be moved aside "
-                   f"({_reason(move_error)}); {fallback} for this run")
-        logger.warning("%s", problem)
-        return Opened(None, problem=problem)
-    try:
-        connection = _connect(path, timeout_s, prepare)
-    except (sqlite3.Error, OSError) as again:
-        problem = (f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}, but a new one "
-                   f"cannot be made ({_reason(again)}); {fallback} for this run")
-        logger.warning("%s", problem)
-        return Opened(None, moved_to=moved, problem=problem)
-    problem = f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}; a new one is in its place"
+    else:
+        try:
+            moved = move_aside(path)
+            connection = _connect(path, timeout_s, prepare)
+            problem = f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}; a new one is in its place"
+        except (sqlite3.Error, OSError) as again:
+            problem = (f"{what} {path} is unusable ({_reason(first)}) and cannot be moved aside ({_reason(again)}); "
+                       f"{fallback} for this run" if moved is None else
+                       f"{what} {path} was unusable ({_reason(first)}); moved aside to {moved}, but a new one "
+                       f"cannot be made ({_reason(again)}); {fallback} for this run")
     logger.warning("%s", problem)
-    return Opened(connection, moved_to=moved, problem=problem)
+    return connection, problem
+
+
+class FallbackDatabase:
+    """A SQLite file (:func:`open_database`; *path* None: none) that goes on in memory when it fails, at opening or
+    later, with a copy of what it held when that can still be read: the host state, the ledger, the metadata cache.
+    Thread-safe; closed, it raises RuntimeError. *on_memory* runs when the rows move to memory."""
+
+    def __init__(self, path: Path | None, *, what: str, fallback: str, prepare: Callable[[sqlite3.Connection], None],
+                 on_memory: Callable[[], object] = lambda: None) -> None:
+        self._file, self._what, self._fallback, self._prepare_db, self._on_memory = path, what, fallback, prepare, on_memory
+        self._lock = threading.Lock()
+        self._closed = False
+        connection, problem = (None, "") if path is None else open_database(path, what=what, fallback=fallback,
+                                                                             prepare=prepare)
+        #: why the rows are in memory, or the file was recreated ("" while the file is fine)
+        self.problem = problem
+        #: True when this run's rows live in memory only (see ``problem``)
+        self.in_memory = False
+        self._db = connection or self._memory_copy(None)
+        self._db.row_factory = sqlite3.Row
+
+    def _memory_copy(self, source: sqlite3.Connection | None) -> sqlite3.Connection:
+        connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        if source is not None:
+            try:
+                source.backup(connection)
+            except sqlite3.Error:
+                connection.close()
+                connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._prepare_db(connection)
+        connection.row_factory = sqlite3.Row
+        self.in_memory = True
+        self._on_memory()
+        return connection
+
+    def _run(self, operation: str, work: Callable[[sqlite3.Connection], _T], *, write: bool = False) -> _T:
+        """*work* on the connection under the lock (a *write* in one :func:`transaction`); when the file fails, a
+        WARNING and *work* again on the rows in memory."""
+
+        def attempt() -> _T:
+            with transaction(self._db) if write else nullcontext():
+                return work(self._db)
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self._what} ({self._file or 'in memory'}) is closed")
+            try:
+                return attempt()
+            except sqlite3.Error as exc:
+                if self.in_memory:
+                    raise
+                fault = fault_of(exc)
+                self.problem = (f"{self._what} {self._file} failed during {operation} ({fault.value if fault else 'error'}: "
+                                f"{exc}); {self._fallback} for the rest of this run")
+                logger.warning("%s", self.problem)
+                old = self._db  # a failed write was rolled back by transaction()
+                self._db = self._memory_copy(old)
+                with suppress(sqlite3.Error):
+                    old.close()
+                return attempt()
+
+    def close(self) -> None:
+        """Close the connection; further calls fail. Closing twice is harmless."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
