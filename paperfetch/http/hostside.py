@@ -340,8 +340,9 @@ class HostSide:
                         break
             except requests.RequestException as exc:
                 return unreachable(f"body: {type(exc).__name__}")
-            rules = RobotsRules.parse(bytes(body), fetched_at=now, expires_at=now + ttl, truncated=truncated)
-            detail = f"{rules.status.value}{' (truncated at 500 KiB)' if truncated else ''}"
+            rules = RobotsRules.parse(bytes(body), fetched_at=now, expires_at=now + ttl, truncated=truncated,
+                                      content_type=response.headers.get("Content-Type", ""))
+            detail = rules.detail or f"{rules.status.value}{' (truncated at 500 KiB)' if truncated else ''}"
             self.emit(EventKind.ROBOTS, host, robots_url, status=status, detail=detail)
             return rules
         if 300 <= status < 500:

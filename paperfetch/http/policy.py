@@ -161,11 +161,11 @@ def delay_range(facts: HostFacts, config: TransportConfig, host: str) -> DelayRa
         return None  # no range, no robots.txt consulted, nothing to slow down for: what effective_range answers
     return effective_range(
         configured=config.configured_range,
-        # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
-        # a documented API that another client of the process paces is not crawled by this one
+        # robots only for hosts whose robots.txt this client consulted; its fallback range (a guess) only for
+        # hosts without an interval of their own: a documented API's interval decides whatever another client read
         respect_robots_txt=config.respect_robots_txt and facts.robots is not None,
         crawl_delay=crawl_delay(facts, config),
-        fallback=config.fallback_range,
+        fallback=None if declared > 0 else config.fallback_range,
         backoff=facts.backoff_s,
         min_interval=interval,
     )
