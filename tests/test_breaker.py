@@ -287,3 +287,41 @@ def test_a_down_host_with_robots_costs_four_requests_and_every_url_is_answered()
     assert [round(t - t0) for t, _ in adapter.calls] == [0, 30, 60, 90]  # robots.txt, then one URL and its probe
     assert all(r.status_code == 503 for r in results)
     assert clock.monotonic() - t0 < 100
+
+
+def test_a_refused_host_says_connection_refused_and_since_when_never_dns(tmp_path):
+    """Several papers on a port that refuses connections, in two batches (the second meets only the open breaker):
+    the host's row in domain_status(), the dashboard's and every outcome's reason say what happened first and
+    since when, never a DNS failure and never a nested repr."""
+    import json
+    import re
+    import socket
+
+    from paperfetch.http.hosts import host_key
+    from paperfetch.testing import LoopbackHost, Request
+    from tests._quick import retriever
+
+    with socket.socket() as closed:  # a port nothing listens on: the connection is refused
+        closed.bind(("127.0.0.71", 0))
+        dead = f"http://127.0.0.71:{closed.getsockname()[1]}"
+
+    def unpaywall(request: Request) -> Reply:
+        doi = request.path.split("/v2/", 1)[1]
+        pdf = f"{dead}/{doi.rsplit('.', 1)[-1]}.pdf"
+        location = {"url": pdf, "url_for_pdf": pdf, "host_type": "repository", "license": "cc-by", "version": "publishedVersion"}
+        answer = {"doi": doi, "is_oa": True, "best_oa_location": location, "oa_locations": [location], "title": "T"}
+        return Reply(200, json.dumps(answer), {"Content-Type": "application/json"})
+
+    refused = re.compile(r"connection refused since \d\d:\d\d UTC", re.IGNORECASE)
+    with LoopbackHost("127.0.0.1", {"*": unpaywall}) as service:
+        with retriever(tmp_path, {"unpaywall": service.base_url}, sources=["unpaywall"]) as r:
+            frames = [r.download([f"10.5555/refused.{i}" for i in batch]) for batch in (range(4), range(4, 8))]
+            row = r.domain_status().set_index("host").loc[host_key(dead)]
+            shown = r.run_snapshot().host(host_key(dead))
+    reasons = [reason for frame in frames for reason in frame["reason"]]
+    assert all(refused.search(reason) for reason in reasons), reasons
+    assert not any("DNS" in reason or "ConnectionError" in reason or "unreachable" in reason for reason in reasons), reasons
+    assert row["state"] == "UNREACHABLE" and refused.search(row["breaker_reason"]), row.to_dict()
+    since = {refused.search(text).group(0) for text in [*reasons, row["breaker_reason"]]}
+    assert len(since) == 1, since  # the first failure's time, kept
+    assert shown is not None and shown.unreachable == "refused"  # the dashboard: UNREACHABLE / connection refused

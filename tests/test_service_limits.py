@@ -27,9 +27,9 @@ import pytest
 from requests.structures import CaseInsensitiveDict
 
 from paperfetch import FakeClock, HttpClient, Retriever
-from paperfetch.http.batch import get_many
 from paperfetch.demo import DemoWorld
 from paperfetch.http import policy
+from paperfetch.http.batch import get_many
 from paperfetch.http.config import TransportConfig
 from paperfetch.http.headers import PoolLimits, RateLimitBudget, parse_pool_limits, parse_rate_limit_budget
 from paperfetch.http.hosts import BreakerState, HostFacts, HostRegistry, host_key
@@ -543,3 +543,74 @@ def test_pmcs_403_to_a_script_is_a_suppressed_row_that_names_pmcs_bot_check(tmp_
     row = frame.iloc[0]
     assert row["status"] == "host_suppressed" and "PMC's bot check" in row["error"], row.to_dict()
     assert pdf in [url for _, url in adapter.calls] and not list(tmp_path.glob("*.pdf"))
+
+
+@pytest.mark.parametrize(("body", "content_type"), [
+    (b'{"error": "not found"}', "application/json;charset=UTF-8"),  # an API's answer to /robots.txt
+    (b"<!DOCTYPE html><html><body>Welcome</body></html>", "text/html"),  # a web page's
+    (b'  {"hitCount": 0}', ""),                                          # JSON by its content, no type said
+    (b"<html><body>User-agent: *\nDisallow: /</body></html>", ""),       # HTML by its content
+    (b"%PDF-1.4\x00\x01binary", "application/octet-stream"),             # binary
+])
+def test_a_robots_txt_that_is_not_text_is_no_robots_txt(body, content_type):
+    from paperfetch.http.hosts import host_facts, stored_facts
+    from paperfetch.http.robots import RobotsRules, RobotsStatus
+
+    rules = RobotsRules.parse(body, fetched_at=NOW, expires_at=NOW + 86400, content_type=content_type)
+    assert rules.status is RobotsStatus.UNAVAILABLE and "not a robots.txt" in rules.detail
+    assert rules.can_fetch("https://a.example/private/x", "paperfetch") and rules.crawl_delay("paperfetch", 60) is None
+    stored = host_facts(stored_facts("a.example", HostFacts(robots=rules))).robots  # kept as no robots.txt
+    assert stored is not None and stored.status is RobotsStatus.UNAVAILABLE and stored.text == ""
+    # a body another version stored as parsed reads as no robots.txt again
+    old = stored_facts("a.example", HostFacts(robots=replace(rules, status=RobotsStatus.PARSED, text=body.decode("latin-1"))))
+    assert host_facts(old).robots.status is RobotsStatus.UNAVAILABLE
+    text = RobotsRules.parse(b"User-agent: *\nCrawl-delay: 2\n", fetched_at=NOW, expires_at=NOW + 1, content_type="text/plain")
+    assert text.status is RobotsStatus.PARSED and text.crawl_delay("paperfetch", 60) == 2
+
+
+class _Lookup:
+    """A batch's API lookup as the Retriever runs one: dispatched by the web client's scheduler, sent by the API client."""
+
+    def __init__(self, api: HttpClient, url: str) -> None:
+        self.api, self.url, self.error = api, url, None
+
+    def advance(self) -> None:
+        self.api.get(self.url)
+        self.url = None
+
+
+def test_a_documented_apis_lookups_keep_its_interval_after_a_pdf_from_its_host():
+    """One host serving an API (documented interval) and PDFs, its /robots.txt answered as JSON: the API's lookups
+    take as long after a PDF was fetched from the host (robots.txt read by the web client) as before, in the
+    default SQLite host state the Retriever's two clients share (measured on their fake clock)."""
+    from paperfetch.http.scheduler import HostScheduler
+
+    interval, lookups = 0.1, 8
+    routes = {"/robots.txt": Reply(200, b'{"errCode": 404, "errMsg": "not found"}', {"Content-Type": "application/json"}),
+              "/rest/search": Reply(200, b'{"hitCount": 0}', {"Content-Type": "application/json"}),
+              "/pdf/PMC1.pdf": Reply(200, b"%PDF-1.4\n%%EOF\n", {"Content-Type": "application/pdf"})}
+    clock = FakeClock()
+    with LoopbackHost("127.0.0.1", routes) as host:
+        key = host_key(host.base_url)
+        # the default store, "sqlite" (in the test's own user cache dir); rate_limit 1-3 s as by default
+        web = HttpClient(clock=clock, state="sqlite", respect_robots_txt=True, host_intervals={key: interval})
+        api = HttpClient.from_config(web.config.replace(respect_robots_txt=False), session=web.session, clock=clock,
+                                     state="sqlite")
+        assert api.store is web.store and "sqlite" in web.store.name.lower()
+
+        def batch() -> float:
+            start = clock.monotonic()
+            HostScheduler(web, workers=1).run([_Lookup(api, host.url(f"/rest/search?q={i}")) for i in range(lookups)])
+            return clock.monotonic() - start
+
+        before = batch()
+        clock.advance(10.0)
+        assert web.get(host.url("/pdf/PMC1.pdf")).status_code == 200
+        clock.advance(10.0)
+        after = batch()
+        robots = web.snapshot(host.base_url).robots
+        web.close()
+        api.close()
+    assert before == pytest.approx((lookups - 1) * interval, rel=0.1)
+    assert after == pytest.approx(before, rel=0.1), (before, after)
+    assert robots == "unavailable" and host.hits("/robots.txt") == 1

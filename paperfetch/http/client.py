@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import random
@@ -20,7 +21,7 @@ from paperfetch.http import batch, policy, redirects, wire
 from paperfetch.http.config import DEFAULT_USER_AGENT, ConfiguredKnobs, TransportConfig, knob_signature
 from paperfetch.http.context import stop_event
 from paperfetch.http.events import Event, EventBus, EventKind
-from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, unreachable
+from paperfetch.http.exceptions import NETWORK_ERRORS, map_network_errors, since_words, unreachable
 from paperfetch.http.files import DownloadResult, file_digest, stream_to_file
 from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, registry_for
 from paperfetch.http.hostside import Budget, Exchange, HostSide
@@ -157,7 +158,7 @@ class HttpClient(ConfiguredKnobs):
             with map_network_errors(shown):
                 response = self._raw_get(url, kwargs)
             return judge(response, classify(response), shown, max_retries=self._config.max_retries)
-        with map_network_errors(shown):
+        with map_network_errors(shown, since=functools.partial(self._failing_since, url, kwargs.get("params"))):
             exchange, _ = self._call(url, kwargs, classify=classify, max_elapsed=budget)
         return fetched(exchange, classify, shown, now=self._clock.time(), max_retries=self._config.max_retries)
 
@@ -212,8 +213,13 @@ class HttpClient(ConfiguredKnobs):
                     attempts=retry.attempts + 1, waited_s=retry.waited_s,
                 )
 
-            with map_network_errors(shown):
+            with map_network_errors(shown, since=functools.partial(self._failing_since, url, kwargs.get("params"))):
                 return self._call(url, kwargs, classify=classify, max_elapsed=budget, finish=finish)
+
+    def _failing_since(self, url: str, params: Any) -> str:
+        """``since 16:41 UTC``: since when *url*'s host has failed (now, when it has not)."""
+        now = self._clock.time()
+        return since_words(self._hosts.limiter(url, params).facts.failing_since or now, now)
 
     def snapshot(self, url_or_host: str) -> HostSnapshot:
         """The state of *url_or_host*'s host as this client sees it (pacing by this client's settings)."""

@@ -66,7 +66,7 @@ def effective_range(
     configured: DelayRange | None,
     respect_robots_txt: bool,
     crawl_delay: float | None,
-    fallback: DelayRange,
+    fallback: DelayRange | None,
     backoff: float = 0.0,
     min_interval: float = 0.0,
 ) -> DelayRange | None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 import socket
 from contextlib import contextmanager
-from typing import Generator, NoReturn, Protocol
+from datetime import datetime, timezone
+from typing import Callable, Generator, NoReturn, Protocol
 
 import requests
 from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
@@ -16,8 +17,8 @@ from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
 from paperfetch.redact import redact_exception
 
-__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "network_words", "read_errors", "unreachable",
-           "unreachable_kind"]
+__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "network_words", "read_errors", "since_words",
+           "unreachable", "unreachable_kind"]
 
 
 class _Deadline(Protocol):
@@ -37,7 +38,7 @@ NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exception
 
 #: Words of an error's text that say the host's name did not resolve ...
 _DNS_WORDS = ("NameResolution", "getaddrinfo", "Name or service not known", "nodename nor servname",
-              "Temporary failure in name resolution", "No address associated")
+              "Temporary failure in name resolution", "No address associated", "did not resolve (DNS)")
 #: ... or that the host refused the connection.
 _REFUSED_WORDS = ("Connection refused", "NewConnectionError", "ConnectionRefused")
 
@@ -49,6 +50,12 @@ def unreachable_kind(text: str) -> str:
     if any(word in text for word in _REFUSED_WORDS):
         return "refused"
     return ""
+
+
+def since_words(at: float, now: float) -> str:
+    """``since 16:41 UTC`` for the epoch seconds *at* (with the date when *now* is another day)."""
+    when, today = datetime.fromtimestamp(at, timezone.utc), datetime.fromtimestamp(now, timezone.utc)
+    return when.strftime("since %H:%M UTC" if when.date() == today.date() else "since %Y-%m-%d %H:%M UTC")
 
 
 def unreachable(exc: BaseException) -> bool:
@@ -93,9 +100,11 @@ def network_words(exc: BaseException) -> str:
 
 
 @contextmanager
-def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, None]:
+def map_network_errors(shown: str, *, what: str = "",
+                       since: Callable[[], str] | None = None) -> Generator[None, None, None]:
     """A raw ``requests`` error leaving the block becomes :class:`~paperfetch.RequestTimeout` /
-    :class:`~paperfetch.NetworkError`; paperfetch's own errors pass. *what* names the step in the message.
+    :class:`~paperfetch.NetworkError`; paperfetch's own errors pass. *what* names the step in the message;
+    *since* says since when an unreachable host has failed (``since 16:41 UTC``).
 
     The raw error is not chained as the cause (``from None``), and what stays of it as the context is redacted
     (:func:`~paperfetch.redact.redact_exception`): urllib3 names the URL with its e-mail and keys, and a
@@ -108,10 +117,10 @@ def map_network_errors(shown: str, *, what: str = "") -> Generator[None, None, N
         raise
     except requests.RequestException as exc:
         redact_exception(exc)
-        _raise_mapped(exc, shown, what)
+        _raise_mapped(exc, shown, what, since() if since is not None and unreachable(exc) else "")
 
 
-def _raise_mapped(exc: requests.RequestException, shown: str, what: str) -> NoReturn:
+def _raise_mapped(exc: requests.RequestException, shown: str, what: str, since: str = "") -> NoReturn:
     """Raise the paperfetch error of a raw ``requests`` *exc* (:func:`map_network_errors`)."""
     if what:
         raise NetworkError(f"{what} of {shown} failed: {network_words(exc)}", url=shown) from None
@@ -120,7 +129,7 @@ def _raise_mapped(exc: requests.RequestException, shown: str, what: str) -> NoRe
         detail = "" if words == "no answer in time" else f": {words}"
         raise RequestTimeout(f"no answer from {shown} in time{detail}", url=shown) from None
     reach = "is unreachable" if unreachable(exc) else "could not be reached"
-    raise NetworkError(f"{shown} {reach}: {network_words(exc)}", url=shown) from None
+    raise NetworkError(f"{shown} {reach}: {network_words(exc)}{' ' + since if since else ''}", url=shown) from None
 
 
 def _unchain(exc: BaseException) -> None:

@@ -204,6 +204,9 @@ class HostSnapshot:
     breaker: str = BreakerState.CLOSED.value
     failures: int = 0
     breaker_open_until: datetime | None = None
+    #: why the breaker is not closed, what happened first and since when (``unreachable: Connection refused
+    #: since 16:41 UTC (3 failures in a row)``); "" while closed
+    breaker_reason: str = ""
     next_allowed_at: datetime | None = None  #: the earliest a request could start (hold, breaker, pacing)
     ready_in_s: float = 0.0            #: seconds from now until then (0: now; inf: suppressed)
     credits_left: int | None = None    #: the host's budget left (its last ``X-RateLimit-Remaining``)

@@ -22,6 +22,7 @@ from paperfetch.errors import NetworkError, TooSlow
 from paperfetch.http import policy, redirects
 from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
+from paperfetch.http.exceptions import network_words
 from paperfetch.http.exceptions import unreachable as unreachable_error
 from paperfetch.http.hosts import HostFacts, HostLimiter, HostRegistry, HostSnapshot
 from paperfetch.http.limits import iter_limited
@@ -213,10 +214,9 @@ class HostSide:
                      redact_url(url))
         if policy.unreachable(facts):
             shown = redact_url(url)
-            raise NetworkError(
-                f"{host.key} is unreachable ({facts.breaker_reason}); {shown} not requested, next try after {when}",
-                url=shown,
-            )
+            # what happened and since when, without the breaker's count of failures
+            cause = facts.breaker_reason.removeprefix(f"{policy.UNREACHABLE}: ").rsplit(" (", 1)[0]
+            raise NetworkError(f"{host.key} is unreachable: {cause}; {shown} not requested, next try after {when}", url=shown)
         status = facts.failure_status or facts.hold_status or 503
         return _held(host, url, status, decision.seconds, "Held: breaker open (no request sent)", facts.breaker_reason)
 
@@ -233,7 +233,8 @@ class HostSide:
     def observe_error(self, host: HostLimiter, url: str, exc: BaseException) -> None:
         settings, now = self.config, self.clock.time()
         self._observed(host, url, lambda facts: policy.observe_error(
-            facts, settings, error=type(exc).__name__, now=now, unreachable=unreachable_error(exc),
+            facts, settings, error=network_words(exc) if unreachable_error(exc) else type(exc).__name__, now=now,
+            unreachable=unreachable_error(exc),
             trickled=isinstance(exc, TooSlow)))
 
     def retry_wait(self, exchange: Exchange) -> float:
@@ -340,8 +341,9 @@ class HostSide:
                         break
             except requests.RequestException as exc:
                 return unreachable(f"body: {type(exc).__name__}")
-            rules = RobotsRules.parse(bytes(body), fetched_at=now, expires_at=now + ttl, truncated=truncated)
-            detail = f"{rules.status.value}{' (truncated at 500 KiB)' if truncated else ''}"
+            rules = RobotsRules.parse(bytes(body), fetched_at=now, expires_at=now + ttl, truncated=truncated,
+                                      content_type=response.headers.get("Content-Type", ""))
+            detail = rules.detail or f"{rules.status.value}{' (truncated at 500 KiB)' if truncated else ''}"
             self.emit(EventKind.ROBOTS, host, robots_url, status=status, detail=detail)
             return rules
         if 300 <= status < 500:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from paperfetch import defaults
 from paperfetch.clock import utc
 from paperfetch.http.delays import DelayRange, effective_range
+from paperfetch.http.exceptions import since_words
 from paperfetch.http.headers import (
     PoolLimits,
     RateLimitBudget,
@@ -161,11 +162,11 @@ def delay_range(facts: HostFacts, config: TransportConfig, host: str) -> DelayRa
         return None  # no range, no robots.txt consulted, nothing to slow down for: what effective_range answers
     return effective_range(
         configured=config.configured_range,
-        # robots (and its fallback range) only for hosts whose robots.txt this client consulted:
-        # a documented API that another client of the process paces is not crawled by this one
+        # robots only for hosts whose robots.txt this client consulted; its fallback range (a guess) only for
+        # hosts without an interval of their own: a documented API's interval decides whatever another client read
         respect_robots_txt=config.respect_robots_txt and facts.robots is not None,
         crawl_delay=crawl_delay(facts, config),
-        fallback=config.fallback_range,
+        fallback=None if declared > 0 else config.fallback_range,
         backoff=facts.backoff_s,
         min_interval=interval,
     )
@@ -306,6 +307,7 @@ def _standing(facts: HostFacts, now: float) -> dict[str, Any]:
         hold_reason=facts.hold_reason if held else "", suppressed=supp is not None,
         suppressed_reason=supp.reason if supp else None, suppressed_until=utc(supp.until) if supp else None,
         breaker=breaker.value, failures=facts.failures, breaker_open_until=utc(facts.breaker_open_until),
+        breaker_reason="" if breaker is BreakerState.CLOSED else facts.breaker_reason,
         credits_left=facts.credits_left, credits_reset_at=utc(facts.credits_reset_at),
         budget_spent=budget_spent(facts, now) > 0,
     )
@@ -426,6 +428,8 @@ def observe_error(facts: HostFacts, config: TransportConfig, *, error: str, now:
         new = _with_backoff(facts, config.backoff.increase(facts.backoff_s), notices)
     if trickled and config.breaker_failures:
         new = replace(new, failures=max(new.failures, config.breaker_failures - 1))
+    if unreachable:  # what happened and since when, remembered with the breaker (a later batch sees no error)
+        error = f"{error} {since_words(facts.failing_since or now, now)}"
     what = f"{UNREACHABLE}: {error}" if unreachable else f"{_TRICKLED}: {error}" if trickled else error
     new = _failure(replace(new, failure_status=None), config, now, 0.0, what, notices)
     return new, tuple(notices)

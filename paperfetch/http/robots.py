@@ -18,6 +18,24 @@ __all__ = ["RobotsRules", "RobotsStatus", "UnreachablePolicy"]
 logger = logging.getLogger(__name__)
 
 
+#: media types a robots.txt is never served as (a text/plain file, or one with no type, is read)
+_NOT_TEXT_TYPES = ("json", "html", "xml", "image/", "audio/", "video/", "font/", "application/pdf", "zip")
+
+
+def _not_text(body: bytes, content_type: str) -> str:
+    """What *body* is instead of a robots.txt (its media type, or what its bytes look like); "" for text."""
+    media = content_type.split(";")[0].strip().lower()
+    if any(kind in media for kind in _NOT_TEXT_TYPES):
+        return media
+    head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] in (b"{", b"["):
+        return "a JSON body"
+    if head[:1] == b"<":
+        return "an HTML or XML body"
+    if b"\x00" in body[:4096] or head.startswith(b"%PDF"):
+        return "a binary body"
+    return ""
+
 
 class RobotsStatus(str, Enum):
     PARSED = "parsed"            #: a robots.txt was fetched and parsed
@@ -50,8 +68,14 @@ class RobotsRules:
 
     @classmethod
     def parse(
-        cls, body: bytes, *, fetched_at: float, expires_at: float, truncated: bool = False
+        cls, body: bytes, *, fetched_at: float, expires_at: float, truncated: bool = False, content_type: str = ""
     ) -> "RobotsRules":
+        """The rules of a 2xx *body*; a body that is not text (JSON, HTML, XML, binary: by *content_type* or by
+        its first bytes: an API's or a web page's answer to ``/robots.txt``) is no robots.txt: everything allowed,
+        no Crawl-delay."""
+        other = _not_text(body, content_type)
+        if other:
+            return cls(RobotsStatus.UNAVAILABLE, fetched_at, expires_at, detail=f"not a robots.txt: {other}")
         text = body[:defaults.MAX_ROBOTS_BYTES].decode("utf-8", errors="replace")
         try:
             parser = Protego.parse(text)

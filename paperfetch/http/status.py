@@ -18,7 +18,7 @@ __all__ = ["DOMAIN_STATES", "DOMAIN_STATUS_COLUMNS", "domain_status_frame", "hos
 #: ``domain_status()``'s columns: state, host, hold and suppression, breaker, this process's counts, pacing.
 DOMAIN_STATUS_COLUMNS = [
     "state", "host", "held_until", "hold_status", "suppressed", "suppressed_reason", "suppressed_until", "breaker",
-    "failures", "breaker_open_until", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
+    "failures", "breaker_open_until", "breaker_reason", "next_allowed_at", "requests", "in_flight", "ok", "errors", "last_status",
     "delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s", "robots",
     "pool", "windows", "binding_window", "window_starts",  # the pool by request kind; the windows, the binding one
     "credits_left",  # the host's budget left (its last X-RateLimit-Remaining)
