@@ -482,7 +482,7 @@ class Retriever:
         Returns
         -------
         matplotlib.figure.Figure
-            Three panels (:func:`paperfetch.report.plot`). Needs matplotlib: ``pip install 'paperfetch-oa[plot]'``
+            Up to three panels (:func:`paperfetch.report.plot`). Needs matplotlib: ``pip install 'paperfetch-oa[plot]'``
             (an ImportError saying so without it).
         """
         from paperfetch.report import plot

@@ -157,6 +157,8 @@ DASHBOARD_CSS = (
     ".paperfetch-note{font-size:12px;margin:2px 0}"
     ".paperfetch-offline{font-weight:bold;color:#b71c1c}"
     ".paperfetch-hosts-box{max-height:20em;overflow-y:auto;overflow-x:hidden;max-width:100%;container-type:inline-size}"
+    # frozen (a saved notebook's): every row shown, however narrow the view and however many lines its states take
+    ".paperfetch-dashboard .paperfetch-hosts-box{max-height:none}"
     # the table's rules outrank a notebook's own table CSS (JupyterLab's rendered HTML sets every cell
     # right-aligned and wrapping, at two classes and a type): each names the box, the table and the cell
     ".paperfetch-hosts-box table.paperfetch-hosts{border-collapse:collapse;table-layout:fixed;width:100%;"
