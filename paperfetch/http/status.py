@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = ["DOMAIN_STATES", "DOMAIN_STATUS_COLUMNS", "POOL_LABELS", "domain_status_frame", "host_state", "pool_label",
-           "shown_hosts", "status_rows"]
+           "shown_host", "shown_hosts", "status_rows"]
 
 #: ``domain_status()``'s columns: state, host, hold and suppression, breaker, this process's counts, pacing.
 DOMAIN_STATUS_COLUMNS = [
@@ -40,15 +40,20 @@ def pool_label(pool: str) -> str:
     return POOL_LABELS.get(pool.rpartition("-")[2], pool)
 
 
+def shown_host(key: str) -> str:
+    """A pacing key for people: ``api.crossref.org#polite-array`` → ``api.crossref.org (list queries)``."""
+    pool = pool_name(key)
+    return f"{pool_host(key)} ({pool_label(pool)})" if pool else key
+
+
 def shown_hosts(keys: Iterable[str]) -> list[str]:
-    """Each pacing key of *keys* for people: the host alone where *keys* hold one pool of it (or none), else the
-    host and its pool's label (``api.crossref.org (list queries)``)."""
+    """Each pacing key of *keys* for people: the host alone where *keys* hold one pool of it (or none), else
+    :func:`shown_host` (``api.crossref.org (list queries)``)."""
     keys = list(keys)
     pools: defaultdict[str, set[str]] = defaultdict(set)
     for key in keys:
         pools[pool_host(key)].add(pool_name(key))
-    return [host if len(pools[host]) == 1 or not pool else f"{host} ({pool_label(pool)})"
-            for host, pool in ((pool_host(key), pool_name(key)) for key in keys)]
+    return [pool_host(key) if len(pools[pool_host(key)]) == 1 else shown_host(key) for key in keys]
 
 
 def host_state(snap: HostSnapshot) -> str:
