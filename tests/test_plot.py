@@ -3,6 +3,7 @@ dashboard as an image, and a clear ImportError without matplotlib (docs/outcomes
 
 from __future__ import annotations
 
+import logging
 import socket
 import sys
 from pathlib import Path
@@ -65,8 +66,9 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_an_offline_run_draws_no_axis_without_data(tmp_path):
+def test_an_offline_run_draws_no_axis_without_data(tmp_path, caplog):
     """Every service refuses the connection: no row has a source, and no request left the machine."""
+    caplog.set_level(logging.WARNING, logger="paperfetch")
     names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
              "semanticscholar", "biorxiv")
     with Retriever(email="you@example.org", out_dir=tmp_path, endpoints={n: f"http://127.0.0.1:{_closed_port()}" for n in names},
@@ -75,6 +77,7 @@ def test_an_offline_run_draws_no_axis_without_data(tmp_path):
         out = r.download(["10.5555/a.b", "10.5555/c.d"])
         fig = r.plot()
     assert set(out["status"].astype(str)) == {"network_error"}
+    assert "breaker open" in caplog.text and "#polite-" not in caplog.text  # the Crossref pool's warning: its label
     assert fig.axes and all(ax.patches for ax in fig.axes), [ax.get_title() for ax in fig.axes]
 
 
