@@ -17,6 +17,7 @@ __all__ = [
     "REQUEST_COLUMNS",
     "YIELD_COLUMNS",
     "YIELD_LEGEND",
+    "for_people",
     "mark_unreachable",
     "plot",
     "requests_frame",
@@ -36,6 +37,18 @@ def mark_unreachable(frame: pd.DataFrame, hosts: Iterable[str]) -> pd.DataFrame:
         return frame
     plain = frame["host"].isin(gone) & frame["state"].isin(["ok", "OPEN BREAKER"])
     frame.loc[plain, "state"] = "UNREACHABLE"
+    return frame
+
+
+def for_people(frame: pd.DataFrame) -> pd.DataFrame:
+    """*frame* (``domain_status()``'s) with its hosts and pools as people read them: ``host`` without its
+    ``#pool`` where the pool is the host's only one, else with the pool's label; ``pool`` the label (in place)."""
+    from paperfetch.http.status import pool_label, shown_hosts
+
+    if "host" in frame.columns:
+        frame["host"] = shown_hosts(frame["host"].astype(str))
+    if "pool" in frame.columns:
+        frame["pool"] = [value if is_missing(value) else pool_label(str(value)) for value in frame["pool"]]
     return frame
 
 

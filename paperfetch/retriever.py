@@ -31,7 +31,7 @@ from paperfetch.ids import parse_identifier
 from paperfetch.ledger import open_ledger
 from paperfetch.outcomes import is_final, retried_by_rerun
 from paperfetch.redact import install_log_filter, redact_frame
-from paperfetch.report import mark_unreachable
+from paperfetch.report import for_people, mark_unreachable
 from paperfetch.requestlog import RequestLog
 from paperfetch.settings import (
     ENDPOINT_NAMES,
@@ -442,7 +442,7 @@ class Retriever:
             frame = pd.concat([frame[~frame["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
             frame = frame.sort_values("host", ignore_index=True)
             frame.attrs["store"] = self.store.name
-        return mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable])
+        return for_people(mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable]))
 
     @property
     def store(self) -> Any:
@@ -482,7 +482,7 @@ class Retriever:
         Returns
         -------
         matplotlib.figure.Figure
-            Three panels (:func:`paperfetch.report.plot`). Needs matplotlib: ``pip install 'paperfetch-oa[plot]'``
+            Up to three panels (:func:`paperfetch.report.plot`). Needs matplotlib: ``pip install 'paperfetch-oa[plot]'``
             (an ImportError saying so without it).
         """
         from paperfetch.report import plot

@@ -6,6 +6,7 @@ from it. Every transport knob is a setting by declaration: the field's name, ``P
 
 from __future__ import annotations
 
+import html
 import textwrap
 from dataclasses import Field, dataclass, field, fields, replace
 from enum import Enum
@@ -154,8 +155,18 @@ class Settings:
         return pd.DataFrame(self.rows(), columns=["setting", "value", "origin"])
 
     def _repr_html_(self) -> str:
-        """A notebook shows the settings as :meth:`frame`'s table."""
-        return str(self.frame().to_html(index=False))
+        """A notebook shows the settings as :meth:`frame`'s table, a host's pools by their labels
+        (``hosts.api.crossref.org (list queries)``), each value escaped in ``<code>``: a regular expression's ``$``
+        is not maths to MathJax (it skips ``code``, and the table is ``tex2jax_ignore``)."""
+        from paperfetch.http.status import shown_hosts
+
+        frame = self.frame()
+        hosts = frame["setting"].str.startswith("hosts.")
+        frame.loc[hosts, "setting"] = [f"hosts.{h}" for h in shown_hosts(s[6:] for s in frame.loc[hosts, "setting"])]
+        frame["value"] = [f"<code>{html.escape(v).replace('$', '&#36;')}</code>" for v in frame["value"]]
+        for column in ("setting", "origin"):
+            frame[column] = frame[column].map(html.escape)
+        return str(frame.to_html(index=False, escape=False, classes="tex2jax_ignore"))
 
     def replace(self, *, origin: str = "argument", **changes: Any) -> "Settings":
         """These settings with run options *changes* (read as arguments are, checked the same way)."""

@@ -205,7 +205,9 @@ NARROW_TABLE = """() => Array.from(document.querySelectorAll("div.paperfetch-hos
     .map(td => td.innerText);
   const shown = Array.from(table.querySelectorAll("thead th")).filter(th => getComputedStyle(th).display !== "none")
     .map(th => th.innerText.trim());
-  return {align, broken, shown, box: [box.scrollWidth, box.clientWidth], width: table.getBoundingClientRect().width};
+  const clipped = rows.filter(tr => tr.getBoundingClientRect().bottom > box.getBoundingClientRect().bottom + 1).length;
+  return {align, broken, shown, box: [box.scrollWidth, box.clientWidth], width: table.getBoundingClientRect().width,
+          rows: rows.length, clipped};
 })"""
 NARROW_PX = 540
 
@@ -238,7 +240,29 @@ def _check_narrow(page, name: str, tmp_path: Path, focus: str | None = None) -> 
         scroll, client = table["box"]
         assert scroll <= client, f"{name} at {NARROW_PX} px: the host table scrolls sideways: {table}"
         assert "state" in table["shown"] and "credits" not in table["shown"], table["shown"]
+        assert table["rows"] and not table["clipped"], f"{name} at {NARROW_PX} px: the frozen table hides rows: {table}"
     return tables
+
+
+# Each summary plot's image and the output it is in (its content box): their widths, and the image's own width.
+PLOTS = """() => Array.from(document.querySelectorAll("div.paperfetch-summary-plot img")).map(img => {
+  const output = img.closest("div.paperfetch-summary-plot").parentElement, style = getComputedStyle(output);
+  return {width: img.getBoundingClientRect().width, natural: img.naturalWidth,
+          output: output.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)};
+})"""
+
+
+def _check_plots(page, tmp_path: Path) -> None:
+    """At 1024 px each summary plot fills its output's width, drawn at about that width (its text as drawn)."""
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.wait_for_timeout(300)
+    plots = page.evaluate(PLOTS)
+    assert plots, "no summary plot in the saved notebook"
+    page.locator("div.paperfetch-summary-plot >> nth=-1").scroll_into_view_if_needed()
+    _screenshot(page, tmp_path, "saved-plot-1024.png")
+    for plot in plots:
+        assert abs(plot["width"] - plot["output"]) <= 2, f"the plot is not as wide as its output: {plot}"
+        assert 0.75 <= plot["width"] / plot["natural"] <= 1.25, f"the plot is scaled far from its size: {plot}"
 
 
 def _run_saved_and_exported(nb, tmp_path: Path, name: str) -> tuple[Path, "object"]:
@@ -463,6 +487,7 @@ def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, 
             assert finished < total and "stopped" in interrupted["counts"], interrupted
             assert abs(interrupted["share"] - finished / total) < 0.02 and interrupted["colour"] != GREEN, interrupted
             assert resumed["share"] > 0.98 and "interrupted" not in resumed["counts"], resumed
+            _check_plots(page, tmp_path)
             _check_narrow(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=0")
             _check_fits(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=2")
             _check_sidebar_open(page, "saved", tmp_path, focus="div.paperfetch-dashboard >> nth=0")

@@ -3,6 +3,8 @@ dashboard as an image, and a clear ImportError without matplotlib (docs/outcomes
 
 from __future__ import annotations
 
+import logging
+import socket
 import sys
 from pathlib import Path
 
@@ -52,9 +54,56 @@ def test_the_plot_is_a_figure_of_three_panels_drawn_headless():
     assert fig._repr_png_().startswith(b"\x89PNG")  # a notebook shows it without pyplot's inline backend
 
 
-def test_without_a_request_log_the_time_panel_says_so():
+def test_without_a_request_log_the_time_panel_is_left_out():
     fig = report.plot(OUTCOMES)
-    assert "no requests" in [t.get_text() for t in fig.axes[2].texts]
+    assert [ax.get_title() for ax in fig.axes] == ["outcomes by status", "outcomes by source"]
+    assert all(ax.patches for ax in fig.axes)  # no axis without data
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_offline_run_draws_no_axis_without_data(tmp_path, caplog):
+    """Every service refuses the connection: no row has a source, and no request left the machine."""
+    caplog.set_level(logging.WARNING, logger="paperfetch")
+    names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
+             "semanticscholar", "biorxiv")
+    with Retriever(email="you@example.org", out_dir=tmp_path, endpoints={n: f"http://127.0.0.1:{_closed_port()}" for n in names},
+                   state="memory", cache=False, verbosity=0, delay_min_s=0.0, delay_max_s=0.0, dashboard=False,
+                   progress=False, http_options={"network_retry_base_s": 0.05}) as r:
+        out = r.download(["10.5555/a.b", "10.5555/c.d"])
+        fig = r.plot()
+    assert set(out["status"].astype(str)) == {"network_error"}
+    assert "breaker open" in caplog.text and "#polite-" not in caplog.text  # the Crossref pool's warning: its label
+    assert fig.axes and all(ax.patches for ax in fig.axes), [ax.get_title() for ax in fig.axes]
+
+
+def test_the_demo_batch_plot_is_small_and_names_no_pool(tmp_path):
+    from paperfetch.demo import DEMO_INPUTS, DemoWorld
+
+    with DemoWorld() as world, Retriever(email="demo@example.org", out_dir=tmp_path, endpoints=world.endpoints,
+                                         verbosity=0, cache=False, state="memory", dashboard=False, progress=False,
+                                         http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1,
+                                                       "rate_limit_max_s": 0.3}) as r:
+        r.download(DEMO_INPUTS)
+        fig = r.plot()
+    png = figure_png(fig)
+    assert len(png) < 25_000, len(png)  # what a notebook keeps of every run (a 64-colour palette, 80 dpi)
+    assert fig.get_size_inches()[0] == pytest.approx(11.0)  # about a 1024 px window's output at 80 dpi
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert labels and not [label for label in labels if "#" in label], labels
+
+
+def test_a_run_that_downloaded_nothing_or_that_the_user_did_not_start_leaves_no_image():
+    assert RunSummary(OUTCOMES).image_html().startswith('<div class="paperfetch-summary-plot"><img ')
+    nothing = outcomes_frame([{"input": "10.1/a", "status": "already_downloaded", "source": "openalex"},
+                              {"input": "10.1/c", "status": "not_found"}])
+    assert RunSummary(nothing).image_html() == ""
+    assert RunSummary(OUTCOMES, asked=False).image_html() == ""  # fulltext's batch, say
+    assert _bars(RunSummary(nothing).figure().axes[0]) == {"already_downloaded": 1, "not_found": 1}  # r.plot() still draws
 
 
 def test_without_matplotlib_the_error_names_the_extra(monkeypatch):
@@ -121,13 +170,19 @@ def test_in_a_notebook_the_saved_download_shows_the_plot_below_its_dashboard(wor
     r = Retriever(email="you@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
                   state="memory", verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False)
     r.download(world.dois)
+    first = list(shown)
+    r.download(world.dois)  # again: every PDF is already there, nothing downloaded
+    r.fulltext(world.dois)  # a batch run on the user's behalf
     r.close()
-    (dashboard, handle), (plot_output, _) = shown
+    plots = [output for output, _ in shown if "paperfetch-summary-plot" in str(output.get("text/html", ""))]
+    assert len(shown) > len(first) + 1 and len(plots) == 1  # two more dashboards, no second plot
+    (dashboard, handle), (plot_output, _) = first
     final = handle.updates[-1]["text/html"]
     assert "paperfetch-dashboard" in final and "<img" not in final  # the frozen dashboard keeps its size
     assert plot_output["text/plain"] == "paperfetch: 3 of 3 input(s) downloaded (summary plot: r.plot())"
     assert plot_output["text/html"].startswith('<div class="paperfetch-summary-plot"><img alt="paperfetch: 3 of 3 '
                                                'input(s) downloaded" src="data:image/png;base64,')
+    assert plot_output["text/html"].endswith('style="width:100%;height:auto"></div>')  # the output's width
     assert "paperfetch-dashboard" not in plot_output["text/html"]
 
 

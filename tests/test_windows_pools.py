@@ -317,6 +317,42 @@ def test_the_dashboard_says_when_a_full_window_lets_the_next_request_go():
     assert [c.header for c in HOST_COLUMNS][-1] == "credits"  # the columns as they were
 
 
+def test_a_demo_run_shows_pools_as_people_read_them(tmp_path, caplog):
+    """The demo's Crossref lookups go to its single-lookup pool only: every table, plot and warning names the
+    host alone, never ``host#polite-single``; a host with both pools shows each by its label."""
+    import logging
+    import re
+
+    from paperfetch import Retriever
+    from paperfetch.dashboard.render import render_html, render_text
+    from paperfetch.dashboard.snapshot import BatchSnapshot, HostRow
+    from paperfetch.demo import DEMO_INPUTS, DemoWorld
+    from paperfetch.http.status import shown_hosts
+
+    caplog.set_level(logging.WARNING, logger="paperfetch")
+    with DemoWorld() as world, Retriever(email="demo@example.org", out_dir=tmp_path, endpoints=world.endpoints,
+                                         verbosity=0, cache=False, state="memory", dashboard=False, progress=False,
+                                         http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1,
+                                                       "rate_limit_max_s": 0.3}) as r:
+        r.download(DEMO_INPUTS)
+        crossref = host_key(world.endpoints["crossref"])
+        snapshot, hosts, settings = r.run_snapshot(), r.domain_status(), r.settings._repr_html_()
+        keys = {h.host for h in snapshot.hosts}
+    assert f"{crossref}#polite-single" in keys  # paced in its pool, shown as the host
+    assert crossref in set(hosts["host"]) and crossref in set(snapshot.hosts_frame()["host"])
+    shown = [hosts.to_string(), snapshot.hosts_frame().to_string(), render_html(snapshot), render_text(snapshot),
+             caplog.text, settings]
+    assert not [text for text in shown if "#polite-" in text]
+    assert "(single lookups)" in settings and "(list queries)" in settings  # the settings name both pools
+    assert "Window(" not in settings and "tex2jax_ignore" in settings
+    outside_code = re.sub(r"<code>.*?</code>", "", settings, flags=re.S)
+    assert "$" not in outside_code and "&#36;" not in outside_code  # a regex's $ only inside <code>: no maths
+    assert shown_hosts(["c.org#polite-array", "c.org#polite-single", "d.org#polite-single"]) == [
+        "c.org (list queries)", "c.org (single lookups)", "d.org"]
+    both = BatchSnapshot(at=NOW, hosts=(HostRow("c.org#polite-array", label="c.org (list queries)"),))
+    assert 'data-host="c.org (list queries)"' in render_html(both)
+
+
 # ---------------------------------------------------------------------- configured where intervals are
 def test_windows_and_pools_are_settings_of_the_transport(tmp_path):
     from paperfetch.http.config import TransportConfig

@@ -8,6 +8,7 @@ import math
 import sys
 import threading
 from collections import Counter, deque
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from paperfetch.cells import clip
@@ -17,7 +18,9 @@ from paperfetch.dashboard.tables import duration_cell, store_label
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.exceptions import unreachable_kind
 from paperfetch.http.hosts import HostSnapshot, host_key
+from paperfetch.http.pools import pool_host
 from paperfetch.http.scheduler import NO_REQUEST
+from paperfetch.http.status import shown_hosts
 from paperfetch.integrity import met_by
 from paperfetch.outcomes import NOTABLE_STATUSES, Status
 from paperfetch.redact import redact_text
@@ -269,14 +272,17 @@ class DashboardModel:
             counts = {s: self._counts[s] for s in _STATUS_ORDER if s in self._counts}
             counts.update({s: n for s, n in self._counts.items() if s not in counts})
             snap: dict[str, Any] = dict(
-                at=now, total=self._total, done=self._done, counts=counts, events=tuple(self._events),
+                at=now, total=self._total, done=self._done, counts=counts, events=list(self._events),
                 running=self._running, started_at=self._started_at, finished_at=self._finished_at, version=self.version,
                 ending=self._ending, met=dict(self._met),
             )
             ended = not self._running and self._finished_at is not None
         snap["store"] = store_label(self._store_name())
         keys = sorted(set(hosts) | set(queues) | set(politeness))
-        rows = [_host_row(key, hosts.get(key), queues.get(key, 0), politeness.get(key), ended, now) for key in keys]
+        labels = dict(zip(keys, shown_hosts(keys)))  # pools as people read them
+        snap["events"] = tuple(replace(e, host=labels.get(e.host) or pool_host(e.host)) for e in snap["events"])
+        rows = [replace(_host_row(key, hosts.get(key), queues.get(key, 0), politeness.get(key), ended, now),
+                        label=labels[key]) for key in keys]
         if snap["started_at"] is None:  # before any run: the hosts the store knows, as they are
             return BatchSnapshot(hosts=tuple(rows), **snap)
         seen = set(hosts) | set(queues)  # the hosts of this run's events and queues

@@ -99,7 +99,7 @@ class HostColumn:
 
 #: The host table, left to right. A new per-host figure is one line here (and a field of HostRow or its politeness).
 HOST_COLUMNS: tuple[HostColumn, ...] = (
-    HostColumn("host", lambda h, e: h.host, width=10, clip=40),
+    HostColumn("host", lambda h, e: h.shown, width=10, clip=40),
     HostColumn("state", lambda h, e: ": ".join(part for part in _state_parts(h, e) if part), clip=90,
                hint="idle, busy, queued (not started, after the end), backoff; "
                     "SUPPRESSED, HELD, UNREACHABLE or OPEN BREAKER with until when and why; "
@@ -157,6 +157,8 @@ DASHBOARD_CSS = (
     ".paperfetch-note{font-size:12px;margin:2px 0}"
     ".paperfetch-offline{font-weight:bold;color:#b71c1c}"
     ".paperfetch-hosts-box{max-height:20em;overflow-y:auto;overflow-x:hidden;max-width:100%;container-type:inline-size}"
+    # frozen (a saved notebook's): every row shown, however narrow the view and however many lines its states take
+    ".paperfetch-dashboard .paperfetch-hosts-box{max-height:none}"
     # the table's rules outrank a notebook's own table CSS (JupyterLab's rendered HTML sets every cell
     # right-aligned and wrapping, at two classes and a type): each names the box, the table and the cell
     ".paperfetch-hosts-box table.paperfetch-hosts{border-collapse:collapse;table-layout:fixed;width:100%;"
@@ -242,7 +244,7 @@ def render_hosts_html(snapshot: BatchSnapshot, max_rows: int = defaults.DASHBOAR
         css, colour = _row_class(h)
         attrs = (f' class="{css}"' if css else "") + (f' style="background-color:{colour}"' if colour else "")
         cells = "".join(_td(c, h, ended) for c in columns)
-        body.append(f'<tr data-host="{esc(h.host, quote=True)}"{attrs}>{cells}</tr>')
+        body.append(f'<tr data-host="{esc(h.shown, quote=True)}"{attrs}>{cells}</tr>')
     if rest:
         body.append(f'<tr class="paperfetch-more"><td colspan="{len(columns)}">… {len(rest)} more host(s)</td></tr>')
     if not body:

@@ -42,6 +42,9 @@ class HostRow:
     not_found: int = 0           #: 404 and 410 answers (not errors: "no rules", "no such record")
     unreachable: str = ""        #: ``dns`` or ``refused`` when the host could not be reached (this run)
     run_ended: bool = False      #: the run is over: queued jobs read ``not started``
+    #: the host as people read it (a pool's label, not ``host#pool``: :func:`paperfetch.http.status.shown_hosts`);
+    #: ``""``: the host
+    label: str = ""
 
     # -- the politeness record, read (a host nothing is known of without one): set from ``politeness`` --------
     delay_min_s: float | None = field(init=False)
@@ -71,6 +74,10 @@ class HostRow:
     @property
     def done(self) -> int:
         return self.ok + self.not_found + self.errors + self.not_sent
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.host
 
     @property
     def held(self) -> bool:
@@ -228,5 +235,6 @@ class BatchSnapshot:
         """The host table as a DataFrame (one row per host, :data:`ROW_COLUMNS`, plus done and state)."""
         import pandas as pd
 
-        rows = [{**{n: getattr(h, n) for n in ROW_COLUMNS}, "done": h.done, "state": h.state} for h in self.hosts]
+        rows = [{**{n: getattr(h, n) for n in ROW_COLUMNS}, "host": h.shown, "done": h.done, "state": h.state}
+                for h in self.hosts]
         return pd.DataFrame(rows, columns=[*ROW_COLUMNS, "done", "state"])

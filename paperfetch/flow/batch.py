@@ -171,7 +171,7 @@ class BatchRun:
             for item in parsed:  # an interrupt before the row was decided (the ledger's checks, say): stopped too
                 one.rows.setdefault(item.position, {"status": Status.STOPPED.value, "reason": "stopped before it finished"})
             frame = redact_frame(outcomes_frame({"input": item.input, **one.rows[item.position]} for item in parsed))
-            model.summary = RunSummary(frame, self.requests, started=self.run_started, ended=time.time())
+            model.summary = RunSummary(frame, self.requests, started=self.run_started, ended=time.time(), asked=want == "pdf")
         finally:
             self._end(model, view, one.interrupted)
         if one.interrupted:

@@ -28,6 +28,7 @@ from paperfetch.http.hosts import HostFacts, HostLimiter, HostRegistry, HostSnap
 from paperfetch.http.limits import iter_limited
 from paperfetch.http.pools import request_key
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
+from paperfetch.http.status import shown_host
 from paperfetch.http.wire import Wire, synthetic_response
 from paperfetch.redact import redact_url
 from paperfetch.state.base import window_depth
@@ -104,8 +105,8 @@ class HostSide:
         for n in notices:
             kind, level, message = _NOTICES[n.kind]
             self.emit(kind, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-            logger.log(level, message, {"host": host.key, "detail": n.detail, "seconds": n.seconds or 0.0,
-                                        "service": host.service or host.key,
+            logger.log(level, message, {"host": shown_host(host.key), "detail": n.detail, "seconds": n.seconds or 0.0,
+                                        "service": host.service or shown_host(host.key),
                                         "remedy": f" {host.budget_remedy}" if host.budget_remedy else ""})
 
     @staticmethod

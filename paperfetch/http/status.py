@@ -5,15 +5,18 @@ table, the dashboard) is :mod:`paperfetch.dashboard.tables`'s business.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Iterable
 
 from paperfetch.http.hosts import HostSnapshot
+from paperfetch.http.pools import pool_host, pool_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DOMAIN_STATES", "DOMAIN_STATUS_COLUMNS", "domain_status_frame", "host_state", "status_rows"]
+__all__ = ["DOMAIN_STATES", "DOMAIN_STATUS_COLUMNS", "POOL_LABELS", "domain_status_frame", "host_state", "pool_label",
+           "shown_host", "shown_hosts", "status_rows"]
 
 #: ``domain_status()``'s columns: state, host, hold and suppression, breaker, this process's counts, pacing.
 DOMAIN_STATUS_COLUMNS = [
@@ -28,6 +31,29 @@ DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")
 _DATETIMES = ("held_until", "suppressed_until", "breaker_open_until", "next_allowed_at")
 _INTS = ("last_status", "hold_status", "credits_left", "window_starts")
 _SNAPSHOT_FIELDS = frozenset(f.name for f in fields(HostSnapshot))
+#: A pool as people read it, by the kind its name ends with (Crossref's ``polite-array``: its list queries).
+POOL_LABELS = {"array": "list queries", "single": "single lookups"}
+
+
+def pool_label(pool: str) -> str:
+    """*pool* (a pool's name) for people: ``polite-array`` → ``list queries``; another pool keeps its name."""
+    return POOL_LABELS.get(pool.rpartition("-")[2], pool)
+
+
+def shown_host(key: str) -> str:
+    """A pacing key for people: ``api.crossref.org#polite-array`` → ``api.crossref.org (list queries)``."""
+    pool = pool_name(key)
+    return f"{pool_host(key)} ({pool_label(pool)})" if pool else key
+
+
+def shown_hosts(keys: Iterable[str]) -> list[str]:
+    """Each pacing key of *keys* for people: the host alone where *keys* hold one pool of it (or none), else
+    :func:`shown_host` (``api.crossref.org (list queries)``)."""
+    keys = list(keys)
+    pools: defaultdict[str, set[str]] = defaultdict(set)
+    for key in keys:
+        pools[pool_host(key)].add(pool_name(key))
+    return [pool_host(key) if len(pools[pool_host(key)]) == 1 else shown_host(key) for key in keys]
 
 
 def host_state(snap: HostSnapshot) -> str:
