@@ -385,10 +385,11 @@ def _margin(line: TextLine, margins: list[float]) -> float:
 
 
 def _indent_step(lines: list[TextLine], metrics: _Metrics, layout: PdfLayout) -> float | None:
-    """The first-line indent the document uses, or ``None`` when its paragraphs are not indented."""
+    """The first-line indent the document uses, or ``None`` when its paragraphs are not indented: the commonest
+    step right after a line that ends a sentence (a table's rows and a list's items step right without one)."""
     steps = Counter(
         round(b.x - a.x) for a, b in zip(lines, lines[1:])
-        if a.page == b.page and 0 < a.y - b.y < layout.line_gap * metrics.pitch
+        if a.page == b.page and 0 < a.y - b.y < layout.line_gap * metrics.pitch and _ENDS_SENTENCE.search(a.text.rstrip())
         and layout.indent_least * metrics.size < b.x - a.x < layout.indent_most * metrics.size
     )
     if not steps:
