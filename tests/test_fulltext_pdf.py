@@ -245,9 +245,9 @@ def test_the_held_out_pdfs_keep_their_paragraphs_per_layout(heldout):
 
 
 #: What the default engine reaches on the 21 real article pairs (benchmarks/pdf_layers.py --set articles): 490 of
-#: 515 JATS paragraphs found in one row, 6 sharing a row; with the eight shared pairs 739 of 769 (0.96) in all.
+#: 515 JATS paragraphs found in one row, 4 sharing a row; with the eight shared pairs 739 of 769 (0.96) in all.
 ARTICLES_FOUND = 490
-ARTICLES_SHARED = 6
+ARTICLES_SHARED = 4
 
 
 def test_the_real_article_pairs_keep_their_paragraphs_apart_and_no_furniture(scores):

@@ -405,7 +405,7 @@ def _heading(text: str, line: TextLine, flow: _Flow, *, gap_above: bool, set_apa
     """The level and title when *line* is a heading; *set_apart*: the next line is in another font (a longer line
     in a font of its own is still a heading then, not the first line of a paragraph set in that font); *goes_on*:
     the next line goes on in its font and size (a paragraph set in a font of its own, such as an abstract's)."""
-    if not _may_head(text, line, flow):
+    if not _may_head(text, line, flow, set_apart):
         return None
     match = _NUMBERED.match(text.rstrip(":").strip())
     number, title = match.groups() if match else ("", text.rstrip(":").strip())
@@ -418,7 +418,7 @@ def _heading(text: str, line: TextLine, flow: _Flow, *, gap_above: bool, set_apa
     return _styled(title, len(text.split()), line, flow, set_apart, goes_on) if gap_above else None
 
 
-def _may_head(text: str, line: TextLine, flow: _Flow) -> bool:
+def _may_head(text: str, line: TextLine, flow: _Flow, set_apart: bool = False) -> bool:
     """Whether *text* may be a heading at all: short, no caption, some letters, and, unless a section's name, set
     apart from the body by its font or size."""
     layout, size = flow.layout, flow.metrics.size
@@ -430,6 +430,8 @@ def _may_head(text: str, line: TextLine, flow: _Flow) -> bool:
         return True
     if line.runs and all(f == flow.font for f, _ in line.runs) and line.size < layout.heading_size * size:
         return False  # set in the body's font and size: a table row, a byline, a short line of text
+    if set_apart and flow.own_font(line) and text.isupper():
+        return True  # small capitals in a font of their own, the text going on in another: a heading
     return line.size >= layout.small_print * size  # smaller than the body: an affiliation, a footnote, a label
 
 
