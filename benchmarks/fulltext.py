@@ -2,9 +2,12 @@
 
     python benchmarks/fulltext.py [--papers 1000] [--pdf-paragraphs 120] [--pdf PATH ...] [--pairs DIR] [--heldout DIR]
 
-0. PDF paragraphs against the JATS, per engine, on the real PDF/JATS pairs (shared/fixtures/real/fulltext_pairs):
+0. PDF paragraphs against the JATS, per engine, on the real PDF/JATS pairs (shared/fixtures/real/fulltext_pairs, and
+   the real article pairs of shared/fixtures/real/articles: pdf/pairs/NAME.pdf with jats/*/NAME.xml; a PDF that
+   cannot be read counts as all its paragraphs missed):
    the share of JATS paragraphs one PDF row holds (>= 90 % of its words in order), found or split over 2-4 rows,
-   the share sharing a row with another, the rows out of order / carrying running furniture / with glued words,
+   the share sharing a row with another, the rows out of order / carrying running furniture / with glued words /
+   with control characters, headings that swallowed a first line,
    the share of found paragraphs under the JATS section title, and pages/s of the whole path
    (benchmarks/pdfscore.py, the measure tests/test_fulltext_pdf.py asserts).
 0b. The same figures per layout on held-out PDFs (tests/data/heldout_pdfs, made by benchmarks/heldout_pdfs.py):
@@ -116,39 +119,48 @@ def pdf_rates(count: int, real: list[Path]) -> None:
                   f"{len(lines)} lines, {chars:,} chars, {len(rows)} rows{recovered}")
 
 
-def pair_scores(folder: Path | None) -> None:
-    """Each engine's paragraphs against the JATS of every PDF/JATS pair in *folder*, per file and in all."""
-    if folder is None or not folder.is_dir():
-        print("PAIRS no PDF/JATS pairs found (--pairs DIR)")
+def _article_pairs() -> list[tuple[Path, Path]]:
+    """The real article pairs of shared/fixtures/real/articles: pdf/pairs/NAME.pdf with its jats/*/NAME.xml."""
+    jats = {p.stem: p for p in (FIXTURES / "articles" / "jats").glob("*/*.xml")}
+    return [(p, jats[p.stem]) for p in sorted((FIXTURES / "articles" / "pdf" / "pairs").glob("*.pdf")) if p.stem in jats]
+
+
+def pair_scores(label: str, pairs: list[tuple[Path, Path]]) -> None:
+    """Each engine's paragraphs against the JATS of every (PDF, JATS) pair, per file and in all; a PDF that cannot
+    be read counts as every paragraph missed."""
+    if not pairs:
+        print(f"{label} no PDF/JATS pairs found")
         return
-    pdfs = sorted(folder.glob("*.pdf"))
-    reference = {p.name: pdf_lines(p.read_bytes(), engine="pypdfium2") for p in pdfs}  # where the page furniture is
+    reference = {pdf: pdf_lines(pdf.read_bytes(), engine="pypdfium2") for pdf, _ in pairs}  # where the furniture is
+    checks = ("furniture_rows", "glued_rows", "control_rows", "swallowing_headings")
     for engine in ("pypdfium2", "pypdf"):
-        total = {"jats": 0, "found": 0, "split": 0, "shared": 0, "section": 0, "pages": 0, "seconds": 0.0}
-        for pdf in pdfs:
+        total = dict.fromkeys(("jats", "found", "split", "shared", "section", "pages", "seconds", *checks), 0.0)
+        for pdf, xml in pairs:
             body, pages = pdf.read_bytes(), _page_count(pdf.read_bytes())
             started = time.perf_counter()
             try:
                 rows = paragraphs_from_lines(pdf_lines(body, engine=engine, fallback=False))
             except FullTextError as exc:
-                print(f"PAIRS {engine:9} {pdf.name:26} cannot be read: {exc}")
-                continue
+                print(f"{label} {engine:9} {pdf.name:26} cannot be read (all missed): {exc}")
+                rows = []
             seconds = time.perf_counter() - started
-            s = score_pair(pdf.name, pdf.with_suffix(".xml").read_bytes(), rows, reference[pdf.name])
-            print(f"PAIRS {engine:9} {pdf.name:26} {s.jats:3} JATS paragraphs, {s.rows:4} rows: found {s.found_share:.3f}, "
+            s = score_pair(pdf.name, xml.read_bytes(), rows, reference[pdf])
+            print(f"{label} {engine:9} {pdf.name:26} {s.jats:3} JATS paragraphs, {s.rows:4} rows: found {s.found_share:.3f}, "
                   f"found or split {s.split_share:.3f}, sharing a row {s.shared_share:.3f}; out of order "
                   f"{s.out_of_order}, furniture rows {s.furniture_rows}, glued rows {s.glued_rows}, control "
                   f"{s.control_rows}, swallowing headings {s.swallowing_headings}; under the JATS section "
                   f"{s.section_share:.2f}; {pages / seconds:6.1f} pages/s")
             for key, value in (("jats", s.jats), ("found", s.found), ("split", s.found_or_split), ("shared", s.shared),
-                               ("section", s.same_section), ("pages", pages), ("seconds", seconds)):
+                               ("section", s.same_section), ("pages", pages), ("seconds", seconds),
+                               *((check, getattr(s, check)) for check in checks)):
                 total[key] += value
         if total["jats"]:
-            print(f"PAIRS {engine:9} ALL: {total['jats']} JATS paragraphs: found {total['found'] / total['jats']:.3f}, "
+            print(f"{label} {engine:9} ALL: {total['jats']:.0f} JATS paragraphs: found {total['found'] / total['jats']:.3f}, "
                   f"found or split {total['split'] / total['jats']:.3f}, sharing a row "
                   f"{total['shared'] / total['jats']:.3f}, under the JATS section "
                   f"{total['section'] / max(1, total['found']):.2f}; "
-                  f"{total['pages'] / total['seconds']:.1f} pages/s")
+                  + ", ".join(f"{check.replace('_', ' ')} {total[check]:.0f}" for check in checks)
+                  + f"; {total['pages'] / total['seconds']:.1f} pages/s")
 
 
 def heldout_scores(folder: Path) -> None:
@@ -229,7 +241,8 @@ def main() -> None:
     if args.child_rss:
         _child_rss(args.child_rss)
         return
-    pair_scores(args.pairs)
+    pair_scores("PAIRS", [(p, p.with_suffix(".xml")) for p in sorted(args.pairs.glob("*.pdf"))] if args.pairs else [])
+    pair_scores("ARTICLES", _article_pairs())
     heldout_scores(args.heldout)
     jats_rate(args.papers)
     pdf_rates(args.pdf_paragraphs, args.pdf)

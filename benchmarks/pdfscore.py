@@ -88,7 +88,8 @@ def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequenc
     """Score *rows* (from a PDF) against *jats* (the article's JATS XML); *lines* (the PDF's raw lines) find its
     running headers and footers. A glued word is one the JATS never writes that splits into two it does."""
     article = parse_jats(jats)
-    vocabulary = set(words(" ".join(parse_xml(jats).itertext())))
+    said = words(" ".join(parse_xml(jats).itertext()))
+    vocabulary = set(said)
     score = PairScore(name=name, jats=len(article.paragraphs), rows=len(rows))
     row_words = [words(row.text) for row in rows]
     index: dict[str, set[int]] = {}
@@ -120,7 +121,7 @@ def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequenc
     score.out_of_order = sum(1 for a, b in zip(order, order[1:]) if b < a)
     score.problems += [f"out of order: {rows[b].text[:60]!r} after {rows[a].text[:60]!r}"
                        for a, b in zip(order, order[1:]) if b < a]
-    _check_rows(score, article, vocabulary, rows, lines)
+    _check_rows(score, article, vocabulary, rows, _furniture(lines, f" {' '.join(said)} ", rows))
     return score
 
 
@@ -136,8 +137,7 @@ def _split_held(target: list[str], row_words: list[list[str]], index: dict[str, 
 
 
 def _check_rows(score: PairScore, article: Article, vocabulary: set[str], rows: Sequence[Paragraph],
-                lines: Sequence[TextLine]) -> None:
-    furniture = _furniture(lines)
+                furniture: list[str]) -> None:
     for row in rows:
         text = row.text
         if any(unicodedata.category(c) == "Cc" for c in text):
@@ -188,8 +188,10 @@ def _glued(word: str, vocabulary: set[str]) -> bool:
     return any(word[:k] in vocabulary and word[k:] in vocabulary for k in range(3, len(word) - 2))
 
 
-def _furniture(lines: Sequence[TextLine]) -> list[str]:
-    """The texts that stand at a page's top or foot on two pages or more (page numbers as their digits, padded)."""
+def _furniture(lines: Sequence[TextLine], said: str, rows: Sequence[Paragraph]) -> list[str]:
+    """The texts that stand at a page's top or foot on two pages or more (page numbers as their digits, padded),
+    less those the rows hold no more often than the JATS *said* them (a running head of the authors' names is
+    also their citation in the text: ``Range and Virányi`` atop each page and "(Range and Virányi, 2013)")."""
     pages: dict[int, list[TextLine]] = {}
     for line in lines:
         if line.text.strip():
@@ -204,4 +206,6 @@ def _furniture(lines: Sequence[TextLine]) -> list[str]:
                 shape = " ".join("#" if w.isdigit() else w for w in ws)
                 edges[shape] += 1
                 texts.setdefault(shape, set()).add(" ".join(ws))
-    return [f" {text} " for shape, count in edges.items() if count >= 2 for text in texts[shape]]
+    running = [f" {text} " for shape, count in edges.items() if count >= 2 for text in texts[shape]]
+    held = [f" {' '.join(words(row.text))} " for row in rows]
+    return [text for text in running if sum(text in row for row in held) > said.count(text)]

@@ -220,6 +220,25 @@ def test_papers_add_the_title_and_the_text_files_sha256(tmp_path):
                                                             "123")
 
 
+@pytest.mark.parametrize("folder", ["jats", "pdf/solo"])
+def test_local_files_give_their_title_and_sha256(folder):
+    """Markdown of files read from disk: every real JATS article (97) has its ``<article-title>``, every PDF with no
+    JATS beside it a title from its first page, and each front matter the SHA-256 of the file read."""
+    from tests._fixtures import require_real_fixtures
+
+    root = require_real_fixtures() / "articles" / folder
+    bundle = read(root)
+    documents = to_markdown(bundle)
+    assert len(documents) == bundle.paragraphs["input"].nunique() == (97 if folder == "jats" else 9)
+    for key, document in documents.items():
+        meta = yaml.safe_load(document.split("---\n")[1])
+        assert isinstance(meta["title"], str) and meta["title"].strip(), key
+        assert meta["sha256"] == hashlib.sha256((root / str(key)).read_bytes()).hexdigest(), key
+    titles = bundle.paragraphs.groupby("input")["title"].first()
+    if folder == "pdf/solo":
+        assert titles["cermine_test1.pdf"].startswith("Complications related to deep venous thrombosis prophylaxis")
+
+
 # --------------------------------------------------------------------------- paperfetch text --format md|chunks
 
 

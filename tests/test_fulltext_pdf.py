@@ -241,6 +241,37 @@ def test_the_held_out_pdfs_keep_their_paragraphs_per_layout(heldout):
         assert not [s.name for s in scores if getattr(s, check)], check
 
 
+# ------------------------------------------- real article pairs (shared/fixtures/real/articles: pdf/pairs + jats)
+
+
+#: What the default engine reaches on the 21 real article pairs (benchmarks/pdf_layers.py --set articles): 490 of
+#: 515 JATS paragraphs found in one row, 4 sharing a row; with the eight shared pairs 739 of 769 (0.96) in all.
+ARTICLES_FOUND = 490
+ARTICLES_SHARED = 4
+
+
+def test_the_real_article_pairs_keep_their_paragraphs_apart_and_no_furniture(scores):
+    """Each PDF of articles/pdf/pairs against its own JATS (articles/jats/*/NAME.xml): found in one row, sharing a
+    row, and no running head, control character or swallowed heading; found overall with the shared pairs."""
+    root = require_real_fixtures() / "articles"
+    jats = {p.stem: p for p in (root / "jats").glob("*/*.xml")}
+    pairs = [p for p in sorted((root / "pdf" / "pairs").glob("*.pdf")) if p.stem in jats]
+    assert len(pairs) == 21
+    articles = []
+    for pdf in pairs:
+        lines = pdf_lines(pdf.read_bytes())
+        articles.append(score_pair(pdf.name, jats[pdf.stem].read_bytes(), paragraphs_from_lines(lines), lines))
+    problems = [p for s in articles for p in s.problems if not p.startswith("not found")]
+    assert sum(s.jats for s in articles) == 515
+    assert sum(s.found for s in articles) >= ARTICLES_FOUND, {s.name: round(s.found_share, 3) for s in articles}
+    assert sum(s.shared for s in articles) <= ARTICLES_SHARED, [p for p in problems if "holds" in p]
+    for check in ("furniture_rows", "control_rows", "swallowing_headings"):
+        assert not [s.name for s in articles if getattr(s, check)], (check, problems)
+    both = [*articles, *scores.values()]
+    assert sum(s.found for s in both) / sum(s.jats for s in both) >= 0.95
+    assert sum(s.shared for s in both) / sum(s.jats for s in both) <= 0.02
+
+
 def test_a_widely_spaced_justified_line_in_pieces_is_joined_again():
     """Synthetic: a justified line drawn as word pieces with even wide gaps, spanning what the full line above spans."""
     full = "The adult specimens were collected in the vicinity of the county and kept"

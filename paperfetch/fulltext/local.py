@@ -4,6 +4,7 @@ DOI or PMCID as the files or the folder's ledger state it, or the same file name
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from paperfetch.fulltext.endpoints import TEXT_KEY_PREFIX
 from paperfetch.fulltext.jats import parse_jats_set
 from paperfetch.fulltext.pdflines import DEFAULT_ENGINE, PdfEngine
 from paperfetch.ledger.sqlite import DEFAULT_LEDGER_NAME, SqliteLedger
+from paperfetch.outcomes import outcomes_frame
 
 __all__ = ["READERS", "read"]
 
@@ -34,6 +36,7 @@ class _Document:
     article: Article
     record: dict[str, Any]         #: what the folder's ledger holds of its paper
     keys: set[str] = field(default_factory=set)  #: what names its paper: ids, the ledger's key, the file's stem
+    file: dict[str, str | None] = field(default_factory=dict)  #: its outcome row's ``text_path`` and ``sha256``
 
 
 def read(source: str | Path | bytes, *, name: str | None = None, recursive: bool = True,
@@ -45,7 +48,8 @@ def read(source: str | Path | bytes, *, name: str | None = None, recursive: bool
     default ``"<bytes>"``), or a folder (with its subfolders unless ``recursive=False``); a JATS file may hold a
     ``<pmc-articleset>`` of many articles. ``input`` is the file's name (its path under the folder). One paper
     in several files is read once, from its JATS; its ids and licence are what the files state, its
-    bibliographic record what the folder's ledger (``r.fulltext``'s) holds. A file that cannot be read is one row
+    bibliographic record what the folder's ledger (``r.fulltext``'s) holds; ``outcomes`` has a row per paper with
+    the file it was read from (``text_source``, ``text_path``) and that file's ``sha256``. A file that cannot be read is one row
     of ``errors`` (``error`` the FullTextError's class), never an exception; a missing path is FileNotFoundError.
     """
     options = {"pdf_engine": pdf_engine, "max_xml_bytes": max_xml_bytes, "max_pdf_bytes": max_pdf_bytes}
@@ -64,7 +68,8 @@ def read(source: str | Path | bytes, *, name: str | None = None, recursive: bool
         documents = _one_per_paper([document for file in sorted(p for p in found if p.is_file() and p.suffix.lower() in READERS)
                                     for document in _read_file(file, file.relative_to(path).as_posix(), options, errors,
                                                                records)])
-    return FullText.of(((d.name, d.article, d.record) for d in documents), errors=errors)
+    outcomes = outcomes_frame({"input": d.name, "text_source": d.article.text_source, **d.file} for d in documents)
+    return FullText.of(((d.name, d.article, d.record) for d in documents), outcomes=outcomes, errors=errors)
 
 
 def _read_file(path: Path, name: str, options: Mapping[str, Any], errors: list[dict[str, object]],
@@ -83,6 +88,7 @@ def _read_file(path: Path, name: str, options: Mapping[str, Any], errors: list[d
     key, record = records.get(path.resolve(), ("", {}))
     for document in _parse(body, name, suffix, options, errors, record):
         document.keys |= {key.lower()} - {""}
+        document.file["text_path"] = str(path)
         yield document
 
 
@@ -99,8 +105,9 @@ def _parse(body: bytes, name: str, suffix: str, options: Mapping[str, Any], erro
         errors.append({"input": name, "error": "FullTextError", "message": f"internal error: {type(exc).__name__}: {exc}"})
         return []
     stem = [f"stem:{name.rsplit('.', 1)[0]}"] if len(articles) == 1 else []  # a set's articles share one file
-    return [_Document(name, article, dict(record or {}), {*stem, *_stated(article), *_stated(record or {})})
-            for article in articles]
+    sha256 = hashlib.sha256(body).hexdigest()
+    return [_Document(name, article, dict(record or {}), {*stem, *_stated(article), *_stated(record or {})},
+                      {"sha256": sha256}) for article in articles]
 
 
 def _stated(ids: Any) -> set[str]:

@@ -1,4 +1,4 @@
-"""A Markdown twin of each paper, and reading it back (docs/fulltext.md, "Markdown").
+"""A Markdown twin of each paper (docs/fulltext.md, "Markdown"); written, never read back.
 
 :func:`to_markdown` writes one document per paper: YAML front matter (ids, licence, text source, the text
 file's SHA-256), headings from the section paths, one block per paragraph ending with an invisible HTML anchor
@@ -246,9 +246,7 @@ def _paper_meta(rows: pd.DataFrame, extra: Mapping[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _papers_meta(papers: pd.DataFrame | Mapping[Any, Mapping[str, Any]] | None) -> dict[str, Mapping[str, Any]]:
-    if papers is None:
-        return {}
+def _papers_meta(papers: pd.DataFrame | Mapping[Any, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     if isinstance(papers, pd.DataFrame):
         return {str(row["input"]): row for row in papers.to_dict("records")}
     return {str(key): value for key, value in papers.items()}
@@ -260,13 +258,13 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
     paragraphs frame).
 
     *papers* adds what the frames do not hold, per ``input``: ``title``, ``sha256``, or a ``text_path`` whose
-    SHA-256 is computed (an id or licence there fills only one the frames lack); the bundle's ``outcomes`` serve
-    as they are. The licence is always written: ``license`` in the
-    front matter (``null`` when none is known), ``reuse`` (:func:`reuse_of`) beside it, and a ``> **Licence:**``
-    line under the title; a paper whose licence does not allow reuse is exported with that said, and logged as
-    a warning.
+    SHA-256 is computed (an id or licence there fills only one the frames lack); by default the bundle's
+    ``outcomes`` (:func:`~paperfetch.fulltext.read` gives each file's ``text_path`` and ``sha256``). The licence
+    is always written: ``license`` in the front matter (``null`` when none is known), ``reuse``
+    (:func:`reuse_of`) beside it, and a ``> **Licence:**`` line under the title; a paper whose licence does not
+    allow reuse is exported with that said, and logged as a warning.
     """
-    extra = _papers_meta(papers)
+    extra = _papers_meta(bundle.outcomes if papers is None else papers)
     references, tables, figures = by_input(bundle.references), by_input(bundle.tables), by_input(bundle.figures)
     out: dict[Any, str] = {}
     for key, rows in by_input(bundle.paragraphs).items():

@@ -287,6 +287,8 @@ class _Line:
     parts: list[str] = field(default_factory=list)
     fonts: list[str] = field(default_factory=list)
     sizes: Counter[float] = field(default_factory=Counter)
+    styles: Counter[tuple[str, float]] = field(default_factory=Counter)  #: glyphs per (font, size)
+    bottoms: dict[tuple[str, float], float] = field(default_factory=dict)  #: the first glyph's bottom per (font, size)
 
     def takes(self, glyph: _Glyph, layout: PdfLayout) -> bool:
         middle = (glyph.bottom + glyph.top) / 2
@@ -313,6 +315,8 @@ class _Line:
 
     def add(self, glyph: _Glyph) -> None:
         self.sizes[glyph.size] += 1
+        self.styles[glyph.font, glyph.size] += 1
+        self.bottoms.setdefault((glyph.font, glyph.size), glyph.bottom)
         self.parts.append(glyph.char)
         self.fonts.append(glyph.font)
         self.right = max(self.right, glyph.right)
@@ -327,7 +331,10 @@ class _Line:
                 runs.append((font, char))
         size = self.sizes.most_common(1)[0][0] if self.sizes else 0.0
         size = size if size >= layout.least_size else self.height  # a Type-3 font's: the glyphs' height
-        return TextLine(page=self.page, x=self.left, y=self.bottom, size=size, text="".join(self.parts),
+        # the line's place is where its commonest style sits: a taller glyph of another font (a symbol font's
+        # loose box) widens the band but does not move the line
+        y = self.bottoms[self.styles.most_common(1)[0][0]] if self.styles else self.bottom
+        return TextLine(page=self.page, x=self.left, y=y, size=size, text="".join(self.parts),
                         right=self.right, runs=tuple(runs), turned=self.turned)
 
 

@@ -277,7 +277,9 @@ def _own_heading(flow: _Flow, out: _Builder, line: TextLine, following: TextLine
         found = _heading(_join([text, clean(following.text)], out.vocabulary), line, flow, gap_above=gap_above,
                          set_apart=True)
         flow.absorbed = following if found is not None else None
-    return found or _heading(text, line, flow, gap_above=gap_above, set_apart=set_apart)
+    goes_on = following is not None and bool(following.runs) and following.runs[0][0] in {f for f, _ in line.runs} \
+        and flow.same_size(line, following) and flow.next_line(line, following)  # its font and size go on below
+    return found or _heading(text, line, flow, gap_above=gap_above, set_apart=set_apart, goes_on=goes_on)
 
 
 def _open_section(flow: _Flow, out: _Builder, line: TextLine, found: tuple[int, str]) -> str:
@@ -385,10 +387,11 @@ def _margin(line: TextLine, margins: list[float]) -> float:
 
 
 def _indent_step(lines: list[TextLine], metrics: _Metrics, layout: PdfLayout) -> float | None:
-    """The first-line indent the document uses, or ``None`` when its paragraphs are not indented."""
+    """The first-line indent the document uses, or ``None`` when its paragraphs are not indented: the commonest
+    step right after a line that ends a sentence (a table's rows and a list's items step right without one)."""
     steps = Counter(
         round(b.x - a.x) for a, b in zip(lines, lines[1:])
-        if a.page == b.page and 0 < a.y - b.y < layout.line_gap * metrics.pitch
+        if a.page == b.page and 0 < a.y - b.y < layout.line_gap * metrics.pitch and _ENDS_SENTENCE.search(a.text.rstrip())
         and layout.indent_least * metrics.size < b.x - a.x < layout.indent_most * metrics.size
     )
     if not steps:
@@ -397,10 +400,12 @@ def _indent_step(lines: list[TextLine], metrics: _Metrics, layout: PdfLayout) ->
     return float(step) if count >= 2 else None
 
 
-def _heading(text: str, line: TextLine, flow: _Flow, *, gap_above: bool, set_apart: bool = False) -> tuple[int, str] | None:
+def _heading(text: str, line: TextLine, flow: _Flow, *, gap_above: bool, set_apart: bool = False,
+             goes_on: bool = False) -> tuple[int, str] | None:
     """The level and title when *line* is a heading; *set_apart*: the next line is in another font (a longer line
-    in a font of its own is still a heading then, not the first line of a paragraph set in that font)."""
-    if not _may_head(text, line, flow):
+    in a font of its own is still a heading then, not the first line of a paragraph set in that font); *goes_on*:
+    the next line goes on in its font and size (a paragraph set in a font of its own, such as an abstract's)."""
+    if not _may_head(text, line, flow, set_apart):
         return None
     match = _NUMBERED.match(text.rstrip(":").strip())
     number, title = match.groups() if match else ("", text.rstrip(":").strip())
@@ -410,10 +415,10 @@ def _heading(text: str, line: TextLine, flow: _Flow, *, gap_above: bool, set_apa
         return None
     if number[:1].isdigit() and len(title.split()) <= flow.layout.numbered_words:
         return number.count(".") + 1, title
-    return _styled(title, len(text.split()), line, flow, set_apart) if gap_above else None
+    return _styled(title, len(text.split()), line, flow, set_apart, goes_on) if gap_above else None
 
 
-def _may_head(text: str, line: TextLine, flow: _Flow) -> bool:
+def _may_head(text: str, line: TextLine, flow: _Flow, set_apart: bool = False) -> bool:
     """Whether *text* may be a heading at all: short, no caption, some letters, and, unless a section's name, set
     apart from the body by its font or size."""
     layout, size = flow.layout, flow.metrics.size
@@ -425,10 +430,13 @@ def _may_head(text: str, line: TextLine, flow: _Flow) -> bool:
         return True
     if line.runs and all(f == flow.font for f, _ in line.runs) and line.size < layout.heading_size * size:
         return False  # set in the body's font and size: a table row, a byline, a short line of text
+    if set_apart and flow.own_font(line) and text.isupper():
+        return True  # small capitals in a font of their own, the text going on in another: a heading
     return line.size >= layout.small_print * size  # smaller than the body: an affiliation, a footnote, a label
 
 
-def _styled(title: str, words: int, line: TextLine, flow: _Flow, set_apart: bool) -> tuple[int, str] | None:
+def _styled(title: str, words: int, line: TextLine, flow: _Flow, set_apart: bool,
+            goes_on: bool) -> tuple[int, str] | None:
     """The level and title of an unnamed, unnumbered heading set apart by a gap above: ALL CAPS, or (after the
     first heading) larger than the body, Title Case, or a line of its own in another font than the body's.
     With fonts, the level comes from the heading's style (``_Flow.level``): 0 here."""
@@ -441,7 +449,7 @@ def _styled(title: str, words: int, line: TextLine, flow: _Flow, set_apart: bool
         return None
     if line.size > layout.larger * flow.metrics.size or words <= layout.short_heading and _title_case(title):
         return typographic, title
-    if flow.font and (words <= layout.numbered_words or set_apart) and all(f != flow.font for f, _ in line.runs) \
+    if flow.font and not goes_on and (words <= layout.numbered_words or set_apart) and all(f != flow.font for f, _ in line.runs) \
             and sum(c.isdigit() for c in title) < layout.digits * len(title):
         return typographic, title  # a line of its own in another font than the body's: a sentence-case heading
     return None
