@@ -488,3 +488,22 @@ def test_search_download_prints_the_download_table(capsys, tmp_path, demo_env):
     assert "papers: 5 downloaded, 1 wrong_article" in out and "Outcomes by status" not in out
     assert (tmp_path / "hits.bib").read_text().count("@article{") == 6
 
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet", "jsonl"])
+def test_a_search_with_no_hits_writes_an_empty_report_with_its_header_and_exits_0(suffix, tmp_path, world):
+    """A cron search that finds nothing is a finished run, not a crash: the real command in a subprocess."""
+    env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml")}
+    env.update({f"PAPERFETCH_{name.upper()}_URL": url for name, url in world.endpoints.items()})
+    report = tmp_path / f"hits.{suffix}"
+    done = subprocess.run([str(Path(sys.executable).with_name("paperfetch")), "search", "nothing matches this", "--report",
+                           str(report), "--email", "t@uni.example", "--no-cache", "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "0 PubMed hit(s) for 'nothing matches this'" in done.stdout
+    assert f"0 rows written to {report}" in done.stdout
+    if suffix == "jsonl":  # one object a row: no row, no line
+        assert report.read_text() == ""
+        return
+    frame = pd.read_csv(report) if suffix == "csv" else pd.read_parquet(report)
+    assert frame.empty and list(frame.columns)[:4] == ["pmid", "doi", "pmcid", "title"]
+
