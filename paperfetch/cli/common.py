@@ -231,12 +231,13 @@ def retriever_for(settings: Settings, args: argparse.Namespace, *, jsonl: bool =
                          **options)
 
 
-def say(message: str, *, err: bool = False) -> None:
-    """Print one message (secrets masked) on stdout, or stderr with *err*. Once the reader of stdout has gone
+def say(message: str, *, err: bool = False, masked: bool = True) -> None:
+    """Print one message (secrets masked; *masked* False: a constant of the code's own, e.g. the documented
+    address of a hint) on stdout, or stderr with *err*. Once the reader of stdout has gone
     (``paperfetch config | head -3``), what follows is dropped and the command carries on (reports, exit status)."""
     stream = sys.stderr if err else sys.stdout
     try:
-        print(redact_text(message), file=stream, flush=True)
+        print(redact_text(message) if masked else message, file=stream, flush=True)
     except BrokenPipeError:
         stdout_gone(stream)
 
