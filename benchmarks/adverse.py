@@ -160,7 +160,7 @@ def figure_d() -> None:
     for mode, options in MODES:
         endpoints = {name: f"http://127.0.0.{40 + i}:9" for i, name in enumerate(names)}  # nothing listens there
         with tempfile.TemporaryDirectory() as out:
-            r = Retriever(email="bench@example.org", out_dir=out, endpoints=endpoints, progress=False, verbosity=0,
+            r = Retriever(email="bench@uni.example", out_dir=out, endpoints=endpoints, progress=False, verbosity=0,
                           http_options=options)
             started = time.monotonic()
             frame = r.download(["10.5555/a.1", "10.5555/b.2", "10.5555/c.3"])

@@ -35,7 +35,7 @@ class InstantFetcher:
 
 def lookup_overhead(items: int) -> None:
     urls = [f"https://api.example.org/works/10.5555/{i}" for i in range(items)]
-    params = {"mailto": "you@example.org"}
+    params = {"mailto": "you@uni.example"}
     with tempfile.TemporaryDirectory() as tmp:
         cache = MetadataCache(Path(tmp) / "bench.sqlite")
         bare, cached = InstantFetcher(), CachedFetcher(InstantFetcher(), cache)
@@ -76,7 +76,7 @@ def demo_runs(batch: int) -> None:
             for run in (1, 2):
                 before = logged(world)
                 t0 = time.perf_counter()
-                with Retriever(email="you@example.org", out_dir=Path(tmp) / f"{label}-{run}", endpoints=world.endpoints,
+                with Retriever(email="you@uni.example", out_dir=Path(tmp) / f"{label}-{run}", endpoints=world.endpoints,
                                progress=False, verbosity=0, cache=cache, delay_min_s=0.05, delay_max_s=0.1,
                                http_options={"rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1, "network_retry_base_s": 0.05}) as r:
                     r.download(dois)

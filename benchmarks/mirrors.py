@@ -243,7 +243,7 @@ def run(world: list[list[int]], *, first_only: bool = False, down: int | None = 
                  "biorxiv")
         endpoints = {"openalex": openalex_base, **{name: void for name in names}}
         with tempfile.TemporaryDirectory() as out:
-            r = Retriever(email="bench@example.org", out_dir=out, sources=["openalex"], endpoints=endpoints, progress=False,
+            r = Retriever(email="bench@uni.example", out_dir=out, sources=["openalex"], endpoints=endpoints, progress=False,
                           verbosity=0, cache=False, state="memory", http_options={"network_retry_base_s": 0.05})
             started = time.monotonic()
             frame = r.download([doi(i) for i in range(len(world))])

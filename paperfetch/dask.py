@@ -5,7 +5,7 @@
 >>> client = Client("tcp://scheduler:8786")                          # doctest: +SKIP
 >>> ids = dd.read_csv("dois-*.csv")                                  # doctest: +SKIP
 >>> outcomes = paperfetch.dask.download_frame(ids, "doi", out_dir="/shared/PDFs",
-...                                           state="redis://redis-host:6379/0", email="you@example.org")
+...                                           state="redis://redis-host:6379/0", email="your.name@your-university.edu")
 >>> outcomes.to_parquet("/shared/outcomes")                          # doctest: +SKIP
 
 With a Redis *state* every worker shares the ledger and the host state; ``out_dir`` must be shared

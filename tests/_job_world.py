@@ -40,7 +40,7 @@ class JobWorld:
 
     def retriever_code(self, out_dir: str) -> str:
         """The Python that makes this world's Retriever (for a kernel)."""
-        return (f"Retriever(email='you@example.org', out_dir={out_dir!r}, endpoints={self.endpoints!r}, "
+        return (f"Retriever(email='you@uni.example', out_dir={out_dir!r}, endpoints={self.endpoints!r}, "
                 "sources=('openalex',), state='memory', verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False)")
 
     def requests_after(self, t: float) -> int:

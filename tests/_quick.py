@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from paperfetch import Retriever
 
-EMAIL = "tester@example.org"
+EMAIL = "tester@uni.example"
 FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0}
 
 

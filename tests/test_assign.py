@@ -316,7 +316,7 @@ def test_the_retriever_takes_each_paper_from_a_copy_off_the_held_host_and_says_s
 
         with LoopbackHost("127.0.0.66", {"*": openalex}) as oa:
             endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
-            r = Retriever(email="t@example.org", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
+            r = Retriever(email="t@uni.example", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
                           cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
                           respect_robots_txt=False, delay_min_s=0.05, delay_max_s=0.05)
             frame = r.download([f"10.5555/copy.{n}" for n in range(6)])
@@ -355,7 +355,7 @@ def _one_paper(tmp_path, locations, address):
             LoopbackHost(address.rsplit(".", 1)[0] + "." + str(int(address.rsplit(".", 1)[1]) + 1),
                          {"*": Reply(404)}) as void:
         endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
-        r = Retriever(email="t@example.org", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
+        r = Retriever(email="t@uni.example", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
                       cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
                       delay_min_s=0.05, delay_max_s=0.05)
         frame = r.download(["10.5555/late.1"])

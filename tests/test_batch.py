@@ -94,7 +94,7 @@ def test_get_many_return_exceptions_false_raises_the_first_error(hosts):
     a = hosts("127.0.0.2", {"*": Reply(200, b"ok")})
     c = client()
     with pytest.raises(InvalidURL):
-        c.get_many([a.url("/1"), "mailto:someone@example.org", a.url("/2")], return_exceptions=False)
+        c.get_many([a.url("/1"), "mailto:someone@uni.example", a.url("/2")], return_exceptions=False)
     assert c.get_many([]) == []
 
 

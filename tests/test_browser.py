@@ -516,7 +516,7 @@ JOB_NOTEBOOK_CELLS = [
     f"import sys\nsys.path.insert(0, {str(REPO)!r})\n"
     "from paperfetch import Retriever\nfrom tests._job_world import JobWorld\n"
     "world = JobWorld(n=30, crawl_delay=1.0, base_ip=222).start()\n"
-    "r = Retriever(email='you@example.org', out_dir='pdfs', endpoints=world.endpoints, sources=('openalex',),\n"
+    "r = Retriever(email='you@uni.example', out_dir='pdfs', endpoints=world.endpoints, sources=('openalex',),\n"
     "              state='memory', verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False)",
     "job = r.start(world.dois)\njob",
 ]
@@ -599,7 +599,7 @@ OFFLINE_CELLS = [
     "def closed_port():\n    with socket.socket() as s:\n        s.bind(('127.0.0.1', 0))\n        return s.getsockname()[1]\n\n"
     "names = ('unpaywall', 'openalex', 'crossref', 'europepmc', 'ncbi_idconv', 'ncbi_eutils', 'arxiv', 'doi',\n"
     "         'semanticscholar', 'biorxiv')\n"
-    "r = Retriever(email='you@example.org', out_dir='pdfs', endpoints={n: f'http://127.0.0.1:{closed_port()}' for n in names},\n"
+    "r = Retriever(email='you@uni.example', out_dir='pdfs', endpoints={n: f'http://127.0.0.1:{closed_port()}' for n in names},\n"
     "              state='memory', cache=False, verbosity=0, delay_min_s=0.0, delay_max_s=0.0,\n"
     "              http_options={'network_retry_base_s': 0.05})",
     "out = r.download(['10.5555/a.b', '10.5555/c.d', '10.5555/e.f'])",

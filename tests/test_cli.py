@@ -164,7 +164,7 @@ def test_bad_config_file_exits_2(capsys, monkeypatch, tmp_path):
 
 # ---------------------------------------------------------------------------- runs against the demo world
 def test_invalid_identifier_alone_exits_1_with_its_row(capsys, tmp_path, demo_env):
-    code, out, err = run(["download", "not a doi", "--out", str(tmp_path), "--email", "t@example.org", "--no-progress"], capsys)
+    code, out, err = run(["download", "not a doi", "--out", str(tmp_path), "--email", "t@uni.example", "--no-progress"], capsys)
     assert code == 1
     assert "invalid_identifier" in out and "not a doi" in out
     assert "1 papers: 1 invalid_identifier" in out
@@ -173,7 +173,7 @@ def test_invalid_identifier_alone_exits_1_with_its_row(capsys, tmp_path, demo_en
 def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_path, demo_env):
     report, failed = tmp_path / "report.csv", tmp_path / "failed.txt"
     code, out, err = run(["download", "10.5555/demo.fast", "10.5555/demo.gone", "not a doi", "--out", str(tmp_path / "pdfs"),
-                          "--email", "t@example.org", "--report", str(report), "--failed", str(failed), "--no-progress"], capsys)
+                          "--email", "t@uni.example", "--report", str(report), "--failed", str(failed), "--no-progress"], capsys)
     assert code == 1
     lines = out.splitlines()
     assert lines[0].split() == ["input", "status", "source", "detail"]
@@ -195,7 +195,7 @@ def test_skip_retracted_flag_ends_a_retracted_paper_without_a_pdf_request(capsys
     report = tmp_path / "report.csv"
     before = [p for _, p in demo_env.hosts["gone"].log]
     code, out, _ = run(["download", "10.5555/demo.gone", "--skip-retracted", "--out", str(tmp_path / "pdfs"), "--email",
-                        "t@example.org", "--report", str(report), "--no-progress", "--no-cache"], capsys)
+                        "t@uni.example", "--report", str(report), "--no-progress", "--no-cache"], capsys)
     assert code == 1 and "1 papers: 1 retracted; met 1 retracted paper" in out
     row = pd.read_csv(report).iloc[0]
     # OpenAlex's batched flag decided before any copy was asked for: a boolean, no notice (Crossref was not asked)
@@ -207,7 +207,7 @@ def test_failed_lists_every_input_that_did_not_finish_well_and_says_which_are_fi
     failed = tmp_path / "failed.txt"
     inputs = ["10.5555/demo.fast", "10.5555/demo.gone", "10.5555/demo.closed", "10.5555/demo.unknown",
               "10.5555/demo.held", "not a doi"]
-    code, out, err = run(["download", *inputs, "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+    code, out, err = run(["download", *inputs, "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                           "--failed", str(failed), "--format", "jsonl", "--no-progress"], capsys)
     assert code == 1
     statuses = {r["input"]: r["status"] for r in map(json.loads, out.splitlines())}
@@ -220,7 +220,7 @@ def test_failed_lists_every_input_that_did_not_finish_well_and_says_which_are_fi
                                   "10.5555/demo.gone\n10.5555/demo.closed\n10.5555/demo.unknown\n")
     assert f"4 identifier(s) written to {failed} (1 retried by a re-run, 3 final)" in err
     # the file is an --input of its own: the comment lines are skipped, the final answers stay final
-    code, out, err = run(["download", "--input", str(failed), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+    code, out, err = run(["download", "--input", str(failed), "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                           "--format", "jsonl", "--no-progress"], capsys)
     again = [r["input"] for r in map(json.loads, out.splitlines())]
     assert again == ["10.5555/demo.held", "10.5555/demo.gone", "10.5555/demo.closed", "10.5555/demo.unknown"]
@@ -228,14 +228,14 @@ def test_failed_lists_every_input_that_did_not_finish_well_and_says_which_are_fi
 
 def test_all_well_exits_0_and_jsonl_and_report_formats(capsys, tmp_path, demo_env):
     jsonl_report = tmp_path / "r.jsonl"
-    code, out, err = run(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+    code, out, err = run(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                           "--format", "jsonl", "--report", str(jsonl_report)], capsys)
     assert code == 0, err
     records = [json.loads(line) for line in out.splitlines()]
     assert [r["status"] for r in records] == ["downloaded"] and records[0]["input"] == "10.5555/demo.fast"
     assert json.loads(jsonl_report.read_text().splitlines()[0])["status"] == "downloaded"
     parquet = tmp_path / "r.parquet"
-    code, out, _ = run(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+    code, out, _ = run(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                         "--report", str(parquet), "--no-progress"], capsys)
     assert code == 0  # already_downloaded finishes well
     assert list(pd.read_parquet(parquet)["status"]) == ["already_downloaded"]
@@ -245,14 +245,14 @@ def test_csv_input_report_keeps_the_csv_columns_and_txt_input(capsys, tmp_path, 
     papers = tmp_path / "papers.csv"
     papers.write_text("doi,note\n10.5555/demo.fast,mine\n")
     report = tmp_path / "out.csv"
-    code, _, _ = run(["download", "--input", str(papers), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+    code, _, _ = run(["download", "--input", str(papers), "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                       "--report", str(report), "--no-progress"], capsys)
     assert code == 0
     frame = pd.read_csv(report)
     assert list(frame.columns[:2]) == ["input_doi", "note"] and frame.loc[0, "status"] == "downloaded"
     retry = tmp_path / "retry.txt"
     retry.write_text("# from --failed\n10.5555/demo.fast\n\n")
-    code, out, _ = run(["download", "--input", str(retry), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+    code, out, _ = run(["download", "--input", str(retry), "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                         "--no-progress"], capsys)
     assert code == 0 and "already_downloaded" in out
 
@@ -260,7 +260,7 @@ def test_csv_input_report_keeps_the_csv_columns_and_txt_input(capsys, tmp_path, 
 def test_a_csv_with_a_DOI_header_is_read_and_said_so(capsys, tmp_path, demo_env):
     papers = tmp_path / "zotero.csv"
     papers.write_text("Key,DOI,Title\nK1,10.5555/demo.fast,Fast\n")
-    code, out, err = run(["download", "--input", str(papers), "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+    code, out, err = run(["download", "--input", str(papers), "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                           "--no-progress"], capsys)
     assert code == 0, err
     assert f"reading the identifiers from column 'DOI' of {papers}" in err and "downloaded" in out
@@ -278,7 +278,7 @@ def test_a_csv_input_gives_the_report_the_dtypes_and_names_of_positional_ids(cap
     reports = {}
     for name, argv in (("csv", ["--input", str(papers)]), ("ids", ["https://doi.org/10.5555/demo.fast", "not a doi"])):
         reports[name] = tmp_path / f"{name}.parquet"
-        code, _, err = run(["download", *argv, "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+        code, _, err = run(["download", *argv, "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                             "--report", str(reports[name]), "--no-progress"], capsys)
         assert code == 1, err  # "not a doi"
     by_csv, by_ids = pd.read_parquet(reports["csv"]), pd.read_parquet(reports["ids"])
@@ -293,7 +293,7 @@ def test_a_csv_input_gives_the_report_the_dtypes_and_names_of_positional_ids(cap
 
 def test_dry_run_shows_candidates_and_downloads_nothing(capsys, tmp_path, demo_env):
     out_dir = tmp_path / "pdfs"
-    code, out, err = run(["download", "10.5555/demo.fast", "--dry-run", "--out", str(out_dir), "--email", "t@example.org",
+    code, out, err = run(["download", "10.5555/demo.fast", "--dry-run", "--out", str(out_dir), "--email", "t@uni.example",
                           "--format", "jsonl"], capsys)
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
@@ -310,16 +310,16 @@ def test_missing_email_is_said_once_and_quiet_prints_nothing(capsys, tmp_path, d
 
 
 def test_verbose_logs_on_stderr(capsys, tmp_path, demo_env):
-    code, _, err = run(["download", "10.5555/demo.fast", "--out", str(tmp_path), "--email", "t@example.org", "-vv",
+    code, _, err = run(["download", "10.5555/demo.fast", "--out", str(tmp_path), "--email", "t@uni.example", "-vv",
                         "--no-progress"], capsys)
     assert code == 0 and "[paperfetch] DEBUG" in err
 
 
 def test_config_shows_values_masked_and_their_origin(capsys, monkeypatch, tmp_path):
     config = tmp_path / "config.toml"
-    config.write_text('email = "file@example.org"\nworkers = 4\nopenalex_api_key = "OAKEYFROMFILE"\n')
+    config.write_text('email = "file@uni.example"\nworkers = 4\nopenalex_api_key = "OAKEYFROMFILE"\n')
     monkeypatch.setenv("NCBI_API_KEY", "NCBIKEYFROMENV")
-    code, out, _ = run(["config", "--config", str(config), "--email", "arg@example.org"], capsys)
+    code, out, _ = run(["config", "--config", str(config), "--email", "arg@uni.example"], capsys)
     assert code == 0
     rows = {line.split()[0]: line.split(maxsplit=2)[1:] for line in out.splitlines()[1:]}
     assert rows["email"] == ["'***'", "argument"]
@@ -327,7 +327,7 @@ def test_config_shows_values_masked_and_their_origin(capsys, monkeypatch, tmp_pa
     assert rows["openalex_api_key"] == ["'***'", f"file {config}"]
     assert rows["workers"] == ["4", f"file {config}"]
     assert rows["max_retries"] == ["3", "default"]
-    for secret in ("file@example.org", "arg@example.org", "OAKEYFROMFILE", "NCBIKEYFROMENV"):
+    for secret in ("file@uni.example", "arg@uni.example", "OAKEYFROMFILE", "NCBIKEYFROMENV"):
         assert secret not in out
     code, out, _ = run(["config"], capsys)
     assert "no contact e-mail: unpaywall will be skipped" in out
@@ -352,7 +352,7 @@ def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path,
     out_dir, report, failed = tmp_path / "pdfs", tmp_path / "partial.csv", tmp_path / "failed.txt"
     process = subprocess.Popen(
         [sys.executable, "-m", "paperfetch", "download", "10.5555/demo.fast", "10.5555/demo.unknown", "not a doi",
-         "--email", "t@example.org", "--out", str(out_dir), "--report", str(report), "--failed", str(failed), "--no-progress"],
+         "--email", "t@uni.example", "--out", str(out_dir), "--report", str(report), "--failed", str(failed), "--no-progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     try:
@@ -407,7 +407,7 @@ def test_explain_prints_where_its_help_says(capsys, tmp_path, demo_env):
     _, usage, _ = run(["download", "--help"], capsys)
     usage = " ".join(usage.split())
     assert "--explain before the table, each source asked" in usage
-    code, out, _ = run(["download", "10.5555/demo.closed", "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+    code, out, _ = run(["download", "10.5555/demo.closed", "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                         "--no-progress", "--explain"], capsys)
     assert code == 1 and out.index("why 10.5555/demo.closed (no_open_copy):") < out.index("no_open_copy  ")
 
@@ -424,13 +424,13 @@ def test_download_frame_says_did_you_mean(tmp_path):
 def test_invalid_and_duplicate_inputs_are_named_and_export_writes_citations(capsys, tmp_path, demo_env):
     bib, ris, csl = tmp_path / "p.bib", tmp_path / "p.ris", tmp_path / "p.json"
     code, out, err = run(["download", "10.5555/demo.fast", "https://doi.org/10.5555/DEMO.FAST", "not a doi",
-                          "--out", str(tmp_path / "pdfs"), "--email", "t@example.org", "--export", str(bib),
+                          "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example", "--export", str(bib),
                           "--no-progress"], capsys)
     assert "3 inputs: 1 to fetch, 1 duplicate (same outcome as the first), 1 invalid" in err
     text = bib.read_text()
     assert text.count("@") == 1 and "doi = {10.5555/demo.fast}" in text  # one entry per work; not the invalid input
     for path in (ris, csl):
-        assert main(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@example.org",
+        assert main(["download", "10.5555/demo.fast", "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                      "--export", str(path), "--no-progress", "-q"]) == 0
     assert ris.read_text().startswith("TY  - ") and "DO  - 10.5555/demo.fast" in ris.read_text()
     assert json.loads(csl.read_text())[0]["DOI"] == "10.5555/demo.fast"
@@ -445,7 +445,7 @@ def test_offline_is_one_line_and_retry_warnings_one_per_host(capsys, tmp_path, m
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", f"http://{name.replace('_', '-')}.paperfetch-test.invalid")
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")  # the retries' waits remain; no politeness gap on top
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
-    code, out, err = run(["download", "10.5555/a.b", "PMID:123", "--email", "t@example.org", "--out", str(tmp_path),
+    code, out, err = run(["download", "10.5555/a.b", "PMID:123", "--email", "t@uni.example", "--out", str(tmp_path),
                           "--state", "memory", "--no-cache", "--no-progress", "-v"], capsys)
     assert code == 1
     assert "could not reach any service (DNS failed for " in err and "offline, or behind a proxy?" in err
@@ -469,7 +469,7 @@ def test_demo_serve_prints_the_exports_and_serves_until_stopped(capsys):
         out = capsys.readouterr().out
         exports = dict(line[len("export "):].split("=", 1) for line in out.splitlines() if line.startswith("export "))
         assert {"PAPERFETCH_UNPAYWALL_URL", "PAPERFETCH_DOI_URL", "PAPERFETCH_OPENALEX_URL"} <= set(exports)
-        answer = requests.get(exports["PAPERFETCH_UNPAYWALL_URL"] + "/v2/10.5555/demo.fast?email=t@example.org", timeout=10)
+        answer = requests.get(exports["PAPERFETCH_UNPAYWALL_URL"] + "/v2/10.5555/demo.fast?email=t@uni.example", timeout=10)
         assert answer.status_code < 500
     finally:
         stop.set()
@@ -477,14 +477,62 @@ def test_demo_serve_prints_the_exports_and_serves_until_stopped(capsys):
     assert not server.is_alive()
 
 
+def test_demo_serve_in_a_subprocess_hints_the_documented_address_not_a_mask(tmp_path):
+    """The notebook line ``demo --serve`` prints is one to copy: the docs' address, not ``email="REDACTED"``."""
+    env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"), "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen([str(Path(sys.executable).with_name("paperfetch")), "demo", "--serve"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        lines = []
+        while not lines or not lines[-1].startswith("# Ctrl-C"):  # the last line of the hint
+            line = process.stdout.readline()
+            assert line, process.stderr.read() if process.stderr else "the world ended early"
+            lines.append(line)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    hint = next(line for line in lines if "Retriever(" in line)
+    assert 'email="your.name@your-university.edu"' in hint
+    assert "REDACTED" not in "".join(lines)
+
+
+@pytest.mark.parametrize("email", ["REDACTED", "you@example.org", "nobody"])
+def test_a_placeholder_or_non_address_email_is_a_usage_error_saying_what_to_give(email, capsys, monkeypatch, tmp_path):
+    NoRequests(monkeypatch)
+    code, out, err = run(["download", "10.5555/demo.fast", "--email", email, "--out", str(tmp_path / "pdfs")], capsys)
+    assert code == 2 and "the contact e-mail from the email argument (--email) is a placeholder or not an address" in err
+    assert "a name, '@' and a domain with a dot" in err and "PAPERFETCH_EMAIL" in err
+    assert f" {email} " not in err + out and "Traceback" not in err
+
+
 def test_search_download_prints_the_download_table(capsys, tmp_path, demo_env):
     from paperfetch.demo.research import SEARCH_QUERY
 
-    code, out, _ = run(["search", SEARCH_QUERY, "--max", "20", "--email", "t@example.org", "--out", str(tmp_path / "pdfs"),
+    code, out, _ = run(["search", SEARCH_QUERY, "--max", "20", "--email", "t@uni.example", "--out", str(tmp_path / "pdfs"),
                         "--download", "--no-progress", "--export", str(tmp_path / "hits.bib")], capsys)
     assert code == 1  # one wrong_article
     table = out.split("PubMed hit(s)")[1]
     assert any(line.split() == ["input", "status", "source", "detail"] for line in table.splitlines())
     assert "papers: 5 downloaded, 1 wrong_article" in out and "Outcomes by status" not in out
     assert (tmp_path / "hits.bib").read_text().count("@article{") == 6
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet", "jsonl"])
+def test_a_search_with_no_hits_writes_an_empty_report_with_its_header_and_exits_0(suffix, tmp_path, world):
+    """A cron search that finds nothing is a finished run, not a crash: the real command in a subprocess."""
+    env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml")}
+    env.update({f"PAPERFETCH_{name.upper()}_URL": url for name, url in world.endpoints.items()})
+    report = tmp_path / f"hits.{suffix}"
+    done = subprocess.run([str(Path(sys.executable).with_name("paperfetch")), "search", "nothing matches this", "--report",
+                           str(report), "--email", "t@uni.example", "--no-cache", "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "0 PubMed hit(s) for 'nothing matches this'" in done.stdout
+    assert f"0 rows written to {report}" in done.stdout
+    if suffix == "jsonl":  # one object a row: no row, no line
+        assert report.read_text() == ""
+        return
+    frame = pd.read_csv(report) if suffix == "csv" else pd.read_parquet(report)
+    assert frame.empty and list(frame.columns)[:4] == ["pmid", "doi", "pmcid", "title"]
 

@@ -74,7 +74,7 @@ def test_config_into_a_closed_pipe_exits_quietly(tmp_path):
 
 def test_download_into_a_closed_pipe_exits_quietly_and_still_writes_the_report(tmp_path, demo_env):
     report = tmp_path / "out.csv"
-    done = _closed_stdout(["download", "10.5555/demo.fast", "10.5555/demo.gone", "--email", "t@example.org",
+    done = _closed_stdout(["download", "10.5555/demo.fast", "10.5555/demo.gone", "--email", "t@uni.example",
                            "--out", str(tmp_path / "pdfs"), "--state", "memory", "--no-cache", "--no-progress",
                            "--report", str(report)], _env())
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
@@ -85,7 +85,7 @@ def test_rows_fit_the_terminal_width(capsys, tmp_path, demo_env, monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     code = main(["download", "10.5555/demo.fast", "10.5555/demo.gone", "10.5555/demo.closed", "10.5555/demo.unknown",
                  "https://doi.org/10.5555/demo.forbidden?with=a-long-query-string-that-goes-on", "--email",
-                 "t@example.org", "--out", str(tmp_path / "pdfs-in-a-folder-with-a-rather-long-name" / "and-deeper"),
+                 "t@uni.example", "--out", str(tmp_path / "pdfs-in-a-folder-with-a-rather-long-name" / "and-deeper"),
                  "--state", "memory", "--no-cache", "--no-progress", "-v"])
     out, err = capsys.readouterr()
     assert code == 1
@@ -98,7 +98,7 @@ def test_rows_fit_the_terminal_width(capsys, tmp_path, demo_env, monkeypatch):
 
 def test_no_progress_frames_when_stderr_is_not_a_terminal(tmp_path, demo_env):
     done = subprocess.run([sys.executable, "-m", "paperfetch", "download", "10.5555/demo.fast", "10.5555/demo.fast2",
-                           "--email", "t@example.org", "--out", str(tmp_path), "--state", "memory", "--no-cache"],
+                           "--email", "t@uni.example", "--out", str(tmp_path), "--state", "memory", "--no-cache"],
                           capture_output=True, text=True, env=_env(), timeout=120)
     assert done.returncode == 0, done.stderr
     assert "\r" not in done.stderr and "it/s" not in done.stderr and "%|" not in done.stderr
@@ -113,7 +113,7 @@ def _offline(monkeypatch) -> None:
 
 def test_offline_the_one_line_instead_of_a_screenful(capsys, tmp_path, monkeypatch):
     _offline(monkeypatch)
-    code = main(["download", "10.5555/a.b", "PMID:123", "--email", "t@example.org", "--out", str(tmp_path),
+    code = main(["download", "10.5555/a.b", "PMID:123", "--email", "t@uni.example", "--out", str(tmp_path),
                  "--state", "memory", "--no-cache", "--no-progress"])
     _, err = capsys.readouterr()
     lines = err.splitlines()
@@ -125,7 +125,7 @@ def test_offline_the_one_line_instead_of_a_screenful(capsys, tmp_path, monkeypat
 
 def test_verbose_offline_warnings_are_short_and_never_a_urllib3_repr(capsys, tmp_path, monkeypatch):
     _offline(monkeypatch)
-    main(["download", "10.5555/a.b", "PMID:123", "--email", "t@example.org", "--out", str(tmp_path),
+    main(["download", "10.5555/a.b", "PMID:123", "--email", "t@uni.example", "--out", str(tmp_path),
           "--state", "memory", "--no-cache", "--no-progress", "-v"])
     _, err = capsys.readouterr()
     for marker in ("_HTTPPool", "HTTPConnectionPool", "Max retries exceeded", "Caused by", "object at 0x"):
@@ -179,7 +179,7 @@ def test_demo_serve_prints_the_endpoints_dict(capsys):
 
 def test_text_report_says_where_it_was_written(capsys, tmp_path, demo_env):
     report = tmp_path / "paragraphs.csv"
-    main(["text", "PMID:90000001", "--email", "t@example.org", "--out", str(tmp_path / "pdfs"), "--state", "memory",
+    main(["text", "PMID:90000001", "--email", "t@uni.example", "--out", str(tmp_path / "pdfs"), "--state", "memory",
           "--no-cache", "--no-progress", "--report", str(report)])
     out, err = capsys.readouterr()
     assert report.is_file() and f"report written to {report}" in out + err
@@ -204,9 +204,9 @@ def test_text_and_search_tables_fit_the_terminal_width(capsys, tmp_path, demo_en
     from paperfetch.demo.research import SEARCH_QUERY
 
     monkeypatch.setenv("COLUMNS", "80")
-    main(["text", "PMID:90000001", "10.5555/demo.gone", "--email", "t@example.org", "--out", str(tmp_path / "pdfs"),
+    main(["text", "PMID:90000001", "10.5555/demo.gone", "--email", "t@uni.example", "--out", str(tmp_path / "pdfs"),
           "--state", "memory", "--no-cache", "--no-progress"])
-    main(["search", SEARCH_QUERY, "--email", "t@example.org", "--state", "memory", "--no-cache", "--no-progress"])
+    main(["search", SEARCH_QUERY, "--email", "t@uni.example", "--state", "memory", "--no-cache", "--no-progress"])
     out, _ = capsys.readouterr()
     wide = [line for line in out.splitlines() if len(line) > 80]
     assert not wide, "\n".join(wide)
@@ -220,7 +220,7 @@ def test_library_warnings_offline_are_short_and_never_a_urllib3_repr(tmp_path, c
 
     endpoints = {name: f"http://{name.replace('_', '-')}.paperfetch-test.invalid" for name in _SERVICES}
     caplog.set_level(logging.WARNING, logger="paperfetch")
-    with Retriever(email="t@example.org", out_dir=tmp_path, endpoints=endpoints, state="memory", cache=False,
+    with Retriever(email="t@uni.example", out_dir=tmp_path, endpoints=endpoints, state="memory", cache=False,
                    progress=False, http_options={"network_retry_base_s": 0.01}) as r:
         outcomes = r.download(["10.5555/a.b", "PMID:123"])
     assert set(outcomes["status"].astype(str)) <= {"network_error", "not_found"}

@@ -46,7 +46,7 @@ def _run(world, out_dir, state, **kwargs):
     from paperfetch.dask import download_frame
 
     ddf, pdf = _frame()
-    lazy = download_frame(ddf, "doi", out_dir=out_dir, state=state, email="tester@example.org",
+    lazy = download_frame(ddf, "doi", out_dir=out_dir, state=state, email="tester@uni.example",
                           endpoints=world.endpoints, verbosity=0, **NO_GAP, **kwargs)
     return lazy, lazy.compute().loc[pdf.index]
 
@@ -114,7 +114,7 @@ class TestRedisDown:
         pdf = pd.DataFrame({"doi": pd.Series(inputs, dtype=object)})
         out_dir = tmp_path / "out"
         lazy = download_frame(dd.from_pandas(pdf, npartitions=6), "doi", out_dir=out_dir, state=server.url,
-                              email="tester@example.org", endpoints=world.endpoints, verbosity=0, **NO_GAP)
+                              email="tester@uni.example", endpoints=world.endpoints, verbosity=0, **NO_GAP)
         future = dask_client.compute(lazy)
         watcher = redis.Redis.from_url(server.url)
         deadline = time.monotonic() + 120
@@ -132,7 +132,7 @@ class TestRedisDown:
                 assert local.get(key) is not None
         server.start()  # back, and empty (it persists nothing): the local ledger resumes the batch
         again = download_frame(dd.from_pandas(pdf, npartitions=6), "doi", out_dir=out_dir, state=server.url,
-                               email="tester@example.org", endpoints=world.endpoints, verbosity=0,
+                               email="tester@uni.example", endpoints=world.endpoints, verbosity=0,
                                **NO_GAP).compute().sort_index()
         assert list(again["status"]) == ["already_downloaded" if s == "downloaded" else s for s in expected]
 
@@ -148,7 +148,7 @@ def test_download_partition_runs_without_dask_and_without_a_store(world, tmp_pat
     from paperfetch.dask import download_partition
 
     series = pd.Series(INPUTS[:5], index=[7, 8, 9, 10, 11], dtype=object)
-    frame = download_partition(series, out_dir=tmp_path, options={"email": "tester@example.org",
+    frame = download_partition(series, out_dir=tmp_path, options={"email": "tester@uni.example",
                                                                   "endpoints": world.endpoints, "verbosity": 0, **NO_GAP})
     assert list(frame.index) == [7, 8, 9, 10, 11]
     assert list(frame["status"]) == EXPECTED[:5]

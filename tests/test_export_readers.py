@@ -143,7 +143,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory):
 
     folder = tmp_path_factory.mktemp("demo")
     with DemoWorld(base_ip=215) as world:
-        with Retriever(email="you@example.org", out_dir=folder / "pdfs", endpoints=world.endpoints, progress=False,
+        with Retriever(email="you@uni.example", out_dir=folder / "pdfs", endpoints=world.endpoints, progress=False,
                        verbosity=0, delay_min_s=0, delay_max_s=0, cache=folder / "cache.sqlite") as r:
             doi = science_papers()[0]["doi"]
             frames = {"download": r.download(DEMO_INPUTS), "search": r.search_pubmed(SEARCH_QUERY, max_results=20),
@@ -406,18 +406,18 @@ def test_the_cli_export_is_byte_identical_to_the_functions(demo: dict, monkeypat
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
     inputs = ["10.5555/demo.fast", "https://doi.org/10.5555/DEMO.FAST", "10.1101/2026.01.05.000001"]
-    with Retriever(email="you@example.org", out_dir=folder / "cli", endpoints=world.endpoints, progress=False,
+    with Retriever(email="you@uni.example", out_dir=folder / "cli", endpoints=world.endpoints, progress=False,
                    verbosity=0, delay_min_s=0, delay_max_s=0, cache=folder / "cache.sqlite") as r:
         outcomes = r.download(inputs)
         hits = r.search_pubmed(SEARCH_QUERY, max_results=20)
     try:
         for suffix, writer in EXPORT_FORMATS.items():
             path = folder / f"download{suffix}"
-            main(["download", *inputs, "--out", str(folder / "cli"), "--email", "you@example.org", "--export", str(path),
+            main(["download", *inputs, "--out", str(folder / "cli"), "--email", "you@uni.example", "--export", str(path),
                   "--state", "memory", "--no-cache", "--no-progress", "-q"])
             assert path.read_bytes() == writer(outcomes).encode("utf-8"), suffix
             path = folder / f"search{suffix}"
-            assert main(["search", SEARCH_QUERY, "--max", "20", "--email", "you@example.org", "--export", str(path),
+            assert main(["search", SEARCH_QUERY, "--max", "20", "--email", "you@uni.example", "--export", str(path),
                          "--no-cache", "--no-progress", "-q"]) == 0
             assert path.read_bytes() == writer(hits).encode("utf-8"), suffix
     finally:

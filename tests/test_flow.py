@@ -112,7 +112,7 @@ _COMPARED = ["input", "id_type", "status", "source", "doi", "pmid", "pmcid", "ti
 def _run(tmp_path: Path, base_ip: int, watch: bool) -> tuple[pd.DataFrame, int]:
     reads = [0]
     with DemoWorld(base_ip=base_ip) as world, Retriever(
-            email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, progress=False, verbosity=0,
+            email="tester@uni.example", out_dir=tmp_path, endpoints=world.endpoints, progress=False, verbosity=0,
             http_options={"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}) as r:
         if watch:
             def read(event: object) -> None:

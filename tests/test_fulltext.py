@@ -334,7 +334,7 @@ def cli_env(world, monkeypatch, tmp_path):
 @pytest.mark.recorded
 def test_the_text_command_writes_the_paragraphs_and_exits_by_outcome(cli_env, tmp_path, capsys):
     out, report, outcomes, failed = tmp_path / "out", tmp_path / "p.csv", tmp_path / "o.jsonl", tmp_path / "failed.txt"
-    common = ["--out", str(out), "--email", "t@example.org", "--state", "memory", "--no-cache", "-q"]
+    common = ["--out", str(out), "--email", "t@uni.example", "--state", "memory", "--no-cache", "-q"]
     assert main(["text", EPMC_OA, "--report", str(report), *common]) == 0
     written = pd.read_csv(report)
     assert list(written.columns) == list(PARAGRAPH_COLUMNS) and set(written["text_source"]) == {"jats"}
@@ -345,7 +345,7 @@ def test_the_text_command_writes_the_paragraphs_and_exits_by_outcome(cli_env, tm
     assert main(["text", "--report", str(tmp_path / "p.txt"), EPMC_OA, *common]) == 2
     assert main(["text", *common]) == 2
     capsys.readouterr()
-    assert main(["text", EPMC_OA, "--out", str(out), "--email", "t@example.org", "--state", "memory"]) == 0
+    assert main(["text", EPMC_OA, "--out", str(out), "--email", "t@uni.example", "--state", "memory"]) == 0
     shown = capsys.readouterr().out
     assert "jats" in shown and "1 papers (1 jats)" in shown
 

@@ -264,7 +264,7 @@ def _text_cli(*args: str, out: Path) -> list[str]:
     from paperfetch.demo.research import science_papers
 
     ids = [*JATS_DOIS, science_papers()[0]["doi"], "10.5555/demo.closed"]
-    return ["text", *ids, "--email", "t@example.org", "--out", str(out), "--state", "memory", "--no-cache",
+    return ["text", *ids, "--email", "t@uni.example", "--out", str(out), "--state", "memory", "--no-cache",
             "--no-progress", *args]
 
 

@@ -44,7 +44,7 @@ from tests._quick import retriever
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.01, "rate_limit_max_s": 0.02}
-EMAIL = "tester@example.org"
+EMAIL = "tester@uni.example"
 
 
 def spec_for(source, value="10.1000/x"):
@@ -288,7 +288,7 @@ OVERLAP_SCRIPT = textwrap.dedent("""
     import json, sys
     from paperfetch import Retriever
     endpoints, out_dir, ids = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
-    with Retriever(email="tester@example.org", out_dir=out_dir, endpoints=endpoints, progress=False, verbosity=0,
+    with Retriever(email="tester@uni.example", out_dir=out_dir, endpoints=endpoints, progress=False, verbosity=0,
                    http_options={"network_retry_base_s": 0.01, "rate_limit_min_s": 0.01, "rate_limit_max_s": 0.02}) as r:
         out = r.download(ids)
     print(json.dumps(out[["input", "status", "path", "sha256"]].astype(object).where(out.notna(), None).to_dict("records")))
@@ -348,7 +348,7 @@ KILL_SCRIPT = textwrap.dedent("""
     import json, sys
     from paperfetch import Retriever
     endpoints, out_dir, ids = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
-    with Retriever(email="tester@example.org", out_dir=out_dir, endpoints=endpoints, sources=["unpaywall"],
+    with Retriever(email="tester@uni.example", out_dir=out_dir, endpoints=endpoints, sources=["unpaywall"],
                    respect_robots_txt=False, progress=False, verbosity=0, max_retries=0,
                    http_options={"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0,
                                  "host_intervals": {"127.0.0.94": 0.0, "127.0.0.95": 0.0}}) as r:

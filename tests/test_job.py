@@ -286,7 +286,7 @@ def test_ctrl_c_in_wait_stops_the_job(world, tmp_path):
 EXIT_SCRIPT = """
 import sys, time
 from paperfetch import Retriever
-r = Retriever(email="you@example.org", out_dir={out!r}, endpoints={endpoints!r}, sources=("openalex",), state="memory",
+r = Retriever(email="you@uni.example", out_dir={out!r}, endpoints={endpoints!r}, sources=("openalex",), state="memory",
               verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False, dashboard=False)
 job = r.start({ids!r})
 while job.finished < 2:
@@ -506,7 +506,7 @@ class ColdWorld:
 
 def test_on_a_cold_run_the_eta_is_a_lower_bound_while_items_have_hosts_ahead(tmp_path):
     with ColdWorld(n=4, base_ip=216) as world:
-        r = Retriever(email="you@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+        r = Retriever(email="you@uni.example", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
                       state="memory", verbosity=0, delay_min_s=0.2, delay_max_s=0.2, cache=False, dashboard=False)
         job = r.start(world.dois)
         deadline = time.monotonic() + 20

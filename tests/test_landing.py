@@ -146,7 +146,7 @@ def test_only_http_and_https_links_are_kept() -> None:
     page = """
     <meta name="citation_pdf_url" content="javascript:void(0)">
     <meta name="citation_pdf_url" content="ftp://ftp.example/p.pdf">
-    <meta name="citation_pdf_url" content="mailto:someone@example.org">
+    <meta name="citation_pdf_url" content="mailto:someone@uni.example">
     <meta name="citation_pdf_url" content="">
     <meta name="citation_pdf_url">
     <meta name="citation_pdf_url" content="  https://ok.example/p.pdf  ">

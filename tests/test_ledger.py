@@ -76,16 +76,16 @@ def test_url_and_error_are_redacted(ledger: SqliteLedger) -> None:
     ledger.record(
         "doi:10.1/z",
         status="http_error",
-        url="https://api.unpaywall.org/v2/10.1/z?email=someone@example.org",
-        error="GET https://api.openalex.org/works/x?api_key=s3cr3tkey failed; contact someone@example.org",
+        url="https://api.unpaywall.org/v2/10.1/z?email=someone@uni.example",
+        error="GET https://api.openalex.org/works/x?api_key=s3cr3tkey failed; contact someone@uni.example",
     )
     entry = ledger.get("doi:10.1/z")
     assert entry is not None
     assert "s3cr3tkey" not in (entry.error or "") and "api.openalex.org" in (entry.error or "")
-    assert "someone@example.org" not in (entry.url or "") and "REDACTED" in (entry.url or "")
-    assert "someone@example.org" not in (entry.error or "")
+    assert "someone@uni.example" not in (entry.url or "") and "REDACTED" in (entry.url or "")
+    assert "someone@uni.example" not in (entry.error or "")
     on_disk = [ledger.path, Path(f"{ledger.path}-wal")]
-    assert all(b"someone@example.org" not in p.read_bytes() for p in on_disk if p.exists())
+    assert all(b"someone@uni.example" not in p.read_bytes() for p in on_disk if p.exists())
 
 
 # --------------------------------------------------------------------------- is_done
@@ -466,7 +466,7 @@ def test_a_not_found_row_older_than_the_recheck_age_is_asked_again(tmp_path: Pat
 
     def run(world: DemoWorld):
         before = world.requests_served()
-        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
+        with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
                        verbosity=0, http_options=fast, state="memory", cache=False) as r:
             frame = r.download(["10.5555/demo.unknown"])
         return str(frame["status"].iloc[0]), world.requests_served() - before

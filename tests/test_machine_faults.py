@@ -70,7 +70,7 @@ class Files:
         return frame
 
     def run(self, world, out: Path | None = None, state: str | None = None):
-        with Retriever(email="tester@example.org", out_dir=out or self.out, endpoints=world.endpoints, progress=False,
+        with Retriever(email="tester@uni.example", out_dir=out or self.out, endpoints=world.endpoints, progress=False,
                        verbosity=0, http_options=FAST, state=state or str(self.state), cache=str(self.cache)) as r:
             frame = r.download(INPUTS)
             store = r.store.name
@@ -239,14 +239,14 @@ def fill(disk: Path) -> Path:
 def test_a_full_output_disk_gives_write_error_rows_one_message_and_keeps_every_finished_row(world, files, small_disk,
                                                                                             caplog):
     out = small_disk / "out"
-    with Retriever(email="tester@example.org", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
+    with Retriever(email="tester@uni.example", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
                    http_options=FAST, state="memory", cache=str(files.cache)) as r:
         first = r.download(GOOD[:2])
     assert set(first["status"].astype(str)) == {"downloaded"}
     filler = fill(small_disk)
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="paperfetch"):
-        with Retriever(email="tester@example.org", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
+        with Retriever(email="tester@uni.example", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
                        http_options=FAST, state="memory", cache=str(files.cache)) as r:
             full = r.download(INPUTS)
     got = statuses(full)
@@ -260,7 +260,7 @@ def test_a_full_output_disk_gives_write_error_rows_one_message_and_keeps_every_f
     assert len(stops) == 1, stops  # one clear message
     assert not list(out.glob("*.part")) and not list(out.glob(".*.part"))
     filler.unlink()  # room again: the re-run fetches what failed, and only that
-    with Retriever(email="tester@example.org", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
+    with Retriever(email="tester@uni.example", out_dir=out, endpoints=world.endpoints, progress=False, verbosity=0,
                    http_options=FAST, state="memory", cache=str(files.cache)) as r:
         again = r.download(INPUTS)
     got = statuses(again)
@@ -274,7 +274,7 @@ def test_a_full_user_cache_disk_disables_the_cache_and_the_host_state_file_with_
     cache, state = small_disk / "cache" / "metadata-cache.sqlite", small_disk / "host-state.sqlite3"
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="paperfetch"):
-        with Retriever(email="tester@example.org", out_dir=files.out, endpoints=world.endpoints, progress=False,
+        with Retriever(email="tester@uni.example", out_dir=files.out, endpoints=world.endpoints, progress=False,
                        verbosity=0, http_options=FAST, state=str(state), cache=str(cache)) as r:
             frame = r.download(INPUTS)
             store = r.store.name
@@ -470,7 +470,7 @@ def test_a_redis_fault_during_the_batched_lookup_is_retryable_and_the_fixed_reru
 
     def run(state: str):
         before = world.requests_served()
-        with Retriever(email="tester@example.org", out_dir=tmp_path / "out", endpoints=world.endpoints,
+        with Retriever(email="tester@uni.example", out_dir=tmp_path / "out", endpoints=world.endpoints,
                        sources=("openalex",), progress=False, verbosity=0, http_options=FAST, state=state,
                        cache=str(tmp_path / "cache.sqlite")) as r:
             frame = r.download(DOIS)
@@ -505,7 +505,7 @@ def test_a_fixed_redis_password_is_used_in_the_same_process(redis_with_password)
 
 def test_candidates_say_a_failed_batched_lookup_failed(world, tmp_path, redis_with_password):
     """``candidates()`` names the lookup's failure where no candidate came, never "no service knows" it."""
-    with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+    with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
                    progress=False, verbosity=0, http_options=FAST, cache=False,
                    state=f"redis://:wrong-pass-123@127.0.0.1:{redis_with_password}/0") as r:
         frame = r.candidates(DOIS)

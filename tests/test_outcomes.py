@@ -270,7 +270,7 @@ def test_cli_shows_the_reason_explains_and_force_asks_again(world, tmp_path, mon
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
     monkeypatch.setenv("COLUMNS", "200")  # wide enough for the whole reason, whatever terminal runs the tests
     failed = tmp_path / "failed.txt"
-    args = ["download", "10.5555/demo.closed", "10.5555/demo.down", "10.5555/demo.forbidden", "--email", "cli@example.org",
+    args = ["download", "10.5555/demo.closed", "10.5555/demo.down", "10.5555/demo.forbidden", "--email", "cli@uni.example",
             "--out", str(tmp_path / "pdfs"), "--no-progress", "--failed", str(failed)]
     assert main([*args, "--explain"]) == 1
     out = capsys.readouterr().out
@@ -282,10 +282,10 @@ def test_cli_shows_the_reason_explains_and_force_asks_again(world, tmp_path, mon
         "10.5555/demo.down", "10.5555/demo.forbidden"}
     assert [line for line in final.splitlines()[1:] if line] == ["10.5555/demo.closed"]
     before = world.requests_served()
-    assert main(["download", "10.5555/demo.closed", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
+    assert main(["download", "10.5555/demo.closed", "--email", "cli@uni.example", "--out", str(tmp_path / "pdfs"),
                  "--no-progress"]) == 1
     assert world.requests_served() == before  # final: the ledger answers
-    assert main(["download", "10.5555/demo.closed", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
+    assert main(["download", "10.5555/demo.closed", "--email", "cli@uni.example", "--out", str(tmp_path / "pdfs"),
                  "--no-progress", "--force"]) == 1
     assert world.requests_served() > before
 

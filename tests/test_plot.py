@@ -131,7 +131,7 @@ def world():
 
 
 def test_r_plot_draws_the_last_batch_with_its_requests_and_the_saved_dashboard_shows_it(world, tmp_path):
-    r = Retriever(email="you@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+    r = Retriever(email="you@uni.example", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
                   state="memory", verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False, dashboard=False)
     with pytest.raises(ValueError, match="no batch has ended"):
         r.plot()
@@ -167,7 +167,7 @@ def test_in_a_notebook_the_saved_download_shows_the_plot_below_its_dashboard(wor
     monkeypatch.setattr(IPython.display, "display", fake_display)
     monkeypatch.setattr(env, "in_notebook", lambda: True)
     monkeypatch.setattr(widgets, "in_notebook", lambda: True)
-    r = Retriever(email="you@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+    r = Retriever(email="you@uni.example", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
                   state="memory", verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False)
     r.download(world.dois)
     first = list(shown)
@@ -188,7 +188,7 @@ def test_in_a_notebook_the_saved_download_shows_the_plot_below_its_dashboard(wor
 
 def test_the_saved_job_dashboard_shows_the_plot(world, tmp_path):
     pytest.importorskip("ipywidgets")
-    r = Retriever(email="you@example.org", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
+    r = Retriever(email="you@uni.example", out_dir=tmp_path, endpoints=world.endpoints, sources=("openalex",),
                   state="memory", verbosity=0, delay_min_s=0.0, delay_max_s=0.0, cache=False, dashboard=False)
     job = r.start(world.dois)
     view = job.dashboard_view

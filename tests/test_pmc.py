@@ -147,7 +147,7 @@ def _download(tmp_path: Path, cassette: Path, pmcid: str, monkeypatch):
         monkeypatch.delenv(f"PAPERFETCH_{name.upper()}_URL", raising=False)
     # one worker: vcrpy's patching is not thread-safe
     with cassette_vcr().use_cassette(str(cassette)), \
-            Retriever(email="t@example.org", out_dir=tmp_path / "pdfs", progress=False, verbosity=0, workers=1,
+            Retriever(email="t@uni.example", out_dir=tmp_path / "pdfs", progress=False, verbosity=0, workers=1,
                       sources=("pmc", "europepmc"), state="memory", cache=False, max_retries=0, delay_min_s=0.0,
                       delay_max_s=0.0) as r:
         row = r.download([pmcid]).iloc[0]
@@ -201,7 +201,7 @@ def test_the_bucket_is_in_the_default_order_ahead_of_europe_pmc_with_its_interva
 
     assert DEFAULT_ORDER.index("pmc") < DEFAULT_ORDER.index("europepmc")
     with Retriever(out_dir=tmp_path, progress=False, verbosity=0, state="memory", cache=False,
-                   email="t@example.org") as r:
+                   email="t@uni.example") as r:
         assert r.api.config.host_intervals[host_key(BUCKET)] == PMCSource.min_interval_s
         assert PMCSource(identification=Identification()).interval_s == 0.2
 
@@ -211,7 +211,7 @@ def test_fulltext_takes_the_buckets_jats_when_europe_pmc_and_efetch_have_none(tm
     has no ``fullTextXML`` and no efetch article there, so its text is the bucket's ``xml_url``."""
     from paperfetch.demo import DemoWorld
 
-    with DemoWorld(base_ip=200) as world, Retriever(email="t@example.org", out_dir=tmp_path, endpoints=world.endpoints,
+    with DemoWorld(base_ip=200) as world, Retriever(email="t@uni.example", out_dir=tmp_path, endpoints=world.endpoints,
                                                       progress=False, verbosity=0, state="memory", cache=False,
                                                       delay_min_s=0.0, delay_max_s=0.0) as r:
         text = r.fulltext(["PMC9000001"])
@@ -234,7 +234,7 @@ def test_a_runs_listing_and_json_are_kept_a_day_in_the_metadata_cache(tmp_path):
     cache = MetadataCache(":memory:", now=lambda: now[0])
     with DemoWorld(base_ip=210) as world:
         for run in (1, 2):
-            with Retriever(email="t@example.org", out_dir=tmp_path / str(run), endpoints=world.endpoints, progress=False,
+            with Retriever(email="t@uni.example", out_dir=tmp_path / str(run), endpoints=world.endpoints, progress=False,
                            verbosity=0, state="memory", cache=cache, sources=("pmc",), delay_min_s=0.0,
                            delay_max_s=0.0) as r:
                 row = r.download(["PMC9000001"]).iloc[0]

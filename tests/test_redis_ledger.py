@@ -45,13 +45,13 @@ def test_secrets_never_reach_redis(redis_url, tmp_path):
     import redis
 
     with RedisLedger(redis_url, tmp_path) as ledger:
-        ledger.record("doi:10.1/z", status="http_error", url="https://api.unpaywall.org/v2/x?email=someone@example.org",
-                      error="GET https://api.openalex.org/works/x?api_key=s3cr3tkey failed; contact someone@example.org")
+        ledger.record("doi:10.1/z", status="http_error", url="https://api.unpaywall.org/v2/x?email=someone@uni.example",
+                      error="GET https://api.openalex.org/works/x?api_key=s3cr3tkey failed; contact someone@uni.example")
     client = redis.Redis.from_url(redis_url)
     dumped = b"".join(client.get(key) or b"" for key in client.keys("*") if client.type(key) == b"string")
     client.close()
     assert b"doi:10.1/z" in dumped
-    assert b"someone@example.org" not in dumped and b"s3cr3tkey" not in dumped
+    assert b"someone@uni.example" not in dumped and b"s3cr3tkey" not in dumped
 
 
 def test_a_closed_ledger_refuses_work(redis_url, tmp_path):

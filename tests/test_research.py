@@ -47,7 +47,7 @@ from tests._quick import retriever
 
 REPO = Path(__file__).resolve().parents[1]
 replay = replayer()
-IDENTIFICATION = Identification(email="you@example.org", openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key")
+IDENTIFICATION = Identification(email="you@uni.example", openalex_api_key="oa-secret-key", ncbi_api_key="ncbi-secret-key")
 #: The query the recorded PubMed search cassette answers (the demo world answers SEARCH_QUERY).
 RECORDED_QUERY = "science[journal] AND breast cancer AND 2008[pdat]"
 RECORDED_PMIDS = ["19008416", "18927361", "18787170", "18487186", "18239126", "18239125"]
@@ -84,7 +84,7 @@ def test_pubmed_search_returns_the_recorded_pmids_in_order_with_their_records() 
     assert first.title.startswith("Genomic loss of microRNA-101") and first.journal == "Science (New York, N.Y.)"
     assert first.authors.startswith("Varambally S; Cao Q") and "EZH2" in first.abstract
     esearch = dict(parse_qsl(urlsplit(http.sent[0]).query))
-    assert esearch["usehistory"] == "y" and esearch["tool"] and esearch["email"] == "you@example.org"
+    assert esearch["usehistory"] == "y" and esearch["tool"] and esearch["email"] == "you@uni.example"
     assert esearch["api_key"] == "ncbi-secret-key"  # sent, and filtered out of the cassette:
     assert "secret" not in built_cassette("ncbi_eutils/pubmed_search_science_breast_cancer_2008.yaml").read_text()
 
@@ -159,7 +159,7 @@ def test_efetch_by_a_long_id_list_is_a_post_replayed_from_the_real_recorded_post
     [(method, url, body)] = http.requests
     assert method == "POST" and urlsplit(url).query == ""  # everything, identity included, in the form body
     form = dict(parse_qsl(body))
-    assert form["id"].split(",") == RECORDED_PMIDS and form["db"] == "pubmed" and form["email"] == "you@example.org"
+    assert form["id"].split(",") == RECORDED_PMIDS and form["db"] == "pubmed" and form["email"] == "you@uni.example"
     recorded = yaml.safe_load(built_cassette("ncbi_eutils/efetch_post_six_pmids.yaml").read_text())["interactions"][0]
     assert recorded["request"]["method"] == "POST" and "secret" not in str(recorded) and "example.com" not in str(recorded)
 
@@ -482,7 +482,7 @@ def test_cache_keeps_answers_a_week_and_not_found_a_day_and_no_secret(tmp_path: 
             return Transport_response(200, b'{"ok": true}')
 
     fetcher = CachedFetcher(Upstream(), cache)
-    secret = {"mailto": "you@example.org", "api_key": "oa-secret-key", "q": "1"}
+    secret = {"mailto": "you@uni.example", "api_key": "oa-secret-key", "q": "1"}
     for _ in range(2):
         assert fetcher.fetch("http://127.0.0.1/works", params=secret).json() == {"ok": True}
     assert Upstream.calls == 1 and cache_key("http://127.0.0.1/works", secret) == "GET http://127.0.0.1/works?q=1"
@@ -504,7 +504,7 @@ def test_cache_keeps_answers_a_week_and_not_found_a_day_and_no_secret(tmp_path: 
     assert Upstream.calls == 6
     cache.close()
     raw = (tmp_path / "c.sqlite").read_bytes() + b"".join(p.read_bytes() for p in tmp_path.glob("c.sqlite-*"))
-    assert b"you@example.org" not in raw and b"secret" not in raw
+    assert b"you@uni.example" not in raw and b"secret" not in raw
     assert MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0]).clear() >= 1
     reopened = MetadataCache(tmp_path / "c.sqlite", now=lambda: now[0])
     reopened.put_not_found("GET http://127.0.0.1/gone")
@@ -612,14 +612,14 @@ def test_cli_search_writes_the_hits_and_downloads_them(world: DemoWorld, tmp_pat
 
     _demo_env(world, monkeypatch)
     report = tmp_path / "hits.csv"
-    code = main(["search", SEARCH_QUERY, "--max", "20", "--report", str(report), "--email", "you@example.org",
+    code = main(["search", SEARCH_QUERY, "--max", "20", "--report", str(report), "--email", "you@uni.example",
                  "--out", str(tmp_path / "pdfs"), "--download", "--no-progress"])
     assert code == 1  # --download and one row did not finish well (wrong_article)
     frame = pd.read_csv(report, dtype=str)
     assert list(frame["pmid"]) == DEMO_PMIDS and "status" in frame.columns
     assert (frame["status"] == "downloaded").sum() == 5 and (frame["status"] == "wrong_article").sum() == 1
     out = capsys.readouterr().out
-    assert "6 PubMed hit(s)" in out and "you@example.org" not in out
+    assert "6 PubMed hit(s)" in out and "you@uni.example" not in out
 
 
 def test_cli_references_citations_and_cache_clear(world: DemoWorld, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
@@ -664,7 +664,7 @@ def test_an_unreadable_cached_answer_is_asked_again(world: DemoWorld, tmp_path: 
 
 def test_a_posted_read_has_its_own_cache_key_without_identity() -> None:
     url = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi"
-    posted = cache_key(url, None, {"db": "pubmed", "id": "1,2", "email": "you@example.org", "api_key": "k"})
+    posted = cache_key(url, None, {"db": "pubmed", "id": "1,2", "email": "you@uni.example", "api_key": "k"})
     assert posted.startswith("POST ") and "example" not in posted and "api_key" not in posted
     assert posted != cache_key(url, {"db": "pubmed", "id": "1,2"}) and posted != cache_key(url, None, {"db": "pubmed", "id": "1,3"})
 
@@ -723,18 +723,18 @@ def test_research_settings_come_from_env_and_the_toml_file(world: DemoWorld, tmp
         original(self, *args, **kwargs)
 
     monkeypatch.setattr(retriever_module.Retriever, "__init__", spy)
-    monkeypatch.setenv("PAPERFETCH_EMAIL", "env-person@example.org")
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "env-person@uni.example")
     monkeypatch.setenv("NCBI_API_KEY", "ncbi-env-key-123")
     assert main(["search", SEARCH_QUERY, "--max", "20", "--no-progress"]) == 0
-    assert (seen[-1]["settings"].email, seen[-1]["settings"].ncbi_api_key) == ("env-person@example.org", "ncbi-env-key-123")
+    assert (seen[-1]["settings"].email, seen[-1]["settings"].ncbi_api_key) == ("env-person@uni.example", "ncbi-env-key-123")
     config = tmp_path / "settings.toml"
-    config.write_text('email = "file-person@example.org"\nopenalex_api_key = "oa-file-key-456"\n')
+    config.write_text('email = "file-person@uni.example"\nopenalex_api_key = "oa-file-key-456"\n')
     monkeypatch.delenv("PAPERFETCH_EMAIL")
     assert main(["citations", CITED_DOI, "--config", str(config), "--no-progress"]) == 0
-    assert (seen[-1]["settings"].email, seen[-1]["settings"].openalex_api_key) == ("file-person@example.org", "oa-file-key-456")
-    assert main(["citations", CITED_DOI, "--config", str(config), "--email", "arg@example.org",
+    assert (seen[-1]["settings"].email, seen[-1]["settings"].openalex_api_key) == ("file-person@uni.example", "oa-file-key-456")
+    assert main(["citations", CITED_DOI, "--config", str(config), "--email", "arg@uni.example",
                  "--no-progress"]) == 0
-    assert seen[-1]["settings"].email == "arg@example.org"  # argument > environment > file
+    assert seen[-1]["settings"].email == "arg@uni.example"  # argument > environment > file
     out, err = capsys.readouterr()
     assert not any(secret in out + err for secret in ("ncbi-env-key-123", "oa-file-key-456", "env-person@"))
 
@@ -743,11 +743,11 @@ def test_research_report_formats_quiet_and_verbose(world: DemoWorld, tmp_path: P
     from paperfetch.cli import main
 
     _demo_env(world, monkeypatch)
-    assert main(["search", SEARCH_QUERY, "--max", "20", "--email", "you@example.org", "--report",
+    assert main(["search", SEARCH_QUERY, "--max", "20", "--email", "you@uni.example", "--report",
                  str(tmp_path / "hits.parquet"), "-q", "--no-progress"]) == 0
     assert capsys.readouterr().out == ""  # -q: the exit status tells the rest
     assert list(pd.read_parquet(tmp_path / "hits.parquet")["pmid"]) == DEMO_PMIDS
-    assert main(["citations", f"pmid:{EPMC_CITED}", "--email", "you@example.org", "--report", str(tmp_path / "c.jsonl"),
+    assert main(["citations", f"pmid:{EPMC_CITED}", "--email", "you@uni.example", "--report", str(tmp_path / "c.jsonl"),
                  "-v", "--no-progress"]) == 0
     lines = (tmp_path / "c.jsonl").read_text().splitlines()
     assert len(lines) == 23 and '"source_of_link": "europepmc"' in lines[0]
@@ -766,7 +766,7 @@ def test_citations_download_tries_rows_by_pmid_and_reports_and_exits_like_downlo
     from paperfetch.cli import main
 
     _demo_env(world, monkeypatch)
-    code = main(["citations", f"pmid:{EPMC_CITED}", "--email", "you@example.org", "--out", str(tmp_path / "pdfs"),
+    code = main(["citations", f"pmid:{EPMC_CITED}", "--email", "you@uni.example", "--out", str(tmp_path / "pdfs"),
                  "--download", "--no-progress"])
     out = capsys.readouterr().out
     assert code == 1  # 23 rows not downloaded: download's exit status
@@ -781,7 +781,7 @@ def test_research_download_exit_status_and_ctrl_c(world: DemoWorld, tmp_path: Pa
     from paperfetch.cli import main
 
     _demo_env(world, monkeypatch)
-    monkeypatch.setenv("PAPERFETCH_EMAIL", "you@example.org")
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "you@uni.example")
     monkeypatch.setenv("PAPERFETCH_OUT", str(tmp_path / "pdfs"))  # --out from the environment
     refs = tmp_path / "refs.csv"
     assert main(["references", science_papers()[0]["doi"], "--download", "--report", str(refs), "--no-progress"]) == 1

@@ -79,7 +79,7 @@ def test_mixed_batch_matches_the_golden_outcomes_and_resumes(world, tmp_path):
     gone, notice = (first.set_index("input").loc[d] for d in ("10.5555/demo.gone", "10.5555/demo.gone.retraction"))
     assert bool(gone["retracted"]) and gone["updates"] == "retraction 10.5555/demo.gone.retraction 2024-05-01 (retraction-watch)"
     assert bool(notice["is_notice"]) and not bool(notice["retracted"])
-    assert len(requests_first) > 0 and not requests_first["url"].str.contains("tester@example.org").any()
+    assert len(requests_first) > 0 and not requests_first["url"].str.contains("tester@uni.example").any()
 
     # A re-run never downloads twice and does not ask again what the services called absent.
     served_before = world.requests_served()
@@ -137,11 +137,11 @@ def test_cli_download_against_loopback_endpoints(world, tmp_path, monkeypatch, c
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
     report = tmp_path / "outcomes.csv"
-    code = main(["download", "10.5555/demo.fast", "PMID:90000001", "--email", "cli@example.org", "--out", str(tmp_path / "pdfs"),
+    code = main(["download", "10.5555/demo.fast", "PMID:90000001", "--email", "cli@uni.example", "--out", str(tmp_path / "pdfs"),
                  "--report", str(report), "--no-progress", "--delay-min", "0.01", "-v"])  # -v: the per-host table too
     assert code == 0
     out = capsys.readouterr().out
-    assert "downloaded" in out and "Per-host table" in out and "cli@example.org" not in out
+    assert "downloaded" in out and "Per-host table" in out and "cli@uni.example" not in out
     table = out[out.index("Per-host table"):]
     assert "delay s" in table and "0.0" not in table.split()  # seconds to one decimal, zero backoff left empty
     assert not {"NaN", "NaT", "None", "<NA>", "0.010000"} & set(table.split())  # empty cells empty
@@ -157,7 +157,7 @@ def test_cli_reads_a_csv_column_and_accepts_pypaperretriever_flags(world, tmp_pa
     csv = tmp_path / "in.csv"
     pd.DataFrame({"doi": ["10.5555/demo.slow2", "junk"]}).to_csv(csv, index=False)
     assert main(["download", "--input", str(csv), "--column", "doi", "--dwn-dir", str(tmp_path / "o"), "--no-progress",
-                 "--email", "x@example.org"]) == 1  # "junk" is an invalid identifier: not every paper finished well
+                 "--email", "x@uni.example"]) == 1  # "junk" is an invalid identifier: not every paper finished well
     assert main(["download", "--doi", "10.5555/demo.fast", "--dwn-dir", str(tmp_path / "o2"), "--no-progress"]) == 0
 
 

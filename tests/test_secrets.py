@@ -26,7 +26,7 @@ from paperfetch.redact import REDACTED, Redactor, redact_text, redact_url, regis
 from paperfetch.retriever import ENDPOINT_NAMES
 from paperfetch.testing import LoopbackHost, Reply, cassette_vcr
 
-EMAIL = "jane.doe@uni"                 # not an address: the e-mail regex cannot catch it
+EMAIL = "jane.doe@uni.x"               # a one-letter top-level domain: the e-mail regex cannot catch it
 OPENALEX_KEY = "OaxSekretKey123"
 NCBI_KEY = "NcbiKey999zz"
 S2_KEY = "S2xKeyQq777"                 # sent as the x-api-key header
@@ -119,8 +119,8 @@ def assert_clean(outputs: dict[str, str | bytes]) -> None:
 # ---------------------------------------------------------------------------- the redactor itself
 def test_redactor_masks_raw_encoded_and_any_case():
     r = Redactor([EMAIL, OPENALEX_KEY])
-    text = (f"GET /w?mailto=jane.doe%40uni&api_key={OPENALEX_KEY.upper()} from JANE.DOE@UNI "
-            f"or jane.doe%40UNI or {quote(quote(EMAIL, safe=''), safe='')}")
+    text = (f"GET /w?mailto=jane.doe%40uni.x&api_key={OPENALEX_KEY.upper()} from JANE.DOE@UNI.X "
+            f"or jane.doe%40UNI.X or {quote(quote(EMAIL, safe=''), safe='')}")
     masked = r.redact(text)
     assert leaks(masked) == [] and masked.count(REDACTED) == 5
     assert Redactor().redact("nothing secret here") == "nothing secret here"
@@ -279,7 +279,7 @@ def test_redaction_cost_does_not_grow_with_the_number_of_secrets():
 
 
 # ---------------------------------------------------------------------------- secrets with URL-special characters
-SPECIAL_EMAIL = "jane+doe@uni"          # a `+` (a space once a query is decoded) and no TLD: only the value catches it
+SPECIAL_EMAIL = "jane+doe@uni.x"        # a `+` (a space once a query is decoded), a 1-letter TLD: only the value catches it
 SPECIAL_OPENALEX_KEY = "sk-OPEN-xyz/42"
 SPECIAL_NCBI_KEY = "Nc%bi 99+zz"        # a `%`, a space and a `+`
 SPECIAL_S2_KEY = "S2/x%2Fk+Q q"
@@ -312,7 +312,7 @@ def test_the_redactor_masks_every_encoded_form_of_special_secrets():
     for needle in sorted(SPECIAL_NEEDLES):
         masked = r.redact(f"GET /w?q=1&x={needle}&y=2 and {needle}.")
         assert special_leaks(masked) == [], (needle, masked)
-    assert r.redact("sk-OPEN-xyz%2f42 sk-OPEN-xyz%2F42 jane%2bdoe%40uni") == " ".join([REDACTED] * 3)
+    assert r.redact("sk-OPEN-xyz%2f42 sk-OPEN-xyz%2F42 jane%2bdoe%40uni.x") == " ".join([REDACTED] * 3)
 
 
 def test_special_secrets_leave_no_trace_in_exception_chains_logs_or_frames(tmp_path, refused_endpoints, every_record):
@@ -457,7 +457,7 @@ def test_a_key_with_url_specials_is_absent_from_every_exception_chain_of_the_cli
 def test_a_key_with_url_specials_is_absent_from_what_download_and_fulltext_log_and_report(
         tmp_path, resetting, every_record):
     endpoints = {name: (_refused() if i % 2 else resetting()) for i, name in enumerate(ENDPOINT_NAMES)}
-    with Retriever(email="lab@example.org", openalex_api_key=CHAIN_KEY, ncbi_api_key=CHAIN_KEY, s2_api_key=CHAIN_KEY,
+    with Retriever(email="lab@uni.example", openalex_api_key=CHAIN_KEY, ncbi_api_key=CHAIN_KEY, s2_api_key=CHAIN_KEY,
                    out_dir=tmp_path / "lib", endpoints=endpoints, progress=False, max_retries=0, workers=2,
                    http_options={"network_retry_base_s": 0.01, "breaker_failures": 0,
                                  "host_intervals": {host_key(url): 0.0 for url in endpoints.values()}}) as retriever:
@@ -483,7 +483,7 @@ def test_a_key_with_url_specials_is_absent_from_the_command_line_output(tmp_path
     for i, name in enumerate(ENDPOINT_NAMES):
         env[f"PAPERFETCH_{name.upper()}_URL"] = _refused() if i % 2 else resetting()
     done = subprocess.run(
-        [sys.executable, "-m", "paperfetch", "download", "10.1234/abc", "PMID:31452104", "--email", "lab@example.org",
+        [sys.executable, "-m", "paperfetch", "download", "10.1234/abc", "PMID:31452104", "--email", "lab@uni.example",
          "--openalex-api-key", CHAIN_KEY, "--ncbi-api-key", CHAIN_KEY, "--out", str(tmp_path / "cli"),
          "--max-retries", "0", "-vv", "--no-progress"],
         capture_output=True, text=True, env=env, timeout=120, check=False)

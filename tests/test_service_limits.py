@@ -232,7 +232,7 @@ VIA_UNPAYWALL = ["10.5555/demo.slow1", "10.5555/demo.html"]
 def test_a_spent_openalex_budget_holds_openalex_until_midnight_and_the_other_sources_carry_on(spent_world, tmp_path, caplog):
     openalex = spent_world.hosts["openalex"]
     with caplog.at_level(logging.WARNING, logger="paperfetch"):
-        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=spent_world.endpoints, progress=False,
+        with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints=spent_world.endpoints, progress=False,
                        verbosity=0, cache=False, http_options=FAST) as r:
             first = r.download(VIA_OPENALEX + VIA_UNPAYWALL)
             assert openalex.hits() == 1  # the one batched lookup: refused, and never asked again
@@ -359,7 +359,7 @@ def test_an_arxiv_429_through_the_retriever_is_a_held_row_and_the_host_held_in_d
     with LimitedArxivWorld(base_ip=170) as world:
         arxiv = world.hosts["arxiv"]
         try:
-            with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
+            with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
                            verbosity=0, cache=False, http_options=FAST, sources=["arxiv"]) as r:
                 frame = r.download(["arXiv:2101.00001v2", "arXiv:2101.00002v1"])
                 status = r.domain_status().set_index("host")
@@ -436,7 +436,7 @@ class PmcGateWorld(DemoWorld):
 
 def test_pmc_bot_check_through_the_retriever_is_a_named_row_and_never_a_saved_pdf(tmp_path):
     with PmcGateWorld(base_ip=110) as world:
-        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
+        with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
                        verbosity=0, cache=False, http_options=FAST) as r:
             frame = r.download(["10.5555/demo.challenge"])
     row = frame.iloc[0]
@@ -477,7 +477,7 @@ def test_arxiv_429s_without_retry_after_open_the_breaker_and_the_rows_say_until_
         key = host_key(arxiv.base_url)
         options = {**FAST, "max_retries": 0, "breaker_failures": 2, "max_host_wait_s": 0.5, "host_intervals": {key: 0.05}}
         try:
-            with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
+            with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints=world.endpoints, progress=False,
                            verbosity=0, cache=False, http_options=options, sources=["arxiv"], workers=1) as r:
                 frame = r.download([f"arXiv:2101.0000{i}v1" for i in range(1, 6)])
                 status = r.domain_status().set_index("host")
@@ -508,7 +508,7 @@ def test_a_budget_spent_midway_keeps_the_batches_answered_before_it(tmp_path):
         endpoints = {name: dead.base_url for name in ("unpaywall", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils",
                                                       "arxiv", "doi")}
         endpoints["openalex"] = oa.base_url
-        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints=endpoints, progress=False, verbosity=0,
+        with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints=endpoints, progress=False, verbosity=0,
                        cache=False, http_options=FAST, sources=["openalex"]) as r:
             frame = r.download([f"10.5555/bench.{i}" for i in range(120)])
             left = r.domain_status().set_index("host").loc[host_key(oa.base_url), "credits_left"]
@@ -537,7 +537,7 @@ def test_pmcs_403_to_a_script_is_a_suppressed_row_that_names_pmcs_bot_check(tmp_
         pdf: Reply(403, PMC_403, {"Content-Type": "text/html; charset=UTF-8"}),
     })
     client = HttpClient(session=session, registry=HostRegistry(), max_retries=0)
-    with Retriever(email="tester@example.org", out_dir=tmp_path, http=client, progress=False, verbosity=0, cache=False,
+    with Retriever(email="tester@uni.example", out_dir=tmp_path, http=client, progress=False, verbosity=0, cache=False,
                    sources=["unpaywall"]) as r:
         frame = r.download(["10.3389/fnins.2021.123"])
     row = frame.iloc[0]

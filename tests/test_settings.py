@@ -23,10 +23,10 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_precedence_argument_environment_file_default(tmp_path):
-    path = write(tmp_path, 'email = "file@example.org"\nout_dir = "from-file"\nworkers = 3\nmax_retries = 5\n')
+    path = write(tmp_path, 'email = "file@uni.example"\nout_dir = "from-file"\nworkers = 3\nmax_retries = 5\n')
     env = {"PAPERFETCH_OUT": "from-env", "PAPERFETCH_WORKERS": "7"}
     s = load_settings({"workers": 9, "email": None}, environ=env, config_path=path)
-    assert (s.workers, s.out_dir, s.email, s.max_retries, s.delay_min_s) == (9, "from-env", "file@example.org", 5, None)
+    assert (s.workers, s.out_dir, s.email, s.max_retries, s.delay_min_s) == (9, "from-env", "file@uni.example", 5, None)
     assert set(s.origin) == set(SETTING_NAMES)  # every setting, the transport's included, says where it came from
     assert {name: where for name, where in s.origin.items() if where != "default"} == {
         "email": f"file {path}", "out_dir": "env PAPERFETCH_OUT", "workers": "argument", "max_retries": f"file {path}",
@@ -77,11 +77,11 @@ def test_bad_environment_value_names_the_variable(tmp_path):
 def test_frozen_masked_and_blank_means_unset(tmp_path):
     s = load_settings({"email": "   "}, environ={"PAPERFETCH_EMAIL": ""}, config_path=tmp_path / "none.toml")
     assert s.email is None and s.origin["email"] == "default"
-    s = load_settings({"email": "me@example.org"}, environ={}, config_path=tmp_path / "none.toml")
+    s = load_settings({"email": "me@uni.example"}, environ={}, config_path=tmp_path / "none.toml")
     with pytest.raises(AttributeError):
         s.email = "x"  # type: ignore[misc]
-    assert "me@example.org" not in repr(s) and "email='***'" in repr(s)
-    assert s.identification.email == "me@example.org"
+    assert "me@uni.example" not in repr(s) and "email='***'" in repr(s)
+    assert s.identification.email == "me@uni.example"
     assert Settings().max_retries == 3
 
 
@@ -97,7 +97,7 @@ def test_user_agent_names_the_project_and_the_contact():
     from paperfetch import __version__
 
     assert user_agent(None) == f"paperfetch/{__version__} (+https://github.com/paperfetch/paperfetch)"
-    assert user_agent("me@example.org").endswith("; mailto:me@example.org)")
+    assert user_agent("me@uni.example").endswith("; mailto:me@uni.example)")
 
 
 def test_the_environment_readers(monkeypatch, tmp_path):
@@ -347,20 +347,20 @@ def test_each_knob_is_declared_once_and_the_client_keywords_derive_from_it():
 
 # ---------------------------------------------------------------------- the Retriever reads them like the CLI
 def test_paperfetch_email_reaches_a_bare_retriever(monkeypatch, tmp_path):
-    monkeypatch.setenv("PAPERFETCH_EMAIL", "env.person@example.org")
+    monkeypatch.setenv("PAPERFETCH_EMAIL", "env.person@uni.example")
     with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
-        assert r.identification.email == "env.person@example.org"
+        assert r.identification.email == "env.person@uni.example"
         assert "unpaywall" not in r.skipped_sources
         assert r.settings.origin["email"] == "env PAPERFETCH_EMAIL"
-        assert "env.person@example.org" not in repr(r.settings)  # masked
+        assert "env.person@uni.example" not in repr(r.settings)  # masked
 
 
 def test_the_config_file_reaches_a_bare_retriever_and_arguments_win(monkeypatch, tmp_path):
     config = tmp_path / "config.toml"
-    config.write_text('email = "file.person@example.org"\nworkers = 3\n', encoding="utf-8")
+    config.write_text('email = "file.person@uni.example"\nworkers = 3\n', encoding="utf-8")
     monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
     with Retriever(out_dir=tmp_path, progress=False, cache=False) as r:
-        assert r.identification.email == "file.person@example.org"
+        assert r.identification.email == "file.person@uni.example"
         assert r.settings.workers == 3
         assert r.settings.origin["email"] == f"file {config}"
         rows = {name: (shown, origin) for name, shown, origin in r.settings.rows()}
@@ -372,7 +372,7 @@ def test_the_config_file_reaches_a_bare_retriever_and_arguments_win(monkeypatch,
 
 def test_settings_print_as_a_small_table_in_a_notebook(monkeypatch, tmp_path):
     monkeypatch.setenv("PAPERFETCH_WORKERS", "2")
-    s = load_settings({"out_dir": "PDFs", "email": "table.person@example.org"}, environ={"PAPERFETCH_WORKERS": "2"},
+    s = load_settings({"out_dir": "PDFs", "email": "table.person@uni.example"}, environ={"PAPERFETCH_WORKERS": "2"},
                       config_path=tmp_path / "none.toml")
     frame = s.frame()
     assert list(frame.columns) == ["setting", "value", "origin"] and len(frame) == len(s.rows())
@@ -381,7 +381,7 @@ def test_settings_print_as_a_small_table_in_a_notebook(monkeypatch, tmp_path):
     assert by.loc["workers", "origin"] == "env PAPERFETCH_WORKERS" and by.loc["out_dir", "value"] == "'PDFs'"
     html = s._repr_html_()
     assert html.startswith("<table") and "env PAPERFETCH_WORKERS" in html
-    assert "table.person@example.org" not in html + frame.to_string()  # masked: e-mails never reach an output
+    assert "table.person@uni.example" not in html + frame.to_string()  # masked: e-mails never reach an output
 
 
 @pytest.mark.parametrize("door", ["env", "file", "argument"])
@@ -403,6 +403,16 @@ def test_a_placeholder_email_is_refused_naming_where_it_came_from(door, monkeypa
         Retriever(out_dir=tmp_path, progress=False, cache=False, **kwargs)
     message = str(caught.value)
     assert f"the contact e-mail from {where} is a placeholder" in message and placeholder not in message
+
+
+@pytest.mark.parametrize("email", ["REDACTED", "you@example.org", "nobody"])
+def test_a_placeholder_or_non_address_email_is_refused_by_the_library_saying_what_to_give(email, tmp_path):
+    with pytest.raises(ConfigurationError) as caught:
+        Retriever(email=email, out_dir=tmp_path, progress=False, cache=False, state="memory")
+    message = str(caught.value)
+    assert message.startswith("the contact e-mail from Retriever(email=...) is a placeholder or not an address.")
+    assert "a name, '@' and a domain with a dot" in message and "example.org" in message
+    Retriever(email="your.name@your-university.edu", out_dir=tmp_path, progress=False, cache=False, state="memory").close()
 
 
 def test_a_missing_email_is_a_warning_and_a_dashboard_line(tmp_path):
@@ -441,7 +451,7 @@ def test_every_argument_of_the_retriever_and_of_its_methods_is_documented():
 
 
 def test_the_retrievers_settings_have_one_home_and_change_through_configure(tmp_path):
-    with Retriever(email="tab@example.org", out_dir=tmp_path, progress=False, cache=False, verbosity=0) as r:
+    with Retriever(email="tab@uni.example", out_dir=tmp_path, progress=False, cache=False, verbosity=0) as r:
         public = {n for n in dir(r) if not n.startswith("_")}
         assert {"download", "download_frame", "start", "retry", "why", "domain_status", "dashboard", "settings",
                 "configure", "out_dir"} <= public
@@ -456,6 +466,6 @@ def test_the_retrievers_settings_have_one_home_and_change_through_configure(tmp_
         assert r.settings is after and (after.resume, after.workers) == (False, 3) and before.resume is True
         assert after.origin["workers"] == "configure()" and after.transport is before.transport
         with pytest.raises(ConfigurationError, match="email"):
-            r.configure(email="other@example.org")  # who is asking is a new Retriever's
+            r.configure(email="other@uni.example")  # who is asking is a new Retriever's
         with pytest.raises(ConfigurationError, match="prefer"):
             r.configure(prefer="fastest")

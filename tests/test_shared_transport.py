@@ -219,7 +219,7 @@ def test_a_cli_rerun_remembers_a_one_hour_retry_after_and_reports_host_held(tmp_
             for n in range(2):
                 report = tmp_path / f"report-{n}.csv"
                 done = subprocess.run(
-                    [sys.executable, "-m", "paperfetch", "download", "10.5555/demo.unknown", "--email", "t@example.org",
+                    [sys.executable, "-m", "paperfetch", "download", "10.5555/demo.unknown", "--email", "t@uni.example",
                      "--out", str(tmp_path / "pdfs"), "--report", str(report), "--no-progress", "--state", state],
                     capture_output=True, text=True, env=env, timeout=300,
                 )
@@ -306,9 +306,9 @@ def test_a_retriever_whose_redis_is_gone_gives_every_item_a_row(tmp_path, monkey
     dois = ["10.5555/demo.fast", "10.5555/demo.unknown", "not a doi"]
     try:
         with DemoWorld(base_ip=175) as world:
-            strict = Retriever(email="t@example.org", out_dir=tmp_path / "a", endpoints=world.endpoints, state=server.url,
+            strict = Retriever(email="t@uni.example", out_dir=tmp_path / "a", endpoints=world.endpoints, state=server.url,
                                progress=False, cache=False, http_options={"delay_min_s": 0.01, "delay_max_s": 0.01})
-            tolerant = Retriever(email="t@example.org", out_dir=tmp_path / "b", endpoints=world.endpoints,
+            tolerant = Retriever(email="t@uni.example", out_dir=tmp_path / "b", endpoints=world.endpoints,
                                  state=server.url, state_fallback="local", progress=False, cache=False,
                                  http_options={"delay_min_s": 0.01, "delay_max_s": 0.01})
             server.stop()

@@ -92,7 +92,7 @@ def test_a_setting_requests_refuses_gives_a_row_per_input_within_seconds(setting
     service = hosts("127.0.2.2", {"*": lambda req: Reply(200, json.dumps({"doi": "10.1000/x", "oa_locations": [
         {"url_for_pdf": publisher.base_url + "/x.pdf"}]}), {"Content-Type": "application/json"})})
     options = {**FAST, **settings.pop("http_options", {})}
-    email = settings.pop("email", "tester@example.org")
+    email = settings.pop("email", "tester@uni.example")
     ids = [f"10.1000/x{n}" for n in range(6)]
     with Retriever(email=email, out_dir=tmp_path, endpoints={"unpaywall": service.base_url}, sources=["unpaywall"],
                    respect_robots_txt=False, progress=False, verbosity=0, max_retries=1, http_options=options) as r:
@@ -123,7 +123,7 @@ def test_an_adapter_raising_an_unexpected_error_gives_every_input_its_row_within
     client = HttpClient(session=session, registry=HostRegistry(), **FAST)
     results = _within(20, lambda: client.get_many([f"http://127.0.2.17:9/{n}" for n in range(6)]))
     assert len(results) == 6 and all(isinstance(r, RuntimeError) for r in results)
-    with Retriever(http=client, out_dir=tmp_path, sources=["unpaywall"], email="tester@example.org",
+    with Retriever(http=client, out_dir=tmp_path, sources=["unpaywall"], email="tester@uni.example",
                    endpoints={"unpaywall": "http://127.0.2.17:9"}, respect_robots_txt=False, progress=False,
                    verbosity=0) as r:
         out = _within(20, lambda: r.download([f"10.1000/b{n}" for n in range(4)]))
@@ -212,7 +212,7 @@ def test_a_trickling_pdf_is_a_network_error_row_saying_too_slow(hosts, tmp_path)
     with RawServer("127.0.2.18", trickle(fake_pdf("slow", size=5000), 0.01)) as publisher:
         service = hosts("127.0.2.19", {"*": Reply(200, json.dumps({"doi": "10.1000/s", "oa_locations": [
             {"url_for_pdf": publisher.base_url + "/s.pdf"}]}), {"Content-Type": "application/json"})})
-        with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints={"unpaywall": service.base_url},
+        with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints={"unpaywall": service.base_url},
                        sources=["unpaywall"], respect_robots_txt=False, progress=False, verbosity=0, max_retries=0,
                        http_options={**FAST, "min_rate_bytes_s": 1000, "min_rate_window_s": 0.5}) as r:
             out = r.download(["10.1000/s"])
@@ -252,7 +252,7 @@ def test_a_keyboard_interrupt_in_a_subscriber_stops_download_with_no_request_aft
             seen.append(service.hits())
             raise KeyboardInterrupt
 
-    with Retriever(email="tester@example.org", out_dir=tmp_path, endpoints={"unpaywall": service.base_url},
+    with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints={"unpaywall": service.base_url},
                    sources=["unpaywall"], respect_robots_txt=False, progress=False, verbosity=0,
                    http_options=FAST) as r:
         r.web.subscribe(interrupt)

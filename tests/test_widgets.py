@@ -112,7 +112,7 @@ def test_item_completions_count_by_status_and_log_invalid_pdfs():
     model.item_finished("downloaded")
     model.item_finished("invalid_identifier")
     model.item_finished(
-        "invalid_pdf", key="doi:10.1/x", url="http://p.example/x.pdf?email=me@example.org",
+        "invalid_pdf", key="doi:10.1/x", url="http://p.example/x.pdf?email=me@uni.example",
         error="openalex http://p.example/x.pdf: an HTML page, not a PDF; landing http://q/y: other",
     )
     snap = model.snapshot()
@@ -535,7 +535,7 @@ def test_a_real_run_fills_the_dashboard(world, tmp_path, monkeypatch):
         assert "paperfetch ended " in bundle["text/plain"] and "paperfetch-hosts" in bundle["text/html"]
         kinds = {(e.kind, e.host) for e in snap.events}
         assert {("hold", held_host), ("suppress", forbidden_host), ("disallowed", robots_host)} <= kinds
-        assert "tester@example.org" not in repr(dash) and "tester@example.org" not in dash.events.value
+        assert "tester@uni.example" not in repr(dash) and "tester@uni.example" not in dash.events.value
         fast = snap.host(world.hosts["fast"].base_url.split("//")[1])
         assert fast.ok >= 1 and fast.in_flight == 0 and fast.queued == 0
         # per-host request counts match the transport's own count for this run

@@ -379,8 +379,8 @@ def test_windows_and_pools_are_settings_of_the_transport(tmp_path):
         TransportConfig(host_pools={"h": {"list": "(unclosed"}})
     with pytest.raises(ConfigurationError):
         TransportConfig(host_pools={"h": {"a#b": "."}})
-    mailed = TransportConfig(contact_email="me@example.org", contact_hosts=["api.crossref.org"])
-    assert "me@example.org" in mailed.user_agent_for("api.crossref.org#public-single")  # a pool of a host that asks
+    mailed = TransportConfig(contact_email="me@uni.example", contact_hosts=["api.crossref.org"])
+    assert "me@uni.example" in mailed.user_agent_for("api.crossref.org#public-single")  # a pool of a host that asks
 
 
 def test_a_crossref_interval_the_caller_gives_paces_each_pool(tmp_path):

@@ -33,7 +33,7 @@ def world():
 
 @pytest.fixture(scope="module")
 def demo_outcomes(world, tmp_path_factory):
-    with Retriever(email="tester@example.org", out_dir=tmp_path_factory.mktemp("pdfs"), endpoints=world.endpoints,
+    with Retriever(email="tester@uni.example", out_dir=tmp_path_factory.mktemp("pdfs"), endpoints=world.endpoints,
                    progress=False, verbosity=0, http_options=FAST) as r:
         return r.download(DEMO_INPUTS)
 
@@ -86,7 +86,7 @@ def test_yield_counts_papers_once_overlaps_and_resumed_copies():
 def test_cli_download_summary_has_a_yield_line(world, tmp_path, monkeypatch, capsys):
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
-    code = main(["download", "10.5555/demo.fast", "10.5555/demo.slow1", "10.5555/demo.unknown", "--email", "cli@example.org",
+    code = main(["download", "10.5555/demo.fast", "10.5555/demo.slow1", "10.5555/demo.unknown", "--email", "cli@uni.example",
                  "--out", str(tmp_path / "pdfs"), "--no-progress", "--delay-min", "0.01"])
     assert code == 1  # demo.unknown is not found
     out = capsys.readouterr().out

@@ -231,12 +231,13 @@ def retriever_for(settings: Settings, args: argparse.Namespace, *, jsonl: bool =
                          **options)
 
 
-def say(message: str, *, err: bool = False) -> None:
-    """Print one message (secrets masked) on stdout, or stderr with *err*. Once the reader of stdout has gone
+def say(message: str, *, err: bool = False, masked: bool = True) -> None:
+    """Print one message (secrets masked; *masked* False: a constant of the code's own, e.g. the documented
+    address of a hint) on stdout, or stderr with *err*. Once the reader of stdout has gone
     (``paperfetch config | head -3``), what follows is dropped and the command carries on (reports, exit status)."""
     stream = sys.stderr if err else sys.stdout
     try:
-        print(redact_text(message), file=stream, flush=True)
+        print(redact_text(message) if masked else message, file=stream, flush=True)
     except BrokenPipeError:
         stdout_gone(stream)
 
@@ -414,7 +415,7 @@ def write_report(frame: pd.DataFrame, path: Path) -> None:
     frame = redacted(frame)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        listed = [c for c in frame.columns if frame[c].map(lambda v: isinstance(v, (list, dict))).any()]
+        listed = [c for c in frame.columns if any(isinstance(v, (list, dict)) for v in frame[c])]  # no reduction: 0 rows too
         frame = frame.assign(**{c: frame[c].map(_json_cell) for c in listed})  # the authors as JSON, not a repr
         write_private_safe(path, lambda p: frame.to_csv(p, index=False))
     elif suffix == ".parquet":

@@ -60,7 +60,8 @@ def serve(*, ready: threading.Event | None = None, stop: threading.Event | None 
         say(f"# then, with PAPERFETCH_EMAIL set too: paperfetch download {examples} --state memory --no-cache")
         say("# or in a notebook or a script:")
         say(f"endpoints = {endpoints!r}")
-        say('# r = paperfetch.Retriever(endpoints=endpoints, email="your.name@your-university.edu", state="memory", cache=False)')
+        say('# r = paperfetch.Retriever(endpoints=endpoints, email="your.name@your-university.edu", state="memory", cache=False)',
+            masked=False)  # the documented address, not one to mask
         say("# Ctrl-C stops the world")
         if ready is not None:
             ready.set()
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     say("Starting an offline world of services and publishers on loopback addresses …")
     try:
         with DemoWorld() as world:
-            with Retriever(email="demo@example.org", out_dir=out, endpoints=world.endpoints,
+            with Retriever(email="demo@demo-university.example", out_dir=out, endpoints=world.endpoints,
                            progress=progress_wanted(args), verbosity=0,
                            # loopback answers and hosts have no place in the user's metadata cache or host state
                            cache=False, state="memory",

@@ -140,7 +140,7 @@ class Source:
         if self.requires_email and not identification.email:
             raise ConfigurationError(
                 f"{self.name} requires a contact e-mail address: pass "
-                f"identification=Identification(email='you@example.org')"
+                f"identification=Identification(email='your.name@your-university.edu')"
             )
         self.identification = identification
         override = base_url or None  # PAPERFETCH_<NAME>_URL reaches here through the settings (paperfetch.settings)

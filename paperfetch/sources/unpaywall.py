@@ -5,6 +5,7 @@ once; the source then asks nothing more, and no DOI is reported "not found" for 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 
 import requests
@@ -22,16 +23,23 @@ logger = logging.getLogger(__name__)
 
 #: What Unpaywall wants, said wherever an address is refused.
 UNPAYWALL_EMAIL_HELP = (
-    "Unpaywall requires a real contact e-mail address you read (it refuses none, one ending in "
-    "'example.com' and 'YOUR_EMAIL', see https://unpaywall.org/products/api): give yours with "
-    "Retriever(email=...), --email or PAPERFETCH_EMAIL"
+    "Unpaywall requires a real contact e-mail address you read: a name, '@' and a domain with a dot, not "
+    "'YOUR_EMAIL' or one at example.com (see https://unpaywall.org/products/api; paperfetch also refuses 'REDACTED' "
+    "and example.org or example.net): give yours with Retriever(email=...), --email or PAPERFETCH_EMAIL"
 )
+#: local@domain with a dot in the domain, no spaces: the least an address a person reads has.
+_ADDRESS_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 
 
 def placeholder_email(email: str | None) -> bool:
-    """True for an address Unpaywall refuses as a placeholder: ending in ``example.com`` or holding ``YOUR_EMAIL``."""
-    text = (email or "").strip()
-    return text.lower().endswith("example.com") or "YOUR_EMAIL" in text.upper()
+    """True for an address refused as a placeholder: Unpaywall's own rule (ending in ``example.com`` or holding
+    ``YOUR_EMAIL``), extended to ``example.org``/``example.net``, ``REDACTED`` (what masking prints) and text
+    that is not shaped ``local@domain.tld`` at all. No address (``None``, ``""``) is not a placeholder."""
+    if not email:
+        return False
+    text = email.strip()
+    return (not _ADDRESS_RE.fullmatch(text) or text.lower().endswith(("example.com", "example.org", "example.net"))
+            or any(word in text.upper() for word in ("YOUR_EMAIL", "REDACTED")))
 
 
 def check_email(email: str | None, *, origin: str | None = None, argument: str = "Retriever(email=...)") -> None:
@@ -43,7 +51,7 @@ def check_email(email: str | None, *, origin: str | None = None, argument: str =
         if origin and origin != "default":
             kind, _, rest = origin.partition(" ")
             where = " from " + {"env": rest, "file": f"the config file {rest}"}.get(kind, argument)
-        raise ConfigurationError(f"the contact e-mail{where} is a placeholder. {UNPAYWALL_EMAIL_HELP}")
+        raise ConfigurationError(f"the contact e-mail{where} is a placeholder or not an address. {UNPAYWALL_EMAIL_HELP}")
 
 
 class UnpaywallSource(Source):
