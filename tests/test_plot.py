@@ -71,7 +71,7 @@ def test_an_offline_run_draws_no_axis_without_data(tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="paperfetch")
     names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
              "semanticscholar", "biorxiv")
-    with Retriever(email="you@example.org", out_dir=tmp_path, endpoints={n: f"http://127.0.0.1:{_closed_port()}" for n in names},
+    with Retriever(email="you@uni.example", out_dir=tmp_path, endpoints={n: f"http://127.0.0.1:{_closed_port()}" for n in names},
                    state="memory", cache=False, verbosity=0, delay_min_s=0.0, delay_max_s=0.0, dashboard=False,
                    progress=False, http_options={"network_retry_base_s": 0.05}) as r:
         out = r.download(["10.5555/a.b", "10.5555/c.d"])
@@ -84,7 +84,7 @@ def test_an_offline_run_draws_no_axis_without_data(tmp_path, caplog):
 def test_the_demo_batch_plot_is_small_and_names_no_pool(tmp_path):
     from paperfetch.demo import DEMO_INPUTS, DemoWorld
 
-    with DemoWorld() as world, Retriever(email="demo@example.org", out_dir=tmp_path, endpoints=world.endpoints,
+    with DemoWorld() as world, Retriever(email="demo@uni.example", out_dir=tmp_path, endpoints=world.endpoints,
                                          verbosity=0, cache=False, state="memory", dashboard=False, progress=False,
                                          http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1,
                                                        "rate_limit_max_s": 0.3}) as r:

@@ -330,7 +330,7 @@ def test_a_demo_run_shows_pools_as_people_read_them(tmp_path, caplog):
     from paperfetch.http.status import shown_hosts
 
     caplog.set_level(logging.WARNING, logger="paperfetch")
-    with DemoWorld() as world, Retriever(email="demo@example.org", out_dir=tmp_path, endpoints=world.endpoints,
+    with DemoWorld() as world, Retriever(email="demo@uni.example", out_dir=tmp_path, endpoints=world.endpoints,
                                          verbosity=0, cache=False, state="memory", dashboard=False, progress=False,
                                          http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1,
                                                        "rate_limit_max_s": 0.3}) as r:
