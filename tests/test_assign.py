@@ -387,3 +387,47 @@ def test_the_paper_that_got_the_503_takes_its_copy_elsewhere_before_its_page_on_
     # the 30 s hold stayed on the held host; the paper did not wait it out
     answered_503 = min(t for t, path in held.log if path != "/robots.txt")
     assert good.arrivals("/p/")[-1] < answered_503 + 30
+
+
+def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_before_the_hold_ends(tmp_path):
+    """Four papers, each a PDF and its page on host A and an open copy on host B known by its page: A's first PDF
+    request answers 503 + Retry-After far longer than the test runs, and every paper (the one that got the 503 and
+    those queued behind it) is served from B; A is never asked again within its hold."""
+    import json
+
+    from paperfetch import Retriever
+
+    def page(n):
+        return Reply(200, f'<html><head><meta name="citation_pdf_url" content="/p/{n}.pdf"></head></html>'.encode(),
+                     {"Content-Type": "text/html"})
+
+    down = Reply(503, b"down", {"Retry-After": "240"})
+    with LoopbackHost("127.0.0.81", {"*": _robots(0.05, lambda r: page(r.path[3:]) if r.path.startswith("/a/") else down)}) \
+            as held, LoopbackHost("127.0.0.82", {"*": _robots(0.05, lambda r: page(r.path[3:]) if r.path.startswith("/a/")
+                                                             else _PDF)}) as good, \
+            LoopbackHost("127.0.0.83", {"*": Reply(404)}) as void:
+        def work(n):
+            locations = [_location(held.url(f"/p/{n}.pdf"), held.url(f"/a/{n}")), _location(None, good.url(f"/a/{n}"))]
+            return {"doi": f"https://doi.org/10.5555/held.{n}", "title": f"Held {n}", "best_oa_location": locations[0],
+                    "locations": locations, "open_access": {"is_oa": True, "oa_url": locations[0]["pdf_url"]}}
+
+        def openalex(request):
+            from urllib.parse import parse_qs
+            wanted = parse_qs(request.query).get("filter", [""])[0].removeprefix("doi:").split("|")
+            body = {"meta": {"count": len(wanted)}, "results": [work(int(d.rsplit(".", 1)[1])) for d in wanted if d]}
+            return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+        with LoopbackHost("127.0.0.84", {"*": openalex}) as oa:
+            endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
+            r = Retriever(email="t@example.org", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
+                          cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
+                          delay_min_s=0.05, delay_max_s=0.05)
+            frame = r.download([f"10.5555/held.{n}" for n in range(4)])
+            r.close()
+        assert list(frame["status"]) == ["downloaded"] * 4
+        assert list(frame["url"]) == [good.url(f"/p/{n}.pdf") for n in range(4)]
+    # counted after the call returned: the 240 s hold outlasts the call, and A was asked one PDF (its 503) and
+    # nothing after it (no page, no second try): every paper was served from B before the hold ended
+    asked = [path for _, path in held.log if path != "/robots.txt"]
+    assert len(asked) == 1 and asked[0].startswith("/p/")
+    assert sorted(path for _, path in good.log if path.startswith("/p/")) == [f"/p/{n}.pdf" for n in range(4)]

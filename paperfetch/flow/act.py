@@ -174,13 +174,15 @@ def _landing(paper: Paper, action: Copy, means: Means) -> Paper:
         verdict = sniff(head[:4096], response.headers.get("Content-Type"))
     finally:
         response.close()
+    # the page's PDF is the copy its source listed the page as (its version)
     if verdict.ok:  # the resolver led straight to a PDF: download it as a candidate
-        return paper.with_candidates([Candidate(final_url, source=action.source)], front=True)
+        return paper.with_candidates([Candidate(final_url, action.source, version=action.version)], front=True)
     if verdict.kind == "bot_challenge":
         raise _Failed(paper, InvalidPDF(f"landing page {redact_url(final_url)}: {verdict.reason}",
                                         url=redact_url(final_url), status_code=response.status_code))
     links = find_pdf_links(head, final_url, response.headers.get("Content-Type"))
-    return paper.with_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=action.followed)
+    return paper.with_candidates([Candidate(u, action.source, version=action.version) for u in links], front=True,
+                                 followed=action.followed)
 
 
 def _gives_way(paper: Paper, action: Copy, means: Means, others: tuple[str, ...]) -> bool:
@@ -200,17 +202,27 @@ def _gives_way(paper: Paper, action: Copy, means: Means, others: tuple[str, ...]
     return there + SOONER_BY_S < here
 
 
+def _held(web: Any, url: str) -> bool:
+    try:
+        return float(web.hold_remaining(url)) > 0
+    except Exception:  # noqa: BLE001 - a transport that cannot say holds nothing
+        return False
+
+
 def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...]) -> Paper:
     # a copy with another of its tier left waits for no hold and no Retry-After: the next copy goes instead
     if others and _gives_way(paper, action, means, others):
         return replace(paper, gave_way=paper.gave_way | {action.url}, actions=(*paper.actions, action))
+    # the paper's only copy of its tier waits for no hold either while a page or lookup is left: held, it goes back
+    # in front (once) and the paper decides again (a held copy waits behind a page or lookup that can start sooner)
+    elsewhere = not others and action.url not in paper.gave_way and any(a.kind in ("landing", "lookup") for a in paper.actions)
     paper = replace(paper, tried=paper.tried | {action.url}, attempts=paper.attempts + 1)
     dest = destination(paper, means, action.kind)
     pdf = action.kind == "pdf"
     # a JATS copy comes from a documented API (Europe PMC, E-utilities, the PMC bucket, bioRxiv), capped as answers are
     client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, answer_cap(means.api))
     try:
-        with answer_now() if others else nullcontext():
+        with answer_now() if others or elsewhere else nullcontext():
             result = client.download(action.url, dest, validate=_validator(action.url) if pdf else _xml_validator(action.url),
                                      max_bytes=cap, validate_bytes=VALIDATE_BYTES,
                                      reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
@@ -221,6 +233,9 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
             paper = paper.with_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=True)
         raise _Failed(paper, exc) from exc
     except (PaperfetchError, requests.RequestException, OSError) as exc:
+        if elsewhere and _held(means.web, action.url):
+            paper = replace(paper, tried=paper.tried - {action.url}, gave_way=paper.gave_way | {action.url},
+                            actions=(action, *paper.actions))
         raise _Failed(paper, exc) from exc
     # reused: another process wrote this file while we waited for it (nothing was requested)
     status = Status.ALREADY_DOWNLOADED if getattr(result, "reused", False) else Status.DOWNLOADED
