@@ -202,27 +202,36 @@ def _gives_way(paper: Paper, action: Copy, means: Means, others: tuple[str, ...]
     return there + SOONER_BY_S < here
 
 
-def _held(web: Any, url: str) -> bool:
+def _alone(paper: Paper, action: Copy, others: tuple[str, ...]) -> bool:
+    """Whether the paper's only copy of its tier waits for no hold either: a page or lookup is left to try while
+    its host is held (once per copy)."""
+    return not others and action.url not in paper.gave_way and any(a.kind in ("landing", "lookup") for a in paper.actions)
+
+
+def _held_back(paper: Paper, action: Copy, means: Means) -> Paper:
+    """Its host held, the copy goes back in front, not tried, and the paper decides again (a held copy waits behind
+    a page or lookup that can start sooner)."""
     try:
-        return float(web.hold_remaining(url)) > 0
+        if float(means.web.hold_remaining(action.url)) <= 0:
+            return paper
     except Exception:  # noqa: BLE001 - a transport that cannot say holds nothing
-        return False
+        return paper
+    return replace(paper, tried=paper.tried - {action.url}, gave_way=paper.gave_way | {action.url},
+                   actions=(action, *paper.actions))
 
 
 def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...]) -> Paper:
     # a copy with another of its tier left waits for no hold and no Retry-After: the next copy goes instead
     if others and _gives_way(paper, action, means, others):
         return replace(paper, gave_way=paper.gave_way | {action.url}, actions=(*paper.actions, action))
-    # the paper's only copy of its tier waits for no hold either while a page or lookup is left: held, it goes back
-    # in front (once) and the paper decides again (a held copy waits behind a page or lookup that can start sooner)
-    elsewhere = not others and action.url not in paper.gave_way and any(a.kind in ("landing", "lookup") for a in paper.actions)
+    alone = _alone(paper, action, others)
     paper = replace(paper, tried=paper.tried | {action.url}, attempts=paper.attempts + 1)
     dest = destination(paper, means, action.kind)
     pdf = action.kind == "pdf"
     # a JATS copy comes from a documented API (Europe PMC, E-utilities, the PMC bucket, bioRxiv), capped as answers are
     client, cap = (means.web, means.max_pdf_bytes) if pdf else (means.api, answer_cap(means.api))
     try:
-        with answer_now() if others or elsewhere else nullcontext():
+        with answer_now() if others or alone else nullcontext():
             result = client.download(action.url, dest, validate=_validator(action.url) if pdf else _xml_validator(action.url),
                                      max_bytes=cap, validate_bytes=VALIDATE_BYTES,
                                      reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
@@ -233,10 +242,7 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
             paper = paper.with_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=True)
         raise _Failed(paper, exc) from exc
     except (PaperfetchError, requests.RequestException, OSError) as exc:
-        if elsewhere and _held(means.web, action.url):
-            paper = replace(paper, tried=paper.tried - {action.url}, gave_way=paper.gave_way | {action.url},
-                            actions=(action, *paper.actions))
-        raise _Failed(paper, exc) from exc
+        raise _Failed(_held_back(paper, action, means) if alone else paper, exc) from exc
     # reused: another process wrote this file while we waited for it (nothing was requested)
     status = Status.ALREADY_DOWNLOADED if getattr(result, "reused", False) else Status.DOWNLOADED
     outcome = Outcome(status.value, source=action.source, url=result.url, path=str(result.path), bytes=result.bytes,
