@@ -519,9 +519,10 @@ class HostScheduler:
 
     def _decide_again(self, hq: _HostQueue, now: float) -> None:
         """*hq*'s host is held (a 503 or 429 with Retry-After, just reported): its queued jobs decide their next
-        request again, and those whose next request is now on another host go to its queue. Caller holds the lock."""
+        request again, and those whose next request is now on another host go to its queue (a draining queue's jobs
+        are answered at once anyway). Caller holds the lock."""
         try:
-            if self._stopping or hq.limiter is None or not hq.jobs or self.client.hold_remaining(hq.url) <= 0:
+            if self._stopping or hq.draining or not hq.jobs or hq.limiter is None or self.client.hold_remaining(hq.url) <= 0:
                 return
         except Exception:  # noqa: BLE001 - a transport that cannot say holds nothing
             return
