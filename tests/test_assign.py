@@ -208,6 +208,36 @@ def test_the_scheduler_spreads_papers_over_their_copies_by_each_hosts_pace():
     assert scheduler.stats["moves"] >= 0  # placed well at once: the intervals are known up front
 
 
+class StepJob:
+    """A paper whose next request is on host A until A is held, then its page on B (``decide_again``, as PaperJob)."""
+
+    def __init__(self, client, n):
+        self.client, self.n, self.url, self.served = client, n, f"{A}/p/{n}", None
+
+    def decide_again(self):
+        if self.url is not None and self.client.hold_remaining(A) > 0:
+            self.url = f"{B}/a/{self.n}"
+
+    def advance(self):
+        self.decide_again()
+        with answer_now():  # another step left: wait for no hold
+            response = self.client.get(self.url)
+        if response is not None and response.status_code == 200:
+            self.url, self.served = None, self.url
+
+
+def test_papers_queued_for_a_host_that_becomes_held_decide_again_and_go_elsewhere_at_once():
+    routes = {f"{A}/p/{n}": Reply(503, headers={"Retry-After": "30"}) for n in range(6)}
+    routes.update({f"{B}/a/{n}": Reply(200) for n in range(6)})
+    client, adapter, clock = _client(routes)
+    jobs = [StepJob(client, n) for n in range(6)]
+    start = clock.monotonic()
+    HostScheduler(client).run(jobs)
+    assert [j.served for j in jobs] == [f"{B}/a/{n}" for n in range(6)]
+    assert sum(1 for _, url in adapter.calls if url.startswith(A)) == 1  # one 503; the rest never asked A
+    assert clock.monotonic() - start < 30.0  # on the fake clock: B's pace, not A's 30 s hold
+
+
 def test_a_papers_step_offers_only_its_best_version_tier_and_choose_moves_a_copy_first():
     doi = "10.5555/x.1"
     cands = [Candidate(f"{A}/pre.pdf", "openalex", version="submittedVersion"),
