@@ -461,3 +461,14 @@ def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_
     asked = [path for _, path in held.log if path != "/robots.txt"]
     assert len(asked) == 1 and asked[0].startswith("/p/")
     assert sorted(path for _, path in good.log if path.startswith("/p/")) == [f"/p/{n}.pdf" for n in range(4)]
+
+
+def test_a_plain_503_on_the_only_copy_is_retried_not_traded_for_a_page_elsewhere(tmp_path):
+    answers = [Reply(503, b"busy"), _PDF]  # no Retry-After: no hold, the transport's retry after a backoff
+    page = Reply(200, b'<html><head><meta name="citation_pdf_url" content="/p/1.pdf"></head></html>',
+                 {"Content-Type": "text/html"})
+    with LoopbackHost("127.0.0.86", {"*": _robots(0.05, lambda r: answers.pop(0))}) as busy, \
+            LoopbackHost("127.0.0.87", {"*": _robots(0.05, page)}) as other:
+        frame = _one_paper(tmp_path, [_location(busy.url("/p/1.pdf")), _location(None, other.url("/a/1"))], "127.0.0.88")
+        assert list(frame["status"]) == ["downloaded"] and frame["url"][0] == busy.url("/p/1.pdf")
+        assert busy.hits("/p/1.pdf") == 2 and other.hits("/a/1") == 0

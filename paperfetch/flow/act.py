@@ -21,7 +21,7 @@ import requests
 
 from paperfetch import defaults
 from paperfetch.download import write_error
-from paperfetch.errors import InvalidPDF, NetworkError, NotFoundError, PaperfetchError
+from paperfetch.errors import InvalidPDF, NetworkError, NotFoundError, PaperfetchError, RateLimited
 from paperfetch.flow.decide import Stage, Step, answer, stage_of
 from paperfetch.http.context import answer_now
 from paperfetch.http.limits import read_limited
@@ -208,13 +208,12 @@ def _alone(paper: Paper, action: Copy, others: tuple[str, ...]) -> bool:
     return not others and action.url not in paper.gave_way and any(a.kind in ("landing", "lookup") for a in paper.actions)
 
 
-def _held_back(paper: Paper, action: Copy, means: Means) -> Paper:
-    """Its host held, the copy goes back in front, not tried, and the paper decides again (a held copy waits behind
-    a page or lookup that can start sooner)."""
-    try:
-        if float(means.web.hold_remaining(action.url)) <= 0:
-            return paper
-    except Exception:  # noqa: BLE001 - a transport that cannot say holds nothing
+def _held_back(paper: Paper, action: Copy, exc: BaseException) -> Paper:
+    """An answer the transport would have waited for and retried (a hold, a 429 or a 5xx) came at once: the copy
+    goes back in front, not tried, and the paper decides again (a held copy waits behind a page or lookup that can
+    start sooner; asked again, it waits as any request does)."""
+    status = getattr(exc, "status_code", None) or 0
+    if not isinstance(exc, RateLimited) and status != 429 and status < 500:
         return paper
     return replace(paper, tried=paper.tried - {action.url}, gave_way=paper.gave_way | {action.url},
                    actions=(action, *paper.actions))
@@ -242,7 +241,7 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
             paper = paper.with_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=True)
         raise _Failed(paper, exc) from exc
     except (PaperfetchError, requests.RequestException, OSError) as exc:
-        raise _Failed(_held_back(paper, action, means) if alone else paper, exc) from exc
+        raise _Failed(_held_back(paper, action, exc) if alone else paper, exc) from exc
     # reused: another process wrote this file while we waited for it (nothing was requested)
     status = Status.ALREADY_DOWNLOADED if getattr(result, "reused", False) else Status.DOWNLOADED
     outcome = Outcome(status.value, source=action.source, url=result.url, path=str(result.path), bytes=result.bytes,
