@@ -28,7 +28,9 @@ Figures, from the servers' logs:
 The **fixed-order** run is the same world with OpenAlex listing only each paper's first copy (every
 paper has one copy: a fixed order, each paper's first copy). The **503 variant**: one of the two piled hosts
 answers every PDF request with ``503 + Retry-After: 30`` for the first 30 s after its first request
-(robots.txt stays 200); every paper on it has another copy, so T* is the world without that host.
+(robots.txt stays 200); every paper on it has another copy, so T* is the world without that host. The **held
+copy** case: four papers whose PDF and page are on the 503 host and whose open copy is elsewhere, known by its
+landing page only (``citation_pdf_url``): after the 503 each is served from the other copy before the hold ends.
 """
 
 from __future__ import annotations
@@ -92,6 +94,9 @@ class PdfHost:
         with self.lock:
             if request.path == "/robots.txt":
                 reply = Reply(200, f"User-agent: *\nCrawl-delay: {CRAWL_DELAYS[self.index]}\n", {"Content-Type": "text/plain"})
+            elif request.path.startswith("/a/") and not self.down_for:  # a landing page naming its PDF
+                page = f'<html><head><meta name="citation_pdf_url" content="/p/{request.path[3:]}.pdf"></head></html>'
+                reply = Reply(200, page.encode(), {"Content-Type": "text/html"})
             else:
                 self.first = request.arrived if self.first is None else self.first
                 if request.arrived - self.first < self.down_for:
@@ -102,10 +107,12 @@ class PdfHost:
             return reply
 
 
-def openalex(world: list[list[int]], bases: list[str], first_only: bool) -> Any:
+def openalex(world: list[list[int]], bases: list[str], first_only: bool, pages: bool = False) -> Any:
+    """The OpenAlex double; with *pages*, the first copy is a PDF and its landing page, the others pages only."""
     def work(i: int) -> dict[str, Any]:
         copies = world[i][:1] if first_only else world[i]
-        locations = [{"is_oa": True, "pdf_url": f"{bases[h]}/p/{i}.pdf", "landing_page_url": None, "license": "cc-by",
+        locations = [{"is_oa": True, "pdf_url": f"{bases[h]}/p/{i}.pdf" if not (pages and n) else None,
+                      "landing_page_url": f"{bases[h]}/a/{i}" if pages else None, "license": "cc-by",
                       "version": "publishedVersion", "source": {"type": "repository" if n else "journal"}}
                      for n, h in enumerate(copies)]
         return {"id": f"https://openalex.org/W{i}", "doi": f"https://doi.org/{doi(i)}", "title": f"Mirrored paper {i}",
@@ -125,13 +132,13 @@ def openalex(world: list[list[int]], bases: list[str], first_only: bool) -> Any:
     return serve
 
 
-def serve(conn: Any, world: list[list[int]], first_only: bool, down: int | None) -> None:
+def serve(conn: Any, world: list[list[int]], first_only: bool, down: int | None, pages: bool = False) -> None:
     from paperfetch.testing import LoopbackHost, Reply
 
     hosts = [PdfHost(i, DOWN_FOR_S if i == down else 0.0) for i in range(len(CRAWL_DELAYS))]
     servers = [LoopbackHost(f"127.0.4.{i + 1}", {"*": h}).start() for i, h in enumerate(hosts)]
     bases = [s.base_url for s in servers]
-    servers.append(LoopbackHost("127.0.4.20", {"*": openalex(world, bases, first_only)}).start())
+    servers.append(LoopbackHost("127.0.4.20", {"*": openalex(world, bases, first_only, pages)}).start())
     servers.append(LoopbackHost("127.0.4.21", {"*": Reply(404, b"not here")}).start())
     conn.send((bases, servers[-2].base_url, servers[-1].base_url))
     conn.recv()  # "logs"
@@ -230,12 +237,13 @@ def fixed_order_bound(world: list[list[int]], intervals: list[float]) -> float:
 
 
 # ---------------------------------------------------------------------- a run
-def run(world: list[list[int]], *, first_only: bool = False, down: int | None = None) -> dict[str, Any]:
+def run(world: list[list[int]], *, first_only: bool = False, down: int | None = None, pages: bool = False
+        ) -> dict[str, Any]:
     from paperfetch import Retriever
 
     ctx = multiprocessing.get_context("spawn")
     conn, child = ctx.Pipe()
-    process = ctx.Process(target=serve, args=(child, world, first_only, down), daemon=True)
+    process = ctx.Process(target=serve, args=(child, world, first_only, down, pages), daemon=True)
     process.start()
     bases, openalex_base, void = conn.recv()
     try:
@@ -319,7 +327,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    T* {t_down:.2f} s (the host unavailable for {DOWN_FOR_S:.0f} s)")
         down = run(world, down=DOWN_HOST)
         report("assigned, 503 host", down, n, 1.1 * t_down + 1.0)
+    if not args.no_503:
+        held_copy_case(intervals)
     return 0
+
+
+def held_copy_case(intervals: list[float]) -> None:
+    """Four papers, each a PDF and its page on the 503 host and an open copy elsewhere known by its page only: after
+    the 503 each goes to the copy that can start now (T*: the other host's page and PDF, after its robots.txt)."""
+    world = [[DOWN_HOST, h] for h in (2, 3, 4, 5)]
+    t_star = max(2 * intervals[h] for _, h in world)  # robots.txt, the page, then the PDF on each other host
+    print(f"503 held copy: {len(world)} papers, each a PDF and page on host {DOWN_HOST} (503 + Retry-After: 30) and a page "
+          f"elsewhere\n    T* {t_star:.2f} s")
+    report("assigned, held copy", run(world, down=DOWN_HOST, pages=True), len(world), 1.1 * t_star + 1.0)
 
 
 if __name__ == "__main__":

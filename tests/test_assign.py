@@ -208,6 +208,36 @@ def test_the_scheduler_spreads_papers_over_their_copies_by_each_hosts_pace():
     assert scheduler.stats["moves"] >= 0  # placed well at once: the intervals are known up front
 
 
+class StepJob:
+    """A paper whose next request is on host A until A is held, then its page on B (``decide_again``, as PaperJob)."""
+
+    def __init__(self, client, n):
+        self.client, self.n, self.url, self.served = client, n, f"{A}/p/{n}", None
+
+    def decide_again(self):
+        if self.url is not None and self.client.hold_remaining(A) > 0:
+            self.url = f"{B}/a/{self.n}"
+
+    def advance(self):
+        self.decide_again()
+        with answer_now():  # another step left: wait for no hold
+            response = self.client.get(self.url)
+        if response is not None and response.status_code == 200:
+            self.url, self.served = None, self.url
+
+
+def test_papers_queued_for_a_host_that_becomes_held_decide_again_and_go_elsewhere_at_once():
+    routes = {f"{A}/p/{n}": Reply(503, headers={"Retry-After": "30"}) for n in range(6)}
+    routes.update({f"{B}/a/{n}": Reply(200) for n in range(6)})
+    client, adapter, clock = _client(routes)
+    jobs = [StepJob(client, n) for n in range(6)]
+    start = clock.monotonic()
+    HostScheduler(client).run(jobs)
+    assert [j.served for j in jobs] == [f"{B}/a/{n}" for n in range(6)]
+    assert sum(1 for _, url in adapter.calls if url.startswith(A)) == 1  # one 503; the rest never asked A
+    assert clock.monotonic() - start < 30.0  # on the fake clock: B's pace, not A's 30 s hold
+
+
 def test_a_papers_step_offers_only_its_best_version_tier_and_choose_moves_a_copy_first():
     doi = "10.5555/x.1"
     cands = [Candidate(f"{A}/pre.pdf", "openalex", version="submittedVersion"),
@@ -387,3 +417,58 @@ def test_the_paper_that_got_the_503_takes_its_copy_elsewhere_before_its_page_on_
     # the 30 s hold stayed on the held host; the paper did not wait it out
     answered_503 = min(t for t, path in held.log if path != "/robots.txt")
     assert good.arrivals("/p/")[-1] < answered_503 + 30
+
+
+def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_before_the_hold_ends(tmp_path):
+    """Four papers, each a PDF and its page on host A and an open copy on host B known by its page: A's first PDF
+    request answers 503 + Retry-After far longer than the test runs, and every paper (the one that got the 503 and
+    those queued behind it) is served from B; A is never asked again within its hold."""
+    import json
+
+    from paperfetch import Retriever
+
+    def page(n):
+        return Reply(200, f'<html><head><meta name="citation_pdf_url" content="/p/{n}.pdf"></head></html>'.encode(),
+                     {"Content-Type": "text/html"})
+
+    down = Reply(503, b"down", {"Retry-After": "240"})
+    with LoopbackHost("127.0.0.81", {"*": _robots(0.05, lambda r: page(r.path[3:]) if r.path.startswith("/a/") else down)}) \
+            as held, LoopbackHost("127.0.0.82", {"*": _robots(0.05, lambda r: page(r.path[3:]) if r.path.startswith("/a/")
+                                                             else _PDF)}) as good, \
+            LoopbackHost("127.0.0.83", {"*": Reply(404)}) as void:
+        def work(n):
+            locations = [_location(held.url(f"/p/{n}.pdf"), held.url(f"/a/{n}")), _location(None, good.url(f"/a/{n}"))]
+            return {"doi": f"https://doi.org/10.5555/held.{n}", "title": f"Held {n}", "best_oa_location": locations[0],
+                    "locations": locations, "open_access": {"is_oa": True, "oa_url": locations[0]["pdf_url"]}}
+
+        def openalex(request):
+            from urllib.parse import parse_qs
+            wanted = parse_qs(request.query).get("filter", [""])[0].removeprefix("doi:").split("|")
+            body = {"meta": {"count": len(wanted)}, "results": [work(int(d.rsplit(".", 1)[1])) for d in wanted if d]}
+            return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+        with LoopbackHost("127.0.0.84", {"*": openalex}) as oa:
+            endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
+            r = Retriever(email="t@example.org", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
+                          cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
+                          delay_min_s=0.05, delay_max_s=0.05)
+            frame = r.download([f"10.5555/held.{n}" for n in range(4)])
+            r.close()
+        assert list(frame["status"]) == ["downloaded"] * 4
+        assert list(frame["url"]) == [good.url(f"/p/{n}.pdf") for n in range(4)]
+    # counted after the call returned: the 240 s hold outlasts the call, and A was asked one PDF (its 503) and
+    # nothing after it (no page, no second try): every paper was served from B before the hold ended
+    asked = [path for _, path in held.log if path != "/robots.txt"]
+    assert len(asked) == 1 and asked[0].startswith("/p/")
+    assert sorted(path for _, path in good.log if path.startswith("/p/")) == [f"/p/{n}.pdf" for n in range(4)]
+
+
+def test_a_plain_503_on_the_only_copy_is_retried_not_traded_for_a_page_elsewhere(tmp_path):
+    answers = [Reply(503, b"busy"), _PDF]  # no Retry-After: no hold, the transport's retry after a backoff
+    page = Reply(200, b'<html><head><meta name="citation_pdf_url" content="/p/1.pdf"></head></html>',
+                 {"Content-Type": "text/html"})
+    with LoopbackHost("127.0.0.86", {"*": _robots(0.05, lambda r: answers.pop(0))}) as busy, \
+            LoopbackHost("127.0.0.87", {"*": _robots(0.05, page)}) as other:
+        frame = _one_paper(tmp_path, [_location(busy.url("/p/1.pdf")), _location(None, other.url("/a/1"))], "127.0.0.88")
+        assert list(frame["status"]) == ["downloaded"] and frame["url"][0] == busy.url("/p/1.pdf")
+        assert busy.hits("/p/1.pdf") == 2 and other.hits("/a/1") == 0

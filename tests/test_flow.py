@@ -18,7 +18,7 @@ from paperfetch.http.client import HttpClient
 from paperfetch.http.hosts import HostRegistry
 from paperfetch.ids import IdType, parse_identifier
 from paperfetch.ledger import open_ledger
-from paperfetch.paper import Paper, Update
+from paperfetch.paper import Copy, Lookup, Paper, Update
 from paperfetch.sources import Candidate, Record
 from paperfetch.testing import LoopbackHost, Reply
 
@@ -93,6 +93,46 @@ def test_the_decided_step_follows_the_rules_over_the_paper():
     assert sought.kind == "lookup" and sought.url == f"https://lookup.example/doi:{DOI}" and sought.paper.vor_asked
     left = next_step(preprint, paired)  # its journal version is another input: the file is left to it
     assert left.kind == "end" and left.paper.same_work == 0 and left.paper.put_aside is not None
+
+
+_HELD_PAGE = Copy("https://a.example/article", "openalex", kind="landing")
+_HELD_PDF = Copy("https://a.example/p.pdf", "openalex", "publishedVersion")
+_FOUND_PDF = Copy("https://a.example/found.pdf", "openalex", followed=True)
+_OPEN_PDF = Copy("https://b.example/p.pdf", "openalex", "publishedVersion")
+_OTHER_PAGE = Copy("https://b.example/article", "openalex", "publishedVersion", kind="landing")
+_LOOKUP = Lookup("crossref", "https://lookup.example/works")
+_PLAIN_PDF = Copy("https://b.example/plain.pdf", "openalex")  # no version: a lower tier
+_LATER_PDF = Copy("https://c.example/p.pdf", "openalex", "publishedVersion")  # its host starts in 40 s
+_LATER_PAGE = Copy("https://c.example/article", "openalex", kind="landing")
+
+
+@pytest.mark.parametrize(("actions", "first"), [
+    ((_HELD_PAGE, _OPEN_PDF), _OPEN_PDF),  # the 503's page waits, the open copy elsewhere goes
+    ((_HELD_PAGE, _OTHER_PAGE), _OTHER_PAGE),  # a page elsewhere that can start now goes too
+    ((_FOUND_PDF, _LOOKUP, _OPEN_PDF), _LOOKUP),  # the first action elsewhere that can start sooner
+    ((_HELD_PAGE, _LATER_PAGE, _OTHER_PAGE), _OTHER_PAGE),  # one that starts later than the hold ends waits
+    ((_HELD_PAGE, _LATER_PAGE), _HELD_PAGE),  # nothing starts sooner: the order stays
+    ((_OTHER_PAGE, _HELD_PAGE, _OPEN_PDF), _OTHER_PAGE),  # a step on a free host keeps its place
+    ((_HELD_PDF, _HELD_PAGE, _OTHER_PAGE), _OTHER_PAGE),  # a held copy waits behind a page elsewhere
+    ((_HELD_PDF, _LOOKUP), _LOOKUP),  # and behind a lookup
+    ((_HELD_PDF, _PLAIN_PDF), _HELD_PDF),  # a worse tier never goes before it: its hold is waited for
+    ((_HELD_PDF, _OTHER_PAGE, _OPEN_PDF), _HELD_PDF),  # a copy of its tier elsewhere: the assignment's choice
+    ((_HELD_PAGE, _PLAIN_PDF, _HELD_PDF), _HELD_PDF),  # a page's worse copy elsewhere does not outrank the held one
+])
+def test_a_step_on_a_held_host_gives_way_to_an_action_elsewhere_that_can_start_sooner(actions, first):
+    waits = {"a.example": 30.0, "c.example": 40.0}
+
+    def hold(url: str) -> float:
+        return waits["a.example"] if "a.example" in url else 0.0
+
+    def ready(url: str) -> float:
+        return next((s for host, s in waits.items() if host in url), 0.0)
+
+    outlook = Outlook(sources={}, hold_remaining=hold, ready_in=ready)
+    paper = dataclasses.replace(Paper.start(parse_identifier(DOI), []), actions=actions)
+    step = next_step(paper, outlook)
+    assert step.action == first and next_step(step.paper, outlook) == step  # decided again: the same step
+    assert sorted(map(str, step.paper.actions)) == sorted(map(str, actions))  # every action stays in the list
 
 
 def _read_everything(job: PaperJob) -> int:

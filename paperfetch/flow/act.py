@@ -21,7 +21,7 @@ import requests
 
 from paperfetch import defaults
 from paperfetch.download import write_error
-from paperfetch.errors import InvalidPDF, NetworkError, NotFoundError, PaperfetchError
+from paperfetch.errors import InvalidPDF, NetworkError, NotFoundError, PaperfetchError, RateLimited
 from paperfetch.flow.decide import Stage, Step, answer, id_of, stage_of
 from paperfetch.http.context import answer_now
 from paperfetch.http.limits import read_limited
@@ -169,13 +169,15 @@ def _landing(paper: Paper, action: Copy, means: Means) -> Paper:
         verdict = sniff(head[:4096], response.headers.get("Content-Type"))
     finally:
         response.close()
+    # the page's PDF is the copy its source listed the page as (its version)
     if verdict.ok:  # the resolver led straight to a PDF: download it as a candidate
-        return paper.with_candidates([Candidate(final_url, source=action.source)], front=True)
+        return paper.with_candidates([Candidate(final_url, action.source, version=action.version)], front=True)
     if verdict.kind == "bot_challenge":
         raise _Failed(paper, InvalidPDF(f"landing page {redact_url(final_url)}: {verdict.reason}",
                                         url=redact_url(final_url), status_code=response.status_code))
     links = find_pdf_links(head, final_url, response.headers.get("Content-Type"))
-    return paper.with_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=action.followed)
+    return paper.with_candidates([Candidate(u, action.source, version=action.version) for u in links], front=True,
+                                 followed=action.followed)
 
 
 def _gives_way(paper: Paper, action: Copy, means: Means, others: tuple[str, ...]) -> bool:
@@ -195,16 +197,34 @@ def _gives_way(paper: Paper, action: Copy, means: Means, others: tuple[str, ...]
     return there + SOONER_BY_S < here
 
 
+def _alone(paper: Paper, action: Copy, others: tuple[str, ...]) -> bool:
+    """Whether the paper's only copy of its tier waits for no hold either: a page or lookup is left to try while
+    its host is held (once per copy)."""
+    return not others and action.url not in paper.gave_way and any(a.kind in ("landing", "lookup") for a in paper.actions)
+
+
+def _held_back(paper: Paper, action: Copy, exc: BaseException) -> Paper:
+    """An answer the transport would have waited for and retried (a hold, a 429 or a 5xx) came at once: the copy
+    goes back in front, not tried, and the paper decides again (a held copy waits behind a page or lookup that can
+    start sooner; asked again, it waits as any request does)."""
+    status = getattr(exc, "status_code", None) or 0
+    if not isinstance(exc, RateLimited) and status != 429 and status < 500:
+        return paper
+    return replace(paper, tried=paper.tried - {action.url}, gave_way=paper.gave_way | {action.url},
+                   actions=(action, *paper.actions))
+
+
 def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...]) -> Paper:
     # a copy with another of its tier left waits for no hold and no Retry-After: the next copy goes instead
     if others and _gives_way(paper, action, means, others):
         return replace(paper, gave_way=paper.gave_way | {action.url}, actions=(*paper.actions, action))
+    alone = _alone(paper, action, others)
     paper = replace(paper, tried=paper.tried | {action.url}, attempts=paper.attempts + 1)
     dest = destination(paper, means, action.kind)
     # a JATS copy comes from a documented API (Europe PMC, E-utilities, the PMC bucket, bioRxiv), capped as answers are
     client, cap = (means.web, means.max_pdf_bytes) if action.kind == "pdf" else (means.api, answer_cap(means.api))
     try:
-        with answer_now() if others else nullcontext():
+        with answer_now() if others or alone else nullcontext():
             result = client.download(action.url, dest, validate=_validator(action.url, action.kind),
                                      max_bytes=cap, validate_bytes=defaults.PDF_SNIFF_BYTES,
                                      reuse=None if means.reuse is None else partial(means.reuse, paper.identifier.key))
@@ -215,7 +235,7 @@ def _download(paper: Paper, action: Copy, means: Means, others: tuple[str, ...])
             paper = paper.with_candidates([Candidate(u, source=action.source) for u in links], front=True, followed=True)
         raise _Failed(paper, exc) from exc
     except (PaperfetchError, requests.RequestException, OSError) as exc:
-        raise _Failed(paper, exc) from exc
+        raise _Failed(_held_back(paper, action, exc) if alone else paper, exc) from exc
     # reused: another process wrote this file while we waited for it (nothing was requested)
     status = Status.ALREADY_DOWNLOADED if getattr(result, "reused", False) else Status.DOWNLOADED
     outcome = Outcome(status.value, source=action.source, url=result.url, path=str(result.path), bytes=result.bytes,

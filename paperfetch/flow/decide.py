@@ -1,7 +1,7 @@
 """Decide first: :func:`next_step` reads a :class:`~paperfetch.paper.Paper` and the batch's :class:`Outlook`
 and says what the paper does next, changing nothing. The rules: sources expand by :class:`Stage` (docs/sources.md,
-"How the Retriever uses them"); a paper's copies compete by version tier; a candidate on a held host waits behind
-a copy that starts sooner; with ``skip_retracted`` a retracted paper ends before any PDF request; with
+"How the Retriever uses them"); a paper's copies compete by version tier; a step on a held host waits behind
+an action elsewhere that starts sooner; with ``skip_retracted`` a retracted paper ends before any PDF request; with
 ``prefer="published"`` a preprint's version of record is sought first (docs/outcomes.md, "Versions"); a
 preprint whose journal version is another input of the batch leaves its file to it.
 """
@@ -119,6 +119,7 @@ def next_step(paper: Paper, outlook: Outlook) -> Step:
         paper, changed = _seek_published(paper, outlook)
         if changed:  # the version of record's lookups go first, or the file is left to the journal version
             return next_step(paper, outlook)
+        paper = _behind_held(paper, outlook)
     first = paper.actions[0]
     if isinstance(first, Lookup):
         return Step("lookup", paper, free=outlook.cached is not None and outlook.cached(first.url, first.params))
@@ -181,18 +182,24 @@ def arrange(paper: Paper, outlook: Outlook) -> Paper:
 
 
 def _behind_held(paper: Paper, outlook: Outlook) -> Paper:
-    """A candidate on a held host waits behind the first copy elsewhere that can start sooner (the hold stays on
-    the host, and the candidate stays in the paper's list)."""
+    """A step on a held host waits behind the first action of the paper on a host not held that can start before
+    the hold ends (the hold stays on the host, the step in the paper's list). A listed copy gives way only to a page
+    or a lookup, and not while another copy of its tier can start sooner (the assignment's choice): a worse tier
+    never goes before it."""
+    front = paper.actions[0]
     try:
-        held = outlook.hold_remaining(paper.actions[0].url)
+        held = outlook.hold_remaining(front.url)
         if held <= 0:
             return paper
-        for index, action in enumerate(paper.actions):
-            if action.listed and outlook.ready_in(action.url) < held:
-                return to_front(paper, index)
+        sooner = [(i, a) for i, a in enumerate(paper.actions[1:], 1)
+                  if outlook.hold_remaining(a.url) <= 0 and outlook.ready_in(a.url) < held]
     except Exception:  # noqa: BLE001 - a transport that cannot say: the order stays
-        pass
-    return paper
+        return paper
+    if front.listed:
+        if any(a.listed and tier(a, outlook.prefer) == tier(front, outlook.prefer) for _, a in sooner):
+            return paper
+        sooner = [(i, a) for i, a in sooner if a.kind in ("landing", "lookup")]
+    return to_front(paper, sooner[0][0]) if sooner else paper
 
 
 def answer(candidates: Any) -> str:

@@ -80,10 +80,13 @@ class PaperJob:
         if index:
             self.hold(to_front(self.step.paper, index))
 
-    def advance(self) -> None:
-        # decided again from the decided paper (its sources already expanded): the holds, the copies' order
-        # and the batch's write stop are as they are now
+    def decide_again(self) -> None:
+        """Decide again from the decided paper (its sources already expanded): the holds, the copies' order and
+        the batch's write stop as they are now (before each request, and when the host it is queued for is held)."""
         self.step = next_step(self.step.paper, self.outlook)
+
+    def advance(self) -> None:
+        self.decide_again()
         step = self.step
         if step.action is None:
             return

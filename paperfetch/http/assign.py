@@ -177,6 +177,7 @@ class Placement:
         """The ``(host key, url)`` a job with copies is queued for (:func:`earliest`); ``None``: it cannot move."""
         copies = self.copies_of(job, url, key_of)
         if not copies:
+            self.movable.pop(id(job), None)  # its next request may be other than when it was placed
             return None
         self.movable[id(job)] = copies
         outlooks = {k: self.outlook(k, u, now) for k, u in copies}

@@ -46,6 +46,13 @@ class Job(Protocol):
     def advance(self) -> None: ...
 
 
+@runtime_checkable
+class _DecidesAgain(Protocol):
+    """A job whose next request may change with the hosts' facts: ``decide_again()`` decides it anew."""
+
+    def decide_again(self) -> None: ...
+
+
 class Transport(Protocol):
     """What the scheduler asks the transport (:class:`~paperfetch.http.client.HttpClient` is one). The answers
     are the transport's policy (:mod:`paperfetch.http.policy`); the scheduler re-derives none of them."""
@@ -500,6 +507,7 @@ class HostScheduler:
             except Exception as exc:  # noqa: BLE001 - e.g. the host-state store failed: the job's row says so
                 self._attach(job, exc)
                 error, url = exc, None
+            self._decide_again(hq, self._clock.monotonic())
             if error is not None:
                 self._stats["errors"] += 1
             finished = url is None
@@ -508,6 +516,34 @@ class HostScheduler:
             self._stats["scheduling_cpu_s"] += time.thread_time() - cpu0
             self._cond.notify()
         return finished
+
+    def _decide_again(self, hq: _HostQueue, now: float) -> None:
+        """*hq*'s host is held (a 503 or 429 with Retry-After, just reported): its queued jobs decide their next
+        request again, and those whose next request is now on another host go to its queue (a draining queue's jobs
+        are answered at once anyway). Caller holds the lock."""
+        try:
+            if self._stopping or hq.draining or not hq.jobs or hq.limiter is None or self.client.hold_remaining(hq.url) <= 0:
+                return
+        except Exception:  # noqa: BLE001 - a transport that cannot say holds nothing
+            return
+        kept: deque[tuple[Any, str]] = deque()
+        moved = []
+        for job, url in hq.jobs:
+            try:
+                if isinstance(job, _DecidesAgain):
+                    job.decide_again()
+                new = job.url
+            except Exception:  # noqa: BLE001 - its advance() will report it
+                new = None
+            if new and self._key(new) != hq.key:
+                moved.append((job, new))
+            else:
+                kept.append((job, url))
+        hq.jobs = kept
+        if not kept:
+            self._active.pop(hq.key, None)
+        for job, url in moved:
+            self._enqueue(job, url, self._key(url), now)
 
     def _finish(self, generation: int, job: Job) -> None:
         self._call_on_finished(job)
