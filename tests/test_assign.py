@@ -449,7 +449,7 @@ def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_
 
         with LoopbackHost("127.0.0.84", {"*": openalex}) as oa:
             endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
-            r = Retriever(email="t@example.org", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
+            r = Retriever(email="t@uni.example", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
                           cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
                           delay_min_s=0.05, delay_max_s=0.05)
             frame = r.download([f"10.5555/held.{n}" for n in range(4)])
