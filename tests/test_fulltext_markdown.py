@@ -30,8 +30,9 @@ from paperfetch.fulltext.markdown import FRONT_MATTER_KEYS, escape, reuse_of, to
 
 PANDOC = shutil.which("pandoc")
 _UNESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_PARAGRAPH = re.compile(r'^(.*) <a id="([^"]*)"(?: data-[a-z]+="[^"]*")*></a>$', re.S)
-_REF = re.compile(r"\[\^([^\]\s]+)\]")
+_PARAGRAPH = re.compile(r'^(.*) <a id="([^"]*)"((?: data-[a-z]+="[^"]*")*)></a>$', re.S)
+_LINK = re.compile(r"(?<!\\)\[((?:\\.|[^\\\]])*)\]\(#[^)\s]*\)")
+_CITATIONS = re.compile(r' data-citations="([^"]*)"')
 
 
 def unescape(text: str) -> str:
@@ -40,7 +41,8 @@ def unescape(text: str) -> str:
 
 def _paragraphs_of(document: str) -> list[tuple[str, str, str, list[str]]]:
     """Each paragraph block of a paperfetch Markdown document as ``(section, paragraph_id, text, citations)``:
-    headings (``##`` … ``######``) and breaks (``* * *``) set the section path; the block's anchor gives its id."""
+    headings (``##`` … ``######``) and breaks (``* * *``) set the section path; the block's anchor gives its id and
+    its citations (``data-citations``), and a linked label reads as its text."""
     path: list[str] = []
     out = []
     for block in document.split("\n---\n", 1)[1].split("\n\n"):
@@ -49,9 +51,10 @@ def _paragraphs_of(document: str) -> list[tuple[str, str, str, list[str]]]:
         elif heading := re.match(r"^(#{2,6}) (.*)$", block):
             path = [*path[: len(heading.group(1)) - 2], unescape(heading.group(2))]
         elif paragraph := _PARAGRAPH.match(block):
-            body = re.sub(r" (?:\[\^[^\]\s]+\])+$", "", paragraph.group(1))  # a trailing list of references
-            out.append((" :: ".join(path), paragraph.group(2), unescape(_REF.sub("", body)),
-                        _REF.findall(paragraph.group(1))))
+            body = re.sub(r"(?: \[\\\[[^\]]*\\\]\]\(#[^)\s]*\))+$", "", paragraph.group(1))  # citations with no place
+            cited = _CITATIONS.search(paragraph.group(3))
+            out.append((" :: ".join(path), paragraph.group(2), unescape(_LINK.sub(r"\1", body)),
+                        cited.group(1).split() if cited else []))
     return out
 
 
@@ -90,7 +93,7 @@ def test_every_real_jats_paragraph_table_figure_and_reference_is_written(real_bu
             assert (not isinstance(row.markdown, str) or row.markdown in document) and f'<a id="{row.table_id}"' in document
         for row in _part(real_bundle.figures, key).itertuples():
             assert f'<a id="{row.figure_id}" class="figure"' in document, key
-        assert all(f"\n[^{rid}]: " in document for rid in _part(real_bundle.references, key)["ref_id"].dropna())
+        assert all(f'\n<a id="{rid}"></a>' in document for rid in _part(real_bundle.references, key)["ref_id"].dropna())
     assert sum(len(c) for c in real_bundle.paragraphs["citations"]) > 400  # the bodies do cite (460 citations)
 
 
@@ -119,21 +122,27 @@ def test_headings_anchors_tables_and_footnotes_are_written(real_bundle, real_doc
     first_table = _part(real_bundle.tables, key).iloc[0]
     assert f"**{first_table['label']}** " in document and first_table["markdown"] in document
     cited = {rid for rids in paragraphs["citations"] for rid in rids}
-    assert all(f"\n[^{rid}]: " in document for rid in cited)
+    assert all(f'\n<a id="{rid}"></a>' in document for rid in cited)
     assert "<https://doi.org/" in document
 
 
 @pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
-def test_pandoc_renders_each_document_with_every_footnote_resolved(real_bundle, real_documents, tmp_path):
+def test_pandoc_renders_each_document_with_every_citation_linked_to_its_reference(real_bundle, real_documents, tmp_path):
     for key, document in real_documents.items():
         source = tmp_path / "doc.md"
         source.write_text(document, encoding="utf-8")
         done = subprocess.run([PANDOC, "-f", "markdown", "-t", "html", str(source)], capture_output=True, text=True,
                               timeout=60, check=True)
-        cited = [rid for column in ("citations",) for rids in _part(real_bundle.paragraphs, key)[column]
-                 for rid in rids]
-        assert "[^" not in done.stdout, key
-        assert done.stdout.count('class="footnote-ref"') >= len(cited) > 0 or not cited
+        cited = [rid for frame in (real_bundle.paragraphs, real_bundle.tables, real_bundle.figures)
+                 for rids in _part(frame, key)["citations"] for rid in rids]
+        targets = re.findall(r'href="#([^"]+)"', done.stdout)
+        assert "[^" not in done.stdout and 'class="footnote-ref"' not in done.stdout, key
+        assert set(targets) <= set(re.findall(r' id="([^"]+)"', done.stdout)), key  # every link resolves
+        # one link a place a citation is printed (the ids of a range "[3–6]" share one: its end), one a cited float
+        paragraphs = _part(real_bundle.paragraphs, key)
+        places = sum(len(set(o)) for o in paragraphs["citation_offsets"])
+        places += sum(len(set(c)) for frame in (real_bundle.tables, real_bundle.figures) for c in _part(frame, key)["citations"])
+        assert set(targets) <= set(cited) and len(targets) == places, key
         assert "<table" in done.stdout or _part(real_bundle.tables, key).empty
 
 
@@ -290,7 +299,7 @@ def test_cli_text_format_md_writes_one_markdown_file_per_paper_beside_its_text(d
         back = _paragraphs_of(text)
         assert len(back) > 0 and len({p for _, p, _, _ in back}) == len(back)
         if kept.suffix == ".xml":
-            assert meta["license"] and "\n[^" in text
+            assert meta["license"] and "](#" in text and "[^" not in text
             original = read(kept).paragraphs
             assert [t for _, _, t, _ in back] == original["text"].tolist()
             assert [c for _, _, _, c in back] == original["citations"].tolist()
@@ -324,7 +333,8 @@ def test_cli_text_refuses_a_bad_chunk_budget_before_any_request(tmp_path, capsys
 
 
 def test_citations_stand_where_they_occur_in_text_and_markdown():
-    """A synthetic JATS paragraph: each footnote reference right after its link's text, a range's ids at its end."""
+    """A synthetic JATS paragraph: each citation's printed label linked to its reference (once: no footnote
+    beside it), a range's ids at its end."""
     from paperfetch.fulltext import parse_jats
 
     body = (b'<article><body><p>Known <xref ref-type="bibr" rid="r1">[1]</xref> and '
@@ -337,7 +347,9 @@ def test_citations_stand_where_they_occur_in_text_and_markdown():
     frame = paragraphs_frame([{"input": "x", "section": "", "paragraph": 0, "text": p.text,
                                "citations": list(p.citations), "citation_offsets": list(p.citation_offsets)}])
     document = to_markdown(FullText(paragraphs=frame, references=references_frame([])))["x"]
-    assert "Known \\[1\\][^r1] and \\[2\\][^r2]\u2013\\[4\\][^r3][^r4], see" in document
+    assert "Known \\[[1](#r1)\\] and \\[[2](#r2)\\]\u2013\\[[4](#r4)\\], see" in document
+    plain = to_markdown(FullText(paragraphs=frame, references=references_frame([])), flavor="plain")["x"]
+    assert f"\n\n{p.text}\n" in plain and "](#" not in plain
     assert _paragraphs_of(document) == [("", "p0", p.text, ["r1", "r2", "r3", "r4"])]
 
 
