@@ -10,6 +10,7 @@ itself.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import logging
 import re
@@ -358,3 +359,77 @@ def test_real_citation_offsets_end_where_a_link_does(real_bundle):
     assert all(len(c) == len(o) for c, o in zip(rows["citations"], rows["citation_offsets"]))
     assert all(0 < o <= len(t) and t[o - 1] != " " for t, offs in zip(rows["text"], rows["citation_offsets"])
                for o in offs)
+
+
+# What a notebook shows: IPython's Markdown() is rendered as CommonMark (GFM) with no front-matter extension.
+_NOTEBOOK = [PANDOC or "pandoc", "-f", "gfm-yaml_metadata_block", "-t", "html", "--wrap=none"]
+
+
+@pytest.fixture(scope="module")
+def article_bundle(tmp_path_factory) -> FullText:
+    """Two real JATS articles of each publisher in shared/fixtures/real/articles (eLife, Hindawi, PLOS, PMC OA …)."""
+    from tests._fixtures import require_real_fixtures
+
+    folder = tmp_path_factory.mktemp("articles")
+    for publisher in sorted((require_real_fixtures() / "articles" / "jats").iterdir()):
+        for path in sorted(p for p in publisher.iterdir() if p.suffix in (".xml", ".nxml"))[:2]:
+            shutil.copy(path, folder / f"{publisher.name}_{path.name}")
+    bundle = read(folder)
+    assert bundle.errors.empty and bundle.paragraphs["input"].nunique() >= 8
+    return bundle
+
+
+def _headings_html(html_text: str) -> list[str]:
+    return re.findall(r"<h[1-6][^>]*>.*?</h[1-6]>", html_text, re.S)
+
+
+@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+def test_a_notebook_shows_no_heading_made_of_the_front_matter(article_bundle):
+    old = "---\ntitle: x\ndoi: null\n---\n\n# x\n"  # the closing line of a block of text is a setext heading
+    shown = subprocess.run(_NOTEBOOK, input=old, capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "<h2" in shown and "doi:" in _headings_html(shown)[0]
+    for key, document in to_markdown(article_bundle).items():
+        shown = subprocess.run(_NOTEBOOK, input=document, capture_output=True, text=True, timeout=60, check=True).stdout
+        headings = _headings_html(shown)
+        title = yaml.safe_load(document.split("---\n")[1])["title"]
+        assert headings[0].startswith("<h1") and len([h for h in headings if h.startswith("<h1")]) == 1, key
+        assert not title or html.escape(title.split()[0], quote=False) in headings[0], key  # the paper's title
+        assert not any(word in h for h in headings for word in ("doi:", "sha256:", "license:")), key
+
+
+@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+def test_pandoc_reads_the_front_matter_of_the_written_file_as_metadata(article_bundle, tmp_path):
+    for key, document in to_markdown(article_bundle).items():
+        source = tmp_path / "paper.md"
+        source.write_text(document, encoding="utf-8")
+        done = subprocess.run([PANDOC, "-s", str(source), "-t", "json"], capture_output=True, text=True, timeout=60,
+                              check=True)
+        meta = json.loads(done.stdout)["meta"]
+        title = yaml.safe_load(document.split("---\n")[1])["title"]
+        words = [part["c"] for part in meta["title"]["c"] if part["t"] == "Str"]
+        assert words and " ".join(words).split()[0] == title.split()[0], key
+        assert set(FRONT_MATTER_KEYS) - {k for k, v in yaml.safe_load(document.split("---\n")[1]).items()
+                                         if v is None} <= set(meta), key
+
+
+def test_the_plain_flavor_has_no_anchor_no_footnote_and_each_citation_once(article_bundle):
+    full, plain = to_markdown(article_bundle), to_markdown(article_bundle, flavor="plain")
+    assert list(plain) == list(full)
+    rows = article_bundle.paragraphs
+    assert sum(len(set(o)) for o in rows["citation_offsets"]) > 200  # the articles do cite
+    for key, document in plain.items():
+        assert "<a id=" not in document and "<a " not in document and "[^" not in document and "](#" not in document
+        assert yaml.safe_load(document.split("---\n")[1]) == yaml.safe_load(full[key].split("---\n")[1])
+        blocks = document.split("\n\n")
+        for row in _part(rows, key).itertuples():
+            # the paragraph as printed: its citations stand once, as the paper prints them, and nothing is added
+            expected = row.text if len(row.citations) == len(row.citation_offsets) else None
+            assert expected is None or expected in blocks, (key, row.paragraph_id)
+    for key, document in full.items():  # the full flavor: the printed label linked, never a footnote beside it
+        assert "[^" not in document
+        assert _paragraphs_of(document) == _rows(_part(rows, key)), key
+
+
+def test_an_unknown_flavor_is_refused():
+    with pytest.raises(ValueError, match="flavor"):
+        to_markdown(_synthetic(["Intro"]), flavor="html")  # type: ignore[arg-type]
