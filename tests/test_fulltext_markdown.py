@@ -416,7 +416,8 @@ def test_the_plain_flavor_has_no_anchor_no_footnote_and_each_citation_once(artic
     full, plain = to_markdown(article_bundle), to_markdown(article_bundle, flavor="plain")
     assert list(plain) == list(full)
     rows = article_bundle.paragraphs
-    assert sum(len(set(o)) for o in rows["citation_offsets"]) > 200  # the articles do cite
+    assert sum(len(set(o)) for o in rows["citation_offsets"]) > 200  # the articles do cite, in captions too
+    assert sum(len(c) for c in article_bundle.figures["citations"]) > 5
     for key, document in plain.items():
         assert "<a id=" not in document and "<a " not in document and "[^" not in document and "](#" not in document
         assert yaml.safe_load(document.split("---\n")[1]) == yaml.safe_load(full[key].split("---\n")[1])
@@ -425,6 +426,9 @@ def test_the_plain_flavor_has_no_anchor_no_footnote_and_each_citation_once(artic
             # the paragraph as printed: its citations stand once, as the paper prints them, and nothing is added
             expected = row.text if len(row.citations) == len(row.citation_offsets) else None
             assert expected is None or expected in blocks, (key, row.paragraph_id)
+        for row in _part(article_bundle.figures, key).itertuples():  # a caption prints its citations: none added
+            parts = [f"**{row.label}**" if isinstance(row.label, str) and row.label else "", row.caption if isinstance(row.caption, str) else ""]
+            assert " ".join(x for x in parts if x) in blocks, (key, row.figure_id)
     for key, document in full.items():  # the full flavor: the printed label linked, never a footnote beside it
         assert "[^" not in document
         assert _paragraphs_of(document) == _rows(_part(rows, key)), key

@@ -109,8 +109,13 @@ class _Writer:
     def link(self, label: str, rid: str) -> str:
         return label if self.plain else f"[{label}](#{quote(rid, safe='')})"
 
+    def unplaced(self, text: str, citations: list[str]) -> str:
+        """*text* (already written) and citations whose place in it is not known (a caption's, a row's without
+        offsets): linked at its end; the plain flavor leaves the text as printed, which prints them."""
+        return text if self.plain else self.cites(text, citations)
+
     def cites(self, text: str, citations: list[str]) -> str:
-        """*text* (already written) and citations that have no place in it, each as its label."""
+        """*text* (already written) and *citations* after it, each as its bracketed label."""
         marks = [self.link(self.text(f"[{self.labels.get(rid) or rid}]"), rid) for rid in dict.fromkeys(citations)]
         return " ".join([text, *marks]) if text else " ".join(marks)
 
@@ -121,7 +126,7 @@ class _Writer:
         at: dict[int, str] = {}
         for rid, offset in zip(citations, offsets):
             at[min(max(offset, 0), len(text))] = rid  # ids of a range share the offset of its printed end
-        unplaced: list[str] = []
+        missing: list[str] = []
         previous = 0
         for end, rid in sorted(at.items()):
             start, stop = end, end
@@ -132,13 +137,13 @@ class _Writer:
             while stop > start and not text[stop - 1].isalnum():
                 stop -= 1
             if start == stop:
-                unplaced.append(rid)
+                missing.append(rid)
             elif not self.plain:
                 parts[start] = "[" + parts[start]
                 parts[stop - 1] += f"](#{quote(rid, safe='')})"
             previous = end
         written = "".join(parts)
-        return self.cites(written, unplaced) if unplaced else written
+        return self.cites(written, missing) if missing else written
 
 
 def _offsets(value: Any, citations: list[str]) -> list[int] | None:
@@ -178,7 +183,7 @@ def _headings(old: list[str], new: list[str], writer: _Writer) -> list[str]:
 def _paragraph_block(row: Mapping[str, Any], writer: _Writer) -> str:
     text, citations = str(_value(row.get("text")) or ""), _list(row.get("citations"))
     offsets = _offsets(row.get("citation_offsets"), citations)
-    written = writer.cites(writer.text(text), citations) if offsets is None or not citations else writer.inline(
+    written = writer.unplaced(writer.text(text), citations) if offsets is None or not citations else writer.inline(
         text, citations, offsets)
     page = _value(row.get("page"))
     anchor = writer.anchor(str(_value(row.get("paragraph_id")) or f"p{int(row['paragraph'])}"),
@@ -192,7 +197,7 @@ def _caption(row: Mapping[str, Any], writer: _Writer, ident: str, kind: str, **d
     parts = [f"**{writer.text(str(label))}**"] if label else []
     if caption:
         parts.append(writer.text(str(caption)))
-    text = writer.cites(" ".join(parts), _list(row.get("citations")))
+    text = writer.unplaced(" ".join(parts), _list(row.get("citations")))
     return text + writer.anchor(ident, kind, figures=_list(row.get("figures")), tables=_list(row.get("tables")), **data)
 
 
