@@ -310,6 +310,10 @@ def test_cli_text_format_md_writes_one_markdown_file_per_paper_beside_its_text(d
     for path in written:
         meta = yaml.safe_load(path.read_text(encoding="utf-8").split("---\n")[1])
         assert meta["title"] and meta["year"], path.name
+    assert main(_text_cli("--format", "md-plain", out=tmp_path)) == 1  # for a language model: the plain flavor
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        assert "<a " not in text and "](#" not in text and yaml.safe_load(text.split("---\n")[1])["title"], path.name
 
 
 def test_cli_text_format_chunks_prints_one_json_line_per_chunk(demo_env, tmp_path, capsys):
