@@ -10,6 +10,7 @@ itself.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import logging
 import re
@@ -30,8 +31,9 @@ from paperfetch.fulltext.markdown import FRONT_MATTER_KEYS, escape, reuse_of, to
 
 PANDOC = shutil.which("pandoc")
 _UNESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_PARAGRAPH = re.compile(r'^(.*) <a id="([^"]*)"(?: data-[a-z]+="[^"]*")*></a>$', re.S)
-_REF = re.compile(r"\[\^([^\]\s]+)\]")
+_PARAGRAPH = re.compile(r'^(.*) <a id="([^"]*)"((?: data-[a-z]+="[^"]*")*)></a>$', re.S)
+_LINK = re.compile(r"(?<!\\)\[((?:\\.|[^\\\]])*)\]\(#[^)\s]*\)")
+_CITATIONS = re.compile(r' data-citations="([^"]*)"')
 
 
 def unescape(text: str) -> str:
@@ -40,7 +42,8 @@ def unescape(text: str) -> str:
 
 def _paragraphs_of(document: str) -> list[tuple[str, str, str, list[str]]]:
     """Each paragraph block of a paperfetch Markdown document as ``(section, paragraph_id, text, citations)``:
-    headings (``##`` … ``######``) and breaks (``* * *``) set the section path; the block's anchor gives its id."""
+    headings (``##`` … ``######``) and breaks (``* * *``) set the section path; the block's anchor gives its id and
+    its citations (``data-citations``), and a linked label reads as its text."""
     path: list[str] = []
     out = []
     for block in document.split("\n---\n", 1)[1].split("\n\n"):
@@ -49,9 +52,10 @@ def _paragraphs_of(document: str) -> list[tuple[str, str, str, list[str]]]:
         elif heading := re.match(r"^(#{2,6}) (.*)$", block):
             path = [*path[: len(heading.group(1)) - 2], unescape(heading.group(2))]
         elif paragraph := _PARAGRAPH.match(block):
-            body = re.sub(r" (?:\[\^[^\]\s]+\])+$", "", paragraph.group(1))  # a trailing list of references
-            out.append((" :: ".join(path), paragraph.group(2), unescape(_REF.sub("", body)),
-                        _REF.findall(paragraph.group(1))))
+            body = re.sub(r"(?: \[\\\[[^\]]*\\\]\]\(#[^)\s]*\))+$", "", paragraph.group(1))  # citations with no place
+            cited = _CITATIONS.search(paragraph.group(3))
+            out.append((" :: ".join(path), paragraph.group(2), unescape(_LINK.sub(r"\1", body)),
+                        cited.group(1).split() if cited else []))
     return out
 
 
@@ -90,7 +94,7 @@ def test_every_real_jats_paragraph_table_figure_and_reference_is_written(real_bu
             assert (not isinstance(row.markdown, str) or row.markdown in document) and f'<a id="{row.table_id}"' in document
         for row in _part(real_bundle.figures, key).itertuples():
             assert f'<a id="{row.figure_id}" class="figure"' in document, key
-        assert all(f"\n[^{rid}]: " in document for rid in _part(real_bundle.references, key)["ref_id"].dropna())
+        assert all(f'\n<a id="{rid}"></a>' in document for rid in _part(real_bundle.references, key)["ref_id"].dropna())
     assert sum(len(c) for c in real_bundle.paragraphs["citations"]) > 400  # the bodies do cite (460 citations)
 
 
@@ -119,21 +123,27 @@ def test_headings_anchors_tables_and_footnotes_are_written(real_bundle, real_doc
     first_table = _part(real_bundle.tables, key).iloc[0]
     assert f"**{first_table['label']}** " in document and first_table["markdown"] in document
     cited = {rid for rids in paragraphs["citations"] for rid in rids}
-    assert all(f"\n[^{rid}]: " in document for rid in cited)
+    assert all(f'\n<a id="{rid}"></a>' in document for rid in cited)
     assert "<https://doi.org/" in document
 
 
 @pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
-def test_pandoc_renders_each_document_with_every_footnote_resolved(real_bundle, real_documents, tmp_path):
+def test_pandoc_renders_each_document_with_every_citation_linked_to_its_reference(real_bundle, real_documents, tmp_path):
     for key, document in real_documents.items():
         source = tmp_path / "doc.md"
         source.write_text(document, encoding="utf-8")
         done = subprocess.run([PANDOC, "-f", "markdown", "-t", "html", str(source)], capture_output=True, text=True,
                               timeout=60, check=True)
-        cited = [rid for column in ("citations",) for rids in _part(real_bundle.paragraphs, key)[column]
-                 for rid in rids]
-        assert "[^" not in done.stdout, key
-        assert done.stdout.count('class="footnote-ref"') >= len(cited) > 0 or not cited
+        cited = [rid for frame in (real_bundle.paragraphs, real_bundle.tables, real_bundle.figures)
+                 for rids in _part(frame, key)["citations"] for rid in rids]
+        targets = re.findall(r'href="#([^"]+)"', done.stdout)
+        assert "[^" not in done.stdout and 'class="footnote-ref"' not in done.stdout, key
+        assert set(targets) <= set(re.findall(r' id="([^"]+)"', done.stdout)), key  # every link resolves
+        # one link a place a citation is printed (the ids of a range "[3–6]" share one: its end), one a cited float
+        paragraphs = _part(real_bundle.paragraphs, key)
+        places = sum(len(set(o)) for o in paragraphs["citation_offsets"])
+        places += sum(len(set(c)) for frame in (real_bundle.tables, real_bundle.figures) for c in _part(frame, key)["citations"])
+        assert set(targets) <= set(cited) and len(targets) == places, key
         assert "<table" in done.stdout or _part(real_bundle.tables, key).empty
 
 
@@ -290,7 +300,7 @@ def test_cli_text_format_md_writes_one_markdown_file_per_paper_beside_its_text(d
         back = _paragraphs_of(text)
         assert len(back) > 0 and len({p for _, p, _, _ in back}) == len(back)
         if kept.suffix == ".xml":
-            assert meta["license"] and "\n[^" in text
+            assert meta["license"] and "](#" in text and "[^" not in text
             original = read(kept).paragraphs
             assert [t for _, _, t, _ in back] == original["text"].tolist()
             assert [c for _, _, _, c in back] == original["citations"].tolist()
@@ -300,6 +310,10 @@ def test_cli_text_format_md_writes_one_markdown_file_per_paper_beside_its_text(d
     for path in written:
         meta = yaml.safe_load(path.read_text(encoding="utf-8").split("---\n")[1])
         assert meta["title"] and meta["year"], path.name
+    assert main(_text_cli("--format", "md-plain", out=tmp_path)) == 1  # for a language model: the plain flavor
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        assert "<a " not in text and "](#" not in text and yaml.safe_load(text.split("---\n")[1])["title"], path.name
 
 
 def test_cli_text_format_chunks_prints_one_json_line_per_chunk(demo_env, tmp_path, capsys):
@@ -324,7 +338,8 @@ def test_cli_text_refuses_a_bad_chunk_budget_before_any_request(tmp_path, capsys
 
 
 def test_citations_stand_where_they_occur_in_text_and_markdown():
-    """A synthetic JATS paragraph: each footnote reference right after its link's text, a range's ids at its end."""
+    """A synthetic JATS paragraph: each citation's printed label linked to its reference (once: no footnote
+    beside it), a range's ids at its end."""
     from paperfetch.fulltext import parse_jats
 
     body = (b'<article><body><p>Known <xref ref-type="bibr" rid="r1">[1]</xref> and '
@@ -337,7 +352,9 @@ def test_citations_stand_where_they_occur_in_text_and_markdown():
     frame = paragraphs_frame([{"input": "x", "section": "", "paragraph": 0, "text": p.text,
                                "citations": list(p.citations), "citation_offsets": list(p.citation_offsets)}])
     document = to_markdown(FullText(paragraphs=frame, references=references_frame([])))["x"]
-    assert "Known \\[1\\][^r1] and \\[2\\][^r2]\u2013\\[4\\][^r3][^r4], see" in document
+    assert "Known \\[[1](#r1)\\] and \\[[2](#r2)\\]\u2013\\[[4](#r4)\\], see" in document
+    plain = to_markdown(FullText(paragraphs=frame, references=references_frame([])), flavor="plain")["x"]
+    assert f"\n\n{p.text}\n" in plain and "](#" not in plain
     assert _paragraphs_of(document) == [("", "p0", p.text, ["r1", "r2", "r3", "r4"])]
 
 
@@ -346,3 +363,81 @@ def test_real_citation_offsets_end_where_a_link_does(real_bundle):
     assert all(len(c) == len(o) for c, o in zip(rows["citations"], rows["citation_offsets"]))
     assert all(0 < o <= len(t) and t[o - 1] != " " for t, offs in zip(rows["text"], rows["citation_offsets"])
                for o in offs)
+
+
+# What a notebook shows: IPython's Markdown() is rendered as CommonMark (GFM) with no front-matter extension.
+_NOTEBOOK = [PANDOC or "pandoc", "-f", "gfm-yaml_metadata_block", "-t", "html", "--wrap=none"]
+
+
+@pytest.fixture(scope="module")
+def article_bundle(tmp_path_factory) -> FullText:
+    """Two real JATS articles of each publisher in shared/fixtures/real/articles (eLife, Hindawi, PLOS, PMC OA …)."""
+    from tests._fixtures import require_real_fixtures
+
+    folder = tmp_path_factory.mktemp("articles")
+    for publisher in sorted((require_real_fixtures() / "articles" / "jats").iterdir()):
+        for path in sorted(p for p in publisher.iterdir() if p.suffix in (".xml", ".nxml"))[:2]:
+            shutil.copy(path, folder / f"{publisher.name}_{path.name}")
+    bundle = read(folder)
+    assert bundle.errors.empty and bundle.paragraphs["input"].nunique() >= 8
+    return bundle
+
+
+def _headings_html(html_text: str) -> list[str]:
+    return re.findall(r"<h[1-6][^>]*>.*?</h[1-6]>", html_text, re.S)
+
+
+@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+def test_a_notebook_shows_no_heading_made_of_the_front_matter(article_bundle):
+    old = "---\ntitle: x\ndoi: null\n---\n\n# x\n"  # the closing line of a block of text is a setext heading
+    shown = subprocess.run(_NOTEBOOK, input=old, capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "<h2" in shown and "doi:" in _headings_html(shown)[0]
+    for key, document in to_markdown(article_bundle).items():
+        shown = subprocess.run(_NOTEBOOK, input=document, capture_output=True, text=True, timeout=60, check=True).stdout
+        headings = _headings_html(shown)
+        title = yaml.safe_load(document.split("---\n")[1])["title"]
+        assert headings[0].startswith("<h1") and len([h for h in headings if h.startswith("<h1")]) == 1, key
+        assert not title or html.escape(title.split()[0], quote=False) in headings[0], key  # the paper's title
+        assert not any(word in h for h in headings for word in ("doi:", "sha256:", "license:")), key
+
+
+@pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+def test_pandoc_reads_the_front_matter_of_the_written_file_as_metadata(article_bundle, tmp_path):
+    for key, document in to_markdown(article_bundle).items():
+        source = tmp_path / "paper.md"
+        source.write_text(document, encoding="utf-8")
+        done = subprocess.run([PANDOC, "-s", str(source), "-t", "json"], capture_output=True, text=True, timeout=60,
+                              check=True)
+        meta = json.loads(done.stdout)["meta"]
+        title = yaml.safe_load(document.split("---\n")[1])["title"]
+        words = [part["c"] for part in meta["title"]["c"] if part["t"] == "Str"]
+        assert words and " ".join(words).split()[0] == title.split()[0], key
+        assert set(FRONT_MATTER_KEYS) - {k for k, v in yaml.safe_load(document.split("---\n")[1]).items()
+                                         if v is None} <= set(meta), key
+
+
+def test_the_plain_flavor_has_no_anchor_no_footnote_and_each_citation_once(article_bundle):
+    full, plain = to_markdown(article_bundle), to_markdown(article_bundle, flavor="plain")
+    assert list(plain) == list(full)
+    rows = article_bundle.paragraphs
+    assert sum(len(set(o)) for o in rows["citation_offsets"]) > 200  # the articles do cite, in captions too
+    assert sum(len(c) for c in article_bundle.figures["citations"]) > 5
+    for key, document in plain.items():
+        assert "<a id=" not in document and "<a " not in document and "[^" not in document and "](#" not in document
+        assert yaml.safe_load(document.split("---\n")[1]) == yaml.safe_load(full[key].split("---\n")[1])
+        blocks = document.split("\n\n")
+        for row in _part(rows, key).itertuples():
+            # the paragraph as printed: its citations stand once, as the paper prints them, and nothing is added
+            expected = row.text if len(row.citations) == len(row.citation_offsets) else None
+            assert expected is None or expected in blocks, (key, row.paragraph_id)
+        for row in _part(article_bundle.figures, key).itertuples():  # a caption prints its citations: none added
+            parts = [f"**{row.label}**" if isinstance(row.label, str) and row.label else "", row.caption if isinstance(row.caption, str) else ""]
+            assert " ".join(x for x in parts if x) in blocks, (key, row.figure_id)
+    for key, document in full.items():  # the full flavor: the printed label linked, never a footnote beside it
+        assert "[^" not in document
+        assert _paragraphs_of(document) == _rows(_part(rows, key)), key
+
+
+def test_an_unknown_flavor_is_refused():
+    with pytest.raises(ValueError, match="flavor"):
+        to_markdown(_synthetic(["Intro"]), flavor="html")  # type: ignore[arg-type]

@@ -55,9 +55,10 @@ def add_subcommands(sub: Any) -> None:
     text.add_argument("--outcomes", type=Path, help="write the per-paper outcomes: FILE.csv, FILE.parquet or FILE.jsonl")
     text.add_argument("--failed", type=Path, metavar="FILE",
                       help="write the identifiers that gave no text, one per line (feed back with --input)")
-    text.add_argument("--format", choices=("table", "jsonl", "md", "chunks"), default="table",
+    text.add_argument("--format", choices=("table", "jsonl", "md", "md-plain", "chunks"), default="table",
                       help="stdout: a compact per-paper table (default), per-paper JSON Lines, the table and one "
-                           "Markdown file per paper in --out (md), or one JSON line per chunk (chunks)")
+                           "Markdown file per paper in --out (md; md-plain: for a language model, no anchors or "
+                           "links), or one JSON line per chunk (chunks)")
     text.add_argument("--max-tokens", type=int, default=512, help="with --format chunks: the tokens of a chunk at "
                                                                   "most (default 512, the default tokenizer's)")
     text.add_argument("--overlap", type=int, default=0,
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     with retriever_for(settings, args, jsonl=_jsonl(args)) as retriever:
         try:
             bundle = retriever.fulltext(ids)  # the pdf_engine setting
-            written = _write_markdown(bundle) if args.format == "md" else None
+            written = _write_markdown(bundle, args.format) if args.format.startswith("md") else None
         except KeyboardInterrupt:
             say(f"paperfetch: {interrupted_word()}; the texts fetched so far are kept in {out}", err=True)
             return interrupted_exit()
@@ -103,14 +104,14 @@ def _jsonl(args: argparse.Namespace) -> bool:
     return args.format in ("jsonl", "chunks")
 
 
-def _write_markdown(bundle: FullText) -> int:
+def _write_markdown(bundle: FullText, form: str) -> int:
     """One ``.md`` per paper with text, beside its JATS file or PDF in --out (named like it), from the bundle
     of the run (no request more): its front matter carries the paper's bibliographic record."""
     from paperfetch.fulltext.markdown import to_markdown
 
     outcomes = bundle.outcomes
     with_text = outcomes[outcomes["text_source"].notna()]
-    documents = to_markdown(bundle, papers=with_text)
+    documents = to_markdown(bundle, papers=with_text, flavor="plain" if form == "md-plain" else "full")
     paths = {str(value): Path(str(path)).with_suffix(".md")
              for value, path in zip(with_text["input"], with_text["text_path"]) if not is_missing(path)}
     written = [(paths[str(key)], document) for key, document in documents.items() if str(key) in paths]

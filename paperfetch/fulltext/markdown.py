@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 import pandas as pd
@@ -26,7 +26,7 @@ from paperfetch.fulltext.base import SECTION_SEPARATOR, license_code
 from paperfetch.fulltext.bundle import FullText
 from paperfetch.fulltext.frame import by_input
 
-__all__ = ["FRONT_MATTER_KEYS", "escape", "reuse_of", "to_markdown"]
+__all__ = ["FRONT_MATTER_KEYS", "Flavor", "escape", "reuse_of", "to_markdown"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +41,12 @@ _NOT_LISTED = "(not in the reference list)"
 # Backslash-escaped wherever they stand: what would otherwise be markup, an entity, a link or a citation.
 _ESCAPED = frozenset("\\`*_[]{}<>|~^$&@#")
 _LEADING = re.compile(r"^(?:[-+=:%!]|\d+[.)])")
-_REF = re.compile(r"\[\^([^\]\s]+)\]")
 _BREAK = "* * *"
+# What ends a citation's printed label going back from its end: a space, an opening bracket, a separator.
+_LABEL_STOP = frozenset(" ([{,;")
+
+#: ``full``: for people and pandoc (anchors, escapes, linked citations); ``plain``: for language models.
+Flavor = Literal["full", "plain"]
 
 
 def escape(text: str) -> str:
@@ -79,19 +83,67 @@ def _list(value: Any) -> list[str]:
     return [str(v) for v in value]
 
 
-def _anchor(ident: str, kind: str = "", **data: Any) -> str:
-    attributes = f' id="{html.escape(ident)}"' if ident else ""
-    if kind:
-        attributes += f' class="{kind}"'
-    for name, value in data.items():
-        if value not in (None, "", []):
-            text = " ".join(value) if isinstance(value, list) else str(value)
-            attributes += f' data-{name}="{html.escape(text)}"'
-    return f"<a{attributes}></a>"
+class _Writer:
+    """The blocks of one paper in one flavor; *labels* are the reference labels by ``ref_id``."""
 
+    def __init__(self, flavor: Flavor, labels: Mapping[str, str]) -> None:
+        self.plain = flavor == "plain"
+        self.labels = labels
 
-def _with_refs(text: str, citations: list[str]) -> str:
-    return text + (" " + "".join(f"[^{rid}]" for rid in citations) if citations else "")
+    def text(self, text: str) -> str:
+        return text if self.plain else escape(text)
+
+    def anchor(self, ident: str, kind: str = "", **data: Any) -> str:
+        """An invisible HTML anchor (with a leading space), or nothing in the plain flavor."""
+        if self.plain:
+            return ""
+        attributes = f' id="{html.escape(ident)}"' if ident else ""
+        if kind:
+            attributes += f' class="{kind}"'
+        for name, value in data.items():
+            if value not in (None, "", []):
+                text = " ".join(value) if isinstance(value, list) else str(value)
+                attributes += f' data-{name}="{html.escape(text)}"'
+        return f" <a{attributes}></a>"
+
+    def link(self, label: str, rid: str) -> str:
+        return label if self.plain else f"[{label}](#{quote(rid, safe='')})"
+
+    def unplaced(self, text: str, citations: list[str]) -> str:
+        """*text* (already written) and citations whose place in it is not known (a caption's, a row's without
+        offsets): linked at its end; the plain flavor leaves the text as printed, which prints them."""
+        return text if self.plain else self.cites(text, citations)
+
+    def cites(self, text: str, citations: list[str]) -> str:
+        """*text* (already written) and *citations* after it, each as its bracketed label."""
+        marks = [self.link(self.text(f"[{self.labels.get(rid) or rid}]"), rid) for rid in dict.fromkeys(citations)]
+        return " ".join([text, *marks]) if text else " ".join(marks)
+
+    def inline(self, text: str, citations: list[str], offsets: list[int]) -> str:
+        """*text* with the printed label that ends at each citation's offset linked to its reference: the label
+        runs back to a space, an opening bracket, a separator or the citation before (``[3–6]`` links 3 and 6)."""
+        parts = _escaped(text) if not self.plain else list(text)
+        at: dict[int, str] = {}
+        for rid, offset in zip(citations, offsets):
+            at[min(max(offset, 0), len(text))] = rid  # ids of a range share the offset of its printed end
+        missing: list[str] = []
+        previous = 0
+        for end, rid in sorted(at.items()):
+            start, stop = end, end
+            while start > previous and text[start - 1] not in _LABEL_STOP:
+                start -= 1
+            while start < stop and not text[start].isalnum():
+                start += 1
+            while stop > start and not text[stop - 1].isalnum():
+                stop -= 1
+            if start == stop:
+                missing.append(rid)
+            elif not self.plain:
+                parts[start] = "[" + parts[start]
+                parts[stop - 1] += f"](#{quote(rid, safe='')})"
+            previous = end
+        written = "".join(parts)
+        return self.cites(written, missing) if missing else written
 
 
 def _offsets(value: Any, citations: list[str]) -> list[int] | None:
@@ -102,19 +154,12 @@ def _offsets(value: Any, citations: list[str]) -> list[int] | None:
     return offsets if len(offsets) == len(citations) else None
 
 
-def _inline_refs(text: str, citations: list[str], offsets: list[int]) -> str:
-    """*text* escaped with each ``[^rid]`` right after the character its offset names (the end of its link's text)."""
-    parts = _escaped(text)
-    after: dict[int, list[str]] = {}
-    for rid, offset in zip(citations, offsets):
-        after.setdefault(min(max(offset, 0), len(text)), []).append(f"[^{rid}]")
-    return "".join("".join(after.get(n, [])) + part for n, part in enumerate(parts)) + "".join(after.get(len(text), []))
-
-
 def _front_matter(meta: Mapping[str, Any]) -> str:
+    """YAML front matter (pandoc reads it as the metadata); the blank line before its closing ``---`` keeps a
+    CommonMark viewer (a notebook's ``Markdown()``) from making the fields above it one big setext heading."""
     lines = [f"{key}: {json.dumps(_value(meta.get(key)), ensure_ascii=False, default=str)}"
              for key in FRONT_MATTER_KEYS]
-    return "---\n" + "\n".join(lines) + "\n---"
+    return "---\n" + "\n".join(lines) + "\n\n---"
 
 
 def _levels(section: str) -> list[str]:
@@ -123,7 +168,7 @@ def _levels(section: str) -> list[str]:
     return titles if len(titles) <= 5 else [*titles[:4], SECTION_SEPARATOR.join(titles[4:])]
 
 
-def _headings(old: list[str], new: list[str]) -> list[str]:
+def _headings(old: list[str], new: list[str], writer: _Writer) -> list[str]:
     """The headings that take the reader from section path *old* to *new*."""
     if not new:
         return [_BREAK] if old else []
@@ -132,57 +177,56 @@ def _headings(old: list[str], new: list[str]) -> list[str]:
         same += 1
     if same == len(new):  # back up to an enclosing section: its heading again
         same -= 1
-    return [f"{'#' * (level + 2)} {escape(title)}" for level, title in enumerate(new) if level >= same]
+    return [f"{'#' * (level + 2)} {writer.text(title)}" for level, title in enumerate(new) if level >= same]
 
 
-def _paragraph_block(row: Mapping[str, Any]) -> str:
+def _paragraph_block(row: Mapping[str, Any], writer: _Writer) -> str:
     text, citations = str(_value(row.get("text")) or ""), _list(row.get("citations"))
     offsets = _offsets(row.get("citation_offsets"), citations)
-    text = _with_refs(escape(text), citations) if offsets is None or not citations else _inline_refs(
+    written = writer.unplaced(writer.text(text), citations) if offsets is None or not citations else writer.inline(
         text, citations, offsets)
     page = _value(row.get("page"))
-    anchor = _anchor(str(_value(row.get("paragraph_id")) or f"p{int(row['paragraph'])}"),
-                     figures=_list(row.get("figures")), tables=_list(row.get("tables")),
-                     page=None if page is None else int(page))
-    return f"{text} {anchor}"
+    anchor = writer.anchor(str(_value(row.get("paragraph_id")) or f"p{int(row['paragraph'])}"),
+                           citations=citations, figures=_list(row.get("figures")), tables=_list(row.get("tables")),
+                           page=None if page is None else int(page))
+    return written + anchor
 
 
-def _caption(row: Mapping[str, Any], ident: str, kind: str, **data: Any) -> str:
+def _caption(row: Mapping[str, Any], writer: _Writer, ident: str, kind: str, **data: Any) -> str:
     label, caption = _value(row.get("label")), _value(row.get("caption"))
-    parts = [f"**{escape(str(label))}**"] if label else []
+    parts = [f"**{writer.text(str(label))}**"] if label else []
     if caption:
-        parts.append(escape(str(caption)))
-    text = _with_refs(" ".join(parts), _list(row.get("citations")))
-    anchor = _anchor(ident, kind, figures=_list(row.get("figures")), tables=_list(row.get("tables")), **data)
-    return f"{text} {anchor}".strip()
+        parts.append(writer.text(str(caption)))
+    text = writer.unplaced(" ".join(parts), _list(row.get("citations")))
+    return text + writer.anchor(ident, kind, figures=_list(row.get("figures")), tables=_list(row.get("tables")), **data)
 
 
-def _table_blocks(row: Mapping[str, Any]) -> list[str]:
-    blocks = [_caption(row, str(_value(row.get("table_id")) or ""), "table")]
+def _table_blocks(row: Mapping[str, Any], writer: _Writer) -> list[str]:
+    blocks = [_caption(row, writer, str(_value(row.get("table_id")) or ""), "table")]
     if markdown := _value(row.get("markdown")):
         blocks.append(str(markdown))
     if footnotes := _value(row.get("footnotes")):
-        blocks.append("> " + escape(str(footnotes)) + " " + _anchor("", "table-footnotes"))
+        blocks.append("> " + writer.text(str(footnotes)) + writer.anchor("", "table-footnotes"))
     return blocks
 
 
-def _reference_line(row: Mapping[str, Any]) -> str:
-    parts = [f"**{escape(str(label))}**"] if (label := _value(row.get("label"))) else []
+def _reference_line(row: Mapping[str, Any], writer: _Writer) -> str:
+    parts = [f"**{writer.text(str(label))}**"] if (label := _value(row.get("label"))) else []
     if text := _value(row.get("text")):
-        parts.append(escape(str(text)))
+        parts.append(writer.text(str(text)))
     if doi := _value(row.get("doi")):
         parts.append(f"<https://doi.org/{quote(str(doi), safe='/:;._-()')}>")
     if pmid := _value(row.get("pmid")):
         parts.append(f"<https://pubmed.ncbi.nlm.nih.gov/{pmid}/>")
     if pmcid := _value(row.get("pmcid")):
         parts.append(f"<https://www.ncbi.nlm.nih.gov/pmc/articles/{pmcid}/>")
-    return f"[^{_value(row.get('ref_id'))}]: " + " ".join(parts)
+    return writer.anchor(str(_value(row.get("ref_id")))).lstrip() + " ".join(parts)
 
 
-def _license_block(meta: Mapping[str, Any]) -> str:
+def _license_block(meta: Mapping[str, Any], writer: _Writer) -> str:
     license_ = meta.get("license")
-    shown = escape(str(license_)) if license_ else _NO_LICENSE
-    return f"> **Licence:** {shown} {_anchor('', 'license', reuse=meta['reuse'])}"
+    shown = writer.text(str(license_)) if license_ else _NO_LICENSE
+    return f"> **Licence:** {shown}{writer.anchor('', 'license', reuse=meta['reuse'])}"
 
 
 def _floats_after(paragraphs: pd.DataFrame, floats: list[tuple[str, list[str]]]) -> tuple[dict[int, list[str]],
@@ -200,28 +244,27 @@ def _floats_after(paragraphs: pd.DataFrame, floats: list[tuple[str, list[str]]])
 
 
 def _document(meta: Mapping[str, Any], paragraphs: pd.DataFrame, references: pd.DataFrame,
-              floats: list[tuple[str, list[str]]]) -> str:
+              floats: list[tuple[str, list[str]]], cited: list[str], writer: _Writer) -> str:
+    """The paper's blocks; *cited* are the ref_ids its paragraphs, figures and tables cite."""
     blocks = [_front_matter(meta)]
     if meta.get("title"):
-        blocks.append("# " + escape(str(meta["title"])))
-    blocks.append(_license_block(meta))
+        blocks.append("# " + writer.text(str(meta["title"])))
+    blocks.append(_license_block(meta, writer))
     placed, orphans = _floats_after(paragraphs, floats)
     path: list[str] = []
-    rows = paragraphs.to_dict("records")
-    sections = [(str(_value(row.get("section")) or ""), [_paragraph_block(row), *placed.get(n, [])])
-                for n, row in enumerate(rows)]
+    sections = [(str(_value(row.get("section")) or ""), [_paragraph_block(row, writer), *placed.get(n, [])])
+                for n, row in enumerate(paragraphs.to_dict("records"))]
     for section, section_blocks in sections + orphans:
         new = _levels(section)
         if new != path:
-            blocks += _headings(path, new)
+            blocks += _headings(path, new, writer)
             path = new
         blocks += section_blocks
-    cited = [rid for row in rows for rid in _list(row.get("citations"))]
-    cited += [rid for _, float_blocks in floats for block in float_blocks for rid in _REF.findall(block)]
-    listed = [str(_value(r)) for r in references.get("ref_id", pd.Series(dtype=object)) if _value(r)]
-    notes = [_reference_line(row) for row in references.to_dict("records") if _value(row.get("ref_id"))]
-    notes += [f"[^{rid}]: {_NOT_LISTED}" for rid in dict.fromkeys(cited) if rid not in set(listed)]
-    blocks += notes
+    listed = {str(_value(r)) for r in references.get("ref_id", pd.Series(dtype=object)) if _value(r)}
+    notes = [_reference_line(row, writer) for row in references.to_dict("records") if _value(row.get("ref_id"))]
+    notes += [writer.anchor(rid).lstrip() + _NOT_LISTED for rid in dict.fromkeys(cited) if rid not in listed]
+    if notes:
+        blocks += ["## References", *notes]
     return "\n\n".join(blocks) + "\n"
 
 
@@ -252,8 +295,12 @@ def _papers_meta(papers: pd.DataFrame | Mapping[Any, Mapping[str, Any]]) -> dict
     return {str(key): value for key, value in papers.items()}
 
 
+def _cited(*frames: pd.DataFrame) -> list[str]:
+    return [rid for frame in frames if "citations" in frame for rids in frame["citations"] for rid in _list(rids)]
+
+
 def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping[str, Any]] | None = None,
-                ) -> dict[Any, str]:
+                flavor: Flavor = "full") -> dict[Any, str]:
     """One Markdown document per paper of *bundle*, keyed by the paper's ``input`` (in the order of the
     paragraphs frame).
 
@@ -263,7 +310,13 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
     is always written: ``license`` in the front matter (``null`` when none is known), ``reuse``
     (:func:`reuse_of`) beside it, and a ``> **Licence:**`` line under the title; a paper whose licence does not
     allow reuse is exported with that said, and logged as a warning.
+
+    *flavor* ``"full"`` (for people, notebooks and pandoc) ends each block with an invisible HTML anchor and links
+    each citation's printed label to its reference; ``"plain"`` (for language models) writes the same text with
+    no anchor, no link and no escape, each citation once, as printed.
     """
+    if flavor not in ("full", "plain"):
+        raise ValueError(f"flavor must be 'full' or 'plain', not {flavor!r}")
     extra = _papers_meta(bundle.outcomes if papers is None else papers)
     references, tables, figures = by_input(bundle.references), by_input(bundle.tables), by_input(bundle.figures)
     out: dict[Any, str] = {}
@@ -274,11 +327,15 @@ def to_markdown(bundle: FullText, *, papers: pd.DataFrame | Mapping[Any, Mapping
         if meta["reuse"] != "open":
             logger.warning("%s: %s licence (%s); the Markdown says so in its front matter", key, meta["reuse"],
                            meta.get("license") or "none given")
-        floats = [(str(_value(row.get("section")) or ""),
-                   [_caption(row, str(_value(row.get("figure_id")) or ""), "figure", graphic=_value(row.get("graphic")))])
-                  for row in figures.get(key, pd.DataFrame()).to_dict("records")]
-        floats += [(str(_value(row.get("section")) or ""), _table_blocks(row))
-                   for row in tables.get(key, pd.DataFrame()).to_dict("records")]
         refs = references.get(key, pd.DataFrame(columns=["ref_id"]))
-        out[rows["input"].iloc[0]] = _document(meta, rows, refs, floats)
+        writer = _Writer(flavor, {str(_value(r)): str(_value(label)).rstrip(".") for r, label in
+                                  zip(refs["ref_id"], refs.get("label", pd.Series(dtype=object)))
+                                  if _value(r) and _value(label)})
+        figure_rows, table_rows = figures.get(key, pd.DataFrame()), tables.get(key, pd.DataFrame())
+        floats = [(str(_value(row.get("section")) or ""), [_caption(row, writer, str(_value(row.get("figure_id")) or ""),
+                                                                    "figure", graphic=_value(row.get("graphic")))])
+                  for row in figure_rows.to_dict("records")]
+        floats += [(str(_value(row.get("section")) or ""), _table_blocks(row, writer))
+                   for row in table_rows.to_dict("records")]
+        out[rows["input"].iloc[0]] = _document(meta, rows, refs, floats, _cited(rows, figure_rows, table_rows), writer)
     return out
