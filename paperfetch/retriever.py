@@ -593,7 +593,8 @@ class Retriever:
         model = self._batch.model
         return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
-    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, pdf_engine: str | None = None) -> FullText:
+    def fulltext(self, ids: Iterable[object] | str | pd.Series | pd.DataFrame, *, pdf_engine: str | None = None,
+                 column: str | None = None) -> FullText:
         """The full text of papers from one batch (JATS, else the open-access PDF's text; docs/fulltext.md) as a
         :class:`~paperfetch.fulltext.FullText`: paragraphs, references, tables, figures (each row with its paper's
         ids and bibliographic record) and outcomes. Kept: the same ids again (or a view below) send no request and
@@ -601,13 +602,20 @@ class Retriever:
 
         Parameters
         ----------
-        ids : iterable, str or Series
-            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
+        ids : iterable, str, Series or DataFrame
+            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier; a frame's
+            are read as :meth:`download_frame` reads them (``doi``, else ``pmid``, else ``pmcid``, also ``DOI``).
         pdf_engine : str, optional
             ``"pypdfium2"`` or ``"pypdf"`` (docs/fulltext.md compares them); None: the ``pdf_engine`` setting.
+        column : str, optional
+            A frame's identifier column.
         """
         from paperfetch.fulltext.bundle import texts_of
 
+        if isinstance(ids, pd.DataFrame):
+            ids = frame_inputs(ids, column, None)[1]
+        elif column is not None:
+            raise ConfigurationError("column= goes with a DataFrame: r.fulltext(frame, column='doi')")
         items = [ids] if isinstance(ids, str) else list(ids)
         engine = pdf_engine or self.settings.pdf_engine
         key = (tuple(map(str, items)), engine)
