@@ -461,7 +461,8 @@ def parse_many(values: Iterable[object] | object, *, hint: IdType | str | None =
     position of the first item with the same :attr:`Identifier.key`."""
     kind = _coerce_hint(hint)
     if hasattr(values, "columns") and hasattr(values, "iloc"):
-        raise TypeError("parse_many takes one column, not a DataFrame: pass e.g. df['doi']")
+        named = next((str(c) for c in values.columns if str(c).lower() in ("doi", "pmid", "pmcid")), "doi")
+        raise TypeError(f"parse_many takes one column, not a DataFrame: pass e.g. df[{named!r}]")
     items: Iterable[object]
     if isinstance(values, (str, bytes, bytearray, numbers.Number)) or not isinstance(values, Iterable):
         items = [values]  # one item (None, an Identifier, a number)

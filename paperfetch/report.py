@@ -43,12 +43,15 @@ def mark_unreachable(frame: pd.DataFrame, hosts: Iterable[str]) -> pd.DataFrame:
 def for_people(frame: pd.DataFrame) -> pd.DataFrame:
     """*frame* (``domain_status()``'s) with its hosts and pools as people read them: ``host`` without its
     ``#pool`` where the pool is the host's only one, else with the pool's label; ``pool`` the label (in place)."""
+    import pandas as pd
+
     from paperfetch.http.status import pool_label, shown_hosts
 
-    if "host" in frame.columns:
-        frame["host"] = shown_hosts(frame["host"].astype(str))
+    if "host" in frame.columns:  # each column keeps its dtype (domain_status_frame's)
+        frame["host"] = pd.array(shown_hosts(frame["host"].astype(str)), dtype=frame["host"].dtype)
     if "pool" in frame.columns:
-        frame["pool"] = [value if is_missing(value) else pool_label(str(value)) for value in frame["pool"]]
+        frame["pool"] = pd.array([value if is_missing(value) else pool_label(str(value)) for value in frame["pool"]],
+                                 dtype=frame["pool"].dtype)
     return frame
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -175,7 +174,6 @@ class Retriever:
         self._sources = self._make_sources(settings.endpoints, settings.identification)
         #: the effective settings, where each came from, and the transport the clients run on (``r.settings.rows()``)
         self.settings = self._make_clients(settings, http=http, state=state, state_fallback=state_fallback)
-        self._verbosity = self.settings.transport.verbosity if verbosity is None else verbosity
         self._start(cache)
 
     def _start(self, cache: bool | str | os.PathLike[str] | MetadataCache) -> None:
@@ -188,6 +186,8 @@ class Retriever:
         # the run in progress, or the last one (paperfetch.flow): its dashboard model outlives the call
         self._batch = self._new_batch()
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
+        #: the last :meth:`download`'s outcomes, an interrupted one's partial frame too (no ``try`` needed); None before
+        self.last_outcomes: pd.DataFrame | None = None
         self._texts: dict[tuple[tuple[str, ...], str], FullText] = {}  # fulltext() bundles by ids and PDF engine
         self._describe_openalex()
         self._unsubscribe = [client.subscribe(self._request_log.on_event)
@@ -314,9 +314,9 @@ class Retriever:
     def download(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
         """Download every identifier; one outcome row per input, in input order.
 
-        Interrupted (Ctrl-C, a signal), it prints one line (``verbosity=0``: none) and raises
-        :class:`~paperfetch.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``.partial`` is the frame:
-        finished rows kept, the rest ``stopped``.
+        Interrupted (Ctrl-C, a signal), it raises :class:`~paperfetch.errors.Interrupted` (a ``KeyboardInterrupt``,
+        its one line the traceback's last) whose ``.partial`` is the frame, finished rows kept, the rest ``stopped``;
+        :attr:`last_outcomes` is that frame too (after a finished call, its result).
 
         Parameters
         ----------
@@ -324,11 +324,11 @@ class Retriever:
             DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
         """
         try:
-            return self._download(ids)
+            self.last_outcomes = self._download(ids)
         except Interrupted as exc:
-            if self._verbosity > 0:  # the one line a notebook or a script shows (the CLI says its own)
-                print(exc, file=sys.stderr, flush=True)
+            self.last_outcomes = exc.partial
             raise Interrupted(str(exc), partial=exc.partial) from None  # no frames of the machinery
+        return self.last_outcomes
 
     def _download(self, ids: Iterable[object] | str | pd.Series, hooks: RunHooks | None = None, *,
                   want: str = "pdf") -> pd.DataFrame:
@@ -593,7 +593,8 @@ class Retriever:
         model = self._batch.model
         return BatchSnapshot(at=time.time()) if model is None else model.snapshot()
 
-    def fulltext(self, ids: Iterable[object] | str | pd.Series, *, pdf_engine: str | None = None) -> FullText:
+    def fulltext(self, ids: Iterable[object] | str | pd.Series | pd.DataFrame, *, pdf_engine: str | None = None,
+                 column: str | None = None) -> FullText:
         """The full text of papers from one batch (JATS, else the open-access PDF's text; docs/fulltext.md) as a
         :class:`~paperfetch.fulltext.FullText`: paragraphs, references, tables, figures (each row with its paper's
         ids and bibliographic record) and outcomes. Kept: the same ids again (or a view below) send no request and
@@ -601,13 +602,20 @@ class Retriever:
 
         Parameters
         ----------
-        ids : iterable, str or Series
-            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier.
+        ids : iterable, str, Series or DataFrame
+            DOIs, PMIDs (``PMID:…``), PMCIDs and arXiv IDs, in any mix; a lone string is one identifier; a frame's
+            are read as :meth:`download_frame` reads them (``doi``, else ``pmid``, else ``pmcid``, also ``DOI``).
         pdf_engine : str, optional
             ``"pypdfium2"`` or ``"pypdf"`` (docs/fulltext.md compares them); None: the ``pdf_engine`` setting.
+        column : str, optional
+            A frame's identifier column.
         """
         from paperfetch.fulltext.bundle import texts_of
 
+        if isinstance(ids, pd.DataFrame):
+            ids = frame_inputs(ids, column, None)[1]
+        elif column is not None:
+            raise ConfigurationError("column= goes with a DataFrame: r.fulltext(frame, column='doi')")
         items = [ids] if isinstance(ids, str) else list(ids)
         engine = pdf_engine or self.settings.pdf_engine
         key = (tuple(map(str, items)), engine)

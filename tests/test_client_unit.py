@@ -692,3 +692,23 @@ def test_a_wall_clock_stepped_forward_does_not_end_a_hold_this_process_read():
     assert c2.hold_remaining(f"{A}/x") == pytest.approx(5.0)
     assert c2.get(f"{A}/x").status_code == 200
     assert clock.monotonic() - start == pytest.approx(5.0, abs=1e-6)
+
+
+def test_domain_status_has_one_dtype_and_one_missing_marker_a_column(tmp_path, hosts):
+    """The Retriever's frame (both clients' rows joined): a held host beside a plain one and one the API client
+    asked, each column one dtype (never ``object``) and one kind of missing value (``<NA>``, or ``NaT`` for times)."""
+    from tests._quick import retriever
+
+    held = hosts("127.0.0.181", {"*": Reply(429, b"busy", headers={"Retry-After": "3600"})})
+    plain = hosts("127.0.0.182", {"*": Reply(200, b"ok")})
+    with retriever(tmp_path / "pdfs", state="memory", cache=False) as r:
+        r.web.get(held.url("/a"))
+        r.web.get(plain.url("/a"))
+        r.api.get(plain.url("/b"))
+        frame = r.domain_status()
+    assert len(frame) >= 2 and not frame["held_until"].isna().all() and frame["held_until"].isna().any()
+    for column in frame.columns:
+        assert frame[column].dtype != object, column
+        missing = {type(value).__name__ for value in frame[column] if pd.isna(value)}
+        assert missing <= ({"NaTType"} if column in ("held_until", "suppressed_until", "breaker_open_until",
+                                                      "next_allowed_at") else {"NAType"}), (column, missing)

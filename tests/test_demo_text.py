@@ -82,3 +82,26 @@ def test_the_demo_command_prints_its_full_text_line(tmp_path):
     found = re.match(r"full text: (\d+) paragraphs, 1 table from 2 papers \(r\.fulltext of 10\.5555/demo\.fast, "
                      r"10\.5555/demo\.jats\.sensor\)$", line)
     assert found is not None and int(found.group(1)) >= 16, line  # 8 from the PDF, 12 from the JATS
+
+
+def test_fulltext_takes_a_frame_as_download_frame_does_and_names_its_real_column(world, tmp_path):
+    """A Zotero-like frame: its ``DOI`` column is read (``column=`` names another), and a frame given where one
+    column is wanted is told the column it has (``df['DOI']``), not ``df['doi']``."""
+    import pandas as pd
+
+    from paperfetch.errors import ConfigurationError
+    from paperfetch.ids import parse_many
+
+    zotero = pd.DataFrame({"Key": ["K1", "K2"], "DOI": ["10.5555/demo.fast", "10.5555/demo.jats.sensor"]})
+    with retriever(tmp_path, world.endpoints, state="memory", cache=False) as r:
+        text = r.fulltext(zotero)
+        assert list(text.outcomes["input"]) == list(zotero["DOI"])
+        assert set(text.paragraphs["doi"]) == set(zotero["DOI"])
+        named = r.fulltext(zotero.rename(columns={"DOI": "ref"}), column="ref")
+        assert list(named.outcomes["status"]) == ["downloaded", "downloaded"]
+        with pytest.raises(ConfigurationError, match="column= goes with a DataFrame"):
+            r.fulltext(["10.5555/demo.fast"], column="DOI")
+        with pytest.raises(TypeError, match=r"df\['DOI'\]"):
+            r.download(zotero)
+    with pytest.raises(TypeError, match=r"df\['PMID'\]"):
+        parse_many(pd.DataFrame({"Title": ["x"], "PMID": ["1"]}))

@@ -91,3 +91,38 @@ def test_title_markup_is_read_once_and_written_per_format():
         '<span style="font-variant:small-caps;">Dna</span> of <i>E. coli</i>'
     assert bibtex_text("a {b} c } d -- e") == r"a \{b\} c \textbraceright{} d -{}- e"
     assert bibtex_text("EZH2 in Germany") == "{EZH}2 in {Germany}" and bibtex_text("Germany") == "Germany"
+
+
+def test_a_full_texts_references_export_with_their_authors_not_their_editors():
+    """The JATS ``<ref>``'s ``<name>``, ``<string-name>`` and ``<collab>`` reach the references frame's ``authors``
+    and so every export of it; a ``person-group`` of editors does not."""
+    from paperfetch.export import to_bibtex, to_csl_json, to_ris
+    from paperfetch.fulltext import parse_jats, references_frame
+    from paperfetch.fulltext.frame import reference_rows
+
+    jats = b"""<article><front><article-meta><title-group><article-title>Citing</article-title></title-group>
+    </article-meta></front><body><p>x</p></body><back><ref-list>
+    <ref id="r1"><element-citation publication-type="journal"><person-group person-group-type="author">
+      <name><surname>Aivazian</surname><given-names>D</given-names></name><name><surname>Serrano</surname>
+      <given-names>RL</given-names></name><collab>WHO Study Group</collab></person-group>
+      <article-title>Cited one</article-title><source>J Cell Biol</source><year>2006</year>
+      <pub-id pub-id-type="doi">10.1000/one</pub-id></element-citation></ref>
+    <ref id="r2"><mixed-citation publication-type="book"><string-name><surname>Avery</surname>
+      <given-names>SV</given-names></string-name>, <string-name>Longo D</string-name>. In:
+      <person-group person-group-type="editor"><name><surname>Editor</surname><given-names>E</given-names></name>
+      </person-group>. <chapter-title>A chapter</chapter-title>. <source>A Book</source>. <year>2010</year>.
+      </mixed-citation></ref>
+    <ref id="r3"><mixed-citation>Anonymous. A note. 1999.</mixed-citation></ref>
+    </ref-list></back></article>"""
+    refs = references_frame(reference_rows(parse_jats(jats), input="10.1000/citing"))
+    assert refs["authors"].tolist() == [
+        [{"family": "Aivazian", "given": "D."}, {"family": "Serrano", "given": "R. L."}, {"literal": "WHO Study Group"}],
+        [{"family": "Avery", "given": "S. V."}, {"family": "Longo", "given": "D."}],
+        None,
+    ]
+    bibtex = to_bibtex(refs)
+    assert "author = {Aivazian, D. and Serrano, R. L. and {WHO Study Group}}" in bibtex
+    assert "author = {Avery, S. V. and Longo, D.}" in bibtex and "Editor" not in bibtex
+    assert "AU  - Aivazian, D." in to_ris(refs) and "AU  - Longo, D." in to_ris(refs)
+    csl = json.loads(to_csl_json(refs))
+    assert [a.get("family") for a in csl[1]["author"]] == ["Avery", "Longo"]

@@ -259,7 +259,7 @@ class TestCrossrefContract(SourceContract):
         "doi:10.1016/j.neurobiolaging.2010.03.024": {"journal": "Neurobiology of Aging", "year": 2012, "candidates": []},
         "doi:10.1002/jor.1100150407": {"year": 1997, "candidates": []},
         "doi:10.1038/srep16696": {"journal": "Scientific Reports", "year": 2015,
-                                  "license": "https://creativecommons.org/licenses/by/4.0",
+                                  "license": "cc-by",
                                   "first_candidate": "https://www.nature.com/articles/srep16696.pdf"},
         "doi:10.1109/icdcsw.2003.1203662": {"year": None,  # issued is {"date-parts": [[null]]} in the record
                                             "title": "Accurate and explicit differentiation of wireless and congestion losses"},
@@ -273,7 +273,7 @@ class TestEuropePMCContract(SourceContract):
     ids = ["doi:10.1002/hpja.70059", "pmid:39709208", "pmcid:PMC12174270", "doi:10.1371/notarealdoi"]
     expected = {
         "doi:10.1002/hpja.70059": {"pmid": "40437959", "pmcid": "PMC12120539", "year": 2025, "is_oa": True,
-                                   "license": "cc by-nc-nd",
+                                   "license": "cc-by-nc-nd",
                                    "first_candidate": "https://europepmc.org/articles/PMC12120539?pdf=render"},
         "pmid:39709208": {"pmcid": "PMC12124214", "doi": "10.1016/s0140-6736(24)02716-8", "is_oa": False,
                           "journal": "Lancet (London, England)",

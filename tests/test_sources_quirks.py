@@ -30,7 +30,7 @@ from paperfetch.sources import (
     SemanticScholarSource,
     UnpaywallSource,
 )
-from paperfetch.sources.base import RequestSpec
+from paperfetch.sources.base import Candidate, Record, RequestSpec, license_key
 from paperfetch.sources.biorxiv import biorxiv_license
 from paperfetch.sources.semanticscholar import s2_id, s2_license
 from paperfetch.sources.unpaywall import placeholder_email
@@ -377,3 +377,16 @@ def test_an_email_refusal_is_a_configuration_error_warned_once_and_unpaywall_is_
     assert len(errors) == asked and all("Unpaywall requires a real contact e-mail" in e for e in errors)
     assert "not_found" not in set(out["status"].iloc[:asked])  # never "no such record" for the e-mail's refusal
     assert set(again["status"]) == {"not_found"}
+
+
+@pytest.mark.parametrize(("raw", "key"), [
+    ("cc by", "cc-by"), ("cc by-nc-nd", "cc-by-nc-nd"), ("CC BY-NC", "cc-by-nc"), ("cc_by_sa", "cc-by-sa"), ("cc-by", "cc-by"),
+    ("CCBYNCND", "cc-by-nc-nd"), ("cc0", "cc0"), ("CC 0", "cc0"), ("https://creativecommons.org/licenses/by/4.0/", "cc-by"),
+    ("http://creativecommons.org/licenses/by-nc-nd/3.0", "cc-by-nc-nd"), ("https://creativecommons.org/publicdomain/zero/1.0/", "cc0"),
+    ("other-oa", "other-oa"), ("http://www.springer.com/tdm", "http://www.springer.com/tdm"), ("", None), (None, None),
+])
+def test_licences_have_one_form_whichever_source_names_them(raw, key):
+    """Europe PMC's ``cc by``, bioRxiv's ``cc_by``, Crossref's URL and OpenAlex's ``cc-by`` meet in one column as one id."""
+    assert license_key(raw) == key
+    assert Candidate("https://x/p.pdf", "any", license=raw).license == key
+    assert Record(license=raw).license == key

@@ -78,6 +78,7 @@ class Reference:
     doi: str = ""
     pmid: str = ""
     pmcid: str = ""
+    authors: tuple[dict[str, str], ...] = ()  #: the cited work's authors as :mod:`paperfetch.names` gives them
 
 
 @dataclass(frozen=True, kw_only=True)

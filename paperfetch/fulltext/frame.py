@@ -88,6 +88,7 @@ REFERENCE_DTYPES: Mapping[str, Any] = {
     "title": "string",
     "source": "string",
     "year": "Int64",
+    "authors": "object",
     **_ID_DTYPES,
     "license": "string",
     "license_id": "string",
@@ -181,7 +182,8 @@ def reference_rows(article: Article, *, input: Any, record: Mapping[str, Any] | 
     paper = paper_fields(article, record)
     citing = {"input": input, "license": paper.pop("license"), "license_id": paper.pop("license_id"),
               **{f"citing_{name}": value for name, value in paper.items()}}
-    return [{**citing, **_fields(r), "year": int(r.year) if r.year else None} for r in article.references]
+    return [{**citing, **_fields(r), "year": int(r.year) if r.year else None, "authors": list(r.authors) or None}
+            for r in article.references]
 
 
 def typed_frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any], what: str) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from lxml import etree
 
 from paperfetch.fulltext.base import Reference, canonical_id
 from paperfetch.fulltext.xmltext import XLINK_HREF, first_child, flatten, local_name
+from paperfetch.names import Name, organisation, parse_name, person
 
 __all__ = ["PUB_ID_TYPES", "parse_references"]
 
@@ -22,6 +23,7 @@ _PMID_IN_TEXT = re.compile(r"\bPMID:?\s*(\d{1,9})\b")
 _PMID_URL = re.compile(r"(?:ncbi\.nlm\.nih\.gov/pubmed/|pubmed\.ncbi\.nlm\.nih\.gov/)(\d{1,9})")
 _PMCID_IN_TEXT = re.compile(r"\b(PMC\d{1,9})\b")
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
+_NAMES = ("name", "string-name", "collab")
 
 
 def parse_references(article: etree._Element) -> tuple[Reference, ...]:
@@ -55,7 +57,25 @@ def _reference(index: int, ref: etree._Element) -> Reference:
         doi=ids.get("doi", ""),
         pmid=ids.get("pmid", ""),
         pmcid=ids.get("pmcid", ""),
+        authors=_authors(holder),
     )
+
+
+def _authors(holder: etree._Element) -> tuple[Name, ...]:
+    """The cited work's ``<name>``, ``<string-name>`` and ``<collab>`` in order; an editor's group is not its authors."""
+    names: list[Name | None] = []
+    for el in holder.iter():
+        above = {local_name(a.tag): a for a in el.iterancestors()}
+        group = (above["person-group"].get("person-group-type") or "author") if "person-group" in above else "author"
+        if local_name(el.tag) not in _NAMES or group != "author" or set(above) & set(_NAMES):
+            continue
+        if local_name(el.tag) == "collab":
+            names.append(organisation(flatten(el)))
+        elif (surname := first_child(el, "surname")) is not None:
+            names.append(person(flatten(surname), flatten(first_child(el, "given-names"))))
+        else:  # a string-name written out: "Smith JA", "Smith, J. A."
+            names.append(parse_name(flatten(el)))
+    return tuple(name for name in names if name)
 
 
 def _identifiers(holder: etree._Element, text: str) -> dict[str, str]:

@@ -30,6 +30,9 @@ DOMAIN_STATUS_COLUMNS = [
 DOMAIN_STATES = ("SUPPRESSED", "HELD", "UNREACHABLE", "OPEN BREAKER", "ok")
 _DATETIMES = ("held_until", "suppressed_until", "breaker_open_until", "next_allowed_at")
 _INTS = ("last_status", "hold_status", "credits_left", "window_starts")
+_FLOATS = ("delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "crawl_delay_s")
+_TEXTS = ("state", "host", "suppressed_reason", "breaker", "breaker_reason", "robots", "pool", "windows",
+          "binding_window")
 _SNAPSHOT_FIELDS = frozenset(f.name for f in fields(HostSnapshot))
 #: A pool as people read it, by the kind its name ends with (Crossref's ``polite-array``: its list queries).
 POOL_LABELS = {"array": "list queries", "single": "single lookups"}
@@ -82,13 +85,13 @@ def status_rows(snapshots: Iterable[HostSnapshot]) -> list[dict[str, Any]]:
 
 
 def domain_status_frame(snapshots: Iterable[HostSnapshot]) -> pd.DataFrame:
-    """:func:`status_rows` as the frame ``domain_status()`` returns: times as UTC datetimes, counts as ``Int64``
+    """:func:`status_rows` as the frame ``domain_status()`` returns, one dtype and one missing marker a column:
+    times as UTC datetimes (``NaT``), counts as ``Int64``, seconds as ``Float64``, words as ``string`` (``<NA>``)
     (pandas is imported only here)."""
     import pandas as pd
 
     frame = pd.DataFrame(status_rows(snapshots), columns=DOMAIN_STATUS_COLUMNS)
     for column in _DATETIMES:
-        frame[column] = pd.to_datetime(frame[column], utc=True)
-    for column in _INTS:
-        frame[column] = frame[column].astype("Int64")
-    return frame
+        frame[column] = pd.to_datetime(frame[column], utc=True).astype("datetime64[us, UTC]")
+    types = {**dict.fromkeys(_TEXTS, "string"), **dict.fromkeys(_FLOATS, "Float64"), **dict.fromkeys(_INTS, "Int64")}
+    return frame.astype(types)

@@ -5,6 +5,7 @@ transport does, and paces; ``min_interval_s`` only states a host's published lim
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
@@ -21,11 +22,33 @@ from paperfetch.sources.schema import TEXT
 if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
     from paperfetch.ids import Identifier, IdType
 
-__all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "quote_path"]
+__all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "license_key",
+           "quote_path"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_CC_URL = re.compile(r"(?:https?://)?(?:www\.)?creativecommons\.org/(licenses|publicdomain)/([a-z-]+)", re.IGNORECASE)
+_CC_CODE = re.compile(r"cc[\s_-]*(?:0|by(?:[\s_-]*(?:nc|nd|sa))*)", re.IGNORECASE)
+
+
+def license_key(value: str | None) -> str | None:
+    """One form for a licence whichever source names it: a Creative Commons licence as the lower-case hyphenated
+    ``cc-by``, ``cc-by-nc-nd``, ``cc0`` (Europe PMC's ``cc by-nc``, bioRxiv's ``cc_by``, a creativecommons.org URL);
+    any other licence as the source wrote it.
+
+    >>> [license_key(x) for x in ("cc by-nc-nd", "CC_BY", "https://creativecommons.org/licenses/by/4.0/", "other-oa")]
+    ['cc-by-nc-nd', 'cc-by', 'cc-by', 'other-oa']
+    """
+    text = (value or "").strip()
+    if match := _CC_URL.match(text):
+        kind, code = match.group(1).lower(), match.group(2).lower()
+        return "cc0" if code == "zero" else "public-domain" if kind == "publicdomain" else f"cc-{code}"
+    if _CC_CODE.fullmatch(text):
+        parts = re.findall(r"0|by|nc|nd|sa", text[2:].lower())
+        return "cc0" if parts == ["0"] else "-".join(["cc", *parts])
+    return text or None
 
 
 @dataclass(frozen=True)
@@ -36,8 +59,11 @@ class Candidate:
     source: str  #: name of the service that proposed it
     kind: str = "pdf"  #: "pdf" (a direct PDF link) or "landing" (an HTML page to scan for citation_pdf_url)
     version: str | None = None  #: publishedVersion / acceptedVersion / submittedVersion
-    license: str | None = None
+    license: str | None = None  #: :func:`license_key`'s form
     host_type: str | None = None  #: "publisher" / "repository"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "license", license_key(self.license))
 
 
 @dataclass(frozen=True)
@@ -62,12 +88,15 @@ class Metadata:
     year: int | None = None
     journal: str | None = None
     oa_status: str | None = None
-    license: str | None = None
+    license: str | None = None  #: :func:`license_key`'s form, whichever source named it
     #: the PMC Cloud Service's article version (an int) and whether it is an author manuscript
     pmc_version: int | None = None
     is_manuscript: bool | None = None
     #: the authors in order, typed (:mod:`paperfetch.names`: ``{"family", "given"}`` or ``{"literal"}``)
     authors: list[dict[str, str]] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "license", license_key(self.license))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, dedupe, quote_path
+from paperfetch.sources.base import Fetcher, Record, RequestSpec, Source, dedupe, license_key, quote_path
 from paperfetch.sources.schema import OBJECTS, TEXT, at, load_json, top_object
 
 __all__ = ["BIORXIV_DOI_PREFIXES", "BiorxivSource", "SERVERS", "biorxiv_license", "is_biorxiv_doi"]
@@ -91,7 +91,7 @@ def biorxiv_license(value: str | None) -> str | None:
     """``cc_by_nc_nd`` -> ``cc-by-nc-nd``; ``cc_no`` (no Creative Commons licence) -> None."""
     if not value or value.strip().lower() in ("cc_no", "none", "na"):
         return None
-    return value.strip().lower().replace("_", "-")
+    return license_key(value)
 
 
 def _version_number(version: dict[str, Any]) -> int:

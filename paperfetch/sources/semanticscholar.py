@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from paperfetch.errors import MalformedResponse
 from paperfetch.ids import Identifier, IdType
-from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, dedupe
+from paperfetch.sources.base import Candidate, Record, RequestSpec, Source, dedupe, license_key
 from paperfetch.sources.schema import ID, OBJECT, TEXT, URL, YEAR, at, load_json
 
 __all__ = ["FIELDS", "SemanticScholarSource", "s2_id", "s2_license"]
@@ -87,16 +87,5 @@ def s2_id(identifier: Identifier) -> str:
 
 def s2_license(value: str | None) -> str | None:
     """Semantic Scholar's ``CCBY``/``CCBYNCND``/``CC0`` as the ``cc-by``/``cc-by-nc-nd``/``cc0`` the other sources write."""
-    if not value:
-        return None
-    text = value.strip().upper().replace("-", "").replace(" ", "")
-    if text == "CC0":
-        return "cc0"
-    if text.startswith("CCBY"):
-        rest, parts = text[4:], ["cc", "by"]
-        while rest[:2] in ("NC", "ND", "SA"):
-            parts.append(rest[:2].lower())
-            rest = rest[2:]
-        if not rest:
-            return "-".join(parts)
-    return value.strip().lower()
+    key = license_key(value)
+    return key.lower() if key else None
