@@ -410,28 +410,75 @@ def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+#: The Arrow type of each list column the frames carry (the authors' records, a paragraph's citations, figures and
+#: tables): fixed, so a report whose lists are all empty has the same schema as one with values.
+_AUTHOR = {"family": "string", "given": "string", "literal": "string"}
+_LIST_TYPES: dict[str, Any] = {"authors": _AUTHOR, "citations": "string", "citation_offsets": "int64",
+                               "figures": "string", "tables": "string"}
+
+
+def _list_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns whose cells are lists, tuples or dicts, and the known ones that are all missing (0 rows too)."""
+    return [c for c in frame.columns if any(isinstance(v, (list, tuple, dict)) for v in frame[c])
+            or (c in _LIST_TYPES and all(is_missing(v) for v in frame[c]))]
+
+
+def _as_lists(frame: pd.DataFrame) -> pd.DataFrame:
+    """*frame* with each list column's cells as lists (an empty one ``[]``) or None (missing, never NaN)."""
+    listed = _list_columns(frame)
+    return frame.assign(**{c: [None if is_missing(v) else list(v) if isinstance(v, tuple) else v for v in frame[c]]
+                           for c in listed})
+
+
+def _arrow_type(name: str) -> Any:
+    import pyarrow as pa
+
+    item = _LIST_TYPES[name]
+    if isinstance(item, dict):
+        return pa.list_(pa.struct([(field, pa.type_for_alias(kind)) for field, kind in item.items()]))
+    return pa.list_(pa.type_for_alias(item))
+
+
+def _parquet(frame: pd.DataFrame, path: Path) -> None:
+    """*frame* as Parquet: list columns as Arrow lists (of structs for the authors), other mixed columns as text."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    listed = _list_columns(frame)
+    frame = _as_lists(frame)
+    plain = frame.drop(columns=listed)
+    for column in plain.columns:  # a copy already: mixed inputs (None, numbers, text) stored as text
+        if plain[column].dtype == object:
+            plain[column] = plain[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
+    table = pa.Table.from_pandas(plain, preserve_index=False)
+    for position, column in enumerate(frame.columns):
+        if column in listed:
+            kind = _arrow_type(column) if column in _LIST_TYPES else None
+            table = table.add_column(position, column, pa.array(list(frame[column]), type=kind))
+    write_private_safe(path, lambda p: pq.write_table(table, p))
+
+
 def write_report(frame: pd.DataFrame, path: Path) -> None:
-    """Write *frame* as CSV, Parquet or JSON Lines, chosen by *path*'s extension (secrets masked)."""
+    """Write *frame* as CSV, Parquet or JSON Lines, chosen by *path*'s extension (secrets masked). Parquet keeps
+    list columns as Arrow lists of a fixed type; JSON Lines gives every row every column, lists as arrays (empty:
+    ``[]``) and a missing value as null."""
     frame = redacted(frame)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        listed = [c for c in frame.columns if any(isinstance(v, (list, dict)) for v in frame[c])]  # no reduction: 0 rows too
+        listed = _list_columns(frame)
         frame = frame.assign(**{c: frame[c].map(_json_cell) for c in listed})  # the authors as JSON, not a repr
         write_private_safe(path, lambda p: frame.to_csv(p, index=False))
     elif suffix == ".parquet":
-        for column in frame.columns:  # a copy already (redacted)
-            if frame[column].dtype == object:  # mixed inputs (None, numbers, text): store as text (lists as JSON)
-                frame[column] = frame[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
-        write_private_safe(path, lambda p: frame.to_parquet(p, index=False))
+        _parquet(frame, path)
     elif suffix == ".jsonl":
-        write_lines(path, jsonl_records(frame))
+        write_lines(path, jsonl_records(_as_lists(frame)))
     else:  # pragma: no cover - checked before the run
         raise UsageError(f"unknown report format {suffix!r}")
 
 
 def _json_cell(value: Any) -> Any:
     """A list or dict cell (the typed ``authors``) as JSON text; any other value as it is (text for parquet)."""
-    if isinstance(value, (list, dict)):
+    if isinstance(value, (list, tuple, dict)):
         return json.dumps(value, ensure_ascii=False)
     return value if is_missing(value) or isinstance(value, str) else str(value)
 
