@@ -42,7 +42,7 @@ __all__ = [
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
     "UnreachableWarningsHeld", "UsageError", "check_column", "check_out_dir", "check_outputs",
     "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table",
-    "frame_text", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
+    "frame_text", "hanging_table", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
     "partial_outcomes", "progress_wanted", "read_lines", "redacted", "results_table", "retriever_for", "say",
     "setting_option", "settings_from", "sigterm_as_interrupt", "stdout_gone", "summary", "tell", "terminal_width", "wrapped",
     "write_export", "write_lines", "write_private_safe", "write_report"
@@ -514,17 +514,66 @@ def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.
 def results_table(outcomes: pd.DataFrame, width: int | None = None, columns: Sequence[str] = ("input", "status", "source"),
                   details: Sequence[str] = ("path", "reason", "error")) -> str:
     """The per-paper table of ``download`` (and ``text``): *columns*, then the first of *details* a row has (the
-    file, else why not); its rows fit *width* (default: :func:`terminal_width`; without a terminal, the detail is
-    cut at 80 characters)."""
+    file, else why not), fitted to *width* (default: :func:`terminal_width`) by :func:`hanging_table`: the input
+    cut first, a path cut from the left (its file name whole), a reason wrapped, never cut."""
     frame = outcomes.reindex(columns=[*columns, *details])
-    frame["detail"] = [next((text for text in cells if isinstance(text, str) and text), "")
-                       for cells in zip(*(frame[name] for name in details))]
-    width = terminal_width() if width is None else width
-    shown = frame[[*columns, "detail"]].astype(object)
+    found = [next(((name, text) for name, text in zip(details, cells) if isinstance(text, str) and text), ("", ""))
+             for cells in zip(*(frame[name] for name in details))]
+    shown = frame[list(columns)].astype(object)
     shown = shown.where(shown.notna(), "")
     shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
-    shown["detail"] = [clip(str(v), width or 80, one_line=True) for v in shown["detail"]]
-    return fitted_table(shown, width, ["detail", "input"])
+    shown["detail"] = [" ".join(text.split()) for _, text in found]
+    paths = [name.endswith("path") for name, _ in found]
+    return hanging_table(shown, "detail", terminal_width() if width is None else width, ["input"], paths=paths)
+
+
+#: The least room :func:`hanging_table` gives its last column beside the others; with less, it goes below.
+_LAST_ROOM = 24
+
+
+def hanging_table(frame: pd.DataFrame, last: str, width: int | None, shrink: Sequence[str], *,
+                  paths: Sequence[bool] = ()) -> str:
+    """*frame* as text, its column *last* never cut at the right: the columns *shrink* are cut first (to leave it
+    room), then a long cell of *last* is wrapped under itself, or cut from the left when *paths* marks it a path
+    (its file name stays whole); with too little room beside the row, it is wrapped on the lines below. As
+    ``to_string`` without a width."""
+    if width is None or frame.empty:
+        return frame.to_string(index=False)
+    cells = [str(v) for v in frame[last]]
+    head = frame.drop(columns=[last])
+    wanted = min(_LAST_ROOM, max(len(c) for c in [*cells, last]))
+    lines = fitted_table(head, width - 1 - wanted, shrink).splitlines()
+    if width - 1 - max(map(len, lines)) < wanted:  # the input at its shortest leaves too little: the cells below
+        lines = fitted_table(head, width, shrink).splitlines()
+        at, room = 4, width - 4
+    else:
+        at = max(map(len, lines)) + 1
+        room = width - at
+    rows = [f"{lines[0]:<{at - 1}} {last}" if at > 4 else f"{lines[0]}\n{'':<{at}}{last}"]
+    for line, cell, path in zip(lines[1:], cells, [*paths, *[False] * len(cells)]):
+        below = at > 4 and path and len(_left_cut(cell, room)) > room  # its file name is wider than the room
+        parts = [_left_cut(cell, width - 4 if below else room)] if path else \
+            textwrap.wrap(cell, room, break_on_hyphens=False) or [""]
+        if at > 4 and not below:
+            rows.append(f"{line:<{at - 1}} {parts[0]}".rstrip())
+            rows.extend(f"{'':<{at}}{part}" for part in parts[1:])
+        else:
+            rows.append(line.rstrip())
+            rows.extend(f"    {part}" for part in parts if part)
+    return "\n".join(rows)
+
+
+def _left_cut(path: str, room: int) -> str:
+    """*path* cut from the left at a ``/`` to *room* characters (``…/`` first), its file name always whole."""
+    if len(path) <= room:
+        return path
+    parts = path.split("/")
+    kept = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + len(kept) + 3 > room:
+            break
+        kept = f"{part}/{kept}"
+    return f"…/{kept}"
 
 
 def fitted_table(frame: pd.DataFrame, width: int | None, shrink: Sequence[str], *, index: bool = False) -> str:
