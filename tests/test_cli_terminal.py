@@ -11,6 +11,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from paperfetch.cli import main
@@ -228,3 +229,81 @@ def test_library_warnings_offline_are_short_and_never_a_urllib3_repr(tmp_path, c
     assert messages
     for marker in ("_HTTPPool", "HTTPConnectionPool", "Max retries exceeded", "Caused by", "object at 0x"):
         assert not [m for m in messages if marker in m], messages
+
+
+def _in_a_terminal(argv: list[str], env: dict[str, str], columns: int = 80) -> str:
+    """Run ``paperfetch *argv*`` with stdout a pseudo-terminal *columns* wide (no $COLUMNS): what a user sees."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    chunks: list[bytes] = []
+
+    def read() -> None:  # the pty's buffer is small: read while the command writes
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO: the command closed the terminal
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        done = subprocess.run([sys.executable, "-m", "paperfetch", *argv], stdout=follower, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, env=env, timeout=300)
+    finally:
+        os.close(follower)
+    reader.join(timeout=30)
+    os.close(leader)
+    assert b"Traceback" not in done.stderr, done.stderr.decode()
+    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_download_table_in_80_columns_keeps_file_names_and_reasons_whole_and_cuts_the_input(tmp_path, demo_env):
+    from paperfetch.demo import DEMO_INPUTS
+
+    report = tmp_path / "report.csv"
+    out = tmp_path / "a-folder-with-a-rather-long-name" / "and" / "deeper" / "pdfs"
+    env = {**_env(), **{f"PAPERFETCH_{name.upper()}_URL": url for name, url in demo_env.endpoints.items()},
+           "PAPERFETCH_DELAY_MIN": "0", "PAPERFETCH_DELAY_MAX": "0"}
+    shown = _in_a_terminal(["download", *map(str, DEMO_INPUTS), "--email", "t@uni.example", "--out", str(out),
+                            "--state", "memory", "--no-cache", "--no-progress", "--report", str(report)], env)
+    table = shown.split("\nreport written to")[0]
+    wide = [line for line in table.splitlines() if len(line) > 80]
+    assert not wide, "\n".join(wide)
+    rows = pd.read_csv(report)
+    names = [Path(p).name for p in rows["path"].dropna()]
+    reasons = [_flat(r) for r in rows["reason"].dropna()]
+    assert len(names) >= 10 and len(reasons) >= 8
+    for name in names:  # each file name whole on one line
+        assert any(name in line for line in table.splitlines()), (name, table)
+    for reason in reasons:  # each reason whole, wrapped under itself
+        assert reason in _flat(table), (reason, table)
+    assert "network: Connection refused since" in _flat(table) and "UTC" in _flat(table)
+    cut = [line.split()[0] for line in table.splitlines()[1:] if line[:1] != " " and line.split()[0].endswith("…")]
+    assert cut, table  # what is cut is the input
+    assert all(any(str(i).startswith(c[:-1]) for i in DEMO_INPUTS) for c in cut), cut
+
+
+def test_demo_in_80_columns_keeps_every_title_whole(tmp_path):
+    from paperfetch.demo import DEMO_INPUTS
+
+    shown = _in_a_terminal(["demo", "--no-progress", "--out", str(tmp_path / "demo")], _env())
+    table = shown.split("\nOutcomes:")[0]
+    wide = [line for line in table.splitlines() if len(line) > 80]
+    assert not wide, "\n".join(wide)
+    for title in ("A fast publisher's paper", "Retraction Note: Retracted and removed", "Only the landing page knows",
+                  "Known to Semantic Scholar alone", "A preprint and its journal version"):
+        assert title in _flat(table), (title, table)
+    for value in map(str, DEMO_INPUTS[:8]):  # whole, or cut at the right to fit (the input is what is cut)
+        assert value in table or any(w.endswith("…") and value.startswith(w[:-1]) for w in table.split()), value

@@ -113,8 +113,76 @@ def test_reports_write_the_authors_as_json_that_reads_back(tmp_path: Path) -> No
 
     cell = [{"family": "Lloyd", "given": "C. J."}, {"literal": "World Health Organization"}]
     frame = pd.DataFrame({"doi": ["10.1000/x", "10.1000/y"], "authors": pd.Series([cell, None], dtype=object)})
-    for suffix in (".csv", ".parquet"):
-        write_report(frame, tmp_path / f"r{suffix}")
-        back = pd.read_csv(tmp_path / "r.csv") if suffix == ".csv" else pd.read_parquet(tmp_path / "r.parquet")
-        assert json.loads(back["authors"][0]) == cell and names_from(back["authors"][0]) == cell
-        assert pd.isna(back["authors"][1])
+    write_report(frame, tmp_path / "r.csv")
+    back = pd.read_csv(tmp_path / "r.csv")
+    assert json.loads(back["authors"][0]) == cell and names_from(back["authors"][0]) == cell
+    assert pd.isna(back["authors"][1])
+    write_report(frame, tmp_path / "r.parquet")  # Parquet: a list of structs, read back as records
+    back = pd.read_parquet(tmp_path / "r.parquet")
+    assert [{k: v for k, v in name.items() if v is not None} for name in back["authors"][0]] == cell
+    assert names_from([{k: v for k, v in name.items() if v is not None} for name in back["authors"][0]]) == cell
+    assert back["authors"][1] is None
+
+
+def _paragraph_runs():
+    """The paragraphs of two runs: one with authors, citations and figures, one where every list is empty or
+    unknown (a PDF's text: no links, no authors)."""
+    from paperfetch.fulltext.frame import paragraphs_frame
+
+    full = paragraphs_frame([{"input": "10.1000/x", "doi": "10.1000/x", "text_source": "jats", "paragraph": 1,
+                              "text": "As shown [1].", "citations": ("CR1",), "citation_offsets": (12,),
+                              "figures": ("F1",), "tables": (), "authors": [{"family": "Lloyd", "given": "C. J."}]}])
+    bare = paragraphs_frame([{"input": "10.1000/y", "doi": "10.1000/y", "text_source": "pdf", "paragraph": 1,
+                              "text": "Plain.", "citations": (), "citation_offsets": (), "figures": (), "tables": (),
+                              "page": 1}])
+    return full, bare
+
+
+def test_parquet_reports_keep_lists_and_structs_typed(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from paperfetch.cli.common import write_report
+
+    schemas = []
+    for name, frame in zip(("full", "bare"), _paragraph_runs()):
+        write_report(frame, tmp_path / f"{name}.parquet")
+        schemas.append(pq.read_schema(tmp_path / f"{name}.parquet"))
+    full, bare = schemas
+    assert full.field("citations").type == pa.list_(pa.string()) and full.field("figures").type == pa.list_(pa.string())
+    assert full.field("citation_offsets").type == pa.list_(pa.int64())
+    authors = full.field("authors").type
+    assert pa.types.is_list(authors) and pa.types.is_struct(authors.value_type)
+    assert {authors.value_type.field(i).name for i in range(authors.value_type.num_fields)} >= {"family", "given"}
+    assert all(bare.field(c).type == full.field(c).type for c in ("authors", "citations", "citation_offsets", "figures",
+                                                                   "tables"))  # a run without values: same types
+    back = pq.read_table(tmp_path / "full.parquet").to_pylist()[0]
+    assert back["citations"] == ["CR1"] and back["citation_offsets"] == [12] and back["tables"] == []
+    assert back["authors"][0]["family"] == "Lloyd"
+
+
+def test_jsonl_reports_of_two_runs_concatenate_typed(tmp_path: Path) -> None:
+    import io
+
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    from paperfetch.cli.common import write_report
+
+    paths = []
+    for name, frame in zip(("full", "bare"), _paragraph_runs()):
+        paths.append(tmp_path / f"{name}.jsonl")
+        write_report(frame, paths[-1])
+    rows = [json.loads(line) for path in paths for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len({tuple(row) for row in rows}) == 1  # every row has every column, in one order
+    assert rows[1]["citations"] == [] and rows[1]["authors"] is None  # empty: []; unknown: null
+    frames = [pd.read_json(io.StringIO(path.read_text(encoding="utf-8")), lines=True) for path in paths]
+    assert list(frames[0].columns) == list(frames[1].columns)
+    both = pd.concat(frames, ignore_index=True)
+    assert all(isinstance(v, list) for c in ("citations", "citation_offsets", "figures", "tables") for v in both[c])
+    table = pa.concat_tables([pj.read_json(path) for path in paths], promote_options="default")
+    assert table.schema.field("citations").type == pa.list_(pa.string())
+    assert table.schema.field("citation_offsets").type == pa.list_(pa.int64())
+    assert pa.types.is_struct(table.schema.field("authors").type.value_type)
+    assert table.column("tables").to_pylist() == [[], []]

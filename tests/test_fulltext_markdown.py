@@ -330,6 +330,20 @@ def test_cli_text_format_chunks_prints_one_json_line_per_chunk(demo_env, tmp_pat
     assert code == 1 and [json.loads(line)["input"] for line in out.splitlines()] == _text_cli(out=tmp_path)[1:5]
 
 
+def test_cli_text_report_follows_format_chunks(demo_env, tmp_path, capsys):
+    import pandas as pd
+
+    from paperfetch.cli import main
+
+    report = tmp_path / "chunks.parquet"
+    main(_text_cli("--format", "chunks", "--max-tokens", "100", "--report", str(report), out=tmp_path))
+    printed = [json.loads(line) for line in capsys.readouterr()[0].splitlines()]
+    written = pd.read_parquet(report)
+    assert {"chunk_id", "tokens", "paragraph_ids"} <= set(written.columns) and "paragraph" not in written.columns
+    assert list(written["chunk_id"]) == [row["chunk_id"] for row in printed]
+    assert list(written["text"]) == [row["text"] for row in printed]
+
+
 def test_cli_text_refuses_a_bad_chunk_budget_before_any_request(tmp_path, capsys):
     from paperfetch.cli import main
 

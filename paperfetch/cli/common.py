@@ -42,7 +42,7 @@ __all__ = [
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
     "UnreachableWarningsHeld", "UsageError", "check_column", "check_out_dir", "check_outputs",
     "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table",
-    "frame_text", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
+    "frame_text", "hanging_table", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
     "partial_outcomes", "progress_wanted", "read_lines", "redacted", "results_table", "retriever_for", "say",
     "setting_option", "settings_from", "sigterm_as_interrupt", "stdout_gone", "summary", "tell", "terminal_width", "wrapped",
     "write_export", "write_lines", "write_private_safe", "write_report"
@@ -410,28 +410,75 @@ def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+#: The Arrow type of each list column the frames carry (the authors' records, a paragraph's citations, figures and
+#: tables): fixed, so a report whose lists are all empty has the same schema as one with values.
+_AUTHOR = {"family": "string", "given": "string", "literal": "string"}
+_LIST_TYPES: dict[str, Any] = {"authors": _AUTHOR, "citations": "string", "citation_offsets": "int64",
+                               "figures": "string", "tables": "string"}
+
+
+def _list_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns whose cells are lists, tuples or dicts, and the known ones that are all missing (0 rows too)."""
+    return [c for c in frame.columns if any(isinstance(v, (list, tuple, dict)) for v in frame[c])
+            or (c in _LIST_TYPES and all(is_missing(v) for v in frame[c]))]
+
+
+def _as_lists(frame: pd.DataFrame) -> pd.DataFrame:
+    """*frame* with each list column's cells as lists (an empty one ``[]``) or None (missing, never NaN)."""
+    listed = _list_columns(frame)
+    return frame.assign(**{c: [None if is_missing(v) else list(v) if isinstance(v, tuple) else v for v in frame[c]]
+                           for c in listed})
+
+
+def _arrow_type(name: str) -> Any:
+    import pyarrow as pa
+
+    item = _LIST_TYPES[name]
+    if isinstance(item, dict):
+        return pa.list_(pa.struct([(field, pa.type_for_alias(kind)) for field, kind in item.items()]))
+    return pa.list_(pa.type_for_alias(item))
+
+
+def _parquet(frame: pd.DataFrame, path: Path) -> None:
+    """*frame* as Parquet: list columns as Arrow lists (of structs for the authors), other mixed columns as text."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    listed = _list_columns(frame)
+    frame = _as_lists(frame)
+    plain = frame.drop(columns=listed)
+    for column in plain.columns:  # a copy already: mixed inputs (None, numbers, text) stored as text
+        if plain[column].dtype == object:
+            plain[column] = plain[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
+    table = pa.Table.from_pandas(plain, preserve_index=False)
+    for position, column in enumerate(frame.columns):
+        if column in listed:
+            kind = _arrow_type(column) if column in _LIST_TYPES else None
+            table = table.add_column(position, column, pa.array(list(frame[column]), type=kind))
+    write_private_safe(path, lambda p: pq.write_table(table, p))
+
+
 def write_report(frame: pd.DataFrame, path: Path) -> None:
-    """Write *frame* as CSV, Parquet or JSON Lines, chosen by *path*'s extension (secrets masked)."""
+    """Write *frame* as CSV, Parquet or JSON Lines, chosen by *path*'s extension (secrets masked). Parquet keeps
+    list columns as Arrow lists of a fixed type; JSON Lines gives every row every column, lists as arrays (empty:
+    ``[]``) and a missing value as null."""
     frame = redacted(frame)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        listed = [c for c in frame.columns if any(isinstance(v, (list, dict)) for v in frame[c])]  # no reduction: 0 rows too
+        listed = _list_columns(frame)
         frame = frame.assign(**{c: frame[c].map(_json_cell) for c in listed})  # the authors as JSON, not a repr
         write_private_safe(path, lambda p: frame.to_csv(p, index=False))
     elif suffix == ".parquet":
-        for column in frame.columns:  # a copy already (redacted)
-            if frame[column].dtype == object:  # mixed inputs (None, numbers, text): store as text (lists as JSON)
-                frame[column] = frame[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
-        write_private_safe(path, lambda p: frame.to_parquet(p, index=False))
+        _parquet(frame, path)
     elif suffix == ".jsonl":
-        write_lines(path, jsonl_records(frame))
+        write_lines(path, jsonl_records(_as_lists(frame)))
     else:  # pragma: no cover - checked before the run
         raise UsageError(f"unknown report format {suffix!r}")
 
 
 def _json_cell(value: Any) -> Any:
     """A list or dict cell (the typed ``authors``) as JSON text; any other value as it is (text for parquet)."""
-    if isinstance(value, (list, dict)):
+    if isinstance(value, (list, tuple, dict)):
         return json.dumps(value, ensure_ascii=False)
     return value if is_missing(value) or isinstance(value, str) else str(value)
 
@@ -467,17 +514,66 @@ def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.
 def results_table(outcomes: pd.DataFrame, width: int | None = None, columns: Sequence[str] = ("input", "status", "source"),
                   details: Sequence[str] = ("path", "reason", "error")) -> str:
     """The per-paper table of ``download`` (and ``text``): *columns*, then the first of *details* a row has (the
-    file, else why not); its rows fit *width* (default: :func:`terminal_width`; without a terminal, the detail is
-    cut at 80 characters)."""
+    file, else why not), fitted to *width* (default: :func:`terminal_width`) by :func:`hanging_table`: the input
+    cut first, a path cut from the left (its file name whole), a reason wrapped, never cut."""
     frame = outcomes.reindex(columns=[*columns, *details])
-    frame["detail"] = [next((text for text in cells if isinstance(text, str) and text), "")
-                       for cells in zip(*(frame[name] for name in details))]
-    width = terminal_width() if width is None else width
-    shown = frame[[*columns, "detail"]].astype(object)
+    found = [next(((name, text) for name, text in zip(details, cells) if isinstance(text, str) and text), ("", ""))
+             for cells in zip(*(frame[name] for name in details))]
+    shown = frame[list(columns)].astype(object)
     shown = shown.where(shown.notna(), "")
     shown["input"] = [clip(str(v), 40, one_line=True) for v in shown["input"]]
-    shown["detail"] = [clip(str(v), width or 80, one_line=True) for v in shown["detail"]]
-    return fitted_table(shown, width, ["detail", "input"])
+    shown["detail"] = [" ".join(text.split()) for _, text in found]
+    paths = [name.endswith("path") for name, _ in found]
+    return hanging_table(shown, "detail", terminal_width() if width is None else width, ["input"], paths=paths)
+
+
+#: The least room :func:`hanging_table` gives its last column beside the others; with less, it goes below.
+_LAST_ROOM = 24
+
+
+def hanging_table(frame: pd.DataFrame, last: str, width: int | None, shrink: Sequence[str], *,
+                  paths: Sequence[bool] = ()) -> str:
+    """*frame* as text, its column *last* never cut at the right: the columns *shrink* are cut first (to leave it
+    room), then a long cell of *last* is wrapped under itself, or cut from the left when *paths* marks it a path
+    (its file name stays whole); with too little room beside the row, it is wrapped on the lines below. As
+    ``to_string`` without a width."""
+    if width is None or frame.empty:
+        return frame.to_string(index=False)
+    cells = [str(v) for v in frame[last]]
+    head = frame.drop(columns=[last])
+    wanted = min(_LAST_ROOM, max(len(c) for c in [*cells, last]))
+    lines = fitted_table(head, width - 1 - wanted, shrink).splitlines()
+    if width - 1 - max(map(len, lines)) < wanted:  # the input at its shortest leaves too little: the cells below
+        lines = fitted_table(head, width, shrink).splitlines()
+        at, room = 4, width - 4
+    else:
+        at = max(map(len, lines)) + 1
+        room = width - at
+    rows = [f"{lines[0]:<{at - 1}} {last}" if at > 4 else f"{lines[0]}\n{'':<{at}}{last}"]
+    for line, cell, path in zip(lines[1:], cells, [*paths, *[False] * len(cells)]):
+        below = at > 4 and path and len(_left_cut(cell, room)) > room  # its file name is wider than the room
+        parts = [_left_cut(cell, width - 4 if below else room)] if path else \
+            textwrap.wrap(cell, room, break_on_hyphens=False) or [""]
+        if at > 4 and not below:
+            rows.append(f"{line:<{at - 1}} {parts[0]}".rstrip())
+            rows.extend(f"{'':<{at}}{part}" for part in parts[1:])
+        else:
+            rows.append(line.rstrip())
+            rows.extend(f"    {part}" for part in parts if part)
+    return "\n".join(rows)
+
+
+def _left_cut(path: str, room: int) -> str:
+    """*path* cut from the left at a ``/`` to *room* characters (``…/`` first), its file name always whole."""
+    if len(path) <= room:
+        return path
+    parts = path.split("/")
+    kept = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + len(kept) + 3 > room:
+            break
+        kept = f"{part}/{kept}"
+    return f"…/{kept}"
 
 
 def fitted_table(frame: pd.DataFrame, width: int | None, shrink: Sequence[str], *, index: bool = False) -> str:

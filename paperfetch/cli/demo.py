@@ -16,11 +16,12 @@ from typing import Any
 
 import pandas as pd
 
+from paperfetch.cells import clip
 from paperfetch.cli.common import (
     EXIT_OK,
     UsageError,
     common_options,
-    frame_text,
+    hanging_table,
     progress_wanted,
     say,
     summary,
@@ -115,8 +116,10 @@ def _show(outcomes: pd.DataFrame, status: pd.DataFrame, world: Any, elapsed: flo
     """The outcomes, the counts by status, the per-host table (the demo's hosts by name) and the run's figures."""
     from paperfetch.demo import DEMO_INPUTS
 
-    say(frame_text(outcomes[["input", "id_type", "status", "source", "bytes", "title"]], colwidth=40,
-                   shrink=("title", "input")))
+    shown = outcomes[["input", "id_type", "status", "source", "bytes", "title"]].astype(object)
+    shown = shown.where(shown.notna(), "").map(lambda v: " ".join(str(v).split()))
+    shown["input"] = [clip(v, 40) for v in shown["input"]]
+    say(hanging_table(shown, "title", terminal_width(), ["input"]))  # the input cut first, the title wrapped
     say("\n" + wrapped(f"Outcomes: {summary(outcomes)}", terminal_width()))
     names = world.host_names()
     status = status.assign(host=[names.get(h, h) for h in status["host"]])

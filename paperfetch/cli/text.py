@@ -51,7 +51,8 @@ def add_subcommands(sub: Any) -> None:
     identity_options(text)
     setting_option(text, "out_dir", "--out", "--dwn-dir",
                    help="folder for the JATS files and PDFs (default: PDFs; env PAPERFETCH_OUT)")
-    text.add_argument("--report", type=Path, help="write the paragraphs: FILE.csv, FILE.parquet or FILE.jsonl")
+    text.add_argument("--report", type=Path, help="write the paragraphs (with --format chunks: the chunks): FILE.csv, "
+                                                  "FILE.parquet or FILE.jsonl")
     text.add_argument("--outcomes", type=Path, help="write the per-paper outcomes: FILE.csv, FILE.parquet or FILE.jsonl")
     text.add_argument("--failed", type=Path, metavar="FILE",
                       help="write the identifiers that gave no text, one per line (feed back with --input)")
@@ -130,8 +131,13 @@ def _per_paper(paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame
 
 def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Namespace) -> int:
     table = _per_paper(paragraphs, outcomes)
-    _print(paragraphs, table, args)
-    for frame, path, what in ((paragraphs, args.report, "report"), (outcomes, args.outcomes, "outcomes")):
+    rows = paragraphs
+    if args.format == "chunks":  # stdout and --report: the chunks
+        from paperfetch.fulltext import chunks
+
+        rows = chunks(paragraphs, max_tokens=args.max_tokens, overlap=args.overlap)
+    _print(rows, table, args)
+    for frame, path, what in ((rows, args.report, "report"), (outcomes, args.outcomes, "outcomes")):
         if path is not None:
             write_report(frame, path)
             tell(args, f"{what} written to {path}", err=_jsonl(args))
@@ -147,12 +153,10 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
     return EXIT_FAILED if int(outcomes["text_source"].isna().sum()) else EXIT_OK
 
 
-def _print(paragraphs: pd.DataFrame, table: pd.DataFrame, args: argparse.Namespace) -> None:
-    """stdout: the chunks (``--format chunks``), the per-paper JSON Lines, or the per-paper table."""
+def _print(rows: pd.DataFrame, table: pd.DataFrame, args: argparse.Namespace) -> None:
+    """stdout: the chunks *rows* (``--format chunks``), the per-paper JSON Lines, or the per-paper table."""
     if args.format == "chunks":
-        from paperfetch.fulltext import chunks
-
-        for line in jsonl_records(chunks(paragraphs, max_tokens=args.max_tokens, overlap=args.overlap)):
+        for line in jsonl_records(rows):
             say(line)
     elif args.quiet:
         return
