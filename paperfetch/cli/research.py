@@ -19,6 +19,7 @@ from paperfetch.cli.common import (
     check_out_dir,
     common_options,
     configuration_is_usage,
+    counted,
     export_option,
     frame_text,
     identity_options,
@@ -102,7 +103,7 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
         code = EXIT_OK if frame["status"].astype(str).isin(OK_STATUSES).all() else EXIT_FAILED  # every row, as download
         if not args.quiet:  # download's own per-paper table and summary line
             say("\n" + results_table(frame.assign(input=inputs)))
-            say(f"{len(frame)} papers: {summary(frame)}")
+            say(f"{counted(len(frame), 'paper')}: {summary(frame)}")
             without = inputs.count("")
             if without:
                 say(f"({without} row(s) without a DOI, PMID or PMCID could not be tried: invalid_identifier)")
