@@ -621,3 +621,12 @@ def test_text_offline_prints_download_s_offline_line(tmp_path):
     assert done.returncode == 1
     assert "paperfetch: could not reach any service (DNS failed for " in done.stderr
     assert "offline, or behind a proxy?" in done.stderr
+
+
+@pytest.mark.parametrize("argv, suggested", [(["donwload", "10.1/x"], "(did you mean 'download'?)"),
+                                             (["download", "10.1/x", "--emial", "a@uni.example"], "(did you mean '--email'?)"),
+                                             (["text", "10.1/x", "--repport", "p.csv"], "(did you mean '--report'?)"),
+                                             (["download", "10.1/x", "--format", "tabel"], "(did you mean 'table'?)")])
+def test_a_mistyped_subcommand_flag_or_choice_says_did_you_mean(argv, suggested, tmp_path):
+    done = _paperfetch(tmp_path, argv)
+    assert done.returncode == 2 and suggested in done.stderr and "Traceback" not in done.stderr
