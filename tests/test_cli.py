@@ -630,3 +630,15 @@ def test_text_offline_prints_download_s_offline_line(tmp_path):
 def test_a_mistyped_subcommand_flag_or_choice_says_did_you_mean(argv, suggested, tmp_path):
     done = _paperfetch(tmp_path, argv)
     assert done.returncode == 2 and suggested in done.stderr and "Traceback" not in done.stderr
+
+
+def test_config_says_where_each_value_comes_from_with_the_sources_windows(tmp_path):
+    done = _paperfetch(tmp_path, ["config", "--email", "t@uni.example"])
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split(maxsplit=1)[1] for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert rows["verbosity"].split(maxsplit=1) == ["0", "the command (-v, -q)"]  # no argument was given
+    assert rows["email"].endswith("argument") and rows["max_retries"].split() == ["3", "default"]
+    # Europe PMC's published windows, set by its source, where a run takes them from
+    ebi = rows["hosts.www.ebi.ac.uk"]
+    assert "10 per 1 s; 500 per 60 s" in ebi and ebi.endswith("the sources")
+    assert "hosts.api.crossref.org" in rows and not list(tmp_path.glob("PDFs"))
