@@ -642,3 +642,12 @@ def test_config_says_where_each_value_comes_from_with_the_sources_windows(tmp_pa
     ebi = rows["hosts.www.ebi.ac.uk"]
     assert "10 per 1 s; 500 per 60 s" in ebi and ebi.endswith("the sources")
     assert "hosts.api.crossref.org" in rows and not list(tmp_path.glob("PDFs"))
+
+
+def test_a_held_host_says_held_try_later_not_failed_and_one_paper_is_one(tmp_path, world):
+    done = _paperfetch(tmp_path, ["download", "10.5555/demo.held", "--email", "t@uni.example", "--out", str(tmp_path / "o"),
+                                  "--no-progress", "--state", "memory", "--no-cache", "-v"], world)
+    assert done.returncode == 1, done.stderr
+    held = [line for line in done.stdout.splitlines() if line.lstrip().startswith("HELD ")]
+    assert held and all("(held: try later)" in line and "failed)" not in line for line in held)
+    assert "1 paper: 1 host_held" in done.stdout and "1 papers" not in done.stdout
