@@ -198,8 +198,9 @@ def test_skip_retracted_flag_ends_a_retracted_paper_without_a_pdf_request(capsys
                         "t@uni.example", "--report", str(report), "--no-progress", "--no-cache"], capsys)
     assert code == 1 and "1 paper: 1 retracted; met 1 retracted paper" in out
     row = pd.read_csv(report).iloc[0]
-    # OpenAlex's batched flag decided before any copy was asked for: a boolean, no notice (Crossref was not asked)
-    assert row["status"] == "retracted" and row["reason"] == "retracted (no notice named)"
+    # OpenAlex's batched flag decided before any copy was asked for; the next source's lookup (no PDF request)
+    # names the notice, as a normal run's reason does
+    assert row["status"] == "retracted" and row["reason"] == "retracted (notice 10.5555/demo.gone.retraction, 2024-05-01)"
     assert [p for _, p in demo_env.hosts["gone"].log] == before  # the retracted paper's PDF was never asked for
 
 
@@ -651,3 +652,13 @@ def test_a_held_host_says_held_try_later_not_failed_and_one_paper_is_one(tmp_pat
     held = [line for line in done.stdout.splitlines() if line.lstrip().startswith("HELD ")]
     assert held and all("(held: try later)" in line and "failed)" not in line for line in held)
     assert "1 paper: 1 host_held" in done.stdout and "1 papers" not in done.stdout
+
+
+def test_skip_retracted_names_the_notice_as_a_normal_run_does(tmp_path, world):
+    report = tmp_path / "r.csv"
+    done = _paperfetch(tmp_path, ["download", "10.5555/demo.gone", "--skip-retracted", "--email", "t@uni.example",
+                                  "--out", str(tmp_path / "o"), "--report", str(report), "--no-progress", "--state", "memory",
+                                  "--no-cache"], world)
+    assert done.returncode == 1, done.stderr
+    assert "retracted (notice 10.5555/demo.gone.retraction, 2024-05-01)" in done.stdout and "no notice named" not in done.stdout
+    assert pd.read_csv(report).iloc[0]["status"] == "retracted"
