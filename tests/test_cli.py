@@ -545,7 +545,7 @@ def test_search_download_prints_the_download_table(capsys, tmp_path, demo_env):
     code, out, _ = run(["search", SEARCH_QUERY, "--max", "20", "--email", "t@uni.example", "--out", str(tmp_path / "pdfs"),
                         "--download", "--no-progress", "--export", str(tmp_path / "hits.bib")], capsys)
     assert code == 1  # one wrong_article
-    table = out.split("PubMed hit(s)")[1]
+    table = out.split("PubMed hits")[1]
     assert any(line.split() == ["input", "status", "source", "detail"] for line in table.splitlines())
     assert "papers: 5 downloaded, 1 wrong_article" in out and "Outcomes by status" not in out
     assert (tmp_path / "hits.bib").read_text().count("@article{") == 6
@@ -561,7 +561,7 @@ def test_a_search_with_no_hits_writes_an_empty_report_with_its_header_and_exits_
                            str(report), "--email", "t@uni.example", "--no-cache", "--no-progress"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr and "0 PubMed hit(s) for 'nothing matches this'" in done.stdout
+    assert "Traceback" not in done.stderr and "0 PubMed hits for 'nothing matches this'" in done.stdout
     assert f"0 rows written to {report}" in done.stdout
     if suffix == "jsonl":  # one object a row: no row, no line
         assert report.read_text() == ""
