@@ -167,7 +167,7 @@ def test_invalid_identifier_alone_exits_1_with_its_row(capsys, tmp_path, demo_en
     code, out, err = run(["download", "not a doi", "--out", str(tmp_path), "--email", "t@uni.example", "--no-progress"], capsys)
     assert code == 1
     assert "invalid_identifier" in out and "not a doi" in out
-    assert "1 papers: 1 invalid_identifier" in out
+    assert "1 paper: 1 invalid_identifier" in out
 
 
 def test_run_with_failures_writes_results_report_and_failed_list(capsys, tmp_path, demo_env):
@@ -196,10 +196,11 @@ def test_skip_retracted_flag_ends_a_retracted_paper_without_a_pdf_request(capsys
     before = [p for _, p in demo_env.hosts["gone"].log]
     code, out, _ = run(["download", "10.5555/demo.gone", "--skip-retracted", "--out", str(tmp_path / "pdfs"), "--email",
                         "t@uni.example", "--report", str(report), "--no-progress", "--no-cache"], capsys)
-    assert code == 1 and "1 papers: 1 retracted; met 1 retracted paper" in out
+    assert code == 1 and "1 paper: 1 retracted; met 1 retracted paper" in out
     row = pd.read_csv(report).iloc[0]
-    # OpenAlex's batched flag decided before any copy was asked for: a boolean, no notice (Crossref was not asked)
-    assert row["status"] == "retracted" and row["reason"] == "retracted (no notice named)"
+    # OpenAlex's batched flag decided before any copy was asked for; the next source's lookup (no PDF request)
+    # names the notice, as a normal run's reason does
+    assert row["status"] == "retracted" and row["reason"] == "retracted (notice 10.5555/demo.gone.retraction, 2024-05-01)"
     assert [p for _, p in demo_env.hosts["gone"].log] == before  # the retracted paper's PDF was never asked for
 
 
@@ -218,7 +219,7 @@ def test_failed_lists_every_input_that_did_not_finish_well_and_says_which_are_fi
     assert failed.read_text() == ("# retried by a re-run\n10.5555/demo.held\n"
                                   "# final answers (asked again with --force; not_found and no_open_copy also after 30 days)\n"
                                   "10.5555/demo.gone\n10.5555/demo.closed\n10.5555/demo.unknown\n")
-    assert f"4 identifier(s) written to {failed} (1 retried by a re-run, 3 final)" in err
+    assert f"4 identifiers written to {failed} (1 retried by a re-run, 3 final)" in err
     # the file is an --input of its own: the comment lines are skipped, the final answers stay final
     code, out, err = run(["download", "--input", str(failed), "--out", str(tmp_path / "pdfs"), "--email", "t@uni.example",
                           "--format", "jsonl", "--no-progress"], capsys)
@@ -334,9 +335,9 @@ def test_config_shows_values_masked_and_their_origin(capsys, monkeypatch, tmp_pa
 
 
 # ---------------------------------------------------------------------------- Ctrl-C
-@pytest.mark.parametrize("sent, exit_status, word", [(signal.SIGINT, 130, "interrupted"),
-                                                     (signal.SIGTERM, 143, "terminated (SIGTERM)")])
-def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path, world, sent, exit_status, word):
+def _stopped_run(tmp_path, world, sent, command, *options):
+    """``paperfetch COMMAND`` of a paper that finishes, one whose landing page never answers and one that is no
+    identifier, in a subprocess sent *sent* once the first is in the ledger: (exit status, stdout, stderr)."""
     arrived, release, release_robots = threading.Event(), threading.Event(), threading.Event()
 
     def stall(request):
@@ -345,14 +346,15 @@ def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path,
         return Reply(404, b"late")
 
     blocker = LoopbackHost("127.0.0.1", {"*": stall}).start()
-    env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"), "PYTHONUNBUFFERED": "1"}
+    env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"),
+           "PYTHONUNBUFFERED": "1"}  # no COLUMNS: whole lines
     env.update({f"PAPERFETCH_{name.upper()}_URL": url for name, url in world.endpoints.items()})
     env["PAPERFETCH_DOI_URL"] = blocker.base_url  # the landing page of demo.unknown never answers
     env.update(PAPERFETCH_DELAY_MIN="0", PAPERFETCH_DELAY_MAX="0")
-    out_dir, report, failed = tmp_path / "pdfs", tmp_path / "partial.csv", tmp_path / "failed.txt"
+    out_dir = tmp_path / "pdfs"
     process = subprocess.Popen(
-        [sys.executable, "-m", "paperfetch", "download", "10.5555/demo.fast", "10.5555/demo.unknown", "not a doi",
-         "--email", "t@uni.example", "--out", str(out_dir), "--report", str(report), "--failed", str(failed), "--no-progress"],
+        [sys.executable, "-m", "paperfetch", command, "10.5555/demo.fast", "10.5555/demo.unknown", "not a doi",
+         "--email", "t@uni.example", "--out", str(out_dir), "--no-progress", *options],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     try:
@@ -375,15 +377,46 @@ def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path,
         if process.poll() is None:
             process.kill()
         blocker.stop()
-    assert process.returncode == exit_status, stderr
+    return process.returncode, stdout, stderr
+
+
+@pytest.mark.parametrize("sent, exit_status, word", [(signal.SIGINT, 130, "interrupted"),
+                                                     (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_ctrl_c_and_sigterm_write_the_partial_report_with_every_column(tmp_path, world, sent, exit_status, word):
+    report, failed = tmp_path / "partial.csv", tmp_path / "failed.txt"
+    code, stdout, stderr = _stopped_run(tmp_path, world, sent, "download", "--report", str(report), "--failed", str(failed))
+    assert code == exit_status, stderr
     assert word in stderr and "Traceback" not in stderr
     frame = pd.read_csv(report)
     from paperfetch.outcomes import COLUMNS
 
     assert list(frame.columns) == list(COLUMNS)  # the columns never depend on how the run ended
+    # the unfinished paper is ``stopped``, the library's word, with its reason; the counts line and what finished
     assert dict(zip(frame["input"], frame["status"])) == {
-        "10.5555/demo.fast": "downloaded", "10.5555/demo.unknown": "interrupted", "not a doi": "invalid_identifier"}
+        "10.5555/demo.fast": "downloaded", "10.5555/demo.unknown": "stopped", "not a doi": "invalid_identifier"}
+    assert frame.set_index("input").loc["10.5555/demo.unknown", "reason"] == "stopped before it finished"
+    counts = next(line for line in stdout.splitlines() if line.startswith("3 papers: "))
+    assert all(part in counts for part in ("1 downloaded", "1 stopped", "1 invalid_identifier"))
+    assert f"paperfetch: {word}; 2 of 3 papers had finished; the others are stopped" in stderr
     assert failed.read_text() == "# retried by a re-run\n10.5555/demo.unknown\n"
+
+
+def test_text_on_sigterm_writes_the_paragraphs_so_far_and_the_failed_list_as_download(tmp_path, world):
+    report, outcomes, failed = tmp_path / "paragraphs.csv", tmp_path / "papers.csv", tmp_path / "failed.txt"
+    code, stdout, stderr = _stopped_run(tmp_path, world, signal.SIGTERM, "text", "--report", str(report),
+                                        "--outcomes", str(outcomes), "--failed", str(failed))
+    assert code == 143, stderr
+    assert "Traceback" not in stderr
+    assert "paperfetch: terminated (SIGTERM); 2 of 3 papers had finished; the others are stopped" in stderr
+    papers = pd.read_csv(outcomes)
+    assert dict(zip(papers["input"], papers["status"])) == {
+        "10.5555/demo.fast": "downloaded", "10.5555/demo.unknown": "stopped", "not a doi": "invalid_identifier"}
+    paragraphs = pd.read_csv(report)
+    assert len(paragraphs) and set(paragraphs["input"]) == {"10.5555/demo.fast"}  # the text of the finished paper
+    assert failed.read_text() == "10.5555/demo.unknown\n"
+    counts = next(line for line in stdout.splitlines() if line.startswith("3 papers: "))
+    assert all(part in counts for part in ("1 downloaded", "1 stopped", "1 invalid_identifier"))
+    assert "; text of 1 (1 from a PDF), none of 2: " in counts
 
 
 def test_main_leaves_logging_as_it_found_it(capsys, tmp_path):
@@ -512,7 +545,7 @@ def test_search_download_prints_the_download_table(capsys, tmp_path, demo_env):
     code, out, _ = run(["search", SEARCH_QUERY, "--max", "20", "--email", "t@uni.example", "--out", str(tmp_path / "pdfs"),
                         "--download", "--no-progress", "--export", str(tmp_path / "hits.bib")], capsys)
     assert code == 1  # one wrong_article
-    table = out.split("PubMed hit(s)")[1]
+    table = out.split("PubMed hits")[1]
     assert any(line.split() == ["input", "status", "source", "detail"] for line in table.splitlines())
     assert "papers: 5 downloaded, 1 wrong_article" in out and "Outcomes by status" not in out
     assert (tmp_path / "hits.bib").read_text().count("@article{") == 6
@@ -528,7 +561,7 @@ def test_a_search_with_no_hits_writes_an_empty_report_with_its_header_and_exits_
                            str(report), "--email", "t@uni.example", "--no-cache", "--no-progress"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr and "0 PubMed hit(s) for 'nothing matches this'" in done.stdout
+    assert "Traceback" not in done.stderr and "0 PubMed hits for 'nothing matches this'" in done.stdout
     assert f"0 rows written to {report}" in done.stdout
     if suffix == "jsonl":  # one object a row: no row, no line
         assert report.read_text() == ""
@@ -536,3 +569,96 @@ def test_a_search_with_no_hits_writes_an_empty_report_with_its_header_and_exits_
     frame = pd.read_csv(report) if suffix == "csv" else pd.read_parquet(report)
     assert frame.empty and list(frame.columns)[:4] == ["pmid", "doi", "pmcid", "title"]
 
+
+
+# ---------------------------------------------------------------------------- text as download
+def _paperfetch(tmp_path, argv, world=None, **env_extra):
+    """The real ``paperfetch`` command in a subprocess, on the demo world's endpoints when given one."""
+    env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"),
+           "PAPERFETCH_DELAY_MIN": "0", "PAPERFETCH_DELAY_MAX": "0", **env_extra}  # no COLUMNS: whole rows
+    if world is not None:
+        env.update({f"PAPERFETCH_{name.upper()}_URL": url for name, url in world.endpoints.items()})
+    return subprocess.run([str(Path(sys.executable).with_name("paperfetch")), *argv], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_text_reads_a_csv_as_download_does_and_says_its_rows_in_words(tmp_path, world):
+    papers = tmp_path / "zotero.csv"
+    papers.write_text("Key,DOI,Title\nA,10.5555/demo.fast,x\nB,10.5555/demo.unknown,y\n", encoding="utf-8")
+    done = _paperfetch(tmp_path, ["text", "--input", str(papers), "--email", "t@uni.example", "--out", str(tmp_path / "o"),
+                                  "--no-progress", "--state", "memory"], world)
+    assert done.returncode == 1, done.stderr
+    assert f"reading the identifiers from column 'DOI' of {papers}" in done.stderr  # the header is no identifier
+    assert "Key,DOI" not in done.stdout and "invalid_identifier" not in done.stdout
+    row = next(line for line in done.stdout.splitlines() if line.startswith("10.5555/demo.unknown"))
+    assert "no service knows this identifier" in row  # the detail is a reason in words, as download's
+    counts = next(line for line in done.stdout.splitlines() if line.startswith("2 papers: "))
+    assert "1 downloaded" in counts and "1 not_found" in counts and "; text of 1 (1 from a PDF), none of 1: 8 paragraphs" in counts
+    assert " none)" not in done.stdout and "(1 none" not in done.stdout
+    # --column names another column, as download's does
+    single = tmp_path / "one.csv"
+    single.write_text("ref,doi_of_paper\nx,10.5555/demo.fast\n", encoding="utf-8")
+    done = _paperfetch(tmp_path, ["text", "--input", str(single), "--column", "doi_of_paper", "--email", "t@uni.example",
+                                  "--out", str(tmp_path / "o"), "--no-progress", "--state", "memory"], world)
+    assert done.returncode == 0, done.stderr
+    assert "1 paper: 1 already_downloaded; text of 1 (1 from a PDF): 8 paragraphs" in done.stdout
+
+
+def test_a_semicolon_separated_csv_is_named_as_such(tmp_path):
+    papers = tmp_path / "excel.csv"
+    papers.write_text("Key;DOI;Title\nA;10.5555/demo.fast;x\n", encoding="utf-8")
+    for command in ("download", "text"):
+        done = _paperfetch(tmp_path, [command, "--input", str(papers), "--out", str(tmp_path / "o")])
+        assert done.returncode == 2, done.stderr
+        assert "this file looks ';'-separated" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_text_offline_prints_download_s_offline_line(tmp_path):
+    names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_eutils", "ncbi_idconv", "arxiv", "doi",
+             "semanticscholar", "biorxiv", "pmc")
+    offline = {f"PAPERFETCH_{name.upper()}_URL": f"http://{name.replace('_', '-')}.paperfetch-test.invalid" for name in names}
+    done = _paperfetch(tmp_path, ["text", "10.5555/a.b", "--email", "t@uni.example", "--out", str(tmp_path),
+                                  "--state", "memory", "--no-cache", "--no-progress"], **offline)
+    assert done.returncode == 1
+    assert "paperfetch: could not reach any service (DNS failed for " in done.stderr
+    assert "offline, or behind a proxy?" in done.stderr
+
+
+@pytest.mark.parametrize("argv, suggested", [(["donwload", "10.1/x"], "(did you mean 'download'?)"),
+                                             (["download", "10.1/x", "--emial", "a@uni.example"], "(did you mean '--email'?)"),
+                                             (["text", "10.1/x", "--repport", "p.csv"], "(did you mean '--report'?)"),
+                                             (["download", "10.1/x", "--format", "tabel"], "(did you mean 'table'?)")])
+def test_a_mistyped_subcommand_flag_or_choice_says_did_you_mean(argv, suggested, tmp_path):
+    done = _paperfetch(tmp_path, argv)
+    assert done.returncode == 2 and suggested in done.stderr and "Traceback" not in done.stderr
+
+
+def test_config_says_where_each_value_comes_from_with_the_sources_windows(tmp_path):
+    done = _paperfetch(tmp_path, ["config", "--email", "t@uni.example"])
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split(maxsplit=1)[1] for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert rows["verbosity"].split(maxsplit=1) == ["0", "the command (-v, -q)"]  # no argument was given
+    assert rows["email"].endswith("argument") and rows["max_retries"].split() == ["3", "default"]
+    # Europe PMC's published windows, set by its source, where a run takes them from
+    ebi = rows["hosts.www.ebi.ac.uk"]
+    assert "10 per 1 s; 500 per 60 s" in ebi and ebi.endswith("the sources")
+    assert "hosts.api.crossref.org" in rows and not list(tmp_path.glob("PDFs"))
+
+
+def test_a_held_host_says_held_try_later_not_failed_and_one_paper_is_one(tmp_path, world):
+    done = _paperfetch(tmp_path, ["download", "10.5555/demo.held", "--email", "t@uni.example", "--out", str(tmp_path / "o"),
+                                  "--no-progress", "--state", "memory", "--no-cache", "-v"], world)
+    assert done.returncode == 1, done.stderr
+    held = [line for line in done.stdout.splitlines() if line.lstrip().startswith("HELD ")]
+    assert held and all("(held: try later)" in line and "failed)" not in line for line in held)
+    assert "1 paper: 1 host_held" in done.stdout and "1 papers" not in done.stdout
+
+
+def test_skip_retracted_names_the_notice_as_a_normal_run_does(tmp_path, world):
+    report = tmp_path / "r.csv"
+    done = _paperfetch(tmp_path, ["download", "10.5555/demo.gone", "--skip-retracted", "--email", "t@uni.example",
+                                  "--out", str(tmp_path / "o"), "--report", str(report), "--no-progress", "--state", "memory",
+                                  "--no-cache"], world)
+    assert done.returncode == 1, done.stderr
+    assert "retracted (notice 10.5555/demo.gone.retraction, 2024-05-01)" in done.stdout and "no notice named" not in done.stdout
+    assert pd.read_csv(report).iloc[0]["status"] == "retracted"

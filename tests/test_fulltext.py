@@ -347,7 +347,7 @@ def test_the_text_command_writes_the_paragraphs_and_exits_by_outcome(cli_env, tm
     capsys.readouterr()
     assert main(["text", EPMC_OA, "--out", str(out), "--email", "t@uni.example", "--state", "memory"]) == 0
     shown = capsys.readouterr().out
-    assert "jats" in shown and "1 papers (1 jats)" in shown
+    assert "jats" in shown and "1 paper: 1 already_downloaded; text of 1 (1 from JATS): " in shown
 
 
 @pytest.mark.recorded

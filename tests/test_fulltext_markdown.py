@@ -324,7 +324,7 @@ def test_cli_text_format_chunks_prints_one_json_line_per_chunk(demo_env, tmp_pat
     rows = [json.loads(line) for line in out.splitlines()]
     assert rows and {row["input"] for row in rows} == set(_text_cli(out=tmp_path)[1:4])
     assert all(row["tokens"] <= 100 and row["paragraph_ids"] and row["chunk_id"].startswith("c") for row in rows)
-    assert "papers (" in err
+    assert "papers: " in err and "text of " in err  # the counts line on stderr, stdout all chunks
     code = main(_text_cli("--format", "jsonl", out=tmp_path))  # per-paper lines, as before
     out, _ = capsys.readouterr()
     assert code == 1 and [json.loads(line)["input"] for line in out.splitlines()] == _text_cli(out=tmp_path)[1:5]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 from typing import Any, Callable, Sequence
 
@@ -21,6 +22,7 @@ from paperfetch.cli.common import (
     sigterm_as_interrupt,
     stdout_gone,
 )
+from paperfetch.suggest import did_you_mean
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -42,8 +44,32 @@ class _Parser(argparse.ArgumentParser):
     argument --workers: invalid int value: 'abc' (paperfetch download --help)``); exit status 2."""
 
     def error(self, message: str) -> Any:
-        say(f"{self.prog}: {message} ({self.prog} --help)", err=True)
+        say(f"{self.prog}: {message}{self._suggestion(message)} ({self.prog} --help)", err=True)
         raise SystemExit(EXIT_USAGE)
+
+    def _suggestion(self, message: str) -> str:
+        """``" (did you mean 'download'?)"`` for a mistyped subcommand, choice or flag (the flags of every
+        subcommand: an unknown one is found by the top parser); ``""`` when nothing is near."""
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice is not None:
+            return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+        unknown = re.search(r"unrecognized arguments: (\S+)", message)
+        if unknown is None or not unknown.group(1).startswith("--"):
+            return ""
+        flags = {flag for parser in self.family() for flag in re.findall(r"--[\w-]+", parser.format_usage())}
+        return did_you_mean(unknown.group(1).split("=", 1)[0], sorted(flags))
+
+    def add_subparsers(self, **options: Any) -> Any:
+        self.subcommands = super().add_subparsers(**options)
+        return self.subcommands
+
+    def family(self) -> list[argparse.ArgumentParser]:
+        """This parser and every parser under its subcommands."""
+        children = getattr(self, "subcommands", None)
+        found: list[argparse.ArgumentParser] = [self]
+        for child in dict.fromkeys(children.choices.values() if children is not None else []):
+            found += child.family() if isinstance(child, _Parser) else [child]
+        return found
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.ids import parse_many
 from paperfetch.integrity import met_by, met_line
 from paperfetch.log import file_mode
-from paperfetch.outcomes import COLUMNS, FINISHED_WELL_STATUSES, outcomes_frame
+from paperfetch.outcomes import COLUMNS, FINISHED_WELL_STATUSES, Status, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text
 from paperfetch.settings import SETTING_NAMES, Settings, load_settings, setting_flag
 from paperfetch.suggest import did_you_mean
@@ -41,7 +41,7 @@ __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
     "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
     "UnreachableWarningsHeld", "UsageError", "check_column", "check_out_dir", "check_outputs",
-    "check_writable_file", "common_options", "configuration_is_usage", "export_option", "fitted_table",
+    "check_writable_file", "common_options", "configuration_is_usage", "counted", "export_option", "fitted_table",
     "frame_text", "hanging_table", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
     "partial_outcomes", "progress_wanted", "read_lines", "redacted", "results_table", "retriever_for", "say",
     "setting_option", "settings_from", "sigterm_as_interrupt", "stdout_gone", "summary", "tell", "terminal_width", "wrapped",
@@ -59,7 +59,8 @@ OK_STATUSES = FINISHED_WELL_STATUSES
 REPORT_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".jsonl": "JSON Lines"}
 #: The columns of the per-paper table and of --format jsonl.
 RESULT_COLUMNS = ["input", "id_type", "status", "source", "http_status", "bytes", "path", "reason", "error"]
-INTERRUPTED = "interrupted"
+#: The status of a paper the run did not finish when it was stopped: the library's word.
+INTERRUPTED = Status.STOPPED.value
 
 
 class UsageError(Exception):
@@ -308,6 +309,11 @@ def _plain(value: Any) -> Any:
         return str(value)
 
 
+def counted(count: int, word: str) -> str:
+    """``"1 paper"``, ``"3 papers"``: *count* and *word*, plural when it is not 1."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def summary(outcomes: pd.DataFrame) -> str:
     """``"3 downloaded, 1 not_found"``: the count of each status."""
     counts = outcomes["status"].astype(str).value_counts()
@@ -363,8 +369,12 @@ def write_export(frame: pd.DataFrame, path: Path) -> int:
 def check_column(frame: pd.DataFrame, column: str, where: str) -> None:
     """A UsageError when *frame* has no *column*, with the nearest name suggested."""
     if column not in frame.columns:
+        header = ", ".join(map(str, frame.columns))
+        hint = ""
+        if len(frame.columns) == 1 and ";" in header:  # a European spreadsheet's CSV: one column of a;b;c
+            hint = ("; this file looks ';'-separated: save it with commas (or as .txt, one identifier a line)")
         raise UsageError(f"{where} has no column {column!r}{did_you_mean(column, frame.columns)} "
-                         f"(columns: {', '.join(map(str, frame.columns))})")
+                         f"(columns: {header}){hint}")
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -484,7 +494,8 @@ def _json_cell(value: Any) -> Any:
 
 
 def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.DataFrame:
-    """The outcomes known at an interruption, full schema: the ledger's rows of this run, ``interrupted`` for the rest."""
+    """The outcomes known at an interruption the library could not report, full schema: the ledger's rows of this
+    run, ``stopped`` for the rest (as the library's partial frame has them)."""
     from paperfetch.ledger import SqliteLedger
     from paperfetch.paper import identity_row
 
@@ -499,15 +510,16 @@ def partial_outcomes(inputs: Sequence[object], out: Path, started: float) -> pd.
                 entry = None  # an answer of an earlier run
             row = {"input": item.input, **identity_row(item.identifier, dict(entry.extra or {}) if entry is not None else {})}
             if entry is None:
-                row.update(status=None, error="not finished when the run was interrupted")
+                row.update(status=None)
             else:
                 path = ledger.absolute_path(entry)
                 row.update(status=entry.status, source=entry.source, url=entry.url, http_status=entry.http_status,
                            bytes=entry.bytes, sha256=entry.sha256, path=str(path) if path else None, error=entry.error)
             rows.append({k: v for k, v in row.items() if k in COLUMNS})
     frame = outcomes_frame(rows)
-    frame["status"] = frame["status"].cat.add_categories([INTERRUPTED])  # no status of the library's
-    frame.loc[frame["status"].isna(), "status"] = INTERRUPTED
+    unfinished = frame["status"].isna()
+    frame.loc[unfinished, "status"] = INTERRUPTED
+    frame.loc[unfinished, "reason"] = "stopped before it finished"
     return frame
 
 

@@ -5,9 +5,14 @@ where each came from (:func:`paperfetch.settings.load_settings` reads them; this
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import warnings
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from paperfetch.cli.common import EXIT_OK, common_options, identity_options, say, settings_from
+from paperfetch.cli.common import EXIT_OK, common_options, configuration_is_usage, identity_options, say, settings_from
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.settings import Settings
 
 __all__ = ["add_subcommands", "run"]
 
@@ -32,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     path = settings.config_path
     state = "found" if path is not None and path.is_file() else "not found"
     say(f"config file: {path} ({state})")
-    rows = settings.rows()
+    rows = _rows(settings)
     width = max(len(name) for name, _, _ in rows)
     value_width = min(max(len(value) for _, value, _ in rows), 40)
     for name, value, origin in rows:
@@ -44,3 +49,27 @@ def run(args: argparse.Namespace) -> int:
         skipped = [name for name, cls in SOURCES.items() if cls.requires_email]
         say(f"no contact e-mail: {', '.join(skipped)} will be skipped (set --email, PAPERFETCH_EMAIL or email in the file)")
     return EXIT_OK
+
+
+def _rows(settings: Settings) -> list[tuple[str, str, str]]:
+    """The rows a run uses: the run options as given, the transport as the Retriever makes it from them and its
+    sources (each service's interval, pools and windows, ``the sources``), built without a request or a file
+    (the host state in memory, no cache); ``verbosity`` is the command's own (it logs by -v and -q)."""
+    import logging
+
+    from paperfetch.retriever import Retriever
+    from paperfetch.settings import OPTION_NAMES
+
+    package = logging.getLogger("paperfetch")
+    level = package.level
+    package.setLevel(logging.ERROR)  # the missing e-mail is said below, once
+    try:
+        with warnings.catch_warnings(), configuration_is_usage():
+            warnings.simplefilter("ignore")
+            with Retriever(settings=replace(settings, state="memory"), cache=False, progress=False) as retriever:
+                run = retriever.settings.rows()
+    finally:
+        package.setLevel(level)
+    own = {name: (name, value, origin) for name, value, origin in settings.rows() if name in OPTION_NAMES}
+    return [own.get(name, (name, value, "the command (-v, -q)" if name == "verbosity" else origin))
+            for name, value, origin in run]

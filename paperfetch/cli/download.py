@@ -21,6 +21,7 @@ from paperfetch.cli.common import (
     check_column,
     check_out_dir,
     common_options,
+    counted,
     export_option,
     identity_options,
     inputs_note,
@@ -50,17 +51,14 @@ from paperfetch.report import YIELD_LEGEND, yield_by_source, yield_line
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.settings import Settings
 
-__all__ = ["add_subcommands", "run"]
+__all__ = ["add_subcommands", "gathered_inputs", "input_option", "inputs_of", "run", "stopped_line", "unfinished"]
 
 
 def add_subcommands(sub: Any) -> None:
     dl = sub.add_parser("download", parents=[common_options()],
                         help="download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs",
                         description="Download the PDFs of DOIs, PMIDs, PMCIDs or arXiv IDs.")
-    dl.add_argument("ids", nargs="*", help="identifiers (DOI, PMID:…, PMC…, arXiv:…)")
-    dl.add_argument("--input", type=Path, help="a CSV file with identifiers, or a .txt file with one per line")
-    dl.add_argument("--column", help="the CSV column holding identifiers (default: doi, or the one column "
-                                     "named so in another case, such as DOI)")
+    input_option(dl)
     identity_options(dl)
     setting_option(dl, "out_dir", "--out", "--dwn-dir")
     dl.add_argument("--report", type=Path, help="write the outcomes table: FILE.csv, FILE.parquet or FILE.jsonl")
@@ -98,16 +96,24 @@ def add_subcommands(sub: Any) -> None:
     dl.set_defaults(handler=run)
 
 
+def input_option(parser: argparse.ArgumentParser) -> None:
+    """The identifiers as arguments, or ``--input`` (a CSV and its ``--column``, or a .txt): download's and text's."""
+    parser.add_argument("ids", nargs="*", help="identifiers (DOI, PMID:…, PMC…, arXiv:…)")
+    parser.add_argument("--input", type=Path, help="a CSV file with identifiers, or a .txt file with one per line")
+    parser.add_argument("--column", help="the CSV column holding identifiers (default: doi, or the one column "
+                                         "named so in another case, such as DOI)")
+
+
 def run(args: argparse.Namespace) -> int:
     # 1. everything that can be wrong with the command line, before any request
     settings = _checked_settings(args)
-    ids, frame, column = _gathered_inputs(args)
+    ids, frame, column = gathered_inputs(args)
     out = check_out_dir(settings.out_dir)
     csv_frame = frame if frame is not None and not ids else None  # the report is this CSV with the outcomes joined
 
     # 2. the run
     with retriever_for(settings, args, jsonl=args.format == "jsonl", resume=not args.force) as retriever:
-        inputs = _inputs(ids, frame, column)
+        inputs = inputs_of(ids, frame, column)
         if args.dry_run:
             return _dry_run(retriever, inputs, args)
         note = inputs_note(inputs)
@@ -116,8 +122,8 @@ def run(args: argparse.Namespace) -> int:
         started = time.time()
         try:
             outcomes = retriever.download(inputs)
-        except KeyboardInterrupt:
-            return _interrupted(inputs, args, out, started, csv_frame)
+        except KeyboardInterrupt as exc:
+            return _interrupted(unfinished(exc, inputs, out, started), args, csv_frame)
         offline = retriever.run_snapshot().offline_line()
         if args.explain and not args.quiet:
             _explain(retriever, outcomes)
@@ -142,9 +148,9 @@ def _checked_settings(args: argparse.Namespace) -> "Settings":
     return settings
 
 
-def _gathered_inputs(args: argparse.Namespace) -> tuple[list[object], pd.DataFrame | None, str]:
+def gathered_inputs(args: argparse.Namespace) -> tuple[list[object], pd.DataFrame | None, str]:
     """(the identifiers given as arguments and in a .txt file, the CSV read from ``--input``, its column)."""
-    ids: list[object] = list(args.ids) + list(args.doi) + [f"PMID:{p}" for p in args.pmid]
+    ids: list[object] = list(args.ids) + list(getattr(args, "doi", [])) + [f"PMID:{p}" for p in getattr(args, "pmid", [])]
     frame = None
     column = args.column or "doi"
     if args.input is not None:
@@ -153,22 +159,33 @@ def _gathered_inputs(args: argparse.Namespace) -> tuple[list[object], pd.DataFra
         if frame is not None and column != (args.column or "doi") and not args.quiet:
             say(f"paperfetch: reading the identifiers from column {column!r} of {args.input}", err=True)
     if not ids and frame is None:
-        raise UsageError("give identifiers, --doi/--pmid, or --input FILE (.csv or .txt)")
+        raise UsageError(f"give identifiers, {'--doi/--pmid, ' if hasattr(args, 'doi') else ''}or --input FILE (.csv or .txt)")
     return ids, frame, column
 
 
-def _inputs(ids: list[object], frame: pd.DataFrame | None, column: str) -> list[object]:
+def inputs_of(ids: list[object], frame: pd.DataFrame | None, column: str) -> list[object]:
     """What the run downloads: the identifiers, then the CSV's column."""
     return ids if frame is None else ids + frame[column].tolist()
 
 
-def _interrupted(inputs: list[object], args: argparse.Namespace, out: Path, started: float,
-                 csv_frame: pd.DataFrame | None) -> int:
-    """Ctrl-C during the run: the rows finished so far are written, the others say ``interrupted``."""
-    partial = partial_outcomes(inputs, out, started)
+def unfinished(exc: KeyboardInterrupt, inputs: list[object], out: Path, started: float) -> pd.DataFrame:
+    """The outcomes of a stopped run: the library's partial frame (finished rows as they ended, the rest
+    ``stopped`` with their reason), else, stopped before the library could tell, the ledger's rows of this run."""
+    partial = getattr(exc, "partial", None)
+    return partial if isinstance(partial, pd.DataFrame) else partial_outcomes(inputs, out, started)
+
+
+def stopped_line(partial: pd.DataFrame) -> str:
+    """``"terminated (SIGTERM); 1 of 3 papers had finished; the others are stopped"``."""
+    done = int((partial["status"].astype(str) != INTERRUPTED).sum())
+    return (f"paperfetch: {interrupted_word()}; {done} of {counted(len(partial), 'paper')} had finished; "
+            f"the others are {INTERRUPTED} (run the same command again to resume)")
+
+
+def _interrupted(partial: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.DataFrame | None) -> int:
+    """Ctrl-C or SIGTERM during the run: the rows finished so far are written, the others say ``stopped``."""
     _finish(partial, args, csv_frame, interrupted=True)
-    say(f"paperfetch: {interrupted_word()}; {int((partial['status'] != INTERRUPTED).sum())} of {len(partial)} "
-        "papers had finished", err=True)
+    say(stopped_line(partial), err=True)
     return interrupted_exit()
 
 
@@ -268,14 +285,14 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.Data
         tell(args, f"report written to {args.report}", err=args.format == "jsonl")
     if args.failed is not None:
         retried, final = _write_failed(args.failed, outcomes)
-        tell(args, f"{retried + final} identifier(s) written to {args.failed} ({retried} retried by a re-run, "
+        tell(args, f"{counted(retried + final, 'identifier')} written to {args.failed} ({retried} retried by a re-run, "
                    f"{final} final)", err=args.format == "jsonl")
     if args.export is not None:
         entries = write_export(outcomes, args.export)
-        tell(args, f"{entries} citation(s) written to {args.export}", err=args.format == "jsonl")
-    if not args.quiet and not interrupted:
+        tell(args, f"{counted(entries, 'citation')} written to {args.export}", err=args.format == "jsonl")
+    if not args.quiet:
         width = terminal_width()
-        say(wrapped(f"{len(outcomes)} papers: {summary(outcomes)}", width), err=args.format == "jsonl")
+        say(wrapped(f"{counted(len(outcomes), 'paper')}: {summary(outcomes)}", width), err=args.format == "jsonl")
         sources_line = yield_line(yield_by_source(outcomes))  # which source supplied what
         if sources_line:
             say(wrapped(sources_line, width), err=args.format == "jsonl")

@@ -19,6 +19,7 @@ from paperfetch.cli.common import (
     check_out_dir,
     common_options,
     configuration_is_usage,
+    counted,
     export_option,
     frame_text,
     identity_options,
@@ -102,10 +103,10 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
         code = EXIT_OK if frame["status"].astype(str).isin(OK_STATUSES).all() else EXIT_FAILED  # every row, as download
         if not args.quiet:  # download's own per-paper table and summary line
             say("\n" + results_table(frame.assign(input=inputs)))
-            say(f"{len(frame)} papers: {summary(frame)}")
+            say(f"{counted(len(frame), 'paper')}: {summary(frame)}")
             without = inputs.count("")
             if without:
-                say(f"({without} row(s) without a DOI, PMID or PMCID could not be tried: invalid_identifier)")
+                say(f"({counted(without, 'row')} without a DOI, PMID or PMCID could not be tried: invalid_identifier)")
         offline = retriever.run_snapshot().offline_line()
         if offline:
             say(f"paperfetch: {offline}", err=True)
@@ -114,13 +115,13 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
         tell(args, f"{len(frame)} rows written to {args.report}")
     if args.export is not None:
         entries = write_export(frame, args.export)
-        tell(args, f"{entries} citation(s) written to {args.export}")
+        tell(args, f"{counted(entries, 'citation')} written to {args.export}")
     return code
 
 
-def _ask(args: argparse.Namespace, call: Callable[[Any], pd.DataFrame], what: str, shown: list[str]) -> int:
-    """The table ``call(retriever)`` answers, ``"<rows> <what>"`` said first: a service the command needs
-    and is not configured for is a usage error, a service's failure the command's exit code."""
+def _ask(args: argparse.Namespace, call: Callable[[Any], pd.DataFrame], what: tuple[str, str], shown: list[str]) -> int:
+    """The table ``call(retriever)`` answers, ``"<rows> <noun, plural unless 1><rest>"`` (*what*) said first: a
+    service the command needs and is not configured for is a usage error, a service's failure the command's exit code."""
     from paperfetch.errors import ServiceError
 
     settings = settings_from(args)  # everything that can be wrong with the command line, before any request
@@ -132,7 +133,7 @@ def _ask(args: argparse.Namespace, call: Callable[[Any], pd.DataFrame], what: st
         except ServiceError as exc:
             say(f"paperfetch: {exc}", err=True)
             return EXIT_FAILED
-        tell(args, f"{len(frame)} {what}")
+        tell(args, f"{counted(len(frame), what[0])}{what[1]}")
         return _finish(retriever, frame, args, out, shown)
 
 
@@ -145,7 +146,7 @@ def _run_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--max must be between 1 and {MAX_RESULTS}, not {args.max_results}")
     return _ask(args, lambda r: r.search_pubmed(args.query, max_results=args.max_results, mindate=args.mindate,
                                                 maxdate=args.maxdate),
-                f"PubMed hit(s) for {args.query!r}", ["pmid", "doi", "year", "title"])
+                ("PubMed hit", f" for {args.query!r}"), ["pmid", "doi", "year", "title"])
 
 
 def _run_links(args: argparse.Namespace) -> int:
@@ -156,7 +157,7 @@ def _run_links(args: argparse.Namespace) -> int:
         parse_identifier(args.id)
     except InvalidIdentifier as exc:
         raise UsageError(str(exc)) from None
-    return _ask(args, lambda r: getattr(r, args.links)(args.id), f"{args.links} of {args.id}",
+    return _ask(args, lambda r: getattr(r, args.links)(args.id), (args.links.removesuffix("s"), f" of {args.id}"),
                 ["doi", "pmid", "year", "title", "source_of_link"])
 
 
@@ -170,5 +171,5 @@ def _run_cache(args: argparse.Namespace) -> int:
         removed = cache.clear()
     finally:
         cache.close()
-    tell(args, f"metadata cache cleared: {removed} answer(s) removed from {cache.path}")
+    tell(args, f"metadata cache cleared: {counted(removed, 'answer')} removed from {cache.path}")
     return EXIT_OK

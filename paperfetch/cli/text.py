@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,21 +17,24 @@ from paperfetch.cli.common import (
     UsageError,
     check_out_dir,
     common_options,
+    counted,
     identity_options,
     interrupted_exit,
-    interrupted_word,
     jsonl_records,
-    read_lines,
     results_table,
     retriever_for,
     say,
     setting_option,
     settings_from,
+    summary,
     tell,
+    terminal_width,
+    wrapped,
     write_lines,
     write_private_safe,
     write_report,
 )
+from paperfetch.cli.download import gathered_inputs, input_option, inputs_of, stopped_line, unfinished
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.fulltext import FullText
@@ -38,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["add_subcommands", "run"]
 
 #: The per-paper columns printed (and written as JSON Lines).
-TEXT_COLUMNS = ["input", "status", "text_source", "paragraphs", "text_path", "error"]
+TEXT_COLUMNS = ["input", "status", "text_source", "paragraphs", "text_path", "reason", "error"]
 
 
 def add_subcommands(sub: Any) -> None:
@@ -46,8 +50,7 @@ def add_subcommands(sub: Any) -> None:
                           help="full text as one row per paragraph (JATS, else the open-access PDF's text)",
                           description="The full text of DOIs, PMIDs, PMCIDs or arXiv IDs, one row per paragraph: "
                                       "input, doi, pmid, pmcid, text_source, license, section, paragraph, text.")
-    text.add_argument("ids", nargs="*", help="identifiers (DOI, PMID:…, PMC…, arXiv:…)")
-    text.add_argument("--input", type=Path, help="a .txt file with one identifier per line")
+    input_option(text)  # as download's: a CSV (its doi/DOI column, or --column) or a .txt
     identity_options(text)
     setting_option(text, "out_dir", "--out", "--dwn-dir",
                    help="folder for the JATS files and PDFs (default: PDFs; env PAPERFETCH_OUT)")
@@ -73,11 +76,7 @@ def add_subcommands(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    ids: list[object] = list(args.ids)
-    if args.input is not None:
-        ids += read_lines(args.input)
-    if not ids:
-        raise UsageError("give identifiers, or --input FILE (.txt, one a line)")
+    ids, frame, column = gathered_inputs(args)
     if args.max_tokens < 1 or not 0 <= args.overlap <= args.max_tokens // 2:
         raise UsageError("--max-tokens must be at least 1 and --overlap between 0 and half of it")
     if settings.pdf_engine == "pypdfium2":
@@ -86,18 +85,33 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             raise UsageError("--pdf-engine pypdfium2 needs pypdfium2: pip install pypdfium2") from None
     out = check_out_dir(settings.out_dir)
+    inputs = inputs_of(ids, frame, column)
 
     with retriever_for(settings, args, jsonl=_jsonl(args)) as retriever:
+        started = time.time()
         try:
-            bundle = retriever.fulltext(ids)  # the pdf_engine setting
+            bundle = retriever.fulltext(inputs)  # the pdf_engine setting
             written = _write_markdown(bundle, args.format) if args.format.startswith("md") else None
-        except KeyboardInterrupt:
-            say(f"paperfetch: {interrupted_word()}; the texts fetched so far are kept in {out}", err=True)
-            return interrupted_exit()
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the texts of the papers finished, as download
+            return _interrupted(unfinished(exc, inputs, out, started), args, settings.pdf_engine)
+        offline = retriever.run_snapshot().offline_line()
     code = _finish(bundle.paragraphs, bundle.outcomes, args)
     if written is not None and not args.quiet:
         say(f"{written} Markdown files written to {out}")
+    if offline:
+        say(f"paperfetch: {offline}", err=True)
     return code
+
+
+def _interrupted(partial: pd.DataFrame, args: argparse.Namespace, engine: str) -> int:
+    """The report of the paragraphs of the papers finished (read from their files: no request), the failed
+    list, the counts and download's line on what had finished; 130 or 143."""
+    from paperfetch.fulltext.bundle import texts_of
+
+    bundle = texts_of(partial, engine=engine)
+    _finish(bundle.paragraphs, bundle.outcomes, args, interrupted=True)
+    say(stopped_line(partial), err=True)
+    return interrupted_exit()
 
 
 def _jsonl(args: argparse.Namespace) -> bool:
@@ -129,14 +143,15 @@ def _per_paper(paragraphs: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame
     return table
 
 
-def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Namespace) -> int:
+def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Namespace, interrupted: bool = False) -> int:
     table = _per_paper(paragraphs, outcomes)
     rows = paragraphs
     if args.format == "chunks":  # stdout and --report: the chunks
         from paperfetch.fulltext import chunks
 
         rows = chunks(paragraphs, max_tokens=args.max_tokens, overlap=args.overlap)
-    _print(rows, table, args)
+    if not interrupted:
+        _print(rows, table, args)
     for frame, path, what in ((rows, args.report, "report"), (outcomes, args.outcomes, "outcomes")):
         if path is not None:
             write_report(frame, path)
@@ -147,10 +162,20 @@ def _finish(paragraphs: pd.DataFrame, outcomes: pd.DataFrame, args: argparse.Nam
                   if is_missing(source) and status != "invalid_identifier" and not is_missing(value) and str(value).strip()]
         write_lines(args.failed, dict.fromkeys(failed))
     if not args.quiet:
-        by_source = table["text_source"].astype(object).where(table["text_source"].notna(), "none").value_counts()
-        detail = ", ".join(f"{count} {name}" for name, count in by_source.items())
-        say(f"{len(table)} papers ({detail}): {len(paragraphs)} paragraphs", err=_jsonl(args))
+        line = f"{counted(len(table), 'paper')}: {summary(outcomes)}; {_texts_line(table, len(paragraphs))}"
+        say(wrapped(line, terminal_width()), err=_jsonl(args))
     return EXIT_FAILED if int(outcomes["text_source"].isna().sum()) else EXIT_OK
+
+
+def _texts_line(table: pd.DataFrame, paragraphs: int) -> str:
+    """``"text of 2 (1 from JATS, 1 from a PDF), none of 1: 35 paragraphs"``."""
+    sources = table["text_source"].dropna().astype(str).value_counts()
+    named = ", ".join(f"{count} from {'JATS' if name == 'jats' else 'a PDF' if name == 'pdf' else name}"
+                      for name, count in sources.items())
+    with_text = int(sources.sum())
+    without = len(table) - with_text
+    return (f"text of {with_text}{f' ({named})' if named else ''}{f', none of {without}' if without else ''}: "
+            f"{counted(paragraphs, 'paragraph')}")
 
 
 def _print(rows: pd.DataFrame, table: pd.DataFrame, args: argparse.Namespace) -> None:
@@ -164,4 +189,5 @@ def _print(rows: pd.DataFrame, table: pd.DataFrame, args: argparse.Namespace) ->
         for line in jsonl_records(table):
             say(line)
     else:
-        say(results_table(table, columns=("input", "status", "text_source", "paragraphs"), details=("text_path", "error")))
+        say(results_table(table, columns=("input", "status", "text_source", "paragraphs"),
+                          details=("text_path", "reason", "error")))

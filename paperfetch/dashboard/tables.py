@@ -88,13 +88,16 @@ def suppression_cell(suppressed: Any, until: Any) -> str:
     return "until further notice" if not is_missing(suppressed) and bool(suppressed) else ""
 
 
-def breaker_cell(state: Any, failures: Any = None, open_until: Any = None) -> str:
+def breaker_cell(state: Any, failures: Any = None, open_until: Any = None, held: bool = False) -> str:
     """The breaker in one cell: ``open → 16:04:10 (3 failed)``, ``probe allowed (3 failed)`` once half-open;
-    empty for a closed breaker with no failure."""
+    empty for a closed breaker with no failure; ``(held: try later)`` for a held host's closed one (the host
+    asked for a pause: its answers are no failures)."""
     state = "" if is_missing(state) else str(state)
     text = "probe allowed" if state == "half_open" else "" if state in ("", "closed") else state
     if not is_missing(open_until) and state == "open":
         text += f" → {time_cell(open_until)}"
+    if held and not text:
+        return "(held: try later)"
     if not is_missing(failures) and int(failures) > 0:
         text = (text + " " if text else "") + f"({int(failures)} failed)"
     return text.strip()
@@ -163,7 +166,8 @@ def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
         elif c == "breaker":
             failures = frame["failures"] if "failures" in columns else nothing
             until = frame["breaker_open_until"] if "breaker_open_until" in columns else nothing
-            out[c] = [breaker_cell(state, n, at) for state, n, at in zip(frame[c], failures, until)]
+            held = [not is_missing(at) for at in frame["held_until"]] if "held_until" in columns else [False] * len(frame)
+            out[c] = [breaker_cell(state, n, at, h) for state, n, at, h in zip(frame[c], failures, until, held)]
         elif c in ("delay_max_s", "hold_status", "failures", "breaker_open_until") or (
                 c == "suppressed" and "suppressed_reason" in columns):
             continue

@@ -20,6 +20,7 @@ from paperfetch.paper import Action, Copy, Lookup, Outcome, Paper, copy_version,
 from paperfetch.sources import Record, Source
 from paperfetch.sources.base import quote_path
 from paperfetch.sources.biorxiv import is_biorxiv_doi
+from paperfetch.sources.notices import RETRACTING_KINDS
 
 __all__ = ["LINK_SOURCES", "Outlook", "SOURCE_STAGES", "Stage", "Step", "VOR_SOURCES", "answer", "arrange", "expand",
            "id_of", "lookup_identifier", "lookups", "next_step", "stage_of", "tier", "to_front"]
@@ -124,7 +125,7 @@ def next_step(paper: Paper, outlook: Outlook) -> Step:
     if isinstance(first, Lookup):
         return Step("lookup", paper, free=outlook.cached is not None and outlook.cached(first.url, first.params))
     if outlook.skip_retracted and paper.retracted:  # before any PDF or page request
-        return Step("end", _retracted(paper))
+        return _notice_lookup(paper, outlook) or Step("end", _retracted(paper))
     if first.kind == "landing":
         return Step("landing", paper)
     best = tier(first, outlook.prefer)
@@ -156,6 +157,19 @@ def _ended(paper: Paper, outlook: Outlook) -> Step | None:
     if not any(f.status is Status.WRITE_ERROR for f in paper.failures):
         paper = replace(paper, cut_short=stop)
     return Step("end", paper)
+
+
+def _notice_lookup(paper: Paper, outlook: Outlook) -> Step | None:
+    """A retracted paper no source has named the notice of yet: the next source's lookup, put first (a normal run
+    asks it before the PDF, and it may name the notice); None when a notice is named or no source is left."""
+    while paper.sources_left and not any(u.notice for u in paper.updates if u.kind in RETRACTING_KINDS):
+        paper = expand(paper, outlook)
+        lookup = next(((i, a) for i, a in enumerate(paper.actions) if isinstance(a, Lookup)), None)
+        if lookup is not None:
+            index, first = lookup
+            free = outlook.cached is not None and outlook.cached(first.url, first.params)
+            return Step("lookup", to_front(paper, index), free=free)
+    return None
 
 
 def _retracted(paper: Paper) -> Paper:
