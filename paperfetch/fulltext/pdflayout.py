@@ -40,6 +40,8 @@ _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 
 def clean(text: str) -> str:
     """*text* without control or format characters (NUL, ``\\x03``, soft hyphen …), its whitespace normalised."""
+    if text.isprintable():  # none of those characters (the common case): no look-up per character
+        return normalise_space(text)
     return normalise_space("".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co") else c for c in text))
 
 
