@@ -357,10 +357,10 @@ def _glyphs(raw: Any, handle: Any) -> Iterator[_Glyph]:  # noqa: ANN401 - ctypes
     """The page's printed characters in PDFium's order; spaces and control characters only mark a space."""
     rect = raw.FS_RECTF()
     rect_ref = ctypes.byref(rect)
-    unicode_of, box_of, angle_of = raw.FPDFText_GetUnicode, raw.FPDFText_GetLooseCharBox, raw.FPDFText_GetCharAngle
-    # a text object has one font, size and matrix: its glyphs' style is read once (by the object's address)
+    unicode_of, box_of = raw.FPDFText_GetUnicode, raw.FPDFText_GetLooseCharBox
+    # a text object has one font, size and matrix (so angle): its glyphs' style is read once (by the object's address)
     object_of = ctypes.cast(raw.FPDFText_GetTextObject, ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int))
-    styles: dict[int, tuple[str, float]] = {}
+    styles: dict[int, tuple[str, float, int]] = {}
     space, high = False, ""
     for k in range(raw.FPDFText_CountChars(handle)):
         code = unicode_of(handle, k)
@@ -373,34 +373,35 @@ def _glyphs(raw: Any, handle: Any) -> Iterator[_Glyph]:  # noqa: ANN401 - ctypes
         if char.isspace() or (unicodedata.category(char[0]) in _UNPRINTED and code not in _HYPHEN_MARKS):
             space = space or char == " "
             continue
-        box_of(handle, k, rect_ref)
-        angle = angle_of(handle, k)
-        turns = round(angle / (math.pi / 2)) % 4 if angle >= 0 else 0
-        left, right, bottom, top = _upright(rect, turns) if turns else \
-            (min(rect.left, rect.right), max(rect.left, rect.right), min(rect.bottom, rect.top), max(rect.bottom, rect.top))
-        if top <= bottom:
-            continue
         owner = object_of(handle, k)
         style = styles.get(owner) if owner else None
         if style is None:
             style = _style(raw, handle, k)
             if owner:
                 styles[owner] = style
-        yield _Glyph(char, left, right, bottom, top, style[0], style[1], space, turns != 0)
+        box_of(handle, k, rect_ref)
+        font, size, turns = style
+        left, right, bottom, top = _upright(rect, turns) if turns else \
+            (min(rect.left, rect.right), max(rect.left, rect.right), min(rect.bottom, rect.top), max(rect.bottom, rect.top))
+        if top <= bottom:
+            continue
+        yield _Glyph(char, left, right, bottom, top, font, size, space, turns != 0)
         space = False
 
 
 _UNPRINTED = ("Cc", "Cf", "Co", "Cn", "Cs")
 
 
-def _style(raw: Any, handle: Any, k: int) -> tuple[str, float]:  # noqa: ANN401 - ctypes handles
-    """Character *k*'s font name and size as printed: the nominal size scaled by the text matrix (often 1 × a
-    matrix of 10)."""
+def _style(raw: Any, handle: Any, k: int) -> tuple[str, float, int]:  # noqa: ANN401 - ctypes handles
+    """Character *k*'s font name, size as printed (the nominal size scaled by the text matrix: often 1 × a matrix
+    of 10) and quarter turns."""
     buffer, flags, matrix = ctypes.create_string_buffer(128), ctypes.c_int(), raw.FS_MATRIX()
     raw.FPDFText_GetFontInfo(handle, k, buffer, len(buffer), ctypes.byref(flags))
     raw.FPDFText_GetMatrix(handle, k, ctypes.byref(matrix))
     size = round(raw.FPDFText_GetFontSize(handle, k) * math.hypot(matrix.c, matrix.d), 1)
-    return buffer.value.decode("latin-1", "replace"), size
+    angle = raw.FPDFText_GetCharAngle(handle, k)
+    turns = round(angle / (math.pi / 2)) % 4 if angle >= 0 else 0
+    return buffer.value.decode("latin-1", "replace"), size, turns
 
 
 def _upright(rect: Any, turns: int) -> tuple[float, float, float, float]:  # noqa: ANN401 - an FS_RECTF
