@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
@@ -254,8 +254,7 @@ def _pdfium_lines(pdf: bytes, max_pages: int | None, layout: PdfLayout) -> Itera
         document.close()
 
 
-@dataclass(frozen=True)
-class _Glyph:
+class _Glyph(NamedTuple):
     """One printed character: its loose box (the font's ascent to descent, its origin to its advance), font,
     printed size, and whether the text has a space before it."""
 
@@ -274,7 +273,7 @@ class _Glyph:
         return self.top - self.bottom
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     page: int
     left: float
@@ -370,7 +369,8 @@ def _glyphs(raw: Any, handle: Any) -> Iterator[_Glyph]:  # noqa: ANN401 - ctypes
         char = _HYPHEN_MARKS.get(code) or chr(code)
         if high:
             char, high = (high + char).encode("utf-16", "surrogatepass").decode("utf-16", "replace"), ""
-        if char.isspace() or (unicodedata.category(char[0]) in _UNPRINTED and code not in _HYPHEN_MARKS):
+        if char.isspace() or (not char.isprintable() and unicodedata.category(char[0]) in _UNPRINTED
+                              and code not in _HYPHEN_MARKS):
             space = space or char == " "
             continue
         owner = object_of(handle, k)
