@@ -283,6 +283,7 @@ class _Line:
     height: float
     last_left: float = 0.0
     turned: bool = False
+    largest: float = 0.0  #: the largest glyph size taken (0 before any)
     parts: list[str] = field(default_factory=list)
     fonts: list[str] = field(default_factory=list)
     sizes: Counter[float] = field(default_factory=Counter)
@@ -302,7 +303,7 @@ class _Line:
         gap = glyph.left - self.right
         typed = glyph.size >= layout.least_size  # a Type-3 font's size lives in its own matrix
         em = glyph.size if typed else glyph.height
-        largest = max(self.sizes) if typed and self.sizes else 0.0
+        largest = self.largest if typed else 0.0
         small = glyph.size < layout.script_size * largest if largest >= layout.least_size \
             else glyph.height < layout.script_size * self.height
         least = layout.font_space if self.fonts and glyph.font != self.fonts[-1] else layout.word_space
@@ -318,7 +319,10 @@ class _Line:
         self.bottoms.setdefault((glyph.font, glyph.size), glyph.bottom)
         self.parts.append(glyph.char)
         self.fonts.append(glyph.font)
-        self.right = max(self.right, glyph.right)
+        if glyph.right > self.right:
+            self.right = glyph.right
+        if glyph.size > self.largest:
+            self.largest = glyph.size
         self.last_left = glyph.left
 
     def text_line(self, layout: PdfLayout) -> TextLine:
@@ -381,8 +385,12 @@ def _glyphs(raw: Any, handle: Any) -> Iterator[_Glyph]:  # noqa: ANN401 - ctypes
                 styles[owner] = style
         box_of(handle, k, rect_ref)
         font, size, turns = style
-        left, right, bottom, top = _upright(rect, turns) if turns else \
-            (min(rect.left, rect.right), max(rect.left, rect.right), min(rect.bottom, rect.top), max(rect.bottom, rect.top))
+        if turns:
+            left, right, bottom, top = _upright(rect, turns)
+        else:
+            left, right, bottom, top = rect.left, rect.right, rect.bottom, rect.top
+            left, right = (right, left) if right < left else (left, right)
+            bottom, top = (top, bottom) if top < bottom else (bottom, top)
         if top <= bottom:
             continue
         yield _Glyph(char, left, right, bottom, top, font, size, space, turns != 0)
