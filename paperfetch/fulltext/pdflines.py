@@ -286,9 +286,7 @@ class _Line:
     largest: float = 0.0  #: the largest glyph size taken (0 before any)
     parts: list[str] = field(default_factory=list)
     fonts: list[str] = field(default_factory=list)
-    sizes: Counter[float] = field(default_factory=Counter)
-    styles: Counter[tuple[str, float]] = field(default_factory=Counter)  #: glyphs per (font, size)
-    bottoms: dict[tuple[str, float], float] = field(default_factory=dict)  #: the first glyph's bottom per (font, size)
+    glyphs: list[_Glyph] = field(default_factory=list)
 
     def takes(self, glyph: _Glyph, layout: PdfLayout) -> bool:
         middle = (glyph.bottom + glyph.top) / 2
@@ -314,9 +312,7 @@ class _Line:
             self.height, self.bottom, self.top = glyph.height, glyph.bottom, glyph.top
 
     def add(self, glyph: _Glyph) -> None:
-        self.sizes[glyph.size] += 1
-        self.styles[glyph.font, glyph.size] += 1
-        self.bottoms.setdefault((glyph.font, glyph.size), glyph.bottom)
+        self.glyphs.append(glyph)
         self.parts.append(glyph.char)
         self.fonts.append(glyph.font)
         if glyph.right > self.right:
@@ -326,19 +322,22 @@ class _Line:
         self.last_left = glyph.left
 
     def text_line(self, layout: PdfLayout) -> TextLine:
-        runs: list[tuple[str, str]] = []
+        runs: list[tuple[str, list[str]]] = []
         for char, font in zip(self.parts, self.fonts):
             if runs and (runs[-1][0] == font or char == " "):
-                runs[-1] = (runs[-1][0], runs[-1][1] + char)
+                runs[-1][1].append(char)
             else:
-                runs.append((font, char))
-        size = self.sizes.most_common(1)[0][0] if self.sizes else 0.0
+                runs.append((font, [char]))
+        sizes = Counter(glyph.size for glyph in self.glyphs)
+        styles = Counter((glyph.font, glyph.size) for glyph in self.glyphs)
+        size = sizes.most_common(1)[0][0] if sizes else 0.0
         size = size if size >= layout.least_size else self.height  # a Type-3 font's: the glyphs' height
         # the line's place is where its commonest style sits: a taller glyph of another font (a symbol font's
         # loose box) widens the band but does not move the line
-        y = self.bottoms[self.styles.most_common(1)[0][0]] if self.styles else self.bottom
+        style = styles.most_common(1)[0][0] if styles else None
+        y = next(glyph.bottom for glyph in self.glyphs if (glyph.font, glyph.size) == style) if style else self.bottom
         return TextLine(page=self.page, x=self.left, y=y, size=size, text="".join(self.parts),
-                        right=self.right, runs=tuple(runs), turned=self.turned)
+                        right=self.right, runs=tuple((font, "".join(chars)) for font, chars in runs), turned=self.turned)
 
 
 def _page_lines(raw: Any, handle: Any, number: int, layout: PdfLayout) -> Iterator[_Line]:  # noqa: ANN401 - ctypes
