@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import statistics
 import unicodedata
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -40,6 +41,8 @@ _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 
 def clean(text: str) -> str:
     """*text* without control or format characters (NUL, ``\\x03``, soft hyphen …), its whitespace normalised."""
+    if text.isprintable():  # none of those characters (the common case): no look-up per character
+        return normalise_space(text)
     return normalise_space("".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co") else c for c in text))
 
 
@@ -106,6 +109,8 @@ def joined_spread_lines(lines: list[TextLine], layout: PdfLayout = LAYOUT) -> li
     for line in lines:
         if line.right > line.x:
             spans.setdefault(line.page, []).append(line)
+    for page in spans.values():
+        page.sort(key=lambda line: line.x)  # by start, so a spanning line is looked for only near a piece's start
     out: list[TextLine] = []
     i = 0
     while i < len(lines):
@@ -132,9 +137,14 @@ def _spread(pieces: list[TextLine], page: list[TextLine], layout: PdfLayout) -> 
     slack = layout.spread_slack * first.size
     if min(gaps) <= 0 or max(gaps) > layout.spread_evenness * min(gaps) + slack:
         return False
+    near = page[bisect_left(page, first.x - slack - 1, key=_start):bisect_right(page, first.x + slack + 1, key=_start)]
     return any(0 < abs(other.y - first.y) <= layout.spread_reach * first.size
                and abs(other.size - first.size) <= layout.same_size * first.size
-               and abs(other.x - first.x) <= slack and abs(other.right - last.right) <= slack for other in page)
+               and abs(other.x - first.x) <= slack and abs(other.right - last.right) <= slack for other in near)
+
+
+def _start(line: TextLine) -> float:
+    return line.x
 
 
 def _joined(pieces: list[TextLine]) -> TextLine:

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
@@ -254,8 +254,7 @@ def _pdfium_lines(pdf: bytes, max_pages: int | None, layout: PdfLayout) -> Itera
         document.close()
 
 
-@dataclass(frozen=True)
-class _Glyph:
+class _Glyph(NamedTuple):
     """One printed character: its loose box (the font's ascent to descent, its origin to its advance), font,
     printed size, and whether the text has a space before it."""
 
@@ -274,7 +273,7 @@ class _Glyph:
         return self.top - self.bottom
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     page: int
     left: float
@@ -284,11 +283,10 @@ class _Line:
     height: float
     last_left: float = 0.0
     turned: bool = False
+    largest: float = 0.0  #: the largest glyph size taken (0 before any)
     parts: list[str] = field(default_factory=list)
     fonts: list[str] = field(default_factory=list)
-    sizes: Counter[float] = field(default_factory=Counter)
-    styles: Counter[tuple[str, float]] = field(default_factory=Counter)  #: glyphs per (font, size)
-    bottoms: dict[tuple[str, float], float] = field(default_factory=dict)  #: the first glyph's bottom per (font, size)
+    glyphs: list[_Glyph] = field(default_factory=list)
 
     def takes(self, glyph: _Glyph, layout: PdfLayout) -> bool:
         middle = (glyph.bottom + glyph.top) / 2
@@ -303,7 +301,7 @@ class _Line:
         gap = glyph.left - self.right
         typed = glyph.size >= layout.least_size  # a Type-3 font's size lives in its own matrix
         em = glyph.size if typed else glyph.height
-        largest = max(self.sizes) if typed and self.sizes else 0.0
+        largest = self.largest if typed else 0.0
         small = glyph.size < layout.script_size * largest if largest >= layout.least_size \
             else glyph.height < layout.script_size * self.height
         least = layout.font_space if self.fonts and glyph.font != self.fonts[-1] else layout.word_space
@@ -314,28 +312,32 @@ class _Line:
             self.height, self.bottom, self.top = glyph.height, glyph.bottom, glyph.top
 
     def add(self, glyph: _Glyph) -> None:
-        self.sizes[glyph.size] += 1
-        self.styles[glyph.font, glyph.size] += 1
-        self.bottoms.setdefault((glyph.font, glyph.size), glyph.bottom)
+        self.glyphs.append(glyph)
         self.parts.append(glyph.char)
         self.fonts.append(glyph.font)
-        self.right = max(self.right, glyph.right)
+        if glyph.right > self.right:
+            self.right = glyph.right
+        if glyph.size > self.largest:
+            self.largest = glyph.size
         self.last_left = glyph.left
 
     def text_line(self, layout: PdfLayout) -> TextLine:
-        runs: list[tuple[str, str]] = []
+        runs: list[tuple[str, list[str]]] = []
         for char, font in zip(self.parts, self.fonts):
             if runs and (runs[-1][0] == font or char == " "):
-                runs[-1] = (runs[-1][0], runs[-1][1] + char)
+                runs[-1][1].append(char)
             else:
-                runs.append((font, char))
-        size = self.sizes.most_common(1)[0][0] if self.sizes else 0.0
+                runs.append((font, [char]))
+        sizes = Counter(glyph.size for glyph in self.glyphs)
+        styles = Counter((glyph.font, glyph.size) for glyph in self.glyphs)
+        size = sizes.most_common(1)[0][0] if sizes else 0.0
         size = size if size >= layout.least_size else self.height  # a Type-3 font's: the glyphs' height
         # the line's place is where its commonest style sits: a taller glyph of another font (a symbol font's
         # loose box) widens the band but does not move the line
-        y = self.bottoms[self.styles.most_common(1)[0][0]] if self.styles else self.bottom
+        style = styles.most_common(1)[0][0] if styles else None
+        y = next(glyph.bottom for glyph in self.glyphs if (glyph.font, glyph.size) == style) if style else self.bottom
         return TextLine(page=self.page, x=self.left, y=y, size=size, text="".join(self.parts),
-                        right=self.right, runs=tuple(runs), turned=self.turned)
+                        right=self.right, runs=tuple((font, "".join(chars)) for font, chars in runs), turned=self.turned)
 
 
 def _page_lines(raw: Any, handle: Any, number: int, layout: PdfLayout) -> Iterator[_Line]:  # noqa: ANN401 - ctypes
@@ -355,32 +357,58 @@ def _page_lines(raw: Any, handle: Any, number: int, layout: PdfLayout) -> Iterat
 
 def _glyphs(raw: Any, handle: Any) -> Iterator[_Glyph]:  # noqa: ANN401 - ctypes handles
     """The page's printed characters in PDFium's order; spaces and control characters only mark a space."""
-    rect, matrix = raw.FS_RECTF(), raw.FS_MATRIX()
-    buffer, flags = ctypes.create_string_buffer(128), ctypes.c_int()
+    rect = raw.FS_RECTF()
+    rect_ref = ctypes.byref(rect)
+    unicode_of, box_of = raw.FPDFText_GetUnicode, raw.FPDFText_GetLooseCharBox
+    # a text object has one font, size and matrix (so angle): its glyphs' style is read once (by the object's address)
+    object_of = ctypes.cast(raw.FPDFText_GetTextObject, ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int))
+    styles: dict[int, tuple[str, float, int]] = {}
     space, high = False, ""
     for k in range(raw.FPDFText_CountChars(handle)):
-        code = raw.FPDFText_GetUnicode(handle, k)
+        code = unicode_of(handle, k)
         if 0xD800 <= code < 0xDC00:  # PDFium gives a character past U+FFFF as two UTF-16 halves
             high = chr(code)
             continue
         char = _HYPHEN_MARKS.get(code) or chr(code)
         if high:
             char, high = (high + char).encode("utf-16", "surrogatepass").decode("utf-16", "replace"), ""
-        if char.isspace() or (unicodedata.category(char[0]) in ("Cc", "Cf", "Co", "Cn", "Cs") and code not in _HYPHEN_MARKS):
+        if char.isspace() or (not char.isprintable() and unicodedata.category(char[0]) in _UNPRINTED
+                              and code not in _HYPHEN_MARKS):
             space = space or char == " "
             continue
-        raw.FPDFText_GetLooseCharBox(handle, k, ctypes.byref(rect))
-        angle = raw.FPDFText_GetCharAngle(handle, k)
-        turns = round(angle / (math.pi / 2)) % 4 if angle >= 0 else 0
-        left, right, bottom, top = _upright(rect, turns)
+        owner = object_of(handle, k)
+        style = styles.get(owner) if owner else None
+        if style is None:
+            style = _style(raw, handle, k)
+            if owner:
+                styles[owner] = style
+        box_of(handle, k, rect_ref)
+        font, size, turns = style
+        if turns:
+            left, right, bottom, top = _upright(rect, turns)
+        else:
+            left, right, bottom, top = rect.left, rect.right, rect.bottom, rect.top
+            left, right = (right, left) if right < left else (left, right)
+            bottom, top = (top, bottom) if top < bottom else (bottom, top)
         if top <= bottom:
             continue
-        raw.FPDFText_GetFontInfo(handle, k, buffer, len(buffer), ctypes.byref(flags))
-        # the font size as printed: the nominal size scaled by the text matrix (often 1 × a matrix of 10)
-        raw.FPDFText_GetMatrix(handle, k, ctypes.byref(matrix))
-        size = round(raw.FPDFText_GetFontSize(handle, k) * math.hypot(matrix.c, matrix.d), 1)
-        yield _Glyph(char, left, right, bottom, top, buffer.value.decode("latin-1", "replace"), size, space, turns != 0)
+        yield _Glyph(char, left, right, bottom, top, font, size, space, turns != 0)
         space = False
+
+
+_UNPRINTED = ("Cc", "Cf", "Co", "Cn", "Cs")
+
+
+def _style(raw: Any, handle: Any, k: int) -> tuple[str, float, int]:  # noqa: ANN401 - ctypes handles
+    """Character *k*'s font name, size as printed (the nominal size scaled by the text matrix: often 1 × a matrix
+    of 10) and quarter turns."""
+    buffer, flags, matrix = ctypes.create_string_buffer(128), ctypes.c_int(), raw.FS_MATRIX()
+    raw.FPDFText_GetFontInfo(handle, k, buffer, len(buffer), ctypes.byref(flags))
+    raw.FPDFText_GetMatrix(handle, k, ctypes.byref(matrix))
+    size = round(raw.FPDFText_GetFontSize(handle, k) * math.hypot(matrix.c, matrix.d), 1)
+    angle = raw.FPDFText_GetCharAngle(handle, k)
+    turns = round(angle / (math.pi / 2)) % 4 if angle >= 0 else 0
+    return buffer.value.decode("latin-1", "replace"), size, turns
 
 
 def _upright(rect: Any, turns: int) -> tuple[float, float, float, float]:  # noqa: ANN401 - an FS_RECTF
