@@ -7,6 +7,7 @@ docs/outcomes.md's column table documents every column once.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import signal
@@ -58,8 +59,11 @@ def test_readme_status_list_is_status() -> None:
 
 
 def test_no_doc_names_a_status_the_library_lacks() -> None:
+    """A batch left unfinished is ``stopped`` (not ``interrupted``) wherever the docs name a status."""
+    docs = README + "".join(path.read_text(encoding="utf-8") for path in sorted((REPO / "docs").glob("*.md")))
+    named = set(re.findall(r"status(?:es)? `([a-z_]+)`", docs))
+    assert "stopped" in named and named <= {s.value for s in Status}
     assert "interrupted" not in {s.value for s in Status}
-    assert not re.search(r"status(es)? `interrupted`", README + OUTCOMES_MD)
 
 
 def _outcomes_table_rows(heading: str) -> list[str]:
@@ -196,3 +200,49 @@ def test_the_demo_says_why_its_bar_counts_fewer_papers_than_inputs(tmp_path: Pat
     assert inputs == len(DEMO_INPUTS) == papers + invalid + again
     assert (papers, invalid, again) == (23, 2, 1)  # the bar's 23/23: the DOI given twice once, two invalid inputs
     assert f"{len(DEMO_INPUTS)} inputs ({papers} distinct papers" in _cli_md()
+
+
+def test_fulltext_md_s_zero_requests_and_markdown_title_hold(tmp_path: Path) -> None:
+    """docs/fulltext.md: a second ``r.fulltext`` of the same ids sends 0 requests even from a new Retriever,
+    ``r.fulltext_tables`` after ``r.fulltext`` sends 0, and the Markdown's front matter has the title."""
+    from paperfetch.fulltext import to_markdown
+
+    doc = (REPO / "docs" / "fulltext.md").read_text(encoding="utf-8")
+    assert "**0 requests**, even from a new Retriever" in doc and "sends **0 requests**" in doc
+    assert "YAML front matter** with every one of the keys `title," in doc
+    ids = ["10.5555/demo.fast", "10.5555/demo.jats.sensor"]
+    options = {"email": "your.name@your-university.edu", "state": "memory", "cache": False, "out_dir": tmp_path,
+               "progress": False}
+    with DemoWorld() as world:
+        with Retriever(endpoints=world.endpoints, **options) as r:
+            first = r.fulltext(ids)
+            before = world.requests_served()
+            assert len(r.fulltext_tables(ids)) == len(first.tables) >= 1
+            assert world.requests_served() == before
+        markdown = to_markdown(first)
+        before = world.requests_served()
+        with Retriever(endpoints=world.endpoints, **options) as again:
+            second = again.fulltext(ids)
+        assert world.requests_served() == before
+    assert len(second.paragraphs) == len(first.paragraphs) > 0
+    page = markdown["10.5555/demo.fast"] if "10.5555/demo.fast" in markdown else next(iter(markdown.values()))
+    assert page.startswith("---\ntitle: \"A fast publisher's paper\"\n")
+
+
+def test_background_md_says_what_a_saved_job_shows(tmp_path: Path) -> None:
+    """A saved notebook has the job's static HTML: no Stop button, but the job's last line (docs/background.md)."""
+    doc = (REPO / "docs" / "background.md").read_text(encoding="utf-8")
+    assert "there is no button in it, but the job's last line" in doc
+    with DemoWorld() as world, Retriever(endpoints=world.endpoints, email="your.name@your-university.edu",
+                                         state="memory", cache=False, out_dir=tmp_path, progress=False) as r:
+        job = r.start(["10.5555/demo.slow1", "10.5555/demo.slow2", "10.5555/demo.slow3"])
+        job.stop()
+        job.result()
+        view = job.dashboard_view
+        assert view is not None
+        view.close()
+        assert view.wait_drawn(30)
+        saved = view.static_bundle()["text/html"]
+    assert "<button" not in saved.lower() and "Stop" not in saved.replace("stopped", "")
+    assert html.escape(job.progress_line()) in saved
+    assert re.search(r"\d+/\d+ finished in [\d.]+ s(, \d+ stopped)?$", job.progress_line())
