@@ -126,4 +126,8 @@ def _show(outcomes: pd.DataFrame, status: pd.DataFrame, world: Any, elapsed: flo
     say("\nPer-host table:\n" + host_table_text(status, width=terminal_width()))
     if not args.verbose:
         say("(the warnings of these holds, suppressions and refusals are left out; -v shows them as they happen)")
-    say(f"\n{len(DEMO_INPUTS)} inputs in {elapsed:.1f} s, {world.requests_served()} HTTP requests served")
+    # the progress bar counts distinct papers, so the inputs it leaves out are said: invalid ones and repeats
+    invalid = int((outcomes["status"] == "invalid_identifier").sum())
+    repeats = int(outcomes["same_work_as"].notna().sum())
+    say(f"\n{len(DEMO_INPUTS)} inputs ({len(DEMO_INPUTS) - invalid - repeats} distinct papers, {invalid} invalid, "
+        f"{repeats} the same paper again) in {elapsed:.1f} s, {world.requests_served()} HTTP requests served")
