@@ -10,7 +10,6 @@ from paperfetch.errors import ConfigurationError
 from paperfetch.ledger import DEFAULT_LEDGER_NAME
 from paperfetch.outcomes import COLUMNS, DTYPES
 
-
 INPUTS = [
     "10.5555/demo.fast",
     "https://doi.org/10.5555/DEMO.FAST",  # a duplicate, written differently

@@ -8,7 +8,6 @@ from paperfetch.outcomes import COLUMNS, DTYPES
 from paperfetch.redact import redact_frame
 from tests._quick import retriever
 
-
 #: No endpoint is asked: nothing kept, nothing drawn.
 QUIET = {"state": "memory", "cache": False, "dashboard": False}
 

@@ -23,8 +23,8 @@ from paperfetch.outcomes import COLUMNS
 from paperfetch.testing import LoopbackHost, Reply, Request
 from tests._fixtures import fixtures_or_placeholder
 from tests._pdfwriter import layout_article, write_pdf
-from tests.test_fulltext_parse import _expected_rows
 from tests._quick import retriever
+from tests.test_fulltext_parse import _expected_rows
 
 DATA = fixtures_or_placeholder() / "europepmc"  # the recorded Europe PMC bodies, never committed
 #: The two recorded bodies, empty without the fixtures (the tests that read them are marked ``recorded``).
@@ -420,8 +420,8 @@ def test_a_pdf_already_in_out_dir_gives_way_to_the_papers_jats(world, tmp_path):
 def test_the_recorded_fulltextxml_answer_replays_through_the_source_and_gives_every_p(pmcid):
     """The cassette holds Europe PMC's real fullTextXML answer; the real transport (fake clock) replays it
     through the source, and every <p> of abstract and body comes out as one row, in document order."""
-    from paperfetch.ids import Identifier
     from paperfetch.fulltext.endpoints import EuropePMCFullTextSource
+    from paperfetch.ids import Identifier
     from tests.test_sources import IDENTIFICATION, SessionFetcher, replay
 
     source = EuropePMCFullTextSource(identification=IDENTIFICATION)

@@ -29,8 +29,8 @@ from paperfetch.fulltext import (
 )
 from paperfetch.testing import LoopbackHost, Reply, Request
 from tests._fixtures import fixtures_or_placeholder
-from tests.test_fulltext_parse import DROPPED_IN_TEXT, NOT_ROW_ANCESTORS
 from tests._quick import retriever
+from tests.test_fulltext_parse import DROPPED_IN_TEXT, NOT_ROW_ANCESTORS
 
 EUROPEPMC = fixtures_or_placeholder() / "europepmc"  # the recorded Europe PMC bodies, never committed
 PAIRS_NAMES = ("04-00932", "PMC4417228", "PMC4678086", "PMC4686705", "PMC4706911", "PMC4707348", "PMC4709779",

@@ -7,8 +7,8 @@ they run in well under a second and fail with the names to look at.
 from __future__ import annotations
 
 import ast
-import re
 import importlib
+import re
 import sys
 from pathlib import Path
 

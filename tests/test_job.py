@@ -17,14 +17,13 @@ import pytest
 
 from paperfetch import Retriever, defaults
 from paperfetch.dashboard.model import BatchSnapshot, HostRow
+from paperfetch.flow.rows import stopped_row
 from paperfetch.http.hosts import HostSnapshot
 from paperfetch.job import Job, RunHooks, estimate_eta, format_eta
 from paperfetch.outcomes import COLUMNS, FINISHED_WELL_STATUSES, Status
-from paperfetch.flow.rows import stopped_row
 from tests._job_world import JobWorld
 from tests._jupyter import write_python3_kernelspec
 from tests._quick import retriever
-
 
 #: The dashboard's thread, which draws the final frame after stop() returned; it makes no request.
 VIEW_THREAD = "paperfetch-job-view"

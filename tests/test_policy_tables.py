@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from email.utils import format_datetime
 from datetime import datetime, timezone
+from email.utils import format_datetime
 
 import pytest
 from hypothesis import given

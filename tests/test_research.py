@@ -637,8 +637,8 @@ def test_cli_references_citations_and_cache_clear(world: DemoWorld, tmp_path: Pa
 
 
 def test_a_low_title_match_keeps_the_file_and_says_so_on_the_dashboard(tmp_path: Path, caplog) -> None:  # noqa: ANN001
-    from paperfetch.research import check_title
     from paperfetch.dashboard import DashboardModel
+    from paperfetch.research import check_title
 
     pdf = tmp_path / "a.pdf"
     pdf.write_bytes(text_pdf(["Supplementary material", "Table S1"]))

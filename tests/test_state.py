@@ -17,7 +17,7 @@ import time
 import pytest
 
 from paperfetch.errors import ConfigurationError, StateStoreError, StoreUnavailable
-from paperfetch.state import StoredFacts, HostStateStore, MemoryStore, SqliteStore, merge_facts, open_store
+from paperfetch.state import HostStateStore, MemoryStore, SqliteStore, StoredFacts, merge_facts, open_store
 
 T0 = 1_800_000_000.0  # a wall-clock epoch for "now"
 HOST = "pub.example:443"
