@@ -7,7 +7,7 @@ import time as _time
 from datetime import datetime, timezone
 from typing import Protocol
 
-__all__ = ["Clock", "FakeClock", "SYSTEM_CLOCK", "SystemClock", "utc"]
+__all__ = ["Clock", "FakeClock", "SYSTEM_CLOCK", "SystemClock", "utc", "utc_words"]
 
 
 class Clock(Protocol):
@@ -93,3 +93,9 @@ class FakeClock:
 def utc(epoch: float | None) -> datetime | None:
     """An epoch reading of the wall clock as an aware UTC datetime (``None`` stays ``None``)."""
     return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+def utc_words(when: datetime, now: datetime) -> str:
+    """``07:28 UTC`` for *when* (naive means UTC), with the date when *now* is another day."""
+    when = when.astimezone(timezone.utc) if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when.strftime("%H:%M UTC" if when.date() == now.astimezone(timezone.utc).date() else "%Y-%m-%d %H:%M UTC")

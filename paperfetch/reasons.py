@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 from typing import Sequence
 from urllib.parse import urlsplit
 
+from paperfetch.clock import utc_words
+
 __all__ = ["REASON_WIDTH", "absent_reason", "failure_reason", "invalid_reason", "short_time"]
 
 #: The longest reason: the rest of a message is in ``error``.
@@ -15,11 +17,7 @@ REASON_WIDTH = 80
 
 def short_time(when: datetime | None) -> str:
     """``07:28 UTC`` (a date too when it is not today)."""
-    if when is None:
-        return ""
-    when = when.astimezone(timezone.utc) if when.tzinfo else when.replace(tzinfo=timezone.utc)
-    today = datetime.now(timezone.utc).date()
-    return when.strftime("%H:%M UTC" if when.date() == today else "%Y-%m-%d %H:%M UTC")
+    return "" if when is None else utc_words(when, datetime.now(timezone.utc))
 
 
 def _top_level_parts(text: str) -> list[str]:

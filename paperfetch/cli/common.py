@@ -152,7 +152,7 @@ class UnreachableWarningsHeld(logging.Filter):
             return ""
         count, hosts = sum(self.held.values()), sorted(self.held)
         named = f" ({', '.join(hosts)})" if len(hosts) <= 2 else ""
-        return (f"{count} warning{'s' if count != 1 else ''} about hosts that could not be reached not shown"
+        return (f"{counted(count, 'warning')} about hosts that could not be reached not shown"
                 f"{named}; -v shows them")
 
 
@@ -628,7 +628,7 @@ def inputs_note(inputs: Sequence[object]) -> str:
         return ""
     parts = [f"{len(parsed) - invalid - duplicates} to fetch"]
     if duplicates:
-        parts.append(f"{duplicates} duplicate{'s' if duplicates != 1 else ''} (same outcome as the first)")
+        parts.append(f"{counted(duplicates, 'duplicate')} (same outcome as the first)")
     if invalid:
         parts.append(f"{invalid} invalid")
     return f"{len(parsed)} inputs: {', '.join(parts)}"

@@ -14,6 +14,7 @@ from typing import Callable, Generator, NoReturn, Protocol
 import requests
 from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 
+from paperfetch.clock import utc_words
 from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
 from paperfetch.redact import redact_exception
 
@@ -54,8 +55,7 @@ def unreachable_kind(text: str) -> str:
 
 def since_words(at: float, now: float) -> str:
     """``since 16:41 UTC`` for the epoch seconds *at* (with the date when *now* is another day)."""
-    when, today = datetime.fromtimestamp(at, timezone.utc), datetime.fromtimestamp(now, timezone.utc)
-    return when.strftime("since %H:%M UTC" if when.date() == today.date() else "since %Y-%m-%d %H:%M UTC")
+    return f"since {utc_words(datetime.fromtimestamp(at, timezone.utc), datetime.fromtimestamp(now, timezone.utc))}"
 
 
 def unreachable(exc: BaseException) -> bool:
