@@ -204,11 +204,11 @@ def _alone(paper: Paper, action: Copy, others: tuple[str, ...]) -> bool:
 
 
 def _held_back(paper: Paper, action: Copy, exc: BaseException) -> Paper:
-    """An answer the transport would have waited for and retried (a hold, a 429 or a 5xx) came at once: the copy
-    goes back in front, not tried, and the paper decides again (a held copy waits behind a page or lookup that can
-    start sooner; asked again, it waits as any request does)."""
+    """An answer the transport would have waited for and retried (a hold, a 429, a 5xx or a failed connection) came
+    at once: the copy goes back in front, not tried, and the paper decides again (a held copy waits behind a page or
+    lookup that can start sooner; asked again, it waits and retries as any request does)."""
     status = getattr(exc, "status_code", None) or 0
-    if not isinstance(exc, RateLimited) and status != 429 and status < 500:
+    if not isinstance(exc, (RateLimited, NetworkError)) and status != 429 and status < 500:
         return paper
     return replace(paper, tried=paper.tried - {action.url}, gave_way=paper.gave_way | {action.url},
                    actions=(action, *paper.actions))
