@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests._services: the redis-server helper
 
-from paperfetch.state import StoredFacts, open_store  # noqa: E402
+from paperfetch.state import HostFacts, open_store  # noqa: E402
 
 HOSTS = [f"pub{i}.example:443" for i in range(40)]
 
@@ -235,7 +235,7 @@ def main() -> None:
             return _transport_figures(specs, folder, server)
         stores = {name: open_store(spec) for name, spec in specs.items()}
         for store in stores.values():
-            store.put(StoredFacts(HOSTS[0]), time.time())
+            store.put(HostFacts(HOSTS[0]), time.time())
             for i in range(50):
                 _ops(store, i, time.time())  # warm up
         samples: dict[str, dict[str, list[float]]] = {name: {} for name in stores}

@@ -289,7 +289,7 @@ def test_papers_move_off_a_held_host_to_their_other_copies_on_loopback():
 def test_a_long_retry_after_is_a_hold_not_a_learned_interval(status, retry_after, gap_s, floor_s, expected):
     from paperfetch.http import policy
     from paperfetch.http.config import TransportConfig
-    from paperfetch.http.hosts import HostFacts
+    from paperfetch.state.base import HostFacts
 
     facts, _ = policy.observe_response(HostFacts(), TransportConfig(), status=status,
                                        headers={"Retry-After": retry_after}, now=1_700_000_000.0, gap_s=gap_s,

@@ -11,8 +11,8 @@ import requests
 from paperfetch import FakeClock, HttpClient, NetworkError, RateLimited, is_synthetic
 from paperfetch.http import policy
 from paperfetch.http.config import TransportConfig
-from paperfetch.http.hosts import BreakerState, HostFacts
 from paperfetch.http.retry import Retry
+from paperfetch.state.base import BreakerState, HostFacts
 from paperfetch.testing import Reply, scripted_session
 
 NOW = 1_700_000_000.0
@@ -50,7 +50,7 @@ def test_consecutive_failures_open_the_breaker(statuses, state, failures):
     facts = HostFacts()
     for status in statuses:
         facts = fail(facts, status) if status != 200 else ok(facts)
-    assert (facts.breaker, facts.failures) == (state, failures)
+    assert (facts.breaker_state, facts.breaker_failures) == (state, failures)
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def test_the_breaker_opens_for_the_larger_of_retry_after_and_backoff(headers, ex
     facts = HostFacts()
     for _ in range(3):
         facts = fail(facts, 503, headers)
-    assert facts.breaker is BreakerState.OPEN
+    assert facts.breaker_state is BreakerState.OPEN
     assert facts.breaker_period_s == expected_period
     assert facts.breaker_open_until == NOW + expected_period
 
@@ -82,14 +82,14 @@ def test_open_breaker_decisions_then_one_probe_that_closes_or_reopens_with_a_dou
     d = decide(facts, now=NOW + 30)
     assert (d.verdict, d.probe) == (policy.Verdict.PROCEED, True)
     probing = policy.begin_probe(facts)
-    assert probing.breaker is BreakerState.HALF_OPEN
+    assert probing.breaker_state is BreakerState.HALF_OPEN
     assert decide(probing, now=NOW + 30, pace=policy.Pace(probing=True)).verdict is policy.Verdict.BUSY
     # the probe fails: open again for twice the period
     reopened = fail(probing, 503, now=NOW + 31)
-    assert (reopened.breaker, reopened.breaker_period_s, reopened.breaker_open_until) == (BreakerState.OPEN, 60.0, NOW + 91)
+    assert (reopened.breaker_state, reopened.breaker_period_s, reopened.breaker_open_until) == (BreakerState.OPEN, 60.0, NOW + 91)
     # the probe succeeds: closed, the count starts again
     closed = ok(probing, now=NOW + 31)
-    assert (closed.breaker, closed.failures, closed.breaker_open_until) == (BreakerState.CLOSED, 0, None)
+    assert (closed.breaker_state, closed.breaker_failures, closed.breaker_open_until) == (BreakerState.CLOSED, 0, None)
 
 
 @pytest.mark.parametrize("unreachable, verdict", [(True, policy.Verdict.OPEN), (False, policy.Verdict.WAIT)])
@@ -97,7 +97,7 @@ def test_network_failures_open_the_breaker_and_an_unreachable_host_is_not_waited
     facts = HostFacts()
     for _ in range(3):
         facts, _ = policy.observe_error(facts, S, error="ConnectionError", now=NOW, unreachable=unreachable)
-    assert facts.breaker is BreakerState.OPEN and facts.breaker_period_s == (1.0 if unreachable else 4.0)
+    assert facts.breaker_state is BreakerState.OPEN and facts.breaker_period_s == (1.0 if unreachable else 4.0)
     assert policy.unreachable(facts) is unreachable
     assert decide(facts, now=NOW + 0.5).verdict is verdict
 
@@ -107,7 +107,7 @@ def test_breaker_failures_zero_disables_the_breaker():
     facts = HostFacts()
     for _ in range(10):
         facts = fail(facts, 503, settings=off)
-    assert facts.breaker is BreakerState.CLOSED and facts.failures == 10
+    assert facts.breaker_state is BreakerState.CLOSED and facts.breaker_failures == 10
 
 
 # ---------------------------------------------------------------------- learned interval: tables
@@ -197,7 +197,7 @@ def test_a_breaker_past_its_open_period_is_shown_as_probe_allowed_not_open():
     client, _adapter, clock = make({}, max_retries=0)
     for host, until in (("http://lapsed.example/", -120.0), ("http://open.example/", 30.0)):
         client.host_limiter(host).update(
-            lambda f, until=until: replace(f, breaker=BreakerState.OPEN, failures=3, breaker_open_until=clock.time() + until))
+            lambda f, until=until: replace(f, breaker_state=BreakerState.OPEN, breaker_failures=3, breaker_open_until=clock.time() + until))
     assert client.snapshot("http://lapsed.example/").breaker == "half_open"  # the next request is the probe
     assert client.snapshot("http://open.example/").breaker == "open"
     frame = client.domain_status().set_index("host")

@@ -21,7 +21,7 @@ import pytest
 
 from paperfetch import Retriever
 from paperfetch.demo import DemoWorld
-from paperfetch.state import SqliteStore, StoredFacts
+from paperfetch.state import SqliteStore, HostFacts
 
 FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
 GOOD = ["10.5555/demo.fast", "10.5555/demo.fast2", "10.5555/demo.slow1", "PMID:90000001"]
@@ -66,7 +66,7 @@ class Files:
         with SqliteStore(self.state) as store:
             for host in ("a.example:443", "b.example:443"):
                 store.reserve(host, 1.0, time.time())
-                store.put(StoredFacts(host, learned_interval_s=0.01), time.time())
+                store.put(HostFacts(host, learned_interval_s=0.01), time.time())
         return frame
 
     def run(self, world, out: Path | None = None, state: str | None = None):
@@ -408,7 +408,7 @@ def test_a_lease_taken_an_hour_ahead_does_not_block_the_host_for_an_hour(any_sto
 
 def test_a_hold_set_before_the_clock_stepped_back_keeps_its_length(any_store):
     host = "pub.example:443"
-    any_store.put(StoredFacts(host, hold_until=T0 + HOUR + 4, hold_status=429, hold_reason="Retry-After: 4"), T0 + HOUR)
+    any_store.put(HostFacts(host, hold_until=T0 + HOUR + 4, hold_status=429, hold_reason="Retry-After: 4"), T0 + HOUR)
     facts = any_store.get(host, T0)  # stepped back an hour during the 4 s hold
     assert facts.hold_until is not None and facts.hold_until <= T0 + 4 + 1e-6
 
@@ -417,7 +417,7 @@ def test_a_hold_stored_further_ahead_than_seven_days_is_clamped(any_store):
     from paperfetch import defaults
 
     host = "pub.example:443"
-    any_store.put(StoredFacts(host, hold_until=T0 + 400 * 24 * HOUR, breaker_open_until=T0 + 400 * 24 * HOUR), T0)
+    any_store.put(HostFacts(host, hold_until=T0 + 400 * 24 * HOUR, breaker_open_until=T0 + 400 * 24 * HOUR), T0)
     facts = any_store.get(host, T0 + 1)
     assert facts.hold_until <= T0 + 1 + defaults.MAX_HOLD_S and facts.breaker_open_until <= T0 + 1 + defaults.MAX_HOLD_S
 
@@ -436,13 +436,13 @@ def test_a_disk_that_fills_up_mid_run_moves_each_file_to_memory_with_what_it_had
     store = SqliteStore(small_disk / "host-state.sqlite3")
     cache = MetadataCache(small_disk / "metadata-cache.sqlite")
     ledger.record("doi:10.1/first", status="not_found")
-    store.put(StoredFacts("first.example:443", learned_interval_s=2.0), T0)
+    store.put(HostFacts("first.example:443", learned_interval_s=2.0), T0)
     cache.put_answer("GET https://first.example/", 200, "application/json", b"{}")
     filler = fill(small_disk)
     with caplog.at_level(logging.WARNING, logger="paperfetch"):
         for i in range(40):  # big rows: new pages the full disk cannot give
             ledger.record(f"doi:10.1/{i}", status="network_error", error="x" * 20_000)
-            store.put(StoredFacts(f"h{i}.example:443", robots_txt="Disallow: /x\n" * 2000, robots_fetched_at=T0,
+            store.put(HostFacts(f"h{i}.example:443", robots_txt="Disallow: /x\n" * 2000, robots_fetched_at=T0,
                                   robots_expires_at=T0 + 3600), T0)
             cache.put_answer(f"GET https://h{i}.example/", 200, "application/json", b"x" * 20_000)
     assert ledger.in_memory and store.in_memory and cache.in_memory

@@ -32,7 +32,8 @@ from paperfetch.http import policy
 from paperfetch.http.batch import get_many
 from paperfetch.http.config import TransportConfig
 from paperfetch.http.headers import PoolLimits, RateLimitBudget, parse_pool_limits, parse_rate_limit_budget
-from paperfetch.http.hosts import BreakerState, HostFacts, HostRegistry, host_key
+from paperfetch.http.hosts import HostRegistry, host_key
+from paperfetch.state.base import BreakerState, HostFacts
 from paperfetch.testing import LoopbackHost, Reply, Request, gaps, scripted_session
 
 NOW = 1_784_787_056.0  # Thu, 23 Jul 2026 06:10:56 GMT: the Date of the recorded OpenAlex answer
@@ -122,7 +123,7 @@ def test_a_spent_budget_is_a_hold_until_the_reset_not_a_failure_nor_a_pace():
     facts, notices = policy.observe_response(HostFacts(), SETTINGS, status=429, headers=headers, now=NOW, gap_s=0.2)
     assert facts.hold_until == MIDNIGHT == facts.budget_spent_until  # 17 h 49 min: not capped, not a transient wait
     assert facts.hold_status == 429 and "budget spent" in facts.hold_reason and "00:00:00 UTC" in facts.hold_reason
-    assert (facts.failures, facts.breaker, facts.backoff_s, facts.learned_interval_s) == (0, BreakerState.CLOSED, 0.0, 0.0)
+    assert (facts.breaker_failures, facts.breaker_state, facts.backoff_s, facts.learned_interval_s) == (0, BreakerState.CLOSED, 0.0, 0.0)
     assert [n.kind for n in notices] == ["budget"]
     # not retried: the wait is the hold, far beyond what a call waits
     wait, _, _ = policy.retry_wait(facts, SETTINGS, status=429, headers=headers, now=NOW)
@@ -143,7 +144,7 @@ def test_a_spent_budget_is_a_hold_until_the_reset_not_a_failure_nor_a_pace():
 def test_a_transient_429_still_counts_for_the_breaker_and_the_learned_interval():
     headers = CaseInsensitiveDict({"Retry-After": "2", "X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "600"})
     facts, notices = policy.observe_response(HostFacts(), SETTINGS, status=429, headers=headers, now=NOW, gap_s=0.2)
-    assert facts.failures == 1 and facts.learned_interval_s == pytest.approx(2.2) and facts.budget_spent_until is None
+    assert facts.breaker_failures == 1 and facts.learned_interval_s == pytest.approx(2.2) and facts.budget_spent_until is None
     assert "budget" not in [n.kind for n in notices] and facts.credits_left == 600
 
 
@@ -524,7 +525,7 @@ def test_a_per_second_window_spent_is_a_short_quiet_hold_not_the_budget_warning(
     facts, notices = policy.observe_response(HostFacts(), SETTINGS, status=200, headers=window, now=NOW)
     assert facts.hold_until == NOW + 1 and notices == ()  # the next request waits a second: nothing to warn about
     refused, notices = policy.observe_response(HostFacts(), SETTINGS, status=429, headers=window, now=NOW)
-    assert refused.hold_until == NOW + 1 and [n.kind for n in notices] == ["hold"] and refused.failures == 0
+    assert refused.hold_until == NOW + 1 and [n.kind for n in notices] == ["hold"] and refused.breaker_failures == 0
 
 
 def test_pmcs_403_to_a_script_is_a_suppressed_row_that_names_pmcs_bot_check(tmp_path):
@@ -553,17 +554,17 @@ def test_pmcs_403_to_a_script_is_a_suppressed_row_that_names_pmcs_bot_check(tmp_
     (b"%PDF-1.4\x00\x01binary", "application/octet-stream"),             # binary
 ])
 def test_a_robots_txt_that_is_not_text_is_no_robots_txt(body, content_type):
-    from paperfetch.http.hosts import host_facts, stored_facts
+    from paperfetch.http.hosts import robots_of, with_robots
     from paperfetch.http.robots import RobotsRules, RobotsStatus
 
     rules = RobotsRules.parse(body, fetched_at=NOW, expires_at=NOW + 86400, content_type=content_type)
     assert rules.status is RobotsStatus.UNAVAILABLE and "not a robots.txt" in rules.detail
     assert rules.can_fetch("https://a.example/private/x", "paperfetch") and rules.crawl_delay("paperfetch", 60) is None
-    stored = host_facts(stored_facts("a.example", HostFacts(robots=rules))).robots  # kept as no robots.txt
+    stored = robots_of(with_robots(HostFacts("a.example"), rules))  # kept as no robots.txt
     assert stored is not None and stored.status is RobotsStatus.UNAVAILABLE and stored.text == ""
     # a body another version stored as parsed reads as no robots.txt again
-    old = stored_facts("a.example", HostFacts(robots=replace(rules, status=RobotsStatus.PARSED, text=body.decode("latin-1"))))
-    assert host_facts(old).robots.status is RobotsStatus.UNAVAILABLE
+    old = with_robots(HostFacts("a.example"), replace(rules, status=RobotsStatus.PARSED, text=body.decode("latin-1")))
+    assert robots_of(old).status is RobotsStatus.UNAVAILABLE
     text = RobotsRules.parse(b"User-agent: *\nCrawl-delay: 2\n", fetched_at=NOW, expires_at=NOW + 1, content_type="text/plain")
     assert text.status is RobotsStatus.PARSED and text.crawl_delay("paperfetch", 60) == 2
 

@@ -327,27 +327,30 @@ def test_a_retriever_whose_redis_is_gone_gives_every_item_a_row(tmp_path, monkey
 def test_every_field_of_host_facts_survives_the_store_and_back():
     from dataclasses import fields
 
-    from paperfetch.http.hosts import BreakerState, HostFacts, Suppression, host_facts, stored_facts
+    from paperfetch.http.hosts import robots_of, with_robots
     from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
+    from paperfetch.state.base import BreakerState, HostFacts
 
-    rules = RobotsRules.parse(b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", fetched_at=1e9, expires_at=1e9 + 60)
-    facts = HostFacts(
-        hold_until=1e9 + 30, hold_status=429, hold_reason="Retry-After", suppression=Suppression("HTTP 403", 1e9, None),
-        backoff_s=4.0, learned_interval_s=1.5, successes=2, breaker=BreakerState.OPEN, failures=5, failing_since=1e9 - 9,
-        breaker_open_until=1e9 + 8, breaker_period_s=8.0, breaker_reason="HTTP 503 (5 failures in a row)",
-        failure_status=503, robots=rules,
+    rules = RobotsRules.parse(b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", fetched_at=1e9, expires_at=1e9 + 60,
+                              truncated=True)
+    facts = with_robots(HostFacts(
+        "h.example", hold_until=1e9 + 30, hold_status=429, hold_reason="Retry-After", suppressed_until=float("inf"),
+        suppression_reason="HTTP 403", suppressed_since=1e9, updated_at=1e9,
+        backoff_s=4.0, learned_interval_s=1.5, successes=2, breaker_state=BreakerState.OPEN, breaker_failures=5,
+        failing_since=1e9 - 9, breaker_open_until=1e9 + 8, breaker_period_s=8.0, breaker_reason="HTTP 503 (5 failures in a row)",
+        failure_status=503,
         credits_limit=1000, credits_left=0, credits_reset_at=1e9 + 3600, budget_spent_until=1e9 + 3600,
         announced_interval_s=0.1, concurrency_limit=3,
-    )
+    ), replace(rules, unreachable_policy=UnreachablePolicy.DISALLOW, detail="cut at the size limit"))
     assert all(getattr(facts, f.name) != f.default for f in fields(HostFacts)), "a field was left at its default"
-    stored = stored_facts("h.example", facts)
-    back = host_facts(stored.from_json(json.loads(json.dumps(stored.to_json()))))  # through JSON, as SQLite and Redis keep it
-    assert replace(back, robots=None) == replace(facts, robots=None)
-    assert back.robots is not None and back.robots.crawl_delay("*", 60) == 2.0
-    assert not back.robots.can_fetch("https://h.example/private/x", "bot") and back.robots.can_fetch("https://h.example/ok", "bot")
-    assert (back.robots.fetched_at, back.robots.expires_at) == (1e9, 1e9 + 60)
+    back = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))  # through JSON, as SQLite and Redis keep it
+    assert back == facts and back.breaker_state is BreakerState.OPEN
+    robots = robots_of(back)
+    assert robots is not None and robots.crawl_delay("*", 60) == 2.0
+    assert not robots.can_fetch("https://h.example/private/x", "bot") and robots.can_fetch("https://h.example/ok", "bot")
+    assert (robots.fetched_at, robots.expires_at) == (1e9, 1e9 + 60)
     unreachable = RobotsRules(RobotsStatus.UNREACHABLE, 1.0, 2.0, unreachable_policy=UnreachablePolicy.DISALLOW, detail="HTTP 500")
-    again = host_facts(stored_facts("h", HostFacts(robots=unreachable))).robots
+    again = robots_of(HostFacts.from_json(with_robots(HostFacts("h"), unreachable).to_json()))
     assert again == unreachable
 
 

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from paperfetch.errors import ConfigurationError, StateStoreError, StoreUnavailable
-from paperfetch.state import HostStateStore, MemoryStore, SqliteStore, StoredFacts, merge_facts, open_store
+from paperfetch.state import HostStateStore, MemoryStore, SqliteStore, HostFacts, merge_facts, open_store
 
 T0 = 1_800_000_000.0  # a wall-clock epoch for "now"
 HOST = "pub.example:443"
@@ -90,10 +90,10 @@ class StoreContract:
 
     # -- facts ------------------------------------------------------------------------------
     def test_an_unknown_host_has_blank_facts(self, store):
-        assert store.get("never.seen:443", T0) == StoredFacts("never.seen:443")
+        assert store.get("never.seen:443", T0) == HostFacts("never.seen:443")
 
     def test_every_field_round_trips(self, store):
-        facts = StoredFacts(HOST, hold_until=T0 + 60, hold_status=503, hold_reason="Retry-After: 60",
+        facts = HostFacts(HOST, hold_until=T0 + 60, hold_status=503, hold_reason="Retry-After: 60",
                           suppressed_until=T0 + 600, suppression_reason="403 on /pdf", learned_interval_s=1.5,
                           backoff_s=4.0, breaker_state="open", breaker_failures=3, breaker_open_until=T0 + 30,
                           robots_txt="User-agent: *\nCrawl-delay: 1\n", robots_fetched_at=T0, robots_expires_at=T0 + 3600)
@@ -103,40 +103,40 @@ class StoreContract:
         assert store.hosts() == [HOST]
 
     def test_a_hold_only_extends(self, store):
-        store.put(StoredFacts(HOST, hold_until=T0 + 100, hold_status=503, hold_reason="long"), T0)
-        shorter = store.put(StoredFacts(HOST, hold_until=T0 + 50, hold_status=429, hold_reason="short"), T0 + 1)
+        store.put(HostFacts(HOST, hold_until=T0 + 100, hold_status=503, hold_reason="long"), T0)
+        shorter = store.put(HostFacts(HOST, hold_until=T0 + 50, hold_status=429, hold_reason="short"), T0 + 1)
         assert (shorter.hold_until, shorter.hold_status, shorter.hold_reason) == (T0 + 100, 503, "long")
-        longer = store.put(StoredFacts(HOST, hold_until=T0 + 200, hold_status=429, hold_reason="longer"), T0 + 2)
+        longer = store.put(HostFacts(HOST, hold_until=T0 + 200, hold_status=429, hold_reason="longer"), T0 + 2)
         assert (longer.hold_until, longer.hold_status, longer.hold_reason) == (T0 + 200, 429, "longer")
-        cleared = store.put(StoredFacts(HOST), T0 + 3)  # a write without a hold does not lift it
+        cleared = store.put(HostFacts(HOST), T0 + 3)  # a write without a hold does not lift it
         assert cleared.hold_until == T0 + 200
 
     def test_a_hold_and_a_suppression_expire_by_time(self, store):
-        store.put(StoredFacts(HOST, hold_until=T0 + 10, hold_status=503, suppressed_until=T0 + 20, suppression_reason="403"), T0)
+        store.put(HostFacts(HOST, hold_until=T0 + 10, hold_status=503, suppressed_until=T0 + 20, suppression_reason="403"), T0)
         assert store.get(HOST, T0 + 9.9).held(T0 + 9.9)
         after_hold = store.get(HOST, T0 + 10)
         assert (after_hold.hold_until, after_hold.hold_status, after_hold.hold_reason) == (None, None, "")
         assert after_hold.suppressed_until == T0 + 20
         assert store.get(HOST, T0 + 20).suppressed_until is None
         # an expired hold does not come back by a later write with an earlier one
-        assert store.put(StoredFacts(HOST, hold_until=T0 + 15), T0 + 11).hold_until == T0 + 15
+        assert store.put(HostFacts(HOST, hold_until=T0 + 15), T0 + 11).hold_until == T0 + 15
 
     def test_an_indefinite_suppression_stays(self, store):
-        store.put(StoredFacts(HOST, suppressed_until=math.inf, suppression_reason="403 Forbidden"), T0)
+        store.put(HostFacts(HOST, suppressed_until=math.inf, suppression_reason="403 Forbidden"), T0)
         facts = store.get(HOST, T0 + 10 * 365 * 86400)
         assert facts.suppressed_until == math.inf and facts.suppression_reason == "403 Forbidden"
 
     def test_robots_txt_keeps_the_newer_fetch_and_expires_with_its_ttl(self, store):
-        store.put(StoredFacts(HOST, robots_txt="new", robots_fetched_at=T0 + 5, robots_expires_at=T0 + 100), T0 + 5)
-        kept = store.put(StoredFacts(HOST, robots_txt="old", robots_fetched_at=T0, robots_expires_at=T0 + 95), T0 + 6)
+        store.put(HostFacts(HOST, robots_txt="new", robots_fetched_at=T0 + 5, robots_expires_at=T0 + 100), T0 + 5)
+        kept = store.put(HostFacts(HOST, robots_txt="old", robots_fetched_at=T0, robots_expires_at=T0 + 95), T0 + 6)
         assert kept.robots_txt == "new"
         assert store.get(HOST, T0 + 99).robots_txt == "new"
         gone = store.get(HOST, T0 + 100)
         assert (gone.robots_txt, gone.robots_fetched_at, gone.robots_expires_at) == (None, None, None)
 
     def test_update_applies_a_change_to_the_current_facts(self, store):
-        def learn(facts: StoredFacts) -> StoredFacts:
-            return StoredFacts(facts.host, learned_interval_s=max(1.0, facts.learned_interval_s * 2), breaker_failures=facts.breaker_failures + 1,
+        def learn(facts: HostFacts) -> HostFacts:
+            return HostFacts(facts.host, learned_interval_s=max(1.0, facts.learned_interval_s * 2), breaker_failures=facts.breaker_failures + 1,
                              hold_until=facts.hold_until)
 
         store.update(HOST, learn, T0)
@@ -149,8 +149,8 @@ class StoreContract:
             store.update(HOST, lambda facts: None, T0)
 
     def test_clear_forgets_a_host_or_all(self, store):
-        store.put(StoredFacts(HOST, hold_until=T0 + 100), T0)
-        store.put(StoredFacts("b.example:443", learned_interval_s=2.0), T0)
+        store.put(HostFacts(HOST, hold_until=T0 + 100), T0)
+        store.put(HostFacts("b.example:443", learned_interval_s=2.0), T0)
         store.reserve("c.example:443", 10.0, T0)
         assert store.hosts() == sorted([HOST, "b.example:443", "c.example:443"])
         store.clear(HOST)
@@ -206,7 +206,7 @@ class StoreContract:
         if not self.shared_across_processes:
             pytest.skip("this store lives in one process")
         with open_store(spec) as first:
-            first.put(StoredFacts(HOST, hold_until=T0 + 3600, hold_status=503, hold_reason="Retry-After: 3600"), T0)
+            first.put(HostFacts(HOST, hold_until=T0 + 3600, hold_status=503, hold_reason="Retry-After: 3600"), T0)
         with open_store(spec) as second:  # a re-run a minute later
             assert second.get(HOST, T0 + 60).hold_until == T0 + 3600
 
@@ -221,7 +221,7 @@ class TestMemoryStore(StoreContract):
     def test_a_second_opening_sees_the_first_ones_state(self, spec):
         """The opposite of the shared stores: each memory store is on its own (today's behaviour)."""
         with open_store(spec) as first, open_store(spec) as second:
-            first.put(StoredFacts(HOST, hold_until=T0 + 3600), T0)
+            first.put(HostFacts(HOST, hold_until=T0 + 3600), T0)
             assert second.get(HOST, T0 + 60).hold_until is None
             assert first.reserve(HOST, 5.0, T0).start_at == second.reserve(HOST, 5.0, T0).start_at
 
@@ -257,11 +257,11 @@ class TestRedisStore(StoreContract):
         store.close()
 
     def test_holds_and_suppressions_carry_redis_ttls(self, store):
-        store.put(StoredFacts(HOST, hold_until=T0 + 30, suppressed_until=T0 + 90, suppression_reason="403"), T0)
+        store.put(HostFacts(HOST, hold_until=T0 + 30, suppressed_until=T0 + 90, suppression_reason="403"), T0)
         client = store.client
         assert 29_000 < client.pttl(f"paperfetch:hold:{HOST}") <= 30_000
         assert 89_000 < client.pttl(f"paperfetch:supp:{HOST}") <= 90_000
-        store.put(StoredFacts(HOST, suppressed_until=math.inf), T0)
+        store.put(HostFacts(HOST, suppressed_until=math.inf), T0)
         assert client.pttl(f"paperfetch:supp:{HOST}") == -1  # indefinite: no TTL
 
 
@@ -289,7 +289,7 @@ class TestRedisOutage:
         with pytest.raises(StoreUnavailable):
             store.reserve(HOST, 1.0, T0)
         server.start()
-        assert store.put(StoredFacts(HOST, hold_until=T0 + 5), T0).hold_until == T0 + 5
+        assert store.put(HostFacts(HOST, hold_until=T0 + 5), T0).hold_until == T0 + 5
         store.close()
 
     def test_with_a_fallback_the_calls_go_on_locally_and_come_back(self, server):
@@ -297,9 +297,9 @@ class TestRedisOutage:
 
         local = MemoryStore()
         store = RedisStore(server.url, fallback=local, retry_after_s=0.0, socket_timeout_s=2.0)
-        store.put(StoredFacts(HOST, learned_interval_s=2.0), T0)
+        store.put(HostFacts(HOST, learned_interval_s=2.0), T0)
         server.stop()
-        assert store.put(StoredFacts(HOST, hold_until=T0 + 60), T0).hold_until == T0 + 60
+        assert store.put(HostFacts(HOST, hold_until=T0 + 60), T0).hold_until == T0 + 60
         assert store.on_fallback
         assert local.get(HOST, T0).hold_until == T0 + 60  # what was answered is kept, locally
         assert store.reserve(HOST, 1.0, T0).granted
@@ -325,7 +325,7 @@ def test_open_store_specs(tmp_path, monkeypatch):
 
 def test_merge_refuses_another_hosts_facts():
     with pytest.raises(ValueError):
-        merge_facts(StoredFacts("a"), StoredFacts("b"), T0)
+        merge_facts(HostFacts("a"), HostFacts("b"), T0)
 
 
 def test_sqlite_store_is_closed_after_close(tmp_path):
@@ -343,7 +343,7 @@ def test_fallback_local_is_this_machines_sqlite_store(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     store = open_store(f"redis://127.0.0.1:{free_port()}/0", fallback="local")  # nothing listens there
     try:
-        store.put(StoredFacts(HOST, hold_until=T0 + 3600, hold_status=429), T0)
+        store.put(HostFacts(HOST, hold_until=T0 + 3600, hold_status=429), T0)
         assert store.on_fallback
         with SqliteStore(tmp_path / "cache" / "paperfetch" / "host-state.sqlite3") as local:
             assert local.get(HOST, T0).hold_until == T0 + 3600  # a later run on this machine sees it

@@ -234,12 +234,12 @@ def test_politeness_is_read_from_the_watched_client():
 def test_the_learned_interval_and_the_breaker_reach_the_dashboard():
     from dataclasses import replace
 
-    from paperfetch.http.hosts import BreakerState
+    from paperfetch.state.base import BreakerState
 
     clock = FakeClock()
     client = HttpClient(registry=HostRegistry(clock), clock=clock)
     client.host_limiter("http://strict.example/").update(
-        lambda f: replace(f, learned_interval_s=1.6, breaker=BreakerState.OPEN, breaker_open_until=clock.time() + 30)
+        lambda f: replace(f, learned_interval_s=1.6, breaker_state=BreakerState.OPEN, breaker_open_until=clock.time() + 30)
     )
     h = DashboardModel(clock=clock).watch(client, events=False).snapshot().host("strict.example")
     assert (h.learned_interval_s, h.breaker, h.delay_min_s) == (1.6, "open", 1.6)
@@ -738,15 +738,15 @@ def test_a_run_shows_only_its_hosts_and_folds_the_shared_state_into_one_line():
 
 
 def test_the_shared_state_line_counts_what_it_names_and_forgets_lapsed_breakers():
-    from paperfetch.http.hosts import BreakerState
+    from paperfetch.state.base import BreakerState
 
     clock = FakeClock()
     client = _shared_client(clock)
     for n in range(19):  # breakers whose open period ended two minutes ago: a probe is allowed
         client.host_limiter(f"http://lapsed-{n:02d}.example/").update(
-            lambda f: replace(f, breaker=BreakerState.OPEN, failures=3, breaker_open_until=clock.time() - 120))
+            lambda f: replace(f, breaker_state=BreakerState.OPEN, breaker_failures=3, breaker_open_until=clock.time() - 120))
     client.host_limiter("http://open.example/").update(
-        lambda f: replace(f, breaker=BreakerState.OPEN, failures=3, breaker_open_until=clock.time() + 30))
+        lambda f: replace(f, breaker_state=BreakerState.OPEN, breaker_failures=3, breaker_open_until=clock.time() + 30))
     model = DashboardModel(clock=clock).watch(client, events=False)
     model.start(1)
     model.on_event(ev(EventKind.REQUEST, "mine.example", clock))
@@ -755,7 +755,7 @@ def test_the_shared_state_line_counts_what_it_names_and_forgets_lapsed_breakers(
     assert snap.others_line() == ("2 other hosts held or suppressed and 1 with an open breaker in the shared state"
                                   " — r.domain_status()")
     client.host_limiter("http://other-held.example/").overwrite(lambda f: replace(f, hold_until=None))
-    client.host_limiter("http://other-shut.example/").overwrite(lambda f: replace(f, suppression=None))
+    client.host_limiter("http://other-shut.example/").overwrite(lambda f: replace(f, suppressed_until=None))
     assert model.snapshot().others_line() == "1 other host with an open breaker in the shared state — r.domain_status()"
 
 
@@ -874,14 +874,14 @@ def test_a_saved_20_host_dashboard_is_under_15_kb():
 
 # ---------------------------------------------------------------------- tables for people
 def test_domain_status_puts_the_state_first_in_words():
-    from paperfetch.http.hosts import BreakerState
+    from paperfetch.state.base import BreakerState
     from paperfetch.http.status import DOMAIN_STATUS_COLUMNS
     from paperfetch.report import mark_unreachable
 
     clock = FakeClock()
     client = _shared_client(clock)
     client.host_limiter("http://open.example/").update(
-        lambda f: replace(f, breaker=BreakerState.OPEN, breaker_open_until=clock.time() + 30))
+        lambda f: replace(f, breaker_state=BreakerState.OPEN, breaker_open_until=clock.time() + 30))
     client.host_limiter("http://gone.example/")
     frame = client.domain_status()
     assert list(frame.columns) == DOMAIN_STATUS_COLUMNS and list(frame.columns[:3]) == ["state", "host", "held_until"]

@@ -247,8 +247,7 @@ class HttpClient(ConfiguredKnobs):
     def suppressed_domains(self) -> dict[str, str]:
         """A copy of the suppressed hosts and why (PyPaperRetriever's property)."""
         now = self._clock.time()
-        return {host.key: supp.reason for host in self._registry.hosts()
-                if (supp := policy.suppression_in_force(host.facts, now)) is not None}
+        return {host.key: host.facts.suppression_reason for host in self._registry.hosts() if host.facts.suppressed(now)}
 
     @property
     def backoff_delays(self) -> dict[str, float]:

@@ -1,6 +1,6 @@
 """The one place where ``requests`` and ``urllib3`` exceptions become paperfetch errors (:func:`map_network_errors`,
 in the shape of httpx's ``map_httpcore_exceptions``). ``get`` lets the raw ``requests`` error through after its
-retries, as PyPaperRetriever's does; only a trickling head is typed there (:func:`deadline_errors`).
+retries, as PyPaperRetriever's does; only a trickling head is typed there (:class:`DeadlineErrors`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from paperfetch.clock import utc_words
 from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
 from paperfetch.redact import redact_exception
 
-__all__ = ["NETWORK_ERRORS", "deadline_errors", "map_network_errors", "network_words", "read_errors", "since_words",
+__all__ = ["DeadlineErrors", "NETWORK_ERRORS", "ReadErrors", "map_network_errors", "network_words", "since_words",
            "unreachable", "unreachable_kind"]
 
 
@@ -155,8 +155,9 @@ class _ErrorsBlock:
         return None
 
 
-class _DeadlineErrors(_ErrorsBlock):
-    """:func:`deadline_errors`'s block."""
+class DeadlineErrors(_ErrorsBlock):
+    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
+    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
 
     __slots__ = ()
 
@@ -168,14 +169,11 @@ class _DeadlineErrors(_ErrorsBlock):
                                    url=self.shown) from None
 
 
-def deadline_errors(shown: str, deadline: _Deadline) -> _DeadlineErrors:
-    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
-    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
-    return _DeadlineErrors(shown, deadline)
-
-
-class _ReadErrors(_ErrorsBlock):
-    """:func:`read_errors`' block."""
+class ReadErrors(_ErrorsBlock):
+    """A body read's ``urllib3`` and socket errors as ``requests`` reports them (so a call's retry and
+    :func:`map_network_errors` see one family): a read timeout past *deadline* is
+    :class:`~paperfetch.DeadlineExceeded`, another a ``ReadTimeout``; a broken or undecodable body a
+    ``ConnectionError``."""
 
     __slots__ = ()
 
@@ -195,10 +193,3 @@ class _ReadErrors(_ErrorsBlock):
                 f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
             ) from None
 
-
-def read_errors(shown: str, deadline: _Deadline | None) -> _ReadErrors:
-    """A body read's ``urllib3`` and socket errors as ``requests`` reports them (so a call's retry and
-    :func:`map_network_errors` see one family): a read timeout past *deadline* is
-    :class:`~paperfetch.DeadlineExceeded`, another a ``ReadTimeout``; a broken or undecodable body a
-    ``ConnectionError``."""
-    return _ReadErrors(shown, deadline)

@@ -9,9 +9,8 @@ import functools
 import logging
 import math
 import threading
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from enum import Enum
 from typing import Callable
 from urllib.parse import urlsplit
 
@@ -19,13 +18,12 @@ from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock, utc
 from paperfetch.errors import InvalidURL, StateStoreError
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
-from paperfetch.state.base import HostStateStore, StoredFacts
+from paperfetch.state.base import BreakerState, HostFacts, HostStateStore
 from paperfetch.state.memory import MemoryStore
 
 __all__ = [
-    "BreakerState", "HostFacts", "HostLimiter", "HostRegistry", "HostSnapshot", "Suppression", "default_registry",
-    "hold_remaining", "host_facts", "host_key", "host_limiter", "queued_start", "registry_for", "release_holds",
-    "stored_facts",
+    "HostLimiter", "HostRegistry", "HostSnapshot", "default_registry", "hold_remaining", "host_key", "host_limiter",
+    "queued_start", "registry_for", "release_holds", "robots_of", "with_robots",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,60 +51,6 @@ def host_key(url: str) -> str:
     return f"{host}:{port}"
 
 
-class BreakerState(str, Enum):
-    """A host's circuit breaker (as resilience4j names the states)."""
-
-    CLOSED = "closed"        #: requests flow
-    OPEN = "open"            #: answered without a request until ``breaker_open_until``
-    HALF_OPEN = "half_open"  #: one probe is on its way; its answer closes or reopens the breaker
-
-
-@dataclass(frozen=True)
-class Suppression:
-    reason: str
-    since: float          #: wall-clock epoch seconds
-    until: float | None   #: wall-clock epoch seconds; None: never expires
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    """What one host told us, as a value. Every time here is wall-clock epoch seconds."""
-
-    hold_until: float | None = None
-    hold_status: int | None = None
-    hold_reason: str = ""
-    suppression: Suppression | None = None
-    backoff_s: float = 0.0
-    #: the gap the host showed it enforces (429s), on top of every published floor; 0: nothing learned
-    learned_interval_s: float = 0.0
-    #: successes in a row since the learned interval last changed
-    successes: int = 0
-    breaker: BreakerState = BreakerState.CLOSED
-    #: consecutive failures (429, 5xx, timeouts, connection errors), across all URLs and clients
-    failures: int = 0
-    #: when the current run of failures began
-    failing_since: float | None = None
-    breaker_open_until: float | None = None
-    #: the period the breaker last opened for (doubled when a probe fails)
-    breaker_period_s: float = 0.0
-    breaker_reason: str = ""
-    #: the HTTP status of the last failure (a synthetic answer repeats it), None for network errors
-    failure_status: int | None = None
-    robots: RobotsRules | None = None  #: with its own ``fetched_at`` / ``expires_at`` (wall clock)
-    #: the host's budget, as its ``X-RateLimit-*`` headers last said (OpenAlex: credits a day)
-    credits_limit: int | None = None
-    #: credits left: the last ``X-RateLimit-Remaining``
-    credits_left: int | None = None
-    #: when the budget renews (``X-RateLimit-Reset``)
-    credits_reset_at: float | None = None
-    #: the budget is spent until then (a hold until the reset, not a transient 429); None: not spent
-    budget_spent_until: float | None = None
-    #: the gap between starts the host's pool announces (``x-rate-limit-interval`` / ``-limit``); 0: none
-    announced_interval_s: float = 0.0
-    #: the requests in flight the host's pool allows (``x-concurrency-limit``); None: not announced
-    concurrency_limit: int | None = None
-
-
 #: the wall clock moved against the monotonic one by more than this: it stepped (HostLimiter._steady)
 _CLOCK_STEP_S = 1.0
 
@@ -126,56 +70,30 @@ def queued_start(ready_in_s: float, interval_s: float, position: int) -> float:
     return max(0.0, ready_in_s) + position * interval_s
 
 
-#: The fields HostFacts and StoredFacts share as they are; stored_facts and host_facts map the rest.
-_SHARED_FIELDS = tuple(f.name for f in fields(HostFacts) if f.name in {g.name for g in fields(StoredFacts)})
+def robots_of(facts: HostFacts) -> RobotsRules | None:
+    """The robots.txt rules *facts* keep (None: none fetched), parsed once per fetch in the process."""
+    if facts.robots_fetched_at is None or facts.robots_expires_at is None:
+        return None
+    return _parsed_robots(facts.robots_txt, facts.robots_fetched_at, facts.robots_expires_at, facts.robots_status,
+                          facts.robots_detail, facts.robots_truncated, facts.robots_unreachable_policy)
 
 
-def stored_facts(host: str, facts: HostFacts) -> StoredFacts:
-    """The stored form of *facts* (what a :class:`~paperfetch.state.HostStateStore` keeps)."""
-    s, r = facts.suppression, facts.robots
-    return StoredFacts(
-        host, **{name: getattr(facts, name) for name in _SHARED_FIELDS},
-        suppressed_until=None if s is None else (math.inf if s.until is None else s.until),
-        suppression_reason="" if s is None else s.reason,
-        suppressed_since=None if s is None else s.since,
-        breaker_state=facts.breaker.value, breaker_failures=facts.failures,
-        robots_txt=None if r is None else r.text, robots_fetched_at=None if r is None else r.fetched_at,
-        robots_expires_at=None if r is None else r.expires_at, robots_status=None if r is None else r.status.value,
-        robots_detail="" if r is None else r.detail, robots_truncated=False if r is None else r.truncated,
-        robots_unreachable_policy=UnreachablePolicy.ALLOW.value if r is None else r.unreachable_policy.value,
-    )
+def with_robots(facts: HostFacts, rules: RobotsRules) -> HostFacts:
+    """*facts* keeping *rules*: its text, status, times and detail (another process parses the text again)."""
+    return replace(facts, robots_txt=rules.text, robots_fetched_at=rules.fetched_at, robots_expires_at=rules.expires_at,
+                   robots_status=rules.status.value, robots_detail=rules.detail, robots_truncated=rules.truncated,
+                   robots_unreachable_policy=rules.unreachable_policy.value)
 
 
-def host_facts(stored: StoredFacts, robots: RobotsRules | None = None) -> HostFacts:
-    """The :class:`HostFacts` a stored record holds; *robots*: rules already parsed from the same fetch, reused."""
-    supp = None
-    if stored.suppressed_until is not None:
-        until = None if math.isinf(stored.suppressed_until) else stored.suppressed_until
-        since = stored.suppressed_since if stored.suppressed_since is not None else stored.updated_at
-        supp = Suppression(stored.suppression_reason, since, until)
-    rules = None
-    if stored.robots_fetched_at is not None and stored.robots_expires_at is not None:
-        if robots is not None and robots.fetched_at == stored.robots_fetched_at and robots.expires_at == stored.robots_expires_at:
-            rules = robots
-        else:
-            rules = _robots_from(stored)
-    try:
-        breaker = BreakerState(stored.breaker_state)
-    except ValueError:
-        breaker = BreakerState.CLOSED
-    return HostFacts(**{name: getattr(stored, name) for name in _SHARED_FIELDS}, suppression=supp, breaker=breaker,
-                     failures=stored.breaker_failures, robots=rules)
-
-
-def _robots_from(stored: StoredFacts) -> RobotsRules:
-    fetched, expires = float(stored.robots_fetched_at or 0.0), float(stored.robots_expires_at or 0.0)
-    policy = UnreachablePolicy.parse(stored.robots_unreachable_policy or "allow")
-    status = RobotsStatus(stored.robots_status) if stored.robots_status else RobotsStatus.PARSED
+@functools.lru_cache(maxsize=1024)
+def _parsed_robots(text: str | None, fetched: float, expires: float, status_value: str | None, detail: str,
+                   truncated: bool, policy_value: str) -> RobotsRules:
+    policy = UnreachablePolicy.parse(policy_value or "allow")
+    status = RobotsStatus(status_value) if status_value else RobotsStatus.PARSED
     if status is RobotsStatus.PARSED:
-        rules = RobotsRules.parse((stored.robots_txt or "").encode("utf-8"), fetched_at=fetched, expires_at=expires,
-                                  truncated=stored.robots_truncated)
-        return replace(rules, unreachable_policy=policy, detail=stored.robots_detail or rules.detail)
-    return RobotsRules(status, fetched, expires, unreachable_policy=policy, detail=stored.robots_detail)
+        rules = RobotsRules.parse((text or "").encode("utf-8"), fetched_at=fetched, expires_at=expires, truncated=truncated)
+        return replace(rules, unreachable_policy=policy, detail=detail or rules.detail)
+    return RobotsRules(status, fetched, expires, unreachable_policy=policy, detail=detail)
 
 
 @dataclass(frozen=True)
@@ -242,9 +160,8 @@ class HostLimiter:
         self._store = registry.store
         self.cond = threading.Condition()
         self.robots_lock = threading.Lock()
-        self.facts = HostFacts()
-        self._stored: StoredFacts | None = None  # the record self.facts was made from
-        self._read = HostFacts()  # self.facts as the store has them, before the hold is read on the monotonic clock
+        self.facts = HostFacts(key)
+        self._read = self.facts  # self.facts as the store has them, before the hold is read on the monotonic clock
         # the hold last read: (its end on the wall clock, its end on the monotonic clock, status, reason, wall - monotonic)
         self._hold_mark: tuple[float, float, int | None, str, float] | None = None
         # pacing (process-local, monotonic)
@@ -268,11 +185,9 @@ class HostLimiter:
         self.budget_remedy = budget_remedy
         return self
 
-    def adopt(self, stored: StoredFacts) -> HostFacts:
-        if stored is not self._stored:  # the in-process store hands back the same object until it changes
-            self._read = host_facts(stored, self.facts.robots)
-            self._stored = stored
-        self.facts = self._steady(self._read)
+    def adopt(self, stored: HostFacts) -> HostFacts:
+        self._read = stored
+        self.facts = self._steady(stored)
         return self.facts
 
     def steady(self) -> HostFacts:
@@ -326,13 +241,10 @@ class HostLimiter:
         (holds and suppressions only ever extend there); returns (old, new)."""
         with self.cond:
             seen: list[HostFacts] = []
-            robots = self.facts.robots
 
-            def on_stored(current: StoredFacts) -> StoredFacts:
-                facts = self.facts if current is self._stored else host_facts(current, robots)
-                seen[:] = [facts]
-                new = change(facts)
-                return current if new is facts else stored_facts(self.key, new)
+            def on_stored(current: HostFacts) -> HostFacts:
+                seen[:] = [current]
+                return change(current)
 
             stored = self._store.update(self.key, on_stored, self._registry.clock.time())
             old = seen[0] if seen else self.facts
@@ -347,7 +259,7 @@ class HostLimiter:
             facts = change(self.refresh())
             now = self._registry.clock.time()
             self._store.clear(self.key)
-            self.adopt(self._store.put(stored_facts(self.key, facts), now))
+            self.adopt(self._store.put(facts, now))
             self.cond.notify_all()
 
     def _wall(self, monotonic: float) -> float:
@@ -356,7 +268,7 @@ class HostLimiter:
 
     @property
     def robots(self) -> RobotsRules | None:
-        return self.facts.robots
+        return robots_of(self.facts)
 
     # holds: monotonic arguments, for callers that pace on the monotonic clock
     def hold_remaining(self, now: float) -> float:
@@ -380,7 +292,7 @@ class HostLimiter:
         process of the store; the published floors stay."""
         self.overwrite(lambda f: replace(
             f, hold_until=None, hold_status=None, hold_reason="",
-            breaker=BreakerState.CLOSED, failures=0, breaker_open_until=None, breaker_reason="",
+            breaker_state=BreakerState.CLOSED, breaker_failures=0, breaker_open_until=None, breaker_reason="",
             learned_interval_s=0.0,
         ))
 
@@ -394,7 +306,8 @@ class HostLimiter:
 
     def suppress(self, reason: str, now: float, ttl: float | None) -> None:
         since = self._wall(now)
-        self.update(lambda f: replace(f, suppression=Suppression(reason, since, None if ttl is None else since + ttl)))
+        self.update(lambda f: replace(f, suppressed_until=math.inf if ttl is None else since + ttl, suppression_reason=reason,
+                                      suppressed_since=since))
 
     def begin(self, now: float, gap_fraction: float) -> None:
         """A request starts now (caller holds ``cond``)."""
@@ -437,8 +350,8 @@ class HostLimiter:
         return f"HostLimiter({self.key!r}, requests={self.requests}, backoff={self.facts.backoff_s:g}s)"
 
 
-def _in_force(stored: StoredFacts, now: float) -> bool:
-    return (stored.held(now) or stored.suppressed(now) or stored.breaker_state != BreakerState.CLOSED.value
+def _in_force(stored: HostFacts, now: float) -> bool:
+    return (stored.held(now) or stored.suppressed(now) or stored.breaker_state is not BreakerState.CLOSED
             or stored.backoff_s > 0 or stored.learned_interval_s > 0)
 
 

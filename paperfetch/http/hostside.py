@@ -10,7 +10,7 @@ import logging
 import math
 import random
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
@@ -24,14 +24,14 @@ from paperfetch.http.context import answering_now, charge_wait
 from paperfetch.http.events import Event, EventBus, EventKind
 from paperfetch.http.exceptions import network_words
 from paperfetch.http.exceptions import unreachable as unreachable_error
-from paperfetch.http.hosts import HostFacts, HostLimiter, HostRegistry, HostSnapshot
+from paperfetch.http.hosts import HostLimiter, HostRegistry, HostSnapshot, with_robots
 from paperfetch.http.limits import iter_limited
 from paperfetch.http.pools import request_key
 from paperfetch.http.robots import RobotsRules, RobotsStatus, UnreachablePolicy
 from paperfetch.http.status import shown_host
 from paperfetch.http.wire import Wire, synthetic_response
 from paperfetch.redact import redact_url
-from paperfetch.state.base import window_depth
+from paperfetch.state.base import HostFacts, window_depth
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
@@ -267,15 +267,15 @@ class HostSide:
         self.publish(host, url, out)
 
     def robots_rules(self, host: HostLimiter, url: str, budget: Budget) -> RobotsRules:
-        rules = host.facts.robots
+        rules = host.robots
         if rules is not None and rules.expires_at > self.clock.time():
             return rules
         with host.robots_lock:  # one fetch per host, however many threads ask
-            rules = host.facts.robots
+            rules = host.robots
             if rules is not None and rules.expires_at > self.clock.time():
                 return rules
             rules = self._fetch_robots(host, url, budget)
-            host.update(lambda f: replace(f, robots=rules))
+            host.update(lambda f: with_robots(f, rules))
             return rules
 
     def _fetch_robots(self, host: HostLimiter, url: str, budget: Budget) -> RobotsRules:

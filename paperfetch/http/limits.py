@@ -20,7 +20,7 @@ from urllib3.response import BaseHTTPResponse
 from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, TooSlow
-from paperfetch.http.exceptions import read_errors
+from paperfetch.http.exceptions import ReadErrors
 
 __all__ = ["Deadline", "deadline_scope", "install_deadline_pools", "iter_limited", "read_limited"]
 
@@ -125,7 +125,7 @@ def iter_limited(
                     deadline.check(shown)
                 if sock is not None:
                     sock.settimeout(left if base_timeout is None else min(left, base_timeout))
-            with read_errors(shown, deadline):  # as requests' own iter_content reports them
+            with ReadErrors(shown, deadline):  # as requests' own iter_content reports them
                 chunk = read()
             if not chunk:
                 return

@@ -25,9 +25,9 @@ from paperfetch.http.headers import (
     parse_rate_limit_budget,
     server_requested_wait,
 )
-from paperfetch.http.hosts import BreakerState, HostFacts, HostLimiter, HostSnapshot, Suppression, hold_remaining
+from paperfetch.http.hosts import HostLimiter, HostSnapshot, hold_remaining, robots_of
 from paperfetch.http.pools import pool_name
-from paperfetch.state.base import Window, window_floor
+from paperfetch.state.base import BreakerState, HostFacts, Window, window_floor
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
@@ -37,7 +37,7 @@ __all__ = [
     "begin_probe", "binding_window", "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range",
     "earliest_start", "floor", "gap", "hold_remaining", "in_flight_cap", "learned_interval", "next_start",
     "observe_error", "observe_response", "pacing_wait", "past_budget", "retry_wait", "snapshot",
-    "suppression_in_force", "unreachable",
+    "unreachable",
 ]
 
 
@@ -86,13 +86,6 @@ def allowance(config: TransportConfig, remaining: float = math.inf) -> float:
     return min(config.max_retry_after_s, remaining)
 
 
-def suppression_in_force(facts: HostFacts, now: float) -> Suppression | None:
-    s = facts.suppression
-    if s is None or (s.until is not None and now >= s.until):
-        return None
-    return s
-
-
 def budget_spent(facts: HostFacts, now: float) -> float:
     """Seconds until the host's spent budget renews (0: not spent)."""
     if facts.budget_spent_until is None:
@@ -117,7 +110,7 @@ def learned_interval(facts: HostFacts, config: TransportConfig) -> float:
 
 def breaker_open(facts: HostFacts, config: TransportConfig, now: float) -> float:
     """Seconds the breaker stays open (0: closed, half-open, or its period is over)."""
-    if not config.breaker_failures or facts.breaker is not BreakerState.OPEN or facts.breaker_open_until is None:
+    if not config.breaker_failures or facts.breaker_state is not BreakerState.OPEN or facts.breaker_open_until is None:
         return 0.0
     return max(0.0, facts.breaker_open_until - now)
 
@@ -149,22 +142,24 @@ def unreachable(facts: HostFacts) -> bool:
 
 
 def crawl_delay(facts: HostFacts, config: TransportConfig) -> float | None:
-    if not config.respect_robots_txt or facts.robots is None:
+    rules = robots_of(facts)
+    if not config.respect_robots_txt or rules is None:
         return None
-    return facts.robots.crawl_delay(config.user_agent, config.max_crawl_delay_s)
+    return rules.crawl_delay(config.user_agent, config.max_crawl_delay_s)
 
 
 def delay_range(facts: HostFacts, config: TransportConfig, host: str) -> DelayRange | None:
     """The delay range for the host's next request, every floor applied (``None``: no delay)."""
     declared = facts.announced_interval_s or (config.rule(host).interval_s or 0.0)  # the host's own word first
     interval = max(declared, learned_interval(facts, config))
-    if config.configured_range is None and facts.robots is None and facts.backoff_s <= 0 and interval <= 0:
+    consulted = robots_of(facts) is not None
+    if config.configured_range is None and not consulted and facts.backoff_s <= 0 and interval <= 0:
         return None  # no range, no robots.txt consulted, nothing to slow down for: what effective_range answers
     return effective_range(
         configured=config.configured_range,
         # robots only for hosts whose robots.txt this client consulted; its fallback range (a guess) only for
         # hosts without an interval of their own: a documented API's interval decides whatever another client read
-        respect_robots_txt=config.respect_robots_txt and facts.robots is not None,
+        respect_robots_txt=config.respect_robots_txt and consulted,
         crawl_delay=crawl_delay(facts, config),
         fallback=None if declared > 0 else config.fallback_range,
         backoff=facts.backoff_s,
@@ -201,12 +196,11 @@ def decide(
 ) -> Decision:
     """What to do about the next request to *host*, in the order of docs/politeness.md, "Order of operations"."""
     if config.suppress_on_403 and not exempt:
-        s = suppression_in_force(facts, now)
-        if s is not None:
-            return Decision(Verdict.SUPPRESSED, reason=s.reason)
+        if facts.suppressed(now):
+            return Decision(Verdict.SUPPRESSED, reason=facts.suppression_reason)
     probe = False
-    if config.breaker_failures and facts.breaker is not BreakerState.CLOSED:
-        if facts.breaker is BreakerState.HALF_OPEN and pace.probing:
+    if config.breaker_failures and facts.breaker_state is not BreakerState.CLOSED:
+        if facts.breaker_state is BreakerState.HALF_OPEN and pace.probing:
             return Decision(Verdict.BUSY, reason="probe on its way")
         remaining = breaker_open(facts, config, now)
         if remaining > 0:
@@ -245,7 +239,7 @@ def next_start(facts: HostFacts, pace: Pace, config: TransportConfig, *, host: s
                exempt: bool = False) -> float:
     """The one answer to "when may this host's next request start?": seconds from now (0: now; ``inf`` while
     suppressed); a host whose every slot is taken is a millisecond away."""
-    if config.suppress_on_403 and not exempt and suppression_in_force(facts, now) is not None:
+    if config.suppress_on_403 and not exempt and facts.suppressed(now):
         return math.inf
     busy = 0.0 if pace.in_flight < in_flight_cap(facts, config, host) else 0.001
     return max(0.0, earliest_start(facts, pace, config, host=host, now=now, mono=mono), busy)
@@ -287,7 +281,7 @@ def snapshot(facts: HostFacts, pace: Pace, config: TransportConfig, counters: Ho
         last_status=counters.last_status, delay_min_s=None if rng is None else rng.low,
         delay_max_s=None if rng is None else rng.high, backoff_s=facts.backoff_s,
         learned_interval_s=facts.learned_interval_s, crawl_delay_s=crawl_delay(facts, config),
-        robots=facts.robots.status.value if facts.robots else None, **_standing(facts, now),
+        robots=rules.status.value if (rules := robots_of(facts)) else None, **_standing(facts, now),
         next_allowed_at=utc(next_at), ready_in_s=ready, max_in_flight=in_flight_cap(facts, config, host),
         pacing_margin_s=config.pacing_margin_s, pool=pool_name(host), windows=", ".join(str(w) for w in windows),
         binding_window=bound, window_starts=used, window_wait_s=window_wait,
@@ -298,15 +292,16 @@ def _standing(facts: HostFacts, now: float) -> dict[str, Any]:
     """The snapshot's hold, suppression, breaker and budget columns (an open breaker whose period is over
     shows ``half_open``: the next request is the probe)."""
     held = hold_remaining(facts, now) > 0
-    supp = suppression_in_force(facts, now)
-    breaker = facts.breaker
+    supp = facts.suppressed(now)
+    breaker = facts.breaker_state
     if breaker is BreakerState.OPEN and (facts.breaker_open_until is None or facts.breaker_open_until <= now):
         breaker = BreakerState.HALF_OPEN
     return dict(
         held_until=utc(facts.hold_until) if held else None, hold_status=facts.hold_status if held else None,
-        hold_reason=facts.hold_reason if held else "", suppressed=supp is not None,
-        suppressed_reason=supp.reason if supp else None, suppressed_until=utc(supp.until) if supp else None,
-        breaker=breaker.value, failures=facts.failures, breaker_open_until=utc(facts.breaker_open_until),
+        hold_reason=facts.hold_reason if held else "", suppressed=supp,
+        suppressed_reason=facts.suppression_reason if supp else None,
+        suppressed_until=utc(facts.suppressed_until) if supp and facts.suppressed_until != math.inf else None,
+        breaker=breaker.value, failures=facts.breaker_failures, breaker_open_until=utc(facts.breaker_open_until),
         breaker_reason="" if breaker is BreakerState.CLOSED else facts.breaker_reason,
         credits_left=facts.credits_left, credits_reset_at=utc(facts.credits_reset_at),
         budget_spent=budget_spent(facts, now) > 0,
@@ -315,7 +310,7 @@ def _standing(facts: HostFacts, now: float) -> dict[str, Any]:
 
 def begin_probe(facts: HostFacts) -> HostFacts:
     """The probe is sent: the breaker is half-open until its answer."""
-    return replace(facts, breaker=BreakerState.HALF_OPEN)
+    return replace(facts, breaker_state=BreakerState.HALF_OPEN)
 
 
 def observe_response(
@@ -345,7 +340,8 @@ def observe_response(
     if status == 403 and not rate_limited_403 and not robots and config.suppress_on_403 and not exempt:
         reason = f"HTTP 403 for {shown_url}"
         ttl = config.suppress_403_ttl_s
-        new = replace(new, suppression=Suppression(reason, now, None if ttl is None else now + ttl))
+        new = replace(new, suppressed_until=math.inf if ttl is None else now + ttl, suppression_reason=reason,
+                      suppressed_since=now)
         notices.append(Notice("suppress", reason, 403, ttl))
     if config.learn_interval:
         new = _learning(facts, new, config, status, server, gap_s, floor_s, notices)
@@ -399,7 +395,7 @@ def _learning(before: HostFacts, facts: HostFacts, config: TransportConfig, stat
     """The learned interval after a response: raised by a refusal of a request sent at our pace (not after a
     wait the host itself asked for: a hold, an open breaker), lowered by a run of successes; a wait is not a
     pace (docs/politeness.md, "The learned interval")."""
-    paced = before.failures == 0
+    paced = before.breaker_failures == 0
     long_wait = server is not None and _long_wait(server.seconds, before, gap_s, floor_s)
     refusal = status == 429 or (status == 503 and server is not None and not long_wait)
     if gap_s is not None and paced and refusal:
@@ -427,7 +423,7 @@ def observe_error(facts: HostFacts, config: TransportConfig, *, error: str, now:
     if not unreachable:  # a host we never reached saw no request of ours: nothing to slow down for
         new = _with_backoff(facts, config.backoff.increase(facts.backoff_s), notices)
     if trickled and config.breaker_failures:
-        new = replace(new, failures=max(new.failures, config.breaker_failures - 1))
+        new = replace(new, breaker_failures=max(new.breaker_failures, config.breaker_failures - 1))
     if unreachable:  # what happened and since when, remembered with the breaker (a later batch sees no error)
         error = f"{error} {since_words(facts.failing_since or now, now)}"
     what = f"{UNREACHABLE}: {error}" if unreachable else f"{_TRICKLED}: {error}" if trickled else error
@@ -437,31 +433,31 @@ def observe_error(facts: HostFacts, config: TransportConfig, *, error: str, now:
 
 def _failure(facts: HostFacts, config: TransportConfig, now: float, server_wait: float, what: str,
              notices: list[Notice]) -> HostFacts:
-    failures = facts.failures + 1
+    failures = facts.breaker_failures + 1
     if facts.failing_since is None:
         facts = replace(facts, failing_since=now)
     if not config.breaker_failures:
-        return replace(facts, failures=failures)
-    if facts.breaker is BreakerState.HALF_OPEN or (
-        facts.breaker is BreakerState.OPEN and breaker_open(facts, config, now) <= 0
+        return replace(facts, breaker_failures=failures)
+    if facts.breaker_state is BreakerState.HALF_OPEN or (
+        facts.breaker_state is BreakerState.OPEN and breaker_open(facts, config, now) <= 0
     ):
         period = max(2 * facts.breaker_period_s, server_wait, config.backoff.base_s)
-    elif facts.breaker is BreakerState.CLOSED and failures >= config.breaker_failures:
+    elif facts.breaker_state is BreakerState.CLOSED and failures >= config.breaker_failures:
         period = max(server_wait, facts.backoff_s, config.backoff.base_s)
     else:
-        return replace(facts, failures=failures)
+        return replace(facts, breaker_failures=failures)
     reason = f"{what} ({failures} failures in a row)"
     notices.append(Notice("breaker", f"breaker open for {period:g}s: {reason}", seconds=period))
-    return replace(facts, failures=failures, breaker=BreakerState.OPEN, breaker_open_until=now + period,
+    return replace(facts, breaker_failures=failures, breaker_state=BreakerState.OPEN, breaker_open_until=now + period,
                    breaker_period_s=period, breaker_reason=reason)
 
 
 def _success(facts: HostFacts, notices: list[Notice]) -> HostFacts:
-    if facts.failures == 0 and facts.breaker is BreakerState.CLOSED:
+    if facts.breaker_failures == 0 and facts.breaker_state is BreakerState.CLOSED:
         return facts
-    if facts.breaker is not BreakerState.CLOSED:
+    if facts.breaker_state is not BreakerState.CLOSED:
         notices.append(Notice("breaker", "breaker closed: the probe succeeded"))
-    return replace(facts, failures=0, failing_since=None, breaker=BreakerState.CLOSED, breaker_open_until=None,
+    return replace(facts, breaker_failures=0, failing_since=None, breaker_state=BreakerState.CLOSED, breaker_open_until=None,
                    breaker_period_s=0.0, breaker_reason="")
 
 

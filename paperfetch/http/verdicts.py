@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import requests
@@ -11,9 +12,9 @@ import requests
 from paperfetch.clock import utc
 from paperfetch.errors import DisallowedByRobots, HostSuppressed, NotFoundError, RateLimited, ServiceError
 from paperfetch.http import policy
-from paperfetch.http.hosts import BreakerState
 from paperfetch.http.hostside import Exchange
 from paperfetch.http.outcome import Outcome
+from paperfetch.state.base import BreakerState
 
 __all__ = ["fetched", "judge", "rate_limited"]
 
@@ -26,14 +27,14 @@ def fetched(exchange: Exchange, classify: Callable[[requests.Response], Outcome]
     if exchange.kind == "disallowed":
         raise DisallowedByRobots(f"robots.txt of {host.key} disallows {shown}", url=shown)
     if exchange.kind == "suppressed":
-        supp = host.facts.suppression
+        reason, until = host.facts.suppression_reason, host.facts.suppressed_until
         raise HostSuppressed(
-            f"{host.key} is suppressed ({supp.reason if supp else '403'}); no request sent",
+            f"{host.key} is suppressed ({reason or '403'}); no request sent",
             status_code=403,
             url=shown,
             response=response,
-            reason=supp.reason if supp else "",
-            suppressed_until=utc(supp.until) if supp else None,
+            reason=reason,
+            suppressed_until=utc(until) if until is not None and until != math.inf else None,
         )
     if exchange.kind == "held":
         raise rate_limited(exchange, shown, "no request sent")
@@ -68,7 +69,7 @@ def rate_limited(exchange: Exchange, shown: str, what: str) -> RateLimited:
     host = exchange.host
     held_until = host.held_until
     opened = host.facts.breaker_open_until
-    if held_until is None and opened is not None and host.facts.breaker is not BreakerState.CLOSED:
+    if held_until is None and opened is not None and host.facts.breaker_state is not BreakerState.CLOSED:
         held_until = utc(opened)  # no hold, an open breaker: its end
         what = f"{what}; breaker open: {host.facts.breaker_reason}"
     status = exchange.response.status_code if exchange.response is not None else host.facts.hold_status

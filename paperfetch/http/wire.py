@@ -19,7 +19,7 @@ from paperfetch.errors import ConfigurationError, InvalidURL, PaperfetchError, S
 from paperfetch.http import policy
 from paperfetch.http.context import count_request, stop_event
 from paperfetch.http.events import EventKind
-from paperfetch.http.exceptions import NETWORK_ERRORS, deadline_errors, unreachable
+from paperfetch.http.exceptions import NETWORK_ERRORS, DeadlineErrors, unreachable
 from paperfetch.http.hosts import host_key
 from paperfetch.http.limits import Deadline, deadline_scope, install_deadline_pools, read_limited
 from paperfetch.redact import redact_text, redact_url
@@ -82,7 +82,7 @@ def ensure_open(host: "HostLimiter", settings: "TransportConfig", now: float, *,
             facts = host.refresh()
         except StoreUnavailable:
             pass  # the store does not answer: what this process knows decides
-    if ((not exempt and policy.suppression_in_force(facts, now) is not None)
+    if ((not exempt and facts.suppressed(now))
             or policy.hold_remaining(facts, now) > 0
             or (not host.probing and policy.breaker_open(facts, settings, now) > 0)):
         raise Blocked()
@@ -221,7 +221,7 @@ class Wire:
         deadline = Deadline(config.request_deadline_s if deadline_s is None else deadline_s, clock=self.clock,
                             min_rate_bytes_s=config.min_rate_bytes_s, min_rate_window_s=config.min_rate_window_s)
         shown = redact_url(url)
-        with deadline_errors(shown, deadline):
+        with DeadlineErrors(shown, deadline):
             with deadline_scope(deadline):
                 response = self.session.request(method, url, params=params, data=data, headers=headers,
                                                 allow_redirects=False, **{**kwargs, "stream": True})

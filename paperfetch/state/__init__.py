@@ -5,18 +5,18 @@ from __future__ import annotations
 import os
 
 from paperfetch.config import env_state
-from paperfetch.state.base import HostStateStore, Slot, StoredFacts, expire_facts, merge_facts, parse_store_spec
+from paperfetch.state.base import HostFacts, HostStateStore, Slot, expire_facts, merge_facts, parse_store_spec
 from paperfetch.state.memory import MemoryStore
 from paperfetch.state.redis import RedisStore  # redis-py itself (an extra) is imported by RedisStore()
 from paperfetch.state.sqlite import SqliteStore, default_state_path
 
 __all__ = [
+    "HostFacts",
     "HostStateStore",
     "MemoryStore",
     "RedisStore",
     "Slot",
     "SqliteStore",
-    "StoredFacts",
     "default_state_path",
     "expire_facts",
     "merge_facts",

@@ -8,6 +8,7 @@ import os
 import re
 import uuid
 from dataclasses import asdict, dataclass, replace
+from enum import Enum
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from paperfetch import defaults
@@ -15,8 +16,8 @@ from paperfetch.config import clean_setting
 from paperfetch.errors import ConfigurationError
 
 __all__ = [
-    "CLOCK_SKEW_S", "HOLD_FIELDS", "HostStateStore", "MAX_QUEUED_STARTS", "SUPPRESSION_FIELDS", "Slot", "StoreBase",
-    "StoredFacts", "Window",
+    "BreakerState", "CLOCK_SKEW_S", "HOLD_FIELDS", "HostFacts", "HostStateStore", "MAX_QUEUED_STARTS", "SUPPRESSION_FIELDS",
+    "Slot", "StoreBase", "Window",
     "apply_update", "clamp_facts", "clamp_slot", "expire_facts", "finish_slot", "merge_facts", "new_token",
     "parse_store_spec", "reserve_slot", "slot_horizon", "window_depth", "window_floor", "window_span"
 ]
@@ -37,43 +38,63 @@ _ROBOTS_FIELDS = ("robots_txt", "robots_fetched_at", "robots_expires_at", "robot
 MAX_QUEUED_STARTS = 64
 
 
-@dataclass(frozen=True)
-class StoredFacts:
-    """The stored form of one host's :class:`paperfetch.http.hosts.HostFacts`: flat, JSON-able, keyed by host.
-    Times are wall-clock epoch seconds; ``math.inf`` in ``hold_until`` / ``suppressed_until``: until cleared."""
+class BreakerState(str, Enum):
+    """A host's circuit breaker (as resilience4j names the states)."""
 
-    host: str
+    CLOSED = "closed"        #: requests flow
+    OPEN = "open"            #: answered without a request until ``breaker_open_until``
+    HALF_OPEN = "half_open"  #: one probe is on its way; its answer closes or reopens the breaker
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What one host told us, as one flat, JSON-able value: what the pure rules of ``http/policy.py`` read and
+    return and what a store keeps, keyed by host. Times are wall-clock epoch seconds; ``math.inf`` in
+    ``hold_until`` / ``suppressed_until``: until cleared."""
+
+    host: str = ""
     hold_until: float | None = None
     hold_status: int | None = None
     hold_reason: str = ""
     suppressed_until: float | None = None
     suppression_reason: str = ""
+    #: the gap the host showed it enforces (429s), on top of every published floor; 0: nothing learned
     learned_interval_s: float = 0.0
     backoff_s: float = 0.0
-    breaker_state: str = "closed"
+    breaker_state: BreakerState = BreakerState.CLOSED
+    #: consecutive failures (429, 5xx, timeouts, connection errors), across all URLs and clients
     breaker_failures: int = 0
     breaker_open_until: float | None = None
+    #: robots.txt as fetched, with its status, times and detail (``http.hosts.robots_of`` parses it)
     robots_txt: str | None = None
     robots_fetched_at: float | None = None
     robots_expires_at: float | None = None
     updated_at: float = 0.0
-    # the rest of HostFacts, kept as they are (soft fields: the newest write wins)
     suppressed_since: float | None = None
+    #: successes in a row since the learned interval last changed
     successes: int = 0
+    #: when the current run of failures began
     failing_since: float | None = None
+    #: the period the breaker last opened for (doubled when a probe fails)
     breaker_period_s: float = 0.0
     breaker_reason: str = ""
+    #: the HTTP status of the last failure (a synthetic answer repeats it), None for network errors
     failure_status: int | None = None
     robots_status: str | None = None       #: RobotsStatus value
     robots_detail: str = ""
     robots_truncated: bool = False
     robots_unreachable_policy: str = "allow"
-    # what the host's rate-limit headers announce (soft fields)
+    #: the host's budget, as its ``X-RateLimit-*`` headers last said (OpenAlex: credits a day)
     credits_limit: int | None = None
+    #: credits left: the last ``X-RateLimit-Remaining``
     credits_left: int | None = None
+    #: when the budget renews (``X-RateLimit-Reset``)
     credits_reset_at: float | None = None
+    #: the budget is spent until then (a hold until the reset, not a transient 429); None: not spent
     budget_spent_until: float | None = None
+    #: the gap between starts the host's pool announces (``x-rate-limit-interval`` / ``-limit``); 0: none
     announced_interval_s: float = 0.0
+    #: the requests in flight the host's pool allows (``x-concurrency-limit``); None: not announced
     concurrency_limit: int | None = None
 
     def held(self, now: float) -> bool:
@@ -86,12 +107,16 @@ class StoredFacts:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> StoredFacts:
+    def from_json(cls, data: dict) -> HostFacts:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        try:
+            known["breaker_state"] = BreakerState(known.get("breaker_state", "closed"))
+        except ValueError:
+            known["breaker_state"] = BreakerState.CLOSED
         return cls(**known)
 
 
-_BLANK = StoredFacts("")  # every field's value when nothing is known
+_BLANK = HostFacts()  # every field's value when nothing is known
 
 
 @dataclass(frozen=True)
@@ -169,7 +194,7 @@ def new_token() -> str:
     return uuid.uuid4().hex
 
 
-def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> StoredFacts:
+def merge_facts(current: HostFacts, proposed: HostFacts, now: float) -> HostFacts:
     """What the store keeps when *proposed* is written over *current* (docs/state.md, "Facts merge rules")."""
     if current.host != proposed.host:
         raise ValueError(f"facts of {proposed.host!r} written over {current.host!r}")
@@ -185,7 +210,7 @@ def merge_facts(current: StoredFacts, proposed: StoredFacts, now: float) -> Stor
     return replace(proposed, updated_at=now, **{name: getattr(current, name) for name in kept})
 
 
-def clamp_facts(facts: StoredFacts, now: float) -> StoredFacts:
+def clamp_facts(facts: HostFacts, now: float) -> HostFacts:
     """*facts* as they can honestly be read at *now* (docs/state.md, "A wall clock that moves")."""
     skew = facts.updated_at - now
     if skew <= CLOCK_SKEW_S and facts.hold_until is None and facts.breaker_open_until is None:
@@ -231,7 +256,7 @@ def clamp_slot(state: tuple[float, str, float], host: str, interval_s: float, no
     return next_free, holder, lease_until
 
 
-def expire_facts(facts: StoredFacts, now: float) -> StoredFacts:
+def expire_facts(facts: HostFacts, now: float) -> HostFacts:
     """*facts* without what has run out by *now*: a past hold, suppression or robots.txt (after :func:`clamp_facts`)."""
     facts = clamp_facts(facts, now)
     expired: list[str] = []
@@ -288,13 +313,13 @@ class HostStateStore(Protocol):
     def finish(self, slot: Slot, end: float, gap_s: float = 0.0) -> None:
         """The request of *slot* ended at *end*: release the host; its next start is at least ``end + gap_s``."""
 
-    def get(self, host: str, now: float) -> StoredFacts:
+    def get(self, host: str, now: float) -> HostFacts:
         """The facts about *host* as of *now* (expired parts dropped; a blank record for an unknown host)."""
 
-    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
         """Atomically apply *change* to *host*'s current facts and store the merge (:func:`merge_facts`); return it."""
 
-    def put(self, facts: StoredFacts, now: float) -> StoredFacts:
+    def put(self, facts: HostFacts, now: float) -> HostFacts:
         """Merge *facts* into what is stored (same rules); return the stored record."""
 
     def hosts(self) -> list[str]:
@@ -312,10 +337,10 @@ class StoreBase:
 
     name: str = "?"
 
-    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:  # pragma: no cover
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:  # pragma: no cover
         raise NotImplementedError
 
-    def put(self, facts: StoredFacts, now: float) -> StoredFacts:
+    def put(self, facts: HostFacts, now: float) -> HostFacts:
         return self.update(facts.host, lambda _current: facts, now)
 
     def close(self) -> None:
@@ -331,14 +356,14 @@ class StoreBase:
         return f"{type(self).__name__}({self.name!r})"
 
 
-def apply_update(current: StoredFacts, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
+def apply_update(current: HostFacts, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
     """The merged record an :meth:`HostStateStore.update` stores: *change* sees unexpired facts."""
     current = expire_facts(current, now)
     proposed = change(current)
     if proposed is current:
         return current  # nothing changed: nothing to merge (and, for the stores, nothing to write)
-    if not isinstance(proposed, StoredFacts):
-        raise TypeError(f"an update must return StoredFacts, not {type(proposed).__name__}")
+    if not isinstance(proposed, HostFacts):
+        raise TypeError(f"an update must return HostFacts, not {type(proposed).__name__}")
     return merge_facts(current, proposed, now)
 
 

@@ -7,9 +7,9 @@ from collections import deque
 from typing import Callable, Sequence
 
 from paperfetch.state.base import (
+    HostFacts,
     Slot,
     StoreBase,
-    StoredFacts,
     Window,
     apply_update,
     expire_facts,
@@ -30,9 +30,9 @@ class MemoryStore(StoreBase):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._facts: dict[str, StoredFacts] = {}
+        self._facts: dict[str, HostFacts] = {}
         self._slots: dict[str, tuple[float, str, float]] = {}
-        self._blank: dict[str, StoredFacts] = {}
+        self._blank: dict[str, HostFacts] = {}
         self._starts: dict[str, deque[float]] = {}  # newest first, as many as the host's windows need
 
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
@@ -57,15 +57,15 @@ class MemoryStore(StoreBase):
         with self._lock:
             self._slots[slot.host] = finish_slot(self._slots.get(slot.host, (0.0, "", 0.0)), slot.token, end, gap_s)
 
-    def get(self, host: str, now: float) -> StoredFacts:
+    def get(self, host: str, now: float) -> HostFacts:
         with self._lock:
             # a host never written: a blank record kept aside, so that it reads as the same record every time
-            facts = self._facts.get(host) or self._blank.setdefault(host, StoredFacts(host))
+            facts = self._facts.get(host) or self._blank.setdefault(host, HostFacts(host))
             return expire_facts(facts, now)
 
-    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
         with self._lock:
-            merged = apply_update(self._facts.get(host) or StoredFacts(host), change, now)
+            merged = apply_update(self._facts.get(host) or HostFacts(host), change, now)
             self._facts[host] = merged
             return merged
 

@@ -17,10 +17,10 @@ from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.state.base import (
     HOLD_FIELDS,
     SUPPRESSION_FIELDS,
+    HostFacts,
     HostStateStore,
     Slot,
     StoreBase,
-    StoredFacts,
     Window,
     apply_update,
     expire_facts,
@@ -214,22 +214,22 @@ class RedisStore(StoreBase):
         return [self._key("facts", host), self._key("hold", host), self._key("supp", host)]
 
     @staticmethod
-    def _combine(host: str, values: "list[Any]") -> StoredFacts:
+    def _combine(host: str, values: "list[Any]") -> HostFacts:
         data: dict[str, Any] = {}
         for value in values:
             if value:
                 data.update(json.loads(value))
         data["host"] = host
-        return StoredFacts.from_json(data)
+        return HostFacts.from_json(data)
 
-    def get(self, host: str, now: float) -> StoredFacts:
+    def get(self, host: str, now: float) -> HostFacts:
         return self._call("get", lambda: expire_facts(self._combine(host, self.client.mget(self._facts_keys(host))), now),
                           host, now)
 
-    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
         keys = self._facts_keys(host)
 
-        def on_redis() -> StoredFacts:
+        def on_redis() -> HostFacts:
             with self.client.pipeline() as pipe:
                 while True:
                     try:

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from paperfetch.state.base import (
+    HostFacts,
     Slot,
     StoreBase,
-    StoredFacts,
     Window,
     apply_update,
     expire_facts,
@@ -104,15 +104,15 @@ class SqliteStore(FallbackDatabase, StoreBase):
         self._run("finish", work, write=True)
 
     @staticmethod
-    def _facts(db: sqlite3.Connection, host: str) -> StoredFacts:
+    def _facts(db: sqlite3.Connection, host: str) -> HostFacts:
         row = db.execute("SELECT data FROM facts WHERE host = ?", (host,)).fetchone()
-        return StoredFacts.from_json(json.loads(row[0])) if row else StoredFacts(host)
+        return HostFacts.from_json(json.loads(row[0])) if row else HostFacts(host)
 
-    def get(self, host: str, now: float) -> StoredFacts:
+    def get(self, host: str, now: float) -> HostFacts:
         return self._run("get", lambda db: expire_facts(self._facts(db, host), now))
 
-    def update(self, host: str, change: Callable[[StoredFacts], StoredFacts], now: float) -> StoredFacts:
-        def work(db: sqlite3.Connection) -> StoredFacts:
+    def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
+        def work(db: sqlite3.Connection) -> HostFacts:
             current = self._facts(db, host)
             merged = apply_update(current, change, now)
             if merged is current:
