@@ -23,6 +23,7 @@ from paperfetch.http.exceptions import NETWORK_ERRORS, DeadlineErrors, unreachab
 from paperfetch.http.hosts import host_key
 from paperfetch.http.limits import Deadline, deadline_scope, install_deadline_pools, read_limited
 from paperfetch.redact import redact_text, redact_url
+from paperfetch.state.pacing import acquire
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.http.config import TransportConfig
@@ -35,7 +36,6 @@ __all__ = ["Blocked", "SYNTHETIC_HEADER", "Wire", "check_url", "ensure_open", "i
 logger = logging.getLogger("paperfetch.http.client")  # the transport logs under one name
 
 SYNTHETIC_HEADER = "X-Paperfetch-Synthetic"
-_POLL_S = 0.02  # how often a client asks again while another process holds a host's slot
 #: one pool per host: a batch spans many hosts
 _POOL_CONNECTIONS = 256
 _POOL_MAXSIZE = 64
@@ -238,24 +238,10 @@ class Wire:
     def reserve(self, host: "HostLimiter", gap_s: float, cap: int | None = None) -> "tuple[Slot | None, float]":
         """Take the host's start slot in the store, waiting for it, so every client of the store keeps the gap and
         the host's windows (end-to-end or start-to-start: docs/state.md, "How the transport uses the store")."""
-        store = self.registry.store
         lease_s = self.registry.lease_s if (cap or self.config.max_in_flight_per_host) == 1 else 0.0
-        windows = self.config.rule(host.key).windows
-        while True:
-            now = self.clock.time()
-            # a start the windows put off is a wait like the gap's: the request is scheduled, never refused
-            slot = store.reserve(host.key, gap_s, now, lease_s, windows) if windows else store.reserve(
-                host.key, gap_s, now, lease_s)
-            wait = slot.start_at - now if slot.granted else max(0.001, min(_POLL_S, slot.start_at - now))
-            if wait > 1e-6:  # below: float noise between the wall and the monotonic clock
-                try:
-                    self.pause(wait)
-                except BaseException:
-                    if slot.granted:
-                        self.finish(host, slot, 0.0)
-                    raise
-            if slot.granted:
-                return slot, gap_s
+        # a start the windows put off is a wait like the gap's: the request is scheduled, never refused
+        return acquire(self.registry.store, host.key, gap_s, clock=self.clock, lease_s=lease_s,
+                       windows=self.config.rule(host.key).windows, sleep=self.pause), gap_s
 
     def finish(self, host: "HostLimiter", slot: "Slot | None", gap_s: float) -> None:
         """Release the slot: the next start is at least now + gap. A store that does not answer leaves it to its lease."""

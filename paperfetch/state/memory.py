@@ -32,7 +32,6 @@ class MemoryStore(StoreBase):
         self._lock = threading.Lock()
         self._facts: dict[str, HostFacts] = {}
         self._slots: dict[str, tuple[float, str, float]] = {}
-        self._blank: dict[str, HostFacts] = {}
         self._starts: dict[str, deque[float]] = {}  # newest first, as many as the host's windows need
 
     def reserve(self, host: str, interval_s: float, now: float, lease_s: float = 0.0,
@@ -59,9 +58,7 @@ class MemoryStore(StoreBase):
 
     def get(self, host: str, now: float) -> HostFacts:
         with self._lock:
-            # a host never written: a blank record kept aside, so that it reads as the same record every time
-            facts = self._facts.get(host) or self._blank.setdefault(host, HostFacts(host))
-            return expire_facts(facts, now)
+            return expire_facts(self._facts.get(host) or HostFacts(host), now)
 
     def update(self, host: str, change: Callable[[HostFacts], HostFacts], now: float) -> HostFacts:
         with self._lock:
@@ -75,7 +72,7 @@ class MemoryStore(StoreBase):
 
     def clear(self, host: str | None = None) -> None:
         with self._lock:
-            for table in (self._facts, self._slots, self._blank, self._starts):
+            for table in (self._facts, self._slots, self._starts):
                 if host is None:
                     table.clear()
                 else:
