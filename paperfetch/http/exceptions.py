@@ -1,38 +1,25 @@
-"""The one place where ``requests`` and ``urllib3`` exceptions become paperfetch errors (:func:`map_network_errors`,
-in the shape of httpx's ``map_httpcore_exceptions``). ``get`` lets the raw ``requests`` error through after its
-retries, as PyPaperRetriever's does; only a trickling head is typed there (:class:`DeadlineErrors`).
+"""Where ``requests`` errors become paperfetch errors (:func:`map_network_errors`, in the shape of httpx's
+``map_httpcore_exceptions``). ``get`` lets the raw ``requests`` error through after its retries, as
+PyPaperRetriever's does; only a trickling head is typed there (:class:`.limits.DeadlineErrors`, beside the
+ceilings, which also maps a body's ``urllib3`` read errors: :class:`.limits.ReadErrors`).
 """
 
 from __future__ import annotations
 
 import re
-import socket
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Callable, Generator, NoReturn, Protocol
+from typing import Callable, Generator, NoReturn
 
 import requests
-from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 
 from paperfetch.clock import utc_words
-from paperfetch.errors import DeadlineExceeded, NetworkError, PaperfetchError, RequestTimeout
+from paperfetch.errors import NetworkError, PaperfetchError, RequestTimeout
 from paperfetch.redact import redact_exception
 
-__all__ = ["DeadlineErrors", "NETWORK_ERRORS", "ReadErrors", "map_network_errors", "network_words", "since_words",
+__all__ = ["NETWORK_ERRORS", "map_network_errors", "network_words", "since_words",
            "unreachable", "unreachable_kind"]
 
-
-class _Deadline(Protocol):
-    """What the mapper reads of a :class:`~paperfetch.http.limits.Deadline`."""
-
-    @property
-    def seconds(self) -> float: ...
-
-    def expired(self) -> bool: ...
-
-    def check(self, url: str | None) -> None: ...
-
-    def check_rate(self, url: str | None) -> None: ...
 
 #: What a call retries: a timeout, a connection error, a body cut short on the wire.
 NETWORK_ERRORS = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
@@ -139,57 +126,3 @@ def _unchain(exc: BaseException) -> None:
         exc.__cause__ = None
         exc.__context__ = None
         exc.__suppress_context__ = True
-
-
-class _ErrorsBlock:
-    """A block that maps the errors leaving it, for *shown* under *deadline* (a class: it wraps every request
-    and every read of a body, a generator costs more)."""
-
-    __slots__ = ("shown", "deadline")
-
-    def __init__(self, shown: str, deadline: _Deadline | None) -> None:
-        self.shown = shown
-        self.deadline = deadline
-
-    def __enter__(self) -> None:
-        return None
-
-
-class DeadlineErrors(_ErrorsBlock):
-    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
-    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
-
-    __slots__ = ()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        deadline = self.deadline
-        if isinstance(exc, requests.RequestException) and deadline is not None and deadline.expired() \
-                and not isinstance(exc, DeadlineExceeded):
-            raise DeadlineExceeded(f"{self.shown} took longer than its deadline of {deadline.seconds:g} s",
-                                   url=self.shown) from None
-
-
-class ReadErrors(_ErrorsBlock):
-    """A body read's ``urllib3`` and socket errors as ``requests`` reports them (so a call's retry and
-    :func:`map_network_errors` see one family): a read timeout past *deadline* is
-    :class:`~paperfetch.DeadlineExceeded`, another a ``ReadTimeout``; a broken or undecodable body a
-    ``ConnectionError``."""
-
-    __slots__ = ()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if exc is None:
-            return
-        shown, deadline = self.shown, self.deadline
-        if isinstance(exc, (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout)):
-            if deadline is not None:
-                deadline.check(shown)  # past it: DeadlineExceeded
-                deadline.check_rate(shown)  # the read waited out the rate window: too slow, not a lost connection
-            raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
-        if isinstance(exc, requests.exceptions.RequestException):
-            return
-        if isinstance(exc, (ProtocolError, DecodeError, OSError)):
-            raise requests.exceptions.ConnectionError(
-                f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
-            ) from None
-

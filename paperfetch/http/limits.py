@@ -15,14 +15,14 @@ from typing import Any
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 from urllib3.response import BaseHTTPResponse
 
 from paperfetch import defaults
 from paperfetch.clock import SYSTEM_CLOCK, Clock
 from paperfetch.errors import DeadlineExceeded, DownloadTooLarge, TooSlow
-from paperfetch.http.exceptions import ReadErrors
 
-__all__ = ["Deadline", "deadline_scope", "install_deadline_pools", "iter_limited", "read_limited"]
+__all__ = ["Deadline", "DeadlineErrors", "ReadErrors", "deadline_scope", "install_deadline_pools", "iter_limited", "read_limited"]
 
 
 @dataclass
@@ -89,6 +89,59 @@ class Deadline:
     def check(self, url: str | None = None) -> None:
         if self.expired():
             raise DeadlineExceeded(f"{url or 'the request'} took longer than its deadline of {self.seconds:g} s", url=url)
+
+
+class _ErrorsBlock:
+    """A block that maps the errors leaving it, for *shown* under *deadline* (a class: it wraps every request
+    and every read of a body, a generator costs more)."""
+
+    __slots__ = ("shown", "deadline")
+
+    def __init__(self, shown: str, deadline: Deadline | None) -> None:
+        self.shown = shown
+        self.deadline = deadline
+
+    def __enter__(self) -> None:
+        return None
+
+
+class DeadlineErrors(_ErrorsBlock):
+    """A request whose head trickled past *deadline* leaves as :class:`~paperfetch.DeadlineExceeded`
+    (a ``requests.Timeout``, so ``get`` still raises what ``requests`` would)."""
+
+    __slots__ = ()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        deadline = self.deadline
+        if isinstance(exc, requests.RequestException) and deadline is not None and deadline.expired() \
+                and not isinstance(exc, DeadlineExceeded):
+            raise DeadlineExceeded(f"{self.shown} took longer than its deadline of {deadline.seconds:g} s",
+                                   url=self.shown) from None
+
+
+class ReadErrors(_ErrorsBlock):
+    """A body read's ``urllib3`` and socket errors as ``requests`` reports them (so a call's retry and
+    :func:`map_network_errors` see one family): a read timeout past *deadline* is
+    :class:`~paperfetch.DeadlineExceeded`, another a ``ReadTimeout``; a broken or undecodable body a
+    ``ConnectionError``."""
+
+    __slots__ = ()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None:
+            return
+        shown, deadline = self.shown, self.deadline
+        if isinstance(exc, (ReadTimeoutError, socket.timeout, requests.exceptions.Timeout)):
+            if deadline is not None:
+                deadline.check(shown)  # past it: DeadlineExceeded
+                deadline.check_rate(shown)  # the read waited out the rate window: too slow, not a lost connection
+            raise requests.exceptions.ReadTimeout(f"{shown}: no data within the read timeout") from None
+        if isinstance(exc, requests.exceptions.RequestException):
+            return
+        if isinstance(exc, (ProtocolError, DecodeError, OSError)):
+            raise requests.exceptions.ConnectionError(
+                f"{shown}: the body could not be read ({exc.__class__.__name__}: {str(exc)[:200]})"
+            ) from None
 
 
 def read_limited(response: requests.Response, **limits: Any) -> bytes:

@@ -19,9 +19,9 @@ from paperfetch.errors import ConfigurationError, InvalidURL, PaperfetchError, S
 from paperfetch.http import policy
 from paperfetch.http.context import count_request, stop_event
 from paperfetch.http.events import EventKind
-from paperfetch.http.exceptions import NETWORK_ERRORS, DeadlineErrors, unreachable
+from paperfetch.http.exceptions import NETWORK_ERRORS, unreachable
 from paperfetch.http.hosts import host_key
-from paperfetch.http.limits import Deadline, deadline_scope, install_deadline_pools, read_limited
+from paperfetch.http.limits import Deadline, DeadlineErrors, deadline_scope, install_deadline_pools, read_limited
 from paperfetch.redact import redact_text, redact_url
 from paperfetch.state.pacing import acquire
 
