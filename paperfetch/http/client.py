@@ -332,8 +332,8 @@ class HttpClient(ConfiguredKnobs):
         self._hosts.robots_rules(host, url, budget)
 
     def hold_remaining(self, url: str) -> float:
-        """Seconds *url*'s host is held (Retry-After, a spent budget; 0: not held) (:func:`.policy.hold_remaining`)."""
-        return policy.hold_remaining(self._hosts.limiter(url).steady(), self._clock.time())
+        """Seconds *url*'s host is held (Retry-After, a spent budget; 0: not held)."""
+        return self._hosts.limiter(url).steady().hold_remaining(self._clock.time())
 
     def would_send(self, url: str) -> bool:
         """``False`` when the host's fresh cached robots.txt disallows *url* (``get`` answers ``None`` at once);

@@ -22,7 +22,7 @@ from paperfetch.state.base import BreakerState, HostFacts, HostStateStore
 from paperfetch.state.memory import MemoryStore
 
 __all__ = [
-    "HostLimiter", "HostRegistry", "HostSnapshot", "default_registry", "hold_remaining", "host_key", "host_limiter",
+    "HostLimiter", "HostRegistry", "HostSnapshot", "default_registry", "host_key", "host_limiter",
     "queued_start", "registry_for", "release_holds", "robots_of", "with_robots",
 ]
 
@@ -53,13 +53,6 @@ def host_key(url: str) -> str:
 
 #: the wall clock moved against the monotonic one by more than this: it stepped (HostLimiter._steady)
 _CLOCK_STEP_S = 1.0
-
-
-def hold_remaining(facts: HostFacts, now: float) -> float:
-    """Seconds the host's hold lasts from *now* (wall-clock epoch seconds; 0: not held)."""
-    if facts.hold_until is None:
-        return 0.0
-    return max(0.0, facts.hold_until - now)
 
 
 def queued_start(ready_in_s: float, interval_s: float, position: int) -> float:
@@ -272,8 +265,8 @@ class HostLimiter:
 
     # holds: monotonic arguments, for callers that pace on the monotonic clock
     def hold_remaining(self, now: float) -> float:
-        """:func:`hold_remaining` of the facts at *now* on the monotonic clock."""
-        return hold_remaining(self.facts, self._wall(now))
+        """:meth:`.HostFacts.hold_remaining` of the facts at *now* on the monotonic clock."""
+        return self.facts.hold_remaining(self._wall(now))
 
     def set_hold(self, until: float, *, status: int | None, reason: str) -> bool:
         """Hold the host until *until* (monotonic), never shortening a longer hold; True when extended."""
@@ -351,7 +344,7 @@ class HostLimiter:
 
 
 def _in_force(stored: HostFacts, now: float) -> bool:
-    return (stored.held(now) or stored.suppressed(now) or stored.breaker_state is not BreakerState.CLOSED
+    return (stored.hold_remaining(now) > 0 or stored.suppressed(now) or stored.breaker_state is not BreakerState.CLOSED
             or stored.backoff_s > 0 or stored.learned_interval_s > 0)
 
 

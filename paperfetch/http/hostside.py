@@ -197,7 +197,7 @@ class HostSide:
 
     def held(self, host: HostLimiter, url: str) -> Exchange:
         facts = host.steady()
-        remaining = policy.hold_remaining(facts, self.clock.time())
+        remaining = facts.hold_remaining(self.clock.time())
         status = facts.hold_status or 429
         self.emit(EventKind.HELD, host, url, status=status, seconds=remaining, detail=facts.hold_reason)
         logger.debug("%s is held for %.0fs more; no request sent for %s", host.key, remaining, redact_url(url))

@@ -25,7 +25,7 @@ from paperfetch.http.headers import (
     parse_rate_limit_budget,
     server_requested_wait,
 )
-from paperfetch.http.hosts import HostLimiter, HostSnapshot, hold_remaining, robots_of
+from paperfetch.http.hosts import HostLimiter, HostSnapshot, robots_of
 from paperfetch.http.pools import pool_name
 from paperfetch.state.base import BreakerState, HostFacts, Window, window_floor
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "Decision", "Notice", "Pace", "UNREACHABLE", "Verdict", "allowance",
     "begin_probe", "binding_window", "breaker_ends_batch", "breaker_open", "budget_spent", "crawl_delay", "decide", "delay_range",
-    "earliest_start", "floor", "gap", "hold_remaining", "in_flight_cap", "learned_interval", "next_start",
+    "earliest_start", "floor", "gap", "in_flight_cap", "learned_interval", "next_start",
     "observe_error", "observe_response", "pacing_wait", "past_budget", "retry_wait", "snapshot",
     "unreachable",
 ]
@@ -208,7 +208,7 @@ def decide(
                 return Decision(Verdict.OPEN, remaining, facts.breaker_reason)
             return Decision(Verdict.WAIT, remaining, "breaker open")
         probe = True
-    held = hold_remaining(facts, now)
+    held = facts.hold_remaining(now)
     if held > 0:
         if held > allowance:
             return Decision(Verdict.HELD, held, facts.hold_reason)
@@ -231,7 +231,7 @@ def pacing_wait(facts: HostFacts, pace: Pace, config: TransportConfig, *, host: 
 def earliest_start(facts: HostFacts, pace: Pace, config: TransportConfig, *, host: str, now: float,
                    mono: float) -> float:
     """Seconds until hold, open breaker and pacing gap all let the next request start (negative: gap passed)."""
-    return max(hold_remaining(facts, now), breaker_open(facts, config, now),
+    return max(facts.hold_remaining(now), breaker_open(facts, config, now),
                pacing_wait(facts, pace, config, host=host, mono=mono))
 
 
@@ -271,7 +271,7 @@ def snapshot(facts: HostFacts, pace: Pace, config: TransportConfig, counters: Ho
     rng = delay_range(facts, config, host)
     ready = next_start(facts, pace, config, host=host, now=now, mono=mono) if polite else 0.0
     next_at = None
-    if pace.last_start is not None or hold_remaining(facts, now) > 0 or facts.breaker_open_until is not None:
+    if pace.last_start is not None or facts.hold_remaining(now) > 0 or facts.breaker_open_until is not None:
         next_at = now + earliest_start(facts, pace, config, host=host, now=now, mono=mono)
     if window_wait > 0:  # a full window keeps the next start as a gap does
         ready = max(ready, window_wait) if polite else ready
@@ -291,7 +291,7 @@ def snapshot(facts: HostFacts, pace: Pace, config: TransportConfig, counters: Ho
 def _standing(facts: HostFacts, now: float) -> dict[str, Any]:
     """The snapshot's hold, suppression, breaker and budget columns (an open breaker whose period is over
     shows ``half_open``: the next request is the probe)."""
-    held = hold_remaining(facts, now) > 0
+    held = facts.hold_remaining(now) > 0
     supp = facts.suppressed(now)
     breaker = facts.breaker_state
     if breaker is BreakerState.OPEN and (facts.breaker_open_until is None or facts.breaker_open_until <= now):

@@ -11,7 +11,6 @@ import requests
 
 from paperfetch.clock import utc
 from paperfetch.errors import DisallowedByRobots, HostSuppressed, NotFoundError, RateLimited, ServiceError
-from paperfetch.http import policy
 from paperfetch.http.hostside import Exchange
 from paperfetch.http.outcome import Outcome
 from paperfetch.state.base import BreakerState
@@ -40,7 +39,7 @@ def fetched(exchange: Exchange, classify: Callable[[requests.Response], Outcome]
         raise rate_limited(exchange, shown, "no request sent")
     assert response is not None
     verdict = classify(response)
-    held = policy.hold_remaining(host.facts, now) > 0
+    held = host.facts.hold_remaining(now) > 0
     if response.status_code == 403 and held:
         raise rate_limited(exchange, shown, "HTTP 403 with rate-limit headers")
     if verdict is Outcome.RETRY and (held or response.status_code == 429):

@@ -83,7 +83,7 @@ def ensure_open(host: "HostLimiter", settings: "TransportConfig", now: float, *,
         except StoreUnavailable:
             pass  # the store does not answer: what this process knows decides
     if ((not exempt and facts.suppressed(now))
-            or policy.hold_remaining(facts, now) > 0
+            or facts.hold_remaining(now) > 0
             or (not host.probing and policy.breaker_open(facts, settings, now) > 0)):
         raise Blocked()
 

@@ -97,8 +97,9 @@ class HostFacts:
     #: the requests in flight the host's pool allows (``x-concurrency-limit``); None: not announced
     concurrency_limit: int | None = None
 
-    def held(self, now: float) -> bool:
-        return self.hold_until is not None and self.hold_until > now
+    def hold_remaining(self, now: float) -> float:
+        """Seconds the hold lasts from *now* (0: not held)."""
+        return 0.0 if self.hold_until is None else max(0.0, self.hold_until - now)
 
     def suppressed(self, now: float) -> bool:
         return self.suppressed_until is not None and self.suppressed_until > now
