@@ -8,7 +8,7 @@ come first (a JATS file names its own licence), then the record's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -216,21 +216,16 @@ def by_input(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {key: part for key, part in frame.groupby(frame["input"].astype(str), sort=False)}
 
 
-def paragraphs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The paragraphs frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return typed_frame(rows, PARAGRAPH_DTYPES, "paragraph")
+def _frame_maker(dtypes: Mapping[str, Any], what: str) -> Callable[[Iterable[Mapping[str, Any]]], pd.DataFrame]:
+    def frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+        return typed_frame(rows, dtypes, what)
+
+    frame.__name__ = frame.__qualname__ = f"{what}s_frame"
+    frame.__doc__ = f"The {what}s frame from row dicts (missing keys are nulls; extra keys are an error)."
+    return frame
 
 
-def references_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The references frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return typed_frame(rows, REFERENCE_DTYPES, "reference")
-
-
-def tables_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The tables frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return typed_frame(rows, TABLE_DTYPES, "table")
-
-
-def figures_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The figures frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return typed_frame(rows, FIGURE_DTYPES, "figure")
+paragraphs_frame = _frame_maker(PARAGRAPH_DTYPES, "paragraph")
+references_frame = _frame_maker(REFERENCE_DTYPES, "reference")
+tables_frame = _frame_maker(TABLE_DTYPES, "table")
+figures_frame = _frame_maker(FIGURE_DTYPES, "figure")

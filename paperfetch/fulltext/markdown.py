@@ -15,6 +15,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
+from os.path import commonprefix
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
@@ -172,9 +173,7 @@ def _headings(old: list[str], new: list[str], writer: _Writer) -> list[str]:
     """The headings that take the reader from section path *old* to *new*."""
     if not new:
         return [_BREAK] if old else []
-    same = 0
-    while same < min(len(old), len(new)) and old[same] == new[same]:
-        same += 1
+    same = len(commonprefix([old, new]))
     if same == len(new):  # back up to an enclosing section: its heading again
         same -= 1
     return [f"{'#' * (level + 2)} {writer.text(title)}" for level, title in enumerate(new) if level >= same]
