@@ -19,7 +19,7 @@ from paperfetch.fulltext.base import (
 )
 from paperfetch.fulltext.figures import floats
 from paperfetch.fulltext.references import PUB_ID_TYPES, parse_references
-from paperfetch.fulltext.xmltext import XLINK_HREF, citation_ends, first_child, flatten, local_name, parse_xml, xrefs
+from paperfetch.fulltext.xmltext import XLINK_HREF, first_child, flatten, local_name, parse_xml, xrefs
 
 __all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set", "split_articles"]
 
@@ -78,11 +78,10 @@ def article_from_element(article: etree._Element) -> Article:
     paragraph_ids = unique_ids([(p.get("id") or "").strip() for _, _, p in rows], "p")
     paragraphs = []
     for i, (section, text, p) in enumerate(rows):
-        marks: list[int] = []
-        links = xrefs(p, refs, order=order, marks=marks)
-        ends = citation_ends(p) if marks else []
+        offsets: list[int] = []
+        links = xrefs(p, refs, order=order, offsets=offsets)
         paragraphs.append(Paragraph(section=section, paragraph=i, text=text, paragraph_id=paragraph_ids[i],
-                                    citations=links["citations"], citation_offsets=tuple(ends[m] for m in marks),
+                                    citations=links["citations"], citation_offsets=tuple(offsets),
                                     figures=links["figures"], tables=links["tables"]))
     tables, figures = floats(article, refs)
     licence, licence_id = _license(meta)
