@@ -55,43 +55,31 @@ _ID_DTYPES = dict.fromkeys(_IDS, "string")
 #: The fields of a paper's record the frames carry: ids, licence and the bibliographic record.
 RECORD_FIELDS = (*_IDS, "license", "license_id", *_BIB_DTYPES)
 
+_DTYPE_OF = {"str": "string", "int": "Int64", "int | None": "Int64"}
+
+
+def _columns(record: type[Paragraph | Reference | Table | Figure], **instead: Mapping[str, Any]) -> dict[str, Any]:
+    """A column for each field of *record* (text a string, a number Int64, a tuple an object), or the *instead*
+    columns in a field's place: the columns of the rows :func:`_fields` makes."""
+    out: dict[str, Any] = {}
+    for f in fields(record):
+        out.update(instead.get(f.name, {f.name: _DTYPE_OF.get(str(f.type), "object")}))
+    return out
+
+
 PARAGRAPH_DTYPES: Mapping[str, Any] = {
-    "input": "object",
-    **_ID_DTYPES,
-    "text_source": pd.CategoricalDtype(list(TEXT_SOURCES)),
-    "license": "string",
-    "section": "string",
-    "paragraph": "Int64",
-    "text": "string",
-    "paragraph_id": "string",
-    "citations": "object",
-    "citation_offsets": "object",
-    "figures": "object",
-    "tables": "object",
-    "words": "Int64",
-    "chars": "Int64",
-    "page": "Int64",
-    "license_id": "string",
-    **_BIB_DTYPES,
+    "input": "object", **_ID_DTYPES, "text_source": pd.CategoricalDtype(list(TEXT_SOURCES)), "license": "string",
+    **_columns(Paragraph, page={"words": "Int64", "chars": "Int64", "page": "Int64"}),
+    "license_id": "string", **_BIB_DTYPES,
 }
 PARAGRAPH_COLUMNS: tuple[str, ...] = tuple(PARAGRAPH_DTYPES)
 
 #: ``citing_*`` name the paper whose ``<ref-list>`` it is; ``doi``/``pmid``/``pmcid`` the cited work, so the
 #: frame goes straight into ``Retriever.download_frame(refs, column="doi")``.
 REFERENCE_DTYPES: Mapping[str, Any] = {
-    "input": "object",
-    **{f"citing_{name}": dtype for name, dtype in _ID_DTYPES.items()},
-    "index": "Int64",
-    "ref_id": "string",
-    "label": "string",
-    "text": "string",
-    "title": "string",
-    "source": "string",
-    "year": "Int64",
-    "authors": "object",
-    **_ID_DTYPES,
-    "license": "string",
-    "license_id": "string",
+    "input": "object", **{f"citing_{name}": dtype for name, dtype in _ID_DTYPES.items()},
+    **_columns(Reference, year={"year": "Int64"}, **dict.fromkeys(_IDS, {})),
+    **_ID_DTYPES, "license": "string", "license_id": "string",
     **{f"citing_{name}": dtype for name, dtype in _BIB_DTYPES.items()},
 }
 REFERENCE_COLUMNS: tuple[str, ...] = tuple(REFERENCE_DTYPES)
@@ -99,17 +87,10 @@ REFERENCE_COLUMNS: tuple[str, ...] = tuple(REFERENCE_DTYPES)
 _PAPER_DTYPES: Mapping[str, Any] = {"input": "object", **_ID_DTYPES, "license": "string", "license_id": "string",
                                     **_BIB_DTYPES}
 #: One row per ``<table-wrap>``: ``table`` is a DataFrame of the cells, ``markdown`` the same as a pipe table.
-TABLE_DTYPES: Mapping[str, Any] = {
-    **_PAPER_DTYPES, "table_id": "string", "label": "string", "caption": "string", "footnotes": "string",
-    "section": "string", "markdown": "string", "table": "object", "citations": "object", "figures": "object",
-    "tables": "object",
-}
+TABLE_DTYPES: Mapping[str, Any] = {**_PAPER_DTYPES, **_columns(Table, columns={"markdown": "string"}, rows={"table": "object"})}
 TABLE_COLUMNS: tuple[str, ...] = tuple(TABLE_DTYPES)
 #: One row per ``<fig>``: ``graphic`` is the href of its image as the JATS gives it (never downloaded).
-FIGURE_DTYPES: Mapping[str, Any] = {
-    **_PAPER_DTYPES, "figure_id": "string", "label": "string", "caption": "string", "section": "string",
-    "graphic": "string", "citations": "object", "figures": "object", "tables": "object",
-}
+FIGURE_DTYPES: Mapping[str, Any] = {**_PAPER_DTYPES, **_columns(Figure)}
 FIGURE_COLUMNS: tuple[str, ...] = tuple(FIGURE_DTYPES)
 
 

@@ -14,6 +14,7 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from paperfetch.fulltext.base import normalise_space
 from paperfetch.fulltext.pdflines import LAYOUT, PdfLayout, TextLine
@@ -37,6 +38,7 @@ _CAPTION = re.compile(r"^(?:fig(?:ure)?s?|table|box|scheme|plate|chart)\.?\s*[A-
                       re.IGNORECASE)
 _CAPTION_TITLED = re.compile(r"^(?:Fig(?:ure)?s?|Table|Box|Scheme|Plate|Chart)\.?\s*[A-Z]?\d+[a-z]?\s+[A-Z]")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_START = attrgetter("x")
 
 
 def clean(text: str) -> str:
@@ -137,14 +139,10 @@ def _spread(pieces: list[TextLine], page: list[TextLine], layout: PdfLayout) -> 
     slack = layout.spread_slack * first.size
     if min(gaps) <= 0 or max(gaps) > layout.spread_evenness * min(gaps) + slack:
         return False
-    near = page[bisect_left(page, first.x - slack - 1, key=_start):bisect_right(page, first.x + slack + 1, key=_start)]
+    near = page[bisect_left(page, first.x - slack - 1, key=_START):bisect_right(page, first.x + slack + 1, key=_START)]
     return any(0 < abs(other.y - first.y) <= layout.spread_reach * first.size
                and abs(other.size - first.size) <= layout.same_size * first.size
                and abs(other.x - first.x) <= slack and abs(other.right - last.right) <= slack for other in near)
-
-
-def _start(line: TextLine) -> float:
-    return line.x
 
 
 def _joined(pieces: list[TextLine]) -> TextLine:

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
+from itertools import islice
 from typing import Any, NamedTuple
 
 from paperfetch import defaults
@@ -186,9 +187,7 @@ def _pypdf_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
     reader = PdfReader(io.BytesIO(pdf))
     if reader.is_encrypted and not reader.decrypt(""):
         raise FullTextError("the PDF is encrypted")
-    for number, page in enumerate(reader.pages):
-        if max_pages is not None and number >= max_pages:
-            break
+    for number, page in enumerate(islice(reader.pages, max_pages)):
         yield from _pypdf_page(number, page)
 
 
@@ -384,12 +383,7 @@ def _glyphs(raw: Any, handle: Any) -> Iterator[_Glyph]:  # noqa: ANN401 - ctypes
                 styles[owner] = style
         box_of(handle, k, rect_ref)
         font, size, turns = style
-        if turns:
-            left, right, bottom, top = _upright(rect, turns)
-        else:
-            left, right, bottom, top = rect.left, rect.right, rect.bottom, rect.top
-            left, right = (right, left) if right < left else (left, right)
-            bottom, top = (top, bottom) if top < bottom else (bottom, top)
+        left, right, bottom, top = _upright(rect, turns)
         if top <= bottom:
             continue
         yield _Glyph(char, left, right, bottom, top, font, size, space, turns != 0)
