@@ -15,8 +15,8 @@ from typing import NamedTuple
 import pandas as pd
 from lxml import etree
 
-from paperfetch.fulltext.base import SECTION_SEPARATOR, Table
-from paperfetch.fulltext.xmltext import DROPPED, first_child, flatten, local_name, section_path, xrefs
+from paperfetch.fulltext.base import Table
+from paperfetch.fulltext.xmltext import DROPPED, flatten, float_fields, local_name
 
 __all__ = ["HEADER_SEPARATOR", "MAX_CELLS", "MAX_SPAN", "parse_table", "pipe_table", "table_frame"]
 
@@ -28,7 +28,6 @@ MAX_SPAN = 1000
 MAX_CELLS = 1_000_000
 
 _ROW_GROUPS = ("thead", "tbody", "tfoot")
-_NOTHING_DROPPED: frozenset[str] = frozenset()
 _FOOTNOTES_KEPT = DROPPED - {"fn", "table-wrap-foot"}
 
 
@@ -41,14 +40,10 @@ def parse_table(wrap: etree._Element, table_id: str, refs: Sequence[str] = (),
         columns, rows = _grid(table) if table is not None else ((), ())
     except _TooLarge:
         columns, rows = (), ()
-    links = xrefs(wrap, refs, dropped=_NOTHING_DROPPED, order=order)
     return Table(
         table_id=table_id,
-        label=flatten(first_child(wrap, "label")),
-        caption=flatten(first_child(wrap, "caption")),
         footnotes=" ".join(text for el in foot if (text := flatten(el, dropped=_FOOTNOTES_KEPT))),
-        section=section_path(wrap, SECTION_SEPARATOR),
-        columns=columns, rows=rows, **links,
+        columns=columns, rows=rows, **float_fields(wrap, refs, order),
     )
 
 

@@ -12,10 +12,10 @@ from typing import Any
 from lxml import etree
 
 from paperfetch import defaults
-from paperfetch.fulltext.base import FullTextError, FullTextTooLarge, normalise_space
+from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, FullTextTooLarge, normalise_space
 
 __all__ = [
-    "DROPPED", "XLINK_HREF", "XREF_KINDS", "first_child", "flatten", "local_name", "parse_xml",
+    "DROPPED", "XLINK_HREF", "XREF_KINDS", "first_child", "flatten", "float_fields", "local_name", "parse_xml",
     "section_path", "xrefs",
 ]
 
@@ -220,3 +220,9 @@ def section_path(element: etree._Element, separator: str) -> str:
         elif name == "article":
             break
     return separator.join(reversed(titles))
+
+
+def float_fields(element: etree._Element, refs: Sequence[str], order: Mapping[str, int] | None) -> dict[str, Any]:
+    """The label, caption, section path and link rids of a ``<fig>`` or ``<table-wrap>`` (links anywhere in it)."""
+    return {"label": flatten(first_child(element, "label")), "caption": flatten(first_child(element, "caption")),
+            "section": section_path(element, SECTION_SEPARATOR), **xrefs(element, refs, dropped=frozenset(), order=order)}
