@@ -1,10 +1,5 @@
-"""The fixed-schema frames of full text: paragraphs, references, tables, figures (docs/fulltext.md, "Parsing").
-
-Each is a function of an :class:`~paperfetch.fulltext.base.Article` and the paper's bibliographic record
-(:data:`RECORD_FIELDS`): every row carries the paper's identity and record, the record's values first (the
-ledger's, the services'), else what the document says of itself; the ids and the licence the document states
-come first (a JATS file names its own licence), then the record's.
-"""
+"""The fixed-schema frames of full text: paragraphs, references, tables, figures (docs/fulltext.md, "Parsing"),
+each a function of an :class:`~paperfetch.fulltext.base.Article` and the paper's record (:func:`paper_fields`)."""
 
 from __future__ import annotations
 

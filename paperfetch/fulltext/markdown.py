@@ -1,11 +1,5 @@
-"""A Markdown twin of each paper (docs/fulltext.md, "Markdown"); written, never read back.
-
-:func:`to_markdown` writes one document per paper: YAML front matter (ids, licence, text source, the text
-file's SHA-256), headings from the section paths, one block per paragraph ending with an invisible HTML anchor
-(``<a id="p12"></a>``), tables as pipe tables under their captions, figure captions, in-text citations as
-``[^ref_id]`` footnote references and the reference list as the footnotes. The front matter carries the
-paper's bibliographic record from the frames (title, year, journal, authors, retracted).
-"""
+"""A Markdown twin of each paper, from the full-text frames (docs/fulltext.md, "Markdown"); written, never read
+back."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The page furniture, figure/table text, run-in headings and hyphenation vocabulary of a PDF's positioned lines.
-
-What is left out of the running paragraphs (docs/fulltext.md, "PDF text layer"): running headers, footers,
-page numbers and mastheads (text at a page's top or foot that repeats, digits aside, on two pages or more, and
-bare page numbers there), figure and table captions (a block opening ``Figure 2.`` / ``Table 1:``), and table
-cells (short lines sharing their baseline with other short lines). None of them becomes a row.
-"""
+"""The page furniture, figure/table text, run-in headings and hyphenation vocabulary of a PDF's positioned lines:
+what is left out of the running paragraphs (docs/fulltext.md, "PDF text layer", steps 2 and 3) and what tells
+their headings and words."""
 
 from __future__ import annotations
 

@@ -2,11 +2,7 @@
 one :class:`PdfLayout` value every rule of the PDF layer (pdflines, pdflayout, pdftext) reads its measures from.
 
 PDFium's own line breaks split a line at every raised or lowered glyph (``m`` | ``2``) and its text runs break
-apart on Type-3 fonts, so the lines are built here from the characters: a glyph joins the line when its middle
-lies in the line's band and it starts right of the last glyph (or inside it: a ligature's second letter), within
-a gap narrower than a column gutter. A space goes where the text has one (PDFium's generated spaces included) or
-where the gap passes :attr:`PdfLayout.word_space` em (:attr:`PdfLayout.font_space` where the font changes); a
-smaller raised or lowered glyph takes no space, so ``10`` + ``−3`` reads ``10−3``.
+apart on Type-3 fonts, so the lines are built here from the characters (docs/fulltext.md, "PDF text layer", step 1).
 """
 
 from __future__ import annotations
