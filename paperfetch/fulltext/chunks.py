@@ -203,7 +203,7 @@ def _paper_chunks(rows: list[tuple[str, str, str]], budget: _Budget, overlap: in
 
 
 def _value(value: Any) -> Any:
-    return value if isinstance(value, (list, tuple)) else None if is_missing(value) else value
+    return None if is_missing(value) else value
 
 
 def _text_of(value: Any) -> str:

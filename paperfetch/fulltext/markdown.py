@@ -73,9 +73,7 @@ def _value(value: Any) -> Any:
 
 
 def _list(value: Any) -> list[str]:
-    if value is None or (not isinstance(value, (list, tuple)) and is_missing(value)):
-        return []
-    return [str(v) for v in value]
+    return [] if is_missing(value) else [str(v) for v in value]
 
 
 class _Writer:
@@ -143,9 +141,7 @@ class _Writer:
 
 def _offsets(value: Any, citations: list[str]) -> list[int] | None:
     """The citation offsets of a row when there is one per citation, else ``None``."""
-    if value is None or (not isinstance(value, (list, tuple)) and is_missing(value)):
-        return None
-    offsets = [int(v) for v in value]
+    offsets = [] if is_missing(value) else [int(v) for v in value]
     return offsets if len(offsets) == len(citations) else None
 
 
