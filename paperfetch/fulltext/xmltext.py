@@ -15,7 +15,7 @@ from paperfetch import defaults
 from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, FullTextTooLarge, normalise_space
 
 __all__ = [
-    "DROPPED", "XLINK_HREF", "XREF_KINDS", "first_child", "flatten", "float_fields", "local_name", "parse_xml",
+    "DROPPED", "XLINK_HREF", "XREF_KINDS", "children", "first_child", "flatten", "float_fields", "local_name", "parse_xml",
     "section_path", "xrefs",
 ]
 
@@ -108,9 +108,14 @@ def flatten(element: etree._Element | None, *, dropped: frozenset[str] = DROPPED
     return normalise_space("".join(out))
 
 
+def children(element: etree._Element | None, name: str) -> list[etree._Element]:
+    """The children of *element* named *name* (any namespace); none for no element."""
+    return [] if element is None else [child for child in element if local_name(child.tag) == name]
+
+
 def first_child(element: etree._Element | None, name: str) -> etree._Element | None:
     """The first child of *element* named *name* (any namespace), or ``None``."""
-    return None if element is None else next((child for child in element if local_name(child.tag) == name), None)
+    return next(iter(children(element, name)), None)
 
 
 def _collect(element: etree._Element, out: list[str], dropped: frozenset[str], spaced: bool,
