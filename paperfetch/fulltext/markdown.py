@@ -28,7 +28,9 @@ logger = logging.getLogger(__name__)
 #: The keys of the front matter, in order; every one is written, ``null`` when unknown.
 FRONT_MATTER_KEYS = ("title", "year", "journal", "authors", "retracted", "doi", "pmid", "pmcid", "license",
                      "license_id", "reuse", "text_source", "sha256", "input")
-_IDS = ("doi", "pmid", "pmcid")
+#: Where a cited work's identifier links to.
+_ID_URLS = {"doi": "https://doi.org/{}", "pmid": "https://pubmed.ncbi.nlm.nih.gov/{}/",
+            "pmcid": "https://www.ncbi.nlm.nih.gov/pmc/articles/{}/"}
 _OPEN = frozenset({"cc by", "cc by-sa", "cc0"})
 _NO_LICENSE = "no licence given: the text may not be reused without the publisher's permission"
 _NOT_LISTED = "(not in the reference list)"
@@ -203,12 +205,8 @@ def _reference_line(row: Mapping[str, Any], writer: _Writer) -> str:
     parts = [f"**{writer.text(str(label))}**"] if (label := _value(row.get("label"))) else []
     if text := _value(row.get("text")):
         parts.append(writer.text(str(text)))
-    if doi := _value(row.get("doi")):
-        parts.append(f"<https://doi.org/{quote(str(doi), safe='/:;._-()')}>")
-    if pmid := _value(row.get("pmid")):
-        parts.append(f"<https://pubmed.ncbi.nlm.nih.gov/{pmid}/>")
-    if pmcid := _value(row.get("pmcid")):
-        parts.append(f"<https://www.ncbi.nlm.nih.gov/pmc/articles/{pmcid}/>")
+    parts += [f"<{url.format(quote(str(ident), safe='/:;._-()'))}>" for kind, url in _ID_URLS.items()
+              if (ident := _value(row.get(kind)))]
     return writer.anchor(str(_value(row.get("ref_id")))).lstrip() + " ".join(parts)
 
 
