@@ -89,10 +89,6 @@ FIGURE_DTYPES: Mapping[str, Any] = {**_PAPER_DTYPES, **_columns(Figure)}
 FIGURE_COLUMNS: tuple[str, ...] = tuple(FIGURE_DTYPES)
 
 
-def _or_none(value: str | None) -> str | None:
-    return value or None
-
-
 def _given(value: Any) -> Any:
     """*value*, or None where it is missing or empty (an empty author list included)."""
     if isinstance(value, (list, tuple)):
@@ -106,12 +102,12 @@ def paper_fields(article: Article, record: Mapping[str, Any] | None = None) -> d
     the rest of the record (year, journal, authors, retracted) from *record*, else the document's title. A
     licence brings its own ``license_id`` (none: read from the licence)."""
     record = record or {}
-    out = {name: _given(record.get(name)) or _or_none(getattr(article, name)) for name in _IDS}
+    out = {name: _given(record.get(name)) or getattr(article, name) or None for name in _IDS}
     own = article.license if article.text_source == "jats" or not _given(record.get("license")) else ""
     out["license"] = own or _given(record.get("license"))
-    out["license_id"] = _or_none(article.license_id) if own else _given(record.get("license_id"))
+    out["license_id"] = (article.license_id or None) if own else _given(record.get("license_id"))
     out.update({name: _given(record.get(name)) for name in _BIB_DTYPES})
-    out["title"] = out["title"] or _or_none(article.title)
+    out["title"] = out["title"] or article.title or None
     try:
         out["year"] = None if out["year"] is None else int(out["year"])
     except (TypeError, ValueError):
@@ -125,7 +121,7 @@ def _fields(item: Paragraph | Reference | Table | Figure, kept: tuple[str, ...] 
     the *kept* ones)."""
     values = {f.name: getattr(item, f.name) for f in fields(item) if f.name not in left}
     return {name: list(value) if isinstance(value, tuple)
-            else _or_none(value) if isinstance(value, str) and name not in kept else value
+            else (value or None) if isinstance(value, str) and name not in kept else value
             for name, value in values.items()}
 
 
