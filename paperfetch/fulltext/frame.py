@@ -63,18 +63,25 @@ def _columns(record: type[Paragraph | Reference | Table | Figure], **instead: Ma
 
 
 PARAGRAPH_DTYPES: Mapping[str, Any] = {
-    "input": "object", **_ID_DTYPES, "text_source": pd.CategoricalDtype(list(TEXT_SOURCES)), "license": "string",
+    "input": "object",
+    **_ID_DTYPES,
+    "text_source": pd.CategoricalDtype(list(TEXT_SOURCES)),
+    "license": "string",
     **_columns(Paragraph, page={"words": "Int64", "chars": "Int64", "page": "Int64"}),
-    "license_id": "string", **_BIB_DTYPES,
+    "license_id": "string",
+    **_BIB_DTYPES,
 }
 PARAGRAPH_COLUMNS: tuple[str, ...] = tuple(PARAGRAPH_DTYPES)
 
 #: ``citing_*`` name the paper whose ``<ref-list>`` it is; ``doi``/``pmid``/``pmcid`` the cited work, so the
 #: frame goes straight into ``Retriever.download_frame(refs, column="doi")``.
 REFERENCE_DTYPES: Mapping[str, Any] = {
-    "input": "object", **{f"citing_{name}": dtype for name, dtype in _ID_DTYPES.items()},
-    **_columns(Reference, year={"year": "Int64"}, **dict.fromkeys(_IDS, {})),
-    **_ID_DTYPES, "license": "string", "license_id": "string",
+    "input": "object",
+    **{f"citing_{name}": dtype for name, dtype in _ID_DTYPES.items()},
+    **_columns(Reference, year={"year": "Int64"}, **dict.fromkeys(_IDS, {})),  # the cited work's ids come after
+    **_ID_DTYPES,
+    "license": "string",
+    "license_id": "string",
     **{f"citing_{name}": dtype for name, dtype in _BIB_DTYPES.items()},
 }
 REFERENCE_COLUMNS: tuple[str, ...] = tuple(REFERENCE_DTYPES)
