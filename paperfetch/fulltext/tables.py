@@ -67,21 +67,19 @@ class _Cell(NamedTuple):
     colspan: int
 
 
-def _table_rows(table: etree._Element) -> list[tuple[bool, list[_Cell]]]:
+def _table_rows(element: etree._Element, head: bool = False, columns: dict[str, int] | None = None,
+                spans: dict[str, tuple[str, str]] | None = None) -> list[tuple[bool, list[_Cell]]]:
     """Every row (``<tr>`` or OASIS ``<row>``) in order, each with whether it is a header row (in ``<thead>``)
     and its cells; an OASIS ``<tgroup>``'s rows place their cells by the group's column and span names."""
     rows: list[tuple[bool, list[_Cell]]] = []
-    for child in table:
+    for child in element:
         name = local_name(child.tag)
         if name in ("tr", "row"):
-            rows.append((False, _row_cells(child, {}, {})))
+            rows.append((head, _row_cells(child, columns or {}, spans or {})))
         elif name in _ROW_GROUPS:
-            rows += [(name == "thead", _row_cells(tr, {}, {})) for tr in child if local_name(tr.tag) in ("tr", "row")]
+            rows += _table_rows(child, name == "thead", columns, spans)
         elif name == "tgroup":
-            columns, spans = _colspecs(child)
-            for group in child:
-                head = local_name(group.tag) == "thead"
-                rows += [(head, _row_cells(row, columns, spans)) for row in group if local_name(row.tag) == "row"]
+            rows += _table_rows(child, head, *_colspecs(child))
     return rows
 
 
