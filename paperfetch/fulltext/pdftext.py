@@ -110,6 +110,9 @@ class _Builder:
         """The rows in the order their paragraphs start (a paragraph cut by small print closes after it)."""
         return [replace(row, paragraph=i) for i, (_, row) in enumerate(sorted(self.rows, key=lambda pair: pair[0]))]
 
+    def section(self) -> str:
+        return SECTION_SEPARATOR.join(title for _, title in self.path)
+
     def add(self, small: bool, text: str, line: TextLine) -> None:
         if small not in self.open:
             self.opened += 1
@@ -123,8 +126,7 @@ class _Builder:
             current = self.open.pop(kind, None)
             text = clean(_join(current.lines, self.vocabulary)) if current else ""
             if current and text:
-                section = SECTION_SEPARATOR.join(title for _, title in self.path)
-                self.rows.append((current.order, Paragraph(section=section, paragraph=0, text=text,
+                self.rows.append((current.order, Paragraph(section=self.section(), paragraph=0, text=text,
                                                            page=current.page)))
 
     def heading(self, level: int, title: str) -> None:
