@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
+from os.path import commonprefix
 from typing import Any
 
 import pandas as pd
@@ -103,13 +104,7 @@ class _Budget:
 
 
 def _common_section(sections: Sequence[str]) -> str:
-    parts = [s.split(SECTION_SEPARATOR) if s else [] for s in sections]
-    common: list[str] = []
-    for level in zip(*parts):
-        if any(title != level[0] for title in level):
-            break
-        common.append(level[0])
-    return SECTION_SEPARATOR.join(common)
+    return SECTION_SEPARATOR.join(commonprefix([s.split(SECTION_SEPARATOR) if s else [] for s in sections]))
 
 
 def _greedy(items: Sequence[str], fits: Callable[[str], bool], join: str) -> list[str]:
@@ -208,7 +203,7 @@ def _paper_chunks(rows: list[tuple[str, str, str]], budget: _Budget, overlap: in
 
 
 def _value(value: Any) -> Any:
-    return value if isinstance(value, (list, tuple)) else None if is_missing(value) else value
+    return None if is_missing(value) else value
 
 
 def _text_of(value: Any) -> str:

@@ -7,29 +7,21 @@ from collections.abc import Mapping, Sequence
 
 from lxml import etree
 
-from paperfetch.fulltext.base import SECTION_SEPARATOR, Figure, Table, unique_ids
+from paperfetch.fulltext.base import Figure, Table, unique_ids
 from paperfetch.fulltext.tables import parse_table
-from paperfetch.fulltext.xmltext import XLINK_HREF, first_child, flatten, local_name, section_path, xrefs
+from paperfetch.fulltext.xmltext import XLINK_HREF, float_fields, local_name
 
 __all__ = ["floats", "parse_figure"]
 
 #: Where a figure or table is never the article's own: peer reviews and decision letters, translated abstracts.
 _ELSEWHERE = frozenset({"sub-article", "response", "trans-abstract"})
-_NOTHING_DROPPED: frozenset[str] = frozenset()
 
 
 def parse_figure(fig: etree._Element, figure_id: str, refs: Sequence[str] = (),
                  order: Mapping[str, int] | None = None) -> Figure:
     """The figure of one ``<fig>``, under *figure_id*."""
     graphic = next((el.get(XLINK_HREF) or "" for el in fig.iter("{*}graphic")), "")
-    return Figure(
-        figure_id=figure_id,
-        label=flatten(first_child(fig, "label")),
-        caption=flatten(first_child(fig, "caption")),
-        section=section_path(fig, SECTION_SEPARATOR),
-        graphic=graphic.strip(),
-        **xrefs(fig, refs, dropped=_NOTHING_DROPPED, order=order),
-    )
+    return Figure(figure_id=figure_id, graphic=graphic.strip(), **float_fields(fig, refs, order))
 
 
 def floats(article: etree._Element, refs: Sequence[str] = ()) -> tuple[tuple[Table, ...], tuple[Figure, ...]]:

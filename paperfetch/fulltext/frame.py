@@ -1,14 +1,9 @@
-"""The fixed-schema frames of full text: paragraphs, references, tables, figures (docs/fulltext.md, "Parsing").
-
-Each is a function of an :class:`~paperfetch.fulltext.base.Article` and the paper's bibliographic record
-(:data:`RECORD_FIELDS`): every row carries the paper's identity and record, the record's values first (the
-ledger's, the services'), else what the document says of itself; the ids and the licence the document states
-come first (a JATS file names its own licence), then the record's.
-"""
+"""The fixed-schema frames of full text: paragraphs, references, tables, figures (docs/fulltext.md, "Parsing"),
+each a function of an :class:`~paperfetch.fulltext.base.Article` and the paper's record (:func:`paper_fields`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -55,22 +50,24 @@ _ID_DTYPES = dict.fromkeys(_IDS, "string")
 #: The fields of a paper's record the frames carry: ids, licence and the bibliographic record.
 RECORD_FIELDS = (*_IDS, "license", "license_id", *_BIB_DTYPES)
 
+_DTYPE_OF = {"str": "string", "int": "Int64", "int | None": "Int64"}
+
+
+def _columns(record: type[Paragraph | Reference | Table | Figure], **instead: Mapping[str, Any]) -> dict[str, Any]:
+    """A column for each field of *record* (text a string, a number Int64, a tuple an object), or the *instead*
+    columns in a field's place: the columns of the rows :func:`_fields` makes."""
+    out: dict[str, Any] = {}
+    for f in fields(record):
+        out.update(instead.get(f.name, {f.name: _DTYPE_OF.get(str(f.type), "object")}))
+    return out
+
+
 PARAGRAPH_DTYPES: Mapping[str, Any] = {
     "input": "object",
     **_ID_DTYPES,
     "text_source": pd.CategoricalDtype(list(TEXT_SOURCES)),
     "license": "string",
-    "section": "string",
-    "paragraph": "Int64",
-    "text": "string",
-    "paragraph_id": "string",
-    "citations": "object",
-    "citation_offsets": "object",
-    "figures": "object",
-    "tables": "object",
-    "words": "Int64",
-    "chars": "Int64",
-    "page": "Int64",
+    **_columns(Paragraph, page={"words": "Int64", "chars": "Int64", "page": "Int64"}),
     "license_id": "string",
     **_BIB_DTYPES,
 }
@@ -81,14 +78,7 @@ PARAGRAPH_COLUMNS: tuple[str, ...] = tuple(PARAGRAPH_DTYPES)
 REFERENCE_DTYPES: Mapping[str, Any] = {
     "input": "object",
     **{f"citing_{name}": dtype for name, dtype in _ID_DTYPES.items()},
-    "index": "Int64",
-    "ref_id": "string",
-    "label": "string",
-    "text": "string",
-    "title": "string",
-    "source": "string",
-    "year": "Int64",
-    "authors": "object",
+    **_columns(Reference, year={"year": "Int64"}, **dict.fromkeys(_IDS, {})),  # the cited work's ids come after
     **_ID_DTYPES,
     "license": "string",
     "license_id": "string",
@@ -99,22 +89,11 @@ REFERENCE_COLUMNS: tuple[str, ...] = tuple(REFERENCE_DTYPES)
 _PAPER_DTYPES: Mapping[str, Any] = {"input": "object", **_ID_DTYPES, "license": "string", "license_id": "string",
                                     **_BIB_DTYPES}
 #: One row per ``<table-wrap>``: ``table`` is a DataFrame of the cells, ``markdown`` the same as a pipe table.
-TABLE_DTYPES: Mapping[str, Any] = {
-    **_PAPER_DTYPES, "table_id": "string", "label": "string", "caption": "string", "footnotes": "string",
-    "section": "string", "markdown": "string", "table": "object", "citations": "object", "figures": "object",
-    "tables": "object",
-}
+TABLE_DTYPES: Mapping[str, Any] = {**_PAPER_DTYPES, **_columns(Table, columns={"markdown": "string"}, rows={"table": "object"})}
 TABLE_COLUMNS: tuple[str, ...] = tuple(TABLE_DTYPES)
 #: One row per ``<fig>``: ``graphic`` is the href of its image as the JATS gives it (never downloaded).
-FIGURE_DTYPES: Mapping[str, Any] = {
-    **_PAPER_DTYPES, "figure_id": "string", "label": "string", "caption": "string", "section": "string",
-    "graphic": "string", "citations": "object", "figures": "object", "tables": "object",
-}
+FIGURE_DTYPES: Mapping[str, Any] = {**_PAPER_DTYPES, **_columns(Figure)}
 FIGURE_COLUMNS: tuple[str, ...] = tuple(FIGURE_DTYPES)
-
-
-def _or_none(value: str | None) -> str | None:
-    return value or None
 
 
 def _given(value: Any) -> Any:
@@ -130,12 +109,12 @@ def paper_fields(article: Article, record: Mapping[str, Any] | None = None) -> d
     the rest of the record (year, journal, authors, retracted) from *record*, else the document's title. A
     licence brings its own ``license_id`` (none: read from the licence)."""
     record = record or {}
-    out = {name: _given(record.get(name)) or _or_none(getattr(article, name)) for name in _IDS}
+    out = {name: _given(record.get(name)) or getattr(article, name) or None for name in _IDS}
     own = article.license if article.text_source == "jats" or not _given(record.get("license")) else ""
     out["license"] = own or _given(record.get("license"))
-    out["license_id"] = _or_none(article.license_id) if own else _given(record.get("license_id"))
+    out["license_id"] = (article.license_id or None) if own else _given(record.get("license_id"))
     out.update({name: _given(record.get(name)) for name in _BIB_DTYPES})
-    out["title"] = out["title"] or _or_none(article.title)
+    out["title"] = out["title"] or article.title or None
     try:
         out["year"] = None if out["year"] is None else int(out["year"])
     except (TypeError, ValueError):
@@ -149,7 +128,7 @@ def _fields(item: Paragraph | Reference | Table | Figure, kept: tuple[str, ...] 
     the *kept* ones)."""
     values = {f.name: getattr(item, f.name) for f in fields(item) if f.name not in left}
     return {name: list(value) if isinstance(value, tuple)
-            else _or_none(value) if isinstance(value, str) and name not in kept else value
+            else (value or None) if isinstance(value, str) and name not in kept else value
             for name, value in values.items()}
 
 
@@ -216,21 +195,16 @@ def by_input(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {key: part for key, part in frame.groupby(frame["input"].astype(str), sort=False)}
 
 
-def paragraphs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The paragraphs frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return typed_frame(rows, PARAGRAPH_DTYPES, "paragraph")
+def _frame_maker(dtypes: Mapping[str, Any], what: str) -> Callable[[Iterable[Mapping[str, Any]]], pd.DataFrame]:
+    def frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+        return typed_frame(rows, dtypes, what)
+
+    frame.__name__ = frame.__qualname__ = f"{what}s_frame"
+    frame.__doc__ = f"The {what}s frame from row dicts (missing keys are nulls; extra keys are an error)."
+    return frame
 
 
-def references_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The references frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return typed_frame(rows, REFERENCE_DTYPES, "reference")
-
-
-def tables_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The tables frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return typed_frame(rows, TABLE_DTYPES, "table")
-
-
-def figures_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The figures frame from row dicts (missing keys are nulls; extra keys are an error)."""
-    return typed_frame(rows, FIGURE_DTYPES, "figure")
+paragraphs_frame = _frame_maker(PARAGRAPH_DTYPES, "paragraph")
+references_frame = _frame_maker(REFERENCE_DTYPES, "reference")
+tables_frame = _frame_maker(TABLE_DTYPES, "table")
+figures_frame = _frame_maker(FIGURE_DTYPES, "figure")

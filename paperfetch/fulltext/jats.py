@@ -19,7 +19,7 @@ from paperfetch.fulltext.base import (
 )
 from paperfetch.fulltext.figures import floats
 from paperfetch.fulltext.references import PUB_ID_TYPES, parse_references
-from paperfetch.fulltext.xmltext import XLINK_HREF, citation_ends, first_child, flatten, local_name, parse_xml, xrefs
+from paperfetch.fulltext.xmltext import XLINK_HREF, children, first_child, flatten, local_name, parse_xml, xrefs
 
 __all__ = ["NOT_ROWS", "article_from_element", "parse_jats", "parse_jats_set", "split_articles"]
 
@@ -67,7 +67,7 @@ def article_from_element(article: etree._Element) -> Article:
     meta = _child_path(article, "front", "article-meta")
     ids = _article_ids(meta)
     rows: list[tuple[str, str, etree._Element]] = []
-    for abstract in _children(meta, "abstract"):
+    for abstract in children(meta, "abstract"):
         _walk(abstract, _abstract_path(abstract), rows)
     body = _child_path(article, "body")
     if body is not None:
@@ -78,11 +78,10 @@ def article_from_element(article: etree._Element) -> Article:
     paragraph_ids = unique_ids([(p.get("id") or "").strip() for _, _, p in rows], "p")
     paragraphs = []
     for i, (section, text, p) in enumerate(rows):
-        marks: list[int] = []
-        links = xrefs(p, refs, order=order, marks=marks)
-        ends = citation_ends(p) if marks else []
+        offsets: list[int] = []
+        links = xrefs(p, refs, order=order, offsets=offsets)
         paragraphs.append(Paragraph(section=section, paragraph=i, text=text, paragraph_id=paragraph_ids[i],
-                                    citations=links["citations"], citation_offsets=tuple(ends[m] for m in marks),
+                                    citations=links["citations"], citation_offsets=tuple(offsets),
                                     figures=links["figures"], tables=links["tables"]))
     tables, figures = floats(article, refs)
     licence, licence_id = _license(meta)
@@ -98,10 +97,6 @@ def article_from_element(article: etree._Element) -> Article:
         tables=tables,
         figures=figures,
     )
-
-
-def _children(element: etree._Element | None, name: str) -> list[etree._Element]:
-    return [] if element is None else [child for child in element if local_name(child.tag) == name]
 
 
 def _child_path(element: etree._Element | None, *names: str) -> etree._Element | None:
@@ -132,7 +127,7 @@ def _walk(element: etree._Element, path: list[str], rows: list[tuple[str, str, e
 
 def _article_ids(meta: etree._Element | None) -> dict[str, str]:
     ids: dict[str, str] = {}
-    for element in _children(meta, "article-id"):
+    for element in children(meta, "article-id"):
         kind = PUB_ID_TYPES.get((element.get("pub-id-type") or "").lower())
         if kind and kind not in ids:
             value = canonical_id(flatten(element), kind)
@@ -143,8 +138,8 @@ def _article_ids(meta: etree._Element | None) -> dict[str, str]:
 
 def _license(meta: etree._Element | None) -> tuple[str, str]:
     """The first ``<license>`` that names one, and its short id (:func:`~paperfetch.fulltext.base.license_id`)."""
-    for permissions in _children(meta, "permissions"):
-        for lic in _children(permissions, "license"):
+    for permissions in children(meta, "permissions"):
+        for lic in children(permissions, "license"):
             text = flatten(lic)
             if licence := _licence_of(lic, text):
                 ident, in_text = license_id(licence), license_id(text)  # the text may name the version the code lacks

@@ -24,8 +24,7 @@ __all__ = ["READERS", "read"]
 
 #: What parses each kind of file, by its suffix (lower case), into its articles; each raises FullTextError.
 READERS: dict[str, Callable[[bytes, Mapping[str, Any]], list[Article]]] = {
-    ".xml": lambda body, o: parse_jats_set(body, max_bytes=o["max_xml_bytes"]),
-    ".nxml": lambda body, o: parse_jats_set(body, max_bytes=o["max_xml_bytes"]),
+    **dict.fromkeys((".xml", ".nxml"), lambda body, o: parse_jats_set(body, max_bytes=o["max_xml_bytes"])),
     ".pdf": lambda body, o: [parse_pdf(body, engine=o["pdf_engine"], max_bytes=o["max_pdf_bytes"])],
 }
 

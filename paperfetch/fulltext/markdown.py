@@ -1,11 +1,5 @@
-"""A Markdown twin of each paper (docs/fulltext.md, "Markdown"); written, never read back.
-
-:func:`to_markdown` writes one document per paper: YAML front matter (ids, licence, text source, the text
-file's SHA-256), headings from the section paths, one block per paragraph ending with an invisible HTML anchor
-(``<a id="p12"></a>``), tables as pipe tables under their captions, figure captions, in-text citations as
-``[^ref_id]`` footnote references and the reference list as the footnotes. The front matter carries the
-paper's bibliographic record from the frames (title, year, journal, authors, retracted).
-"""
+"""A Markdown twin of each paper, from the full-text frames (docs/fulltext.md, "Markdown"); written, never read
+back."""
 
 from __future__ import annotations
 
@@ -15,6 +9,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
+from os.path import commonprefix
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
@@ -33,7 +28,9 @@ logger = logging.getLogger(__name__)
 #: The keys of the front matter, in order; every one is written, ``null`` when unknown.
 FRONT_MATTER_KEYS = ("title", "year", "journal", "authors", "retracted", "doi", "pmid", "pmcid", "license",
                      "license_id", "reuse", "text_source", "sha256", "input")
-_IDS = ("doi", "pmid", "pmcid")
+#: Where a cited work's identifier links to.
+_ID_URLS = {"doi": "https://doi.org/{}", "pmid": "https://pubmed.ncbi.nlm.nih.gov/{}/",
+            "pmcid": "https://www.ncbi.nlm.nih.gov/pmc/articles/{}/"}
 _OPEN = frozenset({"cc by", "cc by-sa", "cc0"})
 _NO_LICENSE = "no licence given: the text may not be reused without the publisher's permission"
 _NOT_LISTED = "(not in the reference list)"
@@ -78,9 +75,7 @@ def _value(value: Any) -> Any:
 
 
 def _list(value: Any) -> list[str]:
-    if value is None or (not isinstance(value, (list, tuple)) and is_missing(value)):
-        return []
-    return [str(v) for v in value]
+    return [] if is_missing(value) else [str(v) for v in value]
 
 
 class _Writer:
@@ -148,9 +143,7 @@ class _Writer:
 
 def _offsets(value: Any, citations: list[str]) -> list[int] | None:
     """The citation offsets of a row when there is one per citation, else ``None``."""
-    if value is None or (not isinstance(value, (list, tuple)) and is_missing(value)):
-        return None
-    offsets = [int(v) for v in value]
+    offsets = [] if is_missing(value) else [int(v) for v in value]
     return offsets if len(offsets) == len(citations) else None
 
 
@@ -172,9 +165,7 @@ def _headings(old: list[str], new: list[str], writer: _Writer) -> list[str]:
     """The headings that take the reader from section path *old* to *new*."""
     if not new:
         return [_BREAK] if old else []
-    same = 0
-    while same < min(len(old), len(new)) and old[same] == new[same]:
-        same += 1
+    same = len(commonprefix([old, new]))
     if same == len(new):  # back up to an enclosing section: its heading again
         same -= 1
     return [f"{'#' * (level + 2)} {writer.text(title)}" for level, title in enumerate(new) if level >= same]
@@ -214,12 +205,8 @@ def _reference_line(row: Mapping[str, Any], writer: _Writer) -> str:
     parts = [f"**{writer.text(str(label))}**"] if (label := _value(row.get("label"))) else []
     if text := _value(row.get("text")):
         parts.append(writer.text(str(text)))
-    if doi := _value(row.get("doi")):
-        parts.append(f"<https://doi.org/{quote(str(doi), safe='/:;._-()')}>")
-    if pmid := _value(row.get("pmid")):
-        parts.append(f"<https://pubmed.ncbi.nlm.nih.gov/{pmid}/>")
-    if pmcid := _value(row.get("pmcid")):
-        parts.append(f"<https://www.ncbi.nlm.nih.gov/pmc/articles/{pmcid}/>")
+    parts += [f"<{url.format(quote(str(ident), safe='/:;._-()'))}>" for kind, url in _ID_URLS.items()
+              if (ident := _value(row.get(kind)))]
     return writer.anchor(str(_value(row.get("ref_id")))).lstrip() + " ".join(parts)
 
 

@@ -1,10 +1,6 @@
-"""The page furniture, figure/table text, run-in headings and hyphenation vocabulary of a PDF's positioned lines.
-
-What is left out of the running paragraphs (docs/fulltext.md, "PDF text layer"): running headers, footers,
-page numbers and mastheads (text at a page's top or foot that repeats, digits aside, on two pages or more, and
-bare page numbers there), figure and table captions (a block opening ``Figure 2.`` / ``Table 1:``), and table
-cells (short lines sharing their baseline with other short lines). None of them becomes a row.
-"""
+"""The page furniture, figure/table text, run-in headings and hyphenation vocabulary of a PDF's positioned lines:
+what is left out of the running paragraphs (docs/fulltext.md, "PDF text layer", steps 2 and 3) and what tells
+their headings and words."""
 
 from __future__ import annotations
 
@@ -14,6 +10,7 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from paperfetch.fulltext.base import normalise_space
 from paperfetch.fulltext.pdflines import LAYOUT, PdfLayout, TextLine
@@ -37,6 +34,7 @@ _CAPTION = re.compile(r"^(?:fig(?:ure)?s?|table|box|scheme|plate|chart)\.?\s*[A-
                       re.IGNORECASE)
 _CAPTION_TITLED = re.compile(r"^(?:Fig(?:ure)?s?|Table|Box|Scheme|Plate|Chart)\.?\s*[A-Z]?\d+[a-z]?\s+[A-Z]")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_START = attrgetter("x")
 
 
 def clean(text: str) -> str:
@@ -137,14 +135,10 @@ def _spread(pieces: list[TextLine], page: list[TextLine], layout: PdfLayout) -> 
     slack = layout.spread_slack * first.size
     if min(gaps) <= 0 or max(gaps) > layout.spread_evenness * min(gaps) + slack:
         return False
-    near = page[bisect_left(page, first.x - slack - 1, key=_start):bisect_right(page, first.x + slack + 1, key=_start)]
+    near = page[bisect_left(page, first.x - slack - 1, key=_START):bisect_right(page, first.x + slack + 1, key=_START)]
     return any(0 < abs(other.y - first.y) <= layout.spread_reach * first.size
                and abs(other.size - first.size) <= layout.same_size * first.size
                and abs(other.x - first.x) <= slack and abs(other.right - last.right) <= slack for other in near)
-
-
-def _start(line: TextLine) -> float:
-    return line.x
 
 
 def _joined(pieces: list[TextLine]) -> TextLine:

@@ -2,11 +2,7 @@
 one :class:`PdfLayout` value every rule of the PDF layer (pdflines, pdflayout, pdftext) reads its measures from.
 
 PDFium's own line breaks split a line at every raised or lowered glyph (``m`` | ``2``) and its text runs break
-apart on Type-3 fonts, so the lines are built here from the characters: a glyph joins the line when its middle
-lies in the line's band and it starts right of the last glyph (or inside it: a ligature's second letter), within
-a gap narrower than a column gutter. A space goes where the text has one (PDFium's generated spaces included) or
-where the gap passes :attr:`PdfLayout.word_space` em (:attr:`PdfLayout.font_space` where the font changes); a
-smaller raised or lowered glyph takes no space, so ``10`` + ``−3`` reads ``10−3``.
+apart on Type-3 fonts, so the lines are built here from the characters (docs/fulltext.md, "PDF text layer", step 1).
 """
 
 from __future__ import annotations
@@ -20,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
+from itertools import islice
 from typing import Any, NamedTuple
 
 from paperfetch import defaults
@@ -186,9 +183,7 @@ def _pypdf_lines(pdf: bytes, max_pages: int | None) -> Iterator[TextLine]:
     reader = PdfReader(io.BytesIO(pdf))
     if reader.is_encrypted and not reader.decrypt(""):
         raise FullTextError("the PDF is encrypted")
-    for number, page in enumerate(reader.pages):
-        if max_pages is not None and number >= max_pages:
-            break
+    for number, page in enumerate(islice(reader.pages, max_pages)):
         yield from _pypdf_page(number, page)
 
 
@@ -384,12 +379,7 @@ def _glyphs(raw: Any, handle: Any) -> Iterator[_Glyph]:  # noqa: ANN401 - ctypes
                 styles[owner] = style
         box_of(handle, k, rect_ref)
         font, size, turns = style
-        if turns:
-            left, right, bottom, top = _upright(rect, turns)
-        else:
-            left, right, bottom, top = rect.left, rect.right, rect.bottom, rect.top
-            left, right = (right, left) if right < left else (left, right)
-            bottom, top = (top, bottom) if top < bottom else (bottom, top)
+        left, right, bottom, top = _upright(rect, turns)
         if top <= bottom:
             continue
         yield _Glyph(char, left, right, bottom, top, font, size, space, turns != 0)

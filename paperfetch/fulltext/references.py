@@ -7,7 +7,7 @@ import re
 from lxml import etree
 
 from paperfetch.fulltext.base import Reference, canonical_id
-from paperfetch.fulltext.xmltext import XLINK_HREF, first_child, flatten, local_name
+from paperfetch.fulltext.xmltext import XLINK_HREF, children, first_child, flatten, local_name
 from paperfetch.names import Name, organisation, parse_name, person
 
 __all__ = ["PUB_ID_TYPES", "parse_references"]
@@ -28,10 +28,7 @@ _NAMES = ("name", "string-name", "collab")
 
 def parse_references(article: etree._Element) -> tuple[Reference, ...]:
     """The references of *article* (a parsed ``<article>``) in document order; ``()`` when it has none."""
-    refs: list[etree._Element] = []
-    for back in article:
-        if local_name(back.tag) == "back":
-            refs.extend(el for el in back.iter() if local_name(el.tag) == "ref")
+    refs = [el for back in children(article, "back") for el in back.iter() if local_name(el.tag) == "ref"]
     return tuple(_reference(i, ref) for i, ref in enumerate(refs))
 
 

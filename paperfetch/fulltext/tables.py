@@ -15,8 +15,8 @@ from typing import NamedTuple
 import pandas as pd
 from lxml import etree
 
-from paperfetch.fulltext.base import SECTION_SEPARATOR, Table
-from paperfetch.fulltext.xmltext import DROPPED, first_child, flatten, local_name, section_path, xrefs
+from paperfetch.fulltext.base import Table
+from paperfetch.fulltext.xmltext import DROPPED, flatten, float_fields, local_name
 
 __all__ = ["HEADER_SEPARATOR", "MAX_CELLS", "MAX_SPAN", "parse_table", "pipe_table", "table_frame"]
 
@@ -28,7 +28,6 @@ MAX_SPAN = 1000
 MAX_CELLS = 1_000_000
 
 _ROW_GROUPS = ("thead", "tbody", "tfoot")
-_NOTHING_DROPPED: frozenset[str] = frozenset()
 _FOOTNOTES_KEPT = DROPPED - {"fn", "table-wrap-foot"}
 
 
@@ -41,14 +40,10 @@ def parse_table(wrap: etree._Element, table_id: str, refs: Sequence[str] = (),
         columns, rows = _grid(table) if table is not None else ((), ())
     except _TooLarge:
         columns, rows = (), ()
-    links = xrefs(wrap, refs, dropped=_NOTHING_DROPPED, order=order)
     return Table(
         table_id=table_id,
-        label=flatten(first_child(wrap, "label")),
-        caption=flatten(first_child(wrap, "caption")),
         footnotes=" ".join(text for el in foot if (text := flatten(el, dropped=_FOOTNOTES_KEPT))),
-        section=section_path(wrap, SECTION_SEPARATOR),
-        columns=columns, rows=rows, **links,
+        columns=columns, rows=rows, **float_fields(wrap, refs, order),
     )
 
 
@@ -72,21 +67,19 @@ class _Cell(NamedTuple):
     colspan: int
 
 
-def _table_rows(table: etree._Element) -> list[tuple[bool, list[_Cell]]]:
+def _table_rows(element: etree._Element, head: bool = False, columns: dict[str, int] | None = None,
+                spans: dict[str, tuple[str, str]] | None = None) -> list[tuple[bool, list[_Cell]]]:
     """Every row (``<tr>`` or OASIS ``<row>``) in order, each with whether it is a header row (in ``<thead>``)
     and its cells; an OASIS ``<tgroup>``'s rows place their cells by the group's column and span names."""
     rows: list[tuple[bool, list[_Cell]]] = []
-    for child in table:
+    for child in element:
         name = local_name(child.tag)
         if name in ("tr", "row"):
-            rows.append((False, _row_cells(child, {}, {})))
+            rows.append((head, _row_cells(child, columns or {}, spans or {})))
         elif name in _ROW_GROUPS:
-            rows += [(name == "thead", _row_cells(tr, {}, {})) for tr in child if local_name(tr.tag) in ("tr", "row")]
+            rows += _table_rows(child, name == "thead", columns, spans)
         elif name == "tgroup":
-            columns, spans = _colspecs(child)
-            for group in child:
-                head = local_name(group.tag) == "thead"
-                rows += [(head, _row_cells(row, columns, spans)) for row in group if local_name(row.tag) == "row"]
+            rows += _table_rows(child, head, *_colspecs(child))
     return rows
 
 

@@ -6,15 +6,16 @@ import html.entities
 import logging
 import re
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 from lxml import etree
 
 from paperfetch import defaults
-from paperfetch.fulltext.base import FullTextError, FullTextTooLarge, normalise_space
+from paperfetch.fulltext.base import SECTION_SEPARATOR, FullTextError, FullTextTooLarge, normalise_space
 
 __all__ = [
-    "DROPPED", "XLINK_HREF", "XREF_KINDS", "citation_ends", "first_child", "flatten", "local_name", "parse_xml",
+    "DROPPED", "XLINK_HREF", "XREF_KINDS", "children", "first_child", "flatten", "float_fields", "local_name", "parse_xml",
     "section_path", "xrefs",
 ]
 
@@ -107,14 +108,20 @@ def flatten(element: etree._Element | None, *, dropped: frozenset[str] = DROPPED
     return normalise_space("".join(out))
 
 
+def children(element: etree._Element | None, name: str) -> list[etree._Element]:
+    """The children of *element* named *name* (any namespace); none for no element."""
+    return [] if element is None else [child for child in element if local_name(child.tag) == name]
+
+
 def first_child(element: etree._Element | None, name: str) -> etree._Element | None:
     """The first child of *element* named *name* (any namespace), or ``None``."""
-    return None if element is None else next((child for child in element if local_name(child.tag) == name), None)
+    return next(iter(children(element, name)), None)
 
 
 def _collect(element: etree._Element, out: list[str], dropped: frozenset[str], spaced: bool,
-             ends: list[int] | None = None) -> None:
-    """The raw text of *element* into *out*; with *ends*, where each bibliography ``<xref>`` ends in it."""
+             links: list[tuple[str, list[str], int, int]] | None = None) -> None:
+    """The raw text of *element* into *out*; with *links*, each ``<xref>``'s ref-type and rids, and the parts of
+    *out* its text starts and ends at."""
     if element.text:
         out.append(element.text)
     for child in element:
@@ -127,12 +134,13 @@ def _collect(element: etree._Element, out: list[str], dropped: frozenset[str], s
                 block = spaced or name in _BLOCK
                 if block:
                     out.append(" ")
-                if ends is not None and name == "xref":
+                if links is not None and name == "xref":
+                    start = len(out)
                     _collect(child, out, dropped, spaced)
-                    if (child.get("ref-type") or "").strip().lower() == "bibr":
-                        ends.append(sum(map(len, out)))
+                    links.append(((child.get("ref-type") or "").strip().lower(), (child.get("rid") or "").split(), start,
+                                  len(out)))
                 else:
-                    _collect(child, out, dropped, spaced, ends)
+                    _collect(child, out, dropped, spaced, links)
                 if block:
                     out.append(" ")
         if child.tail:
@@ -148,7 +156,7 @@ _MAX_RANGE = 200
 
 
 def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozenset[str] = DROPPED,
-          order: Mapping[str, int] | None = None, marks: list[int] | None = None) -> dict[str, tuple[str, ...]]:
+          order: Mapping[str, int] | None = None, offsets: list[int] | None = None) -> dict[str, tuple[str, ...]]:
     """``{"citations": (rid, …), "figures": (…), "tables": (…)}``: the rids of the ``<xref>`` links of *element*
     in document order, outside *dropped* subtrees (as :func:`flatten` reads its text): every citation, once per
     mention; each figure and table once, where it is first named.
@@ -157,34 +165,33 @@ def xrefs(element: etree._Element, refs: Sequence[str] = (), *, dropped: frozens
     only a dash between ("[3]–[6]") gives every reference between them too,
     in the order of *refs* (the article's ``<ref id>`` list; *order* maps each to its place).
 
-    *marks*, when given, receives for each citation the 0-based place of its bibliography ``<xref>`` among
-    those of *element* (an id a range adds takes the place of the range's end), to index :func:`citation_ends`."""
+    *offsets*, when given, receives for each citation the offset in :func:`flatten`'s text of *element* just
+    after its link's text (an id a range adds shares the range's end)."""
     found: dict[str, list[str]] = {field: [] for field in XREF_KINDS.values()}
     if next(element.iter("{*}xref"), None) is None:  # most elements have none: no walk
         return {field: () for field in found}
-    events: list[tuple[str | None, Any]] = []
-    _xref_events(element, events, dropped)
+    parts: list[str] = []
+    links: list[tuple[str, list[str], int, int]] = []
+    _collect(element, parts, dropped, False, links)
     if order is None:
         order = {rid: i for i, rid in enumerate(refs)}
-    gap: str | None = None  # the text since the last bibliography link, None when something else came between
-    link = -1
-    for kind, value in events:
-        if kind is None:
-            gap = None if gap is None else gap + value
-            continue
+    cited, ends = found["citations"], list(accumulate(map(len, parts), initial=0))
+    text = "".join(parts) if offsets is not None else ""
+    after: int | None = None  # the part the last bibliography link ended at, None when another link came since
+    for kind, rids, start, end in links:
         field = XREF_KINDS.get(kind)
         if field != "citations":
-            gap = None
+            after = None
             if field is not None:
-                found[field].extend(value)
+                found[field].extend(rids)
             continue
-        cited = found["citations"]
-        link += 1
+        gap = None if after is None else "".join(parts[after:start])
         before = len(cited)
-        cited.extend(_range_between(cited, value, gap, refs, order) + list(value))
-        if marks is not None:
-            marks.extend([link] * (len(cited) - before))
-        gap = ""
+        cited.extend(_range_between(cited, rids, gap, refs, order) + rids)
+        if offsets is not None:
+            # the flattened text of a prefix of the raw text is a prefix of the flattened whole
+            offsets += [len(normalise_space(text[:ends[end]]))] * (len(cited) - before)
+        after = end
     # every citation is kept (a mention is a citation context); a figure or table is listed once, where first named
     return {field: tuple(rids) if field == "citations" else tuple(dict.fromkeys(rids)) for field, rids in found.items()}
 
@@ -199,31 +206,6 @@ def _range_between(cited: list[str], value: list[str], gap: str | None, refs: Se
     if start is None or end is None or not 1 < end - start <= _MAX_RANGE:
         return []
     return list(refs[start + 1:end])
-
-
-def _xref_events(element: etree._Element, out: list[tuple[str | None, Any]], dropped: frozenset[str]) -> None:
-    if element.text:
-        out.append((None, element.text))
-    for child in element:
-        if isinstance(child.tag, str):
-            name = local_name(child.tag)
-            if name == "xref":
-                out.append(((child.get("ref-type") or "").strip().lower(), (child.get("rid") or "").split()))
-            elif name not in dropped:
-                _xref_events(child, out, dropped)
-        if child.tail:
-            out.append((None, child.tail))
-
-
-def citation_ends(element: etree._Element, *, dropped: frozenset[str] = DROPPED) -> list[int]:
-    """For each bibliography ``<xref>`` of *element* in document order (outside *dropped* subtrees, as
-    :func:`xrefs` reads them), the offset in :func:`flatten`'s text of *element* just after the link's text."""
-    raw: list[str] = []
-    ends: list[int] = []
-    _collect(element, raw, dropped, False, ends)
-    text = "".join(raw)
-    # the flattened text of a prefix of the raw text is a prefix of the flattened whole
-    return [len(normalise_space(text[:end])) for end in ends]
 
 
 _TITLED = frozenset({"sec", "app", "boxed-text"})
@@ -243,3 +225,9 @@ def section_path(element: etree._Element, separator: str) -> str:
         elif name == "article":
             break
     return separator.join(reversed(titles))
+
+
+def float_fields(element: etree._Element, refs: Sequence[str], order: Mapping[str, int] | None) -> dict[str, Any]:
+    """The label, caption, section path and link rids of a ``<fig>`` or ``<table-wrap>`` (links anywhere in it)."""
+    return {"label": flatten(first_child(element, "label")), "caption": flatten(first_child(element, "caption")),
+            "section": section_path(element, SECTION_SEPARATOR), **xrefs(element, refs, dropped=frozenset(), order=order)}
