@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
+from paperfetch.ledger.base import LedgerEntry, ResumeLedger, entries_frame, entry_from_row
 from paperfetch.state.redis import RedisStore, redis_failure, redis_name
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ __all__ = ["RedisLedger"]
 logger = logging.getLogger("paperfetch.ledger")
 
 
-class RedisLedger(LedgerFiles):
+class RedisLedger(ResumeLedger):
     """A resume ledger in Redis for the output folder *folder* (shared storage on a cluster). Thread-safe.
     *redis* is a URL, a redis-py client, or a :class:`~paperfetch.state.RedisStore` (its connection shared);
     *name* separates the ledgers of different batches in one Redis."""

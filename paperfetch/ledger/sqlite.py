@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paperfetch.errors import ConfigurationError
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
+from paperfetch.ledger.base import LedgerEntry, ResumeLedger, entries_frame, entry_from_row
 from paperfetch.state.sqlite_faults import FallbackDatabase, transaction
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
@@ -71,7 +71,7 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-class SqliteLedger(FallbackDatabase, LedgerFiles):
+class SqliteLedger(FallbackDatabase, ResumeLedger):
     """The resume ledger of one output folder (or SQLite path), a :class:`ResumeLedger`; thread-safe, each record commits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
