@@ -47,7 +47,6 @@ def disable_logging() -> None:
 
 
 def _without_our_handler() -> logging.Logger:
-    """The package's logger, the handler of :func:`enable_logging` removed from it."""
     package = logging.getLogger("paperfetch")
     for handler in list(package.handlers):
         if handler.get_name() == _HANDLER_NAME:

@@ -205,8 +205,7 @@ def _text(value: Any) -> str:
     return "" if is_missing(value) else str(value)
 
 
-def _positive_seconds(value: Any) -> str:
-    """Seconds where 0 means none: empty for 0."""
+def _positive_seconds(value: Any) -> str:  # 0 means none
     return "" if is_missing(value) or float(value) <= 0 else seconds_cell(value)
 
 

@@ -156,7 +156,8 @@ class ResumeLedger(Protocol):
 
     folder: Path
 
-    def get(self, key: str) -> LedgerEntry | None: ...
+    def get(self, key: str) -> LedgerEntry | None:
+        """The latest outcome recorded for *key*, or None."""
 
     def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
         """Store *row* (``record()``'s, times as ISO 8601 UTC text) over its key's entry: attempts count up,
@@ -164,7 +165,8 @@ class ResumeLedger(Protocol):
 
     def __len__(self) -> int: ...
 
-    def entries(self) -> pd.DataFrame: ...
+    def entries(self) -> pd.DataFrame:
+        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (:func:`entries_frame`)."""
 
     def close(self) -> None: ...
 

@@ -111,8 +111,6 @@ class RedisLedger(ResumeLedger):
         self._call("record", on_redis, on_fallback)
 
     def get(self, key: str) -> LedgerEntry | None:
-        """The latest outcome recorded for *key*, or None."""
-
         def on_redis() -> LedgerEntry | None:
             value = self._client.get(self._entry_key(key))
             return entry_from_row(json.loads(value)) if value else None
@@ -123,8 +121,6 @@ class RedisLedger(ResumeLedger):
         return int(self._call("len", lambda: self._client.zcard(self._prefix + "index"), len))
 
     def entries(self) -> pd.DataFrame:
-        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (the SQLite ledger's columns)."""
-
         def on_redis() -> pd.DataFrame:
             # the index holds the keys we wrote (str); redis-py's stubs type members by every response shape
             keys = cast("list[str]", self._client.zrange(self._prefix + "index", 0, -1))

@@ -147,7 +147,6 @@ class SqliteLedger(FallbackDatabase, ResumeLedger):
         return self._run("a read", lambda connection: connection.execute(sql, parameters).fetchall())
 
     def get(self, key: str) -> LedgerEntry | None:
-        """The latest outcome recorded for *key*, or None."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes WHERE key = ?", (key,))
         return entry_from_row(dict(rows[0])) if rows else None
 
@@ -155,7 +154,6 @@ class SqliteLedger(FallbackDatabase, ResumeLedger):
         return int(self._fetch("SELECT COUNT(*) FROM outcomes")[0][0])
 
     def entries(self) -> pd.DataFrame:
-        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (:func:`entries_frame`)."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes ORDER BY first_seen, key")
         return entries_frame(entry_from_row(dict(row)) for row in rows)
 
