@@ -28,7 +28,6 @@ __all__ = [
     "entry_from_row",
     "recheck_at",
     "recheck_due",
-    "record_outcome",
     "sha256_of_file",
 ]
 
@@ -129,23 +128,6 @@ def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
     for column in ("first_seen", "updated_at"):
         frame[column] = pd.to_datetime(frame[column], utc=True)
     return frame
-
-
-#: The columns of an outcome row a ledger entry keeps under their own names (:func:`record_outcome`).
-_ROW_FIELDS = ("path", "bytes", "sha256", "source", "url", "http_status", "error")
-
-
-def record_outcome(
-    ledger: ResumeLedger,
-    key: str,
-    row: Mapping[str, Any],
-    *,
-    retryable: bool | None = None,
-    extra: dict[str, Any] | None = None,
-) -> None:
-    """Record the outcome *row* (an outcome frame's columns) under *key*: its status, file, source and error."""
-    ledger.record(key, status=str(row["status"]), retryable=retryable, extra=extra,
-                  **{name: row.get(name) for name in _ROW_FIELDS})
 
 
 @runtime_checkable
