@@ -289,10 +289,7 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
     """``domain_status()`` for people, narrow enough for a notebook: the state in words first, held rows amber
     and suppressed rows red, the folded columns of :func:`fold_host_columns`, one ``until`` column, reasons
     wrapped, units in the headers, and columns with nothing to show left out.
-    A display: its ``.data`` is the folded table, not *frame*.
-
-    >>> style_domain_status(r.domain_status())   # doctest: +SKIP
-    """
+    A display: its ``.data`` is the folded table, not *frame*."""
     view = _status_view(frame)
     columns = list(view.columns)
     formats = {c: _html_format(c, view[c]) for c in columns}
