@@ -50,9 +50,6 @@ class QueueSource(Protocol):
 class _Host:
     """This run's counts for one host, plus the politeness a model without a client learns from events (``record``)."""
 
-    __slots__ = ("key", "requests", "in_flight", "ok", "errors", "not_sent", "last_status", "not_found", "unreachable",
-                 "record")
-
     def __init__(self, key: str) -> None:
         self.key = key
         self.requests = self.in_flight = self.ok = self.errors = self.not_sent = self.not_found = 0
