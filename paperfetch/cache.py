@@ -141,10 +141,10 @@ class CachedFetcher:
         """Drop the stored answer for this request (it could not be read), so the next fetch asks again."""
         self.cache.delete(cache_key(url, params))
 
-    def fetch(self, url: str, *, classify: Any = None, params: dict[str, str] | None = None,
-              headers: dict[str, str] | None = None, key: str | None = None, ttl_s: float | None = None,
-              **kwargs: Any) -> requests.Response:
-        """The stored answer (``X-Paperfetch-Cache: hit``), else the transport's; *key* replaces :func:`cache_key`."""
+    def fetch(self, url: str, *, params: dict[str, str] | None = None, key: str | None = None,
+              ttl_s: float | None = None, **kwargs: Any) -> requests.Response:
+        """The stored answer (``X-Paperfetch-Cache: hit``), else the transport's (*kwargs* go to it: ``classify``,
+        ``headers`` …); *key* replaces :func:`cache_key`."""
         key = key or cache_key(url, params, kwargs.get("data"))
         stored = self.cache.get(key)
         if stored is not None:
@@ -153,13 +153,8 @@ class CachedFetcher:
                 shown = key.split(" ", 1)[1]
                 raise NotFoundError(f"no record (cached): {shown}", url=shown, status_code=404)
             return _response(key.split(" ", 1)[1], status, content_type, body)
-        call: dict[str, Any] = dict(kwargs, params=params)
-        if classify is not None:
-            call["classify"] = classify
-        if headers is not None:
-            call["headers"] = headers
         try:
-            response = self.fetcher.fetch(url, **call)
+            response = self.fetcher.fetch(url, params=params, **kwargs)
         except NotFoundError:
             self.cache.put_not_found(key)
             raise

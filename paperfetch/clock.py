@@ -22,8 +22,6 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """The real clock: :func:`time.monotonic`, :func:`time.time`, :func:`time.sleep`."""
-
     def monotonic(self) -> float:
         return _time.monotonic()
 

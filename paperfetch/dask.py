@@ -26,9 +26,9 @@ from paperfetch.cells import is_missing
 from paperfetch.errors import ConfigurationError, StoreUnavailable
 from paperfetch.flow.rows import resumed_row
 from paperfetch.ids import IdType, ParsedInput, parse_many
-from paperfetch.ledger import ResumeLedger, open_ledger, record_outcome
+from paperfetch.ledger import ResumeLedger, open_ledger
 from paperfetch.outcomes import COLUMNS, outcomes_frame
-from paperfetch.paper import META_FIELDS
+from paperfetch.paper import ledger_entry
 
 __all__ = ["download_frame", "download_partition"]
 
@@ -113,9 +113,8 @@ class _SharedLedger:
         """Record a fresh row of a first-seen identifier in the shared ledger."""
         if self.ledger is None or item.identifier is None or item.duplicate_of is not None:
             return
-        extra = {k: row[k] for k in META_FIELDS if row.get(k) is not None}
-        try:
-            record_outcome(self.ledger, item.identifier.key, row, extra=extra)
+        try:  # what the Retriever's own ledger keeps of a row
+            self.ledger.record(**ledger_entry(item.identifier.key, row))
         except StoreUnavailable as exc:
             self._lost(exc)
 

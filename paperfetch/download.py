@@ -35,8 +35,7 @@ def download_action(
 ) -> FileAction:
     """Decide what to do about an item's file, before any request. *done*: the ledger vouches for the file
     (a callable, asked only when it matters); *final*: its outcome is not worth retrying; *on_disk*: a valid
-    PDF lies under the destination (None: not looked at); *fresh*: written during this run (or we waited for its writer).
-    Nothing valid on disk → FETCH; fresh → REUSE; with *resume*, *done* → REUSE, *final* → RECORDED; else FETCH."""
+    PDF lies under the destination (None: not looked at); *fresh*: written during this run (or we waited for its writer)."""
     if on_disk is False:
         return FileAction.FETCH
     if on_disk and fresh:

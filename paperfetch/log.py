@@ -29,16 +29,9 @@ def enable_logging(level: int | str = logging.INFO, stream: IO[str] | None = Non
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is at the time of each record (pytest's capture, a redirect …)."""
 
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-
-    @property
-    def stream(self) -> IO[str]:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: IO[str]) -> None:
-        pass
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr  # under the handler's lock
+        super().emit(record)
 
 
 def disable_logging() -> None:
@@ -47,7 +40,6 @@ def disable_logging() -> None:
 
 
 def _without_our_handler() -> logging.Logger:
-    """The package's logger, the handler of :func:`enable_logging` removed from it."""
     package = logging.getLogger("paperfetch")
     for handler in list(package.handlers):
         if handler.get_name() == _HANDLER_NAME:

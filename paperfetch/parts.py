@@ -109,7 +109,6 @@ def _remove_if_unlocked(path: Path) -> bool:
 
 def _same_file(fd: int, path: Path) -> bool:
     try:
-        here, there = os.fstat(fd), os.stat(path)
+        return os.path.samestat(os.fstat(fd), os.stat(path))
     except FileNotFoundError:
         return False
-    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)

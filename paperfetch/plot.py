@@ -196,15 +196,11 @@ class RunSummary:
         """:func:`summary_figure` of this run."""
         return summary_figure(self.outcomes, self.requests_frame())
 
-    def worth_an_image(self) -> bool:
-        """A run the user started that downloaded something: the others leave no image in a notebook."""
-        return self.asked and Status.DOWNLOADED.value in _statuses(self.outcomes)
-
     def image_html(self) -> str:
         """The figure as a static ``<img>`` (an inline PNG, drawn at the output's width) for the saved dashboard,
-        made once; ``""`` for a run not :meth:`worth_an_image`, without matplotlib, or when drawing fails (a
-        view never breaks a run)."""
-        if self._image is None and not self.worth_an_image():
+        made once; ``""`` for a run not :attr:`asked` or that downloaded nothing, without matplotlib, or when
+        drawing fails (a view never breaks a run)."""
+        if self._image is None and not (self.asked and Status.DOWNLOADED.value in _statuses(self.outcomes)):
             self._image = ""
         if self._image is None:
             try:

@@ -75,9 +75,7 @@ def _paper_key(row: Mapping[str, Any]) -> str | None:
 
 
 def plot(outcomes: pd.DataFrame, requests: pd.DataFrame | None = None) -> Any:
-    """The summary figure of *outcomes*: by status, by source, and the time per host of *requests*
-    (``Retriever.requests()``), a matplotlib Figure (:func:`paperfetch.plot.summary_figure`; docs/outcomes.md).
-    Needs the optional extra ``plot`` (matplotlib); without it an ImportError saying how to install it."""
+    """The summary figure of *outcomes* and *requests* (``Retriever.requests()``): :func:`paperfetch.plot.summary_figure`."""
     from paperfetch.plot import summary_figure
 
     return summary_figure(outcomes, requests)

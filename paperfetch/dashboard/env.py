@@ -21,7 +21,6 @@ def in_notebook() -> bool:
 
 
 def widgets_available() -> bool:
-    """Whether ipywidgets can be imported."""
     try:
         return importlib.util.find_spec("ipywidgets") is not None
     except (ImportError, ValueError):

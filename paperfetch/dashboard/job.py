@@ -53,7 +53,7 @@ def _summary_html(model: DashboardModel, *, ended: bool) -> str:
 class JobDashboard(Dashboard):
     """A running job's dashboard: the batch :class:`Dashboard` of its *model* below a Stop button and the job's
     line, the job's log last; :meth:`close` freezes it. Each redraw draws the line and the batch dashboard from
-    one snapshot, so the line's count is the dashboard's. Its timer redraws until :meth:`close`."""
+    one snapshot, so the line's count is the dashboard's."""
 
     thread_name = "paperfetch-job-view"
 

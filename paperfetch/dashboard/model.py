@@ -48,27 +48,14 @@ class QueueSource(Protocol):
 
 
 class _Host:
-    """This run's counts for one host, plus what a model without a client learns from events."""
-
-    __slots__ = (
-        "key", "requests", "in_flight", "ok", "errors", "not_sent", "last_status", "backoff_s", "held_until",
-        "hold_status", "hold_reason", "suppressed_reason", "suppressed_until", "suppressed", "robots", "not_found",
-        "unreachable",
-    )
+    """This run's counts for one host, plus the politeness a model without a client learns from events (``record``)."""
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.requests = self.in_flight = self.ok = self.errors = self.not_sent = self.not_found = 0
         self.unreachable = ""
         self.last_status: int | None = None
-        self.backoff_s = 0.0
-        self.held_until: float | None = None
-        self.hold_status: int | None = None
-        self.hold_reason = ""
-        self.suppressed = False
-        self.suppressed_reason: str | None = None
-        self.suppressed_until: float | None = None
-        self.robots: str | None = None
+        self.record = HostSnapshot(key)  # its counts are the row's own
 
     def apply(self, event: Event) -> RecentEvent | None:
         """Count *event* (one of this host's); the line it adds to the recent events, if any."""
@@ -102,39 +89,34 @@ class _Host:
         if kind is EventKind.DISALLOWED:
             return RecentEvent(event.at, event.host, "disallowed", f"robots.txt disallows {event.url or 'the URL'}")
         if kind is EventKind.HOLD:
-            self.held_until = event.at + (seconds or 0.0)
-            self.hold_status = event.status
-            self.hold_reason = detail
+            self.record = replace(self.record, held_until=utc(event.at + (seconds or 0.0)), hold_status=event.status,
+                                  hold_reason=detail)
             return RecentEvent(event.at, event.host, "hold", f"held for {duration_cell(seconds or 0.0)}: {detail}".rstrip(": "))
         if kind is EventKind.SUPPRESS:
-            self.suppressed = True
-            self.suppressed_reason = detail or "HTTP 403"
-            self.suppressed_until = event.at + seconds if seconds else None
+            self.record = replace(self.record, suppressed=True, suppressed_reason=detail or "HTTP 403",
+                                  suppressed_until=utc(event.at + seconds) if seconds else None)
             ttl = f" for {duration_cell(seconds)}" if seconds else ""
-            return RecentEvent(event.at, event.host, "suppress", f"suppressed{ttl}: {self.suppressed_reason}")
+            return RecentEvent(event.at, event.host, "suppress", f"suppressed{ttl}: {self.record.suppressed_reason}")
         if kind is EventKind.BACKOFF:
-            self.backoff_s = seconds or 0.0
+            self.record = replace(self.record, backoff_s=seconds or 0.0)
         elif kind is EventKind.ROBOTS:
-            self.robots = detail.split(":", 1)[0] or None
+            self.record = replace(self.record, robots=detail.split(":", 1)[0] or None)
             if detail.startswith("unreachable"):
                 return RecentEvent(event.at, event.host, "robots", f"robots.txt {detail}")
         return None
 
 
 def _from_events(h: _Host, now: float) -> tuple[HostSnapshot, float]:
-    """The politeness record a model without a client knows from events; and the hold's time left."""
-    left = (h.held_until - now) if h.held_until is not None else 0.0
-    held = left > 0
-    supp = h.suppressed and (h.suppressed_until is None or now < h.suppressed_until)
-    until = h.held_until if held else None
-    snap = HostSnapshot(  # its counts are the row's own
-        host=h.key, backoff_s=h.backoff_s, robots=h.robots, held_until=utc(until), hold_status=h.hold_status if held else None,
-        hold_reason=h.hold_reason if held else "", suppressed=supp,
-        suppressed_reason=h.suppressed_reason if supp else None,
-        suppressed_until=utc(h.suppressed_until) if supp else None,
-        next_allowed_at=utc(until), ready_in_s=math.inf if supp else max(0.0, left),
-    )
-    return snap, max(0.0, left) if held else 0.0
+    """The politeness record a model without a client knows from events, its ended hold and suppression
+    gone; and the hold's time left."""
+    record = h.record
+    left = record.held_until.timestamp() - now if record.held_until is not None else 0.0
+    if left <= 0:
+        record = replace(record, held_until=None, hold_status=None, hold_reason="")
+    if record.suppressed_until is not None and now >= record.suppressed_until.timestamp():
+        record = replace(record, suppressed=False, suppressed_reason=None, suppressed_until=None)
+    ready = math.inf if record.suppressed else max(0.0, left)
+    return replace(record, next_allowed_at=record.held_until, ready_in_s=ready), max(0.0, left)
 
 
 class DashboardModel:

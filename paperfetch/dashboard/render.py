@@ -82,8 +82,7 @@ def _ordered(hosts: Iterable[HostRow]) -> list[HostRow]:
 @dataclass(frozen=True)
 class HostColumn:
     """One column of the host table, for the HTML and the text view alike: ``cell(host, ended)`` gives the
-    text; in HTML the column is ``width`` em wide (0: the room left), one line cut with ``…`` and whole on
-    hover; a ``clip`` column is cut in the text view too."""
+    text; in HTML each cell is one line, cut with ``…`` and whole on hover."""
 
     header: str
     cell: Callable[[HostRow, bool], str]

@@ -110,13 +110,8 @@ class HostRow:
         return "backoff" if self.backoff_s > 0 else "idle"
 
 
-#: The columns of :meth:`BatchSnapshot.hosts_frame` (before ``done`` and ``state``).
-ROW_COLUMNS = (
-    "host", "queued", "in_flight", "requests", "ok", "errors", "not_sent", "last_status", "delay_min_s",
-    "delay_max_s", "backoff_s", "held_until", "hold_left_s", "hold_status", "hold_reason", "suppressed",
-    "suppressed_reason", "suppressed_until", "crawl_delay_s", "robots", "learned_interval_s", "breaker",
-    "not_found", "unreachable", "credits_left", "binding_window",
-)
+#: The columns of :meth:`BatchSnapshot.hosts_frame` (before ``done`` and ``state``): HostRow's data fields.
+ROW_COLUMNS = tuple(f.name for f in fields(HostRow) if f.name not in ("politeness", "run_ended", "label"))
 
 
 @dataclass(frozen=True)

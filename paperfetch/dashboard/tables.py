@@ -176,47 +176,41 @@ def fold_host_columns(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
-#: The CLI's per-host table: its columns of the folded frame, and their headers (units in the header).
-_TEXT_COLUMNS = {
-    "state": "state", "host": "host",
-    "requests": "sent", "last_status": "last", "delay_s": "delay s", "learned_interval_s": "learned s",
-    "backoff_s": "backoff s", "crawl_delay_s": "crawl-delay s", "held_until": "held until UTC",
-    "suppressed_until": "suppressed until UTC", "breaker": "breaker (UTC)",
-    "credits_left": "credits left",  # only when some host counts them (OpenAlex's budget)
-    "binding_window": "window",  # only when some host has windows (Europe PMC's 500/min)
+#: How both tables name domain_status()'s columns, units in the header and not in every cell (the terminal's
+#: drops the brackets: ``delay s``); others: the name with spaces.
+_HEADERS = {
+    "state": "state", "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
+    "backoff_s": "backoff (s)", "held_until": "held until (UTC)", "suppressed_until": "suppressed until (UTC)",
+    "until": "until (UTC)", "breaker": "breaker (UTC)",
+    "suppressed_reason": "why", "crawl_delay_s": "Crawl-delay (s)",
+    "next_allowed_at": "next allowed (UTC)", "learned_interval_s": "learned (s)", "requests": "sent",
+    "credits_left": "credits left today", "binding_window": "window",
 }
-
-
-#: Columns the terminal table shows only when some host has a value in them.
+#: The CLI's per-host table: its columns of the folded frame, left to right.
+_TEXT_COLUMNS = ("state", "host", "requests", "last_status", "delay_s", "learned_interval_s", "backoff_s",
+                 "crawl_delay_s", "held_until", "suppressed_until", "breaker", "credits_left", "binding_window")
+#: Columns the terminal table shows only when some host has a value in them (OpenAlex's budget, Europe PMC's 500/min).
 _TEXT_OPTIONAL = ("credits_left", "binding_window")
 #: The terminal table's columns that stay however narrow the terminal.
 _TEXT_KEPT = ("state", "host")
+#: The CLI table's columns a narrow terminal loses first (the pacing details), before the holds and breakers.
+_DROPPED_FIRST = ("crawl_delay_s", "learned_interval_s", "backoff_s", "delay_s", "last_status", "requests")
+
+
+def _header(column: str) -> str:
+    return _HEADERS.get(column, str(column).replace("_", " "))
 
 
 def _text(value: Any) -> str:
     return "" if is_missing(value) else str(value)
 
 
-def _escaped(value: Any) -> str:
-    return "" if is_missing(value) else html.escape(str(value))
-
-
-def _whole(value: Any) -> str:
-    return "" if is_missing(value) else str(int(value))
-
-
-def _positive_seconds(value: Any) -> str:
-    """Seconds where 0 means none: empty for 0."""
+def _positive_seconds(value: Any) -> str:  # 0 means none
     return "" if is_missing(value) or float(value) <= 0 else seconds_cell(value)
 
 
-#: The terminal table's cells by column (others: the text, empty for none).
-_TEXT_CELLS: dict[str, Callable[[Any], str]] = {
-    "learned_interval_s": _positive_seconds, "backoff_s": _positive_seconds, "crawl_delay_s": seconds_cell,
-    "requests": _whole, "last_status": _whole,
-    "credits_left": lambda v: "" if is_missing(v) else f"{int(v):,}",
-    "state": lambda v: "" if is_missing(v) or v == "ok" else str(v),
-}
+def _thousands(value: Any) -> str:
+    return "" if is_missing(value) else f"{int(value):,}"
 
 
 def host_table_text(frame: pd.DataFrame, *, width: int | None = None) -> str:
@@ -229,54 +223,38 @@ def host_table_text(frame: pd.DataFrame, *, width: int | None = None) -> str:
     text = _table_text(table)
     if width is None or _widest(text) <= width:
         return text
-    table = {header: cells for header, cells in table.items() if header in _TEXT_KEPT or any(cells)}
+    table = {name: cells for name, cells in table.items() if name in _TEXT_KEPT or any(cells)}
     text = _table_text(table)
-    dropped = [h for h in _DROPPED_FIRST if h in table] + [h for h in reversed(table) if h not in _DROPPED_FIRST]
-    for header in dropped:
+    dropped = [c for c in _DROPPED_FIRST if c in table] + [c for c in reversed(table) if c not in _DROPPED_FIRST]
+    for name in dropped:
         if _widest(text) <= width or len(table) <= len(_TEXT_KEPT):
             break
-        if header not in _TEXT_KEPT:
-            table.pop(header)
+        if name not in _TEXT_KEPT:
+            table.pop(name)
             text = _table_text(table)
     return text
 
 
 def _text_table(view: pd.DataFrame) -> dict[str, list[str]]:
-    """The terminal table's cells under their headers (:data:`_TEXT_COLUMNS`)."""
+    """The terminal table's cells by column (:data:`_TEXT_COLUMNS`); a host that is ``ok`` says nothing."""
     table: dict[str, list[str]] = {}
-    for name, header in _TEXT_COLUMNS.items():
-        if name not in view.columns:
-            continue
-        cells = [_TEXT_CELLS.get(name, _text)(v) for v in view[name]]
-        if name in _TEXT_OPTIONAL and not any(cells):
-            continue
-        table[header] = cells
+    for name in (c for c in _TEXT_COLUMNS if c in view.columns):
+        cell = _cell_format(name, view[name])[0]
+        cells = ["" if name == "state" and v == "ok" else cell(v) for v in view[name]]
+        if name not in _TEXT_OPTIONAL or any(cells):
+            table[name] = cells
     return table
 
 
 def _table_text(table: dict[str, list[str]]) -> str:
     import pandas as pd
 
-    return pd.DataFrame(table).to_string(index=False)
-
-
-#: The CLI table's columns a narrow terminal loses first (the pacing details), before the holds and breakers.
-_DROPPED_FIRST = ("crawl-delay s", "learned s", "backoff s", "delay s", "last", "sent")
+    headers = {name: _header(name).replace("(", "").replace(")", "") for name in table}
+    return pd.DataFrame({headers[name]: cells for name, cells in table.items()}).to_string(index=False)
 
 
 def _widest(text: str) -> int:
     return max((len(line) for line in text.splitlines()), default=0)
-
-
-#: How style_domain_status names domain_status()'s columns (units in the header, not in every cell).
-_STATUS_LABELS = {
-    "state": "state", "in_flight": "in flight", "ok": "OK", "last_status": "last", "delay_s": "delay (s)",
-    "backoff_s": "backoff (s)", "held_until": "held until (UTC)", "suppressed_until": "suppressed until (UTC)",
-    "until": "until (UTC)",
-    "suppressed_reason": "why", "crawl_delay_s": "Crawl-delay (s)",
-    "next_allowed_at": "next allowed (UTC)", "learned_interval_s": "learned (s)", "requests": "sent",
-    "credits_left": "credits left today", "binding_window": "window",
-}
 
 
 def _plain_cell(value: Any) -> str:
@@ -311,18 +289,15 @@ def style_domain_status(frame: pd.DataFrame) -> Styler:
     """``domain_status()`` for people, narrow enough for a notebook: the state in words first, held rows amber
     and suppressed rows red, the folded columns of :func:`fold_host_columns`, one ``until`` column, reasons
     wrapped, units in the headers, and columns with nothing to show left out.
-    A display: its ``.data`` is the folded table, not *frame*.
-
-    >>> style_domain_status(r.domain_status())   # doctest: +SKIP
-    """
+    A display: its ``.data`` is the folded table, not *frame*."""
     view = _status_view(frame)
     columns = list(view.columns)
-    formats = {c: _status_format(c, view[c]) for c in columns}
+    formats = {c: _html_format(c, view[c]) for c in columns}
     numeric = [c for c in columns if formats[c][1]]
     styler = (
         view.style.apply(_row_colours(frame, columns), axis=1)
         .format({c: formatter for c, (formatter, _) in formats.items()}, escape=None)
-        .format_index(lambda c: _STATUS_LABELS.get(c, str(c).replace("_", " ")), axis=1)
+        .format_index(_header, axis=1)
         .hide(axis="index")
         .set_table_attributes('class="paperfetch-domain-status"')
         .set_table_styles(_TABLE_STYLES)
@@ -341,9 +316,9 @@ def _status_view(frame: pd.DataFrame) -> pd.DataFrame:
     if "robots" in view.columns:
         view["robots"] = [robots_cell(v) for v in view["robots"]]
     dropped = [c for c in _STYLE_DROPPED if c in view.columns]
-    # and the columns whose every cell shows empty (0 where it means none: see _status_format)
+    # and the columns whose every cell shows empty (0 where it means none: see _cell_format)
     dropped += [c for c in view.columns if c not in _TEXT_KEPT and c not in dropped
-                and not any(map(_status_format(c, view[c])[0], view[c]))]
+                and not any(map(_html_format(c, view[c])[0], view[c]))]
     return view.drop(columns=dropped)
 
 
@@ -362,22 +337,28 @@ def _row_colours(frame: pd.DataFrame, columns: list[str]) -> Callable[[pd.Series
     return row_style
 
 
-def _status_format(column: str, series: pd.Series) -> tuple[Callable[[Any], str], bool]:
-    """A styled column's cell formatter, and whether it aligns as numbers."""
+def _cell_format(column: str, series: pd.Series) -> tuple[Callable[[Any], str], bool]:
+    """A column's cell as text, in either table, and whether it aligns as numbers (the folded columns do)."""
     from pandas.api import types
 
-    numeric = types.is_numeric_dtype(series)
+    numeric = types.is_numeric_dtype(series) and not types.is_bool_dtype(series)
     if types.is_datetime64_any_dtype(series):
         return time_cell, True
     if column in _ZERO_IS_NONE and numeric:
         return _positive_seconds, True
     if str(column).endswith("_s") and numeric:
         return seconds_cell, True
-    if numeric and not types.is_bool_dtype(series):
-        return _text, True
-    if column in _FOLDED:  # folded by fold_host_columns: never cut
-        return _escaped, True
-    return (_escaped, False) if column in _WRAPPED else (_plain_cell, False)
+    if column == "credits_left" and numeric:
+        return _thousands, True
+    return _text, numeric or column in _FOLDED
+
+
+def _html_format(column: str, series: pd.Series) -> tuple[Callable[[Any], str], bool]:
+    """A styled column's cell formatter: escaped, other text cut to :data:`STATUS_TEXT_LIMIT` unless it wraps."""
+    cell, numeric = _cell_format(column, series)
+    if numeric or column in _WRAPPED:
+        return lambda value: html.escape(cell(value)), numeric
+    return _plain_cell, False
 
 
 def _aligned(styler: Styler, columns: list[str], numeric: list[str]) -> Styler:

@@ -213,11 +213,8 @@ class Dashboard:
                     return
             handle.update(self.static_bundle(), raw=True)  # it ended while it was being shown
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # IPython's pretty printer shows it too
         return self.text()
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self.text() if not cycle else "Dashboard(...)")
 
 
 @functools.cache

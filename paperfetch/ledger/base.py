@@ -21,7 +21,6 @@ if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker c
 
 __all__ = [
     "LedgerEntry",
-    "LedgerFiles",
     "RECHECKED_STATUSES",
     "ResumeLedger",
     "default_retryable",
@@ -29,13 +28,12 @@ __all__ = [
     "entry_from_row",
     "recheck_at",
     "recheck_due",
-    "record_outcome",
     "sha256_of_file",
 ]
 
 logger = logging.getLogger("paperfetch.ledger")
 
-_L = TypeVar("_L", bound="LedgerFiles")
+_L = TypeVar("_L", bound="ResumeLedger")
 
 # absences are final; all else retryable by default: networks recover, holds expire, robots.txt files change
 
@@ -134,75 +132,23 @@ def entries_frame(entries: Iterable[LedgerEntry]) -> pd.DataFrame:
 
 @runtime_checkable
 class ResumeLedger(Protocol):
-    """What every ledger backend does (:func:`~paperfetch.ledger.open_ledger`); thread-safe; closed, it raises RuntimeError."""
+    """What every ledger backend does (:func:`~paperfetch.ledger.open_ledger`), and what they share: ``record``
+    (the row built once), the file checks, the context manager. Thread-safe; closed, it raises RuntimeError.
+    A backend subclasses it and gives ``folder``, ``get``, ``write_row``, ``__len__``, ``entries`` and ``close``."""
 
     folder: Path
 
-    def record(
-        self,
-        key: str,
-        *,
-        status: str,
-        path: str | os.PathLike[str] | None = None,
-        bytes: int | None = None,  # noqa: A002 - the public name the callers use
-        sha256: str | None = None,
-        source: str | None = None,
-        url: str | None = None,
-        http_status: int | None = None,
-        error: str | None = None,
-        retryable: bool | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None: ...
-
-    def get(self, key: str) -> LedgerEntry | None: ...
-
-    def __contains__(self, key: object) -> bool: ...
-
-    def __len__(self) -> int: ...
-
-    def entries(self) -> pd.DataFrame: ...
-
-    def absolute_path(self, entry: LedgerEntry) -> Path | None: ...
-
-    def is_done(self, key: str, out_dir: str | os.PathLike[str] | None = None) -> LedgerEntry | None: ...
-
-    def should_retry(self, key: str, *, now: datetime | None = None, recheck_after_s: float | None = None) -> bool: ...
-
-    def close(self) -> None: ...
-
-    def __enter__(self) -> ResumeLedger: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-
-#: The columns of an outcome row a ledger entry keeps under their own names (:func:`record_outcome`).
-_ROW_FIELDS = ("path", "bytes", "sha256", "source", "url", "http_status", "error")
-
-
-def record_outcome(
-    ledger: ResumeLedger,
-    key: str,
-    row: Mapping[str, Any],
-    *,
-    retryable: bool | None = None,
-    extra: dict[str, Any] | None = None,
-) -> None:
-    """Record the outcome *row* (an outcome frame's columns) under *key*: its status, file, source and error."""
-    ledger.record(key, status=str(row["status"]), retryable=retryable, extra=extra,
-                  **{name: row.get(name) for name in _ROW_FIELDS})
-
-
-class LedgerFiles:
-    """What every ledger backend shares: ``record`` (the row built once), the file checks, the context manager.
-    A subclass gives ``folder``, ``get``, ``write_row`` and ``close``."""
-
-    folder: Path
-
-    def get(self, key: str) -> LedgerEntry | None: ...
+    def get(self, key: str) -> LedgerEntry | None:
+        """The latest outcome recorded for *key*, or None."""
 
     def write_row(self, row: dict[str, Any], extra: dict[str, Any] | None) -> None:
         """Store *row* (``record()``'s, times as ISO 8601 UTC text) over its key's entry: attempts count up,
         first_seen stays, *extra* merges."""
+
+    def __len__(self) -> int: ...
+
+    def entries(self) -> pd.DataFrame:
+        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (:func:`entries_frame`)."""
 
     def close(self) -> None: ...
 

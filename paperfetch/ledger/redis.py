@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, StoreUnavailable
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
+from paperfetch.ledger.base import LedgerEntry, ResumeLedger, entries_frame, entry_from_row
 from paperfetch.state.redis import RedisStore, redis_failure, redis_name
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ __all__ = ["RedisLedger"]
 logger = logging.getLogger("paperfetch.ledger")
 
 
-class RedisLedger(LedgerFiles):
+class RedisLedger(ResumeLedger):
     """A resume ledger in Redis for the output folder *folder* (shared storage on a cluster). Thread-safe.
     *redis* is a URL, a redis-py client, or a :class:`~paperfetch.state.RedisStore` (its connection shared);
     *name* separates the ledgers of different batches in one Redis."""
@@ -111,8 +111,6 @@ class RedisLedger(LedgerFiles):
         self._call("record", on_redis, on_fallback)
 
     def get(self, key: str) -> LedgerEntry | None:
-        """The latest outcome recorded for *key*, or None."""
-
         def on_redis() -> LedgerEntry | None:
             value = self._client.get(self._entry_key(key))
             return entry_from_row(json.loads(value)) if value else None
@@ -123,8 +121,6 @@ class RedisLedger(LedgerFiles):
         return int(self._call("len", lambda: self._client.zcard(self._prefix + "index"), len))
 
     def entries(self) -> pd.DataFrame:
-        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (the SQLite ledger's columns)."""
-
         def on_redis() -> pd.DataFrame:
             # the index holds the keys we wrote (str); redis-py's stubs type members by every response shape
             keys = cast("list[str]", self._client.zrange(self._prefix + "index", 0, -1))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paperfetch.errors import ConfigurationError
-from paperfetch.ledger.base import LedgerEntry, LedgerFiles, entries_frame, entry_from_row
+from paperfetch.ledger.base import LedgerEntry, ResumeLedger, entries_frame, entry_from_row
 from paperfetch.state.sqlite_faults import FallbackDatabase, transaction
 
 if TYPE_CHECKING:  # pandas is imported lazily: the ledger is opened by worker code that never builds a DataFrame
@@ -71,7 +71,7 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-class SqliteLedger(FallbackDatabase, LedgerFiles):
+class SqliteLedger(FallbackDatabase, ResumeLedger):
     """The resume ledger of one output folder (or SQLite path), a :class:`ResumeLedger`; thread-safe, each record commits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -147,7 +147,6 @@ class SqliteLedger(FallbackDatabase, LedgerFiles):
         return self._run("a read", lambda connection: connection.execute(sql, parameters).fetchall())
 
     def get(self, key: str) -> LedgerEntry | None:
-        """The latest outcome recorded for *key*, or None."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes WHERE key = ?", (key,))
         return entry_from_row(dict(rows[0])) if rows else None
 
@@ -155,7 +154,6 @@ class SqliteLedger(FallbackDatabase, LedgerFiles):
         return int(self._fetch("SELECT COUNT(*) FROM outcomes")[0][0])
 
     def entries(self) -> pd.DataFrame:
-        """Every entry as a DataFrame, one row per key, ordered by ``first_seen`` (:func:`entries_frame`)."""
         rows = self._fetch(f"SELECT {', '.join(_COLUMNS)} FROM outcomes ORDER BY first_seen, key")
         return entries_frame(entry_from_row(dict(row)) for row in rows)
 
