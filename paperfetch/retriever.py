@@ -35,6 +35,7 @@ from paperfetch.requestlog import RequestLog
 from paperfetch.settings import (
     ENDPOINT_NAMES,
     HOST_RULE_KNOBS,
+    SETTING_NAMES,
     Settings,
     load_settings,
     options_doc,
@@ -153,18 +154,14 @@ class Retriever:
         pdf_engine: str | None = None,
         settings: Settings | None = None,
     ) -> None:
+        # the parameters named as settings are the settings given (None: not given)
+        named = {name: value for name, value in locals().items() if name in SETTING_NAMES}
+        named.update(out_dir=None if out_dir is None else os.fspath(out_dir), state=state if isinstance(state, str) else None,
+                     # the signature's default is "not given"; None asks for no limit (0)
+                     max_pdf_bytes=None if max_pdf_bytes == defaults.MAX_PDF_BYTES else (max_pdf_bytes or 0))
+        options = {name: named.pop(name) for name in RUN_OPTIONS}
+        arguments = setting_arguments(named, http_options)
         self._order = _chosen_sources(sources)
-        options = {"out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers,
-                   "filename_template": filename_template, "resume": resume, "progress": progress,
-                   "dashboard": dashboard, "prefer": prefer, "skip_retracted": skip_retracted, "pdf_engine": pdf_engine,
-                   # the signature's default is "not given"; None asks for no limit (0)
-                   "max_pdf_bytes": None if max_pdf_bytes == defaults.MAX_PDF_BYTES else (max_pdf_bytes or 0)}
-        arguments = setting_arguments(
-            {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
-             "state": state if isinstance(state, str) else None, "polite_mode": polite_mode,
-             "respect_robots_txt": respect_robots_txt, "suppress_on_403": suppress_on_403, "delay_min_s": delay_min_s,
-             "delay_max_s": delay_max_s, "max_retries": max_retries, "max_retry_after_s": max_retry_after_s,
-             "timeout": timeout, "verbosity": verbosity}, http_options)
         read_here = settings is None  # an "argument" origin is then this call's
         settings = _resolve_settings(settings, arguments, options, endpoints=endpoints, config=config, http=http)
         check_email(settings.email, origin=settings.origin.get("email"),
