@@ -13,7 +13,7 @@ import os
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, cast
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -63,6 +63,21 @@ DOI_RESOLVER = "https://doi.org"
 #: The settings a Retriever's runs read that :meth:`Retriever.configure` may change between runs.
 RUN_OPTIONS: tuple[str, ...] = ("out_dir", "workers", "resume", "prefer", "skip_retracted", "pdf_engine",
                                 "filename_template", "max_pdf_bytes", "progress", "dashboard")
+
+
+def _fulltext_view(part: str, rows: str) -> Callable[[Retriever, Iterable[object] | str | pd.Series], pd.DataFrame]:
+    """A Retriever method giving one frame of :meth:`Retriever.fulltext`'s bundle (a view: no request more)."""
+    def view(self: Retriever, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        return cast(pd.DataFrame, getattr(self.fulltext(ids), part))
+
+    view.__name__ = view.__qualname__ = f"fulltext_{part}"
+    view.__doc__ = f"""``fulltext(ids).{part}``: {rows}.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series, as for :meth:`fulltext`
+        """
+    return view
 
 
 class Retriever:
@@ -621,32 +636,9 @@ class Retriever:
             self._texts[key] = texts_of(outcomes, engine=engine, max_pdf_bytes=self.settings.max_pdf_bytes or None)
         return self._texts[key].copy()
 
-    def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).references``: one row per cited work (``doi``/``pmid``/``pmcid`` the cited work's).
-
-        Parameters
-        ----------
-        ids : iterable, str or Series, as for :meth:`fulltext`
-        """
-        return self.fulltext(ids).references
-
-    def fulltext_tables(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).tables``: one row per JATS ``<table-wrap>``, its cells as a DataFrame and a pipe table.
-
-        Parameters
-        ----------
-        ids : iterable, str or Series, as for :meth:`fulltext`
-        """
-        return self.fulltext(ids).tables
-
-    def fulltext_figures(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).figures``: one row per JATS ``<fig>``, its caption and its image's href.
-
-        Parameters
-        ----------
-        ids : iterable, str or Series, as for :meth:`fulltext`
-        """
-        return self.fulltext(ids).figures
+    fulltext_references = _fulltext_view("references", "one row per cited work (``doi``/``pmid``/``pmcid`` the cited work's)")
+    fulltext_tables = _fulltext_view("tables", "one row per JATS ``<table-wrap>``, its cells as a DataFrame and a pipe table")
+    fulltext_figures = _fulltext_view("figures", "one row per JATS ``<fig>``, its caption and its image's href")
 
     # ------------------------------------------------------------------ in the background
     def start(self, ids: Iterable[object] | str | pd.Series | pd.DataFrame, column: str | None = None) -> Job:
