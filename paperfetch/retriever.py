@@ -453,13 +453,8 @@ class Retriever:
             api = redact_frame(self.api.domain_status())
             frame = pd.concat([frame[~frame["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
             frame = frame.sort_values("host", ignore_index=True)
-            frame.attrs["store"] = self.store.name
+            frame.attrs["store"] = self.web.store.name
         return for_people(mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable]))
-
-    @property
-    def store(self) -> Any:
-        """The host-state store both transports read and write (:mod:`paperfetch.state`)."""
-        return self.web.store
 
     def dashboard(self) -> Any:
         """A :class:`~paperfetch.dashboard.Dashboard` of this retriever, at any time.
