@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: The statuses no retry or explanation helps: finished well, or not an identifier at all.
 _SETTLED = FINISHED_WELL_STATUSES | {"invalid_identifier"}
 
-__all__ = ["add_subcommands", "gathered_inputs", "input_option", "inputs_of", "run", "stopped_line", "unfinished"]
+__all__ = ["add_subcommands", "gathered_inputs", "input_option", "inputs_of", "run", "stopped", "unfinished"]
 
 
 def add_subcommands(sub: Any) -> None:
@@ -127,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             outcomes = retriever.download(inputs)
         except KeyboardInterrupt as exc:
-            return _interrupted(unfinished(exc, inputs, out, started), args, csv_frame)
+            partial = unfinished(exc, inputs, out, started)  # Ctrl-C or SIGTERM: the rows finished are written
+            _finish(partial, args, csv_frame, interrupted=True)
+            return stopped(partial)
         offline = retriever.run_snapshot().offline_line()
         if args.explain and not args.quiet:
             _explain(retriever, outcomes)
@@ -179,17 +181,11 @@ def unfinished(exc: KeyboardInterrupt, inputs: list[object], out: Path, started:
     return partial if isinstance(partial, pd.DataFrame) else partial_outcomes(inputs, out, started)
 
 
-def stopped_line(partial: pd.DataFrame) -> str:
-    """``"terminated (SIGTERM); 1 of 3 papers had finished; the others are stopped"``."""
+def stopped(partial: pd.DataFrame) -> int:
+    """Says ``"terminated (SIGTERM); 1 of 3 papers had finished; the others are stopped"``; 130 or 143."""
     done = int((partial["status"].astype(str) != INTERRUPTED).sum())
-    return (f"paperfetch: {interrupted_word()}; {done} of {counted(len(partial), 'paper')} had finished; "
-            f"the others are {INTERRUPTED} (run the same command again to resume)")
-
-
-def _interrupted(partial: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.DataFrame | None) -> int:
-    """Ctrl-C or SIGTERM during the run: the rows finished so far are written, the others say ``stopped``."""
-    _finish(partial, args, csv_frame, interrupted=True)
-    say(stopped_line(partial), err=True)
+    say(f"paperfetch: {interrupted_word()}; {done} of {counted(len(partial), 'paper')} had finished; "
+        f"the others are {INTERRUPTED} (run the same command again to resume)", err=True)
     return interrupted_exit()
 
 
