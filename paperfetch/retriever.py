@@ -94,8 +94,6 @@ class Retriever:
     ----------
     out_dir : str or path, optional
         The folder the PDFs and the ledger go to (default ``PDFs``).
-    openalex_api_key, ncbi_api_key, s2_api_key : str, optional
-        The API keys of OpenAlex, NCBI and Semantic Scholar (higher limits; never shown in any output).
     sources : sequence of str
         The sources to ask, in order (default :data:`DEFAULT_ORDER`).
     endpoints : mapping, optional
@@ -127,7 +125,8 @@ class Retriever:
     settings : Settings, optional
         Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above (the run
         options of :data:`RUN_OPTIONS` may still be given: they go on top).
-{options_doc("email", *(name for name in RUN_OPTIONS if name not in ("out_dir", "max_pdf_bytes")))}
+{options_doc("email", "openalex_api_key", "ncbi_api_key", "s2_api_key",
+             *(name for name in RUN_OPTIONS if name not in ("out_dir", "max_pdf_bytes")))}
 
     Every setting has one home, ``r.settings`` (a frozen :class:`~paperfetch.settings.Settings`); ``r.out_dir``
     is its folder, resolved. :meth:`configure` changes run options between runs.
