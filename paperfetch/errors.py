@@ -24,18 +24,21 @@ __all__ = [
 
 
 class PaperfetchError(Exception):
-    """Root of every exception raised by paperfetch; its message is redacted as it is made."""
+    """Root of every exception raised by paperfetch; its message is redacted as it is made. The keywords set the
+    attributes a class declares (with their defaults, as class attributes): ``ServiceError(msg, url=u)``."""
 
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: Any, **attributes: object) -> None:
         super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))
+        for name, value in attributes.items():
+            if not hasattr(type(self), name):
+                raise TypeError(f"{type(self).__name__} has no attribute {name!r}")
+            setattr(self, name, value)
 
 
 class InvalidIdentifier(PaperfetchError, ValueError):
     """An input that is not a DOI, PMID, PMCID or arXiv identifier."""
 
-    def __init__(self, message: str, *, value: Any = None) -> None:
-        super().__init__(message)
-        self.value = value
+    value: Any = None
 
 
 class ConfigurationError(PaperfetchError, ValueError):
@@ -57,27 +60,21 @@ def parse_choice(enum_cls: type[_E], value: object, setting: str) -> _E:
 class InvalidURL(PaperfetchError, ValueError):
     """A URL paperfetch will not request (not http/https, or no host)."""
 
-    def __init__(self, message: str, *, url: str | None = None) -> None:
-        super().__init__(message)
-        self.url = url
+    url: str | None = None
 
 
 class DisallowedByRobots(PaperfetchError):
     """robots.txt of the host forbids this URL for our User-Agent."""
 
-    def __init__(self, message: str, *, url: str | None = None) -> None:
-        super().__init__(message)
-        self.url = url
-        self.status_code = None
-        self.response = None
+    url: str | None = None
+    status_code: int | None = None
+    response: requests.Response | None = None
 
 
 class StateStoreError(PaperfetchError):
     """The shared host-state store (:mod:`paperfetch.state`) or the shared ledger failed."""
 
-    def __init__(self, message: str, *, store: str | None = None) -> None:
-        super().__init__(message)
-        self.store = store  # the store's name (never a password)
+    store: str | None = None  # the store's name (never a password)
 
 
 class StoreUnavailable(StateStoreError, ConnectionError):
@@ -87,18 +84,9 @@ class StoreUnavailable(StateStoreError, ConnectionError):
 class ServiceError(PaperfetchError):
     """A service, or the network on the way to it, failed the request."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int | None = None,
-        url: str | None = None,
-        response: requests.Response | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.url = url
-        self.response = response
+    status_code: int | None = None
+    url: str | None = None
+    response: requests.Response | None = None
 
 
 class NotFoundError(ServiceError):
@@ -108,18 +96,14 @@ class NotFoundError(ServiceError):
 class RateLimited(ServiceError):
     """The host asked for no requests until ``held_until`` (a UTC datetime)."""
 
-    def __init__(self, message: str, *, held_until: datetime | None = None, **kwargs: Any) -> None:
-        super().__init__(message, **kwargs)
-        self.held_until = held_until
+    held_until: datetime | None = None
 
 
 class HostSuppressed(ServiceError):
     """The host answered 403 Forbidden earlier; requests to it are short-circuited."""
 
-    def __init__(self, message: str, *, reason: str = "", suppressed_until: datetime | None = None, **kwargs: Any) -> None:
-        super().__init__(message, **kwargs)
-        self.reason = reason
-        self.suppressed_until = suppressed_until
+    reason: str = ""
+    suppressed_until: datetime | None = None
 
 
 class TooManyRedirects(ServiceError, requests.TooManyRedirects):
@@ -169,20 +153,18 @@ class InvalidPDF(DownloadError):
 class WrongArticle(DownloadError):
     """A valid PDF whose first pages carry another title of the batch better than ours (moved aside)."""
 
-    def __init__(self, message: str, *, moved_to: str | None = None, title_match: float | None = None, **kwargs: Any) -> None:
-        super().__init__(message, **kwargs)
-        self.moved_to = moved_to
-        self.title_match = title_match
+    moved_to: str | None = None
+    title_match: float | None = None
 
 
 class WriteError(DownloadError, OSError):
     """A body arrived, but the output folder cannot take it: read-only, no permission, an I/O error. ``path``
     is the file, ``errno`` the OS's; the batch starts no further download (docs/outcomes.md, ``write_error``)."""
 
-    def __init__(self, message: str, *, path: str | None = None, errno: int | None = None, **kwargs: Any) -> None:
-        super().__init__(message, **kwargs)
-        self.path = path
-        self.errno = errno  # OSError's attribute, set as ours
+    path: str | None = None
+
+    def __init__(self, message: str, **attributes: object) -> None:
+        super().__init__(message, **attributes)  # errno: OSError's attribute, set as ours
         self.strerror = message
 
     def __str__(self) -> str:  # the message as written (OSError's would prefix "[Errno 28]")

@@ -127,12 +127,8 @@ def _opens_particle(words: list[str], i: int) -> bool:
 def from_pubmed(author: Any) -> Name | None:
     """One PubMed ``<Author>`` element: ``LastName`` + ``ForeName`` (or ``Initials``) + ``Suffix``, or its
     ``CollectiveName`` as an organisation."""
-    last = _clean(author.findtext("LastName"))
-    if last:
-        return person(last, author.findtext("ForeName") or "", suffix=author.findtext("Suffix") or "",
-                      initials_hint=author.findtext("Initials") or "")
-    collective = _clean("".join(author.find("CollectiveName").itertext())) if author.find("CollectiveName") is not None else ""
-    return organisation(collective) if collective else None
+    parts = {child.tag: "".join(child.itertext()) for child in author}
+    return _typed(parts, "LastName", "ForeName", "CollectiveName", suffix="Suffix", initials="Initials")
 
 
 def _typed(author: Any, family: str, given: str, collective: str, *, suffix: str = "", initials: str = "") -> Name | None:

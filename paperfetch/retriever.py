@@ -13,7 +13,7 @@ import os
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, cast
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -35,6 +35,7 @@ from paperfetch.requestlog import RequestLog
 from paperfetch.settings import (
     ENDPOINT_NAMES,
     HOST_RULE_KNOBS,
+    SETTING_NAMES,
     Settings,
     load_settings,
     options_doc,
@@ -64,6 +65,21 @@ RUN_OPTIONS: tuple[str, ...] = ("out_dir", "workers", "resume", "prefer", "skip_
                                 "filename_template", "max_pdf_bytes", "progress", "dashboard")
 
 
+def _fulltext_view(part: str, rows: str) -> Callable[[Retriever, Iterable[object] | str | pd.Series], pd.DataFrame]:
+    """A Retriever method giving one frame of :meth:`Retriever.fulltext`'s bundle (a view: no request more)."""
+    def view(self: Retriever, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
+        return cast(pd.DataFrame, getattr(self.fulltext(ids), part))
+
+    view.__name__ = view.__qualname__ = f"fulltext_{part}"
+    view.__doc__ = f"""``fulltext(ids).{part}``: {rows}.
+
+        Parameters
+        ----------
+        ids : iterable, str or Series, as for :meth:`fulltext`
+        """
+    return view
+
+
 class Retriever:
     __doc__ = f"""Find and download legal open-access PDFs for DOIs, PMIDs, PMCIDs and arXiv IDs.
 
@@ -78,8 +94,6 @@ class Retriever:
     ----------
     out_dir : str or path, optional
         The folder the PDFs and the ledger go to (default ``PDFs``).
-    openalex_api_key, ncbi_api_key, s2_api_key : str, optional
-        The API keys of OpenAlex, NCBI and Semantic Scholar (higher limits; never shown in any output).
     sources : sequence of str
         The sources to ask, in order (default :data:`DEFAULT_ORDER`).
     endpoints : mapping, optional
@@ -111,7 +125,8 @@ class Retriever:
     settings : Settings, optional
         Settings already read (:func:`paperfetch.load_settings`), instead of the setting arguments above (the run
         options of :data:`RUN_OPTIONS` may still be given: they go on top).
-{options_doc("email", *(name for name in RUN_OPTIONS if name not in ("out_dir", "max_pdf_bytes")))}
+{options_doc("email", "openalex_api_key", "ncbi_api_key", "s2_api_key",
+             *(name for name in RUN_OPTIONS if name not in ("out_dir", "max_pdf_bytes")))}
 
     Every setting has one home, ``r.settings`` (a frozen :class:`~paperfetch.settings.Settings`); ``r.out_dir``
     is its folder, resolved. :meth:`configure` changes run options between runs.
@@ -153,18 +168,14 @@ class Retriever:
         pdf_engine: str | None = None,
         settings: Settings | None = None,
     ) -> None:
+        # the parameters named as settings are the settings given (None: not given)
+        named = {name: value for name, value in locals().items() if name in SETTING_NAMES}
+        named.update(out_dir=None if out_dir is None else os.fspath(out_dir), state=state if isinstance(state, str) else None,
+                     # the signature's default is "not given"; None asks for no limit (0)
+                     max_pdf_bytes=None if max_pdf_bytes == defaults.MAX_PDF_BYTES else (max_pdf_bytes or 0))
+        options = {name: named.pop(name) for name in RUN_OPTIONS}
+        arguments = setting_arguments(named, http_options)
         self._order = _chosen_sources(sources)
-        options = {"out_dir": None if out_dir is None else os.fspath(out_dir), "workers": workers,
-                   "filename_template": filename_template, "resume": resume, "progress": progress,
-                   "dashboard": dashboard, "prefer": prefer, "skip_retracted": skip_retracted, "pdf_engine": pdf_engine,
-                   # the signature's default is "not given"; None asks for no limit (0)
-                   "max_pdf_bytes": None if max_pdf_bytes == defaults.MAX_PDF_BYTES else (max_pdf_bytes or 0)}
-        arguments = setting_arguments(
-            {"email": email, "openalex_api_key": openalex_api_key, "ncbi_api_key": ncbi_api_key, "s2_api_key": s2_api_key,
-             "state": state if isinstance(state, str) else None, "polite_mode": polite_mode,
-             "respect_robots_txt": respect_robots_txt, "suppress_on_403": suppress_on_403, "delay_min_s": delay_min_s,
-             "delay_max_s": delay_max_s, "max_retries": max_retries, "max_retry_after_s": max_retry_after_s,
-             "timeout": timeout, "verbosity": verbosity}, http_options)
         read_here = settings is None  # an "argument" origin is then this call's
         settings = _resolve_settings(settings, arguments, options, endpoints=endpoints, config=config, http=http)
         check_email(settings.email, origin=settings.origin.get("email"),
@@ -441,13 +452,8 @@ class Retriever:
             api = redact_frame(self.api.domain_status())
             frame = pd.concat([frame[~frame["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
             frame = frame.sort_values("host", ignore_index=True)
-            frame.attrs["store"] = self.store.name
+            frame.attrs["store"] = self.web.store.name
         return for_people(mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable]))
-
-    @property
-    def store(self) -> Any:
-        """The host-state store both transports read and write (:mod:`paperfetch.state`)."""
-        return self.web.store
 
     def dashboard(self) -> Any:
         """A :class:`~paperfetch.dashboard.Dashboard` of this retriever, at any time.
@@ -624,32 +630,9 @@ class Retriever:
             self._texts[key] = texts_of(outcomes, engine=engine, max_pdf_bytes=self.settings.max_pdf_bytes or None)
         return self._texts[key].copy()
 
-    def fulltext_references(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).references``: one row per cited work (``doi``/``pmid``/``pmcid`` the cited work's).
-
-        Parameters
-        ----------
-        ids : iterable, str or Series, as for :meth:`fulltext`
-        """
-        return self.fulltext(ids).references
-
-    def fulltext_tables(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).tables``: one row per JATS ``<table-wrap>``, its cells as a DataFrame and a pipe table.
-
-        Parameters
-        ----------
-        ids : iterable, str or Series, as for :meth:`fulltext`
-        """
-        return self.fulltext(ids).tables
-
-    def fulltext_figures(self, ids: Iterable[object] | str | pd.Series) -> pd.DataFrame:
-        """``fulltext(ids).figures``: one row per JATS ``<fig>``, its caption and its image's href.
-
-        Parameters
-        ----------
-        ids : iterable, str or Series, as for :meth:`fulltext`
-        """
-        return self.fulltext(ids).figures
+    fulltext_references = _fulltext_view("references", "one row per cited work (``doi``/``pmid``/``pmcid`` the cited work's)")
+    fulltext_tables = _fulltext_view("tables", "one row per JATS ``<table-wrap>``, its cells as a DataFrame and a pipe table")
+    fulltext_figures = _fulltext_view("figures", "one row per JATS ``<fig>``, its caption and its image's href")
 
     # ------------------------------------------------------------------ in the background
     def start(self, ids: Iterable[object] | str | pd.Series | pd.DataFrame, column: str | None = None) -> Job:

@@ -275,14 +275,6 @@ def _knob_parser(name: str) -> Callable[[str], Any] | None:
     return next((read for start, read in _TEXT_READERS if annotation.startswith(start)), None)
 
 
-#: environment variable → the setting it gives, for every setting read from the environment
-ENV_VARS: Mapping[str, str] = {
-    **{env: f.name for f in _OPTIONS for env in f.metadata["env"]},
-    **{env: name for name in TRANSPORT_SETTING_NAMES if _knob_parser(name) is not None for env in _knob_env(name)},
-    **{endpoint_env_var(name): f"endpoints.{name}" for name in ENDPOINT_NAMES},
-}
-
-
 def _transport(values: Mapping[str, Any], origin: Mapping[str, str]) -> TransportConfig:
     """A validated :class:`TransportConfig`; a refused value's error names where it came from."""
     try:
@@ -350,10 +342,19 @@ def _convert_knob(name: str, value: Any, where: str) -> Any:
         raise ConfigurationError(f"{name} from {where} must be a {kind}, not {text!r}") from None
 
 
-#: How each run option and each transport knob is read: its variables and its converter.
+def _convert_endpoint(name: str, url: Any, where: str) -> str:
+    return clean_setting(f"endpoints[{name!r}]", url) or ""
+
+
+#: How each run option, transport knob and base URL is read: its variables and its converter.
 _OPTION_READERS = {f.name: (f.metadata["env"], partial(_convert, f)) for f in _OPTIONS}
 _KNOB_READERS = {name: (_knob_env(name) if _knob_parser(name) is not None else (), partial(_convert_knob, name))
                  for name in TRANSPORT_SETTING_NAMES}
+_ENDPOINT_READERS = {f"endpoints.{name}": ((endpoint_env_var(name),), partial(_convert_endpoint, name))
+                     for name in ENDPOINT_NAMES}
+#: environment variable → the setting it gives, for every setting read from the environment
+ENV_VARS: Mapping[str, str] = {env: name for readers in (_OPTION_READERS, _KNOB_READERS, _ENDPOINT_READERS)
+                               for name, (variables, _) in readers.items() for env in variables}
 
 
 @dataclass(frozen=True)
@@ -386,17 +387,6 @@ class _Doors:
                 values[name] = converted
         return values
 
-    def endpoints(self, named: Mapping[str, str], origin: dict[str, str]) -> dict[str, str]:
-        """The base URLs given by argument (*named*) or ``PAPERFETCH_<NAME>_URL``."""
-        chosen: dict[str, str] = {}
-        for name in ENDPOINT_NAMES:
-            variable = endpoint_env_var(name)
-            if named.get(name):
-                chosen[name], origin[f"endpoints.{name}"] = named[name], "argument"
-            elif self.environ.get(variable, "").strip():
-                chosen[name], origin[f"endpoints.{name}"] = self.environ[variable], f"env {variable}"
-        return {name: clean_setting(f"endpoints[{name!r}]", url) or "" for name, url in chosen.items()}
-
 
 def load_settings(
     arguments: Mapping[str, Any] | None = None,
@@ -425,7 +415,11 @@ def load_settings(
     origin: dict[str, str] = {}
     values = doors.given(_OPTION_READERS, origin)
     given = doors.given(_KNOB_READERS, origin)
-    chosen = doors.endpoints(endpoints or {}, origin)
+    # a base URL is given by argument or PAPERFETCH_<NAME>_URL, never by the file
+    urls = _Doors({f"endpoints.{k}": v for k, v in (endpoints or {}).items() if v}, environ, path, {})
+    where: dict[str, str] = {}
+    chosen = {name.split(".", 1)[1]: url for name, url in urls.given(_ENDPOINT_READERS, where).items()}
+    origin.update((name, door) for name, door in where.items() if door != "default")  # only those given
     transport = _transport({**_SETTINGS_DEFAULTS, **given}, origin)
     return Settings(**values, endpoints=chosen, transport=transport, origin=origin, config_path=path, given=given)
 

@@ -10,13 +10,13 @@ from paperfetch.cli.common import (
     EXIT_TERMINATED,
     EXIT_USAGE,
     INTERRUPTED,
-    OK_STATUSES,
     REPORT_FORMATS,
     RESULT_COLUMNS,
     UsageError,
     common_options,
     write_report,
 )
+from paperfetch.outcomes import FINISHED_WELL_STATUSES as OK_STATUSES  # the statuses that make the exit status 0
 
 __all__ = [
     "EXIT_FAILED",

@@ -13,8 +13,7 @@ from paperfetch.cli import config, demo, download, research, text
 from paperfetch.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
-    RetryWarningsOncePerHost,
-    UnreachableWarningsHeld,
+    HostWarnings,
     UsageError,
     interrupted_exit,
     interrupted_word,
@@ -56,20 +55,14 @@ class _Parser(argparse.ArgumentParser):
         unknown = re.search(r"unrecognized arguments: (\S+)", message)
         if unknown is None or not unknown.group(1).startswith("--"):
             return ""
-        flags = {flag for parser in self.family() for flag in re.findall(r"--[\w-]+", parser.format_usage())}
+        children = getattr(self, "subcommands", None)  # the top parser's (one level: no subcommand has its own)
+        parsers = [self, *(children.choices.values() if children is not None else [])]
+        flags = {flag for parser in parsers for flag in re.findall(r"--[\w-]+", parser.format_usage())}
         return did_you_mean(unknown.group(1).split("=", 1)[0], sorted(flags))
 
     def add_subparsers(self, **options: Any) -> Any:
         self.subcommands = super().add_subparsers(**options)
         return self.subcommands
-
-    def family(self) -> list[argparse.ArgumentParser]:
-        """This parser and every parser under its subcommands."""
-        children = getattr(self, "subcommands", None)
-        found: list[argparse.ArgumentParser] = [self]
-        for child in dict.fromkeys(children.choices.values() if children is not None else []):
-            found += child.family() if isinstance(child, _Parser) else [child]
-        return found
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,21 +104,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     package = logging.getLogger("paperfetch")
     saved = (package.level, list(package.handlers))
     _setup_logging(args)
-    retries = RetryWarningsOncePerHost()
     # -v shows every warning; without it, those of hosts that could not be reached end as one line
-    held = UnreachableWarningsHeld(active=not args.verbose)
-    filters: list[logging.Filter] = [held, retries]
+    held = HostWarnings(hold_unreachable=not args.verbose)
     try:
         with sigterm_as_interrupt(), logging_redirect_tqdm(loggers=[package]):
             for h in package.handlers:  # the handlers the redirect put in place
-                for f in filters:
-                    h.addFilter(f)
+                h.addFilter(held)
             try:
                 return int(handler(args))
             finally:
-                for line in (held.summary(), retries.summary()):
-                    if line:
-                        say(f"paperfetch: {line}", err=True)
+                for line in held.summary():
+                    say(f"paperfetch: {line}", err=True)
     except UsageError as exc:
         say(f"paperfetch: {exc}", err=True)
         return EXIT_USAGE
@@ -140,5 +129,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         for extra in [h for h in package.handlers if h not in saved[1]]:
             package.removeHandler(extra)
         for kept in package.handlers:
-            for f in filters:
-                kept.removeFilter(f)
+            kept.removeFilter(held)

@@ -39,9 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "EXPORT_EXTENSIONS",
-    "INTERRUPTED", "OK_STATUSES", "REPORT_FORMATS", "RESULT_COLUMNS", "RetryWarningsOncePerHost", "Terminated",
-    "UnreachableWarningsHeld", "UsageError", "check_column", "check_out_dir", "check_outputs",
-    "check_writable_file", "common_options", "configuration_is_usage", "counted", "export_option", "fitted_table",
+    "HostWarnings", "INTERRUPTED", "REPORT_FORMATS", "RESULT_COLUMNS", "Terminated",
+    "UsageError", "check_column", "check_out_dir", "check_outputs",
+    "check_writable_file", "common_options", "configuration_is_usage", "counted", "exit_status", "export_option", "fitted_table",
     "frame_text", "hanging_table", "identity_options", "inputs_note", "interrupted_exit", "interrupted_word", "jsonl_records",
     "partial_outcomes", "progress_wanted", "read_lines", "redacted", "results_table", "retriever_for", "say",
     "setting_option", "settings_from", "sigterm_as_interrupt", "stdout_gone", "summary", "tell", "terminal_width", "wrapped",
@@ -53,8 +53,6 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_TERMINATED = 143
 #: --export file extensions (:data:`paperfetch.export.EXPORT_FORMATS`).
 EXPORT_EXTENSIONS = {".bib": "BibTeX", ".ris": "RIS", ".json": "CSL-JSON"}
-#: The statuses that count as "finished well"; any other makes the exit status 1.
-OK_STATUSES = FINISHED_WELL_STATUSES
 #: --report file extensions and their writers.
 REPORT_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".jsonl": "JSON Lines"}
 #: The columns of the per-paper table and of --format jsonl.
@@ -102,61 +100,51 @@ def interrupted_word() -> str:
     return "terminated (SIGTERM)" if _terminated.is_set() else "interrupted"
 
 
-class RetryWarningsOncePerHost(logging.Filter):
-    """Lets each host's first retry warning through, marked "(further retries … not shown)"; counts the others."""
+class HostWarnings(logging.Filter):
+    """Keeps the warnings about hosts to a line or two. A host's first retry warning passes, marked "(further
+    retries … not shown)", and the others are counted. With *hold_unreachable* (no ``-v``), the warnings about
+    hosts that could not be reached (retries of a refused connection, the breaker that opens, the lookups that
+    failed) are held back and counted: the command ends with one line about them (the offline line, or
+    :meth:`summary`) instead of a screenful."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, hold_unreachable: bool = True) -> None:
         super().__init__()
-        self.held_back: dict[str, int] = {}
+        self.hold_unreachable = hold_unreachable
+        self.retries: dict[str, int] = {}
+        self.unreachable: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        host = _host_in(message) if record.levelno == logging.WARNING and "retry" in message else None
+        if record.levelno != logging.WARNING:
+            return True
+        if self.hold_unreachable and _UNREACHABLE.search(message):
+            where = _host_in(message) or message.split(":", 1)[0].split()[-1]
+            self.unreachable[where] = self.unreachable.get(where, 0) + 1
+            return False
+        host = _host_in(message) if "retry" in message else None
         if host is None:
             return True
-        if host in self.held_back:
-            self.held_back[host] += 1
+        if host in self.retries:
+            self.retries[host] += 1
             return False
-        self.held_back[host] = 0
+        self.retries[host] = 0
         record.msg, record.args = f"{message} (further retries of {host} not shown)", ()
         return True
 
-    def summary(self) -> str:
-        """``"retries not shown: 5 for a.example, 3 for b.example"``; ``""`` when none was held back."""
-        shown = [f"{n} for {host}" for host, n in self.held_back.items() if n]
-        return f"retries not shown: {', '.join(shown)}" if shown else ""
-
-
-class UnreachableWarningsHeld(logging.Filter):
-    """Without ``-v``, holds back the warnings about hosts that could not be reached (retries of a refused
-    connection, the breaker that opens, the lookups that failed) and counts them: the command ends with one
-    line about them (the offline line, or :meth:`summary`) instead of a screenful."""
-
-    def __init__(self, *, active: bool = True) -> None:
-        super().__init__()
-        self.active = active
-        self.held: dict[str, int] = {}
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if not self.active or record.levelno != logging.WARNING or not _UNREACHABLE.search(message):
-            return True
-        host = _host_in(message) or message.split(":", 1)[0].split()[-1]
-        self.held[host] = self.held.get(host, 0) + 1
-        return False
-
-    def summary(self) -> str:
+    def summary(self) -> list[str]:
         """``"4 warnings about hosts that could not be reached not shown; -v shows them"`` (the hosts named when
-        one or two); ``""`` when none was held back."""
-        if not self.held:
-            return ""
-        count, hosts = sum(self.held.values()), sorted(self.held)
-        named = f" ({', '.join(hosts)})" if len(hosts) <= 2 else ""
-        return (f"{counted(count, 'warning')} about hosts that could not be reached not shown"
-                f"{named}; -v shows them")
+        one or two) and ``"retries not shown: 5 for a.example, 3 for b.example"``, each when some were held back."""
+        lines = []
+        if self.unreachable:
+            hosts = sorted(self.unreachable)
+            named = f" ({', '.join(hosts)})" if len(hosts) <= 2 else ""
+            lines.append(f"{counted(sum(self.unreachable.values()), 'warning')} about hosts that could not be reached "
+                         f"not shown{named}; -v shows them")
+        shown = [f"{n} for {host}" for host, n in self.retries.items() if n]
+        return lines + ([f"retries not shown: {', '.join(shown)}"] if shown else [])
 
 
-#: The warnings :class:`UnreachableWarningsHeld` holds back: a connection that failed, a host unreachable.
+#: The warnings :class:`HostWarnings` holds back without -v: a connection that failed, a host unreachable.
 _UNREACHABLE = re.compile(r"ConnectionError for |\bunreachable\b|could not be reached")
 
 _RETRY_HOST = re.compile(r"https?://([^/\s;:]+(?::\d+)?)|HTTP \d+ from (\S+);")
@@ -307,6 +295,11 @@ def _plain(value: Any) -> Any:
         return value.item()
     except (AttributeError, ValueError):
         return str(value)
+
+
+def exit_status(outcomes: pd.DataFrame) -> int:
+    """0 when every row finished well, else 1."""
+    return EXIT_OK if outcomes["status"].astype(str).isin(FINISHED_WELL_STATUSES).all() else EXIT_FAILED
 
 
 def counted(count: int, word: str) -> str:

@@ -15,13 +15,13 @@ from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     INTERRUPTED,
-    OK_STATUSES,
     RESULT_COLUMNS,
     UsageError,
     check_column,
     check_out_dir,
     common_options,
     counted,
+    exit_status,
     export_option,
     identity_options,
     inputs_note,
@@ -46,12 +46,16 @@ from paperfetch.cli.common import (
 )
 from paperfetch.dashboard.tables import host_table_text
 from paperfetch.errors import ConfigurationError
+from paperfetch.outcomes import FINISHED_WELL_STATUSES
 from paperfetch.report import YIELD_LEGEND, yield_by_source, yield_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.settings import Settings
 
-__all__ = ["add_subcommands", "gathered_inputs", "input_option", "inputs_of", "run", "stopped_line", "unfinished"]
+#: The statuses no retry or explanation helps: finished well, or not an identifier at all.
+_SETTLED = FINISHED_WELL_STATUSES | {"invalid_identifier"}
+
+__all__ = ["add_subcommands", "gathered_inputs", "input_option", "inputs_of", "run", "stopped", "unfinished"]
 
 
 def add_subcommands(sub: Any) -> None:
@@ -123,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             outcomes = retriever.download(inputs)
         except KeyboardInterrupt as exc:
-            return _interrupted(unfinished(exc, inputs, out, started), args, csv_frame)
+            partial = unfinished(exc, inputs, out, started)  # Ctrl-C or SIGTERM: the rows finished are written
+            _finish(partial, args, csv_frame, interrupted=True)
+            return stopped(partial)
         offline = retriever.run_snapshot().offline_line()
         if args.explain and not args.quiet:
             _explain(retriever, outcomes)
@@ -175,24 +181,18 @@ def unfinished(exc: KeyboardInterrupt, inputs: list[object], out: Path, started:
     return partial if isinstance(partial, pd.DataFrame) else partial_outcomes(inputs, out, started)
 
 
-def stopped_line(partial: pd.DataFrame) -> str:
-    """``"terminated (SIGTERM); 1 of 3 papers had finished; the others are stopped"``."""
+def stopped(partial: pd.DataFrame) -> int:
+    """Says ``"terminated (SIGTERM); 1 of 3 papers had finished; the others are stopped"``; 130 or 143."""
     done = int((partial["status"].astype(str) != INTERRUPTED).sum())
-    return (f"paperfetch: {interrupted_word()}; {done} of {counted(len(partial), 'paper')} had finished; "
-            f"the others are {INTERRUPTED} (run the same command again to resume)")
-
-
-def _interrupted(partial: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.DataFrame | None) -> int:
-    """Ctrl-C or SIGTERM during the run: the rows finished so far are written, the others say ``stopped``."""
-    _finish(partial, args, csv_frame, interrupted=True)
-    say(stopped_line(partial), err=True)
+    say(f"paperfetch: {interrupted_word()}; {done} of {counted(len(partial), 'paper')} had finished; "
+        f"the others are {INTERRUPTED} (run the same command again to resume)", err=True)
     return interrupted_exit()
 
 
 def _explain(retriever: Any, outcomes: pd.DataFrame) -> None:
     """``--explain``: ``Retriever.why`` of each row that did not finish well."""
     for value, status in zip(outcomes["input"], outcomes["status"].astype(str)):
-        if status in OK_STATUSES or status == "invalid_identifier" or is_missing(value):
+        if status in _SETTLED or is_missing(value):
             continue
         why = retriever.why(value)
         lines = [f"  {source}: {clip(str(answer), 140, one_line=True)}" for source, answer in zip(why["source"], why["answer"])]
@@ -239,7 +239,7 @@ def _write_failed(path: Path, outcomes: pd.DataFrame) -> tuple[int, int]:
     codes = outcomes["http_status"] if "http_status" in outcomes.columns else [None] * len(outcomes)
     for value, status, code in zip(outcomes["input"], outcomes["status"].astype(str), codes):
         text = "" if is_missing(value) else str(value).strip()
-        if text and status not in OK_STATUSES and status != "invalid_identifier" and text not in lists[True] | lists[False]:
+        if text and status not in _SETTLED and text not in lists[True] | lists[False]:
             lists[retried_by_rerun(status, code)][text] = None
     retried, final = list(lists[True]), list(lists[False])
     lines = ([_RETRIED_HEADER, *retried] if retried else []) + ([_FINAL_HEADER, *final] if final else [])
@@ -297,7 +297,7 @@ def _finish(outcomes: pd.DataFrame, args: argparse.Namespace, csv_frame: pd.Data
         if sources_line:
             say(wrapped(sources_line, width), err=args.format == "jsonl")
             say(wrapped(f"  {YIELD_LEGEND}", width, indent="   "), err=args.format == "jsonl")
-    return EXIT_OK if outcomes["status"].astype(str).isin(OK_STATUSES).all() else EXIT_FAILED
+    return exit_status(outcomes)
 
 
 def _dry_run(retriever: Any, inputs: Sequence[object], args: argparse.Namespace) -> int:

@@ -14,12 +14,12 @@ from paperfetch.cells import is_missing
 from paperfetch.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    OK_STATUSES,
     UsageError,
     check_out_dir,
     common_options,
     configuration_is_usage,
     counted,
+    exit_status,
     export_option,
     frame_text,
     identity_options,
@@ -100,7 +100,7 @@ def _finish(retriever: Any, frame: pd.DataFrame, args: argparse.Namespace, out: 
                 write_report(frame, args.report)
             say(f"paperfetch: {interrupted_word()}; the report holds what had finished", err=True)
             return interrupted_exit()
-        code = EXIT_OK if frame["status"].astype(str).isin(OK_STATUSES).all() else EXIT_FAILED  # every row, as download
+        code = exit_status(frame)  # every row, as download
         if not args.quiet:  # download's own per-paper table and summary line
             say("\n" + results_table(frame.assign(input=inputs)))
             say(f"{counted(len(frame), 'paper')}: {summary(frame)}")

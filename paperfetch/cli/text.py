@@ -19,7 +19,6 @@ from paperfetch.cli.common import (
     common_options,
     counted,
     identity_options,
-    interrupted_exit,
     jsonl_records,
     results_table,
     retriever_for,
@@ -34,7 +33,7 @@ from paperfetch.cli.common import (
     write_private_safe,
     write_report,
 )
-from paperfetch.cli.download import gathered_inputs, input_option, inputs_of, stopped_line, unfinished
+from paperfetch.cli.download import gathered_inputs, input_option, inputs_of, stopped, unfinished
 
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.fulltext import FullText
@@ -92,8 +91,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             bundle = retriever.fulltext(inputs)  # the pdf_engine setting
             written = _write_markdown(bundle, args.format) if args.format.startswith("md") else None
-        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the texts of the papers finished, as download
-            return _interrupted(unfinished(exc, inputs, out, started), args, settings.pdf_engine)
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the texts of the papers finished, read from their files
+            from paperfetch.fulltext.bundle import texts_of
+
+            partial = unfinished(exc, inputs, out, started)
+            finished = texts_of(partial, engine=settings.pdf_engine)
+            _finish(finished.paragraphs, finished.outcomes, args, interrupted=True)
+            return stopped(partial)
         offline = retriever.run_snapshot().offline_line()
     code = _finish(bundle.paragraphs, bundle.outcomes, args)
     if written is not None and not args.quiet:
@@ -101,17 +105,6 @@ def run(args: argparse.Namespace) -> int:
     if offline:
         say(f"paperfetch: {offline}", err=True)
     return code
-
-
-def _interrupted(partial: pd.DataFrame, args: argparse.Namespace, engine: str) -> int:
-    """The report of the paragraphs of the papers finished (read from their files: no request), the failed
-    list, the counts and download's line on what had finished; 130 or 143."""
-    from paperfetch.fulltext.bundle import texts_of
-
-    bundle = texts_of(partial, engine=engine)
-    _finish(bundle.paragraphs, bundle.outcomes, args, interrupted=True)
-    say(stopped_line(partial), err=True)
-    return interrupted_exit()
 
 
 def _jsonl(args: argparse.Namespace) -> bool:

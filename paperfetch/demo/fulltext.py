@@ -4,13 +4,13 @@ served as the services serve them."""
 from __future__ import annotations
 
 import re
-from importlib.resources import files
 from typing import Any
 from urllib.parse import parse_qs
 
+from paperfetch.demo.research import data
 from paperfetch.testing import Reply, Request
 
-__all__ = ["JATS_DOIS", "JATS_PAPERS", "jats_body", "serve"]
+__all__ = ["JATS_DOIS", "JATS_PAPERS", "serve"]
 
 #: PMCID → (DOI, title, year, journal, Europe PMC's isOpenAccess).
 JATS_PAPERS: dict[str, tuple[str, str, int, str, str]] = {
@@ -23,11 +23,6 @@ JATS_PAPERS: dict[str, tuple[str, str, int, str, str]] = {
 JATS_DOIS: tuple[str, ...] = tuple(doi for doi, *_ in JATS_PAPERS.values())
 
 _FULLTEXT = re.compile(r"/europepmc/webservices/rest/([^/]+)/fullTextXML")
-
-
-def jats_body(pmcid: str) -> bytes:
-    """The ``fullTextXML`` body of *pmcid* (one of :data:`JATS_PAPERS`)."""
-    return files("paperfetch.demo").joinpath("data").joinpath(f"jats_{pmcid}.xml").read_bytes()
 
 
 def serve(host: str, request: Request) -> Reply | None:
@@ -48,7 +43,7 @@ def _europepmc(request: Request) -> Reply | None:
         pmcid = match.group(1).upper()
         if pmcid not in JATS_PAPERS:
             return Reply(404, b"<error>no full text</error>", {"Content-Type": "application/xml"})
-        return Reply(200, jats_body(pmcid), {"Content-Type": "application/xml"})
+        return Reply(200, data(f"jats_{pmcid}.xml"), {"Content-Type": "application/xml"})
     if request.path != "/europepmc/webservices/rest/search":
         return None
     query = parse_qs(request.query).get("query", [""])[0]
@@ -74,7 +69,7 @@ def _efetch(request: Request) -> Reply | None:
     for number in query.get("id", [""])[0].split(","):
         pmcid = "PMC" + number.strip().upper().removeprefix("PMC")
         if pmcid in JATS_PAPERS:
-            body = jats_body(pmcid)
+            body = data(f"jats_{pmcid}.xml")
             articles.append(body[body.index(b"<article"):])
     body = b'<?xml version="1.0" encoding="UTF-8"?>\n<pmc-articleset>' + b"".join(articles) + b"</pmc-articleset>"
     return Reply(200, body, {"Content-Type": "text/xml"})

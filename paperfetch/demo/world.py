@@ -14,6 +14,7 @@ from paperfetch.demo import fulltext as _fulltext
 from paperfetch.demo import research as _research
 from paperfetch.demo import sources as _sources
 from paperfetch.demo.sources import demo_pdf, fake_pdf
+from paperfetch.settings import ENDPOINT_NAMES
 from paperfetch.testing import LoopbackHost, Reply, Request
 
 __all__ = ["DEMO_INPUTS", "DemoWorld", "fake_pdf"]
@@ -131,9 +132,7 @@ class DemoWorld:
 
     @property
     def endpoints(self) -> dict[str, str]:
-        names = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_idconv", "ncbi_eutils", "arxiv", "doi",
-                 "semanticscholar", "biorxiv", "pmc")
-        return {name: self.hosts[name.split("_")[0]].base_url for name in names}  # both NCBI services on one host
+        return {name: self.hosts[name.split("_")[0]].base_url for name in ENDPOINT_NAMES}  # both NCBI services on one host
 
     def host_names(self) -> dict[str, str]:
         """The name of each demo host by its ``address:port`` (as ``domain_status()`` lists it): ``fast``,
