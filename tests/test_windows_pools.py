@@ -347,6 +347,7 @@ def test_a_demo_run_shows_pools_as_people_read_them(tmp_path, caplog):
     assert "Window(" not in settings and "tex2jax_ignore" in settings
     outside_code = re.sub(r"<code>.*?</code>", "", settings, flags=re.S)
     assert "$" not in outside_code and "&#36;" not in outside_code  # a regex's $ only inside <code>: no maths
+    parse_pools({"c.org": {"polite-array": ("filter=", "list queries"), "polite-single": (".", "single lookups")}})
     assert shown_hosts(["c.org#polite-array", "c.org#polite-single", "d.org#polite-single"]) == [
         "c.org (list queries)", "c.org (single lookups)", "d.org"]
     both = BatchSnapshot(at=NOW, hosts=(HostRow("c.org#polite-array", label="c.org (list queries)"),))
@@ -381,6 +382,25 @@ def test_windows_and_pools_are_settings_of_the_transport(tmp_path):
         TransportConfig(host_pools={"h": {"a#b": "."}})
     mailed = TransportConfig(contact_email="me@uni.example", contact_hosts=["api.crossref.org"])
     assert "me@uni.example" in mailed.user_agent_for("api.crossref.org#public-single")  # a pool of a host that asks
+
+
+def test_a_pool_is_shown_by_the_label_its_declaration_gives_never_by_its_name_s_ending(tmp_path):
+    from paperfetch.http.config import TransportConfig
+    from paperfetch.http.status import shown_host, shown_hosts
+    from paperfetch.settings import load_settings
+
+    config = TransportConfig(host_pools={"lab.example": {"bulk-array": ["[?&]cursor=", "exports"], "x-single": "."}})
+    assert config.host_pools == {"lab.example": {"bulk-array": ("[?&]cursor=", "exports"), "x-single": "."}}
+    assert str(config.hosts["lab.example"]) == "pools: exports (bulk-array: [?&]cursor=), x-single (.)"
+    assert shown_hosts(["lab.example#bulk-array", "lab.example#x-single"]) == [
+        "lab.example (exports)", "lab.example (x-single)"]  # a name ending -array or -single is no label
+    path = tmp_path / "config.toml"  # a config file declares a label as a pair
+    path.write_text('host_pools = { "files.example" = { "big" = ["^/big/", "large files"] } }\n')
+    settings = load_settings({}, environ={}, config_path=path)
+    assert settings.transport.host_pools == {"files.example": {"big": ("^/big/", "large files")}}
+    assert shown_host("files.example#big") == "files.example (large files)"
+    with pytest.raises(ConfigurationError):
+        TransportConfig(host_pools={"h": {"list": ["filter=", "a label", "a third"]}})
 
 
 def test_a_crossref_interval_the_caller_gives_paces_each_pool(tmp_path):
