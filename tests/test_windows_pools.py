@@ -336,13 +336,14 @@ def test_a_demo_run_shows_pools_as_people_read_them(tmp_path, caplog):
                                                        "rate_limit_max_s": 0.3}) as r:
         r.download(DEMO_INPUTS)
         crossref = host_key(world.endpoints["crossref"])
-        snapshot, hosts, settings = r.run_snapshot(), r.domain_status(), r.settings._repr_html_()
+        snapshot, hosts, settings, requests = r.run_snapshot(), r.domain_status(), r.settings._repr_html_(), r.requests()
         keys = {h.host for h in snapshot.hosts}
     assert f"{crossref}#polite-single" in keys  # paced in its pool, shown as the host
     assert crossref in set(hosts["host"]) and crossref in set(snapshot.hosts_frame()["host"])
     shown = [hosts.to_string(), snapshot.hosts_frame().to_string(), render_html(snapshot), render_text(snapshot),
-             caplog.text, settings]
+             caplog.text, settings, requests.to_string()]
     assert not [text for text in shown if "#polite-" in text]
+    assert crossref in set(requests["host"])  # the requests of its one pool: the host alone
     assert "(single lookups)" in settings and "(list queries)" in settings  # the settings name both pools
     assert "Window(" not in settings and "tex2jax_ignore" in settings
     outside_code = re.sub(r"<code>.*?</code>", "", settings, flags=re.S)
