@@ -17,7 +17,7 @@ import pytest
 
 from paperfetch import HttpClient
 from paperfetch.clock import FakeClock
-from paperfetch.errors import ConfigurationError
+from paperfetch.errors import ConfigurationError, RateLimited
 from paperfetch.http.batch import get_many
 from paperfetch.http.hosts import HostRegistry, host_key
 from paperfetch.http.pools import CROSSREF_LIST, parse_pools, request_key
@@ -179,7 +179,7 @@ def _crossref_client(clock: FakeClock, key: str, registry: HostRegistry | None =
     """A client with Crossref's pools as the Retriever declares them (the public pool's figures)."""
     pools = CrossrefSource.pools_for(CrossrefSource().identification)
     return HttpClient(clock=clock, registry=registry or HostRegistry(clock), verbosity=0, pacing_margin_s=0.0,
-                      max_retries=0, host_pools={key: {name: rule[0] for name, rule in pools.items()}},
+                      max_retries=0, host_pools={key: {name: (rule[0], rule[3]) for name, rule in pools.items()}},
                       host_intervals={f"{key}#{name}": rule[1] for name, rule in pools.items()},
                       host_concurrency={f"{key}#{name}": rule[2] for name, rule in pools.items()})
 
@@ -243,11 +243,14 @@ def test_a_429_in_the_list_pool_holds_that_pool_only():
             first = client.get(server.url("/works"), params={"filter": "type:journal-article"})
             again = client.get(server.url("/works"), params={"filter": "type:book"})
             single = client.get(server.url("/works/10.1/x"))
+            with pytest.raises(RateLimited) as refused:  # what people read names the pool by its label
+                client.fetch(server.url("/works"), params={"filter": "type:dataset"})
             held = client.snapshot(f"{key}#public-array")
             free = client.snapshot(f"{key}#public-single")
     assert first.status_code == 429 and again.headers.get("X-Paperfetch-Synthetic") == "held"
     assert single.status_code == 200 and len(lists.hits) == 1 and len(singles.hits) == 1
     assert held.held_until is not None and free.held_until is None
+    assert str(refused.value).startswith(f"{key} (list queries) asked for no requests until ") and "#" not in str(refused.value)
 
 
 def test_the_retriever_declares_the_pools_and_windows_for_every_caller(tmp_path):
