@@ -53,6 +53,7 @@ from paperfetch.log import enable_logging
 from paperfetch.outcomes import Status
 from paperfetch.redact import Redactor, redact_text, redact_url, register_secrets
 from paperfetch.redact import install_log_filter as _install_log_filter
+from paperfetch.reports import read_report, report_schema
 from paperfetch.retriever import Retriever
 from paperfetch.settings import Settings, load_settings
 
@@ -109,8 +110,10 @@ __all__ = [
     "is_synthetic",
     "load_settings",
     "parse_identifier",
+    "read_report",
     "redact_text",
     "redact_url",
     "register_secrets",
     "release_holds",
+    "report_schema",
 ]

@@ -293,8 +293,9 @@ class Job(futures.Future):
         if exc is not None:
             return f"{done}/{self.total} finished{took}; {type(exc).__name__}: {redact_text(str(exc))[:200]}"
         with self._rows_lock:
-            stopped = sum(1 for row in self._rows.values() if row.get("status") == Status.STOPPED.value)
-        return f"{done - stopped}/{self.total} finished{took}" + (f", {stopped} stopped" if stopped else "")
+            ended = sum(1 for row in self._rows.values() if row.get("status") != Status.STOPPED.value)
+        stopped = self.total - ended if self._final_state == "stopped" else 0  # a row or not: not finished
+        return f"{ended}/{self.total} finished" + (f", {stopped} stopped" if stopped else "") + took
 
     def __repr__(self) -> str:
         return f"<paperfetch Job {self.state}: {self.progress_line()}>"

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Union
 
 from paperfetch.ids import Identifier
 from paperfetch.outcomes import Status, is_final
-from paperfetch.reasons import REASON_WIDTH, absent_reason, failure_reason
+from paperfetch.reasons import absent_reason, failure_reason
 from paperfetch.redact import redact_url
 from paperfetch.sources.base import Candidate, Metadata, Record, Update
 from paperfetch.sources.notices import RETRACTING_KINDS
@@ -116,7 +116,7 @@ def retracted_reason(updates: Iterable[Update]) -> str:
     notices = [u for u in updates if u.kind in RETRACTING_KINDS]
     first = next((u for u in notices if u.notice), notices[0] if notices else Update(""))
     details = ", ".join(part for part in (f"notice {first.notice}" if first.notice else None, first.date) if part)
-    return f"retracted ({details})"[:REASON_WIDTH] if details else "retracted (no notice named)"
+    return f"retracted ({details})" if details else "retracted (no notice named)"
 
 
 def identity_row(ident: Identifier, meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -258,7 +258,7 @@ class Paper(Metadata):
             return retracted_reason(self.updates)
         if self.is_notice:
             targets = self.notice_of
-            return f"a notice about {targets[0]}, not a paper"[:REASON_WIDTH] if targets else "a notice, not a paper"
+            return f"a notice about {targets[0]}, not a paper" if targets else "a notice, not a paper"
         if self.vor_asked and self.preprint_of and self.outcome is not None and self.outcome.version == "published":
             return f"the version of record {self.preprint_of} (prefer=\"published\")"
         return None

@@ -9,11 +9,7 @@ from urllib.parse import urlsplit
 
 from paperfetch.clock import utc_words
 
-__all__ = ["REASON_WIDTH", "absent_reason", "failure_reason", "invalid_reason", "short_time"]
-
-#: The longest reason: the rest of a message is in ``error``.
-REASON_WIDTH = 80
-
+__all__ = ["absent_reason", "failure_reason", "invalid_reason", "short_time"]
 
 def short_time(when: datetime | None) -> str:
     """``07:28 UTC`` (a date too when it is not today)."""
@@ -55,32 +51,16 @@ def _last_part(message: str) -> str:
     return _balanced((words[-1] if words else message).replace("\0", "://"))
 
 
-def _cut(text: str, limit: int = REASON_WIDTH) -> str:
-    """*text* on one line in at most *limit* characters, cut at a word, ``…`` last; a parenthesis the cut
-    leaves open is closed after the ``…`` (or cut off when nothing of it would be left)."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    room = limit - 1
-    while True:
-        head = text[:room]
-        if text[room:room + 1] != " " and head.rfind(" ") > room // 2:  # a long unbroken word is cut inside
-            head = head[: head.rindex(" ")]
-        head = head.rstrip(" ,;:-–'\"")
-        depth = head.count("(") - head.count(")")
-        while depth > 0 and not head[head.rindex("(") + 1:].strip(" ,;:'\""):  # an empty "(": cut before it
-            head = head[: head.rindex("(")].rstrip(" ,;:-–'\"")
-            depth = head.count("(") - head.count(")")
-        if len(head) + 1 + max(0, depth) <= limit or room <= 1:
-            break
-        room -= 1
-    return (head or text[: limit - 1]) + "…" + ")" * max(0, depth)
+def _one_line(text: str) -> str:
+    """*text* on one line, whole: a reason names what it names (every source asked, the time) in the frames and
+    files; a terminal wraps it (:func:`paperfetch.cli.common.hanging_table`) rather than cut it."""
+    return " ".join(text.split())
 
 
 def failure_reason(status: str, *, http_status: int | None = None, url: str | None = None, message: str = "",
                    until: datetime | None = None) -> str:
     """The reason of a row that failed on a candidate (or a lookup) with *status*."""
-    return _cut(_failure_words(status, http_status, url, message, until))
+    return _one_line(_failure_words(status, http_status, url, message, until))
 
 
 def _failure_words(status: str, http_status: int | None, url: str | None, message: str, until: datetime | None) -> str:
@@ -106,7 +86,7 @@ def _failure_words(status: str, http_status: int | None, url: str | None, messag
 def absent_reason(*, known: bool, asked: Sequence[str]) -> str:
     """A row no source had a copy for: known but closed (``no_open_copy``) or unknown (``not_found``)."""
     names = f" (asked: {', '.join(asked)})" if asked else ""
-    return _cut(("no source has an open copy" if known else "no service knows this identifier") + names)
+    return _one_line(("no source has an open copy" if known else "no service knows this identifier") + names)
 
 
 def invalid_reason(error: str | None) -> str:

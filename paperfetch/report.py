@@ -45,13 +45,14 @@ def for_people(frame: pd.DataFrame) -> pd.DataFrame:
     ``#pool`` where the pool is the host's only one, else with the pool's label; ``pool`` the label (in place)."""
     import pandas as pd
 
-    from paperfetch.http.status import pool_label, shown_hosts
+    from paperfetch.http.pools import pool_label
+    from paperfetch.http.status import shown_hosts
 
+    if "pool" in frame.columns and "host" in frame.columns:  # the label the pool's declaration gave, by its key
+        frame["pool"] = pd.array([value if is_missing(value) else pool_label(str(key))
+                                  for key, value in zip(frame["host"], frame["pool"])], dtype=frame["pool"].dtype)
     if "host" in frame.columns:  # each column keeps its dtype (domain_status_frame's)
         frame["host"] = pd.array(shown_hosts(frame["host"].astype(str)), dtype=frame["host"].dtype)
-    if "pool" in frame.columns:
-        frame["pool"] = pd.array([value if is_missing(value) else pool_label(str(value)) for value in frame["pool"]],
-                                 dtype=frame["pool"].dtype)
     return frame
 
 

@@ -14,6 +14,7 @@ from paperfetch.flow.job import current_job, current_source
 from paperfetch.http.context import Tally
 from paperfetch.http.context import current as current_context
 from paperfetch.http.events import Event, EventKind
+from paperfetch.http.status import shown_hosts
 from paperfetch.redact import redact_frame
 from paperfetch.report import requests_frame
 
@@ -56,7 +57,10 @@ class RequestLog:
             self._rows.append(row)
 
     def frame(self) -> pd.DataFrame:
-        """One row per request: time (UTC, ms), host, URL, status, waited, elapsed, source, identifier, outcome."""
+        """One row per request: time (UTC, ms), host, URL, status, waited, elapsed, source, identifier, outcome;
+        a pool's host as people read it (``api.crossref.org (list queries)``, not its pacing key)."""
         with self._lock:
             rows = list(self._rows)
-        return redact_frame(requests_frame(rows))
+        frame = requests_frame(rows)
+        frame["host"] = shown_hosts([str(host) for host in frame["host"]])
+        return redact_frame(frame)

@@ -291,7 +291,7 @@ class Retriever:
                 "host_pools": pools, "contact_hosts": asking, "contact_email": email}
 
     def _crossref_pools(self, intervals: dict[str, float], concurrency: dict[str, int],
-                        given: Mapping[str, Any], identification: Identification) -> dict[str, dict[str, str]]:
+                        given: Mapping[str, Any], identification: Identification) -> dict[str, dict[str, tuple[str, str]]]:
         """Crossref's pool caps the requests in flight (its x-concurrency-limit applies under it), and its pools
         per request kind: each pool's interval and cap go in beside the host's, unless the caller gave the host's
         own (*given*: the transport knobs given), which then paces each pool."""
@@ -305,12 +305,12 @@ class Retriever:
         pools = crossref.pools_for(identification)
         own_interval = host in {k.lower() for k in (given.get("host_intervals") or {})}
         own_cap = host in {k.lower() for k in (given.get("host_concurrency") or {})}
-        for name, (_, interval, cap) in pools.items():
+        for name, (_, interval, cap, _) in pools.items():
             if not own_interval:
                 intervals.setdefault(f"{host}#{name}", interval)
             if not own_cap:
                 concurrency.setdefault(f"{host}#{name}", cap)
-        return {host: {name: pattern for name, (pattern, _, _) in pools.items()}}
+        return {host: {name: (pattern, label) for name, (pattern, _, _, label) in pools.items()}}  # its labels
 
     def _describe_openalex(self) -> None:
         """OpenAlex's host is named, with the remedy for a spent budget, in the transport's one warning."""

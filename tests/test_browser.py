@@ -15,8 +15,11 @@ sidebar and its tab bar take the rest); the page's body is narrowed to that, so 
 There the host table must not scroll sideways, no state text may be cut (the state column wraps, its reason
 on a second line), the wide columns are left out, and the progress bar keeps its width.
 
+* A paper's Markdown: ``Markdown(to_markdown(...))``, its plain variant and ``r.settings`` in a saved notebook:
+  the front matter no heading, each citation once, no anchor in the plain variant, pools by their labels.
+
 Screenshots (``live-1024.png``, ``live-1600.png``, ``live-1024-sidebar.png``, ``saved-1024.png``,
-``saved-1600.png``, ``saved-1024-sidebar.png``) are written to the
+``saved-1600.png``, ``saved-1024-sidebar.png``, ``markdown-1024.png``, ``settings-1024.png`` …) are written to the
 test's temporary folder and copied to ``$PAPERFETCH_SCREENSHOTS`` (default ``/tmp/screens``) to look at.
 
 The pages are driven with Playwright (the Python package) and Debian's Chromium at ``/usr/bin/chromium``;
@@ -637,5 +640,72 @@ def test_a_saved_offline_run_reads_red_in_chromium(tmp_path, monkeypatch):
             assert "could not reach any service" in page.locator("div.paperfetch-dashboard").inner_text()
             tables = _check_narrow(page, "offline", tmp_path, focus="div.paperfetch-dashboard")
             assert all(len(t["align"]) >= 3 for t in tables), tables
+        finally:
+            browser.close()
+
+
+# ---------------------------------------------------------------------- a paper's Markdown, the settings
+MARKDOWN_CELLS = [
+    "from IPython.display import Markdown\nfrom paperfetch import Retriever\nfrom paperfetch.demo import DemoWorld\n"
+    "from paperfetch.demo.fulltext import JATS_DOIS\nfrom paperfetch.fulltext import to_markdown\n"
+    "world = DemoWorld(base_ip=226).start()\n"
+    "r = Retriever(email='your.name@your-university.edu', out_dir='pdfs', endpoints=world.endpoints, state='memory',\n"
+    "              cache=False, verbosity=0, progress=False, dashboard=False)\n"
+    "text = r.fulltext(JATS_DOIS[:1])",
+    "Markdown(to_markdown(text)[JATS_DOIS[0]])",
+    "Markdown(to_markdown(text, flavor='plain')[JATS_DOIS[0]])",
+    "r.settings",
+    "r.download(['10.5555/demo.fast', '10.5555/demo.closed'])\nr.domain_status()[['host', 'pool', 'requests']]",
+    "r.close()\nworld.stop()",
+]
+# Each shown Markdown document: its headings, its text, its anchors and its links within the page (not the
+# headings' own permalinks, which nbconvert adds).
+MARKDOWN_OUTPUTS = """() => Array.from(document.querySelectorAll('[data-mime-type="text/markdown"]')).map(out => ({
+  headings: Array.from(out.querySelectorAll("h1, h2, h3, h4, h5, h6")).map(h => [h.tagName, h.innerText.trim()]),
+  text: out.innerText, anchors: out.querySelectorAll("a[id]").length,
+  links: Array.from(out.querySelectorAll('a[href^="#"]:not(.anchor-link)')).map(a => [a.getAttribute("href"), a.innerText]),
+}))"""
+
+
+@pytest.mark.timeout(240)
+def test_a_paper_s_markdown_and_the_settings_read_as_written_for_people_in_chromium(tmp_path, monkeypatch):
+    """A notebook showing ``Markdown(to_markdown(...))``, its plain variant and ``r.settings``, saved and exported:
+    the front matter is fields under a rule, not a heading; the title is the one top heading; each citation
+    reads once, its printed label linked; the plain variant has no anchor and no link; Crossref's pools are
+    shown by their labels and no pool key (``#polite-``) is anywhere on the page."""
+    _need_chromium()
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("JUPYTER_PATH", str(write_python3_kernelspec(tmp_path / "jupyter")))
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in MARKDOWN_CELLS])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    exported, _ = _run_saved_and_exported(nb, tmp_path, "markdown")
+    with sync_playwright() as p:
+        browser = _launch(p, tmp_path)
+        try:
+            page = browser.new_page()
+            page.set_viewport_size({"width": 1024, "height": 900})
+            page.goto(exported.as_uri(), wait_until="domcontentloaded", timeout=60_000)
+            page.wait_for_selector('[data-mime-type="text/markdown"] h1', timeout=30_000)
+            full, plain = page.evaluate(MARKDOWN_OUTPUTS)
+            page.locator('[data-mime-type="text/markdown"] >> nth=0').scroll_into_view_if_needed()
+            _screenshot(page, tmp_path, "markdown-1024.png")
+            assert full["headings"][0] == ["H1", "A clip-on sensor for the water content of plant stems"], full["headings"]
+            fields = [h for h in full["headings"] + plain["headings"] if ":" in h[1] or "doi" in h[1].lower()]
+            assert not fields, fields  # the front matter is no heading
+            assert 'doi: "10.5555/demo.jats.sensor"' in full["text"] and "sha256: " in full["text"]
+            assert "the plant is 1." in full["text"] and ["#CR1", "1"] in full["links"]  # printed once, linked
+            assert "[^" not in full["text"] and "1[" not in full["text"] and full["anchors"] >= 8
+            assert "the plant is 1." in plain["text"] and plain["anchors"] == 0 and plain["links"] == []
+            page.locator('[data-mime-type="text/markdown"] >> nth=1').scroll_into_view_if_needed()
+            _screenshot(page, tmp_path, "markdown-plain-1024.png")
+            body = page.inner_text("body")
+            assert "#polite-" not in body and "#public-" not in body
+            pools = page.locator("td", has_text="(list queries)")
+            assert pools.count() == 1 and page.locator("td", has_text="(single lookups)").count() == 1
+            pools.first.scroll_into_view_if_needed()
+            _screenshot(page, tmp_path, "settings-1024.png")
         finally:
             browser.close()

@@ -643,6 +643,7 @@ def test_config_says_where_each_value_comes_from_with_the_sources_windows(tmp_pa
     ebi = rows["hosts.www.ebi.ac.uk"]
     assert "10 per 1 s; 500 per 60 s" in ebi and ebi.endswith("the sources")
     assert "hosts.api.crossref.org" in rows and not list(tmp_path.glob("PDFs"))
+    assert "#polite-" not in done.stdout and "hosts.api.crossref.org (list queries)" in done.stdout  # its label
 
 
 def test_a_held_host_says_held_try_later_not_failed_and_one_paper_is_one(tmp_path, world):

@@ -307,3 +307,23 @@ def test_demo_in_80_columns_keeps_every_title_whole(tmp_path):
         assert title in _flat(table), (title, table)
     for value in map(str, DEMO_INPUTS[:8]):  # whole, or cut at the right to fit (the input is what is cut)
         assert value in table or any(w.endswith("…") and value.startswith(w[:-1]) for w in table.split()), value
+
+
+def test_download_table_in_56_columns_names_every_source_asked_and_keeps_the_file_name(tmp_path, demo_env):
+    report = tmp_path / "report.csv"
+    out = tmp_path / "a-folder-with-a-rather-long-name" / "pdfs"
+    env = {**_env(), **{f"PAPERFETCH_{name.upper()}_URL": url for name, url in demo_env.endpoints.items()},
+           "PAPERFETCH_DELAY_MIN": "0", "PAPERFETCH_DELAY_MAX": "0"}
+    shown = _in_a_terminal(["download", "10.5555/demo.closed", "https://doi.org/10.5555/demo.fast", "--email",
+                            "t@uni.example", "--out", str(out), "--state", "memory", "--no-cache", "--no-progress",
+                            "--report", str(report)], env, columns=56)
+    table = shown.split("\nreport written to")[0]
+    assert not [line for line in table.splitlines() if len(line) > 56], table
+    rows = pd.read_csv(report).set_index("input")
+    reason = rows.loc["10.5555/demo.closed", "reason"]
+    asked = reason.removeprefix("no source has an open copy (asked: ").removesuffix(")").split(", ")
+    assert len(asked) >= 5 and "…" not in reason, reason  # the library's reason is whole: every source asked
+    assert _flat(reason) in _flat(table), (reason, table)  # and so is the terminal's, wrapped
+    name = Path(rows.loc["https://doi.org/10.5555/demo.fast", "path"]).name
+    assert any(name in line for line in table.splitlines()), (name, table)  # the file name whole on one line
+    assert str(out) not in table  # the path cut from the left

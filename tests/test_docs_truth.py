@@ -245,4 +245,6 @@ def test_background_md_says_what_a_saved_job_shows(tmp_path: Path) -> None:
         saved = view.static_bundle()["text/html"]
     assert "<button" not in saved.lower() and "Stop" not in saved.replace("stopped", "")
     assert html.escape(job.progress_line()) in saved
-    assert re.search(r"\d+/\d+ finished in [\d.]+ s(, \d+ stopped)?$", job.progress_line())
+    counts = re.fullmatch(r"(\d)/3 finished, (\d) stopped in [\d.]+ s", job.progress_line())  # no row: stopped
+    assert counts is not None and int(counts[1]) + int(counts[2]) == 3
+    assert re.search(r'paperfetch-counts"><b>\d / 3</b> · <b>stopped ', saved)  # the dashboard says stopped too

@@ -161,6 +161,41 @@ def test_parquet_reports_keep_lists_and_structs_typed(tmp_path: Path) -> None:
     assert back["authors"][0]["family"] == "Lloyd"
 
 
+def test_jsonl_reports_read_with_the_fixed_schema_concatenate_with_one_type_a_column(tmp_path: Path) -> None:
+    """A column empty everywhere in one run's file (its authors, a reason, its page numbers) is typed by the
+    report schema, not ``null``: the two files concatenate without promotion, in pyarrow and in pandas."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    import paperfetch
+    from paperfetch.cli.common import write_report
+
+    full, bare = _paragraph_runs()
+    bare = bare.assign(license=pd.array([None], dtype="string"))  # a text column empty everywhere
+    paths = [tmp_path / "full.jsonl", tmp_path / "bare.jsonl"]
+    for frame, path in zip((full, bare), paths):
+        write_report(frame, path)
+    assert pj.read_json(paths[1]).schema.field("authors").type == pa.null()  # what JSON alone carries
+    schema = paperfetch.report_schema(full.columns)
+    tables = [pj.read_json(path, parse_options=pj.ParseOptions(explicit_schema=schema)) for path in paths]
+    assert tables[0].schema == tables[1].schema == schema
+    both = pa.concat_tables(tables)  # no promotion needed: one type a column
+    assert both.schema.field("authors").type.value_type.field("family").type == pa.string()
+    assert both.schema.field("license").type == pa.string() and both.schema.field("page").type == pa.int64()
+    assert both.schema.field("tables").type == pa.list_(pa.string())
+    frames = [paperfetch.read_report(path) for path in paths]
+    assert dict(frames[0].dtypes) == dict(frames[1].dtypes)
+    assert frames[0]["page"].dtype == "Int64" and frames[1]["license"].dtype == "string"
+    joined = pd.concat(frames, ignore_index=True)
+    assert dict(joined.dtypes) == dict(frames[0].dtypes)
+    assert joined["citations"].tolist() == [["CR1"], []] and joined.loc[1, "authors"] is None
+    assert joined.loc[0, "authors"][0]["family"] == "Lloyd"
+    parquet = tmp_path / "bare.parquet"
+    write_report(bare, parquet)
+    assert dict(paperfetch.read_report(parquet).dtypes) == dict(frames[0].dtypes)  # one schema, either format
+
+
 def test_jsonl_reports_of_two_runs_concatenate_typed(tmp_path: Path) -> None:
     import io
 

@@ -7,6 +7,7 @@ that runs cells while the job goes on, stops it, clicks the Stop button and resu
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from concurrent import futures
@@ -174,7 +175,7 @@ def test_start_returns_at_once_stop_stops_and_a_new_start_resumes(world, tmp_pat
     finished = frame[frame["status"] == "downloaded"]
     assert len(finished) >= 3 and set(frame["status"]) == {"downloaded", "stopped"}
     assert frame.loc[frame["status"] == "stopped", "path"].isna().all()
-    assert repr(job).startswith(f"<paperfetch Job stopped: {len(finished)}/8 finished in ")
+    assert re.match(rf"<paperfetch Job stopped: {len(finished)}/8 finished, {8 - len(finished)} stopped in [\d.]+ s>$", repr(job))
 
     resumed_at = time.monotonic()
     again = r.start(world.dois).result(timeout=30)

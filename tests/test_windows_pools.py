@@ -17,7 +17,7 @@ import pytest
 
 from paperfetch import HttpClient
 from paperfetch.clock import FakeClock
-from paperfetch.errors import ConfigurationError
+from paperfetch.errors import ConfigurationError, RateLimited
 from paperfetch.http.batch import get_many
 from paperfetch.http.hosts import HostRegistry, host_key
 from paperfetch.http.pools import CROSSREF_LIST, parse_pools, request_key
@@ -179,7 +179,7 @@ def _crossref_client(clock: FakeClock, key: str, registry: HostRegistry | None =
     """A client with Crossref's pools as the Retriever declares them (the public pool's figures)."""
     pools = CrossrefSource.pools_for(CrossrefSource().identification)
     return HttpClient(clock=clock, registry=registry or HostRegistry(clock), verbosity=0, pacing_margin_s=0.0,
-                      max_retries=0, host_pools={key: {name: rule[0] for name, rule in pools.items()}},
+                      max_retries=0, host_pools={key: {name: (rule[0], rule[3]) for name, rule in pools.items()}},
                       host_intervals={f"{key}#{name}": rule[1] for name, rule in pools.items()},
                       host_concurrency={f"{key}#{name}": rule[2] for name, rule in pools.items()})
 
@@ -243,11 +243,14 @@ def test_a_429_in_the_list_pool_holds_that_pool_only():
             first = client.get(server.url("/works"), params={"filter": "type:journal-article"})
             again = client.get(server.url("/works"), params={"filter": "type:book"})
             single = client.get(server.url("/works/10.1/x"))
+            with pytest.raises(RateLimited) as refused:  # what people read names the pool by its label
+                client.fetch(server.url("/works"), params={"filter": "type:dataset"})
             held = client.snapshot(f"{key}#public-array")
             free = client.snapshot(f"{key}#public-single")
     assert first.status_code == 429 and again.headers.get("X-Paperfetch-Synthetic") == "held"
     assert single.status_code == 200 and len(lists.hits) == 1 and len(singles.hits) == 1
     assert held.held_until is not None and free.held_until is None
+    assert str(refused.value).startswith(f"{key} (list queries) asked for no requests until ") and "#" not in str(refused.value)
 
 
 def test_the_retriever_declares_the_pools_and_windows_for_every_caller(tmp_path):
@@ -336,17 +339,19 @@ def test_a_demo_run_shows_pools_as_people_read_them(tmp_path, caplog):
                                                        "rate_limit_max_s": 0.3}) as r:
         r.download(DEMO_INPUTS)
         crossref = host_key(world.endpoints["crossref"])
-        snapshot, hosts, settings = r.run_snapshot(), r.domain_status(), r.settings._repr_html_()
+        snapshot, hosts, settings, requests = r.run_snapshot(), r.domain_status(), r.settings._repr_html_(), r.requests()
         keys = {h.host for h in snapshot.hosts}
     assert f"{crossref}#polite-single" in keys  # paced in its pool, shown as the host
     assert crossref in set(hosts["host"]) and crossref in set(snapshot.hosts_frame()["host"])
     shown = [hosts.to_string(), snapshot.hosts_frame().to_string(), render_html(snapshot), render_text(snapshot),
-             caplog.text, settings]
+             caplog.text, settings, requests.to_string()]
     assert not [text for text in shown if "#polite-" in text]
+    assert crossref in set(requests["host"])  # the requests of its one pool: the host alone
     assert "(single lookups)" in settings and "(list queries)" in settings  # the settings name both pools
     assert "Window(" not in settings and "tex2jax_ignore" in settings
     outside_code = re.sub(r"<code>.*?</code>", "", settings, flags=re.S)
     assert "$" not in outside_code and "&#36;" not in outside_code  # a regex's $ only inside <code>: no maths
+    parse_pools({"c.org": {"polite-array": ("filter=", "list queries"), "polite-single": (".", "single lookups")}})
     assert shown_hosts(["c.org#polite-array", "c.org#polite-single", "d.org#polite-single"]) == [
         "c.org (list queries)", "c.org (single lookups)", "d.org"]
     both = BatchSnapshot(at=NOW, hosts=(HostRow("c.org#polite-array", label="c.org (list queries)"),))
@@ -381,6 +386,25 @@ def test_windows_and_pools_are_settings_of_the_transport(tmp_path):
         TransportConfig(host_pools={"h": {"a#b": "."}})
     mailed = TransportConfig(contact_email="me@uni.example", contact_hosts=["api.crossref.org"])
     assert "me@uni.example" in mailed.user_agent_for("api.crossref.org#public-single")  # a pool of a host that asks
+
+
+def test_a_pool_is_shown_by_the_label_its_declaration_gives_never_by_its_name_s_ending(tmp_path):
+    from paperfetch.http.config import TransportConfig
+    from paperfetch.http.status import shown_host, shown_hosts
+    from paperfetch.settings import load_settings
+
+    config = TransportConfig(host_pools={"lab.example": {"bulk-array": ["[?&]cursor=", "exports"], "x-single": "."}})
+    assert config.host_pools == {"lab.example": {"bulk-array": ("[?&]cursor=", "exports"), "x-single": "."}}
+    assert str(config.hosts["lab.example"]) == "pools: exports (bulk-array: [?&]cursor=), x-single (.)"
+    assert shown_hosts(["lab.example#bulk-array", "lab.example#x-single"]) == [
+        "lab.example (exports)", "lab.example (x-single)"]  # a name ending -array or -single is no label
+    path = tmp_path / "config.toml"  # a config file declares a label as a pair
+    path.write_text('host_pools = { "files.example" = { "big" = ["^/big/", "large files"] } }\n')
+    settings = load_settings({}, environ={}, config_path=path)
+    assert settings.transport.host_pools == {"files.example": {"big": ("^/big/", "large files")}}
+    assert shown_host("files.example#big") == "files.example (large files)"
+    with pytest.raises(ConfigurationError):
+        TransportConfig(host_pools={"h": {"list": ["filter=", "a label", "a third"]}})
 
 
 def test_a_crossref_interval_the_caller_gives_paces_each_pool(tmp_path):

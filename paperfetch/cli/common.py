@@ -31,6 +31,7 @@ from paperfetch.integrity import met_by, met_line
 from paperfetch.log import file_mode
 from paperfetch.outcomes import COLUMNS, FINISHED_WELL_STATUSES, Status, outcomes_frame
 from paperfetch.redact import redact_frame, redact_text
+from paperfetch.reports import LIST_TYPES, report_schema
 from paperfetch.settings import SETTING_NAMES, Settings, load_settings, setting_flag
 from paperfetch.suggest import did_you_mean
 
@@ -413,17 +414,10 @@ def write_private_safe(path: Path, writer: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-#: The Arrow type of each list column the frames carry (the authors' records, a paragraph's citations, figures and
-#: tables): fixed, so a report whose lists are all empty has the same schema as one with values.
-_AUTHOR = {"family": "string", "given": "string", "literal": "string"}
-_LIST_TYPES: dict[str, Any] = {"authors": _AUTHOR, "citations": "string", "citation_offsets": "int64",
-                               "figures": "string", "tables": "string"}
-
-
 def _list_columns(frame: pd.DataFrame) -> list[str]:
     """The columns whose cells are lists, tuples or dicts, and the known ones that are all missing (0 rows too)."""
     return [c for c in frame.columns if any(isinstance(v, (list, tuple, dict)) for v in frame[c])
-            or (c in _LIST_TYPES and all(is_missing(v) for v in frame[c]))]
+            or (c in LIST_TYPES and all(is_missing(v) for v in frame[c]))]
 
 
 def _as_lists(frame: pd.DataFrame) -> pd.DataFrame:
@@ -431,15 +425,6 @@ def _as_lists(frame: pd.DataFrame) -> pd.DataFrame:
     listed = _list_columns(frame)
     return frame.assign(**{c: [None if is_missing(v) else list(v) if isinstance(v, tuple) else v for v in frame[c]]
                            for c in listed})
-
-
-def _arrow_type(name: str) -> Any:
-    import pyarrow as pa
-
-    item = _LIST_TYPES[name]
-    if isinstance(item, dict):
-        return pa.list_(pa.struct([(field, pa.type_for_alias(kind)) for field, kind in item.items()]))
-    return pa.list_(pa.type_for_alias(item))
 
 
 def _parquet(frame: pd.DataFrame, path: Path) -> None:
@@ -456,7 +441,7 @@ def _parquet(frame: pd.DataFrame, path: Path) -> None:
     table = pa.Table.from_pandas(plain, preserve_index=False)
     for position, column in enumerate(frame.columns):
         if column in listed:
-            kind = _arrow_type(column) if column in _LIST_TYPES else None
+            kind = report_schema([column]).field(column).type if column in LIST_TYPES else None
             table = table.add_column(position, column, pa.array(list(frame[column]), type=kind))
     write_private_safe(path, lambda p: pq.write_table(table, p))
 

@@ -27,6 +27,7 @@ def add_subcommands(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The ``config`` handler: the settings, one a line, and what is skipped without an e-mail."""
+    from paperfetch.http.status import shown_hosts
     from paperfetch.settings import TRANSPORT_SETTING_NAMES
     from paperfetch.sources import SOURCES
 
@@ -38,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
     state = "found" if path is not None and path.is_file() else "not found"
     say(f"config file: {path} ({state})")
     rows = _rows(settings)
+    hosts = [name[6:] for name, _, _ in rows if name.startswith("hosts.")]
+    shown = dict(zip(hosts, shown_hosts(hosts)))  # a pool by its declared label: api.crossref.org (list queries)
+    rows = [(f"hosts.{shown[name[6:]]}" if name.startswith("hosts.") else name, value, origin) for name, value, origin in rows]
     width = max(len(name) for name, _, _ in rows)
     value_width = min(max(len(value) for _, value, _ in rows), 40)
     for name, value, origin in rows:

@@ -168,8 +168,10 @@ class BatchRun:
             for item in parsed:  # duplicates share the first occurrence's outcome
                 if item.duplicate_of is not None:
                     one.give(item.position, {**one.rows[item.duplicate_of], "same_work_as": parsed[item.duplicate_of].input})
-            for item in parsed:  # an interrupt before the row was decided (the ledger's checks, say): stopped too
-                one.rows.setdefault(item.position, {"status": Status.STOPPED.value, "reason": "stopped before it finished"})
+            for item in parsed:  # a stop or an interrupt before the row was decided (the ledger's checks, say):
+                if item.position not in one.rows:  # stopped too, and the dashboard and a Job hear of it
+                    one.give(item.position, {"status": Status.STOPPED.value, "reason": "stopped before it finished"},
+                             counted=False)
             frame = redact_frame(outcomes_frame({"input": item.input, **one.rows[item.position]} for item in parsed))
             model.summary = RunSummary(frame, self.requests, started=self.run_started, ended=time.time(), asked=want == "pdf")
         finally:

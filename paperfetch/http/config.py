@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from paperfetch import defaults
 from paperfetch.errors import ConfigurationError
@@ -52,7 +52,8 @@ class HostRule:
             parts.append(f"{self.in_flight} in flight")
         parts.extend(f"{w.count} per {w.seconds:g} s" for w in self.windows)
         if self.pools:
-            parts.append("pools: " + ", ".join(f"{p.name} ({p.pattern.pattern})" for p in self.pools))
+            parts.append("pools: " + ", ".join(f"{p.label} ({p.name}: {p.pattern.pattern})" if p.label
+                                               else f"{p.name} ({p.pattern.pattern})" for p in self.pools))
         return "; ".join(parts) or "no rule"
 
 
@@ -109,9 +110,10 @@ class TransportConfig:
     #: per host (or pool), windows kept beside its interval: at most so many starts in any span
     #: (``{"www.ebi.ac.uk": ["10/s", "500/min"]}``), counted in the host-state store across its clients
     host_windows: Mapping[str, Iterable[Window | str]] | None = None
-    #: per host, its pools per request kind: ``{host: {pool: regex of path and query}}``, the first that finds
-    #: the request wins (:mod:`paperfetch.http.pools`); each pool is paced, held and broken as a host
-    host_pools: Mapping[str, Mapping[str, str]] | None = None
+    #: per host, its pools per request kind: ``{host: {pool: regex of path and query}}`` (or ``(regex, label)``:
+    #: the label people read, ``list queries``), the first that finds the request wins
+    #: (:mod:`paperfetch.http.pools`); each pool is paced, held and broken as a host
+    host_pools: Mapping[str, Mapping[str, str | Sequence[str]]] | None = None
     max_redirects: int = defaults.MAX_REDIRECTS
     #: total seconds one request may take: connect, head and every read, however the bytes trickle
     request_deadline_s: float = defaults.REQUEST_DEADLINE_S
@@ -215,7 +217,7 @@ class TransportConfig:
         _set(self, "host_intervals", intervals)
         _set(self, "host_concurrency", concurrency)
         _set(self, "host_windows", windows)
-        _set(self, "host_pools", {host: {pool.name: pool.pattern.pattern for pool in rules} for host, rules in pools.items()})
+        _set(self, "host_pools", {host: {pool.name: pool.rule for pool in rules} for host, rules in pools.items()})
 
     def rule(self, key: str) -> HostRule:
         """The rule *key* is kept to: its own; a pool (``host#pool``) takes its host's interval and cap where

@@ -217,7 +217,8 @@ class HostSide:
             shown = redact_url(url)
             # what happened and since when, without the breaker's count of failures
             cause = facts.breaker_reason.removeprefix(f"{policy.UNREACHABLE}: ").rsplit(" (", 1)[0]
-            raise NetworkError(f"{host.key} is unreachable: {cause}; {shown} not requested, next try after {when}", url=shown)
+            raise NetworkError(f"{shown_host(host.key)} is unreachable: {cause}; {shown} not requested, next try after "
+                               f"{when}", url=shown)
         status = facts.failure_status or facts.hold_status or 503
         return _held(host, url, status, decision.seconds, "Held: breaker open (no request sent)", facts.breaker_reason)
 

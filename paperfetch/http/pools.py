@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 from urllib.parse import urlencode, urlsplit
 
 from paperfetch.errors import ConfigurationError
 from paperfetch.http.hosts import host_key
 
-__all__ = ["CROSSREF_LIST", "POOL_MARK", "Pool", "parse_pools", "pool_host", "pool_name", "request_key"]
+__all__ = ["CROSSREF_LIST", "POOL_MARK", "Pool", "parse_pools", "pool_host", "pool_label", "pool_name", "request_key"]
 
 #: Between a host and its pool in a key: ``api.crossref.org#public-array``.
 POOL_MARK = "#"
@@ -32,30 +32,56 @@ CROSSREF_LIST = (r"^/(works|members|journals|funders|prefixes|types|licenses)/?(
 
 @dataclass(frozen=True)
 class Pool:
-    """Requests to a host whose path and query (``/works?filter=…``) *pattern* finds are paced in the pool *name*."""
+    """Requests to a host whose path and query (``/works?filter=…``) *pattern* finds are paced in the pool *name*;
+    people read it as its *label* (``list queries``), or its name where it declares none."""
 
     name: str
     pattern: re.Pattern[str]
+    label: str = ""
+
+    @property
+    def rule(self) -> str | tuple[str, str]:
+        """The pool as ``host_pools`` spells it: its regex, or ``(regex, label)``."""
+        return (self.pattern.pattern, self.label) if self.label else self.pattern.pattern
 
 
-def parse_pools(value: Mapping[str, Mapping[str, str]] | None) -> dict[str, tuple[Pool, ...]]:
-    """``{host: {pool: regex, …}}`` as the transport keeps it: the rules of each host in order (the first whose
-    regex finds the request's path and query wins; none: the host's own key)."""
+#: Each declared pool's label by its key (``api.crossref.org#polite-array`` → ``list queries``): the declarations
+#: parsed in this process, so that whatever shows a key to people (a table, a plot, a warning) reads the label
+#: its declaration gave, and no key's spelling is parsed for it.
+_LABELS: dict[str, str] = {}
+
+
+def parse_pools(value: Mapping[str, Mapping[str, str | Sequence[str]]] | None) -> dict[str, tuple[Pool, ...]]:
+    """``{host: {pool: regex or (regex, label), …}}`` as the transport keeps it: the rules of each host in order
+    (the first whose regex finds the request's path and query wins; none: the host's own key); each label is
+    kept for :func:`pool_label`."""
     pools: dict[str, tuple[Pool, ...]] = {}
     for host, rules in (value or {}).items():
         if not isinstance(rules, Mapping):
             raise ConfigurationError(f"host_pools[{host!r}] must map pool names to regular expressions, not {rules!r}")
         parsed = []
-        for name, pattern in rules.items():
-            if not name or POOL_MARK in name or not isinstance(pattern, str):
+        for name, rule in rules.items():
+            pattern, label = (rule, "") if isinstance(rule, str) else tuple(rule) if _is_pair(rule) else (None, "")
+            if not name or POOL_MARK in name or not isinstance(pattern, str) or not isinstance(label, str):
                 raise ConfigurationError(f"host_pools[{host!r}]: a pool is a name without {POOL_MARK!r} and a regular "
-                                         f"expression, not {name!r}: {pattern!r}")
+                                         f"expression (or an expression and a label), not {name!r}: {rule!r}")
             try:
-                parsed.append(Pool(str(name), re.compile(pattern)))
+                parsed.append(Pool(str(name), re.compile(pattern), label))
             except re.error as exc:
                 raise ConfigurationError(f"host_pools[{host!r}][{name!r}] is not a regular expression: {exc}") from None
         pools[host.lower()] = tuple(parsed)
+    _LABELS.update({f"{host}{POOL_MARK}{p.name}": p.label for host, rules in pools.items() for p in rules if p.label})
     return pools
+
+
+def _is_pair(rule: object) -> bool:
+    return isinstance(rule, Sequence) and not isinstance(rule, str) and len(rule) == 2
+
+
+def pool_label(key: str) -> str:
+    """The pool of *key* (``api.crossref.org#polite-array``) as people read it: the label its declaration gave
+    (``list queries``), else its name; ``""`` for a host's own key."""
+    return _LABELS.get(key.lower(), pool_name(key))
 
 
 def request_key(url: str, params: Any, pools: Mapping[str, tuple[Pool, ...]]) -> str:

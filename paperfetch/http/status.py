@@ -10,13 +10,13 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Iterable
 
 from paperfetch.http.hosts import HostSnapshot
-from paperfetch.http.pools import pool_host, pool_name
+from paperfetch.http.pools import pool_host, pool_label, pool_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DOMAIN_STATES", "DOMAIN_STATUS_COLUMNS", "POOL_LABELS", "domain_status_frame", "host_state", "pool_label",
-           "shown_host", "shown_hosts", "status_rows"]
+__all__ = ["DOMAIN_STATES", "DOMAIN_STATUS_COLUMNS", "domain_status_frame", "host_state", "shown_host", "shown_hosts",
+           "status_rows"]
 
 #: ``domain_status()``'s columns: state, host, hold and suppression, breaker, this process's counts, pacing.
 DOMAIN_STATUS_COLUMNS = [
@@ -34,19 +34,10 @@ _FLOATS = ("delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "cra
 _TEXTS = ("state", "host", "suppressed_reason", "breaker", "breaker_reason", "robots", "pool", "windows",
           "binding_window")
 _SNAPSHOT_FIELDS = frozenset(f.name for f in fields(HostSnapshot))
-#: A pool as people read it, by the kind its name ends with (Crossref's ``polite-array``: its list queries).
-POOL_LABELS = {"array": "list queries", "single": "single lookups"}
-
-
-def pool_label(pool: str) -> str:
-    """*pool* (a pool's name) for people: ``polite-array`` → ``list queries``; another pool keeps its name."""
-    return POOL_LABELS.get(pool.rpartition("-")[2], pool)
-
-
 def shown_host(key: str) -> str:
-    """A pacing key for people: ``api.crossref.org#polite-array`` → ``api.crossref.org (list queries)``."""
-    pool = pool_name(key)
-    return f"{pool_host(key)} ({pool_label(pool)})" if pool else key
+    """A pacing key for people: ``api.crossref.org#polite-array`` → ``api.crossref.org (list queries)``, the
+    label the pool's declaration gave (:func:`~paperfetch.http.pools.pool_label`)."""
+    return f"{pool_host(key)} ({pool_label(key)})" if pool_name(key) else key
 
 
 def shown_hosts(keys: Iterable[str]) -> list[str]:

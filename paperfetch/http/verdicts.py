@@ -13,6 +13,7 @@ from paperfetch.clock import utc
 from paperfetch.errors import DisallowedByRobots, HostSuppressed, NotFoundError, RateLimited, ServiceError
 from paperfetch.http.hostside import Exchange
 from paperfetch.http.outcome import Outcome
+from paperfetch.http.status import shown_host
 from paperfetch.state.base import BreakerState
 
 __all__ = ["fetched", "judge", "rate_limited"]
@@ -24,11 +25,11 @@ def fetched(exchange: Exchange, classify: Callable[[requests.Response], Outcome]
     response = exchange.response
     host = exchange.host
     if exchange.kind == "disallowed":
-        raise DisallowedByRobots(f"robots.txt of {host.key} disallows {shown}", url=shown)
+        raise DisallowedByRobots(f"robots.txt of {shown_host(host.key)} disallows {shown}", url=shown)
     if exchange.kind == "suppressed":
         reason, until = host.facts.suppression_reason, host.facts.suppressed_until
         raise HostSuppressed(
-            f"{host.key} is suppressed ({reason or '403'}); no request sent",
+            f"{shown_host(host.key)} is suppressed ({reason or '403'}); no request sent",
             status_code=403,
             url=shown,
             response=response,
@@ -76,7 +77,7 @@ def rate_limited(exchange: Exchange, shown: str, what: str) -> RateLimited:
     if host.facts.budget_spent_until is not None and host.facts.hold_reason:
         what = host.facts.hold_reason  # a spent budget says so, and when it renews
     return RateLimited(
-        f"{host.key} asked for no requests until {when} ({what}); {shown} not fetched",
+        f"{shown_host(host.key)} asked for no requests until {when} ({what}); {shown} not fetched",
         held_until=held_until,
         status_code=status,
         url=shown,

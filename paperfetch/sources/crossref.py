@@ -36,15 +36,16 @@ class CrossrefSource(Source):
         return 3 if identification.email else 1
 
     @classmethod
-    def pools_for(cls, identification: Identification) -> dict[str, tuple[str, float, int]]:
-        """Crossref's pools per request kind, each ``name: (regex of path and query, interval, in flight)``, the
-        list pool first (measured 2026-10-03: ``x-api-pool: public-array`` 1/s, ``public-single`` 5/s, one in
+    def pools_for(cls, identification: Identification) -> dict[str, tuple[str, float, int, str]]:
+        """Crossref's pools per request kind, each ``name: (regex of path and query, interval, in flight, label)``,
+        the list pool first (measured 2026-10-03: ``x-api-pool: public-array`` 1/s, ``public-single`` 5/s, one in
         flight). The polite pool's list figure was not measured: it keeps the public 1/s."""
         from paperfetch.http.pools import CROSSREF_LIST
 
         kind = "polite" if identification.email else "public"
-        return {f"{kind}-array": (CROSSREF_LIST, 1.0, 1),
-                f"{kind}-single": (".", cls.interval_for(identification), cls.concurrency_for(identification))}
+        return {f"{kind}-array": (CROSSREF_LIST, 1.0, 1, "list queries"),
+                f"{kind}-single": (".", cls.interval_for(identification), cls.concurrency_for(identification),
+                                   "single lookups")}
 
     def identity_params(self) -> dict[str, str]:
         return {"mailto": self.identification.email} if self.identification.email else {}
