@@ -24,7 +24,7 @@ from paperfetch.errors import (
 
 __all__ = ["BLOCKED_STATUSES", "COLUMNS", "DTYPES", "FINAL_HTTP_STATUSES", "FINAL_STATUSES", "FINISHED_WELL_STATUSES",
            "NOTABLE_STATUSES", "STATUS_FOR_ERROR", "Status", "is_final", "outcomes_frame", "retried_by_rerun",
-           "status_for"]
+           "status_for", "typed_frame"]
 
 
 class Status(str, Enum):
@@ -164,11 +164,17 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         extra = set(row) - set(COLUMNS)
         if extra:
             raise KeyError(f"not outcome columns: {sorted(extra)}")
-    # the inputs as given, in an object column: pandas 3's Arrow text cannot hold a lone surrogate
-    frame = pd.DataFrame({"input": pd.Series([row.get("input") for row in rows], dtype=object)})
-    for column, dtype in DTYPES.items():
-        if column != "input":
-            values = pd.Series([row.get(column) for row in rows], index=frame.index, dtype=object)
-            frame[column] = (pd.to_numeric(values, errors="coerce").astype("float64") if dtype == "float64"
-                             else values.astype(dtype))
+    return typed_frame(rows, DTYPES)
+
+
+def typed_frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any]) -> pd.DataFrame:
+    """A frame of *rows* (missing keys are nulls), each column built as objects and then given its dtype (None: as
+    pandas infers it): an ``object`` column keeps an input as given (pandas 3's Arrow text cannot hold a lone
+    surrogate)."""
+    rows = list(rows)
+    frame = pd.DataFrame(index=pd.RangeIndex(len(rows)))
+    for column, dtype in dtypes.items():
+        values = pd.Series([row.get(column) for row in rows], index=frame.index, dtype=object)
+        frame[column] = (values.infer_objects() if dtype is None else values.astype(dtype) if dtype != "float64"
+                         else pd.to_numeric(values, errors="coerce").astype("float64"))
     return frame

@@ -15,6 +15,7 @@ from paperfetch.cache import CachedFetcher, cache_key
 from paperfetch.errors import ConfigurationError, WrongArticle
 from paperfetch.ids import parse_identifier
 from paperfetch.integrity import looks_like_notice
+from paperfetch.outcomes import typed_frame
 from paperfetch.redact import redact_url
 from paperfetch.sources import Source
 from paperfetch.sources.base import Fetcher
@@ -45,11 +46,6 @@ class Notify(Protocol):
     def __call__(self, kind: str, message: str, *, url: str | None = None) -> None: ...
 
 
-def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
-    frame = pd.DataFrame({c: [r.get(c) for r in rows] for c in dtypes}, columns=list(dtypes))
-    return frame.astype(dtypes)
-
-
 # ---------------------------------------------------------------------- search and snowballing
 def search_pubmed(query: str, *, sources: Mapping[str, Source], api: Fetcher, max_results: int = defaults.SEARCH_MAX_RESULTS,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
@@ -72,7 +68,7 @@ def search_pubmed(query: str, *, sources: Mapping[str, Source], api: Fetcher, ma
             raise
     else:
         hits = search.search(api, query, **kwargs)
-    return _frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
+    return typed_frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
 
 
 class _StaleHistory(Exception):
@@ -141,7 +137,7 @@ def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fe
 
 def _links_frame(links: list[Link]) -> pd.DataFrame:
     """One row per link, with its journal and typed authors (what an export of the frame reads)."""
-    return _frame([{**link.row(), "journal": link.journal, "authors": link.authors} for link in links], LINK_DTYPES)
+    return typed_frame([{**link.row(), "journal": link.journal, "authors": link.authors} for link in links], LINK_DTYPES)
 
 
 def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice: bool = False,

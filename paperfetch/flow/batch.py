@@ -23,7 +23,7 @@ from paperfetch.flow.works import batch_works, deferred, settle_deferred, share_
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, ParsedInput, parse_many
 from paperfetch.ledger import ResumeLedger, open_ledger
-from paperfetch.outcomes import Status, outcomes_frame
+from paperfetch.outcomes import Status, outcomes_frame, typed_frame
 from paperfetch.paper import Copy, Paper
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.plot import RunSummary
@@ -292,12 +292,8 @@ class BatchRun:
                 reason = "; ".join(errors) or ("known, but no source offers an open-access copy" if paper.known
                                                 else "no service knows this identifier")
                 rows.append({**base, "error": reason})
-        names = ["position", "input", "key", "rank", "kind", "source", "url", "error"]
-        # object columns first: pandas 3 would infer Arrow text, which cannot hold an input's lone surrogate
-        frame = pd.DataFrame({name: pd.Series([row.get(name) for row in rows], dtype=object) for name in names})
-        for name in names[2:] + ["position"]:  # the other columns as pandas infers them (the input as given)
-            frame[name] = frame[name].infer_objects()
-        frame["rank"] = frame["rank"].astype("Int64")
+        frame = typed_frame(rows, {"position": None, "input": object, "key": None, "rank": "Int64", "kind": None,
+                                   "source": None, "url": None, "error": None})
         return redact_frame(frame.sort_values(["position", "rank"], kind="stable", ignore_index=True))
 
     def reusable(self, key: str, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:
