@@ -143,8 +143,7 @@ def lookup(paper: Paper, action: Lookup, means: Means) -> Paper:
     source = means.sources[action.source]
     fetcher = means.metadata or means.api
     try:
-        response = fetcher.fetch(action.url, classify=source.classify, params=action.params,
-                                 **source.fetch_options(fetcher))
+        response = source.send(fetcher, action.spec)
     except NotFoundError:
         return paper.noted(action.source, "does not know it")
     follow = source.next_request(response.content, action.spec)

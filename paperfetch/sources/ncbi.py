@@ -79,12 +79,12 @@ class NCBIIdConvSource(_NCBISource):
             return http.fetch(old, classify=self.classify, params=self.url_for(spec)[1])
 
     def classify(self, response: requests.Response) -> Outcome:
-        mask_rate_limit_echo(response)
+        outcome = super().classify(response)
         # A 404 carrying {"status": "error", "message": "ID type 'doi' mismatch …"} rejects the request
         # itself (recorded in fixtures/real/ncbi_idconv); asking again cannot help, and it is not "no record".
         if response.status_code == 404 and _json_status(response) == "error":
             return Outcome.FATAL
-        return default_classify(response)
+        return outcome
 
     def parse(self, body: bytes, spec: RequestSpec) -> dict[str, Record]:
         data = top_object(load_json(body, self.name), self.name)
