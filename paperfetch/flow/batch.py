@@ -130,7 +130,7 @@ class BatchRun:
 
     def lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
         """A batched lookup of *ids* at source *name* (one request for the list)."""
-        return ask(name, ids, sources=self.sources, fetcher=self.metadata, closed=getattr(self.api, "closed", False))
+        return ask(name, ids, self.means())
 
     def paper_jobs(self, items: Sequence[ParsedInput]) -> Jobs:
         """The items' papers, resolved together, each as a job deciding its first step."""
