@@ -12,17 +12,7 @@ from paperfetch.http.context import Tally
 from paperfetch.ids import Identifier
 from paperfetch.paper import Lookup, Paper
 
-__all__ = ["PaperJob", "current_job", "current_source"]
-
-
-def current_job() -> "PaperJob | None":
-    """The job whose request this thread is making (for per-request rows; :mod:`paperfetch.http.context`)."""
-    return call_context.current().item
-
-
-def current_source() -> str | None:
-    """The source whose request this thread is making (``call_context.scope(source=...)`` names it)."""
-    return call_context.current().source
+__all__ = ["PaperJob"]
 
 
 class PaperJob:
