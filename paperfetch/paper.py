@@ -323,9 +323,9 @@ def ledger_entry(key: str, row: Mapping[str, Any], *, updates: Iterable[Update] 
     if row.get("updates") is not None:  # the notices as values (a row copied from another input's: as it says)
         extra["updates"] = [asdict(u) for u in updates] if updates else row["updates"]
     extra["reason"] = row.get("reason")
-    return dict(key=key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
-                source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"),
-                error=row.get("error"), extra=extra, retryable=not is_final(row["status"], row.get("http_status")))
+    # the ledger's own fields are the Outcome's; its version, title_match and reason go in extra
+    outcome = {f.name: row.get(f.name) for f in fields(Outcome) if f.name not in ("version", "title_match", "reason")}
+    return dict(key=key, **outcome, extra=extra, retryable=not is_final(row["status"], row.get("http_status")))
 
 
 def resumed_standing(extra: Mapping[str, Any]) -> dict[str, Any]:
