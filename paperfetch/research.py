@@ -6,7 +6,7 @@ import logging
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import pandas as pd
 
@@ -149,10 +149,7 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
         return {"title_match": None}
     first = read_first_pages(path)
     if not is_notice and looks_like_notice(title, first.text, [t for t, _ in first.own_titles]):
-        aside = _move_aside(path)  # the notice is not the paper asked for: wrong_article
-        message = f"the PDF at {redact_url(url)} is a retraction notice, not the paper asked for; moved to {aside}"
-        logger.warning("%s: %s", key, message)
-        raise WrongArticle(message, moved_to=str(aside), url=redact_url(url))
+        _set_aside(path, url, key, "a retraction notice, not the paper asked for")
     verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=journal)
     if verdict is None:
         return {"title_match": None}
@@ -167,21 +164,20 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
         except Exception:  # noqa: BLE001 - a view never stops a run
             logger.debug("dashboard note failed", exc_info=True)
         return {"title_match": verdict.score}
-    aside = _move_aside(path)
     if verdict.own_title is not None:  # the PDF's own title names another paper
         why = (f"{verdict.own_title_from} calls it {verdict.own_title[:200]!r}, which shares "
                f"{verdict.own_similarity or 0.0:.0%} of its words with the title asked for; its first pages match "
                f"that title {verdict.score:.0%}")
     else:
         why = f"{verdict.better_title!r} matches {verdict.better_score:.0%}, the title asked for {verdict.score:.0%}"
-    message = f"the PDF at {redact_url(url)} is another article ({why}); moved to {aside}"
-    logger.warning("%s: %s", key, message)
-    raise WrongArticle(message, moved_to=str(aside), title_match=verdict.score, url=redact_url(url))
+    _set_aside(path, url, key, f"another article ({why})", verdict.score)
 
 
-def _move_aside(path: Path) -> Path:
-    """Move a PDF that is another article (or a notice) into :data:`WRONG_ARTICLE_DIR`; where it went."""
+def _set_aside(path: Path, url: str, key: str, what: str, score: float | None = None) -> NoReturn:
+    """Move the PDF that is *what* (another article, a notice) into :data:`WRONG_ARTICLE_DIR`; WrongArticle."""
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
-    return aside
+    message = f"the PDF at {redact_url(url)} is {what}; moved to {aside}"
+    logger.warning("%s: %s", key, message)
+    raise WrongArticle(message, moved_to=str(aside), title_match=score, url=redact_url(url))

@@ -1,8 +1,6 @@
-"""Then act: :func:`act` carries out a decided :class:`~paperfetch.flow.decide.Step` (a lookup, a landing page,
-a copy's download) through the transport and returns the new :class:`~paperfetch.paper.Paper`; a failure becomes
-the paper's, and the time it took is counted. A copy's kind decides how its body is judged: a PDF is sniffed and
-checked whole, a JATS copy must be XML; both go through the same atomic download and the same ledger.
-"""
+"""Then act: :func:`act` carries out a decided :class:`~paperfetch.flow.decide.Step` through the transport. A
+copy's kind decides how its body is judged (a PDF sniffed and checked whole, a JATS copy read as XML); both go
+through the same atomic download and the same ledger."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Full text is the same flow: with ``want="text"`` a paper is first given its JATS copies — Europe PMC's
-``fullTextXML`` for an open-access PMCID, PMC ``efetch`` for a PMCID, the PMC Cloud Service's and bioRxiv's JATS
-links — which :func:`~paperfetch.flow.decide.next_step` tries before any PDF; a JATS copy that is no article with
-a body fails like any copy, and the flow moves on to the next (docs/fulltext.md, "r.fulltext").
-"""
+"""Full text is the same flow: with ``want="text"`` a paper is first given its JATS copies, tried before any PDF;
+one that is no article with a body fails like any copy (docs/fulltext.md, "r.fulltext")."""
 
 from __future__ import annotations
 

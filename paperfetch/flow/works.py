@@ -1,9 +1,6 @@
-"""One file per work: inputs of one batch that name the same work once their identifiers are resolved (a PMID
-and the DOI it maps to, a DOI written twice) are fetched once; each input keeps its own row, the others
-naming in ``same_work_as`` the input whose file they share (docs/outcomes.md). A bioRxiv/medRxiv preprint given
-with its journal version leaves the file to it (:func:`paperfetch.flow.decide.next_step`), and takes its own way
-back when that input found none (:func:`settle_deferred`).
-"""
+"""One file per work: inputs of one batch that name the same work once resolved (a PMID and its DOI, a DOI
+written twice) are fetched once, each keeping its own row (``same_work_as``, docs/outcomes.md); a preprint given
+with its journal version leaves the file to it."""
 
 from __future__ import annotations
 
