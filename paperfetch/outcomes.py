@@ -107,6 +107,7 @@ def status_for(exc: BaseException) -> Status:
     return Status.HTTP_ERROR
 
 
+#: The outcome columns and their dtypes, in order; docs/outcomes.md ("Schema") says what each holds.
 DTYPES: Mapping[str, Any] = {
     "input": "object",
     "id_type": "string",
@@ -127,24 +128,18 @@ DTYPES: Mapping[str, Any] = {
     "title": "string",
     "year": "Int64",
     "journal": "string",
-    #: the authors in order, each a dict (paperfetch.names: ``{"family", "given"}`` or ``{"literal"}``), or empty
     "authors": "object",
     "oa_status": "string",
     "license": "string",
     "title_match": "float64",
-    #: why, in a few fixed words ("HTTP 403 → host suppressed until 07:28 UTC"); ``error`` has the trail
     "reason": "string",
     "error": "string",
     "offered_by": "string",  # the sources asked that offered a copy, comma-joined (paperfetch.report.yield_by_source)
-    # filled by Retriever.fulltext (which text the paper gave: "jats"/"pdf", and its file), else empty
     "text_source": "string",
     "text_path": "string",
-    # how many PDF copies of the paper the sources named (source/url say which one was used)
     "copies": "Int64",
-    # the PMC Cloud Service's version of the article and whether it is an author manuscript (empty: not asked)
     "pmc_version": "Int64",
     "is_manuscript": "boolean",
-    # the paper's standing and versions (paperfetch.integrity): <NA> where no source said
     "retracted": "boolean",
     "updates": "string",  # the notices: "retraction 10.1234/notice 2024-05-01 (retraction-watch)", "; "-joined
     "is_notice": "boolean",  # the input is itself a retraction/correction notice

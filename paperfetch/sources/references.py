@@ -103,8 +103,7 @@ class LinkFinder:
         """The answer's JSON object; anything else is a MalformedResponse naming the service."""
         if source is None:  # the public methods ask only the sources they were given
             raise ConfigurationError(f"no service is configured for {path}")
-        url, query = source.url_for(RequestSpec(path=path, params=params, ids=(ident,) if ident else ()))
-        body = http.fetch(url, classify=source.classify, params=query).content
+        body = source.send(http, RequestSpec(path=path, params=params, ids=(ident,) if ident else ())).content
         return top_object(load_json(body, source.name), source.name)
 
     def _openalex_work(self, http: Fetcher, ident: Identifier) -> dict[str, Any] | None:
