@@ -82,7 +82,7 @@ class NCBIIdConvSource(_NCBISource):
         outcome = super().classify(response)
         # A 404 carrying {"status": "error", "message": "ID type 'doi' mismatch …"} rejects the request
         # itself (recorded in fixtures/real/ncbi_idconv); asking again cannot help, and it is not "no record".
-        if response.status_code == 404 and _json_status(response) == "error":
+        if response.status_code == 404 and _error_json(response).get("status") == "error":
             return Outcome.FATAL
         return outcome
 
@@ -139,26 +139,24 @@ def _worth_the_fallback(exc: ServiceError) -> bool:
 
 def mask_rate_limit_echo(response: requests.Response) -> None:
     """Register the ``api-key`` of an E-utilities error body (the caller's IP without a key) for redaction."""
-    if response.status_code < 400 or len(response.content) > 4096:
-        return
-    try:
-        data = json.loads(response.content)
-    except (ValueError, RecursionError):
-        return
-    echo = data.get("api-key") if isinstance(data, dict) else None
+    echo = _error_json(response).get("api-key")
     if isinstance(echo, str) and echo.strip():
         register_secrets([echo.strip()])
 
 
+def _error_json(response: requests.Response) -> dict[str, Any]:
+    """The JSON object of a short error answer; ``{}`` for anything else."""
+    if response.status_code < 400 or len(response.content) > 4096:
+        return {}
+    try:
+        data = json.loads(response.content)
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _fold(id_type: IdType, value: str) -> str:
     return value.upper() if id_type == IdType.PMCID else value.lower()
-
-
-def _json_status(response: requests.Response) -> Any:
-    try:
-        return json.loads(response.content).get("status")
-    except (ValueError, AttributeError, RecursionError):
-        return None
 
 
 def _text(element: ET.Element | None) -> str | None:
