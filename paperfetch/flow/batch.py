@@ -82,8 +82,8 @@ class _Pass:
 
 
 class BatchRun:
-    """One batch of a Retriever (one per ``download``/``fulltext`` call): its settings, scheduler, ledger and
-    dashboard model (the Retriever keeps the last one's, for ``r.dashboard()``)."""
+    """A Retriever's batches (``download``/``fulltext`` calls): the settings, scheduler, ledger and dashboard model
+    of the one in progress or the last."""
 
     def __init__(self, *, api: Any, web: Any, sources: Mapping[str, Source], metadata: Any, doi_base: str,
                  settings: Callable[[], RunSettings], notes: Sequence[tuple[str, str]] = ()) -> None:
@@ -246,8 +246,7 @@ class BatchRun:
         return text_key(key) if self.settings.want == "text" else key
 
     def _resumed(self, ledger: ResumeLedger, ident: Identifier) -> dict[str, Any] | None:
-        """The row the ledger gives without a request; wanting text, a PDF an earlier download kept is noted for
-        :meth:`_then_kept_pdf` (its JATS copies are still tried first)."""
+        """The row the ledger gives without a request; wanting text, a PDF already kept is noted (:meth:`_then_kept_pdf`)."""
         out_dir = self.settings.out_dir
         row = resumed_row(ledger, ident, out_dir, key=self.ledger_key(ident.key))
         if row is None and self.settings.want == "text":
@@ -257,8 +256,7 @@ class BatchRun:
         return with_text_columns(row) if row is not None and self.settings.want == "text" else row
 
     def _then_kept_pdf(self, paper: Paper) -> Paper:
-        """Wanting text: after its JATS copies, a paper whose PDF is already kept takes that file (reused, no
-        request) instead of asking its sources again."""
+        """Wanting text: after its JATS copies, a paper whose PDF is already kept reuses that file, asking no source."""
         kept = self.kept_pdfs.get(paper.identifier.key)
         if kept is None:
             return paper

@@ -1,5 +1,4 @@
-""":class:`PaperJob`, the scheduler's Job for one paper (:class:`paperfetch.http.scheduler.Job`): the paper as last
-acted on and its decided step, both read without side effects."""
+""":class:`PaperJob`, the scheduler's Job (:class:`paperfetch.http.scheduler.Job`) for one paper."""
 
 from __future__ import annotations
 

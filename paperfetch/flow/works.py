@@ -36,9 +36,8 @@ def work_key(paper: Paper) -> str:
 
 def work_groups(jobs: Sequence[tuple[ParsedInput, PaperJob]], decided: Mapping[int, Mapping[str, Any]] | None = None
                 ) -> tuple[list[tuple[ParsedInput, PaperJob]], dict[int, tuple[int, PaperJob]]]:
-    """``(the jobs to run, shared)``: the first job of each work runs; *shared* maps every later input's
-    position to ``(the first input's position, its own job)``. A work whose PDF a row in *decided* (by
-    position: rows reused from the ledger) already has is not fetched again."""
+    """``(the jobs to run, shared)``: the first job of each work runs; *shared* maps every later input's position to
+    ``(the first input's position, its own job)``. A work a *decided* row (from the ledger) has the PDF of is not run."""
     first: dict[str, int] = {}
     for position, row in (decided or {}).items():
         if row.get("doi") and row.get("status") in FINISHED_WELL_STATUSES:
