@@ -9,15 +9,10 @@ from urllib.parse import urlsplit
 
 from paperfetch.clock import utc_words
 
-__all__ = ["REASON_WIDTH", "absent_reason", "failure_reason", "invalid_reason", "short_time"]
+__all__ = ["REASON_WIDTH", "absent_reason", "failure_reason", "invalid_reason"]
 
 #: The longest reason: the rest of a message is in ``error``.
 REASON_WIDTH = 80
-
-
-def short_time(when: datetime | None) -> str:
-    """``07:28 UTC`` (a date too when it is not today)."""
-    return "" if when is None else utc_words(when, datetime.now(timezone.utc))
 
 
 def _top_level_parts(text: str) -> list[str]:
@@ -84,7 +79,7 @@ def failure_reason(status: str, *, http_status: int | None = None, url: str | No
 
 
 def _failure_words(status: str, http_status: int | None, url: str | None, message: str, until: datetime | None) -> str:
-    when = f" until {short_time(until)}" if until is not None else ""
+    when = f" until {utc_words(until, datetime.now(timezone.utc))}" if until is not None else ""  # 07:28 UTC
     if status == "host_suppressed":
         code = f"HTTP {http_status} → " if http_status else ""
         return f"{code}host suppressed{when}"
