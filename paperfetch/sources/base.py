@@ -200,14 +200,10 @@ class Source:
         """Query parameters that say who is asking (:attr:`identity`)."""
         return _given(self.identification, self.identity)
 
-    def identity_headers(self) -> dict[str, str]:
-        """Request headers that say who is asking (:attr:`identity_header`: an API key sent as a header)."""
-        return _given(self.identification, self.identity_header)
-
     def send_options(self, spec: RequestSpec) -> dict[str, Any]:
         """What :meth:`lookup` passes to the transport beside URL and query: a POST's body, identity headers."""
         options: dict[str, Any] = {}
-        headers = self.identity_headers()
+        headers = _given(self.identification, self.identity_header)
         if spec.body is not None:
             options.update(method="POST", data=spec.body)
             headers = {"Content-Type": "application/json", **headers}
