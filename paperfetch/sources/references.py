@@ -38,9 +38,8 @@ class Link(Metadata):
 
     def keys(self) -> list[str]:
         """What identifies this work, strongest first: two links sharing any key are one work."""
-        keys = [f"doi:{self.doi}" if self.doi else "", f"pmid:{self.pmid}" if self.pmid else "",
-                f"openalex:{self.openalex_id}" if self.openalex_id else "", f"other:{self.other_id}" if self.other_id else ""]
-        return [k for k in keys if k] or [f"object:{id(self)}"]
+        named = {"doi": self.doi, "pmid": self.pmid, "openalex": self.openalex_id, "other": self.other_id}
+        return [f"{kind}:{value}" for kind, value in named.items() if value] or [f"object:{id(self)}"]
 
     def row(self) -> dict[str, Any]:
         return {"doi": self.doi, "pmid": self.pmid, "openalex_id": self.openalex_id, "title": self.title,
