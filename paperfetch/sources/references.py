@@ -153,10 +153,8 @@ def openalex_work_path(ident: Identifier) -> str | None:
     """OpenAlex's single-work path for a DOI, PMID or PMCID."""
     if ident.type is IdType.DOI:
         return "/works/https://doi.org/" + quote_path(ident.value)
-    if ident.type is IdType.PMID:
-        return f"/works/pmid:{ident.value}"
-    if ident.type is IdType.PMCID:
-        return f"/works/pmcid:{ident.value}"
+    if ident.type in (IdType.PMID, IdType.PMCID):
+        return f"/works/{ident.type.value}:{ident.value}"  # pmid:… or pmcid:…
     return None
 
 
