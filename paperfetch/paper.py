@@ -206,10 +206,8 @@ class Paper(Metadata):
             changes["retracted"] = True
         elif said is False and self.retracted is None:
             changes["retracted"] = False
-        if record.is_notice:
-            changes["is_notice"] = True
-        if record.notice_of:
-            changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *record.notice_of)))
+        changes["is_notice"] = record.is_notice or self.is_notice  # a notice once any source says so
+        changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *record.notice_of)))
         for name, value in (("preprint_of", record.published_doi), ("preprint", record.preprint)):
             if value and not getattr(self, name) and value != str(self.doi or "").lower():  # not the paper itself
                 changes[name] = value
