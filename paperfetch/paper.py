@@ -11,7 +11,7 @@ from paperfetch.ids import Identifier
 from paperfetch.outcomes import Status, is_final
 from paperfetch.reasons import REASON_WIDTH, absent_reason, failure_reason
 from paperfetch.redact import redact_url
-from paperfetch.sources.base import Candidate, Metadata, Record, Update
+from paperfetch.sources.base import Candidate, Metadata, Record, Standing, Update
 from paperfetch.sources.notices import RETRACTING_KINDS
 from paperfetch.urlcheck import shown_url, url_refusal
 
@@ -141,18 +141,12 @@ def _merged_updates(have: Iterable[Update], new: Iterable[Update]) -> tuple[Upda
 
 
 @dataclass(frozen=True)
-class Paper(Metadata):
+class Paper(Metadata, Standing):
     """One input paper: identity, metadata (its :class:`Metadata` fields), standing, copies, the flow's progress
     and its outcome."""
 
     identifier: Identifier
-    # standing: a retraction any source names wins; notices kept once each; the first preprint link found
-    retracted: bool | None = None
-    updates: tuple[Update, ...] = ()
-    is_notice: bool | None = None
-    notice_of: tuple[str, ...] = ()
-    preprint_of: str | None = None
-    preprint: str | None = None
+    preprint_of: str | None = None  #: its standing beside :class:`Standing`'s: the first journal-version link found
     title_match: float | None = None  #: a wrong article's score (a download's outcome has its own)
     known: bool = False  #: some service has a record of the work
     # the flow's progress

@@ -22,8 +22,8 @@ from paperfetch.sources.schema import TEXT
 if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
     from paperfetch.ids import Identifier, IdType
 
-__all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "license_key",
-           "quote_path"]
+__all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Standing", "Update", "batched", "dedupe",
+           "license_key", "quote_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,23 @@ class Metadata:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Record(Metadata):
+class Standing:
+    """A work's standing as the services say it (a :class:`Record`'s, and the paper's that gathers them)."""
+
+    #: the work is retracted (OpenAlex ``is_retracted``, a retraction among the updates); None: not said
+    retracted: bool | None = None
+    #: the notices about the work (Crossref ``updated-by``, PubMed/Europe PMC comment-correction links)
+    updates: tuple[Update, ...] = ()
+    #: the work is itself a notice (Crossref ``update-to``, "Retraction of Publication"); None: not said
+    is_notice: bool | None = None
+    #: the works a notice is about (the DOIs of its Crossref ``update-to``)
+    notice_of: tuple[str, ...] = ()
+    #: the preprint's DOI of a journal version (Crossref ``has-preprint``)
+    preprint: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record(Metadata, Standing):
     """What one service learned about one work."""
 
     is_oa: bool | None = None
@@ -112,16 +128,6 @@ class Record(Metadata):
     #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``, Crossref ``is-preprint-of``,
     #: arXiv ``arxiv:doi``): the outcome's ``preprint_of``
     published_doi: str | None = None
-    #: the work is retracted (OpenAlex ``is_retracted``, a retraction among the updates); None: not said
-    retracted: bool | None = None
-    #: the notices about the work (Crossref ``updated-by``, PubMed/Europe PMC comment-correction links)
-    updates: tuple[Update, ...] = ()
-    #: the work is itself a notice (Crossref ``update-to``, "Retraction of Publication"); None: not said
-    is_notice: bool | None = None
-    #: the works a notice is about (the DOIs of its Crossref ``update-to``)
-    notice_of: tuple[str, ...] = ()
-    #: the preprint's DOI of a journal version (Crossref ``has-preprint``)
-    preprint: str | None = None
 
 
 @dataclass(frozen=True)
