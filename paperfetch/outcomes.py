@@ -24,7 +24,7 @@ from paperfetch.errors import (
 
 __all__ = ["BLOCKED_STATUSES", "COLUMNS", "DTYPES", "FINAL_HTTP_STATUSES", "FINAL_STATUSES", "FINISHED_WELL_STATUSES",
            "NOTABLE_STATUSES", "STATUS_FOR_ERROR", "Status", "is_final", "outcomes_frame", "retried_by_rerun",
-           "status_for"]
+           "status_for", "typed_frame"]
 
 
 class Status(str, Enum):
@@ -107,6 +107,7 @@ def status_for(exc: BaseException) -> Status:
     return Status.HTTP_ERROR
 
 
+#: The outcome columns and their dtypes, in order; docs/outcomes.md ("Schema") says what each holds.
 DTYPES: Mapping[str, Any] = {
     "input": "object",
     "id_type": "string",
@@ -127,24 +128,18 @@ DTYPES: Mapping[str, Any] = {
     "title": "string",
     "year": "Int64",
     "journal": "string",
-    #: the authors in order, each a dict (paperfetch.names: ``{"family", "given"}`` or ``{"literal"}``), or empty
     "authors": "object",
     "oa_status": "string",
     "license": "string",
     "title_match": "float64",
-    #: why, in a few fixed words ("HTTP 403 → host suppressed until 07:28 UTC"); ``error`` has the trail
     "reason": "string",
     "error": "string",
     "offered_by": "string",  # the sources asked that offered a copy, comma-joined (paperfetch.report.yield_by_source)
-    # filled by Retriever.fulltext (which text the paper gave: "jats"/"pdf", and its file), else empty
     "text_source": "string",
     "text_path": "string",
-    # how many PDF copies of the paper the sources named (source/url say which one was used)
     "copies": "Int64",
-    # the PMC Cloud Service's version of the article and whether it is an author manuscript (empty: not asked)
     "pmc_version": "Int64",
     "is_manuscript": "boolean",
-    # the paper's standing and versions (paperfetch.integrity): <NA> where no source said
     "retracted": "boolean",
     "updates": "string",  # the notices: "retraction 10.1234/notice 2024-05-01 (retraction-watch)", "; "-joined
     "is_notice": "boolean",  # the input is itself a retraction/correction notice
@@ -164,11 +159,17 @@ def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         extra = set(row) - set(COLUMNS)
         if extra:
             raise KeyError(f"not outcome columns: {sorted(extra)}")
-    # the inputs as given, in an object column: pandas 3's Arrow text cannot hold a lone surrogate
-    frame = pd.DataFrame({"input": pd.Series([row.get("input") for row in rows], dtype=object)})
-    for column, dtype in DTYPES.items():
-        if column != "input":
-            values = pd.Series([row.get(column) for row in rows], index=frame.index, dtype=object)
-            frame[column] = (pd.to_numeric(values, errors="coerce").astype("float64") if dtype == "float64"
-                             else values.astype(dtype))
+    return typed_frame(rows, DTYPES)
+
+
+def typed_frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any]) -> pd.DataFrame:
+    """A frame of *rows* (missing keys are nulls), each column built as objects and then given its dtype (None: as
+    pandas infers it): an ``object`` column keeps an input as given (pandas 3's Arrow text cannot hold a lone
+    surrogate)."""
+    rows = list(rows)
+    frame = pd.DataFrame(index=pd.RangeIndex(len(rows)))
+    for column, dtype in dtypes.items():
+        values = pd.Series([row.get(column) for row in rows], index=frame.index, dtype=object)
+        frame[column] = (values.infer_objects() if dtype is None else values.astype(dtype) if dtype != "float64"
+                         else pd.to_numeric(values, errors="coerce").astype("float64"))
     return frame

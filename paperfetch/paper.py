@@ -11,7 +11,7 @@ from paperfetch.ids import Identifier
 from paperfetch.outcomes import Status, is_final
 from paperfetch.reasons import absent_reason, failure_reason
 from paperfetch.redact import redact_url
-from paperfetch.sources.base import Candidate, Metadata, Record, Update
+from paperfetch.sources.base import Candidate, Metadata, Record, Standing, Update
 from paperfetch.sources.notices import RETRACTING_KINDS
 from paperfetch.urlcheck import shown_url, url_refusal
 
@@ -141,18 +141,12 @@ def _merged_updates(have: Iterable[Update], new: Iterable[Update]) -> tuple[Upda
 
 
 @dataclass(frozen=True)
-class Paper(Metadata):
+class Paper(Metadata, Standing):
     """One input paper: identity, metadata (its :class:`Metadata` fields), standing, copies, the flow's progress
     and its outcome."""
 
     identifier: Identifier
-    # standing: a retraction any source names wins; notices kept once each; the first preprint link found
-    retracted: bool | None = None
-    updates: tuple[Update, ...] = ()
-    is_notice: bool | None = None
-    notice_of: tuple[str, ...] = ()
-    preprint_of: str | None = None
-    preprint: str | None = None
+    preprint_of: str | None = None  #: its standing beside :class:`Standing`'s: the first journal-version link found
     title_match: float | None = None  #: a wrong article's score (a download's outcome has its own)
     known: bool = False  #: some service has a record of the work
     # the flow's progress
@@ -206,10 +200,8 @@ class Paper(Metadata):
             changes["retracted"] = True
         elif said is False and self.retracted is None:
             changes["retracted"] = False
-        if record.is_notice:
-            changes["is_notice"] = True
-        if record.notice_of:
-            changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *record.notice_of)))
+        changes["is_notice"] = record.is_notice or self.is_notice  # a notice once any source says so
+        changes["notice_of"] = tuple(dict.fromkeys((*self.notice_of, *record.notice_of)))
         for name, value in (("preprint_of", record.published_doi), ("preprint", record.preprint)):
             if value and not getattr(self, name) and value != str(self.doi or "").lower():  # not the paper itself
                 changes[name] = value
@@ -323,9 +315,9 @@ def ledger_entry(key: str, row: Mapping[str, Any], *, updates: Iterable[Update] 
     if row.get("updates") is not None:  # the notices as values (a row copied from another input's: as it says)
         extra["updates"] = [asdict(u) for u in updates] if updates else row["updates"]
     extra["reason"] = row.get("reason")
-    return dict(key=key, status=row["status"], path=row.get("path"), bytes=row.get("bytes"), sha256=row.get("sha256"),
-                source=row.get("source"), url=row.get("url"), http_status=row.get("http_status"),
-                error=row.get("error"), extra=extra, retryable=not is_final(row["status"], row.get("http_status")))
+    # the ledger's own fields are the Outcome's; its version, title_match and reason go in extra
+    outcome = {f.name: row.get(f.name) for f in fields(Outcome) if f.name not in ("version", "title_match", "reason")}
+    return dict(key=key, **outcome, extra=extra, retryable=not is_final(row["status"], row.get("http_status")))
 
 
 def resumed_standing(extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,11 +9,7 @@ from urllib.parse import urlsplit
 
 from paperfetch.clock import utc_words
 
-__all__ = ["absent_reason", "failure_reason", "invalid_reason", "short_time"]
-
-def short_time(when: datetime | None) -> str:
-    """``07:28 UTC`` (a date too when it is not today)."""
-    return "" if when is None else utc_words(when, datetime.now(timezone.utc))
+__all__ = ["absent_reason", "failure_reason", "invalid_reason"]
 
 
 def _top_level_parts(text: str) -> list[str]:
@@ -64,7 +60,7 @@ def failure_reason(status: str, *, http_status: int | None = None, url: str | No
 
 
 def _failure_words(status: str, http_status: int | None, url: str | None, message: str, until: datetime | None) -> str:
-    when = f" until {short_time(until)}" if until is not None else ""
+    when = f" until {utc_words(until, datetime.now(timezone.utc))}" if until is not None else ""  # 07:28 UTC
     if status == "host_suppressed":
         code = f"HTTP {http_status} → " if http_status else ""
         return f"{code}host suppressed{when}"

@@ -10,7 +10,6 @@ from typing import Any
 
 import pandas as pd
 
-from paperfetch.flow.job import current_job, current_source
 from paperfetch.http.context import Tally
 from paperfetch.http.context import current as current_context
 from paperfetch.http.events import Event, EventKind
@@ -36,7 +35,8 @@ class RequestLog:
     def on_event(self, event: Event) -> None:
         if event.kind not in _LOGGED:
             return
-        job, tally = current_job(), current_context().tally
+        context = current_context()  # the item and source this worker thread asks for
+        job, tally = context.item, context.tally
         waited = None
         if job is not None and tally is not None:
             with self._lock:
@@ -49,7 +49,7 @@ class RequestLog:
             "status": event.status,
             "waited_s": waited,
             "elapsed_s": event.seconds if event.kind is EventKind.RESPONSE else None,
-            "source": current_source(),
+            "source": context.source,
             "identifier": job.identifier.key if job is not None else None,
             "outcome": event.kind.value,
         }

@@ -6,7 +6,7 @@ import logging
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import pandas as pd
 
@@ -15,6 +15,7 @@ from paperfetch.cache import CachedFetcher, cache_key
 from paperfetch.errors import ConfigurationError, WrongArticle
 from paperfetch.ids import parse_identifier
 from paperfetch.integrity import looks_like_notice
+from paperfetch.outcomes import typed_frame
 from paperfetch.redact import redact_url
 from paperfetch.sources import Source
 from paperfetch.sources.base import Fetcher
@@ -45,11 +46,6 @@ class Notify(Protocol):
     def __call__(self, kind: str, message: str, *, url: str | None = None) -> None: ...
 
 
-def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
-    frame = pd.DataFrame({c: [r.get(c) for r in rows] for c in dtypes}, columns=list(dtypes))
-    return frame.astype(dtypes)
-
-
 # ---------------------------------------------------------------------- search and snowballing
 def search_pubmed(query: str, *, sources: Mapping[str, Source], api: Fetcher, max_results: int = defaults.SEARCH_MAX_RESULTS,
                   mindate: str | None = None, maxdate: str | None = None, metadata: Any = None) -> pd.DataFrame:
@@ -72,7 +68,7 @@ def search_pubmed(query: str, *, sources: Mapping[str, Source], api: Fetcher, ma
             raise
     else:
         hits = search.search(api, query, **kwargs)
-    return _frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
+    return typed_frame([{**hit.__dict__, "authors": hit.names} for hit in hits], HIT_DTYPES)
 
 
 class _StaleHistory(Exception):
@@ -141,7 +137,7 @@ def citations(identifier: object, *, sources: Mapping[str, Source], metadata: Fe
 
 def _links_frame(links: list[Link]) -> pd.DataFrame:
     """One row per link, with its journal and typed authors (what an export of the frame reads)."""
-    return _frame([{**link.row(), "journal": link.journal, "authors": link.authors} for link in links], LINK_DTYPES)
+    return typed_frame([{**link.row(), "journal": link.journal, "authors": link.authors} for link in links], LINK_DTYPES)
 
 
 def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice: bool = False,
@@ -153,10 +149,7 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
         return {"title_match": None}
     first = read_first_pages(path)
     if not is_notice and looks_like_notice(title, first.text, [t for t, _ in first.own_titles]):
-        aside = _move_aside(path)  # the notice is not the paper asked for: wrong_article
-        message = f"the PDF at {redact_url(url)} is a retraction notice, not the paper asked for; moved to {aside}"
-        logger.warning("%s: %s", key, message)
-        raise WrongArticle(message, moved_to=str(aside), url=redact_url(url))
+        _set_aside(path, url, key, "a retraction notice, not the paper asked for")
     verdict = judge(title, first.text, other_titles, own_titles=first.own_titles, journal=journal)
     if verdict is None:
         return {"title_match": None}
@@ -171,21 +164,20 @@ def check_title(title: str | None, path: Path, url: str, *, key: str, is_notice:
         except Exception:  # noqa: BLE001 - a view never stops a run
             logger.debug("dashboard note failed", exc_info=True)
         return {"title_match": verdict.score}
-    aside = _move_aside(path)
     if verdict.own_title is not None:  # the PDF's own title names another paper
         why = (f"{verdict.own_title_from} calls it {verdict.own_title[:200]!r}, which shares "
                f"{verdict.own_similarity or 0.0:.0%} of its words with the title asked for; its first pages match "
                f"that title {verdict.score:.0%}")
     else:
         why = f"{verdict.better_title!r} matches {verdict.better_score:.0%}, the title asked for {verdict.score:.0%}"
-    message = f"the PDF at {redact_url(url)} is another article ({why}); moved to {aside}"
-    logger.warning("%s: %s", key, message)
-    raise WrongArticle(message, moved_to=str(aside), title_match=verdict.score, url=redact_url(url))
+    _set_aside(path, url, key, f"another article ({why})", verdict.score)
 
 
-def _move_aside(path: Path) -> Path:
-    """Move a PDF that is another article (or a notice) into :data:`WRONG_ARTICLE_DIR`; where it went."""
+def _set_aside(path: Path, url: str, key: str, what: str, score: float | None = None) -> NoReturn:
+    """Move the PDF that is *what* (another article, a notice) into :data:`WRONG_ARTICLE_DIR`; WrongArticle."""
     aside = path.parent / WRONG_ARTICLE_DIR / path.name
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), aside)
-    return aside
+    message = f"the PDF at {redact_url(url)} is {what}; moved to {aside}"
+    logger.warning("%s: %s", key, message)
+    raise WrongArticle(message, moved_to=str(aside), title_match=score, url=redact_url(url))

@@ -1,8 +1,6 @@
-"""Then act: :func:`act` carries out a decided :class:`~paperfetch.flow.decide.Step` (a lookup, a landing page,
-a copy's download) through the transport and returns the new :class:`~paperfetch.paper.Paper`; a failure becomes
-the paper's, and the time it took is counted. A copy's kind decides how its body is judged: a PDF is sniffed and
-checked whole, a JATS copy must be XML; both go through the same atomic download and the same ledger.
-"""
+"""Then act: :func:`act` carries out a decided :class:`~paperfetch.flow.decide.Step` through the transport. A
+copy's kind decides how its body is judged (a PDF sniffed and checked whole, a JATS copy read as XML); both go
+through the same atomic download and the same ledger."""
 
 from __future__ import annotations
 
@@ -15,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Union
 
 import requests
 
@@ -91,10 +89,14 @@ class _NotPDF(InvalidPDF):
         self.base_url = base_url
 
 
+#: What a step may fail with: the transport's typed errors, and a local write's (or an untyped request's) OSError.
+_StepError = Union[PaperfetchError, requests.RequestException, OSError]
+
+
 class _Failed(Exception):
     """A step's failure, with the paper as it stood when the step failed (what it had tried, what it found)."""
 
-    def __init__(self, paper: Paper, error: BaseException) -> None:
+    def __init__(self, paper: Paper, error: _StepError) -> None:
         super().__init__(str(error))
         self.paper = paper
         self.error = error
@@ -126,16 +128,11 @@ def act(step: Step, means: Means) -> Paper:
     return replace(paper, elapsed_s=paper.elapsed_s + time.monotonic() - started)
 
 
-def _failure(paper: Paper, action: Action, exc: BaseException, means: Means) -> Paper:
-    if isinstance(exc, PaperfetchError):
-        return fail(paper, action, exc, means)
-    if isinstance(exc, requests.RequestException):  # defensive: the transport should have typed it
-        return fail(paper, action, NetworkError(str(exc), url=redact_url(action.url)), means)
-    if isinstance(exc, OSError):  # a local write (the part file, out_dir) that failed: a row, never a crash
+def _failure(paper: Paper, action: Action, exc: _StepError, means: Means) -> Paper:
+    if not isinstance(exc, PaperfetchError):  # a local write that failed (a row, never a crash), or an untyped request error
         mapped = write_error(exc, destination(paper, means, getattr(action, "kind", "pdf")), url=redact_url(action.url))
-        return fail(paper, action, mapped if mapped is not None else NetworkError(str(exc), url=redact_url(action.url)),
-                    means)
-    raise exc
+        exc = mapped if mapped is not None else NetworkError(str(exc), url=redact_url(action.url))
+    return fail(paper, action, exc, means)
 
 
 def lookup(paper: Paper, action: Lookup, means: Means) -> Paper:
@@ -143,8 +140,7 @@ def lookup(paper: Paper, action: Lookup, means: Means) -> Paper:
     source = means.sources[action.source]
     fetcher = means.metadata or means.api
     try:
-        response = fetcher.fetch(action.url, classify=source.classify, params=action.params,
-                                 **source.fetch_options(fetcher))
+        response = source.send(fetcher, action.spec)
     except NotFoundError:
         return paper.noted(action.source, "does not know it")
     follow = source.next_request(response.content, action.spec)

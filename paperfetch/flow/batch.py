@@ -23,7 +23,7 @@ from paperfetch.flow.works import batch_works, deferred, settle_deferred, share_
 from paperfetch.http.hosts import host_key
 from paperfetch.ids import Identifier, ParsedInput, parse_many
 from paperfetch.ledger import ResumeLedger, open_ledger
-from paperfetch.outcomes import Status, outcomes_frame
+from paperfetch.outcomes import Status, outcomes_frame, typed_frame
 from paperfetch.paper import Copy, Paper
 from paperfetch.parts import sweep_stale_parts
 from paperfetch.plot import RunSummary
@@ -82,8 +82,8 @@ class _Pass:
 
 
 class BatchRun:
-    """One batch of a Retriever (one per ``download``/``fulltext`` call): its settings, scheduler, ledger and
-    dashboard model (the Retriever keeps the last one's, for ``r.dashboard()``)."""
+    """A Retriever's batches (``download``/``fulltext`` calls): the settings, scheduler, ledger and dashboard model
+    of the one in progress or the last."""
 
     def __init__(self, *, api: Any, web: Any, sources: Mapping[str, Source], metadata: Any, doi_base: str,
                  settings: Callable[[], RunSettings], notes: Sequence[tuple[str, str]] = ()) -> None:
@@ -130,7 +130,7 @@ class BatchRun:
 
     def lookup(self, name: str, ids: list[Identifier]) -> dict[str, Record]:
         """A batched lookup of *ids* at source *name* (one request for the list)."""
-        return ask(name, ids, sources=self.sources, fetcher=self.metadata, closed=getattr(self.api, "closed", False))
+        return ask(name, ids, self.means())
 
     def paper_jobs(self, items: Sequence[ParsedInput]) -> Jobs:
         """The items' papers, resolved together, each as a job deciding its first step."""
@@ -248,8 +248,7 @@ class BatchRun:
         return text_key(key) if self.settings.want == "text" else key
 
     def _resumed(self, ledger: ResumeLedger, ident: Identifier) -> dict[str, Any] | None:
-        """The row the ledger gives without a request; wanting text, a PDF an earlier download kept is noted for
-        :meth:`_then_kept_pdf` (its JATS copies are still tried first)."""
+        """The row the ledger gives without a request; wanting text, a PDF already kept is noted (:meth:`_then_kept_pdf`)."""
         out_dir = self.settings.out_dir
         row = resumed_row(ledger, ident, out_dir, key=self.ledger_key(ident.key))
         if row is None and self.settings.want == "text":
@@ -259,8 +258,7 @@ class BatchRun:
         return with_text_columns(row) if row is not None and self.settings.want == "text" else row
 
     def _then_kept_pdf(self, paper: Paper) -> Paper:
-        """Wanting text: after its JATS copies, a paper whose PDF is already kept takes that file (reused, no
-        request) instead of asking its sources again."""
+        """Wanting text: after its JATS copies, a paper whose PDF is already kept reuses that file, asking no source."""
         kept = self.kept_pdfs.get(paper.identifier.key)
         if kept is None:
             return paper
@@ -294,12 +292,8 @@ class BatchRun:
                 reason = "; ".join(errors) or ("known, but no source offers an open-access copy" if paper.known
                                                 else "no service knows this identifier")
                 rows.append({**base, "error": reason})
-        names = ["position", "input", "key", "rank", "kind", "source", "url", "error"]
-        # object columns first: pandas 3 would infer Arrow text, which cannot hold an input's lone surrogate
-        frame = pd.DataFrame({name: pd.Series([row.get(name) for row in rows], dtype=object) for name in names})
-        for name in names[2:] + ["position"]:  # the other columns as pandas infers them (the input as given)
-            frame[name] = frame[name].infer_objects()
-        frame["rank"] = frame["rank"].astype("Int64")
+        frame = typed_frame(rows, {"position": None, "input": object, "key": None, "rank": "Int64", "kind": None,
+                                   "source": None, "url": None, "error": None})
         return redact_frame(frame.sort_values(["position", "rank"], kind="stable", ignore_index=True))
 
     def reusable(self, key: str, dest: Path, waited: bool, *, resume: bool | None = None) -> bool:

@@ -1,5 +1,4 @@
-""":class:`PaperJob`, the scheduler's Job for one paper (:class:`paperfetch.http.scheduler.Job`): the paper as last
-acted on and its decided step, both read without side effects."""
+""":class:`PaperJob`, the scheduler's Job (:class:`paperfetch.http.scheduler.Job`) for one paper."""
 
 from __future__ import annotations
 
@@ -12,17 +11,7 @@ from paperfetch.http.context import Tally
 from paperfetch.ids import Identifier
 from paperfetch.paper import Lookup, Paper
 
-__all__ = ["PaperJob", "current_job", "current_source"]
-
-
-def current_job() -> "PaperJob | None":
-    """The job whose request this thread is making (for per-request rows; :mod:`paperfetch.http.context`)."""
-    return call_context.current().item
-
-
-def current_source() -> str | None:
-    """The source whose request this thread is making (``call_context.scope(source=...)`` names it)."""
-    return call_context.current().source
+__all__ = ["PaperJob"]
 
 
 class PaperJob:

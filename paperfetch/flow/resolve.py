@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from paperfetch.errors import PaperfetchError, RateLimited, ServiceError
 from paperfetch.flow.act import Means, lookup, source_failed
@@ -26,21 +26,20 @@ logger = logging.getLogger(__name__)
 Failed = Callable[[str, PaperfetchError], None]
 
 
-def ask(name: str, ids: list[Identifier], *, sources: Mapping[str, Source], fetcher: Any, closed: bool = False,
-        failed: Failed | None = None) -> dict[str, Record]:
+def ask(name: str, ids: list[Identifier], means: Means, failed: Failed | None = None) -> dict[str, Record]:
     """A batched lookup, one batch at a time: a batch whose host is held (a spent budget) tells *failed* of its
     identifiers, the batches answered before it are kept; a lookup that fails otherwise tells *failed* of every
     identifier it left unanswered (retryable). Without *failed*, the whole list is one batch."""
-    if not ids or closed:  # close() from another thread: the batch is stopping, ask nothing more
+    if not ids or getattr(means.api, "closed", False) or name not in means.sources:  # close() from another thread
         return {}
-    source = sources[name]
+    source = means.sources[name]
     records: dict[str, Record] = {}
     marked: set[str] = set()  # the identifiers already told this source failed them
     with call_context.scope(source=name):
         try:
             for chunk in batched(ids, source.batch_size if failed is not None else len(ids)):
                 try:
-                    records.update(source.lookup(fetcher, chunk))
+                    records.update(source.lookup(means.metadata, chunk))
                 except RateLimited as exc:  # the transport warned once; the items say so
                     logger.info("%s lookup not sent for %d identifier(s): %s", name, len(chunk), redact_text(str(exc)))
                     for ident in chunk:
@@ -63,24 +62,18 @@ def resolve(papers: Sequence[Paper], *, order: Sequence[str], means: Means) -> t
     found = {paper.identifier.key: paper for paper in papers}
     sources = means.sources
 
-    def call(name: str, ids: list[Identifier], failed: Failed | None = None) -> dict[str, Record]:
-        return ask(name, ids, sources=sources, fetcher=means.metadata, closed=getattr(means.api, "closed", False),
-                   failed=failed)
-
     def merge(records: Mapping[str, Record]) -> None:
         for key, record in records.items():
             if key in found:
                 found[key] = found[key].merged(record)
 
     ncbi = [p.identifier for p in papers if p.identifier.type in (IdType.PMID, IdType.PMCID)]
-    if ncbi and "ncbi_idconv" in sources:
-        merge(call("ncbi_idconv", ncbi))
-    unknown = [p.identifier for p in found.values() if p.identifier.type is IdType.PMID and not p.doi]
-    if unknown and "ncbi_eutils" in sources:
-        merge(call("ncbi_eutils", unknown))
+    merge(ask("ncbi_idconv", ncbi, means))
+    unknown = [p.identifier for p in found.values() if p.identifier.type is IdType.PMID and not p.doi]  # after idconv
+    merge(ask("ncbi_eutils", unknown, means))
     prefetched: dict[tuple[str, str], Record] = {}
     for name in ("openalex", "semanticscholar"):  # the batched sources, asked once for the whole batch
-        if name not in order or name not in sources:
+        if name not in order:
             continue
         owners = {ident.key: paper.identifier.key for paper in found.values() if (ident := id_of(paper.doi)) is not None}
         dois = [Identifier.from_key(key) for key in owners]
@@ -89,7 +82,7 @@ def resolve(papers: Sequence[Paper], *, order: Sequence[str], means: Means) -> t
             if key in owners:
                 found[owners[key]] = source_failed(found[owners[key]], name, exc, means)
 
-        for key, record in call(name, dois, failed).items():
+        for key, record in ask(name, dois, means, failed).items():
             prefetched[(name, key.split(":", 1)[1].lower())] = record
     return [_with_batched_offers(found[p.identifier.key], prefetched, sources) for p in papers], prefetched
 

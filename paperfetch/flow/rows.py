@@ -138,9 +138,8 @@ def frame_inputs(df: pd.DataFrame, column: str | None, columns: Sequence[str] | 
             logger.info("reading the identifiers from column(s) %s", ", ".join(map(repr, present)))
     else:
         present = [name for name in names if name in df.columns]
-    if not present or (column is not None and column not in df.columns):
-        wanted = column if column is not None else names[0]
-        raise ConfigurationError(f"no column {wanted!r} in the frame{did_you_mean(wanted, df.columns)}; "
+    if not present:
+        raise ConfigurationError(f"no column {names[0]!r} in the frame{did_you_mean(names[0], df.columns)}; "
                                  f"it has {list(df.columns)}")
     return present, (row_identifiers(df, present) if len(present) > 1 else df[present[0]])
 

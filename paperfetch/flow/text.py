@@ -1,8 +1,5 @@
-"""Full text is the same flow: with ``want="text"`` a paper is first given its JATS copies — Europe PMC's
-``fullTextXML`` for an open-access PMCID, PMC ``efetch`` for a PMCID, the PMC Cloud Service's and bioRxiv's JATS
-links — which :func:`~paperfetch.flow.decide.next_step` tries before any PDF; a JATS copy that is no article with
-a body fails like any copy, and the flow moves on to the next (docs/fulltext.md, "r.fulltext").
-"""
+"""Full text is the same flow: with ``want="text"`` a paper is first given its JATS copies, tried before any PDF;
+one that is no article with a body fails like any copy (docs/fulltext.md, "r.fulltext")."""
 
 from __future__ import annotations
 
@@ -72,9 +69,8 @@ def _identifier(paper: Paper, source: Source | None) -> Identifier | None:
 
 
 def with_text_copies(papers: Sequence[Paper], means: Means, ask: Ask) -> list[Paper]:
-    """The papers with their JATS copies queued first (the sources of :data:`JATS_SOURCES` asked once for the
-    batch, each for the papers it can know), and the PMC Cloud Service's lookup after them when it is a source;
-    a paper with a PMCID that Europe PMC has no open-access text of is asked of ``efetch`` in batches first."""
+    """The papers with their JATS copies queued first (:data:`JATS_SOURCES` asked once for the batch), then the PMC
+    Cloud Service's lookup; a PMCID without open-access text in Europe PMC is asked of ``efetch`` in batches first."""
     papers, sources = list(papers), means.sources
     found: list[list[Record]] = [[] for _ in papers]
     is_oa = [False for _ in papers]
@@ -98,9 +94,8 @@ def with_text_copies(papers: Sequence[Paper], means: Means, ask: Ask) -> list[Pa
 
 
 def _efetched(papers: list[Paper], oa: Sequence[bool], means: Means) -> list[Paper]:
-    """PMC ``efetch`` in batches of distinct PMCIDs for the papers Europe PMC has no open-access text of: an
-    article with body text is written by the flow's atomic writer and ends its paper ``downloaded``; a paper
-    whose answer could not be read says so, and goes on to its other copies."""
+    """PMC ``efetch`` in batches for the papers Europe PMC has no open-access text of: an article with body text
+    ends its paper ``downloaded``; an answer that cannot be read is a failure, and the paper goes on."""
     eutils = means.sources.get("ncbi_eutils")
     if eutils is None or means.metadata is None:
         return papers

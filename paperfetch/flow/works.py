@@ -1,9 +1,6 @@
-"""One file per work: inputs of one batch that name the same work once their identifiers are resolved (a PMID
-and the DOI it maps to, a DOI written twice) are fetched once; each input keeps its own row, the others
-naming in ``same_work_as`` the input whose file they share (docs/outcomes.md). A bioRxiv/medRxiv preprint given
-with its journal version leaves the file to it (:func:`paperfetch.flow.decide.next_step`), and takes its own way
-back when that input found none (:func:`settle_deferred`).
-"""
+"""One file per work: inputs of one batch that name the same work once resolved (a PMID and its DOI, a DOI
+written twice) are fetched once, each keeping its own row (``same_work_as``, docs/outcomes.md); a preprint given
+with its journal version leaves the file to it."""
 
 from __future__ import annotations
 
@@ -39,9 +36,8 @@ def work_key(paper: Paper) -> str:
 
 def work_groups(jobs: Sequence[tuple[ParsedInput, PaperJob]], decided: Mapping[int, Mapping[str, Any]] | None = None
                 ) -> tuple[list[tuple[ParsedInput, PaperJob]], dict[int, tuple[int, PaperJob]]]:
-    """``(the jobs to run, shared)``: the first job of each work runs; *shared* maps every later input's
-    position to ``(the first input's position, its own job)``. A work whose PDF a row in *decided* (by
-    position: rows reused from the ledger) already has is not fetched again."""
+    """``(the jobs to run, shared)``: the first job of each work runs; *shared* maps every later input's position to
+    ``(the first input's position, its own job)``. A work a *decided* row (from the ledger) has the PDF of is not run."""
     first: dict[str, int] = {}
     for position, row in (decided or {}).items():
         if row.get("doi") and row.get("status") in FINISHED_WELL_STATUSES:

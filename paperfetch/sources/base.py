@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from urllib.parse import quote, urlsplit
@@ -22,8 +22,8 @@ from paperfetch.sources.schema import TEXT
 if TYPE_CHECKING:  # ids.py is written alongside; only its names are needed here
     from paperfetch.ids import Identifier, IdType
 
-__all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Update", "batched", "dedupe", "license_key",
-           "quote_path"]
+__all__ = ["Candidate", "Fetcher", "Metadata", "Record", "RequestSpec", "Source", "Standing", "Update", "batched", "dedupe",
+           "license_key", "quote_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,23 @@ class Metadata:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Record(Metadata):
+class Standing:
+    """A work's standing as the services say it (a :class:`Record`'s, and the paper's that gathers them)."""
+
+    #: the work is retracted (OpenAlex ``is_retracted``, a retraction among the updates); None: not said
+    retracted: bool | None = None
+    #: the notices about the work (Crossref ``updated-by``, PubMed/Europe PMC comment-correction links)
+    updates: tuple[Update, ...] = ()
+    #: the work is itself a notice (Crossref ``update-to``, "Retraction of Publication"); None: not said
+    is_notice: bool | None = None
+    #: the works a notice is about (the DOIs of its Crossref ``update-to``)
+    notice_of: tuple[str, ...] = ()
+    #: the preprint's DOI of a journal version (Crossref ``has-preprint``)
+    preprint: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record(Metadata, Standing):
     """What one service learned about one work."""
 
     is_oa: bool | None = None
@@ -112,16 +128,6 @@ class Record(Metadata):
     #: the journal version's DOI of a preprint (bioRxiv/medRxiv ``published``, Crossref ``is-preprint-of``,
     #: arXiv ``arxiv:doi``): the outcome's ``preprint_of``
     published_doi: str | None = None
-    #: the work is retracted (OpenAlex ``is_retracted``, a retraction among the updates); None: not said
-    retracted: bool | None = None
-    #: the notices about the work (Crossref ``updated-by``, PubMed/Europe PMC comment-correction links)
-    updates: tuple[Update, ...] = ()
-    #: the work is itself a notice (Crossref ``update-to``, "Retraction of Publication"); None: not said
-    is_notice: bool | None = None
-    #: the works a notice is about (the DOIs of its Crossref ``update-to``)
-    notice_of: tuple[str, ...] = ()
-    #: the preprint's DOI of a journal version (Crossref ``has-preprint``)
-    preprint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,11 @@ class Source:
     wants_contact: ClassVar[bool] = False
     #: seconds the metadata cache keeps this service's answers (None: the cache's own time to live)
     cache_ttl_s: ClassVar[float | None] = None
+    #: who is asking, as query parameters (and headers): name -> the :class:`Identification` field sent, when set
+    identity: ClassVar[Mapping[str, str]] = {}
+    identity_header: ClassVar[Mapping[str, str]] = {}
+    #: ``(Identification field, interval)``: the shorter interval the host grants a caller who gives that field
+    faster_with: ClassVar[tuple[str, float] | None] = None
 
     def __init__(self, *, base_url: str | None = None, identification: Identification = Identification()) -> None:
         if self.requires_email and not identification.email:
@@ -183,25 +194,22 @@ class Source:
 
     @classmethod
     def interval_for(cls, identification: Identification) -> float:
-        """Seconds between requests for this identification (sources with key-dependent limits override)."""
-        return cls.min_interval_s
+        """Seconds between requests for this identification (:attr:`faster_with`)."""
+        faster = cls.faster_with
+        return faster[1] if faster is not None and getattr(identification, faster[0]) else cls.min_interval_s
 
     @property
     def interval_s(self) -> float:
         return self.interval_for(self.identification)
 
     def identity_params(self) -> dict[str, str]:
-        """Query parameters that say who is asking; empty for services that only read the User-Agent."""
-        return {}
-
-    def identity_headers(self) -> dict[str, str]:
-        """Request headers that say who is asking (an API key sent as a header); usually none."""
-        return {}
+        """Query parameters that say who is asking (:attr:`identity`)."""
+        return _given(self.identification, self.identity)
 
     def send_options(self, spec: RequestSpec) -> dict[str, Any]:
         """What :meth:`lookup` passes to the transport beside URL and query: a POST's body, identity headers."""
         options: dict[str, Any] = {}
-        headers = self.identity_headers()
+        headers = _given(self.identification, self.identity_header)
         if spec.body is not None:
             options.update(method="POST", data=spec.body)
             headers = {"Content-Type": "application/json", **headers}
@@ -315,6 +323,11 @@ class Source:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, identification={self.identification!r})"
+
+
+def _given(identification: Identification, names: Mapping[str, str]) -> dict[str, str]:
+    given = {name: getattr(identification, field) for name, field in names.items()}
+    return {name: value for name, value in given.items() if value}
 
 
 def _origin(url: str, env_var: str) -> str:

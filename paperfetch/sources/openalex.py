@@ -33,6 +33,7 @@ class OpenAlexSource(Source):
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     batch_size = 50  # "up to 50 DOIs in a single API call" with the | OR filter; per-page matches it
     accepts = frozenset({IdType.DOI})
+    identity = {"mailto": "email", "api_key": "openalex_api_key"}
 
     @classmethod
     def budget_remedy(cls, identification: Identification) -> str:
@@ -41,10 +42,6 @@ class OpenAlexSource(Source):
             return "the key's budget renews then"
         return ("A free OpenAlex API key raises the budget: set PAPERFETCH_OPENALEX_API_KEY "
                 "(or Retriever(openalex_api_key=...)).")
-
-    def identity_params(self) -> dict[str, str]:
-        given = {"mailto": self.identification.email, "api_key": self.identification.openalex_api_key}
-        return {name: value for name, value in given.items() if value}
 
     def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
         accepted = self.accepted(ids)

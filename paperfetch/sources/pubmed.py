@@ -14,6 +14,7 @@ from paperfetch.errors import ConfigurationError, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.base import Fetcher, RequestSpec
 from paperfetch.sources.ncbi import NCBIEutilsSource, _text, pubmed_article, pubmed_authors
+from paperfetch.sources.schema import load_xml
 
 __all__ = [
     "EFETCH_BATCH", "MAX_GET_URL", "MAX_RESULTS", "PubMedHit", "PubMedSearch",
@@ -137,10 +138,7 @@ def efetch_params(result: SearchResult, start: int) -> dict[str, str]:
 
 
 def parse_esearch(body: bytes) -> SearchResult:
-    try:
-        root = ET.fromstring(body)
-    except ET.ParseError as exc:
-        raise ServiceError(f"ESearch answered something that is not XML: {exc}") from exc
+    root = load_xml(body, "ESearch")
     if root.tag != "eSearchResult":
         raise ServiceError(f"ESearch answered <{root.tag}>, not <eSearchResult>")
     error = root.findtext("ERROR")
@@ -157,7 +155,7 @@ def parse_esearch(body: bytes) -> SearchResult:
 
 def parse_efetch(body: bytes) -> list[PubMedHit]:
     hits = []
-    for article in ET.fromstring(body).iter("PubmedArticle"):
+    for article in load_xml(body, "EFetch").iter("PubmedArticle"):
         fields = pubmed_article(article)
         if fields["pmid"]:
             hits.append(PubMedHit(**fields, authors=_authors(article), abstract=_abstract(article),

@@ -38,9 +38,8 @@ class Link(Metadata):
 
     def keys(self) -> list[str]:
         """What identifies this work, strongest first: two links sharing any key are one work."""
-        keys = [f"doi:{self.doi}" if self.doi else "", f"pmid:{self.pmid}" if self.pmid else "",
-                f"openalex:{self.openalex_id}" if self.openalex_id else "", f"other:{self.other_id}" if self.other_id else ""]
-        return [k for k in keys if k] or [f"object:{id(self)}"]
+        named = {"doi": self.doi, "pmid": self.pmid, "openalex": self.openalex_id, "other": self.other_id}
+        return [f"{kind}:{value}" for kind, value in named.items() if value] or [f"object:{id(self)}"]
 
     def row(self) -> dict[str, Any]:
         return {"doi": self.doi, "pmid": self.pmid, "openalex_id": self.openalex_id, "title": self.title,
@@ -103,8 +102,7 @@ class LinkFinder:
         """The answer's JSON object; anything else is a MalformedResponse naming the service."""
         if source is None:  # the public methods ask only the sources they were given
             raise ConfigurationError(f"no service is configured for {path}")
-        url, query = source.url_for(RequestSpec(path=path, params=params, ids=(ident,) if ident else ()))
-        body = http.fetch(url, classify=source.classify, params=query).content
+        body = source.send(http, RequestSpec(path=path, params=params, ids=(ident,) if ident else ())).content
         return top_object(load_json(body, source.name), source.name)
 
     def _openalex_work(self, http: Fetcher, ident: Identifier) -> dict[str, Any] | None:
@@ -155,10 +153,8 @@ def openalex_work_path(ident: Identifier) -> str | None:
     """OpenAlex's single-work path for a DOI, PMID or PMCID."""
     if ident.type is IdType.DOI:
         return "/works/https://doi.org/" + quote_path(ident.value)
-    if ident.type is IdType.PMID:
-        return f"/works/pmid:{ident.value}"
-    if ident.type is IdType.PMCID:
-        return f"/works/pmcid:{ident.value}"
+    if ident.type in (IdType.PMID, IdType.PMCID):
+        return f"/works/{ident.type.value}:{ident.value}"  # pmid:… or pmcid:…
     return None
 
 

@@ -62,6 +62,7 @@ class UnpaywallSource(Source):
     wants_contact = True  #: asks for a contact e-mail in the User-Agent (the transport sends it here only)
     accepts = frozenset({IdType.DOI})
     requires_email = True
+    identity = {"email": "email"}
 
     def __init__(self, *, base_url: str | None = None, identification: Identification = Identification()) -> None:
         check_email(identification.email)  # before the base class's own check, so the message says what Unpaywall wants
@@ -71,9 +72,6 @@ class UnpaywallSource(Source):
 
     def requests_for(self, ids: Sequence[Identifier]) -> list[RequestSpec]:
         return [] if self.refusal else super().requests_for(ids)
-
-    def identity_params(self) -> dict[str, str]:
-        return {"email": self.identification.email or ""}
 
     def spec_for(self, ids: tuple[Identifier, ...]) -> RequestSpec:
         return RequestSpec(path=f"/v2/{quote_path(ids[0].value)}", params={}, ids=ids)
