@@ -144,7 +144,7 @@ def pair_scores(label: str, pairs: list[tuple[Path, Path]]) -> None:
                 print(f"{label} {engine:9} {pdf.name:26} cannot be read (all missed): {exc}")
                 rows = []
             seconds = time.perf_counter() - started
-            s = score_pair(pdf.name, xml.read_bytes(), rows, reference[pdf])
+            s = score_pair(pdf.name, xml.read_bytes(), rows, reference[pdf], body)
             print(f"{label} {engine:9} {pdf.name:26} {s.jats:3} JATS paragraphs, {s.rows:4} rows: found {s.found_share:.3f}, "
                   f"found or split {s.split_share:.3f}, sharing a row {s.shared_share:.3f}; out of order "
                   f"{s.out_of_order}, furniture rows {s.furniture_rows}, glued rows {s.glued_rows}, control "
@@ -168,8 +168,9 @@ def heldout_scores(folder: Path) -> None:
     by_layout: dict[str, list] = {}
     for pdf in sorted(folder.glob("*__*.pdf")):
         stem, layout = pdf.stem.split("__", 1)
-        lines = pdf_lines(pdf.read_bytes())
-        score = score_pair(pdf.name, (folder / f"{stem}.xml").read_bytes(), paragraphs_from_lines(lines), lines)
+        body = pdf.read_bytes()
+        lines = pdf_lines(body)
+        score = score_pair(pdf.name, (folder / f"{stem}.xml").read_bytes(), paragraphs_from_lines(lines), lines, body)
         by_layout.setdefault(layout, []).append(score)
     if not by_layout:
         print(f"HELD  no held-out PDFs in {folder}")

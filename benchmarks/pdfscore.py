@@ -5,6 +5,11 @@ one row or two to four consecutive rows do. The other figures count what must ne
 JATS paragraphs, found paragraphs out of order, rows carrying a running header, footer or page number, words
 glued together, control characters, and headings that swallowed the first words of a paragraph; and how many
 found paragraphs sit under the JATS section title.
+
+A word counts as glued only where the PDF itself does not print it whole: given the PDF, a word the JATS never
+writes (``Springerlink`` in "Springerlink.com", a ``Keywords:`` label) is excused when the page draws it as one run
+of glyphs, every glyph abutting the next, at each place it is drawn; a word run together across a gap the page
+leaves, or one the page never draws in one piece, still counts.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from paperfetch.fulltext.jats import parse_jats
 from paperfetch.fulltext.pdflines import TextLine
 from paperfetch.fulltext.xmltext import parse_xml
 
-__all__ = ["PairScore", "score_pair", "words"]
+__all__ = ["PairScore", "printed_whole", "score_pair", "words"]
 
 _WORD = re.compile(r"[^\W_]+")
 _SHARE = 0.9
@@ -84,9 +89,11 @@ def _candidates(target: list[str], index: dict[str, set[int]]) -> list[int]:
     return sorted(row for row, count in counts.items() if count >= _SHARE * distinct * 0.9)
 
 
-def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequence[TextLine] = ()) -> PairScore:
+def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequence[TextLine] = (),
+               pdf: bytes | None = None) -> PairScore:
     """Score *rows* (from a PDF) against *jats* (the article's JATS XML); *lines* (the PDF's raw lines) find its
-    running headers and footers. A glued word is one the JATS never writes that splits into two it does."""
+    running headers and footers. A glued word is one the JATS never writes that splits into two it does, unless
+    *pdf* (the file's bytes) prints it whole (:func:`printed_whole`)."""
     article = parse_jats(jats)
     said = words(" ".join(parse_xml(jats).itertext()))
     vocabulary = set(said)
@@ -121,7 +128,7 @@ def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequenc
     score.out_of_order = sum(1 for a, b in zip(order, order[1:]) if b < a)
     score.problems += [f"out of order: {rows[b].text[:60]!r} after {rows[a].text[:60]!r}"
                        for a, b in zip(order, order[1:]) if b < a]
-    _check_rows(score, article, vocabulary, rows, _furniture(lines, f" {' '.join(said)} ", rows))
+    _check_rows(score, article, vocabulary, rows, _furniture(lines, f" {' '.join(said)} ", rows), pdf)
     return score
 
 
@@ -137,13 +144,15 @@ def _split_held(target: list[str], row_words: list[list[str]], index: dict[str, 
 
 
 def _check_rows(score: PairScore, article: Article, vocabulary: set[str], rows: Sequence[Paragraph],
-                furniture: list[str]) -> None:
+                furniture: list[str], pdf: bytes | None) -> None:
+    candidates = {w for row in rows for w in words(row.text) if _glued(w, vocabulary)}
+    whole = printed_whole(pdf, candidates) if pdf and candidates else set()
     for row in rows:
         text = row.text
         if any(unicodedata.category(c) == "Cc" for c in text):
             score.control_rows += 1
             score.problems.append(f"control character: {text[:60]!r}")
-        glued = [w for w in words(text) if _glued(w, vocabulary)]
+        glued = [w for w in words(text) if w in candidates and w not in whole]
         if glued:
             score.glued_rows += 1
             score.problems.append(f"glued {glued[:3]}: {text[:60]!r}")
@@ -186,6 +195,58 @@ def _glued(word: str, vocabulary: set[str]) -> bool:
     if len(word) < 7 or word in vocabulary or not word.isalpha():
         return False
     return any(word[:k] in vocabulary and word[k:] in vocabulary for k in range(3, len(word) - 2))
+
+
+#: Two glyphs abut when the gap between their advance boxes is under this share of the glyphs' height: kerning
+#: and rounding leave a few hundredths, a word space a quarter or more.
+_ABUT = 0.08
+
+
+def printed_whole(pdf: bytes, candidates: set[str]) -> set[str]:
+    """Those of *candidates* (lower-case words) that the PDF draws whole wherever it draws them: read from the
+    glyphs' own positions (pypdfium2's advance boxes), not from any extractor's lines, a run of letters and digits
+    with no character between them (PDFium puts a space where it sees one), on one baseline, with no gap wider
+    than ``_ABUT`` of their height; a word drawn with a gap inside it in any one place is not excused, nor is
+    text set off the horizontal (its gaps are not measured)."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    tight: set[str] = set()
+    loose: set[str] = set()
+    document = pdfium.PdfDocument(pdf)
+    try:
+        for page in document:
+            textpage = page.get_textpage()
+            boxes = []
+            for k in range(textpage.count_chars()):
+                rect = raw.FS_RECTF()
+                raw.FPDFText_GetLooseCharBox(textpage.raw, k, rect)
+                char = unicodedata.normalize("NFKC", chr(raw.FPDFText_GetUnicode(textpage.raw, k))).lower()
+                boxes.append((char, rect.left, rect.right, rect.bottom, rect.top - rect.bottom))
+            for word, abutting in _runs(boxes):
+                if word in candidates:
+                    (tight if abutting else loose).add(word)
+    finally:
+        document.close()
+    return tight - loose
+
+
+def _runs(boxes: list[tuple[str, float, float, float, float]]) -> list[tuple[str, bool]]:
+    """The runs of word characters in *boxes* (character, left, right, bottom, height), each with whether every
+    glyph in it abuts the next on the same baseline."""
+    out: list[tuple[str, bool]] = []
+    word, abutting, last = "", True, None
+    for char, left, right, bottom, height in [*boxes, ("", 0.0, 0.0, 0.0, 0.0)]:
+        if char and _WORD.fullmatch(char):
+            if last is not None:
+                size = _ABUT * max(height, last[2])
+                abutting = abutting and left - last[0] <= size and abs(bottom - last[1]) <= size
+            word, last = word + char, (right, bottom, height)
+            continue
+        if word:
+            out.append((word, abutting))
+        word, abutting, last = "", True, None
+    return out
 
 
 def _furniture(lines: Sequence[TextLine], said: str, rows: Sequence[Paragraph]) -> list[str]:
