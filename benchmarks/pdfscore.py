@@ -6,6 +6,12 @@ JATS paragraphs, found paragraphs out of order, rows carrying a running header, 
 glued together, control characters, and headings that swallowed the first words of a paragraph; and how many
 found paragraphs sit under the JATS section title.
 
+Where a line of the PDF ends in a hyphen after a letter (``under-`` at one line's end, ``stood`` opening the next),
+the JATS says whether the break is a word's (it writes ``understood`` and never ``under-stood``) or a compound's
+(``long-term`` and never ``longterm``); a break the JATS writes both ways or neither is not counted. A word's break
+whose rows keep the hyphen counts as a hyphen *kept* wrongly, a compound's whose rows join the halves as one
+*joined* wrongly (the per-break count behind many glued words).
+
 A word counts as glued only where the PDF itself does not print it whole: given the PDF, a word the JATS never
 writes (``Springerlink`` in "Springerlink.com", a ``Keywords:`` label) is excused when the page draws it as one run
 of glyphs, every glyph abutting the next, at each place it is drawn; a word run together across a gap the page
@@ -26,7 +32,7 @@ from paperfetch.fulltext.jats import parse_jats
 from paperfetch.fulltext.pdflines import TextLine
 from paperfetch.fulltext.xmltext import parse_xml
 
-__all__ = ["PairScore", "printed_whole", "score_pair", "words"]
+__all__ = ["PairScore", "line_end_breaks", "printed_whole", "score_pair", "words"]
 
 _WORD = re.compile(r"[^\W_]+")
 _SHARE = 0.9
@@ -50,6 +56,8 @@ class PairScore:
     out_of_order: int = 0
     furniture_rows: int = 0
     glued_rows: int = 0
+    kept_hyphens: int = 0
+    joined_hyphens: int = 0
     control_rows: int = 0
     swallowing_headings: int = 0
     same_section: int = 0
@@ -95,7 +103,8 @@ def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequenc
     running headers and footers. A glued word is one the JATS never writes that splits into two it does, unless
     *pdf* (the file's bytes) prints it whole (:func:`printed_whole`)."""
     article = parse_jats(jats)
-    said = words(" ".join(parse_xml(jats).itertext()))
+    text = " ".join(parse_xml(jats).itertext())
+    said = words(text)
     vocabulary = set(said)
     score = PairScore(name=name, jats=len(article.paragraphs), rows=len(rows))
     row_words = [words(row.text) for row in rows]
@@ -129,7 +138,50 @@ def score_pair(name: str, jats: bytes, rows: Sequence[Paragraph], lines: Sequenc
     score.problems += [f"out of order: {rows[b].text[:60]!r} after {rows[a].text[:60]!r}"
                        for a, b in zip(order, order[1:]) if b < a]
     _check_rows(score, article, vocabulary, rows, _furniture(lines, f" {' '.join(said)} ", rows), pdf)
+    _check_hyphens(score, text, vocabulary, rows, lines)
     return score
+
+
+#: The hyphens a PDF's text may print at a line's end, and inside a compound.
+_HYPHENS = str.maketrans({"\u00ad": "-", "\u2010": "-", "\u2011": "-"})
+_LETTERS = r"[^\W\d_]+"
+
+
+def line_end_breaks(lines: Sequence[TextLine]) -> list[tuple[str, str]]:
+    """The (head, tail) of each line that ends in a hyphen after a letter, in lower case: the letters before the
+    hyphen and those that open the next line (none where it opens with anything else)."""
+    out = []
+    for line, following in zip(lines, lines[1:]):
+        text = unicodedata.normalize("NFKC", line.text.rstrip()).translate(_HYPHENS).lower()
+        head = re.search(f"({_LETTERS})-$", text)
+        tail = re.match(_LETTERS, unicodedata.normalize("NFKC", following.text.lstrip()).lower())
+        if head and tail:
+            out.append((head.group(1), tail.group(0)))
+    return out
+
+
+def _check_hyphens(score: PairScore, text: str, vocabulary: set[str], rows: Sequence[Paragraph],
+                   lines: Sequence[TextLine]) -> None:
+    """Count the line-end breaks whose rows keep the hyphen of a word the JATS writes whole, or join the halves
+    of a compound the JATS writes with its hyphen (see the module's docstring)."""
+    compounds = {f"{a}-{b}" for found in re.findall(f"{_LETTERS}(?:-{_LETTERS})+",
+                                                    unicodedata.normalize("NFKC", text).translate(_HYPHENS).lower())
+                 for parts in [found.split("-")] for a, b in zip(parts, parts[1:])}
+    held = unicodedata.normalize("NFKC", "\n".join(row.text for row in rows)).translate(_HYPHENS).lower()
+    for (head, tail), count in Counter(line_end_breaks(lines)).items():
+        whole, compound = head + tail in vocabulary, f"{head}-{tail}" in compounds
+        if whole == compound:
+            continue  # the JATS writes it both ways, or neither
+        printed = f"{head}-{tail}" if whole else head + tail
+        times = min(count, len(re.findall(rf"(?<![^\W\d_]){re.escape(printed)}(?![^\W\d_])", held)))
+        if not times:
+            continue
+        if whole:
+            score.kept_hyphens += times
+        else:
+            score.joined_hyphens += times
+        score.problems.append(f"hyphen {'kept' if whole else 'joined'} {times}x: {printed!r} (the JATS: "
+                              f"{head + tail if whole else f'{head}-{tail}'!r})")
 
 
 def _split_held(target: list[str], row_words: list[list[str]], index: dict[str, set[int]]) -> bool:
