@@ -365,9 +365,9 @@ class Vocabulary:
         word that runs on across the break (one beginning ``head`` and the tail's first two letters:
         ``pro-`` + ``jected`` beside ``project``; or ending with the head's last two letters and the whole tail:
         ``neurogas-`` + ``troenterology`` beside ``gastroenterology``). Without evidence, long halves keep it
-        (a tail of six letters or more after a head it spells as a word, ``fire-`` + ``fighting``, or after four
-        letters or more when one of its words of three letters or more opens the tail, ``oven-`` + ``drying``
-        beside ``dry``; five and eight letters,
+        (a tail of six letters or more after a head that one of its words of three letters or more ends,
+        ``fire-`` + ``fighting``, or after a head of four letters or more when one opens the tail, ``oven-`` +
+        ``drying`` beside ``dry``; five and eight letters,
         ``supra-`` + ``axillary``) and short ones drop it (``Jan-`` + ``uary``)."""
         head, tail = head.lower(), tail.lower()
         if f"{head}-{tail}" in self.compounds or self.suspends(tail):
@@ -378,8 +378,13 @@ class Vocabulary:
             return True
         if self._begins(head + tail[:2]) or self._begins((head[-2:] + tail)[::-1], backward=True):
             return False
-        either = head in self.words and len(head) >= 3 or len(head) >= 4 and self._opens(tail)
+        either = self._closes(head) or len(head) >= 4 and self._opens(tail)
         return either and len(tail) >= 6 or len(head) >= 5 and len(tail) >= 8
+
+    def _closes(self, head: str) -> bool:
+        """Whether a word of the document of three letters or more ends *head* (``preparation`` in a head a
+        text layer ran together from several words, ``searchforbowelpreparation``)."""
+        return any(head[-k:] in self.words for k in range(3, len(head) + 1))
 
     def _opens(self, tail: str) -> bool:
         """Whether a word of the document of three letters or more opens *tail* (``dry`` in ``drying``)."""
