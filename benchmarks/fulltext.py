@@ -7,7 +7,8 @@
    cannot be read counts as all its paragraphs missed):
    the share of JATS paragraphs one PDF row holds (>= 90 % of its words in order), found or split over 2-4 rows,
    the share sharing a row with another, the rows out of order / carrying running furniture / with glued words /
-   with control characters, headings that swallowed a first line,
+   with control characters, headings that swallowed a first line, the line-end hyphens kept where the JATS writes
+   the word whole (``under-stood``) and joined where it writes a compound (``longterm``),
    the share of found paragraphs under the JATS section title, and pages/s of the whole path
    (benchmarks/pdfscore.py, the measure tests/test_fulltext_pdf.py asserts).
 0b. The same figures per layout on held-out PDFs (tests/data/heldout_pdfs, made by benchmarks/heldout_pdfs.py):
@@ -132,7 +133,7 @@ def pair_scores(label: str, pairs: list[tuple[Path, Path]]) -> None:
         print(f"{label} no PDF/JATS pairs found")
         return
     reference = {pdf: pdf_lines(pdf.read_bytes(), engine="pypdfium2") for pdf, _ in pairs}  # where the furniture is
-    checks = ("furniture_rows", "glued_rows", "control_rows", "swallowing_headings")
+    checks = ("furniture_rows", "glued_rows", "kept_hyphens", "joined_hyphens", "control_rows", "swallowing_headings")
     for engine in ("pypdfium2", "pypdf"):
         total = dict.fromkeys(("jats", "found", "split", "shared", "section", "pages", "seconds", *checks), 0.0)
         for pdf, xml in pairs:
@@ -144,10 +145,11 @@ def pair_scores(label: str, pairs: list[tuple[Path, Path]]) -> None:
                 print(f"{label} {engine:9} {pdf.name:26} cannot be read (all missed): {exc}")
                 rows = []
             seconds = time.perf_counter() - started
-            s = score_pair(pdf.name, xml.read_bytes(), rows, reference[pdf])
+            s = score_pair(pdf.name, xml.read_bytes(), rows, reference[pdf], body)
             print(f"{label} {engine:9} {pdf.name:26} {s.jats:3} JATS paragraphs, {s.rows:4} rows: found {s.found_share:.3f}, "
                   f"found or split {s.split_share:.3f}, sharing a row {s.shared_share:.3f}; out of order "
-                  f"{s.out_of_order}, furniture rows {s.furniture_rows}, glued rows {s.glued_rows}, control "
+                  f"{s.out_of_order}, furniture rows {s.furniture_rows}, glued rows {s.glued_rows}, hyphens kept "
+                  f"{s.kept_hyphens}, joined {s.joined_hyphens}, control "
                   f"{s.control_rows}, swallowing headings {s.swallowing_headings}; under the JATS section "
                   f"{s.section_share:.2f}; {pages / seconds:6.1f} pages/s")
             for key, value in (("jats", s.jats), ("found", s.found), ("split", s.found_or_split), ("shared", s.shared),
@@ -168,8 +170,9 @@ def heldout_scores(folder: Path) -> None:
     by_layout: dict[str, list] = {}
     for pdf in sorted(folder.glob("*__*.pdf")):
         stem, layout = pdf.stem.split("__", 1)
-        lines = pdf_lines(pdf.read_bytes())
-        score = score_pair(pdf.name, (folder / f"{stem}.xml").read_bytes(), paragraphs_from_lines(lines), lines)
+        body = pdf.read_bytes()
+        lines = pdf_lines(body)
+        score = score_pair(pdf.name, (folder / f"{stem}.xml").read_bytes(), paragraphs_from_lines(lines), lines, body)
         by_layout.setdefault(layout, []).append(score)
     if not by_layout:
         print(f"HELD  no held-out PDFs in {folder}")
@@ -177,7 +180,8 @@ def heldout_scores(folder: Path) -> None:
     for layout, scores in [*sorted(by_layout.items()), ("ALL", [s for v in by_layout.values() for s in v])]:
         jats, found = sum(s.jats for s in scores), sum(s.found for s in scores)
         bad = {check: sum(getattr(s, check) for s in scores) for check in
-               ("out_of_order", "furniture_rows", "glued_rows", "control_rows", "swallowing_headings")}
+               ("out_of_order", "furniture_rows", "glued_rows", "kept_hyphens", "joined_hyphens", "control_rows",
+                "swallowing_headings")}
         print(f"HELD  {layout:22} {len(scores):2} PDFs, {jats:4} JATS paragraphs: found {found / jats:.3f}, found or "
               f"split {sum(s.found_or_split for s in scores) / jats:.3f}, sharing a row "
               f"{sum(s.shared for s in scores) / jats:.3f}, under the JATS section "

@@ -31,6 +31,9 @@ answers every PDF request with ``503 + Retry-After: 30`` for the first 30 s afte
 (robots.txt stays 200); every paper on it has another copy, so T* is the world without that host. The **held
 copy** case: four papers whose PDF and page are on the 503 host and whose open copy is elsewhere, known by its
 landing page only (``citation_pdf_url``): after the 503 each is served from the other copy before the hold ends.
+The **open breaker** case: the same four papers, the host answering a plain ``500`` (no Retry-After, so no hold)
+with ``breaker_failures=1`` and a 30 s backoff: its first 500 opens its breaker until the probe, and each paper is
+served from its other copy before then.
 """
 
 from __future__ import annotations
@@ -82,8 +85,8 @@ def doi(i: int) -> str:
 
 # ---------------------------------------------------------------------- the servers (child process)
 class PdfHost:
-    def __init__(self, index: int, down_for: float) -> None:
-        self.index, self.down_for = index, down_for
+    def __init__(self, index: int, down_for: float, plain: bool = False) -> None:
+        self.index, self.down_for, self.plain = index, down_for, plain
         self.lock = threading.Lock()
         self.log: list[tuple[float, str, int]] = []
         self.first: float | None = None
@@ -99,7 +102,9 @@ class PdfHost:
                 reply = Reply(200, page.encode(), {"Content-Type": "text/html"})
             else:
                 self.first = request.arrived if self.first is None else self.first
-                if request.arrived - self.first < self.down_for:
+                if request.arrived - self.first < self.down_for and self.plain:
+                    reply = Reply(500, b"broken")  # no Retry-After: no hold, a failure towards the breaker
+                elif request.arrived - self.first < self.down_for:
                     reply = Reply(503, b"down for maintenance", {"Retry-After": "30"})
                 else:
                     reply = Reply(200, PDF, {"Content-Type": "application/pdf"})
@@ -132,10 +137,11 @@ def openalex(world: list[list[int]], bases: list[str], first_only: bool, pages: 
     return serve
 
 
-def serve(conn: Any, world: list[list[int]], first_only: bool, down: int | None, pages: bool = False) -> None:
+def serve(conn: Any, world: list[list[int]], first_only: bool, down: int | None, pages: bool = False,
+          plain: bool = False) -> None:
     from paperfetch.testing import LoopbackHost, Reply
 
-    hosts = [PdfHost(i, DOWN_FOR_S if i == down else 0.0) for i in range(len(CRAWL_DELAYS))]
+    hosts = [PdfHost(i, DOWN_FOR_S if i == down else 0.0, plain) for i in range(len(CRAWL_DELAYS))]
     servers = [LoopbackHost(f"127.0.4.{i + 1}", {"*": h}).start() for i, h in enumerate(hosts)]
     bases = [s.base_url for s in servers]
     servers.append(LoopbackHost("127.0.4.20", {"*": openalex(world, bases, first_only, pages)}).start())
@@ -237,13 +243,13 @@ def fixed_order_bound(world: list[list[int]], intervals: list[float]) -> float:
 
 
 # ---------------------------------------------------------------------- a run
-def run(world: list[list[int]], *, first_only: bool = False, down: int | None = None, pages: bool = False
-        ) -> dict[str, Any]:
+def run(world: list[list[int]], *, first_only: bool = False, down: int | None = None, pages: bool = False,
+        plain: bool = False) -> dict[str, Any]:
     from paperfetch import Retriever
 
     ctx = multiprocessing.get_context("spawn")
     conn, child = ctx.Pipe()
-    process = ctx.Process(target=serve, args=(child, world, first_only, down, pages), daemon=True)
+    process = ctx.Process(target=serve, args=(child, world, first_only, down, pages, plain), daemon=True)
     process.start()
     bases, openalex_base, void = conn.recv()
     try:
@@ -252,7 +258,10 @@ def run(world: list[list[int]], *, first_only: bool = False, down: int | None = 
         endpoints = {"openalex": openalex_base, **{name: void for name in names}}
         with tempfile.TemporaryDirectory() as out:
             r = Retriever(email="bench@uni.example", out_dir=out, sources=["openalex"], endpoints=endpoints, progress=False,
-                          verbosity=0, cache=False, state="memory", http_options={"network_retry_base_s": 0.05})
+                          verbosity=0, cache=False, state="memory", http_options={
+                              "network_retry_base_s": 0.05,
+                              # the plain 500s: one opens the breaker, shut for the backoff until its probe
+                              **({"breaker_failures": 1, "backoff_base_s": DOWN_FOR_S} if plain else {})})
             started = time.monotonic()
             frame = r.download([doi(i) for i in range(len(world))])
             wall = time.monotonic() - started
@@ -283,14 +292,14 @@ def analyse(world: list[list[int]], logs: list[list[tuple[float, str, int]]], fr
     per_host = [sum(1 for _, p, s in log if s == 200 and p.startswith("/p/")) for log in logs]
     downloaded = int((frame["status"] == "downloaded").sum())
     return {"makespan": last - first, "wall": wall, "below": below, "once": once, "downloaded": downloaded,
-            "per_host": per_host, "copies": frame["copies"].tolist(), "503s": sum(s == 503 for log in logs for _, _, s in log)}
+            "per_host": per_host, "copies": frame["copies"].tolist(), "5xx": sum(s >= 500 for log in logs for _, _, s in log)}
 
 
 def report(label: str, result: dict[str, Any], n: int, goal: float | None = None) -> None:
     goal_text = "" if goal is None else f"  (goal <= {goal:5.2f} s: {'met' if result['makespan'] <= goal else 'NOT met'})"
     print(f"    {label:<26} achieved {result['makespan']:6.2f} s{goal_text}")
     print(f"    {'':<26} below interval {result['below']}  each paper once {result['once']}/{n}  "
-          f"downloaded {result['downloaded']}/{n}  503s {result['503s']}  wall {result['wall']:.1f} s")
+          f"downloaded {result['downloaded']}/{n}  5xx {result['5xx']}  wall {result['wall']:.1f} s")
     print(f"    {'':<26} PDFs per host {result['per_host']}")
 
 
@@ -340,6 +349,9 @@ def held_copy_case(intervals: list[float]) -> None:
     print(f"503 held copy: {len(world)} papers, each a PDF and page on host {DOWN_HOST} (503 + Retry-After: 30) and a page "
           f"elsewhere\n    T* {t_star:.2f} s")
     report("assigned, held copy", run(world, down=DOWN_HOST, pages=True), len(world), 1.1 * t_star + 1.0)
+    print(f"500 open breaker: the same {len(world)} papers, host {DOWN_HOST} answering a plain 500 (no Retry-After) "
+          f"that opens its breaker for {DOWN_FOR_S:.0f} s\n    T* {t_star:.2f} s")
+    report("assigned, open breaker", run(world, down=DOWN_HOST, pages=True, plain=True), len(world), 1.1 * t_star + 1.0)
 
 
 if __name__ == "__main__":

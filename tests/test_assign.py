@@ -372,8 +372,9 @@ def _robots(delay, other=None):
     return route
 
 
-def _one_paper(tmp_path, locations, address):
-    """Download one DOI whose OpenAlex record lists *locations*; returns its outcomes frame."""
+def _one_paper(tmp_path, locations, address, **settings):
+    """Download one DOI whose OpenAlex record lists *locations* (*settings*: more Retriever settings); returns its
+    outcomes frame."""
     import json
 
     from paperfetch import Retriever
@@ -387,10 +388,16 @@ def _one_paper(tmp_path, locations, address):
         endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
         r = Retriever(email="t@uni.example", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
                       cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
-                      delay_min_s=0.05, delay_max_s=0.05)
+                      delay_min_s=0.05, delay_max_s=0.05, **settings)
         frame = r.download(["10.5555/late.1"])
         r.close()
     return frame
+
+
+def _page(n):
+    """A landing page naming its PDF, ``/p/N.pdf``, in a citation_pdf_url meta tag."""
+    return Reply(200, f'<html><head><meta name="citation_pdf_url" content="/p/{n}.pdf"></head></html>'.encode(),
+                 {"Content-Type": "text/html"})
 
 
 def _location(pdf_url, landing=None):
@@ -419,20 +426,40 @@ def test_the_paper_that_got_the_503_takes_its_copy_elsewhere_before_its_page_on_
     assert good.arrivals("/p/")[-1] < answered_503 + 30
 
 
-def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_before_the_hold_ends(tmp_path):
+def test_the_paper_whose_pdf_host_opened_its_breaker_takes_its_copy_elsewhere_before_the_probe(tmp_path):
+    """A's PDF answers a plain 500 (no Retry-After: no hold) and opens A's breaker (one failure, a 30 s backoff):
+    the paper does not wait for the probe to ask A again or to read A's page; its copy on B, known by its page,
+    goes first and is served before the probe time."""
+    with LoopbackHost("127.0.0.89", {"*": _robots(0.05, Reply(500, b"broken"))}) as broken, \
+            LoopbackHost("127.0.0.90", {"*": _robots(0.05, lambda r: _page(r.path[3:]) if r.path.startswith("/a/")
+                                                      else _PDF)}) as good:
+        locations = [_location(broken.url("/p/1.pdf"), broken.url("/article/1")), _location(None, good.url("/a/1"))]
+        frame = _one_paper(tmp_path, locations, "127.0.0.91",
+                           http_options={"breaker_failures": 1, "backoff_base_s": 30})
+        assert list(frame["status"]) == ["downloaded"] and frame["url"][0] == good.url("/p/1.pdf")
+    # counted after the call returned: A was asked its PDF once (the 500 that opened the breaker) and nothing
+    # after it, and B served the paper before A's breaker let its probe through
+    asked = [(t, path) for t, path in broken.log if path != "/robots.txt"]
+    assert [path for _, path in asked] == ["/p/1.pdf"]
+    assert good.arrivals("/p/")[-1] < asked[0][0] + 30
+
+
+@pytest.mark.parametrize("down, options", [
+    (Reply(503, b"down", {"Retry-After": "240"}), {}),  # a hold
+    (Reply(500, b"broken"), {"breaker_failures": 1, "backoff_base_s": 60}),  # no hold: the breaker open until its probe
+])
+def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_before_the_hold_ends(tmp_path, down,
+                                                                                                    options):
     """Four papers, each a PDF and its page on host A and an open copy on host B known by its page: A's first PDF
-    request answers 503 + Retry-After far longer than the test runs, and every paper (the one that got the 503 and
-    those queued behind it) is served from B; A is never asked again within its hold."""
+    request answers 503 + Retry-After far longer than the test runs (or a plain 500 that opens A's breaker for as
+    long, within the batch's wait for a host), and every paper (the one that got the answer and those queued behind
+    it by A's 0.5 s Crawl-delay) is served from B; A is never asked again within its hold (or before its probe)."""
     import json
 
     from paperfetch import Retriever
 
-    def page(n):
-        return Reply(200, f'<html><head><meta name="citation_pdf_url" content="/p/{n}.pdf"></head></html>'.encode(),
-                     {"Content-Type": "text/html"})
-
-    down = Reply(503, b"down", {"Retry-After": "240"})
-    with LoopbackHost("127.0.0.81", {"*": _robots(0.05, lambda r: page(r.path[3:]) if r.path.startswith("/a/") else down)}) \
+    page = _page
+    with LoopbackHost("127.0.0.81", {"*": _robots(0.5, lambda r: page(r.path[3:]) if r.path.startswith("/a/") else down)}) \
             as held, LoopbackHost("127.0.0.82", {"*": _robots(0.05, lambda r: page(r.path[3:]) if r.path.startswith("/a/")
                                                              else _PDF)}) as good, \
             LoopbackHost("127.0.0.83", {"*": Reply(404)}) as void:
@@ -451,13 +478,13 @@ def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_
             endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
             r = Retriever(email="t@uni.example", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
                           cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
-                          delay_min_s=0.05, delay_max_s=0.05)
+                          delay_min_s=0.05, delay_max_s=0.05, http_options=options)
             frame = r.download([f"10.5555/held.{n}" for n in range(4)])
             r.close()
         assert list(frame["status"]) == ["downloaded"] * 4
         assert list(frame["url"]) == [good.url(f"/p/{n}.pdf") for n in range(4)]
-    # counted after the call returned: the 240 s hold outlasts the call, and A was asked one PDF (its 503) and
-    # nothing after it (no page, no second try): every paper was served from B before the hold ended
+    # counted after the call returned: the hold (or the open breaker) outlasts the call, and A was asked one PDF (its
+    # 503 or 500) and nothing after it (no page, no second try): every paper was served from B before it ended
     asked = [path for _, path in held.log if path != "/robots.txt"]
     assert len(asked) == 1 and asked[0].startswith("/p/")
     assert sorted(path for _, path in good.log if path.startswith("/p/")) == [f"/p/{n}.pdf" for n in range(4)]

@@ -309,23 +309,42 @@ def _opens(text: str) -> bool:
     return bool(text) and (text[:1].isupper() or text[:1].isdigit() or text[:1] in "([\"'\u201c")
 
 
+#: The characters that end a line broken inside a word.
+_LINE_END_HYPHENS = ("-", "\u00ad", "\u2010")
+
+
 @dataclass
 class Vocabulary:
-    """The words a document spells in full inside its lines, and the hyphenated compounds it prints there."""
+    """The words a document spells in full inside its lines, the hyphenated compounds it prints there and their
+    halves (``parts``), and the same words sorted as written and backwards (``forward``, ``backward``), for the
+    words that begin or end with a given run of letters."""
 
     words: set[str] = field(default_factory=set)
     compounds: set[str] = field(default_factory=set)
+    parts: set[str] = field(default_factory=set)
+    forward: list[str] = field(default_factory=list)
+    backward: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, lines: list[TextLine]) -> Vocabulary:
+        """The vocabulary of *lines*: neither the piece before a line-end hyphen nor the lower-case piece that
+        opens the next line is a word spelled in full (``under-`` + ``stood`` would make ``stood`` one)."""
         vocabulary = cls()
+        broken = False
         for line in lines:
             found = _WORD.findall(line.text.lower())
-            if line.text.rstrip().endswith(("-", "\u00ad", "\u2010")) and found:
-                found = found[:-1]  # the word broken at the line's end is not spelled in full there
+            if broken and found and line.text[:1].islower():
+                found = found[1:]
+            broken = line.text.rstrip().endswith(_LINE_END_HYPHENS)
+            if broken and found:
+                found = found[:-1]
             for parts in (word.split("-") for word in found):
                 vocabulary.compounds.update(f"{a}-{b}" for a, b in zip(parts, parts[1:]))
                 vocabulary.words.update(parts)
+                if len(parts) > 1:
+                    vocabulary.parts.update(parts)
+        vocabulary.forward = sorted(vocabulary.words)
+        vocabulary.backward = sorted(word[::-1] for word in vocabulary.words)
         return vocabulary
 
     @staticmethod
@@ -334,14 +353,39 @@ class Vocabulary:
         return tail.lower() in _SUSPENDING
 
     def keeps_hyphen(self, head: str, tail: str) -> bool:
-        """Whether ``head-`` at a line's end and ``tail`` at the next line's start are a hyphenated compound:
-        the document prints ``head-tail`` elsewhere, or never ``headtail`` while both halves are its words (or
-        the tail is a long word of its own: ``supra-`` ``axillary``)."""
+        """Whether ``head-`` at a line's end and ``tail`` at the next line's start are a hyphenated compound, from
+        the document's own evidence: kept where it prints ``head-tail`` elsewhere, or both halves as halves of its
+        compounds, or both as words of three letters or more; dropped where it spells ``headtail`` in full, or a
+        word that runs on across the break (one beginning ``head`` and the tail's first two letters:
+        ``pro-`` + ``jected`` beside ``project``; or ending with the head's last two letters and the whole tail:
+        ``neurogas-`` + ``troenterology`` beside ``gastroenterology``). Without evidence, long halves keep it
+        (a tail of six letters or more after a head that one of its words of three letters or more ends,
+        ``fire-`` + ``fighting``, or after a head of four letters or more when one opens the tail, ``oven-`` +
+        ``drying`` beside ``dry``; five and eight letters,
+        ``supra-`` + ``axillary``) and short ones drop it (``Jan-`` + ``uary``)."""
         head, tail = head.lower(), tail.lower()
         if f"{head}-{tail}" in self.compounds or self.suspends(tail):
             return True  # printed whole elsewhere, or a suspended compound (``intra-`` ``and inter-assay``)
         if head + tail in self.words:
             return False
-        if len(head) < 3 or tail not in self.words:
+        if head in self.parts and tail in self.parts or min(len(head), len(tail)) >= 3 and {head, tail} <= self.words:
+            return True
+        if self._begins(head + tail[:2]) or self._begins((head[-2:] + tail)[::-1], backward=True):
             return False
-        return head in self.words and len(tail) >= 3 or len(tail) >= 6
+        either = self._closes(head) or len(head) >= 4 and self._opens(tail)
+        return either and len(tail) >= 6 or len(head) >= 5 and len(tail) >= 8
+
+    def _closes(self, head: str) -> bool:
+        """Whether a word of the document of three letters or more ends *head* (``preparation`` in a head a
+        text layer ran together from several words, ``searchforbowelpreparation``)."""
+        return any(head[-k:] in self.words for k in range(3, len(head) + 1))
+
+    def _opens(self, tail: str) -> bool:
+        """Whether a word of the document of three letters or more opens *tail* (``dry`` in ``drying``)."""
+        return any(tail[:k] in self.words for k in range(3, len(tail) + 1))
+
+    def _begins(self, prefix: str, backward: bool = False) -> bool:
+        """Whether a word of the document (spelled backwards if *backward*) begins with *prefix*."""
+        ordered = self.backward if backward else self.forward
+        at = bisect_left(ordered, prefix)
+        return at < len(ordered) and ordered[at].startswith(prefix)

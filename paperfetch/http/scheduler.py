@@ -70,6 +70,7 @@ class Transport(Protocol):
     def host_limiter(self, url: str) -> HostLimiter: ...
     def ready_in(self, url: str) -> float: ...
     def hold_remaining(self, url: str) -> float: ...
+    def breaker_remaining(self, url: str) -> float: ...
     def in_flight_cap(self, url: str) -> int: ...
     def call_allowance(self) -> float: ...
     def would_send(self, url: str) -> bool: ...
@@ -518,11 +519,13 @@ class HostScheduler:
         return finished
 
     def _decide_again(self, hq: _HostQueue, now: float) -> None:
-        """*hq*'s host is held (a 503 or 429 with Retry-After, just reported): its queued jobs decide their next
-        request again, and those whose next request is now on another host go to its queue (a draining queue's jobs
-        are answered at once anyway). Caller holds the lock."""
+        """*hq*'s host is held (a 503 or 429 with Retry-After, just reported) or its breaker open: its queued jobs
+        decide their next request again, and those whose next request is now on another host go to its queue (a
+        draining queue's jobs are answered at once anyway). Caller holds the lock."""
+        client = self.client
         try:
-            if self._stopping or hq.draining or not hq.jobs or hq.limiter is None or self.client.hold_remaining(hq.url) <= 0:
+            if self._stopping or hq.draining or not hq.jobs or hq.limiter is None \
+                    or max(client.hold_remaining(hq.url), client.breaker_remaining(hq.url)) <= 0:
                 return
         except Exception:  # noqa: BLE001 - a transport that cannot say holds nothing
             return
