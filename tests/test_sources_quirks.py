@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 import pytest
 import requests
@@ -32,6 +33,7 @@ from paperfetch.sources import (
 )
 from paperfetch.sources.base import Candidate, Record, RequestSpec, license_key
 from paperfetch.sources.biorxiv import biorxiv_license
+from paperfetch.sources.pubmed import PubMedSearch
 from paperfetch.sources.semanticscholar import s2_id, s2_license
 from paperfetch.sources.unpaywall import placeholder_email
 from tests.test_sources import IDENTIFICATION, SessionFetcher, cassette_doc, ident, replay, response
@@ -390,3 +392,34 @@ def test_licences_have_one_form_whichever_source_names_them(raw, key):
     assert license_key(raw) == key
     assert Candidate("https://x/p.pdf", "any", license=raw).license == key
     assert Record(license=raw).license == key
+
+
+
+class _RateLimitedNCBI:
+    """A fetcher whose every answer is E-utilities' 429 body: it hands that answer to the caller's classifier, as
+    the transport does, then refuses."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def fetch(self, url: str, *, classify: Any, **options: Any) -> requests.Response:
+        assert classify(response(429, self.body, "application/json")) == Outcome.RETRY
+        raise ServiceError("429 from eutils", status_code=429, url=url)
+
+
+def _echoing_ncbi_body(echoed: str) -> bytes:
+    return json.dumps({"error": "API rate limit exceeded", "api-key": echoed, "count": "11", "limit": "10"}).encode()
+
+
+@pytest.mark.parametrize("path", ["lookup", "search"])
+def test_an_ncbi_rate_limit_body_echoing_the_callers_address_is_masked_wherever_it_is_written_later(path):
+    echoed = f"198.51.100.{77 if path == 'lookup' else 78}"  # E-utilities echoes the caller's IP when no key was sent
+    assert echoed in redact_text(f"answer from {echoed}")  # nothing masks it before NCBI has echoed it
+    fetcher = _RateLimitedNCBI(_echoing_ncbi_body(echoed))
+    source = NCBIEutilsSource(identification=IDENTIFICATION)
+    with pytest.raises(ServiceError):
+        if path == "lookup":
+            fetcher.fetch("https://eutils.example/esummary", classify=source.classify)
+        else:
+            PubMedSearch(source).esearch(fetcher, "stem water")
+    assert echoed not in redact_text(f"429 from eutils: {fetcher.body.decode()}")

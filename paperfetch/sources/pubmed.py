@@ -13,7 +13,7 @@ from paperfetch import defaults
 from paperfetch.errors import ConfigurationError, ServiceError
 from paperfetch.http.outcome import Outcome, default_classify
 from paperfetch.sources.base import Fetcher, RequestSpec
-from paperfetch.sources.ncbi import NCBIEutilsSource, _text, pubmed_article, pubmed_authors
+from paperfetch.sources.ncbi import NCBIEutilsSource, _text, mask_rate_limit_echo, pubmed_article, pubmed_authors
 from paperfetch.sources.schema import load_xml
 
 __all__ = [
@@ -61,6 +61,7 @@ class PubMedHit:
 
 
 def _classify(response: requests.Response) -> Outcome:
+    mask_rate_limit_echo(response)  # E-utilities' 429 body echoes the key, or the caller's IP without one
     if response.status_code == 414:  # the URL itself is refused: sending it again cannot help
         return Outcome.FATAL
     return default_classify(response)
