@@ -27,6 +27,7 @@ import pytest
 from requests.structures import CaseInsensitiveDict
 
 from paperfetch import FakeClock, HttpClient, Retriever
+from paperfetch.clock import SystemClock
 from paperfetch.demo import DemoWorld
 from paperfetch.http import policy
 from paperfetch.http.batch import get_many
@@ -208,11 +209,26 @@ def test_domain_status_shows_credits_left_and_the_hold_of_a_spent_budget(caplog)
 
 
 # ---------------------------------------------------------------------- through the Retriever, on loopback
+class NoonClock(SystemClock):
+    """The real clock with its wall time moved to 12:00 UTC of today: a daily budget's midnight is always half a
+    day away, whenever the test runs (near real midnight it would be a wait of seconds, not a hold)."""
+
+    def __init__(self) -> None:
+        now = time.time()
+        self.shift = (now // 86400) * 86400 + 43200 - now
+
+    def time(self) -> float:
+        return super().time() + self.shift
+
+
+NOON = NoonClock()
+
+
 class SpentOpenAlexWorld(DemoWorld):
-    """The demo world whose OpenAlex answers every request with a spent budget."""
+    """The demo world whose OpenAlex answers every request with a spent budget, renewing at (moved) midnight."""
 
     def _serve_openalex(self, request: Request) -> Reply:
-        return Reply(429, SPENT_BODY, spent_headers(time.time()))
+        return Reply(429, SPENT_BODY, spent_headers(NOON.time()))
 
 
 @pytest.fixture
@@ -234,7 +250,7 @@ def test_a_spent_openalex_budget_holds_openalex_until_midnight_and_the_other_sou
     openalex = spent_world.hosts["openalex"]
     with caplog.at_level(logging.WARNING, logger="paperfetch"):
         with Retriever(email="tester@uni.example", out_dir=tmp_path, endpoints=spent_world.endpoints, progress=False,
-                       verbosity=0, cache=False, http_options=FAST) as r:
+                       verbosity=0, cache=False, http=HttpClient(clock=NOON, **FAST)) as r:
             first = r.download(VIA_OPENALEX + VIA_UNPAYWALL)
             assert openalex.hits() == 1  # the one batched lookup: refused, and never asked again
             second = r.download(["10.5555/demo.unknown"])  # host_held is retryable: asked again, held again
@@ -249,7 +265,7 @@ def test_a_spent_openalex_budget_holds_openalex_until_midnight_and_the_other_sou
             assert row["status"] == "host_held" and row["source"] == "openalex", row.to_dict()
             assert "00:00:00 UTC" in row["error"] and "budget spent" in row["error"], row["error"]
     spent = status.set_index("host").loc[host_key(spent_world.endpoints["openalex"])]
-    midnight = (time.time() // 86400 + 1) * 86400
+    midnight = (NOON.time() // 86400 + 1) * 86400
     assert spent["held_until"].timestamp() == pytest.approx(midnight, abs=2) and spent["credits_left"] == 0
     named = [rec.getMessage() for rec in caplog.records
              if rec.levelno >= logging.WARNING and "openalex" in rec.getMessage().lower()]
