@@ -163,7 +163,10 @@ class StoreContract:
     def test_four_processes_reserve_slots_spaced_at_least_the_interval(self, spec):
         if not self.shared_across_processes:
             pytest.skip("this store lives in one process")
-        context = multiprocessing.get_context("spawn")
+        # Fresh interpreters, as spawn gives, but paperfetch is imported once (the fork server's) rather than in
+        # each of the four: every child forks from that server, which later tests of the session reuse.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
         queue = context.Queue()
         interval = 0.01
         workers = [context.Process(target=_reserve_many, args=(spec, HOST, interval, 25, queue)) for _ in range(4)]
