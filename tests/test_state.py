@@ -7,7 +7,6 @@ out in real time. The cross-process tests start real processes against the same 
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import signal
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 
 from paperfetch.errors import ConfigurationError, StateStoreError, StoreUnavailable
 from paperfetch.state import HostStateStore, MemoryStore, SqliteStore, StoredFacts, merge_facts, open_store
+from tests._services import fresh_processes
 
 T0 = 1_800_000_000.0  # a wall-clock epoch for "now"
 HOST = "pub.example:443"
@@ -163,10 +163,7 @@ class StoreContract:
     def test_four_processes_reserve_slots_spaced_at_least_the_interval(self, spec):
         if not self.shared_across_processes:
             pytest.skip("this store lives in one process")
-        # Fresh interpreters, as spawn gives, but paperfetch is imported once (the fork server's) rather than in
-        # each of the four: every child forks from that server, which later tests of the session reuse.
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
+        context = fresh_processes(__name__)
         queue = context.Queue()
         interval = 0.01
         workers = [context.Process(target=_reserve_many, args=(spec, HOST, interval, 25, queue)) for _ in range(4)]
