@@ -40,7 +40,7 @@ from paperfetch.sources.base import RequestSpec, quote_path
 from paperfetch.testing import LoopbackHost, Reply
 from paperfetch.validate import check_pdf_file
 from tests._hostile_servers import RawServer, gzip_bomb, head, once, trickle
-from tests._quick import retriever
+from tests._quick import retriever, unpaced
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.01, "rate_limit_max_s": 0.02}
@@ -137,8 +137,8 @@ def test_any_json_shape_gives_records_or_a_malformed_response(data, name):
 
 def test_an_invalid_openalex_batch_answer_does_not_end_the_batch(hosts, tmp_path):
     bad = hosts("127.0.0.91", {"*": Reply(200, b"{not json", {"Content-Type": "application/json"})})
-    with retriever(tmp_path, {"openalex": bad.base_url, "unpaywall": bad.base_url, "crossref": bad.base_url,
-                              "europepmc": bad.base_url, "doi": bad.base_url}, respect_robots_txt=False) as r:
+    endpoints = {k: bad.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi")}
+    with retriever(tmp_path, endpoints, respect_robots_txt=False, http_options={"host_intervals": unpaced(endpoints)}) as r:
         out = r.download([f"10.1000/{n}" for n in range(3)] + ["nonsense"])
     assert len(out) == 4
     assert list(out["status"]) == ["http_error"] * 3 + ["invalid_identifier"]
@@ -173,7 +173,8 @@ def test_any_python_object_gets_a_row_with_a_message():
 def test_download_gives_hostile_inputs_one_row_each(hosts, tmp_path):
     absent = hosts("127.0.0.92", {"*": Reply(404, b"{}")})
     endpoints = {k: absent.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi", "semanticscholar")}
-    with retriever(tmp_path, endpoints, respect_robots_txt=False) as r:  # every service on loopback: all say "absent"
+    with retriever(tmp_path, endpoints, respect_robots_txt=False,  # every service on loopback: all say "absent"
+                   http_options={"host_intervals": unpaced(endpoints)}) as r:
         out = r.download(HOSTILE_INPUTS)
     assert len(out) == len(HOSTILE_INPUTS)
     valid = [item.identifier is not None for item in parse_many(HOSTILE_INPUTS)]
@@ -244,7 +245,7 @@ def test_dot_segments_never_reach_another_path_on_the_services(hosts, tmp_path):
     service = hosts("127.0.0.93", {"*": Reply(404, b"{}")})
     endpoints = {k: service.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi", "semanticscholar",
                                                "biorxiv")}
-    with retriever(tmp_path, endpoints, respect_robots_txt=False) as r:
+    with retriever(tmp_path, endpoints, respect_robots_txt=False, http_options={"host_intervals": unpaced(endpoints)}) as r:
         out = r.download(["10.1000/../../etc/passwd", "10.1000/..%2F..%2Fadmin?x=1"])
     assert list(out["status"]) == ["not_found", "not_found"]
     paths = [p for _, p in service.log]
