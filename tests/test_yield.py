@@ -20,7 +20,6 @@ from paperfetch.report import YIELD_COLUMNS, yield_by_source, yield_line
 from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.openalex import OpenAlexSource
 from paperfetch.testing import Reply, scripted_session
-from tests._quick import unpaced
 
 FAST = {"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1}
 NOW = 1_780_000_000.0
@@ -35,7 +34,7 @@ def world():
 @pytest.fixture(scope="module")
 def demo_outcomes(world, tmp_path_factory):
     with Retriever(email="tester@uni.example", out_dir=tmp_path_factory.mktemp("pdfs"), endpoints=world.endpoints,
-                   progress=False, verbosity=0, http_options={**FAST, "host_intervals": unpaced(world.endpoints)}) as r:
+                   progress=False, verbosity=0, http_options=FAST) as r:
         return r.download(DEMO_INPUTS)
 
 
