@@ -154,8 +154,9 @@ def _run(tmp_path: Path, base_ip: int, watch: bool) -> tuple[pd.DataFrame, int]:
     with DemoWorld(base_ip=base_ip) as world, Retriever(
             email="tester@uni.example", out_dir=tmp_path, endpoints=world.endpoints, progress=False, verbosity=0,
             http_options={"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1,
-                          # no published service interval (bioRxiv's 1 s, arXiv's 3 s): the rows are compared, not pace
-                          "host_intervals": {host_key(url): 0.0 for url in world.endpoints.values()}}) as r:
+                          # bioRxiv's 1 s and arXiv's 3 s left out (their papers' requests wait on nothing else);
+                          # the other services keep theirs: which source offers a copy first races with them
+                          "host_intervals": {host_key(world.endpoints[name]): 0.0 for name in ("biorxiv", "arxiv")}}) as r:
         if watch:
             def read(event: object) -> None:
                 for _, job in list(r._batch.jobs):

@@ -58,7 +58,8 @@ def world():
 
 
 def test_mixed_batch_matches_the_golden_outcomes_and_resumes(world, tmp_path):
-    unpaced_world = {"host_intervals": unpaced(world.endpoints)}  # the rows are compared, not the pace
+    # bioRxiv's 1 s and arXiv's 3 s left out; the other services keep theirs (a paper's sources race with them)
+    unpaced_world = {"host_intervals": unpaced({name: world.endpoints[name] for name in ("biorxiv", "arxiv")})}
     with retriever(tmp_path, world.endpoints, **RETRYING, http_options=unpaced_world) as r:
         first = r.download(DEMO_INPUTS)
         requests_first = r.requests()
