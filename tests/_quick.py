@@ -29,6 +29,16 @@ def unpaced(endpoints: Mapping[str, str]) -> dict[str, float]:
     return {host_key(url): 0.0 for url in endpoints.values()}
 
 
+#: The services whose own interval is a second or more (bioRxiv 1 s, arXiv 3 s). A demo-world run leaves out only
+#: theirs (:func:`slow_services`): which source offers a paper a copy first races with the other services' pace.
+SLOW_SERVICES = ("arxiv", "biorxiv")
+
+
+def slow_services(endpoints: Mapping[str, str]) -> dict[str, str]:
+    """*endpoints* of :data:`SLOW_SERVICES` only, for :func:`unpaced` or :func:`unpaced_config`."""
+    return {name: url for name, url in endpoints.items() if name in SLOW_SERVICES}
+
+
 def unpaced_config(path: Path, endpoints: Mapping[str, str]) -> Path:
     """A settings file at *path* (for ``PAPERFETCH_CONFIG``) holding :func:`unpaced` of *endpoints*: the command
     reads the table from a file only (docs/cli.md)."""

@@ -17,7 +17,7 @@ import pytest
 from paperfetch.cli import main
 from paperfetch.demo import DemoWorld
 from paperfetch.log import disable_logging
-from tests._quick import unpaced, unpaced_config
+from tests._quick import slow_services, unpaced, unpaced_config
 
 REPO = Path(__file__).resolve().parents[1]
 _SERVICES = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_eutils", "ncbi_idconv", "arxiv", "doi",
@@ -44,12 +44,13 @@ def world():
 
 @pytest.fixture
 def demo_env(world, monkeypatch, tmp_path):
-    """The demo world's endpoints, no configured gap and no service's own interval: the output is read, not the pace."""
+    """The demo world's endpoints, no configured gap and not bioRxiv's or arXiv's own interval: the output is read."""
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
-    monkeypatch.setenv("PAPERFETCH_CONFIG", str(unpaced_config(tmp_path / "unpaced.toml", world.endpoints)))
+    config = unpaced_config(tmp_path / "unpaced.toml", slow_services(world.endpoints))
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
     return world
 
 
