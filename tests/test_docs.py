@@ -34,7 +34,7 @@ import pandas as pd
 import pytest
 
 from paperfetch.demo import DemoWorld
-from tests._quick import unpaced_config
+from tests._quick import slow_services, unpaced_config
 
 REPO = Path(__file__).resolve().parents[1]
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -201,8 +201,7 @@ def run_file(name: str) -> dict[int, Result]:
         # other services' published intervals still apply (a paper's sources race with them)
         patch.setenv("PAPERFETCH_DELAY_MIN_S", "0")
         patch.setenv("PAPERFETCH_DELAY_MAX_S", "0")
-        slow = {name: world.endpoints[name] for name in ("biorxiv", "arxiv")}
-        patch.setenv("PAPERFETCH_CONFIG", str(unpaced_config(Path(config) / "config.toml", slow)))
+        patch.setenv("PAPERFETCH_CONFIG", str(unpaced_config(Path(config) / "config.toml", slow_services(world.endpoints))))
         patch.setattr(socket, "getaddrinfo", _loopback_only_getaddrinfo)
         patch.chdir(folder)
         namespace: dict[str, Any] = {"__name__": f"docs.{name}", **_given(world)}

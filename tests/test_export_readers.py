@@ -32,7 +32,7 @@ from paperfetch.sources.base import RequestSpec
 from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.pubmed import parse_efetch
-from tests._quick import unpaced, unpaced_config
+from tests._quick import slow_services, unpaced, unpaced_config
 
 CSL_SCHEMA = Path(__file__).resolve().parent / "data" / "csl" / "csl-data.json"
 APA_CSL = Path(__file__).resolve().parent / "data" / "csl" / "apa.csl"
@@ -404,7 +404,7 @@ def test_the_cli_export_is_byte_identical_to_the_functions(demo: dict, monkeypat
     world, folder = demo["world"], demo["folder"]
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
-    slow = {name: world.endpoints[name] for name in ("biorxiv", "arxiv")}  # 1 s and 3 s; the others race, as before
+    slow = slow_services(world.endpoints)  # bioRxiv's 1 s and arXiv's 3 s; the others race, as before
     monkeypatch.setenv("PAPERFETCH_CONFIG", str(unpaced_config(folder / "unpaced.toml", slow)))
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")

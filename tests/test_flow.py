@@ -15,12 +15,13 @@ from paperfetch import Retriever
 from paperfetch.demo import DEMO_INPUTS, DemoWorld
 from paperfetch.flow import Means, Outlook, PaperJob, next_step
 from paperfetch.http.client import HttpClient
-from paperfetch.http.hosts import HostRegistry, host_key
+from paperfetch.http.hosts import HostRegistry
 from paperfetch.ids import IdType, parse_identifier
 from paperfetch.ledger import open_ledger
 from paperfetch.paper import Copy, Lookup, Paper, Update
 from paperfetch.sources import Candidate, Record
 from paperfetch.testing import LoopbackHost, Reply
+from tests._quick import slow_services, unpaced
 
 DOI = "10.5555/x.1"
 PREPRINT = "10.1101/2026.01.05.000001"
@@ -154,9 +155,9 @@ def _run(tmp_path: Path, base_ip: int, watch: bool) -> tuple[pd.DataFrame, int]:
     with DemoWorld(base_ip=base_ip) as world, Retriever(
             email="tester@uni.example", out_dir=tmp_path, endpoints=world.endpoints, progress=False, verbosity=0,
             http_options={"network_retry_base_s": 0.05, "rate_limit_min_s": 0.05, "rate_limit_max_s": 0.1,
-                          # bioRxiv's 1 s and arXiv's 3 s left out (their papers' requests wait on nothing else);
-                          # the other services keep theirs: which source offers a copy first races with them
-                          "host_intervals": {host_key(world.endpoints[name]): 0.0 for name in ("biorxiv", "arxiv")}}) as r:
+                          # bioRxiv's 1 s and arXiv's 3 s left out; the other services keep theirs: which source
+                          # offers a copy first (offered_by, compared below) races with them
+                          "host_intervals": unpaced(slow_services(world.endpoints))}) as r:
         if watch:
             def read(event: object) -> None:
                 for _, job in list(r._batch.jobs):
