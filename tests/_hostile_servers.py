@@ -9,6 +9,7 @@ Every thread it starts ends when it is stopped.
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import zlib
 
@@ -94,12 +95,22 @@ def trickle(body: bytes, every_s: float, status: str = "200 OK", content_type: s
 
 
 def gzip_bomb(decoded_bytes: int) -> bytes:
-    """*decoded_bytes* zeros, gzip-compressed (about 1 MB on the wire per GiB)."""
-    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    """*decoded_bytes* zeros (a multiple of 1 MiB), gzip-compressed (about 1 MB on the wire per GiB).
+
+    Each MiB is deflated once and ended with a full flush, which empties the compressor's window: every later MiB
+    deflates to the same bytes, so the stream is built by repeating them (a second, not the ten that deflating a
+    GiB takes) and closed with an empty last block and the gzip trailer (CRC-32 and length of all the zeros)."""
     block = bytes(1 << 20)
-    out = [compressor.compress(block) for _ in range(decoded_bytes >> 20)]
-    out.append(compressor.flush())
-    return b"".join(out)
+    count = decoded_bytes >> 20
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: the gzip header and trailer are ours
+    first = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    repeated = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(count):
+        crc = zlib.crc32(block, crc)
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"  # gzip, deflate, no name, no time, best, unknown OS
+    body = first + repeated * (count - 1) if count else b""
+    return header + body + compressor.flush() + struct.pack("<II", crc, (count << 20) & 0xFFFFFFFF)
 
 
 def once(payload: bytes):

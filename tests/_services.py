@@ -1,4 +1,5 @@
-"""Real services for the shared-state tests: a redis-server on loopback and a Dask LocalCluster of worker processes.
+"""Real services for the shared-state tests: a redis-server on loopback and a Dask LocalCluster of worker processes;
+and :func:`fresh_processes`, the processes those tests share a store between.
 
 Without ``/usr/bin/redis-server`` (Debian's ``redis-server``) or dask the tests that need them
 skip — unless ``PAPERFETCH_REQUIRE_REDIS`` is set (``.ci/run`` sets it): then they fail.
@@ -6,6 +7,7 @@ skip — unless ``PAPERFETCH_REQUIRE_REDIS`` is set (``.ci/run`` sets it): then 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import socket
@@ -17,6 +19,17 @@ from pathlib import Path
 import pytest
 
 REQUIRE = bool(os.environ.get("PAPERFETCH_REQUIRE_REDIS"))
+
+
+def fresh_processes(module: str) -> multiprocessing.context.BaseContext:
+    """A multiprocessing context whose processes are fresh interpreters, as ``spawn`` gives, but which import
+    paperfetch once: each forks from a fork server that imported *module* (the test module of its target) at its
+    start, and the session's later tests reuse that server. Spawning imports it in every process (a second or
+    more each, four at a time on two cores). The children see the environment of the test that started the
+    server; the targets take what they use (a store's spec, URLs) as arguments."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([module])  # only before the server starts: then a target imports its module
+    return context
 
 
 def missing(what: str) -> None:

@@ -21,6 +21,7 @@ from paperfetch.demo import DemoWorld
 from paperfetch.ledger import DEFAULT_LEDGER_NAME, SqliteLedger
 from paperfetch.log import disable_logging
 from paperfetch.testing import LoopbackHost, Reply
+from tests._quick import slow_services, unpaced_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -43,13 +44,16 @@ def world():
 
 
 @pytest.fixture
-def demo_env(world, monkeypatch):
-    """The demo world's endpoints, and no configured gap between requests: the tests read the command's
-    output, not its pace (the demo's robots.txt Crawl-delays, holds and Retry-Afters still apply)."""
+def demo_env(world, monkeypatch, tmp_path):
+    """The demo world's endpoints, and no configured gap between requests nor bioRxiv's or arXiv's own interval (a
+    settings file): the tests read the command's output, not its pace (the demo's robots.txt Crawl-delays,
+    holds, Retry-Afters and the other services' intervals still apply)."""
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
+    config = unpaced_config(tmp_path / "unpaced.toml", slow_services(world.endpoints))
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
     return world
 
 
@@ -573,11 +577,13 @@ def test_a_search_with_no_hits_writes_an_empty_report_with_its_header_and_exits_
 
 # ---------------------------------------------------------------------------- text as download
 def _paperfetch(tmp_path, argv, world=None, **env_extra):
-    """The real ``paperfetch`` command in a subprocess, on the demo world's endpoints when given one."""
+    """The real ``paperfetch`` command in a subprocess, on the demo world's endpoints when given one (without
+    bioRxiv's and arXiv's own intervals: a settings file)."""
     env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"),
            "PAPERFETCH_DELAY_MIN": "0", "PAPERFETCH_DELAY_MAX": "0", **env_extra}  # no COLUMNS: whole rows
     if world is not None:
         env.update({f"PAPERFETCH_{name.upper()}_URL": url for name, url in world.endpoints.items()})
+        env["PAPERFETCH_CONFIG"] = str(unpaced_config(tmp_path / "unpaced.toml", slow_services(world.endpoints)))
     return subprocess.run([str(Path(sys.executable).with_name("paperfetch")), *argv], capture_output=True, text=True,
                           env=env, timeout=300)
 

@@ -17,10 +17,12 @@ import pytest
 from paperfetch.cli import main
 from paperfetch.demo import DemoWorld
 from paperfetch.log import disable_logging
+from tests._quick import slow_services, unpaced, unpaced_config
 
 REPO = Path(__file__).resolve().parents[1]
 _SERVICES = ("unpaywall", "openalex", "crossref", "europepmc", "ncbi_eutils", "ncbi_idconv", "arxiv", "doi",
              "semanticscholar", "biorxiv", "pmc")
+OFFLINE = {name: f"http://{name.replace('_', '-')}.paperfetch-test.invalid" for name in _SERVICES}
 
 
 @pytest.fixture(autouse=True)
@@ -41,11 +43,14 @@ def world():
 
 
 @pytest.fixture
-def demo_env(world, monkeypatch):
+def demo_env(world, monkeypatch, tmp_path):
+    """The demo world's endpoints, no configured gap and not bioRxiv's or arXiv's own interval: the output is read."""
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
+    config = unpaced_config(tmp_path / "unpaced.toml", slow_services(world.endpoints))
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(config))
     return world
 
 
@@ -105,15 +110,17 @@ def test_no_progress_frames_when_stderr_is_not_a_terminal(tmp_path, demo_env):
     assert "\r" not in done.stderr and "it/s" not in done.stderr and "%|" not in done.stderr
 
 
-def _offline(monkeypatch) -> None:
-    for name in _SERVICES:
-        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", f"http://{name.replace('_', '-')}.paperfetch-test.invalid")
+def _offline(monkeypatch, tmp_path: Path) -> None:
+    """Every service at a name that does not resolve; no gap and no service's own interval between the retries."""
+    for name, url in OFFLINE.items():
+        monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(unpaced_config(tmp_path / "unpaced.toml", OFFLINE)))
 
 
 def test_offline_the_one_line_instead_of_a_screenful(capsys, tmp_path, monkeypatch):
-    _offline(monkeypatch)
+    _offline(monkeypatch, tmp_path)
     code = main(["download", "10.5555/a.b", "PMID:123", "--email", "t@uni.example", "--out", str(tmp_path),
                  "--state", "memory", "--no-cache", "--no-progress"])
     _, err = capsys.readouterr()
@@ -125,7 +132,7 @@ def test_offline_the_one_line_instead_of_a_screenful(capsys, tmp_path, monkeypat
 
 
 def test_verbose_offline_warnings_are_short_and_never_a_urllib3_repr(capsys, tmp_path, monkeypatch):
-    _offline(monkeypatch)
+    _offline(monkeypatch, tmp_path)
     main(["download", "10.5555/a.b", "PMID:123", "--email", "t@uni.example", "--out", str(tmp_path),
           "--state", "memory", "--no-cache", "--no-progress", "-v"])
     _, err = capsys.readouterr()
@@ -219,10 +226,11 @@ def test_library_warnings_offline_are_short_and_never_a_urllib3_repr(tmp_path, c
 
     from paperfetch import Retriever
 
-    endpoints = {name: f"http://{name.replace('_', '-')}.paperfetch-test.invalid" for name in _SERVICES}
+    endpoints = OFFLINE
     caplog.set_level(logging.WARNING, logger="paperfetch")
     with Retriever(email="t@uni.example", out_dir=tmp_path, endpoints=endpoints, state="memory", cache=False,
-                   progress=False, http_options={"network_retry_base_s": 0.01}) as r:
+                   progress=False, http_options={"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0,
+                                                 "rate_limit_max_s": 0.0, "host_intervals": unpaced(endpoints)}) as r:
         outcomes = r.download(["10.5555/a.b", "PMID:123"])
     assert set(outcomes["status"].astype(str)) <= {"network_error", "not_found"}
     messages = [record.getMessage() for record in caplog.records]

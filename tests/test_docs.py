@@ -34,6 +34,7 @@ import pandas as pd
 import pytest
 
 from paperfetch.demo import DemoWorld
+from tests._quick import slow_services, unpaced_config
 
 REPO = Path(__file__).resolve().parents[1]
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -191,13 +192,16 @@ def run_file(name: str) -> dict[int, Result]:
         return _RESULTS[name]
     results: dict[int, Result] = {}
     with DemoWorld() as world, pytest.MonkeyPatch.context() as patch, \
-            tempfile.TemporaryDirectory(prefix="paperfetch-docs-") as folder:
+            tempfile.TemporaryDirectory(prefix="paperfetch-docs-") as folder, \
+            tempfile.TemporaryDirectory(prefix="paperfetch-docs-config-") as config:
         for service, base_url in world.endpoints.items():
             patch.setenv(f"PAPERFETCH_{service.upper()}_URL", base_url)
-        # the examples are checked for what they do, not for their pace: no configured gap between requests
-        # (the demo world's Crawl-delays, Retry-Afters and the services' published intervals still apply)
+        # the examples are checked for what they do, not for their pace: no configured gap between requests, and
+        # (a settings file) not bioRxiv's 1 s or arXiv's 3 s; the demo world's Crawl-delays, Retry-Afters and the
+        # other services' published intervals still apply (a paper's sources race with them)
         patch.setenv("PAPERFETCH_DELAY_MIN_S", "0")
         patch.setenv("PAPERFETCH_DELAY_MAX_S", "0")
+        patch.setenv("PAPERFETCH_CONFIG", str(unpaced_config(Path(config) / "config.toml", slow_services(world.endpoints))))
         patch.setattr(socket, "getaddrinfo", _loopback_only_getaddrinfo)
         patch.chdir(folder)
         namespace: dict[str, Any] = {"__name__": f"docs.{name}", **_given(world)}

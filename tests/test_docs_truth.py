@@ -20,6 +20,7 @@ import pytest
 from paperfetch import Retriever
 from paperfetch.demo import DemoWorld
 from paperfetch.outcomes import COLUMNS, Status
+from tests._quick import unpaced
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -35,13 +36,18 @@ def _readme_list(after: str) -> list[str]:
     return [name.strip() for name in match.group(1).split(",")]
 
 
+def _unpaced(world: DemoWorld) -> dict:
+    """No gap between requests, no service's own interval: the runs here are read for columns and counts."""
+    return {"rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0, "host_intervals": unpaced(world.endpoints)}
+
+
 @pytest.fixture(scope="module")
 def demo_columns(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     world = DemoWorld().start()
     try:
         out = tmp_path_factory.mktemp("pdfs")
         with Retriever(endpoints=world.endpoints, email="your.name@your-university.edu", state="memory",
-                       cache=False, out_dir=out) as r:
+                       cache=False, out_dir=out, http_options=_unpaced(world)) as r:
             frame = r.download(["10.5555/demo.fast", "10.5555/demo.gone", "not an id"])
     finally:
         world.stop()
@@ -214,6 +220,7 @@ def test_fulltext_md_s_zero_requests_and_markdown_title_hold(tmp_path: Path) -> 
     options = {"email": "your.name@your-university.edu", "state": "memory", "cache": False, "out_dir": tmp_path,
                "progress": False}
     with DemoWorld() as world:
+        options["http_options"] = _unpaced(world)  # the requests are counted, not paced
         with Retriever(endpoints=world.endpoints, **options) as r:
             first = r.fulltext(ids)
             before = world.requests_served()

@@ -32,6 +32,7 @@ from paperfetch.sources.base import RequestSpec
 from paperfetch.sources.crossref import CrossrefSource
 from paperfetch.sources.europepmc import EuropePMCSource
 from paperfetch.sources.pubmed import parse_efetch
+from tests._quick import slow_services, unpaced, unpaced_config
 
 CSL_SCHEMA = Path(__file__).resolve().parent / "data" / "csl" / "csl-data.json"
 APA_CSL = Path(__file__).resolve().parent / "data" / "csl" / "apa.csl"
@@ -144,7 +145,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("demo")
     with DemoWorld(base_ip=215) as world:
         with Retriever(email="you@uni.example", out_dir=folder / "pdfs", endpoints=world.endpoints, progress=False,
-                       verbosity=0, delay_min_s=0, delay_max_s=0, cache=folder / "cache.sqlite") as r:
+                       verbosity=0, delay_min_s=0, delay_max_s=0, cache=folder / "cache.sqlite",
+                       http_options={"host_intervals": unpaced(world.endpoints)}) as r:
             doi = science_papers()[0]["doi"]
             frames = {"download": r.download(DEMO_INPUTS), "search": r.search_pubmed(SEARCH_QUERY, max_results=20),
                       "references": r.references(doi), "citations": r.citations(doi)}
@@ -402,12 +404,14 @@ def test_the_cli_export_is_byte_identical_to_the_functions(demo: dict, monkeypat
     world, folder = demo["world"], demo["folder"]
     for name, url in world.endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
-    monkeypatch.setenv("PAPERFETCH_CONFIG", str(folder / "no-config.toml"))
+    slow = slow_services(world.endpoints)  # bioRxiv's 1 s and arXiv's 3 s; the others race, as before
+    monkeypatch.setenv("PAPERFETCH_CONFIG", str(unpaced_config(folder / "unpaced.toml", slow)))
     monkeypatch.setenv("PAPERFETCH_DELAY_MIN", "0")
     monkeypatch.setenv("PAPERFETCH_DELAY_MAX", "0")
     inputs = ["10.5555/demo.fast", "https://doi.org/10.5555/DEMO.FAST", "10.1101/2026.01.05.000001"]
     with Retriever(email="you@uni.example", out_dir=folder / "cli", endpoints=world.endpoints, progress=False,
-                   verbosity=0, delay_min_s=0, delay_max_s=0, cache=folder / "cache.sqlite") as r:
+                   verbosity=0, delay_min_s=0, delay_max_s=0, cache=folder / "cache.sqlite",
+                   http_options={"host_intervals": unpaced(slow)}) as r:
         outcomes = r.download(inputs)
         hits = r.search_pubmed(SEARCH_QUERY, max_results=20)
     try:

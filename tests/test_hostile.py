@@ -40,7 +40,7 @@ from paperfetch.sources.base import RequestSpec, quote_path
 from paperfetch.testing import LoopbackHost, Reply
 from paperfetch.validate import check_pdf_file
 from tests._hostile_servers import RawServer, gzip_bomb, head, once, trickle
-from tests._quick import retriever
+from tests._quick import retriever, unpaced
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = {"network_retry_base_s": 0.01, "rate_limit_min_s": 0.01, "rate_limit_max_s": 0.02}
@@ -137,8 +137,8 @@ def test_any_json_shape_gives_records_or_a_malformed_response(data, name):
 
 def test_an_invalid_openalex_batch_answer_does_not_end_the_batch(hosts, tmp_path):
     bad = hosts("127.0.0.91", {"*": Reply(200, b"{not json", {"Content-Type": "application/json"})})
-    with retriever(tmp_path, {"openalex": bad.base_url, "unpaywall": bad.base_url, "crossref": bad.base_url,
-                              "europepmc": bad.base_url, "doi": bad.base_url}, respect_robots_txt=False) as r:
+    endpoints = {k: bad.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi")}
+    with retriever(tmp_path, endpoints, respect_robots_txt=False, http_options={"host_intervals": unpaced(endpoints)}) as r:
         out = r.download([f"10.1000/{n}" for n in range(3)] + ["nonsense"])
     assert len(out) == 4
     assert list(out["status"]) == ["http_error"] * 3 + ["invalid_identifier"]
@@ -173,7 +173,8 @@ def test_any_python_object_gets_a_row_with_a_message():
 def test_download_gives_hostile_inputs_one_row_each(hosts, tmp_path):
     absent = hosts("127.0.0.92", {"*": Reply(404, b"{}")})
     endpoints = {k: absent.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi", "semanticscholar")}
-    with retriever(tmp_path, endpoints, respect_robots_txt=False) as r:  # every service on loopback: all say "absent"
+    with retriever(tmp_path, endpoints, respect_robots_txt=False,  # every service on loopback: all say "absent"
+                   http_options={"host_intervals": unpaced(endpoints)}) as r:
         out = r.download(HOSTILE_INPUTS)
     assert len(out) == len(HOSTILE_INPUTS)
     valid = [item.identifier is not None for item in parse_many(HOSTILE_INPUTS)]
@@ -244,7 +245,7 @@ def test_dot_segments_never_reach_another_path_on_the_services(hosts, tmp_path):
     service = hosts("127.0.0.93", {"*": Reply(404, b"{}")})
     endpoints = {k: service.base_url for k in ("openalex", "unpaywall", "crossref", "europepmc", "doi", "semanticscholar",
                                                "biorxiv")}
-    with retriever(tmp_path, endpoints, respect_robots_txt=False) as r:
+    with retriever(tmp_path, endpoints, respect_robots_txt=False, http_options={"host_intervals": unpaced(endpoints)}) as r:
         out = r.download(["10.1000/../../etc/passwd", "10.1000/..%2F..%2Fadmin?x=1"])
     assert list(out["status"]) == ["not_found", "not_found"]
     paths = [p for _, p in service.log]
@@ -347,11 +348,11 @@ def test_part_files_have_one_writer_and_a_dead_writers_are_swept(tmp_path):
 KILL_SCRIPT = textwrap.dedent("""
     import json, sys
     from paperfetch import Retriever
-    endpoints, out_dir, ids = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+    endpoints, out_dir, ids, intervals = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
     with Retriever(email="tester@uni.example", out_dir=out_dir, endpoints=endpoints, sources=["unpaywall"],
                    respect_robots_txt=False, progress=False, verbosity=0, max_retries=0,
                    http_options={"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0,
-                                 "host_intervals": {"127.0.0.94": 0.0, "127.0.0.95": 0.0}}) as r:
+                                 "host_intervals": intervals}) as r:
         out = r.download(ids)
     print(json.dumps(list(out["status"])))
 """)
@@ -366,11 +367,12 @@ def _wait_until(condition, seconds: float) -> None:  # noqa: ANN001
 @pytest.mark.slow
 def test_kill_9_at_twenty_points_leaves_only_finished_pdfs_and_the_ledger(tmp_path):
     pdf = fake_pdf("killed", size=200_000)
+    gap = [0.005]  # between pieces while the trials are killed; the re-run, which only has to finish, gets 0
 
     def slow_pdf(conn, request, stopping):  # noqa: ANN001 - 200 kB in 20 pieces, 5 ms apart: ~0.1 s per PDF
         conn.sendall(head("200 OK", {"Content-Type": "application/pdf", "Content-Length": str(len(pdf))}))
         for start in range(0, len(pdf), 10_000):
-            if stopping.wait(0.005):
+            if stopping.wait(gap[0]):
                 return
             conn.sendall(pdf[start:start + 10_000])
 
@@ -390,8 +392,9 @@ def test_kill_9_at_twenty_points_leaves_only_finished_pdfs_and_the_ledger(tmp_pa
                 for trial in (2 * pair, 2 * pair + 1):
                     batch = [f"10.1000/k{trial}-{n}" for n in range(6)]  # new work each time: the kill lands on writes
                     ids += batch
-                    child = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(batch)],
-                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    # no host_intervals: Unpaywall's own 0.1 s between lookups spreads a trial over the kill points
+                    child = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(batch),
+                                              "{}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     children.append((rng.uniform(0.8, 2.5), child))  # a random point: start-up (~1 s), lookups, downloads
                 if pair % 2 == 0:  # half the pairs are killed on an event, not a time: once one of them is writing
                     _wait_until(lambda: any(p.name.startswith(PART_PREFIX) for p in tmp_path.iterdir())
@@ -403,7 +406,10 @@ def test_kill_9_at_twenty_points_leaves_only_finished_pdfs_and_the_ledger(tmp_pa
                     child.send_signal(signal.SIGKILL)
                     child.wait(30)
                 killed_mid_write += any(p.name.startswith(PART_PREFIX) for p in tmp_path.iterdir())
-            rerun = subprocess.run([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(ids)],
+            # the re-run downloads what was never finished (about 100 PDFs) at full speed: no gap, no interval
+            gap[0] = 0.0
+            unpaced = json.dumps({host_key(unpaywall.base_url): 0.0})
+            rerun = subprocess.run([sys.executable, "-c", KILL_SCRIPT, endpoints, str(tmp_path), json.dumps(ids), unpaced],
                                    capture_output=True, text=True, timeout=300)
     statuses = json.loads(rerun.stdout.strip().splitlines()[-1])
     assert set(statuses) <= {"downloaded", "already_downloaded"}
@@ -440,6 +446,13 @@ def _measure(code: str) -> dict:
 @pytest.fixture(scope="module")
 def bomb():
     return gzip_bomb(1 << 30)  # 1 GiB of zeros, ~1 MB on the wire
+
+
+def test_the_gzip_bomb_the_tests_serve_is_one_gzip_stream_of_zeros():
+    import gzip
+
+    assert gzip.decompress(gzip_bomb(5 << 20)) == bytes(5 << 20)  # one member: the CRC and the length check
+    assert gzip.decompress(gzip_bomb(1 << 20)) == bytes(1 << 20)
 
 
 @pytest.mark.slow

@@ -69,6 +69,13 @@ class Files:
                 store.put(HostFacts(host, learned_interval_s=0.01), time.time())
         return frame
 
+    def start_from(self, clean: tuple[Path, object]):
+        """The files and PDFs of a clean first run (:meth:`make`, made once per module by :func:`clean_run`),
+        copied here (the ledger keeps its paths relative to its folder); the run's outcomes."""
+        root, frame = clean
+        shutil.copytree(root, self.root, dirs_exist_ok=True)
+        return frame
+
     def run(self, world, out: Path | None = None, state: str | None = None):
         with Retriever(email="tester@uni.example", out_dir=out or self.out, endpoints=world.endpoints, progress=False,
                        verbosity=0, http_options=FAST, state=state or str(self.state), cache=str(self.cache)) as r:
@@ -79,6 +86,13 @@ class Files:
     def release(self) -> None:
         for path in self.immutable:
             subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+@pytest.fixture(scope="module")
+def clean_run(world, tmp_path_factory) -> tuple[Path, object]:
+    """One clean first run's three files and four PDFs, which the damaged and the locked cases start from."""
+    made = Files(tmp_path_factory.mktemp("clean-run"))
+    return made.root, made.make(world)
 
 
 @pytest.fixture
@@ -121,8 +135,9 @@ def statuses(frame) -> dict[str, str]:
 @pytest.mark.timeout(BOUND_S)
 @pytest.mark.parametrize("how", DAMAGES)
 @pytest.mark.parametrize("which", FILES)
-def test_a_damaged_state_file_gives_rows_a_warning_naming_it_and_a_resumable_run(world, files, caplog, which, how):
-    first = files.make(world)  # a clean run makes the three files (and four PDFs)
+def test_a_damaged_state_file_gives_rows_a_warning_naming_it_and_a_resumable_run(world, clean_run, files, caplog, which,
+                                                                                   how):
+    first = files.start_from(clean_run)  # a clean run made the three files (and four PDFs)
     assert set(statuses(first)[i] for i in GOOD) == {"downloaded"}
     damage(files, which, how)
     path = files.path(which)
@@ -166,8 +181,9 @@ def _hold_lock(path: Path) -> subprocess.Popen:
 
 @pytest.mark.timeout(BOUND_S)
 @pytest.mark.parametrize("which", FILES)
-def test_a_file_locked_by_another_process_is_waited_for_a_bounded_time_then_the_run_goes_on(world, files, caplog, which):
-    files.make(world)
+def test_a_file_locked_by_another_process_is_waited_for_a_bounded_time_then_the_run_goes_on(world, clean_run, files, caplog,
+                                                                                            which):
+    files.start_from(clean_run)
     path = files.path(which)
     out = files.out if which == "ledger" else files.root / "out2"
     child = _hold_lock(path)

@@ -163,6 +163,7 @@ def test_failing_run_leaks_nothing(tmp_path, refused_endpoints, every_record, ca
     with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, s2_api_key=S2_KEY, out_dir=tmp_path / "lib",
                    endpoints=endpoints, progress=False, max_retries=1, workers=2,
                    http_options={"network_retry_base_s": 0.01,  # and no 3 s arXiv interval on the refusing hosts
+                                 "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0,  # nor a 1-3 s gap between retries
                                  "host_intervals": {host_key(url): 0.0 for url in endpoints.values()}}) as retriever:
         outcomes = retriever.download(["10.1234/abc", "PMID:31452104", "PMC3531190", "arXiv:1706.03762"])
         assert set(outcomes["status"].astype(str)) <= {"network_error", "not_found", "no_open_copy"}
@@ -170,6 +171,8 @@ def test_failing_run_leaks_nothing(tmp_path, refused_endpoints, every_record, ca
     assert any(f"api_key={REDACTED}" in line for line in every_record.lines), "the failing URLs were logged"
     # the command line, with every report format
     monkeypatch.setenv("PAPERFETCH_CONFIG", str(tmp_path / "none.toml"))
+    for name in ("PAPERFETCH_RATE_LIMIT_MIN_S", "PAPERFETCH_RATE_LIMIT_MAX_S"):  # read for secrets, not pace
+        monkeypatch.setenv(name, "0")
     for name, url in endpoints.items():
         monkeypatch.setenv(f"PAPERFETCH_{name.upper()}_URL", url)
     for suffix in (".csv", ".jsonl", ".parquet"):
@@ -192,7 +195,10 @@ def test_succeeding_run_in_the_demo_world_leaks_nothing(tmp_path, every_record, 
     with DemoWorld(base_ip=160) as world:
         with Retriever(email=EMAIL, openalex_api_key=OPENALEX_KEY, ncbi_api_key=NCBI_KEY, s2_api_key=S2_KEY, out_dir=tmp_path / "lib",
                        endpoints=world.endpoints, progress=False, verbosity=3,
-                       http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1, "rate_limit_max_s": 0.3}) as retriever:
+                       http_options={"network_retry_base_s": 0.1, "rate_limit_min_s": 0.1, "rate_limit_max_s": 0.3,
+                                     # no published service interval (bioRxiv's 1 s): read for secrets, not pace
+                                     "host_intervals": {host_key(url): 0.0 for url in world.endpoints.values()}}
+                       ) as retriever:
             outcomes = retriever.download(DEMO_INPUTS)
             assert (outcomes["status"] == "downloaded").sum() >= 5
             found = outputs_of(retriever, outcomes, tmp_path / "lib")
@@ -337,7 +343,7 @@ def test_special_secrets_leave_no_trace_in_exception_chains_logs_or_frames(tmp_p
     with Retriever(email=SPECIAL_EMAIL, openalex_api_key=SPECIAL_OPENALEX_KEY, ncbi_api_key=SPECIAL_NCBI_KEY,
                    s2_api_key=SPECIAL_S2_KEY, out_dir=tmp_path / "lib", endpoints=endpoints, progress=False,
                    max_retries=1, workers=2,
-                   http_options={"network_retry_base_s": 0.01,
+                   http_options={"network_retry_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0,
                                  "host_intervals": {host_key(url): 0.0 for url in endpoints.values()}}) as retriever:
         outcomes = retriever.download(["10.1234/abc", "PMID:31452104", "PMC3531190", "arXiv:1706.03762"])
         assert set(outcomes["status"].astype(str)) <= {"network_error", "not_found", "no_open_copy"}
@@ -460,6 +466,8 @@ def test_a_key_with_url_specials_is_absent_from_what_download_and_fulltext_log_a
     with Retriever(email="lab@uni.example", openalex_api_key=CHAIN_KEY, ncbi_api_key=CHAIN_KEY, s2_api_key=CHAIN_KEY,
                    out_dir=tmp_path / "lib", endpoints=endpoints, progress=False, max_retries=0, workers=2,
                    http_options={"network_retry_base_s": 0.01, "breaker_failures": 0,
+                                 # no host backoff after a reset, no 1-3 s gap: searched for the key, not paced
+                                 "backoff_base_s": 0.01, "rate_limit_min_s": 0.0, "rate_limit_max_s": 0.0,
                                  "host_intervals": {host_key(url): 0.0 for url in endpoints.values()}}) as retriever:
         outcomes = retriever.download(["10.1234/abc", "PMID:31452104", "arXiv:1706.03762"])
         text = retriever.fulltext(["10.1234/xyz", "PMC3531190"])
@@ -479,7 +487,9 @@ def test_a_key_with_url_specials_is_absent_from_the_command_line_output(tmp_path
     import sys
 
     env = {**os.environ, "PAPERFETCH_CONFIG": str(tmp_path / "none.toml"),
-           "PAPERFETCH_CACHE_DIR": str(tmp_path / "cache")}
+           "PAPERFETCH_CACHE_DIR": str(tmp_path / "cache"),
+           # no host backoff after a reset, no 1-3 s gap: the output is searched for the key, not paced
+           "PAPERFETCH_BACKOFF_BASE_S": "0.01", "PAPERFETCH_RATE_LIMIT_MIN_S": "0", "PAPERFETCH_RATE_LIMIT_MAX_S": "0"}
     for i, name in enumerate(ENDPOINT_NAMES):
         env[f"PAPERFETCH_{name.upper()}_URL"] = _refused() if i % 2 else resetting()
     done = subprocess.run(

@@ -5,7 +5,6 @@ stopped and restarted mid-batch; a CLI re-run that remembers a one-hour Retry-Af
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from paperfetch.errors import StoreUnavailable
 from paperfetch.http.hosts import HostRegistry, host_key
 from paperfetch.state import open_store
 from paperfetch.testing import LoopbackHost, Reply, gaps
+from tests._services import fresh_processes
 
 INTERVAL = 0.1
 PROCESSES = 4
@@ -50,7 +50,7 @@ def _batch_when_released(spec: str, urls: list[str], barrier, result: str, lease
 
 
 def _four_processes(spec: str, servers: list[LoopbackHost], tmp_path: Path) -> list[dict]:
-    context = multiprocessing.get_context("spawn")
+    context = fresh_processes(__name__)
     barrier = context.Barrier(PROCESSES)
     workers, results = [], []
     for p in range(PROCESSES):
@@ -106,7 +106,7 @@ def test_a_process_killed_mid_request_blocks_its_host_no_longer_than_the_lease(t
 
     server = LoopbackHost("127.0.0.156", {"/slow": slow, "*": Reply(200, b"x")}).start()
     spec = f"sqlite:///{tmp_path}/state.sqlite3"
-    context = multiprocessing.get_context("spawn")
+    context = fresh_processes(__name__)
     try:
         release = context.Barrier(3)  # the two others and this process
         others = [

@@ -7,7 +7,6 @@ out in real time. The cross-process tests start real processes against the same 
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import signal
 import subprocess
@@ -17,7 +16,8 @@ import time
 import pytest
 
 from paperfetch.errors import ConfigurationError, StateStoreError, StoreUnavailable
-from paperfetch.state import HostStateStore, MemoryStore, SqliteStore, HostFacts, merge_facts, open_store
+from paperfetch.state import HostFacts, HostStateStore, MemoryStore, SqliteStore, merge_facts, open_store
+from tests._services import fresh_processes
 
 T0 = 1_800_000_000.0  # a wall-clock epoch for "now"
 HOST = "pub.example:443"
@@ -163,7 +163,7 @@ class StoreContract:
     def test_four_processes_reserve_slots_spaced_at_least_the_interval(self, spec):
         if not self.shared_across_processes:
             pytest.skip("this store lives in one process")
-        context = multiprocessing.get_context("spawn")
+        context = fresh_processes(__name__)
         queue = context.Queue()
         interval = 0.01
         workers = [context.Process(target=_reserve_many, args=(spec, HOST, interval, 25, queue)) for _ in range(4)]

@@ -7,8 +7,6 @@ shared store is what prevents them.
 
 from __future__ import annotations
 
-import multiprocessing
-
 import pytest
 import requests
 
@@ -16,6 +14,7 @@ from paperfetch.clock import FakeClock
 from paperfetch.state import MemoryStore, open_store
 from paperfetch.state.pacing import acquire
 from paperfetch.testing import LoopbackHost, Reply, gaps
+from tests._services import fresh_processes
 
 INTERVAL = 0.05
 PROCESSES = 4
@@ -40,7 +39,7 @@ def _paced_client(spec: str, url: str, barrier, lease_s: float) -> None:  # runs
 
 
 def _run(spec: str, address: str, lease_s: float) -> list[float]:
-    context = multiprocessing.get_context("spawn")
+    context = fresh_processes(__name__)
     with LoopbackHost(address, {"*": Reply(200, b"ok")}) as host:
         barrier = context.Barrier(PROCESSES)
         workers = [context.Process(target=_paced_client, args=(spec, host.url("/x"), barrier, lease_s)) for _ in range(PROCESSES)]
