@@ -49,6 +49,7 @@ from paperfetch.sources.unpaywall import check_email
 if TYPE_CHECKING:  # pragma: no cover
     from paperfetch.fulltext.bundle import FullText
     from paperfetch.job import Job, RunHooks
+    from paperfetch.state.base import HostStateStore
 
 __all__ = ["DEFAULT_ORDER", "ENDPOINT_NAMES", "RUN_OPTIONS", "Retriever"]
 
@@ -454,6 +455,11 @@ class Retriever:
             frame = frame.sort_values("host", ignore_index=True)
             frame.attrs["store"] = self.web.store.name
         return for_people(mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable]))
+
+    @property
+    def store(self) -> HostStateStore:
+        """The host-state store both transports read and write (:mod:`paperfetch.state`)."""
+        return self.web.store
 
     def dashboard(self) -> Any:
         """A :class:`~paperfetch.dashboard.Dashboard` of this retriever, at any time.
