@@ -82,15 +82,13 @@ def _sources(outcomes: pd.DataFrame) -> list[str]:
 
 
 def _per_host(requests: pd.DataFrame | None) -> pd.DataFrame | None:
-    """Seconds on the wire and waited per host as people read it (:func:`~paperfetch.http.status.shown_hosts`),
-    the slowest first; None without requests."""
+    """Seconds on the wire and waited per host, the slowest first; None without requests. The hosts are
+    ``Retriever.requests()``'s, read as people read them already (a pool by the label its client declared)."""
     if requests is None or len(requests) == 0 or "host" not in requests.columns:
         return None
     import pandas as pd
 
-    from paperfetch.http.status import shown_hosts
-
-    frame = pd.DataFrame({"host": shown_hosts(requests["host"].astype(str)),
+    frame = pd.DataFrame({"host": requests["host"].astype(str),
                           "elapsed": pd.to_numeric(requests.get("elapsed_s"), errors="coerce").fillna(0.0),
                           "waited": pd.to_numeric(requests.get("waited_s"), errors="coerce").fillna(0.0)})
     per_host = frame.groupby("host", sort=False).sum()

@@ -13,6 +13,8 @@ from paperfetch.cells import is_missing
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from paperfetch.http.pools import Pool
+
 __all__ = [
     "REQUEST_COLUMNS",
     "YIELD_COLUMNS",
@@ -40,19 +42,20 @@ def mark_unreachable(frame: pd.DataFrame, hosts: Iterable[str]) -> pd.DataFrame:
     return frame
 
 
-def for_people(frame: pd.DataFrame) -> pd.DataFrame:
+def for_people(frame: pd.DataFrame, pools: Mapping[str, tuple[Pool, ...]]) -> pd.DataFrame:
     """*frame* (``domain_status()``'s) with its hosts and pools as people read them: ``host`` without its
-    ``#pool`` where the pool is the host's only one, else with the pool's label; ``pool`` the label (in place)."""
+    ``#pool`` where the pool is the host's only one, else with the label *pools* (the clients' declarations)
+    give it; ``pool`` the label (in place)."""
     import pandas as pd
 
     from paperfetch.http.pools import pool_label
     from paperfetch.http.status import shown_hosts
 
     if "pool" in frame.columns and "host" in frame.columns:  # the label the pool's declaration gave, by its key
-        frame["pool"] = pd.array([value if is_missing(value) else pool_label(str(key))
+        frame["pool"] = pd.array([value if is_missing(value) else pool_label(str(key), pools)
                                   for key, value in zip(frame["host"], frame["pool"])], dtype=frame["pool"].dtype)
     if "host" in frame.columns:  # each column keeps its dtype (domain_status_frame's)
-        frame["host"] = pd.array(shown_hosts(frame["host"].astype(str)), dtype=frame["host"].dtype)
+        frame["host"] = pd.array(shown_hosts(frame["host"].astype(str), pools), dtype=frame["host"].dtype)
     return frame
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
 from paperfetch.http.context import Tally
 from paperfetch.http.context import current as current_context
 from paperfetch.http.events import Event, EventKind
+from paperfetch.http.pools import Pool
 from paperfetch.http.status import shown_hosts
 from paperfetch.redact import redact_frame
 from paperfetch.report import requests_frame
@@ -24,9 +25,12 @@ _LOGGED = frozenset({EventKind.RESPONSE, EventKind.NETWORK_ERROR, EventKind.HELD
 
 
 class RequestLog:
-    """Rows of the requests sent (and refused before sending), thread-safe; :meth:`frame` is the DataFrame."""
+    """Rows of the requests sent (and refused before sending), thread-safe; :meth:`frame` is the DataFrame, its
+    pools named by the labels of *pools* (the clients' declarations, as :func:`~paperfetch.http.pools.parse_pools`
+    gives them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, pools: Mapping[str, tuple[Pool, ...]]) -> None:
+        self._pools = pools
         self._rows: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         #: each item's Tally.waited_s (the transport's) as of its last row: a row's waited_s is its own wait (gone with the item)
@@ -62,5 +66,5 @@ class RequestLog:
         with self._lock:
             rows = list(self._rows)
         frame = requests_frame(rows)
-        frame["host"] = shown_hosts([str(host) for host in frame["host"]])
+        frame["host"] = shown_hosts([str(host) for host in frame["host"]], self._pools)
         return redact_frame(frame)

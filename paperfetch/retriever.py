@@ -194,7 +194,7 @@ class Retriever:
         doi_override = self.settings.endpoints.get("doi")
         self._doi_base = _origin(doi_override) if doi_override else DOI_RESOLVER
         self._metadata, self._own_cache = metadata_fetcher(self.api, cache, folder=self.settings.cache_dir)
-        self._request_log = RequestLog()
+        self._request_log = RequestLog(self.settings.transport.pools)
         # the run in progress, or the last one (paperfetch.flow): its dashboard model outlives the call
         self._batch = self._new_batch()
         self._job: Job | None = None  # the last start() (paperfetch.job), running or not
@@ -454,7 +454,8 @@ class Retriever:
             frame = pd.concat([frame[~frame["host"].isin(api_hosts)], api[api["host"].isin(api_hosts)]], ignore_index=True)
             frame = frame.sort_values("host", ignore_index=True)
             frame.attrs["store"] = self.web.store.name
-        return for_people(mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable]))
+        return for_people(mark_unreachable(frame, [h.host for h in self.run_snapshot().unreachable]),
+                          self.settings.transport.pools)
 
     @property
     def store(self) -> HostStateStore:

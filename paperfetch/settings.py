@@ -162,7 +162,8 @@ class Settings:
 
         frame = self.frame()
         hosts = frame["setting"].str.startswith("hosts.")
-        frame.loc[hosts, "setting"] = [f"hosts.{h}" for h in shown_hosts(s[6:] for s in frame.loc[hosts, "setting"])]
+        frame.loc[hosts, "setting"] = [f"hosts.{h}" for h in shown_hosts((s[6:] for s in frame.loc[hosts, "setting"]),
+                                                                          self.transport.pools)]
         frame["value"] = [f"<code>{html.escape(v).replace('$', '&#36;')}</code>" for v in frame["value"]]
         for column in ("setting", "origin"):
             frame[column] = frame[column].map(html.escape)

@@ -134,7 +134,7 @@ def test_the_transport_counts_the_items_waits_and_requests_without_any_subscribe
 
 def test_the_request_log_reads_the_items_tally_and_writes_nothing_into_it():
     client, _, clock = make(delay_min_s=2.0, delay_max_s=2.0, pacing_margin_s=0.0)
-    log = RequestLog()
+    log = RequestLog({})
     client.subscribe(log.on_event)
     job = SimpleNamespace(identifier=SimpleNamespace(key="doi:10.1/x"))
     tally = context.Tally()

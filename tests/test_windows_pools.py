@@ -355,8 +355,8 @@ def test_a_demo_run_shows_pools_as_people_read_them(tmp_path, caplog):
     assert "Window(" not in settings and "tex2jax_ignore" in settings
     outside_code = re.sub(r"<code>.*?</code>", "", settings, flags=re.S)
     assert "$" not in outside_code and "&#36;" not in outside_code  # a regex's $ only inside <code>: no maths
-    parse_pools({"c.org": {"polite-array": ("filter=", "list queries"), "polite-single": (".", "single lookups")}})
-    assert shown_hosts(["c.org#polite-array", "c.org#polite-single", "d.org#polite-single"]) == [
+    pools = parse_pools({"c.org": {"polite-array": ("filter=", "list queries"), "polite-single": (".", "single lookups")}})
+    assert shown_hosts(["c.org#polite-array", "c.org#polite-single", "d.org#polite-single"], pools) == [
         "c.org (list queries)", "c.org (single lookups)", "d.org"]
     both = BatchSnapshot(at=NOW, hosts=(HostRow("c.org#polite-array", label="c.org (list queries)"),))
     assert 'data-host="c.org (list queries)"' in render_html(both)
@@ -400,15 +400,47 @@ def test_a_pool_is_shown_by_the_label_its_declaration_gives_never_by_its_name_s_
     config = TransportConfig(host_pools={"lab.example": {"bulk-array": ["[?&]cursor=", "exports"], "x-single": "."}})
     assert config.host_pools == {"lab.example": {"bulk-array": ("[?&]cursor=", "exports"), "x-single": "."}}
     assert str(config.hosts["lab.example"]) == "pools: exports (bulk-array: [?&]cursor=), x-single (.)"
-    assert shown_hosts(["lab.example#bulk-array", "lab.example#x-single"]) == [
+    assert shown_hosts(["lab.example#bulk-array", "lab.example#x-single"], config.pools) == [
         "lab.example (exports)", "lab.example (x-single)"]  # a name ending -array or -single is no label
     path = tmp_path / "config.toml"  # a config file declares a label as a pair
     path.write_text('host_pools = { "files.example" = { "big" = ["^/big/", "large files"] } }\n')
     settings = load_settings({}, environ={}, config_path=path)
     assert settings.transport.host_pools == {"files.example": {"big": ("^/big/", "large files")}}
-    assert shown_host("files.example#big") == "files.example (large files)"
+    assert shown_host("files.example#big", settings.transport.pools) == "files.example (large files)"
+    assert shown_host("files.example#big", config.pools) == "files.example (big)"  # not declared there: its name
     with pytest.raises(ConfigurationError):
         TransportConfig(host_pools={"h": {"list": ["filter=", "a label", "a third"]}})
+
+
+def test_two_declarations_labelling_one_pool_differently_each_show_their_own():
+    """Labels come from the declaration in hand: parsing a second declaration of the same ``host#pool`` with
+    another label changes nothing the first one shows, in the settings, the requests and the host table."""
+    import pandas as pd
+
+    from paperfetch.http.config import TransportConfig
+    from paperfetch.http.events import Event, EventKind
+    from paperfetch.http.pools import pool_label
+    from paperfetch.http.status import shown_host
+    from paperfetch.report import for_people
+    from paperfetch.requestlog import RequestLog
+
+    first = parse_pools({"lab.example": {"bulk": ("[?&]cursor=", "exports"), "one": "."}})
+    second = TransportConfig(host_pools={"lab.example": {"bulk": ("[?&]cursor=", "bulk downloads"), "one": "."}})
+    assert pool_label("lab.example#bulk", first) == "exports"
+    assert pool_label("lab.example#bulk", second.pools) == "bulk downloads"
+    assert shown_host("lab.example#bulk", first) == "lab.example (exports)"
+    assert shown_host("lab.example#bulk", second.pools) == "lab.example (bulk downloads)"
+    assert pool_label("lab.example#bulk", {}) == "bulk"  # no declaration in hand: its name
+    keys = ["lab.example#bulk", "lab.example#one"]
+    logs = RequestLog(first), RequestLog(second.pools)
+    for log in logs:
+        for key in keys:
+            log.on_event(Event(EventKind.RESPONSE, key, 0.0, "https://lab.example/x", status=200, seconds=0.1))
+    assert [list(log.frame()["host"]) for log in logs] == [
+        ["lab.example (exports)", "lab.example (one)"], ["lab.example (bulk downloads)", "lab.example (one)"]]
+    table = pd.DataFrame({"host": keys, "pool": ["bulk", "one"]})
+    assert list(for_people(table.copy(), first)["host"]) == ["lab.example (exports)", "lab.example (one)"]
+    assert list(for_people(table.copy(), second.pools)["pool"]) == ["bulk downloads", "one"]
 
 
 def test_a_crossref_interval_the_caller_gives_paces_each_pool(tmp_path):

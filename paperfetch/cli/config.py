@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     say(f"config file: {path} ({state})")
     rows = _rows(settings)
     hosts = [name[6:] for name, _, _ in rows if name.startswith("hosts.")]
-    shown = dict(zip(hosts, shown_hosts(hosts)))  # a pool by its declared label: api.crossref.org (list queries)
+    # a pool by the label its declaration gave: api.crossref.org (list queries)
+    shown = dict(zip(hosts, shown_hosts(hosts, settings.transport.pools)))
     rows = [(f"hosts.{shown[name[6:]]}" if name.startswith("hosts.") else name, value, origin) for name, value, origin in rows]
     width = max(len(name) for name, _, _ in rows)
     value_width = min(max(len(value) for _, value, _ in rows), 40)

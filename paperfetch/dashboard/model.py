@@ -18,7 +18,7 @@ from paperfetch.dashboard.tables import duration_cell, store_label
 from paperfetch.http.events import Event, EventKind
 from paperfetch.http.exceptions import unreachable_kind
 from paperfetch.http.hosts import HostSnapshot, host_key
-from paperfetch.http.pools import pool_host
+from paperfetch.http.pools import Pool, pool_host
 from paperfetch.http.scheduler import NO_REQUEST
 from paperfetch.http.status import shown_hosts
 from paperfetch.integrity import met_by
@@ -261,7 +261,7 @@ class DashboardModel:
             ended = not self._running and self._finished_at is not None
         snap["store"] = store_label(self._store_name())
         keys = sorted(set(hosts) | set(queues) | set(politeness))
-        labels = dict(zip(keys, shown_hosts(keys)))  # pools as people read them
+        labels = dict(zip(keys, shown_hosts(keys, self._pools())))  # pools as people read them
         snap["events"] = tuple(replace(e, host=labels.get(e.host) or pool_host(e.host)) for e in snap["events"])
         rows = [replace(_host_row(key, hosts.get(key), queues.get(key, 0), politeness.get(key), ended, now),
                         label=labels[key]) for key in keys]
@@ -280,6 +280,10 @@ class DashboardModel:
             return {k: n for k, n in scheduler.queued().items() if k != NO_REQUEST and n}
         except Exception:  # noqa: BLE001 - a dashboard never breaks a run
             return {}
+
+    def _pools(self) -> dict[str, tuple[Pool, ...]]:
+        """The pools the watched clients declare (their labels are what people read), by host."""
+        return {host: rules for client, _ in self._clients for host, rules in client.config.pools.items()}
 
     def _store_name(self) -> str:
         for client, _ in self._clients:

@@ -160,7 +160,8 @@ class HttpClient(ConfiguredKnobs):
             return judge(response, classify(response), shown, max_retries=self._config.max_retries)
         with map_network_errors(shown, since=functools.partial(self._failing_since, url, kwargs.get("params"))):
             exchange, _ = self._call(url, kwargs, classify=classify, max_elapsed=budget)
-        return fetched(exchange, classify, shown, now=self._clock.time(), max_retries=self._config.max_retries)
+        return fetched(exchange, classify, shown, now=self._clock.time(), max_retries=self._config.max_retries,
+                       pools=self._config.pools)
 
     def download(
         self,
@@ -194,7 +195,7 @@ class HttpClient(ConfiguredKnobs):
 
             def finish(exchange: Exchange, retry: Retry) -> DownloadResult:
                 response = fetched(exchange, classify, shown, now=self._clock.time(),
-                                   max_retries=self._config.max_retries)
+                                   max_retries=self._config.max_retries, pools=self._config.pools)
                 try:
                     stop = stop_event()
                     path, size, sha256 = stream_to_file(

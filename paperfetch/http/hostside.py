@@ -105,8 +105,9 @@ class HostSide:
         for n in notices:
             kind, level, message = _NOTICES[n.kind]
             self.emit(kind, host, url, status=n.status, seconds=n.seconds, detail=n.detail)
-            logger.log(level, message, {"host": shown_host(host.key), "detail": n.detail, "seconds": n.seconds or 0.0,
-                                        "service": host.service or shown_host(host.key),
+            shown = shown_host(host.key, self.config.pools)
+            logger.log(level, message, {"host": shown, "detail": n.detail, "seconds": n.seconds or 0.0,
+                                        "service": host.service or shown,
                                         "remedy": f" {host.budget_remedy}" if host.budget_remedy else ""})
 
     @staticmethod
@@ -217,8 +218,8 @@ class HostSide:
             shown = redact_url(url)
             # what happened and since when, without the breaker's count of failures
             cause = facts.breaker_reason.removeprefix(f"{policy.UNREACHABLE}: ").rsplit(" (", 1)[0]
-            raise NetworkError(f"{shown_host(host.key)} is unreachable: {cause}; {shown} not requested, next try after "
-                               f"{when}", url=shown)
+            raise NetworkError(f"{shown_host(host.key, self.config.pools)} is unreachable: {cause}; {shown} not "
+                               f"requested, next try after {when}", url=shown)
         status = facts.failure_status or facts.hold_status or 503
         return _held(host, url, status, decision.seconds, "Held: breaker open (no request sent)", facts.breaker_reason)
 

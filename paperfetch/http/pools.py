@@ -45,16 +45,10 @@ class Pool:
         return (self.pattern.pattern, self.label) if self.label else self.pattern.pattern
 
 
-#: Each declared pool's label by its key (``api.crossref.org#polite-array`` → ``list queries``): the declarations
-#: parsed in this process, so that whatever shows a key to people (a table, a plot, a warning) reads the label
-#: its declaration gave, and no key's spelling is parsed for it.
-_LABELS: dict[str, str] = {}
-
-
 def parse_pools(value: Mapping[str, Mapping[str, str | Sequence[str]]] | None) -> dict[str, tuple[Pool, ...]]:
     """``{host: {pool: regex or (regex, label), …}}`` as the transport keeps it: the rules of each host in order
-    (the first whose regex finds the request's path and query wins; none: the host's own key); each label is
-    kept for :func:`pool_label`."""
+    (the first whose regex finds the request's path and query wins; none: the host's own key); each pool keeps
+    its label (:func:`pool_label` reads it from the mapping returned here, nothing is kept beside it)."""
     pools: dict[str, tuple[Pool, ...]] = {}
     for host, rules in (value or {}).items():
         if not isinstance(rules, Mapping):
@@ -70,7 +64,6 @@ def parse_pools(value: Mapping[str, Mapping[str, str | Sequence[str]]] | None) -
             except re.error as exc:
                 raise ConfigurationError(f"host_pools[{host!r}][{name!r}] is not a regular expression: {exc}") from None
         pools[host.lower()] = tuple(parsed)
-    _LABELS.update({f"{host}{POOL_MARK}{p.name}": p.label for host, rules in pools.items() for p in rules if p.label})
     return pools
 
 
@@ -78,10 +71,16 @@ def _is_pair(rule: object) -> bool:
     return isinstance(rule, Sequence) and not isinstance(rule, str) and len(rule) == 2
 
 
-def pool_label(key: str) -> str:
-    """The pool of *key* (``api.crossref.org#polite-array``) as people read it: the label its declaration gave
-    (``list queries``), else its name; ``""`` for a host's own key."""
-    return _LABELS.get(key.lower(), pool_name(key))
+def pool_label(key: str, pools: Mapping[str, tuple[Pool, ...]]) -> str:
+    """The pool of *key* (``api.crossref.org#polite-array``) as people read it: the label its declaration in
+    *pools* (as :func:`parse_pools` returns them) gave (``list queries``), else its name; ``""`` for a host's own
+    key. The label comes from the declaration in hand only, so two clients that label one pool differently each
+    show their own."""
+    name = pool_name(key)
+    for pool in pools.get(pool_host(key).lower(), ()) if name else ():
+        if pool.name == name and pool.label:
+            return pool.label
+    return name
 
 
 def request_key(url: str, params: Any, pools: Mapping[str, tuple[Pool, ...]]) -> str:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from paperfetch.http.hosts import HostSnapshot
-from paperfetch.http.pools import pool_host, pool_label, pool_name
+from paperfetch.http.pools import Pool, pool_host, pool_label, pool_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -34,20 +34,20 @@ _FLOATS = ("delay_min_s", "delay_max_s", "backoff_s", "learned_interval_s", "cra
 _TEXTS = ("state", "host", "suppressed_reason", "breaker", "breaker_reason", "robots", "pool", "windows",
           "binding_window")
 _SNAPSHOT_FIELDS = frozenset(f.name for f in fields(HostSnapshot))
-def shown_host(key: str) -> str:
+def shown_host(key: str, pools: Mapping[str, tuple[Pool, ...]]) -> str:
     """A pacing key for people: ``api.crossref.org#polite-array`` → ``api.crossref.org (list queries)``, the
-    label the pool's declaration gave (:func:`~paperfetch.http.pools.pool_label`)."""
-    return f"{pool_host(key)} ({pool_label(key)})" if pool_name(key) else key
+    label the pool's declaration in *pools* gave (:func:`~paperfetch.http.pools.pool_label`)."""
+    return f"{pool_host(key)} ({pool_label(key, pools)})" if pool_name(key) else key
 
 
-def shown_hosts(keys: Iterable[str]) -> list[str]:
+def shown_hosts(keys: Iterable[str], pools: Mapping[str, tuple[Pool, ...]]) -> list[str]:
     """Each pacing key of *keys* for people: the host alone where *keys* hold one pool of it (or none), else
-    :func:`shown_host` (``api.crossref.org (list queries)``)."""
+    :func:`shown_host` by the labels of *pools* (``api.crossref.org (list queries)``)."""
     keys = list(keys)
-    pools: defaultdict[str, set[str]] = defaultdict(set)
+    seen: defaultdict[str, set[str]] = defaultdict(set)
     for key in keys:
-        pools[pool_host(key)].add(pool_name(key))
-    return [pool_host(key) if len(pools[pool_host(key)]) == 1 else shown_host(key) for key in keys]
+        seen[pool_host(key)].add(pool_name(key))
+    return [pool_host(key) if len(seen[pool_host(key)]) == 1 else shown_host(key, pools) for key in keys]
 
 
 def host_state(snap: HostSnapshot) -> str:

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Mapping
 
 import requests
 
@@ -13,6 +13,7 @@ from paperfetch.clock import utc
 from paperfetch.errors import DisallowedByRobots, HostSuppressed, NotFoundError, RateLimited, ServiceError
 from paperfetch.http.hostside import Exchange
 from paperfetch.http.outcome import Outcome
+from paperfetch.http.pools import Pool
 from paperfetch.http.status import shown_host
 from paperfetch.state.base import BreakerState
 
@@ -20,16 +21,17 @@ __all__ = ["fetched", "judge", "rate_limited"]
 
 
 def fetched(exchange: Exchange, classify: Callable[[requests.Response], Outcome], shown: str, *, now: float,
-            max_retries: int) -> requests.Response:
-    """``fetch``'s verdict on a settled exchange: the response, or the typed error."""
+            max_retries: int, pools: Mapping[str, tuple[Pool, ...]]) -> requests.Response:
+    """``fetch``'s verdict on a settled exchange: the response, or the typed error (a pool named by its label in
+    *pools*, the client's own declarations)."""
     response = exchange.response
     host = exchange.host
     if exchange.kind == "disallowed":
-        raise DisallowedByRobots(f"robots.txt of {shown_host(host.key)} disallows {shown}", url=shown)
+        raise DisallowedByRobots(f"robots.txt of {shown_host(host.key, pools)} disallows {shown}", url=shown)
     if exchange.kind == "suppressed":
         reason, until = host.facts.suppression_reason, host.facts.suppressed_until
         raise HostSuppressed(
-            f"{shown_host(host.key)} is suppressed ({reason or '403'}); no request sent",
+            f"{shown_host(host.key, pools)} is suppressed ({reason or '403'}); no request sent",
             status_code=403,
             url=shown,
             response=response,
@@ -37,14 +39,14 @@ def fetched(exchange: Exchange, classify: Callable[[requests.Response], Outcome]
             suppressed_until=utc(until) if until is not None and until != math.inf else None,
         )
     if exchange.kind == "held":
-        raise rate_limited(exchange, shown, "no request sent")
+        raise rate_limited(exchange, shown, "no request sent", pools)
     assert response is not None
     verdict = classify(response)
     held = host.facts.hold_remaining(now) > 0
     if response.status_code == 403 and held:
-        raise rate_limited(exchange, shown, "HTTP 403 with rate-limit headers")
+        raise rate_limited(exchange, shown, "HTTP 403 with rate-limit headers", pools)
     if verdict is Outcome.RETRY and (held or response.status_code == 429):
-        raise rate_limited(exchange, shown, f"HTTP {response.status_code}")
+        raise rate_limited(exchange, shown, f"HTTP {response.status_code}", pools)
     return judge(response, verdict, shown, max_retries=max_retries)
 
 
@@ -64,7 +66,7 @@ def judge(response: requests.Response, verdict: Outcome, shown: str, *, max_retr
                        response=response)
 
 
-def rate_limited(exchange: Exchange, shown: str, what: str) -> RateLimited:
+def rate_limited(exchange: Exchange, shown: str, what: str, pools: Mapping[str, tuple[Pool, ...]]) -> RateLimited:
     """The :class:`~paperfetch.RateLimited` of a held host (or a 429 it sent)."""
     host = exchange.host
     held_until = host.held_until
@@ -77,7 +79,7 @@ def rate_limited(exchange: Exchange, shown: str, what: str) -> RateLimited:
     if host.facts.budget_spent_until is not None and host.facts.hold_reason:
         what = host.facts.hold_reason  # a spent budget says so, and when it renews
     return RateLimited(
-        f"{shown_host(host.key)} asked for no requests until {when} ({what}); {shown} not fetched",
+        f"{shown_host(host.key, pools)} asked for no requests until {when} ({what}); {shown} not fetched",
         held_until=held_until,
         status_code=status,
         url=shown,
