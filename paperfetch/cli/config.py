@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import warnings
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from paperfetch.cli.common import EXIT_OK, common_options, configuration_is_usage, identity_options, say, settings_from
 
 if TYPE_CHECKING:  # pragma: no cover
+    from paperfetch.http.pools import Pool
     from paperfetch.settings import Settings
 
 __all__ = ["add_subcommands", "run"]
@@ -38,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
     path = settings.config_path
     state = "found" if path is not None and path.is_file() else "not found"
     say(f"config file: {path} ({state})")
-    rows = _rows(settings)
+    rows, pools = _rows(settings)
     hosts = [name[6:] for name, _, _ in rows if name.startswith("hosts.")]
     # a pool by the label its declaration gave: api.crossref.org (list queries)
-    shown = dict(zip(hosts, shown_hosts(hosts, settings.transport.pools)))
+    shown = dict(zip(hosts, shown_hosts(hosts, pools)))
     rows = [(f"hosts.{shown[name[6:]]}" if name.startswith("hosts.") else name, value, origin) for name, value, origin in rows]
     width = max(len(name) for name, _, _ in rows)
     value_width = min(max(len(value) for _, value, _ in rows), 40)
@@ -56,10 +57,11 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _rows(settings: Settings) -> list[tuple[str, str, str]]:
+def _rows(settings: Settings) -> tuple[list[tuple[str, str, str]], Mapping[str, tuple[Pool, ...]]]:
     """The rows a run uses: the run options as given, the transport as the Retriever makes it from them and its
     sources (each service's interval, pools and windows, ``the sources``), built without a request or a file
-    (the host state in memory, no cache); ``verbosity`` is the command's own (it logs by -v and -q)."""
+    (the host state in memory, no cache); ``verbosity`` is the command's own (it logs by -v and -q). With them,
+    that transport's pools (whose labels name a pool's rows)."""
     import logging
 
     from paperfetch.retriever import Retriever
@@ -73,8 +75,9 @@ def _rows(settings: Settings) -> list[tuple[str, str, str]]:
             warnings.simplefilter("ignore")
             with Retriever(settings=replace(settings, state="memory"), cache=False, progress=False) as retriever:
                 run = retriever.settings.rows()
+                pools = retriever.settings.transport.pools
     finally:
         package.setLevel(level)
     own = {name: (name, value, origin) for name, value, origin in settings.rows() if name in OPTION_NAMES}
     return [own.get(name, (name, value, "the command (-v, -q)" if name == "verbosity" else origin))
-            for name, value, origin in run]
+            for name, value, origin in run], pools
