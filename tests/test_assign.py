@@ -323,9 +323,29 @@ def test_queued_counts_stay_exact_while_papers_move():
     assert scheduler.queued() == {"a.example": 0, "b.example": 0}
 
 
-def test_the_retriever_takes_each_paper_from_a_copy_off_the_held_host_and_says_so(tmp_path):
+def _papers(tmp_path, work, dois, address, void, **settings):
+    """Download *dois* (``….N``) through an OpenAlex on *address* that answers a batched filter query with
+    ``work(N)`` for each, every other service pointed at *void* (*settings*: more Retriever settings); returns
+    the outcomes frame."""
     import json
+    from urllib.parse import parse_qs
 
+    from paperfetch import Retriever
+
+    def openalex(request):
+        wanted = parse_qs(request.query).get("filter", [""])[0].removeprefix("doi:").split("|")
+        body = {"meta": {"count": len(wanted)}, "results": [work(int(d.rsplit(".", 1)[1])) for d in wanted if d]}
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    with LoopbackHost(address, {"*": openalex}) as oa:
+        endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
+        with Retriever(email="t@uni.example", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
+                       cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
+                       delay_min_s=0.05, delay_max_s=0.05, **settings) as r:
+            return r.download(dois)
+
+
+def test_the_retriever_takes_each_paper_from_a_copy_off_the_held_host_and_says_so(tmp_path):
     from paperfetch import Retriever
 
     pdf = Reply(200, b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n" + b"0" * 900 + b"\n%%EOF\n",
@@ -338,19 +358,8 @@ def test_the_retriever_takes_each_paper_from_a_copy_off_the_held_host_and_says_s
             return {"doi": f"https://doi.org/10.5555/copy.{n}", "title": f"Copy {n}", "best_oa_location": locs[0],
                     "locations": locs, "open_access": {"is_oa": True, "oa_url": locs[0]["pdf_url"]}}
 
-        def openalex(request):
-            from urllib.parse import parse_qs
-            wanted = parse_qs(request.query).get("filter", [""])[0].removeprefix("doi:").split("|")
-            body = {"meta": {"count": len(wanted)}, "results": [work(int(d.rsplit(".", 1)[1])) for d in wanted if d]}
-            return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
-
-        with LoopbackHost("127.0.0.66", {"*": openalex}) as oa:
-            endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
-            r = Retriever(email="t@uni.example", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
-                          cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
-                          respect_robots_txt=False, delay_min_s=0.05, delay_max_s=0.05)
-            frame = r.download([f"10.5555/copy.{n}" for n in range(6)])
-            r.close()
+        frame = _papers(tmp_path, work, [f"10.5555/copy.{n}" for n in range(6)], "127.0.0.66", void,
+                        respect_robots_txt=False)
         assert list(frame["status"]) == ["downloaded"] * 6
         assert all(url.startswith(good.base_url) for url in frame["url"]) and list(frame["copies"]) == [2] * 6
         assert held.hits() == 1  # one 503, then its papers went to the other copy, within its 30 s hold:
@@ -454,10 +463,6 @@ def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_
     request answers 503 + Retry-After far longer than the test runs (or a plain 500 that opens A's breaker for as
     long, within the batch's wait for a host), and every paper (the one that got the answer and those queued behind
     it by A's 0.5 s Crawl-delay) is served from B; A is never asked again within its hold (or before its probe)."""
-    import json
-
-    from paperfetch import Retriever
-
     page = _page
     with LoopbackHost("127.0.0.81", {"*": _robots(0.5, lambda r: page(r.path[3:]) if r.path.startswith("/a/") else down)}) \
             as held, LoopbackHost("127.0.0.82", {"*": _robots(0.05, lambda r: page(r.path[3:]) if r.path.startswith("/a/")
@@ -468,19 +473,8 @@ def test_papers_whose_pdf_host_answers_503_are_served_from_their_copy_elsewhere_
             return {"doi": f"https://doi.org/10.5555/held.{n}", "title": f"Held {n}", "best_oa_location": locations[0],
                     "locations": locations, "open_access": {"is_oa": True, "oa_url": locations[0]["pdf_url"]}}
 
-        def openalex(request):
-            from urllib.parse import parse_qs
-            wanted = parse_qs(request.query).get("filter", [""])[0].removeprefix("doi:").split("|")
-            body = {"meta": {"count": len(wanted)}, "results": [work(int(d.rsplit(".", 1)[1])) for d in wanted if d]}
-            return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
-
-        with LoopbackHost("127.0.0.84", {"*": openalex}) as oa:
-            endpoints = {name: void.base_url for name in ("unpaywall", "crossref", "europepmc", "doi")}
-            r = Retriever(email="t@uni.example", out_dir=tmp_path, sources=["openalex"], progress=False, verbosity=0,
-                          cache=False, state="memory", endpoints={"openalex": oa.base_url, **endpoints},
-                          delay_min_s=0.05, delay_max_s=0.05, http_options=options)
-            frame = r.download([f"10.5555/held.{n}" for n in range(4)])
-            r.close()
+        frame = _papers(tmp_path, work, [f"10.5555/held.{n}" for n in range(4)], "127.0.0.84", void,
+                        http_options=options)
         assert list(frame["status"]) == ["downloaded"] * 4
         assert list(frame["url"]) == [good.url(f"/p/{n}.pdf") for n in range(4)]
     # counted after the call returned: the hold (or the open breaker) outlasts the call, and A was asked one PDF (its
