@@ -268,6 +268,29 @@ def _check_plots(page, tmp_path: Path) -> None:
         assert 0.75 <= plot["width"] / plot["natural"] <= 1.25, f"the plot is scaled far from its size: {plot}"
 
 
+def _use_this_kernel(monkeypatch, tmp_path: Path) -> None:
+    """Notebooks run in this interpreter: a ``python3`` kernelspec pointing at it, first on JUPYTER_PATH."""
+    monkeypatch.setenv("JUPYTER_PATH", str(write_python3_kernelspec(tmp_path / "jupyter")))
+    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+
+def _notebook(cells: list[str]):
+    """A notebook of these code cells, for the ``python3`` kernel."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    return nb
+
+
+def _open_at_1024(browser, exported: Path):
+    """A new page 1024 px wide showing the exported notebook *exported*."""
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.goto(exported.as_uri(), wait_until="domcontentloaded", timeout=60_000)
+    return page
+
+
 def _run_saved_and_exported(nb, tmp_path: Path, name: str) -> tuple[Path, "object"]:
     """Execute *nb* in a kernel (this interpreter, in *tmp_path*), save it without its widget state, and
     export it to HTML as nbconvert does: the file a colleague opens. Returns (the HTML file, the saved notebook)."""
@@ -432,22 +455,13 @@ def test_dashboard_table_updates_live_in_chromium(tmp_path):
 @pytest.mark.timeout(240)
 def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, monkeypatch):
     _need_chromium()
-    import nbclient
-    import nbconvert
     import nbformat
     from playwright.sync_api import sync_playwright
 
-    monkeypatch.setenv("JUPYTER_PATH", str(write_python3_kernelspec(tmp_path / "jupyter")))  # this interpreter
-    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    nb = nbformat.read(SAVED_NOTEBOOK, as_version=4)
-    nbclient.NotebookClient(nb, kernel_name="python3", timeout=120, startup_timeout=60,
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
-    nb.metadata.pop("widgets", None)  # saved without the widget state: what "model not found" came from
-    saved = tmp_path / "saved.ipynb"
-    nbformat.write(nb, saved)
+    _use_this_kernel(monkeypatch, tmp_path)
+    exported, reopened = _run_saved_and_exported(nbformat.read(SAVED_NOTEBOOK, as_version=4), tmp_path, "saved")
 
     # In the file: every dashboard output is its final state, as HTML and as text, and no widget view.
-    reopened = nbformat.read(saved, as_version=4)
     dashboards = [
         output.data for cell in reopened.cells if cell.cell_type == "code" for output in cell.outputs
         if "paperfetch-dashboard" in output.get("data", {}).get("text/html", "")
@@ -460,9 +474,6 @@ def test_a_saved_notebook_shows_the_final_dashboards_without_a_kernel(tmp_path, 
     # one answer per notebook: r.dashboard() after the interrupted run says what that run's dashboard says
     assert dashboards[0]["text/plain"] == dashboards[1]["text/plain"]
 
-    exported = tmp_path / "saved.html"
-    body, _ = nbconvert.HTMLExporter().from_notebook_node(reopened)
-    exported.write_text(body, encoding="utf-8")
     console: deque[str] = deque(maxlen=100)
     with sync_playwright() as p:
         browser = _launch(p, tmp_path)
@@ -534,8 +545,7 @@ def test_the_stop_button_of_a_background_job_stops_it_in_chromium(tmp_path):
     from playwright.sync_api import sync_playwright
 
     notebook = tmp_path / "job_live.ipynb"
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in JOB_NOTEBOOK_CELLS])
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb = _notebook(JOB_NOTEBOOK_CELLS)
     nbformat.write(nb, notebook)
     voila = Voila(notebook, tmp_path)
     console: deque[str] = deque(maxlen=100)
@@ -614,22 +624,17 @@ def test_a_saved_offline_run_reads_red_in_chromium(tmp_path, monkeypatch):
     """An offline run, saved and exported: the dashboard says no service was reached, its bar is full (every
     row has its outcome) and red (none has a PDF), at 1024 px and in a 540 px window."""
     _need_chromium()
-    import nbformat
     from playwright.sync_api import sync_playwright
 
-    monkeypatch.setenv("JUPYTER_PATH", str(write_python3_kernelspec(tmp_path / "jupyter")))
-    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in OFFLINE_CELLS])
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    _use_this_kernel(monkeypatch, tmp_path)
+    nb = _notebook(OFFLINE_CELLS)
     exported, reopened = _run_saved_and_exported(nb, tmp_path, "offline")
     plain = [o.data["text/plain"] for o in reopened.cells[1].outputs if "text/plain" in o.get("data", {})]
     assert plain and plain[0].startswith("paperfetch ended ") and "network_error 3" in plain[0], plain
     with sync_playwright() as p:
         browser = _launch(p, tmp_path)
         try:
-            page = browser.new_page()
-            page.set_viewport_size({"width": 1024, "height": 900})
-            page.goto(exported.as_uri(), wait_until="domcontentloaded", timeout=60_000)
+            page = _open_at_1024(browser, exported)
             page.wait_for_selector("div.paperfetch-dashboard table.paperfetch-hosts tr[data-host]", timeout=30_000)
             page.locator("div.paperfetch-dashboard").first.scroll_into_view_if_needed()
             _screenshot(page, tmp_path, "offline-1024.png")
@@ -674,20 +679,15 @@ def test_a_paper_s_markdown_and_the_settings_read_as_written_for_people_in_chrom
     reads once, its printed label linked; the plain variant has no anchor and no link; Crossref's pools are
     shown by their labels and no pool key (``#polite-``) is anywhere on the page."""
     _need_chromium()
-    import nbformat
     from playwright.sync_api import sync_playwright
 
-    monkeypatch.setenv("JUPYTER_PATH", str(write_python3_kernelspec(tmp_path / "jupyter")))
-    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in MARKDOWN_CELLS])
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    _use_this_kernel(monkeypatch, tmp_path)
+    nb = _notebook(MARKDOWN_CELLS)
     exported, _ = _run_saved_and_exported(nb, tmp_path, "markdown")
     with sync_playwright() as p:
         browser = _launch(p, tmp_path)
         try:
-            page = browser.new_page()
-            page.set_viewport_size({"width": 1024, "height": 900})
-            page.goto(exported.as_uri(), wait_until="domcontentloaded", timeout=60_000)
+            page = _open_at_1024(browser, exported)
             page.wait_for_selector('[data-mime-type="text/markdown"] h1', timeout=30_000)
             full, plain = page.evaluate(MARKDOWN_OUTPUTS)
             page.locator('[data-mime-type="text/markdown"] >> nth=0').scroll_into_view_if_needed()
