@@ -439,9 +439,10 @@ def _parquet(frame: pd.DataFrame, path: Path) -> None:
         if plain[column].dtype == object:
             plain[column] = plain[column].map(lambda v: None if is_missing(v) else _json_cell(v)).astype("string")
     table = pa.Table.from_pandas(plain, preserve_index=False)
+    typed = report_schema([column for column in listed if column in LIST_TYPES])
     for position, column in enumerate(frame.columns):
         if column in listed:
-            kind = report_schema([column]).field(column).type if column in LIST_TYPES else None
+            kind = typed.field(column).type if column in typed.names else None
             table = table.add_column(position, column, pa.array(list(frame[column]), type=kind))
     write_private_safe(path, lambda p: pq.write_table(table, p))
 
