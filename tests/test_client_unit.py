@@ -712,3 +712,19 @@ def test_domain_status_has_one_dtype_and_one_missing_marker_a_column(tmp_path, h
         missing = {type(value).__name__ for value in frame[column] if pd.isna(value)}
         assert missing <= ({"NaTType"} if column in ("held_until", "suppressed_until", "breaker_open_until",
                                                       "next_allowed_at") else {"NAType"}), (column, missing)
+
+
+def test_a_host_is_closed_for_its_hold_or_until_its_open_breaker_lets_the_probe_through():
+    # what the copy choice and the scheduler's second decision read: held (Retry-After) or the breaker open
+    held, _, clock = make({f"{A}/x": Reply(503, headers={"Retry-After": "40"})}, max_retries=0)
+    assert held.get(f"{A}/x").status_code == 503
+    clock.advance(10)
+    assert held.closed_for(f"{A}/x") == pytest.approx(held.hold_remaining(f"{A}/x")) == pytest.approx(30.0)
+    broken, _, clock = make({f"{A}/x": Reply(500)}, max_retries=0, breaker_failures=1, backoff_base_s=60)
+    assert broken.get(f"{A}/x").status_code == 500
+    assert broken.hold_remaining(f"{A}/x") == 0  # no hold: the breaker alone keeps the host closed
+    closed = broken.closed_for(f"{A}/x")
+    assert closed > 0 and broken.snapshot(A).breaker == "open"
+    clock.advance(closed)
+    assert broken.closed_for(f"{A}/x") == 0  # the probe's time: open to one request again
+    assert broken.closed_for(f"{B}/x") == 0

@@ -124,8 +124,7 @@ class BatchRun:
         cached = getattr(self.metadata, "cached", None)
         return Outlook(sources=self.sources, prefetched=prefetched, doi_base=self.doi_base, prefer=s.prefer,
                        skip_retracted=s.skip_retracted, works=works,
-                       hold_remaining=getattr(web, "hold_remaining", lambda url: 0.0),
-                       breaker_remaining=getattr(web, "breaker_remaining", lambda url: 0.0),
+                       closed_for=getattr(web, "closed_for", lambda url: 0.0),
                        ready_in=getattr(web, "ready_in", lambda url: 0.0), cached=cached if callable(cached) else None,
                        write_stop=lambda: stop.reason, want=s.want)
 

@@ -72,8 +72,7 @@ class Outlook:
     prefer: str = Prefer.VERSION.value
     skip_retracted: bool = False
     works: Mapping[str, int] = field(default_factory=dict)  #: the batch's works: DOI -> position of its input
-    hold_remaining: Callable[[str], float] = _never
-    breaker_remaining: Callable[[str], float] = _never  #: until a host's open breaker lets its probe through
+    closed_for: Callable[[str], float] = _never  #: until a host is neither held nor behind an open breaker
     ready_in: Callable[[str], float] = _never
     cached: Callable[[str, Any], bool] | None = None  #: whether the metadata cache has a lookup's answer
     write_stop: Callable[[], str | None] = lambda: None  #: the batch's failed write, once one tripped it
@@ -196,11 +195,6 @@ def arrange(paper: Paper, outlook: Outlook) -> Paper:
     return paper
 
 
-def _held_for(outlook: Outlook, url: str) -> float:
-    """Seconds *url*'s host serves nothing: held (Retry-After, a spent budget) or its breaker open until the probe."""
-    return max(outlook.hold_remaining(url), outlook.breaker_remaining(url))
-
-
 def _behind_held(paper: Paper, outlook: Outlook) -> Paper:
     """A step on a held host (or one whose breaker is open) waits behind the first action of the paper on a host
     not held that can start before the hold (or the probe) comes (the hold stays on the host, the step in the
@@ -208,11 +202,11 @@ def _behind_held(paper: Paper, outlook: Outlook) -> Paper:
     start sooner (the assignment's choice): a worse tier never goes before it."""
     front = paper.actions[0]
     try:
-        held = _held_for(outlook, front.url)
+        held = outlook.closed_for(front.url)
         if held <= 0:
             return paper
         sooner = [(i, a) for i, a in enumerate(paper.actions[1:], 1)
-                  if _held_for(outlook, a.url) <= 0 and outlook.ready_in(a.url) < held]
+                  if outlook.closed_for(a.url) <= 0 and outlook.ready_in(a.url) < held]
     except Exception:  # noqa: BLE001 - a transport that cannot say: the order stays
         return paper
     if front.listed:

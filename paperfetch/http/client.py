@@ -336,10 +336,11 @@ class HttpClient(ConfiguredKnobs):
         """Seconds *url*'s host is held (Retry-After, a spent budget; 0: not held)."""
         return self._hosts.limiter(url).steady().hold_remaining(self._clock.time())
 
-    def breaker_remaining(self, url: str) -> float:
-        """Seconds until *url*'s host's open breaker lets its probe through (0: closed, half-open or due)
-        (:func:`.policy.breaker_open`)."""
-        return policy.breaker_open(self._hosts.limiter(url).steady(), self._config, self._clock.time())
+    def closed_for(self, url: str) -> float:
+        """Seconds *url*'s host sends nothing: the longer of its hold and its open breaker's time to the probe
+        (:func:`.policy.breaker_open`; 0: it may be asked now or once paced)."""
+        facts, now = self._hosts.limiter(url).steady(), self._clock.time()
+        return max(facts.hold_remaining(now), policy.breaker_open(facts, self._config, now))
 
     def would_send(self, url: str) -> bool:
         """``False`` when the host's fresh cached robots.txt disallows *url* (``get`` answers ``None`` at once);
